@@ -1,0 +1,117 @@
+/**
+ * @module access
+ * Permission rules, in one place so that every entry point (HTTP, embedders, tools)
+ * applies the same ones: group-setting values with subgroup recursion, system-group
+ * membership by role, channel visibility and history access, message access.
+ */
+import type { StoreState } from "./state.js";
+import type { Channel, GroupSettingValue, Message, User } from "./types.js";
+import { ROLE } from "./types.js";
+import { key } from "./index/keys.js";
+
+/** System groups every realm has, and the roles they contain. */
+export const SYSTEM_GROUPS: readonly { readonly name: string; readonly maxRole: number | null; readonly description: string }[] = [
+  { name: "role:internet", maxRole: ROLE.GUEST, description: "Everyone on the Internet" },
+  { name: "role:everyone", maxRole: ROLE.GUEST, description: "Everyone including guests" },
+  { name: "role:members", maxRole: ROLE.MEMBER, description: "Members of this organization" },
+  { name: "role:fullmembers", maxRole: ROLE.MEMBER, description: "Full members of this organization" },
+  { name: "role:moderators", maxRole: ROLE.MODERATOR, description: "Moderators of this organization, including administrators" },
+  { name: "role:administrators", maxRole: ROLE.ADMINISTRATOR, description: "Administrators of this organization, including owners" },
+  { name: "role:owners", maxRole: ROLE.OWNER, description: "Owners of this organization" },
+  { name: "role:nobody", maxRole: null, description: "Nobody" },
+];
+
+/** Whether `user` belongs to group `groupId`, following subgroups (cycles are cut). */
+export function isGroupMember(state: StoreState, groupId: number, user: User, visited = new Set<number>()): boolean {
+  if (visited.has(groupId)) return false;
+  visited.add(groupId);
+  const group = state.groups.get(groupId);
+  if (!group || group.realmId !== user.realmId || group.deactivated) return false;
+  if (!user.isActive) return false;
+  if (group.systemRole !== null) {
+    const system = SYSTEM_GROUPS.find((g) => g.name === group.systemRole);
+    return system?.maxRole != null && user.role <= system.maxRole;
+  }
+  if (group.members.includes(user.id)) return true;
+  return group.subgroups.some((sub) => isGroupMember(state, sub, user, visited));
+}
+
+/** Whether `user` is allowed by a group-setting value. */
+export function isAllowedBy(state: StoreState, value: GroupSettingValue, user: User): boolean {
+  if (typeof value === "number") return isGroupMember(state, value, user);
+  if (!user.isActive) return false;
+  if (value.directMembers.includes(user.id)) return true;
+  const visited = new Set<number>();
+  return value.directSubgroups.some((sub) => isGroupMember(state, sub, user, visited));
+}
+
+/** Every active user of the realm that a group-setting value allows (recursion included). */
+export function membersOf(state: StoreState, realmId: number, value: GroupSettingValue): number[] {
+  const out: number[] = [];
+  for (const user of state.users.values()) if (user.realmId === realmId && isAllowedBy(state, value, user)) out.push(user.id);
+  return out;
+}
+
+export function isSubscribed(state: StoreState, userId: number, channelId: number): boolean {
+  return state.subscribers.get(channelId)?.has(userId) ?? false;
+}
+
+export function isAdmin(user: User): boolean {
+  return user.role <= ROLE.ADMINISTRATOR;
+}
+
+/** Zulip's can_access_stream_history: may the user read messages sent before they joined? */
+export function canAccessChannelHistory(state: StoreState, user: User, channel: Channel): boolean {
+  if (channel.realmId !== user.realmId) return false;
+  if (channel.isWebPublic) return true;
+  if (!channel.inviteOnly && user.role !== ROLE.GUEST) return true;
+  return channel.historyPublicToSubscribers && isSubscribed(state, user.id, channel.id);
+}
+
+/**
+ * May the user see that the channel exists (metadata, subscribe to it, name it in a
+ * narrow)? Public channels for non-guests, web-public for all, private ones for
+ * subscribers and (metadata only) administrators.
+ */
+export function canSeeChannel(state: StoreState, user: User, channel: Channel): boolean {
+  if (channel.realmId !== user.realmId) return false;
+  if (channel.isWebPublic) return true;
+  if (!channel.inviteOnly && user.role !== ROLE.GUEST) return true;
+  if (isSubscribed(state, user.id, channel.id)) return true;
+  return !channel.inviteOnly ? false : isAdmin(user);
+}
+
+/** Zulip's access_stream_for_send_message, minus the mirroring cases. */
+export function canSendToChannel(state: StoreState, user: User, channel: Channel): boolean {
+  if (channel.realmId !== user.realmId || channel.isArchived) return false;
+  if (!isAllowedBy(state, channel.canSendMessageGroup, user)) return false;
+  if (!channel.inviteOnly && user.role !== ROLE.GUEST) return true;
+  if (isSubscribed(state, user.id, channel.id)) return true;
+  if (user.isBot && user.botOwnerId !== null && isSubscribed(state, user.botOwnerId, channel.id)) return true;
+  return false;
+}
+
+/** Did the user originally receive the message (a UserMessage row created at send)? */
+export function receivedAtSend(state: StoreState, userId: number, message: Message): boolean {
+  if (message.senderId === userId) return true;
+  if (message.recipient.type === "direct") {
+    return state.conversations.get(message.recipient.conversationId)?.userIds.includes(userId) ?? false;
+  }
+  const sub = state.subsByUser.get(userId)?.get(message.recipient.channelId);
+  if (!sub) return false;
+  return sub.intervals.some((iv) => message.id >= iv.from && (iv.to === null || message.id < iv.to));
+}
+
+/** Does the user have a row for the message (received, or a materialised historical row)? */
+export function hasRow(state: StoreState, userId: number, message: Message): boolean {
+  return receivedAtSend(state, userId, message) || state.bitmaps.get(key.userFlag(userId, "historical")).has(message.id);
+}
+
+/** Zulip's has_message_access: a row, or a channel message whose history the user may read. */
+export function canAccessMessage(state: StoreState, user: User, message: Message): boolean {
+  if (message.realmId !== user.realmId) return false;
+  if (hasRow(state, user.id, message)) return true;
+  if (message.recipient.type !== "channel") return false;
+  const channel = state.channels.get(message.recipient.channelId);
+  return channel !== undefined && canAccessChannelHistory(state, user, channel);
+}

@@ -1,0 +1,78 @@
+/**
+ * @module actions/realms
+ * Creating realms (with their system groups and first owner) and their settings.
+ */
+import { SYSTEM_GROUPS } from "../access.js";
+import { BadRequestError } from "../errors.js";
+import type { StoreState } from "../state.js";
+import type { Realm, User, UserGroup } from "../types.js";
+import { ROLE } from "../types.js";
+import { createUserInTxn, type CreateUserInput } from "./users.js";
+
+export interface CreateRealmInput {
+  /** "" creates the realm served on bare hosts (127.0.0.1, localhost). */
+  readonly subdomain: string;
+  readonly name: string;
+  readonly owner: Omit<CreateUserInput, "realmId" | "role" | "bot">;
+}
+
+const SUBDOMAIN = /^(|[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?)$/;
+
+export function createRealm(state: StoreState, input: CreateRealmInput): { realm: Realm; owner: User } {
+  const subdomain = input.subdomain.trim().toLowerCase();
+  if (!SUBDOMAIN.test(subdomain)) throw new BadRequestError(`Invalid subdomain '${input.subdomain}': use letters, digits and inner hyphens`);
+  if (state.realmBySubdomain.has(subdomain)) throw new BadRequestError(`Subdomain '${subdomain}' is already in use`);
+  const name = input.name.trim();
+  if (name.length === 0 || name.length > 40) throw new BadRequestError("Organization name must be 1 to 40 characters");
+  return state.write((ctx) => {
+    const now = state.now();
+    const realm: Realm = {
+      id: state.allocate("nextRealmId"),
+      subdomain,
+      name,
+      dateCreated: now,
+      deactivated: false,
+      emptyTopicDisplayName: "general chat",
+      topicsPolicy: "allow_empty_topic",
+      enableSpectatorAccess: false,
+    };
+    state.tables.realms.putSync(realm.id, realm);
+    ctx.afterCommit(() => state.indexRealm(realm));
+    for (const system of SYSTEM_GROUPS) {
+      const group: UserGroup = {
+        id: state.allocate("nextGroupId"),
+        realmId: realm.id,
+        name: system.name,
+        description: system.description,
+        systemRole: system.name,
+        members: [],
+        subgroups: [],
+        deactivated: false,
+        canManageGroup: 0,
+        canMentionGroup: 0,
+        dateCreated: now,
+        creatorId: null,
+      };
+      state.tables.groups.putSync(group.id, group);
+      ctx.afterCommit(() => state.groups.set(group.id, group));
+    }
+    const owner = createUserInTxn(state, ctx, { ...input.owner, realmId: realm.id, role: ROLE.OWNER }, realm);
+    return { realm, owner };
+  });
+}
+
+/** The ID of a realm's system group by name ("role:members", ...). */
+export function systemGroupId(state: StoreState, realmId: number, name: string): number {
+  for (const group of state.groups.values()) if (group.realmId === realmId && group.systemRole === name) return group.id;
+  throw new BadRequestError(`Realm ${realmId} has no system group ${name}`);
+}
+
+export function setRealmDeactivated(state: StoreState, realmId: number, deactivated: boolean): void {
+  const realm = state.realms.get(realmId);
+  if (!realm) throw new BadRequestError("Invalid realm");
+  const next: Realm = { ...realm, deactivated };
+  state.write((ctx) => {
+    state.tables.realms.putSync(realmId, next);
+    ctx.afterCommit(() => state.indexRealm(next));
+  });
+}

@@ -1,0 +1,38 @@
+/**
+ * @module actions/render-context
+ * The realm-scoped lookups a renderer gets for mentions and channel links.
+ */
+import { canSeeChannel } from "../access.js";
+import type { RenderContext, RenderUser } from "../render.js";
+import type { StoreState } from "../state.js";
+import type { User } from "../types.js";
+import { findChannelByName } from "./channels.js";
+
+export function renderContextFor(state: StoreState, sender: User): RenderContext {
+  const realmId = sender.realmId;
+  const asRender = (u: User): RenderUser => ({ id: u.id, fullName: u.fullName, email: u.email });
+  return {
+    realmUrl: "",
+    findUsersByName(fullName) {
+      const wanted = fullName.trim().toLowerCase();
+      const out: RenderUser[] = [];
+      for (const u of state.users.values()) if (u.realmId === realmId && u.isActive && u.fullName.toLowerCase() === wanted) out.push(asRender(u));
+      return out;
+    },
+    findUserById(userId) {
+      const u = state.users.get(userId);
+      return u && u.realmId === realmId && u.isActive ? asRender(u) : undefined;
+    },
+    findChannelByName(name) {
+      const channel = findChannelByName(state, realmId, name);
+      return channel && canSeeChannel(state, sender, channel) ? { id: channel.id, name: channel.name } : undefined;
+    },
+    findGroupByName(name) {
+      const wanted = name.trim().toLowerCase();
+      for (const g of state.groups.values()) {
+        if (g.realmId === realmId && g.systemRole === null && !g.deactivated && g.name.toLowerCase() === wanted) return { id: g.id, name: g.name };
+      }
+      return undefined;
+    },
+  };
+}

@@ -1,0 +1,244 @@
+/**
+ * @module actions/send-message
+ * Sending channel and direct messages. One write transaction stores the record, the
+ * time index and every index bit. Nothing is written per channel subscriber: what they
+ * received derives from their subscription intervals (see received.ts). Per-user bits
+ * are written only for the few users a message singles out (sender's read flag,
+ * personal/group/topic mentions, direct-message participants).
+ */
+import { canSendToChannel, isGroupMember, receivedAtSend } from "../access.js";
+import { BadRequestError, ChannelNotFoundError, PermissionDeniedError } from "../errors.js";
+import { key, HAS_OPERANDS } from "../index/keys.js";
+import { indexTerms } from "../search/index.js";
+import { conversationKey, type StoreState, type WriteContext } from "../state.js";
+import type { Channel, Conversation, Message, User } from "../types.js";
+import { findChannelByName } from "./channels.js";
+import { renderContextFor } from "./render-context.js";
+import { requireUser } from "./users.js";
+
+export const MAX_MESSAGE_LENGTH = 10000;
+export const MAX_TOPIC_LENGTH = 60;
+export const RESOLVED_TOPIC_PREFIX = "✔ ";
+
+export type MessageDestination =
+  | { readonly type: "channel"; readonly channel: number | string; readonly topic: string | undefined }
+  | { readonly type: "direct"; readonly users: readonly (number | string)[] };
+
+export interface SendMessageInput {
+  readonly senderId: number;
+  readonly to: MessageDestination;
+  readonly content: string;
+  /** Name of the sending client ("website", "ZulipMobile", "API", ...). */
+  readonly client?: string;
+  /** Default: decided from the client name, like Zulip. */
+  readonly readBySender?: boolean;
+  /** For imports and data generators; default now. */
+  readonly dateSent?: number;
+}
+
+/** Clients that are full UIs used by humans: their sends start read for the sender. */
+const HUMAN_CLIENTS = new Set(["zulipandroid", "zulipios", "zulipdesktop", "zulipmobile", "zulipelectron", "zulipterminal", "snipe", "website", "ios", "android"]);
+
+export function defaultReadBySender(client: string): boolean {
+  const name = client.toLowerCase();
+  return HUMAN_CLIENTS.has(name) || name.includes("desktop app");
+}
+
+function truncate(text: string, max: number, marker: string): string {
+  const chars = [...text];
+  return chars.length > max ? chars.slice(0, max - [...marker].length).join("") + marker : text;
+}
+
+/** Zulip's normalize_body: trimmed, non-empty, no NUL, truncated to the maximum. */
+export function normalizeContent(content: string): string {
+  const body = content.trimEnd().replace(/^\n+/, "");
+  if (body.length === 0) throw new BadRequestError("Message must not be empty");
+  if (body.includes("\0")) throw new BadRequestError("Message must not contain null bytes");
+  return truncate(body, MAX_MESSAGE_LENGTH, "\n[message truncated]");
+}
+
+/** The stored topic for a channel message, applying the channel's topics policy. */
+export function normalizeTopic(state: StoreState, channel: Channel, raw: string | undefined): string {
+  const realm = state.realms.get(channel.realmId);
+  if (raw === undefined) throw new BadRequestError("Missing topic");
+  if (raw.includes("\0")) throw new BadRequestError("Topic must not contain null bytes");
+  let topic = raw.trim();
+  if (topic === "(no topic)" || topic === realm?.emptyTopicDisplayName) topic = "";
+  topic = truncate(topic, MAX_TOPIC_LENGTH, "...");
+  const policy = channel.topicsPolicy === "inherit" ? (realm?.topicsPolicy ?? "allow_empty_topic") : channel.topicsPolicy;
+  if (topic === "" && policy === "disable_empty_topic") throw new BadRequestError("Sending messages to the general chat is not allowed in this channel.");
+  if (topic !== "" && policy === "empty_topic_only") throw new BadRequestError("Only the general chat topic is allowed in this channel.");
+  return topic;
+}
+
+function resolveChannel(state: StoreState, sender: User, ref: number | string): Channel {
+  const channel = typeof ref === "number" ? state.channels.get(ref) : findChannelByName(state, sender.realmId, ref);
+  if (!channel || channel.realmId !== sender.realmId) throw new ChannelNotFoundError(typeof ref === "number" ? { id: ref } : { name: ref });
+  if (!canSendToChannel(state, sender, channel)) throw new PermissionDeniedError(`Not authorized to send to channel '${channel.name}'`);
+  return channel;
+}
+
+/** Resolves direct-message recipients by ID or email; the sender is dropped unless alone. */
+export function resolveRecipients(state: StoreState, sender: User, refs: readonly (number | string)[]): number[] {
+  if (refs.length === 0) throw new BadRequestError("Message must have recipients");
+  const ids = new Set<number>();
+  for (const ref of refs) {
+    const id = typeof ref === "number" ? ref : state.userByEmail.get(`${sender.realmId}:${ref.trim().toLowerCase()}`);
+    const user = id === undefined ? undefined : state.users.get(id);
+    if (!user || user.realmId !== sender.realmId) {
+      throw new BadRequestError(typeof ref === "number" ? `Invalid user ID ${ref}` : `Invalid email '${ref}'`);
+    }
+    if (!user.isActive && user.id !== sender.id) throw new BadRequestError(`'${user.email}' is no longer using Zulip.`);
+    ids.add(user.id);
+  }
+  ids.add(sender.id);
+  return [...ids].sort((a, b) => a - b);
+}
+
+export function sendMessage(state: StoreState, input: SendMessageInput): { id: number } {
+  const sender = requireUser(state, input.senderId);
+  const realm = state.realms.get(sender.realmId);
+  if (!sender.isActive || !realm || realm.deactivated) throw new PermissionDeniedError("Account is deactivated");
+  const content = normalizeContent(input.content);
+  const client = input.client ?? "API";
+
+  let channel: Channel | null = null;
+  let topic = "";
+  let participants: number[] = [];
+  if (input.to.type === "channel") {
+    channel = resolveChannel(state, sender, input.to.channel);
+    topic = normalizeTopic(state, channel, input.to.topic);
+  } else {
+    participants = resolveRecipients(state, sender, input.to.users);
+  }
+  const rendered = state.renderer(content, renderContextFor(state, sender));
+  const readBySender = input.readBySender ?? defaultReadBySender(client);
+
+  return state.write((ctx) => {
+    const id = state.allocate("nextMessageId");
+    const conversation = channel ? null : conversationFor(state, ctx, sender.realmId, participants);
+    const message: Message = {
+      id,
+      realmId: sender.realmId,
+      senderId: sender.id,
+      recipient: channel ? { type: "channel", channelId: channel.id } : { type: "direct", conversationId: conversation!.id },
+      topic,
+      content,
+      renderedContent: rendered.html,
+      dateSent: input.dateSent ?? state.now(),
+      client,
+      isMeMessage: rendered.isMeMessage,
+      hasLink: rendered.hasLink,
+      hasImage: rendered.hasImage,
+      hasAttachment: rendered.hasAttachment,
+      mentionedUserIds: [...rendered.mentionedUserIds],
+      mentionedGroupIds: [...rendered.mentionedGroupIds],
+      wildcard: rendered.wildcard,
+      reactions: [],
+      editHistory: null,
+      lastEditTimestamp: null,
+      lastMovedTimestamp: null,
+    };
+    state.tables.messages.putSync(id, message);
+    state.tables.dateMessage.putSync([message.dateSent, id], null);
+    indexMessage(state, message, state.bitmaps);
+    if (readBySender) state.bitmaps.add(key.userFlag(sender.id, "read"), id);
+    writeMentionFlags(state, message, state.bitmaps);
+    if (channel && channel.firstMessageId === null) {
+      const next: Channel = { ...channel, firstMessageId: id };
+      state.tables.channels.putSync(next.id, next);
+      ctx.afterCommit(() => state.indexChannel(next));
+    }
+    return { id };
+  });
+}
+
+/** Where index bits go: the live BitmapStore on send, an in-memory rebuild in verify. */
+export interface IndexSink {
+  add(key: string, id: number): unknown;
+}
+
+/**
+ * Sets every message-level index bit of `message` (also used by verify to rebuild).
+ * Per-user bits here are the direct-message participants' `dm` sets only.
+ */
+export function indexMessage(state: StoreState, message: Message, b: IndexSink): void {
+  const id = message.id;
+  b.add(key.realm(message.realmId), id);
+  b.add(key.sender(message.senderId), id);
+  if (message.recipient.type === "channel") {
+    b.add(key.channel(message.recipient.channelId), id);
+    b.add(key.channelTopic(message.recipient.channelId, message.topic), id);
+    b.add(key.topic(message.realmId, message.topic), id);
+    if (message.topic.startsWith(RESOLVED_TOPIC_PREFIX)) b.add(key.resolved(message.realmId), id);
+    if (message.wildcard === "stream") b.add(key.streamWildcard(message.realmId), id);
+  } else {
+    const conversation = state.conversations.get(message.recipient.conversationId) ?? pendingConversations.get(message.recipient.conversationId);
+    b.add(key.conversation(message.recipient.conversationId), id);
+    b.add(key.allDirect(message.realmId), id);
+    if (conversation && conversation.userIds.length >= 3) b.add(key.groupDirect(message.realmId), id);
+    for (const userId of conversation?.userIds ?? []) b.add(key.userFlag(userId, "dm"), id);
+  }
+  const has = { link: message.hasLink, image: message.hasImage, attachment: message.hasAttachment, reaction: message.reactions.length > 0 };
+  for (const what of HAS_OPERANDS) if (has[what]) b.add(key.has(message.realmId, what), id);
+  for (const term of indexTerms(message.topic, message.renderedContent)) b.add(key.term(message.realmId, term), id);
+}
+
+/** Conversations created inside the current write, before afterCommit indexes them. */
+const pendingConversations = new Map<number, Conversation>();
+
+function conversationFor(state: StoreState, ctx: WriteContext, realmId: number, userIds: number[]): Conversation {
+  const existing = state.conversationByMembers.get(conversationKey(realmId, userIds));
+  if (existing !== undefined) return state.conversations.get(existing)!;
+  const conversation: Conversation = { id: state.allocate("nextConversationId"), realmId, userIds };
+  state.tables.conversations.putSync(conversation.id, conversation);
+  pendingConversations.set(conversation.id, conversation);
+  ctx.afterCommit(() => {
+    pendingConversations.delete(conversation.id);
+    state.indexConversation(conversation);
+  });
+  return conversation;
+}
+
+/**
+ * Per-user mention flags, for users who receive the message (Zulip gives flags only
+ * to UserMessage rows). Stream-wildcard mentions are message-level (key.streamWildcard).
+ */
+export function writeMentionFlags(state: StoreState, message: Message, sink: IndexSink, options: { groups: boolean } = { groups: true }): void {
+  const receives = (userId: number) => userId === message.senderId || receivedAtSendOrPending(state, userId, message);
+  for (const userId of message.mentionedUserIds) {
+    if (receives(userId)) sink.add(key.userFlag(userId, "mentioned"), message.id);
+  }
+  if (options.groups && message.mentionedGroupIds.length > 0) {
+    for (const user of state.users.values()) {
+      if (user.realmId !== message.realmId || !receives(user.id)) continue;
+      if (message.mentionedGroupIds.some((g) => isGroupMember(state, g, user))) sink.add(key.userFlag(user.id, "group_mentioned"), message.id);
+    }
+  }
+  if (message.wildcard === "topic" && message.recipient.type === "channel") {
+    for (const userId of topicParticipants(state, message)) {
+      if (receives(userId)) sink.add(key.userFlag(userId, "topic_wildcard_mentioned"), message.id);
+    }
+  }
+}
+
+function receivedAtSendOrPending(state: StoreState, userId: number, message: Message): boolean {
+  if (message.recipient.type === "direct") {
+    const conv = state.conversations.get(message.recipient.conversationId) ?? pendingConversations.get(message.recipient.conversationId);
+    return conv?.userIds.includes(userId) ?? false;
+  }
+  const user = state.users.get(userId);
+  return user !== undefined && user.isActive && receivedAtSend(state, userId, message);
+}
+
+/** Users who had sent a message to the topic before `message` (Zulip's topic participants). */
+function topicParticipants(state: StoreState, message: Message): Set<number> {
+  const out = new Set<number>([message.senderId]);
+  if (message.recipient.type !== "channel") return out;
+  for (const id of state.bitmaps.get(key.channelTopic(message.recipient.channelId, message.topic))) {
+    if (id >= message.id) break;
+    const other = state.tables.messages.get(id) as Message | undefined;
+    if (other) out.add(other.senderId);
+  }
+  return out;
+}

@@ -1,0 +1,217 @@
+/**
+ * @module actions/subscriptions
+ * Subscribing (creating unknown channels) and unsubscribing, with Zulip's rules on
+ * who may subscribe or remove whom. A subscription keeps every receive interval, so
+ * "what did this user receive" stays exact across leaves and rejoins.
+ */
+import { canSeeChannel, isAdmin, isAllowedBy, isSubscribed } from "../access.js";
+import { BadRequestError, ChannelNotFoundError, PermissionDeniedError } from "../errors.js";
+import type { StoreState } from "../state.js";
+import type { Channel, Subscription, User } from "../types.js";
+import { ROLE } from "../types.js";
+import { checkChannelName, findChannelByName, newChannelRecord, type NewChannelOptions } from "./channels.js";
+import { requireUser } from "./users.js";
+
+const COLORS = ["#76ce90", "#fae589", "#a6c7e5", "#e79ab5", "#bfd56f", "#f4ae55", "#b0a5fd", "#addfe5", "#f5ce6e", "#c2726a"];
+
+export type Principal = number | string;
+
+export interface SubscribeInput {
+  readonly channels: readonly { readonly name: string; readonly description?: string }[];
+  /** User IDs or API emails; default: the actor. */
+  readonly principals?: readonly Principal[];
+  readonly authorizationErrorsFatal?: boolean;
+  /** Settings for channels this call creates (ignored for existing channels). */
+  readonly newChannel?: Omit<NewChannelOptions, "description">;
+}
+
+export interface SubscribeResult {
+  /** userId -> names of channels newly subscribed. */
+  readonly subscribed: ReadonlyMap<number, readonly string[]>;
+  readonly alreadySubscribed: ReadonlyMap<number, readonly string[]>;
+  readonly unauthorized: readonly string[];
+  readonly createdChannelIds: readonly number[];
+}
+
+/** Resolves principals to active users of the actor's realm ("No such user" otherwise). */
+export function resolvePrincipals(state: StoreState, actor: User, principals: readonly Principal[] | undefined): User[] {
+  if (principals === undefined) return [actor];
+  const out = new Map<number, User>();
+  for (const principal of principals) {
+    const id = typeof principal === "number" ? principal : state.userByEmail.get(`${actor.realmId}:${principal.trim().toLowerCase()}`);
+    const user = id === undefined ? undefined : state.users.get(id);
+    if (!user || user.realmId !== actor.realmId || !user.isActive) throw new BadRequestError("No such user");
+    out.set(user.id, user);
+  }
+  return [...out.values()];
+}
+
+/** May `actor` subscribe users other than themselves to `channel`? */
+function canAddSubscribers(state: StoreState, actor: User, channel: Channel | null): boolean {
+  if (actor.role === ROLE.GUEST) return false;
+  if (isAdmin(actor)) return true;
+  if (channel === null) return actor.role <= ROLE.MEMBER;
+  if (isAllowedBy(state, channel.canAdministerChannelGroup, actor)) return true;
+  if (channel.inviteOnly && !isSubscribed(state, actor.id, channel.id)) return isAllowedBy(state, channel.canAddSubscribersGroup, actor);
+  // The realm-wide default lets every member add subscribers to channels they can see.
+  return actor.role <= ROLE.MEMBER || isAllowedBy(state, channel.canAddSubscribersGroup, actor);
+}
+
+/** May `actor` subscribe themselves to an existing `channel`? */
+function canSubscribeSelf(state: StoreState, actor: User, channel: Channel): boolean {
+  if (isSubscribed(state, actor.id, channel.id)) return true;
+  if (channel.isWebPublic) return true;
+  if (!channel.inviteOnly && actor.role !== ROLE.GUEST) return true;
+  return (
+    isAllowedBy(state, channel.canSubscribeGroup, actor) ||
+    isAllowedBy(state, channel.canAdministerChannelGroup, actor) ||
+    isAllowedBy(state, channel.canAddSubscribersGroup, actor)
+  );
+}
+
+export function subscribe(state: StoreState, actorId: number, input: SubscribeInput): SubscribeResult {
+  const actor = requireUser(state, actorId);
+  if (input.channels.length === 0) throw new BadRequestError("Nothing to do. Specify at least one channel.");
+  const users = resolvePrincipals(state, actor, input.principals);
+  const othersIncluded = users.some((u) => u.id !== actor.id);
+
+  const existing: Channel[] = [];
+  const toCreate: { name: string; description?: string }[] = [];
+  const seen = new Set<string>();
+  for (const item of input.channels) {
+    const name = checkChannelName(item.name);
+    if (seen.has(name.toLowerCase())) continue;
+    seen.add(name.toLowerCase());
+    const channel = findChannelByName(state, actor.realmId, name);
+    if (channel) existing.push(channel);
+    else toCreate.push(item.description === undefined ? { name } : { name, description: item.description });
+  }
+
+  const unauthorized: string[] = [];
+  const authorized: Channel[] = [];
+  for (const channel of existing) {
+    if (canSubscribeSelf(state, actor, channel) || (othersIncluded && canSeeChannel(state, actor, channel) && canAddSubscribers(state, actor, channel))) {
+      authorized.push(channel);
+    } else {
+      unauthorized.push(channel.name);
+    }
+  }
+  if (unauthorized.length > 0 && (input.authorizationErrorsFatal ?? true)) {
+    throw new BadRequestError(`Unable to access channel (${unauthorized[0]}).`);
+  }
+  if (othersIncluded) {
+    for (const channel of authorized) if (!canAddSubscribers(state, actor, channel)) throw new PermissionDeniedError("Insufficient permission");
+    if (toCreate.length > 0 && !canAddSubscribers(state, actor, null)) throw new PermissionDeniedError("Insufficient permission");
+  }
+  // Validate new channels before writing anything (IDs are assigned inside the write).
+  for (const item of toCreate) newChannelRecord(state, actor, item.name, { ...input.newChannel, ...item }, 0);
+
+  return state.write((ctx) => {
+    const created: Channel[] = [];
+    for (const item of toCreate) {
+      const channel = newChannelRecord(state, actor, item.name, { ...input.newChannel, ...item }, state.allocate("nextChannelId"));
+      state.tables.channels.putSync(channel.id, channel);
+      created.push(channel);
+    }
+    const subscribed = new Map<number, string[]>();
+    const already = new Map<number, string[]>();
+    const changes: Subscription[] = [];
+    const from = state.counters.nextMessageId;
+    for (const user of users) {
+      for (const channel of [...authorized, ...created]) {
+        const current = state.subsByUser.get(user.id)?.get(channel.id);
+        if (current?.active) {
+          push(already, user.id, channel.name);
+          continue;
+        }
+        const sub: Subscription = current
+          ? { ...current, active: true, intervals: [...current.intervals, { from, to: null }] }
+          : {
+              userId: user.id,
+              channelId: channel.id,
+              active: true,
+              isMuted: false,
+              color: COLORS[(channel.id + user.id) % COLORS.length]!,
+              pinToTop: false,
+              intervals: [{ from, to: null }],
+            };
+        state.tables.subscriptions.putSync([user.id, channel.id], sub);
+        changes.push(sub);
+        push(subscribed, user.id, channel.name);
+      }
+    }
+    ctx.afterCommit(() => {
+      for (const channel of created) state.indexChannel(channel);
+      for (const sub of changes) state.indexSubscription(sub);
+    });
+    return { subscribed, alreadySubscribed: already, unauthorized, createdChannelIds: created.map((c) => c.id) };
+  });
+}
+
+export interface UnsubscribeResult {
+  readonly removed: readonly string[];
+  readonly notRemoved: readonly string[];
+}
+
+export function unsubscribe(state: StoreState, actorId: number, channelNames: readonly string[], principals?: readonly Principal[]): UnsubscribeResult {
+  const actor = requireUser(state, actorId);
+  if (channelNames.length === 0) throw new BadRequestError("Nothing to do. Specify at least one channel.");
+  const users = resolvePrincipals(state, actor, principals);
+  const channels: Channel[] = [];
+  for (const raw of channelNames) {
+    const channel = findChannelByName(state, actor.realmId, raw.trim());
+    if (!channel || !canSeeChannel(state, actor, channel)) throw new ChannelNotFoundError({ name: raw });
+    if (!channels.includes(channel)) channels.push(channel);
+  }
+  for (const user of users) {
+    if (user.id === actor.id) continue;
+    for (const channel of channels) {
+      const ownsBot = user.isBot && user.botOwnerId === actor.id;
+      const allowed = isAdmin(actor) || ownsBot || isAllowedBy(state, channel.canRemoveSubscribersGroup, actor) || isAllowedBy(state, channel.canAdministerChannelGroup, actor);
+      if (!allowed) throw new PermissionDeniedError("Insufficient permission");
+    }
+  }
+  return state.write((ctx) => {
+    const removed: string[] = [];
+    const notRemoved: string[] = [];
+    const changes: Subscription[] = [];
+    const to = state.counters.nextMessageId;
+    for (const user of users) {
+      for (const channel of channels) {
+        const current = state.subsByUser.get(user.id)?.get(channel.id);
+        if (!current?.active) {
+          notRemoved.push(channel.name);
+          continue;
+        }
+        const intervals = current.intervals.slice();
+        const last = intervals[intervals.length - 1];
+        if (last && last.to === null) intervals[intervals.length - 1] = { from: last.from, to };
+        const sub: Subscription = { ...current, active: false, intervals };
+        state.tables.subscriptions.putSync([user.id, channel.id], sub);
+        changes.push(sub);
+        removed.push(channel.name);
+      }
+    }
+    ctx.afterCommit(() => {
+      for (const sub of changes) state.indexSubscription(sub);
+    });
+    return { removed, notRemoved };
+  });
+}
+
+/** Mutes or unmutes a channel for the user (affects first_unread and in:home). */
+export function setChannelMuted(state: StoreState, userId: number, channelId: number, muted: boolean): void {
+  const current = state.subsByUser.get(userId)?.get(channelId);
+  if (!current?.active) throw new BadRequestError("Not subscribed to channel ID " + channelId);
+  const sub: Subscription = { ...current, isMuted: muted };
+  state.write((ctx) => {
+    state.tables.subscriptions.putSync([userId, channelId], sub);
+    ctx.afterCommit(() => state.indexSubscription(sub));
+  });
+}
+
+function push(map: Map<number, string[]>, id: number, name: string): void {
+  const list = map.get(id);
+  if (list) list.push(name);
+  else map.set(id, [name]);
+}

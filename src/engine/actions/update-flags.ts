@@ -1,0 +1,128 @@
+/**
+ * @module actions/update-flags
+ * Personal flag changes by message IDs, by narrow window, and for a whole topic.
+ * Zulip's rules: only read, starred and collapsed are editable; messages without a
+ * row count as read+historical, and changing one away from that materialises a
+ * historical row (after an access check); marking unread in channels the caller is
+ * not subscribed to is skipped and reported. Cost grows with the IDs touched.
+ */
+import { canAccessMessage, hasRow, isSubscribed } from "../access.js";
+import { BadRequestError } from "../errors.js";
+import { key } from "../index/keys.js";
+import type { PlanContext } from "../narrow/plan.js";
+import { normalizeNarrow } from "../narrow/normalize.js";
+import { parseNarrow } from "../narrow/parse.js";
+import { requireRange, selectNarrowWindow, type WindowInput } from "../queries/get-messages.js";
+import { API_FLAGS, EDITABLE_FLAGS } from "../queries/message-flags.js";
+import { RoaringBitmap32 } from "../index/bitmap-store.js";
+import type { Message } from "../types.js";
+import { getVisibleChannel } from "./channels.js";
+
+export type FlagOp = "add" | "remove";
+export type EditableFlag = "read" | "starred" | "collapsed";
+
+/** Zulip's MAX_MESSAGES_PER_UPDATE for flags by narrow. */
+export const MAX_MESSAGES_PER_UPDATE = 5000;
+
+export function checkFlagAndOp(flag: string, op: string): { flag: EditableFlag; op: FlagOp } {
+  if (op !== "add" && op !== "remove") throw new BadRequestError(`Invalid message flag operation: '${op}'`);
+  if (!(API_FLAGS as readonly string[]).includes(flag)) throw new BadRequestError(`Invalid flag: '${flag}'`);
+  if (!(EDITABLE_FLAGS as readonly string[]).includes(flag)) throw new BadRequestError(`Flag not editable: '${flag}'`);
+  return { flag: flag as EditableFlag, op };
+}
+
+export interface FlagChangeResult {
+  readonly updatedCount: number;
+  /** Channels skipped when marking unread (only for remove + read). */
+  readonly ignoredBecauseNotSubscribedChannels?: readonly number[];
+}
+
+/** Applies one flag change to `ids` inside a single write; the core of all three entry points. */
+export function applyFlagChange(ctx: PlanContext, ids: readonly number[], flag: EditableFlag, op: FlagOp): FlagChangeResult {
+  const { state, user } = ctx;
+  const unique = [...new Set(ids)].sort((a, b) => a - b);
+  const markingUnread = flag === "read" && op === "remove";
+  const ignored = new Set<number>();
+  const target = state.bitmaps.get(key.userFlag(user.id, flag));
+  const changes: number[] = [];
+  const newRows: number[] = [];
+  for (const id of unique) {
+    const message = Number.isInteger(id) && id > 0 && id <= 0xffffffff ? (state.tables.messages.get(id) as Message | undefined) : undefined;
+    if (message && markingUnread && message.recipient.type === "channel" && !isSubscribed(state, user.id, message.recipient.channelId)) {
+      ignored.add(message.recipient.channelId);
+      continue;
+    }
+    if (message && message.realmId === user.realmId && hasRow(state, user.id, message)) {
+      if (target.has(id) !== (op === "add")) changes.push(id);
+      continue;
+    }
+    // No row: read+historical. Only a change away from that needs a (historical) row.
+    const defaultValue = flag === "read";
+    if ((op === "add") === defaultValue) continue;
+    if (!message || !canAccessMessage(state, user, message)) throw new BadRequestError("Invalid message(s)");
+    newRows.push(id);
+    changes.push(id);
+  }
+  if (changes.length > 0) state.write(() => {
+    if (newRows.length > 0) {
+      state.bitmaps.addMany(key.userFlag(user.id, "historical"), newRows);
+      if (!markingUnread) state.bitmaps.addMany(key.userFlag(user.id, "read"), newRows);
+    }
+    if (op === "add") state.bitmaps.addMany(key.userFlag(user.id, flag), changes);
+    else state.bitmaps.removeMany(key.userFlag(user.id, flag), changes);
+  });
+  const result: FlagChangeResult = { updatedCount: changes.length };
+  return markingUnread ? { ...result, ignoredBecauseNotSubscribedChannels: [...ignored].sort((a, b) => a - b) } : result;
+}
+
+/** POST /messages/flags. */
+export function updateFlagsByIds(ctx: PlanContext, messageIds: readonly number[], flagName: string, opName: string): FlagChangeResult {
+  const { flag, op } = checkFlagAndOp(flagName, opName);
+  return applyFlagChange(ctx, messageIds, flag, op);
+}
+
+export interface NarrowFlagResult extends FlagChangeResult {
+  readonly processedCount: number;
+  readonly firstProcessedId: number | null;
+  readonly lastProcessedId: number | null;
+  readonly foundOldest: boolean;
+  readonly foundNewest: boolean;
+}
+
+/** POST /messages/flags/narrow: the GET /messages window, clamped to 5000, then the change. */
+export function updateFlagsForNarrow(ctx: PlanContext, input: WindowInput, flagName: string, opName: string): NarrowFlagResult {
+  const { flag, op } = checkFlagAndOp(flagName, opName);
+  const range = requireRange(input);
+  if (range.anchor === "date") throw new BadRequestError("Invalid anchor");
+  const numBefore = Math.min(range.numBefore, Math.max(MAX_MESSAGES_PER_UPDATE - range.numAfter, MAX_MESSAGES_PER_UPDATE / 2));
+  const numAfter = Math.min(range.numAfter, MAX_MESSAGES_PER_UPDATE - numBefore);
+  const terms = normalizeNarrow(ctx.state, ctx.user, parseNarrow(input.narrow));
+  const { window } = selectNarrowWindow(ctx, terms, { ...input, numBefore, numAfter });
+  const change = applyFlagChange(ctx, window.ids, flag, op);
+  return {
+    ...change,
+    processedCount: window.ids.length,
+    firstProcessedId: window.ids[0] ?? null,
+    lastProcessedId: window.ids[window.ids.length - 1] ?? null,
+    foundOldest: window.foundOldest,
+    foundNewest: window.foundNewest,
+  };
+}
+
+/** POST /mark_topic_as_read (and, with topic null, mark_stream_as_read). */
+export function markTopicAsRead(ctx: PlanContext, channelId: number, topicName: string | null): FlagChangeResult {
+  const { state, user } = ctx;
+  let channel;
+  try {
+    channel = getVisibleChannel(state, user, channelId);
+  } catch {
+    throw new BadRequestError("Invalid channel ID");
+  }
+  const realm = state.realms.get(user.realmId);
+  const topic = topicName === null ? null : topicName === realm?.emptyTopicDisplayName ? "" : topicName;
+  const scope = topic === null ? state.bitmaps.get(key.channel(channel.id)) : state.bitmaps.get(key.channelTopic(channel.id, topic));
+  const mine = RoaringBitmap32.and(scope, ctx.received.personal(user.id));
+  if (topic !== null && topic !== "" && mine.size === 0) throw new BadRequestError(`No such topic '${topicName}'`);
+  mine.andNotInPlace(state.bitmaps.get(key.userFlag(user.id, "read")));
+  return applyFlagChange(ctx, mine.toArray(), "read", "add");
+}

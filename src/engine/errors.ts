@@ -1,0 +1,114 @@
+/**
+ * @module errors
+ * The one typed error hierarchy of the engine. Every failure a caller can cause is an
+ * EngineError carrying Zulip's error code, its message and its extra data fields.
+ * The engine knows codes, never HTTP statuses: src/http/error-map.ts maps them once.
+ */
+
+/** Zulip's ErrorCode names that the engine raises. */
+export type ErrorCode =
+  | "BAD_REQUEST"
+  | "REQUEST_VARIABLE_MISSING"
+  | "INVALID_JSON"
+  | "BAD_NARROW"
+  | "STREAM_DOES_NOT_EXIST"
+  | "UNAUTHORIZED_PRINCIPAL"
+  | "UNAUTHORIZED"
+  | "USER_DEACTIVATED"
+  | "REALM_DEACTIVATED"
+  | "NONEXISTENT_SUBDOMAIN"
+  | "RATE_LIMIT_HIT"
+  | "BAD_EVENT_QUEUE_ID"
+  | "TOPIC_WILDCARD_MENTION_NOT_ALLOWED"
+  | "STREAM_WILDCARD_MENTION_NOT_ALLOWED"
+  | "NOT_FOUND"
+  | "ACCESS_DENIED"
+  | "INTERNAL_SERVER_ERROR";
+
+export type ErrorData = Readonly<Record<string, string | number | boolean | null | readonly (string | number)[]>>;
+
+/** Base class: a caller-visible failure. Nothing has been changed when it is thrown. */
+export class EngineError extends Error {
+  readonly code: ErrorCode;
+  readonly data: ErrorData;
+  constructor(code: ErrorCode, message: string, data: ErrorData = {}, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+    this.data = data;
+  }
+}
+
+/** Invalid input that is not one of the more specific cases (Zulip's JsonableError). */
+export class BadRequestError extends EngineError {
+  constructor(message: string, data: ErrorData = {}) {
+    super("BAD_REQUEST", message, data);
+  }
+}
+
+/** A required parameter was not given. */
+export class MissingArgumentError extends EngineError {
+  constructor(varName: string) {
+    super("REQUEST_VARIABLE_MISSING", `Missing '${varName}' argument`, { var_name: varName });
+  }
+}
+
+/** A narrow that cannot be evaluated: unknown operator/operand or impossible combination. */
+export class BadNarrowError extends EngineError {
+  /** `desc` is Zulip's extra field: the part after "Invalid narrow operator: ". */
+  constructor(desc: string, kind: "operator" | "combination" = "operator") {
+    super("BAD_NARROW", kind === "operator" ? `Invalid narrow operator: ${desc}` : `Invalid narrow operator combination: ${desc}`, { desc });
+  }
+}
+
+/** A channel named by ID or by name does not exist (or is not visible to the caller). */
+export class ChannelNotFoundError extends EngineError {
+  constructor(ref: { id: number } | { name: string }) {
+    if ("id" in ref) super("STREAM_DOES_NOT_EXIST", `Channel with ID '${ref.id}' does not exist`, { stream_id: ref.id });
+    else super("STREAM_DOES_NOT_EXIST", `Channel '${ref.name}' does not exist`, { stream: ref.name });
+  }
+}
+
+/** Authentication failures. The HTTP layer reports them all as 401 UNAUTHORIZED, like Zulip's Basic-auth path. */
+export class AuthError extends EngineError {
+  constructor(message: string, code: "UNAUTHORIZED" | "USER_DEACTIVATED" | "REALM_DEACTIVATED" = "UNAUTHORIZED") {
+    super(code, message);
+  }
+}
+
+/** The Host names no realm. */
+export class NoSuchRealmError extends EngineError {
+  constructor() {
+    super("NONEXISTENT_SUBDOMAIN", "Invalid subdomain");
+  }
+}
+
+/** The caller may not do this (Zulip answers 400 BAD_REQUEST for most of these; a few are 403). */
+export class PermissionDeniedError extends EngineError {
+  constructor(message: string, code: "BAD_REQUEST" | "ACCESS_DENIED" | "UNAUTHORIZED_PRINCIPAL" = "BAD_REQUEST") {
+    super(code, message);
+  }
+}
+
+/** A resource addressed by a path parameter does not exist (404 in Zulip). */
+export class NotFoundError extends EngineError {
+  constructor(message: string) {
+    super("NOT_FOUND", message);
+  }
+}
+
+/** Too many requests; retryAfter in seconds. */
+export class RateLimitError extends EngineError {
+  readonly retryAfter: number;
+  constructor(retryAfter: number) {
+    super("RATE_LIMIT_HIT", "API usage exceeded rate limit", { "retry-after": retryAfter });
+    this.retryAfter = retryAfter;
+  }
+}
+
+/** Storage corruption or an invariant broken inside the engine: a 500, never echoed to clients. */
+export class StorageError extends EngineError {
+  constructor(message: string, cause?: unknown) {
+    super("INTERNAL_SERVER_ERROR", message, {}, { cause });
+  }
+}

@@ -1,0 +1,31 @@
+/**
+ * @module engine
+ * The embeddable message store: realms, users, channels, subscriptions, groups,
+ * messages, flags, and the narrow engine. No HTTP. Open a store with openStore(dir).
+ *
+ * @example
+ * const store = openStore("./data");
+ * const { realm, owner } = store.createRealm({ subdomain: "", name: "Acme", owner: { email: "o@acme.test", fullName: "Owner" } });
+ * store.subscribe(owner.id, { channels: [{ name: "general" }] });
+ * const { id } = store.sendMessage({ senderId: owner.id, to: { type: "channel", channel: "general", topic: "hi" }, content: "Hello" });
+ * store.getMessages(owner.id, { anchor: "newest", numBefore: 100, numAfter: 0, narrow: [{ operator: "channel", operand: "general" }] });
+ */
+export { Store, openStore } from "./store.js";
+export type { StoreOptions } from "./state.js";
+export * from "./errors.js";
+export * from "./types.js";
+export type { MessageRenderer, RenderContext, RenderResult } from "./render.js";
+export type { CreateRealmInput } from "./actions/realms.js";
+export type { CreateUserInput, UpdateUserInput } from "./actions/users.js";
+export type { SubscribeInput, SubscribeResult, UnsubscribeResult, Principal } from "./actions/subscriptions.js";
+export type { CreateGroupInput } from "./actions/groups.js";
+export type { SendMessageInput, MessageDestination } from "./actions/send-message.js";
+export { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from "./actions/send-message.js";
+export { MAX_CHANNEL_NAME_LENGTH, MAX_CHANNEL_DESCRIPTION_LENGTH } from "./actions/channels.js";
+export type { FlagChangeResult, NarrowFlagResult } from "./actions/update-flags.js";
+export type { AnchorSpec, GetMessagesInput, GetMessagesResult, MessageView, WindowInput } from "./queries/get-messages.js";
+export { MAX_MESSAGES_PER_FETCH } from "./queries/get-messages.js";
+export { NEWEST_ANCHOR } from "./narrow/window.js";
+export type { ApiFlag } from "./queries/message-flags.js";
+export type { UnreadSummary } from "./queries/unread.js";
+export type { VerifyReport, IndexDifference } from "./verify.js";

@@ -1,0 +1,201 @@
+/**
+ * @module index/bitmap-store
+ * Durable roaring bitmaps of message IDs, one per string key, persisted in
+ * 2^16-ID chunks so that an update rewrites only the chunks it touched (bounded
+ * write per update), and loaded lazily by key (no scan of messages at open).
+ *
+ * Invariant: between write transactions, every cached bitmap equals the union of its
+ * persisted chunks. Mutations apply to the cached bitmap at once (later reads in the
+ * same action see them), are written by commit() inside the LMDB transaction, and are
+ * undone exactly by rollback() if the transaction fails.
+ *
+ * Ownership: get() returns the live cached bitmap. Callers must not mutate it; clone
+ * before changing (RoaringBitmap32.and/or/andNot already return new bitmaps).
+ */
+import roaring from "roaring";
+import type { Tables } from "../storage/tables.js";
+
+const { RoaringBitmap32 } = roaring;
+export type Bitmap = InstanceType<typeof RoaringBitmap32>;
+export type ReadonlyBitmap = roaring.ReadonlyRoaringBitmap32;
+export { RoaringBitmap32 };
+
+const CHUNK_BITS = 16;
+const CHUNK_SPAN = 1 << CHUNK_BITS;
+const DEFAULT_CACHE_BYTES = 512 * 1024 * 1024;
+
+interface Entry {
+  bitmap: Bitmap;
+  bytes: number;
+}
+
+interface UndoRecord {
+  readonly key: string;
+  readonly added: readonly number[];
+  readonly removed: readonly number[];
+}
+
+/** An always-empty bitmap for "no such key" fast paths. Never mutate it. */
+export const EMPTY: ReadonlyBitmap = new RoaringBitmap32();
+
+export class BitmapStore {
+  readonly #tables: Tables;
+  readonly #cache = new Map<string, Entry>();
+  readonly #dirty = new Map<string, Set<number>>();
+  #undo: UndoRecord[] = [];
+  #cachedBytes = 0;
+  readonly #maxCacheBytes: number;
+
+  constructor(tables: Tables, maxCacheBytes = DEFAULT_CACHE_BYTES) {
+    this.#tables = tables;
+    this.#maxCacheBytes = maxCacheBytes;
+  }
+
+  /** The bitmap for `key` (empty if none). Live and cached: do not mutate. */
+  get(key: string): ReadonlyBitmap {
+    return this.#entry(key).bitmap;
+  }
+
+  /** Adds one ID; returns whether it was absent. */
+  add(key: string, id: number): boolean {
+    const entry = this.#entry(key);
+    if (!entry.bitmap.tryAdd(id)) return false;
+    entry.bytes += 4;
+    this.#markDirty(key, id);
+    this.#undo.push({ key, added: [id], removed: [] });
+    return true;
+  }
+
+  /** Adds many IDs; returns those that were absent (ascending if input was). */
+  addMany(key: string, ids: Iterable<number>): number[] {
+    const entry = this.#entry(key);
+    const added: number[] = [];
+    for (const id of ids) {
+      if (entry.bitmap.tryAdd(id)) {
+        added.push(id);
+        this.#markDirty(key, id);
+      }
+    }
+    if (added.length > 0) {
+      entry.bytes += 4 * added.length;
+      this.#undo.push({ key, added, removed: [] });
+    }
+    return added;
+  }
+
+  /** Removes many IDs; returns those that were present. */
+  removeMany(key: string, ids: Iterable<number>): number[] {
+    const entry = this.#entry(key);
+    const removed: number[] = [];
+    for (const id of ids) {
+      if (entry.bitmap.delete(id)) {
+        removed.push(id);
+        this.#markDirty(key, id);
+      }
+    }
+    if (removed.length > 0) this.#undo.push({ key, added: [], removed });
+    return removed;
+  }
+
+  /** Writes every dirty chunk. Call inside the LMDB write transaction. */
+  commit(): void {
+    for (const [key, chunks] of this.#dirty) {
+      const bitmap = this.#entry(key).bitmap;
+      for (const chunk of chunks) {
+        const bytes = serializeChunk(bitmap, chunk);
+        if (bytes === null) this.#tables.bitmapChunks.removeSync([key, chunk]);
+        else this.#tables.bitmapChunks.putSync([key, chunk], bytes);
+      }
+    }
+    this.#dirty.clear();
+    this.#undo = [];
+    this.#evict();
+  }
+
+  /** Reverts every mutation since the last commit (the transaction failed). */
+  rollback(): void {
+    for (let i = this.#undo.length - 1; i >= 0; i--) {
+      const record = this.#undo[i]!;
+      const entry = this.#cache.get(record.key);
+      if (!entry) continue;
+      for (const id of record.added) entry.bitmap.delete(id);
+      for (const id of record.removed) entry.bitmap.add(id);
+    }
+    this.#undo = [];
+    this.#dirty.clear();
+  }
+
+  /** Every key that has persisted chunks, in key order (for verify). */
+  *persistedKeys(): Generator<string> {
+    let last: string | null = null;
+    for (const key of this.#tables.bitmapChunks.getKeys()) {
+      const name = key[0];
+      if (name !== last) {
+        last = name;
+        yield name;
+      }
+    }
+  }
+
+  /** Reads a key straight from disk, bypassing the cache (for verify). */
+  loadFromDisk(key: string): Bitmap {
+    const parts: Bitmap[] = [];
+    for (const { value } of this.#tables.bitmapChunks.getRange({ start: [key, 0], end: [key, CHUNK_SPAN] })) {
+      parts.push(RoaringBitmap32.deserialize(value, "portable"));
+    }
+    return parts.length === 1 ? parts[0]! : RoaringBitmap32.orMany(parts);
+  }
+
+  /** Approximate bytes held by cached bitmaps. */
+  get cachedBytes(): number {
+    return this.#cachedBytes;
+  }
+
+  /** Drops every cached bitmap (tests and tools use it to prove persistence). */
+  clearCache(): void {
+    if (this.#dirty.size > 0) throw new Error("clearCache with uncommitted bitmap changes");
+    this.#cache.clear();
+    this.#cachedBytes = 0;
+  }
+
+  #entry(key: string): Entry {
+    let entry = this.#cache.get(key);
+    if (entry) {
+      // Map order is the LRU order: move to the back on use.
+      this.#cache.delete(key);
+      this.#cache.set(key, entry);
+      return entry;
+    }
+    const bitmap = this.loadFromDisk(key);
+    entry = { bitmap, bytes: 64 + bitmap.getSerializationSizeInBytes("portable") };
+    this.#cache.set(key, entry);
+    this.#cachedBytes += entry.bytes;
+    return entry;
+  }
+
+  #markDirty(key: string, id: number): void {
+    let chunks = this.#dirty.get(key);
+    if (!chunks) this.#dirty.set(key, (chunks = new Set()));
+    chunks.add(id >>> CHUNK_BITS);
+  }
+
+  #evict(): void {
+    if (this.#cachedBytes <= this.#maxCacheBytes) return;
+    for (const [key, entry] of this.#cache) {
+      if (this.#cachedBytes <= this.#maxCacheBytes * 0.8) break;
+      this.#cache.delete(key);
+      this.#cachedBytes -= entry.bytes;
+    }
+  }
+}
+
+/** The portable bytes of one chunk of `bitmap`, or null when the chunk is empty. */
+export function serializeChunk(bitmap: ReadonlyBitmap, chunk: number): Uint8Array | null {
+  const low = chunk * CHUNK_SPAN;
+  const count = bitmap.rangeCardinality(low, low + CHUNK_SPAN);
+  if (count === 0) return null;
+  const start = low === 0 ? 0 : bitmap.rank(low - 1);
+  const part = new RoaringBitmap32(bitmap.rangeUint32Array(start, count));
+  part.runOptimize();
+  return part.serialize("portable");
+}

@@ -1,0 +1,67 @@
+/**
+ * @module index/keys
+ * Names of every bitmap index. One function per index so that writers (send, flags,
+ * verify) and readers (narrow) cannot disagree on a spelling.
+ * Changing a name here requires a data migration (persisted chunks are keyed by it).
+ */
+
+/**
+ * Folds a topic the way PostgreSQL's upper() does in Zulip's topic indexes: per
+ * code point, never changing length (so "ß" stays "ß", unlike String#toUpperCase).
+ */
+export function foldTopic(topic: string): string {
+  let out = "";
+  for (const ch of topic) {
+    const upper = ch.toUpperCase();
+    out += upper.length === ch.length ? upper : ch;
+  }
+  return out;
+}
+
+/** Case-insensitive key for channel names (same fold as topics). */
+export const foldName = foldTopic;
+
+export const key = {
+  /** All messages of a realm. */
+  realm: (realmId: number) => `r:${realmId}`,
+  /** All messages of a channel. */
+  channel: (channelId: number) => `c:${channelId}`,
+  /** Messages of one topic in one channel (topic folded). */
+  channelTopic: (channelId: number, topic: string) => `ct:${channelId}:${foldTopic(topic)}`,
+  /** Channel messages of a topic name in any channel of a realm (topic folded). */
+  topic: (realmId: number, topic: string) => `t:${realmId}:${foldTopic(topic)}`,
+  sender: (userId: number) => `s:${userId}`,
+  /** Messages of one direct-message conversation. */
+  conversation: (conversationId: number) => `d:${conversationId}`,
+  /** All direct messages of a realm; group: those with three or more participants. */
+  allDirect: (realmId: number) => `dm:${realmId}`,
+  groupDirect: (realmId: number) => `dmg:${realmId}`,
+  has: (realmId: number, what: HasOperand) => `h:${realmId}:${what}`,
+  /** Channel messages whose topic is resolved ("✔ " prefix). */
+  resolved: (realmId: number) => `res:${realmId}`,
+  /** Messages carrying a channel-wide wildcard mention (@all, @channel, ...). */
+  streamWildcard: (realmId: number) => `wc:${realmId}`,
+  /** Full-text term. */
+  term: (realmId: number, term: string) => `w:${realmId}:${term}`,
+  /** Per-user stored flag or the user's received direct messages. */
+  userFlag: (userId: number, flag: StoredFlag) => `u:${userId}:${flag}`,
+} as const;
+
+export type HasOperand = "link" | "image" | "attachment" | "reaction";
+export const HAS_OPERANDS: readonly HasOperand[] = ["link", "image", "attachment", "reaction"];
+
+/**
+ * Flags kept as a per-user bitmap. `dm` holds the direct messages the user received;
+ * `historical` the messages the user did not receive but has a (materialised) row for.
+ * Stream-wildcard mentions are not stored per user: they derive from key.streamWildcard.
+ */
+export type StoredFlag =
+  | "read"
+  | "starred"
+  | "collapsed"
+  | "mentioned"
+  | "topic_wildcard_mentioned"
+  | "group_mentioned"
+  | "has_alert_word"
+  | "historical"
+  | "dm";

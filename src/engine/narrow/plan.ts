@@ -1,0 +1,232 @@
+/**
+ * @module narrow/plan
+ * Term[] -> Plan -> bitmap of matching message IDs.
+ *
+ * Invariant (after Zulip's NarrowBuilder): every step only intersects with or
+ * subtracts from the universe — the caller's personal history, or, when Zulip's
+ * ok_to_include_history holds, the realm's messages narrowed by an accessible
+ * channel (or public channels). No step can widen what the caller may read.
+ */
+import { canAccessChannelHistory } from "../access.js";
+import { EMPTY, RoaringBitmap32, type Bitmap, type ReadonlyBitmap } from "../index/bitmap-store.js";
+import { key } from "../index/keys.js";
+import type { ReceivedSets } from "../received.js";
+import { conversationKey, type StoreState } from "../state.js";
+import type { Message, User } from "../types.js";
+import { ROLE } from "../types.js";
+import { matchesPhrases, parseSearchQuery } from "../search/index.js";
+import type { Term } from "./terms.js";
+
+export type UniverseKind = "personal" | "shared";
+
+/** One term, evaluated: the term is `bitmap` (or universe minus it, if `complement`). */
+export interface PlanStep {
+  readonly term: Term;
+  readonly complement: boolean;
+  readonly bitmap: ReadonlyBitmap;
+}
+
+export interface Plan {
+  readonly universe: UniverseKind;
+  readonly steps: readonly PlanStep[];
+}
+
+export interface PlanContext {
+  readonly state: StoreState;
+  readonly received: ReceivedSets;
+  readonly user: User;
+}
+
+/** Zulip's ok_to_include_history: search all of a realm's channel history? */
+export function includesHistory(ctx: PlanContext, terms: readonly Term[]): boolean {
+  let include = false;
+  for (const t of terms) {
+    if (t.kind === "channel" && !t.negated) {
+      const channel = ctx.state.channels.get(t.channelId);
+      include = channel !== undefined && canAccessChannelHistory(ctx.state, ctx.user, channel);
+    } else if (t.kind === "channels" && t.which === "public" && !t.negated && ctx.user.role !== ROLE.GUEST) {
+      include = true;
+    }
+  }
+  if (terms.some((t) => t.kind === "is" && t.what !== "resolved")) include = false;
+  return include;
+}
+
+export function planNarrow(ctx: PlanContext, terms: readonly Term[], universe: UniverseKind = includesHistory(ctx, terms) ? "shared" : "personal"): Plan {
+  const steps = terms.map((term) => {
+    const { bitmap, complement } = evaluateTerm(ctx, term);
+    return { term, bitmap, complement: complement !== term.negated };
+  });
+  return { universe, steps };
+}
+
+/** The universe bitmap of a plan. */
+export function universeOf(ctx: PlanContext, universe: UniverseKind): ReadonlyBitmap {
+  return universe === "shared" ? ctx.state.bitmaps.get(key.realm(ctx.user.realmId)) : ctx.received.personal(ctx.user.id);
+}
+
+/** Bitmap algebra: the smallest positive step first, then the rest, the universe, the complements. */
+export function executePlan(ctx: PlanContext, plan: Plan): Bitmap {
+  const positives = plan.steps.filter((s) => !s.complement).map((s) => s.bitmap);
+  const negatives = plan.steps.filter((s) => s.complement).map((s) => s.bitmap);
+  const universe = universeOf(ctx, plan.universe);
+  let result: Bitmap;
+  if (positives.length === 0) {
+    result = new RoaringBitmap32(universe);
+  } else {
+    positives.sort((a, b) => a.size - b.size);
+    result = RoaringBitmap32.and(positives[0]!, universe);
+    for (let i = 1; i < positives.length && result.size > 0; i++) result.andInPlace(positives[i]!);
+  }
+  for (const negative of negatives) {
+    if (result.size === 0) break;
+    result.andNotInPlace(negative);
+  }
+  return result;
+}
+
+/** A stable, human-readable description of a plan (for tests and debugging). */
+export function explainPlan(plan: Plan): string {
+  const parts = plan.steps.map((s) => `${s.complement ? "-" : "+"}${describe(s.term)}[${s.bitmap.size}]`);
+  return `${plan.universe}(${parts.join(" ")})`;
+}
+
+function describe(t: Term): string {
+  switch (t.kind) {
+    case "channel": return `channel:${t.channelId}`;
+    case "channels": return `channels:${t.which}`;
+    case "topic": return `topic:${JSON.stringify(t.topic)}`;
+    case "sender": return `sender:${t.userId}`;
+    case "dm": return `dm:${t.userIds.join(",")}`;
+    case "dmIncluding": return `dm-including:${t.userId}`;
+    case "groupDmWith": return `group-pm-with:${t.userId}`;
+    case "is": return `is:${t.what}`;
+    case "has": return `has:${t.what}`;
+    case "inHome": return "in:home";
+    case "search": return `search:${JSON.stringify(t.query)}`;
+    case "id": return `id:${t.messageId}`;
+    case "mentions": return `mentions:${t.userId}`;
+  }
+}
+
+function evaluateTerm(ctx: PlanContext, t: Term): { bitmap: ReadonlyBitmap; complement: boolean } {
+  const { state, user } = ctx;
+  const b = state.bitmaps;
+  const realmId = user.realmId;
+  const plain = (bitmap: ReadonlyBitmap) => ({ bitmap, complement: false });
+  switch (t.kind) {
+    case "channel":
+      return plain(b.get(key.channel(t.channelId)));
+    case "channels": {
+      const parts: ReadonlyBitmap[] = [];
+      for (const c of state.channels.values()) {
+        if (c.realmId !== realmId) continue;
+        if (t.which === "public" ? !c.inviteOnly : c.isWebPublic) parts.push(b.get(key.channel(c.id)));
+      }
+      return plain(RoaringBitmap32.orMany(parts));
+    }
+    case "topic":
+      return plain(b.get(key.topic(realmId, t.topic)));
+    case "sender":
+      return plain(b.get(key.sender(t.userId)));
+    case "dm": {
+      if (t.empty) return plain(EMPTY);
+      const members = [...new Set([...t.userIds, user.id])].sort((x, y) => x - y);
+      const id = state.conversationByMembers.get(conversationKey(realmId, members));
+      return plain(id === undefined ? EMPTY : b.get(key.conversation(id)));
+    }
+    case "dmIncluding": {
+      const mine = b.get(key.userFlag(user.id, "dm"));
+      return plain(t.userId === user.id ? mine : RoaringBitmap32.and(mine, b.get(key.userFlag(t.userId, "dm"))));
+    }
+    case "groupDmWith": {
+      const shared = RoaringBitmap32.and(b.get(key.userFlag(user.id, "dm")), b.get(key.userFlag(t.userId, "dm")));
+      return plain(shared.andInPlace(b.get(key.groupDirect(realmId))));
+    }
+    case "is":
+      switch (t.what) {
+        case "dm": return plain(b.get(key.allDirect(realmId)));
+        case "starred": return plain(b.get(key.userFlag(user.id, "starred")));
+        case "unread": return { bitmap: b.get(key.userFlag(user.id, "read")), complement: true };
+        case "mentioned": return plain(mentionedSet(ctx));
+        case "alerted": return plain(b.get(key.userFlag(user.id, "has_alert_word")));
+        case "resolved": return plain(b.get(key.resolved(realmId)));
+        case "followed": return plain(topicPolicySet(ctx, 3, null));
+        case "muted": return plain(mutedSet(ctx, null));
+      }
+      break;
+    case "has":
+      return plain(b.get(key.has(realmId, t.what)));
+    case "inHome":
+      return { bitmap: mutedSet(ctx, null), complement: true };
+    case "search":
+      return plain(searchSet(ctx, t.query));
+    case "id":
+      return plain(new RoaringBitmap32([t.messageId]));
+    case "mentions":
+      return plain(b.get(key.userFlag(t.userId, "mentioned")));
+  }
+  return plain(EMPTY);
+}
+
+/** Zulip's is:mentioned mask 120: personal, stream-wildcard, topic-wildcard, group mentions. */
+export function mentionedSet(ctx: PlanContext): Bitmap {
+  const b = ctx.state.bitmaps;
+  const id = ctx.user.id;
+  const streamWildcard = RoaringBitmap32.and(b.get(key.streamWildcard(ctx.user.realmId)), ctx.received.receivedAtSend(id));
+  return RoaringBitmap32.orMany([
+    b.get(key.userFlag(id, "mentioned")),
+    b.get(key.userFlag(id, "group_mentioned")),
+    b.get(key.userFlag(id, "topic_wildcard_mentioned")),
+    streamWildcard,
+  ]);
+}
+
+/** Messages in topics the user gave `policy` (restricted to one channel if given). */
+function topicPolicySet(ctx: PlanContext, policy: number, channelId: number | null): Bitmap {
+  const parts: ReadonlyBitmap[] = [];
+  for (const ut of ctx.state.userTopics.get(ctx.user.id)?.values() ?? []) {
+    if (ut.policy === policy && (channelId === null || ut.channelId === channelId)) parts.push(ctx.state.bitmaps.get(key.channelTopic(ut.channelId, ut.topic)));
+  }
+  return RoaringBitmap32.orMany(parts);
+}
+
+/**
+ * Zulip's exclude_stream_and_topic_mutes, as the set to exclude: muted topics (in
+ * `channelId` only, if given), plus — only when no channel is named — muted channels
+ * minus their unmuted and followed topics.
+ */
+export function mutedSet(ctx: PlanContext, channelId: number | null): Bitmap {
+  const { state, user } = ctx;
+  const parts: ReadonlyBitmap[] = [topicPolicySet(ctx, 1, channelId)];
+  if (channelId === null) {
+    for (const sub of state.subsByUser.get(user.id)?.values() ?? []) {
+      if (!sub.active || !sub.isMuted) continue;
+      const channel = RoaringBitmap32.andNot(state.bitmaps.get(key.channel(sub.channelId)), topicPolicySet(ctx, 2, sub.channelId));
+      parts.push(channel.andNotInPlace(topicPolicySet(ctx, 3, sub.channelId)));
+    }
+  }
+  return RoaringBitmap32.orMany(parts);
+}
+
+/** Full-text match: every stemmed term (AND), then quoted phrases as substrings. */
+function searchSet(ctx: PlanContext, query: string): Bitmap {
+  const { state, user } = ctx;
+  const parsed = parseSearchQuery(query);
+  if (parsed.terms.length === 0 && parsed.phrases.length === 0) return new RoaringBitmap32();
+  let candidates: Bitmap;
+  if (parsed.terms.length === 0) {
+    candidates = new RoaringBitmap32(state.bitmaps.get(key.realm(user.realmId)));
+  } else {
+    const sets = parsed.terms.map((term) => state.bitmaps.get(key.term(user.realmId, term))).sort((a, b) => a.size - b.size);
+    candidates = new RoaringBitmap32(sets[0]!);
+    for (let i = 1; i < sets.length && candidates.size > 0; i++) candidates.andInPlace(sets[i]!);
+  }
+  if (parsed.phrases.length === 0) return candidates;
+  const out = new RoaringBitmap32();
+  for (const id of candidates) {
+    const m = state.tables.messages.get(id) as Message | undefined;
+    if (m && matchesPhrases(m.topic, m.content, parsed.phrases)) out.add(id);
+  }
+  return out;
+}

@@ -1,0 +1,90 @@
+/**
+ * @module narrow/window
+ * Zulip's range logic (limit_query_to_range + post_process_limited_query), on a
+ * bitmap: each side is a rank/select slice, never a walk over the narrow. The
+ * found_* formulas and their quirks (num_before = 0 => found_oldest false unless
+ * anchored to the left) are copied exactly.
+ */
+import type { ReadonlyBitmap } from "../index/bitmap-store.js";
+
+/** Zulip's LARGER_THAN_MAX_MESSAGE_ID: the anchor value of "newest". */
+export const NEWEST_ANCHOR = 10_000_000_000_000_000;
+const U32_MAX = 0xffffffff;
+
+export interface WindowRequest {
+  /** 0 = oldest, NEWEST_ANCHOR = newest, otherwise a message ID (clamped to [0, 1e16]). */
+  readonly anchor: number;
+  readonly numBefore: number;
+  readonly numAfter: number;
+  readonly includeAnchor: boolean;
+}
+
+export interface WindowResult {
+  readonly ids: readonly number[];
+  readonly foundAnchor: boolean;
+  readonly foundOldest: boolean;
+  readonly foundNewest: boolean;
+  readonly historyLimited: boolean;
+}
+
+/** The last `limit` IDs <= maxInclusive (null: no bound), ascending. */
+function lastUpTo(set: ReadonlyBitmap, maxInclusive: number | null, limit: number): number[] {
+  if (limit <= 0 || (maxInclusive !== null && maxInclusive < 0)) return [];
+  const end = maxInclusive === null || maxInclusive >= U32_MAX ? set.size : set.rank(maxInclusive);
+  const start = Math.max(0, end - limit);
+  return Array.from(set.rangeUint32Array(start, end - start));
+}
+
+/** The first `limit` IDs >= minInclusive (null: no bound), ascending. */
+function firstFrom(set: ReadonlyBitmap, minInclusive: number | null, limit: number): number[] {
+  if (limit <= 0) return [];
+  if (minInclusive !== null && minInclusive > U32_MAX) return [];
+  const start = minInclusive === null || minInclusive <= 0 ? 0 : set.rank(minInclusive - 1);
+  return Array.from(set.rangeUint32Array(start, limit));
+}
+
+export function selectWindow(set: ReadonlyBitmap, request: WindowRequest): WindowResult {
+  const anchor = request.anchor;
+  const anchoredLeft = anchor === 0;
+  const anchoredRight = anchor >= NEWEST_ANCHOR;
+  const numBefore = request.numBefore;
+  const numAfter = anchoredRight ? 0 : request.numAfter;
+  const include = request.includeAnchor ? 1 : 0;
+  const needBefore = !anchoredLeft && numBefore > 0;
+  const needAfter = !anchoredRight && numAfter > 0;
+
+  let rows: number[];
+  if (needBefore && needAfter) {
+    rows = [...lastUpTo(set, anchor - 1, numBefore), ...firstFrom(set, anchor, numAfter + 1)];
+  } else if (needBefore) {
+    const limit = numBefore + (anchoredRight ? 0 : include);
+    rows = lastUpTo(set, anchoredRight ? null : anchor - (1 - include), limit);
+  } else if (needAfter) {
+    rows = firstFrom(set, anchoredLeft ? null : anchor + (1 - include), numAfter + include);
+  } else {
+    rows = anchor <= U32_MAX && set.has(anchor) ? [anchor] : [];
+  }
+
+  let before: number[];
+  let atAnchor: number[];
+  let after: number[];
+  if (anchoredRight) {
+    before = rows;
+    atAnchor = [];
+    after = [];
+  } else {
+    before = rows.filter((id) => id < anchor);
+    atAnchor = rows.filter((id) => id === anchor);
+    after = rows.filter((id) => id > anchor);
+  }
+  if (numBefore) before = before.slice(-numBefore);
+  if (numAfter) after = after.slice(0, numAfter);
+  return {
+    ids: [...before, ...atAnchor, ...after],
+    foundAnchor: atAnchor.length === 1,
+    foundOldest: anchoredLeft || before.length < numBefore,
+    foundNewest: anchoredRight || after.length < numAfter,
+    // No plan-based history limit (first_visible_message_id is always 0 here).
+    historyLimited: false,
+  };
+}

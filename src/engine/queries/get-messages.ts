@@ -1,0 +1,165 @@
+/**
+ * @module queries/get-messages
+ * GET /messages semantics: narrow -> plan -> bitmap -> anchor -> window -> messages
+ * with the caller's flags and search highlights. Also used by flag updates by narrow.
+ */
+import { BadRequestError, MissingArgumentError } from "../errors.js";
+import { RoaringBitmap32, type Bitmap } from "../index/bitmap-store.js";
+import { key } from "../index/keys.js";
+import { executePlan, mutedSet, planNarrow, type PlanContext } from "../narrow/plan.js";
+import { normalizeNarrow } from "../narrow/normalize.js";
+import { parseNarrow } from "../narrow/parse.js";
+import type { Term } from "../narrow/terms.js";
+import { NEWEST_ANCHOR, selectWindow, type WindowResult } from "../narrow/window.js";
+import { highlightHtml, highlightTopic, parseSearchQuery } from "../search/index.js";
+import type { Message } from "../types.js";
+import { flagReader, type ApiFlag } from "./message-flags.js";
+
+export const MAX_MESSAGES_PER_FETCH = 5000;
+
+export type AnchorSpec = number | "newest" | "oldest" | "first_unread" | "date";
+
+export interface WindowInput {
+  /** Decoded JSON of the narrow parameter (validated here). */
+  readonly narrow?: unknown;
+  readonly anchor?: AnchorSpec;
+  /** ISO 8601 date or datetime, for anchor "date". */
+  readonly anchorDate?: string;
+  readonly includeAnchor?: boolean;
+  readonly numBefore?: number;
+  readonly numAfter?: number;
+}
+
+export interface GetMessagesInput extends WindowInput {
+  readonly messageIds?: readonly number[];
+}
+
+export interface MessageView {
+  readonly message: Message;
+  readonly flags: readonly ApiFlag[];
+  /** Highlighted HTML content and topic, for search narrows. */
+  readonly matchContent?: string;
+  readonly matchSubject?: string;
+}
+
+export interface GetMessagesResult {
+  /** Absent in message_ids mode. */
+  readonly anchor?: number;
+  readonly foundAnchor: boolean;
+  readonly foundOldest: boolean;
+  readonly foundNewest: boolean;
+  readonly historyLimited: boolean;
+  readonly messages: readonly MessageView[];
+}
+
+const INCOMPATIBLE = ["num_before", "num_after", "anchor", "message_ids", "include_anchor", "use_first_unread_anchor"];
+
+export function getMessages(ctx: PlanContext, input: GetMessagesInput): GetMessagesResult {
+  const terms = normalizeNarrow(ctx.state, ctx.user, parseNarrow(input.narrow));
+  if (input.messageIds !== undefined) {
+    if (input.anchor !== undefined || input.numBefore || input.numAfter || input.includeAnchor === false) {
+      throw new BadRequestError(`Unsupported parameter combination: ${INCOMPATIBLE.join(", ")}`, { parameters: INCOMPATIBLE.join(", ") });
+    }
+    if (input.messageIds.length > MAX_MESSAGES_PER_FETCH) throw new BadRequestError(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
+    const matching = executePlan(ctx, planNarrow(ctx, terms));
+    const wanted = new RoaringBitmap32(input.messageIds.filter((id) => Number.isInteger(id) && id >= 0 && id <= 0xffffffff));
+    const ids = RoaringBitmap32.and(matching, wanted).toArray();
+    return { foundAnchor: false, foundOldest: false, foundNewest: false, historyLimited: false, messages: viewsFor(ctx, terms, ids) };
+  }
+  const { window, anchor } = selectNarrowWindow(ctx, terms, input);
+  return { anchor, ...window, messages: viewsFor(ctx, terms, window.ids) };
+}
+
+/** Validates the range parameters, resolves the anchor and selects the window. */
+export function selectNarrowWindow(ctx: PlanContext, terms: readonly Term[], input: WindowInput): { window: WindowResult; anchor: number } {
+  const { numBefore, numAfter } = requireRange(input);
+  if (numBefore + numAfter > MAX_MESSAGES_PER_FETCH) throw new BadRequestError(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
+  const includeAnchor = input.includeAnchor ?? true;
+  if (numBefore > 0 && numAfter > 0 && !includeAnchor) throw new BadRequestError("The anchor can only be excluded at an end of the range");
+
+  const plan = planNarrow(ctx, terms);
+  const matching = executePlan(ctx, plan);
+  const anchor = resolveAnchor(ctx, terms, matching, input);
+  return { window: selectWindow(matching, { anchor, numBefore, numAfter, includeAnchor }), anchor };
+}
+
+/** The required range parameters, present and non-negative. */
+export function requireRange(input: WindowInput): { anchor: AnchorSpec; numBefore: number; numAfter: number } {
+  if (input.anchor === undefined) throw new MissingArgumentError("anchor");
+  if (input.numBefore === undefined) throw new MissingArgumentError("num_before");
+  if (input.numAfter === undefined) throw new MissingArgumentError("num_after");
+  const { numBefore, numAfter } = input;
+  if (!Number.isInteger(numBefore) || numBefore < 0) throw new BadRequestError("num_before is too small");
+  if (!Number.isInteger(numAfter) || numAfter < 0) throw new BadRequestError("num_after is too small");
+  return { anchor: input.anchor, numBefore, numAfter };
+}
+
+function resolveAnchor(ctx: PlanContext, terms: readonly Term[], matching: Bitmap, input: WindowInput): number {
+  const anchor = input.anchor!;
+  if (typeof anchor === "number") {
+    if (!Number.isFinite(anchor)) throw new BadRequestError("Invalid anchor");
+    return Math.min(Math.max(Math.trunc(anchor), 0), NEWEST_ANCHOR);
+  }
+  switch (anchor) {
+    case "newest":
+      return NEWEST_ANCHOR;
+    case "oldest":
+      return 0;
+    case "first_unread":
+      return firstUnreadAnchor(ctx, terms);
+    case "date":
+      return dateAnchor(ctx, matching, input.anchorDate);
+  }
+}
+
+/**
+ * Zulip's find_first_unread_anchor: always over personal history, unread only,
+ * skipping muted topics (and muted channels when no channel is named).
+ */
+export function firstUnreadAnchor(ctx: PlanContext, terms: readonly Term[]): number {
+  const personal = executePlan(ctx, planNarrow(ctx, terms, "personal"));
+  personal.andNotInPlace(ctx.state.bitmaps.get(key.userFlag(ctx.user.id, "read")));
+  const channelTerm = terms.find((t) => t.kind === "channel" && !t.negated);
+  personal.andNotInPlace(mutedSet(ctx, channelTerm?.kind === "channel" ? channelTerm.channelId : null));
+  return personal.size === 0 ? NEWEST_ANCHOR : personal.minimum();
+}
+
+/** Parses ISO 8601 (date only = 00:00 UTC; no zone = UTC) to UNIX seconds. */
+export function parseAnchorDate(text: string): number {
+  const trimmed = text.trim();
+  const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(trimmed);
+  const hasZone = /(Z|[+-]\d{2}:?\d{2})$/i.test(trimmed);
+  const iso = dateOnly ? `${trimmed}T00:00:00Z` : hasZone ? trimmed : `${trimmed}Z`;
+  const ms = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?$/i.test(trimmed) ? Date.parse(iso.replace(" ", "T")) : NaN;
+  if (Number.isNaN(ms)) throw new BadRequestError("Invalid anchor_date");
+  return Math.floor(ms / 1000);
+}
+
+/** First matching message sent at or after anchor_date; otherwise the newest. */
+function dateAnchor(ctx: PlanContext, matching: Bitmap, anchorDate: string | undefined): number {
+  if (anchorDate === undefined) throw new MissingArgumentError("anchor_date");
+  const seconds = parseAnchorDate(anchorDate);
+  for (const { key: k } of ctx.state.tables.dateMessage.getRange({ start: [seconds, 0], limit: 1 })) {
+    const firstId = k[1];
+    const rank = firstId <= 1 ? 0 : matching.rank(firstId - 1);
+    const found = matching.select(rank);
+    return found === undefined ? NEWEST_ANCHOR : found;
+  }
+  return NEWEST_ANCHOR;
+}
+
+/** Loads messages and attaches the caller's flags and search highlights. */
+export function viewsFor(ctx: PlanContext, terms: readonly Term[], ids: readonly number[]): MessageView[] {
+  const flagsOf = flagReader(ctx.state, ctx.user.id);
+  const searchQuery = terms.filter((t) => t.kind === "search" && !t.negated).map((t) => (t.kind === "search" ? t.query : "")).join(" ");
+  const stems = searchQuery === "" ? null : new Set(parseSearchQuery(searchQuery).terms);
+  const views: MessageView[] = [];
+  for (const id of ids) {
+    const message = ctx.state.tables.messages.get(id) as Message | undefined;
+    if (!message) continue;
+    const flags = flagsOf(message);
+    if (stems) views.push({ message, flags, matchContent: highlightHtml(message.renderedContent, stems), matchSubject: highlightTopic(message.topic, stems) });
+    else views.push({ message, flags });
+  }
+  return views;
+}

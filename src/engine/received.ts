@@ -1,0 +1,107 @@
+/**
+ * @module received
+ * What a user received, derived instead of stored: sending to a channel writes nothing
+ * per subscriber. A user's channel part is the union, over their subscription
+ * intervals, of channel bitmap ∩ [from, to); their personal universe adds the direct
+ * messages they are in, the messages they sent (Zulip always gives the sender a row)
+ * and their materialised historical rows.
+ *
+ * The channel part is cached per user and extended incrementally as messages arrive;
+ * a subscription change (version bump) forces a rebuild.
+ */
+import { RoaringBitmap32, type Bitmap, type ReadonlyBitmap } from "./index/bitmap-store.js";
+import { key } from "./index/keys.js";
+import type { StoreState } from "./state.js";
+
+interface CacheEntry {
+  readonly bitmap: Bitmap;
+  upTo: number;
+  readonly version: number;
+}
+
+const MAX_CACHED_USERS = 512;
+
+export class ReceivedSets {
+  readonly #state: StoreState;
+  readonly #cache = new Map<number, CacheEntry>();
+
+  constructor(state: StoreState) {
+    this.#state = state;
+  }
+
+  /** Channel messages the user received while subscribed. Cached: do not mutate. */
+  channelPart(userId: number): ReadonlyBitmap {
+    const state = this.#state;
+    const version = state.subscriptionVersion.get(userId) ?? 0;
+    const last = state.lastMessageId;
+    let entry = this.#cache.get(userId);
+    if (entry && entry.version === version) {
+      this.#cache.delete(userId);
+      this.#cache.set(userId, entry);
+      if (entry.upTo < last) this.#extend(userId, entry, last);
+      return entry.bitmap;
+    }
+    entry = { bitmap: this.#build(userId, last), upTo: last, version };
+    this.#cache.set(userId, entry);
+    if (this.#cache.size > MAX_CACHED_USERS) {
+      const oldest = this.#cache.keys().next().value;
+      if (oldest !== undefined) this.#cache.delete(oldest);
+    }
+    return entry.bitmap;
+  }
+
+  /** The user's personal history: Zulip's UserMessage rows. A new bitmap. */
+  personal(userId: number): Bitmap {
+    const bitmaps = this.#state.bitmaps;
+    return RoaringBitmap32.orMany([
+      this.channelPart(userId),
+      bitmaps.get(key.userFlag(userId, "dm")),
+      bitmaps.get(key.userFlag(userId, "historical")),
+      bitmaps.get(key.sender(userId)),
+    ]);
+  }
+
+  /** Messages received at send time (no historical rows; the sender always has a row). A new bitmap. */
+  receivedAtSend(userId: number): Bitmap {
+    const bitmaps = this.#state.bitmaps;
+    return RoaringBitmap32.orMany([this.channelPart(userId), bitmaps.get(key.userFlag(userId, "dm")), bitmaps.get(key.sender(userId))]);
+  }
+
+  /** Forget cached sets (after a failed write, or to bound memory). */
+  clear(): void {
+    this.#cache.clear();
+  }
+
+  #build(userId: number, last: number): Bitmap {
+    const subs = this.#state.subsByUser.get(userId);
+    if (!subs) return new RoaringBitmap32();
+    const parts: ReadonlyBitmap[] = [];
+    for (const sub of subs.values()) {
+      const channel = this.#state.bitmaps.get(key.channel(sub.channelId));
+      if (channel.size === 0) continue;
+      for (const iv of sub.intervals) {
+        const to = iv.to ?? last + 1;
+        if (to <= iv.from) continue;
+        if (iv.from <= channel.minimum() && to > channel.maximum()) parts.push(channel);
+        else parts.push(RoaringBitmap32.and(channel, new RoaringBitmap32().addRange(iv.from, to)));
+      }
+    }
+    return RoaringBitmap32.orMany(parts);
+  }
+
+  #extend(userId: number, entry: CacheEntry, last: number): void {
+    const subs = this.#state.subsByUser.get(userId);
+    if (subs) {
+      for (const sub of subs.values()) {
+        const open = sub.intervals[sub.intervals.length - 1];
+        if (!open || open.to !== null) continue;
+        const channel = this.#state.bitmaps.get(key.channel(sub.channelId));
+        const lower = Math.max(entry.upTo + 1, open.from);
+        const start = channel.rank(lower - 1);
+        const count = channel.size - start;
+        if (count > 0) entry.bitmap.addMany(channel.rangeUint32Array(start, count));
+      }
+    }
+    entry.upTo = last;
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * @module render
+ * The contract between the engine and a message renderer. The engine calls the
+ * renderer once per send (and edit) and stores both the raw content and the HTML; the
+ * facts the renderer reports (mentions, links, images, /me) drive flags and indexes.
+ * The default renderer is src/markdown (Zulip-flavoured Markdown); embedders may pass
+ * their own to openStore.
+ */
+
+/** A user as the renderer may refer to it. */
+export interface RenderUser {
+  readonly id: number;
+  readonly fullName: string;
+  readonly email: string;
+}
+
+/** A channel as the renderer may refer to it. */
+export interface RenderChannel {
+  readonly id: number;
+  readonly name: string;
+}
+
+/** A user group as the renderer may refer to it. */
+export interface RenderGroup {
+  readonly id: number;
+  readonly name: string;
+}
+
+/** Realm-scoped lookups for mentions and links. All name matching is case-insensitive. */
+export interface RenderContext {
+  /** Active users of the realm whose full name matches (several users may share one). */
+  findUsersByName(fullName: string): readonly RenderUser[];
+  findUserById(userId: number): RenderUser | undefined;
+  /** A channel the sender can see, by name. */
+  findChannelByName(name: string): RenderChannel | undefined;
+  /** A non-system user group by name. */
+  findGroupByName(name: string): RenderGroup | undefined;
+  /** Base URL of the realm (for absolute links); may be "". */
+  readonly realmUrl: string;
+}
+
+/** Which wildcard mention a message carries. */
+export type WildcardMention = "stream" | "topic" | null;
+
+/** What rendering produced. */
+export interface RenderResult {
+  /** Safe HTML: no raw HTML from the source passes through. */
+  readonly html: string;
+  /** Users mentioned personally and non-silently (@**Name**, @**Name|id**). */
+  readonly mentionedUserIds: readonly number[];
+  /** Groups mentioned non-silently (@*group*). */
+  readonly mentionedGroupIds: readonly number[];
+  /** @**all**, @**everyone**, @**channel**, @**stream** -> "stream"; @**topic** -> "topic". */
+  readonly wildcard: WildcardMention;
+  readonly hasLink: boolean;
+  readonly hasImage: boolean;
+  /** Links to uploaded files (/user_uploads/...). */
+  readonly hasAttachment: boolean;
+  /** The message is a /me status message. */
+  readonly isMeMessage: boolean;
+}
+
+/** A renderer: pure function of the content and the realm lookups. */
+export type MessageRenderer = (content: string, context: RenderContext) => RenderResult;

@@ -1,0 +1,188 @@
+/**
+ * @module types
+ * The engine's records, as stored in LMDB (msgpack) and held in memory. Wire names
+ * (snake_case) never appear here; src/http converts at its edge.
+ */
+
+/** Zulip's roles. Lower is more powerful. */
+export const ROLE = { OWNER: 100, ADMINISTRATOR: 200, MODERATOR: 300, MEMBER: 400, GUEST: 600 } as const;
+export type Role = (typeof ROLE)[keyof typeof ROLE];
+export const ROLES: readonly Role[] = [100, 200, 300, 400, 600];
+
+/** Bot kinds: 1 generic, 2 incoming webhook, 3 outgoing webhook, 4 embedded. */
+export type BotType = 1 | 2 | 3 | 4;
+
+export interface Realm {
+  readonly id: number;
+  readonly subdomain: string;
+  name: string;
+  readonly dateCreated: number;
+  deactivated: boolean;
+  /** How the empty topic is shown to clients that do not understand it. */
+  emptyTopicDisplayName: string;
+  /** Realm-wide default for channels whose topicsPolicy is "inherit". */
+  topicsPolicy: "allow_empty_topic" | "disable_empty_topic";
+  /** Zulip's enable_spectator_access. */
+  enableSpectatorAccess: boolean;
+}
+
+export interface User {
+  readonly id: number;
+  readonly realmId: number;
+  /** The API email: what Basic auth and the API use. */
+  email: string;
+  deliveryEmail: string;
+  fullName: string;
+  role: Role;
+  readonly isBot: boolean;
+  readonly botType: BotType | null;
+  botOwnerId: number | null;
+  isActive: boolean;
+  apiKey: string;
+  readonly dateJoined: number;
+  timezone: string;
+  avatarVersion: number;
+  isImportedStub: boolean;
+  /** Custom profile field ID -> value. */
+  profileData: Record<string, string | number[]>;
+}
+
+/** A group-setting value: a group ID, or an anonymous group of users and subgroups. */
+export type GroupSettingValue = number | { readonly directMembers: readonly number[]; readonly directSubgroups: readonly number[] };
+
+export type ChannelTopicsPolicy = "inherit" | "allow_empty_topic" | "disable_empty_topic" | "empty_topic_only";
+
+export interface ChannelPermissions {
+  canAddSubscribersGroup: GroupSettingValue;
+  canRemoveSubscribersGroup: GroupSettingValue;
+  canAdministerChannelGroup: GroupSettingValue;
+  canDeleteAnyMessageGroup: GroupSettingValue;
+  canDeleteOwnMessageGroup: GroupSettingValue;
+  canMoveMessagesOutOfChannelGroup: GroupSettingValue;
+  canSendMessageGroup: GroupSettingValue;
+  canSubscribeGroup: GroupSettingValue;
+}
+
+export interface Channel extends ChannelPermissions {
+  readonly id: number;
+  readonly realmId: number;
+  name: string;
+  description: string;
+  renderedDescription: string;
+  inviteOnly: boolean;
+  isWebPublic: boolean;
+  historyPublicToSubscribers: boolean;
+  topicsPolicy: ChannelTopicsPolicy;
+  /** null: realm default; -1: unlimited. */
+  messageRetentionDays: number | null;
+  readonly dateCreated: number;
+  readonly creatorId: number | null;
+  isArchived: boolean;
+  isDefault: boolean;
+  /** ID of the first message sent to it, or null. */
+  firstMessageId: number | null;
+}
+
+/**
+ * A period during which a user received a channel's messages: message IDs in
+ * [from, to). `to` is null while it lasts. IDs, not times, so "received" is exact.
+ */
+export interface ReceiveInterval {
+  readonly from: number;
+  readonly to: number | null;
+}
+
+export interface Subscription {
+  readonly userId: number;
+  readonly channelId: number;
+  active: boolean;
+  isMuted: boolean;
+  color: string;
+  pinToTop: boolean;
+  /** Every period the user received the channel's messages, oldest first. */
+  intervals: ReceiveInterval[];
+}
+
+export interface UserGroup {
+  readonly id: number;
+  readonly realmId: number;
+  name: string;
+  description: string;
+  /** System groups (role:members, ...) have membership derived from roles. */
+  readonly systemRole: string | null;
+  members: number[];
+  subgroups: number[];
+  deactivated: boolean;
+  canManageGroup: GroupSettingValue;
+  canMentionGroup: GroupSettingValue;
+  readonly dateCreated: number;
+  readonly creatorId: number | null;
+}
+
+/** A direct-message conversation: its participants, sender included. */
+export interface Conversation {
+  readonly id: number;
+  readonly realmId: number;
+  /** Sorted ascending. One user: a conversation with oneself. */
+  readonly userIds: readonly number[];
+}
+
+export interface Reaction {
+  readonly emojiName: string;
+  readonly emojiCode: string;
+  readonly reactionType: "unicode_emoji" | "realm_emoji" | "zulip_extra_emoji";
+  readonly userId: number;
+}
+
+export interface EditHistoryEntry {
+  readonly userId: number | null;
+  readonly timestamp: number;
+  readonly prevContent?: string;
+  readonly prevRenderedContent?: string;
+  readonly prevStream?: number;
+  readonly prevTopic?: string;
+  readonly stream?: number;
+  readonly topic?: string;
+}
+
+export type MessageRecipient =
+  | { readonly type: "channel"; readonly channelId: number }
+  | { readonly type: "direct"; readonly conversationId: number };
+
+export interface Message {
+  readonly id: number;
+  readonly realmId: number;
+  readonly senderId: number;
+  recipient: MessageRecipient;
+  /** Topic as sent; "" for direct messages and for the empty ("general chat") topic. */
+  topic: string;
+  /** Raw Markdown. */
+  content: string;
+  renderedContent: string;
+  readonly dateSent: number;
+  readonly client: string;
+  isMeMessage: boolean;
+  hasLink: boolean;
+  hasImage: boolean;
+  hasAttachment: boolean;
+  /** Users mentioned personally at send time (for the mentions: operator and verify). */
+  mentionedUserIds: number[];
+  mentionedGroupIds: number[];
+  wildcard: "stream" | "topic" | null;
+  reactions: Reaction[];
+  editHistory: EditHistoryEntry[] | null;
+  lastEditTimestamp: number | null;
+  lastMovedTimestamp: number | null;
+}
+
+/** Per-user topic visibility policy: 0 none, 1 muted, 2 unmuted, 3 followed. */
+export type VisibilityPolicy = 0 | 1 | 2 | 3;
+
+export interface UserTopic {
+  readonly userId: number;
+  readonly channelId: number;
+  /** Topic as last set (display form). */
+  topic: string;
+  policy: VisibilityPolicy;
+  lastUpdated: number;
+}

@@ -1,0 +1,92 @@
+/**
+ * @module verify
+ * Rebuilds every index that derives from message records and compares it with what
+ * is persisted on disk, reporting each difference. Derivable: realm, sender,
+ * channel, topic, conversation, has:, resolved, wildcard and term bitmaps, and the
+ * per-user `dm`, `mentioned` and `topic_wildcard_mentioned` sets. Not derivable (user
+ * state, checked for consistency only): read, starred, collapsed, historical; and
+ * group_mentioned, which depends on group membership at send time.
+ */
+import { receivedAtSend as receivedOnly } from "./access.js";
+import { RoaringBitmap32, type Bitmap } from "./index/bitmap-store.js";
+import { indexMessage, writeMentionFlags, type IndexSink } from "./actions/send-message.js";
+import type { StoreState } from "./state.js";
+import { FIRST_ID } from "./storage/tables.js";
+import type { Message } from "./types.js";
+
+export interface IndexDifference {
+  readonly key: string;
+  readonly missingCount: number;
+  readonly extraCount: number;
+  /** Up to 10 IDs the index lacks / should not have. */
+  readonly missing: readonly number[];
+  readonly extra: readonly number[];
+}
+
+export interface VerifyReport {
+  readonly messages: number;
+  readonly keysChecked: number;
+  readonly differences: readonly IndexDifference[];
+  readonly problems: readonly string[];
+}
+
+const DERIVED_USER_FLAGS = /^u:\d+:(dm|mentioned|topic_wildcard_mentioned)$/;
+const DERIVED = /^(r|s|c|ct|t|res|wc|d|dm|dmg|h|w):/;
+
+export function isDerivedKey(name: string): boolean {
+  return DERIVED.test(name) || DERIVED_USER_FLAGS.test(name);
+}
+
+export function verifyIndexes(state: StoreState, onProgress?: (done: number, total: number) => void): VerifyReport {
+  const expected = new Map<string, Bitmap>();
+  const sink: IndexSink = {
+    add(k, id) {
+      let bitmap = expected.get(k);
+      if (!bitmap) expected.set(k, (bitmap = new RoaringBitmap32()));
+      bitmap.add(id);
+    },
+  };
+  const problems: string[] = [];
+  const total = state.lastMessageId;
+  let messages = 0;
+  for (const { key: id, value } of state.tables.messages.getRange({ start: FIRST_ID })) {
+    const message = value as Message;
+    if (message.id !== id) problems.push(`message record ${id} has id ${message.id}`);
+    if (id > state.lastMessageId) problems.push(`message ${id} is above the allocated maximum ${state.lastMessageId}`);
+    indexMessage(state, message, sink);
+    writeMentionFlags(state, message, sink, { groups: false });
+    messages++;
+    if (onProgress && messages % 10000 === 0) onProgress(messages, total);
+  }
+  onProgress?.(messages, total);
+
+  const keys = new Set<string>(expected.keys());
+  for (const k of state.bitmaps.persistedKeys()) if (isDerivedKey(k)) keys.add(k);
+  const differences: IndexDifference[] = [];
+  for (const k of [...keys].sort()) {
+    const want = expected.get(k) ?? new RoaringBitmap32();
+    const have = state.bitmaps.loadFromDisk(k);
+    if (want.isEqual(have)) continue;
+    const missing = RoaringBitmap32.andNot(want, have);
+    const extra = RoaringBitmap32.andNot(have, want);
+    differences.push({ key: k, missingCount: missing.size, extraCount: extra.size, missing: Array.from(missing.rangeUint32Array(0, 10)), extra: Array.from(extra.rangeUint32Array(0, 10)) });
+  }
+  checkHistoricalRows(state, problems);
+  return { messages, keysChecked: keys.size, differences, problems };
+}
+
+/** A historical row is only for a message the user did not receive. */
+function checkHistoricalRows(state: StoreState, problems: string[]): void {
+  for (const k of state.bitmaps.persistedKeys()) {
+    const match = /^u:(\d+):historical$/.exec(k);
+    if (!match) continue;
+    const userId = Number(match[1]);
+    for (const id of state.bitmaps.loadFromDisk(k)) {
+      const message = state.tables.messages.get(id) as Message | undefined;
+      if (!message) problems.push(`user ${userId} has a historical row for missing message ${id}`);
+      else if (receivedOnly(state, userId, message)) problems.push(`user ${userId} has a historical row for message ${id}, which they received`);
+    }
+  }
+}
+
+

@@ -1,0 +1,90 @@
+/**
+ * @module markdown
+ * The default message renderer: Zulip-flavoured Markdown to safe HTML, built on
+ * markdown-it with raw HTML disabled. Zulip's extensions live in the sibling
+ * modules (mentions, channel links, emoji, code blocks, quote/spoiler fences,
+ * link policy); this module wires them into one markdown-it instance and turns a
+ * render into the facts the engine stores alongside the HTML.
+ */
+import MarkdownItClass from "markdown-it";
+import type { MarkdownIt } from "markdown-it";
+import type { MessageRenderer, RenderContext, RenderResult } from "../engine/render.js";
+import { channelLinkRule } from "./channels.js";
+import { renderFence, renderIndentedCode } from "./code.js";
+import { emojiRule } from "./emoji.js";
+import { escapeText } from "./escape.js";
+import { isAllowedUrl, processLinks } from "./links.js";
+import { mentionRule } from "./mentions.js";
+import { expandContainerFences, quoteAwareInline } from "./quotes.js";
+import { installRawHtmlRenderers } from "./raw-html.js";
+import { createEnv, RenderState } from "./render-state.js";
+import { installZulipRenderers, literalUnderscoreRule } from "./syntax.js";
+
+function createMarkdownIt(): MarkdownIt {
+  const md = new MarkdownItClass({ html: false, linkify: true, breaks: true, typographer: false });
+  // Zulip has no setext headings, no reference-style links and no <url> autolinks
+  // (a bare URL is linkified instead); raw HTML rules go too, belt and braces.
+  md.disable(["lheading", "reference", "autolink", "html_block", "html_inline"]);
+  md.validateLink = isAllowedUrl;
+  // Zulip links bare domains (example.com, www.zulip.com/foo) too, not only URLs with a scheme.
+  md.linkify.set({ fuzzyLink: true });
+
+  md.core.ruler.after("block", "zulip_container_fences", expandContainerFences);
+  md.core.ruler.at("inline", quoteAwareInline);
+  md.core.ruler.after("linkify", "zulip_links", processLinks);
+
+  // Before "linkify"/"emphasis" so `@**x**`, `#**x**` and `:x:` are claimed first;
+  // emoji after "linkify" so `https://` is still seen as a URL.
+  md.inline.ruler.before("linkify", "zulip_mention", mentionRule);
+  md.inline.ruler.before("linkify", "zulip_channel_link", channelLinkRule);
+  md.inline.ruler.after("linkify", "zulip_emoji", emojiRule);
+  md.inline.ruler.before("emphasis", "zulip_literal_underscore", literalUnderscoreRule);
+
+  md.renderer.rules.fence = renderFence;
+  md.renderer.rules.code_block = renderIndentedCode;
+  installZulipRenderers(md);
+  installRawHtmlRenderers(md);
+  return md;
+}
+
+const md = createMarkdownIt();
+
+/** Zulip's /me check: the raw content starts with "/me ". */
+function isMeMessage(content: string): boolean {
+  return content.startsWith("/me ");
+}
+
+/** Last resort if a rule throws on pathological input: escaped text, no facts. */
+function plainTextResult(content: string): RenderResult {
+  const html = content.trim() === "" ? "" : `<p>${escapeText(content).replace(/\r?\n/g, "<br>\n")}</p>`;
+  return {
+    html,
+    mentionedUserIds: [],
+    mentionedGroupIds: [],
+    wildcard: null,
+    hasLink: false,
+    hasImage: false,
+    hasAttachment: false,
+    isMeMessage: isMeMessage(content),
+  };
+}
+
+export const renderMarkdown: MessageRenderer = (content: string, context: RenderContext): RenderResult => {
+  try {
+    const state = new RenderState(context);
+    // Zulip's stored HTML has no trailing newline after the last block.
+    const html = md.render(content, createEnv(state)).replace(/\n+$/, "");
+    return {
+      html,
+      mentionedUserIds: [...state.mentionedUserIds],
+      mentionedGroupIds: [...state.mentionedGroupIds],
+      wildcard: state.wildcard,
+      hasLink: state.hasLink,
+      hasImage: state.hasImage,
+      hasAttachment: state.hasAttachment,
+      isMeMessage: isMeMessage(content),
+    };
+  } catch {
+    return plainTextResult(content);
+  }
+};
