@@ -71,6 +71,7 @@ export class StoreState {
 
   counters: Counters;
   #inWrite = false;
+  #batching = false;
 
   constructor(dir: string, renderer: MessageRenderer, options: StoreOptions) {
     this.tables = openTables(dir, { noSync: options.noSync ?? false });
@@ -94,6 +95,9 @@ export class StoreState {
 
   /** Runs `fn` as one LMDB write transaction; see the module invariant. */
   write<T>(fn: (ctx: WriteContext) => T): T {
+    // Inside a batch, each action's changes become visible at once (later actions of
+    // the batch depend on them); batch() restores everything if the whole fails.
+    if (this.#batching) return fn({ afterCommit: (cb) => cb() });
     if (this.#inWrite) throw new StorageError("nested write transaction");
     const after: (() => void)[] = [];
     const savedCounters = { ...this.counters };
@@ -116,6 +120,39 @@ export class StoreState {
     }
     for (const cb of after) cb();
     return result;
+  }
+
+  /**
+   * Runs many actions as one transaction (bulk loads): bitmap chunks are written once
+   * per batch instead of once per action. If anything throws, nothing is committed
+   * and the in-memory state is reloaded from disk.
+   */
+  batch<T>(fn: () => T): T {
+    if (this.#inWrite || this.#batching) throw new StorageError("nested batch");
+    const savedCounters = { ...this.counters };
+    this.#inWrite = true;
+    try {
+      return this.tables.env.transactionSync(() => {
+        this.#batching = true;
+        let value: T;
+        try {
+          value = fn();
+        } finally {
+          this.#batching = false;
+        }
+        this.tables.meta.putSync("counters", this.counters);
+        this.tables.meta.putSync("schemaVersion", SCHEMA_VERSION);
+        this.bitmaps.commit();
+        return value;
+      });
+    } catch (error) {
+      this.bitmaps.rollback();
+      this.counters = savedCounters;
+      this.#reload();
+      throw error;
+    } finally {
+      this.#inWrite = false;
+    }
   }
 
   /** Allocates the next ID of a kind (inside write; rolled back with it). */
@@ -178,6 +215,16 @@ export class StoreState {
     const k = userTopicKey(userTopic.channelId, userTopic.topic);
     if (userTopic.policy === 0) map.delete(k);
     else map.set(k, userTopic);
+  }
+
+  #reload(): void {
+    for (const map of [this.realms, this.realmBySubdomain, this.users, this.userByEmail, this.userByApiKey, this.channels, this.channelByName,
+      this.subsByUser, this.subscribers, this.groups, this.conversations, this.conversationByMembers, this.userTopics] as Map<unknown, unknown>[]) {
+      map.clear();
+    }
+    for (const [userId, version] of this.subscriptionVersion) this.subscriptionVersion.set(userId, version + 1);
+    this.bitmaps.clearCache();
+    this.#load();
   }
 
   #load(): void {

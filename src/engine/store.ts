@@ -39,6 +39,14 @@ export class Store {
     this.state.close();
   }
 
+  /**
+   * Runs many actions in one transaction (bulk loading: generators, imports). All or
+   * nothing: if any action throws, none is kept.
+   */
+  batch<T>(fn: () => T): T {
+    return this.state.batch(fn);
+  }
+
   // ---- realms and users ----
 
   createRealm(input: CreateRealmInput): { realm: Realm; owner: User } {

@@ -83,7 +83,7 @@ function closingIndex(children: Token[], open: number): number {
 
 function labelOf(tokens: readonly Token[]): string {
   return tokens
-    .filter((t) => t.type === "text" || t.type === "code_inline")
+    .filter((t) => t.type === "text" || t.type === "text_special" || t.type === "code_inline")
     .map((t) => t.content)
     .join("");
 }

@@ -1,0 +1,48 @@
+#!/usr/bin/env node
+/**
+ * @module tools/parley
+ * The operator CLI. Each subcommand lives in tools/commands/<name>.ts and exports
+ * `run(argv): Promise<number>` (the exit code). Every subcommand takes --data DIR and
+ * prints JSON with --json.
+ */
+const COMMANDS: Record<string, () => Promise<{ run(argv: string[]): Promise<number> }>> = {
+  verify: () => import("./commands/verify.js"),
+};
+
+const USAGE = `usage: parley <command> [options]
+
+commands:
+  start     [--data DIR] [--port N] [--host H]   build-free start: create a demo realm if DIR is empty, then serve
+  serve     [--data DIR] [--port N] [--host H]   serve the Zulip API
+  realm create --subdomain S --name NAME --owner-email E [--owner-name N]
+  user create --realm S --email E --name NAME [--role R] [--bot --owner-email E]
+  demo      [--data DIR]                         create a demo realm with users, channels and messages
+  verify    [--data DIR]                         rebuild indexes from records; exit 0 when clean
+  generate  --data DIR --messages N [--users U] [--channels C] [--seed S]
+
+every command takes --data DIR (default ./data) and --json for JSON output.`;
+
+async function main(): Promise<number> {
+  const [name, ...rest] = process.argv.slice(2);
+  if (!name || name === "--help" || name === "-h" || name === "help") {
+    console.log(USAGE);
+    return name ? 0 : 2;
+  }
+  const load = COMMANDS[name];
+  if (!load) {
+    console.error(`parley: unknown command '${name}'\n\n${USAGE}`);
+    return 2;
+  }
+  const command = await load();
+  return command.run(rest);
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    console.error(`parley: ${error instanceof Error ? error.message : String(error)}`);
+    process.exitCode = 1;
+  },
+);
