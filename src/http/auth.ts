@@ -1,0 +1,59 @@
+/**
+ * @module http/auth
+ * Realm from the Host header, then HTTP Basic (API email + API key). Every failure
+ * on this path is 401 UNAUTHORIZED with WWW-Authenticate, as Zulip's Basic-auth
+ * decorator converts them; a non-Basic scheme is 400 like Zulip.
+ */
+import { timingSafeEqual } from "node:crypto";
+import { AuthError, BadRequestError, NoSuchRealmError, type Store } from "../engine/index.js";
+import type { Realm, User } from "../engine/types.js";
+
+const IP_LITERAL = /^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-f:.]+\])$/i;
+
+/** The subdomain a Host header names; "" for the bare external host, localhost and IPs. */
+export function subdomainOf(hostHeader: string, externalHost: string): string {
+  const host = hostHeader.trim().toLowerCase().replace(/:\d+$/, "");
+  const base = externalHost.toLowerCase().replace(/:\d+$/, "");
+  if (host === "" || host === base || host === "localhost" || IP_LITERAL.test(host)) return "";
+  if (host.endsWith(`.${base}`)) return host.slice(0, -(base.length + 1));
+  if (host.endsWith(".localhost")) return host.slice(0, -".localhost".length);
+  return host.split(".")[0] ?? "";
+}
+
+export function realmFor(store: Store, hostHeader: string, externalHost: string): Realm | undefined {
+  return store.findRealmBySubdomain(subdomainOf(hostHeader, externalHost));
+}
+
+function constantTimeEqual(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** Authenticates a request; throws AuthError / BadRequestError / NoSuchRealmError. */
+export function authenticate(store: Store, authorization: string, hostHeader: string, externalHost: string): { realm: Realm; user: User } {
+  if (authorization === "") throw new AuthError("Not logged in: API authentication or user session required");
+  const parts = authorization.trim().split(/\s+/);
+  if (parts[0]?.toLowerCase() !== "basic") throw new BadRequestError("This endpoint requires HTTP basic authentication.");
+  if (parts.length !== 2) throw new AuthError("Invalid authorization header for basic auth");
+  const decoded = Buffer.from(parts[1]!, "base64").toString("utf8");
+  const colon = decoded.indexOf(":");
+  if (colon < 0 || decoded.indexOf(":", colon + 1) >= 0 || !/^[A-Za-z0-9+/=]+$/.test(parts[1]!)) throw new AuthError("Invalid authorization header for basic auth");
+  const email = decoded.slice(0, colon).trim();
+  const apiKey = decoded.slice(colon + 1).trim();
+  const realm = realmFor(store, hostHeader, externalHost);
+  if (!realm) throw new NoSuchRealmError();
+  if (!/^[A-Za-z0-9]{32}$/.test(apiKey)) throw new AuthError("Malformed API key");
+  const owner = store.findUserByApiKey(apiKey);
+  if (!owner || owner.email.toLowerCase() !== email.toLowerCase() || !constantTimeEqual(owner.apiKey, apiKey)) throw new AuthError("Invalid API key");
+  if (owner.realmId !== realm.id) throw new AuthError("Account is not associated with this subdomain");
+  if (realm.deactivated) throw new AuthError("This organization has been deactivated");
+  if (!owner.isActive) throw new AuthError("Account is deactivated");
+  return { realm, user: owner };
+}
+
+/** Zulip's client name: the User-Agent's product token ("ZulipMobile/27.2 (...)" -> "ZulipMobile"). */
+export function clientName(userAgent: string): string {
+  const token = userAgent.trim().split(/[\s/]/)[0] ?? "";
+  return token === "" ? "Unspecified" : token.slice(0, 30);
+}

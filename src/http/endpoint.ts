@@ -1,0 +1,62 @@
+/**
+ * @module http/endpoint
+ * The shape of one endpoint file: method, path, auth, its parameter schema and a
+ * handler that calls one engine operation and returns the success data fields.
+ */
+import type { Store } from "../engine/index.js";
+import type { Realm, User } from "../engine/types.js";
+import type { ParamShape, ParamValues } from "./params.js";
+
+export type Method = "GET" | "POST" | "PATCH" | "DELETE" | "PUT";
+
+export interface ServerInfo {
+  /** Public base URL clients use (for avatar and upload URLs). */
+  readonly baseUrl: string;
+  readonly externalHost: string;
+}
+
+/** What a handler sees: the store, the caller and request facts, already authenticated. */
+export interface AuthedContext {
+  readonly store: Store;
+  readonly realm: Realm;
+  readonly user: User;
+  /** Zulip's client name from the User-Agent ("ZulipMobile", "website", "API"). */
+  readonly client: string;
+  readonly pathParams: Readonly<Record<string, string>>;
+  readonly server: ServerInfo;
+}
+
+export interface PublicContext {
+  readonly store: Store;
+  readonly realm: Realm | undefined;
+  readonly pathParams: Readonly<Record<string, string>>;
+  readonly server: ServerInfo;
+}
+
+export type SuccessData = Record<string, unknown>;
+
+interface EndpointBase<P extends ParamShape> {
+  readonly method: Method;
+  /** Relative to /api/v1; ":name" segments are path parameters. */
+  readonly path: string;
+  readonly params: P;
+  /** Deprecated wire names accepted for a parameter: alias -> name. */
+  readonly aliases?: Readonly<Record<string, string>>;
+}
+
+export interface AuthedEndpoint<P extends ParamShape> extends EndpointBase<P> {
+  readonly auth: "user";
+  handler(ctx: AuthedContext, input: ParamValues<P>): SuccessData;
+}
+
+export interface PublicEndpoint<P extends ParamShape> extends EndpointBase<P> {
+  readonly auth: "none";
+  handler(ctx: PublicContext, input: ParamValues<P>): SuccessData;
+}
+
+export type Endpoint<P extends ParamShape = ParamShape> = AuthedEndpoint<P> | PublicEndpoint<P>;
+
+/** Declares an endpoint; keeps the handler's input type tied to its schema. */
+export function defineEndpoint<P extends ParamShape>(spec: AuthedEndpoint<P> | PublicEndpoint<P>): Endpoint {
+  return spec as unknown as Endpoint;
+}

@@ -1,0 +1,9 @@
+/**
+ * @module http/endpoints
+ * The route table: every endpoint, nothing else. Each family keeps its list in its
+ * own folder's index.ts.
+ */
+import type { Endpoint } from "../endpoint.js";
+import serverSettings from "./server/server-settings.js";
+
+export const ENDPOINTS: readonly Endpoint[] = [serverSettings];

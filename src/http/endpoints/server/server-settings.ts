@@ -1,0 +1,38 @@
+/**
+ * @module http/endpoints/server/server-settings
+ * GET /server_settings (no authentication): what a client needs before logging in.
+ * Deviations: only API-key (password-less) login is offered; no external auth methods.
+ */
+import { defineEndpoint } from "../../endpoint.js";
+import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from "../../version.js";
+
+export default defineEndpoint({
+  method: "GET",
+  path: "/server_settings",
+  auth: "none",
+  params: {},
+  handler(ctx) {
+    const realm = ctx.realm;
+    return {
+      authentication_methods: { password: false, dev: false, email: false, ldap: false, remoteuser: false, github: false, azuread: false, gitlab: false, apple: false, google: false, saml: false, "openid connect": false },
+      external_authentication_methods: [],
+      zulip_feature_level: ZULIP_FEATURE_LEVEL,
+      zulip_version: ZULIP_VERSION,
+      zulip_merge_base: ZULIP_MERGE_BASE,
+      push_notifications_enabled: false,
+      is_incompatible: false,
+      email_auth_enabled: false,
+      require_email_format_usernames: true,
+      realm_uri: ctx.server.baseUrl,
+      realm_url: ctx.server.baseUrl,
+      ...(realm
+        ? {
+            realm_name: realm.name,
+            realm_icon: "",
+            realm_description: "",
+            realm_web_public_access_enabled: realm.enableSpectatorAccess,
+          }
+        : {}),
+    };
+  },
+});

@@ -1,0 +1,144 @@
+/**
+ * @module http/params
+ * Zulip's parameter coercions as zod schemas over the raw wire strings: integers,
+ * booleans, JSON-encoded lists and objects, bounded strings. Each failure carries a
+ * message template with "{var}", filled in with the parameter's name (and the JSON
+ * path for nested values) by parseParams, giving Zulip's texts:
+ * "num_before is not an integer", "narrow is not valid JSON", "Invalid op", ...
+ */
+import { z } from "zod";
+import { BadRequestError, MissingArgumentError } from "../engine/errors.js";
+
+/** One parameter: a schema from raw string (or undefined when absent) to a value. */
+export type Param = z.ZodType<unknown, string | undefined>;
+export type ParamShape = Readonly<Record<string, Param>>;
+export type ParamValues<P extends ParamShape> = { -readonly [K in keyof P]: z.output<P[K]> };
+
+const raw = z.string();
+
+function fail(ctx: z.RefinementCtx, message: string): typeof z.NEVER {
+  ctx.addIssue({ code: "custom", message });
+  return z.NEVER;
+}
+
+function parseInt(text: string, ctx: z.RefinementCtx, min?: number, max?: number): number {
+  const trimmed = text.trim();
+  if (!/^-?\d+$/.test(trimmed)) return fail(ctx, "{var} is not an integer");
+  const n = Number(trimmed);
+  if (!Number.isSafeInteger(n)) return fail(ctx, n < 0 ? "{var} is too small" : "{var} is too large");
+  if (min !== undefined && n < min) return fail(ctx, "{var} is too small");
+  if (max !== undefined && n > max) return fail(ctx, "{var} is too large");
+  return n;
+}
+
+/** The parameter builders every endpoint uses. */
+export const p = {
+  /** An integer (plain or JSON text, as Zulip accepts both). */
+  int: (bounds: { min?: number; max?: number } = {}) => raw.transform((s, ctx) => parseInt(s, ctx, bounds.min, bounds.max)),
+  /** A boolean: true/false (JSON), also accepting Zulip's legacy 1/0 is not done: JSON only. */
+  bool: () =>
+    raw.transform((s, ctx) => {
+      const t = s.trim();
+      if (t === "true") return true;
+      if (t === "false") return false;
+      return fail(ctx, "{var} is not a boolean");
+    }),
+  /** A string, optionally bounded in code points; NUL bytes refused where asked. */
+  str: (bounds: { maxLength?: number; minLength?: number; noNul?: boolean } = {}) =>
+    raw.transform((s, ctx) => {
+      const length = [...s].length;
+      if (bounds.maxLength !== undefined && length > bounds.maxLength) return fail(ctx, `{var} is too long (limit: ${bounds.maxLength} characters)`);
+      if (bounds.minLength === 1 && s.trim().length === 0) return fail(ctx, "{var} cannot be blank");
+      if (bounds.minLength !== undefined && length < bounds.minLength) return fail(ctx, "{var} is too short.");
+      if (bounds.noNul && s.includes("\0")) return fail(ctx, "{var} must not contain null bytes");
+      return s;
+    }),
+  /** One of fixed strings. */
+  oneOf: <T extends string>(values: readonly T[]) =>
+    raw.transform((s, ctx) => ((values as readonly string[]).includes(s) ? (s as T) : fail(ctx, "Invalid {var}"))),
+  /** JSON text, checked against `schema`. Nested failures name their path: narrow[0]. */
+  json: <T>(schema: z.ZodType<T>) =>
+    raw.transform((s, ctx): T => {
+      let value: unknown;
+      try {
+        value = JSON.parse(s);
+      } catch {
+        return fail(ctx, "{var} is not valid JSON");
+      }
+      const result = schema.safeParse(value);
+      if (result.success) return result.data;
+      return fail(ctx, describeIssue(result.error.issues[0]));
+    }),
+  /** An integer given plainly or as a JSON string/number, or a non-numeric string (anchor-like). */
+  intOrString: () => raw.transform((s) => (/^-?\d+$/.test(s.trim()) ? Number(s.trim()) : s)),
+};
+
+/** JSON-side value schemas with Zulip-style messages. */
+export const j = {
+  int: () => z.number().int(),
+  intList: () => z.array(z.number().int()),
+  stringList: () => z.array(z.string()),
+  intOrStringList: () => z.union([z.array(z.number().int()), z.array(z.string())]),
+  /** A group-setting value: a group ID or {direct_members, direct_subgroups}. */
+  groupSetting: () => z.union([z.number().int(), z.object({ direct_members: z.array(z.number().int()), direct_subgroups: z.array(z.number().int()) })]),
+};
+
+type Issue = z.core.$ZodIssue;
+
+/** A Zulip-style message template for a nested zod issue. */
+function describeIssue(issue: Issue | undefined): string {
+  if (!issue) return "Invalid {var}";
+  const where = `{var}${issue.path.map((part) => (typeof part === "number" ? `[${part}]` : `["${String(part)}"]`)).join("")}`;
+  switch (issue.code) {
+    case "invalid_type": {
+      const noun: Record<string, string> = { number: "an integer", int: "an integer", string: "a string", boolean: "a boolean", array: "a list", object: "a dict" };
+      if (issue.expected === "undefined" || issue.expected === "never") return `Argument "${String(issue.path[issue.path.length - 1])}" at {var} is unexpected`;
+      return `${where} is not ${noun[issue.expected] ?? `a ${issue.expected}`}`;
+    }
+    case "too_small":
+      return `${where} is too small`;
+    case "too_big":
+      return `${where} is too large`;
+    case "invalid_union": {
+      const first = issue.errors[0]?.[0];
+      return first ? describeIssue({ ...first, path: [...issue.path, ...first.path] } as Issue) : `Invalid ${where}`;
+    }
+    case "unrecognized_keys":
+      return `Argument "${issue.keys[0] ?? ""}" at {var} is unexpected`;
+    default:
+      return `Invalid ${where}`;
+  }
+}
+
+export interface ParsedParams<P extends ParamShape> {
+  readonly values: ParamValues<P>;
+  /** Parameters the endpoint does not know, sorted (Zulip's ignored_parameters_unsupported). */
+  readonly ignored: readonly string[];
+}
+
+/**
+ * Parses raw wire values against an endpoint's parameter shape. A missing parameter
+ * whose schema rejects undefined is REQUEST_VARIABLE_MISSING; any other failure is
+ * BAD_REQUEST with the filled-in template.
+ */
+export function parseParams<P extends ParamShape>(shape: P, input: ReadonlyMap<string, string>, aliases: Readonly<Record<string, string>> = {}): ParsedParams<P> {
+  const values: Record<string, unknown> = {};
+  for (const [name, schema] of Object.entries(shape)) {
+    const alias = Object.entries(aliases).find(([, target]) => target === name)?.[0];
+    if (alias !== undefined && input.has(alias) && input.has(name)) {
+      throw new BadRequestError(`Can't decide between '${name}' and '${alias}' arguments`);
+    }
+    const value = input.get(name) ?? (alias !== undefined ? input.get(alias) : undefined);
+    const result = schema.safeParse(value);
+    if (result.success) {
+      values[name] = result.data;
+      continue;
+    }
+    if (value === undefined) throw new MissingArgumentError(name);
+    const message = result.error.issues[0]?.message ?? "Invalid {var}";
+    throw new BadRequestError(message.startsWith("Invalid input") ? `Invalid ${name}` : message.replaceAll("{var}", name));
+  }
+  const known = new Set([...Object.keys(shape), ...Object.keys(aliases)]);
+  const ignored = [...input.keys()].filter((k) => !known.has(k)).sort();
+  return { values: values as ParamValues<P>, ignored };
+}

@@ -1,0 +1,117 @@
+/**
+ * @module http/request
+ * Reading a request off uWebSockets.js: headers are copied synchronously (uWS
+ * forbids touching `req` after the handler returns), the body is streamed with
+ * onData into one buffer under a size limit, and form bodies are decoded —
+ * application/x-www-form-urlencoded directly, multipart/form-data with busboy.
+ */
+import busboy from "busboy";
+import type { HttpRequest, HttpResponse } from "uWebSockets.js";
+
+export interface RequestHead {
+  readonly method: string;
+  readonly url: string;
+  readonly query: string;
+  readonly host: string;
+  readonly authorization: string;
+  readonly contentType: string;
+  readonly contentLength: number | null;
+  readonly userAgent: string;
+}
+
+export interface UploadedFile {
+  readonly field: string;
+  readonly filename: string;
+  readonly mimeType: string;
+  readonly data: Buffer;
+}
+
+export interface RequestBody {
+  readonly fields: Map<string, string>;
+  readonly files: UploadedFile[];
+}
+
+export class BodyError extends Error {
+  constructor(readonly status: 400 | 413 | 415, message: string) {
+    super(message);
+  }
+}
+
+export function readHead(req: HttpRequest): RequestHead {
+  const length = req.getHeader("content-length");
+  return {
+    method: req.getCaseSensitiveMethod().toUpperCase(),
+    url: req.getUrl(),
+    query: req.getQuery() ?? "",
+    host: req.getHeader("host"),
+    authorization: req.getHeader("authorization"),
+    contentType: req.getHeader("content-type"),
+    contentLength: length === "" ? null : Number(length),
+    userAgent: req.getHeader("user-agent"),
+  };
+}
+
+/** Collects the raw body; resolves null if the client went away. */
+export function readBody(res: HttpResponse, head: RequestHead, maxBytes: number, aborted: () => boolean): Promise<Buffer | null> {
+  if (head.contentLength !== null && head.contentLength > maxBytes) return Promise.reject(new BodyError(413, "Request body too large"));
+  if (head.contentLength === 0 || ((head.method === "GET" || head.method === "HEAD") && head.contentLength === null)) return Promise.resolve(Buffer.alloc(0));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let failed = false;
+    res.onData((chunk, isLast) => {
+      if (failed) return;
+      size += chunk.byteLength;
+      if (size > maxBytes) {
+        failed = true;
+        reject(new BodyError(413, "Request body too large"));
+        return;
+      }
+      // uWS reuses the chunk's memory after this callback: copy it.
+      chunks.push(Buffer.from(new Uint8Array(chunk)));
+      if (isLast) resolve(aborted() ? null : Buffer.concat(chunks, size));
+    });
+  });
+}
+
+/** Decodes a form body into fields (and files, for multipart). */
+export async function parseBody(head: RequestHead, body: Buffer): Promise<RequestBody> {
+  const fields = new Map<string, string>();
+  const files: UploadedFile[] = [];
+  if (body.length === 0) return { fields, files };
+  const type = head.contentType.split(";")[0]!.trim().toLowerCase();
+  if (type === "application/x-www-form-urlencoded" || type === "") {
+    for (const [k, v] of new URLSearchParams(body.toString("utf8"))) fields.set(k, v);
+    return { fields, files };
+  }
+  if (type === "multipart/form-data") {
+    await new Promise<void>((resolve, reject) => {
+      let parser: busboy.Busboy;
+      try {
+        parser = busboy({ headers: { "content-type": head.contentType }, defParamCharset: "utf8" });
+      } catch {
+        reject(new BodyError(400, "Malformed multipart body"));
+        return;
+      }
+      parser.on("field", (name, value) => fields.set(name, value));
+      parser.on("file", (name, stream, info) => {
+        const parts: Buffer[] = [];
+        stream.on("data", (d: Buffer) => parts.push(d));
+        stream.on("end", () => files.push({ field: name, filename: info.filename ?? "", mimeType: info.mimeType, data: Buffer.concat(parts) }));
+      });
+      parser.on("error", () => reject(new BodyError(400, "Malformed multipart body")));
+      parser.on("close", () => resolve());
+      parser.end(body);
+    });
+    return { fields, files };
+  }
+  if (type === "application/json") throw new BodyError(400, "Malformed payload");
+  throw new BodyError(415, `Unsupported content type ${type}`);
+}
+
+/** Query string parameters (last value wins, like Django's QueryDict.get). */
+export function parseQuery(query: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const [k, v] of new URLSearchParams(query)) out.set(k, v);
+  return out;
+}

@@ -1,0 +1,50 @@
+/**
+ * @module http/respond
+ * Writing Zulip's envelopes. Every write is corked and skipped if the client aborted.
+ */
+import type { HttpResponse } from "uWebSockets.js";
+import { EngineError } from "../engine/errors.js";
+import { HTTP_STATUS, WIRE_CODE } from "./error-map.js";
+
+const REASONS: Record<number, string> = {
+  200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
+  413: "Payload Too Large", 415: "Unsupported Media Type", 429: "Too Many Requests", 500: "Internal Server Error",
+};
+
+export interface Reply {
+  readonly status: number;
+  readonly body: string;
+  readonly headers?: readonly (readonly [string, string])[];
+}
+
+export function send(res: HttpResponse, aborted: () => boolean, reply: Reply, extraHeaders: readonly (readonly [string, string])[] = []): void {
+  if (aborted()) return;
+  res.cork(() => {
+    res.writeStatus(`${reply.status} ${REASONS[reply.status] ?? ""}`);
+    res.writeHeader("Content-Type", "application/json");
+    for (const [k, v] of reply.headers ?? []) res.writeHeader(k, v);
+    for (const [k, v] of extraHeaders) res.writeHeader(k, v);
+    res.end(reply.body);
+  });
+}
+
+export function success(data: Record<string, unknown>, ignored: readonly string[]): Reply {
+  const body: Record<string, unknown> = { result: "success", msg: "", ...data };
+  if (ignored.length > 0) body["ignored_parameters_unsupported"] = ignored;
+  return { status: 200, body: JSON.stringify(body) };
+}
+
+export function errorReply(status: number, msg: string, code: string | null, data: Record<string, unknown> = {}, headers: readonly (readonly [string, string])[] = []): Reply {
+  const body: Record<string, unknown> = { result: "error", msg, ...(code === null ? {} : { code }), ...data };
+  return { status, body: JSON.stringify(body), headers };
+}
+
+/** The one place engine errors become wire errors. */
+export function engineErrorReply(error: EngineError): Reply {
+  const status = HTTP_STATUS[error.code];
+  const headers: [string, string][] = [];
+  if (status === 401) headers.push(["WWW-Authenticate", 'Basic realm="zulip"']);
+  const code = status === 401 ? "UNAUTHORIZED" : (WIRE_CODE[error.code] ?? error.code);
+  if (status === 500) return errorReply(500, "Internal server error", null);
+  return errorReply(status, error.message, code, { ...error.data }, headers);
+}

@@ -1,0 +1,83 @@
+/**
+ * @module http/views/message
+ * Zulip's message object (MessagesBase plus flags and search matches) from engine
+ * records. Changing a field here changes what every client sees: keep it in step
+ * with the Message object in the API specification.
+ */
+import type { MessageView, Store } from "../../engine/index.js";
+import type { Message, Realm, User } from "../../engine/types.js";
+import { avatarUrl } from "./avatar.js";
+
+export interface MessageViewOptions {
+  readonly applyMarkdown: boolean;
+  readonly clientGravatar: boolean;
+  readonly allowEmptyTopicName: boolean;
+}
+
+/** Zulip's recipient_id: one ID space for channels and DM conversations. */
+export function recipientId(message: Message): number {
+  return message.recipient.type === "channel" ? message.recipient.channelId * 2 : message.recipient.conversationId * 2 + 1;
+}
+
+function userBrief(user: User | undefined, id: number) {
+  return { id, email: user?.email ?? "", full_name: user?.fullName ?? "", is_mirror_dummy: false };
+}
+
+export function messageToWire(store: Store, realm: Realm, view: MessageView, options: MessageViewOptions): Record<string, unknown> {
+  const m = view.message;
+  const state = store.state;
+  const sender = state.users.get(m.senderId);
+  const out: Record<string, unknown> = {
+    id: m.id,
+    sender_id: m.senderId,
+    sender_email: sender?.email ?? "",
+    sender_full_name: sender?.fullName ?? "",
+    sender_realm_str: realm.subdomain,
+    avatar_url: sender ? avatarUrl(sender, options.clientGravatar) : null,
+    client: m.client,
+    content: options.applyMarkdown ? m.renderedContent : m.content,
+    content_type: options.applyMarkdown ? "text/html" : "text/x-markdown",
+    recipient_id: recipientId(m),
+    timestamp: m.dateSent,
+    is_me_message: m.isMeMessage,
+    reactions: m.reactions.map((r) => ({
+      emoji_name: r.emojiName,
+      emoji_code: r.emojiCode,
+      reaction_type: r.reactionType,
+      user_id: r.userId,
+      user: userBrief(state.users.get(r.userId), r.userId),
+    })),
+    submessages: [],
+    topic_links: [],
+    flags: view.flags,
+  };
+  if (m.recipient.type === "channel") {
+    const channel = state.channels.get(m.recipient.channelId);
+    out["type"] = "stream";
+    out["stream_id"] = m.recipient.channelId;
+    out["display_recipient"] = channel?.name ?? "";
+    out["subject"] = m.topic === "" && !options.allowEmptyTopicName ? realm.emptyTopicDisplayName : m.topic;
+  } else {
+    const conversation = state.conversations.get(m.recipient.conversationId);
+    out["type"] = "private";
+    out["display_recipient"] = (conversation?.userIds ?? []).map((id) => userBrief(state.users.get(id), id));
+    out["subject"] = "";
+  }
+  if (m.editHistory) {
+    out["edit_history"] = m.editHistory.map((e) => ({
+      user_id: e.userId,
+      timestamp: e.timestamp,
+      ...(e.prevContent !== undefined ? { prev_content: e.prevContent } : {}),
+      ...(e.prevRenderedContent !== undefined ? { prev_rendered_content: e.prevRenderedContent } : {}),
+      ...(e.prevStream !== undefined ? { prev_stream: e.prevStream } : {}),
+      ...(e.prevTopic !== undefined ? { prev_topic: e.prevTopic } : {}),
+      ...(e.stream !== undefined ? { stream: e.stream } : {}),
+      ...(e.topic !== undefined ? { topic: e.topic } : {}),
+    }));
+  }
+  if (m.lastEditTimestamp !== null) out["last_edit_timestamp"] = m.lastEditTimestamp;
+  if (m.lastMovedTimestamp !== null) out["last_moved_timestamp"] = m.lastMovedTimestamp;
+  if (view.matchContent !== undefined) out["match_content"] = view.matchContent;
+  if (view.matchSubject !== undefined) out["match_subject"] = view.matchSubject;
+  return out;
+}

@@ -1,0 +1,213 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { RoaringBitmap32, serializeChunk } from "../../../src/engine/index/bitmap-store.js";
+import { foldName, foldTopic, key } from "../../../src/engine/index/keys.js";
+import type { Store } from "../../../src/engine/index.js";
+import { tempStore, type TempStore } from "../../support/temp-store.js";
+
+const K = "test:k";
+const CHUNK = 1 << 16;
+
+/** Every persisted chunk of `name`, as [chunk, ids] (decoded from disk). */
+function chunksOf(store: Store, name: string): [number, number[]][] {
+  const out: [number, number[]][] = [];
+  for (const { key: k, value } of store.state.tables.bitmapChunks.getRange({ start: [name, 0], end: [name, CHUNK] })) {
+    out.push([k[1], RoaringBitmap32.deserialize(value, "portable").toArray()]);
+  }
+  return out;
+}
+
+/** Raw persisted bytes of every chunk of every key, hex-encoded. */
+function diskImage(store: Store): string[] {
+  const out: string[] = [];
+  for (const { key: k, value } of store.state.tables.bitmapChunks.getRange()) out.push(`${k[0]}#${k[1]}=${Buffer.from(value).toString("hex")}`);
+  return out;
+}
+
+describe("BitmapStore chunked persistence", () => {
+  let t: TempStore;
+  beforeEach(() => {
+    t = tempStore();
+  });
+  afterEach(() => {
+    vi.restoreAllMocks();
+    t.cleanup();
+  });
+
+  const ids = [1, 2, 65535, 65536, 65537, 5 * CHUNK + 17, 0xffffffff];
+
+  it("persists bits from several 2^16 chunks, one LMDB entry per non-empty chunk", () => {
+    const s = t.store;
+    s.state.write(() => {
+      expect(s.state.bitmaps.addMany(K, ids)).toEqual(ids);
+    });
+    expect(chunksOf(s, K)).toEqual([
+      [0, [1, 2, 65535]],
+      [1, [65536, 65537]],
+      [5, [5 * CHUNK + 17]],
+      [65535, [0xffffffff]],
+    ]);
+    s.state.bitmaps.clearCache();
+    expect(s.state.bitmaps.cachedBytes).toBe(0);
+    expect(s.state.bitmaps.get(K).toArray()).toEqual(ids);
+    const reopened = t.reopen();
+    expect(reopened.state.bitmaps.get(K).toArray()).toEqual(ids);
+    expect(reopened.state.bitmaps.loadFromDisk(K).toArray()).toEqual(ids);
+    expect([...reopened.state.bitmaps.persistedKeys()]).toEqual([K]);
+  });
+
+  it("an unknown key is empty and persists nothing", () => {
+    const s = t.store;
+    expect(s.state.bitmaps.get("nope").size).toBe(0);
+    s.state.write(() => undefined);
+    expect(chunksOf(s, "nope")).toEqual([]);
+  });
+
+  it("add/addMany/removeMany report only actual changes", () => {
+    const s = t.store;
+    s.state.write(() => {
+      const b = s.state.bitmaps;
+      expect(b.add(K, 10)).toBe(true);
+      expect(b.add(K, 10)).toBe(false);
+      expect(b.addMany(K, [9, 10, 11])).toEqual([9, 11]);
+      expect(b.removeMany(K, [11, 12])).toEqual([11]);
+    });
+    expect(s.state.bitmaps.get(K).toArray()).toEqual([9, 10]);
+    expect(chunksOf(s, K)).toEqual([[0, [9, 10]]]);
+  });
+
+  it("an update rewrites only the chunks it touched and deletes emptied chunks", () => {
+    const s = t.store;
+    s.state.write(() => void s.state.bitmaps.addMany(K, [1, 2, CHUNK + 1, 3 * CHUNK + 1]));
+    const before = new Map(diskImage(s).map((line) => [line.split("=")[0]!, line]));
+    const put = vi.spyOn(s.state.tables.bitmapChunks, "putSync");
+    const remove = vi.spyOn(s.state.tables.bitmapChunks, "removeSync");
+    s.state.write(() => {
+      s.state.bitmaps.add(K, CHUNK + 2);
+      s.state.bitmaps.removeMany(K, [3 * CHUNK + 1]);
+    });
+    expect(put.mock.calls.map((c) => c[0])).toEqual([[K, 1]]);
+    expect(remove.mock.calls.map((c) => c[0])).toEqual([[K, 3]]);
+    const after = new Map(diskImage(s).map((line) => [line.split("=")[0]!, line]));
+    expect([...after.keys()]).toEqual([`${K}#0`, `${K}#1`]);
+    expect(after.get(`${K}#0`)).toBe(before.get(`${K}#0`));
+    expect(after.get(`${K}#1`)).not.toBe(before.get(`${K}#1`));
+    expect(chunksOf(s, K)).toEqual([
+      [0, [1, 2]],
+      [1, [CHUNK + 1, CHUNK + 2]],
+    ]);
+    put.mockClear();
+    // A write that changes no bitmap writes no chunk at all.
+    s.state.write(() => void s.state.bitmaps.add(K, 1));
+    expect(put).not.toHaveBeenCalled();
+  });
+
+  it("a sent message writes only the chunks of its own ID", () => {
+    const s = t.store;
+    const { realm, owner } = s.createRealm({ subdomain: "", name: "T", owner: { email: "o@t.dev", fullName: "Olive" } });
+    s.subscribe(owner.id, { channels: [{ name: "general" }] });
+    s.sendMessage({ senderId: owner.id, to: { type: "channel", channel: "general", topic: "a" }, content: "one" });
+    const put = vi.spyOn(s.state.tables.bitmapChunks, "putSync");
+    s.sendMessage({ senderId: owner.id, to: { type: "channel", channel: "general", topic: "a" }, content: "two" });
+    const written = put.mock.calls.map((c) => c[0]);
+    expect(written.length).toBeGreaterThan(0);
+    expect(written.every((k) => k[1] === 0)).toBe(true);
+    expect(written.map((k) => k[0])).toContain(key.realm(realm.id));
+  });
+
+  it("rollback on a failed write leaves cache and disk unchanged", () => {
+    const s = t.store;
+    s.state.write(() => void s.state.bitmaps.addMany(K, [1, CHUNK + 1]));
+    const disk = diskImage(s);
+    const counters = { ...s.state.counters };
+    expect(() =>
+      s.state.write(() => {
+        s.state.allocate("nextMessageId");
+        s.state.bitmaps.addMany(K, [2, 2 * CHUNK]);
+        s.state.bitmaps.removeMany(K, [1, CHUNK + 1]);
+        s.state.bitmaps.add(K, 3);
+        s.state.bitmaps.add("fresh:key", 7);
+        s.state.tables.meta.putSync("junk", 1);
+        throw new Error("boom");
+      }),
+    ).toThrow("boom");
+    expect(s.state.bitmaps.get(K).toArray()).toEqual([1, CHUNK + 1]);
+    expect(s.state.bitmaps.get("fresh:key").toArray()).toEqual([]);
+    expect(diskImage(s)).toEqual(disk);
+    expect(s.state.tables.meta.get("junk")).toBeUndefined();
+    expect(s.state.counters).toEqual(counters);
+    // Nothing dirty is left behind: clearCache is allowed, and disk still agrees.
+    s.state.bitmaps.clearCache();
+    expect(s.state.bitmaps.get(K).toArray()).toEqual([1, CHUNK + 1]);
+    // The next successful write commits only its own change.
+    s.state.write(() => void s.state.bitmaps.add(K, 4));
+    expect(t.reopen().state.bitmaps.get(K).toArray()).toEqual([1, 4, CHUNK + 1]);
+  });
+
+  it("clearCache refuses while changes are uncommitted (and the write is rolled back)", () => {
+    const s = t.store;
+    expect(() =>
+      s.state.write(() => {
+        s.state.bitmaps.add(K, 5);
+        s.state.bitmaps.clearCache();
+      }),
+    ).toThrow("clearCache with uncommitted bitmap changes");
+    expect(s.state.bitmaps.get(K).toArray()).toEqual([]);
+    expect(chunksOf(s, K)).toEqual([]);
+  });
+
+  it("nested writes are refused without losing the outer write", () => {
+    const s = t.store;
+    expect(() => s.state.write(() => s.state.write(() => s.state.bitmaps.add(K, 1)))).toThrow("nested write transaction");
+    expect(s.state.bitmaps.get(K).size).toBe(0);
+    s.state.write(() => void s.state.bitmaps.add(K, 2));
+    expect(s.state.bitmaps.get(K).toArray()).toEqual([2]);
+  });
+
+  it("evicted entries reload from disk with the same content", () => {
+    t.cleanup();
+    t = tempStore({ bitmapCacheBytes: 1 });
+    const s = t.store;
+    s.state.write(() => {
+      s.state.bitmaps.addMany("a", [1, 2, 3]);
+      s.state.bitmaps.addMany("b", [CHUNK, 2 * CHUNK]);
+    });
+    expect(s.state.bitmaps.cachedBytes).toBeLessThanOrEqual(1);
+    expect(s.state.bitmaps.get("a").toArray()).toEqual([1, 2, 3]);
+    expect(s.state.bitmaps.get("b").toArray()).toEqual([CHUNK, 2 * CHUNK]);
+  });
+});
+
+describe("serializeChunk", () => {
+  it("returns only the chunk's IDs, or null when the chunk is empty", () => {
+    const b = new RoaringBitmap32([3, CHUNK - 1, CHUNK, 2 * CHUNK + 5]);
+    const decode = (bytes: Uint8Array | null) => (bytes === null ? null : RoaringBitmap32.deserialize(bytes, "portable").toArray());
+    expect(decode(serializeChunk(b, 0))).toEqual([3, CHUNK - 1]);
+    expect(decode(serializeChunk(b, 1))).toEqual([CHUNK]);
+    expect(decode(serializeChunk(b, 2))).toEqual([2 * CHUNK + 5]);
+    expect(serializeChunk(b, 3)).toBeNull();
+    expect(serializeChunk(new RoaringBitmap32(), 0)).toBeNull();
+  });
+});
+
+describe("foldTopic", () => {
+  it("upper-cases per code point without changing length", () => {
+    expect(foldTopic("ß")).toBe("ß");
+    expect(foldTopic("straße")).toBe("STRAßE");
+    expect(foldTopic("é")).toBe("É");
+    expect(foldTopic("café Crème")).toBe("CAFÉ CRÈME");
+    expect(foldTopic("ﬁx")).toBe("ﬁX"); // U+FB01 upper-cases to "FI": kept
+    expect(foldTopic("ŉ")).toBe("ŉ"); // upper-cases to "ʼN": kept
+    expect(foldTopic("😀 ok")).toBe("😀 OK");
+    expect(foldTopic("")).toBe("");
+    for (const s of ["ß", "straße", "ﬁx", "ŉ", "ǰ", "😀 ok", "ΐ", "i̇"]) expect([...foldTopic(s)].length).toBe([...s].length);
+    expect(foldTopic("ß")).not.toBe("ß".toUpperCase());
+    expect(foldName).toBe(foldTopic);
+  });
+
+  it("makes topic keys case-insensitive", () => {
+    expect(key.channelTopic(3, "Café")).toBe(key.channelTopic(3, "CAFÉ"));
+    expect(key.channelTopic(3, "Café")).toBe("ct:3:CAFÉ");
+    expect(key.topic(1, "straße")).toBe("t:1:STRAßE");
+    expect(key.topic(1, "straße")).not.toBe(key.topic(1, "STRASSE"));
+  });
+});

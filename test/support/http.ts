@@ -1,0 +1,60 @@
+/**
+ * @module test/support/http
+ * A real server on a free loopback port over a temporary store, plus a fetch helper
+ * that speaks Zulip's form encoding and Basic auth.
+ */
+import { createServer, type ServerOptions } from "../../src/http/server.js";
+import type { User } from "../../src/engine/types.js";
+import { seedRealm, tempStore, type TempStore } from "./temp-store.js";
+
+export interface TestServer {
+  readonly t: TempStore;
+  readonly base: string;
+  readonly seed: ReturnType<typeof seedRealm>;
+  call(user: User | null, method: string, path: string, params?: Record<string, unknown>, init?: { headers?: Record<string, string>; body?: string | FormData }): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }>;
+  close(): void;
+}
+
+/** Form-encodes like Zulip clients: strings as-is, everything else as JSON text. */
+export function encodeParams(params: Record<string, unknown>): URLSearchParams {
+  const form = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined) form.set(k, typeof v === "string" ? v : JSON.stringify(v));
+  return form;
+}
+
+export function basicAuth(user: User): string {
+  return `Basic ${Buffer.from(`${user.email}:${user.apiKey}`).toString("base64")}`;
+}
+
+export async function startServer(options: ServerOptions = {}): Promise<TestServer> {
+  const t = tempStore();
+  const seed = seedRealm(t.store);
+  const server = createServer(t.store, { rateLimit: false, logError: () => undefined, ...options });
+  const port = await server.listen(0, "127.0.0.1");
+  const base = `http://127.0.0.1:${port}`;
+  return {
+    t,
+    base,
+    seed,
+    async call(user, method, path, params = {}, init = {}) {
+      const form = encodeParams(params);
+      const headers: Record<string, string> = { ...(user ? { Authorization: basicAuth(t.store.getUser(user.id)) } : {}), ...init.headers };
+      const isQuery = method === "GET" || method === "DELETE";
+      const url = `${base}/api/v1${path}${isQuery && form.size > 0 ? `?${form}` : ""}`;
+      const body = init.body ?? (isQuery ? undefined : form);
+      const response = await fetch(url, { method, headers, body });
+      const text = await response.text();
+      let parsed: Record<string, unknown>;
+      try {
+        parsed = JSON.parse(text) as Record<string, unknown>;
+      } catch {
+        parsed = { raw: text };
+      }
+      return { status: response.status, body: parsed, headers: response.headers };
+    },
+    close() {
+      server.close();
+      t.cleanup();
+    },
+  };
+}
