@@ -8,7 +8,7 @@
  */
 import { canSendToChannel, isGroupMember, receivedAtSend } from "../access.js";
 import { BadRequestError, ChannelNotFoundError, PermissionDeniedError } from "../errors.js";
-import { key, HAS_OPERANDS } from "../index/keys.js";
+import { HAS_OPERANDS, isIndexableTerm, key } from "../index/keys.js";
 import { indexTerms } from "../search/index.js";
 import { conversationKey, type StoreState, type WriteContext } from "../state.js";
 import type { Channel, Conversation, Message, User } from "../types.js";
@@ -181,7 +181,7 @@ export function indexMessage(state: StoreState, message: Message, b: IndexSink):
   }
   const has = { link: message.hasLink, image: message.hasImage, attachment: message.hasAttachment, reaction: message.reactions.length > 0 };
   for (const what of HAS_OPERANDS) if (has[what]) b.add(key.has(message.realmId, what), id);
-  for (const term of indexTerms(message.topic, message.renderedContent)) b.add(key.term(message.realmId, term), id);
+  for (const term of indexTerms(message.topic, message.renderedContent)) if (isIndexableTerm(term)) b.add(key.term(message.realmId, term), id);
 }
 
 /** Conversations created inside the current write, before afterCommit indexes them. */

@@ -47,6 +47,17 @@ export const key = {
   userFlag: (userId: number, flag: StoredFlag) => `u:${userId}:${flag}`,
 } as const;
 
+/**
+ * Longest full-text term we index, in UTF-8 bytes. LMDB keys are limited (~1978
+ * bytes) and PostgreSQL's tsvector also skips over-long words; a search for such a
+ * word matches nothing.
+ */
+export const MAX_TERM_BYTES = 128;
+
+export function isIndexableTerm(term: string): boolean {
+  return Buffer.byteLength(term, "utf8") <= MAX_TERM_BYTES;
+}
+
 export type HasOperand = "link" | "image" | "attachment" | "reaction";
 export const HAS_OPERANDS: readonly HasOperand[] = ["link", "image", "attachment", "reaction"];
 

@@ -9,7 +9,7 @@
  */
 import { canAccessChannelHistory } from "../access.js";
 import { EMPTY, RoaringBitmap32, type Bitmap, type ReadonlyBitmap } from "../index/bitmap-store.js";
-import { key } from "../index/keys.js";
+import { isIndexableTerm, key } from "../index/keys.js";
 import type { ReceivedSets } from "../received.js";
 import { conversationKey, type StoreState } from "../state.js";
 import type { Message, User } from "../types.js";
@@ -218,7 +218,7 @@ function searchSet(ctx: PlanContext, query: string): Bitmap {
   if (parsed.terms.length === 0) {
     candidates = new RoaringBitmap32(state.bitmaps.get(key.realm(user.realmId)));
   } else {
-    const sets = parsed.terms.map((term) => state.bitmaps.get(key.term(user.realmId, term))).sort((a, b) => a.size - b.size);
+    const sets = parsed.terms.map((term) => (isIndexableTerm(term) ? state.bitmaps.get(key.term(user.realmId, term)) : EMPTY)).sort((a, b) => a.size - b.size);
     candidates = new RoaringBitmap32(sets[0]!);
     for (let i = 1; i < sets.length && candidates.size > 0; i++) candidates.andInPlace(sets[i]!);
   }

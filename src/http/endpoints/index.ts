@@ -4,6 +4,7 @@
  * own folder's index.ts.
  */
 import type { Endpoint } from "../endpoint.js";
+import { MESSAGE_ENDPOINTS } from "./messages/index.js";
 import serverSettings from "./server/server-settings.js";
 
-export const ENDPOINTS: readonly Endpoint[] = [serverSettings];
+export const ENDPOINTS: readonly Endpoint[] = [serverSettings, ...MESSAGE_ENDPOINTS];

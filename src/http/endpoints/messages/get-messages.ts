@@ -1,0 +1,68 @@
+/**
+ * @module http/endpoints/messages/get-messages
+ * GET /messages — https://zulip.com/api/get-messages
+ * All parameters of Zulip 12.0 (FL 445), including anchor=date with anchor_date and
+ * message_ids. Unauthenticated (spectator) access to web-public channels is not
+ * offered: the endpoint requires a login.
+ */
+import { BadRequestError } from "../../../engine/errors.js";
+import type { AnchorSpec } from "../../../engine/index.js";
+import { defineEndpoint } from "../../endpoint.js";
+import { j, p } from "../../params.js";
+import { messageToWire } from "../../views/message.js";
+import { z } from "zod";
+
+const INCOMPATIBLE = "anchor, use_first_unread_anchor";
+
+/** Zulip's parse_anchor_value (clamping happens in the engine). */
+export function parseAnchor(raw: string | undefined): AnchorSpec | undefined {
+  if (raw === undefined) return undefined;
+  const text = raw.trim().replace(/^"(.*)"$/, "$1");
+  if (text === "newest" || text === "oldest" || text === "first_unread" || text === "date") return text;
+  if (/^-?\d+$/.test(text)) return Number(text);
+  throw new BadRequestError("Invalid anchor");
+}
+
+export default defineEndpoint({
+  method: "GET",
+  path: "/messages",
+  auth: "user",
+  params: {
+    anchor: p.str().optional(),
+    anchor_date: p.str().optional(),
+    include_anchor: p.bool().optional(),
+    num_before: p.int({ min: 0 }).optional(),
+    num_after: p.int({ min: 0 }).optional(),
+    narrow: p.json(z.unknown()).optional(),
+    client_gravatar: p.bool().default(true),
+    apply_markdown: p.bool().default(true),
+    message_ids: p.json(j.intList()).optional(),
+    allow_empty_topic_name: p.bool().default(false),
+    use_first_unread_anchor: p.bool().default(false),
+  },
+  handler(ctx, input) {
+    let anchor = parseAnchor(input.anchor);
+    if (input.use_first_unread_anchor) {
+      if (anchor !== undefined) throw new BadRequestError(`Unsupported parameter combination: ${INCOMPATIBLE}`, { parameters: INCOMPATIBLE });
+      anchor = "first_unread";
+    }
+    const result = ctx.store.getMessages(ctx.user.id, {
+      narrow: input.narrow,
+      ...(anchor !== undefined ? { anchor } : {}),
+      ...(input.anchor_date !== undefined ? { anchorDate: input.anchor_date } : {}),
+      ...(input.include_anchor !== undefined ? { includeAnchor: input.include_anchor } : {}),
+      ...(input.num_before !== undefined ? { numBefore: input.num_before } : {}),
+      ...(input.num_after !== undefined ? { numAfter: input.num_after } : {}),
+      ...(input.message_ids !== undefined ? { messageIds: input.message_ids } : {}),
+    });
+    const options = { applyMarkdown: input.apply_markdown, clientGravatar: input.client_gravatar, allowEmptyTopicName: input.allow_empty_topic_name };
+    return {
+      ...(result.anchor !== undefined ? { anchor: result.anchor } : {}),
+      found_anchor: result.foundAnchor,
+      found_oldest: result.foundOldest,
+      found_newest: result.foundNewest,
+      history_limited: result.historyLimited,
+      messages: result.messages.map((view) => messageToWire(ctx.store, ctx.realm, view, options)),
+    };
+  },
+});

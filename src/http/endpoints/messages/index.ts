@@ -1,0 +1,13 @@
+/**
+ * @module http/endpoints/messages
+ * Message endpoints: send, fetch, fetch one, flags by IDs and by narrow, mark topic read.
+ */
+import type { Endpoint } from "../../endpoint.js";
+import getMessage from "./get-message.js";
+import getMessages from "./get-messages.js";
+import markTopicAsRead from "./mark-topic-as-read.js";
+import sendMessage from "./send-message.js";
+import updateFlagsNarrow from "./update-flags-narrow.js";
+import updateFlags from "./update-flags.js";
+
+export const MESSAGE_ENDPOINTS: readonly Endpoint[] = [sendMessage, getMessages, getMessage, updateFlags, updateFlagsNarrow, markTopicAsRead];

@@ -1,0 +1,21 @@
+/**
+ * @module http/endpoints/messages/mark-topic-as-read
+ * POST /mark_topic_as_read (deprecated in favour of /messages/flags/narrow)
+ * — https://zulip.com/api/mark-topic-as-read. The empty-topic display name means "".
+ */
+import { defineEndpoint } from "../../endpoint.js";
+import { p } from "../../params.js";
+
+export default defineEndpoint({
+  method: "POST",
+  path: "/mark_topic_as_read",
+  auth: "user",
+  params: {
+    stream_id: p.int(),
+    topic_name: p.str(),
+  },
+  handler(ctx, input) {
+    ctx.store.markTopicAsRead(ctx.user.id, input.stream_id, input.topic_name);
+    return {};
+  },
+});

@@ -1,0 +1,77 @@
+/**
+ * @module http/endpoints/messages/send-message
+ * POST /messages — https://zulip.com/api/send-message
+ * - `to`: for channel messages a name or ID (plain, or JSON: "general", 5, [5]); for
+ *   direct messages a JSON list of user IDs or emails, or comma-separated emails.
+ * - queue_id/local_id are accepted (local echo) and must come together; with no event
+ *   queues yet they are not echoed anywhere.
+ * - automatic_new_visibility_policy is never returned (no automatic follow rules).
+ */
+import { BadRequestError, MissingArgumentError } from "../../../engine/errors.js";
+import { defineEndpoint } from "../../endpoint.js";
+import { p } from "../../params.js";
+
+type ChannelRef = number | string;
+
+/** Zulip's extract_stream_indicator. */
+export function parseChannelTo(raw: string): ChannelRef {
+  let value: unknown = raw;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    return raw;
+  }
+  if (Array.isArray(value)) {
+    if (value.length !== 1) throw new BadRequestError("Expected exactly one channel");
+    value = value[0];
+  }
+  if (typeof value === "number" && Number.isInteger(value)) return value;
+  if (typeof value === "string") return value;
+  throw new BadRequestError("Invalid data type for channel");
+}
+
+/** Zulip's extract_private_recipients. */
+export function parseDirectTo(raw: string): (number | string)[] {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    return raw.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  }
+  if (typeof value === "number") return [value];
+  if (typeof value === "string") return value.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  if (!Array.isArray(value)) throw new BadRequestError("Invalid data type for recipients");
+  if (value.every((v) => typeof v === "number" && Number.isInteger(v))) return value as number[];
+  if (value.every((v) => typeof v === "string")) return value as string[];
+  throw new BadRequestError("Recipient lists may contain emails or user IDs, but not both.");
+}
+
+export default defineEndpoint({
+  method: "POST",
+  path: "/messages",
+  auth: "user",
+  aliases: { subject: "topic" },
+  params: {
+    type: p.oneOf(["direct", "channel", "stream", "private"] as const),
+    to: p.str(),
+    content: p.str(),
+    topic: p.str().optional(),
+    queue_id: p.str().optional(),
+    local_id: p.str().optional(),
+    read_by_sender: p.bool().optional(),
+  },
+  handler(ctx, input) {
+    if ((input.queue_id === undefined) !== (input.local_id === undefined)) {
+      throw new MissingArgumentError(input.queue_id === undefined ? "queue_id" : "local_id");
+    }
+    const channel = input.type === "channel" || input.type === "stream";
+    const { id } = ctx.store.sendMessage({
+      senderId: ctx.user.id,
+      to: channel ? { type: "channel", channel: parseChannelTo(input.to), topic: input.topic } : { type: "direct", users: parseDirectTo(input.to) },
+      content: input.content,
+      client: ctx.client,
+      ...(input.read_by_sender !== undefined ? { readBySender: input.read_by_sender } : {}),
+    });
+    return { id };
+  },
+});

@@ -1,0 +1,42 @@
+/**
+ * @module http/endpoints/messages/update-flags-narrow
+ * POST /messages/flags/narrow — https://zulip.com/api/update-message-flags-for-narrow
+ * The window is GET /messages' window, clamped to 5000 messages as Zulip does.
+ */
+import { defineEndpoint } from "../../endpoint.js";
+import { p } from "../../params.js";
+import { parseAnchor } from "./get-messages.js";
+import { z } from "zod";
+
+export default defineEndpoint({
+  method: "POST",
+  path: "/messages/flags/narrow",
+  auth: "user",
+  params: {
+    anchor: p.str(),
+    include_anchor: p.bool().default(true),
+    num_before: p.int({ min: 0 }),
+    num_after: p.int({ min: 0 }),
+    narrow: p.json(z.unknown()).default([]),
+    op: p.str(),
+    flag: p.str(),
+  },
+  handler(ctx, input) {
+    const anchor = parseAnchor(input.anchor);
+    const result = ctx.store.updateFlagsForNarrow(
+      ctx.user.id,
+      { narrow: input.narrow, ...(anchor !== undefined ? { anchor } : {}), includeAnchor: input.include_anchor, numBefore: input.num_before, numAfter: input.num_after },
+      input.flag,
+      input.op,
+    );
+    return {
+      processed_count: result.processedCount,
+      updated_count: result.updatedCount,
+      first_processed_id: result.firstProcessedId,
+      last_processed_id: result.lastProcessedId,
+      found_oldest: result.foundOldest,
+      found_newest: result.foundNewest,
+      ...(result.ignoredBecauseNotSubscribedChannels ? { ignored_because_not_subscribed_channels: result.ignoredBecauseNotSubscribedChannels } : {}),
+    };
+  },
+});

@@ -1,0 +1,26 @@
+/**
+ * @module http/endpoints/messages/update-flags
+ * POST /messages/flags — https://zulip.com/api/update-message-flags
+ * `messages` is echoed back (Zulip keeps it for compatibility);
+ * ignored_because_not_subscribed_channels only for remove + read (FL 355).
+ */
+import { defineEndpoint } from "../../endpoint.js";
+import { j, p } from "../../params.js";
+
+export default defineEndpoint({
+  method: "POST",
+  path: "/messages/flags",
+  auth: "user",
+  params: {
+    messages: p.json(j.intList()),
+    op: p.str(),
+    flag: p.str(),
+  },
+  handler(ctx, input) {
+    const result = ctx.store.updateFlags(ctx.user.id, input.messages, input.flag, input.op);
+    return {
+      messages: input.messages,
+      ...(result.ignoredBecauseNotSubscribedChannels ? { ignored_because_not_subscribed_channels: result.ignoredBecauseNotSubscribedChannels } : {}),
+    };
+  },
+});
