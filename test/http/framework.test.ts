@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer, type TestServer } from "../support/http.js";
+import { basicAuth, rawRequest, startServer, type TestServer } from "../support/http.js";
 
 let s: TestServer;
 beforeAll(async () => {
@@ -28,5 +28,88 @@ describe("HTTP framework", () => {
     expect(r.status).toBe(405);
     expect(r.headers.get("allow")).toBe("GET");
     expect(r.body).toEqual({ result: "error", msg: "Method Not Allowed", allowed_methods: ["GET"] });
+  });
+});
+
+describe("limits, failures and realms", () => {
+  it("rate-limits per user with 429, Retry-After and X-RateLimit headers", async () => {
+    const limited = await startServer({ rateLimit: { requests: 3, windowSeconds: 60 } });
+    try {
+      const { alice, bob } = limited.seed;
+      const params = { anchor: "newest", num_before: 1, num_after: 0 };
+      const first = await limited.call(alice, "GET", "/messages", params);
+      expect(first.status).toBe(200);
+      expect(first.headers.get("x-ratelimit-limit")).toBe("3");
+      expect(first.headers.get("x-ratelimit-remaining")).toBe("2");
+      expect(Number(first.headers.get("x-ratelimit-reset"))).toBeGreaterThan(Date.now() / 1000);
+      await limited.call(alice, "GET", "/messages", params);
+      await limited.call(alice, "GET", "/messages", params);
+      const blocked = await limited.call(alice, "GET", "/messages", params);
+      expect(blocked.status).toBe(429);
+      expect(blocked.body["code"]).toBe("RATE_LIMIT_HIT");
+      expect(blocked.body["msg"]).toBe("API usage exceeded rate limit");
+      expect(Number(blocked.body["retry-after"])).toBeGreaterThan(0);
+      expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(0);
+      const other = await limited.call(bob, "GET", "/messages", params);
+      expect(other.status).toBe(200);
+    } finally {
+      limited.close();
+    }
+  });
+
+  it("answers 500 without internals when the engine fails unexpectedly, and logs it", async () => {
+    const logged: string[] = [];
+    const failing = await startServer({ logError: (message) => logged.push(message) });
+    try {
+      failing.t.store.getMessages = () => {
+        throw new Error("disk on fire at /secret/path");
+      };
+      const r = await failing.call(failing.seed.alice, "GET", "/messages", { anchor: "newest", num_before: 1, num_after: 0 });
+      expect(r.status).toBe(500);
+      expect(r.body).toEqual({ result: "error", msg: "Internal server error" });
+      expect(logged).toEqual(["GET /api/v1/messages: unexpected error"]);
+    } finally {
+      failing.close();
+    }
+  });
+
+  it("refuses bodies over the limit with 413", async () => {
+    const small = await startServer({ maxBodyBytes: 1000 });
+    try {
+      const r = await small.call(small.seed.alice, "POST", "/messages", { type: "stream", to: "general", topic: "t", content: "x".repeat(5000) });
+      expect(r.status).toBe(413);
+      expect(r.body).toEqual({ result: "error", msg: "Request body too large", code: "BAD_REQUEST" });
+    } finally {
+      small.close();
+    }
+  });
+
+  it("accepts multipart/form-data bodies", async () => {
+    const form = new FormData();
+    form.set("type", "stream");
+    form.set("to", "general");
+    form.set("topic", "multipart");
+    form.set("content", "sent as multipart");
+    const r = await s.call(s.seed.alice, "POST", "/messages", {}, { body: form });
+    expect(r.status).toBe(200);
+    expect(typeof r.body["id"]).toBe("number");
+  });
+
+  it("chooses the realm by Host subdomain and refuses deactivated realms", async () => {
+    const other = s.t.store.createRealm({ subdomain: "acme", name: "Acme", owner: { email: "boss@acme.dev", fullName: "Boss" } });
+    const auth = { Authorization: basicAuth(other.owner) };
+    const path = "/messages?anchor=newest&num_before=1&num_after=0";
+    const viaSub = await rawRequest(s.base, "GET", path, { ...auth, Host: "acme.localhost" });
+    expect(viaSub.status).toBe(200);
+    const wrongRealm = await rawRequest(s.base, "GET", path, { ...auth, Host: "127.0.0.1" });
+    expect(wrongRealm.status).toBe(401);
+    expect(wrongRealm.body["msg"]).toBe("Account is not associated with this subdomain");
+    const unknown = await rawRequest(s.base, "GET", path, { ...auth, Host: "nowhere.localhost" });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toEqual({ result: "error", msg: "Invalid subdomain", code: "NONEXISTENT_SUBDOMAIN" });
+    s.t.store.setRealmDeactivated(other.realm.id, true);
+    const deactivated = await rawRequest(s.base, "GET", path, { ...auth, Host: "acme.localhost" });
+    expect(deactivated.status).toBe(401);
+    expect(deactivated.body).toEqual({ result: "error", msg: "This organization has been deactivated", code: "UNAUTHORIZED" });
   });
 });

@@ -3,6 +3,7 @@
  * A real server on a free loopback port over a temporary store, plus a fetch helper
  * that speaks Zulip's form encoding and Basic auth.
  */
+import { request as httpRequest } from "node:http";
 import { createServer, type ServerOptions } from "../../src/http/server.js";
 import type { User } from "../../src/engine/types.js";
 import { seedRealm, tempStore, type TempStore } from "./temp-store.js";
@@ -57,4 +58,18 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
       t.cleanup();
     },
   };
+}
+
+/** A request with full control of headers (fetch forbids setting Host). */
+export function rawRequest(base: string, method: string, path: string, headers: Record<string, string>, body = ""): Promise<{ status: number; body: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
+    const url = new URL(`${base}/api/v1${path}`);
+    const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname + url.search, method, headers: { ...headers, "Content-Length": String(Buffer.byteLength(body)) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString("utf8")) as Record<string, unknown> }));
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
 }

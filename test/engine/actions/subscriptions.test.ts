@@ -1,0 +1,210 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ROLE, type EngineError, type Store, type User } from "../../../src/engine/index.js";
+import { seedRealm, tempStore, type TempStore } from "../../support/temp-store.js";
+
+let t: TempStore;
+let s: Store;
+let w: ReturnType<typeof seedRealm>;
+let admin: User;
+let carol: User;
+
+beforeEach(() => {
+  t = tempStore();
+  s = t.store;
+  w = seedRealm(s);
+  admin = s.createUser({ realmId: w.realm.id, email: "admin@test.dev", fullName: "Ada Admin", role: ROLE.ADMINISTRATOR });
+  carol = s.createUser({ realmId: w.realm.id, email: "carol@test.dev", fullName: "Carol" });
+});
+afterEach(() => t.cleanup());
+
+/** Everything persisted plus the in-memory indexes and cached bitmaps: equal before and after a failed call. */
+function snapshot(store: Store): string {
+  const tb = store.state.tables;
+  const dbs = { meta: tb.meta, realms: tb.realms, users: tb.users, channels: tb.channels, subscriptions: tb.subscriptions, groups: tb.groups, conversations: tb.conversations, userTopics: tb.userTopics, messages: tb.messages, dateMessage: tb.dateMessage, bitmapChunks: tb.bitmapChunks } as unknown as Record<string, { getRange(): Iterable<{ key: unknown; value: unknown }> }>;
+  const enc = (v: unknown): unknown => (v instanceof Uint8Array ? Buffer.from(v).toString("hex") : v);
+  const disk = Object.fromEntries(Object.entries(dbs).map(([name, db]) => [name, [...db.getRange()].map(({ key, value }) => [key, enc(value)])]));
+  const st = store.state;
+  const keys = [...st.bitmaps.persistedKeys()];
+  return JSON.stringify({
+    disk,
+    counters: st.counters,
+    cache: keys.map((k) => [k, st.bitmaps.get(k).toArray()]),
+    users: [...st.users.entries()],
+    channels: [...st.channels.entries()],
+    channelByName: [...st.channelByName.entries()],
+    subs: [...st.subsByUser.entries()].map(([u, m]) => [u, [...m.entries()]]),
+    subscribers: [...st.subscribers.entries()].map(([c, set]) => [c, [...set]]),
+    groups: [...st.groups.entries()],
+    conversations: [...st.conversations.entries()],
+    userTopics: [...st.userTopics.entries()].map(([u, m]) => [u, [...m.entries()]]),
+  });
+}
+function failsWithoutChange(fn: () => unknown, expected: { code: string; message: string; data?: unknown }): void {
+  const before = snapshot(s);
+  let error: EngineError | undefined;
+  try {
+    fn();
+  } catch (e) {
+    error = e as EngineError;
+  }
+  expect(error, "expected the call to fail").toBeDefined();
+  expect({ code: error!.code, message: error!.message, ...(expected.data === undefined ? {} : { data: error!.data }) }).toEqual(expected);
+  expect(snapshot(s)).toBe(before);
+}
+const sub = (user: User, channelId: number) => s.state.subsByUser.get(user.id)?.get(channelId);
+const channelId = (name: string) => s.state.channelByName.get(`${w.realm.id}:${name.toUpperCase()}`)!;
+
+describe("subscribe", () => {
+  it("subscribes the actor to an existing public channel", () => {
+    const r = s.subscribe(carol.id, { channels: [{ name: "general" }] });
+    expect(r).toEqual({ subscribed: new Map([[carol.id, ["general"]]]), alreadySubscribed: new Map(), unauthorized: [], createdChannelIds: [] });
+    expect(sub(carol, w.general.id)).toMatchObject({ active: true, isMuted: false, pinToTop: false, intervals: [{ from: s.state.counters.nextMessageId, to: null }] });
+    expect(s.state.subscribers.get(w.general.id)?.has(carol.id)).toBe(true);
+  });
+
+  it("reports already-subscribed users and de-duplicates names case-insensitively", () => {
+    const r = s.subscribe(w.alice.id, { channels: [{ name: "general" }, { name: "GENERAL" }, { name: " general " }] });
+    expect(r.subscribed).toEqual(new Map());
+    expect(r.alreadySubscribed).toEqual(new Map([[w.alice.id, ["general"]]]));
+  });
+
+  it("creates unknown channels with the requested settings", () => {
+    const r = s.subscribe(w.alice.id, { channels: [{ name: "new-one", description: "  About  " }], principals: [w.alice.id, "BOB@test.dev"], newChannel: { inviteOnly: true } });
+    expect(r.createdChannelIds).toEqual([channelId("new-one")]);
+    expect(r.subscribed).toEqual(new Map([[w.alice.id, ["new-one"]], [w.bob.id, ["new-one"]]]));
+    const c = s.getChannel(r.createdChannelIds[0]!)!;
+    expect(c).toMatchObject({ name: "new-one", description: "About", renderedDescription: "<p>About</p>", inviteOnly: true, historyPublicToSubscribers: true, creatorId: w.alice.id, isWebPublic: false, topicsPolicy: "inherit" });
+    expect(c.canAdministerChannelGroup).toEqual({ directMembers: [w.alice.id], directSubgroups: [] });
+  });
+
+  it("accepts principals by ID and by email (trimmed, case-insensitive), de-duplicated", () => {
+    const r = s.subscribe(w.owner.id, { channels: [{ name: "general" }], principals: [carol.id, " Carol@Test.dev ", admin.id] });
+    expect(r.subscribed).toEqual(new Map([[carol.id, ["general"]], [admin.id, ["general"]]]));
+  });
+
+  it("rejoining appends a new receive interval", () => {
+    s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: "general", topic: "t" }, content: "1" });
+    const first = sub(w.bob, w.general.id)!.intervals[0]!;
+    s.unsubscribe(w.bob.id, ["general"]);
+    const leftAt = s.state.counters.nextMessageId;
+    s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: "general", topic: "t" }, content: "2" });
+    s.subscribe(w.bob.id, { channels: [{ name: "general" }] });
+    expect(sub(w.bob, w.general.id)!.intervals).toEqual([
+      { from: first.from, to: leftAt },
+      { from: leftAt + 1, to: null },
+    ]);
+  });
+
+  it("members may subscribe others to public channels and to private channels they are in", () => {
+    expect(s.subscribe(w.bob.id, { channels: [{ name: "general" }], principals: [carol.id] }).subscribed).toEqual(new Map([[carol.id, ["general"]]]));
+    expect(s.subscribe(w.alice.id, { channels: [{ name: "secret" }], principals: [carol.id] }).subscribed).toEqual(new Map([[carol.id, ["secret"]]]));
+  });
+
+  it("administrators may subscribe others to private channels they are not in, but not themselves", () => {
+    expect(s.subscribe(admin.id, { channels: [{ name: "secret" }], principals: [carol.id] }).subscribed).toEqual(new Map([[carol.id, ["secret"]]]));
+    failsWithoutChange(() => s.subscribe(admin.id, { channels: [{ name: "secret" }] }), { code: "BAD_REQUEST", message: "Unable to access channel (secret)." });
+  });
+
+  describe("errors (nothing changed)", () => {
+    it("no channels", () => {
+      failsWithoutChange(() => s.subscribe(w.alice.id, { channels: [] }), { code: "BAD_REQUEST", message: "Nothing to do. Specify at least one channel." });
+    });
+    it("bad channel names", () => {
+      failsWithoutChange(() => s.subscribe(w.alice.id, { channels: [{ name: "  " }] }), { code: "BAD_REQUEST", message: "Channel name can't be empty." });
+      failsWithoutChange(() => s.subscribe(w.alice.id, { channels: [{ name: "x".repeat(61) }] }), { code: "BAD_REQUEST", message: "Channel name too long (limit: 60 characters)." });
+      failsWithoutChange(() => s.subscribe(w.alice.id, { channels: [{ name: "ab\u0001c" }] }), { code: "BAD_REQUEST", message: "Invalid character in channel name, at position 3." });
+    });
+    it("unknown, deactivated and foreign principals: No such user", () => {
+      const other = s.createRealm({ subdomain: "other", name: "Other", owner: { email: "x@other.dev", fullName: "Xavier" } });
+      s.setUserActive(carol.id, false);
+      for (const principal of [9999, "ghost@test.dev", carol.id, "carol@test.dev", other.owner.id, "x@other.dev"]) {
+        failsWithoutChange(() => s.subscribe(w.owner.id, { channels: [{ name: "general" }, { name: "brand-new" }], principals: [w.bob.id, principal] }), { code: "BAD_REQUEST", message: "No such user" });
+      }
+    });
+    it("private channel, authorization errors fatal (the default)", () => {
+      failsWithoutChange(() => s.subscribe(w.bob.id, { channels: [{ name: "general" }, { name: "secret" }, { name: "new" }] }), { code: "BAD_REQUEST", message: "Unable to access channel (secret)." });
+      failsWithoutChange(() => s.subscribe(w.bob.id, { channels: [{ name: "secret" }], principals: [carol.id], authorizationErrorsFatal: true }), { code: "BAD_REQUEST", message: "Unable to access channel (secret)." });
+    });
+    it("guests cannot join public channels, create channels or add others", () => {
+      failsWithoutChange(() => s.subscribe(w.guest.id, { channels: [{ name: "general" }] }), { code: "BAD_REQUEST", message: "Unable to access channel (general)." });
+      failsWithoutChange(() => s.subscribe(w.guest.id, { channels: [{ name: "guest-made" }] }), { code: "BAD_REQUEST", message: "Insufficient permission" });
+      failsWithoutChange(() => s.subscribe(w.guest.id, { channels: [{ name: "guest-made" }], principals: [carol.id] }), { code: "BAD_REQUEST", message: "Insufficient permission" });
+    });
+    it("guests subscribed to a channel still cannot add others to it", () => {
+      s.subscribe(w.owner.id, { channels: [{ name: "general" }], principals: [w.guest.id] });
+      failsWithoutChange(() => s.subscribe(w.guest.id, { channels: [{ name: "general" }], principals: [carol.id] }), { code: "BAD_REQUEST", message: "Insufficient permission" });
+    });
+    it("web-public channels need spectator access and a moderator", () => {
+      failsWithoutChange(() => s.subscribe(w.owner.id, { channels: [{ name: "web" }], newChannel: { isWebPublic: true } }), { code: "BAD_REQUEST", message: "Web-public channels are not enabled." });
+      s.state.realms.get(w.realm.id)!.enableSpectatorAccess = true;
+      failsWithoutChange(() => s.subscribe(w.alice.id, { channels: [{ name: "web" }], newChannel: { isWebPublic: true } }), { code: "BAD_REQUEST", message: "Insufficient permission" });
+    });
+    it("public channels cannot hide history", () => {
+      failsWithoutChange(() => s.subscribe(w.alice.id, { channels: [{ name: "pub" }], newChannel: { historyPublicToSubscribers: false } }), {
+        code: "BAD_REQUEST",
+        message: "Invalid parameters: history_public_to_subscribers must be true for public channels",
+      });
+    });
+  });
+
+  it("authorization errors not fatal: unauthorized channels are reported and skipped", () => {
+    const r = s.subscribe(w.bob.id, { channels: [{ name: "secret" }, { name: "general" }, { name: "bobs" }], authorizationErrorsFatal: false });
+    expect(r.unauthorized).toEqual(["secret"]);
+    expect(r.subscribed).toEqual(new Map([[w.bob.id, ["bobs"]]]));
+    expect(r.alreadySubscribed).toEqual(new Map([[w.bob.id, ["general"]]]));
+    expect(r.createdChannelIds).toEqual([channelId("bobs")]);
+    expect(sub(w.bob, w.secret.id)).toBeUndefined();
+    const guest = s.subscribe(w.guest.id, { channels: [{ name: "general" }], authorizationErrorsFatal: false });
+    expect(guest).toEqual({ subscribed: new Map(), alreadySubscribed: new Map(), unauthorized: ["general"], createdChannelIds: [] });
+  });
+});
+
+describe("unsubscribe", () => {
+  it("removes the actor and reports channels they were not in", () => {
+    s.subscribe(w.alice.id, { channels: [{ name: "other" }] });
+    s.unsubscribe(w.alice.id, ["other"]);
+    const to = s.state.counters.nextMessageId;
+    expect(s.unsubscribe(w.alice.id, ["general", "other", "GENERAL"])).toEqual({ removed: ["general"], notRemoved: ["other"] });
+    const record = sub(w.alice, w.general.id)!;
+    expect(record.active).toBe(false);
+    expect(record.intervals[record.intervals.length - 1]!.to).toBe(to);
+    expect(s.state.subscribers.get(w.general.id)?.has(w.alice.id)).toBe(false);
+  });
+
+  it("administrators, channel administrators and bot owners may remove others", () => {
+    expect(s.unsubscribe(admin.id, ["general"], [w.bob.id])).toEqual({ removed: ["general"], notRemoved: [] });
+    s.subscribe(w.alice.id, { channels: [{ name: "alices" }], principals: [w.alice.id, carol.id] });
+    expect(s.unsubscribe(w.alice.id, ["alices"], ["carol@test.dev"])).toEqual({ removed: ["alices"], notRemoved: [] });
+    const bot = s.createUser({ realmId: w.realm.id, email: "bot@test.dev", fullName: "Bobs Bot", bot: { type: 1, ownerId: w.bob.id } });
+    s.subscribe(w.owner.id, { channels: [{ name: "general" }], principals: [bot.id] });
+    expect(s.unsubscribe(w.bob.id, ["general"], [bot.id])).toEqual({ removed: ["general"], notRemoved: [] });
+  });
+
+  describe("errors (nothing changed)", () => {
+    it("no channels", () => {
+      failsWithoutChange(() => s.unsubscribe(w.alice.id, []), { code: "BAD_REQUEST", message: "Nothing to do. Specify at least one channel." });
+    });
+    it("unknown channels and private channels the actor cannot see", () => {
+      failsWithoutChange(() => s.unsubscribe(w.alice.id, ["general", "nope"]), { code: "STREAM_DOES_NOT_EXIST", message: "Channel 'nope' does not exist", data: { stream: "nope" } });
+      failsWithoutChange(() => s.unsubscribe(w.bob.id, ["secret"]), { code: "STREAM_DOES_NOT_EXIST", message: "Channel 'secret' does not exist", data: { stream: "secret" } });
+    });
+    it("members may not remove other members", () => {
+      failsWithoutChange(() => s.unsubscribe(w.alice.id, ["general"], [w.alice.id, w.bob.id]), { code: "BAD_REQUEST", message: "Insufficient permission" });
+      failsWithoutChange(() => s.unsubscribe(w.alice.id, ["general"], ["bob@test.dev"]), { code: "BAD_REQUEST", message: "Insufficient permission" });
+    });
+    it("unknown principals", () => {
+      failsWithoutChange(() => s.unsubscribe(w.owner.id, ["general"], [w.bob.id, 9999]), { code: "BAD_REQUEST", message: "No such user" });
+      failsWithoutChange(() => s.unsubscribe(w.owner.id, ["general"], ["ghost@test.dev"]), { code: "BAD_REQUEST", message: "No such user" });
+    });
+  });
+});
+
+describe("setChannelMuted", () => {
+  it("mutes a subscribed channel and refuses others", () => {
+    s.setChannelMuted(w.alice.id, w.general.id, true);
+    expect(sub(w.alice, w.general.id)!.isMuted).toBe(true);
+    expect(t.reopen().state.subsByUser.get(w.alice.id)!.get(w.general.id)!.isMuted).toBe(true);
+    s = t.store;
+    failsWithoutChange(() => s.setChannelMuted(carol.id, w.general.id, true), { code: "BAD_REQUEST", message: `Not subscribed to channel ID ${w.general.id}` });
+  });
+});

@@ -1,0 +1,505 @@
+/**
+ * Property tests: random realms built through the public Store API, checked against
+ * the brute-force reference model in ./reference (Zulip's rules, transcribed).
+ *
+ * 1. store.getMessages (ids, anchor, found_*, history_limited, flags, errors), with
+ *    queries interleaved between the operations (so caches are exercised), and
+ *    flag changes by IDs (updated_count, ignored channels, errors).
+ * 2. store.updateFlagsForNarrow (processed/updated counts, first/last processed id,
+ *    found_*, and every resulting flag).
+ *
+ * Reproducible: seed and run count come from PARLEY_PROPERTY_SEED / PARLEY_PROPERTY_RUNS
+ * (defaults below); a failure prints the seed, the counterexample path and the
+ * operation log of the realm.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { EngineError, type GetMessagesResult, type Store } from "../../src/engine/index.js";
+import { tempStore, type TempStore } from "../support/temp-store.js";
+import {
+  RefModel,
+  ROLE_ADMIN,
+  ROLE_GUEST,
+  ROLE_MEMBER,
+  ROLE_OWNER,
+  type EditableFlag,
+  type RefAnchor,
+  type RefError,
+  type RefQuery,
+  type RefUser,
+  type WireTerm,
+} from "./reference/model.js";
+
+const SEED = Number(process.env["PARLEY_PROPERTY_SEED"] ?? 20240611);
+const RUNS = Number(process.env["PARLEY_PROPERTY_RUNS"] ?? 150);
+/**
+ * Known engine deviations to tolerate (comma-separated names), for hunting further
+ * discrepancies while a known one is unfixed. Empty by default: the test is strict.
+ *   error-order  range validation ("The anchor can only be excluded...") must precede narrow errors
+ */
+const TOLERATE = new Set((process.env["PARLEY_PROPERTY_TOLERATE"] ?? "").split(",").filter((s) => s !== ""));
+
+function tolerated(expected: unknown, actual: unknown): boolean {
+  const err = (x: unknown): { code: string; message: string } | undefined =>
+    typeof x === "object" && x !== null && "error" in x ? (x as RefError).error : undefined;
+  const e = err(expected);
+  const a = err(actual);
+  if (TOLERATE.has("error-order") && e?.message === "The anchor can only be excluded at an end of the range" && a?.code === "BAD_NARROW") return true;
+  return false;
+}
+
+const NAMES = ["Ann Abbot", "Ben Birch", "Cal Cedar", "Dee Dale", "Eve Elm", "Fay Fern"];
+const CHANNEL_NAMES = ["general", "Secret", "design", "ops"];
+/** Plain words whose stems are distinct, none a stop word nor part of a name, email or link. */
+const VOCAB = ["apple", "banana", "cherry", "lunch", "plans", "zebra"];
+const SEND_TOPICS = ["lunch", "Lunch", "plans", "✔ plans", "", "general chat"];
+const NARROW_TOPICS = ["lunch", "LUNCH", "plans", "✔ plans", "✔ PLANS", "", "general chat", "nothing"];
+const POLICY_TOPICS = ["lunch", "PLANS", "✔ plans", "general chat", "Lunch"];
+const IS_OPERANDS = ["dm", "private", "starred", "unread", "mentioned", "resolved", "followed", "muted"];
+const OPERATORS = ["channel", "stream", "channels", "topic", "sender", "dm", "pm-with", "dm-including", "group-pm-with", "is", "is", "has", "in", "search", "id"] as const;
+const FLAGS: readonly EditableFlag[] = ["read", "starred", "collapsed"];
+const BIG_ANCHORS = [-3, 0, 2 ** 32 + 5, 10_000_000_000_000_000, 10_000_000_000_000_007, 2147483647];
+
+// ------------------------------------------------------------------ generators
+
+interface TermSpec {
+  readonly op: number;
+  readonly negated: boolean;
+  readonly a: number;
+  readonly b: number;
+  readonly form: number;
+}
+interface QuerySpec {
+  readonly user: number;
+  readonly terms: readonly TermSpec[];
+  readonly anchorKind: number;
+  readonly anchorValue: number;
+  readonly numBefore: number;
+  readonly numAfter: number;
+  readonly includeAnchor: boolean;
+}
+interface MessageBody {
+  readonly words: readonly number[];
+  readonly mention: number | null;
+  readonly link: boolean;
+  readonly read: boolean;
+}
+type Op =
+  | ({ readonly k: "sendChannel"; readonly s: number; readonly c: number; readonly topic: number } & MessageBody)
+  | ({ readonly k: "sendDm"; readonly s: number; readonly to: readonly number[]; readonly byEmail: boolean } & MessageBody)
+  | { readonly k: "sub"; readonly u: number; readonly c: number; readonly on: boolean }
+  | { readonly k: "active"; readonly u: number; readonly on: boolean }
+  | { readonly k: "flags"; readonly u: number; readonly ids: readonly number[]; readonly flag: number; readonly add: boolean }
+  | { readonly k: "topicPolicy"; readonly u: number; readonly c: number; readonly topic: number; readonly policy: number }
+  | { readonly k: "mute"; readonly u: number; readonly c: number; readonly on: boolean }
+  | { readonly k: "noise" }
+  | { readonly k: "reopen" }
+  | { readonly k: "query"; readonly q: QuerySpec }
+  | { readonly k: "narrowFlags"; readonly q: QuerySpec; readonly flag: number; readonly add: boolean };
+
+interface Script {
+  readonly roles: readonly number[];
+  readonly channels: readonly { readonly kind: number; readonly initial: readonly number[] }[];
+  readonly ops: readonly Op[];
+}
+
+const termArb: fc.Arbitrary<TermSpec> = fc.record({
+  op: fc.nat(OPERATORS.length - 1),
+  negated: fc.boolean(),
+  a: fc.nat(1000),
+  b: fc.nat(1000),
+  form: fc.nat(3),
+});
+const queryArb: fc.Arbitrary<QuerySpec> = fc.record({
+  user: fc.nat(20),
+  terms: fc.array(termArb, { maxLength: 3 }),
+  anchorKind: fc.nat(7),
+  anchorValue: fc.nat(1000),
+  numBefore: fc.oneof(fc.constant(0), fc.nat(10)),
+  numAfter: fc.oneof(fc.constant(0), fc.nat(10)),
+  includeAnchor: fc.boolean(),
+});
+const bodyArb = {
+  words: fc.array(fc.nat(VOCAB.length - 1), { minLength: 1, maxLength: 3 }),
+  mention: fc.option(fc.nat(20), { freq: 3 }),
+  link: fc.boolean(),
+  read: fc.boolean(),
+};
+function opArb(mode: "query" | "flags"): fc.Arbitrary<Op> {
+  return fc.oneof(
+    { weight: 8, arbitrary: fc.record({ k: fc.constant("sendChannel" as const), s: fc.nat(20), c: fc.nat(20), topic: fc.nat(SEND_TOPICS.length - 1), ...bodyArb }) },
+    { weight: 4, arbitrary: fc.record({ k: fc.constant("sendDm" as const), s: fc.nat(20), to: fc.array(fc.nat(20), { minLength: 1, maxLength: 3 }), byEmail: fc.boolean(), ...bodyArb }) },
+    { weight: 3, arbitrary: fc.record({ k: fc.constant("sub" as const), u: fc.nat(20), c: fc.nat(20), on: fc.boolean() }) },
+    { weight: 1, arbitrary: fc.record({ k: fc.constant("active" as const), u: fc.nat(20), on: fc.boolean() }) },
+    { weight: 3, arbitrary: fc.record({ k: fc.constant("flags" as const), u: fc.nat(20), ids: fc.array(fc.nat(1000), { minLength: 1, maxLength: 4 }), flag: fc.nat(2), add: fc.boolean() }) },
+    { weight: 2, arbitrary: fc.record({ k: fc.constant("topicPolicy" as const), u: fc.nat(20), c: fc.nat(20), topic: fc.nat(POLICY_TOPICS.length - 1), policy: fc.nat(3) }) },
+    { weight: 1, arbitrary: fc.record({ k: fc.constant("mute" as const), u: fc.nat(20), c: fc.nat(20), on: fc.boolean() }) },
+    { weight: 1, arbitrary: fc.constant({ k: "noise" as const }) },
+    { weight: 1, arbitrary: fc.constant({ k: "reopen" as const }) },
+    mode === "query"
+      ? { weight: 5, arbitrary: fc.record({ k: fc.constant("query" as const), q: queryArb }) }
+      : { weight: 5, arbitrary: fc.record({ k: fc.constant("narrowFlags" as const), q: queryArb, flag: fc.nat(2), add: fc.boolean() }) },
+  );
+}
+function scriptArb(mode: "query" | "flags"): fc.Arbitrary<Script> {
+  return fc.record({
+    roles: fc.array(fc.constantFrom(ROLE_MEMBER, ROLE_MEMBER, ROLE_GUEST, ROLE_ADMIN), { minLength: 2, maxLength: NAMES.length }),
+    channels: fc.array(fc.record({ kind: fc.nat(2), initial: fc.array(fc.nat(20), { maxLength: 4 }) }), { minLength: 1, maxLength: CHANNEL_NAMES.length }),
+    ops: fc.array(opArb(mode), { minLength: 5, maxLength: 45 }),
+  });
+}
+
+// ------------------------------------------------------------------ driver
+
+type Outcome<T> = T | RefError;
+
+function capture<T>(fn: () => T): Outcome<T> {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof EngineError) return { error: { code: e.code, message: e.message } };
+    throw e;
+  }
+}
+
+function normalizeResult(r: GetMessagesResult) {
+  return {
+    anchor: r.anchor,
+    foundAnchor: r.foundAnchor,
+    foundOldest: r.foundOldest,
+    foundNewest: r.foundNewest,
+    historyLimited: r.historyLimited,
+    messages: r.messages.map((v) => ({ id: v.message.id, flags: [...v.flags] })),
+  };
+}
+
+class Mismatch extends Error {}
+
+class Realm {
+  readonly t: TempStore = tempStore();
+  readonly model: RefModel;
+  readonly users: RefUser[] = [];
+  readonly channelIds: number[] = [];
+  readonly ownerId: number;
+  readonly noiseOwnerId: number;
+  readonly noiseChannelId: number;
+  checks = 0;
+
+  constructor(script: Script) {
+    const s = this.t.store;
+    // A noise realm first: its users, channel and messages interleave with the realm under test.
+    const noise = s.createRealm({ subdomain: "noise", name: "Noise", owner: { email: "owner@test.dev", fullName: "Olive Owner" } });
+    this.noiseOwnerId = noise.owner.id;
+    this.noiseChannelId = s.subscribe(noise.owner.id, { channels: [{ name: "general" }] }).createdChannelIds[0]!;
+    const { realm, owner } = s.createRealm({ subdomain: "", name: "Main", owner: { email: "owner@test.dev", fullName: "Olive Owner" } });
+    this.model = new RefModel(realm.id);
+    this.ownerId = owner.id;
+    this.model.addUser({ id: owner.id, realmId: realm.id, email: owner.email, fullName: owner.fullName, role: ROLE_OWNER });
+    script.roles.forEach((role, i) => {
+      const email = `user${i}@test.dev`;
+      const u = s.createUser({ realmId: realm.id, email, fullName: NAMES[i]!, role: role as 200 | 400 | 600 });
+      this.model.addUser({ id: u.id, realmId: realm.id, email, fullName: u.fullName, role });
+    });
+    this.users.push(...this.model.users.values());
+    script.channels.forEach((spec, i) => {
+      const inviteOnly = spec.kind !== 0;
+      const historyPublicToSubscribers = spec.kind !== 2;
+      const principals = [...new Set([this.ownerId, ...spec.initial.map((x) => this.users[x % this.users.length]!.id)])];
+      const res = s.subscribe(this.ownerId, { channels: [{ name: CHANNEL_NAMES[i]! }], principals, newChannel: { inviteOnly, historyPublicToSubscribers } });
+      const id = res.createdChannelIds[0]!;
+      this.channelIds.push(id);
+      this.model.addChannel({ id, realmId: realm.id, name: CHANNEL_NAMES[i]!, inviteOnly, historyPublicToSubscribers });
+      for (const p of principals) this.model.setSubscribed(p, id, true);
+    });
+  }
+
+  get store(): Store {
+    return this.t.store;
+  }
+
+  user(x: number): RefUser {
+    return this.users[x % this.users.length]!;
+  }
+  channelId(x: number): number {
+    return this.channelIds[x % this.channelIds.length]!;
+  }
+
+  fail(what: string, expected: unknown, actual: unknown): never {
+    throw new Mismatch(
+      `${what}\nexpected (reference): ${JSON.stringify(expected)}\nactual (engine):      ${JSON.stringify(actual)}\n--- operations ---\n${this.model.log.join("\n")}`,
+    );
+  }
+
+  compare(what: string, expected: unknown, actual: unknown): void {
+    this.checks++;
+    if (JSON.stringify(expected) !== JSON.stringify(actual) && !tolerated(expected, actual)) this.fail(what, expected, actual);
+  }
+
+  /** A message ID: existing (any realm) most of the time, otherwise one that does not exist. */
+  messageId(a: number): number {
+    const all = this.model.messages;
+    const max = all.length === 0 ? 0 : all[all.length - 1]!.id;
+    if (all.length === 0 || a % 5 === 4) return max + 1 + (a % 3);
+    return all[a % all.length]!.id;
+  }
+
+  content(body: MessageBody): { text: string; words: string[]; mentioned: number[] } {
+    const words = body.words.map((w) => VOCAB[w]!);
+    let text = words.join(" ");
+    const mentioned: number[] = [];
+    if (body.mention !== null) {
+      const target = this.user(body.mention);
+      text += ` @**${target.fullName}**`;
+      mentioned.push(target.id);
+    }
+    if (body.link) text += " https://example.com/page";
+    return { text, words, mentioned };
+  }
+
+  term(spec: TermSpec, me: RefUser): WireTerm {
+    const operator = OPERATORS[spec.op]!;
+    const negated = spec.negated;
+    const userOperand = (u: RefUser): string | number => [u.email, u.id, u.email.toUpperCase(), String(u.id)][spec.form]!;
+    switch (operator) {
+      case "channel":
+      case "stream": {
+        const id = this.channelId(spec.a);
+        const name = this.model.channel(id).name;
+        return { operator, operand: [name, name.toUpperCase(), id, String(id)][spec.form]!, negated };
+      }
+      case "channels":
+        return { operator, operand: "public", negated };
+      case "topic":
+        return { operator, operand: NARROW_TOPICS[spec.a % NARROW_TOPICS.length]!, negated };
+      case "sender":
+      case "dm-including":
+      case "group-pm-with":
+        return { operator, operand: userOperand(this.user(spec.a)), negated };
+      case "dm":
+      case "pm-with": {
+        const picked = [this.user(spec.a), this.user(spec.b), this.user(spec.a >> 3)].slice(0, 1 + (spec.b % 3));
+        if (spec.form === 3) picked.push(me);
+        const unique = [...new Map(picked.map((u) => [u.id, u])).values()];
+        return { operator, operand: spec.form % 2 === 0 ? unique.map((u) => u.id) : unique.map((u) => u.email).join(","), negated };
+      }
+      case "is":
+        return { operator, operand: IS_OPERANDS[spec.a % IS_OPERANDS.length]!, negated };
+      case "has":
+        return { operator, operand: "link", negated };
+      case "in":
+        return { operator, operand: spec.a % 2 === 0 ? "home" : "all", negated };
+      case "search": {
+        const words = [VOCAB[spec.a % VOCAB.length]!, VOCAB[spec.b % VOCAB.length]!].slice(0, 1 + (spec.form % 2));
+        // Zulip folds every search term, negated or not, into one positive term; the engine does not: not generated.
+        return { operator, operand: words.join(" "), negated: false };
+      }
+      case "id": {
+        const id = this.messageId(spec.a);
+        return { operator, operand: spec.form % 2 === 0 ? id : String(id), negated };
+      }
+    }
+  }
+
+  query(spec: QuerySpec): RefQuery {
+    const me = this.user(spec.user);
+    let anchor: RefAnchor;
+    switch (spec.anchorKind) {
+      case 0:
+        anchor = "newest";
+        break;
+      case 1:
+        anchor = "oldest";
+        break;
+      case 2:
+      case 3:
+        anchor = "first_unread";
+        break;
+      case 4:
+        anchor = BIG_ANCHORS[spec.anchorValue % BIG_ANCHORS.length]!;
+        break;
+      case 5:
+        anchor = this.messageId(spec.anchorValue) + ((spec.anchorValue >> 3) % 3) - 1;
+        break;
+      default:
+        anchor = this.messageId(spec.anchorValue);
+    }
+    return {
+      userId: me.id,
+      narrow: spec.terms.map((t) => this.term(t, me)),
+      anchor,
+      numBefore: spec.numBefore,
+      numAfter: spec.numAfter,
+      includeAnchor: spec.includeAnchor,
+    };
+  }
+
+  apply(op: Op): void {
+    const s = this.store;
+    const m = this.model;
+    switch (op.k) {
+      case "sendChannel": {
+        const sender = this.user(op.s);
+        const channelId = this.channelId(op.c);
+        if (!m.canSendToChannel(sender, m.channel(channelId))) {
+          const r = capture(() => s.sendMessage({ senderId: sender.id, to: { type: "channel", channel: channelId, topic: "x" }, content: "apple" }));
+          this.compare(`send to channel ${channelId} by ${sender.id} must be refused`, true, "error" in r);
+          return;
+        }
+        const { text, words, mentioned } = this.content(op);
+        const topic = SEND_TOPICS[op.topic]!;
+        const { id } = s.sendMessage({ senderId: sender.id, to: { type: "channel", channel: channelId, topic }, content: text, readBySender: op.read });
+        m.recordMessage({ id, realmId: m.realmId, senderId: sender.id, channelId, dmUsers: null, topic, contentWords: words, hasLink: op.link, mentionedUserIds: mentioned, readBySender: op.read });
+        return;
+      }
+      case "sendDm": {
+        const sender = this.user(op.s);
+        const to = op.to.map((x) => this.user(x));
+        if (!sender.active || to.some((u) => !u.active && u.id !== sender.id)) return;
+        const { text, words, mentioned } = this.content(op);
+        const { id } = s.sendMessage({
+          senderId: sender.id,
+          to: { type: "direct", users: to.map((u) => (op.byEmail ? u.email : u.id)) },
+          content: text,
+          readBySender: op.read,
+        });
+        m.recordMessage({ id, realmId: m.realmId, senderId: sender.id, channelId: null, dmUsers: [sender.id, ...to.map((u) => u.id)], topic: "", contentWords: words, hasLink: op.link, mentionedUserIds: mentioned, readBySender: op.read });
+        return;
+      }
+      case "sub": {
+        const u = this.user(op.u);
+        const channelId = this.channelId(op.c);
+        if (!u.active || m.isSubscribed(u.id, channelId) === op.on) return;
+        const name = m.channel(channelId).name;
+        if (op.on) s.subscribe(this.ownerId, { channels: [{ name }], principals: [u.id] });
+        else s.unsubscribe(this.ownerId, [name], [u.id]);
+        m.setSubscribed(u.id, channelId, op.on);
+        return;
+      }
+      case "active": {
+        const u = this.user(op.u);
+        if (u.id === this.ownerId || u.active === op.on) return;
+        s.setUserActive(u.id, op.on);
+        m.setUserActive(u.id, op.on);
+        return;
+      }
+      case "flags": {
+        const u = this.user(op.u);
+        const ids = op.ids.map((a) => this.messageId(a));
+        const flag = FLAGS[op.flag]!;
+        const operation = op.add ? "add" : "remove";
+        const expected = m.updateFlags(u.id, ids, flag, operation);
+        const actual = capture(() => s.updateFlags(u.id, ids, flag, operation));
+        this.compare(`updateFlags(user=${u.id}, ${JSON.stringify(ids)}, ${flag}, ${operation})`, expected, actual);
+        return;
+      }
+      case "topicPolicy": {
+        const u = this.user(op.u);
+        const channelId = this.channelId(op.c);
+        const topic = POLICY_TOPICS[op.topic]!;
+        if (!u.active) return;
+        const r = capture(() => s.setTopicPolicy(u.id, channelId, topic, op.policy));
+        const visible = m.canSeeChannel(u, m.channel(channelId));
+        this.compare(`setTopicPolicy(user=${u.id}, channel=${channelId}) refused iff channel invisible`, !visible, typeof r === "object" && r !== null);
+        if (visible) m.setTopicPolicy(u.id, channelId, topic, op.policy);
+        return;
+      }
+      case "mute": {
+        const u = this.user(op.u);
+        const channelId = this.channelId(op.c);
+        if (!u.active || !m.isSubscribed(u.id, channelId)) return;
+        s.setChannelMuted(u.id, channelId, op.on);
+        m.setChannelMuted(u.id, channelId, op.on);
+        return;
+      }
+      case "noise": {
+        const { id } = s.sendMessage({ senderId: this.noiseOwnerId, to: { type: "channel", channel: this.noiseChannelId, topic: "lunch" }, content: "apple lunch" });
+        m.recordMessage({ id, realmId: -1, senderId: this.noiseOwnerId, channelId: this.noiseChannelId, dmUsers: null, topic: "lunch", contentWords: ["apple", "lunch"], hasLink: false, mentionedUserIds: [], readBySender: false });
+        return;
+      }
+      case "reopen":
+        this.t.reopen();
+        m.log.push("reopen");
+        return;
+      case "query": {
+        const q = this.query(op.q);
+        const expected = m.getMessages(q);
+        const actual = capture(() =>
+          normalizeResult(s.getMessages(q.userId, { narrow: q.narrow, anchor: q.anchor, numBefore: q.numBefore, numAfter: q.numAfter, includeAnchor: q.includeAnchor })),
+        );
+        this.compare(`getMessages ${JSON.stringify(q)}`, expected, actual);
+        return;
+      }
+      case "narrowFlags": {
+        const q = this.query(op.q);
+        const flag = FLAGS[op.flag]!;
+        const operation = op.add ? "add" : "remove";
+        const expected = m.updateFlagsForNarrow(q, flag, operation);
+        const actual = capture(() =>
+          s.updateFlagsForNarrow(q.userId, { narrow: q.narrow, anchor: q.anchor, numBefore: q.numBefore, numAfter: q.numAfter, includeAnchor: q.includeAnchor }, flag, operation),
+        );
+        this.compare(`updateFlagsForNarrow ${JSON.stringify(q)} ${flag} ${operation}`, expected, actual);
+        this.checkAllFlags(q.userId);
+        return;
+      }
+    }
+  }
+
+  /** Every flag of `userId` on every message they have a row for (and row-less accessible ones). */
+  checkAllFlags(userId: number): void {
+    const me = this.model.user(userId);
+    if (!me.active) return;
+    const rows = this.model.rowsOf(userId);
+    for (const msg of this.model.realmMessages()) {
+      if (!rows.has(msg.id) && !this.model.canAccessRowless(me, msg)) continue;
+      const actual = capture(() => [...this.store.getMessage(userId, msg.id).flags]);
+      this.compare(`flags of message ${msg.id} for user ${userId}`, this.model.flagsOf(userId, msg.id), actual);
+    }
+  }
+
+  /** End of script: the combined feed of every user, and every user's flags. */
+  finalChecks(): void {
+    for (const u of this.users) {
+      const q: RefQuery = { userId: u.id, narrow: [], anchor: "newest", numBefore: 1000, numAfter: 0, includeAnchor: true };
+      const actual = capture(() => normalizeResult(this.store.getMessages(u.id, { anchor: "newest", numBefore: 1000, numAfter: 0 })));
+      this.compare(`combined feed of user ${u.id}`, this.model.getMessages(q), actual);
+      this.checkAllFlags(u.id);
+    }
+  }
+}
+
+function runScript(script: Script): number {
+  const realm = new Realm(script);
+  try {
+    for (const op of script.ops) realm.apply(op);
+    realm.finalChecks();
+    return realm.checks;
+  } finally {
+    realm.t.cleanup();
+  }
+}
+
+function check(mode: "query" | "flags"): number {
+  let checks = 0;
+  const params = { seed: SEED, numRuns: RUNS };
+  // eslint-disable-next-line no-console
+  console.log(`[narrow.property ${mode}] seed=${SEED} runs=${RUNS} (override: PARLEY_PROPERTY_SEED / PARLEY_PROPERTY_RUNS)`);
+  fc.assert(
+    fc.property(scriptArb(mode), (script) => {
+      checks += runScript(script);
+    }),
+    params,
+  );
+  return checks;
+}
+
+describe("narrow engine vs. brute-force Zulip reference", () => {
+  it("getMessages (and flag changes by IDs) match the reference", () => {
+    const checks = check("query");
+    expect(checks).toBeGreaterThan(RUNS * 5);
+  });
+
+  it("updateFlagsForNarrow matches the reference", () => {
+    const checks = check("flags");
+    expect(checks).toBeGreaterThan(RUNS * 5);
+  });
+});

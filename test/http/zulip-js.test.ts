@@ -1,0 +1,68 @@
+/**
+ * Drives the server with the official zulip-js client (multipart bodies, its own
+ * URL building), proving it works unchanged.
+ */
+import { createRequire } from "node:module";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startServer, type TestServer } from "../support/http.js";
+
+type Result = Record<string, unknown> & { result: string };
+interface ZulipClient {
+  users: { me: { subscriptions: { add(p: Record<string, unknown>): Promise<Result> } } };
+  messages: {
+    send(p: Record<string, unknown>): Promise<Result>;
+    retrieve(p: Record<string, unknown>): Promise<Result>;
+    flags: { add(p: Record<string, unknown>): Promise<Result>; remove(p: Record<string, unknown>): Promise<Result> };
+  };
+}
+const zulipInit = createRequire(import.meta.url)("zulip-js") as (config: { username: string; apiKey: string; realm: string }) => Promise<ZulipClient>;
+
+let s: TestServer;
+let alice: ZulipClient;
+let bob: ZulipClient;
+beforeAll(async () => {
+  s = await startServer();
+  alice = await zulipInit({ username: s.seed.alice.email, apiKey: s.seed.alice.apiKey, realm: s.base });
+  bob = await zulipInit({ username: s.seed.bob.email, apiKey: s.seed.bob.apiKey, realm: s.base });
+});
+afterAll(() => s.close());
+
+describe("zulip-js client", () => {
+  it("subscribes, sends, fetches with narrows and anchors, and updates flags", async () => {
+    const sub = await alice.users.me.subscriptions.add({ subscriptions: JSON.stringify([{ name: "zulip-js land" }]), principals: JSON.stringify([s.seed.alice.id, s.seed.bob.id]) });
+    expect(sub.result).toBe("success");
+    expect(sub["subscribed"]).toEqual({ [String(s.seed.alice.id)]: ["zulip-js land"], [String(s.seed.bob.id)]: ["zulip-js land"] });
+
+    const sent: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await alice.messages.send({ to: "zulip-js land", type: "stream", topic: "client test", content: `message ${i} from zulip-js` });
+      expect(r.result).toBe("success");
+      sent.push(r["id"] as number);
+    }
+    const dm = await alice.messages.send({ to: [s.seed.bob.id], type: "direct", content: "a direct hello" });
+    expect(dm.result).toBe("success");
+
+    const channel = await bob.messages.retrieve({ anchor: "newest", num_before: 10, num_after: 0, narrow: [{ operator: "channel", operand: "zulip-js land" }, { operator: "topic", operand: "client test" }] });
+    expect(channel.result).toBe("success");
+    expect((channel["messages"] as { id: number }[]).map((m) => m.id)).toEqual(sent);
+    expect(channel["found_newest"]).toBe(true);
+
+    const firstUnread = await bob.messages.retrieve({ anchor: "first_unread", num_before: 0, num_after: 1, narrow: [{ operator: "channel", operand: "zulip-js land" }] });
+    expect(firstUnread["anchor"]).toBe(sent[0]);
+    expect((firstUnread["messages"] as { id: number }[]).map((m) => m.id)).toEqual([sent[0], sent[1]]);
+
+    const dms = await bob.messages.retrieve({ anchor: "newest", num_before: 5, num_after: 0, narrow: [{ operator: "dm", operand: [s.seed.alice.id] }] });
+    expect((dms["messages"] as { id: number; content: string }[]).map((m) => [m.id, m.content])).toEqual([[dm["id"], "<p>a direct hello</p>"]]);
+
+    const read = await bob.messages.flags.add({ flag: "read", messages: sent });
+    expect(read.result).toBe("success");
+    const star = await bob.messages.flags.add({ flag: "starred", messages: [sent[1]] });
+    expect(star.result).toBe("success");
+    const unread = await bob.messages.retrieve({ anchor: "newest", num_before: 10, num_after: 0, narrow: [{ operator: "channel", operand: "zulip-js land" }, { operator: "is", operand: "unread" }] });
+    expect(unread["messages"]).toEqual([]);
+    const starred = await bob.messages.retrieve({ anchor: "newest", num_before: 10, num_after: 0, narrow: [{ operator: "is", operand: "starred" }] });
+    expect((starred["messages"] as { id: number; flags: string[] }[]).map((m) => [m.id, m.flags])).toEqual([[sent[1], ["read", "starred"]]]);
+    const unstar = await bob.messages.flags.remove({ flag: "starred", messages: [sent[1]] });
+    expect(unstar.result).toBe("success");
+  });
+});
