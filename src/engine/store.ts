@@ -9,6 +9,7 @@ import { renderMarkdown } from "../markdown/index.js";
 import { canAccessMessage } from "./access.js";
 import { createGroup, updateMembers, updateSubgroups, type CreateGroupInput } from "./actions/groups.js";
 import { createRealm, setRealmDeactivated, systemGroupId, type CreateRealmInput } from "./actions/realms.js";
+import { addReaction, removeReaction, type ReactionInput } from "./actions/reactions.js";
 import { sendMessage, type SendMessageInput } from "./actions/send-message.js";
 import { setChannelMuted, subscribe, unsubscribe, type Principal, type SubscribeInput, type SubscribeResult, type UnsubscribeResult } from "./actions/subscriptions.js";
 import { markTopicAsRead, updateFlagsByIds, updateFlagsForNarrow, type FlagChangeResult, type NarrowFlagResult } from "./actions/update-flags.js";
@@ -127,6 +128,13 @@ export class Store {
     const message = Number.isInteger(messageId) && messageId > 0 && messageId <= 0xffffffff ? (this.state.tables.messages.get(messageId) as Message | undefined) : undefined;
     if (!message || !canAccessMessage(this.state, user, message)) throw new BadRequestError("Invalid message(s)");
     return { message, flags: flagReader(this.state, userId)(message) };
+  }
+
+  addReaction(userId: number, messageId: number, reaction: ReactionInput): void {
+    addReaction(this.state, userId, messageId, reaction);
+  }
+  removeReaction(userId: number, messageId: number, reaction: ReactionInput): void {
+    removeReaction(this.state, userId, messageId, reaction);
   }
 
   updateFlags(userId: number, messageIds: readonly number[], flag: string, op: string): FlagChangeResult {

@@ -56,7 +56,11 @@ const SEND_TOPICS = ["lunch", "Lunch", "plans", "✔ plans", "", "general chat"]
 const NARROW_TOPICS = ["lunch", "LUNCH", "plans", "✔ plans", "✔ PLANS", "", "general chat", "nothing"];
 const POLICY_TOPICS = ["lunch", "PLANS", "✔ plans", "general chat", "Lunch"];
 const IS_OPERANDS = ["dm", "private", "starred", "unread", "mentioned", "resolved", "followed", "muted"];
-const OPERATORS = ["channel", "stream", "channels", "topic", "sender", "dm", "pm-with", "dm-including", "group-pm-with", "is", "is", "has", "in", "search", "id"] as const;
+/** Repetitions weight the choice: channel terms (shared history) and is: terms are the interesting ones. */
+const OPERATORS = [
+  "channel", "channel", "channel", "stream", "channels", "topic", "topic", "sender", "sender",
+  "dm", "pm-with", "dm-including", "group-pm-with", "is", "is", "is", "has", "in", "search", "search", "id",
+] as const;
 const FLAGS: readonly EditableFlag[] = ["read", "starred", "collapsed"];
 const BIG_ANCHORS = [-3, 0, 2 ** 32 + 5, 10_000_000_000_000_000, 10_000_000_000_000_007, 2147483647];
 
@@ -101,23 +105,29 @@ interface Script {
   readonly roles: readonly number[];
   readonly channels: readonly { readonly kind: number; readonly initial: readonly number[] }[];
   readonly ops: readonly Op[];
+  /** Queries (or flag changes by narrow) after the last operation. */
+  readonly final: readonly QuerySpec[];
 }
 
 const termArb: fc.Arbitrary<TermSpec> = fc.record({
   op: fc.nat(OPERATORS.length - 1),
-  negated: fc.boolean(),
+  negated: fc.boolean({ weight: 2 } as never) as fc.Arbitrary<boolean>,
   a: fc.nat(1000),
   b: fc.nat(1000),
   form: fc.nat(3),
 });
 const queryArb: fc.Arbitrary<QuerySpec> = fc.record({
   user: fc.nat(20),
-  terms: fc.array(termArb, { maxLength: 3 }),
+  terms: fc.oneof(
+    { weight: 2, arbitrary: fc.constant([]) },
+    { weight: 4, arbitrary: fc.array(termArb, { minLength: 1, maxLength: 1 }) },
+    { weight: 3, arbitrary: fc.array(termArb, { minLength: 2, maxLength: 3 }) },
+  ),
   anchorKind: fc.nat(7),
   anchorValue: fc.nat(1000),
   numBefore: fc.oneof(fc.constant(0), fc.nat(10)),
   numAfter: fc.oneof(fc.constant(0), fc.nat(10)),
-  includeAnchor: fc.boolean(),
+  includeAnchor: fc.oneof({ weight: 3, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
 });
 const bodyArb = {
   words: fc.array(fc.nat(VOCAB.length - 1), { minLength: 1, maxLength: 3 }),
@@ -145,7 +155,8 @@ function scriptArb(mode: "query" | "flags"): fc.Arbitrary<Script> {
   return fc.record({
     roles: fc.array(fc.constantFrom(ROLE_MEMBER, ROLE_MEMBER, ROLE_GUEST, ROLE_ADMIN), { minLength: 2, maxLength: NAMES.length }),
     channels: fc.array(fc.record({ kind: fc.nat(2), initial: fc.array(fc.nat(20), { maxLength: 4 }) }), { minLength: 1, maxLength: CHANNEL_NAMES.length }),
-    ops: fc.array(opArb(mode), { minLength: 5, maxLength: 45 }),
+    ops: fc.array(opArb(mode), { minLength: 10, maxLength: 60, size: "max" }),
+    final: fc.array(queryArb, { minLength: 5, maxLength: 15, size: "max" }),
   });
 }
 
@@ -174,6 +185,12 @@ function normalizeResult(r: GetMessagesResult) {
 }
 
 class Mismatch extends Error {}
+
+/** Coverage counters (printed with PARLEY_PROPERTY_STATS=1) to make sure the generators reach the interesting cases. */
+const stats = new Map<string, number>();
+function count(name: string): void {
+  stats.set(name, (stats.get(name) ?? 0) + 1);
+}
 
 class Realm {
   readonly t: TempStore = tempStore();
@@ -427,6 +444,16 @@ class Realm {
           normalizeResult(s.getMessages(q.userId, { narrow: q.narrow, anchor: q.anchor, numBefore: q.numBefore, numAfter: q.numAfter, includeAnchor: q.includeAnchor })),
         );
         this.compare(`getMessages ${JSON.stringify(q)}`, expected, actual);
+        if ("error" in expected) count(`query error ${expected.error.code} ${expected.error.message.slice(0, 40)}`);
+        else {
+          count(expected.messages.length > 0 ? "query nonempty" : "query empty");
+          if (expected.messages.some((v) => v.flags.includes("historical"))) count("query with historical flags");
+          if (expected.messages.some((v) => v.flags.includes("starred"))) count("query with starred");
+          if (expected.foundAnchor) count("found_anchor");
+          if (q.anchor === "first_unread" && expected.anchor < 10 ** 16) count("first_unread found");
+          if (q.anchor === "first_unread" && q.narrow.some((t) => t.negated && (t.operator === "channel" || t.operator === "stream"))) count("first_unread with negated channel");
+          for (const t of q.narrow) count(`term ${t.negated ? "-" : ""}${t.operator}${typeof t.operand === "string" && ["is", "in"].includes(t.operator) ? ":" + t.operand : ""}${expected.messages.length > 0 ? " nonempty" : ""}`);
+        }
         return;
       }
       case "narrowFlags": {
@@ -467,10 +494,11 @@ class Realm {
   }
 }
 
-function runScript(script: Script): number {
+function runScript(script: Script, mode: "query" | "flags"): number {
   const realm = new Realm(script);
   try {
     for (const op of script.ops) realm.apply(op);
+    script.final.forEach((q, i) => realm.apply(mode === "query" ? { k: "query", q } : { k: "narrowFlags", q, flag: i % 3, add: i % 2 === 0 }));
     realm.finalChecks();
     return realm.checks;
   } finally {
@@ -485,10 +513,14 @@ function check(mode: "query" | "flags"): number {
   console.log(`[narrow.property ${mode}] seed=${SEED} runs=${RUNS} (override: PARLEY_PROPERTY_SEED / PARLEY_PROPERTY_RUNS)`);
   fc.assert(
     fc.property(scriptArb(mode), (script) => {
-      checks += runScript(script);
+      checks += runScript(script, mode);
     }),
     params,
   );
+  if (process.env["PARLEY_PROPERTY_STATS"]) {
+    // eslint-disable-next-line no-console
+    console.log([...stats.entries()].sort().map(([k, v]) => `${String(v).padStart(6)} ${k}`).join("\n"));
+  }
   return checks;
 }
 

@@ -194,3 +194,27 @@ describe("authentication", () => {
     s.t.store.setUserActive(s.seed.guest.id, true);
   });
 });
+
+describe("reactions", () => {
+  it("adds and removes reactions, keeping has:reaction in step", async () => {
+    const { owner, bob } = s.seed;
+    const id = (await s.call(owner, "POST", "/messages", { type: "stream", to: "general", topic: "react", content: "react to me" })).body["id"] as number;
+    const add = await s.call(bob, "POST", `/messages/${id}/reactions`, { emoji_name: "octopus" });
+    expect(add.body).toEqual({ result: "success", msg: "" });
+    const got = await s.call(bob, "GET", `/messages/${id}`);
+    expect((got.body["message"] as Record<string, unknown>)["reactions"]).toEqual([
+      { emoji_name: "octopus", emoji_code: "1f419", reaction_type: "unicode_emoji", user_id: bob.id, user: { id: bob.id, email: bob.email, full_name: "Bob", is_mirror_dummy: false } },
+    ]);
+    const withReaction = await s.call(bob, "GET", "/messages", { anchor: "newest", num_before: 5, num_after: 0, narrow: JSON.stringify([["has", "reaction"]]) });
+    expect((withReaction.body["messages"] as { id: number }[]).map((m) => m.id)).toEqual([id]);
+    await rejects(() => s.call(bob, "POST", `/messages/${id}/reactions`, { emoji_name: "octopus" }), 400, "REACTION_ALREADY_EXISTS", "Reaction already exists.");
+    await rejects(() => s.call(bob, "POST", `/messages/${id}/reactions`, { emoji_name: "no_such_emoji_name" }), 400, "BAD_REQUEST", "Emoji 'no_such_emoji_name' does not exist");
+    await rejects(() => s.call(bob, "POST", "/messages/999999/reactions", { emoji_name: "octopus" }), 400, "BAD_REQUEST", "Invalid message(s)");
+    const remove = await s.call(bob, "DELETE", `/messages/${id}/reactions`, { emoji_name: "octopus" });
+    expect(remove.body["result"]).toBe("success");
+    await rejects(() => s.call(bob, "DELETE", `/messages/${id}/reactions`, { emoji_name: "octopus" }), 400, "REACTION_DOES_NOT_EXIST", "Reaction doesn't exist.");
+    const none = await s.call(bob, "GET", "/messages", { anchor: "newest", num_before: 5, num_after: 0, narrow: JSON.stringify([["has", "reaction"]]) });
+    expect(none.body["messages"]).toEqual([]);
+    expect(s.t.store.verify().differences).toEqual([]);
+  });
+});

@@ -6,8 +6,9 @@ import type { Endpoint } from "../../endpoint.js";
 import getMessage from "./get-message.js";
 import getMessages from "./get-messages.js";
 import markTopicAsRead from "./mark-topic-as-read.js";
+import { addReactionEndpoint, removeReactionEndpoint } from "./reactions.js";
 import sendMessage from "./send-message.js";
 import updateFlagsNarrow from "./update-flags-narrow.js";
 import updateFlags from "./update-flags.js";
 
-export const MESSAGE_ENDPOINTS: readonly Endpoint[] = [sendMessage, getMessages, getMessage, updateFlags, updateFlagsNarrow, markTopicAsRead];
+export const MESSAGE_ENDPOINTS: readonly Endpoint[] = [sendMessage, getMessages, getMessage, updateFlags, updateFlagsNarrow, markTopicAsRead, addReactionEndpoint, removeReactionEndpoint];

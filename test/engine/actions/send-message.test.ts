@@ -1,0 +1,263 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, ROLE, type EngineError, type Message, type Store } from "../../../src/engine/index.js";
+import { defaultReadBySender } from "../../../src/engine/actions/send-message.js";
+import { seedRealm, tempStore, type TempStore } from "../../support/temp-store.js";
+
+const NOW = 1_700_000_000;
+let t: TempStore;
+let s: Store;
+let w: ReturnType<typeof seedRealm>;
+
+beforeEach(() => {
+  t = tempStore({ now: () => NOW });
+  s = t.store;
+  w = seedRealm(s);
+});
+afterEach(() => t.cleanup());
+
+/** Everything persisted plus the in-memory indexes and cached bitmaps: equal before and after a failed call. */
+function snapshot(store: Store): string {
+  const tb = store.state.tables;
+  const dbs = { meta: tb.meta, realms: tb.realms, users: tb.users, channels: tb.channels, subscriptions: tb.subscriptions, groups: tb.groups, conversations: tb.conversations, userTopics: tb.userTopics, messages: tb.messages, dateMessage: tb.dateMessage, bitmapChunks: tb.bitmapChunks } as unknown as Record<string, { getRange(): Iterable<{ key: unknown; value: unknown }> }>;
+  const enc = (v: unknown): unknown => (v instanceof Uint8Array ? Buffer.from(v).toString("hex") : v);
+  const disk = Object.fromEntries(Object.entries(dbs).map(([name, db]) => [name, [...db.getRange()].map(({ key, value }) => [key, enc(value)])]));
+  const st = store.state;
+  const keys = [...st.bitmaps.persistedKeys()];
+  return JSON.stringify({
+    disk,
+    counters: st.counters,
+    cache: keys.map((k) => [k, st.bitmaps.get(k).toArray()]),
+    users: [...st.users.entries()],
+    channels: [...st.channels.entries()],
+    channelByName: [...st.channelByName.entries()],
+    subs: [...st.subsByUser.entries()].map(([u, m]) => [u, [...m.entries()]]),
+    subscribers: [...st.subscribers.entries()].map(([c, set]) => [c, [...set]]),
+    groups: [...st.groups.entries()],
+    conversations: [...st.conversations.entries()],
+    userTopics: [...st.userTopics.entries()].map(([u, m]) => [u, [...m.entries()]]),
+  });
+}
+function failsWithoutChange(fn: () => unknown, expected: { code: string; message: string; data?: unknown }): void {
+  const before = snapshot(s);
+  let error: EngineError | undefined;
+  try {
+    fn();
+  } catch (e) {
+    error = e as EngineError;
+  }
+  expect(error, "expected the call to fail").toBeDefined();
+  expect({ code: error!.code, message: error!.message, ...(expected.data === undefined ? {} : { data: error!.data }) }).toEqual(expected);
+  expect(snapshot(s)).toBe(before);
+}
+const stored = (id: number) => s.state.tables.messages.get(id) as Message;
+const toGeneral = (topic: string | undefined, content = "hello", senderId = w.alice.id) =>
+  s.sendMessage({ senderId, to: { type: "channel", channel: "general", topic }, content });
+
+describe("content", () => {
+  it("stores the record with its metadata", () => {
+    const { id } = s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: w.general.id, topic: "lunch" }, content: "hi", client: "website" });
+    expect(stored(id)).toMatchObject({
+      id,
+      realmId: w.realm.id,
+      senderId: w.alice.id,
+      recipient: { type: "channel", channelId: w.general.id },
+      topic: "lunch",
+      content: "hi",
+      renderedContent: "<p>hi</p>",
+      dateSent: NOW,
+      client: "website",
+      reactions: [],
+      editHistory: null,
+    });
+    expect(s.getChannel(w.general.id)!.firstMessageId).toBe(id);
+    const second = toGeneral("lunch");
+    expect(s.getChannel(w.general.id)!.firstMessageId).toBe(id);
+    expect(second.id).toBe(id + 1);
+    expect(stored(s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: "general", topic: "x" }, content: "old", dateSent: 12345 }).id).dateSent).toBe(12345);
+  });
+
+  it("strips leading newlines and trailing whitespace, keeps leading spaces", () => {
+    expect(stored(toGeneral("t", "\n\n  indented  \n\t ").id).content).toBe("  indented");
+  });
+
+  it("truncates at 10000 code points with the marker", () => {
+    expect(MAX_MESSAGE_LENGTH).toBe(10000);
+    const exact = "a".repeat(10000);
+    expect(stored(toGeneral("t", exact).id).content).toBe(exact);
+    const long = stored(toGeneral("t", "a".repeat(10001)).id).content;
+    expect(long).toBe("a".repeat(10000 - "\n[message truncated]".length) + "\n[message truncated]");
+    expect(long.length).toBe(10000);
+    // Code points, not UTF-16 units.
+    const emoji = "😀".repeat(10000);
+    expect(stored(toGeneral("t", emoji).id).content).toBe(emoji);
+    expect(stored(toGeneral("t", "😀".repeat(10001)).id).content).toBe("😀".repeat(9980) + "\n[message truncated]");
+  });
+});
+
+describe("topics", () => {
+  it("trims and truncates at 60 code points with '...'", () => {
+    expect(MAX_TOPIC_LENGTH).toBe(60);
+    expect(stored(toGeneral("  spaced  ").id).topic).toBe("spaced");
+    expect(stored(toGeneral("x".repeat(60)).id).topic).toBe("x".repeat(60));
+    expect(stored(toGeneral("x".repeat(61)).id).topic).toBe("x".repeat(57) + "...");
+    expect(stored(toGeneral("é".repeat(70)).id).topic).toBe("é".repeat(57) + "...");
+  });
+
+  it("'(no topic)' and the realm's empty-topic display name become the empty topic", () => {
+    expect(stored(toGeneral("(no topic)").id).topic).toBe("");
+    expect(stored(toGeneral("general chat").id).topic).toBe("");
+    expect(stored(toGeneral(" general chat ").id).topic).toBe("");
+    expect(stored(toGeneral("").id).topic).toBe("");
+    expect(stored(toGeneral("General Chat").id).topic).toBe("General Chat");
+  });
+
+  it("topics policies", () => {
+    s.subscribe(w.owner.id, { channels: [{ name: "no-empty" }], newChannel: { topicsPolicy: "disable_empty_topic" } });
+    s.subscribe(w.owner.id, { channels: [{ name: "only-empty" }], newChannel: { topicsPolicy: "empty_topic_only" } });
+    s.subscribe(w.owner.id, { channels: [{ name: "allow" }], newChannel: { topicsPolicy: "allow_empty_topic" } });
+    const send = (channel: string, topic: string) => () => s.sendMessage({ senderId: w.owner.id, to: { type: "channel", channel, topic }, content: "x" });
+    failsWithoutChange(send("no-empty", ""), { code: "BAD_REQUEST", message: "Sending messages to the general chat is not allowed in this channel." });
+    failsWithoutChange(send("no-empty", "general chat"), { code: "BAD_REQUEST", message: "Sending messages to the general chat is not allowed in this channel." });
+    expect(send("no-empty", "real")()).toHaveProperty("id");
+    failsWithoutChange(send("only-empty", "real"), { code: "BAD_REQUEST", message: "Only the general chat topic is allowed in this channel." });
+    expect(stored(send("only-empty", "(no topic)")().id).topic).toBe("");
+    // "inherit" follows the realm setting.
+    s.state.realms.get(w.realm.id)!.topicsPolicy = "disable_empty_topic";
+    failsWithoutChange(send("general", ""), { code: "BAD_REQUEST", message: "Sending messages to the general chat is not allowed in this channel." });
+    expect(send("allow", "")()).toHaveProperty("id");
+  });
+});
+
+describe("validation errors (nothing changed)", () => {
+  it("empty content and null bytes", () => {
+    failsWithoutChange(() => toGeneral("t", ""), { code: "BAD_REQUEST", message: "Message must not be empty" });
+    failsWithoutChange(() => toGeneral("t", " \n\n \t"), { code: "BAD_REQUEST", message: "Message must not be empty" });
+    failsWithoutChange(() => toGeneral("t", "a\0b"), { code: "BAD_REQUEST", message: "Message must not contain null bytes" });
+  });
+  it("missing topic and null bytes in the topic", () => {
+    failsWithoutChange(() => toGeneral(undefined), { code: "BAD_REQUEST", message: "Missing topic" });
+    failsWithoutChange(() => toGeneral("a\0b"), { code: "BAD_REQUEST", message: "Topic must not contain null bytes" });
+  });
+  it("unknown channel by ID and by name", () => {
+    failsWithoutChange(() => s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: 9999, topic: "t" }, content: "x" }), {
+      code: "STREAM_DOES_NOT_EXIST",
+      message: "Channel with ID '9999' does not exist",
+      data: { stream_id: 9999 },
+    });
+    failsWithoutChange(() => s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: "nope", topic: "t" }, content: "x" }), {
+      code: "STREAM_DOES_NOT_EXIST",
+      message: "Channel 'nope' does not exist",
+      data: { stream: "nope" },
+    });
+    const other = s.createRealm({ subdomain: "other", name: "Other", owner: { email: "x@other.dev", fullName: "Xavier" } });
+    s.subscribe(other.owner.id, { channels: [{ name: "elsewhere" }] });
+    const foreign = s.state.channelByName.get(`${other.realm.id}:ELSEWHERE`)!;
+    failsWithoutChange(() => s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: foreign, topic: "t" }, content: "x" }), {
+      code: "STREAM_DOES_NOT_EXIST",
+      message: `Channel with ID '${foreign}' does not exist`,
+      data: { stream_id: foreign },
+    });
+  });
+  it("not authorized to send", () => {
+    failsWithoutChange(() => s.sendMessage({ senderId: w.bob.id, to: { type: "channel", channel: "secret", topic: "t" }, content: "x" }), {
+      code: "BAD_REQUEST",
+      message: "Not authorized to send to channel 'secret'",
+    });
+    failsWithoutChange(() => s.sendMessage({ senderId: w.guest.id, to: { type: "channel", channel: w.general.id, topic: "t" }, content: "x" }), {
+      code: "BAD_REQUEST",
+      message: "Not authorized to send to channel 'general'",
+    });
+  });
+  it("direct messages to unknown, foreign or deactivated users, or to nobody", () => {
+    const dm = (users: (number | string)[], senderId = w.alice.id) => () => s.sendMessage({ senderId, to: { type: "direct", users }, content: "x" });
+    failsWithoutChange(dm([]), { code: "BAD_REQUEST", message: "Message must have recipients" });
+    failsWithoutChange(dm([w.bob.id, 9999]), { code: "BAD_REQUEST", message: "Invalid user ID 9999" });
+    failsWithoutChange(dm(["ghost@test.dev"]), { code: "BAD_REQUEST", message: "Invalid email 'ghost@test.dev'" });
+    const other = s.createRealm({ subdomain: "other", name: "Other", owner: { email: "x@other.dev", fullName: "Xavier" } });
+    failsWithoutChange(dm([other.owner.id]), { code: "BAD_REQUEST", message: `Invalid user ID ${other.owner.id}` });
+    failsWithoutChange(dm(["x@other.dev"]), { code: "BAD_REQUEST", message: "Invalid email 'x@other.dev'" });
+    s.setUserActive(w.bob.id, false);
+    failsWithoutChange(dm([w.bob.id]), { code: "BAD_REQUEST", message: "'bob@test.dev' is no longer using Zulip." });
+    failsWithoutChange(dm(["BOB@test.dev", w.owner.id]), { code: "BAD_REQUEST", message: "'bob@test.dev' is no longer using Zulip." });
+  });
+  it("deactivated senders and deactivated realms", () => {
+    s.setUserActive(w.bob.id, false);
+    failsWithoutChange(() => toGeneral("t", "x", w.bob.id), { code: "BAD_REQUEST", message: "Account is deactivated" });
+    s.setRealmDeactivated(w.realm.id, true);
+    failsWithoutChange(() => toGeneral("t", "x"), { code: "BAD_REQUEST", message: "Account is deactivated" });
+    failsWithoutChange(() => s.sendMessage({ senderId: 9999, to: { type: "direct", users: [w.alice.id] }, content: "x" }), { code: "BAD_REQUEST", message: "Invalid user ID 9999" });
+  });
+});
+
+describe("direct messages", () => {
+  it("resolve IDs and emails into one conversation per set of participants", () => {
+    const a = s.sendMessage({ senderId: w.alice.id, to: { type: "direct", users: [w.bob.id] }, content: "1" });
+    const b = s.sendMessage({ senderId: w.bob.id, to: { type: "direct", users: ["ALICE@test.dev", w.bob.id] }, content: "2" });
+    const ra = stored(a.id).recipient;
+    expect(ra).toEqual(stored(b.id).recipient);
+    expect(ra.type).toBe("direct");
+    if (ra.type === "direct") expect(s.state.conversations.get(ra.conversationId)!.userIds).toEqual([w.alice.id, w.bob.id].sort((x, y) => x - y));
+    const self = stored(s.sendMessage({ senderId: w.alice.id, to: { type: "direct", users: [w.alice.id] }, content: "note" }).id).recipient;
+    if (self.type === "direct") expect(s.state.conversations.get(self.conversationId)!.userIds).toEqual([w.alice.id]);
+    expect(stored(a.id).topic).toBe("");
+  });
+  it("group DMs arrive unread for the other participants", () => {
+    const group = s.sendMessage({ senderId: w.alice.id, to: { type: "direct", users: [w.bob.id, w.owner.id] }, content: "g" });
+    expect(s.getMessage(w.owner.id, group.id).flags).toEqual([]);
+    expect(s.getMessage(w.bob.id, group.id).flags).toEqual([]);
+    expect(() => s.getMessage(w.guest.id, group.id)).toThrow("Invalid message(s)");
+  });
+});
+
+describe("read_by_sender", () => {
+  it("follows the client name like Zulip", () => {
+    for (const client of ["website", "ZulipMobile", "ZulipAndroid", "ZulipiOS", "ZulipElectron", "ZulipDesktop", "ZulipTerminal", "Zulip Desktop App 5.0"]) {
+      expect(defaultReadBySender(client)).toBe(true);
+    }
+    for (const client of ["API", "ZulipPython", "curl", "Internal"]) expect(defaultReadBySender(client)).toBe(false);
+  });
+  it("sets the sender's read flag only; an explicit value wins", () => {
+    const web = s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: "general", topic: "t" }, content: "x", client: "website" });
+    const api = s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: "general", topic: "t" }, content: "x" });
+    const forced = s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: "general", topic: "t" }, content: "x", client: "website", readBySender: false });
+    const forcedApi = s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: "general", topic: "t" }, content: "x", client: "API", readBySender: true });
+    expect(s.getMessage(w.alice.id, web.id).flags).toEqual(["read"]);
+    expect(s.getMessage(w.alice.id, api.id).flags).toEqual([]);
+    expect(s.getMessage(w.alice.id, forced.id).flags).toEqual([]);
+    expect(s.getMessage(w.alice.id, forcedApi.id).flags).toEqual(["read"]);
+    expect(s.getMessage(w.bob.id, web.id).flags).toEqual([]);
+    expect(stored(web.id).client).toBe("website");
+    expect(stored(api.id).client).toBe("API");
+  });
+});
+
+describe("recipients and mentions", () => {
+  it("subscribers receive channel messages; others see them as historical", () => {
+    const { id } = toGeneral("t", "hi @**Bob** and @**Gus Guest**");
+    expect(s.getMessage(w.bob.id, id).flags).toEqual(["mentioned"]);
+    expect(s.getMessage(w.owner.id, id).flags).toEqual([]);
+    const admin = s.createUser({ realmId: w.realm.id, email: "admin@test.dev", fullName: "Ada Admin", role: ROLE.ADMINISTRATOR });
+    expect(s.getMessage(admin.id, id).flags).toEqual(["read", "historical"]);
+    expect(() => s.getMessage(w.guest.id, id)).toThrow("Invalid message(s)");
+    expect(s.unreadSummary(w.bob.id).mentions).toEqual([id]);
+    expect(s.verify().differences).toEqual([]);
+  });
+  it("wildcard mentions", () => {
+    const all = toGeneral("t", "@**all** look");
+    const topicOnly = toGeneral("t", "@**topic** look", w.bob.id);
+    expect(s.getMessage(w.bob.id, all.id).flags).toEqual(["stream_wildcard_mentioned", "wildcard_mentioned"]);
+    // alice posted in the topic before: she is a participant.
+    expect(s.getMessage(w.alice.id, topicOnly.id).flags).toEqual(["topic_wildcard_mentioned", "wildcard_mentioned"]);
+    expect(s.getMessage(w.owner.id, topicOnly.id).flags).toEqual([]);
+  });
+});
+
+describe("nothing changed after each failing send, then a success still works", () => {
+  it("IDs are not consumed by failures", () => {
+    const before = s.state.counters.nextMessageId;
+    for (const bad of [() => toGeneral("t", ""), () => toGeneral(undefined), () => s.sendMessage({ senderId: w.bob.id, to: { type: "channel", channel: "secret", topic: "t" }, content: "x" })]) {
+      expect(bad).toThrow();
+    }
+    expect(toGeneral("t").id).toBe(before);
+  });
+});
