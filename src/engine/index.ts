@@ -11,7 +11,7 @@
  * store.getMessages(owner.id, { anchor: "newest", numBefore: 100, numAfter: 0, narrow: [{ operator: "channel", operand: "general" }] });
  */
 export { Store, openStore } from "./store.js";
-export type { StoreOptions } from "./state.js";
+export type { Change, StoreOptions } from "./state.js";
 export * from "./errors.js";
 export * from "./types.js";
 export type { MessageRenderer, RenderContext, RenderResult } from "./render.js";
@@ -24,7 +24,8 @@ export type { SendMessageInput, MessageDestination } from "./actions/send-messag
 export { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from "./actions/send-message.js";
 export { MAX_CHANNEL_NAME_LENGTH, MAX_CHANNEL_DESCRIPTION_LENGTH } from "./actions/channels.js";
 export type { FlagChangeResult, NarrowFlagResult } from "./actions/update-flags.js";
-export type { AnchorSpec, GetMessagesInput, GetMessagesResult, MessageView, WindowInput } from "./queries/get-messages.js";
+export type { AnchorSpec, GetMessagesInput, GetMessagesResult, MessageView, MessageWindow, WindowInput } from "./queries/get-messages.js";
+export { highlightsFor } from "./queries/get-messages.js";
 export { MAX_MESSAGES_PER_FETCH } from "./queries/get-messages.js";
 export { NEWEST_ANCHOR } from "./narrow/window.js";
 export type { ApiFlag } from "./queries/message-flags.js";

@@ -36,6 +36,13 @@ export interface StoreOptions {
   readonly now?: () => number;
 }
 
+/** What changed, for caches and (later) event queues; emitted after commit. */
+export type Change =
+  | { readonly kind: "message"; readonly id: number }
+  | { readonly kind: "user"; readonly id: number }
+  | { readonly kind: "channel"; readonly id: number }
+  | { readonly kind: "realm"; readonly id: number };
+
 /** Callbacks run after a successful commit, in order. */
 export interface WriteContext {
   afterCommit(fn: () => void): void;
@@ -69,6 +76,7 @@ export class StoreState {
   /** Bumped per user on any subscription change: invalidates derived caches. */
   readonly subscriptionVersion = new Map<number, number>();
 
+  readonly #listeners = new Set<(change: Change) => void>();
   counters: Counters;
   #inWrite = false;
   #batching = false;
@@ -167,11 +175,22 @@ export class StoreState {
     return this.counters.nextMessageId - 1;
   }
 
+  /** Subscribes to committed changes; returns the unsubscribe function. */
+  onChange(listener: (change: Change) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  emit(change: Change): void {
+    for (const listener of this.#listeners) listener(change);
+  }
+
   // ---- in-memory index maintenance (called from afterCommit callbacks and at load) ----
 
   indexRealm(realm: Realm): void {
     this.realms.set(realm.id, realm);
     this.realmBySubdomain.set(realm.subdomain, realm.id);
+    this.emit({ kind: "realm", id: realm.id });
   }
 
   indexUser(user: User, previous?: User): void {
@@ -184,6 +203,7 @@ export class StoreState {
     this.userByEmail.set(emailKey(user.realmId, user.deliveryEmail), user.id);
     this.userByEmail.set(emailKey(user.realmId, user.email), user.id);
     this.userByApiKey.set(user.apiKey, user.id);
+    this.emit({ kind: "user", id: user.id });
   }
 
   indexChannel(channel: Channel, previousName?: string): void {
@@ -191,6 +211,7 @@ export class StoreState {
     this.channels.set(channel.id, channel);
     this.channelByName.set(channelKey(channel.realmId, channel.name), channel.id);
     if (!this.subscribers.has(channel.id)) this.subscribers.set(channel.id, new Set());
+    this.emit({ kind: "channel", id: channel.id });
   }
 
   indexSubscription(sub: Subscription): void {

@@ -17,11 +17,11 @@ import { setTopicPolicy } from "./actions/user-topics.js";
 import { createUser, requireUser, setUserActive, updateUser, type CreateUserInput, type UpdateUserInput } from "./actions/users.js";
 import { BadRequestError, NotFoundError } from "./errors.js";
 import type { PlanContext } from "./narrow/plan.js";
-import { getMessages, type GetMessagesInput, type GetMessagesResult, type WindowInput } from "./queries/get-messages.js";
+import { getMessageWindow, getMessages, type GetMessagesInput, type GetMessagesResult, type MessageWindow, type WindowInput } from "./queries/get-messages.js";
 import { flagReader, type ApiFlag } from "./queries/message-flags.js";
 import { unreadSummary, type UnreadSummary } from "./queries/unread.js";
 import { ReceivedSets } from "./received.js";
-import { StoreState, type StoreOptions } from "./state.js";
+import { StoreState, type Change, type StoreOptions } from "./state.js";
 import type { Channel, Message, Realm, User, UserGroup } from "./types.js";
 import { verifyIndexes, type VerifyReport } from "./verify.js";
 
@@ -115,6 +115,21 @@ export class Store {
 
   sendMessage(input: SendMessageInput): { id: number } {
     return sendMessage(this.state, input);
+  }
+
+  /** Committed changes (messages, users, channels, realms), for caches and event queues. */
+  onChange(listener: (change: Change) => void): () => void {
+    return this.state.onChange(listener);
+  }
+
+  /** GET /messages as IDs and flags only (no records read): for serializers with caches. */
+  getMessageWindow(userId: number, input: GetMessagesInput): MessageWindow {
+    return getMessageWindow(this.#context(userId), input);
+  }
+
+  /** A message record by ID, without access checks (callers got the ID from a checked query). */
+  findMessageRecord(messageId: number): Message | undefined {
+    return this.state.tables.messages.get(messageId) as Message | undefined;
   }
 
   /** GET /messages for `userId`. */

@@ -6,6 +6,7 @@
 import type { Store } from "../engine/index.js";
 import type { Realm, User } from "../engine/types.js";
 import type { ParamShape, ParamValues } from "./params.js";
+import type { MessageJsonCache } from "./views/message-cache.js";
 
 export type Method = "GET" | "POST" | "PATCH" | "DELETE" | "PUT";
 
@@ -24,6 +25,8 @@ export interface AuthedContext {
   readonly client: string;
   readonly pathParams: Readonly<Record<string, string>>;
   readonly server: ServerInfo;
+  /** Ready-to-send message JSON, shared by the server's requests. */
+  readonly messageJson: MessageJsonCache;
 }
 
 export interface PublicContext {

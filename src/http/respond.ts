@@ -13,7 +13,7 @@ const REASONS: Record<number, string> = {
 
 export interface Reply {
   readonly status: number;
-  readonly body: string;
+  readonly body: string | Buffer;
   readonly headers?: readonly (readonly [string, string])[];
 }
 
@@ -28,10 +28,25 @@ export function send(res: HttpResponse, aborted: () => boolean, reply: Reply, ex
   });
 }
 
+/** Pre-serialized JSON for one field of a success response (spliced, not re-encoded). */
+export class RawJson {
+  constructor(readonly parts: readonly Buffer[]) {}
+}
+
 export function success(data: Record<string, unknown>, ignored: readonly string[]): Reply {
-  const body: Record<string, unknown> = { result: "success", msg: "", ...data };
+  const body: Record<string, unknown> = { result: "success", msg: "" };
+  const raw: [string, RawJson][] = [];
+  for (const [k, v] of Object.entries(data)) {
+    if (v instanceof RawJson) raw.push([k, v]);
+    else body[k] = v;
+  }
   if (ignored.length > 0) body["ignored_parameters_unsupported"] = ignored;
-  return { status: 200, body: JSON.stringify(body) };
+  const json = JSON.stringify(body);
+  if (raw.length === 0) return { status: 200, body: json };
+  const parts: Buffer[] = [Buffer.from(json.slice(0, -1))];
+  for (const [k, v] of raw) parts.push(Buffer.from(`,${JSON.stringify(k)}:`), ...v.parts);
+  parts.push(Buffer.from("}"));
+  return { status: 200, body: Buffer.concat(parts) };
 }
 
 export function errorReply(status: number, msg: string, code: string | null, data: Record<string, unknown> = {}, headers: readonly (readonly [string, string])[] = []): Reply {

@@ -15,6 +15,7 @@ import { DEFAULT_RATE_LIMIT, RateLimiter, type RateLimitConfig } from "./rate-li
 import { BodyError, parseBody, parseQuery, readBody, readHead, type RequestHead } from "./request.js";
 import { engineErrorReply, errorReply, send, success, type Reply } from "./respond.js";
 import { Router } from "./router.js";
+import { MessageJsonCache } from "./views/message-cache.js";
 
 const API_PREFIX = "/api/v1";
 
@@ -27,6 +28,8 @@ export interface ServerOptions {
   readonly rateLimit?: RateLimitConfig | false;
   /** Largest accepted request body in bytes. */
   readonly maxBodyBytes?: number;
+  /** Budget for ready-to-send message JSON, in bytes. */
+  readonly messageCacheBytes?: number;
   /** Where unexpected errors are reported. */
   readonly logError?: (message: string, error: unknown) => void;
 }
@@ -44,6 +47,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   const maxBody = options.maxBodyBytes ?? 32 * 1024 * 1024;
   const logError = options.logError ?? ((message, error) => console.error(message, error));
   let info: ServerInfo = { baseUrl: options.baseUrl ?? `http://${externalHost}`, externalHost };
+  const messageJson = new MessageJsonCache(store, options.messageCacheBytes);
   const app = uWS.App();
   let listenSocket: uWS.us_listen_socket | null = null;
 
@@ -101,7 +105,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
         }
       }
       const parsed = parseParams(endpoint.params as ParamShape, input, endpoint.aliases);
-      const ctx = { store, realm, user, client: clientName(head.userAgent), pathParams: match.pathParams, server: info };
+      const ctx = { store, realm, user, client: clientName(head.userAgent), pathParams: match.pathParams, server: info, messageJson };
       const data = (endpoint as AuthedEndpoint<ParamShape>).handler(ctx, parsed.values);
       return { reply: success(data, parsed.ignored), headers: rateHeaders };
     } catch (error) {

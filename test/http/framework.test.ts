@@ -61,7 +61,7 @@ describe("limits, failures and realms", () => {
     const logged: string[] = [];
     const failing = await startServer({ logError: (message) => logged.push(message) });
     try {
-      failing.t.store.getMessages = () => {
+      failing.t.store.getMessageWindow = () => {
         throw new Error("disk on fire at /secret/path");
       };
       const r = await failing.call(failing.seed.alice, "GET", "/messages", { anchor: "newest", num_before: 1, num_after: 0 });

@@ -218,3 +218,21 @@ describe("reactions", () => {
     expect(s.t.store.verify().differences).toEqual([]);
   });
 });
+
+describe("ready-to-send message JSON", () => {
+  it("reflects reactions and sender renames after they happen", async () => {
+    const { owner, alice, bob } = s.seed;
+    const id = (await s.call(alice, "POST", "/messages", { type: "stream", to: "general", topic: "cache", content: "cache me" })).body["id"] as number;
+    const fetch = async () => {
+      const r = await s.call(bob, "GET", "/messages", { anchor: String(id), num_before: 0, num_after: 0 });
+      return (r.body["messages"] as Record<string, unknown>[])[0]!;
+    };
+    expect((await fetch())["reactions"]).toEqual([]);
+    await s.call(bob, "POST", `/messages/${id}/reactions`, { emoji_name: "tada" });
+    expect(((await fetch())["reactions"] as unknown[]).length).toBe(1);
+    s.t.store.updateUser(owner.id, alice.id, { fullName: "Alice Renamed" });
+    const after = await fetch();
+    expect(after["sender_full_name"]).toBe("Alice Renamed");
+    expect(after["flags"]).toEqual([]);
+  });
+});

@@ -29,9 +29,10 @@ export function addReaction(state: StoreState, userId: number, messageId: number
   const message = accessibleMessage(state, userId, messageId);
   if (message.reactions.some((r) => same(r, userId, input))) throw new EngineError("REACTION_ALREADY_EXISTS", "Reaction already exists.");
   const next: Message = { ...message, reactions: [...message.reactions, { ...input, userId }] };
-  state.write(() => {
+  state.write((ctx) => {
     state.tables.messages.putSync(message.id, next);
     state.bitmaps.add(key.has(message.realmId, "reaction"), message.id);
+    ctx.afterCommit(() => state.emit({ kind: "message", id: message.id }));
   });
 }
 
@@ -39,8 +40,9 @@ export function removeReaction(state: StoreState, userId: number, messageId: num
   const message = accessibleMessage(state, userId, messageId);
   if (!message.reactions.some((r) => same(r, userId, input))) throw new EngineError("REACTION_DOES_NOT_EXIST", "Reaction doesn't exist.");
   const next: Message = { ...message, reactions: message.reactions.filter((r) => !same(r, userId, input)) };
-  state.write(() => {
+  state.write((ctx) => {
     state.tables.messages.putSync(message.id, next);
     if (next.reactions.length === 0) state.bitmaps.removeMany(key.has(message.realmId, "reaction"), [message.id]);
+    ctx.afterCommit(() => state.emit({ kind: "message", id: message.id }));
   });
 }

@@ -144,6 +144,7 @@ export function sendMessage(state: StoreState, input: SendMessageInput): { id: n
     indexMessage(state, message, state.bitmaps);
     if (readBySender) state.bitmaps.add(key.userFlag(sender.id, "read"), id);
     writeMentionFlags(state, message, state.bitmaps);
+    ctx.afterCommit(() => state.emit({ kind: "message", id }));
     if (channel && channel.firstMessageId === null) {
       const next: Channel = { ...channel, firstMessageId: id };
       state.tables.channels.putSync(next.id, next);

@@ -6,14 +6,14 @@
 import { BadRequestError, MissingArgumentError } from "../errors.js";
 import { RoaringBitmap32, type Bitmap } from "../index/bitmap-store.js";
 import { key } from "../index/keys.js";
-import { executePlan, mutedSet, planNarrow, type PlanContext } from "../narrow/plan.js";
+import { executePlan, mutedSet, planNarrow, type PlanContext, type UniverseKind } from "../narrow/plan.js";
 import { normalizeNarrow } from "../narrow/normalize.js";
 import { parseNarrow } from "../narrow/parse.js";
 import type { Term } from "../narrow/terms.js";
 import { NEWEST_ANCHOR, selectWindow, type WindowResult } from "../narrow/window.js";
 import { highlightHtml, highlightTopic, parseSearchQuery } from "../search/index.js";
 import type { Message } from "../types.js";
-import { flagReader, type ApiFlag } from "./message-flags.js";
+import { flagsForWindow, type ApiFlag } from "./message-flags.js";
 
 export const MAX_MESSAGES_PER_FETCH = 5000;
 
@@ -32,6 +32,20 @@ export interface WindowInput {
 
 export interface GetMessagesInput extends WindowInput {
   readonly messageIds?: readonly number[];
+}
+
+/** A window as IDs and flags only: what a serializer with its own message cache needs. */
+export interface MessageWindow {
+  readonly anchor?: number;
+  readonly foundAnchor: boolean;
+  readonly foundOldest: boolean;
+  readonly foundNewest: boolean;
+  readonly historyLimited: boolean;
+  readonly ids: readonly number[];
+  /** Parallel to ids; equal flag lists are the same interned array. */
+  readonly flags: readonly (readonly ApiFlag[])[];
+  /** Stemmed search terms to highlight, when the narrow searches. */
+  readonly searchTerms: ReadonlySet<string> | null;
 }
 
 export interface MessageView {
@@ -54,24 +68,55 @@ export interface GetMessagesResult {
 
 const INCOMPATIBLE = ["num_before", "num_after", "anchor", "message_ids", "include_anchor", "use_first_unread_anchor"];
 
-export function getMessages(ctx: PlanContext, input: GetMessagesInput): GetMessagesResult {
+/** GET /messages as IDs and flags, without reading message records. */
+export function getMessageWindow(ctx: PlanContext, input: GetMessagesInput): MessageWindow {
   const terms = normalizeNarrow(ctx.state, ctx.user, parseNarrow(input.narrow));
+  const searchTerms = searchTermsOf(terms);
+  const flagsOf = (ids: readonly number[], allRows: boolean) => flagsForWindow(ctx.state, ctx.received, ctx.user.id, ctx.user.realmId, ids, allRows);
   if (input.messageIds !== undefined) {
     if (input.anchor !== undefined || input.numBefore || input.numAfter || input.includeAnchor === false) {
       throw new BadRequestError(`Unsupported parameter combination: ${INCOMPATIBLE.join(", ")}`, { parameters: INCOMPATIBLE.join(", ") });
     }
     if (input.messageIds.length > MAX_MESSAGES_PER_FETCH) throw new BadRequestError(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
-    const matching = executePlan(ctx, planNarrow(ctx, terms));
+    const plan = planNarrow(ctx, terms);
+    const matching = executePlan(ctx, plan);
     const wanted = new RoaringBitmap32(input.messageIds.filter((id) => Number.isInteger(id) && id >= 0 && id <= 0xffffffff));
     const ids = RoaringBitmap32.and(matching, wanted).toArray();
-    return { foundAnchor: false, foundOldest: false, foundNewest: false, historyLimited: false, messages: viewsFor(ctx, terms, ids) };
+    return { foundAnchor: false, foundOldest: false, foundNewest: false, historyLimited: false, ids, flags: flagsOf(ids, plan.universe === "personal"), searchTerms };
   }
-  const { window, anchor } = selectNarrowWindow(ctx, terms, input);
-  return { anchor, ...window, messages: viewsFor(ctx, terms, window.ids) };
+  const { window, anchor, universe } = selectNarrowWindow(ctx, terms, input);
+  const { ids, ...found } = window;
+  return { anchor, ...found, ids, flags: flagsOf(ids, universe === "personal"), searchTerms };
+}
+
+/** GET /messages with message records and highlights (what embedders usually want). */
+export function getMessages(ctx: PlanContext, input: GetMessagesInput): GetMessagesResult {
+  const w = getMessageWindow(ctx, input);
+  const messages: MessageView[] = [];
+  w.ids.forEach((id, i) => {
+    const message = ctx.state.tables.messages.get(id) as Message | undefined;
+    if (!message) return;
+    const flags = w.flags[i]!;
+    if (w.searchTerms) messages.push({ message, flags, ...highlightsFor(message, w.searchTerms) });
+    else messages.push({ message, flags });
+  });
+  const { ids: _ids, flags: _flags, searchTerms: _terms, ...found } = w;
+  return { ...found, messages };
+}
+
+/** The stems of every non-negated search term, or null when the narrow does not search. */
+function searchTermsOf(terms: readonly Term[]): ReadonlySet<string> | null {
+  const query = terms.filter((t) => t.kind === "search" && !t.negated).map((t) => (t.kind === "search" ? t.query : "")).join(" ");
+  return query === "" ? null : new Set(parseSearchQuery(query).terms);
+}
+
+/** Zulip's match_content / match_subject for one message. */
+export function highlightsFor(message: Message, terms: ReadonlySet<string>): { matchContent: string; matchSubject: string } {
+  return { matchContent: highlightHtml(message.renderedContent, terms), matchSubject: highlightTopic(message.topic, terms) };
 }
 
 /** Validates the range parameters, resolves the anchor and selects the window. */
-export function selectNarrowWindow(ctx: PlanContext, terms: readonly Term[], input: WindowInput): { window: WindowResult; anchor: number } {
+export function selectNarrowWindow(ctx: PlanContext, terms: readonly Term[], input: WindowInput): { window: WindowResult; anchor: number; universe: UniverseKind } {
   const { numBefore, numAfter } = requireRange(input);
   if (numBefore + numAfter > MAX_MESSAGES_PER_FETCH) throw new BadRequestError(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
   const includeAnchor = input.includeAnchor ?? true;
@@ -80,7 +125,7 @@ export function selectNarrowWindow(ctx: PlanContext, terms: readonly Term[], inp
   const plan = planNarrow(ctx, terms);
   const matching = executePlan(ctx, plan);
   const anchor = resolveAnchor(ctx, terms, matching, input);
-  return { window: selectWindow(matching, { anchor, numBefore, numAfter, includeAnchor }), anchor };
+  return { window: selectWindow(matching, { anchor, numBefore, numAfter, includeAnchor }), anchor, universe: plan.universe };
 }
 
 /** The required range parameters, present and non-negative. */
@@ -146,20 +191,4 @@ function dateAnchor(ctx: PlanContext, matching: Bitmap, anchorDate: string | und
     return found === undefined ? NEWEST_ANCHOR : found;
   }
   return NEWEST_ANCHOR;
-}
-
-/** Loads messages and attaches the caller's flags and search highlights. */
-export function viewsFor(ctx: PlanContext, terms: readonly Term[], ids: readonly number[]): MessageView[] {
-  const flagsOf = flagReader(ctx.state, ctx.user.id);
-  const searchQuery = terms.filter((t) => t.kind === "search" && !t.negated).map((t) => (t.kind === "search" ? t.query : "")).join(" ");
-  const stems = searchQuery === "" ? null : new Set(parseSearchQuery(searchQuery).terms);
-  const views: MessageView[] = [];
-  for (const id of ids) {
-    const message = ctx.state.tables.messages.get(id) as Message | undefined;
-    if (!message) continue;
-    const flags = flagsOf(message);
-    if (stems) views.push({ message, flags, matchContent: highlightHtml(message.renderedContent, stems), matchSubject: highlightTopic(message.topic, stems) });
-    else views.push({ message, flags });
-  }
-  return views;
 }

@@ -23,8 +23,17 @@ function userBrief(user: User | undefined, id: number) {
   return { id, email: user?.email ?? "", full_name: user?.fullName ?? "", is_mirror_dummy: false };
 }
 
+/** The full message object: the cached-free path (GET /messages/{id}, tests). */
 export function messageToWire(store: Store, realm: Realm, view: MessageView, options: MessageViewOptions): Record<string, unknown> {
-  const m = view.message;
+  const out = messageBody(store, realm, view.message, options);
+  out["flags"] = view.flags;
+  if (view.matchContent !== undefined) out["match_content"] = view.matchContent;
+  if (view.matchSubject !== undefined) out["match_subject"] = view.matchSubject;
+  return out;
+}
+
+/** Everything of the message object that is the same for every reader (no flags, no matches). */
+export function messageBody(store: Store, realm: Realm, m: Message, options: MessageViewOptions): Record<string, unknown> {
   const state = store.state;
   const sender = state.users.get(m.senderId);
   const out: Record<string, unknown> = {
@@ -49,7 +58,6 @@ export function messageToWire(store: Store, realm: Realm, view: MessageView, opt
     })),
     submessages: [],
     topic_links: [],
-    flags: view.flags,
   };
   if (m.recipient.type === "channel") {
     const channel = state.channels.get(m.recipient.channelId);
@@ -77,7 +85,5 @@ export function messageToWire(store: Store, realm: Realm, view: MessageView, opt
   }
   if (m.lastEditTimestamp !== null) out["last_edit_timestamp"] = m.lastEditTimestamp;
   if (m.lastMovedTimestamp !== null) out["last_moved_timestamp"] = m.lastMovedTimestamp;
-  if (view.matchContent !== undefined) out["match_content"] = view.matchContent;
-  if (view.matchSubject !== undefined) out["match_subject"] = view.matchSubject;
   return out;
 }

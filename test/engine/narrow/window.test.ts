@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { RoaringBitmap32 } from "../../../src/engine/index/bitmap-store.js";
+import { RoaringBitmap32, type ReadonlyBitmap } from "../../../src/engine/index/bitmap-store.js";
 import { NEWEST_ANCHOR, selectWindow, type WindowResult } from "../../../src/engine/narrow/window.js";
 
 const S = new RoaringBitmap32([10, 20, 30, 40, 50]);
 const U32 = 0xffffffff;
 
-function win(set: RoaringBitmap32, anchor: number, numBefore: number, numAfter: number, includeAnchor = true): WindowResult {
+function win(set: ReadonlyBitmap, anchor: number, numBefore: number, numAfter: number, includeAnchor = true): WindowResult {
   return selectWindow(set, { anchor, numBefore, numAfter, includeAnchor });
 }
 function r(ids: number[], foundAnchor: boolean, foundOldest: boolean, foundNewest: boolean): WindowResult {

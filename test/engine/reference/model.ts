@@ -147,8 +147,23 @@ const upper = (s: string): string => s.toUpperCase();
 
 export const MAX_MESSAGES_PER_UPDATE = 5000;
 
+/**
+ * Switches that make the reference follow the engine where it knowingly deviates from
+ * Zulip, so that further discrepancies can be hunted while one is unfixed. All off by
+ * default: the reference is Zulip.
+ */
+export interface RefQuirks {
+  /**
+   * find_first_unread_anchor takes the narrow's channel for the muting conditions from
+   * the first channel term even when it is negated (get_channel_from_narrow_access_unchecked);
+   * with this quirk only a non-negated channel term counts.
+   */
+  readonly firstUnreadIgnoresNegatedChannel?: boolean;
+}
+
 export class RefModel {
   readonly realmId: number;
+  readonly quirks: RefQuirks;
   readonly users = new Map<number, RefUser>();
   readonly channels = new Map<number, RefChannel>();
   /** Every message of every realm, in send order (= ascending ID). */
@@ -162,8 +177,9 @@ export class RefModel {
   /** Every operation applied, for failure reports. */
   readonly log: string[] = [];
 
-  constructor(realmId: number) {
+  constructor(realmId: number, quirks: RefQuirks = {}) {
     this.realmId = realmId;
+    this.quirks = quirks;
   }
 
   // ---------------------------------------------------------------- recording
@@ -535,7 +551,7 @@ export class RefModel {
 
   /** find_first_unread_anchor: personal rows, the narrow, unread, muting (channel = first channel term, negated or not). */
   firstUnread(me: RefUser, terms: readonly Resolved[]): number {
-    const firstChannel = terms.find((t) => t.kind === "channel");
+    const firstChannel = terms.find((t) => t.kind === "channel" && !(this.quirks.firstUnreadIgnoresNegatedChannel && t.negated));
     const channelId = firstChannel?.kind === "channel" ? firstChannel.channelId : null;
     const rows = this.rowsOf(me.id);
     for (const m of this.realmMessages()) {

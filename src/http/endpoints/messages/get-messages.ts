@@ -9,7 +9,7 @@ import { BadRequestError } from "../../../engine/errors.js";
 import type { AnchorSpec } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
 import { j, p } from "../../params.js";
-import { messageToWire } from "../../views/message.js";
+import { RawJson } from "../../respond.js";
 import { z } from "zod";
 
 const INCOMPATIBLE = "anchor, use_first_unread_anchor";
@@ -46,7 +46,7 @@ export default defineEndpoint({
       if (anchor !== undefined) throw new BadRequestError(`Unsupported parameter combination: ${INCOMPATIBLE}`, { parameters: INCOMPATIBLE });
       anchor = "first_unread";
     }
-    const result = ctx.store.getMessages(ctx.user.id, {
+    const result = ctx.store.getMessageWindow(ctx.user.id, {
       narrow: input.narrow,
       ...(anchor !== undefined ? { anchor } : {}),
       ...(input.anchor_date !== undefined ? { anchorDate: input.anchor_date } : {}),
@@ -62,7 +62,7 @@ export default defineEndpoint({
       found_oldest: result.foundOldest,
       found_newest: result.foundNewest,
       history_limited: result.historyLimited,
-      messages: result.messages.map((view) => messageToWire(ctx.store, ctx.realm, view, options)),
+      messages: new RawJson(ctx.messageJson.windowJson(ctx.realm, result, options)),
     };
   },
 });

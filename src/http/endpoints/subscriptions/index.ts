@@ -1,0 +1,12 @@
+/**
+ * @module http/endpoints/subscriptions
+ * Subscription and channel-listing endpoints: subscribe, unsubscribe, list own
+ * subscriptions, list channels.
+ */
+import type { Endpoint } from "../../endpoint.js";
+import getStreams from "./get-streams.js";
+import getSubscriptions from "./get-subscriptions.js";
+import subscribe from "./subscribe.js";
+import unsubscribe from "./unsubscribe.js";
+
+export const SUBSCRIPTION_ENDPOINTS: Endpoint[] = [subscribe, unsubscribe, getSubscriptions, getStreams];

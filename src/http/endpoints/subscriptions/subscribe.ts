@@ -1,0 +1,95 @@
+/**
+ * @module http/endpoints/subscriptions/subscribe
+ * POST /users/me/subscriptions — https://zulip.com/api/subscribe
+ * Subscribes the caller (or `principals`) to channels, creating unknown ones with the
+ * optional settings; who may subscribe whom is decided by the engine's subscribe.
+ * Response keys of subscribed/already_subscribed are user IDs (FL 289).
+ *
+ * Deviations: `announce` is accepted and ignored (no notification bot), and so no
+ * new-subscription messages are sent; folder_id, send_new_subscription_messages,
+ * can_move_messages_within_channel_group and can_resolve_topics_group are not
+ * supported and come back in ignored_parameters_unsupported. Per-item `color` is
+ * accepted and ignored (the engine picks colors).
+ */
+import { z } from "zod";
+import type { ChannelPermissions } from "../../../engine/types.js";
+import { defineEndpoint } from "../../endpoint.js";
+import { j, p } from "../../params.js";
+import { groupSettingFromWire } from "../../views/channel.js";
+import { oneOfLoose, retentionDays } from "./wire-params.js";
+
+const item = z.object({ name: z.string(), description: z.string().optional(), color: z.string().optional() });
+
+/** Wire parameter -> engine permission field. */
+const GROUP_PARAMS = {
+  can_add_subscribers_group: "canAddSubscribersGroup",
+  can_remove_subscribers_group: "canRemoveSubscribersGroup",
+  can_administer_channel_group: "canAdministerChannelGroup",
+  can_delete_any_message_group: "canDeleteAnyMessageGroup",
+  can_delete_own_message_group: "canDeleteOwnMessageGroup",
+  can_move_messages_out_of_channel_group: "canMoveMessagesOutOfChannelGroup",
+  can_send_message_group: "canSendMessageGroup",
+  can_subscribe_group: "canSubscribeGroup",
+} as const satisfies Record<string, keyof ChannelPermissions>;
+
+const groupParam = () => p.json(j.groupSetting()).optional();
+
+/** Map of user ID -> channel names, keyed by the ID as a string. */
+function byUser(map: ReadonlyMap<number, readonly string[]>): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const [userId, names] of map) out[String(userId)] = [...names];
+  return out;
+}
+
+export default defineEndpoint({
+  method: "POST",
+  path: "/users/me/subscriptions",
+  auth: "user",
+  params: {
+    subscriptions: p.json(z.array(item)),
+    principals: p.json(j.intOrStringList()).optional(),
+    authorization_errors_fatal: p.bool().default(true),
+    announce: p.bool().default(false),
+    invite_only: p.bool().optional(),
+    is_web_public: p.bool().optional(),
+    is_default_stream: p.bool().optional(),
+    history_public_to_subscribers: p.bool().optional(),
+    message_retention_days: retentionDays().optional(),
+    topics_policy: oneOfLoose(["inherit", "allow_empty_topic", "disable_empty_topic", "empty_topic_only"] as const).optional(),
+    can_add_subscribers_group: groupParam(),
+    can_remove_subscribers_group: groupParam(),
+    can_administer_channel_group: groupParam(),
+    can_delete_any_message_group: groupParam(),
+    can_delete_own_message_group: groupParam(),
+    can_move_messages_out_of_channel_group: groupParam(),
+    can_send_message_group: groupParam(),
+    can_subscribe_group: groupParam(),
+  },
+  handler(ctx, input) {
+    const permissions: Partial<ChannelPermissions> = {};
+    for (const [wire, field] of Object.entries(GROUP_PARAMS)) {
+      const value = input[wire as keyof typeof GROUP_PARAMS];
+      if (value !== undefined) permissions[field] = groupSettingFromWire(value);
+    }
+    const result = ctx.store.subscribe(ctx.user.id, {
+      // Zulip does not allow newlines in channel descriptions: they become spaces.
+      channels: input.subscriptions.map((s) => (s.description === undefined ? { name: s.name } : { name: s.name, description: s.description.replace(/\r?\n/g, " ") })),
+      ...(input.principals !== undefined ? { principals: input.principals } : {}),
+      authorizationErrorsFatal: input.authorization_errors_fatal,
+      newChannel: {
+        ...(input.invite_only !== undefined ? { inviteOnly: input.invite_only } : {}),
+        ...(input.is_web_public !== undefined ? { isWebPublic: input.is_web_public } : {}),
+        ...(input.is_default_stream !== undefined ? { isDefault: input.is_default_stream } : {}),
+        ...(input.history_public_to_subscribers !== undefined ? { historyPublicToSubscribers: input.history_public_to_subscribers } : {}),
+        ...(input.message_retention_days !== undefined ? { messageRetentionDays: input.message_retention_days } : {}),
+        ...(input.topics_policy !== undefined ? { topicsPolicy: input.topics_policy } : {}),
+        permissions,
+      },
+    });
+    return {
+      subscribed: byUser(result.subscribed),
+      already_subscribed: byUser(result.alreadySubscribed),
+      ...(result.unauthorized.length > 0 && !input.authorization_errors_fatal ? { unauthorized: [...result.unauthorized] } : {}),
+    };
+  },
+});

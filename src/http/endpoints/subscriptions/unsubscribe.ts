@@ -1,0 +1,22 @@
+/**
+ * @module http/endpoints/subscriptions/unsubscribe
+ * DELETE /users/me/subscriptions — https://zulip.com/api/unsubscribe
+ * Who may remove whom (administrators, bot owners, can_remove_subscribers_group) is
+ * decided by the engine's unsubscribe.
+ */
+import { defineEndpoint } from "../../endpoint.js";
+import { j, p } from "../../params.js";
+
+export default defineEndpoint({
+  method: "DELETE",
+  path: "/users/me/subscriptions",
+  auth: "user",
+  params: {
+    subscriptions: p.json(j.stringList()),
+    principals: p.json(j.intOrStringList()).optional(),
+  },
+  handler(ctx, input) {
+    const result = ctx.store.unsubscribe(ctx.user.id, input.subscriptions, input.principals);
+    return { removed: [...result.removed], not_removed: [...result.notRemoved] };
+  },
+});

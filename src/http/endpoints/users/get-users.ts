@@ -1,0 +1,36 @@
+/**
+ * @module http/endpoints/users/get-users
+ * GET /users — https://zulip.com/api/get-users
+ * Every user of the realm, deactivated ones with is_active false, bots with bot_type
+ * and bot_owner_id. user_ids (FL 384) limits the list; an ID that names no user of
+ * the realm is "Invalid user ID: N".
+ * Deviation: anonymous (spectator) access is not offered; a login is required.
+ */
+import { BadRequestError } from "../../../engine/errors.js";
+import { defineEndpoint } from "../../endpoint.js";
+import { j, p } from "../../params.js";
+import { realmUsers, userToWire } from "../../views/user.js";
+
+export default defineEndpoint({
+  method: "GET",
+  path: "/users",
+  auth: "user",
+  params: {
+    client_gravatar: p.bool().default(true),
+    include_custom_profile_fields: p.bool().default(false),
+    user_ids: p.json(j.intList()).optional(),
+  },
+  handler(ctx, input) {
+    const options = { clientGravatar: input.client_gravatar, includeCustomProfileFields: input.include_custom_profile_fields };
+    let users = realmUsers(ctx.store, ctx.realm.id);
+    if (input.user_ids !== undefined) {
+      const wanted = new Set(input.user_ids);
+      for (const id of wanted) {
+        const user = ctx.store.state.users.get(id);
+        if (!user || user.realmId !== ctx.realm.id) throw new BadRequestError(`Invalid user ID: ${id}`);
+      }
+      users = users.filter((u) => wanted.has(u.id));
+    }
+    return { members: users.map((u) => userToWire(u, options)) };
+  },
+});

@@ -1,0 +1,102 @@
+/**
+ * @module http/views/channel
+ * Zulip's channel objects from engine records: the basic channel (GET /streams,
+ * /register streams and never_subscribed) and the Subscription object (GET
+ * /users/me/subscriptions, /register subscriptions and unsubscribed). Keep in step
+ * with BasicChannel and Subscription in the API spec.
+ *
+ * Deviations: no channel folders (folder_id null), no traffic statistics
+ * (stream_weekly_traffic null, is_recently_active true), per-subscription
+ * notification settings always null (inherit), and no
+ * can_move_messages_within_channel_group / can_resolve_topics_group (the engine has
+ * no such settings).
+ */
+import { canSeeChannel } from "../../engine/access.js";
+import type { Store } from "../../engine/index.js";
+import type { Channel, GroupSettingValue, Subscription, User } from "../../engine/types.js";
+
+/** A group-setting value on the wire: a group ID or {direct_members, direct_subgroups}. */
+export function groupSettingToWire(value: GroupSettingValue): number | { direct_members: number[]; direct_subgroups: number[] } {
+  return typeof value === "number" ? value : { direct_members: [...value.directMembers], direct_subgroups: [...value.directSubgroups] };
+}
+
+/** A group-setting value from the wire. */
+export function groupSettingFromWire(value: number | { direct_members: number[]; direct_subgroups: number[] }): GroupSettingValue {
+  return typeof value === "number" ? value : { directMembers: value.direct_members, directSubgroups: value.direct_subgroups };
+}
+
+/** Active users with an active subscription, ascending (Zulip lists only active users). */
+export function activeSubscriberIds(store: Store, channelId: number): number[] {
+  const out: number[] = [];
+  for (const id of store.state.subscribers.get(channelId) ?? []) if (store.state.users.get(id)?.isActive) out.push(id);
+  return out.sort((a, b) => a - b);
+}
+
+/** The basic channel object (BasicChannel). */
+export function channelToWire(store: Store, channel: Channel): Record<string, unknown> {
+  return {
+    stream_id: channel.id,
+    name: channel.name,
+    description: channel.description,
+    rendered_description: channel.renderedDescription,
+    date_created: channel.dateCreated,
+    creator_id: channel.creatorId,
+    invite_only: channel.inviteOnly,
+    is_web_public: channel.isWebPublic,
+    is_archived: channel.isArchived,
+    history_public_to_subscribers: channel.historyPublicToSubscribers,
+    first_message_id: channel.firstMessageId,
+    folder_id: null,
+    topics_policy: channel.topicsPolicy,
+    is_recently_active: true,
+    message_retention_days: channel.messageRetentionDays,
+    stream_post_policy: 1,
+    is_announcement_only: false,
+    stream_weekly_traffic: null,
+    subscriber_count: activeSubscriberIds(store, channel.id).length,
+    can_add_subscribers_group: groupSettingToWire(channel.canAddSubscribersGroup),
+    can_remove_subscribers_group: groupSettingToWire(channel.canRemoveSubscribersGroup),
+    can_administer_channel_group: groupSettingToWire(channel.canAdministerChannelGroup),
+    can_delete_any_message_group: groupSettingToWire(channel.canDeleteAnyMessageGroup),
+    can_delete_own_message_group: groupSettingToWire(channel.canDeleteOwnMessageGroup),
+    can_move_messages_out_of_channel_group: groupSettingToWire(channel.canMoveMessagesOutOfChannelGroup),
+    can_send_message_group: groupSettingToWire(channel.canSendMessageGroup),
+    can_subscribe_group: groupSettingToWire(channel.canSubscribeGroup),
+  };
+}
+
+/**
+ * Subscriber IDs for a viewer, or undefined when the viewer may not list them. Who may
+ * list a channel's subscribers is who may see the channel (access.ts canSeeChannel:
+ * subscribers, non-guests for public channels, everyone for web-public ones,
+ * administrators for private ones).
+ */
+export function subscribersFor(store: Store, viewer: User, channel: Channel): number[] | undefined {
+  return canSeeChannel(store.state, viewer, channel) ? activeSubscriberIds(store, channel.id) : undefined;
+}
+
+/** A Subscription object: the channel plus the user's personal settings. */
+export function subscriptionToWire(store: Store, viewer: User, sub: Subscription, channel: Channel, includeSubscribers: boolean): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    ...channelToWire(store, channel),
+    color: sub.color,
+    is_muted: sub.isMuted,
+    in_home_view: !sub.isMuted,
+    pin_to_top: sub.pinToTop,
+    desktop_notifications: null,
+    email_notifications: null,
+    push_notifications: null,
+    audible_notifications: null,
+    wildcard_mentions_notify: null,
+  };
+  if (includeSubscribers) {
+    const subscribers = subscribersFor(store, viewer, channel);
+    if (subscribers) out["subscribers"] = subscribers;
+  }
+  return out;
+}
+
+/** Zulip sorts channel lists by name. */
+export function byName<T extends { readonly name: string }>(a: T, b: T): number {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}

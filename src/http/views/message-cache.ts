@@ -1,0 +1,123 @@
+/**
+ * @module http/views/message-cache
+ * Ready-to-send message JSON. Each message's reader-independent JSON is kept (per
+ * view variant) as bytes ending in `,"flags":`; a response splices in the caller's
+ * flags (interned, so their JSON is cached too) and closes the object. The whole
+ * object for the last flag list served is kept too, so a repeated read is one copy.
+ *
+ * Invalidation: a changed message drops its entries; a changed user, channel or
+ * realm (names, emails, avatars appear in every message) drops everything.
+ */
+import type { ApiFlag, Change, Message, MessageWindow, Store } from "../../engine/index.js";
+import { highlightsFor } from "../../engine/index.js";
+import type { Realm } from "../../engine/types.js";
+import { messageBody, type MessageViewOptions } from "./message.js";
+
+const DEFAULT_MAX_BYTES = 256 * 1024 * 1024;
+const CLOSE = Buffer.from("}");
+const COMMA = Buffer.from(",");
+
+function variantOf(options: MessageViewOptions): number {
+  return (options.applyMarkdown ? 1 : 0) | (options.clientGravatar ? 2 : 0) | (options.allowEmptyTopicName ? 4 : 0);
+}
+
+interface Entry {
+  /** The object's JSON up to and including `,"flags":`. */
+  readonly prefix: Buffer;
+  /** The whole object for the last flag list served (flag lists are interned). */
+  lastFlags: readonly ApiFlag[] | null;
+  lastFull: Buffer | null;
+}
+
+export class MessageJsonCache {
+  readonly #store: Store;
+  readonly #entries = new Map<number, Entry>();
+  readonly #flagJson = new WeakMap<readonly ApiFlag[], Buffer>();
+  readonly #maxBytes: number;
+  #bytes = 0;
+
+  constructor(store: Store, maxBytes = DEFAULT_MAX_BYTES) {
+    this.#store = store;
+    this.#maxBytes = maxBytes;
+    store.onChange((change) => this.#invalidate(change));
+  }
+
+  /** The JSON array of a window's messages, as buffers to concatenate ("[", items, "]"). */
+  windowJson(realm: Realm, window: MessageWindow, options: MessageViewOptions): Buffer[] {
+    const variant = variantOf(options);
+    const parts: Buffer[] = [Buffer.from("[")];
+    window.ids.forEach((id, i) => {
+      const entry = this.#entry(realm, id, variant, options);
+      if (!entry) return;
+      if (parts.length > 1) parts.push(COMMA);
+      const flags = window.flags[i]!;
+      if (window.searchTerms) {
+        const message = this.#store.findMessageRecord(id);
+        const matches = message ? highlightsFor(message, window.searchTerms) : { matchContent: "", matchSubject: "" };
+        parts.push(entry.prefix, this.#flags(flags), Buffer.from(`,"match_content":${JSON.stringify(matches.matchContent)},"match_subject":${JSON.stringify(matches.matchSubject)}`), CLOSE);
+        return;
+      }
+      if (entry.lastFlags !== flags || entry.lastFull === null) {
+        const full = Buffer.concat([entry.prefix, this.#flags(flags), CLOSE]);
+        this.#bytes += full.length - (entry.lastFull?.length ?? 0);
+        entry.lastFlags = flags;
+        entry.lastFull = full;
+      }
+      parts.push(entry.lastFull);
+    });
+    parts.push(Buffer.from("]"));
+    return parts;
+  }
+
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  #entry(realm: Realm, id: number, variant: number, options: MessageViewOptions): Entry | null {
+    const cacheKey = id * 8 + variant;
+    const hit = this.#entries.get(cacheKey);
+    if (hit) return hit;
+    const message: Message | undefined = this.#store.findMessageRecord(id);
+    if (!message) return null;
+    const json = JSON.stringify(messageBody(this.#store, realm, message, options));
+    const entry: Entry = { prefix: Buffer.from(`${json.slice(0, -1)},"flags":`), lastFlags: null, lastFull: null };
+    this.#entries.set(cacheKey, entry);
+    this.#bytes += entry.prefix.length;
+    if (this.#bytes > this.#maxBytes) this.#evict();
+    return entry;
+  }
+
+  static #size(entry: Entry): number {
+    return entry.prefix.length + (entry.lastFull?.length ?? 0);
+  }
+
+  #flags(flags: readonly ApiFlag[]): Buffer {
+    let json = this.#flagJson.get(flags);
+    if (!json) this.#flagJson.set(flags, (json = Buffer.from(JSON.stringify(flags))));
+    return json;
+  }
+
+  #invalidate(change: Change): void {
+    if (change.kind === "message") {
+      for (let variant = 0; variant < 8; variant++) {
+        const entry = this.#entries.get(change.id * 8 + variant);
+        if (entry) {
+          this.#bytes -= MessageJsonCache.#size(entry);
+          this.#entries.delete(change.id * 8 + variant);
+        }
+      }
+      return;
+    }
+    this.#entries.clear();
+    this.#bytes = 0;
+  }
+
+  /** Drops the oldest entries (insertion order) down to 80% of the budget. */
+  #evict(): void {
+    for (const [k, entry] of this.#entries) {
+      if (this.#bytes <= this.#maxBytes * 0.8) break;
+      this.#entries.delete(k);
+      this.#bytes -= MessageJsonCache.#size(entry);
+    }
+  }
+}
