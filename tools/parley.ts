@@ -7,6 +7,11 @@
  */
 const COMMANDS: Record<string, () => Promise<{ run(argv: string[]): Promise<number> }>> = {
   verify: () => import("./commands/verify.js"),
+  start: () => import("./commands/start.js"),
+  serve: () => import("./commands/serve.js"),
+  realm: () => import("./commands/realm.js"),
+  user: () => import("./commands/user.js"),
+  demo: () => import("./commands/demo.js"),
 };
 
 const USAGE = `usage: parley <command> [options]

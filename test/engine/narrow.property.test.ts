@@ -530,14 +530,17 @@ function check(mode: "query" | "flags"): number {
   return checks;
 }
 
+/** Generous per-test timeout that grows with PARLEY_PROPERTY_RUNS (shrinking a failure takes extra time). */
+const TIMEOUT = Math.max(60_000, RUNS * 150);
+
 describe("narrow engine vs. brute-force Zulip reference", () => {
   it("getMessages (and flag changes by IDs) match the reference", () => {
     const checks = check("query");
     expect(checks).toBeGreaterThan(RUNS * 5);
-  });
+  }, TIMEOUT);
 
   it("updateFlagsForNarrow matches the reference", () => {
     const checks = check("flags");
     expect(checks).toBeGreaterThan(RUNS * 5);
-  });
+  }, TIMEOUT);
 });

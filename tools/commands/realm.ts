@@ -8,6 +8,7 @@
 import { openStore } from "../../src/engine/index.js";
 import { output, parseOptions, requireString } from "../args.js";
 import { describeSubdomain, parseOrUsage, USAGE_EXIT } from "../demo/cli.js";
+import { lockDataDir } from "../demo/lock.js";
 
 const USAGE = "parley realm create [--data DIR] --subdomain S --name NAME --owner-email E [--owner-name N] [--json]";
 
@@ -32,6 +33,7 @@ export async function run(argv: string[]): Promise<number> {
   });
   if (!options) return USAGE_EXIT;
 
+  const lock = lockDataDir(options.dir, "realm create");
   const store = openStore(options.dir);
   try {
     const { realm, owner } = store.createRealm({ subdomain: options.subdomain, name: options.name, owner: { email: options.ownerEmail, fullName: options.ownerName } });
@@ -48,5 +50,6 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   } finally {
     store.close();
+    lock.release();
   }
 }

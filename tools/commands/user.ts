@@ -8,6 +8,7 @@
 import { openStore, type Role } from "../../src/engine/index.js";
 import { output, parseOptions, requireString } from "../args.js";
 import { describeSubdomain, parseOrUsage, parseRole, requireDataDir, requireRealm, roleName, USAGE_EXIT } from "../demo/cli.js";
+import { lockDataDir } from "../demo/lock.js";
 
 const USAGE = "parley user create [--data DIR] --realm S --email E --name NAME [--role owner|administrator|moderator|member|guest] [--bot --owner-email E] [--json]";
 
@@ -46,6 +47,7 @@ export async function run(argv: string[]): Promise<number> {
   if (!options) return USAGE_EXIT;
 
   requireDataDir(options.dir, options.subdomain);
+  const lock = lockDataDir(options.dir, "user create");
   const store = openStore(options.dir);
   try {
     const realm = requireRealm(store, options.subdomain, options.dir);
@@ -75,5 +77,6 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   } finally {
     store.close();
+    lock.release();
   }
 }

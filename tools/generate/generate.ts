@@ -28,6 +28,8 @@ export interface GenerateRun extends GenerateOptions {
   readonly quiet?: boolean;
 }
 
+type RowSink = (userId: number, messageId: number, flags: number) => void;
+
 const T0 = 1_577_836_800; // 2020-01-01T00:00:00Z: dateSent is synthetic and increasing.
 
 export async function generateDataset(dir: string, run: GenerateRun): Promise<Manifest> {
@@ -97,6 +99,8 @@ export async function generateDataset(dir: string, run: GenerateRun): Promise<Ma
         for (const [u, ids] of starred) store.updateFlags(uid[u]!, ids, "starred", "add");
       });
       bar?.update(end);
+      // Let timers run: cli-progress redraws (and signals arrive) between batches.
+      await new Promise<void>((resolve) => setImmediate(resolve));
     }
     bar?.stop();
 
@@ -117,7 +121,7 @@ export async function generateDataset(dir: string, run: GenerateRun): Promise<Ma
       for (const m of mutedTopics) store.setTopicPolicy(m.userId, m.channelId, m.topic, 1);
     });
 
-    if (pg) writePeerTables(pg, plan, world, uid, channelIds, names, realm.id, mutedTopics, clock);
+    if (pg) writePeerTables(pg, plan, world, uid, channelIds, names, realm.id, mutedTopics, clock, emit.huddles);
     pg?.close();
 
     const s = plan.subjects;
@@ -168,8 +172,11 @@ export class World {
   readonly #topicCounts: number[];
   readonly #topicUse: Map<number, number>[];
 
+  readonly #channelIds: readonly number[];
+
   constructor(plan: RealmPlan, _uid: readonly number[], channelIds: readonly number[]) {
     this.#plan = plan;
+    this.#channelIds = channelIds;
     const c = channelIds.length;
     this.#userChannels = Array.from({ length: plan.scale.users }, () => new Set<number>());
     this.members = plan.members.map((list, j) => {
@@ -189,6 +196,10 @@ export class World {
     });
     this.#topicCounts = new Array<number>(c).fill(0);
     this.#topicUse = Array.from({ length: c }, () => new Map<number, number>());
+  }
+
+  channelId(j: number): number {
+    return this.#channelIds[j]!;
   }
 
   isAwake(u: number, index: number): boolean {
@@ -365,10 +376,10 @@ class RowEmitter {
   readonly #world: World;
   readonly #uid: readonly number[];
   readonly #pg: CopyWriter | null;
-  readonly #sink: ((userId: number, messageId: number, flags: number) => void) | null;
+  readonly #sink: RowSink | null;
   readonly huddles = new Map<string, { seq: number; members: number[] }>();
 
-  constructor(plan: RealmPlan, world: World, uid: readonly number[], pg: CopyWriter | null, sink: RowEmitter["#sink"]) {
+  constructor(plan: RealmPlan, world: World, uid: readonly number[], pg: CopyWriter | null, sink: RowSink | null) {
     this.#plan = plan;
     this.#world = world;
     this.#uid = uid;
@@ -383,7 +394,7 @@ class RowEmitter {
     let recipientId: number;
     if (spec.channel !== null) {
       const j = spec.channel;
-      recipientId = RECIPIENT.stream(0);
+      recipientId = RECIPIENT.stream(this.#world.channelId(j));
       const members = this.#world.members[j]!;
       this.fullRows += members.size + (members.has(spec.sender) ? 0 : 1);
       if (this.#sink) {
@@ -396,8 +407,8 @@ class RowEmitter {
       rows.add(spec.sender);
       this.peerRows += rows.size;
       if (this.#pg) {
-        recipientId = RECIPIENT.stream(storeChannelId(store, j, this.#world));
-        for (const u of [...rows].sort((a, b) => this.#uid[a]! - this.#uid[b]!)) this.#userMessage(u, id, flagsFor(u, 0));
+        recipientId = RECIPIENT.stream(this.#world.channelId(j));
+        for (const u of rows) this.#userMessage(u, id, flagsFor(u, 0));
       }
     } else {
       this.fullRows += spec.participants.length;
@@ -432,13 +443,55 @@ class RowEmitter {
   }
 }
 
-/** Engine channel ID for channel index j (kept on the world to avoid threading it everywhere). */
-function storeChannelId(_store: Store, j: number, world: World): number {
-  return world.channelId(j);
+
+/** Joins and leaves between batches (never the all-users channel, never the 100-subscription subject). */
+function churn(store: Store, ownerId: number, plan: RealmPlan, world: World, uid: readonly number[], names: readonly string[], rng: Rng, events: number): number {
+  const next = store.state.counters.nextMessageId - 1;
+  let done = 0;
+  for (let e = 0; e < events; e++) {
+    const j = 1 + rng.int(plan.scale.channels - 1);
+    const u = rng.int(plan.scale.users);
+    if (u === plan.subjects.hundred || u === 0) continue;
+    if (world.members[j]!.has(u)) {
+      if (world.members[j]!.size <= 3) continue;
+      store.unsubscribe(ownerId, [names[j]!], [uid[u]!]);
+      world.leave(u, j);
+    } else {
+      store.subscribe(ownerId, { channels: [{ name: names[j]! }], principals: [uid[u]!] });
+      world.join(u, j, next);
+    }
+    done++;
+  }
+  return done;
 }
 
-declare module "./generate.js" {
-  interface World {
-    channelId(j: number): number;
+/** The small tables: users, recipients, streams, subscriptions, muted topics. */
+function writePeerTables(
+  pg: CopyWriter, plan: RealmPlan, world: World, uid: readonly number[], channelIds: readonly number[], names: readonly string[], realmId: number,
+  mutedTopics: Manifest["mutedTopics"], now: number, huddles: ReadonlyMap<string, { seq: number; members: number[] }>,
+): void {
+  const { users } = plan.scale;
+  for (let i = 0; i < users; i++) {
+    const idle = plan.idleFrom[i]! < plan.scale.messages;
+    // last_active_message_id: what soft deactivation recorded (the last message they had a row for).
+    pg.row("zerver_userprofile", [uid[i]!, `user${i}@example.com`, fullName(i), realmId, true, false, idle, idle ? plan.idleFrom[i]! : null]);
+    pg.row("zerver_recipient", [RECIPIENT.personal(uid[i]!), uid[i]!, 1]);
   }
+  channelIds.forEach((id, j) => {
+    pg.row("zerver_recipient", [RECIPIENT.stream(id), id, 2]);
+    pg.row("zerver_stream", [id, names[j]!, realmId, false, RECIPIENT.stream(id), true, new Date(now * 1000).toISOString()]);
+  });
+  let subId = 0;
+  for (let i = 0; i < users; i++) pg.row("zerver_subscription", [++subId, uid[i]!, RECIPIENT.personal(uid[i]!), true, false]);
+  for (const [k, active] of world.everSubscribed) {
+    const [u, j] = k.split(":").map(Number) as [number, number];
+    pg.row("zerver_subscription", [++subId, uid[u]!, RECIPIENT.stream(channelIds[j]!), active, false]);
+  }
+  // Group DMs: a recipient of type 3 and an (active) subscription per participant.
+  for (const { seq, members } of huddles.values()) {
+    pg.row("zerver_recipient", [RECIPIENT.huddle(seq), seq, 3]);
+    for (const userId of members) pg.row("zerver_subscription", [++subId, userId, RECIPIENT.huddle(seq), true, false]);
+  }
+  let topicId = 0;
+  for (const m of mutedTopics) pg.row("zerver_usertopic", [++topicId, m.userId, m.channelId, RECIPIENT.stream(m.channelId), m.topic, new Date(now * 1000).toISOString(), 1]);
 }

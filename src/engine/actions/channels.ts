@@ -76,11 +76,8 @@ export function newChannelRecord(state: StoreState, creator: User, rawName: stri
   }
   const inviteOnly = options.inviteOnly ?? false;
   if (inviteOnly && isWebPublic) throw new BadRequestError("A web-public channel cannot be private.");
-  // Public channels always share history; private ones default to sharing it.
-  const historyPublicToSubscribers = inviteOnly ? (options.historyPublicToSubscribers ?? true) : true;
-  if (!inviteOnly && options.historyPublicToSubscribers === false) {
-    throw new BadRequestError("Invalid parameters: history_public_to_subscribers must be true for public channels");
-  }
+  // Zulip: a private channel's history is protected unless asked; public channels always share it.
+  const historyPublicToSubscribers = inviteOnly ? (options.historyPublicToSubscribers ?? false) : true;
   const realmId = creator.realmId;
   const group = (name: string): GroupSettingValue => systemGroupId(state, realmId, name);
   const permissions: ChannelPermissions = {

@@ -9,7 +9,7 @@ import type { StoreState } from "../state.js";
 import type { GroupSettingValue, UserGroup } from "../types.js";
 import { checkGroupSettingValue } from "./channels.js";
 import { systemGroupId } from "./realms.js";
-import { requireUser } from "./users.js";
+import { requireActiveUser } from "./users.js";
 
 export interface CreateGroupInput {
   readonly name: string;
@@ -21,7 +21,7 @@ export interface CreateGroupInput {
 }
 
 export function createGroup(state: StoreState, actorId: number, input: CreateGroupInput): UserGroup {
-  const actor = requireUser(state, actorId);
+  const actor = requireActiveUser(state, actorId);
   if (actor.role > 400) throw new PermissionDeniedError("Insufficient permission");
   const name = input.name.trim();
   if (name.length === 0 || name.length > 100) throw new BadRequestError("Invalid user group name");
@@ -60,14 +60,14 @@ export function requireGroup(state: StoreState, realmId: number, groupId: number
 }
 
 function checkCanManage(state: StoreState, actorId: number, group: UserGroup): void {
-  const actor = requireUser(state, actorId);
+  const actor = requireActiveUser(state, actorId);
   if (group.systemRole !== null) throw new BadRequestError("Insufficient permission");
   if (!isAdmin(actor) && !isAllowedBy(state, group.canManageGroup, actor)) throw new PermissionDeniedError("Insufficient permission");
 }
 
 /** Adds and removes direct subgroups. */
 export function updateSubgroups(state: StoreState, actorId: number, groupId: number, add: readonly number[], remove: readonly number[]): void {
-  const actor = requireUser(state, actorId);
+  const actor = requireActiveUser(state, actorId);
   const group = requireGroup(state, actor.realmId, groupId);
   checkCanManage(state, actorId, group);
   for (const id of add) {
@@ -87,7 +87,7 @@ export function updateSubgroups(state: StoreState, actorId: number, groupId: num
 
 /** Adds and removes direct members. */
 export function updateMembers(state: StoreState, actorId: number, groupId: number, add: readonly number[], remove: readonly number[]): void {
-  const actor = requireUser(state, actorId);
+  const actor = requireActiveUser(state, actorId);
   const group = requireGroup(state, actor.realmId, groupId);
   checkCanManage(state, actorId, group);
   checkGroupSettingValue(state, actor.realmId, { directMembers: [...add, ...remove], directSubgroups: [] });

@@ -8,7 +8,7 @@ import { BadRequestError, EngineError } from "../errors.js";
 import { key } from "../index/keys.js";
 import type { StoreState } from "../state.js";
 import type { Message, Reaction } from "../types.js";
-import { requireUser } from "./users.js";
+import { requireActiveUser } from "./users.js";
 
 export interface ReactionInput {
   readonly emojiName: string;
@@ -17,7 +17,7 @@ export interface ReactionInput {
 }
 
 function accessibleMessage(state: StoreState, userId: number, messageId: number): Message {
-  const user = requireUser(state, userId);
+  const user = requireActiveUser(state, userId);
   const message = Number.isInteger(messageId) && messageId > 0 && messageId <= 0xffffffff ? (state.tables.messages.get(messageId) as Message | undefined) : undefined;
   if (!message || !canAccessMessage(state, user, message)) throw new BadRequestError("Invalid message(s)");
   return message;

@@ -38,9 +38,11 @@ export function createRealm(state: StoreState, input: CreateRealmInput): { realm
     };
     state.tables.realms.putSync(realm.id, realm);
     ctx.afterCommit(() => state.indexRealm(realm));
-    for (const system of SYSTEM_GROUPS) {
+    const ids = SYSTEM_GROUPS.map(() => state.allocate("nextGroupId"));
+    const nobody = ids[SYSTEM_GROUPS.findIndex((g) => g.name === "role:nobody")]!;
+    SYSTEM_GROUPS.forEach((system, i) => {
       const group: UserGroup = {
-        id: state.allocate("nextGroupId"),
+        id: ids[i]!,
         realmId: realm.id,
         name: system.name,
         description: system.description,
@@ -48,14 +50,14 @@ export function createRealm(state: StoreState, input: CreateRealmInput): { realm
         members: [],
         subgroups: [],
         deactivated: false,
-        canManageGroup: 0,
-        canMentionGroup: 0,
+        canManageGroup: nobody,
+        canMentionGroup: nobody,
         dateCreated: now,
         creatorId: null,
       };
       state.tables.groups.putSync(group.id, group);
       ctx.afterCommit(() => state.groups.set(group.id, group));
-    }
+    });
     const owner = createUserInTxn(state, ctx, { ...input.owner, realmId: realm.id, role: ROLE.OWNER }, realm);
     return { realm, owner };
   });

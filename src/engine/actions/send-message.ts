@@ -228,8 +228,8 @@ function receivedAtSendOrPending(state: StoreState, userId: number, message: Mes
     const conv = state.conversations.get(message.recipient.conversationId) ?? pendingConversations.get(message.recipient.conversationId);
     return conv?.userIds.includes(userId) ?? false;
   }
-  const user = state.users.get(userId);
-  return user !== undefined && user.isActive && receivedAtSend(state, userId, message);
+  // Deactivation closes receive intervals, so this is what the user received at send time.
+  return receivedAtSend(state, userId, message);
 }
 
 /** Users who had sent a message to the topic before `message` (Zulip's topic participants). */

@@ -10,7 +10,7 @@ import type { StoreState } from "../state.js";
 import type { Channel, Subscription, User } from "../types.js";
 import { ROLE } from "../types.js";
 import { checkChannelName, findChannelByName, newChannelRecord, type NewChannelOptions } from "./channels.js";
-import { requireUser } from "./users.js";
+import { requireActiveUser } from "./users.js";
 
 const COLORS = ["#76ce90", "#fae589", "#a6c7e5", "#e79ab5", "#bfd56f", "#f4ae55", "#b0a5fd", "#addfe5", "#f5ce6e", "#c2726a"];
 
@@ -70,7 +70,7 @@ function canSubscribeSelf(state: StoreState, actor: User, channel: Channel): boo
 }
 
 export function subscribe(state: StoreState, actorId: number, input: SubscribeInput): SubscribeResult {
-  const actor = requireUser(state, actorId);
+  const actor = requireActiveUser(state, actorId);
   if (input.channels.length === 0) throw new BadRequestError("Nothing to do. Specify at least one channel.");
   const users = resolvePrincipals(state, actor, input.principals);
   const othersIncluded = users.some((u) => u.id !== actor.id);
@@ -154,7 +154,7 @@ export interface UnsubscribeResult {
 }
 
 export function unsubscribe(state: StoreState, actorId: number, channelNames: readonly string[], principals?: readonly Principal[]): UnsubscribeResult {
-  const actor = requireUser(state, actorId);
+  const actor = requireActiveUser(state, actorId);
   if (channelNames.length === 0) throw new BadRequestError("Nothing to do. Specify at least one channel.");
   const users = resolvePrincipals(state, actor, principals);
   const channels: Channel[] = [];

@@ -12,7 +12,7 @@ import { key } from "../index/keys.js";
 import type { PlanContext } from "../narrow/plan.js";
 import { normalizeNarrow } from "../narrow/normalize.js";
 import { parseNarrow } from "../narrow/parse.js";
-import { requireRange, selectNarrowWindow, type WindowInput } from "../queries/get-messages.js";
+import { checkWindow, requireRange, selectNarrowWindow, type WindowInput } from "../queries/get-messages.js";
 import { API_FLAGS, EDITABLE_FLAGS } from "../queries/message-flags.js";
 import { RoaringBitmap32 } from "../index/bitmap-store.js";
 import type { Message } from "../types.js";
@@ -96,8 +96,10 @@ export function updateFlagsForNarrow(ctx: PlanContext, input: WindowInput, flagN
   if (range.anchor === "date") throw new BadRequestError("Invalid anchor");
   const numBefore = Math.min(range.numBefore, Math.max(MAX_MESSAGES_PER_UPDATE - range.numAfter, MAX_MESSAGES_PER_UPDATE / 2));
   const numAfter = Math.min(range.numAfter, MAX_MESSAGES_PER_UPDATE - numBefore);
+  const clamped = { ...input, numBefore, numAfter };
+  checkWindow(clamped);
   const terms = normalizeNarrow(ctx.state, ctx.user, parseNarrow(input.narrow));
-  const { window } = selectNarrowWindow(ctx, terms, { ...input, numBefore, numAfter });
+  const { window } = selectNarrowWindow(ctx, terms, clamped);
   const change = applyFlagChange(ctx, window.ids, flag, op);
   return {
     ...change,

@@ -8,12 +8,12 @@ import { type StoreState } from "../state.js";
 import type { UserTopic, VisibilityPolicy } from "../types.js";
 import { foldTopic } from "../index/keys.js";
 import { getVisibleChannel } from "./channels.js";
-import { requireUser } from "./users.js";
+import { requireActiveUser } from "./users.js";
 
 export const MAX_TOPIC_LENGTH = 60;
 
 export function setTopicPolicy(state: StoreState, userId: number, channelId: number, topic: string, policy: number): void {
-  const user = requireUser(state, userId);
+  const user = requireActiveUser(state, userId);
   const channel = getVisibleChannel(state, user, channelId);
   if (![0, 1, 2, 3].includes(policy)) throw new BadRequestError("Invalid visibility_policy");
   if (topic.includes("\0")) throw new BadRequestError("Topic must not contain null bytes");

@@ -90,7 +90,7 @@ export interface UpdateUserInput {
 
 /** An administrator changes another user's name, role or profile data (PATCH /users/{id}). */
 export function updateUser(state: StoreState, actorId: number, targetId: number, input: UpdateUserInput): User {
-  const actor = requireUser(state, actorId);
+  const actor = requireActiveUser(state, actorId);
   const target = state.users.get(targetId);
   if (!target || target.realmId !== actor.realmId) throw new BadRequestError("No such user");
   if (!isAdmin(actor)) throw new PermissionDeniedError("Insufficient permission");
@@ -99,7 +99,7 @@ export function updateUser(state: StoreState, actorId: number, targetId: number,
   if (input.role !== undefined) {
     if (!ROLES.includes(input.role)) throw new BadRequestError("Invalid role");
     const touchesOwner = input.role === ROLE.OWNER || target.role === ROLE.OWNER;
-    if (touchesOwner && actor.role !== ROLE.OWNER) throw new PermissionDeniedError("Must be an organization owner");
+    if (touchesOwner && actor.role !== ROLE.OWNER) throw new PermissionDeniedError("Must be an organization owner", "UNAUTHORIZED_PRINCIPAL");
     if (target.role === ROLE.OWNER && input.role !== ROLE.OWNER && countOwners(state, target.realmId) === 1) {
       throw new BadRequestError("The owner permission cannot be removed from the only organization owner.");
     }
@@ -150,6 +150,13 @@ export function setUserActive(state: StoreState, userId: number, active: boolean
     });
   });
   return next;
+}
+
+/** An active user acting on their own behalf; a deactivated one is refused. */
+export function requireActiveUser(state: StoreState, userId: number): User {
+  const user = requireUser(state, userId);
+  if (!user.isActive) throw new BadRequestError("Account is deactivated");
+  return user;
 }
 
 /** The user, or a BadRequestError("Invalid user ID N"). */

@@ -60,7 +60,7 @@ export class BitmapStore {
   add(key: string, id: number): boolean {
     const entry = this.#entry(key);
     if (!entry.bitmap.tryAdd(id)) return false;
-    entry.bytes += 4;
+    this.#grow(entry, 4);
     this.#markDirty(key, id);
     this.#undo.push({ key, added: [id], removed: [] });
     return true;
@@ -77,7 +77,7 @@ export class BitmapStore {
       }
     }
     if (added.length > 0) {
-      entry.bytes += 4 * added.length;
+      this.#grow(entry, 4 * added.length);
       this.#undo.push({ key, added, removed: [] });
     }
     return added;
@@ -171,6 +171,12 @@ export class BitmapStore {
     this.#cache.set(key, entry);
     this.#cachedBytes += entry.bytes;
     return entry;
+  }
+
+  /** Size changes are estimates (4 bytes an ID); re-measured when a key is next loaded. */
+  #grow(entry: Entry, delta: number): void {
+    entry.bytes += delta;
+    this.#cachedBytes += delta;
   }
 
   #markDirty(key: string, id: number): void {

@@ -29,10 +29,14 @@ const HAS_OPERANDS = new Set<string>(["link", "image", "attachment", "reaction"]
 export function normalizeNarrow(state: StoreState, user: User, raw: readonly RawTerm[]): Term[] {
   const rewritten = rewriteWith(state, user, raw);
   const terms: Term[] = [];
+  const searches: string[] = [];
   for (const t of rewritten) {
     const term = normalizeTerm(state, user, t);
-    if (term) terms.push(term);
+    // Zulip joins every search operand into one search term, applied last; negation is dropped.
+    if (term?.kind === "search") searches.push(term.query);
+    else if (term) terms.push(term);
   }
+  if (searches.length > 0) terms.push({ kind: "search", query: searches.join(" "), negated: false });
   checkChannelDmConflict(terms);
   return terms;
 }

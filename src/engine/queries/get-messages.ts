@@ -70,14 +70,19 @@ const INCOMPATIBLE = ["num_before", "num_after", "anchor", "message_ids", "inclu
 
 /** GET /messages as IDs and flags, without reading message records. */
 export function getMessageWindow(ctx: PlanContext, input: GetMessagesInput): MessageWindow {
-  const terms = normalizeNarrow(ctx.state, ctx.user, parseNarrow(input.narrow));
-  const searchTerms = searchTermsOf(terms);
   const flagsOf = (ids: readonly number[], allRows: boolean) => flagsForWindow(ctx.state, ctx.received, ctx.user.id, ctx.user.realmId, ids, allRows);
+  // Zulip validates the range parameters before it looks at the narrow.
   if (input.messageIds !== undefined) {
     if (input.anchor !== undefined || input.numBefore || input.numAfter || input.includeAnchor === false) {
       throw new BadRequestError(`Unsupported parameter combination: ${INCOMPATIBLE.join(", ")}`, { parameters: INCOMPATIBLE.join(", ") });
     }
     if (input.messageIds.length > MAX_MESSAGES_PER_FETCH) throw new BadRequestError(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
+  } else {
+    checkWindow(input);
+  }
+  const terms = normalizeNarrow(ctx.state, ctx.user, parseNarrow(input.narrow));
+  const searchTerms = searchTermsOf(terms);
+  if (input.messageIds !== undefined) {
     const plan = planNarrow(ctx, terms);
     const matching = executePlan(ctx, plan);
     const wanted = new RoaringBitmap32(input.messageIds.filter((id) => Number.isInteger(id) && id >= 0 && id <= 0xffffffff));
@@ -117,15 +122,21 @@ export function highlightsFor(message: Message, terms: ReadonlySet<string>): { m
 
 /** Validates the range parameters, resolves the anchor and selects the window. */
 export function selectNarrowWindow(ctx: PlanContext, terms: readonly Term[], input: WindowInput): { window: WindowResult; anchor: number; universe: UniverseKind } {
-  const { numBefore, numAfter } = requireRange(input);
-  if (numBefore + numAfter > MAX_MESSAGES_PER_FETCH) throw new BadRequestError(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
-  const includeAnchor = input.includeAnchor ?? true;
-  if (numBefore > 0 && numAfter > 0 && !includeAnchor) throw new BadRequestError("The anchor can only be excluded at an end of the range");
+  const { numBefore, numAfter, includeAnchor } = checkWindow(input);
 
   const plan = planNarrow(ctx, terms);
   const matching = executePlan(ctx, plan);
   const anchor = resolveAnchor(ctx, terms, matching, input);
   return { window: selectWindow(matching, { anchor, numBefore, numAfter, includeAnchor }), anchor, universe: plan.universe };
+}
+
+/** Validates the range parameters (presence, bounds, the 5000 cap, anchor exclusion). */
+export function checkWindow(input: WindowInput): { anchor: AnchorSpec; numBefore: number; numAfter: number; includeAnchor: boolean } {
+  const range = requireRange(input);
+  if (range.numBefore + range.numAfter > MAX_MESSAGES_PER_FETCH) throw new BadRequestError(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
+  const includeAnchor = input.includeAnchor ?? true;
+  if (range.numBefore > 0 && range.numAfter > 0 && !includeAnchor) throw new BadRequestError("The anchor can only be excluded at an end of the range");
+  return { ...range, includeAnchor };
 }
 
 /** The required range parameters, present and non-negative. */
@@ -164,7 +175,8 @@ function resolveAnchor(ctx: PlanContext, terms: readonly Term[], matching: Bitma
 export function firstUnreadAnchor(ctx: PlanContext, terms: readonly Term[]): number {
   const personal = executePlan(ctx, planNarrow(ctx, terms, "personal"));
   personal.andNotInPlace(ctx.state.bitmaps.get(key.userFlag(ctx.user.id, "read")));
-  const channelTerm = terms.find((t) => t.kind === "channel" && !t.negated);
+  // Zulip's get_channel_from_narrow_access_unchecked takes the first channel term, negated or not.
+  const channelTerm = terms.find((t) => t.kind === "channel");
   personal.andNotInPlace(mutedSet(ctx, channelTerm?.kind === "channel" ? channelTerm.channelId : null));
   return personal.size === 0 ? NEWEST_ANCHOR : personal.minimum();
 }

@@ -5,6 +5,9 @@
  */
 import type { Endpoint } from "../endpoint.js";
 import { MESSAGE_ENDPOINTS } from "./messages/index.js";
+import { REGISTER_ENDPOINTS } from "./register/index.js";
 import serverSettings from "./server/server-settings.js";
+import { SUBSCRIPTION_ENDPOINTS } from "./subscriptions/index.js";
+import { USER_ENDPOINTS } from "./users/index.js";
 
-export const ENDPOINTS: readonly Endpoint[] = [serverSettings, ...MESSAGE_ENDPOINTS];
+export const ENDPOINTS: readonly Endpoint[] = [serverSettings, ...MESSAGE_ENDPOINTS, ...USER_ENDPOINTS, ...SUBSCRIPTION_ENDPOINTS, ...REGISTER_ENDPOINTS];

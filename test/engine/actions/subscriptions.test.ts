@@ -69,7 +69,7 @@ describe("subscribe", () => {
   });
 
   it("creates unknown channels with the requested settings", () => {
-    const r = s.subscribe(w.alice.id, { channels: [{ name: "new-one", description: "  About  " }], principals: [w.alice.id, "BOB@test.dev"], newChannel: { inviteOnly: true } });
+    const r = s.subscribe(w.alice.id, { channels: [{ name: "new-one", description: "  About  " }], principals: [w.alice.id, "BOB@test.dev"], newChannel: { inviteOnly: true, historyPublicToSubscribers: true } });
     expect(r.createdChannelIds).toEqual([channelId("new-one")]);
     expect(r.subscribed).toEqual(new Map([[w.alice.id, ["new-one"]], [w.bob.id, ["new-one"]]]));
     const c = s.getChannel(r.createdChannelIds[0]!)!;
@@ -139,11 +139,11 @@ describe("subscribe", () => {
       s.state.realms.get(w.realm.id)!.enableSpectatorAccess = true;
       failsWithoutChange(() => s.subscribe(w.alice.id, { channels: [{ name: "web" }], newChannel: { isWebPublic: true } }), { code: "BAD_REQUEST", message: "Insufficient permission" });
     });
-    it("public channels cannot hide history", () => {
-      failsWithoutChange(() => s.subscribe(w.alice.id, { channels: [{ name: "pub" }], newChannel: { historyPublicToSubscribers: false } }), {
-        code: "BAD_REQUEST",
-        message: "Invalid parameters: history_public_to_subscribers must be true for public channels",
-      });
+    it("public channels always share history (Zulip forces it), private ones default to protected", () => {
+      const pub = s.subscribe(w.alice.id, { channels: [{ name: "pub" }], newChannel: { historyPublicToSubscribers: false } }).createdChannelIds[0]!;
+      expect(s.getChannel(pub)!.historyPublicToSubscribers).toBe(true);
+      const priv = s.subscribe(w.alice.id, { channels: [{ name: "priv-default" }], newChannel: { inviteOnly: true } }).createdChannelIds[0]!;
+      expect(s.getChannel(priv)!.historyPublicToSubscribers).toBe(false);
     });
   });
 

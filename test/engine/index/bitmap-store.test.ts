@@ -55,6 +55,21 @@ describe("BitmapStore chunked persistence", () => {
     expect([...reopened.state.bitmaps.persistedKeys()]).toEqual([K]);
   });
 
+  it("keys that share a prefix stay separate on disk", () => {
+    const s = t.store;
+    s.state.write(() => {
+      s.state.bitmaps.addMany("p", [1, CHUNK]);
+      s.state.bitmaps.addMany("p2", [2]);
+      s.state.bitmaps.addMany("p:x", [3, 2 * CHUNK]);
+      s.state.bitmaps.addMany("o", [4]);
+    });
+    s.state.bitmaps.clearCache();
+    expect(s.state.bitmaps.get("p").toArray()).toEqual([1, CHUNK]);
+    expect(s.state.bitmaps.loadFromDisk("p2").toArray()).toEqual([2]);
+    expect(s.state.bitmaps.loadFromDisk("p:x").toArray()).toEqual([3, 2 * CHUNK]);
+    expect([...s.state.bitmaps.persistedKeys()]).toEqual(["o", "p", "p2", "p:x"]);
+  });
+
   it("an unknown key is empty and persists nothing", () => {
     const s = t.store;
     expect(s.state.bitmaps.get("nope").size).toBe(0);

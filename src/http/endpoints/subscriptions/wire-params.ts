@@ -5,7 +5,6 @@
  * and Zulip's message_retention_days.
  */
 import { z } from "zod";
-import { p } from "../../params.js";
 
 /** A string sent raw or as JSON text: the JSON quotes are removed. */
 export function unquote(raw: string): string {
@@ -53,6 +52,3 @@ export function retentionDays() {
 
 /** include_subscribers: true, false or "partial" (FL 412); "partial" is served as true. */
 export const includeSubscribers = () => oneOfLoose(["true", "false", "partial"] as const).transform((v) => v !== "false");
-
-/** Re-exported so endpoint files import their builders from one place. */
-export { p };

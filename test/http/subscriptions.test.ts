@@ -1,0 +1,268 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startServer, type TestServer } from "../support/http.js";
+import { fingerprint } from "../support/snapshot.js";
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startServer();
+});
+afterAll(() => s.close());
+
+/** Asserts a 4xx with Zulip's code and message, and that nothing in the store changed. */
+async function rejects(call: () => Promise<{ status: number; body: Record<string, unknown> }>, status: number, code: string, msg: string | RegExp) {
+  const before = fingerprint(s.t.store);
+  const r = await call();
+  expect(r.status).toBe(status);
+  expect(r.body["result"]).toBe("error");
+  expect(r.body["code"]).toBe(code);
+  if (typeof msg === "string") expect(r.body["msg"]).toBe(msg);
+  else expect(String(r.body["msg"])).toMatch(msg);
+  expect(fingerprint(s.t.store)).toBe(before);
+  return r.body;
+}
+
+type Sub = Record<string, unknown>;
+const channelId = (name: string) => s.t.store.state.channelByName.get(`${s.seed.realm.id}:${name.toUpperCase()}`);
+
+describe("POST /users/me/subscriptions", () => {
+  it("creates a channel with its settings and subscribes the caller", async () => {
+    const { alice } = s.seed;
+    const r = await s.call(alice, "POST", "/users/me/subscriptions", {
+      subscriptions: [{ name: "design", description: "line one\nline two" }],
+      invite_only: true,
+      history_public_to_subscribers: false,
+      message_retention_days: "unlimited",
+      topics_policy: "disable_empty_topic",
+      can_send_message_group: { direct_members: [alice.id], direct_subgroups: [] },
+      announce: true,
+    });
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ result: "success", msg: "", subscribed: { [String(alice.id)]: ["design"] }, already_subscribed: {} });
+    const channel = s.t.store.getChannel(channelId("design")!)!;
+    expect(channel.inviteOnly).toBe(true);
+    expect(channel.historyPublicToSubscribers).toBe(false);
+    expect(channel.messageRetentionDays).toBe(-1);
+    expect(channel.topicsPolicy).toBe("disable_empty_topic");
+    expect(channel.description).toBe("line one line two");
+    expect(channel.canSendMessageGroup).toEqual({ directMembers: [alice.id], directSubgroups: [] });
+    expect(channel.creatorId).toBe(alice.id);
+  });
+
+  it("accepts JSON-encoded strings and realm_default and integer retention", async () => {
+    const { alice } = s.seed;
+    const r = await s.call(alice, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "retained" }], message_retention_days: '"realm_default"', topics_policy: '"allow_empty_topic"' });
+    expect(r.status).toBe(200);
+    expect(s.t.store.getChannel(channelId("retained")!)!.messageRetentionDays).toBeNull();
+    const r2 = await s.call(alice, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "retained-30" }], message_retention_days: 30, can_subscribe_group: s.t.store.systemGroupId(s.seed.realm.id, "role:members") });
+    expect(r2.status).toBe(200);
+    const channel = s.t.store.getChannel(channelId("retained-30")!)!;
+    expect(channel.messageRetentionDays).toBe(30);
+    expect(channel.canSubscribeGroup).toBe(s.t.store.systemGroupId(s.seed.realm.id, "role:members"));
+  });
+
+  it("subscribes others by ID and email and reports already_subscribed", async () => {
+    const { owner, alice, bob } = s.seed;
+    const r = await s.call(owner, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "general" }, { name: "secret" }], principals: [bob.email, alice.email] });
+    expect(r.status).toBe(200);
+    expect(r.body["subscribed"]).toEqual({ [String(bob.id)]: ["secret"] });
+    expect(r.body["already_subscribed"]).toEqual({ [String(bob.id)]: ["general"], [String(alice.id)]: ["general", "secret"] });
+    expect(r.body["unauthorized"]).toBeUndefined();
+    // Undo for later tests.
+    await s.call(owner, "DELETE", "/users/me/subscriptions", { subscriptions: ["secret"], principals: [bob.id] });
+  });
+
+  it("lists unauthorized channels when authorization_errors_fatal is false", async () => {
+    const { bob } = s.seed;
+    const r = await s.call(bob, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "secret" }, { name: "general" }], authorization_errors_fatal: false });
+    expect(r.status).toBe(200);
+    expect(r.body["unauthorized"]).toEqual(["secret"]);
+    expect(r.body["already_subscribed"]).toEqual({ [String(bob.id)]: ["general"] });
+    expect(r.body["subscribed"]).toEqual({});
+  });
+
+  it("reports unknown parameters", async () => {
+    const r = await s.call(s.seed.alice, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "general" }], folder_id: 3 });
+    expect(r.status).toBe(200);
+    expect(r.body["ignored_parameters_unsupported"]).toEqual(["folder_id"]);
+  });
+
+  it("rejects bad input with Zulip's errors and changes nothing", async () => {
+    const { alice, bob, guest } = s.seed;
+    const post = (user = alice, params: Record<string, unknown>) => () => s.call(user, "POST", "/users/me/subscriptions", params);
+    await rejects(post(alice, {}), 400, "REQUEST_VARIABLE_MISSING", "Missing 'subscriptions' argument");
+    await rejects(post(alice, { subscriptions: "[{" }), 400, "BAD_REQUEST", "subscriptions is not valid JSON");
+    await rejects(post(alice, { subscriptions: { name: "x" } }), 400, "BAD_REQUEST", "subscriptions is not a list");
+    await rejects(post(alice, { subscriptions: [{ description: "x" }] }), 400, "BAD_REQUEST", 'subscriptions[0]["name"] is not a string');
+    await rejects(post(alice, { subscriptions: [] }), 400, "BAD_REQUEST", "Nothing to do. Specify at least one channel.");
+    await rejects(post(alice, { subscriptions: [{ name: "   " }] }), 400, "BAD_REQUEST", "Channel name can't be empty.");
+    await rejects(post(alice, { subscriptions: [{ name: "n".repeat(61) }] }), 400, "BAD_REQUEST", "Channel name too long (limit: 60 characters).");
+    await rejects(post(alice, { subscriptions: [{ name: "fresh", description: "d".repeat(1025) }] }), 400, "BAD_REQUEST", "Channel description too long (limit: 1024 characters).");
+    await rejects(post(alice, { subscriptions: [{ name: "a\u0001b" }] }), 400, "BAD_REQUEST", "Invalid character in channel name, at position 2.");
+    await rejects(post(bob, { subscriptions: [{ name: "secret" }] }), 400, "BAD_REQUEST", "Unable to access channel (secret).");
+    await rejects(post(alice, { subscriptions: [{ name: "general" }], principals: [99999] }), 400, "BAD_REQUEST", "No such user");
+    await rejects(post(alice, { subscriptions: [{ name: "general" }], principals: ["nobody@test.dev"] }), 400, "BAD_REQUEST", "No such user");
+    await rejects(post(alice, { subscriptions: [{ name: "general" }], principals: "[1," }), 400, "BAD_REQUEST", "principals is not valid JSON");
+    await rejects(post(alice, { subscriptions: [{ name: "general" }], principals: [bob.id, "alice@test.dev"] }), 400, "BAD_REQUEST", "principals[1] is not an integer");
+    await rejects(post(alice, { subscriptions: [{ name: "general" }], principals: [true] }), 400, "BAD_REQUEST", /^principals\[0\] is not/);
+    await rejects(post(alice, { subscriptions: [{ name: "general" }], authorization_errors_fatal: "maybe" }), 400, "BAD_REQUEST", "authorization_errors_fatal is not a boolean");
+    await rejects(post(alice, { subscriptions: [{ name: "fresh" }], invite_only: "yes" }), 400, "BAD_REQUEST", "invite_only is not a boolean");
+    await rejects(post(alice, { subscriptions: [{ name: "fresh" }], message_retention_days: 0 }), 400, "BAD_REQUEST", "Bad value for 'message_retention_days': 0");
+    await rejects(post(alice, { subscriptions: [{ name: "fresh" }], message_retention_days: "forever" }), 400, "BAD_REQUEST", "Bad value for 'message_retention_days': forever");
+    await rejects(post(alice, { subscriptions: [{ name: "fresh" }], topics_policy: "sometimes" }), 400, "BAD_REQUEST", "Invalid topics_policy");
+    await rejects(post(alice, { subscriptions: [{ name: "fresh" }], can_send_message_group: "{" }), 400, "BAD_REQUEST", "can_send_message_group is not valid JSON");
+    await rejects(post(alice, { subscriptions: [{ name: "fresh" }], can_send_message_group: 99999 }), 400, "BAD_REQUEST", "Invalid user group ID: 99999");
+    await rejects(post(alice, { subscriptions: [{ name: "fresh" }], can_send_message_group: { direct_members: [99999], direct_subgroups: [] } }), 400, "BAD_REQUEST", "Invalid user ID: 99999");
+    await rejects(post(alice, { subscriptions: [{ name: "fresh" }], is_web_public: true }), 400, "BAD_REQUEST", "Web-public channels are not enabled.");
+    const forced = await post(alice, { subscriptions: [{ name: "fresh-public" }], history_public_to_subscribers: false })();
+    expect(forced.status).toBe(200);
+    expect(s.t.store.state.channels.get(s.t.store.state.channelByName.get(`${s.seed.realm.id}:FRESH-PUBLIC`)!)!.historyPublicToSubscribers).toBe(true);
+    await rejects(post(guest, { subscriptions: [{ name: "guest-made" }] }), 400, "BAD_REQUEST", "Insufficient permission");
+    await rejects(post(guest, { subscriptions: [{ name: "general" }] }), 400, "BAD_REQUEST", "Unable to access channel (general).");
+    await rejects(post(guest, { subscriptions: [{ name: "general" }], principals: [s.seed.bob.id] }), 400, "BAD_REQUEST", "Unable to access channel (general).");
+  });
+
+  it("rejects bad credentials", async () => {
+    const r = await s.call(null, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "general" }] });
+    expect(r.status).toBe(401);
+    expect(r.body["code"]).toBe("UNAUTHORIZED");
+    const before = fingerprint(s.t.store);
+    const bad = await s.call(null, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "zzz" }] }, { headers: { Authorization: `Basic ${Buffer.from(`alice@test.dev:${"x".repeat(32)}`).toString("base64")}` } });
+    expect(bad.status).toBe(401);
+    expect(bad.body["msg"]).toBe("Invalid API key");
+    expect(fingerprint(s.t.store)).toBe(before);
+  });
+});
+
+describe("DELETE /users/me/subscriptions", () => {
+  it("removes and reports not_removed", async () => {
+    const { alice } = s.seed;
+    await s.call(alice, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "leaving" }] });
+    const r = await s.call(alice, "DELETE", "/users/me/subscriptions", { subscriptions: ["leaving"] });
+    expect(r.body).toEqual({ result: "success", msg: "", removed: ["leaving"], not_removed: [] });
+    const again = await s.call(alice, "DELETE", "/users/me/subscriptions", { subscriptions: ["leaving"] });
+    expect(again.body).toEqual({ result: "success", msg: "", removed: [], not_removed: ["leaving"] });
+  });
+
+  it("lets an administrator remove others", async () => {
+    const { owner, bob } = s.seed;
+    await s.call(owner, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "kick" }], principals: [bob.id] });
+    const r = await s.call(owner, "DELETE", "/users/me/subscriptions", { subscriptions: ["kick"], principals: [bob.email] });
+    expect(r.body["removed"]).toEqual(["kick"]);
+    expect(s.t.store.state.subscribers.get(channelId("kick")!)?.has(bob.id)).toBe(false);
+  });
+
+  it("rejects bad input and unauthorized removals, changing nothing", async () => {
+    const { alice, bob } = s.seed;
+    const del = (user = alice, params: Record<string, unknown>) => () => s.call(user, "DELETE", "/users/me/subscriptions", params);
+    await rejects(del(alice, {}), 400, "REQUEST_VARIABLE_MISSING", "Missing 'subscriptions' argument");
+    await rejects(del(alice, { subscriptions: "general" }), 400, "BAD_REQUEST", "subscriptions is not valid JSON");
+    await rejects(del(alice, { subscriptions: [1] }), 400, "BAD_REQUEST", "subscriptions[0] is not a string");
+    await rejects(del(alice, { subscriptions: [] }), 400, "BAD_REQUEST", "Nothing to do. Specify at least one channel.");
+    const missing = await rejects(del(alice, { subscriptions: ["nowhere"] }), 400, "STREAM_DOES_NOT_EXIST", "Channel 'nowhere' does not exist");
+    expect(missing["stream"]).toBe("nowhere");
+    await rejects(del(bob, { subscriptions: ["secret"] }), 400, "STREAM_DOES_NOT_EXIST", "Channel 'secret' does not exist");
+    await rejects(del(alice, { subscriptions: ["general"], principals: [99999] }), 400, "BAD_REQUEST", "No such user");
+    await rejects(del(alice, { subscriptions: ["general"], principals: [bob.id] }), 400, "BAD_REQUEST", "Insufficient permission");
+  });
+});
+
+describe("GET /users/me/subscriptions", () => {
+  it("lists active subscriptions with every field, sorted by name", async () => {
+    const { bob, general } = s.seed;
+    const r = await s.call(bob, "GET", "/users/me/subscriptions");
+    expect(r.status).toBe(200);
+    const subs = r.body["subscriptions"] as Sub[];
+    expect(subs.map((x) => x["name"])).toEqual([...subs.map((x) => x["name"] as string)].sort());
+    expect(subs.map((x) => x["name"])).not.toContain("kick");
+    const g = subs.find((x) => x["stream_id"] === general.id)!;
+    expect(g).toMatchObject({
+      name: "general",
+      description: "",
+      rendered_description: "",
+      date_created: general.dateCreated,
+      creator_id: general.creatorId,
+      invite_only: false,
+      is_web_public: false,
+      is_archived: false,
+      history_public_to_subscribers: true,
+      first_message_id: null,
+      topics_policy: "inherit",
+      message_retention_days: null,
+      stream_post_policy: 1,
+      is_announcement_only: false,
+      stream_weekly_traffic: null,
+      is_muted: false,
+      in_home_view: true,
+      pin_to_top: false,
+      desktop_notifications: null,
+      email_notifications: null,
+      push_notifications: null,
+      audible_notifications: null,
+      wildcard_mentions_notify: null,
+    });
+    expect(typeof g["color"]).toBe("string");
+    expect(g["subscriber_count"]).toBe(s.t.store.state.subscribers.get(general.id)!.size);
+    expect(typeof g["can_remove_subscribers_group"]).toBe("number");
+    expect(g["can_administer_channel_group"]).toEqual({ direct_members: [general.creatorId], direct_subgroups: [] });
+    expect(g["subscribers"]).toBeUndefined();
+  });
+
+  it("includes subscribers when asked (true or partial)", async () => {
+    const { alice, general } = s.seed;
+    for (const value of [true, "partial"]) {
+      const r = await s.call(alice, "GET", "/users/me/subscriptions", { include_subscribers: value });
+      const g = (r.body["subscriptions"] as Sub[]).find((x) => x["stream_id"] === general.id)!;
+      expect(g["subscribers"]).toEqual([...s.t.store.state.subscribers.get(general.id)!].sort((a, b) => a - b));
+    }
+  });
+
+  it("rejects a bad include_subscribers", async () => {
+    await rejects(() => s.call(s.seed.alice, "GET", "/users/me/subscriptions", { include_subscribers: "some" }), 400, "BAD_REQUEST", "Invalid include_subscribers");
+  });
+});
+
+describe("GET /streams", () => {
+  const names = (r: { body: Record<string, unknown> }) => (r.body["streams"] as Sub[]).map((x) => x["name"]);
+
+  it("lists public and subscribed channels the caller can see", async () => {
+    const { alice, bob } = s.seed;
+    const a = await s.call(alice, "GET", "/streams");
+    expect(names(a)).toContain("general");
+    expect(names(a)).toContain("secret");
+    const b = await s.call(bob, "GET", "/streams");
+    expect(names(b)).toContain("general");
+    expect(names(b)).not.toContain("secret");
+    expect(names(b)).toEqual([...(names(b) as string[])].sort());
+    const first = (b.body["streams"] as Sub[])[0]!;
+    expect(first["is_default"]).toBeUndefined();
+    expect(first["color"]).toBeUndefined();
+    expect(first).toHaveProperty("subscriber_count");
+    expect(first).toHaveProperty("can_subscribe_group");
+  });
+
+  it("honours the include flags and include_default", async () => {
+    const { alice, guest } = s.seed;
+    const onlySubscribed = await s.call(alice, "GET", "/streams", { include_public: false });
+    expect(names(onlySubscribed)).not.toContain("kick");
+    expect(names(await s.call(alice, "GET", "/streams"))).toContain("kick");
+    expect(names(onlySubscribed)).toContain("secret");
+    const nothing = await s.call(alice, "GET", "/streams", { include_public: false, include_subscribed: false });
+    expect(nothing.body["streams"]).toEqual([]);
+    const withDefault = await s.call(alice, "GET", "/streams", { include_default: true });
+    expect((withDefault.body["streams"] as Sub[]).every((x) => x["is_default"] === false)).toBe(true);
+    const g = await s.call(guest, "GET", "/streams");
+    expect(g.body["streams"]).toEqual([]);
+  });
+
+  it("include_all (and include_all_active) is for administrators", async () => {
+    const { owner, alice } = s.seed;
+    await s.call(alice, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "hidden" }], invite_only: true });
+    const all = await s.call(owner, "GET", "/streams", { include_all: true });
+    expect(names(all)).toContain("hidden");
+    const legacy = await s.call(owner, "GET", "/streams", { include_all_active: true });
+    expect(names(legacy)).toContain("hidden");
+    await rejects(() => s.call(alice, "GET", "/streams", { include_all: true }), 400, "BAD_REQUEST", "User not authorized for this query");
+    await rejects(() => s.call(owner, "GET", "/streams", { include_all: true, include_all_active: true }), 400, "BAD_REQUEST", "Can't decide between 'include_all' and 'include_all_active' arguments");
+    await rejects(() => s.call(alice, "GET", "/streams", { include_public: "nope" }), 400, "BAD_REQUEST", "include_public is not a boolean");
+  });
+});
