@@ -12,13 +12,15 @@ const COMMANDS: Record<string, () => Promise<{ run(argv: string[]): Promise<numb
   realm: () => import("./commands/realm.js"),
   user: () => import("./commands/user.js"),
   demo: () => import("./commands/demo.js"),
+  generate: () => import("./commands/generate.js"),
 };
 
 const USAGE = `usage: parley <command> [options]
 
 commands:
-  start     [--data DIR] [--port N] [--host H]   build-free start: create a demo realm if DIR is empty, then serve
-  serve     [--data DIR] [--port N] [--host H]   serve the Zulip API
+  start     [--port N] [--host H] [serve options]  create a demo realm if DIR has none, then serve (npm start)
+  serve     [--port N] [--host H] [--external-host NAME] [--no-rate-limit] [--no-sync]
+                                                 serve the Zulip API (default port 9991)
   realm create --subdomain S --name NAME --owner-email E [--owner-name N]
   user create --realm S --email E --name NAME [--role R] [--bot --owner-email E]
   demo      [--data DIR]                         create a demo realm with users, channels and messages

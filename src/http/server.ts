@@ -18,6 +18,8 @@ import { Router } from "./router.js";
 import { MessageJsonCache } from "./views/message-cache.js";
 
 const API_PREFIX = "/api/v1";
+/** uSockets listen option (ListenOptions.LIBUS_LISTEN_EXCLUSIVE_PORT in the declarations). */
+const LIBUS_LISTEN_EXCLUSIVE_PORT = 1;
 
 export interface ServerOptions {
   /** Host clients use; subdomains of it select realms. Default "localhost". */
@@ -119,7 +121,11 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   return {
     listen(port, host = "127.0.0.1") {
       return new Promise((resolve, reject) => {
-        app.listen(host, port, (socket) => {
+        // Exclusive: uWS otherwise binds with SO_REUSEPORT, and a second server on a busy
+        // port would silently share its traffic. The 4-argument form is missing from the
+        // bundled type declarations but present in the binary.
+        const listenExclusive = app.listen as unknown as (h: string, p: number, options: number, cb: (socket: uWS.us_listen_socket | false) => void) => void;
+        listenExclusive.call(app, host, port, LIBUS_LISTEN_EXCLUSIVE_PORT, (socket) => {
           if (!socket) {
             reject(new Error(`cannot listen on ${host}:${port}: is the port in use? Pass --port N to choose another`));
             return;

@@ -113,3 +113,12 @@ describe("limits, failures and realms", () => {
     expect(deactivated.body).toEqual({ result: "error", msg: "This organization has been deactivated", code: "UNAUTHORIZED" });
   });
 });
+
+describe("listening", () => {
+  it("refuses a port another server holds instead of sharing it", async () => {
+    const { createServer } = await import("../../src/http/server.js");
+    const port = Number(new URL(s.base).port);
+    const second = createServer(s.t.store, { rateLimit: false });
+    await expect(second.listen(port, "127.0.0.1")).rejects.toThrow(/cannot listen on 127\.0\.0\.1:\d+/);
+  });
+});

@@ -1,6 +1,6 @@
 /**
  * @module tools/commands/serve
- * `parley serve [--data DIR] [--port N] [--host H] [--external-host NAME] [--no-rate-limit]`:
+ * `parley serve [--data DIR] [--port N] [--host H] [--external-host NAME] [--no-rate-limit] [--no-sync]`:
  * opens the store (creating the directory), serves the Zulip API and prints
  * `listening on http://HOST:PORT` as its first line of output, so scripts and tests
  * can read the bound port even with --port 0. SIGINT or SIGTERM closes the server
@@ -23,6 +23,7 @@ export const SERVE_OPTIONS: OptionSpec = {
   host: { type: "string", default: "127.0.0.1" },
   "external-host": { type: "string" },
   "no-rate-limit": { type: "boolean" },
+  "no-sync": { type: "boolean" },
 };
 
 export interface ServeSettings {
@@ -30,6 +31,8 @@ export interface ServeSettings {
   readonly host: string;
   readonly externalHost: string | undefined;
   readonly rateLimit: boolean;
+  /** Skip fsync at commit: acknowledged writes survive a process crash, not a power loss. */
+  readonly noSync: boolean;
 }
 
 export function readServeSettings(parsed: Parsed): ServeSettings {
@@ -39,6 +42,7 @@ export function readServeSettings(parsed: Parsed): ServeSettings {
     host: parsed.values["host"] as string,
     externalHost: typeof externalHost === "string" ? externalHost : undefined,
     rateLimit: parsed.values["no-rate-limit"] !== true,
+    noSync: parsed.values["no-sync"] === true,
   };
 }
 
@@ -118,7 +122,7 @@ export function realmLines(store: Store, url: string): string[] {
   return realms.map((r) => `realm ${describeSubdomain(r.subdomain)}: ${r.name}${r.subdomain === "" ? ` at ${url}` : ""}${r.deactivated ? " (deactivated)" : ""}`);
 }
 
-const USAGE = "parley serve [--data DIR] [--port N] [--host H] [--external-host NAME] [--no-rate-limit] [--json]";
+const USAGE = "parley serve [--data DIR] [--port N] [--host H] [--external-host NAME] [--no-rate-limit] [--no-sync] [--json]";
 
 export async function run(argv: string[]): Promise<number> {
   const options = parseOrUsage("serve", USAGE, () => {
@@ -134,7 +138,7 @@ export async function run(argv: string[]): Promise<number> {
   try {
     // A busy port is reported before the store is opened (which can take a moment).
     await checkPortFree(options.settings.host, options.settings.port);
-    store = openStore(options.dir);
+    store = openStore(options.dir, { noSync: options.settings.noSync });
     listening = await listen(store, options.settings);
   } catch (error) {
     store?.close();

@@ -15,7 +15,7 @@ import { readDemoLogin, rememberDemoLogin } from "../demo/login.js";
 import { createDemoRealm } from "../demo/realm.js";
 import { checkPortFree, listen, readServeSettings, SERVE_OPTIONS, untilSignal, type Listening } from "./serve.js";
 
-const USAGE = "parley start [--data DIR] [--port N] [--host H] [--external-host NAME] [--no-rate-limit] [--json]";
+const USAGE = "parley start [--data DIR] [--port N] [--host H] [--external-host NAME] [--no-rate-limit] [--no-sync] [--json]";
 
 interface Login {
   readonly subdomain: string;
@@ -64,7 +64,7 @@ export async function run(argv: string[]): Promise<number> {
     // A busy port is found before the demo is written, so the first thing the
     // operator sees is the port problem and the fix (--port N).
     await checkPortFree(settings.host, settings.port);
-    store = openStore(dir);
+    store = openStore(dir, { noSync: settings.noSync });
     if (store.state.realms.size === 0) {
       if (!options.parsed.values["json"]) console.error(`parley: ${dir} has no realm yet: creating the demo realm`);
       const demo = createDemoRealm(store, { subdomain: "" });
