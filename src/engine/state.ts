@@ -108,24 +108,7 @@ export class StoreState {
     if (this.#batching) return fn({ afterCommit: (cb) => cb() });
     if (this.#inWrite) throw new StorageError("nested write transaction");
     const after: (() => void)[] = [];
-    const savedCounters = { ...this.counters };
-    this.#inWrite = true;
-    let result: T;
-    try {
-      result = this.tables.env.transactionSync(() => {
-        const value = fn({ afterCommit: (cb) => after.push(cb) });
-        this.tables.meta.putSync("counters", this.counters);
-        this.tables.meta.putSync("schemaVersion", SCHEMA_VERSION);
-        this.bitmaps.commit();
-        return value;
-      });
-    } catch (error) {
-      this.bitmaps.rollback();
-      this.counters = savedCounters;
-      throw error;
-    } finally {
-      this.#inWrite = false;
-    }
+    const result = this.#transaction(() => fn({ afterCommit: (cb) => after.push(cb) }), () => undefined);
     for (const cb of after) cb();
     return result;
   }
@@ -137,17 +120,23 @@ export class StoreState {
    */
   batch<T>(fn: () => T): T {
     if (this.#inWrite || this.#batching) throw new StorageError("nested batch");
+    return this.#transaction(() => {
+      this.#batching = true;
+      try {
+        return fn();
+      } finally {
+        this.#batching = false;
+      }
+    }, () => this.#reload());
+  }
+
+  /** One LMDB transaction: `body`, then counters and dirty bitmap chunks; undone on failure. */
+  #transaction<T>(body: () => T, onFailure: () => void): T {
     const savedCounters = { ...this.counters };
     this.#inWrite = true;
     try {
       return this.tables.env.transactionSync(() => {
-        this.#batching = true;
-        let value: T;
-        try {
-          value = fn();
-        } finally {
-          this.#batching = false;
-        }
+        const value = body();
         this.tables.meta.putSync("counters", this.counters);
         this.tables.meta.putSync("schemaVersion", SCHEMA_VERSION);
         this.bitmaps.commit();
@@ -156,7 +145,7 @@ export class StoreState {
     } catch (error) {
       this.bitmaps.rollback();
       this.counters = savedCounters;
-      this.#reload();
+      onFailure();
       throw error;
     } finally {
       this.#inWrite = false;

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer, type TestServer } from "../support/http.js";
-import { fingerprint } from "../support/snapshot.js";
+import { expectRejectedUnchanged, startServer, type TestServer } from "../support/http.js";
 
 let s: TestServer;
 beforeAll(async () => {
@@ -9,17 +8,7 @@ beforeAll(async () => {
 afterAll(() => s.close());
 
 /** Asserts a 4xx with Zulip's code and message, and that nothing in the store changed. */
-async function rejects(call: () => Promise<{ status: number; body: Record<string, unknown> }>, status: number, code: string, msg: string | RegExp) {
-  const before = fingerprint(s.t.store);
-  const r = await call();
-  expect(r.status).toBe(status);
-  expect(r.body["result"]).toBe("error");
-  expect(r.body["code"]).toBe(code);
-  if (typeof msg === "string") expect(r.body["msg"]).toBe(msg);
-  else expect(String(r.body["msg"])).toMatch(msg);
-  expect(fingerprint(s.t.store)).toBe(before);
-  return r.body;
-}
+const rejects = (call: () => Promise<{ status: number; body: Record<string, unknown> }>, status: number, code: string, msg: string | RegExp) => expectRejectedUnchanged(s, call, status, code, msg);
 
 describe("POST /messages", () => {
   it("sends channel messages by name and ID, and direct messages by IDs and emails", async () => {

@@ -4,6 +4,8 @@
  * that speaks Zulip's form encoding and Basic auth.
  */
 import { request as httpRequest } from "node:http";
+import { expect } from "vitest";
+import { fingerprint } from "./snapshot.js";
 import { createServer, type ServerOptions } from "../../src/http/server.js";
 import type { User } from "../../src/engine/types.js";
 import { seedRealm, tempStore, type TempStore } from "./temp-store.js";
@@ -72,4 +74,23 @@ export function rawRequest(base: string, method: string, path: string, headers: 
     req.on("error", reject);
     req.end(body);
   });
+}
+
+/** Asserts a 4xx with Zulip's code and message, and that nothing in the store changed. */
+export async function expectRejectedUnchanged(
+  server: TestServer,
+  call: () => Promise<{ status: number; body: Record<string, unknown> }>,
+  status: number,
+  code: string,
+  msg: string | RegExp,
+): Promise<Record<string, unknown>> {
+  const before = fingerprint(server.t.store);
+  const r = await call();
+  expect(r.status).toBe(status);
+  expect(r.body["result"]).toBe("error");
+  expect(r.body["code"]).toBe(code);
+  if (typeof msg === "string") expect(r.body["msg"]).toBe(msg);
+  else expect(String(r.body["msg"])).toMatch(msg);
+  expect(fingerprint(server.t.store)).toBe(before);
+  return r.body;
 }

@@ -1,21 +1,44 @@
 /**
  * @module test/support/snapshot
- * A fingerprint of everything a store holds (counters, entity maps, every persisted
- * bitmap chunk and record), to prove a failed call changed nothing.
+ * A fingerprint of everything a store holds — every LMDB table, the counters, every
+ * cached bitmap and the in-memory entity maps — to prove a failed call changed nothing.
  */
-import { createHash } from "node:crypto";
-import type { Store } from "../../src/engine/index.js";
+import { expect } from "vitest";
+import type { EngineError, Store } from "../../src/engine/index.js";
 
+/** Everything persisted plus the in-memory indexes and cached bitmaps: equal before and after a failed call. */
 export function fingerprint(store: Store): string {
-  const t = store.state.tables;
-  const hash = createHash("sha256");
-  hash.update(JSON.stringify(store.state.counters));
-  for (const db of [t.realms, t.users, t.channels, t.groups, t.conversations, t.messages, t.subscriptions, t.userTopics, t.dateMessage]) {
-    for (const { key, value } of db.getRange()) hash.update(JSON.stringify([key, value]));
+  const tb = store.state.tables;
+  const dbs = { meta: tb.meta, realms: tb.realms, users: tb.users, channels: tb.channels, subscriptions: tb.subscriptions, groups: tb.groups, conversations: tb.conversations, userTopics: tb.userTopics, messages: tb.messages, dateMessage: tb.dateMessage, bitmapChunks: tb.bitmapChunks } as unknown as Record<string, { getRange(): Iterable<{ key: unknown; value: unknown }> }>;
+  const enc = (v: unknown): unknown => (v instanceof Uint8Array ? Buffer.from(v).toString("hex") : v);
+  const disk = Object.fromEntries(Object.entries(dbs).map(([name, db]) => [name, [...db.getRange()].map(({ key, value }) => [key, enc(value)])]));
+  const st = store.state;
+  const keys = [...st.bitmaps.persistedKeys()];
+  return JSON.stringify({
+    disk,
+    counters: st.counters,
+    cache: keys.map((k) => [k, st.bitmaps.get(k).toArray()]),
+    users: [...st.users.entries()],
+    channels: [...st.channels.entries()],
+    channelByName: [...st.channelByName.entries()],
+    subs: [...st.subsByUser.entries()].map(([u, m]) => [u, [...m.entries()]]),
+    subscribers: [...st.subscribers.entries()].map(([c, set]) => [c, [...set]]),
+    groups: [...st.groups.entries()],
+    conversations: [...st.conversations.entries()],
+    userTopics: [...st.userTopics.entries()].map(([u, m]) => [u, [...m.entries()]]),
+  });
+}
+
+/** Asserts that `fn` throws the expected engine error and leaves `store` exactly as it was. */
+export function expectFailsUnchanged(store: Store, fn: () => unknown, expected: { code: string; message: string; data?: unknown }): void {
+  const before = fingerprint(store);
+  let error: EngineError | undefined;
+  try {
+    fn();
+  } catch (e) {
+    error = e as EngineError;
   }
-  for (const { key, value } of t.bitmapChunks.getRange()) {
-    hash.update(JSON.stringify(key));
-    hash.update(value);
-  }
-  return hash.digest("hex");
+  expect(error, "expected the call to fail").toBeDefined();
+  expect({ code: error!.code, message: error!.message, ...(expected.data === undefined ? {} : { data: error!.data }) }).toEqual(expected);
+  expect(fingerprint(store)).toBe(before);
 }

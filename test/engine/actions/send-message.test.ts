@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, ROLE, type EngineError, type Message, type Store } from "../../../src/engine/index.js";
 import { defaultReadBySender } from "../../../src/engine/actions/send-message.js";
+import { expectFailsUnchanged } from "../../support/snapshot.js";
 import { seedRealm, tempStore, type TempStore } from "../../support/temp-store.js";
 
 const NOW = 1_700_000_000;
@@ -15,40 +16,7 @@ beforeEach(() => {
 });
 afterEach(() => t.cleanup());
 
-/** Everything persisted plus the in-memory indexes and cached bitmaps: equal before and after a failed call. */
-function snapshot(store: Store): string {
-  const tb = store.state.tables;
-  const dbs = { meta: tb.meta, realms: tb.realms, users: tb.users, channels: tb.channels, subscriptions: tb.subscriptions, groups: tb.groups, conversations: tb.conversations, userTopics: tb.userTopics, messages: tb.messages, dateMessage: tb.dateMessage, bitmapChunks: tb.bitmapChunks } as unknown as Record<string, { getRange(): Iterable<{ key: unknown; value: unknown }> }>;
-  const enc = (v: unknown): unknown => (v instanceof Uint8Array ? Buffer.from(v).toString("hex") : v);
-  const disk = Object.fromEntries(Object.entries(dbs).map(([name, db]) => [name, [...db.getRange()].map(({ key, value }) => [key, enc(value)])]));
-  const st = store.state;
-  const keys = [...st.bitmaps.persistedKeys()];
-  return JSON.stringify({
-    disk,
-    counters: st.counters,
-    cache: keys.map((k) => [k, st.bitmaps.get(k).toArray()]),
-    users: [...st.users.entries()],
-    channels: [...st.channels.entries()],
-    channelByName: [...st.channelByName.entries()],
-    subs: [...st.subsByUser.entries()].map(([u, m]) => [u, [...m.entries()]]),
-    subscribers: [...st.subscribers.entries()].map(([c, set]) => [c, [...set]]),
-    groups: [...st.groups.entries()],
-    conversations: [...st.conversations.entries()],
-    userTopics: [...st.userTopics.entries()].map(([u, m]) => [u, [...m.entries()]]),
-  });
-}
-function failsWithoutChange(fn: () => unknown, expected: { code: string; message: string; data?: unknown }): void {
-  const before = snapshot(s);
-  let error: EngineError | undefined;
-  try {
-    fn();
-  } catch (e) {
-    error = e as EngineError;
-  }
-  expect(error, "expected the call to fail").toBeDefined();
-  expect({ code: error!.code, message: error!.message, ...(expected.data === undefined ? {} : { data: error!.data }) }).toEqual(expected);
-  expect(snapshot(s)).toBe(before);
-}
+const failsWithoutChange = (fn: () => unknown, expected: { code: string; message: string; data?: unknown }) => expectFailsUnchanged(s, fn, expected);
 const stored = (id: number) => s.state.tables.messages.get(id) as Message;
 const toGeneral = (topic: string | undefined, content = "hello", senderId = w.alice.id) =>
   s.sendMessage({ senderId, to: { type: "channel", channel: "general", topic }, content });

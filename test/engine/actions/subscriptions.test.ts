@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ROLE, type EngineError, type Store, type User } from "../../../src/engine/index.js";
+import { expectFailsUnchanged } from "../../support/snapshot.js";
 import { seedRealm, tempStore, type TempStore } from "../../support/temp-store.js";
 
 let t: TempStore;
@@ -17,40 +18,7 @@ beforeEach(() => {
 });
 afterEach(() => t.cleanup());
 
-/** Everything persisted plus the in-memory indexes and cached bitmaps: equal before and after a failed call. */
-function snapshot(store: Store): string {
-  const tb = store.state.tables;
-  const dbs = { meta: tb.meta, realms: tb.realms, users: tb.users, channels: tb.channels, subscriptions: tb.subscriptions, groups: tb.groups, conversations: tb.conversations, userTopics: tb.userTopics, messages: tb.messages, dateMessage: tb.dateMessage, bitmapChunks: tb.bitmapChunks } as unknown as Record<string, { getRange(): Iterable<{ key: unknown; value: unknown }> }>;
-  const enc = (v: unknown): unknown => (v instanceof Uint8Array ? Buffer.from(v).toString("hex") : v);
-  const disk = Object.fromEntries(Object.entries(dbs).map(([name, db]) => [name, [...db.getRange()].map(({ key, value }) => [key, enc(value)])]));
-  const st = store.state;
-  const keys = [...st.bitmaps.persistedKeys()];
-  return JSON.stringify({
-    disk,
-    counters: st.counters,
-    cache: keys.map((k) => [k, st.bitmaps.get(k).toArray()]),
-    users: [...st.users.entries()],
-    channels: [...st.channels.entries()],
-    channelByName: [...st.channelByName.entries()],
-    subs: [...st.subsByUser.entries()].map(([u, m]) => [u, [...m.entries()]]),
-    subscribers: [...st.subscribers.entries()].map(([c, set]) => [c, [...set]]),
-    groups: [...st.groups.entries()],
-    conversations: [...st.conversations.entries()],
-    userTopics: [...st.userTopics.entries()].map(([u, m]) => [u, [...m.entries()]]),
-  });
-}
-function failsWithoutChange(fn: () => unknown, expected: { code: string; message: string; data?: unknown }): void {
-  const before = snapshot(s);
-  let error: EngineError | undefined;
-  try {
-    fn();
-  } catch (e) {
-    error = e as EngineError;
-  }
-  expect(error, "expected the call to fail").toBeDefined();
-  expect({ code: error!.code, message: error!.message, ...(expected.data === undefined ? {} : { data: error!.data }) }).toEqual(expected);
-  expect(snapshot(s)).toBe(before);
-}
+const failsWithoutChange = (fn: () => unknown, expected: { code: string; message: string; data?: unknown }) => expectFailsUnchanged(s, fn, expected);
 const sub = (user: User, channelId: number) => s.state.subsByUser.get(user.id)?.get(channelId);
 const channelId = (name: string) => s.state.channelByName.get(`${w.realm.id}:${name.toUpperCase()}`)!;
 

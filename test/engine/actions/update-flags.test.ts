@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ROLE, type EngineError, type Store, type User } from "../../../src/engine/index.js";
 import { key } from "../../../src/engine/index/keys.js";
+import { expectFailsUnchanged, fingerprint } from "../../support/snapshot.js";
 import { seedRealm, tempStore, type TempStore } from "../../support/temp-store.js";
 
 let t: TempStore;
@@ -16,40 +17,7 @@ beforeEach(() => {
 });
 afterEach(() => t.cleanup());
 
-/** Everything persisted plus the in-memory indexes and cached bitmaps: equal before and after a failed call. */
-function snapshot(store: Store): string {
-  const tb = store.state.tables;
-  const dbs = { meta: tb.meta, realms: tb.realms, users: tb.users, channels: tb.channels, subscriptions: tb.subscriptions, groups: tb.groups, conversations: tb.conversations, userTopics: tb.userTopics, messages: tb.messages, dateMessage: tb.dateMessage, bitmapChunks: tb.bitmapChunks } as unknown as Record<string, { getRange(): Iterable<{ key: unknown; value: unknown }> }>;
-  const enc = (v: unknown): unknown => (v instanceof Uint8Array ? Buffer.from(v).toString("hex") : v);
-  const disk = Object.fromEntries(Object.entries(dbs).map(([name, db]) => [name, [...db.getRange()].map(({ key, value }) => [key, enc(value)])]));
-  const st = store.state;
-  const keys = [...st.bitmaps.persistedKeys()];
-  return JSON.stringify({
-    disk,
-    counters: st.counters,
-    cache: keys.map((k) => [k, st.bitmaps.get(k).toArray()]),
-    users: [...st.users.entries()],
-    channels: [...st.channels.entries()],
-    channelByName: [...st.channelByName.entries()],
-    subs: [...st.subsByUser.entries()].map(([u, m]) => [u, [...m.entries()]]),
-    subscribers: [...st.subscribers.entries()].map(([c, set]) => [c, [...set]]),
-    groups: [...st.groups.entries()],
-    conversations: [...st.conversations.entries()],
-    userTopics: [...st.userTopics.entries()].map(([u, m]) => [u, [...m.entries()]]),
-  });
-}
-function failsWithoutChange(fn: () => unknown, expected: { code: string; message: string; data?: unknown }): void {
-  const before = snapshot(s);
-  let error: EngineError | undefined;
-  try {
-    fn();
-  } catch (e) {
-    error = e as EngineError;
-  }
-  expect(error, "expected the call to fail").toBeDefined();
-  expect({ code: error!.code, message: error!.message, ...(expected.data === undefined ? {} : { data: error!.data }) }).toEqual(expected);
-  expect(snapshot(s)).toBe(before);
-}
+const failsWithoutChange = (fn: () => unknown, expected: { code: string; message: string; data?: unknown }) => expectFailsUnchanged(s, fn, expected);
 const send = (topic: string, content = "x", senderId = w.alice.id, channel: string | number = "general") =>
   s.sendMessage({ senderId, to: { type: "channel", channel, topic }, content }).id;
 const dm = (senderId: number, users: number[], content = "dm") => s.sendMessage({ senderId, to: { type: "direct", users }, content }).id;
@@ -107,13 +75,13 @@ describe("flags by IDs", () => {
   it("changes that keep the read+historical default create nothing", () => {
     const id = send("t");
     const secret = send("s", "x", w.alice.id, "secret");
-    const before = snapshot(s);
+    const before = fingerprint(s);
     expect(s.updateFlags(carol.id, [id], "read", "add")).toEqual({ updatedCount: 0 });
     expect(s.updateFlags(carol.id, [id], "starred", "remove")).toEqual({ updatedCount: 0 });
     expect(s.updateFlags(carol.id, [id], "collapsed", "remove")).toEqual({ updatedCount: 0 });
     // Also for messages the caller may not access, or that do not exist.
     expect(s.updateFlags(w.bob.id, [secret, 99999, -1, 1.5], "read", "add")).toEqual({ updatedCount: 0 });
-    expect(snapshot(s)).toBe(before);
+    expect(fingerprint(s)).toBe(before);
   });
 
   it("Invalid message(s) for inaccessible or missing messages (nothing changed)", () => {
