@@ -1,0 +1,36 @@
+/**
+ * @module bench/footprint
+ * Memory and disk per million messages, and open-to-ready time, for the reports.
+ */
+import { statSync } from "node:fs";
+import { join } from "node:path";
+import { openStore, type Store } from "../src/engine/index.js";
+
+export interface Footprint {
+  readonly messages: number;
+  readonly rssMB: number;
+  readonly heapUsedMB: number;
+  readonly lmdbFileMB: number;
+  readonly bitmapCacheMB: number;
+  readonly perMillion: { readonly rssMB: number; readonly lmdbFileMB: number; readonly bitmapCacheMB: number };
+}
+
+export function footprint(store: Store, dir: string, messages: number): Footprint {
+  const mem = process.memoryUsage();
+  const mb = (n: number) => Math.round((n / 1048576) * 10) / 10;
+  const rssMB = mb(mem.rss);
+  const lmdbFileMB = mb(statSync(join(dir, "data.mdb")).size);
+  const bitmapCacheMB = mb(store.state.bitmaps.cachedBytes);
+  const per = (v: number) => Math.round((v / (messages / 1e6)) * 10) / 10;
+  return { messages, rssMB, heapUsedMB: mb(mem.heapUsed), lmdbFileMB, bitmapCacheMB, perMillion: { rssMB: per(rssMB), lmdbFileMB: per(lmdbFileMB), bitmapCacheMB: per(bitmapCacheMB) } };
+}
+
+/** Opens the store and answers a first query: the time until a server could serve. */
+export function openToReady(dir: string, userId: number, channelId: number): { store: Store; openMs: number; firstQueryMs: number } {
+  const t0 = performance.now();
+  const store = openStore(dir);
+  const t1 = performance.now();
+  store.getMessages(userId, { narrow: [{ operator: "channel", operand: channelId }], anchor: "newest", numBefore: 100, numAfter: 0 });
+  const t2 = performance.now();
+  return { store, openMs: t1 - t0, firstQueryMs: t2 - t1 };
+}

@@ -1,0 +1,156 @@
+/**
+ * @module bench/peer/run
+ * `npm run bench:peer [-- --scale 100k|1m|10m|N] [--data DIR] [--budget MS]`
+ *
+ * Times every workload on the engine and on PostgreSQL with Zulip's schema and SQL
+ * shapes, in the same run on the same dataset, checks that both return the same
+ * message IDs (an oracle for the narrow engine), and writes bench/results/peer-<scale>.
+ * The PostgreSQL cluster is private to the run and removed at the end (also on error
+ * or Ctrl-C).
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import pg from "pg";
+import { measure, compareIds, type Timing } from "../harness.js";
+import { chooseDataset, ensureDataset, workingCopy } from "../dataset.js";
+import { footprint, openToReady } from "../footprint.js";
+import { markdownTable, writeCharts, type ComparedResult } from "../report.js";
+import { READY_JSON_WORKLOAD, engineWorkloads, readyWindowBytes } from "../workloads/engine.js";
+import { ensurePostgres, onExit, startCluster } from "./cluster.js";
+import { loadPeer } from "./schema.js";
+import { peerWorkloads } from "./workloads.js";
+
+const log = (line: string) => process.stderr.write(line + "\n");
+
+/** The issue's targets, as peer/ours ratios (or ours/memcpy for the JSON window). */
+function targetFor(name: string, group: string): { text: string; min: number | null } {
+  if (name.startsWith("is:unread first_unread")) return { text: "≥ 50×", min: 50 };
+  if (group === "narrow") return { text: "≥ 20×", min: 20 };
+  if (name.startsWith("mark channel read") || name.startsWith("send to")) return { text: "≥ 100×", min: 100 };
+  return { text: "—", min: null };
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({ options: { scale: { type: "string" }, data: { type: "string" }, budget: { type: "string" }, out: { type: "string" } }, strict: true });
+  const started = performance.now();
+  const choice = chooseDataset(values.scale, values.data, "100k");
+  const budgetMs = Number(values.budget ?? 1500);
+  const outDir = values.out ?? join("bench", "results");
+  const t0 = performance.now();
+  const manifest = await ensureDataset(choice, true, log);
+  const generateSeconds = (performance.now() - t0) / 1000;
+
+  const bin = ensurePostgres(log);
+  const cluster = await startCluster(bin, log);
+  onExit(() => cluster.stop());
+  const connect = async () => {
+    const client = new pg.Client({ host: cluster.socketDir, port: cluster.port, user: "postgres", database: "postgres" });
+    await client.connect();
+    return client;
+  };
+  log(`loading ${manifest.usermessageRows} zerver_usermessage rows and ${manifest.scale.messages} messages into PostgreSQL`);
+  const loadStarted = performance.now();
+  const loadTimings = await loadPeer(connect, manifest.pgDir!, log);
+  const loadSeconds = (performance.now() - loadStarted) / 1000;
+  const db = await connect();
+  const sizes = (await db.query<{ rel: string; mb: string }>(`SELECT relname AS rel, round(pg_total_relation_size(oid) / 1048576.0) AS mb FROM pg_class WHERE relname IN ('zerver_message', 'zerver_usermessage')`)).rows;
+
+  const work = workingCopy(choice.dir);
+  const ready = openToReady(work.dir, manifest.subjects.main, manifest.generalChannelId);
+  const store = ready.store;
+  const ours = engineWorkloads(store, manifest);
+  const peer = new Map(peerWorkloads(db, manifest).map((w) => [w.name, w]));
+  const results: ComparedResult[] = [];
+  let mismatches = 0;
+  let floor: { jsonBytes: number; memcpy: Timing; oursOverMemcpy: number } | null = null;
+
+  for (const w of ours) {
+    const p = peer.get(w.name);
+    if (!p) throw new Error(`no peer workload named ${w.name}`);
+    log(`${w.name}…`);
+    let idsMatch: boolean | null = null;
+    let mismatch: string | null = null;
+    let oursTiming: Timing;
+    let peerTiming: Timing;
+    let resultSize = 0;
+    if (w.appends) {
+      // Sends: the same number of calls on both sides, so IDs stay aligned.
+      const oursIds: number[] = [];
+      const peerIds: number[] = [];
+      oursTiming = await measure(() => oursIds.push(...w.run()), { warmup: 2, minIterations: 20, maxIterations: 20 });
+      peerTiming = await measure(async () => peerIds.push(...(await p.run())), { warmup: 2, minIterations: 20, maxIterations: 20 });
+      mismatch = compareIds(oursIds, peerIds);
+      resultSize = 1;
+    } else {
+      const a = w.run();
+      w.reset?.();
+      const b = await p.run();
+      await p.reset?.();
+      mismatch = compareIds(a, b);
+      resultSize = w.group === "flags" ? a[0]! : a.length;
+      oursTiming = await measure(() => w.run(), { budgetMs, reset: w.reset ? () => w.reset!() : undefined, maxIterations: w.reset ? 10 : 500 });
+      peerTiming = await measure(() => p.run(), { budgetMs, reset: p.reset ? () => p.reset!() : undefined, maxIterations: w.reset ? 10 : 200, minIterations: 5 });
+    }
+    idsMatch = mismatch === null;
+    if (!idsMatch) {
+      mismatches++;
+      log(`  !!! MISMATCH in ${w.name}: ${mismatch}`);
+    }
+    const ratio = peerTiming.medianMs / oursTiming.medianMs;
+    const target = targetFor(w.name, w.group);
+    results.push({ name: w.name, group: w.group, description: w.description, ours: oursTiming, peer: peerTiming, ratio, target: target.text, targetMet: target.min === null ? null : ratio >= target.min, idsMatch, mismatch, resultSize });
+    log(`  ours ${oursTiming.medianMs.toFixed(3)} ms, peer ${peerTiming.medianMs.toFixed(3)} ms, ${ratio.toFixed(1)}×`);
+    if (w.name === READY_JSON_WORKLOAD) {
+      // The physical floor: copying the same bytes from a prebuilt Buffer.
+      const json = readyWindowBytes(store, manifest);
+      const target = Buffer.allocUnsafe(json.length);
+      const memcpy = await measure(() => json.copy(target), { budgetMs: 500, maxIterations: 100_000 });
+      floor = { jsonBytes: json.length, memcpy, oursOverMemcpy: oursTiming.medianMs / memcpy.medianMs };
+    }
+  }
+
+  const fp = footprint(store, work.dir, manifest.scale.messages);
+  const totalSeconds = (performance.now() - started) / 1000;
+  const report = {
+    scale: choice.label, manifest: { ...manifest, pgDir: undefined }, postgres: cluster.version, generateSeconds, loadSeconds, loadTimings, peerTableSizesMB: sizes,
+    openToReady: { openMs: ready.openMs, firstQueryMs: ready.firstQueryMs }, footprint: fp, floor, results, mismatches, totalSeconds,
+  };
+  mkdirSync(outDir, { recursive: true });
+  const prefix = join(outDir, `peer-${choice.label}`);
+  writeFileSync(`${prefix}.json`, JSON.stringify(report, null, 2) + "\n");
+  const charts = writeCharts(prefix, results);
+  const md = [
+    `# parley vs PostgreSQL (Zulip schema): ${choice.label} messages`,
+    "",
+    `${manifest.scale.messages} messages, ${manifest.scale.users} users (${manifest.scale.activeUsers} active), ${manifest.scale.channels} channels, seed ${manifest.scale.seed}; ${manifest.usermessageRows} zerver_usermessage rows (${manifest.usermessageRowsWithoutSoftDeactivation} without soft deactivation). ${cluster.version}, same machine, same run. Ratio = PostgreSQL median / parley median.`,
+    "",
+    markdownTable(results),
+    "",
+    floor ? `1000-message window + JSON: ${floor.jsonBytes} bytes of message JSON; memcpy of those bytes ${floor.memcpy.medianMs.toFixed(4)} ms; parley ready-JSON window (server path) / memcpy = ${floor.oursOverMemcpy.toFixed(0)}× (target ≤ 3×).` : "",
+    "",
+    `Footprint: RSS ${fp.rssMB} MB (${fp.perMillion.rssMB} MB per million messages; includes this process's PostgreSQL client and results), LMDB file ${fp.lmdbFileMB} MB (${fp.perMillion.lmdbFileMB} MB/M), bitmap cache ${fp.bitmapCacheMB} MB (${fp.perMillion.bitmapCacheMB} MB/M). Open-to-ready: open ${ready.openMs.toFixed(0)} ms + first query ${ready.firstQueryMs.toFixed(0)} ms.`,
+    `PostgreSQL sizes: ${sizes.map((s) => `${s.rel} ${s.mb} MB`).join(", ")}. Times: generate ${generateSeconds.toFixed(0)} s (0 if reused), PostgreSQL load ${loadSeconds.toFixed(0)} s, whole run ${totalSeconds.toFixed(0)} s.`,
+    mismatches > 0 ? `\n**${mismatches} workload(s) returned different IDs** — see the JSON for details.` : "\nEvery workload returned the same message IDs (or counts) on both systems.",
+    "",
+    ...charts.map((c) => `![${c}](${c.split("/").pop()})`),
+    "",
+  ].join("\n");
+  writeFileSync(`${prefix}.md`, md);
+  log(md);
+  store.close();
+  work.cleanup();
+  await db.end();
+  cluster.stop();
+  return mismatches > 0 ? 1 : 0;
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    console.error(`bench:peer: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
+    process.exitCode = 1;
+  },
+);
