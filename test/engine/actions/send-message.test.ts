@@ -218,6 +218,18 @@ describe("recipients and mentions", () => {
     expect(s.getMessage(w.alice.id, topicOnly.id).flags).toEqual(["topic_wildcard_mentioned", "wildcard_mentioned"]);
     expect(s.getMessage(w.owner.id, topicOnly.id).flags).toEqual([]);
   });
+  it("group mentions flag the group's members (through subgroups) who receive the message", () => {
+    const inner = s.createGroup(w.owner.id, { name: "inner", members: [w.bob.id] });
+    const outer = s.createGroup(w.owner.id, { name: "outer crew", members: [w.guest.id], subgroups: [inner.id] });
+    const { id } = toGeneral("t", "ping @*outer crew*");
+    expect(s.getMessage(w.bob.id, id).flags).toEqual(["group_mentioned"]);
+    expect(s.getMessage(w.owner.id, id).flags).toEqual([]);
+    // The guest is a member but not subscribed: no row, so no flag.
+    expect(() => s.getMessage(w.guest.id, id)).toThrow("Invalid message(s)");
+    const mentioned = s.getMessages(w.bob.id, { anchor: "newest", numBefore: 10, numAfter: 0, narrow: [{ operator: "is", operand: "mentioned" }] });
+    expect(mentioned.messages.map((m) => m.message.id)).toEqual([id]);
+    expect(stored(id).mentionedGroupIds).toEqual([outer.id]);
+  });
 });
 
 describe("nothing changed after each failing send, then a success still works", () => {
