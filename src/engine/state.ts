@@ -60,6 +60,8 @@ export class StoreState {
   /** `${realmId}:${lowercased email}` -> userId (API email and delivery email). */
   readonly userByEmail = new Map<string, number>();
   readonly userByApiKey = new Map<string, number>();
+  /** `${realmId}:${lowercased full name}` -> userIds (names are not unique). */
+  readonly usersByName = new Map<string, number[]>();
   readonly channels = new Map<number, Channel>();
   /** `${realmId}:${folded name}` -> channelId. */
   readonly channelByName = new Map<string, number>();
@@ -184,6 +186,12 @@ export class StoreState {
 
   indexUser(user: User, previous?: User): void {
     if (previous) {
+      const named = this.usersByName.get(nameKey(previous.realmId, previous.fullName));
+      if (named) {
+        const rest = named.filter((id) => id !== previous.id);
+        if (rest.length > 0) this.usersByName.set(nameKey(previous.realmId, previous.fullName), rest);
+        else this.usersByName.delete(nameKey(previous.realmId, previous.fullName));
+      }
       this.userByEmail.delete(emailKey(previous.realmId, previous.email));
       this.userByEmail.delete(emailKey(previous.realmId, previous.deliveryEmail));
       this.userByApiKey.delete(previous.apiKey);
@@ -192,6 +200,8 @@ export class StoreState {
     this.userByEmail.set(emailKey(user.realmId, user.deliveryEmail), user.id);
     this.userByEmail.set(emailKey(user.realmId, user.email), user.id);
     this.userByApiKey.set(user.apiKey, user.id);
+    const named = this.usersByName.get(nameKey(user.realmId, user.fullName)) ?? [];
+    if (!named.includes(user.id)) this.usersByName.set(nameKey(user.realmId, user.fullName), [...named, user.id]);
     this.emit({ kind: "user", id: user.id });
   }
 
@@ -228,7 +238,7 @@ export class StoreState {
   }
 
   #reload(): void {
-    for (const map of [this.realms, this.realmBySubdomain, this.users, this.userByEmail, this.userByApiKey, this.channels, this.channelByName,
+    for (const map of [this.realms, this.realmBySubdomain, this.users, this.userByEmail, this.userByApiKey, this.usersByName, this.channels, this.channelByName,
       this.subsByUser, this.subscribers, this.groups, this.conversations, this.conversationByMembers, this.userTopics] as Map<unknown, unknown>[]) {
       map.clear();
     }
@@ -258,6 +268,10 @@ export class StoreState {
 
 export function emailKey(realmId: number, email: string): string {
   return `${realmId}:${email.trim().toLowerCase()}`;
+}
+
+export function nameKey(realmId: number, fullName: string): string {
+  return `${realmId}:${fullName.trim().toLowerCase()}`;
 }
 
 export function channelKey(realmId: number, name: string): string {

@@ -4,7 +4,7 @@
  */
 import { canSeeChannel } from "../access.js";
 import type { RenderContext, RenderUser } from "../render.js";
-import type { StoreState } from "../state.js";
+import { nameKey, type StoreState } from "../state.js";
 import type { User } from "../types.js";
 import { findChannelByName } from "./channels.js";
 
@@ -14,9 +14,11 @@ export function renderContextFor(state: StoreState, sender: User): RenderContext
   return {
     realmUrl: "",
     findUsersByName(fullName) {
-      const wanted = fullName.trim().toLowerCase();
       const out: RenderUser[] = [];
-      for (const u of state.users.values()) if (u.realmId === realmId && u.isActive && u.fullName.toLowerCase() === wanted) out.push(asRender(u));
+      for (const id of state.usersByName.get(nameKey(realmId, fullName)) ?? []) {
+        const u = state.users.get(id);
+        if (u?.isActive) out.push(asRender(u));
+      }
       return out;
     },
     findUserById(userId) {

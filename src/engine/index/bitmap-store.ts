@@ -27,6 +27,8 @@ const DEFAULT_CACHE_BYTES = 512 * 1024 * 1024;
 interface Entry {
   bitmap: Bitmap;
   bytes: number;
+  /** Access stamp for least-recently-used eviction (cheaper than reordering a Map per access). */
+  used: number;
 }
 
 interface UndoRecord {
@@ -44,6 +46,7 @@ export class BitmapStore {
   readonly #dirty = new Map<string, Set<number>>();
   #undo: UndoRecord[] = [];
   #cachedBytes = 0;
+  #clock = 0;
   readonly #maxCacheBytes: number;
 
   constructor(tables: Tables, maxCacheBytes = DEFAULT_CACHE_BYTES) {
@@ -161,13 +164,11 @@ export class BitmapStore {
   #entry(key: string): Entry {
     let entry = this.#cache.get(key);
     if (entry) {
-      // Map order is the LRU order: move to the back on use.
-      this.#cache.delete(key);
-      this.#cache.set(key, entry);
+      entry.used = ++this.#clock;
       return entry;
     }
     const bitmap = this.loadFromDisk(key);
-    entry = { bitmap, bytes: 64 + bitmap.getSerializationSizeInBytes("portable") };
+    entry = { bitmap, bytes: 64 + bitmap.getSerializationSizeInBytes("portable"), used: ++this.#clock };
     this.#cache.set(key, entry);
     this.#cachedBytes += entry.bytes;
     return entry;
@@ -185,9 +186,11 @@ export class BitmapStore {
     chunks.add(id >>> CHUNK_BITS);
   }
 
+  /** Drops least recently used bitmaps down to 80% of the budget (rare: sorts once). */
   #evict(): void {
     if (this.#cachedBytes <= this.#maxCacheBytes) return;
-    for (const [key, entry] of this.#cache) {
+    const byAge = [...this.#cache].sort((a, b) => a[1].used - b[1].used);
+    for (const [key, entry] of byAge) {
       if (this.#cachedBytes <= this.#maxCacheBytes * 0.8) break;
       this.#cache.delete(key);
       this.#cachedBytes -= entry.bytes;
