@@ -134,9 +134,6 @@ export function defaultStreamsSection(store: Store, user: User): Record<string, 
 
 /** `realm_user_groups`. System groups list their role-derived members; no deactivated groups unless asked. */
 export function userGroupsSection(store: Store, user: User, options: StateOptions): Record<string, unknown> {
-  // The engine stores 0 ("no group") in system groups' settings; Zulip reports role:nobody.
-  const nobody = store.systemGroupId(user.realmId, "role:nobody");
-  const setting = (value: GroupSettingValue) => groupSettingToWire(value === 0 ? nobody : value);
   const groups = [...store.state.groups.values()]
     .filter((g) => g.realmId === user.realmId && (options.includeDeactivatedGroups || !g.deactivated))
     .sort((a, b) => a.id - b.id)
@@ -150,8 +147,8 @@ export function userGroupsSection(store: Store, user: User, options: StateOption
       creator_id: g.creatorId,
       date_created: g.dateCreated,
       deactivated: g.deactivated,
-      can_manage_group: setting(g.canManageGroup),
-      can_mention_group: setting(g.canMentionGroup),
+      can_manage_group: groupSettingToWire(g.canManageGroup),
+      can_mention_group: groupSettingToWire(g.canMentionGroup),
     }));
   return { realm_user_groups: groups };
 }
