@@ -5,7 +5,7 @@
  */
 import { canSeeChannel, membersOf } from "../../../engine/access.js";
 import { MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH, MAX_MESSAGES_PER_FETCH, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, type Store } from "../../../engine/index.js";
-import type { GroupSettingValue, Realm, User } from "../../../engine/types.js";
+import type { Realm, User } from "../../../engine/types.js";
 import { ROLE } from "../../../engine/types.js";
 import { avatarUrl } from "../../views/avatar.js";
 import { byName, channelToWire, groupSettingToWire, subscribersFor, subscriptionToWire } from "../../views/channel.js";
