@@ -24,6 +24,7 @@ const MAX_CACHED_USERS = 512;
 export class ReceivedSets {
   readonly #state: StoreState;
   readonly #cache = new Map<number, CacheEntry>();
+  readonly #personal = new Map<number, { readonly bitmap: Bitmap; upTo: number; readonly stamp: string }>();
 
   constructor(state: StoreState) {
     this.#state = state;
@@ -50,15 +51,60 @@ export class ReceivedSets {
     return entry.bitmap;
   }
 
-  /** The user's personal history: Zulip's UserMessage rows. A new bitmap. */
-  personal(userId: number): Bitmap {
-    const bitmaps = this.#state.bitmaps;
-    return RoaringBitmap32.orMany([
-      this.channelPart(userId),
-      bitmaps.get(key.userFlag(userId, "dm")),
-      bitmaps.get(key.userFlag(userId, "historical")),
-      bitmaps.get(key.sender(userId)),
-    ]);
+  /**
+   * The user's personal history: Zulip's UserMessage rows. Cached per user, rebuilt
+   * when any part changes other than by new channel messages (which extend it).
+   * Do not mutate.
+   */
+  personal(userId: number): ReadonlyBitmap {
+    const channelPart = this.channelPart(userId);
+    const stamp = this.#partsStamp(userId);
+    const last = this.#state.lastMessageId;
+    const cached = this.#personal.get(userId);
+    if (cached && cached.stamp === stamp) {
+      if (cached.upTo < last) {
+        const start = cached.upTo === 0 ? 0 : channelPart.rank(cached.upTo);
+        const count = channelPart.size - start;
+        if (count > 0) cached.bitmap.addMany(channelPart.rangeUint32Array(start, count));
+        cached.upTo = last;
+      }
+      return cached.bitmap;
+    }
+    const bitmap = RoaringBitmap32.orMany([channelPart, ...this.#otherParts(userId)]);
+    this.#personal.set(userId, { bitmap, upTo: last, stamp });
+    if (this.#personal.size > MAX_CACHED_USERS) {
+      const oldest = this.#personal.keys().next().value;
+      if (oldest !== undefined) this.#personal.delete(oldest);
+    }
+    return bitmap;
+  }
+
+  /**
+   * personal(user) ∩ x without building the personal set: the intersection is
+   * distributed over its parts, so the cost follows |x|, not the user's history.
+   */
+  restrictToPersonal(userId: number, x: ReadonlyBitmap): Bitmap {
+    if (x.size === 0) return new RoaringBitmap32();
+    const cached = this.#personal.get(userId);
+    if (cached && cached.stamp === this.#partsStamp(userId) && cached.upTo === this.#state.lastMessageId) return RoaringBitmap32.and(x, cached.bitmap);
+    return RoaringBitmap32.orMany([this.channelPart(userId), ...this.#otherParts(userId)].map((part) => RoaringBitmap32.and(x, part)));
+  }
+
+  /** receivedAtSend(user) ∩ x, distributed the same way. */
+  restrictToReceivedAtSend(userId: number, x: ReadonlyBitmap): Bitmap {
+    const b = this.#state.bitmaps;
+    return RoaringBitmap32.orMany([this.channelPart(userId), b.get(key.userFlag(userId, "dm")), b.get(key.sender(userId))].map((part) => RoaringBitmap32.and(x, part)));
+  }
+
+  #otherParts(userId: number): ReadonlyBitmap[] {
+    const b = this.#state.bitmaps;
+    return [b.get(key.userFlag(userId, "dm")), b.get(key.userFlag(userId, "historical")), b.get(key.sender(userId))];
+  }
+
+  /** Changes whenever a part of personal() changes other than by new channel messages. */
+  #partsStamp(userId: number): string {
+    const b = this.#state.bitmaps;
+    return `${this.#state.subscriptionVersion.get(userId) ?? 0}:${b.version(key.userFlag(userId, "dm"))}:${b.version(key.userFlag(userId, "historical"))}:${b.version(key.sender(userId))}`;
   }
 
   /** Messages received at send time (no historical rows; the sender always has a row). A new bitmap. */
@@ -70,6 +116,7 @@ export class ReceivedSets {
   /** Forget cached sets (after a failed write, or to bound memory). */
   clear(): void {
     this.#cache.clear();
+    this.#personal.clear();
   }
 
   #build(userId: number, last: number): Bitmap {

@@ -6,7 +6,7 @@
  * historical row (after an access check); marking unread in channels the caller is
  * not subscribed to is skipped and reported. Cost grows with the IDs touched.
  */
-import { canAccessMessage, hasRow, isSubscribed } from "../access.js";
+import { canAccessMessage, isSubscribed } from "../access.js";
 import { BadRequestError } from "../errors.js";
 import { key } from "../index/keys.js";
 import type { PlanContext } from "../narrow/plan.js";
@@ -37,42 +37,52 @@ export interface FlagChangeResult {
   readonly ignoredBecauseNotSubscribedChannels?: readonly number[];
 }
 
-/** Applies one flag change to `ids` inside a single write; the core of all three entry points. */
+/**
+ * Applies one flag change to `ids` inside a single write; the core of all three entry
+ * points. Which IDs have a row is decided in bulk from bitmaps; records are read only
+ * where Zulip's rules need them: marking unread (subscription check) and messages
+ * without a row whose flag moves away from read+historical (access check).
+ */
 export function applyFlagChange(ctx: PlanContext, ids: readonly number[], flag: EditableFlag, op: FlagOp): FlagChangeResult {
   const { state, user } = ctx;
-  const unique = [...new Set(ids)].sort((a, b) => a - b);
+  const load = (id: number) => state.tables.messages.get(id) as Message | undefined;
   const markingUnread = flag === "read" && op === "remove";
   const ignored = new Set<number>();
-  const target = state.bitmaps.get(key.userFlag(user.id, flag));
-  const changes: number[] = [];
-  const newRows: number[] = [];
-  for (const id of unique) {
-    const message = Number.isInteger(id) && id > 0 && id <= 0xffffffff ? (state.tables.messages.get(id) as Message | undefined) : undefined;
-    if (message && markingUnread && message.recipient.type === "channel" && !isSubscribed(state, user.id, message.recipient.channelId)) {
-      ignored.add(message.recipient.channelId);
-      continue;
+  let candidates = new RoaringBitmap32(ids.filter((id) => Number.isInteger(id) && id > 0 && id <= 0xffffffff));
+  if (markingUnread) {
+    const kept: number[] = [];
+    for (const id of candidates) {
+      const message = load(id);
+      if (message && message.recipient.type === "channel" && !isSubscribed(state, user.id, message.recipient.channelId)) ignored.add(message.recipient.channelId);
+      else kept.push(id);
     }
-    if (message && message.realmId === user.realmId && hasRow(state, user.id, message)) {
-      if (target.has(id) !== (op === "add")) changes.push(id);
-      continue;
-    }
-    // No row: read+historical. Only a change away from that needs a (historical) row.
-    const defaultValue = flag === "read";
-    if ((op === "add") === defaultValue) continue;
-    if (!message || !canAccessMessage(state, user, message)) throw new BadRequestError("Invalid message(s)");
-    newRows.push(id);
-    changes.push(id);
+    candidates = new RoaringBitmap32(kept);
   }
-  if (changes.length > 0) state.write(() => {
-    if (newRows.length > 0) {
-      state.bitmaps.addMany(key.userFlag(user.id, "historical"), newRows);
-      if (!markingUnread) state.bitmaps.addMany(key.userFlag(user.id, "read"), newRows);
+  const target = state.bitmaps.get(key.userFlag(user.id, flag));
+  const rows = ctx.received.restrictToPersonal(user.id, candidates);
+  const changes = op === "add" ? RoaringBitmap32.andNot(rows, target) : RoaringBitmap32.and(rows, target);
+  // No row: read+historical. Only a change away from that needs a (historical) row.
+  const newRows: number[] = [];
+  if ((op === "add") !== (flag === "read")) {
+    for (const id of RoaringBitmap32.andNot(candidates, rows)) {
+      const message = load(id);
+      if (!message || !canAccessMessage(state, user, message)) throw new BadRequestError("Invalid message(s)");
+      newRows.push(id);
     }
-    if (op === "add") state.bitmaps.addMany(key.userFlag(user.id, flag), changes);
-    else state.bitmaps.removeMany(key.userFlag(user.id, flag), changes);
-  });
-  const result: FlagChangeResult = { updatedCount: changes.length };
-  return markingUnread ? { ...result, ignoredBecauseNotSubscribedChannels: [...ignored].sort((a, b) => a - b) } : result;
+    changes.addMany(newRows);
+  }
+  if (changes.size > 0) {
+    state.write(() => {
+      if (newRows.length > 0) {
+        state.bitmaps.addMany(key.userFlag(user.id, "historical"), newRows);
+        if (!markingUnread) state.bitmaps.addMany(key.userFlag(user.id, "read"), newRows);
+      }
+      if (op === "add") state.bitmaps.addMany(key.userFlag(user.id, flag), changes);
+      else state.bitmaps.removeMany(key.userFlag(user.id, flag), changes);
+    });
+  }
+  const result: FlagChangeResult = { updatedCount: changes.size };
+  return markingUnread ? { ...result, ignoredBecauseNotSubscribedChannels: [...ignored].sort((x, y) => x - y) } : result;
 }
 
 /** POST /messages/flags. */
@@ -123,7 +133,7 @@ export function markTopicAsRead(ctx: PlanContext, channelId: number, topicName: 
   const realm = state.realms.get(user.realmId);
   const topic = topicName === null ? null : topicName === realm?.emptyTopicDisplayName ? "" : topicName;
   const scope = topic === null ? state.bitmaps.get(key.channel(channel.id)) : state.bitmaps.get(key.channelTopic(channel.id, topic));
-  const mine = RoaringBitmap32.and(scope, ctx.received.personal(user.id));
+  const mine = ctx.received.restrictToPersonal(user.id, scope);
   if (topic !== null && topic !== "" && mine.size === 0) throw new BadRequestError(`No such topic '${topicName}'`);
   mine.andNotInPlace(state.bitmaps.get(key.userFlag(user.id, "read")));
   return applyFlagChange(ctx, mine.toArray(), "read", "add");

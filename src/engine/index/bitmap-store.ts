@@ -47,6 +47,7 @@ export class BitmapStore {
   #undo: UndoRecord[] = [];
   #cachedBytes = 0;
   #clock = 0;
+  readonly #versions = new Map<string, number>();
   readonly #maxCacheBytes: number;
 
   constructor(tables: Tables, maxCacheBytes = DEFAULT_CACHE_BYTES) {
@@ -64,6 +65,7 @@ export class BitmapStore {
     const entry = this.#entry(key);
     if (!entry.bitmap.tryAdd(id)) return false;
     this.#grow(entry, 4);
+    this.#bump(key);
     this.#markDirty(key, id);
     this.#undo.push({ key, added: [id], removed: [] });
     return true;
@@ -80,6 +82,7 @@ export class BitmapStore {
       }
     }
     if (added.length > 0) {
+      this.#bump(key);
       this.#grow(entry, 4 * added.length);
       this.#undo.push({ key, added, removed: [] });
     }
@@ -96,8 +99,20 @@ export class BitmapStore {
         this.#markDirty(key, id);
       }
     }
-    if (removed.length > 0) this.#undo.push({ key, added: [], removed });
+    if (removed.length > 0) {
+      this.#bump(key);
+      this.#undo.push({ key, added: [], removed });
+    }
     return removed;
+  }
+
+  /** A counter that changes whenever the key's bitmap changes (for caches derived from it). */
+  version(key: string): number {
+    return this.#versions.get(key) ?? 0;
+  }
+
+  #bump(key: string): void {
+    this.#versions.set(key, (this.#versions.get(key) ?? 0) + 1);
   }
 
   /** Writes every dirty chunk. Call inside the LMDB write transaction. */
@@ -123,6 +138,7 @@ export class BitmapStore {
       if (!entry) continue;
       for (const id of record.added) entry.bitmap.delete(id);
       for (const id of record.removed) entry.bitmap.add(id);
+      this.#bump(record.key);
     }
     this.#undo = [];
     this.#dirty.clear();

@@ -65,18 +65,28 @@ export function universeOf(ctx: PlanContext, universe: UniverseKind): ReadonlyBi
   return universe === "shared" ? ctx.state.bitmaps.get(key.realm(ctx.user.realmId)) : ctx.received.personal(ctx.user.id);
 }
 
-/** Bitmap algebra: the smallest positive step first, then the rest, the universe, the complements. */
+/**
+ * Bitmap algebra: the smallest positive step first, then the rest, then the universe,
+ * then the complements. The universe is applied without being built when it can be:
+ * a shared-history plan always has a positive channel (or channels:public) step, whose
+ * messages are all in the realm; a personal plan with positive steps intersects each
+ * part of the user's history with the (small) result. Only a plan with no positive
+ * step starts from the whole (cached) personal set.
+ */
 export function executePlan(ctx: PlanContext, plan: Plan): Bitmap {
   const positives = plan.steps.filter((s) => !s.complement).map((s) => s.bitmap);
   const negatives = plan.steps.filter((s) => s.complement).map((s) => s.bitmap);
-  const universe = universeOf(ctx, plan.universe);
   let result: Bitmap;
   if (positives.length === 0) {
-    result = new RoaringBitmap32(universe);
+    result = new RoaringBitmap32(universeOf(ctx, plan.universe));
   } else {
     positives.sort((a, b) => a.size - b.size);
-    result = RoaringBitmap32.and(positives[0]!, universe);
+    result = new RoaringBitmap32(positives[0]!);
     for (let i = 1; i < positives.length && result.size > 0; i++) result.andInPlace(positives[i]!);
+    if (plan.universe === "personal") result = ctx.received.restrictToPersonal(ctx.user.id, result);
+    else if (!plan.steps.some((s) => !s.complement && (s.term.kind === "channel" || s.term.kind === "channels"))) {
+      result.andInPlace(universeOf(ctx, "shared"));
+    }
   }
   for (const negative of negatives) {
     if (result.size === 0) break;
@@ -173,7 +183,7 @@ function evaluateTerm(ctx: PlanContext, t: Term): { bitmap: ReadonlyBitmap; comp
 export function mentionedSet(ctx: PlanContext): Bitmap {
   const b = ctx.state.bitmaps;
   const id = ctx.user.id;
-  const streamWildcard = RoaringBitmap32.and(b.get(key.streamWildcard(ctx.user.realmId)), ctx.received.receivedAtSend(id));
+  const streamWildcard = ctx.received.restrictToReceivedAtSend(id, b.get(key.streamWildcard(ctx.user.realmId)));
   return RoaringBitmap32.orMany([
     b.get(key.userFlag(id, "mentioned")),
     b.get(key.userFlag(id, "group_mentioned")),

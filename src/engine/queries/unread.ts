@@ -23,8 +23,7 @@ export interface UnreadSummary {
 /** All of the user's unread message IDs (ascending), before the 50,000 cap. */
 export function unreadSet(ctx: PlanContext): Bitmap {
   const { state, user } = ctx;
-  const unread = ctx.received.personal(user.id);
-  unread.andNotInPlace(state.bitmaps.get(key.userFlag(user.id, "read")));
+  const unread = RoaringBitmap32.andNot(ctx.received.personal(user.id), state.bitmaps.get(key.userFlag(user.id, "read")));
   for (const sub of state.subsByUser.get(user.id)?.values() ?? []) {
     if (!sub.active) unread.andNotInPlace(state.bitmaps.get(key.channel(sub.channelId)));
   }
