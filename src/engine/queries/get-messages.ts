@@ -126,7 +126,7 @@ export function selectNarrowWindow(ctx: PlanContext, terms: readonly Term[], inp
 
   const plan = planNarrow(ctx, terms);
   const matching = executePlan(ctx, plan);
-  const anchor = resolveAnchor(ctx, terms, matching, input);
+  const anchor = resolveAnchor(ctx, terms, matching, plan.universe, input);
   return { window: selectWindow(matching, { anchor, numBefore, numAfter, includeAnchor }), anchor, universe: plan.universe };
 }
 
@@ -150,7 +150,7 @@ export function requireRange(input: WindowInput): { anchor: AnchorSpec; numBefor
   return { anchor: input.anchor, numBefore, numAfter };
 }
 
-function resolveAnchor(ctx: PlanContext, terms: readonly Term[], matching: Bitmap, input: WindowInput): number {
+function resolveAnchor(ctx: PlanContext, terms: readonly Term[], matching: Bitmap, universe: UniverseKind, input: WindowInput): number {
   const anchor = input.anchor!;
   if (typeof anchor === "number") {
     if (!Number.isFinite(anchor)) throw new BadRequestError("Invalid anchor");
@@ -162,7 +162,8 @@ function resolveAnchor(ctx: PlanContext, terms: readonly Term[], matching: Bitma
     case "oldest":
       return 0;
     case "first_unread":
-      return firstUnreadAnchor(ctx, terms);
+      // The probe runs over personal history; when the window does too, reuse its result.
+      return firstUnreadAnchor(ctx, terms, universe === "personal" ? matching : undefined);
     case "date":
       return dateAnchor(ctx, matching, input.anchorDate);
   }
@@ -172,9 +173,8 @@ function resolveAnchor(ctx: PlanContext, terms: readonly Term[], matching: Bitma
  * Zulip's find_first_unread_anchor: always over personal history, unread only,
  * skipping muted topics (and muted channels when no channel is named).
  */
-export function firstUnreadAnchor(ctx: PlanContext, terms: readonly Term[]): number {
-  const personal = executePlan(ctx, planNarrow(ctx, terms, "personal"));
-  personal.andNotInPlace(ctx.state.bitmaps.get(key.userFlag(ctx.user.id, "read")));
+export function firstUnreadAnchor(ctx: PlanContext, terms: readonly Term[], personalMatching?: Bitmap): number {
+  const personal = RoaringBitmap32.andNot(personalMatching ?? executePlan(ctx, planNarrow(ctx, terms, "personal")), ctx.state.bitmaps.get(key.userFlag(ctx.user.id, "read")));
   // Zulip's get_channel_from_narrow_access_unchecked takes the first channel term, negated or not.
   const channelTerm = terms.find((t) => t.kind === "channel");
   personal.andNotInPlace(mutedSet(ctx, channelTerm?.kind === "channel" ? channelTerm.channelId : null));
