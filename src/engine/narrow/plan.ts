@@ -73,20 +73,23 @@ export function universeOf(ctx: PlanContext, universe: UniverseKind): ReadonlyBi
  * part of the user's history with the (small) result. Only a plan with no positive
  * step starts from the whole (cached) personal set.
  */
-export function executePlan(ctx: PlanContext, plan: Plan): Bitmap {
+export function executePlan(ctx: PlanContext, plan: Plan): ReadonlyBitmap {
   const positives = plan.steps.filter((s) => !s.complement).map((s) => s.bitmap);
   const negatives = plan.steps.filter((s) => s.complement).map((s) => s.bitmap);
+  const channelStep = plan.steps.some((s) => !s.complement && (s.term.kind === "channel" || s.term.kind === "channels"));
+  // One shared-history channel step and nothing else: the answer is that bitmap (no copy).
+  if (positives.length === 1 && negatives.length === 0 && plan.universe === "shared" && channelStep) return positives[0]!;
   let result: Bitmap;
   if (positives.length === 0) {
-    result = new RoaringBitmap32(universeOf(ctx, plan.universe));
+    if (negatives.length === 0) return universeOf(ctx, plan.universe);
+    result = RoaringBitmap32.andNot(universeOf(ctx, plan.universe), negatives[0]!);
+    negatives.shift();
   } else {
     positives.sort((a, b) => a.size - b.size);
     result = new RoaringBitmap32(positives[0]!);
     for (let i = 1; i < positives.length && result.size > 0; i++) result.andInPlace(positives[i]!);
     if (plan.universe === "personal") result = ctx.received.restrictToPersonal(ctx.user.id, result);
-    else if (!plan.steps.some((s) => !s.complement && (s.term.kind === "channel" || s.term.kind === "channels"))) {
-      result.andInPlace(universeOf(ctx, "shared"));
-    }
+    else if (!channelStep) result.andInPlace(universeOf(ctx, "shared"));
   }
   for (const negative of negatives) {
     if (result.size === 0) break;

@@ -4,7 +4,7 @@
  * with the caller's flags and search highlights. Also used by flag updates by narrow.
  */
 import { BadRequestError, MissingArgumentError } from "../errors.js";
-import { RoaringBitmap32, type Bitmap } from "../index/bitmap-store.js";
+import { RoaringBitmap32, type ReadonlyBitmap } from "../index/bitmap-store.js";
 import { key } from "../index/keys.js";
 import { executePlan, mutedSet, planNarrow, type PlanContext, type UniverseKind } from "../narrow/plan.js";
 import { normalizeNarrow } from "../narrow/normalize.js";
@@ -150,7 +150,7 @@ export function requireRange(input: WindowInput): { anchor: AnchorSpec; numBefor
   return { anchor: input.anchor, numBefore, numAfter };
 }
 
-function resolveAnchor(ctx: PlanContext, terms: readonly Term[], matching: Bitmap, universe: UniverseKind, input: WindowInput): number {
+function resolveAnchor(ctx: PlanContext, terms: readonly Term[], matching: ReadonlyBitmap, universe: UniverseKind, input: WindowInput): number {
   const anchor = input.anchor!;
   if (typeof anchor === "number") {
     if (!Number.isFinite(anchor)) throw new BadRequestError("Invalid anchor");
@@ -173,7 +173,7 @@ function resolveAnchor(ctx: PlanContext, terms: readonly Term[], matching: Bitma
  * Zulip's find_first_unread_anchor: always over personal history, unread only,
  * skipping muted topics (and muted channels when no channel is named).
  */
-export function firstUnreadAnchor(ctx: PlanContext, terms: readonly Term[], personalMatching?: Bitmap): number {
+export function firstUnreadAnchor(ctx: PlanContext, terms: readonly Term[], personalMatching?: ReadonlyBitmap): number {
   const personal = RoaringBitmap32.andNot(personalMatching ?? executePlan(ctx, planNarrow(ctx, terms, "personal")), ctx.state.bitmaps.get(key.userFlag(ctx.user.id, "read")));
   // Zulip's get_channel_from_narrow_access_unchecked takes the first channel term, negated or not.
   const channelTerm = terms.find((t) => t.kind === "channel");
@@ -193,7 +193,7 @@ export function parseAnchorDate(text: string): number {
 }
 
 /** First matching message sent at or after anchor_date; otherwise the newest. */
-function dateAnchor(ctx: PlanContext, matching: Bitmap, anchorDate: string | undefined): number {
+function dateAnchor(ctx: PlanContext, matching: ReadonlyBitmap, anchorDate: string | undefined): number {
   if (anchorDate === undefined) throw new MissingArgumentError("anchor_date");
   const seconds = parseAnchorDate(anchorDate);
   for (const { key: k } of ctx.state.tables.dateMessage.getRange({ start: [seconds, 0], limit: 1 })) {
