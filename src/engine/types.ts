@@ -175,6 +175,17 @@ export interface Message {
   lastMovedTimestamp: number | null;
 }
 
+/**
+ * Where a message lives, without its content: what grouping queries (the unread
+ * summary) need, at a fraction of a record's decode cost. Derived from Message.
+ * [channelId, topic] for channel messages; [-conversationId, ""] for direct ones.
+ */
+export type MessageMeta = readonly [number, string];
+
+export function messageMetaOf(message: Message): MessageMeta {
+  return message.recipient.type === "channel" ? [message.recipient.channelId, message.topic] : [-message.recipient.conversationId, ""];
+}
+
 /** Per-user topic visibility policy: 0 none, 1 muted, 2 unmuted, 3 followed. */
 export type VisibilityPolicy = 0 | 1 | 2 | 3;
 

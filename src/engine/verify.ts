@@ -12,7 +12,7 @@ import { RoaringBitmap32, type Bitmap } from "./index/bitmap-store.js";
 import { indexMessage, writeMentionFlags, type IndexSink } from "./actions/send-message.js";
 import type { StoreState } from "./state.js";
 import { FIRST_ID } from "./storage/tables.js";
-import type { Message } from "./types.js";
+import { messageMetaOf, type Message, type MessageMeta } from "./types.js";
 
 export interface IndexDifference {
   readonly key: string;
@@ -53,6 +53,9 @@ export function verifyIndexes(state: StoreState, onProgress?: (done: number, tot
     const message = value as Message;
     if (message.id !== id) problems.push(`message record ${id} has id ${message.id}`);
     if (id > state.lastMessageId) problems.push(`message ${id} is above the allocated maximum ${state.lastMessageId}`);
+    const meta = state.tables.messageMeta.get(id) as MessageMeta | undefined;
+    const expectedMeta = messageMetaOf(message);
+    if (meta !== undefined && (meta[0] !== expectedMeta[0] || meta[1] !== expectedMeta[1])) problems.push(`message ${id} meta ${JSON.stringify(meta)} differs from its record`);
     indexMessage(state, message, sink);
     writeMentionFlags(state, message, sink, { groups: false });
     messages++;

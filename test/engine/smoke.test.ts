@@ -34,4 +34,18 @@ describe("engine smoke", () => {
       t.cleanup();
     }
   });
+
+  it("verify reports a message_meta row that disagrees with its record", () => {
+    const t = tempStore();
+    try {
+      const { alice, general } = seedRealm(t.store);
+      const { id } = t.store.sendMessage({ senderId: alice.id, to: { type: "channel", channel: general.id, topic: "meta" }, content: "x" });
+      expect(t.store.state.tables.messageMeta.get(id)).toEqual([general.id, "meta"]);
+      expect(t.store.verify().problems).toEqual([]);
+      t.store.state.tables.messageMeta.putSync(id, [general.id, "other"]);
+      expect(t.store.verify().problems).toEqual([`message ${id} meta [${general.id},"other"] differs from its record`]);
+    } finally {
+      t.cleanup();
+    }
+  });
 });

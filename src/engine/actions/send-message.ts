@@ -11,7 +11,7 @@ import { BadRequestError, ChannelNotFoundError, PermissionDeniedError } from "..
 import { HAS_OPERANDS, isIndexableTerm, key } from "../index/keys.js";
 import { indexTerms } from "../search/index.js";
 import { conversationKey, type StoreState, type WriteContext } from "../state.js";
-import type { Channel, Conversation, Message, User } from "../types.js";
+import { messageMetaOf, type Channel, type Conversation, type Message, type User } from "../types.js";
 import { findChannelByName } from "./channels.js";
 import { renderContextFor } from "./render-context.js";
 import { requireUser } from "./users.js";
@@ -140,6 +140,7 @@ export function sendMessage(state: StoreState, input: SendMessageInput): { id: n
       lastMovedTimestamp: null,
     };
     state.tables.messages.putSync(id, message);
+    state.tables.messageMeta.putSync(id, messageMetaOf(message));
     state.tables.dateMessage.putSync([message.dateSent, id], null);
     indexMessage(state, message, state.bitmaps);
     if (readBySender) state.bitmaps.add(key.userFlag(sender.id, "read"), id);

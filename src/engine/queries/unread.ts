@@ -7,7 +7,16 @@
 import { RoaringBitmap32, type Bitmap } from "../index/bitmap-store.js";
 import { foldTopic, key } from "../index/keys.js";
 import { mentionedSet, mutedSet, type PlanContext } from "../narrow/plan.js";
-import type { Message } from "../types.js";
+import { messageMetaOf, type Message, type MessageMeta } from "../types.js";
+import type { StoreState } from "../state.js";
+
+/** A message's meta, falling back to its record for data written before message_meta existed. */
+function metaOf(state: StoreState, id: number): MessageMeta | undefined {
+  const meta = state.tables.messageMeta.get(id) as MessageMeta | undefined;
+  if (meta) return meta;
+  const message = state.tables.messages.get(id) as Message | undefined;
+  return message ? messageMetaOf(message) : undefined;
+}
 
 export const MAX_UNREAD_MESSAGES = 50000;
 
@@ -45,20 +54,21 @@ export function unreadSummary(ctx: PlanContext): UnreadSummary {
   const mentions: number[] = [];
   let count = 0;
   for (const id of ids) {
-    const message = state.tables.messages.get(id) as Message | undefined;
-    if (!message) continue;
+    const meta = metaOf(state, id);
+    if (!meta) continue;
+    const [where, topic] = meta;
     const isMuted = muted.has(id);
     if (personalMentions.has(id) || (anyMention.has(id) && !isMuted)) mentions.push(id);
-    if (message.recipient.type === "channel") {
-      const topicKey = `${message.recipient.channelId}\u0000${foldTopic(message.topic)}`;
+    if (where > 0) {
+      const topicKey = `${where}\u0000${foldTopic(topic)}`;
       let entry = streams.get(topicKey);
-      if (!entry) streams.set(topicKey, (entry = { streamId: message.recipient.channelId, topic: message.topic, ids: [] }));
+      if (!entry) streams.set(topicKey, (entry = { streamId: where, topic, ids: [] }));
       entry.ids.push(id);
       if (!isMuted) count++;
       continue;
     }
     count++;
-    const conversation = state.conversations.get(message.recipient.conversationId);
+    const conversation = state.conversations.get(-where);
     const members = conversation?.userIds ?? [];
     if (members.length <= 2) {
       const other = members.find((m) => m !== user.id) ?? user.id;

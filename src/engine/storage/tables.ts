@@ -14,6 +14,7 @@
  * | conversations     | conversationId (uint32)          | Conversation                  |
  * | user_topics       | [userId, channelId, topicKey]    | UserTopic                     |
  * | messages          | messageId (uint32, ascending)    | Message                       |
+ * | message_meta      | messageId (uint32)               | MessageMeta (no content)      |
  * | date_message      | [dateSent, messageId]            | null (time index for anchors) |
  * | bitmap_chunks     | [bitmapKey, chunk (id >>> 16)]   | portable roaring bytes        |
  */
@@ -36,6 +37,7 @@ export interface Tables {
   readonly conversations: Database<unknown, number>;
   readonly userTopics: Database<unknown, [number, number, string]>;
   readonly messages: Database<unknown, number>;
+  readonly messageMeta: Database<unknown, number>;
   readonly dateMessage: Database<null, [number, number]>;
   readonly bitmapChunks: Database<Uint8Array, [string, number]>;
 }
@@ -63,6 +65,7 @@ export function openTables(dir: string, options: OpenTablesOptions = {}): Tables
     conversations: byId("conversations"),
     userTopics: msgpack("user_topics") as unknown as Database<unknown, [number, number, string]>,
     messages: byId("messages"),
+    messageMeta: env.openDB<unknown, number>({ name: "message_meta", keyEncoding: "uint32", encoding: "msgpack" }),
     dateMessage: env.openDB<null, [number, number]>({ name: "date_message", encoding: "msgpack" }),
     bitmapChunks: env.openDB<Uint8Array, [string, number]>({ name: "bitmap_chunks", encoding: "binary" }),
   };
