@@ -48,7 +48,8 @@ export async function ensureDataset(choice: DatasetChoice, withPeer: boolean, lo
  * state the PostgreSQL COPY files describe. Copied next to the original (same disk).
  */
 export function workingCopy(dir: string): { dir: string; cleanup(): void } {
-  const copy = mkdtempSync(join(dirname(dir.replace(/\/+$/, "")), `${basename(dir)}.run-`));
+  // No dot in the name: lmdb-js treats a path with an extension as a file, not a directory.
+  const copy = mkdtempSync(join(dirname(dir.replace(/\/+$/, "")), `${basename(dir)}-run-`));
   copyFileSync(join(dir, "data.mdb"), join(copy, "data.mdb"));
   let removed = false;
   const cleanup = () => {

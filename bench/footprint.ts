@@ -2,13 +2,16 @@
  * @module bench/footprint
  * Memory and disk per million messages, and open-to-ready time, for the reports.
  */
-import { statSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { openStore, type Store } from "../src/engine/index.js";
 
 export interface Footprint {
   readonly messages: number;
   readonly rssMB: number;
+  /** Linux split of RSS: anonymous memory (heap, native bitmaps) vs file-backed pages (the LMDB map, reclaimable). */
+  readonly rssAnonMB: number | null;
+  readonly rssFileMB: number | null;
   readonly heapUsedMB: number;
   readonly lmdbFileMB: number;
   readonly bitmapCacheMB: number;
@@ -22,7 +25,18 @@ export function footprint(store: Store, dir: string, messages: number): Footprin
   const lmdbFileMB = mb(statSync(join(dir, "data.mdb")).size);
   const bitmapCacheMB = mb(store.state.bitmaps.cachedBytes);
   const per = (v: number) => Math.round((v / (messages / 1e6)) * 10) / 10;
-  return { messages, rssMB, heapUsedMB: mb(mem.heapUsed), lmdbFileMB, bitmapCacheMB, perMillion: { rssMB: per(rssMB), lmdbFileMB: per(lmdbFileMB), bitmapCacheMB: per(bitmapCacheMB) } };
+  const status = (() => {
+    try {
+      return readFileSync("/proc/self/status", "utf8");
+    } catch {
+      return "";
+    }
+  })();
+  const kb = (field: string) => {
+    const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(status);
+    return match ? mb(Number(match[1]) * 1024) : null;
+  };
+  return { messages, rssMB, rssAnonMB: kb("RssAnon"), rssFileMB: kb("RssFile"), heapUsedMB: mb(mem.heapUsed), lmdbFileMB, bitmapCacheMB, perMillion: { rssMB: per(rssMB), lmdbFileMB: per(lmdbFileMB), bitmapCacheMB: per(bitmapCacheMB) } };
 }
 
 /** Opens the store and answers a first query: the time until a server could serve. */

@@ -122,6 +122,13 @@ export function onExit(cleanup: () => void): void {
     cleanup();
   };
   process.once("exit", once);
+  // A closed stderr (e.g. piped into `head`) must not kill the run before cleanup.
+  process.stderr.on("error", () => undefined);
+  process.once("uncaughtException", (error) => {
+    once();
+    console.error(error);
+    process.exit(1);
+  });
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     process.once(signal, () => {
       once();

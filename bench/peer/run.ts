@@ -92,6 +92,13 @@ async function main(): Promise<number> {
       oursTiming = await measure(() => w.run(), { budgetMs, reset: w.reset ? () => w.reset!() : undefined, maxIterations: w.reset ? 10 : 500 });
       peerTiming = await measure(() => p.run(), { budgetMs, reset: p.reset ? () => p.reset!() : undefined, maxIterations: w.reset ? 10 : 200, minIterations: 5 });
     }
+    let oursWindow: Timing | null = null;
+    if (w.window) {
+      const windowIds = [...w.window()];
+      const differs = compareIds(windowIds, w.run());
+      if (differs) throw new Error(`${w.name}: getMessageWindow and getMessages disagree: ${differs}`);
+      oursWindow = await measure(() => w.window!(), { budgetMs, maxIterations: 500 });
+    }
     idsMatch = mismatch === null;
     if (!idsMatch) {
       mismatches++;
@@ -99,7 +106,7 @@ async function main(): Promise<number> {
     }
     const ratio = peerTiming.medianMs / oursTiming.medianMs;
     const target = targetFor(w.name, w.group);
-    results.push({ name: w.name, group: w.group, description: w.description, ours: oursTiming, peer: peerTiming, ratio, target: target.text, targetMet: target.min === null ? null : ratio >= target.min, idsMatch, mismatch, resultSize });
+    results.push({ name: w.name, group: w.group, description: w.description, ours: oursTiming, oursWindow, peer: peerTiming, ratio, target: target.text, targetMet: target.min === null ? null : ratio >= target.min, idsMatch, mismatch, resultSize });
     log(`  ours ${oursTiming.medianMs.toFixed(3)} ms, peer ${peerTiming.medianMs.toFixed(3)} ms, ${ratio.toFixed(1)}×`);
     if (w.name === READY_JSON_WORKLOAD) {
       // The physical floor: copying the same bytes from a prebuilt Buffer.

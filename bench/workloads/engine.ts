@@ -21,6 +21,8 @@ export interface EngineWorkload {
   run(): number[];
   /** Undo what run() changed (untimed), so iterations stay identical. */
   reset?(): void;
+  /** The same window as IDs + flags only (getMessageWindow: no record loads), for narrows. */
+  window?(): readonly number[];
   /** Changes state for good (sends): run a fixed number of times, last. */
   readonly appends?: boolean;
 }
@@ -43,8 +45,10 @@ export function engineWorkloads(store: Store, m: Manifest): EngineWorkload[] {
   const general = m.generalChannelId;
   const fetch = (user: number, narrow: Narrow, anchor: number | "newest" | "first_unread", numBefore: number, numAfter: number) =>
     store.getMessages(user, { narrow, anchor, numBefore, numAfter }).messages.map((v) => v.message.id);
+  const window = (user: number, narrow: Narrow, anchor: number | "newest" | "first_unread", numBefore: number, numAfter: number) =>
+    store.getMessageWindow(user, { narrow, anchor, numBefore, numAfter }).ids;
   const newest = (name: string, description: string, user: number, narrow: Narrow): EngineWorkload => ({
-    name, group: "narrow", description, run: () => fetch(user, narrow, "newest", 100, 0),
+    name, group: "narrow", description, run: () => fetch(user, narrow, "newest", 100, 0), window: () => window(user, narrow, "newest", 100, 0),
   });
 
   // The backlog user's unread messages in the big channel: what "mark channel read" changes.
@@ -70,12 +74,14 @@ export function engineWorkloads(store: Store, m: Manifest): EngineWorkload[] {
     {
       name: "is:unread first_unread 60/150", group: "narrow", description: "is:unread, anchor first_unread, 60 before / 150 after (user with a large backlog)",
       run: () => fetch(s.backlog, [{ operator: "is", operand: "unread" }], "first_unread", 60, 150),
+      window: () => window(s.backlog, [{ operator: "is", operand: "unread" }], "first_unread", 60, 150),
     },
     newest(`search common '${m.commonWord}'`, "search:<common word>, newest 100 (with highlighting)", s.main, [{ operator: "search", operand: m.commonWord }]),
     newest(`search rare '${m.rareWord}'`, "search:<rare word>, newest 100 (with highlighting)", s.main, [{ operator: "search", operand: m.rareWord }]),
     {
       name: "numeric anchor mid-history", group: "narrow", description: "no narrow (all messages), anchor = middle ID, 100 before / 100 after",
       run: () => fetch(s.main, [], midAnchor, 100, 100),
+      window: () => window(s.main, [], midAnchor, 100, 100),
     },
     {
       name: "unread summary (100 subs)", group: "unread", description: "/register unread_msgs for a user with 100 subscriptions",

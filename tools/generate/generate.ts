@@ -17,6 +17,7 @@ import { IndexedSet } from "./indexed-set.js";
 import { writeManifest, type Manifest, type SubjectIds } from "./manifest.js";
 import { CopyWriter, FLAG, RECIPIENT } from "./pg-copy.js";
 import { planRealm, scaleFor, type GenerateOptions, type RealmPlan } from "./plan.js";
+import { markReadUpTo } from "./read-state.js";
 import { Rng, Zipf } from "./prng.js";
 import { COMMON_WORD, RARE_WORD } from "./vocab.js";
 
@@ -71,7 +72,7 @@ export async function generateDataset(dir: string, run: GenerateRun): Promise<Ma
       });
     }
 
-    const world = new World(plan, uid, channelIds);
+    const world = new World(plan, channelIds);
     const maker = new MessageMaker(plan, world, rng);
     const emit = new RowEmitter(plan, world, uid, pg, run.rowSink ?? null);
     let churnEvents = 0;
@@ -105,7 +106,6 @@ export async function generateDataset(dir: string, run: GenerateRun): Promise<Ma
     bar?.stop();
 
     // Read state: everyone caught up to their watermark (see read-state.ts for why ranges).
-    const { markReadUpTo } = await import("./read-state.js");
     for (let from = 0; from < scale.users; from += 1000) {
       store.batch(() => {
         for (let i = from; i < Math.min(scale.users, from + 1000); i++) markReadUpTo(store, uid[i]!, plan.readUpTo[i]!);
@@ -174,7 +174,7 @@ export class World {
 
   readonly #channelIds: readonly number[];
 
-  constructor(plan: RealmPlan, _uid: readonly number[], channelIds: readonly number[]) {
+  constructor(plan: RealmPlan, channelIds: readonly number[]) {
     this.#plan = plan;
     this.#channelIds = channelIds;
     const c = channelIds.length;
@@ -446,7 +446,8 @@ class RowEmitter {
 
 /** Joins and leaves between batches (never the all-users channel, never the 100-subscription subject). */
 function churn(store: Store, ownerId: number, plan: RealmPlan, world: World, uid: readonly number[], names: readonly string[], rng: Rng, events: number): number {
-  const next = store.state.counters.nextMessageId - 1;
+  // 0-based index of the next message: decides whether a joining user is awake.
+  const nextIndex = store.state.lastMessageId;
   let done = 0;
   for (let e = 0; e < events; e++) {
     const j = 1 + rng.int(plan.scale.channels - 1);
@@ -458,7 +459,7 @@ function churn(store: Store, ownerId: number, plan: RealmPlan, world: World, uid
       world.leave(u, j);
     } else {
       store.subscribe(ownerId, { channels: [{ name: names[j]! }], principals: [uid[u]!] });
-      world.join(u, j, next);
+      world.join(u, j, nextIndex);
     }
     done++;
   }
