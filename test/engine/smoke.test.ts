@@ -49,3 +49,23 @@ describe("engine smoke", () => {
     }
   });
 });
+
+describe("data directories", () => {
+  it("opens a directory whose name contains a dot", async () => {
+    const { mkdtempSync, rmSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const { openStore } = await import("../../src/engine/index.js");
+    const dir = join(mkdtempSync(join(tmpdir(), "parley-dot-")), "data.v1");
+    try {
+      const store = openStore(dir, { noSync: true });
+      store.createRealm({ subdomain: "", name: "Dotted", owner: { email: "o@dot.dev", fullName: "Owner" } });
+      store.close();
+      const reopened = openStore(dir, { noSync: true });
+      expect(reopened.findRealmBySubdomain("")?.name).toBe("Dotted");
+      reopened.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

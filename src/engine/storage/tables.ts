@@ -49,7 +49,8 @@ export interface OpenTablesOptions {
 
 /** Opens (creating if needed) the environment in `dir`. */
 export function openTables(dir: string, options: OpenTablesOptions = {}): Tables {
-  const env = open({ path: dir, maxDbs: 32, noSync: options.noSync ?? false, compression: false });
+  // noSubdir: false explicitly: lmdb-js otherwise takes a directory name with a dot for a file name.
+  const env = open({ path: dir, noSubdir: false, maxDbs: 32, noSync: options.noSync ?? false, compression: false });
   const msgpack = (name: string) => env.openDB<unknown, never>({ name, encoding: "msgpack" });
   // Key 0 of each uint32-keyed table holds msgpackr's shared structures: IDs start at 1,
   // so scans of these tables start at FIRST_ID.
