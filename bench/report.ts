@@ -12,6 +12,10 @@ export interface ComparedResult {
   readonly ours: Timing;
   /** Narrows only: the engine's window without loading records (IDs + flags). */
   readonly oursWindow: Timing | null;
+  /** Narrows only: what the HTTP server does (IDs + flags + ready message JSON). */
+  readonly oursServe: Timing | null;
+  /** peer median / server-path median (narrows). */
+  readonly serveRatio: number | null;
   readonly peer: Timing | null;
   /** peer median / ours median. */
   readonly ratio: number | null;
@@ -26,11 +30,11 @@ const fmt = (ms: number) => (ms >= 100 ? ms.toFixed(0) : ms >= 1 ? ms.toFixed(2)
 
 export function markdownTable(results: readonly ComparedResult[]): string {
   const lines = [
-    "| workload | group | result size | ours median ms | ours IDs+flags only ms | peer median ms | peer/ours | target | met | same IDs |",
-    "|---|---|---:|---:|---:|---:|---:|---|---|---|",
+    "| workload | group | result size | ours (records) ms | ours IDs+flags ms | ours server path ms | peer median ms | peer/ours (records) | peer/server path | target | met | same IDs |",
+    "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|",
   ];
   for (const r of results) {
-    lines.push(`| ${r.name} | ${r.group} | ${r.resultSize} | ${fmt(r.ours.medianMs)} | ${r.oursWindow ? fmt(r.oursWindow.medianMs) : "—"} | ${r.peer ? fmt(r.peer.medianMs) : "—"} | ${r.ratio === null ? "—" : r.ratio.toFixed(1) + "×"} | ${r.target} | ${r.targetMet === null ? "—" : r.targetMet ? "yes" : "**no**"} | ${r.idsMatch === null ? "—" : r.idsMatch ? "yes" : "**NO**"} |`);
+    lines.push(`| ${r.name} | ${r.group} | ${r.resultSize} | ${fmt(r.ours.medianMs)} | ${r.oursWindow ? fmt(r.oursWindow.medianMs) : "—"} | ${r.oursServe ? fmt(r.oursServe.medianMs) : "—"} | ${r.peer ? fmt(r.peer.medianMs) : "—"} | ${r.ratio === null ? "—" : r.ratio.toFixed(1) + "×"} | ${r.serveRatio === null ? "—" : r.serveRatio.toFixed(1) + "×"} | ${r.target} | ${r.targetMet === null ? "—" : r.targetMet ? "yes" : "**no**"} | ${r.idsMatch === null ? "—" : r.idsMatch ? "yes" : "**NO**"} |`);
   }
   return lines.join("\n");
 }

@@ -25,7 +25,7 @@ commands:
   user create --realm S --email E --name NAME [--role R] [--bot --owner-email E]
   demo      [--data DIR]                         create a demo realm with users, channels and messages
   verify    [--data DIR]                         rebuild indexes from records; exit 0 when clean
-  generate  --data DIR --messages N [--users U] [--channels C] [--seed S]
+  generate  --data DIR --messages N [--users U] [--channels C] [--seed S] [--pg DIR]   a seeded benchmark dataset (--pg: also PostgreSQL COPY files)
 
 every command takes --data DIR (default ./data) and --json for JSON output.`;
 

@@ -99,14 +99,18 @@ async function main(): Promise<number> {
       if (differs) throw new Error(`${w.name}: getMessageWindow and getMessages disagree: ${differs}`);
       oursWindow = await measure(() => w.window!(), { budgetMs, maxIterations: 500 });
     }
+    const oursServe = w.serve ? await measure(() => w.serve!(), { budgetMs, maxIterations: 500 }) : null;
     idsMatch = mismatch === null;
     if (!idsMatch) {
       mismatches++;
       log(`  !!! MISMATCH in ${w.name}: ${mismatch}`);
     }
     const ratio = peerTiming.medianMs / oursTiming.medianMs;
+    // A narrow's target is judged on what answers GET /messages: the server path when measured.
+    const serveRatio = oursServe ? peerTiming.medianMs / oursServe.medianMs : null;
     const target = targetFor(w.name, w.group);
-    results.push({ name: w.name, group: w.group, description: w.description, ours: oursTiming, oursWindow, peer: peerTiming, ratio, target: target.text, targetMet: target.min === null ? null : ratio >= target.min, idsMatch, mismatch, resultSize });
+    const judged = serveRatio ?? ratio;
+    results.push({ name: w.name, group: w.group, description: w.description, ours: oursTiming, oursWindow, oursServe, serveRatio, peer: peerTiming, ratio, target: target.text, targetMet: target.min === null ? null : judged >= target.min, idsMatch, mismatch, resultSize });
     log(`  ours ${oursTiming.medianMs.toFixed(3)} ms, peer ${peerTiming.medianMs.toFixed(3)} ms, ${ratio.toFixed(1)}×`);
     if (w.name === READY_JSON_WORKLOAD) {
       // The physical floor: copying the same bytes from a prebuilt Buffer.
@@ -130,7 +134,7 @@ async function main(): Promise<number> {
   const md = [
     `# parley vs PostgreSQL (Zulip schema): ${choice.label} messages`,
     "",
-    `${manifest.scale.messages} messages, ${manifest.scale.users} users (${manifest.scale.activeUsers} active), ${manifest.scale.channels} channels, seed ${manifest.scale.seed}; ${manifest.usermessageRows} zerver_usermessage rows (${manifest.usermessageRowsWithoutSoftDeactivation} without soft deactivation). ${cluster.version}, same machine, same run. Ratio = PostgreSQL median / parley median.`,
+    `${manifest.scale.messages} messages, ${manifest.scale.users} users (${manifest.scale.activeUsers} active), ${manifest.scale.channels} channels, seed ${manifest.scale.seed}; ${manifest.usermessageRows} zerver_usermessage rows (${manifest.usermessageRowsWithoutSoftDeactivation} without soft deactivation). ${cluster.version}, same machine, same run. Ratios are PostgreSQL median / parley median. PostgreSQL's narrow fetch is Zulip's: IDs, flags (two-step where Zulip does it) and message bodies in one read-only transaction. Ours is given two ways: through the embedder API (records decoded, like the peer's bodies) and as the HTTP server answers GET /messages (IDs, flags and ready-to-send message JSON); narrow targets are judged on the server path.`,
     "",
     markdownTable(results),
     "",

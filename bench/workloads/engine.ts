@@ -23,6 +23,8 @@ export interface EngineWorkload {
   reset?(): void;
   /** The same window as IDs + flags only (getMessageWindow: no record loads), for narrows. */
   window?(): readonly number[];
+  /** The same window as the HTTP server answers it: IDs + flags + ready message JSON bytes. */
+  serve?(): Buffer;
   /** Changes state for good (sends): run a fixed number of times, last. */
   readonly appends?: boolean;
 }
@@ -47,8 +49,11 @@ export function engineWorkloads(store: Store, m: Manifest): EngineWorkload[] {
     store.getMessages(user, { narrow, anchor, numBefore, numAfter }).messages.map((v) => v.message.id);
   const window = (user: number, narrow: Narrow, anchor: number | "newest" | "first_unread", numBefore: number, numAfter: number) =>
     store.getMessageWindow(user, { narrow, anchor, numBefore, numAfter }).ids;
+  const serve = (user: number, narrow: Narrow, anchor: number | "newest" | "first_unread", numBefore: number, numAfter: number) =>
+    Buffer.concat(jsonCache.windowJson(realm, store.getMessageWindow(user, { narrow, anchor, numBefore, numAfter }), JSON_OPTIONS));
   const newest = (name: string, description: string, user: number, narrow: Narrow): EngineWorkload => ({
     name, group: "narrow", description, run: () => fetch(user, narrow, "newest", 100, 0), window: () => window(user, narrow, "newest", 100, 0),
+    serve: () => serve(user, narrow, "newest", 100, 0),
   });
 
   // The backlog user's unread messages in the big channel: what "mark channel read" changes.
@@ -75,6 +80,7 @@ export function engineWorkloads(store: Store, m: Manifest): EngineWorkload[] {
       name: "is:unread first_unread 60/150", group: "narrow", description: "is:unread, anchor first_unread, 60 before / 150 after (user with a large backlog)",
       run: () => fetch(s.backlog, [{ operator: "is", operand: "unread" }], "first_unread", 60, 150),
       window: () => window(s.backlog, [{ operator: "is", operand: "unread" }], "first_unread", 60, 150),
+      serve: () => serve(s.backlog, [{ operator: "is", operand: "unread" }], "first_unread", 60, 150),
     },
     newest(`search common '${m.commonWord}'`, "search:<common word>, newest 100 (with highlighting)", s.main, [{ operator: "search", operand: m.commonWord }]),
     newest(`search rare '${m.rareWord}'`, "search:<rare word>, newest 100 (with highlighting)", s.main, [{ operator: "search", operand: m.rareWord }]),
@@ -82,6 +88,7 @@ export function engineWorkloads(store: Store, m: Manifest): EngineWorkload[] {
       name: "numeric anchor mid-history", group: "narrow", description: "no narrow (all messages), anchor = middle ID, 100 before / 100 after",
       run: () => fetch(s.main, [], midAnchor, 100, 100),
       window: () => window(s.main, [], midAnchor, 100, 100),
+      serve: () => serve(s.main, [], midAnchor, 100, 100),
     },
     {
       name: "unread summary (100 subs)", group: "unread", description: "/register unread_msgs for a user with 100 subscriptions",
