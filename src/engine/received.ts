@@ -10,6 +10,7 @@
  * a subscription change (version bump) forces a rebuild.
  */
 import { RoaringBitmap32, type Bitmap, type ReadonlyBitmap } from "./index/bitmap-store.js";
+import { BoundedCache } from "./index/bounded-cache.js";
 import { key } from "./index/keys.js";
 import type { StoreState } from "./state.js";
 
@@ -19,15 +20,22 @@ interface CacheEntry {
   readonly version: number;
 }
 
-const MAX_CACHED_USERS = 512;
+/** Byte budgets of the derived per-user sets (each cache). */
+const DEFAULT_CACHE_BYTES = 128 * 1024 * 1024;
+
+function sizeOf(bitmap: ReadonlyBitmap): number {
+  return 64 + bitmap.getSerializationSizeInBytes("portable");
+}
 
 export class ReceivedSets {
   readonly #state: StoreState;
-  readonly #cache = new Map<number, CacheEntry>();
-  readonly #personal = new Map<number, { readonly bitmap: Bitmap; upTo: number; readonly stamp: string }>();
+  readonly #cache: BoundedCache<number, CacheEntry>;
+  readonly #personal: BoundedCache<number, { readonly bitmap: Bitmap; upTo: number; readonly stamp: string }>;
 
-  constructor(state: StoreState) {
+  constructor(state: StoreState, cacheBytes = DEFAULT_CACHE_BYTES) {
     this.#state = state;
+    this.#cache = new BoundedCache(cacheBytes);
+    this.#personal = new BoundedCache(cacheBytes);
   }
 
   /** Channel messages the user received while subscribed. Cached: do not mutate. */
@@ -37,17 +45,11 @@ export class ReceivedSets {
     const last = state.lastMessageId;
     let entry = this.#cache.get(userId);
     if (entry && entry.version === version) {
-      this.#cache.delete(userId);
-      this.#cache.set(userId, entry);
-      if (entry.upTo < last) this.#extend(userId, entry, last);
+      if (entry.upTo < last) this.#cache.resize(userId, 4 * this.#extend(userId, entry, last));
       return entry.bitmap;
     }
     entry = { bitmap: this.#build(userId, last), upTo: last, version };
-    this.#cache.set(userId, entry);
-    if (this.#cache.size > MAX_CACHED_USERS) {
-      const oldest = this.#cache.keys().next().value;
-      if (oldest !== undefined) this.#cache.delete(oldest);
-    }
+    this.#cache.set(userId, entry, sizeOf(entry.bitmap));
     return entry.bitmap;
   }
 
@@ -65,17 +67,16 @@ export class ReceivedSets {
       if (cached.upTo < last) {
         const start = cached.upTo === 0 ? 0 : channelPart.rank(cached.upTo);
         const count = channelPart.size - start;
-        if (count > 0) cached.bitmap.addMany(channelPart.rangeUint32Array(start, count));
+        if (count > 0) {
+          cached.bitmap.addMany(channelPart.rangeUint32Array(start, count));
+          this.#personal.resize(userId, 4 * count);
+        }
         cached.upTo = last;
       }
       return cached.bitmap;
     }
     const bitmap = RoaringBitmap32.orMany([channelPart, ...this.#otherParts(userId)]);
-    this.#personal.set(userId, { bitmap, upTo: last, stamp });
-    if (this.#personal.size > MAX_CACHED_USERS) {
-      const oldest = this.#personal.keys().next().value;
-      if (oldest !== undefined) this.#personal.delete(oldest);
-    }
+    this.#personal.set(userId, { bitmap, upTo: last, stamp }, sizeOf(bitmap));
     return bitmap;
   }
 
@@ -85,7 +86,7 @@ export class ReceivedSets {
    */
   restrictToPersonal(userId: number, x: ReadonlyBitmap): Bitmap {
     if (x.size === 0) return new RoaringBitmap32();
-    const cached = this.#personal.get(userId);
+    const cached = this.#personal.peek(userId);
     if (cached && cached.stamp === this.#partsStamp(userId) && cached.upTo === this.#state.lastMessageId) return RoaringBitmap32.and(x, cached.bitmap);
     return RoaringBitmap32.orMany([this.channelPart(userId), ...this.#otherParts(userId)].map((part) => RoaringBitmap32.and(x, part)));
   }
@@ -136,7 +137,9 @@ export class ReceivedSets {
     return RoaringBitmap32.orMany(parts);
   }
 
-  #extend(userId: number, entry: CacheEntry, last: number): void {
+  /** Adds channel messages newer than the entry; returns how many were added. */
+  #extend(userId: number, entry: CacheEntry, last: number): number {
+    let added = 0;
     const subs = this.#state.subsByUser.get(userId);
     if (subs) {
       for (const sub of subs.values()) {
@@ -146,9 +149,13 @@ export class ReceivedSets {
         const lower = Math.max(entry.upTo + 1, open.from);
         const start = channel.rank(lower - 1);
         const count = channel.size - start;
-        if (count > 0) entry.bitmap.addMany(channel.rangeUint32Array(start, count));
+        if (count > 0) {
+          entry.bitmap.addMany(channel.rangeUint32Array(start, count));
+          added += count;
+        }
       }
     }
     entry.upTo = last;
+    return added;
   }
 }
