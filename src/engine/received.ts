@@ -9,7 +9,7 @@
  * The channel part is cached per user and extended incrementally as messages arrive;
  * a subscription change (version bump) forces a rebuild.
  */
-import { RoaringBitmap32, type Bitmap, type ReadonlyBitmap } from "./index/bitmap-store.js";
+import { RoaringBitmap32, valueRange, type Bitmap, type ReadonlyBitmap } from "./index/bitmap-store.js";
 import { BoundedCache } from "./index/bounded-cache.js";
 import { key } from "./index/keys.js";
 import type { StoreState } from "./state.js";
@@ -65,11 +65,10 @@ export class ReceivedSets {
     const cached = this.#personal.get(userId);
     if (cached && cached.stamp === stamp) {
       if (cached.upTo < last) {
-        const start = cached.upTo === 0 ? 0 : channelPart.rank(cached.upTo);
-        const count = channelPart.size - start;
-        if (count > 0) {
-          cached.bitmap.addMany(channelPart.rangeUint32Array(start, count));
-          this.#personal.resize(userId, 4 * count);
+        const fresh = valueRange(channelPart, cached.upTo + 1);
+        if (fresh.size > 0) {
+          cached.bitmap.orInPlace(fresh);
+          this.#personal.resize(userId, 4 * fresh.size);
         }
         cached.upTo = last;
       }
@@ -146,12 +145,10 @@ export class ReceivedSets {
         const open = sub.intervals[sub.intervals.length - 1];
         if (!open || open.to !== null) continue;
         const channel = this.#state.bitmaps.get(key.channel(sub.channelId));
-        const lower = Math.max(entry.upTo + 1, open.from);
-        const start = channel.rank(lower - 1);
-        const count = channel.size - start;
-        if (count > 0) {
-          entry.bitmap.addMany(channel.rangeUint32Array(start, count));
-          added += count;
+        const fresh = valueRange(channel, Math.max(entry.upTo + 1, open.from));
+        if (fresh.size > 0) {
+          entry.bitmap.orInPlace(fresh);
+          added += fresh.size;
         }
       }
     }

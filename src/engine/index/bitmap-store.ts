@@ -217,10 +217,30 @@ export class BitmapStore {
 /** The portable bytes of one chunk of `bitmap`, or null when the chunk is empty. */
 export function serializeChunk(bitmap: ReadonlyBitmap, chunk: number): Uint8Array | null {
   const low = chunk * CHUNK_SPAN;
-  const count = bitmap.rangeCardinality(low, low + CHUNK_SPAN);
-  if (count === 0) return null;
-  const start = low === 0 ? 0 : bitmap.rank(low - 1);
-  const part = new RoaringBitmap32(bitmap.rangeUint32Array(start, count));
+  const part = valueRange(bitmap, low, low + CHUNK_SPAN);
+  if (part.size === 0) return null;
   part.runOptimize();
   return part.serialize("portable");
+}
+
+const ID_LIMIT = 2 ** 32;
+
+/**
+ * The IDs of `set` in [from, to), as a new bitmap. Costs the containers that overlap
+ * the range. (roaring's rangeUint32Array(offset, limit) instead walks from the first
+ * element, so its cost grows with the offset: avoid it for anything but offset 0.)
+ */
+export function valueRange(set: ReadonlyBitmap, from: number, to: number = ID_LIMIT): Bitmap {
+  if (from >= to) return new RoaringBitmap32();
+  return RoaringBitmap32.and(set, new RoaringBitmap32().addRange(from, Math.min(to, ID_LIMIT)));
+}
+
+/** The `count` IDs of `set` from rank `start` (0-based), ascending; select() finds the bounds. */
+export function sliceByRank(set: ReadonlyBitmap, start: number, count: number): number[] {
+  const size = set.size;
+  if (count <= 0 || start >= size) return [];
+  const first = set.select(start);
+  const last = set.select(Math.min(start + count, size) - 1);
+  if (first === undefined || last === undefined) return [];
+  return Array.from(valueRange(set, first, last + 1).toUint32Array());
 }

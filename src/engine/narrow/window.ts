@@ -5,7 +5,7 @@
  * found_* formulas and their quirks (num_before = 0 => found_oldest false unless
  * anchored to the left) are copied exactly.
  */
-import type { ReadonlyBitmap } from "../index/bitmap-store.js";
+import { sliceByRank, type ReadonlyBitmap } from "../index/bitmap-store.js";
 
 /** Zulip's LARGER_THAN_MAX_MESSAGE_ID: the anchor value of "newest". */
 export const NEWEST_ANCHOR = 10_000_000_000_000_000;
@@ -32,7 +32,7 @@ function lastUpTo(set: ReadonlyBitmap, maxInclusive: number | null, limit: numbe
   if (limit <= 0 || (maxInclusive !== null && maxInclusive < 0)) return [];
   const end = maxInclusive === null || maxInclusive >= U32_MAX ? set.size : set.rank(maxInclusive);
   const start = Math.max(0, end - limit);
-  return Array.from(set.rangeUint32Array(start, end - start));
+  return sliceByRank(set, start, end - start);
 }
 
 /** The first `limit` IDs >= minInclusive (null: no bound), ascending. */
@@ -40,7 +40,7 @@ function firstFrom(set: ReadonlyBitmap, minInclusive: number | null, limit: numb
   if (limit <= 0) return [];
   if (minInclusive !== null && minInclusive > U32_MAX) return [];
   const start = minInclusive === null || minInclusive <= 0 ? 0 : set.rank(minInclusive - 1);
-  return Array.from(set.rangeUint32Array(start, limit));
+  return sliceByRank(set, start, limit);
 }
 
 export function selectWindow(set: ReadonlyBitmap, request: WindowRequest): WindowResult {

@@ -4,7 +4,7 @@
  * read, minus channels whose subscription is inactive; newest 50,000 kept, like
  * Zulip's MAX_UNREAD_MESSAGES. Muted channels/topics are listed but not counted.
  */
-import { RoaringBitmap32, type Bitmap } from "../index/bitmap-store.js";
+import { RoaringBitmap32, sliceByRank, type Bitmap } from "../index/bitmap-store.js";
 import { foldTopic, key } from "../index/keys.js";
 import { mentionedSet, mutedSet, type PlanContext } from "../narrow/plan.js";
 import { messageMetaOf, type Message, type MessageMeta } from "../types.js";
@@ -43,7 +43,7 @@ export function unreadSummary(ctx: PlanContext): UnreadSummary {
   const { state, user } = ctx;
   const all = unreadSet(ctx);
   const oldUnreadsMissing = all.size > MAX_UNREAD_MESSAGES;
-  const ids = all.rangeUint32Array(Math.max(0, all.size - MAX_UNREAD_MESSAGES), MAX_UNREAD_MESSAGES);
+  const ids = sliceByRank(all, Math.max(0, all.size - MAX_UNREAD_MESSAGES), MAX_UNREAD_MESSAGES);
   const muted = mutedSet(ctx, null);
   const personalMentions = RoaringBitmap32.or(state.bitmaps.get(key.userFlag(user.id, "mentioned")), state.bitmaps.get(key.userFlag(user.id, "group_mentioned")));
   const anyMention = mentionedSet(ctx);
