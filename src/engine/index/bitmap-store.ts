@@ -231,8 +231,11 @@ const ID_LIMIT = 2 ** 32;
  * element, so its cost grows with the offset: avoid it for anything but offset 0.)
  */
 export function valueRange(set: ReadonlyBitmap, from: number, to: number = ID_LIMIT): Bitmap {
-  if (from >= to) return new RoaringBitmap32();
-  return RoaringBitmap32.and(set, new RoaringBitmap32().addRange(from, Math.min(to, ID_LIMIT)));
+  // Clamp to the set: a range up to 2^32 would itself hold one container per 2^16 IDs.
+  const end = set.size === 0 ? 0 : Math.min(to, ID_LIMIT, set.maximum() + 1);
+  const start = Math.max(from, set.size === 0 ? 0 : set.minimum());
+  if (start >= end) return new RoaringBitmap32();
+  return RoaringBitmap32.and(set, new RoaringBitmap32().addRange(start, end));
 }
 
 /** The `count` IDs of `set` from rank `start` (0-based), ascending; select() finds the bounds. */
