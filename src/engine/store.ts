@@ -18,7 +18,7 @@ import { createUser, requireUser, setUserActive, updateUser, type CreateUserInpu
 import { BadRequestError, NotFoundError } from "./errors.js";
 import type { PlanContext } from "./narrow/plan.js";
 import { getMessageWindow, getMessages, type GetMessagesInput, type GetMessagesResult, type MessageWindow, type WindowInput } from "./queries/get-messages.js";
-import { flagReader, type ApiFlag } from "./queries/message-flags.js";
+import { flagsForWindow, type ApiFlag } from "./queries/message-flags.js";
 import { unreadSummary, type UnreadSummary } from "./queries/unread.js";
 import { ReceivedSets } from "./received.js";
 import { StoreState, type Change, type StoreOptions } from "./state.js";
@@ -142,7 +142,7 @@ export class Store {
     const user = requireUser(this.state, userId);
     const message = Number.isInteger(messageId) && messageId > 0 && messageId <= 0xffffffff ? (this.state.tables.messages.get(messageId) as Message | undefined) : undefined;
     if (!message || !canAccessMessage(this.state, user, message)) throw new BadRequestError("Invalid message(s)");
-    return { message, flags: flagReader(this.state, userId)(message) };
+    return { message, flags: flagsForWindow(this.state, this.#received, userId, user.realmId, [message.id], false)[0]! };
   }
 
   addReaction(userId: number, messageId: number, reaction: ReactionInput): void {

@@ -142,9 +142,9 @@ export function sendMessage(state: StoreState, input: SendMessageInput): { id: n
     state.tables.messages.putSync(id, message);
     state.tables.messageMeta.putSync(id, messageMetaOf(message));
     state.tables.dateMessage.putSync([message.dateSent, id], null);
-    indexMessage(state, message, state.bitmaps);
+    indexMessage(state, message, state.bitmaps, conversation);
     if (readBySender) state.bitmaps.add(key.userFlag(sender.id, "read"), id);
-    writeMentionFlags(state, message, state.bitmaps);
+    writeMentionFlags(state, message, state.bitmaps, { groups: true, conversation });
     ctx.afterCommit(() => state.emit({ kind: "message", id }));
     if (channel && channel.firstMessageId === null) {
       const next: Channel = { ...channel, firstMessageId: id };
@@ -164,7 +164,7 @@ export interface IndexSink {
  * Sets every message-level index bit of `message` (also used by verify to rebuild).
  * Per-user bits here are the direct-message participants' `dm` sets only.
  */
-export function indexMessage(state: StoreState, message: Message, b: IndexSink): void {
+export function indexMessage(state: StoreState, message: Message, b: IndexSink, conversation: Conversation | null = null): void {
   const id = message.id;
   b.add(key.realm(message.realmId), id);
   b.add(key.sender(message.senderId), id);
@@ -175,30 +175,32 @@ export function indexMessage(state: StoreState, message: Message, b: IndexSink):
     if (message.topic.startsWith(RESOLVED_TOPIC_PREFIX)) b.add(key.resolved(message.realmId), id);
     if (message.wildcard === "stream") b.add(key.streamWildcard(message.realmId), id);
   } else {
-    const conversation = state.conversations.get(message.recipient.conversationId) ?? pendingConversations.get(message.recipient.conversationId);
+    const members = conversationMembers(state, message, conversation);
     b.add(key.conversation(message.recipient.conversationId), id);
     b.add(key.allDirect(message.realmId), id);
-    if (conversation && conversation.userIds.length >= 3) b.add(key.groupDirect(message.realmId), id);
-    for (const userId of conversation?.userIds ?? []) b.add(key.userFlag(userId, "dm"), id);
+    if (members.length >= 3) b.add(key.groupDirect(message.realmId), id);
+    for (const userId of members) b.add(key.userFlag(userId, "dm"), id);
   }
   const has = { link: message.hasLink, image: message.hasImage, attachment: message.hasAttachment, reaction: message.reactions.length > 0 };
   for (const what of HAS_OPERANDS) if (has[what]) b.add(key.has(message.realmId, what), id);
   for (const term of indexTerms(message.topic, message.renderedContent)) if (isIndexableTerm(term)) b.add(key.term(message.realmId, term), id);
 }
 
-/** Conversations created inside the current write, before afterCommit indexes them. */
-const pendingConversations = new Map<number, Conversation>();
+/**
+ * A direct message's participants. A conversation created in the current write is not
+ * in state.conversations until commit, so the sender passes it explicitly.
+ */
+function conversationMembers(state: StoreState, message: Message, conversation: Conversation | null): readonly number[] {
+  if (message.recipient.type !== "direct") return [];
+  return (conversation ?? state.conversations.get(message.recipient.conversationId))?.userIds ?? [];
+}
 
 function conversationFor(state: StoreState, ctx: WriteContext, realmId: number, userIds: number[]): Conversation {
   const existing = state.conversationByMembers.get(conversationKey(realmId, userIds));
   if (existing !== undefined) return state.conversations.get(existing)!;
   const conversation: Conversation = { id: state.allocate("nextConversationId"), realmId, userIds };
   state.tables.conversations.putSync(conversation.id, conversation);
-  pendingConversations.set(conversation.id, conversation);
-  ctx.afterCommit(() => {
-    pendingConversations.delete(conversation.id);
-    state.indexConversation(conversation);
-  });
+  ctx.afterCommit(() => state.indexConversation(conversation));
   return conversation;
 }
 
@@ -206,8 +208,10 @@ function conversationFor(state: StoreState, ctx: WriteContext, realmId: number, 
  * Per-user mention flags, for users who receive the message (Zulip gives flags only
  * to UserMessage rows). Stream-wildcard mentions are message-level (key.streamWildcard).
  */
-export function writeMentionFlags(state: StoreState, message: Message, sink: IndexSink, options: { groups: boolean } = { groups: true }): void {
-  const receives = (userId: number) => userId === message.senderId || receivedAtSendOrPending(state, userId, message);
+export function writeMentionFlags(state: StoreState, message: Message, sink: IndexSink, options: { groups: boolean; conversation?: Conversation | null }): void {
+  // Deactivation closes receive intervals, so receivedAtSend is what the user received at send time.
+  const members = conversationMembers(state, message, options.conversation ?? null);
+  const receives = (userId: number) => (message.recipient.type === "direct" ? members.includes(userId) : receivedAtSend(state, userId, message));
   for (const userId of message.mentionedUserIds) {
     if (receives(userId)) sink.add(key.userFlag(userId, "mentioned"), message.id);
   }
@@ -222,15 +226,6 @@ export function writeMentionFlags(state: StoreState, message: Message, sink: Ind
       if (receives(userId)) sink.add(key.userFlag(userId, "topic_wildcard_mentioned"), message.id);
     }
   }
-}
-
-function receivedAtSendOrPending(state: StoreState, userId: number, message: Message): boolean {
-  if (message.recipient.type === "direct") {
-    const conv = state.conversations.get(message.recipient.conversationId) ?? pendingConversations.get(message.recipient.conversationId);
-    return conv?.userIds.includes(userId) ?? false;
-  }
-  // Deactivation closes receive intervals, so this is what the user received at send time.
-  return receivedAtSend(state, userId, message);
 }
 
 /** Users who had sent a message to the topic before `message` (Zulip's topic participants). */
