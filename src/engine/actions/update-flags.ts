@@ -6,7 +6,7 @@
  * historical row (after an access check); marking unread in channels the caller is
  * not subscribed to is skipped and reported. Cost grows with the IDs touched.
  */
-import { canAccessMessage, isSubscribed } from "../access.js";
+import { canAccessMessage, canSeeChannel, isSubscribed } from "../access.js";
 import { BadRequestError } from "../errors.js";
 import { key } from "../index/keys.js";
 import type { PlanContext } from "../narrow/plan.js";
@@ -16,7 +16,6 @@ import { checkWindow, requireRange, selectNarrowWindow, type WindowInput } from 
 import { API_FLAGS, EDITABLE_FLAGS } from "../queries/message-flags.js";
 import { RoaringBitmap32 } from "../index/bitmap-store.js";
 import type { Message } from "../types.js";
-import { getVisibleChannel } from "./channels.js";
 
 export type FlagOp = "add" | "remove";
 export type EditableFlag = "read" | "starred" | "collapsed";
@@ -124,12 +123,10 @@ export function updateFlagsForNarrow(ctx: PlanContext, input: WindowInput, flagN
 /** POST /mark_topic_as_read (and, with topic null, mark_stream_as_read). */
 export function markTopicAsRead(ctx: PlanContext, channelId: number, topicName: string | null): FlagChangeResult {
   const { state, user } = ctx;
-  let channel;
-  try {
-    channel = getVisibleChannel(state, user, channelId);
-  } catch {
-    throw new BadRequestError("Invalid channel ID");
-  }
+  // Zulip's access_stream_by_id: an unknown or invisible channel is "Invalid channel ID" here.
+  const found = state.channels.get(channelId);
+  if (!found || !canSeeChannel(state, user, found)) throw new BadRequestError("Invalid channel ID");
+  const channel = found;
   const realm = state.realms.get(user.realmId);
   const topic = topicName === null ? null : topicName === realm?.emptyTopicDisplayName ? "" : topicName;
   const scope = topic === null ? state.bitmaps.get(key.channel(channel.id)) : state.bitmaps.get(key.channelTopic(channel.id, topic));
