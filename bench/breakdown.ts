@@ -12,6 +12,7 @@ import { key } from "../src/engine/index/keys.js";
 import { ReceivedSets } from "../src/engine/received.js";
 import { chooseDataset, ensureDataset, workingCopy } from "./dataset.js";
 import { summarize } from "./harness.js";
+import { internals } from "../src/engine/internal.js";
 
 function time(name: string, fn: () => unknown, n = 200): void {
   for (let i = 0; i < 5; i++) fn();
@@ -34,10 +35,10 @@ async function main(): Promise<void> {
   for (const noSync of [false, true]) {
     const store = openStore(work.dir, { noSync });
     if (!noSync) {
-      const received = new ReceivedSets(store.state);
+      const received = new ReceivedSets(internals(store));
       time(`personal(main): orMany over ${received.personal(s.main).size} IDs`, () => received.personal(s.main));
-      const channel = store.state.bitmaps.get(key.channel(m.generalChannelId));
-      const realm = store.state.bitmaps.get(key.realm(m.realmId));
+      const channel = internals(store).bitmaps.get(key.channel(m.generalChannelId));
+      const realm = internals(store).bitmaps.get(key.realm(m.realmId));
       time(`and(channel ${channel.size}, realm ${realm.size})`, () => RoaringBitmap32.and(channel, realm));
       time("getMessageWindow channel newest 100", () => store.getMessageWindow(s.main, { narrow: channelNarrow, anchor: "newest", numBefore: 100, numAfter: 0 }));
       time("getMessageWindow is:starred newest 100", () => store.getMessageWindow(s.main, { narrow: [{ operator: "is", operand: "starred" }], anchor: "newest", numBefore: 100, numAfter: 0 }));

@@ -5,6 +5,7 @@
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { openStore, type Store } from "../src/engine/index.js";
+import { internals } from "../src/engine/internal.js";
 
 export interface Footprint {
   readonly messages: number;
@@ -23,7 +24,7 @@ export function footprint(store: Store, dir: string, messages: number): Footprin
   const mb = (n: number) => Math.round((n / 1048576) * 10) / 10;
   const rssMB = mb(mem.rss);
   const lmdbFileMB = mb(statSync(join(dir, "data.mdb")).size);
-  const bitmapCacheMB = mb(store.state.bitmaps.cachedBytes);
+  const bitmapCacheMB = mb(internals(store).bitmaps.cachedBytes);
   const per = (v: number) => Math.round((v / (messages / 1e6)) * 10) / 10;
   const status = (() => {
     try {

@@ -10,6 +10,7 @@ import { key } from "../../src/engine/index/keys.js";
 import type { Manifest } from "../../tools/generate/manifest.js";
 import { MessageJsonCache } from "../../src/http/views/message-cache.js";
 import { engineDicts } from "./serialize.js";
+import { internals } from "../../src/engine/internal.js";
 
 export type WorkloadGroup = "narrow" | "flags" | "write" | "unread" | "serialize";
 
@@ -39,7 +40,7 @@ export const JSON_OPTIONS = { applyMarkdown: true, clientGravatar: true, allowEm
 export function readyWindowBytes(store: Store, m: Manifest): Buffer {
   const cache = new MessageJsonCache(store);
   const window = store.getMessageWindow(m.subjects.main, { narrow: [{ operator: "channel", operand: m.generalChannelId }], anchor: "newest", numBefore: 1000, numAfter: 0 });
-  return Buffer.concat(cache.windowJson(store.state.realms.get(m.realmId)!, window, JSON_OPTIONS));
+  return Buffer.concat(cache.windowJson(internals(store).realms.get(m.realmId)!, window, JSON_OPTIONS));
 }
 
 export function engineWorkloads(store: Store, m: Manifest): EngineWorkload[] {
@@ -59,15 +60,15 @@ export function engineWorkloads(store: Store, m: Manifest): EngineWorkload[] {
   // The backlog user's unread messages in the big channel: what "mark channel read" changes.
   const readKey = key.userFlag(s.backlog, "read");
   const unreadIn = (): number[] => {
-    const personal = RoaringBitmap32.and(store.state.bitmaps.get(key.channel(general)), store.state.bitmaps.get(key.realm(m.realmId)));
-    return personal.andNotInPlace(store.state.bitmaps.get(readKey)).toArray().filter((id) => id <= m.lastMessageId);
+    const personal = RoaringBitmap32.and(internals(store).bitmaps.get(key.channel(general)), internals(store).bitmaps.get(key.realm(m.realmId)));
+    return personal.andNotInPlace(internals(store).bitmaps.get(readKey)).toArray().filter((id) => id <= m.lastMessageId);
   };
   let markedIds: number[] = [];
   let thousand: number[] = [];
   const midAnchor = Math.floor(m.lastMessageId / 2);
   // The server's serving path: ready-to-send per-message JSON with the caller's flags spliced in.
   const jsonCache = new MessageJsonCache(store);
-  const realm = store.state.realms.get(m.realmId)!;
+  const realm = internals(store).realms.get(m.realmId)!;
 
   return [
     newest("channel newest 100", "channel:big, anchor newest, 100 before (shared history)", s.main, [{ operator: "channel", operand: general }]),

@@ -5,6 +5,7 @@
  * same shape on both sides.
  */
 import type { MessageView, Store } from "../../src/engine/index.js";
+import { internals } from "../../src/engine/internal.js";
 
 export interface MessageDict {
   id: number;
@@ -31,8 +32,8 @@ export interface MessageDict {
 
 export function engineDicts(store: Store, views: readonly MessageView[]): MessageDict[] {
   return views.map(({ message, flags }) => {
-    const sender = store.state.users.get(message.senderId);
-    const channel = message.recipient.type === "channel" ? store.state.channels.get(message.recipient.channelId) : undefined;
+    const sender = internals(store).users.get(message.senderId);
+    const channel = message.recipient.type === "channel" ? internals(store).channels.get(message.recipient.channelId) : undefined;
     return {
       id: message.id,
       sender_id: message.senderId,

@@ -81,6 +81,11 @@ export function canSeeChannel(state: StoreState, user: User, channel: Channel): 
   return !channel.inviteOnly ? false : isAdmin(user);
 }
 
+/** May the user list the channel's subscribers? Whoever may see the channel. */
+export function canSeeSubscribers(state: StoreState, user: User, channel: Channel): boolean {
+  return canSeeChannel(state, user, channel);
+}
+
 /** Zulip's access_stream_for_send_message, minus the mirroring cases. */
 export function canSendToChannel(state: StoreState, user: User, channel: Channel): boolean {
   if (channel.realmId !== user.realmId || channel.isArchived) return false;

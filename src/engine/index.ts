@@ -11,7 +11,12 @@
  * store.getMessages(owner.id, { anchor: "newest", numBefore: 100, numAfter: 0, narrow: [{ operator: "channel", operand: "general" }] });
  */
 export { Store, openStore } from "./store.js";
-export type { Change, StoreOptions } from "./state.js";
+export type { StoreOptions } from "./state.js";
+export type { Audience, Delivery, EngineEvent, EngineEventType, EventBatch, MessageDetail, MessageOrigin, RealmUserChange, UserGroupUpdate } from "./events/types.js";
+export type { ChangeLogEntry, ChangeLogItem } from "./events/change-log.js";
+export type { TypingInput } from "./actions/typing.js";
+export type { GetChannelsInput, GroupListing, SubscribedChannel, SubscriptionLists } from "./queries/listings.js";
+export { SYSTEM_GROUPS } from "./access.js";
 export * from "./errors.js";
 export * from "./types.js";
 export type { MessageRenderer, RenderContext, RenderResult } from "./render.js";

@@ -12,9 +12,11 @@
 import { BitmapStore } from "./index/bitmap-store.js";
 import { foldName, foldTopic } from "./index/keys.js";
 import type { MessageRenderer } from "./render.js";
-import { FIRST_ID, openTables, SCHEMA_VERSION, type Tables } from "./storage/tables.js";
+import { FIRST_ID, openTables, SCHEMA_VERSION, TABLE_NAMES, TABLE_SPECS, type TableName, type Tables } from "./storage/tables.js";
 import type { Channel, Conversation, Realm, Subscription, User, UserGroup, UserTopic } from "./types.js";
 import { StorageError } from "./errors.js";
+import type { Audience, Delivery, EngineEvent, EventBatch } from "./events/types.js";
+import { logEntryOf, trimChangeLog } from "./events/change-log.js";
 
 export interface Counters {
   nextMessageId: number;
@@ -23,6 +25,8 @@ export interface Counters {
   nextChannelId: number;
   nextGroupId: number;
   nextConversationId: number;
+  /** The next change-log sequence number (one per committed write that emitted events). */
+  nextChangeSeq: number;
 }
 
 export interface StoreOptions {
@@ -34,19 +38,29 @@ export interface StoreOptions {
   readonly bitmapCacheBytes?: number;
   /** Clock in UNIX seconds (tests and data generators inject their own). */
   readonly now?: () => number;
+  /**
+   * Fault injection for tests: called as the last step inside every write
+   * transaction, after index chunks are written; throwing makes the commit fail.
+   */
+  readonly commitHook?: () => void;
+  /** Where an event listener's exception is reported (it never undoes the committed write). */
+  readonly onListenerError?: (error: unknown) => void;
 }
 
-/** What changed, for caches and (later) event queues; emitted after commit. */
-export type Change =
-  | { readonly kind: "message"; readonly id: number }
-  | { readonly kind: "user"; readonly id: number }
-  | { readonly kind: "channel"; readonly id: number }
-  | { readonly kind: "realm"; readonly id: number };
-
-/** Callbacks run after a successful commit, in order. */
+/** During a write: defer work to after the commit, and queue events. */
 export interface WriteContext {
+  /** Runs after a successful commit, in order (in-memory maps change only here). */
   afterCommit(fn: () => void): void;
+  /**
+   * Queues an event, released to listeners after the commit and after every
+   * afterCommit callback; its audience is computed then, on the committed state.
+   */
+  emit(event: EngineEvent, audience: () => Audience): void;
 }
+
+const EMPTY_IDS: ReadonlySet<number> = new Set();
+
+type PendingEvent = readonly [EngineEvent, () => Audience];
 
 export class StoreState {
   readonly tables: Tables;
@@ -57,6 +71,8 @@ export class StoreState {
   readonly realms = new Map<number, Realm>();
   readonly realmBySubdomain = new Map<string, number>();
   readonly users = new Map<number, User>();
+  /** realmId -> every user ID of the realm (active or not). */
+  readonly #usersByRealm = new Map<number, Set<number>>();
   /** `${realmId}:${lowercased email}` -> userId (API email and delivery email). */
   readonly userByEmail = new Map<string, number>();
   readonly userByApiKey = new Map<string, number>();
@@ -78,16 +94,22 @@ export class StoreState {
   /** Bumped per user on any subscription change: invalidates derived caches. */
   readonly subscriptionVersion = new Map<number, number>();
 
-  readonly #listeners = new Set<(change: Change) => void>();
+  readonly #listeners = new Set<(batch: EventBatch) => void>();
+  readonly #rollbackListeners = new Set<() => void>();
+  readonly #commitHook: (() => void) | undefined;
+  readonly #onListenerError: (error: unknown) => void;
   counters: Counters;
   #inWrite = false;
-  #batching = false;
+  /** Events queued by the actions of a running batch(). */
+  #batchEvents: PendingEvent[] | null = null;
 
   constructor(dir: string, renderer: MessageRenderer, options: StoreOptions) {
     this.tables = openTables(dir, { noSync: options.noSync ?? false });
     this.bitmaps = new BitmapStore(this.tables, options.bitmapCacheBytes);
     this.renderer = renderer;
     this.now = options.now ?? (() => Math.floor(Date.now() / 1000));
+    this.#commitHook = options.commitHook;
+    this.#onListenerError = options.onListenerError ?? ((error) => console.error("parley engine: event listener failed", error));
     const version = this.tables.meta.get("schemaVersion");
     if (version !== undefined && version !== SCHEMA_VERSION) {
       throw new StorageError(`data directory has schema version ${String(version)}; this build reads ${SCHEMA_VERSION}`);
@@ -99,59 +121,127 @@ export class StoreState {
       nextChannelId: 1,
       nextGroupId: 1,
       nextConversationId: 1,
+      nextChangeSeq: 1,
     };
+    // Stores created before the change log have no sequence counter yet.
+    this.counters.nextChangeSeq ??= 1;
     this.#load();
   }
 
   /** Runs `fn` as one LMDB write transaction; see the module invariant. */
   write<T>(fn: (ctx: WriteContext) => T): T {
     // Inside a batch, each action's changes become visible at once (later actions of
-    // the batch depend on them); batch() restores everything if the whole fails.
-    if (this.#batching) return fn({ afterCommit: (cb) => cb() });
+    // the batch depend on them); batch() restores everything if the whole fails, and
+    // releases the batch's events only after it commits.
+    const batchEvents = this.#batchEvents;
+    if (batchEvents) return fn({ afterCommit: (cb) => cb(), emit: (event, audience) => batchEvents.push([event, audience]) });
     if (this.#inWrite) throw new StorageError("nested write transaction");
     const after: (() => void)[] = [];
-    const result = this.#transaction(() => fn({ afterCommit: (cb) => after.push(cb) }), () => undefined);
+    const events: PendingEvent[] = [];
+    let seq = 0;
+    const result = this.#transaction(
+      () => {
+        const value = fn({ afterCommit: (cb) => after.push(cb), emit: (event, audience) => events.push([event, audience]) });
+        seq = this.#logChanges(events);
+        return value;
+      },
+      () => undefined,
+    );
     for (const cb of after) cb();
+    this.#release(seq, events);
     return result;
   }
 
   /**
    * Runs many actions as one transaction (bulk loads): bitmap chunks are written once
-   * per batch instead of once per action. If anything throws, nothing is committed
-   * and the in-memory state is reloaded from disk.
+   * per batch instead of once per action. If anything throws, nothing is committed,
+   * no event is released, and the in-memory state is reloaded from disk.
    */
   batch<T>(fn: () => T): T {
-    if (this.#inWrite || this.#batching) throw new StorageError("nested batch");
-    return this.#transaction(() => {
-      this.#batching = true;
+    if (this.#inWrite || this.#batchEvents) throw new StorageError("nested batch");
+    const events: PendingEvent[] = [];
+    let seq = 0;
+    const result = this.#transaction(() => {
+      this.#batchEvents = events;
       try {
-        return fn();
+        const value = fn();
+        seq = this.#logChanges(events);
+        return value;
       } finally {
-        this.#batching = false;
+        this.#batchEvents = null;
       }
     }, () => this.#reload());
+    this.#release(seq, events);
+    return result;
   }
 
-  /** One LMDB transaction: `body`, then counters and dirty bitmap chunks; undone on failure. */
+  /**
+   * One LMDB transaction: `body`, then counters and dirty bitmap chunks. Memory is
+   * never ahead of disk: bitmap mutations and counters are undone exactly if anything
+   * fails, including the commit itself, and derived caches are told to forget.
+   */
   #transaction<T>(body: () => T, onFailure: () => void): T {
     const savedCounters = { ...this.counters };
     this.#inWrite = true;
     try {
-      return this.tables.env.transactionSync(() => {
-        const value = body();
+      const value = this.tables.env.transactionSync(() => {
+        const inner = body();
         this.tables.meta.putSync("counters", this.counters);
         this.tables.meta.putSync("schemaVersion", SCHEMA_VERSION);
-        this.bitmaps.commit();
-        return value;
+        this.bitmaps.writeDirty();
+        this.#commitHook?.();
+        return inner;
       });
+      this.bitmaps.committed();
+      return value;
     } catch (error) {
       this.bitmaps.rollback();
       this.counters = savedCounters;
       onFailure();
+      for (const listener of this.#rollbackListeners) listener();
       throw error;
     } finally {
       this.#inWrite = false;
     }
+  }
+
+  /** Writes the change-log entry of a write that emitted events; returns its sequence number (0 if none). */
+  #logChanges(events: readonly PendingEvent[]): number {
+    if (events.length === 0) return 0;
+    const seq = this.allocate("nextChangeSeq");
+    this.tables.changeLog.putSync(seq, { at: this.now(), changes: events.map(([event]) => logEntryOf(event)) });
+    trimChangeLog(this.tables, seq);
+    return seq;
+  }
+
+  /** Computes audiences on the committed state and hands the batch to every listener. */
+  #release(seq: number, events: readonly PendingEvent[]): void {
+    if (events.length === 0 || this.#listeners.size === 0) return;
+    const deliveries: Delivery[] = events.map(([event, audience]) => ({ event, audience: audience() }));
+    this.dispatch({ seq, deliveries });
+  }
+
+  /** Hands a batch to every listener; a failing listener is reported, not propagated (the write is committed). */
+  dispatch(batch: EventBatch): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener(batch);
+      } catch (error) {
+        this.#onListenerError(error);
+      }
+    }
+  }
+
+  /** Subscribes to committed events; returns the unsubscribe function. */
+  onEvents(listener: (batch: EventBatch) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Called after a failed transaction (derived caches forget what they saw inside it). */
+  onRollback(listener: () => void): () => void {
+    this.#rollbackListeners.add(listener);
+    return () => this.#rollbackListeners.delete(listener);
   }
 
   /** Allocates the next ID of a kind (inside write; rolled back with it). */
@@ -166,22 +256,11 @@ export class StoreState {
     return this.counters.nextMessageId - 1;
   }
 
-  /** Subscribes to committed changes; returns the unsubscribe function. */
-  onChange(listener: (change: Change) => void): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
-  }
-
-  emit(change: Change): void {
-    for (const listener of this.#listeners) listener(change);
-  }
-
   // ---- in-memory index maintenance (called from afterCommit callbacks and at load) ----
 
   indexRealm(realm: Realm): void {
     this.realms.set(realm.id, realm);
     this.realmBySubdomain.set(realm.subdomain, realm.id);
-    this.emit({ kind: "realm", id: realm.id });
   }
 
   indexUser(user: User, previous?: User): void {
@@ -197,12 +276,19 @@ export class StoreState {
       this.userByApiKey.delete(previous.apiKey);
     }
     this.users.set(user.id, user);
+    let ofRealm = this.#usersByRealm.get(user.realmId);
+    if (!ofRealm) this.#usersByRealm.set(user.realmId, (ofRealm = new Set()));
+    ofRealm.add(user.id);
     this.userByEmail.set(emailKey(user.realmId, user.deliveryEmail), user.id);
     this.userByEmail.set(emailKey(user.realmId, user.email), user.id);
     this.userByApiKey.set(user.apiKey, user.id);
     const named = this.usersByName.get(nameKey(user.realmId, user.fullName)) ?? [];
     if (!named.includes(user.id)) this.usersByName.set(nameKey(user.realmId, user.fullName), [...named, user.id]);
-    this.emit({ kind: "user", id: user.id });
+  }
+
+  /** Every user ID of the realm (active or not); live, do not mutate. */
+  usersOfRealm(realmId: number): ReadonlySet<number> {
+    return this.#usersByRealm.get(realmId) ?? EMPTY_IDS;
   }
 
   indexChannel(channel: Channel, previousName?: string): void {
@@ -210,7 +296,6 @@ export class StoreState {
     this.channels.set(channel.id, channel);
     this.channelByName.set(channelKey(channel.realmId, channel.name), channel.id);
     if (!this.subscribers.has(channel.id)) this.subscribers.set(channel.id, new Set());
-    this.emit({ kind: "channel", id: channel.id });
   }
 
   indexSubscription(sub: Subscription): void {
@@ -238,7 +323,7 @@ export class StoreState {
   }
 
   #reload(): void {
-    for (const map of [this.realms, this.realmBySubdomain, this.users, this.userByEmail, this.userByApiKey, this.usersByName, this.channels, this.channelByName,
+    for (const map of [this.realms, this.realmBySubdomain, this.users, this.#usersByRealm, this.userByEmail, this.userByApiKey, this.usersByName, this.channels, this.channelByName,
       this.subsByUser, this.subscribers, this.groups, this.conversations, this.conversationByMembers, this.userTopics] as Map<unknown, unknown>[]) {
       map.clear();
     }
@@ -247,18 +332,31 @@ export class StoreState {
     this.#load();
   }
 
+  /** Loaders of the registry's entity tables (storage/tables.ts), keyed by table. */
+  readonly #loaders: Partial<Record<TableName, (value: unknown) => void>> = {
+    realms: (v) => this.indexRealm(v as Realm),
+    users: (v) => this.indexUser(v as User),
+    channels: (v) => this.indexChannel(v as Channel),
+    subscriptions: (v) => this.indexSubscription(v as Subscription),
+    groups: (v) => this.indexGroup(v as UserGroup),
+    conversations: (v) => this.indexConversation(v as Conversation),
+    userTopics: (v) => this.indexUserTopic(v as UserTopic),
+  };
+
+  indexGroup(group: UserGroup): void {
+    this.groups.set(group.id, group);
+  }
+
+  /** Loads every entity table of the registry, in registry order (realms before users before channels...). */
   #load(): void {
-    const t = this.tables;
-    for (const { value } of t.realms.getRange({ start: FIRST_ID })) this.indexRealm(value as Realm);
-    for (const { value } of t.users.getRange({ start: FIRST_ID })) this.indexUser(value as User);
-    for (const { value } of t.channels.getRange({ start: FIRST_ID })) this.indexChannel(value as Channel);
-    for (const { value } of t.subscriptions.getRange()) this.indexSubscription(value as Subscription);
-    for (const { value } of t.groups.getRange({ start: FIRST_ID })) {
-      const group = value as UserGroup;
-      this.groups.set(group.id, group);
+    for (const name of TABLE_NAMES) {
+      const spec = TABLE_SPECS[name];
+      if (spec.role !== "entity") continue;
+      const load = this.#loaders[name];
+      if (!load) throw new StorageError(`no loader for entity table ${name}`);
+      const db = this.tables[name] as unknown as { getRange(options?: { start?: number }): Iterable<{ value: unknown }> };
+      for (const { value } of db.getRange(spec.keys === "id" ? { start: FIRST_ID } : {})) load(value);
     }
-    for (const { value } of t.conversations.getRange({ start: FIRST_ID })) this.indexConversation(value as Conversation);
-    for (const { value } of t.userTopics.getRange()) this.indexUserTopic(value as UserTopic);
   }
 
   close(): void {

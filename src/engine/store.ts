@@ -21,23 +21,55 @@ import { getMessageWindow, getMessages, type GetMessagesInput, type GetMessagesR
 import { flagsForWindow, type ApiFlag } from "./queries/message-flags.js";
 import { unreadSummary, type UnreadSummary } from "./queries/unread.js";
 import { ReceivedSets } from "./received.js";
-import { StoreState, type Change, type StoreOptions } from "./state.js";
-import type { Channel, Message, Realm, User, UserGroup } from "./types.js";
+import { StoreState, type StoreOptions } from "./state.js";
+import type { Channel, Conversation, Message, Realm, User, UserGroup, UserTopic } from "./types.js";
+import { key } from "./index/keys.js";
 import { verifyIndexes, type VerifyReport } from "./verify.js";
+import { registerInternals } from "./internal.js";
+import type { EventBatch } from "./events/types.js";
+import { notifyTyping, type TypingInput } from "./actions/typing.js";
+import {
+  activeSubscriberIds,
+  checkAllPublicStreams,
+  defaultChannelIds,
+  getChannels,
+  listUsers,
+  realmUsers,
+  subscribersVisibleTo,
+  subscriptionLists,
+  userGroups,
+  userTopics,
+  visibleChannels,
+  type GetChannelsInput,
+  type GroupListing,
+  type SubscriptionLists,
+} from "./queries/listings.js";
 
 export class Store {
-  /** Internal state; exposed for the HTTP layer's read-only listings and for tools. */
-  readonly state: StoreState;
+  readonly #state: StoreState;
   readonly #received: ReceivedSets;
 
   constructor(dir: string, options: StoreOptions = {}) {
     mkdirSync(dir, { recursive: true });
-    this.state = new StoreState(dir, options.renderer ?? renderMarkdown, options);
-    this.#received = new ReceivedSets(this.state);
+    this.#state = new StoreState(dir, options.renderer ?? renderMarkdown, options);
+    this.#received = new ReceivedSets(this.#state);
+    // A failed write may have extended derived sets with IDs it then gave back.
+    this.#state.onRollback(() => this.#received.clear());
+    registerInternals(this, this.#state);
   }
 
   close(): void {
-    this.state.close();
+    this.#state.close();
+  }
+
+  /** The highest message ID allocated so far (0 if none). */
+  get lastMessageId(): number {
+    return this.#state.lastMessageId;
+  }
+
+  /** Every realm, by ID. */
+  listRealms(): Realm[] {
+    return [...this.#state.realms.values()].sort((a, b) => a.id - b.id);
   }
 
   /**
@@ -45,81 +77,143 @@ export class Store {
    * nothing: if any action throws, none is kept.
    */
   batch<T>(fn: () => T): T {
-    return this.state.batch(fn);
+    return this.#state.batch(fn);
   }
 
   // ---- realms and users ----
 
   createRealm(input: CreateRealmInput): { realm: Realm; owner: User } {
-    return createRealm(this.state, input);
+    return createRealm(this.#state, input);
   }
   setRealmDeactivated(realmId: number, deactivated: boolean): void {
-    setRealmDeactivated(this.state, realmId, deactivated);
+    setRealmDeactivated(this.#state, realmId, deactivated);
   }
   findRealmBySubdomain(subdomain: string): Realm | undefined {
-    const id = this.state.realmBySubdomain.get(subdomain.toLowerCase());
-    return id === undefined ? undefined : this.state.realms.get(id);
+    const id = this.#state.realmBySubdomain.get(subdomain.toLowerCase());
+    return id === undefined ? undefined : this.#state.realms.get(id);
   }
   systemGroupId(realmId: number, name: string): number {
-    return systemGroupId(this.state, realmId, name);
+    return systemGroupId(this.#state, realmId, name);
   }
   createUser(input: CreateUserInput): User {
-    return createUser(this.state, input);
+    return createUser(this.#state, input);
   }
   updateUser(actorId: number, targetId: number, input: UpdateUserInput): User {
-    return updateUser(this.state, actorId, targetId, input);
+    return updateUser(this.#state, actorId, targetId, input);
   }
   setUserActive(userId: number, active: boolean): User {
-    return setUserActive(this.state, userId, active);
+    return setUserActive(this.#state, userId, active);
   }
   getUser(userId: number): User {
-    return requireUser(this.state, userId);
+    return requireUser(this.#state, userId);
+  }
+  /** A user by ID, or undefined (for rendering: names and emails in messages). */
+  findUser(userId: number): User | undefined {
+    return this.#state.users.get(userId);
+  }
+  /** Every user of the realm, active or not, by ID. */
+  realmUsers(realmId: number): User[] {
+    return realmUsers(this.#state, realmId);
+  }
+  /** GET /users for `viewerId`: the realm's users, or those named ("Invalid user ID: N"). */
+  listUsers(viewerId: number, ids?: readonly number[]): User[] {
+    return listUsers(this.#state, this.#actor(viewerId), ids);
   }
   findUserByEmail(realmId: number, email: string): User | undefined {
-    const id = this.state.userByEmail.get(`${realmId}:${email.trim().toLowerCase()}`);
-    return id === undefined ? undefined : this.state.users.get(id);
+    const id = this.#state.userByEmail.get(`${realmId}:${email.trim().toLowerCase()}`);
+    return id === undefined ? undefined : this.#state.users.get(id);
   }
   findUserByApiKey(apiKey: string): User | undefined {
-    const id = this.state.userByApiKey.get(apiKey);
-    return id === undefined ? undefined : this.state.users.get(id);
+    const id = this.#state.userByApiKey.get(apiKey);
+    return id === undefined ? undefined : this.#state.users.get(id);
   }
 
   // ---- channels, subscriptions, groups, topics ----
 
   subscribe(actorId: number, input: SubscribeInput): SubscribeResult {
-    return subscribe(this.state, actorId, input);
+    return subscribe(this.#state, actorId, input);
   }
   unsubscribe(actorId: number, channelNames: readonly string[], principals?: readonly Principal[]): UnsubscribeResult {
-    return unsubscribe(this.state, actorId, channelNames, principals);
+    return unsubscribe(this.#state, actorId, channelNames, principals);
   }
   setChannelMuted(userId: number, channelId: number, muted: boolean): void {
-    setChannelMuted(this.state, userId, channelId, muted);
+    setChannelMuted(this.#state, userId, channelId, muted);
   }
   getChannel(channelId: number): Channel | undefined {
-    return this.state.channels.get(channelId);
+    return this.#state.channels.get(channelId);
+  }
+  /** Zulip's do_get_streams for `userId` (GET /streams). */
+  getChannels(userId: number, input: GetChannelsInput): Channel[] {
+    return getChannels(this.#state, this.#actor(userId), input);
+  }
+  /** The channels `userId` can see, by name (register's streams). */
+  visibleChannels(userId: number, includeArchived: boolean): Channel[] {
+    return visibleChannels(this.#state, this.#actor(userId), includeArchived);
+  }
+  /** The user's subscriptions, past subscriptions and never-subscribed visible channels. */
+  subscriptionLists(userId: number, includeArchived: boolean): SubscriptionLists {
+    return subscriptionLists(this.#state, this.#actor(userId), includeArchived);
+  }
+  /** Active subscribers of a channel, ascending (no access check: for counts). */
+  subscriberCount(channelId: number): number {
+    return activeSubscriberIds(this.#state, channelId).length;
+  }
+  /** The channel's subscriber IDs, if `viewerId` may list them. */
+  subscribersVisibleTo(viewerId: number, channelId: number): number[] | undefined {
+    const channel = this.#state.channels.get(channelId);
+    return channel ? subscribersVisibleTo(this.#state, this.#actor(viewerId), channel) : undefined;
+  }
+  /** IDs of the viewer's realm's default channels. */
+  defaultChannelIds(userId: number): number[] {
+    return defaultChannelIds(this.#state, this.#actor(userId));
+  }
+  /** The viewer's realm's user groups, with members (system groups: by role). */
+  userGroups(userId: number, includeDeactivated: boolean): GroupListing[] {
+    return userGroups(this.#state, this.#actor(userId), includeDeactivated);
+  }
+  /** The user's topic visibility policies. */
+  userTopics(userId: number): UserTopic[] {
+    return userTopics(this.#state, this.#actor(userId));
+  }
+  /** Refuses all_public_streams to users who may not have it (guests). */
+  checkAllPublicStreams(userId: number): void {
+    checkAllPublicStreams(this.#actor(userId));
+  }
+  /** A DM conversation by ID (participants), for rendering messages the caller may read. */
+  findConversation(conversationId: number): Conversation | undefined {
+    return this.#state.conversations.get(conversationId);
   }
   createGroup(actorId: number, input: CreateGroupInput): UserGroup {
-    return createGroup(this.state, actorId, input);
+    return createGroup(this.#state, actorId, input);
   }
   updateGroupMembers(actorId: number, groupId: number, add: readonly number[], remove: readonly number[]): void {
-    updateMembers(this.state, actorId, groupId, add, remove);
+    updateMembers(this.#state, actorId, groupId, add, remove);
   }
   updateGroupSubgroups(actorId: number, groupId: number, add: readonly number[], remove: readonly number[]): void {
-    updateSubgroups(this.state, actorId, groupId, add, remove);
+    updateSubgroups(this.#state, actorId, groupId, add, remove);
   }
   setTopicPolicy(userId: number, channelId: number, topic: string, policy: number): void {
-    setTopicPolicy(this.state, userId, channelId, topic, policy);
+    setTopicPolicy(this.#state, userId, channelId, topic, policy);
   }
 
   // ---- messages ----
 
   sendMessage(input: SendMessageInput): { id: number } {
-    return sendMessage(this.state, input);
+    return sendMessage(this.#state, input);
   }
 
-  /** Committed changes (messages, users, channels, realms), for caches and event queues. */
-  onChange(listener: (change: Change) => void): () => void {
-    return this.state.onChange(listener);
+  /**
+   * Typed events of every committed write (and ephemeral ones such as typing), each
+   * with its audience, delivered synchronously after the commit. Never called while a
+   * store opens or reloads, nor for a write that failed.
+   */
+  onEvents(listener: (batch: EventBatch) => void): () => void {
+    return this.#state.onEvents(listener);
+  }
+
+  /** POST /typing: checked like a send; an ephemeral event, nothing stored. */
+  notifyTyping(userId: number, input: TypingInput): void {
+    notifyTyping(this.#state, userId, input);
   }
 
   /** GET /messages as IDs and flags only (no records read): for serializers with caches. */
@@ -129,7 +223,7 @@ export class Store {
 
   /** A message record by ID, without access checks (callers got the ID from a checked query). */
   findMessageRecord(messageId: number): Message | undefined {
-    return this.state.tables.messages.get(messageId) as Message | undefined;
+    return this.#state.tables.messages.get(messageId) as Message | undefined;
   }
 
   /** GET /messages for `userId`. */
@@ -139,17 +233,17 @@ export class Store {
 
   /** GET /messages/{id}: the message with the caller's flags, if they may read it. */
   getMessage(userId: number, messageId: number): { message: Message; flags: readonly ApiFlag[] } {
-    const user = requireUser(this.state, userId);
-    const message = Number.isInteger(messageId) && messageId > 0 && messageId <= 0xffffffff ? (this.state.tables.messages.get(messageId) as Message | undefined) : undefined;
-    if (!message || !canAccessMessage(this.state, user, message)) throw new BadRequestError("Invalid message(s)");
-    return { message, flags: flagsForWindow(this.state, this.#received, userId, user.realmId, [message.id], false)[0]! };
+    const user = requireUser(this.#state, userId);
+    const message = Number.isInteger(messageId) && messageId > 0 && messageId <= 0xffffffff ? (this.#state.tables.messages.get(messageId) as Message | undefined) : undefined;
+    if (!message || !canAccessMessage(this.#state, user, message)) throw new BadRequestError("Invalid message(s)");
+    return { message, flags: flagsForWindow(this.#state, this.#received, userId, user.realmId, [message.id], false)[0]! };
   }
 
   addReaction(userId: number, messageId: number, reaction: ReactionInput): void {
-    addReaction(this.state, userId, messageId, reaction);
+    addReaction(this.#state, userId, messageId, reaction);
   }
   removeReaction(userId: number, messageId: number, reaction: ReactionInput): void {
-    removeReaction(this.state, userId, messageId, reaction);
+    removeReaction(this.#state, userId, messageId, reaction);
   }
 
   updateFlags(userId: number, messageIds: readonly number[], flag: string, op: string): FlagChangeResult {
@@ -168,14 +262,30 @@ export class Store {
 
   /** Rebuilds derivable indexes from records and reports differences with disk. */
   verify(onProgress?: (done: number, total: number) => void): VerifyReport {
-    return verifyIndexes(this.state, onProgress);
+    return verifyIndexes(this.#state, onProgress);
+  }
+
+  /** Zulip's max_message_id: the newest message the user has a row for, or -1. */
+  maxMessageId(userId: number): number {
+    const result = this.getMessageWindow(userId, { narrow: [], anchor: "newest", numBefore: 1, numAfter: 0 });
+    return result.ids[result.ids.length - 1] ?? -1;
+  }
+
+  /** IDs of the user's starred messages, ascending. */
+  starredMessageIds(userId: number): number[] {
+    const ctx = this.#context(userId);
+    return ctx.received.restrictToPersonal(userId, this.#state.bitmaps.get(key.userFlag(userId, "starred"))).toArray();
+  }
+
+  #actor(userId: number): User {
+    return requireUser(this.#state, userId);
   }
 
   /** The caller's context; a deactivated caller is refused. */
   #context(userId: number): PlanContext {
-    const user = requireUser(this.state, userId);
+    const user = requireUser(this.#state, userId);
     if (!user.isActive) throw new NotFoundError("Account is deactivated");
-    return { state: this.state, received: this.#received, user };
+    return { state: this.#state, received: this.#received, user };
   }
 }
 

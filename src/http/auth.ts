@@ -6,7 +6,7 @@
  */
 import { timingSafeEqual } from "node:crypto";
 import { AuthError, BadRequestError, NoSuchRealmError, type Store } from "../engine/index.js";
-import type { Realm, User } from "../engine/types.js";
+import type { Realm, User } from "../engine/index.js";
 
 const IP_LITERAL = /^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-f:.]+\])$/i;
 

@@ -4,7 +4,7 @@
  * handler that calls one engine operation and returns the success data fields.
  */
 import type { Store } from "../engine/index.js";
-import type { Realm, User } from "../engine/types.js";
+import type { Realm, User } from "../engine/index.js";
 import type { ParamShape, ParamValues } from "./params.js";
 import type { MessageJsonCache } from "./views/message-cache.js";
 

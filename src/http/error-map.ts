@@ -3,7 +3,7 @@
  * Engine error codes -> HTTP statuses, once. Record<ErrorCode, number> is exhaustive:
  * a new code that is not mapped does not compile.
  */
-import type { ErrorCode } from "../engine/errors.js";
+import type { ErrorCode } from "../engine/index.js";
 
 export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   BAD_REQUEST: 400,

@@ -7,7 +7,7 @@
  * "num_before is not an integer", "narrow is not valid JSON", "Invalid op", ...
  */
 import { z } from "zod";
-import { BadRequestError, MissingArgumentError } from "../engine/errors.js";
+import { BadRequestError, MissingArgumentError } from "../engine/index.js";
 
 /** One parameter: a schema from raw string (or undefined when absent) to a value. */
 export type Param = z.ZodType<unknown, string | undefined>;

@@ -3,7 +3,7 @@
  * Writing Zulip's envelopes. Every write is corked and skipped if the client aborted.
  */
 import type { HttpResponse } from "uWebSockets.js";
-import { EngineError } from "../engine/errors.js";
+import { EngineError } from "../engine/index.js";
 import { HTTP_STATUS, WIRE_CODE } from "./error-map.js";
 
 const REASONS: Record<number, string> = {

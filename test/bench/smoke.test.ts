@@ -13,6 +13,7 @@ import { engineWorkloads, type EngineWorkload } from "../../bench/workloads/engi
 import { generateDataset } from "../../tools/generate/generate.js";
 import type { Manifest } from "../../tools/generate/manifest.js";
 import { FLAG } from "../../tools/generate/pg-copy.js";
+import { internals } from "../../src/engine/internal.js";
 
 let dir: string;
 let store: Store;
@@ -54,7 +55,7 @@ beforeAll(async () => {
     },
   });
   store = openStore(join(dir, "store"), { noSync: true });
-  messages = [...store.state.tables.messages.getRange({ start: 1 })].map((e) => e.value as Message).sort((a, b) => a.id - b.id);
+  messages = [...internals(store).tables.messages.getRange({ start: 1 })].map((e) => e.value as Message).sort((a, b) => a.id - b.id);
   workloads = new Map(engineWorkloads(store, manifest).map((w) => [w.name, w]));
 });
 
@@ -67,11 +68,11 @@ describe("generator", () => {
   it("builds the planned realm deterministically", () => {
     expect(messages).toHaveLength(3000);
     expect(messages.map((m) => m.id)).toEqual(Array.from({ length: 3000 }, (_, i) => i + 1));
-    expect(store.state.subscribers.get(manifest.generalChannelId)?.size).toBe(300);
+    expect(internals(store).subscribers.get(manifest.generalChannelId)?.size).toBe(300);
     expect(manifest.rareCount).toBeGreaterThan(0);
     expect(manifest.usermessageRows).toBeGreaterThan(0);
     expect(manifest.usermessageRows).toBeLessThan(manifest.usermessageRowsWithoutSoftDeactivation);
-    const subs = [...(store.state.subsByUser.get(manifest.subjects.hundred)?.values() ?? [])].filter((s) => s.active);
+    const subs = [...(internals(store).subsByUser.get(manifest.subjects.hundred)?.values() ?? [])].filter((s) => s.active);
     expect(subs).toHaveLength(Math.min(100, manifest.scale.channels));
     // Dates are synthetic and increasing.
     for (let i = 1; i < messages.length; i++) expect(messages[i]!.dateSent).toBeGreaterThan(messages[i - 1]!.dateSent);
@@ -98,7 +99,7 @@ describe("engine workloads agree with brute force", () => {
     const s = manifest.subjects;
     expect(run("sender newest 100")).toEqual(last(personal(s.main, (m) => m.senderId === s.sender), 100));
     const pair = [s.main, s.dmPartner].sort((a, b) => a - b).join(",");
-    const dm = personal(s.main, (m) => m.recipient.type === "direct" && store.state.conversations.get(m.recipient.conversationId)?.userIds.join(",") === pair);
+    const dm = personal(s.main, (m) => m.recipient.type === "direct" && internals(store).conversations.get(m.recipient.conversationId)?.userIds.join(",") === pair);
     expect(dm.length).toBeGreaterThan(0);
     expect(run("1:1 dm newest 100")).toEqual(last(dm, 100));
     expect(run("is:starred newest 100")).toEqual(last(personal(s.main, (_m, f) => (f & FLAG.starred) !== 0), 100));

@@ -12,6 +12,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { openStore, type Message, type Store, type User } from "../../src/engine/index.js";
+import { internals } from "../../src/engine/internal.js";
 
 const ENGINE = fileURLToPath(new URL("../../dist/src/engine/index.js", import.meta.url));
 
@@ -125,8 +126,8 @@ function users(store: Store): { owner: User; reader: User } {
 /** Every stored message, by ID, and a check that IDs are contiguous up to the counter. */
 function allMessages(store: Store): Map<number, Message> {
   const out = new Map<number, Message>();
-  for (const { key, value } of store.state.tables.messages.getRange({ start: 1 })) out.set(key, value as Message);
-  const last = store.state.lastMessageId;
+  for (const { key, value } of internals(store).tables.messages.getRange({ start: 1 })) out.set(key, value as Message);
+  const last = internals(store).lastMessageId;
   expect([...out.keys()]).toEqual(Array.from({ length: last }, (_, i) => i + 1));
   return out;
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { tempStore, seedRealm } from "../support/temp-store.js";
+import { internals } from "../../src/engine/internal.js";
 
 describe("engine smoke", () => {
   it("sends, fetches, flags, unread, verify", () => {
@@ -40,9 +41,9 @@ describe("engine smoke", () => {
     try {
       const { alice, general } = seedRealm(t.store);
       const { id } = t.store.sendMessage({ senderId: alice.id, to: { type: "channel", channel: general.id, topic: "meta" }, content: "x" });
-      expect(t.store.state.tables.messageMeta.get(id)).toEqual([general.id, "meta"]);
+      expect(internals(t.store).tables.messageMeta.get(id)).toEqual([general.id, "meta"]);
       expect(t.store.verify().problems).toEqual([]);
-      t.store.state.tables.messageMeta.putSync(id, [general.id, "other"]);
+      internals(t.store).tables.messageMeta.putSync(id, [general.id, "other"]);
       expect(t.store.verify().problems).toEqual([`message ${id} meta [${general.id},"other"] differs from its record`]);
     } finally {
       t.cleanup();

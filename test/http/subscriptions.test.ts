@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectRejectedUnchanged, startServer, type TestServer } from "../support/http.js";
 import { fingerprint } from "../support/snapshot.js";
+import { internals } from "../../src/engine/internal.js";
 
 let s: TestServer;
 beforeAll(async () => {
@@ -12,7 +13,7 @@ afterAll(() => s.close());
 const rejects = (call: () => Promise<{ status: number; body: Record<string, unknown> }>, status: number, code: string, msg: string | RegExp) => expectRejectedUnchanged(s, call, status, code, msg);
 
 type Sub = Record<string, unknown>;
-const channelId = (name: string) => s.t.store.state.channelByName.get(`${s.seed.realm.id}:${name.toUpperCase()}`);
+const channelId = (name: string) => internals(s.t.store).channelByName.get(`${s.seed.realm.id}:${name.toUpperCase()}`);
 
 describe("POST /users/me/subscriptions", () => {
   it("creates a channel with its settings and subscribes the caller", async () => {
@@ -105,7 +106,7 @@ describe("POST /users/me/subscriptions", () => {
     await rejects(post(alice, { subscriptions: [{ name: "fresh" }], is_web_public: true }), 400, "BAD_REQUEST", "Web-public channels are not enabled.");
     const forced = await post(alice, { subscriptions: [{ name: "fresh-public" }], history_public_to_subscribers: false })();
     expect(forced.status).toBe(200);
-    expect(s.t.store.state.channels.get(s.t.store.state.channelByName.get(`${s.seed.realm.id}:FRESH-PUBLIC`)!)!.historyPublicToSubscribers).toBe(true);
+    expect(internals(s.t.store).channels.get(internals(s.t.store).channelByName.get(`${s.seed.realm.id}:FRESH-PUBLIC`)!)!.historyPublicToSubscribers).toBe(true);
     await rejects(post(guest, { subscriptions: [{ name: "guest-made" }] }), 400, "BAD_REQUEST", "Insufficient permission");
     await rejects(post(guest, { subscriptions: [{ name: "general" }] }), 400, "BAD_REQUEST", "Unable to access channel (general).");
     await rejects(post(guest, { subscriptions: [{ name: "general" }], principals: [s.seed.bob.id] }), 400, "BAD_REQUEST", "Unable to access channel (general).");
@@ -138,7 +139,7 @@ describe("DELETE /users/me/subscriptions", () => {
     await s.call(owner, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "kick" }], principals: [bob.id] });
     const r = await s.call(owner, "DELETE", "/users/me/subscriptions", { subscriptions: ["kick"], principals: [bob.email] });
     expect(r.body["removed"]).toEqual(["kick"]);
-    expect(s.t.store.state.subscribers.get(channelId("kick")!)?.has(bob.id)).toBe(false);
+    expect(internals(s.t.store).subscribers.get(channelId("kick")!)?.has(bob.id)).toBe(false);
   });
 
   it("rejects bad input and unauthorized removals, changing nothing", async () => {
@@ -191,7 +192,7 @@ describe("GET /users/me/subscriptions", () => {
       wildcard_mentions_notify: null,
     });
     expect(typeof g["color"]).toBe("string");
-    expect(g["subscriber_count"]).toBe(s.t.store.state.subscribers.get(general.id)!.size);
+    expect(g["subscriber_count"]).toBe(internals(s.t.store).subscribers.get(general.id)!.size);
     expect(typeof g["can_remove_subscribers_group"]).toBe("number");
     expect(g["can_administer_channel_group"]).toEqual({ direct_members: [general.creatorId], direct_subgroups: [] });
     expect(g["subscribers"]).toBeUndefined();
@@ -202,7 +203,7 @@ describe("GET /users/me/subscriptions", () => {
     for (const value of [true, "partial"]) {
       const r = await s.call(alice, "GET", "/users/me/subscriptions", { include_subscribers: value });
       const g = (r.body["subscriptions"] as Sub[]).find((x) => x["stream_id"] === general.id)!;
-      expect(g["subscribers"]).toEqual([...s.t.store.state.subscribers.get(general.id)!].sort((a, b) => a - b));
+      expect(g["subscribers"]).toEqual([...internals(s.t.store).subscribers.get(general.id)!].sort((a, b) => a - b));
     }
   });
 

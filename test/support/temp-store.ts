@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openStore, type Store, type StoreOptions } from "../../src/engine/index.js";
+import { internals } from "../../src/engine/internal.js";
 
 export interface TempStore {
   readonly store: Store;
@@ -42,7 +43,7 @@ export function seedRealm(store: Store) {
   const guest = store.createUser({ realmId: realm.id, email: "guest@test.dev", fullName: "Gus Guest", role: 600 });
   store.subscribe(owner.id, { channels: [{ name: "general" }], principals: [owner.id, alice.id, bob.id] });
   store.subscribe(owner.id, { channels: [{ name: "secret" }], principals: [owner.id, alice.id], newChannel: { inviteOnly: true, historyPublicToSubscribers: false } });
-  const general = store.state.channels.get(store.state.channelByName.get(`${realm.id}:GENERAL`)!)!;
-  const secret = store.state.channels.get(store.state.channelByName.get(`${realm.id}:SECRET`)!)!;
+  const general = internals(store).channels.get(internals(store).channelByName.get(`${realm.id}:GENERAL`)!)!;
+  const secret = internals(store).channels.get(internals(store).channelByName.get(`${realm.id}:SECRET`)!)!;
   return { realm, owner, alice, bob, guest, general, secret };
 }

@@ -12,12 +12,13 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStore, type Message } from "../../src/engine/index.js";
+import { internals } from "../../src/engine/internal.js";
 
 /** Every message's sender, topic and content, straight from the store (timestamps differ by run; key 0 is not a message). */
 function messageList(dir: string): { senderId: number; topic: string; content: string }[] {
   const store = openStore(dir);
   try {
-    return [...store.state.tables.messages.getRange({ start: 1 })].map(({ value }) => {
+    return [...internals(store).tables.messages.getRange({ start: 1 })].map(({ value }) => {
       const m = value as Message;
       return { senderId: m.senderId, topic: m.topic, content: m.content };
     });

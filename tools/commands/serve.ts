@@ -117,7 +117,7 @@ export function untilSignal(server: ParleyServer, store: Store, lock: DataLock):
 
 /** One line per realm, for the human output of serve and start. */
 export function realmLines(store: Store, url: string): string[] {
-  const realms = [...store.state.realms.values()].sort((a, b) => a.id - b.id);
+  const realms = store.listRealms();
   if (realms.length === 0) return ["no realms yet: create one with parley realm create (or parley demo)"];
   return realms.map((r) => `realm ${describeSubdomain(r.subdomain)}: ${r.name}${r.subdomain === "" ? ` at ${url}` : ""}${r.deactivated ? " (deactivated)" : ""}`);
 }

@@ -65,7 +65,7 @@ export async function run(argv: string[]): Promise<number> {
     // operator sees is the port problem and the fix (--port N).
     await checkPortFree(settings.host, settings.port);
     store = openStore(dir, { noSync: settings.noSync });
-    if (store.state.realms.size === 0) {
+    if (store.listRealms().length === 0) {
       if (!options.parsed.values["json"]) console.error(`parley: ${dir} has no realm yet: creating the demo realm`);
       const demo = createDemoRealm(store, { subdomain: "" });
       rememberDemoLogin(dir, { subdomain: demo.realm.subdomain, email: demo.owner.email });

@@ -14,7 +14,7 @@ export async function run(argv: string[]): Promise<number> {
   if (!existsSync(dir)) throw new Error(`no data directory at ${dir}: pass --data DIR`);
   const store = openStore(dir);
   try {
-    const bar = parsed.values["json"] ? null : progressBar("verify", store.state.lastMessageId);
+    const bar = parsed.values["json"] ? null : progressBar("verify", store.lastMessageId);
     const report = store.verify((done) => bar?.update(done));
     bar?.stop();
     const clean = report.differences.length === 0 && report.problems.length === 0;

@@ -20,6 +20,7 @@ import { planRealm, scaleFor, type GenerateOptions, type RealmPlan } from "./pla
 import { markReadUpTo } from "./read-state.js";
 import { Rng, Zipf } from "./prng.js";
 import { COMMON_WORD, RARE_WORD } from "./vocab.js";
+import { internals } from "../../src/engine/internal.js";
 
 export interface GenerateRun extends GenerateOptions {
   /** Also write COPY files for the PostgreSQL peer into this directory. */
@@ -429,7 +430,7 @@ class RowEmitter {
       }
     }
     if (this.#pg) {
-      const record = store.state.tables.messages.get(id) as { renderedContent: string; hasLink: boolean; hasImage: boolean; hasAttachment: boolean; realmId: number };
+      const record = internals(store).tables.messages.get(id) as { renderedContent: string; hasLink: boolean; hasImage: boolean; hasAttachment: boolean; realmId: number };
       this.#pg.row("zerver_message", [
         id, this.#uid[spec.sender]!, recipientId, record.realmId, 1, spec.topic, spec.content, record.renderedContent, 1,
         new Date(dateSent * 1000).toISOString(), 1, null, null, record.hasAttachment, record.hasImage, record.hasLink, spec.channel !== null,
@@ -447,7 +448,7 @@ class RowEmitter {
 /** Joins and leaves between batches (never the all-users channel, never the 100-subscription subject). */
 function churn(store: Store, ownerId: number, plan: RealmPlan, world: World, uid: readonly number[], names: readonly string[], rng: Rng, events: number): number {
   // 0-based index of the next message: decides whether a joining user is awake.
-  const nextIndex = store.state.lastMessageId;
+  const nextIndex = internals(store).lastMessageId;
   let done = 0;
   for (let e = 0; e < events; e++) {
     const j = 1 + rng.int(plan.scale.channels - 1);

@@ -14,6 +14,7 @@
 import type { Store } from "../../src/engine/index.js";
 import { RoaringBitmap32, type Bitmap } from "../../src/engine/index/bitmap-store.js";
 import { key } from "../../src/engine/index/keys.js";
+import { internals } from "../../src/engine/internal.js";
 
 const CHUNK_SPAN = 1 << 16;
 
@@ -21,7 +22,7 @@ const CHUNK_SPAN = 1 << 16;
 export function markReadUpTo(store: Store, userId: number, upTo: number): void {
   if (upTo < 1) return;
   const k = key.userFlag(userId, "read");
-  const bitmaps = store.state.bitmaps;
+  const bitmaps = internals(store).bitmaps;
   for (let low = 0; low <= upTo; low += CHUNK_SPAN) {
     const from = Math.max(1, low);
     const to = Math.min(upTo + 1, low + CHUNK_SPAN);

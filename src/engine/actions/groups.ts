@@ -10,6 +10,7 @@ import type { GroupSettingValue, UserGroup } from "../types.js";
 import { checkGroupSettingValue } from "./channels.js";
 import { systemGroupId } from "./realms.js";
 import { requireActiveUser } from "./users.js";
+import { realmAudience } from "../events/audience.js";
 
 export interface CreateGroupInput {
   readonly name: string;
@@ -47,7 +48,8 @@ export function createGroup(state: StoreState, actorId: number, input: CreateGro
       creatorId: actor.id,
     };
     state.tables.groups.putSync(group.id, group);
-    ctx.afterCommit(() => state.groups.set(group.id, group));
+    ctx.afterCommit(() => state.indexGroup(group));
+    ctx.emit({ type: "user_group", op: "add", group }, () => realmAudience(state, group.realmId));
     return group;
   });
 }
@@ -81,7 +83,11 @@ export function updateSubgroups(state: StoreState, actorId: number, groupId: num
   const next: UserGroup = { ...group, subgroups: [...group.subgroups.filter((s) => !remove.includes(s)), ...new Set(add)] };
   state.write((ctx) => {
     state.tables.groups.putSync(next.id, next);
-    ctx.afterCommit(() => state.groups.set(next.id, next));
+    ctx.afterCommit(() => state.indexGroup(next));
+    const added = next.subgroups.filter((s) => !group.subgroups.includes(s));
+    const removed = group.subgroups.filter((s) => !next.subgroups.includes(s));
+    if (added.length > 0) ctx.emit({ type: "user_group", op: "add_subgroups", groupId, subgroupIds: added }, () => realmAudience(state, group.realmId));
+    if (removed.length > 0) ctx.emit({ type: "user_group", op: "remove_subgroups", groupId, subgroupIds: removed }, () => realmAudience(state, group.realmId));
   });
 }
 
@@ -94,7 +100,11 @@ export function updateMembers(state: StoreState, actorId: number, groupId: numbe
   const next: UserGroup = { ...group, members: [...new Set([...group.members.filter((m) => !remove.includes(m)), ...add])] };
   state.write((ctx) => {
     state.tables.groups.putSync(next.id, next);
-    ctx.afterCommit(() => state.groups.set(next.id, next));
+    ctx.afterCommit(() => state.indexGroup(next));
+    const added = next.members.filter((m) => !group.members.includes(m));
+    const removed = group.members.filter((m) => !next.members.includes(m));
+    if (added.length > 0) ctx.emit({ type: "user_group", op: "add_members", groupId, userIds: added }, () => realmAudience(state, group.realmId));
+    if (removed.length > 0) ctx.emit({ type: "user_group", op: "remove_members", groupId, userIds: removed }, () => realmAudience(state, group.realmId));
   });
 }
 

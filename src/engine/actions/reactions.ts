@@ -9,6 +9,7 @@ import { key } from "../index/keys.js";
 import type { StoreState } from "../state.js";
 import type { Message, Reaction } from "../types.js";
 import { requireActiveUser } from "./users.js";
+import { messageReadersAudience } from "../events/audience.js";
 
 export interface ReactionInput {
   readonly emojiName: string;
@@ -32,7 +33,7 @@ export function addReaction(state: StoreState, userId: number, messageId: number
   state.write((ctx) => {
     state.tables.messages.putSync(message.id, next);
     state.bitmaps.add(key.has(message.realmId, "reaction"), message.id);
-    ctx.afterCommit(() => state.emit({ kind: "message", id: message.id }));
+    ctx.emit({ type: "reaction", op: "add", messageId: message.id, reaction: { ...input, userId } }, () => messageReadersAudience(state, next));
   });
 }
 
@@ -43,6 +44,6 @@ export function removeReaction(state: StoreState, userId: number, messageId: num
   state.write((ctx) => {
     state.tables.messages.putSync(message.id, next);
     if (next.reactions.length === 0) state.bitmaps.removeMany(key.has(message.realmId, "reaction"), [message.id]);
-    ctx.afterCommit(() => state.emit({ kind: "message", id: message.id }));
+    ctx.emit({ type: "reaction", op: "remove", messageId: message.id, reaction: { ...input, userId } }, () => messageReadersAudience(state, next));
   });
 }

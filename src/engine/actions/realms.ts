@@ -2,6 +2,7 @@
  * @module actions/realms
  * Creating realms (with their system groups and first owner) and their settings.
  */
+import { realmAudience } from "../events/audience.js";
 import { SYSTEM_GROUPS } from "../access.js";
 import { BadRequestError } from "../errors.js";
 import type { StoreState } from "../state.js";
@@ -56,7 +57,7 @@ export function createRealm(state: StoreState, input: CreateRealmInput): { realm
         creatorId: null,
       };
       state.tables.groups.putSync(group.id, group);
-      ctx.afterCommit(() => state.groups.set(group.id, group));
+      ctx.afterCommit(() => state.indexGroup(group));
     });
     const owner = createUserInTxn(state, ctx, { ...input.owner, realmId: realm.id, role: ROLE.OWNER }, realm);
     return { realm, owner };
@@ -76,5 +77,6 @@ export function setRealmDeactivated(state: StoreState, realmId: number, deactiva
   state.write((ctx) => {
     state.tables.realms.putSync(realmId, next);
     ctx.afterCommit(() => state.indexRealm(next));
+    if (deactivated) ctx.emit({ type: "realm", op: "deactivated", realm: next }, () => realmAudience(state, realmId));
   });
 }

@@ -14,6 +14,9 @@ import { conversationKey, type StoreState, type WriteContext } from "../state.js
 import { messageMetaOf, type Channel, type Conversation, type Message, type User } from "../types.js";
 import { findChannelByName } from "./channels.js";
 import { renderContextFor } from "./render-context.js";
+import { channelViewersAudience, messageAudience } from "../events/audience.js";
+import type { MessageOrigin } from "../events/types.js";
+import { flagsOfReceived } from "../queries/message-flags.js";
 import { requireUser } from "./users.js";
 
 export const MAX_MESSAGE_LENGTH = 10000;
@@ -34,6 +37,8 @@ export interface SendMessageInput {
   readonly readBySender?: boolean;
   /** For imports and data generators; default now. */
   readonly dateSent?: number;
+  /** The sending client's event queue and local ID, echoed in its own message event. */
+  readonly origin?: MessageOrigin;
 }
 
 /** Clients that are full UIs used by humans: their sends start read for the sender. */
@@ -145,12 +150,22 @@ export function sendMessage(state: StoreState, input: SendMessageInput): { id: n
     indexMessage(state, message, state.bitmaps, conversation);
     if (readBySender) state.bitmaps.add(key.userFlag(sender.id, "read"), id);
     writeMentionFlags(state, message, state.bitmaps, { groups: true, conversation });
-    ctx.afterCommit(() => state.emit({ kind: "message", id }));
     if (channel && channel.firstMessageId === null) {
       const next: Channel = { ...channel, firstMessageId: id };
       state.tables.channels.putSync(next.id, next);
       ctx.afterCommit(() => state.indexChannel(next));
+      ctx.emit({ type: "stream", op: "update", channel: next, property: "first_message_id", value: id }, () => channelViewersAudience(state, next));
     }
+    ctx.emit(
+      {
+        type: "message",
+        message,
+        flagsFor: (userId) => flagsOfReceived(state, userId, message.realmId, id),
+        publicChannelRealmId: channel && !channel.inviteOnly ? channel.realmId : null,
+        origin: input.origin ?? null,
+      },
+      () => messageAudience(state, message),
+    );
     return { id };
   });
 }

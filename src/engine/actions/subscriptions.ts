@@ -6,7 +6,8 @@
  */
 import { canSeeChannel, isAdmin, isAllowedBy, isSubscribed } from "../access.js";
 import { BadRequestError, ChannelNotFoundError, PermissionDeniedError } from "../errors.js";
-import type { StoreState } from "../state.js";
+import type { StoreState, WriteContext } from "../state.js";
+import { channelViewersAudience, excluding, subscriberViewersAudience, userAudience, usersWhere } from "../events/audience.js";
 import type { Channel, Subscription, User } from "../types.js";
 import { ROLE } from "../types.js";
 import { checkChannelName, findChannelByName, newChannelRecord, type NewChannelOptions } from "./channels.js";
@@ -144,6 +145,7 @@ export function subscribe(state: StoreState, actorId: number, input: SubscribeIn
       for (const channel of created) state.indexChannel(channel);
       for (const sub of changes) state.indexSubscription(sub);
     });
+    emitSubscribed(state, ctx, created, changes);
     return { subscribed, alreadySubscribed: already, unauthorized, createdChannelIds: created.map((c) => c.id) };
   });
 }
@@ -195,6 +197,7 @@ export function unsubscribe(state: StoreState, actorId: number, channelNames: re
     ctx.afterCommit(() => {
       for (const sub of changes) state.indexSubscription(sub);
     });
+    emitUnsubscribed(state, ctx, changes);
     return { removed, notRemoved };
   });
 }
@@ -207,10 +210,68 @@ export function setChannelMuted(state: StoreState, userId: number, channelId: nu
   state.write((ctx) => {
     state.tables.subscriptions.putSync([userId, channelId], sub);
     ctx.afterCommit(() => state.indexSubscription(sub));
+    // Zulip sends the deprecated inverse property too.
+    ctx.emit({ type: "subscription", op: "update", userId, channelId, property: "is_muted", value: muted }, () => userAudience(userId));
+    ctx.emit({ type: "subscription", op: "update", userId, channelId, property: "in_home_view", value: !muted }, () => userAudience(userId));
   });
 }
 
-function push(map: Map<number, string[]>, id: number, name: string): void {
+/** Grouped by channel: who joined or left it in this write. */
+function byChannel(changes: readonly Subscription[]): Map<number, number[]> {
+  const out = new Map<number, number[]>();
+  for (const sub of changes) push(out, sub.channelId, sub.userId);
+  return out;
+}
+
+function byUser(changes: readonly Subscription[]): Map<number, Subscription[]> {
+  const out = new Map<number, Subscription[]>();
+  for (const sub of changes) {
+    const list = out.get(sub.userId);
+    if (list) list.push(sub);
+    else out.set(sub.userId, [sub]);
+  }
+  return out;
+}
+
+/**
+ * Zulip's order: new channels to everyone who may see them; existing private
+ * channels to new subscribers who could not see them before; each subscriber's own
+ * subscription add; peer_add to the others who may see the subscriber lists.
+ * Runs inside the write, so canSeeChannel still answers for the state before it.
+ */
+function emitSubscribed(state: StoreState, ctx: WriteContext, created: readonly Channel[], changes: readonly Subscription[]): void {
+  const channelOf = (id: number) => created.find((c) => c.id === id) ?? state.channels.get(id)!;
+  for (const channel of created) ctx.emit({ type: "stream", op: "create", channels: [channel] }, () => channelViewersAudience(state, channel));
+  for (const [userId, subs] of byUser(changes)) {
+    const user = state.users.get(userId)!;
+    const revealed = subs.map((s) => channelOf(s.channelId)).filter((c) => !created.includes(c) && !canSeeChannel(state, user, c));
+    if (revealed.length > 0) ctx.emit({ type: "stream", op: "create", channels: revealed }, () => userAudience(userId));
+    ctx.emit({ type: "subscription", op: "add", userId, subscriptions: subs.map((subscription) => ({ subscription, channel: channelOf(subscription.channelId) })) }, () => userAudience(userId));
+  }
+  for (const [channelId, userIds] of byChannel(changes)) {
+    const channel = channelOf(channelId);
+    ctx.emit({ type: "subscription", op: "peer_add", channelIds: [channelId], userIds }, () => excluding(subscriberViewersAudience(state, channel), userIds));
+  }
+}
+
+/** Each leaver's subscription remove; peer_remove to who may see the lists; stream delete to leavers who can no longer see a channel. */
+function emitUnsubscribed(state: StoreState, ctx: WriteContext, changes: readonly Subscription[]): void {
+  for (const [userId, subs] of byUser(changes)) {
+    ctx.emit({ type: "subscription", op: "remove", userId, channels: subs.map((s) => state.channels.get(s.channelId)!) }, () => userAudience(userId));
+  }
+  for (const [channelId, userIds] of byChannel(changes)) {
+    const channel = state.channels.get(channelId)!;
+    ctx.emit({ type: "subscription", op: "peer_remove", channelIds: [channelId], userIds }, () => subscriberViewersAudience(state, channel));
+    ctx.emit({ type: "stream", op: "delete", channels: [channel] }, () =>
+      usersWhere(userIds, (id) => {
+        const user = state.users.get(id);
+        return user !== undefined && user.isActive && !canSeeChannel(state, user, channel);
+      }),
+    );
+  }
+}
+
+function push<T>(map: Map<number, T[]>, id: number, name: T): void {
   const list = map.get(id);
   if (list) list.push(name);
   else map.set(id, [name]);

@@ -16,6 +16,8 @@ import { checkWindow, requireRange, selectNarrowWindow, type WindowInput } from 
 import { API_FLAGS, EDITABLE_FLAGS } from "../queries/message-flags.js";
 import { RoaringBitmap32 } from "../index/bitmap-store.js";
 import type { Message } from "../types.js";
+import { userAudience } from "../events/audience.js";
+import type { MessageDetail } from "../events/types.js";
 
 export type FlagOp = "add" | "remove";
 export type EditableFlag = "read" | "starred" | "collapsed";
@@ -71,17 +73,36 @@ export function applyFlagChange(ctx: PlanContext, ids: readonly number[], flag: 
     changes.addMany(newRows);
   }
   if (changes.size > 0) {
-    state.write(() => {
+    const messages = changes.toArray();
+    const details = markingUnread ? messageDetails(ctx, messages) : null;
+    state.write((w) => {
       if (newRows.length > 0) {
         state.bitmaps.addMany(key.userFlag(user.id, "historical"), newRows);
         if (!markingUnread) state.bitmaps.addMany(key.userFlag(user.id, "read"), newRows);
       }
       if (op === "add") state.bitmaps.addMany(key.userFlag(user.id, flag), changes);
       else state.bitmaps.removeMany(key.userFlag(user.id, flag), changes);
+      w.emit({ type: "update_message_flags", op, flag, messages, messageDetails: details }, () => userAudience(user.id));
     });
   }
   const result: FlagChangeResult = { updatedCount: changes.size };
   return markingUnread ? { ...result, ignoredBecauseNotSubscribedChannels: [...ignored].sort((x, y) => x - y) } : result;
+}
+
+/** Where each message lives, for the read-removal event (Zulip's message_details). */
+function messageDetails(ctx: PlanContext, ids: readonly number[]): Map<number, MessageDetail> {
+  const { state, user } = ctx;
+  const out = new Map<number, MessageDetail>();
+  const mentionBits = [key.userFlag(user.id, "mentioned"), key.userFlag(user.id, "group_mentioned"), key.userFlag(user.id, "topic_wildcard_mentioned")].map((k) => state.bitmaps.get(k));
+  const streamWildcard = state.bitmaps.get(key.streamWildcard(user.realmId));
+  for (const id of ids) {
+    const message = state.tables.messages.get(id) as Message | undefined;
+    if (!message) continue;
+    const mentioned = mentionBits.some((b) => b.has(id)) || streamWildcard.has(id);
+    const userIds = message.recipient.type === "direct" ? state.conversations.get(message.recipient.conversationId)?.userIds : undefined;
+    out.set(id, { recipient: message.recipient, topic: message.topic, mentioned, ...(userIds ? { userIds } : {}) });
+  }
+  return out;
 }
 
 /** POST /messages/flags. */

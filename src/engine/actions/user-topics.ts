@@ -9,6 +9,7 @@ import type { UserTopic, VisibilityPolicy } from "../types.js";
 import { foldTopic } from "../index/keys.js";
 import { getVisibleChannel } from "./channels.js";
 import { requireActiveUser } from "./users.js";
+import { userAudience } from "../events/audience.js";
 
 export const MAX_TOPIC_LENGTH = 60;
 
@@ -26,5 +27,6 @@ export function setTopicPolicy(state: StoreState, userId: number, channelId: num
     if (policy === 0) state.tables.userTopics.removeSync(k);
     else state.tables.userTopics.putSync(k, record);
     ctx.afterCommit(() => state.indexUserTopic(record));
+    ctx.emit({ type: "user_topic", userTopic: record }, () => userAudience(userId));
   });
 }

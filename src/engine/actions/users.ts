@@ -5,7 +5,9 @@
  * users); reactivation reopens them for the channels still subscribed.
  */
 import { randomBytes } from "node:crypto";
-import { isAdmin } from "../access.js";
+import { isAdmin, isGroupMember } from "../access.js";
+import { excluding, realmAudience, subscriberViewersAudience } from "../events/audience.js";
+import type { RealmUserChange } from "../events/types.js";
 import { BadRequestError, PermissionDeniedError } from "../errors.js";
 import { emailKey, type StoreState, type WriteContext } from "../state.js";
 import type { BotType, Realm, Role, Subscription, User } from "../types.js";
@@ -79,13 +81,43 @@ export function createUserInTxn(state: StoreState, ctx: WriteContext, input: Cre
   };
   state.tables.users.putSync(user.id, user);
   ctx.afterCommit(() => state.indexUser(user));
+  ctx.emit({ type: "realm_user", op: "add", person: user }, () => realmAudience(state, realm.id));
+  emitSystemGroupChanges(state, ctx, null, user);
   return user;
+}
+
+/**
+ * System groups derive their members from roles and activity: a user created,
+ * re-roled, deactivated or reactivated joins or leaves them (user_group events).
+ */
+function emitSystemGroupChanges(state: StoreState, ctx: WriteContext, before: User | null, after: User): void {
+  for (const group of state.groups.values()) {
+    if (group.realmId !== after.realmId || group.systemRole === null) continue;
+    const was = before !== null && isGroupMember(state, group.id, before);
+    const is = isGroupMember(state, group.id, after);
+    if (was === is) continue;
+    ctx.emit({ type: "user_group", op: is ? "add_members" : "remove_members", groupId: group.id, userIds: [after.id] }, () => realmAudience(state, after.realmId));
+  }
+}
+
+/** realm_user update events, one per changed property group (Zulip's shape). */
+function emitUserUpdates(state: StoreState, ctx: WriteContext, before: User, after: User): void {
+  const changes: RealmUserChange[] = [];
+  if (before.fullName !== after.fullName) changes.push({ fullName: after.fullName });
+  if (before.role !== after.role) changes.push({ role: after.role });
+  if (before.isActive !== after.isActive) changes.push({ isActive: after.isActive });
+  if (before.timezone !== after.timezone) changes.push({ timezone: after.timezone });
+  if (JSON.stringify(before.profileData) !== JSON.stringify(after.profileData)) changes.push({ profileData: after.profileData });
+  for (const change of changes) ctx.emit({ type: "realm_user", op: "update", userId: after.id, changes: change }, () => realmAudience(state, after.realmId));
+  emitSystemGroupChanges(state, ctx, before, after);
 }
 
 export interface UpdateUserInput {
   readonly fullName?: string;
   readonly role?: Role;
   readonly profileData?: readonly { readonly id: number; readonly value: string | number[] | null }[];
+  /** Not supported yet (the accounts issue): refused after the permission check, as Zulip orders them. */
+  readonly newEmail?: string;
 }
 
 /** An administrator changes another user's name, role or profile data (PATCH /users/{id}). */
@@ -94,6 +126,7 @@ export function updateUser(state: StoreState, actorId: number, targetId: number,
   const target = state.users.get(targetId);
   if (!target || target.realmId !== actor.realmId) throw new BadRequestError("No such user");
   if (!isAdmin(actor)) throw new PermissionDeniedError("Insufficient permission");
+  if (input.newEmail !== undefined) throw new BadRequestError("Changing a user's email address is not supported by this server");
   const next: User = { ...target, profileData: { ...target.profileData } };
   if (input.fullName !== undefined) next.fullName = checkFullName(input.fullName);
   if (input.role !== undefined) {
@@ -112,6 +145,7 @@ export function updateUser(state: StoreState, actorId: number, targetId: number,
   state.write((ctx) => {
     state.tables.users.putSync(next.id, next);
     ctx.afterCommit(() => state.indexUser(next, target));
+    emitUserUpdates(state, ctx, target, next);
   });
   return next;
 }
@@ -148,6 +182,15 @@ export function setUserActive(state: StoreState, userId: number, active: boolean
       state.indexUser(next, user);
       for (const sub of subs) state.indexSubscription(sub);
     });
+    emitUserUpdates(state, ctx, user, next);
+    // Subscriber lists show active users only: the user leaves or rejoins them.
+    for (const sub of subs) {
+      const channel = state.channels.get(sub.channelId);
+      if (!channel) continue;
+      ctx.emit({ type: "subscription", op: active ? "peer_add" : "peer_remove", channelIds: [channel.id], userIds: [userId] }, () =>
+        excluding(subscriberViewersAudience(state, channel), [userId]),
+      );
+    }
   });
   return next;
 }

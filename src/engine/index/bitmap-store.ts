@@ -115,8 +115,11 @@ export class BitmapStore {
     this.#versions.set(key, (this.#versions.get(key) ?? 0) + 1);
   }
 
-  /** Writes every dirty chunk. Call inside the LMDB write transaction. */
-  commit(): void {
+  /**
+   * Writes every dirty chunk. Call inside the LMDB write transaction. The undo log is
+   * kept: the transaction may still fail to commit, and then rollback() needs it.
+   */
+  writeDirty(): void {
     for (const [key, chunks] of this.#dirty) {
       const bitmap = this.#entry(key).bitmap;
       for (const chunk of chunks) {
@@ -125,6 +128,10 @@ export class BitmapStore {
         else this.#tables.bitmapChunks.putSync([key, chunk], bytes);
       }
     }
+  }
+
+  /** The transaction committed: forget the undo log, then bound the cache. */
+  committed(): void {
     this.#dirty.clear();
     this.#undo = [];
     this.#evict();

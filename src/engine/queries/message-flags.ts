@@ -77,3 +77,25 @@ export function flagsForWindow(state: StoreState, received: ReceivedSets, userId
     return flagsForMask(mask);
   });
 }
+
+/**
+ * The flags of one message a user received at send (a row is certain), from the
+ * per-user bitmaps: what a message event carries for each recipient.
+ */
+export function flagsOfReceived(state: StoreState, userId: number, realmId: number, messageId: number): readonly ApiFlag[] {
+  const b = state.bitmaps;
+  const bits: readonly (readonly [ReadonlyBitmap, number])[] = [
+    [b.get(key.userFlag(userId, "read")), 0],
+    [b.get(key.userFlag(userId, "starred")), 1],
+    [b.get(key.userFlag(userId, "collapsed")), 2],
+    [b.get(key.userFlag(userId, "mentioned")), 3],
+    [b.get(key.streamWildcard(realmId)), 4],
+    [b.get(key.userFlag(userId, "topic_wildcard_mentioned")), 5],
+    [b.get(key.userFlag(userId, "group_mentioned")), 6],
+    [b.get(key.userFlag(userId, "has_alert_word")), 7],
+  ];
+  let mask = 0;
+  for (const [bitmap, bit] of bits) if (bitmap.has(messageId)) mask |= 1 << bit;
+  if (mask & ((1 << 4) | (1 << 5))) mask |= 1 << 9;
+  return flagsForMask(mask);
+}

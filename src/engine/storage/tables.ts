@@ -17,6 +17,7 @@
  * | message_meta      | messageId (uint32)               | MessageMeta (no content)      |
  * | date_message      | [dateSent, messageId]            | null (time index for anchors) |
  * | bitmap_chunks     | [bitmapKey, chunk (id >>> 16)]   | portable roaring bytes        |
+ * | change_log        | sequence (uint32)                | ChangeLogEntry                |
  */
 import { open, type Database, type RootDatabase } from "lmdb";
 
@@ -40,34 +41,74 @@ export interface Tables {
   readonly messageMeta: Database<unknown, number>;
   readonly dateMessage: Database<null, [number, number]>;
   readonly bitmapChunks: Database<Uint8Array, [string, number]>;
+  readonly changeLog: Database<unknown, number>;
 }
+
+export type TableName = Exclude<keyof Tables, "env">;
+
+/**
+ * What a table holds, which decides who must iterate it:
+ * - entity: source records loaded into memory at open and reload (state.ts loaders);
+ * - record: source records read on demand (messages);
+ * - derived: rebuilt from records and compared by verify;
+ * - state: engine bookkeeping (counters, schema version);
+ * - log: the trimmed change log (sequence -> what a write changed).
+ * The fingerprint of tests iterates every table.
+ */
+export type TableRole = "entity" | "record" | "derived" | "state" | "log";
+
+export interface TableSpec {
+  /** LMDB sub-database name. */
+  readonly db: string;
+  readonly role: TableRole;
+  /** uint32 keys with msgpackr shared structures at key 0; msgpack keys otherwise. */
+  readonly keys: "id" | "id-plain" | "msgpack";
+  readonly values: "msgpack" | "binary";
+}
+
+/**
+ * The one table registry. Record<TableName, ...> is exhaustive: a table added to
+ * Tables without an entry here does not compile, so open, reload, verify and the test
+ * fingerprint (which all iterate this) cannot miss it.
+ */
+export const TABLE_SPECS: Readonly<Record<TableName, TableSpec>> = {
+  meta: { db: "meta", role: "state", keys: "msgpack", values: "msgpack" },
+  realms: { db: "realms", role: "entity", keys: "id", values: "msgpack" },
+  users: { db: "users", role: "entity", keys: "id", values: "msgpack" },
+  channels: { db: "channels", role: "entity", keys: "id", values: "msgpack" },
+  subscriptions: { db: "subscriptions", role: "entity", keys: "msgpack", values: "msgpack" },
+  groups: { db: "groups", role: "entity", keys: "id", values: "msgpack" },
+  conversations: { db: "conversations", role: "entity", keys: "id", values: "msgpack" },
+  userTopics: { db: "user_topics", role: "entity", keys: "msgpack", values: "msgpack" },
+  messages: { db: "messages", role: "record", keys: "id", values: "msgpack" },
+  messageMeta: { db: "message_meta", role: "derived", keys: "id-plain", values: "msgpack" },
+  dateMessage: { db: "date_message", role: "derived", keys: "msgpack", values: "msgpack" },
+  bitmapChunks: { db: "bitmap_chunks", role: "derived", keys: "msgpack", values: "binary" },
+  changeLog: { db: "change_log", role: "log", keys: "id-plain", values: "msgpack" },
+};
+
+export const TABLE_NAMES = Object.keys(TABLE_SPECS) as TableName[];
 
 export interface OpenTablesOptions {
   /** Skip fsync at commit: survives a process crash, not a power loss. */
   readonly noSync?: boolean;
 }
 
-/** Opens (creating if needed) the environment in `dir`. */
+/** Opens (creating if needed) the environment in `dir` and every table of the registry. */
 export function openTables(dir: string, options: OpenTablesOptions = {}): Tables {
   // noSubdir: false explicitly: lmdb-js otherwise takes a directory name with a dot for a file name.
   const env = open({ path: dir, noSubdir: false, maxDbs: 32, noSync: options.noSync ?? false, compression: false });
-  const msgpack = (name: string) => env.openDB<unknown, never>({ name, encoding: "msgpack" });
-  // Key 0 of each uint32-keyed table holds msgpackr's shared structures: IDs start at 1,
-  // so scans of these tables start at FIRST_ID.
-  const byId = (name: string) => env.openDB<unknown, number>({ name, keyEncoding: "uint32", encoding: "msgpack", sharedStructuresKey: 0 });
-  return {
-    env,
-    meta: msgpack("meta") as unknown as Database<unknown, string>,
-    realms: byId("realms"),
-    users: byId("users"),
-    channels: byId("channels"),
-    subscriptions: msgpack("subscriptions") as unknown as Database<unknown, [number, number]>,
-    groups: byId("groups"),
-    conversations: byId("conversations"),
-    userTopics: msgpack("user_topics") as unknown as Database<unknown, [number, number, string]>,
-    messages: byId("messages"),
-    messageMeta: env.openDB<unknown, number>({ name: "message_meta", keyEncoding: "uint32", encoding: "msgpack" }),
-    dateMessage: env.openDB<null, [number, number]>({ name: "date_message", encoding: "msgpack" }),
-    bitmapChunks: env.openDB<Uint8Array, [string, number]>({ name: "bitmap_chunks", encoding: "binary" }),
-  };
+  const dbs: Record<string, Database<unknown, never>> = {};
+  for (const name of TABLE_NAMES) {
+    const spec = TABLE_SPECS[name];
+    // Key 0 of each "id" table holds msgpackr's shared structures: IDs start at 1,
+    // so scans of these tables start at FIRST_ID.
+    dbs[name] = env.openDB<unknown, never>({
+      name: spec.db,
+      encoding: spec.values,
+      ...(spec.keys === "msgpack" ? {} : { keyEncoding: "uint32" }),
+      ...(spec.keys === "id" ? { sharedStructuresKey: 0 } : {}),
+    });
+  }
+  return { env, ...dbs } as unknown as Tables;
 }

@@ -4,7 +4,7 @@
  * client computes Gravatar itself (client_gravatar) and may see the real email.
  */
 import { createHash } from "node:crypto";
-import type { User } from "../../engine/types.js";
+import type { User } from "../../engine/index.js";
 
 export function avatarUrl(user: User, clientGravatar: boolean): string | null {
   if (clientGravatar) return null;

@@ -11,9 +11,8 @@
  * can_move_messages_within_channel_group / can_resolve_topics_group (the engine has
  * no such settings).
  */
-import { canSeeChannel } from "../../engine/access.js";
 import type { Store } from "../../engine/index.js";
-import type { Channel, GroupSettingValue, Subscription, User } from "../../engine/types.js";
+import type { Channel, GroupSettingValue, Subscription, User } from "../../engine/index.js";
 
 /** A group-setting value on the wire: a group ID or {direct_members, direct_subgroups}. */
 export function groupSettingToWire(value: GroupSettingValue): number | { direct_members: number[]; direct_subgroups: number[] } {
@@ -23,13 +22,6 @@ export function groupSettingToWire(value: GroupSettingValue): number | { direct_
 /** A group-setting value from the wire. */
 export function groupSettingFromWire(value: number | { direct_members: number[]; direct_subgroups: number[] }): GroupSettingValue {
   return typeof value === "number" ? value : { directMembers: value.direct_members, directSubgroups: value.direct_subgroups };
-}
-
-/** Active users with an active subscription, ascending (Zulip lists only active users). */
-export function activeSubscriberIds(store: Store, channelId: number): number[] {
-  const out: number[] = [];
-  for (const id of store.state.subscribers.get(channelId) ?? []) if (store.state.users.get(id)?.isActive) out.push(id);
-  return out.sort((a, b) => a - b);
 }
 
 /** The basic channel object (BasicChannel). */
@@ -53,7 +45,7 @@ export function channelToWire(store: Store, channel: Channel): Record<string, un
     stream_post_policy: 1,
     is_announcement_only: false,
     stream_weekly_traffic: null,
-    subscriber_count: activeSubscriberIds(store, channel.id).length,
+    subscriber_count: store.subscriberCount(channel.id),
     can_add_subscribers_group: groupSettingToWire(channel.canAddSubscribersGroup),
     can_remove_subscribers_group: groupSettingToWire(channel.canRemoveSubscribersGroup),
     can_administer_channel_group: groupSettingToWire(channel.canAdministerChannelGroup),
@@ -65,14 +57,9 @@ export function channelToWire(store: Store, channel: Channel): Record<string, un
   };
 }
 
-/**
- * Subscriber IDs for a viewer, or undefined when the viewer may not list them. Who may
- * list a channel's subscribers is who may see the channel (access.ts canSeeChannel:
- * subscribers, non-guests for public channels, everyone for web-public ones,
- * administrators for private ones).
- */
+/** Subscriber IDs for a viewer, or undefined when the viewer may not list them (the engine decides). */
 export function subscribersFor(store: Store, viewer: User, channel: Channel): number[] | undefined {
-  return canSeeChannel(store.state, viewer, channel) ? activeSubscriberIds(store, channel.id) : undefined;
+  return store.subscribersVisibleTo(viewer.id, channel.id);
 }
 
 /** A Subscription object: the channel plus the user's personal settings. */

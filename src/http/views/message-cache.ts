@@ -5,12 +5,13 @@
  * flags (interned, so their JSON is cached too) and closes the object. The whole
  * object for the last flag list served is kept too, so a repeated read is one copy.
  *
- * Invalidation: a changed message drops its entries; a changed user, channel or
- * realm (names, emails, avatars appear in every message) drops everything.
+ * Invalidation, from the engine's events: a changed message (reactions) drops its
+ * entries; a changed user, channel or realm (names, emails, avatars appear in every
+ * message) drops everything. New messages and flag changes touch nothing cached.
  */
-import type { ApiFlag, Change, Message, MessageWindow, Store } from "../../engine/index.js";
+import type { ApiFlag, EngineEvent, EventBatch, Message, MessageWindow, Store } from "../../engine/index.js";
 import { highlightsFor } from "../../engine/index.js";
-import type { Realm } from "../../engine/types.js";
+import type { Realm } from "../../engine/index.js";
 import { messageBody, type MessageViewOptions } from "./message.js";
 
 const DEFAULT_MAX_BYTES = 256 * 1024 * 1024;
@@ -39,7 +40,7 @@ export class MessageJsonCache {
   constructor(store: Store, maxBytes = DEFAULT_MAX_BYTES) {
     this.#store = store;
     this.#maxBytes = maxBytes;
-    store.onChange((change) => this.#invalidate(change));
+    store.onEvents((batch) => this.#invalidate(batch));
   }
 
   /** The JSON array of a window's messages, as buffers to concatenate ("[", items, "]"). */
@@ -97,19 +98,26 @@ export class MessageJsonCache {
     return json;
   }
 
-  #invalidate(change: Change): void {
-    if (change.kind === "message") {
-      for (let variant = 0; variant < 8; variant++) {
-        const entry = this.#entries.get(change.id * 8 + variant);
-        if (entry) {
-          this.#bytes -= MessageJsonCache.#size(entry);
-          this.#entries.delete(change.id * 8 + variant);
-        }
+  #invalidate(batch: EventBatch): void {
+    for (const { event } of batch.deliveries) {
+      const messageId = changedMessage(event);
+      if (messageId !== null) this.#drop(messageId);
+      else if (changesEveryMessage(event)) {
+        this.#entries.clear();
+        this.#bytes = 0;
+        return;
       }
-      return;
     }
-    this.#entries.clear();
-    this.#bytes = 0;
+  }
+
+  #drop(messageId: number): void {
+    for (let variant = 0; variant < 8; variant++) {
+      const entry = this.#entries.get(messageId * 8 + variant);
+      if (entry) {
+        this.#bytes -= MessageJsonCache.#size(entry);
+        this.#entries.delete(messageId * 8 + variant);
+      }
+    }
   }
 
   /** Drops the oldest entries (insertion order) down to 80% of the budget. */
@@ -120,4 +128,14 @@ export class MessageJsonCache {
       this.#bytes -= MessageJsonCache.#size(entry);
     }
   }
+}
+
+/** The message an event changes in place, or null. */
+function changedMessage(event: EngineEvent): number | null {
+  return event.type === "reaction" ? event.messageId : null;
+}
+
+/** Events that change what every cached message shows (sender names, channel names). */
+function changesEveryMessage(event: EngineEvent): boolean {
+  return (event.type === "realm_user" && event.op === "update") || (event.type === "stream" && event.op === "update" && event.property !== "first_message_id") || event.type === "realm";
 }

@@ -5,7 +5,7 @@
  * with the Message object in the API specification.
  */
 import type { MessageView, Store } from "../../engine/index.js";
-import type { Message, Realm, User } from "../../engine/types.js";
+import type { Message, Realm, User } from "../../engine/index.js";
 import { avatarUrl } from "./avatar.js";
 
 export interface MessageViewOptions {
@@ -34,8 +34,7 @@ export function messageToWire(store: Store, realm: Realm, view: MessageView, opt
 
 /** Everything of the message object that is the same for every reader (no flags, no matches). */
 export function messageBody(store: Store, realm: Realm, m: Message, options: MessageViewOptions): Record<string, unknown> {
-  const state = store.state;
-  const sender = state.users.get(m.senderId);
+  const sender = store.findUser(m.senderId);
   const out: Record<string, unknown> = {
     id: m.id,
     sender_id: m.senderId,
@@ -54,21 +53,21 @@ export function messageBody(store: Store, realm: Realm, m: Message, options: Mes
       emoji_code: r.emojiCode,
       reaction_type: r.reactionType,
       user_id: r.userId,
-      user: userBrief(state.users.get(r.userId), r.userId),
+      user: userBrief(store.findUser(r.userId), r.userId),
     })),
     submessages: [],
     topic_links: [],
   };
   if (m.recipient.type === "channel") {
-    const channel = state.channels.get(m.recipient.channelId);
+    const channel = store.getChannel(m.recipient.channelId);
     out["type"] = "stream";
     out["stream_id"] = m.recipient.channelId;
     out["display_recipient"] = channel?.name ?? "";
     out["subject"] = m.topic === "" && !options.allowEmptyTopicName ? realm.emptyTopicDisplayName : m.topic;
   } else {
-    const conversation = state.conversations.get(m.recipient.conversationId);
+    const conversation = store.findConversation(m.recipient.conversationId);
     out["type"] = "private";
-    out["display_recipient"] = (conversation?.userIds ?? []).map((id) => userBrief(state.users.get(id), id));
+    out["display_recipient"] = (conversation?.userIds ?? []).map((id) => userBrief(store.findUser(id), id));
     out["subject"] = "";
   }
   if (m.editHistory) {

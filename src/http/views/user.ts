@@ -8,8 +8,8 @@
  * and profile_data values carry no rendered_value.
  */
 import type { Store } from "../../engine/index.js";
-import type { User } from "../../engine/types.js";
-import { ROLE } from "../../engine/types.js";
+import type { User } from "../../engine/index.js";
+import { ROLE } from "../../engine/index.js";
 import { avatarUrl } from "./avatar.js";
 
 export interface UserViewOptions {
@@ -54,21 +54,4 @@ export function userToWire(user: User, options: UserViewOptions): Record<string,
   if (user.isBot) out["bot_owner_id"] = user.botOwnerId;
   else if (options.includeCustomProfileFields) out["profile_data"] = profileDataToWire(user);
   return out;
-}
-
-/** Every user of the realm (active and deactivated), by ascending ID. */
-export function realmUsers(store: Store, realmId: number): User[] {
-  const out: User[] = [];
-  for (const user of store.state.users.values()) if (user.realmId === realmId) out.push(user);
-  return out.sort((a, b) => a.id - b.id);
-}
-
-/**
- * Zulip's max_message_id_for_user: the newest message the user has a row for, or -1.
- * The engine's GET /messages over the empty narrow (the user's personal history).
- */
-export function maxMessageIdFor(store: Store, userId: number): number {
-  const result = store.getMessages(userId, { narrow: [], anchor: "newest", numBefore: 1, numAfter: 0 });
-  const last = result.messages[result.messages.length - 1];
-  return last ? last.message.id : -1;
 }

@@ -3,6 +3,7 @@ import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, ROLE, type EngineError, type Mess
 import { defaultReadBySender } from "../../../src/engine/actions/send-message.js";
 import { expectFailsUnchanged } from "../../support/snapshot.js";
 import { seedRealm, tempStore, type TempStore } from "../../support/temp-store.js";
+import { internals } from "../../../src/engine/internal.js";
 
 const NOW = 1_700_000_000;
 let t: TempStore;
@@ -17,7 +18,7 @@ beforeEach(() => {
 afterEach(() => t.cleanup());
 
 const failsWithoutChange = (fn: () => unknown, expected: { code: string; message: string; data?: unknown }) => expectFailsUnchanged(s, fn, expected);
-const stored = (id: number) => s.state.tables.messages.get(id) as Message;
+const stored = (id: number) => internals(s).tables.messages.get(id) as Message;
 const toGeneral = (topic: string | undefined, content = "hello", senderId = w.alice.id) =>
   s.sendMessage({ senderId, to: { type: "channel", channel: "general", topic }, content });
 
@@ -90,7 +91,7 @@ describe("topics", () => {
     failsWithoutChange(send("only-empty", "real"), { code: "BAD_REQUEST", message: "Only the general chat topic is allowed in this channel." });
     expect(stored(send("only-empty", "(no topic)")().id).topic).toBe("");
     // "inherit" follows the realm setting.
-    s.state.realms.get(w.realm.id)!.topicsPolicy = "disable_empty_topic";
+    internals(s).realms.get(w.realm.id)!.topicsPolicy = "disable_empty_topic";
     failsWithoutChange(send("general", ""), { code: "BAD_REQUEST", message: "Sending messages to the general chat is not allowed in this channel." });
     expect(send("allow", "")()).toHaveProperty("id");
   });
@@ -119,7 +120,7 @@ describe("validation errors (nothing changed)", () => {
     });
     const other = s.createRealm({ subdomain: "other", name: "Other", owner: { email: "x@other.dev", fullName: "Xavier" } });
     s.subscribe(other.owner.id, { channels: [{ name: "elsewhere" }] });
-    const foreign = s.state.channelByName.get(`${other.realm.id}:ELSEWHERE`)!;
+    const foreign = internals(s).channelByName.get(`${other.realm.id}:ELSEWHERE`)!;
     failsWithoutChange(() => s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: foreign, topic: "t" }, content: "x" }), {
       code: "STREAM_DOES_NOT_EXIST",
       message: `Channel with ID '${foreign}' does not exist`,
@@ -164,9 +165,9 @@ describe("direct messages", () => {
     const ra = stored(a.id).recipient;
     expect(ra).toEqual(stored(b.id).recipient);
     expect(ra.type).toBe("direct");
-    if (ra.type === "direct") expect(s.state.conversations.get(ra.conversationId)!.userIds).toEqual([w.alice.id, w.bob.id].sort((x, y) => x - y));
+    if (ra.type === "direct") expect(internals(s).conversations.get(ra.conversationId)!.userIds).toEqual([w.alice.id, w.bob.id].sort((x, y) => x - y));
     const self = stored(s.sendMessage({ senderId: w.alice.id, to: { type: "direct", users: [w.alice.id] }, content: "note" }).id).recipient;
-    if (self.type === "direct") expect(s.state.conversations.get(self.conversationId)!.userIds).toEqual([w.alice.id]);
+    if (self.type === "direct") expect(internals(s).conversations.get(self.conversationId)!.userIds).toEqual([w.alice.id]);
     expect(stored(a.id).topic).toBe("");
   });
   it("group DMs arrive unread for the other participants", () => {
@@ -234,7 +235,7 @@ describe("recipients and mentions", () => {
 
 describe("nothing changed after each failing send, then a success still works", () => {
   it("IDs are not consumed by failures", () => {
-    const before = s.state.counters.nextMessageId;
+    const before = internals(s).counters.nextMessageId;
     for (const bad of [() => toGeneral("t", ""), () => toGeneral(undefined), () => s.sendMessage({ senderId: w.bob.id, to: { type: "channel", channel: "secret", topic: "t" }, content: "x" })]) {
       expect(bad).toThrow();
     }

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ROLE, type EngineError, type Store, type User } from "../../../src/engine/index.js";
 import { expectFailsUnchanged } from "../../support/snapshot.js";
 import { seedRealm, tempStore, type TempStore } from "../../support/temp-store.js";
+import { internals } from "../../../src/engine/internal.js";
 
 let t: TempStore;
 let s: Store;
@@ -19,15 +20,15 @@ beforeEach(() => {
 afterEach(() => t.cleanup());
 
 const failsWithoutChange = (fn: () => unknown, expected: { code: string; message: string; data?: unknown }) => expectFailsUnchanged(s, fn, expected);
-const sub = (user: User, channelId: number) => s.state.subsByUser.get(user.id)?.get(channelId);
-const channelId = (name: string) => s.state.channelByName.get(`${w.realm.id}:${name.toUpperCase()}`)!;
+const sub = (user: User, channelId: number) => internals(s).subsByUser.get(user.id)?.get(channelId);
+const channelId = (name: string) => internals(s).channelByName.get(`${w.realm.id}:${name.toUpperCase()}`)!;
 
 describe("subscribe", () => {
   it("subscribes the actor to an existing public channel", () => {
     const r = s.subscribe(carol.id, { channels: [{ name: "general" }] });
     expect(r).toEqual({ subscribed: new Map([[carol.id, ["general"]]]), alreadySubscribed: new Map(), unauthorized: [], createdChannelIds: [] });
-    expect(sub(carol, w.general.id)).toMatchObject({ active: true, isMuted: false, pinToTop: false, intervals: [{ from: s.state.counters.nextMessageId, to: null }] });
-    expect(s.state.subscribers.get(w.general.id)?.has(carol.id)).toBe(true);
+    expect(sub(carol, w.general.id)).toMatchObject({ active: true, isMuted: false, pinToTop: false, intervals: [{ from: internals(s).counters.nextMessageId, to: null }] });
+    expect(internals(s).subscribers.get(w.general.id)?.has(carol.id)).toBe(true);
   });
 
   it("reports already-subscribed users and de-duplicates names case-insensitively", () => {
@@ -54,7 +55,7 @@ describe("subscribe", () => {
     s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: "general", topic: "t" }, content: "1" });
     const first = sub(w.bob, w.general.id)!.intervals[0]!;
     s.unsubscribe(w.bob.id, ["general"]);
-    const leftAt = s.state.counters.nextMessageId;
+    const leftAt = internals(s).counters.nextMessageId;
     s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: "general", topic: "t" }, content: "2" });
     s.subscribe(w.bob.id, { channels: [{ name: "general" }] });
     expect(sub(w.bob, w.general.id)!.intervals).toEqual([
@@ -104,7 +105,7 @@ describe("subscribe", () => {
     });
     it("web-public channels need spectator access and a moderator", () => {
       failsWithoutChange(() => s.subscribe(w.owner.id, { channels: [{ name: "web" }], newChannel: { isWebPublic: true } }), { code: "BAD_REQUEST", message: "Web-public channels are not enabled." });
-      s.state.realms.get(w.realm.id)!.enableSpectatorAccess = true;
+      internals(s).realms.get(w.realm.id)!.enableSpectatorAccess = true;
       failsWithoutChange(() => s.subscribe(w.alice.id, { channels: [{ name: "web" }], newChannel: { isWebPublic: true } }), { code: "BAD_REQUEST", message: "Insufficient permission" });
     });
     it("public channels always share history (Zulip forces it), private ones default to protected", () => {
@@ -131,12 +132,12 @@ describe("unsubscribe", () => {
   it("removes the actor and reports channels they were not in", () => {
     s.subscribe(w.alice.id, { channels: [{ name: "other" }] });
     s.unsubscribe(w.alice.id, ["other"]);
-    const to = s.state.counters.nextMessageId;
+    const to = internals(s).counters.nextMessageId;
     expect(s.unsubscribe(w.alice.id, ["general", "other", "GENERAL"])).toEqual({ removed: ["general"], notRemoved: ["other"] });
     const record = sub(w.alice, w.general.id)!;
     expect(record.active).toBe(false);
     expect(record.intervals[record.intervals.length - 1]!.to).toBe(to);
-    expect(s.state.subscribers.get(w.general.id)?.has(w.alice.id)).toBe(false);
+    expect(internals(s).subscribers.get(w.general.id)?.has(w.alice.id)).toBe(false);
   });
 
   it("administrators, channel administrators and bot owners may remove others", () => {
@@ -171,7 +172,7 @@ describe("setChannelMuted", () => {
   it("mutes a subscribed channel and refuses others", () => {
     s.setChannelMuted(w.alice.id, w.general.id, true);
     expect(sub(w.alice, w.general.id)!.isMuted).toBe(true);
-    expect(t.reopen().state.subsByUser.get(w.alice.id)!.get(w.general.id)!.isMuted).toBe(true);
+    expect(internals(t.reopen()).subsByUser.get(w.alice.id)!.get(w.general.id)!.isMuted).toBe(true);
     s = t.store;
     failsWithoutChange(() => s.setChannelMuted(carol.id, w.general.id, true), { code: "BAD_REQUEST", message: `Not subscribed to channel ID ${w.general.id}` });
   });

@@ -3,6 +3,7 @@ import { ROLE, type EngineError, type Store, type User } from "../../../src/engi
 import { key } from "../../../src/engine/index/keys.js";
 import { expectFailsUnchanged, fingerprint } from "../../support/snapshot.js";
 import { seedRealm, tempStore, type TempStore } from "../../support/temp-store.js";
+import { internals } from "../../../src/engine/internal.js";
 
 let t: TempStore;
 let s: Store;
@@ -65,7 +66,7 @@ describe("flags by IDs", () => {
     expect(flags(carol, id)).toEqual(["read", "historical"]);
     expect(s.updateFlags(carol.id, [id], "starred", "add")).toEqual({ updatedCount: 1 });
     expect(flags(carol, id)).toEqual(["read", "starred", "historical"]);
-    expect(s.state.bitmaps.get(key.userFlag(carol.id, "historical")).toArray()).toEqual([id]);
+    expect(internals(s).bitmaps.get(key.userFlag(carol.id, "historical")).toArray()).toEqual([id]);
     // Unstarring keeps the row (Zulip never deletes UserMessage rows).
     expect(s.updateFlags(carol.id, [id], "starred", "remove")).toEqual({ updatedCount: 1 });
     expect(flags(carol, id)).toEqual(["read", "historical"]);
@@ -208,7 +209,7 @@ describe("markTopicAsRead", () => {
     const a = send("t");
     expect(s.markTopicAsRead(carol.id, w.general.id, null)).toEqual({ updatedCount: 0 });
     expect(flags(carol, a)).toEqual(["read", "historical"]);
-    expect(s.state.bitmaps.get(key.userFlag(carol.id, "historical")).size).toBe(0);
+    expect(internals(s).bitmaps.get(key.userFlag(carol.id, "historical")).size).toBe(0);
   });
 
   it("errors (nothing changed)", () => {

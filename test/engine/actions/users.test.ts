@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ROLE, type EngineError, type Store, type User } from "../../../src/engine/index.js";
 import { expectFailsUnchanged, fingerprint } from "../../support/snapshot.js";
 import { seedRealm, tempStore, type TempStore } from "../../support/temp-store.js";
+import { internals } from "../../../src/engine/internal.js";
 
 let t: TempStore;
 let s: Store;
@@ -18,7 +19,7 @@ afterEach(() => t.cleanup());
 
 const failsWithoutChange = (fn: () => unknown, expected: { code: string; message: string; data?: unknown }) => expectFailsUnchanged(s, fn, expected);
 const send = (topic: string, senderId = w.owner.id, channel = "general") => s.sendMessage({ senderId, to: { type: "channel", channel, topic }, content: "x" }).id;
-const intervals = (user: User, channelId: number) => s.state.subsByUser.get(user.id)?.get(channelId)?.intervals;
+const intervals = (user: User, channelId: number) => internals(s).subsByUser.get(user.id)?.get(channelId)?.intervals;
 const newest = (user: User) => s.getMessages(user.id, { anchor: "newest", numBefore: 100, numAfter: 0 }).messages.map((v) => v.message.id);
 
 describe("createUser", () => {
@@ -92,14 +93,14 @@ describe("setUserActive", () => {
     const m1 = send("t");
     const openFrom = intervals(w.alice, w.general.id)![0]!.from;
     s.setUserActive(w.alice.id, false);
-    const closedAt = s.state.counters.nextMessageId;
+    const closedAt = internals(s).counters.nextMessageId;
     expect(closedAt).toBe(m1 + 1);
     expect(intervals(w.alice, w.general.id)).toEqual([{ from: openFrom, to: closedAt }]);
     expect(intervals(w.alice, w.secret.id)).toEqual([{ from: intervals(w.alice, w.secret.id)![0]!.from, to: closedAt }]);
     expect(s.getUser(w.alice.id).isActive).toBe(false);
     const during = send("t");
     s.setUserActive(w.alice.id, true);
-    const reopenedAt = s.state.counters.nextMessageId;
+    const reopenedAt = internals(s).counters.nextMessageId;
     expect(intervals(w.alice, w.general.id)).toEqual([
       { from: openFrom, to: closedAt },
       { from: reopenedAt, to: null },
@@ -110,7 +111,7 @@ describe("setUserActive", () => {
     expect(s.unreadSummary(w.alice.id).streams).toEqual([{ streamId: w.general.id, topic: "t", unreadMessageIds: [m1, after] }]);
     // Persisted.
     const reopened = t.reopen();
-    expect(reopened.state.subsByUser.get(w.alice.id)!.get(w.general.id)!.intervals).toEqual([
+    expect(internals(reopened).subsByUser.get(w.alice.id)!.get(w.general.id)!.intervals).toEqual([
       { from: openFrom, to: closedAt },
       { from: reopenedAt, to: null },
     ]);
@@ -131,7 +132,7 @@ describe("setUserActive", () => {
     s.setUserActive(w.alice.id, false);
     s.setUserActive(w.alice.id, true);
     expect(intervals(w.alice, w.general.id)).toEqual(before);
-    expect(s.state.subsByUser.get(w.alice.id)!.get(w.general.id)!.active).toBe(false);
+    expect(internals(s).subsByUser.get(w.alice.id)!.get(w.general.id)!.active).toBe(false);
   });
 
   it("no-ops write nothing", () => {

@@ -3,6 +3,7 @@ import { RoaringBitmap32, serializeChunk } from "../../../src/engine/index/bitma
 import { foldName, foldTopic, key } from "../../../src/engine/index/keys.js";
 import type { Store } from "../../../src/engine/index.js";
 import { tempStore, type TempStore } from "../../support/temp-store.js";
+import { internals } from "../../../src/engine/internal.js";
 
 const K = "test:k";
 const CHUNK = 1 << 16;
@@ -10,7 +11,7 @@ const CHUNK = 1 << 16;
 /** Every persisted chunk of `name`, as [chunk, ids] (decoded from disk). */
 function chunksOf(store: Store, name: string): [number, number[]][] {
   const out: [number, number[]][] = [];
-  for (const { key: k, value } of store.state.tables.bitmapChunks.getRange({ start: [name, 0], end: [name, CHUNK] })) {
+  for (const { key: k, value } of internals(store).tables.bitmapChunks.getRange({ start: [name, 0], end: [name, CHUNK] })) {
     out.push([k[1], RoaringBitmap32.deserialize(value, "portable").toArray()]);
   }
   return out;
@@ -19,7 +20,7 @@ function chunksOf(store: Store, name: string): [number, number[]][] {
 /** Raw persisted bytes of every chunk of every key, hex-encoded. */
 function diskImage(store: Store): string[] {
   const out: string[] = [];
-  for (const { key: k, value } of store.state.tables.bitmapChunks.getRange()) out.push(`${k[0]}#${k[1]}=${Buffer.from(value).toString("hex")}`);
+  for (const { key: k, value } of internals(store).tables.bitmapChunks.getRange()) out.push(`${k[0]}#${k[1]}=${Buffer.from(value).toString("hex")}`);
   return out;
 }
 
@@ -37,8 +38,8 @@ describe("BitmapStore chunked persistence", () => {
 
   it("persists bits from several 2^16 chunks, one LMDB entry per non-empty chunk", () => {
     const s = t.store;
-    s.state.write(() => {
-      expect(s.state.bitmaps.addMany(K, ids)).toEqual(ids);
+    internals(s).write(() => {
+      expect(internals(s).bitmaps.addMany(K, ids)).toEqual(ids);
     });
     expect(chunksOf(s, K)).toEqual([
       [0, [1, 2, 65535]],
@@ -46,59 +47,59 @@ describe("BitmapStore chunked persistence", () => {
       [5, [5 * CHUNK + 17]],
       [65535, [0xffffffff]],
     ]);
-    s.state.bitmaps.clearCache();
-    expect(s.state.bitmaps.cachedBytes).toBe(0);
-    expect(s.state.bitmaps.get(K).toArray()).toEqual(ids);
+    internals(s).bitmaps.clearCache();
+    expect(internals(s).bitmaps.cachedBytes).toBe(0);
+    expect(internals(s).bitmaps.get(K).toArray()).toEqual(ids);
     const reopened = t.reopen();
-    expect(reopened.state.bitmaps.get(K).toArray()).toEqual(ids);
-    expect(reopened.state.bitmaps.loadFromDisk(K).toArray()).toEqual(ids);
-    expect([...reopened.state.bitmaps.persistedKeys()]).toEqual([K]);
+    expect(internals(reopened).bitmaps.get(K).toArray()).toEqual(ids);
+    expect(internals(reopened).bitmaps.loadFromDisk(K).toArray()).toEqual(ids);
+    expect([...internals(reopened).bitmaps.persistedKeys()]).toEqual([K]);
   });
 
   it("keys that share a prefix stay separate on disk", () => {
     const s = t.store;
-    s.state.write(() => {
-      s.state.bitmaps.addMany("p", [1, CHUNK]);
-      s.state.bitmaps.addMany("p2", [2]);
-      s.state.bitmaps.addMany("p:x", [3, 2 * CHUNK]);
-      s.state.bitmaps.addMany("o", [4]);
+    internals(s).write(() => {
+      internals(s).bitmaps.addMany("p", [1, CHUNK]);
+      internals(s).bitmaps.addMany("p2", [2]);
+      internals(s).bitmaps.addMany("p:x", [3, 2 * CHUNK]);
+      internals(s).bitmaps.addMany("o", [4]);
     });
-    s.state.bitmaps.clearCache();
-    expect(s.state.bitmaps.get("p").toArray()).toEqual([1, CHUNK]);
-    expect(s.state.bitmaps.loadFromDisk("p2").toArray()).toEqual([2]);
-    expect(s.state.bitmaps.loadFromDisk("p:x").toArray()).toEqual([3, 2 * CHUNK]);
-    expect([...s.state.bitmaps.persistedKeys()]).toEqual(["o", "p", "p2", "p:x"]);
+    internals(s).bitmaps.clearCache();
+    expect(internals(s).bitmaps.get("p").toArray()).toEqual([1, CHUNK]);
+    expect(internals(s).bitmaps.loadFromDisk("p2").toArray()).toEqual([2]);
+    expect(internals(s).bitmaps.loadFromDisk("p:x").toArray()).toEqual([3, 2 * CHUNK]);
+    expect([...internals(s).bitmaps.persistedKeys()]).toEqual(["o", "p", "p2", "p:x"]);
   });
 
   it("an unknown key is empty and persists nothing", () => {
     const s = t.store;
-    expect(s.state.bitmaps.get("nope").size).toBe(0);
-    s.state.write(() => undefined);
+    expect(internals(s).bitmaps.get("nope").size).toBe(0);
+    internals(s).write(() => undefined);
     expect(chunksOf(s, "nope")).toEqual([]);
   });
 
   it("add/addMany/removeMany report only actual changes", () => {
     const s = t.store;
-    s.state.write(() => {
-      const b = s.state.bitmaps;
+    internals(s).write(() => {
+      const b = internals(s).bitmaps;
       expect(b.add(K, 10)).toBe(true);
       expect(b.add(K, 10)).toBe(false);
       expect(b.addMany(K, [9, 10, 11])).toEqual([9, 11]);
       expect(b.removeMany(K, [11, 12])).toEqual([11]);
     });
-    expect(s.state.bitmaps.get(K).toArray()).toEqual([9, 10]);
+    expect(internals(s).bitmaps.get(K).toArray()).toEqual([9, 10]);
     expect(chunksOf(s, K)).toEqual([[0, [9, 10]]]);
   });
 
   it("an update rewrites only the chunks it touched and deletes emptied chunks", () => {
     const s = t.store;
-    s.state.write(() => void s.state.bitmaps.addMany(K, [1, 2, CHUNK + 1, 3 * CHUNK + 1]));
+    internals(s).write(() => void internals(s).bitmaps.addMany(K, [1, 2, CHUNK + 1, 3 * CHUNK + 1]));
     const before = new Map(diskImage(s).map((line) => [line.split("=")[0]!, line]));
-    const put = vi.spyOn(s.state.tables.bitmapChunks, "putSync");
-    const remove = vi.spyOn(s.state.tables.bitmapChunks, "removeSync");
-    s.state.write(() => {
-      s.state.bitmaps.add(K, CHUNK + 2);
-      s.state.bitmaps.removeMany(K, [3 * CHUNK + 1]);
+    const put = vi.spyOn(internals(s).tables.bitmapChunks, "putSync");
+    const remove = vi.spyOn(internals(s).tables.bitmapChunks, "removeSync");
+    internals(s).write(() => {
+      internals(s).bitmaps.add(K, CHUNK + 2);
+      internals(s).bitmaps.removeMany(K, [3 * CHUNK + 1]);
     });
     expect(put.mock.calls.map((c) => c[0])).toEqual([[K, 1]]);
     expect(remove.mock.calls.map((c) => c[0])).toEqual([[K, 3]]);
@@ -112,7 +113,7 @@ describe("BitmapStore chunked persistence", () => {
     ]);
     put.mockClear();
     // A write that changes no bitmap writes no chunk at all.
-    s.state.write(() => void s.state.bitmaps.add(K, 1));
+    internals(s).write(() => void internals(s).bitmaps.add(K, 1));
     expect(put).not.toHaveBeenCalled();
   });
 
@@ -121,7 +122,7 @@ describe("BitmapStore chunked persistence", () => {
     const { realm, owner } = s.createRealm({ subdomain: "", name: "T", owner: { email: "o@t.dev", fullName: "Olive" } });
     s.subscribe(owner.id, { channels: [{ name: "general" }] });
     s.sendMessage({ senderId: owner.id, to: { type: "channel", channel: "general", topic: "a" }, content: "one" });
-    const put = vi.spyOn(s.state.tables.bitmapChunks, "putSync");
+    const put = vi.spyOn(internals(s).tables.bitmapChunks, "putSync");
     s.sendMessage({ senderId: owner.id, to: { type: "channel", channel: "general", topic: "a" }, content: "two" });
     const written = put.mock.calls.map((c) => c[0]);
     expect(written.length).toBeGreaterThan(0);
@@ -131,64 +132,64 @@ describe("BitmapStore chunked persistence", () => {
 
   it("rollback on a failed write leaves cache and disk unchanged", () => {
     const s = t.store;
-    s.state.write(() => void s.state.bitmaps.addMany(K, [1, CHUNK + 1]));
+    internals(s).write(() => void internals(s).bitmaps.addMany(K, [1, CHUNK + 1]));
     const disk = diskImage(s);
-    const counters = { ...s.state.counters };
+    const counters = { ...internals(s).counters };
     expect(() =>
-      s.state.write(() => {
-        s.state.allocate("nextMessageId");
-        s.state.bitmaps.addMany(K, [2, 2 * CHUNK]);
-        s.state.bitmaps.removeMany(K, [1, CHUNK + 1]);
-        s.state.bitmaps.add(K, 3);
-        s.state.bitmaps.add("fresh:key", 7);
-        s.state.tables.meta.putSync("junk", 1);
+      internals(s).write(() => {
+        internals(s).allocate("nextMessageId");
+        internals(s).bitmaps.addMany(K, [2, 2 * CHUNK]);
+        internals(s).bitmaps.removeMany(K, [1, CHUNK + 1]);
+        internals(s).bitmaps.add(K, 3);
+        internals(s).bitmaps.add("fresh:key", 7);
+        internals(s).tables.meta.putSync("junk", 1);
         throw new Error("boom");
       }),
     ).toThrow("boom");
-    expect(s.state.bitmaps.get(K).toArray()).toEqual([1, CHUNK + 1]);
-    expect(s.state.bitmaps.get("fresh:key").toArray()).toEqual([]);
+    expect(internals(s).bitmaps.get(K).toArray()).toEqual([1, CHUNK + 1]);
+    expect(internals(s).bitmaps.get("fresh:key").toArray()).toEqual([]);
     expect(diskImage(s)).toEqual(disk);
-    expect(s.state.tables.meta.get("junk")).toBeUndefined();
-    expect(s.state.counters).toEqual(counters);
+    expect(internals(s).tables.meta.get("junk")).toBeUndefined();
+    expect(internals(s).counters).toEqual(counters);
     // Nothing dirty is left behind: clearCache is allowed, and disk still agrees.
-    s.state.bitmaps.clearCache();
-    expect(s.state.bitmaps.get(K).toArray()).toEqual([1, CHUNK + 1]);
+    internals(s).bitmaps.clearCache();
+    expect(internals(s).bitmaps.get(K).toArray()).toEqual([1, CHUNK + 1]);
     // The next successful write commits only its own change.
-    s.state.write(() => void s.state.bitmaps.add(K, 4));
-    expect(t.reopen().state.bitmaps.get(K).toArray()).toEqual([1, 4, CHUNK + 1]);
+    internals(s).write(() => void internals(s).bitmaps.add(K, 4));
+    expect(internals(t.reopen()).bitmaps.get(K).toArray()).toEqual([1, 4, CHUNK + 1]);
   });
 
   it("clearCache refuses while changes are uncommitted (and the write is rolled back)", () => {
     const s = t.store;
     expect(() =>
-      s.state.write(() => {
-        s.state.bitmaps.add(K, 5);
-        s.state.bitmaps.clearCache();
+      internals(s).write(() => {
+        internals(s).bitmaps.add(K, 5);
+        internals(s).bitmaps.clearCache();
       }),
     ).toThrow("clearCache with uncommitted bitmap changes");
-    expect(s.state.bitmaps.get(K).toArray()).toEqual([]);
+    expect(internals(s).bitmaps.get(K).toArray()).toEqual([]);
     expect(chunksOf(s, K)).toEqual([]);
   });
 
   it("nested writes are refused without losing the outer write", () => {
     const s = t.store;
-    expect(() => s.state.write(() => s.state.write(() => s.state.bitmaps.add(K, 1)))).toThrow("nested write transaction");
-    expect(s.state.bitmaps.get(K).size).toBe(0);
-    s.state.write(() => void s.state.bitmaps.add(K, 2));
-    expect(s.state.bitmaps.get(K).toArray()).toEqual([2]);
+    expect(() => internals(s).write(() => internals(s).write(() => internals(s).bitmaps.add(K, 1)))).toThrow("nested write transaction");
+    expect(internals(s).bitmaps.get(K).size).toBe(0);
+    internals(s).write(() => void internals(s).bitmaps.add(K, 2));
+    expect(internals(s).bitmaps.get(K).toArray()).toEqual([2]);
   });
 
   it("evicted entries reload from disk with the same content", () => {
     t.cleanup();
     t = tempStore({ bitmapCacheBytes: 1 });
     const s = t.store;
-    s.state.write(() => {
-      s.state.bitmaps.addMany("a", [1, 2, 3]);
-      s.state.bitmaps.addMany("b", [CHUNK, 2 * CHUNK]);
+    internals(s).write(() => {
+      internals(s).bitmaps.addMany("a", [1, 2, 3]);
+      internals(s).bitmaps.addMany("b", [CHUNK, 2 * CHUNK]);
     });
-    expect(s.state.bitmaps.cachedBytes).toBeLessThanOrEqual(1);
-    expect(s.state.bitmaps.get("a").toArray()).toEqual([1, 2, 3]);
-    expect(s.state.bitmaps.get("b").toArray()).toEqual([CHUNK, 2 * CHUNK]);
+    expect(internals(s).bitmaps.cachedBytes).toBeLessThanOrEqual(1);
+    expect(internals(s).bitmaps.get("a").toArray()).toEqual([1, 2, 3]);
+    expect(internals(s).bitmaps.get("b").toArray()).toEqual([CHUNK, 2 * CHUNK]);
   });
 });
 

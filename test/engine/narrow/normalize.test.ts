@@ -5,6 +5,7 @@ import { normalizeNarrow } from "../../../src/engine/narrow/normalize.js";
 import { parseNarrow } from "../../../src/engine/narrow/parse.js";
 import type { Term } from "../../../src/engine/narrow/terms.js";
 import { seedRealm, tempStore, type TempStore } from "../../support/temp-store.js";
+import { internals } from "../../../src/engine/internal.js";
 
 let t: TempStore;
 let w: ReturnType<typeof seedRealm>;
@@ -17,7 +18,7 @@ beforeAll(() => {
   w = seedRealm(s);
   const second = s.createRealm({ subdomain: "other", name: "Other", owner: { email: "x@other.dev", fullName: "Xavier" } });
   s.subscribe(second.owner.id, { channels: [{ name: "elsewhere" }] });
-  other = { realmUser: second.owner, channelId: s.state.channelByName.get(`${second.realm.id}:ELSEWHERE`)! };
+  other = { realmUser: second.owner, channelId: internals(s).channelByName.get(`${second.realm.id}:ELSEWHERE`)! };
   msg = {
     general: s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: "general", topic: "Lunch Plans" }, content: "food" }).id,
     generalChat: s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: "general", topic: "" }, content: "empty topic" }).id,
@@ -29,7 +30,7 @@ beforeAll(() => {
 afterAll(() => t.cleanup());
 
 function norm(user: User, narrow: unknown): Term[] {
-  return normalizeNarrow(t.store.state, user, parseNarrow(narrow));
+  return normalizeNarrow(internals(t.store), user, parseNarrow(narrow));
 }
 function one(narrow: unknown, user: User = w.alice): Term {
   const terms = norm(user, narrow);

@@ -3,7 +3,7 @@
  * GET /messages/{message_id} — https://zulip.com/api/get-message
  * Returns `message` (with flags) and the deprecated `raw_content`.
  */
-import { BadRequestError } from "../../../engine/errors.js";
+import { BadRequestError } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
 import { p } from "../../params.js";
 import { messageToWire } from "../../views/message.js";

@@ -5,7 +5,7 @@
  * message_ids. Unauthenticated (spectator) access to web-public channels is not
  * offered: the endpoint requires a login.
  */
-import { BadRequestError } from "../../../engine/errors.js";
+import { BadRequestError } from "../../../engine/index.js";
 import type { AnchorSpec } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
 import { j, p } from "../../params.js";

@@ -4,7 +4,7 @@
  * emoji_code defaults from the built-in emoji name table; only unicode_emoji (and the
  * other reaction types by explicit code) are supported: there are no realm emoji.
  */
-import { BadRequestError } from "../../../engine/errors.js";
+import { BadRequestError } from "../../../engine/index.js";
 import type { ReactionInput } from "../../../engine/index.js";
 import { emojiCodepoint } from "../../../markdown/emoji.js";
 import { defineEndpoint, type AuthedContext } from "../../endpoint.js";

@@ -7,7 +7,7 @@
  *   queues yet they are not echoed anywhere.
  * - automatic_new_visibility_policy is never returned (no automatic follow rules).
  */
-import { BadRequestError, MissingArgumentError } from "../../../engine/errors.js";
+import { BadRequestError, MissingArgumentError } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
 import { p } from "../../params.js";
 

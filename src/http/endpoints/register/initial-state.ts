@@ -3,13 +3,10 @@
  * The sections of POST /register's initial state, each from engine state and queries.
  * Every function is read-only.
  */
-import { canSeeChannel, membersOf } from "../../../engine/access.js";
-import { MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH, MAX_MESSAGES_PER_FETCH, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, type Store } from "../../../engine/index.js";
-import type { Realm, User } from "../../../engine/types.js";
-import { ROLE } from "../../../engine/types.js";
+import { MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, ROLE, type Realm, type Store, type SubscribedChannel, type User, type UserGroup, type UserTopic } from "../../../engine/index.js";
 import { avatarUrl } from "../../views/avatar.js";
-import { byName, channelToWire, groupSettingToWire, subscribersFor, subscriptionToWire } from "../../views/channel.js";
-import { realmUsers, userToWire } from "../../views/user.js";
+import { channelToWire, groupSettingToWire, subscribersFor, subscriptionToWire } from "../../views/channel.js";
+import { userToWire } from "../../views/user.js";
 
 /** Upload limit we report (Zulip's historical default). */
 export const MAX_FILE_UPLOAD_SIZE_MIB = 25;
@@ -70,7 +67,7 @@ export function realmSection(realm: Realm, baseUrl: string): Record<string, unkn
 /** `realm_user`: realm_users, realm_non_active_users, cross_realm_bots and own-user fields. */
 export function realmUserSection(store: Store, user: User, options: StateOptions): Record<string, unknown> {
   const userOptions = { clientGravatar: options.clientGravatar, includeCustomProfileFields: false };
-  const users = realmUsers(store, user.realmId);
+  const users = store.realmUsers(user.realmId);
   const ownAvatar = avatarUrl(user, false);
   return {
     realm_users: users.filter((u) => u.isActive).map((u) => userToWire(u, userOptions)),
@@ -93,75 +90,62 @@ export function realmUserSection(store: Store, user: User, options: StateOptions
 
 /** `subscription`: subscriptions, unsubscribed, never_subscribed (sorted by name). */
 export function subscriptionSection(store: Store, user: User, options: StateOptions): Record<string, unknown> {
-  const state = store.state;
-  const subs = state.subsByUser.get(user.id) ?? new Map();
-  const subscribed: { name: string; wire: Record<string, unknown> }[] = [];
-  const unsubscribed: { name: string; wire: Record<string, unknown> }[] = [];
-  const never: { name: string; wire: Record<string, unknown> }[] = [];
-  for (const channel of state.channels.values()) {
-    if (channel.realmId !== user.realmId || (channel.isArchived && !options.archivedChannels)) continue;
-    const sub = subs.get(channel.id);
-    if (sub) {
-      const wire = subscriptionToWire(store, user, sub, channel, options.includeSubscribers);
-      (sub.active ? subscribed : unsubscribed).push({ name: channel.name, wire });
-    } else if (canSeeChannel(state, user, channel)) {
+  const lists = store.subscriptionLists(user.id, options.archivedChannels);
+  const subscription = (s: SubscribedChannel) => subscriptionToWire(store, user, s.subscription, s.channel, options.includeSubscribers);
+  return {
+    subscriptions: lists.subscribed.map(subscription),
+    unsubscribed: lists.unsubscribed.map(subscription),
+    never_subscribed: lists.neverSubscribed.map((channel) => {
       const wire = channelToWire(store, channel);
       if (options.includeSubscribers) {
         const subscribers = subscribersFor(store, user, channel);
         if (subscribers) wire["subscribers"] = subscribers;
       }
-      never.push({ name: channel.name, wire });
-    }
-  }
-  const list = (items: { name: string; wire: Record<string, unknown> }[]) => items.sort(byName).map((i) => i.wire);
-  return { subscriptions: list(subscribed), unsubscribed: list(unsubscribed), never_subscribed: list(never) };
+      return wire;
+    }),
+  };
 }
 
 /** `stream`: the channels the user can see (BasicChannel). */
 export function streamSection(store: Store, user: User, options: StateOptions): Record<string, unknown> {
-  const channels = [...store.state.channels.values()].filter(
-    (c) => c.realmId === user.realmId && (options.archivedChannels || !c.isArchived) && canSeeChannel(store.state, user, c),
-  );
-  return { streams: channels.sort(byName).map((c) => channelToWire(store, c)) };
+  return { streams: store.visibleChannels(user.id, options.archivedChannels).map((c) => channelToWire(store, c)) };
 }
 
 /** `default_streams`: IDs of the realm's default channels (FL 330). */
 export function defaultStreamsSection(store: Store, user: User): Record<string, unknown> {
-  const ids: number[] = [];
-  for (const c of store.state.channels.values()) if (c.realmId === user.realmId && c.isDefault && !c.isArchived) ids.push(c.id);
-  return { realm_default_streams: ids.sort((a, b) => a - b) };
+  return { realm_default_streams: store.defaultChannelIds(user.id) };
+}
+
+/** One user group on the wire. */
+export function groupToWire(group: UserGroup, members: readonly number[]): Record<string, unknown> {
+  return {
+    id: group.id,
+    name: group.name,
+    description: group.description,
+    members: [...members],
+    direct_subgroup_ids: [...group.subgroups],
+    is_system_group: group.systemRole !== null,
+    creator_id: group.creatorId,
+    date_created: group.dateCreated,
+    deactivated: group.deactivated,
+    can_manage_group: groupSettingToWire(group.canManageGroup),
+    can_mention_group: groupSettingToWire(group.canMentionGroup),
+  };
 }
 
 /** `realm_user_groups`. System groups list their role-derived members; no deactivated groups unless asked. */
 export function userGroupsSection(store: Store, user: User, options: StateOptions): Record<string, unknown> {
-  const groups = [...store.state.groups.values()]
-    .filter((g) => g.realmId === user.realmId && (options.includeDeactivatedGroups || !g.deactivated))
-    .sort((a, b) => a.id - b.id)
-    .map((g) => ({
-      id: g.id,
-      name: g.name,
-      description: g.description,
-      members: g.systemRole !== null ? membersOf(store.state, user.realmId, g.id).sort((a, b) => a - b) : [...g.members],
-      direct_subgroup_ids: [...g.subgroups],
-      is_system_group: g.systemRole !== null,
-      creator_id: g.creatorId,
-      date_created: g.dateCreated,
-      deactivated: g.deactivated,
-      can_manage_group: groupSettingToWire(g.canManageGroup),
-      can_mention_group: groupSettingToWire(g.canMentionGroup),
-    }));
-  return { realm_user_groups: groups };
+  return { realm_user_groups: store.userGroups(user.id, options.includeDeactivatedGroups).map((g) => groupToWire(g.group, g.members)) };
+}
+
+/** One topic policy on the wire (also the user_topic event's fields). */
+export function userTopicToWire(t: UserTopic): Record<string, unknown> {
+  return { stream_id: t.channelId, topic_name: t.topic, last_updated: t.lastUpdated, visibility_policy: t.policy };
 }
 
 /** `user_topic`: the user's topic visibility policies. */
 export function userTopicSection(store: Store, user: User): Record<string, unknown> {
-  const out = [...(store.state.userTopics.get(user.id)?.values() ?? [])].map((t) => ({
-    stream_id: t.channelId,
-    topic_name: t.topic,
-    last_updated: t.lastUpdated,
-    visibility_policy: t.policy,
-  }));
-  return { user_topics: out };
+  return { user_topics: store.userTopics(user.id).map(userTopicToWire) };
 }
 
 /** `unread_msgs` in Zulip's wire shape, from the engine's unread summary. */
@@ -183,16 +167,7 @@ export function unreadSection(store: Store, realm: Realm, user: User, options: S
   };
 }
 
-/** `starred_messages`: IDs of the user's starred messages, ascending (the is:starred narrow, page by page). */
+/** `starred_messages`: IDs of the user's starred messages, ascending. */
 export function starredSection(store: Store, user: User): Record<string, unknown> {
-  const ids: number[] = [];
-  let anchor: number | "oldest" = "oldest";
-  for (;;) {
-    const page = store.getMessages(user.id, { narrow: [{ operator: "is", operand: "starred" }], anchor, includeAnchor: anchor === "oldest", numBefore: 0, numAfter: MAX_MESSAGES_PER_FETCH });
-    for (const view of page.messages) ids.push(view.message.id);
-    const last = page.messages[page.messages.length - 1];
-    if (page.foundNewest || !last) break;
-    anchor = last.message.id;
-  }
-  return { starred_messages: ids };
+  return { starred_messages: store.starredMessageIds(user.id) };
 }

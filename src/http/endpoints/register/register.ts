@@ -20,7 +20,6 @@ import { defineEndpoint } from "../../endpoint.js";
 import { j, p } from "../../params.js";
 import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from "../../version.js";
 import { includeSubscribers, unquote } from "../subscriptions/wire-params.js";
-import { maxMessageIdFor } from "../../views/user.js";
 import {
   defaultStreamsSection,
   realmSection,
@@ -101,7 +100,7 @@ export default defineEndpoint({
       ...(want("default_streams") ? defaultStreamsSection(store, user) : {}),
       ...(want("realm_user_groups") ? userGroupsSection(store, user, options) : {}),
       ...(want("user_topic") ? userTopicSection(store, user) : {}),
-      ...(want("message") ? { max_message_id: maxMessageIdFor(store, user.id) } : {}),
+      ...(want("message") ? { max_message_id: store.maxMessageId(user.id) } : {}),
       ...(want("message") && want("update_message_flags") ? unreadSection(store, realm, user, options) : {}),
       ...(want("starred_messages") ? starredSection(store, user) : {}),
     };

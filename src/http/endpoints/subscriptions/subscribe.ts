@@ -12,7 +12,7 @@
  * accepted and ignored (the engine picks colors).
  */
 import { z } from "zod";
-import type { ChannelPermissions } from "../../../engine/types.js";
+import type { ChannelPermissions } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
 import { j, p } from "../../params.js";
 import { groupSettingFromWire } from "../../views/channel.js";

@@ -5,7 +5,7 @@
  * profile_data, plus the deprecated max_message_id (-1 without messages).
  */
 import { defineEndpoint } from "../../endpoint.js";
-import { maxMessageIdFor, userToWire } from "../../views/user.js";
+import { userToWire } from "../../views/user.js";
 
 export default defineEndpoint({
   method: "GET",
@@ -15,7 +15,7 @@ export default defineEndpoint({
   handler(ctx) {
     return {
       ...userToWire(ctx.user, { clientGravatar: false, includeCustomProfileFields: true }),
-      max_message_id: maxMessageIdFor(ctx.store, ctx.user.id),
+      max_message_id: ctx.store.maxMessageId(ctx.user.id),
     };
   },
 });

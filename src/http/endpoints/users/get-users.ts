@@ -6,10 +6,9 @@
  * the realm is "Invalid user ID: N".
  * Deviation: anonymous (spectator) access is not offered; a login is required.
  */
-import { BadRequestError } from "../../../engine/errors.js";
 import { defineEndpoint } from "../../endpoint.js";
 import { j, p } from "../../params.js";
-import { realmUsers, userToWire } from "../../views/user.js";
+import { userToWire } from "../../views/user.js";
 
 export default defineEndpoint({
   method: "GET",
@@ -22,15 +21,6 @@ export default defineEndpoint({
   },
   handler(ctx, input) {
     const options = { clientGravatar: input.client_gravatar, includeCustomProfileFields: input.include_custom_profile_fields };
-    let users = realmUsers(ctx.store, ctx.realm.id);
-    if (input.user_ids !== undefined) {
-      const wanted = new Set(input.user_ids);
-      for (const id of wanted) {
-        const user = ctx.store.state.users.get(id);
-        if (!user || user.realmId !== ctx.realm.id) throw new BadRequestError(`Invalid user ID: ${id}`);
-      }
-      users = users.filter((u) => wanted.has(u.id));
-    }
-    return { members: users.map((u) => userToWire(u, options)) };
+    return { members: ctx.store.listUsers(ctx.user.id, input.user_ids).map((u) => userToWire(u, options)) };
   },
 });

@@ -5,14 +5,13 @@
  * or "No such user" (400 BAD_REQUEST). A segment of digits is a user ID, anything
  * else an email (API or delivery email).
  */
-import { BadRequestError, type Store } from "../../../engine/index.js";
-import type { User } from "../../../engine/types.js";
+import { BadRequestError, type Store, type User } from "../../../engine/index.js";
 
 export function userByPathSegment(store: Store, realmId: number, segment: string): User {
   let user: User | undefined;
   if (/^\d+$/.test(segment)) {
     const id = Number(segment);
-    user = Number.isSafeInteger(id) ? store.state.users.get(id) : undefined;
+    user = Number.isSafeInteger(id) ? store.findUser(id) : undefined;
   } else {
     user = store.findUserByEmail(realmId, segment);
   }

@@ -1,0 +1,47 @@
+/**
+ * @module actions/typing
+ * Typing notifications (POST /typing): checked like a send, then released as an
+ * ephemeral event at once (nothing is written, so no change-log entry). Direct
+ * typing reaches every participant, the sender included; channel typing reaches the
+ * channel's active subscribers, and the realtime layer passes it only to clients
+ * that declared stream_typing_notifications. Users who turned off
+ * receives_typing_notifications get neither (that setting arrives with the settings
+ * issue; until then every user receives them).
+ */
+import { canSendToChannel } from "../access.js";
+import { BadRequestError, ChannelNotFoundError } from "../errors.js";
+import { channelSubscribersAudience, usersAudience } from "../events/audience.js";
+import type { StoreState } from "../state.js";
+import type { User } from "../types.js";
+import { normalizeTopic, resolveRecipients } from "./send-message.js";
+import { requireActiveUser } from "./users.js";
+
+export type TypingInput =
+  | { readonly type: "direct"; readonly op: "start" | "stop"; readonly to: readonly number[] }
+  | { readonly type: "channel"; readonly op: "start" | "stop"; readonly channelId: number; readonly topic: string };
+
+function receivesTyping(user: User | undefined): user is User {
+  return user !== undefined && user.isActive;
+}
+
+export function notifyTyping(state: StoreState, senderId: number, input: TypingInput): void {
+  const sender = requireActiveUser(state, senderId);
+  if (input.type === "direct") {
+    if (input.to.length === 0) throw new BadRequestError("Empty 'to' list");
+    const ids = resolveRecipients(state, sender, input.to);
+    const recipients = ids.map((id) => state.users.get(id)!);
+    state.dispatch({
+      seq: 0,
+      deliveries: [{ event: { type: "typing", op: input.op, sender, recipients, channelId: null, topic: null }, audience: usersAudience(recipients.filter(receivesTyping).map((u) => u.id)) }],
+    });
+    return;
+  }
+  const channel = state.channels.get(input.channelId);
+  // An invisible channel is reported exactly like a missing one.
+  if (!channel || !canSendToChannel(state, sender, channel)) throw new ChannelNotFoundError({ id: input.channelId });
+  const topic = normalizeTopic(state, channel, input.topic);
+  state.dispatch({
+    seq: 0,
+    deliveries: [{ event: { type: "typing", op: input.op, sender, recipients: null, channelId: channel.id, topic }, audience: channelSubscribersAudience(state, channel.id) }],
+  });
+}

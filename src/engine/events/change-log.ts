@@ -1,0 +1,81 @@
+/**
+ * @module events/change-log
+ * The change log: every committed write that emitted events gets a sequence number
+ * and an entry written in the same transaction, so another process reading the same
+ * LMDB environment can tail it (refresh its caches, feed its own queues) in commit
+ * order. Entries name what changed (event type, op and the IDs involved), not whole
+ * records: a reader loads current records itself. Trimmed to the newest
+ * CHANGE_LOG_KEEP entries.
+ */
+import type { Tables } from "../storage/tables.js";
+import type { EngineEvent } from "./types.js";
+
+/** Entries kept; older ones are deleted in batches of TRIM_EVERY as the log grows. */
+export const CHANGE_LOG_KEEP = 100_000;
+const TRIM_EVERY = 1000;
+
+/** What one event changed: [type, op, ...ids]. */
+export type ChangeLogItem = readonly [string, string, ...number[]];
+
+export interface ChangeLogEntry {
+  /** Commit time, UNIX seconds. */
+  readonly at: number;
+  readonly changes: readonly ChangeLogItem[];
+}
+
+export function logEntryOf(event: EngineEvent): ChangeLogItem {
+  switch (event.type) {
+    case "message":
+      return ["message", "add", event.message.id];
+    case "update_message_flags":
+      return ["update_message_flags", `${event.op}:${event.flag}`, ...event.messages];
+    case "reaction":
+      return ["reaction", event.op, event.messageId, event.reaction.userId];
+    case "subscription":
+      switch (event.op) {
+        case "add":
+          return ["subscription", "add", event.userId, ...event.subscriptions.map((s) => s.channel.id)];
+        case "remove":
+          return ["subscription", "remove", event.userId, ...event.channels.map((c) => c.id)];
+        case "update":
+          return ["subscription", `update:${event.property}`, event.userId, event.channelId];
+        default:
+          return ["subscription", event.op, ...event.channelIds, 0, ...event.userIds];
+      }
+    case "stream":
+      if (event.op === "update") return ["stream", `update:${event.property}`, event.channel.id];
+      return ["stream", event.op, ...event.channels.map((c) => c.id)];
+    case "realm_user":
+      return event.op === "add" ? ["realm_user", "add", event.person.id] : ["realm_user", `update:${Object.keys(event.changes).join(",")}`, event.userId];
+    case "realm":
+      return ["realm", event.op, event.realm.id];
+    case "user_group":
+      switch (event.op) {
+        case "add":
+          return ["user_group", "add", event.group.id];
+        case "update":
+          return ["user_group", "update", event.groupId];
+        case "add_members":
+        case "remove_members":
+          return ["user_group", event.op, event.groupId, ...event.userIds];
+        default:
+          return ["user_group", event.op, event.groupId, ...event.subgroupIds];
+      }
+    case "user_topic":
+      return ["user_topic", String(event.userTopic.policy), event.userTopic.userId, event.userTopic.channelId];
+    case "typing":
+      return ["typing", event.op, event.sender.id];
+  }
+}
+
+/** Deletes entries older than the newest CHANGE_LOG_KEEP, every TRIM_EVERY sequence numbers. */
+export function trimChangeLog(tables: Tables, seq: number): void {
+  if (seq % TRIM_EVERY !== 0 || seq <= CHANGE_LOG_KEEP) return;
+  const end = seq - CHANGE_LOG_KEEP;
+  for (const key of tables.changeLog.getKeys({ start: Math.max(1, end - TRIM_EVERY), end })) tables.changeLog.removeSync(key);
+}
+
+/** Entries after `afterSeq`, ascending (for a reader tailing the log). */
+export function* changesSince(tables: Tables, afterSeq: number): Generator<{ seq: number; entry: ChangeLogEntry }> {
+  for (const { key, value } of tables.changeLog.getRange({ start: afterSeq + 1 })) yield { seq: key, entry: value as ChangeLogEntry };
+}

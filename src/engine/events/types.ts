@@ -1,0 +1,113 @@
+/**
+ * @module events/types
+ * Every change the engine makes, as a discriminated union named after Zulip's event
+ * types and ops. Payloads carry engine records (camelCase); the realtime layer turns
+ * them into Zulip's wire shapes per queue (apply_markdown, client_gravatar, ...),
+ * because one change reaches clients that asked for different shapes.
+ *
+ * Each emitted event comes with its audience: the user IDs that must receive it,
+ * decided in the engine under its access rules (private channels, guests, DMs).
+ */
+import type { ApiFlag } from "../queries/message-flags.js";
+import type { Channel, GroupSettingValue, Message, MessageRecipient, Reaction, Realm, Role, Subscription, User, UserGroup, UserTopic } from "../types.js";
+
+/** Who must receive an event. Valid only during delivery (it may view live state). */
+export interface Audience {
+  has(userId: number): boolean;
+  /** An upper bound of the members (for choosing the cheaper side of a fan-out). */
+  readonly size: number;
+  [Symbol.iterator](): Iterator<number>;
+}
+
+/** Where a message lives, for update_message_flags' message_details. */
+export interface MessageDetail {
+  readonly recipient: MessageRecipient;
+  readonly topic: string;
+  /** Participants of a direct message (self included). */
+  readonly userIds?: readonly number[];
+  readonly mentioned: boolean;
+}
+
+export type EngineEvent =
+  | {
+      readonly type: "message";
+      readonly message: Message;
+      /** The recipient's flags at send time. */
+      flagsFor(userId: number): readonly ApiFlag[];
+      /** A public channel: delivered also to the realm's all_public_streams queues. */
+      readonly publicChannelRealmId: number | null;
+      /** The sending request's queue and local ID (local_message_id echo). */
+      readonly origin: MessageOrigin | null;
+    }
+  | {
+      readonly type: "update_message_flags";
+      readonly op: "add" | "remove";
+      readonly flag: ApiFlag;
+      readonly messages: readonly number[];
+      /** For the read flag on remove: where each message lives. */
+      readonly messageDetails: ReadonlyMap<number, MessageDetail> | null;
+    }
+  | { readonly type: "reaction"; readonly op: "add" | "remove"; readonly messageId: number; readonly reaction: Reaction }
+  | { readonly type: "subscription"; readonly op: "add"; readonly userId: number; readonly subscriptions: readonly { readonly subscription: Subscription; readonly channel: Channel }[] }
+  | { readonly type: "subscription"; readonly op: "remove"; readonly userId: number; readonly channels: readonly Channel[] }
+  | { readonly type: "subscription"; readonly op: "update"; readonly userId: number; readonly channelId: number; readonly property: "is_muted" | "in_home_view" | "pin_to_top" | "color"; readonly value: boolean | string }
+  | { readonly type: "subscription"; readonly op: "peer_add" | "peer_remove"; readonly channelIds: readonly number[]; readonly userIds: readonly number[] }
+  | { readonly type: "stream"; readonly op: "create"; readonly channels: readonly Channel[] }
+  | { readonly type: "stream"; readonly op: "delete"; readonly channels: readonly Channel[] }
+  | { readonly type: "stream"; readonly op: "update"; readonly channel: Channel; readonly property: string; readonly value: unknown }
+  | { readonly type: "realm_user"; readonly op: "add"; readonly person: User }
+  | { readonly type: "realm_user"; readonly op: "update"; readonly userId: number; readonly changes: RealmUserChange }
+  | { readonly type: "realm"; readonly op: "deactivated"; readonly realm: Realm }
+  | { readonly type: "user_group"; readonly op: "add"; readonly group: UserGroup }
+  | { readonly type: "user_group"; readonly op: "update"; readonly groupId: number; readonly data: UserGroupUpdate }
+  | { readonly type: "user_group"; readonly op: "add_members" | "remove_members"; readonly groupId: number; readonly userIds: readonly number[] }
+  | { readonly type: "user_group"; readonly op: "add_subgroups" | "remove_subgroups"; readonly groupId: number; readonly subgroupIds: readonly number[] }
+  | { readonly type: "user_topic"; readonly userTopic: UserTopic }
+  | {
+      readonly type: "typing";
+      readonly op: "start" | "stop";
+      readonly sender: User;
+      /** Direct typing: every participant (sender included). */
+      readonly recipients: readonly User[] | null;
+      /** Channel typing. */
+      readonly channelId: number | null;
+      readonly topic: string | null;
+    };
+
+/** One realm_user update carries one property group, as in Zulip. */
+export type RealmUserChange =
+  | { readonly fullName: string }
+  | { readonly role: Role }
+  | { readonly isActive: boolean }
+  | { readonly timezone: string }
+  | { readonly profileData: User["profileData"] };
+
+export interface UserGroupUpdate {
+  readonly name?: string;
+  readonly description?: string;
+  readonly deactivated?: boolean;
+  readonly canManageGroup?: GroupSettingValue;
+  readonly canMentionGroup?: GroupSettingValue;
+}
+
+export interface MessageOrigin {
+  readonly queueId: string;
+  readonly localId: string;
+}
+
+export type EngineEventType = EngineEvent["type"];
+
+/** An event with its audience, as listeners receive it. */
+export interface Delivery {
+  readonly event: EngineEvent;
+  readonly audience: Audience;
+}
+
+/**
+ * What one committed write produced. `seq` is the write's change-log sequence number
+ * (0 for ephemeral events such as typing, which change nothing).
+ */
+export interface EventBatch {
+  readonly seq: number;
+  readonly deliveries: readonly Delivery[];
+}

@@ -1,0 +1,76 @@
+/**
+ * The engine is sealed: outside code (the HTTP layer, the realtime layer, the
+ * operator commands) reaches it only through src/engine/index.ts, and the engine
+ * never imports HTTP or realtime code.
+ */
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+
+function sources(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) out.push(...sources(path));
+    else if (name.endsWith(".ts")) out.push(path);
+  }
+  return out;
+}
+
+/** Every relative import of a file, resolved to a path under the project root. */
+function imports(file: string): string[] {
+  const text = readFileSync(file, "utf8");
+  const out: string[] = [];
+  for (const match of text.matchAll(/(?:import|export)[^"']*?from\s+["'](\.[^"']+)["']|import\(\s*["'](\.[^"']+)["']\s*\)/g)) {
+    const spec = match[1] ?? match[2]!;
+    out.push(relative(ROOT, resolve(dirname(file), spec)).replace(/\.js$/, ".ts"));
+  }
+  return out;
+}
+
+describe("engine boundary", () => {
+  it("src/http, src/realtime and tools/commands import the engine only through src/engine/index.ts", () => {
+    const offenders: string[] = [];
+    for (const dir of ["src/http", "src/realtime", "tools/commands"]) {
+      let files: string[] = [];
+      try {
+        files = sources(join(ROOT, dir));
+      } catch {
+        continue;
+      }
+      for (const file of files) {
+        for (const target of imports(file)) {
+          if (target.startsWith("src/engine/") && target !== "src/engine/index.ts") offenders.push(`${relative(ROOT, file)} -> ${target}`);
+        }
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
+
+  it("the engine imports neither HTTP, realtime nor uWebSockets.js", () => {
+    const offenders: string[] = [];
+    for (const file of sources(join(ROOT, "src/engine"))) {
+      const text = readFileSync(file, "utf8");
+      if (/from\s+["']uWebSockets\.js["']/.test(text)) offenders.push(`${relative(ROOT, file)} -> uWebSockets.js`);
+      for (const target of imports(file)) if (target.startsWith("src/http/") || target.startsWith("src/realtime/")) offenders.push(`${relative(ROOT, file)} -> ${target}`);
+    }
+    expect(offenders).toEqual([]);
+  });
+
+  it("the Store exposes no state property", async () => {
+    const { openStore } = await import("../../src/engine/index.js");
+    const { mkdtempSync, rmSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const dir = mkdtempSync(join(tmpdir(), "parley-boundary-"));
+    const store = openStore(dir, { noSync: true });
+    try {
+      expect("state" in store).toBe(false);
+      expect(Object.keys(store)).toEqual([]);
+    } finally {
+      store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
