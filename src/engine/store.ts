@@ -88,6 +88,9 @@ export class Store {
   setRealmDeactivated(realmId: number, deactivated: boolean): void {
     setRealmDeactivated(this.#state, realmId, deactivated);
   }
+  findRealm(realmId: number): Realm | undefined {
+    return this.#state.realms.get(realmId);
+  }
   findRealmBySubdomain(subdomain: string): Realm | undefined {
     const id = this.#state.realmBySubdomain.get(subdomain.toLowerCase());
     return id === undefined ? undefined : this.#state.realms.get(id);

@@ -3,9 +3,10 @@
  * The shape of one endpoint file: method, path, auth, its parameter schema and a
  * handler that calls one engine operation and returns the success data fields.
  */
-import type { Store } from "../engine/index.js";
-import type { Realm, User } from "../engine/index.js";
+import type { Realm, Store, User } from "../engine/index.js";
+import type { EventHub } from "../realtime/index.js";
 import type { ParamShape, ParamValues } from "./params.js";
+import type { UploadedFile } from "./request.js";
 import type { MessageJsonCache } from "./views/message-cache.js";
 
 export type Method = "GET" | "POST" | "PATCH" | "DELETE" | "PUT";
@@ -27,6 +28,12 @@ export interface AuthedContext {
   readonly server: ServerInfo;
   /** Ready-to-send message JSON, shared by the server's requests. */
   readonly messageJson: MessageJsonCache;
+  /** The server's event queues. */
+  readonly events: EventHub;
+  /** Aborted when the client goes away (long polls stop waiting). */
+  readonly signal: AbortSignal;
+  /** Files of a multipart body. */
+  readonly files: readonly UploadedFile[];
 }
 
 export interface PublicContext {
@@ -37,6 +44,9 @@ export interface PublicContext {
 }
 
 export type SuccessData = Record<string, unknown>;
+
+/** A handler answers with success data, at once or later (long polls). */
+export type HandlerResult = SuccessData | Promise<SuccessData>;
 
 interface EndpointBase<P extends ParamShape> {
   readonly method: Method;
@@ -49,12 +59,12 @@ interface EndpointBase<P extends ParamShape> {
 
 export interface AuthedEndpoint<P extends ParamShape> extends EndpointBase<P> {
   readonly auth: "user";
-  handler(ctx: AuthedContext, input: ParamValues<P>): SuccessData;
+  handler(ctx: AuthedContext, input: ParamValues<P>): HandlerResult;
 }
 
 export interface PublicEndpoint<P extends ParamShape> extends EndpointBase<P> {
   readonly auth: "none";
-  handler(ctx: PublicContext, input: ParamValues<P>): SuccessData;
+  handler(ctx: PublicContext, input: ParamValues<P>): HandlerResult;
 }
 
 export type Endpoint<P extends ParamShape = ParamShape> = AuthedEndpoint<P> | PublicEndpoint<P>;

@@ -15,9 +15,13 @@ import { DEFAULT_RATE_LIMIT, RateLimiter, type RateLimitConfig } from "./rate-li
 import { BodyError, parseBody, parseQuery, readBody, readHead, type RequestHead } from "./request.js";
 import { engineErrorReply, errorReply, send, success, type Reply } from "./respond.js";
 import { Router } from "./router.js";
+import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from "./version.js";
 import { MessageJsonCache } from "./views/message-cache.js";
+import { EventHub, type HubOptions } from "../realtime/index.js";
 
 const API_PREFIX = "/api/v1";
+/** What restored event queues hear after a graceful restart (Zulip's restart event). */
+const RESTART_EVENT = { zulip_version: ZULIP_VERSION, zulip_merge_base: ZULIP_MERGE_BASE, zulip_feature_level: ZULIP_FEATURE_LEVEL, server_generation: Math.floor(Date.now() / 1000) };
 /** uSockets listen option (ListenOptions.LIBUS_LISTEN_EXCLUSIVE_PORT in the declarations). */
 const LIBUS_LISTEN_EXCLUSIVE_PORT = 1;
 
@@ -34,11 +38,15 @@ export interface ServerOptions {
   readonly messageCacheBytes?: number;
   /** Where unexpected errors are reported. */
   readonly logError?: (message: string, error: unknown) => void;
+  /** Event queue settings (clock, heartbeat, backlog cap), or a hub the caller owns. */
+  readonly events?: HubOptions | EventHub;
 }
 
 export interface ParleyServer {
   /** Starts listening; resolves with the bound port (pass 0 for a free one). */
   listen(port: number, host?: string): Promise<number>;
+  /** The event queues (to save them on a graceful shutdown). */
+  readonly events: EventHub;
   close(): void;
 }
 
@@ -50,20 +58,24 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   const logError = options.logError ?? ((message, error) => console.error(message, error));
   let info: ServerInfo = { baseUrl: options.baseUrl ?? `http://${externalHost}`, externalHost };
   const messageJson = new MessageJsonCache(store, options.messageCacheBytes);
+  const ownsHub = !(options.events instanceof EventHub);
+  const events = options.events instanceof EventHub ? options.events : new EventHub(store, { restartEvent: RESTART_EVENT, ...options.events });
   const app = uWS.App();
   let listenSocket: uWS.us_listen_socket | null = null;
 
   app.any("/*", (res, req) => {
     const head = readHead(req);
     let aborted = false;
+    const abort = new AbortController();
     res.onAborted(() => {
       aborted = true;
+      abort.abort();
     });
     const isAborted = () => aborted;
     readBody(res, head, maxBody, isAborted)
       .then(async (body) => {
         if (body === null) return;
-        const reply = await handle(head, body);
+        const reply = await handle(head, body, abort.signal);
         send(res, isAborted, reply.reply, reply.headers);
       })
       .catch((error: unknown) => {
@@ -75,7 +87,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
       });
   });
 
-  async function handle(head: RequestHead, body: Buffer): Promise<{ reply: Reply; headers: readonly (readonly [string, string])[] }> {
+  async function handle(head: RequestHead, body: Buffer, signal: AbortSignal): Promise<{ reply: Reply; headers: readonly (readonly [string, string])[] }> {
     const none: readonly (readonly [string, string])[] = [];
     if (!head.url.startsWith(`${API_PREFIX}/`)) return { reply: errorReply(404, "Not Found", "BAD_REQUEST"), headers: none };
     const match = router.match(head.method, head.url.slice(API_PREFIX.length));
@@ -85,14 +97,14 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     }
     let rateHeaders: readonly (readonly [string, string])[] = none;
     try {
-      const { fields } = await parseBody(head, body);
+      const { fields, files } = await parseBody(head, body);
       const input = parseQuery(head.query);
       for (const [k, v] of fields) input.set(k, v);
       const endpoint: Endpoint = match.endpoint;
       if (endpoint.auth === "none") {
         const parsed = parseParams(endpoint.params as ParamShape, input, endpoint.aliases);
         const realm = realmFor(store, head.host, externalHost);
-        const data = (endpoint as PublicEndpoint<ParamShape>).handler({ store, realm, pathParams: match.pathParams, server: info }, parsed.values);
+        const data = await (endpoint as PublicEndpoint<ParamShape>).handler({ store, realm, pathParams: match.pathParams, server: info }, parsed.values);
         return { reply: success(data, parsed.ignored), headers: none };
       }
       const { realm, user } = authenticate(store, head.authorization, head.host, externalHost);
@@ -107,8 +119,8 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
         }
       }
       const parsed = parseParams(endpoint.params as ParamShape, input, endpoint.aliases);
-      const ctx = { store, realm, user, client: clientName(head.userAgent), pathParams: match.pathParams, server: info, messageJson };
-      const data = (endpoint as AuthedEndpoint<ParamShape>).handler(ctx, parsed.values);
+      const ctx = { store, realm, user, client: clientName(head.userAgent), pathParams: match.pathParams, server: info, messageJson, events, signal, files };
+      const data = await (endpoint as AuthedEndpoint<ParamShape>).handler(ctx, parsed.values);
       return { reply: success(data, parsed.ignored), headers: rateHeaders };
     } catch (error) {
       if (error instanceof EngineError && error.code !== "INTERNAL_SERVER_ERROR") return { reply: engineErrorReply(error), headers: rateHeaders };
@@ -119,6 +131,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   }
 
   return {
+    events,
     listen(port, host = "127.0.0.1") {
       return new Promise((resolve, reject) => {
         // Exclusive: uWS otherwise binds with SO_REUSEPORT, and a second server on a busy
@@ -140,7 +153,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     close() {
       if (listenSocket) uWS.us_listen_socket_close(listenSocket);
       listenSocket = null;
-
+      if (ownsHub) events.close();
     },
   };
 }

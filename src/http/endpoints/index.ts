@@ -9,5 +9,7 @@ import { REGISTER_ENDPOINTS } from "./register/index.js";
 import serverSettings from "./server/server-settings.js";
 import { SUBSCRIPTION_ENDPOINTS } from "./subscriptions/index.js";
 import { USER_ENDPOINTS } from "./users/index.js";
+import { EVENT_ENDPOINTS } from "./events/index.js";
+import { TYPING_ENDPOINTS } from "./typing/index.js";
 
-export const ENDPOINTS: readonly Endpoint[] = [serverSettings, ...MESSAGE_ENDPOINTS, ...USER_ENDPOINTS, ...SUBSCRIPTION_ENDPOINTS, ...REGISTER_ENDPOINTS];
+export const ENDPOINTS: readonly Endpoint[] = [serverSettings, ...MESSAGE_ENDPOINTS, ...USER_ENDPOINTS, ...SUBSCRIPTION_ENDPOINTS, ...REGISTER_ENDPOINTS, ...EVENT_ENDPOINTS, ...TYPING_ENDPOINTS];

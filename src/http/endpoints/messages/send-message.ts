@@ -3,8 +3,8 @@
  * POST /messages — https://zulip.com/api/send-message
  * - `to`: for channel messages a name or ID (plain, or JSON: "general", 5, [5]); for
  *   direct messages a JSON list of user IDs or emails, or comma-separated emails.
- * - queue_id/local_id are accepted (local echo) and must come together; with no event
- *   queues yet they are not echoed anywhere.
+ * - queue_id/local_id (local echo) must come together; the sender's event on that
+ *   queue carries local_message_id.
  * - automatic_new_visibility_policy is never returned (no automatic follow rules).
  */
 import { BadRequestError, MissingArgumentError } from "../../../engine/index.js";
@@ -56,8 +56,8 @@ export default defineEndpoint({
     to: p.str(),
     content: p.str(),
     topic: p.str().optional(),
-    queue_id: p.str().optional(),
-    local_id: p.str().optional(),
+    queue_id: p.str({ maxLength: 64 }).optional(),
+    local_id: p.str({ maxLength: 64 }).optional(),
     read_by_sender: p.bool().optional(),
   },
   handler(ctx, input) {
@@ -70,6 +70,7 @@ export default defineEndpoint({
       to: channel ? { type: "channel", channel: parseChannelTo(input.to), topic: input.topic } : { type: "direct", users: parseDirectTo(input.to) },
       content: input.content,
       client: ctx.client,
+      ...(input.queue_id !== undefined && input.local_id !== undefined ? { origin: { queueId: input.queue_id, localId: input.local_id } } : {}),
       ...(input.read_by_sender !== undefined ? { readBySender: input.read_by_sender } : {}),
     });
     return { id };

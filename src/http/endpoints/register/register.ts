@@ -7,14 +7,16 @@
  * update_message_flags (unread_msgs), starred_messages. Unknown types are ignored,
  * like Zulip.
  *
- * Deviations: there is no event queue yet: queue_id is a fresh random string that
- * GET /events does not know, and last_event_id is -1. narrow, all_public_streams,
- * apply_markdown, slim_presence and presence_history_limit_days are validated and
- * otherwise ignored (they only shape events and presence). Sections not listed above
- * (presence, user_settings, drafts, realm_emoji, ...) are absent. Anonymous
- * (spectator) registration is not offered.
+ * The queue is created in the same synchronous step as the snapshot, so no event
+ * falls between them (events are delivered synchronously after each commit). Its
+ * event_types, narrow, all_public_streams, apply_markdown, client_gravatar and
+ * client_capabilities shape what it receives (src/realtime).
+ *
+ * Deviations: slim_presence and presence_history_limit_days are validated and
+ * otherwise ignored (no presence yet). Sections not listed above (presence,
+ * user_settings, drafts, realm_emoji, ...) are absent. Anonymous (spectator)
+ * registration is not offered.
  */
-import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { defineEndpoint } from "../../endpoint.js";
 import { j, p } from "../../params.js";
@@ -86,10 +88,7 @@ export default defineEndpoint({
       archivedChannels: caps["archived_channels"] === true,
       includeDeactivatedGroups: caps["include_deactivated_groups"] === true,
     };
-    return {
-      queue_id: randomUUID(),
-      last_event_id: -1,
-      idle_queue_timeout_secs: input.idle_queue_timeout,
+    const snapshot = {
       zulip_feature_level: ZULIP_FEATURE_LEVEL,
       zulip_version: ZULIP_VERSION,
       zulip_merge_base: ZULIP_MERGE_BASE,
@@ -104,5 +103,16 @@ export default defineEndpoint({
       ...(want("message") && want("update_message_flags") ? unreadSection(store, realm, user, options) : {}),
       ...(want("starred_messages") ? starredSection(store, user) : {}),
     };
+    const queue = ctx.events.register(user, {
+      eventTypes: input.event_types ?? null,
+      allPublicStreams: input.all_public_streams,
+      narrow: input.narrow.map((t) => (Array.isArray(t) ? { operator: t[0] ?? "", operand: t[1] } : t)),
+      applyMarkdown: input.apply_markdown,
+      clientGravatar: input.client_gravatar,
+      emptyTopicName: options.emptyTopicName,
+      streamTypingNotifications: caps["stream_typing_notifications"] === true,
+      idleTimeoutSecs: input.idle_queue_timeout,
+    });
+    return { queue_id: queue.id, last_event_id: queue.lastEventId, idle_queue_timeout_secs: input.idle_queue_timeout, ...snapshot };
   },
 });

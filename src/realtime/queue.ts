@@ -1,0 +1,128 @@
+/**
+ * @module realtime/queue
+ * One client's event queue: what it asked for at register, the events not yet
+ * acknowledged (as open JSON, see wire.ts), and at most one waiting long-poll.
+ * Event IDs start at 0 and only grow; a poll's last_event_id acknowledges (drops)
+ * every event up to it.
+ */
+import type { MessagePredicate, NarrowTermInput } from "./narrow-filter.js";
+
+/** What a queue was registered with: decides which events it gets, and their shapes. */
+export interface QueueOptions {
+  /** Event types to deliver; null: every type. */
+  readonly eventTypes: readonly string[] | null;
+  readonly allPublicStreams: boolean;
+  readonly narrow: readonly NarrowTermInput[];
+  readonly applyMarkdown: boolean;
+  readonly clientGravatar: boolean;
+  readonly emptyTopicName: boolean;
+  readonly streamTypingNotifications: boolean;
+  /** Seconds without a connected poll after which the queue is collected. */
+  readonly idleTimeoutSecs: number;
+}
+
+/** A queue as saved across a graceful restart. */
+export interface SavedQueue {
+  readonly id: string;
+  readonly userId: number;
+  readonly realmId: number;
+  readonly options: QueueOptions;
+  readonly nextEventId: number;
+  readonly lastActivity: number;
+  readonly events: readonly { readonly id: number; readonly body: string }[];
+}
+
+interface Waiter {
+  readonly resolve: () => void;
+}
+
+export class EventQueue {
+  readonly #types: ReadonlySet<string> | null;
+  readonly #events: { id: number; body: string }[] = [];
+  #nextEventId: number;
+  #waiter: Waiter | null = null;
+  /** Milliseconds: creation, or when the last poll began or ended. */
+  lastActivity: number;
+
+  constructor(
+    readonly id: string,
+    readonly userId: number,
+    readonly realmId: number,
+    readonly options: QueueOptions,
+    readonly matchesNarrow: MessagePredicate | null,
+    now: number,
+    nextEventId = 0,
+  ) {
+    this.#types = options.eventTypes === null ? null : new Set(options.eventTypes);
+    this.#nextEventId = nextEventId;
+    this.lastActivity = now;
+  }
+
+  wants(type: string): boolean {
+    return this.#types === null || this.#types.has(type);
+  }
+
+  get size(): number {
+    return this.#events.length;
+  }
+
+  get lastEventId(): number {
+    return this.#nextEventId - 1;
+  }
+
+  get polling(): boolean {
+    return this.#waiter !== null;
+  }
+
+  /** Appends an event (open JSON); wakes a waiting poll. Returns its ID. */
+  push(body: string): number {
+    const id = this.#nextEventId++;
+    this.#events.push({ id, body });
+    this.#wake();
+    return id;
+  }
+
+  /** Drops every event up to and including `lastEventId`. */
+  acknowledge(lastEventId: number): void {
+    let n = 0;
+    while (n < this.#events.length && this.#events[n]!.id <= lastEventId) n++;
+    if (n > 0) this.#events.splice(0, n);
+  }
+
+  /** The unacknowledged events as one JSON array text. */
+  eventsJson(): string {
+    if (this.#events.length === 0) return "[]";
+    let out = "[";
+    for (let i = 0; i < this.#events.length; i++) {
+      const e = this.#events[i]!;
+      out += `${i === 0 ? "" : ","}${e.body},"id":${e.id}}`;
+    }
+    return `${out}]`;
+  }
+
+  /** Waits for an event; a newer poll replaces this one (which is answered at once). */
+  wait(resolve: () => void): void {
+    this.#wake();
+    this.#waiter = { resolve };
+  }
+
+  /** Ends the current wait, if any, without an event (the client left, or a newer poll came). */
+  release(): void {
+    this.#waiter = null;
+  }
+
+  #wake(): void {
+    const waiter = this.#waiter;
+    this.#waiter = null;
+    waiter?.resolve();
+  }
+
+  save(): SavedQueue {
+    return { id: this.id, userId: this.userId, realmId: this.realmId, options: this.options, nextEventId: this.#nextEventId, lastActivity: this.lastActivity, events: this.#events.map((e) => ({ ...e })) };
+  }
+
+  /** Restores saved events (after a graceful restart). */
+  restoreEvents(events: readonly { readonly id: number; readonly body: string }[]): void {
+    this.#events.push(...events.map((e) => ({ ...e })));
+  }
+}

@@ -1,0 +1,171 @@
+/**
+ * @module realtime/wire
+ * Engine events in Zulip's wire shapes (GET /events), per queue. One engine event
+ * reaches queues that asked for different shapes (apply_markdown, client_gravatar,
+ * empty_topic_name) and carries per-user parts (message flags, local_message_id):
+ * each distinct payload is serialized once and shared by every queue that gets it.
+ *
+ * `recipient` is false for a queue that gets a message only through
+ * all_public_streams (no row: flags read+historical).
+ *
+ * A queued event is kept as its JSON text without the closing brace, so a poll adds
+ * `,"id":N}` without re-encoding.
+ */
+import type { EngineEvent, Realm, Store, User } from "../engine/index.js";
+import { channelToWire, groupSettingToWire, subscriptionToWire } from "../http/views/channel.js";
+import { messageBody } from "../http/views/message.js";
+import { userToWire } from "../http/views/user.js";
+import { groupToWire, userTopicToWire } from "../http/endpoints/register/initial-state.js";
+import type { EventQueue } from "./queue.js";
+
+/** The JSON text of an event object, open at the end (see module comment). */
+export function openJson(event: Record<string, unknown>): string {
+  return JSON.stringify(event).slice(0, -1);
+}
+
+function brief(user: User): { user_id: number; email: string } {
+  return { user_id: user.id, email: user.email };
+}
+
+/** One engine event, rendered lazily per distinct variant for the queues it reaches. */
+export class WireEvent {
+  readonly #cache = new Map<string, string | null>();
+
+  constructor(
+    readonly event: EngineEvent,
+    readonly store: Store,
+  ) {}
+
+  /** The queue's copy of the event (open JSON), or null when the queue must not get it. */
+  forQueue(queue: EventQueue, recipient = true): string | null {
+    const key = this.#variant(queue, recipient);
+    let body = this.#cache.get(key);
+    if (body === undefined) {
+      const wire = this.#render(queue, recipient);
+      body = wire === null ? null : openJson(wire);
+      this.#cache.set(key, body);
+    }
+    return body;
+  }
+
+  /** What the rendering depends on, for this event type. */
+  #variant(queue: EventQueue, recipient: boolean): string {
+    const e = this.event;
+    const o = queue.options;
+    switch (e.type) {
+      case "message": {
+        const flags = recipient ? e.flagsFor(queue.userId).join(",") : "";
+        const local = e.origin !== null && e.origin.queueId === queue.id ? e.origin.localId : "";
+        return `${o.applyMarkdown ? 1 : 0}${o.clientGravatar ? 1 : 0}${o.emptyTopicName ? 1 : 0}|${flags}|${local}|${recipient ? 1 : 0}`;
+      }
+      case "realm_user":
+        return o.clientGravatar ? "g" : "";
+      case "subscription":
+        return e.op === "add" ? String(queue.userId) : "";
+      case "user_topic":
+      case "update_message_flags":
+        return o.emptyTopicName ? "e" : "";
+      case "typing":
+        return `${o.emptyTopicName ? "e" : ""}${o.streamTypingNotifications ? "s" : ""}`;
+      default:
+        return "";
+    }
+  }
+
+  #topic(queue: EventQueue, realm: Realm | undefined, topic: string): string {
+    return topic === "" && !queue.options.emptyTopicName ? (realm?.emptyTopicDisplayName ?? topic) : topic;
+  }
+
+  #render(queue: EventQueue, recipient: boolean): Record<string, unknown> | null {
+    const e = this.event;
+    const store = this.store;
+    const realm = store.findRealm(queue.realmId);
+    switch (e.type) {
+      case "message": {
+        if (!realm) return null;
+        const o = queue.options;
+        const message = messageBody(store, realm, e.message, { applyMarkdown: o.applyMarkdown, clientGravatar: o.clientGravatar, allowEmptyTopicName: o.emptyTopicName });
+        // Queues that get the message only through all_public_streams have no row for it.
+        const flags = recipient ? e.flagsFor(queue.userId) : ["read", "historical"];
+        const out: Record<string, unknown> = { type: "message", message, flags };
+        if (e.origin !== null && e.origin.queueId === queue.id) out["local_message_id"] = e.origin.localId;
+        return out;
+      }
+      case "update_message_flags": {
+        const out: Record<string, unknown> = { type: "update_message_flags", op: e.op, operation: e.op, flag: e.flag, messages: [...e.messages], all: false };
+        if (e.messageDetails !== null) {
+          const details: Record<string, Record<string, unknown>> = {};
+          for (const [id, d] of e.messageDetails) {
+            details[String(id)] =
+              d.recipient.type === "channel"
+                ? { type: "stream", stream_id: d.recipient.channelId, topic: this.#topic(queue, realm, d.topic), ...(d.mentioned ? { mentioned: true } : {}) }
+                : { type: "private", user_ids: (d.userIds ?? []).filter((u) => u !== queue.userId), ...(d.mentioned ? { mentioned: true } : {}) };
+          }
+          out["message_details"] = details;
+        }
+        return out;
+      }
+      case "reaction":
+        return { type: "reaction", op: e.op, message_id: e.messageId, user_id: e.reaction.userId, emoji_name: e.reaction.emojiName, emoji_code: e.reaction.emojiCode, reaction_type: e.reaction.reactionType };
+      case "subscription":
+        switch (e.op) {
+          case "add": {
+            const viewer = store.findUser(queue.userId);
+            if (!viewer) return null;
+            return { type: "subscription", op: "add", subscriptions: e.subscriptions.map((s) => subscriptionToWire(store, viewer, s.subscription, store.getChannel(s.channel.id) ?? s.channel, true)) };
+          }
+          case "remove":
+            return { type: "subscription", op: "remove", subscriptions: e.channels.map((c) => ({ stream_id: c.id, name: c.name })) };
+          case "update":
+            return { type: "subscription", op: "update", stream_id: e.channelId, property: e.property, value: e.value };
+          default:
+            return { type: "subscription", op: e.op, stream_ids: [...e.channelIds], user_ids: [...e.userIds] };
+        }
+      case "stream":
+        if (e.op === "update") return { type: "stream", op: "update", stream_id: e.channel.id, name: e.channel.name, property: e.property, value: e.value };
+        if (e.op === "create") return { type: "stream", op: "create", streams: e.channels.map((c) => channelToWire(store, store.getChannel(c.id) ?? c)), stream_ids: e.channels.map((c) => c.id) };
+        return { type: "stream", op: "delete", streams: e.channels.map((c) => ({ stream_id: c.id, name: c.name })), stream_ids: e.channels.map((c) => c.id) };
+      case "realm_user": {
+        if (e.op === "add") return { type: "realm_user", op: "add", person: userToWire(e.person, { clientGravatar: queue.options.clientGravatar, includeCustomProfileFields: true }) };
+        const c = e.changes;
+        const person: Record<string, unknown> = { user_id: e.userId };
+        if ("fullName" in c) person["full_name"] = c.fullName;
+        else if ("role" in c) person["role"] = c.role;
+        else if ("isActive" in c) person["is_active"] = c.isActive;
+        else if ("timezone" in c) person["timezone"] = c.timezone;
+        else person["custom_profile_field"] = c.profileData;
+        return { type: "realm_user", op: "update", person };
+      }
+      case "realm":
+        return { type: "realm", op: "deactivated", realm_id: e.realm.id };
+      case "user_group":
+        switch (e.op) {
+          case "add":
+            return { type: "user_group", op: "add", group: groupToWire(e.group, e.group.members) };
+          case "update": {
+            const data: Record<string, unknown> = {};
+            if (e.data.name !== undefined) data["name"] = e.data.name;
+            if (e.data.description !== undefined) data["description"] = e.data.description;
+            if (e.data.deactivated !== undefined) data["deactivated"] = e.data.deactivated;
+            if (e.data.canManageGroup !== undefined) data["can_manage_group"] = groupSettingToWire(e.data.canManageGroup);
+            if (e.data.canMentionGroup !== undefined) data["can_mention_group"] = groupSettingToWire(e.data.canMentionGroup);
+            return { type: "user_group", op: "update", group_id: e.groupId, data };
+          }
+          case "add_members":
+          case "remove_members":
+            return { type: "user_group", op: e.op, group_id: e.groupId, user_ids: [...e.userIds] };
+          default:
+            return { type: "user_group", op: e.op, group_id: e.groupId, direct_subgroup_ids: [...e.subgroupIds] };
+        }
+      case "user_topic":
+        return { type: "user_topic", ...userTopicToWire({ ...e.userTopic, topic: this.#topic(queue, realm, e.userTopic.topic) }) };
+      case "typing": {
+        if (e.recipients !== null) {
+          return { type: "typing", op: e.op, message_type: "direct", sender: brief(e.sender), recipients: e.recipients.map(brief) };
+        }
+        if (!queue.options.streamTypingNotifications) return null;
+        return { type: "typing", op: e.op, message_type: "stream", sender: brief(e.sender), stream_id: e.channelId, topic: this.#topic(queue, realm, e.topic ?? "") };
+      }
+    }
+  }
+}
