@@ -34,6 +34,8 @@ export interface StoreOptions {
   readonly bitmapCacheBytes?: number;
   /** Clock in UNIX seconds (tests and data generators inject their own). */
   readonly now?: () => number;
+  /** Who opens the directory, named to anyone refused while it is open (e.g. "parley serve"). */
+  readonly holder?: string;
 }
 
 /** What changed, for caches and (later) event queues; emitted after commit. */

@@ -4,7 +4,6 @@
  * action (one write transaction, nothing changed on error) or a query (reads only).
  * Methods acting for a user take that user's ID and apply their permissions.
  */
-import { mkdirSync } from "node:fs";
 import { renderMarkdown } from "../markdown/index.js";
 import { canAccessMessage } from "./access.js";
 import { createGroup, updateMembers, updateSubgroups, type CreateGroupInput } from "./actions/groups.js";
@@ -22,6 +21,7 @@ import { flagsForWindow, type ApiFlag } from "./queries/message-flags.js";
 import { unreadSummary, type UnreadSummary } from "./queries/unread.js";
 import { ReceivedSets } from "./received.js";
 import { StoreState, type Change, type StoreOptions } from "./state.js";
+import { lockDataDir, type DataDirLock } from "./storage/lock.js";
 import type { Channel, Message, Realm, User, UserGroup } from "./types.js";
 import { verifyIndexes, type VerifyReport } from "./verify.js";
 
@@ -29,15 +29,30 @@ export class Store {
   /** Internal state; exposed for the HTTP layer's read-only listings and for tools. */
   readonly state: StoreState;
   readonly #received: ReceivedSets;
+  readonly #lock: DataDirLock;
 
+  /**
+   * Opens `dir` (creating it) as its only writer: throws DataDirectoryLockedError
+   * while another live process, or another Store in this one, has it open.
+   */
   constructor(dir: string, options: StoreOptions = {}) {
-    mkdirSync(dir, { recursive: true });
-    this.state = new StoreState(dir, options.renderer ?? renderMarkdown, options);
-    this.#received = new ReceivedSets(this.state);
+    this.#lock = lockDataDir(dir, { durable: !(options.noSync ?? false), ...(options.holder !== undefined ? { command: options.holder } : {}) });
+    try {
+      this.state = new StoreState(dir, options.renderer ?? renderMarkdown, options);
+      this.#received = new ReceivedSets(this.state);
+    } catch (error) {
+      this.#lock.release();
+      throw error;
+    }
   }
 
+  /** Closes the environment and frees the directory for the next opener. */
   close(): void {
-    this.state.close();
+    try {
+      this.state.close();
+    } finally {
+      this.#lock.release();
+    }
   }
 
   /**
@@ -179,7 +194,7 @@ export class Store {
   }
 }
 
-/** Opens (creating if needed) a store in `dir`. */
+/** Opens (creating if needed) a store in `dir`, taking its one-writer lock (see storage/lock.ts). */
 export function openStore(dir: string, options: StoreOptions = {}): Store {
   return new Store(dir, options);
 }
