@@ -25,7 +25,8 @@ export type ErrorCode =
   | "REACTION_DOES_NOT_EXIST"
   | "NOT_FOUND"
   | "ACCESS_DENIED"
-  | "INTERNAL_SERVER_ERROR";
+  | "INTERNAL_SERVER_ERROR"
+  | "DATA_DIRECTORY_LOCKED";
 
 export type ErrorData = Readonly<Record<string, string | number | boolean | null | readonly (string | number)[]>>;
 
@@ -112,5 +113,15 @@ export class RateLimitError extends EngineError {
 export class StorageError extends EngineError {
   constructor(message: string, cause?: unknown) {
     super("INTERNAL_SERVER_ERROR", message, {}, { cause });
+  }
+}
+
+/**
+ * The data directory is held by another live process (or by another Store in this
+ * one), or its lock file cannot be judged. Raised by openStore, never by a request.
+ */
+export class DataDirectoryLockedError extends EngineError {
+  constructor(message: string, holder: { pid: number; command: string; host: string; since: number } | null) {
+    super("DATA_DIRECTORY_LOCKED", message, holder === null ? {} : { pid: holder.pid, command: holder.command, host: holder.host, since: holder.since });
   }
 }

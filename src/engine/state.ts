@@ -45,6 +45,8 @@ export interface StoreOptions {
   readonly commitHook?: () => void;
   /** Where an event listener's exception is reported (it never undoes the committed write). */
   readonly onListenerError?: (error: unknown) => void;
+  /** Who opens the directory, named to anyone refused while it is open (e.g. "parley serve"). */
+  readonly holder?: string;
 }
 
 /** During a write: defer work to after the commit, and queue events. */

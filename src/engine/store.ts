@@ -4,7 +4,6 @@
  * action (one write transaction, nothing changed on error) or a query (reads only).
  * Methods acting for a user take that user's ID and apply their permissions.
  */
-import { mkdirSync } from "node:fs";
 import { renderMarkdown } from "../markdown/index.js";
 import { canAccessMessage } from "./access.js";
 import { createGroup, updateMembers, updateSubgroups, type CreateGroupInput } from "./actions/groups.js";
@@ -22,6 +21,7 @@ import { flagsForWindow, type ApiFlag } from "./queries/message-flags.js";
 import { unreadSummary, type UnreadSummary } from "./queries/unread.js";
 import { ReceivedSets } from "./received.js";
 import { StoreState, type StoreOptions } from "./state.js";
+import { lockDataDir, type DataDirLock } from "./storage/lock.js";
 import type { Channel, Conversation, Message, Realm, User, UserGroup, UserTopic } from "./types.js";
 import { key } from "./index/keys.js";
 import { verifyIndexes, type VerifyReport } from "./verify.js";
@@ -48,18 +48,33 @@ import {
 export class Store {
   readonly #state: StoreState;
   readonly #received: ReceivedSets;
+  readonly #lock: DataDirLock;
 
+  /**
+   * Opens `dir` (creating it) as its only writer: throws DataDirectoryLockedError
+   * while another live process, or another Store in this one, has it open.
+   */
   constructor(dir: string, options: StoreOptions = {}) {
-    mkdirSync(dir, { recursive: true });
-    this.#state = new StoreState(dir, options.renderer ?? renderMarkdown, options);
-    this.#received = new ReceivedSets(this.#state);
+    this.#lock = lockDataDir(dir, { durable: !(options.noSync ?? false), ...(options.holder !== undefined ? { command: options.holder } : {}) });
+    try {
+      this.#state = new StoreState(dir, options.renderer ?? renderMarkdown, options);
+      this.#received = new ReceivedSets(this.#state);
+    } catch (error) {
+      this.#lock.release();
+      throw error;
+    }
     // A failed write may have extended derived sets with IDs it then gave back.
     this.#state.onRollback(() => this.#received.clear());
     registerInternals(this, this.#state);
   }
 
+  /** Closes the environment and frees the directory for the next opener. */
   close(): void {
-    this.#state.close();
+    try {
+      this.#state.close();
+    } finally {
+      this.#lock.release();
+    }
   }
 
   /** The highest message ID allocated so far (0 if none). */
@@ -292,7 +307,7 @@ export class Store {
   }
 }
 
-/** Opens (creating if needed) a store in `dir`. */
+/** Opens (creating if needed) a store in `dir`, taking its one-writer lock (see storage/lock.ts). */
 export function openStore(dir: string, options: StoreOptions = {}): Store {
   return new Store(dir, options);
 }

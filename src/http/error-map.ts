@@ -25,6 +25,8 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   NOT_FOUND: 404,
   ACCESS_DENIED: 403,
   INTERNAL_SERVER_ERROR: 500,
+  // Only openStore raises it, before any server exists; mapped for exhaustiveness.
+  DATA_DIRECTORY_LOCKED: 500,
 };
 
 /** Codes that Zulip reports under BAD_REQUEST on the wire although the engine is more specific. */

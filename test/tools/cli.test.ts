@@ -178,7 +178,11 @@ describe("parley realm create, user create, serve", () => {
       // The directory is held while the server runs: a second writer would clash with it.
       const busy = parley("user", "create", "--data", dir, "--realm", "", "--email", "late@cli.test", "--name", "Late");
       expect(busy.code).toBe(1);
-      expect(busy.stderr).toMatch(/in use by parley serve/);
+      expect(busy.stderr).toMatch(/in use by parley serve \(pid \d+, since [^)]+\): stop it first.*--data DIR/);
+      // verify too: the server's in-memory state is not shared, so a check beside it would race.
+      const verifying = parley("verify", "--data", dir);
+      expect(verifying.code).toBe(1);
+      expect(verifying.stderr).toMatch(/in use by parley serve/);
 
       // Each printed key logs its own user in (GET /users/me answers who the caller is).
       for (const login of [owner, member, bot]) {

@@ -6,10 +6,8 @@
  * nothing, when the realm already exists. The first demo in a data directory is
  * recorded in demo-login.json for `parley start`.
  */
-import { openStore } from "../../src/engine/index.js";
 import { intOption, output, parseOptions } from "../args.js";
-import { describeSubdomain, parseOrUsage, roleName, USAGE_EXIT } from "../demo/cli.js";
-import { lockDataDir } from "../demo/lock.js";
+import { describeSubdomain, openForCommand, parseOrUsage, roleName, USAGE_EXIT } from "../demo/cli.js";
 import { rememberDemoLogin } from "../demo/login.js";
 import { createDemoRealm, DEFAULT_DEMO_MESSAGES, type DemoResult } from "../demo/realm.js";
 
@@ -45,8 +43,7 @@ export async function run(argv: string[]): Promise<number> {
   });
   if (!options) return USAGE_EXIT;
 
-  const lock = lockDataDir(options.dir, "demo");
-  const store = openStore(options.dir);
+  const store = openForCommand(options.dir, "demo");
   try {
     if (store.findRealmBySubdomain(options.subdomain)) {
       throw new Error(`a realm with subdomain ${describeSubdomain(options.subdomain)} already exists in ${options.dir}; pass --subdomain S for another demo realm or --data DIR for a fresh directory`);
@@ -69,6 +66,5 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   } finally {
     store.close();
-    lock.release();
   }
 }

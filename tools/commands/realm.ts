@@ -5,10 +5,8 @@
  * email and API key, which is everything needed to log in over the API. The subdomain
  * '' creates the default realm, served on bare hosts such as 127.0.0.1.
  */
-import { openStore } from "../../src/engine/index.js";
 import { output, parseOptions, requireString } from "../args.js";
-import { describeSubdomain, parseOrUsage, USAGE_EXIT } from "../demo/cli.js";
-import { lockDataDir } from "../demo/lock.js";
+import { describeSubdomain, openForCommand, parseOrUsage, USAGE_EXIT } from "../demo/cli.js";
 
 const USAGE = "parley realm create [--data DIR] --subdomain S --name NAME --owner-email E [--owner-name N] [--json]";
 
@@ -33,8 +31,7 @@ export async function run(argv: string[]): Promise<number> {
   });
   if (!options) return USAGE_EXIT;
 
-  const lock = lockDataDir(options.dir, "realm create");
-  const store = openStore(options.dir);
+  const store = openForCommand(options.dir, "realm create");
   try {
     const { realm, owner } = store.createRealm({ subdomain: options.subdomain, name: options.name, owner: { email: options.ownerEmail, fullName: options.ownerName } });
     output(
@@ -50,6 +47,5 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   } finally {
     store.close();
-    lock.release();
   }
 }

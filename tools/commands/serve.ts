@@ -8,11 +8,10 @@
  * exported for `parley start`.
  */
 import { createServer as createProbe } from "node:net";
-import { openStore, type Store } from "../../src/engine/index.js";
+import type { Store } from "../../src/engine/index.js";
 import { createServer, type ParleyServer } from "../../src/http/server.js";
 import { intOption, parseOptions, type OptionSpec, type Parsed } from "../args.js";
-import { describeSubdomain, parseOrUsage, USAGE_EXIT } from "../demo/cli.js";
-import { lockDataDir, type DataLock } from "../demo/lock.js";
+import { describeSubdomain, openForCommand, parseOrUsage, USAGE_EXIT } from "../demo/cli.js";
 
 /** Zulip's development server port, so Zulip clients' dev settings work unchanged. */
 export const DEFAULT_PORT = 9991;
@@ -91,10 +90,10 @@ export async function listen(store: Store, settings: ServeSettings): Promise<Lis
 
 /**
  * Resolves with exit code 0 after the first SIGINT or SIGTERM has closed the server,
- * then the store (in that order, so no request reaches a closed store), then freed
+ * then the store (in that order, so no request reaches a closed store), which frees
  * the data directory.
  */
-export function untilSignal(server: ParleyServer, store: Store, lock: DataLock): Promise<number> {
+export function untilSignal(server: ParleyServer, store: Store): Promise<number> {
   return new Promise((resolve) => {
     const stop = (signal: NodeJS.Signals): void => {
       process.off("SIGINT", stop);
@@ -102,7 +101,6 @@ export function untilSignal(server: ParleyServer, store: Store, lock: DataLock):
       console.error(`parley: ${signal}: shutting down`);
       server.close();
       store.close();
-      lock.release();
       // Closing the listen socket leaves clients' idle keep-alive connections open in
       // uWebSockets.js (ParleyServer cannot drop them), and they would keep the process
       // alive for seconds. The timer does not itself hold the process: it only ends one
@@ -132,23 +130,21 @@ export async function run(argv: string[]): Promise<number> {
   });
   if (!options) return USAGE_EXIT;
 
-  const lock = lockDataDir(options.dir, "serve");
   let store: Store | null = null;
   let listening: Listening;
   try {
     // A busy port is reported before the store is opened (which can take a moment).
     await checkPortFree(options.settings.host, options.settings.port);
-    store = openStore(options.dir, { noSync: options.settings.noSync });
+    store = openForCommand(options.dir, "serve", { noSync: options.settings.noSync });
     listening = await listen(store, options.settings);
   } catch (error) {
     store?.close();
-    lock.release();
     throw error;
   }
   const { server, port, url } = listening;
   // Handlers go in before the greeting: whoever reads it may signal at once, and a
   // signal arriving before them would kill the process without closing the store.
-  const stopped = untilSignal(server, store, lock);
+  const stopped = untilSignal(server, store);
   if (options.parsed.values["json"]) {
     // One line, so that a reader of the first line gets the whole event.
     console.log(JSON.stringify({ url, port, host: options.settings.host, external_host: options.settings.externalHost ?? null, data: options.dir }));

@@ -7,10 +7,9 @@
  * URL, the demo owner's login (API email and key) and a curl command that works as
  * printed. Default port 9991, Zulip's development port.
  */
-import { openStore, type Store } from "../../src/engine/index.js";
+import type { Store } from "../../src/engine/index.js";
 import { parseOptions } from "../args.js";
-import { parseOrUsage, USAGE_EXIT } from "../demo/cli.js";
-import { lockDataDir } from "../demo/lock.js";
+import { openForCommand, parseOrUsage, USAGE_EXIT } from "../demo/cli.js";
 import { readDemoLogin, rememberDemoLogin } from "../demo/login.js";
 import { createDemoRealm } from "../demo/realm.js";
 import { checkPortFree, listen, readServeSettings, SERVE_OPTIONS, untilSignal, type Listening } from "./serve.js";
@@ -56,7 +55,6 @@ export async function run(argv: string[]): Promise<number> {
   if (!options) return USAGE_EXIT;
   const { dir, settings } = options;
 
-  const lock = lockDataDir(dir, "start");
   let store: Store | null = null;
   let listening: Listening;
   let createdDemo = false;
@@ -64,7 +62,7 @@ export async function run(argv: string[]): Promise<number> {
     // A busy port is found before the demo is written, so the first thing the
     // operator sees is the port problem and the fix (--port N).
     await checkPortFree(settings.host, settings.port);
-    store = openStore(dir, { noSync: settings.noSync });
+    store = openForCommand(dir, "start", { noSync: settings.noSync });
     if (store.listRealms().length === 0) {
       if (!options.parsed.values["json"]) console.error(`parley: ${dir} has no realm yet: creating the demo realm`);
       const demo = createDemoRealm(store, { subdomain: "" });
@@ -74,13 +72,12 @@ export async function run(argv: string[]): Promise<number> {
     listening = await listen(store, settings);
   } catch (error) {
     store?.close();
-    lock.release();
     throw error;
   }
   const { server, port, url } = listening;
   // Handlers go in before the greeting: whoever reads it may signal at once, and a
   // signal arriving before them would kill the process without closing the store.
-  const stopped = untilSignal(server, store, lock);
+  const stopped = untilSignal(server, store);
   const login = findLogin(store, dir);
   const curl = login ? curlExample(url, login, settings.externalHost) : null;
 

@@ -5,10 +5,9 @@
  * user ID, email and API key. `--realm ''` names the default realm. Roles are Zulip's
  * numbers (100 owner ... 600 guest) or their names.
  */
-import { openStore, type Role } from "../../src/engine/index.js";
+import type { Role } from "../../src/engine/index.js";
 import { output, parseOptions, requireString } from "../args.js";
-import { describeSubdomain, parseOrUsage, parseRole, requireDataDir, requireRealm, roleName, USAGE_EXIT } from "../demo/cli.js";
-import { lockDataDir } from "../demo/lock.js";
+import { describeSubdomain, openForCommand, parseOrUsage, parseRole, requireDataDir, requireRealm, roleName, USAGE_EXIT } from "../demo/cli.js";
 
 const USAGE = "parley user create [--data DIR] --realm S --email E --name NAME [--role owner|administrator|moderator|member|guest] [--bot --owner-email E] [--json]";
 
@@ -47,8 +46,7 @@ export async function run(argv: string[]): Promise<number> {
   if (!options) return USAGE_EXIT;
 
   requireDataDir(options.dir, options.subdomain);
-  const lock = lockDataDir(options.dir, "user create");
-  const store = openStore(options.dir);
+  const store = openForCommand(options.dir, "user create");
   try {
     const realm = requireRealm(store, options.subdomain, options.dir);
     let botOwnerId: number | null = null;
@@ -77,6 +75,5 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   } finally {
     store.close();
-    lock.release();
   }
 }

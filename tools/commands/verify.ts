@@ -2,17 +2,19 @@
  * @module tools/commands/verify
  * `parley verify --data DIR`: rebuilds every derivable index from the message records
  * and compares it with disk. Exit 0 when clean, 1 when any difference is found.
+ * Refuses while a server has the directory open: the server's in-memory state is not
+ * shared, so a check beside it would race its writes.
  */
 import { existsSync } from "node:fs";
-import { openStore } from "../../src/engine/index.js";
 import { output, parseOptions } from "../args.js";
 import { progressBar } from "../progress.js";
+import { openForCommand } from "../demo/cli.js";
 
 export async function run(argv: string[]): Promise<number> {
   const parsed = parseOptions(argv, {});
   const dir = parsed.values["data"] as string;
   if (!existsSync(dir)) throw new Error(`no data directory at ${dir}: pass --data DIR`);
-  const store = openStore(dir);
+  const store = openForCommand(dir, "verify");
   try {
     const bar = parsed.values["json"] ? null : progressBar("verify", store.lastMessageId);
     const report = store.verify((done) => bar?.update(done));

@@ -7,7 +7,7 @@
  * conventions were introduced with these five; they can move there unchanged.
  */
 import { existsSync } from "node:fs";
-import { ROLE, type Realm, type Role, type Store } from "../../src/engine/index.js";
+import { DataDirectoryLockedError, openStore, ROLE, type Realm, type Role, type Store, type StoreOptions } from "../../src/engine/index.js";
 
 /** Exit code for a command line the operator has to fix (missing or bad option). */
 export const USAGE_EXIT = 2;
@@ -74,4 +74,18 @@ export function requireRealm(store: Store, subdomain: string, dir: string): Real
  */
 export function requireDataDir(dir: string, subdomain: string): void {
   if (!existsSync(dir)) throw noSuchRealm(subdomain, dir);
+}
+
+/**
+ * Opens the store for `parley <command>`. The engine takes the directory's one-writer
+ * lock, names this command to anyone refused, and explains who holds it; the CLI adds
+ * its own way out.
+ */
+export function openForCommand(dir: string, command: string, options: StoreOptions = {}): Store {
+  try {
+    return openStore(dir, { ...options, holder: `parley ${command}` });
+  } catch (error) {
+    if (error instanceof DataDirectoryLockedError) throw new Error(`${error.message}. Pass --data DIR to use another directory.`, { cause: error });
+    throw error;
+  }
 }
