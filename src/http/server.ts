@@ -8,6 +8,7 @@
 import uWS from "uWebSockets.js";
 import { EngineError, type Store } from "../engine/index.js";
 import { authenticate, clientName, realmFor } from "./auth.js";
+import { listenCompat, type CompatListener } from "./compat-listener.js";
 import type { AuthedEndpoint, Endpoint, PublicEndpoint, ServerInfo } from "./endpoint.js";
 import { ENDPOINTS } from "./endpoints/index.js";
 import { parseParams, type ParamShape } from "./params.js";
@@ -39,6 +40,12 @@ export interface ServerOptions {
 export interface ParleyServer {
   /** Starts listening; resolves with the bound port (pass 0 for a free one). */
   listen(port: number, host?: string): Promise<number>;
+  /**
+   * Also serves the API on Node's HTTP parser, for clients the uWS listener leaves
+   * unanswered (HTTP/1.0, malformed heads): see http/compat-listener. Resolves with
+   * the bound port.
+   */
+  listenCompat(port: number, host?: string): Promise<number>;
   close(): void;
 }
 
@@ -52,6 +59,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   const messageJson = new MessageJsonCache(store, options.messageCacheBytes);
   const app = uWS.App();
   let listenSocket: uWS.us_listen_socket | null = null;
+  let compat: CompatListener | null = null;
 
   app.any("/*", (res, req) => {
     const head = readHead(req);
@@ -137,9 +145,16 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
         });
       });
     },
+    async listenCompat(port, host = "127.0.0.1") {
+      compat?.close();
+      compat = await listenCompat({ handle, maxBodyBytes: maxBody, logError }, port, host);
+      return compat.port;
+    },
     close() {
       if (listenSocket) uWS.us_listen_socket_close(listenSocket);
       listenSocket = null;
+      compat?.close();
+      compat = null;
 
     },
   };

@@ -6,7 +6,7 @@
 import { request as httpRequest } from "node:http";
 import { expect } from "vitest";
 import { fingerprint } from "./snapshot.js";
-import { createServer, type ServerOptions } from "../../src/http/server.js";
+import { createServer, type ParleyServer, type ServerOptions } from "../../src/http/server.js";
 import type { User } from "../../src/engine/types.js";
 import { seedRealm, tempStore, type TempStore } from "./temp-store.js";
 
@@ -14,6 +14,7 @@ export interface TestServer {
   readonly t: TempStore;
   readonly base: string;
   readonly seed: ReturnType<typeof seedRealm>;
+  readonly server: ParleyServer;
   call(user: User | null, method: string, path: string, params?: Record<string, unknown>, init?: { headers?: Record<string, string>; body?: string | FormData }): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }>;
   close(): void;
 }
@@ -39,6 +40,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     t,
     base,
     seed,
+    server,
     async call(user, method, path, params = {}, init = {}) {
       const form = encodeParams(params);
       const headers: Record<string, string> = { ...(user ? { Authorization: basicAuth(t.store.getUser(user.id)) } : {}), ...init.headers };
