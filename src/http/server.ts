@@ -8,6 +8,7 @@
 import uWS from "uWebSockets.js";
 import { EngineError, type Store } from "../engine/index.js";
 import { authenticate, clientName, realmFor } from "./auth.js";
+import { listenCompat, type CompatListener } from "./compat-listener.js";
 import type { AuthedEndpoint, Endpoint, PublicEndpoint, ServerInfo } from "./endpoint.js";
 import { ENDPOINTS } from "./endpoints/index.js";
 import { parseParams, type ParamShape } from "./params.js";
@@ -47,6 +48,12 @@ export interface ParleyServer {
   listen(port: number, host?: string): Promise<number>;
   /** The event queues (to save them on a graceful shutdown). */
   readonly events: EventHub;
+  /**
+   * Also serves the API on Node's HTTP parser, for clients the uWS listener leaves
+   * unanswered (HTTP/1.0, malformed heads): see http/compat-listener. Resolves with
+   * the bound port.
+   */
+  listenCompat(port: number, host?: string): Promise<number>;
   close(): void;
 }
 
@@ -62,6 +69,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   const events = options.events instanceof EventHub ? options.events : new EventHub(store, { restartEvent: RESTART_EVENT, ...options.events });
   const app = uWS.App();
   let listenSocket: uWS.us_listen_socket | null = null;
+  let compat: CompatListener | null = null;
 
   app.any("/*", (res, req) => {
     const head = readHead(req);
@@ -150,10 +158,18 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
         });
       });
     },
+    async listenCompat(port, host = "127.0.0.1") {
+      compat?.close();
+      compat = await listenCompat({ handle, maxBodyBytes: maxBody, logError }, port, host);
+      return compat.port;
+    },
     close() {
       if (listenSocket) uWS.us_listen_socket_close(listenSocket);
       listenSocket = null;
       if (ownsHub) events.close();
+      compat?.close();
+      compat = null;
+
     },
   };
 }

@@ -7,6 +7,7 @@
  */
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -116,6 +117,19 @@ async function api(url: string, method: string, path: string, auth: string | nul
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
+/** One HTTP/1.0 GET over a raw socket (fetch cannot speak 1.0); the whole reply, read until the server closes. */
+function getHttp10(url: string, path: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    let reply = "";
+    socket.on("data", (chunk: Buffer) => (reply += chunk.toString("utf8")));
+    socket.on("end", () => resolve(reply));
+    socket.on("error", reject);
+    socket.write(`GET ${path} HTTP/1.0\r\n\r\n`);
+  });
+}
+
 const dirs: string[] = [];
 function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), "parley-cli-"));
@@ -219,6 +233,19 @@ describe("parley realm create, user create, serve", () => {
       const line = server.stdout().split("\n")[0] ?? "";
       expect(JSON.parse(line)).toMatchObject({ port: Number(new URL(server.url).port), url: server.url });
       expect((await api(server.url, "GET", "/server_settings", null)).status).toBe(200);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  }, 60_000);
+
+  it("answers HTTP/1.0 on --compat-port and names that listener in the JSON line", async () => {
+    const server = await launch(["serve", "--data", dir, "--port", "0", "--compat-port", "0", "--json"], /\n/);
+    try {
+      const line = JSON.parse(server.stdout().split("\n")[0] ?? "") as { compat_url?: unknown };
+      expect(line.compat_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      const reply = await getHttp10(String(line.compat_url), "/api/v1/server_settings");
+      expect(reply).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+      expect(reply).toContain('"realm_name":"CLI Test"');
     } finally {
       expect(await server.stop()).toBe(0);
     }

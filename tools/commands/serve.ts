@@ -1,6 +1,6 @@
 /**
  * @module tools/commands/serve
- * `parley serve [--data DIR] [--port N] [--host H] [--external-host NAME] [--no-rate-limit] [--no-sync]`:
+ * `parley serve [--data DIR] [--port N] [--host H] [--external-host NAME] [--compat-port N] [--no-rate-limit] [--no-sync]`:
  * opens the store (creating the directory), serves the Zulip API and prints
  * `listening on http://HOST:PORT` as its first line of output, so scripts and tests
  * can read the bound port even with --port 0. SIGINT or SIGTERM closes the server
@@ -21,6 +21,7 @@ export const SERVE_OPTIONS: OptionSpec = {
   port: { type: "string" },
   host: { type: "string", default: "127.0.0.1" },
   "external-host": { type: "string" },
+  "compat-port": { type: "string" },
   "no-rate-limit": { type: "boolean" },
   "no-sync": { type: "boolean" },
 };
@@ -29,6 +30,8 @@ export interface ServeSettings {
   readonly port: number;
   readonly host: string;
   readonly externalHost: string | undefined;
+  /** Port of the Node-parsed listener for HTTP/1.0 clients (http/compat-listener), or null for none. */
+  readonly compatPort: number | null;
   readonly rateLimit: boolean;
   /** Skip fsync at commit: acknowledged writes survive a process crash, not a power loss. */
   readonly noSync: boolean;
@@ -40,6 +43,7 @@ export function readServeSettings(parsed: Parsed): ServeSettings {
     port: intOption(parsed, "port", DEFAULT_PORT, 0, 65535),
     host: parsed.values["host"] as string,
     externalHost: typeof externalHost === "string" ? externalHost : undefined,
+    compatPort: parsed.values["compat-port"] === undefined ? null : intOption(parsed, "compat-port", 0, 0, 65535),
     rateLimit: parsed.values["no-rate-limit"] !== true,
     noSync: parsed.values["no-sync"] === true,
   };
@@ -57,14 +61,14 @@ export function urlHost(host: string): string {
  * binds with SO_REUSEPORT on Linux, so a second server on a busy port would "succeed"
  * and share connections with the first; a plain exclusive bind detects that.
  */
-export function checkPortFree(host: string, port: number): Promise<void> {
+export function checkPortFree(host: string, port: number, flag = "--port"): Promise<void> {
   if (port === 0) return Promise.resolve();
   return new Promise((resolve, reject) => {
     const probe = createProbe();
     probe.once("error", (error: NodeJS.ErrnoException) => {
-      if (error.code === "EADDRINUSE") reject(new Error(`port ${port} on ${host} is already in use (another parley?); pass --port N to choose another`));
-      else if (error.code === "EACCES") reject(new Error(`no permission to listen on port ${port}; pass --port N with a port above 1023`));
-      else reject(new Error(`cannot listen on ${host}:${port} (${error.code ?? error.message}); check --host and --port`));
+      if (error.code === "EADDRINUSE") reject(new Error(`port ${port} on ${host} is already in use (another parley?); pass ${flag} N to choose another`));
+      else if (error.code === "EACCES") reject(new Error(`no permission to listen on port ${port}; pass ${flag} N with a port above 1023`));
+      else reject(new Error(`cannot listen on ${host}:${port} (${error.code ?? error.message}); check --host and ${flag}`));
     });
     probe.listen({ port, host, exclusive: true }, () => probe.close(() => resolve()));
   });
@@ -75,6 +79,8 @@ export interface Listening {
   readonly port: number;
   /** Base URL that reaches the server from this machine. */
   readonly url: string;
+  /** Base URL of the HTTP/1.0-capable listener, when --compat-port was given. */
+  readonly compatUrl: string | null;
 }
 
 /** Starts the HTTP server over `store`. */
@@ -85,7 +91,17 @@ export async function listen(store: Store, settings: ServeSettings): Promise<Lis
     ...(settings.rateLimit ? {} : { rateLimit: false as const }),
   });
   const port = await server.listen(settings.port, settings.host);
-  return { server, port, url: `http://${urlHost(settings.host)}:${port}` };
+  let compatUrl: string | null = null;
+  if (settings.compatPort !== null) {
+    try {
+      await checkPortFree(settings.host, settings.compatPort, "--compat-port");
+      compatUrl = `http://${urlHost(settings.host)}:${await server.listenCompat(settings.compatPort, settings.host)}`;
+    } catch (error) {
+      server.close();
+      throw error;
+    }
+  }
+  return { server, port, url: `http://${urlHost(settings.host)}:${port}`, compatUrl };
 }
 
 /**
@@ -120,7 +136,7 @@ export function realmLines(store: Store, url: string): string[] {
   return realms.map((r) => `realm ${describeSubdomain(r.subdomain)}: ${r.name}${r.subdomain === "" ? ` at ${url}` : ""}${r.deactivated ? " (deactivated)" : ""}`);
 }
 
-const USAGE = "parley serve [--data DIR] [--port N] [--host H] [--external-host NAME] [--no-rate-limit] [--no-sync] [--json]";
+const USAGE = "parley serve [--data DIR] [--port N] [--host H] [--external-host NAME] [--compat-port N] [--no-rate-limit] [--no-sync] [--json]";
 
 export async function run(argv: string[]): Promise<number> {
   const options = parseOrUsage("serve", USAGE, () => {
@@ -141,16 +157,17 @@ export async function run(argv: string[]): Promise<number> {
     store?.close();
     throw error;
   }
-  const { server, port, url } = listening;
+  const { server, port, url, compatUrl } = listening;
   // Handlers go in before the greeting: whoever reads it may signal at once, and a
   // signal arriving before them would kill the process without closing the store.
   const stopped = untilSignal(server, store);
   if (options.parsed.values["json"]) {
     // One line, so that a reader of the first line gets the whole event.
-    console.log(JSON.stringify({ url, port, host: options.settings.host, external_host: options.settings.externalHost ?? null, data: options.dir }));
+    console.log(JSON.stringify({ url, port, host: options.settings.host, external_host: options.settings.externalHost ?? null, compat_url: compatUrl, data: options.dir }));
   } else {
     console.log(`listening on ${url}`);
     console.log(`data: ${options.dir}`);
+    if (compatUrl !== null) console.log(`HTTP/1.0-capable listener on ${compatUrl}`);
     for (const line of realmLines(store, url)) console.log(line);
     if (options.settings.externalHost !== undefined) console.log(`realm subdomains are served on SUBDOMAIN.${options.settings.externalHost}`);
     console.log("press Ctrl+C to stop");

@@ -14,7 +14,7 @@ import { readDemoLogin, rememberDemoLogin } from "../demo/login.js";
 import { createDemoRealm } from "../demo/realm.js";
 import { checkPortFree, listen, readServeSettings, SERVE_OPTIONS, untilSignal, type Listening } from "./serve.js";
 
-const USAGE = "parley start [--data DIR] [--port N] [--host H] [--external-host NAME] [--no-rate-limit] [--no-sync] [--json]";
+const USAGE = "parley start [--data DIR] [--port N] [--host H] [--external-host NAME] [--compat-port N] [--no-rate-limit] [--no-sync] [--json]";
 
 interface Login {
   readonly subdomain: string;
@@ -74,7 +74,7 @@ export async function run(argv: string[]): Promise<number> {
     store?.close();
     throw error;
   }
-  const { server, port, url } = listening;
+  const { server, port, url, compatUrl } = listening;
   // Handlers go in before the greeting: whoever reads it may signal at once, and a
   // signal arriving before them would kill the process without closing the store.
   const stopped = untilSignal(server, store);
@@ -83,10 +83,11 @@ export async function run(argv: string[]): Promise<number> {
 
   if (options.parsed.values["json"]) {
     // One line, like `parley serve --json`, so the first line carries everything.
-    console.log(JSON.stringify({ url, port, host: settings.host, data: dir, created_demo: createdDemo, login: login && { subdomain: login.subdomain, email: login.email, api_key: login.apiKey }, curl }));
+    console.log(JSON.stringify({ url, port, host: settings.host, data: dir, created_demo: createdDemo, compat_url: compatUrl, login: login && { subdomain: login.subdomain, email: login.email, api_key: login.apiKey }, curl }));
   } else {
     console.log(`listening on ${url}`);
     console.log(`data: ${dir}${createdDemo ? " (demo realm created)" : ""}`);
+    if (compatUrl !== null) console.log(`HTTP/1.0-capable listener on ${compatUrl}`);
     if (login) {
       console.log(`login: ${login.email}`);
       console.log(`api key: ${login.apiKey}`);

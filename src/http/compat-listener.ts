@@ -1,0 +1,154 @@
+/**
+ * @module http/compat-listener
+ * An optional second listener, on Node's own HTTP parser, that feeds the same
+ * request pipeline as the uWebSockets.js listener. It exists for the clients that
+ * the uWS build cannot answer (see below) and costs the main listener nothing: it
+ * is a separate port, not a proxy in front of uWS.
+ *
+ * What the uWS build (@trufflesuite/uws-js-unofficial 20.30.0, the only one whose
+ * binary loads on Node 20 with this glibc) does with such requests, measured and
+ * read from its disassembly: the request-line parser accepts exactly
+ * " HTTP/1.1\r\n" after the target and otherwise reports "head incomplete", so
+ * an HTTP/1.0 request (or any other version, or garbage) is buffered and never
+ * reaches a handler; the same silence follows an HTTP/1.1 head without Host or
+ * with more than 48 header fields. The client gets no byte until uWS's idle timeout
+ * closes the connection (FIN after about 10 s). A head that arrives in one read is
+ * accepted whatever its size; one that spans reads and passes 4 KiB is closed at
+ * once, without a response. No hook runs before that parser, so none of this can
+ * be turned into a 400/431/505 on the uWS port.
+ *
+ * Here Node answers HTTP/1.0 with 1.0 semantics (closes after the response unless
+ * the client asked for keep-alive), and malformed or oversized heads and HTTP/1.1
+ * without Host get a JSON error instead of silence.
+ */
+import { createServer as createHttpServer, STATUS_CODES, type IncomingMessage, type ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+import { BodyError, type RequestHead } from "./request.js";
+import { errorReply, type Reply } from "./respond.js";
+
+type Headers = readonly (readonly [string, string])[];
+
+export interface CompatPipeline {
+  /** The shared pipeline: route, authenticate, parse, one engine call, envelope. */
+  readonly handle: (head: RequestHead, body: Buffer, signal: AbortSignal) => Promise<{ reply: Reply; headers: Headers }>;
+  readonly maxBodyBytes: number;
+  readonly logError: (message: string, error: unknown) => void;
+}
+
+export interface CompatListener {
+  readonly port: number;
+  close(): void;
+}
+
+/** Node's default limit on the whole request head, made explicit since 431 is promised. */
+const MAX_HEAD_BYTES = 16 * 1024;
+
+export function listenCompat(pipeline: CompatPipeline, port: number, host: string): Promise<CompatListener> {
+  // requireHostHeader is off so that the 400 for HTTP/1.1 without Host carries a
+  // Zulip error body like every other rejection (Node's own 400 is empty).
+  const server = createHttpServer({ requireHostHeader: false, maxHeaderSize: MAX_HEAD_BYTES }, (req, res) => {
+    serve(pipeline, req, res);
+  });
+  server.on("clientError", (error: NodeJS.ErrnoException, socket: Socket) => rejectHead(error, socket));
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen({ port, host, exclusive: true }, () => {
+      server.off("error", reject);
+      const address = server.address();
+      resolve({
+        port: typeof address === "object" && address !== null ? address.port : port,
+        close() {
+          server.close();
+          server.closeAllConnections();
+        },
+      });
+    });
+  });
+}
+
+function serve(pipeline: CompatPipeline, req: IncomingMessage, res: ServerResponse): void {
+  const head = headOf(req);
+  if (req.httpVersion === "1.1" && req.headers.host === undefined) {
+    // RFC 9112 3.2: an HTTP/1.1 request without Host MUST get a 400.
+    write(res, errorReply(400, "Missing Host header", "BAD_REQUEST"));
+    return;
+  }
+  // A client that goes away ends its long poll.
+  const gone = new AbortController();
+  res.on("close", () => gone.abort());
+  readBody(req, head, pipeline.maxBodyBytes)
+    .then((body) => pipeline.handle(head, body, gone.signal))
+    .then(({ reply, headers }) => write(res, reply, headers))
+    .catch((error: unknown) => {
+      if (error instanceof BodyError) {
+        // The rest of the body is not read: close rather than parse it as a next request.
+        res.shouldKeepAlive = false;
+        write(res, errorReply(error.status, error.message, "BAD_REQUEST"));
+      } else {
+        pipeline.logError(`${head.method} ${head.url}: unexpected error`, error);
+        write(res, errorReply(500, "Internal server error", null));
+      }
+    });
+}
+
+function headOf(req: IncomingMessage): RequestHead {
+  const target = req.url ?? "/";
+  const q = target.indexOf("?");
+  const length = req.headers["content-length"];
+  const one = (value: string | string[] | undefined): string => (Array.isArray(value) ? (value[0] ?? "") : (value ?? ""));
+  return {
+    method: (req.method ?? "GET").toUpperCase(),
+    url: q < 0 ? target : target.slice(0, q),
+    query: q < 0 ? "" : target.slice(q + 1),
+    host: one(req.headers.host),
+    authorization: one(req.headers.authorization),
+    contentType: one(req.headers["content-type"]),
+    contentLength: length === undefined ? null : Number(length),
+    userAgent: one(req.headers["user-agent"]),
+  };
+}
+
+function readBody(req: IncomingMessage, head: RequestHead, maxBytes: number): Promise<Buffer> {
+  if (head.contentLength !== null && head.contentLength > maxBytes) return Promise.reject(new BodyError(413, "Request body too large"));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        req.pause();
+        reject(new BodyError(413, "Request body too large"));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on("end", () => resolve(Buffer.concat(chunks, size)));
+    req.on("error", reject);
+  });
+}
+
+function write(res: ServerResponse, reply: Reply, extraHeaders: Headers = []): void {
+  if (res.destroyed || res.headersSent) return;
+  const headers: string[] = ["Content-Type", "application/json"];
+  for (const [k, v] of [...(reply.headers ?? []), ...extraHeaders]) headers.push(k, v);
+  headers.push("Content-Length", String(Buffer.byteLength(reply.body)));
+  res.writeHead(reply.status, headers);
+  res.end(reply.body);
+}
+
+/** A head Node's parser refused: answer in JSON and close, as the connection is unusable. */
+function rejectHead(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (!socket.writable || error.code === "ECONNRESET") {
+    socket.destroy();
+    return;
+  }
+  const [status, msg] =
+    error.code === "HPE_HEADER_OVERFLOW" ? [431, "Request header fields too large"]
+    : error.code === "ERR_HTTP_REQUEST_TIMEOUT" ? [408, "Request timeout"]
+    : [400, "Malformed request"];
+  const body = errorReply(status, msg, "BAD_REQUEST").body;
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
