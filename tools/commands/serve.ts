@@ -10,6 +10,7 @@
 import { createServer as createProbe } from "node:net";
 import type { Store } from "../../src/engine/index.js";
 import { createServer, type ParleyServer } from "../../src/http/server.js";
+import { loadSavedQueues, writeSavedQueues } from "../../src/realtime/index.js";
 import { intOption, parseOptions, type OptionSpec, type Parsed } from "../args.js";
 import { describeSubdomain, openForCommand, parseOrUsage, USAGE_EXIT } from "../demo/cli.js";
 
@@ -84,12 +85,15 @@ export interface Listening {
 }
 
 /** Starts the HTTP server over `store`. */
-export async function listen(store: Store, settings: ServeSettings): Promise<Listening> {
+export async function listen(store: Store, settings: ServeSettings, dataDir: string): Promise<Listening> {
   await checkPortFree(settings.host, settings.port);
   const server = createServer(store, {
     ...(settings.externalHost !== undefined ? { externalHost: settings.externalHost } : {}),
     ...(settings.rateLimit ? {} : { rateLimit: false as const }),
   });
+  // Queues saved by a graceful shutdown come back (each with a restart event).
+  const restored = server.events.restore(loadSavedQueues(dataDir, (message) => console.error(`parley: ${message}`)));
+  if (restored > 0) console.error(`parley: restored ${restored} event queue(s) from the last shutdown`);
   const port = await server.listen(settings.port, settings.host);
   let compatUrl: string | null = null;
   if (settings.compatPort !== null) {
@@ -105,16 +109,22 @@ export async function listen(store: Store, settings: ServeSettings): Promise<Lis
 }
 
 /**
- * Resolves with exit code 0 after the first SIGINT or SIGTERM has closed the server,
- * then the store (in that order, so no request reaches a closed store), which frees
+ * Resolves with exit code 0 after the first SIGINT or SIGTERM has saved the event
+ * queues to the data directory, closed the server, then the store (in that order, so no request reaches a closed store), which frees
  * the data directory.
  */
-export function untilSignal(server: ParleyServer, store: Store): Promise<number> {
+export function untilSignal(server: ParleyServer, store: Store, dataDir: string): Promise<number> {
   return new Promise((resolve) => {
     const stop = (signal: NodeJS.Signals): void => {
       process.off("SIGINT", stop);
       process.off("SIGTERM", stop);
       console.error(`parley: ${signal}: shutting down`);
+      // Event queues outlive a graceful restart, as Zulip's do.
+      try {
+        writeSavedQueues(dataDir, server.events.save());
+      } catch (error) {
+        console.error(`parley: could not save event queues (clients will register again): ${error instanceof Error ? error.message : String(error)}`);
+      }
       server.close();
       store.close();
       // Closing the listen socket leaves clients' idle keep-alive connections open in
@@ -152,7 +162,7 @@ export async function run(argv: string[]): Promise<number> {
     // A busy port is reported before the store is opened (which can take a moment).
     await checkPortFree(options.settings.host, options.settings.port);
     store = openForCommand(options.dir, "serve", { noSync: options.settings.noSync });
-    listening = await listen(store, options.settings);
+    listening = await listen(store, options.settings, options.dir);
   } catch (error) {
     store?.close();
     throw error;
@@ -160,7 +170,7 @@ export async function run(argv: string[]): Promise<number> {
   const { server, port, url, compatUrl } = listening;
   // Handlers go in before the greeting: whoever reads it may signal at once, and a
   // signal arriving before them would kill the process without closing the store.
-  const stopped = untilSignal(server, store);
+  const stopped = untilSignal(server, store, options.dir);
   if (options.parsed.values["json"]) {
     // One line, so that a reader of the first line gets the whole event.
     console.log(JSON.stringify({ url, port, host: options.settings.host, external_host: options.settings.externalHost ?? null, compat_url: compatUrl, data: options.dir }));

@@ -7,6 +7,7 @@
  */
 import { BadRequestError, MissingArgumentError } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
+import { z } from "zod";
 import { j, p } from "../../params.js";
 
 export default defineEndpoint({
@@ -16,7 +17,8 @@ export default defineEndpoint({
   params: {
     type: p.oneOf(["direct", "stream", "channel"] as const).default("direct"),
     op: p.oneOf(["start", "stop"] as const),
-    to: p.json(j.intList().max(1000)).optional(),
+    // A bare ID is one recipient (zulip-js sends a one-element list unencoded).
+    to: p.json(z.union([j.intList().max(1000), j.int().transform((id) => [id])])).optional(),
     stream_id: p.int({ min: 0 }).optional(),
     topic: p.str({ maxLength: 600 }).optional(),
   },
