@@ -36,7 +36,8 @@ export default defineEndpoint({
       throw new BadRequestError("Changing a user's email address is not supported by this server");
     }
     ctx.store.updateUser(ctx.user.id, target.id, {
-      ...(input.full_name !== undefined ? { fullName: input.full_name } : {}),
+      // Zulip's update_user_backend skips a blank full_name instead of refusing it.
+      ...(input.full_name !== undefined && input.full_name.trim() !== "" ? { fullName: input.full_name } : {}),
       ...(input.role !== undefined ? { role: input.role as Role } : {}),
       ...(input.profile_data !== undefined ? { profileData: input.profile_data } : {}),
     });
