@@ -109,6 +109,9 @@ describe("GET /messages", () => {
     await rejects(() => s.call(alice, "GET", "/messages", { anchor: "newest", num_before: 1, num_after: 0, narrow: "{not json" }), 400, "BAD_REQUEST", "narrow is not valid JSON");
     await rejects(() => s.call(alice, "GET", "/messages", { anchor: "newest", num_before: 1, num_after: 0, narrow: JSON.stringify([{ operator: "bogus", operand: "x" }]) }), 400, "BAD_NARROW", "Invalid narrow operator: unknown operator bogus");
     await rejects(() => s.call(alice, "GET", "/messages", { anchor: "newest", num_before: 1, num_after: 0, narrow: JSON.stringify([["channel", "nope"]]) }), 400, "BAD_NARROW", "Invalid narrow operator: unknown channel nope");
+    for (const [operator, operand, desc] of [["is", "constructor", "unknown 'is' operand constructor"], ["is", "__proto__", "unknown 'is' operand __proto__"], ["has", "toString", "unknown 'has' operand toString"], ["constructor", "x", "unknown operator constructor"]]) {
+      await rejects(() => s.call(alice, "GET", "/messages", { anchor: "newest", num_before: 1, num_after: 0, narrow: JSON.stringify([[operator, operand]]) }), 400, "BAD_NARROW", `Invalid narrow operator: ${desc}`);
+    }
     await rejects(() => s.call(alice, "GET", "/messages", { anchor: "newest", num_before: 1, num_after: 0, narrow: JSON.stringify([["channel", "general"], ["dm", "bob@test.dev"]]) }), 400, "BAD_NARROW", "Invalid narrow operator: No message can be both a channel message and direct message");
     await rejects(() => s.call(alice, "GET", "/messages", { anchor: "newest", num_before: 1, message_ids: "[1]" }), 400, "BAD_REQUEST", /^Unsupported parameter combination/);
     await rejects(() => s.call(alice, "GET", "/messages", { anchor: "newest", num_before: 1, num_after: 0, narrow: JSON.stringify([["is"]]) }), 400, "BAD_REQUEST", "element is not a string pair");
