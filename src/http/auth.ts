@@ -8,16 +8,19 @@ import { timingSafeEqual } from "node:crypto";
 import { AuthError, BadRequestError, NoSuchRealmError, type Store } from "../engine/index.js";
 import type { Realm, User } from "../engine/types.js";
 
-const IP_LITERAL = /^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-f:.]+\])$/i;
-
-/** The subdomain a Host header names; "" for the bare external host, localhost and IPs. */
+/**
+ * The subdomain a Host header names, by Zulip's get_subdomain_from_hostname: the part
+ * before ".EXTERNAL_HOST" (and, for local development, before ".localhost"); every
+ * other host, the bare external host, localhost and IP addresses included, is the root
+ * subdomain "". Ports are ignored on both sides.
+ */
 export function subdomainOf(hostHeader: string, externalHost: string): string {
   const host = hostHeader.trim().toLowerCase().replace(/:\d+$/, "");
   const base = externalHost.toLowerCase().replace(/:\d+$/, "");
-  if (host === "" || host === base || host === "localhost" || IP_LITERAL.test(host)) return "";
-  if (host.endsWith(`.${base}`)) return host.slice(0, -(base.length + 1));
-  if (host.endsWith(".localhost")) return host.slice(0, -".localhost".length);
-  return host.split(".")[0] ?? "";
+  for (const suffix of [`.${base}`, ".localhost"]) {
+    if (host.endsWith(suffix) && host.length > suffix.length) return host.slice(0, -suffix.length);
+  }
+  return "";
 }
 
 export function realmFor(store: Store, hostHeader: string, externalHost: string): Realm | undefined {

@@ -104,6 +104,10 @@ describe("limits, failures and realms", () => {
     const wrongRealm = await rawRequest(s.base, "GET", path, { ...auth, Host: "127.0.0.1" });
     expect(wrongRealm.status).toBe(401);
     expect(wrongRealm.body["msg"]).toBe("Account is not associated with this subdomain");
+    // A foreign domain does not select realm "acme": like Zulip, it is the root realm.
+    const foreign = await rawRequest(s.base, "GET", path, { ...auth, Host: "acme.evil.com" });
+    expect(foreign.status).toBe(401);
+    expect(foreign.body["msg"]).toBe("Account is not associated with this subdomain");
     const unknown = await rawRequest(s.base, "GET", path, { ...auth, Host: "nowhere.localhost" });
     expect(unknown.status).toBe(404);
     expect(unknown.body).toEqual({ result: "error", msg: "Invalid subdomain", code: "NONEXISTENT_SUBDOMAIN" });
