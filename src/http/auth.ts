@@ -5,8 +5,9 @@
  * decorator converts them; a non-Basic scheme is 400 like Zulip.
  */
 import { timingSafeEqual } from "node:crypto";
-import { AuthError, BadRequestError, NoSuchRealmError, type Store } from "../engine/index.js";
+import { AuthError, BadRequestError, EngineError, NoSuchRealmError, RateLimitError, type Store } from "../engine/index.js";
 import type { Realm, User } from "../engine/types.js";
+import type { RateLimiter } from "./rate-limit.js";
 
 /**
  * The subdomain a Host header names, by Zulip's get_subdomain_from_hostname: the part
@@ -53,6 +54,34 @@ export function authenticate(store: Store, authorization: string, hostHeader: st
   if (realm.deactivated) throw new AuthError("This organization has been deactivated");
   if (!owner.isActive) throw new AuthError("Account is deactivated");
   return { realm, user: owner };
+}
+
+/**
+ * authenticate(), with failed attempts limited per client address: each failure takes
+ * a token from the address's bucket, and an address with none left gets 429
+ * RATE_LIMIT_HIT before its credentials are even looked at, so keys cannot be probed
+ * faster than the limit. Successful requests take nothing here (the per-user limit
+ * applies to them).
+ */
+export class AuthFailureGuard {
+  readonly #limiter: RateLimiter | null;
+
+  constructor(limiter: RateLimiter | null) {
+    this.#limiter = limiter;
+  }
+
+  authenticate(store: Store, head: { readonly authorization: string; readonly host: string; readonly remoteAddress: string }, externalHost: string): { realm: Realm; user: User } {
+    const limiter = this.#limiter;
+    if (limiter === null) return authenticate(store, head.authorization, head.host, externalHost);
+    const wait = limiter.wait(head.remoteAddress);
+    if (wait > 0) throw new RateLimitError(wait);
+    try {
+      return authenticate(store, head.authorization, head.host, externalHost);
+    } catch (error) {
+      if (error instanceof EngineError) limiter.take(head.remoteAddress);
+      throw error;
+    }
+  }
 }
 
 /** Zulip's client name: the User-Agent's product token ("ZulipMobile/27.2 (...)" -> "ZulipMobile"). */

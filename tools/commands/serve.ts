@@ -83,7 +83,7 @@ export async function listen(store: Store, settings: ServeSettings): Promise<Lis
   await checkPortFree(settings.host, settings.port);
   const server = createServer(store, {
     ...(settings.externalHost !== undefined ? { externalHost: settings.externalHost } : {}),
-    ...(settings.rateLimit ? {} : { rateLimit: false as const }),
+    ...(settings.rateLimit ? {} : { rateLimit: false as const, authFailureLimit: false as const }),
   });
   const port = await server.listen(settings.port, settings.host);
   return { server, port, url: `http://${urlHost(settings.host)}:${port}` };
