@@ -6,7 +6,7 @@
  * are written only for the few users a message singles out (sender's read flag,
  * personal/group/topic mentions, direct-message participants).
  */
-import { canSendToChannel, isGroupMember, receivedAtSend } from "../access.js";
+import { canSeeChannel, isGroupMember, receivedAtSend, sendRefusal } from "../access.js";
 import { BadRequestError, ChannelNotFoundError, PermissionDeniedError } from "../errors.js";
 import { HAS_OPERANDS, isIndexableTerm, key } from "../index/keys.js";
 import { indexTerms } from "../search/index.js";
@@ -74,7 +74,14 @@ export function normalizeTopic(state: StoreState, channel: Channel, raw: string 
 function resolveChannel(state: StoreState, sender: User, ref: number | string): Channel {
   const channel = typeof ref === "number" ? state.channels.get(ref) : findChannelByName(state, sender.realmId, ref);
   if (!channel || channel.realmId !== sender.realmId) throw new ChannelNotFoundError(typeof ref === "number" ? { id: ref } : { name: ref });
-  if (!canSendToChannel(state, sender, channel)) throw new PermissionDeniedError(`Not authorized to send to channel '${channel.name}'`);
+  const refusal = sendRefusal(state, sender, channel);
+  if (refusal === "group") throw new PermissionDeniedError("You do not have permission to post in this channel.");
+  if (refusal === "access") {
+    // Zulip names the channel here; we do so only to those who may see it, so that a
+    // private channel's existence (or name, when addressed by ID) does not leak.
+    if (!canSeeChannel(state, sender, channel)) throw new ChannelNotFoundError(typeof ref === "number" ? { id: ref } : { name: ref });
+    throw new PermissionDeniedError(`Not authorized to send to channel '${channel.name}'`);
+  }
   return channel;
 }
 
