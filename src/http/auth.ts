@@ -84,8 +84,12 @@ export class AuthFailureGuard {
   }
 }
 
-/** Zulip's client name: the User-Agent's product token ("ZulipMobile/27.2 (...)" -> "ZulipMobile"). */
-export function clientName(userAgent: string): string {
+/**
+ * Zulip's get_client_name: a non-empty `client` request parameter wins; otherwise the
+ * User-Agent's product token ("ZulipMobile/27.2 (...)" -> "ZulipMobile").
+ */
+export function clientName(userAgent: string, requested?: string): string {
+  if (requested !== undefined && requested !== "") return requested.slice(0, 30);
   const token = userAgent.trim().split(/[\s/]/)[0] ?? "";
   return token === "" ? "Unspecified" : token.slice(0, 30);
 }

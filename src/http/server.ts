@@ -110,7 +110,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
         }
       }
       const parsed = parseParams(endpoint.params as ParamShape, input, endpoint.aliases);
-      const ctx = { store, realm, user, client: clientName(head.userAgent), pathParams: match.pathParams, server: info, messageJson };
+      const ctx = { store, realm, user, client: clientName(head.userAgent, input.get("client")), pathParams: match.pathParams, server: info, messageJson };
       const data = (endpoint as AuthedEndpoint<ParamShape>).handler(ctx, parsed.values);
       return { reply: success(data, parsed.ignored), headers: rateHeaders };
     } catch (error) {

@@ -57,8 +57,25 @@ describe("POST /messages", () => {
     await rejects(() => s.call(alice, "POST", "/messages", { type: "direct", to: "nobody@nowhere.dev", content: "x" }), 400, "BAD_REQUEST", "Invalid email 'nobody@nowhere.dev'");
     await rejects(() => s.call(alice, "POST", "/messages", { type: "stream", to: "[1,2]", topic: "t", content: "x" }), 400, "BAD_REQUEST", "Expected exactly one channel");
     await rejects(() => s.call(alice, "POST", "/messages", { type: "stream", to: "general", topic: "t", content: "x", read_by_sender: "maybe" }), 400, "BAD_REQUEST", "read_by_sender is not a boolean");
-    await rejects(() => s.call(s.seed.bob, "POST", "/messages", { type: "stream", to: "secret", topic: "t", content: "x" }), 400, "BAD_REQUEST", "Not authorized to send to channel 'secret'");
+    await rejects(() => s.call(s.seed.bob, "POST", "/messages", { type: "stream", to: "secret", topic: "t", content: "x" }), 400, "STREAM_DOES_NOT_EXIST", "Channel 'secret' does not exist");
+    await rejects(() => s.call(s.seed.bob, "POST", "/messages", { type: "stream", to: String(s.seed.secret.id), topic: "t", content: "x" }), 400, "STREAM_DOES_NOT_EXIST", `Channel with ID '${s.seed.secret.id}' does not exist`);
     await rejects(() => s.call(alice, "POST", "/messages", { type: "stream", to: "general", topic: "t", content: "x", queue_id: "q" }), 400, "REQUEST_VARIABLE_MISSING", "Missing 'local_id' argument");
+  });
+
+  it("topic and subject together are REQUEST_CONFUSING_VAR", async () => {
+    const body = await rejects(() => s.call(s.seed.alice, "POST", "/messages", { type: "stream", to: "general", topic: "a", subject: "b", content: "x" }), 400, "REQUEST_CONFUSING_VAR", "Can't decide between 'topic' and 'subject' arguments");
+    expect(body).toMatchObject({ var_name1: "topic", var_name2: "subject" });
+  });
+
+  it("the client parameter names the sending client, over the User-Agent", async () => {
+    const { alice } = s.seed;
+    const sent = await s.call(alice, "POST", "/messages", { type: "stream", to: "general", topic: "clients", content: "x", client: "my-script" }, { headers: { "User-Agent": "ZulipMobile/27.2" } });
+    expect(sent.body["ignored_parameters_unsupported"]).toBeUndefined();
+    const fetched = await s.call(alice, "GET", `/messages/${String(sent.body["id"])}`);
+    expect((fetched.body["message"] as Record<string, unknown>)["client"]).toBe("my-script");
+    const byAgent = await s.call(alice, "POST", "/messages", { type: "stream", to: "general", topic: "clients", content: "y", client: "" }, { headers: { "User-Agent": "ZulipMobile/27.2" } });
+    const fetched2 = await s.call(alice, "GET", `/messages/${String(byAgent.body["id"])}`);
+    expect((fetched2.body["message"] as Record<string, unknown>)["client"]).toBe("ZulipMobile");
   });
 
   it("truncates long content and topics like Zulip", async () => {

@@ -252,7 +252,7 @@ describe("GET /streams", () => {
     const legacy = await s.call(owner, "GET", "/streams", { include_all_active: true });
     expect(names(legacy)).toContain("hidden");
     await rejects(() => s.call(alice, "GET", "/streams", { include_all: true }), 400, "BAD_REQUEST", "User not authorized for this query");
-    await rejects(() => s.call(owner, "GET", "/streams", { include_all: true, include_all_active: true }), 400, "BAD_REQUEST", "Can't decide between 'include_all' and 'include_all_active' arguments");
+    await rejects(() => s.call(owner, "GET", "/streams", { include_all: true, include_all_active: true }), 400, "REQUEST_CONFUSING_VAR", "Can't decide between 'include_all' and 'include_all_active' arguments");
     await rejects(() => s.call(alice, "GET", "/streams", { include_public: "nope" }), 400, "BAD_REQUEST", "include_public is not a boolean");
   });
 });
