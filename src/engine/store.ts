@@ -9,7 +9,7 @@ import { renderMarkdown } from "../markdown/index.js";
 import { canAccessMessage } from "./access.js";
 import { createGroup, updateMembers, updateSubgroups, type CreateGroupInput } from "./actions/groups.js";
 import { createRealm, setRealmDeactivated, systemGroupId, type CreateRealmInput } from "./actions/realms.js";
-import { addReaction, removeReaction, type ReactionInput } from "./actions/reactions.js";
+import { addReaction, removeReaction, type AddReactionInput, type RemoveReactionInput } from "./actions/reactions.js";
 import { sendMessage, type SendMessageInput } from "./actions/send-message.js";
 import { setChannelMuted, subscribe, unsubscribe, type Principal, type SubscribeInput, type SubscribeResult, type UnsubscribeResult } from "./actions/subscriptions.js";
 import { markTopicAsRead, updateFlagsByIds, updateFlagsForNarrow, type FlagChangeResult, type NarrowFlagResult } from "./actions/update-flags.js";
@@ -145,10 +145,10 @@ export class Store {
     return { message, flags: flagsForWindow(this.state, this.#received, userId, user.realmId, [message.id], false)[0]! };
   }
 
-  addReaction(userId: number, messageId: number, reaction: ReactionInput): void {
+  addReaction(userId: number, messageId: number, reaction: AddReactionInput): void {
     addReaction(this.state, userId, messageId, reaction);
   }
-  removeReaction(userId: number, messageId: number, reaction: ReactionInput): void {
+  removeReaction(userId: number, messageId: number, reaction: RemoveReactionInput): void {
     removeReaction(this.state, userId, messageId, reaction);
   }
 

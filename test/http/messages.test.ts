@@ -212,7 +212,7 @@ describe("reactions", () => {
     expect(add.body).toEqual({ result: "success", msg: "" });
     const got = await s.call(bob, "GET", `/messages/${id}`);
     expect((got.body["message"] as Record<string, unknown>)["reactions"]).toEqual([
-      { emoji_name: "octopus", emoji_code: "1f419", reaction_type: "unicode_emoji", user_id: bob.id, user: { id: bob.id, email: bob.email, full_name: "Bob", is_mirror_dummy: false } },
+      { emoji_name: "octopus", emoji_code: "1f419", reaction_type: "unicode_emoji", user_id: bob.id },
     ]);
     const withReaction = await s.call(bob, "GET", "/messages", { anchor: "newest", num_before: 5, num_after: 0, narrow: JSON.stringify([["has", "reaction"]]) });
     expect((withReaction.body["messages"] as { id: number }[]).map((m) => m.id)).toEqual([id]);
@@ -229,6 +229,19 @@ describe("reactions", () => {
 });
 
 describe("ready-to-send message JSON", () => {
+  it("checks that emoji name and code agree, and removes by emoji_code alone", async () => {
+    const { alice, bob } = s.seed;
+    const id = (await s.call(alice, "POST", "/messages", { type: "stream", to: "general", topic: "emoji", content: "x" })).body["id"] as number;
+    await rejects(() => s.call(bob, "POST", `/messages/${id}/reactions`, { emoji_name: "octopus", emoji_code: "1f600" }), 400, "BAD_REQUEST", "Invalid emoji name.");
+    await rejects(() => s.call(bob, "POST", `/messages/${id}/reactions`, { emoji_name: "octopus", emoji_code: "nope" }), 400, "BAD_REQUEST", "Invalid emoji code.");
+    await rejects(() => s.call(bob, "POST", `/messages/${id}/reactions`, { emoji_name: "x", emoji_code: "7", reaction_type: "realm_emoji" }), 400, "BAD_REQUEST", "Invalid custom emoji.");
+    expect((await s.call(bob, "POST", `/messages/${id}/reactions`, { emoji_name: "zulip" })).status).toBe(200);
+    expect((await s.call(bob, "POST", `/messages/${id}/reactions`, { emoji_name: "octopus", emoji_code: "1f419", reaction_type: "unicode_emoji" })).status).toBe(200);
+    expect((await s.call(bob, "DELETE", `/messages/${id}/reactions`, { emoji_code: "1f419" })).status).toBe(200);
+    expect((await s.call(bob, "DELETE", `/messages/${id}/reactions`, { emoji_code: "zulip", reaction_type: "zulip_extra_emoji" })).status).toBe(200);
+    await rejects(() => s.call(bob, "DELETE", `/messages/${id}/reactions`, {}), 400, "BAD_REQUEST", "At least one of the following arguments must be present: emoji_name, emoji_code");
+  });
+
   it("reflects reactions and sender renames after they happen", async () => {
     const { owner, alice, bob } = s.seed;
     const id = (await s.call(alice, "POST", "/messages", { type: "stream", to: "general", topic: "cache", content: "cache me" })).body["id"] as number;

@@ -54,7 +54,6 @@ export function messageBody(store: Store, realm: Realm, m: Message, options: Mes
       emoji_code: r.emojiCode,
       reaction_type: r.reactionType,
       user_id: r.userId,
-      user: userBrief(state.users.get(r.userId), r.userId),
     })),
     submessages: [],
     topic_links: [],
