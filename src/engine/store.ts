@@ -8,6 +8,7 @@ import { mkdirSync } from "node:fs";
 import { renderMarkdown } from "../markdown/index.js";
 import { canAccessMessage } from "./access.js";
 import { createGroup, updateMembers, updateSubgroups, type CreateGroupInput } from "./actions/groups.js";
+import { channelGroupSettings, streamPostPolicy } from "./actions/channels.js";
 import { createRealm, setRealmDeactivated, systemGroupId, type CreateRealmInput } from "./actions/realms.js";
 import { addReaction, removeReaction, type AddReactionInput, type RemoveReactionInput } from "./actions/reactions.js";
 import { sendMessage, type SendMessageInput } from "./actions/send-message.js";
@@ -22,7 +23,7 @@ import { flagsForWindow, type ApiFlag } from "./queries/message-flags.js";
 import { unreadSummary, type UnreadSummary } from "./queries/unread.js";
 import { ReceivedSets } from "./received.js";
 import { StoreState, type Change, type StoreOptions } from "./state.js";
-import type { Channel, Message, Realm, User, UserGroup } from "./types.js";
+import type { Channel, ChannelPermissions, Message, Realm, User, UserGroup } from "./types.js";
 import { verifyIndexes, type VerifyReport } from "./verify.js";
 
 export class Store {
@@ -97,6 +98,14 @@ export class Store {
   }
   getChannel(channelId: number): Channel | undefined {
     return this.state.channels.get(channelId);
+  }
+  /** Every group setting of the channel, defaults filled in for settings older records lack. */
+  channelGroupSettings(channel: Channel): Required<ChannelPermissions> {
+    return channelGroupSettings(this.state, channel);
+  }
+  /** Zulip's deprecated stream_post_policy, derived from can_send_message_group. */
+  streamPostPolicy(channel: Channel): 1 | 2 | 3 | 4 {
+    return streamPostPolicy(this.state, channel);
   }
   createGroup(actorId: number, input: CreateGroupInput): UserGroup {
     return createGroup(this.state, actorId, input);

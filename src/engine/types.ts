@@ -61,6 +61,13 @@ export interface ChannelPermissions {
   canMoveMessagesOutOfChannelGroup: GroupSettingValue;
   canSendMessageGroup: GroupSettingValue;
   canSubscribeGroup: GroupSettingValue;
+  /**
+   * Settings added after the first data directories were written: absent on older
+   * records, where they mean their defaults (channelPermission in actions/channels.ts).
+   */
+  canMoveMessagesWithinChannelGroup?: GroupSettingValue;
+  canResolveTopicsGroup?: GroupSettingValue;
+  canCreateTopicGroup?: GroupSettingValue;
 }
 
 export interface Channel extends ChannelPermissions {
