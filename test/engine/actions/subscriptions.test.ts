@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ROLE, type EngineError, type Store, type User } from "../../../src/engine/index.js";
 import { expectFailsUnchanged } from "../../support/snapshot.js";
 import { seedRealm, tempStore, type TempStore } from "../../support/temp-store.js";
+import { internals } from "../../../src/engine/internal.js";
 
 let t: TempStore;
 let s: Store;
@@ -174,5 +175,22 @@ describe("setChannelMuted", () => {
     expect(t.reopen().state.subsByUser.get(w.alice.id)!.get(w.general.id)!.isMuted).toBe(true);
     s = t.store;
     failsWithoutChange(() => s.setChannelMuted(carol.id, w.general.id, true), { code: "BAD_REQUEST", message: `Not subscribed to channel ID ${w.general.id}` });
+  });
+});
+
+describe("channels written before the newer group settings", () => {
+  it("open with Zulip's defaults for can_move_messages_within_channel, can_resolve_topics and can_create_topic", () => {
+    const { canMoveMessagesWithinChannelGroup: _a, canResolveTopicsGroup: _b, canCreateTopicGroup: _c, ...old } = w.general;
+    internals(s).tables.channels.putSync(old.id, old);
+    const reopened = t.reopen();
+    const channel = reopened.getChannel(w.general.id)!;
+    expect(channel.canCreateTopicGroup).toBeUndefined();
+    const group = (name: string) => reopened.systemGroupId(w.realm.id, name);
+    expect(reopened.channelGroupSettings(channel)).toMatchObject({
+      canMoveMessagesWithinChannelGroup: group("role:nobody"),
+      canResolveTopicsGroup: group("role:nobody"),
+      canCreateTopicGroup: group("role:everyone"),
+      canSendMessageGroup: w.general.canSendMessageGroup,
+    });
   });
 });
