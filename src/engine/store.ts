@@ -9,7 +9,7 @@ import { renderMarkdown } from "../markdown/index.js";
 import { canAccessMessage } from "./access.js";
 import { createGroup, updateMembers, updateSubgroups, type CreateGroupInput } from "./actions/groups.js";
 import { channelGroupSettings, streamPostPolicy } from "./actions/channels.js";
-import { createRealm, setRealmDeactivated, systemGroupId, type CreateRealmInput } from "./actions/realms.js";
+import { createRealm, setNewChannelAnnouncementsChannel, setRealmDeactivated, systemGroupId, type CreateRealmInput } from "./actions/realms.js";
 import { addReaction, removeReaction, type AddReactionInput, type RemoveReactionInput } from "./actions/reactions.js";
 import { sendMessage, type SendMessageInput } from "./actions/send-message.js";
 import { setChannelMuted, subscribe, unsubscribe, type Principal, type SubscribeInput, type SubscribeResult, type UnsubscribeResult } from "./actions/subscriptions.js";
@@ -56,6 +56,10 @@ export class Store {
   }
   setRealmDeactivated(realmId: number, deactivated: boolean): void {
     setRealmDeactivated(this.state, realmId, deactivated);
+  }
+  /** Zulip's new_stream_announcements_stream: where channels created with `announce` are announced. */
+  setNewChannelAnnouncementsChannel(realmId: number, channelId: number | null): void {
+    setNewChannelAnnouncementsChannel(this.state, realmId, channelId);
   }
   findRealmBySubdomain(subdomain: string): Realm | undefined {
     const id = this.state.realmBySubdomain.get(subdomain.toLowerCase());

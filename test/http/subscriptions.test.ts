@@ -91,6 +91,41 @@ describe("POST /users/me/subscriptions", () => {
     expect(general).toMatchObject({ stream_post_policy: 1, is_announcement_only: false, can_create_topic_group: group("role:everyone"), can_resolve_topics_group: group("role:nobody"), can_move_messages_within_channel_group: group("role:nobody") });
   });
 
+  it("the notification bot opens each new channel and, with announce, announces it", async () => {
+    const { owner, alice, general, realm } = s.seed;
+    s.t.store.setNewChannelAnnouncementsChannel(realm.id, general.id);
+    try {
+      const r = await s.call(alice, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "garden", description: "Plants *and* soil" }, { name: "pond" }], announce: true });
+      expect(r.status).toBe(200);
+      const bot = s.t.store.findUserByEmail(realm.id, "notification-bot@zulip.com")!;
+      expect(bot).toMatchObject({ fullName: "Notification Bot", isBot: true, botOwnerId: null });
+      const fetch = async (narrow: unknown[]) =>
+        (await s.call(alice, "GET", "/messages", { anchor: "newest", num_before: 5, num_after: 0, apply_markdown: false, narrow: JSON.stringify(narrow) })).body["messages"] as Record<string, unknown>[];
+      const garden = await fetch([["channel", "garden"]]);
+      expect(garden).toHaveLength(1);
+      expect(garden[0]).toMatchObject({
+        sender_id: bot.id,
+        subject: "channel events",
+        content: `**Public** channel created by @_**Alice|${alice.id}**. **Description:**\n\`\`\`\` quote\nPlants *and* soil\n\`\`\`\``,
+        flags: ["read"],
+      });
+      expect((await fetch([["channel", "pond"]]))[0]!["content"]).toBe(`**Public** channel created by @_**Alice|${alice.id}**. **Description:**\n\`\`\`\` quote\n*No description.*\n\`\`\`\``);
+      const streams = (await s.call(alice, "GET", "/streams")).body["streams"] as Sub[];
+      expect(streams.find((c) => c["name"] === "garden")!["first_message_id"]).toBe(garden[0]!["id"]);
+      const announced = await fetch([["channel", "general"], ["topic", "new channels"]]);
+      expect(announced.map((m) => m["content"])).toEqual([`@_**Alice|${alice.id}** created the following channels: #**garden**, #**pond**.`]);
+      // A private channel is described as such; without announce nothing goes to general.
+      await s.call(owner, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "vault" }], invite_only: true });
+      const vault = (await s.call(owner, "GET", "/messages", { anchor: "newest", num_before: 5, num_after: 0, apply_markdown: false, narrow: JSON.stringify([["channel", "vault"]]) })).body["messages"] as Record<string, unknown>[];
+      expect(String(vault[0]!["content"])).toMatch(/^\*\*Private, protected history\*\* channel created by @_\*\*Olive Owner\|\d+\*\*\./);
+      expect(await fetch([["channel", "general"], ["topic", "new channels"]])).toHaveLength(1);
+      const registered = await s.call(alice, "POST", "/register", { fetch_event_types: JSON.stringify(["realm"]) });
+      expect(registered.body["realm_new_stream_announcements_stream_id"]).toBe(general.id);
+    } finally {
+      s.t.store.setNewChannelAnnouncementsChannel(realm.id, null);
+    }
+  });
+
   it("subscribes others by ID and email and reports already_subscribed", async () => {
     const { owner, alice, bob } = s.seed;
     const r = await s.call(owner, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "general" }, { name: "secret" }], principals: [bob.email, alice.email] });
@@ -216,7 +251,7 @@ describe("GET /users/me/subscriptions", () => {
       is_web_public: false,
       is_archived: false,
       history_public_to_subscribers: true,
-      first_message_id: null,
+      first_message_id: s.t.store.getChannel(general.id)!.firstMessageId,
       topics_policy: "inherit",
       message_retention_days: null,
       stream_post_policy: 1,

@@ -6,7 +6,7 @@
  * are written only for the few users a message singles out (sender's read flag,
  * personal/group/topic mentions, direct-message participants).
  */
-import { canSeeChannel, isGroupMember, receivedAtSend, sendRefusal } from "../access.js";
+import { canSeeChannel, isGroupMember, isSubscribed, receivedAtSend, sendRefusal } from "../access.js";
 import { BadRequestError, ChannelNotFoundError, PermissionDeniedError } from "../errors.js";
 import { HAS_OPERANDS, isIndexableTerm, key } from "../index/keys.js";
 import { indexTerms } from "../search/index.js";
@@ -118,9 +118,42 @@ export function sendMessage(state: StoreState, input: SendMessageInput): { id: n
   } else {
     participants = resolveRecipients(state, sender, input.to.users);
   }
-  const rendered = state.renderer(content, renderContextFor(state, sender));
   const readBySender = input.readBySender ?? defaultReadBySender(client);
+  return writeMessage(state, { sender, channel, topic, participants, content, client, readBy: readBySender ? [sender.id] : [], dateSent: input.dateSent ?? state.now() });
+}
 
+/**
+ * A channel message from a system bot (Zulip's internal_send_stream_message): no
+ * sending permission applies; `readBy` start with the message read (Zulip's
+ * mark_as_read), for those of them who receive it.
+ */
+export function sendInternalChannelMessage(state: StoreState, senderId: number, channelId: number, topic: string, content: string, readBy: readonly number[]): { id: number } {
+  const sender = requireUser(state, senderId);
+  const channel = state.channels.get(channelId);
+  if (!channel || channel.realmId !== sender.realmId) throw new ChannelNotFoundError({ id: channelId });
+  const receivers = readBy.filter((userId) => userId === sender.id || isSubscribed(state, userId, channel.id));
+  // A channel that allows only the general chat gets the notice there rather than none.
+  const policy = channel.topicsPolicy === "inherit" ? state.realms.get(channel.realmId)?.topicsPolicy : channel.topicsPolicy;
+  const stored = policy === "empty_topic_only" ? "" : normalizeTopic(state, channel, topic);
+  return writeMessage(state, { sender, channel, topic: stored, participants: [], content: normalizeContent(content), client: "Internal", readBy: receivers, dateSent: state.now() });
+}
+
+interface MessageToWrite {
+  readonly sender: User;
+  readonly channel: Channel | null;
+  readonly topic: string;
+  /** Direct-message participants (sorted, sender included); empty for channel messages. */
+  readonly participants: number[];
+  readonly content: string;
+  readonly client: string;
+  readonly readBy: readonly number[];
+  readonly dateSent: number;
+}
+
+/** Renders and stores a validated message in one write. */
+function writeMessage(state: StoreState, input: MessageToWrite): { id: number } {
+  const { sender, channel, topic, participants, content, client } = input;
+  const rendered = state.renderer(content, renderContextFor(state, sender));
   return state.write((ctx) => {
     const id = state.allocate("nextMessageId");
     const conversation = channel ? null : conversationFor(state, ctx, sender.realmId, participants);
@@ -132,7 +165,7 @@ export function sendMessage(state: StoreState, input: SendMessageInput): { id: n
       topic,
       content,
       renderedContent: rendered.html,
-      dateSent: input.dateSent ?? state.now(),
+      dateSent: input.dateSent,
       client,
       isMeMessage: rendered.isMeMessage,
       hasLink: rendered.hasLink,
@@ -150,7 +183,7 @@ export function sendMessage(state: StoreState, input: SendMessageInput): { id: n
     state.tables.messageMeta.putSync(id, messageMetaOf(message));
     state.tables.dateMessage.putSync([message.dateSent, id], null);
     indexMessage(state, message, state.bitmaps, conversation);
-    if (readBySender) state.bitmaps.add(key.userFlag(sender.id, "read"), id);
+    for (const userId of input.readBy) state.bitmaps.add(key.userFlag(userId, "read"), id);
     writeMentionFlags(state, message, state.bitmaps, { groups: true, conversation });
     ctx.afterCommit(() => state.emit({ kind: "message", id }));
     if (channel && channel.firstMessageId === null) {

@@ -90,6 +90,7 @@ export default defineEndpoint({
         ...(input.topics_policy !== undefined ? { topicsPolicy: input.topics_policy } : {}),
         permissions,
       },
+      creationMessages: { announce: input.announce },
     });
     return {
       subscribed: byUser(result.subscribed),
