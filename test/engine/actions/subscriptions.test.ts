@@ -194,3 +194,15 @@ describe("channels written before the newer group settings", () => {
     });
   });
 });
+
+describe("channel creation messages", () => {
+  it("are opt-in for embedders: without creationMessages no bot and no message", () => {
+    s.subscribe(w.alice.id, { channels: [{ name: "quiet-one" }] });
+    expect(s.findUserByEmail(w.realm.id, "notification-bot@zulip.com")).toBeUndefined();
+    expect(s.getChannel(channelId("quiet-one"))!.firstMessageId).toBeNull();
+    s.subscribe(w.alice.id, { channels: [{ name: "loud-one" }], creationMessages: { announce: false } });
+    const bot = s.findUserByEmail(w.realm.id, "notification-bot@zulip.com")!;
+    const first = s.getChannel(channelId("loud-one"))!.firstMessageId!;
+    expect(s.getMessage(w.alice.id, first)).toMatchObject({ message: { senderId: bot.id, topic: "channel events", client: "Internal" }, flags: ["read"] });
+  });
+});
