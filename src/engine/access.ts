@@ -88,12 +88,27 @@ export function canSeeSubscribers(state: StoreState, user: User, channel: Channe
 
 /** Zulip's access_stream_for_send_message, minus the mirroring cases. */
 export function canSendToChannel(state: StoreState, user: User, channel: Channel): boolean {
-  if (channel.realmId !== user.realmId || channel.isArchived) return false;
-  if (!isAllowedBy(state, channel.canSendMessageGroup, user)) return false;
-  if (!channel.inviteOnly && user.role !== ROLE.GUEST) return true;
-  if (isSubscribed(state, user.id, channel.id)) return true;
-  if (user.isBot && user.botOwnerId !== null && isSubscribed(state, user.botOwnerId, channel.id)) return true;
-  return false;
+  return sendRefusal(state, user, channel) === null;
+}
+
+/**
+ * Why the user may not send to the channel, in Zulip's order: "group" when
+ * can_send_message_group refuses them (a bot falls back on its owner), "access" when
+ * the channel is archived, in another realm, or private and the sender (or a bot's
+ * owner) is not subscribed; null when sending is allowed.
+ */
+export function sendRefusal(state: StoreState, user: User, channel: Channel): "group" | "access" | null {
+  if (channel.realmId !== user.realmId) return "access";
+  if (!isAllowedBy(state, channel.canSendMessageGroup, user)) {
+    const owner = user.isBot && user.botOwnerId !== null ? state.users.get(user.botOwnerId) : undefined;
+    if (!owner || !isAllowedBy(state, channel.canSendMessageGroup, owner)) return "group";
+  }
+  if (channel.isArchived) return "access";
+  if (channel.isWebPublic) return null;
+  if (!channel.inviteOnly && user.role !== ROLE.GUEST) return null;
+  if (isSubscribed(state, user.id, channel.id)) return null;
+  if (user.isBot && user.botOwnerId !== null && isSubscribed(state, user.botOwnerId, channel.id)) return null;
+  return "access";
 }
 
 /** Did the user originally receive the message (a UserMessage row created at send)? */

@@ -9,6 +9,7 @@
 export type ErrorCode =
   | "BAD_REQUEST"
   | "REQUEST_VARIABLE_MISSING"
+  | "REQUEST_CONFUSING_VAR"
   | "INVALID_JSON"
   | "BAD_NARROW"
   | "STREAM_DOES_NOT_EXIST"
@@ -53,6 +54,13 @@ export class BadRequestError extends EngineError {
 export class MissingArgumentError extends EngineError {
   constructor(varName: string) {
     super("REQUEST_VARIABLE_MISSING", `Missing '${varName}' argument`, { var_name: varName });
+  }
+}
+
+/** A parameter was sent under two of its names (Zulip's RequestConfusingParamsError). */
+export class ConfusingParamsError extends EngineError {
+  constructor(varName1: string, varName2: string) {
+    super("REQUEST_CONFUSING_VAR", `Can't decide between '${varName1}' and '${varName2}' arguments`, { var_name1: varName1, var_name2: varName2 });
   }
 }
 

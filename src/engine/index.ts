@@ -24,7 +24,7 @@ export type { CreateRealmInput } from "./actions/realms.js";
 export type { CreateUserInput, UpdateUserInput } from "./actions/users.js";
 export type { SubscribeInput, SubscribeResult, UnsubscribeResult, Principal } from "./actions/subscriptions.js";
 export type { CreateGroupInput } from "./actions/groups.js";
-export type { ReactionInput } from "./actions/reactions.js";
+export type { AddReactionInput, ReactionInput, RemoveReactionInput } from "./actions/reactions.js";
 export type { SendMessageInput, MessageDestination } from "./actions/send-message.js";
 export { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from "./actions/send-message.js";
 export { MAX_CHANNEL_NAME_LENGTH, MAX_CHANNEL_DESCRIPTION_LENGTH } from "./actions/channels.js";

@@ -7,8 +7,9 @@
 import { renderMarkdown } from "../markdown/index.js";
 import { canAccessMessage } from "./access.js";
 import { createGroup, updateMembers, updateSubgroups, type CreateGroupInput } from "./actions/groups.js";
-import { createRealm, setRealmDeactivated, systemGroupId, type CreateRealmInput } from "./actions/realms.js";
-import { addReaction, removeReaction, type ReactionInput } from "./actions/reactions.js";
+import { channelGroupSettings, streamPostPolicy } from "./actions/channels.js";
+import { createRealm, setNewChannelAnnouncementsChannel, setRealmDeactivated, systemGroupId, type CreateRealmInput } from "./actions/realms.js";
+import { addReaction, removeReaction, type AddReactionInput, type RemoveReactionInput } from "./actions/reactions.js";
 import { sendMessage, type SendMessageInput } from "./actions/send-message.js";
 import { setChannelMuted, subscribe, unsubscribe, type Principal, type SubscribeInput, type SubscribeResult, type UnsubscribeResult } from "./actions/subscriptions.js";
 import { markTopicAsRead, updateFlagsByIds, updateFlagsForNarrow, type FlagChangeResult, type NarrowFlagResult } from "./actions/update-flags.js";
@@ -22,7 +23,7 @@ import { unreadSummary, type UnreadSummary } from "./queries/unread.js";
 import { ReceivedSets } from "./received.js";
 import { StoreState, type StoreOptions } from "./state.js";
 import { lockDataDir, type DataDirLock } from "./storage/lock.js";
-import type { Channel, Conversation, Message, Realm, User, UserGroup, UserTopic } from "./types.js";
+import type { Channel, ChannelPermissions, Conversation, Message, Realm, User, UserGroup, UserTopic } from "./types.js";
 import { key } from "./index/keys.js";
 import { verifyIndexes, type VerifyReport } from "./verify.js";
 import { registerInternals } from "./internal.js";
@@ -105,6 +106,10 @@ export class Store {
   }
   findRealm(realmId: number): Realm | undefined {
     return this.#state.realms.get(realmId);
+  }
+  /** Zulip's new_stream_announcements_stream: where channels created with `announce` are announced. */
+  setNewChannelAnnouncementsChannel(realmId: number, channelId: number | null): void {
+    setNewChannelAnnouncementsChannel(this.#state, realmId, channelId);
   }
   findRealmBySubdomain(subdomain: string): Realm | undefined {
     const id = this.#state.realmBySubdomain.get(subdomain.toLowerCase());
@@ -201,6 +206,14 @@ export class Store {
   findConversation(conversationId: number): Conversation | undefined {
     return this.#state.conversations.get(conversationId);
   }
+  /** Every group setting of the channel, defaults filled in for settings older records lack. */
+  channelGroupSettings(channel: Channel): Required<ChannelPermissions> {
+    return channelGroupSettings(this.#state, channel);
+  }
+  /** Zulip's deprecated stream_post_policy, derived from can_send_message_group. */
+  streamPostPolicy(channel: Channel): 1 | 2 | 3 | 4 {
+    return streamPostPolicy(this.#state, channel);
+  }
   createGroup(actorId: number, input: CreateGroupInput): UserGroup {
     return createGroup(this.#state, actorId, input);
   }
@@ -257,10 +270,10 @@ export class Store {
     return { message, flags: flagsForWindow(this.#state, this.#received, userId, user.realmId, [message.id], false)[0]! };
   }
 
-  addReaction(userId: number, messageId: number, reaction: ReactionInput): void {
+  addReaction(userId: number, messageId: number, reaction: AddReactionInput): void {
     addReaction(this.#state, userId, messageId, reaction);
   }
-  removeReaction(userId: number, messageId: number, reaction: ReactionInput): void {
+  removeReaction(userId: number, messageId: number, reaction: RemoveReactionInput): void {
     removeReaction(this.#state, userId, messageId, reaction);
   }
 

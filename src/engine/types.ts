@@ -24,6 +24,11 @@ export interface Realm {
   topicsPolicy: "allow_empty_topic" | "disable_empty_topic";
   /** Zulip's enable_spectator_access. */
   enableSpectatorAccess: boolean;
+  /**
+   * Zulip's new_stream_announcements_stream: where the notification bot announces
+   * channels created with `announce`. null or absent (older records): nowhere.
+   */
+  newChannelAnnouncementsChannelId?: number | null;
 }
 
 export interface User {
@@ -61,6 +66,13 @@ export interface ChannelPermissions {
   canMoveMessagesOutOfChannelGroup: GroupSettingValue;
   canSendMessageGroup: GroupSettingValue;
   canSubscribeGroup: GroupSettingValue;
+  /**
+   * Settings added after the first data directories were written: absent on older
+   * records, where they mean their defaults (channelPermission in actions/channels.ts).
+   */
+  canMoveMessagesWithinChannelGroup?: GroupSettingValue;
+  canResolveTopicsGroup?: GroupSettingValue;
+  canCreateTopicGroup?: GroupSettingValue;
 }
 
 export interface Channel extends ChannelPermissions {

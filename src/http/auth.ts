@@ -5,19 +5,23 @@
  * decorator converts them; a non-Basic scheme is 400 like Zulip.
  */
 import { timingSafeEqual } from "node:crypto";
-import { AuthError, BadRequestError, NoSuchRealmError, type Store } from "../engine/index.js";
+import { AuthError, BadRequestError, EngineError, NoSuchRealmError, RateLimitError, type Store } from "../engine/index.js";
 import type { Realm, User } from "../engine/index.js";
+import type { RateLimiter } from "./rate-limit.js";
 
-const IP_LITERAL = /^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-f:.]+\])$/i;
-
-/** The subdomain a Host header names; "" for the bare external host, localhost and IPs. */
+/**
+ * The subdomain a Host header names, by Zulip's get_subdomain_from_hostname: the part
+ * before ".EXTERNAL_HOST" (and, for local development, before ".localhost"); every
+ * other host, the bare external host, localhost and IP addresses included, is the root
+ * subdomain "". Ports are ignored on both sides.
+ */
 export function subdomainOf(hostHeader: string, externalHost: string): string {
   const host = hostHeader.trim().toLowerCase().replace(/:\d+$/, "");
   const base = externalHost.toLowerCase().replace(/:\d+$/, "");
-  if (host === "" || host === base || host === "localhost" || IP_LITERAL.test(host)) return "";
-  if (host.endsWith(`.${base}`)) return host.slice(0, -(base.length + 1));
-  if (host.endsWith(".localhost")) return host.slice(0, -".localhost".length);
-  return host.split(".")[0] ?? "";
+  for (const suffix of [`.${base}`, ".localhost"]) {
+    if (host.endsWith(suffix) && host.length > suffix.length) return host.slice(0, -suffix.length);
+  }
+  return "";
 }
 
 export function realmFor(store: Store, hostHeader: string, externalHost: string): Realm | undefined {
@@ -52,8 +56,40 @@ export function authenticate(store: Store, authorization: string, hostHeader: st
   return { realm, user: owner };
 }
 
-/** Zulip's client name: the User-Agent's product token ("ZulipMobile/27.2 (...)" -> "ZulipMobile"). */
-export function clientName(userAgent: string): string {
+/**
+ * authenticate(), with failed attempts limited per client address: each failure takes
+ * a token from the address's bucket, and an address with none left gets 429
+ * RATE_LIMIT_HIT before its credentials are even looked at, so keys cannot be probed
+ * faster than the limit. Successful requests take nothing here (the per-user limit
+ * applies to them).
+ */
+export class AuthFailureGuard {
+  readonly #limiter: RateLimiter | null;
+
+  constructor(limiter: RateLimiter | null) {
+    this.#limiter = limiter;
+  }
+
+  authenticate(store: Store, head: { readonly authorization: string; readonly host: string; readonly remoteAddress: string }, externalHost: string): { realm: Realm; user: User } {
+    const limiter = this.#limiter;
+    if (limiter === null) return authenticate(store, head.authorization, head.host, externalHost);
+    const wait = limiter.wait(head.remoteAddress);
+    if (wait > 0) throw new RateLimitError(wait);
+    try {
+      return authenticate(store, head.authorization, head.host, externalHost);
+    } catch (error) {
+      if (error instanceof EngineError) limiter.take(head.remoteAddress);
+      throw error;
+    }
+  }
+}
+
+/**
+ * Zulip's get_client_name: a non-empty `client` request parameter wins; otherwise the
+ * User-Agent's product token ("ZulipMobile/27.2 (...)" -> "ZulipMobile").
+ */
+export function clientName(userAgent: string, requested?: string): string {
+  if (requested !== undefined && requested !== "") return requested.slice(0, 30);
   const token = userAgent.trim().split(/[\s/]/)[0] ?? "";
   return token === "" ? "Unspecified" : token.slice(0, 30);
 }

@@ -8,6 +8,7 @@ import type { ErrorCode } from "../engine/index.js";
 export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   BAD_REQUEST: 400,
   REQUEST_VARIABLE_MISSING: 400,
+  REQUEST_CONFUSING_VAR: 400,
   INVALID_JSON: 400,
   BAD_NARROW: 400,
   STREAM_DOES_NOT_EXIST: 400,

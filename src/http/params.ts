@@ -7,7 +7,10 @@
  * "num_before is not an integer", "narrow is not valid JSON", "Invalid op", ...
  */
 import { z } from "zod";
-import { BadRequestError, MissingArgumentError } from "../engine/index.js";
+import { BadRequestError, ConfusingParamsError, MissingArgumentError } from "../engine/index.js";
+
+/** Parameters the server reads on every request (Zulip's `client`): never reported as ignored. */
+const SERVER_PARAMS: readonly string[] = ["client"];
 
 /** One parameter: a schema from raw string (or undefined when absent) to a value. */
 export type Param = z.ZodType<unknown, string | undefined>;
@@ -126,7 +129,7 @@ export function parseParams<P extends ParamShape>(shape: P, input: ReadonlyMap<s
   for (const [name, schema] of Object.entries(shape)) {
     const alias = Object.entries(aliases).find(([, target]) => target === name)?.[0];
     if (alias !== undefined && input.has(alias) && input.has(name)) {
-      throw new BadRequestError(`Can't decide between '${name}' and '${alias}' arguments`);
+      throw new ConfusingParamsError(name, alias);
     }
     const value = input.get(name) ?? (alias !== undefined ? input.get(alias) : undefined);
     const result = schema.safeParse(value);
@@ -138,7 +141,7 @@ export function parseParams<P extends ParamShape>(shape: P, input: ReadonlyMap<s
     const message = result.error.issues[0]?.message ?? "Invalid {var}";
     throw new BadRequestError(message.startsWith("Invalid input") ? `Invalid ${name}` : message.replaceAll("{var}", name));
   }
-  const known = new Set([...Object.keys(shape), ...Object.keys(aliases)]);
+  const known = new Set([...Object.keys(shape), ...Object.keys(aliases), ...SERVER_PARAMS]);
   const ignored = [...input.keys()].filter((k) => !known.has(k)).sort();
   return { values: values as ParamValues<P>, ignored };
 }

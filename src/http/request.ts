@@ -17,6 +17,8 @@ export interface RequestHead {
   readonly contentType: string;
   readonly contentLength: number | null;
   readonly userAgent: string;
+  /** The peer's address as text (failed-authentication limits are kept per address). */
+  readonly remoteAddress: string;
 }
 
 export interface UploadedFile {
@@ -37,7 +39,8 @@ export class BodyError extends Error {
   }
 }
 
-export function readHead(req: HttpRequest): RequestHead {
+/** Reads the request head; `res` only for the peer address, which uWS also allows only now. */
+export function readHead(req: HttpRequest, res: HttpResponse): RequestHead {
   const length = req.getHeader("content-length");
   return {
     method: req.getCaseSensitiveMethod().toUpperCase(),
@@ -48,6 +51,7 @@ export function readHead(req: HttpRequest): RequestHead {
     contentType: req.getHeader("content-type"),
     contentLength: length === "" ? null : Number(length),
     userAgent: req.getHeader("user-agent"),
+    remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString("utf8"),
   };
 }
 

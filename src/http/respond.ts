@@ -3,7 +3,7 @@
  * Writing Zulip's envelopes. Every write is corked and skipped if the client aborted.
  */
 import type { HttpResponse } from "uWebSockets.js";
-import { EngineError } from "../engine/index.js";
+import { EngineError, RateLimitError } from "../engine/index.js";
 import { HTTP_STATUS, WIRE_CODE } from "./error-map.js";
 
 const REASONS: Record<number, string> = {
@@ -59,6 +59,7 @@ export function engineErrorReply(error: EngineError): Reply {
   const status = HTTP_STATUS[error.code];
   const headers: [string, string][] = [];
   if (status === 401) headers.push(["WWW-Authenticate", 'Basic realm="zulip"']);
+  if (error instanceof RateLimitError) headers.push(["Retry-After", error.retryAfter.toFixed(3)]);
   const code = status === 401 ? "UNAUTHORIZED" : (WIRE_CODE[error.code] ?? error.code);
   if (status === 500) return errorReply(500, "Internal server error", null);
   return errorReply(status, error.message, code, { ...error.data }, headers);

@@ -7,12 +7,12 @@
  */
 import uWS from "uWebSockets.js";
 import { EngineError, type Store } from "../engine/index.js";
-import { authenticate, clientName, realmFor } from "./auth.js";
+import { AuthFailureGuard, clientName, realmFor } from "./auth.js";
 import { listenCompat, type CompatListener } from "./compat-listener.js";
 import type { AuthedEndpoint, Endpoint, PublicEndpoint, ServerInfo } from "./endpoint.js";
 import { ENDPOINTS } from "./endpoints/index.js";
 import { parseParams, type ParamShape } from "./params.js";
-import { DEFAULT_RATE_LIMIT, RateLimiter, type RateLimitConfig } from "./rate-limit.js";
+import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_RATE_LIMIT, RateLimiter, type RateLimitConfig } from "./rate-limit.js";
 import { BodyError, parseBody, parseQuery, readBody, readHead, type RequestHead } from "./request.js";
 import { engineErrorReply, errorReply, send, success, type Reply } from "./respond.js";
 import { Router } from "./router.js";
@@ -33,6 +33,8 @@ export interface ServerOptions {
   readonly baseUrl?: string;
   /** Per-user limit, or false to disable (tests, benchmarks). */
   readonly rateLimit?: RateLimitConfig | false;
+  /** Failed authentication attempts per client address, or false to disable. */
+  readonly authFailureLimit?: RateLimitConfig | false;
   /** Largest accepted request body in bytes. */
   readonly maxBodyBytes?: number;
   /** Budget for ready-to-send message JSON, in bytes. */
@@ -61,6 +63,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   const externalHost = options.externalHost ?? "localhost";
   const router = new Router(ENDPOINTS);
   const limiter = options.rateLimit === false ? null : new RateLimiter(options.rateLimit ?? DEFAULT_RATE_LIMIT);
+  const authGuard = new AuthFailureGuard(options.authFailureLimit === false ? null : new RateLimiter(options.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT));
   const maxBody = options.maxBodyBytes ?? 32 * 1024 * 1024;
   const logError = options.logError ?? ((message, error) => console.error(message, error));
   let info: ServerInfo = { baseUrl: options.baseUrl ?? `http://${externalHost}`, externalHost };
@@ -72,7 +75,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   let compat: CompatListener | null = null;
 
   app.any("/*", (res, req) => {
-    const head = readHead(req);
+    const head = readHead(req, res);
     let aborted = false;
     const abort = new AbortController();
     res.onAborted(() => {
@@ -115,7 +118,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
         const data = await (endpoint as PublicEndpoint<ParamShape>).handler({ store, realm, pathParams: match.pathParams, server: info }, parsed.values);
         return { reply: success(data, parsed.ignored), headers: none };
       }
-      const { realm, user } = authenticate(store, head.authorization, head.host, externalHost);
+      const { realm, user } = authGuard.authenticate(store, head, externalHost);
       if (limiter) {
         const decision = limiter.take(user.id);
         rateHeaders = decision.headers;
@@ -127,7 +130,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
         }
       }
       const parsed = parseParams(endpoint.params as ParamShape, input, endpoint.aliases);
-      const ctx = { store, realm, user, client: clientName(head.userAgent), pathParams: match.pathParams, server: info, messageJson, events, signal, files };
+      const ctx = { store, realm, user, client: clientName(head.userAgent, input.get("client")), pathParams: match.pathParams, server: info, messageJson, events, signal, files };
       const data = await (endpoint as AuthedEndpoint<ParamShape>).handler(ctx, parsed.values);
       return { reply: success(data, parsed.ignored), headers: rateHeaders };
     } catch (error) {

@@ -139,6 +139,13 @@ const EMOJI_CODEPOINTS: ReadonlyMap<string, string> = new Map(
   }),
 );
 
+const KNOWN_CODEPOINTS: ReadonlySet<string> = new Set(EMOJI_CODEPOINTS.values());
+
+/** Whether the table has a name for this code point (Zulip's codepoint_to_name). */
+export function isEmojiCodepoint(code: string): boolean {
+  return KNOWN_CODEPOINTS.has(code);
+}
+
 /** The code point for a Zulip emoji name, if this table knows it. */
 export function emojiCodepoint(name: string): string | undefined {
   return EMOJI_CODEPOINTS.get(name);

@@ -213,8 +213,13 @@ describe("canSendToChannel", () => {
     expect(canSendToChannel(internals(s), u(admin), announce)).toBe(true);
     expect(canSendToChannel(internals(s), u(w.owner), announce)).toBe(true);
     expect(() => s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: "announce", topic: "x" }, content: "hi" })).toThrow(
-      "Not authorized to send to channel 'announce'",
+      "You do not have permission to post in this channel.",
     );
+    // A bot is judged by its owner's membership when its own fails (Zulip's fallback).
+    const adminBot = s.createUser({ realmId: w.realm.id, email: "adminbot@test.dev", fullName: "Admin Bot", bot: { type: 1, ownerId: admin.id } });
+    const aliceBot2 = s.createUser({ realmId: w.realm.id, email: "alicebot2@test.dev", fullName: "Alice Bot Two", bot: { type: 1, ownerId: w.alice.id } });
+    expect(canSendToChannel(s.state, u(adminBot), announce)).toBe(true);
+    expect(canSendToChannel(s.state, u(aliceBot2), announce)).toBe(false);
   });
 
   it("archived channels, deactivated users and other realms: no", () => {

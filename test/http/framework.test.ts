@@ -57,6 +57,32 @@ describe("limits, failures and realms", () => {
     }
   });
 
+  it("limits failed authentication per client address with 429 and Retry-After, before checking credentials", async () => {
+    const limited = await startServer({ authFailureLimit: { requests: 3, windowSeconds: 60 } });
+    try {
+      const { alice } = limited.seed;
+      const params = { anchor: "newest", num_before: 1, num_after: 0 };
+      // Successful requests do not count.
+      for (let i = 0; i < 5; i++) expect((await limited.call(alice, "GET", "/messages", params)).status).toBe(200);
+      const wrongKey = { headers: { Authorization: `Basic ${Buffer.from(`${alice.email}:${"x".repeat(32)}`).toString("base64")}` } };
+      for (let i = 0; i < 3; i++) {
+        const r = await limited.call(null, "GET", "/messages", params, wrongKey);
+        expect(r.status).toBe(401);
+        expect(r.body["msg"]).toBe("Invalid API key");
+      }
+      for (const user of [null, alice]) {
+        const blocked = await limited.call(null, "GET", "/messages", params, user === null ? wrongKey : { headers: { Authorization: basicAuth(user) } });
+        expect(blocked.status).toBe(429);
+        expect(blocked.body["code"]).toBe("RATE_LIMIT_HIT");
+        expect(blocked.body["msg"]).toBe("API usage exceeded rate limit");
+        expect(Number(blocked.body["retry-after"])).toBeGreaterThan(0);
+        expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(0);
+      }
+    } finally {
+      limited.close();
+    }
+  });
+
   it("answers 500 without internals when the engine fails unexpectedly, and logs it", async () => {
     const logged: string[] = [];
     const failing = await startServer({ logError: (message) => logged.push(message) });
@@ -104,6 +130,10 @@ describe("limits, failures and realms", () => {
     const wrongRealm = await rawRequest(s.base, "GET", path, { ...auth, Host: "127.0.0.1" });
     expect(wrongRealm.status).toBe(401);
     expect(wrongRealm.body["msg"]).toBe("Account is not associated with this subdomain");
+    // A foreign domain does not select realm "acme": like Zulip, it is the root realm.
+    const foreign = await rawRequest(s.base, "GET", path, { ...auth, Host: "acme.evil.com" });
+    expect(foreign.status).toBe(401);
+    expect(foreign.body["msg"]).toBe("Account is not associated with this subdomain");
     const unknown = await rawRequest(s.base, "GET", path, { ...auth, Host: "nowhere.localhost" });
     expect(unknown.status).toBe(404);
     expect(unknown.body).toEqual({ result: "error", msg: "Invalid subdomain", code: "NONEXISTENT_SUBDOMAIN" });

@@ -57,8 +57,25 @@ describe("POST /messages", () => {
     await rejects(() => s.call(alice, "POST", "/messages", { type: "direct", to: "nobody@nowhere.dev", content: "x" }), 400, "BAD_REQUEST", "Invalid email 'nobody@nowhere.dev'");
     await rejects(() => s.call(alice, "POST", "/messages", { type: "stream", to: "[1,2]", topic: "t", content: "x" }), 400, "BAD_REQUEST", "Expected exactly one channel");
     await rejects(() => s.call(alice, "POST", "/messages", { type: "stream", to: "general", topic: "t", content: "x", read_by_sender: "maybe" }), 400, "BAD_REQUEST", "read_by_sender is not a boolean");
-    await rejects(() => s.call(s.seed.bob, "POST", "/messages", { type: "stream", to: "secret", topic: "t", content: "x" }), 400, "BAD_REQUEST", "Not authorized to send to channel 'secret'");
+    await rejects(() => s.call(s.seed.bob, "POST", "/messages", { type: "stream", to: "secret", topic: "t", content: "x" }), 400, "STREAM_DOES_NOT_EXIST", "Channel 'secret' does not exist");
+    await rejects(() => s.call(s.seed.bob, "POST", "/messages", { type: "stream", to: String(s.seed.secret.id), topic: "t", content: "x" }), 400, "STREAM_DOES_NOT_EXIST", `Channel with ID '${s.seed.secret.id}' does not exist`);
     await rejects(() => s.call(alice, "POST", "/messages", { type: "stream", to: "general", topic: "t", content: "x", queue_id: "q" }), 400, "REQUEST_VARIABLE_MISSING", "Missing 'local_id' argument");
+  });
+
+  it("topic and subject together are REQUEST_CONFUSING_VAR", async () => {
+    const body = await rejects(() => s.call(s.seed.alice, "POST", "/messages", { type: "stream", to: "general", topic: "a", subject: "b", content: "x" }), 400, "REQUEST_CONFUSING_VAR", "Can't decide between 'topic' and 'subject' arguments");
+    expect(body).toMatchObject({ var_name1: "topic", var_name2: "subject" });
+  });
+
+  it("the client parameter names the sending client, over the User-Agent", async () => {
+    const { alice } = s.seed;
+    const sent = await s.call(alice, "POST", "/messages", { type: "stream", to: "general", topic: "clients", content: "x", client: "my-script" }, { headers: { "User-Agent": "ZulipMobile/27.2" } });
+    expect(sent.body["ignored_parameters_unsupported"]).toBeUndefined();
+    const fetched = await s.call(alice, "GET", `/messages/${String(sent.body["id"])}`);
+    expect((fetched.body["message"] as Record<string, unknown>)["client"]).toBe("my-script");
+    const byAgent = await s.call(alice, "POST", "/messages", { type: "stream", to: "general", topic: "clients", content: "y", client: "" }, { headers: { "User-Agent": "ZulipMobile/27.2" } });
+    const fetched2 = await s.call(alice, "GET", `/messages/${String(byAgent.body["id"])}`);
+    expect((fetched2.body["message"] as Record<string, unknown>)["client"]).toBe("ZulipMobile");
   });
 
   it("truncates long content and topics like Zulip", async () => {
@@ -109,6 +126,9 @@ describe("GET /messages", () => {
     await rejects(() => s.call(alice, "GET", "/messages", { anchor: "newest", num_before: 1, num_after: 0, narrow: "{not json" }), 400, "BAD_REQUEST", "narrow is not valid JSON");
     await rejects(() => s.call(alice, "GET", "/messages", { anchor: "newest", num_before: 1, num_after: 0, narrow: JSON.stringify([{ operator: "bogus", operand: "x" }]) }), 400, "BAD_NARROW", "Invalid narrow operator: unknown operator bogus");
     await rejects(() => s.call(alice, "GET", "/messages", { anchor: "newest", num_before: 1, num_after: 0, narrow: JSON.stringify([["channel", "nope"]]) }), 400, "BAD_NARROW", "Invalid narrow operator: unknown channel nope");
+    for (const [operator, operand, desc] of [["is", "constructor", "unknown 'is' operand constructor"], ["is", "__proto__", "unknown 'is' operand __proto__"], ["has", "toString", "unknown 'has' operand toString"], ["constructor", "x", "unknown operator constructor"]]) {
+      await rejects(() => s.call(alice, "GET", "/messages", { anchor: "newest", num_before: 1, num_after: 0, narrow: JSON.stringify([[operator, operand]]) }), 400, "BAD_NARROW", `Invalid narrow operator: ${desc}`);
+    }
     await rejects(() => s.call(alice, "GET", "/messages", { anchor: "newest", num_before: 1, num_after: 0, narrow: JSON.stringify([["channel", "general"], ["dm", "bob@test.dev"]]) }), 400, "BAD_NARROW", "Invalid narrow operator: No message can be both a channel message and direct message");
     await rejects(() => s.call(alice, "GET", "/messages", { anchor: "newest", num_before: 1, message_ids: "[1]" }), 400, "BAD_REQUEST", /^Unsupported parameter combination/);
     await rejects(() => s.call(alice, "GET", "/messages", { anchor: "newest", num_before: 1, num_after: 0, narrow: JSON.stringify([["is"]]) }), 400, "BAD_REQUEST", "element is not a string pair");
@@ -192,7 +212,7 @@ describe("reactions", () => {
     expect(add.body).toEqual({ result: "success", msg: "" });
     const got = await s.call(bob, "GET", `/messages/${id}`);
     expect((got.body["message"] as Record<string, unknown>)["reactions"]).toEqual([
-      { emoji_name: "octopus", emoji_code: "1f419", reaction_type: "unicode_emoji", user_id: bob.id, user: { id: bob.id, email: bob.email, full_name: "Bob", is_mirror_dummy: false } },
+      { emoji_name: "octopus", emoji_code: "1f419", reaction_type: "unicode_emoji", user_id: bob.id },
     ]);
     const withReaction = await s.call(bob, "GET", "/messages", { anchor: "newest", num_before: 5, num_after: 0, narrow: JSON.stringify([["has", "reaction"]]) });
     expect((withReaction.body["messages"] as { id: number }[]).map((m) => m.id)).toEqual([id]);
@@ -209,6 +229,19 @@ describe("reactions", () => {
 });
 
 describe("ready-to-send message JSON", () => {
+  it("checks that emoji name and code agree, and removes by emoji_code alone", async () => {
+    const { alice, bob } = s.seed;
+    const id = (await s.call(alice, "POST", "/messages", { type: "stream", to: "general", topic: "emoji", content: "x" })).body["id"] as number;
+    await rejects(() => s.call(bob, "POST", `/messages/${id}/reactions`, { emoji_name: "octopus", emoji_code: "1f600" }), 400, "BAD_REQUEST", "Invalid emoji name.");
+    await rejects(() => s.call(bob, "POST", `/messages/${id}/reactions`, { emoji_name: "octopus", emoji_code: "nope" }), 400, "BAD_REQUEST", "Invalid emoji code.");
+    await rejects(() => s.call(bob, "POST", `/messages/${id}/reactions`, { emoji_name: "x", emoji_code: "7", reaction_type: "realm_emoji" }), 400, "BAD_REQUEST", "Invalid custom emoji.");
+    expect((await s.call(bob, "POST", `/messages/${id}/reactions`, { emoji_name: "zulip" })).status).toBe(200);
+    expect((await s.call(bob, "POST", `/messages/${id}/reactions`, { emoji_name: "octopus", emoji_code: "1f419", reaction_type: "unicode_emoji" })).status).toBe(200);
+    expect((await s.call(bob, "DELETE", `/messages/${id}/reactions`, { emoji_code: "1f419" })).status).toBe(200);
+    expect((await s.call(bob, "DELETE", `/messages/${id}/reactions`, { emoji_code: "zulip", reaction_type: "zulip_extra_emoji" })).status).toBe(200);
+    await rejects(() => s.call(bob, "DELETE", `/messages/${id}/reactions`, {}), 400, "BAD_REQUEST", "At least one of the following arguments must be present: emoji_name, emoji_code");
+  });
+
   it("reflects reactions and sender renames after they happen", async () => {
     const { owner, alice, bob } = s.seed;
     const id = (await s.call(alice, "POST", "/messages", { type: "stream", to: "general", topic: "cache", content: "cache me" })).body["id"] as number;

@@ -22,7 +22,6 @@ describe("POST /users/me/subscriptions", () => {
       subscriptions: [{ name: "design", description: "line one\nline two" }],
       invite_only: true,
       history_public_to_subscribers: false,
-      message_retention_days: "unlimited",
       topics_policy: "disable_empty_topic",
       can_send_message_group: { direct_members: [alice.id], direct_subgroups: [] },
       announce: true,
@@ -32,7 +31,7 @@ describe("POST /users/me/subscriptions", () => {
     const channel = s.t.store.getChannel(channelId("design")!)!;
     expect(channel.inviteOnly).toBe(true);
     expect(channel.historyPublicToSubscribers).toBe(false);
-    expect(channel.messageRetentionDays).toBe(-1);
+    expect(channel.messageRetentionDays).toBeNull();
     expect(channel.topicsPolicy).toBe("disable_empty_topic");
     expect(channel.description).toBe("line one line two");
     expect(channel.canSendMessageGroup).toEqual({ directMembers: [alice.id], directSubgroups: [] });
@@ -44,11 +43,88 @@ describe("POST /users/me/subscriptions", () => {
     const r = await s.call(alice, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "retained" }], message_retention_days: '"realm_default"', topics_policy: '"allow_empty_topic"' });
     expect(r.status).toBe(200);
     expect(s.t.store.getChannel(channelId("retained")!)!.messageRetentionDays).toBeNull();
-    const r2 = await s.call(alice, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "retained-30" }], message_retention_days: 30, can_subscribe_group: s.t.store.systemGroupId(s.seed.realm.id, "role:members") });
+    const r2 = await s.call(s.seed.owner, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "retained-30" }], message_retention_days: 30, can_subscribe_group: s.t.store.systemGroupId(s.seed.realm.id, "role:members") });
     expect(r2.status).toBe(200);
     const channel = s.t.store.getChannel(channelId("retained-30")!)!;
     expect(channel.messageRetentionDays).toBe(30);
     expect(channel.canSubscribeGroup).toBe(s.t.store.systemGroupId(s.seed.realm.id, "role:members"));
+  });
+
+  it("applies Zulip's channel creation permissions", async () => {
+    const { owner, alice } = s.seed;
+    const post = (user: typeof alice, params: Record<string, unknown>) => () => s.call(user, "POST", "/users/me/subscriptions", params);
+    const group = (name: string) => s.t.store.systemGroupId(s.seed.realm.id, name);
+    await rejects(post(alice, { subscriptions: [{ name: "def1" }], is_default_stream: true }), 400, "BAD_REQUEST", "Insufficient permission");
+    await rejects(post(owner, { subscriptions: [{ name: "def2" }], is_default_stream: true, invite_only: true }), 400, "BAD_REQUEST", "A default channel cannot be private.");
+    await rejects(post(alice, { subscriptions: [{ name: "ret" }], message_retention_days: "unlimited" }), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization owner");
+    await rejects(post(alice, { subscriptions: [{ name: "grp" }], can_send_message_group: group("role:internet") }), 400, "BAD_REQUEST", "'can_send_message_group' setting cannot be set to 'role:internet' group.");
+    for (const setting of ["can_subscribe_group", "can_add_subscribers_group", "can_administer_channel_group"]) {
+      await rejects(post(alice, { subscriptions: [{ name: "grp" }], [setting]: group("role:everyone") }), 400, "BAD_REQUEST", `'${setting}' setting cannot be set to 'role:everyone' group.`);
+    }
+    expect((await s.call(owner, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "def3" }], is_default_stream: true, message_retention_days: 7 })).status).toBe(200);
+    const def3 = s.t.store.getChannel(channelId("def3")!)!;
+    expect(def3).toMatchObject({ isDefault: true, messageRetentionDays: 7 });
+  });
+
+  it("stores and returns every channel group setting, and derives stream_post_policy", async () => {
+    const { owner } = s.seed;
+    const group = (name: string) => s.t.store.systemGroupId(s.seed.realm.id, name);
+    const r = await s.call(owner, "POST", "/users/me/subscriptions", {
+      subscriptions: [{ name: "announcements", description: "Read **this** first" }],
+      can_send_message_group: group("role:administrators"),
+      can_move_messages_within_channel_group: group("role:moderators"),
+      can_resolve_topics_group: group("role:members"),
+      can_create_topic_group: group("role:administrators"),
+    });
+    expect(r.status).toBe(200);
+    expect(r.body["ignored_parameters_unsupported"]).toBeUndefined();
+    const wire = ((await s.call(owner, "GET", "/streams")).body["streams"] as Sub[]).find((c) => c["name"] === "announcements")!;
+    expect(wire).toMatchObject({
+      stream_post_policy: 2,
+      is_announcement_only: true,
+      rendered_description: "<p>Read <strong>this</strong> first</p>",
+      can_send_message_group: group("role:administrators"),
+      can_move_messages_within_channel_group: group("role:moderators"),
+      can_resolve_topics_group: group("role:members"),
+      can_create_topic_group: group("role:administrators"),
+    });
+    const general = ((await s.call(owner, "GET", "/streams")).body["streams"] as Sub[]).find((c) => c["name"] === "general")!;
+    expect(general).toMatchObject({ stream_post_policy: 1, is_announcement_only: false, can_create_topic_group: group("role:everyone"), can_resolve_topics_group: group("role:nobody"), can_move_messages_within_channel_group: group("role:nobody") });
+  });
+
+  it("the notification bot opens each new channel and, with announce, announces it", async () => {
+    const { owner, alice, general, realm } = s.seed;
+    s.t.store.setNewChannelAnnouncementsChannel(realm.id, general.id);
+    try {
+      const r = await s.call(alice, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "garden", description: "Plants *and* soil" }, { name: "pond" }], announce: true });
+      expect(r.status).toBe(200);
+      const bot = s.t.store.findUserByEmail(realm.id, "notification-bot@zulip.com")!;
+      expect(bot).toMatchObject({ fullName: "Notification Bot", isBot: true, botOwnerId: null });
+      const fetch = async (narrow: unknown[]) =>
+        (await s.call(alice, "GET", "/messages", { anchor: "newest", num_before: 5, num_after: 0, apply_markdown: false, narrow: JSON.stringify(narrow) })).body["messages"] as Record<string, unknown>[];
+      const garden = await fetch([["channel", "garden"]]);
+      expect(garden).toHaveLength(1);
+      expect(garden[0]).toMatchObject({
+        sender_id: bot.id,
+        subject: "channel events",
+        content: `**Public** channel created by @_**Alice|${alice.id}**. **Description:**\n\`\`\`\` quote\nPlants *and* soil\n\`\`\`\``,
+        flags: ["read"],
+      });
+      expect((await fetch([["channel", "pond"]]))[0]!["content"]).toBe(`**Public** channel created by @_**Alice|${alice.id}**. **Description:**\n\`\`\`\` quote\n*No description.*\n\`\`\`\``);
+      const streams = (await s.call(alice, "GET", "/streams")).body["streams"] as Sub[];
+      expect(streams.find((c) => c["name"] === "garden")!["first_message_id"]).toBe(garden[0]!["id"]);
+      const announced = await fetch([["channel", "general"], ["topic", "new channels"]]);
+      expect(announced.map((m) => m["content"])).toEqual([`@_**Alice|${alice.id}** created the following channels: #**garden**, #**pond**.`]);
+      // A private channel is described as such; without announce nothing goes to general.
+      await s.call(owner, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "vault" }], invite_only: true });
+      const vault = (await s.call(owner, "GET", "/messages", { anchor: "newest", num_before: 5, num_after: 0, apply_markdown: false, narrow: JSON.stringify([["channel", "vault"]]) })).body["messages"] as Record<string, unknown>[];
+      expect(String(vault[0]!["content"])).toMatch(/^\*\*Private, protected history\*\* channel created by @_\*\*Olive Owner\|\d+\*\*\./);
+      expect(await fetch([["channel", "general"], ["topic", "new channels"]])).toHaveLength(1);
+      const registered = await s.call(alice, "POST", "/register", { fetch_event_types: JSON.stringify(["realm"]) });
+      expect(registered.body["realm_new_stream_announcements_stream_id"]).toBe(general.id);
+    } finally {
+      s.t.store.setNewChannelAnnouncementsChannel(realm.id, null);
+    }
   });
 
   it("subscribes others by ID and email and reports already_subscribed", async () => {
@@ -176,7 +252,7 @@ describe("GET /users/me/subscriptions", () => {
       is_web_public: false,
       is_archived: false,
       history_public_to_subscribers: true,
-      first_message_id: null,
+      first_message_id: s.t.store.getChannel(general.id)!.firstMessageId,
       topics_policy: "inherit",
       message_retention_days: null,
       stream_post_policy: 1,
@@ -240,7 +316,8 @@ describe("GET /streams", () => {
     const nothing = await s.call(alice, "GET", "/streams", { include_public: false, include_subscribed: false });
     expect(nothing.body["streams"]).toEqual([]);
     const withDefault = await s.call(alice, "GET", "/streams", { include_default: true });
-    expect((withDefault.body["streams"] as Sub[]).every((x) => x["is_default"] === false)).toBe(true);
+    // Only def3, created with is_default_stream above, is a default channel.
+    expect((withDefault.body["streams"] as Sub[]).filter((x) => x["is_default"] !== false).map((x) => x["name"])).toEqual(["def3"]);
     const g = await s.call(guest, "GET", "/streams");
     expect(g.body["streams"]).toEqual([]);
   });
@@ -253,7 +330,7 @@ describe("GET /streams", () => {
     const legacy = await s.call(owner, "GET", "/streams", { include_all_active: true });
     expect(names(legacy)).toContain("hidden");
     await rejects(() => s.call(alice, "GET", "/streams", { include_all: true }), 400, "BAD_REQUEST", "User not authorized for this query");
-    await rejects(() => s.call(owner, "GET", "/streams", { include_all: true, include_all_active: true }), 400, "BAD_REQUEST", "Can't decide between 'include_all' and 'include_all_active' arguments");
+    await rejects(() => s.call(owner, "GET", "/streams", { include_all: true, include_all_active: true }), 400, "REQUEST_CONFUSING_VAR", "Can't decide between 'include_all' and 'include_all_active' arguments");
     await rejects(() => s.call(alice, "GET", "/streams", { include_public: "nope" }), 400, "BAD_REQUEST", "include_public is not a boolean");
   });
 });

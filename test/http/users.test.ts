@@ -151,6 +151,16 @@ describe("PATCH /users/{user_id} and /users/{email}", () => {
     await s.call(owner, "PATCH", `/users/${alice.id}`, { role: 400 });
   });
 
+  it("ignores a blank full_name, as Zulip's update_user_backend does", async () => {
+    const { owner, bob } = s.seed;
+    const name = s.t.store.getUser(bob.id).fullName;
+    for (const [blank, role] of [["", 300], ["   ", 400]] as const) {
+      const r = await s.call(owner, "PATCH", `/users/${bob.id}`, { full_name: blank, role });
+      expect(r.body).toEqual({ result: "success", msg: "" });
+      expect(s.t.store.getUser(bob.id)).toMatchObject({ fullName: name, role });
+    }
+  });
+
   it("rejects bad input and unknown users, changing nothing", async () => {
     const { owner, bob, alice } = s.seed;
     const patch = (target: string, params: Record<string, unknown>, user = owner) => () => s.call(user, "PATCH", `/users/${target}`, params);
@@ -158,7 +168,6 @@ describe("PATCH /users/{user_id} and /users/{email}", () => {
     await rejects(patch("nobody@test.dev", { full_name: "X" }), 400, "BAD_REQUEST", "No such user");
     await rejects(patch(String(bob.id), { role: 250 }), 400, "BAD_REQUEST", "Invalid role");
     await rejects(patch(String(bob.id), { role: "admin" }), 400, "BAD_REQUEST", "role is not an integer");
-    await rejects(patch(String(bob.id), { full_name: "" }), 400, "BAD_REQUEST", "Name too short!");
     await rejects(patch(String(bob.id), { full_name: "n".repeat(61) }), 400, "BAD_REQUEST", "Name too long!");
     await rejects(patch(String(bob.id), { full_name: "bad*name" }), 400, "BAD_REQUEST", "Invalid characters in name!");
     await rejects(patch(String(bob.id), { profile_data: "[{" }), 400, "BAD_REQUEST", "profile_data is not valid JSON");

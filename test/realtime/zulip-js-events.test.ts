@@ -58,9 +58,11 @@ describe("zulip-js events", () => {
       seen.push(...got);
     }
     const kinds = seen.map((e) => `${String(e["type"])}${e["op"] ? `:${String(e["op"])}` : ""}`);
-    expect(kinds).toEqual(["message", "update_message_flags:add", "reaction:add", "subscription:add", "typing:start"]);
+    expect(kinds).toEqual(["message", "update_message_flags:add", "reaction:add", "subscription:add", "message", "typing:start"]);
     expect((seen[0]!["message"] as { content: string }).content).toBe("hello from bob");
     expect(seen[1]).toMatchObject({ flag: "starred", messages: [id] });
+    // The new channel's first message, from the Notification Bot.
+    expect((seen[4]!["message"] as { display_recipient: string }).display_recipient).toBe("new place");
     expect((await alice.queues.deregister({ queue_id: queueId })).result).toBe("success");
   });
 });

@@ -89,7 +89,7 @@ export async function listen(store: Store, settings: ServeSettings, dataDir: str
   await checkPortFree(settings.host, settings.port);
   const server = createServer(store, {
     ...(settings.externalHost !== undefined ? { externalHost: settings.externalHost } : {}),
-    ...(settings.rateLimit ? {} : { rateLimit: false as const }),
+    ...(settings.rateLimit ? {} : { rateLimit: false as const, authFailureLimit: false as const }),
   });
   // Queues saved by a graceful shutdown come back (each with a restart event).
   const restored = server.events.restore(loadSavedQueues(dataDir, (message) => console.error(`parley: ${message}`)));

@@ -1,13 +1,17 @@
 /**
  * @module actions/reactions
  * Emoji reactions on messages the user can read. Keeps the message's reactions list
- * (oldest first) and the has:reaction index in step.
+ * (oldest first) and the has:reaction index in step. Names and codes are checked as in
+ * Zulip's check_add_reaction / check_emoji_request against the built-in unicode table
+ * (src/markdown/emoji.ts) and the one extra emoji, `zulip`; there are no realm emoji
+ * yet, so every realm_emoji code is unknown.
  */
 import { canAccessMessage } from "../access.js";
 import { BadRequestError, EngineError } from "../errors.js";
 import { key } from "../index/keys.js";
 import type { StoreState } from "../state.js";
 import type { Message, Reaction } from "../types.js";
+import { emojiCodepoint, isEmojiCodepoint } from "../../markdown/emoji.js";
 import { requireActiveUser } from "./users.js";
 import { messageReadersAudience } from "../events/audience.js";
 
@@ -15,6 +19,41 @@ export interface ReactionInput {
   readonly emojiName: string;
   readonly emojiCode: string;
   readonly reactionType: Reaction["reactionType"];
+}
+
+/** What a client sends to add a reaction: the name, and optionally the code and type. */
+export interface AddReactionInput {
+  readonly emojiName: string;
+  readonly emojiCode?: string | undefined;
+  readonly reactionType?: Reaction["reactionType"] | undefined;
+}
+
+/** What a client sends to remove one: a name or a code (the code wins); type defaults to unicode_emoji. */
+export interface RemoveReactionInput {
+  readonly emojiName?: string | undefined;
+  readonly emojiCode?: string | undefined;
+  readonly reactionType?: Reaction["reactionType"] | undefined;
+}
+
+/** Zulip's get_emoji_data: the code and type an emoji name stands for. */
+function emojiData(name: string): { emojiCode: string; reactionType: Reaction["reactionType"] } {
+  if (name === "zulip") return { emojiCode: "zulip", reactionType: "zulip_extra_emoji" };
+  const code = emojiCodepoint(name);
+  if (code === undefined) throw new BadRequestError(`Emoji '${name}' does not exist`);
+  return { emojiCode: code, reactionType: "unicode_emoji" };
+}
+
+/** Zulip's check_emoji_request: does the name go with the code, for this type? */
+function checkEmojiRequest(input: ReactionInput): void {
+  const { emojiName, emojiCode, reactionType } = input;
+  if (reactionType === "realm_emoji") throw new BadRequestError("Invalid custom emoji.");
+  if (reactionType === "zulip_extra_emoji") {
+    if (emojiCode !== "zulip") throw new BadRequestError("Invalid emoji code.");
+    if (emojiName !== emojiCode) throw new BadRequestError("Invalid emoji name.");
+    return;
+  }
+  if (!isEmojiCodepoint(emojiCode)) throw new BadRequestError("Invalid emoji code.");
+  if (emojiCodepoint(emojiName) !== emojiCode) throw new BadRequestError("Invalid emoji name.");
 }
 
 function accessibleMessage(state: StoreState, userId: number, messageId: number): Message {
@@ -26,9 +65,20 @@ function accessibleMessage(state: StoreState, userId: number, messageId: number)
 
 const same = (r: Reaction, userId: number, input: ReactionInput) => r.userId === userId && r.reactionType === input.reactionType && r.emojiCode === input.emojiCode;
 
-export function addReaction(state: StoreState, userId: number, messageId: number, input: ReactionInput): void {
+export function addReaction(state: StoreState, userId: number, messageId: number, request: AddReactionInput): void {
   const message = accessibleMessage(state, userId, messageId);
+  let { emojiCode, reactionType } = request;
+  if (emojiCode === undefined || reactionType === undefined) {
+    const data = emojiData(request.emojiName);
+    emojiCode ??= data.emojiCode;
+    reactionType ??= data.reactionType;
+  }
+  let input: ReactionInput = { emojiName: request.emojiName, emojiCode, reactionType };
   if (message.reactions.some((r) => same(r, userId, input))) throw new EngineError("REACTION_ALREADY_EXISTS", "Reaction already exists.");
+  // Zulip: a reaction with the same code is a vote for it and keeps its name, unchecked.
+  const existing = message.reactions.find((r) => r.reactionType === reactionType && r.emojiCode === emojiCode);
+  if (existing) input = { ...input, emojiName: existing.emojiName };
+  else checkEmojiRequest(input);
   const next: Message = { ...message, reactions: [...message.reactions, { ...input, userId }] };
   state.write((ctx) => {
     state.tables.messages.putSync(message.id, next);
@@ -37,8 +87,15 @@ export function addReaction(state: StoreState, userId: number, messageId: number
   });
 }
 
-export function removeReaction(state: StoreState, userId: number, messageId: number, input: ReactionInput): void {
+export function removeReaction(state: StoreState, userId: number, messageId: number, request: RemoveReactionInput): void {
   const message = accessibleMessage(state, userId, messageId);
+  let emojiCode = request.emojiCode;
+  if (emojiCode === undefined) {
+    if (request.emojiName === undefined) throw new BadRequestError("At least one of the following arguments must be present: emoji_name, emoji_code");
+    emojiCode = emojiData(request.emojiName).emojiCode;
+  }
+  // The name is not checked: the stored reaction was valid when added (Zulip does the same).
+  const input: ReactionInput = { emojiName: request.emojiName ?? "", emojiCode, reactionType: request.reactionType ?? "unicode_emoji" };
   if (!message.reactions.some((r) => same(r, userId, input))) throw new EngineError("REACTION_DOES_NOT_EXIST", "Reaction doesn't exist.");
   const next: Message = { ...message, reactions: message.reactions.filter((r) => !same(r, userId, input)) };
   state.write((ctx) => {

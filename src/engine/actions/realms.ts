@@ -70,6 +70,21 @@ export function systemGroupId(state: StoreState, realmId: number, name: string):
   throw new BadRequestError(`Realm ${realmId} has no system group ${name}`);
 }
 
+/** Sets (or clears, with null) the channel where new channels are announced. */
+export function setNewChannelAnnouncementsChannel(state: StoreState, realmId: number, channelId: number | null): void {
+  const realm = state.realms.get(realmId);
+  if (!realm) throw new BadRequestError("Invalid realm");
+  if (channelId !== null) {
+    const channel = state.channels.get(channelId);
+    if (!channel || channel.realmId !== realmId) throw new BadRequestError("Invalid channel ID");
+  }
+  const next: Realm = { ...realm, newChannelAnnouncementsChannelId: channelId };
+  state.write((ctx) => {
+    state.tables.realms.putSync(realmId, next);
+    ctx.afterCommit(() => state.indexRealm(next));
+  });
+}
+
 export function setRealmDeactivated(state: StoreState, realmId: number, deactivated: boolean): void {
   const realm = state.realms.get(realmId);
   if (!realm) throw new BadRequestError("Invalid realm");

@@ -6,7 +6,7 @@
  * are written only for the few users a message singles out (sender's read flag,
  * personal/group/topic mentions, direct-message participants).
  */
-import { canSendToChannel, isGroupMember, receivedAtSend } from "../access.js";
+import { canSeeChannel, isGroupMember, isSubscribed, receivedAtSend, sendRefusal } from "../access.js";
 import { BadRequestError, ChannelNotFoundError, PermissionDeniedError } from "../errors.js";
 import { HAS_OPERANDS, isIndexableTerm, key } from "../index/keys.js";
 import { indexTerms } from "../search/index.js";
@@ -79,7 +79,14 @@ export function normalizeTopic(state: StoreState, channel: Channel, raw: string 
 function resolveChannel(state: StoreState, sender: User, ref: number | string): Channel {
   const channel = typeof ref === "number" ? state.channels.get(ref) : findChannelByName(state, sender.realmId, ref);
   if (!channel || channel.realmId !== sender.realmId) throw new ChannelNotFoundError(typeof ref === "number" ? { id: ref } : { name: ref });
-  if (!canSendToChannel(state, sender, channel)) throw new PermissionDeniedError(`Not authorized to send to channel '${channel.name}'`);
+  const refusal = sendRefusal(state, sender, channel);
+  if (refusal === "group") throw new PermissionDeniedError("You do not have permission to post in this channel.");
+  if (refusal === "access") {
+    // Zulip names the channel here; we do so only to those who may see it, so that a
+    // private channel's existence (or name, when addressed by ID) does not leak.
+    if (!canSeeChannel(state, sender, channel)) throw new ChannelNotFoundError(typeof ref === "number" ? { id: ref } : { name: ref });
+    throw new PermissionDeniedError(`Not authorized to send to channel '${channel.name}'`);
+  }
   return channel;
 }
 
@@ -116,9 +123,43 @@ export function sendMessage(state: StoreState, input: SendMessageInput): { id: n
   } else {
     participants = resolveRecipients(state, sender, input.to.users);
   }
-  const rendered = state.renderer(content, renderContextFor(state, sender));
   const readBySender = input.readBySender ?? defaultReadBySender(client);
+  return writeMessage(state, { sender, channel, topic, participants, content, client, readBy: readBySender ? [sender.id] : [], dateSent: input.dateSent ?? state.now(), origin: input.origin });
+}
 
+/**
+ * A channel message from a system bot (Zulip's internal_send_stream_message): no
+ * sending permission applies; `readBy` start with the message read (Zulip's
+ * mark_as_read), for those of them who receive it.
+ */
+export function sendInternalChannelMessage(state: StoreState, senderId: number, channelId: number, topic: string, content: string, readBy: readonly number[]): { id: number } {
+  const sender = requireUser(state, senderId);
+  const channel = state.channels.get(channelId);
+  if (!channel || channel.realmId !== sender.realmId) throw new ChannelNotFoundError({ id: channelId });
+  const receivers = readBy.filter((userId) => userId === sender.id || isSubscribed(state, userId, channel.id));
+  // A channel that allows only the general chat gets the notice there rather than none.
+  const policy = channel.topicsPolicy === "inherit" ? state.realms.get(channel.realmId)?.topicsPolicy : channel.topicsPolicy;
+  const stored = policy === "empty_topic_only" ? "" : normalizeTopic(state, channel, topic);
+  return writeMessage(state, { sender, channel, topic: stored, participants: [], content: normalizeContent(content), client: "Internal", readBy: receivers, dateSent: state.now() });
+}
+
+interface MessageToWrite {
+  readonly sender: User;
+  readonly channel: Channel | null;
+  readonly topic: string;
+  /** Direct-message participants (sorted, sender included); empty for channel messages. */
+  readonly participants: number[];
+  readonly content: string;
+  readonly client: string;
+  readonly readBy: readonly number[];
+  readonly dateSent: number;
+  readonly origin?: MessageOrigin | undefined;
+}
+
+/** Renders and stores a validated message in one write. */
+function writeMessage(state: StoreState, input: MessageToWrite): { id: number } {
+  const { sender, channel, topic, participants, content, client } = input;
+  const rendered = state.renderer(content, renderContextFor(state, sender));
   return state.write((ctx) => {
     const id = state.allocate("nextMessageId");
     const conversation = channel ? null : conversationFor(state, ctx, sender.realmId, participants);
@@ -130,7 +171,7 @@ export function sendMessage(state: StoreState, input: SendMessageInput): { id: n
       topic,
       content,
       renderedContent: rendered.html,
-      dateSent: input.dateSent ?? state.now(),
+      dateSent: input.dateSent,
       client,
       isMeMessage: rendered.isMeMessage,
       hasLink: rendered.hasLink,
@@ -148,7 +189,7 @@ export function sendMessage(state: StoreState, input: SendMessageInput): { id: n
     state.tables.messageMeta.putSync(id, messageMetaOf(message));
     state.tables.dateMessage.putSync([message.dateSent, id], null);
     indexMessage(state, message, state.bitmaps, conversation);
-    if (readBySender) state.bitmaps.add(key.userFlag(sender.id, "read"), id);
+    for (const userId of input.readBy) state.bitmaps.add(key.userFlag(userId, "read"), id);
     writeMentionFlags(state, message, state.bitmaps, { groups: true, conversation });
     if (channel && channel.firstMessageId === null) {
       const next: Channel = { ...channel, firstMessageId: id };

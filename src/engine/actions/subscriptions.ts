@@ -11,6 +11,7 @@ import { channelViewersAudience, excluding, subscriberViewersAudience, userAudie
 import type { Channel, Subscription, User } from "../types.js";
 import { ROLE } from "../types.js";
 import { checkChannelName, findChannelByName, newChannelRecord, type NewChannelOptions } from "./channels.js";
+import { ensureNotificationBotInTxn, sendChannelCreationMessages } from "./notification-bot.js";
 import { requireActiveUser } from "./users.js";
 
 const COLORS = ["#76ce90", "#fae589", "#a6c7e5", "#e79ab5", "#bfd56f", "#f4ae55", "#b0a5fd", "#addfe5", "#f5ce6e", "#c2726a"];
@@ -24,6 +25,12 @@ export interface SubscribeInput {
   readonly authorizationErrorsFatal?: boolean;
   /** Settings for channels this call creates (ignored for existing channels). */
   readonly newChannel?: Omit<NewChannelOptions, "description">;
+  /**
+   * Zulip's notification-bot messages for created channels: each one's first message
+   * and, with `announce`, the realm's new-channel announcement. The API sends them;
+   * embedders and bulk loaders opt in. Sent after the channels' own transaction.
+   */
+  readonly creationMessages?: { readonly announce: boolean };
 }
 
 export interface SubscribeResult {
@@ -107,8 +114,10 @@ export function subscribe(state: StoreState, actorId: number, input: SubscribeIn
   // Validate new channels before writing anything (IDs are assigned inside the write).
   for (const item of toCreate) newChannelRecord(state, actor, item.name, { ...input.newChannel, ...item }, 0);
 
-  return state.write((ctx) => {
+  const result = state.write((ctx) => {
     const created: Channel[] = [];
+    const realm = state.realms.get(actor.realmId);
+    if (toCreate.length > 0 && input.creationMessages && realm) ensureNotificationBotInTxn(state, ctx, realm);
     for (const item of toCreate) {
       const channel = newChannelRecord(state, actor, item.name, { ...input.newChannel, ...item }, state.allocate("nextChannelId"));
       state.tables.channels.putSync(channel.id, channel);
@@ -148,6 +157,11 @@ export function subscribe(state: StoreState, actorId: number, input: SubscribeIn
     emitSubscribed(state, ctx, created, changes);
     return { subscribed, alreadySubscribed: already, unauthorized, createdChannelIds: created.map((c) => c.id) };
   });
+  if (input.creationMessages && result.createdChannelIds.length > 0) {
+    const created = result.createdChannelIds.map((id) => state.channels.get(id)).filter((c): c is Channel => c !== undefined);
+    sendChannelCreationMessages(state, actor, created, input.creationMessages.announce);
+  }
+  return result;
 }
 
 export interface UnsubscribeResult {

@@ -133,7 +133,8 @@ export function updateUser(state: StoreState, actorId: number, targetId: number,
     if (!ROLES.includes(input.role)) throw new BadRequestError("Invalid role");
     const touchesOwner = input.role === ROLE.OWNER || target.role === ROLE.OWNER;
     if (touchesOwner && actor.role !== ROLE.OWNER) throw new PermissionDeniedError("Must be an organization owner", "UNAUTHORIZED_PRINCIPAL");
-    if (target.role === ROLE.OWNER && input.role !== ROLE.OWNER && countOwners(state, target.realmId) === 1) {
+    // Zulip's check_last_owner counts human owners only: a bot owner can always be demoted.
+    if (target.role === ROLE.OWNER && !target.isBot && input.role !== ROLE.OWNER && countOwners(state, target.realmId) === 1) {
       throw new BadRequestError("The owner permission cannot be removed from the only organization owner.");
     }
     next.role = input.role;

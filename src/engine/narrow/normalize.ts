@@ -13,17 +13,19 @@ import type { Message, User } from "../types.js";
 import type { HasTermOperand, IsOperand, RawTerm, Term } from "./terms.js";
 
 const MAX_MESSAGE_ID = 2147483647;
-const IS_OPERANDS: Record<string, IsOperand> = {
-  dm: "dm",
-  private: "dm",
-  starred: "starred",
-  unread: "unread",
-  mentioned: "mentioned",
-  alerted: "alerted",
-  resolved: "resolved",
-  followed: "followed",
-  muted: "muted",
-};
+// A Map, not an object literal: operands are client input, and "constructor" or
+// "__proto__" must not reach Object.prototype.
+const IS_OPERANDS: ReadonlyMap<string, IsOperand> = new Map([
+  ["dm", "dm"],
+  ["private", "dm"],
+  ["starred", "starred"],
+  ["unread", "unread"],
+  ["mentioned", "mentioned"],
+  ["alerted", "alerted"],
+  ["resolved", "resolved"],
+  ["followed", "followed"],
+  ["muted", "muted"],
+]);
 const HAS_OPERANDS = new Set<string>(["link", "image", "attachment", "reaction"]);
 
 export function normalizeNarrow(state: StoreState, user: User, raw: readonly RawTerm[]): Term[] {
@@ -66,7 +68,7 @@ function normalizeTerm(state: StoreState, user: User, t: RawTerm): Term | null {
     case "group_pm_with":
       return { kind: "groupDmWith", userId: resolveUser(state, user, t.operand, "unknown user"), negated };
     case "is": {
-      const what = IS_OPERANDS[String(t.operand)];
+      const what = IS_OPERANDS.get(String(t.operand));
       if (!what) throw new BadNarrowError(`unknown 'is' operand ${String(t.operand)}`);
       return { kind: "is", what, negated };
     }

@@ -7,9 +7,8 @@
  *
  * Deviations: no channel folders (folder_id null), no traffic statistics
  * (stream_weekly_traffic null, is_recently_active true), per-subscription
- * notification settings always null (inherit), and no
- * can_move_messages_within_channel_group / can_resolve_topics_group (the engine has
- * no such settings).
+ * notification settings always null (inherit). stream_post_policy and
+ * is_announcement_only are derived from can_send_message_group, as in Zulip.
  */
 import type { Store } from "../../engine/index.js";
 import type { Channel, GroupSettingValue, Subscription, User } from "../../engine/index.js";
@@ -26,6 +25,8 @@ export function groupSettingFromWire(value: number | { direct_members: number[];
 
 /** The basic channel object (BasicChannel). */
 export function channelToWire(store: Store, channel: Channel): Record<string, unknown> {
+  const groups = store.channelGroupSettings(channel);
+  const postPolicy = store.streamPostPolicy(channel);
   return {
     stream_id: channel.id,
     name: channel.name,
@@ -42,18 +43,21 @@ export function channelToWire(store: Store, channel: Channel): Record<string, un
     topics_policy: channel.topicsPolicy,
     is_recently_active: true,
     message_retention_days: channel.messageRetentionDays,
-    stream_post_policy: 1,
-    is_announcement_only: false,
+    stream_post_policy: postPolicy,
+    is_announcement_only: postPolicy === 2,
     stream_weekly_traffic: null,
     subscriber_count: store.subscriberCount(channel.id),
-    can_add_subscribers_group: groupSettingToWire(channel.canAddSubscribersGroup),
-    can_remove_subscribers_group: groupSettingToWire(channel.canRemoveSubscribersGroup),
-    can_administer_channel_group: groupSettingToWire(channel.canAdministerChannelGroup),
-    can_delete_any_message_group: groupSettingToWire(channel.canDeleteAnyMessageGroup),
-    can_delete_own_message_group: groupSettingToWire(channel.canDeleteOwnMessageGroup),
-    can_move_messages_out_of_channel_group: groupSettingToWire(channel.canMoveMessagesOutOfChannelGroup),
-    can_send_message_group: groupSettingToWire(channel.canSendMessageGroup),
-    can_subscribe_group: groupSettingToWire(channel.canSubscribeGroup),
+    can_add_subscribers_group: groupSettingToWire(groups.canAddSubscribersGroup),
+    can_remove_subscribers_group: groupSettingToWire(groups.canRemoveSubscribersGroup),
+    can_administer_channel_group: groupSettingToWire(groups.canAdministerChannelGroup),
+    can_create_topic_group: groupSettingToWire(groups.canCreateTopicGroup),
+    can_delete_any_message_group: groupSettingToWire(groups.canDeleteAnyMessageGroup),
+    can_delete_own_message_group: groupSettingToWire(groups.canDeleteOwnMessageGroup),
+    can_move_messages_out_of_channel_group: groupSettingToWire(groups.canMoveMessagesOutOfChannelGroup),
+    can_move_messages_within_channel_group: groupSettingToWire(groups.canMoveMessagesWithinChannelGroup),
+    can_resolve_topics_group: groupSettingToWire(groups.canResolveTopicsGroup),
+    can_send_message_group: groupSettingToWire(groups.canSendMessageGroup),
+    can_subscribe_group: groupSettingToWire(groups.canSubscribeGroup),
   };
 }
 

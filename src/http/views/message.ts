@@ -53,7 +53,6 @@ export function messageBody(store: Store, realm: Realm, m: Message, options: Mes
       emoji_code: r.emojiCode,
       reaction_type: r.reactionType,
       user_id: r.userId,
-      user: userBrief(store.findUser(r.userId), r.userId),
     })),
     submessages: [],
     topic_links: [],

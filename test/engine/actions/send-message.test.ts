@@ -127,14 +127,35 @@ describe("validation errors (nothing changed)", () => {
       data: { stream_id: foreign },
     });
   });
-  it("not authorized to send", () => {
+  it("not authorized to send: named only to those who may see the channel", () => {
+    // A channel the sender cannot see answers as if it did not exist (no name leaks by ID).
     failsWithoutChange(() => s.sendMessage({ senderId: w.bob.id, to: { type: "channel", channel: "secret", topic: "t" }, content: "x" }), {
+      code: "STREAM_DOES_NOT_EXIST",
+      message: "Channel 'secret' does not exist",
+      data: { stream: "secret" },
+    });
+    failsWithoutChange(() => s.sendMessage({ senderId: w.bob.id, to: { type: "channel", channel: w.secret.id, topic: "t" }, content: "x" }), {
+      code: "STREAM_DOES_NOT_EXIST",
+      message: `Channel with ID '${w.secret.id}' does not exist`,
+      data: { stream_id: w.secret.id },
+    });
+    failsWithoutChange(() => s.sendMessage({ senderId: w.guest.id, to: { type: "channel", channel: w.general.id, topic: "t" }, content: "x" }), {
+      code: "STREAM_DOES_NOT_EXIST",
+      message: `Channel with ID '${w.general.id}' does not exist`,
+      data: { stream_id: w.general.id },
+    });
+    // An administrator sees the private channel but is not subscribed: Zulip's message.
+    const admin = s.createUser({ realmId: w.realm.id, email: "adm@test.dev", fullName: "Adm", role: 200 });
+    failsWithoutChange(() => s.sendMessage({ senderId: admin.id, to: { type: "channel", channel: w.secret.id, topic: "t" }, content: "x" }), {
       code: "BAD_REQUEST",
       message: "Not authorized to send to channel 'secret'",
     });
-    failsWithoutChange(() => s.sendMessage({ senderId: w.guest.id, to: { type: "channel", channel: w.general.id, topic: "t" }, content: "x" }), {
+  });
+  it("can_send_message_group refusals use Zulip's text", () => {
+    s.subscribe(w.owner.id, { channels: [{ name: "quiet" }], principals: [w.owner.id, w.alice.id], newChannel: { permissions: { canSendMessageGroup: s.systemGroupId(w.realm.id, "role:nobody") } } });
+    failsWithoutChange(() => s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: "quiet", topic: "t" }, content: "x" }), {
       code: "BAD_REQUEST",
-      message: "Not authorized to send to channel 'general'",
+      message: "You do not have permission to post in this channel.",
     });
   });
   it("direct messages to unknown, foreign or deactivated users, or to nobody", () => {

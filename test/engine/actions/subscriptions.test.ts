@@ -177,3 +177,32 @@ describe("setChannelMuted", () => {
     failsWithoutChange(() => s.setChannelMuted(carol.id, w.general.id, true), { code: "BAD_REQUEST", message: `Not subscribed to channel ID ${w.general.id}` });
   });
 });
+
+describe("channels written before the newer group settings", () => {
+  it("open with Zulip's defaults for can_move_messages_within_channel, can_resolve_topics and can_create_topic", () => {
+    const { canMoveMessagesWithinChannelGroup: _a, canResolveTopicsGroup: _b, canCreateTopicGroup: _c, ...old } = w.general;
+    internals(s).tables.channels.putSync(old.id, old);
+    const reopened = t.reopen();
+    const channel = reopened.getChannel(w.general.id)!;
+    expect(channel.canCreateTopicGroup).toBeUndefined();
+    const group = (name: string) => reopened.systemGroupId(w.realm.id, name);
+    expect(reopened.channelGroupSettings(channel)).toMatchObject({
+      canMoveMessagesWithinChannelGroup: group("role:nobody"),
+      canResolveTopicsGroup: group("role:nobody"),
+      canCreateTopicGroup: group("role:everyone"),
+      canSendMessageGroup: w.general.canSendMessageGroup,
+    });
+  });
+});
+
+describe("channel creation messages", () => {
+  it("are opt-in for embedders: without creationMessages no bot and no message", () => {
+    s.subscribe(w.alice.id, { channels: [{ name: "quiet-one" }] });
+    expect(s.findUserByEmail(w.realm.id, "notification-bot@zulip.com")).toBeUndefined();
+    expect(s.getChannel(channelId("quiet-one"))!.firstMessageId).toBeNull();
+    s.subscribe(w.alice.id, { channels: [{ name: "loud-one" }], creationMessages: { announce: false } });
+    const bot = s.findUserByEmail(w.realm.id, "notification-bot@zulip.com")!;
+    const first = s.getChannel(channelId("loud-one"))!.firstMessageId!;
+    expect(s.getMessage(w.alice.id, first)).toMatchObject({ message: { senderId: bot.id, topic: "channel events", client: "Internal" }, flags: ["read"] });
+  });
+});

@@ -82,6 +82,12 @@ describe("updateUser", () => {
     failsWithoutChange(() => s.updateUser(admin.id, w.bob.id, { fullName: "" }), { code: "BAD_REQUEST", message: "Name too short!" });
   });
 
+  it("a bot owner is not counted as the last owner: it can be demoted while one human owner remains", () => {
+    const bot = s.createUser({ realmId: w.realm.id, email: "ownerbot@test.dev", fullName: "Owner Bot", role: ROLE.OWNER, bot: { type: 1, ownerId: w.owner.id } });
+    expect(s.updateUser(w.owner.id, bot.id, { role: ROLE.MEMBER }).role).toBe(ROLE.MEMBER);
+    failsWithoutChange(() => s.updateUser(w.owner.id, w.owner.id, { role: ROLE.MEMBER }), { code: "BAD_REQUEST", message: "The owner permission cannot be removed from the only organization owner." });
+  });
+
   it("a second owner makes demotion possible", () => {
     s.updateUser(w.owner.id, admin.id, { role: ROLE.OWNER });
     expect(s.updateUser(admin.id, w.owner.id, { role: ROLE.MEMBER }).role).toBe(ROLE.MEMBER);

@@ -157,6 +157,19 @@ describe("is / has / in", () => {
     expect(narrowError([op("is", "bogus")])).toEqual(bad("unknown 'is' operand bogus"));
     expect(narrowError([op("is", "Starred")])).toEqual(bad("unknown 'is' operand Starred"));
   });
+  it("operands named like Object.prototype members are unknown, for every operator", () => {
+    for (const name of ["constructor", "__proto__", "toString", "hasOwnProperty", "valueOf"]) {
+      expect(narrowError([op("is", name)])).toEqual(bad(`unknown 'is' operand ${name}`));
+      expect(narrowError([op("has", name)])).toEqual(bad(`unknown 'has' operand ${name}`));
+      expect(narrowError([op("in", name)])).toEqual(bad(`unknown 'in' operand ${name}`));
+      expect(narrowError([op("channels", name)])).toEqual(bad(`unknown channels operand ${name}`));
+      expect(narrowError([op("channel", name)])).toEqual(bad(`unknown channel ${name}`));
+      expect(narrowError([op("sender", name)])).toEqual(bad(`unknown user ${name}`));
+      expect(narrowError([op("dm", name)])).toEqual(bad(`unknown user in ${name}`));
+      expect(narrowError([op("mentions", name)])).toEqual(bad(`unknown user ${name}`));
+      expect(narrowError([op(name, "x")])).toEqual(bad(`unknown operator ${name}`));
+    }
+  });
   it("maps has: operands and rejects others", () => {
     for (const what of ["link", "image", "attachment", "reaction"]) expect(one([op("has", what)])).toEqual({ kind: "has", what, negated: false });
     expect(narrowError([op("has", "video")])).toEqual(bad("unknown 'has' operand video"));

@@ -32,6 +32,7 @@ export function realmSection(realm: Realm, baseUrl: string): Record<string, unkn
     realm_topics_policy: realm.topicsPolicy,
     realm_mandatory_topics: realm.topicsPolicy === "disable_empty_topic",
     realm_enable_spectator_access: realm.enableSpectatorAccess,
+    realm_new_stream_announcements_stream_id: realm.newChannelAnnouncementsChannelId ?? -1,
     realm_web_public_access_enabled: realm.enableSpectatorAccess,
     realm_is_zephyr_mirror_realm: false,
     realm_presence_disabled: true,

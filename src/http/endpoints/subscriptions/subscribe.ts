@@ -5,11 +5,10 @@
  * optional settings; who may subscribe whom is decided by the engine's subscribe.
  * Response keys of subscribed/already_subscribed are user IDs (FL 289).
  *
- * Deviations: `announce` is accepted and ignored (no notification bot), and so no
- * new-subscription messages are sent; folder_id, send_new_subscription_messages,
- * can_move_messages_within_channel_group and can_resolve_topics_group are not
- * supported and come back in ignored_parameters_unsupported. Per-item `color` is
- * accepted and ignored (the engine picks colors).
+ * Deviations: no "you were subscribed" direct messages to other users; folder_id and
+ * send_new_subscription_messages are not supported and come back in
+ * ignored_parameters_unsupported. Per-item `color` is accepted and ignored (the engine
+ * picks colors).
  */
 import { z } from "zod";
 import type { ChannelPermissions } from "../../../engine/index.js";
@@ -25,9 +24,12 @@ const GROUP_PARAMS = {
   can_add_subscribers_group: "canAddSubscribersGroup",
   can_remove_subscribers_group: "canRemoveSubscribersGroup",
   can_administer_channel_group: "canAdministerChannelGroup",
+  can_create_topic_group: "canCreateTopicGroup",
   can_delete_any_message_group: "canDeleteAnyMessageGroup",
   can_delete_own_message_group: "canDeleteOwnMessageGroup",
   can_move_messages_out_of_channel_group: "canMoveMessagesOutOfChannelGroup",
+  can_move_messages_within_channel_group: "canMoveMessagesWithinChannelGroup",
+  can_resolve_topics_group: "canResolveTopicsGroup",
   can_send_message_group: "canSendMessageGroup",
   can_subscribe_group: "canSubscribeGroup",
 } as const satisfies Record<string, keyof ChannelPermissions>;
@@ -59,9 +61,12 @@ export default defineEndpoint({
     can_add_subscribers_group: groupParam(),
     can_remove_subscribers_group: groupParam(),
     can_administer_channel_group: groupParam(),
+    can_create_topic_group: groupParam(),
     can_delete_any_message_group: groupParam(),
     can_delete_own_message_group: groupParam(),
     can_move_messages_out_of_channel_group: groupParam(),
+    can_move_messages_within_channel_group: groupParam(),
+    can_resolve_topics_group: groupParam(),
     can_send_message_group: groupParam(),
     can_subscribe_group: groupParam(),
   },
@@ -85,6 +90,7 @@ export default defineEndpoint({
         ...(input.topics_policy !== undefined ? { topicsPolicy: input.topics_policy } : {}),
         permissions,
       },
+      creationMessages: { announce: input.announce },
     });
     return {
       subscribed: byUser(result.subscribed),

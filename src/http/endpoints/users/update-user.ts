@@ -30,7 +30,8 @@ export default defineEndpoint({
     const target = userByPathSegment(ctx.store, ctx.realm.id, ctx.pathParams["user_id_or_email"] ?? "");
     ctx.store.updateUser(ctx.user.id, target.id, {
       ...(input.new_email !== undefined ? { newEmail: input.new_email } : {}),
-      ...(input.full_name !== undefined ? { fullName: input.full_name } : {}),
+      // Zulip's update_user_backend skips a blank full_name instead of refusing it.
+      ...(input.full_name !== undefined && input.full_name.trim() !== "" ? { fullName: input.full_name } : {}),
       ...(input.role !== undefined ? { role: input.role as Role } : {}),
       ...(input.profile_data !== undefined ? { profileData: input.profile_data } : {}),
     });

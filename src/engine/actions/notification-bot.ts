@@ -1,0 +1,65 @@
+/**
+ * @module actions/notification-bot
+ * Zulip's Notification Bot and the messages it sends when channels are created (Zulip's
+ * send_messages_for_new_subscribers). Zulip's bot is one cross-realm system bot; here
+ * it is a bot user of each realm, created the first time the realm needs it, inside the
+ * transaction that creates the channels, so realms and data directories written
+ * before it existed open unchanged.
+ */
+import type { StoreState, WriteContext } from "../state.js";
+import { emailKey } from "../state.js";
+import type { Channel, Realm, User } from "../types.js";
+import { sendInternalChannelMessage } from "./send-message.js";
+import { createUserInTxn } from "./users.js";
+
+export const NOTIFICATION_BOT_EMAIL = "notification-bot@zulip.com";
+export const NOTIFICATION_BOT_NAME = "Notification Bot";
+/** Zulip's Realm.STREAM_EVENTS_NOTIFICATION_TOPIC_NAME. */
+export const CHANNEL_EVENTS_TOPIC = "channel events";
+export const NEW_CHANNELS_TOPIC = "new channels";
+
+/** The realm's notification bot, if it has been created. */
+export function findNotificationBot(state: StoreState, realmId: number): User | undefined {
+  const id = state.userByEmail.get(emailKey(realmId, NOTIFICATION_BOT_EMAIL));
+  return id === undefined ? undefined : state.users.get(id);
+}
+
+/** Creates the realm's notification bot inside an open write unless it exists. */
+export function ensureNotificationBotInTxn(state: StoreState, ctx: WriteContext, realm: Realm): void {
+  if (findNotificationBot(state, realm.id)) return;
+  createUserInTxn(state, ctx, { realmId: realm.id, email: NOTIFICATION_BOT_EMAIL, fullName: NOTIFICATION_BOT_NAME, bot: { type: 1, ownerId: null } }, realm);
+}
+
+/** Zulip's silent_mention_syntax_for_user. */
+function silentMention(user: User): string {
+  return `@_**${user.fullName}|${user.id}**`;
+}
+
+/** The first words of a new channel's first message, by its access policy (Zulip's texts). */
+function policyLabel(channel: Channel): string {
+  if (channel.isWebPublic) return "**Web-public**";
+  if (!channel.inviteOnly) return "**Public**";
+  return channel.historyPublicToSubscribers ? "**Private, shared history**" : "**Private, protected history**";
+}
+
+/**
+ * After channels were created by `creator`: the announcement in the realm's
+ * new-channel-announcements channel when `announce` is set, then each new channel's
+ * first message to "channel events". The creator gets them as read.
+ */
+export function sendChannelCreationMessages(state: StoreState, creator: User, created: readonly Channel[], announce: boolean): void {
+  const bot = findNotificationBot(state, creator.realmId);
+  if (!bot || created.length === 0) return;
+  const realm = state.realms.get(creator.realmId);
+  const target = realm?.newChannelAnnouncementsChannelId == null ? undefined : state.channels.get(realm.newChannelAnnouncementsChannelId);
+  if (announce && target && !target.isArchived) {
+    const links = created.map((c) => `#**${c.name}**`).join(", ");
+    const content = created.length > 1 ? `${silentMention(creator)} created the following channels: ${links}.` : `${silentMention(creator)} created a new channel ${links}.`;
+    sendInternalChannelMessage(state, bot.id, target.id, NEW_CHANNELS_TOPIC, content, [creator.id]);
+  }
+  for (const channel of created) {
+    const description = channel.description === "" ? "*No description.*" : channel.description;
+    const content = `${policyLabel(channel)} channel created by ${silentMention(creator)}. **Description:**\n\`\`\`\` quote\n${description}\n\`\`\`\``;
+    sendInternalChannelMessage(state, bot.id, channel.id, CHANNEL_EVENTS_TOPIC, content, [creator.id]);
+  }
+}
