@@ -10,7 +10,6 @@ export type ErrorCode =
   | "BAD_REQUEST"
   | "REQUEST_VARIABLE_MISSING"
   | "REQUEST_CONFUSING_VAR"
-  | "INVALID_JSON"
   | "BAD_NARROW"
   | "STREAM_DOES_NOT_EXIST"
   | "UNAUTHORIZED_PRINCIPAL"
@@ -20,14 +19,19 @@ export type ErrorCode =
   | "NONEXISTENT_SUBDOMAIN"
   | "RATE_LIMIT_HIT"
   | "BAD_EVENT_QUEUE_ID"
-  | "TOPIC_WILDCARD_MENTION_NOT_ALLOWED"
-  | "STREAM_WILDCARD_MENTION_NOT_ALLOWED"
   | "REACTION_ALREADY_EXISTS"
   | "REACTION_DOES_NOT_EXIST"
   | "NOT_FOUND"
   | "ACCESS_DENIED"
   | "INTERNAL_SERVER_ERROR"
-  | "DATA_DIRECTORY_LOCKED";
+  | "DATA_DIRECTORY_LOCKED"
+  // Transport failures, raised by the HTTP layer (src/http/errors.ts) and mapped in
+  // the same registry (src/http/error-map.ts) as every engine error.
+  | "UNKNOWN_ROUTE"
+  | "METHOD_NOT_ALLOWED"
+  | "BODY_TOO_LARGE"
+  | "MALFORMED_BODY"
+  | "UNSUPPORTED_MEDIA_TYPE";
 
 export type ErrorData = Readonly<Record<string, string | number | boolean | null | readonly (string | number)[]>>;
 

@@ -24,7 +24,7 @@
 import { createServer as createHttpServer, STATUS_CODES, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { BodyError, type RequestHead } from "./request.js";
-import { errorReply, type Reply } from "./respond.js";
+import { engineErrorReply, errorReply, type Reply } from "./respond.js";
 
 type Headers = readonly (readonly [string, string])[];
 
@@ -83,7 +83,7 @@ function serve(pipeline: CompatPipeline, req: IncomingMessage, res: ServerRespon
       if (error instanceof BodyError) {
         // The rest of the body is not read: close rather than parse it as a next request.
         res.shouldKeepAlive = false;
-        write(res, errorReply(error.status, error.message, "BAD_REQUEST"));
+        write(res, engineErrorReply(error));
       } else {
         pipeline.logError(`${head.method} ${head.url}: unexpected error`, error);
         write(res, errorReply(500, "Internal server error", null));
@@ -110,7 +110,7 @@ function headOf(req: IncomingMessage): RequestHead {
 }
 
 function readBody(req: IncomingMessage, head: RequestHead, maxBytes: number): Promise<Buffer> {
-  if (head.contentLength !== null && head.contentLength > maxBytes) return Promise.reject(new BodyError(413, "Request body too large"));
+  if (head.contentLength !== null && head.contentLength > maxBytes) return Promise.reject(new BodyError("BODY_TOO_LARGE", "Request body too large"));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -118,7 +118,7 @@ function readBody(req: IncomingMessage, head: RequestHead, maxBytes: number): Pr
       size += chunk.length;
       if (size > maxBytes) {
         req.pause();
-        reject(new BodyError(413, "Request body too large"));
+        reject(new BodyError("BODY_TOO_LARGE", "Request body too large"));
         return;
       }
       chunks.push(chunk);

@@ -6,6 +6,7 @@
  * application/x-www-form-urlencoded directly, multipart/form-data with busboy.
  */
 import busboy from "busboy";
+import { BodyError } from "./errors.js";
 import type { HttpRequest, HttpResponse } from "uWebSockets.js";
 
 export interface RequestHead {
@@ -33,11 +34,7 @@ export interface RequestBody {
   readonly files: UploadedFile[];
 }
 
-export class BodyError extends Error {
-  constructor(readonly status: 400 | 413 | 415, message: string) {
-    super(message);
-  }
-}
+export { BodyError } from "./errors.js";
 
 /** Reads the request head; `res` only for the peer address, which uWS also allows only now. */
 export function readHead(req: HttpRequest, res: HttpResponse): RequestHead {
@@ -57,7 +54,7 @@ export function readHead(req: HttpRequest, res: HttpResponse): RequestHead {
 
 /** Collects the raw body; resolves null if the client went away. */
 export function readBody(res: HttpResponse, head: RequestHead, maxBytes: number, aborted: () => boolean): Promise<Buffer | null> {
-  if (head.contentLength !== null && head.contentLength > maxBytes) return Promise.reject(new BodyError(413, "Request body too large"));
+  if (head.contentLength !== null && head.contentLength > maxBytes) return Promise.reject(new BodyError("BODY_TOO_LARGE", "Request body too large"));
   if (head.contentLength === 0 || ((head.method === "GET" || head.method === "HEAD") && head.contentLength === null)) return Promise.resolve(Buffer.alloc(0));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -68,7 +65,7 @@ export function readBody(res: HttpResponse, head: RequestHead, maxBytes: number,
       size += chunk.byteLength;
       if (size > maxBytes) {
         failed = true;
-        reject(new BodyError(413, "Request body too large"));
+        reject(new BodyError("BODY_TOO_LARGE", "Request body too large"));
         return;
       }
       // uWS reuses the chunk's memory after this callback: copy it.
@@ -94,7 +91,7 @@ export async function parseBody(head: RequestHead, body: Buffer): Promise<Reques
       try {
         parser = busboy({ headers: { "content-type": head.contentType }, defParamCharset: "utf8" });
       } catch {
-        reject(new BodyError(400, "Malformed multipart body"));
+        reject(new BodyError("MALFORMED_BODY", "Malformed multipart body"));
         return;
       }
       parser.on("field", (name, value) => fields.set(name, value));
@@ -103,14 +100,14 @@ export async function parseBody(head: RequestHead, body: Buffer): Promise<Reques
         stream.on("data", (d: Buffer) => parts.push(d));
         stream.on("end", () => files.push({ field: name, filename: info.filename ?? "", mimeType: info.mimeType, data: Buffer.concat(parts) }));
       });
-      parser.on("error", () => reject(new BodyError(400, "Malformed multipart body")));
+      parser.on("error", () => reject(new BodyError("MALFORMED_BODY", "Malformed multipart body")));
       parser.on("close", () => resolve());
       parser.end(body);
     });
     return { fields, files };
   }
-  if (type === "application/json") throw new BodyError(400, "Malformed payload");
-  throw new BodyError(415, `Unsupported content type ${type}`);
+  if (type === "application/json") throw new BodyError("MALFORMED_BODY", "Malformed payload");
+  throw new BodyError("UNSUPPORTED_MEDIA_TYPE", `Unsupported content type ${type.slice(0, 100)}`);
 }
 
 /** Query string parameters (last value wins, like Django's QueryDict.get). */

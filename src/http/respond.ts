@@ -4,7 +4,8 @@
  */
 import type { HttpResponse } from "uWebSockets.js";
 import { EngineError, RateLimitError } from "../engine/index.js";
-import { HTTP_STATUS, WIRE_CODE } from "./error-map.js";
+import { ERROR_MAP } from "./error-map.js";
+import { HttpError } from "./errors.js";
 
 const REASONS: Record<number, string> = {
   200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
@@ -56,11 +57,11 @@ export function errorReply(status: number, msg: string, code: string | null, dat
 
 /** The one place engine errors become wire errors. */
 export function engineErrorReply(error: EngineError): Reply {
-  const status = HTTP_STATUS[error.code];
-  const headers: [string, string][] = [];
+  const { status, wire } = ERROR_MAP[error.code];
+  if (status === 500) return errorReply(500, "Internal server error", null);
+  const headers: (readonly [string, string])[] = [];
   if (status === 401) headers.push(["WWW-Authenticate", 'Basic realm="zulip"']);
   if (error instanceof RateLimitError) headers.push(["Retry-After", error.retryAfter.toFixed(3)]);
-  const code = status === 401 ? "UNAUTHORIZED" : (WIRE_CODE[error.code] ?? error.code);
-  if (status === 500) return errorReply(500, "Internal server error", null);
-  return errorReply(status, error.message, code, { ...error.data }, headers);
+  if (error instanceof HttpError) headers.push(...error.headers);
+  return errorReply(status, error.message, wire === undefined ? error.code : wire, { ...error.data }, headers);
 }

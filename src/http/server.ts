@@ -6,14 +6,15 @@
  * envelope. No business rules here.
  */
 import uWS from "uWebSockets.js";
-import { EngineError, type Store } from "../engine/index.js";
+import { EngineError, RateLimitError, type Store } from "../engine/index.js";
+import { MethodNotAllowedError, UnknownRouteError } from "./errors.js";
 import { AuthFailureGuard, clientName, realmFor } from "./auth.js";
 import { listenCompat, type CompatListener } from "./compat-listener.js";
 import type { AuthedEndpoint, Endpoint, PublicEndpoint, ServerInfo } from "./endpoint.js";
 import { ENDPOINTS } from "./endpoints/index.js";
 import { parseParams, type ParamShape } from "./params.js";
 import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_RATE_LIMIT, RateLimiter, type RateLimitConfig } from "./rate-limit.js";
-import { BodyError, parseBody, parseQuery, readBody, readHead, type RequestHead } from "./request.js";
+import { parseBody, parseQuery, readBody, readHead, type RequestHead } from "./request.js";
 import { engineErrorReply, errorReply, send, success, type Reply } from "./respond.js";
 import { Router } from "./router.js";
 import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from "./version.js";
@@ -90,7 +91,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
         send(res, isAborted, reply.reply, reply.headers);
       })
       .catch((error: unknown) => {
-        if (error instanceof BodyError) send(res, isAborted, errorReply(error.status, error.message, "BAD_REQUEST"));
+        if (error instanceof EngineError) send(res, isAborted, engineErrorReply(error));
         else {
           logError(`${head.method} ${head.url}: unexpected error`, error);
           send(res, isAborted, errorReply(500, "Internal server error", null));
@@ -100,11 +101,11 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
 
   async function handle(head: RequestHead, body: Buffer, signal: AbortSignal): Promise<{ reply: Reply; headers: readonly (readonly [string, string])[] }> {
     const none: readonly (readonly [string, string])[] = [];
-    if (!head.url.startsWith(`${API_PREFIX}/`)) return { reply: errorReply(404, "Not Found", "BAD_REQUEST"), headers: none };
+    if (!head.url.startsWith(`${API_PREFIX}/`)) return { reply: engineErrorReply(new UnknownRouteError()), headers: none };
     const match = router.match(head.method, head.url.slice(API_PREFIX.length));
-    if (match.kind === "not-found") return { reply: errorReply(404, "Not Found", "BAD_REQUEST"), headers: none };
+    if (match.kind === "not-found") return { reply: engineErrorReply(new UnknownRouteError()), headers: none };
     if (match.kind === "method-not-allowed") {
-      return { reply: errorReply(405, "Method Not Allowed", null, { allowed_methods: match.allowed }, [["Allow", match.allowed.join(", ")]]), headers: none };
+      return { reply: engineErrorReply(new MethodNotAllowedError(match.allowed)), headers: none };
     }
     let rateHeaders: readonly (readonly [string, string])[] = none;
     try {
@@ -124,7 +125,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
         rateHeaders = decision.headers;
         if (!decision.allowed) {
           return {
-            reply: errorReply(429, "API usage exceeded rate limit", "RATE_LIMIT_HIT", { "retry-after": decision.retryAfter }, [["Retry-After", decision.retryAfter.toFixed(3)]]),
+            reply: engineErrorReply(new RateLimitError(decision.retryAfter)),
             headers: rateHeaders,
           };
         }
@@ -135,7 +136,6 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
       return { reply: success(data, parsed.ignored), headers: rateHeaders };
     } catch (error) {
       if (error instanceof EngineError && error.code !== "INTERNAL_SERVER_ERROR") return { reply: engineErrorReply(error), headers: rateHeaders };
-      if (error instanceof BodyError) return { reply: errorReply(error.status, error.message, "BAD_REQUEST"), headers: rateHeaders };
       logError(`${head.method} ${head.url}: unexpected error`, error);
       return { reply: errorReply(500, "Internal server error", null), headers: rateHeaders };
     }

@@ -1,0 +1,36 @@
+/**
+ * @module http/errors
+ * Failures the HTTP layer itself detects, in the engine's one error hierarchy (so
+ * src/http/error-map.ts maps them like every other error). Each may add response
+ * headers (Allow, Retry-After).
+ */
+import { EngineError, type ErrorCode, type ErrorData } from "../engine/index.js";
+
+export class HttpError extends EngineError {
+  readonly headers: readonly (readonly [string, string])[];
+  constructor(code: ErrorCode, message: string, data: ErrorData = {}, headers: readonly (readonly [string, string])[] = []) {
+    super(code, message, data);
+    this.headers = headers;
+  }
+}
+
+/** No endpoint at this path. */
+export class UnknownRouteError extends HttpError {
+  constructor() {
+    super("UNKNOWN_ROUTE", "Not Found");
+  }
+}
+
+/** The path exists with other methods (Zulip: 405 with the allowed list, no code). */
+export class MethodNotAllowedError extends HttpError {
+  constructor(allowed: readonly string[]) {
+    super("METHOD_NOT_ALLOWED", "Method Not Allowed", { allowed_methods: allowed }, [["Allow", allowed.join(", ")]]);
+  }
+}
+
+/** A request body that cannot be read: too large, malformed, or of a type we do not parse. */
+export class BodyError extends HttpError {
+  constructor(code: "BODY_TOO_LARGE" | "MALFORMED_BODY" | "UNSUPPORTED_MEDIA_TYPE", message: string) {
+    super(code, message);
+  }
+}
