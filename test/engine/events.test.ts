@@ -109,4 +109,18 @@ describe("engine events", () => {
     if (d.event.type !== "update_message_flags") throw new Error("unexpected event");
     expect(d.event.messageDetails?.get(id)).toMatchObject({ recipient: { type: "channel", channelId: w.general.id }, topic: "topic a" });
   });
+
+  it("a message event's flags for each recipient equal what GET /messages then reports", () => {
+    t = tempStore();
+    const w = seedRealm(t.store);
+    t.store.createGroup(w.owner.id, { name: "team", members: [w.bob.id] });
+    const seen = record(t.store);
+    for (const content of ["hi @**Alice** and @*team*", "hey @**all**", "@**topic** ping", "plain"]) {
+      seen.length = 0;
+      const { id } = t.store.sendMessage({ senderId: w.owner.id, to: { type: "channel", channel: "general", topic: "f" }, content, client: "website" });
+      const d = seen[0]!.deliveries.find((x) => x.event.type === "message")!;
+      if (d.event.type !== "message") throw new Error("unexpected event");
+      for (const userId of d.audience) expect([content, userId, [...d.event.flagsFor(userId)]]).toEqual([content, userId, [...t.store.getMessage(userId, id).flags]]);
+    }
+  });
 });

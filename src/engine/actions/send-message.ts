@@ -16,7 +16,10 @@ import { findChannelByName } from "./channels.js";
 import { renderContextFor } from "./render-context.js";
 import { channelViewersAudience, messageAudience } from "../events/audience.js";
 import type { MessageOrigin } from "../events/types.js";
-import { flagsOfReceived } from "../queries/message-flags.js";
+import { FlagsAtSend } from "../queries/message-flags.js";
+
+/** key.userFlag(userId, flag) parsed back. */
+const USER_FLAG_KEY = /^u:(\d+):(\w+)$/;
 import { requireUser } from "./users.js";
 
 export const MAX_MESSAGE_LENGTH = 10000;
@@ -188,9 +191,18 @@ function writeMessage(state: StoreState, input: MessageToWrite): { id: number } 
     state.tables.messages.putSync(id, message);
     state.tables.messageMeta.putSync(id, messageMetaOf(message));
     state.tables.dateMessage.putSync([message.dateSent, id], null);
-    indexMessage(state, message, state.bitmaps, conversation);
-    for (const userId of input.readBy) state.bitmaps.add(key.userFlag(userId, "read"), id);
-    writeMentionFlags(state, message, state.bitmaps, { groups: true, conversation });
+    // Per-user bits this write sets are also the recipients' flags in the message event.
+    const flags = new FlagsAtSend(message.wildcard === "stream" && channel !== null);
+    const sink: IndexSink = {
+      add: (k, bit) => {
+        const userBit = USER_FLAG_KEY.exec(k);
+        if (userBit) flags.record(Number(userBit[1]), userBit[2]!);
+        return state.bitmaps.add(k, bit);
+      },
+    };
+    indexMessage(state, message, sink, conversation);
+    for (const userId of input.readBy) sink.add(key.userFlag(userId, "read"), id);
+    writeMentionFlags(state, message, sink, { groups: true, conversation });
     if (channel && channel.firstMessageId === null) {
       const next: Channel = { ...channel, firstMessageId: id };
       state.tables.channels.putSync(next.id, next);
@@ -201,7 +213,7 @@ function writeMessage(state: StoreState, input: MessageToWrite): { id: number } 
       {
         type: "message",
         message,
-        flagsFor: (userId) => flagsOfReceived(state, userId, message.realmId, id),
+        flagsFor: (userId) => flags.flagsFor(userId),
         publicChannelRealmId: channel && !channel.inviteOnly ? channel.realmId : null,
         origin: input.origin ?? null,
       },
