@@ -1,0 +1,175 @@
+/**
+ * The events oracle, as Zulip's own test_events does it: for random sequences of
+ * actions, a client state built from a /register snapshot plus every event its queue
+ * received equals a fresh /register snapshot taken afterwards. Observers are every
+ * kind of user (owner, admin, members, guest, bot) in a realm with private channels
+ * of both history kinds, so an event that reaches someone who may not see it, or one
+ * that is missing, shows up as a difference (the reducer also refuses events about
+ * channels or users the client cannot know).
+ *
+ * Seeded: the seed is printed; PARLEY_EVENTS_SEED=<n> replays it.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { startServer, type TestServer } from "../support/http.js";
+import { actionArb, OBSERVERS, World, type Action, type UserName } from "./oracle-actions.js";
+import { applyEvent, comparable, fromSnapshot, isObj, MAINTAINED_SECTIONS, toComparable, type ClientState, type Json } from "./reducer.js";
+
+/**
+ * Register sections the reducer does not maintain, and why they are not compared
+ * against the events: each is per-queue. Every other section is either maintained
+ * (MAINTAINED_SECTIONS) or must come out of the sequence unchanged, since no action
+ * here touches it (realm settings, server limits, versions, own avatar, ...).
+ */
+const NOT_COMPARED: Record<string, string> = {
+  queue_id: "names the queue: differs for every registration",
+  last_event_id: "the queue's own position",
+};
+
+const CAPABILITIES = { notification_settings_null: true, empty_topic_name: true, include_deactivated_groups: true, archived_channels: true, user_avatar_url_field_optional: false };
+
+const RUNS = 40;
+const SEED = process.env["PARLEY_EVENTS_SEED"] !== undefined ? Number(process.env["PARLEY_EVENTS_SEED"]) : Date.now() % 2 ** 31;
+
+interface Observer {
+  readonly name: UserName;
+  readonly queueId: string;
+  lastEventId: number;
+  readonly initial: Json;
+  readonly client: ClientState;
+  readonly events: Json[];
+}
+
+async function register(world: World, name: UserName): Promise<Json> {
+  const r = await world.server.call(world.user(name), "POST", "/register", { client_capabilities: CAPABILITIES, include_subscribers: true, apply_markdown: true, client_gravatar: false });
+  if (r.status !== 200) throw new Error(`register ${name}: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body;
+}
+
+/** Polls the queue without blocking until it has nothing more, acknowledging as it goes. */
+async function drain(world: World, o: Observer): Promise<void> {
+  for (let round = 0; round < 1000; round++) {
+    const r = await world.server.call(world.user(o.name), "GET", "/events", { queue_id: o.queueId, last_event_id: o.lastEventId, dont_block: true });
+    if (r.status !== 200) throw new Error(`GET /events for ${o.name}: ${r.status} ${JSON.stringify(r.body)}`);
+    const events = r.body["events"];
+    if (!Array.isArray(events)) throw new Error(`GET /events for ${o.name}: no events list`);
+    if (events.length === 0) return;
+    for (const event of events) {
+      if (!isObj(event) || typeof event["id"] !== "number") throw new Error(`event without id: ${JSON.stringify(event)}`);
+      if (event["id"] <= o.lastEventId) throw new Error(`${o.name}: event id ${event["id"]} after ${o.lastEventId}`);
+      o.lastEventId = event["id"];
+      if (event["type"] !== "heartbeat") o.events.push(event);
+    }
+  }
+  throw new Error(`${o.name}: queue never drained`);
+}
+
+/** The first path where two JSON values differ, with both sides. */
+function firstDifference(a: unknown, b: unknown, path = ""): string | null {
+  if (Object.is(a, b)) return null;
+  if (Array.isArray(a) && Array.isArray(b)) {
+    for (let i = 0; i < Math.max(a.length, b.length); i++) {
+      const d = firstDifference(a[i], b[i], `${path}[${i}]`);
+      if (d) return d;
+    }
+    return null;
+  }
+  if (isObj(a) && isObj(b)) {
+    for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) {
+      const d = firstDifference(a[k], b[k], `${path}.${k}`);
+      if (d) return d;
+    }
+    return null;
+  }
+  return `${path}: from events ${JSON.stringify(a)}, fresh register ${JSON.stringify(b)}`;
+}
+
+function staticPart(snapshot: Json): Json {
+  const out: Json = {};
+  const maintained = new Set<string>(MAINTAINED_SECTIONS);
+  for (const [k, v] of Object.entries(snapshot)) if (!maintained.has(k) && !(k in NOT_COMPARED)) out[k] = v;
+  return out;
+}
+
+/** Runs one sequence; returns the differences found (empty: the oracle holds). */
+async function runSequence(actions: readonly Action[]): Promise<{ problems: string[]; outcomes: string[] }> {
+  let server: TestServer | null = null;
+  try {
+    server = await startServer();
+    const world = new World(server);
+    const observers: Observer[] = [];
+    for (const name of OBSERVERS) {
+      const initial = await register(world, name);
+      observers.push({ name, queueId: String(initial["queue_id"]), lastEventId: Number(initial["last_event_id"]), initial, client: fromSnapshot(initial), events: [] });
+    }
+    for (const action of actions) await world.perform(action);
+    const problems: string[] = [];
+    for (const o of observers) {
+      await drain(world, o);
+      try {
+        for (const event of o.events) applyEvent(o.client, event);
+      } catch (e) {
+        problems.push(`${o.name}: ${(e as Error).message}`);
+        continue;
+      }
+      const fresh = await register(world, o.name);
+      const diff = firstDifference(toComparable(o.client), comparable(fresh));
+      if (diff) problems.push(`${o.name}: ${diff}\n  events: ${o.events.map((e) => JSON.stringify(e)).join("\n          ")}`);
+      const staticDiff = firstDifference(staticPart(o.initial), staticPart(fresh));
+      if (staticDiff) problems.push(`${o.name} (section no action should change): ${staticDiff}`);
+    }
+    return { problems, outcomes: world.outcomes };
+  } finally {
+    server?.close();
+  }
+}
+
+/**
+ * Greedy delta-debugging: drops actions one at a time while the sequence still fails
+ * (fast-check cannot shrink an array below its minimum length; a short sequence is
+ * what a report needs). Bounded by a run budget.
+ */
+async function minimize(actions: readonly Action[], budget = 150): Promise<{ actions: readonly Action[]; problems: string[]; outcomes: string[] }> {
+  let best = actions;
+  let last = await runSequence(best);
+  let runs = 1;
+  let progress = true;
+  while (progress && runs < budget) {
+    progress = false;
+    for (let i = best.length - 1; i >= 0 && runs < budget; i--) {
+      const candidate = [...best.slice(0, i), ...best.slice(i + 1)];
+      const result = await runSequence(candidate);
+      runs++;
+      if (result.problems.length > 0) {
+        best = candidate;
+        last = result;
+        progress = true;
+      }
+    }
+  }
+  return { actions: best, ...last };
+}
+
+function describeRun(actions: readonly Action[], outcomes: readonly string[], problems: readonly string[]): string {
+  return `actions:\n${actions.map((a, i) => `  ${i}. ${JSON.stringify(a)} -> ${outcomes[i] ?? "?"}`).join("\n")}\nproblems:\n${problems.join("\n")}`;
+}
+
+describe("events oracle: register snapshot + events == fresh register snapshot", () => {
+  it(`holds for random action sequences (seed ${SEED})`, async () => {
+    console.log(`events oracle seed: ${SEED} (replay with PARLEY_EVENTS_SEED=${SEED})`);
+    let failing: readonly Action[] | null = null;
+    await fc.assert(
+      fc.asyncProperty(fc.array(actionArb, { minLength: 15, maxLength: 30 }), async (actions) => {
+        const { problems } = await runSequence(actions);
+        if (problems.length > 0) failing = actions;
+        return problems.length === 0;
+      }),
+      { seed: SEED, numRuns: RUNS, endOnFailure: true },
+    ).catch(async () => {
+      const found: readonly Action[] = failing ?? [];
+      const min = await minimize(found);
+      throw new Error(`events oracle failed, seed ${SEED} (replay with PARLEY_EVENTS_SEED=${SEED})\nminimized ${describeRun(min.actions, min.outcomes, min.problems)}\n\noriginal sequence: ${JSON.stringify(found)}`);
+    });
+    expect(failing).toBeNull();
+  }, 300_000);
+});

@@ -1,0 +1,576 @@
+/**
+ * @module test/realtime/reducer
+ * A reference client for the events oracle: applies Zulip wire events to a POST
+ * /register snapshot (JSON, wire shapes), the way Zulip's apply_event does, so that
+ * snapshot + every event received == a fresh snapshot taken afterwards.
+ *
+ * Written from Zulip's documented event semantics, independently of src/realtime: it
+ * must not share code with what it checks.
+ *
+ * unread_msgs is kept raw (message ID -> where it lives, which mention flags it has)
+ * and aggregated on output under the current mutes, as the web app does; Zulip's own
+ * apply_event decides muting at event time, which drifts when a channel or topic is
+ * muted after its messages arrived. Aggregation follows parley's snapshot rules
+ * (src/engine/queries/unread.ts): channel messages of channels the user is not
+ * subscribed to are left out; muted channel/topic messages are listed but not
+ * counted; personal and group mentions are always in `mentions`, wildcard mentions
+ * only outside muted channels/topics.
+ */
+
+export type Json = Record<string, unknown>;
+
+/** Sections the reducer maintains; compared against a fresh snapshot by the oracle. */
+export const MAINTAINED_SECTIONS = [
+  "realm_users",
+  "realm_non_active_users",
+  "subscriptions",
+  "unsubscribed",
+  "never_subscribed",
+  "streams",
+  "realm_default_streams",
+  "realm_user_groups",
+  "user_topics",
+  "unread_msgs",
+  "starred_messages",
+  "max_message_id",
+  // Own-user fields of the realm_user section.
+  "user_id",
+  "email",
+  "delivery_email",
+  "full_name",
+  "is_admin",
+  "is_owner",
+  "is_moderator",
+  "is_guest",
+  "role",
+] as const;
+
+type UnreadPlace = { readonly kind: "stream"; streamId: number; topic: string } | { readonly kind: "pm"; readonly otherUserId: number } | { readonly kind: "huddle"; readonly userIdsString: string };
+
+interface RawUnread {
+  readonly places: Map<number, UnreadPlace>;
+  /** Personal or group mentions: listed in `mentions` even when muted. */
+  readonly personal: Set<number>;
+  /** Stream or topic wildcard mentions: listed only outside muted channels/topics. */
+  readonly wildcard: Set<number>;
+}
+
+export interface ClientState {
+  readonly userId: number;
+  /** The snapshot's JSON, mutated in place by events (unread_msgs is derived, see toComparable). */
+  readonly snapshot: Json;
+  readonly unread: RawUnread;
+  /**
+   * Channels the user has an inactive subscription to: their unread messages are not
+   * listed (Zulip and parley exclude inactive subscriptions only, so a message one
+   * sent to a channel one never joined stays listed). Kept apart from `unsubscribed`
+   * because a private channel one left may vanish from every list (stream delete).
+   */
+  readonly left: Set<number>;
+}
+
+// ---- small JSON accessors (the events are parsed JSON: unknown until checked) ----
+
+export function isObj(x: unknown): x is Json {
+  return typeof x === "object" && x !== null && !Array.isArray(x);
+}
+function obj(x: unknown, what: string): Json {
+  if (!isObj(x)) throw new Error(`reducer: ${what} is not an object: ${JSON.stringify(x)}`);
+  return x;
+}
+function arr(x: unknown, what: string): unknown[] {
+  if (!Array.isArray(x)) throw new Error(`reducer: ${what} is not an array: ${JSON.stringify(x)}`);
+  return x;
+}
+function num(x: unknown, what: string): number {
+  if (typeof x !== "number") throw new Error(`reducer: ${what} is not a number: ${JSON.stringify(x)}`);
+  return x;
+}
+function str(x: unknown, what: string): string {
+  if (typeof x !== "string") throw new Error(`reducer: ${what} is not a string: ${JSON.stringify(x)}`);
+  return x;
+}
+function objs(x: unknown, what: string): Json[] {
+  return arr(x, what).map((v, i) => obj(v, `${what}[${i}]`));
+}
+function nums(x: unknown, what: string): number[] {
+  return arr(x, what).map((v, i) => num(v, `${what}[${i}]`));
+}
+function clone<T>(x: T): T {
+  return structuredClone(x);
+}
+const ascending = (a: number, b: number) => a - b;
+/** Zulip compares topic names case-insensitively (parley folds them the same way for ASCII). */
+const fold = (topic: string) => topic.toLowerCase();
+
+// ---- building the state ----
+
+/** A client state from a POST /register response. */
+export function fromSnapshot(register: Json): ClientState {
+  const snapshot = clone(register);
+  const userId = num(snapshot["user_id"], "user_id");
+  const unread: RawUnread = { places: new Map(), personal: new Set(), wildcard: new Set() };
+  const u = obj(snapshot["unread_msgs"], "unread_msgs");
+  for (const s of objs(u["streams"], "unread_msgs.streams")) {
+    for (const id of nums(s["unread_message_ids"], "unread_message_ids")) unread.places.set(id, { kind: "stream", streamId: num(s["stream_id"], "stream_id"), topic: str(s["topic"], "topic") });
+  }
+  for (const p of objs(u["pms"], "unread_msgs.pms")) {
+    for (const id of nums(p["unread_message_ids"], "unread_message_ids")) unread.places.set(id, { kind: "pm", otherUserId: num(p["other_user_id"], "other_user_id") });
+  }
+  for (const h of objs(u["huddles"], "unread_msgs.huddles")) {
+    for (const id of nums(h["unread_message_ids"], "unread_message_ids")) unread.places.set(id, { kind: "huddle", userIdsString: str(h["user_ids_string"], "user_ids_string") });
+  }
+  // The snapshot cannot say which kind of mention each was; listed ones are kept listed.
+  for (const id of nums(u["mentions"], "unread_msgs.mentions")) unread.personal.add(id);
+  const left = new Set(objs(snapshot["unsubscribed"], "unsubscribed").map((s) => num(s["stream_id"], "stream_id")));
+  return { userId, snapshot, unread, left };
+}
+
+// ---- channel records: one channel appears in several lists ----
+
+const CHANNEL_LISTS = ["subscriptions", "unsubscribed", "never_subscribed"] as const;
+
+/** The snapshot's own array (mutations stick). */
+function list(state: ClientState, name: string): Json[] {
+  const items = state.snapshot[name];
+  objs(items, name);
+  return items as Json[];
+}
+function setList(state: ClientState, name: string, items: Json[]): void {
+  state.snapshot[name] = items;
+}
+
+/** Every record of a channel: its Subscription/never_subscribed entry and its `streams` entry. */
+function channelRecords(state: ClientState, streamId: number): Json[] {
+  const out: Json[] = [];
+  for (const name of [...CHANNEL_LISTS, "streams"]) for (const item of list(state, name)) if (item["stream_id"] === streamId) out.push(item);
+  return out;
+}
+
+/**
+ * An event about a channel the client does not know reached someone who may not see
+ * it (or the client missed the event that showed it): a failure either way.
+ */
+function requireKnown(state: ClientState, streamId: number, what: string, lists: readonly string[] = [...CHANNEL_LISTS, "streams"]): void {
+  for (const name of lists) if (list(state, name).some((item) => item["stream_id"] === streamId)) return;
+  throw new Error(`reducer: ${what} about channel ${streamId}, which this client does not know (${lists.join("/")})`);
+}
+
+function removeChannelEverywhere(state: ClientState, streamIds: ReadonlySet<number>, lists: readonly string[] = [...CHANNEL_LISTS, "streams"]): Json[] {
+  const removed: Json[] = [];
+  for (const name of lists) {
+    const kept: Json[] = [];
+    for (const item of list(state, name)) (streamIds.has(num(item["stream_id"], "stream_id")) ? removed : kept).push(item);
+    setList(state, name, kept);
+  }
+  return removed;
+}
+
+/** subscriber_count follows the subscriber list wherever the client holds one. */
+function syncSubscriberCount(state: ClientState, streamId: number): void {
+  const records = channelRecords(state, streamId);
+  const withList = records.find((r) => Array.isArray(r["subscribers"]));
+  if (!withList) return;
+  const count = arr(withList["subscribers"], "subscribers").length;
+  for (const r of records) r["subscriber_count"] = count;
+}
+
+/** Fields of a channel object that belong to the channel (not to one user's subscription). */
+const PERSONAL_FIELDS = new Set(["color", "is_muted", "in_home_view", "pin_to_top", "desktop_notifications", "email_notifications", "push_notifications", "audible_notifications", "wildcard_mentions_notify", "subscribers", "partial_subscribers"]);
+
+function basicChannelOf(sub: Json): Json {
+  const out: Json = {};
+  for (const [k, v] of Object.entries(sub)) if (!PERSONAL_FIELDS.has(k)) out[k] = clone(v);
+  return out;
+}
+
+// ---- events ----
+
+/** Applies one GET /events event to the state. Throws on an event it cannot understand. */
+export function applyEvent(state: ClientState, event: Json): void {
+  const type = str(event["type"], "event.type");
+  switch (type) {
+    case "heartbeat":
+    case "typing":
+    case "reaction":
+    case "realm":
+    case "restart":
+      // No /register section holds these (reactions travel with messages).
+      return;
+    case "message":
+      return applyMessage(state, event);
+    case "update_message_flags":
+      return applyFlags(state, event);
+    case "subscription":
+      return applySubscription(state, event);
+    case "stream":
+      return applyStream(state, event);
+    case "realm_user":
+      return applyRealmUser(state, event);
+    case "user_group":
+      return applyUserGroup(state, event);
+    case "user_topic":
+      return applyUserTopic(state, event);
+    case "default_streams": {
+      const value = arr(event["default_streams"], "default_streams");
+      state.snapshot["realm_default_streams"] = value.map((v) => (typeof v === "number" ? v : num(obj(v, "default stream")["stream_id"], "stream_id")));
+      return;
+    }
+    default:
+      throw new Error(`reducer: unexpected event type ${type}: ${JSON.stringify(event)}`);
+  }
+}
+
+function applyMessage(state: ClientState, event: Json): void {
+  const message = obj(event["message"], "message");
+  const id = num(message["id"], "message.id");
+  state.snapshot["max_message_id"] = Math.max(num(state.snapshot["max_message_id"], "max_message_id"), id);
+  const flags = arr(event["flags"], "flags").map((f) => str(f, "flag"));
+  if (message["type"] === "stream") {
+    const streamId = num(message["stream_id"], "stream_id");
+    // A sender always gets its own message; a bot may post where only its owner is subscribed.
+    if (message["sender_id"] !== state.userId) requireKnown(state, streamId, "message event");
+    for (const r of channelRecords(state, streamId)) if (r["first_message_id"] === null) r["first_message_id"] = id;
+  }
+  if (flags.includes("read")) return;
+  state.unread.places.set(id, placeOfMessage(state.userId, message));
+  if (flags.includes("mentioned") || flags.includes("group_mentioned")) state.unread.personal.add(id);
+  if (flags.includes("stream_wildcard_mentioned") || flags.includes("topic_wildcard_mentioned") || flags.includes("wildcard_mentioned")) state.unread.wildcard.add(id);
+}
+
+function placeOfMessage(me: number, message: Json): UnreadPlace {
+  if (message["type"] === "stream") return { kind: "stream", streamId: num(message["stream_id"], "stream_id"), topic: str(message["subject"], "subject") };
+  const ids = objs(message["display_recipient"], "display_recipient").map((r) => num(r["id"], "recipient id"));
+  return placeOfDirect(me, ids.filter((u) => u !== me));
+}
+
+/** Direct messages: one other participant (or none: to oneself) is a pm, more a huddle. */
+function placeOfDirect(me: number, others: readonly number[]): UnreadPlace {
+  if (others.length <= 1) return { kind: "pm", otherUserId: others[0] ?? me };
+  return { kind: "huddle", userIdsString: [...others, me].sort(ascending).join(",") };
+}
+
+function applyFlags(state: ClientState, event: Json): void {
+  const op = str(event["op"], "op");
+  const flag = str(event["flag"], "flag");
+  const messages = nums(event["messages"], "messages");
+  if (flag === "read" && op === "add") {
+    const ids = event["all"] === true ? [...state.unread.places.keys()] : messages;
+    for (const id of ids) {
+      state.unread.places.delete(id);
+      state.unread.personal.delete(id);
+      state.unread.wildcard.delete(id);
+    }
+  } else if (flag === "read" && op === "remove") {
+    const details = obj(event["message_details"], "message_details");
+    for (const id of messages) {
+      const d = obj(details[String(id)], `message_details[${id}]`);
+      const place: UnreadPlace =
+        d["type"] === "stream" ? { kind: "stream", streamId: num(d["stream_id"], "stream_id"), topic: str(d["topic"], "topic") } : placeOfDirect(state.userId, nums(d["user_ids"], "user_ids"));
+      state.unread.places.set(id, place);
+      // Zulip: `mentioned` says the message belongs in `mentions`.
+      if (d["mentioned"] === true) state.unread.personal.add(id);
+    }
+  } else if (flag === "starred") {
+    const starred = new Set(nums(state.snapshot["starred_messages"], "starred_messages"));
+    for (const id of messages) {
+      if (op === "add") starred.add(id);
+      else starred.delete(id);
+    }
+    state.snapshot["starred_messages"] = [...starred].sort(ascending);
+  }
+}
+
+function applySubscription(state: ClientState, event: Json): void {
+  const op = str(event["op"], "op");
+  switch (op) {
+    case "add": {
+      for (const sub of objs(event["subscriptions"], "subscriptions")) {
+        const streamId = num(sub["stream_id"], "stream_id");
+        removeChannelEverywhere(state, new Set([streamId]), CHANNEL_LISTS);
+        state.left.delete(streamId);
+        list(state, "subscriptions").push(clone(sub));
+        // The client's one record of the channel takes the fresh channel fields.
+        const stream = list(state, "streams").find((s) => s["stream_id"] === streamId);
+        if (stream) Object.assign(stream, basicChannelOf(sub));
+        syncSubscriberCount(state, streamId);
+      }
+      return;
+    }
+    case "remove": {
+      for (const gone of objs(event["subscriptions"], "subscriptions")) {
+        const streamId = num(gone["stream_id"], "stream_id");
+        requireKnown(state, streamId, "subscription remove", ["subscriptions"]);
+        state.left.add(streamId);
+        const moved = removeChannelEverywhere(state, new Set([streamId]), ["subscriptions"]);
+        for (const sub of moved) {
+          if (Array.isArray(sub["subscribers"])) sub["subscribers"] = nums(sub["subscribers"], "subscribers").filter((u) => u !== state.userId);
+          list(state, "unsubscribed").push(sub);
+        }
+        syncSubscriberCount(state, streamId);
+      }
+      return;
+    }
+    case "update": {
+      const streamId = num(event["stream_id"], "stream_id");
+      const property = str(event["property"], "property");
+      requireKnown(state, streamId, "subscription update", ["subscriptions"]);
+      for (const sub of list(state, "subscriptions")) {
+        if (sub["stream_id"] !== streamId) continue;
+        sub[property] = clone(event["value"]);
+        // Zulip sends both; a client keeping one of them keeps the other in step.
+        if (property === "is_muted") sub["in_home_view"] = event["value"] !== true;
+        if (property === "in_home_view") sub["is_muted"] = event["value"] !== true;
+      }
+      return;
+    }
+    case "peer_add":
+    case "peer_remove": {
+      const streamIds = new Set(nums(event["stream_ids"], "stream_ids"));
+      const userIds = nums(event["user_ids"], "user_ids");
+      for (const streamId of streamIds) requireKnown(state, streamId, op, CHANNEL_LISTS);
+      for (const name of CHANNEL_LISTS) {
+        for (const sub of list(state, name)) {
+          const streamId = num(sub["stream_id"], "stream_id");
+          if (!streamIds.has(streamId) || !Array.isArray(sub["subscribers"])) continue;
+          const subscribers = new Set(nums(sub["subscribers"], "subscribers"));
+          for (const u of userIds) {
+            if (op === "peer_add") subscribers.add(u);
+            else subscribers.delete(u);
+          }
+          sub["subscribers"] = [...subscribers].sort(ascending);
+        }
+      }
+      for (const streamId of streamIds) syncSubscriberCount(state, streamId);
+      return;
+    }
+    default:
+      throw new Error(`reducer: unexpected subscription op ${op}`);
+  }
+}
+
+function streamIdsOf(event: Json): Set<number> {
+  if (Array.isArray(event["stream_ids"])) return new Set(nums(event["stream_ids"], "stream_ids"));
+  return new Set(objs(event["streams"], "streams").map((s) => num(s["stream_id"], "stream_id")));
+}
+
+function applyStream(state: ClientState, event: Json): void {
+  const op = str(event["op"], "op");
+  if (op === "create") {
+    for (const stream of objs(event["streams"], "streams")) {
+      const streamId = num(stream["stream_id"], "stream_id");
+      if (channelRecords(state, streamId).length > 0) throw new Error(`reducer: stream create for a channel the client already has: ${streamId}`);
+      const basic = basicChannelOf(stream);
+      // A new channel has no subscribers yet: they arrive as peer_add / subscription add.
+      list(state, "never_subscribed").push({ ...clone(basic), subscribers: [], subscriber_count: 0 });
+      list(state, "streams").push({ ...clone(basic), subscriber_count: 0 });
+    }
+    return;
+  }
+  if (op === "delete") {
+    const ids = streamIdsOf(event);
+    for (const streamId of ids) requireKnown(state, streamId, "stream delete");
+    removeChannelEverywhere(state, ids);
+    return;
+  }
+  if (op === "update") {
+    const streamId = num(event["stream_id"], "stream_id");
+    const property = str(event["property"], "property");
+    requireKnown(state, streamId, `stream update ${property}`);
+    for (const r of channelRecords(state, streamId)) {
+      r[property] = clone(event["value"]);
+      if (property === "description" && "rendered_description" in event) r["rendered_description"] = event["rendered_description"];
+      if (event["history_public_to_subscribers"] !== undefined) r["history_public_to_subscribers"] = event["history_public_to_subscribers"];
+      if (event["is_web_public"] !== undefined) r["is_web_public"] = event["is_web_public"];
+    }
+    return;
+  }
+  throw new Error(`reducer: unexpected stream op ${op}`);
+}
+
+const ROLE_OWNER = 100;
+const ROLE_ADMIN = 200;
+const ROLE_MODERATOR = 300;
+const ROLE_GUEST = 600;
+
+function applyRealmUser(state: ClientState, event: Json): void {
+  const op = str(event["op"], "op");
+  const person = obj(event["person"], "person");
+  const userId = num(person["user_id"], "person.user_id");
+  if (op === "add") {
+    if (findUser(state, userId)) throw new Error(`reducer: realm_user add for a known user ${userId}`);
+    list(state, "realm_users").push({ ...clone(person), is_active: true });
+    return;
+  }
+  if (op !== "update") throw new Error(`reducer: unexpected realm_user op ${op}`);
+  const user = findUser(state, userId);
+  if (!user) throw new Error(`reducer: realm_user update for an unknown user ${userId}`);
+  for (const [k, v] of Object.entries(person)) if (k !== "user_id" && k in user.record) user.record[k] = clone(v);
+  if (typeof person["role"] === "number") {
+    const role = person["role"];
+    user.record["is_owner"] = role === ROLE_OWNER;
+    user.record["is_admin"] = role <= ROLE_ADMIN;
+    user.record["is_guest"] = role === ROLE_GUEST;
+  }
+  if (typeof person["is_active"] === "boolean") {
+    const from = person["is_active"] ? "realm_non_active_users" : "realm_users";
+    const to = person["is_active"] ? "realm_users" : "realm_non_active_users";
+    if (user.list === from) {
+      setList(state, from, list(state, from).filter((u) => u !== user.record));
+      list(state, to).push(user.record);
+    }
+  }
+  if (userId === state.userId) {
+    for (const field of ["full_name", "email", "delivery_email"]) if (typeof person[field] === "string") state.snapshot[field] = person[field];
+    if (typeof person["role"] === "number") {
+      const role = person["role"];
+      state.snapshot["role"] = role;
+      state.snapshot["is_owner"] = role === ROLE_OWNER;
+      state.snapshot["is_admin"] = role <= ROLE_ADMIN;
+      state.snapshot["is_moderator"] = role === ROLE_MODERATOR;
+      state.snapshot["is_guest"] = role === ROLE_GUEST;
+    }
+  }
+}
+
+function findUser(state: ClientState, userId: number): { record: Json; list: string } | undefined {
+  for (const name of ["realm_users", "realm_non_active_users"]) {
+    const record = list(state, name).find((u) => u["user_id"] === userId);
+    if (record) return { record, list: name };
+  }
+  return undefined;
+}
+
+function applyUserGroup(state: ClientState, event: Json): void {
+  const op = str(event["op"], "op");
+  const groups = list(state, "realm_user_groups");
+  if (op === "add") {
+    const group = obj(event["group"], "group");
+    if (groups.some((g) => g["id"] === group["id"])) throw new Error(`reducer: user_group add for a known group ${String(group["id"])}`);
+    groups.push(clone(group));
+    return;
+  }
+  const groupId = num(event["group_id"], "group_id");
+  if (op === "remove") {
+    setList(state, "realm_user_groups", groups.filter((g) => g["id"] !== groupId));
+    return;
+  }
+  const group = groups.find((g) => g["id"] === groupId);
+  if (!group) throw new Error(`reducer: user_group ${op} for an unknown group ${groupId}`);
+  const edit = (field: string, ids: number[], add: boolean) => {
+    const set = new Set(nums(group[field], field));
+    for (const id of ids) {
+      if (add) set.add(id);
+      else set.delete(id);
+    }
+    group[field] = [...set].sort(ascending);
+  };
+  switch (op) {
+    case "update":
+      for (const [k, v] of Object.entries(obj(event["data"], "data"))) group[k] = clone(v);
+      return;
+    case "add_members":
+    case "remove_members":
+      return edit("members", nums(event["user_ids"], "user_ids"), op === "add_members");
+    case "add_subgroups":
+    case "remove_subgroups":
+      return edit("direct_subgroup_ids", nums(event["direct_subgroup_ids"], "direct_subgroup_ids"), op === "add_subgroups");
+    default:
+      throw new Error(`reducer: unexpected user_group op ${op}`);
+  }
+}
+
+function applyUserTopic(state: ClientState, event: Json): void {
+  const streamId = num(event["stream_id"], "stream_id");
+  const topic = str(event["topic_name"], "topic_name");
+  const policy = num(event["visibility_policy"], "visibility_policy");
+  requireKnown(state, streamId, "user_topic");
+  const kept = list(state, "user_topics").filter((t) => !(t["stream_id"] === streamId && fold(str(t["topic_name"], "topic_name")) === fold(topic)));
+  if (policy !== 0) kept.push({ stream_id: streamId, topic_name: topic, last_updated: event["last_updated"], visibility_policy: policy });
+  setList(state, "user_topics", kept);
+}
+
+// ---- output ----
+
+/** Is a channel message muted for the user now (channel mute, topic policies)? */
+function isMuted(state: ClientState, streamId: number, topic: string): boolean {
+  const sub = list(state, "subscriptions").find((s) => s["stream_id"] === streamId);
+  const policy = list(state, "user_topics").find((t) => t["stream_id"] === streamId && fold(str(t["topic_name"], "topic_name")) === fold(topic))?.["visibility_policy"] ?? 0;
+  if (policy === 1) return true;
+  if (sub?.["is_muted"] === true) return policy !== 2 && policy !== 3;
+  return false;
+}
+
+/** The unread_msgs section as a snapshot would show it now. */
+export function unreadMsgs(state: ClientState): Json {
+  const streams = new Map<string, { stream_id: number; topic: string; unread_message_ids: number[] }>();
+  const pms = new Map<number, number[]>();
+  const huddles = new Map<string, number[]>();
+  const mentions: number[] = [];
+  let count = 0;
+  for (const id of [...state.unread.places.keys()].sort(ascending)) {
+    const place = state.unread.places.get(id)!;
+    if (place.kind === "stream") {
+      if (state.left.has(place.streamId)) continue;
+      const muted = isMuted(state, place.streamId, place.topic);
+      const k = `${place.streamId}\u0000${fold(place.topic)}`;
+      let bucket = streams.get(k);
+      if (!bucket) streams.set(k, (bucket = { stream_id: place.streamId, topic: place.topic, unread_message_ids: [] }));
+      bucket.unread_message_ids.push(id);
+      if (!muted) count++;
+      if (state.unread.personal.has(id) || (state.unread.wildcard.has(id) && !muted)) mentions.push(id);
+      continue;
+    }
+    count++;
+    if (state.unread.personal.has(id)) mentions.push(id);
+    if (place.kind === "pm") pms.set(place.otherUserId, [...(pms.get(place.otherUserId) ?? []), id]);
+    else huddles.set(place.userIdsString, [...(huddles.get(place.userIdsString) ?? []), id]);
+  }
+  return {
+    count,
+    pms: [...pms].map(([other, ids]) => ({ other_user_id: other, sender_id: other, unread_message_ids: ids })),
+    streams: [...streams.values()],
+    huddles: [...huddles].map(([s, ids]) => ({ user_ids_string: s, unread_message_ids: ids })),
+    mentions,
+    old_unreads_missing: false,
+  };
+}
+
+/**
+ * The maintained sections in a canonical form: lists sorted where Zulip defines no
+ * order (events append; /register sorts by name), ID lists ascending.
+ */
+export function comparable(snapshot: Json): Json {
+  const out: Json = {};
+  for (const key of MAINTAINED_SECTIONS) out[key] = clone(snapshot[key]);
+  const byNum = (field: string) => (a: Json, b: Json) => num(a[field], field) - num(b[field], field);
+  const sortIds = (x: Json, field: string) => {
+    if (Array.isArray(x[field])) x[field] = nums(x[field], field).sort(ascending);
+  };
+  for (const name of ["realm_users", "realm_non_active_users"]) out[name] = objs(out[name], name).sort(byNum("user_id"));
+  for (const name of [...CHANNEL_LISTS, "streams"]) {
+    const items = objs(out[name], name).sort(byNum("stream_id"));
+    for (const item of items) sortIds(item, "subscribers");
+    out[name] = items;
+  }
+  const groups = objs(out["realm_user_groups"], "realm_user_groups").sort(byNum("id"));
+  for (const g of groups) {
+    sortIds(g, "members");
+    sortIds(g, "direct_subgroup_ids");
+  }
+  out["realm_user_groups"] = groups;
+  out["user_topics"] = objs(out["user_topics"], "user_topics").sort((a, b) => num(a["stream_id"], "stream_id") - num(b["stream_id"], "stream_id") || fold(str(a["topic_name"], "t")).localeCompare(fold(str(b["topic_name"], "t"))));
+  out["realm_default_streams"] = nums(out["realm_default_streams"], "realm_default_streams").sort(ascending);
+  out["starred_messages"] = nums(out["starred_messages"], "starred_messages").sort(ascending);
+  const u = obj(out["unread_msgs"], "unread_msgs");
+  u["streams"] = objs(u["streams"], "streams").sort((a, b) => num(a["stream_id"], "s") - num(b["stream_id"], "s") || fold(str(a["topic"], "t")).localeCompare(fold(str(b["topic"], "t"))));
+  u["pms"] = objs(u["pms"], "pms").sort(byNum("other_user_id"));
+  u["huddles"] = objs(u["huddles"], "huddles").sort((a, b) => str(a["user_ids_string"], "s").localeCompare(str(b["user_ids_string"], "s")));
+  u["mentions"] = nums(u["mentions"], "mentions").sort(ascending);
+  return out;
+}
+
+/** The client's state in the comparable form (unread_msgs aggregated now). */
+export function toComparable(state: ClientState): Json {
+  return comparable({ ...state.snapshot, unread_msgs: unreadMsgs(state) });
+}
