@@ -129,11 +129,11 @@ export class EventHub {
         queue.lastActivity = this.#clock.now();
       };
       const onAbort = (): void => {
-        queue.release();
+        queue.release(handle);
         done();
         resolve("[]");
       };
-      queue.wait(() => {
+      const handle = queue.wait(() => {
         done();
         // Answer after the current dispatch: every event of one commit goes out together.
         queueMicrotask(() => {
@@ -209,7 +209,7 @@ export class EventHub {
     this.#closed = true;
     this.#unsubscribe();
     if (this.#gcTimer !== null) this.#clock.clearTimeout(this.#gcTimer);
-    for (const queue of this.#queues.values()) queue.release();
+    for (const queue of this.#queues.values()) queue.releaseAll();
   }
 
   #scheduleGc(): void {

@@ -100,15 +100,25 @@ export class EventQueue {
     return `${out}]`;
   }
 
-  /** Waits for an event; a newer poll replaces this one (which is answered at once). */
-  wait(resolve: () => void): void {
+  /**
+   * Waits for an event; a newer poll replaces this one (which is answered at once).
+   * Returns the wait's handle, for release().
+   */
+  wait(resolve: () => void): object {
     this.#wake();
-    this.#waiter = { resolve };
+    const waiter = { resolve };
+    this.#waiter = waiter;
+    return waiter;
   }
 
-  /** Ends the current wait, if any, without an event (the client left, or a newer poll came). */
-  release(): void {
-    this.#waiter = null;
+  /** Ends a wait without an event (its client left) — only if it is still the current one. */
+  release(handle: object): void {
+    if (this.#waiter === handle) this.#waiter = null;
+  }
+
+  /** Answers whatever wait is current with what the queue holds (the server is closing). */
+  releaseAll(): void {
+    this.#wake();
   }
 
   #wake(): void {

@@ -192,3 +192,22 @@ describe("event queues", () => {
     hub.close();
   });
 });
+
+describe("long-poll bookkeeping", () => {
+  it("a client that gives up does not cancel a newer poll on the same queue", async () => {
+    await boot();
+    const { owner, alice } = server.seed;
+    const q = await register(alice);
+    const gone = new AbortController();
+    const first = fetch(`${server.base}/api/v1/events?queue_id=${q}&last_event_id=-1`, { headers: { Authorization: `Basic ${Buffer.from(`${alice.email}:${alice.apiKey}`).toString("base64")}` }, signal: gone.signal }).catch(() => null);
+    await new Promise((r) => setTimeout(r, 50));
+    const second = server.call(alice, "GET", "/events", { queue_id: q, last_event_id: -1 });
+    await new Promise((r) => setTimeout(r, 50));
+    gone.abort();
+    await first;
+    await new Promise((r) => setTimeout(r, 50));
+    await server.call(owner, "POST", "/messages", { type: "stream", to: "general", topic: "t", content: "for the second poll" });
+    const r = await second;
+    expect((r.body["events"] as Ev[]).map((e) => e.type)).toEqual(["message"]);
+  });
+});
