@@ -163,6 +163,11 @@ export class BitmapStore {
     }
   }
 
+  /** Every key with a cached bitmap (tests compare memory with disk through it). */
+  cachedKeys(): string[] {
+    return [...this.#cache.keys()];
+  }
+
   /** Reads a key straight from disk, bypassing the cache (for verify). */
   loadFromDisk(key: string): Bitmap {
     const parts: Bitmap[] = [];
