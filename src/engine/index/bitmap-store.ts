@@ -145,6 +145,9 @@ export class BitmapStore {
       if (!entry) continue;
       for (const id of record.added) entry.bitmap.delete(id);
       for (const id of record.removed) entry.bitmap.add(id);
+      // Give back the size estimate add()/addMany() charged, or failed writes would
+      // ratchet the cache toward premature eviction.
+      this.#grow(entry, -4 * record.added.length);
       this.#bump(record.key);
     }
     this.#undo = [];
