@@ -12,7 +12,7 @@
 import { BitmapStore } from "./index/bitmap-store.js";
 import { foldName, foldTopic } from "./index/keys.js";
 import type { MessageRenderer } from "./render.js";
-import { FIRST_ID, openTables, SCHEMA_VERSION, TABLE_NAMES, TABLE_SPECS, type TableName, type Tables } from "./storage/tables.js";
+import { FIRST_ID, forgetUncommittedStructures, openTables, SCHEMA_VERSION, TABLE_NAMES, TABLE_SPECS, type TableName, type Tables } from "./storage/tables.js";
 import type { Channel, Conversation, Realm, Subscription, User, UserGroup, UserTopic } from "./types.js";
 import { StorageError } from "./errors.js";
 import type { Audience, Delivery, EngineEvent, EventBatch } from "./events/types.js";
@@ -179,8 +179,9 @@ export class StoreState {
 
   /**
    * One LMDB transaction: `body`, then counters and dirty bitmap chunks. Memory is
-   * never ahead of disk: bitmap mutations and counters are undone exactly if anything
-   * fails, including the commit itself, and derived caches are told to forget.
+   * never ahead of disk: bitmap mutations, counters and the record encoders' shared
+   * structures are undone exactly if anything fails, including the commit itself, and
+   * derived caches are told to forget.
    */
   #transaction<T>(body: () => T, onFailure: () => void): T {
     const savedCounters = { ...this.counters };
@@ -198,6 +199,7 @@ export class StoreState {
       return value;
     } catch (error) {
       this.bitmaps.rollback();
+      forgetUncommittedStructures(this.tables);
       this.counters = savedCounters;
       onFailure();
       for (const listener of this.#rollbackListeners) listener();

@@ -1,7 +1,8 @@
 /**
  * @module test/support/snapshot
  * A fingerprint of everything a store holds — every LMDB table, the counters, every
- * cached bitmap and the in-memory entity maps — to prove a failed call changed nothing.
+ * cached bitmap and the in-memory entity maps — to prove a failed call changed nothing,
+ * and (compared across a reopen) that memory held exactly what is on disk.
  */
 import { expect } from "vitest";
 import type { EngineError, Store } from "../../src/engine/index.js";
@@ -16,19 +17,31 @@ export function fingerprint(store: Store): string {
   const enc = (v: unknown): unknown => (v instanceof Uint8Array ? Buffer.from(v).toString("hex") : v);
   const disk = Object.fromEntries(Object.entries(dbs).map(([name, db]) => [name, [...db.getRange()].map(({ key, value }) => [key, enc(value)])]));
   const st = internals(store);
-  const keys = [...st.bitmaps.persistedKeys()];
+  // Persisted keys and cached ones: a failed write may have left IDs under a key it created.
+  const keys = [...new Set([...st.bitmaps.persistedKeys(), ...st.bitmaps.cachedKeys()])].sort();
+  // Sorted by key: a map's insertion order differs between a running store and one
+  // freshly loaded, and only its content matters (so a reopened store compares equal).
+  const entries = <K, V>(map: ReadonlyMap<K, V>, value: (v: V) => unknown = (v) => v): [K, unknown][] =>
+    [...map.entries()].sort(([a], [b]) => (String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0)).map(([k, v]) => [k, value(v)]);
+  const sortedSet = (set: ReadonlySet<number>) => [...set].sort((a, b) => a - b);
   return JSON.stringify({
     disk,
     counters: st.counters,
-    cache: keys.map((k) => [k, st.bitmaps.get(k).toArray()]),
-    users: [...st.users.entries()],
-    channels: [...st.channels.entries()],
-    channelByName: [...st.channelByName.entries()],
-    subs: [...st.subsByUser.entries()].map(([u, m]) => [u, [...m.entries()]]),
-    subscribers: [...st.subscribers.entries()].map(([c, set]) => [c, [...set]]),
-    groups: [...st.groups.entries()],
-    conversations: [...st.conversations.entries()],
-    userTopics: [...st.userTopics.entries()].map(([u, m]) => [u, [...m.entries()]]),
+    cache: keys.map((k): [string, number[]] => [k, st.bitmaps.get(k).toArray()]).filter(([, ids]) => ids.length > 0),
+    realms: entries(st.realms),
+    realmBySubdomain: entries(st.realmBySubdomain),
+    users: entries(st.users),
+    userByEmail: entries(st.userByEmail),
+    userByApiKey: entries(st.userByApiKey),
+    usersByName: entries(st.usersByName, (ids) => [...ids].sort((a, b) => a - b)),
+    channels: entries(st.channels),
+    channelByName: entries(st.channelByName),
+    subs: entries(st.subsByUser, (m) => entries(m)),
+    subscribers: entries(st.subscribers, sortedSet),
+    groups: entries(st.groups),
+    conversations: entries(st.conversations),
+    conversationByMembers: entries(st.conversationByMembers),
+    userTopics: entries(st.userTopics, (m) => entries(m)),
   });
 }
 

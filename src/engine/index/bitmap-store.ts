@@ -145,6 +145,9 @@ export class BitmapStore {
       if (!entry) continue;
       for (const id of record.added) entry.bitmap.delete(id);
       for (const id of record.removed) entry.bitmap.add(id);
+      // Give back the size estimate add()/addMany() charged, or failed writes would
+      // ratchet the cache toward premature eviction.
+      this.#grow(entry, -4 * record.added.length);
       this.#bump(record.key);
     }
     this.#undo = [];
@@ -161,6 +164,11 @@ export class BitmapStore {
         yield name;
       }
     }
+  }
+
+  /** Every key with a cached bitmap (tests compare memory with disk through it). */
+  cachedKeys(): string[] {
+    return [...this.#cache.keys()];
   }
 
   /** Reads a key straight from disk, bypassing the cache (for verify). */

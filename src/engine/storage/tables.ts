@@ -112,3 +112,25 @@ export function openTables(dir: string, options: OpenTablesOptions = {}): Tables
   }
   return { env, ...dbs } as unknown as Tables;
 }
+
+/** The msgpackr state lmdb-js keeps per table with shared structures (not in its typings). */
+interface SharedStructuresCodec {
+  structures?: unknown;
+}
+
+/**
+ * After an aborted write transaction. msgpackr mints a record structure for each new
+ * object shape and saves it at key 0 inside the running transaction; the abort rolls
+ * that save back, but msgpackr still holds the structure in memory and later records
+ * would reference it unsaved: committed, yet undecodable after a restart (the store
+ * no longer opens). Marking the structures uninitialized makes msgpackr reload the
+ * durable ones on the next encode or decode (its own recovery path for a declined save).
+ */
+export function forgetUncommittedStructures(tables: Tables): void {
+  for (const name of TABLE_NAMES) {
+    if (TABLE_SPECS[name].keys !== "id") continue;
+    const codec = (tables[name] as unknown as { encoder?: SharedStructuresCodec }).encoder;
+    if (!codec || !Array.isArray(codec.structures)) throw new Error(`lmdb-js changed: no shared structures on table ${name}`);
+    codec.structures = Object.assign([], { uninitialized: true, sharedLength: 0 });
+  }
+}

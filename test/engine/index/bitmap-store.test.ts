@@ -159,6 +159,23 @@ describe("BitmapStore chunked persistence", () => {
     expect(internals(t.reopen()).bitmaps.get(K).toArray()).toEqual([1, 4, CHUNK + 1]);
   });
 
+  it("a rolled-back write gives back the cache-size estimate it charged", () => {
+    const s = t.store;
+    internals(s).write(() => void internals(s).bitmaps.addMany(K, [1, 2]));
+    const failing = () =>
+      expect(() =>
+        internals(s).write(() => {
+          internals(s).bitmaps.addMany(K, [3, 4, 5]);
+          internals(s).bitmaps.add("fresh:key", 7);
+          throw new Error("boom");
+        }),
+      ).toThrow("boom");
+    failing(); // may load "fresh:key" into the cache (an empty entry, as on disk)
+    const bytes = internals(s).bitmaps.cachedBytes;
+    for (let i = 0; i < 5; i++) failing();
+    expect(internals(s).bitmaps.cachedBytes).toBe(bytes);
+  });
+
   it("clearCache refuses while changes are uncommitted (and the write is rolled back)", () => {
     const s = t.store;
     expect(() =>
