@@ -218,8 +218,8 @@ describe("canSendToChannel", () => {
     // A bot is judged by its owner's membership when its own fails (Zulip's fallback).
     const adminBot = s.createUser({ realmId: w.realm.id, email: "adminbot@test.dev", fullName: "Admin Bot", bot: { type: 1, ownerId: admin.id } });
     const aliceBot2 = s.createUser({ realmId: w.realm.id, email: "alicebot2@test.dev", fullName: "Alice Bot Two", bot: { type: 1, ownerId: w.alice.id } });
-    expect(canSendToChannel(s.state, u(adminBot), announce)).toBe(true);
-    expect(canSendToChannel(s.state, u(aliceBot2), announce)).toBe(false);
+    expect(canSendToChannel(internals(s), u(adminBot), announce)).toBe(true);
+    expect(canSendToChannel(internals(s), u(aliceBot2), announce)).toBe(false);
   });
 
   it("archived channels, deactivated users and other realms: no", () => {
