@@ -118,9 +118,14 @@ describe("GET /messages", () => {
     const { owner, bob, secret } = s.seed;
     const r = await s.call(owner, "POST", "/messages", { type: "stream", to: "secret", topic: "hidden", content: "classified words" });
     const id = r.body["id"] as number;
-    for (const narrow of [[], [["channel", "secret"]], [["channel", String(secret.id)]], [["search", "classified"]], [["id", String(id)]], [["topic", "hidden"]]]) {
+    for (const narrow of [[], [["search", "classified"]], [["id", String(id)]], [["topic", "hidden"]]]) {
       const got = await s.call(bob, "GET", "/messages", { anchor: "newest", num_before: 100, num_after: 0, narrow: JSON.stringify(narrow) });
       expect((got.body["messages"] as { id: number }[]).map((m) => m.id)).not.toContain(id);
+    }
+    // Naming the channel fails exactly as for a channel that does not exist.
+    for (const operand of ["secret", String(secret.id)]) {
+      const narrow = JSON.stringify([["channel", operand]]);
+      await rejects(() => s.call(bob, "GET", "/messages", { anchor: "newest", num_before: 100, num_after: 0, narrow }), 400, "BAD_NARROW", `Invalid narrow operator: unknown channel ${operand}`);
     }
     const byIds = await s.call(bob, "GET", "/messages", { message_ids: JSON.stringify([id]) });
     expect(byIds.body["messages"]).toEqual([]);
