@@ -57,7 +57,7 @@ describe("POST /messages", () => {
     await rejects(() => s.call(alice, "POST", "/messages", { type: "direct", to: "nobody@nowhere.dev", content: "x" }), 400, "BAD_REQUEST", "Invalid email 'nobody@nowhere.dev'");
     await rejects(() => s.call(alice, "POST", "/messages", { type: "stream", to: "[1,2]", topic: "t", content: "x" }), 400, "BAD_REQUEST", "Expected exactly one channel");
     await rejects(() => s.call(alice, "POST", "/messages", { type: "stream", to: "general", topic: "t", content: "x", read_by_sender: "maybe" }), 400, "BAD_REQUEST", "read_by_sender is not a boolean");
-    await rejects(() => s.call(s.seed.bob, "POST", "/messages", { type: "stream", to: "secret", topic: "t", content: "x" }), 400, "BAD_REQUEST", "Not authorized to send to channel 'secret'");
+    await rejects(() => s.call(s.seed.bob, "POST", "/messages", { type: "stream", to: "secret", topic: "t", content: "x" }), 400, "STREAM_DOES_NOT_EXIST", "Channel 'secret' does not exist");
     await rejects(() => s.call(alice, "POST", "/messages", { type: "stream", to: "general", topic: "t", content: "x", queue_id: "q" }), 400, "REQUEST_VARIABLE_MISSING", "Missing 'local_id' argument");
   });
 

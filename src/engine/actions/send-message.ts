@@ -6,7 +6,7 @@
  * are written only for the few users a message singles out (sender's read flag,
  * personal/group/topic mentions, direct-message participants).
  */
-import { canSendToChannel, isGroupMember, receivedAtSend } from "../access.js";
+import { canSeeChannel, canSendToChannel, isGroupMember, receivedAtSend } from "../access.js";
 import { BadRequestError, ChannelNotFoundError, PermissionDeniedError } from "../errors.js";
 import { HAS_OPERANDS, isIndexableTerm, key } from "../index/keys.js";
 import { indexTerms } from "../search/index.js";
@@ -71,11 +71,18 @@ export function normalizeTopic(state: StoreState, channel: Channel, raw: string 
   return topic;
 }
 
+/**
+ * Deliberate deviation from Zulip, which answers "Not authorized to send to channel
+ * 'NAME'" for any existing channel: for one the sender cannot see, that told a
+ * non-subscriber a private channel's name from its ID. It is "does not exist" here.
+ */
 function resolveChannel(state: StoreState, sender: User, ref: number | string): Channel {
   const channel = typeof ref === "number" ? state.channels.get(ref) : findChannelByName(state, sender.realmId, ref);
-  if (!channel || channel.realmId !== sender.realmId) throw new ChannelNotFoundError(typeof ref === "number" ? { id: ref } : { name: ref });
-  if (!canSendToChannel(state, sender, channel)) throw new PermissionDeniedError(`Not authorized to send to channel '${channel.name}'`);
-  return channel;
+  const missing = () => new ChannelNotFoundError(typeof ref === "number" ? { id: ref } : { name: ref });
+  if (!channel || channel.realmId !== sender.realmId) throw missing();
+  if (canSendToChannel(state, sender, channel)) return channel;
+  if (!canSeeChannel(state, sender, channel)) throw missing();
+  throw new PermissionDeniedError(`Not authorized to send to channel '${channel.name}'`);
 }
 
 /** Resolves direct-message recipients by ID or email; the sender is dropped unless alone. */

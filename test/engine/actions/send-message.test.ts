@@ -126,14 +126,29 @@ describe("validation errors (nothing changed)", () => {
       data: { stream_id: foreign },
     });
   });
-  it("not authorized to send", () => {
+  it("a channel the sender cannot see does not exist for them (its name is never echoed)", () => {
     failsWithoutChange(() => s.sendMessage({ senderId: w.bob.id, to: { type: "channel", channel: "secret", topic: "t" }, content: "x" }), {
-      code: "BAD_REQUEST",
-      message: "Not authorized to send to channel 'secret'",
+      code: "STREAM_DOES_NOT_EXIST",
+      message: "Channel 'secret' does not exist",
+      data: { stream: "secret" },
+    });
+    failsWithoutChange(() => s.sendMessage({ senderId: w.bob.id, to: { type: "channel", channel: w.secret.id, topic: "t" }, content: "x" }), {
+      code: "STREAM_DOES_NOT_EXIST",
+      message: `Channel with ID '${w.secret.id}' does not exist`,
+      data: { stream_id: w.secret.id },
     });
     failsWithoutChange(() => s.sendMessage({ senderId: w.guest.id, to: { type: "channel", channel: w.general.id, topic: "t" }, content: "x" }), {
+      code: "STREAM_DOES_NOT_EXIST",
+      message: `Channel with ID '${w.general.id}' does not exist`,
+      data: { stream_id: w.general.id },
+    });
+  });
+  it("not authorized to send to a channel the sender can see", () => {
+    // The owner sees the private channel's metadata (administrator) without being allowed to post.
+    s.unsubscribe(w.owner.id, ["secret"]);
+    failsWithoutChange(() => s.sendMessage({ senderId: w.owner.id, to: { type: "channel", channel: w.secret.id, topic: "t" }, content: "x" }), {
       code: "BAD_REQUEST",
-      message: "Not authorized to send to channel 'general'",
+      message: "Not authorized to send to channel 'secret'",
     });
   });
   it("direct messages to unknown, foreign or deactivated users, or to nobody", () => {
