@@ -34,46 +34,88 @@ function parseInt(text: string, ctx: z.RefinementCtx, min?: number, max?: number
   return n;
 }
 
+/**
+ * What a builder below made, readable from the route table by tools that generate
+ * requests (the fuzz test): the wire kind, its bounds, and a JSON field's value schema.
+ */
+export type ParamInfo =
+  | { readonly kind: "int"; readonly min?: number; readonly max?: number }
+  | { readonly kind: "bool" }
+  | { readonly kind: "str"; readonly maxLength?: number; readonly minLength?: number }
+  | { readonly kind: "oneOf"; readonly values: readonly string[] }
+  | { readonly kind: "json"; readonly schema: z.ZodType }
+  | { readonly kind: "intOrString" };
+
+const infos = new WeakMap<z.ZodType, ParamInfo>();
+
+function tagged<S extends z.ZodType>(schema: S, info: ParamInfo): S {
+  infos.set(schema, info);
+  return schema;
+}
+
+/** A parameter's builder info (undefined for hand-written schemas) and whether it may be absent. */
+export function describeParam(schema: Param): { readonly info: ParamInfo | undefined; readonly optional: boolean } {
+  let inner: z.ZodType = schema;
+  let optional = false;
+  while (inner instanceof z.ZodOptional || inner instanceof z.ZodDefault) {
+    optional = true;
+    inner = inner.unwrap() as z.ZodType;
+  }
+  return { info: infos.get(inner), optional };
+}
+
 /** The parameter builders every endpoint uses. */
 export const p = {
   /** An integer (plain or JSON text, as Zulip accepts both). */
-  int: (bounds: { min?: number; max?: number } = {}) => raw.transform((s, ctx) => parseInt(s, ctx, bounds.min, bounds.max)),
+  int: (bounds: { min?: number; max?: number } = {}) => tagged(raw.transform((s, ctx) => parseInt(s, ctx, bounds.min, bounds.max)), { kind: "int", ...bounds }),
   /** A boolean: true/false (JSON), also accepting Zulip's legacy 1/0 is not done: JSON only. */
   bool: () =>
-    raw.transform((s, ctx) => {
-      const t = s.trim();
-      if (t === "true") return true;
-      if (t === "false") return false;
-      return fail(ctx, "{var} is not a boolean");
-    }),
+    tagged(
+      raw.transform((s, ctx) => {
+        const t = s.trim();
+        if (t === "true") return true;
+        if (t === "false") return false;
+        return fail(ctx, "{var} is not a boolean");
+      }),
+      { kind: "bool" },
+    ),
   /** A string, optionally bounded in code points; NUL bytes refused where asked. */
   str: (bounds: { maxLength?: number; minLength?: number; noNul?: boolean } = {}) =>
-    raw.transform((s, ctx) => {
-      const length = [...s].length;
-      if (bounds.maxLength !== undefined && length > bounds.maxLength) return fail(ctx, `{var} is too long (limit: ${bounds.maxLength} characters)`);
-      if (bounds.minLength === 1 && s.trim().length === 0) return fail(ctx, "{var} cannot be blank");
-      if (bounds.minLength !== undefined && length < bounds.minLength) return fail(ctx, "{var} is too short.");
-      if (bounds.noNul && s.includes("\0")) return fail(ctx, "{var} must not contain null bytes");
-      return s;
-    }),
+    tagged(
+      raw.transform((s, ctx) => {
+        const length = [...s].length;
+        if (bounds.maxLength !== undefined && length > bounds.maxLength) return fail(ctx, `{var} is too long (limit: ${bounds.maxLength} characters)`);
+        if (bounds.minLength === 1 && s.trim().length === 0) return fail(ctx, "{var} cannot be blank");
+        if (bounds.minLength !== undefined && length < bounds.minLength) return fail(ctx, "{var} is too short.");
+        if (bounds.noNul && s.includes("\0")) return fail(ctx, "{var} must not contain null bytes");
+        return s;
+      }),
+      { kind: "str", ...bounds },
+    ),
   /** One of fixed strings. */
   oneOf: <T extends string>(values: readonly T[]) =>
-    raw.transform((s, ctx) => ((values as readonly string[]).includes(s) ? (s as T) : fail(ctx, "Invalid {var}"))),
+    tagged(
+      raw.transform((s, ctx) => ((values as readonly string[]).includes(s) ? (s as T) : fail(ctx, "Invalid {var}"))),
+      { kind: "oneOf", values },
+    ),
   /** JSON text, checked against `schema`. Nested failures name their path: narrow[0]. */
   json: <T>(schema: z.ZodType<T>) =>
-    raw.transform((s, ctx): T => {
-      let value: unknown;
-      try {
-        value = JSON.parse(s);
-      } catch {
-        return fail(ctx, "{var} is not valid JSON");
-      }
-      const result = schema.safeParse(value);
-      if (result.success) return result.data;
-      return fail(ctx, describeIssue(result.error.issues[0]));
-    }),
+    tagged(
+      raw.transform((s, ctx): T => {
+        let value: unknown;
+        try {
+          value = JSON.parse(s);
+        } catch {
+          return fail(ctx, "{var} is not valid JSON");
+        }
+        const result = schema.safeParse(value);
+        if (result.success) return result.data;
+        return fail(ctx, describeIssue(result.error.issues[0]));
+      }),
+      { kind: "json", schema },
+    ),
   /** An integer given plainly or as a JSON string/number, or a non-numeric string (anchor-like). */
-  intOrString: () => raw.transform((s) => (/^-?\d+$/.test(s.trim()) ? Number(s.trim()) : s)),
+  intOrString: () => tagged(raw.transform((s) => (/^-?\d+$/.test(s.trim()) ? Number(s.trim()) : s)), { kind: "intOrString" }),
 };
 
 /** JSON-side value schemas with Zulip-style messages. */

@@ -1,7 +1,7 @@
 /**
  * @module http/router
- * Matches /api/v1 paths to endpoints. ":name" segments capture one URL-decoded path
- * segment. A path that exists with other methods gives 405 with the allowed list.
+ * Matches /api/v1 paths to endpoints. ":name" segments capture one non-empty,
+ * URL-decoded path segment. A path that exists with other methods gives 405 with the allowed list.
  */
 import type { Endpoint, Method } from "./endpoint.js";
 
@@ -44,8 +44,12 @@ export class Router {
   }
 }
 
+/** Path segments; one leading and one trailing slash are dropped, inner empty segments kept. */
 function split(path: string): string[] {
-  return path.split("/").filter((s) => s !== "");
+  const segments = path.split("/");
+  if (segments[0] === "") segments.shift();
+  if (segments.length > 0 && segments[segments.length - 1] === "") segments.pop();
+  return segments;
 }
 
 function literalScore(route: Route): number {
@@ -59,6 +63,8 @@ function matchSegments(pattern: readonly string[], actual: readonly string[]): R
     const p = pattern[i]!;
     const a = actual[i]!;
     if (p.startsWith(":")) {
+      // "/messages//reactions" names no message: it must not match "/messages/:message_id".
+      if (a === "") return null;
       try {
         params[p.slice(1)] = decodeURIComponent(a);
       } catch {

@@ -24,7 +24,9 @@ describe("engine smoke", () => {
       const search = s.getMessages(owner.id, { anchor: "newest", numBefore: 10, numAfter: 0, narrow: [{ operator: "search", operand: "plans" }] });
       expect(search.messages.map((v) => v.message.id)).toEqual([m2.id]);
       expect(search.messages[0]!.matchContent).toContain('<span class="highlight">plans</span>');
-      expect(s.getMessages(bob.id, { anchor: "newest", numBefore: 10, numAfter: 0, narrow: [{ operator: "channel", operand: secret.id }] }).messages).toEqual([]);
+      // bob cannot see the private channel: naming it fails like naming one that does not exist.
+      expect(() => s.getMessages(bob.id, { anchor: "newest", numBefore: 10, numAfter: 0, narrow: [{ operator: "channel", operand: secret.id }] })).toThrow(`unknown channel ${secret.id}`);
+      expect(s.getMessages(bob.id, { anchor: "newest", numBefore: 10, numAfter: 0, narrow: [{ operator: "search", operand: "plans" }] }).messages).toEqual([]);
       const report = s.verify();
       expect(report.differences).toEqual([]);
       expect(report.problems).toEqual([]);

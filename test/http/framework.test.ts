@@ -23,6 +23,15 @@ describe("HTTP framework", () => {
     expect(r.body).toEqual({ result: "error", msg: "Not Found", code: "BAD_REQUEST" });
   });
 
+  it("an empty path segment is no parameter: 404, not another route's 405", async () => {
+    for (const path of ["/messages//reactions", "//messages/1/reactions", "/users//"]) {
+      const r = await s.call(s.seed.alice, "POST", path, { emoji_name: "octopus" });
+      expect([path, r.status, r.body]).toEqual([path, 404, { result: "error", msg: "Not Found", code: "BAD_REQUEST" }]);
+    }
+    // One trailing slash is still the same route.
+    expect((await s.call(s.seed.alice, "GET", "/users/me/")).status).toBe(200);
+  });
+
   it("answers 405 with Allow and allowed_methods", async () => {
     const r = await s.call(null, "DELETE", "/server_settings");
     expect(r.status).toBe(405);

@@ -138,9 +138,14 @@ describe("GET /messages", () => {
     const { owner, bob, secret } = s.seed;
     const r = await s.call(owner, "POST", "/messages", { type: "stream", to: "secret", topic: "hidden", content: "classified words" });
     const id = r.body["id"] as number;
-    for (const narrow of [[], [["channel", "secret"]], [["channel", String(secret.id)]], [["search", "classified"]], [["id", String(id)]], [["topic", "hidden"]]]) {
+    for (const narrow of [[], [["search", "classified"]], [["id", String(id)]], [["topic", "hidden"]]]) {
       const got = await s.call(bob, "GET", "/messages", { anchor: "newest", num_before: 100, num_after: 0, narrow: JSON.stringify(narrow) });
       expect((got.body["messages"] as { id: number }[]).map((m) => m.id)).not.toContain(id);
+    }
+    // Naming the channel fails exactly as for a channel that does not exist.
+    for (const operand of ["secret", String(secret.id)]) {
+      const narrow = JSON.stringify([["channel", operand]]);
+      await rejects(() => s.call(bob, "GET", "/messages", { anchor: "newest", num_before: 100, num_after: 0, narrow }), 400, "BAD_NARROW", `Invalid narrow operator: unknown channel ${operand}`);
     }
     const byIds = await s.call(bob, "GET", "/messages", { message_ids: JSON.stringify([id]) });
     expect(byIds.body["messages"]).toEqual([]);
@@ -179,6 +184,12 @@ describe("flags", () => {
     await rejects(() => s.call(bob, "POST", "/messages/flags/narrow", { anchor: "newest", num_before: 1, op: "add", flag: "read" }), 400, "REQUEST_VARIABLE_MISSING", "Missing 'num_after' argument");
     await rejects(() => s.call(bob, "POST", "/mark_topic_as_read", { stream_id: general.id, topic_name: "never-used" }), 400, "BAD_REQUEST", "No such topic 'never-used'");
     await rejects(() => s.call(bob, "POST", "/mark_topic_as_read", { stream_id: s.seed.secret.id, topic_name: "x" }), 400, "BAD_REQUEST", "Invalid channel ID");
+    // Topics far beyond any stored one (and LMDB's key limit) simply do not exist.
+    const huge = "x".repeat(100_000);
+    await rejects(() => s.call(bob, "POST", "/mark_topic_as_read", { stream_id: general.id, topic_name: huge }), 400, "BAD_REQUEST", `No such topic '${huge}'`);
+    const narrowed = await s.call(bob, "GET", "/messages", { anchor: "newest", num_before: 5, num_after: 0, narrow: JSON.stringify([["channel", "general"], ["topic", huge]]) });
+    expect(narrowed.status).toBe(200);
+    expect(narrowed.body["messages"]).toEqual([]);
   });
 });
 

@@ -79,6 +79,11 @@ export function normalizeTopic(state: StoreState, channel: Channel, raw: string 
   return topic;
 }
 
+/**
+ * Deliberate deviation from Zulip, which answers "Not authorized to send to channel
+ * 'NAME'" for any existing channel: for one the sender cannot see, that told a
+ * non-subscriber a private channel's name from its ID. It is "does not exist" here.
+ */
 function resolveChannel(state: StoreState, sender: User, ref: number | string): Channel {
   const channel = typeof ref === "number" ? state.channels.get(ref) : findChannelByName(state, sender.realmId, ref);
   if (!channel || channel.realmId !== sender.realmId) throw new ChannelNotFoundError(typeof ref === "number" ? { id: ref } : { name: ref });

@@ -83,7 +83,8 @@ export function subscribe(state: StoreState, actorId: number, input: SubscribeIn
   const users = resolvePrincipals(state, actor, input.principals);
   const othersIncluded = users.some((u) => u.id !== actor.id);
 
-  const existing: Channel[] = [];
+  /** Existing channels, with the name as the caller spelled it. */
+  const existing: { channel: Channel; asGiven: string }[] = [];
   const toCreate: { name: string; description?: string }[] = [];
   const seen = new Set<string>();
   for (const item of input.channels) {
@@ -91,17 +92,19 @@ export function subscribe(state: StoreState, actorId: number, input: SubscribeIn
     if (seen.has(name.toLowerCase())) continue;
     seen.add(name.toLowerCase());
     const channel = findChannelByName(state, actor.realmId, name);
-    if (channel) existing.push(channel);
+    if (channel) existing.push({ channel, asGiven: name });
     else toCreate.push(item.description === undefined ? { name } : { name, description: item.description });
   }
 
+  // Refusals echo the caller's spelling, not the stored name: a channel they cannot
+  // see should tell them nothing beyond what they typed.
   const unauthorized: string[] = [];
   const authorized: Channel[] = [];
-  for (const channel of existing) {
+  for (const { channel, asGiven } of existing) {
     if (canSubscribeSelf(state, actor, channel) || (othersIncluded && canSeeChannel(state, actor, channel) && canAddSubscribers(state, actor, channel))) {
       authorized.push(channel);
     } else {
-      unauthorized.push(channel.name);
+      unauthorized.push(asGiven);
     }
   }
   if (unauthorized.length > 0 && (input.authorizationErrorsFatal ?? true)) {

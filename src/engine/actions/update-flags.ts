@@ -4,7 +4,9 @@
  * Zulip's rules: only read, starred and collapsed are editable; messages without a
  * row count as read+historical, and changing one away from that materialises a
  * historical row (after an access check); marking unread in channels the caller is
- * not subscribed to is skipped and reported. Cost grows with the IDs touched.
+ * not subscribed to is skipped and reported, for messages the caller may read only
+ * (anything else is "Invalid message(s)", like an ID that does not exist). Cost grows
+ * with the IDs touched.
  */
 import { canAccessMessage, canSeeChannel, isSubscribed } from "../access.js";
 import { BadRequestError } from "../errors.js";
@@ -54,8 +56,11 @@ export function applyFlagChange(ctx: PlanContext, ids: readonly number[], flag: 
     const kept: number[] = [];
     for (const id of candidates) {
       const message = load(id);
-      if (message && message.recipient.type === "channel" && !isSubscribed(state, user.id, message.recipient.channelId)) ignored.add(message.recipient.channelId);
-      else kept.push(id);
+      // Only messages the caller may read are skipped and their channel reported; the
+      // rest go on to the access check below and fail exactly like nonexistent IDs.
+      if (message && message.recipient.type === "channel" && !isSubscribed(state, user.id, message.recipient.channelId) && canAccessMessage(state, user, message)) {
+        ignored.add(message.recipient.channelId);
+      } else kept.push(id);
     }
     candidates = new RoaringBitmap32(kept);
   }

@@ -13,6 +13,7 @@
  * before changing (RoaringBitmap32.and/or/andNot already return new bitmaps).
  */
 import roaring from "roaring";
+import { StorageError } from "../errors.js";
 import type { Tables } from "../storage/tables.js";
 
 const { RoaringBitmap32 } = roaring;
@@ -40,6 +41,18 @@ interface UndoRecord {
 /** An always-empty bitmap for "no such key" fast paths. Never mutate it. */
 export const EMPTY: ReadonlyBitmap = new RoaringBitmap32();
 
+/**
+ * Longest key name, in UTF-8 bytes, that fits LMDB's 1978-byte key limit together
+ * with its chunk number. Longer names are never written (add refuses them), so
+ * reading one is empty: a 100 KB topic in a narrow or mark_topic_as_read finds
+ * nothing instead of failing inside LMDB.
+ */
+export const MAX_KEY_NAME_BYTES = 1900;
+
+function storable(key: string): boolean {
+  return key.length <= MAX_KEY_NAME_BYTES / 3 || Buffer.byteLength(key, "utf8") <= MAX_KEY_NAME_BYTES;
+}
+
 export class BitmapStore {
   readonly #tables: Tables;
   readonly #cache = new Map<string, Entry>();
@@ -57,12 +70,12 @@ export class BitmapStore {
 
   /** The bitmap for `key` (empty if none). Live and cached: do not mutate. */
   get(key: string): ReadonlyBitmap {
-    return this.#entry(key).bitmap;
+    return storable(key) ? this.#entry(key).bitmap : EMPTY;
   }
 
   /** Adds one ID; returns whether it was absent. */
   add(key: string, id: number): boolean {
-    const entry = this.#entry(key);
+    const entry = this.#writableEntry(key);
     if (!entry.bitmap.tryAdd(id)) return false;
     this.#grow(entry, 4);
     this.#bump(key);
@@ -73,7 +86,7 @@ export class BitmapStore {
 
   /** Adds many IDs; returns those that were absent (ascending if input was). */
   addMany(key: string, ids: Iterable<number>): number[] {
-    const entry = this.#entry(key);
+    const entry = this.#writableEntry(key);
     const added: number[] = [];
     for (const id of ids) {
       if (entry.bitmap.tryAdd(id)) {
@@ -91,6 +104,7 @@ export class BitmapStore {
 
   /** Removes many IDs; returns those that were present. */
   removeMany(key: string, ids: Iterable<number>): number[] {
+    if (!storable(key)) return [];
     const entry = this.#entry(key);
     const removed: number[] = [];
     for (const id of ids) {
@@ -173,6 +187,7 @@ export class BitmapStore {
 
   /** Reads a key straight from disk, bypassing the cache (for verify). */
   loadFromDisk(key: string): Bitmap {
+    if (!storable(key)) return new RoaringBitmap32();
     const parts: Bitmap[] = [];
     for (const { value } of this.#tables.bitmapChunks.getRange({ start: [key, 0], end: [key, CHUNK_SPAN] })) {
       parts.push(RoaringBitmap32.deserialize(value, "portable"));
@@ -190,6 +205,11 @@ export class BitmapStore {
     if (this.#dirty.size > 0) throw new Error("clearCache with uncommitted bitmap changes");
     this.#cache.clear();
     this.#cachedBytes = 0;
+  }
+
+  #writableEntry(key: string): Entry {
+    if (!storable(key)) throw new StorageError(`bitmap key longer than ${MAX_KEY_NAME_BYTES} bytes: ${key.slice(0, 40)}...`);
+    return this.#entry(key);
   }
 
   #entry(key: string): Entry {

@@ -2,14 +2,14 @@
  * @module narrow/normalize
  * RawTerm[] -> Term[]: folds aliases (stream, pm-with, dm-with, is:private, ...),
  * resolves channel and user names to IDs, rewrites `with`, and rejects impossible
- * combinations, with Zulip's BAD_NARROW messages. Channels are looked up without an
- * access check, as in Zulip: access is enforced by the universe (plan.ts).
+ * combinations, with Zulip's BAD_NARROW messages. Message access is enforced by the
+ * universe (plan.ts); a channel the caller may not see is "unknown", like a missing one.
  */
-import { canAccessMessage } from "../access.js";
+import { canAccessMessage, canSeeChannel } from "../access.js";
 import { BadNarrowError } from "../errors.js";
 import { findChannelByName } from "../actions/channels.js";
 import type { StoreState } from "../state.js";
-import type { Message, User } from "../types.js";
+import type { Channel, Message, User } from "../types.js";
 import type { HasTermOperand, IsOperand, RawTerm, Term } from "./terms.js";
 
 const MAX_MESSAGE_ID = 2147483647;
@@ -95,14 +95,24 @@ function normalizeTerm(state: StoreState, user: User, t: RawTerm): Term | null {
 function resolveChannel(state: StoreState, user: User, operand: RawTerm["operand"]): number {
   if (typeof operand === "number") {
     const channel = state.channels.get(operand);
-    if (!channel || channel.realmId !== user.realmId) throw new BadNarrowError(`unknown channel ${operand}`);
+    if (!channel || !mayNameChannel(state, user, channel)) throw new BadNarrowError(`unknown channel ${operand}`);
     return channel.id;
   }
   const name = String(operand);
   // Zulip accepts a numeric string as a channel ID too.
   const channel = findChannelByName(state, user.realmId, name) ?? (/^\d+$/.test(name) ? state.channels.get(Number(name)) : undefined);
-  if (!channel || channel.realmId !== user.realmId) throw new BadNarrowError(`unknown channel ${name}`);
+  if (!channel || !mayNameChannel(state, user, channel)) throw new BadNarrowError(`unknown channel ${name}`);
   return channel.id;
+}
+
+/**
+ * Zulip resolves a narrow's channel without an access check, so a private channel
+ * answered an empty window where a missing one was "unknown channel": an existence
+ * oracle. Here a channel the caller cannot see is unknown, unless they were ever
+ * subscribed (they keep the messages they received, and know the channel).
+ */
+function mayNameChannel(state: StoreState, user: User, channel: Channel): boolean {
+  return canSeeChannel(state, user, channel) || (channel.realmId === user.realmId && state.subsByUser.get(user.id)?.has(channel.id) === true);
 }
 
 function findUser(state: StoreState, me: User, ref: string | number): User | undefined {

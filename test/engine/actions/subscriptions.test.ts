@@ -96,6 +96,9 @@ describe("subscribe", () => {
     });
     it("guests cannot join public channels, create channels or add others", () => {
       failsWithoutChange(() => s.subscribe(w.guest.id, { channels: [{ name: "general" }] }), { code: "BAD_REQUEST", message: "Unable to access channel (general)." });
+      // The caller's spelling is echoed, never the stored name of a channel they cannot see.
+      failsWithoutChange(() => s.subscribe(w.bob.id, { channels: [{ name: " SeCreT " }] }), { code: "BAD_REQUEST", message: "Unable to access channel (SeCreT)." });
+      expect(s.subscribe(w.bob.id, { channels: [{ name: "SECRET" }], authorizationErrorsFatal: false }).unauthorized).toEqual(["SECRET"]);
       failsWithoutChange(() => s.subscribe(w.guest.id, { channels: [{ name: "guest-made" }] }), { code: "BAD_REQUEST", message: "Insufficient permission" });
       failsWithoutChange(() => s.subscribe(w.guest.id, { channels: [{ name: "guest-made" }], principals: [carol.id] }), { code: "BAD_REQUEST", message: "Insufficient permission" });
     });

@@ -102,8 +102,10 @@ describe("flags by IDs", () => {
     const secretMsg = send("s", "x", w.alice.id, "secret");
     const d = dm(w.alice.id, [carol.id]);
     s.updateFlags(carol.id, [d], "read", "add");
-    const r = s.updateFlags(carol.id, [secretMsg, a, d, a], "read", "remove");
-    expect(r).toEqual({ updatedCount: 1, ignoredBecauseNotSubscribedChannels: [w.general.id, w.secret.id].sort((x, y) => x - y) });
+    const r = s.updateFlags(carol.id, [a, d, a], "read", "remove");
+    expect(r).toEqual({ updatedCount: 1, ignoredBecauseNotSubscribedChannels: [w.general.id] });
+    // A message of a private channel carol cannot read is not skipped: it fails like a missing ID.
+    failsWithoutChange(() => s.updateFlags(carol.id, [secretMsg, a], "read", "remove"), { code: "BAD_REQUEST", message: "Invalid message(s)" });
     expect(flags(carol, a)).toEqual(["read", "historical"]);
     expect(flags(carol, d)).toEqual([]);
     // A subscriber who left keeps the rows but may not mark them unread.
@@ -114,6 +116,25 @@ describe("flags by IDs", () => {
     // The field is only present for remove+read.
     expect("ignoredBecauseNotSubscribedChannels" in s.updateFlags(w.bob.id, [a], "read", "add")).toBe(false);
     expect("ignoredBecauseNotSubscribedChannels" in s.updateFlags(w.bob.id, [a], "starred", "remove")).toBe(false);
+  });
+
+  it("marking unread is no existence oracle: unreadable channel messages fail exactly like missing IDs", () => {
+    const secretMsg = send("s", "x", w.alice.id, "secret");
+    const pub = send("p");
+    const other = s.createRealm({ subdomain: "other", name: "Other", owner: { email: "x@other.dev", fullName: "Xavier" } });
+    const missing = { code: "BAD_REQUEST", message: "Invalid message(s)" };
+    // Nonexistent, another user's DM, a private channel the caller is not in, another realm's message.
+    const d = dm(w.alice.id, [w.owner.id]);
+    for (const [user, ids] of [
+      [w.bob, [99999]],
+      [w.bob, [d]],
+      [w.bob, [secretMsg]],
+      [w.guest, [pub]],
+      [other.owner, [pub]],
+      [other.owner, [secretMsg]],
+    ] as const) {
+      failsWithoutChange(() => s.updateFlags(user.id, ids, "read", "remove"), missing);
+    }
   });
 
   it("marking unread an old message of a channel joined later creates an unread historical row", () => {

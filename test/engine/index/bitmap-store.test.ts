@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { RoaringBitmap32, serializeChunk } from "../../../src/engine/index/bitmap-store.js";
+import { MAX_KEY_NAME_BYTES, RoaringBitmap32, serializeChunk } from "../../../src/engine/index/bitmap-store.js";
+import { internals } from "../../../src/engine/internal.js";
 import { foldName, foldTopic, key } from "../../../src/engine/index/keys.js";
 import type { Store } from "../../../src/engine/index.js";
 import { tempStore, type TempStore } from "../../support/temp-store.js";
@@ -207,6 +208,31 @@ describe("BitmapStore chunked persistence", () => {
     expect(internals(s).bitmaps.cachedBytes).toBeLessThanOrEqual(1);
     expect(internals(s).bitmaps.get("a").toArray()).toEqual([1, 2, 3]);
     expect(internals(s).bitmaps.get("b").toArray()).toEqual([CHUNK, 2 * CHUNK]);
+  });
+});
+
+describe("keys too long for LMDB", () => {
+  let t: TempStore;
+  beforeEach(() => {
+    t = tempStore();
+  });
+  afterEach(() => t.cleanup());
+
+  it("read as empty (they can never have been written) and are refused for writing", () => {
+    const bitmaps = internals(t.store).bitmaps;
+    const long = `ct:1:${"x".repeat(100_000)}`;
+    const longUnicode = `t:1:${"🐙".repeat(MAX_KEY_NAME_BYTES / 4 + 1)}`;
+    for (const k of [long, longUnicode]) {
+      expect(bitmaps.get(k).size).toBe(0);
+      expect(bitmaps.loadFromDisk(k).size).toBe(0);
+      expect(() => internals(t.store).write(() => bitmaps.add(k, 1))).toThrow(/longer than/);
+      expect(() => internals(t.store).write(() => bitmaps.addMany(k, [1]))).toThrow(/longer than/);
+      expect(internals(t.store).write(() => bitmaps.removeMany(k, [1]))).toEqual([]);
+    }
+    // The longest allowed name still round-trips.
+    const longest = "y".repeat(MAX_KEY_NAME_BYTES);
+    internals(t.store).write(() => bitmaps.add(longest, 7));
+    expect(bitmaps.loadFromDisk(longest).toArray()).toEqual([7]);
   });
 });
 

@@ -64,8 +64,23 @@ describe("channel / stream", () => {
     expect(one([op("channel", "general", true)])).toEqual({ ...expected, negated: true });
   });
 
-  it("looks channels up without an access check (private channel named by a non-subscriber)", () => {
-    expect(one([op("channel", "secret")], w.bob)).toEqual({ kind: "channel", channelId: w.secret.id, negated: false });
+  it("a channel the caller cannot see is unknown, exactly like a missing one (no existence oracle)", () => {
+    // bob is not in the private "secret"; the guest is in no channel.
+    expect(narrowError([op("channel", "secret")], w.bob)).toEqual(bad("unknown channel secret"));
+    expect(narrowError([op("channel", w.secret.id)], w.bob)).toEqual(bad(`unknown channel ${w.secret.id}`));
+    expect(narrowError([op("stream", String(w.secret.id))], w.bob)).toEqual(bad(`unknown channel ${w.secret.id}`));
+    expect(narrowError([op("channel", "general")], w.guest)).toEqual(bad("unknown channel general"));
+    // Subscribers and administrators see it.
+    expect(one([op("channel", "secret")], w.alice)).toEqual({ kind: "channel", channelId: w.secret.id, negated: false });
+    expect(one([op("channel", w.secret.id)], w.owner)).toEqual({ kind: "channel", channelId: w.secret.id, negated: false });
+  });
+
+  it("a former subscriber may still name the channel (they keep what they received)", () => {
+    const s = t.store;
+    const carol = s.createUser({ realmId: w.realm.id, email: "carol-former@test.dev", fullName: "Carol" });
+    s.subscribe(w.owner.id, { channels: [{ name: "secret" }], principals: [carol.id] });
+    s.unsubscribe(carol.id, ["secret"]);
+    expect(one([op("channel", "secret")], carol)).toEqual({ kind: "channel", channelId: w.secret.id, negated: false });
   });
 
   it("unknown channel by name, ID, or in another realm", () => {
@@ -237,7 +252,7 @@ describe("with", () => {
       { kind: "topic", topic: "t", negated: false },
     ]);
     expect(norm(w.bob, [op("dm", [w.alice.id]), op("with", 99999)])).toEqual([{ kind: "dm", userIds: [w.alice.id], empty: false, negated: false }]);
-    expect(norm(w.guest, [op("stream", "general"), op("topic", "x"), op("with", msg.dmAliceBob)])).toHaveLength(2);
+    expect(norm(w.owner, [op("stream", "general"), op("topic", "x"), op("with", msg.dmAliceBob)])).toHaveLength(2);
   });
 
   it("an inaccessible or missing message otherwise: Invalid 'with' operator", () => {

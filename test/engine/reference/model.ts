@@ -381,27 +381,33 @@ export class RefModel {
     return u.id;
   }
 
-  private resolveChannel(operand: WireTerm["operand"]): number {
+  /**
+   * Deliberate deviation from Zulip (which looks narrow channels up unchecked): a
+   * channel the user cannot see and was never subscribed to is unknown, like a
+   * missing one, so that narrows are no existence oracle for private channels.
+   */
+  private resolveChannel(me: RefUser, operand: WireTerm["operand"]): number {
+    const nameable = (c: RefChannel | undefined) => c !== undefined && (this.canSeeChannel(me, c) || this.subs.has(`${me.id}:${c.id}`));
     if (typeof operand === "number") {
       const c = this.channels.get(operand);
-      if (!c) throw new NarrowError(`unknown channel ${operand}`);
-      return c.id;
+      if (!nameable(c)) throw new NarrowError(`unknown channel ${operand}`);
+      return operand;
     }
     const name = String(operand);
-    for (const c of this.channels.values()) if (c.name.toLowerCase() === name.toLowerCase()) return c.id;
-    if (/^\d+$/.test(name) && this.channels.has(Number(name))) return Number(name);
-    throw new NarrowError(`unknown channel ${name}`);
+    const c = [...this.channels.values()].find((c) => c.name.toLowerCase() === name.toLowerCase()) ?? (/^\d+$/.test(name) ? this.channels.get(Number(name)) : undefined);
+    if (!c || !nameable(c)) throw new NarrowError(`unknown channel ${name}`);
+    return c.id;
   }
 
   /** Resolves wire terms; then Zulip's channel/DM conflict check (doc §1.3, newer code). */
-  resolveNarrow(narrow: readonly WireTerm[]): Resolved[] {
+  resolveNarrow(me: RefUser, narrow: readonly WireTerm[]): Resolved[] {
     const out: Resolved[] = [];
     for (const t of narrow) {
       const negated = t.negated;
       switch (t.operator) {
         case "channel":
         case "stream":
-          out.push({ kind: "channel", channelId: this.resolveChannel(t.operand), negated });
+          out.push({ kind: "channel", channelId: this.resolveChannel(me, t.operand), negated });
           break;
         case "channels":
         case "streams":
@@ -604,7 +610,7 @@ export class RefModel {
     }
     let terms: Resolved[];
     try {
-      terms = this.resolveNarrow(q.narrow);
+      terms = this.resolveNarrow(me, q.narrow);
     } catch (e) {
       if (e instanceof NarrowError) return { error: { code: "BAD_NARROW", message: e.message } };
       throw e;
@@ -641,7 +647,10 @@ export class RefModel {
     if (markingUnread) {
       ids = ids.filter((id) => {
         const m = byId.get(id);
-        if (m && m.channelId !== null && !this.isSubscribed(userId, m.channelId)) {
+        // Deliberate deviation from Zulip: only messages the user may read are skipped
+        // (and their channel reported); others fail below like missing IDs.
+        const readable = m !== undefined && (this.rowsOf(userId).has(id) || this.canAccessRowless(me, m));
+        if (m && m.channelId !== null && !this.isSubscribed(userId, m.channelId) && readable) {
           ignored.add(m.channelId);
           return false;
         }

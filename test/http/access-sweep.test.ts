@@ -1,0 +1,368 @@
+/**
+ * Existence oracles, swept over the whole route table: for every endpoint and every
+ * parameter that names a message, channel, user or group, an ID or name the caller
+ * cannot access must get exactly the answer of one that exists nowhere (status, code,
+ * message, data, with the ID or name itself normalized) and must change nothing.
+ *
+ * Callers are realm A's member (bob), guest and owner. What they must not tell apart
+ * from nothing:
+ * - another realm's messages (public channel, private channel, DM), channels, users,
+ *   emails and groups (every caller);
+ * - for bob: the private channel he is not in, its messages and a DM between others;
+ * - for the guest: those, and the public channel he is not in with its messages.
+ * Users of the caller's own realm are visible to every caller (no restricted-user
+ * policies exist here), so only other realms' users are swept.
+ *
+ * The endpoint list comes from ENDPOINTS, so a new endpoint is swept as soon as its
+ * parameters are classified below: the first test fails on any parameter that is in
+ * neither ID_PARAMS nor NOT_IDS.
+ *
+ * Numeric anchors are positional (a window around the ID), so the data is laid out
+ * with every message a caller can read before every message they cannot: an anchor
+ * at an unreadable message then has the same neighbours as one past the last ID.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { User } from "../../src/engine/index.js";
+import type { Endpoint } from "../../src/http/endpoint.js";
+import { ENDPOINTS } from "../../src/http/endpoints/index.js";
+import { startServer, type TestServer } from "../support/http.js";
+import { fingerprint } from "../support/snapshot.js";
+
+type Kind = "message" | "channel" | "channelName" | "user" | "email" | "group";
+type Ref = number | string;
+
+interface Probe {
+  readonly kind: Kind;
+  readonly label: string;
+  /** The parameter's wire value naming `ref`. */
+  encode(ref: Ref, endpoint: Endpoint): string;
+  /** Only with bases for which this holds (default: every base). */
+  readonly when?: (base: Readonly<Record<string, string>>) => boolean;
+}
+
+const list = (ref: Ref) => JSON.stringify([ref]);
+const narrow = (operator: string, kind: Kind, operand: (ref: Ref) => unknown = (r) => r): Probe => ({
+  kind,
+  label: `narrow ${operator}:${kind}`,
+  encode: (ref) => JSON.stringify([{ operator, operand: operand(ref) }]),
+});
+const groupSetting: readonly Probe[] = [
+  { kind: "group", label: "group ID", encode: String },
+  { kind: "group", label: "direct_subgroups", encode: (r) => JSON.stringify({ direct_members: [], direct_subgroups: [r] }) },
+  { kind: "user", label: "direct_members", encode: (r) => JSON.stringify({ direct_members: [r], direct_subgroups: [] }) },
+];
+
+/** Parameters (query/body and path) that name objects, and how to name one. */
+const ID_PARAMS: Readonly<Record<string, readonly Probe[]>> = {
+  message_id: [{ kind: "message", label: "path", encode: String }],
+  messages: [{ kind: "message", label: "ID list", encode: list }],
+  message_ids: [{ kind: "message", label: "ID list", encode: list }],
+  anchor: [{ kind: "message", label: "numeric anchor", encode: String }],
+  narrow: [
+    narrow("channel", "channel"),
+    narrow("stream", "channel", String),
+    narrow("channel", "channelName"),
+    narrow("sender", "user"),
+    narrow("sender", "email"),
+    narrow("dm", "user", (r) => [r]),
+    narrow("dm", "email"),
+    narrow("dm-including", "user"),
+    narrow("mentions", "user"),
+    narrow("id", "message"),
+    narrow("with", "message"),
+  ],
+  stream_id: [{ kind: "channel", label: "ID", encode: String }],
+  to: [
+    { kind: "channel", label: "channel ID", encode: String, when: (b) => b["type"] === "stream" },
+    { kind: "channel", label: "channel ID list", encode: list, when: (b) => b["type"] === "stream" },
+    { kind: "channelName", label: "channel name", encode: String, when: (b) => b["type"] === "stream" },
+    { kind: "user", label: "user IDs", encode: list, when: (b) => b["type"] === "direct" },
+    { kind: "email", label: "emails", encode: String, when: (b) => b["type"] === "direct" },
+  ],
+  user_ids: [{ kind: "user", label: "ID list", encode: list }],
+  user_id_or_email: [
+    { kind: "user", label: "ID", encode: String },
+    { kind: "email", label: "email", encode: String },
+  ],
+  principals: [
+    { kind: "user", label: "IDs", encode: list },
+    { kind: "email", label: "emails", encode: list },
+  ],
+  subscriptions: [{ kind: "channelName", label: "name", encode: (r, e) => (e.method === "POST" ? JSON.stringify([{ name: r }]) : list(r)) }],
+  can_add_subscribers_group: groupSetting,
+  can_remove_subscribers_group: groupSetting,
+  can_administer_channel_group: groupSetting,
+  can_delete_any_message_group: groupSetting,
+  can_delete_own_message_group: groupSetting,
+  can_move_messages_out_of_channel_group: groupSetting,
+  can_send_message_group: groupSetting,
+  can_subscribe_group: groupSetting,
+  can_create_topic_group: groupSetting,
+  can_move_messages_within_channel_group: groupSetting,
+  can_resolve_topics_group: groupSetting,
+};
+
+/** Parameters that name nothing a caller could be denied. */
+const NOT_IDS = new Set([
+  // display and paging options
+  "apply_markdown", "allow_empty_topic_name", "client_gravatar", "include_custom_profile_fields", "include_anchor", "num_before", "num_after",
+  "use_first_unread_anchor", "anchor_date", "include_subscribers",
+  // flag and reaction values
+  "op", "flag", "emoji_name", "emoji_code", "reaction_type",
+  // message content (topic_name only narrows a channel named by stream_id)
+  "type", "content", "topic", "topic_name", "queue_id", "local_id", "read_by_sender",
+  // user fields; profile_data names custom profile fields, which do not exist here
+  "full_name", "role", "profile_data", "new_email",
+  // channel creation options
+  "authorization_errors_fatal", "announce", "invite_only", "is_web_public", "is_default_stream", "history_public_to_subscribers", "message_retention_days", "topics_policy",
+  // channel listing filters
+  "include_public", "include_web_public", "include_subscribed", "exclude_archived", "include_all", "include_default", "include_owner_subscribed", "include_can_access_content",
+  // register options
+  "include_streams", "slim_presence", "presence_history_limit_days", "event_types", "fetch_event_types", "all_public_streams", "client_capabilities", "idle_queue_timeout",
+  // event queue polling (queue IDs are random and per user: BAD_EVENT_QUEUE_ID either way)
+  "last_event_id", "dont_block",
+]);
+
+/** Endpoints without any ID parameter: nothing to sweep. */
+const NO_ID_ENDPOINTS = [
+  "GET /server_settings",
+  "GET /users/me",
+  "GET /users/me/subscriptions",
+  "GET /streams",
+  // queue_id: another user's queue answers exactly like an unknown one (test/realtime/queues.test.ts).
+  "GET /events",
+  "DELETE /events",
+];
+
+/**
+ * Where Zulip's semantics make "invisible" and "nonexistent" differ by design.
+ * Each entry is checked to still differ, so the table cannot go stale.
+ */
+const EXCEPTIONS: readonly { endpoint: string; param: string; scenario: string; reason: string }[] = [
+  {
+    endpoint: "POST /users/me/subscriptions",
+    param: "subscriptions",
+    scenario: "bob: private places",
+    reason:
+      "channel names are unique in a realm: an unused name is created, a private channel's name is refused ('Unable to access channel (NAME).', echoing the caller's own text). Other realms' names are unused here and are swept.",
+  },
+  { endpoint: "POST /users/me/subscriptions", param: "subscriptions", scenario: "guest: channels not joined", reason: "as above: the guest may create nothing, and is refused existing names" },
+];
+
+interface Base {
+  readonly params: Readonly<Record<string, string | (() => string)>>;
+  /** The probed parameters this base is for (default: all). */
+  readonly for?: readonly string[];
+}
+
+let counter = 0;
+const fresh = (prefix: string) => `${prefix}-${++counter}`;
+
+/** What each endpoint needs besides the probed parameter to reach its lookups; anchors sit after every readable message. */
+const BASES: Readonly<Record<string, readonly Base[]>> = {
+  "POST /messages": [{ params: { type: "stream", topic: "t", content: "x" } }, { params: { type: "direct", content: "x" } }],
+  "GET /messages": [
+    { params: { anchor: "newest", num_before: "5", num_after: "0" }, for: ["narrow"] },
+    { params: { num_before: "1", num_after: "1" }, for: ["anchor"] },
+    { params: {}, for: ["message_ids"] },
+  ],
+  "POST /messages/flags": [
+    { params: { op: "add", flag: "starred" } },
+    { params: { op: "remove", flag: "starred" } },
+    { params: { op: "add", flag: "read" } },
+    { params: { op: "remove", flag: "read" } },
+    { params: { op: "add", flag: "collapsed" } },
+  ],
+  "POST /messages/flags/narrow": [
+    { params: { anchor: "newest", num_before: "5", num_after: "0", op: "remove", flag: "read" }, for: ["narrow"] },
+    { params: { anchor: "newest", num_before: "5", num_after: "0", op: "add", flag: "starred" }, for: ["narrow"] },
+    { params: { num_before: "0", num_after: "1", op: "remove", flag: "read" }, for: ["anchor"] },
+    { params: { num_before: "0", num_after: "1", op: "add", flag: "starred" }, for: ["anchor"] },
+  ],
+  "POST /mark_topic_as_read": [{ params: { topic_name: "t" } }],
+  "POST /messages/:message_id/reactions": [{ params: { emoji_name: "octopus" } }],
+  "DELETE /messages/:message_id/reactions": [{ params: { emoji_name: "octopus" } }],
+  "PATCH /users/:user_id_or_email": [{ params: { full_name: "Renamed" } }],
+  "POST /users/me/subscriptions": [
+    { params: {}, for: ["subscriptions"] },
+    { params: { subscriptions: JSON.stringify([{ name: "general" }]) }, for: ["principals"] },
+    // A new channel, so that its group settings are checked.
+    { params: { subscriptions: () => JSON.stringify([{ name: fresh("new") }]) } },
+  ],
+  "POST /typing": [
+    { params: { op: "start", type: "direct" }, for: ["to"] },
+    { params: { op: "start", type: "channel", topic: "t" }, for: ["stream_id"] },
+  ],
+  "DELETE /users/me/subscriptions": [{ params: {}, for: ["subscriptions"] }, { params: { subscriptions: JSON.stringify(["general"]) }, for: ["principals"] }],
+};
+
+type Refs = Partial<Record<Kind, readonly Ref[]>>;
+interface Scenario {
+  readonly name: string;
+  readonly caller: User;
+  /** Called once per probe: names may be consumed (subscribing creates channels). */
+  readonly refs: (kind: Kind) => readonly Ref[];
+}
+
+let s: TestServer;
+let scenarios: Scenario[] = [];
+/** Nonexistent objects, per kind; names are fresh per call. */
+const nowhere = (kind: Kind): Ref =>
+  ({ message: 1_999_999, channel: 1_999_998, user: 1_999_997, group: 1_999_996, channelName: fresh("no-such-channel"), email: `${fresh("nobody")}@nowhere.test` })[kind];
+
+beforeAll(async () => {
+  s = await startServer();
+  const store = s.t.store;
+  const { owner, alice, bob, guest, general, secret } = s.seed;
+  const send = (senderId: number, to: { type: "channel"; channel: string; topic: string } | { type: "direct"; users: number[] }) => store.sendMessage({ senderId, to, content: "x" }).id;
+  // Realm A: what bob can read first (general, his DM), then what he cannot; the guest reads none of it.
+  send(alice.id, { type: "channel", channel: "general", topic: "t" });
+  const generalMsg = send(alice.id, { type: "channel", channel: "general", topic: "t" });
+  const dmAliceBob = send(alice.id, { type: "direct", users: [bob.id] });
+  const secretMsg = send(alice.id, { type: "channel", channel: "secret", topic: "t" });
+  const dmAliceOwner = send(alice.id, { type: "direct", users: [owner.id] });
+
+  // Realm B, after everything realm A can read.
+  const b = store.createRealm({ subdomain: "bee", name: "Bee", owner: { email: "queen@bee.test", fullName: "Queen" } });
+  const drone = store.createUser({ realmId: b.realm.id, email: "drone@bee.test", fullName: "Drone" });
+  const created = (name: string, inviteOnly: boolean) =>
+    store.subscribe(b.owner.id, { channels: [{ name }], principals: [b.owner.id, drone.id], newChannel: { inviteOnly } }).createdChannelIds[0]!;
+  const hive = created("hive", false);
+  const cell = created("cell", true);
+  const foreignMessages = [
+    send(drone.id, { type: "channel", channel: "hive", topic: "t" }),
+    send(drone.id, { type: "channel", channel: "cell", topic: "t" }),
+    send(drone.id, { type: "direct", users: [b.owner.id] }),
+  ];
+  const workers = store.createGroup(b.owner.id, { name: "workers", members: [drone.id] });
+  const freshChannel = (prefix: string, inviteOnly: boolean) => {
+    const name = fresh(prefix);
+    created(name, inviteOnly);
+    return name;
+  };
+  const foreign = (kind: Kind): readonly Ref[] =>
+    ({
+      message: foreignMessages,
+      channel: [hive, cell],
+      // Fresh names each time: subscribing by an unused name creates that channel in realm A.
+      channelName: kind === "channelName" ? [freshChannel("hive", false), freshChannel("cell", true)] : [],
+      user: [b.owner.id, drone.id],
+      email: [b.owner.email, drone.email],
+      group: [workers.id, store.systemGroupId(b.realm.id, "role:members")],
+    })[kind];
+  scenarios = [
+    { name: "bob: another realm", caller: bob, refs: foreign },
+    { name: "guest: another realm", caller: guest, refs: foreign },
+    { name: "owner: another realm", caller: owner, refs: foreign },
+    { name: "bob: private places", caller: bob, refs: (kind) => ({ message: [secretMsg, dmAliceOwner], channel: [secret.id], channelName: ["secret"] } as Refs)[kind] ?? [] },
+    {
+      name: "guest: channels not joined",
+      caller: guest,
+      refs: (kind) => ({ message: [generalMsg, secretMsg, dmAliceBob], channel: [general.id, secret.id], channelName: ["general", "secret"] } as Refs)[kind] ?? [],
+    },
+  ];
+});
+afterAll(() => s.close());
+
+const endpointKey = (e: Endpoint) => `${e.method} ${e.path}`;
+const pathParams = (e: Endpoint) => [...e.path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
+const paramNames = (e: Endpoint) => [...Object.keys(e.params), ...pathParams(e)];
+const idParams = (e: Endpoint) => paramNames(e).filter((name) => name in ID_PARAMS);
+
+interface Answer {
+  readonly status: number;
+  readonly body: unknown;
+}
+
+function replaceRef(text: string, ref: Ref): string {
+  const escaped = String(ref).replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return text.replace(new RegExp(`(?<![\\w.@-])${escaped}(?![\\w@-])`, "gi"), "<ref>");
+}
+
+/**
+ * Equal answers, except where one names `ref` and the other `nowhereRef` at the same
+ * place (an echoed ID, or the ID or name inside a message). Random fields are skipped.
+ */
+function sameAnswer(got: unknown, expected: unknown, ref: Ref, nowhereRef: Ref): boolean {
+  if (got === expected) return true;
+  if (typeof got === "number" && typeof expected === "number") return got === ref && expected === nowhereRef;
+  if (typeof got === "string" && typeof expected === "string") return replaceRef(got, ref) === replaceRef(expected, nowhereRef);
+  if (Array.isArray(got) && Array.isArray(expected)) return got.length === expected.length && got.every((g, i) => sameAnswer(g, expected[i], ref, nowhereRef));
+  if (got !== null && expected !== null && typeof got === "object" && typeof expected === "object" && !Array.isArray(got) && !Array.isArray(expected)) {
+    const g = got as Record<string, unknown>;
+    const e = expected as Record<string, unknown>;
+    const keys = Object.keys(g).sort();
+    if (JSON.stringify(keys) !== JSON.stringify(Object.keys(e).sort())) return false;
+    return keys.every((k) => RANDOM_FIELDS.has(k) || sameAnswer(g[k], e[k], ref, nowhereRef));
+  }
+  return false;
+}
+const RANDOM_FIELDS = new Set(["queue_id"]);
+
+async function ask(caller: User, endpoint: Endpoint, base: Base, param: string, probe: Probe, ref: Ref): Promise<Answer> {
+  const params: Record<string, string> = {};
+  for (const [k, v] of Object.entries(base.params)) params[k] = typeof v === "function" ? v() : v;
+  const value = probe.encode(ref, endpoint);
+  const isPath = pathParams(endpoint).includes(param);
+  if (!isPath) params[param] = value;
+  const path = endpoint.path.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(name === param ? value : (params[name] ?? "")));
+  const r = await s.call(caller, endpoint.method, path, params);
+  return { status: r.status, body: r.body };
+}
+
+/** Long success bodies (register) are cut in failure reports. */
+const show = (a: Answer) => JSON.stringify(a).slice(0, 400);
+
+describe("access sweep over the route table", () => {
+  it("classifies every parameter of every endpoint, and skips exactly the endpoints without IDs", () => {
+    const unclassified = ENDPOINTS.flatMap((e) => paramNames(e).filter((n) => !(n in ID_PARAMS) && !NOT_IDS.has(n)).map((n) => `${endpointKey(e)}: ${n}`));
+    expect(unclassified).toEqual([]);
+    expect(ENDPOINTS.filter((e) => idParams(e).length === 0).map(endpointKey).sort()).toEqual([...NO_ID_ENDPOINTS].sort());
+  });
+
+  it("answers IDs of other realms and of private places exactly like IDs that exist nowhere, and changes nothing", async () => {
+    const mismatches: string[] = [];
+    const stillExceptional = new Set<string>();
+    const swept = new Set<string>();
+    let requests = 0;
+    for (const endpoint of ENDPOINTS) {
+      const key = endpointKey(endpoint);
+      for (const param of idParams(endpoint)) {
+        const bases = (BASES[key] ?? [{ params: {} }]).filter((b) => b.for === undefined || b.for.includes(param));
+        for (const base of bases) {
+          const plain = Object.fromEntries(Object.entries(base.params).filter((e): e is [string, string] => typeof e[1] === "string"));
+          for (const probe of ID_PARAMS[param]!.filter((p) => p.when === undefined || p.when(plain))) {
+            for (const scenario of scenarios) {
+              const refs = scenario.refs(probe.kind);
+              if (refs.length === 0) continue;
+              swept.add(`${key} ${param}`);
+              const caller = scenario.caller;
+              const before = fingerprint(s.t.store);
+              const nowhereRef = nowhere(probe.kind);
+              const expected = await ask(caller, endpoint, base, param, probe, nowhereRef);
+              const nothingExpectedToChange = expected.status >= 400;
+              const exception = EXCEPTIONS.find((x) => x.endpoint === key && x.param === param && x.scenario === scenario.name);
+              for (const ref of refs) {
+                const got = await ask(caller, endpoint, base, param, probe, ref);
+                requests += 2;
+                const where = `${key} ${param} (${probe.label}, base ${JSON.stringify(plain)}) as ${scenario.name}, ref ${ref}`;
+                const same = sameAnswer(got, expected, ref, nowhereRef);
+                if (exception) {
+                  if (!same) stillExceptional.add(`${key} ${param} ${scenario.name}`);
+                } else if (!same) {
+                  mismatches.push(`${where}:\n    got      ${show(got)}\n    expected ${show(expected)}`);
+                }
+              }
+              if (nothingExpectedToChange && !exception && fingerprint(s.t.store) !== before) mismatches.push(`${key} ${param} (${probe.label}) as ${scenario.name}: the store changed`);
+            }
+          }
+        }
+      }
+    }
+    expect(mismatches).toEqual([]);
+    expect([...stillExceptional].sort()).toEqual(EXCEPTIONS.map((x) => `${x.endpoint} ${x.param} ${x.scenario}`).sort());
+    // Every ID parameter of every endpoint was probed at least once.
+    expect([...swept].sort()).toEqual(ENDPOINTS.flatMap((e) => idParams(e).map((p) => `${endpointKey(e)} ${p}`)).sort());
+    expect(requests).toBeGreaterThan(500);
+  });
+});
