@@ -35,4 +35,6 @@ export { MAX_MESSAGES_PER_FETCH } from "./queries/get-messages.js";
 export { NEWEST_ANCHOR } from "./narrow/window.js";
 export type { ApiFlag } from "./queries/message-flags.js";
 export type { UnreadSummary } from "./queries/unread.js";
+export type { RecentConversation } from "./queries/recent-conversations.js";
+export { STOP_WORDS } from "./search/stop-words.js";
 export type { VerifyReport, IndexDifference } from "./verify.js";

@@ -20,6 +20,7 @@ import type { PlanContext } from "./narrow/plan.js";
 import { getMessageWindow, getMessages, type GetMessagesInput, type GetMessagesResult, type MessageWindow, type WindowInput } from "./queries/get-messages.js";
 import { flagsForWindow, type ApiFlag } from "./queries/message-flags.js";
 import { unreadSummary, type UnreadSummary } from "./queries/unread.js";
+import { recentConversations, type RecentConversation } from "./queries/recent-conversations.js";
 import { ReceivedSets } from "./received.js";
 import { StoreState, type StoreOptions } from "./state.js";
 import { lockDataDir, type DataDirLock } from "./storage/lock.js";
@@ -289,6 +290,10 @@ export class Store {
   }
   unreadSummary(userId: number): UnreadSummary {
     return unreadSummary(this.#context(userId));
+  }
+  /** Zulip's recent_private_conversations: the user's recent DM conversations, newest first. */
+  recentConversations(userId: number): RecentConversation[] {
+    return recentConversations(this.#context(userId));
   }
 
   /** Rebuilds derivable indexes from records and reports differences with disk. */

@@ -11,7 +11,7 @@ import { messageMetaOf, type Message, type MessageMeta } from "../types.js";
 import type { StoreState } from "../state.js";
 
 /** A message's meta, falling back to its record for data written before message_meta existed. */
-function metaOf(state: StoreState, id: number): MessageMeta | undefined {
+export function metaOf(state: StoreState, id: number): MessageMeta | undefined {
   const meta = state.tables.messageMeta.get(id) as MessageMeta | undefined;
   if (meta) return meta;
   const message = state.tables.messages.get(id) as Message | undefined;

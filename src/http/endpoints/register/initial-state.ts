@@ -3,13 +3,10 @@
  * The sections of POST /register's initial state, each from engine state and queries.
  * Every function is read-only.
  */
-import { MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, ROLE, type Realm, type Store, type SubscribedChannel, type User, type UserGroup, type UserTopic } from "../../../engine/index.js";
+import { ROLE, STOP_WORDS, type Realm, type Store, type SubscribedChannel, type User, type UserGroup, type UserTopic } from "../../../engine/index.js";
 import { avatarUrl } from "../../views/avatar.js";
 import { channelToWire, groupSettingToWire, subscribersFor, subscriptionToWire } from "../../views/channel.js";
 import { userToWire } from "../../views/user.js";
-
-/** Upload limit we report (Zulip's historical default). */
-export const MAX_FILE_UPLOAD_SIZE_MIB = 25;
 
 export interface StateOptions {
   readonly clientGravatar: boolean;
@@ -20,53 +17,9 @@ export interface StateOptions {
   readonly includeDeactivatedGroups: boolean;
 }
 
-/** `realm`: organization settings and server limits. */
-export function realmSection(realm: Realm, baseUrl: string): Record<string, unknown> {
-  return {
-    realm_name: realm.name,
-    realm_description: "",
-    realm_uri: baseUrl,
-    realm_url: baseUrl,
-    realm_date_created: realm.dateCreated,
-    realm_empty_topic_display_name: realm.emptyTopicDisplayName,
-    realm_topics_policy: realm.topicsPolicy,
-    realm_mandatory_topics: realm.topicsPolicy === "disable_empty_topic",
-    realm_enable_spectator_access: realm.enableSpectatorAccess,
-    realm_new_stream_announcements_stream_id: realm.newChannelAnnouncementsChannelId ?? -1,
-    realm_web_public_access_enabled: realm.enableSpectatorAccess,
-    realm_is_zephyr_mirror_realm: false,
-    realm_presence_disabled: true,
-    realm_default_language: "en",
-    max_message_length: MAX_MESSAGE_LENGTH,
-    max_topic_length: MAX_TOPIC_LENGTH,
-    max_stream_name_length: MAX_CHANNEL_NAME_LENGTH,
-    max_stream_description_length: MAX_CHANNEL_DESCRIPTION_LENGTH,
-    max_channel_folder_name_length: 60,
-    max_channel_folder_description_length: 1024,
-    max_file_upload_size_mib: MAX_FILE_UPLOAD_SIZE_MIB,
-    max_bulk_new_subscription_messages: 100,
-    event_queue_longpoll_timeout_seconds: 90,
-    server_presence_ping_interval_seconds: 60,
-    server_presence_offline_threshold_seconds: 140,
-    server_typing_started_wait_period_milliseconds: 10000,
-    server_typing_stopped_wait_period_milliseconds: 5000,
-    server_typing_started_expiry_period_milliseconds: 15000,
-    server_web_public_streams_enabled: false,
-    server_avatar_changes_disabled: true,
-    server_name_changes_disabled: false,
-    server_needs_upgrade: false,
-    server_inline_image_preview: false,
-    server_inline_url_embed_preview: false,
-    server_emoji_data_url: "",
-    server_jitsi_server_url: null,
-    server_can_summarize_topics: false,
-    server_thumbnail_formats: [],
-    server_report_message_types: [],
-  };
-}
-
 /** `realm_user`: realm_users, realm_non_active_users, cross_realm_bots and own-user fields. */
-export function realmUserSection(store: Store, user: User, options: StateOptions): Record<string, unknown> {
+export function realmUserSection(store: Store, realm: Realm, user: User, options: StateOptions): Record<string, unknown> {
+  const canCreateChannels = user.role <= ROLE.MEMBER;
   const userOptions = { clientGravatar: options.clientGravatar, includeCustomProfileFields: false };
   const users = store.realmUsers(user.realmId);
   const ownAvatar = avatarUrl(user, false);
@@ -85,8 +38,60 @@ export function realmUserSection(store: Store, user: User, options: StateOptions
     is_owner: user.role === ROLE.OWNER,
     is_moderator: user.role === ROLE.MODERATOR,
     is_guest: user.role === ROLE.GUEST,
+    is_billing_admin: false,
     role: user.role,
+    // What the engine enforces (see newChannelRecord and canAddSubscribers).
+    can_create_public_streams: canCreateChannels,
+    can_create_private_streams: canCreateChannels,
+    can_create_streams: canCreateChannels,
+    can_create_web_public_streams: realm.enableSpectatorAccess && user.role <= ROLE.MODERATOR,
+    can_subscribe_other_users: user.role <= ROLE.MEMBER,
+    // No invitations are offered.
+    can_invite_others_to_realm: false,
   };
+}
+
+/** `realm_bot`: the bots the user owns, or every bot of the realm for an administrator. */
+export function realmBotSection(store: Store, user: User, options: StateOptions): Record<string, unknown> {
+  const isAdmin = user.role <= ROLE.ADMINISTRATOR;
+  const bots = store.realmUsers(user.realmId).filter((u) => u.isBot && (isAdmin || u.botOwnerId === user.id));
+  return {
+    realm_bots: bots.map((bot) => ({
+      user_id: bot.id,
+      email: bot.email,
+      full_name: bot.fullName,
+      bot_type: bot.botType,
+      is_active: bot.isActive,
+      // Zulip shows a bot's key to whoever may manage it.
+      api_key: bot.apiKey,
+      default_sending_stream: null,
+      default_events_register_stream: null,
+      default_all_public_streams: false,
+      avatar_url: avatarUrl(bot, options.clientGravatar),
+      owner_id: bot.botOwnerId,
+      services: [],
+    })),
+  };
+}
+
+/** `recent_private_conversations`: the user's recent DM conversations, newest first. */
+export function recentConversationsSection(store: Store, user: User): Record<string, unknown> {
+  return { recent_private_conversations: store.recentConversations(user.id).map((c) => ({ max_message_id: c.maxMessageId, user_ids: [...c.userIds] })) };
+}
+
+/** `muted_topics` (deprecated): [channel name, topic, muted at] for each muted topic. */
+export function mutedTopicsSection(store: Store, user: User): Record<string, unknown> {
+  const muted: [string, string, number][] = [];
+  for (const t of store.userTopics(user.id)) {
+    const channel = store.getChannel(t.channelId);
+    if (t.policy === 1 && channel) muted.push([channel.name, t.topic, t.lastUpdated]);
+  }
+  return { muted_topics: muted };
+}
+
+/** `stop_words`: the words full-text search ignores. */
+export function stopWordsSection(): Record<string, unknown> {
+  return { stop_words: [...STOP_WORDS] };
 }
 
 /** `subscription`: subscriptions, unsubscribed, never_subscribed (sorted by name). */

@@ -2,10 +2,11 @@
  * @module http/endpoints/register/register
  * POST /register — https://zulip.com/api/register-queue
  * The initial state, by event types: fetch_event_types, else event_types, else all.
- * Sections served: realm, realm_user, subscription, stream, default_streams,
- * realm_user_groups, user_topic, message (max_message_id), message together with
- * update_message_flags (unread_msgs), starred_messages. Unknown types are ignored,
- * like Zulip.
+ * Each section is gated by the event type Zulip gates it by (fetch_initial_state_data
+ * in zerver/lib/events.py); unknown types are ignored, like Zulip. Sections for
+ * features parley does not store yet return Zulip's empty value
+ * (unstored-sections.ts), and user_settings carries Zulip's defaults
+ * (user-settings.ts).
  *
  * The queue is created in the same synchronous step as the snapshot, so no event
  * falls between them (events are delivered synchronously after each commit). Its
@@ -13,9 +14,10 @@
  * client_capabilities shape what it receives (src/realtime).
  *
  * Deviations: slim_presence and presence_history_limit_days are validated and
- * otherwise ignored (no presence yet). Sections not listed above (presence,
- * user_settings, drafts, realm_emoji, ...) are absent. Anonymous (spectator)
- * registration is not offered.
+ * otherwise ignored (no presence yet). The legacy top-level display and
+ * notification settings (update_display_settings, update_global_notifications)
+ * are not sent, as Zulip since FL 439. Anonymous (spectator) registration is not
+ * offered.
  */
 import { z } from "zod";
 import { defineEndpoint } from "../../endpoint.js";
@@ -24,9 +26,12 @@ import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from "../../vers
 import { includeSubscribers, unquote } from "../subscriptions/wire-params.js";
 import {
   defaultStreamsSection,
-  realmSection,
+  mutedTopicsSection,
+  realmBotSection,
   realmUserSection,
+  recentConversationsSection,
   starredSection,
+  stopWordsSection,
   streamSection,
   subscriptionSection,
   unreadSection,
@@ -34,6 +39,9 @@ import {
   userTopicSection,
   type StateOptions,
 } from "./initial-state.js";
+import { realmSection } from "./realm-state.js";
+import { UNSTORED_SECTIONS, type UnstoredSection } from "./unstored-sections.js";
+import { realmUserSettingsDefaultsSection, userSettingsSection } from "./user-settings.js";
 
 /** Zulip's default and largest idle queue timeouts, and what "mobile" means. */
 const DEFAULT_IDLE_QUEUE_TIMEOUT = 600;
@@ -88,20 +96,50 @@ export default defineEndpoint({
       archivedChannels: caps["archived_channels"] === true,
       includeDeactivatedGroups: caps["include_deactivated_groups"] === true,
     };
+    const unstored = (type: UnstoredSection) => (want(type) ? UNSTORED_SECTIONS[type]() : {});
     const snapshot = {
       zulip_feature_level: ZULIP_FEATURE_LEVEL,
       zulip_version: ZULIP_VERSION,
       zulip_merge_base: ZULIP_MERGE_BASE,
-      ...(want("realm") ? realmSection(realm, ctx.server.baseUrl) : {}),
-      ...(want("realm_user") ? realmUserSection(store, user, options) : {}),
-      ...(want("subscription") ? subscriptionSection(store, user, options) : {}),
-      ...(want("stream") && input.include_streams ? streamSection(store, user, options) : {}),
-      ...(want("default_streams") ? defaultStreamsSection(store, user) : {}),
-      ...(want("realm_user_groups") ? userGroupsSection(store, user, options) : {}),
-      ...(want("user_topic") ? userTopicSection(store, user) : {}),
+      ...unstored("alert_words"),
+      ...unstored("custom_profile_fields"),
+      ...unstored("onboarding_steps"),
       ...(want("message") ? { max_message_id: store.maxMessageId(user.id) } : {}),
+      ...unstored("drafts"),
+      ...unstored("scheduled_messages"),
+      ...unstored("reminders"),
+      // Zulip leaves the deprecated list out for clients that asked for user_topic.
+      ...(want("muted_topics") && (wanted === null || !want("user_topic")) ? mutedTopicsSection(store, user) : {}),
+      ...unstored("muted_users"),
+      ...unstored("presence"),
+      ...(want("realm") ? realmSection(store, realm, ctx.server.baseUrl) : {}),
+      ...(want("realm_user_settings_defaults") ? realmUserSettingsDefaultsSection() : {}),
+      ...unstored("realm_domains"),
+      ...unstored("realm_emoji"),
+      ...unstored("realm_linkifiers"),
+      ...unstored("realm_filters"),
+      ...unstored("realm_playgrounds"),
+      ...(want("realm_user_groups") ? userGroupsSection(store, user, options) : {}),
+      ...(want("realm_user") ? realmUserSection(store, realm, user, options) : {}),
+      ...(want("realm_bot") ? realmBotSection(store, user, options) : {}),
+      ...unstored("realm_embedded_bots"),
+      ...unstored("realm_incoming_webhook_bots"),
+      ...(want("recent_private_conversations") ? recentConversationsSection(store, user) : {}),
+      ...(want("subscription") ? subscriptionSection(store, user, options) : {}),
+      ...unstored("channel_folders"),
       ...(want("message") && want("update_message_flags") ? unreadSection(store, realm, user, options) : {}),
       ...(want("starred_messages") ? starredSection(store, user) : {}),
+      ...(want("stream") && input.include_streams ? streamSection(store, user, options) : {}),
+      ...(want("default_streams") ? defaultStreamsSection(store, user) : {}),
+      ...unstored("default_stream_groups"),
+      ...(want("stop_words") ? stopWordsSection() : {}),
+      ...(want("user_settings") ? userSettingsSection(user) : {}),
+      ...unstored("user_status"),
+      ...(want("user_topic") ? userTopicSection(store, user) : {}),
+      ...unstored("video_calls"),
+      ...unstored("giphy"),
+      ...unstored("navigation_views"),
+      ...unstored("saved_snippets"),
     };
     const queue = ctx.events.register(user, {
       eventTypes: input.event_types ?? null,

@@ -1,0 +1,39 @@
+/**
+ * @module queries/recent-conversations
+ * Zulip's recent_private_conversations (/register): the user's direct-message
+ * conversations among their newest direct messages, each with its newest message ID.
+ */
+import { sliceByRank } from "../index/bitmap-store.js";
+import { key } from "../index/keys.js";
+import type { PlanContext } from "../narrow/plan.js";
+import { metaOf } from "./unread.js";
+
+/** Zulip looks at this many of the user's newest direct messages (RECENT_CONVERSATIONS_LIMIT). */
+export const RECENT_CONVERSATIONS_LIMIT = 1000;
+
+export interface RecentConversation {
+  readonly maxMessageId: number;
+  /** The other participants, ascending; empty for the conversation with oneself. */
+  readonly userIds: readonly number[];
+}
+
+/** Newest conversation first. */
+export function recentConversations(ctx: PlanContext): RecentConversation[] {
+  const { state, user } = ctx;
+  const dms = state.bitmaps.get(key.userFlag(user.id, "dm"));
+  const ids = sliceByRank(dms, Math.max(0, dms.size - RECENT_CONVERSATIONS_LIMIT), RECENT_CONVERSATIONS_LIMIT);
+  const newest = new Map<number, number>();
+  for (const id of ids) {
+    const meta = metaOf(state, id);
+    if (!meta || meta[0] >= 0) continue;
+    // IDs ascend, so the last one seen per conversation is its newest.
+    newest.set(-meta[0], id);
+  }
+  const out: RecentConversation[] = [];
+  for (const [conversationId, maxMessageId] of newest) {
+    const conversation = state.conversations.get(conversationId);
+    if (!conversation) continue;
+    out.push({ maxMessageId, userIds: conversation.userIds.filter((id) => id !== user.id) });
+  }
+  return out.sort((a, b) => b.maxMessageId - a.maxMessageId);
+}

@@ -1,0 +1,200 @@
+/**
+ * @module http/endpoints/register/realm-state
+ * The `realm` section of POST /register: organization settings, permission group
+ * settings and server limits (zerver/lib/events.py's realm block).
+ *
+ * Deviations: the engine stores only a few realm settings (name, date created,
+ * topics policy, spectator access, the new-channel announcements channel). Every
+ * other setting is Zulip's default for a new self-hosted organization, except where
+ * parley lacks the feature and the setting says so (message editing off, presence
+ * disabled, GIPHY off, no icon or logo uploads, no announcement channels but one).
+ * server_supported_permission_settings and max_reminder_note_length are absent.
+ */
+import { createHash } from "node:crypto";
+import { MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, type Realm, type Store } from "../../../engine/index.js";
+
+/** Zulip's server_generation: when this server process started (seconds). */
+const SERVER_GENERATION = Math.floor(Date.now() / 1000);
+
+/** Upload limit we report (Zulip's historical default). */
+export const MAX_FILE_UPLOAD_SIZE_MIB = 25;
+
+/**
+ * Realm permission settings and the system group each holds. Zulip's defaults,
+ * except can_create_web_public_channel_group: the engine lets moderators create
+ * web-public channels (Zulip's default is owners).
+ */
+const REALM_GROUP_SETTINGS: readonly (readonly [setting: string, group: string])[] = [
+  ["create_multiuse_invite_group", "role:administrators"],
+  ["can_access_all_users_group", "role:everyone"],
+  ["can_add_custom_emoji_group", "role:members"],
+  ["can_add_subscribers_group", "role:members"],
+  ["can_create_bots_group", "role:members"],
+  ["can_create_groups", "role:members"],
+  ["can_create_public_channel_group", "role:members"],
+  ["can_create_private_channel_group", "role:members"],
+  ["can_create_web_public_channel_group", "role:moderators"],
+  ["can_create_write_only_bots_group", "role:members"],
+  ["can_delete_any_message_group", "role:administrators"],
+  ["can_delete_own_message_group", "role:everyone"],
+  ["can_invite_users_group", "role:members"],
+  ["can_manage_all_groups", "role:owners"],
+  ["can_manage_billing_group", "role:administrators"],
+  ["can_mention_many_users_group", "role:administrators"],
+  ["can_move_messages_between_channels_group", "role:members"],
+  ["can_move_messages_between_topics_group", "role:everyone"],
+  ["can_resolve_topics_group", "role:everyone"],
+  ["can_set_delete_message_policy_group", "role:moderators"],
+  ["can_set_topics_policy_group", "role:moderators"],
+  ["can_summarize_topics_group", "role:everyone"],
+  ["direct_message_initiator_group", "role:everyone"],
+  ["direct_message_permission_group", "role:everyone"],
+];
+
+/** Zulip's video chat providers without Zoom or BigBlueButton configured. */
+const VIDEO_CHAT_PROVIDERS = { disabled: { name: "None", id: 0 }, jitsi_meet: { name: "Jitsi Meet", id: 1 } };
+
+const GIPHY_RATING_OPTIONS = {
+  disabled: { name: "GIPHY integration disabled", id: 0 },
+  y: { name: "Allow GIFs rated Y (Very young audience)", id: 1 },
+  g: { name: "Allow GIFs rated G (General audience)", id: 2 },
+  pg: { name: "Allow GIFs rated PG (Parental guidance)", id: 3 },
+  "pg-13": { name: "Allow GIFs rated PG-13 (Parental guidance - under 13)", id: 4 },
+  r: { name: "Allow GIFs rated R (Restricted)", id: 5 },
+};
+
+/** Zulip's built-in external account profile field types. */
+const DEFAULT_EXTERNAL_ACCOUNTS = {
+  github: { name: "GitHub", text: "GitHub", hint: "Enter your GitHub username", url_pattern: "https://github.com/%(username)s" },
+  twitter: { name: "X", text: "X", hint: "Enter your X username", url_pattern: "https://x.com/%(username)s" },
+};
+
+/** Zulip's icon for an organization without an uploaded one: a Gravatar identicon of its subdomain. */
+function realmIconUrl(realm: Realm): string {
+  const hash = createHash("md5").update(realm.subdomain.toLowerCase()).digest("hex");
+  return `https://secure.gravatar.com/avatar/${hash}?d=identicon`;
+}
+
+/** `realm`: organization settings, permission groups, server limits and timings. */
+export function realmSection(store: Store, realm: Realm, baseUrl: string): Record<string, unknown> {
+  const groups: Record<string, number> = {};
+  for (const [setting, group] of REALM_GROUP_SETTINGS) groups[`realm_${setting}`] = store.systemGroupId(realm.id, group);
+  return {
+    // Stored settings.
+    realm_name: realm.name,
+    realm_date_created: realm.dateCreated,
+    realm_empty_topic_display_name: realm.emptyTopicDisplayName,
+    realm_topics_policy: realm.topicsPolicy,
+    realm_mandatory_topics: realm.topicsPolicy === "disable_empty_topic",
+    realm_enable_spectator_access: realm.enableSpectatorAccess,
+    realm_web_public_access_enabled: realm.enableSpectatorAccess,
+    realm_new_stream_announcements_stream_id: realm.newChannelAnnouncementsChannelId ?? -1,
+    realm_uri: baseUrl,
+    realm_url: baseUrl,
+    // Zulip's defaults (Realm.property_types).
+    realm_description: "",
+    realm_allow_edit_history: true,
+    // No message editing yet: say so rather than offer an action that fails.
+    realm_allow_message_editing: false,
+    realm_avatar_changes_disabled: false,
+    realm_bot_creation_policy: 1,
+    realm_default_code_block_language: "",
+    realm_default_language: "en",
+    realm_digest_emails_enabled: false,
+    realm_digest_weekday: 1,
+    realm_disallow_disposable_email_addresses: true,
+    realm_email_changes_disabled: false,
+    realm_emails_restricted_to_domains: false,
+    realm_enable_guest_user_indicator: true,
+    realm_enable_read_receipts: false,
+    realm_giphy_rating: 0,
+    realm_inline_image_preview: false,
+    realm_inline_url_embed_preview: false,
+    realm_invite_required: true,
+    realm_jitsi_server_url: null,
+    realm_message_content_allowed_in_email_notifications: true,
+    realm_message_content_edit_limit_seconds: 600,
+    realm_message_content_delete_limit_seconds: null,
+    realm_move_messages_between_streams_limit_seconds: 604800,
+    realm_move_messages_within_stream_limit_seconds: 604800,
+    realm_message_edit_history_visibility_policy: "all",
+    realm_message_retention_days: -1,
+    realm_name_changes_disabled: false,
+    realm_push_notifications_enabled: false,
+    realm_push_notifications_enabled_end_timestamp: null,
+    realm_require_e2ee_push_notifications: false,
+    realm_require_unique_names: false,
+    realm_send_welcome_emails: true,
+    realm_send_channel_events_messages: true,
+    realm_video_chat_provider: 1,
+    realm_waiting_period_threshold: 0,
+    realm_want_advertise_in_communities_directory: false,
+    realm_welcome_message_custom_text: "",
+    // Legacy policy that clients still read; 5 = administrators, as can_mention_many_users_group.
+    realm_wildcard_mention_policy: 5,
+    realm_edit_topic_policy: 5,
+    ...groups,
+    // Settings outside property_types.
+    realm_authentication_methods: {},
+    realm_presence_disabled: true,
+    realm_is_zephyr_mirror_realm: false,
+    realm_email_auth_enabled: true,
+    realm_password_auth_enabled: true,
+    realm_icon_url: realmIconUrl(realm),
+    realm_icon_source: "G",
+    realm_logo_url: "",
+    realm_logo_source: "D",
+    realm_night_logo_url: "",
+    realm_night_logo_source: "D",
+    realm_bot_domain: new URL(baseUrl).hostname,
+    realm_available_video_chat_providers: VIDEO_CHAT_PROVIDERS,
+    realm_org_type: 0,
+    realm_plan_type: 1,
+    realm_upload_quota_mib: null,
+    realm_signup_announcements_stream_id: -1,
+    realm_zulip_update_announcements_stream_id: -1,
+    realm_moderation_request_channel_id: -1,
+    realm_default_external_accounts: DEFAULT_EXTERNAL_ACCOUNTS,
+    zulip_plan_is_not_limited: true,
+    upgrade_text_for_wide_organization_logo: "",
+    settings_send_digest_emails: false,
+    development_environment: false,
+    giphy_rating_options: GIPHY_RATING_OPTIONS,
+    jitsi_server_url: null,
+    // Server limits.
+    max_message_length: MAX_MESSAGE_LENGTH,
+    max_topic_length: MAX_TOPIC_LENGTH,
+    max_stream_name_length: MAX_CHANNEL_NAME_LENGTH,
+    max_stream_description_length: MAX_CHANNEL_DESCRIPTION_LENGTH,
+    max_channel_folder_name_length: 60,
+    max_channel_folder_description_length: 1024,
+    max_file_upload_size_mib: MAX_FILE_UPLOAD_SIZE_MIB,
+    max_avatar_file_size_mib: 5,
+    max_icon_file_size_mib: 5,
+    max_logo_file_size_mib: 5,
+    max_bulk_new_subscription_messages: 100,
+    password_min_length: 6,
+    password_max_length: 100,
+    password_min_guesses: 10000,
+    event_queue_longpoll_timeout_seconds: 90,
+    // Server settings and timings.
+    server_generation: SERVER_GENERATION,
+    server_presence_ping_interval_seconds: 60,
+    server_presence_offline_threshold_seconds: 140,
+    server_typing_started_wait_period_milliseconds: 10000,
+    server_typing_stopped_wait_period_milliseconds: 5000,
+    server_typing_started_expiry_period_milliseconds: 15000,
+    server_web_public_streams_enabled: false,
+    server_avatar_changes_disabled: true,
+    server_name_changes_disabled: false,
+    server_needs_upgrade: false,
+    server_inline_image_preview: false,
+    server_inline_url_embed_preview: false,
+    // No emoji data file is served yet (see the issue note).
+    server_emoji_data_url: "",
+    server_jitsi_server_url: null,
+    server_can_summarize_topics: false,
+    server_thumbnail_formats: [],
+    server_report_message_types: [],
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * @module http/endpoints/register/unstored-sections
+ * Register sections for features parley does not store yet. Each returns the value
+ * Zulip returns for a user or organization that has none of the thing: clients
+ * decode them and show nothing, and the later issue that adds a feature replaces
+ * its placeholder here with engine data.
+ */
+
+/** A state section keyed by the event type that gates it (Zulip's fetch_initial_state_data). */
+export type SectionBuilder = () => Record<string, unknown>;
+
+/** Zulip's custom profile field types (CustomProfileField.ALL_FIELD_TYPES), keyed by name. */
+const CUSTOM_PROFILE_FIELD_TYPES = {
+  SHORT_TEXT: { id: 1, name: "Text (short)" },
+  LONG_TEXT: { id: 2, name: "Text (long)" },
+  SELECT: { id: 3, name: "List of options" },
+  DATE: { id: 4, name: "Date picker" },
+  URL: { id: 5, name: "Link" },
+  USER: { id: 6, name: "Users" },
+  EXTERNAL_ACCOUNT: { id: 7, name: "External account" },
+  PRONOUNS: { id: 8, name: "Pronouns" },
+};
+
+export const UNSTORED_SECTIONS = {
+  alert_words: () => ({ alert_words: [] }),
+  // No field definitions are stored (users' profile_data values are, by field ID).
+  custom_profile_fields: () => ({ custom_profile_fields: [], custom_profile_field_types: CUSTOM_PROFILE_FIELD_TYPES }),
+  onboarding_steps: () => ({ onboarding_steps: [], navigation_tour_video_url: null }),
+  drafts: () => ({ drafts: [] }),
+  scheduled_messages: () => ({ scheduled_messages: [] }),
+  reminders: () => ({ reminders: [] }),
+  muted_users: () => ({ muted_users: [] }),
+  // No presence yet: nobody has been seen, and the realm says presence is disabled.
+  presence: () => ({ presences: {}, presence_last_update_id: -1, server_timestamp: Date.now() / 1000 }),
+  realm_domains: () => ({ realm_domains: [] }),
+  realm_emoji: () => ({ realm_emoji: {} }),
+  realm_linkifiers: () => ({ realm_linkifiers: [] }),
+  // Zulip always sends an empty legacy list.
+  realm_filters: () => ({ realm_filters: [] }),
+  realm_playgrounds: () => ({ realm_playgrounds: [] }),
+  // No embedded bots or incoming-webhook integrations are offered.
+  realm_embedded_bots: () => ({ realm_embedded_bots: [] }),
+  realm_incoming_webhook_bots: () => ({ realm_incoming_webhook_bots: [] }),
+  default_stream_groups: () => ({ realm_default_stream_groups: [] }),
+  user_status: () => ({ user_status: {} }),
+  video_calls: () => ({ has_zoom_token: false }),
+  giphy: () => ({ giphy_api_key: "" }),
+  channel_folders: () => ({ channel_folders: [] }),
+  navigation_views: () => ({ navigation_views: [] }),
+  saved_snippets: () => ({ saved_snippets: [] }),
+} as const satisfies Record<string, SectionBuilder>;
+
+export type UnstoredSection = keyof typeof UNSTORED_SECTIONS;
