@@ -254,6 +254,11 @@ function applyFlags(state: ClientState, event: Json): void {
   const op = str(event["op"], "op");
   const flag = str(event["flag"], "flag");
   const messages = nums(event["messages"], "messages");
+  // Starring (or marking unread) a message one has no row for gives one a (historical)
+  // row, and max_message_id is the newest row: Zulip's apply_event misses this.
+  if ((flag === "starred" && op === "add") || (flag === "read" && op === "remove")) {
+    state.snapshot["max_message_id"] = Math.max(num(state.snapshot["max_message_id"], "max_message_id"), ...messages);
+  }
   if (flag === "read" && op === "add") {
     const ids = event["all"] === true ? [...state.unread.places.keys()] : messages;
     for (const id of ids) {
