@@ -41,6 +41,8 @@ function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!;
 }
 
+/** Pause before each GET /messages measurement (uWS closes idle keep-alive sockets after 10 s). */
+const SETTLE_SECS = 12;
 const round1 = (x: number) => Math.round(x * 10) / 10;
 const MB = 1024 * 1024;
 
@@ -78,6 +80,17 @@ async function waitPolling(child: ChildProcess, n: number, timeoutMs: number): P
     await new Promise((r) => setTimeout(r, 200));
   }
   return polling;
+}
+
+/**
+ * Each measurement starts from a settled server: a pause, then a full GC. Measured
+ * right after 10,000 registrations, the "with queues" run was ~40% slower, but 12 s
+ * later it matched the runs without queues: it was paying for the registrations'
+ * aftermath (garbage, idle sockets closing), not for the queues.
+ */
+async function settle(child: ChildProcess, seconds: number): Promise<void> {
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  await ask(child, "gc", "gc");
 }
 
 async function messagesThroughput(port: number, auth: string, channelId: number, seconds: number): Promise<{ rps: number; p99: number; non2xx: number }> {
@@ -172,6 +185,7 @@ async function runOne(n: number, rate: number, duration: number, acSecs: number)
     const senderAuth = basicAuth(ready.sender);
 
     log(`  GET /messages throughput, no queues (${acSecs} s)…`);
+    await settle(child, SETTLE_SECS);
     const before = await messagesThroughput(ready.port, senderAuth, ready.channelId, acSecs);
     log(`    ${before.rps} req/s`);
 
@@ -184,6 +198,7 @@ async function runOne(n: number, rate: number, duration: number, acSecs: number)
     log(`    ${n} queues in ${round1(registerSecs)} s; RSS ${round1(rss0 / MB)} → ${round1(rss1 / MB)} MB (${round1((rss1 - rss0) / n / 1024)} KB/queue)`);
 
     log(`  GET /messages throughput with ${n} idle queues (${acSecs} s)…`);
+    await settle(child, SETTLE_SECS);
     const after = await messagesThroughput(ready.port, senderAuth, ready.channelId, acSecs);
     log(`    ${after.rps} req/s`);
     // Bracket the comparison (the machine's load drifts): delete the queues, measure
@@ -193,6 +208,7 @@ async function runOne(n: number, rate: number, duration: number, acSecs: number)
       const a = await request(agent, ready.port, "DELETE", `/api/v1/events?queue_id=${encodeURIComponent(q.queueId)}`, q.auth);
       if (a.status !== 200) throw new Error(`DELETE /events: HTTP ${a.status} ${a.body.slice(0, 200)}`);
     });
+    await settle(child, SETTLE_SECS);
     const deleted = await messagesThroughput(ready.port, senderAuth, ready.channelId, acSecs);
     log(`    ${deleted.rps} req/s; registering ${n} fresh queues for the delivery run…`);
     queues.splice(0, queues.length, ...(await pool(ready.users, 32, (u) => register(agent, ready.port, u))));
@@ -257,7 +273,7 @@ function report(results: readonly Result[], duration: number, acSecs: number, ul
     "",
     "## Memory and GET /messages with queues attached",
     "",
-    `RSS of the server process after a full GC (\`--expose-gc\`), before and after registering N idle queues. GET /messages: autocannon, 8 connections, ${acSecs} s after a 1 s warm-up, newest 100 of the channel, before registering, with the N queues registered (idle: no poll open), and again after DELETE of all N; the ratio is with-queues over the mean of the two without-queue runs that bracket it.`,
+    `RSS of the server process after a full GC (\`--expose-gc\`), before and after registering N idle queues. GET /messages: autocannon, 8 connections, ${acSecs} s after a ${SETTLE_SECS} s pause, a full GC and a 1 s warm-up, newest 100 of the channel, before registering, with the N queues registered (idle: no poll open), and again after DELETE of all N; the ratio is with-queues over the mean of the two without-queue runs that bracket it.`,
     "",
     "| clients | register all (s) | RSS before MB | RSS after MB | extra MB | per queue KB | GET /messages req/s, no queues | with N queues | after DELETE | ratio |",
     "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
