@@ -27,6 +27,12 @@ import { applyEvent, comparable, fromSnapshot, isObj, MAINTAINED_SECTIONS, toCom
 const NOT_COMPARED: Record<string, string> = {
   queue_id: "names the queue: differs for every registration",
   last_event_id: "the queue's own position",
+  server_timestamp: "the server's clock when the snapshot was taken",
+  // Sections /register gained after this oracle was written, which actions here do
+  // change; the reducer does not maintain them yet (a named gap, not a pass):
+  realm_bots: "not maintained yet: bot creation changes it (Zulip: realm_bot add to admins and the owner; parley emits none)",
+  recent_private_conversations: "not maintained yet (Zulip's apply_event derives it from message events)",
+  muted_topics: "deprecated duplicate of user_topics; not maintained",
 };
 
 const CAPABILITIES = { notification_settings_null: true, empty_topic_name: true, include_deactivated_groups: true, archived_channels: true, user_avatar_url_field_optional: false };
