@@ -15,6 +15,7 @@ import type { MessageRenderer } from "./render.js";
 import { FIRST_ID, forgetUncommittedStructures, openTables, SCHEMA_VERSION, TABLE_NAMES, TABLE_SPECS, type TableName, type Tables } from "./storage/tables.js";
 import type { Channel, Conversation, Realm, Subscription, User, UserGroup, UserTopic } from "./types.js";
 import { StorageError } from "./errors.js";
+import { mergedSettings, type RealmSettingDefaultsRecord, type Settings, type UserSettingsRecord } from "./settings/defaults.js";
 import type { Audience, Delivery, EngineEvent, EventBatch } from "./events/types.js";
 import { logEntryOf, trimChangeLog } from "./events/change-log.js";
 
@@ -93,6 +94,10 @@ export class StoreState {
   readonly conversationByMembers = new Map<string, number>();
   /** userId -> `${channelId}:${folded topic}` -> policy record. */
   readonly userTopics = new Map<number, Map<string, UserTopic>>();
+  /** userId -> the user's stored settings (only users who differ from Zulip's defaults). */
+  readonly userSettings = new Map<number, UserSettingsRecord>();
+  /** realmId -> the organization's defaults for new users (only realms that set any). */
+  readonly realmSettingDefaults = new Map<number, RealmSettingDefaultsRecord>();
   /** Bumped per user on any subscription change: invalidates derived caches. */
   readonly subscriptionVersion = new Map<number, number>();
 
@@ -290,6 +295,16 @@ export class StoreState {
     if (!named.includes(user.id)) this.usersByName.set(nameKey(user.realmId, user.fullName), [...named, user.id]);
   }
 
+  /** A user's effective settings: Zulip's defaults overlaid with what is stored. */
+  settingsOf(userId: number): Settings {
+    return mergedSettings(this.userSettings.get(userId)?.values);
+  }
+
+  /** What a new user of the realm starts with. */
+  realmDefaultsOf(realmId: number): Settings {
+    return mergedSettings(this.realmSettingDefaults.get(realmId)?.values);
+  }
+
   /** Every user ID of the realm (active or not); live, do not mutate. */
   usersOfRealm(realmId: number): ReadonlySet<number> {
     return this.#usersByRealm.get(realmId) ?? EMPTY_IDS;
@@ -328,7 +343,7 @@ export class StoreState {
 
   #reload(): void {
     for (const map of [this.realms, this.realmBySubdomain, this.users, this.#usersByRealm, this.userByEmail, this.userByApiKey, this.usersByName, this.channels, this.channelByName,
-      this.subsByUser, this.subscribers, this.groups, this.conversations, this.conversationByMembers, this.userTopics] as Map<unknown, unknown>[]) {
+      this.subsByUser, this.subscribers, this.groups, this.conversations, this.conversationByMembers, this.userTopics, this.userSettings, this.realmSettingDefaults] as Map<unknown, unknown>[]) {
       map.clear();
     }
     for (const [userId, version] of this.subscriptionVersion) this.subscriptionVersion.set(userId, version + 1);
@@ -345,6 +360,8 @@ export class StoreState {
     groups: (v) => this.indexGroup(v as UserGroup),
     conversations: (v) => this.indexConversation(v as Conversation),
     userTopics: (v) => this.indexUserTopic(v as UserTopic),
+    userSettings: (v) => this.userSettings.set((v as UserSettingsRecord).userId, v as UserSettingsRecord),
+    realmSettingDefaults: (v) => this.realmSettingDefaults.set((v as RealmSettingDefaultsRecord).realmId, v as RealmSettingDefaultsRecord),
   };
 
   indexGroup(group: UserGroup): void {

@@ -26,6 +26,7 @@ import { StoreState, type StoreOptions } from "./state.js";
 import { lockDataDir, type DataDirLock } from "./storage/lock.js";
 import type { Channel, ChannelPermissions, Conversation, Message, Realm, User, UserGroup, UserTopic } from "./types.js";
 import { key } from "./index/keys.js";
+import type { Settings } from "./settings/defaults.js";
 import { verifyIndexes, type VerifyReport } from "./verify.js";
 import { registerInternals } from "./internal.js";
 import type { EventBatch } from "./events/types.js";
@@ -134,6 +135,15 @@ export class Store {
   /** A user by ID, or undefined (for rendering: names and emails in messages). */
   findUser(userId: number): User | undefined {
     return this.#state.users.get(userId);
+  }
+  /** The user's effective personal settings (Zulip's names; defaults overlaid with stored values). */
+  userSettings(userId: number): Settings {
+    requireUser(this.#state, userId);
+    return this.#state.settingsOf(userId);
+  }
+  /** The settings new users of the realm start with. */
+  realmSettingDefaults(realmId: number): Settings {
+    return this.#state.realmDefaultsOf(realmId);
   }
   /** Every user of the realm, active or not, by ID. */
   realmUsers(realmId: number): User[] {

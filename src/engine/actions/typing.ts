@@ -5,12 +5,11 @@
  * typing reaches every participant, the sender included; channel typing reaches the
  * channel's active subscribers, and the realtime layer passes it only to clients
  * that declared stream_typing_notifications. Users who turned off
- * receives_typing_notifications get neither (that setting arrives with the settings
- * issue; until then every user receives them).
+ * receives_typing_notifications get neither.
  */
 import { canSendToChannel } from "../access.js";
 import { BadRequestError, ChannelNotFoundError } from "../errors.js";
-import { channelSubscribersAudience, usersAudience } from "../events/audience.js";
+import { channelSubscribersAudience, excludingWhere, usersAudience } from "../events/audience.js";
 import type { StoreState } from "../state.js";
 import type { User } from "../types.js";
 import { normalizeTopic, resolveRecipients } from "./send-message.js";
@@ -20,8 +19,8 @@ export type TypingInput =
   | { readonly type: "direct"; readonly op: "start" | "stop"; readonly to: readonly number[] }
   | { readonly type: "channel"; readonly op: "start" | "stop"; readonly channelId: number; readonly topic: string };
 
-function receivesTyping(user: User | undefined): user is User {
-  return user !== undefined && user.isActive;
+function receivesTyping(state: StoreState, user: User | undefined): user is User {
+  return user !== undefined && user.isActive && state.settingsOf(user.id).receives_typing_notifications;
 }
 
 export function notifyTyping(state: StoreState, senderId: number, input: TypingInput): void {
@@ -32,7 +31,7 @@ export function notifyTyping(state: StoreState, senderId: number, input: TypingI
     const recipients = ids.map((id) => state.users.get(id)!);
     state.dispatch({
       seq: 0,
-      deliveries: [{ event: { type: "typing", op: input.op, sender, recipients, channelId: null, topic: null }, audience: usersAudience(recipients.filter(receivesTyping).map((u) => u.id)) }],
+      deliveries: [{ event: { type: "typing", op: input.op, sender, recipients, channelId: null, topic: null }, audience: usersAudience(recipients.filter((u) => receivesTyping(state, u)).map((u) => u.id)) }],
     });
     return;
   }
@@ -42,6 +41,6 @@ export function notifyTyping(state: StoreState, senderId: number, input: TypingI
   const topic = normalizeTopic(state, channel, input.topic);
   state.dispatch({
     seq: 0,
-    deliveries: [{ event: { type: "typing", op: input.op, sender, recipients: null, channelId: channel.id, topic }, audience: channelSubscribersAudience(state, channel.id) }],
+    deliveries: [{ event: { type: "typing", op: input.op, sender, recipients: null, channelId: channel.id, topic }, audience: excludingWhere(channelSubscribersAudience(state, channel.id), (id) => !receivesTyping(state, state.users.get(id))) }],
   });
 }

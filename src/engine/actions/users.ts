@@ -8,6 +8,7 @@ import { randomBytes } from "node:crypto";
 import { isAdmin, isGroupMember } from "../access.js";
 import { excluding, realmAudience, subscriberViewersAudience } from "../events/audience.js";
 import type { RealmUserChange } from "../events/types.js";
+import type { UserSettingsRecord } from "../settings/defaults.js";
 import { BadRequestError, PermissionDeniedError } from "../errors.js";
 import { emailKey, type StoreState, type WriteContext } from "../state.js";
 import type { BotType, Realm, Role, Subscription, User } from "../types.js";
@@ -81,6 +82,13 @@ export function createUserInTxn(state: StoreState, ctx: WriteContext, input: Cre
   };
   state.tables.users.putSync(user.id, user);
   ctx.afterCommit(() => state.indexUser(user));
+  // New users start from the organization's defaults; later default changes never touch them.
+  const defaults = state.realmSettingDefaults.get(realm.id);
+  if (defaults && Object.keys(defaults.values).length > 0) {
+    const settings: UserSettingsRecord = { userId: user.id, values: { ...defaults.values }, editedByUser: [] };
+    state.tables.userSettings.putSync(user.id, settings);
+    ctx.afterCommit(() => state.userSettings.set(user.id, settings));
+  }
   ctx.emit({ type: "realm_user", op: "add", person: user }, () => realmAudience(state, realm.id));
   emitSystemGroupChanges(state, ctx, null, user);
   return user;

@@ -104,6 +104,11 @@ export function excluding(audience: Audience, ids: readonly number[]): Audience 
   return new PredicateAudience((id) => !skip.has(id) && audience.has(id), audience.size, () => audience);
 }
 
+/** An audience without the users for whom `skip` holds (checked per delivery, not per member). */
+export function excludingWhere(audience: Audience, skip: (userId: number) => boolean): Audience {
+  return new PredicateAudience((id) => audience.has(id) && !skip(id), audience.size, () => audience);
+}
+
 /** Users of `ids` for whom `allowed` holds on the committed state. */
 export function usersWhere(ids: readonly number[], allowed: (userId: number) => boolean): Audience {
   return usersAudience(ids.filter(allowed));

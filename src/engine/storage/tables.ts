@@ -18,6 +18,8 @@
  * | date_message      | [dateSent, messageId]            | null (time index for anchors) |
  * | bitmap_chunks     | [bitmapKey, chunk (id >>> 16)]   | portable roaring bytes        |
  * | change_log        | sequence (uint32)                | ChangeLogEntry                |
+ * | user_settings     | userId (uint32)                  | UserSettingsRecord (overrides) |
+ * | realm_setting_defaults | realmId (uint32)            | RealmSettingDefaultsRecord    |
  */
 import { open, type Database, type RootDatabase } from "lmdb";
 
@@ -42,6 +44,8 @@ export interface Tables {
   readonly dateMessage: Database<null, [number, number]>;
   readonly bitmapChunks: Database<Uint8Array, [string, number]>;
   readonly changeLog: Database<unknown, number>;
+  readonly userSettings: Database<unknown, number>;
+  readonly realmSettingDefaults: Database<unknown, number>;
 }
 
 export type TableName = Exclude<keyof Tables, "env">;
@@ -85,6 +89,8 @@ export const TABLE_SPECS: Readonly<Record<TableName, TableSpec>> = {
   dateMessage: { db: "date_message", role: "derived", keys: "msgpack", values: "msgpack" },
   bitmapChunks: { db: "bitmap_chunks", role: "derived", keys: "msgpack", values: "binary" },
   changeLog: { db: "change_log", role: "log", keys: "id-plain", values: "msgpack" },
+  userSettings: { db: "user_settings", role: "entity", keys: "id", values: "msgpack" },
+  realmSettingDefaults: { db: "realm_setting_defaults", role: "entity", keys: "id", values: "msgpack" },
 };
 
 export const TABLE_NAMES = Object.keys(TABLE_SPECS) as TableName[];
