@@ -13,6 +13,7 @@
 export { Store, openStore } from "./store.js";
 export type { Change, StoreOptions } from "./state.js";
 export * from "./errors.js";
+export * from "./limits.js";
 export * from "./types.js";
 export type { MessageRenderer, RenderContext, RenderResult } from "./render.js";
 export type { CreateRealmInput } from "./actions/realms.js";
