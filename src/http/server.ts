@@ -8,7 +8,7 @@
 import uWS from "uWebSockets.js";
 import { EngineError, type Store } from "../engine/index.js";
 import { authenticate, clientName, realmFor } from "./auth.js";
-import type { AuthedEndpoint, Endpoint, PublicEndpoint, ServerInfo } from "./endpoint.js";
+import { DEFAULT_MAX_BODY_BYTES, type AuthedEndpoint, type Endpoint, type PublicEndpoint, type ServerInfo } from "./endpoint.js";
 import { ENDPOINTS } from "./endpoints/index.js";
 import { parseParams, type ParamShape } from "./params.js";
 import { DEFAULT_RATE_LIMIT, RateLimiter, type RateLimitConfig } from "./rate-limit.js";
@@ -28,7 +28,7 @@ export interface ServerOptions {
   readonly baseUrl?: string;
   /** Per-user limit, or false to disable (tests, benchmarks). */
   readonly rateLimit?: RateLimitConfig | false;
-  /** Largest accepted request body in bytes. */
+  /** Ceiling on every endpoint's body limit, in bytes (endpoints default to DEFAULT_MAX_BODY_BYTES). */
   readonly maxBodyBytes?: number;
   /** Budget for ready-to-send message JSON, in bytes. */
   readonly messageCacheBytes?: number;
@@ -46,7 +46,13 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   const externalHost = options.externalHost ?? "localhost";
   const router = new Router(ENDPOINTS);
   const limiter = options.rateLimit === false ? null : new RateLimiter(options.rateLimit ?? DEFAULT_RATE_LIMIT);
-  const maxBody = options.maxBodyBytes ?? 32 * 1024 * 1024;
+  const maxBody = options.maxBodyBytes ?? Number.POSITIVE_INFINITY;
+  // Chosen before the body is read, so an oversized body is refused while it streams.
+  const bodyLimit = (head: RequestHead): number => {
+    const match = head.url.startsWith(`${API_PREFIX}/`) ? router.match(head.method, head.url.slice(API_PREFIX.length)) : null;
+    const own = match?.kind === "found" ? match.endpoint.maxBodyBytes : undefined;
+    return Math.min(own ?? DEFAULT_MAX_BODY_BYTES, maxBody);
+  };
   const logError = options.logError ?? ((message, error) => console.error(message, error));
   let info: ServerInfo = { baseUrl: options.baseUrl ?? `http://${externalHost}`, externalHost };
   const messageJson = new MessageJsonCache(store, options.messageCacheBytes);
@@ -60,7 +66,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
       aborted = true;
     });
     const isAborted = () => aborted;
-    readBody(res, head, maxBody, isAborted)
+    readBody(res, head, bodyLimit(head), isAborted)
       .then(async (body) => {
         if (body === null) return;
         const reply = await handle(head, body);
