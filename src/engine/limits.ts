@@ -11,6 +11,8 @@
 export const MAX_NARROW_TERMS = 100;
 /** Characters in one string narrow operand (a search query, a topic, a name, emails). */
 export const MAX_OPERAND_LENGTH = 2000;
+/** Characters of all string operands of a narrow together (search operands are joined into one query). */
+export const MAX_NARROW_CHARS = 10_000;
 /** Elements of a list operand (user IDs of a dm term). */
 export const MAX_OPERAND_ITEMS = 1000;
 /** Message IDs in one POST /messages/flags (Zulip's flags/narrow window is 5000). */

@@ -160,6 +160,8 @@ describe("worst inputs per endpoint", () => {
     const get = (params: Record<string, unknown>) => () => send(alice, "GET", "/messages", form({ anchor: "newest", num_before: 10, num_after: 0, ...params }));
     await refused(get({ narrow: manyTerms(20_000) }), 413, "BAD_REQUEST", "Request body too large");
     await refused(get({ narrow: manyTerms() }), 400, "BAD_REQUEST", "narrow is too long (limit: 100 terms)");
+    const wordy = Array.from({ length: 10 }, () => ({ operator: "search", operand: huge(1500, "word ").slice(0, 1999) }));
+    await refused(get({ narrow: wordy }), 400, "BAD_REQUEST", "narrow is too long (limit: 10000 characters of operands)");
     await refused(get({ narrow: [{ operator: "search", operand: huge(200_000) }] }), 400, "BAD_REQUEST", 'narrow[0]["operand"] is too long (limit: 2000 characters)');
     await refused(get({ narrow: [{ operator: "dm", operand: ones(40_000) }] }), 400, "BAD_REQUEST", 'narrow[0]["operand"] is too long (limit: 1000 items)');
     await refused(get({ narrow: [{ operator: "sender", operand: huge(1999) }] }), 400, "BAD_NARROW", /^Invalid narrow operator: unknown user x{100}…$/);
