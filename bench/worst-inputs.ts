@@ -134,8 +134,8 @@ function cases(m: Manifest, auth: { main: string; owner: string }): Case[] {
   flags("3M IDs (24 MB)", { op: "add", flag: "read", messages: Array.from({ length: 3_000_000 }, (_, i) => i) });
   flags("40k IDs", { op: "add", flag: "read", messages: ones(40_000) });
   flags("200 KB flag", { op: "add", flag: x(200_000), messages: [1] });
-  flags("5000 IDs, mark unread (accepted)", { op: "remove", flag: "read", messages: Array.from({ length: 5000 }, (_, i) => m.lastMessageId - i) });
-  flags("5000 IDs, star (accepted)", { op: "add", flag: "starred", messages: Array.from({ length: 5000 }, (_, i) => m.lastMessageId - i) });
+  flags("5000 recent IDs, mark unread", { op: "remove", flag: "read", messages: Array.from({ length: 5000 }, (_, i) => m.lastMessageId - i) });
+  flags("5000 recent IDs, star", { op: "add", flag: "starred", messages: Array.from({ length: 5000 }, (_, i) => m.lastMessageId - i) });
 
   const flagsNarrow = (label: string, params: Record<string, unknown>) =>
     add("POST /messages/flags/narrow", label, "/messages/flags/narrow", form({ anchor: "newest", num_before: 5000, num_after: 0, op: "add", flag: "starred", ...params }));
