@@ -35,15 +35,41 @@ export type ErrorCode =
 
 export type ErrorData = Readonly<Record<string, string | number | boolean | null | readonly (string | number)[]>>;
 
+/** How much of a caller's input an error message may quote. */
+export const MAX_ECHO_CHARS = 100;
+/** Backstop for a whole message or data string, whatever was interpolated into it. */
+const MAX_ERROR_TEXT_CHARS = 1000;
+
+/**
+ * `text`, cut to `max` UTF-16 units (never inside a surrogate pair) with "…" when cut.
+ * Every error that quotes client input quotes it through this: an error must not
+ * echo a megabyte back to the client that sent it.
+ */
+export function clip(text: string, max: number = MAX_ECHO_CHARS): string {
+  if (text.length <= max) return text;
+  let end = max;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return `${text.slice(0, end)}…`;
+}
+
+function clipData(data: ErrorData): ErrorData {
+  let out: Record<string, ErrorData[string]> | null = null;
+  for (const [k, v] of Object.entries(data)) {
+    if (typeof v === "string" && v.length > MAX_ERROR_TEXT_CHARS) (out ??= { ...data })[k] = clip(v, MAX_ERROR_TEXT_CHARS);
+  }
+  return out ?? data;
+}
+
 /** Base class: a caller-visible failure. Nothing has been changed when it is thrown. */
 export class EngineError extends Error {
   readonly code: ErrorCode;
   readonly data: ErrorData;
   constructor(code: ErrorCode, message: string, data: ErrorData = {}, options?: { cause?: unknown }) {
-    super(message, options);
+    super(clip(message, MAX_ERROR_TEXT_CHARS), options);
     this.name = new.target.name;
     this.code = code;
-    this.data = data;
+    this.data = clipData(data);
   }
 }
 
@@ -71,7 +97,8 @@ export class ConfusingParamsError extends EngineError {
 /** A narrow that cannot be evaluated: unknown operator/operand or impossible combination. */
 export class BadNarrowError extends EngineError {
   /** `desc` is Zulip's extra field: the part after "Invalid narrow operator: ". */
-  constructor(desc: string, kind: "operator" | "combination" = "operator") {
+  constructor(rawDesc: string, kind: "operator" | "combination" = "operator") {
+    const desc = clip(rawDesc, MAX_ECHO_CHARS * 2);
     super("BAD_NARROW", kind === "operator" ? `Invalid narrow operator: ${desc}` : `Invalid narrow operator combination: ${desc}`, { desc });
   }
 }
@@ -80,7 +107,7 @@ export class BadNarrowError extends EngineError {
 export class ChannelNotFoundError extends EngineError {
   constructor(ref: { id: number } | { name: string }) {
     if ("id" in ref) super("STREAM_DOES_NOT_EXIST", `Channel with ID '${ref.id}' does not exist`, { stream_id: ref.id });
-    else super("STREAM_DOES_NOT_EXIST", `Channel '${ref.name}' does not exist`, { stream: ref.name });
+    else super("STREAM_DOES_NOT_EXIST", `Channel '${clip(ref.name)}' does not exist`, { stream: clip(ref.name) });
   }
 }
 

@@ -18,6 +18,7 @@ export type { TypingInput } from "./actions/typing.js";
 export type { GetChannelsInput, GroupListing, SubscribedChannel, SubscriptionLists } from "./queries/listings.js";
 export { SYSTEM_GROUPS } from "./access.js";
 export * from "./errors.js";
+export * from "./limits.js";
 export * from "./types.js";
 export type { MessageRenderer, RenderContext, RenderResult } from "./render.js";
 export type { CreateRealmInput } from "./actions/realms.js";

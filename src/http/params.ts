@@ -7,7 +7,7 @@
  * "num_before is not an integer", "narrow is not valid JSON", "Invalid op", ...
  */
 import { z } from "zod";
-import { BadRequestError, ConfusingParamsError, MissingArgumentError } from "../engine/index.js";
+import { BadRequestError, clip, ConfusingParamsError, exceedsCodePoints, MissingArgumentError } from "../engine/index.js";
 
 /** Parameters the server reads on every request (Zulip's `client`): never reported as ignored. */
 const SERVER_PARAMS: readonly string[] = ["client"];
@@ -83,10 +83,9 @@ export const p = {
   str: (bounds: { maxLength?: number; minLength?: number; noNul?: boolean } = {}) =>
     tagged(
       raw.transform((s, ctx) => {
-        const length = [...s].length;
-        if (bounds.maxLength !== undefined && length > bounds.maxLength) return fail(ctx, `{var} is too long (limit: ${bounds.maxLength} characters)`);
+        if (bounds.maxLength !== undefined && exceedsCodePoints(s, bounds.maxLength)) return fail(ctx, `{var} is too long (limit: ${bounds.maxLength} characters)`);
         if (bounds.minLength === 1 && s.trim().length === 0) return fail(ctx, "{var} cannot be blank");
-        if (bounds.minLength !== undefined && length < bounds.minLength) return fail(ctx, "{var} is too short.");
+        if (bounds.minLength !== undefined && [...s].length < bounds.minLength) return fail(ctx, "{var} is too short.");
         if (bounds.noNul && s.includes("\0")) return fail(ctx, "{var} must not contain null bytes");
         return s;
       }),
@@ -98,8 +97,12 @@ export const p = {
       raw.transform((s, ctx) => ((values as readonly string[]).includes(s) ? (s as T) : fail(ctx, "Invalid {var}"))),
       { kind: "oneOf", values },
     ),
-  /** JSON text, checked against `schema`. Nested failures name their path: narrow[0]. */
-  json: <T>(schema: z.ZodType<T>) =>
+  /**
+   * JSON text, checked against `schema`. Nested failures name their path: narrow[0].
+   * `maxItems` bounds a top-level list (or object's keys) before the schema walks it;
+   * `tooMany` replaces the generic message where Zulip has its own.
+   */
+  json: <T>(schema: z.ZodType<T>, limit: { maxItems?: number; tooMany?: string } = {}) =>
     tagged(
       raw.transform((s, ctx): T => {
         let value: unknown;
@@ -107,6 +110,10 @@ export const p = {
           value = JSON.parse(s);
         } catch {
           return fail(ctx, "{var} is not valid JSON");
+        }
+        if (limit.maxItems !== undefined && value !== null && typeof value === "object") {
+          const items = Array.isArray(value) ? value.length : Object.keys(value).length;
+          if (items > limit.maxItems) return fail(ctx, limit.tooMany ?? `{var} is too long (limit: ${limit.maxItems} items)`);
         }
         const result = schema.safeParse(value);
         if (result.success) return result.data;
@@ -133,11 +140,11 @@ type Issue = z.core.$ZodIssue;
 /** A Zulip-style message template for a nested zod issue. */
 function describeIssue(issue: Issue | undefined): string {
   if (!issue) return "Invalid {var}";
-  const where = `{var}${issue.path.map((part) => (typeof part === "number" ? `[${part}]` : `["${String(part)}"]`)).join("")}`;
+  const where = `{var}${issue.path.map((part) => (typeof part === "number" ? `[${part}]` : `["${clip(String(part))}"]`)).join("")}`;
   switch (issue.code) {
     case "invalid_type": {
       const noun: Record<string, string> = { number: "an integer", int: "an integer", string: "a string", boolean: "a boolean", array: "a list", object: "a dict" };
-      if (issue.expected === "undefined" || issue.expected === "never") return `Argument "${String(issue.path[issue.path.length - 1])}" at {var} is unexpected`;
+      if (issue.expected === "undefined" || issue.expected === "never") return `Argument "${clip(String(issue.path[issue.path.length - 1]))}" at {var} is unexpected`;
       return `${where} is not ${noun[issue.expected] ?? `a ${issue.expected}`}`;
     }
     case "too_small":
@@ -149,7 +156,7 @@ function describeIssue(issue: Issue | undefined): string {
       return first ? describeIssue({ ...first, path: [...issue.path, ...first.path] } as Issue) : `Invalid ${where}`;
     }
     case "unrecognized_keys":
-      return `Argument "${issue.keys[0] ?? ""}" at {var} is unexpected`;
+      return `Argument "${clip(issue.keys[0] ?? "")}" at {var} is unexpected`;
     default:
       return `Invalid ${where}`;
   }
@@ -184,6 +191,6 @@ export function parseParams<P extends ParamShape>(shape: P, input: ReadonlyMap<s
     throw new BadRequestError(message.startsWith("Invalid input") ? `Invalid ${name}` : message.replaceAll("{var}", name));
   }
   const known = new Set([...Object.keys(shape), ...Object.keys(aliases), ...SERVER_PARAMS]);
-  const ignored = [...input.keys()].filter((k) => !known.has(k)).sort();
+  const ignored = [...input.keys()].filter((k) => !known.has(k)).map((k) => clip(k)).sort();
   return { values: values as ParamValues<P>, ignored };
 }

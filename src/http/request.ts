@@ -8,6 +8,7 @@
 import busboy from "busboy";
 import { BodyError } from "./errors.js";
 import type { HttpRequest, HttpResponse } from "uWebSockets.js";
+import { clip } from "../engine/index.js";
 
 export interface RequestHead {
   readonly method: string;
@@ -35,6 +36,23 @@ export interface RequestBody {
 }
 
 export { BodyError } from "./errors.js";
+
+/** Django's DATA_UPLOAD_MAX_NUMBER_FIELDS, which Zulip keeps: more fields is a 400. */
+export const MAX_FIELDS = 1000;
+
+function tooManyFields(): BodyError {
+  return new BodyError("MALFORMED_BODY", `Too many parameters (limit: ${MAX_FIELDS})`);
+}
+
+/** Decoded form pairs into a map (last value wins), refusing more than MAX_FIELDS pairs. */
+function formFields(text: string, into: Map<string, string>): Map<string, string> {
+  let count = 0;
+  for (const [k, v] of new URLSearchParams(text)) {
+    if (++count > MAX_FIELDS) throw tooManyFields();
+    into.set(k, v);
+  }
+  return into;
+}
 
 /** Reads the request head; `res` only for the peer address, which uWS also allows only now. */
 export function readHead(req: HttpRequest, res: HttpResponse): RequestHead {
@@ -82,14 +100,14 @@ export async function parseBody(head: RequestHead, body: Buffer): Promise<Reques
   if (body.length === 0) return { fields, files };
   const type = head.contentType.split(";")[0]!.trim().toLowerCase();
   if (type === "application/x-www-form-urlencoded" || type === "") {
-    for (const [k, v] of new URLSearchParams(body.toString("utf8"))) fields.set(k, v);
+    formFields(body.toString("utf8"), fields);
     return { fields, files };
   }
   if (type === "multipart/form-data") {
     await new Promise<void>((resolve, reject) => {
       let parser: busboy.Busboy;
       try {
-        parser = busboy({ headers: { "content-type": head.contentType }, defParamCharset: "utf8" });
+        parser = busboy({ headers: { "content-type": head.contentType }, defParamCharset: "utf8", limits: { fields: MAX_FIELDS } });
       } catch {
         reject(new BodyError("MALFORMED_BODY", "Malformed multipart body"));
         return;
@@ -100,6 +118,7 @@ export async function parseBody(head: RequestHead, body: Buffer): Promise<Reques
         stream.on("data", (d: Buffer) => parts.push(d));
         stream.on("end", () => files.push({ field: name, filename: info.filename ?? "", mimeType: info.mimeType, data: Buffer.concat(parts) }));
       });
+      parser.on("fieldsLimit", () => reject(tooManyFields()));
       parser.on("error", () => reject(new BodyError("MALFORMED_BODY", "Malformed multipart body")));
       parser.on("close", () => resolve());
       parser.end(body);
@@ -107,12 +126,10 @@ export async function parseBody(head: RequestHead, body: Buffer): Promise<Reques
     return { fields, files };
   }
   if (type === "application/json") throw new BodyError("MALFORMED_BODY", "Malformed payload");
-  throw new BodyError("UNSUPPORTED_MEDIA_TYPE", `Unsupported content type ${type.slice(0, 100)}`);
+  throw new BodyError("UNSUPPORTED_MEDIA_TYPE", `Unsupported content type ${clip(type)}`);
 }
 
 /** Query string parameters (last value wins, like Django's QueryDict.get). */
 export function parseQuery(query: string): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const [k, v] of new URLSearchParams(query)) out.set(k, v);
-  return out;
+  return formFields(query, new Map());
 }

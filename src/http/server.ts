@@ -10,7 +10,7 @@ import { EngineError, RateLimitError, type Store } from "../engine/index.js";
 import { MethodNotAllowedError, UnknownRouteError } from "./errors.js";
 import { AuthFailureGuard, clientName, realmFor } from "./auth.js";
 import { listenCompat, type CompatListener } from "./compat-listener.js";
-import type { AuthedEndpoint, Endpoint, PublicEndpoint, ServerInfo } from "./endpoint.js";
+import { DEFAULT_MAX_BODY_BYTES, type AuthedEndpoint, type Endpoint, type PublicEndpoint, type ServerInfo } from "./endpoint.js";
 import { ENDPOINTS } from "./endpoints/index.js";
 import { parseParams, type ParamShape } from "./params.js";
 import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_RATE_LIMIT, RateLimiter, type RateLimitConfig } from "./rate-limit.js";
@@ -36,7 +36,7 @@ export interface ServerOptions {
   readonly rateLimit?: RateLimitConfig | false;
   /** Failed authentication attempts per client address, or false to disable. */
   readonly authFailureLimit?: RateLimitConfig | false;
-  /** Largest accepted request body in bytes. */
+  /** Ceiling on every endpoint's body limit, in bytes (endpoints default to DEFAULT_MAX_BODY_BYTES). */
   readonly maxBodyBytes?: number;
   /** Budget for ready-to-send message JSON, in bytes. */
   readonly messageCacheBytes?: number;
@@ -65,7 +65,13 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   const router = new Router(ENDPOINTS);
   const limiter = options.rateLimit === false ? null : new RateLimiter(options.rateLimit ?? DEFAULT_RATE_LIMIT);
   const authGuard = new AuthFailureGuard(options.authFailureLimit === false ? null : new RateLimiter(options.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT));
-  const maxBody = options.maxBodyBytes ?? 32 * 1024 * 1024;
+  const maxBody = options.maxBodyBytes ?? Number.POSITIVE_INFINITY;
+  // Chosen before the body is read, so an oversized body is refused while it streams.
+  const bodyLimit = (head: RequestHead): number => {
+    const match = head.url.startsWith(`${API_PREFIX}/`) ? router.match(head.method, head.url.slice(API_PREFIX.length)) : null;
+    const own = match?.kind === "found" ? match.endpoint.maxBodyBytes : undefined;
+    return Math.min(own ?? DEFAULT_MAX_BODY_BYTES, maxBody);
+  };
   const logError = options.logError ?? ((message, error) => console.error(message, error));
   let info: ServerInfo = { baseUrl: options.baseUrl ?? `http://${externalHost}`, externalHost };
   const messageJson = new MessageJsonCache(store, options.messageCacheBytes);
@@ -84,7 +90,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
       abort.abort();
     });
     const isAborted = () => aborted;
-    readBody(res, head, maxBody, isAborted)
+    readBody(res, head, bodyLimit(head), isAborted)
       .then(async (body) => {
         if (body === null) return;
         const reply = await handle(head, body, abort.signal);

@@ -186,8 +186,8 @@ describe("flags", () => {
     await rejects(() => s.call(bob, "POST", "/mark_topic_as_read", { stream_id: s.seed.secret.id, topic_name: "x" }), 400, "BAD_REQUEST", "Invalid channel ID");
     // Topics far beyond any stored one (and LMDB's key limit) simply do not exist.
     const huge = "x".repeat(100_000);
-    await rejects(() => s.call(bob, "POST", "/mark_topic_as_read", { stream_id: general.id, topic_name: huge }), 400, "BAD_REQUEST", `No such topic '${huge}'`);
-    const narrowed = await s.call(bob, "GET", "/messages", { anchor: "newest", num_before: 5, num_after: 0, narrow: JSON.stringify([["channel", "general"], ["topic", huge]]) });
+    await rejects(() => s.call(bob, "POST", "/mark_topic_as_read", { stream_id: general.id, topic_name: huge }), 400, "BAD_REQUEST", `No such topic '${"x".repeat(100)}…'`);
+    const narrowed = await s.call(bob, "GET", "/messages", { anchor: "newest", num_before: 5, num_after: 0, narrow: JSON.stringify([["channel", "general"], ["topic", huge.slice(0, 2000)]]) });
     expect(narrowed.status).toBe(200);
     expect(narrowed.body["messages"]).toEqual([]);
   });

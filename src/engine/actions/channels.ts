@@ -10,6 +10,7 @@ import type { Channel, ChannelPermissions, ChannelTopicsPolicy, GroupSettingValu
 import { ROLE } from "../types.js";
 import { systemGroupId } from "./realms.js";
 import { renderContextFor } from "./render-context.js";
+import { exceedsCodePoints, MAX_LOOKUP_LENGTH } from "../limits.js";
 
 export const MAX_CHANNEL_NAME_LENGTH = 60;
 export const MAX_CHANNEL_DESCRIPTION_LENGTH = 1024;
@@ -87,7 +88,7 @@ function checkSystemGroupAllowed(state: StoreState, field: keyof ChannelPermissi
 export function checkChannelName(raw: string): string {
   const name = raw.trim();
   if (name.length === 0) throw new BadRequestError("Channel name can't be empty.");
-  if ([...name].length > MAX_CHANNEL_NAME_LENGTH) throw new BadRequestError(`Channel name too long (limit: ${MAX_CHANNEL_NAME_LENGTH} characters).`);
+  if (exceedsCodePoints(name, MAX_CHANNEL_NAME_LENGTH)) throw new BadRequestError(`Channel name too long (limit: ${MAX_CHANNEL_NAME_LENGTH} characters).`);
   let position = 0;
   for (const ch of name) {
     position++;
@@ -101,6 +102,7 @@ export function checkChannelName(raw: string): string {
 
 /** The channel by name in a realm, if any (case-insensitive). */
 export function findChannelByName(state: StoreState, realmId: number, name: string): Channel | undefined {
+  if (name.length > MAX_LOOKUP_LENGTH) return undefined;
   const id = state.channelByName.get(channelKey(realmId, name));
   return id === undefined ? undefined : state.channels.get(id);
 }

@@ -4,7 +4,7 @@
  * Subgroup changes refuse cycles, so membership recursion always terminates.
  */
 import { isAdmin, isAllowedBy } from "../access.js";
-import { BadRequestError, PermissionDeniedError } from "../errors.js";
+import { BadRequestError, clip, PermissionDeniedError } from "../errors.js";
 import type { StoreState } from "../state.js";
 import type { GroupSettingValue, UserGroup } from "../types.js";
 import { checkGroupSettingValue } from "./channels.js";
@@ -28,7 +28,7 @@ export function createGroup(state: StoreState, actorId: number, input: CreateGro
   if (name.length === 0 || name.length > 100) throw new BadRequestError("Invalid user group name");
   if (name.startsWith("role:")) throw new BadRequestError("User group name cannot start with 'role:'");
   for (const g of state.groups.values()) {
-    if (g.realmId === actor.realmId && g.name.toLowerCase() === name.toLowerCase()) throw new BadRequestError(`User group '${name}' already exists.`);
+    if (g.realmId === actor.realmId && g.name.toLowerCase() === name.toLowerCase()) throw new BadRequestError(`User group '${clip(name)}' already exists.`);
   }
   const members = [...new Set(input.members ?? [])];
   checkGroupSettingValue(state, actor.realmId, { directMembers: members, directSubgroups: input.subgroups ?? [] });

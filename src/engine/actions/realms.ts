@@ -4,7 +4,7 @@
  */
 import { realmAudience } from "../events/audience.js";
 import { SYSTEM_GROUPS } from "../access.js";
-import { BadRequestError } from "../errors.js";
+import { BadRequestError, clip } from "../errors.js";
 import type { StoreState } from "../state.js";
 import type { Realm, User, UserGroup } from "../types.js";
 import { ROLE } from "../types.js";
@@ -21,7 +21,7 @@ const SUBDOMAIN = /^(|[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?)$/;
 
 export function createRealm(state: StoreState, input: CreateRealmInput): { realm: Realm; owner: User } {
   const subdomain = input.subdomain.trim().toLowerCase();
-  if (!SUBDOMAIN.test(subdomain)) throw new BadRequestError(`Invalid subdomain '${input.subdomain}': use letters, digits and inner hyphens`);
+  if (!SUBDOMAIN.test(subdomain)) throw new BadRequestError(`Invalid subdomain '${clip(input.subdomain)}': use letters, digits and inner hyphens`);
   if (state.realmBySubdomain.has(subdomain)) throw new BadRequestError(`Subdomain '${subdomain}' is already in use`);
   const name = input.name.trim();
   if (name.length === 0 || name.length > 40) throw new BadRequestError("Organization name must be 1 to 40 characters");

@@ -7,9 +7,10 @@
  * personal/group/topic mentions, direct-message participants).
  */
 import { canSeeChannel, isGroupMember, isSubscribed, receivedAtSend, sendRefusal } from "../access.js";
-import { BadRequestError, ChannelNotFoundError, PermissionDeniedError } from "../errors.js";
+import { BadRequestError, ChannelNotFoundError, clip, PermissionDeniedError } from "../errors.js";
 import { HAS_OPERANDS, isIndexableTerm, key } from "../index/keys.js";
 import { indexTerms } from "../search/index.js";
+import { codePointPrefix, exceedsCodePoints, MAX_DIRECT_RECIPIENTS } from "../limits.js";
 import { conversationKey, type StoreState, type WriteContext } from "../state.js";
 import { messageMetaOf, type Channel, type Conversation, type Message, type User } from "../types.js";
 import { findChannelByName } from "./channels.js";
@@ -52,9 +53,9 @@ export function defaultReadBySender(client: string): boolean {
   return HUMAN_CLIENTS.has(name) || name.includes("desktop app");
 }
 
+/** Cuts by code points without materialising them: a 1 MB body costs one scan of its head. */
 function truncate(text: string, max: number, marker: string): string {
-  const chars = [...text];
-  return chars.length > max ? chars.slice(0, max - [...marker].length).join("") + marker : text;
+  return exceedsCodePoints(text, max) ? codePointPrefix(text, max - [...marker].length) + marker : text;
 }
 
 /** Zulip's normalize_body: trimmed, non-empty, no NUL, truncated to the maximum. */
@@ -101,12 +102,13 @@ function resolveChannel(state: StoreState, sender: User, ref: number | string): 
 /** Resolves direct-message recipients by ID or email; the sender is dropped unless alone. */
 export function resolveRecipients(state: StoreState, sender: User, refs: readonly (number | string)[]): number[] {
   if (refs.length === 0) throw new BadRequestError("Message must have recipients");
+  if (refs.length > MAX_DIRECT_RECIPIENTS) throw new BadRequestError(`Too many recipients (maximum ${MAX_DIRECT_RECIPIENTS}).`);
   const ids = new Set<number>();
   for (const ref of refs) {
     const id = typeof ref === "number" ? ref : state.userByEmail.get(`${sender.realmId}:${ref.trim().toLowerCase()}`);
     const user = id === undefined ? undefined : state.users.get(id);
     if (!user || user.realmId !== sender.realmId) {
-      throw new BadRequestError(typeof ref === "number" ? `Invalid user ID ${ref}` : `Invalid email '${ref}'`);
+      throw new BadRequestError(typeof ref === "number" ? `Invalid user ID ${ref}` : `Invalid email '${clip(ref)}'`);
     }
     if (!user.isActive && user.id !== sender.id) throw new BadRequestError(`'${user.email}' is no longer using Zulip.`);
     ids.add(user.id);

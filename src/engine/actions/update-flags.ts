@@ -9,14 +9,16 @@
  * with the IDs touched.
  */
 import { canAccessMessage, canSeeChannel, isSubscribed } from "../access.js";
-import { BadRequestError } from "../errors.js";
+import { BadRequestError, clip } from "../errors.js";
 import { key } from "../index/keys.js";
 import type { PlanContext } from "../narrow/plan.js";
 import { normalizeNarrow } from "../narrow/normalize.js";
 import { parseNarrow } from "../narrow/parse.js";
 import { checkWindow, requireRange, selectNarrowWindow, type WindowInput } from "../queries/get-messages.js";
 import { API_FLAGS, EDITABLE_FLAGS } from "../queries/message-flags.js";
-import { RoaringBitmap32 } from "../index/bitmap-store.js";
+import { EMPTY, RoaringBitmap32 } from "../index/bitmap-store.js";
+import { exceedsCodePoints } from "../limits.js";
+import { MAX_TOPIC_LENGTH } from "./send-message.js";
 import type { Message } from "../types.js";
 import { userAudience } from "../events/audience.js";
 import type { MessageDetail } from "../events/types.js";
@@ -28,8 +30,8 @@ export type EditableFlag = "read" | "starred" | "collapsed";
 export const MAX_MESSAGES_PER_UPDATE = 5000;
 
 export function checkFlagAndOp(flag: string, op: string): { flag: EditableFlag; op: FlagOp } {
-  if (op !== "add" && op !== "remove") throw new BadRequestError(`Invalid message flag operation: '${op}'`);
-  if (!(API_FLAGS as readonly string[]).includes(flag)) throw new BadRequestError(`Invalid flag: '${flag}'`);
+  if (op !== "add" && op !== "remove") throw new BadRequestError(`Invalid message flag operation: '${clip(op)}'`);
+  if (!(API_FLAGS as readonly string[]).includes(flag)) throw new BadRequestError(`Invalid flag: '${clip(flag)}'`);
   if (!(EDITABLE_FLAGS as readonly string[]).includes(flag)) throw new BadRequestError(`Flag not editable: '${flag}'`);
   return { flag: flag as EditableFlag, op };
 }
@@ -155,9 +157,11 @@ export function markTopicAsRead(ctx: PlanContext, channelId: number, topicName: 
   const channel = found;
   const realm = state.realms.get(user.realmId);
   const topic = topicName === null ? null : topicName === realm?.emptyTopicDisplayName ? "" : topicName;
-  const scope = topic === null ? state.bitmaps.get(key.channel(channel.id)) : state.bitmaps.get(key.channelTopic(channel.id, topic));
+  // Topics are cut to MAX_TOPIC_LENGTH when sent: a longer name is no topic (and is not folded).
+  const scope =
+    topic === null ? state.bitmaps.get(key.channel(channel.id)) : exceedsCodePoints(topic, MAX_TOPIC_LENGTH) ? EMPTY : state.bitmaps.get(key.channelTopic(channel.id, topic));
   const mine = ctx.received.restrictToPersonal(user.id, scope);
-  if (topic !== null && topic !== "" && mine.size === 0) throw new BadRequestError(`No such topic '${topicName}'`);
+  if (topic !== null && topic !== "" && mine.size === 0) throw new BadRequestError(`No such topic '${clip(topic)}'`);
   mine.andNotInPlace(state.bitmaps.get(key.userFlag(user.id, "read")));
   return applyFlagChange(ctx, mine.toArray(), "read", "add");
 }

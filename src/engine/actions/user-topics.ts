@@ -7,6 +7,7 @@ import { BadRequestError } from "../errors.js";
 import { type StoreState } from "../state.js";
 import type { UserTopic, VisibilityPolicy } from "../types.js";
 import { foldTopic } from "../index/keys.js";
+import { exceedsCodePoints } from "../limits.js";
 import { getVisibleChannel } from "./channels.js";
 import { requireActiveUser } from "./users.js";
 import { userAudience } from "../events/audience.js";
@@ -20,7 +21,7 @@ export function setTopicPolicy(state: StoreState, userId: number, channelId: num
   if (topic.includes("\0")) throw new BadRequestError("Topic must not contain null bytes");
   const realm = state.realms.get(user.realmId);
   const name = topic.trim() === realm?.emptyTopicDisplayName ? "" : topic.trim();
-  if ([...name].length > MAX_TOPIC_LENGTH) throw new BadRequestError(`topic is too long (limit: ${MAX_TOPIC_LENGTH} characters)`);
+  if (exceedsCodePoints(name, MAX_TOPIC_LENGTH)) throw new BadRequestError(`topic is too long (limit: ${MAX_TOPIC_LENGTH} characters)`);
   const record: UserTopic = { userId, channelId: channel.id, topic: name, policy: policy as VisibilityPolicy, lastUpdated: state.now() };
   state.write((ctx) => {
     const k: [number, number, string] = [userId, channel.id, foldTopic(name)];

@@ -9,7 +9,7 @@ import { isAdmin, isGroupMember } from "../access.js";
 import { excluding, realmAudience, subscriberViewersAudience } from "../events/audience.js";
 import type { RealmUserChange } from "../events/types.js";
 import type { UserSettingsRecord } from "../settings/defaults.js";
-import { BadRequestError, PermissionDeniedError } from "../errors.js";
+import { BadRequestError, clip, PermissionDeniedError } from "../errors.js";
 import { emailKey, type StoreState, type WriteContext } from "../state.js";
 import type { BotType, Realm, Role, Subscription, User } from "../types.js";
 import { ROLE, ROLES } from "../types.js";
@@ -54,7 +54,7 @@ export function createUser(state: StoreState, input: CreateUserInput): User {
 /** Creates a user inside an open write (used by realm creation too). */
 export function createUserInTxn(state: StoreState, ctx: WriteContext, input: CreateUserInput, realm: Realm): User {
   const email = input.email.trim();
-  if (!EMAIL.test(email) || email.length > 254) throw new BadRequestError(`Invalid email '${input.email}'`);
+  if (!EMAIL.test(email) || email.length > 254) throw new BadRequestError(`Invalid email '${clip(input.email)}'`);
   if (state.userByEmail.has(emailKey(realm.id, email))) throw new BadRequestError(`Email '${email}' already in use`);
   const role = input.role ?? ROLE.MEMBER;
   if (!ROLES.includes(role)) throw new BadRequestError("Invalid role");

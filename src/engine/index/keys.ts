@@ -4,6 +4,7 @@
  * verify) and readers (narrow) cannot disagree on a spelling.
  * Changing a name here requires a data migration (persisted chunks are keyed by it).
  */
+import { createHash } from "node:crypto";
 
 /**
  * Folds a topic the way PostgreSQL's upper() does in Zulip's topic indexes: per
@@ -21,15 +22,29 @@ export function foldTopic(topic: string): string {
 /** Case-insensitive key for channel names (same fold as topics). */
 export const foldName = foldTopic;
 
+/**
+ * Longest index key kept as written, in UTF-8 bytes. Every key of stored data is far
+ * shorter (a 60-character topic is at most 240 bytes, an indexed term 128), while
+ * LMDB refuses keys over ~1978 bytes with an error. Longer keys, which only lookups
+ * of impossible values produce, become a digest: still one distinct, bounded key.
+ */
+export const MAX_INDEX_KEY_BYTES = 512;
+
+function bounded(name: string): string {
+  if (name.length * 3 <= MAX_INDEX_KEY_BYTES || Buffer.byteLength(name, "utf8") <= MAX_INDEX_KEY_BYTES) return name;
+  // "#" starts no other key name, so a digest cannot collide with a key written in full.
+  return `#${createHash("sha256").update(name).digest("base64url")}`;
+}
+
 export const key = {
   /** All messages of a realm. */
   realm: (realmId: number) => `r:${realmId}`,
   /** All messages of a channel. */
   channel: (channelId: number) => `c:${channelId}`,
   /** Messages of one topic in one channel (topic folded). */
-  channelTopic: (channelId: number, topic: string) => `ct:${channelId}:${foldTopic(topic)}`,
+  channelTopic: (channelId: number, topic: string) => bounded(`ct:${channelId}:${foldTopic(topic)}`),
   /** Channel messages of a topic name in any channel of a realm (topic folded). */
-  topic: (realmId: number, topic: string) => `t:${realmId}:${foldTopic(topic)}`,
+  topic: (realmId: number, topic: string) => bounded(`t:${realmId}:${foldTopic(topic)}`),
   sender: (userId: number) => `s:${userId}`,
   /** Messages of one direct-message conversation. */
   conversation: (conversationId: number) => `d:${conversationId}`,
@@ -42,7 +57,7 @@ export const key = {
   /** Messages carrying a channel-wide wildcard mention (@all, @channel, ...). */
   streamWildcard: (realmId: number) => `wc:${realmId}`,
   /** Full-text term. */
-  term: (realmId: number, term: string) => `w:${realmId}:${term}`,
+  term: (realmId: number, term: string) => bounded(`w:${realmId}:${term}`),
   /** Per-user stored flag or the user's received direct messages. */
   userFlag: (userId: number, flag: StoredFlag) => `u:${userId}:${flag}`,
 } as const;

@@ -6,7 +6,7 @@
  * universe (plan.ts); a channel the caller may not see is "unknown", like a missing one.
  */
 import { canAccessMessage, canSeeChannel } from "../access.js";
-import { BadNarrowError } from "../errors.js";
+import { BadNarrowError, clip } from "../errors.js";
 import { findChannelByName } from "../actions/channels.js";
 import type { StoreState } from "../state.js";
 import type { Channel, Message, User } from "../types.js";
@@ -51,7 +51,7 @@ function normalizeTerm(state: StoreState, user: User, t: RawTerm): Term | null {
       return { kind: "channel", channelId: resolveChannel(state, user, t.operand), negated };
     case "channels":
     case "streams":
-      if (t.operand !== "public" && t.operand !== "web-public") throw new BadNarrowError(`unknown channels operand ${String(t.operand)}`);
+      if (t.operand !== "public" && t.operand !== "web-public") throw new BadNarrowError(`unknown channels operand ${quote(t.operand)}`);
       return { kind: "channels", which: t.operand, negated };
     case "topic":
       return { kind: "topic", topic: normalizeTopicOperand(state, user, String(t.operand)), negated };
@@ -69,16 +69,16 @@ function normalizeTerm(state: StoreState, user: User, t: RawTerm): Term | null {
       return { kind: "groupDmWith", userId: resolveUser(state, user, t.operand, "unknown user"), negated };
     case "is": {
       const what = IS_OPERANDS.get(String(t.operand));
-      if (!what) throw new BadNarrowError(`unknown 'is' operand ${String(t.operand)}`);
+      if (!what) throw new BadNarrowError(`unknown 'is' operand ${quote(t.operand)}`);
       return { kind: "is", what, negated };
     }
     case "has":
-      if (!HAS_OPERANDS.has(String(t.operand))) throw new BadNarrowError(`unknown 'has' operand ${String(t.operand)}`);
+      if (!HAS_OPERANDS.has(String(t.operand))) throw new BadNarrowError(`unknown 'has' operand ${quote(t.operand)}`);
       return { kind: "has", what: t.operand as HasTermOperand, negated };
     case "in":
       if (t.operand === "home") return { kind: "inHome", negated };
       if (t.operand === "all") return null;
-      throw new BadNarrowError(`unknown 'in' operand ${String(t.operand)}`);
+      throw new BadNarrowError(`unknown 'in' operand ${quote(t.operand)}`);
     case "search":
       return { kind: "search", query: String(t.operand), negated };
     case "id":
@@ -88,7 +88,7 @@ function normalizeTerm(state: StoreState, user: User, t: RawTerm): Term | null {
     case "mentions":
       return { kind: "mentions", userId: resolveUser(state, user, t.operand, "unknown user"), negated };
     default:
-      throw new BadNarrowError(`unknown operator ${t.operator}`);
+      throw new BadNarrowError(`unknown operator ${clip(t.operator)}`);
   }
 }
 
@@ -101,7 +101,7 @@ function resolveChannel(state: StoreState, user: User, operand: RawTerm["operand
   const name = String(operand);
   // Zulip accepts a numeric string as a channel ID too.
   const channel = findChannelByName(state, user.realmId, name) ?? (/^\d+$/.test(name) ? state.channels.get(Number(name)) : undefined);
-  if (!channel || !mayNameChannel(state, user, channel)) throw new BadNarrowError(`unknown channel ${name}`);
+  if (!channel || !mayNameChannel(state, user, channel)) throw new BadNarrowError(`unknown channel ${clip(name)}`);
   return channel.id;
 }
 
@@ -122,9 +122,9 @@ function findUser(state: StoreState, me: User, ref: string | number): User | und
 }
 
 function resolveUser(state: StoreState, me: User, operand: RawTerm["operand"], prefix: string): number {
-  if (Array.isArray(operand)) throw new BadNarrowError(`${prefix} ${JSON.stringify(operand)}`);
+  if (Array.isArray(operand)) throw new BadNarrowError(`${prefix} ${quote(operand)}`);
   const user = findUser(state, me, operand as string | number);
-  if (!user) throw new BadNarrowError(`${prefix} ${String(operand)}`);
+  if (!user) throw new BadNarrowError(`${prefix} ${quote(operand)}`);
   return user.id;
 }
 
@@ -136,11 +136,18 @@ function normalizeDm(state: StoreState, me: User, operand: RawTerm["operand"], n
   const ids = new Set<number>();
   for (const ref of refs) {
     const user = findUser(state, me, ref);
-    if (!user) throw new BadNarrowError(`unknown user in ${Array.isArray(operand) ? JSON.stringify(operand) : String(operand)}`);
+    if (!user) throw new BadNarrowError(`unknown user in ${quote(operand)}`);
     ids.add(user.id);
   }
   ids.delete(me.id);
   return { kind: "dm", userIds: [...ids].sort((a, b) => a - b), empty: false, negated };
+}
+
+/** An operand as quoted in an error: long strings and lists are cut. */
+function quote(operand: RawTerm["operand"]): string {
+  if (!Array.isArray(operand)) return clip(String(operand));
+  const shown = JSON.stringify(operand.slice(0, 20));
+  return clip(operand.length > 20 ? `${shown.slice(0, -1)},…]` : shown);
 }
 
 function normalizeTopicOperand(state: StoreState, user: User, topic: string): string {

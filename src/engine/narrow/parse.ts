@@ -4,7 +4,8 @@
  * and operand types, like Zulip's NarrowParameter; structural errors are BAD_REQUEST,
  * meaning errors (unknown operators, names) come later as BAD_NARROW.
  */
-import { BadRequestError } from "../errors.js";
+import { BadRequestError, clip } from "../errors.js";
+import { exceedsCodePoints, MAX_NARROW_CHARS, MAX_NARROW_TERMS, MAX_OPERAND_ITEMS, MAX_OPERAND_LENGTH } from "../limits.js";
 import type { RawTerm } from "./terms.js";
 
 /** Operators whose operand is a string or an integer (a name/email or an ID). */
@@ -15,7 +16,25 @@ const STRING_OR_INT_LIST = new Set(["dm", "pm-with", "pm_with"]);
 export function parseNarrow(value: unknown): RawTerm[] {
   if (value === null || value === undefined) return [];
   if (!Array.isArray(value)) throw new BadRequestError("narrow is not a list");
-  return value.map((element) => parseElement(element));
+  // Sizes first: nothing is resolved or evaluated for an oversized narrow.
+  if (value.length > MAX_NARROW_TERMS) throw new BadRequestError(`narrow is too long (limit: ${MAX_NARROW_TERMS} terms)`);
+  const terms = value.map((element, i) => checkSize(parseElement(element), i));
+  let chars = 0;
+  for (const t of terms) if (typeof t.operand === "string") chars += t.operand.length;
+  if (chars > MAX_NARROW_CHARS) throw new BadRequestError(`narrow is too long (limit: ${MAX_NARROW_CHARS} characters of operands)`);
+  return terms;
+}
+
+function checkSize(term: RawTerm, index: number): RawTerm {
+  const { operand } = term;
+  const where = `narrow[${index}]["operand"]`;
+  if (typeof operand === "string" && exceedsCodePoints(operand, MAX_OPERAND_LENGTH)) {
+    throw new BadRequestError(`${where} is too long (limit: ${MAX_OPERAND_LENGTH} characters)`);
+  }
+  if (Array.isArray(operand) && operand.length > MAX_OPERAND_ITEMS) {
+    throw new BadRequestError(`${where} is too long (limit: ${MAX_OPERAND_ITEMS} items)`);
+  }
+  return term;
 }
 
 function parseElement(element: unknown): RawTerm {
@@ -35,14 +54,14 @@ function parseElement(element: unknown): RawTerm {
   if (typeof operator !== "string") throw new BadRequestError("operator is not a string");
   if (typeof negated !== "boolean") throw new BadRequestError("negated is not a boolean");
   if (typeof operand !== "string" && typeof operand !== "number" && !Array.isArray(operand)) {
-    throw new BadRequestError(`Invalid operand for operator '${operator}'`);
+    throw new BadRequestError(`Invalid operand for operator '${clip(operator)}'`);
   }
   return checkOperand({ operator, operand: operand as RawTerm["operand"], negated });
 }
 
 function checkOperand(term: RawTerm): RawTerm {
   const { operator, operand } = term;
-  const bad = () => new BadRequestError(`Invalid operand for operator '${operator}'`);
+  const bad = () => new BadRequestError(`Invalid operand for operator '${clip(operator)}'`);
   if (STRING_OR_INT.has(operator)) {
     if (typeof operand === "number" ? !Number.isInteger(operand) : typeof operand !== "string") throw bad();
   } else if (STRING_OR_INT_LIST.has(operator)) {

@@ -10,6 +10,8 @@
 import { canAccessChannelHistory } from "../access.js";
 import { EMPTY, RoaringBitmap32, type Bitmap, type ReadonlyBitmap } from "../index/bitmap-store.js";
 import { isIndexableTerm, key } from "../index/keys.js";
+import { MAX_TOPIC_LENGTH } from "../actions/send-message.js";
+import { exceedsCodePoints } from "../limits.js";
 import type { ReceivedSets } from "../received.js";
 import { conversationKey, type StoreState } from "../state.js";
 import type { Message, User } from "../types.js";
@@ -139,7 +141,8 @@ function evaluateTerm(ctx: PlanContext, t: Term): { bitmap: ReadonlyBitmap; comp
       return plain(RoaringBitmap32.orMany(parts));
     }
     case "topic":
-      return plain(b.get(key.topic(realmId, t.topic)));
+      // Topics are cut to MAX_TOPIC_LENGTH when sent: a longer operand names no topic.
+      return plain(exceedsCodePoints(t.topic, MAX_TOPIC_LENGTH) ? EMPTY : b.get(key.topic(realmId, t.topic)));
     case "sender":
       return plain(b.get(key.sender(t.userId)));
     case "dm": {

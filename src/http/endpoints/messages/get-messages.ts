@@ -5,8 +5,7 @@
  * message_ids. Unauthenticated (spectator) access to web-public channels is not
  * offered: the endpoint requires a login.
  */
-import { BadRequestError } from "../../../engine/index.js";
-import type { AnchorSpec } from "../../../engine/index.js";
+import { BadRequestError, MAX_MESSAGES_PER_FETCH, type AnchorSpec } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
 import { j, p } from "../../params.js";
 import { RawJson } from "../../respond.js";
@@ -36,7 +35,8 @@ export default defineEndpoint({
     narrow: p.json(z.unknown()).optional(),
     client_gravatar: p.bool().default(true),
     apply_markdown: p.bool().default(true),
-    message_ids: p.json(j.intList()).optional(),
+    // Zulip counts message_ids after parsing; here the count is checked before the list is walked.
+    message_ids: p.json(j.intList(), { maxItems: MAX_MESSAGES_PER_FETCH, tooMany: `Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).` }).optional(),
     allow_empty_topic_name: p.bool().default(false),
     use_first_unread_anchor: p.bool().default(false),
   },

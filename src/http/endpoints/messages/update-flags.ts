@@ -3,7 +3,9 @@
  * POST /messages/flags — https://zulip.com/api/update-message-flags
  * `messages` is echoed back (Zulip keeps it for compatibility);
  * ignored_because_not_subscribed_channels only for remove + read (FL 355).
+ * Deviation: at most MAX_FLAG_MESSAGE_IDS IDs per request (Zulip sets no limit).
  */
+import { MAX_FLAG_MESSAGE_IDS } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
 import { j, p } from "../../params.js";
 
@@ -12,7 +14,7 @@ export default defineEndpoint({
   path: "/messages/flags",
   auth: "user",
   params: {
-    messages: p.json(j.intList()),
+    messages: p.json(j.intList(), { maxItems: MAX_FLAG_MESSAGE_IDS }),
     op: p.str(),
     flag: p.str(),
   },

@@ -20,6 +20,7 @@
  * offered.
  */
 import { z } from "zod";
+import { MAX_NARROW_TERMS } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
 import { j, p } from "../../params.js";
 import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from "../../version.js";
@@ -47,6 +48,9 @@ import { realmUserSettingsDefaultsSection, userSettingsSection } from "./user-se
 const DEFAULT_IDLE_QUEUE_TIMEOUT = 600;
 const MAX_IDLE_QUEUE_TIMEOUT = 7 * 24 * 3600;
 const MOBILE_IDLE_QUEUE_TIMEOUT = 12 * 3600;
+
+/** Bounds event_types and client_capabilities: Zulip has about a hundred event types. */
+const MAX_EVENT_TYPES = 1000;
 
 const narrowTerm = z.union([z.array(z.string()), z.object({ operator: z.string(), operand: z.unknown(), negated: z.boolean().optional() })]);
 
@@ -76,11 +80,11 @@ export default defineEndpoint({
     include_streams: p.bool().default(true),
     slim_presence: p.bool().default(false),
     presence_history_limit_days: p.int({ min: 0 }).optional(),
-    event_types: p.json(j.stringList()).optional(),
-    fetch_event_types: p.json(j.stringList()).optional(),
+    event_types: p.json(j.stringList(), { maxItems: MAX_EVENT_TYPES }).optional(),
+    fetch_event_types: p.json(j.stringList(), { maxItems: MAX_EVENT_TYPES }).optional(),
     all_public_streams: p.bool().default(false),
-    narrow: p.json(z.array(narrowTerm)).default([]),
-    client_capabilities: p.json(z.record(z.string(), z.boolean())).default({}),
+    narrow: p.json(z.array(narrowTerm), { maxItems: MAX_NARROW_TERMS, tooMany: `narrow is too long (limit: ${MAX_NARROW_TERMS} terms)` }).default([]),
+    client_capabilities: p.json(z.record(z.string(), z.boolean()), { maxItems: MAX_EVENT_TYPES }).default({}),
     idle_queue_timeout: idleQueueTimeout().default(DEFAULT_IDLE_QUEUE_TIMEOUT),
   },
   handler(ctx, input) {

@@ -11,6 +11,8 @@ export default defineEndpoint({
   path: "/server_settings",
   auth: "none",
   params: {},
+  // Takes no parameters and needs no login: no reason to read more than a little.
+  maxBodyBytes: 16 * 1024,
   handler(ctx) {
     const realm = ctx.realm;
     return {

@@ -15,7 +15,7 @@ import type { ChannelPermissions } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
 import { j, p } from "../../params.js";
 import { groupSettingFromWire } from "../../views/channel.js";
-import { oneOfLoose, retentionDays } from "./wire-params.js";
+import { checkSubscriptionRows, MAX_SUBSCRIPTION_CHANNELS, MAX_SUBSCRIPTION_PRINCIPALS, oneOfLoose, retentionDays } from "./wire-params.js";
 
 const item = z.object({ name: z.string(), description: z.string().optional(), color: z.string().optional() });
 
@@ -48,8 +48,8 @@ export default defineEndpoint({
   path: "/users/me/subscriptions",
   auth: "user",
   params: {
-    subscriptions: p.json(z.array(item)),
-    principals: p.json(j.intOrStringList()).optional(),
+    subscriptions: p.json(z.array(item), { maxItems: MAX_SUBSCRIPTION_CHANNELS }),
+    principals: p.json(j.intOrStringList(), { maxItems: MAX_SUBSCRIPTION_PRINCIPALS }).optional(),
     authorization_errors_fatal: p.bool().default(true),
     announce: p.bool().default(false),
     invite_only: p.bool().optional(),
@@ -71,6 +71,7 @@ export default defineEndpoint({
     can_subscribe_group: groupParam(),
   },
   handler(ctx, input) {
+    checkSubscriptionRows(input.subscriptions.length, input.principals?.length);
     const permissions: Partial<ChannelPermissions> = {};
     for (const [wire, field] of Object.entries(GROUP_PARAMS)) {
       const value = input[wire as keyof typeof GROUP_PARAMS];

@@ -6,16 +6,18 @@
  */
 import { defineEndpoint } from "../../endpoint.js";
 import { j, p } from "../../params.js";
+import { checkSubscriptionRows, MAX_SUBSCRIPTION_CHANNELS, MAX_SUBSCRIPTION_PRINCIPALS } from "./wire-params.js";
 
 export default defineEndpoint({
   method: "DELETE",
   path: "/users/me/subscriptions",
   auth: "user",
   params: {
-    subscriptions: p.json(j.stringList()),
-    principals: p.json(j.intOrStringList()).optional(),
+    subscriptions: p.json(j.stringList(), { maxItems: MAX_SUBSCRIPTION_CHANNELS }),
+    principals: p.json(j.intOrStringList(), { maxItems: MAX_SUBSCRIPTION_PRINCIPALS }).optional(),
   },
   handler(ctx, input) {
+    checkSubscriptionRows(input.subscriptions.length, input.principals?.length);
     const result = ctx.store.unsubscribe(ctx.user.id, input.subscriptions, input.principals);
     return { removed: [...result.removed], not_removed: [...result.notRemoved] };
   },

@@ -5,6 +5,22 @@
  * and Zulip's message_retention_days.
  */
 import { z } from "zod";
+import { BadRequestError, clip } from "../../../engine/index.js";
+
+/**
+ * Deviation: Zulip bounds neither list nor their product. One request writes up to
+ * channels x principals subscription rows in one transaction, all on the event loop.
+ */
+export const MAX_SUBSCRIPTION_ROWS = 1000;
+export const MAX_SUBSCRIPTION_CHANNELS = MAX_SUBSCRIPTION_ROWS;
+export const MAX_SUBSCRIPTION_PRINCIPALS = MAX_SUBSCRIPTION_ROWS;
+
+/** Refuses a channels x principals product over MAX_SUBSCRIPTION_ROWS. */
+export function checkSubscriptionRows(channels: number, principals: number | undefined): void {
+  if (channels * (principals ?? 1) > MAX_SUBSCRIPTION_ROWS) {
+    throw new BadRequestError(`Too many subscriptions requested (maximum ${MAX_SUBSCRIPTION_ROWS} channels times principals).`);
+  }
+}
 
 /** A string sent raw or as JSON text: the JSON quotes are removed. */
 export function unquote(raw: string): string {
@@ -45,7 +61,7 @@ export function retentionDays() {
       const n = Number(text);
       if (Number.isSafeInteger(n) && n > 0) return n;
     }
-    ctx.addIssue({ code: "custom", message: `Bad value for '{var}': ${text}` });
+    ctx.addIssue({ code: "custom", message: `Bad value for '{var}': ${clip(text)}` });
     return z.NEVER;
   });
 }

@@ -10,6 +10,9 @@ import { defineEndpoint } from "../../endpoint.js";
 import { j, p } from "../../params.js";
 import { userToWire } from "../../views/user.js";
 
+/** Deviation: Zulip sets no limit on user_ids. */
+const MAX_USER_IDS = 10_000;
+
 export default defineEndpoint({
   method: "GET",
   path: "/users",
@@ -17,7 +20,7 @@ export default defineEndpoint({
   params: {
     client_gravatar: p.bool().default(true),
     include_custom_profile_fields: p.bool().default(false),
-    user_ids: p.json(j.intList()).optional(),
+    user_ids: p.json(j.intList(), { maxItems: MAX_USER_IDS }).optional(),
   },
   handler(ctx, input) {
     const options = { clientGravatar: input.client_gravatar, includeCustomProfileFields: input.include_custom_profile_fields };

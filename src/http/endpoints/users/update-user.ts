@@ -23,7 +23,7 @@ export default defineEndpoint({
   params: {
     full_name: p.str().optional(),
     role: p.int().optional(),
-    profile_data: p.json(z.array(profileItem)).optional(),
+    profile_data: p.json(z.array(profileItem), { maxItems: 1000 }).optional(),
     new_email: p.str().optional(),
   },
   handler(ctx, input) {

@@ -1,0 +1,318 @@
+/**
+ * @module bench/worst-inputs
+ * `npm run bench:worst [-- --scale 100k|1m|N] [--data DIR] [--runs N] [--out DIR]`
+ *
+ * How long the worst input of every endpoint holds the server's event loop. The
+ * server runs in a child process (bench/worst-inputs-server.ts) on a private copy of
+ * a generated dataset and measures its own event-loop delay (perf_hooks
+ * monitorEventLoopDelay, 1 ms resolution); meanwhile this process sends a cheap
+ * request (GET /users/me) every 2 ms and records the slowest answer. Each input is
+ * sent `--runs` times (default 3); the report gives the largest figures, per input
+ * and per endpoint, against the 50 ms budget. Inputs: the refused ones (oversized
+ * bodies, lists, narrows, strings; what test/http/bounds.test.ts checks for
+ * correctness) and the largest accepted ones (5000-message windows and flag
+ * updates, 10,000-character messages, 1000 subscriptions, a full /register).
+ * Report: bench/results/worst-inputs-<scale>.md.
+ */
+import { fork, type ChildProcess } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { request as httpRequest } from "node:http";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { parseArgs } from "node:util";
+import { openStore } from "../src/engine/index.js";
+import { ENDPOINTS } from "../src/http/endpoints/index.js";
+import { chooseDataset, ensureDataset, workingCopy } from "./dataset.js";
+import type { Manifest } from "../tools/generate/manifest.js";
+
+const log = (line: string) => process.stderr.write(line + "\n");
+const BUDGET_MS = 50;
+const MiB = 1024 * 1024;
+
+interface Case {
+  /** The route, as in the route table: "POST /messages". */
+  readonly route: string;
+  readonly label: string;
+  readonly method: string;
+  readonly path: string;
+  readonly auth: string | null;
+  readonly body: Buffer;
+  readonly chunked?: boolean;
+}
+
+interface Reply {
+  readonly status: number;
+  readonly bytes: number;
+  readonly ms: number;
+}
+
+interface Row {
+  readonly route: string;
+  readonly label: string;
+  readonly requestBytes: number;
+  readonly status: number;
+  readonly responseBytes: number;
+  readonly requestMs: number;
+  readonly loopMaxMs: number;
+  readonly pingMaxMs: number;
+}
+
+function send(port: number, c: Pick<Case, "method" | "path" | "auth" | "body" | "chunked">): Promise<Reply> {
+  const headers: Record<string, string> = { "Content-Type": "application/x-www-form-urlencoded" };
+  if (c.auth) headers["Authorization"] = c.auth;
+  if (!c.chunked) headers["Content-Length"] = String(c.body.length);
+  const t0 = performance.now();
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: "127.0.0.1", port, path: `/api/v1${c.path}`, method: c.method, headers, agent: false }, (res) => {
+      let bytes = 0;
+      res.on("data", (chunk: Buffer) => (bytes += chunk.length));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, bytes, ms: performance.now() - t0 }));
+    });
+    // A 413 may close the connection before the whole body is written, and before
+    // the client has read the answer: that counts as status 0 (closed), not a failure.
+    req.on("error", (error: NodeJS.ErrnoException) => (error.code === "EPIPE" || error.code === "ECONNRESET" ? undefined : reject(error)));
+    req.on("close", () => resolve({ status: 0, bytes: 0, ms: performance.now() - t0 }));
+    if (c.chunked) {
+      for (let i = 0; i < c.body.length; i += 64 * 1024) req.write(c.body.subarray(i, i + 64 * 1024));
+      req.end();
+    } else req.end(c.body);
+  });
+}
+
+const form = (params: Record<string, unknown>) => {
+  const out = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) out.set(k, typeof v === "string" ? v : JSON.stringify(v));
+  return Buffer.from(out.toString());
+};
+const x = (n: number, unit = "x") => unit.repeat(n);
+const ones = (n: number) => Array.from({ length: n }, () => 1);
+
+/** The worst inputs of every endpoint, refused and accepted. */
+function cases(m: Manifest, auth: { main: string; owner: string }): Case[] {
+  const out: Case[] = [];
+  const add = (route: string, label: string, path: string, body: Buffer, options: { auth?: string | null; chunked?: boolean } = {}) => {
+    const [method] = route.split(" ");
+    out.push({ route, label, method: method!, path, auth: options.auth === undefined ? auth.main : options.auth, body, ...(options.chunked ? { chunked: true } : {}) });
+  };
+  const general = m.generalChannelId;
+  const generalName = m.channelNames[0]!;
+  const manyTerms = Array.from({ length: 20_000 }, () => ["in", "home"]);
+  const fewerTerms = Array.from({ length: 5000 }, () => ["in", "home"]);
+  const longTopic = x(1000, "é");
+  const window = { anchor: "newest", num_before: 5000, num_after: 0 };
+
+  add("GET /server_settings", "64 KB body (limit 16 KB)", "/server_settings", Buffer.alloc(64 * 1024, "x"), { auth: null });
+  add("GET /server_settings", "plain", "/server_settings", Buffer.alloc(0), { auth: null });
+
+  add("POST /messages", "30 MB content (Content-Length)", "/messages", form({ type: "stream", to: generalName, topic: "t", content: x(30 * MiB) }));
+  add("POST /messages", "30 MB content (chunked)", "/messages", form({ type: "stream", to: generalName, topic: "t", content: x(30 * MiB) }), { chunked: true });
+  add("POST /messages", "10 MB `to`", "/messages", form({ type: "direct", to: x(5 * MiB, "a,"), content: "x" }));
+  add("POST /messages", "250 KB body: 40k-char content, 2 KB topic (sent, cut to 10,000)", "/messages", form({ type: "stream", to: generalName, topic: longTopic, content: x(40_000, "é") }));
+  add("POST /messages", "10,000 chars of markdown (sent)", "/messages", form({ type: "stream", to: generalName, topic: "bench", content: x(1000, "**b** _i_ ") }));
+  add("POST /messages", "200 KB channel name", "/messages", form({ type: "stream", to: x(200_000), topic: "t", content: "x" }));
+  add("POST /messages", "40k recipient IDs", "/messages", form({ type: "direct", to: ones(40_000), content: "x" }));
+  add("POST /messages", "200 KB email", "/messages", form({ type: "direct", to: `${x(200_000, "n")}@example.com`, content: "x" }));
+
+  const getMessages = (label: string, params: Record<string, unknown>) => add("GET /messages", label, "/messages", form(params));
+  getMessages("20,000 narrow terms", { ...window, narrow: manyTerms });
+  getMessages("5000 narrow terms", { ...window, narrow: fewerTerms });
+  getMessages("200 KB search operand", { ...window, narrow: [{ operator: "search", operand: x(200_000) }] });
+  getMessages("2 KB topic operand", { ...window, narrow: [{ operator: "channel", operand: general }, { operator: "topic", operand: longTopic }] });
+  getMessages("100 × 1999-char search operands", { ...window, narrow: Array.from({ length: 100 }, (_, i) => ({ operator: "search", operand: `${x(1990, "word ")}${i}`.slice(0, 1999) })) });
+  getMessages("40k-element dm operand", { ...window, narrow: [{ operator: "dm", operand: ones(40_000) }] });
+  getMessages("40k message_ids", { message_ids: ones(40_000) });
+  add("GET /messages", "3M message_ids (24 MB)", "/messages", form({ message_ids: Array.from({ length: 3_000_000 }, (_, i) => i) }));
+  getMessages("200 KB anchor", { anchor: x(200_000), num_before: 10, num_after: 0 });
+  getMessages("5000 newest, all messages (accepted)", window);
+  getMessages("5000 newest of the 10,000-subscriber channel (accepted)", { ...window, narrow: [{ operator: "channel", operand: general }] });
+  getMessages("5000 message_ids (accepted)", { message_ids: Array.from({ length: 5000 }, (_, i) => m.lastMessageId - i * 7) });
+  getMessages("5000 search hits (accepted)", { ...window, narrow: [{ operator: "search", operand: m.commonWord }] });
+
+  add("GET /messages/:message_id", "2000-digit ID", `/messages/${x(2000, "9")}`, Buffer.alloc(0));
+
+  const flags = (label: string, params: Record<string, unknown>) => add("POST /messages/flags", label, "/messages/flags", form(params));
+  flags("3M IDs (24 MB)", { op: "add", flag: "read", messages: Array.from({ length: 3_000_000 }, (_, i) => i) });
+  flags("40k IDs", { op: "add", flag: "read", messages: ones(40_000) });
+  flags("200 KB flag", { op: "add", flag: x(200_000), messages: [1] });
+  flags("5000 recent IDs, mark unread", { op: "remove", flag: "read", messages: Array.from({ length: 5000 }, (_, i) => m.lastMessageId - i) });
+  flags("5000 recent IDs, star", { op: "add", flag: "starred", messages: Array.from({ length: 5000 }, (_, i) => m.lastMessageId - i) });
+
+  const flagsNarrow = (label: string, params: Record<string, unknown>) =>
+    add("POST /messages/flags/narrow", label, "/messages/flags/narrow", form({ anchor: "newest", num_before: 5000, num_after: 0, op: "add", flag: "starred", ...params }));
+  flagsNarrow("20,000 narrow terms", { narrow: manyTerms });
+  flagsNarrow("5000 narrow terms", { narrow: fewerTerms });
+  flagsNarrow("2 KB topic operand", { narrow: [{ operator: "channel", operand: general }, { operator: "topic", operand: longTopic }] });
+  flagsNarrow("5000 messages of a channel (accepted)", { narrow: [{ operator: "channel", operand: general }] });
+  flagsNarrow("5000 messages, mark unread (accepted)", { flag: "read", op: "remove", narrow: [] });
+
+  add("POST /mark_topic_as_read", "2 KB topic", "/mark_topic_as_read", form({ stream_id: general, topic_name: longTopic }));
+  add("POST /mark_topic_as_read", "200 KB topic", "/mark_topic_as_read", form({ stream_id: general, topic_name: x(200_000) }));
+  add("POST /mark_topic_as_read", "the biggest topic (accepted)", "/mark_topic_as_read", form({ stream_id: general, topic_name: m.bigTopic }));
+
+  for (const method of ["POST", "DELETE"]) {
+    add(`${method} /messages/:message_id/reactions`, "200 KB emoji name", `/messages/${m.lastMessageId}/reactions`, form({ emoji_name: x(200_000) }));
+  }
+  add("POST /messages/:message_id/reactions", "add (accepted)", `/messages/${m.lastMessageId}/reactions`, form({ emoji_name: "smile" }));
+  add("DELETE /messages/:message_id/reactions", "remove (accepted)", `/messages/${m.lastMessageId}/reactions`, form({ emoji_name: "smile" }));
+
+  add("GET /users", "40k user_ids", "/users", form({ user_ids: ones(40_000) }));
+  add("GET /users", "every user (accepted)", "/users", Buffer.alloc(0));
+  add("GET /users/me", "1001 parameters", "/users/me", Buffer.from(Array.from({ length: 1001 }, (_, i) => `p${i}=1`).join("&")));
+  add("GET /users/me", "100 KB parameter name", "/users/me", Buffer.from(`${x(100_000, "k")}=1`));
+  add("GET /users/:user_id_or_email", "2 KB email", `/users/${x(2000)}@example.com`, Buffer.alloc(0));
+  add("PATCH /users/:user_id_or_email", "200 KB full_name", `/users/${m.subjects.main}`, form({ full_name: x(200_000) }), { auth: auth.owner });
+  add("PATCH /users/:user_id_or_email", "2000 profile_data items", `/users/${m.subjects.main}`, form({ profile_data: Array.from({ length: 2000 }, (_, i) => ({ id: i, value: "v" })) }), { auth: auth.owner });
+  add("GET /users/me/subscriptions", "with subscribers (accepted)", "/users/me/subscriptions", form({ include_subscribers: true }));
+  add("POST /users/me/subscriptions", "5000 channels", "/users/me/subscriptions", form({ subscriptions: Array.from({ length: 5000 }, (_, i) => ({ name: `c${i}` })) }), { auth: auth.owner });
+  add("POST /users/me/subscriptions", "40k principals", "/users/me/subscriptions", form({ subscriptions: [{ name: generalName }], principals: ones(40_000) }), { auth: auth.owner });
+  add("POST /users/me/subscriptions", "1000 new channels (accepted)", "/users/me/subscriptions", form({ subscriptions: Array.from({ length: 1000 }, (_, i) => ({ name: `bench-${i}` })) }), { auth: auth.owner });
+  add("DELETE /users/me/subscriptions", "5000 names", "/users/me/subscriptions", form({ subscriptions: Array.from({ length: 5000 }, (_, i) => `c${i}`) }), { auth: auth.owner });
+  add("DELETE /users/me/subscriptions", "200 KB name", "/users/me/subscriptions", form({ subscriptions: [x(200_000)] }), { auth: auth.owner });
+  add("DELETE /users/me/subscriptions", "1000 channels (accepted)", "/users/me/subscriptions", form({ subscriptions: Array.from({ length: 1000 }, (_, i) => `bench-${i}`) }), { auth: auth.owner });
+  add("GET /streams", "every channel (accepted)", "/streams", form({ include_all: true }), { auth: auth.owner });
+  add("POST /register", "20,000 narrow terms", "/register", form({ narrow: manyTerms }));
+  add("POST /register", "5000 narrow terms", "/register", form({ narrow: fewerTerms }));
+  add("POST /register", "5000 client_capabilities", "/register", form({ client_capabilities: Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`k${i}`, true])) }));
+  add("POST /register", "full initial state (accepted)", "/register", Buffer.alloc(0));
+  return out;
+}
+
+/** Sends GET /users/me back to back (2 ms apart) until stopped; resolves with the slowest. */
+function pinger(port: number, auth: string): { stop(): Promise<number> } {
+  let running = true;
+  let max = 0;
+  const loop = (async () => {
+    while (running) {
+      const r = await send(port, { method: "GET", path: "/users/me", auth, body: Buffer.alloc(0) });
+      max = Math.max(max, r.ms);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      return max;
+    },
+  };
+}
+
+function ask<T>(child: ChildProcess, message: string): Promise<T> {
+  return new Promise((resolve) => {
+    child.once("message", (reply) => resolve(reply as T));
+    child.send(message);
+  });
+}
+
+async function startServer(dir: string): Promise<{ child: ChildProcess; port: number }> {
+  const child = fork(join("dist", "bench", "worst-inputs-server.js"), ["--data", dir], { stdio: ["ignore", "pipe", "inherit", "ipc"] });
+  const lines = createInterface({ input: child.stdout! });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once("exit", (code) => reject(new Error(`the server exited with code ${code}: is the build current (npm run build)?`)));
+    lines.on("line", (line) => {
+      const match = /^listening on (\d+)/.exec(line);
+      if (match) resolve(Number(match[1]));
+    });
+  });
+  return { child, port };
+}
+
+const fmt = (n: number) => n.toFixed(1);
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({ options: { scale: { type: "string" }, data: { type: "string" }, runs: { type: "string" }, out: { type: "string" } }, strict: true });
+  const choice = chooseDataset(values.scale, values.data, "100k");
+  const manifest = await ensureDataset(choice, false, log);
+  const runs = Number(values.runs ?? 3);
+  const work = workingCopy(choice.dir);
+  const store = openStore(work.dir);
+  const basic = (id: number) => {
+    const u = store.getUser(id);
+    return "Basic " + Buffer.from(`${u.email}:${u.apiKey}`).toString("base64");
+  };
+  const auth = { main: basic(manifest.subjects.main), owner: basic(manifest.ownerId) };
+  store.close();
+
+  log("building inputs…");
+  const all = cases(manifest, auth);
+  const { child, port } = await startServer(work.dir);
+  const stop = () => {
+    if (child.connected) child.send("stop");
+    else if (child.exitCode === null) child.kill("SIGTERM");
+  };
+  process.once("SIGINT", () => {
+    stop();
+    process.exit(130);
+  });
+  const rows: Row[] = [];
+  try {
+    // Warm-up: the first requests compile the hot paths; that is not what is measured.
+    for (let i = 0; i < 50; i++) await send(port, { method: "GET", path: "/users/me", auth: auth.main, body: Buffer.alloc(0) });
+    await send(port, { method: "GET", path: "/messages", auth: auth.main, body: form({ anchor: "newest", num_before: 100, num_after: 0 }) });
+    for (const c of all) {
+      let row: Row | null = null;
+      for (let run = 0; run < runs; run++) {
+        await ask(child, "reset");
+        const ping = pinger(port, auth.main);
+        const reply = await send(port, c);
+        // Let the loop settle so a block that ends with the reply is sampled.
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        const pingMaxMs = await ping.stop();
+        const loop = await ask<{ maxMs: number }>(child, "read");
+        const next: Row = { route: c.route, label: c.label, requestBytes: c.body.length, status: reply.status, responseBytes: reply.bytes, requestMs: reply.ms, loopMaxMs: loop.maxMs, pingMaxMs };
+        if (!row || next.loopMaxMs > row.loopMaxMs) row = next;
+      }
+      rows.push(row!);
+      log(`${row!.route} — ${row!.label}: ${row!.status}, ${row!.responseBytes} B back, loop max ${fmt(row!.loopMaxMs)} ms, ping max ${fmt(row!.pingMaxMs)} ms`);
+    }
+  } finally {
+    stop();
+  }
+
+  const routes = ENDPOINTS.map((e) => `${e.method} ${e.path}`);
+  const missing = routes.filter((r) => !rows.some((row) => row.route === r));
+  const perRoute = routes.map((r) => {
+    const mine = rows.filter((row) => row.route === r);
+    const worst = mine.reduce((a, b) => (b.loopMaxMs > a.loopMaxMs ? b : a), mine[0]!);
+    return { route: r, worst };
+  });
+  const over = rows.filter((r) => r.loopMaxMs > BUDGET_MS);
+  const md = [
+    `# Worst inputs per endpoint: ${choice.label} messages`,
+    "",
+    `\`npm run bench:worst -- --scale ${choice.label}\`. The server (a child process, same 2-core machine, shared with other work) measures its event-loop delay with \`monitorEventLoopDelay\` (1 ms resolution) while the bench sends one input and a cheap \`GET /users/me\` every 2 ms. Each input ran ${runs} times; the run with the largest loop delay is shown. "loop max" is the longest the event loop was held; "ping max" the slowest concurrent cheap request (it includes the client's own loop and network time). Budget: ${BUDGET_MS} ms.`,
+    "",
+    `Inputs over budget: ${over.length === 0 ? "none" : over.map((r) => `${r.route} (${r.label}): ${fmt(r.loopMaxMs)} ms`).join("; ")}.`,
+    ...(missing.length > 0 ? ["", `Routes without an input: ${missing.join(", ")}.`] : []),
+    "",
+    "## Per endpoint (its worst input)",
+    "",
+    "| endpoint | worst input | status | loop max ms | ping max ms |",
+    "|---|---|---:|---:|---:|",
+    ...perRoute.map(({ route, worst }) => `| ${route} | ${worst.label} | ${worst.status} | ${fmt(worst.loopMaxMs)} | ${fmt(worst.pingMaxMs)} |`),
+    "",
+    "## Every input",
+    "",
+    "| endpoint | input | request bytes | status | response bytes | request ms | loop max ms | ping max ms |",
+    "|---|---|---:|---:|---:|---:|---:|---:|",
+    ...rows.map((r) => `| ${r.route} | ${r.label} | ${r.requestBytes} | ${r.status} | ${r.responseBytes} | ${fmt(r.requestMs)} | ${fmt(r.loopMaxMs)} | ${fmt(r.pingMaxMs)} |`),
+    "",
+  ].join("\n");
+  const outDir = values.out ?? join("bench", "results");
+  mkdirSync(outDir, { recursive: true });
+  const file = join(outDir, `worst-inputs-${choice.label}.md`);
+  writeFileSync(file, md);
+  log(md);
+  log(`wrote ${file}`);
+  return 0;
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    console.error(`bench:worst: ${error instanceof Error ? error.message : String(error)}`);
+    process.exitCode = 1;
+  },
+);
