@@ -6,7 +6,7 @@
  */
 import { renderMarkdown } from "../markdown/index.js";
 import { canAccessMessage } from "./access.js";
-import { createGroup, updateMembers, updateSubgroups, type CreateGroupInput } from "./actions/groups.js";
+import { createGroup, deactivateGroup, groupMembers, groupSettings, groupSubgroups, isGroupMemberQuery, updateGroup, updateMembers, updateSubgroups, type CreateGroupInput, type GroupSettingField, type UpdateGroupInput } from "./actions/groups.js";
 import { channelGroupSettings, streamPostPolicy } from "./actions/channels.js";
 import { createRealm, setNewChannelAnnouncementsChannel, setRealmDeactivated, systemGroupId, type CreateRealmInput } from "./actions/realms.js";
 import { addReaction, removeReaction, type AddReactionInput, type RemoveReactionInput } from "./actions/reactions.js";
@@ -23,7 +23,7 @@ import { unreadSummary, type UnreadSummary } from "./queries/unread.js";
 import { ReceivedSets } from "./received.js";
 import { StoreState, type StoreOptions } from "./state.js";
 import { lockDataDir, type DataDirLock } from "./storage/lock.js";
-import type { Channel, ChannelPermissions, Conversation, Message, Realm, User, UserGroup, UserTopic } from "./types.js";
+import type { Channel, ChannelPermissions, Conversation, GroupSettingValue, Message, Realm, User, UserGroup, UserTopic } from "./types.js";
 import { key } from "./index/keys.js";
 import { verifyIndexes, type VerifyReport } from "./verify.js";
 import { registerInternals } from "./internal.js";
@@ -217,8 +217,33 @@ export class Store {
   createGroup(actorId: number, input: CreateGroupInput): UserGroup {
     return createGroup(this.#state, actorId, input);
   }
-  updateGroupMembers(actorId: number, groupId: number, add: readonly number[], remove: readonly number[]): void {
-    updateMembers(this.#state, actorId, groupId, add, remove);
+  /** POST /user_groups/{id}/members: members (and subgroups) added and removed in one write. */
+  updateGroupMembers(actorId: number, groupId: number, add: readonly number[], remove: readonly number[], addSubgroups: readonly number[] = [], removeSubgroups: readonly number[] = []): void {
+    updateMembers(this.#state, actorId, groupId, add, remove, addSubgroups, removeSubgroups);
+  }
+  /** PATCH /user_groups/{id}. */
+  updateGroup(actorId: number, groupId: number, input: UpdateGroupInput): void {
+    updateGroup(this.#state, actorId, groupId, input);
+  }
+  /** POST /user_groups/{id}/deactivate. */
+  deactivateGroup(actorId: number, groupId: number): void {
+    deactivateGroup(this.#state, actorId, groupId);
+  }
+  /** Every permission setting of a group, defaults filled in for older records. */
+  groupSettings(group: UserGroup): Record<GroupSettingField, GroupSettingValue> {
+    return groupSettings(this.#state, group);
+  }
+  /** GET /user_groups/{id}/members. */
+  groupMembers(viewerId: number, groupId: number, directOnly: boolean): number[] {
+    return groupMembers(this.#state, viewerId, groupId, directOnly);
+  }
+  /** GET /user_groups/{id}/members/{user_id}. */
+  isGroupMember(viewerId: number, groupId: number, userId: number, directOnly: boolean): boolean {
+    return isGroupMemberQuery(this.#state, viewerId, groupId, userId, directOnly);
+  }
+  /** GET /user_groups/{id}/subgroups. */
+  groupSubgroups(viewerId: number, groupId: number, directOnly: boolean): number[] {
+    return groupSubgroups(this.#state, viewerId, groupId, directOnly);
   }
   updateGroupSubgroups(actorId: number, groupId: number, add: readonly number[], remove: readonly number[]): void {
     updateSubgroups(this.#state, actorId, groupId, add, remove);

@@ -127,6 +127,14 @@ export interface UserGroup {
   deactivated: boolean;
   canManageGroup: GroupSettingValue;
   canMentionGroup: GroupSettingValue;
+  /**
+   * Settings added after the first data directories were written: absent on older
+   * records, where they mean their defaults (groupSetting in actions/groups.ts).
+   */
+  canAddMembersGroup?: GroupSettingValue;
+  canJoinGroup?: GroupSettingValue;
+  canLeaveGroup?: GroupSettingValue;
+  canRemoveMembersGroup?: GroupSettingValue;
   readonly dateCreated: number;
   readonly creatorId: number | null;
 }

@@ -88,8 +88,8 @@ describe("user groups with subgroups", () => {
     const a = s.createGroup(w.owner.id, { name: "A", members: [w.alice.id] });
     const b = s.createGroup(w.owner.id, { name: "B", subgroups: [a.id] });
     const c = s.createGroup(w.owner.id, { name: "C", subgroups: [b.id] });
-    expect(() => s.updateGroupSubgroups(w.owner.id, a.id, [c.id], [])).toThrow(`User group ${c.id} is already a supergroup of this group.`);
-    expect(() => s.updateGroupSubgroups(w.owner.id, a.id, [a.id], [])).toThrow(`User group ${a.id} is already a supergroup of this group.`);
+    expect(() => s.updateGroupSubgroups(w.owner.id, a.id, [c.id], [])).toThrow(`User group ${a.id} is already a subgroup of one of the passed subgroups.`);
+    expect(() => s.updateGroupSubgroups(w.owner.id, a.id, [a.id], [])).toThrow(`User group ${a.id} is already a subgroup of one of the passed subgroups.`);
     // Force a cycle A -> C -> B -> A in memory: recursion must still terminate.
     internals(s).groups.set(a.id, { ...internals(s).groups.get(a.id)!, subgroups: [c.id] });
     for (const g of [a, b, c]) {
@@ -218,8 +218,8 @@ describe("canSendToChannel", () => {
     // A bot is judged by its owner's membership when its own fails (Zulip's fallback).
     const adminBot = s.createUser({ realmId: w.realm.id, email: "adminbot@test.dev", fullName: "Admin Bot", bot: { type: 1, ownerId: admin.id } });
     const aliceBot2 = s.createUser({ realmId: w.realm.id, email: "alicebot2@test.dev", fullName: "Alice Bot Two", bot: { type: 1, ownerId: w.alice.id } });
-    expect(canSendToChannel(s.state, u(adminBot), announce)).toBe(true);
-    expect(canSendToChannel(s.state, u(aliceBot2), announce)).toBe(false);
+    expect(canSendToChannel(internals(s), u(adminBot), announce)).toBe(true);
+    expect(canSendToChannel(internals(s), u(aliceBot2), announce)).toBe(false);
   });
 
   it("archived channels, deactivated users and other realms: no", () => {

@@ -55,6 +55,8 @@ export function logEntryOf(event: EngineEvent): ChangeLogItem {
           return ["user_group", "add", event.group.id];
         case "update":
           return ["user_group", "update", event.groupId];
+        case "remove":
+          return ["user_group", "remove", event.groupId];
         case "add_members":
         case "remove_members":
           return ["user_group", event.op, event.groupId, ...event.userIds];

@@ -58,7 +58,8 @@ export type EngineEvent =
   | { readonly type: "realm_user"; readonly op: "add"; readonly person: User }
   | { readonly type: "realm_user"; readonly op: "update"; readonly userId: number; readonly changes: RealmUserChange }
   | { readonly type: "realm"; readonly op: "deactivated"; readonly realm: Realm }
-  | { readonly type: "user_group"; readonly op: "add"; readonly group: UserGroup }
+  | { readonly type: "user_group"; readonly op: "add"; readonly group: UserGroup; readonly forReactivation: boolean }
+  | { readonly type: "user_group"; readonly op: "remove"; readonly groupId: number }
   | { readonly type: "user_group"; readonly op: "update"; readonly groupId: number; readonly data: UserGroupUpdate }
   | { readonly type: "user_group"; readonly op: "add_members" | "remove_members"; readonly groupId: number; readonly userIds: readonly number[] }
   | { readonly type: "user_group"; readonly op: "add_subgroups" | "remove_subgroups"; readonly groupId: number; readonly subgroupIds: readonly number[] }
@@ -88,6 +89,10 @@ export interface UserGroupUpdate {
   readonly deactivated?: boolean;
   readonly canManageGroup?: GroupSettingValue;
   readonly canMentionGroup?: GroupSettingValue;
+  readonly canAddMembersGroup?: GroupSettingValue;
+  readonly canJoinGroup?: GroupSettingValue;
+  readonly canLeaveGroup?: GroupSettingValue;
+  readonly canRemoveMembersGroup?: GroupSettingValue;
 }
 
 export interface MessageOrigin {

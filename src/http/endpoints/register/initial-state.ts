@@ -3,9 +3,10 @@
  * The sections of POST /register's initial state, each from engine state and queries.
  * Every function is read-only.
  */
-import { MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, ROLE, type Realm, type Store, type SubscribedChannel, type User, type UserGroup, type UserTopic } from "../../../engine/index.js";
+import { MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, ROLE, type Realm, type Store, type SubscribedChannel, type User, type UserTopic } from "../../../engine/index.js";
 import { avatarUrl } from "../../views/avatar.js";
-import { channelToWire, groupSettingToWire, subscribersFor, subscriptionToWire } from "../../views/channel.js";
+import { channelToWire, subscribersFor, subscriptionToWire } from "../../views/channel.js";
+import { groupToWire } from "../../views/group.js";
 import { userToWire } from "../../views/user.js";
 
 /** Upload limit we report (Zulip's historical default). */
@@ -117,26 +118,9 @@ export function defaultStreamsSection(store: Store, user: User): Record<string, 
   return { realm_default_streams: store.defaultChannelIds(user.id) };
 }
 
-/** One user group on the wire. */
-export function groupToWire(group: UserGroup, members: readonly number[]): Record<string, unknown> {
-  return {
-    id: group.id,
-    name: group.name,
-    description: group.description,
-    members: [...members],
-    direct_subgroup_ids: [...group.subgroups],
-    is_system_group: group.systemRole !== null,
-    creator_id: group.creatorId,
-    date_created: group.dateCreated,
-    deactivated: group.deactivated,
-    can_manage_group: groupSettingToWire(group.canManageGroup),
-    can_mention_group: groupSettingToWire(group.canMentionGroup),
-  };
-}
-
 /** `realm_user_groups`. System groups list their role-derived members; no deactivated groups unless asked. */
 export function userGroupsSection(store: Store, user: User, options: StateOptions): Record<string, unknown> {
-  return { realm_user_groups: store.userGroups(user.id, options.includeDeactivatedGroups).map((g) => groupToWire(g.group, g.members)) };
+  return { realm_user_groups: store.userGroups(user.id, options.includeDeactivatedGroups).map((g) => groupToWire(store, g.group, g.members)) };
 }
 
 /** One topic policy on the wire (also the user_topic event's fields). */

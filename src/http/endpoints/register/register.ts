@@ -111,6 +111,7 @@ export default defineEndpoint({
       clientGravatar: input.client_gravatar,
       emptyTopicName: options.emptyTopicName,
       streamTypingNotifications: caps["stream_typing_notifications"] === true,
+      includeDeactivatedGroups: options.includeDeactivatedGroups,
       idleTimeoutSecs: input.idle_queue_timeout,
     });
     return { queue_id: queue.id, last_event_id: queue.lastEventId, idle_queue_timeout_secs: input.idle_queue_timeout, ...snapshot };
