@@ -37,3 +37,4 @@ export { NEWEST_ANCHOR } from "./narrow/window.js";
 export type { ApiFlag } from "./queries/message-flags.js";
 export type { UnreadSummary } from "./queries/unread.js";
 export type { VerifyReport, IndexDifference } from "./verify.js";
+export type { DeliveryOutcome, EditScheduledMessageInput, ScheduleMessageInput, ScheduledDestination } from "./actions/scheduled-messages.js";

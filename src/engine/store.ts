@@ -11,6 +11,17 @@ import { channelGroupSettings, streamPostPolicy } from "./actions/channels.js";
 import { createRealm, setNewChannelAnnouncementsChannel, setRealmDeactivated, systemGroupId, type CreateRealmInput } from "./actions/realms.js";
 import { addReaction, removeReaction, type AddReactionInput, type RemoveReactionInput } from "./actions/reactions.js";
 import { sendMessage, type SendMessageInput } from "./actions/send-message.js";
+import {
+  deleteScheduledMessage,
+  deliverDueScheduledMessages,
+  editScheduledMessage,
+  listScheduledMessages,
+  nextScheduledDelivery,
+  scheduleMessage,
+  type DeliveryOutcome,
+  type EditScheduledMessageInput,
+  type ScheduleMessageInput,
+} from "./actions/scheduled-messages.js";
 import { setChannelMuted, subscribe, unsubscribe, type Principal, type SubscribeInput, type SubscribeResult, type UnsubscribeResult } from "./actions/subscriptions.js";
 import { markTopicAsRead, updateFlagsByIds, updateFlagsForNarrow, type FlagChangeResult, type NarrowFlagResult } from "./actions/update-flags.js";
 import { setTopicPolicy } from "./actions/user-topics.js";
@@ -23,7 +34,7 @@ import { unreadSummary, type UnreadSummary } from "./queries/unread.js";
 import { ReceivedSets } from "./received.js";
 import { StoreState, type StoreOptions } from "./state.js";
 import { lockDataDir, type DataDirLock } from "./storage/lock.js";
-import type { Channel, ChannelPermissions, Conversation, GroupSettingValue, Message, Realm, User, UserGroup, UserTopic } from "./types.js";
+import type { Channel, ChannelPermissions, Conversation, GroupSettingValue, Message, Realm, ScheduledMessage, User, UserGroup, UserTopic } from "./types.js";
 import { key } from "./index/keys.js";
 import { verifyIndexes, type VerifyReport } from "./verify.js";
 import { registerInternals } from "./internal.js";
@@ -256,6 +267,35 @@ export class Store {
 
   sendMessage(input: SendMessageInput): { id: number } {
     return sendMessage(this.#state, input);
+  }
+
+  // ---- scheduled messages ----
+
+  /** POST /scheduled_messages: checked like a send, delivered by deliverDueScheduledMessages. */
+  scheduleMessage(senderId: number, input: ScheduleMessageInput): ScheduledMessage {
+    return scheduleMessage(this.#state, senderId, input);
+  }
+  editScheduledMessage(senderId: number, id: number, input: EditScheduledMessageInput): void {
+    editScheduledMessage(this.#state, senderId, id, input);
+  }
+  deleteScheduledMessage(senderId: number, id: number): void {
+    deleteScheduledMessage(this.#state, senderId, id);
+  }
+  /** The user's undelivered scheduled messages (failed included), by delivery time. */
+  scheduledMessages(senderId: number): ScheduledMessage[] {
+    return listScheduledMessages(this.#state, senderId);
+  }
+  /**
+   * Delivers every pending scheduled message due at `nowSeconds`, one transaction each
+   * (the message and its delivered mark together). The engine keeps no timer: a
+   * scheduler (src/scheduler) calls this.
+   */
+  deliverDueScheduledMessages(nowSeconds: number): DeliveryOutcome[] {
+    return deliverDueScheduledMessages(this.#state, nowSeconds);
+  }
+  /** The earliest pending delivery time (UNIX seconds), or null when none is pending. */
+  nextScheduledDelivery(): number | null {
+    return nextScheduledDelivery(this.#state);
   }
 
   /**

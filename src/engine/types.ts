@@ -217,3 +217,27 @@ export interface UserTopic {
   policy: VisibilityPolicy;
   lastUpdated: number;
 }
+
+/** Where a scheduled message goes: a channel and topic, or users (IDs as given, sorted). */
+export type ScheduledRecipient =
+  | { readonly type: "channel"; readonly channelId: number; readonly topic: string }
+  | { readonly type: "direct"; readonly userIds: readonly number[] };
+
+/** A message to send later (Zulip's ScheduledMessage, delivery type "send later"). */
+export interface ScheduledMessage {
+  readonly id: number;
+  readonly realmId: number;
+  readonly senderId: number;
+  recipient: ScheduledRecipient;
+  content: string;
+  renderedContent: string;
+  /** UNIX seconds. */
+  deliverAt: number;
+  readBySender: boolean;
+  /** The client it was scheduled from; the delivered message is sent as it. */
+  readonly client: string;
+  failed: boolean;
+  failureMessage: string | null;
+  delivered: boolean;
+  deliveredMessageId: number | null;
+}

@@ -17,6 +17,7 @@ import { messageBody } from "../http/views/message.js";
 import { userToWire } from "../http/views/user.js";
 import { userTopicToWire } from "../http/endpoints/register/initial-state.js";
 import { groupToWire } from "../http/views/group.js";
+import { scheduledMessageToWire } from "../http/views/scheduled-message.js";
 import type { EventQueue } from "./queue.js";
 
 /** The JSON text of an event object, open at the end (see module comment). */
@@ -70,6 +71,8 @@ export class WireEvent {
         return `${o.emptyTopicName ? "e" : ""}${o.streamTypingNotifications ? "s" : ""}`;
       case "user_group":
         return o.includeDeactivatedGroups ? "d" : "";
+      case "scheduled_messages":
+        return o.emptyTopicName ? "e" : "";
       default:
         return "";
     }
@@ -175,6 +178,10 @@ export class WireEvent {
         }
       case "user_topic":
         return { type: "user_topic", ...userTopicToWire({ ...e.userTopic, topic: this.#topic(queue, realm, e.userTopic.topic) }) };
+      case "scheduled_messages":
+        if (e.op === "remove") return { type: "scheduled_messages", op: "remove", scheduled_message_id: e.scheduledMessageId };
+        if (e.op === "add") return { type: "scheduled_messages", op: "add", scheduled_messages: [scheduledMessageToWire(e.scheduled, realm, queue.options.emptyTopicName)] };
+        return { type: "scheduled_messages", op: "update", scheduled_message: scheduledMessageToWire(e.scheduled, realm, queue.options.emptyTopicName) };
       case "typing": {
         if (e.recipients !== null) {
           return { type: "typing", op: e.op, message_type: "direct", sender: brief(e.sender), recipients: e.recipients.map(brief) };

@@ -67,6 +67,8 @@ export function logEntryOf(event: EngineEvent): ChangeLogItem {
       return ["user_topic", String(event.userTopic.policy), event.userTopic.userId, event.userTopic.channelId];
     case "typing":
       return ["typing", event.op, event.sender.id];
+    case "scheduled_messages":
+      return ["scheduled_messages", event.op, event.op === "remove" ? event.scheduledMessageId : event.scheduled.id];
   }
 }
 

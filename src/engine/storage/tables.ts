@@ -18,6 +18,8 @@
  * | date_message      | [dateSent, messageId]            | null (time index for anchors) |
  * | bitmap_chunks     | [bitmapKey, chunk (id >>> 16)]   | portable roaring bytes        |
  * | change_log        | sequence (uint32)                | ChangeLogEntry                |
+ * | scheduled_messages| scheduledMessageId (uint32)      | ScheduledMessage              |
+ * | scheduled_due     | [deliverAt, scheduledMessageId]  | null (pending ones, by time)  |
  */
 import { open, type Database, type RootDatabase } from "lmdb";
 
@@ -42,6 +44,8 @@ export interface Tables {
   readonly dateMessage: Database<null, [number, number]>;
   readonly bitmapChunks: Database<Uint8Array, [string, number]>;
   readonly changeLog: Database<unknown, number>;
+  readonly scheduledMessages: Database<unknown, number>;
+  readonly scheduledDue: Database<null, [number, number]>;
 }
 
 export type TableName = Exclude<keyof Tables, "env">;
@@ -85,6 +89,9 @@ export const TABLE_SPECS: Readonly<Record<TableName, TableSpec>> = {
   dateMessage: { db: "date_message", role: "derived", keys: "msgpack", values: "msgpack" },
   bitmapChunks: { db: "bitmap_chunks", role: "derived", keys: "msgpack", values: "binary" },
   changeLog: { db: "change_log", role: "log", keys: "id-plain", values: "msgpack" },
+  scheduledMessages: { db: "scheduled_messages", role: "entity", keys: "id", values: "msgpack" },
+  // The scheduler's queue: one key per pending message, written with the record.
+  scheduledDue: { db: "scheduled_due", role: "derived", keys: "msgpack", values: "msgpack" },
 };
 
 export const TABLE_NAMES = Object.keys(TABLE_SPECS) as TableName[];

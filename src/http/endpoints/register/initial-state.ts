@@ -7,6 +7,7 @@ import { MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH, MAX_MESSAGE_LE
 import { avatarUrl } from "../../views/avatar.js";
 import { channelToWire, subscribersFor, subscriptionToWire } from "../../views/channel.js";
 import { groupToWire } from "../../views/group.js";
+import { scheduledMessageToWire } from "../../views/scheduled-message.js";
 import { userToWire } from "../../views/user.js";
 
 /** Upload limit we report (Zulip's historical default). */
@@ -155,4 +156,9 @@ export function unreadSection(store: Store, realm: Realm, user: User, options: S
 /** `starred_messages`: IDs of the user's starred messages, ascending. */
 export function starredSection(store: Store, user: User): Record<string, unknown> {
   return { starred_messages: store.starredMessageIds(user.id) };
+}
+
+/** `scheduled_messages`: the user's undelivered scheduled messages, by delivery time. */
+export function scheduledMessagesSection(store: Store, realm: Realm, user: User, options: StateOptions): Record<string, unknown> {
+  return { scheduled_messages: store.scheduledMessages(user.id).map((s) => scheduledMessageToWire(s, realm, options.emptyTopicName)) };
 }

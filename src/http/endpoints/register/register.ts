@@ -26,6 +26,7 @@ import {
   defaultStreamsSection,
   realmSection,
   realmUserSection,
+  scheduledMessagesSection,
   starredSection,
   streamSection,
   subscriptionSection,
@@ -102,6 +103,7 @@ export default defineEndpoint({
       ...(want("message") ? { max_message_id: store.maxMessageId(user.id) } : {}),
       ...(want("message") && want("update_message_flags") ? unreadSection(store, realm, user, options) : {}),
       ...(want("starred_messages") ? starredSection(store, user) : {}),
+      ...(want("scheduled_messages") ? scheduledMessagesSection(store, realm, user, options) : {}),
     };
     const queue = ctx.events.register(user, {
       eventTypes: input.event_types ?? null,
