@@ -25,6 +25,7 @@ export type ErrorCode =
   | "ACCESS_DENIED"
   | "INTERNAL_SERVER_ERROR"
   | "DATA_DIRECTORY_LOCKED"
+  | "CANNOT_DEACTIVATE_GROUP_IN_USE"
   // Transport failures, raised by the HTTP layer (src/http/errors.ts) and mapped in
   // the same registry (src/http/error-map.ts) as every engine error.
   | "UNKNOWN_ROUTE"
@@ -33,7 +34,7 @@ export type ErrorCode =
   | "MALFORMED_BODY"
   | "UNSUPPORTED_MEDIA_TYPE";
 
-export type ErrorData = Readonly<Record<string, string | number | boolean | null | readonly (string | number)[]>>;
+export type ErrorData = Readonly<Record<string, string | number | boolean | null | readonly (string | number)[] | readonly Readonly<Record<string, unknown>>[]>>;
 
 /** How much of a caller's input an error message may quote. */
 export const MAX_ECHO_CHARS = 100;
@@ -162,5 +163,12 @@ export class StorageError extends EngineError {
 export class DataDirectoryLockedError extends EngineError {
   constructor(message: string, holder: { pid: number; command: string; host: string; since: number } | null) {
     super("DATA_DIRECTORY_LOCKED", message, holder === null ? {} : { pid: holder.pid, command: holder.command, host: holder.host, since: holder.since });
+  }
+}
+
+/** A user group still used as a subgroup or in a setting (Zulip's CannotDeactivateGroupInUseError). */
+export class GroupInUseError extends EngineError {
+  constructor(objections: readonly Readonly<Record<string, unknown>>[]) {
+    super("CANNOT_DEACTIVATE_GROUP_IN_USE", "Cannot deactivate user group in use.", { objections });
   }
 }

@@ -13,7 +13,7 @@ import { BitmapStore } from "./index/bitmap-store.js";
 import { foldName, foldTopic } from "./index/keys.js";
 import type { MessageRenderer } from "./render.js";
 import { FIRST_ID, forgetUncommittedStructures, openTables, SCHEMA_VERSION, TABLE_NAMES, TABLE_SPECS, type TableName, type Tables } from "./storage/tables.js";
-import type { Channel, Conversation, Realm, Subscription, User, UserGroup, UserTopic } from "./types.js";
+import type { Channel, Conversation, Realm, ScheduledMessage, Subscription, User, UserGroup, UserTopic } from "./types.js";
 import { StorageError } from "./errors.js";
 import { mergedSettings, type RealmSettingDefaultsRecord, type Settings, type UserSettingsRecord } from "./settings/defaults.js";
 import type { Audience, Delivery, EngineEvent, EventBatch } from "./events/types.js";
@@ -28,6 +28,7 @@ export interface Counters {
   nextConversationId: number;
   /** The next change-log sequence number (one per committed write that emitted events). */
   nextChangeSeq: number;
+  nextScheduledMessageId: number;
 }
 
 export interface StoreOptions {
@@ -98,6 +99,8 @@ export class StoreState {
   readonly userSettings = new Map<number, UserSettingsRecord>();
   /** realmId -> the organization's defaults for new users (only realms that set any). */
   readonly realmSettingDefaults = new Map<number, RealmSettingDefaultsRecord>();
+  /** Every scheduled message (pending, failed or delivered), by ID. */
+  readonly scheduledMessages = new Map<number, ScheduledMessage>();
   /** Bumped per user on any subscription change: invalidates derived caches. */
   readonly subscriptionVersion = new Map<number, number>();
 
@@ -129,9 +132,11 @@ export class StoreState {
       nextGroupId: 1,
       nextConversationId: 1,
       nextChangeSeq: 1,
+      nextScheduledMessageId: 1,
     };
     // Stores created before the change log have no sequence counter yet.
     this.counters.nextChangeSeq ??= 1;
+    this.counters.nextScheduledMessageId ??= 1;
     this.#load();
   }
 
@@ -343,7 +348,7 @@ export class StoreState {
 
   #reload(): void {
     for (const map of [this.realms, this.realmBySubdomain, this.users, this.#usersByRealm, this.userByEmail, this.userByApiKey, this.usersByName, this.channels, this.channelByName,
-      this.subsByUser, this.subscribers, this.groups, this.conversations, this.conversationByMembers, this.userTopics, this.userSettings, this.realmSettingDefaults] as Map<unknown, unknown>[]) {
+      this.subsByUser, this.subscribers, this.groups, this.conversations, this.conversationByMembers, this.userTopics, this.userSettings, this.realmSettingDefaults, this.scheduledMessages] as Map<unknown, unknown>[]) {
       map.clear();
     }
     for (const [userId, version] of this.subscriptionVersion) this.subscriptionVersion.set(userId, version + 1);
@@ -362,7 +367,12 @@ export class StoreState {
     userTopics: (v) => this.indexUserTopic(v as UserTopic),
     userSettings: (v) => this.userSettings.set((v as UserSettingsRecord).userId, v as UserSettingsRecord),
     realmSettingDefaults: (v) => this.realmSettingDefaults.set((v as RealmSettingDefaultsRecord).realmId, v as RealmSettingDefaultsRecord),
+    scheduledMessages: (v) => this.indexScheduledMessage(v as ScheduledMessage),
   };
+
+  indexScheduledMessage(scheduled: ScheduledMessage): void {
+    this.scheduledMessages.set(scheduled.id, scheduled);
+  }
 
   indexGroup(group: UserGroup): void {
     this.groups.set(group.id, group);

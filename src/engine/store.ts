@@ -6,11 +6,22 @@
  */
 import { renderMarkdown } from "../markdown/index.js";
 import { canAccessMessage } from "./access.js";
-import { createGroup, updateMembers, updateSubgroups, type CreateGroupInput } from "./actions/groups.js";
+import { createGroup, deactivateGroup, groupMembers, groupSettings, groupSubgroups, isGroupMemberQuery, updateGroup, updateMembers, updateSubgroups, type CreateGroupInput, type GroupSettingField, type UpdateGroupInput } from "./actions/groups.js";
 import { channelGroupSettings, streamPostPolicy } from "./actions/channels.js";
 import { createRealm, setNewChannelAnnouncementsChannel, setRealmDeactivated, systemGroupId, type CreateRealmInput } from "./actions/realms.js";
 import { addReaction, removeReaction, type AddReactionInput, type RemoveReactionInput } from "./actions/reactions.js";
 import { sendMessage, type SendMessageInput } from "./actions/send-message.js";
+import {
+  deleteScheduledMessage,
+  deliverDueScheduledMessages,
+  editScheduledMessage,
+  listScheduledMessages,
+  nextScheduledDelivery,
+  scheduleMessage,
+  type DeliveryOutcome,
+  type EditScheduledMessageInput,
+  type ScheduleMessageInput,
+} from "./actions/scheduled-messages.js";
 import { setChannelMuted, subscribe, unsubscribe, type Principal, type SubscribeInput, type SubscribeResult, type UnsubscribeResult } from "./actions/subscriptions.js";
 import { markTopicAsRead, updateFlagsByIds, updateFlagsForNarrow, type FlagChangeResult, type NarrowFlagResult } from "./actions/update-flags.js";
 import { setTopicPolicy } from "./actions/user-topics.js";
@@ -24,7 +35,7 @@ import { recentConversations, type RecentConversation } from "./queries/recent-c
 import { ReceivedSets } from "./received.js";
 import { StoreState, type StoreOptions } from "./state.js";
 import { lockDataDir, type DataDirLock } from "./storage/lock.js";
-import type { Channel, ChannelPermissions, Conversation, Message, Realm, User, UserGroup, UserTopic } from "./types.js";
+import type { Channel, ChannelPermissions, Conversation, GroupSettingValue, Message, Realm, ScheduledMessage, User, UserGroup, UserTopic } from "./types.js";
 import { key } from "./index/keys.js";
 import type { Settings } from "./settings/defaults.js";
 import { verifyIndexes, type VerifyReport } from "./verify.js";
@@ -228,8 +239,33 @@ export class Store {
   createGroup(actorId: number, input: CreateGroupInput): UserGroup {
     return createGroup(this.#state, actorId, input);
   }
-  updateGroupMembers(actorId: number, groupId: number, add: readonly number[], remove: readonly number[]): void {
-    updateMembers(this.#state, actorId, groupId, add, remove);
+  /** POST /user_groups/{id}/members: members (and subgroups) added and removed in one write. */
+  updateGroupMembers(actorId: number, groupId: number, add: readonly number[], remove: readonly number[], addSubgroups: readonly number[] = [], removeSubgroups: readonly number[] = []): void {
+    updateMembers(this.#state, actorId, groupId, add, remove, addSubgroups, removeSubgroups);
+  }
+  /** PATCH /user_groups/{id}. */
+  updateGroup(actorId: number, groupId: number, input: UpdateGroupInput): void {
+    updateGroup(this.#state, actorId, groupId, input);
+  }
+  /** POST /user_groups/{id}/deactivate. */
+  deactivateGroup(actorId: number, groupId: number): void {
+    deactivateGroup(this.#state, actorId, groupId);
+  }
+  /** Every permission setting of a group, defaults filled in for older records. */
+  groupSettings(group: UserGroup): Record<GroupSettingField, GroupSettingValue> {
+    return groupSettings(this.#state, group);
+  }
+  /** GET /user_groups/{id}/members. */
+  groupMembers(viewerId: number, groupId: number, directOnly: boolean): number[] {
+    return groupMembers(this.#state, viewerId, groupId, directOnly);
+  }
+  /** GET /user_groups/{id}/members/{user_id}. */
+  isGroupMember(viewerId: number, groupId: number, userId: number, directOnly: boolean): boolean {
+    return isGroupMemberQuery(this.#state, viewerId, groupId, userId, directOnly);
+  }
+  /** GET /user_groups/{id}/subgroups. */
+  groupSubgroups(viewerId: number, groupId: number, directOnly: boolean): number[] {
+    return groupSubgroups(this.#state, viewerId, groupId, directOnly);
   }
   updateGroupSubgroups(actorId: number, groupId: number, add: readonly number[], remove: readonly number[]): void {
     updateSubgroups(this.#state, actorId, groupId, add, remove);
@@ -242,6 +278,35 @@ export class Store {
 
   sendMessage(input: SendMessageInput): { id: number } {
     return sendMessage(this.#state, input);
+  }
+
+  // ---- scheduled messages ----
+
+  /** POST /scheduled_messages: checked like a send, delivered by deliverDueScheduledMessages. */
+  scheduleMessage(senderId: number, input: ScheduleMessageInput): ScheduledMessage {
+    return scheduleMessage(this.#state, senderId, input);
+  }
+  editScheduledMessage(senderId: number, id: number, input: EditScheduledMessageInput): void {
+    editScheduledMessage(this.#state, senderId, id, input);
+  }
+  deleteScheduledMessage(senderId: number, id: number): void {
+    deleteScheduledMessage(this.#state, senderId, id);
+  }
+  /** The user's undelivered scheduled messages (failed included), by delivery time. */
+  scheduledMessages(senderId: number): ScheduledMessage[] {
+    return listScheduledMessages(this.#state, senderId);
+  }
+  /**
+   * Delivers every pending scheduled message due at `nowSeconds`, one transaction each
+   * (the message and its delivered mark together). The engine keeps no timer: a
+   * scheduler (src/scheduler) calls this.
+   */
+  deliverDueScheduledMessages(nowSeconds: number): DeliveryOutcome[] {
+    return deliverDueScheduledMessages(this.#state, nowSeconds);
+  }
+  /** The earliest pending delivery time (UNIX seconds), or null when none is pending. */
+  nextScheduledDelivery(): number | null {
+    return nextScheduledDelivery(this.#state);
   }
 
   /**

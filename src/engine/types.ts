@@ -127,6 +127,14 @@ export interface UserGroup {
   deactivated: boolean;
   canManageGroup: GroupSettingValue;
   canMentionGroup: GroupSettingValue;
+  /**
+   * Settings added after the first data directories were written: absent on older
+   * records, where they mean their defaults (groupSetting in actions/groups.ts).
+   */
+  canAddMembersGroup?: GroupSettingValue;
+  canJoinGroup?: GroupSettingValue;
+  canLeaveGroup?: GroupSettingValue;
+  canRemoveMembersGroup?: GroupSettingValue;
   readonly dateCreated: number;
   readonly creatorId: number | null;
 }
@@ -208,4 +216,28 @@ export interface UserTopic {
   topic: string;
   policy: VisibilityPolicy;
   lastUpdated: number;
+}
+
+/** Where a scheduled message goes: a channel and topic, or users (IDs as given, sorted). */
+export type ScheduledRecipient =
+  | { readonly type: "channel"; readonly channelId: number; readonly topic: string }
+  | { readonly type: "direct"; readonly userIds: readonly number[] };
+
+/** A message to send later (Zulip's ScheduledMessage, delivery type "send later"). */
+export interface ScheduledMessage {
+  readonly id: number;
+  readonly realmId: number;
+  readonly senderId: number;
+  recipient: ScheduledRecipient;
+  content: string;
+  renderedContent: string;
+  /** UNIX seconds. */
+  deliverAt: number;
+  readBySender: boolean;
+  /** The client it was scheduled from; the delivered message is sent as it. */
+  readonly client: string;
+  failed: boolean;
+  failureMessage: string | null;
+  delivered: boolean;
+  deliveredMessageId: number | null;
 }

@@ -12,7 +12,7 @@ import { RoaringBitmap32, type Bitmap } from "./index/bitmap-store.js";
 import { indexMessage, writeMentionFlags, type IndexSink } from "./actions/send-message.js";
 import type { StoreState } from "./state.js";
 import { FIRST_ID } from "./storage/tables.js";
-import { messageMetaOf, type Message, type MessageMeta } from "./types.js";
+import { messageMetaOf, type Message, type MessageMeta, type ScheduledMessage } from "./types.js";
 
 export interface IndexDifference {
   readonly key: string;
@@ -75,6 +75,7 @@ export function verifyIndexes(state: StoreState, onProgress?: (done: number, tot
     differences.push({ key: k, missingCount: missing.size, extraCount: extra.size, missing: Array.from(missing.rangeUint32Array(0, 10)), extra: Array.from(extra.rangeUint32Array(0, 10)) });
   }
   checkHistoricalRows(state, problems);
+  checkScheduledQueue(state, problems);
   return { messages, keysChecked: keys.size, differences, problems };
 }
 
@@ -93,3 +94,25 @@ function checkHistoricalRows(state: StoreState, problems: string[]): void {
 }
 
 
+
+/**
+ * The scheduler's queue holds exactly the pending scheduled messages, each at its
+ * time, and a delivered one points at a stored message from its sender.
+ */
+function checkScheduledQueue(state: StoreState, problems: string[]): void {
+  const keys = new Set<string>();
+  for (const [at, id] of state.tables.scheduledDue.getKeys()) {
+    keys.add(`${at}:${id}`);
+    const record = state.tables.scheduledMessages.get(id) as ScheduledMessage | undefined;
+    if (!record || record.delivered || record.failed || record.deliverAt !== at) problems.push(`scheduled_due has [${at}, ${id}] without a pending scheduled message at that time`);
+  }
+  for (const { value } of state.tables.scheduledMessages.getRange({ start: FIRST_ID })) {
+    const record = value as ScheduledMessage;
+    const pending = !record.delivered && !record.failed;
+    if (pending && !keys.has(`${record.deliverAt}:${record.id}`)) problems.push(`scheduled message ${record.id} is pending but not in scheduled_due`);
+    if (record.delivered) {
+      const message = record.deliveredMessageId === null ? undefined : (state.tables.messages.get(record.deliveredMessageId) as Message | undefined);
+      if (!message || message.senderId !== record.senderId) problems.push(`scheduled message ${record.id} is marked delivered without its message`);
+    }
+  }
+}

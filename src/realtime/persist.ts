@@ -27,6 +27,8 @@ const savedQueue = z.object({
     clientGravatar: z.boolean(),
     emptyTopicName: z.boolean(),
     streamTypingNotifications: z.boolean(),
+    // Queues saved before this option existed did not ask for it.
+    includeDeactivatedGroups: z.boolean().default(false),
     idleTimeoutSecs: z.number().positive(),
   }),
   events: z.array(z.object({ id: z.number().int(), body: z.string() })),

@@ -17,6 +17,8 @@ export interface QueueOptions {
   readonly clientGravatar: boolean;
   readonly emptyTopicName: boolean;
   readonly streamTypingNotifications: boolean;
+  /** client_capabilities.include_deactivated_groups: deactivation is an update, not a remove. */
+  readonly includeDeactivatedGroups: boolean;
   /** Seconds without a connected poll after which the queue is collected. */
   readonly idleTimeoutSecs: number;
 }

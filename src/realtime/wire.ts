@@ -15,7 +15,9 @@ import type { EngineEvent, Realm, Store, User } from "../engine/index.js";
 import { channelToWire, groupSettingToWire, subscriptionToWire } from "../http/views/channel.js";
 import { messageBody } from "../http/views/message.js";
 import { userToWire } from "../http/views/user.js";
-import { groupToWire, userTopicToWire } from "../http/endpoints/register/initial-state.js";
+import { userTopicToWire } from "../http/endpoints/register/initial-state.js";
+import { groupToWire } from "../http/views/group.js";
+import { scheduledMessageToWire } from "../http/views/scheduled-message.js";
 import type { EventQueue } from "./queue.js";
 
 /** The JSON text of an event object, open at the end (see module comment). */
@@ -67,6 +69,10 @@ export class WireEvent {
         return o.emptyTopicName ? "e" : "";
       case "typing":
         return `${o.emptyTopicName ? "e" : ""}${o.streamTypingNotifications ? "s" : ""}`;
+      case "user_group":
+        return o.includeDeactivatedGroups ? "d" : "";
+      case "scheduled_messages":
+        return o.emptyTopicName ? "e" : "";
       default:
         return "";
     }
@@ -140,8 +146,15 @@ export class WireEvent {
         return { type: "realm", op: "deactivated", realm_id: e.realm.id };
       case "user_group":
         switch (e.op) {
-          case "add":
-            return { type: "user_group", op: "add", group: groupToWire(e.group, e.group.members) };
+          case "add": {
+            // A reactivated group reaches only clients that dropped it (Zulip's include_deactivated_groups).
+            if (e.forReactivation && queue.options.includeDeactivatedGroups) return null;
+            const out: Record<string, unknown> = { type: "user_group", op: "add", group: groupToWire(store, e.group, e.group.members) };
+            if (e.forReactivation) out["for_reactivation"] = true;
+            return out;
+          }
+          case "remove":
+            return queue.options.includeDeactivatedGroups ? null : { type: "user_group", op: "remove", group_id: e.groupId };
           case "update": {
             const data: Record<string, unknown> = {};
             if (e.data.name !== undefined) data["name"] = e.data.name;
@@ -149,6 +162,12 @@ export class WireEvent {
             if (e.data.deactivated !== undefined) data["deactivated"] = e.data.deactivated;
             if (e.data.canManageGroup !== undefined) data["can_manage_group"] = groupSettingToWire(e.data.canManageGroup);
             if (e.data.canMentionGroup !== undefined) data["can_mention_group"] = groupSettingToWire(e.data.canMentionGroup);
+            if (e.data.canAddMembersGroup !== undefined) data["can_add_members_group"] = groupSettingToWire(e.data.canAddMembersGroup);
+            if (e.data.canJoinGroup !== undefined) data["can_join_group"] = groupSettingToWire(e.data.canJoinGroup);
+            if (e.data.canLeaveGroup !== undefined) data["can_leave_group"] = groupSettingToWire(e.data.canLeaveGroup);
+            if (e.data.canRemoveMembersGroup !== undefined) data["can_remove_members_group"] = groupSettingToWire(e.data.canRemoveMembersGroup);
+            // (Re)activation reaches the other clients as a remove (add) event.
+            if (e.data.deactivated !== undefined && !queue.options.includeDeactivatedGroups && Object.keys(data).length === 1) return null;
             return { type: "user_group", op: "update", group_id: e.groupId, data };
           }
           case "add_members":
@@ -159,6 +178,10 @@ export class WireEvent {
         }
       case "user_topic":
         return { type: "user_topic", ...userTopicToWire({ ...e.userTopic, topic: this.#topic(queue, realm, e.userTopic.topic) }) };
+      case "scheduled_messages":
+        if (e.op === "remove") return { type: "scheduled_messages", op: "remove", scheduled_message_id: e.scheduledMessageId };
+        if (e.op === "add") return { type: "scheduled_messages", op: "add", scheduled_messages: [scheduledMessageToWire(e.scheduled, realm, queue.options.emptyTopicName)] };
+        return { type: "scheduled_messages", op: "update", scheduled_message: scheduledMessageToWire(e.scheduled, realm, queue.options.emptyTopicName) };
       case "typing": {
         if (e.recipients !== null) {
           return { type: "typing", op: e.op, message_type: "direct", sender: brief(e.sender), recipients: e.recipients.map(brief) };

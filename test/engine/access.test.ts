@@ -88,8 +88,8 @@ describe("user groups with subgroups", () => {
     const a = s.createGroup(w.owner.id, { name: "A", members: [w.alice.id] });
     const b = s.createGroup(w.owner.id, { name: "B", subgroups: [a.id] });
     const c = s.createGroup(w.owner.id, { name: "C", subgroups: [b.id] });
-    expect(() => s.updateGroupSubgroups(w.owner.id, a.id, [c.id], [])).toThrow(`User group ${c.id} is already a supergroup of this group.`);
-    expect(() => s.updateGroupSubgroups(w.owner.id, a.id, [a.id], [])).toThrow(`User group ${a.id} is already a supergroup of this group.`);
+    expect(() => s.updateGroupSubgroups(w.owner.id, a.id, [c.id], [])).toThrow(`User group ${a.id} is already a subgroup of one of the passed subgroups.`);
+    expect(() => s.updateGroupSubgroups(w.owner.id, a.id, [a.id], [])).toThrow(`User group ${a.id} is already a subgroup of one of the passed subgroups.`);
     // Force a cycle A -> C -> B -> A in memory: recursion must still terminate.
     internals(s).groups.set(a.id, { ...internals(s).groups.get(a.id)!, subgroups: [c.id] });
     for (const g of [a, b, c]) {

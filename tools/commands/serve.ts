@@ -11,6 +11,7 @@ import { createServer as createProbe } from "node:net";
 import type { Store } from "../../src/engine/index.js";
 import { createServer, type ParleyServer } from "../../src/http/server.js";
 import { loadSavedQueues, writeSavedQueues } from "../../src/realtime/index.js";
+import { Scheduler } from "../../src/scheduler/scheduler.js";
 import { intOption, parseOptions, type OptionSpec, type Parsed } from "../args.js";
 import { describeSubdomain, openForCommand, parseOrUsage, USAGE_EXIT } from "../demo/cli.js";
 
@@ -82,6 +83,8 @@ export interface Listening {
   readonly url: string;
   /** Base URL of the HTTP/1.0-capable listener, when --compat-port was given. */
   readonly compatUrl: string | null;
+  /** Delivers scheduled messages; stopped by untilSignal before the store closes. */
+  readonly scheduler: Scheduler;
 }
 
 /** Starts the HTTP server over `store`. */
@@ -105,7 +108,10 @@ export async function listen(store: Store, settings: ServeSettings, dataDir: str
       throw error;
     }
   }
-  return { server, port, url: `http://${urlHost(settings.host)}:${port}`, compatUrl };
+  // Messages that came due while the server was down go out now, the rest on time.
+  const scheduler = new Scheduler(store, { onError: (error) => console.error(`parley: scheduled delivery failed: ${error instanceof Error ? error.message : String(error)}`) });
+  scheduler.start();
+  return { server, port, url: `http://${urlHost(settings.host)}:${port}`, compatUrl, scheduler };
 }
 
 /**
@@ -113,7 +119,7 @@ export async function listen(store: Store, settings: ServeSettings, dataDir: str
  * queues to the data directory, closed the server, then the store (in that order, so no request reaches a closed store), which frees
  * the data directory.
  */
-export function untilSignal(server: ParleyServer, store: Store, dataDir: string): Promise<number> {
+export function untilSignal(server: ParleyServer, store: Store, dataDir: string, scheduler?: Scheduler): Promise<number> {
   return new Promise((resolve) => {
     const stop = (signal: NodeJS.Signals): void => {
       process.off("SIGINT", stop);
@@ -125,6 +131,7 @@ export function untilSignal(server: ParleyServer, store: Store, dataDir: string)
       } catch (error) {
         console.error(`parley: could not save event queues (clients will register again): ${error instanceof Error ? error.message : String(error)}`);
       }
+      scheduler?.stop();
       server.close();
       store.close();
       // Closing the listen socket leaves clients' idle keep-alive connections open in
@@ -167,10 +174,10 @@ export async function run(argv: string[]): Promise<number> {
     store?.close();
     throw error;
   }
-  const { server, port, url, compatUrl } = listening;
+  const { server, port, url, compatUrl, scheduler } = listening;
   // Handlers go in before the greeting: whoever reads it may signal at once, and a
   // signal arriving before them would kill the process without closing the store.
-  const stopped = untilSignal(server, store, options.dir);
+  const stopped = untilSignal(server, store, options.dir, scheduler);
   if (options.parsed.values["json"]) {
     // One line, so that a reader of the first line gets the whole event.
     console.log(JSON.stringify({ url, port, host: options.settings.host, external_host: options.settings.externalHost ?? null, compat_url: compatUrl, data: options.dir }));

@@ -18,6 +18,7 @@ import { renderContextFor } from "./render-context.js";
 import { channelViewersAudience, messageAudience } from "../events/audience.js";
 import type { MessageOrigin } from "../events/types.js";
 import { FlagsAtSend } from "../queries/message-flags.js";
+import type { RenderResult } from "../render.js";
 
 /** key.userFlag(userId, flag) parsed back. */
 const USER_FLAG_KEY = /^u:(\d+):(\w+)$/;
@@ -85,7 +86,7 @@ export function normalizeTopic(state: StoreState, channel: Channel, raw: string 
  * 'NAME'" for any existing channel: for one the sender cannot see, that told a
  * non-subscriber a private channel's name from its ID. It is "does not exist" here.
  */
-function resolveChannel(state: StoreState, sender: User, ref: number | string): Channel {
+export function resolveChannel(state: StoreState, sender: User, ref: number | string): Channel {
   const channel = typeof ref === "number" ? state.channels.get(ref) : findChannelByName(state, sender.realmId, ref);
   if (!channel || channel.realmId !== sender.realmId) throw new ChannelNotFoundError(typeof ref === "number" ? { id: ref } : { name: ref });
   const refusal = sendRefusal(state, sender, channel);
@@ -118,6 +119,15 @@ export function resolveRecipients(state: StoreState, sender: User, refs: readonl
 }
 
 export function sendMessage(state: StoreState, input: SendMessageInput): { id: number } {
+  return writeMessage(state, prepareMessage(state, input));
+}
+
+/**
+ * Every check of a send (Zulip's check_message), without writing: the validated
+ * message, ready for writeMessage or storeMessage. Scheduled messages run it when
+ * scheduled and again when delivered.
+ */
+export function prepareMessage(state: StoreState, input: SendMessageInput): MessageToWrite {
   const sender = requireUser(state, input.senderId);
   const realm = state.realms.get(sender.realmId);
   if (!sender.isActive || !realm || realm.deactivated) throw new PermissionDeniedError("Account is deactivated");
@@ -134,7 +144,7 @@ export function sendMessage(state: StoreState, input: SendMessageInput): { id: n
     participants = resolveRecipients(state, sender, input.to.users);
   }
   const readBySender = input.readBySender ?? defaultReadBySender(client);
-  return writeMessage(state, { sender, channel, topic, participants, content, client, readBy: readBySender ? [sender.id] : [], dateSent: input.dateSent ?? state.now(), origin: input.origin });
+  return { sender, channel, topic, participants, content, client, readBy: readBySender ? [sender.id] : [], dateSent: input.dateSent ?? state.now(), origin: input.origin };
 }
 
 /**
@@ -153,7 +163,14 @@ export function sendInternalChannelMessage(state: StoreState, senderId: number, 
   return writeMessage(state, { sender, channel, topic: stored, participants: [], content: normalizeContent(content), client: "Internal", readBy: receivers, dateSent: state.now() });
 }
 
-interface MessageToWrite {
+/** A direct message from a system bot to one user (Zulip's internal_send_private_message). */
+export function sendInternalDirectMessage(state: StoreState, senderId: number, recipientId: number, content: string): { id: number } {
+  const sender = requireUser(state, senderId);
+  const participants = [...new Set([senderId, recipientId])].sort((a, b) => a - b);
+  return writeMessage(state, { sender, channel: null, topic: "", participants, content: normalizeContent(content), client: "Internal", readBy: [], dateSent: state.now() });
+}
+
+export interface MessageToWrite {
   readonly sender: User;
   readonly channel: Channel | null;
   readonly topic: string;
@@ -167,10 +184,23 @@ interface MessageToWrite {
 }
 
 /** Renders and stores a validated message in one write. */
-function writeMessage(state: StoreState, input: MessageToWrite): { id: number } {
+export function writeMessage(state: StoreState, input: MessageToWrite): { id: number } {
+  const rendered = renderMessage(state, input);
+  return state.write((ctx) => storeMessage(state, ctx, input, rendered));
+}
+
+export function renderMessage(state: StoreState, input: MessageToWrite): RenderResult {
+  return state.renderer(input.content, renderContextFor(state, input.sender));
+}
+
+/**
+ * Stores a validated, rendered message inside an open write, so a caller can make it
+ * part of a larger transaction (a scheduled message is delivered and marked delivered
+ * in one).
+ */
+export function storeMessage(state: StoreState, ctx: WriteContext, input: MessageToWrite, rendered: RenderResult): { id: number } {
   const { sender, channel, topic, participants, content, client } = input;
-  const rendered = state.renderer(content, renderContextFor(state, sender));
-  return state.write((ctx) => {
+  {
     const id = state.allocate("nextMessageId");
     const conversation = channel ? null : conversationFor(state, ctx, sender.realmId, participants);
     const message: Message = {
@@ -227,7 +257,7 @@ function writeMessage(state: StoreState, input: MessageToWrite): { id: number } 
       () => messageAudience(state, message),
     );
     return { id };
-  });
+  }
 }
 
 /** Where index bits go: the live BitmapStore on send, an in-memory rebuild in verify. */

@@ -55,6 +55,8 @@ export function logEntryOf(event: EngineEvent): ChangeLogItem {
           return ["user_group", "add", event.group.id];
         case "update":
           return ["user_group", "update", event.groupId];
+        case "remove":
+          return ["user_group", "remove", event.groupId];
         case "add_members":
         case "remove_members":
           return ["user_group", event.op, event.groupId, ...event.userIds];
@@ -65,6 +67,8 @@ export function logEntryOf(event: EngineEvent): ChangeLogItem {
       return ["user_topic", String(event.userTopic.policy), event.userTopic.userId, event.userTopic.channelId];
     case "typing":
       return ["typing", event.op, event.sender.id];
+    case "scheduled_messages":
+      return ["scheduled_messages", event.op, event.op === "remove" ? event.scheduledMessageId : event.scheduled.id];
   }
 }
 

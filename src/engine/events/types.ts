@@ -9,7 +9,7 @@
  * decided in the engine under its access rules (private channels, guests, DMs).
  */
 import type { ApiFlag } from "../queries/message-flags.js";
-import type { Channel, GroupSettingValue, Message, MessageRecipient, Reaction, Realm, Role, Subscription, User, UserGroup, UserTopic } from "../types.js";
+import type { Channel, GroupSettingValue, Message, MessageRecipient, Reaction, Realm, Role, ScheduledMessage, Subscription, User, UserGroup, UserTopic } from "../types.js";
 
 /** Who must receive an event. Valid only during delivery (it may view live state). */
 export interface Audience {
@@ -58,11 +58,14 @@ export type EngineEvent =
   | { readonly type: "realm_user"; readonly op: "add"; readonly person: User }
   | { readonly type: "realm_user"; readonly op: "update"; readonly userId: number; readonly changes: RealmUserChange }
   | { readonly type: "realm"; readonly op: "deactivated"; readonly realm: Realm }
-  | { readonly type: "user_group"; readonly op: "add"; readonly group: UserGroup }
+  | { readonly type: "user_group"; readonly op: "add"; readonly group: UserGroup; readonly forReactivation: boolean }
+  | { readonly type: "user_group"; readonly op: "remove"; readonly groupId: number }
   | { readonly type: "user_group"; readonly op: "update"; readonly groupId: number; readonly data: UserGroupUpdate }
   | { readonly type: "user_group"; readonly op: "add_members" | "remove_members"; readonly groupId: number; readonly userIds: readonly number[] }
   | { readonly type: "user_group"; readonly op: "add_subgroups" | "remove_subgroups"; readonly groupId: number; readonly subgroupIds: readonly number[] }
   | { readonly type: "user_topic"; readonly userTopic: UserTopic }
+  | { readonly type: "scheduled_messages"; readonly op: "add" | "update"; readonly scheduled: ScheduledMessage }
+  | { readonly type: "scheduled_messages"; readonly op: "remove"; readonly scheduledMessageId: number }
   | {
       readonly type: "typing";
       readonly op: "start" | "stop";
@@ -88,6 +91,10 @@ export interface UserGroupUpdate {
   readonly deactivated?: boolean;
   readonly canManageGroup?: GroupSettingValue;
   readonly canMentionGroup?: GroupSettingValue;
+  readonly canAddMembersGroup?: GroupSettingValue;
+  readonly canJoinGroup?: GroupSettingValue;
+  readonly canLeaveGroup?: GroupSettingValue;
+  readonly canRemoveMembersGroup?: GroupSettingValue;
 }
 
 export interface MessageOrigin {

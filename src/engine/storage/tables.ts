@@ -20,6 +20,8 @@
  * | change_log        | sequence (uint32)                | ChangeLogEntry                |
  * | user_settings     | userId (uint32)                  | UserSettingsRecord (overrides) |
  * | realm_setting_defaults | realmId (uint32)            | RealmSettingDefaultsRecord    |
+ * | scheduled_messages| scheduledMessageId (uint32)      | ScheduledMessage              |
+ * | scheduled_due     | [deliverAt, scheduledMessageId]  | null (pending ones, by time)  |
  */
 import { open, type Database, type RootDatabase } from "lmdb";
 
@@ -46,6 +48,8 @@ export interface Tables {
   readonly changeLog: Database<unknown, number>;
   readonly userSettings: Database<unknown, number>;
   readonly realmSettingDefaults: Database<unknown, number>;
+  readonly scheduledMessages: Database<unknown, number>;
+  readonly scheduledDue: Database<null, [number, number]>;
 }
 
 export type TableName = Exclude<keyof Tables, "env">;
@@ -91,6 +95,9 @@ export const TABLE_SPECS: Readonly<Record<TableName, TableSpec>> = {
   changeLog: { db: "change_log", role: "log", keys: "id-plain", values: "msgpack" },
   userSettings: { db: "user_settings", role: "entity", keys: "id", values: "msgpack" },
   realmSettingDefaults: { db: "realm_setting_defaults", role: "entity", keys: "id", values: "msgpack" },
+  scheduledMessages: { db: "scheduled_messages", role: "entity", keys: "id", values: "msgpack" },
+  // The scheduler's queue: one key per pending message, written with the record.
+  scheduledDue: { db: "scheduled_due", role: "derived", keys: "msgpack", values: "msgpack" },
 };
 
 export const TABLE_NAMES = Object.keys(TABLE_SPECS) as TableName[];

@@ -11,5 +11,7 @@ import { SUBSCRIPTION_ENDPOINTS } from "./subscriptions/index.js";
 import { USER_ENDPOINTS } from "./users/index.js";
 import { EVENT_ENDPOINTS } from "./events/index.js";
 import { TYPING_ENDPOINTS } from "./typing/index.js";
+import { USER_GROUP_ENDPOINTS } from "./user-groups/index.js";
+import { SCHEDULED_MESSAGE_ENDPOINTS } from "./scheduled-messages/index.js";
 
-export const ENDPOINTS: readonly Endpoint[] = [serverSettings, ...MESSAGE_ENDPOINTS, ...USER_ENDPOINTS, ...SUBSCRIPTION_ENDPOINTS, ...REGISTER_ENDPOINTS, ...EVENT_ENDPOINTS, ...TYPING_ENDPOINTS];
+export const ENDPOINTS: readonly Endpoint[] = [serverSettings, ...MESSAGE_ENDPOINTS, ...USER_ENDPOINTS, ...SUBSCRIPTION_ENDPOINTS, ...REGISTER_ENDPOINTS, ...EVENT_ENDPOINTS, ...TYPING_ENDPOINTS, ...USER_GROUP_ENDPOINTS, ...SCHEDULED_MESSAGE_ENDPOINTS];

@@ -3,9 +3,11 @@
  * The sections of POST /register's initial state, each from engine state and queries.
  * Every function is read-only.
  */
-import { ROLE, STOP_WORDS, type Realm, type Store, type SubscribedChannel, type User, type UserGroup, type UserTopic } from "../../../engine/index.js";
+import { ROLE, STOP_WORDS, type Realm, type Store, type SubscribedChannel, type User, type UserTopic } from "../../../engine/index.js";
 import { avatarUrl } from "../../views/avatar.js";
-import { channelToWire, groupSettingToWire, subscribersFor, subscriptionToWire } from "../../views/channel.js";
+import { channelToWire, subscribersFor, subscriptionToWire } from "../../views/channel.js";
+import { groupToWire } from "../../views/group.js";
+import { scheduledMessageToWire } from "../../views/scheduled-message.js";
 import { userToWire } from "../../views/user.js";
 
 export interface StateOptions {
@@ -122,26 +124,9 @@ export function defaultStreamsSection(store: Store, user: User): Record<string, 
   return { realm_default_streams: store.defaultChannelIds(user.id) };
 }
 
-/** One user group on the wire. */
-export function groupToWire(group: UserGroup, members: readonly number[]): Record<string, unknown> {
-  return {
-    id: group.id,
-    name: group.name,
-    description: group.description,
-    members: [...members],
-    direct_subgroup_ids: [...group.subgroups],
-    is_system_group: group.systemRole !== null,
-    creator_id: group.creatorId,
-    date_created: group.dateCreated,
-    deactivated: group.deactivated,
-    can_manage_group: groupSettingToWire(group.canManageGroup),
-    can_mention_group: groupSettingToWire(group.canMentionGroup),
-  };
-}
-
 /** `realm_user_groups`. System groups list their role-derived members; no deactivated groups unless asked. */
 export function userGroupsSection(store: Store, user: User, options: StateOptions): Record<string, unknown> {
-  return { realm_user_groups: store.userGroups(user.id, options.includeDeactivatedGroups).map((g) => groupToWire(g.group, g.members)) };
+  return { realm_user_groups: store.userGroups(user.id, options.includeDeactivatedGroups).map((g) => groupToWire(store, g.group, g.members)) };
 }
 
 /** One topic policy on the wire (also the user_topic event's fields). */
@@ -176,4 +161,9 @@ export function unreadSection(store: Store, realm: Realm, user: User, options: S
 /** `starred_messages`: IDs of the user's starred messages, ascending. */
 export function starredSection(store: Store, user: User): Record<string, unknown> {
   return { starred_messages: store.starredMessageIds(user.id) };
+}
+
+/** `scheduled_messages`: the user's undelivered scheduled messages, by delivery time. */
+export function scheduledMessagesSection(store: Store, realm: Realm, user: User, options: StateOptions): Record<string, unknown> {
+  return { scheduled_messages: store.scheduledMessages(user.id).map((s) => scheduledMessageToWire(s, realm, options.emptyTopicName)) };
 }

@@ -31,6 +31,7 @@ import {
   realmBotSection,
   realmUserSection,
   recentConversationsSection,
+  scheduledMessagesSection,
   starredSection,
   stopWordsSection,
   streamSection,
@@ -110,7 +111,7 @@ export default defineEndpoint({
       ...unstored("onboarding_steps"),
       ...(want("message") ? { max_message_id: store.maxMessageId(user.id) } : {}),
       ...unstored("drafts"),
-      ...unstored("scheduled_messages"),
+      ...(want("scheduled_messages") ? scheduledMessagesSection(store, realm, user, options) : {}),
       ...unstored("reminders"),
       // Zulip leaves the deprecated list out for clients that asked for user_topic.
       ...(want("muted_topics") && (wanted === null || !want("user_topic")) ? mutedTopicsSection(store, user) : {}),
@@ -153,6 +154,7 @@ export default defineEndpoint({
       clientGravatar: input.client_gravatar,
       emptyTopicName: options.emptyTopicName,
       streamTypingNotifications: caps["stream_typing_notifications"] === true,
+      includeDeactivatedGroups: options.includeDeactivatedGroups,
       idleTimeoutSecs: input.idle_queue_timeout,
     });
     return { queue_id: queue.id, last_event_id: queue.lastEventId, idle_queue_timeout_secs: input.idle_queue_timeout, ...snapshot };

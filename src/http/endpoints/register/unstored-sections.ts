@@ -27,7 +27,6 @@ export const UNSTORED_SECTIONS = {
   custom_profile_fields: () => ({ custom_profile_fields: [], custom_profile_field_types: CUSTOM_PROFILE_FIELD_TYPES }),
   onboarding_steps: () => ({ onboarding_steps: [], navigation_tour_video_url: null }),
   drafts: () => ({ drafts: [] }),
-  scheduled_messages: () => ({ scheduled_messages: [] }),
   reminders: () => ({ reminders: [] }),
   muted_users: () => ({ muted_users: [] }),
   // No presence yet: nobody has been seen, and the realm says presence is disabled.

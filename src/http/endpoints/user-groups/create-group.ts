@@ -1,0 +1,39 @@
+/**
+ * @module http/endpoints/user-groups/create-group
+ * POST /user_groups/create — https://zulip.com/api/create-user-group
+ * Each `can_*_group` is a group-setting value: a group ID or
+ * {direct_members, direct_subgroups}. Settings not given take Zulip's defaults.
+ */
+import { GROUP_SETTINGS, type GroupSettingField, type GroupSettingValue } from "../../../engine/index.js";
+import { defineEndpoint } from "../../endpoint.js";
+import { j, p } from "../../params.js";
+import { groupSettingFromWire } from "../../views/channel.js";
+
+const setting = () => p.json(j.groupSetting()).optional();
+
+export default defineEndpoint({
+  method: "POST",
+  path: "/user_groups/create",
+  auth: "user",
+  params: {
+    name: p.str(),
+    description: p.str(),
+    members: p.json(j.intList()),
+    subgroups: p.json(j.intList()).optional(),
+    can_add_members_group: setting(),
+    can_join_group: setting(),
+    can_leave_group: setting(),
+    can_manage_group: setting(),
+    can_mention_group: setting(),
+    can_remove_members_group: setting(),
+  },
+  handler(ctx, input) {
+    const settings: Partial<Record<GroupSettingField, GroupSettingValue>> = {};
+    for (const spec of GROUP_SETTINGS) {
+      const value = input[spec.wire as keyof typeof input];
+      if (value !== undefined && typeof value !== "string" && !Array.isArray(value)) settings[spec.field] = groupSettingFromWire(value);
+    }
+    const group = ctx.store.createGroup(ctx.user.id, { name: input.name, description: input.description, members: input.members, subgroups: input.subgroups ?? [], settings });
+    return { group_id: group.id };
+  },
+});

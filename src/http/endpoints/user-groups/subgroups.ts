@@ -1,0 +1,34 @@
+/**
+ * @module http/endpoints/user-groups/subgroups
+ * POST /user_groups/{id}/subgroups (https://zulip.com/api/update-user-group-subgroups):
+ * `add` and `delete` in one write; bots may call it (FL 496) and a deactivated group's
+ * subgroups may change (FL 391). GET lists subgroups, recursive unless
+ * direct_subgroup_only.
+ */
+import { defineEndpoint } from "../../endpoint.js";
+import { j, p } from "../../params.js";
+import { groupIdParam } from "./path.js";
+
+export const updateSubgroupsEndpoint = defineEndpoint({
+  method: "POST",
+  path: "/user_groups/:user_group_id/subgroups",
+  auth: "user",
+  params: {
+    add: p.json(j.intList()).default([]),
+    delete: p.json(j.intList()).default([]),
+  },
+  handler(ctx, input) {
+    ctx.store.updateGroupSubgroups(ctx.user.id, groupIdParam(ctx), input.add, input.delete);
+    return {};
+  },
+});
+
+export const getSubgroupsEndpoint = defineEndpoint({
+  method: "GET",
+  path: "/user_groups/:user_group_id/subgroups",
+  auth: "user",
+  params: { direct_subgroup_only: p.bool().default(false) },
+  handler(ctx, input) {
+    return { subgroups: ctx.store.groupSubgroups(ctx.user.id, groupIdParam(ctx), input.direct_subgroup_only) };
+  },
+});

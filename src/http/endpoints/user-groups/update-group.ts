@@ -1,0 +1,47 @@
+/**
+ * @module http/endpoints/user-groups/update-group
+ * PATCH /user_groups/{user_group_id} — https://zulip.com/api/update-user-group
+ * Settings come as {"new": value, "old": value?}; `old`, when given, must match the
+ * current value. `deactivated` only reactivates (false).
+ */
+import { z } from "zod";
+import { GROUP_SETTINGS, type GroupSettingField, type UpdateGroupInput } from "../../../engine/index.js";
+import { defineEndpoint } from "../../endpoint.js";
+import { j, p } from "../../params.js";
+import { groupSettingFromWire } from "../../views/channel.js";
+import { groupIdParam } from "./path.js";
+
+const change = () => p.json(z.object({ new: j.groupSetting(), old: j.groupSetting().optional() }).strict()).optional();
+
+export default defineEndpoint({
+  method: "PATCH",
+  path: "/user_groups/:user_group_id",
+  auth: "user",
+  params: {
+    name: p.str().optional(),
+    description: p.str().optional(),
+    deactivated: p.bool().optional(),
+    can_add_members_group: change(),
+    can_join_group: change(),
+    can_leave_group: change(),
+    can_manage_group: change(),
+    can_mention_group: change(),
+    can_remove_members_group: change(),
+  },
+  handler(ctx, input) {
+    const settings: NonNullable<UpdateGroupInput["settings"]> = {};
+    const out: Partial<Record<GroupSettingField, { new: ReturnType<typeof groupSettingFromWire>; old?: ReturnType<typeof groupSettingFromWire> }>> = settings;
+    for (const spec of GROUP_SETTINGS) {
+      const value = input[spec.wire as keyof typeof input];
+      if (value === undefined || typeof value !== "object") continue;
+      out[spec.field] = { new: groupSettingFromWire(value.new), ...(value.old !== undefined ? { old: groupSettingFromWire(value.old) } : {}) };
+    }
+    ctx.store.updateGroup(ctx.user.id, groupIdParam(ctx), {
+      ...(input.name !== undefined ? { name: input.name } : {}),
+      ...(input.description !== undefined ? { description: input.description } : {}),
+      ...(input.deactivated !== undefined ? { deactivated: input.deactivated } : {}),
+      settings,
+    });
+    return {};
+  },
+});
