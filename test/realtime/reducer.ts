@@ -28,6 +28,7 @@ export const MAINTAINED_SECTIONS = [
   "never_subscribed",
   "streams",
   "realm_default_streams",
+  "realm_bots",
   "realm_user_groups",
   "user_topics",
   "unread_msgs",
@@ -43,6 +44,11 @@ export const MAINTAINED_SECTIONS = [
   "is_moderator",
   "is_guest",
   "role",
+  "can_create_public_streams",
+  "can_create_private_streams",
+  "can_create_streams",
+  "can_create_web_public_streams",
+  "can_subscribe_other_users",
 ] as const;
 
 type UnreadPlace = { readonly kind: "stream"; streamId: number; topic: string } | { readonly kind: "pm"; readonly otherUserId: number } | { readonly kind: "huddle"; readonly userIdsString: string };
@@ -211,6 +217,16 @@ export function applyEvent(state: ClientState, event: Json): void {
       return applyUserGroup(state, event);
     case "user_topic":
       return applyUserTopic(state, event);
+    case "realm_bot": {
+      const op = str(event["op"], "realm_bot.op");
+      const bots = arr(state.snapshot["realm_bots"] ?? [], "realm_bots");
+      const bot = obj(event["bot"], "realm_bot.bot");
+      if (op === "add") state.snapshot["realm_bots"] = [...bots, bot];
+      else if (op === "delete") state.snapshot["realm_bots"] = bots.filter((b) => obj(b, "bot")["user_id"] !== bot["user_id"]);
+      else if (op === "update") state.snapshot["realm_bots"] = bots.map((b) => (obj(b, "bot")["user_id"] === bot["user_id"] ? { ...obj(b, "bot"), ...bot } : b));
+      else throw new Error(`reducer: unexpected realm_bot op: ${JSON.stringify(event)}`);
+      return;
+    }
     case "default_streams": {
       const value = arr(event["default_streams"], "default_streams");
       state.snapshot["realm_default_streams"] = value.map((v) => (typeof v === "number" ? v : num(obj(v, "default stream")["stream_id"], "stream_id")));
@@ -366,9 +382,12 @@ function applyStream(state: ClientState, event: Json): void {
       const streamId = num(stream["stream_id"], "stream_id");
       if (channelRecords(state, streamId).length > 0) throw new Error(`reducer: stream create for a channel the client already has: ${streamId}`);
       const basic = basicChannelOf(stream);
-      // A new channel has no subscribers yet: they arrive as peer_add / subscription add.
-      list(state, "never_subscribed").push({ ...clone(basic), subscribers: [], subscriber_count: 0 });
-      list(state, "streams").push({ ...clone(basic), subscriber_count: 0 });
+      // The channel as it stood at delivery: subscribers named by the event (a revealed
+      // channel has some no other event names); later peer_add / subscription add are
+      // applied as set additions, so a subscriber named twice counts once.
+      const subscribers = Array.isArray(stream["subscribers"]) ? nums(stream["subscribers"], "subscribers").sort(ascending) : [];
+      list(state, "never_subscribed").push({ ...clone(basic), subscribers, subscriber_count: subscribers.length });
+      list(state, "streams").push({ ...clone(basic), subscriber_count: subscribers.length });
     }
     return;
   }
@@ -396,6 +415,7 @@ function applyStream(state: ClientState, event: Json): void {
 const ROLE_OWNER = 100;
 const ROLE_ADMIN = 200;
 const ROLE_MODERATOR = 300;
+const ROLE_MEMBER = 400;
 const ROLE_GUEST = 600;
 
 function applyRealmUser(state: ClientState, event: Json): void {
@@ -434,6 +454,11 @@ function applyRealmUser(state: ClientState, event: Json): void {
       state.snapshot["is_admin"] = role <= ROLE_ADMIN;
       state.snapshot["is_moderator"] = role === ROLE_MODERATOR;
       state.snapshot["is_guest"] = role === ROLE_GUEST;
+      // Own permissions that follow from the role (as Zulip's apply_event recomputes them).
+      const canCreate = role <= ROLE_MEMBER;
+      for (const field of ["can_create_public_streams", "can_create_private_streams", "can_create_streams"]) if (field in state.snapshot) state.snapshot[field] = canCreate;
+      if ("can_subscribe_other_users" in state.snapshot) state.snapshot["can_subscribe_other_users"] = role <= ROLE_MEMBER;
+      if ("can_create_web_public_streams" in state.snapshot) state.snapshot["can_create_web_public_streams"] = state.snapshot["realm_enable_spectator_access"] === true && role <= ROLE_MODERATOR;
     }
   }
 }
@@ -553,6 +578,7 @@ export function comparable(snapshot: Json): Json {
     if (Array.isArray(x[field])) x[field] = nums(x[field], field).sort(ascending);
   };
   for (const name of ["realm_users", "realm_non_active_users"]) out[name] = objs(out[name], name).sort(byNum("user_id"));
+  if (Array.isArray(out["realm_bots"])) out["realm_bots"] = objs(out["realm_bots"], "realm_bots").sort(byNum("user_id"));
   for (const name of [...CHANNEL_LISTS, "streams"]) {
     const items = objs(out[name], name).sort(byNum("stream_id"));
     for (const item of items) sortIds(item, "subscribers");

@@ -7,7 +7,7 @@
 import { canSeeChannel, isAdmin, isAllowedBy, isSubscribed } from "../access.js";
 import { BadRequestError, ChannelNotFoundError, PermissionDeniedError } from "../errors.js";
 import type { StoreState, WriteContext } from "../state.js";
-import { channelViewersAudience, excluding, subscriberViewersAudience, userAudience, usersWhere } from "../events/audience.js";
+import { channelViewersAudience, excluding, realmAudience, subscriberViewersAudience, userAudience, usersWhere } from "../events/audience.js";
 import type { Channel, Subscription, User } from "../types.js";
 import { ROLE } from "../types.js";
 import { checkChannelName, findChannelByName, newChannelRecord, type NewChannelOptions } from "./channels.js";
@@ -259,6 +259,11 @@ function byUser(changes: readonly Subscription[]): Map<number, Subscription[]> {
 function emitSubscribed(state: StoreState, ctx: WriteContext, created: readonly Channel[], changes: readonly Subscription[]): void {
   const channelOf = (id: number) => created.find((c) => c.id === id) ?? state.channels.get(id)!;
   for (const channel of created) ctx.emit({ type: "stream", op: "create", channels: [channel] }, () => channelViewersAudience(state, channel));
+  if (created.some((c) => c.isDefault)) {
+    const realmId = created[0]!.realmId;
+    // The whole list, as Zulip's default_streams event carries it; guests have none.
+    ctx.emit({ type: "default_streams", realmId, channelIds: defaultChannelIdsAfter(state, created) }, () => realmAudience(state, realmId, (u) => u.role !== ROLE.GUEST));
+  }
   for (const [userId, subs] of byUser(changes)) {
     const user = state.users.get(userId)!;
     const revealed = subs.map((s) => channelOf(s.channelId)).filter((c) => !created.includes(c) && !canSeeChannel(state, user, c));
@@ -269,6 +274,15 @@ function emitSubscribed(state: StoreState, ctx: WriteContext, created: readonly 
     const channel = channelOf(channelId);
     ctx.emit({ type: "subscription", op: "peer_add", channelIds: [channelId], userIds }, () => excluding(subscriberViewersAudience(state, channel), userIds));
   }
+}
+
+/** The realm's default channels once `created` are committed (they are not in state yet). */
+function defaultChannelIdsAfter(state: StoreState, created: readonly Channel[]): number[] {
+  const realmId = created[0]!.realmId;
+  const ids = new Set<number>();
+  for (const c of state.channels.values()) if (c.realmId === realmId && c.isDefault && !c.isArchived) ids.add(c.id);
+  for (const c of created) if (c.isDefault) ids.add(c.id);
+  return [...ids].sort((a, b) => a - b);
 }
 
 /** Each leaver's subscription remove; peer_remove to who may see the lists; stream delete to leavers who can no longer see a channel. */

@@ -11,7 +11,7 @@
 import { canAccessMessage, canSeeChannel, isSubscribed } from "../access.js";
 import { BadRequestError, clip } from "../errors.js";
 import { key } from "../index/keys.js";
-import type { PlanContext } from "../narrow/plan.js";
+import { mentionedSet, mutedSet, type PlanContext } from "../narrow/plan.js";
 import { normalizeNarrow } from "../narrow/normalize.js";
 import { parseNarrow } from "../narrow/parse.js";
 import { checkWindow, requireRange, selectNarrowWindow, type WindowInput } from "../queries/get-messages.js";
@@ -100,12 +100,15 @@ export function applyFlagChange(ctx: PlanContext, ids: readonly number[], flag: 
 function messageDetails(ctx: PlanContext, ids: readonly number[]): Map<number, MessageDetail> {
   const { state, user } = ctx;
   const out = new Map<number, MessageDetail>();
-  const mentionBits = [key.userFlag(user.id, "mentioned"), key.userFlag(user.id, "group_mentioned"), key.userFlag(user.id, "topic_wildcard_mentioned")].map((k) => state.bitmaps.get(k));
-  const streamWildcard = state.bitmaps.get(key.streamWildcard(user.realmId));
+  // The unread summary's rule: personal and group mentions always count; wildcard
+  // mentions (received at send) only outside muted channels and topics.
+  const personal = [key.userFlag(user.id, "mentioned"), key.userFlag(user.id, "group_mentioned")].map((k) => state.bitmaps.get(k));
+  const anyMention = mentionedSet(ctx);
+  const muted = mutedSet(ctx, null);
   for (const id of ids) {
     const message = state.tables.messages.get(id) as Message | undefined;
     if (!message) continue;
-    const mentioned = mentionBits.some((b) => b.has(id)) || streamWildcard.has(id);
+    const mentioned = personal.some((b) => b.has(id)) || (anyMention.has(id) && !muted.has(id));
     const userIds = message.recipient.type === "direct" ? state.conversations.get(message.recipient.conversationId)?.userIds : undefined;
     out.set(id, { recipient: message.recipient, topic: message.topic, mentioned, ...(userIds ? { userIds } : {}) });
   }

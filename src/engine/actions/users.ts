@@ -5,13 +5,13 @@
  * users); reactivation reopens them for the channels still subscribed.
  */
 import { randomBytes } from "node:crypto";
-import { isAdmin, isGroupMember } from "../access.js";
-import { excluding, realmAudience, subscriberViewersAudience } from "../events/audience.js";
+import { canSeeChannel, isAdmin, isGroupMember } from "../access.js";
+import { excluding, realmAudience, subscriberViewersAudience, userAudience } from "../events/audience.js";
 import type { RealmUserChange } from "../events/types.js";
 import type { UserSettingsRecord } from "../settings/defaults.js";
 import { BadRequestError, clip, PermissionDeniedError } from "../errors.js";
 import { emailKey, type StoreState, type WriteContext } from "../state.js";
-import type { BotType, Realm, Role, Subscription, User } from "../types.js";
+import type { BotType, Channel, Realm, Role, Subscription, User } from "../types.js";
 import { ROLE, ROLES } from "../types.js";
 
 export interface CreateUserInput {
@@ -90,6 +90,10 @@ export function createUserInTxn(state: StoreState, ctx: WriteContext, input: Cre
     ctx.afterCommit(() => state.userSettings.set(user.id, settings));
   }
   ctx.emit({ type: "realm_user", op: "add", person: user }, () => realmAudience(state, realm.id));
+  if (user.isBot) {
+    // Administrators and the bot's owner manage it (register's realm_bots).
+    ctx.emit({ type: "realm_bot", op: "add", bot: user }, () => realmAudience(state, realm.id, (u) => isAdmin(u) || u.id === user.botOwnerId));
+  }
   emitSystemGroupChanges(state, ctx, null, user);
   return user;
 }
@@ -108,6 +112,35 @@ function emitSystemGroupChanges(state: StoreState, ctx: WriteContext, before: Us
   }
 }
 
+/**
+ * A role change can show or hide channels (administrators see private channels'
+ * metadata; guests see only their own channels): the user hears of each as stream
+ * create or delete. Runs inside the write, on the state before it, with both records.
+ */
+function emitVisibilityChanges(state: StoreState, ctx: WriteContext, before: User, after: User): void {
+  if (before.role === after.role) return;
+  const shown: Channel[] = [];
+  const hidden: Channel[] = [];
+  for (const channel of state.channels.values()) {
+    if (channel.realmId !== after.realmId) continue;
+    const was = canSeeChannel(state, before, channel);
+    const is = canSeeChannel(state, after, channel);
+    if (is && !was) shown.push(channel);
+    else if (was && !is) hidden.push(channel);
+  }
+  if (shown.length > 0) ctx.emit({ type: "stream", op: "create", channels: shown }, () => userAudience(after.id));
+  if (hidden.length > 0) ctx.emit({ type: "stream", op: "delete", channels: hidden }, () => userAudience(after.id));
+  // Administrators manage every bot; others only their own (register's realm_bots).
+  if (isAdmin(before) !== isAdmin(after)) {
+    for (const id of state.usersOfRealm(after.realmId)) {
+      const bot = state.users.get(id);
+      if (!bot?.isBot || bot.botOwnerId === after.id) continue;
+      if (isAdmin(after)) ctx.emit({ type: "realm_bot", op: "add", bot }, () => userAudience(after.id));
+      else ctx.emit({ type: "realm_bot", op: "delete", botId: bot.id }, () => userAudience(after.id));
+    }
+  }
+}
+
 /** realm_user update events, one per changed property group (Zulip's shape). */
 function emitUserUpdates(state: StoreState, ctx: WriteContext, before: User, after: User): void {
   const changes: RealmUserChange[] = [];
@@ -117,6 +150,11 @@ function emitUserUpdates(state: StoreState, ctx: WriteContext, before: User, aft
   if (before.timezone !== after.timezone) changes.push({ timezone: after.timezone });
   if (JSON.stringify(before.profileData) !== JSON.stringify(after.profileData)) changes.push({ profileData: after.profileData });
   for (const change of changes) ctx.emit({ type: "realm_user", op: "update", userId: after.id, changes: change }, () => realmAudience(state, after.realmId));
+  if (after.isBot) {
+    const managers = () => realmAudience(state, after.realmId, (u) => isAdmin(u) || u.id === after.botOwnerId);
+    if (before.fullName !== after.fullName) ctx.emit({ type: "realm_bot", op: "update", botId: after.id, changes: { fullName: after.fullName } }, managers);
+    if (before.isActive !== after.isActive) ctx.emit({ type: "realm_bot", op: "update", botId: after.id, changes: { isActive: after.isActive } }, managers);
+  }
   emitSystemGroupChanges(state, ctx, before, after);
 }
 
@@ -155,6 +193,7 @@ export function updateUser(state: StoreState, actorId: number, targetId: number,
     state.tables.users.putSync(next.id, next);
     ctx.afterCommit(() => state.indexUser(next, target));
     emitUserUpdates(state, ctx, target, next);
+    emitVisibilityChanges(state, ctx, target, next);
   });
   return next;
 }

@@ -45,6 +45,12 @@ export function logEntryOf(event: EngineEvent): ChangeLogItem {
     case "stream":
       if (event.op === "update") return ["stream", `update:${event.property}`, event.channel.id];
       return ["stream", event.op, ...event.channels.map((c) => c.id)];
+    case "default_streams":
+      return ["default_streams", "update", ...event.channelIds];
+    case "realm_bot":
+      if (event.op === "add") return ["realm_bot", "add", event.bot.id];
+      if (event.op === "delete") return ["realm_bot", "delete", event.botId];
+      return ["realm_bot", `update:${Object.keys(event.changes).join(",")}`, event.botId];
     case "realm_user":
       return event.op === "add" ? ["realm_user", "add", event.person.id] : ["realm_user", `update:${Object.keys(event.changes).join(",")}`, event.userId];
     case "realm":

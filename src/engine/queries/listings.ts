@@ -79,8 +79,12 @@ export function subscriptionLists(state: StoreState, user: User, includeArchived
   for (const channel of state.channels.values()) {
     if (channel.realmId !== user.realmId || (channel.isArchived && !includeArchived)) continue;
     const subscription = subs.get(channel.id);
-    if (subscription) (subscription.active ? subscribed : unsubscribed).push({ subscription, channel });
-    else if (canSeeChannel(state, user, channel)) never.push(channel);
+    if (subscription?.active) subscribed.push({ subscription, channel });
+    // A past subscription is listed only while the user may still see the channel:
+    // leaving a private channel (or, for a guest, any channel) hides it, as the
+    // stream delete event sent then tells clients.
+    else if (subscription && canSeeChannel(state, user, channel)) unsubscribed.push({ subscription, channel });
+    else if (!subscription && canSeeChannel(state, user, channel)) never.push(channel);
   }
   const sort = (list: SubscribedChannel[]) => list.sort((a, b) => byName(a.channel, b.channel));
   return { subscribed: sort(subscribed), unsubscribed: sort(unsubscribed), neverSubscribed: never.sort(byName) };
@@ -120,8 +124,9 @@ export function listUsers(state: StoreState, viewer: User, ids?: readonly number
   return users.filter((u) => wanted.has(u.id));
 }
 
-/** IDs of the realm's default channels, ascending. */
+/** IDs of the realm's default channels, ascending; none for guests (as Zulip). */
 export function defaultChannelIds(state: StoreState, user: User): number[] {
+  if (user.role === ROLE.GUEST) return [];
   const ids: number[] = [];
   for (const c of state.channels.values()) if (c.realmId === user.realmId && c.isDefault && !c.isArchived) ids.push(c.id);
   return ids.sort((a, b) => a - b);

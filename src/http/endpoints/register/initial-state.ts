@@ -22,7 +22,8 @@ export interface StateOptions {
 /** `realm_user`: realm_users, realm_non_active_users, cross_realm_bots and own-user fields. */
 export function realmUserSection(store: Store, realm: Realm, user: User, options: StateOptions): Record<string, unknown> {
   const canCreateChannels = user.role <= ROLE.MEMBER;
-  const userOptions = { clientGravatar: options.clientGravatar, includeCustomProfileFields: false };
+  // Zulip's register includes humans' profile_data, as realm_user add events do.
+  const userOptions = { clientGravatar: options.clientGravatar, includeCustomProfileFields: true };
   const users = store.realmUsers(user.realmId);
   const ownAvatar = avatarUrl(user, false);
   return {
