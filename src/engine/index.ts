@@ -43,3 +43,8 @@ export type { VerifyReport, IndexDifference } from "./verify.js";
 export { SETTING_DEFAULTS, SETTING_NAMES, isSettingName } from "./settings/defaults.js";
 export type { SettingName, SettingValue, Settings, UserSettingsRecord, RealmSettingDefaultsRecord } from "./settings/defaults.js";
 export type { DeliveryOutcome, EditScheduledMessageInput, ScheduleMessageInput, ScheduledDestination } from "./actions/scheduled-messages.js";
+export type { SettingChanges, TargetUsers, UpdateSettingsInput } from "./actions/settings.js";
+export { PERSONAL_SETTING_NAMES, REALM_DEFAULT_SETTING_NAMES, languageName, settingKind, type SettingKind } from "./settings/validation.js";
+export type { DraftInput } from "./actions/drafts.js";
+export { MAX_DRAFTS_PER_REQUEST } from "./actions/drafts.js";
+export { MAX_SNIPPET_TITLE_LENGTH } from "./actions/saved-snippets.js";

@@ -13,7 +13,7 @@ import { BitmapStore } from "./index/bitmap-store.js";
 import { foldName, foldTopic } from "./index/keys.js";
 import type { MessageRenderer } from "./render.js";
 import { FIRST_ID, forgetUncommittedStructures, openTables, SCHEMA_VERSION, TABLE_NAMES, TABLE_SPECS, type TableName, type Tables } from "./storage/tables.js";
-import type { Channel, Conversation, Realm, ScheduledMessage, Subscription, User, UserGroup, UserTopic } from "./types.js";
+import type { Channel, Conversation, Draft, Realm, SavedSnippet, ScheduledMessage, Subscription, User, UserGroup, UserTopic } from "./types.js";
 import { StorageError } from "./errors.js";
 import { mergedSettings, type RealmSettingDefaultsRecord, type Settings, type UserSettingsRecord } from "./settings/defaults.js";
 import type { Audience, Delivery, EngineEvent, EventBatch } from "./events/types.js";
@@ -29,6 +29,8 @@ export interface Counters {
   /** The next change-log sequence number (one per committed write that emitted events). */
   nextChangeSeq: number;
   nextScheduledMessageId: number;
+  nextDraftId: number;
+  nextSavedSnippetId: number;
 }
 
 export interface StoreOptions {
@@ -101,6 +103,10 @@ export class StoreState {
   readonly realmSettingDefaults = new Map<number, RealmSettingDefaultsRecord>();
   /** Every scheduled message (pending, failed or delivered), by ID. */
   readonly scheduledMessages = new Map<number, ScheduledMessage>();
+  /** userId -> draftId -> the user's stored drafts. */
+  readonly draftsByUser = new Map<number, Map<number, Draft>>();
+  /** userId -> savedSnippetId -> the user's saved snippets. */
+  readonly snippetsByUser = new Map<number, Map<number, SavedSnippet>>();
   /** Bumped per user on any subscription change: invalidates derived caches. */
   readonly subscriptionVersion = new Map<number, number>();
 
@@ -133,10 +139,14 @@ export class StoreState {
       nextConversationId: 1,
       nextChangeSeq: 1,
       nextScheduledMessageId: 1,
+      nextDraftId: 1,
+      nextSavedSnippetId: 1,
     };
     // Stores created before the change log have no sequence counter yet.
     this.counters.nextChangeSeq ??= 1;
     this.counters.nextScheduledMessageId ??= 1;
+    this.counters.nextDraftId ??= 1;
+    this.counters.nextSavedSnippetId ??= 1;
     this.#load();
   }
 
@@ -348,7 +358,7 @@ export class StoreState {
 
   #reload(): void {
     for (const map of [this.realms, this.realmBySubdomain, this.users, this.#usersByRealm, this.userByEmail, this.userByApiKey, this.usersByName, this.channels, this.channelByName,
-      this.subsByUser, this.subscribers, this.groups, this.conversations, this.conversationByMembers, this.userTopics, this.userSettings, this.realmSettingDefaults, this.scheduledMessages] as Map<unknown, unknown>[]) {
+      this.subsByUser, this.subscribers, this.groups, this.conversations, this.conversationByMembers, this.userTopics, this.userSettings, this.realmSettingDefaults, this.scheduledMessages, this.draftsByUser, this.snippetsByUser] as Map<unknown, unknown>[]) {
       map.clear();
     }
     for (const [userId, version] of this.subscriptionVersion) this.subscriptionVersion.set(userId, version + 1);
@@ -368,7 +378,33 @@ export class StoreState {
     userSettings: (v) => this.userSettings.set((v as UserSettingsRecord).userId, v as UserSettingsRecord),
     realmSettingDefaults: (v) => this.realmSettingDefaults.set((v as RealmSettingDefaultsRecord).realmId, v as RealmSettingDefaultsRecord),
     scheduledMessages: (v) => this.indexScheduledMessage(v as ScheduledMessage),
+    drafts: (v) => this.indexDraft(v as Draft),
+    savedSnippets: (v) => this.indexSavedSnippet(v as SavedSnippet),
   };
+
+  indexDraft(draft: Draft): void {
+    let mine = this.draftsByUser.get(draft.userId);
+    if (!mine) this.draftsByUser.set(draft.userId, (mine = new Map()));
+    mine.set(draft.id, draft);
+  }
+
+  unindexDraft(userId: number, draftId: number): void {
+    const mine = this.draftsByUser.get(userId);
+    mine?.delete(draftId);
+    if (mine?.size === 0) this.draftsByUser.delete(userId);
+  }
+
+  indexSavedSnippet(snippet: SavedSnippet): void {
+    let mine = this.snippetsByUser.get(snippet.userId);
+    if (!mine) this.snippetsByUser.set(snippet.userId, (mine = new Map()));
+    mine.set(snippet.id, snippet);
+  }
+
+  unindexSavedSnippet(userId: number, snippetId: number): void {
+    const mine = this.snippetsByUser.get(userId);
+    mine?.delete(snippetId);
+    if (mine?.size === 0) this.snippetsByUser.delete(userId);
+  }
 
   indexScheduledMessage(scheduled: ScheduledMessage): void {
     this.scheduledMessages.set(scheduled.id, scheduled);

@@ -19,6 +19,8 @@ import { avatarUrl } from "../http/views/avatar.js";
 import { userTopicToWire } from "../http/endpoints/register/initial-state.js";
 import { groupToWire } from "../http/views/group.js";
 import { scheduledMessageToWire } from "../http/views/scheduled-message.js";
+import { draftToWire, savedSnippetToWire } from "../http/views/personal.js";
+import { languageName } from "../engine/index.js";
 import type { EventQueue } from "./queue.js";
 
 /** The JSON text of an event object, open at the end (see module comment). */
@@ -225,6 +227,20 @@ export class WireEvent {
         if (e.op === "remove") return { type: "scheduled_messages", op: "remove", scheduled_message_id: e.scheduledMessageId };
         if (e.op === "add") return { type: "scheduled_messages", op: "add", scheduled_messages: [scheduledMessageToWire(e.scheduled, realm, queue.options.emptyTopicName)] };
         return { type: "scheduled_messages", op: "update", scheduled_message: scheduledMessageToWire(e.scheduled, realm, queue.options.emptyTopicName) };
+      case "user_settings": {
+        const out: Record<string, unknown> = { type: "user_settings", op: "update", property: e.property, value: e.value };
+        if (e.property === "default_language") out["language_name"] = languageName(String(e.value));
+        return out;
+      }
+      case "realm_user_settings_defaults":
+        return { type: "realm_user_settings_defaults", op: "update", property: e.property, value: e.value };
+      case "drafts":
+        if (e.op === "add") return { type: "drafts", op: "add", drafts: e.drafts.map(draftToWire) };
+        if (e.op === "update") return { type: "drafts", op: "update", draft: draftToWire(e.draft) };
+        return { type: "drafts", op: "remove", draft_id: e.draftId };
+      case "saved_snippets":
+        if (e.op === "remove") return { type: "saved_snippets", op: "remove", saved_snippet_id: e.snippetId };
+        return { type: "saved_snippets", op: e.op, saved_snippet: savedSnippetToWire(e.snippet) };
       case "typing": {
         if (e.recipients !== null) {
           return { type: "typing", op: e.op, message_type: "direct", sender: brief(e.sender), recipients: e.recipients.map(brief) };

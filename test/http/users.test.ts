@@ -119,7 +119,7 @@ describe("GET /users/{user_id} and /users/{email}", () => {
   });
 
   it("does not see users of other realms", async () => {
-    const other = s.t.store.createRealm({ subdomain: "other", name: "Other", owner: { email: "x@other.dev", fullName: "X" } });
+    const other = s.t.store.createRealm({ subdomain: "other", name: "Other", owner: { email: "x@other.dev", fullName: "Xavier" } });
     await rejects(() => s.call(s.seed.alice, "GET", `/users/${other.owner.id}`), 400, "BAD_REQUEST", "No such user");
     await rejects(() => s.call(s.seed.alice, "GET", "/users/x@other.dev"), 400, "BAD_REQUEST", "No such user");
   });
@@ -168,7 +168,7 @@ describe("PATCH /users/{user_id} and /users/{email}", () => {
     await rejects(patch("nobody@test.dev", { full_name: "X" }), 400, "BAD_REQUEST", "No such user");
     await rejects(patch(String(bob.id), { role: 250 }), 400, "BAD_REQUEST", "Invalid role");
     await rejects(patch(String(bob.id), { role: "admin" }), 400, "BAD_REQUEST", "role is not an integer");
-    await rejects(patch(String(bob.id), { full_name: "n".repeat(61) }), 400, "BAD_REQUEST", "Name too long!");
+    await rejects(patch(String(bob.id), { full_name: "n".repeat(101) }), 400, "BAD_REQUEST", "Name too long!");
     await rejects(patch(String(bob.id), { full_name: "bad*name" }), 400, "BAD_REQUEST", "Invalid characters in name!");
     await rejects(patch(String(bob.id), { profile_data: "[{" }), 400, "BAD_REQUEST", "profile_data is not valid JSON");
     await rejects(patch(String(bob.id), { profile_data: [{ value: "x" }] }), 400, "BAD_REQUEST", 'profile_data[0]["id"] is not an integer');
