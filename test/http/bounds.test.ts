@@ -279,6 +279,74 @@ describe("worst inputs per endpoint", () => {
     await refused(register({ client_capabilities: { [huge(200_000)]: "x" } }), 400, "BAD_REQUEST", /^client_capabilities\["x{100}…"\] is not a boolean$/);
   });
 
+  it(route("PATCH", "/settings"), async () => {
+    const { owner, alice } = s.seed;
+    await refused(() => send(alice, "PATCH", "/settings", form({ full_name: huge(200_000) })), 400, "BAD_REQUEST", "Name too long!");
+    await refused(() => send(alice, "PATCH", "/settings", form({ timezone: huge(200_000) })), 400, "BAD_REQUEST", "Invalid timezone");
+    await refused(() => send(alice, "PATCH", "/settings", form({ default_language: huge(200_000) })), 400, "BAD_REQUEST", "Invalid default_language");
+    const sound = await refused(() => send(alice, "PATCH", "/settings", form({ notification_sound: huge(200_000) })), 400, "BAD_REQUEST", /^Invalid notification sound 'x+/);
+    expect(String(sound.body["msg"]).length).toBeLessThan(200);
+    await refused(() => send(alice, "PATCH", "/settings", form({ web_font_size_px: huge(400, "9") })), 400, "BAD_REQUEST", "web_font_size_px is too large");
+    const everyone = { user_ids: ones(50_000), group_ids: [1], skip_if_already_edited: true };
+    await refused(() => send(alice, "PATCH", "/settings", form({ target_users: everyone, color_scheme: 2 })), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
+    await refused(() => send(owner, "PATCH", "/settings", form({ target_users: everyone, presence_enabled: false })), 400, "BAD_REQUEST", "Cannot change this setting for other users.");
+  });
+
+  it(route("PATCH", "/realm/user_settings_defaults"), async () => {
+    const { owner, alice } = s.seed;
+    await refused(() => send(alice, "PATCH", "/realm/user_settings_defaults", form({ emojiset: huge(200_000) })), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
+    await refused(() => send(owner, "PATCH", "/realm/user_settings_defaults", form({ emojiset: huge(200_000) })), 400, "BAD_REQUEST", "Invalid emojiset");
+    await refused(() => send(owner, "PATCH", "/realm/user_settings_defaults", form({ notification_sound: huge(200_000) })), 400, "BAD_REQUEST", /^Invalid notification sound/);
+  });
+
+  it(route("POST", "/drafts"), async () => {
+    const { alice } = s.seed;
+    const draft = (extra: Record<string, unknown>) => ({ type: "", to: [], topic: "", content: "c", ...extra });
+    await refused(() => send(alice, "POST", "/drafts", form({ drafts: Array.from({ length: 5000 }, () => ({})) })), 400, "BAD_REQUEST", "drafts is too long (limit: 1000 items)");
+    await refused(() => send(alice, "POST", "/drafts", form({ drafts: [draft({ type: "private", to: ones(40_000) })] })), 400, "BAD_REQUEST", "Too many recipients (maximum 1000).");
+    await refused(() => send(alice, "POST", "/drafts", form({ drafts: [draft({ type: "stream", to: ones(40_000), topic: longTopic })] })), 400, "BAD_REQUEST", "Must specify exactly 1 channel ID for channel messages");
+    await refused(() => send(alice, "POST", "/drafts", form({ drafts: [draft({ content: huge(MiB) })] })), 413, "BAD_REQUEST", "Request body too large");
+    await refused(() => send(alice, "POST", "/drafts", form({ drafts: [draft({ content: huge(100_000, " ") })] })), 400, "BAD_REQUEST", "Message must not be empty");
+  });
+
+  it(route("GET", "/drafts"), async () => {
+    const r = await withBystander(() => send(s.seed.alice, "GET", "/drafts", form({ [huge(500)]: huge(200_000) })));
+    expect(r.status).toBe(200);
+  });
+
+  it(route("PATCH", "/drafts/:draft_id"), async () => {
+    const { alice } = s.seed;
+    const draft = { type: "", to: [], topic: "", content: "c" };
+    await refused(() => send(alice, "PATCH", `/drafts/${huge(2000, "9")}`, form({ draft })), 404, "BAD_REQUEST", "Draft does not exist");
+    await refused(() => send(alice, "PATCH", "/drafts/1", form({ draft: { ...draft, to: ones(40_000), topic: huge(100_000) } })), 404, "BAD_REQUEST", "Draft does not exist");
+  });
+
+  it(route("DELETE", "/drafts/:draft_id"), async () => {
+    await refused(() => send(s.seed.alice, "DELETE", `/drafts/${huge(2000, "9")}`, ""), 404, "BAD_REQUEST", "Draft does not exist");
+  });
+
+  it(route("POST", "/saved_snippets"), async () => {
+    const { alice } = s.seed;
+    await refused(() => send(alice, "POST", "/saved_snippets", form({ title: huge(200_000), content: "c" })), 400, "BAD_REQUEST", "title is too long (limit: 60 characters)");
+    await refused(() => send(alice, "POST", "/saved_snippets", form({ title: "t", content: huge(200_000) })), 400, "BAD_REQUEST", "content is too long (limit: 10000 characters)");
+    await refused(() => send(alice, "POST", "/saved_snippets", form({ title: huge(200_000, " "), content: "c" })), 400, "BAD_REQUEST", "title cannot be blank");
+  });
+
+  it(route("GET", "/saved_snippets"), async () => {
+    const r = await withBystander(() => send(s.seed.alice, "GET", "/saved_snippets", form({ [huge(500)]: huge(200_000) })));
+    expect(r.status).toBe(200);
+  });
+
+  it(route("PATCH", "/saved_snippets/:saved_snippet_id"), async () => {
+    const { alice } = s.seed;
+    await refused(() => send(alice, "PATCH", `/saved_snippets/${huge(2000, "9")}`, form({ title: "t" })), 404, "BAD_REQUEST", "Saved snippet does not exist.");
+    await refused(() => send(alice, "PATCH", "/saved_snippets/1", form({ title: huge(200_000) })), 400, "BAD_REQUEST", "title is too long (limit: 60 characters)");
+  });
+
+  it(route("DELETE", "/saved_snippets/:saved_snippet_id"), async () => {
+    await refused(() => send(s.seed.alice, "DELETE", `/saved_snippets/${huge(2000, "9")}`, ""), 404, "BAD_REQUEST", "Saved snippet does not exist.");
+  });
+
   it("covers every endpoint of the route table", () => {
     expect([...covered].sort()).toEqual(ENDPOINTS.map((e) => `${e.method} ${e.path}`).sort());
   });
