@@ -22,13 +22,13 @@
  * at an unreadable message then has the same neighbours as one past the last ID.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { User } from "../../src/engine/index.js";
+import { PERSONAL_SETTING_NAMES, type User } from "../../src/engine/index.js";
 import type { Endpoint } from "../../src/http/endpoint.js";
 import { ENDPOINTS } from "../../src/http/endpoints/index.js";
 import { startServer, type TestServer } from "../support/http.js";
 import { fingerprint } from "../support/snapshot.js";
 
-type Kind = "message" | "channel" | "channelName" | "user" | "email" | "group";
+type Kind = "message" | "channel" | "channelName" | "user" | "email" | "group" | "draft" | "snippet";
 type Ref = number | string;
 
 interface Probe {
@@ -100,6 +100,20 @@ const ID_PARAMS: Readonly<Record<string, readonly Probe[]>> = {
   can_create_topic_group: groupSetting,
   can_move_messages_within_channel_group: groupSetting,
   can_resolve_topics_group: groupSetting,
+  target_users: [
+    { kind: "user", label: "user_ids", encode: (r) => JSON.stringify({ user_ids: [r], skip_if_already_edited: false }) },
+    { kind: "group", label: "group_ids", encode: (r) => JSON.stringify({ group_ids: [r], skip_if_already_edited: false }) },
+  ],
+  drafts: [
+    { kind: "channel", label: "channel draft", encode: (r) => JSON.stringify([{ type: "stream", to: [r], topic: "t", content: "c" }]) },
+    { kind: "user", label: "direct draft", encode: (r) => JSON.stringify([{ type: "private", to: [r], topic: "", content: "c" }]) },
+  ],
+  draft: [
+    { kind: "channel", label: "channel draft", encode: (r) => JSON.stringify({ type: "stream", to: [r], topic: "t", content: "c" }) },
+    { kind: "user", label: "direct draft", encode: (r) => JSON.stringify({ type: "private", to: [r], topic: "", content: "c" }) },
+  ],
+  draft_id: [{ kind: "draft", label: "path", encode: String }],
+  saved_snippet_id: [{ kind: "snippet", label: "path", encode: String }],
 };
 
 /** Parameters that name nothing a caller could be denied. */
@@ -121,6 +135,10 @@ const NOT_IDS = new Set([
   "include_streams", "slim_presence", "presence_history_limit_days", "event_types", "fetch_event_types", "all_public_streams", "client_capabilities", "idle_queue_timeout",
   // event queue polling (queue IDs are random and per user: BAD_EVENT_QUEUE_ID either way)
   "last_event_id", "dont_block",
+  // personal settings and account fields (target_users names users and groups: ID_PARAMS)
+  ...PERSONAL_SETTING_NAMES, "email", "old_password", "new_password", "timezone",
+  // saved snippet text
+  "title",
 ]);
 
 /** Endpoints without any ID parameter: nothing to sweep. */
@@ -132,6 +150,10 @@ const NO_ID_ENDPOINTS = [
   // queue_id: another user's queue answers exactly like an unknown one (test/realtime/queues.test.ts).
   "GET /events",
   "DELETE /events",
+  // The caller's own drafts and snippets, and the realm's defaults: nothing named.
+  "GET /drafts",
+  "GET /saved_snippets",
+  "PATCH /realm/user_settings_defaults",
 ];
 
 /**
@@ -194,6 +216,11 @@ const BASES: Readonly<Record<string, readonly Base[]>> = {
     { params: { op: "start", type: "channel", topic: "t" }, for: ["stream_id"] },
   ],
   "DELETE /users/me/subscriptions": [{ params: {}, for: ["subscriptions"] }, { params: { subscriptions: JSON.stringify(["general"]) }, for: ["principals"] }],
+  "PATCH /settings": [{ params: { color_scheme: "2" } }],
+  // The draft probe's lookups run after the draft is found: with a draft of nobody's the
+  // answer is "Draft does not exist" either way (the channel and user checks are swept on POST).
+  "PATCH /drafts/:draft_id": [{ params: { draft: JSON.stringify({ type: "", to: [], topic: "", content: "c" }) }, for: ["draft_id"] }, { params: { draft_id: "1999995" }, for: ["draft"] }],
+  "PATCH /saved_snippets/:saved_snippet_id": [{ params: { title: "renamed" } }],
 };
 
 type Refs = Partial<Record<Kind, readonly Ref[]>>;
@@ -235,6 +262,12 @@ beforeAll(async () => {
     send(drone.id, { type: "direct", users: [b.owner.id] }),
   ];
   const workers = store.createGroup(b.owner.id, { name: "workers", members: [drone.id] });
+  // Drafts and snippets of others: the other realm's, and alice's in realm A.
+  const unaddressed = { type: "" as const, to: [], topic: "", content: "x" };
+  const foreignDrafts = store.createDrafts(drone.id, [unaddressed]);
+  const foreignSnippets = [store.createSavedSnippet(drone.id, "t", "c").id];
+  const aliceDrafts = store.createDrafts(alice.id, [unaddressed]);
+  const aliceSnippets = [store.createSavedSnippet(alice.id, "t", "c").id];
   const freshChannel = (prefix: string, inviteOnly: boolean) => {
     const name = fresh(prefix);
     created(name, inviteOnly);
@@ -249,16 +282,18 @@ beforeAll(async () => {
       user: [b.owner.id, drone.id],
       email: [b.owner.email, drone.email],
       group: [workers.id, store.systemGroupId(b.realm.id, "role:members")],
+      draft: foreignDrafts,
+      snippet: foreignSnippets,
     })[kind];
   scenarios = [
     { name: "bob: another realm", caller: bob, refs: foreign },
     { name: "guest: another realm", caller: guest, refs: foreign },
     { name: "owner: another realm", caller: owner, refs: foreign },
-    { name: "bob: private places", caller: bob, refs: (kind) => ({ message: [secretMsg, dmAliceOwner], channel: [secret.id], channelName: ["secret"] } as Refs)[kind] ?? [] },
+    { name: "bob: private places", caller: bob, refs: (kind) => ({ message: [secretMsg, dmAliceOwner], channel: [secret.id], channelName: ["secret"], draft: aliceDrafts, snippet: aliceSnippets } as Refs)[kind] ?? [] },
     {
       name: "guest: channels not joined",
       caller: guest,
-      refs: (kind) => ({ message: [generalMsg, secretMsg, dmAliceBob], channel: [general.id, secret.id], channelName: ["general", "secret"] } as Refs)[kind] ?? [],
+      refs: (kind) => ({ message: [generalMsg, secretMsg, dmAliceBob], channel: [general.id, secret.id], channelName: ["general", "secret"], draft: aliceDrafts, snippet: aliceSnippets } as Refs)[kind] ?? [],
     },
   ];
 });
