@@ -19,6 +19,7 @@ import { engineErrorReply, errorReply, send, success, type Reply } from "./respo
 import { Router } from "./router.js";
 import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from "./version.js";
 import { MessageJsonCache } from "./views/message-cache.js";
+import { UserListCache } from "./views/user-list-cache.js";
 import { EventHub, type HubOptions } from "../realtime/index.js";
 
 const API_PREFIX = "/api/v1";
@@ -75,6 +76,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   const logError = options.logError ?? ((message, error) => console.error(message, error));
   let info: ServerInfo = { baseUrl: options.baseUrl ?? `http://${externalHost}`, externalHost };
   const messageJson = new MessageJsonCache(store, options.messageCacheBytes);
+  const userJson = new UserListCache(store);
   const ownsHub = !(options.events instanceof EventHub);
   const events = options.events instanceof EventHub ? options.events : new EventHub(store, { restartEvent: RESTART_EVENT, ...options.events });
   const app = uWS.App();
@@ -137,7 +139,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
         }
       }
       const parsed = parseParams(endpoint.params as ParamShape, input, endpoint.aliases);
-      const ctx = { store, realm, user, client: clientName(head.userAgent, input.get("client")), pathParams: match.pathParams, server: info, messageJson, events, signal, files };
+      const ctx = { store, realm, user, client: clientName(head.userAgent, input.get("client")), pathParams: match.pathParams, server: info, messageJson, userJson, events, signal, files };
       const data = await (endpoint as AuthedEndpoint<ParamShape>).handler(ctx, parsed.values);
       return { reply: success(data, parsed.ignored), headers: rateHeaders };
     } catch (error) {

@@ -180,3 +180,26 @@ describe("PATCH /users/{user_id} and /users/{email}", () => {
     expect(r.body["msg"]).toBe("This endpoint requires HTTP basic authentication.");
   });
 });
+
+describe("user lists are served from a cache that follows changes", () => {
+  it("GET /users and register's realm_users show a rename, a new user and a deactivation at once", async () => {
+    const s = await startServer();
+    try {
+      const { owner, bob } = s.seed;
+      const names = async () => ((await s.call(owner, "GET", "/users")).body["members"] as { user_id: number; full_name: string; is_active: boolean }[]).map((u) => [u.user_id, u.full_name, u.is_active]);
+      const before = await names();
+      expect(await names()).toEqual(before);
+      expect((await s.call(owner, "PATCH", `/users/${bob.id}`, { full_name: "Robert" })).status).toBe(200);
+      expect(await names()).toContainEqual([bob.id, "Robert", true]);
+      const carol = s.t.store.createUser({ realmId: s.seed.realm.id, email: "carol@test.dev", fullName: "Carol" });
+      expect(await names()).toContainEqual([carol.id, "Carol", true]);
+      s.t.store.setUserActive(carol.id, false);
+      expect(await names()).toContainEqual([carol.id, "Carol", false]);
+      const reg = await s.call(owner, "POST", "/register", { fetch_event_types: ["realm_user"] });
+      expect((reg.body["realm_non_active_users"] as { user_id: number }[]).map((u) => u.user_id)).toEqual([carol.id]);
+      expect((reg.body["realm_users"] as { user_id: number; full_name: string }[]).find((u) => u.user_id === bob.id)?.full_name).toBe("Robert");
+    } finally {
+      s.close();
+    }
+  });
+});

@@ -126,7 +126,7 @@ export default defineEndpoint({
       ...unstored("realm_filters"),
       ...unstored("realm_playgrounds"),
       ...(want("realm_user_groups") ? userGroupsSection(store, user, options) : {}),
-      ...(want("realm_user") ? realmUserSection(store, realm, user, options) : {}),
+      ...(want("realm_user") ? realmUserSection(store, realm, user, options, ctx.userJson) : {}),
       ...(want("realm_bot") ? realmBotSection(store, user, options) : {}),
       ...unstored("realm_embedded_bots"),
       ...unstored("realm_incoming_webhook_bots"),
