@@ -345,6 +345,8 @@ describe("worst inputs per endpoint", () => {
 
   it(route("DELETE", "/saved_snippets/:saved_snippet_id"), async () => {
     await refused(() => send(s.seed.alice, "DELETE", `/saved_snippets/${huge(2000, "9")}`, ""), 404, "BAD_REQUEST", "Saved snippet does not exist.");
+  });
+
   it(route("GET", "/user_groups"), async () => {
     await refused(() => send(s.seed.alice, "GET", "/user_groups", form({ include_deactivated_groups: huge(200_000) })), 400, "BAD_REQUEST", "include_deactivated_groups is not a boolean");
   });
