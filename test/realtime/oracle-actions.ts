@@ -375,7 +375,7 @@ export class World {
         }
         const id = mine[action.pick % Math.max(1, mine.length)];
         if (id === undefined) return note(false, "draft: none created yet");
-        const r = action.op === "edit" ? await call(action.user, "PATCH", `/drafts/${id}`, { draft }) : await call(action.user, "DELETE", `/drafts/${id}`);
+        const r = action.op === "edit" ? await call(action.user, "PATCH", `/drafts/${id}`, { draft }) : await call(action.user, "DELETE", `/drafts/${id}`, {});
         return note(r.status === 200, `draft ${action.op} ${String(r.body["msg"] ?? "")}`);
       }
       case "snippet": {
@@ -387,7 +387,7 @@ export class World {
         }
         const id = mine[action.pick % Math.max(1, mine.length)];
         if (id === undefined) return note(false, "snippet: none created yet");
-        const r = action.op === "edit" ? await call(action.user, "PATCH", `/saved_snippets/${id}`, { content: `Edited ${action.pick}` }) : await call(action.user, "DELETE", `/saved_snippets/${id}`);
+        const r = action.op === "edit" ? await call(action.user, "PATCH", `/saved_snippets/${id}`, { content: `Edited ${action.pick}` }) : await call(action.user, "DELETE", `/saved_snippets/${id}`, {});
         return note(r.status === 200, `snippet ${action.op} ${String(r.body["msg"] ?? "")}`);
       }
     }
