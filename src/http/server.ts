@@ -8,6 +8,7 @@
 import uWS from "uWebSockets.js";
 import { EngineError, RateLimitError, type Store } from "../engine/index.js";
 import { MethodNotAllowedError, UnknownRouteError } from "./errors.js";
+import { emojiDataReply } from "./emoji-data.js";
 import { AuthFailureGuard, clientName, realmFor } from "./auth.js";
 import { listenCompat, type CompatListener } from "./compat-listener.js";
 import { DEFAULT_MAX_BODY_BYTES, type AuthedEndpoint, type Endpoint, type PublicEndpoint, type ServerInfo } from "./endpoint.js";
@@ -109,6 +110,8 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
 
   async function handle(head: RequestHead, body: Buffer, signal: AbortSignal): Promise<{ reply: Reply; headers: readonly (readonly [string, string])[] }> {
     const none: readonly (readonly [string, string])[] = [];
+    const emojiData = emojiDataReply(head.method, head.url, head.ifNoneMatch);
+    if (emojiData) return { reply: emojiData, headers: none };
     if (!head.url.startsWith(`${API_PREFIX}/`)) return { reply: engineErrorReply(new UnknownRouteError()), headers: none };
     const match = router.match(head.method, head.url.slice(API_PREFIX.length));
     if (match.kind === "not-found") return { reply: engineErrorReply(new UnknownRouteError()), headers: none };
