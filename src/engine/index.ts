@@ -40,6 +40,7 @@ export type { UnreadSummary } from "./queries/unread.js";
 export type { RecentConversation } from "./queries/recent-conversations.js";
 export { STOP_WORDS } from "./search/stop-words.js";
 export type { VerifyReport, IndexDifference } from "./verify.js";
+export type { StorageStats } from "./queries/storage-stats.js";
 export { SETTING_DEFAULTS, SETTING_NAMES, isSettingName } from "./settings/defaults.js";
 export type { SettingName, SettingValue, Settings, UserSettingsRecord, RealmSettingDefaultsRecord } from "./settings/defaults.js";
 export type { DeliveryOutcome, EditScheduledMessageInput, ScheduleMessageInput, ScheduledDestination } from "./actions/scheduled-messages.js";
