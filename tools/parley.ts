@@ -13,6 +13,8 @@ const COMMANDS: Record<string, () => Promise<{ run(argv: string[]): Promise<numb
   user: () => import("./commands/user.js"),
   demo: () => import("./commands/demo.js"),
   generate: () => import("./commands/generate.js"),
+  backup: () => import("./commands/backup.js"),
+  restore: () => import("./commands/restore.js"),
 };
 
 const USAGE = `usage: parley <command> [options]
@@ -26,6 +28,8 @@ commands:
   user create --realm S --email E --name NAME [--role R] [--bot --owner-email E]
   demo      [--data DIR]                         create a demo realm with users, channels and messages
   verify    [--data DIR]                         rebuild indexes from records; exit 0 when clean
+  backup    --data DIR --to DEST [--no-compact]  online backup while a server runs: LMDB snapshot, configuration, manifest
+  restore   --from DEST --data NEWDIR            restore a backup into a new or empty directory, then verify
   generate  --data DIR --messages N [--users U] [--channels C] [--seed S] [--pg DIR]   a seeded benchmark dataset (--pg: also PostgreSQL COPY files)
 
 every command takes --data DIR (default ./data) and --json for JSON output.`;

@@ -41,6 +41,8 @@ export type { RecentConversation } from "./queries/recent-conversations.js";
 export { STOP_WORDS } from "./search/stop-words.js";
 export type { VerifyReport, IndexDifference } from "./verify.js";
 export type { StorageStats } from "./queries/storage-stats.js";
+export { ENVIRONMENT_FILE, snapshotEnvironment, type SnapshotOptions, type SnapshotResult } from "./storage/snapshot.js";
+export { LOCK_FILE } from "./storage/lock.js";
 export { SETTING_DEFAULTS, SETTING_NAMES, isSettingName } from "./settings/defaults.js";
 export type { SettingName, SettingValue, Settings, UserSettingsRecord, RealmSettingDefaultsRecord } from "./settings/defaults.js";
 export type { DeliveryOutcome, EditScheduledMessageInput, ScheduleMessageInput, ScheduledDestination } from "./actions/scheduled-messages.js";
