@@ -22,6 +22,7 @@ const USAGE = `usage: parley <command> [options]
 commands:
   start     [--port N] [--host H] [serve options]  create a demo realm if DIR has none, then serve (npm start)
   serve     [--port N] [--host H] [--external-host NAME] [--compat-port N] [--no-rate-limit] [--no-sync]
+            [--log-level silent|error|warn|info|debug] [--log-file PATH] [--slow-request-ms N]
                                                  serve the Zulip API (default port 9991); --compat-port
                                                  adds a listener that also answers HTTP/1.0
   realm create --subdomain S --name NAME --owner-email E [--owner-name N]

@@ -15,6 +15,7 @@ import { ENDPOINTS } from "./endpoints/index.js";
 import { parseParams, type ParamShape } from "./params.js";
 import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_RATE_LIMIT, RateLimiter, type RateLimitConfig } from "./rate-limit.js";
 import { parseBody, parseQuery, readBody, readHead, type RequestHead } from "./request.js";
+import { RequestLog, type RequestLogOptions, type RequestNote } from "./request-log.js";
 import { engineErrorReply, errorReply, send, success, type Reply } from "./respond.js";
 import { Router } from "./router.js";
 import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from "./version.js";
@@ -45,6 +46,8 @@ export interface ServerOptions {
   readonly logError?: (message: string, error: unknown) => void;
   /** Event queue settings (clock, heartbeat, backlog cap), or a hub the caller owns. */
   readonly events?: HubOptions | EventHub;
+  /** Request log level, destination and slow threshold; silent when absent. */
+  readonly requestLog?: RequestLogOptions;
 }
 
 export interface ParleyServer {
@@ -82,9 +85,21 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   const app = uWS.App();
   let listenSocket: uWS.us_listen_socket | null = null;
   let compat: CompatListener | null = null;
+  const requestLog = new RequestLog(options.requestLog ?? { level: "silent" });
+  type Headers = readonly (readonly [string, string])[];
+  /** The request ID goes back to the client; the line is logged once the reply is out. */
+  const logged = (note: RequestNote, reply: Reply, headers: Headers, delivered: boolean): Headers => {
+    requestLog.finish(note, delivered ? reply.status : null, delivered ? (typeof reply.body === "string" ? Buffer.byteLength(reply.body) : reply.body.length) : 0, performance.now() - note.startedAt);
+    return headers;
+  };
 
   app.any("/*", (res, req) => {
     const head = readHead(req, res);
+    const note = requestLog.start(head.method, performance.now());
+    const reply = (r: Reply, headers: Headers = []): void => {
+      send(res, isAborted, r, [...headers, ["X-Request-Id", note.id]]);
+      logged(note, r, headers, !aborted);
+    };
     let aborted = false;
     const abort = new AbortController();
     res.onAborted(() => {
@@ -94,24 +109,35 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     const isAborted = () => aborted;
     readBody(res, head, bodyLimit(head), isAborted)
       .then(async (body) => {
-        if (body === null) return;
-        const reply = await handle(head, body, abort.signal);
-        send(res, isAborted, reply.reply, reply.headers);
+        if (body === null) {
+          requestLog.finish(note, null, 0, performance.now() - note.startedAt);
+          return;
+        }
+        const out = await handle(head, body, abort.signal, note);
+        reply(out.reply, out.headers);
       })
       .catch((error: unknown) => {
-        if (error instanceof EngineError) send(res, isAborted, engineErrorReply(error));
+        if (error instanceof EngineError) reply(engineErrorReply(error));
         else {
           logError(`${head.method} ${head.url}: unexpected error`, error);
-          send(res, isAborted, errorReply(500, "Internal server error", null));
+          reply(errorReply(500, "Internal server error", null));
         }
       });
   });
 
-  async function handle(head: RequestHead, body: Buffer, signal: AbortSignal): Promise<{ reply: Reply; headers: readonly (readonly [string, string])[] }> {
+  /** handle() for the compat listener, which writes the reply itself. */
+  async function handleLogged(head: RequestHead, body: Buffer, signal: AbortSignal): Promise<{ reply: Reply; headers: Headers }> {
+    const note = requestLog.start(head.method, performance.now());
+    const out = await handle(head, body, signal, note);
+    return { reply: out.reply, headers: logged(note, out.reply, [...out.headers, ["X-Request-Id", note.id]], !signal.aborted) };
+  }
+
+  async function handle(head: RequestHead, body: Buffer, signal: AbortSignal, note: RequestNote): Promise<{ reply: Reply; headers: readonly (readonly [string, string])[] }> {
     const none: readonly (readonly [string, string])[] = [];
     if (!head.url.startsWith(`${API_PREFIX}/`)) return { reply: engineErrorReply(new UnknownRouteError()), headers: none };
     const match = router.match(head.method, head.url.slice(API_PREFIX.length));
     if (match.kind === "not-found") return { reply: engineErrorReply(new UnknownRouteError()), headers: none };
+    if (match.kind === "found") note.route = match.endpoint.path;
     if (match.kind === "method-not-allowed") {
       return { reply: engineErrorReply(new MethodNotAllowedError(match.allowed)), headers: none };
     }
@@ -124,10 +150,13 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
       if (endpoint.auth === "none") {
         const parsed = parseParams(endpoint.params as ParamShape, input, endpoint.aliases);
         const realm = realmFor(store, head.host, externalHost);
+        note.realmId = realm?.id ?? null;
         const data = await (endpoint as PublicEndpoint<ParamShape>).handler({ store, realm, pathParams: match.pathParams, server: info }, parsed.values);
         return { reply: success(data, parsed.ignored), headers: none };
       }
       const { realm, user } = authGuard.authenticate(store, head, externalHost);
+      note.realmId = realm.id;
+      note.userId = user.id;
       if (limiter) {
         const decision = limiter.take(user.id);
         rateHeaders = decision.headers;
@@ -171,7 +200,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     },
     async listenCompat(port, host = "127.0.0.1") {
       compat?.close();
-      compat = await listenCompat({ handle, maxBodyBytes: maxBody, logError }, port, host);
+      compat = await listenCompat({ handle: handleLogged, maxBodyBytes: maxBody, logError }, port, host);
       return compat.port;
     },
     close() {
@@ -180,6 +209,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
       if (ownsHub) events.close();
       compat?.close();
       compat = null;
+      requestLog.flush();
 
     },
   };
