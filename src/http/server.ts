@@ -16,6 +16,7 @@ import { parseParams, type ParamShape } from "./params.js";
 import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_RATE_LIMIT, RateLimiter, type RateLimitConfig } from "./rate-limit.js";
 import { parseBody, parseQuery, readBody, readHead, type RequestHead } from "./request.js";
 import { RequestLog, type RequestLogOptions, type RequestNote } from "./request-log.js";
+import { mayReadMetrics, METRICS_PATH, ServerMetrics } from "./metrics.js";
 import { engineErrorReply, errorReply, send, success, type Reply } from "./respond.js";
 import { Router } from "./router.js";
 import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from "./version.js";
@@ -48,6 +49,8 @@ export interface ServerOptions {
   readonly events?: HubOptions | EventHub;
   /** Request log level, destination and slow threshold; silent when absent. */
   readonly requestLog?: RequestLogOptions;
+  /** Bearer token that lets non-loopback clients read GET /metrics (loopback always may). */
+  readonly metricsToken?: string;
 }
 
 export interface ParleyServer {
@@ -86,10 +89,14 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   let listenSocket: uWS.us_listen_socket | null = null;
   let compat: CompatListener | null = null;
   const requestLog = new RequestLog(options.requestLog ?? { level: "silent" });
+  const metrics = new ServerMetrics(store, events);
   type Headers = readonly (readonly [string, string])[];
-  /** The request ID goes back to the client; the line is logged once the reply is out. */
+  /** The request ID goes back to the client; the line is logged and counted once the reply is out. */
   const logged = (note: RequestNote, reply: Reply, headers: Headers, delivered: boolean): Headers => {
-    requestLog.finish(note, delivered ? reply.status : null, delivered ? (typeof reply.body === "string" ? Buffer.byteLength(reply.body) : reply.body.length) : 0, performance.now() - note.startedAt);
+    const ms = performance.now() - note.startedAt;
+    const status = delivered ? reply.status : null;
+    requestLog.finish(note, status, delivered ? (typeof reply.body === "string" ? Buffer.byteLength(reply.body) : reply.body.length) : 0, ms);
+    metrics.observe(note.method, RequestLog.pathOf(note), status, ms / 1000);
     return headers;
   };
 
@@ -110,7 +117,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     readBody(res, head, bodyLimit(head), isAborted)
       .then(async (body) => {
         if (body === null) {
-          requestLog.finish(note, null, 0, performance.now() - note.startedAt);
+          logged(note, errorReply(400, "", null), [], false);
           return;
         }
         const out = await handle(head, body, abort.signal, note);
@@ -134,6 +141,11 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
 
   async function handle(head: RequestHead, body: Buffer, signal: AbortSignal, note: RequestNote): Promise<{ reply: Reply; headers: readonly (readonly [string, string])[] }> {
     const none: readonly (readonly [string, string])[] = [];
+    if (head.url === METRICS_PATH) {
+      note.fixedPath = METRICS_PATH;
+      const refused = ServerMetrics.refusal(head.method, mayReadMetrics(head.remoteAddress, head.authorization, options.metricsToken), options.metricsToken !== undefined);
+      return { reply: refused ?? (await metrics.scrape()), headers: none };
+    }
     if (!head.url.startsWith(`${API_PREFIX}/`)) return { reply: engineErrorReply(new UnknownRouteError()), headers: none };
     const match = router.match(head.method, head.url.slice(API_PREFIX.length));
     if (match.kind === "not-found") return { reply: engineErrorReply(new UnknownRouteError()), headers: none };
@@ -207,6 +219,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
       if (listenSocket) uWS.us_listen_socket_close(listenSocket);
       listenSocket = null;
       if (ownsHub) events.close();
+      metrics.close();
       compat?.close();
       compat = null;
       requestLog.flush();

@@ -112,6 +112,8 @@ export async function listen(store: Store, settings: ServeSettings, dataDir: str
     ...(settings.externalHost !== undefined ? { externalHost: settings.externalHost } : {}),
     ...(settings.rateLimit ? {} : { rateLimit: false as const, authFailureLimit: false as const }),
     requestLog: { level: settings.logLevel, destination: settings.logFile ?? "stdout", slowMs: settings.slowRequestMs },
+    // From the environment rather than a flag, which any local user could read in ps.
+    ...(process.env["PARLEY_METRICS_TOKEN"] ? { metricsToken: process.env["PARLEY_METRICS_TOKEN"] } : {}),
   });
   // Queues saved by a graceful shutdown come back (each with a restart event).
   const restored = server.events.restore(loadSavedQueues(dataDir, (message) => console.error(`parley: ${message}`)));
