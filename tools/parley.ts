@@ -15,6 +15,7 @@ const COMMANDS: Record<string, () => Promise<{ run(argv: string[]): Promise<numb
   generate: () => import("./commands/generate.js"),
   backup: () => import("./commands/backup.js"),
   restore: () => import("./commands/restore.js"),
+  import: () => import("./commands/import.js"),
 };
 
 const USAGE = `usage: parley <command> [options]
@@ -31,6 +32,7 @@ commands:
   verify    [--data DIR]                         rebuild indexes from records; exit 0 when clean
   backup    --data DIR --to DEST [--no-compact]  online backup while a server runs: LMDB snapshot, configuration, manifest
   restore   --from DEST --data NEWDIR            restore a backup into a new or empty directory, then verify
+  import    --data DIR --from EXPORT [--subdomain S]  a realm from a Zulip organization export (manage.py export .tar.gz or its directory)
   generate  --data DIR --messages N [--users U] [--channels C] [--seed S] [--pg DIR]   a seeded benchmark dataset (--pg: also PostgreSQL COPY files)
 
 every command takes --data DIR (default ./data) and --json for JSON output.`;
