@@ -56,6 +56,14 @@ export function isSubscribed(state: StoreState, userId: number, channelId: numbe
   return state.subscribers.get(channelId)?.has(userId) ?? false;
 }
 
+/**
+ * Whether `viewer` may see `target` (Zulip's can_access_all_users_group). parley's
+ * realms grant it to everyone (register reports role:everyone), so: the same realm.
+ */
+export function canSeeUser(_state: StoreState, viewer: User, target: User): boolean {
+  return viewer.realmId === target.realmId;
+}
+
 export function isAdmin(user: User): boolean {
   return user.role <= ROLE.ADMINISTRATOR;
 }

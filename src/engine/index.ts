@@ -43,3 +43,7 @@ export type { VerifyReport, IndexDifference } from "./verify.js";
 export { SETTING_DEFAULTS, SETTING_NAMES, isSettingName } from "./settings/defaults.js";
 export type { SettingName, SettingValue, Settings, UserSettingsRecord, RealmSettingDefaultsRecord } from "./settings/defaults.js";
 export type { DeliveryOutcome, EditScheduledMessageInput, ScheduleMessageInput, ScheduledDestination } from "./actions/scheduled-messages.js";
+export type { PresenceStatus } from "./actions/presence.js";
+export { LEGACY_ACTIVITY_OFFSET_SECS, OFFLINE_THRESHOLD_SECS, PRESENCE_FLUSH_INTERVAL_MS, PRESENCE_PING_INTERVAL_SECS } from "./actions/presence.js";
+export type { PresenceListing, PresenceQuery, PresenceRow } from "./queries/presence.js";
+export type { PlaygroundInput } from "./actions/playgrounds.js";

@@ -13,7 +13,7 @@ import { BitmapStore } from "./index/bitmap-store.js";
 import { foldName, foldTopic } from "./index/keys.js";
 import type { MessageRenderer } from "./render.js";
 import { FIRST_ID, forgetUncommittedStructures, openTables, SCHEMA_VERSION, TABLE_NAMES, TABLE_SPECS, type TableName, type Tables } from "./storage/tables.js";
-import type { Channel, Conversation, Realm, ScheduledMessage, Subscription, User, UserGroup, UserTopic } from "./types.js";
+import type { Channel, Conversation, Playground, PresenceRecord, Realm, ScheduledMessage, Subscription, User, UserGroup, UserTopic } from "./types.js";
 import { StorageError } from "./errors.js";
 import { mergedSettings, type RealmSettingDefaultsRecord, type Settings, type UserSettingsRecord } from "./settings/defaults.js";
 import type { Audience, Delivery, EngineEvent, EventBatch } from "./events/types.js";
@@ -29,6 +29,7 @@ export interface Counters {
   /** The next change-log sequence number (one per committed write that emitted events). */
   nextChangeSeq: number;
   nextScheduledMessageId: number;
+  nextPlaygroundId: number;
 }
 
 export interface StoreOptions {
@@ -101,6 +102,19 @@ export class StoreState {
   readonly realmSettingDefaults = new Map<number, RealmSettingDefaultsRecord>();
   /** Every scheduled message (pending, failed or delivered), by ID. */
   readonly scheduledMessages = new Map<number, ScheduledMessage>();
+  /**
+   * userId -> presence. The one map that is ahead of disk: pings change it at once and
+   * flushPresence (actions/presence.ts) writes the changed records every few seconds.
+   */
+  readonly presence = new Map<number, PresenceRecord>();
+  /** Users whose presence changed since the last flush. */
+  readonly presenceDirty = new Set<number>();
+  /** The last presence sequence number handed out (one sequence for every realm: monotonic in each). */
+  presenceSeq = 0;
+  /** Durable bound on presenceSeq: no number above it was handed out before a crash. */
+  presenceSeqCeiling = 0;
+  /** Every realm's code playgrounds, by ID. */
+  readonly playgrounds = new Map<number, Playground>();
   /** Bumped per user on any subscription change: invalidates derived caches. */
   readonly subscriptionVersion = new Map<number, number>();
 
@@ -133,11 +147,16 @@ export class StoreState {
       nextConversationId: 1,
       nextChangeSeq: 1,
       nextScheduledMessageId: 1,
+      nextPlaygroundId: 1,
     };
     // Stores created before the change log have no sequence counter yet.
     this.counters.nextChangeSeq ??= 1;
     this.counters.nextScheduledMessageId ??= 1;
+    this.counters.nextPlaygroundId ??= 1;
     this.#load();
+    const ceiling = this.tables.meta.get(PRESENCE_CEILING_KEY);
+    this.presenceSeq = Math.max(this.presenceSeq, typeof ceiling === "number" ? ceiling : 0);
+    this.presenceSeqCeiling = this.presenceSeq;
   }
 
   /** Runs `fn` as one LMDB write transaction; see the module invariant. */
@@ -348,7 +367,8 @@ export class StoreState {
 
   #reload(): void {
     for (const map of [this.realms, this.realmBySubdomain, this.users, this.#usersByRealm, this.userByEmail, this.userByApiKey, this.usersByName, this.channels, this.channelByName,
-      this.subsByUser, this.subscribers, this.groups, this.conversations, this.conversationByMembers, this.userTopics, this.userSettings, this.realmSettingDefaults, this.scheduledMessages] as Map<unknown, unknown>[]) {
+      this.subsByUser, this.subscribers, this.groups, this.conversations, this.conversationByMembers, this.userTopics, this.userSettings, this.realmSettingDefaults, this.scheduledMessages,
+      this.playgrounds] as Map<unknown, unknown>[]) {
       map.clear();
     }
     for (const [userId, version] of this.subscriptionVersion) this.subscriptionVersion.set(userId, version + 1);
@@ -368,6 +388,14 @@ export class StoreState {
     userSettings: (v) => this.userSettings.set((v as UserSettingsRecord).userId, v as UserSettingsRecord),
     realmSettingDefaults: (v) => this.realmSettingDefaults.set((v as RealmSettingDefaultsRecord).realmId, v as RealmSettingDefaultsRecord),
     scheduledMessages: (v) => this.indexScheduledMessage(v as ScheduledMessage),
+    // Presence is not cleared by a reload: memory may be newer than disk (see the field).
+    presence: (v) => {
+      const record = v as PresenceRecord;
+      const current = this.presence.get(record.userId);
+      if (!current || current.lastUpdateId < record.lastUpdateId) this.presence.set(record.userId, record);
+      this.presenceSeq = Math.max(this.presenceSeq, record.lastUpdateId);
+    },
+    playgrounds: (v) => this.playgrounds.set((v as Playground).id, v as Playground),
   };
 
   indexScheduledMessage(scheduled: ScheduledMessage): void {
@@ -394,6 +422,9 @@ export class StoreState {
     void this.tables.env.close();
   }
 }
+
+/** Meta key of the durable presence sequence bound (see presenceSeqCeiling). */
+export const PRESENCE_CEILING_KEY = "presenceSeqCeiling";
 
 export function emailKey(realmId: number, email: string): string {
   return `${realmId}:${email.trim().toLowerCase()}`;

@@ -25,6 +25,9 @@ import {
 import { setChannelMuted, subscribe, unsubscribe, type Principal, type SubscribeInput, type SubscribeResult, type UnsubscribeResult } from "./actions/subscriptions.js";
 import { markTopicAsRead, updateFlagsByIds, updateFlagsForNarrow, type FlagChangeResult, type NarrowFlagResult } from "./actions/update-flags.js";
 import { setTopicPolicy } from "./actions/user-topics.js";
+import { flushPresence, updatePresence, type PresenceStatus } from "./actions/presence.js";
+import { realmPresence, userPresence, type PresenceListing, type PresenceQuery } from "./queries/presence.js";
+import { addPlayground, realmPlaygrounds, removePlayground, type PlaygroundInput } from "./actions/playgrounds.js";
 import { createUser, requireUser, setUserActive, updateUser, type CreateUserInput, type UpdateUserInput } from "./actions/users.js";
 import { BadRequestError, NotFoundError } from "./errors.js";
 import type { PlanContext } from "./narrow/plan.js";
@@ -35,7 +38,7 @@ import { recentConversations, type RecentConversation } from "./queries/recent-c
 import { ReceivedSets } from "./received.js";
 import { StoreState, type StoreOptions } from "./state.js";
 import { lockDataDir, type DataDirLock } from "./storage/lock.js";
-import type { Channel, ChannelPermissions, Conversation, GroupSettingValue, Message, Realm, ScheduledMessage, User, UserGroup, UserTopic } from "./types.js";
+import type { Channel, ChannelPermissions, Conversation, GroupSettingValue, Message, Playground, PresenceRecord, Realm, ScheduledMessage, User, UserGroup, UserTopic } from "./types.js";
 import { key } from "./index/keys.js";
 import type { Settings } from "./settings/defaults.js";
 import { verifyIndexes, type VerifyReport } from "./verify.js";
@@ -82,10 +85,14 @@ export class Store {
     registerInternals(this, this.#state);
   }
 
-  /** Closes the environment and frees the directory for the next opener. */
+  /** Writes pending presence, closes the environment and frees the directory for the next opener. */
   close(): void {
     try {
-      this.#state.close();
+      try {
+        flushPresence(this.#state);
+      } finally {
+        this.#state.close();
+      }
     } finally {
       this.#lock.release();
     }
@@ -272,6 +279,43 @@ export class Store {
   }
   setTopicPolicy(userId: number, channelId: number, topic: string, policy: number): void {
     setTopicPolicy(this.#state, userId, channelId, topic, policy);
+  }
+
+  // ---- presence ----
+
+  /**
+   * POST /users/me/presence: records a ping in memory (see actions/presence.ts for
+   * what a crash can lose); flushPresence() makes it durable.
+   */
+  updatePresence(userId: number, status: PresenceStatus): void {
+    updatePresence(this.#state, userId, status);
+  }
+  /** Writes presence changed since the last flush (the server calls this every few seconds). */
+  flushPresence(): number {
+    return flushPresence(this.#state);
+  }
+  /** Presence of the viewer's realm that the viewer may see, changed after `query.lastUpdateId`. */
+  realmPresence(viewerId: number, query: PresenceQuery = {}): PresenceListing {
+    return realmPresence(this.#state, this.#actor(viewerId), query);
+  }
+  /** One user's presence ("No such user", bots and users without data refused as Zulip; `named` is how the caller named them). */
+  userPresence(viewerId: number, targetId: number, named: string = String(targetId)): PresenceRecord {
+    return userPresence(this.#state, this.#actor(viewerId), this.#actor(targetId), named);
+  }
+
+  // ---- code playgrounds ----
+
+  /** The realm's code playgrounds, by ID. */
+  realmPlaygrounds(realmId: number): Playground[] {
+    return realmPlaygrounds(this.#state, realmId);
+  }
+  /** POST /realm/playgrounds (administrators). */
+  addPlayground(actorId: number, input: PlaygroundInput): Playground {
+    return addPlayground(this.#state, actorId, input);
+  }
+  /** DELETE /realm/playgrounds/{id} (administrators). */
+  removePlayground(actorId: number, playgroundId: number): void {
+    removePlayground(this.#state, actorId, playgroundId);
   }
 
   // ---- messages ----

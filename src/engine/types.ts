@@ -241,3 +241,25 @@ export interface ScheduledMessage {
   delivered: boolean;
   deliveredMessageId: number | null;
 }
+
+/**
+ * A user's presence (Zulip's UserPresence): when they were last active and last
+ * connected (UNIX seconds; lastActive null if they were only ever idle), and the
+ * presence sequence number of the last change (Zulip's last_update_id).
+ */
+export interface PresenceRecord {
+  readonly userId: number;
+  readonly realmId: number;
+  lastActive: number | null;
+  lastConnected: number;
+  lastUpdateId: number;
+}
+
+/** A realm's code playground (Zulip's RealmPlayground). */
+export interface Playground {
+  readonly id: number;
+  readonly realmId: number;
+  readonly name: string;
+  readonly pygmentsLanguage: string;
+  readonly urlTemplate: string;
+}

@@ -20,6 +20,8 @@ import { userTopicToWire } from "../http/endpoints/register/initial-state.js";
 import { groupToWire } from "../http/views/group.js";
 import { scheduledMessageToWire } from "../http/views/scheduled-message.js";
 import type { EventQueue } from "./queue.js";
+import { legacyClientPresence, presenceTimestamps } from "../http/views/presence.js";
+import { playgroundToWire } from "../http/views/playground.js";
 
 /** The JSON text of an event object, open at the end (see module comment). */
 export function openJson(event: Record<string, unknown>): string {
@@ -78,6 +80,8 @@ export class WireEvent {
         return o.includeDeactivatedGroups ? "d" : "";
       case "scheduled_messages":
         return o.emptyTopicName ? "e" : "";
+      case "presence":
+        return o.presenceFormat;
       default:
         return "";
     }
@@ -225,6 +229,17 @@ export class WireEvent {
         if (e.op === "remove") return { type: "scheduled_messages", op: "remove", scheduled_message_id: e.scheduledMessageId };
         if (e.op === "add") return { type: "scheduled_messages", op: "add", scheduled_messages: [scheduledMessageToWire(e.scheduled, realm, queue.options.emptyTopicName)] };
         return { type: "scheduled_messages", op: "update", scheduled_message: scheduledMessageToWire(e.scheduled, realm, queue.options.emptyTopicName) };
+      case "presence": {
+        const timestamps = presenceTimestamps(e.user, e.presence);
+        if (queue.options.presenceFormat === "modern") return { type: "presence", presences: { [String(e.user.id)]: timestamps } };
+        const out: Record<string, unknown> = { type: "presence", user_id: e.user.id };
+        if (queue.options.presenceFormat === "legacy") out["email"] = e.user.email;
+        out["server_timestamp"] = e.serverTimestamp;
+        out["presence"] = { website: legacyClientPresence(timestamps) };
+        return out;
+      }
+      case "realm_playgrounds":
+        return { type: "realm_playgrounds", realm_playgrounds: e.playgrounds.map(playgroundToWire) };
       case "typing": {
         if (e.recipients !== null) {
           return { type: "typing", op: e.op, message_type: "direct", sender: brief(e.sender), recipients: e.recipients.map(brief) };

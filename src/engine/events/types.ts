@@ -9,7 +9,7 @@
  * decided in the engine under its access rules (private channels, guests, DMs).
  */
 import type { ApiFlag } from "../queries/message-flags.js";
-import type { Channel, GroupSettingValue, Message, MessageRecipient, Reaction, Realm, Role, ScheduledMessage, Subscription, User, UserGroup, UserTopic } from "../types.js";
+import type { Channel, GroupSettingValue, Message, MessageRecipient, Playground, PresenceRecord, Reaction, Realm, Role, ScheduledMessage, Subscription, User, UserGroup, UserTopic } from "../types.js";
 
 /** Who must receive an event. Valid only during delivery (it may view live state). */
 export interface Audience {
@@ -68,6 +68,10 @@ export type EngineEvent =
   | { readonly type: "user_group"; readonly op: "add_members" | "remove_members"; readonly groupId: number; readonly userIds: readonly number[] }
   | { readonly type: "user_group"; readonly op: "add_subgroups" | "remove_subgroups"; readonly groupId: number; readonly subgroupIds: readonly number[] }
   | { readonly type: "user_topic"; readonly userTopic: UserTopic }
+  /** Ephemeral (nothing logged): a user seen for the first time or back online. */
+  | { readonly type: "presence"; readonly user: User; readonly presence: PresenceRecord; readonly serverTimestamp: number }
+  /** The realm's complete list of code playgrounds after a change. */
+  | { readonly type: "realm_playgrounds"; readonly realmId: number; readonly playgrounds: readonly Playground[] }
   | { readonly type: "scheduled_messages"; readonly op: "add" | "update"; readonly scheduled: ScheduledMessage }
   | { readonly type: "scheduled_messages"; readonly op: "remove"; readonly scheduledMessageId: number }
   | {

@@ -22,6 +22,8 @@
  * | realm_setting_defaults | realmId (uint32)            | RealmSettingDefaultsRecord    |
  * | scheduled_messages| scheduledMessageId (uint32)      | ScheduledMessage              |
  * | scheduled_due     | [deliverAt, scheduledMessageId]  | null (pending ones, by time)  |
+ * | presence          | userId (uint32)                  | PresenceRecord (flushed in batches) |
+ * | playgrounds       | playgroundId (uint32)            | Playground                    |
  */
 import { open, type Database, type RootDatabase } from "lmdb";
 
@@ -50,6 +52,8 @@ export interface Tables {
   readonly realmSettingDefaults: Database<unknown, number>;
   readonly scheduledMessages: Database<unknown, number>;
   readonly scheduledDue: Database<null, [number, number]>;
+  readonly presence: Database<unknown, number>;
+  readonly playgrounds: Database<unknown, number>;
 }
 
 export type TableName = Exclude<keyof Tables, "env">;
@@ -98,6 +102,9 @@ export const TABLE_SPECS: Readonly<Record<TableName, TableSpec>> = {
   scheduledMessages: { db: "scheduled_messages", role: "entity", keys: "id", values: "msgpack" },
   // The scheduler's queue: one key per pending message, written with the record.
   scheduledDue: { db: "scheduled_due", role: "derived", keys: "msgpack", values: "msgpack" },
+  // Written by flushPresence every few seconds, not per ping (actions/presence.ts).
+  presence: { db: "presence", role: "entity", keys: "id", values: "msgpack" },
+  playgrounds: { db: "playgrounds", role: "entity", keys: "id", values: "msgpack" },
 };
 
 export const TABLE_NAMES = Object.keys(TABLE_SPECS) as TableName[];

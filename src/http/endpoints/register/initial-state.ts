@@ -9,6 +9,8 @@ import { channelToWire, subscribersFor, subscriptionToWire } from "../../views/c
 import { groupToWire } from "../../views/group.js";
 import { scheduledMessageToWire } from "../../views/scheduled-message.js";
 import { userToWire } from "../../views/user.js";
+import { playgroundToWire } from "../../views/playground.js";
+import { presencesToWire } from "../../views/presence.js";
 
 export interface StateOptions {
   readonly clientGravatar: boolean;
@@ -167,4 +169,15 @@ export function starredSection(store: Store, user: User): Record<string, unknown
 /** `scheduled_messages`: the user's undelivered scheduled messages, by delivery time. */
 export function scheduledMessagesSection(store: Store, realm: Realm, user: User, options: StateOptions): Record<string, unknown> {
   return { scheduled_messages: store.scheduledMessages(user.id).map((s) => scheduledMessageToWire(s, realm, options.emptyTopicName)) };
+}
+
+/** `presence`: who is online, in the slim (by ID) or legacy (by email) format. */
+export function presenceSection(store: Store, user: User, slim: boolean, lastUpdateId: number | undefined, historyLimitDays: number | undefined): Record<string, unknown> {
+  const listing = store.realmPresence(user.id, { lastUpdateId: lastUpdateId ?? null, historyLimitDays: historyLimitDays ?? null });
+  return { presences: presencesToWire(listing, slim), presence_last_update_id: listing.lastUpdateId, server_timestamp: Date.now() / 1000 };
+}
+
+/** `realm_playgrounds`: the realm's code playgrounds. */
+export function playgroundsSection(store: Store, realm: Realm): Record<string, unknown> {
+  return { realm_playgrounds: store.realmPlaygrounds(realm.id).map(playgroundToWire) };
 }
