@@ -121,6 +121,12 @@ const NOT_IDS = new Set([
   "include_streams", "slim_presence", "presence_history_limit_days", "event_types", "fetch_event_types", "all_public_streams", "client_capabilities", "idle_queue_timeout",
   // event queue polling (queue IDs are random and per user: BAD_EVENT_QUEUE_ID either way)
   "last_event_id", "dont_block",
+  // presence: the caller's own status and polling position
+  "status", "ping_only", "new_user_input", "last_update_id", "history_limit_days", "presence_last_update_id",
+  // code playground fields
+  "name", "pygments_language", "url_template",
+  // another realm's playground is "Invalid playground" exactly like a missing one (test/http/playgrounds.test.ts)
+  "playground_id",
 ]);
 
 /** Endpoints without any ID parameter: nothing to sweep. */
@@ -132,6 +138,10 @@ const NO_ID_ENDPOINTS = [
   // queue_id: another user's queue answers exactly like an unknown one (test/realtime/queues.test.ts).
   "GET /events",
   "DELETE /events",
+  "POST /users/me/presence",
+  "GET /realm/presence",
+  "POST /realm/playgrounds",
+  "DELETE /realm/playgrounds/:playground_id",
 ];
 
 /**

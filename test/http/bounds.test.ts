@@ -279,6 +279,36 @@ describe("worst inputs per endpoint", () => {
     await refused(register({ client_capabilities: { [huge(200_000)]: "x" } }), 400, "BAD_REQUEST", /^client_capabilities\["x{100}…"\] is not a boolean$/);
   });
 
+  it(route("POST", "/users/me/presence"), async () => {
+    const { alice } = s.seed;
+    await refused(() => send(alice, "POST", "/users/me/presence", form({ status: huge(200_000) })), 400, "BAD_REQUEST", /^Invalid status: x{100}…$/);
+    await refused(() => send(alice, "POST", "/users/me/presence", form({ status: "active", last_update_id: huge(100_000, "9") })), 400, "BAD_REQUEST", "last_update_id is too large");
+    await refused(() => send(alice, "POST", "/users/me/presence", form({ status: "active", history_limit_days: huge(100_000, "9") })), 400, "BAD_REQUEST", "history_limit_days is too large");
+  });
+
+  it(route("GET", "/realm/presence"), async () => {
+    const r = await withBystander(() => send(s.seed.alice, "GET", "/realm/presence", form({ [huge(200)]: huge(200_000) })));
+    expect(r.status).toBe(200);
+  });
+
+  it(route("GET", "/users/:user_id_or_email/presence"), async () => {
+    await refused(() => send(s.seed.alice, "GET", `/users/${huge(2000)}@test.dev/presence`, ""), 400, "BAD_REQUEST", "No such user");
+    await refused(() => send(s.seed.alice, "GET", `/users/${huge(2000, "9")}/presence`, ""), 400, "BAD_REQUEST", "No such user");
+  });
+
+  it(route("POST", "/realm/playgrounds"), async () => {
+    const add = (params: Record<string, unknown>) => () => send(s.seed.owner, "POST", "/realm/playgrounds", form({ name: "P", pygments_language: "Python", url_template: "https://p.test/{code}", ...params }));
+    await refused(add({ url_template: huge(200_000) }), 400, "BAD_REQUEST", "url_template is too long (limit: 10000 characters)");
+    await refused(add({ url_template: huge(1000, "{code}{x}") }), 400, "BAD_REQUEST", '"code" should be the only variable present in the URL template');
+    await refused(add({ url_template: huge(9000, "{") }), 400, "BAD_REQUEST", "Invalid URL template.");
+    await refused(add({ name: huge(200_000) }), 400, "BAD_REQUEST", "name is too long (limit: 1000 characters)");
+    await refused(add({ pygments_language: huge(200_000) }), 400, "BAD_REQUEST", "pygments_language is too long (limit: 1000 characters)");
+  });
+
+  it(route("DELETE", "/realm/playgrounds/:playground_id"), async () => {
+    await refused(() => send(s.seed.owner, "DELETE", `/realm/playgrounds/${huge(2000, "9")}`, ""), 400, "BAD_REQUEST", "Invalid playground");
+  });
+
   it("covers every endpoint of the route table", () => {
     expect([...covered].sort()).toEqual(ENDPOINTS.map((e) => `${e.method} ${e.path}`).sort());
   });

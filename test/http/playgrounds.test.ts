@@ -65,6 +65,14 @@ describe("DELETE /realm/playgrounds/{id}", () => {
     await expectRejectedUnchanged(server, () => server.call(owner, "DELETE", `/realm/playgrounds/${id}`), 400, "BAD_REQUEST", "Invalid playground");
   });
 
+  it("another realm's playground is refused exactly like a missing one", async () => {
+    const other = server.t.store.createRealm({ subdomain: "elsewhere", name: "Elsewhere", owner: { email: "boss@else.test", fullName: "Boss" } });
+    const foreign = server.t.store.addPlayground(other.owner.id, { name: "P", pygmentsLanguage: "Python", urlTemplate: "https://p.test/{code}" });
+    const missing = await server.call(server.seed.owner, "DELETE", `/realm/playgrounds/${foreign.id + 100}`);
+    await expectRejectedUnchanged(server, () => server.call(server.seed.owner, "DELETE", `/realm/playgrounds/${foreign.id}`), 400, "BAD_REQUEST", missing.body["msg"] as string);
+    expect(server.t.store.realmPlaygrounds(other.realm.id)).toHaveLength(1);
+  });
+
   it("sends the complete list to every user of the realm, guests included", async () => {
     const { owner, alice, guest } = server.seed;
     const queues = new Map<number, string>();

@@ -6,7 +6,7 @@
  * when last_update_id or slim_presence is given, else by email. `new_user_input`
  * feeds Zulip's activity analytics, which parley does not keep: accepted, unused.
  */
-import { BadRequestError } from "../../../engine/index.js";
+import { BadRequestError, clip } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
 import { p } from "../../params.js";
 import { presencesToWire } from "../../views/presence.js";
@@ -16,7 +16,7 @@ export default defineEndpoint({
   path: "/users/me/presence",
   auth: "user",
   params: {
-    status: p.str({ maxLength: 100 }),
+    status: p.str(),
     ping_only: p.bool().default(false),
     new_user_input: p.bool().default(false),
     slim_presence: p.bool().default(false),
@@ -24,7 +24,7 @@ export default defineEndpoint({
     history_limit_days: p.int({ min: 0 }).optional(),
   },
   handler(ctx, input) {
-    if (input.status !== "active" && input.status !== "idle") throw new BadRequestError(`Invalid status: ${input.status}`);
+    if (input.status !== "active" && input.status !== "idle") throw new BadRequestError(`Invalid status: ${clip(input.status)}`);
     ctx.store.updatePresence(ctx.user.id, input.status);
     if (input.ping_only) return {};
     const listing = ctx.store.realmPresence(ctx.user.id, { lastUpdateId: input.last_update_id ?? null, historyLimitDays: input.history_limit_days ?? null });
