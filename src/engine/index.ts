@@ -27,7 +27,7 @@ export type { SubscribeInput, SubscribeResult, UnsubscribeResult, Principal } fr
 export type { CreateGroupInput, GroupSettingField, UpdateGroupInput } from "./actions/groups.js";
 export { GROUP_SETTINGS, MAX_GROUP_NAME_LENGTH } from "./actions/groups.js";
 export type { AddReactionInput, ReactionInput, RemoveReactionInput } from "./actions/reactions.js";
-export type { SendMessageInput, MessageDestination } from "./actions/send-message.js";
+export type { SendMessageInput, MessageDestination, SentMessage } from "./actions/send-message.js";
 export { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from "./actions/send-message.js";
 export { MAX_CHANNEL_NAME_LENGTH, MAX_CHANNEL_DESCRIPTION_LENGTH } from "./actions/channels.js";
 export type { FlagChangeResult, NarrowFlagResult } from "./actions/update-flags.js";

@@ -10,7 +10,7 @@ import { createGroup, deactivateGroup, groupMembers, groupSettings, groupSubgrou
 import { channelGroupSettings, streamPostPolicy } from "./actions/channels.js";
 import { createRealm, setNewChannelAnnouncementsChannel, setRealmDeactivated, systemGroupId, type CreateRealmInput } from "./actions/realms.js";
 import { addReaction, removeReaction, type AddReactionInput, type RemoveReactionInput } from "./actions/reactions.js";
-import { sendMessage, type SendMessageInput } from "./actions/send-message.js";
+import { sendMessage, type SendMessageInput, type SentMessage } from "./actions/send-message.js";
 import {
   deleteScheduledMessage,
   deliverDueScheduledMessages,
@@ -320,7 +320,8 @@ export class Store {
 
   // ---- messages ----
 
-  sendMessage(input: SendMessageInput): { id: number } {
+  /** Sends; the result names the sender's new topic policy when the send changed it. */
+  sendMessage(input: SendMessageInput): SentMessage {
     return sendMessage(this.#state, input);
   }
 
