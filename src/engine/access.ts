@@ -89,6 +89,16 @@ export function canSeeChannel(state: StoreState, user: User, channel: Channel): 
   return !channel.inviteOnly ? false : isAdmin(user);
 }
 
+/**
+ * Zulip's access_stream_by_id with content access (require_content_access): the
+ * channel's subscribers, and non-guests for public channels; web-public for all.
+ */
+export function canAccessChannelContent(state: StoreState, user: User, channel: Channel): boolean {
+  if (channel.realmId !== user.realmId) return false;
+  if (channel.isWebPublic || isSubscribed(state, user.id, channel.id)) return true;
+  return !channel.inviteOnly && user.role !== ROLE.GUEST;
+}
+
 /** May the user list the channel's subscribers? Whoever may see the channel. */
 export function canSeeSubscribers(state: StoreState, user: User, channel: Channel): boolean {
   return canSeeChannel(state, user, channel);

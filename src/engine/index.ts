@@ -23,7 +23,7 @@ export * from "./types.js";
 export type { MessageRenderer, RenderContext, RenderResult } from "./render.js";
 export type { CreateRealmInput } from "./actions/realms.js";
 export type { CreateUserInput, UpdateUserInput } from "./actions/users.js";
-export type { SubscribeInput, SubscribeResult, UnsubscribeResult, Principal } from "./actions/subscriptions.js";
+export type { SubscribeInput, SubscribeResult, UnsubscribeResult, Principal, SubscriptionPropertyChange } from "./actions/subscriptions.js";
 export type { CreateGroupInput, GroupSettingField, UpdateGroupInput } from "./actions/groups.js";
 export { GROUP_SETTINGS, MAX_GROUP_NAME_LENGTH } from "./actions/groups.js";
 export type { AddReactionInput, ReactionInput, RemoveReactionInput } from "./actions/reactions.js";

@@ -22,7 +22,7 @@ import {
   type EditScheduledMessageInput,
   type ScheduleMessageInput,
 } from "./actions/scheduled-messages.js";
-import { setChannelMuted, subscribe, unsubscribe, type Principal, type SubscribeInput, type SubscribeResult, type UnsubscribeResult } from "./actions/subscriptions.js";
+import { setChannelMuted, subscribe, unsubscribe, updateSubscriptionProperties, type SubscriptionPropertyChange, type Principal, type SubscribeInput, type SubscribeResult, type UnsubscribeResult } from "./actions/subscriptions.js";
 import { markTopicAsRead, updateFlagsByIds, updateFlagsForNarrow, type FlagChangeResult, type NarrowFlagResult } from "./actions/update-flags.js";
 import { setTopicPolicy } from "./actions/user-topics.js";
 import { flushPresence, updatePresence, type PresenceStatus } from "./actions/presence.js";
@@ -190,6 +190,10 @@ export class Store {
   }
   setChannelMuted(userId: number, channelId: number, muted: boolean): void {
     setChannelMuted(this.#state, userId, channelId, muted);
+  }
+  /** POST /users/me/subscriptions/properties: every change checked, then all applied in one write. */
+  updateSubscriptionProperties(userId: number, changes: readonly SubscriptionPropertyChange[]): void {
+    updateSubscriptionProperties(this.#state, userId, changes);
   }
   getChannel(channelId: number): Channel | undefined {
     return this.#state.channels.get(channelId);

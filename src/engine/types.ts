@@ -104,6 +104,10 @@ export interface ReceiveInterval {
   readonly to: number | null;
 }
 
+/** Zulip's per-subscription notification toggles. */
+export type SubscriptionNotification = "desktop_notifications" | "audible_notifications" | "push_notifications" | "email_notifications" | "wildcard_mentions_notify";
+export const SUBSCRIPTION_NOTIFICATIONS: readonly SubscriptionNotification[] = ["desktop_notifications", "audible_notifications", "push_notifications", "email_notifications", "wildcard_mentions_notify"];
+
 export interface Subscription {
   readonly userId: number;
   readonly channelId: number;
@@ -111,6 +115,11 @@ export interface Subscription {
   isMuted: boolean;
   color: string;
   pinToTop: boolean;
+  /**
+   * Per-channel notification overrides (null or absent: the user's global setting).
+   * Absent on records written before they existed.
+   */
+  notifications?: Partial<Record<SubscriptionNotification, boolean | null>>;
   /** Every period the user received the channel's messages, oldest first. */
   intervals: ReceiveInterval[];
 }

@@ -100,6 +100,7 @@ const ID_PARAMS: Readonly<Record<string, readonly Probe[]>> = {
   can_create_topic_group: groupSetting,
   can_move_messages_within_channel_group: groupSetting,
   can_resolve_topics_group: groupSetting,
+  subscription_data: [{ kind: "channel", label: "stream_id", encode: (r) => JSON.stringify([{ stream_id: r, property: "pin_to_top", value: true }]) }],
 };
 
 /** Parameters that name nothing a caller could be denied. */
@@ -125,6 +126,9 @@ const NOT_IDS = new Set([
   "status", "ping_only", "new_user_input", "last_update_id", "history_limit_days", "presence_last_update_id",
   // code playground fields
   "name", "pygments_language", "url_template",
+  // topic policy value (stream_id is swept with a policy to set; removing one, policy 0,
+  // is allowed in any channel of the caller's realm by Zulip's design)
+  "visibility_policy",
   // another realm's playground is "Invalid playground" exactly like a missing one (test/http/playgrounds.test.ts)
   "playground_id",
 ]);
@@ -190,6 +194,7 @@ const BASES: Readonly<Record<string, readonly Base[]>> = {
     { params: { num_before: "0", num_after: "1", op: "add", flag: "starred" }, for: ["anchor"] },
   ],
   "POST /mark_topic_as_read": [{ params: { topic_name: "t" } }],
+  "POST /user_topics": [{ params: { topic: "t", visibility_policy: "1" } }, { params: { topic: "t", visibility_policy: "3" } }],
   "POST /messages/:message_id/reactions": [{ params: { emoji_name: "octopus" } }],
   "DELETE /messages/:message_id/reactions": [{ params: { emoji_name: "octopus" } }],
   "PATCH /users/:user_id_or_email": [{ params: { full_name: "Renamed" } }],

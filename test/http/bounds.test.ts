@@ -309,6 +309,26 @@ describe("worst inputs per endpoint", () => {
     await refused(() => send(s.seed.owner, "DELETE", `/realm/playgrounds/${huge(2000, "9")}`, ""), 400, "BAD_REQUEST", "Invalid playground");
   });
 
+  it(route("POST", "/user_topics"), async () => {
+    const { alice, general } = s.seed;
+    const set = (params: Record<string, unknown>) => () => send(alice, "POST", "/user_topics", form({ stream_id: general.id, topic: "t", visibility_policy: 1, ...params }));
+    await refused(set({ topic: huge(200_000) }), 400, "BAD_REQUEST", "topic is too long (limit: 600 characters)");
+    await refused(set({ topic: huge(100, "é") }), 400, "BAD_REQUEST", "topic is too long (limit: 60 characters)");
+    await refused(set({ stream_id: huge(100_000, "9") }), 400, "BAD_REQUEST", "stream_id is too large");
+    await refused(set({ visibility_policy: huge(100_000, "9") }), 400, "BAD_REQUEST", "visibility_policy is too large");
+  });
+
+  it(route("POST", "/users/me/subscriptions/properties"), async () => {
+    const { alice, general } = s.seed;
+    const change = (data: unknown) => () => send(alice, "POST", "/users/me/subscriptions/properties", form({ subscription_data: data }));
+    await refused(change(Array.from({ length: 1500 }, () => ({ stream_id: general.id, property: "pin_to_top", value: true }))), 400, "BAD_REQUEST", "subscription_data is too long (limit: 1000 items)");
+    await refused(change([{ stream_id: general.id, property: huge(200_000), value: true }]), 400, "BAD_REQUEST", 'subscription_data[0]["property"] is too large');
+    await refused(change([{ stream_id: general.id, property: "color", value: huge(200_000) }]), 400, "BAD_REQUEST", /^subscription_data\[0\]\["value"\]/);
+    // The largest list allowed, every change valid: one write.
+    const r = await withBystander(change(Array.from({ length: 1000 }, (_, i) => ({ stream_id: general.id, property: "pin_to_top", value: i % 2 === 0 }))));
+    expect(r.status).toBe(200);
+  });
+
   it("covers every endpoint of the route table", () => {
     expect([...covered].sort()).toEqual(ENDPOINTS.map((e) => `${e.method} ${e.path}`).sort());
   });

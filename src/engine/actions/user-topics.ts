@@ -13,11 +13,11 @@
  * recipients mentioned by name with automatically_follow_topics_where_mentioned
  * follow it unless they muted or already follow it. A policy is never downgraded.
  */
-import { isSubscribed } from "../access.js";
+import { canAccessChannelContent, isSubscribed } from "../access.js";
 import { BadRequestError } from "../errors.js";
 import { userAudience } from "../events/audience.js";
 import { userTopicKey, type StoreState, type WriteContext } from "../state.js";
-import { ROLE, type Channel, type User, type UserTopic, type VisibilityPolicy } from "../types.js";
+import { type Channel, type User, type UserTopic, type VisibilityPolicy } from "../types.js";
 import { foldTopic, key } from "../index/keys.js";
 import { exceedsCodePoints } from "../limits.js";
 import { requireActiveUser } from "./users.js";
@@ -30,13 +30,6 @@ const MUTED = 1;
 const UNMUTED = 2;
 const FOLLOWED = 3;
 
-/** Zulip's access_stream_by_id with content access: subscribers, and non-guests for public channels. */
-function canAccessContent(state: StoreState, user: User, channel: Channel): boolean {
-  if (channel.realmId !== user.realmId) return false;
-  if (channel.isWebPublic || isSubscribed(state, user.id, channel.id)) return true;
-  return !channel.inviteOnly && user.role !== ROLE.GUEST;
-}
-
 /** The user's current policy for a topic (0 when none). */
 export function topicPolicyOf(state: StoreState, userId: number, channelId: number, topic: string): number {
   return state.userTopics.get(userId)?.get(userTopicKey(channelId, topic))?.policy ?? 0;
@@ -47,7 +40,7 @@ export function setTopicPolicy(state: StoreState, userId: number, channelId: num
   const channel = state.channels.get(channelId);
   // Zulip removes a policy in any channel of the realm (access may have been lost
   // since); setting one needs access to the channel's content.
-  const allowed = channel !== undefined && (policy === 0 ? channel.realmId === user.realmId : canAccessContent(state, user, channel));
+  const allowed = channel !== undefined && (policy === 0 ? channel.realmId === user.realmId : canAccessChannelContent(state, user, channel));
   if (![0, 1, 2, 3].includes(policy)) throw new BadRequestError("Invalid visibility_policy");
   if (!allowed) throw new BadRequestError("Invalid channel ID");
   if (topic.includes("\0")) throw new BadRequestError("Topic must not contain null bytes");

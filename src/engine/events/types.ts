@@ -9,7 +9,7 @@
  * decided in the engine under its access rules (private channels, guests, DMs).
  */
 import type { ApiFlag } from "../queries/message-flags.js";
-import type { Channel, GroupSettingValue, Message, MessageRecipient, Playground, PresenceRecord, Reaction, Realm, Role, ScheduledMessage, Subscription, User, UserGroup, UserTopic } from "../types.js";
+import type { Channel, GroupSettingValue, SubscriptionNotification, Message, MessageRecipient, Playground, PresenceRecord, Reaction, Realm, Role, ScheduledMessage, Subscription, User, UserGroup, UserTopic } from "../types.js";
 
 /** Who must receive an event. Valid only during delivery (it may view live state). */
 export interface Audience {
@@ -50,7 +50,7 @@ export type EngineEvent =
   | { readonly type: "reaction"; readonly op: "add" | "remove"; readonly messageId: number; readonly reaction: Reaction }
   | { readonly type: "subscription"; readonly op: "add"; readonly userId: number; readonly subscriptions: readonly { readonly subscription: Subscription; readonly channel: Channel }[] }
   | { readonly type: "subscription"; readonly op: "remove"; readonly userId: number; readonly channels: readonly Channel[] }
-  | { readonly type: "subscription"; readonly op: "update"; readonly userId: number; readonly channelId: number; readonly property: "is_muted" | "in_home_view" | "pin_to_top" | "color"; readonly value: boolean | string }
+  | { readonly type: "subscription"; readonly op: "update"; readonly userId: number; readonly channelId: number; readonly property: SubscriptionProperty; readonly value: boolean | string }
   | { readonly type: "subscription"; readonly op: "peer_add" | "peer_remove"; readonly channelIds: readonly number[]; readonly userIds: readonly number[] }
   | { readonly type: "stream"; readonly op: "create"; readonly channels: readonly Channel[] }
   | { readonly type: "stream"; readonly op: "delete"; readonly channels: readonly Channel[] }
@@ -126,3 +126,6 @@ export interface EventBatch {
   readonly seq: number;
   readonly deliveries: readonly Delivery[];
 }
+
+/** A subscription property a `subscription update` event names (Zulip's names). */
+export type SubscriptionProperty = "is_muted" | "in_home_view" | "pin_to_top" | "color" | SubscriptionNotification;

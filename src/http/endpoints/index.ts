@@ -15,5 +15,6 @@ import { USER_GROUP_ENDPOINTS } from "./user-groups/index.js";
 import { SCHEDULED_MESSAGE_ENDPOINTS } from "./scheduled-messages/index.js";
 import { PRESENCE_ENDPOINTS } from "./presence/index.js";
 import { REALM_ENDPOINTS } from "./realm/index.js";
+import { USER_TOPIC_ENDPOINTS } from "./user-topics/index.js";
 
-export const ENDPOINTS: readonly Endpoint[] = [serverSettings, ...MESSAGE_ENDPOINTS, ...USER_ENDPOINTS, ...SUBSCRIPTION_ENDPOINTS, ...REGISTER_ENDPOINTS, ...EVENT_ENDPOINTS, ...TYPING_ENDPOINTS, ...USER_GROUP_ENDPOINTS, ...SCHEDULED_MESSAGE_ENDPOINTS, ...PRESENCE_ENDPOINTS, ...REALM_ENDPOINTS];
+export const ENDPOINTS: readonly Endpoint[] = [serverSettings, ...MESSAGE_ENDPOINTS, ...USER_ENDPOINTS, ...SUBSCRIPTION_ENDPOINTS, ...REGISTER_ENDPOINTS, ...EVENT_ENDPOINTS, ...TYPING_ENDPOINTS, ...USER_GROUP_ENDPOINTS, ...SCHEDULED_MESSAGE_ENDPOINTS, ...PRESENCE_ENDPOINTS, ...REALM_ENDPOINTS, ...USER_TOPIC_ENDPOINTS];

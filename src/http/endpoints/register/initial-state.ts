@@ -85,11 +85,11 @@ export function recentConversationsSection(store: Store, user: User): Record<str
 }
 
 /** `muted_topics` (deprecated): [channel name, topic, muted at] for each muted topic. */
-export function mutedTopicsSection(store: Store, user: User): Record<string, unknown> {
+export function mutedTopicsSection(store: Store, realm: Realm, user: User): Record<string, unknown> {
   const muted: [string, string, number][] = [];
   for (const t of store.userTopics(user.id)) {
     const channel = store.getChannel(t.channelId);
-    if (t.policy === 1 && channel) muted.push([channel.name, t.topic, t.lastUpdated]);
+    if (t.policy === 1 && channel) muted.push([channel.name, t.topic === "" ? realm.emptyTopicDisplayName : t.topic, t.lastUpdated]);
   }
   return { muted_topics: muted };
 }
@@ -137,9 +137,10 @@ export function userTopicToWire(t: UserTopic): Record<string, unknown> {
   return { stream_id: t.channelId, topic_name: t.topic, last_updated: t.lastUpdated, visibility_policy: t.policy };
 }
 
-/** `user_topic`: the user's topic visibility policies. */
-export function userTopicSection(store: Store, user: User): Record<string, unknown> {
-  return { user_topics: store.userTopics(user.id).map(userTopicToWire) };
+/** `user_topic`: the user's topic visibility policies (the empty topic by its display name unless the client knows it). */
+export function userTopicSection(store: Store, realm: Realm, user: User, options: StateOptions): Record<string, unknown> {
+  const shown = (t: UserTopic) => (t.topic === "" && !options.emptyTopicName ? { ...t, topic: realm.emptyTopicDisplayName } : t);
+  return { user_topics: store.userTopics(user.id).map((t) => userTopicToWire(shown(t))) };
 }
 
 /** `unread_msgs` in Zulip's wire shape, from the engine's unread summary. */

@@ -119,7 +119,7 @@ export default defineEndpoint({
       ...(want("scheduled_messages") ? scheduledMessagesSection(store, realm, user, options) : {}),
       ...unstored("reminders"),
       // Zulip leaves the deprecated list out for clients that asked for user_topic.
-      ...(want("muted_topics") && (wanted === null || !want("user_topic")) ? mutedTopicsSection(store, user) : {}),
+      ...(want("muted_topics") && (wanted === null || !want("user_topic")) ? mutedTopicsSection(store, realm, user) : {}),
       ...unstored("muted_users"),
       ...(want("presence") ? presenceSection(store, user, slimPresence, input.presence_last_update_id, input.presence_history_limit_days) : {}),
       ...(want("realm") ? realmSection(store, realm, ctx.server.baseUrl) : {}),
@@ -145,7 +145,7 @@ export default defineEndpoint({
       ...(want("stop_words") ? stopWordsSection() : {}),
       ...(want("user_settings") ? userSettingsSection(store, user) : {}),
       ...unstored("user_status"),
-      ...(want("user_topic") ? userTopicSection(store, user) : {}),
+      ...(want("user_topic") ? userTopicSection(store, realm, user, options) : {}),
       ...unstored("video_calls"),
       ...unstored("giphy"),
       ...unstored("navigation_views"),
