@@ -22,6 +22,7 @@ import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import { openStore, type Store, type User } from "../../src/engine/index.js";
 import { presencesToWire } from "../../src/http/views/presence.js";
+import { success } from "../../src/http/respond.js";
 import { chooseDataset, ensureDataset, workingCopy } from "../dataset.js";
 
 const log = (line: string) => process.stderr.write(line + "\n");
@@ -52,7 +53,7 @@ function seedPresence(store: Store, realmId: number): { auths: string[]; lastUpd
   for (let i = 0; i < 60; i++) {
     const t0 = performance.now();
     listing = store.realmPresence(viewer.id, { lastUpdateId: -1 });
-    bytes = JSON.stringify({ result: "success", msg: "", presences: presencesToWire(listing, true), server_timestamp: Date.now() / 1000, presence_last_update_id: listing.lastUpdateId }).length;
+    bytes = success({ presences: presencesToWire(listing, true), server_timestamp: Date.now() / 1000, presence_last_update_id: listing.lastUpdateId }, []).body.length;
     times.push(performance.now() - t0);
   }
   times.sort((a, b) => a - b);
@@ -184,7 +185,7 @@ async function main(): Promise<number> {
       "|---|---:|---:|---:|---:|---:|---:|---|",
       ...rows.map((r) => `| ${r.scenario} | ${r.connections} | ${r.requestsPerSecond} | ${r.p50Ms} | ${r.p99Ms} | ${r.serverCpuCores} | ${r.serverRssMB} | ${r.non2xx} / ${r.errors} |`),
       "",
-      `Presence: every one of the realm's ${presence.fullFetchMs.users} active human users was seen before the run; each presence request is sent as the next of them. "poll (nothing new)" passes a last_update_id above every one handed out. A full presence answer built in process (query, wire shape, JSON.stringify; ${Math.round(presence.fullFetchMs.bytes / 1024)} KB): p50 ${presence.fullFetchMs.p50} ms, p99 ${presence.fullFetchMs.p99} ms.`,
+      `Presence: every one of the realm's ${presence.fullFetchMs.users} active human users was seen before the run; each presence request is sent as the next of them. "poll (nothing new)" passes a last_update_id above every one handed out. A full presence answer built in process (query, wire shape, response body; ${Math.round(presence.fullFetchMs.bytes / 1024)} KB): p50 ${presence.fullFetchMs.p50} ms, p99 ${presence.fullFetchMs.p99} ms.`,
       "",
     ].join("\n");
     writeFileSync(`${prefix}.md`, md);

@@ -10,6 +10,7 @@
  * nothing anywhere.
  */
 import { BitmapStore } from "./index/bitmap-store.js";
+import { PresenceLog } from "./index/presence-log.js";
 import { foldName, foldTopic } from "./index/keys.js";
 import type { MessageRenderer } from "./render.js";
 import { FIRST_ID, forgetUncommittedStructures, openTables, SCHEMA_VERSION, TABLE_NAMES, TABLE_SPECS, type TableName, type Tables } from "./storage/tables.js";
@@ -109,6 +110,8 @@ export class StoreState {
   readonly presence = new Map<number, PresenceRecord>();
   /** Users whose presence changed since the last flush. */
   readonly presenceDirty = new Set<number>();
+  /** realmId -> its presence changes in sequence order (queries/presence.ts). */
+  readonly presenceLogs = new Map<number, PresenceLog>();
   /** The last presence sequence number handed out (one sequence for every realm: monotonic in each). */
   presenceSeq = 0;
   /** Durable bound on presenceSeq: no number above it was handed out before a crash. */
@@ -392,11 +395,19 @@ export class StoreState {
     presence: (v) => {
       const record = v as PresenceRecord;
       const current = this.presence.get(record.userId);
-      if (!current || current.lastUpdateId < record.lastUpdateId) this.presence.set(record.userId, record);
+      if (!current || current.lastUpdateId < record.lastUpdateId) this.indexPresence(record);
       this.presenceSeq = Math.max(this.presenceSeq, record.lastUpdateId);
     },
     playgrounds: (v) => this.playgrounds.set((v as Playground).id, v as Playground),
   };
+
+  /** Sets a user's presence record and logs the change for "changed since" queries. */
+  indexPresence(record: PresenceRecord): void {
+    this.presence.set(record.userId, record);
+    let log = this.presenceLogs.get(record.realmId);
+    if (!log) this.presenceLogs.set(record.realmId, (log = new PresenceLog()));
+    log.append(record.lastUpdateId, record.userId);
+  }
 
   indexScheduledMessage(scheduled: ScheduledMessage): void {
     this.scheduledMessages.set(scheduled.id, scheduled);

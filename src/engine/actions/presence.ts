@@ -74,8 +74,10 @@ export function updatePresence(state: StoreState, userId: number, status: Presen
   }
   if (next === null) return;
   next.lastUpdateId = nextPresenceSeq(state);
-  state.presence.set(user.id, next);
+  state.indexPresence(next);
   state.presenceDirty.add(user.id);
+  const log = state.presenceLogs.get(user.realmId);
+  log?.compactIfStale(state.usersOfRealm(user.realmId).size, (id) => state.presence.get(id)?.lastUpdateId);
   if (!current || becameOnline) announce(state, user, next);
 }
 

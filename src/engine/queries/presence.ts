@@ -37,16 +37,16 @@ export function realmPresence(state: StoreState, viewer: User, query: PresenceQu
   let newest = -1;
   if (days !== 0) {
     const since = clientId === null || clientId <= 0 ? state.now() - (days ?? DEFAULT_HISTORY_DAYS) * 86_400 : null;
-    for (const id of state.usersOfRealm(viewer.realmId)) {
+    state.presenceLogs.get(viewer.realmId)?.forEachAfter(clientId ?? -1, (id, updateId) => {
       const presence = state.presence.get(id);
-      if (!presence) continue;
-      if (clientId !== null && presence.lastUpdateId <= clientId) continue;
-      if (since !== null && presence.lastConnected < since) continue;
+      // An older entry of a user changed again later: their live entry comes after.
+      if (!presence || presence.lastUpdateId !== updateId) return;
+      if (since !== null && presence.lastConnected < since) return;
       const user = state.users.get(id);
-      if (!user || !user.isActive || user.isBot || !presenceEnabled(state, id) || !canSeeUser(state, viewer, user)) continue;
+      if (!user || !user.isActive || user.isBot || !presenceEnabled(state, id) || !canSeeUser(state, viewer, user)) return;
       rows.push({ user, presence });
-      if (presence.lastUpdateId > newest) newest = presence.lastUpdateId;
-    }
+      newest = updateId;
+    });
   }
   return { rows, lastUpdateId: rows.length > 0 ? newest : (clientId ?? -1) };
 }
