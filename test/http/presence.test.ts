@@ -89,6 +89,11 @@ describe("POST /users/me/presence", () => {
     const r3 = await ping(bob, { last_update_id: seen, ping_only: false });
     expect(Object.keys(r3.body["presences"] as object)).toEqual(expect.arrayContaining([String(alice.id), String(bob.id)]));
     expect(r3.body["presence_last_update_id"]).toBe(4);
+    // Each user once, at their latest change, however often they changed.
+    expect(server.t.store.realmPresence(bob.id, { lastUpdateId: -1 }).rows.map((row) => [row.user.id, row.presence.lastUpdateId])).toEqual([
+      [alice.id, 3],
+      [bob.id, 4],
+    ]);
     // history_limit_days=0 asks for nothing: the client's own number comes back, else -1.
     const none = await ping(owner, { history_limit_days: 0, last_update_id: 0 });
     expect(none.body["presences"]).toEqual({});
