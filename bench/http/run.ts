@@ -174,7 +174,8 @@ async function main(): Promise<number> {
     }
     const outDir = values.out ?? join("bench", "results");
     mkdirSync(outDir, { recursive: true });
-    const prefix = join(outDir, `http-${choice.label}`);
+    // A partial run (--only) gets its own file rather than replacing the full table.
+    const prefix = join(outDir, `http-${choice.label}${values.only === undefined ? "" : `-${values.only.replace(/[^a-zA-Z0-9]+/g, "-")}`}`);
     writeFileSync(`${prefix}.json`, JSON.stringify({ scale: choice.label, messages: manifest.scale.messages, duration, presenceFullFetchInProcessMs: presence.fullFetchMs, rows }, null, 2) + "\n");
     const md = [
       `# HTTP throughput over loopback: ${choice.label} messages`,
