@@ -14,7 +14,7 @@ import { PresenceLog } from "./index/presence-log.js";
 import { foldName, foldTopic } from "./index/keys.js";
 import type { MessageRenderer } from "./render.js";
 import { FIRST_ID, forgetUncommittedStructures, openTables, SCHEMA_VERSION, TABLE_NAMES, TABLE_SPECS, type TableName, type Tables } from "./storage/tables.js";
-import type { Channel, Conversation, Playground, PresenceRecord, Realm, ScheduledMessage, Subscription, User, UserGroup, UserTopic } from "./types.js";
+import type { Channel, Conversation, Draft, Playground, PresenceRecord, Realm, SavedSnippet, ScheduledMessage, Subscription, User, UserGroup, UserTopic } from "./types.js";
 import { StorageError } from "./errors.js";
 import { mergedSettings, type RealmSettingDefaultsRecord, type Settings, type UserSettingsRecord } from "./settings/defaults.js";
 import type { Audience, Delivery, EngineEvent, EventBatch } from "./events/types.js";
@@ -31,6 +31,8 @@ export interface Counters {
   nextChangeSeq: number;
   nextScheduledMessageId: number;
   nextPlaygroundId: number;
+  nextDraftId: number;
+  nextSavedSnippetId: number;
 }
 
 export interface StoreOptions {
@@ -118,6 +120,10 @@ export class StoreState {
   presenceSeqCeiling = 0;
   /** Every realm's code playgrounds, by ID. */
   readonly playgrounds = new Map<number, Playground>();
+  /** userId -> draftId -> the user's stored drafts. */
+  readonly draftsByUser = new Map<number, Map<number, Draft>>();
+  /** userId -> savedSnippetId -> the user's saved snippets. */
+  readonly snippetsByUser = new Map<number, Map<number, SavedSnippet>>();
   /** Bumped per user on any subscription change: invalidates derived caches. */
   readonly subscriptionVersion = new Map<number, number>();
 
@@ -151,11 +157,15 @@ export class StoreState {
       nextChangeSeq: 1,
       nextScheduledMessageId: 1,
       nextPlaygroundId: 1,
+      nextDraftId: 1,
+      nextSavedSnippetId: 1,
     };
     // Stores created before the change log have no sequence counter yet.
     this.counters.nextChangeSeq ??= 1;
     this.counters.nextScheduledMessageId ??= 1;
     this.counters.nextPlaygroundId ??= 1;
+    this.counters.nextDraftId ??= 1;
+    this.counters.nextSavedSnippetId ??= 1;
     this.#load();
     const ceiling = this.tables.meta.get(PRESENCE_CEILING_KEY);
     this.presenceSeq = Math.max(this.presenceSeq, typeof ceiling === "number" ? ceiling : 0);
@@ -370,7 +380,7 @@ export class StoreState {
 
   #reload(): void {
     for (const map of [this.realms, this.realmBySubdomain, this.users, this.#usersByRealm, this.userByEmail, this.userByApiKey, this.usersByName, this.channels, this.channelByName,
-      this.subsByUser, this.subscribers, this.groups, this.conversations, this.conversationByMembers, this.userTopics, this.userSettings, this.realmSettingDefaults, this.scheduledMessages,
+      this.subsByUser, this.subscribers, this.groups, this.conversations, this.conversationByMembers, this.userTopics, this.userSettings, this.realmSettingDefaults, this.scheduledMessages, this.draftsByUser, this.snippetsByUser,
       this.playgrounds] as Map<unknown, unknown>[]) {
       map.clear();
     }
@@ -399,6 +409,8 @@ export class StoreState {
       this.presenceSeq = Math.max(this.presenceSeq, record.lastUpdateId);
     },
     playgrounds: (v) => this.playgrounds.set((v as Playground).id, v as Playground),
+    drafts: (v) => this.indexDraft(v as Draft),
+    savedSnippets: (v) => this.indexSavedSnippet(v as SavedSnippet),
   };
 
   /** Sets a user's presence record and logs the change for "changed since" queries. */
@@ -407,6 +419,30 @@ export class StoreState {
     let log = this.presenceLogs.get(record.realmId);
     if (!log) this.presenceLogs.set(record.realmId, (log = new PresenceLog()));
     log.append(record.lastUpdateId, record.userId);
+  }
+
+  indexDraft(draft: Draft): void {
+    let mine = this.draftsByUser.get(draft.userId);
+    if (!mine) this.draftsByUser.set(draft.userId, (mine = new Map()));
+    mine.set(draft.id, draft);
+  }
+
+  unindexDraft(userId: number, draftId: number): void {
+    const mine = this.draftsByUser.get(userId);
+    mine?.delete(draftId);
+    if (mine?.size === 0) this.draftsByUser.delete(userId);
+  }
+
+  indexSavedSnippet(snippet: SavedSnippet): void {
+    let mine = this.snippetsByUser.get(snippet.userId);
+    if (!mine) this.snippetsByUser.set(snippet.userId, (mine = new Map()));
+    mine.set(snippet.id, snippet);
+  }
+
+  unindexSavedSnippet(userId: number, snippetId: number): void {
+    const mine = this.snippetsByUser.get(userId);
+    mine?.delete(snippetId);
+    if (mine?.size === 0) this.snippetsByUser.delete(userId);
   }
 
   indexScheduledMessage(scheduled: ScheduledMessage): void {

@@ -38,13 +38,16 @@ import { recentConversations, type RecentConversation } from "./queries/recent-c
 import { ReceivedSets } from "./received.js";
 import { StoreState, type StoreOptions } from "./state.js";
 import { lockDataDir, type DataDirLock } from "./storage/lock.js";
-import type { Channel, ChannelPermissions, Conversation, GroupSettingValue, Message, Playground, PresenceRecord, Realm, ScheduledMessage, User, UserGroup, UserTopic } from "./types.js";
+import type { Channel, ChannelPermissions, Conversation, Draft, GroupSettingValue, Message, Playground, PresenceRecord, Realm, SavedSnippet, ScheduledMessage, User, UserGroup, UserTopic } from "./types.js";
 import { key } from "./index/keys.js";
 import type { Settings } from "./settings/defaults.js";
 import { verifyIndexes, type VerifyReport } from "./verify.js";
 import { registerInternals } from "./internal.js";
 import type { EventBatch } from "./events/types.js";
 import { notifyTyping, type TypingInput } from "./actions/typing.js";
+import { updateRealmSettingDefaults, updateSettings, type SettingChanges, type UpdateSettingsInput } from "./actions/settings.js";
+import { createDrafts, deleteDraft, editDraft, listDrafts, registerDrafts, type DraftInput } from "./actions/drafts.js";
+import { createSavedSnippet, deleteSavedSnippet, editSavedSnippet, listSavedSnippets } from "./actions/saved-snippets.js";
 import {
   activeSubscriberIds,
   checkAllPublicStreams,
@@ -162,6 +165,46 @@ export class Store {
   /** The settings new users of the realm start with. */
   realmSettingDefaults(realmId: number): Settings {
     return this.#state.realmDefaultsOf(realmId);
+  }
+  /** PATCH /settings: the caller's settings, name and time zone, or an administrator's bulk edit (targetUsers). */
+  updateSettings(actorId: number, input: UpdateSettingsInput): void {
+    updateSettings(this.#state, actorId, input);
+  }
+  /** PATCH /realm/user_settings_defaults: what users created later start with. */
+  updateRealmSettingDefaults(actorId: number, settings: SettingChanges): void {
+    updateRealmSettingDefaults(this.#state, actorId, settings);
+  }
+
+  // ---- drafts and saved snippets (each user's own) ----
+
+  createDrafts(userId: number, drafts: readonly DraftInput[]): number[] {
+    return createDrafts(this.#state, userId, drafts);
+  }
+  editDraft(userId: number, draftId: number, draft: DraftInput): void {
+    editDraft(this.#state, userId, draftId, draft);
+  }
+  deleteDraft(userId: number, draftId: number): void {
+    deleteDraft(this.#state, userId, draftId);
+  }
+  /** GET /drafts: most recently edited first; refused while synchronization is off. */
+  drafts(userId: number): Draft[] {
+    return listDrafts(this.#state, userId);
+  }
+  /** register's drafts: empty while synchronization is off. */
+  registerDrafts(userId: number): Draft[] {
+    return registerDrafts(this.#state, userId);
+  }
+  createSavedSnippet(userId: number, title: string, content: string): SavedSnippet {
+    return createSavedSnippet(this.#state, userId, title, content);
+  }
+  editSavedSnippet(userId: number, id: number, changes: { readonly title?: string; readonly content?: string }): void {
+    editSavedSnippet(this.#state, userId, id, changes);
+  }
+  deleteSavedSnippet(userId: number, id: number): void {
+    deleteSavedSnippet(this.#state, userId, id);
+  }
+  savedSnippets(userId: number): SavedSnippet[] {
+    return listSavedSnippets(this.#state, userId);
   }
   /** Every user of the realm, active or not, by ID. */
   realmUsers(realmId: number): User[] {

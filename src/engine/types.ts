@@ -272,3 +272,30 @@ export interface Playground {
   readonly pygmentsLanguage: string;
   readonly urlTemplate: string;
 }
+
+/** A draft's addressee kind, in Zulip's wire spelling: "" for an unaddressed draft. */
+export type DraftType = "" | "stream" | "private";
+
+/** A message being composed, kept for the user's other clients (Zulip's Draft). */
+export interface Draft {
+  readonly id: number;
+  readonly userId: number;
+  type: DraftType;
+  /** A channel draft: its channel ID; a direct one: the other participants (self alone for a note to self); otherwise empty. */
+  to: readonly number[];
+  /** "" for direct and unaddressed drafts. */
+  topic: string;
+  content: string;
+  /** UNIX seconds, microsecond precision. */
+  lastEditTime: number;
+}
+
+/** A reusable piece of message text (Zulip's SavedSnippet). */
+export interface SavedSnippet {
+  readonly id: number;
+  readonly userId: number;
+  title: string;
+  content: string;
+  /** UNIX seconds. */
+  readonly dateCreated: number;
+}

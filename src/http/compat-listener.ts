@@ -105,6 +105,7 @@ function headOf(req: IncomingMessage): RequestHead {
     contentType: one(req.headers["content-type"]),
     contentLength: length === undefined ? null : Number(length),
     userAgent: one(req.headers["user-agent"]),
+    ifNoneMatch: one(req.headers["if-none-match"]),
     remoteAddress: req.socket.remoteAddress ?? "",
   };
 }

@@ -8,6 +8,7 @@ import type { EventHub } from "../realtime/index.js";
 import type { ParamShape, ParamValues } from "./params.js";
 import type { UploadedFile } from "./request.js";
 import type { MessageJsonCache } from "./views/message-cache.js";
+import type { UserListCache } from "./views/user-list-cache.js";
 
 export type Method = "GET" | "POST" | "PATCH" | "DELETE" | "PUT";
 
@@ -28,6 +29,8 @@ export interface AuthedContext {
   readonly server: ServerInfo;
   /** Ready-to-send message JSON, shared by the server's requests. */
   readonly messageJson: MessageJsonCache;
+  /** Ready-to-send user lists, shared by the server's requests. */
+  readonly userJson: UserListCache;
   /** The server's event queues. */
   readonly events: EventHub;
   /** Aborted when the client goes away (long polls stop waiting). */

@@ -19,6 +19,8 @@ export interface RequestHead {
   readonly contentType: string;
   readonly contentLength: number | null;
   readonly userAgent: string;
+  /** For the one cacheable file served here (http/emoji-data). */
+  readonly ifNoneMatch: string;
   /** The peer's address as text (failed-authentication limits are kept per address). */
   readonly remoteAddress: string;
 }
@@ -66,6 +68,7 @@ export function readHead(req: HttpRequest, res: HttpResponse): RequestHead {
     contentType: req.getHeader("content-type"),
     contentLength: length === "" ? null : Number(length),
     userAgent: req.getHeader("user-agent"),
+    ifNoneMatch: req.getHeader("if-none-match"),
     remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString("utf8"),
   };
 }

@@ -8,6 +8,7 @@
 import uWS from "uWebSockets.js";
 import { EngineError, RateLimitError, type Store } from "../engine/index.js";
 import { MethodNotAllowedError, UnknownRouteError } from "./errors.js";
+import { emojiDataReply } from "./emoji-data.js";
 import { AuthFailureGuard, clientName, realmFor } from "./auth.js";
 import { listenCompat, type CompatListener } from "./compat-listener.js";
 import { DEFAULT_MAX_BODY_BYTES, type AuthedEndpoint, type Endpoint, type PublicEndpoint, type ServerInfo } from "./endpoint.js";
@@ -19,6 +20,7 @@ import { engineErrorReply, errorReply, send, success, type Reply } from "./respo
 import { Router } from "./router.js";
 import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from "./version.js";
 import { MessageJsonCache } from "./views/message-cache.js";
+import { UserListCache } from "./views/user-list-cache.js";
 import { EventHub, type HubOptions } from "../realtime/index.js";
 
 const API_PREFIX = "/api/v1";
@@ -75,6 +77,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   const logError = options.logError ?? ((message, error) => console.error(message, error));
   let info: ServerInfo = { baseUrl: options.baseUrl ?? `http://${externalHost}`, externalHost };
   const messageJson = new MessageJsonCache(store, options.messageCacheBytes);
+  const userJson = new UserListCache(store);
   const ownsHub = !(options.events instanceof EventHub);
   const events = options.events instanceof EventHub ? options.events : new EventHub(store, { restartEvent: RESTART_EVENT, ...options.events });
   const app = uWS.App();
@@ -107,6 +110,8 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
 
   async function handle(head: RequestHead, body: Buffer, signal: AbortSignal): Promise<{ reply: Reply; headers: readonly (readonly [string, string])[] }> {
     const none: readonly (readonly [string, string])[] = [];
+    const emojiData = emojiDataReply(head.method, head.url, head.ifNoneMatch);
+    if (emojiData) return { reply: emojiData, headers: none };
     if (!head.url.startsWith(`${API_PREFIX}/`)) return { reply: engineErrorReply(new UnknownRouteError()), headers: none };
     const match = router.match(head.method, head.url.slice(API_PREFIX.length));
     if (match.kind === "not-found") return { reply: engineErrorReply(new UnknownRouteError()), headers: none };
@@ -137,7 +142,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
         }
       }
       const parsed = parseParams(endpoint.params as ParamShape, input, endpoint.aliases);
-      const ctx = { store, realm, user, client: clientName(head.userAgent, input.get("client")), pathParams: match.pathParams, server: info, messageJson, events, signal, files };
+      const ctx = { store, realm, user, client: clientName(head.userAgent, input.get("client")), pathParams: match.pathParams, server: info, messageJson, userJson, events, signal, files };
       const data = await (endpoint as AuthedEndpoint<ParamShape>).handler(ctx, parsed.values);
       return { reply: success(data, parsed.ignored), headers: rateHeaders };
     } catch (error) {

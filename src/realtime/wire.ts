@@ -19,6 +19,8 @@ import { avatarUrl } from "../http/views/avatar.js";
 import { userTopicToWire } from "../http/endpoints/register/initial-state.js";
 import { groupToWire } from "../http/views/group.js";
 import { scheduledMessageToWire } from "../http/views/scheduled-message.js";
+import { draftToWire, savedSnippetToWire } from "../http/views/personal.js";
+import { languageName } from "../engine/index.js";
 import type { EventQueue } from "./queue.js";
 import { legacyClientPresence, presenceTimestamps } from "../http/views/presence.js";
 import { playgroundToWire } from "../http/views/playground.js";
@@ -240,6 +242,20 @@ export class WireEvent {
       }
       case "realm_playgrounds":
         return { type: "realm_playgrounds", realm_playgrounds: e.playgrounds.map(playgroundToWire) };
+      case "user_settings": {
+        const out: Record<string, unknown> = { type: "user_settings", op: "update", property: e.property, value: e.value };
+        if (e.property === "default_language") out["language_name"] = languageName(String(e.value));
+        return out;
+      }
+      case "realm_user_settings_defaults":
+        return { type: "realm_user_settings_defaults", op: "update", property: e.property, value: e.value };
+      case "drafts":
+        if (e.op === "add") return { type: "drafts", op: "add", drafts: e.drafts.map(draftToWire) };
+        if (e.op === "update") return { type: "drafts", op: "update", draft: draftToWire(e.draft) };
+        return { type: "drafts", op: "remove", draft_id: e.draftId };
+      case "saved_snippets":
+        if (e.op === "remove") return { type: "saved_snippets", op: "remove", saved_snippet_id: e.snippetId };
+        return { type: "saved_snippets", op: e.op, saved_snippet: savedSnippetToWire(e.snippet) };
       case "typing": {
         if (e.recipients !== null) {
           return { type: "typing", op: e.op, message_type: "direct", sender: brief(e.sender), recipients: e.recipients.map(brief) };

@@ -7,11 +7,16 @@
  * Callers are realm A's member (bob), guest and owner. What they must not tell apart
  * from nothing:
  * - another realm's messages (public channel, private channel, DM), channels, users,
- *   emails and groups (every caller);
+ *   emails, groups and scheduled messages (every caller);
  * - for bob: the private channel he is not in, its messages and a DM between others;
- * - for the guest: those, and the public channel he is not in with its messages.
+ * - for the guest: those, and the public channel he is not in with its messages;
+ * - for every caller: another user's scheduled message of the same realm (Zulip's
+ *   access_scheduled_message answers 404 "Scheduled message does not exist" alike).
  * Users of the caller's own realm are visible to every caller (no restricted-user
- * policies exist here), so only other realms' users are swept.
+ * policies exist here), so only other realms' users are swept. So are only other
+ * realms' groups: Zulip lists every group of the realm, deactivated ones included, to
+ * every member and guest (GET /user_groups), so a group of the caller's realm is
+ * nothing to hide.
  *
  * The endpoint list comes from ENDPOINTS, so a new endpoint is swept as soon as its
  * parameters are classified below: the first test fails on any parameter that is in
@@ -22,13 +27,13 @@
  * at an unreadable message then has the same neighbours as one past the last ID.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { User } from "../../src/engine/index.js";
+import { PERSONAL_SETTING_NAMES, type User } from "../../src/engine/index.js";
 import type { Endpoint } from "../../src/http/endpoint.js";
 import { ENDPOINTS } from "../../src/http/endpoints/index.js";
 import { startServer, type TestServer } from "../support/http.js";
 import { fingerprint } from "../support/snapshot.js";
 
-type Kind = "message" | "channel" | "channelName" | "user" | "email" | "group";
+type Kind = "message" | "channel" | "channelName" | "user" | "email" | "group" | "scheduled" | "draft" | "snippet";
 type Ref = number | string;
 
 interface Probe {
@@ -36,8 +41,8 @@ interface Probe {
   readonly label: string;
   /** The parameter's wire value naming `ref`. */
   encode(ref: Ref, endpoint: Endpoint): string;
-  /** Only with bases for which this holds (default: every base). */
-  readonly when?: (base: Readonly<Record<string, string>>) => boolean;
+  /** Only with bases (and endpoints) for which this holds (default: every base). */
+  readonly when?: (base: Readonly<Record<string, string>>, endpoint: Endpoint) => boolean;
 }
 
 const list = (ref: Ref) => JSON.stringify([ref]);
@@ -51,6 +56,13 @@ const groupSetting: readonly Probe[] = [
   { kind: "group", label: "direct_subgroups", encode: (r) => JSON.stringify({ direct_members: [], direct_subgroups: [r] }) },
   { kind: "user", label: "direct_members", encode: (r) => JSON.stringify({ direct_members: [r], direct_subgroups: [] }) },
 ];
+/** A user group's settings: the value itself on creation, {"new": value} on PATCH, and a stale {"old": value}. */
+const groupSettingChange: readonly Probe[] = [
+  ...groupSetting.map((probe) => ({ ...probe, encode: (r: Ref, e: Endpoint) => (e.method === "PATCH" ? `{"new":${probe.encode(r, e)}}` : probe.encode(r, e)) })),
+  ...groupSetting.map((probe) => ({ ...probe, label: `old ${probe.label}`, encode: (r: Ref, e: Endpoint) => `{"new":${probe.encode(r, e)},"old":${probe.encode(r, e)}}`, when: (_: unknown, e: Endpoint) => e.method === "PATCH" })),
+];
+const onMembers = (_: unknown, e: Endpoint) => e.path.endsWith("/members");
+const onSubgroups = (_: unknown, e: Endpoint) => e.path.endsWith("/subgroups");
 
 /** Parameters (query/body and path) that name objects, and how to name one. */
 const ID_PARAMS: Readonly<Record<string, readonly Probe[]>> = {
@@ -101,6 +113,42 @@ const ID_PARAMS: Readonly<Record<string, readonly Probe[]>> = {
   can_move_messages_within_channel_group: groupSetting,
   can_resolve_topics_group: groupSetting,
   subscription_data: [{ kind: "channel", label: "stream_id", encode: (r) => JSON.stringify([{ stream_id: r, property: "pin_to_top", value: true }]) }],
+  target_users: [
+    { kind: "user", label: "user_ids", encode: (r) => JSON.stringify({ user_ids: [r], skip_if_already_edited: false }) },
+    { kind: "group", label: "group_ids", encode: (r) => JSON.stringify({ group_ids: [r], skip_if_already_edited: false }) },
+  ],
+  drafts: [
+    { kind: "channel", label: "channel draft", encode: (r) => JSON.stringify([{ type: "stream", to: [r], topic: "t", content: "c" }]) },
+    { kind: "user", label: "direct draft", encode: (r) => JSON.stringify([{ type: "private", to: [r], topic: "", content: "c" }]) },
+  ],
+  draft: [
+    { kind: "channel", label: "channel draft", encode: (r) => JSON.stringify({ type: "stream", to: [r], topic: "t", content: "c" }) },
+    { kind: "user", label: "direct draft", encode: (r) => JSON.stringify({ type: "private", to: [r], topic: "", content: "c" }) },
+  ],
+  draft_id: [{ kind: "draft", label: "path", encode: String }],
+  saved_snippet_id: [{ kind: "snippet", label: "path", encode: String }],
+  // User groups: the group in the path, members and subgroups, and the six settings.
+  user_group_id: [{ kind: "group", label: "path", encode: String }],
+  user_id: [{ kind: "user", label: "path", encode: String }],
+  members: [{ kind: "user", label: "ID list", encode: list }],
+  subgroups: [{ kind: "group", label: "ID list", encode: list }],
+  add: [
+    { kind: "user", label: "user ID list", encode: list, when: onMembers },
+    { kind: "group", label: "group ID list", encode: list, when: onSubgroups },
+  ],
+  delete: [
+    { kind: "user", label: "user ID list", encode: list, when: onMembers },
+    { kind: "group", label: "group ID list", encode: list, when: onSubgroups },
+  ],
+  add_subgroups: [{ kind: "group", label: "ID list", encode: list }],
+  delete_subgroups: [{ kind: "group", label: "ID list", encode: list }],
+  can_add_members_group: groupSettingChange,
+  can_join_group: groupSettingChange,
+  can_leave_group: groupSettingChange,
+  can_manage_group: groupSettingChange,
+  can_mention_group: groupSettingChange,
+  can_remove_members_group: groupSettingChange,
+  scheduled_message_id: [{ kind: "scheduled", label: "path", encode: String }],
 };
 
 /** Parameters that name nothing a caller could be denied. */
@@ -131,6 +179,14 @@ const NOT_IDS = new Set([
   "visibility_policy",
   // another realm's playground is "Invalid playground" exactly like a missing one (test/http/playgrounds.test.ts)
   "playground_id",
+  // personal settings and account fields (target_users names users and groups: ID_PARAMS)
+  ...PERSONAL_SETTING_NAMES, "email", "old_password", "new_password", "timezone",
+  // saved snippet text
+  "title",
+  // user group fields and listing options; names are unique per realm only, so another realm's names are free here
+  "name", "description", "deactivated", "include_deactivated_groups", "direct_member_only", "direct_subgroup_only",
+  // scheduled messages (`to`, `type`, `content`, `topic` and `read_by_sender` are above)
+  "scheduled_delivery_timestamp",
 ]);
 
 /** Endpoints without any ID parameter: nothing to sweep. */
@@ -146,6 +202,13 @@ const NO_ID_ENDPOINTS = [
   "GET /realm/presence",
   "POST /realm/playgrounds",
   "DELETE /realm/playgrounds/:playground_id",
+  // The caller's own drafts and snippets, and the realm's defaults: nothing named.
+  "GET /drafts",
+  "GET /saved_snippets",
+  "POST /saved_snippets",
+  "PATCH /realm/user_settings_defaults",
+  "GET /user_groups",
+  "GET /scheduled_messages",
 ];
 
 /**
@@ -164,13 +227,22 @@ const EXCEPTIONS: readonly { endpoint: string; param: string; scenario: string; 
 ];
 
 interface Base {
-  readonly params: Readonly<Record<string, string | (() => string)>>;
+  /** Functions are called per request, with the caller (for IDs that differ per caller). */
+  readonly params: Readonly<Record<string, string | ((caller: User) => string)>>;
   /** The probed parameters this base is for (default: all). */
   readonly for?: readonly string[];
 }
 
 let counter = 0;
 const fresh = (prefix: string) => `${prefix}-${++counter}`;
+
+/** Realm A objects the bases name, set in beforeAll. */
+const ids = { bobsGroup: 0, bob: 0, ownScheduled: new Map<number, number>(), ownDraft: new Map<number, number>() };
+const bobsGroup = () => String(ids.bobsGroup);
+const ownScheduled = (caller: User) => String(ids.ownScheduled.get(caller.id));
+const ownDraft = (caller: User) => String(ids.ownDraft.get(caller.id));
+/** Far enough ahead that no scheduler delivers it during the test. */
+const later = () => String(Math.floor(Date.now() / 1000) + 365 * 86_400);
 
 /** What each endpoint needs besides the probed parameter to reach its lookups; anchors sit after every readable message. */
 const BASES: Readonly<Record<string, readonly Base[]>> = {
@@ -209,6 +281,29 @@ const BASES: Readonly<Record<string, readonly Base[]>> = {
     { params: { op: "start", type: "channel", topic: "t" }, for: ["stream_id"] },
   ],
   "DELETE /users/me/subscriptions": [{ params: {}, for: ["subscriptions"] }, { params: { subscriptions: JSON.stringify(["general"]) }, for: ["principals"] }],
+  "PATCH /settings": [{ params: { color_scheme: "2" } }],
+  // `draft` replaces each caller's own draft.
+  "PATCH /drafts/:draft_id": [{ params: { draft: JSON.stringify({ type: "", to: [], topic: "", content: "c" }) }, for: ["draft_id"] }, { params: { draft_id: ownDraft }, for: ["draft"] }],
+  "PATCH /saved_snippets/:saved_snippet_id": [{ params: { title: "renamed" } }],
+  // Group edits on a realm A group that bob manages (the owner manages every group; the guest none).
+  "POST /user_groups/create": [{ params: { name: () => fresh("group"), description: "d", members: "[]" } }],
+  "PATCH /user_groups/:user_group_id": [{ params: { description: "changed" }, for: ["user_group_id"] }, { params: { user_group_id: bobsGroup } }],
+  "POST /user_groups/:user_group_id/members": [
+    { params: { add: () => JSON.stringify([ids.bob]) }, for: ["user_group_id"] },
+    { params: { user_group_id: bobsGroup } },
+  ],
+  "POST /user_groups/:user_group_id/subgroups": [{ params: { delete: () => `[${ids.bobsGroup}]` }, for: ["user_group_id"] }, { params: { user_group_id: bobsGroup } }],
+  "GET /user_groups/:user_group_id/members/:user_id": [{ params: { user_id: () => String(ids.bob) }, for: ["user_group_id"] }, { params: { user_group_id: bobsGroup }, for: ["user_id"] }],
+  "POST /scheduled_messages": [
+    { params: { type: "stream", topic: "t", content: "x", scheduled_delivery_timestamp: later } },
+    { params: { type: "direct", content: "x", scheduled_delivery_timestamp: later } },
+  ],
+  // `to` edits each caller's own scheduled message (a direct message to themselves).
+  "PATCH /scheduled_messages/:scheduled_message_id": [
+    { params: { content: "changed" }, for: ["scheduled_message_id"] },
+    { params: { scheduled_message_id: ownScheduled, type: "stream", topic: "t" }, for: ["to"] },
+    { params: { scheduled_message_id: ownScheduled, type: "direct" }, for: ["to"] },
+  ],
 };
 
 type Refs = Partial<Record<Kind, readonly Ref[]>>;
@@ -223,7 +318,7 @@ let s: TestServer;
 let scenarios: Scenario[] = [];
 /** Nonexistent objects, per kind; names are fresh per call. */
 const nowhere = (kind: Kind): Ref =>
-  ({ message: 1_999_999, channel: 1_999_998, user: 1_999_997, group: 1_999_996, channelName: fresh("no-such-channel"), email: `${fresh("nobody")}@nowhere.test` })[kind];
+  ({ message: 1_999_999, channel: 1_999_998, user: 1_999_997, group: 1_999_996, scheduled: 1_999_995, draft: 1_999_994, snippet: 1_999_993, channelName: fresh("no-such-channel"), email: `${fresh("nobody")}@nowhere.test` })[kind];
 
 beforeAll(async () => {
   s = await startServer();
@@ -250,6 +345,21 @@ beforeAll(async () => {
     send(drone.id, { type: "direct", users: [b.owner.id] }),
   ];
   const workers = store.createGroup(b.owner.id, { name: "workers", members: [drone.id] });
+  // Drafts and snippets of others: the other realm's, and alice's in realm A.
+  const unaddressed = { type: "" as const, to: [], topic: "", content: "x" };
+  const foreignDrafts = store.createDrafts(drone.id, [unaddressed]);
+  const foreignSnippets = [store.createSavedSnippet(drone.id, "t", "c").id];
+  const aliceDrafts = store.createDrafts(alice.id, [unaddressed]);
+  const aliceSnippets = [store.createSavedSnippet(alice.id, "t", "c").id];
+  for (const caller of [owner, bob, guest]) ids.ownDraft.set(caller.id, store.createDrafts(caller.id, [unaddressed])[0]!);
+  const inFuture = Math.floor(Date.now() / 1000) + 365 * 86_400;
+  const schedule = (senderId: number, userIds: number[]) => store.scheduleMessage(senderId, { to: { type: "direct", userIds }, content: "later", deliverAt: inFuture, client: "test" }).id;
+  const foreignScheduled = [schedule(drone.id, [b.owner.id]), schedule(b.owner.id, [b.owner.id])];
+  // Realm A: a group bob manages, each caller's own scheduled message, and alice's.
+  ids.bob = bob.id;
+  ids.bobsGroup = store.createGroup(bob.id, { name: "bobs", members: [bob.id] }).id;
+  for (const caller of [owner, bob, guest]) ids.ownScheduled.set(caller.id, schedule(caller.id, [caller.id]));
+  const alicesScheduled = [schedule(alice.id, [bob.id]), schedule(alice.id, [alice.id])];
   const freshChannel = (prefix: string, inviteOnly: boolean) => {
     const name = fresh(prefix);
     created(name, inviteOnly);
@@ -264,16 +374,25 @@ beforeAll(async () => {
       user: [b.owner.id, drone.id],
       email: [b.owner.email, drone.email],
       group: [workers.id, store.systemGroupId(b.realm.id, "role:members")],
+      draft: foreignDrafts,
+      snippet: foreignSnippets,
+      scheduled: foreignScheduled,
     })[kind];
   scenarios = [
     { name: "bob: another realm", caller: bob, refs: foreign },
     { name: "guest: another realm", caller: guest, refs: foreign },
     { name: "owner: another realm", caller: owner, refs: foreign },
-    { name: "bob: private places", caller: bob, refs: (kind) => ({ message: [secretMsg, dmAliceOwner], channel: [secret.id], channelName: ["secret"] } as Refs)[kind] ?? [] },
+    { name: "owner: others' scheduled messages, drafts and snippets", caller: owner, refs: (kind) => ({ scheduled: alicesScheduled, draft: aliceDrafts, snippet: aliceSnippets } as Refs)[kind] ?? [] },
+    {
+      name: "bob: private places",
+      caller: bob,
+      refs: (kind) => ({ message: [secretMsg, dmAliceOwner], channel: [secret.id], channelName: ["secret"], scheduled: alicesScheduled, draft: aliceDrafts, snippet: aliceSnippets } as Refs)[kind] ?? [],
+    },
     {
       name: "guest: channels not joined",
       caller: guest,
-      refs: (kind) => ({ message: [generalMsg, secretMsg, dmAliceBob], channel: [general.id, secret.id], channelName: ["general", "secret"] } as Refs)[kind] ?? [],
+      refs: (kind) =>
+        ({ message: [generalMsg, secretMsg, dmAliceBob], channel: [general.id, secret.id], channelName: ["general", "secret"], scheduled: alicesScheduled, draft: aliceDrafts, snippet: aliceSnippets } as Refs)[kind] ?? [],
     },
   ];
 });
@@ -317,11 +436,13 @@ const RANDOM_FIELDS = new Set(["queue_id", "server_timestamp"]);
 
 async function ask(caller: User, endpoint: Endpoint, base: Base, param: string, probe: Probe, ref: Ref): Promise<Answer> {
   const params: Record<string, string> = {};
-  for (const [k, v] of Object.entries(base.params)) params[k] = typeof v === "function" ? v() : v;
+  for (const [k, v] of Object.entries(base.params)) params[k] = typeof v === "function" ? v(caller) : v;
   const value = probe.encode(ref, endpoint);
   const isPath = pathParams(endpoint).includes(param);
   if (!isPath) params[param] = value;
   const path = endpoint.path.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(name === param ? value : (params[name] ?? "")));
+  // Path values given by the base go in the path only.
+  for (const name of pathParams(endpoint)) delete params[name];
   const r = await s.call(caller, endpoint.method, path, params);
   return { status: r.status, body: r.body };
 }
@@ -347,7 +468,7 @@ describe("access sweep over the route table", () => {
         const bases = (BASES[key] ?? [{ params: {} }]).filter((b) => b.for === undefined || b.for.includes(param));
         for (const base of bases) {
           const plain = Object.fromEntries(Object.entries(base.params).filter((e): e is [string, string] => typeof e[1] === "string"));
-          for (const probe of ID_PARAMS[param]!.filter((p) => p.when === undefined || p.when(plain))) {
+          for (const probe of ID_PARAMS[param]!.filter((p) => p.when === undefined || p.when(plain, endpoint))) {
             for (const scenario of scenarios) {
               const refs = scenario.refs(probe.kind);
               if (refs.length === 0) continue;

@@ -329,6 +329,200 @@ describe("worst inputs per endpoint", () => {
     expect(r.status).toBe(200);
   });
 
+  it(route("PATCH", "/settings"), async () => {
+    const { owner, alice } = s.seed;
+    await refused(() => send(alice, "PATCH", "/settings", form({ full_name: huge(200_000) })), 400, "BAD_REQUEST", "Name too long!");
+    await refused(() => send(alice, "PATCH", "/settings", form({ timezone: huge(200_000) })), 400, "BAD_REQUEST", "Invalid timezone");
+    await refused(() => send(alice, "PATCH", "/settings", form({ default_language: huge(200_000) })), 400, "BAD_REQUEST", "Invalid default_language");
+    const sound = await refused(() => send(alice, "PATCH", "/settings", form({ notification_sound: huge(200_000) })), 400, "BAD_REQUEST", /^Invalid notification sound 'x+/);
+    expect(String(sound.body["msg"]).length).toBeLessThan(200);
+    await refused(() => send(alice, "PATCH", "/settings", form({ web_font_size_px: huge(400, "9") })), 400, "BAD_REQUEST", "web_font_size_px is too large");
+    const everyone = { user_ids: ones(50_000), group_ids: [1], skip_if_already_edited: true };
+    await refused(() => send(alice, "PATCH", "/settings", form({ target_users: everyone, color_scheme: 2 })), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
+    await refused(() => send(owner, "PATCH", "/settings", form({ target_users: everyone, presence_enabled: false })), 400, "BAD_REQUEST", "Cannot change this setting for other users.");
+  });
+
+  it(route("PATCH", "/realm/user_settings_defaults"), async () => {
+    const { owner, alice } = s.seed;
+    await refused(() => send(alice, "PATCH", "/realm/user_settings_defaults", form({ emojiset: huge(200_000) })), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
+    await refused(() => send(owner, "PATCH", "/realm/user_settings_defaults", form({ emojiset: huge(200_000) })), 400, "BAD_REQUEST", "Invalid emojiset");
+    await refused(() => send(owner, "PATCH", "/realm/user_settings_defaults", form({ notification_sound: huge(200_000) })), 400, "BAD_REQUEST", /^Invalid notification sound/);
+  });
+
+  it(route("POST", "/drafts"), async () => {
+    const { alice } = s.seed;
+    const draft = (extra: Record<string, unknown>) => ({ type: "", to: [], topic: "", content: "c", ...extra });
+    await refused(() => send(alice, "POST", "/drafts", form({ drafts: Array.from({ length: 5000 }, () => ({})) })), 400, "BAD_REQUEST", "drafts is too long (limit: 1000 items)");
+    await refused(() => send(alice, "POST", "/drafts", form({ drafts: [draft({ type: "private", to: ones(40_000) })] })), 400, "BAD_REQUEST", "Too many recipients (maximum 1000).");
+    await refused(() => send(alice, "POST", "/drafts", form({ drafts: [draft({ type: "stream", to: ones(40_000), topic: longTopic })] })), 400, "BAD_REQUEST", "Must specify exactly 1 channel ID for channel messages");
+    await refused(() => send(alice, "POST", "/drafts", form({ drafts: [draft({ content: huge(MiB) })] })), 413, "BAD_REQUEST", "Request body too large");
+    await refused(() => send(alice, "POST", "/drafts", form({ drafts: [draft({ content: huge(100_000, " ") })] })), 400, "BAD_REQUEST", "Message must not be empty");
+  });
+
+  it(route("GET", "/drafts"), async () => {
+    const r = await withBystander(() => send(s.seed.alice, "GET", "/drafts", form({ [huge(500)]: huge(200_000) })));
+    expect(r.status).toBe(200);
+  });
+
+  it(route("PATCH", "/drafts/:draft_id"), async () => {
+    const { alice } = s.seed;
+    const draft = { type: "", to: [], topic: "", content: "c" };
+    await refused(() => send(alice, "PATCH", `/drafts/${huge(2000, "9")}`, form({ draft })), 404, "BAD_REQUEST", "Draft does not exist");
+    await refused(() => send(alice, "PATCH", "/drafts/1", form({ draft: { ...draft, to: ones(40_000), topic: huge(100_000) } })), 404, "BAD_REQUEST", "Draft does not exist");
+  });
+
+  it(route("DELETE", "/drafts/:draft_id"), async () => {
+    await refused(() => send(s.seed.alice, "DELETE", `/drafts/${huge(2000, "9")}`, ""), 404, "BAD_REQUEST", "Draft does not exist");
+  });
+
+  it(route("POST", "/saved_snippets"), async () => {
+    const { alice } = s.seed;
+    await refused(() => send(alice, "POST", "/saved_snippets", form({ title: huge(200_000), content: "c" })), 400, "BAD_REQUEST", "title is too long (limit: 60 characters)");
+    await refused(() => send(alice, "POST", "/saved_snippets", form({ title: "t", content: huge(200_000) })), 400, "BAD_REQUEST", "content is too long (limit: 10000 characters)");
+    await refused(() => send(alice, "POST", "/saved_snippets", form({ title: huge(200_000, " "), content: "c" })), 400, "BAD_REQUEST", "title cannot be blank");
+  });
+
+  it(route("GET", "/saved_snippets"), async () => {
+    const r = await withBystander(() => send(s.seed.alice, "GET", "/saved_snippets", form({ [huge(500)]: huge(200_000) })));
+    expect(r.status).toBe(200);
+  });
+
+  it(route("PATCH", "/saved_snippets/:saved_snippet_id"), async () => {
+    const { alice } = s.seed;
+    await refused(() => send(alice, "PATCH", `/saved_snippets/${huge(2000, "9")}`, form({ title: "t" })), 404, "BAD_REQUEST", "Saved snippet does not exist.");
+    await refused(() => send(alice, "PATCH", "/saved_snippets/1", form({ title: huge(200_000) })), 400, "BAD_REQUEST", "title is too long (limit: 60 characters)");
+  });
+
+  it(route("DELETE", "/saved_snippets/:saved_snippet_id"), async () => {
+    await refused(() => send(s.seed.alice, "DELETE", `/saved_snippets/${huge(2000, "9")}`, ""), 404, "BAD_REQUEST", "Saved snippet does not exist.");
+  });
+
+  it(route("GET", "/user_groups"), async () => {
+    await refused(() => send(s.seed.alice, "GET", "/user_groups", form({ include_deactivated_groups: huge(200_000) })), 400, "BAD_REQUEST", "include_deactivated_groups is not a boolean");
+  });
+
+  it(route("POST", "/user_groups/create"), async () => {
+    const { alice } = s.seed;
+    const create = (params: Record<string, unknown>) => () => send(alice, "POST", "/user_groups/create", form({ name: "worst", description: "", members: [], ...params }));
+    await refused(create({ name: huge(200_000) }), 400, "BAD_REQUEST", "User group name cannot exceed 100 characters.");
+    await refused(create({ description: huge(200_000) }), 400, "BAD_REQUEST", "description is too long (limit: 10000 characters)");
+    await refused(create({ members: ones(40_000) }), 400, "BAD_REQUEST", "members is too long (limit: 10000 items)");
+    await refused(create({ subgroups: ones(40_000) }), 400, "BAD_REQUEST", "subgroups is too long (limit: 1000 items)");
+    await refused(create({ can_manage_group: { direct_members: ones(40_000), direct_subgroups: [] } }), 400, "BAD_REQUEST", 'can_manage_group["direct_members"] is too long (limit: 10000 items)');
+    await refused(create({ can_join_group: { direct_members: [], direct_subgroups: ones(40_000) } }), 400, "BAD_REQUEST", 'can_join_group["direct_subgroups"] is too long (limit: 1000 items)');
+    // Within the caps, repeated IDs count once.
+    const many = await withBystander(create({ members: Array.from({ length: 10_000 }, () => alice.id), can_mention_group: { direct_members: Array.from({ length: 10_000 }, () => alice.id), direct_subgroups: [] } }));
+    expect(many.status).toBe(200);
+    expect(s.t.store.groupMembers(alice.id, many.body["group_id"] as number, true)).toEqual([alice.id]);
+  });
+
+  describe("an existing group", () => {
+    let group = 0;
+    beforeAll(() => {
+      group = s.t.store.createGroup(s.seed.alice.id, { name: "bounded", members: [s.seed.alice.id] }).id;
+    });
+    const longId = huge(2000, "9");
+
+    it(route("PATCH", "/user_groups/:user_group_id"), async () => {
+      const { alice } = s.seed;
+      const patch = (params: Record<string, unknown>) => () => send(alice, "PATCH", `/user_groups/${group}`, form(params));
+      await refused(() => send(alice, "PATCH", `/user_groups/${longId}`, form({ name: "x" })), 400, "BAD_REQUEST", "Invalid user group");
+      await refused(patch({ name: huge(200_000) }), 400, "BAD_REQUEST", "User group name cannot exceed 100 characters.");
+      await refused(patch({ description: huge(200_000) }), 400, "BAD_REQUEST", "description is too long (limit: 10000 characters)");
+      await refused(patch({ can_manage_group: { new: { direct_members: ones(40_000), direct_subgroups: [] } } }), 400, "BAD_REQUEST", 'can_manage_group["new"]["direct_members"] is too long (limit: 10000 items)');
+      // `old` is only compared, never stored: a long one is simply not the current value.
+      await refused(patch({ can_manage_group: { new: group, old: { direct_members: ones(40_000), direct_subgroups: [] } } }), 400, "BAD_REQUEST", "'old' value does not match the expected value.");
+    });
+
+    it(route("POST", "/user_groups/:user_group_id/deactivate"), async () => {
+      await refused(() => send(s.seed.alice, "POST", `/user_groups/${longId}/deactivate`, ""), 400, "BAD_REQUEST", "Invalid user group");
+    });
+
+    it(route("POST", "/user_groups/:user_group_id/members"), async () => {
+      const { alice } = s.seed;
+      const members = (params: Record<string, unknown>) => () => send(alice, "POST", `/user_groups/${group}/members`, form(params));
+      await refused(() => send(alice, "POST", `/user_groups/${longId}/members`, form({ add: [alice.id] })), 400, "BAD_REQUEST", "Invalid user group");
+      await refused(members({ add: ones(40_000) }), 400, "BAD_REQUEST", "add is too long (limit: 10000 items)");
+      await refused(members({ delete: ones(40_000) }), 400, "BAD_REQUEST", "delete is too long (limit: 10000 items)");
+      await refused(members({ add_subgroups: ones(40_000) }), 400, "BAD_REQUEST", "add_subgroups is too long (limit: 1000 items)");
+      await refused(members({ delete_subgroups: ones(40_000) }), 400, "BAD_REQUEST", "delete_subgroups is too long (limit: 1000 items)");
+      await refused(members({ delete: Array.from({ length: 10_000 }, () => 1_999_999) }), 400, "BAD_REQUEST", "Invalid user ID: 1999999");
+    });
+
+    it(route("GET", "/user_groups/:user_group_id/members"), async () => {
+      const { alice } = s.seed;
+      await refused(() => send(alice, "GET", `/user_groups/${longId}/members`, ""), 400, "BAD_REQUEST", "Invalid user group");
+      await refused(() => send(alice, "GET", `/user_groups/${group}/members`, form({ direct_member_only: huge(200_000) })), 400, "BAD_REQUEST", "direct_member_only is not a boolean");
+    });
+
+    it(route("GET", "/user_groups/:user_group_id/members/:user_id"), async () => {
+      const { alice } = s.seed;
+      await refused(() => send(alice, "GET", `/user_groups/${group}/members/${longId}`, ""), 400, "BAD_REQUEST", "No such user");
+      await refused(() => send(alice, "GET", `/user_groups/${longId}/members/${alice.id}`, ""), 400, "BAD_REQUEST", "Invalid user group");
+    });
+
+    it(route("POST", "/user_groups/:user_group_id/subgroups"), async () => {
+      const { alice } = s.seed;
+      const subgroups = (params: Record<string, unknown>) => () => send(alice, "POST", `/user_groups/${group}/subgroups`, form(params));
+      await refused(subgroups({ add: ones(40_000) }), 400, "BAD_REQUEST", "add is too long (limit: 1000 items)");
+      await refused(subgroups({ delete: ones(40_000) }), 400, "BAD_REQUEST", "delete is too long (limit: 1000 items)");
+      await refused(subgroups({ add: Array.from({ length: 1000 }, () => 1_999_999) }), 400, "BAD_REQUEST", "Invalid user group ID: 1999999");
+    });
+
+    it(route("GET", "/user_groups/:user_group_id/subgroups"), async () => {
+      const { alice } = s.seed;
+      await refused(() => send(alice, "GET", `/user_groups/${longId}/subgroups`, ""), 400, "BAD_REQUEST", "Invalid user group");
+      await refused(() => send(alice, "GET", `/user_groups/${group}/subgroups`, form({ direct_subgroup_only: huge(200_000) })), 400, "BAD_REQUEST", "direct_subgroup_only is not a boolean");
+    });
+  });
+
+  describe("scheduled messages", () => {
+    const inAYear = () => Math.floor(Date.now() / 1000) + 365 * 86_400;
+
+    it(route("POST", "/scheduled_messages"), async () => {
+      const { alice, general } = s.seed;
+      const schedule = (params: Record<string, unknown>) => () => send(alice, "POST", "/scheduled_messages", form({ type: "stream", to: general.id, topic: "t", content: "x", scheduled_delivery_timestamp: inAYear(), ...params }));
+      await refused(schedule({ content: huge(MiB) }), 413, "BAD_REQUEST", "Request body too large");
+      await refused(schedule({ to: huge(200_000) }), 400, "BAD_REQUEST", "to is not valid JSON");
+      await refused(schedule({ type: "direct", to: ones(40_000) }), 400, "BAD_REQUEST", "Too many recipients (maximum 1000).");
+      await refused(schedule({ to: Array.from({ length: 40_000 }, () => general.id) }), 400, "BAD_REQUEST", "Expected exactly one channel");
+      await refused(schedule({ scheduled_delivery_timestamp: huge(400, "9") }), 400, "BAD_REQUEST", "scheduled_delivery_timestamp is too large");
+      await refused(schedule({ scheduled_delivery_timestamp: Number.MAX_SAFE_INTEGER }), 400, "BAD_REQUEST", "scheduled_delivery_timestamp is too large");
+      await refused(schedule({ scheduled_delivery_timestamp: -Number.MAX_SAFE_INTEGER }), 400, "BAD_REQUEST", "Scheduled delivery time must be in the future.");
+      // Long content and topic are cut as a sent message's are.
+      const long = await withBystander(schedule({ topic: longTopic, content: huge(40_000, "é") }));
+      expect(long.status).toBe(200);
+      const stored = s.t.store.scheduledMessages(alice.id).find((m) => m.id === long.body["scheduled_message_id"]);
+      expect([...(stored?.content ?? "")]).toHaveLength(10_000);
+      expect(stored?.recipient).toEqual({ type: "channel", channelId: general.id, topic: `${huge(57, "é")}...` });
+    });
+
+    it(route("GET", "/scheduled_messages"), async () => {
+      // The owner has none scheduled (alice's include one of 10,000 characters).
+      const r = await withBystander(() => send(s.seed.owner, "GET", "/scheduled_messages", form({ [huge(500)]: huge(200_000) })));
+      expect(r.status).toBe(200);
+    });
+
+    it(route("PATCH", "/scheduled_messages/:scheduled_message_id"), async () => {
+      const { alice } = s.seed;
+      const id = s.t.store.scheduleMessage(alice.id, { to: { type: "direct", userIds: [alice.id] }, content: "later", deliverAt: inAYear(), client: "test" }).id;
+      const edit = (params: Record<string, unknown>) => () => send(alice, "PATCH", `/scheduled_messages/${id}`, form(params));
+      await refused(() => send(alice, "PATCH", `/scheduled_messages/${huge(2000, "9")}`, form({ content: "y" })), 404, "BAD_REQUEST", "Scheduled message does not exist");
+      await refused(edit({ content: huge(MiB) }), 413, "BAD_REQUEST", "Request body too large");
+      await refused(edit({ to: ones(40_000) }), 400, "BAD_REQUEST", "Too many recipients (maximum 1000).");
+      await refused(edit({ to: `${huge(40_000, "[")}${huge(40_000, "]")}` }), 400, "BAD_REQUEST", "to is not an integer or a list of integers");
+      await refused(edit({ scheduled_delivery_timestamp: Number.MAX_SAFE_INTEGER }), 400, "BAD_REQUEST", "scheduled_delivery_timestamp is too large");
+      await refused(edit({ type: "stream", to: s.seed.general.id, topic: huge(200_000), scheduled_delivery_timestamp: huge(400, "9") }), 400, "BAD_REQUEST", "scheduled_delivery_timestamp is too large");
+      const long = await withBystander(edit({ content: huge(40_000, "é") }));
+      expect(long.status).toBe(200);
+      expect([...(s.t.store.scheduledMessages(alice.id).find((m) => m.id === id)?.content ?? "")]).toHaveLength(10_000);
+    });
+
+    it(route("DELETE", "/scheduled_messages/:scheduled_message_id"), async () => {
+      await refused(() => send(s.seed.alice, "DELETE", `/scheduled_messages/${huge(2000, "9")}`, ""), 404, "BAD_REQUEST", "Scheduled message does not exist");
+    });
+  });
+
   it("covers every endpoint of the route table", () => {
     expect([...covered].sort()).toEqual(ENDPOINTS.map((e) => `${e.method} ${e.path}`).sort());
   });

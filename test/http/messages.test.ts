@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectRejectedUnchanged, startServer, type TestServer } from "../support/http.js";
+import { MessageJsonCache } from "../../src/http/views/message-cache.js";
 
 let s: TestServer;
 beforeAll(async () => {
@@ -267,5 +268,35 @@ describe("ready-to-send message JSON", () => {
     const after = await fetch();
     expect(after["sender_full_name"]).toBe("Alice Renamed");
     expect(after["flags"]).toEqual([]);
+  });
+});
+
+describe("large windows share the event loop", () => {
+  it("rendering a window yields to other work every slice, and gives the same JSON", async () => {
+    const s = await startServer();
+    try {
+      const { owner, alice } = s.seed;
+      s.t.store.batch(() => {
+        for (let i = 0; i < 640; i++) s.t.store.sendMessage({ senderId: owner.id, to: { type: "channel", channel: "general", topic: `t${i % 50}` }, content: `message **${i}** and @**Alice**` });
+      });
+      const window = s.t.store.getMessageWindow(alice.id, { narrow: [], anchor: "newest", numBefore: 640, numAfter: 0 });
+      const options = { applyMarkdown: true, clientGravatar: true, allowEmptyTopicName: false };
+      const realm = s.seed.realm;
+      const cache = new MessageJsonCache(s.t.store);
+      let turns = 0;
+      let ticking = true;
+      const tick = (): void => {
+        turns++;
+        if (ticking) setImmediate(tick);
+      };
+      setImmediate(tick);
+      // A zero budget: a turn for other work after every 32 messages.
+      const parts = await cache.windowJsonYielding(realm, window, options, 0);
+      ticking = false;
+      expect(turns).toBeGreaterThanOrEqual(640 / 32 - 1);
+      expect(Buffer.concat(parts).toString()).toBe(Buffer.concat(new MessageJsonCache(s.t.store).windowJson(realm, window, options)).toString());
+    } finally {
+      s.close();
+    }
   });
 });

@@ -119,7 +119,7 @@ describe("GET /users/{user_id} and /users/{email}", () => {
   });
 
   it("does not see users of other realms", async () => {
-    const other = s.t.store.createRealm({ subdomain: "other", name: "Other", owner: { email: "x@other.dev", fullName: "X" } });
+    const other = s.t.store.createRealm({ subdomain: "other", name: "Other", owner: { email: "x@other.dev", fullName: "Xavier" } });
     await rejects(() => s.call(s.seed.alice, "GET", `/users/${other.owner.id}`), 400, "BAD_REQUEST", "No such user");
     await rejects(() => s.call(s.seed.alice, "GET", "/users/x@other.dev"), 400, "BAD_REQUEST", "No such user");
   });
@@ -168,7 +168,7 @@ describe("PATCH /users/{user_id} and /users/{email}", () => {
     await rejects(patch("nobody@test.dev", { full_name: "X" }), 400, "BAD_REQUEST", "No such user");
     await rejects(patch(String(bob.id), { role: 250 }), 400, "BAD_REQUEST", "Invalid role");
     await rejects(patch(String(bob.id), { role: "admin" }), 400, "BAD_REQUEST", "role is not an integer");
-    await rejects(patch(String(bob.id), { full_name: "n".repeat(61) }), 400, "BAD_REQUEST", "Name too long!");
+    await rejects(patch(String(bob.id), { full_name: "n".repeat(101) }), 400, "BAD_REQUEST", "Name too long!");
     await rejects(patch(String(bob.id), { full_name: "bad*name" }), 400, "BAD_REQUEST", "Invalid characters in name!");
     await rejects(patch(String(bob.id), { profile_data: "[{" }), 400, "BAD_REQUEST", "profile_data is not valid JSON");
     await rejects(patch(String(bob.id), { profile_data: [{ value: "x" }] }), 400, "BAD_REQUEST", 'profile_data[0]["id"] is not an integer');
@@ -178,5 +178,28 @@ describe("PATCH /users/{user_id} and /users/{email}", () => {
     const r = await s.call(null, "PATCH", `/users/${bob.id}`, { full_name: "X" }, { headers: { Authorization: "Bearer abc" } });
     expect(r.status).toBe(400);
     expect(r.body["msg"]).toBe("This endpoint requires HTTP basic authentication.");
+  });
+});
+
+describe("user lists are served from a cache that follows changes", () => {
+  it("GET /users and register's realm_users show a rename, a new user and a deactivation at once", async () => {
+    const s = await startServer();
+    try {
+      const { owner, bob } = s.seed;
+      const names = async () => ((await s.call(owner, "GET", "/users")).body["members"] as { user_id: number; full_name: string; is_active: boolean }[]).map((u) => [u.user_id, u.full_name, u.is_active]);
+      const before = await names();
+      expect(await names()).toEqual(before);
+      expect((await s.call(owner, "PATCH", `/users/${bob.id}`, { full_name: "Robert" })).status).toBe(200);
+      expect(await names()).toContainEqual([bob.id, "Robert", true]);
+      const carol = s.t.store.createUser({ realmId: s.seed.realm.id, email: "carol@test.dev", fullName: "Carol" });
+      expect(await names()).toContainEqual([carol.id, "Carol", true]);
+      s.t.store.setUserActive(carol.id, false);
+      expect(await names()).toContainEqual([carol.id, "Carol", false]);
+      const reg = await s.call(owner, "POST", "/register", { fetch_event_types: ["realm_user"] });
+      expect((reg.body["realm_non_active_users"] as { user_id: number }[]).map((u) => u.user_id)).toEqual([carol.id]);
+      expect((reg.body["realm_users"] as { user_id: number; full_name: string }[]).find((u) => u.user_id === bob.id)?.full_name).toBe("Robert");
+    } finally {
+      s.close();
+    }
   });
 });

@@ -39,7 +39,19 @@ export type Action =
   | { kind: "group_subgroups"; actor: UserName; name: (typeof GROUPS)[number]; add: boolean }
   | { kind: "topic_policy"; user: UserName; channel: ChannelName; topic: string; policy: 0 | 1 | 2 | 3 }
   | { kind: "mute_channel"; user: UserName; channel: ChannelName; muted: boolean }
-  | { kind: "create_user"; n: number; role: Role; bot: boolean };
+  | { kind: "create_user"; n: number; role: Role; bot: boolean }
+  | { kind: "settings"; user: UserName; change: SettingsChange }
+  | { kind: "bulk_settings"; actor: UserName; targets: UserName[]; colorScheme: 1 | 2 | 3; skipIfAlreadyEdited: boolean }
+  | { kind: "realm_defaults"; actor: UserName; colorScheme: 1 | 2 | 3 }
+  | { kind: "draft"; user: UserName; op: "create" | "edit" | "delete"; channel: ChannelName; pick: number }
+  | { kind: "snippet"; user: UserName; op: "create" | "edit" | "delete"; pick: number };
+
+export type SettingsChange =
+  | { readonly twentyFourHourTime: boolean }
+  | { readonly colorScheme: 1 | 2 | 3 }
+  | { readonly timezone: "" | "Europe/Berlin" | "America/New_York" }
+  | { readonly fullName: string }
+  | { readonly draftsSync: boolean };
 
 export type Mention = { kind: "none" } | { kind: "user"; who: UserName } | { kind: "silent"; who: UserName } | { kind: "all" } | { kind: "topic" } | { kind: "group"; name: (typeof GROUPS)[number] };
 
@@ -97,6 +109,27 @@ export const actionArb: fc.Arbitrary<Action> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ kind: fc.constant("topic_policy" as const), user: observer, channel, topic, policy: fc.constantFrom(0 as const, 1 as const, 2 as const, 3 as const) }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant("mute_channel" as const), user: observer, channel, muted: fc.boolean() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("create_user" as const), n: fc.nat({ max: 1000 }), role: fc.constantFrom<Role>(ROLE.MEMBER, ROLE.GUEST), bot: fc.boolean() }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant("settings" as const),
+      user: actor,
+      change: fc.oneof(
+        fc.boolean().map((twentyFourHourTime) => ({ twentyFourHourTime })),
+        fc.constantFrom(1 as const, 2 as const, 3 as const).map((colorScheme) => ({ colorScheme })),
+        fc.constantFrom("" as const, "Europe/Berlin" as const, "America/New_York" as const).map((timezone) => ({ timezone })),
+        fc.constantFrom("Renamed Three", "Renamed Four").map((fullName) => ({ fullName })),
+        fc.boolean().map((draftsSync) => ({ draftsSync })),
+      ),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant("bulk_settings" as const), actor, targets: someUsers, colorScheme: fc.constantFrom(1 as const, 2 as const, 3 as const), skipIfAlreadyEdited: fc.boolean() }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("realm_defaults" as const), actor, colorScheme: fc.constantFrom(1 as const, 2 as const, 3 as const) }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant("draft" as const), user: actor, op: fc.constantFrom("create" as const, "create" as const, "edit" as const, "delete" as const), channel, pick: fc.nat() }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("snippet" as const), user: actor, op: fc.constantFrom("create" as const, "edit" as const, "delete" as const), pick: fc.nat() }) },
 );
 
 /** The realm the actions run in, with handles by symbolic name. */
@@ -105,6 +138,9 @@ export class World {
   readonly sent: number[] = [];
   readonly groupIds = new Map<string, number>();
   readonly outcomes: string[] = [];
+  /** Draft and snippet IDs each user created (some may be gone: editing those is a refused action). */
+  readonly drafts = new Map<UserName, number[]>();
+  readonly snippets = new Map<UserName, number[]>();
   #created = 0;
 
   constructor(readonly server: TestServer) {
@@ -304,6 +340,56 @@ export class World {
           const bot = action.bot ? { bot: { type: 1 as const, ownerId: this.user("bob").id } } : {};
           store.createUser({ realmId: this.server.seed.realm.id, email: `new${this.#created}-${action.n}@test.dev`, fullName: `Newcomer ${this.#created}`, role: action.role, ...bot });
         });
+      case "settings": {
+        const c = action.change;
+        const params =
+          "twentyFourHourTime" in c
+            ? { twenty_four_hour_time: c.twentyFourHourTime }
+            : "colorScheme" in c
+              ? { color_scheme: c.colorScheme }
+              : "timezone" in c
+                ? { timezone: c.timezone }
+                : "fullName" in c
+                  ? { full_name: c.fullName }
+                  : { enable_drafts_synchronization: c.draftsSync };
+        const r = await call(action.user, "PATCH", "/settings", params);
+        return note(r.status === 200, `settings ${String(r.body["msg"] ?? "")}`);
+      }
+      case "bulk_settings": {
+        const target_users = { user_ids: action.targets.map((n) => this.user(n).id), skip_if_already_edited: action.skipIfAlreadyEdited };
+        const r = await call(action.actor, "PATCH", "/settings", { target_users, color_scheme: action.colorScheme });
+        return note(r.status === 200, `bulk_settings ${String(r.body["msg"] ?? "")}`);
+      }
+      case "realm_defaults": {
+        const r = await call(action.actor, "PATCH", "/realm/user_settings_defaults", { color_scheme: action.colorScheme });
+        return note(r.status === 200, `realm_defaults ${String(r.body["msg"] ?? "")}`);
+      }
+      case "draft": {
+        const mine = this.drafts.get(action.user) ?? [];
+        const channelId = this.channelId(action.channel);
+        const draft = channelId === undefined ? { type: "", to: [], topic: "", content: "draft" } : { type: "stream", to: [channelId], topic: "plans", content: `draft ${action.pick}` };
+        if (action.op === "create") {
+          const r = await call(action.user, "POST", "/drafts", { drafts: [draft] });
+          if (r.status === 200) this.drafts.set(action.user, [...mine, ...(r.body["ids"] as number[])]);
+          return note(r.status === 200, `draft create ${String(r.body["msg"] ?? "")}`);
+        }
+        const id = mine[action.pick % Math.max(1, mine.length)];
+        if (id === undefined) return note(false, "draft: none created yet");
+        const r = action.op === "edit" ? await call(action.user, "PATCH", `/drafts/${id}`, { draft }) : await call(action.user, "DELETE", `/drafts/${id}`, {});
+        return note(r.status === 200, `draft ${action.op} ${String(r.body["msg"] ?? "")}`);
+      }
+      case "snippet": {
+        const mine = this.snippets.get(action.user) ?? [];
+        if (action.op === "create") {
+          const r = await call(action.user, "POST", "/saved_snippets", { title: `Snippet ${action.pick}`, content: "Hello" });
+          if (r.status === 200) this.snippets.set(action.user, [...mine, r.body["saved_snippet_id"] as number]);
+          return note(r.status === 200, `snippet create ${String(r.body["msg"] ?? "")}`);
+        }
+        const id = mine[action.pick % Math.max(1, mine.length)];
+        if (id === undefined) return note(false, "snippet: none created yet");
+        const r = action.op === "edit" ? await call(action.user, "PATCH", `/saved_snippets/${id}`, { content: `Edited ${action.pick}` }) : await call(action.user, "DELETE", `/saved_snippets/${id}`, {});
+        return note(r.status === 200, `snippet ${action.op} ${String(r.body["msg"] ?? "")}`);
+      }
     }
   }
 }

@@ -49,6 +49,11 @@ export const MAINTAINED_SECTIONS = [
   "can_create_streams",
   "can_create_web_public_streams",
   "can_subscribe_other_users",
+  // Personal state (settings, the realm's defaults, drafts, saved snippets).
+  "user_settings",
+  "realm_user_settings_defaults",
+  "drafts",
+  "saved_snippets",
 ] as const;
 
 type UnreadPlace = { readonly kind: "stream"; streamId: number; topic: string } | { readonly kind: "pm"; readonly otherUserId: number } | { readonly kind: "huddle"; readonly userIdsString: string };
@@ -225,6 +230,37 @@ export function applyEvent(state: ClientState, event: Json): void {
       else if (op === "delete") state.snapshot["realm_bots"] = bots.filter((b) => obj(b, "bot")["user_id"] !== bot["user_id"]);
       else if (op === "update") state.snapshot["realm_bots"] = bots.map((b) => (obj(b, "bot")["user_id"] === bot["user_id"] ? { ...obj(b, "bot"), ...bot } : b));
       else throw new Error(`reducer: unexpected realm_bot op: ${JSON.stringify(event)}`);
+      return;
+    }
+    case "user_settings":
+    case "realm_user_settings_defaults": {
+      if (str(event["op"], `${type}.op`) !== "update") throw new Error(`reducer: unexpected ${type} op: ${JSON.stringify(event)}`);
+      const property = str(event["property"], `${type}.property`);
+      obj(state.snapshot[type], type)[property] = clone(event["value"]);
+      // Zulip's apply_event: turning synchronization off drops the server's drafts.
+      if (type === "user_settings" && property === "enable_drafts_synchronization" && event["value"] === false) state.snapshot["drafts"] = [];
+      return;
+    }
+    case "drafts": {
+      const op = str(event["op"], "drafts.op");
+      const drafts = objs(state.snapshot["drafts"], "drafts");
+      if (op === "add") state.snapshot["drafts"] = [...drafts, ...objs(event["drafts"], "drafts.drafts").map(clone)];
+      else if (op === "update") {
+        const draft = obj(event["draft"], "drafts.draft");
+        state.snapshot["drafts"] = drafts.map((d) => (d["id"] === draft["id"] ? clone(draft) : d));
+      } else if (op === "remove") state.snapshot["drafts"] = drafts.filter((d) => d["id"] !== num(event["draft_id"], "draft_id"));
+      else throw new Error(`reducer: unexpected drafts op: ${JSON.stringify(event)}`);
+      return;
+    }
+    case "saved_snippets": {
+      const op = str(event["op"], "saved_snippets.op");
+      const snippets = objs(state.snapshot["saved_snippets"], "saved_snippets");
+      if (op === "add") state.snapshot["saved_snippets"] = [...snippets, clone(obj(event["saved_snippet"], "saved_snippet"))];
+      else if (op === "update") {
+        const snippet = obj(event["saved_snippet"], "saved_snippet");
+        state.snapshot["saved_snippets"] = snippets.map((x) => (x["id"] === snippet["id"] ? clone(snippet) : x));
+      } else if (op === "remove") state.snapshot["saved_snippets"] = snippets.filter((x) => x["id"] !== num(event["saved_snippet_id"], "saved_snippet_id"));
+      else throw new Error(`reducer: unexpected saved_snippets op: ${JSON.stringify(event)}`);
       return;
     }
     case "default_streams": {
@@ -592,6 +628,9 @@ export function comparable(snapshot: Json): Json {
   out["realm_user_groups"] = groups;
   out["user_topics"] = objs(out["user_topics"], "user_topics").sort((a, b) => num(a["stream_id"], "stream_id") - num(b["stream_id"], "stream_id") || fold(str(a["topic_name"], "t")).localeCompare(fold(str(b["topic_name"], "t"))));
   out["realm_default_streams"] = nums(out["realm_default_streams"], "realm_default_streams").sort(ascending);
+  // Drafts are listed most recently edited first; the wire's whole-second timestamps can tie.
+  out["drafts"] = objs(out["drafts"], "drafts").sort((a, b) => num(b["timestamp"], "timestamp") - num(a["timestamp"], "timestamp") || num(b["id"], "id") - num(a["id"], "id"));
+  out["saved_snippets"] = objs(out["saved_snippets"], "saved_snippets").sort(byNum("id"));
   out["starred_messages"] = nums(out["starred_messages"], "starred_messages").sort(ascending);
   const u = obj(out["unread_msgs"], "unread_msgs");
   u["streams"] = objs(u["streams"], "streams").sort((a, b) => num(a["stream_id"], "s") - num(b["stream_id"], "s") || fold(str(a["topic"], "t")).localeCompare(fold(str(b["topic"], "t"))));

@@ -3,28 +3,17 @@
  * events.retrieve receive a message another user sends, a star, a reaction, a
  * subscription change and typing.
  */
-import { createRequire } from "node:module";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/http.js";
-
-type Result = Record<string, unknown> & { result: string };
-interface ZulipClient {
-  queues: { register(p: Record<string, unknown>): Promise<Result>; deregister(p: Record<string, unknown>): Promise<Result> };
-  events: { retrieve(p: Record<string, unknown>): Promise<Result> };
-  messages: { send(p: Record<string, unknown>): Promise<Result>; flags: { add(p: Record<string, unknown>): Promise<Result> } };
-  reactions: { add(p: Record<string, unknown>): Promise<Result> };
-  typing: { send(p: Record<string, unknown>): Promise<Result> };
-  users: { me: { subscriptions: { add(p: Record<string, unknown>): Promise<Result> } } };
-}
-const zulipInit = createRequire(import.meta.url)("zulip-js") as (config: { username: string; apiKey: string; realm: string }) => Promise<ZulipClient>;
+import { zulipClient, type ZulipClient } from "../support/zulip-js.js";
 
 let s: TestServer;
 let alice: ZulipClient;
 let bob: ZulipClient;
 beforeAll(async () => {
   s = await startServer();
-  alice = await zulipInit({ username: s.seed.alice.email, apiKey: s.seed.alice.apiKey, realm: s.base });
-  bob = await zulipInit({ username: s.seed.bob.email, apiKey: s.seed.bob.apiKey, realm: s.base });
+  alice = await zulipClient(s, s.seed.alice);
+  bob = await zulipClient(s, s.seed.bob);
 });
 afterAll(() => s.close());
 

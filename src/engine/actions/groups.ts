@@ -15,6 +15,7 @@
  */
 import { isAllowedBy, membersOf } from "../access.js";
 import { BadRequestError, clip, GroupInUseError } from "../errors.js";
+import { exceedsCodePoints } from "../limits.js";
 import type { StoreState } from "../state.js";
 import type { ChannelPermissions, GroupSettingValue, User, UserGroup } from "../types.js";
 import { ROLE } from "../types.js";
@@ -85,7 +86,7 @@ function canManageAllGroups(user: User): boolean {
 /** Zulip's check_user_group_name. */
 export function checkGroupName(raw: string): string {
   if (raw.trim() === "") throw new BadRequestError("User group name can't be empty!");
-  if ([...raw].length > MAX_GROUP_NAME_LENGTH) throw new BadRequestError(`User group name cannot exceed ${MAX_GROUP_NAME_LENGTH} characters.`);
+  if (exceedsCodePoints(raw, MAX_GROUP_NAME_LENGTH)) throw new BadRequestError(`User group name cannot exceed ${MAX_GROUP_NAME_LENGTH} characters.`);
   for (const prefix of INVALID_NAME_PREFIXES) if (raw.startsWith(prefix)) throw new BadRequestError(`User group name cannot start with '${prefix}'.`);
   return raw;
 }

@@ -2,16 +2,16 @@
  * @module actions/reactions
  * Emoji reactions on messages the user can read. Keeps the message's reactions list
  * (oldest first) and the has:reaction index in step. Names and codes are checked as in
- * Zulip's check_add_reaction / check_emoji_request against the built-in unicode table
- * (src/markdown/emoji.ts) and the one extra emoji, `zulip`; there are no realm emoji
- * yet, so every realm_emoji code is unknown.
+ * Zulip's check_add_reaction / check_emoji_request against Zulip's full unicode table
+ * (src/emoji/unicode.ts) and the one extra emoji, `zulip`; there are no realm emoji
+ * yet (they need uploads), so every realm_emoji code is unknown.
  */
 import { canAccessMessage } from "../access.js";
 import { BadRequestError, EngineError } from "../errors.js";
 import { key } from "../index/keys.js";
 import type { StoreState } from "../state.js";
 import type { Message, Reaction } from "../types.js";
-import { emojiCodepoint, isEmojiCodepoint } from "../../markdown/emoji.js";
+import { isUnicodeEmojiCode, unicodeEmojiCode } from "../../emoji/unicode.js";
 import { requireActiveUser } from "./users.js";
 import { messageReadersAudience } from "../events/audience.js";
 
@@ -38,7 +38,7 @@ export interface RemoveReactionInput {
 /** Zulip's get_emoji_data: the code and type an emoji name stands for. */
 function emojiData(name: string): { emojiCode: string; reactionType: Reaction["reactionType"] } {
   if (name === "zulip") return { emojiCode: "zulip", reactionType: "zulip_extra_emoji" };
-  const code = emojiCodepoint(name);
+  const code = unicodeEmojiCode(name);
   if (code === undefined) throw new BadRequestError(`Emoji '${name}' does not exist`);
   return { emojiCode: code, reactionType: "unicode_emoji" };
 }
@@ -52,8 +52,8 @@ function checkEmojiRequest(input: ReactionInput): void {
     if (emojiName !== emojiCode) throw new BadRequestError("Invalid emoji name.");
     return;
   }
-  if (!isEmojiCodepoint(emojiCode)) throw new BadRequestError("Invalid emoji code.");
-  if (emojiCodepoint(emojiName) !== emojiCode) throw new BadRequestError("Invalid emoji name.");
+  if (!isUnicodeEmojiCode(emojiCode)) throw new BadRequestError("Invalid emoji code.");
+  if (unicodeEmojiCode(emojiName) !== emojiCode) throw new BadRequestError("Invalid emoji name.");
 }
 
 function accessibleMessage(state: StoreState, userId: number, messageId: number): Message {

@@ -50,8 +50,12 @@ function readBySenderDefault(client: string, sender: User, recipient: ScheduledR
   return defaultReadBySender(client) && !toSelfOnly;
 }
 
+/** The last second of year 9999: the latest time Zulip's datetimes (and the failure notice's <time:…>) can name. */
+export const LATEST_DELIVERY_TIME = 253_402_300_799;
+
 function checkFuture(state: StoreState, deliverAt: number): void {
   if (!Number.isSafeInteger(deliverAt) || deliverAt <= state.now()) throw new BadRequestError(DELIVERY_TIME_NOT_IN_FUTURE);
+  if (deliverAt > LATEST_DELIVERY_TIME) throw new BadRequestError("scheduled_delivery_timestamp is too large");
 }
 
 /** POST /scheduled_messages. */

@@ -10,6 +10,7 @@ import { excluding, realmAudience, subscriberViewersAudience, userAudience } fro
 import type { RealmUserChange } from "../events/types.js";
 import type { UserSettingsRecord } from "../settings/defaults.js";
 import { BadRequestError, clip, PermissionDeniedError } from "../errors.js";
+import { exceedsCodePoints } from "../limits.js";
 import { emailKey, type StoreState, type WriteContext } from "../state.js";
 import type { BotType, Channel, Realm, Role, Subscription, User } from "../types.js";
 import { ROLE, ROLES } from "../types.js";
@@ -26,7 +27,9 @@ export interface CreateUserInput {
 }
 
 const EMAIL = /^[^\s@<>()[\]\\,;:"]+@[^\s@<>()[\]\\,;:"]+$/;
-const MAX_NAME_LENGTH = 60;
+/** Zulip's UserProfile.MAX_NAME_LENGTH and MIN_NAME_LENGTH. */
+const MAX_NAME_LENGTH = 100;
+const MIN_NAME_LENGTH = 2;
 
 /** A fresh 32-character alphanumeric API key. */
 export function generateApiKey(): string {
@@ -37,11 +40,18 @@ export function generateApiKey(): string {
   return out;
 }
 
+/**
+ * Zulip's check_full_name: stripped; 2 to 100 characters; no control or other
+ * unprintable characters, none of * ` \ > " @ (they would break mention syntax); not
+ * ending in |digits (read as a mention's user ID). Organizations cannot require
+ * unique names here, so that check does not exist.
+ */
 export function checkFullName(name: string): string {
   const trimmed = name.trim();
-  if (trimmed.length === 0) throw new BadRequestError("Name too short!");
-  if (trimmed.length > MAX_NAME_LENGTH) throw new BadRequestError(`Name too long!`);
-  if (/[\x00-\x1f*`\\>"@]/.test(trimmed)) throw new BadRequestError("Invalid characters in name!");
+  if (exceedsCodePoints(trimmed, MAX_NAME_LENGTH)) throw new BadRequestError("Name too long!");
+  if ([...trimmed].length < MIN_NAME_LENGTH) throw new BadRequestError("Name too short!");
+  if (/[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}*`\\>"@]/u.test(trimmed)) throw new BadRequestError("Invalid characters in name!");
+  if (/\|\d+$/.test(name)) throw new BadRequestError("Invalid format!");
   return trimmed;
 }
 
@@ -142,7 +152,7 @@ function emitVisibilityChanges(state: StoreState, ctx: WriteContext, before: Use
 }
 
 /** realm_user update events, one per changed property group (Zulip's shape). */
-function emitUserUpdates(state: StoreState, ctx: WriteContext, before: User, after: User): void {
+export function emitUserUpdates(state: StoreState, ctx: WriteContext, before: User, after: User): void {
   const changes: RealmUserChange[] = [];
   if (before.fullName !== after.fullName) changes.push({ fullName: after.fullName });
   if (before.role !== after.role) changes.push({ role: after.role });

@@ -79,6 +79,16 @@ export function logEntryOf(event: EngineEvent): ChangeLogItem {
       return ["realm_playgrounds", "update", event.realmId, ...event.playgrounds.map((p) => p.id)];
     case "scheduled_messages":
       return ["scheduled_messages", event.op, event.op === "remove" ? event.scheduledMessageId : event.scheduled.id];
+    case "user_settings":
+      return ["user_settings", `update:${event.property}`, ...event.userIds];
+    case "realm_user_settings_defaults":
+      return ["realm_user_settings_defaults", `update:${event.property}`, event.realmId];
+    case "drafts":
+      if (event.op === "add") return ["drafts", "add", event.userId, ...event.drafts.map((d) => d.id)];
+      if (event.op === "update") return ["drafts", "update", event.draft.userId, event.draft.id];
+      return ["drafts", "remove", event.userId, event.draftId];
+    case "saved_snippets":
+      return event.op === "remove" ? ["saved_snippets", "remove", event.userId, event.snippetId] : ["saved_snippets", event.op, event.snippet.userId, event.snippet.id];
   }
 }
 

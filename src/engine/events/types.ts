@@ -9,7 +9,8 @@
  * decided in the engine under its access rules (private channels, guests, DMs).
  */
 import type { ApiFlag } from "../queries/message-flags.js";
-import type { Channel, GroupSettingValue, SubscriptionNotification, Message, MessageRecipient, Playground, PresenceRecord, Reaction, Realm, Role, ScheduledMessage, Subscription, User, UserGroup, UserTopic } from "../types.js";
+import type { Channel, Draft, GroupSettingValue, SubscriptionNotification, Message, MessageRecipient, Playground, PresenceRecord, Reaction, Realm, Role, SavedSnippet, ScheduledMessage, Subscription, User, UserGroup, UserTopic } from "../types.js";
+import type { SettingName, SettingValue } from "../settings/defaults.js";
 
 /** Who must receive an event. Valid only during delivery (it may view live state). */
 export interface Audience {
@@ -74,6 +75,14 @@ export type EngineEvent =
   | { readonly type: "realm_playgrounds"; readonly realmId: number; readonly playgrounds: readonly Playground[] }
   | { readonly type: "scheduled_messages"; readonly op: "add" | "update"; readonly scheduled: ScheduledMessage }
   | { readonly type: "scheduled_messages"; readonly op: "remove"; readonly scheduledMessageId: number }
+  /** One changed personal setting (timezone included, as Zulip sends it), for one user or an administrator's bulk edit. */
+  | { readonly type: "user_settings"; readonly op: "update"; readonly userIds: readonly number[]; readonly property: SettingName | "timezone"; readonly value: SettingValue }
+  | { readonly type: "realm_user_settings_defaults"; readonly op: "update"; readonly realmId: number; readonly property: SettingName; readonly value: SettingValue }
+  | { readonly type: "drafts"; readonly op: "add"; readonly userId: number; readonly drafts: readonly Draft[] }
+  | { readonly type: "drafts"; readonly op: "update"; readonly draft: Draft }
+  | { readonly type: "drafts"; readonly op: "remove"; readonly userId: number; readonly draftId: number }
+  | { readonly type: "saved_snippets"; readonly op: "add" | "update"; readonly snippet: SavedSnippet }
+  | { readonly type: "saved_snippets"; readonly op: "remove"; readonly userId: number; readonly snippetId: number }
   | {
       readonly type: "typing";
       readonly op: "start" | "stop";

@@ -70,6 +70,11 @@ export const SETTING_DEFAULTS = {
   web_line_height_percent: 140,
   web_navigate_to_sent_message: true,
   web_suggest_update_timezone: true,
+  hide_ai_features: false,
+  web_inbox_show_channel_folders: true,
+  web_left_sidebar_show_channel_folders: true,
+  web_left_sidebar_unreads_count_summary: true,
+  resolved_topic_notice_auto_read_policy: "except_followed",
 } as const;
 
 export type SettingName = keyof typeof SETTING_DEFAULTS;

@@ -24,6 +24,8 @@
  * | scheduled_due     | [deliverAt, scheduledMessageId]  | null (pending ones, by time)  |
  * | presence          | userId (uint32)                  | PresenceRecord (flushed in batches) |
  * | playgrounds       | playgroundId (uint32)            | Playground                    |
+ * | drafts            | draftId (uint32)                 | Draft                         |
+ * | saved_snippets    | savedSnippetId (uint32)          | SavedSnippet                  |
  */
 import { open, type Database, type RootDatabase } from "lmdb";
 
@@ -54,6 +56,8 @@ export interface Tables {
   readonly scheduledDue: Database<null, [number, number]>;
   readonly presence: Database<unknown, number>;
   readonly playgrounds: Database<unknown, number>;
+  readonly drafts: Database<unknown, number>;
+  readonly savedSnippets: Database<unknown, number>;
 }
 
 export type TableName = Exclude<keyof Tables, "env">;
@@ -105,6 +109,8 @@ export const TABLE_SPECS: Readonly<Record<TableName, TableSpec>> = {
   // Written by flushPresence every few seconds, not per ping (actions/presence.ts).
   presence: { db: "presence", role: "entity", keys: "id", values: "msgpack" },
   playgrounds: { db: "playgrounds", role: "entity", keys: "id", values: "msgpack" },
+  drafts: { db: "drafts", role: "entity", keys: "id", values: "msgpack" },
+  savedSnippets: { db: "saved_snippets", role: "entity", keys: "id", values: "msgpack" },
 };
 
 export const TABLE_NAMES = Object.keys(TABLE_SPECS) as TableName[];

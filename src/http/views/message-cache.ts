@@ -17,6 +17,8 @@ import { messageBody, type MessageViewOptions } from "./message.js";
 const DEFAULT_MAX_BYTES = 256 * 1024 * 1024;
 const CLOSE = Buffer.from("}");
 const COMMA = Buffer.from(",");
+/** Longest stretch of rendering before other requests get a turn. */
+const YIELD_AFTER_MS = 10;
 
 function variantOf(options: MessageViewOptions): number {
   return (options.applyMarkdown ? 1 : 0) | (options.clientGravatar ? 2 : 0) | (options.allowEmptyTopicName ? 4 : 0);
@@ -45,29 +47,53 @@ export class MessageJsonCache {
 
   /** The JSON array of a window's messages, as buffers to concatenate ("[", items, "]"). */
   windowJson(realm: Realm, window: MessageWindow, options: MessageViewOptions): Buffer[] {
-    const variant = variantOf(options);
     const parts: Buffer[] = [Buffer.from("[")];
-    window.ids.forEach((id, i) => {
-      const entry = this.#entry(realm, id, variant, options);
-      if (!entry) return;
-      if (parts.length > 1) parts.push(COMMA);
-      const flags = window.flags[i]!;
-      if (window.searchTerms) {
-        const message = this.#store.findMessageRecord(id);
-        const matches = message ? highlightsFor(message, window.searchTerms) : { matchContent: "", matchSubject: "" };
-        parts.push(entry.prefix, this.#flags(flags), Buffer.from(`,"match_content":${JSON.stringify(matches.matchContent)},"match_subject":${JSON.stringify(matches.matchSubject)}`), CLOSE);
-        return;
-      }
-      if (entry.lastFlags !== flags || entry.lastFull === null) {
-        const full = Buffer.concat([entry.prefix, this.#flags(flags), CLOSE]);
-        this.#bytes += full.length - (entry.lastFull?.length ?? 0);
-        entry.lastFlags = flags;
-        entry.lastFull = full;
-      }
-      parts.push(entry.lastFull);
-    });
+    for (let i = 0; i < window.ids.length; i++) this.#append(parts, realm, window, i, options);
     parts.push(Buffer.from("]"));
     return parts;
+  }
+
+  /**
+   * windowJson for the server: messages not yet cached are rendered here, which for a
+   * cold 5000-message window is hundreds of milliseconds, so the work yields to the
+   * event loop every YIELD_AFTER_MS and other requests are answered meanwhile. (IDs and
+   * flags were fixed by the engine before; a message changed meanwhile is rendered as
+   * it is now.)
+   */
+  async windowJsonYielding(realm: Realm, window: MessageWindow, options: MessageViewOptions, yieldAfterMs = YIELD_AFTER_MS): Promise<Buffer[]> {
+    const parts: Buffer[] = [Buffer.from("[")];
+    let sliceStart = performance.now();
+    for (let i = 0; i < window.ids.length; i++) {
+      if ((i & 31) === 31 && performance.now() - sliceStart >= yieldAfterMs) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        sliceStart = performance.now();
+      }
+      this.#append(parts, realm, window, i, options);
+    }
+    parts.push(Buffer.from("]"));
+    return parts;
+  }
+
+  /** Appends the window's i-th message (with a comma after the first). */
+  #append(parts: Buffer[], realm: Realm, window: MessageWindow, i: number, options: MessageViewOptions): void {
+    const id = window.ids[i]!;
+    const entry = this.#entry(realm, id, variantOf(options), options);
+    if (!entry) return;
+    if (parts.length > 1) parts.push(COMMA);
+    const flags = window.flags[i]!;
+    if (window.searchTerms) {
+      const message = this.#store.findMessageRecord(id);
+      const matches = message ? highlightsFor(message, window.searchTerms) : { matchContent: "", matchSubject: "" };
+      parts.push(entry.prefix, this.#flags(flags), Buffer.from(`,"match_content":${JSON.stringify(matches.matchContent)},"match_subject":${JSON.stringify(matches.matchSubject)}`), CLOSE);
+      return;
+    }
+    if (entry.lastFlags !== flags || entry.lastFull === null) {
+      const full = Buffer.concat([entry.prefix, this.#flags(flags), CLOSE]);
+      this.#bytes += full.length - (entry.lastFull?.length ?? 0);
+      entry.lastFlags = flags;
+      entry.lastFull = full;
+    }
+    parts.push(entry.lastFull);
   }
 
   get bytes(): number {

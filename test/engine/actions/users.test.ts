@@ -45,7 +45,7 @@ describe("createUser", () => {
     failsWithoutChange(make({ email: "ALICE@test.dev" }), { code: "BAD_REQUEST", message: "Email 'ALICE@test.dev' already in use" });
     failsWithoutChange(make({ role: 500 as 400 }), { code: "BAD_REQUEST", message: "Invalid role" });
     failsWithoutChange(make({ fullName: "   " }), { code: "BAD_REQUEST", message: "Name too short!" });
-    failsWithoutChange(make({ fullName: "x".repeat(61) }), { code: "BAD_REQUEST", message: "Name too long!" });
+    failsWithoutChange(make({ fullName: "x".repeat(101) }), { code: "BAD_REQUEST", message: "Name too long!" });
     failsWithoutChange(make({ fullName: "Bad*Name" }), { code: "BAD_REQUEST", message: "Invalid characters in name!" });
     failsWithoutChange(make({ fullName: "Bad@Name" }), { code: "BAD_REQUEST", message: "Invalid characters in name!" });
     failsWithoutChange(make({ bot: { type: 1, ownerId: 9999 } }), { code: "BAD_REQUEST", message: "Invalid bot owner" });

@@ -4,7 +4,6 @@ import { internals } from "../../../src/engine/internal.js";
 import { foldName, foldTopic, key } from "../../../src/engine/index/keys.js";
 import type { Store } from "../../../src/engine/index.js";
 import { tempStore, type TempStore } from "../../support/temp-store.js";
-import { internals } from "../../../src/engine/internal.js";
 
 const K = "test:k";
 const CHUNK = 1 << 16;

@@ -40,7 +40,7 @@ export default defineEndpoint({
     allow_empty_topic_name: p.bool().default(false),
     use_first_unread_anchor: p.bool().default(false),
   },
-  handler(ctx, input) {
+  async handler(ctx, input) {
     let anchor = parseAnchor(input.anchor);
     if (input.use_first_unread_anchor) {
       if (anchor !== undefined) throw new BadRequestError(`Unsupported parameter combination: ${INCOMPATIBLE}`, { parameters: INCOMPATIBLE });
@@ -62,7 +62,7 @@ export default defineEndpoint({
       found_oldest: result.foundOldest,
       found_newest: result.foundNewest,
       history_limited: result.historyLimited,
-      messages: new RawJson(ctx.messageJson.windowJson(ctx.realm, result, options)),
+      messages: new RawJson(await ctx.messageJson.windowJsonYielding(ctx.realm, result, options)),
     };
   },
 });

@@ -11,6 +11,7 @@ import { scheduledMessageToWire } from "../../views/scheduled-message.js";
 import { userToWire } from "../../views/user.js";
 import { playgroundToWire } from "../../views/playground.js";
 import { presencesToWire } from "../../views/presence.js";
+import type { UserListCache } from "../../views/user-list-cache.js";
 
 export interface StateOptions {
   readonly clientGravatar: boolean;
@@ -22,15 +23,15 @@ export interface StateOptions {
 }
 
 /** `realm_user`: realm_users, realm_non_active_users, cross_realm_bots and own-user fields. */
-export function realmUserSection(store: Store, realm: Realm, user: User, options: StateOptions): Record<string, unknown> {
+export function realmUserSection(store: Store, realm: Realm, user: User, options: StateOptions, userJson: UserListCache): Record<string, unknown> {
   const canCreateChannels = user.role <= ROLE.MEMBER;
   // Zulip's register includes humans' profile_data, as realm_user add events do.
   const userOptions = { clientGravatar: options.clientGravatar, includeCustomProfileFields: true };
-  const users = store.realmUsers(user.realmId);
+  const lists = userJson.lists(user.realmId, userOptions);
   const ownAvatar = avatarUrl(user, false);
   return {
-    realm_users: users.filter((u) => u.isActive).map((u) => userToWire(u, userOptions)),
-    realm_non_active_users: users.filter((u) => !u.isActive).map((u) => userToWire(u, userOptions)),
+    realm_users: lists.active,
+    realm_non_active_users: lists.inactive,
     cross_realm_bots: [],
     user_id: user.id,
     email: user.email,

@@ -11,6 +11,7 @@
  */
 import { createHash } from "node:crypto";
 import { MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, type Realm, type Store } from "../../../engine/index.js";
+import { emojiDataUrl } from "../../emoji-data.js";
 
 /** Zulip's server_generation: when this server process started (seconds). */
 const SERVER_GENERATION = Math.floor(Date.now() / 1000);
@@ -189,8 +190,7 @@ export function realmSection(store: Store, realm: Realm, baseUrl: string): Recor
     server_needs_upgrade: false,
     server_inline_image_preview: false,
     server_inline_url_embed_preview: false,
-    // No emoji data file is served yet (see the issue note).
-    server_emoji_data_url: "",
+    server_emoji_data_url: emojiDataUrl(baseUrl),
     server_jitsi_server_url: null,
     server_can_summarize_topics: false,
     server_thumbnail_formats: [],

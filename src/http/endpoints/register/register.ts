@@ -45,6 +45,7 @@ import {
 import { realmSection } from "./realm-state.js";
 import { UNSTORED_SECTIONS, type UnstoredSection } from "./unstored-sections.js";
 import { realmUserSettingsDefaultsSection, userSettingsSection } from "./user-settings.js";
+import { draftToWire, savedSnippetToWire } from "../../views/personal.js";
 
 /** Zulip's default and largest idle queue timeouts, and what "mobile" means. */
 const DEFAULT_IDLE_QUEUE_TIMEOUT = 600;
@@ -115,7 +116,7 @@ export default defineEndpoint({
       ...unstored("custom_profile_fields"),
       ...unstored("onboarding_steps"),
       ...(want("message") ? { max_message_id: store.maxMessageId(user.id) } : {}),
-      ...unstored("drafts"),
+      ...(want("drafts") ? { drafts: store.registerDrafts(user.id).map(draftToWire) } : {}),
       ...(want("scheduled_messages") ? scheduledMessagesSection(store, realm, user, options) : {}),
       ...unstored("reminders"),
       // Zulip leaves the deprecated list out for clients that asked for user_topic.
@@ -130,7 +131,7 @@ export default defineEndpoint({
       ...unstored("realm_filters"),
       ...(want("realm_playgrounds") ? playgroundsSection(store, realm) : {}),
       ...(want("realm_user_groups") ? userGroupsSection(store, user, options) : {}),
-      ...(want("realm_user") ? realmUserSection(store, realm, user, options) : {}),
+      ...(want("realm_user") ? realmUserSection(store, realm, user, options, ctx.userJson) : {}),
       ...(want("realm_bot") ? realmBotSection(store, user, options) : {}),
       ...unstored("realm_embedded_bots"),
       ...unstored("realm_incoming_webhook_bots"),
@@ -149,7 +150,7 @@ export default defineEndpoint({
       ...unstored("video_calls"),
       ...unstored("giphy"),
       ...unstored("navigation_views"),
-      ...unstored("saved_snippets"),
+      ...(want("saved_snippets") ? { saved_snippets: store.savedSnippets(user.id).map(savedSnippetToWire) } : {}),
     };
     const queue = ctx.events.register(user, {
       eventTypes: input.event_types ?? null,

@@ -26,7 +26,6 @@ export const UNSTORED_SECTIONS = {
   // No field definitions are stored (users' profile_data values are, by field ID).
   custom_profile_fields: () => ({ custom_profile_fields: [], custom_profile_field_types: CUSTOM_PROFILE_FIELD_TYPES }),
   onboarding_steps: () => ({ onboarding_steps: [], navigation_tour_video_url: null }),
-  drafts: () => ({ drafts: [] }),
   reminders: () => ({ reminders: [] }),
   muted_users: () => ({ muted_users: [] }),
   realm_domains: () => ({ realm_domains: [] }),
@@ -43,7 +42,6 @@ export const UNSTORED_SECTIONS = {
   giphy: () => ({ giphy_api_key: "" }),
   channel_folders: () => ({ channel_folders: [] }),
   navigation_views: () => ({ navigation_views: [] }),
-  saved_snippets: () => ({ saved_snippets: [] }),
 } as const satisfies Record<string, SectionBuilder>;
 
 export type UnstoredSection = keyof typeof UNSTORED_SECTIONS;

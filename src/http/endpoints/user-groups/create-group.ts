@@ -8,6 +8,7 @@ import { GROUP_SETTINGS, type GroupSettingField, type GroupSettingValue } from "
 import { defineEndpoint } from "../../endpoint.js";
 import { j, p } from "../../params.js";
 import { groupSettingFromWire } from "../../views/channel.js";
+import { checkSettingSize, description, groupIdList, userIdList } from "./limits.js";
 
 const setting = () => p.json(j.groupSetting()).optional();
 
@@ -17,9 +18,9 @@ export default defineEndpoint({
   auth: "user",
   params: {
     name: p.str(),
-    description: p.str(),
-    members: p.json(j.intList()),
-    subgroups: p.json(j.intList()).optional(),
+    description: description(),
+    members: userIdList(),
+    subgroups: groupIdList().optional(),
     can_add_members_group: setting(),
     can_join_group: setting(),
     can_leave_group: setting(),
@@ -31,7 +32,10 @@ export default defineEndpoint({
     const settings: Partial<Record<GroupSettingField, GroupSettingValue>> = {};
     for (const spec of GROUP_SETTINGS) {
       const value = input[spec.wire as keyof typeof input];
-      if (value !== undefined && typeof value !== "string" && !Array.isArray(value)) settings[spec.field] = groupSettingFromWire(value);
+      if (value === undefined || typeof value === "string" || Array.isArray(value)) continue;
+      const setting = groupSettingFromWire(value);
+      checkSettingSize(spec.wire, setting);
+      settings[spec.field] = setting;
     }
     const group = ctx.store.createGroup(ctx.user.id, { name: input.name, description: input.description, members: input.members, subgroups: input.subgroups ?? [], settings });
     return { group_id: group.id };

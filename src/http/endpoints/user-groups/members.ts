@@ -6,7 +6,8 @@
  */
 import { BadRequestError } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
-import { j, p } from "../../params.js";
+import { p } from "../../params.js";
+import { groupIdList, userIdList } from "./limits.js";
 import { groupIdParam } from "./path.js";
 
 export const updateMembersEndpoint = defineEndpoint({
@@ -14,10 +15,10 @@ export const updateMembersEndpoint = defineEndpoint({
   path: "/user_groups/:user_group_id/members",
   auth: "user",
   params: {
-    add: p.json(j.intList()).default([]),
-    delete: p.json(j.intList()).default([]),
-    add_subgroups: p.json(j.intList()).default([]),
-    delete_subgroups: p.json(j.intList()).default([]),
+    add: userIdList().default([]),
+    delete: userIdList().default([]),
+    add_subgroups: groupIdList().default([]),
+    delete_subgroups: groupIdList().default([]),
   },
   handler(ctx, input) {
     ctx.store.updateGroupMembers(ctx.user.id, groupIdParam(ctx), input.add, input.delete, input.add_subgroups, input.delete_subgroups);

@@ -6,7 +6,8 @@
  * direct_subgroup_only.
  */
 import { defineEndpoint } from "../../endpoint.js";
-import { j, p } from "../../params.js";
+import { p } from "../../params.js";
+import { groupIdList } from "./limits.js";
 import { groupIdParam } from "./path.js";
 
 export const updateSubgroupsEndpoint = defineEndpoint({
@@ -14,8 +15,8 @@ export const updateSubgroupsEndpoint = defineEndpoint({
   path: "/user_groups/:user_group_id/subgroups",
   auth: "user",
   params: {
-    add: p.json(j.intList()).default([]),
-    delete: p.json(j.intList()).default([]),
+    add: groupIdList().default([]),
+    delete: groupIdList().default([]),
   },
   handler(ctx, input) {
     ctx.store.updateGroupSubgroups(ctx.user.id, groupIdParam(ctx), input.add, input.delete);

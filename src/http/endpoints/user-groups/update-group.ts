@@ -9,6 +9,7 @@ import { GROUP_SETTINGS, type GroupSettingField, type UpdateGroupInput } from ".
 import { defineEndpoint } from "../../endpoint.js";
 import { j, p } from "../../params.js";
 import { groupSettingFromWire } from "../../views/channel.js";
+import { checkSettingSize, description } from "./limits.js";
 import { groupIdParam } from "./path.js";
 
 const change = () => p.json(z.object({ new: j.groupSetting(), old: j.groupSetting().optional() }).strict()).optional();
@@ -19,7 +20,7 @@ export default defineEndpoint({
   auth: "user",
   params: {
     name: p.str().optional(),
-    description: p.str().optional(),
+    description: description().optional(),
     deactivated: p.bool().optional(),
     can_add_members_group: change(),
     can_join_group: change(),
@@ -34,7 +35,9 @@ export default defineEndpoint({
     for (const spec of GROUP_SETTINGS) {
       const value = input[spec.wire as keyof typeof input];
       if (value === undefined || typeof value !== "object") continue;
-      out[spec.field] = { new: groupSettingFromWire(value.new), ...(value.old !== undefined ? { old: groupSettingFromWire(value.old) } : {}) };
+      const next = groupSettingFromWire(value.new);
+      checkSettingSize(`${spec.wire}["new"]`, next);
+      out[spec.field] = { new: next, ...(value.old !== undefined ? { old: groupSettingFromWire(value.old) } : {}) };
     }
     ctx.store.updateGroup(ctx.user.id, groupIdParam(ctx), {
       ...(input.name !== undefined ? { name: input.name } : {}),

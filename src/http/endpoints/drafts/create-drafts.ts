@@ -1,0 +1,20 @@
+/**
+ * @module http/endpoints/drafts/create-drafts
+ * POST /drafts — https://zulip.com/api/create-drafts
+ * All drafts are checked before any is stored; the IDs come back in submission order.
+ */
+import { z } from "zod";
+import { MAX_DRAFTS_PER_REQUEST } from "../../../engine/index.js";
+import { defineEndpoint } from "../../endpoint.js";
+import { p } from "../../params.js";
+import { draftSchema, toDraftInput } from "./draft-params.js";
+
+export default defineEndpoint({
+  method: "POST",
+  path: "/drafts",
+  auth: "user",
+  params: { drafts: p.json(z.array(draftSchema), { maxItems: MAX_DRAFTS_PER_REQUEST }).default([]) },
+  handler(ctx, input) {
+    return { ids: ctx.store.createDrafts(ctx.user.id, input.drafts.map(toDraftInput)) };
+  },
+});

@@ -1,0 +1,26 @@
+/**
+ * @module http/endpoints/drafts/draft-params
+ * A draft as clients send it (Zulip's DraftData: no other keys), and the path's draft ID.
+ */
+import { z } from "zod";
+import type { DraftInput } from "../../../engine/index.js";
+import type { AuthedContext } from "../../endpoint.js";
+import { j } from "../../params.js";
+
+export const draftSchema = z.strictObject({
+  type: z.enum(["", "stream", "private"]),
+  to: j.intList(),
+  topic: z.string(),
+  content: z.string(),
+  timestamp: z.number().optional(),
+});
+
+export function toDraftInput(d: z.output<typeof draftSchema>): DraftInput {
+  return { type: d.type, to: d.to, topic: d.topic, content: d.content, ...(d.timestamp !== undefined ? { timestamp: d.timestamp } : {}) };
+}
+
+/** The path's draft ID; anything else names no draft (the engine answers "Draft does not exist" after its own checks). */
+export function draftIdParam(ctx: AuthedContext): number {
+  const raw = ctx.pathParams["draft_id"] ?? "";
+  return /^\d{1,9}$/.test(raw) ? Number(raw) : 0;
+}

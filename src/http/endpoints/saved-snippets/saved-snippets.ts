@@ -1,0 +1,60 @@
+/**
+ * @module http/endpoints/saved-snippets/saved-snippets
+ * Saved snippets — https://zulip.com/api/create-saved-snippet and its siblings:
+ * POST /saved_snippets, GET /saved_snippets, PATCH and DELETE /saved_snippets/{id}.
+ * Titles and contents are checked (stripped, non-empty, Zulip's lengths) by the
+ * engine; another user's snippet answers 404 "Saved snippet does not exist." like a
+ * missing one.
+ */
+import type { AuthedContext } from "../../endpoint.js";
+import { defineEndpoint } from "../../endpoint.js";
+import { p } from "../../params.js";
+import { savedSnippetToWire } from "../../views/personal.js";
+
+/** The path's snippet ID; anything else names no snippet. */
+function snippetIdParam(ctx: AuthedContext): number {
+  const raw = ctx.pathParams["saved_snippet_id"] ?? "";
+  return /^\d{1,9}$/.test(raw) ? Number(raw) : 0;
+}
+
+export const createSavedSnippetEndpoint = defineEndpoint({
+  method: "POST",
+  path: "/saved_snippets",
+  auth: "user",
+  params: { title: p.str(), content: p.str() },
+  handler(ctx, input) {
+    return { saved_snippet_id: ctx.store.createSavedSnippet(ctx.user.id, input.title, input.content).id };
+  },
+});
+
+export const listSavedSnippetsEndpoint = defineEndpoint({
+  method: "GET",
+  path: "/saved_snippets",
+  auth: "user",
+  params: {},
+  handler(ctx) {
+    return { saved_snippets: ctx.store.savedSnippets(ctx.user.id).map(savedSnippetToWire) };
+  },
+});
+
+export const editSavedSnippetEndpoint = defineEndpoint({
+  method: "PATCH",
+  path: "/saved_snippets/:saved_snippet_id",
+  auth: "user",
+  params: { title: p.str().optional(), content: p.str().optional() },
+  handler(ctx, input) {
+    ctx.store.editSavedSnippet(ctx.user.id, snippetIdParam(ctx), { ...(input.title !== undefined ? { title: input.title } : {}), ...(input.content !== undefined ? { content: input.content } : {}) });
+    return {};
+  },
+});
+
+export const deleteSavedSnippetEndpoint = defineEndpoint({
+  method: "DELETE",
+  path: "/saved_snippets/:saved_snippet_id",
+  auth: "user",
+  params: {},
+  handler(ctx) {
+    ctx.store.deleteSavedSnippet(ctx.user.id, snippetIdParam(ctx));
+    return {};
+  },
+});

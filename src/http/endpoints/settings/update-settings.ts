@@ -1,0 +1,61 @@
+/**
+ * @module http/endpoints/settings/update-settings
+ * PATCH /settings — https://zulip.com/api/update-settings
+ * Every personal setting by its Zulip name and wire kind, plus full_name, timezone
+ * and an administrator's target_users. The engine checks the values (allowed
+ * choices, languages, sounds, time zones, names) and who may do what; email and
+ * password changes are refused until accounts support them.
+ */
+import { z } from "zod";
+import { PERSONAL_SETTING_NAMES, settingKind, type SettingChanges, type SettingName } from "../../../engine/index.js";
+import { defineEndpoint } from "../../endpoint.js";
+import { j, p, type Param } from "../../params.js";
+
+/** A parameter per setting, parsed by its kind (Zulip's Json[bool], Json[int] or str). */
+export function settingParams(names: readonly SettingName[]): Record<SettingName, Param> {
+  const out: Partial<Record<SettingName, Param>> = {};
+  for (const name of names) {
+    const kind = settingKind(name);
+    out[name] = (kind === "bool" ? p.bool() : kind === "int" ? p.int() : p.str()).optional();
+  }
+  return out as Record<SettingName, Param>;
+}
+
+/** The settings a request named, with their parsed values. */
+export function namedSettings(names: readonly SettingName[], input: Readonly<Record<string, unknown>>): SettingChanges {
+  const out: Record<string, unknown> = {};
+  for (const name of names) if (input[name] !== undefined) out[name] = input[name];
+  return out as SettingChanges;
+}
+
+const targetUsers = z.strictObject({ user_ids: j.intList().optional(), group_ids: j.intList().optional(), skip_if_already_edited: z.boolean() });
+
+const own = {
+  full_name: p.str().optional(),
+  email: p.str().optional(),
+  old_password: p.str().optional(),
+  new_password: p.str().optional(),
+  timezone: p.str().optional(),
+  target_users: p.json(targetUsers).optional(),
+};
+
+export default defineEndpoint({
+  method: "PATCH",
+  path: "/settings",
+  auth: "user",
+  params: { ...settingParams(PERSONAL_SETTING_NAMES), ...own },
+  handler(ctx, input) {
+    const values = input as Readonly<Record<string, unknown>>;
+    const target = input.target_users;
+    ctx.store.updateSettings(ctx.user.id, {
+      settings: namedSettings(PERSONAL_SETTING_NAMES, values),
+      ...(input.full_name !== undefined ? { fullName: input.full_name } : {}),
+      ...(input.timezone !== undefined ? { timezone: input.timezone } : {}),
+      ...(input.email !== undefined ? { email: input.email } : {}),
+      ...(input.old_password !== undefined ? { oldPassword: input.old_password } : {}),
+      ...(input.new_password !== undefined ? { newPassword: input.new_password } : {}),
+      ...(target !== undefined ? { targetUsers: { userIds: target.user_ids ?? [], groupIds: target.group_ids ?? [], skipIfAlreadyEdited: target.skip_if_already_edited } } : {}),
+    });
+    return {};
+  },
+});
