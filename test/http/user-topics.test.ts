@@ -157,6 +157,25 @@ describe("automatic policies on send", () => {
   });
 });
 
+describe("participation", () => {
+  it("reacting follows (or unmutes in a muted channel) for users who chose participation; not by default", async () => {
+    const { alice, bob, owner, general } = server.seed;
+    const id = (await send(owner, "general", "p")).body["id"] as number;
+    await server.call(bob, "POST", `/messages/${id}/reactions`, { emoji_name: "octopus" });
+    expect(await topicsOf(bob)).toEqual([]);
+    setUserSettings(server.t.store, bob.id, { automatically_follow_topics_policy: 1 });
+    await server.call(bob, "DELETE", `/messages/${id}/reactions`, { emoji_name: "octopus" });
+    await server.call(bob, "POST", `/messages/${id}/reactions`, { emoji_name: "octopus" });
+    expect(await topicsOf(bob)).toEqual([[general.id, "p", 3]]);
+    setUserSettings(server.t.store, alice.id, { automatically_unmute_topics_in_muted_streams_policy: 1 });
+    await server.call(alice, "POST", `/messages/${id}/reactions`, { emoji_name: "octopus" });
+    expect(await topicsOf(alice)).toEqual([]);
+    await server.call(alice, "POST", "/users/me/subscriptions/properties", { subscription_data: [{ stream_id: general.id, property: "is_muted", value: true }] });
+    await server.call(alice, "POST", `/messages/${id}/reactions`, { emoji_name: "heart" });
+    expect(await topicsOf(alice)).toEqual([[general.id, "p", 2]]);
+  });
+});
+
 describe("POST /users/me/subscriptions/properties", () => {
   it("changes each property; register shows them; events name each (muting also in_home_view)", async () => {
     const { bob, general } = server.seed;

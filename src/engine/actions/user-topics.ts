@@ -11,7 +11,8 @@
  * automatically_unmute_topics_in_muted_streams_policy (1 participation, 2 send,
  * 3 initiation, 4 never) may follow the topic or unmute it in a muted channel;
  * recipients mentioned by name with automatically_follow_topics_where_mentioned
- * follow it unless they muted or already follow it. A policy is never downgraded.
+ * follow it unless they muted or already follow it. Reacting counts as participation
+ * (applyParticipationPolicy). A policy is never downgraded.
  */
 import { canAccessChannelContent, isSubscribed } from "../access.js";
 import { BadRequestError } from "../errors.js";
@@ -100,4 +101,21 @@ export function applyAutomaticPolicies(state: StoreState, ctx: WriteContext, sen
     writeTopicPolicy(state, ctx, userId, channel.id, topic, FOLLOWED);
   }
   return senderPolicy;
+}
+
+/**
+ * Zulip's participation rule (do_add_reaction): reacting follows the topic for users
+ * whose automatically_follow_topics_policy is "participation", or unmutes it in a muted
+ * channel for those whose unmute policy is; never downgrades. Inside the reaction's write.
+ */
+export function applyParticipationPolicy(state: StoreState, ctx: WriteContext, user: User, channel: Channel, topic: string): void {
+  if (user.isBot || user.realmId !== channel.realmId) return;
+  const settings = state.settingsOf(user.id);
+  const current = topicPolicyOf(state, user.id, channel.id, topic);
+  if (current === FOLLOWED) return;
+  const channelMuted = isSubscribed(state, user.id, channel.id) && state.subsByUser.get(user.id)?.get(channel.id)?.isMuted === true;
+  let next: 2 | 3 | null = null;
+  if (settings.automatically_follow_topics_policy === AUTO_POLICY.ON_PARTICIPATION) next = FOLLOWED;
+  else if (channelMuted && settings.automatically_unmute_topics_in_muted_streams_policy === AUTO_POLICY.ON_PARTICIPATION) next = UNMUTED;
+  if (next !== null && next !== current) writeTopicPolicy(state, ctx, user.id, channel.id, topic, next);
 }
