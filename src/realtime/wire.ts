@@ -84,6 +84,8 @@ export class WireEvent {
         return o.emptyTopicName ? "e" : "";
       case "presence":
         return o.presenceFormat;
+      case "muted_topics":
+        return `${o.emptyTopicName ? "e" : ""}${o.eventTypes?.includes("user_topic") === true ? "u" : ""}`;
       default:
         return "";
     }
@@ -231,6 +233,16 @@ export class WireEvent {
         if (e.op === "remove") return { type: "scheduled_messages", op: "remove", scheduled_message_id: e.scheduledMessageId };
         if (e.op === "add") return { type: "scheduled_messages", op: "add", scheduled_messages: [scheduledMessageToWire(e.scheduled, realm, queue.options.emptyTopicName)] };
         return { type: "scheduled_messages", op: "update", scheduled_message: scheduledMessageToWire(e.scheduled, realm, queue.options.emptyTopicName) };
+      case "muted_topics": {
+        // Zulip's accepts_event: a client that asked for user_topic does not get the old list.
+        if (queue.options.eventTypes?.includes("user_topic") === true) return null;
+        const muted: [string, string, number][] = [];
+        for (const t of store.userTopics(e.userId)) {
+          const channel = store.getChannel(t.channelId);
+          if (t.policy === 1 && channel) muted.push([channel.name, this.#topic(queue, realm, t.topic), t.lastUpdated]);
+        }
+        return { type: "muted_topics", muted_topics: muted };
+      }
       case "presence": {
         const timestamps = presenceTimestamps(e.user, e.presence);
         if (queue.options.presenceFormat === "modern") return { type: "presence", presences: { [String(e.user.id)]: timestamps } };

@@ -50,6 +50,18 @@ describe("POST /user_topics", () => {
     expect((await events(bob, q)).map((e) => e["topic_name"])).toEqual([""]);
   });
 
+  it("the deprecated muted_topics list reaches clients that asked for it and not user_topic", async () => {
+    const { bob, general } = server.seed;
+    const legacy = await queue(bob, ["muted_topics"]);
+    const both = await queue(bob, ["muted_topics", "user_topic"]);
+    await setPolicy(bob, general.id, "quiet", 1);
+    await setPolicy(bob, general.id, "general chat", 1);
+    await setPolicy(bob, general.id, "quiet", 3);
+    const lists = (await events(bob, legacy)).map((e) => (e["muted_topics"] as [string, string, number][]).map(([c, t]) => [c, t]));
+    expect(lists).toEqual([[["general", "quiet"]], [["general", "quiet"], ["general", "general chat"]], [["general", "general chat"]]]);
+    expect((await events(bob, both)).map((e) => e.type)).toEqual(["user_topic", "user_topic", "user_topic"]);
+  });
+
   it("refuses what Zulip refuses, changing nothing", async () => {
     const { bob, guest, alice, owner, general, secret } = server.seed;
     const refuse = (user: User, params: Record<string, unknown>, code: string, msg: string) => expectRejectedUnchanged(server, () => server.call(user, "POST", "/user_topics", params), 400, code, msg);

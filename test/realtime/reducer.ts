@@ -265,6 +265,9 @@ export function applyEvent(state: ClientState, event: Json): void {
       else throw new Error(`reducer: unexpected saved_snippets op: ${JSON.stringify(event)}`);
       return;
     }
+    case "muted_topics":
+      // The deprecated duplicate of user_topic events (its section is not compared).
+      return;
     case "realm_playgrounds":
       state.snapshot["realm_playgrounds"] = objs(event["realm_playgrounds"], "realm_playgrounds").map(clone);
       return;

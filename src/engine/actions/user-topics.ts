@@ -60,6 +60,8 @@ export function writeTopicPolicy(state: StoreState, ctx: WriteContext, userId: n
   if (policy === 0) state.tables.userTopics.removeSync(k);
   else state.tables.userTopics.putSync(k, record);
   ctx.afterCommit(() => state.indexUserTopic(record));
+  // Zulip sends the deprecated full list first (queues that asked for user_topic skip it).
+  ctx.emit({ type: "muted_topics", userId }, () => userAudience(userId));
   ctx.emit({ type: "user_topic", userTopic: record }, () => userAudience(userId));
 }
 

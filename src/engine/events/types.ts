@@ -69,6 +69,8 @@ export type EngineEvent =
   | { readonly type: "user_group"; readonly op: "add_members" | "remove_members"; readonly groupId: number; readonly userIds: readonly number[] }
   | { readonly type: "user_group"; readonly op: "add_subgroups" | "remove_subgroups"; readonly groupId: number; readonly subgroupIds: readonly number[] }
   | { readonly type: "user_topic"; readonly userTopic: UserTopic }
+  /** Zulip's deprecated muted_topics: the user's whole muted list, rendered at delivery. */
+  | { readonly type: "muted_topics"; readonly userId: number }
   /** Ephemeral (nothing logged): a user seen for the first time or back online. */
   | { readonly type: "presence"; readonly user: User; readonly presence: PresenceRecord; readonly serverTimestamp: number }
   /** The realm's complete list of code playgrounds after a change. */
