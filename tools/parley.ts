@@ -13,6 +13,9 @@ const COMMANDS: Record<string, () => Promise<{ run(argv: string[]): Promise<numb
   user: () => import("./commands/user.js"),
   demo: () => import("./commands/demo.js"),
   generate: () => import("./commands/generate.js"),
+  backup: () => import("./commands/backup.js"),
+  restore: () => import("./commands/restore.js"),
+  import: () => import("./commands/import.js"),
 };
 
 const USAGE = `usage: parley <command> [options]
@@ -20,12 +23,16 @@ const USAGE = `usage: parley <command> [options]
 commands:
   start     [--port N] [--host H] [serve options]  create a demo realm if DIR has none, then serve (npm start)
   serve     [--port N] [--host H] [--external-host NAME] [--compat-port N] [--no-rate-limit] [--no-sync]
+            [--log-level silent|error|warn|info|debug] [--log-file PATH] [--slow-request-ms N]
                                                  serve the Zulip API (default port 9991); --compat-port
                                                  adds a listener that also answers HTTP/1.0
   realm create --subdomain S --name NAME --owner-email E [--owner-name N]
   user create --realm S --email E --name NAME [--role R] [--bot --owner-email E]
   demo      [--data DIR]                         create a demo realm with users, channels and messages
   verify    [--data DIR]                         rebuild indexes from records; exit 0 when clean
+  backup    --data DIR --to DEST [--no-compact]  online backup while a server runs: LMDB snapshot, configuration, manifest
+  restore   --from DEST --data NEWDIR            restore a backup into a new or empty directory, then verify
+  import    --data DIR --from EXPORT [--subdomain S]  a realm from a Zulip organization export (manage.py export .tar.gz or its directory)
   generate  --data DIR --messages N [--users U] [--channels C] [--seed S] [--pg DIR]   a seeded benchmark dataset (--pg: also PostgreSQL COPY files)
 
 every command takes --data DIR (default ./data) and --json for JSON output.`;

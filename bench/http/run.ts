@@ -87,7 +87,7 @@ function rssMB(pid: number): number {
 /** Starts `parley serve` and resolves with its port from the `listening on` line. */
 async function startServer(dir: string): Promise<{ child: ChildProcess; port: number }> {
   const cli = join("dist", "tools", "parley.js");
-  const child = spawn(process.execPath, [cli, "serve", "--data", dir, "--port", "0", "--no-rate-limit"], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, [cli, "serve", "--data", dir, "--port", "0", "--no-rate-limit", "--log-level", "silent"], { stdio: ["ignore", "pipe", "inherit"] });
   const lines = createInterface({ input: child.stdout! });
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error("parley serve printed no 'listening on' line within 120 s")), 120_000);

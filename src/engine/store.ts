@@ -35,6 +35,7 @@ import { getMessageWindow, getMessages, type GetMessagesInput, type GetMessagesR
 import { flagsForWindow, type ApiFlag } from "./queries/message-flags.js";
 import { unreadSummary, type UnreadSummary } from "./queries/unread.js";
 import { recentConversations, type RecentConversation } from "./queries/recent-conversations.js";
+import { countMessages, storageStats, type StorageStats } from "./queries/storage-stats.js";
 import { ReceivedSets } from "./received.js";
 import { StoreState, type StoreOptions } from "./state.js";
 import { lockDataDir, type DataDirLock } from "./storage/lock.js";
@@ -104,6 +105,16 @@ export class Store {
   /** The highest message ID allocated so far (0 if none). */
   get lastMessageId(): number {
     return this.#state.lastMessageId;
+  }
+
+  /** LMDB map size and pages in use, readers, bitmap cache bytes (cheap enough for every metrics scrape). */
+  storageStats(): StorageStats {
+    return storageStats(this.#state);
+  }
+
+  /** How many messages the store holds; iterates keys, so for tools (backup manifests), not hot paths. */
+  countMessages(): number {
+    return countMessages(this.#state);
   }
 
   /** Every realm, by ID. */

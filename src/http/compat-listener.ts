@@ -131,7 +131,7 @@ function readBody(req: IncomingMessage, head: RequestHead, maxBytes: number): Pr
 
 function write(res: ServerResponse, reply: Reply, extraHeaders: Headers = []): void {
   if (res.destroyed || res.headersSent) return;
-  const headers: string[] = ["Content-Type", "application/json"];
+  const headers: string[] = ["Content-Type", reply.contentType ?? "application/json"];
   for (const [k, v] of [...(reply.headers ?? []), ...extraHeaders]) headers.push(k, v);
   headers.push("Content-Length", String(Buffer.byteLength(reply.body)));
   res.writeHead(reply.status, headers);

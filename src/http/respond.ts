@@ -16,13 +16,15 @@ export interface Reply {
   readonly status: number;
   readonly body: string | Buffer;
   readonly headers?: readonly (readonly [string, string])[];
+  /** Default application/json (every API reply); /metrics sends Prometheus text. */
+  readonly contentType?: string;
 }
 
 export function send(res: HttpResponse, aborted: () => boolean, reply: Reply, extraHeaders: readonly (readonly [string, string])[] = []): void {
   if (aborted()) return;
   res.cork(() => {
     res.writeStatus(`${reply.status} ${REASONS[reply.status] ?? ""}`);
-    res.writeHeader("Content-Type", "application/json");
+    res.writeHeader("Content-Type", reply.contentType ?? "application/json");
     for (const [k, v] of reply.headers ?? []) res.writeHeader(k, v);
     for (const [k, v] of extraHeaders) res.writeHeader(k, v);
     res.end(reply.body);

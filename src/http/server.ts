@@ -16,6 +16,8 @@ import { ENDPOINTS } from "./endpoints/index.js";
 import { parseParams, type ParamShape } from "./params.js";
 import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_RATE_LIMIT, RateLimiter, type RateLimitConfig } from "./rate-limit.js";
 import { parseBody, parseQuery, readBody, readHead, type RequestHead } from "./request.js";
+import { RequestLog, type RequestLogOptions, type RequestNote } from "./request-log.js";
+import { mayReadMetrics, METRICS_PATH, ServerMetrics } from "./metrics.js";
 import { engineErrorReply, errorReply, send, success, type Reply } from "./respond.js";
 import { Router } from "./router.js";
 import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from "./version.js";
@@ -46,6 +48,10 @@ export interface ServerOptions {
   readonly logError?: (message: string, error: unknown) => void;
   /** Event queue settings (clock, heartbeat, backlog cap), or a hub the caller owns. */
   readonly events?: HubOptions | EventHub;
+  /** Request log level, destination and slow threshold; silent when absent. */
+  readonly requestLog?: RequestLogOptions;
+  /** Bearer token that lets non-loopback clients read GET /metrics (loopback always may). */
+  readonly metricsToken?: string;
 }
 
 export interface ParleyServer {
@@ -83,9 +89,25 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   const app = uWS.App();
   let listenSocket: uWS.us_listen_socket | null = null;
   let compat: CompatListener | null = null;
+  const requestLog = new RequestLog(options.requestLog ?? { level: "silent" });
+  const metrics = new ServerMetrics(store, events);
+  type Headers = readonly (readonly [string, string])[];
+  /** The request ID goes back to the client; the line is logged and counted once the reply is out. */
+  const logged = (note: RequestNote, reply: Reply, headers: Headers, delivered: boolean): Headers => {
+    const ms = performance.now() - note.startedAt;
+    const status = delivered ? reply.status : null;
+    requestLog.finish(note, status, delivered ? (typeof reply.body === "string" ? Buffer.byteLength(reply.body) : reply.body.length) : 0, ms);
+    metrics.observe(note.method, RequestLog.pathOf(note), status, ms / 1000);
+    return headers;
+  };
 
   app.any("/*", (res, req) => {
     const head = readHead(req, res);
+    const note = requestLog.start(head.method, performance.now());
+    const reply = (r: Reply, headers: Headers = []): void => {
+      send(res, isAborted, r, [...headers, ["X-Request-Id", note.id]]);
+      logged(note, r, headers, !aborted);
+    };
     let aborted = false;
     const abort = new AbortController();
     res.onAborted(() => {
@@ -95,26 +117,42 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     const isAborted = () => aborted;
     readBody(res, head, bodyLimit(head), isAborted)
       .then(async (body) => {
-        if (body === null) return;
-        const reply = await handle(head, body, abort.signal);
-        send(res, isAborted, reply.reply, reply.headers);
+        if (body === null) {
+          logged(note, errorReply(400, "", null), [], false);
+          return;
+        }
+        const out = await handle(head, body, abort.signal, note);
+        reply(out.reply, out.headers);
       })
       .catch((error: unknown) => {
-        if (error instanceof EngineError) send(res, isAborted, engineErrorReply(error));
+        if (error instanceof EngineError) reply(engineErrorReply(error));
         else {
           logError(`${head.method} ${head.url}: unexpected error`, error);
-          send(res, isAborted, errorReply(500, "Internal server error", null));
+          reply(errorReply(500, "Internal server error", null));
         }
       });
   });
 
-  async function handle(head: RequestHead, body: Buffer, signal: AbortSignal): Promise<{ reply: Reply; headers: readonly (readonly [string, string])[] }> {
+  /** handle() for the compat listener, which writes the reply itself. */
+  async function handleLogged(head: RequestHead, body: Buffer, signal: AbortSignal): Promise<{ reply: Reply; headers: Headers }> {
+    const note = requestLog.start(head.method, performance.now());
+    const out = await handle(head, body, signal, note);
+    return { reply: out.reply, headers: logged(note, out.reply, [...out.headers, ["X-Request-Id", note.id]], !signal.aborted) };
+  }
+
+  async function handle(head: RequestHead, body: Buffer, signal: AbortSignal, note: RequestNote): Promise<{ reply: Reply; headers: readonly (readonly [string, string])[] }> {
     const none: readonly (readonly [string, string])[] = [];
     const emojiData = emojiDataReply(head.method, head.url, head.ifNoneMatch);
     if (emojiData) return { reply: emojiData, headers: none };
+    if (head.url === METRICS_PATH) {
+      note.fixedPath = METRICS_PATH;
+      const refused = ServerMetrics.refusal(head.method, mayReadMetrics(head.remoteAddress, head.authorization, options.metricsToken), options.metricsToken !== undefined);
+      return { reply: refused ?? (await metrics.scrape()), headers: none };
+    }
     if (!head.url.startsWith(`${API_PREFIX}/`)) return { reply: engineErrorReply(new UnknownRouteError()), headers: none };
     const match = router.match(head.method, head.url.slice(API_PREFIX.length));
     if (match.kind === "not-found") return { reply: engineErrorReply(new UnknownRouteError()), headers: none };
+    if (match.kind === "found") note.route = match.endpoint.path;
     if (match.kind === "method-not-allowed") {
       return { reply: engineErrorReply(new MethodNotAllowedError(match.allowed)), headers: none };
     }
@@ -127,10 +165,13 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
       if (endpoint.auth === "none") {
         const parsed = parseParams(endpoint.params as ParamShape, input, endpoint.aliases);
         const realm = realmFor(store, head.host, externalHost);
+        note.realmId = realm?.id ?? null;
         const data = await (endpoint as PublicEndpoint<ParamShape>).handler({ store, realm, pathParams: match.pathParams, server: info }, parsed.values);
         return { reply: success(data, parsed.ignored), headers: none };
       }
       const { realm, user } = authGuard.authenticate(store, head, externalHost);
+      note.realmId = realm.id;
+      note.userId = user.id;
       if (limiter) {
         const decision = limiter.take(user.id);
         rateHeaders = decision.headers;
@@ -174,15 +215,17 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     },
     async listenCompat(port, host = "127.0.0.1") {
       compat?.close();
-      compat = await listenCompat({ handle, maxBodyBytes: maxBody, logError }, port, host);
+      compat = await listenCompat({ handle: handleLogged, maxBodyBytes: maxBody, logError }, port, host);
       return compat.port;
     },
     close() {
       if (listenSocket) uWS.us_listen_socket_close(listenSocket);
       listenSocket = null;
       if (ownsHub) events.close();
+      metrics.close();
       compat?.close();
       compat = null;
+      requestLog.flush();
 
     },
   };

@@ -1,6 +1,6 @@
 /**
  * @module tools/commands/serve
- * `parley serve [--data DIR] [--port N] [--host H] [--external-host NAME] [--compat-port N] [--no-rate-limit] [--no-sync]`:
+ * `parley serve [--data DIR] [--port N] [--host H] [--external-host NAME] [--compat-port N] [--no-rate-limit] [--no-sync] [--log-level L] [--log-file PATH] [--slow-request-ms N]`:
  * opens the store (creating the directory), serves the Zulip API and prints
  * `listening on http://HOST:PORT` as its first line of output, so scripts and tests
  * can read the bound port even with --port 0. SIGINT or SIGTERM closes the server
@@ -10,6 +10,7 @@
 import { createServer as createProbe } from "node:net";
 import type { Store } from "../../src/engine/index.js";
 import { createServer, type ParleyServer } from "../../src/http/server.js";
+import { DEFAULT_SLOW_MS, LOG_LEVELS, type LogLevel } from "../../src/http/request-log.js";
 import { loadSavedQueues, writeSavedQueues } from "../../src/realtime/index.js";
 import { Scheduler } from "../../src/scheduler/scheduler.js";
 import { PresenceFlusher } from "../../src/scheduler/presence-flusher.js";
@@ -27,6 +28,9 @@ export const SERVE_OPTIONS: OptionSpec = {
   "compat-port": { type: "string" },
   "no-rate-limit": { type: "boolean" },
   "no-sync": { type: "boolean" },
+  "log-level": { type: "string", default: "info" },
+  "log-file": { type: "string" },
+  "slow-request-ms": { type: "string" },
 };
 
 export interface ServeSettings {
@@ -38,6 +42,17 @@ export interface ServeSettings {
   readonly rateLimit: boolean;
   /** Skip fsync at commit: acknowledged writes survive a process crash, not a power loss. */
   readonly noSync: boolean;
+  /** Request log: one JSON line per request (src/http/request-log.ts). */
+  readonly logLevel: LogLevel;
+  /** Where request lines go: a file path, or stdout when null. */
+  readonly logFile: string | null;
+  readonly slowRequestMs: number;
+}
+
+function logLevel(value: unknown): LogLevel {
+  const level = LOG_LEVELS.find((l) => l === value);
+  if (level === undefined) throw new Error(`--log-level must be one of ${LOG_LEVELS.join(", ")}, not '${String(value)}'`);
+  return level;
 }
 
 export function readServeSettings(parsed: Parsed): ServeSettings {
@@ -49,6 +64,9 @@ export function readServeSettings(parsed: Parsed): ServeSettings {
     compatPort: parsed.values["compat-port"] === undefined ? null : intOption(parsed, "compat-port", 0, 0, 65535),
     rateLimit: parsed.values["no-rate-limit"] !== true,
     noSync: parsed.values["no-sync"] === true,
+    logLevel: logLevel(parsed.values["log-level"]),
+    logFile: typeof parsed.values["log-file"] === "string" ? parsed.values["log-file"] : null,
+    slowRequestMs: intOption(parsed, "slow-request-ms", DEFAULT_SLOW_MS, 0, 3_600_000),
   };
 }
 
@@ -96,6 +114,9 @@ export async function listen(store: Store, settings: ServeSettings, dataDir: str
   const server = createServer(store, {
     ...(settings.externalHost !== undefined ? { externalHost: settings.externalHost } : {}),
     ...(settings.rateLimit ? {} : { rateLimit: false as const, authFailureLimit: false as const }),
+    requestLog: { level: settings.logLevel, destination: settings.logFile ?? "stdout", slowMs: settings.slowRequestMs },
+    // From the environment rather than a flag, which any local user could read in ps.
+    ...(process.env["PARLEY_METRICS_TOKEN"] ? { metricsToken: process.env["PARLEY_METRICS_TOKEN"] } : {}),
   });
   // Queues saved by a graceful shutdown come back (each with a restart event).
   const restored = server.events.restore(loadSavedQueues(dataDir, (message) => console.error(`parley: ${message}`)));
@@ -160,7 +181,7 @@ export function realmLines(store: Store, url: string): string[] {
   return realms.map((r) => `realm ${describeSubdomain(r.subdomain)}: ${r.name}${r.subdomain === "" ? ` at ${url}` : ""}${r.deactivated ? " (deactivated)" : ""}`);
 }
 
-const USAGE = "parley serve [--data DIR] [--port N] [--host H] [--external-host NAME] [--compat-port N] [--no-rate-limit] [--no-sync] [--json]";
+const USAGE = "parley serve [--data DIR] [--port N] [--host H] [--external-host NAME] [--compat-port N] [--no-rate-limit] [--no-sync] [--log-level L] [--log-file PATH] [--slow-request-ms N] [--json]";
 
 export async function run(argv: string[]): Promise<number> {
   const options = parseOrUsage("serve", USAGE, () => {

@@ -1,0 +1,209 @@
+/**
+ * @module tools/import/zulip-export
+ * Reads a Zulip organization export (`manage.py export`: a .tar.gz, or the directory
+ * it unpacks to) into typed rows. Only the tables and fields the importer uses are
+ * parsed; every other table present is listed with its row count, so the import
+ * report can say what was not carried over. Layout (zerver/lib/export.py):
+ * realm.json holds the realm's tables (zerver_realm, zerver_userprofile,
+ * zerver_stream, zerver_recipient, zerver_subscription, zerver_reaction, user groups,
+ * zerver_usertopic, zerver_realmauditlog, ...); messages-000001.json,
+ * messages-000002.json, ... hold zerver_message and zerver_usermessage.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { z } from "zod";
+
+const id = z.number().int();
+const time = z.number().nullable().optional();
+
+const realmRow = z.looseObject({ id, string_id: z.string(), name: z.string(), date_created: time });
+const userRow = z.looseObject({
+  id,
+  email: z.string(),
+  delivery_email: z.string().nullable().optional(),
+  full_name: z.string(),
+  role: z.number().int().optional(),
+  is_bot: z.boolean().optional(),
+  bot_type: z.number().int().nullable().optional(),
+  bot_owner: id.nullable().optional(),
+  is_active: z.boolean().optional(),
+  timezone: z.string().optional(),
+});
+const streamRow = z.looseObject({
+  id,
+  name: z.string(),
+  description: z.string().optional(),
+  invite_only: z.boolean().optional(),
+  history_public_to_subscribers: z.boolean().optional(),
+  is_web_public: z.boolean().optional(),
+  deactivated: z.boolean().optional(),
+  date_created: time,
+});
+const recipientRow = z.looseObject({ id, type: z.number().int(), type_id: id });
+const subscriptionRow = z.looseObject({
+  user_profile: id,
+  recipient: id,
+  active: z.boolean().optional(),
+  is_muted: z.boolean().optional(),
+  color: z.string().optional(),
+  pin_to_top: z.boolean().optional(),
+});
+const reactionRow = z.looseObject({ user_profile: id, message: id, emoji_name: z.string(), emoji_code: z.string(), reaction_type: z.string() });
+const groupRow = z.looseObject({ id: id.optional(), usergroup_ptr: id.optional(), name: z.string().optional(), description: z.string().optional(), is_system_group: z.boolean().optional(), deactivated: z.boolean().optional() });
+const membershipRow = z.looseObject({ user_group: id, user_profile: id });
+const groupMembershipRow = z.looseObject({ supergroup: id, subgroup: id });
+const userTopicRow = z.looseObject({ user_profile: id, stream: id, topic_name: z.string(), visibility_policy: z.number().int().optional() });
+const auditRow = z.looseObject({ id: id.optional(), event_type: z.number().int(), event_time: z.number(), modified_user: id.nullable().optional(), modified_stream: id.nullable().optional(), event_last_message_id: id.nullable().optional() });
+const messageRow = z.looseObject({ id, sender: id, recipient: id, subject: z.string().optional(), topic_name: z.string().optional(), content: z.string(), date_sent: z.number(), sending_client: id.optional() });
+const userMessageRow = z.looseObject({ user_profile: id, message: id, flags_mask: z.number().int().optional(), flags: z.union([z.number().int(), z.array(z.string())]).optional() });
+const clientRow = z.looseObject({ id, name: z.string() });
+
+export type ZulipUser = z.infer<typeof userRow>;
+export type ZulipStream = z.infer<typeof streamRow>;
+export type ZulipMessage = z.infer<typeof messageRow>;
+
+/** Recipient.type in Zulip. */
+export const RECIPIENT = { PERSONAL: 1, STREAM: 2, DIRECT_MESSAGE_GROUP: 3 } as const;
+/** AuditLogEventType values the importer replays. */
+export const AUDIT = { SUBSCRIPTION_CREATED: 301, SUBSCRIPTION_ACTIVATED: 302, SUBSCRIPTION_DEACTIVATED: 303 } as const;
+/** UserMessage.ALL_FLAGS, in bit order. */
+export const USER_MESSAGE_FLAGS = ["read", "starred", "collapsed", "mentioned", "stream_wildcard_mentioned", "topic_wildcard_mentioned", "group_mentioned", "force_expand", "force_collapse", "has_alert_word", "historical", "is_private", "active_mobile_push_notification"] as const;
+
+export interface ZulipExport {
+  readonly realm: z.infer<typeof realmRow>;
+  readonly users: ZulipUser[];
+  readonly crossRealmUserIds: Set<number>;
+  readonly streams: ZulipStream[];
+  readonly recipients: Map<number, z.infer<typeof recipientRow>>;
+  readonly subscriptions: z.infer<typeof subscriptionRow>[];
+  readonly reactions: z.infer<typeof reactionRow>[];
+  readonly groups: { id: number; name: string; description: string; deactivated: boolean }[];
+  readonly groupMembers: z.infer<typeof membershipRow>[];
+  readonly groupSubgroups: z.infer<typeof groupMembershipRow>[];
+  readonly userTopics: z.infer<typeof userTopicRow>[];
+  readonly audit: z.infer<typeof auditRow>[];
+  readonly clients: Map<number, string>;
+  readonly messages: ZulipMessage[];
+  /** Flag names per [user, message], from flags_mask (or flags). */
+  readonly userMessages: { user: number; message: number; flags: Set<string> }[];
+  /** Tables present that the importer does not read, with row counts. */
+  readonly ignoredTables: Record<string, number>;
+}
+
+const READ_TABLES = new Set([
+  "zerver_realm", "zerver_userprofile", "zerver_userprofile_crossrealm", "zerver_userprofile_mirrordummy", "zerver_stream", "zerver_recipient", "zerver_subscription",
+  "zerver_reaction", "zerver_usergroup", "zerver_namedusergroup", "zerver_usergroupmembership", "zerver_groupgroupmembership", "zerver_usertopic",
+  "zerver_realmauditlog", "zerver_client", "zerver_huddle", "zerver_directmessagegroup",
+]);
+
+function rows<T extends z.ZodType>(data: Record<string, unknown>, table: string, schema: T, file: string): z.infer<T>[] {
+  const value = data[table];
+  if (value === undefined) return [];
+  const parsed = z.array(schema).safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new Error(`${file}: ${table}[${String(issue?.path[0] ?? "?")}]: ${issue?.path.slice(1).join(".") ?? ""} ${issue?.message ?? "invalid"}`);
+  }
+  return parsed.data;
+}
+
+function readJson(path: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(readFileSync(path, "utf8"));
+  } catch (error) {
+    throw new Error(`${path} is not valid JSON (${error instanceof Error ? error.message : String(error)})`);
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new Error(`${path} does not hold a JSON object of tables`);
+  return value as Record<string, unknown>;
+}
+
+function flagNames(row: z.infer<typeof userMessageRow>): Set<string> {
+  const raw = row.flags_mask ?? row.flags ?? 0;
+  if (Array.isArray(raw)) return new Set(raw);
+  const names = new Set<string>();
+  USER_MESSAGE_FLAGS.forEach((name, bit) => {
+    if (raw & (1 << bit)) names.add(name);
+  });
+  return names;
+}
+
+/** The directory holding realm.json: the export itself, or its one subdirectory (tarballs hold zulip-export-XXXX/). */
+function exportRoot(dir: string): string | null {
+  if (existsSync(join(dir, "realm.json"))) return dir;
+  const subdirs = readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory());
+  if (subdirs.length === 1 && existsSync(join(dir, subdirs[0]!.name, "realm.json"))) return join(dir, subdirs[0]!.name);
+  return null;
+}
+
+/**
+ * Opens `path` (a directory or a .tar.gz/.tgz/.tar) and returns where the export's
+ * files are plus a cleanup for the temporary unpacked copy. Errors name the problem
+ * with --from.
+ */
+export function openExport(path: string): { root: string; cleanup: () => void } {
+  if (!existsSync(path)) throw new Error(`--from ${path} does not exist`);
+  if (statSync(path).isDirectory()) {
+    const root = exportRoot(path);
+    if (root === null) throw new Error(`--from ${path} is not a Zulip export: no realm.json in it`);
+    return { root, cleanup: () => undefined };
+  }
+  if (!/\.(tar\.gz|tgz|tar)$/.test(path)) throw new Error(`--from ${path} is neither a directory nor a .tar.gz export`);
+  const tmp = mkdtempSync(join(tmpdir(), "parley-import-"));
+  const r = spawnSync("tar", ["-xf", path, "-C", tmp], { encoding: "utf8" });
+  const cleanup = () => rmSync(tmp, { recursive: true, force: true });
+  const root = r.status === 0 ? exportRoot(tmp) : null;
+  if (root === null) {
+    cleanup();
+    throw new Error(r.status === 0 ? `--from ${path} is not a Zulip export: no realm.json in it` : `--from ${path} could not be unpacked: ${r.stderr.trim()}`);
+  }
+  return { root, cleanup };
+}
+
+/** Reads and checks every file the importer needs. */
+export function readExport(root: string): ZulipExport {
+  const realmFile = join(root, "realm.json");
+  const data = readJson(realmFile);
+  const realms = rows(data, "zerver_realm", realmRow, realmFile);
+  if (realms.length !== 1) throw new Error(`${realmFile}: zerver_realm must hold exactly one realm (it holds ${realms.length})`);
+  const ignoredTables: Record<string, number> = {};
+  for (const [table, value] of Object.entries(data)) if (!READ_TABLES.has(table) && Array.isArray(value) && value.length > 0) ignoredTables[table] = value.length;
+
+  // Named groups: zerver_namedusergroup (Zulip 10+, keyed by usergroup_ptr) or the older zerver_usergroup with names.
+  const named = rows(data, "zerver_namedusergroup", groupRow, realmFile);
+  const groups = (named.length > 0 ? named : rows(data, "zerver_usergroup", groupRow, realmFile))
+    .filter((g) => g.name !== undefined && g.is_system_group !== true)
+    .map((g) => ({ id: (g.usergroup_ptr ?? g.id)!, name: g.name!, description: g.description ?? "", deactivated: g.deactivated === true }));
+
+  const messages: ZulipMessage[] = [];
+  const userMessages: ZulipExport["userMessages"] = [];
+  for (let n = 1; ; n++) {
+    const file = join(root, `messages-${String(n).padStart(6, "0")}.json`);
+    if (!existsSync(file)) break;
+    const chunk = readJson(file);
+    messages.push(...rows(chunk, "zerver_message", messageRow, file));
+    for (const row of rows(chunk, "zerver_usermessage", userMessageRow, file)) userMessages.push({ user: row.user_profile, message: row.message, flags: flagNames(row) });
+  }
+  messages.sort((a, b) => a.id - b.id);
+
+  return {
+    realm: realms[0]!,
+    users: rows(data, "zerver_userprofile", userRow, realmFile).sort((a, b) => a.id - b.id),
+    crossRealmUserIds: new Set(rows(data, "zerver_userprofile_crossrealm", z.looseObject({ id }), realmFile).map((u) => u.id)),
+    streams: rows(data, "zerver_stream", streamRow, realmFile).sort((a, b) => a.id - b.id),
+    recipients: new Map(rows(data, "zerver_recipient", recipientRow, realmFile).map((r) => [r.id, r])),
+    subscriptions: rows(data, "zerver_subscription", subscriptionRow, realmFile),
+    reactions: rows(data, "zerver_reaction", reactionRow, realmFile),
+    groups: groups.sort((a, b) => a.id - b.id),
+    groupMembers: rows(data, "zerver_usergroupmembership", membershipRow, realmFile),
+    groupSubgroups: rows(data, "zerver_groupgroupmembership", groupMembershipRow, realmFile),
+    userTopics: rows(data, "zerver_usertopic", userTopicRow, realmFile),
+    audit: rows(data, "zerver_realmauditlog", auditRow, realmFile),
+    clients: new Map(rows(data, "zerver_client", clientRow, realmFile).map((c) => [c.id, c.name])),
+    messages,
+    userMessages,
+    ignoredTables,
+  };
+}
