@@ -45,6 +45,11 @@ export interface SendMessageInput {
   readonly dateSent?: number;
   /** The sending client's event queue and local ID, echoed in its own message event. */
   readonly origin?: MessageOrigin;
+  /**
+   * Zulip's automatic topic policies on send (default true). Imports replaying history
+   * turn them off: the export already holds the policies that resulted.
+   */
+  readonly automaticPolicies?: boolean;
 }
 
 /** Clients that are full UIs used by humans: their sends start read for the sender. */
@@ -145,7 +150,7 @@ export function prepareMessage(state: StoreState, input: SendMessageInput): Mess
     participants = resolveRecipients(state, sender, input.to.users);
   }
   const readBySender = input.readBySender ?? defaultReadBySender(client);
-  return { sender, channel, topic, participants, content, client, readBy: readBySender ? [sender.id] : [], dateSent: input.dateSent ?? state.now(), origin: input.origin };
+  return { sender, channel, topic, participants, content, client, readBy: readBySender ? [sender.id] : [], dateSent: input.dateSent ?? state.now(), origin: input.origin, automaticPolicies: input.automaticPolicies ?? true };
 }
 
 /**
@@ -182,6 +187,8 @@ export interface MessageToWrite {
   readonly readBy: readonly number[];
   readonly dateSent: number;
   readonly origin?: MessageOrigin | undefined;
+  /** Apply Zulip's automatic topic policies (default true; internal sends are by bots, which never get them). */
+  readonly automaticPolicies?: boolean;
 }
 
 /** Renders and stores a validated message in one write. */
@@ -203,7 +210,7 @@ export function storeMessage(state: StoreState, ctx: WriteContext, input: Messag
   const { sender, channel, topic, participants, content, client } = input;
   {
     // Before the message is indexed: "initiation" means the topic has no message yet.
-    const automatic = channel ? applyAutomaticPolicies(state, ctx, sender, channel, topic, rendered.mentionedUserIds) : null;
+    const automatic = channel && input.automaticPolicies !== false ? applyAutomaticPolicies(state, ctx, sender, channel, topic, rendered.mentionedUserIds) : null;
     const id = state.allocate("nextMessageId");
     const conversation = channel ? null : conversationFor(state, ctx, sender.realmId, participants);
     const message: Message = {
