@@ -1,13 +1,18 @@
 /**
  * @module bench/http/run
- * `npm run bench:http [-- --scale 100k|N] [--data DIR] [--duration S] [--connections 1,4,16,64]`
+ * `npm run bench:http [-- --scale 100k|N] [--data DIR] [--duration S] [--connections 1,4,16,64] [--only TEXT]`
+ * (--only: just the scenarios whose name contains TEXT, e.g. "presence")
  *
  * Loopback HTTP throughput of the real server: `dist/tools/parley.js serve` runs as a
  * child process on a generated dataset; autocannon drives GET /messages (windows of
- * 100 and 1000) and POST /messages at several concurrencies, reporting req/s, p50,
+ * 100 and 1000), POST /messages and POST /users/me/presence (ping_only, a poll with
+ * nothing new, and a full fetch of every user's presence, with every human user of
+ * the realm seen beforehand: 10,000 at 100k; each request as another user) at several
+ * concurrencies, reporting req/s, p50,
  * p99 and the server's CPU (from /proc, in cores) and RSS. Results go to
  * bench/results/http-<scale>.{json,md}. The server is stopped at the end, on error
- * and on Ctrl-C.
+ * and on Ctrl-C. Before the server starts, the cost of building a full presence answer
+ * (query, wire shape, JSON) is also timed in process.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -15,7 +20,9 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
-import { openStore } from "../../src/engine/index.js";
+import { openStore, type Store, type User } from "../../src/engine/index.js";
+import { presencesToWire } from "../../src/http/views/presence.js";
+import { success } from "../../src/http/respond.js";
 import { chooseDataset, ensureDataset, workingCopy } from "../dataset.js";
 
 const log = (line: string) => process.stderr.write(line + "\n");
@@ -25,6 +32,33 @@ interface Scenario {
   readonly method: "GET" | "POST";
   readonly path: string;
   readonly body?: string;
+  /** Authorization headers to rotate through, one per request (default: the main subject's). */
+  readonly rotateAuth?: readonly string[];
+}
+
+const basic = (user: User) => "Basic " + Buffer.from(`${user.email}:${user.apiKey}`).toString("base64");
+
+/**
+ * Every active human user of the realm pings once (so presence lists them all), then
+ * the store closes (which writes them). Returns their credentials, the largest
+ * presence_last_update_id, and the in-process cost of a full presence answer.
+ */
+function seedPresence(store: Store, realmId: number): { auths: string[]; lastUpdateId: number; fullFetchMs: { p50: number; p99: number; users: number; bytes: number } } {
+  const humans = store.realmUsers(realmId).filter((u) => u.isActive && !u.isBot);
+  for (const u of humans) store.updatePresence(u.id, "active");
+  const viewer = humans[0]!;
+  const times: number[] = [];
+  let bytes = 0;
+  let listing = store.realmPresence(viewer.id, { lastUpdateId: -1 });
+  for (let i = 0; i < 60; i++) {
+    const t0 = performance.now();
+    listing = store.realmPresence(viewer.id, { lastUpdateId: -1 });
+    bytes = success({ presences: presencesToWire(listing, true), server_timestamp: Date.now() / 1000, presence_last_update_id: listing.lastUpdateId }, []).body.length;
+    times.push(performance.now() - t0);
+  }
+  times.sort((a, b) => a - b);
+  const at = (q: number) => Math.round(times[Math.min(times.length - 1, Math.floor(q * times.length))]! * 100) / 100;
+  return { auths: humans.map(basic), lastUpdateId: listing.lastUpdateId, fullFetchMs: { p50: at(0.5), p99: at(0.99), users: listing.rows.length, bytes } };
 }
 
 interface Row {
@@ -69,8 +103,17 @@ async function startServer(dir: string): Promise<{ child: ChildProcess; port: nu
   return { child, port };
 }
 
+/** An autocannon setupRequest that sends each request with the next credentials of the list. */
+function rotating(auths: readonly string[]): (request: autocannon.Request) => autocannon.Request {
+  let next = 0;
+  return (request) => {
+    request.headers = { ...request.headers, authorization: auths[next++ % auths.length]! };
+    return request;
+  };
+}
+
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { scale: { type: "string" }, data: { type: "string" }, duration: { type: "string" }, connections: { type: "string" }, out: { type: "string" } }, strict: true });
+  const { values } = parseArgs({ options: { scale: { type: "string" }, data: { type: "string" }, duration: { type: "string" }, connections: { type: "string" }, out: { type: "string" }, only: { type: "string" } }, strict: true });
   const choice = chooseDataset(values.scale, values.data, "100k");
   const manifest = await ensureDataset(choice, false, log);
   const duration = Number(values.duration ?? 5);
@@ -81,7 +124,9 @@ async function main(): Promise<number> {
   // Credentials straight from the store (the server is not running yet: one process per data dir).
   const store = openStore(work.dir);
   const user = store.getUser(manifest.subjects.main);
-  const auth = "Basic " + Buffer.from(`${user.email}:${user.apiKey}`).toString("base64");
+  const auth = basic(user);
+  const presence = seedPresence(store, user.realmId);
+  log(`full presence answer in process (${presence.fullFetchMs.users} users, ${Math.round(presence.fullFetchMs.bytes / 1024)} KB): p50 ${presence.fullFetchMs.p50} ms, p99 ${presence.fullFetchMs.p99} ms`);
   store.close();
 
   const { child, port } = await startServer(work.dir);
@@ -99,9 +144,12 @@ async function main(): Promise<number> {
       { name: "GET /messages 100", method: "GET", path: `/api/v1/messages?anchor=newest&num_before=100&num_after=0&narrow=${narrow}` },
       { name: "GET /messages 1000", method: "GET", path: `/api/v1/messages?anchor=newest&num_before=1000&num_after=0&narrow=${narrow}` },
       { name: "POST /messages", method: "POST", path: "/api/v1/messages", body: new URLSearchParams({ type: "stream", to: String(manifest.generalChannelId), topic: "http bench", content: "Load test message." }).toString() },
+      { name: "POST /users/me/presence ping_only", method: "POST", path: "/api/v1/users/me/presence", body: "status=active&ping_only=true", rotateAuth: presence.auths },
+      { name: "POST /users/me/presence poll (nothing new)", method: "POST", path: "/api/v1/users/me/presence", body: `status=active&last_update_id=${presence.lastUpdateId + 1_000_000}`, rotateAuth: presence.auths },
+      { name: `POST /users/me/presence full (${presence.fullFetchMs.users} users)`, method: "POST", path: "/api/v1/users/me/presence", body: "status=active&last_update_id=-1", rotateAuth: presence.auths },
     ];
     const rows: Row[] = [];
-    for (const scenario of scenarios) {
+    for (const scenario of scenarios.filter((sc) => values.only === undefined || sc.name.includes(values.only))) {
       for (const connections of concurrencies) {
         log(`${scenario.name}, ${connections} connection(s), ${duration} s…`);
         const cpu0 = cpuSeconds(child.pid!);
@@ -113,6 +161,7 @@ async function main(): Promise<number> {
           duration,
           headers: { authorization: auth, ...(scenario.body ? { "content-type": "application/x-www-form-urlencoded" } : {}) },
           ...(scenario.body ? { body: scenario.body } : {}),
+          ...(scenario.rotateAuth ? { requests: [{ setupRequest: rotating(scenario.rotateAuth) }] } : {}),
         });
         const wall = (performance.now() - t0) / 1000;
         const row: Row = {
@@ -125,8 +174,9 @@ async function main(): Promise<number> {
     }
     const outDir = values.out ?? join("bench", "results");
     mkdirSync(outDir, { recursive: true });
-    const prefix = join(outDir, `http-${choice.label}`);
-    writeFileSync(`${prefix}.json`, JSON.stringify({ scale: choice.label, messages: manifest.scale.messages, duration, rows }, null, 2) + "\n");
+    // A partial run (--only) gets its own file rather than replacing the full table.
+    const prefix = join(outDir, `http-${choice.label}${values.only === undefined ? "" : `-${values.only.replace(/[^a-zA-Z0-9]+/g, "-")}`}`);
+    writeFileSync(`${prefix}.json`, JSON.stringify({ scale: choice.label, messages: manifest.scale.messages, duration, presenceFullFetchInProcessMs: presence.fullFetchMs, rows }, null, 2) + "\n");
     const md = [
       `# HTTP throughput over loopback: ${choice.label} messages`,
       "",
@@ -135,6 +185,8 @@ async function main(): Promise<number> {
       "| scenario | connections | req/s | p50 ms | p99 ms | server CPU (cores) | server RSS MB | non-2xx / errors |",
       "|---|---:|---:|---:|---:|---:|---:|---|",
       ...rows.map((r) => `| ${r.scenario} | ${r.connections} | ${r.requestsPerSecond} | ${r.p50Ms} | ${r.p99Ms} | ${r.serverCpuCores} | ${r.serverRssMB} | ${r.non2xx} / ${r.errors} |`),
+      "",
+      `Presence: every one of the realm's ${presence.fullFetchMs.users} active human users was seen before the run; each presence request is sent as the next of them. "poll (nothing new)" passes a last_update_id above every one handed out. A full presence answer built in process (query, wire shape, response body; ${Math.round(presence.fullFetchMs.bytes / 1024)} KB): p50 ${presence.fullFetchMs.p50} ms, p99 ${presence.fullFetchMs.p99} ms.`,
       "",
     ].join("\n");
     writeFileSync(`${prefix}.md`, md);

@@ -56,6 +56,14 @@ export function isSubscribed(state: StoreState, userId: number, channelId: numbe
   return state.subscribers.get(channelId)?.has(userId) ?? false;
 }
 
+/**
+ * Whether `viewer` may see `target` (Zulip's can_access_all_users_group). parley's
+ * realms grant it to everyone (register reports role:everyone), so: the same realm.
+ */
+export function canSeeUser(_state: StoreState, viewer: User, target: User): boolean {
+  return viewer.realmId === target.realmId;
+}
+
 export function isAdmin(user: User): boolean {
   return user.role <= ROLE.ADMINISTRATOR;
 }
@@ -79,6 +87,16 @@ export function canSeeChannel(state: StoreState, user: User, channel: Channel): 
   if (!channel.inviteOnly && user.role !== ROLE.GUEST) return true;
   if (isSubscribed(state, user.id, channel.id)) return true;
   return !channel.inviteOnly ? false : isAdmin(user);
+}
+
+/**
+ * Zulip's access_stream_by_id with content access (require_content_access): the
+ * channel's subscribers, and non-guests for public channels; web-public for all.
+ */
+export function canAccessChannelContent(state: StoreState, user: User, channel: Channel): boolean {
+  if (channel.realmId !== user.realmId) return false;
+  if (channel.isWebPublic || isSubscribed(state, user.id, channel.id)) return true;
+  return !channel.inviteOnly && user.role !== ROLE.GUEST;
 }
 
 /** May the user list the channel's subscribers? Whoever may see the channel. */

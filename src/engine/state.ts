@@ -10,10 +10,11 @@
  * nothing anywhere.
  */
 import { BitmapStore } from "./index/bitmap-store.js";
+import { PresenceLog } from "./index/presence-log.js";
 import { foldName, foldTopic } from "./index/keys.js";
 import type { MessageRenderer } from "./render.js";
 import { FIRST_ID, forgetUncommittedStructures, openTables, SCHEMA_VERSION, TABLE_NAMES, TABLE_SPECS, type TableName, type Tables } from "./storage/tables.js";
-import type { Channel, Conversation, Draft, Realm, SavedSnippet, ScheduledMessage, Subscription, User, UserGroup, UserTopic } from "./types.js";
+import type { Channel, Conversation, Draft, Playground, PresenceRecord, Realm, SavedSnippet, ScheduledMessage, Subscription, User, UserGroup, UserTopic } from "./types.js";
 import { StorageError } from "./errors.js";
 import { mergedSettings, type RealmSettingDefaultsRecord, type Settings, type UserSettingsRecord } from "./settings/defaults.js";
 import type { Audience, Delivery, EngineEvent, EventBatch } from "./events/types.js";
@@ -29,6 +30,7 @@ export interface Counters {
   /** The next change-log sequence number (one per committed write that emitted events). */
   nextChangeSeq: number;
   nextScheduledMessageId: number;
+  nextPlaygroundId: number;
   nextDraftId: number;
   nextSavedSnippetId: number;
 }
@@ -103,6 +105,21 @@ export class StoreState {
   readonly realmSettingDefaults = new Map<number, RealmSettingDefaultsRecord>();
   /** Every scheduled message (pending, failed or delivered), by ID. */
   readonly scheduledMessages = new Map<number, ScheduledMessage>();
+  /**
+   * userId -> presence. The one map that is ahead of disk: pings change it at once and
+   * flushPresence (actions/presence.ts) writes the changed records every few seconds.
+   */
+  readonly presence = new Map<number, PresenceRecord>();
+  /** Users whose presence changed since the last flush. */
+  readonly presenceDirty = new Set<number>();
+  /** realmId -> its presence changes in sequence order (queries/presence.ts). */
+  readonly presenceLogs = new Map<number, PresenceLog>();
+  /** The last presence sequence number handed out (one sequence for every realm: monotonic in each). */
+  presenceSeq = 0;
+  /** Durable bound on presenceSeq: no number above it was handed out before a crash. */
+  presenceSeqCeiling = 0;
+  /** Every realm's code playgrounds, by ID. */
+  readonly playgrounds = new Map<number, Playground>();
   /** userId -> draftId -> the user's stored drafts. */
   readonly draftsByUser = new Map<number, Map<number, Draft>>();
   /** userId -> savedSnippetId -> the user's saved snippets. */
@@ -139,15 +156,20 @@ export class StoreState {
       nextConversationId: 1,
       nextChangeSeq: 1,
       nextScheduledMessageId: 1,
+      nextPlaygroundId: 1,
       nextDraftId: 1,
       nextSavedSnippetId: 1,
     };
     // Stores created before the change log have no sequence counter yet.
     this.counters.nextChangeSeq ??= 1;
     this.counters.nextScheduledMessageId ??= 1;
+    this.counters.nextPlaygroundId ??= 1;
     this.counters.nextDraftId ??= 1;
     this.counters.nextSavedSnippetId ??= 1;
     this.#load();
+    const ceiling = this.tables.meta.get(PRESENCE_CEILING_KEY);
+    this.presenceSeq = Math.max(this.presenceSeq, typeof ceiling === "number" ? ceiling : 0);
+    this.presenceSeqCeiling = this.presenceSeq;
   }
 
   /** Runs `fn` as one LMDB write transaction; see the module invariant. */
@@ -358,7 +380,8 @@ export class StoreState {
 
   #reload(): void {
     for (const map of [this.realms, this.realmBySubdomain, this.users, this.#usersByRealm, this.userByEmail, this.userByApiKey, this.usersByName, this.channels, this.channelByName,
-      this.subsByUser, this.subscribers, this.groups, this.conversations, this.conversationByMembers, this.userTopics, this.userSettings, this.realmSettingDefaults, this.scheduledMessages, this.draftsByUser, this.snippetsByUser] as Map<unknown, unknown>[]) {
+      this.subsByUser, this.subscribers, this.groups, this.conversations, this.conversationByMembers, this.userTopics, this.userSettings, this.realmSettingDefaults, this.scheduledMessages, this.draftsByUser, this.snippetsByUser,
+      this.playgrounds] as Map<unknown, unknown>[]) {
       map.clear();
     }
     for (const [userId, version] of this.subscriptionVersion) this.subscriptionVersion.set(userId, version + 1);
@@ -378,9 +401,25 @@ export class StoreState {
     userSettings: (v) => this.userSettings.set((v as UserSettingsRecord).userId, v as UserSettingsRecord),
     realmSettingDefaults: (v) => this.realmSettingDefaults.set((v as RealmSettingDefaultsRecord).realmId, v as RealmSettingDefaultsRecord),
     scheduledMessages: (v) => this.indexScheduledMessage(v as ScheduledMessage),
+    // Presence is not cleared by a reload: memory may be newer than disk (see the field).
+    presence: (v) => {
+      const record = v as PresenceRecord;
+      const current = this.presence.get(record.userId);
+      if (!current || current.lastUpdateId < record.lastUpdateId) this.indexPresence(record);
+      this.presenceSeq = Math.max(this.presenceSeq, record.lastUpdateId);
+    },
+    playgrounds: (v) => this.playgrounds.set((v as Playground).id, v as Playground),
     drafts: (v) => this.indexDraft(v as Draft),
     savedSnippets: (v) => this.indexSavedSnippet(v as SavedSnippet),
   };
+
+  /** Sets a user's presence record and logs the change for "changed since" queries. */
+  indexPresence(record: PresenceRecord): void {
+    this.presence.set(record.userId, record);
+    let log = this.presenceLogs.get(record.realmId);
+    if (!log) this.presenceLogs.set(record.realmId, (log = new PresenceLog()));
+    log.append(record.lastUpdateId, record.userId);
+  }
 
   indexDraft(draft: Draft): void {
     let mine = this.draftsByUser.get(draft.userId);
@@ -430,6 +469,9 @@ export class StoreState {
     void this.tables.env.close();
   }
 }
+
+/** Meta key of the durable presence sequence bound (see presenceSeqCeiling). */
+export const PRESENCE_CEILING_KEY = "presenceSeqCeiling";
 
 export function emailKey(realmId: number, email: string): string {
   return `${realmId}:${email.trim().toLowerCase()}`;

@@ -10,7 +10,7 @@ import { createGroup, deactivateGroup, groupMembers, groupSettings, groupSubgrou
 import { channelGroupSettings, streamPostPolicy } from "./actions/channels.js";
 import { createRealm, setNewChannelAnnouncementsChannel, setRealmDeactivated, systemGroupId, type CreateRealmInput } from "./actions/realms.js";
 import { addReaction, removeReaction, type AddReactionInput, type RemoveReactionInput } from "./actions/reactions.js";
-import { sendMessage, type SendMessageInput } from "./actions/send-message.js";
+import { sendMessage, type SendMessageInput, type SentMessage } from "./actions/send-message.js";
 import {
   deleteScheduledMessage,
   deliverDueScheduledMessages,
@@ -22,9 +22,12 @@ import {
   type EditScheduledMessageInput,
   type ScheduleMessageInput,
 } from "./actions/scheduled-messages.js";
-import { setChannelMuted, subscribe, unsubscribe, type Principal, type SubscribeInput, type SubscribeResult, type UnsubscribeResult } from "./actions/subscriptions.js";
+import { setChannelMuted, subscribe, unsubscribe, updateSubscriptionProperties, type SubscriptionPropertyChange, type Principal, type SubscribeInput, type SubscribeResult, type UnsubscribeResult } from "./actions/subscriptions.js";
 import { markTopicAsRead, updateFlagsByIds, updateFlagsForNarrow, type FlagChangeResult, type NarrowFlagResult } from "./actions/update-flags.js";
 import { setTopicPolicy } from "./actions/user-topics.js";
+import { flushPresence, updatePresence, type PresenceStatus } from "./actions/presence.js";
+import { realmPresence, userPresence, type PresenceListing, type PresenceQuery } from "./queries/presence.js";
+import { addPlayground, realmPlaygrounds, removePlayground, type PlaygroundInput } from "./actions/playgrounds.js";
 import { createUser, requireUser, setUserActive, updateUser, type CreateUserInput, type UpdateUserInput } from "./actions/users.js";
 import { BadRequestError, NotFoundError } from "./errors.js";
 import type { PlanContext } from "./narrow/plan.js";
@@ -36,7 +39,7 @@ import { countMessages, storageStats, type StorageStats } from "./queries/storag
 import { ReceivedSets } from "./received.js";
 import { StoreState, type StoreOptions } from "./state.js";
 import { lockDataDir, type DataDirLock } from "./storage/lock.js";
-import type { Channel, ChannelPermissions, Conversation, Draft, GroupSettingValue, Message, Realm, SavedSnippet, ScheduledMessage, User, UserGroup, UserTopic } from "./types.js";
+import type { Channel, ChannelPermissions, Conversation, Draft, GroupSettingValue, Message, Playground, PresenceRecord, Realm, SavedSnippet, ScheduledMessage, User, UserGroup, UserTopic } from "./types.js";
 import { key } from "./index/keys.js";
 import type { Settings } from "./settings/defaults.js";
 import { verifyIndexes, type VerifyReport } from "./verify.js";
@@ -86,10 +89,14 @@ export class Store {
     registerInternals(this, this.#state);
   }
 
-  /** Closes the environment and frees the directory for the next opener. */
+  /** Writes pending presence, closes the environment and frees the directory for the next opener. */
   close(): void {
     try {
-      this.#state.close();
+      try {
+        flushPresence(this.#state);
+      } finally {
+        this.#state.close();
+      }
     } finally {
       this.#lock.release();
     }
@@ -238,6 +245,10 @@ export class Store {
   setChannelMuted(userId: number, channelId: number, muted: boolean): void {
     setChannelMuted(this.#state, userId, channelId, muted);
   }
+  /** POST /users/me/subscriptions/properties: every change checked, then all applied in one write. */
+  updateSubscriptionProperties(userId: number, changes: readonly SubscriptionPropertyChange[]): void {
+    updateSubscriptionProperties(this.#state, userId, changes);
+  }
   getChannel(channelId: number): Channel | undefined {
     return this.#state.channels.get(channelId);
   }
@@ -328,9 +339,47 @@ export class Store {
     setTopicPolicy(this.#state, userId, channelId, topic, policy);
   }
 
+  // ---- presence ----
+
+  /**
+   * POST /users/me/presence: records a ping in memory (see actions/presence.ts for
+   * what a crash can lose); flushPresence() makes it durable.
+   */
+  updatePresence(userId: number, status: PresenceStatus): void {
+    updatePresence(this.#state, userId, status);
+  }
+  /** Writes presence changed since the last flush (the server calls this every few seconds). */
+  flushPresence(): number {
+    return flushPresence(this.#state);
+  }
+  /** Presence of the viewer's realm that the viewer may see, changed after `query.lastUpdateId`. */
+  realmPresence(viewerId: number, query: PresenceQuery = {}): PresenceListing {
+    return realmPresence(this.#state, this.#actor(viewerId), query);
+  }
+  /** One user's presence ("No such user", bots and users without data refused as Zulip; `named` is how the caller named them). */
+  userPresence(viewerId: number, targetId: number, named: string = String(targetId)): PresenceRecord {
+    return userPresence(this.#state, this.#actor(viewerId), this.#actor(targetId), named);
+  }
+
+  // ---- code playgrounds ----
+
+  /** The realm's code playgrounds, by ID. */
+  realmPlaygrounds(realmId: number): Playground[] {
+    return realmPlaygrounds(this.#state, realmId);
+  }
+  /** POST /realm/playgrounds (administrators). */
+  addPlayground(actorId: number, input: PlaygroundInput): Playground {
+    return addPlayground(this.#state, actorId, input);
+  }
+  /** DELETE /realm/playgrounds/{id} (administrators). */
+  removePlayground(actorId: number, playgroundId: number): void {
+    removePlayground(this.#state, actorId, playgroundId);
+  }
+
   // ---- messages ----
 
-  sendMessage(input: SendMessageInput): { id: number } {
+  /** Sends; the result names the sender's new topic policy when the send changed it. */
+  sendMessage(input: SendMessageInput): SentMessage {
     return sendMessage(this.#state, input);
   }
 

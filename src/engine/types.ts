@@ -104,6 +104,10 @@ export interface ReceiveInterval {
   readonly to: number | null;
 }
 
+/** Zulip's per-subscription notification toggles. */
+export type SubscriptionNotification = "desktop_notifications" | "audible_notifications" | "push_notifications" | "email_notifications" | "wildcard_mentions_notify";
+export const SUBSCRIPTION_NOTIFICATIONS: readonly SubscriptionNotification[] = ["desktop_notifications", "audible_notifications", "push_notifications", "email_notifications", "wildcard_mentions_notify"];
+
 export interface Subscription {
   readonly userId: number;
   readonly channelId: number;
@@ -111,6 +115,11 @@ export interface Subscription {
   isMuted: boolean;
   color: string;
   pinToTop: boolean;
+  /**
+   * Per-channel notification overrides (null or absent: the user's global setting).
+   * Absent on records written before they existed.
+   */
+  notifications?: Partial<Record<SubscriptionNotification, boolean | null>>;
   /** Every period the user received the channel's messages, oldest first. */
   intervals: ReceiveInterval[];
 }
@@ -240,6 +249,28 @@ export interface ScheduledMessage {
   failureMessage: string | null;
   delivered: boolean;
   deliveredMessageId: number | null;
+}
+
+/**
+ * A user's presence (Zulip's UserPresence): when they were last active and last
+ * connected (UNIX seconds; lastActive null if they were only ever idle), and the
+ * presence sequence number of the last change (Zulip's last_update_id).
+ */
+export interface PresenceRecord {
+  readonly userId: number;
+  readonly realmId: number;
+  lastActive: number | null;
+  lastConnected: number;
+  lastUpdateId: number;
+}
+
+/** A realm's code playground (Zulip's RealmPlayground). */
+export interface Playground {
+  readonly id: number;
+  readonly realmId: number;
+  readonly name: string;
+  readonly pygmentsLanguage: string;
+  readonly urlTemplate: string;
 }
 
 /** A draft's addressee kind, in Zulip's wire spelling: "" for an unaddressed draft. */

@@ -29,6 +29,7 @@ const savedQueue = z.object({
     streamTypingNotifications: z.boolean(),
     // Queues saved before this option existed did not ask for it.
     includeDeactivatedGroups: z.boolean().default(false),
+    presenceFormat: z.enum(["legacy", "slim", "modern"]).default("legacy"),
     idleTimeoutSecs: z.number().positive(),
   }),
   events: z.array(z.object({ id: z.number().int(), body: z.string() })),

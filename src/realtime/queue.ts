@@ -19,6 +19,12 @@ export interface QueueOptions {
   readonly streamTypingNotifications: boolean;
   /** client_capabilities.include_deactivated_groups: deactivation is an update, not a remove. */
   readonly includeDeactivatedGroups: boolean;
+  /**
+   * Shape of presence events (Zulip's process_presence_event): "modern" for
+   * client_capabilities.simplified_presence_events, "slim" for slim_presence
+   * (legacy without email), else "legacy".
+   */
+  readonly presenceFormat: "legacy" | "slim" | "modern";
   /** Seconds without a connected poll after which the queue is collected. */
   readonly idleTimeoutSecs: number;
 }

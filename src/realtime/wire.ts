@@ -22,6 +22,8 @@ import { scheduledMessageToWire } from "../http/views/scheduled-message.js";
 import { draftToWire, savedSnippetToWire } from "../http/views/personal.js";
 import { languageName } from "../engine/index.js";
 import type { EventQueue } from "./queue.js";
+import { legacyClientPresence, presenceTimestamps } from "../http/views/presence.js";
+import { playgroundToWire } from "../http/views/playground.js";
 
 /** The JSON text of an event object, open at the end (see module comment). */
 export function openJson(event: Record<string, unknown>): string {
@@ -80,6 +82,10 @@ export class WireEvent {
         return o.includeDeactivatedGroups ? "d" : "";
       case "scheduled_messages":
         return o.emptyTopicName ? "e" : "";
+      case "presence":
+        return o.presenceFormat;
+      case "muted_topics":
+        return `${o.emptyTopicName ? "e" : ""}${o.eventTypes?.includes("user_topic") === true ? "u" : ""}`;
       default:
         return "";
     }
@@ -227,6 +233,27 @@ export class WireEvent {
         if (e.op === "remove") return { type: "scheduled_messages", op: "remove", scheduled_message_id: e.scheduledMessageId };
         if (e.op === "add") return { type: "scheduled_messages", op: "add", scheduled_messages: [scheduledMessageToWire(e.scheduled, realm, queue.options.emptyTopicName)] };
         return { type: "scheduled_messages", op: "update", scheduled_message: scheduledMessageToWire(e.scheduled, realm, queue.options.emptyTopicName) };
+      case "muted_topics": {
+        // Zulip's accepts_event: a client that asked for user_topic does not get the old list.
+        if (queue.options.eventTypes?.includes("user_topic") === true) return null;
+        const muted: [string, string, number][] = [];
+        for (const t of store.userTopics(e.userId)) {
+          const channel = store.getChannel(t.channelId);
+          if (t.policy === 1 && channel) muted.push([channel.name, this.#topic(queue, realm, t.topic), t.lastUpdated]);
+        }
+        return { type: "muted_topics", muted_topics: muted };
+      }
+      case "presence": {
+        const timestamps = presenceTimestamps(e.user, e.presence);
+        if (queue.options.presenceFormat === "modern") return { type: "presence", presences: { [String(e.user.id)]: timestamps } };
+        const out: Record<string, unknown> = { type: "presence", user_id: e.user.id };
+        if (queue.options.presenceFormat === "legacy") out["email"] = e.user.email;
+        out["server_timestamp"] = e.serverTimestamp;
+        out["presence"] = { website: legacyClientPresence(timestamps) };
+        return out;
+      }
+      case "realm_playgrounds":
+        return { type: "realm_playgrounds", realm_playgrounds: e.playgrounds.map(playgroundToWire) };
       case "user_settings": {
         const out: Record<string, unknown> = { type: "user_settings", op: "update", property: e.property, value: e.value };
         if (e.property === "default_language") out["language_name"] = languageName(String(e.value));

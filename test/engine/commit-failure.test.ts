@@ -79,7 +79,8 @@ describe("messages", () => {
 
     const released = batches.length;
     expect(send("kept topic", "giraffekept meadow")).toBe(id);
-    expect(releasedSince(released)).toEqual({ types: ["stream", "message"], firstSeq: seq });
+    // The sender starts the topic and so follows it (Zulip's default automatic policy).
+    expect(releasedSince(released)).toEqual({ types: ["muted_topics", "user_topic", "stream", "message"], firstSeq: seq });
     expect(s().getChannel(w.general.id)!.firstMessageId).toBe(id);
     for (const reader of [w.alice, w.bob, w.owner]) {
       expect(search(reader, "zebrafailed")).toEqual([]);

@@ -416,9 +416,9 @@ class Realm {
         const topic = POLICY_TOPICS[op.topic]!;
         if (!u.active) return;
         const r = capture(() => s.setTopicPolicy(u.id, channelId, topic, op.policy));
-        const visible = m.canSeeChannel(u, m.channel(channelId));
-        this.compare(`setTopicPolicy(user=${u.id}, channel=${channelId}) refused iff channel invisible`, !visible, typeof r === "object" && r !== null);
-        if (visible) m.setTopicPolicy(u.id, channelId, topic, op.policy);
+        const allowed = m.canSetTopicPolicy(u, m.channel(channelId), op.policy);
+        this.compare(`setTopicPolicy(user=${u.id}, channel=${channelId}, policy=${op.policy}) refused iff no access`, !allowed, typeof r === "object" && r !== null);
+        if (allowed) m.setTopicPolicy(u.id, channelId, topic, op.policy);
         return;
       }
       case "mute": {

@@ -112,6 +112,7 @@ const ID_PARAMS: Readonly<Record<string, readonly Probe[]>> = {
   can_create_topic_group: groupSetting,
   can_move_messages_within_channel_group: groupSetting,
   can_resolve_topics_group: groupSetting,
+  subscription_data: [{ kind: "channel", label: "stream_id", encode: (r) => JSON.stringify([{ stream_id: r, property: "pin_to_top", value: true }]) }],
   target_users: [
     { kind: "user", label: "user_ids", encode: (r) => JSON.stringify({ user_ids: [r], skip_if_already_edited: false }) },
     { kind: "group", label: "group_ids", encode: (r) => JSON.stringify({ group_ids: [r], skip_if_already_edited: false }) },
@@ -169,6 +170,15 @@ const NOT_IDS = new Set([
   "include_streams", "slim_presence", "presence_history_limit_days", "event_types", "fetch_event_types", "all_public_streams", "client_capabilities", "idle_queue_timeout",
   // event queue polling (queue IDs are random and per user: BAD_EVENT_QUEUE_ID either way)
   "last_event_id", "dont_block",
+  // presence: the caller's own status and polling position
+  "status", "ping_only", "new_user_input", "last_update_id", "history_limit_days", "presence_last_update_id",
+  // code playground fields
+  "name", "pygments_language", "url_template",
+  // topic policy value (stream_id is swept with a policy to set; removing one, policy 0,
+  // is allowed in any channel of the caller's realm by Zulip's design)
+  "visibility_policy",
+  // another realm's playground is "Invalid playground" exactly like a missing one (test/http/playgrounds.test.ts)
+  "playground_id",
   // personal settings and account fields (target_users names users and groups: ID_PARAMS)
   ...PERSONAL_SETTING_NAMES, "email", "old_password", "new_password", "timezone",
   // saved snippet text
@@ -188,6 +198,10 @@ const NO_ID_ENDPOINTS = [
   // queue_id: another user's queue answers exactly like an unknown one (test/realtime/queues.test.ts).
   "GET /events",
   "DELETE /events",
+  "POST /users/me/presence",
+  "GET /realm/presence",
+  "POST /realm/playgrounds",
+  "DELETE /realm/playgrounds/:playground_id",
   // The caller's own drafts and snippets, and the realm's defaults: nothing named.
   "GET /drafts",
   "GET /saved_snippets",
@@ -252,6 +266,7 @@ const BASES: Readonly<Record<string, readonly Base[]>> = {
     { params: { num_before: "0", num_after: "1", op: "add", flag: "starred" }, for: ["anchor"] },
   ],
   "POST /mark_topic_as_read": [{ params: { topic_name: "t" } }],
+  "POST /user_topics": [{ params: { topic: "t", visibility_policy: "1" } }, { params: { topic: "t", visibility_policy: "3" } }],
   "POST /messages/:message_id/reactions": [{ params: { emoji_name: "octopus" } }],
   "DELETE /messages/:message_id/reactions": [{ params: { emoji_name: "octopus" } }],
   "PATCH /users/:user_id_or_email": [{ params: { full_name: "Renamed" } }],

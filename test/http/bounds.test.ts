@@ -279,6 +279,56 @@ describe("worst inputs per endpoint", () => {
     await refused(register({ client_capabilities: { [huge(200_000)]: "x" } }), 400, "BAD_REQUEST", /^client_capabilities\["x{100}…"\] is not a boolean$/);
   });
 
+  it(route("POST", "/users/me/presence"), async () => {
+    const { alice } = s.seed;
+    await refused(() => send(alice, "POST", "/users/me/presence", form({ status: huge(200_000) })), 400, "BAD_REQUEST", /^Invalid status: x{100}…$/);
+    await refused(() => send(alice, "POST", "/users/me/presence", form({ status: "active", last_update_id: huge(100_000, "9") })), 400, "BAD_REQUEST", "last_update_id is too large");
+    await refused(() => send(alice, "POST", "/users/me/presence", form({ status: "active", history_limit_days: huge(100_000, "9") })), 400, "BAD_REQUEST", "history_limit_days is too large");
+  });
+
+  it(route("GET", "/realm/presence"), async () => {
+    const r = await withBystander(() => send(s.seed.alice, "GET", "/realm/presence", form({ [huge(200)]: huge(200_000) })));
+    expect(r.status).toBe(200);
+  });
+
+  it(route("GET", "/users/:user_id_or_email/presence"), async () => {
+    await refused(() => send(s.seed.alice, "GET", `/users/${huge(2000)}@test.dev/presence`, ""), 400, "BAD_REQUEST", "No such user");
+    await refused(() => send(s.seed.alice, "GET", `/users/${huge(2000, "9")}/presence`, ""), 400, "BAD_REQUEST", "No such user");
+  });
+
+  it(route("POST", "/realm/playgrounds"), async () => {
+    const add = (params: Record<string, unknown>) => () => send(s.seed.owner, "POST", "/realm/playgrounds", form({ name: "P", pygments_language: "Python", url_template: "https://p.test/{code}", ...params }));
+    await refused(add({ url_template: huge(200_000) }), 400, "BAD_REQUEST", "url_template is too long (limit: 10000 characters)");
+    await refused(add({ url_template: huge(1000, "{code}{x}") }), 400, "BAD_REQUEST", '"code" should be the only variable present in the URL template');
+    await refused(add({ url_template: huge(9000, "{") }), 400, "BAD_REQUEST", "Invalid URL template.");
+    await refused(add({ name: huge(200_000) }), 400, "BAD_REQUEST", "name is too long (limit: 1000 characters)");
+    await refused(add({ pygments_language: huge(200_000) }), 400, "BAD_REQUEST", "pygments_language is too long (limit: 1000 characters)");
+  });
+
+  it(route("DELETE", "/realm/playgrounds/:playground_id"), async () => {
+    await refused(() => send(s.seed.owner, "DELETE", `/realm/playgrounds/${huge(2000, "9")}`, ""), 400, "BAD_REQUEST", "Invalid playground");
+  });
+
+  it(route("POST", "/user_topics"), async () => {
+    const { alice, general } = s.seed;
+    const set = (params: Record<string, unknown>) => () => send(alice, "POST", "/user_topics", form({ stream_id: general.id, topic: "t", visibility_policy: 1, ...params }));
+    await refused(set({ topic: huge(200_000) }), 400, "BAD_REQUEST", "topic is too long (limit: 600 characters)");
+    await refused(set({ topic: huge(100, "é") }), 400, "BAD_REQUEST", "topic is too long (limit: 60 characters)");
+    await refused(set({ stream_id: huge(100_000, "9") }), 400, "BAD_REQUEST", "stream_id is too large");
+    await refused(set({ visibility_policy: huge(100_000, "9") }), 400, "BAD_REQUEST", "visibility_policy is too large");
+  });
+
+  it(route("POST", "/users/me/subscriptions/properties"), async () => {
+    const { alice, general } = s.seed;
+    const change = (data: unknown) => () => send(alice, "POST", "/users/me/subscriptions/properties", form({ subscription_data: data }));
+    await refused(change(Array.from({ length: 1500 }, () => ({ stream_id: general.id, property: "pin_to_top", value: true }))), 400, "BAD_REQUEST", "subscription_data is too long (limit: 1000 items)");
+    await refused(change([{ stream_id: general.id, property: huge(200_000), value: true }]), 400, "BAD_REQUEST", 'subscription_data[0]["property"] is too large');
+    await refused(change([{ stream_id: general.id, property: "color", value: huge(200_000) }]), 400, "BAD_REQUEST", /^subscription_data\[0\]\["value"\]/);
+    // The largest list allowed, every change valid: one write.
+    const r = await withBystander(change(Array.from({ length: 1000 }, (_, i) => ({ stream_id: general.id, property: "pin_to_top", value: i % 2 === 0 }))));
+    expect(r.status).toBe(200);
+  });
+
   it(route("PATCH", "/settings"), async () => {
     const { owner, alice } = s.seed;
     await refused(() => send(alice, "PATCH", "/settings", form({ full_name: huge(200_000) })), 400, "BAD_REQUEST", "Name too long!");

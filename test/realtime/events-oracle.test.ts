@@ -32,6 +32,10 @@ const NOT_COMPARED: Record<string, string> = {
   // change; the reducer does not maintain them yet (a named gap, not a pass):
   recent_private_conversations: "not maintained yet (Zulip's apply_event derives it from message events)",
   muted_topics: "deprecated duplicate of user_topics; not maintained",
+  // Zulip's clients keep presence by polling POST /users/me/presence: events carry only
+  // users seen first or back online, so most changes have none (by design).
+  presences: "kept by polling, not by events",
+  presence_last_update_id: "kept by polling, not by events",
 };
 
 const CAPABILITIES = { notification_settings_null: true, empty_topic_name: true, include_deactivated_groups: true, archived_channels: true, user_avatar_url_field_optional: false };

@@ -44,7 +44,13 @@ export type Action =
   | { kind: "bulk_settings"; actor: UserName; targets: UserName[]; colorScheme: 1 | 2 | 3; skipIfAlreadyEdited: boolean }
   | { kind: "realm_defaults"; actor: UserName; colorScheme: 1 | 2 | 3 }
   | { kind: "draft"; user: UserName; op: "create" | "edit" | "delete"; channel: ChannelName; pick: number }
-  | { kind: "snippet"; user: UserName; op: "create" | "edit" | "delete"; pick: number };
+  | { kind: "snippet"; user: UserName; op: "create" | "edit" | "delete"; pick: number }
+  | { kind: "sub_property"; user: UserName; channel: ChannelName; property: SubProperty; pick: number }
+  | { kind: "playground"; actor: UserName; op: "add" | "remove"; pick: number }
+  | { kind: "presence"; user: UserName; status: "active" | "idle" };
+
+const SUB_PROPERTIES = ["color", "pin_to_top", "desktop_notifications", "audible_notifications", "push_notifications", "email_notifications", "wildcard_mentions_notify", "in_home_view", "is_muted"] as const;
+type SubProperty = (typeof SUB_PROPERTIES)[number];
 
 export type SettingsChange =
   | { readonly twentyFourHourTime: boolean }
@@ -130,6 +136,9 @@ export const actionArb: fc.Arbitrary<Action> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("realm_defaults" as const), actor, colorScheme: fc.constantFrom(1 as const, 2 as const, 3 as const) }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant("draft" as const), user: actor, op: fc.constantFrom("create" as const, "create" as const, "edit" as const, "delete" as const), channel, pick: fc.nat() }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("snippet" as const), user: actor, op: fc.constantFrom("create" as const, "edit" as const, "delete" as const), pick: fc.nat() }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant("sub_property" as const), user: observer, channel, property: fc.constantFrom(...SUB_PROPERTIES), pick: fc.nat() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("playground" as const), actor, op: fc.constantFrom("add" as const, "add" as const, "remove" as const), pick: fc.nat() }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("presence" as const), user: actor, status: fc.constantFrom("active" as const, "idle" as const) }) },
 );
 
 /** The realm the actions run in, with handles by symbolic name. */
@@ -141,6 +150,8 @@ export class World {
   /** Draft and snippet IDs each user created (some may be gone: editing those is a refused action). */
   readonly drafts = new Map<UserName, number[]>();
   readonly snippets = new Map<UserName, number[]>();
+  /** Playgrounds added so far (removed ones stay: removing one again is refused). */
+  readonly playgrounds: number[] = [];
   #created = 0;
 
   constructor(readonly server: TestServer) {
@@ -389,6 +400,28 @@ export class World {
         if (id === undefined) return note(false, "snippet: none created yet");
         const r = action.op === "edit" ? await call(action.user, "PATCH", `/saved_snippets/${id}`, { content: `Edited ${action.pick}` }) : await call(action.user, "DELETE", `/saved_snippets/${id}`, {});
         return note(r.status === 200, `snippet ${action.op} ${String(r.body["msg"] ?? "")}`);
+      }
+      case "sub_property": {
+        const channelId = this.channelId(action.channel);
+        if (channelId === undefined) return note(false, "sub_property: no such channel yet");
+        const value = action.property === "color" ? ["#76ce90", "#abc", "#e79ab5"][action.pick % 3] : action.pick % 2 === 0;
+        const r = await call(action.user, "POST", "/users/me/subscriptions/properties", { subscription_data: [{ stream_id: channelId, property: action.property, value }] });
+        return note(r.status === 200, `sub_property ${action.property} ${String(r.body["msg"] ?? "")}`);
+      }
+      case "playground": {
+        if (action.op === "add") {
+          const r = await call(action.actor, "POST", "/realm/playgrounds", { name: `Playground ${action.pick % 5}`, pygments_language: "Python", url_template: "https://play.test/{code}" });
+          if (r.status === 200) this.playgrounds.push(r.body["id"] as number);
+          return note(r.status === 200, `playground add ${String(r.body["msg"] ?? "")}`);
+        }
+        const id = this.playgrounds[action.pick % Math.max(1, this.playgrounds.length)];
+        if (id === undefined) return note(false, "playground: none added yet");
+        const r = await call(action.actor, "DELETE", `/realm/playgrounds/${id}`, {});
+        return note(r.status === 200, `playground remove ${String(r.body["msg"] ?? "")}`);
+      }
+      case "presence": {
+        const r = await call(action.user, "POST", "/users/me/presence", { status: action.status, ping_only: true });
+        return note(r.status === 200, `presence ${String(r.body["msg"] ?? "")}`);
       }
     }
   }

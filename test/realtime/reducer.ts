@@ -54,6 +54,8 @@ export const MAINTAINED_SECTIONS = [
   "realm_user_settings_defaults",
   "drafts",
   "saved_snippets",
+  // The realm's code playgrounds (complete list in each event).
+  "realm_playgrounds",
 ] as const;
 
 type UnreadPlace = { readonly kind: "stream"; streamId: number; topic: string } | { readonly kind: "pm"; readonly otherUserId: number } | { readonly kind: "huddle"; readonly userIdsString: string };
@@ -261,6 +263,20 @@ export function applyEvent(state: ClientState, event: Json): void {
         state.snapshot["saved_snippets"] = snippets.map((x) => (x["id"] === snippet["id"] ? clone(snippet) : x));
       } else if (op === "remove") state.snapshot["saved_snippets"] = snippets.filter((x) => x["id"] !== num(event["saved_snippet_id"], "saved_snippet_id"));
       else throw new Error(`reducer: unexpected saved_snippets op: ${JSON.stringify(event)}`);
+      return;
+    }
+    case "muted_topics":
+      // The deprecated duplicate of user_topic events (its section is not compared).
+      return;
+    case "realm_playgrounds":
+      state.snapshot["realm_playgrounds"] = objs(event["realm_playgrounds"], "realm_playgrounds").map(clone);
+      return;
+    case "presence": {
+      // Presence is kept by polling (the presences section is not compared); the event
+      // must still name a user this client knows.
+      const userId = num(event["user_id"] ?? Number(Object.keys(obj(event["presences"], "presence.presences"))[0]), "presence.user_id");
+      const known = [...objs(state.snapshot["realm_users"], "realm_users"), ...objs(state.snapshot["realm_non_active_users"] ?? [], "realm_non_active_users")].some((u) => u["user_id"] === userId);
+      if (!known) throw new Error(`reducer: presence of user ${userId}, whom this client does not know`);
       return;
     }
     case "default_streams": {

@@ -46,7 +46,7 @@ describe("delivery on time", () => {
     const message = newest()!;
     expect(message).toMatchObject({ senderId: w.owner.id, client: "website", content: "on time", topic: "later", dateSent: T0 + 5 });
     expect(s.getMessage(w.owner.id, message.id).flags).toContain("read");
-    expect(events.filter((e) => e.type !== "stream").map((e) => `${e.type}${"op" in e ? `:${e.op}` : ""}`)).toEqual(["scheduled_messages:add", "message", "scheduled_messages:remove"]);
+    expect(events.filter((e) => e.type !== "stream").map((e) => `${e.type}${"op" in e ? `:${e.op}` : ""}`)).toEqual(["scheduled_messages:add", "muted_topics", "user_topic", "message", "scheduled_messages:remove"]);
     expect(s.scheduledMessages(w.owner.id)).toEqual([]);
     expect(internals(s).scheduledMessages.get(sm.id)).toMatchObject({ delivered: true, deliveredMessageId: message.id });
     clock.advance(10_000);

@@ -13,6 +13,7 @@ import { createServer, type ParleyServer } from "../../src/http/server.js";
 import { DEFAULT_SLOW_MS, LOG_LEVELS, type LogLevel } from "../../src/http/request-log.js";
 import { loadSavedQueues, writeSavedQueues } from "../../src/realtime/index.js";
 import { Scheduler } from "../../src/scheduler/scheduler.js";
+import { PresenceFlusher } from "../../src/scheduler/presence-flusher.js";
 import { intOption, parseOptions, type OptionSpec, type Parsed } from "../args.js";
 import { describeSubdomain, openForCommand, parseOrUsage, USAGE_EXIT } from "../demo/cli.js";
 
@@ -103,6 +104,8 @@ export interface Listening {
   readonly compatUrl: string | null;
   /** Delivers scheduled messages; stopped by untilSignal before the store closes. */
   readonly scheduler: Scheduler;
+  /** Writes presence every few seconds; stopped by untilSignal before the store closes (which flushes the rest). */
+  readonly presenceFlusher: PresenceFlusher;
 }
 
 /** Starts the HTTP server over `store`. */
@@ -132,7 +135,10 @@ export async function listen(store: Store, settings: ServeSettings, dataDir: str
   // Messages that came due while the server was down go out now, the rest on time.
   const scheduler = new Scheduler(store, { onError: (error) => console.error(`parley: scheduled delivery failed: ${error instanceof Error ? error.message : String(error)}`) });
   scheduler.start();
-  return { server, port, url: `http://${urlHost(settings.host)}:${port}`, compatUrl, scheduler };
+  // Presence pings change memory only; this makes them durable within a few seconds.
+  const presenceFlusher = new PresenceFlusher(store, { onError: (error) => console.error(`parley: presence flush failed: ${error instanceof Error ? error.message : String(error)}`) });
+  presenceFlusher.start();
+  return { server, port, url: `http://${urlHost(settings.host)}:${port}`, compatUrl, scheduler, presenceFlusher };
 }
 
 /**
@@ -140,7 +146,7 @@ export async function listen(store: Store, settings: ServeSettings, dataDir: str
  * queues to the data directory, closed the server, then the store (in that order, so no request reaches a closed store), which frees
  * the data directory.
  */
-export function untilSignal(server: ParleyServer, store: Store, dataDir: string, scheduler?: Scheduler): Promise<number> {
+export function untilSignal(server: ParleyServer, store: Store, dataDir: string, scheduler?: Scheduler, presenceFlusher?: PresenceFlusher): Promise<number> {
   return new Promise((resolve) => {
     const stop = (signal: NodeJS.Signals): void => {
       process.off("SIGINT", stop);
@@ -153,6 +159,7 @@ export function untilSignal(server: ParleyServer, store: Store, dataDir: string,
         console.error(`parley: could not save event queues (clients will register again): ${error instanceof Error ? error.message : String(error)}`);
       }
       scheduler?.stop();
+      presenceFlusher?.stop();
       server.close();
       store.close();
       // Closing the listen socket leaves clients' idle keep-alive connections open in
@@ -195,10 +202,10 @@ export async function run(argv: string[]): Promise<number> {
     store?.close();
     throw error;
   }
-  const { server, port, url, compatUrl, scheduler } = listening;
+  const { server, port, url, compatUrl, scheduler, presenceFlusher } = listening;
   // Handlers go in before the greeting: whoever reads it may signal at once, and a
   // signal arriving before them would kill the process without closing the store.
-  const stopped = untilSignal(server, store, options.dir, scheduler);
+  const stopped = untilSignal(server, store, options.dir, scheduler, presenceFlusher);
   if (options.parsed.values["json"]) {
     // One line, so that a reader of the first line gets the whole event.
     console.log(JSON.stringify({ url, port, host: options.settings.host, external_host: options.settings.externalHost ?? null, compat_url: compatUrl, data: options.dir }));

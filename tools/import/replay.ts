@@ -207,7 +207,7 @@ export function replayExport(store: Store, data: ZulipExport, options: ReplayOpt
         to = { type: "direct" as const, users: members };
       } else throw new Error(`unknown recipient ${m.recipient}`);
       const client = m.sending_client === undefined ? undefined : data.clients.get(m.sending_client);
-      const { id } = store.sendMessage({ senderId: sender, to, content: rewrite(m.content), dateSent: Math.floor(m.date_sent), readBySender: false, ...(client ? { client } : {}) });
+      const { id } = store.sendMessage({ senderId: sender, to, content: rewrite(m.content), dateSent: Math.floor(m.date_sent), readBySender: false, automaticPolicies: false, ...(client ? { client } : {}) });
       ids.messages.set(m.id, id);
       count("messages");
     } catch (error) {

@@ -8,6 +8,7 @@
  */
 import { canAccessMessage } from "../access.js";
 import { BadRequestError, EngineError } from "../errors.js";
+import { applyParticipationPolicy } from "./user-topics.js";
 import { key } from "../index/keys.js";
 import type { StoreState } from "../state.js";
 import type { Message, Reaction } from "../types.js";
@@ -80,7 +81,10 @@ export function addReaction(state: StoreState, userId: number, messageId: number
   if (existing) input = { ...input, emojiName: existing.emojiName };
   else checkEmojiRequest(input);
   const next: Message = { ...message, reactions: [...message.reactions, { ...input, userId }] };
+  const reactor = state.users.get(userId);
+  const channel = message.recipient.type === "channel" ? state.channels.get(message.recipient.channelId) : undefined;
   state.write((ctx) => {
+    if (reactor && channel) applyParticipationPolicy(state, ctx, reactor, channel, message.topic);
     state.tables.messages.putSync(message.id, next);
     state.bitmaps.add(key.has(message.realmId, "reaction"), message.id);
     ctx.emit({ type: "reaction", op: "add", messageId: message.id, reaction: { ...input, userId } }, () => messageReadersAudience(state, next));

@@ -23,6 +23,7 @@ import type { RenderResult } from "../render.js";
 /** key.userFlag(userId, flag) parsed back. */
 const USER_FLAG_KEY = /^u:(\d+):(\w+)$/;
 import { requireUser } from "./users.js";
+import { applyAutomaticPolicies } from "./user-topics.js";
 
 export const MAX_MESSAGE_LENGTH = 10000;
 export const MAX_TOPIC_LENGTH = 60;
@@ -44,6 +45,11 @@ export interface SendMessageInput {
   readonly dateSent?: number;
   /** The sending client's event queue and local ID, echoed in its own message event. */
   readonly origin?: MessageOrigin;
+  /**
+   * Zulip's automatic topic policies on send (default true). Imports replaying history
+   * turn them off: the export already holds the policies that resulted.
+   */
+  readonly automaticPolicies?: boolean;
 }
 
 /** Clients that are full UIs used by humans: their sends start read for the sender. */
@@ -118,7 +124,7 @@ export function resolveRecipients(state: StoreState, sender: User, refs: readonl
   return [...ids].sort((a, b) => a - b);
 }
 
-export function sendMessage(state: StoreState, input: SendMessageInput): { id: number } {
+export function sendMessage(state: StoreState, input: SendMessageInput): SentMessage {
   return writeMessage(state, prepareMessage(state, input));
 }
 
@@ -144,7 +150,7 @@ export function prepareMessage(state: StoreState, input: SendMessageInput): Mess
     participants = resolveRecipients(state, sender, input.to.users);
   }
   const readBySender = input.readBySender ?? defaultReadBySender(client);
-  return { sender, channel, topic, participants, content, client, readBy: readBySender ? [sender.id] : [], dateSent: input.dateSent ?? state.now(), origin: input.origin };
+  return { sender, channel, topic, participants, content, client, readBy: readBySender ? [sender.id] : [], dateSent: input.dateSent ?? state.now(), origin: input.origin, automaticPolicies: input.automaticPolicies ?? true };
 }
 
 /**
@@ -181,10 +187,12 @@ export interface MessageToWrite {
   readonly readBy: readonly number[];
   readonly dateSent: number;
   readonly origin?: MessageOrigin | undefined;
+  /** Apply Zulip's automatic topic policies (default true; internal sends are by bots, which never get them). */
+  readonly automaticPolicies?: boolean;
 }
 
 /** Renders and stores a validated message in one write. */
-export function writeMessage(state: StoreState, input: MessageToWrite): { id: number } {
+export function writeMessage(state: StoreState, input: MessageToWrite): SentMessage {
   const rendered = renderMessage(state, input);
   return state.write((ctx) => storeMessage(state, ctx, input, rendered));
 }
@@ -198,9 +206,11 @@ export function renderMessage(state: StoreState, input: MessageToWrite): RenderR
  * part of a larger transaction (a scheduled message is delivered and marked delivered
  * in one).
  */
-export function storeMessage(state: StoreState, ctx: WriteContext, input: MessageToWrite, rendered: RenderResult): { id: number } {
+export function storeMessage(state: StoreState, ctx: WriteContext, input: MessageToWrite, rendered: RenderResult): SentMessage {
   const { sender, channel, topic, participants, content, client } = input;
   {
+    // Before the message is indexed: "initiation" means the topic has no message yet.
+    const automatic = channel && input.automaticPolicies !== false ? applyAutomaticPolicies(state, ctx, sender, channel, topic, rendered.mentionedUserIds) : null;
     const id = state.allocate("nextMessageId");
     const conversation = channel ? null : conversationFor(state, ctx, sender.realmId, participants);
     const message: Message = {
@@ -256,8 +266,14 @@ export function storeMessage(state: StoreState, ctx: WriteContext, input: Messag
       },
       () => messageAudience(state, message),
     );
-    return { id };
+    return automatic === null ? { id } : { id, automaticNewVisibilityPolicy: automatic };
   }
+}
+
+/** A stored message's ID, and the sender's topic policy when a send changed it (Zulip's automatic_new_visibility_policy). */
+export interface SentMessage {
+  readonly id: number;
+  readonly automaticNewVisibilityPolicy?: 2 | 3;
 }
 
 /** Where index bits go: the live BitmapStore on send, an in-memory rebuild in verify. */

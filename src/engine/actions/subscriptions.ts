@@ -4,12 +4,13 @@
  * who may subscribe or remove whom. A subscription keeps every receive interval, so
  * "what did this user receive" stays exact across leaves and rejoins.
  */
-import { canSeeChannel, isAdmin, isAllowedBy, isSubscribed } from "../access.js";
-import { BadRequestError, ChannelNotFoundError, PermissionDeniedError } from "../errors.js";
+import { canAccessChannelContent, canSeeChannel, isAdmin, isAllowedBy, isSubscribed } from "../access.js";
+import { BadRequestError, ChannelNotFoundError, clip, PermissionDeniedError } from "../errors.js";
+import type { SubscriptionProperty } from "../events/types.js";
 import type { StoreState, WriteContext } from "../state.js";
 import { channelViewersAudience, excluding, realmAudience, subscriberViewersAudience, userAudience, usersWhere } from "../events/audience.js";
 import type { Channel, Subscription, User } from "../types.js";
-import { ROLE } from "../types.js";
+import { ROLE, SUBSCRIPTION_NOTIFICATIONS } from "../types.js";
 import { checkChannelName, findChannelByName, newChannelRecord, type NewChannelOptions } from "./channels.js";
 import { ensureNotificationBotInTxn, sendChannelCreationMessages } from "./notification-bot.js";
 import { requireActiveUser } from "./users.js";
@@ -221,15 +222,65 @@ export function unsubscribe(state: StoreState, actorId: number, channelNames: re
 
 /** Mutes or unmutes a channel for the user (affects first_unread and in:home). */
 export function setChannelMuted(state: StoreState, userId: number, channelId: number, muted: boolean): void {
-  const current = state.subsByUser.get(userId)?.get(channelId);
-  if (!current?.active) throw new BadRequestError("Not subscribed to channel ID " + channelId);
-  const sub: Subscription = { ...current, isMuted: muted };
+  updateSubscriptionProperties(state, userId, [{ channelId, property: "is_muted", value: muted }]);
+}
+
+/** One change of POST /users/me/subscriptions/properties, as the client sent it. */
+export interface SubscriptionPropertyChange {
+  readonly channelId: number;
+  readonly property: string;
+  readonly value: boolean | string;
+}
+
+const BOOLEAN_PROPERTIES = new Set<string>(["in_home_view", "is_muted", "pin_to_top", ...SUBSCRIPTION_NOTIFICATIONS]);
+/** Zulip's check_color. */
+const HEX_COLOR = /^#([a-fA-F0-9]{3,6})$/;
+
+/**
+ * Zulip's update_subscription_properties_backend: each change names a channel the
+ * user subscribes to and a known property with a value of its type. Every change is
+ * checked before any is applied, and all are applied in one write (Zulip applies them
+ * one by one, so an error part-way keeps the earlier ones). Each change tells the
+ * user with a `subscription update` event; muting also sends the deprecated inverse
+ * in_home_view (and in_home_view the is_muted it means).
+ */
+export function updateSubscriptionProperties(state: StoreState, userId: number, changes: readonly SubscriptionPropertyChange[]): void {
+  const user = requireActiveUser(state, userId);
+  for (const change of changes) {
+    if (change.property === "color") {
+      if (typeof change.value !== "string") throw new BadRequestError("color is not a string");
+      if (!HEX_COLOR.test(change.value)) throw new BadRequestError("color is not a valid hex color code");
+    } else if (BOOLEAN_PROPERTIES.has(change.property)) {
+      if (typeof change.value !== "boolean") throw new BadRequestError(`${clip(change.property)} is not a boolean`);
+    } else {
+      throw new BadRequestError(`Unknown subscription property: ${clip(change.property)}`);
+    }
+  }
+  const current = new Map<number, Subscription>();
+  for (const change of changes) {
+    const channel = state.channels.get(change.channelId);
+    if (!channel || !canAccessChannelContent(state, user, channel)) throw new BadRequestError("Invalid channel ID");
+    const sub = state.subsByUser.get(user.id)?.get(channel.id);
+    if (!sub?.active) throw new BadRequestError(`Not subscribed to channel ID ${change.channelId}`);
+    current.set(channel.id, sub);
+  }
   state.write((ctx) => {
-    state.tables.subscriptions.putSync([userId, channelId], sub);
-    ctx.afterCommit(() => state.indexSubscription(sub));
-    // Zulip sends the deprecated inverse property too.
-    ctx.emit({ type: "subscription", op: "update", userId, channelId, property: "is_muted", value: muted }, () => userAudience(userId));
-    ctx.emit({ type: "subscription", op: "update", userId, channelId, property: "in_home_view", value: !muted }, () => userAudience(userId));
+    for (const { channelId, property, value } of changes) {
+      const before = current.get(channelId)!;
+      let next: Subscription;
+      if (property === "is_muted" || property === "in_home_view") next = { ...before, isMuted: property === "is_muted" ? value === true : value === false };
+      else if (property === "pin_to_top") next = { ...before, pinToTop: value === true };
+      else if (property === "color") next = { ...before, color: value as string };
+      else next = { ...before, notifications: { ...before.notifications, [property]: value } };
+      current.set(channelId, next);
+      state.tables.subscriptions.putSync([user.id, channelId], next);
+      ctx.afterCommit(() => state.indexSubscription(next));
+      const emit = (p: SubscriptionProperty, v: boolean | string) => ctx.emit({ type: "subscription", op: "update", userId: user.id, channelId, property: p, value: v }, () => userAudience(user.id));
+      if (property === "is_muted" || property === "in_home_view") {
+        emit("is_muted", next.isMuted);
+        emit("in_home_view", !next.isMuted);
+      } else emit(property as SubscriptionProperty, value);
+    }
   });
 }
 

@@ -1,33 +1,123 @@
 /**
  * @module actions/user-topics
  * Per-user topic visibility policies (POST /user_topics): 0 none, 1 muted,
- * 2 unmuted, 3 followed. Policies may be set for topics with no messages.
+ * 2 unmuted, 3 followed. Policies may be set for topics with no messages. Their
+ * effects live where messages are read: is:muted, is:followed, in:home,
+ * first_unread and the unread counts (narrow/plan.ts mutedSet): "unmuted" matters in
+ * a muted channel, "muted" in an unmuted one, "followed" in both.
+ *
+ * Zulip's automatic policies apply on send (storeMessage calls autoPolicies inside the
+ * message's write): a human sender's automatically_follow_topics_policy and
+ * automatically_unmute_topics_in_muted_streams_policy (1 participation, 2 send,
+ * 3 initiation, 4 never) may follow the topic or unmute it in a muted channel;
+ * recipients mentioned by name with automatically_follow_topics_where_mentioned
+ * follow it unless they muted or already follow it. Reacting counts as participation
+ * (applyParticipationPolicy). A policy is never downgraded.
  */
+import { canAccessChannelContent, isSubscribed } from "../access.js";
 import { BadRequestError } from "../errors.js";
-import { type StoreState } from "../state.js";
-import type { UserTopic, VisibilityPolicy } from "../types.js";
-import { foldTopic } from "../index/keys.js";
-import { exceedsCodePoints } from "../limits.js";
-import { getVisibleChannel } from "./channels.js";
-import { requireActiveUser } from "./users.js";
 import { userAudience } from "../events/audience.js";
+import { userTopicKey, type StoreState, type WriteContext } from "../state.js";
+import { type Channel, type User, type UserTopic, type VisibilityPolicy } from "../types.js";
+import { foldTopic, key } from "../index/keys.js";
+import { exceedsCodePoints } from "../limits.js";
+import { requireActiveUser } from "./users.js";
 
 export const MAX_TOPIC_LENGTH = 60;
 
+/** Zulip's UserProfile.AUTOMATICALLY_CHANGE_VISIBILITY_POLICY_* values. */
+export const AUTO_POLICY = { ON_PARTICIPATION: 1, ON_SEND: 2, ON_INITIATION: 3, NEVER: 4 } as const;
+const MUTED = 1;
+const UNMUTED = 2;
+const FOLLOWED = 3;
+
+/** The user's current policy for a topic (0 when none). */
+export function topicPolicyOf(state: StoreState, userId: number, channelId: number, topic: string): number {
+  return state.userTopics.get(userId)?.get(userTopicKey(channelId, topic))?.policy ?? 0;
+}
+
 export function setTopicPolicy(state: StoreState, userId: number, channelId: number, topic: string, policy: number): void {
   const user = requireActiveUser(state, userId);
-  const channel = getVisibleChannel(state, user, channelId);
+  const channel = state.channels.get(channelId);
+  // Zulip removes a policy in any channel of the realm (access may have been lost
+  // since); setting one needs access to the channel's content.
+  const allowed = channel !== undefined && (policy === 0 ? channel.realmId === user.realmId : canAccessChannelContent(state, user, channel));
   if (![0, 1, 2, 3].includes(policy)) throw new BadRequestError("Invalid visibility_policy");
+  if (!allowed) throw new BadRequestError("Invalid channel ID");
   if (topic.includes("\0")) throw new BadRequestError("Topic must not contain null bytes");
   const realm = state.realms.get(user.realmId);
   const name = topic.trim() === realm?.emptyTopicDisplayName ? "" : topic.trim();
   if (exceedsCodePoints(name, MAX_TOPIC_LENGTH)) throw new BadRequestError(`topic is too long (limit: ${MAX_TOPIC_LENGTH} characters)`);
-  const record: UserTopic = { userId, channelId: channel.id, topic: name, policy: policy as VisibilityPolicy, lastUpdated: state.now() };
-  state.write((ctx) => {
-    const k: [number, number, string] = [userId, channel.id, foldTopic(name)];
-    if (policy === 0) state.tables.userTopics.removeSync(k);
-    else state.tables.userTopics.putSync(k, record);
-    ctx.afterCommit(() => state.indexUserTopic(record));
-    ctx.emit({ type: "user_topic", userTopic: record }, () => userAudience(userId));
-  });
+  // Setting the current policy again (or removing none) changes nothing and tells no one.
+  if (topicPolicyOf(state, user.id, channel.id, name) === policy) return;
+  state.write((ctx) => writeTopicPolicy(state, ctx, user.id, channel.id, name, policy as VisibilityPolicy));
+}
+
+/** Stores one policy inside an open write, with its event to the user. */
+export function writeTopicPolicy(state: StoreState, ctx: WriteContext, userId: number, channelId: number, topic: string, policy: VisibilityPolicy): void {
+  const record: UserTopic = { userId, channelId, topic, policy, lastUpdated: state.now() };
+  const k: [number, number, string] = [userId, channelId, foldTopic(topic)];
+  if (policy === 0) state.tables.userTopics.removeSync(k);
+  else state.tables.userTopics.putSync(k, record);
+  ctx.afterCommit(() => state.indexUserTopic(record));
+  // Zulip sends the deprecated full list first (queues that asked for user_topic skip it).
+  ctx.emit({ type: "muted_topics", userId }, () => userAudience(userId));
+  ctx.emit({ type: "user_topic", userTopic: record }, () => userAudience(userId));
+}
+
+/**
+ * Zulip's automatic policies for a channel message being stored in this write (call
+ * before the message is indexed: "initiation" means no earlier message in the topic).
+ * Returns the sender's new policy when it changed (POST /messages'
+ * automatic_new_visibility_policy).
+ */
+export function applyAutomaticPolicies(state: StoreState, ctx: WriteContext, sender: User, channel: Channel, topic: string, mentionedUserIds: readonly number[]): 2 | 3 | null {
+  let senderPolicy: 2 | 3 | null = null;
+  if (!sender.isBot && sender.realmId === channel.realmId) {
+    const settings = state.settingsOf(sender.id);
+    const follow = settings.automatically_follow_topics_policy;
+    const unmute = settings.automatically_unmute_topics_in_muted_streams_policy;
+    if (!(follow === AUTO_POLICY.NEVER && unmute === AUTO_POLICY.NEVER)) {
+      const current = topicPolicyOf(state, sender.id, channel.id, topic);
+      const channelMuted = state.subsByUser.get(sender.id)?.get(channel.id)?.isMuted === true && isSubscribed(state, sender.id, channel.id);
+      const initiates = state.bitmaps.get(key.channelTopic(channel.id, topic)).size === 0;
+      const applies = (p: unknown) => p === AUTO_POLICY.ON_SEND || p === AUTO_POLICY.ON_PARTICIPATION || (p === AUTO_POLICY.ON_INITIATION && initiates);
+      let next: 2 | 3 | null = null;
+      if (current !== FOLLOWED) {
+        if (applies(follow)) next = FOLLOWED;
+        else if (channelMuted && applies(unmute)) next = UNMUTED;
+      }
+      if (next !== null && next !== current) {
+        writeTopicPolicy(state, ctx, sender.id, channel.id, topic, next);
+        senderPolicy = next;
+      }
+    }
+  }
+  for (const userId of new Set(mentionedUserIds)) {
+    if (userId === sender.id) continue;
+    const user = state.users.get(userId);
+    if (!user || !user.isActive || user.isBot || !isSubscribed(state, userId, channel.id)) continue;
+    if (!state.settingsOf(userId).automatically_follow_topics_where_mentioned) continue;
+    const current = topicPolicyOf(state, userId, channel.id, topic);
+    if (current === MUTED || current === FOLLOWED) continue;
+    writeTopicPolicy(state, ctx, userId, channel.id, topic, FOLLOWED);
+  }
+  return senderPolicy;
+}
+
+/**
+ * Zulip's participation rule (do_add_reaction): reacting follows the topic for users
+ * whose automatically_follow_topics_policy is "participation", or unmutes it in a muted
+ * channel for those whose unmute policy is; never downgrades. Inside the reaction's write.
+ */
+export function applyParticipationPolicy(state: StoreState, ctx: WriteContext, user: User, channel: Channel, topic: string): void {
+  if (user.isBot || user.realmId !== channel.realmId) return;
+  const settings = state.settingsOf(user.id);
+  const current = topicPolicyOf(state, user.id, channel.id, topic);
+  if (current === FOLLOWED) return;
+  const channelMuted = isSubscribed(state, user.id, channel.id) && state.subsByUser.get(user.id)?.get(channel.id)?.isMuted === true;
+  let next: 2 | 3 | null = null;
+  if (settings.automatically_follow_topics_policy === AUTO_POLICY.ON_PARTICIPATION) next = FOLLOWED;
+  else if (channelMuted && settings.automatically_unmute_topics_in_muted_streams_policy === AUTO_POLICY.ON_PARTICIPATION) next = UNMUTED;
+  if (next !== null && next !== current) writeTopicPolicy(state, ctx, user.id, channel.id, topic, next);
 }

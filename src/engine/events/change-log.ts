@@ -73,6 +73,12 @@ export function logEntryOf(event: EngineEvent): ChangeLogItem {
       return ["user_topic", String(event.userTopic.policy), event.userTopic.userId, event.userTopic.channelId];
     case "typing":
       return ["typing", event.op, event.sender.id];
+    case "muted_topics":
+      return ["muted_topics", "update", event.userId];
+    case "presence":
+      return ["presence", "update", event.user.id];
+    case "realm_playgrounds":
+      return ["realm_playgrounds", "update", event.realmId, ...event.playgrounds.map((p) => p.id)];
     case "scheduled_messages":
       return ["scheduled_messages", event.op, event.op === "remove" ? event.scheduledMessageId : event.scheduled.id];
     case "user_settings":

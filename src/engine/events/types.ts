@@ -9,7 +9,7 @@
  * decided in the engine under its access rules (private channels, guests, DMs).
  */
 import type { ApiFlag } from "../queries/message-flags.js";
-import type { Channel, Draft, GroupSettingValue, Message, MessageRecipient, Reaction, Realm, Role, SavedSnippet, ScheduledMessage, Subscription, User, UserGroup, UserTopic } from "../types.js";
+import type { Channel, Draft, GroupSettingValue, SubscriptionNotification, Message, MessageRecipient, Playground, PresenceRecord, Reaction, Realm, Role, SavedSnippet, ScheduledMessage, Subscription, User, UserGroup, UserTopic } from "../types.js";
 import type { SettingName, SettingValue } from "../settings/defaults.js";
 
 /** Who must receive an event. Valid only during delivery (it may view live state). */
@@ -51,7 +51,7 @@ export type EngineEvent =
   | { readonly type: "reaction"; readonly op: "add" | "remove"; readonly messageId: number; readonly reaction: Reaction }
   | { readonly type: "subscription"; readonly op: "add"; readonly userId: number; readonly subscriptions: readonly { readonly subscription: Subscription; readonly channel: Channel }[] }
   | { readonly type: "subscription"; readonly op: "remove"; readonly userId: number; readonly channels: readonly Channel[] }
-  | { readonly type: "subscription"; readonly op: "update"; readonly userId: number; readonly channelId: number; readonly property: "is_muted" | "in_home_view" | "pin_to_top" | "color"; readonly value: boolean | string }
+  | { readonly type: "subscription"; readonly op: "update"; readonly userId: number; readonly channelId: number; readonly property: SubscriptionProperty; readonly value: boolean | string }
   | { readonly type: "subscription"; readonly op: "peer_add" | "peer_remove"; readonly channelIds: readonly number[]; readonly userIds: readonly number[] }
   | { readonly type: "stream"; readonly op: "create"; readonly channels: readonly Channel[] }
   | { readonly type: "stream"; readonly op: "delete"; readonly channels: readonly Channel[] }
@@ -69,6 +69,12 @@ export type EngineEvent =
   | { readonly type: "user_group"; readonly op: "add_members" | "remove_members"; readonly groupId: number; readonly userIds: readonly number[] }
   | { readonly type: "user_group"; readonly op: "add_subgroups" | "remove_subgroups"; readonly groupId: number; readonly subgroupIds: readonly number[] }
   | { readonly type: "user_topic"; readonly userTopic: UserTopic }
+  /** Zulip's deprecated muted_topics: the user's whole muted list, rendered at delivery. */
+  | { readonly type: "muted_topics"; readonly userId: number }
+  /** Ephemeral (nothing logged): a user seen for the first time or back online. */
+  | { readonly type: "presence"; readonly user: User; readonly presence: PresenceRecord; readonly serverTimestamp: number }
+  /** The realm's complete list of code playgrounds after a change. */
+  | { readonly type: "realm_playgrounds"; readonly realmId: number; readonly playgrounds: readonly Playground[] }
   | { readonly type: "scheduled_messages"; readonly op: "add" | "update"; readonly scheduled: ScheduledMessage }
   | { readonly type: "scheduled_messages"; readonly op: "remove"; readonly scheduledMessageId: number }
   /** One changed personal setting (timezone included, as Zulip sends it), for one user or an administrator's bulk edit. */
@@ -131,3 +137,6 @@ export interface EventBatch {
   readonly seq: number;
   readonly deliveries: readonly Delivery[];
 }
+
+/** A subscription property a `subscription update` event names (Zulip's names). */
+export type SubscriptionProperty = "is_muted" | "in_home_view" | "pin_to_top" | "color" | SubscriptionNotification;

@@ -22,6 +22,8 @@
  * | realm_setting_defaults | realmId (uint32)            | RealmSettingDefaultsRecord    |
  * | scheduled_messages| scheduledMessageId (uint32)      | ScheduledMessage              |
  * | scheduled_due     | [deliverAt, scheduledMessageId]  | null (pending ones, by time)  |
+ * | presence          | userId (uint32)                  | PresenceRecord (flushed in batches) |
+ * | playgrounds       | playgroundId (uint32)            | Playground                    |
  * | drafts            | draftId (uint32)                 | Draft                         |
  * | saved_snippets    | savedSnippetId (uint32)          | SavedSnippet                  |
  */
@@ -52,6 +54,8 @@ export interface Tables {
   readonly realmSettingDefaults: Database<unknown, number>;
   readonly scheduledMessages: Database<unknown, number>;
   readonly scheduledDue: Database<null, [number, number]>;
+  readonly presence: Database<unknown, number>;
+  readonly playgrounds: Database<unknown, number>;
   readonly drafts: Database<unknown, number>;
   readonly savedSnippets: Database<unknown, number>;
 }
@@ -102,6 +106,9 @@ export const TABLE_SPECS: Readonly<Record<TableName, TableSpec>> = {
   scheduledMessages: { db: "scheduled_messages", role: "entity", keys: "id", values: "msgpack" },
   // The scheduler's queue: one key per pending message, written with the record.
   scheduledDue: { db: "scheduled_due", role: "derived", keys: "msgpack", values: "msgpack" },
+  // Written by flushPresence every few seconds, not per ping (actions/presence.ts).
+  presence: { db: "presence", role: "entity", keys: "id", values: "msgpack" },
+  playgrounds: { db: "playgrounds", role: "entity", keys: "id", values: "msgpack" },
   drafts: { db: "drafts", role: "entity", keys: "id", values: "msgpack" },
   savedSnippets: { db: "saved_snippets", role: "entity", keys: "id", values: "msgpack" },
 };

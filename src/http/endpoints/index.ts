@@ -13,8 +13,11 @@ import { EVENT_ENDPOINTS } from "./events/index.js";
 import { TYPING_ENDPOINTS } from "./typing/index.js";
 import { USER_GROUP_ENDPOINTS } from "./user-groups/index.js";
 import { SCHEDULED_MESSAGE_ENDPOINTS } from "./scheduled-messages/index.js";
+import { PRESENCE_ENDPOINTS } from "./presence/index.js";
+import { REALM_ENDPOINTS } from "./realm/index.js";
+import { USER_TOPIC_ENDPOINTS } from "./user-topics/index.js";
 import { SETTINGS_ENDPOINTS } from "./settings/index.js";
 import { DRAFT_ENDPOINTS } from "./drafts/index.js";
 import { SAVED_SNIPPET_ENDPOINTS } from "./saved-snippets/index.js";
 
-export const ENDPOINTS: readonly Endpoint[] = [serverSettings, ...MESSAGE_ENDPOINTS, ...USER_ENDPOINTS, ...SUBSCRIPTION_ENDPOINTS, ...REGISTER_ENDPOINTS, ...EVENT_ENDPOINTS, ...TYPING_ENDPOINTS, ...USER_GROUP_ENDPOINTS, ...SCHEDULED_MESSAGE_ENDPOINTS, ...SETTINGS_ENDPOINTS, ...DRAFT_ENDPOINTS, ...SAVED_SNIPPET_ENDPOINTS];
+export const ENDPOINTS: readonly Endpoint[] = [serverSettings, ...MESSAGE_ENDPOINTS, ...USER_ENDPOINTS, ...SUBSCRIPTION_ENDPOINTS, ...REGISTER_ENDPOINTS, ...EVENT_ENDPOINTS, ...TYPING_ENDPOINTS, ...USER_GROUP_ENDPOINTS, ...SCHEDULED_MESSAGE_ENDPOINTS, ...SETTINGS_ENDPOINTS, ...DRAFT_ENDPOINTS, ...SAVED_SNIPPET_ENDPOINTS, ...PRESENCE_ENDPOINTS, ...REALM_ENDPOINTS, ...USER_TOPIC_ENDPOINTS];

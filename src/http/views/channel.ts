@@ -74,11 +74,11 @@ export function subscriptionToWire(store: Store, viewer: User, sub: Subscription
     is_muted: sub.isMuted,
     in_home_view: !sub.isMuted,
     pin_to_top: sub.pinToTop,
-    desktop_notifications: null,
-    email_notifications: null,
-    push_notifications: null,
-    audible_notifications: null,
-    wildcard_mentions_notify: null,
+    desktop_notifications: sub.notifications?.desktop_notifications ?? null,
+    email_notifications: sub.notifications?.email_notifications ?? null,
+    push_notifications: sub.notifications?.push_notifications ?? null,
+    audible_notifications: sub.notifications?.audible_notifications ?? null,
+    wildcard_mentions_notify: sub.notifications?.wildcard_mentions_notify ?? null,
   };
   if (includeSubscribers) {
     const subscribers = subscribersFor(store, viewer, channel);

@@ -245,6 +245,7 @@ export class RefModel {
     readBySender: boolean;
   }): void {
     const topic = input.channelId === null ? "" : this.normalizeTopic(input.topic);
+    if (input.realmId === this.realmId && input.channelId !== null) this.automaticPolicies(input.senderId, input.channelId, topic, input.mentionedUserIds);
     const words = new Set<string>(input.contentWords.map((w) => w.toLowerCase()));
     for (const w of topic.split(/[^A-Za-z0-9]+/)) if (w !== "") words.add(w.toLowerCase());
     const message: RefMessage = {
@@ -276,6 +277,29 @@ export class RefModel {
         mentioned: message.mentionedUserIds.includes(userId),
         historical: false,
       });
+    }
+  }
+
+  /**
+   * Zulip's automatic topic policies on send (zerver/actions/message_send.py), with
+   * every user on Zulip's default settings: the sender follows a topic they start
+   * (automatically_follow_topics_policy = on initiation) and unmutes, in a channel
+   * they muted, a topic they send to (automatically_unmute_topics_in_muted_streams_policy
+   * = on send); followed is never downgraded. Subscribed users mentioned by name follow
+   * the topic (automatically_follow_topics_where_mentioned) unless they muted or follow it.
+   */
+  automaticPolicies(senderId: number, channelId: number, topic: string, mentionedUserIds: readonly number[]): void {
+    const starts = !this.messages.some((m) => m.channelId === channelId && upper(m.topic) === upper(topic));
+    const current = this.policyOf(senderId, channelId, topic);
+    const channelMuted = this.subs.get(`${senderId}:${channelId}`)?.active === true && this.subs.get(`${senderId}:${channelId}`)?.muted === true;
+    if (current !== POLICY_FOLLOWED) {
+      if (starts) this.setTopicPolicy(senderId, channelId, topic, POLICY_FOLLOWED);
+      else if (channelMuted && current !== POLICY_UNMUTED) this.setTopicPolicy(senderId, channelId, topic, POLICY_UNMUTED);
+    }
+    for (const userId of new Set(mentionedUserIds)) {
+      if (userId === senderId || !this.users.get(userId)?.active || !this.subs.get(`${userId}:${channelId}`)?.active) continue;
+      const policy = this.policyOf(userId, channelId, topic);
+      if (policy !== POLICY_MUTED && policy !== POLICY_FOLLOWED) this.setTopicPolicy(userId, channelId, topic, POLICY_FOLLOWED);
     }
   }
 
@@ -320,6 +344,16 @@ export class RefModel {
     if (!channel.inviteOnly && user.role !== ROLE_GUEST) return true;
     if (this.isSubscribed(user.id, channel.id)) return true;
     return channel.inviteOnly && user.role <= ROLE_ADMIN;
+  }
+
+  /**
+   * May the user set a topic policy here (POST /user_topics)? Removing one: any channel
+   * of the realm; setting one: access_stream_by_id's content access.
+   */
+  canSetTopicPolicy(user: RefUser, channel: RefChannel, policy: number): boolean {
+    if (channel.realmId !== this.realmId) return false;
+    if (policy === 0) return true;
+    return this.isSubscribed(user.id, channel.id) || (!channel.inviteOnly && user.role !== ROLE_GUEST);
   }
 
   /** access_stream_for_send_message (everyone may post; no archived channels). */

@@ -5,7 +5,8 @@
  *   direct messages a JSON list of user IDs or emails, or comma-separated emails.
  * - queue_id/local_id (local echo) must come together; the sender's event on that
  *   queue carries local_message_id.
- * - automatic_new_visibility_policy is never returned (no automatic follow rules).
+ * - automatic_new_visibility_policy (2 unmuted, 3 followed) only when the send changed
+ *   the sender's policy for the topic (the engine's automatic policies).
  */
 import { BadRequestError, MissingArgumentError } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
@@ -65,7 +66,7 @@ export default defineEndpoint({
       throw new MissingArgumentError(input.queue_id === undefined ? "queue_id" : "local_id");
     }
     const channel = input.type === "channel" || input.type === "stream";
-    const { id } = ctx.store.sendMessage({
+    const sent = ctx.store.sendMessage({
       senderId: ctx.user.id,
       to: channel ? { type: "channel", channel: parseChannelTo(input.to), topic: input.topic } : { type: "direct", users: parseDirectTo(input.to) },
       content: input.content,
@@ -73,6 +74,6 @@ export default defineEndpoint({
       ...(input.queue_id !== undefined && input.local_id !== undefined ? { origin: { queueId: input.queue_id, localId: input.local_id } } : {}),
       ...(input.read_by_sender !== undefined ? { readBySender: input.read_by_sender } : {}),
     });
-    return { id };
+    return sent.automaticNewVisibilityPolicy === undefined ? { id: sent.id } : { id: sent.id, automatic_new_visibility_policy: sent.automaticNewVisibilityPolicy };
   },
 });

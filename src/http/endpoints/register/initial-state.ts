@@ -8,6 +8,9 @@ import { avatarUrl } from "../../views/avatar.js";
 import { channelToWire, subscribersFor, subscriptionToWire } from "../../views/channel.js";
 import { groupToWire } from "../../views/group.js";
 import { scheduledMessageToWire } from "../../views/scheduled-message.js";
+import { userToWire } from "../../views/user.js";
+import { playgroundToWire } from "../../views/playground.js";
+import { presencesToWire } from "../../views/presence.js";
 import type { UserListCache } from "../../views/user-list-cache.js";
 
 export interface StateOptions {
@@ -83,11 +86,11 @@ export function recentConversationsSection(store: Store, user: User): Record<str
 }
 
 /** `muted_topics` (deprecated): [channel name, topic, muted at] for each muted topic. */
-export function mutedTopicsSection(store: Store, user: User): Record<string, unknown> {
+export function mutedTopicsSection(store: Store, realm: Realm, user: User): Record<string, unknown> {
   const muted: [string, string, number][] = [];
   for (const t of store.userTopics(user.id)) {
     const channel = store.getChannel(t.channelId);
-    if (t.policy === 1 && channel) muted.push([channel.name, t.topic, t.lastUpdated]);
+    if (t.policy === 1 && channel) muted.push([channel.name, t.topic === "" ? realm.emptyTopicDisplayName : t.topic, t.lastUpdated]);
   }
   return { muted_topics: muted };
 }
@@ -135,9 +138,10 @@ export function userTopicToWire(t: UserTopic): Record<string, unknown> {
   return { stream_id: t.channelId, topic_name: t.topic, last_updated: t.lastUpdated, visibility_policy: t.policy };
 }
 
-/** `user_topic`: the user's topic visibility policies. */
-export function userTopicSection(store: Store, user: User): Record<string, unknown> {
-  return { user_topics: store.userTopics(user.id).map(userTopicToWire) };
+/** `user_topic`: the user's topic visibility policies (the empty topic by its display name unless the client knows it). */
+export function userTopicSection(store: Store, realm: Realm, user: User, options: StateOptions): Record<string, unknown> {
+  const shown = (t: UserTopic) => (t.topic === "" && !options.emptyTopicName ? { ...t, topic: realm.emptyTopicDisplayName } : t);
+  return { user_topics: store.userTopics(user.id).map((t) => userTopicToWire(shown(t))) };
 }
 
 /** `unread_msgs` in Zulip's wire shape, from the engine's unread summary. */
@@ -167,4 +171,15 @@ export function starredSection(store: Store, user: User): Record<string, unknown
 /** `scheduled_messages`: the user's undelivered scheduled messages, by delivery time. */
 export function scheduledMessagesSection(store: Store, realm: Realm, user: User, options: StateOptions): Record<string, unknown> {
   return { scheduled_messages: store.scheduledMessages(user.id).map((s) => scheduledMessageToWire(s, realm, options.emptyTopicName)) };
+}
+
+/** `presence`: who is online, in the slim (by ID) or legacy (by email) format. */
+export function presenceSection(store: Store, user: User, slim: boolean, lastUpdateId: number | undefined, historyLimitDays: number | undefined): Record<string, unknown> {
+  const listing = store.realmPresence(user.id, { lastUpdateId: lastUpdateId ?? null, historyLimitDays: historyLimitDays ?? null });
+  return { presences: presencesToWire(listing, slim), presence_last_update_id: listing.lastUpdateId, server_timestamp: Date.now() / 1000 };
+}
+
+/** `realm_playgrounds`: the realm's code playgrounds. */
+export function playgroundsSection(store: Store, realm: Realm): Record<string, unknown> {
+  return { realm_playgrounds: store.realmPlaygrounds(realm.id).map(playgroundToWire) };
 }

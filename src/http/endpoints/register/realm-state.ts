@@ -6,8 +6,7 @@
  * Deviations: the engine stores only a few realm settings (name, date created,
  * topics policy, spectator access, the new-channel announcements channel). Every
  * other setting is Zulip's default for a new self-hosted organization, except where
- * parley lacks the feature and the setting says so (message editing off, presence
- * disabled, GIPHY off, no icon or logo uploads, no announcement channels but one).
+ * parley lacks the feature and the setting says so (message editing off, GIPHY off, no icon or logo uploads, no announcement channels but one).
  * server_supported_permission_settings and max_reminder_note_length are absent.
  */
 import { createHash } from "node:crypto";
@@ -137,7 +136,7 @@ export function realmSection(store: Store, realm: Realm, baseUrl: string): Recor
     ...groups,
     // Settings outside property_types.
     realm_authentication_methods: {},
-    realm_presence_disabled: true,
+    realm_presence_disabled: false,
     realm_is_zephyr_mirror_realm: false,
     realm_email_auth_enabled: true,
     realm_password_auth_enabled: true,

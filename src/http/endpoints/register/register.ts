@@ -13,8 +13,7 @@
  * event_types, narrow, all_public_streams, apply_markdown, client_gravatar and
  * client_capabilities shape what it receives (src/realtime).
  *
- * Deviations: slim_presence and presence_history_limit_days are validated and
- * otherwise ignored (no presence yet). The legacy top-level display and
+ * Deviations: the legacy top-level display and
  * notification settings (update_display_settings, update_global_notifications)
  * are not sent, as Zulip since FL 439. Anonymous (spectator) registration is not
  * offered.
@@ -28,6 +27,8 @@ import { includeSubscribers, unquote } from "../subscriptions/wire-params.js";
 import {
   defaultStreamsSection,
   mutedTopicsSection,
+  playgroundsSection,
+  presenceSection,
   realmBotSection,
   realmUserSection,
   recentConversationsSection,
@@ -82,6 +83,7 @@ export default defineEndpoint({
     include_streams: p.bool().default(true),
     slim_presence: p.bool().default(false),
     presence_history_limit_days: p.int({ min: 0 }).optional(),
+    presence_last_update_id: p.int().optional(),
     event_types: p.json(j.stringList(), { maxItems: MAX_EVENT_TYPES }).optional(),
     fetch_event_types: p.json(j.stringList(), { maxItems: MAX_EVENT_TYPES }).optional(),
     all_public_streams: p.bool().default(false),
@@ -102,6 +104,9 @@ export default defineEndpoint({
       archivedChannels: caps["archived_channels"] === true,
       includeDeactivatedGroups: caps["include_deactivated_groups"] === true,
     };
+    // Zulip's events.py: a last_update_id or the simplified events capability implies the modern format.
+    const simplifiedPresence = caps["simplified_presence_events"] === true;
+    const slimPresence = input.slim_presence || input.presence_last_update_id !== undefined || simplifiedPresence;
     const unstored = (type: UnstoredSection) => (want(type) ? UNSTORED_SECTIONS[type]() : {});
     const snapshot = {
       zulip_feature_level: ZULIP_FEATURE_LEVEL,
@@ -115,16 +120,16 @@ export default defineEndpoint({
       ...(want("scheduled_messages") ? scheduledMessagesSection(store, realm, user, options) : {}),
       ...unstored("reminders"),
       // Zulip leaves the deprecated list out for clients that asked for user_topic.
-      ...(want("muted_topics") && (wanted === null || !want("user_topic")) ? mutedTopicsSection(store, user) : {}),
+      ...(want("muted_topics") && (wanted === null || !want("user_topic")) ? mutedTopicsSection(store, realm, user) : {}),
       ...unstored("muted_users"),
-      ...unstored("presence"),
+      ...(want("presence") ? presenceSection(store, user, slimPresence, input.presence_last_update_id, input.presence_history_limit_days) : {}),
       ...(want("realm") ? realmSection(store, realm, ctx.server.baseUrl) : {}),
       ...(want("realm_user_settings_defaults") ? realmUserSettingsDefaultsSection(store, user) : {}),
       ...unstored("realm_domains"),
       ...unstored("realm_emoji"),
       ...unstored("realm_linkifiers"),
       ...unstored("realm_filters"),
-      ...unstored("realm_playgrounds"),
+      ...(want("realm_playgrounds") ? playgroundsSection(store, realm) : {}),
       ...(want("realm_user_groups") ? userGroupsSection(store, user, options) : {}),
       ...(want("realm_user") ? realmUserSection(store, realm, user, options, ctx.userJson) : {}),
       ...(want("realm_bot") ? realmBotSection(store, user, options) : {}),
@@ -141,7 +146,7 @@ export default defineEndpoint({
       ...(want("stop_words") ? stopWordsSection() : {}),
       ...(want("user_settings") ? userSettingsSection(store, user) : {}),
       ...unstored("user_status"),
-      ...(want("user_topic") ? userTopicSection(store, user) : {}),
+      ...(want("user_topic") ? userTopicSection(store, realm, user, options) : {}),
       ...unstored("video_calls"),
       ...unstored("giphy"),
       ...unstored("navigation_views"),
@@ -156,6 +161,7 @@ export default defineEndpoint({
       emptyTopicName: options.emptyTopicName,
       streamTypingNotifications: caps["stream_typing_notifications"] === true,
       includeDeactivatedGroups: options.includeDeactivatedGroups,
+      presenceFormat: simplifiedPresence ? "modern" : slimPresence ? "slim" : "legacy",
       idleTimeoutSecs: input.idle_queue_timeout,
     });
     return { queue_id: queue.id, last_event_id: queue.lastEventId, idle_queue_timeout_secs: input.idle_queue_timeout, ...snapshot };

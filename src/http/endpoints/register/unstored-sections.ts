@@ -28,14 +28,11 @@ export const UNSTORED_SECTIONS = {
   onboarding_steps: () => ({ onboarding_steps: [], navigation_tour_video_url: null }),
   reminders: () => ({ reminders: [] }),
   muted_users: () => ({ muted_users: [] }),
-  // No presence yet: nobody has been seen, and the realm says presence is disabled.
-  presence: () => ({ presences: {}, presence_last_update_id: -1, server_timestamp: Date.now() / 1000 }),
   realm_domains: () => ({ realm_domains: [] }),
   realm_emoji: () => ({ realm_emoji: {} }),
   realm_linkifiers: () => ({ realm_linkifiers: [] }),
   // Zulip always sends an empty legacy list.
   realm_filters: () => ({ realm_filters: [] }),
-  realm_playgrounds: () => ({ realm_playgrounds: [] }),
   // No embedded bots or incoming-webhook integrations are offered.
   realm_embedded_bots: () => ({ realm_embedded_bots: [] }),
   realm_incoming_webhook_bots: () => ({ realm_incoming_webhook_bots: [] }),

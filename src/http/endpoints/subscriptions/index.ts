@@ -1,12 +1,13 @@
 /**
  * @module http/endpoints/subscriptions
  * Subscription and channel-listing endpoints: subscribe, unsubscribe, list own
- * subscriptions, list channels.
+ * subscriptions, list channels, change a subscription's properties.
  */
 import type { Endpoint } from "../../endpoint.js";
 import getStreams from "./get-streams.js";
 import getSubscriptions from "./get-subscriptions.js";
 import subscribe from "./subscribe.js";
 import unsubscribe from "./unsubscribe.js";
+import updateProperties from "./update-properties.js";
 
-export const SUBSCRIPTION_ENDPOINTS: Endpoint[] = [subscribe, unsubscribe, getSubscriptions, getStreams];
+export const SUBSCRIPTION_ENDPOINTS: Endpoint[] = [subscribe, unsubscribe, getSubscriptions, getStreams, updateProperties];

@@ -1,0 +1,17 @@
+/**
+ * @module http/endpoints/presence/realm-presence
+ * GET /realm/presence — https://zulip.com/api/get-presence
+ * Everyone's presence in the legacy format (by email), without presence_last_update_id.
+ */
+import { defineEndpoint } from "../../endpoint.js";
+import { presencesToWire } from "../../views/presence.js";
+
+export default defineEndpoint({
+  method: "GET",
+  path: "/realm/presence",
+  auth: "user",
+  params: {},
+  handler(ctx) {
+    return { presences: presencesToWire(ctx.store.realmPresence(ctx.user.id), false), server_timestamp: Date.now() / 1000 };
+  },
+});

@@ -1,0 +1,20 @@
+/**
+ * @module http/endpoints/realm/remove-playground
+ * DELETE /realm/playgrounds/{playground_id} — https://zulip.com/api/remove-code-playground
+ */
+import { BadRequestError } from "../../../engine/index.js";
+import { defineEndpoint } from "../../endpoint.js";
+
+export default defineEndpoint({
+  method: "DELETE",
+  path: "/realm/playgrounds/:playground_id",
+  auth: "user",
+  params: {},
+  handler(ctx) {
+    const raw = ctx.pathParams["playground_id"] ?? "";
+    // Zulip's path converter takes digits only; anything else names no playground.
+    if (!/^\d{1,9}$/.test(raw)) throw new BadRequestError("Invalid playground");
+    ctx.store.removePlayground(ctx.user.id, Number(raw));
+    return {};
+  },
+});

@@ -1,0 +1,25 @@
+/**
+ * @module http/endpoints/user-topics/update-user-topic
+ * POST /user_topics — https://zulip.com/api/update-user-topic
+ * visibility_policy 0 (none), 1 (muted), 2 (unmuted), 3 (followed); the topic need
+ * not have messages; the realm's empty-topic display name means the empty topic.
+ * Rules in the engine (actions/user-topics.ts).
+ */
+import { defineEndpoint } from "../../endpoint.js";
+import { p } from "../../params.js";
+
+export default defineEndpoint({
+  method: "POST",
+  path: "/user_topics",
+  auth: "user",
+  params: {
+    stream_id: p.int(),
+    // The engine enforces the 60-character limit; this bounds the work before it.
+    topic: p.str({ maxLength: 600 }),
+    visibility_policy: p.int(),
+  },
+  handler(ctx, input) {
+    ctx.store.setTopicPolicy(ctx.user.id, input.stream_id, input.topic, input.visibility_policy);
+    return {};
+  },
+});
