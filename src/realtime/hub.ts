@@ -110,7 +110,7 @@ export class EventHub {
 
   /**
    * GET /events: acknowledges up to lastEventId, then answers with the queue's events
-   * at once if it has any (or dontBlock), else when one arrives, a heartbeat falls
+   * at once if events are waiting (or dontBlock), else when one arrives, a heartbeat falls
    * due, or the client goes away (signal).
    */
   poll(user: User, input: PollInput, signal: AbortSignal): Promise<string> {
