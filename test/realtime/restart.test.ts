@@ -3,34 +3,20 @@
  * their pending events, the next start restores them and adds a restart event. After
  * kill -9 nothing is saved and the old queue is BAD_EVENT_QUEUE_ID.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { createInterface } from "node:readline";
+import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/engine/index.js";
+import { killStartedProcesses, serveProcess, stopProcess } from "../support/serve-process.js";
 
-const CLI = resolve(import.meta.dirname, "../../dist/tools/parley.js");
 const dir = mkdtempSync(join(tmpdir(), "parley-restart-"));
-const children: ChildProcess[] = [];
 afterAll(() => {
-  for (const child of children) child.kill("SIGKILL");
+  killStartedProcesses();
   rmSync(dir, { recursive: true, force: true });
 });
 
-function serve(): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [CLI, "serve", "--data", dir, "--port", "0", "--json", "--no-sync"], { stdio: ["ignore", "pipe", "pipe"] });
-  children.push(child);
-  return new Promise((resolveUrl, reject) => {
-    child.once("exit", (code) => reject(new Error(`serve exited with ${code}`)));
-    createInterface({ input: child.stdout! }).once("line", (line) => resolveUrl({ child, url: (JSON.parse(line) as { url: string }).url }));
-  });
-}
-
-function stopped(child: ChildProcess): Promise<void> {
-  return new Promise((r) => child.once("exit", () => r()));
-}
+const serve = () => serveProcess(dir);
 
 describe("parley serve and event queues", () => {
   it("restores queues after SIGTERM, not after kill -9", async () => {
@@ -48,9 +34,7 @@ describe("parley serve and event queues", () => {
     let { child, url } = await serve();
     const queueId = (await call(url, "POST", "/register", { event_types: '["message"]' }))["queue_id"] as string;
     await call(url, "POST", "/messages", { type: "stream", to: "general", topic: "t", content: "before the restart" });
-    let exit = stopped(child);
-    child.kill("SIGTERM");
-    await exit;
+    await stopProcess(child, "SIGTERM");
 
     ({ child, url } = await serve());
     const polled = await call(url, "GET", "/events", { queue_id: queueId, last_event_id: "-1", dont_block: "true" });
@@ -58,14 +42,10 @@ describe("parley serve and event queues", () => {
     expect(events.map((e) => e.type)).toEqual(["message", "restart"]);
     expect(events[0]!.message!.content).toBe("before the restart");
 
-    exit = stopped(child);
-    child.kill("SIGKILL");
-    await exit;
+    await stopProcess(child, "SIGKILL");
     ({ child, url } = await serve());
     const gone = await call(url, "GET", "/events", { queue_id: queueId, dont_block: "true" });
     expect(gone["code"]).toBe("BAD_EVENT_QUEUE_ID");
-    exit = stopped(child);
-    child.kill("SIGTERM");
-    await exit;
+    await stopProcess(child, "SIGTERM");
   });
 });

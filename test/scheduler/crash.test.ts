@@ -4,33 +4,23 @@
  * delivered exactly once (its content appears once, none missing), each delivered
  * record points at its message, and `parley verify` is clean.
  */
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { createInterface } from "node:readline";
+import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { openStore, type Message } from "../../src/engine/index.js";
 import { internals } from "../../src/engine/internal.js";
+import { CLI, killStartedProcesses, serveProcess, sleep, stopProcess } from "../support/serve-process.js";
 
-const CLI = resolve(import.meta.dirname, "../../dist/tools/parley.js");
 const dir = mkdtempSync(join(tmpdir(), "parley-sched-crash-"));
-const children: ChildProcess[] = [];
 afterAll(() => {
-  for (const child of children) if (child.exitCode === null) child.kill("SIGKILL");
+  killStartedProcesses();
   rmSync(dir, { recursive: true, force: true });
 });
 
-// --no-sync: a SIGKILL leaves the OS holding every committed write, so durability
-// across it needs no fsync, and a loaded machine gets through the deliveries sooner.
-function serve(): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [CLI, "serve", "--data", dir, "--port", "0", "--json", "--no-rate-limit", "--no-sync"], { stdio: ["ignore", "pipe", "ignore"] });
-  children.push(child);
-  return new Promise((ok, reject) => {
-    child.once("exit", (code) => reject(new Error(`serve exited with ${code}`)));
-    createInterface({ input: child.stdout! }).once("line", (line) => ok({ child, url: (JSON.parse(line) as { url: string }).url }));
-  });
-}
+const serve = () => serveProcess(dir);
+const killed = (child: ChildProcess) => stopProcess(child);
 
 /** How many of the user's scheduled messages are still pending (GET /scheduled_messages). */
 async function pending(url: string, user: { email: string; apiKey: string }): Promise<number> {
@@ -39,14 +29,6 @@ async function pending(url: string, user: { email: string; apiKey: string }): Pr
   return (body.scheduled_messages ?? []).filter((m) => !m.failed).length;
 }
 
-function killed(child: ChildProcess): Promise<void> {
-  return new Promise((r) => {
-    child.once("exit", () => r());
-    child.kill("SIGKILL");
-  });
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("scheduled delivery across kill -9", () => {
   it("delivers every message exactly once", async () => {

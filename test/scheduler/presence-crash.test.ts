@@ -6,43 +6,26 @@
  * number a client saw, so a client polling with its last_update_id still sees the
  * next change. Also: the flusher's timer itself, on a manual clock.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { createInterface } from "node:readline";
+import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { openStore, PRESENCE_FLUSH_INTERVAL_MS } from "../../src/engine/index.js";
 import { internals } from "../../src/engine/internal.js";
 import { ManualClock } from "../../src/realtime/index.js";
 import { PresenceFlusher } from "../../src/scheduler/presence-flusher.js";
 import { seedRealm, tempStore } from "../support/temp-store.js";
+import { killStartedProcesses, serveProcess, sleep, stopProcess } from "../support/serve-process.js";
 
-const CLI = resolve(import.meta.dirname, "../../dist/tools/parley.js");
 const dir = mkdtempSync(join(tmpdir(), "parley-presence-crash-"));
-const children: ChildProcess[] = [];
 afterAll(() => {
-  for (const child of children) if (child.exitCode === null) child.kill("SIGKILL");
+  killStartedProcesses();
   rmSync(dir, { recursive: true, force: true });
 });
 
-function serve(): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [CLI, "serve", "--data", dir, "--port", "0", "--json", "--no-rate-limit", "--no-sync"], { stdio: ["ignore", "pipe", "ignore"] });
-  children.push(child);
-  return new Promise((ok, reject) => {
-    child.once("exit", (code) => reject(new Error(`serve exited with ${code}`)));
-    createInterface({ input: child.stdout! }).once("line", (line) => ok({ child, url: (JSON.parse(line) as { url: string }).url }));
-  });
-}
-
-function killed(child: ChildProcess): Promise<void> {
-  return new Promise((r) => {
-    child.once("exit", () => r());
-    child.kill("SIGKILL");
-  });
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const serve = () => serveProcess(dir);
+const killed = (child: ChildProcess) => stopProcess(child);
 
 describe("presence across kill -9", () => {
   it("keeps what was flushed, loses at most the last interval's timestamps, never reuses sequence numbers", async () => {
