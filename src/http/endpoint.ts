@@ -9,6 +9,7 @@ import type { ParamShape, ParamValues } from "./params.js";
 import type { UploadedFile } from "./request.js";
 import type { MessageJsonCache } from "./views/message-cache.js";
 import type { UserListCache } from "./views/user-list-cache.js";
+import type { ServerConfig } from "../config/index.js";
 
 export type Method = "GET" | "POST" | "PATCH" | "DELETE" | "PUT";
 
@@ -16,6 +17,8 @@ export interface ServerInfo {
   /** Public base URL clients use (for avatar and upload URLs). */
   readonly baseUrl: string;
   readonly externalHost: string;
+  /** The server configuration (Zulip's setting names; src/config). */
+  readonly config: ServerConfig;
 }
 
 /** What a handler sees: the store, the caller and request facts, already authenticated. */

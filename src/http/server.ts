@@ -24,6 +24,7 @@ import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from "./version.
 import { MessageJsonCache } from "./views/message-cache.js";
 import { UserListCache } from "./views/user-list-cache.js";
 import { EventHub, type HubOptions } from "../realtime/index.js";
+import { DEFAULT_CONFIG, type ServerConfig } from "../config/index.js";
 
 const API_PREFIX = "/api/v1";
 /** What restored event queues hear after a graceful restart (Zulip's restart event). */
@@ -32,7 +33,9 @@ const RESTART_EVENT = { zulip_version: ZULIP_VERSION, zulip_merge_base: ZULIP_ME
 const LIBUS_LISTEN_EXCLUSIVE_PORT = 1;
 
 export interface ServerOptions {
-  /** Host clients use; subdomains of it select realms. Default "localhost". */
+  /** The configuration file's settings (Zulip's names); Zulip's defaults when absent. Options below override it. */
+  readonly config?: ServerConfig;
+  /** Host clients use; subdomains of it select realms. Default: the config's EXTERNAL_HOST, else "localhost". */
   readonly externalHost?: string;
   /** Public base URL; default http://<externalHost>:<port>. */
   readonly baseUrl?: string;
@@ -69,9 +72,10 @@ export interface ParleyServer {
 }
 
 export function createServer(store: Store, options: ServerOptions = {}): ParleyServer {
-  const externalHost = options.externalHost ?? "localhost";
+  const config = options.config ?? DEFAULT_CONFIG;
+  const externalHost = options.externalHost ?? config.EXTERNAL_HOST ?? "localhost";
   const router = new Router(ENDPOINTS);
-  const limiter = options.rateLimit === false ? null : new RateLimiter(options.rateLimit ?? DEFAULT_RATE_LIMIT);
+  const limiter = options.rateLimit === false || (options.rateLimit === undefined && !config.RATE_LIMITING) ? null : new RateLimiter(options.rateLimit ?? DEFAULT_RATE_LIMIT);
   const authGuard = new AuthFailureGuard(options.authFailureLimit === false ? null : new RateLimiter(options.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT));
   const maxBody = options.maxBodyBytes ?? Number.POSITIVE_INFINITY;
   // Chosen before the body is read, so an oversized body is refused while it streams.
@@ -81,7 +85,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     return Math.min(own ?? DEFAULT_MAX_BODY_BYTES, maxBody);
   };
   const logError = options.logError ?? ((message, error) => console.error(message, error));
-  let info: ServerInfo = { baseUrl: options.baseUrl ?? `http://${externalHost}`, externalHost };
+  let info: ServerInfo = { baseUrl: options.baseUrl ?? `http://${externalHost}`, externalHost, config };
   const messageJson = new MessageJsonCache(store, options.messageCacheBytes);
   const userJson = new UserListCache(store);
   const ownsHub = !(options.events instanceof EventHub);
@@ -208,7 +212,8 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
           }
           listenSocket = socket;
           const bound = uWS.us_socket_local_port(socket);
-          if (!options.baseUrl) info = { ...info, baseUrl: `http://${externalHost}:${bound}` };
+          // An EXTERNAL_HOST with its own port (behind a proxy, say) is the public address as it stands.
+          if (!options.baseUrl) info = { ...info, baseUrl: externalHost.includes(":") ? `http://${externalHost}` : `http://${externalHost}:${bound}` };
           resolve(bound);
         });
       });

@@ -1,13 +1,15 @@
 /**
  * @module tools/commands/serve
- * `parley serve [--data DIR] [--port N] [--host H] [--external-host NAME] [--compat-port N] [--no-rate-limit] [--no-sync] [--log-level L] [--log-file PATH] [--slow-request-ms N]`:
+ * `parley serve [--data DIR] [--config FILE] [--port N] [--host H] [--external-host NAME] [--compat-port N] [--no-rate-limit] [--no-sync] [--log-level L] [--log-file PATH] [--slow-request-ms N]`:
  * opens the store (creating the directory), serves the Zulip API and prints
  * `listening on http://HOST:PORT` as its first line of output, so scripts and tests
- * can read the bound port even with --port 0. SIGINT or SIGTERM closes the server
+ * can read the bound port even with --port 0. Settings come from the configuration
+ * file (--config FILE, else DATA/parley.json when present; src/config), flags override. SIGINT or SIGTERM closes the server
  * and then the store, and the process exits 0. The listening and shutdown steps are
  * exported for `parley start`.
  */
 import { createServer as createProbe } from "node:net";
+import { resolveConfig, type ServerConfig } from "../../src/config/index.js";
 import type { Store } from "../../src/engine/index.js";
 import { createServer, type ParleyServer } from "../../src/http/server.js";
 import { DEFAULT_SLOW_MS, LOG_LEVELS, type LogLevel } from "../../src/http/request-log.js";
@@ -23,6 +25,7 @@ export const DEFAULT_PORT = 9991;
 /** Options shared by serve and start. */
 export const SERVE_OPTIONS: OptionSpec = {
   port: { type: "string" },
+  config: { type: "string" },
   host: { type: "string", default: "127.0.0.1" },
   "external-host": { type: "string" },
   "compat-port": { type: "string" },
@@ -34,6 +37,10 @@ export const SERVE_OPTIONS: OptionSpec = {
 };
 
 export interface ServeSettings {
+  /** The configuration file's settings (src/config), Zulip's defaults without one. */
+  readonly config: ServerConfig;
+  /** Which file they came from, or null for none. */
+  readonly configSource: string | null;
   readonly port: number;
   readonly host: string;
   readonly externalHost: string | undefined;
@@ -55,14 +62,23 @@ function logLevel(value: unknown): LogLevel {
   return level;
 }
 
+/**
+ * Flags win over the configuration file, so a one-off run can override it; the file
+ * is read here, so a bad key stops the command before anything is opened.
+ */
 export function readServeSettings(parsed: Parsed): ServeSettings {
-  const externalHost = parsed.values["external-host"];
+  const flagHost = parsed.values["external-host"];
+  const explicit = parsed.values["config"];
+  const { config, source } = resolveConfig(typeof explicit === "string" ? explicit : undefined, parsed.values["data"] as string);
+  const externalHost = typeof flagHost === "string" ? flagHost : config.EXTERNAL_HOST;
   return {
+    config,
+    configSource: source,
     port: intOption(parsed, "port", DEFAULT_PORT, 0, 65535),
     host: parsed.values["host"] as string,
-    externalHost: typeof externalHost === "string" ? externalHost : undefined,
+    externalHost,
     compatPort: parsed.values["compat-port"] === undefined ? null : intOption(parsed, "compat-port", 0, 0, 65535),
-    rateLimit: parsed.values["no-rate-limit"] !== true,
+    rateLimit: parsed.values["no-rate-limit"] !== true && config.RATE_LIMITING,
     noSync: parsed.values["no-sync"] === true,
     logLevel: logLevel(parsed.values["log-level"]),
     logFile: typeof parsed.values["log-file"] === "string" ? parsed.values["log-file"] : null,
@@ -112,6 +128,7 @@ export interface Listening {
 export async function listen(store: Store, settings: ServeSettings, dataDir: string): Promise<Listening> {
   await checkPortFree(settings.host, settings.port);
   const server = createServer(store, {
+    config: settings.config,
     ...(settings.externalHost !== undefined ? { externalHost: settings.externalHost } : {}),
     ...(settings.rateLimit ? {} : { rateLimit: false as const, authFailureLimit: false as const }),
     requestLog: { level: settings.logLevel, destination: settings.logFile ?? "stdout", slowMs: settings.slowRequestMs },
@@ -181,7 +198,7 @@ export function realmLines(store: Store, url: string): string[] {
   return realms.map((r) => `realm ${describeSubdomain(r.subdomain)}: ${r.name}${r.subdomain === "" ? ` at ${url}` : ""}${r.deactivated ? " (deactivated)" : ""}`);
 }
 
-const USAGE = "parley serve [--data DIR] [--port N] [--host H] [--external-host NAME] [--compat-port N] [--no-rate-limit] [--no-sync] [--log-level L] [--log-file PATH] [--slow-request-ms N] [--json]";
+const USAGE = "parley serve [--data DIR] [--config FILE] [--port N] [--host H] [--external-host NAME] [--compat-port N] [--no-rate-limit] [--no-sync] [--log-level L] [--log-file PATH] [--slow-request-ms N] [--json]";
 
 export async function run(argv: string[]): Promise<number> {
   const options = parseOrUsage("serve", USAGE, () => {
@@ -212,6 +229,7 @@ export async function run(argv: string[]): Promise<number> {
   } else {
     console.log(`listening on ${url}`);
     console.log(`data: ${options.dir}`);
+    console.log(options.settings.configSource === null ? "config: none (Zulip's defaults; see README \"Configuration\")" : `config: ${options.settings.configSource}`);
     if (compatUrl !== null) console.log(`HTTP/1.0-capable listener on ${compatUrl}`);
     for (const line of realmLines(store, url)) console.log(line);
     if (options.settings.externalHost !== undefined) console.log(`realm subdomains are served on SUBDOMAIN.${options.settings.externalHost}`);

@@ -14,7 +14,7 @@ import { readDemoLogin, rememberDemoLogin } from "../demo/login.js";
 import { createDemoRealm } from "../demo/realm.js";
 import { checkPortFree, listen, readServeSettings, SERVE_OPTIONS, untilSignal, type Listening } from "./serve.js";
 
-const USAGE = "parley start [--data DIR] [--port N] [--host H] [--external-host NAME] [--compat-port N] [--no-rate-limit] [--no-sync] [--log-level L] [--log-file PATH] [--slow-request-ms N] [--json]";
+const USAGE = "parley start [--data DIR] [--config FILE] [--port N] [--host H] [--external-host NAME] [--compat-port N] [--no-rate-limit] [--no-sync] [--log-level L] [--log-file PATH] [--slow-request-ms N] [--json]";
 
 interface Login {
   readonly subdomain: string;

@@ -1,0 +1,52 @@
+/**
+ * @module config/schema
+ * The server configuration file: a JSON object whose keys are Zulip's setting names
+ * (from its /etc/zulip/settings.py and zproject/default_settings.py) wherever Zulip
+ * has one, so an operator's Zulip knowledge carries over. Unknown keys are refused
+ * (a typo must not silently fall back to a default). Every key is optional; the
+ * defaults are Zulip's.
+ */
+import { z } from "zod";
+
+/** A host name with an optional port, as Zulip's EXTERNAL_HOST ("chat.example.com", "localhost:9991"). */
+const hostWithPort = z.string().regex(/^[A-Za-z0-9.-]+(:\d{1,5})?$/, "expected a host name with an optional :port, such as chat.example.com");
+
+/** The JWT algorithms jose verifies with a shared secret or a public key ("none" is never accepted). */
+export const JWT_ALGORITHMS = ["HS256", "HS384", "HS512", "RS256", "RS384", "RS512", "ES256", "ES384", "ES512", "PS256", "PS384", "PS512", "EdDSA"] as const;
+
+const jwtKey = z.object({
+  key: z.string().min(1, "the key must not be empty"),
+  algorithms: z.array(z.enum(JWT_ALGORITHMS)).min(1, "list at least one algorithm, such as [\"HS256\"]"),
+}).strict();
+
+export const CONFIG_SCHEMA = z.object({
+  /** Host (and port) clients use; realms are its subdomains. Zulip: EXTERNAL_HOST. */
+  EXTERNAL_HOST: hostWithPort.optional(),
+  /** Per-realm JWT keys, by subdomain ("" for the root realm). Zulip: JWT_AUTH_KEYS. */
+  JWT_AUTH_KEYS: z.record(z.string(), jwtKey).default({}),
+  /** SMTP server for outgoing mail; without it mail is written to DATA/outbox/. */
+  EMAIL_HOST: z.string().min(1).optional(),
+  EMAIL_PORT: z.number().int().min(1).max(65535).default(25),
+  EMAIL_HOST_USER: z.string().optional(),
+  EMAIL_HOST_PASSWORD: z.string().optional(),
+  /** STARTTLS after connecting (Zulip's EMAIL_USE_TLS). */
+  EMAIL_USE_TLS: z.boolean().default(false),
+  /** TLS from the first byte, usually port 465 (Zulip's EMAIL_USE_SSL). */
+  EMAIL_USE_SSL: z.boolean().default(false),
+  /** Sender of automated mail. Zulip's default is noreply@EXTERNAL_HOST. */
+  NOREPLY_EMAIL_ADDRESS: z.string().email().optional(),
+  /** How long an invitation link stays valid by default (10 days, Zulip's default). */
+  INVITATION_LINK_VALIDITY_MINUTES: z.number().int().min(1).default(14_400),
+  /** Largest file a user may upload, in MiB (Zulip's default 100). */
+  MAX_FILE_UPLOAD_SIZE: z.number().int().min(0).default(100),
+  /** Base URL of the push notification bouncer; push is off without it. */
+  PUSH_NOTIFICATION_BOUNCER_URL: z.string().url().optional(),
+  /** Turns the per-user API rate limit off when false (Zulip: RATE_LIMITING). */
+  RATE_LIMITING: z.boolean().default(true),
+}).strict();
+
+/** The configuration as the server uses it: every default filled in. */
+export type ServerConfig = z.infer<typeof CONFIG_SCHEMA>;
+
+/** Zulip's defaults, for servers started without a file (tests, embedders). */
+export const DEFAULT_CONFIG: ServerConfig = CONFIG_SCHEMA.parse({});
