@@ -55,3 +55,4 @@ export { PERSONAL_SETTING_NAMES, REALM_DEFAULT_SETTING_NAMES, languageName, sett
 export type { DraftInput } from "./actions/drafts.js";
 export { MAX_DRAFTS_PER_REQUEST } from "./actions/drafts.js";
 export { MAX_SNIPPET_TITLE_LENGTH } from "./actions/saved-snippets.js";
+export { hashPassword, verifyPassword, SCRYPT_COST, type PasswordRecord } from "./accounts/password.js";

@@ -28,7 +28,7 @@ import { setTopicPolicy } from "./actions/user-topics.js";
 import { flushPresence, updatePresence, type PresenceStatus } from "./actions/presence.js";
 import { realmPresence, userPresence, type PresenceListing, type PresenceQuery } from "./queries/presence.js";
 import { addPlayground, realmPlaygrounds, removePlayground, type PlaygroundInput } from "./actions/playgrounds.js";
-import { createUser, requireUser, setUserActive, updateUser, type CreateUserInput, type UpdateUserInput } from "./actions/users.js";
+import { createUser, passwordOf, requireUser, setPassword, setUserActive, updateUser, type CreateUserInput, type UpdateUserInput } from "./actions/users.js";
 import { BadRequestError, NotFoundError } from "./errors.js";
 import type { PlanContext } from "./narrow/plan.js";
 import { getMessageWindow, getMessages, type GetMessagesInput, type GetMessagesResult, type MessageWindow, type WindowInput } from "./queries/get-messages.js";
@@ -49,6 +49,7 @@ import { notifyTyping, type TypingInput } from "./actions/typing.js";
 import { updateRealmSettingDefaults, updateSettings, type SettingChanges, type UpdateSettingsInput } from "./actions/settings.js";
 import { createDrafts, deleteDraft, editDraft, listDrafts, registerDrafts, type DraftInput } from "./actions/drafts.js";
 import { createSavedSnippet, deleteSavedSnippet, editSavedSnippet, listSavedSnippets } from "./actions/saved-snippets.js";
+import type { PasswordRecord } from "./accounts/password.js";
 import {
   activeSubscriberIds,
   checkAllPublicStreams,
@@ -154,6 +155,14 @@ export class Store {
   }
   createUser(input: CreateUserInput): User {
     return createUser(this.#state, input);
+  }
+  /** Stores a password hash made with hashPassword (accounts/password.ts). */
+  setPassword(userId: number, password: PasswordRecord): void {
+    setPassword(this.#state, userId, password);
+  }
+  /** The user's password hash, for verifyPassword; undefined when they have none. */
+  passwordOf(userId: number): PasswordRecord | undefined {
+    return passwordOf(this.#state, userId);
   }
   updateUser(actorId: number, targetId: number, input: UpdateUserInput): User {
     return updateUser(this.#state, actorId, targetId, input);

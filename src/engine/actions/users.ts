@@ -5,6 +5,7 @@
  * users); reactivation reopens them for the channels still subscribed.
  */
 import { randomBytes } from "node:crypto";
+import { isPasswordRecord, type PasswordRecord } from "../accounts/password.js";
 import { canSeeChannel, isAdmin, isGroupMember } from "../access.js";
 import { excluding, realmAudience, subscriberViewersAudience, userAudience } from "../events/audience.js";
 import type { RealmUserChange } from "../events/types.js";
@@ -24,6 +25,8 @@ export interface CreateUserInput {
   readonly timezone?: string;
   /** Fixed API key (tests, imports); a random one otherwise. */
   readonly apiKey?: string;
+  /** An already hashed password (accounts/password.ts hashPassword); none means API-key login only. */
+  readonly password?: PasswordRecord;
 }
 
 const EMAIL = /^[^\s@<>()[\]\\,;:"]+@[^\s@<>()[\]\\,;:"]+$/;
@@ -91,6 +94,7 @@ export function createUserInTxn(state: StoreState, ctx: WriteContext, input: Cre
     profileData: {},
   };
   state.tables.users.putSync(user.id, user);
+  if (input.password !== undefined) state.tables.passwords.putSync(user.id, input.password);
   ctx.afterCommit(() => state.indexUser(user));
   // New users start from the organization's defaults; later default changes never touch them.
   const defaults = state.realmSettingDefaults.get(realm.id);
@@ -265,4 +269,18 @@ export function requireUser(state: StoreState, userId: number): User {
   const user = state.users.get(userId);
   if (!user) throw new BadRequestError(`Invalid user ID ${userId}`);
   return user;
+}
+
+/** Sets (or replaces) a user's password hash; the caller hashed it off the event loop. */
+export function setPassword(state: StoreState, userId: number, password: PasswordRecord): void {
+  requireUser(state, userId);
+  state.write(() => {
+    state.tables.passwords.putSync(userId, password);
+  });
+}
+
+/** The stored password hash of a user, or undefined when they have none. */
+export function passwordOf(state: StoreState, userId: number): PasswordRecord | undefined {
+  const value: unknown = state.tables.passwords.get(userId);
+  return isPasswordRecord(value) ? value : undefined;
 }

@@ -26,6 +26,7 @@
  * | playgrounds       | playgroundId (uint32)            | Playground                    |
  * | drafts            | draftId (uint32)                 | Draft                         |
  * | saved_snippets    | savedSnippetId (uint32)          | SavedSnippet                  |
+ * | passwords         | userId (uint32)                  | PasswordRecord (scrypt)       |
  */
 import { open, type Database, type RootDatabase } from "lmdb";
 
@@ -58,6 +59,7 @@ export interface Tables {
   readonly playgrounds: Database<unknown, number>;
   readonly drafts: Database<unknown, number>;
   readonly savedSnippets: Database<unknown, number>;
+  readonly passwords: Database<unknown, number>;
 }
 
 export type TableName = Exclude<keyof Tables, "env">;
@@ -111,6 +113,8 @@ export const TABLE_SPECS: Readonly<Record<TableName, TableSpec>> = {
   playgrounds: { db: "playgrounds", role: "entity", keys: "id", values: "msgpack" },
   drafts: { db: "drafts", role: "entity", keys: "id", values: "msgpack" },
   savedSnippets: { db: "saved_snippets", role: "entity", keys: "id", values: "msgpack" },
+  // Apart from users so that no code path that renders a User can carry a hash; read on login only.
+  passwords: { db: "passwords", role: "record", keys: "id", values: "msgpack" },
 };
 
 export const TABLE_NAMES = Object.keys(TABLE_SPECS) as TableName[];
