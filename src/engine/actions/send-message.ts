@@ -159,6 +159,11 @@ export function prepareMessage(state: StoreState, input: SendMessageInput): Mess
  * mark_as_read), for those of them who receive it.
  */
 export function sendInternalChannelMessage(state: StoreState, senderId: number, channelId: number, topic: string, content: string, readBy: readonly number[]): { id: number } {
+  return writeMessage(state, internalChannelMessage(state, senderId, channelId, topic, content, readBy));
+}
+
+/** The checked form of a system bot's channel message, for writeMessages to store with others. */
+export function internalChannelMessage(state: StoreState, senderId: number, channelId: number, topic: string, content: string, readBy: readonly number[]): MessageToWrite {
   const sender = requireUser(state, senderId);
   const channel = state.channels.get(channelId);
   if (!channel || channel.realmId !== sender.realmId) throw new ChannelNotFoundError({ id: channelId });
@@ -166,7 +171,7 @@ export function sendInternalChannelMessage(state: StoreState, senderId: number, 
   // A channel that allows only the general chat gets the notice there rather than none.
   const policy = channel.topicsPolicy === "inherit" ? state.realms.get(channel.realmId)?.topicsPolicy : channel.topicsPolicy;
   const stored = policy === "empty_topic_only" ? "" : normalizeTopic(state, channel, topic);
-  return writeMessage(state, { sender, channel, topic: stored, participants: [], content: normalizeContent(content), client: "Internal", readBy: receivers, dateSent: state.now() });
+  return { sender, channel, topic: stored, participants: [], content: normalizeContent(content), client: "Internal", readBy: receivers, dateSent: state.now() };
 }
 
 /** A direct message from a system bot to one user (Zulip's internal_send_private_message). */
@@ -195,6 +200,16 @@ export interface MessageToWrite {
 export function writeMessage(state: StoreState, input: MessageToWrite): SentMessage {
   const rendered = renderMessage(state, input);
   return state.write((ctx) => storeMessage(state, ctx, input, rendered));
+}
+
+/**
+ * Several messages in one transaction: one commit (and one write of each bitmap chunk
+ * they touch) instead of one per message, for bulk system notices.
+ */
+export function writeMessages(state: StoreState, inputs: readonly MessageToWrite[]): SentMessage[] {
+  if (inputs.length === 0) return [];
+  const rendered = inputs.map((input) => renderMessage(state, input));
+  return state.write((ctx) => inputs.map((input, i) => storeMessage(state, ctx, input, rendered[i]!)));
 }
 
 export function renderMessage(state: StoreState, input: MessageToWrite): RenderResult {
