@@ -48,7 +48,10 @@ export function isAllowedBy(state: StoreState, value: GroupSettingValue, user: U
 /** Every active user of the realm that a group-setting value allows (recursion included). */
 export function membersOf(state: StoreState, realmId: number, value: GroupSettingValue): number[] {
   const out: number[] = [];
-  for (const user of state.users.values()) if (user.realmId === realmId && isAllowedBy(state, value, user)) out.push(user.id);
+  for (const id of state.usersOfRealm(realmId)) {
+    const user = state.users.get(id);
+    if (user && isAllowedBy(state, value, user)) out.push(user.id);
+  }
   return out;
 }
 

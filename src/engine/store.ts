@@ -278,7 +278,7 @@ export class Store {
     return activeSubscriberIds(this.#state, channelId).length;
   }
   /** The channel's subscriber IDs, if `viewerId` may list them. */
-  subscribersVisibleTo(viewerId: number, channelId: number): number[] | undefined {
+  subscribersVisibleTo(viewerId: number, channelId: number): readonly number[] | undefined {
     const channel = this.#state.channels.get(channelId);
     return channel ? subscribersVisibleTo(this.#state, this.#actor(viewerId), channel) : undefined;
   }

@@ -91,14 +91,12 @@ export function subscriptionLists(state: StoreState, user: User, includeArchived
 }
 
 /** Active users with an active subscription, ascending (Zulip lists only active users). */
-export function activeSubscriberIds(state: StoreState, channelId: number): number[] {
-  const out: number[] = [];
-  for (const id of state.subscribers.get(channelId) ?? []) if (state.users.get(id)?.isActive) out.push(id);
-  return out.sort((a, b) => a - b);
+export function activeSubscriberIds(state: StoreState, channelId: number): readonly number[] {
+  return state.activeSubscriberList(channelId);
 }
 
 /** The channel's subscriber IDs if the viewer may list them, else undefined. */
-export function subscribersVisibleTo(state: StoreState, viewer: User, channel: Channel): number[] | undefined {
+export function subscribersVisibleTo(state: StoreState, viewer: User, channel: Channel): readonly number[] | undefined {
   return canSeeSubscribers(state, viewer, channel) ? activeSubscriberIds(state, channel.id) : undefined;
 }
 
@@ -143,7 +141,7 @@ export function userGroups(state: StoreState, user: User, includeDeactivated: bo
   const out: GroupListing[] = [];
   for (const g of state.groups.values()) {
     if (g.realmId !== user.realmId || (g.deactivated && !includeDeactivated)) continue;
-    out.push({ group: g, members: g.systemRole !== null ? membersOf(state, user.realmId, g.id).sort((a, b) => a - b) : [...g.members] });
+    out.push({ group: g, members: g.systemRole !== null ? state.systemGroupMembers(g.id, () => membersOf(state, g.realmId, g.id)) : [...g.members] });
   }
   return out.sort((a, b) => a.group.id - b.group.id);
 }

@@ -62,7 +62,7 @@ export function channelToWire(store: Store, channel: Channel): Record<string, un
 }
 
 /** Subscriber IDs for a viewer, or undefined when the viewer may not list them (the engine decides). */
-export function subscribersFor(store: Store, viewer: User, channel: Channel): number[] | undefined {
+export function subscribersFor(store: Store, viewer: User, channel: Channel): readonly number[] | undefined {
   return store.subscribersVisibleTo(viewer.id, channel.id);
 }
 
