@@ -17,7 +17,14 @@ interface Lists {
 
 export class UserListCache {
   readonly #store: Store;
+  /** Whole lists per realm and variant; any user change drops them. */
   readonly #entries = new Map<string, Lists>();
+  /**
+   * Each user's JSON per variant, kept across list rebuilds: a change to one user
+   * re-encodes that user only, so the first request after it joins strings instead
+   * of encoding 10,000 objects again (~100 ms).
+   */
+  readonly #fragments = new Map<string, Map<number, string>>();
 
   constructor(store: Store) {
     this.#store = store;
@@ -26,14 +33,18 @@ export class UserListCache {
 
   /** Every user of the realm; active ones; deactivated ones — each a JSON array, by ID. */
   lists(realmId: number, options: UserViewOptions): { all: RawJson; active: RawJson; inactive: RawJson } {
-    const k = `${realmId}:${options.clientGravatar ? 1 : 0}${options.includeCustomProfileFields ? 1 : 0}`;
+    const variant = `${options.clientGravatar ? 1 : 0}${options.includeCustomProfileFields ? 1 : 0}`;
+    const k = `${realmId}:${variant}`;
     let entry = this.#entries.get(k);
     if (!entry) {
+      let fragments = this.#fragments.get(variant);
+      if (!fragments) this.#fragments.set(variant, (fragments = new Map()));
       const all: string[] = [];
       const active: string[] = [];
       const inactive: string[] = [];
       for (const user of this.#store.realmUsers(realmId)) {
-        const json = JSON.stringify(userToWire(user, options));
+        let json = fragments.get(user.id);
+        if (json === undefined) fragments.set(user.id, (json = JSON.stringify(userToWire(user, options))));
         all.push(json);
         (user.isActive ? active : inactive).push(json);
       }
@@ -45,6 +56,17 @@ export class UserListCache {
   }
 
   #invalidate(batch: EventBatch): void {
-    if (batch.deliveries.some((d) => d.event.type === "realm_user" || d.event.type === "realm")) this.#entries.clear();
+    let changed = false;
+    for (const { event } of batch.deliveries) {
+      if (event.type === "realm") {
+        this.#fragments.clear();
+        changed = true;
+      } else if (event.type === "realm_user" || event.type === "realm_bot") {
+        const id = event.type === "realm_bot" ? (event.op === "add" ? event.bot.id : event.botId) : event.op === "add" ? event.person.id : event.userId;
+        for (const fragments of this.#fragments.values()) fragments.delete(id);
+        changed = true;
+      }
+    }
+    if (changed) this.#entries.clear();
   }
 }
