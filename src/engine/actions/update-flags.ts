@@ -22,6 +22,7 @@ import { MAX_TOPIC_LENGTH } from "./send-message.js";
 import type { Message } from "../types.js";
 import { userAudience } from "../events/audience.js";
 import type { MessageDetail } from "../events/types.js";
+import { enqueueReadRemovals } from "./push-notifications.js";
 
 export type FlagOp = "add" | "remove";
 export type EditableFlag = "read" | "starred" | "collapsed";
@@ -88,6 +89,7 @@ export function applyFlagChange(ctx: PlanContext, ids: readonly number[], flag: 
         if (!markingUnread) state.bitmaps.addMany(key.userFlag(user.id, "read"), newRows);
       }
       if (op === "add") state.bitmaps.addMany(key.userFlag(user.id, flag), changes);
+      if (op === "add" && flag === "read") enqueueReadRemovals(state, user.id, changes);
       else state.bitmaps.removeMany(key.userFlag(user.id, flag), changes);
       w.emit({ type: "update_message_flags", op, flag, messages, messageDetails: details }, () => userAudience(user.id));
     });
