@@ -44,8 +44,8 @@ export class PushSender {
   /** While backing off, rounds wait until this time (clock ms). */
   #retryAt = 0;
   #unsubscribe: (() => void) | null = null;
-  /** Set by stop(): a round in flight ends after its current request. */
-  #stopping = false;
+  /** Bumped by stop(): a round started before ends after its current request. */
+  #generation = 0;
 
   /** `baseUrl` gives the server's public base URL (realm URLs are made from it). */
   constructor(store: Store, client: BouncerClient, baseUrl: () => string, options: PushSenderOptions = {}) {
@@ -62,7 +62,6 @@ export class PushSender {
   start(): void {
     if (this.#running) return;
     this.#running = true;
-    this.#stopping = false;
     this.#unsubscribe = this.#store.onEvents(() => this.#wake());
     this.#schedule(0);
   }
@@ -70,7 +69,7 @@ export class PushSender {
   /** Stops the loop; resolves when a request in flight has finished (before the store closes). */
   async stop(): Promise<void> {
     this.#running = false;
-    this.#stopping = true;
+    this.#generation++;
     this.#unsubscribe?.();
     this.#unsubscribe = null;
     if (this.#timer !== null) this.#clock.clearTimeout(this.#timer);
@@ -93,6 +92,7 @@ export class PushSender {
       return 0;
     }
     let done = 0;
+    const generation = this.#generation;
     const round = (async () => {
       let after = 0;
       for (;;) {
@@ -115,10 +115,10 @@ export class PushSender {
           const outcome = await deliverPushItem(this.#client, delivery, this.#baseUrl());
           // Stopped meanwhile: the store may be closing. The item stays and goes again
           // after the restart (at least once, never lost).
-          if (this.#stopping) return;
+          if (this.#generation !== generation) return;
           this.#store.finishPushItem(item.id, outcome);
           done++;
-          if (this.#stopping) return;
+          if (this.#generation !== generation) return;
         }
       }
     })();

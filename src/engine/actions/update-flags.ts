@@ -89,8 +89,9 @@ export function applyFlagChange(ctx: PlanContext, ids: readonly number[], flag: 
         if (!markingUnread) state.bitmaps.addMany(key.userFlag(user.id, "read"), newRows);
       }
       if (op === "add") state.bitmaps.addMany(key.userFlag(user.id, flag), changes);
-      if (op === "add" && flag === "read") enqueueReadRemovals(state, user.id, changes);
       else state.bitmaps.removeMany(key.userFlag(user.id, flag), changes);
+      // Read messages a mobile notification shows: their removal goes out with this write.
+      if (op === "add" && flag === "read") enqueueReadRemovals(state, user.id, changes);
       w.emit({ type: "update_message_flags", op, flag, messages, messageDetails: details }, () => userAudience(user.id));
     });
   }
