@@ -77,11 +77,6 @@ export class PushSender {
     await this.#busy;
   }
 
-  /** Items waiting in the outbox (for metrics and tests). */
-  get pending(): number {
-    return this.#store.pushOutboxItems(0, 1_000_000).length;
-  }
-
   /**
    * One round: every pending item in order, until the outbox is empty or the bouncer
    * fails. Resolves with the number of items finished. Exposed for tests and tools.
