@@ -39,11 +39,21 @@ export const CONFIG_SCHEMA = z.object({
   INVITATION_LINK_VALIDITY_MINUTES: z.number().int().min(1).default(14_400),
   /** Largest file a user may upload, in MiB (Zulip's default 100). */
   MAX_FILE_UPLOAD_SIZE: z.number().int().min(0).default(100),
-  /** Base URL of the push notification bouncer; push is off without it. */
-  PUSH_NOTIFICATION_BOUNCER_URL: z.string().url().optional(),
+  /** Base URL of the push notification bouncer; push is off without it. Requests go to its /api/v1/remotes/... */
+  PUSH_NOTIFICATION_BOUNCER_URL: z.string().url().refine((url) => /^https?:/i.test(url), "expected an http or https URL").optional(),
+  /** This server's registration with the bouncer (Zulip keeps it as zulip_org_id in zulip-secrets.conf): the Basic-auth user. */
+  ZULIP_ORG_ID: z.string().min(1).optional(),
+  /** The registration's secret (Zulip's zulip_org_key): the Basic-auth password. */
+  ZULIP_ORG_KEY: z.string().min(1).optional(),
   /** Turns the per-user API rate limit off when false (Zulip: RATE_LIMITING). */
   RATE_LIMITING: z.boolean().default(true),
-}).strict();
+}).strict().superRefine((config, ctx) => {
+  // Zulip's bouncer authenticates every request with the registration: without it each would be refused.
+  if (config.PUSH_NOTIFICATION_BOUNCER_URL === undefined) return;
+  for (const key of ["ZULIP_ORG_ID", "ZULIP_ORG_KEY"] as const) {
+    if (config[key] === undefined) ctx.addIssue({ code: "custom", path: [key], message: "required when PUSH_NOTIFICATION_BOUNCER_URL is set (the server's registration with the bouncer)" });
+  }
+});
 
 /** The configuration as the server uses it: every default filled in. */
 export type ServerConfig = z.infer<typeof CONFIG_SCHEMA>;

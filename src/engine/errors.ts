@@ -26,6 +26,12 @@ export type ErrorCode =
   | "INTERNAL_SERVER_ERROR"
   | "DATA_DIRECTORY_LOCKED"
   | "CANNOT_DEACTIVATE_GROUP_IN_USE"
+  | "PUSH_SERVICE_NOT_CONFIGURED"
+  | "NO_ACTIVE_PUSH_DEVICE"
+  // Push bouncer failures, raised by src/push when a request waits on the bouncer.
+  | "ADMIN_ACTION_REQUIRED"
+  | "FAILED_TO_CONNECT_BOUNCER"
+  | "INTERNAL_SERVER_ERROR_ON_BOUNCER"
   // Transport failures, raised by the HTTP layer (src/http/errors.ts) and mapped in
   // the same registry (src/http/error-map.ts) as every engine error.
   | "UNKNOWN_ROUTE"
@@ -170,5 +176,31 @@ export class DataDirectoryLockedError extends EngineError {
 export class GroupInUseError extends EngineError {
   constructor(objections: readonly Readonly<Record<string, unknown>>[]) {
     super("CANNOT_DEACTIVATE_GROUP_IN_USE", "Cannot deactivate user group in use.", { objections });
+  }
+}
+
+/** Mobile push needs a bouncer (PUSH_NOTIFICATION_BOUNCER_URL); Zulip's PushServiceNotConfiguredError. */
+export class PushServiceNotConfiguredError extends EngineError {
+  constructor() {
+    super("PUSH_SERVICE_NOT_CONFIGURED", "Server is not configured to use push notification service.");
+  }
+}
+
+/** No device of the user is registered with the bouncer (Zulip's NoActivePushDeviceError). */
+export class NoActivePushDeviceError extends EngineError {
+  constructor() {
+    super("NO_ACTIVE_PUSH_DEVICE", "No active registered push device");
+  }
+}
+
+/** The push bouncer could not take a request the client waits on (the E2EE test notification). */
+export class PushBouncerError extends EngineError {
+  constructor(code: "ADMIN_ACTION_REQUIRED" | "FAILED_TO_CONNECT_BOUNCER" | "INTERNAL_SERVER_ERROR_ON_BOUNCER", options?: { cause?: unknown }) {
+    const messages = {
+      ADMIN_ACTION_REQUIRED: "Push notification configuration issue on server, contact the server administrator or retry later.",
+      FAILED_TO_CONNECT_BOUNCER: "Network error while connecting to Zulip push notification service.",
+      INTERNAL_SERVER_ERROR_ON_BOUNCER: "Internal server error on Zulip push notification service, retry later.",
+    } as const;
+    super(code, messages[code], {}, options);
   }
 }

@@ -56,3 +56,8 @@ export type { DraftInput } from "./actions/drafts.js";
 export { MAX_DRAFTS_PER_REQUEST } from "./actions/drafts.js";
 export { MAX_SNIPPET_TITLE_LENGTH } from "./actions/saved-snippets.js";
 export { hashPassword, verifyPassword, SCRYPT_COST, type PasswordRecord } from "./accounts/password.js";
+export type { PushRegistrationInput } from "./actions/devices.js";
+export { MAX_DEVICES_PER_USER, SECRETBOX_CRYPTOSYSTEM, decodeBase64 } from "./actions/devices.js";
+export type { PushDelivery, PushItemOutcome, PushTarget } from "./actions/push-notifications.js";
+export { PUSH_ITEM_MAX_AGE_SECS } from "./actions/push-notifications.js";
+export type { DeviceChanges } from "./events/types.js";

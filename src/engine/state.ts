@@ -14,7 +14,7 @@ import { PresenceLog } from "./index/presence-log.js";
 import { foldName, foldTopic } from "./index/keys.js";
 import type { MessageRenderer } from "./render.js";
 import { FIRST_ID, forgetUncommittedStructures, openTables, SCHEMA_VERSION, TABLE_NAMES, TABLE_SPECS, type TableName, type Tables } from "./storage/tables.js";
-import type { Channel, Conversation, Draft, Playground, PresenceRecord, Realm, SavedSnippet, ScheduledMessage, Subscription, User, UserGroup, UserTopic } from "./types.js";
+import type { Channel, Conversation, Device, Draft, Playground, PresenceRecord, Realm, SavedSnippet, ScheduledMessage, Subscription, User, UserGroup, UserTopic } from "./types.js";
 import { StorageError } from "./errors.js";
 import { mergedSettings, type RealmSettingDefaultsRecord, type Settings, type UserSettingsRecord } from "./settings/defaults.js";
 import type { Audience, Delivery, EngineEvent, EventBatch } from "./events/types.js";
@@ -33,6 +33,8 @@ export interface Counters {
   nextPlaygroundId: number;
   nextDraftId: number;
   nextSavedSnippetId: number;
+  nextDeviceId: number;
+  nextPushOutboxId: number;
 }
 
 export interface StoreOptions {
@@ -133,6 +135,10 @@ export class StoreState {
   readonly draftsByUser = new Map<number, Map<number, Draft>>();
   /** userId -> savedSnippetId -> the user's saved snippets. */
   readonly snippetsByUser = new Map<number, Map<number, SavedSnippet>>();
+  /** Every client device, by ID. */
+  readonly devices = new Map<number, Device>();
+  /** userId -> IDs of the user's devices (push candidates are found here, not among all users). */
+  readonly devicesByUser = new Map<number, Set<number>>();
   /** Bumped per user on any subscription change: invalidates derived caches. */
   readonly subscriptionVersion = new Map<number, number>();
 
@@ -168,6 +174,8 @@ export class StoreState {
       nextPlaygroundId: 1,
       nextDraftId: 1,
       nextSavedSnippetId: 1,
+      nextDeviceId: 1,
+      nextPushOutboxId: 1,
     };
     // Stores created before the change log have no sequence counter yet.
     this.counters.nextChangeSeq ??= 1;
@@ -175,6 +183,8 @@ export class StoreState {
     this.counters.nextPlaygroundId ??= 1;
     this.counters.nextDraftId ??= 1;
     this.counters.nextSavedSnippetId ??= 1;
+    this.counters.nextDeviceId ??= 1;
+    this.counters.nextPushOutboxId ??= 1;
     this.#load();
     const ceiling = this.tables.meta.get(PRESENCE_CEILING_KEY);
     this.presenceSeq = Math.max(this.presenceSeq, typeof ceiling === "number" ? ceiling : 0);
@@ -405,7 +415,7 @@ export class StoreState {
   #reload(): void {
     for (const map of [this.realms, this.realmBySubdomain, this.users, this.#usersByRealm, this.userByEmail, this.userByApiKey, this.usersByName, this.channels, this.channelByName,
       this.subsByUser, this.subscribers, this.groups, this.conversations, this.conversationByMembers, this.userTopics, this.userSettings, this.realmSettingDefaults, this.scheduledMessages, this.draftsByUser, this.snippetsByUser,
-      this.playgrounds] as Map<unknown, unknown>[]) {
+      this.playgrounds, this.devices, this.devicesByUser] as Map<unknown, unknown>[]) {
       map.clear();
     }
     this.#activeSubscriberLists.clear();
@@ -437,6 +447,7 @@ export class StoreState {
     playgrounds: (v) => this.playgrounds.set((v as Playground).id, v as Playground),
     drafts: (v) => this.indexDraft(v as Draft),
     savedSnippets: (v) => this.indexSavedSnippet(v as SavedSnippet),
+    devices: (v) => this.indexDevice(v as Device),
   };
 
   /** Sets a user's presence record and logs the change for "changed since" queries. */
@@ -469,6 +480,20 @@ export class StoreState {
     const mine = this.snippetsByUser.get(userId);
     mine?.delete(snippetId);
     if (mine?.size === 0) this.snippetsByUser.delete(userId);
+  }
+
+  indexDevice(device: Device): void {
+    this.devices.set(device.id, device);
+    let mine = this.devicesByUser.get(device.userId);
+    if (!mine) this.devicesByUser.set(device.userId, (mine = new Set()));
+    mine.add(device.id);
+  }
+
+  unindexDevice(device: Device): void {
+    this.devices.delete(device.id);
+    const mine = this.devicesByUser.get(device.userId);
+    mine?.delete(device.id);
+    if (mine?.size === 0) this.devicesByUser.delete(device.userId);
   }
 
   indexScheduledMessage(scheduled: ScheduledMessage): void {

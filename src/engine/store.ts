@@ -30,6 +30,8 @@ import { realmPresence, userPresence, type PresenceListing, type PresenceQuery }
 import { addPlayground, realmPlaygrounds, removePlayground, type PlaygroundInput } from "./actions/playgrounds.js";
 import { createUser, passwordOf, requireUser, setPassword, setUserActive, updateUser, type CreateUserInput, type UpdateUserInput } from "./actions/users.js";
 import { BadRequestError, NotFoundError } from "./errors.js";
+import { registerClientDevice, registerPushDevice, removeClientDevice, userDevices, type PushRegistrationInput } from "./actions/devices.js";
+import { clearPushTokens, finishPushItem, pushOutboxItems, resolvePushItem, testPushTargets, type PushDelivery, type PushItemOutcome, type PushTarget } from "./actions/push-notifications.js";
 import type { PlanContext } from "./narrow/plan.js";
 import { getMessageWindow, getMessages, type GetMessagesInput, type GetMessagesResult, type MessageWindow, type WindowInput } from "./queries/get-messages.js";
 import { flagsForWindow, type ApiFlag } from "./queries/message-flags.js";
@@ -39,7 +41,7 @@ import { countMessages, storageStats, type StorageStats } from "./queries/storag
 import { ReceivedSets } from "./received.js";
 import { StoreState, type StoreOptions } from "./state.js";
 import { lockDataDir, type DataDirLock } from "./storage/lock.js";
-import type { Channel, ChannelPermissions, Conversation, Draft, GroupSettingValue, Message, Playground, PresenceRecord, Realm, SavedSnippet, ScheduledMessage, User, UserGroup, UserTopic } from "./types.js";
+import type { Channel, ChannelPermissions, Conversation, Device, Draft, PushOutboxItem, GroupSettingValue, Message, Playground, PresenceRecord, Realm, SavedSnippet, ScheduledMessage, User, UserGroup, UserTopic } from "./types.js";
 import { key } from "./index/keys.js";
 import type { Settings } from "./settings/defaults.js";
 import { verifyIndexes, type VerifyReport } from "./verify.js";
@@ -498,6 +500,45 @@ export class Store {
   starredMessageIds(userId: number): number[] {
     const ctx = this.#context(userId);
     return ctx.received.restrictToPersonal(userId, this.#state.bitmaps.get(key.userFlag(userId, "starred"))).toArray();
+  }
+
+  // ---- client devices and mobile push ----
+
+  /** POST /register_client_device: the new device's ID. */
+  registerClientDevice(userId: number): number {
+    return registerClientDevice(this.#state, userId).id;
+  }
+  /** POST /remove_client_device. */
+  removeClientDevice(userId: number, deviceId: number): void {
+    removeClientDevice(this.#state, userId, deviceId);
+  }
+  /** The user's devices, by ID (register's `devices`). */
+  devices(userId: number): Device[] {
+    return userDevices(this.#state, userId);
+  }
+  /** POST /mobile_push/register; `pushConfigured`: the server has a push bouncer. */
+  registerPushDevice(userId: number, input: PushRegistrationInput, pushConfigured: boolean): void {
+    registerPushDevice(this.#state, userId, input, pushConfigured);
+  }
+  /** The push outbox after `afterId`, oldest first (for the bouncer sender). */
+  pushOutboxItems(afterId = 0, limit = 100): PushOutboxItem[] {
+    return pushOutboxItems(this.#state, afterId, limit);
+  }
+  /** What an outbox item needs sent now, or null when nothing is left to send. */
+  resolvePushItem(itemId: number): PushDelivery | null {
+    return resolvePushItem(this.#state, itemId);
+  }
+  /** Removes an outbox item with what the bouncer's answer changes. */
+  finishPushItem(itemId: number, outcome: PushItemOutcome): void {
+    finishPushItem(this.#state, itemId, outcome);
+  }
+  /** The devices an E2EE test notification goes to; NoActivePushDeviceError when none is registered. */
+  testPushTargets(userId: number, deviceId: number | null): { realm: Realm; realmUuid: string; targets: PushTarget[] } {
+    return testPushTargets(this.#state, userId, deviceId);
+  }
+  /** Clears registrations the bouncer reported gone (delete_token_ids). */
+  clearPushTokens(userId: number, tokenIds: readonly string[]): void {
+    clearPushTokens(this.#state, userId, tokenIds);
   }
 
   #actor(userId: number): User {

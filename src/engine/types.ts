@@ -29,6 +29,8 @@ export interface Realm {
    * channels created with `announce`. null or absent (older records): nowhere.
    */
   newChannelAnnouncementsChannelId?: number | null;
+  /** Zulip's Realm.uuid: how the push bouncer knows the realm. Absent on older records (see realmUuid). */
+  uuid?: string;
 }
 
 export interface User {
@@ -299,3 +301,70 @@ export interface SavedSnippet {
   /** UNIX seconds. */
   readonly dateCreated: number;
 }
+
+/** Zulip's Device.PushTokenKind: which provider the bouncer delivers through. */
+export type PushTokenKind = "fcm" | "apns";
+
+/**
+ * A logged-in client device (Zulip's Device, feature level 468). A mobile client
+ * registers one, then configures E2EE push on it: a symmetric key the server encrypts
+ * notifications with, and a provider token the bouncer knows by its token ID.
+ */
+export interface Device {
+  readonly id: number;
+  readonly userId: number;
+  readonly realmId: number;
+  /** Standard base64 of the cryptosystem byte (0x31, secretbox) and the 32-byte key; null before registration. */
+  pushKey: string | null;
+  /** The client's uint32 name for pushKey, sent with every notification. */
+  pushKeyId: number | null;
+  pushTokenKind: PushTokenKind | null;
+  /** Base64 of 8 bytes: the token the bouncer has confirmed. */
+  pushTokenId: string | null;
+  /** Base64 of 8 bytes: the token sent to the bouncer and not yet confirmed. */
+  pendingPushTokenId: string | null;
+  /** UNIX seconds of the last token registration or rotation. */
+  pushTokenLastUpdatedTimestamp: number | null;
+  /** Zulip's error code when the bouncer refused the last registration. */
+  pushRegistrationErrorCode: string | null;
+}
+
+/** Why a message notifies a user (Zulip's NotificationTriggers), in its order of precedence. */
+export type PushTrigger =
+  | "direct_message"
+  | "mentioned"
+  | "topic_wildcard_mentioned_in_followed_topic"
+  | "stream_wildcard_mentioned_in_followed_topic"
+  | "topic_wildcard_mentioned"
+  | "stream_wildcard_mentioned"
+  | "followed_topic_push_notify"
+  | "stream_push_notify";
+
+/**
+ * Work for the push bouncer, written in the same transaction as its cause (a message,
+ * a flag change, a device registration) and removed once the bouncer has it.
+ */
+export type PushOutboxItem =
+  | {
+      readonly id: number;
+      readonly kind: "message";
+      readonly userId: number;
+      readonly messageId: number;
+      readonly trigger: PushTrigger;
+      /** The group whose mention triggered it (never for a personal mention). */
+      readonly mentionedGroupId: number | null;
+      /** UNIX seconds. */
+      readonly createdAt: number;
+    }
+  | { readonly id: number; readonly kind: "remove"; readonly userId: number; readonly messageIds: readonly number[]; readonly createdAt: number }
+  | {
+      readonly id: number;
+      readonly kind: "register";
+      readonly userId: number;
+      readonly deviceId: number;
+      readonly tokenId: string;
+      readonly tokenKind: PushTokenKind;
+      readonly bouncerPublicKey: string;
+      readonly encryptedPushRegistration: string;
+      readonly createdAt: number;
+    };

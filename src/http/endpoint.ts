@@ -10,6 +10,7 @@ import type { UploadedFile } from "./request.js";
 import type { MessageJsonCache } from "./views/message-cache.js";
 import type { UserListCache } from "./views/user-list-cache.js";
 import type { ServerConfig } from "../config/index.js";
+import type { BouncerClient } from "../push/bouncer-client.js";
 
 export type Method = "GET" | "POST" | "PATCH" | "DELETE" | "PUT";
 
@@ -19,6 +20,8 @@ export interface ServerInfo {
   readonly externalHost: string;
   /** The server configuration (Zulip's setting names; src/config). */
   readonly config: ServerConfig;
+  /** The push bouncer, when PUSH_NOTIFICATION_BOUNCER_URL (and the server's registration) are configured. */
+  readonly bouncer: BouncerClient | null;
 }
 
 /** What a handler sees: the store, the caller and request facts, already authenticated. */

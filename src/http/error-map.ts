@@ -36,6 +36,13 @@ export const ERROR_MAP: Readonly<Record<ErrorCode, WireError>> = {
   // Only openStore raises it, before any server exists.
   DATA_DIRECTORY_LOCKED: { status: 500 },
   CANNOT_DEACTIVATE_GROUP_IN_USE: { status: 400 },
+  PUSH_SERVICE_NOT_CONFIGURED: { status: 400 },
+  NO_ACTIVE_PUSH_DEVICE: { status: 400 },
+  // Zulip's statuses for bouncer trouble (the E2EE test notification): the server's
+  // configuration is 403, the bouncer unreachable or failing is 502 Bad Gateway.
+  ADMIN_ACTION_REQUIRED: { status: 403 },
+  FAILED_TO_CONNECT_BOUNCER: { status: 502 },
+  INTERNAL_SERVER_ERROR_ON_BOUNCER: { status: 502 },
   // Zulip answers unknown /api/v1 paths with 404; this server answers JSON there.
   UNKNOWN_ROUTE: { status: 404, wire: "BAD_REQUEST" },
   METHOD_NOT_ALLOWED: { status: 405, wire: null },

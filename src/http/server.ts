@@ -25,6 +25,7 @@ import { MessageJsonCache } from "./views/message-cache.js";
 import { UserListCache } from "./views/user-list-cache.js";
 import { EventHub, type HubOptions } from "../realtime/index.js";
 import { DEFAULT_CONFIG, type ServerConfig } from "../config/index.js";
+import { BouncerClient } from "../push/bouncer-client.js";
 
 const API_PREFIX = "/api/v1";
 /** What restored event queues hear after a graceful restart (Zulip's restart event). */
@@ -55,6 +56,8 @@ export interface ServerOptions {
   readonly requestLog?: RequestLogOptions;
   /** Bearer token that lets non-loopback clients read GET /metrics (loopback always may). */
   readonly metricsToken?: string;
+  /** How long a request the client waits on (the E2EE test notification) may wait for the push bouncer. */
+  readonly bouncerTimeoutMs?: number;
 }
 
 export interface ParleyServer {
@@ -62,6 +65,8 @@ export interface ParleyServer {
   listen(port: number, host?: string): Promise<number>;
   /** The event queues (to save them on a graceful shutdown). */
   readonly events: EventHub;
+  /** The public base URL (known once listening: it carries the bound port unless configured). */
+  readonly baseUrl: string;
   /**
    * Also serves the API on Node's HTTP parser, for clients the uWS listener leaves
    * unanswered (HTTP/1.0, malformed heads): see http/compat-listener. Resolves with
@@ -85,7 +90,11 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     return Math.min(own ?? DEFAULT_MAX_BODY_BYTES, maxBody);
   };
   const logError = options.logError ?? ((message, error) => console.error(message, error));
-  let info: ServerInfo = { baseUrl: options.baseUrl ?? `http://${externalHost}`, externalHost, config };
+  const bouncer =
+    config.PUSH_NOTIFICATION_BOUNCER_URL !== undefined && config.ZULIP_ORG_ID !== undefined && config.ZULIP_ORG_KEY !== undefined
+      ? new BouncerClient({ url: config.PUSH_NOTIFICATION_BOUNCER_URL, orgId: config.ZULIP_ORG_ID, orgKey: config.ZULIP_ORG_KEY, ...(options.bouncerTimeoutMs !== undefined ? { timeoutMs: options.bouncerTimeoutMs } : {}) })
+      : null;
+  let info: ServerInfo = { baseUrl: options.baseUrl ?? `http://${externalHost}`, externalHost, config, bouncer };
   const messageJson = new MessageJsonCache(store, options.messageCacheBytes);
   const userJson = new UserListCache(store);
   const ownsHub = !(options.events instanceof EventHub);
@@ -199,6 +208,9 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
 
   return {
     events,
+    get baseUrl() {
+      return info.baseUrl;
+    },
     listen(port, host = "127.0.0.1") {
       return new Promise((resolve, reject) => {
         // Exclusive: uWS otherwise binds with SO_REUSEPORT, and a second server on a busy

@@ -19,6 +19,7 @@ import { avatarUrl } from "../http/views/avatar.js";
 import { userTopicToWire } from "../http/endpoints/register/initial-state.js";
 import { groupToWire } from "../http/views/group.js";
 import { scheduledMessageToWire } from "../http/views/scheduled-message.js";
+import { deviceChangesToWire } from "../http/views/device.js";
 import { draftToWire, savedSnippetToWire } from "../http/views/personal.js";
 import { languageName } from "../engine/index.js";
 import type { EventQueue } from "./queue.js";
@@ -268,6 +269,9 @@ export class WireEvent {
       case "saved_snippets":
         if (e.op === "remove") return { type: "saved_snippets", op: "remove", saved_snippet_id: e.snippetId };
         return { type: "saved_snippets", op: e.op, saved_snippet: savedSnippetToWire(e.snippet) };
+      case "device":
+        if (e.op === "update") return { type: "device", op: "update", device_id: e.deviceId, ...deviceChangesToWire(e.changes) };
+        return { type: "device", op: e.op, device_id: e.deviceId };
       case "typing": {
         if (e.recipients !== null) {
           return { type: "typing", op: e.op, message_type: "direct", sender: brief(e.sender), recipients: e.recipients.map(brief) };

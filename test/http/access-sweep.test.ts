@@ -33,7 +33,7 @@ import { ENDPOINTS } from "../../src/http/endpoints/index.js";
 import { startServer, type TestServer } from "../support/http.js";
 import { fingerprint } from "../support/snapshot.js";
 
-type Kind = "message" | "channel" | "channelName" | "user" | "email" | "group" | "scheduled" | "draft" | "snippet";
+type Kind = "message" | "channel" | "channelName" | "user" | "email" | "group" | "scheduled" | "draft" | "snippet" | "device";
 type Ref = number | string;
 
 interface Probe {
@@ -149,6 +149,8 @@ const ID_PARAMS: Readonly<Record<string, readonly Probe[]>> = {
   can_mention_group: groupSettingChange,
   can_remove_members_group: groupSettingChange,
   scheduled_message_id: [{ kind: "scheduled", label: "path", encode: String }],
+  // Another user's device is "Invalid `device_id`" (or no active device) exactly like a missing one.
+  device_id: [{ kind: "device", label: "ID", encode: String }],
 };
 
 /** Parameters that name nothing a caller could be denied. */
@@ -187,6 +189,8 @@ const NOT_IDS = new Set([
   "name", "description", "deactivated", "include_deactivated_groups", "direct_member_only", "direct_subgroup_only",
   // scheduled messages (`to`, `type`, `content`, `topic` and `read_by_sender` are above)
   "scheduled_delivery_timestamp",
+  // push registration: the caller's own key and the token the bouncer knows (device_id is swept)
+  "push_key", "push_key_id", "token_kind", "token_id", "bouncer_public_key", "encrypted_push_registration",
 ]);
 
 /** Endpoints without any ID parameter: nothing to sweep. */
@@ -209,6 +213,7 @@ const NO_ID_ENDPOINTS = [
   "PATCH /realm/user_settings_defaults",
   "GET /user_groups",
   "GET /scheduled_messages",
+  "POST /register_client_device",
 ];
 
 /**
@@ -318,7 +323,7 @@ let s: TestServer;
 let scenarios: Scenario[] = [];
 /** Nonexistent objects, per kind; names are fresh per call. */
 const nowhere = (kind: Kind): Ref =>
-  ({ message: 1_999_999, channel: 1_999_998, user: 1_999_997, group: 1_999_996, scheduled: 1_999_995, draft: 1_999_994, snippet: 1_999_993, channelName: fresh("no-such-channel"), email: `${fresh("nobody")}@nowhere.test` })[kind];
+  ({ message: 1_999_999, channel: 1_999_998, user: 1_999_997, group: 1_999_996, scheduled: 1_999_995, draft: 1_999_994, snippet: 1_999_993, device: 1_999_992, channelName: fresh("no-such-channel"), email: `${fresh("nobody")}@nowhere.test` })[kind];
 
 beforeAll(async () => {
   s = await startServer();
@@ -351,6 +356,8 @@ beforeAll(async () => {
   const foreignSnippets = [store.createSavedSnippet(drone.id, "t", "c").id];
   const aliceDrafts = store.createDrafts(alice.id, [unaddressed]);
   const aliceSnippets = [store.createSavedSnippet(alice.id, "t", "c").id];
+  const foreignDevices = [store.registerClientDevice(drone.id)];
+  const aliceDevices = [store.registerClientDevice(alice.id)];
   for (const caller of [owner, bob, guest]) ids.ownDraft.set(caller.id, store.createDrafts(caller.id, [unaddressed])[0]!);
   const inFuture = Math.floor(Date.now() / 1000) + 365 * 86_400;
   const schedule = (senderId: number, userIds: number[]) => store.scheduleMessage(senderId, { to: { type: "direct", userIds }, content: "later", deliverAt: inFuture, client: "test" }).id;
@@ -377,12 +384,13 @@ beforeAll(async () => {
       draft: foreignDrafts,
       snippet: foreignSnippets,
       scheduled: foreignScheduled,
+      device: foreignDevices,
     })[kind];
   scenarios = [
     { name: "bob: another realm", caller: bob, refs: foreign },
     { name: "guest: another realm", caller: guest, refs: foreign },
     { name: "owner: another realm", caller: owner, refs: foreign },
-    { name: "owner: others' scheduled messages, drafts and snippets", caller: owner, refs: (kind) => ({ scheduled: alicesScheduled, draft: aliceDrafts, snippet: aliceSnippets } as Refs)[kind] ?? [] },
+    { name: "owner: others' scheduled messages, drafts and snippets", caller: owner, refs: (kind) => ({ scheduled: alicesScheduled, draft: aliceDrafts, snippet: aliceSnippets, device: aliceDevices } as Refs)[kind] ?? [] },
     {
       name: "bob: private places",
       caller: bob,

@@ -523,6 +523,37 @@ describe("worst inputs per endpoint", () => {
     });
   });
 
+  describe("devices and mobile push", () => {
+    it(route("POST", "/register_client_device"), async () => {
+      const r = await withBystander(() => send(s.seed.bob, "POST", "/register_client_device", form({ [huge(500)]: huge(200_000) })));
+      expect(r.status).toBe(200);
+      expect(typeof r.body["device_id"]).toBe("number");
+    });
+
+    it(route("POST", "/remove_client_device"), async () => {
+      await refused(() => send(s.seed.bob, "POST", "/remove_client_device", form({ device_id: huge(2000, "9") })), 400, "BAD_REQUEST", "device_id is too large");
+      await refused(() => send(s.seed.bob, "POST", "/remove_client_device", form({ device_id: 1_999_999 })), 400, "BAD_REQUEST", "Invalid `device_id`");
+    });
+
+    it(route("POST", "/mobile_push/register"), async () => {
+      const { bob } = s.seed;
+      const register = (params: Record<string, unknown>) => () => send(bob, "POST", "/mobile_push/register", form({ device_id: 1, ...params }));
+      await refused(register({ push_key: huge(200_000, "A") }), 400, "BAD_REQUEST", "push_key is too long (limit: 1000 characters)");
+      await refused(register({ token_id: huge(200_000, "A") }), 400, "BAD_REQUEST", "token_id is too long (limit: 1000 characters)");
+      await refused(register({ bouncer_public_key: huge(200_000, "A") }), 400, "BAD_REQUEST", "bouncer_public_key is too long (limit: 1000 characters)");
+      await refused(register({ encrypted_push_registration: huge(200_000, "A") }), 400, "BAD_REQUEST", "encrypted_push_registration is too long (limit: 10000 characters)");
+      await refused(register({ push_key_id: huge(400, "9") }), 400, "BAD_REQUEST", "push_key_id is too large");
+      await refused(register({ token_kind: huge(200_000) }), 400, "BAD_REQUEST", "Invalid token_kind");
+      // Every field within bounds: this server has no bouncer.
+      await refused(register({ push_key: huge(1000, "A"), push_key_id: 1 }), 400, "PUSH_SERVICE_NOT_CONFIGURED", "Server is not configured to use push notification service.");
+    });
+
+    it(route("POST", "/mobile_push/e2ee/test_notification"), async () => {
+      await refused(() => send(s.seed.bob, "POST", "/mobile_push/e2ee/test_notification", form({ device_id: huge(2000, "9") })), 400, "BAD_REQUEST", "device_id is too large");
+      await refused(() => send(s.seed.bob, "POST", "/mobile_push/e2ee/test_notification", form({ [huge(500)]: huge(200_000) })), 400, "NO_ACTIVE_PUSH_DEVICE", "No active registered push device");
+    });
+  });
+
   it("covers every endpoint of the route table", () => {
     expect([...covered].sort()).toEqual(ENDPOINTS.map((e) => `${e.method} ${e.path}`).sort());
   });

@@ -17,6 +17,7 @@ import { z } from "zod";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Endpoint } from "../../src/http/endpoint.js";
 import { ENDPOINTS } from "../../src/http/endpoints/index.js";
+import { DEFAULT_CONFIG } from "../../src/config/index.js";
 import { describeParam, type ParamInfo } from "../../src/http/params.js";
 import type { User } from "../../src/engine/index.js";
 import { basicAuth, startServer, type TestServer } from "../support/http.js";
@@ -278,7 +279,9 @@ const RAW_BODIES: readonly { contentType: string; body: string }[] = [
 ];
 
 beforeAll(async () => {
-  s = await startServer({ logError: (message, error) => unexpected.push(`${message}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`) });
+  // A bouncer address where nothing listens: registrations reach the outbox, whose sender does not run here.
+  const config = { ...DEFAULT_CONFIG, PUSH_NOTIFICATION_BOUNCER_URL: "http://127.0.0.1:9", ZULIP_ORG_ID: "fuzz", ZULIP_ORG_KEY: "fuzz" };
+  s = await startServer({ config, bouncerTimeoutMs: 200, logError: (message, error) => unexpected.push(`${message}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`) });
   const store = s.t.store;
   const { owner, alice, bob, guest, general, secret } = s.seed;
   const ids = [
@@ -308,6 +311,13 @@ beforeAll(async () => {
     subscriptions: [JSON.stringify([{ name: "general" }]), JSON.stringify([{ name: "fuzzed" }])],
     principals: [JSON.stringify([bob.id])],
     full_name: ["Renamed"],
+    device_id: callers.map((c) => String(store.registerClientDevice(c.id))),
+    push_key: [Buffer.concat([Buffer.from([0x31]), Buffer.alloc(32, 7)]).toString("base64")],
+    push_key_id: ["1", "4294967295"],
+    token_kind: ["fcm", "apns"],
+    token_id: [Buffer.alloc(8, 1).toString("base64")],
+    bouncer_public_key: ["AAAA"],
+    encrypted_push_registration: ["c2VhbGVk"],
   };
   console.log(`fuzz seed ${SEED} (set PARLEY_FUZZ_SEED to change it)`);
 });

@@ -15,6 +15,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/http.js";
+import { DEFAULT_CONFIG } from "../../src/config/index.js";
 import { actionArb, OBSERVERS, World, type Action, type UserName } from "./oracle-actions.js";
 import { applyEvent, comparable, fromSnapshot, isObj, MAINTAINED_SECTIONS, toComparable, type ClientState, type Json } from "./reducer.js";
 
@@ -114,7 +115,8 @@ function bump(map: Map<string, number>, key: string): void {
 async function runSequence(actions: readonly Action[]): Promise<{ problems: string[]; outcomes: string[] }> {
   let server: TestServer | null = null;
   try {
-    server = await startServer();
+    // A bouncer is configured (so devices can register for push) but never reached: no sender runs here.
+    server = await startServer({ config: { ...DEFAULT_CONFIG, PUSH_NOTIFICATION_BOUNCER_URL: "http://127.0.0.1:9", ZULIP_ORG_ID: "oracle", ZULIP_ORG_KEY: "oracle" } });
     const world = new World(server);
     const observers: Observer[] = [];
     for (const name of OBSERVERS) {

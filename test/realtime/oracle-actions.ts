@@ -47,7 +47,8 @@ export type Action =
   | { kind: "snippet"; user: UserName; op: "create" | "edit" | "delete"; pick: number }
   | { kind: "sub_property"; user: UserName; channel: ChannelName; property: SubProperty; pick: number }
   | { kind: "playground"; actor: UserName; op: "add" | "remove"; pick: number }
-  | { kind: "presence"; user: UserName; status: "active" | "idle" };
+  | { kind: "presence"; user: UserName; status: "active" | "idle" }
+  | { kind: "device"; user: UserName; op: "add" | "remove" | "register" | "rotate_key"; pick: number };
 
 const SUB_PROPERTIES = ["color", "pin_to_top", "desktop_notifications", "audible_notifications", "push_notifications", "email_notifications", "wildcard_mentions_notify", "in_home_view", "is_muted"] as const;
 type SubProperty = (typeof SUB_PROPERTIES)[number];
@@ -139,6 +140,7 @@ export const actionArb: fc.Arbitrary<Action> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ kind: fc.constant("sub_property" as const), user: observer, channel, property: fc.constantFrom(...SUB_PROPERTIES), pick: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("playground" as const), actor, op: fc.constantFrom("add" as const, "add" as const, "remove" as const), pick: fc.nat() }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("presence" as const), user: actor, status: fc.constantFrom("active" as const, "idle" as const) }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("device" as const), user: actor, op: fc.constantFrom("add" as const, "add" as const, "remove" as const, "register" as const, "rotate_key" as const), pick: fc.nat() }) },
 );
 
 /** The realm the actions run in, with handles by symbolic name. */
@@ -152,6 +154,8 @@ export class World {
   readonly snippets = new Map<UserName, number[]>();
   /** Playgrounds added so far (removed ones stay: removing one again is refused). */
   readonly playgrounds: number[] = [];
+  /** Client devices each user registered (removed ones stay: removing one again is refused). */
+  readonly devices = new Map<UserName, number[]>();
   #created = 0;
 
   constructor(readonly server: TestServer) {
@@ -422,6 +426,25 @@ export class World {
       case "presence": {
         const r = await call(action.user, "POST", "/users/me/presence", { status: action.status, ping_only: true });
         return note(r.status === 200, `presence ${String(r.body["msg"] ?? "")}`);
+      }
+      case "device": {
+        const mine = this.devices.get(action.user) ?? [];
+        if (action.op === "add") {
+          const r = await call(action.user, "POST", "/register_client_device", {});
+          if (r.status === 200) this.devices.set(action.user, [...mine, r.body["device_id"] as number]);
+          return note(r.status === 200, `device add ${String(r.body["msg"] ?? "")}`);
+        }
+        const id = mine[action.pick % Math.max(1, mine.length)];
+        if (id === undefined) return note(false, "device: none registered yet");
+        if (action.op === "remove") {
+          const r = await call(action.user, "POST", "/remove_client_device", { device_id: id });
+          return note(r.status === 200, `device remove ${String(r.body["msg"] ?? "")}`);
+        }
+        // The server's bouncer is never reached here: registrations stay pending.
+        const key = Buffer.concat([Buffer.from([0x31]), Buffer.alloc(32, action.pick % 251)]).toString("base64");
+        const token = action.op === "register" ? { token_kind: "fcm", token_id: Buffer.alloc(8, action.pick % 251).toString("base64"), bouncer_public_key: "a2V5", encrypted_push_registration: "cmVn" } : {};
+        const r = await call(action.user, "POST", "/mobile_push/register", { device_id: id, push_key: key, push_key_id: action.pick % 1000, ...token });
+        return note(r.status === 200, `device ${action.op} ${String(r.body["msg"] ?? "")}`);
       }
     }
   }

@@ -54,6 +54,8 @@ export const MAINTAINED_SECTIONS = [
   "realm_user_settings_defaults",
   "drafts",
   "saved_snippets",
+  // The user's client devices and their push registration (device events, FL 468).
+  "devices",
   // The realm's code playgrounds (complete list in each event).
   "realm_playgrounds",
 ] as const;
@@ -253,6 +255,18 @@ export function applyEvent(state: ClientState, event: Json): void {
       } else if (op === "remove") state.snapshot["drafts"] = drafts.filter((d) => d["id"] !== num(event["draft_id"], "draft_id"));
       else throw new Error(`reducer: unexpected drafts op: ${JSON.stringify(event)}`);
       return;
+    }
+    case "device": {
+      const op = str(event["op"], "device.op");
+      const id = String(num(event["device_id"], "device.device_id"));
+      const devices = obj(state.snapshot["devices"], "devices");
+      if (op === "add") devices[id] = { push_key_id: null, push_token_id: null, pending_push_token_id: null, push_token_last_updated_timestamp: null, push_registration_error_code: null };
+      else if (op === "remove") delete devices[id];
+      else if (op === "update") {
+        const { type: _type, op: _op, id: _id, device_id: _deviceId, ...changes } = event;
+        devices[id] = { ...obj(devices[id], "devices[id]"), ...clone(changes) };
+      } else throw new Error(`reducer: unexpected device op: ${JSON.stringify(event)}`);
+      break;
     }
     case "saved_snippets": {
       const op = str(event["op"], "saved_snippets.op");

@@ -16,6 +16,8 @@ import { DEFAULT_SLOW_MS, LOG_LEVELS, type LogLevel } from "../../src/http/reque
 import { loadSavedQueues, writeSavedQueues } from "../../src/realtime/index.js";
 import { Scheduler } from "../../src/scheduler/scheduler.js";
 import { PresenceFlusher } from "../../src/scheduler/presence-flusher.js";
+import { BouncerClient } from "../../src/push/bouncer-client.js";
+import { PushSender } from "../../src/push/sender.js";
 import { intOption, parseOptions, type OptionSpec, type Parsed } from "../args.js";
 import { describeSubdomain, openForCommand, parseOrUsage, USAGE_EXIT } from "../demo/cli.js";
 
@@ -122,6 +124,8 @@ export interface Listening {
   readonly scheduler: Scheduler;
   /** Writes presence every few seconds; stopped by untilSignal before the store closes (which flushes the rest). */
   readonly presenceFlusher: PresenceFlusher;
+  /** Drains the push outbox to the bouncer (null without PUSH_NOTIFICATION_BOUNCER_URL); stopped by untilSignal. */
+  readonly pushSender: PushSender | null;
 }
 
 /** Starts the HTTP server over `store`. */
@@ -155,7 +159,14 @@ export async function listen(store: Store, settings: ServeSettings, dataDir: str
   // Presence pings change memory only; this makes them durable within a few seconds.
   const presenceFlusher = new PresenceFlusher(store, { onError: (error) => console.error(`parley: presence flush failed: ${error instanceof Error ? error.message : String(error)}`) });
   presenceFlusher.start();
-  return { server, port, url: `http://${urlHost(settings.host)}:${port}`, compatUrl, scheduler, presenceFlusher };
+  // Notifications left in the outbox by the last run go out first, then new ones as they are written.
+  const { PUSH_NOTIFICATION_BOUNCER_URL: bouncerUrl, ZULIP_ORG_ID: orgId, ZULIP_ORG_KEY: orgKey } = settings.config;
+  const pushSender =
+    bouncerUrl !== undefined && orgId !== undefined && orgKey !== undefined
+      ? new PushSender(store, new BouncerClient({ url: bouncerUrl, orgId, orgKey }), () => server.baseUrl, { onError: (message, error) => console.error(`parley: push: ${message}: ${error instanceof Error ? error.message : String(error)}`) })
+      : null;
+  pushSender?.start();
+  return { server, port, url: `http://${urlHost(settings.host)}:${port}`, compatUrl, scheduler, presenceFlusher, pushSender };
 }
 
 /**
@@ -163,7 +174,7 @@ export async function listen(store: Store, settings: ServeSettings, dataDir: str
  * queues to the data directory, closed the server, then the store (in that order, so no request reaches a closed store), which frees
  * the data directory.
  */
-export function untilSignal(server: ParleyServer, store: Store, dataDir: string, scheduler?: Scheduler, presenceFlusher?: PresenceFlusher): Promise<number> {
+export function untilSignal(server: ParleyServer, store: Store, dataDir: string, scheduler?: Scheduler, presenceFlusher?: PresenceFlusher, pushSender?: PushSender | null): Promise<number> {
   return new Promise((resolve) => {
     const stop = (signal: NodeJS.Signals): void => {
       process.off("SIGINT", stop);
@@ -177,6 +188,8 @@ export function untilSignal(server: ParleyServer, store: Store, dataDir: string,
       }
       scheduler?.stop();
       presenceFlusher?.stop();
+      // A request in flight is abandoned; its item stays in the outbox for the next start.
+      void pushSender?.stop();
       server.close();
       store.close();
       // Closing the listen socket leaves clients' idle keep-alive connections open in
@@ -219,10 +232,10 @@ export async function run(argv: string[]): Promise<number> {
     store?.close();
     throw error;
   }
-  const { server, port, url, compatUrl, scheduler, presenceFlusher } = listening;
+  const { server, port, url, compatUrl, scheduler, presenceFlusher, pushSender } = listening;
   // Handlers go in before the greeting: whoever reads it may signal at once, and a
   // signal arriving before them would kill the process without closing the store.
-  const stopped = untilSignal(server, store, options.dir, scheduler, presenceFlusher);
+  const stopped = untilSignal(server, store, options.dir, scheduler, presenceFlusher, pushSender);
   if (options.parsed.values["json"]) {
     // One line, so that a reader of the first line gets the whole event.
     console.log(JSON.stringify({ url, port, host: options.settings.host, external_host: options.settings.externalHost ?? null, compat_url: compatUrl, data: options.dir }));

@@ -2,6 +2,7 @@
  * @module actions/realms
  * Creating realms (with their system groups and first owner) and their settings.
  */
+import { createHash, randomUUID } from "node:crypto";
 import { realmAudience } from "../events/audience.js";
 import { SYSTEM_GROUPS } from "../access.js";
 import { BadRequestError, clip } from "../errors.js";
@@ -36,6 +37,7 @@ export function createRealm(state: StoreState, input: CreateRealmInput): { realm
       emptyTopicDisplayName: "general chat",
       topicsPolicy: "allow_empty_topic",
       enableSpectatorAccess: false,
+      uuid: randomUUID(),
     };
     state.tables.realms.putSync(realm.id, realm);
     ctx.afterCommit(() => state.indexRealm(realm));
@@ -94,4 +96,15 @@ export function setRealmDeactivated(state: StoreState, realmId: number, deactiva
     ctx.afterCommit(() => state.indexRealm(next));
     if (deactivated) ctx.emit({ type: "realm", op: "deactivated", realm: next }, () => realmAudience(state, realmId));
   });
+}
+
+/**
+ * The realm's UUID for the push bouncer. Realms created before it existed get one
+ * derived from what never changes about them, so it is stable without a migration.
+ */
+export function realmUuid(realm: Realm): string {
+  if (realm.uuid !== undefined) return realm.uuid;
+  const hex = createHash("sha256").update(`parley-realm:${realm.id}:${realm.dateCreated}`).digest("hex");
+  // Shaped as a version-4 UUID, which is what the bouncer parses.
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16)}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }

@@ -24,6 +24,7 @@ import type { RenderResult } from "../render.js";
 const USER_FLAG_KEY = /^u:(\d+):(\w+)$/;
 import { requireUser } from "./users.js";
 import { applyAutomaticPolicies } from "./user-topics.js";
+import { enqueueMessagePushes } from "./push-notifications.js";
 
 export const MAX_MESSAGE_LENGTH = 10000;
 export const MAX_TOPIC_LENGTH = 60;
@@ -265,6 +266,7 @@ export function storeMessage(state: StoreState, ctx: WriteContext, input: Messag
     indexMessage(state, message, sink, conversation);
     for (const userId of input.readBy) sink.add(key.userFlag(userId, "read"), id);
     writeMentionFlags(state, message, sink, { groups: true, conversation });
+    enqueueMessagePushes(state, message, channel, participants, flags);
     if (channel && channel.firstMessageId === null) {
       const next: Channel = { ...channel, firstMessageId: id };
       state.tables.channels.putSync(next.id, next);

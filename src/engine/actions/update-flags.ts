@@ -22,6 +22,7 @@ import { MAX_TOPIC_LENGTH } from "./send-message.js";
 import type { Message } from "../types.js";
 import { userAudience } from "../events/audience.js";
 import type { MessageDetail } from "../events/types.js";
+import { enqueueReadRemovals } from "./push-notifications.js";
 
 export type FlagOp = "add" | "remove";
 export type EditableFlag = "read" | "starred" | "collapsed";
@@ -89,6 +90,8 @@ export function applyFlagChange(ctx: PlanContext, ids: readonly number[], flag: 
       }
       if (op === "add") state.bitmaps.addMany(key.userFlag(user.id, flag), changes);
       else state.bitmaps.removeMany(key.userFlag(user.id, flag), changes);
+      // Read messages a mobile notification shows: their removal goes out with this write.
+      if (op === "add" && flag === "read") enqueueReadRemovals(state, user.id, changes);
       w.emit({ type: "update_message_flags", op, flag, messages, messageDetails: details }, () => userAudience(user.id));
     });
   }

@@ -4,6 +4,7 @@
  * Deactivation closes the user's receive intervals (Zulip sends nothing to inactive
  * users); reactivation reopens them for the channels still subscribed.
  */
+import { deleteDeviceInTxn } from "./devices.js";
 import { randomBytes } from "node:crypto";
 import { isPasswordRecord, type PasswordRecord } from "../accounts/password.js";
 import { canSeeChannel, isAdmin, isGroupMember } from "../access.js";
@@ -240,6 +241,8 @@ export function setUserActive(state: StoreState, userId: number, active: boolean
   state.write((ctx) => {
     state.tables.users.putSync(userId, next);
     for (const sub of subs) state.tables.subscriptions.putSync([sub.userId, sub.channelId], sub);
+    // Zulip logs a deactivated user out everywhere: their devices (and push registrations) go.
+    if (!active) for (const id of state.devicesByUser.get(userId) ?? []) deleteDeviceInTxn(state, ctx, state.devices.get(id)!);
     ctx.afterCommit(() => {
       state.indexUser(next, user);
       for (const sub of subs) state.indexSubscription(sub);

@@ -91,6 +91,8 @@ export function logEntryOf(event: EngineEvent): ChangeLogItem {
       return ["drafts", "remove", event.userId, event.draftId];
     case "saved_snippets":
       return event.op === "remove" ? ["saved_snippets", "remove", event.userId, event.snippetId] : ["saved_snippets", event.op, event.snippet.userId, event.snippet.id];
+    case "device":
+      return ["device", event.op, event.userId, event.deviceId];
   }
 }
 

@@ -9,7 +9,7 @@
  * decided in the engine under its access rules (private channels, guests, DMs).
  */
 import type { ApiFlag } from "../queries/message-flags.js";
-import type { Channel, Draft, GroupSettingValue, SubscriptionNotification, Message, MessageRecipient, Playground, PresenceRecord, Reaction, Realm, Role, SavedSnippet, ScheduledMessage, Subscription, User, UserGroup, UserTopic } from "../types.js";
+import type { Channel, Device, Draft, GroupSettingValue, SubscriptionNotification, Message, MessageRecipient, Playground, PresenceRecord, Reaction, Realm, Role, SavedSnippet, ScheduledMessage, Subscription, User, UserGroup, UserTopic } from "../types.js";
 import type { SettingName, SettingValue } from "../settings/defaults.js";
 
 /** Who must receive an event. Valid only during delivery (it may view live state). */
@@ -85,6 +85,9 @@ export type EngineEvent =
   | { readonly type: "drafts"; readonly op: "remove"; readonly userId: number; readonly draftId: number }
   | { readonly type: "saved_snippets"; readonly op: "add" | "update"; readonly snippet: SavedSnippet }
   | { readonly type: "saved_snippets"; readonly op: "remove"; readonly userId: number; readonly snippetId: number }
+  | { readonly type: "device"; readonly op: "add" | "remove"; readonly userId: number; readonly deviceId: number }
+  /** Only the fields that changed, as Zulip sends them. */
+  | { readonly type: "device"; readonly op: "update"; readonly userId: number; readonly deviceId: number; readonly changes: DeviceChanges }
   | {
       readonly type: "typing";
       readonly op: "start" | "stop";
@@ -95,6 +98,9 @@ export type EngineEvent =
       readonly channelId: number | null;
       readonly topic: string | null;
     };
+
+/** The fields of a device update event (a subset of Device). */
+export type DeviceChanges = Partial<Pick<Device, "pushKeyId" | "pushTokenId" | "pendingPushTokenId" | "pushTokenLastUpdatedTimestamp" | "pushRegistrationErrorCode">>;
 
 /** One realm_user update carries one property group, as in Zulip. */
 export type RealmUserChange =

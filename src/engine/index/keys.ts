@@ -90,4 +90,6 @@ export type StoredFlag =
   | "group_mentioned"
   | "has_alert_word"
   | "historical"
-  | "dm";
+  | "dm"
+  /** Messages a mobile notification is showing (Zulip's flag of that name): read ones get a removal. */
+  | "active_mobile_push_notification";

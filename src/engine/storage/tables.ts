@@ -27,6 +27,8 @@
  * | drafts            | draftId (uint32)                 | Draft                         |
  * | saved_snippets    | savedSnippetId (uint32)          | SavedSnippet                  |
  * | passwords         | userId (uint32)                  | PasswordRecord (scrypt)       |
+ * | devices           | deviceId (uint32)                | Device                        |
+ * | push_outbox       | itemId (uint32, ascending)       | PushOutboxItem                |
  */
 import { open, type Database, type RootDatabase } from "lmdb";
 
@@ -60,6 +62,8 @@ export interface Tables {
   readonly drafts: Database<unknown, number>;
   readonly savedSnippets: Database<unknown, number>;
   readonly passwords: Database<unknown, number>;
+  readonly devices: Database<unknown, number>;
+  readonly pushOutbox: Database<unknown, number>;
 }
 
 export type TableName = Exclude<keyof Tables, "env">;
@@ -115,6 +119,9 @@ export const TABLE_SPECS: Readonly<Record<TableName, TableSpec>> = {
   savedSnippets: { db: "saved_snippets", role: "entity", keys: "id", values: "msgpack" },
   // Apart from users so that no code path that renders a User can carry a hash; read on login only.
   passwords: { db: "passwords", role: "record", keys: "id", values: "msgpack" },
+  devices: { db: "devices", role: "entity", keys: "id", values: "msgpack" },
+  // Work for the push bouncer, written with its cause and deleted once delivered (src/push).
+  pushOutbox: { db: "push_outbox", role: "record", keys: "id", values: "msgpack" },
 };
 
 export const TABLE_NAMES = Object.keys(TABLE_SPECS) as TableName[];

@@ -46,6 +46,7 @@ import { realmSection } from "./realm-state.js";
 import { UNSTORED_SECTIONS, type UnstoredSection } from "./unstored-sections.js";
 import { realmUserSettingsDefaultsSection, userSettingsSection } from "./user-settings.js";
 import { draftToWire, savedSnippetToWire } from "../../views/personal.js";
+import { devicesToWire } from "../../views/device.js";
 
 /** Zulip's default and largest idle queue timeouts, and what "mobile" means. */
 const DEFAULT_IDLE_QUEUE_TIMEOUT = 600;
@@ -117,6 +118,7 @@ export default defineEndpoint({
       ...unstored("onboarding_steps"),
       ...(want("message") ? { max_message_id: store.maxMessageId(user.id) } : {}),
       ...(want("drafts") ? { drafts: store.registerDrafts(user.id).map(draftToWire) } : {}),
+      ...(want("device") ? { devices: devicesToWire(store.devices(user.id)) } : {}),
       ...(want("scheduled_messages") ? scheduledMessagesSection(store, realm, user, options) : {}),
       ...unstored("reminders"),
       // Zulip leaves the deprecated list out for clients that asked for user_topic.

@@ -1,0 +1,269 @@
+/**
+ * @module actions/push-notifications
+ * Who gets a mobile notification, decided where mentions, policies, settings and flags
+ * live, and the durable push outbox that carries the decision to src/push.
+ *
+ * On send (inside the message's write): for each user with a device registered for
+ * push — found through the device index, so a send costs what the realm's push users
+ * cost, not what the channel's subscribers cost — Zulip's rules pick a trigger (its
+ * order of precedence: direct message, mention, wildcard mentions in followed topics,
+ * wildcard mentions, followed topic, channel push), and an outbox item is written with
+ * the message. Zulip's notification rules: never the sender; direct messages and
+ * personal or group mentions with enable_offline_push_notifications; wildcard mentions
+ * per wildcard_mentions_notify (the subscription's, else the user's), not in muted
+ * channels or topics unless followed; followed topics with
+ * enable_followed_topic_push_notifications; channels whose push_notifications is on
+ * (the subscription's, else enable_stream_push_notifications), not when muted. A user
+ * active in the last OFFLINE_THRESHOLD_SECS (by presence) gets none unless
+ * enable_online_push_notifications.
+ *
+ * Each notified message is marked active_mobile_push_notification for the user (Zulip's
+ * flag); marking such messages read writes a removal item in the flag change's write.
+ */
+import { isGroupMember, membersOf } from "../access.js";
+import { key } from "../index/keys.js";
+import { OFFLINE_THRESHOLD_SECS } from "./presence.js";
+import { RoaringBitmap32, type ReadonlyBitmap } from "../index/bitmap-store.js";
+import type { FlagsAtSend } from "../queries/message-flags.js";
+import type { Settings } from "../settings/defaults.js";
+import type { StoreState, WriteContext } from "../state.js";
+import type { Channel, Device, Message, PushOutboxItem, PushTrigger, PushTokenKind, Realm, User } from "../types.js";
+import { topicPolicyOf } from "./user-topics.js";
+import { requireHuman, updateDeviceInTxn } from "./devices.js";
+import { NoActivePushDeviceError } from "../errors.js";
+import { realmUuid } from "./realms.js";
+
+/** Outbox items older than this are given up (a notification a day late helps no one). */
+export const PUSH_ITEM_MAX_AGE_SECS = 24 * 3600;
+
+function canPush(device: Device): boolean {
+  return device.pushKey !== null && device.pushKeyId !== null;
+}
+
+/** Devices the bouncer knows (a confirmed token) with a key to encrypt for. */
+function pushTargets(state: StoreState, userId: number): PushTarget[] {
+  const out: PushTarget[] = [];
+  for (const id of state.devicesByUser.get(userId) ?? []) {
+    const d = state.devices.get(id);
+    if (d && canPush(d) && d.pushTokenId !== null && d.pushTokenKind !== null) {
+      out.push({ deviceId: d.id, pushKey: d.pushKey!, pushKeyId: d.pushKeyId!, tokenKind: d.pushTokenKind, tokenId: d.pushTokenId });
+    }
+  }
+  return out.sort((a, b) => a.deviceId - b.deviceId);
+}
+
+/** Zulip's "user is active elsewhere" test, from presence. */
+function recentlyActive(state: StoreState, userId: number): boolean {
+  const last = state.presence.get(userId)?.lastActive ?? null;
+  return last !== null && state.now() - last < OFFLINE_THRESHOLD_SECS;
+}
+
+interface Decision {
+  readonly trigger: PushTrigger;
+  readonly mentionedGroupId: number | null;
+}
+
+/** The trigger for one recipient of a channel message, or null. */
+function channelTrigger(state: StoreState, user: User, settings: Settings, message: Message, channel: Channel, flags: readonly string[]): Decision | null {
+  const sub = state.subsByUser.get(user.id)?.get(channel.id);
+  if (!sub) return null;
+  const policy = topicPolicyOf(state, user.id, channel.id, message.topic);
+  const followed = policy === 3;
+  const muted = policy === 1 || (sub.isMuted && policy !== 2 && !followed);
+  const offline = settings.enable_offline_push_notifications;
+  if (offline && flags.includes("mentioned")) return { trigger: "mentioned", mentionedGroupId: null };
+  if (offline && flags.includes("group_mentioned")) return { trigger: "mentioned", mentionedGroupId: smallestMentionedGroup(state, user, message) };
+  const wildcardNotify = sub.notifications?.wildcard_mentions_notify ?? settings.wildcard_mentions_notify;
+  const topicWildcard = flags.includes("topic_wildcard_mentioned");
+  const streamWildcard = message.wildcard === "stream";
+  if (offline && followed && settings.enable_followed_topic_wildcard_mentions_notify) {
+    if (topicWildcard) return { trigger: "topic_wildcard_mentioned_in_followed_topic", mentionedGroupId: null };
+    if (streamWildcard) return { trigger: "stream_wildcard_mentioned_in_followed_topic", mentionedGroupId: null };
+  }
+  if (offline && !muted && wildcardNotify) {
+    if (topicWildcard) return { trigger: "topic_wildcard_mentioned", mentionedGroupId: null };
+    if (streamWildcard) return { trigger: "stream_wildcard_mentioned", mentionedGroupId: null };
+  }
+  if (followed && settings.enable_followed_topic_push_notifications) return { trigger: "followed_topic_push_notify", mentionedGroupId: null };
+  if (!muted && (sub.notifications?.push_notifications ?? settings.enable_stream_push_notifications)) return { trigger: "stream_push_notify", mentionedGroupId: null };
+  return null;
+}
+
+/** Zulip's get_mentioned_user_group: of the mentioned groups the user is in, the one with the fewest members. */
+function smallestMentionedGroup(state: StoreState, user: User, message: Message): number | null {
+  let best: { id: number; size: number } | null = null;
+  for (const groupId of message.mentionedGroupIds) {
+    if (!isGroupMember(state, groupId, user)) continue;
+    const size = membersOf(state, user.realmId, groupId).length;
+    if (best === null || size < best.size || (size === best.size && groupId < best.id)) best = { id: groupId, size };
+  }
+  return best?.id ?? null;
+}
+
+/**
+ * Writes the outbox items of a new message, inside its write. `participants` are a
+ * direct message's (the conversation may be new in this very write).
+ */
+export function enqueueMessagePushes(state: StoreState, message: Message, channel: Channel | null, participants: readonly number[], flags: FlagsAtSend): void {
+  if (state.devicesByUser.size === 0) return;
+  for (const [userId, deviceIds] of state.devicesByUser) {
+    if (userId === message.senderId) continue;
+    const user = state.users.get(userId);
+    if (!user || user.realmId !== message.realmId || !user.isActive || user.isBot) continue;
+    if (![...deviceIds].some((id) => canPush(state.devices.get(id)!))) continue;
+    const settings = state.settingsOf(userId);
+    if (!settings.enable_online_push_notifications && recentlyActive(state, userId)) continue;
+    let decision: Decision | null;
+    if (channel === null) {
+      decision = participants.includes(userId) && settings.enable_offline_push_notifications ? { trigger: "direct_message", mentionedGroupId: null } : null;
+    } else {
+      const sub = state.subsByUser.get(userId)?.get(channel.id);
+      const received = sub !== undefined && sub.intervals.some((iv) => message.id >= iv.from && (iv.to === null || message.id < iv.to));
+      decision = received ? channelTrigger(state, user, settings, message, channel, flags.flagsFor(userId)) : null;
+    }
+    if (decision === null) continue;
+    const item: PushOutboxItem = { id: state.allocate("nextPushOutboxId"), kind: "message", userId, messageId: message.id, trigger: decision.trigger, mentionedGroupId: decision.mentionedGroupId, createdAt: state.now() };
+    state.tables.pushOutbox.putSync(item.id, item);
+    state.bitmaps.add(key.userFlag(userId, "active_mobile_push_notification"), message.id);
+  }
+}
+
+/** Inside a flag change's write: messages just read that a notification shows get a removal. */
+export function enqueueReadRemovals(state: StoreState, userId: number, read: ReadonlyBitmap): void {
+  const activeKey = key.userFlag(userId, "active_mobile_push_notification");
+  const shown = RoaringBitmap32.and(read, state.bitmaps.get(activeKey));
+  if (shown.size === 0) return;
+  state.bitmaps.removeMany(activeKey, shown);
+  const item: PushOutboxItem = { id: state.allocate("nextPushOutboxId"), kind: "remove", userId, messageIds: shown.toArray(), createdAt: state.now() };
+  state.tables.pushOutbox.putSync(item.id, item);
+}
+
+// ---- the outbox, as src/push drains it ----
+
+/** A device to encrypt for and address at the bouncer. */
+export interface PushTarget {
+  readonly deviceId: number;
+  /** Base64 of the cryptosystem byte and the key. */
+  readonly pushKey: string;
+  readonly pushKeyId: number;
+  readonly tokenKind: PushTokenKind;
+  readonly tokenId: string;
+}
+
+interface DeliveryBase {
+  readonly itemId: number;
+  readonly realm: Realm;
+  readonly realmUuid: string;
+  readonly userId: number;
+}
+
+/** What one outbox item asks of the bouncer, resolved against current state. */
+export type PushDelivery =
+  | (DeliveryBase & {
+      readonly kind: "message";
+      readonly targets: readonly PushTarget[];
+      readonly message: Message;
+      readonly sender: User;
+      readonly channel: Channel | null;
+      /** A direct message's participants, sorted (user and sender included). */
+      readonly recipientUserIds: readonly number[] | null;
+      readonly mentionedGroup: { readonly id: number; readonly name: string } | null;
+    })
+  | (DeliveryBase & { readonly kind: "remove"; readonly targets: readonly PushTarget[]; readonly messageIds: readonly number[] })
+  | (DeliveryBase & { readonly kind: "register"; readonly deviceId: number; readonly tokenId: string; readonly bouncerPublicKey: string; readonly encryptedPushRegistration: string });
+
+/** Outbox items after `afterId`, oldest first. */
+export function pushOutboxItems(state: StoreState, afterId: number, limit: number): PushOutboxItem[] {
+  const out: PushOutboxItem[] = [];
+  for (const { value } of state.tables.pushOutbox.getRange({ start: Math.max(afterId + 1, 1), limit })) out.push(value as PushOutboxItem);
+  return out;
+}
+
+/**
+ * What an item needs sent now, or null when there is nothing left to send (the user
+ * or device is gone, no device is registered, the message was read meanwhile): the
+ * caller then finishes the item as dropped.
+ */
+export function resolvePushItem(state: StoreState, itemId: number): PushDelivery | null {
+  const item = state.tables.pushOutbox.get(itemId) as PushOutboxItem | undefined;
+  if (!item) return null;
+  const user = state.users.get(item.userId);
+  const realm = user && state.realms.get(user.realmId);
+  if (!user || !realm || !user.isActive || realm.deactivated) return null;
+  const base = { itemId, realm, realmUuid: realmUuid(realm), userId: user.id };
+  if (item.kind === "register") {
+    const device = state.devices.get(item.deviceId);
+    if (!device || device.userId !== user.id || device.pendingPushTokenId !== item.tokenId) return null;
+    return { ...base, kind: "register", deviceId: device.id, tokenId: item.tokenId, bouncerPublicKey: item.bouncerPublicKey, encryptedPushRegistration: item.encryptedPushRegistration };
+  }
+  const targets = pushTargets(state, user.id);
+  if (targets.length === 0) return null;
+  if (item.kind === "remove") return { ...base, kind: "remove", targets, messageIds: item.messageIds };
+  const message = state.tables.messages.get(item.messageId) as Message | undefined;
+  const sender = message && state.users.get(message.senderId);
+  if (!message || !sender) return null;
+  // Read while the bouncer was away: a notification now would only be noise.
+  if (state.bitmaps.get(key.userFlag(user.id, "read")).has(message.id)) return null;
+  const channel = message.recipient.type === "channel" ? (state.channels.get(message.recipient.channelId) ?? null) : null;
+  const recipientUserIds = message.recipient.type === "direct" ? [...(state.conversations.get(message.recipient.conversationId)?.userIds ?? [])].sort((a, b) => a - b) : null;
+  const group = item.mentionedGroupId === null ? undefined : state.groups.get(item.mentionedGroupId);
+  return { ...base, kind: "message", targets, message, sender, channel, recipientUserIds, mentionedGroup: group ? { id: group.id, name: group.name } : null };
+}
+
+/** How the bouncer answered an item. */
+export type PushItemOutcome =
+  | { readonly kind: "sent"; readonly deleteTokenIds?: readonly string[] }
+  /** The bouncer refused a registration for good (its error code). */
+  | { readonly kind: "refused"; readonly code: string }
+  /** Nothing to send, or given up: the item goes. */
+  | { readonly kind: "dropped" };
+
+/**
+ * Removes a delivered (or abandoned) item, in one write with what its answer changes:
+ * a registration confirmed or refused; tokens the bouncer no longer knows cleared.
+ */
+export function finishPushItem(state: StoreState, itemId: number, outcome: PushItemOutcome): void {
+  const item = state.tables.pushOutbox.get(itemId) as PushOutboxItem | undefined;
+  if (!item) return;
+  state.write((ctx) => {
+    state.tables.pushOutbox.removeSync(itemId);
+    if (item.kind === "register") {
+      const device = state.devices.get(item.deviceId);
+      if (!device || device.pendingPushTokenId !== item.tokenId || outcome.kind === "dropped") return;
+      if (outcome.kind === "sent") {
+        updateDeviceInTxn(state, ctx, { ...device, pushTokenId: item.tokenId, pendingPushTokenId: null, pushRegistrationErrorCode: null }, { pushTokenId: item.tokenId, pendingPushTokenId: null });
+      } else {
+        updateDeviceInTxn(state, ctx, { ...device, pushRegistrationErrorCode: outcome.code }, { pushRegistrationErrorCode: outcome.code });
+      }
+      return;
+    }
+    if (outcome.kind === "sent") clearTokensInTxn(state, ctx, item.userId, outcome.deleteTokenIds ?? []);
+  });
+}
+
+/** The bouncer's delete_token_ids: those registrations are gone there, so they are cleared here. */
+function clearTokensInTxn(state: StoreState, ctx: WriteContext, userId: number, tokenIds: readonly string[]): void {
+  if (tokenIds.length === 0) return;
+  for (const id of state.devicesByUser.get(userId) ?? []) {
+    const device = state.devices.get(id)!;
+    if (device.pushTokenId !== null && tokenIds.includes(device.pushTokenId)) updateDeviceInTxn(state, ctx, { ...device, pushTokenId: null }, { pushTokenId: null });
+  }
+}
+
+/** Clears expired tokens outside an item (the test notification's answer). */
+export function clearPushTokens(state: StoreState, userId: number, tokenIds: readonly string[]): void {
+  if (tokenIds.length === 0) return;
+  state.write((ctx) => clearTokensInTxn(state, ctx, userId, tokenIds));
+}
+
+/**
+ * The targets of an E2EE test notification: the user's devices registered with the
+ * bouncer, or just `deviceId` (Zulip's send_e2ee_test_push_notification_api).
+ */
+export function testPushTargets(state: StoreState, userId: number, deviceId: number | null): { realm: Realm; realmUuid: string; targets: PushTarget[] } {
+  const user = requireHuman(state, userId);
+  const realm = state.realms.get(user.realmId)!;
+  const targets = pushTargets(state, userId).filter((t) => deviceId === null || t.deviceId === deviceId);
+  if (targets.length === 0) throw new NoActivePushDeviceError();
+  return { realm, realmUuid: realmUuid(realm), targets };
+}
