@@ -39,6 +39,11 @@ export const CONFIG_SCHEMA = z.object({
   INVITATION_LINK_VALIDITY_MINUTES: z.number().int().min(1).default(14_400),
   /** Largest file a user may upload, in MiB (Zulip's default 100). */
   MAX_FILE_UPLOAD_SIZE: z.number().int().min(0).default(100),
+  /**
+   * Largest custom emoji image one may upload, in MiB (Zulip's default 5). At most 25
+   * here: the upload route reads its body whole, with a fixed ceiling.
+   */
+  MAX_EMOJI_FILE_SIZE_MIB: z.number().int().min(0).max(25).default(5),
   /** Base URL of the push notification bouncer; push is off without it. */
   PUSH_NOTIFICATION_BOUNCER_URL: z.string().url().optional(),
   /** Turns the per-user API rate limit off when false (Zulip: RATE_LIMITING). */

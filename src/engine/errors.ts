@@ -26,6 +26,7 @@ export type ErrorCode =
   | "INTERNAL_SERVER_ERROR"
   | "DATA_DIRECTORY_LOCKED"
   | "CANNOT_DEACTIVATE_GROUP_IN_USE"
+  | "BAD_IMAGE"
   // Transport failures, raised by the HTTP layer (src/http/errors.ts) and mapped in
   // the same registry (src/http/error-map.ts) as every engine error.
   | "UNKNOWN_ROUTE"
@@ -170,5 +171,12 @@ export class DataDirectoryLockedError extends EngineError {
 export class GroupInUseError extends EngineError {
   constructor(objections: readonly Readonly<Record<string, unknown>>[]) {
     super("CANNOT_DEACTIVATE_GROUP_IN_USE", "Cannot deactivate user group in use.", { objections });
+  }
+}
+
+/** An uploaded image that cannot be used (Zulip's BadImageError). */
+export class BadImageError extends EngineError {
+  constructor(message: string) {
+    super("BAD_IMAGE", message);
   }
 }

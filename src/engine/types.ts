@@ -29,6 +29,8 @@ export interface Realm {
    * channels created with `announce`. null or absent (older records): nowhere.
    */
   newChannelAnnouncementsChannelId?: number | null;
+  /** Zulip's can_add_custom_emoji_group; absent (older records): role:members, Zulip's default. */
+  canAddCustomEmojiGroup?: GroupSettingValue;
 }
 
 export interface User {
@@ -262,6 +264,23 @@ export interface PresenceRecord {
   lastActive: number | null;
   lastConnected: number;
   lastUpdateId: number;
+}
+
+/**
+ * A realm's custom emoji (Zulip's RealmEmoji). Deactivating keeps the record: old
+ * messages and reactions still show it, and its name becomes free for a new one.
+ */
+export interface RealmEmoji {
+  readonly id: number;
+  readonly realmId: number;
+  /** Zulip's emoji name rules: a-z, 0-9, `-` and `_`, ending in a letter or digit. */
+  readonly name: string;
+  readonly authorId: number | null;
+  /** The image's file name under the realm's emoji directory (unguessable, with the format's extension). */
+  readonly fileName: string;
+  /** An animated GIF/WebP: a still PNG of its first frame sits beside it. */
+  readonly isAnimated: boolean;
+  readonly deactivated: boolean;
 }
 
 /** A realm's code playground (Zulip's RealmPlayground). */

@@ -19,6 +19,8 @@ export interface ServerInfo {
   readonly externalHost: string;
   /** The server configuration (Zulip's setting names; src/config). */
   readonly config: ServerConfig;
+  /** The data directory (uploaded custom emoji live under it); null for a server without one. */
+  readonly dataDir: string | null;
 }
 
 /** What a handler sees: the store, the caller and request facts, already authenticated. */

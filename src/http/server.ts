@@ -9,6 +9,7 @@ import uWS from "uWebSockets.js";
 import { EngineError, RateLimitError, type Store } from "../engine/index.js";
 import { MethodNotAllowedError, UnknownRouteError } from "./errors.js";
 import { emojiDataReply } from "./emoji-data.js";
+import { isRealmEmojiPath, realmEmojiFileReply } from "./realm-emoji-files.js";
 import { AuthFailureGuard, clientName, realmFor } from "./auth.js";
 import { listenCompat, type CompatListener } from "./compat-listener.js";
 import { DEFAULT_MAX_BODY_BYTES, type AuthedEndpoint, type Endpoint, type PublicEndpoint, type ServerInfo } from "./endpoint.js";
@@ -55,6 +56,8 @@ export interface ServerOptions {
   readonly requestLog?: RequestLogOptions;
   /** Bearer token that lets non-loopback clients read GET /metrics (loopback always may). */
   readonly metricsToken?: string;
+  /** The data directory: custom emoji images are stored under DIR/uploads/. Without it, emoji uploads are refused. */
+  readonly dataDir?: string;
 }
 
 export interface ParleyServer {
@@ -85,7 +88,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     return Math.min(own ?? DEFAULT_MAX_BODY_BYTES, maxBody);
   };
   const logError = options.logError ?? ((message, error) => console.error(message, error));
-  let info: ServerInfo = { baseUrl: options.baseUrl ?? `http://${externalHost}`, externalHost, config };
+  let info: ServerInfo = { baseUrl: options.baseUrl ?? `http://${externalHost}`, externalHost, config, dataDir: options.dataDir ?? null };
   const messageJson = new MessageJsonCache(store, options.messageCacheBytes);
   const userJson = new UserListCache(store);
   const ownsHub = !(options.events instanceof EventHub);
@@ -148,6 +151,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     const none: readonly (readonly [string, string])[] = [];
     const emojiData = emojiDataReply(head.method, head.url, head.ifNoneMatch);
     if (emojiData) return { reply: emojiData, headers: none };
+    if (isRealmEmojiPath(head.url)) return { reply: await realmEmojiFileReply(head.method, head.url, info.dataDir), headers: none };
     if (head.url === METRICS_PATH) {
       note.fixedPath = METRICS_PATH;
       const refused = ServerMetrics.refusal(head.method, mayReadMetrics(head.remoteAddress, head.authorization, options.metricsToken), options.metricsToken !== undefined);
