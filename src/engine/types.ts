@@ -281,6 +281,8 @@ export interface RealmEmoji {
   /** An animated GIF/WebP: a still PNG of its first frame sits beside it. */
   readonly isAnimated: boolean;
   readonly deactivated: boolean;
+  /** Seconds since the epoch. */
+  readonly dateCreated: number;
 }
 
 /** A realm's code playground (Zulip's RealmPlayground). */

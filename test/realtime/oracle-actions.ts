@@ -47,7 +47,8 @@ export type Action =
   | { kind: "snippet"; user: UserName; op: "create" | "edit" | "delete"; pick: number }
   | { kind: "sub_property"; user: UserName; channel: ChannelName; property: SubProperty; pick: number }
   | { kind: "playground"; actor: UserName; op: "add" | "remove"; pick: number }
-  | { kind: "presence"; user: UserName; status: "active" | "idle" };
+  | { kind: "presence"; user: UserName; status: "active" | "idle" }
+  | { kind: "custom_emoji"; actor: UserName; op: "add" | "remove"; pick: number };
 
 const SUB_PROPERTIES = ["color", "pin_to_top", "desktop_notifications", "audible_notifications", "push_notifications", "email_notifications", "wildcard_mentions_notify", "in_home_view", "is_muted"] as const;
 type SubProperty = (typeof SUB_PROPERTIES)[number];
@@ -139,7 +140,11 @@ export const actionArb: fc.Arbitrary<Action> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ kind: fc.constant("sub_property" as const), user: observer, channel, property: fc.constantFrom(...SUB_PROPERTIES), pick: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("playground" as const), actor, op: fc.constantFrom("add" as const, "add" as const, "remove" as const), pick: fc.nat() }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("presence" as const), user: actor, status: fc.constantFrom("active" as const, "idle" as const) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("custom_emoji" as const), actor, op: fc.constantFrom("add" as const, "add" as const, "remove" as const), pick: fc.nat() }) },
 );
+
+/** A valid 2×2 PNG, for custom emoji uploads. */
+const EMOJI_PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAYAAABytg0kAAAACXBIWXMAAAPoAAAD6AG1e1JrAAAAEUlEQVQImWNgZGL+D8IMMAYAHtAEFYRc9U8AAAAASUVORK5CYII=", "base64");
 
 /** The realm the actions run in, with handles by symbolic name. */
 export class World {
@@ -422,6 +427,17 @@ export class World {
       case "presence": {
         const r = await call(action.user, "POST", "/users/me/presence", { status: action.status, ping_only: true });
         return note(r.status === 200, `presence ${String(r.body["msg"] ?? "")}`);
+      }
+      case "custom_emoji": {
+        const name = `emoji_${action.pick % 3}`;
+        if (action.op === "remove") {
+          const r = await call(action.actor, "DELETE", `/realm/emoji/${name}`, {});
+          return note(r.status === 200, `custom emoji remove ${String(r.body["msg"] ?? "")}`);
+        }
+        const body = new FormData();
+        body.append("file", new Blob([EMOJI_PNG], { type: "image/png" }), "emoji.png");
+        const r = await this.server.call(this.user(action.actor), "POST", `/realm/emoji/${name}`, {}, { body });
+        return note(r.status === 200, `custom emoji add ${String(r.body["msg"] ?? "")}`);
       }
     }
   }

@@ -76,7 +76,7 @@ export function addRealmEmoji(state: StoreState, actorId: number, input: AddReal
   if (!/^[0-9a-f]{16}\.(png|gif|jpeg|webp)$/.test(input.fileName)) throw new BadRequestError("Invalid emoji file name");
   const actor = requireActiveUser(state, actorId);
   return state.write((ctx) => {
-    const emoji: RealmEmoji = { id: state.allocate("nextRealmEmojiId"), realmId: actor.realmId, name, authorId: actor.id, fileName: input.fileName, isAnimated: input.isAnimated, deactivated: false };
+    const emoji: RealmEmoji = { id: state.allocate("nextRealmEmojiId"), realmId: actor.realmId, name, authorId: actor.id, fileName: input.fileName, isAnimated: input.isAnimated, deactivated: false, dateCreated: state.now() };
     state.tables.realmEmoji.putSync(emoji.id, emoji);
     ctx.afterCommit(() => state.realmEmoji.set(emoji.id, emoji));
     const all = [...realmEmojiOf(state, actor.realmId), emoji];

@@ -14,6 +14,7 @@ export function realmEmojiToWire(e: RealmEmoji): Record<string, unknown> {
     still_url: e.isAnimated ? realmEmojiStillUrl(e.realmId, e.fileName) : null,
     deactivated: e.deactivated,
     author_id: e.authorId,
+    date_created: e.dateCreated,
   };
 }
 
