@@ -15,7 +15,6 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import sharp from "sharp";
 
 /** Zulip's DEFAULT_EMOJI_SIZE. */
 export const EMOJI_SIZE = 64;
@@ -55,6 +54,9 @@ export interface EmojiImage {
 export async function resizeEmoji(input: Buffer, contentType: string): Promise<EmojiImage> {
   const extension = EMOJI_CONTENT_TYPES[contentType];
   if (!extension) throw new EmojiImageError("Invalid image format");
+  // Loaded on first use: libvips takes most of a second to load, which every server
+  // start (and every short-lived CLI command) would otherwise pay.
+  const { default: sharp } = await import("sharp");
   let pages: number;
   try {
     const meta = await sharp(input, { animated: true, limitInputPixels: false }).metadata();
