@@ -45,6 +45,11 @@ export const CONFIG_SCHEMA = z.object({
   ZULIP_ORG_ID: z.string().min(1).optional(),
   /** The registration's secret (Zulip's zulip_org_key): the Basic-auth password. */
   ZULIP_ORG_KEY: z.string().min(1).optional(),
+  /**
+   * Largest custom emoji image one may upload, in MiB (Zulip's default 5). At most 25
+   * here: the upload route reads its body whole, with a fixed ceiling.
+   */
+  MAX_EMOJI_FILE_SIZE_MIB: z.number().int().min(0).max(25).default(5),
   /** Turns the per-user API rate limit off when false (Zulip: RATE_LIMITING). */
   RATE_LIMITING: z.boolean().default(true),
 }).strict().superRefine((config, ctx) => {

@@ -1,8 +1,9 @@
 /**
  * @module emoji/unicode
  * Zulip's unicode emoji: every name and code it accepts, from the table
- * tools/build-emoji.mjs generates at build time (emoji-datasource-google plus
- * Zulip's own name picks; the naming rule is in that script). Also the emoji data
+ * tools/build-emoji.mjs generates at build time (emoji-datasource-google, Zulip's
+ * own name picks and the English CLDR annotations, by Zulip's rules, which are in
+ * that script). Also the emoji data
  * file Zulip serves to its clients (`server_emoji_data_url`): code -> names,
  * canonical name first.
  */
@@ -21,6 +22,11 @@ for (const line of UNICODE_EMOJI_TABLE.split("\n")) {
 /** The code for a Zulip emoji name (Zulip's name_to_codepoint). */
 export function unicodeEmojiCode(name: string): string | undefined {
   return nameToCode.get(name);
+}
+
+/** The canonical name of a code (Zulip's codepoint_to_name). */
+export function canonicalEmojiName(code: string): string | undefined {
+  return codeToNames.get(code)?.[0];
 }
 
 /** Whether Zulip has this code (Zulip's codepoint_to_name). */

@@ -32,6 +32,7 @@ export type ErrorCode =
   | "ADMIN_ACTION_REQUIRED"
   | "FAILED_TO_CONNECT_BOUNCER"
   | "INTERNAL_SERVER_ERROR_ON_BOUNCER"
+  | "BAD_IMAGE"
   // Transport failures, raised by the HTTP layer (src/http/errors.ts) and mapped in
   // the same registry (src/http/error-map.ts) as every engine error.
   | "UNKNOWN_ROUTE"
@@ -202,5 +203,12 @@ export class PushBouncerError extends EngineError {
       INTERNAL_SERVER_ERROR_ON_BOUNCER: "Internal server error on Zulip push notification service, retry later.",
     } as const;
     super(code, messages[code], {}, options);
+  }
+}
+
+/** An uploaded image that cannot be used (Zulip's BadImageError). */
+export class BadImageError extends EngineError {
+  constructor(message: string) {
+    super("BAD_IMAGE", message);
   }
 }

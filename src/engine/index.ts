@@ -50,6 +50,7 @@ export type { PresenceStatus } from "./actions/presence.js";
 export { LEGACY_ACTIVITY_OFFSET_SECS, OFFLINE_THRESHOLD_SECS, PRESENCE_FLUSH_INTERVAL_MS, PRESENCE_PING_INTERVAL_SECS } from "./actions/presence.js";
 export type { PresenceListing, PresenceQuery, PresenceRow } from "./queries/presence.js";
 export type { PlaygroundInput } from "./actions/playgrounds.js";
+export type { AddRealmEmojiInput } from "./actions/realm-emoji.js";
 export type { SettingChanges, TargetUsers, UpdateSettingsInput } from "./actions/settings.js";
 export { PERSONAL_SETTING_NAMES, REALM_DEFAULT_SETTING_NAMES, languageName, settingKind, type SettingKind } from "./settings/validation.js";
 export type { DraftInput } from "./actions/drafts.js";

@@ -37,6 +37,8 @@ export interface RenderContext {
   findGroupByName(name: string): RenderGroup | undefined;
   /** Base URL of the realm (for absolute links); may be "". */
   readonly realmUrl: string;
+  /** The image URL of the realm's active custom emoji with this name (it wins over a unicode name). */
+  findRealmEmoji?(name: string): string | undefined;
 }
 
 /** Which wildcard mention a message carries. */

@@ -14,7 +14,7 @@ import { PresenceLog } from "./index/presence-log.js";
 import { foldName, foldTopic } from "./index/keys.js";
 import type { MessageRenderer } from "./render.js";
 import { FIRST_ID, forgetUncommittedStructures, openTables, SCHEMA_VERSION, TABLE_NAMES, TABLE_SPECS, type TableName, type Tables } from "./storage/tables.js";
-import type { Channel, Conversation, Device, Draft, Playground, PresenceRecord, Realm, SavedSnippet, ScheduledMessage, Subscription, User, UserGroup, UserTopic } from "./types.js";
+import type { Channel, Conversation, Device, Draft, Playground, PresenceRecord, Realm, SavedSnippet, ScheduledMessage, Subscription, User, UserGroup, UserTopic, RealmEmoji } from "./types.js";
 import { StorageError } from "./errors.js";
 import { mergedSettings, type RealmSettingDefaultsRecord, type Settings, type UserSettingsRecord } from "./settings/defaults.js";
 import type { Audience, Delivery, EngineEvent, EventBatch } from "./events/types.js";
@@ -31,6 +31,7 @@ export interface Counters {
   nextChangeSeq: number;
   nextScheduledMessageId: number;
   nextPlaygroundId: number;
+  nextRealmEmojiId: number;
   nextDraftId: number;
   nextSavedSnippetId: number;
   nextDeviceId: number;
@@ -131,6 +132,8 @@ export class StoreState {
   presenceSeqCeiling = 0;
   /** Every realm's code playgrounds, by ID. */
   readonly playgrounds = new Map<number, Playground>();
+  /** Every realm's custom emoji (deactivated ones too), by ID. */
+  readonly realmEmoji = new Map<number, RealmEmoji>();
   /** userId -> draftId -> the user's stored drafts. */
   readonly draftsByUser = new Map<number, Map<number, Draft>>();
   /** userId -> savedSnippetId -> the user's saved snippets. */
@@ -172,6 +175,7 @@ export class StoreState {
       nextChangeSeq: 1,
       nextScheduledMessageId: 1,
       nextPlaygroundId: 1,
+      nextRealmEmojiId: 1,
       nextDraftId: 1,
       nextSavedSnippetId: 1,
       nextDeviceId: 1,
@@ -181,6 +185,7 @@ export class StoreState {
     this.counters.nextChangeSeq ??= 1;
     this.counters.nextScheduledMessageId ??= 1;
     this.counters.nextPlaygroundId ??= 1;
+    this.counters.nextRealmEmojiId ??= 1;
     this.counters.nextDraftId ??= 1;
     this.counters.nextSavedSnippetId ??= 1;
     this.counters.nextDeviceId ??= 1;
@@ -415,7 +420,7 @@ export class StoreState {
   #reload(): void {
     for (const map of [this.realms, this.realmBySubdomain, this.users, this.#usersByRealm, this.userByEmail, this.userByApiKey, this.usersByName, this.channels, this.channelByName,
       this.subsByUser, this.subscribers, this.groups, this.conversations, this.conversationByMembers, this.userTopics, this.userSettings, this.realmSettingDefaults, this.scheduledMessages, this.draftsByUser, this.snippetsByUser,
-      this.playgrounds, this.devices, this.devicesByUser] as Map<unknown, unknown>[]) {
+      this.playgrounds, this.devices, this.devicesByUser, this.realmEmoji] as Map<unknown, unknown>[]) {
       map.clear();
     }
     this.#activeSubscriberLists.clear();
@@ -445,6 +450,7 @@ export class StoreState {
       this.presenceSeq = Math.max(this.presenceSeq, record.lastUpdateId);
     },
     playgrounds: (v) => this.playgrounds.set((v as Playground).id, v as Playground),
+    realmEmoji: (v) => this.realmEmoji.set((v as RealmEmoji).id, v as RealmEmoji),
     drafts: (v) => this.indexDraft(v as Draft),
     savedSnippets: (v) => this.indexSavedSnippet(v as SavedSnippet),
     devices: (v) => this.indexDevice(v as Device),

@@ -28,6 +28,7 @@ import { setTopicPolicy } from "./actions/user-topics.js";
 import { flushPresence, updatePresence, type PresenceStatus } from "./actions/presence.js";
 import { realmPresence, userPresence, type PresenceListing, type PresenceQuery } from "./queries/presence.js";
 import { addPlayground, realmPlaygrounds, removePlayground, type PlaygroundInput } from "./actions/playgrounds.js";
+import { addRealmEmoji, canAddCustomEmojiGroup, checkAddRealmEmoji, realmEmojiOf, removeRealmEmoji, setCanAddCustomEmojiGroup, type AddRealmEmojiInput } from "./actions/realm-emoji.js";
 import { createUser, passwordOf, requireUser, setPassword, setUserActive, updateUser, type CreateUserInput, type UpdateUserInput } from "./actions/users.js";
 import { BadRequestError, NotFoundError } from "./errors.js";
 import { registerClientDevice, registerPushDevice, removeClientDevice, userDevices, type PushRegistrationInput } from "./actions/devices.js";
@@ -41,7 +42,7 @@ import { countMessages, storageStats, type StorageStats } from "./queries/storag
 import { ReceivedSets } from "./received.js";
 import { StoreState, type StoreOptions } from "./state.js";
 import { lockDataDir, type DataDirLock } from "./storage/lock.js";
-import type { Channel, ChannelPermissions, Conversation, Device, Draft, PushOutboxItem, GroupSettingValue, Message, Playground, PresenceRecord, Realm, SavedSnippet, ScheduledMessage, User, UserGroup, UserTopic } from "./types.js";
+import type { Channel, ChannelPermissions, Conversation, Device, Draft, PushOutboxItem, GroupSettingValue, Message, Playground, PresenceRecord, Realm, SavedSnippet, ScheduledMessage, User, UserGroup, UserTopic, RealmEmoji } from "./types.js";
 import { key } from "./index/keys.js";
 import type { Settings } from "./settings/defaults.js";
 import { verifyIndexes, type VerifyReport } from "./verify.js";
@@ -385,6 +386,33 @@ export class Store {
   /** DELETE /realm/playgrounds/{id} (administrators). */
   removePlayground(actorId: number, playgroundId: number): void {
     removePlayground(this.#state, actorId, playgroundId);
+  }
+
+  // ---- custom emoji ----
+
+  /** The realm's custom emoji, deactivated ones too (GET /realm/emoji, register's realm_emoji). */
+  realmEmoji(realmId: number): RealmEmoji[] {
+    return realmEmojiOf(this.#state, realmId);
+  }
+  /** The checks of POST /realm/emoji/{name} that need no image, in Zulip's order; the normalized name. */
+  checkAddRealmEmoji(actorId: number, name: string, fileCount: number): string {
+    return checkAddRealmEmoji(this.#state, actorId, name, fileCount);
+  }
+  /** Records a custom emoji whose image is stored (checks again). */
+  addRealmEmoji(actorId: number, input: AddRealmEmojiInput): RealmEmoji {
+    return addRealmEmoji(this.#state, actorId, input);
+  }
+  /** DELETE /realm/emoji/{name}: deactivates (the author or an administrator). */
+  removeRealmEmoji(actorId: number, name: string): void {
+    removeRealmEmoji(this.#state, actorId, name);
+  }
+  /** The realm's can_add_custom_emoji_group. */
+  canAddCustomEmojiGroup(realmId: number): GroupSettingValue {
+    return canAddCustomEmojiGroup(this.#state, realmId);
+  }
+  /** Sets can_add_custom_emoji_group (administrators). */
+  setCanAddCustomEmojiGroup(actorId: number, value: GroupSettingValue): void {
+    setCanAddCustomEmojiGroup(this.#state, actorId, value);
   }
 
   // ---- messages ----

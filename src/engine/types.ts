@@ -31,6 +31,8 @@ export interface Realm {
   newChannelAnnouncementsChannelId?: number | null;
   /** Zulip's Realm.uuid: how the push bouncer knows the realm. Absent on older records (see realmUuid). */
   uuid?: string;
+  /** Zulip's can_add_custom_emoji_group; absent (older records): role:members, Zulip's default. */
+  canAddCustomEmojiGroup?: GroupSettingValue;
 }
 
 export interface User {
@@ -264,6 +266,25 @@ export interface PresenceRecord {
   lastActive: number | null;
   lastConnected: number;
   lastUpdateId: number;
+}
+
+/**
+ * A realm's custom emoji (Zulip's RealmEmoji). Deactivating keeps the record: old
+ * messages and reactions still show it, and its name becomes free for a new one.
+ */
+export interface RealmEmoji {
+  readonly id: number;
+  readonly realmId: number;
+  /** Zulip's emoji name rules: a-z, 0-9, `-` and `_`, ending in a letter or digit. */
+  readonly name: string;
+  readonly authorId: number | null;
+  /** The image's file name under the realm's emoji directory (unguessable, with the format's extension). */
+  readonly fileName: string;
+  /** An animated GIF/WebP: a still PNG of its first frame sits beside it. */
+  readonly isAnimated: boolean;
+  readonly deactivated: boolean;
+  /** Seconds since the epoch. */
+  readonly dateCreated: number;
 }
 
 /** A realm's code playground (Zulip's RealmPlayground). */

@@ -22,6 +22,8 @@ export interface ServerInfo {
   readonly config: ServerConfig;
   /** The push bouncer, when PUSH_NOTIFICATION_BOUNCER_URL (and the server's registration) are configured. */
   readonly bouncer: BouncerClient | null;
+  /** The data directory (uploaded custom emoji live under it); null for a server without one. */
+  readonly dataDir: string | null;
 }
 
 /** What a handler sees: the store, the caller and request facts, already authenticated. */

@@ -9,6 +9,7 @@ import uWS from "uWebSockets.js";
 import { EngineError, RateLimitError, type Store } from "../engine/index.js";
 import { MethodNotAllowedError, UnknownRouteError } from "./errors.js";
 import { emojiDataReply } from "./emoji-data.js";
+import { isRealmEmojiPath, realmEmojiFileReply } from "./realm-emoji-files.js";
 import { AuthFailureGuard, clientName, realmFor } from "./auth.js";
 import { listenCompat, type CompatListener } from "./compat-listener.js";
 import { DEFAULT_MAX_BODY_BYTES, type AuthedEndpoint, type Endpoint, type PublicEndpoint, type ServerInfo } from "./endpoint.js";
@@ -58,6 +59,8 @@ export interface ServerOptions {
   readonly metricsToken?: string;
   /** How long a request the client waits on (the E2EE test notification) may wait for the push bouncer. */
   readonly bouncerTimeoutMs?: number;
+  /** The data directory: custom emoji images are stored under DIR/uploads/. Without it, emoji uploads are refused. */
+  readonly dataDir?: string;
 }
 
 export interface ParleyServer {
@@ -94,7 +97,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     config.PUSH_NOTIFICATION_BOUNCER_URL !== undefined && config.ZULIP_ORG_ID !== undefined && config.ZULIP_ORG_KEY !== undefined
       ? new BouncerClient({ url: config.PUSH_NOTIFICATION_BOUNCER_URL, orgId: config.ZULIP_ORG_ID, orgKey: config.ZULIP_ORG_KEY, ...(options.bouncerTimeoutMs !== undefined ? { timeoutMs: options.bouncerTimeoutMs } : {}) })
       : null;
-  let info: ServerInfo = { baseUrl: options.baseUrl ?? `http://${externalHost}`, externalHost, config, bouncer };
+  let info: ServerInfo = { baseUrl: options.baseUrl ?? `http://${externalHost}`, externalHost, config, bouncer, dataDir: options.dataDir ?? null };
   const messageJson = new MessageJsonCache(store, options.messageCacheBytes);
   const userJson = new UserListCache(store);
   const ownsHub = !(options.events instanceof EventHub);
@@ -157,6 +160,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     const none: readonly (readonly [string, string])[] = [];
     const emojiData = emojiDataReply(head.method, head.url, head.ifNoneMatch);
     if (emojiData) return { reply: emojiData, headers: none };
+    if (isRealmEmojiPath(head.url)) return { reply: await realmEmojiFileReply(head.method, head.url, info.dataDir), headers: none };
     if (head.url === METRICS_PATH) {
       note.fixedPath = METRICS_PATH;
       const refused = ServerMetrics.refusal(head.method, mayReadMetrics(head.remoteAddress, head.authorization, options.metricsToken), options.metricsToken !== undefined);

@@ -11,7 +11,7 @@ import type { MarkdownIt } from "markdown-it";
 import type { MessageRenderer, RenderContext, RenderResult } from "../engine/render.js";
 import { channelLinkRule } from "./channels.js";
 import { renderFence, renderIndentedCode } from "./code.js";
-import { emojiRule } from "./emoji.js";
+import { emojiRule, unicodeEmojiCore } from "./emoji.js";
 import { escapeText } from "./escape.js";
 import { isAllowedUrl, processLinks } from "./links.js";
 import { mentionRule } from "./mentions.js";
@@ -32,6 +32,9 @@ function createMarkdownIt(): MarkdownIt {
   md.core.ruler.after("block", "zulip_container_fences", expandContainerFences);
   md.core.ruler.at("inline", quoteAwareInline);
   md.core.ruler.after("linkify", "zulip_links", processLinks);
+  // Last, on the finished text tokens: emoji typed as themselves (markdown-it's text
+  // rule swallows them whole, so no inline rule ever starts on one).
+  md.core.ruler.push("zulip_unicode_emoji", unicodeEmojiCore);
 
   // Before "linkify"/"emphasis" so `@**x**`, `#**x**` and `:x:` are claimed first;
   // emoji after "linkify" so `https://` is still seen as a URL.

@@ -30,6 +30,7 @@ const savedQueue = z.object({
     // Queues saved before this option existed did not ask for it.
     includeDeactivatedGroups: z.boolean().default(false),
     presenceFormat: z.enum(["legacy", "slim", "modern"]).default("legacy"),
+    individualEmojiChanges: z.boolean().default(false),
     idleTimeoutSecs: z.number().positive(),
   }),
   events: z.array(z.object({ id: z.number().int(), body: z.string() })),

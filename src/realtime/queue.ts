@@ -25,6 +25,11 @@ export interface QueueOptions {
    * (legacy without email), else "legacy".
    */
   readonly presenceFormat: "legacy" | "slim" | "modern";
+  /**
+   * client_capabilities.individual_emoji_changes: realm_emoji add/update_one events
+   * rather than the whole map (absent in queues saved before it existed: false).
+   */
+  readonly individualEmojiChanges?: boolean;
   /** Seconds without a connected poll after which the queue is collected. */
   readonly idleTimeoutSecs: number;
 }

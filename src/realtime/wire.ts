@@ -25,6 +25,7 @@ import { languageName } from "../engine/index.js";
 import type { EventQueue } from "./queue.js";
 import { legacyClientPresence, presenceTimestamps } from "../http/views/presence.js";
 import { playgroundToWire } from "../http/views/playground.js";
+import { realmEmojiMapToWire, realmEmojiToWire } from "../http/views/realm-emoji.js";
 
 /** The JSON text of an event object, open at the end (see module comment). */
 export function openJson(event: Record<string, unknown>): string {
@@ -85,6 +86,8 @@ export class WireEvent {
         return o.emptyTopicName ? "e" : "";
       case "presence":
         return o.presenceFormat;
+      case "realm_emoji":
+        return o.individualEmojiChanges === true ? "i" : "";
       case "muted_topics":
         return `${o.emptyTopicName ? "e" : ""}${o.eventTypes?.includes("user_topic") === true ? "u" : ""}`;
       default:
@@ -252,6 +255,11 @@ export class WireEvent {
         out["server_timestamp"] = e.serverTimestamp;
         out["presence"] = { website: legacyClientPresence(timestamps) };
         return out;
+      }
+      case "realm_emoji": {
+        if (queue.options.individualEmojiChanges !== true) return { type: "realm_emoji", op: "update", realm_emoji: realmEmojiMapToWire(e.all) };
+        if (e.op === "add") return { type: "realm_emoji", op: "add", emoji: realmEmojiToWire(e.emoji) };
+        return { type: "realm_emoji", op: "update_one", emoji_id: String(e.emoji.id), data: { deactivated: e.emoji.deactivated } };
       }
       case "realm_playgrounds":
         return { type: "realm_playgrounds", realm_playgrounds: e.playgrounds.map(playgroundToWire) };

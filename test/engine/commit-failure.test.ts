@@ -182,7 +182,7 @@ describe("flags", () => {
 });
 
 describe("reactions", () => {
-  const smile = { emojiName: "big_smile", emojiCode: "1f604", reactionType: "unicode_emoji" as const };
+  const smile = { emojiName: "smile", emojiCode: "1f604", reactionType: "unicode_emoji" as const };
   it("add (the store's first reaction: a new record shape) and remove", () => {
     const m = send("t", "react to me");
     failsAtCommit(() => s().addReaction(w.bob.id, m, smile));

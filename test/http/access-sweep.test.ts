@@ -206,6 +206,11 @@ const NO_ID_ENDPOINTS = [
   "GET /realm/presence",
   "POST /realm/playgrounds",
   "DELETE /realm/playgrounds/:playground_id",
+  // Custom emoji are named per realm: another realm's name is free here, and DELETE
+  // answers "does not exist" for it exactly as for a name never used (test/http/realm-emoji.test.ts).
+  "GET /realm/emoji",
+  "POST /realm/emoji/:emoji_name",
+  "DELETE /realm/emoji/:emoji_name",
   // The caller's own drafts and snippets, and the realm's defaults: nothing named.
   "GET /drafts",
   "GET /saved_snippets",

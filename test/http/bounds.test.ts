@@ -309,6 +309,24 @@ describe("worst inputs per endpoint", () => {
     await refused(() => send(s.seed.owner, "DELETE", `/realm/playgrounds/${huge(2000, "9")}`, ""), 400, "BAD_REQUEST", "Invalid playground");
   });
 
+  it(route("GET", "/realm/emoji"), async () => {
+    const r = await withBystander(() => send(s.seed.alice, "GET", "/realm/emoji", form({ [huge(200)]: huge(200_000) })));
+    expect(r.status).toBe(200);
+  });
+
+  it(route("POST", "/realm/emoji/:emoji_name"), async () => {
+    const { alice } = s.seed;
+    await refused(() => send(alice, "POST", `/realm/emoji/${huge(2000, "X")}`, ""), 400, "BAD_REQUEST", "Emoji names must contain only lowercase English letters, digits, spaces, dashes, and underscores.");
+    // Every check but the image's comes before the body matters: a long valid name with no file.
+    await refused(() => send(alice, "POST", `/realm/emoji/${huge(2000)}`, form({ [huge(200)]: huge(200_000) })), 400, "BAD_REQUEST", "You must upload exactly one file.");
+    // The route's body ceiling is 25 MiB (MAX_EMOJI_FILE_SIZE_MIB's maximum) plus framing.
+    await refused(() => send(alice, "POST", "/realm/emoji/big", Buffer.alloc(26 * MiB, 120), { chunked: true }), 413, "BAD_REQUEST", "Request body too large");
+  });
+
+  it(route("DELETE", "/realm/emoji/:emoji_name"), async () => {
+    await refused(() => send(s.seed.owner, "DELETE", `/realm/emoji/${huge(2000)}`, ""), 404, "BAD_REQUEST", /^Emoji 'x+…$/);
+  });
+
   it(route("POST", "/user_topics"), async () => {
     const { alice, general } = s.seed;
     const set = (params: Record<string, unknown>) => () => send(alice, "POST", "/user_topics", form({ stream_id: general.id, topic: "t", visibility_policy: 1, ...params }));

@@ -280,7 +280,7 @@ describe("emoji", () => {
     expect(html(":smile: :+1: :thumbs_up: :heart: :tada: :octopus:")).toBe(
       "<p>" +
         [
-          ["smile", "1f642"],
+          ["smile", "1f604"],
           ["+1", "1f44d"],
           ["thumbs_up", "1f44d"],
           ["heart", "2764"],
@@ -311,8 +311,8 @@ describe("emoji", () => {
     expect(html("`:smile:`")).toBe("<p><code>:smile:</code></p>");
   });
 
-  it("leaves Unicode emoji characters as they are", () => {
-    expect(html("🐙")).toBe("<p>🐙</p>");
+  it("turns Unicode emoji characters into Zulip's span, as Zulip's UnicodeEmoji pattern does", () => {
+    expect(html("🐙")).toBe('<p><span aria-label="octopus" class="emoji emoji-1f419" role="img" title="octopus">:octopus:</span></p>');
   });
 });
 
@@ -366,7 +366,7 @@ describe("quote and spoiler fences", () => {
   it("renders ```spoiler with a header", () => {
     expect(html("```spoiler Header :smile:\ncontent\n```\noutside")).toBe(
       '<div class="spoiler-block"><div class="spoiler-header">\n' +
-        '<p>Header <span aria-label="smile" class="emoji emoji-1f642" role="img" title="smile">:smile:</span></p>\n' +
+        '<p>Header <span aria-label="smile" class="emoji emoji-1f604" role="img" title="smile">:smile:</span></p>\n' +
         '</div><div class="spoiler-content" aria-hidden="true">\n<p>content</p>\n</div></div>\n<p>outside</p>',
     );
   });

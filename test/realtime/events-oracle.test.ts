@@ -39,7 +39,7 @@ const NOT_COMPARED: Record<string, string> = {
   presence_last_update_id: "kept by polling, not by events",
 };
 
-const CAPABILITIES = { notification_settings_null: true, empty_topic_name: true, include_deactivated_groups: true, archived_channels: true, user_avatar_url_field_optional: false };
+const CAPABILITIES = { notification_settings_null: true, empty_topic_name: true, include_deactivated_groups: true, archived_channels: true, user_avatar_url_field_optional: false, individual_emoji_changes: true };
 
 const RUNS = 40;
 const SEED_ENV = process.env["PARLEY_EVENTS_SEED"];

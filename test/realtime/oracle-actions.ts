@@ -48,7 +48,8 @@ export type Action =
   | { kind: "sub_property"; user: UserName; channel: ChannelName; property: SubProperty; pick: number }
   | { kind: "playground"; actor: UserName; op: "add" | "remove"; pick: number }
   | { kind: "presence"; user: UserName; status: "active" | "idle" }
-  | { kind: "device"; user: UserName; op: "add" | "remove" | "register" | "rotate_key"; pick: number };
+  | { kind: "device"; user: UserName; op: "add" | "remove" | "register" | "rotate_key"; pick: number }
+  | { kind: "custom_emoji"; actor: UserName; op: "add" | "remove"; pick: number };
 
 const SUB_PROPERTIES = ["color", "pin_to_top", "desktop_notifications", "audible_notifications", "push_notifications", "email_notifications", "wildcard_mentions_notify", "in_home_view", "is_muted"] as const;
 type SubProperty = (typeof SUB_PROPERTIES)[number];
@@ -141,7 +142,11 @@ export const actionArb: fc.Arbitrary<Action> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("playground" as const), actor, op: fc.constantFrom("add" as const, "add" as const, "remove" as const), pick: fc.nat() }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("presence" as const), user: actor, status: fc.constantFrom("active" as const, "idle" as const) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("device" as const), user: actor, op: fc.constantFrom("add" as const, "add" as const, "remove" as const, "register" as const, "rotate_key" as const), pick: fc.nat() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("custom_emoji" as const), actor, op: fc.constantFrom("add" as const, "add" as const, "remove" as const), pick: fc.nat() }) },
 );
+
+/** A valid 2×2 PNG, for custom emoji uploads. */
+const EMOJI_PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAYAAABytg0kAAAACXBIWXMAAAPoAAAD6AG1e1JrAAAAEUlEQVQImWNgZGL+D8IMMAYAHtAEFYRc9U8AAAAASUVORK5CYII=", "base64");
 
 /** The realm the actions run in, with handles by symbolic name. */
 export class World {
@@ -445,6 +450,17 @@ export class World {
         const token = action.op === "register" ? { token_kind: "fcm", token_id: Buffer.alloc(8, action.pick % 251).toString("base64"), bouncer_public_key: "a2V5", encrypted_push_registration: "cmVn" } : {};
         const r = await call(action.user, "POST", "/mobile_push/register", { device_id: id, push_key: key, push_key_id: action.pick % 1000, ...token });
         return note(r.status === 200, `device ${action.op} ${String(r.body["msg"] ?? "")}`);
+      }
+      case "custom_emoji": {
+        const name = `emoji_${action.pick % 3}`;
+        if (action.op === "remove") {
+          const r = await call(action.actor, "DELETE", `/realm/emoji/${name}`, {});
+          return note(r.status === 200, `custom emoji remove ${String(r.body["msg"] ?? "")}`);
+        }
+        const body = new FormData();
+        body.append("file", new Blob([EMOJI_PNG], { type: "image/png" }), "emoji.png");
+        const r = await this.server.call(this.user(action.actor), "POST", `/realm/emoji/${name}`, {}, { body });
+        return note(r.status === 200, `custom emoji add ${String(r.body["msg"] ?? "")}`);
       }
     }
   }

@@ -58,6 +58,7 @@ export const MAINTAINED_SECTIONS = [
   "devices",
   // The realm's code playgrounds (complete list in each event).
   "realm_playgrounds",
+  "realm_emoji",
 ] as const;
 
 type UnreadPlace = { readonly kind: "stream"; streamId: number; topic: string } | { readonly kind: "pm"; readonly otherUserId: number } | { readonly kind: "huddle"; readonly userIdsString: string };
@@ -282,6 +283,18 @@ export function applyEvent(state: ClientState, event: Json): void {
     case "muted_topics":
       // The deprecated duplicate of user_topic events (its section is not compared).
       return;
+    case "realm_emoji": {
+      // individual_emoji_changes: add carries the emoji, update_one the changed fields.
+      const all = obj(state.snapshot["realm_emoji"], "realm_emoji");
+      if (event["op"] === "add") {
+        const emoji = obj(event["emoji"], "emoji");
+        all[String(emoji["id"])] = clone(emoji);
+      } else if (event["op"] === "update_one") {
+        const id = String(event["emoji_id"]);
+        all[id] = { ...obj(all[id], `realm_emoji ${id}`), ...clone(obj(event["data"], "data")) };
+      } else throw new Error(`realm_emoji op ${String(event["op"])} without the individual_emoji_changes format`);
+      return;
+    }
     case "realm_playgrounds":
       state.snapshot["realm_playgrounds"] = objs(event["realm_playgrounds"], "realm_playgrounds").map(clone);
       return;

@@ -33,7 +33,7 @@ export function basicAuth(user: User): string {
 export async function startServer(options: ServerOptions = {}): Promise<TestServer> {
   const t = tempStore();
   const seed = seedRealm(t.store);
-  const server = createServer(t.store, { rateLimit: false, logError: () => undefined, ...options });
+  const server = createServer(t.store, { rateLimit: false, logError: () => undefined, dataDir: t.dir, ...options });
   const port = await server.listen(0, "127.0.0.1");
   const base = `http://127.0.0.1:${port}`;
   return {

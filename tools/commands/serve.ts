@@ -133,6 +133,7 @@ export async function listen(store: Store, settings: ServeSettings, dataDir: str
   await checkPortFree(settings.host, settings.port);
   const server = createServer(store, {
     config: settings.config,
+    dataDir,
     ...(settings.externalHost !== undefined ? { externalHost: settings.externalHost } : {}),
     ...(settings.rateLimit ? {} : { rateLimit: false as const, authFailureLimit: false as const }),
     requestLog: { level: settings.logLevel, destination: settings.logFile ?? "stdout", slowMs: settings.slowRequestMs },

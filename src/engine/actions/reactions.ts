@@ -2,9 +2,10 @@
  * @module actions/reactions
  * Emoji reactions on messages the user can read. Keeps the message's reactions list
  * (oldest first) and the has:reaction index in step. Names and codes are checked as in
- * Zulip's check_add_reaction / check_emoji_request against Zulip's full unicode table
- * (src/emoji/unicode.ts) and the one extra emoji, `zulip`; there are no realm emoji
- * yet (they need uploads), so every realm_emoji code is unknown.
+ * Zulip's check_add_reaction / check_emoji_request against the realm's custom emoji
+ * (code: the emoji's ID), Zulip's full unicode table (src/emoji/unicode.ts) and the
+ * one extra emoji, `zulip`. A deactivated custom emoji takes no new reactions, but
+ * existing ones stay (and votes for them count, as in Zulip).
  */
 import { canAccessMessage } from "../access.js";
 import { BadRequestError, EngineError } from "../errors.js";
@@ -14,6 +15,7 @@ import type { StoreState } from "../state.js";
 import type { Message, Reaction } from "../types.js";
 import { isUnicodeEmojiCode, unicodeEmojiCode } from "../../emoji/unicode.js";
 import { requireActiveUser } from "./users.js";
+import { activeRealmEmoji } from "./realm-emoji.js";
 import { messageReadersAudience } from "../events/audience.js";
 
 export interface ReactionInput {
@@ -36,8 +38,10 @@ export interface RemoveReactionInput {
   readonly reactionType?: Reaction["reactionType"] | undefined;
 }
 
-/** Zulip's get_emoji_data: the code and type an emoji name stands for. */
-function emojiData(name: string): { emojiCode: string; reactionType: Reaction["reactionType"] } {
+/** Zulip's get_emoji_data: the code and type an emoji name stands for (custom emoji first). */
+function emojiData(state: StoreState, realmId: number, name: string): { emojiCode: string; reactionType: Reaction["reactionType"] } {
+  const custom = activeRealmEmoji(state, realmId, name);
+  if (custom) return { emojiCode: String(custom.id), reactionType: "realm_emoji" };
   if (name === "zulip") return { emojiCode: "zulip", reactionType: "zulip_extra_emoji" };
   const code = unicodeEmojiCode(name);
   if (code === undefined) throw new BadRequestError(`Emoji '${name}' does not exist`);
@@ -45,9 +49,15 @@ function emojiData(name: string): { emojiCode: string; reactionType: Reaction["r
 }
 
 /** Zulip's check_emoji_request: does the name go with the code, for this type? */
-function checkEmojiRequest(input: ReactionInput): void {
+function checkEmojiRequest(state: StoreState, realmId: number, input: ReactionInput): void {
   const { emojiName, emojiCode, reactionType } = input;
-  if (reactionType === "realm_emoji") throw new BadRequestError("Invalid custom emoji.");
+  if (reactionType === "realm_emoji") {
+    const custom = /^[1-9]\d{0,9}$/.test(emojiCode) ? state.realmEmoji.get(Number(emojiCode)) : undefined;
+    if (!custom || custom.realmId !== realmId) throw new BadRequestError("Invalid custom emoji.");
+    if (custom.name !== emojiName) throw new BadRequestError("Invalid custom emoji name.");
+    if (custom.deactivated) throw new BadRequestError("This custom emoji has been deactivated.");
+    return;
+  }
   if (reactionType === "zulip_extra_emoji") {
     if (emojiCode !== "zulip") throw new BadRequestError("Invalid emoji code.");
     if (emojiName !== emojiCode) throw new BadRequestError("Invalid emoji name.");
@@ -70,7 +80,7 @@ export function addReaction(state: StoreState, userId: number, messageId: number
   const message = accessibleMessage(state, userId, messageId);
   let { emojiCode, reactionType } = request;
   if (emojiCode === undefined || reactionType === undefined) {
-    const data = emojiData(request.emojiName);
+    const data = emojiData(state, message.realmId, request.emojiName);
     emojiCode ??= data.emojiCode;
     reactionType ??= data.reactionType;
   }
@@ -79,7 +89,7 @@ export function addReaction(state: StoreState, userId: number, messageId: number
   // Zulip: a reaction with the same code is a vote for it and keeps its name, unchecked.
   const existing = message.reactions.find((r) => r.reactionType === reactionType && r.emojiCode === emojiCode);
   if (existing) input = { ...input, emojiName: existing.emojiName };
-  else checkEmojiRequest(input);
+  else checkEmojiRequest(state, message.realmId, input);
   const next: Message = { ...message, reactions: [...message.reactions, { ...input, userId }] };
   const reactor = state.users.get(userId);
   const channel = message.recipient.type === "channel" ? state.channels.get(message.recipient.channelId) : undefined;
@@ -96,7 +106,7 @@ export function removeReaction(state: StoreState, userId: number, messageId: num
   let emojiCode = request.emojiCode;
   if (emojiCode === undefined) {
     if (request.emojiName === undefined) throw new BadRequestError("At least one of the following arguments must be present: emoji_name, emoji_code");
-    emojiCode = emojiData(request.emojiName).emojiCode;
+    emojiCode = emojiData(state, message.realmId, request.emojiName).emojiCode;
   }
   // The name is not checked: the stored reaction was valid when added (Zulip does the same).
   const input: ReactionInput = { emojiName: request.emojiName ?? "", emojiCode, reactionType: request.reactionType ?? "unicode_emoji" };

@@ -7,6 +7,8 @@ import type { RenderContext, RenderUser } from "../render.js";
 import { nameKey, type StoreState } from "../state.js";
 import type { User } from "../types.js";
 import { findChannelByName } from "./channels.js";
+import { activeRealmEmoji } from "./realm-emoji.js";
+import { realmEmojiUrl } from "../../emoji/realm.js";
 
 export function renderContextFor(state: StoreState, sender: User): RenderContext {
   const realmId = sender.realmId;
@@ -28,6 +30,10 @@ export function renderContextFor(state: StoreState, sender: User): RenderContext
     findChannelByName(name) {
       const channel = findChannelByName(state, realmId, name);
       return channel && canSeeChannel(state, sender, channel) ? { id: channel.id, name: channel.name } : undefined;
+    },
+    findRealmEmoji(name) {
+      const emoji = activeRealmEmoji(state, realmId, name);
+      return emoji ? realmEmojiUrl(realmId, emoji.fileName) : undefined;
     },
     findGroupByName(name) {
       const wanted = name.trim().toLowerCase();

@@ -9,7 +9,7 @@
  * decided in the engine under its access rules (private channels, guests, DMs).
  */
 import type { ApiFlag } from "../queries/message-flags.js";
-import type { Channel, Device, Draft, GroupSettingValue, SubscriptionNotification, Message, MessageRecipient, Playground, PresenceRecord, Reaction, Realm, Role, SavedSnippet, ScheduledMessage, Subscription, User, UserGroup, UserTopic } from "../types.js";
+import type { Channel, Device, Draft, GroupSettingValue, SubscriptionNotification, Message, MessageRecipient, Playground, PresenceRecord, Reaction, Realm, Role, SavedSnippet, ScheduledMessage, Subscription, User, UserGroup, UserTopic, RealmEmoji } from "../types.js";
 import type { SettingName, SettingValue } from "../settings/defaults.js";
 
 /** Who must receive an event. Valid only during delivery (it may view live state). */
@@ -75,6 +75,12 @@ export type EngineEvent =
   | { readonly type: "presence"; readonly user: User; readonly presence: PresenceRecord; readonly serverTimestamp: number }
   /** The realm's complete list of code playgrounds after a change. */
   | { readonly type: "realm_playgrounds"; readonly realmId: number; readonly playgrounds: readonly Playground[] }
+  /**
+   * A custom emoji added or deactivated: the emoji as it now is, and every custom
+   * emoji of the realm after the change (Zulip's legacy realm_emoji/update sends the
+   * whole map; clients with individual_emoji_changes get add/update_one).
+   */
+  | { readonly type: "realm_emoji"; readonly op: "add" | "update_one"; readonly realmId: number; readonly emoji: RealmEmoji; readonly all: readonly RealmEmoji[] }
   | { readonly type: "scheduled_messages"; readonly op: "add" | "update"; readonly scheduled: ScheduledMessage }
   | { readonly type: "scheduled_messages"; readonly op: "remove"; readonly scheduledMessageId: number }
   /** One changed personal setting (timezone included, as Zulip sends it), for one user or an administrator's bulk edit. */

@@ -29,6 +29,7 @@
  * | passwords         | userId (uint32)                  | PasswordRecord (scrypt)       |
  * | devices           | deviceId (uint32)                | Device                        |
  * | push_outbox       | itemId (uint32, ascending)       | PushOutboxItem                |
+ * | realm_emoji       | realmEmojiId (uint32)            | RealmEmoji                    |
  */
 import { open, type Database, type RootDatabase } from "lmdb";
 
@@ -64,6 +65,7 @@ export interface Tables {
   readonly passwords: Database<unknown, number>;
   readonly devices: Database<unknown, number>;
   readonly pushOutbox: Database<unknown, number>;
+  readonly realmEmoji: Database<unknown, number>;
 }
 
 export type TableName = Exclude<keyof Tables, "env">;
@@ -122,6 +124,8 @@ export const TABLE_SPECS: Readonly<Record<TableName, TableSpec>> = {
   devices: { db: "devices", role: "entity", keys: "id", values: "msgpack" },
   // Work for the push bouncer, written with its cause and deleted once delivered (src/push).
   pushOutbox: { db: "push_outbox", role: "record", keys: "id", values: "msgpack" },
+  // Custom emoji records; their images are files under DATA/uploads/avatars (http layer).
+  realmEmoji: { db: "realm_emoji", role: "entity", keys: "id", values: "msgpack" },
 };
 
 export const TABLE_NAMES = Object.keys(TABLE_SPECS) as TableName[];

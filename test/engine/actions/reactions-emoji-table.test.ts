@@ -29,8 +29,8 @@ describe("reactions accept every name in the table", () => {
     const w = seedRealm(s);
     const id = s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: "general", topic: "t" }, content: "react" }).id;
     const fails = (input: Parameters<typeof s.addReaction>[2], message: string) => expectFailsUnchanged(s, () => s.addReaction(w.bob.id, id, input), { code: "BAD_REQUEST", message });
-    fails({ emojiName: "smile", emojiCode: "1f604" }, "Invalid emoji name.");
-    fails({ emojiName: "big_smile", emojiCode: "1f642" }, "Invalid emoji name.");
+    fails({ emojiName: "smile", emojiCode: "1f642" }, "Invalid emoji name.");
+    fails({ emojiName: "slight_smile", emojiCode: "1f604" }, "Invalid emoji name.");
     fails({ emojiName: "heart", emojiCode: "2764-fe0f" }, "Invalid emoji code.");
     fails({ emojiName: "smile", emojiCode: "1f3fb" }, "Invalid emoji code.");
     fails({ emojiName: "slightly_smiling_face" }, "Emoji 'slightly_smiling_face' does not exist");

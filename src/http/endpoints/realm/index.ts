@@ -1,9 +1,12 @@
 /**
  * @module http/endpoints/realm
- * Organization-level settings objects: code playgrounds.
+ * Organization-level settings objects: code playgrounds and custom emoji.
  */
 import type { Endpoint } from "../../endpoint.js";
 import addPlayground from "./add-playground.js";
 import removePlayground from "./remove-playground.js";
+import deleteEmoji from "./delete-emoji.js";
+import listEmoji from "./list-emoji.js";
+import uploadEmoji from "./upload-emoji.js";
 
-export const REALM_ENDPOINTS: readonly Endpoint[] = [addPlayground, removePlayground];
+export const REALM_ENDPOINTS: readonly Endpoint[] = [addPlayground, removePlayground, listEmoji, uploadEmoji, deleteEmoji];

@@ -10,6 +10,7 @@ import { groupToWire } from "../../views/group.js";
 import { scheduledMessageToWire } from "../../views/scheduled-message.js";
 import { userToWire } from "../../views/user.js";
 import { playgroundToWire } from "../../views/playground.js";
+import { realmEmojiMapToWire } from "../../views/realm-emoji.js";
 import { presencesToWire } from "../../views/presence.js";
 import type { UserListCache } from "../../views/user-list-cache.js";
 
@@ -177,6 +178,11 @@ export function scheduledMessagesSection(store: Store, realm: Realm, user: User,
 export function presenceSection(store: Store, user: User, slim: boolean, lastUpdateId: number | undefined, historyLimitDays: number | undefined): Record<string, unknown> {
   const listing = store.realmPresence(user.id, { lastUpdateId: lastUpdateId ?? null, historyLimitDays: historyLimitDays ?? null });
   return { presences: presencesToWire(listing, slim), presence_last_update_id: listing.lastUpdateId, server_timestamp: Date.now() / 1000 };
+}
+
+/** `realm_emoji`: the realm's custom emoji by ID, deactivated ones too (as Zulip's get_emoji). */
+export function realmEmojiSection(store: Store, realm: Realm): Record<string, unknown> {
+  return { realm_emoji: realmEmojiMapToWire(store.realmEmoji(realm.id)) };
 }
 
 /** `realm_playgrounds`: the realm's code playgrounds. */

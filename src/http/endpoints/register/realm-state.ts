@@ -12,6 +12,7 @@
 import { createHash } from "node:crypto";
 import { MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, type Realm, type Store } from "../../../engine/index.js";
 import { emojiDataUrl } from "../../emoji-data.js";
+import { groupSettingToWire } from "../../views/channel.js";
 
 /** Zulip's server_generation: when this server process started (seconds). */
 const SERVER_GENERATION = Math.floor(Date.now() / 1000);
@@ -27,7 +28,6 @@ export const MAX_FILE_UPLOAD_SIZE_MIB = 25;
 const REALM_GROUP_SETTINGS: readonly (readonly [setting: string, group: string])[] = [
   ["create_multiuse_invite_group", "role:administrators"],
   ["can_access_all_users_group", "role:everyone"],
-  ["can_add_custom_emoji_group", "role:members"],
   ["can_add_subscribers_group", "role:members"],
   ["can_create_bots_group", "role:members"],
   ["can_create_groups", "role:members"],
@@ -77,8 +77,10 @@ function realmIconUrl(realm: Realm): string {
 
 /** `realm`: organization settings, permission groups, server limits and timings. */
 export function realmSection(store: Store, realm: Realm, baseUrl: string): Record<string, unknown> {
-  const groups: Record<string, number> = {};
+  const groups: Record<string, unknown> = {};
   for (const [setting, group] of REALM_GROUP_SETTINGS) groups[`realm_${setting}`] = store.systemGroupId(realm.id, group);
+  // Stored (role:members unless changed).
+  groups["realm_can_add_custom_emoji_group"] = groupSettingToWire(store.canAddCustomEmojiGroup(realm.id));
   return {
     // Stored settings.
     realm_name: realm.name,

@@ -28,6 +28,7 @@ import {
   defaultStreamsSection,
   mutedTopicsSection,
   playgroundsSection,
+  realmEmojiSection,
   presenceSection,
   realmBotSection,
   realmUserSection,
@@ -128,7 +129,7 @@ export default defineEndpoint({
       ...(want("realm") ? realmSection(store, realm, ctx.server.baseUrl) : {}),
       ...(want("realm_user_settings_defaults") ? realmUserSettingsDefaultsSection(store, user) : {}),
       ...unstored("realm_domains"),
-      ...unstored("realm_emoji"),
+      ...(want("realm_emoji") ? realmEmojiSection(store, realm) : {}),
       ...unstored("realm_linkifiers"),
       ...unstored("realm_filters"),
       ...(want("realm_playgrounds") ? playgroundsSection(store, realm) : {}),
@@ -164,6 +165,7 @@ export default defineEndpoint({
       streamTypingNotifications: caps["stream_typing_notifications"] === true,
       includeDeactivatedGroups: options.includeDeactivatedGroups,
       presenceFormat: simplifiedPresence ? "modern" : slimPresence ? "slim" : "legacy",
+      individualEmojiChanges: caps["individual_emoji_changes"] === true,
       idleTimeoutSecs: input.idle_queue_timeout,
     });
     return { queue_id: queue.id, last_event_id: queue.lastEventId, idle_queue_timeout_secs: input.idle_queue_timeout, ...snapshot };

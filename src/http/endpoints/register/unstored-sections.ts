@@ -29,7 +29,6 @@ export const UNSTORED_SECTIONS = {
   reminders: () => ({ reminders: [] }),
   muted_users: () => ({ muted_users: [] }),
   realm_domains: () => ({ realm_domains: [] }),
-  realm_emoji: () => ({ realm_emoji: {} }),
   realm_linkifiers: () => ({ realm_linkifiers: [] }),
   // Zulip always sends an empty legacy list.
   realm_filters: () => ({ realm_filters: [] }),

@@ -1,0 +1,18 @@
+/**
+ * @module http/endpoints/realm/delete-emoji
+ * DELETE /realm/emoji/{emoji_name} — https://zulip.com/api/deactivate-custom-emoji
+ * Deactivates the active custom emoji of that name (the author or an administrator;
+ * 404 when there is none). Its image stays: old messages and reactions show it.
+ */
+import { defineEndpoint } from "../../endpoint.js";
+
+export default defineEndpoint({
+  method: "DELETE",
+  path: "/realm/emoji/:emoji_name",
+  auth: "user",
+  params: {},
+  handler(ctx) {
+    ctx.store.removeRealmEmoji(ctx.user.id, ctx.pathParams["emoji_name"] ?? "");
+    return {};
+  },
+});
