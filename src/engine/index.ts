@@ -56,3 +56,5 @@ export type { DraftInput } from "./actions/drafts.js";
 export { MAX_DRAFTS_PER_REQUEST } from "./actions/drafts.js";
 export { MAX_SNIPPET_TITLE_LENGTH } from "./actions/saved-snippets.js";
 export { hashPassword, verifyPassword, SCRYPT_COST, type PasswordRecord } from "./accounts/password.js";
+export { isStrongPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_GUESSES, PASSWORD_MIN_LENGTH } from "./accounts/password-strength.js";
+export { hashNewPassword, type ScryptCost } from "./actions/accounts.js";

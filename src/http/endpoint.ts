@@ -10,6 +10,8 @@ import type { UploadedFile } from "./request.js";
 import type { MessageJsonCache } from "./views/message-cache.js";
 import type { UserListCache } from "./views/user-list-cache.js";
 import type { ServerConfig } from "../config/index.js";
+import type { ScryptCost } from "../engine/index.js";
+import type { LoginGuard } from "./auth.js";
 
 export type Method = "GET" | "POST" | "PATCH" | "DELETE" | "PUT";
 
@@ -19,6 +21,10 @@ export interface ServerInfo {
   readonly externalHost: string;
   /** The server configuration (Zulip's setting names; src/config). */
   readonly config: ServerConfig;
+  /** Limits on password attempts, per account and per client address. */
+  readonly logins: LoginGuard;
+  /** scrypt parameters for new password hashes. */
+  readonly passwordHashCost: ScryptCost;
 }
 
 /** What a handler sees: the store, the caller and request facts, already authenticated. */
@@ -47,6 +53,8 @@ export interface PublicContext {
   readonly realm: Realm | undefined;
   readonly pathParams: Readonly<Record<string, string>>;
   readonly server: ServerInfo;
+  /** The client's address (login attempts are limited per address). */
+  readonly remoteAddress: string;
 }
 
 export type SuccessData = Record<string, unknown>;
