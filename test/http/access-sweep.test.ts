@@ -149,6 +149,8 @@ const ID_PARAMS: Readonly<Record<string, readonly Probe[]>> = {
   can_mention_group: groupSettingChange,
   can_remove_members_group: groupSettingChange,
   scheduled_message_id: [{ kind: "scheduled", label: "path", encode: String }],
+  // POST /fetch_api_key: another realm's account is "incorrect" exactly like none.
+  username: [{ kind: "email", label: "login email", encode: String }],
 };
 
 /** Parameters that name nothing a caller could be denied. */
@@ -187,6 +189,9 @@ const NOT_IDS = new Set([
   "name", "description", "deactivated", "include_deactivated_groups", "direct_member_only", "direct_subgroup_only",
   // scheduled messages (`to`, `type`, `content`, `topic` and `read_by_sender` are above)
   "scheduled_delivery_timestamp",
+  // logins: the password of the named account; a JWT's email claim is checked in
+  // test/http/jwt.test.ts (another realm's user is refused like an unknown one)
+  "password", "token", "include_profile",
 ]);
 
 /** Endpoints without any ID parameter: nothing to sweep. */
@@ -209,6 +214,9 @@ const NO_ID_ENDPOINTS = [
   "PATCH /realm/user_settings_defaults",
   "GET /user_groups",
   "GET /scheduled_messages",
+  // The caller's own key; a JWT names its account inside the token (see NOT_IDS).
+  "POST /users/me/api_key/regenerate",
+  "POST /jwt/fetch_api_key",
 ];
 
 /**
@@ -282,6 +290,7 @@ const BASES: Readonly<Record<string, readonly Base[]>> = {
   ],
   "DELETE /users/me/subscriptions": [{ params: {}, for: ["subscriptions"] }, { params: { subscriptions: JSON.stringify(["general"]) }, for: ["principals"] }],
   "PATCH /settings": [{ params: { color_scheme: "2" } }],
+  "POST /fetch_api_key": [{ params: { password: "not-the-password-1" } }],
   // `draft` replaces each caller's own draft.
   "PATCH /drafts/:draft_id": [{ params: { draft: JSON.stringify({ type: "", to: [], topic: "", content: "c" }) }, for: ["draft_id"] }, { params: { draft_id: ownDraft }, for: ["draft"] }],
   "PATCH /saved_snippets/:saved_snippet_id": [{ params: { title: "renamed" } }],

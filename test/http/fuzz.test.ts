@@ -13,6 +13,8 @@
  * (PARLEY_FUZZ_RUNS raises it for a longer hunt).
  */
 import fc from "fast-check";
+import { SignJWT } from "jose";
+import { parseConfig } from "../../src/config/index.js";
 import { z } from "zod";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Endpoint } from "../../src/http/endpoint.js";
@@ -26,6 +28,7 @@ const SEED = process.env["PARLEY_FUZZ_SEED"] !== undefined ? Number(process.env[
 /** Requests per endpoint (form fuzzing; PARLEY_FUZZ_RUNS for a longer local hunt), and raw-body requests per endpoint. */
 const RUNS = Number(process.env["PARLEY_FUZZ_RUNS"] ?? 30);
 const RAW_RUNS = 8;
+const JWT_SECRET = "fuzz test secret, long enough for HS256";
 /**
  * Long values: about 100 KB in bodies. uWebSockets.js resets the connection when a
  * request head passes about 100 KB (it has no 414/431 answer), a limit of the
@@ -278,7 +281,9 @@ const RAW_BODIES: readonly { contentType: string; body: string }[] = [
 ];
 
 beforeAll(async () => {
-  s = await startServer({ logError: (message, error) => unexpected.push(`${message}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`) });
+  // A JWT key for the root realm, so that fuzzed tokens reach jose.
+  const config = parseConfig({ JWT_AUTH_KEYS: { "": { key: JWT_SECRET, algorithms: ["HS256"] } } }, "test");
+  s = await startServer({ config, logError: (message, error) => unexpected.push(`${message}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`) });
   const store = s.t.store;
   const { owner, alice, bob, guest, general, secret } = s.seed;
   const ids = [
@@ -308,6 +313,10 @@ beforeAll(async () => {
     subscriptions: [JSON.stringify([{ name: "general" }]), JSON.stringify([{ name: "fuzzed" }])],
     principals: [JSON.stringify([bob.id])],
     full_name: ["Renamed"],
+    username: ["alice@test.dev", "owner@test.dev"],
+    password: ["not-the-password-1"],
+    token: [await new SignJWT({ email: "bob@test.dev" }).setProtectedHeader({ alg: "HS256" }).sign(new TextEncoder().encode(JWT_SECRET))],
+    new_email: ["renamed@test.dev"],
   };
   console.log(`fuzz seed ${SEED} (set PARLEY_FUZZ_SEED to change it)`);
 });
