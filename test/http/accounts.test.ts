@@ -181,7 +181,7 @@ describe("PATCH /users/{id} new_email", () => {
     const updates = (await events(bob, q)).filter((e) => e.type === "realm_user").map((e) => e["person"] as Record<string, unknown>);
     expect(updates).toEqual([
       { user_id: alice.id, delivery_email: "alice.new@test.dev" },
-      { user_id: alice.id, avatar_source: "G", avatar_url: user["avatar_url"], avatar_url_medium: `${String(user["avatar_url"])}&s=500`, avatar_version: user["avatar_version"] },
+      { user_id: alice.id, avatar_source: "G", avatar_url: user["avatar_url"], avatar_url_medium: user["avatar_url"], avatar_version: user["avatar_version"] },
       { user_id: alice.id, new_email: "alice.new@test.dev" },
     ]);
     // The new address logs in (Basic auth and password); the old one is free again.
@@ -209,6 +209,8 @@ describe("PATCH /users/{id} new_email", () => {
     await expectRejectedUnchanged(s, patch(owner, { new_email: "BOB@test.dev" }), 400, "BAD_REQUEST", "Already has an account.");
     s.t.store.setUserActive(bob.id, false);
     await expectRejectedUnchanged(s, patch(owner, { new_email: "bob@test.dev" }), 400, "BAD_REQUEST", "Account has been deactivated.");
+    const bot = s.t.store.createUser({ realmId: s.seed.realm.id, email: "helper-bot@test.dev", fullName: "Helper", bot: { type: 1, ownerId: owner.id } });
+    await expectRejectedUnchanged(s, () => s.call(owner, "PATCH", `/users/${bot.id}`, { new_email: "other-bot@test.dev" }), 400, "BAD_REQUEST", "A bot's email address cannot be changed");
     // With another change in the same request: neither is made.
     await expectRejectedUnchanged(s, patch(owner, { full_name: "Alicia", new_email: "bob@test.dev" }), 400, "BAD_REQUEST", "Account has been deactivated.");
     // The user's own address in other letters is theirs to take.

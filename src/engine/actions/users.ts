@@ -205,6 +205,9 @@ export function updateUser(state: StoreState, actorId: number, targetId: number,
   if (newEmail !== undefined) {
     if (actor.role !== ROLE.OWNER) throw new PermissionDeniedError("Must be an organization owner", "UNAUTHORIZED_PRINCIPAL");
     if (actor.canChangeUserEmails !== true) throw new PermissionDeniedError("User not authorized to change user emails");
+    // Deviation: Zulip lets this reach bots, whose realm_bots entries then keep the old
+    // address (no realm_bot event carries an email); their addresses are generated anyway.
+    if (target.isBot) throw new BadRequestError("A bot's email address cannot be changed");
   }
   const email = newEmail === undefined ? undefined : checkNewEmail(state, target, newEmail);
   const next: User = { ...target, profileData: { ...target.profileData } };
