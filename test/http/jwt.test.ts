@@ -14,7 +14,7 @@ const now = () => Math.floor(Date.now() / 1000);
 
 let s: TestServer;
 let rsaPublicPem = "";
-let rsaPrivate: CryptoKey;
+let rsaPrivate: Awaited<ReturnType<typeof generateKeyPair>>["privateKey"];
 
 beforeAll(async () => {
   const pair = await generateKeyPair("RS256", { extractable: true });
