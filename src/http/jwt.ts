@@ -11,7 +11,7 @@
  * RS256 cannot let a token signed with the public key pass.
  */
 import { createPublicKey, createSecretKey, type KeyObject } from "node:crypto";
-import { jwtVerify, type JWSHeaderParameters } from "jose";
+import type { JWSHeaderParameters } from "jose";
 import { BadRequestError } from "../engine/index.js";
 import type { ServerConfig } from "../config/index.js";
 
@@ -33,6 +33,8 @@ export async function emailFromJwt(config: ServerConfig, subdomain: string, toke
   const entry = config.JWT_AUTH_KEYS[subdomain];
   if (entry === undefined) throw new BadRequestError("JWT authentication is not enabled for this organization");
   if (token === "") throw new BadRequestError("No JSON web token passed in request");
+  // Loaded on the first JWT login: most servers never see one, and startup stays lean.
+  const { jwtVerify } = await import("jose");
   let payload: Record<string, unknown>;
   try {
     ({ payload } = await jwtVerify(token, keyFor(entry.key), { algorithms: [...entry.algorithms] }));
