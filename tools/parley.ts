@@ -26,8 +26,9 @@ commands:
             [--log-level silent|error|warn|info|debug] [--log-file PATH] [--slow-request-ms N]
                                                  serve the Zulip API (default port 9991); --compat-port
                                                  adds a listener that also answers HTTP/1.0
-  realm create --subdomain S --name NAME --owner-email E [--owner-name N]
-  user create --realm S --email E --name NAME [--role R] [--bot --owner-email E]
+  realm create --subdomain S --name NAME --owner-email E [--owner-name N] [--owner-password | --owner-password-file F]
+  user create --realm S --email E --name NAME [--role R] [--bot --owner-email E] [--password | --password-file F]
+  user grant --realm S --email E --permission can_change_user_emails [--revoke]
   demo      [--data DIR]                         create a demo realm with users, channels and messages
   verify    [--data DIR]                         rebuild indexes from records; exit 0 when clean
   backup    --data DIR --to DEST [--no-compact]  online backup while a server runs: LMDB snapshot, configuration, manifest

@@ -16,6 +16,7 @@ export type ErrorCode =
   | "UNAUTHORIZED"
   | "USER_DEACTIVATED"
   | "REALM_DEACTIVATED"
+  | "AUTHENTICATION_FAILED"
   | "NONEXISTENT_SUBDOMAIN"
   | "RATE_LIMIT_HIT"
   | "BAD_EVENT_QUEUE_ID"
@@ -88,6 +89,13 @@ export class BadRequestError extends EngineError {
   }
 }
 
+/** The old password of a password change does not match (Zulip's "Wrong password!"). */
+export class WrongPasswordError extends BadRequestError {
+  constructor() {
+    super("Wrong password!");
+  }
+}
+
 /** A required parameter was not given. */
 export class MissingArgumentError extends EngineError {
   constructor(varName: string) {
@@ -121,8 +129,21 @@ export class ChannelNotFoundError extends EngineError {
 
 /** Authentication failures. The HTTP layer reports them all as 401 UNAUTHORIZED, like Zulip's Basic-auth path. */
 export class AuthError extends EngineError {
-  constructor(message: string, code: "UNAUTHORIZED" | "USER_DEACTIVATED" | "REALM_DEACTIVATED" = "UNAUTHORIZED") {
-    super(code, message);
+  constructor(message: string) {
+    super("UNAUTHORIZED", message);
+  }
+}
+
+/**
+ * A login (password or JWT) refused: Zulip's AuthenticationFailedError,
+ * UserDeactivatedError and RealmDeactivatedError, which keep their own codes on the
+ * wire because no Basic-auth decorator converts them on the login endpoints.
+ */
+export class LoginError extends EngineError {
+  constructor(kind: "failed" | "user_deactivated" | "realm_deactivated") {
+    if (kind === "failed") super("AUTHENTICATION_FAILED", "Your username or password is incorrect");
+    else if (kind === "user_deactivated") super("USER_DEACTIVATED", "Account is deactivated");
+    else super("REALM_DEACTIVATED", "This organization has been deactivated");
   }
 }
 

@@ -62,3 +62,5 @@ export { MAX_DEVICES_PER_USER, SECRETBOX_CRYPTOSYSTEM, decodeBase64 } from "./ac
 export type { PushDelivery, PushItemOutcome, PushTarget } from "./actions/push-notifications.js";
 export { PUSH_ITEM_MAX_AGE_SECS } from "./actions/push-notifications.js";
 export type { DeviceChanges } from "./events/types.js";
+export { isStrongPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_GUESSES, PASSWORD_MIN_LENGTH } from "./accounts/password-strength.js";
+export { hashNewPassword, type ScryptCost } from "./actions/accounts.js";

@@ -53,6 +53,7 @@ import { updateRealmSettingDefaults, updateSettings, type SettingChanges, type U
 import { createDrafts, deleteDraft, editDraft, listDrafts, registerDrafts, type DraftInput } from "./actions/drafts.js";
 import { createSavedSnippet, deleteSavedSnippet, editSavedSnippet, listSavedSnippets } from "./actions/saved-snippets.js";
 import type { PasswordRecord } from "./accounts/password.js";
+import { loginByEmail, loginWithPassword, preparePasswordChange, regenerateApiKey, setCanChangeUserEmails, type ScryptCost } from "./actions/accounts.js";
 import {
   activeSubscriberIds,
   checkAllPublicStreams,
@@ -192,6 +193,36 @@ export class Store {
   /** PATCH /settings: the caller's settings, name and time zone, or an administrator's bulk edit (targetUsers). */
   updateSettings(actorId: number, input: UpdateSettingsInput): void {
     updateSettings(this.#state, actorId, input);
+  }
+  /**
+   * updateSettings with Zulip's password change: a non-empty `newPassword` needs the
+   * right `oldPassword` ("Wrong password!") and must be strong enough ("New password
+   * is too weak!"); it is stored in the same write as the other changes.
+   */
+  async updateSettingsWithPassword(actorId: number, input: Omit<UpdateSettingsInput, "passwordChange"> & { readonly oldPassword?: string }, cost?: ScryptCost): Promise<void> {
+    const { oldPassword, ...rest } = input;
+    const wanted = input.targetUsers === undefined && input.newPassword !== undefined && input.newPassword !== "";
+    const passwordChange = wanted ? await preparePasswordChange(this.#state, actorId, oldPassword ?? "", input.newPassword ?? "", cost) : undefined;
+    updateSettings(this.#state, actorId, { ...rest, ...(passwordChange !== undefined ? { passwordChange } : {}) });
+  }
+
+  // ---- logins and credentials ----
+
+  /** POST /fetch_api_key: the realm's user with this real email and password (LoginError otherwise). */
+  loginWithPassword(realmId: number, email: string, password: string, cost?: ScryptCost): Promise<User> {
+    return loginWithPassword(this.#state, realmId, email, password, cost);
+  }
+  /** The realm's user with this real email, for an email another party verified (JWT); LoginError otherwise. */
+  loginByEmail(realmId: number, email: string): User {
+    return loginByEmail(this.#state, realmId, email);
+  }
+  /** A new API key for the user; the old one is refused from now on. */
+  regenerateApiKey(userId: number): string {
+    return regenerateApiKey(this.#state, userId);
+  }
+  /** Grants or revokes Zulip's can_change_user_emails special permission (an operator's decision). */
+  setCanChangeUserEmails(userId: number, value: boolean): User {
+    return setCanChangeUserEmails(this.#state, userId, value);
   }
   /** PATCH /realm/user_settings_defaults: what users created later start with. */
   updateRealmSettingDefaults(actorId: number, settings: SettingChanges): void {

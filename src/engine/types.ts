@@ -54,6 +54,12 @@ export interface User {
   isImportedStub: boolean;
   /** Custom profile field ID -> value. */
   profileData: Record<string, string | number[]>;
+  /**
+   * Zulip's can_change_user_emails special permission (granted by the server operator,
+   * never through the API): with the owner role, changing other users' emails. Absent
+   * on older records: false.
+   */
+  canChangeUserEmails?: boolean;
 }
 
 /** A group-setting value: a group ID, or an anonymous group of users and subgroups. */

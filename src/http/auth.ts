@@ -85,6 +85,59 @@ export class AuthFailureGuard {
 }
 
 /**
+ * Password attempts (POST /fetch_api_key, and the old password of a password change),
+ * limited as Zulip's rate_limit_auth does: every attempt takes a token from the
+ * account's bucket (Zulip's "authenticate_by_username", keyed here by realm and email)
+ * and a success refills it; failed attempts also take one from the client address's
+ * bucket, the same one failed Basic auth uses. An account or address with none left
+ * is refused before its password is even hashed.
+ */
+export class LoginGuard {
+  readonly #byAccount: RateLimiter | null;
+  readonly #byAddress: RateLimiter | null;
+
+  constructor(byAccount: RateLimiter | null, byAddress: RateLimiter | null) {
+    this.#byAccount = byAccount;
+    this.#byAddress = byAddress;
+  }
+
+  /** The account key: emails are case-insensitive, and each realm has its own accounts. */
+  static account(realmId: number, email: string): string {
+    return `${realmId}:${email.trim().toLowerCase()}`;
+  }
+
+  /**
+   * Runs one attempt under the limits: seconds to wait when refused (nothing run),
+   * else the attempt's result. `isFailure` tells which thrown errors are wrong
+   * credentials; `run` must check the credentials before anything else it may refuse.
+   */
+  async attempt<T>(account: string, address: string | null, run: () => Promise<T>, isFailure: (error: unknown) => boolean): Promise<{ readonly waitSeconds: number } | { readonly value: T }> {
+    const addressWait = address === null ? 0 : (this.#byAddress?.wait(address) ?? 0);
+    if (addressWait > 0) return { waitSeconds: addressWait };
+    if (this.#byAccount) {
+      const decision = this.#byAccount.take(account);
+      if (!decision.allowed) return { waitSeconds: decision.retryAfter };
+    }
+    try {
+      const value = await run();
+      this.#byAccount?.reset(account);
+      return { value };
+    } catch (error) {
+      // Any other refusal (deactivated account, weak new password) came after the
+      // password matched: that counts as a success for the limits.
+      if (!isFailure(error)) this.#byAccount?.reset(account);
+      else if (address !== null) this.#byAddress?.take(address);
+      throw error;
+    }
+  }
+
+  /** A password changed: earlier attempts no longer count (Zulip's do_change_password clears them). */
+  forget(account: string): void {
+    this.#byAccount?.reset(account);
+  }
+}
+
+/**
  * Zulip's get_client_name: a non-empty `client` request parameter wins; otherwise the
  * User-Agent's product token ("ZulipMobile/27.2 (...)" -> "ZulipMobile").
  */

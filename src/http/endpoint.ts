@@ -11,6 +11,8 @@ import type { MessageJsonCache } from "./views/message-cache.js";
 import type { UserListCache } from "./views/user-list-cache.js";
 import type { ServerConfig } from "../config/index.js";
 import type { BouncerClient } from "../push/bouncer-client.js";
+import type { ScryptCost } from "../engine/index.js";
+import type { LoginGuard } from "./auth.js";
 
 export type Method = "GET" | "POST" | "PATCH" | "DELETE" | "PUT";
 
@@ -24,6 +26,10 @@ export interface ServerInfo {
   readonly bouncer: BouncerClient | null;
   /** The data directory (uploaded custom emoji live under it); null for a server without one. */
   readonly dataDir: string | null;
+  /** Limits on password attempts, per account and per client address. */
+  readonly logins: LoginGuard;
+  /** scrypt parameters for new password hashes. */
+  readonly passwordHashCost: ScryptCost;
 }
 
 /** What a handler sees: the store, the caller and request facts, already authenticated. */
@@ -52,6 +58,8 @@ export interface PublicContext {
   readonly realm: Realm | undefined;
   readonly pathParams: Readonly<Record<string, string>>;
   readonly server: ServerInfo;
+  /** The client's address (login attempts are limited per address). */
+  readonly remoteAddress: string;
 }
 
 export type SuccessData = Record<string, unknown>;

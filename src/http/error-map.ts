@@ -21,10 +21,12 @@ export const ERROR_MAP: Readonly<Record<ErrorCode, WireError>> = {
   BAD_NARROW: { status: 400 },
   STREAM_DOES_NOT_EXIST: { status: 400 },
   UNAUTHORIZED_PRINCIPAL: { status: 400 },
-  // Every 401 is UNAUTHORIZED on the wire, as Zulip's Basic-auth decorator reports it.
+  // Basic-auth failures are all UNAUTHORIZED (Zulip's decorator converts them); the
+  // login endpoints (fetch_api_key, jwt/fetch_api_key) keep the specific codes.
   UNAUTHORIZED: { status: 401 },
-  USER_DEACTIVATED: { status: 401, wire: "UNAUTHORIZED" },
-  REALM_DEACTIVATED: { status: 401, wire: "UNAUTHORIZED" },
+  USER_DEACTIVATED: { status: 401 },
+  REALM_DEACTIVATED: { status: 401 },
+  AUTHENTICATION_FAILED: { status: 401 },
   NONEXISTENT_SUBDOMAIN: { status: 404 },
   RATE_LIMIT_HIT: { status: 429 },
   BAD_EVENT_QUEUE_ID: { status: 400 },

@@ -18,6 +18,13 @@ export const DEFAULT_RATE_LIMIT: RateLimitConfig = { requests: 200, windowSecond
  */
 export const DEFAULT_AUTH_FAILURE_LIMIT: RateLimitConfig = { requests: 100, windowSeconds: 60 };
 
+/**
+ * Password attempts per account: Zulip's "authenticate_by_username" rule, 5 attempts
+ * in 30 minutes (a token bucket here, refilling one attempt every 6 minutes). A
+ * success forgets the account's earlier attempts, as Zulip clears its history.
+ */
+export const DEFAULT_LOGIN_LIMIT: RateLimitConfig = { requests: 5, windowSeconds: 1800 };
+
 /** Bucket count above which full buckets are dropped (client addresses are unbounded). */
 const SWEEP_AT = 10_000;
 
@@ -69,6 +76,11 @@ export class RateLimiter {
     const { requests, windowSeconds } = this.#config;
     const tokens = this.#refill(key, this.#now()).tokens;
     return tokens >= 1 ? 0 : (1 - tokens) / (requests / windowSeconds);
+  }
+
+  /** Forgets `key`'s history: its bucket is full again. */
+  reset(key: number | string): void {
+    this.#buckets.delete(key);
   }
 
   #refill(key: number | string, now: number): Bucket {

@@ -6,16 +6,16 @@
  * envelope. No business rules here.
  */
 import uWS from "uWebSockets.js";
-import { EngineError, RateLimitError, type Store } from "../engine/index.js";
+import { EngineError, RateLimitError, SCRYPT_COST, type ScryptCost, type Store } from "../engine/index.js";
 import { MethodNotAllowedError, UnknownRouteError } from "./errors.js";
 import { emojiDataReply } from "./emoji-data.js";
 import { isRealmEmojiPath, realmEmojiFileReply } from "./realm-emoji-files.js";
-import { AuthFailureGuard, clientName, realmFor } from "./auth.js";
+import { AuthFailureGuard, clientName, LoginGuard, realmFor } from "./auth.js";
 import { listenCompat, type CompatListener } from "./compat-listener.js";
 import { DEFAULT_MAX_BODY_BYTES, type AuthedEndpoint, type Endpoint, type PublicEndpoint, type ServerInfo } from "./endpoint.js";
 import { ENDPOINTS } from "./endpoints/index.js";
 import { parseParams, type ParamShape } from "./params.js";
-import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_RATE_LIMIT, RateLimiter, type RateLimitConfig } from "./rate-limit.js";
+import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_LOGIN_LIMIT, DEFAULT_RATE_LIMIT, RateLimiter, type RateLimitConfig } from "./rate-limit.js";
 import { parseBody, parseQuery, readBody, readHead, type RequestHead } from "./request.js";
 import { RequestLog, type RequestLogOptions, type RequestNote } from "./request-log.js";
 import { mayReadMetrics, METRICS_PATH, ServerMetrics } from "./metrics.js";
@@ -45,6 +45,10 @@ export interface ServerOptions {
   readonly rateLimit?: RateLimitConfig | false;
   /** Failed authentication attempts per client address, or false to disable. */
   readonly authFailureLimit?: RateLimitConfig | false;
+  /** Password attempts per account (Zulip's authenticate_by_username), or false to disable. Off with RATE_LIMITING false, as in Zulip. */
+  readonly loginLimit?: RateLimitConfig | false;
+  /** scrypt parameters for new password hashes (and the decoy compared when an account has none). Default SCRYPT_COST; tests pass a cheap one. */
+  readonly passwordHashCost?: ScryptCost;
   /** Ceiling on every endpoint's body limit, in bytes (endpoints default to DEFAULT_MAX_BODY_BYTES). */
   readonly maxBodyBytes?: number;
   /** Budget for ready-to-send message JSON, in bytes. */
@@ -84,7 +88,10 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   const externalHost = options.externalHost ?? config.EXTERNAL_HOST ?? "localhost";
   const router = new Router(ENDPOINTS);
   const limiter = options.rateLimit === false || (options.rateLimit === undefined && !config.RATE_LIMITING) ? null : new RateLimiter(options.rateLimit ?? DEFAULT_RATE_LIMIT);
-  const authGuard = new AuthFailureGuard(options.authFailureLimit === false ? null : new RateLimiter(options.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT));
+  const authFailures = options.authFailureLimit === false ? null : new RateLimiter(options.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT);
+  const authGuard = new AuthFailureGuard(authFailures);
+  const loginLimited = options.loginLimit !== false && (options.loginLimit !== undefined || config.RATE_LIMITING);
+  const logins = new LoginGuard(loginLimited ? new RateLimiter(options.loginLimit || DEFAULT_LOGIN_LIMIT) : null, authFailures);
   const maxBody = options.maxBodyBytes ?? Number.POSITIVE_INFINITY;
   // Chosen before the body is read, so an oversized body is refused while it streams.
   const bodyLimit = (head: RequestHead): number => {
@@ -97,7 +104,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     config.PUSH_NOTIFICATION_BOUNCER_URL !== undefined && config.ZULIP_ORG_ID !== undefined && config.ZULIP_ORG_KEY !== undefined
       ? new BouncerClient({ url: config.PUSH_NOTIFICATION_BOUNCER_URL, orgId: config.ZULIP_ORG_ID, orgKey: config.ZULIP_ORG_KEY, ...(options.bouncerTimeoutMs !== undefined ? { timeoutMs: options.bouncerTimeoutMs } : {}) })
       : null;
-  let info: ServerInfo = { baseUrl: options.baseUrl ?? `http://${externalHost}`, externalHost, config, bouncer, dataDir: options.dataDir ?? null };
+  let info: ServerInfo = { baseUrl: options.baseUrl ?? `http://${externalHost}`, externalHost, config, bouncer, dataDir: options.dataDir ?? null, logins, passwordHashCost: options.passwordHashCost ?? SCRYPT_COST };
   const messageJson = new MessageJsonCache(store, options.messageCacheBytes);
   const userJson = new UserListCache(store);
   const ownsHub = !(options.events instanceof EventHub);
@@ -183,7 +190,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
         const parsed = parseParams(endpoint.params as ParamShape, input, endpoint.aliases);
         const realm = realmFor(store, head.host, externalHost);
         note.realmId = realm?.id ?? null;
-        const data = await (endpoint as PublicEndpoint<ParamShape>).handler({ store, realm, pathParams: match.pathParams, server: info }, parsed.values);
+        const data = await (endpoint as PublicEndpoint<ParamShape>).handler({ store, realm, pathParams: match.pathParams, server: info, remoteAddress: head.remoteAddress }, parsed.values);
         return { reply: success(data, parsed.ignored), headers: none };
       }
       const { realm, user } = authGuard.authenticate(store, head, externalHost);

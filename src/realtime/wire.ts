@@ -194,7 +194,15 @@ export class WireEvent {
         else if ("role" in c) person["role"] = c.role;
         else if ("isActive" in c) person["is_active"] = c.isActive;
         else if ("timezone" in c) person["timezone"] = c.timezone;
-        else person["custom_profile_field"] = c.profileData;
+        else if ("deliveryEmail" in c) person["delivery_email"] = c.deliveryEmail;
+        else if ("newEmail" in c) person["new_email"] = c.newEmail;
+        else if ("avatarOf" in c) {
+          // Zulip's notify_avatar_url_change; parley's avatars are all Gravatars ("G"), and
+          // register's avatar_url_medium is the same URL. Null for client_gravatar queues,
+          // as in realm_user add events (the client computes Gravatars itself).
+          const url = avatarUrl(c.avatarOf, queue.options.clientGravatar);
+          Object.assign(person, { avatar_source: "G", avatar_url: url, avatar_url_medium: url, avatar_version: c.avatarOf.avatarVersion });
+        } else person["custom_profile_field"] = c.profileData;
         return { type: "realm_user", op: "update", person };
       }
       case "realm":

@@ -151,6 +151,8 @@ const ID_PARAMS: Readonly<Record<string, readonly Probe[]>> = {
   scheduled_message_id: [{ kind: "scheduled", label: "path", encode: String }],
   // Another user's device is "Invalid `device_id`" (or no active device) exactly like a missing one.
   device_id: [{ kind: "device", label: "ID", encode: String }],
+  // POST /fetch_api_key: another realm's account is "incorrect" exactly like none.
+  username: [{ kind: "email", label: "login email", encode: String }],
 };
 
 /** Parameters that name nothing a caller could be denied. */
@@ -191,6 +193,9 @@ const NOT_IDS = new Set([
   "scheduled_delivery_timestamp",
   // push registration: the caller's own key and the token the bouncer knows (device_id is swept)
   "push_key", "push_key_id", "token_kind", "token_id", "bouncer_public_key", "encrypted_push_registration",
+  // logins: the password of the named account; a JWT's email claim is checked in
+  // test/http/jwt.test.ts (another realm's user is refused like an unknown one)
+  "password", "token", "include_profile",
 ]);
 
 /** Endpoints without any ID parameter: nothing to sweep. */
@@ -219,6 +224,9 @@ const NO_ID_ENDPOINTS = [
   "GET /user_groups",
   "GET /scheduled_messages",
   "POST /register_client_device",
+  // The caller's own key; a JWT names its account inside the token (see NOT_IDS).
+  "POST /users/me/api_key/regenerate",
+  "POST /jwt/fetch_api_key",
 ];
 
 /**
@@ -292,6 +300,7 @@ const BASES: Readonly<Record<string, readonly Base[]>> = {
   ],
   "DELETE /users/me/subscriptions": [{ params: {}, for: ["subscriptions"] }, { params: { subscriptions: JSON.stringify(["general"]) }, for: ["principals"] }],
   "PATCH /settings": [{ params: { color_scheme: "2" } }],
+  "POST /fetch_api_key": [{ params: { password: "not-the-password-1" } }],
   // `draft` replaces each caller's own draft.
   "PATCH /drafts/:draft_id": [{ params: { draft: JSON.stringify({ type: "", to: [], topic: "", content: "c" }) }, for: ["draft_id"] }, { params: { draft_id: ownDraft }, for: ["draft"] }],
   "PATCH /saved_snippets/:saved_snippet_id": [{ params: { title: "renamed" } }],

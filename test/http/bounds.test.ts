@@ -9,11 +9,15 @@ import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ENDPOINTS } from "../../src/http/endpoints/index.js";
 import type { User } from "../../src/engine/types.js";
+import { SignJWT } from "jose";
+import { parseConfig } from "../../src/config/index.js";
 import { basicAuth, encodeParams, expectRejectedUnchanged, startServer, type TestServer } from "../support/http.js";
 
 let s: TestServer;
+/** A JWT secret for the root realm, so that worst tokens reach jose. */
+const JWT_SECRET = "bounds test secret, long enough for HS256";
 beforeAll(async () => {
-  s = await startServer();
+  s = await startServer({ config: parseConfig({ JWT_AUTH_KEYS: { "": { key: JWT_SECRET, algorithms: ["HS256"] } } }, "test") });
 });
 afterAll(() => s.close());
 
@@ -243,6 +247,35 @@ describe("worst inputs per endpoint", () => {
     const { owner, bob } = s.seed;
     await refused(() => send(owner, "PATCH", `/users/${bob.id}`, form({ full_name: huge(200_000) })), 400, "BAD_REQUEST", "Name too long!");
     await refused(() => send(owner, "PATCH", `/users/${bob.id}`, form({ profile_data: Array.from({ length: 2000 }, (_, i) => ({ id: i, value: "v" })) })), 400, "BAD_REQUEST", "profile_data is too long (limit: 1000 items)");
+    await refused(() => send(owner, "PATCH", `/users/${bob.id}`, form({ new_email: huge(200_000) })), 400, "BAD_REQUEST", "User not authorized to change user emails");
+    s.t.store.setCanChangeUserEmails(owner.id, true);
+    const email = await refused(() => send(owner, "PATCH", `/users/${bob.id}`, form({ new_email: `${huge(200_000)}@x.dev` })), 400, "BAD_REQUEST", /^Invalid email 'x+…'$/);
+    expect(String(email.body["msg"]).length).toBeLessThan(200);
+  });
+
+  it(route("POST", "/fetch_api_key"), async () => {
+    const login = (params: Record<string, unknown>) => () => send(null, "POST", "/fetch_api_key", form(params));
+    await refused(login({ username: huge(200_000), password: "x" }), 413, "BAD_REQUEST", "Request body too large");
+    await refused(login({ username: "alice@test.dev", password: huge(MiB) }), 413, "BAD_REQUEST", "Request body too large");
+    // The largest password the body allows is hashed like any other (scrypt's cost does not grow with it).
+    await refused(login({ username: "owner@test.dev", password: huge(15_000) }), 401, "AUTHENTICATION_FAILED", "Your username or password is incorrect");
+    await refused(login({ username: huge(15_000), password: "x" }), 401, "AUTHENTICATION_FAILED", "Your username or password is incorrect");
+  });
+
+  it(route("POST", "/jwt/fetch_api_key"), async () => {
+    const jwt = (params: Record<string, unknown>) => () => send(null, "POST", "/jwt/fetch_api_key", form(params));
+    await refused(jwt({ token: huge(MiB) }), 413, "BAD_REQUEST", "Request body too large");
+    await refused(jwt({ token: `${huge(5000)}.${huge(5000)}.${huge(5000)}` }), 400, "BAD_REQUEST", "Bad JSON web token");
+    const deep = await new SignJWT({ email: "alice@test.dev", nested: JSON.parse(`${"[".repeat(500)}${"]".repeat(500)}`) as unknown }).setProtectedHeader({ alg: "HS256" }).sign(new TextEncoder().encode(JWT_SECRET));
+    const r = await withBystander(jwt({ token: deep }));
+    expect(r.body["email"]).toBe("alice@test.dev");
+    const longEmail = await new SignJWT({ email: huge(10_000) }).setProtectedHeader({ alg: "HS256" }).sign(new TextEncoder().encode(JWT_SECRET));
+    await refused(jwt({ token: longEmail }), 401, "AUTHENTICATION_FAILED", "Your username or password is incorrect");
+  });
+
+  it(route("POST", "/users/me/api_key/regenerate"), async () => {
+    const r = await withBystander(() => send(s.seed.guest, "POST", "/users/me/api_key/regenerate", form({ [huge(500)]: huge(200_000) })));
+    expect(r.status).toBe(200);
   });
 
   it(route("GET", "/users/me/subscriptions"), async () => {
@@ -358,6 +391,7 @@ describe("worst inputs per endpoint", () => {
     const everyone = { user_ids: ones(50_000), group_ids: [1], skip_if_already_edited: true };
     await refused(() => send(alice, "PATCH", "/settings", form({ target_users: everyone, color_scheme: 2 })), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
     await refused(() => send(owner, "PATCH", "/settings", form({ target_users: everyone, presence_enabled: false })), 400, "BAD_REQUEST", "Cannot change this setting for other users.");
+    await refused(() => send(alice, "PATCH", "/settings", form({ old_password: huge(100_000), new_password: huge(100_000) })), 400, "BAD_REQUEST", "Wrong password!");
   });
 
   it(route("PATCH", "/realm/user_settings_defaults"), async () => {

@@ -13,6 +13,8 @@
  * (PARLEY_FUZZ_RUNS raises it for a longer hunt).
  */
 import fc from "fast-check";
+import { SignJWT } from "jose";
+import { parseConfig } from "../../src/config/index.js";
 import { z } from "zod";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Endpoint } from "../../src/http/endpoint.js";
@@ -27,6 +29,7 @@ const SEED = process.env["PARLEY_FUZZ_SEED"] !== undefined ? Number(process.env[
 /** Requests per endpoint (form fuzzing; PARLEY_FUZZ_RUNS for a longer local hunt), and raw-body requests per endpoint. */
 const RUNS = Number(process.env["PARLEY_FUZZ_RUNS"] ?? 30);
 const RAW_RUNS = 8;
+const JWT_SECRET = "fuzz test secret, long enough for HS256";
 /**
  * Long values: about 100 KB in bodies. uWebSockets.js resets the connection when a
  * request head passes about 100 KB (it has no 414/431 answer), a limit of the
@@ -280,7 +283,8 @@ const RAW_BODIES: readonly { contentType: string; body: string }[] = [
 
 beforeAll(async () => {
   // A bouncer address where nothing listens: registrations reach the outbox, whose sender does not run here.
-  const config = { ...DEFAULT_CONFIG, PUSH_NOTIFICATION_BOUNCER_URL: "http://127.0.0.1:9", ZULIP_ORG_ID: "fuzz", ZULIP_ORG_KEY: "fuzz" };
+  // A JWT key for the root realm, so that fuzzed tokens reach jose.
+  const config = parseConfig({ PUSH_NOTIFICATION_BOUNCER_URL: "http://127.0.0.1:9", ZULIP_ORG_ID: "fuzz", ZULIP_ORG_KEY: "fuzz", JWT_AUTH_KEYS: { "": { key: JWT_SECRET, algorithms: ["HS256"] } } }, "test");
   s = await startServer({ config, bouncerTimeoutMs: 200, logError: (message, error) => unexpected.push(`${message}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`) });
   const store = s.t.store;
   const { owner, alice, bob, guest, general, secret } = s.seed;
@@ -318,6 +322,10 @@ beforeAll(async () => {
     token_id: [Buffer.alloc(8, 1).toString("base64")],
     bouncer_public_key: ["AAAA"],
     encrypted_push_registration: ["c2VhbGVk"],
+    username: ["alice@test.dev", "owner@test.dev"],
+    password: ["not-the-password-1"],
+    token: [await new SignJWT({ email: "bob@test.dev" }).setProtectedHeader({ alg: "HS256" }).sign(new TextEncoder().encode(JWT_SECRET))],
+    new_email: ["renamed@test.dev"],
   };
   console.log(`fuzz seed ${SEED} (set PARLEY_FUZZ_SEED to change it)`);
 });

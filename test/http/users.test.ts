@@ -173,7 +173,7 @@ describe("PATCH /users/{user_id} and /users/{email}", () => {
     await rejects(patch(String(bob.id), { profile_data: "[{" }), 400, "BAD_REQUEST", "profile_data is not valid JSON");
     await rejects(patch(String(bob.id), { profile_data: [{ value: "x" }] }), 400, "BAD_REQUEST", 'profile_data[0]["id"] is not an integer');
     await rejects(patch(String(bob.id), { profile_data: {} }), 400, "BAD_REQUEST", "profile_data is not a list");
-    await rejects(patch(String(bob.id), { new_email: "new@test.dev", full_name: "Changed" }), 400, "BAD_REQUEST", "Changing a user's email address is not supported by this server");
+    await rejects(patch(String(bob.id), { new_email: "new@test.dev", full_name: "Changed" }), 400, "BAD_REQUEST", "User not authorized to change user emails");
     await rejects(patch(String(bob.id), { new_email: "new@test.dev" }, alice), 400, "BAD_REQUEST", "Insufficient permission");
     const r = await s.call(null, "PATCH", `/users/${bob.id}`, { full_name: "X" }, { headers: { Authorization: "Bearer abc" } });
     expect(r.status).toBe(400);

@@ -31,7 +31,7 @@ export type Action =
   | { kind: "mark_topic_read"; user: UserName; channel: ChannelName; topic: string }
   | { kind: "subscribe"; actor: UserName; channel: ChannelName; principals: UserName[] | null; inviteOnly: boolean; sharedHistory: boolean; isDefault: boolean }
   | { kind: "unsubscribe"; actor: UserName; channel: ChannelName; principals: UserName[] | null }
-  | { kind: "update_user"; target: UserName; change: { role: Role } | { fullName: string } }
+  | { kind: "update_user"; target: UserName; change: { role: Role } | { fullName: string } | { newEmail: string } }
   | { kind: "reaction"; user: UserName; pick: number; op: "add" | "remove" }
   | { kind: "set_active"; target: "carol" | "dave"; active: boolean }
   | { kind: "create_group"; actor: UserName; name: (typeof GROUPS)[number]; members: UserName[] }
@@ -106,7 +106,11 @@ export const actionArb: fc.Arbitrary<Action> = fc.oneof(
     arbitrary: fc.record({
       kind: fc.constant("update_user" as const),
       target: user,
-      change: fc.oneof(roles.map((role) => ({ role })), fc.constantFrom("Renamed One", "Renamed Two").map((fullName) => ({ fullName }))),
+      change: fc.oneof(
+        roles.map((role) => ({ role })),
+        fc.constantFrom("Renamed One", "Renamed Two").map((fullName) => ({ fullName })),
+        fc.constantFrom("moved-a@test.dev", "moved-b@test.dev").map((newEmail) => ({ newEmail })),
+      ),
     }),
   },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("reaction" as const), user: actor, pick: fc.nat(), op: fc.constantFrom("add" as const, "remove" as const) }) },
@@ -167,7 +171,8 @@ export class World {
     const { store } = server.t;
     const seed = server.seed;
     const realmId = seed.realm.id;
-    this.users.set("owner", seed.owner);
+    // The owner may change emails (update_user newEmail), as an operator can allow.
+    this.users.set("owner", store.setCanChangeUserEmails(seed.owner.id, true));
     this.users.set("alice", seed.alice);
     this.users.set("bob", seed.bob);
     this.users.set("guest", seed.guest);
@@ -310,7 +315,7 @@ export class World {
         return note(r.status === 200, `unsubscribe ${String(r.body["msg"] ?? "")}`);
       }
       case "update_user": {
-        const params = "role" in action.change ? { role: action.change.role } : { full_name: action.change.fullName };
+        const params = "role" in action.change ? { role: action.change.role } : "fullName" in action.change ? { full_name: action.change.fullName } : { new_email: action.change.newEmail };
         const r = await call("owner", "PATCH", `/users/${this.user(action.target).id}`, params);
         return note(r.status === 200, `update_user ${String(r.body["msg"] ?? "")}`);
       }

@@ -49,6 +49,9 @@ export const MAINTAINED_SECTIONS = [
   "can_create_streams",
   "can_create_web_public_streams",
   "can_subscribe_other_users",
+  "avatar_url",
+  "avatar_url_medium",
+  "avatar_source",
   // Personal state (settings, the realm's defaults, drafts, saved snippets).
   "user_settings",
   "realm_user_settings_defaults",
@@ -510,6 +513,8 @@ function applyRealmUser(state: ClientState, event: Json): void {
   const user = findUser(state, userId);
   if (!user) throw new Error(`reducer: realm_user update for an unknown user ${userId}`);
   for (const [k, v] of Object.entries(person)) if (k !== "user_id" && k in user.record) user.record[k] = clone(v);
+  // Zulip's apply_event: new_email is the API email.
+  if (typeof person["new_email"] === "string") user.record["email"] = person["new_email"];
   if (typeof person["role"] === "number") {
     const role = person["role"];
     user.record["is_owner"] = role === ROLE_OWNER;
@@ -526,6 +531,9 @@ function applyRealmUser(state: ClientState, event: Json): void {
   }
   if (userId === state.userId) {
     for (const field of ["full_name", "email", "delivery_email"]) if (typeof person[field] === "string") state.snapshot[field] = person[field];
+    if (typeof person["new_email"] === "string") state.snapshot["email"] = person["new_email"];
+    // The own avatar (register's avatar_url and avatar_url_medium) follows avatar updates.
+    if (typeof person["avatar_url"] === "string") for (const field of ["avatar_url", "avatar_url_medium", "avatar_source"]) if (field in person) state.snapshot[field] = person[field];
     if (typeof person["role"] === "number") {
       const role = person["role"];
       state.snapshot["role"] = role;

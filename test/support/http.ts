@@ -30,10 +30,13 @@ export function basicAuth(user: User): string {
   return `Basic ${Buffer.from(`${user.email}:${user.apiKey}`).toString("base64")}`;
 }
 
+/** scrypt at a thirty-second of production cost: password tests stay fast; records carry their own parameters. */
+export const TEST_SCRYPT_COST = { N: 1024, r: 8, p: 1 } as const;
+
 export async function startServer(options: ServerOptions = {}): Promise<TestServer> {
   const t = tempStore();
   const seed = seedRealm(t.store);
-  const server = createServer(t.store, { rateLimit: false, logError: () => undefined, dataDir: t.dir, ...options });
+  const server = createServer(t.store, { rateLimit: false, logError: () => undefined, dataDir: t.dir, passwordHashCost: TEST_SCRYPT_COST, ...options });
   const port = await server.listen(0, "127.0.0.1");
   const base = `http://127.0.0.1:${port}`;
   return {

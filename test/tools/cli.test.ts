@@ -6,7 +6,7 @@
  * their first line of output, then talks to them over real HTTP.
  */
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -250,6 +250,47 @@ describe("parley realm create, user create, serve", () => {
       expect(await server.stop()).toBe(0);
     }
   }, 60_000);
+});
+
+describe("passwords and special permissions", () => {
+  const dir = tempDir();
+
+  /** Runs a command with `input` on its standard input. */
+  const withStdin = (input: string, ...args: string[]): Result => {
+    const r = spawnSync(process.execPath, [CLI, ...args], { encoding: "utf8", timeout: 60_000, input });
+    return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  };
+
+  it("takes passwords from standard input or a file, refuses weak ones, and the server logs them in", async () => {
+    const owner = json<Login>(withStdin("harbour-lights-77\n", "realm", "create", "--data", dir, "--subdomain", "", "--name", "Pw", "--owner-email", "owner@pw.test", "--owner-password", "--json"));
+    const file = join(dir, "member-password.txt");
+    writeFileSync(file, "copper-kettle-31\r\nsecond line ignored\n");
+    const member = json<Login>(parley("user", "create", "--data", dir, "--realm", "", "--email", "max@pw.test", "--name", "Max", "--password-file", file, "--json"));
+    const weak = withStdin("123456\n", "user", "create", "--data", dir, "--realm", "", "--email", "weak@pw.test", "--name", "Weak", "--password");
+    expect(weak.code).toBe(1);
+    expect(weak.stderr).toMatch(/The password is too weak\./);
+    const both = parley("user", "create", "--data", dir, "--realm", "", "--email", "b@pw.test", "--name", "Both", "--password", "--password-file", file);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/give --password or --password-file, not both/);
+    const bot = parley("user", "create", "--data", dir, "--realm", "", "--email", "b-bot@pw.test", "--name", "Botty", "--bot", "--owner-email", "owner@pw.test", "--password-file", file);
+    expect(bot.code).toBe(2);
+    expect(json(parley("user", "grant", "--data", dir, "--realm", "", "--email", "owner@pw.test", "--permission", "can_change_user_emails", "--json"))).toMatchObject({ user_id: owner.user_id, can_change_user_emails: true });
+
+    const server = await launch(["serve", "--data", dir, "--port", "0", "--no-rate-limit"]);
+    try {
+      const login = (username: string, password: string) => api(server.url, "POST", "/fetch_api_key", null, { username, password });
+      expect((await login("owner@pw.test", "harbour-lights-77")).body).toMatchObject({ api_key: owner.api_key, user_id: owner.user_id });
+      expect((await login("max@pw.test", "copper-kettle-31")).body).toMatchObject({ api_key: member.api_key });
+      expect((await login("max@pw.test", "copper-kettle-31\r")).status).toBe(401);
+      expect((await login("weak@pw.test", "123456")).status).toBe(401);
+      // The granted permission lets the owner change an email.
+      const changed = await api(server.url, "PATCH", `/users/${member.user_id}`, basic(owner.email, owner.api_key), { new_email: "maxine@pw.test" });
+      expect(changed.status).toBe(200);
+      expect((await login("maxine@pw.test", "copper-kettle-31")).status).toBe(200);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
 });
 
 describe("errors", () => {

@@ -1,24 +1,29 @@
 /**
  * @module tools/commands/realm
- * `parley realm create --subdomain S --name NAME --owner-email E [--owner-name N]`:
- * creates a realm (organization) with its first owner and prints the owner's user ID,
- * email and API key, which is everything needed to log in over the API. The subdomain
- * '' creates the default realm, served on bare hosts such as 127.0.0.1.
+ * `parley realm create --subdomain S --name NAME --owner-email E [--owner-name N]
+ * [--owner-password | --owner-password-file FILE]`: creates a realm (organization)
+ * with its first owner and prints the owner's user ID, email and API key, which is
+ * everything needed to log in over the API. The subdomain '' creates the default
+ * realm, served on bare hosts such as 127.0.0.1. The owner's password (for POST
+ * /fetch_api_key) comes from standard input's first line or a file's, never argv.
  */
+import { hashNewPassword } from "../../src/engine/index.js";
 import { output, parseOptions, requireString } from "../args.js";
+import { passwordOption } from "../password-input.js";
 import { describeSubdomain, openForCommand, parseOrUsage, USAGE_EXIT } from "../demo/cli.js";
 
-const USAGE = "parley realm create [--data DIR] --subdomain S --name NAME --owner-email E [--owner-name N] [--json]";
+const USAGE = "parley realm create [--data DIR] --subdomain S --name NAME --owner-email E [--owner-name N] [--owner-password | --owner-password-file FILE] [--json]";
 
 export async function run(argv: string[]): Promise<number> {
   const options = parseOrUsage("realm", USAGE, () => {
-    const parsed = parseOptions(argv, { subdomain: { type: "string" }, name: { type: "string" }, "owner-email": { type: "string" }, "owner-name": { type: "string" } });
+    const parsed = parseOptions(argv, { subdomain: { type: "string" }, name: { type: "string" }, "owner-email": { type: "string" }, "owner-name": { type: "string" }, "owner-password": { type: "boolean" }, "owner-password-file": { type: "string" } });
     const [action, ...extra] = parsed.positionals;
     if (action !== "create") throw new Error(action === undefined ? "missing action: create" : `unknown action '${action}'`);
     if (extra.length > 0) throw new Error(`unexpected argument '${extra[0]}'`);
     const ownerEmail = requireString(parsed, "owner-email");
     const ownerName = parsed.values["owner-name"];
     return {
+      password: passwordOption(parsed, "owner-password", "owner-password-file"),
       parsed,
       dir: parsed.values["data"] as string,
       subdomain: requireString(parsed, "subdomain"),
@@ -31,9 +36,11 @@ export async function run(argv: string[]): Promise<number> {
   });
   if (!options) return USAGE_EXIT;
 
+  const password = options.password === undefined ? undefined : await hashNewPassword(options.password, { email: options.ownerEmail, fullName: options.ownerName });
   const store = openForCommand(options.dir, "realm create");
   try {
-    const { realm, owner } = store.createRealm({ subdomain: options.subdomain, name: options.name, owner: { email: options.ownerEmail, fullName: options.ownerName } });
+    const owner0 = { email: options.ownerEmail, fullName: options.ownerName, ...(password !== undefined ? { password } : {}) };
+    const { realm, owner } = store.createRealm({ subdomain: options.subdomain, name: options.name, owner: owner0 });
     output(
       options.parsed,
       { realm_id: realm.id, subdomain: realm.subdomain, name: realm.name, user_id: owner.id, email: owner.email, full_name: owner.fullName, api_key: owner.apiKey },

@@ -13,7 +13,8 @@
  */
 import { isAdmin, membersOf } from "../access.js";
 import { realmAudience, userAudience, usersAudience } from "../events/audience.js";
-import { BadRequestError, PermissionDeniedError } from "../errors.js";
+import { BadRequestError, PermissionDeniedError, StorageError, WrongPasswordError } from "../errors.js";
+import type { PreparedPasswordChange } from "./accounts.js";
 import { SETTING_DEFAULTS, type RealmSettingDefaultsRecord, type SettingName, type SettingValue, type UserSettingsRecord } from "../settings/defaults.js";
 import { checkSettingValue, checkTimezone, PERSONAL_SETTING_NAMES, REALM_DEFAULT_SETTING_NAMES, SECURITY_SENSITIVE_SETTINGS } from "../settings/validation.js";
 import type { StoreState, WriteContext } from "../state.js";
@@ -35,10 +36,15 @@ export interface UpdateSettingsInput {
   readonly settings: SettingChanges;
   readonly fullName?: string;
   readonly timezone?: string;
-  /** Email and password changes come with the accounts issue: refused for now. */
+  /** Email changes come with the mail work: refused for now. */
   readonly email?: string;
-  readonly oldPassword?: string;
+  /**
+   * Zulip's new_password: a non-empty one needs `passwordChange`, made from it by
+   * preparePasswordChange (Store.updateSettingsWithPassword does both); never with
+   * targetUsers.
+   */
   readonly newPassword?: string;
+  readonly passwordChange?: PreparedPasswordChange;
   readonly targetUsers?: TargetUsers;
 }
 
@@ -96,15 +102,18 @@ export function updateSettings(state: StoreState, actorId: number, input: Update
     bulkUpdate(state, actor, input, changes);
     return;
   }
-  if (input.newPassword !== undefined || input.oldPassword !== undefined) throw new BadRequestError("Changing your password is not supported by this server yet.");
+  const password = input.newPassword !== undefined && input.newPassword !== "" ? input.passwordChange : undefined;
+  if (password !== undefined && password.userId !== actor.id) throw new StorageError("a password change prepared for another user");
+  if (input.newPassword !== undefined && input.newPassword !== "" && password === undefined) throw new WrongPasswordError();
   if (input.email !== undefined && input.email.trim() !== actor.deliveryEmail) throw new BadRequestError("Changing your email address is not supported by this server yet.");
   const fullName = input.fullName !== undefined && input.fullName !== actor.fullName ? checkFullName(input.fullName) : actor.fullName;
   const current = state.settingsOf(actor.id);
   const changed = changes.filter(([name, value]) => current[name] !== value);
   const next: User = { ...actor, fullName, timezone: timezone ?? actor.timezone };
   const userChanged = next.fullName !== actor.fullName || next.timezone !== actor.timezone;
-  if (changed.length === 0 && !userChanged) return;
+  if (changed.length === 0 && !userChanged && password === undefined) return;
   state.write((ctx) => {
+    if (password !== undefined) state.tables.passwords.putSync(actor.id, password.record);
     if (changed.length > 0) putUserSettings(state, ctx, actor, changed, true);
     for (const [property, value] of changed) ctx.emit({ type: "user_settings", op: "update", userIds: [actor.id], property, value }, () => userAudience(actor.id));
     if (userChanged) {

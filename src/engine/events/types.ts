@@ -114,7 +114,13 @@ export type RealmUserChange =
   | { readonly role: Role }
   | { readonly isActive: boolean }
   | { readonly timezone: string }
-  | { readonly profileData: User["profileData"] };
+  | { readonly profileData: User["profileData"] }
+  /** The real (delivery) email changed (Zulip sends it to those who may see it). */
+  | { readonly deliveryEmail: string }
+  /** The API email changed (Zulip's `new_email`). */
+  | { readonly newEmail: string }
+  /** The avatar URL changed (a Gravatar follows the email): the user after the change. */
+  | { readonly avatarOf: User };
 
 export interface UserGroupUpdate {
   readonly name?: string;

@@ -10,7 +10,7 @@
  * server_supported_permission_settings and max_reminder_note_length are absent.
  */
 import { createHash } from "node:crypto";
-import { MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, type Realm, type Store } from "../../../engine/index.js";
+import { MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, PASSWORD_MAX_LENGTH, PASSWORD_MIN_GUESSES, PASSWORD_MIN_LENGTH, type Realm, type Store } from "../../../engine/index.js";
 import { emojiDataUrl } from "../../emoji-data.js";
 import { groupSettingToWire } from "../../views/channel.js";
 
@@ -175,9 +175,9 @@ export function realmSection(store: Store, realm: Realm, baseUrl: string): Recor
     max_icon_file_size_mib: 5,
     max_logo_file_size_mib: 5,
     max_bulk_new_subscription_messages: 100,
-    password_min_length: 6,
-    password_max_length: 100,
-    password_min_guesses: 10000,
+    password_min_length: PASSWORD_MIN_LENGTH,
+    password_max_length: PASSWORD_MAX_LENGTH,
+    password_min_guesses: PASSWORD_MIN_GUESSES,
     event_queue_longpoll_timeout_seconds: 90,
     // Server settings and timings.
     server_generation: SERVER_GENERATION,

@@ -1,7 +1,8 @@
 /**
  * @module http/endpoints/server/server-settings
  * GET /server_settings (no authentication): what a client needs before logging in.
- * Deviations: only API-key (password-less) login is offered; no external auth methods.
+ * Login: email and password (POST /fetch_api_key) and, where JWT_AUTH_KEYS has the
+ * realm, JWT (which Zulip does not list here either). No external auth methods.
  */
 import { defineEndpoint } from "../../endpoint.js";
 import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from "../../version.js";
@@ -16,14 +17,14 @@ export default defineEndpoint({
   handler(ctx) {
     const realm = ctx.realm;
     return {
-      authentication_methods: { password: false, dev: false, email: false, ldap: false, remoteuser: false, github: false, azuread: false, gitlab: false, apple: false, google: false, saml: false, "openid connect": false },
+      authentication_methods: { password: true, dev: false, email: true, ldap: false, remoteuser: false, github: false, azuread: false, gitlab: false, apple: false, google: false, saml: false, "openid connect": false },
       external_authentication_methods: [],
       zulip_feature_level: ZULIP_FEATURE_LEVEL,
       zulip_version: ZULIP_VERSION,
       zulip_merge_base: ZULIP_MERGE_BASE,
       push_notifications_enabled: false,
       is_incompatible: false,
-      email_auth_enabled: false,
+      email_auth_enabled: true,
       require_email_format_usernames: true,
       realm_uri: ctx.server.baseUrl,
       realm_url: ctx.server.baseUrl,

@@ -3,11 +3,14 @@
  * PATCH /settings — https://zulip.com/api/update-settings
  * Every personal setting by its Zulip name and wire kind, plus full_name, timezone
  * and an administrator's target_users. The engine checks the values (allowed
- * choices, languages, sounds, time zones, names) and who may do what; email and
- * password changes are refused until accounts support them.
+ * choices, languages, sounds, time zones, names) and who may do what; email changes
+ * are refused until mail exists. A password change (old_password + new_password) is
+ * limited like a login: Zulip checks the old password through its rate-limited
+ * authenticate(), so too many attempts give "You're making too many attempts!".
  */
 import { z } from "zod";
-import { PERSONAL_SETTING_NAMES, settingKind, type SettingChanges, type SettingName } from "../../../engine/index.js";
+import { BadRequestError, PERSONAL_SETTING_NAMES, WrongPasswordError, settingKind, type SettingChanges, type SettingName } from "../../../engine/index.js";
+import { LoginGuard } from "../../auth.js";
 import { defineEndpoint } from "../../endpoint.js";
 import { j, p, type Param } from "../../params.js";
 
@@ -44,18 +47,31 @@ export default defineEndpoint({
   path: "/settings",
   auth: "user",
   params: { ...settingParams(PERSONAL_SETTING_NAMES), ...own },
-  handler(ctx, input) {
+  async handler(ctx, input) {
     const values = input as Readonly<Record<string, unknown>>;
     const target = input.target_users;
-    ctx.store.updateSettings(ctx.user.id, {
-      settings: namedSettings(PERSONAL_SETTING_NAMES, values),
-      ...(input.full_name !== undefined ? { fullName: input.full_name } : {}),
-      ...(input.timezone !== undefined ? { timezone: input.timezone } : {}),
-      ...(input.email !== undefined ? { email: input.email } : {}),
-      ...(input.old_password !== undefined ? { oldPassword: input.old_password } : {}),
-      ...(input.new_password !== undefined ? { newPassword: input.new_password } : {}),
-      ...(target !== undefined ? { targetUsers: { userIds: target.user_ids ?? [], groupIds: target.group_ids ?? [], skipIfAlreadyEdited: target.skip_if_already_edited } } : {}),
-    });
+    const change = () =>
+      ctx.store.updateSettingsWithPassword(
+        ctx.user.id,
+        {
+          settings: namedSettings(PERSONAL_SETTING_NAMES, values),
+          ...(input.full_name !== undefined ? { fullName: input.full_name } : {}),
+          ...(input.timezone !== undefined ? { timezone: input.timezone } : {}),
+          ...(input.email !== undefined ? { email: input.email } : {}),
+          ...(input.old_password !== undefined ? { oldPassword: input.old_password } : {}),
+          ...(input.new_password !== undefined ? { newPassword: input.new_password } : {}),
+          ...(target !== undefined ? { targetUsers: { userIds: target.user_ids ?? [], groupIds: target.group_ids ?? [], skipIfAlreadyEdited: target.skip_if_already_edited } } : {}),
+        },
+        ctx.server.passwordHashCost,
+      );
+    if (target !== undefined || input.new_password === undefined || input.new_password === "") {
+      await change();
+      return {};
+    }
+    const account = LoginGuard.account(ctx.realm.id, ctx.user.deliveryEmail);
+    const wrong = (error: unknown) => error instanceof WrongPasswordError;
+    const outcome = await ctx.server.logins.attempt(account, null, change, wrong);
+    if ("waitSeconds" in outcome) throw new BadRequestError(`You're making too many attempts! Try again in ${Math.ceil(outcome.waitSeconds)} seconds.`);
     return {};
   },
 });

@@ -1,11 +1,11 @@
 /**
  * @module http/endpoints/users/update-user
  * PATCH /users/{user_id} and PATCH /users/{email} — https://zulip.com/api/update-user
- * Administrators change full_name, role and profile_data; the owner-role rules and
- * permission checks are the engine's updateUser.
+ * Administrators change full_name, role and profile_data; owners with the
+ * operator-granted can_change_user_emails permission change new_email directly. The
+ * owner-role rules and permission checks are the engine's updateUser.
  *
- * Deviations: new_email is refused with BAD_REQUEST (changing emails is not
- * supported); the engine has no custom profile field definitions, so profile_data
+ * Deviation: the engine has no custom profile field definitions, so profile_data
  * field IDs and value types are not checked against field types.
  */
 import { z } from "zod";
