@@ -56,3 +56,8 @@ export type { DraftInput } from "./actions/drafts.js";
 export { MAX_DRAFTS_PER_REQUEST } from "./actions/drafts.js";
 export { MAX_SNIPPET_TITLE_LENGTH } from "./actions/saved-snippets.js";
 export { hashPassword, verifyPassword, SCRYPT_COST, type PasswordRecord } from "./accounts/password.js";
+export type { AcceptInviteInput, InviteEnvironment, InviteOptions, InviteUsersResult } from "./actions/invites.js";
+export { DEFAULT_DAILY_INVITE_LIMIT, MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH, SOME_SKIPPED_MESSAGE, parseInviteeEmails } from "./actions/invites.js";
+export { MAX_MAIL_ATTEMPTS } from "./mail/outbox.js";
+export { joinLink, emailChangeLink } from "./mail/templates.js";
+export { checkPasswordPolicy, PASSWORD_MIN_LENGTH, PASSWORD_MAX_LENGTH } from "./accounts/password-policy.js";

@@ -190,11 +190,15 @@ export class WireEvent {
         else if ("role" in c) person["role"] = c.role;
         else if ("isActive" in c) person["is_active"] = c.isActive;
         else if ("timezone" in c) person["timezone"] = c.timezone;
+        else if ("email" in c) person["new_email"] = c.email;
+        else if ("deliveryEmail" in c) person["delivery_email"] = c.deliveryEmail;
         else person["custom_profile_field"] = c.profileData;
         return { type: "realm_user", op: "update", person };
       }
       case "realm":
         return { type: "realm", op: "deactivated", realm_id: e.realm.id };
+      case "invites_changed":
+        return { type: "invites_changed" };
       case "user_group":
         switch (e.op) {
           case "add": {

@@ -8,6 +8,7 @@ import { expect } from "vitest";
 import { fingerprint } from "./snapshot.js";
 import { createServer, type ParleyServer, type ServerOptions } from "../../src/http/server.js";
 import type { User } from "../../src/engine/types.js";
+import type { StoreOptions } from "../../src/engine/index.js";
 import { seedRealm, tempStore, type TempStore } from "./temp-store.js";
 
 export interface TestServer {
@@ -30,8 +31,8 @@ export function basicAuth(user: User): string {
   return `Basic ${Buffer.from(`${user.email}:${user.apiKey}`).toString("base64")}`;
 }
 
-export async function startServer(options: ServerOptions = {}): Promise<TestServer> {
-  const t = tempStore();
+export async function startServer(options: ServerOptions = {}, storeOptions: StoreOptions = {}): Promise<TestServer> {
+  const t = tempStore(storeOptions);
   const seed = seedRealm(t.store);
   const server = createServer(t.store, { rateLimit: false, logError: () => undefined, ...options });
   const port = await server.listen(0, "127.0.0.1");

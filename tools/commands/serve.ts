@@ -16,6 +16,8 @@ import { DEFAULT_SLOW_MS, LOG_LEVELS, type LogLevel } from "../../src/http/reque
 import { loadSavedQueues, writeSavedQueues } from "../../src/realtime/index.js";
 import { Scheduler } from "../../src/scheduler/scheduler.js";
 import { PresenceFlusher } from "../../src/scheduler/presence-flusher.js";
+import { MailSender } from "../../src/mail/sender.js";
+import { fromHeader, transportFor } from "../../src/mail/transports.js";
 import { intOption, parseOptions, type OptionSpec, type Parsed } from "../args.js";
 import { describeSubdomain, openForCommand, parseOrUsage, USAGE_EXIT } from "../demo/cli.js";
 
@@ -122,6 +124,8 @@ export interface Listening {
   readonly scheduler: Scheduler;
   /** Writes presence every few seconds; stopped by untilSignal before the store closes (which flushes the rest). */
   readonly presenceFlusher: PresenceFlusher;
+  /** Drains the mail outbox (SMTP, or DATA/outbox/ files); stopped by untilSignal before the store closes. */
+  readonly mailSender: MailSender;
 }
 
 /** Starts the HTTP server over `store`. */
@@ -155,7 +159,15 @@ export async function listen(store: Store, settings: ServeSettings, dataDir: str
   // Presence pings change memory only; this makes them durable within a few seconds.
   const presenceFlusher = new PresenceFlusher(store, { onError: (error) => console.error(`parley: presence flush failed: ${error instanceof Error ? error.message : String(error)}`) });
   presenceFlusher.start();
-  return { server, port, url: `http://${urlHost(settings.host)}:${port}`, compatUrl, scheduler, presenceFlusher };
+  // Mail left in the outbox by the last run goes out now; new mail within a second.
+  const externalHost = settings.externalHost ?? "localhost";
+  const mailSender = new MailSender(store, transportFor(settings.config, dataDir), {
+    from: (name) => fromHeader(settings.config, externalHost, name),
+    onFailure: (mail, error, gaveUp) =>
+      console.error(`parley: mail ${mail.id} to ${mail.to.join(", ")} ${gaveUp ? "failed for good" : "will be retried"}: ${error instanceof Error ? error.message : String(error)}`),
+  });
+  mailSender.start();
+  return { server, port, url: `http://${urlHost(settings.host)}:${port}`, compatUrl, scheduler, presenceFlusher, mailSender };
 }
 
 /**
@@ -163,7 +175,7 @@ export async function listen(store: Store, settings: ServeSettings, dataDir: str
  * queues to the data directory, closed the server, then the store (in that order, so no request reaches a closed store), which frees
  * the data directory.
  */
-export function untilSignal(server: ParleyServer, store: Store, dataDir: string, scheduler?: Scheduler, presenceFlusher?: PresenceFlusher): Promise<number> {
+export function untilSignal(server: ParleyServer, store: Store, dataDir: string, scheduler?: Scheduler, presenceFlusher?: PresenceFlusher, mailSender?: MailSender): Promise<number> {
   return new Promise((resolve) => {
     const stop = (signal: NodeJS.Signals): void => {
       process.off("SIGINT", stop);
@@ -177,6 +189,7 @@ export function untilSignal(server: ParleyServer, store: Store, dataDir: string,
       }
       scheduler?.stop();
       presenceFlusher?.stop();
+      mailSender?.stop();
       server.close();
       store.close();
       // Closing the listen socket leaves clients' idle keep-alive connections open in
@@ -219,10 +232,10 @@ export async function run(argv: string[]): Promise<number> {
     store?.close();
     throw error;
   }
-  const { server, port, url, compatUrl, scheduler, presenceFlusher } = listening;
+  const { server, port, url, compatUrl, scheduler, presenceFlusher, mailSender } = listening;
   // Handlers go in before the greeting: whoever reads it may signal at once, and a
   // signal arriving before them would kill the process without closing the store.
-  const stopped = untilSignal(server, store, options.dir, scheduler, presenceFlusher);
+  const stopped = untilSignal(server, store, options.dir, scheduler, presenceFlusher, mailSender);
   if (options.parsed.values["json"]) {
     // One line, so that a reader of the first line gets the whole event.
     console.log(JSON.stringify({ url, port, host: options.settings.host, external_host: options.settings.externalHost ?? null, compat_url: compatUrl, data: options.dir }));
@@ -231,6 +244,7 @@ export async function run(argv: string[]): Promise<number> {
     console.log(`data: ${options.dir}`);
     console.log(options.settings.configSource === null ? "config: none (Zulip's defaults; see README \"Configuration\")" : `config: ${options.settings.configSource}`);
     if (compatUrl !== null) console.log(`HTTP/1.0-capable listener on ${compatUrl}`);
+    console.log(`mail: ${mailSender.description}`);
     for (const line of realmLines(store, url)) console.log(line);
     if (options.settings.externalHost !== undefined) console.log(`realm subdomains are served on SUBDOMAIN.${options.settings.externalHost}`);
     console.log("press Ctrl+C to stop");

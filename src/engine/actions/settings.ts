@@ -19,6 +19,7 @@ import { checkSettingValue, checkTimezone, PERSONAL_SETTING_NAMES, REALM_DEFAULT
 import type { StoreState, WriteContext } from "../state.js";
 import type { User } from "../types.js";
 import { checkFullName, emitUserUpdates, requireActiveUser } from "./users.js";
+import { checkNewEmail, startEmailChangeInTxn } from "./email-change.js";
 
 export type SettingChanges = Readonly<Partial<Record<SettingName, SettingValue>>>;
 
@@ -35,8 +36,11 @@ export interface UpdateSettingsInput {
   readonly settings: SettingChanges;
   readonly fullName?: string;
   readonly timezone?: string;
-  /** Email and password changes come with the accounts issue: refused for now. */
+  /** A new address: mailed a confirmation link, changed only when it is opened (actions/email-change.ts). */
   readonly email?: string;
+  /** The realm's URL, for the confirmation link of an email change. */
+  readonly realmUrl?: string;
+  /** Password changes come with the accounts issue: refused for now. */
   readonly oldPassword?: string;
   readonly newPassword?: string;
   readonly targetUsers?: TargetUsers;
@@ -97,14 +101,15 @@ export function updateSettings(state: StoreState, actorId: number, input: Update
     return;
   }
   if (input.newPassword !== undefined || input.oldPassword !== undefined) throw new BadRequestError("Changing your password is not supported by this server yet.");
-  if (input.email !== undefined && input.email.trim() !== actor.deliveryEmail) throw new BadRequestError("Changing your email address is not supported by this server yet.");
+  const newEmail = input.email !== undefined && input.email.trim() !== actor.deliveryEmail ? checkNewEmail(state, actor, input.email) : null;
   const fullName = input.fullName !== undefined && input.fullName !== actor.fullName ? checkFullName(input.fullName) : actor.fullName;
   const current = state.settingsOf(actor.id);
   const changed = changes.filter(([name, value]) => current[name] !== value);
   const next: User = { ...actor, fullName, timezone: timezone ?? actor.timezone };
   const userChanged = next.fullName !== actor.fullName || next.timezone !== actor.timezone;
-  if (changed.length === 0 && !userChanged) return;
+  if (changed.length === 0 && !userChanged && newEmail === null) return;
   state.write((ctx) => {
+    if (newEmail !== null) startEmailChangeInTxn(state, ctx, actor, newEmail, input.realmUrl ?? "");
     if (changed.length > 0) putUserSettings(state, ctx, actor, changed, true);
     for (const [property, value] of changed) ctx.emit({ type: "user_settings", op: "update", userIds: [actor.id], property, value }, () => userAudience(actor.id));
     if (userChanged) {

@@ -27,6 +27,9 @@
  * | drafts            | draftId (uint32)                 | Draft                         |
  * | saved_snippets    | savedSnippetId (uint32)          | SavedSnippet                  |
  * | passwords         | userId (uint32)                  | PasswordRecord (scrypt)       |
+ * | invites           | inviteId (uint32)                | Invite (email or reusable link) |
+ * | email_changes     | confirmation key (string)        | EmailChange (pending or used) |
+ * | outbox            | mailId (uint32)                  | OutboxMail (durable mail queue) |
  */
 import { open, type Database, type RootDatabase } from "lmdb";
 
@@ -60,6 +63,9 @@ export interface Tables {
   readonly drafts: Database<unknown, number>;
   readonly savedSnippets: Database<unknown, number>;
   readonly passwords: Database<unknown, number>;
+  readonly invites: Database<unknown, number>;
+  readonly emailChanges: Database<unknown, string>;
+  readonly outbox: Database<unknown, number>;
 }
 
 export type TableName = Exclude<keyof Tables, "env">;
@@ -115,6 +121,10 @@ export const TABLE_SPECS: Readonly<Record<TableName, TableSpec>> = {
   savedSnippets: { db: "saved_snippets", role: "entity", keys: "id", values: "msgpack" },
   // Apart from users so that no code path that renders a User can carry a hash; read on login only.
   passwords: { db: "passwords", role: "record", keys: "id", values: "msgpack" },
+  invites: { db: "invites", role: "entity", keys: "id", values: "msgpack" },
+  emailChanges: { db: "email_changes", role: "entity", keys: "msgpack", values: "msgpack" },
+  // Mail waiting for the sender (src/mail): written in the transaction of what caused it, removed once delivered.
+  outbox: { db: "outbox", role: "entity", keys: "id", values: "msgpack" },
 };
 
 export const TABLE_NAMES = Object.keys(TABLE_SPECS) as TableName[];
