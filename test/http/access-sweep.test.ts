@@ -149,6 +149,8 @@ const ID_PARAMS: Readonly<Record<string, readonly Probe[]>> = {
   can_mention_group: groupSettingChange,
   can_remove_members_group: groupSettingChange,
   scheduled_message_id: [{ kind: "scheduled", label: "path", encode: String }],
+  stream_ids: [{ kind: "channel", label: "ID list", encode: list }],
+  group_ids: [{ kind: "group", label: "ID list", encode: list }],
 };
 
 /** Parameters that name nothing a caller could be denied. */
@@ -187,6 +189,11 @@ const NOT_IDS = new Set([
   "name", "description", "deactivated", "include_deactivated_groups", "direct_member_only", "direct_subgroup_only",
   // scheduled messages (`to`, `type`, `content`, `topic` and `read_by_sender` are above)
   "scheduled_delivery_timestamp",
+  // invitation options; addresses name nobody the caller could be denied (existing accounts
+  // of the caller's realm are reported by design, others' realms are not consulted)
+  "invitee_emails", "invite_expires_in_minutes", "invite_as", "include_realm_default_subscriptions", "notify_referrer_on_join", "welcome_message_custom_text",
+  // another realm's invitation is "No such invitation" exactly like a missing one (actions/invites.ts accessInvite)
+  "invite_id",
 ]);
 
 /** Endpoints without any ID parameter: nothing to sweep. */
@@ -209,6 +216,11 @@ const NO_ID_ENDPOINTS = [
   "PATCH /realm/user_settings_defaults",
   "GET /user_groups",
   "GET /scheduled_messages",
+  // Invitations are the caller's realm's own: their IDs are NOT_IDS above.
+  "GET /invites",
+  "DELETE /invites/:invite_id",
+  "DELETE /invites/multiuse/:invite_id",
+  "POST /invites/:invite_id/resend",
 ];
 
 /**
@@ -294,6 +306,11 @@ const BASES: Readonly<Record<string, readonly Base[]>> = {
   ],
   "POST /user_groups/:user_group_id/subgroups": [{ params: { delete: () => `[${ids.bobsGroup}]` }, for: ["user_group_id"] }, { params: { user_group_id: bobsGroup } }],
   "GET /user_groups/:user_group_id/members/:user_id": [{ params: { user_id: () => String(ids.bob) }, for: ["user_group_id"] }, { params: { user_group_id: bobsGroup }, for: ["user_id"] }],
+  "POST /invites": [
+    { params: { invitee_emails: () => `${fresh("invitee")}@new.dev`, group_ids: "[]" }, for: ["stream_ids"] },
+    { params: { invitee_emails: () => `${fresh("invitee")}@new.dev`, stream_ids: "[]" }, for: ["group_ids"] },
+  ],
+  "POST /invites/multiuse": [{ params: { stream_ids: "[]" }, for: ["group_ids"] }, { params: {}, for: ["stream_ids"] }],
   "POST /scheduled_messages": [
     { params: { type: "stream", topic: "t", content: "x", scheduled_delivery_timestamp: later } },
     { params: { type: "direct", content: "x", scheduled_delivery_timestamp: later } },

@@ -90,14 +90,18 @@ function requireMemberOrAdmin(state: StoreState, actorId: number): User {
   return actor;
 }
 
-/** The realm's can_invite_users_group (role:members, Zulip's default; no realm setting here yet). */
+/**
+ * Membership of the realm's can_invite_users_group (role:members, Zulip's default; no
+ * realm setting here yet). Bots are members too, as in Zulip (register's
+ * can_invite_others_to_realm), though the endpoints refuse bot requests.
+ */
 export function canInviteByEmail(user: User): boolean {
-  return user.isActive && !user.isBot && user.role <= ROLE.MEMBER;
+  return user.isActive && user.role <= ROLE.MEMBER;
 }
 
-/** The realm's create_multiuse_invite_group (role:administrators, Zulip's default). */
+/** Membership of the realm's create_multiuse_invite_group (role:administrators, Zulip's default). */
 export function canCreateMultiuseInvite(user: User): boolean {
-  return user.isActive && !user.isBot && isAdmin(user);
+  return user.isActive && isAdmin(user);
 }
 
 /** Zulip's check_role_based_permissions. */
