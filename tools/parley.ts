@@ -16,6 +16,7 @@ const COMMANDS: Record<string, () => Promise<{ run(argv: string[]): Promise<numb
   backup: () => import("./commands/backup.js"),
   restore: () => import("./commands/restore.js"),
   import: () => import("./commands/import.js"),
+  mail: () => import("./commands/mail.js"),
 };
 
 const USAGE = `usage: parley <command> [options]
@@ -34,6 +35,7 @@ commands:
   backup    --data DIR --to DEST [--no-compact]  online backup while a server runs: LMDB snapshot, configuration, manifest
   restore   --from DEST --data NEWDIR            restore a backup into a new or empty directory, then verify
   import    --data DIR --from EXPORT [--subdomain S]  a realm from a Zulip organization export (manage.py export .tar.gz or its directory)
+  mail      list | show ID                       mail written to DATA/outbox/ (when no EMAIL_HOST is configured)
   generate  --data DIR --messages N [--users U] [--channels C] [--seed S] [--pg DIR]   a seeded benchmark dataset (--pg: also PostgreSQL COPY files)
 
 every command takes --data DIR (default ./data) and --json for JSON output.`;

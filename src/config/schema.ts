@@ -37,6 +37,8 @@ export const CONFIG_SCHEMA = z.object({
   NOREPLY_EMAIL_ADDRESS: z.string().email().optional(),
   /** How long an invitation link stays valid by default (10 days, Zulip's default). */
   INVITATION_LINK_VALIDITY_MINUTES: z.number().int().min(1).default(14_400),
+  /** Invitation mails a realm may send per 24 hours (Zulip's INVITES_DEFAULT_REALM_DAILY_MAX). */
+  INVITES_DEFAULT_REALM_DAILY_MAX: z.number().int().min(0).default(100),
   /** Largest file a user may upload, in MiB (Zulip's default 100). */
   MAX_FILE_UPLOAD_SIZE: z.number().int().min(0).default(100),
   /** Base URL of the push notification bouncer; push is off without it. Requests go to its /api/v1/remotes/... */

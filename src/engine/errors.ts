@@ -34,6 +34,7 @@ export type ErrorCode =
   | "FAILED_TO_CONNECT_BOUNCER"
   | "INTERNAL_SERVER_ERROR_ON_BOUNCER"
   | "BAD_IMAGE"
+  | "INVITATION_FAILED"
   // Transport failures, raised by the HTTP layer (src/http/errors.ts) and mapped in
   // the same registry (src/http/error-map.ts) as every engine error.
   | "UNKNOWN_ROUTE"
@@ -42,7 +43,7 @@ export type ErrorCode =
   | "MALFORMED_BODY"
   | "UNSUPPORTED_MEDIA_TYPE";
 
-export type ErrorData = Readonly<Record<string, string | number | boolean | null | readonly (string | number)[] | readonly Readonly<Record<string, unknown>>[]>>;
+export type ErrorData = Readonly<Record<string, string | number | boolean | null | readonly (string | number)[] | readonly Readonly<Record<string, unknown>>[] | readonly (readonly (string | boolean)[])[]>>;
 
 /** How much of a caller's input an error message may quote. */
 export const MAX_ECHO_CHARS = 100;
@@ -231,5 +232,36 @@ export class PushBouncerError extends EngineError {
 export class BadImageError extends EngineError {
   constructor(message: string) {
     super("BAD_IMAGE", message);
+  }
+}
+
+/** One refused invitee: [address, reason, whether the address belongs to a deactivated account] (Zulip's triples). */
+export type InviteeError = readonly [email: string, reason: string, deactivated: boolean];
+
+/**
+ * Some or all invitations were not sent (Zulip's InvitationError). With
+ * sentInvitations the others were sent, and the write that sent them stands.
+ */
+export class InvitationError extends EngineError {
+  constructor(message: string, errors: readonly InviteeError[], flags: { sentInvitations: boolean; dailyLimitReached?: boolean }) {
+    super("INVITATION_FAILED", message, {
+      errors: errors.map(([email, reason, deactivated]) => [clip(email), reason, deactivated]),
+      sent_invitations: flags.sentInvitations,
+      license_limit_reached: false,
+      daily_limit_reached: flags.dailyLimitReached ?? false,
+    });
+  }
+}
+
+/**
+ * A confirmation link (invitation or email change) that cannot be used: unknown,
+ * expired, revoked or already used. Only the HTML pages raise it; they render the reason.
+ */
+export class InvalidLinkError extends EngineError {
+  readonly reason: "unknown" | "expired" | "revoked" | "used";
+  constructor(reason: "unknown" | "expired" | "revoked" | "used") {
+    const text = { unknown: "This link is not valid.", expired: "This link has expired.", revoked: "This invitation has been revoked.", used: "This link has already been used." }[reason];
+    super("NOT_FOUND", text);
+    this.reason = reason;
   }
 }

@@ -64,3 +64,8 @@ export { PUSH_ITEM_MAX_AGE_SECS } from "./actions/push-notifications.js";
 export type { DeviceChanges } from "./events/types.js";
 export { isStrongPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_GUESSES, PASSWORD_MIN_LENGTH } from "./accounts/password-strength.js";
 export { hashNewPassword, type ScryptCost } from "./actions/accounts.js";
+export type { AcceptInviteInput, InviteEnvironment, InviteOptions, InviteUsersResult } from "./actions/invites.js";
+export { DEFAULT_DAILY_INVITE_LIMIT, MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH, SOME_SKIPPED_MESSAGE, parseInviteeEmails } from "./actions/invites.js";
+export { MAX_MAIL_ATTEMPTS } from "./mail/outbox.js";
+export { joinLink, emailChangeLink } from "./mail/templates.js";
+export { checkPasswordPolicy } from "./accounts/password-policy.js";

@@ -14,7 +14,7 @@ import { PresenceLog } from "./index/presence-log.js";
 import { foldName, foldTopic } from "./index/keys.js";
 import type { MessageRenderer } from "./render.js";
 import { FIRST_ID, forgetUncommittedStructures, openTables, SCHEMA_VERSION, TABLE_NAMES, TABLE_SPECS, type TableName, type Tables } from "./storage/tables.js";
-import type { Channel, Conversation, Device, Draft, Playground, PresenceRecord, Realm, SavedSnippet, ScheduledMessage, Subscription, User, UserGroup, UserTopic, RealmEmoji } from "./types.js";
+import type { Channel, Conversation, Device, Draft, Playground, PresenceRecord, Realm, SavedSnippet, ScheduledMessage, Subscription, User, UserGroup, UserTopic, RealmEmoji, EmailChange, Invite, OutboxMail } from "./types.js";
 import { StorageError } from "./errors.js";
 import { mergedSettings, type RealmSettingDefaultsRecord, type Settings, type UserSettingsRecord } from "./settings/defaults.js";
 import type { Audience, Delivery, EngineEvent, EventBatch } from "./events/types.js";
@@ -36,6 +36,8 @@ export interface Counters {
   nextSavedSnippetId: number;
   nextDeviceId: number;
   nextPushOutboxId: number;
+  nextInviteId: number;
+  nextMailId: number;
 }
 
 export interface StoreOptions {
@@ -142,6 +144,14 @@ export class StoreState {
   readonly devices = new Map<number, Device>();
   /** userId -> IDs of the user's devices (push candidates are found here, not among all users). */
   readonly devicesByUser = new Map<number, Set<number>>();
+  /** Every invitation (pending, used or revoked), by ID. */
+  readonly invites = new Map<number, Invite>();
+  /** Confirmation key -> invitation ID. */
+  readonly inviteByKey = new Map<string, number>();
+  /** Confirmation key -> requested email change. */
+  readonly emailChanges = new Map<string, EmailChange>();
+  /** Mail not yet delivered (pending or failed), by ID. */
+  readonly outbox = new Map<number, OutboxMail>();
   /** Bumped per user on any subscription change: invalidates derived caches. */
   readonly subscriptionVersion = new Map<number, number>();
 
@@ -180,6 +190,8 @@ export class StoreState {
       nextSavedSnippetId: 1,
       nextDeviceId: 1,
       nextPushOutboxId: 1,
+      nextInviteId: 1,
+      nextMailId: 1,
     };
     // Stores created before the change log have no sequence counter yet.
     this.counters.nextChangeSeq ??= 1;
@@ -190,6 +202,8 @@ export class StoreState {
     this.counters.nextSavedSnippetId ??= 1;
     this.counters.nextDeviceId ??= 1;
     this.counters.nextPushOutboxId ??= 1;
+    this.counters.nextInviteId ??= 1;
+    this.counters.nextMailId ??= 1;
     this.#load();
     const ceiling = this.tables.meta.get(PRESENCE_CEILING_KEY);
     this.presenceSeq = Math.max(this.presenceSeq, typeof ceiling === "number" ? ceiling : 0);
@@ -420,7 +434,7 @@ export class StoreState {
   #reload(): void {
     for (const map of [this.realms, this.realmBySubdomain, this.users, this.#usersByRealm, this.userByEmail, this.userByApiKey, this.usersByName, this.channels, this.channelByName,
       this.subsByUser, this.subscribers, this.groups, this.conversations, this.conversationByMembers, this.userTopics, this.userSettings, this.realmSettingDefaults, this.scheduledMessages, this.draftsByUser, this.snippetsByUser,
-      this.playgrounds, this.devices, this.devicesByUser, this.realmEmoji] as Map<unknown, unknown>[]) {
+      this.playgrounds, this.devices, this.devicesByUser, this.realmEmoji, this.invites, this.inviteByKey, this.emailChanges, this.outbox] as Map<unknown, unknown>[]) {
       map.clear();
     }
     this.#activeSubscriberLists.clear();
@@ -454,7 +468,15 @@ export class StoreState {
     drafts: (v) => this.indexDraft(v as Draft),
     savedSnippets: (v) => this.indexSavedSnippet(v as SavedSnippet),
     devices: (v) => this.indexDevice(v as Device),
+    invites: (v) => this.indexInvite(v as Invite),
+    emailChanges: (v) => this.emailChanges.set((v as EmailChange).key, v as EmailChange),
+    outbox: (v) => this.outbox.set((v as OutboxMail).id, v as OutboxMail),
   };
+
+  indexInvite(invite: Invite): void {
+    this.invites.set(invite.id, invite);
+    this.inviteByKey.set(invite.key, invite.id);
+  }
 
   /** Sets a user's presence record and logs the change for "changed since" queries. */
   indexPresence(record: PresenceRecord): void {

@@ -42,7 +42,7 @@ import { countMessages, storageStats, type StorageStats } from "./queries/storag
 import { ReceivedSets } from "./received.js";
 import { StoreState, type StoreOptions } from "./state.js";
 import { lockDataDir, type DataDirLock } from "./storage/lock.js";
-import type { Channel, ChannelPermissions, Conversation, Device, Draft, PushOutboxItem, GroupSettingValue, Message, Playground, PresenceRecord, Realm, SavedSnippet, ScheduledMessage, User, UserGroup, UserTopic, RealmEmoji } from "./types.js";
+import type { Channel, ChannelPermissions, Conversation, Device, Draft, PushOutboxItem, GroupSettingValue, Message, Playground, PresenceRecord, Realm, SavedSnippet, ScheduledMessage, User, UserGroup, UserTopic, RealmEmoji, Invite, OutboxMail } from "./types.js";
 import { key } from "./index/keys.js";
 import type { Settings } from "./settings/defaults.js";
 import { verifyIndexes, type VerifyReport } from "./verify.js";
@@ -54,6 +54,9 @@ import { createDrafts, deleteDraft, editDraft, listDrafts, registerDrafts, type 
 import { createSavedSnippet, deleteSavedSnippet, editSavedSnippet, listSavedSnippets } from "./actions/saved-snippets.js";
 import type { PasswordRecord } from "./accounts/password.js";
 import { loginByEmail, loginWithPassword, preparePasswordChange, regenerateApiKey, setCanChangeUserEmails, type ScryptCost } from "./actions/accounts.js";
+import { acceptInvite, canCreateMultiuseInvite, canInviteByEmail, createMultiuseInvite, inviteUsers, listInvites, resendInvite, revokeInvite, usableInvite, type AcceptInviteInput, type InviteEnvironment, type InviteOptions, type InviteUsersResult } from "./actions/invites.js";
+import { confirmEmailChange } from "./actions/email-change.js";
+import { dueMail, markMailAttemptFailed, markMailDelivered, nextMailAttempt } from "./mail/outbox.js";
 import {
   activeSubscriberIds,
   checkAllPublicStreams,
@@ -227,6 +230,68 @@ export class Store {
   /** PATCH /realm/user_settings_defaults: what users created later start with. */
   updateRealmSettingDefaults(actorId: number, settings: SettingChanges): void {
     updateRealmSettingDefaults(this.#state, actorId, settings);
+  }
+
+  // ---- invitations, email changes and the mail outbox ----
+
+  /** POST /invites: the invitations made (each mailed) and the addresses skipped because they have accounts. */
+  inviteUsers(actorId: number, rawEmails: string, options: InviteOptions, env: InviteEnvironment): InviteUsersResult {
+    return inviteUsers(this.#state, actorId, rawEmails, options, env);
+  }
+  /** POST /invites/multiuse: a reusable invitation link. */
+  createMultiuseInvite(actorId: number, options: InviteOptions, env: Pick<InviteEnvironment, "realmUrl">): { invite: Invite; link: string } {
+    return createMultiuseInvite(this.#state, actorId, options, env);
+  }
+  /** GET /invites: live invitations the caller controls. */
+  listInvites(actorId: number): Invite[] {
+    return listInvites(this.#state, actorId);
+  }
+  /** DELETE /invites/{id} (kind "email") and DELETE /invites/multiuse/{id} (kind "multiuse"). */
+  revokeInvite(actorId: number, inviteId: number, kind: Invite["kind"]): void {
+    revokeInvite(this.#state, actorId, inviteId, kind);
+  }
+  /** POST /invites/{id}/resend. */
+  resendInvite(actorId: number, inviteId: number, env: InviteEnvironment): void {
+    resendInvite(this.#state, actorId, inviteId, env);
+  }
+  /** May the user invite by email (register's can_invite_others_to_realm)? */
+  canInviteByEmail(userId: number): boolean {
+    return canInviteByEmail(requireUser(this.#state, userId));
+  }
+  /** May the user create reusable invitation links? */
+  canCreateMultiuseInvite(userId: number): boolean {
+    return canCreateMultiuseInvite(requireUser(this.#state, userId));
+  }
+  /** The invitation behind a join link, if it can still be used in the realm (InvalidLinkError otherwise). */
+  usableInvite(realmId: number, key: string): Invite {
+    return usableInvite(this.#state, realmId, key);
+  }
+  /** The join page's submit: the new account. */
+  acceptInvite(input: AcceptInviteInput): User {
+    return acceptInvite(this.#state, input);
+  }
+  /** Opening an email-change link: the user with the new address. */
+  confirmEmailChange(realmId: number, key: string, realmUrl: string): User {
+    return confirmEmailChange(this.#state, realmId, key, realmUrl);
+  }
+  /** Outbox mail due at `nowMs` (UNIX ms), oldest first. */
+  dueMail(nowMs: number, limit = 100): OutboxMail[] {
+    return dueMail(this.#state, nowMs, limit);
+  }
+  /** The earliest next delivery attempt (UNIX ms), or null when nothing is pending. */
+  nextMailAttempt(): number | null {
+    return nextMailAttempt(this.#state);
+  }
+  /** Every mail still in the outbox (pending or failed), by ID. */
+  outboxMail(): OutboxMail[] {
+    return [...internalsOutbox(this.#state)];
+  }
+  markMailDelivered(mailId: number): void {
+    markMailDelivered(this.#state, mailId);
+  }
+  /** A failed attempt: retried at `retryAt` (UNIX ms), or given up when null. */
+  markMailAttemptFailed(mailId: number, error: string, retryAt: number | null): OutboxMail | undefined {
+    return markMailAttemptFailed(this.#state, mailId, error, retryAt);
   }
 
   // ---- drafts and saved snippets (each user's own) ----
@@ -610,6 +675,10 @@ export class Store {
     if (!user.isActive) throw new NotFoundError("Account is deactivated");
     return { state: this.#state, received: this.#received, user };
   }
+}
+
+function internalsOutbox(state: StoreState): OutboxMail[] {
+  return [...state.outbox.values()].sort((a, b) => a.id - b.id);
 }
 
 /** Opens (creating if needed) a store in `dir`, taking its one-writer lock (see storage/lock.ts). */

@@ -395,3 +395,61 @@ export type PushOutboxItem =
       readonly encryptedPushRegistration: string;
       readonly createdAt: number;
     };
+/**
+ * An invitation (Zulip's PreregistrationUser for one address, MultiuseInvite for a
+ * reusable link). The confirmation key is the secret in the link; it is never shown
+ * by the API except as a reusable invitation's link.
+ */
+export interface Invite {
+  readonly id: number;
+  readonly realmId: number;
+  /** "email": one address, used once; "multiuse": a link anyone holding it may use until it expires or is revoked. */
+  readonly kind: "email" | "multiuse";
+  /** The invited address (email invitations only). */
+  readonly email: string | null;
+  readonly invitedById: number;
+  readonly invitedAs: Role;
+  readonly channelIds: readonly number[];
+  readonly groupIds: readonly number[];
+  readonly includeRealmDefaultSubscriptions: boolean;
+  readonly notifyReferrerOnJoin: boolean;
+  /** null: the organization's default welcome text; "": no custom welcome message. */
+  readonly welcomeMessageCustomText: string | null;
+  /** UNIX seconds of creation (and of the last resend, for email invitations). */
+  readonly invitedAt: number;
+  /** UNIX seconds; null never expires. */
+  readonly expiresAt: number | null;
+  readonly key: string;
+  /** "used": an account was created from it (email invitations only); "revoked": withdrawn, or another invitation to the address was used. */
+  readonly status: "pending" | "used" | "revoked";
+}
+
+/** A requested change of a user's email address, applied when the link mailed to the new address is opened. */
+export interface EmailChange {
+  readonly key: string;
+  readonly userId: number;
+  readonly realmId: number;
+  readonly oldEmail: string;
+  readonly newEmail: string;
+  readonly createdAt: number;
+  readonly expiresAt: number;
+  readonly usedAt: number | null;
+}
+
+/** A mail waiting in the outbox (the sender adds From and delivers it). */
+export interface OutboxMail {
+  readonly id: number;
+  readonly to: readonly string[];
+  readonly subject: string;
+  /** The plain-text body. */
+  readonly text: string;
+  /** Display name of the sender ("Alice (via parley)"); the address is the server's noreply one. */
+  readonly fromName: string | null;
+  readonly createdAt: number;
+  readonly attempts: number;
+  /** UNIX milliseconds of the next delivery attempt. */
+  readonly nextAttemptAt: number;
+  readonly lastError: string | null;
+  /** "failed": gave up after too many attempts (kept for the operator, never retried). */
+  readonly state: "pending" | "failed";
+}

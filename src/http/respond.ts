@@ -9,7 +9,7 @@ import { HttpError } from "./errors.js";
 
 const REASONS: Record<number, string> = {
   200: "OK", 304: "Not Modified", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
-  413: "Payload Too Large", 415: "Unsupported Media Type", 429: "Too Many Requests", 500: "Internal Server Error",
+  410: "Gone", 413: "Payload Too Large", 415: "Unsupported Media Type", 429: "Too Many Requests", 500: "Internal Server Error",
 };
 
 export interface Reply {

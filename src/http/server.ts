@@ -21,6 +21,9 @@ import { RequestLog, type RequestLogOptions, type RequestNote } from "./request-
 import { mayReadMetrics, METRICS_PATH, ServerMetrics } from "./metrics.js";
 import { engineErrorReply, errorReply, send, success, type Reply } from "./respond.js";
 import { Router } from "./router.js";
+import { matchPage, methodNotAllowedPage, type PageRoute } from "./pages/index.js";
+import { escapeHtml, page } from "./pages/html.js";
+import { ERROR_MAP } from "./error-map.js";
 import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from "./version.js";
 import { MessageJsonCache } from "./views/message-cache.js";
 import { UserListCache } from "./views/user-list-cache.js";
@@ -163,6 +166,23 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     return { reply: out.reply, headers: logged(note, out.reply, [...out.headers, ["X-Request-Id", note.id]], !signal.aborted) };
   }
 
+  /** A page for people following a link from mail (src/http/pages): HTML answers, also for every failure. */
+  async function servePage(route: PageRoute, head: RequestHead, body: Buffer): Promise<Reply> {
+    if (!route.methods.includes(head.method)) return methodNotAllowedPage(route.methods);
+    try {
+      const { fields } = await parseBody(head, body);
+      const realm = realmFor(store, head.host, externalHost);
+      return await route.handle({ method: head.method, store, realm, server: info, fields });
+    } catch (error) {
+      if (error instanceof EngineError && error.code !== "INTERNAL_SERVER_ERROR") {
+        const status = ERROR_MAP[error.code].status;
+        return page(status >= 400 && status < 500 ? status : 400, "This request could not be handled", `<p>${escapeHtml(error.message)}</p>`);
+      }
+      logError(`${head.method} ${head.url}: unexpected error`, error);
+      return page(500, "Something went wrong", "<p>The server could not complete this request. Please try again later.</p>");
+    }
+  }
+
   async function handle(head: RequestHead, body: Buffer, signal: AbortSignal, note: RequestNote): Promise<{ reply: Reply; headers: readonly (readonly [string, string])[] }> {
     const none: readonly (readonly [string, string])[] = [];
     const emojiData = emojiDataReply(head.method, head.url, head.ifNoneMatch);
@@ -172,6 +192,11 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
       note.fixedPath = METRICS_PATH;
       const refused = ServerMetrics.refusal(head.method, mayReadMetrics(head.remoteAddress, head.authorization, options.metricsToken), options.metricsToken !== undefined);
       return { reply: refused ?? (await metrics.scrape()), headers: none };
+    }
+    const pageRoute = matchPage(head.url);
+    if (pageRoute) {
+      note.fixedPath = pageRoute.template;
+      return { reply: await servePage(pageRoute, head, body), headers: none };
     }
     if (!head.url.startsWith(`${API_PREFIX}/`)) return { reply: engineErrorReply(new UnknownRouteError()), headers: none };
     const match = router.match(head.method, head.url.slice(API_PREFIX.length));

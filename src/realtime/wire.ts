@@ -207,6 +207,8 @@ export class WireEvent {
       }
       case "realm":
         return { type: "realm", op: "deactivated", realm_id: e.realm.id };
+      case "invites_changed":
+        return { type: "invites_changed" };
       case "user_group":
         switch (e.op) {
           case "add": {

@@ -153,6 +153,8 @@ const ID_PARAMS: Readonly<Record<string, readonly Probe[]>> = {
   device_id: [{ kind: "device", label: "ID", encode: String }],
   // POST /fetch_api_key: another realm's account is "incorrect" exactly like none.
   username: [{ kind: "email", label: "login email", encode: String }],
+  stream_ids: [{ kind: "channel", label: "ID list", encode: list }],
+  group_ids: [{ kind: "group", label: "ID list", encode: list }],
 };
 
 /** Parameters that name nothing a caller could be denied. */
@@ -196,6 +198,11 @@ const NOT_IDS = new Set([
   // logins: the password of the named account; a JWT's email claim is checked in
   // test/http/jwt.test.ts (another realm's user is refused like an unknown one)
   "password", "token", "include_profile",
+  // invitation options; addresses name nobody the caller could be denied (existing accounts
+  // of the caller's realm are reported by design, others' realms are not consulted)
+  "invitee_emails", "invite_expires_in_minutes", "invite_as", "include_realm_default_subscriptions", "notify_referrer_on_join", "welcome_message_custom_text",
+  // another realm's invitation is "No such invitation" exactly like a missing one (actions/invites.ts accessInvite)
+  "invite_id",
 ]);
 
 /** Endpoints without any ID parameter: nothing to sweep. */
@@ -227,6 +234,11 @@ const NO_ID_ENDPOINTS = [
   // The caller's own key; a JWT names its account inside the token (see NOT_IDS).
   "POST /users/me/api_key/regenerate",
   "POST /jwt/fetch_api_key",
+  // Invitations are the caller's realm's own: their IDs are NOT_IDS above.
+  "GET /invites",
+  "DELETE /invites/:invite_id",
+  "DELETE /invites/multiuse/:invite_id",
+  "POST /invites/:invite_id/resend",
 ];
 
 /**
@@ -313,6 +325,11 @@ const BASES: Readonly<Record<string, readonly Base[]>> = {
   ],
   "POST /user_groups/:user_group_id/subgroups": [{ params: { delete: () => `[${ids.bobsGroup}]` }, for: ["user_group_id"] }, { params: { user_group_id: bobsGroup } }],
   "GET /user_groups/:user_group_id/members/:user_id": [{ params: { user_id: () => String(ids.bob) }, for: ["user_group_id"] }, { params: { user_group_id: bobsGroup }, for: ["user_id"] }],
+  "POST /invites": [
+    { params: { invitee_emails: () => `${fresh("invitee")}@new.dev`, group_ids: "[]" }, for: ["stream_ids"] },
+    { params: { invitee_emails: () => `${fresh("invitee")}@new.dev`, stream_ids: "[]" }, for: ["group_ids"] },
+  ],
+  "POST /invites/multiuse": [{ params: { stream_ids: "[]" }, for: ["group_ids"] }, { params: {}, for: ["stream_ids"] }],
   "POST /scheduled_messages": [
     { params: { type: "stream", topic: "t", content: "x", scheduled_delivery_timestamp: later } },
     { params: { type: "direct", content: "x", scheduled_delivery_timestamp: later } },

@@ -606,6 +606,48 @@ describe("worst inputs per endpoint", () => {
     });
   });
 
+  describe("invitations", () => {
+    it(route("POST", "/invites"), async () => {
+      const { owner } = s.seed;
+      const inv = (params: Record<string, unknown>) => () => send(owner, "POST", "/invites", form({ invitee_emails: "bounds@x.dev", stream_ids: [], ...params }));
+      // 10,000 addresses (about 160 KB form-encoded): refused whole by the daily limit before any is looked at.
+      await refused(inv({ invitee_emails: Array.from({ length: 10_000 }, (_, i) => `u${i}@x.dev`).join(",") }), 400, "INVITATION_FAILED", /limits the number of invitations/);
+      await refused(inv({ invitee_emails: huge(MiB) }), 413, "BAD_REQUEST", "Request body too large");
+      await refused(inv({ stream_ids: ones(1500) }), 400, "BAD_REQUEST", "stream_ids is too long (limit: 1000 items)");
+      await refused(inv({ group_ids: ones(1500) }), 400, "BAD_REQUEST", "group_ids is too long (limit: 1000 items)");
+      await refused(inv({ welcome_message_custom_text: huge(200_000) }), 400, "BAD_REQUEST", "welcome_message_custom_text is too long (limit: 8000 characters)");
+      await refused(inv({ invite_expires_in_minutes: huge(400, "9") }), 400, "BAD_REQUEST", "invite_expires_in_minutes is not an integer");
+      await refused(inv({ invite_expires_in_minutes: 2 ** 52 }), 400, "BAD_REQUEST", "Invalid invite_expires_in_minutes");
+      await refused(inv({ invite_as: huge(400, "9") }), 400, "BAD_REQUEST", "invite_as is too large");
+    });
+
+    it(route("POST", "/invites/multiuse"), async () => {
+      const multi = (params: Record<string, unknown>) => () => send(s.seed.owner, "POST", "/invites/multiuse", form(params));
+      await refused(multi({ stream_ids: ones(1500) }), 400, "BAD_REQUEST", "stream_ids is too long (limit: 1000 items)");
+      await refused(multi({ welcome_message_custom_text: huge(20_000, "é") }), 400, "BAD_REQUEST", "welcome_message_custom_text is too long (limit: 8000 characters)");
+      // The longest welcome text allowed is stored as given.
+      const r = await withBystander(multi({ welcome_message_custom_text: huge(8000, "é") }));
+      expect(r.status).toBe(200);
+    });
+
+    it(route("GET", "/invites"), async () => {
+      const r = await withBystander(() => send(s.seed.alice, "GET", "/invites", form({ [huge(500)]: huge(200_000) })));
+      expect(r.status).toBe(200);
+    });
+
+    it(route("DELETE", "/invites/:invite_id"), async () => {
+      await refused(() => send(s.seed.owner, "DELETE", `/invites/${huge(2000, "9")}`, ""), 400, "BAD_REQUEST", "No such invitation");
+    });
+
+    it(route("DELETE", "/invites/multiuse/:invite_id"), async () => {
+      await refused(() => send(s.seed.owner, "DELETE", `/invites/multiuse/${huge(2000, "9")}`, ""), 400, "BAD_REQUEST", "No such invitation");
+    });
+
+    it(route("POST", "/invites/:invite_id/resend"), async () => {
+      await refused(() => send(s.seed.owner, "POST", `/invites/${huge(2000, "9")}/resend`, ""), 400, "BAD_REQUEST", "No such invitation");
+    });
+  });
+
   it("covers every endpoint of the route table", () => {
     expect([...covered].sort()).toEqual(ENDPOINTS.map((e) => `${e.method} ${e.path}`).sort());
   });

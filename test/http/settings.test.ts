@@ -189,7 +189,8 @@ describe("PATCH /settings: refusals change nothing", () => {
     [{ full_name: "Alice|12" }, "Invalid format!"],
     // Alice has no password: no old one can match (test/http/accounts.test.ts has the rest).
     [{ new_password: "granite-lantern-9", old_password: "old" }, "Wrong password!"],
-    [{ email: "alice2@test.dev" }, "Changing your email address is not supported by this server yet."],
+    [{ email: "not an address" }, "Invalid address."],
+    [{ email: "bob@test.dev" }, "Already has an account."],
     // The whole request is refused: the valid setting beside an invalid one is not stored.
     [{ twenty_four_hour_time: true, color_scheme: 9 }, "Invalid color_scheme"],
   ];

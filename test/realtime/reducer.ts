@@ -52,6 +52,7 @@ export const MAINTAINED_SECTIONS = [
   "avatar_url",
   "avatar_url_medium",
   "avatar_source",
+  "can_invite_others_to_realm",
   // Personal state (settings, the realm's defaults, drafts, saved snippets).
   "user_settings",
   "realm_user_settings_defaults",
@@ -545,6 +546,8 @@ function applyRealmUser(state: ClientState, event: Json): void {
       const canCreate = role <= ROLE_MEMBER;
       for (const field of ["can_create_public_streams", "can_create_private_streams", "can_create_streams"]) if (field in state.snapshot) state.snapshot[field] = canCreate;
       if ("can_subscribe_other_users" in state.snapshot) state.snapshot["can_subscribe_other_users"] = role <= ROLE_MEMBER;
+      // The realm's can_invite_users_group is role:members.
+      if ("can_invite_others_to_realm" in state.snapshot) state.snapshot["can_invite_others_to_realm"] = role <= ROLE_MEMBER;
       if ("can_create_web_public_streams" in state.snapshot) state.snapshot["can_create_web_public_streams"] = state.snapshot["realm_enable_spectator_access"] === true && role <= ROLE_MODERATOR;
     }
   }

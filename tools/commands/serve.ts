@@ -18,6 +18,8 @@ import { Scheduler } from "../../src/scheduler/scheduler.js";
 import { PresenceFlusher } from "../../src/scheduler/presence-flusher.js";
 import { BouncerClient } from "../../src/push/bouncer-client.js";
 import { PushSender } from "../../src/push/sender.js";
+import { MailSender } from "../../src/mail/sender.js";
+import { fromHeader, transportFor } from "../../src/mail/transports.js";
 import { intOption, parseOptions, type OptionSpec, type Parsed } from "../args.js";
 import { describeSubdomain, openForCommand, parseOrUsage, USAGE_EXIT } from "../demo/cli.js";
 
@@ -126,6 +128,8 @@ export interface Listening {
   readonly presenceFlusher: PresenceFlusher;
   /** Drains the push outbox to the bouncer (null without PUSH_NOTIFICATION_BOUNCER_URL); stopped by untilSignal. */
   readonly pushSender: PushSender | null;
+  /** Drains the mail outbox (SMTP, or DATA/outbox/ files); stopped by untilSignal before the store closes. */
+  readonly mailSender: MailSender;
 }
 
 /** Starts the HTTP server over `store`. */
@@ -167,7 +171,15 @@ export async function listen(store: Store, settings: ServeSettings, dataDir: str
       ? new PushSender(store, new BouncerClient({ url: bouncerUrl, orgId, orgKey }), () => server.baseUrl, { onError: (message, error) => console.error(`parley: push: ${message}: ${error instanceof Error ? error.message : String(error)}`) })
       : null;
   pushSender?.start();
-  return { server, port, url: `http://${urlHost(settings.host)}:${port}`, compatUrl, scheduler, presenceFlusher, pushSender };
+  // Mail left in the outbox by the last run goes out now; new mail within a second.
+  const externalHost = settings.externalHost ?? "localhost";
+  const mailSender = new MailSender(store, transportFor(settings.config, dataDir), {
+    from: (name) => fromHeader(settings.config, externalHost, name),
+    onFailure: (mail, error, gaveUp) =>
+      console.error(`parley: mail ${mail.id} to ${mail.to.join(", ")} ${gaveUp ? "failed for good" : "will be retried"}: ${error instanceof Error ? error.message : String(error)}`),
+  });
+  mailSender.start();
+  return { server, port, url: `http://${urlHost(settings.host)}:${port}`, compatUrl, scheduler, presenceFlusher, pushSender, mailSender };
 }
 
 /**
@@ -175,7 +187,8 @@ export async function listen(store: Store, settings: ServeSettings, dataDir: str
  * queues to the data directory, closed the server, then the store (in that order, so no request reaches a closed store), which frees
  * the data directory.
  */
-export function untilSignal(server: ParleyServer, store: Store, dataDir: string, scheduler?: Scheduler, presenceFlusher?: PresenceFlusher, pushSender?: PushSender | null): Promise<number> {
+export function untilSignal(server: ParleyServer, store: Store, dataDir: string, workers: Partial<Pick<Listening, "scheduler" | "presenceFlusher" | "pushSender" | "mailSender">> = {}): Promise<number> {
+  const { scheduler, presenceFlusher, pushSender, mailSender } = workers;
   return new Promise((resolve) => {
     const stop = (signal: NodeJS.Signals): void => {
       process.off("SIGINT", stop);
@@ -191,6 +204,7 @@ export function untilSignal(server: ParleyServer, store: Store, dataDir: string,
       presenceFlusher?.stop();
       // A request in flight is abandoned; its item stays in the outbox for the next start.
       void pushSender?.stop();
+      mailSender?.stop();
       server.close();
       store.close();
       // Closing the listen socket leaves clients' idle keep-alive connections open in
@@ -233,10 +247,12 @@ export async function run(argv: string[]): Promise<number> {
     store?.close();
     throw error;
   }
-  const { server, port, url, compatUrl, scheduler, presenceFlusher, pushSender } = listening;
   // Handlers go in before the greeting: whoever reads it may signal at once, and a
   // signal arriving before them would kill the process without closing the store.
-  const stopped = untilSignal(server, store, options.dir, scheduler, presenceFlusher, pushSender);
+  const { server, port, url, compatUrl, mailSender } = listening;
+  // Handlers go in before the greeting: whoever reads it may signal at once, and a
+  // signal arriving before them would kill the process without closing the store.
+  const stopped = untilSignal(server, store, options.dir, listening);
   if (options.parsed.values["json"]) {
     // One line, so that a reader of the first line gets the whole event.
     console.log(JSON.stringify({ url, port, host: options.settings.host, external_host: options.settings.externalHost ?? null, compat_url: compatUrl, data: options.dir }));
@@ -245,6 +261,7 @@ export async function run(argv: string[]): Promise<number> {
     console.log(`data: ${options.dir}`);
     console.log(options.settings.configSource === null ? "config: none (Zulip's defaults; see README \"Configuration\")" : `config: ${options.settings.configSource}`);
     if (compatUrl !== null) console.log(`HTTP/1.0-capable listener on ${compatUrl}`);
+    console.log(`mail: ${mailSender.description}`);
     for (const line of realmLines(store, url)) console.log(line);
     if (options.settings.externalHost !== undefined) console.log(`realm subdomains are served on SUBDOMAIN.${options.settings.externalHost}`);
     console.log("press Ctrl+C to stop");

@@ -187,7 +187,7 @@ export function requireGroup(state: StoreState, realmId: number, groupId: number
 }
 
 /** Zulip's access_user_group_for_update: the group if `actor` may change it through `field`. */
-function accessForUpdate(state: StoreState, actor: User, groupId: number, field: GroupSettingField, allowDeactivated: boolean): UserGroup {
+export function accessForUpdate(state: StoreState, actor: User, groupId: number, field: GroupSettingField, allowDeactivated: boolean): UserGroup {
   const group = requireGroup(state, actor.realmId, groupId);
   if (!allowDeactivated && group.deactivated) throw new BadRequestError("User group is deactivated.");
   if (group.systemRole !== null) throw new BadRequestError("Insufficient permission");

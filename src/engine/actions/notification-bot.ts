@@ -14,24 +14,37 @@ import { createUserInTxn } from "./users.js";
 
 export const NOTIFICATION_BOT_EMAIL = "notification-bot@zulip.com";
 export const NOTIFICATION_BOT_NAME = "Notification Bot";
+/** Zulip's Welcome Bot, which greets new users; a bot of each realm here, like the notification bot. */
+export const WELCOME_BOT_EMAIL = "welcome-bot@zulip.com";
+export const WELCOME_BOT_NAME = "Welcome Bot";
 /** Zulip's Realm.STREAM_EVENTS_NOTIFICATION_TOPIC_NAME. */
 export const CHANNEL_EVENTS_TOPIC = "channel events";
 export const NEW_CHANNELS_TOPIC = "new channels";
 
 /** The realm's notification bot, if it has been created. */
 export function findNotificationBot(state: StoreState, realmId: number): User | undefined {
-  const id = state.userByEmail.get(emailKey(realmId, NOTIFICATION_BOT_EMAIL));
+  return findSystemBot(state, realmId, NOTIFICATION_BOT_EMAIL);
+}
+
+/** A system bot of the realm by its address, if it has been created. */
+export function findSystemBot(state: StoreState, realmId: number, email: string): User | undefined {
+  const id = state.userByEmail.get(emailKey(realmId, email));
   return id === undefined ? undefined : state.users.get(id);
 }
 
 /** Creates the realm's notification bot inside an open write unless it exists. */
 export function ensureNotificationBotInTxn(state: StoreState, ctx: WriteContext, realm: Realm): void {
-  if (findNotificationBot(state, realm.id)) return;
-  createUserInTxn(state, ctx, { realmId: realm.id, email: NOTIFICATION_BOT_EMAIL, fullName: NOTIFICATION_BOT_NAME, bot: { type: 1, ownerId: null } }, realm);
+  ensureSystemBotInTxn(state, ctx, realm, NOTIFICATION_BOT_EMAIL, NOTIFICATION_BOT_NAME);
+}
+
+/** Creates a system bot of the realm inside an open write unless it exists. */
+export function ensureSystemBotInTxn(state: StoreState, ctx: WriteContext, realm: Realm, email: string, fullName: string): void {
+  if (findSystemBot(state, realm.id, email)) return;
+  createUserInTxn(state, ctx, { realmId: realm.id, email, fullName, bot: { type: 1, ownerId: null } }, realm);
 }
 
 /** Zulip's silent_mention_syntax_for_user. */
-function silentMention(user: User): string {
+export function silentMention(user: User): string {
   return `@_**${user.fullName}|${user.id}**`;
 }
 

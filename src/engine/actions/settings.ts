@@ -20,6 +20,7 @@ import { checkSettingValue, checkTimezone, PERSONAL_SETTING_NAMES, REALM_DEFAULT
 import type { StoreState, WriteContext } from "../state.js";
 import type { User } from "../types.js";
 import { checkFullName, emitUserUpdates, requireActiveUser } from "./users.js";
+import { checkNewEmail, startEmailChangeInTxn } from "./email-change.js";
 
 export type SettingChanges = Readonly<Partial<Record<SettingName, SettingValue>>>;
 
@@ -36,8 +37,12 @@ export interface UpdateSettingsInput {
   readonly settings: SettingChanges;
   readonly fullName?: string;
   readonly timezone?: string;
-  /** Email changes come with the mail work: refused for now. */
+  /** A new address: mailed a confirmation link, changed only when it is opened (actions/email-change.ts). */
   readonly email?: string;
+  /** The realm's URL, for the confirmation link of an email change. */
+  readonly realmUrl?: string;
+  /** Checked by preparePasswordChange before the write (Store.updateSettingsWithPassword). */
+  readonly oldPassword?: string;
   /**
    * Zulip's new_password: a non-empty one needs `passwordChange`, made from it by
    * preparePasswordChange (Store.updateSettingsWithPassword does both); never with
@@ -105,15 +110,16 @@ export function updateSettings(state: StoreState, actorId: number, input: Update
   const password = input.newPassword !== undefined && input.newPassword !== "" ? input.passwordChange : undefined;
   if (password !== undefined && password.userId !== actor.id) throw new StorageError("a password change prepared for another user");
   if (input.newPassword !== undefined && input.newPassword !== "" && password === undefined) throw new WrongPasswordError();
-  if (input.email !== undefined && input.email.trim() !== actor.deliveryEmail) throw new BadRequestError("Changing your email address is not supported by this server yet.");
+  const newEmail = input.email !== undefined && input.email.trim() !== actor.deliveryEmail ? checkNewEmail(state, actor, input.email) : null;
   const fullName = input.fullName !== undefined && input.fullName !== actor.fullName ? checkFullName(input.fullName) : actor.fullName;
   const current = state.settingsOf(actor.id);
   const changed = changes.filter(([name, value]) => current[name] !== value);
   const next: User = { ...actor, fullName, timezone: timezone ?? actor.timezone };
   const userChanged = next.fullName !== actor.fullName || next.timezone !== actor.timezone;
-  if (changed.length === 0 && !userChanged && password === undefined) return;
+  if (changed.length === 0 && !userChanged && password === undefined && newEmail === null) return;
   state.write((ctx) => {
     if (password !== undefined) state.tables.passwords.putSync(actor.id, password.record);
+    if (newEmail !== null) startEmailChangeInTxn(state, ctx, actor, newEmail, input.realmUrl ?? "");
     if (changed.length > 0) putUserSettings(state, ctx, actor, changed, true);
     for (const [property, value] of changed) ctx.emit({ type: "user_settings", op: "update", userIds: [actor.id], property, value }, () => userAudience(actor.id));
     if (userChanged) {

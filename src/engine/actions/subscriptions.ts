@@ -56,7 +56,7 @@ export function resolvePrincipals(state: StoreState, actor: User, principals: re
 }
 
 /** May `actor` subscribe users other than themselves to `channel`? */
-function canAddSubscribers(state: StoreState, actor: User, channel: Channel | null): boolean {
+export function canAddSubscribers(state: StoreState, actor: User, channel: Channel | null): boolean {
   if (actor.role === ROLE.GUEST) return false;
   if (isAdmin(actor)) return true;
   if (channel === null) return actor.role <= ROLE.MEMBER;
@@ -307,6 +307,33 @@ function byUser(changes: readonly Subscription[]): Map<number, Subscription[]> {
  * subscription add; peer_add to the others who may see the subscriber lists.
  * Runs inside the write, so canSeeChannel still answers for the state before it.
  */
+/**
+ * Subscribes a user created in the same open write (an accepted invitation) to
+ * existing channels. The user is not in memory before the commit, so this writes and
+ * announces directly rather than through subscribe()'s checks.
+ */
+export function subscribeNewUserInTxn(state: StoreState, ctx: WriteContext, user: User, channels: readonly Channel[]): void {
+  const from = state.counters.nextMessageId;
+  const subs: Subscription[] = channels.map((channel) => ({
+    userId: user.id,
+    channelId: channel.id,
+    active: true,
+    isMuted: false,
+    color: COLORS[(channel.id + user.id) % COLORS.length]!,
+    pinToTop: false,
+    intervals: [{ from, to: null }],
+  }));
+  if (subs.length === 0) return;
+  for (const sub of subs) state.tables.subscriptions.putSync([sub.userId, sub.channelId], sub);
+  ctx.afterCommit(() => {
+    for (const sub of subs) state.indexSubscription(sub);
+  });
+  ctx.emit({ type: "subscription", op: "add", userId: user.id, subscriptions: subs.map((subscription) => ({ subscription, channel: state.channels.get(subscription.channelId)! })) }, () => userAudience(user.id));
+  for (const channel of channels) {
+    ctx.emit({ type: "subscription", op: "peer_add", channelIds: [channel.id], userIds: [user.id] }, () => excluding(subscriberViewersAudience(state, channel), [user.id]));
+  }
+}
+
 function emitSubscribed(state: StoreState, ctx: WriteContext, created: readonly Channel[], changes: readonly Subscription[]): void {
   const channelOf = (id: number) => created.find((c) => c.id === id) ?? state.channels.get(id)!;
   for (const channel of created) ctx.emit({ type: "stream", op: "create", channels: [channel] }, () => channelViewersAudience(state, channel));

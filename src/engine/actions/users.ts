@@ -32,6 +32,11 @@ export interface CreateUserInput {
 }
 
 const EMAIL = /^[^\s@<>()[\]\\,;:"]+@[^\s@<>()[\]\\,;:"]+$/;
+/** The address syntax accepted for accounts (and invitations). */
+export function isValidEmail(email: string): boolean {
+  return EMAIL.test(email) && email.length <= 254;
+}
+
 /** Zulip's UserProfile.MAX_NAME_LENGTH and MIN_NAME_LENGTH. */
 const MAX_NAME_LENGTH = 100;
 const MIN_NAME_LENGTH = 2;

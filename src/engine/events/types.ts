@@ -63,6 +63,8 @@ export type EngineEvent =
   | { readonly type: "realm_user"; readonly op: "add"; readonly person: User }
   | { readonly type: "realm_user"; readonly op: "update"; readonly userId: number; readonly changes: RealmUserChange }
   | { readonly type: "realm"; readonly op: "deactivated"; readonly realm: Realm }
+  /** The realm's invitations changed; clients refetch GET /invites (Zulip sends no payload). */
+  | { readonly type: "invites_changed"; readonly realmId: number }
   | { readonly type: "user_group"; readonly op: "add"; readonly group: UserGroup; readonly forReactivation: boolean }
   | { readonly type: "user_group"; readonly op: "remove"; readonly groupId: number }
   | { readonly type: "user_group"; readonly op: "update"; readonly groupId: number; readonly data: UserGroupUpdate }

@@ -30,6 +30,9 @@
  * | devices           | deviceId (uint32)                | Device                        |
  * | push_outbox       | itemId (uint32, ascending)       | PushOutboxItem                |
  * | realm_emoji       | realmEmojiId (uint32)            | RealmEmoji                    |
+ * | invites           | inviteId (uint32)                | Invite (email or reusable link) |
+ * | email_changes     | confirmation key (string)        | EmailChange (pending or used) |
+ * | outbox            | mailId (uint32)                  | OutboxMail (durable mail queue) |
  */
 import { open, type Database, type RootDatabase } from "lmdb";
 
@@ -66,6 +69,9 @@ export interface Tables {
   readonly devices: Database<unknown, number>;
   readonly pushOutbox: Database<unknown, number>;
   readonly realmEmoji: Database<unknown, number>;
+  readonly invites: Database<unknown, number>;
+  readonly emailChanges: Database<unknown, string>;
+  readonly outbox: Database<unknown, number>;
 }
 
 export type TableName = Exclude<keyof Tables, "env">;
@@ -126,6 +132,10 @@ export const TABLE_SPECS: Readonly<Record<TableName, TableSpec>> = {
   pushOutbox: { db: "push_outbox", role: "record", keys: "id", values: "msgpack" },
   // Custom emoji records; their images are files under DATA/uploads/avatars (http layer).
   realmEmoji: { db: "realm_emoji", role: "entity", keys: "id", values: "msgpack" },
+  invites: { db: "invites", role: "entity", keys: "id", values: "msgpack" },
+  emailChanges: { db: "email_changes", role: "entity", keys: "msgpack", values: "msgpack" },
+  // Mail waiting for the sender (src/mail): written in the transaction of what caused it, removed once delivered.
+  outbox: { db: "outbox", role: "entity", keys: "id", values: "msgpack" },
 };
 
 export const TABLE_NAMES = Object.keys(TABLE_SPECS) as TableName[];

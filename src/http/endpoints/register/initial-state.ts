@@ -53,8 +53,7 @@ export function realmUserSection(store: Store, realm: Realm, user: User, options
     can_create_streams: canCreateChannels,
     can_create_web_public_streams: realm.enableSpectatorAccess && user.role <= ROLE.MODERATOR,
     can_subscribe_other_users: user.role <= ROLE.MEMBER,
-    // No invitations are offered.
-    can_invite_others_to_realm: false,
+    can_invite_others_to_realm: store.canInviteByEmail(user.id),
   };
 }
 

@@ -3,8 +3,9 @@
  * PATCH /settings — https://zulip.com/api/update-settings
  * Every personal setting by its Zulip name and wire kind, plus full_name, timezone
  * and an administrator's target_users. The engine checks the values (allowed
- * choices, languages, sounds, time zones, names) and who may do what; email changes
- * are refused until mail exists. A password change (old_password + new_password) is
+ * choices, languages, sounds, time zones, names) and who may do what; a new `email`
+ * is mailed a confirmation link (src/http/pages/confirm-email.ts) and changes
+ * nothing until it is opened. A password change (old_password + new_password) is
  * limited like a login: Zulip checks the old password through its rate-limited
  * authenticate(), so too many attempts give "You're making too many attempts!".
  */
@@ -13,6 +14,7 @@ import { BadRequestError, PERSONAL_SETTING_NAMES, WrongPasswordError, settingKin
 import { LoginGuard } from "../../auth.js";
 import { defineEndpoint } from "../../endpoint.js";
 import { j, p, type Param } from "../../params.js";
+import { realmUrl } from "../../realm-url.js";
 
 /** A parameter per setting, parsed by its kind (Zulip's Json[bool], Json[int] or str). */
 export function settingParams(names: readonly SettingName[]): Record<SettingName, Param> {
@@ -57,7 +59,7 @@ export default defineEndpoint({
           settings: namedSettings(PERSONAL_SETTING_NAMES, values),
           ...(input.full_name !== undefined ? { fullName: input.full_name } : {}),
           ...(input.timezone !== undefined ? { timezone: input.timezone } : {}),
-          ...(input.email !== undefined ? { email: input.email } : {}),
+          ...(input.email !== undefined ? { email: input.email, realmUrl: realmUrl(ctx.server, ctx.realm) } : {}),
           ...(input.old_password !== undefined ? { oldPassword: input.old_password } : {}),
           ...(input.new_password !== undefined ? { newPassword: input.new_password } : {}),
           ...(target !== undefined ? { targetUsers: { userIds: target.user_ids ?? [], groupIds: target.group_ids ?? [], skipIfAlreadyEdited: target.skip_if_already_edited } } : {}),

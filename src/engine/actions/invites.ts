@@ -1,0 +1,423 @@
+/**
+ * @module actions/invites
+ * Invitations as Zulip has them (zerver/views/invite.py, zerver/actions/invites.py):
+ * email invitations (one address, used once) and reusable links, their listing,
+ * revocation and resending, and the account created when a link is used.
+ *
+ * Who may do what:
+ * - inviting by email needs the realm's can_invite_users_group (members, Zulip's
+ *   default); reusable links need create_multiuse_invite_group (administrators);
+ *   guests and bots never (Zulip's require_member_or_admin);
+ * - inviting as owner needs an owner; as administrator or moderator, an administrator;
+ * - channels must be ones the inviter may add subscribers to, or default channels;
+ *   groups ones whose can_add_members_group allows the inviter;
+ * - a custom welcome text needs an administrator;
+ * - listing shows administrators every invitation of the realm, others their own;
+ *   revoking or resending someone else's invitation needs an administrator (an owner
+ *   for an owner's invitation).
+ * The mail of an invitation is enqueued in the write that creates it (mail/outbox.ts).
+ */
+import { generateConfirmationKey } from "../accounts/confirmation-key.js";
+import { canAccessChannelContent, isAdmin } from "../access.js";
+import { realmAudience, usersAudience } from "../events/audience.js";
+import { BadRequestError, InvalidLinkError, InvitationError, PermissionDeniedError, type InviteeError } from "../errors.js";
+import { enqueueMailInTxn } from "../mail/outbox.js";
+import { invitationMail, joinLink } from "../mail/templates.js";
+import type { PasswordRecord } from "../accounts/password.js";
+import { emailKey, type StoreState, type WriteContext } from "../state.js";
+import type { Channel, Invite, Realm, Role, User, UserGroup } from "../types.js";
+import { ROLE, ROLES } from "../types.js";
+import { accessForUpdate } from "./groups.js";
+import { ensureNotificationBotInTxn, ensureSystemBotInTxn, findNotificationBot, findSystemBot, silentMention, WELCOME_BOT_EMAIL, WELCOME_BOT_NAME } from "./notification-bot.js";
+import { sendInternalDirectMessage } from "./send-message.js";
+import { canAddSubscribers, subscribeNewUserInTxn } from "./subscriptions.js";
+import { checkFullName, createUserInTxn, isValidEmail, requireActiveUser } from "./users.js";
+import { NOT_FOR_BOTS } from "./settings.js";
+
+/** Zulip's Realm.MAX_REALM_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH (code points). */
+export const MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH = 8000;
+/** Zulip's INVITES_DEFAULT_REALM_DAILY_MAX: invitation mails per realm per day. */
+export const DEFAULT_DAILY_INVITE_LIMIT = 100;
+/** The longest expiry accepted (about 100 years), so that expiry times stay representable. */
+const MAX_EXPIRY_MINUTES = 100 * 365 * 24 * 60;
+const DAY_SECONDS = 86_400;
+
+export const DAILY_LIMIT_MESSAGE =
+  "To protect users, Zulip limits the number of invitations you can send in one day. Because you have reached the limit, no invitations were sent.";
+export const SOME_SKIPPED_MESSAGE = "Some of those addresses are already using Zulip, so we didn't send them an invitation. We did send invitations to everyone else!";
+
+export interface InviteOptions {
+  readonly invitedAs: number;
+  readonly channelIds: readonly number[];
+  readonly groupIds: readonly number[];
+  readonly includeRealmDefaultSubscriptions: boolean;
+  readonly notifyReferrerOnJoin: boolean;
+  /** Administrators only; null: the organization's default; "": no custom welcome message. */
+  readonly welcomeMessageCustomText: string | null;
+  /** null: never expires. */
+  readonly expiresInMinutes: number | null;
+}
+
+/** Server facts an invitation needs: where links point and the daily limit. */
+export interface InviteEnvironment {
+  /** The realm's URL (scheme, host and port), without a trailing slash. */
+  readonly realmUrl: string;
+  /** Invitation mails per realm per 24 hours. */
+  readonly dailyLimit: number;
+}
+
+export interface InviteUsersResult {
+  readonly invites: readonly Invite[];
+  /** Addresses not invited because they have an account: [email, reason, deactivated]. */
+  readonly skipped: readonly InviteeError[];
+}
+
+/** Zulip's get_invitee_emails_set: split on commas and newlines, "Name <addr>" reduced to addr, trimmed, deduplicated. */
+export function parseInviteeEmails(raw: string): string[] {
+  const out = new Set<string>();
+  for (const part of raw.split(/[,\n]/)) {
+    const named = /<(.*)>/.exec(part);
+    out.add((named ? named[1]! : part).trim());
+  }
+  return [...out];
+}
+
+/** Zulip's require_member_or_admin. */
+function requireMemberOrAdmin(state: StoreState, actorId: number): User {
+  const actor = requireActiveUser(state, actorId);
+  if (actor.isBot) throw new BadRequestError(NOT_FOR_BOTS);
+  if (actor.role === ROLE.GUEST) throw new BadRequestError("Not allowed for guest users");
+  return actor;
+}
+
+/**
+ * Membership of the realm's can_invite_users_group (role:members, Zulip's default; no
+ * realm setting here yet). Bots are members too, as in Zulip (register's
+ * can_invite_others_to_realm), though the endpoints refuse bot requests.
+ */
+export function canInviteByEmail(user: User): boolean {
+  return user.isActive && user.role <= ROLE.MEMBER;
+}
+
+/** Membership of the realm's create_multiuse_invite_group (role:administrators, Zulip's default). */
+export function canCreateMultiuseInvite(user: User): boolean {
+  return user.isActive && isAdmin(user);
+}
+
+/** Zulip's check_role_based_permissions. */
+function checkRoleBasedPermissions(actor: User, invitedAs: Role, requireAdmin: boolean): void {
+  if (invitedAs === ROLE.OWNER && actor.role !== ROLE.OWNER) throw new PermissionDeniedError("Must be an organization owner", "UNAUTHORIZED_PRINCIPAL");
+  if (requireAdmin && !isAdmin(actor)) throw new BadRequestError("Must be an organization administrator");
+}
+
+function checkInvitedAs(value: number): Role {
+  const role = ROLES.find((r) => r === value);
+  if (role === undefined) throw new BadRequestError("Invalid invite_as");
+  return role;
+}
+
+/** Every check of the options, in Zulip's order after the caller's permission. */
+function checkOptions(state: StoreState, actor: User, options: InviteOptions): { role: Role; channels: Channel[]; groups: UserGroup[]; expiresAt: number | null } {
+  const role = checkInvitedAs(options.invitedAs);
+  checkRoleBasedPermissions(actor, role, role <= ROLE.MODERATOR);
+  return { role, ...checkTargets(state, actor, options) };
+}
+
+function checkTargets(state: StoreState, actor: User, options: InviteOptions): { channels: Channel[]; groups: UserGroup[]; expiresAt: number | null } {
+  const channels: Channel[] = [];
+  for (const id of new Set(options.channelIds)) {
+    const channel = state.channels.get(id);
+    if (!channel || channel.isArchived || !canAccessChannelContent(state, actor, channel)) throw new BadRequestError(`Invalid channel ID ${id}. No invites were sent.`);
+    channels.push(channel);
+  }
+  // Zulip's get_streams_to_which_user_cannot_add_subscribers with allow_default_streams.
+  if (channels.some((c) => !c.isDefault && !canAddSubscribers(state, actor, c))) throw new BadRequestError("You do not have permission to subscribe other users to channels.");
+  const groups: UserGroup[] = [];
+  for (const id of new Set(options.groupIds)) groups.push(accessForUpdate(state, actor, id, "canAddMembersGroup", false));
+  if (options.welcomeMessageCustomText !== null && !isAdmin(actor)) throw new BadRequestError("Must be an organization administrator");
+  const minutes = options.expiresInMinutes;
+  if (minutes !== null && (!Number.isInteger(minutes) || minutes < 1 || minutes > MAX_EXPIRY_MINUTES)) throw new BadRequestError("Invalid invite_expires_in_minutes");
+  return { channels, groups, expiresAt: minutes === null ? null : state.now() + minutes * 60 };
+}
+
+/** Meta key of a realm's recent invitation-mail times (the daily limit's window). */
+function sendsKey(realmId: number): string {
+  return `inviteSends:${realmId}`;
+}
+
+function recentSends(state: StoreState, realmId: number): number[] {
+  const stored: unknown = state.tables.meta.get(sendsKey(realmId));
+  const since = state.now() - DAY_SECONDS;
+  return Array.isArray(stored) ? stored.filter((t): t is number => typeof t === "number" && t > since) : [];
+}
+
+/** Zulip's check_invite_limit: refuses the whole request when it would pass the realm's daily limit. */
+function checkDailyLimit(state: StoreState, realmId: number, count: number, limit: number): number[] {
+  const sends = recentSends(state, realmId);
+  if (sends.length + count > limit) throw new InvitationError(DAILY_LIMIT_MESSAGE, [], { sentInvitations: false, dailyLimitReached: true });
+  return sends;
+}
+
+/** Zulip's get_existing_user_errors (non-verbose texts). */
+function existingUserError(state: StoreState, realmId: number, email: string): InviteeError | null {
+  const id = state.userByEmail.get(emailKey(realmId, email));
+  const user = id === undefined ? undefined : state.users.get(id);
+  if (!user) return null;
+  if (!user.isActive) return [email, "Account has been deactivated.", true];
+  return [email, "Already has an account.", false];
+}
+
+/** The invitations' audience: the realm's administrators and whoever made the changed invitation. */
+function invitesAudience(state: StoreState, realmId: number, referrerId: number) {
+  return () => {
+    const ids = new Set<number>();
+    for (const id of realmAudience(state, realmId, isAdmin)) ids.add(id);
+    const referrer = state.users.get(referrerId);
+    if (referrer?.isActive) ids.add(referrerId);
+    return usersAudience(ids);
+  };
+}
+
+function emitInvitesChanged(state: StoreState, ctx: WriteContext, realmId: number, referrerId: number): void {
+  ctx.emit({ type: "invites_changed", realmId }, invitesAudience(state, realmId, referrerId));
+}
+
+function realmOf(state: StoreState, realmId: number): Realm {
+  const realm = state.realms.get(realmId);
+  if (!realm) throw new BadRequestError("Invalid realm");
+  return realm;
+}
+
+/** POST /invites. Returns the invitations made and the addresses skipped (the caller reports those as INVITATION_FAILED). */
+export function inviteUsers(state: StoreState, actorId: number, rawEmails: string, options: InviteOptions, env: InviteEnvironment): InviteUsersResult {
+  const actor = requireMemberOrAdmin(state, actorId);
+  if (!canInviteByEmail(actor)) throw new BadRequestError("Insufficient permission");
+  const role = checkInvitedAs(options.invitedAs);
+  checkRoleBasedPermissions(actor, role, role <= ROLE.MODERATOR);
+  if (rawEmails === "") throw new BadRequestError("You must specify at least one email address.");
+  const emails = parseInviteeEmails(rawEmails);
+  const { channels, groups, expiresAt } = checkTargets(state, actor, options);
+  const sends = checkDailyLimit(state, actor.realmId, emails.length, env.dailyLimit);
+
+  const errors: InviteeError[] = [];
+  const skipped: InviteeError[] = [];
+  const good: string[] = [];
+  for (const email of emails) {
+    if (email === "") continue;
+    if (!isValidEmail(email)) errors.push([email, "Invalid address.", false]);
+    else {
+      const existing = existingUserError(state, actor.realmId, email);
+      if (existing) skipped.push(existing);
+      else good.push(email);
+    }
+  }
+  if (errors.length > 0) throw new InvitationError("Some emails did not validate, so we didn't send any invitations.", [...errors, ...skipped], { sentInvitations: false });
+  if (good.length === 0) throw new InvitationError("We weren't able to invite anyone.", skipped, { sentInvitations: false });
+
+  const realm = realmOf(state, actor.realmId);
+  const invites = state.write((ctx) => {
+    const now = state.now();
+    const made: Invite[] = good.map((email) => ({
+      id: state.allocate("nextInviteId"),
+      realmId: realm.id,
+      kind: "email",
+      email,
+      invitedById: actor.id,
+      invitedAs: role,
+      channelIds: channels.map((c) => c.id),
+      groupIds: groups.map((g) => g.id),
+      includeRealmDefaultSubscriptions: options.includeRealmDefaultSubscriptions,
+      notifyReferrerOnJoin: options.notifyReferrerOnJoin,
+      welcomeMessageCustomText: options.welcomeMessageCustomText,
+      invitedAt: now,
+      expiresAt,
+      key: generateConfirmationKey(),
+      status: "pending",
+    }));
+    for (const invite of made) {
+      state.tables.invites.putSync(invite.id, invite);
+      enqueueMailInTxn(state, ctx, invitationMail({ to: invite.email!, referrerName: actor.fullName, referrerEmail: actor.deliveryEmail, realmName: realm.name, realmUrl: env.realmUrl, key: invite.key, expiresAt }));
+    }
+    state.tables.meta.putSync(sendsKey(realm.id), [...sends, ...made.map(() => now)]);
+    ctx.afterCommit(() => {
+      for (const invite of made) state.indexInvite(invite);
+    });
+    emitInvitesChanged(state, ctx, realm.id, actor.id);
+    return made;
+  });
+  return { invites, skipped };
+}
+
+/** POST /invites/multiuse: a reusable link (administrators, by default). */
+export function createMultiuseInvite(state: StoreState, actorId: number, options: InviteOptions, env: Pick<InviteEnvironment, "realmUrl">): { invite: Invite; link: string } {
+  const actor = requireMemberOrAdmin(state, actorId);
+  if (!canCreateMultiuseInvite(actor)) throw new BadRequestError("Insufficient permission");
+  const { role, channels, groups, expiresAt } = checkOptions(state, actor, options);
+  const invite = state.write((ctx) => {
+    const made: Invite = {
+      id: state.allocate("nextInviteId"),
+      realmId: actor.realmId,
+      kind: "multiuse",
+      email: null,
+      invitedById: actor.id,
+      invitedAs: role,
+      channelIds: channels.map((c) => c.id),
+      groupIds: groups.map((g) => g.id),
+      includeRealmDefaultSubscriptions: options.includeRealmDefaultSubscriptions,
+      notifyReferrerOnJoin: options.notifyReferrerOnJoin,
+      welcomeMessageCustomText: options.welcomeMessageCustomText,
+      invitedAt: state.now(),
+      expiresAt,
+      key: generateConfirmationKey(),
+      status: "pending",
+    };
+    state.tables.invites.putSync(made.id, made);
+    ctx.afterCommit(() => state.indexInvite(made));
+    emitInvitesChanged(state, ctx, actor.realmId, actor.id);
+    return made;
+  });
+  return { invite, link: joinLink(env.realmUrl, invite.key) };
+}
+
+function isLive(state: StoreState, invite: Invite): boolean {
+  return invite.status === "pending" && (invite.expiresAt === null || invite.expiresAt > state.now());
+}
+
+/** GET /invites: live invitations the caller controls (administrators: all of the realm), by ID. */
+export function listInvites(state: StoreState, actorId: number): Invite[] {
+  const actor = requireMemberOrAdmin(state, actorId);
+  const out: Invite[] = [];
+  for (const invite of state.invites.values()) {
+    if (invite.realmId !== actor.realmId || !isLive(state, invite)) continue;
+    if (isAdmin(actor) || invite.invitedById === actor.id) out.push(invite);
+  }
+  return out.sort((a, b) => a.id - b.id);
+}
+
+/** Zulip's access_invite_by_id / access_multiuse_invite_by_id. */
+function accessInvite(state: StoreState, actor: User, inviteId: number, kind: Invite["kind"]): Invite {
+  const invite = state.invites.get(inviteId);
+  // Used and revoked email invitations are gone in Zulip (deleted or filtered out).
+  if (!invite || invite.realmId !== actor.realmId || invite.kind !== kind || (kind === "email" && invite.status !== "pending")) throw new BadRequestError("No such invitation");
+  if (invite.invitedById !== actor.id) checkRoleBasedPermissions(actor, invite.invitedAs, true);
+  if (invite.status === "revoked") throw new BadRequestError("Invitation has already been revoked");
+  return invite;
+}
+
+/** DELETE /invites/{id} and DELETE /invites/multiuse/{id}. */
+export function revokeInvite(state: StoreState, actorId: number, inviteId: number, kind: Invite["kind"]): void {
+  const actor = requireMemberOrAdmin(state, actorId);
+  const invite = accessInvite(state, actor, inviteId, kind);
+  const next: Invite = { ...invite, status: "revoked" };
+  state.write((ctx) => {
+    state.tables.invites.putSync(next.id, next);
+    ctx.afterCommit(() => state.indexInvite(next));
+    emitInvitesChanged(state, ctx, invite.realmId, invite.invitedById);
+  });
+}
+
+/** POST /invites/{id}/resend: the same link mailed again (counts against the daily limit). */
+export function resendInvite(state: StoreState, actorId: number, inviteId: number, env: InviteEnvironment): void {
+  const actor = requireMemberOrAdmin(state, actorId);
+  const invite = accessInvite(state, actor, inviteId, "email");
+  const sends = checkDailyLimit(state, actor.realmId, 1, env.dailyLimit);
+  const realm = realmOf(state, invite.realmId);
+  const referrer = state.users.get(invite.invitedById) ?? actor;
+  state.write((ctx) => {
+    enqueueMailInTxn(state, ctx, invitationMail({ to: invite.email!, referrerName: referrer.fullName, referrerEmail: referrer.deliveryEmail, realmName: realm.name, realmUrl: env.realmUrl, key: invite.key, expiresAt: invite.expiresAt }));
+    state.tables.meta.putSync(sendsKey(realm.id), [...sends, state.now()]);
+  });
+}
+
+/** What the join page shows for a key: the invitation if it can still be used in `realmId`. */
+export function usableInvite(state: StoreState, realmId: number, key: string): Invite {
+  const id = state.inviteByKey.get(key);
+  const invite = id === undefined ? undefined : state.invites.get(id);
+  const realm = state.realms.get(realmId);
+  if (!invite || invite.realmId !== realmId || !realm) throw new InvalidLinkError("unknown");
+  if (invite.status === "revoked" || realm.deactivated) throw new InvalidLinkError("revoked");
+  if (invite.status === "used") throw new InvalidLinkError("used");
+  if (invite.expiresAt !== null && invite.expiresAt <= state.now()) throw new InvalidLinkError("expired");
+  const referrer = state.users.get(invite.invitedById);
+  // An invitation stands for its referrer's permission: it dies with their account.
+  if (!referrer?.isActive) throw new InvalidLinkError("revoked");
+  return invite;
+}
+
+export interface AcceptInviteInput {
+  readonly realmId: number;
+  readonly key: string;
+  readonly fullName: string;
+  /** The invitee's address: required for reusable links, ignored for email invitations. */
+  readonly email?: string;
+  /** Hashed by the caller (accounts/password.ts hashPassword), off the event loop. */
+  readonly password: PasswordRecord;
+}
+
+/**
+ * The join page's submit: creates the account with the invited role, channels (and
+ * the realm's default channels when asked) and groups, marks the invitation used
+ * (and the address's other invitations revoked), in one write; then the notification
+ * bot tells the referrer and the welcome bot greets the new user.
+ */
+export function acceptInvite(state: StoreState, input: AcceptInviteInput): User {
+  const invite = usableInvite(state, input.realmId, input.key);
+  const realm = realmOf(state, invite.realmId);
+  const email = invite.kind === "email" ? invite.email! : (input.email ?? "").trim();
+  if (invite.kind === "multiuse" && !isValidEmail(email)) throw new BadRequestError("Invalid address.");
+  const existing = existingUserError(state, realm.id, email);
+  if (existing) throw new BadRequestError(existing[1]);
+  const fullName = checkFullName(input.fullName);
+  // Channels and groups as they are now: archived channels and deactivated groups are skipped.
+  const channelIds = new Set(invite.channelIds);
+  if (invite.includeRealmDefaultSubscriptions) for (const c of state.channels.values()) if (c.realmId === realm.id && c.isDefault) channelIds.add(c.id);
+  const channels = [...channelIds].map((id) => state.channels.get(id)).filter((c): c is Channel => c !== undefined && c.realmId === realm.id && !c.isArchived);
+  const groups = invite.groupIds.map((id) => state.groups.get(id)).filter((g): g is UserGroup => g !== undefined && g.realmId === realm.id && !g.deactivated && g.systemRole === null);
+  const referrerId = invite.invitedById;
+  const notify = invite.notifyReferrerOnJoin;
+
+  const user = state.write((ctx) => {
+    if (notify) ensureNotificationBotInTxn(state, ctx, realm);
+    ensureSystemBotInTxn(state, ctx, realm, WELCOME_BOT_EMAIL, WELCOME_BOT_NAME);
+    const created = createUserInTxn(state, ctx, { realmId: realm.id, email, fullName, role: invite.invitedAs, password: input.password }, realm);
+    subscribeNewUserInTxn(state, ctx, created, channels);
+    for (const group of groups) {
+      const next: UserGroup = { ...group, members: [...group.members, created.id] };
+      state.tables.groups.putSync(next.id, next);
+      ctx.afterCommit(() => state.indexGroup(next));
+      ctx.emit({ type: "user_group", op: "add_members", groupId: group.id, userIds: [created.id] }, () => realmAudience(state, realm.id));
+    }
+    const changed: Invite[] = [];
+    if (invite.kind === "email") changed.push({ ...invite, status: "used" });
+    // Zulip's revoke_preregistration_users: the address's other invitations die.
+    for (const other of state.invites.values()) {
+      if (other.id !== invite.id && other.realmId === realm.id && other.kind === "email" && other.status === "pending" && other.email!.toLowerCase() === email.toLowerCase()) changed.push({ ...other, status: "revoked" });
+    }
+    for (const next of changed) state.tables.invites.putSync(next.id, next);
+    ctx.afterCommit(() => {
+      for (const next of changed) state.indexInvite(next);
+    });
+    if (changed.length > 0) emitInvitesChanged(state, ctx, realm.id, referrerId);
+    return created;
+  });
+
+  const referrer = state.users.get(referrerId);
+  const notificationBot = findNotificationBot(state, realm.id);
+  if (notify && referrer?.isActive && notificationBot) sendInternalDirectMessage(state, notificationBot.id, referrer.id, `${silentMention(user)} accepted your invitation to join ${realm.name}!`);
+  const welcomeBot = findSystemBot(state, realm.id, WELCOME_BOT_EMAIL);
+  if (welcomeBot) {
+    sendInternalDirectMessage(state, welcomeBot.id, user.id, welcomeText(realm));
+    const custom = invite.welcomeMessageCustomText ?? "";
+    if (custom.trim() !== "") sendInternalDirectMessage(state, welcomeBot.id, user.id, `A message from the administrators of ${realm.name}:\n\n${custom}`);
+  }
+  return user;
+}
+
+function welcomeText(realm: Realm): string {
+  return [
+    `Hello, and welcome to ${realm.name}! 👋`,
+    "",
+    "I'm Welcome Bot. Conversations here happen in **channels**, each split into **topics**; you have been subscribed to a few channels to start with.",
+    "Say hello in one of them, or reply to me here to try things out.",
+  ].join("\n");
+}

@@ -1,0 +1,29 @@
+/**
+ * @module http/endpoints/invites/send-invites
+ * POST /invites — https://zulip.com/api/send-invites
+ * Every rule is the engine's (actions/invites.ts). When some addresses already have
+ * accounts, the others are invited and the answer is Zulip's INVITATION_FAILED with
+ * sent_invitations true.
+ */
+import { InvitationError, SOME_SKIPPED_MESSAGE } from "../../../engine/index.js";
+import { defineEndpoint } from "../../endpoint.js";
+import { p } from "../../params.js";
+import { inviteEnvironment, inviteOptions, sharedInviteParams, streamIds } from "./invite-params.js";
+
+export default defineEndpoint({
+  method: "POST",
+  path: "/invites",
+  auth: "user",
+  params: {
+    invitee_emails: p.str(),
+    stream_ids: streamIds,
+    notify_referrer_on_join: p.bool().optional(),
+    ...sharedInviteParams,
+  },
+  handler(ctx, input) {
+    const options = inviteOptions(ctx.server, input, input.stream_ids, input.notify_referrer_on_join ?? true);
+    const { skipped } = ctx.store.inviteUsers(ctx.user.id, input.invitee_emails, options, inviteEnvironment(ctx.server, ctx.realm));
+    if (skipped.length > 0) throw new InvitationError(SOME_SKIPPED_MESSAGE, skipped, { sentInvitations: true });
+    return {};
+  },
+});
