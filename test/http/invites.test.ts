@@ -332,8 +332,10 @@ describe("email changes (PATCH /settings email)", () => {
     expect(s.t.store.getUser(alice.id)).toMatchObject({ email: "alice@new.dev", deliveryEmail: "alice@new.dev" });
     expect((await s.call({ ...alice, email: "alice@new.dev" }, "GET", "/users/me")).status).toBe(200);
     const got = await events(bob, q);
+    // Zulip's three updates in its order (the same write as an owner's change): the address, the Gravatar that follows it, the API email.
     expect(got.map((e) => e["person"])).toEqual([
       { user_id: alice.id, delivery_email: "alice@new.dev" },
+      expect.objectContaining({ user_id: alice.id, avatar_source: "G" }),
       { user_id: alice.id, new_email: "alice@new.dev" },
     ]);
     // The old address hears of it.
