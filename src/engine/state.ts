@@ -70,6 +70,16 @@ const EMPTY_IDS: ReadonlySet<number> = new Set();
 
 type PendingEvent = readonly [EngineEvent, () => Audience];
 
+/**
+ * One write waiting for a group commit: `prepare` does every check (it must not
+ * write) and returns the write's body, run inside the shared transaction.
+ */
+interface GroupedWrite {
+  readonly prepare: () => (ctx: WriteContext) => unknown;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: unknown) => void;
+}
+
 export class StoreState {
   readonly tables: Tables;
   readonly bitmaps: BitmapStore;
@@ -135,6 +145,9 @@ export class StoreState {
   #inWrite = false;
   /** Events queued by the actions of a running batch(). */
   #batchEvents: PendingEvent[] | null = null;
+  /** Writes waiting for the next group commit (see writeGrouped). */
+  #grouped: GroupedWrite[] = [];
+  #groupScheduled = false;
 
   constructor(dir: string, renderer: MessageRenderer, options: StoreOptions) {
     this.tables = openTables(dir, { noSync: options.noSync ?? false });
@@ -194,6 +207,85 @@ export class StoreState {
     for (const cb of after) cb();
     this.#release(seq, events);
     return result;
+  }
+
+  /**
+   * Group commit: queues a write to share one LMDB transaction, and so one fsync, with
+   * every other grouped write that arrives before the queue is flushed (on the next
+   * turn of the event loop; writes that arrive while a commit blocks the thread wait in
+   * the sockets and join the one after). The promise settles only after the shared
+   * commit returned, so an acknowledgement still means durable.
+   *
+   * Writes run in arrival order, each seeing the ones before it (as batch() does, their
+   * afterCommit callbacks run at once; memory is reloaded if the commit fails). Each
+   * keeps its own change-log entry and event batch, released after the commit. A
+   * refusal from `prepare` rejects that write alone; a body that throws, or a failed
+   * commit, undoes the whole group, after which a body error reruns the others each in
+   * its own write, and a commit failure rejects every write of the group.
+   */
+  writeGrouped<T>(prepare: () => (ctx: WriteContext) => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#grouped.push({ prepare, resolve: resolve as (value: unknown) => void, reject });
+      if (this.#groupScheduled) return;
+      this.#groupScheduled = true;
+      setImmediate(() => this.#flushGrouped());
+    });
+  }
+
+  #flushGrouped(): void {
+    this.#groupScheduled = false;
+    const group = this.#grouped.splice(0);
+    if (group.length === 1) return this.#writeAlone(group[0]!);
+    const outcomes: ({ ok: true; value: unknown; seq: number; events: PendingEvent[] } | { ok: false; error: unknown })[] = [];
+    let bodyFailed = false;
+    try {
+      this.#transaction(() => {
+        for (const entry of group) {
+          let body: (ctx: WriteContext) => unknown;
+          try {
+            body = entry.prepare();
+          } catch (error) {
+            outcomes.push({ ok: false, error });
+            continue;
+          }
+          const events: PendingEvent[] = [];
+          this.#batchEvents = events;
+          try {
+            const value = body({ afterCommit: (cb) => cb(), emit: (event, audience) => events.push([event, audience]) });
+            outcomes.push({ ok: true, value, seq: this.#logChanges(events), events });
+          } catch (error) {
+            bodyFailed = true;
+            throw error;
+          } finally {
+            this.#batchEvents = null;
+          }
+        }
+      }, () => this.#reload());
+    } catch (error) {
+      if (!bodyFailed) {
+        for (const entry of group) entry.reject(error);
+        return;
+      }
+      // A body failed half-way: the group was undone; each write now runs on its own,
+      // so that only the failing one fails.
+      for (const entry of group) this.#writeAlone(entry);
+      return;
+    }
+    group.forEach((entry, i) => {
+      const outcome = outcomes[i]!;
+      if (!outcome.ok) return entry.reject(outcome.error);
+      this.#release(outcome.seq, outcome.events);
+      entry.resolve(outcome.value);
+    });
+  }
+
+  #writeAlone(entry: GroupedWrite): void {
+    try {
+      const body = entry.prepare();
+      entry.resolve(this.write(body));
+    } catch (error) {
+      entry.reject(error);
+    }
   }
 
   /**
