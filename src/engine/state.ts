@@ -10,11 +10,12 @@
  * nothing anywhere.
  */
 import { BitmapStore } from "./index/bitmap-store.js";
+import { MessageConversations } from "./index/message-conversations.js";
 import { PresenceLog } from "./index/presence-log.js";
 import { foldName, foldTopic } from "./index/keys.js";
 import type { MessageRenderer } from "./render.js";
 import { FIRST_ID, forgetUncommittedStructures, openTables, SCHEMA_VERSION, TABLE_NAMES, TABLE_SPECS, type TableName, type Tables } from "./storage/tables.js";
-import type { Channel, Conversation, Draft, Playground, PresenceRecord, Realm, SavedSnippet, ScheduledMessage, Subscription, User, UserGroup, UserTopic } from "./types.js";
+import { messageMetaOf, type Channel, type Conversation, type Draft, type Message, type MessageMeta, type Playground, type PresenceRecord, type Realm, type SavedSnippet, type ScheduledMessage, type Subscription, type User, type UserGroup, type UserTopic } from "./types.js";
 import { StorageError } from "./errors.js";
 import { mergedSettings, type RealmSettingDefaultsRecord, type Settings, type UserSettingsRecord } from "./settings/defaults.js";
 import type { Audience, Delivery, EngineEvent, EventBatch } from "./events/types.js";
@@ -83,6 +84,8 @@ interface GroupedWrite {
 export class StoreState {
   readonly tables: Tables;
   readonly bitmaps: BitmapStore;
+  /** Message ID -> conversation, filled on demand (the unread summary groups by it). */
+  readonly messageConversations = new MessageConversations((id) => this.metaOf(id));
   readonly renderer: MessageRenderer;
   readonly now: () => number;
 
@@ -333,6 +336,7 @@ export class StoreState {
       return value;
     } catch (error) {
       this.bitmaps.rollback();
+      this.messageConversations.clear();
       forgetUncommittedStructures(this.tables);
       this.counters = savedCounters;
       onFailure();
@@ -380,6 +384,14 @@ export class StoreState {
   onRollback(listener: () => void): () => void {
     this.#rollbackListeners.add(listener);
     return () => this.#rollbackListeners.delete(listener);
+  }
+
+  /** A message's meta, falling back to its record for data written before message_meta existed. */
+  metaOf(id: number): MessageMeta | undefined {
+    const meta = this.tables.messageMeta.get(id) as MessageMeta | undefined;
+    if (meta) return meta;
+    const message = this.tables.messages.get(id) as Message | undefined;
+    return message ? messageMetaOf(message) : undefined;
   }
 
   /** Allocates the next ID of a kind (inside write; rolled back with it). */
