@@ -10,11 +10,12 @@
  * nothing anywhere.
  */
 import { BitmapStore } from "./index/bitmap-store.js";
+import { MessageConversations } from "./index/message-conversations.js";
 import { PresenceLog } from "./index/presence-log.js";
 import { foldName, foldTopic } from "./index/keys.js";
 import type { MessageRenderer } from "./render.js";
 import { FIRST_ID, forgetUncommittedStructures, openTables, SCHEMA_VERSION, TABLE_NAMES, TABLE_SPECS, type TableName, type Tables } from "./storage/tables.js";
-import type { Channel, Conversation, Device, Draft, Playground, PresenceRecord, Realm, SavedSnippet, ScheduledMessage, Subscription, User, UserGroup, UserTopic, RealmEmoji, EmailChange, Invite, OutboxMail } from "./types.js";
+import { messageMetaOf, type Channel, type Conversation, type Device, type Draft, type EmailChange, type Invite, type Message, type MessageMeta, type OutboxMail, type Playground, type PresenceRecord, type Realm, type RealmEmoji, type SavedSnippet, type ScheduledMessage, type Subscription, type User, type UserGroup, type UserTopic } from "./types.js";
 import { StorageError } from "./errors.js";
 import { mergedSettings, type RealmSettingDefaultsRecord, type Settings, type UserSettingsRecord } from "./settings/defaults.js";
 import type { Audience, Delivery, EngineEvent, EventBatch } from "./events/types.js";
@@ -75,9 +76,21 @@ const EMPTY_IDS: ReadonlySet<number> = new Set();
 
 type PendingEvent = readonly [EngineEvent, () => Audience];
 
+/**
+ * One write waiting for a group commit: `prepare` does every check (it must not
+ * write) and returns the write's body, run inside the shared transaction.
+ */
+interface GroupedWrite {
+  readonly prepare: () => (ctx: WriteContext) => unknown;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: unknown) => void;
+}
+
 export class StoreState {
   readonly tables: Tables;
   readonly bitmaps: BitmapStore;
+  /** Message ID -> conversation, filled on demand (the unread summary groups by it). */
+  readonly messageConversations = new MessageConversations((id) => this.metaOf(id));
   readonly renderer: MessageRenderer;
   readonly now: () => number;
 
@@ -163,6 +176,9 @@ export class StoreState {
   #inWrite = false;
   /** Events queued by the actions of a running batch(). */
   #batchEvents: PendingEvent[] | null = null;
+  /** Writes waiting for the next group commit (see writeGrouped). */
+  #grouped: GroupedWrite[] = [];
+  #groupScheduled = false;
 
   constructor(dir: string, renderer: MessageRenderer, options: StoreOptions) {
     this.tables = openTables(dir, { noSync: options.noSync ?? false });
@@ -235,6 +251,85 @@ export class StoreState {
   }
 
   /**
+   * Group commit: queues a write to share one LMDB transaction, and so one fsync, with
+   * every other grouped write that arrives before the queue is flushed (on the next
+   * turn of the event loop; writes that arrive while a commit blocks the thread wait in
+   * the sockets and join the one after). The promise settles only after the shared
+   * commit returned, so an acknowledgement still means durable.
+   *
+   * Writes run in arrival order, each seeing the ones before it (as batch() does, their
+   * afterCommit callbacks run at once; memory is reloaded if the commit fails). Each
+   * keeps its own change-log entry and event batch, released after the commit. A
+   * refusal from `prepare` rejects that write alone; a body that throws, or a failed
+   * commit, undoes the whole group, after which a body error reruns the others each in
+   * its own write, and a commit failure rejects every write of the group.
+   */
+  writeGrouped<T>(prepare: () => (ctx: WriteContext) => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#grouped.push({ prepare, resolve: resolve as (value: unknown) => void, reject });
+      if (this.#groupScheduled) return;
+      this.#groupScheduled = true;
+      setImmediate(() => this.#flushGrouped());
+    });
+  }
+
+  #flushGrouped(): void {
+    this.#groupScheduled = false;
+    const group = this.#grouped.splice(0);
+    if (group.length === 1) return this.#writeAlone(group[0]!);
+    const outcomes: ({ ok: true; value: unknown; seq: number; events: PendingEvent[] } | { ok: false; error: unknown })[] = [];
+    let bodyFailed = false;
+    try {
+      this.#transaction(() => {
+        for (const entry of group) {
+          let body: (ctx: WriteContext) => unknown;
+          try {
+            body = entry.prepare();
+          } catch (error) {
+            outcomes.push({ ok: false, error });
+            continue;
+          }
+          const events: PendingEvent[] = [];
+          this.#batchEvents = events;
+          try {
+            const value = body({ afterCommit: (cb) => cb(), emit: (event, audience) => events.push([event, audience]) });
+            outcomes.push({ ok: true, value, seq: this.#logChanges(events), events });
+          } catch (error) {
+            bodyFailed = true;
+            throw error;
+          } finally {
+            this.#batchEvents = null;
+          }
+        }
+      }, () => this.#reload());
+    } catch (error) {
+      if (!bodyFailed) {
+        for (const entry of group) entry.reject(error);
+        return;
+      }
+      // A body failed half-way: the group was undone; each write now runs on its own,
+      // so that only the failing one fails.
+      for (const entry of group) this.#writeAlone(entry);
+      return;
+    }
+    group.forEach((entry, i) => {
+      const outcome = outcomes[i]!;
+      if (!outcome.ok) return entry.reject(outcome.error);
+      this.#release(outcome.seq, outcome.events);
+      entry.resolve(outcome.value);
+    });
+  }
+
+  #writeAlone(entry: GroupedWrite): void {
+    try {
+      const body = entry.prepare();
+      entry.resolve(this.write(body));
+    } catch (error) {
+      entry.reject(error);
+    }
+  }
+
+  /**
    * Runs many actions as one transaction (bulk loads): bitmap chunks are written once
    * per batch instead of once per action. If anything throws, nothing is committed,
    * no event is released, and the in-memory state is reloaded from disk.
@@ -279,6 +374,7 @@ export class StoreState {
       return value;
     } catch (error) {
       this.bitmaps.rollback();
+      this.messageConversations.clear();
       forgetUncommittedStructures(this.tables);
       this.counters = savedCounters;
       onFailure();
@@ -326,6 +422,14 @@ export class StoreState {
   onRollback(listener: () => void): () => void {
     this.#rollbackListeners.add(listener);
     return () => this.#rollbackListeners.delete(listener);
+  }
+
+  /** A message's meta, falling back to its record for data written before message_meta existed. */
+  metaOf(id: number): MessageMeta | undefined {
+    const meta = this.tables.messageMeta.get(id) as MessageMeta | undefined;
+    if (meta) return meta;
+    const message = this.tables.messages.get(id) as Message | undefined;
+    return message ? messageMetaOf(message) : undefined;
   }
 
   /** Allocates the next ID of a kind (inside write; rolled back with it). */

@@ -10,7 +10,7 @@ import { createGroup, deactivateGroup, groupMembers, groupSettings, groupSubgrou
 import { channelGroupSettings, streamPostPolicy } from "./actions/channels.js";
 import { createRealm, setNewChannelAnnouncementsChannel, setRealmDeactivated, systemGroupId, type CreateRealmInput } from "./actions/realms.js";
 import { addReaction, removeReaction, type AddReactionInput, type RemoveReactionInput } from "./actions/reactions.js";
-import { sendMessage, type SendMessageInput, type SentMessage } from "./actions/send-message.js";
+import { sendMessage, sendMessageGrouped, type SendMessageInput, type SentMessage } from "./actions/send-message.js";
 import {
   deleteScheduledMessage,
   deliverDueScheduledMessages,
@@ -516,6 +516,13 @@ export class Store {
   /** Sends; the result names the sender's new topic policy when the send changed it. */
   sendMessage(input: SendMessageInput): SentMessage {
     return sendMessage(this.#state, input);
+  }
+  /**
+   * The same send through the group commit: concurrent callers share one durable
+   * commit (one fsync). Settles after that commit; refusals reject with the same errors.
+   */
+  sendMessageGrouped(input: SendMessageInput): Promise<SentMessage> {
+    return sendMessageGrouped(this.#state, input);
   }
 
   // ---- scheduled messages ----

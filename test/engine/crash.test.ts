@@ -78,6 +78,21 @@ for (let b = 1; b < 100000; b++) {
 }
 `;
 
+/** Concurrent senders through the group commit: each prints its ack when its promise settles. */
+const GROUPED_CHILD = `${CHILD_PRELUDE}
+let sent = 0;
+async function sender(k) {
+  for (let i = 1; i < 200000; i++) {
+    const dm = i % 4 === 0;
+    const content = "r" + round + "-" + (dm ? "d" : "m") + (k * 1000000 + i);
+    const to = dm ? { type: "direct", users: [owner.id] } : { type: "channel", channel: "general", topic: "sender " + k };
+    const { id } = await store.sendMessageGrouped({ senderId: dm ? reader.id : owner.id, to, content });
+    out("ack send " + id + " " + content);
+  }
+}
+await Promise.all(Array.from({ length: 16 }, (_, k) => sender(k)));
+`;
+
 interface ChildRun {
   readonly lines: string[];
   readonly signal: NodeJS.Signals | null;
@@ -192,6 +207,33 @@ describe("crash durability (SIGKILL mid-burst, default durability)", () => {
       }
     }
     expect(ackedSends.size).toBeGreaterThan(600);
+  });
+
+  it("concurrent senders through the group commit: every acknowledged send survives", async () => {
+    const dir = freshDir();
+    const ackedSends = new Map<number, string>();
+    for (const [round, acks] of [[1, 400], [2, 600]] as const) {
+      const run = await runChild(GROUPED_CHILD, dir, round, acks);
+      expect(run.lines[0]).toBe("ready");
+      for (const line of run.lines) {
+        const [tag, kind, id, rest] = line.split(" ");
+        if (tag === "ack" && kind === "send") ackedSends.set(Number(id), rest!);
+      }
+      const store = openStore(dir);
+      try {
+        const { owner } = users(store);
+        const messages = allMessages(store);
+        for (const [id, content] of ackedSends) {
+          expect(messages.get(id)?.content, `message ${id}`).toBe(content);
+          expect(store.getMessage(owner.id, id).message.content).toBe(content);
+        }
+        for (const m of messages.values()) expect(m.content).toMatch(/^r[12]-[md]\d+$/);
+        expectClean(store);
+      } finally {
+        store.close();
+      }
+    }
+    expect(ackedSends.size).toBe(1000);
   });
 
   it("batches are all or nothing, under SIGKILL and under exceptions", async () => {

@@ -130,6 +130,19 @@ export function sendMessage(state: StoreState, input: SendMessageInput): SentMes
 }
 
 /**
+ * sendMessage through the group commit (StoreState.writeGrouped): concurrent sends
+ * share one fsync; the checks and the rendering run when the group is written, on the
+ * state every earlier send of the group left.
+ */
+export function sendMessageGrouped(state: StoreState, input: SendMessageInput): Promise<SentMessage> {
+  return state.writeGrouped(() => {
+    const prepared = prepareMessage(state, input);
+    const rendered = renderMessage(state, prepared);
+    return (ctx) => storeMessage(state, ctx, prepared, rendered);
+  });
+}
+
+/**
  * Every check of a send (Zulip's check_message), without writing: the validated
  * message, ready for writeMessage or storeMessage. Scheduled messages run it when
  * scheduled and again when delivered.

@@ -55,8 +55,12 @@ export function includesHistory(ctx: PlanContext, terms: readonly Term[]): boole
 }
 
 export function planNarrow(ctx: PlanContext, terms: readonly Term[], universe: UniverseKind = includesHistory(ctx, terms) ? "shared" : "personal"): Plan {
+  // With a channel named, a topic is that channel's topic bitmap (the realm-wide one
+  // intersected with the channel, already materialised): far smaller to walk.
+  const channelTerm = terms.find((t) => t.kind === "channel" && !t.negated);
+  const channelId = channelTerm?.kind === "channel" ? channelTerm.channelId : null;
   const steps = terms.map((term) => {
-    const { bitmap, complement } = evaluateTerm(ctx, term);
+    const { bitmap, complement } = term.kind === "topic" && !term.negated && channelId !== null ? channelTopicStep(ctx, channelId, term.topic) : evaluateTerm(ctx, term);
     return { term, bitmap, complement: complement !== term.negated };
   });
   return { universe, steps };
@@ -122,6 +126,10 @@ function describe(t: Term): string {
     case "id": return `id:${t.messageId}`;
     case "mentions": return `mentions:${t.userId}`;
   }
+}
+
+function channelTopicStep(ctx: PlanContext, channelId: number, topic: string): { bitmap: ReadonlyBitmap; complement: boolean } {
+  return { bitmap: exceedsCodePoints(topic, MAX_TOPIC_LENGTH) ? EMPTY : ctx.state.bitmaps.get(key.channelTopic(channelId, topic)), complement: false };
 }
 
 function evaluateTerm(ctx: PlanContext, t: Term): { bitmap: ReadonlyBitmap; complement: boolean } {

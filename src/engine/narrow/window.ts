@@ -5,11 +5,11 @@
  * found_* formulas and their quirks (num_before = 0 => found_oldest false unless
  * anchored to the left) are copied exactly.
  */
-import { sliceByRank, type ReadonlyBitmap } from "../index/bitmap-store.js";
+import type { ReadonlyBitmap } from "../index/bitmap-store.js";
+import { bitmapSet, type MatchingSet } from "./lazy.js";
 
 /** Zulip's LARGER_THAN_MAX_MESSAGE_ID: the anchor value of "newest". */
 export const NEWEST_ANCHOR = 10_000_000_000_000_000;
-const U32_MAX = 0xffffffff;
 
 export interface WindowRequest {
   /** 0 = oldest, NEWEST_ANCHOR = newest, otherwise a message ID (clamped to [0, 1e16]). */
@@ -27,23 +27,11 @@ export interface WindowResult {
   readonly historyLimited: boolean;
 }
 
-/** The last `limit` IDs <= maxInclusive (null: no bound), ascending. */
-function lastUpTo(set: ReadonlyBitmap, maxInclusive: number | null, limit: number): number[] {
-  if (limit <= 0 || (maxInclusive !== null && maxInclusive < 0)) return [];
-  const end = maxInclusive === null || maxInclusive >= U32_MAX ? set.size : set.rank(maxInclusive);
-  const start = Math.max(0, end - limit);
-  return sliceByRank(set, start, end - start);
-}
-
-/** The first `limit` IDs >= minInclusive (null: no bound), ascending. */
-function firstFrom(set: ReadonlyBitmap, minInclusive: number | null, limit: number): number[] {
-  if (limit <= 0) return [];
-  if (minInclusive !== null && minInclusive > U32_MAX) return [];
-  const start = minInclusive === null || minInclusive <= 0 ? 0 : set.rank(minInclusive - 1);
-  return sliceByRank(set, start, limit);
-}
-
-export function selectWindow(set: ReadonlyBitmap, request: WindowRequest): WindowResult {
+/** The window of `matching` (a bitmap, or a lazily evaluated narrow: narrow/lazy.ts). */
+export function selectWindow(matching: ReadonlyBitmap | MatchingSet, request: WindowRequest): WindowResult {
+  const set = "lastUpTo" in matching ? matching : bitmapSet(matching);
+  const lastUpTo = (max: number | null, limit: number) => set.lastUpTo(max, limit);
+  const firstFrom = (min: number | null, limit: number) => set.firstFrom(min, limit);
   const anchor = request.anchor;
   const anchoredLeft = anchor === 0;
   const anchoredRight = anchor >= NEWEST_ANCHOR;
@@ -55,14 +43,14 @@ export function selectWindow(set: ReadonlyBitmap, request: WindowRequest): Windo
 
   let rows: number[];
   if (needBefore && needAfter) {
-    rows = [...lastUpTo(set, anchor - 1, numBefore), ...firstFrom(set, anchor, numAfter + 1)];
+    rows = [...lastUpTo(anchor - 1, numBefore), ...firstFrom(anchor, numAfter + 1)];
   } else if (needBefore) {
     const limit = numBefore + (anchoredRight ? 0 : include);
-    rows = lastUpTo(set, anchoredRight ? null : anchor - (1 - include), limit);
+    rows = lastUpTo(anchoredRight ? null : anchor - (1 - include), limit);
   } else if (needAfter) {
-    rows = firstFrom(set, anchoredLeft ? null : anchor + (1 - include), numAfter + include);
+    rows = firstFrom(anchoredLeft ? null : anchor + (1 - include), numAfter + include);
   } else {
-    rows = anchor <= U32_MAX && set.has(anchor) ? [anchor] : [];
+    rows = set.has(anchor) ? [anchor] : [];
   }
 
   let before: number[];

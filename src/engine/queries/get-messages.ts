@@ -4,9 +4,10 @@
  * with the caller's flags and search highlights. Also used by flag updates by narrow.
  */
 import { BadRequestError, MissingArgumentError } from "../errors.js";
-import { RoaringBitmap32, type ReadonlyBitmap } from "../index/bitmap-store.js";
+import { RoaringBitmap32 } from "../index/bitmap-store.js";
 import { key } from "../index/keys.js";
-import { executePlan, mutedSet, planNarrow, type PlanContext, type UniverseKind } from "../narrow/plan.js";
+import { executePlan, mutedSet, planNarrow, type Plan, type PlanContext, type UniverseKind } from "../narrow/plan.js";
+import { lazyMatching, type MatchingSet } from "../narrow/lazy.js";
 import { normalizeNarrow } from "../narrow/normalize.js";
 import { parseNarrow } from "../narrow/parse.js";
 import type { Term } from "../narrow/terms.js";
@@ -125,8 +126,8 @@ export function selectNarrowWindow(ctx: PlanContext, terms: readonly Term[], inp
   const { numBefore, numAfter, includeAnchor } = checkWindow(input);
 
   const plan = planNarrow(ctx, terms);
-  const matching = executePlan(ctx, plan);
-  const anchor = resolveAnchor(ctx, terms, matching, plan.universe, input);
+  const matching = lazyMatching(ctx, plan);
+  const anchor = resolveAnchor(ctx, terms, matching, plan, input);
   return { window: selectWindow(matching, { anchor, numBefore, numAfter, includeAnchor }), anchor, universe: plan.universe };
 }
 
@@ -150,7 +151,7 @@ export function requireRange(input: WindowInput): { anchor: AnchorSpec; numBefor
   return { anchor: input.anchor, numBefore, numAfter };
 }
 
-function resolveAnchor(ctx: PlanContext, terms: readonly Term[], matching: ReadonlyBitmap, universe: UniverseKind, input: WindowInput): number {
+function resolveAnchor(ctx: PlanContext, terms: readonly Term[], matching: MatchingSet, plan: Plan, input: WindowInput): number {
   const anchor = input.anchor!;
   if (typeof anchor === "number") {
     if (!Number.isFinite(anchor)) throw new BadRequestError("Invalid anchor");
@@ -162,8 +163,8 @@ function resolveAnchor(ctx: PlanContext, terms: readonly Term[], matching: Reado
     case "oldest":
       return 0;
     case "first_unread":
-      // The probe runs over personal history; when the window does too, reuse its result.
-      return firstUnreadAnchor(ctx, terms, universe === "personal" ? matching : undefined);
+      // The probe runs over personal history; when the window does too, reuse its plan.
+      return firstUnreadAnchor(ctx, terms, plan.universe === "personal" ? plan : undefined);
     case "date":
       return dateAnchor(ctx, matching, input.anchorDate);
   }
@@ -173,12 +174,14 @@ function resolveAnchor(ctx: PlanContext, terms: readonly Term[], matching: Reado
  * Zulip's find_first_unread_anchor: always over personal history, unread only,
  * skipping muted topics (and muted channels when no channel is named).
  */
-export function firstUnreadAnchor(ctx: PlanContext, terms: readonly Term[], personalMatching?: ReadonlyBitmap): number {
-  const personal = RoaringBitmap32.andNot(personalMatching ?? executePlan(ctx, planNarrow(ctx, terms, "personal")), ctx.state.bitmaps.get(key.userFlag(ctx.user.id, "read")));
+export function firstUnreadAnchor(ctx: PlanContext, terms: readonly Term[], personalPlan?: Plan): number {
   // Zulip's get_channel_from_narrow_access_unchecked takes the first channel term, negated or not.
   const channelTerm = terms.find((t) => t.kind === "channel");
-  personal.andNotInPlace(mutedSet(ctx, channelTerm?.kind === "channel" ? channelTerm.channelId : null));
-  return personal.size === 0 ? NEWEST_ANCHOR : personal.minimum();
+  const read = ctx.state.bitmaps.get(key.userFlag(ctx.user.id, "read"));
+  const muted = mutedSet(ctx, channelTerm?.kind === "channel" ? channelTerm.channelId : null);
+  // A walk from the oldest, jumping over runs of read messages: the unread set is never built.
+  const first = lazyMatching(ctx, personalPlan ?? planNarrow(ctx, terms, "personal"), [read, muted]).firstFrom(null, 1);
+  return first[0] ?? NEWEST_ANCHOR;
 }
 
 /** Parses ISO 8601 (date only = 00:00 UTC; no zone = UTC) to UNIX seconds. */
@@ -193,14 +196,11 @@ export function parseAnchorDate(text: string): number {
 }
 
 /** First matching message sent at or after anchor_date; otherwise the newest. */
-function dateAnchor(ctx: PlanContext, matching: ReadonlyBitmap, anchorDate: string | undefined): number {
+function dateAnchor(ctx: PlanContext, matching: MatchingSet, anchorDate: string | undefined): number {
   if (anchorDate === undefined) throw new MissingArgumentError("anchor_date");
   const seconds = parseAnchorDate(anchorDate);
   for (const { key: k } of ctx.state.tables.dateMessage.getRange({ start: [seconds, 0], limit: 1 })) {
-    const firstId = k[1];
-    const rank = firstId <= 1 ? 0 : matching.rank(firstId - 1);
-    const found = matching.select(rank);
-    return found === undefined ? NEWEST_ANCHOR : found;
+    return matching.firstFrom(k[1], 1)[0] ?? NEWEST_ANCHOR;
   }
   return NEWEST_ANCHOR;
 }

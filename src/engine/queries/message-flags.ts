@@ -3,7 +3,7 @@
  * The API flag list of messages for one user, read from the per-user bitmaps.
  * Messages without a row (shared history) are ["read", "historical"], like Zulip.
  */
-import { RoaringBitmap32, type ReadonlyBitmap } from "../index/bitmap-store.js";
+import { RoaringBitmap32, type Bitmap, type ReadonlyBitmap } from "../index/bitmap-store.js";
 import { key } from "../index/keys.js";
 import type { ReceivedSets } from "../received.js";
 import type { StoreState } from "../state.js";
@@ -42,40 +42,93 @@ function flagsForMask(mask: number): readonly ApiFlag[] {
   return flags;
 }
 
+/** Windows up to this many IDs test membership per ID; larger ones intersect once per flag. */
+const PROBE_LIMIT = 24;
+const ROW_BIT = 1 << 15;
+const HISTORICAL_BIT = 1 << 8;
+const STREAM_WILDCARD_BIT = 1 << 4;
+const WILDCARD_BITS = STREAM_WILDCARD_BIT | (1 << 5);
+
 /**
- * Flags of a window of messages for one user, from bitmaps alone (no records read):
- * each flag bitmap is intersected with the window once. `allRows` says the window
- * came from the user's personal history, so every message has a row.
+ * Flags of a window of messages for one user, from bitmaps alone (no records read), in
+ * one pass: one mask per ID, and each flag bitmap is skipped when it is empty or lies
+ * outside the window's ID range, otherwise probed per ID (small windows) or intersected
+ * with the window once and merged by position. `allRows` says the window came from the
+ * user's personal history, so every message has a row.
  */
 export function flagsForWindow(state: StoreState, received: ReceivedSets, userId: number, realmId: number, ids: readonly number[], allRows: boolean): (readonly ApiFlag[])[] {
-  if (ids.length === 0) return [];
+  const n = ids.length;
+  if (n === 0) return [];
   const b = state.bitmaps;
-  const window = new RoaringBitmap32(ids);
-  const hit = (bitmap: ReadonlyBitmap) => RoaringBitmap32.and(window, bitmap);
-  const historical = hit(b.get(key.userFlag(userId, "historical")));
-  const rows = allRows
-    ? window
-    : RoaringBitmap32.orMany([hit(received.channelPart(userId)), hit(b.get(key.userFlag(userId, "dm"))), historical, hit(b.get(key.sender(userId)))]);
-  const parts: [ReadonlyBitmap, number][] = [
-    [hit(b.get(key.userFlag(userId, "read"))), 0],
-    [hit(b.get(key.userFlag(userId, "starred"))), 1],
-    [hit(b.get(key.userFlag(userId, "collapsed"))), 2],
-    [hit(b.get(key.userFlag(userId, "mentioned"))), 3],
-    [hit(b.get(key.streamWildcard(realmId))).andNotInPlace(historical), 4],
-    [hit(b.get(key.userFlag(userId, "topic_wildcard_mentioned"))), 5],
-    [hit(b.get(key.userFlag(userId, "group_mentioned"))), 6],
-    [hit(b.get(key.userFlag(userId, "has_alert_word"))), 7],
-    [historical, 8],
-  ];
-  const masks = new Map<number, number>();
-  for (const [bitmap, bit] of parts) for (const id of bitmap) masks.set(id, (masks.get(id) ?? 0) | (1 << bit));
-  const wildcardBits = (1 << 4) | (1 << 5);
-  return ids.map((id) => {
-    if (!rows.has(id)) return NO_ROW;
-    let mask = masks.get(id) ?? 0;
-    if (mask & wildcardBits) mask |= 1 << 9;
-    return flagsForMask(mask);
-  });
+  let sorted = true;
+  let lo = ids[0]!;
+  let hi = ids[0]!;
+  for (let i = 1; i < n; i++) {
+    const id = ids[i]!;
+    if (id <= ids[i - 1]!) sorted = false;
+    if (id < lo) lo = id;
+    if (id > hi) hi = id;
+  }
+  const masks = new Uint16Array(n);
+  let window: Bitmap | null = null;
+  let position: Map<number, number> | null = null;
+  const mark = (bitmap: ReadonlyBitmap, bits: number): void => {
+    if (bitmap.size === 0 || bitmap.maximum() < lo || bitmap.minimum() > hi) return;
+    if (n <= PROBE_LIMIT) {
+      for (let i = 0; i < n; i++) if (bitmap.has(ids[i]!)) masks[i]! |= bits;
+      return;
+    }
+    window ??= new RoaringBitmap32(Uint32Array.from(ids));
+    // Most flags hit none or all of a window: answered without allocating a bitmap.
+    if (!window.intersects(bitmap)) return;
+    if (window.isSubset(bitmap)) {
+      for (let i = 0; i < n; i++) masks[i]! |= bits;
+      return;
+    }
+    const hits = RoaringBitmap32.and(window, bitmap).toUint32Array();
+    if (sorted) {
+      // Both ascending: a merge finds each hit's position.
+      let j = 0;
+      for (const id of hits) {
+        while (ids[j]! < id) j++;
+        masks[j]! |= bits;
+      }
+      return;
+    }
+    if (!position) {
+      position = new Map();
+      for (let i = 0; i < n; i++) position.set(ids[i]!, i);
+    }
+    for (const id of hits) masks[position.get(id)!]! |= bits;
+  };
+  if (!allRows) {
+    mark(received.channelPart(userId), ROW_BIT);
+    mark(b.get(key.userFlag(userId, "dm")), ROW_BIT);
+    mark(b.get(key.sender(userId)), ROW_BIT);
+  }
+  mark(b.get(key.userFlag(userId, "historical")), HISTORICAL_BIT | ROW_BIT);
+  mark(b.get(key.userFlag(userId, "read")), 1 << 0);
+  mark(b.get(key.userFlag(userId, "starred")), 1 << 1);
+  mark(b.get(key.userFlag(userId, "collapsed")), 1 << 2);
+  mark(b.get(key.userFlag(userId, "mentioned")), 1 << 3);
+  mark(b.get(key.streamWildcard(realmId)), STREAM_WILDCARD_BIT);
+  mark(b.get(key.userFlag(userId, "topic_wildcard_mentioned")), 1 << 5);
+  mark(b.get(key.userFlag(userId, "group_mentioned")), 1 << 6);
+  mark(b.get(key.userFlag(userId, "has_alert_word")), 1 << 7);
+  const out = new Array<readonly ApiFlag[]>(n);
+  for (let i = 0; i < n; i++) {
+    let mask = masks[i]!;
+    if (!allRows && !(mask & ROW_BIT)) {
+      out[i] = NO_ROW;
+      continue;
+    }
+    mask &= ~ROW_BIT;
+    // A historical row is never stream-wildcard mentioned (it was not received at send).
+    if (mask & HISTORICAL_BIT) mask &= ~STREAM_WILDCARD_BIT;
+    if (mask & WILDCARD_BITS) mask |= 1 << 9;
+    out[i] = flagsForMask(mask);
+  }
+  return out;
 }
 
 /**

@@ -4,18 +4,15 @@
  * read, minus channels whose subscription is inactive; newest 50,000 kept, like
  * Zulip's MAX_UNREAD_MESSAGES. Muted channels/topics are listed but not counted.
  */
-import { RoaringBitmap32, sliceByRank, type Bitmap } from "../index/bitmap-store.js";
-import { foldTopic, key } from "../index/keys.js";
+import { RoaringBitmap32, valueRange, type Bitmap } from "../index/bitmap-store.js";
+import { key } from "../index/keys.js";
 import { mentionedSet, mutedSet, type PlanContext } from "../narrow/plan.js";
-import { messageMetaOf, type Message, type MessageMeta } from "../types.js";
+import type { MessageMeta } from "../types.js";
 import type { StoreState } from "../state.js";
 
 /** A message's meta, falling back to its record for data written before message_meta existed. */
 export function metaOf(state: StoreState, id: number): MessageMeta | undefined {
-  const meta = state.tables.messageMeta.get(id) as MessageMeta | undefined;
-  if (meta) return meta;
-  const message = state.tables.messages.get(id) as Message | undefined;
-  return message ? messageMetaOf(message) : undefined;
+  return state.metaOf(id);
 }
 
 export const MAX_UNREAD_MESSAGES = 50000;
@@ -39,55 +36,59 @@ export function unreadSet(ctx: PlanContext): Bitmap {
   return unread;
 }
 
+/**
+ * Mentions and counts by bitmaps; the unread IDs are grouped into conversations by
+ * the in-memory message -> conversation index (index/message-conversations.ts), so a
+ * message's row is decoded once per process, not once per summary. Groups are listed
+ * in the order of their oldest unread ID.
+ */
 export function unreadSummary(ctx: PlanContext): UnreadSummary {
   const { state, user } = ctx;
   const all = unreadSet(ctx);
   const oldUnreadsMissing = all.size > MAX_UNREAD_MESSAGES;
-  const ids = sliceByRank(all, Math.max(0, all.size - MAX_UNREAD_MESSAGES), MAX_UNREAD_MESSAGES);
+  const kept = oldUnreadsMissing ? valueRange(all, all.select(all.size - MAX_UNREAD_MESSAGES)!) : all;
   const muted = mutedSet(ctx, null);
   const personalMentions = RoaringBitmap32.or(state.bitmaps.get(key.userFlag(user.id, "mentioned")), state.bitmaps.get(key.userFlag(user.id, "group_mentioned")));
-  const anyMention = mentionedSet(ctx);
+  // Personal mentions count even in muted conversations; the others only outside them.
+  const mentioned = RoaringBitmap32.andNot(mentionedSet(ctx), muted).orInPlace(personalMentions).andInPlace(kept);
 
+  const index = state.messageConversations;
+  const groups = new Map<number, number[]>();
+  for (const id of kept.toUint32Array()) {
+    const ordinal = index.ordinalOf(id);
+    if (ordinal === 0) continue;
+    const ids = groups.get(ordinal);
+    if (ids) ids.push(id);
+    else groups.set(ordinal, [id]);
+  }
   const pms = new Map<number, number[]>();
-  const streams = new Map<string, { streamId: number; topic: string; ids: number[] }>();
+  const streams: { streamId: number; topic: string; unreadMessageIds: number[] }[] = [];
   const huddles = new Map<string, number[]>();
-  const mentions: number[] = [];
   let count = 0;
-  for (const id of ids) {
-    const meta = metaOf(state, id);
-    if (!meta) continue;
-    const [where, topic] = meta;
-    const isMuted = muted.has(id);
-    if (personalMentions.has(id) || (anyMention.has(id) && !isMuted)) mentions.push(id);
+  for (const [ordinal, ids] of groups) {
+    const { where, topic } = index.conversation(ordinal);
     if (where > 0) {
-      const topicKey = `${where}\u0000${foldTopic(topic)}`;
-      let entry = streams.get(topicKey);
-      if (!entry) streams.set(topicKey, (entry = { streamId: where, topic, ids: [] }));
-      entry.ids.push(id);
-      if (!isMuted) count++;
+      streams.push({ streamId: where, topic, unreadMessageIds: ids });
+      // A topic is muted or not as a whole (muted sets are unions of whole topics and channels).
+      if (!muted.has(ids[0]!)) count += ids.length;
       continue;
     }
-    count++;
-    const conversation = state.conversations.get(-where);
-    const members = conversation?.userIds ?? [];
+    count += ids.length;
+    const members = state.conversations.get(-where)?.userIds ?? [];
     if (members.length <= 2) {
       const other = members.find((m) => m !== user.id) ?? user.id;
-      const list = pms.get(other);
-      if (list) list.push(id);
-      else pms.set(other, [id]);
+      pms.set(other, [...(pms.get(other) ?? []), ...ids]);
     } else {
       const k = members.join(",");
-      const list = huddles.get(k);
-      if (list) list.push(id);
-      else huddles.set(k, [id]);
+      huddles.set(k, [...(huddles.get(k) ?? []), ...ids]);
     }
   }
   return {
     count,
     pms: [...pms].map(([otherUserId, unreadMessageIds]) => ({ otherUserId, unreadMessageIds })),
-    streams: [...streams.values()].map((s) => ({ streamId: s.streamId, topic: s.topic, unreadMessageIds: s.ids })),
+    streams,
     huddles: [...huddles].map(([userIdsString, unreadMessageIds]) => ({ userIdsString, unreadMessageIds })),
-    mentions,
+    mentions: mentioned.toArray(),
     oldUnreadsMissing,
   };
 }

@@ -13,6 +13,7 @@
 
 import { decodeEntitiesWithOffsets, escapeHtml, forEachTextRun } from "./html.js";
 import { forEachTerm } from "./tokenize.js";
+import { BoundedCache } from "../index/bounded-cache.js";
 
 const OPEN = '<span class="highlight">';
 const CLOSE = "</span>";
@@ -51,18 +52,75 @@ function highlightRun(
   out.push(html.slice(copied, end));
 }
 
+/**
+ * A message's words as the indexer sees them: each word's term and its source range
+ * in the HTML (character references mapped back, tags never inside). Computed once per
+ * rendered content; a highlight is then a splice, with no HTML scan or tokenizing.
+ */
+export interface TokenForm {
+  readonly terms: readonly string[];
+  /** [from, to) source offsets of terms[i] at 2i, 2i + 1. */
+  readonly ranges: Uint32Array;
+}
+
+export function tokenFormOf(html: string): TokenForm {
+  const terms: string[] = [];
+  const ranges: number[] = [];
+  forEachTextRun(html, (start, end) => {
+    const { text, offsets } = decodeEntitiesWithOffsets(html, start, end);
+    forEachTerm(text, (term, wordStart, wordEnd) => {
+      terms.push(term);
+      ranges.push(start + (offsets === null ? wordStart : (offsets[wordStart] ?? wordStart)), start + (offsets === null ? wordEnd : (offsets[wordEnd] ?? wordEnd)));
+    });
+  });
+  return { terms, ranges: Uint32Array.from(ranges) };
+}
+
+/**
+ * Token forms by rendered content (a pure function of it, so the cache is shared by
+ * every store and never stale), least recently used first out.
+ */
+const TOKEN_FORMS = new BoundedCache<string, TokenForm>(32 * 1024 * 1024);
+
+function cachedTokenForm(html: string): TokenForm {
+  let form = TOKEN_FORMS.get(html);
+  if (!form) {
+    form = tokenFormOf(html);
+    TOKEN_FORMS.set(html, form, 64 + 2 * html.length + 8 * form.ranges.length + 40 * form.terms.length);
+  }
+  return form;
+}
+
+/**
+ * Highlights from a token form. Words of different text runs are never adjacent (a
+ * tag lies between), so merging adjacent matches gives what highlightRun gives.
+ */
+export function highlightTokens(html: string, form: TokenForm, terms: ReadonlySet<string>): string {
+  const out: string[] = [];
+  let copied = 0;
+  let openEnd = -1;
+  for (let i = 0; i < form.terms.length; i++) {
+    if (!terms.has(form.terms[i]!)) continue;
+    const from = form.ranges[2 * i]!;
+    const to = form.ranges[2 * i + 1]!;
+    if (from === openEnd) {
+      out.push(html.slice(copied, to));
+    } else {
+      if (openEnd !== -1) out.push(CLOSE);
+      out.push(html.slice(copied, from), OPEN, html.slice(from, to));
+    }
+    copied = to;
+    openEnd = to;
+  }
+  if (openEnd === -1) return html;
+  out.push(CLOSE, html.slice(copied));
+  return out.join("");
+}
+
 /** Rendered message HTML with every word whose term is in `terms` highlighted. */
 export function highlightHtml(html: string, terms: ReadonlySet<string>): string {
   if (terms.size === 0) return html;
-  const out: string[] = [];
-  let copied = 0;
-  forEachTextRun(html, (start, end) => {
-    out.push(html.slice(copied, start));
-    highlightRun(html, start, end, terms, out);
-    copied = end;
-  });
-  out.push(html.slice(copied));
-  return out.join("");
+  return highlightTokens(html, cachedTokenForm(html), terms);
 }
 
 /**

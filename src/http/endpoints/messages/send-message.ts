@@ -61,12 +61,13 @@ export default defineEndpoint({
     local_id: p.str({ maxLength: 64 }).optional(),
     read_by_sender: p.bool().optional(),
   },
-  handler(ctx, input) {
+  async handler(ctx, input) {
     if ((input.queue_id === undefined) !== (input.local_id === undefined)) {
       throw new MissingArgumentError(input.queue_id === undefined ? "queue_id" : "local_id");
     }
     const channel = input.type === "channel" || input.type === "stream";
-    const sent = ctx.store.sendMessage({
+    // Concurrent sends share one fsync; the answer still waits for the commit.
+    const sent = await ctx.store.sendMessageGrouped({
       senderId: ctx.user.id,
       to: channel ? { type: "channel", channel: parseChannelTo(input.to), topic: input.topic } : { type: "direct", users: parseDirectTo(input.to) },
       content: input.content,
