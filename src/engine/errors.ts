@@ -26,6 +26,7 @@ export type ErrorCode =
   | "INTERNAL_SERVER_ERROR"
   | "DATA_DIRECTORY_LOCKED"
   | "CANNOT_DEACTIVATE_GROUP_IN_USE"
+  | "REALM_UPLOAD_QUOTA"
   // Transport failures, raised by the HTTP layer (src/http/errors.ts) and mapped in
   // the same registry (src/http/error-map.ts) as every engine error.
   | "UNKNOWN_ROUTE"
@@ -170,5 +171,12 @@ export class DataDirectoryLockedError extends EngineError {
 export class GroupInUseError extends EngineError {
   constructor(objections: readonly Readonly<Record<string, unknown>>[]) {
     super("CANNOT_DEACTIVATE_GROUP_IN_USE", "Cannot deactivate user group in use.", { objections });
+  }
+}
+
+/** An upload that would take the realm past its upload quota (Zulip's RealmUploadQuotaError). */
+export class UploadQuotaError extends EngineError {
+  constructor() {
+    super("REALM_UPLOAD_QUOTA", "Upload would exceed your organization's upload quota.");
   }
 }

@@ -14,7 +14,7 @@ import { PresenceLog } from "./index/presence-log.js";
 import { foldName, foldTopic } from "./index/keys.js";
 import type { MessageRenderer } from "./render.js";
 import { FIRST_ID, forgetUncommittedStructures, openTables, SCHEMA_VERSION, TABLE_NAMES, TABLE_SPECS, type TableName, type Tables } from "./storage/tables.js";
-import type { Channel, Conversation, Draft, Playground, PresenceRecord, Realm, SavedSnippet, ScheduledMessage, Subscription, User, UserGroup, UserTopic } from "./types.js";
+import type { Attachment, Channel, Conversation, Draft, Playground, PresenceRecord, Realm, SavedSnippet, ScheduledMessage, Subscription, User, UserGroup, UserTopic } from "./types.js";
 import { StorageError } from "./errors.js";
 import { mergedSettings, type RealmSettingDefaultsRecord, type Settings, type UserSettingsRecord } from "./settings/defaults.js";
 import type { Audience, Delivery, EngineEvent, EventBatch } from "./events/types.js";
@@ -33,6 +33,7 @@ export interface Counters {
   nextPlaygroundId: number;
   nextDraftId: number;
   nextSavedSnippetId: number;
+  nextAttachmentId: number;
 }
 
 export interface StoreOptions {
@@ -124,6 +125,12 @@ export class StoreState {
   readonly draftsByUser = new Map<number, Map<number, Draft>>();
   /** userId -> savedSnippetId -> the user's saved snippets. */
   readonly snippetsByUser = new Map<number, Map<number, SavedSnippet>>();
+  /** Every uploaded file's record, by ID. */
+  readonly attachments = new Map<number, Attachment>();
+  /** pathId -> attachment ID. */
+  readonly attachmentByPath = new Map<string, number>();
+  /** realmId -> bytes of every stored upload of the realm (Zulip's currently_used_upload_space_bytes). */
+  readonly uploadSpaceByRealm = new Map<number, number>();
   /** Bumped per user on any subscription change: invalidates derived caches. */
   readonly subscriptionVersion = new Map<number, number>();
 
@@ -159,6 +166,7 @@ export class StoreState {
       nextPlaygroundId: 1,
       nextDraftId: 1,
       nextSavedSnippetId: 1,
+      nextAttachmentId: 1,
     };
     // Stores created before the change log have no sequence counter yet.
     this.counters.nextChangeSeq ??= 1;
@@ -166,6 +174,7 @@ export class StoreState {
     this.counters.nextPlaygroundId ??= 1;
     this.counters.nextDraftId ??= 1;
     this.counters.nextSavedSnippetId ??= 1;
+    this.counters.nextAttachmentId ??= 1;
     this.#load();
     const ceiling = this.tables.meta.get(PRESENCE_CEILING_KEY);
     this.presenceSeq = Math.max(this.presenceSeq, typeof ceiling === "number" ? ceiling : 0);
@@ -381,7 +390,7 @@ export class StoreState {
   #reload(): void {
     for (const map of [this.realms, this.realmBySubdomain, this.users, this.#usersByRealm, this.userByEmail, this.userByApiKey, this.usersByName, this.channels, this.channelByName,
       this.subsByUser, this.subscribers, this.groups, this.conversations, this.conversationByMembers, this.userTopics, this.userSettings, this.realmSettingDefaults, this.scheduledMessages, this.draftsByUser, this.snippetsByUser,
-      this.playgrounds] as Map<unknown, unknown>[]) {
+      this.playgrounds, this.attachments, this.attachmentByPath, this.uploadSpaceByRealm] as Map<unknown, unknown>[]) {
       map.clear();
     }
     for (const [userId, version] of this.subscriptionVersion) this.subscriptionVersion.set(userId, version + 1);
@@ -411,7 +420,22 @@ export class StoreState {
     playgrounds: (v) => this.playgrounds.set((v as Playground).id, v as Playground),
     drafts: (v) => this.indexDraft(v as Draft),
     savedSnippets: (v) => this.indexSavedSnippet(v as SavedSnippet),
+    attachments: (v) => this.indexAttachment(v as Attachment),
   };
+
+  indexAttachment(attachment: Attachment): void {
+    const previous = this.attachments.get(attachment.id);
+    const delta = attachment.size - (previous?.size ?? 0);
+    this.attachments.set(attachment.id, attachment);
+    this.attachmentByPath.set(attachment.pathId, attachment.id);
+    this.uploadSpaceByRealm.set(attachment.realmId, (this.uploadSpaceByRealm.get(attachment.realmId) ?? 0) + delta);
+  }
+
+  unindexAttachment(attachment: Attachment): void {
+    if (!this.attachments.delete(attachment.id)) return;
+    this.attachmentByPath.delete(attachment.pathId);
+    this.uploadSpaceByRealm.set(attachment.realmId, (this.uploadSpaceByRealm.get(attachment.realmId) ?? 0) - attachment.size);
+  }
 
   /** Sets a user's presence record and logs the change for "changed since" queries. */
   indexPresence(record: PresenceRecord): void {

@@ -36,6 +36,7 @@ export const ERROR_MAP: Readonly<Record<ErrorCode, WireError>> = {
   // Only openStore raises it, before any server exists.
   DATA_DIRECTORY_LOCKED: { status: 500 },
   CANNOT_DEACTIVATE_GROUP_IN_USE: { status: 400 },
+  REALM_UPLOAD_QUOTA: { status: 400 },
   // Zulip answers unknown /api/v1 paths with 404; this server answers JSON there.
   UNKNOWN_ROUTE: { status: 404, wire: "BAD_REQUEST" },
   METHOD_NOT_ALLOWED: { status: 405, wire: null },

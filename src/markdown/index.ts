@@ -65,6 +65,7 @@ function plainTextResult(content: string): RenderResult {
     hasLink: false,
     hasImage: false,
     hasAttachment: false,
+    uploadPathIds: [],
     isMeMessage: isMeMessage(content),
   };
 }
@@ -82,6 +83,7 @@ export const renderMarkdown: MessageRenderer = (content: string, context: Render
       hasLink: state.hasLink,
       hasImage: state.hasImage,
       hasAttachment: state.hasAttachment,
+      uploadPathIds: [...state.uploadPathIds],
       isMeMessage: isMeMessage(content),
     };
   } catch {

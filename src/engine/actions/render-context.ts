@@ -7,6 +7,7 @@ import type { RenderContext, RenderUser } from "../render.js";
 import { nameKey, type StoreState } from "../state.js";
 import type { User } from "../types.js";
 import { findChannelByName } from "./channels.js";
+import { attachmentForViewer } from "./attachments.js";
 
 export function renderContextFor(state: StoreState, sender: User): RenderContext {
   const realmId = sender.realmId;
@@ -28,6 +29,11 @@ export function renderContextFor(state: StoreState, sender: User): RenderContext
     findChannelByName(name) {
       const channel = findChannelByName(state, realmId, name);
       return channel && canSeeChannel(state, sender, channel) ? { id: channel.id, name: channel.name } : undefined;
+    },
+    findUpload(pathId) {
+      const attachment = attachmentForViewer(state, sender, realmId, pathId);
+      const image = attachment?.image;
+      return image ? { contentType: attachment.contentType, width: image.width, height: image.height, animated: image.animated } : undefined;
     },
     findGroupByName(name) {
       const wanted = name.trim().toLowerCase();

@@ -89,6 +89,8 @@ export function logEntryOf(event: EngineEvent): ChangeLogItem {
       if (event.op === "add") return ["drafts", "add", event.userId, ...event.drafts.map((d) => d.id)];
       if (event.op === "update") return ["drafts", "update", event.draft.userId, event.draft.id];
       return ["drafts", "remove", event.userId, event.draftId];
+    case "attachment":
+      return ["attachment", event.op, event.attachment.ownerId, event.attachment.id];
     case "saved_snippets":
       return event.op === "remove" ? ["saved_snippets", "remove", event.userId, event.snippetId] : ["saved_snippets", event.op, event.snippet.userId, event.snippet.id];
   }

@@ -9,7 +9,7 @@
  * decided in the engine under its access rules (private channels, guests, DMs).
  */
 import type { ApiFlag } from "../queries/message-flags.js";
-import type { Channel, Draft, GroupSettingValue, SubscriptionNotification, Message, MessageRecipient, Playground, PresenceRecord, Reaction, Realm, Role, SavedSnippet, ScheduledMessage, Subscription, User, UserGroup, UserTopic } from "../types.js";
+import type { Attachment, Channel, Draft, GroupSettingValue, SubscriptionNotification, Message, MessageRecipient, Playground, PresenceRecord, Reaction, Realm, Role, SavedSnippet, ScheduledMessage, Subscription, User, UserGroup, UserTopic } from "../types.js";
 import type { SettingName, SettingValue } from "../settings/defaults.js";
 
 /** Who must receive an event. Valid only during delivery (it may view live state). */
@@ -85,6 +85,8 @@ export type EngineEvent =
   | { readonly type: "drafts"; readonly op: "remove"; readonly userId: number; readonly draftId: number }
   | { readonly type: "saved_snippets"; readonly op: "add" | "update"; readonly snippet: SavedSnippet }
   | { readonly type: "saved_snippets"; readonly op: "remove"; readonly userId: number; readonly snippetId: number }
+  /** To the owner: an upload stored, claimed by a message, or deleted; with the realm's upload space after it. */
+  | { readonly type: "attachment"; readonly op: "add" | "update" | "remove"; readonly attachment: Attachment; readonly uploadSpaceUsed: number }
   | {
       readonly type: "typing";
       readonly op: "start" | "stop";

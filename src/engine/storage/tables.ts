@@ -27,6 +27,7 @@
  * | drafts            | draftId (uint32)                 | Draft                         |
  * | saved_snippets    | savedSnippetId (uint32)          | SavedSnippet                  |
  * | passwords         | userId (uint32)                  | PasswordRecord (scrypt)       |
+ * | attachments       | attachmentId (uint32)            | Attachment (bytes on disk)    |
  */
 import { open, type Database, type RootDatabase } from "lmdb";
 
@@ -60,6 +61,7 @@ export interface Tables {
   readonly drafts: Database<unknown, number>;
   readonly savedSnippets: Database<unknown, number>;
   readonly passwords: Database<unknown, number>;
+  readonly attachments: Database<unknown, number>;
 }
 
 export type TableName = Exclude<keyof Tables, "env">;
@@ -115,6 +117,8 @@ export const TABLE_SPECS: Readonly<Record<TableName, TableSpec>> = {
   savedSnippets: { db: "saved_snippets", role: "entity", keys: "id", values: "msgpack" },
   // Apart from users so that no code path that renders a User can carry a hash; read on login only.
   passwords: { db: "passwords", role: "record", keys: "id", values: "msgpack" },
+  // Uploaded files' records; the bytes are files under DATA/uploads (src/uploads).
+  attachments: { db: "attachments", role: "entity", keys: "id", values: "msgpack" },
 };
 
 export const TABLE_NAMES = Object.keys(TABLE_SPECS) as TableName[];
