@@ -38,7 +38,13 @@ export const CONFIG_SCHEMA = z.object({
   /** How long an invitation link stays valid by default (10 days, Zulip's default). */
   INVITATION_LINK_VALIDITY_MINUTES: z.number().int().min(1).default(14_400),
   /** Largest file a user may upload, in MiB (Zulip's default 100). */
-  MAX_FILE_UPLOAD_SIZE: z.number().int().min(0).default(100),
+  MAX_FILE_UPLOAD_SIZE: z.number().int().min(0).max(1_000_000).default(100),
+  /**
+   * Upload space per realm, in MiB; null (the default) for none. Zulip has no setting
+   * for this (its quota comes from Zulip Cloud plans, and self-hosted servers have
+   * none): parley's own key, reported in register as realm_upload_quota_mib.
+   */
+  REALM_UPLOAD_QUOTA_MIB: z.number().int().min(0).nullable().default(null),
   /** Base URL of the push notification bouncer; push is off without it. */
   PUSH_NOTIFICATION_BOUNCER_URL: z.string().url().optional(),
   /** Turns the per-user API rate limit off when false (Zulip: RATE_LIMITING). */

@@ -33,7 +33,7 @@ export function basicAuth(user: User): string {
 export async function startServer(options: ServerOptions = {}): Promise<TestServer> {
   const t = tempStore();
   const seed = seedRealm(t.store);
-  const server = createServer(t.store, { rateLimit: false, logError: () => undefined, ...options });
+  const server = createServer(t.store, { rateLimit: false, logError: () => undefined, dataDir: t.dir, ...options });
   const port = await server.listen(0, "127.0.0.1");
   const base = `http://127.0.0.1:${port}`;
   return {
@@ -44,7 +44,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     async call(user, method, path, params = {}, init = {}) {
       const form = encodeParams(params);
       const headers: Record<string, string> = { ...(user ? { Authorization: basicAuth(t.store.getUser(user.id)) } : {}), ...init.headers };
-      const isQuery = method === "GET" || method === "DELETE";
+      const isQuery = method === "GET" || method === "DELETE" || method === "HEAD";
       const url = `${base}/api/v1${path}${isQuery && form.size > 0 ? `?${form}` : ""}`;
       const body = init.body ?? (isQuery ? undefined : form);
       const response = await fetch(url, { method, headers, body });

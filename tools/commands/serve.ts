@@ -16,6 +16,7 @@ import { DEFAULT_SLOW_MS, LOG_LEVELS, type LogLevel } from "../../src/http/reque
 import { loadSavedQueues, writeSavedQueues } from "../../src/realtime/index.js";
 import { Scheduler } from "../../src/scheduler/scheduler.js";
 import { PresenceFlusher } from "../../src/scheduler/presence-flusher.js";
+import { UploadsCleanup } from "../../src/scheduler/uploads-cleanup.js";
 import { intOption, parseOptions, type OptionSpec, type Parsed } from "../args.js";
 import { describeSubdomain, openForCommand, parseOrUsage, USAGE_EXIT } from "../demo/cli.js";
 
@@ -122,6 +123,8 @@ export interface Listening {
   readonly scheduler: Scheduler;
   /** Writes presence every few seconds; stopped by untilSignal before the store closes (which flushes the rest). */
   readonly presenceFlusher: PresenceFlusher;
+  /** Removes old unclaimed uploads daily; stopped by untilSignal. */
+  readonly uploadsCleanup: UploadsCleanup;
 }
 
 /** Starts the HTTP server over `store`. */
@@ -129,6 +132,8 @@ export async function listen(store: Store, settings: ServeSettings, dataDir: str
   await checkPortFree(settings.host, settings.port);
   const server = createServer(store, {
     config: settings.config,
+    // Uploaded files live in DATA/uploads, next to the store.
+    dataDir,
     ...(settings.externalHost !== undefined ? { externalHost: settings.externalHost } : {}),
     ...(settings.rateLimit ? {} : { rateLimit: false as const, authFailureLimit: false as const }),
     requestLog: { level: settings.logLevel, destination: settings.logFile ?? "stdout", slowMs: settings.slowRequestMs },
@@ -155,7 +160,9 @@ export async function listen(store: Store, settings: ServeSettings, dataDir: str
   // Presence pings change memory only; this makes them durable within a few seconds.
   const presenceFlusher = new PresenceFlusher(store, { onError: (error) => console.error(`parley: presence flush failed: ${error instanceof Error ? error.message : String(error)}`) });
   presenceFlusher.start();
-  return { server, port, url: `http://${urlHost(settings.host)}:${port}`, compatUrl, scheduler, presenceFlusher };
+  const uploadsCleanup = new UploadsCleanup(store, server.uploads, { onError: (error) => console.error(`parley: uploads cleanup failed: ${error instanceof Error ? error.message : String(error)}`) });
+  await uploadsCleanup.start();
+  return { server, port, url: `http://${urlHost(settings.host)}:${port}`, compatUrl, scheduler, presenceFlusher, uploadsCleanup };
 }
 
 /**
@@ -163,7 +170,7 @@ export async function listen(store: Store, settings: ServeSettings, dataDir: str
  * queues to the data directory, closed the server, then the store (in that order, so no request reaches a closed store), which frees
  * the data directory.
  */
-export function untilSignal(server: ParleyServer, store: Store, dataDir: string, scheduler?: Scheduler, presenceFlusher?: PresenceFlusher): Promise<number> {
+export function untilSignal(server: ParleyServer, store: Store, dataDir: string, scheduler?: Scheduler, presenceFlusher?: PresenceFlusher, uploadsCleanup?: UploadsCleanup): Promise<number> {
   return new Promise((resolve) => {
     const stop = (signal: NodeJS.Signals): void => {
       process.off("SIGINT", stop);
@@ -177,6 +184,7 @@ export function untilSignal(server: ParleyServer, store: Store, dataDir: string,
       }
       scheduler?.stop();
       presenceFlusher?.stop();
+      uploadsCleanup?.stop();
       server.close();
       store.close();
       // Closing the listen socket leaves clients' idle keep-alive connections open in
@@ -219,10 +227,10 @@ export async function run(argv: string[]): Promise<number> {
     store?.close();
     throw error;
   }
-  const { server, port, url, compatUrl, scheduler, presenceFlusher } = listening;
+  const { server, port, url, compatUrl, scheduler, presenceFlusher, uploadsCleanup } = listening;
   // Handlers go in before the greeting: whoever reads it may signal at once, and a
   // signal arriving before them would kill the process without closing the store.
-  const stopped = untilSignal(server, store, options.dir, scheduler, presenceFlusher);
+  const stopped = untilSignal(server, store, options.dir, scheduler, presenceFlusher, uploadsCleanup);
   if (options.parsed.values["json"]) {
     // One line, so that a reader of the first line gets the whole event.
     console.log(JSON.stringify({ url, port, host: options.settings.host, external_host: options.settings.externalHost ?? null, compat_url: compatUrl, data: options.dir }));

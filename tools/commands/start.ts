@@ -77,7 +77,7 @@ export async function run(argv: string[]): Promise<number> {
   const { server, port, url, compatUrl } = listening;
   // Handlers go in before the greeting: whoever reads it may signal at once, and a
   // signal arriving before them would kill the process without closing the store.
-  const stopped = untilSignal(server, store, dir, listening.scheduler, listening.presenceFlusher);
+  const stopped = untilSignal(server, store, dir, listening.scheduler, listening.presenceFlusher, listening.uploadsCleanup);
   const login = findLogin(store, dir);
   const curl = login ? curlExample(url, login, settings.externalHost) : null;
 

@@ -1,6 +1,6 @@
 /**
  * @module http/endpoints
- * The route table: every endpoint, nothing else. Each family keeps its list in its
+ * The route table: every endpoint, nothing else (those marked `root` are outside /api/v1). Each family keeps its list in its
  * own folder's index.ts.
  */
 import type { Endpoint } from "../endpoint.js";
@@ -19,5 +19,6 @@ import { USER_TOPIC_ENDPOINTS } from "./user-topics/index.js";
 import { SETTINGS_ENDPOINTS } from "./settings/index.js";
 import { DRAFT_ENDPOINTS } from "./drafts/index.js";
 import { SAVED_SNIPPET_ENDPOINTS } from "./saved-snippets/index.js";
+import { UPLOAD_ENDPOINTS } from "./uploads/index.js";
 
-export const ENDPOINTS: readonly Endpoint[] = [serverSettings, ...MESSAGE_ENDPOINTS, ...USER_ENDPOINTS, ...SUBSCRIPTION_ENDPOINTS, ...REGISTER_ENDPOINTS, ...EVENT_ENDPOINTS, ...TYPING_ENDPOINTS, ...USER_GROUP_ENDPOINTS, ...SCHEDULED_MESSAGE_ENDPOINTS, ...SETTINGS_ENDPOINTS, ...DRAFT_ENDPOINTS, ...SAVED_SNIPPET_ENDPOINTS, ...PRESENCE_ENDPOINTS, ...REALM_ENDPOINTS, ...USER_TOPIC_ENDPOINTS];
+export const ENDPOINTS: readonly Endpoint[] = [serverSettings, ...MESSAGE_ENDPOINTS, ...USER_ENDPOINTS, ...SUBSCRIPTION_ENDPOINTS, ...REGISTER_ENDPOINTS, ...EVENT_ENDPOINTS, ...TYPING_ENDPOINTS, ...USER_GROUP_ENDPOINTS, ...SCHEDULED_MESSAGE_ENDPOINTS, ...SETTINGS_ENDPOINTS, ...DRAFT_ENDPOINTS, ...SAVED_SNIPPET_ENDPOINTS, ...PRESENCE_ENDPOINTS, ...REALM_ENDPOINTS, ...USER_TOPIC_ENDPOINTS, ...UPLOAD_ENDPOINTS];
