@@ -39,8 +39,6 @@ export const CONFIG_SCHEMA = z.object({
   INVITATION_LINK_VALIDITY_MINUTES: z.number().int().min(1).default(14_400),
   /** Invitation mails a realm may send per 24 hours (Zulip's INVITES_DEFAULT_REALM_DAILY_MAX). */
   INVITES_DEFAULT_REALM_DAILY_MAX: z.number().int().min(0).default(100),
-  /** Largest file a user may upload, in MiB (Zulip's default 100). */
-  MAX_FILE_UPLOAD_SIZE: z.number().int().min(0).default(100),
   /** Base URL of the push notification bouncer; push is off without it. Requests go to its /api/v1/remotes/... */
   PUSH_NOTIFICATION_BOUNCER_URL: z.string().url().refine((url) => /^https?:/i.test(url), "expected an http or https URL").optional(),
   /** This server's registration with the bouncer (Zulip keeps it as zulip_org_id in zulip-secrets.conf): the Basic-auth user. */
@@ -52,6 +50,14 @@ export const CONFIG_SCHEMA = z.object({
    * here: the upload route reads its body whole, with a fixed ceiling.
    */
   MAX_EMOJI_FILE_SIZE_MIB: z.number().int().min(0).max(25).default(5),
+  /** Largest file a user may upload, in MiB (Zulip's default 100). */
+  MAX_FILE_UPLOAD_SIZE: z.number().int().min(0).max(1_000_000).default(100),
+  /**
+   * Upload space per realm, in MiB; null (the default) for none. Zulip has no setting
+   * for this (its quota comes from Zulip Cloud plans, and self-hosted servers have
+   * none): parley's own key, reported in register as realm_upload_quota_mib.
+   */
+  REALM_UPLOAD_QUOTA_MIB: z.number().int().min(0).nullable().default(null),
   /** Turns the per-user API rate limit off when false (Zulip: RATE_LIMITING). */
   RATE_LIMITING: z.boolean().default(true),
 }).strict().superRefine((config, ctx) => {

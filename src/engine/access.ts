@@ -5,7 +5,7 @@
  * membership by role, channel visibility and history access, message access.
  */
 import type { StoreState } from "./state.js";
-import type { Channel, GroupSettingValue, Message, User } from "./types.js";
+import type { Attachment, Channel, GroupSettingValue, Message, User } from "./types.js";
 import { ROLE } from "./types.js";
 import { key } from "./index/keys.js";
 
@@ -155,4 +155,49 @@ export function canAccessMessage(state: StoreState, user: User, message: Message
   if (message.recipient.type !== "channel") return false;
   const channel = state.channels.get(message.recipient.channelId);
   return channel !== undefined && canAccessChannelHistory(state, user, channel);
+}
+
+/** The messages that link an attachment and still exist. */
+function linkingMessages(state: StoreState, attachment: Attachment): Message[] {
+  const out: Message[] = [];
+  for (const id of attachment.messageIds) {
+    const message = state.tables.messages.get(id) as Message | undefined;
+    if (message) out.push(message);
+  }
+  return out;
+}
+
+/**
+ * Zulip's validate_attachment_request: may `viewer` (null: a visitor without
+ * credentials, in realm `realmId`) download the file? The uploader always may; anyone
+ * else only through a message that links it:
+ * - a direct message they are a participant of;
+ * - a channel message of a public channel, for non-guests of the realm;
+ * - a channel message they received and whose channel they are still subscribed to;
+ * - any message of a channel they are subscribed to whose history is public to subscribers.
+ * Visitors without credentials only for files linked from web-public channels of a
+ * realm that allows spectators. Publicity is evaluated live, not cached on the record
+ * as Zulip does, so a channel made private stops sharing its files at once.
+ */
+export function canDownloadAttachment(state: StoreState, viewer: User | null, realmId: number, attachment: Attachment): boolean {
+  if (attachment.realmId !== realmId) return false;
+  if (viewer === null) {
+    const realm = state.realms.get(realmId);
+    if (!realm?.enableSpectatorAccess) return false;
+    return linkingMessages(state, attachment).some((m) => m.recipient.type === "channel" && state.channels.get(m.recipient.channelId)?.isWebPublic === true);
+  }
+  if (viewer.realmId !== attachment.realmId || !viewer.isActive) return false;
+  if (viewer.id === attachment.ownerId) return true;
+  for (const message of linkingMessages(state, attachment)) {
+    if (message.recipient.type === "direct") {
+      if (hasRow(state, viewer.id, message)) return true;
+      continue;
+    }
+    const channel = state.channels.get(message.recipient.channelId);
+    if (!channel || channel.realmId !== viewer.realmId) continue;
+    if (!channel.inviteOnly && viewer.role !== ROLE.GUEST) return true;
+    if (!isSubscribed(state, viewer.id, channel.id)) continue;
+    if (channel.historyPublicToSubscribers || hasRow(state, viewer.id, message)) return true;
+  }
+  return false;
 }

@@ -35,6 +35,7 @@ export type ErrorCode =
   | "INTERNAL_SERVER_ERROR_ON_BOUNCER"
   | "BAD_IMAGE"
   | "INVITATION_FAILED"
+  | "REALM_UPLOAD_QUOTA"
   // Transport failures, raised by the HTTP layer (src/http/errors.ts) and mapped in
   // the same registry (src/http/error-map.ts) as every engine error.
   | "UNKNOWN_ROUTE"
@@ -263,5 +264,12 @@ export class InvalidLinkError extends EngineError {
     const text = { unknown: "This link is not valid.", expired: "This link has expired.", revoked: "This invitation has been revoked.", used: "This link has already been used." }[reason];
     super("NOT_FOUND", text);
     this.reason = reason;
+  }
+}
+
+/** An upload that would take the realm past its upload quota (Zulip's RealmUploadQuotaError). */
+export class UploadQuotaError extends EngineError {
+  constructor() {
+    super("REALM_UPLOAD_QUOTA", "Upload would exceed your organization's upload quota.");
   }
 }

@@ -26,6 +26,21 @@ export interface RenderGroup {
   readonly name: string;
 }
 
+/** An uploaded image as the renderer may preview it. */
+export interface RenderUpload {
+  readonly contentType: string;
+  /** Original dimensions in pixels. */
+  readonly width: number;
+  readonly height: number;
+  readonly animated: boolean;
+}
+
+/**
+ * The one thumbnail format this server makes (Zulip's default 840x560 WebP); previews
+ * point at /user_uploads/thumbnail/<path_id>/<format>.
+ */
+export const THUMBNAIL_FORMAT = { name: "840x560.webp", maxWidth: 840, maxHeight: 560, format: "webp", animated: false } as const;
+
 /** Realm-scoped lookups for mentions and links. All name matching is case-insensitive. */
 export interface RenderContext {
   /** Active users of the realm whose full name matches (several users may share one). */
@@ -35,6 +50,11 @@ export interface RenderContext {
   findChannelByName(name: string): RenderChannel | undefined;
   /** A non-system user group by name. */
   findGroupByName(name: string): RenderGroup | undefined;
+  /**
+   * An uploaded image the sender may access, by path_id (the URL path after
+   * /user_uploads/, decoded); undefined for anything else (no preview then).
+   */
+  findUpload?(pathId: string): RenderUpload | undefined;
   /** Base URL of the realm (for absolute links); may be "". */
   readonly realmUrl: string;
   /** The image URL of the realm's active custom emoji with this name (it wins over a unicode name). */
@@ -58,6 +78,8 @@ export interface RenderResult {
   readonly hasImage: boolean;
   /** Links to uploaded files (/user_uploads/...). */
   readonly hasAttachment: boolean;
+  /** The path_ids those links name (Zulip's potential_attachment_path_ids); the engine claims the ones that exist. */
+  readonly uploadPathIds: readonly string[];
   /** The message is a /me status message. */
   readonly isMeMessage: boolean;
 }

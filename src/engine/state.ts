@@ -15,7 +15,7 @@ import { PresenceLog } from "./index/presence-log.js";
 import { foldName, foldTopic } from "./index/keys.js";
 import type { MessageRenderer } from "./render.js";
 import { FIRST_ID, forgetUncommittedStructures, openTables, SCHEMA_VERSION, TABLE_NAMES, TABLE_SPECS, type TableName, type Tables } from "./storage/tables.js";
-import { messageMetaOf, type Channel, type Conversation, type Device, type Draft, type EmailChange, type Invite, type Message, type MessageMeta, type OutboxMail, type Playground, type PresenceRecord, type Realm, type RealmEmoji, type SavedSnippet, type ScheduledMessage, type Subscription, type User, type UserGroup, type UserTopic } from "./types.js";
+import { messageMetaOf, type Attachment, type Channel, type Conversation, type Device, type Draft, type EmailChange, type Invite, type Message, type MessageMeta, type OutboxMail, type Playground, type PresenceRecord, type Realm, type RealmEmoji, type SavedSnippet, type ScheduledMessage, type Subscription, type User, type UserGroup, type UserTopic } from "./types.js";
 import { StorageError } from "./errors.js";
 import { mergedSettings, type RealmSettingDefaultsRecord, type Settings, type UserSettingsRecord } from "./settings/defaults.js";
 import type { Audience, Delivery, EngineEvent, EventBatch } from "./events/types.js";
@@ -39,6 +39,7 @@ export interface Counters {
   nextPushOutboxId: number;
   nextInviteId: number;
   nextMailId: number;
+  nextAttachmentId: number;
 }
 
 export interface StoreOptions {
@@ -165,6 +166,12 @@ export class StoreState {
   readonly emailChanges = new Map<string, EmailChange>();
   /** Mail not yet delivered (pending or failed), by ID. */
   readonly outbox = new Map<number, OutboxMail>();
+  /** Every uploaded file's record, by ID. */
+  readonly attachments = new Map<number, Attachment>();
+  /** pathId -> attachment ID. */
+  readonly attachmentByPath = new Map<string, number>();
+  /** realmId -> bytes of every stored upload of the realm (Zulip's currently_used_upload_space_bytes). */
+  readonly uploadSpaceByRealm = new Map<number, number>();
   /** Bumped per user on any subscription change: invalidates derived caches. */
   readonly subscriptionVersion = new Map<number, number>();
 
@@ -208,6 +215,7 @@ export class StoreState {
       nextPushOutboxId: 1,
       nextInviteId: 1,
       nextMailId: 1,
+      nextAttachmentId: 1,
     };
     // Stores created before the change log have no sequence counter yet.
     this.counters.nextChangeSeq ??= 1;
@@ -220,6 +228,7 @@ export class StoreState {
     this.counters.nextPushOutboxId ??= 1;
     this.counters.nextInviteId ??= 1;
     this.counters.nextMailId ??= 1;
+    this.counters.nextAttachmentId ??= 1;
     this.#load();
     const ceiling = this.tables.meta.get(PRESENCE_CEILING_KEY);
     this.presenceSeq = Math.max(this.presenceSeq, typeof ceiling === "number" ? ceiling : 0);
@@ -538,7 +547,8 @@ export class StoreState {
   #reload(): void {
     for (const map of [this.realms, this.realmBySubdomain, this.users, this.#usersByRealm, this.userByEmail, this.userByApiKey, this.usersByName, this.channels, this.channelByName,
       this.subsByUser, this.subscribers, this.groups, this.conversations, this.conversationByMembers, this.userTopics, this.userSettings, this.realmSettingDefaults, this.scheduledMessages, this.draftsByUser, this.snippetsByUser,
-      this.playgrounds, this.devices, this.devicesByUser, this.realmEmoji, this.invites, this.inviteByKey, this.emailChanges, this.outbox] as Map<unknown, unknown>[]) {
+      this.playgrounds, this.devices, this.devicesByUser, this.realmEmoji, this.invites, this.inviteByKey, this.emailChanges, this.outbox,
+      this.attachments, this.attachmentByPath, this.uploadSpaceByRealm] as Map<unknown, unknown>[]) {
       map.clear();
     }
     this.#activeSubscriberLists.clear();
@@ -575,11 +585,26 @@ export class StoreState {
     invites: (v) => this.indexInvite(v as Invite),
     emailChanges: (v) => this.emailChanges.set((v as EmailChange).key, v as EmailChange),
     outbox: (v) => this.outbox.set((v as OutboxMail).id, v as OutboxMail),
+    attachments: (v) => this.indexAttachment(v as Attachment),
   };
 
   indexInvite(invite: Invite): void {
     this.invites.set(invite.id, invite);
     this.inviteByKey.set(invite.key, invite.id);
+  }
+
+  indexAttachment(attachment: Attachment): void {
+    const previous = this.attachments.get(attachment.id);
+    const delta = attachment.size - (previous?.size ?? 0);
+    this.attachments.set(attachment.id, attachment);
+    this.attachmentByPath.set(attachment.pathId, attachment.id);
+    this.uploadSpaceByRealm.set(attachment.realmId, (this.uploadSpaceByRealm.get(attachment.realmId) ?? 0) + delta);
+  }
+
+  unindexAttachment(attachment: Attachment): void {
+    if (!this.attachments.delete(attachment.id)) return;
+    this.attachmentByPath.delete(attachment.pathId);
+    this.uploadSpaceByRealm.set(attachment.realmId, (this.uploadSpaceByRealm.get(attachment.realmId) ?? 0) - attachment.size);
   }
 
   /** Sets a user's presence record and logs the change for "changed since" queries. */

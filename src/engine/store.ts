@@ -42,7 +42,7 @@ import { countMessages, storageStats, type StorageStats } from "./queries/storag
 import { ReceivedSets } from "./received.js";
 import { StoreState, type StoreOptions } from "./state.js";
 import { lockDataDir, type DataDirLock } from "./storage/lock.js";
-import type { Channel, ChannelPermissions, Conversation, Device, Draft, PushOutboxItem, GroupSettingValue, Message, Playground, PresenceRecord, Realm, SavedSnippet, ScheduledMessage, User, UserGroup, UserTopic, RealmEmoji, Invite, OutboxMail } from "./types.js";
+import type { Channel, ChannelPermissions, Conversation, Device, Draft, PushOutboxItem, GroupSettingValue, Message, Playground, PresenceRecord, Realm, SavedSnippet, ScheduledMessage, User, UserGroup, UserTopic, RealmEmoji, Invite, OutboxMail, Attachment } from "./types.js";
 import { key } from "./index/keys.js";
 import type { Settings } from "./settings/defaults.js";
 import { verifyIndexes, type VerifyReport } from "./verify.js";
@@ -57,6 +57,7 @@ import { loginByEmail, loginWithPassword, preparePasswordChange, regenerateApiKe
 import { acceptInvite, canCreateMultiuseInvite, canInviteByEmail, createMultiuseInvite, inviteUsers, listInvites, resendInvite, revokeInvite, usableInvite, type AcceptInviteInput, type InviteEnvironment, type InviteOptions, type InviteUsersResult } from "./actions/invites.js";
 import { confirmEmailChange } from "./actions/email-change.js";
 import { dueMail, markMailAttemptFailed, markMailDelivered, nextMailAttempt } from "./mail/outbox.js";
+import { attachmentForViewer, checkUploadQuota, createAttachment, deleteAttachment, listAttachments, removeOldUnclaimedAttachments, uploadSpaceUsed, type NewAttachment } from "./actions/attachments.js";
 import {
   activeSubscriberIds,
   checkAllPublicStreams,
@@ -325,6 +326,60 @@ export class Store {
   savedSnippets(userId: number): SavedSnippet[] {
     return listSavedSnippets(this.#state, userId);
   }
+  // ---- uploaded files (bytes on disk, records here) ----
+
+  /** Records an upload whose bytes are already stored; `quotaBytes` null: no realm quota. */
+  createAttachment(input: NewAttachment, quotaBytes: number | null): Attachment {
+    return createAttachment(this.#state, input, quotaBytes);
+  }
+  /** Refuses (REALM_UPLOAD_QUOTA) an upload of `size` bytes that would pass the realm's quota. */
+  checkUploadQuota(realmId: number, size: number, quotaBytes: number | null): void {
+    checkUploadQuota(this.#state, realmId, size, quotaBytes);
+  }
+  /** DELETE /attachments/{id}: the owner's own; returns the record whose bytes the caller deletes. */
+  deleteAttachment(userId: number, attachmentId: number): Attachment {
+    return deleteAttachment(this.#state, userId, attachmentId);
+  }
+  /** GET /attachments: the user's own uploads. */
+  attachments(userId: number): Attachment[] {
+    return listAttachments(this.#state, userId);
+  }
+  /** Bytes of the realm's stored uploads. */
+  uploadSpaceUsed(realmId: number): number {
+    return uploadSpaceUsed(this.#state, realmId);
+  }
+  /**
+   * The file at `pathId` when `viewerId` (null: no credentials) may download it in
+   * realm `realmId` (the request's); undefined when it does not exist or they may not,
+   * alike.
+   */
+  attachmentForDownload(viewerId: number | null, realmId: number, pathId: string): Attachment | undefined {
+    const viewer = viewerId === null ? null : this.#state.users.get(viewerId);
+    if (viewer === undefined) return undefined;
+    return attachmentForViewer(this.#state, viewer, realmId, pathId);
+  }
+  /**
+   * The file at `pathId` in realm `realmId`, without an access check: for a temporary
+   * URL, whose token stands for the check made when it was issued.
+   */
+  attachmentInRealm(realmId: number, pathId: string): Attachment | undefined {
+    const id = this.#state.attachmentByPath.get(pathId);
+    const attachment = id === undefined ? undefined : this.#state.attachments.get(id);
+    return attachment?.realmId === realmId ? attachment : undefined;
+  }
+  /** Removes the records of uploads no message claimed, uploaded before `olderThan` (UNIX seconds); returns them. */
+  removeOldUnclaimedAttachments(olderThan: number): Attachment[] {
+    return removeOldUnclaimedAttachments(this.#state, olderThan);
+  }
+  /** Every attachment record (backups, cleanup of orphan files). */
+  allAttachmentPaths(): Set<string> {
+    return new Set(this.#state.attachmentByPath.keys());
+  }
+  /** The engine's clock, UNIX seconds. */
+  now(): number {
+    return this.#state.now();
+  }
+
   /** Every user of the realm, active or not, by ID. */
   realmUsers(realmId: number): User[] {
     return realmUsers(this.#state, realmId);

@@ -395,6 +395,7 @@ export type PushOutboxItem =
       readonly encryptedPushRegistration: string;
       readonly createdAt: number;
     };
+
 /**
  * An invitation (Zulip's PreregistrationUser for one address, MultiuseInvite for a
  * reusable link). The confirmation key is the secret in the link; it is never shown
@@ -452,4 +453,35 @@ export interface OutboxMail {
   readonly lastError: string | null;
   /** "failed": gave up after too many attempts (kept for the operator, never retried). */
   readonly state: "pending" | "failed";
+}
+
+/** What the engine knows of an uploaded image (Zulip's ImageAttachment), read from its header at upload. */
+export interface AttachmentImage {
+  readonly width: number;
+  readonly height: number;
+  /** More than one frame (animated GIF, WebP, PNG). */
+  readonly animated: boolean;
+}
+
+/**
+ * An uploaded file (Zulip's Attachment). The bytes live outside LMDB, under the data
+ * directory; this record is what access, listing, claiming and cleanup work from.
+ */
+export interface Attachment {
+  readonly id: number;
+  readonly realmId: number;
+  readonly ownerId: number;
+  /** `<realmId>/<2 hex>/<24 random>/<sanitized name>`: the URL path after /user_uploads/. */
+  readonly pathId: string;
+  /** The name as uploaded (URL-unquoted, NUL bytes removed). */
+  readonly name: string;
+  /** Bytes. */
+  readonly size: number;
+  readonly contentType: string;
+  /** UNIX seconds. */
+  readonly createTime: number;
+  /** Messages that link the file (claimed on send), ascending. */
+  readonly messageIds: readonly number[];
+  /** Set for images the thumbnailer accepts; null otherwise. */
+  readonly image: AttachmentImage | null;
 }

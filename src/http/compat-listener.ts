@@ -21,9 +21,10 @@
  * the client asked for keep-alive), and malformed or oversized heads and HTTP/1.1
  * without Host get a JSON error instead of silence.
  */
+import { createReadStream } from "node:fs";
 import { createServer as createHttpServer, STATUS_CODES, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
-import { BodyError, type RequestHead } from "./request.js";
+import { BodyError, EXTRA_HEADERS, type ExtraHeader, type RequestHead } from "./request.js";
 import { engineErrorReply, errorReply, type Reply } from "./respond.js";
 
 type Headers = readonly (readonly [string, string])[];
@@ -107,6 +108,7 @@ function headOf(req: IncomingMessage): RequestHead {
     userAgent: one(req.headers["user-agent"]),
     ifNoneMatch: one(req.headers["if-none-match"]),
     remoteAddress: req.socket.remoteAddress ?? "",
+    extra: Object.fromEntries(EXTRA_HEADERS.map((name) => [name, one(req.headers[name])])) as Record<ExtraHeader, string>,
   };
 }
 
@@ -131,11 +133,22 @@ function readBody(req: IncomingMessage, head: RequestHead, maxBytes: number): Pr
 
 function write(res: ServerResponse, reply: Reply, extraHeaders: Headers = []): void {
   if (res.destroyed || res.headersSent) return;
-  const headers: string[] = ["Content-Type", reply.contentType ?? "application/json"];
+  const headers: string[] = reply.contentType === "" ? [] : ["Content-Type", reply.contentType ?? "application/json"];
   for (const [k, v] of [...(reply.headers ?? []), ...extraHeaders]) headers.push(k, v);
-  headers.push("Content-Length", String(Buffer.byteLength(reply.body)));
+  const file = reply.file;
+  headers.push("Content-Length", String(file ? file.length : Buffer.byteLength(reply.body)));
   res.writeHead(reply.status, headers);
-  res.end(reply.body);
+  if (!file) {
+    res.end(reply.body);
+    return;
+  }
+  if (file.length === 0) {
+    res.end();
+    return;
+  }
+  const stream = createReadStream(file.path, { start: file.start, end: file.start + file.length - 1 });
+  stream.on("error", () => res.destroy());
+  stream.pipe(res);
 }
 
 /** A head Node's parser refused: answer in JSON and close, as the connection is unusable. */

@@ -6,7 +6,9 @@
 import type { Realm, Store, User } from "../engine/index.js";
 import type { EventHub } from "../realtime/index.js";
 import type { ParamShape, ParamValues } from "./params.js";
-import type { UploadedFile } from "./request.js";
+import type { RequestHead } from "./request.js";
+import type { BodySource } from "./body-source.js";
+import type { Uploads } from "../uploads/index.js";
 import type { MessageJsonCache } from "./views/message-cache.js";
 import type { UserListCache } from "./views/user-list-cache.js";
 import type { ServerConfig } from "../config/index.js";
@@ -14,7 +16,7 @@ import type { BouncerClient } from "../push/bouncer-client.js";
 import type { ScryptCost } from "../engine/index.js";
 import type { LoginGuard } from "./auth.js";
 
-export type Method = "GET" | "POST" | "PATCH" | "DELETE" | "PUT";
+export type Method = "GET" | "POST" | "PATCH" | "DELETE" | "PUT" | "HEAD";
 
 export interface ServerInfo {
   /** Public base URL clients use (for avatar and upload URLs). */
@@ -49,8 +51,24 @@ export interface AuthedContext {
   readonly events: EventHub;
   /** Aborted when the client goes away (long polls stop waiting). */
   readonly signal: AbortSignal;
-  /** Files of a multipart body. */
-  readonly files: readonly UploadedFile[];
+  /** The request's head (headers the endpoint may need: Range, tus headers...). */
+  readonly head: RequestHead;
+  /** Endpoints with `body: "stream"`: the unread body; null for the others. */
+  readonly body: BodySource | null;
+  /** Uploaded files on disk, thumbnails, download tokens. */
+  readonly uploads: Uploads;
+}
+
+/** What an endpoint with optional credentials sees: the caller, or null for a visitor without any. */
+export interface OptionalContext {
+  readonly store: Store;
+  /** The realm the Host names (undefined: none). */
+  readonly realm: Realm | undefined;
+  readonly user: User | null;
+  readonly pathParams: Readonly<Record<string, string>>;
+  readonly server: ServerInfo;
+  readonly head: RequestHead;
+  readonly uploads: Uploads;
 }
 
 export interface PublicContext {
@@ -60,12 +78,26 @@ export interface PublicContext {
   readonly server: ServerInfo;
   /** The client's address (login attempts are limited per address). */
   readonly remoteAddress: string;
+  readonly head: RequestHead;
+  readonly uploads: Uploads;
 }
 
 export type SuccessData = Record<string, unknown>;
 
-/** A handler answers with success data, at once or later (long polls). */
-export type HandlerResult = SuccessData | Promise<SuccessData>;
+/**
+ * A reply other than Zulip's success envelope: a file (streamed from disk, maybe a
+ * byte range), an empty tus answer, or a body of the endpoint's own.
+ */
+export class RawReply {
+  constructor(
+    readonly status: number,
+    readonly headers: readonly (readonly [string, string])[],
+    readonly content: { readonly kind: "empty" } | { readonly kind: "body"; readonly body: string | Buffer; readonly contentType: string } | { readonly kind: "file"; readonly path: string; readonly start: number; readonly length: number; readonly contentType: string },
+  ) {}
+}
+
+/** A handler answers with success data, at once or later (long polls), or with a raw reply. */
+export type HandlerResult = SuccessData | RawReply | Promise<SuccessData | RawReply>;
 
 interface EndpointBase<P extends ParamShape> {
   readonly method: Method;
@@ -74,8 +106,15 @@ interface EndpointBase<P extends ParamShape> {
   readonly params: P;
   /** Deprecated wire names accepted for a parameter: alias -> name. */
   readonly aliases?: Readonly<Record<string, string>>;
-  /** Largest request body in bytes; default DEFAULT_MAX_BODY_BYTES. */
+  /** Largest request body in bytes; default DEFAULT_MAX_BODY_BYTES (not for "stream" bodies, whose handler bounds them). */
   readonly maxBodyBytes?: number;
+  /**
+   * "stream": the body is not read before the handler runs; the handler gets it as
+   * ctx.body, after authentication, and parameters come from the query string only.
+   */
+  readonly body?: "stream";
+  /** The path is outside /api/v1 (file downloads at /user_uploads/...). */
+  readonly root?: true;
 }
 
 /**
@@ -99,9 +138,15 @@ export interface PublicEndpoint<P extends ParamShape> extends EndpointBase<P> {
   handler(ctx: PublicContext, input: ParamValues<P>): HandlerResult;
 }
 
-export type Endpoint<P extends ParamShape = ParamShape> = AuthedEndpoint<P> | PublicEndpoint<P>;
+/** Credentials are checked when present (401 when wrong); without any the caller is a visitor (user null). */
+export interface OptionalAuthEndpoint<P extends ParamShape> extends EndpointBase<P> {
+  readonly auth: "optional";
+  handler(ctx: OptionalContext, input: ParamValues<P>): HandlerResult;
+}
+
+export type Endpoint<P extends ParamShape = ParamShape> = AuthedEndpoint<P> | PublicEndpoint<P> | OptionalAuthEndpoint<P>;
 
 /** Declares an endpoint; keeps the handler's input type tied to its schema. */
-export function defineEndpoint<P extends ParamShape>(spec: AuthedEndpoint<P> | PublicEndpoint<P>): Endpoint {
+export function defineEndpoint<P extends ParamShape>(spec: AuthedEndpoint<P> | PublicEndpoint<P> | OptionalAuthEndpoint<P>): Endpoint {
   return spec as unknown as Endpoint;
 }

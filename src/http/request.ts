@@ -3,7 +3,9 @@
  * Reading a request off uWebSockets.js: headers are copied synchronously (uWS
  * forbids touching `req` after the handler returns), the body is streamed with
  * onData into one buffer under a size limit, and form bodies are decoded —
- * application/x-www-form-urlencoded directly, multipart/form-data with busboy.
+ * application/x-www-form-urlencoded directly, multipart/form-data with busboy (file
+ * parts are skipped here: only endpoints that stream their body receive files, see
+ * http/body-source and http/endpoints/uploads).
  */
 import busboy from "busboy";
 import { BodyError } from "./errors.js";
@@ -23,18 +25,16 @@ export interface RequestHead {
   readonly ifNoneMatch: string;
   /** The peer's address as text (failed-authentication limits are kept per address). */
   readonly remoteAddress: string;
+  /** Headers only some endpoints read (downloads, tus); "" when absent. */
+  readonly extra: Readonly<Record<ExtraHeader, string>>;
 }
 
-export interface UploadedFile {
-  readonly field: string;
-  readonly filename: string;
-  readonly mimeType: string;
-  readonly data: Buffer;
-}
+/** Headers copied for the endpoints that need them (uWS allows reading headers only in the handler's first tick). */
+export const EXTRA_HEADERS = ["range", "if-range", "tus-resumable", "upload-length", "upload-offset", "upload-metadata", "upload-defer-length", "upload-concat"] as const;
+export type ExtraHeader = (typeof EXTRA_HEADERS)[number];
 
 export interface RequestBody {
   readonly fields: Map<string, string>;
-  readonly files: UploadedFile[];
 }
 
 export { BodyError } from "./errors.js";
@@ -70,6 +70,7 @@ export function readHead(req: HttpRequest, res: HttpResponse): RequestHead {
     userAgent: req.getHeader("user-agent"),
     ifNoneMatch: req.getHeader("if-none-match"),
     remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString("utf8"),
+    extra: Object.fromEntries(EXTRA_HEADERS.map((name) => [name, req.getHeader(name)])) as Record<ExtraHeader, string>,
   };
 }
 
@@ -96,15 +97,14 @@ export function readBody(res: HttpResponse, head: RequestHead, maxBytes: number,
   });
 }
 
-/** Decodes a form body into fields (and files, for multipart). */
+/** Decodes a form body into fields. */
 export async function parseBody(head: RequestHead, body: Buffer): Promise<RequestBody> {
   const fields = new Map<string, string>();
-  const files: UploadedFile[] = [];
-  if (body.length === 0) return { fields, files };
+  if (body.length === 0) return { fields };
   const type = head.contentType.split(";")[0]!.trim().toLowerCase();
   if (type === "application/x-www-form-urlencoded" || type === "") {
     formFields(body.toString("utf8"), fields);
-    return { fields, files };
+    return { fields };
   }
   if (type === "multipart/form-data") {
     await new Promise<void>((resolve, reject) => {
@@ -116,17 +116,14 @@ export async function parseBody(head: RequestHead, body: Buffer): Promise<Reques
         return;
       }
       parser.on("field", (name, value) => fields.set(name, value));
-      parser.on("file", (name, stream, info) => {
-        const parts: Buffer[] = [];
-        stream.on("data", (d: Buffer) => parts.push(d));
-        stream.on("end", () => files.push({ field: name, filename: info.filename ?? "", mimeType: info.mimeType, data: Buffer.concat(parts) }));
-      });
+      // No endpoint that buffers its body takes files: drain them unread.
+      parser.on("file", (_name, stream) => stream.resume());
       parser.on("fieldsLimit", () => reject(tooManyFields()));
       parser.on("error", () => reject(new BodyError("MALFORMED_BODY", "Malformed multipart body")));
       parser.on("close", () => resolve());
       parser.end(body);
     });
-    return { fields, files };
+    return { fields };
   }
   if (type === "application/json") throw new BodyError("MALFORMED_BODY", "Malformed payload");
   throw new BodyError("UNSUPPORTED_MEDIA_TYPE", `Unsupported content type ${clip(type)}`);

@@ -2,14 +2,15 @@
  * @module http/respond
  * Writing Zulip's envelopes. Every write is corked and skipped if the client aborted.
  */
+import { open, type FileHandle } from "node:fs/promises";
 import type { HttpResponse } from "uWebSockets.js";
 import { EngineError, RateLimitError } from "../engine/index.js";
 import { ERROR_MAP } from "./error-map.js";
 import { HttpError } from "./errors.js";
 
 const REASONS: Record<number, string> = {
-  200: "OK", 304: "Not Modified", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
-  410: "Gone", 413: "Payload Too Large", 415: "Unsupported Media Type", 429: "Too Many Requests", 500: "Internal Server Error",
+  200: "OK", 201: "Created", 204: "No Content", 206: "Partial Content", 304: "Not Modified", 409: "Conflict", 410: "Gone", 412: "Precondition Failed", 416: "Range Not Satisfiable", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
+  413: "Payload Too Large", 415: "Unsupported Media Type", 429: "Too Many Requests", 500: "Internal Server Error",
 };
 
 export interface Reply {
@@ -18,17 +19,103 @@ export interface Reply {
   readonly headers?: readonly (readonly [string, string])[];
   /** Default application/json (every API reply); /metrics sends Prometheus text. */
   readonly contentType?: string;
+  /** A byte range of a file to stream as the body (downloads); `body` is then ignored. */
+  readonly file?: { readonly path: string; readonly start: number; readonly length: number };
 }
 
-export function send(res: HttpResponse, aborted: () => boolean, reply: Reply, extraHeaders: readonly (readonly [string, string])[] = []): void {
+/** `headOnly`: the answer to a HEAD request, whose body must not be sent (its length is). */
+export function send(res: HttpResponse, aborted: () => boolean, reply: Reply, extraHeaders: readonly (readonly [string, string])[] = [], headOnly = false): void {
   if (aborted()) return;
+  if (reply.file && !headOnly) {
+    void sendFile(res, aborted, reply, reply.file, extraHeaders);
+    return;
+  }
   res.cork(() => {
     res.writeStatus(`${reply.status} ${REASONS[reply.status] ?? ""}`);
-    res.writeHeader("Content-Type", reply.contentType ?? "application/json");
+    // "" : a reply without a body type (tus answers).
+    if (reply.contentType !== "") res.writeHeader("Content-Type", reply.contentType ?? "application/json");
     for (const [k, v] of reply.headers ?? []) res.writeHeader(k, v);
     for (const [k, v] of extraHeaders) res.writeHeader(k, v);
-    res.end(reply.body);
+    // Without a reported length: uWS 20.30 closes the next request on a keep-alive
+    // connection after endWithoutBody(length).
+    if (headOnly) res.endWithoutBody();
+    else res.end(reply.body);
   });
+}
+
+/** Read size for streamed files: large enough for few system calls, small enough to keep memory flat. */
+const FILE_CHUNK = 512 * 1024;
+
+/**
+ * Streams a byte range of a file with uWS backpressure (tryEnd + onWritable): at most
+ * one chunk is in memory per download, however large the file.
+ */
+async function sendFile(res: HttpResponse, aborted: () => boolean, reply: Reply, file: NonNullable<Reply["file"]>, extraHeaders: readonly (readonly [string, string])[]): Promise<void> {
+  let handle: FileHandle | null = null;
+  try {
+    handle = await open(file.path, "r");
+  } catch {
+    handle = null;
+  }
+  if (aborted()) {
+    await handle?.close();
+    return;
+  }
+  if (!handle) {
+    // Deleted between the access check and now: as if it never existed.
+    send(res, aborted, errorReply(404, "This file does not exist or has been deleted.", "BAD_REQUEST"), extraHeaders);
+    return;
+  }
+  const total = file.length;
+  const writeHead = () => {
+    res.writeStatus(`${reply.status} ${REASONS[reply.status] ?? ""}`);
+    res.writeHeader("Content-Type", reply.contentType ?? "application/octet-stream");
+    for (const [k, v] of reply.headers ?? []) res.writeHeader(k, v);
+    for (const [k, v] of extraHeaders) res.writeHeader(k, v);
+  };
+  try {
+    if (total === 0) {
+      res.cork(() => {
+        writeHead();
+        res.end();
+      });
+      return;
+    }
+    const buffer = Buffer.allocUnsafe(Math.min(FILE_CHUNK, total));
+    let sent = 0;
+    let first = true;
+    while (sent < total && !aborted()) {
+      const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, total - sent), file.start + sent);
+      if (bytesRead === 0 || aborted()) break;
+      const chunk = buffer.subarray(0, bytesRead);
+      const startOffset = res.getWriteOffset();
+      let ok = false;
+      let done = false;
+      res.cork(() => {
+        if (first) writeHead();
+        first = false;
+        [ok, done] = res.tryEnd(chunk, total);
+      });
+      sent += bytesRead;
+      if (done) break;
+      if (!ok) {
+        // Wait until uWS has room, then hand it the rest of this chunk (it keeps no copy).
+        await new Promise<void>((resolve) => {
+          res.onWritable((offset) => {
+            if (aborted()) {
+              resolve();
+              return true;
+            }
+            const [retryOk, retryDone] = res.tryEnd(chunk.subarray(offset - startOffset), total);
+            if (retryOk || retryDone) resolve();
+            return retryOk;
+          });
+        });
+      }
+    }
+  } finally {
+    await handle.close();
+  }
 }
 
 /** Pre-serialized JSON for one field of a success response (spliced, not re-encoded). */

@@ -12,7 +12,9 @@ import { emojiDataReply } from "./emoji-data.js";
 import { isRealmEmojiPath, realmEmojiFileReply } from "./realm-emoji-files.js";
 import { AuthFailureGuard, clientName, LoginGuard, realmFor } from "./auth.js";
 import { listenCompat, type CompatListener } from "./compat-listener.js";
-import { DEFAULT_MAX_BODY_BYTES, type AuthedEndpoint, type Endpoint, type PublicEndpoint, type ServerInfo } from "./endpoint.js";
+import { DEFAULT_MAX_BODY_BYTES, RawReply, type AuthedEndpoint, type Endpoint, type OptionalAuthEndpoint, type PublicEndpoint, type ServerInfo } from "./endpoint.js";
+import { bufferSource, UwsBodySource, type BodySource } from "./body-source.js";
+import { Uploads } from "../uploads/index.js";
 import { ENDPOINTS } from "./endpoints/index.js";
 import { parseParams, type ParamShape } from "./params.js";
 import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_LOGIN_LIMIT, DEFAULT_RATE_LIMIT, RateLimiter, type RateLimitConfig } from "./rate-limit.js";
@@ -20,16 +22,19 @@ import { parseBody, parseQuery, readBody, readHead, type RequestHead } from "./r
 import { RequestLog, type RequestLogOptions, type RequestNote } from "./request-log.js";
 import { mayReadMetrics, METRICS_PATH, ServerMetrics } from "./metrics.js";
 import { engineErrorReply, errorReply, send, success, type Reply } from "./respond.js";
-import { Router } from "./router.js";
 import { matchPage, methodNotAllowedPage, type PageRoute } from "./pages/index.js";
 import { escapeHtml, page } from "./pages/html.js";
 import { ERROR_MAP } from "./error-map.js";
+import { Router, type RouteMatch } from "./router.js";
 import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from "./version.js";
 import { MessageJsonCache } from "./views/message-cache.js";
 import { UserListCache } from "./views/user-list-cache.js";
 import { EventHub, type HubOptions } from "../realtime/index.js";
 import { DEFAULT_CONFIG, type ServerConfig } from "../config/index.js";
 import { BouncerClient } from "../push/bouncer-client.js";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 const API_PREFIX = "/api/v1";
 /** What restored event queues hear after a graceful restart (Zulip's restart event). */
@@ -66,8 +71,15 @@ export interface ServerOptions {
   readonly metricsToken?: string;
   /** How long a request the client waits on (the E2EE test notification) may wait for the push bouncer. */
   readonly bouncerTimeoutMs?: number;
-  /** The data directory: custom emoji images are stored under DIR/uploads/. Without it, emoji uploads are refused. */
+  /**
+   * The data directory: uploaded files go to DATA/uploads (custom emoji images to
+   * DATA/uploads/avatars). Without it, uploads go to a fresh directory under the
+   * system's temporary directory (tests, embedders that take no uploads), which does
+   * not outlive the machine, and custom emoji uploads are refused.
+   */
   readonly dataDir?: string;
+  /** Milliseconds since the epoch, for temporary download URLs (tests move it). */
+  readonly now?: () => number;
 }
 
 export interface ParleyServer {
@@ -77,6 +89,8 @@ export interface ParleyServer {
   readonly events: EventHub;
   /** The public base URL (known once listening: it carries the bound port unless configured). */
   readonly baseUrl: string;
+  /** Uploaded files (the periodic cleanup runs on it; tests wait for thumbnails). */
+  readonly uploads: Uploads;
   /**
    * Also serves the API on Node's HTTP parser, for clients the uWS listener leaves
    * unanswered (HTTP/1.0, malformed heads): see http/compat-listener. Resolves with
@@ -86,10 +100,30 @@ export interface ParleyServer {
   close(): void;
 }
 
+/** A handler's answer as a reply: Zulip's envelope, or the endpoint's own raw reply. */
+function replyOf(data: Record<string, unknown> | RawReply, ignored: readonly string[]): Reply {
+  if (!(data instanceof RawReply)) return success(data, ignored);
+  const c = data.content;
+  if (c.kind === "empty") return { status: data.status, body: "", headers: data.headers, contentType: "" };
+  if (c.kind === "body") return { status: data.status, body: c.body, headers: data.headers, contentType: c.contentType };
+  return { status: data.status, body: "", headers: data.headers, contentType: c.contentType, file: { path: c.path, start: c.start, length: c.length } };
+}
+
 export function createServer(store: Store, options: ServerOptions = {}): ParleyServer {
   const config = options.config ?? DEFAULT_CONFIG;
   const externalHost = options.externalHost ?? config.EXTERNAL_HOST ?? "localhost";
-  const router = new Router(ENDPOINTS);
+  const router = new Router(ENDPOINTS.filter((e) => !e.root));
+  const rootRouter = new Router(ENDPOINTS.filter((e) => e.root));
+  const logErrorForUploads = (message: string, error: unknown) => (options.logError ?? ((m, e) => console.error(m, e)))(message, error);
+  const uploads = new Uploads({
+    root: options.dataDir !== undefined ? join(options.dataDir, "uploads") : mkdtempSync(join(tmpdir(), "parley-uploads-")),
+    maxFileMib: config.MAX_FILE_UPLOAD_SIZE,
+    realmQuotaMib: config.REALM_UPLOAD_QUOTA_MIB,
+    now: options.now ?? (() => Date.now()),
+    onError: logErrorForUploads,
+  });
+  /** The endpoint a request names: /api/v1 paths, or the few routes outside it (file downloads). */
+  const matchRoute = (method: string, url: string): RouteMatch => (url.startsWith(`${API_PREFIX}/`) ? router.match(method, url.slice(API_PREFIX.length)) : rootRouter.match(method, url));
   const limiter = options.rateLimit === false || (options.rateLimit === undefined && !config.RATE_LIMITING) ? null : new RateLimiter(options.rateLimit ?? DEFAULT_RATE_LIMIT);
   const authFailures = options.authFailureLimit === false ? null : new RateLimiter(options.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT);
   const authGuard = new AuthFailureGuard(authFailures);
@@ -97,9 +131,8 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   const logins = new LoginGuard(loginLimited ? new RateLimiter(options.loginLimit || DEFAULT_LOGIN_LIMIT) : null, authFailures);
   const maxBody = options.maxBodyBytes ?? Number.POSITIVE_INFINITY;
   // Chosen before the body is read, so an oversized body is refused while it streams.
-  const bodyLimit = (head: RequestHead): number => {
-    const match = head.url.startsWith(`${API_PREFIX}/`) ? router.match(head.method, head.url.slice(API_PREFIX.length)) : null;
-    const own = match?.kind === "found" ? match.endpoint.maxBodyBytes : undefined;
+  const bodyLimit = (match: RouteMatch): number => {
+    const own = match.kind === "found" ? match.endpoint.maxBodyBytes : undefined;
     return Math.min(own ?? DEFAULT_MAX_BODY_BYTES, maxBody);
   };
   const logError = options.logError ?? ((message, error) => console.error(message, error));
@@ -122,7 +155,8 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   const logged = (note: RequestNote, reply: Reply, headers: Headers, delivered: boolean): Headers => {
     const ms = performance.now() - note.startedAt;
     const status = delivered ? reply.status : null;
-    requestLog.finish(note, status, delivered ? (typeof reply.body === "string" ? Buffer.byteLength(reply.body) : reply.body.length) : 0, ms);
+    const bytes = reply.file ? reply.file.length : typeof reply.body === "string" ? Buffer.byteLength(reply.body) : reply.body.length;
+    requestLog.finish(note, status, delivered ? bytes : 0, ms);
     metrics.observe(note.method, RequestLog.pathOf(note), status, ms / 1000);
     return headers;
   };
@@ -131,26 +165,32 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     const head = readHead(req, res);
     const note = requestLog.start(head.method, performance.now());
     const reply = (r: Reply, headers: Headers = []): void => {
-      send(res, isAborted, r, [...headers, ["X-Request-Id", note.id]]);
+      send(res, isAborted, r, [...headers, ["X-Request-Id", note.id]], head.method === "HEAD");
       logged(note, r, headers, !aborted);
     };
     let aborted = false;
     const abort = new AbortController();
+    const match = matchRoute(head.method, head.url);
+    // A streamed body is handed to its endpoint unread (uploads never sit whole in memory).
+    const streamed = match.kind === "found" && match.endpoint.body === "stream" ? new UwsBodySource(res, head.contentLength === 0 || ((head.method === "GET" || head.method === "HEAD") && head.contentLength === null)) : null;
     res.onAborted(() => {
       aborted = true;
+      streamed?.abort();
       abort.abort();
     });
     const isAborted = () => aborted;
-    readBody(res, head, bodyLimit(head), isAborted)
+    (streamed ? Promise.resolve<Buffer | BodySource | null>(streamed) : readBody(res, head, bodyLimit(match), isAborted))
       .then(async (body) => {
         if (body === null) {
           logged(note, errorReply(400, "", null), [], false);
           return;
         }
         const out = await handle(head, body, abort.signal, note);
+        streamed?.release();
         reply(out.reply, out.headers);
       })
       .catch((error: unknown) => {
+        streamed?.release();
         if (error instanceof EngineError) reply(engineErrorReply(error));
         else {
           logError(`${head.method} ${head.url}: unexpected error`, error);
@@ -183,7 +223,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     }
   }
 
-  async function handle(head: RequestHead, body: Buffer, signal: AbortSignal, note: RequestNote): Promise<{ reply: Reply; headers: readonly (readonly [string, string])[] }> {
+  async function handle(head: RequestHead, body: Buffer | BodySource, signal: AbortSignal, note: RequestNote): Promise<{ reply: Reply; headers: readonly (readonly [string, string])[] }> {
     const none: readonly (readonly [string, string])[] = [];
     const emojiData = emojiDataReply(head.method, head.url, head.ifNoneMatch);
     if (emojiData) return { reply: emojiData, headers: none };
@@ -196,10 +236,9 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     const pageRoute = matchPage(head.url);
     if (pageRoute) {
       note.fixedPath = pageRoute.template;
-      return { reply: await servePage(pageRoute, head, body), headers: none };
+      return { reply: await servePage(pageRoute, head, Buffer.isBuffer(body) ? body : Buffer.alloc(0)), headers: none };
     }
-    if (!head.url.startsWith(`${API_PREFIX}/`)) return { reply: engineErrorReply(new UnknownRouteError()), headers: none };
-    const match = router.match(head.method, head.url.slice(API_PREFIX.length));
+    const match = matchRoute(head.method, head.url);
     if (match.kind === "not-found") return { reply: engineErrorReply(new UnknownRouteError()), headers: none };
     if (match.kind === "found") note.route = match.endpoint.path;
     if (match.kind === "method-not-allowed") {
@@ -207,16 +246,27 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     }
     let rateHeaders: readonly (readonly [string, string])[] = none;
     try {
-      const { fields, files } = await parseBody(head, body);
-      const input = parseQuery(head.query);
-      for (const [k, v] of fields) input.set(k, v);
       const endpoint: Endpoint = match.endpoint;
+      const input = parseQuery(head.query);
+      // A streamed body is the endpoint's to read; parameters come from the query string then.
+      const source = endpoint.body === "stream" ? (Buffer.isBuffer(body) ? bufferSource(body) : body) : null;
+      if (source === null) {
+        const { fields } = await parseBody(head, Buffer.isBuffer(body) ? body : Buffer.alloc(0));
+        for (const [k, v] of fields) input.set(k, v);
+      }
       if (endpoint.auth === "none") {
         const parsed = parseParams(endpoint.params as ParamShape, input, endpoint.aliases);
         const realm = realmFor(store, head.host, externalHost);
         note.realmId = realm?.id ?? null;
-        const data = await (endpoint as PublicEndpoint<ParamShape>).handler({ store, realm, pathParams: match.pathParams, server: info, remoteAddress: head.remoteAddress }, parsed.values);
-        return { reply: success(data, parsed.ignored), headers: none };
+        const data = await (endpoint as PublicEndpoint<ParamShape>).handler({ store, realm, pathParams: match.pathParams, server: info, remoteAddress: head.remoteAddress, head, uploads }, parsed.values);
+        return { reply: replyOf(data, parsed.ignored), headers: none };
+      }
+      if (endpoint.auth === "optional" && head.authorization === "") {
+        const parsed = parseParams(endpoint.params as ParamShape, input, endpoint.aliases);
+        const realm = realmFor(store, head.host, externalHost);
+        note.realmId = realm?.id ?? null;
+        const data = await (endpoint as OptionalAuthEndpoint<ParamShape>).handler({ store, realm, user: null, pathParams: match.pathParams, server: info, head, uploads }, parsed.values);
+        return { reply: replyOf(data, parsed.ignored), headers: none };
       }
       const { realm, user } = authGuard.authenticate(store, head, externalHost);
       note.realmId = realm.id;
@@ -232,9 +282,13 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
         }
       }
       const parsed = parseParams(endpoint.params as ParamShape, input, endpoint.aliases);
-      const ctx = { store, realm, user, client: clientName(head.userAgent, input.get("client")), pathParams: match.pathParams, server: info, messageJson, userJson, events, signal, files };
+      if (endpoint.auth === "optional") {
+        const data = await (endpoint as OptionalAuthEndpoint<ParamShape>).handler({ store, realm, user, pathParams: match.pathParams, server: info, head, uploads }, parsed.values);
+        return { reply: replyOf(data, parsed.ignored), headers: rateHeaders };
+      }
+      const ctx = { store, realm, user, client: clientName(head.userAgent, input.get("client")), pathParams: match.pathParams, server: info, messageJson, userJson, events, signal, head, body: source, uploads };
       const data = await (endpoint as AuthedEndpoint<ParamShape>).handler(ctx, parsed.values);
-      return { reply: success(data, parsed.ignored), headers: rateHeaders };
+      return { reply: replyOf(data, parsed.ignored), headers: rateHeaders };
     } catch (error) {
       if (error instanceof EngineError && error.code !== "INTERNAL_SERVER_ERROR") return { reply: engineErrorReply(error), headers: rateHeaders };
       logError(`${head.method} ${head.url}: unexpected error`, error);
@@ -266,6 +320,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
         });
       });
     },
+    uploads,
     async listenCompat(port, host = "127.0.0.1") {
       compat?.close();
       compat = await listenCompat({ handle: handleLogged, maxBodyBytes: maxBody, logError }, port, host);

@@ -68,6 +68,7 @@ function plainTextResult(content: string): RenderResult {
     hasLink: false,
     hasImage: false,
     hasAttachment: false,
+    uploadPathIds: [],
     isMeMessage: isMeMessage(content),
   };
 }
@@ -85,6 +86,7 @@ export const renderMarkdown: MessageRenderer = (content: string, context: Render
       hasLink: state.hasLink,
       hasImage: state.hasImage,
       hasAttachment: state.hasAttachment,
+      uploadPathIds: [...state.uploadPathIds],
       isMeMessage: isMeMessage(content),
     };
   } catch {

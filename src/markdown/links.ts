@@ -9,6 +9,7 @@
  * the paragraph that links them.
  */
 import type { StateCore, Token } from "markdown-it";
+import { THUMBNAIL_FORMAT, type RenderUpload } from "../engine/render.js";
 import { escapeAttr } from "./escape.js";
 import { BLOCK_HTML, blockHtmlToken } from "./raw-html.js";
 import { renderStateOf, type RenderState } from "./render-state.js";
@@ -59,11 +60,34 @@ interface Preview {
   readonly href: string;
   /** The link's label when it differs from the URL; Zulip shows it as the preview's title. */
   readonly title: string;
+  /** An uploaded image: previewed through its thumbnail. */
+  readonly upload?: RenderUpload;
 }
 
+/** The path_id an upload link names (decoded, without query or fragment), or null if the link is not an upload or is not decodable. */
+export function uploadPathId(href: string): string | null {
+  if (!href.startsWith(UPLOAD_PATH)) return null;
+  try {
+    const pathId = decodeURIComponent(pathOf(href.slice(UPLOAD_PATH.length)));
+    return pathId === "" ? null : pathId;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Zulip's preview markup. An uploaded image shows its thumbnail with the original's
+ * dimensions and type (so clients size it before it loads); the link keeps the original.
+ */
 function previewHtml(preview: Preview): string {
   const title = preview.title === "" ? "" : ` title="${escapeAttr(preview.title)}"`;
   const href = escapeAttr(preview.href);
+  const upload = preview.upload;
+  if (upload) {
+    const thumbnail = `/user_uploads/thumbnail/${pathOf(preview.href.slice(UPLOAD_PATH.length))}/${THUMBNAIL_FORMAT.name}`;
+    const animated = upload.animated ? ' data-animated="true"' : "";
+    return `<div class="message_inline_image"><a href="${href}"${title}><img${animated} data-original-content-type="${escapeAttr(upload.contentType)}" data-original-dimensions="${upload.width}x${upload.height}" src="${escapeAttr(thumbnail)}"></a></div>`;
+  }
   return `<div class="message_inline_image"><a href="${href}"${title}><img src="${href}"></a></div>`;
 }
 
@@ -127,11 +151,18 @@ function processInlineLinks(state: StateCore, inline: Token, renderState: Render
     out.push(open, ...shownLabel, linkClose);
 
     renderState.hasLink = true;
+    const pathId = uploadPathId(href);
     if (href.startsWith(UPLOAD_PATH)) renderState.hasAttachment = true;
+    if (pathId !== null) renderState.uploadPathIds.push(pathId);
     if (isImageSyntax || isImageUrl(href)) {
-      renderState.hasImage = true;
       const title = labelText.trim() === "" || labelText === rawHref ? "" : labelText;
-      previews.push({ href, title });
+      // Zulip previews an upload only when it knows the image (it exists, the sender may
+      // see it, it was readable as an image): a thumbnail of anything else would be a 404.
+      const upload = pathId === null ? undefined : renderState.context.findUpload?.(pathId);
+      if (!href.startsWith(UPLOAD_PATH) || upload) {
+        renderState.hasImage = true;
+        previews.push(upload ? { href, title, upload } : { href, title });
+      }
     }
   }
   inline.children = out;

@@ -18,6 +18,8 @@ export class RenderState {
   hasLink = false;
   hasImage = false;
   hasAttachment = false;
+  /** path_ids of linked uploads, in order of appearance. */
+  readonly uploadPathIds: string[] = [];
   /** Blockquotes enclosing the inline content being parsed; mentions there are silenced. */
   quoteDepth = 0;
   /** Image URLs already previewed: Zulip shows each image once per message. */

@@ -21,6 +21,7 @@ import { groupToWire } from "../http/views/group.js";
 import { scheduledMessageToWire } from "../http/views/scheduled-message.js";
 import { deviceChangesToWire } from "../http/views/device.js";
 import { draftToWire, savedSnippetToWire } from "../http/views/personal.js";
+import { attachmentToWire } from "../http/views/attachment.js";
 import { languageName } from "../engine/index.js";
 import type { EventQueue } from "./queue.js";
 import { legacyClientPresence, presenceTimestamps } from "../http/views/presence.js";
@@ -284,6 +285,9 @@ export class WireEvent {
         if (e.op === "add") return { type: "drafts", op: "add", drafts: e.drafts.map(draftToWire) };
         if (e.op === "update") return { type: "drafts", op: "update", draft: draftToWire(e.draft) };
         return { type: "drafts", op: "remove", draft_id: e.draftId };
+      case "attachment":
+        // A removed file is named by its ID alone, as Zulip sends it.
+        return { type: "attachment", op: e.op, attachment: e.op === "remove" ? { id: e.attachment.id } : attachmentToWire(e.attachment), upload_space_used: e.uploadSpaceUsed };
       case "saved_snippets":
         if (e.op === "remove") return { type: "saved_snippets", op: "remove", saved_snippet_id: e.snippetId };
         return { type: "saved_snippets", op: e.op, saved_snippet: savedSnippetToWire(e.snippet) };

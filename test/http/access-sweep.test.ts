@@ -30,10 +30,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PERSONAL_SETTING_NAMES, type User } from "../../src/engine/index.js";
 import type { Endpoint } from "../../src/http/endpoint.js";
 import { ENDPOINTS } from "../../src/http/endpoints/index.js";
-import { startServer, type TestServer } from "../support/http.js";
+import { basicAuth, startServer, type TestServer } from "../support/http.js";
 import { fingerprint } from "../support/snapshot.js";
 
-type Kind = "message" | "channel" | "channelName" | "user" | "email" | "group" | "scheduled" | "draft" | "snippet" | "device";
+type Kind = "message" | "channel" | "channelName" | "user" | "email" | "group" | "scheduled" | "draft" | "snippet" | "device" | "upload" | "attachment" | "tusUpload";
 type Ref = number | string;
 
 interface Probe {
@@ -41,6 +41,8 @@ interface Probe {
   readonly label: string;
   /** The parameter's wire value naming `ref`. */
   encode(ref: Ref, endpoint: Endpoint): string;
+  /** For a name spread over several path segments (an upload's path_id): every segment's value. */
+  readonly encodePath?: (ref: Ref) => Readonly<Record<string, string>>;
   /** Only with bases (and endpoints) for which this holds (default: every base). */
   readonly when?: (base: Readonly<Record<string, string>>, endpoint: Endpoint) => boolean;
 }
@@ -155,6 +157,20 @@ const ID_PARAMS: Readonly<Record<string, readonly Probe[]>> = {
   username: [{ kind: "email", label: "login email", encode: String }],
   stream_ids: [{ kind: "channel", label: "ID list", encode: list }],
   group_ids: [{ kind: "group", label: "ID list", encode: list }],
+  // An upload's path_id spans four path segments (five with a thumbnail format): the probe fills them all.
+  path_random: [
+    {
+      kind: "upload",
+      label: "path_id",
+      encode: (r) => String(r).split("/")[2]!,
+      encodePath: (r) => {
+        const [realm_id, path_hash, path_random, filename] = String(r).split("/");
+        return { realm_id: realm_id!, path_hash: path_hash!, path_random: path_random!, filename: filename!, thumbnail_format: "840x560.webp" };
+      },
+    },
+  ],
+  attachment_id: [{ kind: "attachment", label: "path", encode: String }],
+  upload_id: [{ kind: "tusUpload", label: "path", encode: String }],
 };
 
 /** Parameters that name nothing a caller could be denied. */
@@ -203,6 +219,10 @@ const NOT_IDS = new Set([
   "invitee_emails", "invite_expires_in_minutes", "invite_as", "include_realm_default_subscriptions", "notify_referrer_on_join", "welcome_message_custom_text",
   // another realm's invitation is "No such invitation" exactly like a missing one (actions/invites.ts accessInvite)
   "invite_id",
+  // the other segments of an upload's path (path_random's probe sets them all)
+  "realm_id", "path_hash", "filename", "thumbnail_format",
+  // a temporary URL's token is signed by the server for one file and cannot be made for another (test/http/uploads)
+  "token",
 ]);
 
 /** Endpoints without any ID parameter: nothing to sweep. */
@@ -239,6 +259,11 @@ const NO_ID_ENDPOINTS = [
   "DELETE /invites/:invite_id",
   "DELETE /invites/multiuse/:invite_id",
   "POST /invites/:invite_id/resend",
+  // The caller's own uploads; a temporary URL's token (above).
+  "POST /user_uploads",
+  "GET /attachments",
+  "POST /tus",
+  "GET (root) /user_uploads/temporary/:token/:filename",
 ];
 
 /**
@@ -267,7 +292,7 @@ let counter = 0;
 const fresh = (prefix: string) => `${prefix}-${++counter}`;
 
 /** Realm A objects the bases name, set in beforeAll. */
-const ids = { bobsGroup: 0, bob: 0, ownScheduled: new Map<number, number>(), ownDraft: new Map<number, number>() };
+const ids = { bobsGroup: 0, bob: 0, realmA: 0, ownScheduled: new Map<number, number>(), ownDraft: new Map<number, number>() };
 const bobsGroup = () => String(ids.bobsGroup);
 const ownScheduled = (caller: User) => String(ids.ownScheduled.get(caller.id));
 const ownDraft = (caller: User) => String(ids.ownDraft.get(caller.id));
@@ -354,19 +379,41 @@ let s: TestServer;
 let scenarios: Scenario[] = [];
 /** Nonexistent objects, per kind; names are fresh per call. */
 const nowhere = (kind: Kind): Ref =>
-  ({ message: 1_999_999, channel: 1_999_998, user: 1_999_997, group: 1_999_996, scheduled: 1_999_995, draft: 1_999_994, snippet: 1_999_993, device: 1_999_992, channelName: fresh("no-such-channel"), email: `${fresh("nobody")}@nowhere.test` })[kind];
+  ({
+    message: 1_999_999,
+    channel: 1_999_998,
+    user: 1_999_997,
+    group: 1_999_996,
+    scheduled: 1_999_995,
+    draft: 1_999_994,
+    snippet: 1_999_993,
+    attachment: 1_999_992,
+    device: 1_999_991,
+    channelName: fresh("no-such-channel"),
+    email: `${fresh("nobody")}@nowhere.test`,
+    upload: `${ids.realmA}/00/AAAAAAAAAAAAAAAAAAAAAAAA/nothing.png`,
+    tusUpload: "0".repeat(32),
+  })[kind];
 
 beforeAll(async () => {
   s = await startServer();
   const store = s.t.store;
   const { owner, alice, bob, guest, general, secret } = s.seed;
-  const send = (senderId: number, to: { type: "channel"; channel: string; topic: string } | { type: "direct"; users: number[] }) => store.sendMessage({ senderId, to, content: "x" }).id;
+  const send = (senderId: number, to: { type: "channel"; channel: string; topic: string } | { type: "direct"; users: number[] }, content = "x") => store.sendMessage({ senderId, to, content }).id;
+  // Uploads (records only: access is decided on them, the bytes are never reached here), linked from the messages below.
+  ids.realmA = s.seed.realm.id;
+  const uploadOf = (ownerId: number, realmId: number, name: string) => {
+    const pathId = `${realmId}/ab/${fresh("upload").padEnd(24, "x")}/${name}`;
+    return store.createAttachment({ ownerId, pathId, name, size: 1, contentType: "image/png", image: { width: 1, height: 1, animated: false } }, null);
+  };
+  const [generalUpload, dmBobUpload, secretUpload, dmOwnerUpload, unclaimedUpload] = ["g.png", "b.png", "s.png", "o.png", "u.png"].map((name) => uploadOf(alice.id, s.seed.realm.id, name));
+  const link = (a: { pathId: string }) => `[f](/user_uploads/${a.pathId})`;
   // Realm A: what bob can read first (general, his DM), then what he cannot; the guest reads none of it.
   send(alice.id, { type: "channel", channel: "general", topic: "t" });
-  const generalMsg = send(alice.id, { type: "channel", channel: "general", topic: "t" });
-  const dmAliceBob = send(alice.id, { type: "direct", users: [bob.id] });
-  const secretMsg = send(alice.id, { type: "channel", channel: "secret", topic: "t" });
-  const dmAliceOwner = send(alice.id, { type: "direct", users: [owner.id] });
+  const generalMsg = send(alice.id, { type: "channel", channel: "general", topic: "t" }, link(generalUpload!));
+  const dmAliceBob = send(alice.id, { type: "direct", users: [bob.id] }, link(dmBobUpload!));
+  const secretMsg = send(alice.id, { type: "channel", channel: "secret", topic: "t" }, link(secretUpload!));
+  const dmAliceOwner = send(alice.id, { type: "direct", users: [owner.id] }, link(dmOwnerUpload!));
 
   // Realm B, after everything realm A can read.
   const b = store.createRealm({ subdomain: "bee", name: "Bee", owner: { email: "queen@bee.test", fullName: "Queen" } });
@@ -375,8 +422,9 @@ beforeAll(async () => {
     store.subscribe(b.owner.id, { channels: [{ name }], principals: [b.owner.id, drone.id], newChannel: { inviteOnly } }).createdChannelIds[0]!;
   const hive = created("hive", false);
   const cell = created("cell", true);
+  const foreignUpload = uploadOf(drone.id, b.realm.id, "f.png");
   const foreignMessages = [
-    send(drone.id, { type: "channel", channel: "hive", topic: "t" }),
+    send(drone.id, { type: "channel", channel: "hive", topic: "t" }, link(foreignUpload)),
     send(drone.id, { type: "channel", channel: "cell", topic: "t" }),
     send(drone.id, { type: "direct", users: [b.owner.id] }),
   ];
@@ -403,8 +451,14 @@ beforeAll(async () => {
     created(name, inviteOnly);
     return name;
   };
+  const foreignTus = (await s.server.uploads.tus.create(b.realm.id, drone.id, 10, "f.txt", "text/plain")).id;
+  const alicesTus = (await s.server.uploads.tus.create(s.seed.realm.id, alice.id, 10, "a.txt", "text/plain")).id;
+  const alicesAttachments = [generalUpload!.id, secretUpload!.id, unclaimedUpload!.id];
   const foreign = (kind: Kind): readonly Ref[] =>
     ({
+      upload: [foreignUpload.pathId],
+      attachment: [foreignUpload.id],
+      tusUpload: [foreignTus],
       message: foreignMessages,
       channel: [hive, cell],
       // Fresh names each time: subscribing by an unused name creates that channel in realm A.
@@ -423,21 +477,48 @@ beforeAll(async () => {
     { name: "owner: another realm", caller: owner, refs: foreign },
     { name: "owner: others' scheduled messages, drafts and snippets", caller: owner, refs: (kind) => ({ scheduled: alicesScheduled, draft: aliceDrafts, snippet: aliceSnippets, device: aliceDevices } as Refs)[kind] ?? [] },
     {
+      name: "owner: others' scheduled messages, drafts, snippets and uploads",
+      caller: owner,
+      refs: (kind) => ({ scheduled: alicesScheduled, draft: aliceDrafts, snippet: aliceSnippets, upload: [unclaimedUpload!.pathId, dmBobUpload!.pathId], attachment: alicesAttachments, tusUpload: [alicesTus] } as Refs)[kind] ?? [],
+    },
+    {
       name: "bob: private places",
       caller: bob,
-      refs: (kind) => ({ message: [secretMsg, dmAliceOwner], channel: [secret.id], channelName: ["secret"], scheduled: alicesScheduled, draft: aliceDrafts, snippet: aliceSnippets } as Refs)[kind] ?? [],
+      refs: (kind) =>
+        ({
+          message: [secretMsg, dmAliceOwner],
+          channel: [secret.id],
+          channelName: ["secret"],
+          scheduled: alicesScheduled,
+          draft: aliceDrafts,
+          snippet: aliceSnippets,
+          upload: [secretUpload!.pathId, dmOwnerUpload!.pathId, unclaimedUpload!.pathId],
+          attachment: alicesAttachments,
+          tusUpload: [alicesTus],
+        } as Refs)[kind] ?? [],
     },
     {
       name: "guest: channels not joined",
       caller: guest,
       refs: (kind) =>
-        ({ message: [generalMsg, secretMsg, dmAliceBob], channel: [general.id, secret.id], channelName: ["general", "secret"], scheduled: alicesScheduled, draft: aliceDrafts, snippet: aliceSnippets } as Refs)[kind] ?? [],
+        ({
+          message: [generalMsg, secretMsg, dmAliceBob],
+          channel: [general.id, secret.id],
+          channelName: ["general", "secret"],
+          scheduled: alicesScheduled,
+          draft: aliceDrafts,
+          snippet: aliceSnippets,
+          upload: [generalUpload!.pathId, secretUpload!.pathId, dmBobUpload!.pathId, unclaimedUpload!.pathId],
+          attachment: alicesAttachments,
+          tusUpload: [alicesTus],
+        } as Refs)[kind] ?? [],
     },
   ];
 });
 afterAll(() => s.close());
 
-const endpointKey = (e: Endpoint) => `${e.method} ${e.path}`;
+/** Routes outside /api/v1 are marked: a download path and its /api/v1 twin are two routes. */
+const endpointKey = (e: Endpoint) => `${e.method} ${e.root ? "(root) " : ""}${e.path}`;
 const pathParams = (e: Endpoint) => [...e.path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
 const paramNames = (e: Endpoint) => [...Object.keys(e.params), ...pathParams(e)];
 const idParams = (e: Endpoint) => paramNames(e).filter((name) => name in ID_PARAMS);
@@ -479,10 +560,17 @@ async function ask(caller: User, endpoint: Endpoint, base: Base, param: string, 
   const value = probe.encode(ref, endpoint);
   const isPath = pathParams(endpoint).includes(param);
   if (!isPath) params[param] = value;
-  const path = endpoint.path.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(name === param ? value : (params[name] ?? "")));
+  const spread = isPath && probe.encodePath ? probe.encodePath(ref) : {};
+  const path = endpoint.path.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(spread[name] ?? (name === param ? value : (params[name] ?? ""))));
   // Path values given by the base go in the path only.
   for (const name of pathParams(endpoint)) delete params[name];
-  const r = await s.call(caller, endpoint.method, path, params);
+  if (endpoint.root) {
+    // Outside /api/v1 (file downloads).
+    const response = await fetch(`${s.base}${path}`, { method: endpoint.method, headers: { Authorization: basicAuth(s.t.store.getUser(caller.id)) } });
+    const text = await response.text();
+    return { status: response.status, body: text.startsWith("{") ? (JSON.parse(text) as unknown) : text };
+  }
+  const r = await s.call(caller, endpoint.method, path, params, { headers: { "Tus-Resumable": "1.0.0" } });
   return { status: r.status, body: r.body };
 }
 

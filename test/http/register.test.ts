@@ -40,7 +40,7 @@ describe("POST /register", () => {
       max_topic_length: 60,
       max_stream_name_length: 60,
       max_stream_description_length: 1024,
-      max_file_upload_size_mib: 25,
+      max_file_upload_size_mib: 100,
       realm_empty_topic_display_name: "general chat",
       realm_topics_policy: "allow_empty_topic",
       realm_name: "Test",

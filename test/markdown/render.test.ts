@@ -30,6 +30,7 @@ function fakeContext(realmUrl = "https://chat.example.com"): RenderContext {
     findUserById: (id) => USERS.find((u) => u.id === id),
     findChannelByName: (name) => CHANNELS.find((c) => same(c.name, name)),
     findGroupByName: (name) => GROUPS.find((g) => same(g.name, name)),
+    findUpload: (pathId) => (pathId === "2/ab/photo.webp" ? { contentType: "image/webp", width: 1920, height: 1080, animated: false } : undefined),
     realmUrl,
   };
 }
@@ -57,6 +58,7 @@ describe("basic Markdown", () => {
       hasLink: false,
       hasImage: false,
       hasAttachment: false,
+      uploadPathIds: [],
       isMeMessage: false,
     });
   });
@@ -426,8 +428,10 @@ describe("links", () => {
   it("records uploads as attachments", () => {
     const result = render("[report.pdf](/user_uploads/2/ab/cdef/report.pdf)");
     expect(result.html).toBe('<p><a href="/user_uploads/2/ab/cdef/report.pdf">report.pdf</a></p>');
-    expect(result).toMatchObject({ hasLink: true, hasAttachment: true, hasImage: false });
+    expect(result).toMatchObject({ hasLink: true, hasAttachment: true, hasImage: false, uploadPathIds: ["2/ab/cdef/report.pdf"] });
     expect(render("https://chat.example.com/user_uploads/2/ab/x.txt").hasAttachment).toBe(true);
+    // Links are percent-encoded in the HTML; the path_id the engine claims is decoded.
+    expect(render("[été](/user_uploads/2/ab/cdef/été.txt)").uploadPathIds).toEqual(["2/ab/cdef/été.txt"]);
     expect(render("https://elsewhere.example/user_uploads/2/ab/x.txt").hasAttachment).toBe(false);
   });
 });
@@ -476,11 +480,20 @@ describe("images", () => {
     expect(result.hasImage).toBe(true);
   });
 
-  it("treats uploaded images as images and attachments", () => {
+  it("previews uploaded images through their thumbnail, with Zulip's markup", () => {
     const url = "/user_uploads/2/ab/photo.webp";
     const result = render(`[photo](${url})`);
-    expect(result.html).toBe(`<p><a href="${url}">photo</a></p>\n${preview(url, "photo")}`);
+    expect(result.html).toBe(
+      `<p><a href="${url}">photo</a></p>\n<div class="message_inline_image"><a href="${url}" title="photo"><img data-original-content-type="image/webp" data-original-dimensions="1920x1080" src="/user_uploads/thumbnail/2/ab/photo.webp/840x560.webp"></a></div>`,
+    );
     expect(result).toMatchObject({ hasLink: true, hasImage: true, hasAttachment: true });
+  });
+
+  it("does not preview an upload the renderer does not know as an image (missing, foreign, unreadable)", () => {
+    const url = "/user_uploads/2/ab/other.png";
+    const result = render(`[other](${url})`);
+    expect(result.html).toBe(`<p><a href="${url}">other</a></p>`);
+    expect(result).toMatchObject({ hasImage: false, hasAttachment: true });
   });
 });
 
@@ -546,7 +559,7 @@ describe("XSS", () => {
       "p br a span div img code pre strong em del blockquote ul ol li h1 h2 h3 h4 h5 h6 hr table thead tbody tr th td".split(" "),
     );
     const allowedAttributes = new Set(
-      "class href src title role start style aria-label aria-hidden data-user-id data-user-group-id data-stream-id data-code-language".split(" "),
+      "class href src title role start style aria-label aria-hidden data-user-id data-user-group-id data-stream-id data-code-language data-original-content-type data-original-dimensions data-animated".split(" "),
     );
     fc.assert(
       fc.property(fc.array(fc.constantFrom(...pieces), { maxLength: 40 }), (parts) => {
@@ -621,6 +634,7 @@ describe("robustness", () => {
       hasLink: false,
       hasImage: false,
       hasAttachment: false,
+      uploadPathIds: [],
       isMeMessage: false,
     });
   });

@@ -48,7 +48,7 @@ export async function startServer(options: ServerOptions = {}, storeOptions: Sto
     async call(user, method, path, params = {}, init = {}) {
       const form = encodeParams(params);
       const headers: Record<string, string> = { ...(user ? { Authorization: basicAuth(t.store.getUser(user.id)) } : {}), ...init.headers };
-      const isQuery = method === "GET" || method === "DELETE";
+      const isQuery = method === "GET" || method === "DELETE" || method === "HEAD";
       const url = `${base}/api/v1${path}${isQuery && form.size > 0 ? `?${form}` : ""}`;
       const body = init.body ?? (isQuery ? undefined : form);
       const response = await fetch(url, { method, headers, body });

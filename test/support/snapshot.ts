@@ -42,6 +42,9 @@ export function fingerprint(store: Store): string {
     conversations: entries(st.conversations),
     conversationByMembers: entries(st.conversationByMembers),
     userTopics: entries(st.userTopics, (m) => entries(m)),
+    attachments: entries(st.attachments),
+    attachmentByPath: entries(st.attachmentByPath),
+    uploadSpace: entries(st.uploadSpaceByRealm),
   });
 }
 

@@ -20,6 +20,7 @@ import { BouncerClient } from "../../src/push/bouncer-client.js";
 import { PushSender } from "../../src/push/sender.js";
 import { MailSender } from "../../src/mail/sender.js";
 import { fromHeader, transportFor } from "../../src/mail/transports.js";
+import { UploadsCleanup } from "../../src/scheduler/uploads-cleanup.js";
 import { intOption, parseOptions, type OptionSpec, type Parsed } from "../args.js";
 import { describeSubdomain, openForCommand, parseOrUsage, USAGE_EXIT } from "../demo/cli.js";
 
@@ -130,6 +131,8 @@ export interface Listening {
   readonly pushSender: PushSender | null;
   /** Drains the mail outbox (SMTP, or DATA/outbox/ files); stopped by untilSignal before the store closes. */
   readonly mailSender: MailSender;
+  /** Removes old unclaimed uploads daily; stopped by untilSignal. */
+  readonly uploadsCleanup: UploadsCleanup;
 }
 
 /** Starts the HTTP server over `store`. */
@@ -137,6 +140,7 @@ export async function listen(store: Store, settings: ServeSettings, dataDir: str
   await checkPortFree(settings.host, settings.port);
   const server = createServer(store, {
     config: settings.config,
+    // Uploaded files live in DATA/uploads, next to the store.
     dataDir,
     ...(settings.externalHost !== undefined ? { externalHost: settings.externalHost } : {}),
     ...(settings.rateLimit ? {} : { rateLimit: false as const, authFailureLimit: false as const }),
@@ -179,7 +183,9 @@ export async function listen(store: Store, settings: ServeSettings, dataDir: str
       console.error(`parley: mail ${mail.id} to ${mail.to.join(", ")} ${gaveUp ? "failed for good" : "will be retried"}: ${error instanceof Error ? error.message : String(error)}`),
   });
   mailSender.start();
-  return { server, port, url: `http://${urlHost(settings.host)}:${port}`, compatUrl, scheduler, presenceFlusher, pushSender, mailSender };
+  const uploadsCleanup = new UploadsCleanup(store, server.uploads, { onError: (error) => console.error(`parley: uploads cleanup failed: ${error instanceof Error ? error.message : String(error)}`) });
+  await uploadsCleanup.start();
+  return { server, port, url: `http://${urlHost(settings.host)}:${port}`, compatUrl, scheduler, presenceFlusher, pushSender, mailSender, uploadsCleanup };
 }
 
 /**
@@ -187,8 +193,8 @@ export async function listen(store: Store, settings: ServeSettings, dataDir: str
  * queues to the data directory, closed the server, then the store (in that order, so no request reaches a closed store), which frees
  * the data directory.
  */
-export function untilSignal(server: ParleyServer, store: Store, dataDir: string, workers: Partial<Pick<Listening, "scheduler" | "presenceFlusher" | "pushSender" | "mailSender">> = {}): Promise<number> {
-  const { scheduler, presenceFlusher, pushSender, mailSender } = workers;
+export function untilSignal(server: ParleyServer, store: Store, dataDir: string, workers: Partial<Pick<Listening, "scheduler" | "presenceFlusher" | "pushSender" | "mailSender" | "uploadsCleanup">> = {}): Promise<number> {
+  const { scheduler, presenceFlusher, pushSender, mailSender, uploadsCleanup } = workers;
   return new Promise((resolve) => {
     const stop = (signal: NodeJS.Signals): void => {
       process.off("SIGINT", stop);
@@ -205,6 +211,7 @@ export function untilSignal(server: ParleyServer, store: Store, dataDir: string,
       // A request in flight is abandoned; its item stays in the outbox for the next start.
       void pushSender?.stop();
       mailSender?.stop();
+      uploadsCleanup?.stop();
       server.close();
       store.close();
       // Closing the listen socket leaves clients' idle keep-alive connections open in
@@ -250,8 +257,6 @@ export async function run(argv: string[]): Promise<number> {
   // Handlers go in before the greeting: whoever reads it may signal at once, and a
   // signal arriving before them would kill the process without closing the store.
   const { server, port, url, compatUrl, mailSender } = listening;
-  // Handlers go in before the greeting: whoever reads it may signal at once, and a
-  // signal arriving before them would kill the process without closing the store.
   const stopped = untilSignal(server, store, options.dir, listening);
   if (options.parsed.values["json"]) {
     // One line, so that a reader of the first line gets the whole event.

@@ -9,6 +9,7 @@ import type { User } from "../types.js";
 import { findChannelByName } from "./channels.js";
 import { activeRealmEmoji } from "./realm-emoji.js";
 import { realmEmojiUrl } from "../../emoji/realm.js";
+import { attachmentForViewer } from "./attachments.js";
 
 export function renderContextFor(state: StoreState, sender: User): RenderContext {
   const realmId = sender.realmId;
@@ -34,6 +35,11 @@ export function renderContextFor(state: StoreState, sender: User): RenderContext
     findRealmEmoji(name) {
       const emoji = activeRealmEmoji(state, realmId, name);
       return emoji ? realmEmojiUrl(realmId, emoji.fileName) : undefined;
+    },
+    findUpload(pathId) {
+      const attachment = attachmentForViewer(state, sender, realmId, pathId);
+      const image = attachment?.image;
+      return image ? { contentType: attachment.contentType, width: image.width, height: image.height, animated: image.animated } : undefined;
     },
     findGroupByName(name) {
       const wanted = name.trim().toLowerCase();

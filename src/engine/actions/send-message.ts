@@ -23,6 +23,7 @@ import type { RenderResult } from "../render.js";
 /** key.userFlag(userId, flag) parsed back. */
 const USER_FLAG_KEY = /^u:(\d+):(\w+)$/;
 import { requireUser } from "./users.js";
+import { claimableAttachments, claimAttachments } from "./attachments.js";
 import { applyAutomaticPolicies } from "./user-topics.js";
 import { enqueueMessagePushes } from "./push-notifications.js";
 
@@ -242,6 +243,8 @@ export function storeMessage(state: StoreState, ctx: WriteContext, input: Messag
     const automatic = channel && input.automaticPolicies !== false ? applyAutomaticPolicies(state, ctx, sender, channel, topic, rendered.mentionedUserIds) : null;
     const id = state.allocate("nextMessageId");
     const conversation = channel ? null : conversationFor(state, ctx, sender.realmId, participants);
+    // Zulip's has_attachment: the message claimed at least one upload (a link to a missing or foreign file does not count).
+    const claimed = claimableAttachments(state, sender, rendered.uploadPathIds);
     const message: Message = {
       id,
       realmId: sender.realmId,
@@ -255,7 +258,7 @@ export function storeMessage(state: StoreState, ctx: WriteContext, input: Messag
       isMeMessage: rendered.isMeMessage,
       hasLink: rendered.hasLink,
       hasImage: rendered.hasImage,
-      hasAttachment: rendered.hasAttachment,
+      hasAttachment: claimed.length > 0,
       mentionedUserIds: [...rendered.mentionedUserIds],
       mentionedGroupIds: [...rendered.mentionedGroupIds],
       wildcard: rendered.wildcard,
@@ -267,6 +270,7 @@ export function storeMessage(state: StoreState, ctx: WriteContext, input: Messag
     state.tables.messages.putSync(id, message);
     state.tables.messageMeta.putSync(id, messageMetaOf(message));
     state.tables.dateMessage.putSync([message.dateSent, id], null);
+    claimAttachments(state, ctx, claimed, id);
     // Per-user bits this write sets are also the recipients' flags in the message event.
     const flags = new FlagsAtSend(message.wildcard === "stream" && channel !== null);
     const sink: IndexSink = {

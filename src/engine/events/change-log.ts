@@ -93,6 +93,8 @@ export function logEntryOf(event: EngineEvent): ChangeLogItem {
       return ["drafts", "remove", event.userId, event.draftId];
     case "invites_changed":
       return ["invites_changed", "update", event.realmId];
+    case "attachment":
+      return ["attachment", event.op, event.attachment.ownerId, event.attachment.id];
     case "saved_snippets":
       return event.op === "remove" ? ["saved_snippets", "remove", event.userId, event.snippetId] : ["saved_snippets", event.op, event.snippet.userId, event.snippet.id];
     case "device":

@@ -9,7 +9,7 @@
  * decided in the engine under its access rules (private channels, guests, DMs).
  */
 import type { ApiFlag } from "../queries/message-flags.js";
-import type { Channel, Device, Draft, GroupSettingValue, SubscriptionNotification, Message, MessageRecipient, Playground, PresenceRecord, Reaction, Realm, Role, SavedSnippet, ScheduledMessage, Subscription, User, UserGroup, UserTopic, RealmEmoji } from "../types.js";
+import type { Channel, Device, Draft, GroupSettingValue, SubscriptionNotification, Message, MessageRecipient, Playground, PresenceRecord, Reaction, Realm, Role, SavedSnippet, ScheduledMessage, Subscription, User, UserGroup, UserTopic, RealmEmoji, Attachment } from "../types.js";
 import type { SettingName, SettingValue } from "../settings/defaults.js";
 
 /** Who must receive an event. Valid only during delivery (it may view live state). */
@@ -96,6 +96,8 @@ export type EngineEvent =
   | { readonly type: "device"; readonly op: "add" | "remove"; readonly userId: number; readonly deviceId: number }
   /** Only the fields that changed, as Zulip sends them. */
   | { readonly type: "device"; readonly op: "update"; readonly userId: number; readonly deviceId: number; readonly changes: DeviceChanges }
+  /** To the owner: an upload stored, claimed by a message, or deleted; with the realm's upload space after it. */
+  | { readonly type: "attachment"; readonly op: "add" | "update" | "remove"; readonly attachment: Attachment; readonly uploadSpaceUsed: number }
   | {
       readonly type: "typing";
       readonly op: "start" | "stop";

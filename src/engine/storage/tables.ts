@@ -33,6 +33,7 @@
  * | invites           | inviteId (uint32)                | Invite (email or reusable link) |
  * | email_changes     | confirmation key (string)        | EmailChange (pending or used) |
  * | outbox            | mailId (uint32)                  | OutboxMail (durable mail queue) |
+ * | attachments       | attachmentId (uint32)            | Attachment (bytes on disk)    |
  */
 import { open, type Database, type RootDatabase } from "lmdb";
 
@@ -72,6 +73,7 @@ export interface Tables {
   readonly invites: Database<unknown, number>;
   readonly emailChanges: Database<unknown, string>;
   readonly outbox: Database<unknown, number>;
+  readonly attachments: Database<unknown, number>;
 }
 
 export type TableName = Exclude<keyof Tables, "env">;
@@ -136,6 +138,8 @@ export const TABLE_SPECS: Readonly<Record<TableName, TableSpec>> = {
   emailChanges: { db: "email_changes", role: "entity", keys: "msgpack", values: "msgpack" },
   // Mail waiting for the sender (src/mail): written in the transaction of what caused it, removed once delivered.
   outbox: { db: "outbox", role: "entity", keys: "id", values: "msgpack" },
+  // Uploaded files' records; the bytes are files under DATA/uploads (src/uploads).
+  attachments: { db: "attachments", role: "entity", keys: "id", values: "msgpack" },
 };
 
 export const TABLE_NAMES = Object.keys(TABLE_SPECS) as TableName[];

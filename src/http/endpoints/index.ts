@@ -1,6 +1,6 @@
 /**
  * @module http/endpoints
- * The route table: every endpoint, nothing else. Each family keeps its list in its
+ * The route table: every endpoint, nothing else (those marked `root` are outside /api/v1). Each family keeps its list in its
  * own folder's index.ts.
  */
 import type { Endpoint } from "../endpoint.js";
@@ -23,5 +23,6 @@ import { PUSH_ENDPOINTS } from "./push/index.js";
 import { ACCOUNT_ENDPOINTS } from "./accounts/index.js";
 import { INVITE_ENDPOINTS } from "./invites/index.js";
 
-export const ENDPOINTS: readonly Endpoint[] = [serverSettings, ...MESSAGE_ENDPOINTS, ...USER_ENDPOINTS, ...SUBSCRIPTION_ENDPOINTS, ...REGISTER_ENDPOINTS, ...EVENT_ENDPOINTS, ...TYPING_ENDPOINTS, ...USER_GROUP_ENDPOINTS, ...SCHEDULED_MESSAGE_ENDPOINTS, ...SETTINGS_ENDPOINTS, ...DRAFT_ENDPOINTS, ...SAVED_SNIPPET_ENDPOINTS, ...PRESENCE_ENDPOINTS, ...REALM_ENDPOINTS, ...USER_TOPIC_ENDPOINTS, ...PUSH_ENDPOINTS, ...ACCOUNT_ENDPOINTS, ...INVITE_ENDPOINTS];
+import { UPLOAD_ENDPOINTS } from "./uploads/index.js";
 
+export const ENDPOINTS: readonly Endpoint[] = [serverSettings, ...MESSAGE_ENDPOINTS, ...USER_ENDPOINTS, ...SUBSCRIPTION_ENDPOINTS, ...REGISTER_ENDPOINTS, ...EVENT_ENDPOINTS, ...TYPING_ENDPOINTS, ...USER_GROUP_ENDPOINTS, ...SCHEDULED_MESSAGE_ENDPOINTS, ...SETTINGS_ENDPOINTS, ...DRAFT_ENDPOINTS, ...SAVED_SNIPPET_ENDPOINTS, ...PRESENCE_ENDPOINTS, ...REALM_ENDPOINTS, ...USER_TOPIC_ENDPOINTS, ...PUSH_ENDPOINTS, ...ACCOUNT_ENDPOINTS, ...INVITE_ENDPOINTS, ...UPLOAD_ENDPOINTS];

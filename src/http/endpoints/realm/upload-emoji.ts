@@ -7,44 +7,56 @@
  * kept). The image is stored before the record is written and removed again if the
  * write fails, so a refused upload leaves neither.
  */
+import { readFile } from "node:fs/promises";
 import { BadImageError, BadRequestError } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
+import { receiveMultipartFiles } from "../../multipart-files.js";
 import { EmojiImageError, emojiContentType, newEmojiFileName, removeEmojiImage, resizeEmoji, storeEmojiImage } from "../../../emoji/images.js";
-
-/** The config's MAX_EMOJI_FILE_SIZE_MIB tops out at 25; the rest is multipart framing. */
-const MAX_BODY_BYTES = 25 * 1024 * 1024 + 64 * 1024;
 
 export default defineEndpoint({
   method: "POST",
   path: "/realm/emoji/:emoji_name",
   auth: "user",
+  // Streamed like POST /user_uploads: files are never parsed into memory by the server.
+  body: "stream",
   params: {},
-  maxBodyBytes: MAX_BODY_BYTES,
   async handler(ctx) {
-    const name = ctx.store.checkAddRealmEmoji(ctx.user.id, ctx.pathParams["emoji_name"] ?? "", ctx.files.length);
-    const file = ctx.files[0];
-    if (!file) throw new BadRequestError("You must upload exactly one file.");
     const limitMib = ctx.server.config.MAX_EMOJI_FILE_SIZE_MIB;
-    if (file.data.length > limitMib * 1024 * 1024) throw new BadRequestError(`Uploaded file is larger than the allowed limit of ${limitMib} MiB`);
-    const contentType = emojiContentType(file.mimeType, file.filename);
-    if (contentType === null) throw new BadImageError("Invalid image format");
-    const dataDir = ctx.server.dataDir;
-    if (dataDir === null) throw new BadRequestError("Custom emoji uploads are not enabled on this server");
-    let image;
+    const tooLarge = () => new BadRequestError(`Uploaded file is larger than the allowed limit of ${limitMib} MiB`);
+    const type = ctx.head.contentType.split(";")[0]!.trim().toLowerCase();
+    const received =
+      type === "multipart/form-data" && ctx.body !== null
+        ? await receiveMultipartFiles(ctx.body, ctx.head.contentType, () => ctx.uploads.files.createTemp(ctx.realm.id, "emoji"), { maxFileBytes: limitMib * 1024 * 1024, tooLarge })
+        : { files: [], severalFiles: false };
     try {
-      image = await resizeEmoji(file.data, contentType);
-    } catch (error) {
-      if (error instanceof EmojiImageError) throw new BadImageError(error.message);
-      throw error;
+      const name = ctx.store.checkAddRealmEmoji(ctx.user.id, ctx.pathParams["emoji_name"] ?? "", received.severalFiles ? Math.max(2, received.files.length) : received.files.length);
+      const file = received.files[0];
+      if (!file) throw new BadRequestError("You must upload exactly one file.");
+      const contentType = emojiContentType(file.mimeType, file.filename);
+      if (contentType === null) throw new BadImageError("Invalid image format");
+      const dataDir = ctx.server.dataDir;
+      if (dataDir === null) throw new BadRequestError("Custom emoji uploads are not enabled on this server");
+      await file.temp.flush();
+      // At most MAX_EMOJI_FILE_SIZE_MIB (≤ 25 MiB): small enough for sharp to take whole.
+      const data = await readFile(file.temp.path);
+      let image;
+      try {
+        image = await resizeEmoji(data, contentType);
+      } catch (error) {
+        if (error instanceof EmojiImageError) throw new BadImageError(error.message);
+        throw error;
+      }
+      const fileName = newEmojiFileName(image.extension);
+      await storeEmojiImage(dataDir, ctx.realm.id, fileName, image);
+      try {
+        ctx.store.addRealmEmoji(ctx.user.id, { name, fileName, isAnimated: image.still !== null });
+      } catch (error) {
+        await removeEmojiImage(dataDir, ctx.realm.id, fileName);
+        throw error;
+      }
+      return {};
+    } finally {
+      await Promise.all(received.files.map((f) => f.temp.discard()));
     }
-    const fileName = newEmojiFileName(image.extension);
-    await storeEmojiImage(dataDir, ctx.realm.id, fileName, image);
-    try {
-      ctx.store.addRealmEmoji(ctx.user.id, { name, fileName, isAnimated: image.still !== null });
-    } catch (error) {
-      await removeEmojiImage(dataDir, ctx.realm.id, fileName);
-      throw error;
-    }
-    return {};
   },
 });

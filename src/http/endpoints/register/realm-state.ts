@@ -9,6 +9,8 @@
  * parley lacks the feature and the setting says so (message editing off, GIPHY off, no icon or logo uploads, no announcement channels but one).
  * server_supported_permission_settings and max_reminder_note_length are absent.
  */
+import type { ServerConfig } from "../../../config/index.js";
+import { Uploads } from "../../../uploads/index.js";
 import { createHash } from "node:crypto";
 import { MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, PASSWORD_MAX_LENGTH, PASSWORD_MIN_GUESSES, PASSWORD_MIN_LENGTH, type Realm, type Store } from "../../../engine/index.js";
 import { emojiDataUrl } from "../../emoji-data.js";
@@ -17,8 +19,6 @@ import { groupSettingToWire } from "../../views/channel.js";
 /** Zulip's server_generation: when this server process started (seconds). */
 const SERVER_GENERATION = Math.floor(Date.now() / 1000);
 
-/** Upload limit we report (Zulip's historical default). */
-export const MAX_FILE_UPLOAD_SIZE_MIB = 25;
 
 /**
  * Realm permission settings and the system group each holds. Zulip's defaults,
@@ -76,7 +76,7 @@ function realmIconUrl(realm: Realm): string {
 }
 
 /** `realm`: organization settings, permission groups, server limits and timings. */
-export function realmSection(store: Store, realm: Realm, baseUrl: string): Record<string, unknown> {
+export function realmSection(store: Store, realm: Realm, baseUrl: string, config: ServerConfig): Record<string, unknown> {
   const groups: Record<string, unknown> = {};
   for (const [setting, group] of REALM_GROUP_SETTINGS) groups[`realm_${setting}`] = store.systemGroupId(realm.id, group);
   // Stored (role:members unless changed).
@@ -152,7 +152,7 @@ export function realmSection(store: Store, realm: Realm, baseUrl: string): Recor
     realm_available_video_chat_providers: VIDEO_CHAT_PROVIDERS,
     realm_org_type: 0,
     realm_plan_type: 1,
-    realm_upload_quota_mib: null,
+    realm_upload_quota_mib: config.REALM_UPLOAD_QUOTA_MIB,
     realm_signup_announcements_stream_id: -1,
     realm_zulip_update_announcements_stream_id: -1,
     realm_moderation_request_channel_id: -1,
@@ -170,7 +170,7 @@ export function realmSection(store: Store, realm: Realm, baseUrl: string): Recor
     max_stream_description_length: MAX_CHANNEL_DESCRIPTION_LENGTH,
     max_channel_folder_name_length: 60,
     max_channel_folder_description_length: 1024,
-    max_file_upload_size_mib: MAX_FILE_UPLOAD_SIZE_MIB,
+    max_file_upload_size_mib: config.MAX_FILE_UPLOAD_SIZE,
     max_avatar_file_size_mib: 5,
     max_icon_file_size_mib: 5,
     max_logo_file_size_mib: 5,
@@ -195,7 +195,7 @@ export function realmSection(store: Store, realm: Realm, baseUrl: string): Recor
     server_emoji_data_url: emojiDataUrl(baseUrl),
     server_jitsi_server_url: null,
     server_can_summarize_topics: false,
-    server_thumbnail_formats: [],
+    server_thumbnail_formats: Uploads.thumbnailFormats(),
     server_report_message_types: [],
   };
 }

@@ -126,7 +126,7 @@ export default defineEndpoint({
       ...(want("muted_topics") && (wanted === null || !want("user_topic")) ? mutedTopicsSection(store, realm, user) : {}),
       ...unstored("muted_users"),
       ...(want("presence") ? presenceSection(store, user, slimPresence, input.presence_last_update_id, input.presence_history_limit_days) : {}),
-      ...(want("realm") ? realmSection(store, realm, ctx.server.baseUrl) : {}),
+      ...(want("realm") ? realmSection(store, realm, ctx.server.baseUrl, ctx.server.config) : {}),
       ...(want("realm_user_settings_defaults") ? realmUserSettingsDefaultsSection(store, user) : {}),
       ...unstored("realm_domains"),
       ...(want("realm_emoji") ? realmEmojiSection(store, realm) : {}),

@@ -1,0 +1,108 @@
+/**
+ * @module uploads
+ * Uploaded files outside the engine: bytes on disk (files), image facts and
+ * thumbnails (thumbnails), temporary download tokens (tokens), resumable uploads in
+ * progress (tus). `Uploads.store` turns a received temporary file into an attachment:
+ * fsync, image facts, rename into place, then the engine's record (which checks the
+ * quota); if the record is refused the file is deleted, so nothing is left on disk.
+ */
+import { THUMBNAIL_FORMAT, type Attachment, type Store, type User } from "../engine/index.js";
+import { UploadFiles } from "./files.js";
+import { newPathId, sanitizeName } from "./names.js";
+import type { TempFile } from "./temp-file.js";
+import { readImage, Thumbnailer } from "./thumbnails.js";
+import { DownloadTokens } from "./tokens.js";
+import { TusUploads } from "./tus.js";
+
+export { TempFile } from "./temp-file.js";
+export { UploadFiles } from "./files.js";
+export { DownloadTokens, TOKEN_VALIDITY_SECONDS } from "./tokens.js";
+export { TusUploads, type TusUpload } from "./tus.js";
+export * from "./names.js";
+
+const MiB = 1024 * 1024;
+
+/** Zulip's default window for unclaimed uploads (its delete_old_unclaimed_attachments command: 5 weeks). */
+export const UNCLAIMED_UPLOAD_WEEKS = 5;
+
+export interface UploadsOptions {
+  /** DATA/uploads. */
+  readonly root: string;
+  /** MAX_FILE_UPLOAD_SIZE, MiB. */
+  readonly maxFileMib: number;
+  /** Per-realm quota in MiB, or null for none. */
+  readonly realmQuotaMib: number | null;
+  /** Milliseconds (temporary URLs). */
+  readonly now: () => number;
+  readonly onError: (message: string, error: unknown) => void;
+}
+
+export class Uploads {
+  readonly files: UploadFiles;
+  readonly thumbnails: Thumbnailer;
+  readonly tokens: DownloadTokens;
+  readonly tus: TusUploads;
+  readonly maxFileMib: number;
+  readonly maxFileBytes: number;
+  readonly quotaBytes: number | null;
+
+  constructor(options: UploadsOptions) {
+    this.files = new UploadFiles(options.root);
+    this.thumbnails = new Thumbnailer(this.files, (error) => options.onError("thumbnail failed", error));
+    this.tokens = new DownloadTokens(options.now);
+    this.tus = new TusUploads(this.files, options.now);
+    this.maxFileMib = options.maxFileMib;
+    this.maxFileBytes = options.maxFileMib * MiB;
+    this.quotaBytes = options.realmQuotaMib === null ? null : options.realmQuotaMib * MiB;
+  }
+
+  /**
+   * Stores a received file as `owner`'s upload named `name`: the temporary file is
+   * fsynced and closed here. `strict`: sanitize the stored name to ASCII (tus).
+   */
+  async store(store: Store, owner: User, temp: TempFile, name: string, contentType: string, strict = false): Promise<Attachment> {
+    try {
+      await temp.finish();
+    } catch (error) {
+      await temp.discard();
+      throw error;
+    }
+    const size = temp.written;
+    try {
+      store.checkUploadQuota(owner.realmId, size, this.quotaBytes);
+    } catch (error) {
+      await temp.discard();
+      throw error;
+    }
+    const pathId = newPathId(owner.realmId, sanitizeName(name, strict));
+    const image = await readImage(temp.path, contentType);
+    await this.files.install(temp, pathId);
+    let attachment: Attachment;
+    try {
+      attachment = store.createAttachment({ ownerId: owner.id, pathId, name, size, contentType, image }, this.quotaBytes);
+    } catch (error) {
+      await this.files.remove(pathId);
+      throw error;
+    }
+    if (image) this.thumbnails.enqueue(pathId);
+    return attachment;
+  }
+
+  /**
+   * The periodic cleanup (Zulip's delete_old_unclaimed_attachments): records of
+   * uploads no message claimed within `weeks` go, then their bytes; abandoned tus
+   * uploads too. Returns how many files were removed.
+   */
+  async removeOldUnclaimed(store: Store, weeks = UNCLAIMED_UPLOAD_WEEKS): Promise<number> {
+    const removed = store.removeOldUnclaimedAttachments(store.now() - weeks * 7 * 86_400);
+    for (const attachment of removed) await this.files.remove(attachment.pathId);
+    await this.tus.expire();
+    return removed.length;
+  }
+
+  /** register's server_thumbnail_formats. */
+  static thumbnailFormats(): Record<string, unknown>[] {
+    const f = THUMBNAIL_FORMAT;
+    return [{ name: f.name, max_width: f.maxWidth, max_height: f.maxHeight, format: f.format, animated: f.animated }];
+  }
+}

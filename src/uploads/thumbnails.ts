@@ -1,0 +1,102 @@
+/**
+ * @module uploads/thumbnails
+ * Image facts and previews with sharp (libvips, from its prebuilt package). At upload
+ * only the header is read (dimensions, frames: Zulip's ImageAttachment); thumbnails
+ * are made afterwards, off the request path, by a small queue working one image at a
+ * time, so a burst of uploads never competes with requests for both cores. A request
+ * for a thumbnail not made yet waits for it (Zulip renders a missing current format on
+ * demand too).
+ */
+import { rename, stat } from "node:fs/promises";
+import type { Sharp, SharpOptions } from "sharp";
+import { THUMBNAIL_FORMAT, type AttachmentImage } from "../engine/index.js";
+import { bareType, THUMBNAIL_INPUT_TYPES } from "./names.js";
+import type { UploadFiles } from "./files.js";
+
+/**
+ * sharp, loaded on first use: loading libvips costs a noticeable part of a second,
+ * which a server start (and every restart) should not pay before it has an image.
+ */
+let loaded: Promise<(input: string, options: SharpOptions) => Sharp> | null = null;
+function sharp(input: string, options: SharpOptions): Promise<Sharp> {
+  loaded ??= import("sharp").then((m) => m.default);
+  return loaded.then((make) => make(input, options));
+}
+
+/** Zulip refuses to thumbnail images over this many pixels (decompression bombs). */
+const MAX_PIXELS = 128 * 1024 * 1024;
+
+/** The image facts of a stored file, or null if it is not an image the thumbnailer reads. */
+export async function readImage(path: string, contentType: string): Promise<AttachmentImage | null> {
+  if (!THUMBNAIL_INPUT_TYPES.has(bareType(contentType))) return null;
+  try {
+    const meta = await (await sharp(path, { limitInputPixels: MAX_PIXELS })).metadata();
+    if (!meta.width || !meta.height) return null;
+    const frames = meta.pages ?? 1;
+    // For animated images libvips reports the height of all frames stacked unless asked per page.
+    const height = meta.pageHeight ?? meta.height;
+    return { width: meta.width, height, animated: frames > 1 };
+  } catch {
+    return null;
+  }
+}
+
+export class Thumbnailer {
+  readonly #files: UploadFiles;
+  readonly #onError: (error: unknown) => void;
+  /** pathId -> the job making its thumbnail (pending or done). */
+  readonly #jobs = new Map<string, Promise<string | null>>();
+  #chain: Promise<unknown> = Promise.resolve();
+
+  constructor(files: UploadFiles, onError: (error: unknown) => void) {
+    this.#files = files;
+    this.#onError = onError;
+  }
+
+  /** Queues the thumbnail of a stored image; returns at once. */
+  enqueue(pathId: string): void {
+    if (this.#jobs.has(pathId)) return;
+    const job = this.#chain.then(() => this.#make(pathId));
+    this.#chain = job.catch(() => undefined);
+    this.#jobs.set(pathId, job);
+    // Finished jobs are forgotten: the file on disk is the record from then on.
+    void job.finally(() => this.#jobs.delete(pathId));
+  }
+
+  /** The thumbnail's disk path, made now (in the queue) if it does not exist yet; null if none can be made. */
+  async thumbnail(pathId: string): Promise<string | null> {
+    const target = this.#files.thumbnailPathOf(pathId, THUMBNAIL_FORMAT.name);
+    if (await exists(target)) return target;
+    const pending = this.#jobs.get(pathId);
+    if (pending) return pending;
+    this.enqueue(pathId);
+    return this.#jobs.get(pathId) ?? (await exists(target) ? target : null);
+  }
+
+  /** Resolves when every queued thumbnail is done (tests, shutdown). */
+  async idle(): Promise<void> {
+    await this.#chain;
+  }
+
+  async #make(pathId: string): Promise<string | null> {
+    const target = this.#files.thumbnailPathOf(pathId, THUMBNAIL_FORMAT.name);
+    if (await exists(target)) return target;
+    const partial = `${target}.partial`;
+    try {
+      await (await sharp(this.#files.pathOf(pathId), { limitInputPixels: MAX_PIXELS }))
+        .rotate()
+        .resize({ width: THUMBNAIL_FORMAT.maxWidth, height: THUMBNAIL_FORMAT.maxHeight, fit: "inside", withoutEnlargement: true })
+        .webp({ quality: 80 })
+        .toFile(partial);
+      await rename(partial, target);
+      return target;
+    } catch (error) {
+      this.#onError(error);
+      return null;
+    }
+  }
+}
+
+function exists(path: string): Promise<boolean> {
+  return stat(path).then(() => true, () => false);
+}
