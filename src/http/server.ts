@@ -20,6 +20,7 @@ import { RequestLog, type RequestLogOptions, type RequestNote } from "./request-
 import { mayReadMetrics, METRICS_PATH, ServerMetrics } from "./metrics.js";
 import { engineErrorReply, errorReply, send, success, type Reply } from "./respond.js";
 import { Router } from "./router.js";
+import { defaultWebRoot, StaticFiles } from "./static-files.js";
 import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from "./version.js";
 import { MessageJsonCache } from "./views/message-cache.js";
 import { UserListCache } from "./views/user-list-cache.js";
@@ -55,6 +56,8 @@ export interface ServerOptions {
   readonly requestLog?: RequestLogOptions;
   /** Bearer token that lets non-loopback clients read GET /metrics (loopback always may). */
   readonly metricsToken?: string;
+  /** The web client's built files, served at `/`; default this package's dist/web. */
+  readonly webRoot?: string;
 }
 
 export interface ParleyServer {
@@ -95,6 +98,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   let compat: CompatListener | null = null;
   const requestLog = new RequestLog(options.requestLog ?? { level: "silent" });
   const metrics = new ServerMetrics(store, events);
+  const webFiles = new StaticFiles(options.webRoot ?? defaultWebRoot());
   type Headers = readonly (readonly [string, string])[];
   /** The request ID goes back to the client; the line is logged and counted once the reply is out. */
   const logged = (note: RequestNote, reply: Reply, headers: Headers, delivered: boolean): Headers => {
@@ -153,7 +157,11 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
       const refused = ServerMetrics.refusal(head.method, mayReadMetrics(head.remoteAddress, head.authorization, options.metricsToken), options.metricsToken !== undefined);
       return { reply: refused ?? (await metrics.scrape()), headers: none };
     }
-    if (!head.url.startsWith(`${API_PREFIX}/`)) return { reply: engineErrorReply(new UnknownRouteError()), headers: none };
+    if (!head.url.startsWith(`${API_PREFIX}/`)) {
+      const file = webFiles.reply(head.method, head.url, head.ifNoneMatch);
+      if (file) note.fixedPath = `/${file.name}`;
+      return { reply: file?.reply ?? engineErrorReply(new UnknownRouteError()), headers: none };
+    }
     const match = router.match(head.method, head.url.slice(API_PREFIX.length));
     if (match.kind === "not-found") return { reply: engineErrorReply(new UnknownRouteError()), headers: none };
     if (match.kind === "found") note.route = match.endpoint.path;
