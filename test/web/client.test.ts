@@ -92,6 +92,8 @@ describe("web client at /", () => {
     await alicePage.press("#compose-text", "Enter");
     const aliceMsg = alicePage.locator("li.msg", { hasText: "Hello Bob" });
     await aliceMsg.waitFor();
+    // Sent from the web app, it starts read for Alice (no read request needed).
+    expect((await server.call(alice, "GET", `/messages/${await aliceMsg.getAttribute("data-id")}`)).body["message"]).toMatchObject({ flags: ["read"], client: "website" });
     // Markdown from the server renders; typed HTML stays text.
     expect(await aliceMsg.locator(".content strong").textContent()).toBe("Bob");
     expect(await aliceMsg.locator(".content").textContent()).toContain("<b>not bold</b>");
@@ -165,6 +167,11 @@ describe("web client at /", () => {
     await bobPage.press("#search", "Enter");
     await bobPage.locator("li.msg", { hasText: "Hello Bob" }).waitFor();
     expect(await bobPage.locator("li.msg").count()).toBe(1);
+
+    // Subscriptions are live too.
+    await server.call(server.seed.owner, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "new room" }], principals: [bob.id] });
+    await bobPage.locator(".sidebar button[data-channel-id]", { hasText: "new room" }).waitFor();
+    await bobPage.locator("#compose-channel option", { hasText: "new room" }).waitFor({ state: "attached" });
 
     // A lost queue: the client registers again and keeps receiving.
     for (const q of server.server.events.save()) if (q.userId === bob.id) server.server.events.delete(server.t.store.getUser(bob.id), q.id);

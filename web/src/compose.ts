@@ -136,7 +136,9 @@ export class Compose {
     }
     this.#stopTyping();
     this.#status.textContent = "Sending…";
-    const params = target.kind === "channel" ? { type: "stream", to: target.streamId, topic: target.topic, content } : { type: "direct", to: target.userIds, content };
+    // client=website: Zulip's name for its web app, one of the clients whose sends start
+    // read for the sender (a browser cannot set the User-Agent it would be read from).
+    const params = target.kind === "channel" ? { type: "stream", to: target.streamId, topic: target.topic, content, client: "website" } : { type: "direct", to: target.userIds, content, client: "website" };
     try {
       await this.api.post("/messages", params);
       // Only clear what was sent: the user may have typed on meanwhile.

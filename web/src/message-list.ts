@@ -89,6 +89,12 @@ export class MessageList {
         if (firstUnread && el) this.#scroller.scrollTop = Math.max(0, el.offsetTop - 60);
         else this.#scroller.scrollTop = this.#scroller.scrollHeight;
       }
+      // A page too short to scroll gives no scroll event: fetch the next ones now.
+      if (this.#scroller.scrollHeight <= this.#scroller.clientHeight) {
+        this.#loading = false;
+        if (!this.#foundOldest) void this.#loadOlder();
+        else if (!this.#foundNewest) void this.#loadNewer();
+      }
     } catch (error) {
       if (generation === this.#generation) {
         this.#reset([]);

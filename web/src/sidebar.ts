@@ -10,6 +10,8 @@ import type { ClientState } from "./state.js";
 export type View = { readonly kind: "inbox" } | Narrow;
 
 const TOPICS_SHOWN = 12;
+/** Unread topics past this are reached through the Inbox (the DOM stays bounded). */
+const MAX_TOPICS_SHOWN = 60;
 const DMS_SHOWN = 25;
 
 function badge(count: number): HTMLElement | null {
@@ -53,7 +55,7 @@ export function renderSidebar(root: HTMLElement, state: ClientState, current: Vi
       for (const t of unreadTopics.sort((a, b) => b.maxId - a.maxId)) names.set(t.topic.toLowerCase(), t.topic);
       for (const t of state.topicsOf(sub.stream_id)) if (!names.has(t.name.toLowerCase())) names.set(t.name.toLowerCase(), t.name);
       const topics = h("ul", { class: "topics", "aria-label": `Topics in ${sub.name}` });
-      for (const name of [...names.values()].slice(0, Math.max(TOPICS_SHOWN, unreadTopics.length))) {
+      for (const name of [...names.values()].slice(0, Math.max(TOPICS_SHOWN, Math.min(unreadTopics.length, MAX_TOPICS_SHOWN)))) {
         topics.append(item(name, u.conversation(topicKey(sub.stream_id, name)), { kind: "topic", streamId: sub.stream_id, topic: name }, current, { key: `topic:${topicKey(sub.stream_id, name)}`, topic: name }, onOpen, " topic"));
       }
       li.append(topics);
