@@ -58,15 +58,13 @@ export interface UnreadMsgs {
 export interface InitialState {
   readonly queue_id: string;
   readonly last_event_id: number;
+  /** Filled in by the client from GET /users/me: user_id, email and full_name are in the realm_user section, which it does not fetch. */
   readonly user_id: number;
-  readonly email: string;
-  readonly full_name: string;
   /** Absent: this client fetches people with GET /users after the first view. */
   readonly realm_users?: readonly User[];
   readonly subscriptions: readonly Subscription[];
   readonly unread_msgs: UnreadMsgs;
   readonly recent_private_conversations: readonly { max_message_id: number; user_ids: readonly number[] }[];
-  readonly realm_name?: string;
 }
 
 export interface MessagesReply {
