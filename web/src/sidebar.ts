@@ -79,6 +79,7 @@ export function renderSidebar(root: HTMLElement, state: ClientState, current: Vi
 
 /** Inbox: every conversation with unread messages, newest first. */
 export function renderInbox(root: HTMLElement, state: ClientState, onOpen: (v: View) => void): void {
+  const focusedKey = document.activeElement instanceof HTMLElement && root.contains(document.activeElement) ? document.activeElement.dataset["key"] : undefined;
   const convs = state.unreads.conversations().slice(0, 300);
   if (convs.length === 0) {
     root.replaceChildren(h("p", { class: "list-notice" }, "You have no unread messages."));
@@ -91,4 +92,6 @@ export function renderInbox(root: HTMLElement, state: ClientState, onOpen: (v: V
     list.append(h("li", {}, h("button", { type: "button", class: "inbox-item", "data-key": conv.key, onclick: () => onOpen(view) }, h("span", { class: "label" }, label), badge(count))));
   }
   root.replaceChildren(list);
+  // Redrawn on every event: keep the reader's place.
+  if (focusedKey !== undefined) for (const b of list.querySelectorAll<HTMLElement>("button[data-key]")) if (b.dataset["key"] === focusedKey) b.focus();
 }
