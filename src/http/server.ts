@@ -26,6 +26,7 @@ import { matchPage, methodNotAllowedPage, type PageRoute } from "./pages/index.j
 import { escapeHtml, page } from "./pages/html.js";
 import { ERROR_MAP } from "./error-map.js";
 import { Router, type RouteMatch } from "./router.js";
+import { defaultWebRoot, StaticFiles } from "./static-files.js";
 import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from "./version.js";
 import { MessageJsonCache } from "./views/message-cache.js";
 import { UserListCache } from "./views/user-list-cache.js";
@@ -80,6 +81,8 @@ export interface ServerOptions {
   readonly dataDir?: string;
   /** Milliseconds since the epoch, for temporary download URLs (tests move it). */
   readonly now?: () => number;
+  /** The web client's built files, served at `/`; default this package's dist/web. */
+  readonly webRoot?: string;
 }
 
 export interface ParleyServer {
@@ -150,6 +153,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   let compat: CompatListener | null = null;
   const requestLog = new RequestLog(options.requestLog ?? { level: "silent" });
   const metrics = new ServerMetrics(store, events);
+  const webFiles = new StaticFiles(options.webRoot ?? defaultWebRoot());
   type Headers = readonly (readonly [string, string])[];
   /** The request ID goes back to the client; the line is logged and counted once the reply is out. */
   const logged = (note: RequestNote, reply: Reply, headers: Headers, delivered: boolean): Headers => {
@@ -237,6 +241,14 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     if (pageRoute) {
       note.fixedPath = pageRoute.template;
       return { reply: await servePage(pageRoute, head, Buffer.isBuffer(body) ? body : Buffer.alloc(0)), headers: none };
+    }
+    if (!head.url.startsWith(`${API_PREFIX}/`)) {
+      // The web client's files; other paths outside the API (file downloads) are routes.
+      const file = webFiles.reply(head.method, head.url, head.ifNoneMatch);
+      if (file) {
+        note.fixedPath = `/${file.name}`;
+        return { reply: file.reply, headers: none };
+      }
     }
     const match = matchRoute(head.method, head.url);
     if (match.kind === "not-found") return { reply: engineErrorReply(new UnknownRouteError()), headers: none };

@@ -1,0 +1,244 @@
+/**
+ * The web client in headless Chromium against a real server: two people in two browser
+ * contexts, everything through the UI and the public API the client uses. One browser
+ * launch for the file. Screenshots go to a temporary directory, or to docs/screenshots
+ * when PARLEY_SCREENSHOTS=1 (how the README's pictures are made).
+ */
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildWeb } from "../../tools/build-web.js";
+import { hashPassword } from "../../src/engine/index.js";
+import type { User } from "../../src/engine/types.js";
+import { launchChromium } from "../support/chromium.js";
+import { startServer, type TestServer } from "../support/http.js";
+
+const SHOTS = process.env["PARLEY_SCREENSHOTS"] === "1" ? join(process.cwd(), "docs", "screenshots") : null;
+
+describe("web client at /", () => {
+  let dir: string;
+  let server: TestServer;
+  let browser: Browser;
+  const contexts: BrowserContext[] = [];
+  /** Uncaught errors in any page: each test ends by asserting there were none. */
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "parley-webclient-"));
+    await buildWeb(join(dir, "web"));
+    server = await startServer({ webRoot: join(dir, "web") });
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    for (const c of contexts) await c.close().catch(() => undefined);
+    await browser?.close();
+    server?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function newPage(): Promise<Page> {
+    const context = await browser.newContext({ viewport: { width: 1200, height: 760 } });
+    contexts.push(context);
+    const page = await context.newPage();
+    page.setDefaultTimeout(10_000);
+    page.on("pageerror", (error) => {
+      pageErrors.push(error.stack ?? error.message);
+      console.error(`page error: ${error.stack ?? error.message}`);
+    });
+    await page.goto(server.base);
+    return page;
+  }
+
+  async function loginWithKey(page: Page, user: User): Promise<void> {
+    await page.fill("#key-email", user.email);
+    await page.fill("#key-value", server.t.store.getUser(user.id).apiKey);
+    await page.click("#key-form button[type=submit]");
+    await page.waitForSelector("body[data-ready='1']");
+  }
+
+  const shot = async (page: Page, name: string): Promise<void> => {
+    const to = SHOTS ?? join(dir, "shots");
+    mkdirSync(to, { recursive: true });
+    await page.screenshot({ path: join(to, `${name}.png`) });
+  };
+
+  /** The badge of a sidebar entry ("" when there is none). */
+  const badge = async (page: Page, selector: string): Promise<string> => {
+    const b = page.locator(`${selector} .badge`);
+    return (await b.count()) === 0 ? "" : ((await b.first().textContent()) ?? "").replace(" unread", "");
+  };
+
+  it("two people chat live: channel topic and DM, unread counts, reading, reactions, stars, typing, keys, logout", async () => {
+    const { alice, bob, general } = server.seed;
+    const alicePage = await newPage();
+    await shot(alicePage, "login");
+    const bobPage = await newPage();
+    await loginWithKey(alicePage, alice);
+    await loginWithKey(bobPage, bob);
+    // Nothing is unread yet, so Bob starts on the combined feed, where arriving messages
+    // would be read at once; the Inbox keeps them unread.
+    await bobPage.click(".sidebar button[data-key='view:inbox']");
+    // The key stays in this tab's session storage, never in the address.
+    expect(alicePage.url()).not.toContain(alice.apiKey);
+    expect(await alicePage.evaluate("sessionStorage.getItem('parley.credentials')")).toContain(alice.apiKey);
+
+    // Alice writes to #general > web test.
+    const channelButton = `.sidebar button[data-channel-id='${general.id}']`;
+    await alicePage.click(channelButton);
+    await alicePage.fill("#compose-topic", "web test");
+    await alicePage.fill("#compose-text", "Hello **Bob**, <b>not bold</b>");
+    await alicePage.press("#compose-text", "Enter");
+    const aliceMsg = alicePage.locator("li.msg", { hasText: "Hello Bob" });
+    await aliceMsg.waitFor();
+    // Sent from the web app, it starts read for Alice (no read request needed).
+    expect((await server.call(alice, "GET", `/messages/${await aliceMsg.getAttribute("data-id")}`)).body["message"]).toMatchObject({ flags: ["read"], client: "website" });
+    // Markdown from the server renders; typed HTML stays text.
+    expect(await aliceMsg.locator(".content strong").textContent()).toBe("Bob");
+    expect(await aliceMsg.locator(".content").textContent()).toContain("<b>not bold</b>");
+
+    // ... and a DM, typed with Shift+Enter for a second line.
+    await alicePage.selectOption("#compose-mode", "dm");
+    await alicePage.fill("#compose-to", bob.email);
+    await alicePage.fill("#compose-text", "psst, a secret");
+    await alicePage.press("#compose-text", "Shift+Enter");
+    await alicePage.type("#compose-text", "second line");
+    await alicePage.press("#compose-text", "Enter");
+
+    // Bob, on his Inbox, sees both arrive with counts, without reloading.
+    await bobPage.locator(`${channelButton} .badge`).waitFor();
+    expect(await badge(bobPage, channelButton)).toBe("1");
+    const dmButton = `.sidebar button[data-dm-key='d:${alice.id}']`;
+    await bobPage.locator(`${dmButton} .badge`).waitFor();
+    expect(await badge(bobPage, dmButton)).toBe("1");
+    expect(await badge(bobPage, ".sidebar button[data-key='view:inbox']")).toBe("2");
+    await bobPage.locator(".inbox-item", { hasText: "web test" }).waitFor();
+    await shot(bobPage, "inbox");
+
+    // Opening the channel, then its topic, reads the message: the counts drop.
+    await bobPage.click(channelButton);
+    const topicButton = `.sidebar button.topic[data-topic='web test']`;
+    await bobPage.locator(topicButton).waitFor();
+    await bobPage.click(topicButton);
+    const bobMsg = bobPage.locator("li.msg", { hasText: "Hello Bob" });
+    await bobMsg.waitFor();
+    await bobPage.locator(`${channelButton} .badge`).waitFor({ state: "detached" });
+    await expect.poll(async () => (await server.call(bob, "GET", `/messages/${await bobMsg.getAttribute("data-id")}`)).body["message"]).toMatchObject({ flags: expect.arrayContaining(["read"]) as unknown });
+
+    // Bob reacts and stars; Alice, with the topic open, sees the reaction live.
+    await bobMsg.locator("button[data-action=picker]").click();
+    await bobMsg.locator(".picker button[data-name=thumbs_up]").click();
+    await bobMsg.locator("button.reaction[aria-pressed=true]").waitFor();
+    await bobMsg.locator("button.star").click();
+    await bobMsg.locator("button.star[aria-pressed=true]").waitFor();
+    const aliceReaction = aliceMsg.locator("button.reaction");
+    await aliceReaction.waitFor();
+    expect(await aliceReaction.locator(".count").textContent()).toBe("1");
+    expect(await aliceReaction.getAttribute("aria-pressed")).toBe("false");
+    expect(await aliceReaction.getAttribute("aria-label")).toBe("thumbs_up by Bob");
+    const id = Number(await bobMsg.getAttribute("data-id"));
+    expect((await server.call(bob, "GET", `/messages/${id}`)).body["message"]).toMatchObject({ flags: expect.arrayContaining(["read", "starred"]) as unknown });
+    await shot(bobPage, "channel-topic");
+
+    // The DM: opening it reads it; Alice typing there shows on Bob's side.
+    await bobPage.click(dmButton);
+    await bobPage.locator("li.msg", { hasText: "second line" }).waitFor();
+    await bobPage.locator(`${dmButton} .badge`).waitFor({ state: "detached" });
+    expect(await badge(bobPage, ".sidebar button[data-key='view:inbox']")).toBe("");
+    await alicePage.click(`.sidebar button[data-dm-key='d:${bob.id}']`);
+    await alicePage.type("#compose-text", "typing…");
+    await bobPage.locator(".typing", { hasText: "Alice is typing" }).waitFor();
+    await shot(bobPage, "direct-message");
+
+    // Keyboard: k selects, r replies into the DM, Esc returns to the list.
+    await bobPage.locator("li.msg").first().click();
+    await bobPage.keyboard.press("Escape");
+    await bobPage.keyboard.press("k");
+    await bobPage.keyboard.press("j");
+    await bobPage.keyboard.press("r");
+    expect(await bobPage.evaluate("document.activeElement && document.activeElement.id")).toBe("compose-text");
+    expect(await bobPage.inputValue("#compose-to")).toBe(alice.email);
+    await bobPage.keyboard.press("Escape");
+    expect(await bobPage.evaluate("document.activeElement && document.activeElement.tagName")).toBe("LI");
+
+    // Search with the narrow grammar.
+    await bobPage.fill("#search", "is:starred");
+    await bobPage.press("#search", "Enter");
+    await bobPage.locator("li.msg", { hasText: "Hello Bob" }).waitFor();
+    expect(await bobPage.locator("li.msg").count()).toBe(1);
+
+    // Subscriptions are live too.
+    await server.call(server.seed.owner, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "new room" }], principals: [bob.id] });
+    await bobPage.locator(".sidebar button[data-channel-id]", { hasText: "new room" }).waitFor();
+    await bobPage.locator("#compose-channel option", { hasText: "new room" }).waitFor({ state: "attached" });
+
+    // A lost queue: the client registers again and keeps receiving.
+    for (const q of server.server.events.save()) if (q.userId === bob.id) server.server.events.delete(server.t.store.getUser(bob.id), q.id);
+    await bobPage.click(channelButton);
+    await server.call(alice, "POST", "/messages", { type: "stream", to: general.id, topic: "web test", content: "after the queue was lost" });
+    await bobPage.locator("li.msg", { hasText: "after the queue was lost" }).waitFor();
+
+    // Log out deletes the event queue and forgets the key.
+    const queuesBefore = server.server.events.stats.queues;
+    await bobPage.click("button.logout");
+    await bobPage.locator("#key-form").waitFor();
+    expect(server.server.events.stats.queues).toBe(queuesBefore - 1);
+    expect(await bobPage.evaluate("sessionStorage.getItem('parley.credentials')")).toBeNull();
+    const timings = (await alicePage.evaluate("window.parleyTimings")) as { narrowSwitches: number[] };
+    expect(timings.narrowSwitches.length).toBeGreaterThan(0);
+    expect(pageErrors).toEqual([]);
+  });
+
+  it("keeps the DOM bounded: a long topic pages older on scroll up, dropping the newest, and back", async () => {
+    const { owner, alice, general } = server.seed;
+    for (let i = 0; i < 600; i++) server.t.store.sendMessage({ senderId: owner.id, to: { type: "channel", channel: "general", topic: "history" }, content: `history ${i}` });
+    await server.call(alice, "POST", "/mark_topic_as_read", { stream_id: general.id, topic_name: "history" });
+    const page = await newPage();
+    await loginWithKey(page, alice);
+    await page.fill("#search", `channel:general topic:history`);
+    await page.press("#search", "Enter");
+    const msgs = page.locator("li.msg");
+    await page.locator("li.msg", { hasText: "history 599" }).waitFor();
+    expect(await msgs.count()).toBe(50);
+    const scroll = (to: "top" | "bottom") => page.evaluate(`(() => { const s = document.querySelector('.scroller'); s.scrollTop = ${to === "top" ? 0 : "s.scrollHeight"}; })()`);
+    const counts: number[] = [];
+    for (let i = 0; i < 12 && (await page.locator(".content", { hasText: /^history 0$/ }).count()) === 0; i++) {
+      const firstBefore = await msgs.first().getAttribute("data-id");
+      await scroll("top");
+      await expect.poll(() => msgs.first().getAttribute("data-id")).not.toBe(firstBefore);
+      counts.push(await msgs.count());
+    }
+    expect(await page.locator(".content", { hasText: /^history 0$/ }).count()).toBe(1);
+    expect(Math.max(...counts)).toBe(400);
+    expect(await page.locator(".content", { hasText: /^history 599$/ }).count()).toBe(0);
+    for (let i = 0; i < 12 && (await page.locator(".content", { hasText: /^history 599$/ }).count()) === 0; i++) {
+      const lastBefore = await msgs.last().getAttribute("data-id");
+      await scroll("bottom");
+      await expect.poll(() => msgs.last().getAttribute("data-id")).not.toBe(lastBefore);
+      expect(await msgs.count()).toBeLessThanOrEqual(400);
+    }
+    expect(await page.locator(".content", { hasText: /^history 599$/ }).count()).toBe(1);
+    expect(pageErrors).toEqual([]);
+  });
+
+  it("logs in with a password through POST /fetch_api_key, or says the server has no password login", async () => {
+    const { owner } = server.seed;
+    server.t.store.setPassword(owner.id, await hashPassword("correct horse", { N: 1024, r: 8, p: 1 }));
+    const probe = await server.call(null, "POST", "/fetch_api_key", { username: owner.email, password: "correct horse" });
+    const page = await newPage();
+    await page.fill("#login-email", owner.email);
+    await page.fill("#login-password", "wrong");
+    await page.click("#password-form button[type=submit]");
+    if (probe.status === 404) {
+      await page.locator("#login-error", { hasText: "does not offer password login" }).waitFor();
+      return;
+    }
+    await page.locator("#login-error:not(:empty)").waitFor();
+    await page.fill("#login-email", owner.email);
+    await page.fill("#login-password", "correct horse");
+    await page.click("#password-form button[type=submit]");
+    await page.waitForSelector("body[data-ready='1']");
+    expect(await page.evaluate("sessionStorage.getItem('parley.credentials')")).toContain(server.t.store.getUser(owner.id).apiKey);
+  });
+});

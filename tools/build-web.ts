@@ -1,0 +1,58 @@
+/**
+ * @module tools/build-web
+ * Bundles the web client (web/src/main.ts and its CSS) with esbuild into dist/web:
+ * content-hashed app-HASH.js / app-HASH.css (served as immutable) and index.html
+ * (revalidated) naming them. Run by `npm run build` after tsc; tests call buildWeb()
+ * with a directory of their own. No type checking here: `tsc -p web/tsconfig.json`
+ * (in `npm run typecheck` and `npm test`) does that.
+ */
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+
+/** The repository root: this file is tools/build-web.ts, or dist/tools/build-web.js once compiled. */
+function repoRoot(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  return basename(dirname(here)) === "dist" ? join(here, "..", "..") : join(here, "..");
+}
+
+export interface WebBuild {
+  readonly outDir: string;
+  readonly files: readonly string[];
+  readonly bytes: number;
+}
+
+export async function buildWeb(outDir = join(repoRoot(), "dist", "web")): Promise<WebBuild> {
+  const root = repoRoot();
+  rmSync(outDir, { recursive: true, force: true });
+  mkdirSync(outDir, { recursive: true });
+  const result = await build({
+    entryPoints: { app: join(root, "web", "src", "main.ts") },
+    bundle: true,
+    minify: true,
+    sourcemap: "linked",
+    format: "esm",
+    target: "es2022",
+    entryNames: "[name]-[hash]",
+    outdir: outDir,
+    metafile: true,
+    logLevel: "warning",
+  });
+  const outputs = Object.keys(result.metafile.outputs).map((p) => basename(p));
+  const js = outputs.find((f) => f.endsWith(".js"));
+  const css = outputs.find((f) => f.endsWith(".css"));
+  if (!js || !css) throw new Error(`web build produced no script or stylesheet: ${outputs.join(", ")}`);
+  const html = readFileSync(join(root, "web", "index.html"), "utf8").replace("%APP_JS%", js).replace("%APP_CSS%", css);
+  writeFileSync(join(outDir, "index.html"), html);
+  copyFileSync(join(root, "web", "favicon.svg"), join(outDir, "favicon.svg"));
+  const files = [...outputs, "index.html", "favicon.svg"];
+  const bytes = Object.values(result.metafile.outputs).reduce((n, o) => n + o.bytes, 0) + Buffer.byteLength(html);
+  return { outDir, files, bytes };
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const started = performance.now();
+  const out = await buildWeb();
+  console.log(`web client: ${out.files.length} files, ${(out.bytes / 1024).toFixed(1)} KiB in ${out.outDir} (${Math.round(performance.now() - started)} ms)`);
+}

@@ -1,0 +1,333 @@
+/**
+ * The signed-in client: header (search, connection state, log out), sidebar, centre
+ * (message list or Inbox), typing line and compose. One EventLoop feeds every part;
+ * a re-register (BAD_EVENT_QUEUE_ID) rebuilds the state and reopens the same view.
+ */
+import type { Api } from "./api.js";
+import { Compose } from "./compose.js";
+import { h } from "./dom.js";
+import { EventLoop } from "./events.js";
+import { MessageList } from "./message-list.js";
+import { conversationOf, dmKey, parseSearch, sameNarrow, topicKey, type Narrow } from "./narrow.js";
+import { dmLabel, renderInbox, renderSidebar, type View } from "./sidebar.js";
+import { ClientState } from "./state.js";
+import type { InitialState, ServerEvent, User } from "./types.js";
+
+/** Figures the browser measured (read by the browser test and the bench notes). */
+export interface Timings {
+  /** performance.now() when the first view was on screen (ms since navigation). */
+  firstView: number | null;
+  /** From the start of the client (credentials known) to the first view, ms. */
+  bootToView: number | null;
+  /** Each narrow switch, from the click to the list on screen, ms. */
+  narrowSwitches: number[];
+  /** The same switches with what was opened. */
+  switchLog: { view: string; ms: number }[];
+  /** Time spent building state from register's reply, and drawing the first view, ms. */
+  phases: Record<string, number>;
+}
+
+declare global {
+  interface Window {
+    parleyTimings?: Timings;
+  }
+}
+
+function nextFrame(): Promise<void> {
+  return new Promise((resolve) => requestAnimationFrame(() => resolve()));
+}
+
+export class App {
+  readonly #root: HTMLElement;
+  readonly #loop: EventLoop;
+  #state: ClientState | null = null;
+  #list: MessageList | null = null;
+  #compose: Compose | null = null;
+  #view: View = { kind: "inbox" };
+  readonly #sidebar = h("div", { class: "sidebar-inner" });
+  readonly #centre = h("div", { class: "centre-body" });
+  readonly #title = h("h1", { class: "view-title", id: "view-title" });
+  readonly #typing = h("p", { class: "typing", "aria-live": "polite" });
+  readonly #conn = h("span", { class: "conn", role: "status" });
+  readonly #error = h("p", { class: "error-line", role: "alert" });
+  readonly #search: HTMLInputElement;
+  readonly #composeSlot = h("div", { class: "compose-slot" });
+  #drawPending = false;
+  readonly #timings: Timings = { firstView: null, bootToView: null, narrowSwitches: [], switchLog: [], phases: {} };
+  readonly #startedAt = performance.now();
+  readonly #keyHandler = (ev: KeyboardEvent) => this.#onKey(ev);
+  #typingTimer: number | null = null;
+  #self: Promise<Record<string, unknown>> | null = null;
+
+  constructor(
+    root: HTMLElement,
+    private readonly api: Api,
+    private readonly onLogout: (message: string) => void,
+  ) {
+    this.#root = root;
+    window.parleyTimings = this.#timings;
+    this.#search = h("input", { id: "search", type: "search", autocomplete: "off", placeholder: "Search: channel:name topic:x is:starred words", "aria-describedby": "search-help" });
+    this.#loop = new EventLoop(api, {
+      onState: (state) => this.#onState(state),
+      onEvents: (events) => this.#onEvents(events),
+      onStatus: (text) => (this.#conn.textContent = text),
+      onUnauthorized: () => void this.logout("Your session ended: log in again."),
+    });
+  }
+
+  async start(): Promise<void> {
+    const searchForm = h(
+      "form",
+      { role: "search", class: "search" },
+      h("label", { for: "search", class: "visually-hidden" }, "Search messages"),
+      this.#search,
+      h("span", { id: "search-help", class: "visually-hidden" }, "Zulip's search operators: channel:, topic:, dm:, sender:, is:starred, is:mentioned, has:link; other words search the text. Enter to search, Escape to leave."),
+    );
+    searchForm.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      const state = this.#state;
+      if (!state) return;
+      const q = this.#search.value.trim();
+      void this.open(q === "" ? { kind: "all" } : parseSearch(q, state));
+    });
+    const logout = h("button", { type: "button", class: "logout", onclick: () => void this.logout("") }, "Log out");
+    this.#root.replaceChildren(
+      h(
+        "div",
+        { class: "app" },
+        h("header", { class: "top" }, h("span", { class: "brand" }, "parley"), searchForm, this.#conn, h("span", { class: "whoami" }, this.api.creds.email), logout),
+        h("aside", { class: "sidebar", "aria-label": "Conversations" }, this.#sidebar),
+        h("main", { class: "centre", "aria-labelledby": "view-title" }, this.#title, this.#error, this.#centre, this.#typing, this.#composeSlot),
+      ),
+    );
+    document.addEventListener("keydown", this.#keyHandler);
+    // Who we are: in register's realm_user section, which this client does not fetch
+    // (see events.ts); asked for alongside register, so it costs no extra round trip.
+    this.#self = this.api.get("/users/me");
+    this.#self.catch(() => undefined);
+    try {
+      await this.#loop.start();
+    } catch (error) {
+      document.removeEventListener("keydown", this.#keyHandler);
+      throw error;
+    }
+  }
+
+  async #onState(initial: InitialState): Promise<void> {
+    const self = this.#self ? await this.#self : await this.api.get("/users/me");
+    const first = this.#state === null;
+    this.#list?.destroy();
+    this.#compose?.destroy();
+    this.#timings.phases["register"] = this.#loop.registerMs;
+    const t0 = performance.now();
+    const state = new ClientState({ ...initial, user_id: Number(self["user_id"]) }, { email: String(self["email"]), full_name: String(self["full_name"]) });
+    this.#state = state;
+    this.#list = new MessageList(this.api, state, {
+      onMarkedRead: (ids) => {
+        for (const id of ids) state.unreads.remove(id);
+        this.#scheduleDraw();
+      },
+      onError: (text) => this.#showError(text),
+    });
+    this.#compose = new Compose(this.api, state, (text) => this.#showError(text));
+    this.#composeSlot.replaceChildren(this.#compose.element);
+    this.#timings.phases["state"] = performance.now() - t0;
+    // First view: Inbox when something is unread, else the combined feed.
+    const view: View = first ? (state.unreads.total > 0 ? { kind: "inbox" } : { kind: "all" }) : this.#view;
+    void this.open(view).then(() => {
+      if (this.#timings.firstView === null) {
+        this.#timings.firstView = performance.now();
+        this.#timings.bootToView = performance.now() - this.#startedAt;
+        document.body.dataset["ready"] = "1";
+      }
+      void this.#loadPeople(state);
+    });
+  }
+
+  /** Opens a view: Inbox, or a narrow's message list (with compose pointed at it). */
+  async open(view: View): Promise<void> {
+    const state = this.#state;
+    const list = this.#list;
+    if (!state || !list) return;
+    const started = performance.now();
+    this.#view = view;
+    this.#error.textContent = "";
+    this.#title.textContent = this.#titleOf(view);
+    this.#drawSidebar();
+    if (view.kind === "inbox") {
+      list.suspend();
+      renderInbox(this.#centre, state, (v) => void this.open(v));
+      this.#drawTyping();
+      await nextFrame();
+      this.#timings.phases["inbox"] = performance.now() - started;
+      return;
+    }
+    if (view.kind !== "search") this.#search.value = "";
+    if (view.kind === "channel" || view.kind === "topic") this.#compose?.setTarget({ kind: "channel", streamId: view.streamId, topic: view.kind === "topic" ? view.topic : "" });
+    if (view.kind === "dm") this.#compose?.setTarget({ kind: "dm", userIds: view.userIds });
+    if (this.#centre.firstChild !== list.element) this.#centre.replaceChildren(list.element);
+    await list.open(view);
+    if (this.#view !== view) return;
+    this.#drawSidebar();
+    this.#drawTyping();
+    await nextFrame();
+    const ms = performance.now() - started;
+    this.#timings.narrowSwitches.push(ms);
+    this.#timings.switchLog.push({ view: JSON.stringify(view), ms });
+  }
+
+  #titleOf(view: View): string {
+    const state = this.#state;
+    if (!state) return "";
+    switch (view.kind) {
+      case "inbox":
+        return "Inbox";
+      case "all":
+        return "Combined feed";
+      case "mentions":
+        return "Mentions";
+      case "starred":
+        return "Starred messages";
+      case "channel":
+        return `#${state.channelName(view.streamId)}`;
+      case "topic":
+        return `#${state.channelName(view.streamId)} › ${view.topic}`;
+      case "dm":
+        return `Direct messages with ${dmLabel(state, view.userIds)}`;
+      case "search":
+        return `Search: ${view.query}`;
+    }
+  }
+
+  /** Everyone in the realm, after the first view (see FETCH_EVENT_TYPES in events.ts). */
+  async #loadPeople(state: ClientState): Promise<void> {
+    try {
+      const reply = await this.api.get("/users", { client_gravatar: true });
+      if (this.#state !== state) return;
+      // GET /users answers { members: User[] }.
+      state.setUsers((reply["members"] ?? []) as User[]);
+      this.#compose?.refreshChoices();
+      this.#scheduleDraw();
+    } catch (error) {
+      this.#showError(error instanceof Error ? `Could not load people: ${error.message}` : "Could not load people");
+    }
+  }
+
+  #onEvents(events: readonly ServerEvent[]): void {
+    const state = this.#state;
+    if (!state) return;
+    let choices = false;
+    for (const e of events) {
+      state.apply(e);
+      this.#list?.apply(e);
+      if (e.type === "subscription" || e.type === "realm_user") choices = true;
+    }
+    if (choices) this.#compose?.refreshChoices();
+    this.#scheduleDraw();
+  }
+
+  /** Sidebar, Inbox and typing redraw at most once a frame, however many events came. */
+  #scheduleDraw(): void {
+    if (this.#drawPending) return;
+    this.#drawPending = true;
+    requestAnimationFrame(() => {
+      this.#drawPending = false;
+      this.#drawSidebar();
+      const state = this.#state;
+      if (state && this.#view.kind === "inbox") renderInbox(this.#centre, state, (v) => void this.open(v));
+      this.#drawTyping();
+    });
+  }
+
+  #drawSidebar(): void {
+    if (this.#state) renderSidebar(this.#sidebar, this.#state, this.#view, (v) => void this.open(v));
+  }
+
+  #drawTyping(): void {
+    const state = this.#state;
+    if (!state) return;
+    const now = Date.now();
+    state.typing = state.typing.filter((t) => t.until > now);
+    const view = this.#view;
+    const here = state.typing.filter((t) => {
+      if (view.kind === "topic") return t.key === topicKey(view.streamId, view.topic);
+      if (view.kind === "channel") return t.key.startsWith(`s:${view.streamId}:`);
+      if (view.kind === "dm") return t.key === dmKey(view.userIds);
+      return false;
+    });
+    const names = [...new Set(here.map((t) => state.userName(t.userId)))];
+    const text = names.length === 0 ? "" : `${names.join(", ")} ${names.length === 1 ? "is" : "are"} typing…`;
+    if (this.#typing.textContent !== text) this.#typing.textContent = text;
+    // Typists expire without an event: look again while any is shown.
+    if (state.typing.length > 0 && this.#typingTimer === null) {
+      this.#typingTimer = window.setTimeout(() => {
+        this.#typingTimer = null;
+        this.#drawTyping();
+      }, 1000);
+    }
+  }
+
+  #showError(text: string): void {
+    this.#error.textContent = text;
+  }
+
+  #reply(target: Narrow): void {
+    if (target.kind === "topic") this.#compose?.setTarget({ kind: "channel", streamId: target.streamId, topic: target.topic });
+    else if (target.kind === "dm") this.#compose?.setTarget({ kind: "dm", userIds: target.userIds });
+    this.#compose?.focus();
+  }
+
+  #onKey(ev: KeyboardEvent): void {
+    if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    const t = ev.target;
+    const typing = t instanceof HTMLInputElement || t instanceof HTMLTextAreaElement || t instanceof HTMLSelectElement;
+    if (ev.key === "Escape") {
+      if (this.#list?.closePicker()) return;
+      if (typing) (t as HTMLElement).blur();
+      if (t === this.#search && this.#search.value !== "") this.#search.value = "";
+      if (this.#view.kind !== "inbox") this.#list?.focusSelected();
+      return;
+    }
+    if (typing) return;
+    const list = this.#list;
+    const state = this.#state;
+    if (!list || !state) return;
+    const inList = this.#view.kind !== "inbox";
+    if ((ev.key === "j" || ev.key === "k") && inList) {
+      ev.preventDefault();
+      list.move(ev.key === "j" ? 1 : -1);
+    } else if (ev.key === "r" && inList) {
+      const m = list.selectedMessage();
+      if (!m) return;
+      ev.preventDefault();
+      this.#reply(conversationOf(m, state.me));
+    } else if (ev.key === "s" && inList) {
+      const m = list.selectedMessage();
+      if (m) void list.toggleStar(m);
+    } else if (ev.key === "c") {
+      ev.preventDefault();
+      this.#compose?.focus();
+    } else if (ev.key === "/") {
+      ev.preventDefault();
+      this.#search.focus();
+    }
+  }
+
+  /** The current narrow (tests and the status line read it). */
+  get narrow(): Narrow | null {
+    return this.#view.kind === "inbox" ? null : this.#view;
+  }
+
+  isOpen(view: View): boolean {
+    return view.kind === "inbox" ? this.#view.kind === "inbox" : this.#view.kind !== "inbox" && sameNarrow(view, this.#view);
+  }
+
+  /** Deletes the event queue, then forgets the key. */
+  async logout(message: string): Promise<void> {
+    document.removeEventListener("keydown", this.#keyHandler);
+    this.#list?.destroy();
+    this.#compose?.destroy();
+    await this.#loop.stop();
+    this.onLogout(message);
+  }
+}

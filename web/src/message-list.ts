@@ -1,0 +1,506 @@
+/**
+ * The centre: the messages of one narrow, fetched by anchor (first unread on entry,
+ * older pages on scroll up, newer on scroll down), at most MAX_RENDERED at a time so the
+ * DOM stays bounded at any history size. Live events update it in place. Messages are
+ * marked read as they scroll into view; j/k move a selection; r replies.
+ */
+import { ApiError, type Api } from "./api.js";
+import { emojiGlyph, h, serverHtml } from "./dom.js";
+import { conversationKey, dmUserIds, matches, termsOf, type Narrow } from "./narrow.js";
+import type { ClientState } from "./state.js";
+import type { Message, MessagesReply, Reaction, ServerEvent } from "./types.js";
+
+/** Rendered messages at most; older or newer ones are dropped and fetched again on scroll. */
+export const MAX_RENDERED = 400;
+const PAGE = 100;
+const FIRST_PAGE = 50;
+/** Pixels from an edge at which the next page is fetched. */
+const EDGE = 400;
+/** Reactions offered by the picker (Zulip names; the server finds the code). */
+export const QUICK_REACTIONS: readonly (readonly [string, string])[] = [
+  ["thumbs_up", "1f44d"], ["heart", "2764"], ["tada", "1f389"], ["laughing", "1f606"], ["eyes", "1f440"], ["check", "2705"],
+];
+
+export interface ListHooks {
+  /** Messages were marked read here (before the server confirms), for counts. */
+  onMarkedRead(ids: readonly number[]): void;
+  onError(text: string): void;
+}
+
+export class MessageList {
+  readonly element: HTMLElement;
+  readonly #list: HTMLOListElement;
+  readonly #scroller: HTMLElement;
+  readonly #notice: HTMLElement;
+  #narrow: Narrow = { kind: "all" };
+  #messages: Message[] = [];
+  readonly #els = new Map<number, HTMLLIElement>();
+  #foundOldest = false;
+  #foundNewest = false;
+  #loading = false;
+  /** Bumped on every narrow switch: replies for an older narrow are dropped. */
+  #generation = 0;
+  #selected: number | null = null;
+  readonly #observer: IntersectionObserver;
+  readonly #toMark = new Set<number>();
+  #markTimer: number | null = null;
+
+  constructor(
+    private readonly api: Api,
+    private readonly state: ClientState,
+    private readonly hooks: ListHooks,
+  ) {
+    this.#list = h("ol", { class: "messages", "aria-label": "Messages" });
+    this.#notice = h("p", { class: "list-notice", role: "status" });
+    this.#scroller = h("div", { class: "scroller", tabindex: "-1" }, this.#notice, this.#list);
+    this.element = this.#scroller;
+    this.#scroller.addEventListener("scroll", () => this.#onScroll(), { passive: true });
+    this.#observer = new IntersectionObserver((entries) => this.#onVisible(entries), { root: this.#scroller, threshold: [0, 0.5, 1] });
+    this.#list.addEventListener("click", (ev) => this.#onClick(ev));
+  }
+
+  get narrow(): Narrow {
+    return this.#narrow;
+  }
+
+  get renderedCount(): number {
+    return this.#els.size;
+  }
+
+  /** Opens a narrow: the page around the first unread (the newest for views and searches). */
+  async open(narrow: Narrow): Promise<void> {
+    const generation = ++this.#generation;
+    this.#narrow = narrow;
+    this.#loading = true;
+    const anchor = narrow.kind === "mentions" || narrow.kind === "starred" || narrow.kind === "search" ? "newest" : "first_unread";
+    try {
+      const reply = await this.#fetch(anchor, FIRST_PAGE, FIRST_PAGE);
+      if (generation !== this.#generation) return;
+      this.#reset(reply.messages);
+      this.#foundOldest = reply.found_oldest;
+      this.#foundNewest = reply.found_newest;
+      this.#notice.textContent = reply.messages.length === 0 ? "No messages here yet." : "";
+      // Start at the first unread when there is one, else at the bottom.
+      const firstUnread = reply.messages.find((m) => !m.flags.includes("read"));
+      const target = firstUnread ?? reply.messages[reply.messages.length - 1];
+      if (target) {
+        this.#select(target.id, false);
+        const el = this.#els.get(target.id);
+        if (firstUnread && el) this.#scroller.scrollTop = Math.max(0, el.offsetTop - 60);
+        else this.#scroller.scrollTop = this.#scroller.scrollHeight;
+      }
+      // A page too short to scroll gives no scroll event: fetch the next ones now.
+      if (this.#scroller.scrollHeight <= this.#scroller.clientHeight) {
+        this.#loading = false;
+        if (!this.#foundOldest) void this.#loadOlder();
+        else if (!this.#foundNewest) void this.#loadNewer();
+      }
+    } catch (error) {
+      if (generation === this.#generation) {
+        this.#reset([]);
+        this.#notice.textContent = error instanceof ApiError ? error.message : "Could not load messages.";
+      }
+    } finally {
+      if (generation === this.#generation) this.#loading = false;
+    }
+  }
+
+  async #fetch(anchor: string | number, before: number, after: number): Promise<MessagesReply> {
+    const reply = await this.api.get("/messages", {
+      anchor: String(anchor),
+      num_before: before,
+      num_after: after,
+      include_anchor: typeof anchor !== "number",
+      narrow: termsOf(this.#narrow),
+      apply_markdown: true,
+      client_gravatar: true,
+    });
+    // GET /messages answers in the MessagesReply shape.
+    const out = reply as unknown as MessagesReply;
+    this.state.noteMessages(out.messages);
+    return out;
+  }
+
+  #reset(messages: Message[]): void {
+    this.#observer.disconnect();
+    this.#els.clear();
+    this.#messages = messages;
+    this.#selected = null;
+    const frag = document.createDocumentFragment();
+    let prev: Message | undefined;
+    for (const m of messages) {
+      frag.append(this.#render(m, prev));
+      prev = m;
+    }
+    this.#list.replaceChildren(frag);
+  }
+
+  #onScroll(): void {
+    if (this.#loading) return;
+    const s = this.#scroller;
+    if (s.scrollTop < EDGE && !this.#foundOldest) void this.#loadOlder();
+    else if (s.scrollHeight - s.scrollTop - s.clientHeight < EDGE && !this.#foundNewest) void this.#loadNewer();
+  }
+
+  async #loadOlder(): Promise<void> {
+    const first = this.#messages[0];
+    if (!first) return;
+    const generation = this.#generation;
+    this.#loading = true;
+    try {
+      const reply = await this.#fetch(first.id, PAGE, 0);
+      if (generation !== this.#generation) return;
+      this.#foundOldest = reply.found_oldest;
+      const older = reply.messages.filter((m) => m.id < first.id);
+      if (older.length === 0) return;
+      const heightBefore = this.#scroller.scrollHeight;
+      const frag = document.createDocumentFragment();
+      let prev: Message | undefined;
+      for (const m of older) {
+        frag.append(this.#render(m, prev));
+        prev = m;
+      }
+      this.#list.prepend(frag);
+      this.#messages = [...older, ...this.#messages];
+      this.#rerender(first.id);
+      this.#scroller.scrollTop += this.#scroller.scrollHeight - heightBefore;
+      const excess = this.#messages.length - MAX_RENDERED;
+      if (excess > 0) {
+        for (const m of this.#messages.splice(MAX_RENDERED)) this.#drop(m.id);
+        this.#foundNewest = false;
+      }
+    } catch (error) {
+      this.hooks.onError(error instanceof Error ? error.message : "Could not load older messages");
+    } finally {
+      if (generation === this.#generation) this.#loading = false;
+    }
+  }
+
+  async #loadNewer(): Promise<void> {
+    const last = this.#messages[this.#messages.length - 1];
+    if (!last) return;
+    const generation = this.#generation;
+    this.#loading = true;
+    try {
+      const reply = await this.#fetch(last.id, 0, PAGE);
+      if (generation !== this.#generation) return;
+      this.#foundNewest = reply.found_newest;
+      this.#append(reply.messages.filter((m) => m.id > last.id));
+    } catch (error) {
+      this.hooks.onError(error instanceof Error ? error.message : "Could not load newer messages");
+    } finally {
+      if (generation === this.#generation) this.#loading = false;
+    }
+  }
+
+  /** Appends, then drops from the top past the cap (keeping what the reader sees in place). */
+  #append(newer: readonly Message[]): void {
+    if (newer.length === 0) return;
+    let prev = this.#messages[this.#messages.length - 1];
+    const frag = document.createDocumentFragment();
+    for (const m of newer) {
+      frag.append(this.#render(m, prev));
+      prev = m;
+    }
+    this.#list.append(frag);
+    this.#messages.push(...newer);
+    this.#notice.textContent = "";
+    const excess = this.#messages.length - MAX_RENDERED;
+    if (excess > 0) {
+      const dropped = this.#messages.splice(0, excess);
+      const keep = this.#messages[0];
+      const keepEl = keep ? this.#els.get(keep.id) : undefined;
+      const offsetBefore = keepEl?.offsetTop ?? 0;
+      for (const m of dropped) this.#drop(m.id);
+      if (keep) this.#rerender(keep.id);
+      const offsetAfter = (keep ? this.#els.get(keep.id)?.offsetTop : 0) ?? 0;
+      this.#scroller.scrollTop -= offsetBefore - offsetAfter;
+      this.#foundOldest = false;
+    }
+  }
+
+  #drop(id: number): void {
+    const el = this.#els.get(id);
+    if (el) {
+      this.#observer.unobserve(el);
+      el.remove();
+    }
+    this.#els.delete(id);
+    if (this.#selected === id) this.#selected = null;
+  }
+
+  #rerender(id: number): void {
+    const i = this.#messages.findIndex((m) => m.id === id);
+    const m = this.#messages[i];
+    const old = this.#els.get(id);
+    if (!m || !old) return;
+    const fresh = this.#render(m, this.#messages[i - 1]);
+    this.#observer.unobserve(old);
+    old.replaceWith(fresh);
+    if (this.#selected === id) fresh.classList.add("selected");
+    if (document.activeElement === old) fresh.focus({ preventScroll: true });
+  }
+
+  #render(m: Message, prev: Message | undefined): HTMLLIElement {
+    const me = this.state.me;
+    const key = conversationKey(m, me);
+    const newConversation = !prev || conversationKey(prev, me) !== key;
+    const continued = !newConversation && prev !== undefined && prev.sender_id === m.sender_id && m.timestamp - prev.timestamp < 600;
+    const when = new Date(m.timestamp * 1000);
+    const starred = m.flags.includes("starred");
+    const unread = !m.flags.includes("read");
+    const content = h("div", { class: "content" });
+    serverHtml(content, m.content);
+    const li = h(
+      "li",
+      { class: `msg${continued ? " continued" : ""}${unread ? " unread" : ""}`, "data-id": m.id, tabindex: "-1", "aria-label": `${m.sender_full_name}, ${when.toLocaleString()}` },
+      newConversation ? h("div", { class: "recipient" }, this.#recipientLabel(m)) : null,
+      h(
+        "div",
+        { class: "meta" },
+        continued ? null : h("span", { class: "sender" }, m.sender_full_name),
+        h("time", { datetime: when.toISOString(), title: when.toLocaleString() }, when.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })),
+        h("button", { type: "button", class: "star", "data-action": "star", "aria-pressed": String(starred), "aria-label": starred ? "Unstar message" : "Star message", title: starred ? "Unstar" : "Star" }, starred ? "★" : "☆"),
+        h("button", { type: "button", class: "react", "data-action": "picker", "aria-label": "Add reaction", "aria-expanded": "false", title: "Add reaction" }, "☺+"),
+      ),
+      content,
+      this.#reactions(m),
+    );
+    this.#els.set(m.id, li);
+    if (unread && this.#narrow.kind !== "search") this.#observer.observe(li);
+    return li;
+  }
+
+  #recipientLabel(m: Message): string {
+    if (m.type === "stream") return `#${this.state.channelName(m.stream_id ?? 0)} › ${m.subject}`;
+    const names = dmUserIds(m, this.state.me).map((id) => this.state.userName(id));
+    return `Direct message with ${names.join(", ")}`;
+  }
+
+  #reactions(m: Message): HTMLElement {
+    const groups = new Map<string, { name: string; code: string; type: string; users: number[] }>();
+    for (const r of m.reactions) {
+      const key = `${r.reaction_type}:${r.emoji_code}`;
+      const g = groups.get(key) ?? { name: r.emoji_name, code: r.emoji_code, type: r.reaction_type, users: [] };
+      g.users.push(r.user_id);
+      groups.set(key, g);
+    }
+    const box = h("div", { class: "reactions" });
+    for (const g of groups.values()) {
+      const mine = g.users.includes(this.state.me);
+      const who = g.users.map((id) => (id === this.state.me ? "you" : this.state.userName(id))).join(", ");
+      box.append(
+        h(
+          "button",
+          { type: "button", class: "reaction", "data-action": "toggle-reaction", "data-name": g.name, "data-code": g.code, "data-type": g.type, "aria-pressed": String(mine), "aria-label": `${g.name} by ${who}`, title: `:${g.name}: by ${who}` },
+          h("span", { class: "glyph", "aria-hidden": "true" }, g.type === "unicode_emoji" ? emojiGlyph(g.code, g.name) : `:${g.name}:`),
+          h("span", { class: "count" }, String(g.users.length)),
+        ),
+      );
+    }
+    return box;
+  }
+
+  #onClick(ev: MouseEvent): void {
+    const target = ev.target instanceof Element ? ev.target.closest("button[data-action]") : null;
+    const li = ev.target instanceof Element ? ev.target.closest("li.msg") : null;
+    if (!(li instanceof HTMLLIElement)) return;
+    const id = Number(li.dataset["id"]);
+    const m = this.#messages.find((x) => x.id === id);
+    if (!m) return;
+    this.#select(id, false);
+    if (!(target instanceof HTMLButtonElement)) return;
+    const action = target.dataset["action"];
+    if (action === "star") void this.toggleStar(m);
+    else if (action === "picker") this.#togglePicker(li, target);
+    else if (action === "toggle-reaction" || action === "add-reaction") {
+      const name = target.dataset["name"] ?? "";
+      const mine = m.reactions.some((r) => r.user_id === this.state.me && r.emoji_name === name);
+      li.querySelector(".picker")?.remove();
+      const params = { emoji_name: name };
+      const call = mine ? this.api.delete(`/messages/${id}/reactions`, params) : this.api.post(`/messages/${id}/reactions`, params);
+      call.catch((error: unknown) => this.hooks.onError(error instanceof Error ? error.message : "Reaction failed"));
+    }
+  }
+
+  #togglePicker(li: HTMLLIElement, button: HTMLButtonElement): void {
+    const open = li.querySelector(".picker");
+    if (open) {
+      open.remove();
+      button.setAttribute("aria-expanded", "false");
+      return;
+    }
+    const picker = h("div", { class: "picker", role: "group", "aria-label": "Choose a reaction" });
+    for (const [name, code] of QUICK_REACTIONS) {
+      picker.append(h("button", { type: "button", "data-action": "add-reaction", "data-name": name, "aria-label": name, title: `:${name}:` }, emojiGlyph(code, name)));
+    }
+    button.setAttribute("aria-expanded", "true");
+    li.querySelector(".meta")?.after(picker);
+    picker.querySelector("button")?.focus();
+  }
+
+  /** Closes an open reaction picker; true when one was open (Esc). */
+  closePicker(): boolean {
+    const open = this.#list.querySelector(".picker");
+    if (!open) return false;
+    const li = open.closest("li");
+    open.remove();
+    li?.querySelector("button[data-action=picker]")?.setAttribute("aria-expanded", "false");
+    if (li instanceof HTMLLIElement) li.focus();
+    return true;
+  }
+
+  async toggleStar(m: Message): Promise<void> {
+    const starred = m.flags.includes("starred");
+    try {
+      await this.api.post("/messages/flags", { messages: [m.id], op: starred ? "remove" : "add", flag: "starred" });
+    } catch (error) {
+      this.hooks.onError(error instanceof Error ? error.message : "Could not star");
+    }
+  }
+
+  #onVisible(entries: IntersectionObserverEntry[]): void {
+    if (document.visibilityState !== "visible" || !this.#scroller.isConnected) return;
+    for (const entry of entries) {
+      const rootHeight = entry.rootBounds?.height ?? 0;
+      // Mostly visible, or filling half the view for messages taller than it.
+      if (entry.intersectionRatio >= 0.5 || entry.intersectionRect.height >= rootHeight / 2) {
+        const id = Number((entry.target as HTMLElement).dataset["id"]);
+        this.#observer.unobserve(entry.target);
+        this.#toMark.add(id);
+      }
+    }
+    if (this.#toMark.size > 0 && this.#markTimer === null) this.#markTimer = window.setTimeout(() => this.#flushRead(), 150);
+  }
+
+  #flushRead(): void {
+    this.#markTimer = null;
+    const ids = [...this.#toMark];
+    this.#toMark.clear();
+    if (ids.length === 0) return;
+    this.hooks.onMarkedRead(ids);
+    for (const id of ids) {
+      const m = this.#messages.find((x) => x.id === id);
+      if (m && !m.flags.includes("read")) m.flags.push("read");
+      this.#els.get(id)?.classList.remove("unread");
+    }
+    this.api.post("/messages/flags", { messages: ids, op: "add", flag: "read" }).catch((error: unknown) => this.hooks.onError(error instanceof Error ? error.message : "Could not mark read"));
+  }
+
+  /** Live updates for the open list. */
+  apply(e: ServerEvent): void {
+    switch (e.type) {
+      case "message": {
+        const m = { ...(e["message"] as Message), flags: [...((e["flags"] ?? []) as string[])] };
+        m.reactions = [...(m.reactions ?? [])];
+        if (!this.#foundNewest || this.#loading || this.#els.has(m.id) || matches(this.#narrow, m, this.state.me) !== true) return;
+        const s = this.#scroller;
+        const atBottom = s.scrollHeight - s.scrollTop - s.clientHeight < 80;
+        if (this.#messages.length >= MAX_RENDERED && !atBottom) {
+          // The reader is up in history: the message is fetched when they scroll down.
+          this.#foundNewest = false;
+          return;
+        }
+        this.#append([m]);
+        if (atBottom || m.sender_id === this.state.me) s.scrollTop = s.scrollHeight;
+        return;
+      }
+      case "update_message_flags": {
+        const flag = String(e["flag"]);
+        const add = e["op"] === "add";
+        const ids = e["all"] === true ? this.#messages.map((m) => m.id) : ((e["messages"] ?? []) as number[]);
+        for (const id of ids) {
+          const m = this.#messages.find((x) => x.id === id);
+          if (!m) continue;
+          const has = m.flags.includes(flag);
+          if (add && !has) m.flags.push(flag);
+          if (!add && has) m.flags = m.flags.filter((f) => f !== flag);
+          if (flag === "starred" || (flag === "read" && !add)) this.#rerender(id);
+          else if (flag === "read") this.#els.get(id)?.classList.remove("unread");
+        }
+        return;
+      }
+      case "reaction": {
+        const m = this.#messages.find((x) => x.id === Number(e["message_id"]));
+        if (!m) return;
+        const r: Reaction = { emoji_name: String(e["emoji_name"]), emoji_code: String(e["emoji_code"]), reaction_type: String(e["reaction_type"]), user_id: Number(e["user_id"]) };
+        const same = (x: Reaction) => x.user_id === r.user_id && x.emoji_code === r.emoji_code && x.reaction_type === r.reaction_type;
+        if (e["op"] === "add" && !m.reactions.some(same)) m.reactions.push(r);
+        if (e["op"] === "remove") m.reactions = m.reactions.filter((x) => !same(x));
+        const el = this.#els.get(m.id);
+        el?.querySelector(".reactions")?.replaceWith(this.#reactions(m));
+        return;
+      }
+      case "delete_message": {
+        const ids = Array.isArray(e["message_ids"]) ? (e["message_ids"] as number[]) : [Number(e["message_id"])];
+        for (const id of ids) {
+          const i = this.#messages.findIndex((m) => m.id === id);
+          if (i < 0) continue;
+          this.#messages.splice(i, 1);
+          this.#drop(id);
+          const next = this.#messages[i];
+          if (next) this.#rerender(next.id);
+        }
+        return;
+      }
+      case "update_message": {
+        const m = this.#messages.find((x) => x.id === Number(e["message_id"]));
+        if (m && typeof e["rendered_content"] === "string") {
+          this.#messages[this.#messages.indexOf(m)] = { ...m, content: e["rendered_content"] };
+          this.#rerender(m.id);
+        }
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  /** The selected message, else the newest one shown. */
+  selectedMessage(): Message | undefined {
+    return this.#messages.find((m) => m.id === this.#selected) ?? this.#messages[this.#messages.length - 1];
+  }
+
+  /** j/k: the next or previous message, focused for screen readers. */
+  move(delta: 1 | -1): void {
+    if (this.#messages.length === 0) return;
+    const i = this.#messages.findIndex((m) => m.id === this.#selected);
+    const next = this.#messages[i < 0 ? this.#messages.length - 1 : Math.min(this.#messages.length - 1, Math.max(0, i + delta))];
+    if (next) this.#select(next.id, true);
+    if (delta < 0 && i <= 0 && !this.#foundOldest) void this.#loadOlder();
+    if (delta > 0 && i === this.#messages.length - 1 && !this.#foundNewest) void this.#loadNewer();
+  }
+
+  focusSelected(): void {
+    const m = this.selectedMessage();
+    if (m) this.#select(m.id, true);
+    else this.#scroller.focus();
+  }
+
+  #select(id: number, focus: boolean): void {
+    if (this.#selected !== null) this.#els.get(this.#selected)?.classList.remove("selected");
+    this.#selected = id;
+    const el = this.#els.get(id);
+    if (!el) return;
+    el.classList.add("selected");
+    if (focus) {
+      el.focus({ preventScroll: true });
+      el.scrollIntoView({ block: "nearest" });
+    }
+  }
+
+  /** Leaves the list for another view (Inbox): nothing here is shown, so nothing is read or appended. */
+  suspend(): void {
+    this.#generation++;
+    this.#loading = false;
+    this.#foundNewest = false;
+    this.#reset([]);
+  }
+
+  /** Closes the list (logout): stops observing. */
+  destroy(): void {
+    this.#observer.disconnect();
+    if (this.#markTimer !== null) clearTimeout(this.#markTimer);
+    this.#generation++;
+  }
+}

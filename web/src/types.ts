@@ -1,0 +1,83 @@
+/**
+ * The wire shapes this client reads (Zulip's, as parley serves them). Only the fields
+ * used here are listed; the server is trusted for shape, never for markup (see dom.ts).
+ */
+
+export interface Reaction {
+  readonly emoji_name: string;
+  readonly emoji_code: string;
+  readonly reaction_type: string;
+  readonly user_id: number;
+}
+
+export interface DisplayRecipient {
+  readonly id: number;
+  readonly email: string;
+  readonly full_name: string;
+}
+
+export interface Message {
+  readonly id: number;
+  readonly sender_id: number;
+  readonly sender_full_name: string;
+  readonly sender_email: string;
+  /** Server-rendered HTML (parley's Markdown renderer escapes user text). */
+  readonly content: string;
+  readonly timestamp: number;
+  readonly type: "stream" | "private";
+  readonly stream_id?: number;
+  readonly subject: string;
+  readonly display_recipient: string | readonly DisplayRecipient[];
+  reactions: Reaction[];
+  flags: string[];
+}
+
+export interface User {
+  readonly user_id: number;
+  readonly email: string;
+  full_name: string;
+  readonly is_bot: boolean;
+  is_active?: boolean;
+}
+
+export interface Subscription {
+  readonly stream_id: number;
+  name: string;
+  color: string;
+  invite_only: boolean;
+  is_muted?: boolean;
+}
+
+export interface UnreadMsgs {
+  readonly streams: readonly { stream_id: number; topic: string; unread_message_ids: readonly number[] }[];
+  readonly pms: readonly { other_user_id: number; unread_message_ids: readonly number[] }[];
+  readonly huddles: readonly { user_ids_string: string; unread_message_ids: readonly number[] }[];
+  readonly mentions: readonly number[];
+}
+
+export interface InitialState {
+  readonly queue_id: string;
+  readonly last_event_id: number;
+  /** Filled in by the client from GET /users/me: user_id, email and full_name are in the realm_user section, which it does not fetch. */
+  readonly user_id: number;
+  /** Absent: this client fetches people with GET /users after the first view. */
+  readonly realm_users?: readonly User[];
+  readonly subscriptions: readonly Subscription[];
+  readonly unread_msgs: UnreadMsgs;
+  readonly recent_private_conversations: readonly { max_message_id: number; user_ids: readonly number[] }[];
+}
+
+export interface MessagesReply {
+  readonly messages: Message[];
+  readonly found_oldest: boolean;
+  readonly found_newest: boolean;
+  readonly found_anchor: boolean;
+  readonly anchor: number;
+}
+
+/** One event from GET /events; `type` picks which other fields exist. */
+export interface ServerEvent {
+  readonly id: number;
+  readonly type: string;
+  readonly [field: string]: unknown;
+}
