@@ -365,6 +365,12 @@ describe("fuzzing every endpoint of the route table", () => {
           const headers: Record<string, string> = { Authorization: basicAuth(s.t.store.getUser(caller.id)) };
           if (raw.contentType !== "") headers["Content-Type"] = raw.contentType;
           const response = await fetch(bodiless(endpoint) ? `${url}?%zz=%&a=%E0%A4%A&__proto__=1` : url, { method: endpoint.method, headers, body: bodiless(endpoint) ? undefined : raw.body });
+          // URL parsing resolves ".." segments: a root route's path can climb to "/", which is
+          // the web client's page, no longer this endpoint (the API's prefix keeps /api/v1 paths JSON).
+          if (new URL(url).pathname === "/") {
+            expect(response.status).toBeLessThan(500);
+            return;
+          }
           check({ status: response.status, body: endpoint.method === "HEAD" ? HEAD_BODY : await parseJson(response) }, before);
         }),
         { seed: SEED + index, numRuns: RAW_RUNS },

@@ -52,10 +52,12 @@ describe("scheduled delivery across kill -9", () => {
     }
     store.close();
 
-    // Kill the server every few hundred milliseconds while the messages come due.
+    // Kill the server every few hundred milliseconds while the messages come due, at
+    // least five times however slow the machine's starts are (a loaded machine used to
+    // fit only two or three starts in the window, and the test failed on its clock).
     const deadline = (start + 6) * 1000;
     let kills = 0;
-    while (Date.now() < deadline) {
+    while (Date.now() < deadline || kills < 5) {
       const { child } = await serve();
       await sleep(150 + Math.floor(random() * 350));
       await killed(child);
@@ -66,7 +68,6 @@ describe("scheduled delivery across kill -9", () => {
     const last = await serve();
     for (let i = 0; i < 120 && (await pending(last.url, owner)) + (await pending(last.url, bob)) > 0; i++) await sleep(250);
     await killed(last.child);
-    expect(kills).toBeGreaterThanOrEqual(5);
 
     const check = openStore(dir);
     try {
@@ -88,5 +89,5 @@ describe("scheduled delivery across kill -9", () => {
     }
     const verify = spawnSync(process.execPath, [CLI, "verify", "--data", dir], { encoding: "utf8" });
     expect(verify.status, verify.stdout + verify.stderr).toBe(0);
-  }, 60_000);
+  }, 120_000);
 });
