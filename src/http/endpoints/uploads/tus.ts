@@ -59,6 +59,17 @@ const NOT_FOUND = () => refusal(404, "Upload not found");
 /** A PATCH in progress on the same upload finishes (its bytes counted) before another request looks at the offset. */
 const patching = new WeakMap<TusUpload, Promise<unknown>>();
 
+/** The caller's upload once no PATCH is writing to it, or the reply that refuses the request. */
+async function idleUpload(ctx: AuthedContext): Promise<TusUpload | RawReply> {
+  // An unknown (or another user's) ID first, so that it answers alike whatever else is wrong.
+  const upload = uploadOf(ctx);
+  if (!upload) return NOT_FOUND();
+  const refused = versionRefusal(ctx);
+  if (refused) return refused;
+  await patching.get(upload)?.catch(() => undefined);
+  return upload;
+}
+
 export const tusCreateEndpoint = defineEndpoint({
   method: "POST",
   path: "/tus",
@@ -94,12 +105,8 @@ export const tusHeadEndpoint = defineEndpoint({
   auth: "user",
   params: {},
   async handler(ctx) {
-    // An unknown (or another user's) ID first, so that it answers alike whatever else is wrong.
-    const upload = uploadOf(ctx);
-    if (!upload) return NOT_FOUND();
-    const refused = versionRefusal(ctx);
-    if (refused) return refused;
-    await patching.get(upload)?.catch(() => undefined);
+    const upload = await idleUpload(ctx);
+    if (upload instanceof RawReply) return upload;
     await upload.file.flush().catch(() => undefined);
     return new RawReply(200, [...TUS_HEADERS, ["Upload-Offset", String(upload.file.written)], ["Upload-Length", String(upload.length)], ["Cache-Control", "no-store"]], { kind: "empty" });
   },
@@ -161,12 +168,8 @@ export const tusDeleteEndpoint = defineEndpoint({
   auth: "user",
   params: {},
   async handler(ctx) {
-    // An unknown (or another user's) ID first, so that it answers alike whatever else is wrong.
-    const upload = uploadOf(ctx);
-    if (!upload) return NOT_FOUND();
-    const refused = versionRefusal(ctx);
-    if (refused) return refused;
-    await patching.get(upload)?.catch(() => undefined);
+    const upload = await idleUpload(ctx);
+    if (upload instanceof RawReply) return upload;
     await ctx.uploads.tus.terminate(upload);
     return new RawReply(204, TUS_HEADERS, { kind: "empty" });
   },
