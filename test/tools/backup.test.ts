@@ -148,6 +148,26 @@ describe("parley backup and restore", () => {
     await stop(again.child);
   }, 60_000);
 
+  it("carries uploaded files, not partial uploads, into the backup and the restore", () => {
+    const dir = join(root, "with-uploads");
+    const store = openStore(dir, { noSync: true });
+    store.createRealm({ subdomain: "", name: "Files", owner: { email: "f@b.dev", fullName: "Filer" } });
+    store.close();
+    mkdirSync(join(dir, "uploads", "1", "ab", "random"), { recursive: true });
+    writeFileSync(join(dir, "uploads", "1", "ab", "random", "f.png"), "png bytes");
+    mkdirSync(join(dir, "uploads", "1", "tmp"), { recursive: true });
+    writeFileSync(join(dir, "uploads", "1", "tmp", "upload-partial"), "half a file");
+    const backupDir = join(root, "with-uploads-backup");
+    const backup = parley("backup", "--data", dir, "--to", backupDir, "--json");
+    expect(backup.code, backup.stderr).toBe(0);
+    const manifest = JSON.parse(readFileSync(join(backupDir, "manifest.json"), "utf8")) as { files: { path: string }[] };
+    expect(manifest.files.map((f) => f.path).sort()).toEqual(["data.mdb", "uploads/1/ab/random/f.png"]);
+    const restoredDir = join(root, "with-uploads-restored");
+    expect(parley("restore", "--from", backupDir, "--data", restoredDir).code).toBe(0);
+    expect(readFileSync(join(restoredDir, "uploads", "1", "ab", "random", "f.png"), "utf8")).toBe("png bytes");
+    expect(existsSync(join(restoredDir, "uploads", "1", "tmp"))).toBe(false);
+  });
+
   it("refuses bad arguments with exit code 2 and a clear message, changing nothing", () => {
     const full = join(root, "not-empty");
     mkdirSync(full, { recursive: true });

@@ -80,7 +80,9 @@ export async function run(argv: string[]): Promise<number> {
       if (existsSync(join(dir, name))) cpSync(join(dir, name), join(dataOut, name));
     }
     const uploads = join(dir, UPLOADS_DIR);
-    if (existsSync(uploads) && statSync(uploads).isDirectory()) cpSync(uploads, join(dataOut, UPLOADS_DIR), { recursive: true });
+    // Partial uploads (each realm's tmp/) are not files anyone has; the restore need not carry them.
+    const notPartial = (source: string) => relative(uploads, source).split(sep)[1] !== "tmp";
+    if (existsSync(uploads) && statSync(uploads).isDirectory()) cpSync(uploads, join(dataOut, UPLOADS_DIR), { recursive: true, filter: notPartial });
 
     // 3. What the snapshot holds, read from the copy itself.
     const store = openForCommand(dataOut, "backup (reading its snapshot)");
@@ -127,7 +129,7 @@ export async function run(argv: string[]): Promise<number> {
       [
         `backed up ${dir} to ${dest} in ${manifest.duration_ms} ms`,
         `${facts.messageCount} messages (last ID ${facts.lastMessageId}), ${facts.realms} realm(s), ${files.length} file(s), ${total} bytes${compact ? " (compacted)" : ""}`,
-        hasUploads ? `uploads: ${files.filter((f) => f.path.startsWith(`${UPLOADS_DIR}/`)).length} file(s)` : "uploads: none (parley stores no uploaded files yet)",
+        hasUploads ? `uploads: ${files.filter((f) => f.path.startsWith(`${UPLOADS_DIR}/`)).length} file(s)` : "uploads: none",
         `manifest: ${join(dest, MANIFEST_FILE)}`,
       ].join("\n"),
     );
