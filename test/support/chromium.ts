@@ -13,8 +13,11 @@ const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "
 
 export async function launchChromium(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {
-    // The lock timeout: another test or engineer may be running apt-get right now.
-    execFileSync("apt-get", ["install", "-y", "-o", "DPkg::Lock::Timeout=300", "chromium"], { stdio: "ignore", timeout: 600_000 });
+    // Two browser test files may start at once on a fresh machine: flock makes the
+    // second wait for the first's install (then finds chromium there). A machine whose
+    // package lists were never fetched gets them first.
+    const install = `test -x ${CHROMIUM} || { apt-get install -y -o DPkg::Lock::Timeout=300 chromium || { apt-get update && apt-get install -y -o DPkg::Lock::Timeout=300 chromium; }; }`;
+    execFileSync("flock", ["/tmp/parley-chromium-install.lock", "sh", "-c", install], { stdio: "ignore", timeout: 600_000 });
   }
   return chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
 }

@@ -30,7 +30,8 @@ describe("web client at /", () => {
     await buildWeb(join(dir, "web"));
     server = await startServer({ webRoot: join(dir, "web") });
     browser = await launchChromium();
-  });
+    // Installing chromium on a fresh machine can take minutes.
+  }, 600_000);
   afterAll(async () => {
     for (const c of contexts) await c.close().catch(() => undefined);
     await browser?.close();
