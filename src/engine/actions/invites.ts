@@ -217,23 +217,7 @@ export function inviteUsers(state: StoreState, actorId: number, rawEmails: strin
   const realm = realmOf(state, actor.realmId);
   const invites = state.write((ctx) => {
     const now = state.now();
-    const made: Invite[] = good.map((email) => ({
-      id: state.allocate("nextInviteId"),
-      realmId: realm.id,
-      kind: "email",
-      email,
-      invitedById: actor.id,
-      invitedAs: role,
-      channelIds: channels.map((c) => c.id),
-      groupIds: groups.map((g) => g.id),
-      includeRealmDefaultSubscriptions: options.includeRealmDefaultSubscriptions,
-      notifyReferrerOnJoin: options.notifyReferrerOnJoin,
-      welcomeMessageCustomText: options.welcomeMessageCustomText,
-      invitedAt: now,
-      expiresAt,
-      key: generateConfirmationKey(),
-      status: "pending",
-    }));
+    const made = good.map((email) => newInvite(state, actor, email, { role, channels, groups, expiresAt }, options, now));
     for (const invite of made) {
       state.tables.invites.putSync(invite.id, invite);
       enqueueMailInTxn(state, ctx, invitationMail({ to: invite.email!, referrerName: actor.fullName, referrerEmail: actor.deliveryEmail, realmName: realm.name, realmUrl: env.realmUrl, key: invite.key, expiresAt }));
@@ -248,29 +232,34 @@ export function inviteUsers(state: StoreState, actorId: number, rawEmails: strin
   return { invites, skipped };
 }
 
+/** A pending invitation record (inside a write: it takes an ID): for one address, or a reusable link when `email` is null. */
+function newInvite(state: StoreState, actor: User, email: string | null, checked: { role: Role; channels: readonly Channel[]; groups: readonly UserGroup[]; expiresAt: number | null }, options: InviteOptions, now: number): Invite {
+  return {
+    id: state.allocate("nextInviteId"),
+    realmId: actor.realmId,
+    kind: email === null ? "multiuse" : "email",
+    email,
+    invitedById: actor.id,
+    invitedAs: checked.role,
+    channelIds: checked.channels.map((c) => c.id),
+    groupIds: checked.groups.map((g) => g.id),
+    includeRealmDefaultSubscriptions: options.includeRealmDefaultSubscriptions,
+    notifyReferrerOnJoin: options.notifyReferrerOnJoin,
+    welcomeMessageCustomText: options.welcomeMessageCustomText,
+    invitedAt: now,
+    expiresAt: checked.expiresAt,
+    key: generateConfirmationKey(),
+    status: "pending",
+  };
+}
+
 /** POST /invites/multiuse: a reusable link (administrators, by default). */
 export function createMultiuseInvite(state: StoreState, actorId: number, options: InviteOptions, env: Pick<InviteEnvironment, "realmUrl">): { invite: Invite; link: string } {
   const actor = requireMemberOrAdmin(state, actorId);
   if (!canCreateMultiuseInvite(actor)) throw new BadRequestError("Insufficient permission");
   const { role, channels, groups, expiresAt } = checkOptions(state, actor, options);
   const invite = state.write((ctx) => {
-    const made: Invite = {
-      id: state.allocate("nextInviteId"),
-      realmId: actor.realmId,
-      kind: "multiuse",
-      email: null,
-      invitedById: actor.id,
-      invitedAs: role,
-      channelIds: channels.map((c) => c.id),
-      groupIds: groups.map((g) => g.id),
-      includeRealmDefaultSubscriptions: options.includeRealmDefaultSubscriptions,
-      notifyReferrerOnJoin: options.notifyReferrerOnJoin,
-      welcomeMessageCustomText: options.welcomeMessageCustomText,
-      invitedAt: state.now(),
-      expiresAt,
-      key: generateConfirmationKey(),
-      status: "pending",
-    };
+    const made = newInvite(state, actor, null, { role, channels, groups, expiresAt }, options, state.now());
     state.tables.invites.putSync(made.id, made);
     ctx.afterCommit(() => state.indexInvite(made));
     emitInvitesChanged(state, ctx, actor.realmId, actor.id);

@@ -140,15 +140,7 @@ export function subscribe(state: StoreState, actorId: number, input: SubscribeIn
         }
         const sub: Subscription = current
           ? { ...current, active: true, intervals: [...current.intervals, { from, to: null }] }
-          : {
-              userId: user.id,
-              channelId: channel.id,
-              active: true,
-              isMuted: false,
-              color: COLORS[(channel.id + user.id) % COLORS.length]!,
-              pinToTop: false,
-              intervals: [{ from, to: null }],
-            };
+          : firstSubscription(user.id, channel.id, from);
         state.tables.subscriptions.putSync([user.id, channel.id], sub);
         changes.push(sub);
         push(subscribed, user.id, channel.name);
@@ -307,6 +299,11 @@ function byUser(changes: readonly Subscription[]): Map<number, Subscription[]> {
  * subscription add; peer_add to the others who may see the subscriber lists.
  * Runs inside the write, so canSeeChannel still answers for the state before it.
  */
+/** A user's first subscription to a channel, receiving from message ID `from` on. */
+function firstSubscription(userId: number, channelId: number, from: number): Subscription {
+  return { userId, channelId, active: true, isMuted: false, color: COLORS[(channelId + userId) % COLORS.length]!, pinToTop: false, intervals: [{ from, to: null }] };
+}
+
 /**
  * Subscribes a user created in the same open write (an accepted invitation) to
  * existing channels. The user is not in memory before the commit, so this writes and
@@ -314,15 +311,7 @@ function byUser(changes: readonly Subscription[]): Map<number, Subscription[]> {
  */
 export function subscribeNewUserInTxn(state: StoreState, ctx: WriteContext, user: User, channels: readonly Channel[]): void {
   const from = state.counters.nextMessageId;
-  const subs: Subscription[] = channels.map((channel) => ({
-    userId: user.id,
-    channelId: channel.id,
-    active: true,
-    isMuted: false,
-    color: COLORS[(channel.id + user.id) % COLORS.length]!,
-    pinToTop: false,
-    intervals: [{ from, to: null }],
-  }));
+  const subs = channels.map((channel) => firstSubscription(user.id, channel.id, from));
   if (subs.length === 0) return;
   for (const sub of subs) state.tables.subscriptions.putSync([sub.userId, sub.channelId], sub);
   ctx.afterCommit(() => {

@@ -19,40 +19,6 @@ const OPEN = '<span class="highlight">';
 const CLOSE = "</span>";
 
 /**
- * Appends `html.slice(start, end)` to `out`, highlighting matching words.
- * Ranges are computed in decoded text and mapped back to the source, so a
- * word containing a reference (`caf&eacute;`) is wrapped whole.
- */
-function highlightRun(
-  html: string,
-  start: number,
-  end: number,
-  terms: ReadonlySet<string>,
-  out: string[],
-): void {
-  const { text, offsets } = decodeEntitiesWithOffsets(html, start, end);
-  let copied = start;
-  let openEnd = -1; // source end of a highlight not yet closed
-  forEachTerm(text, (term, wordStart, wordEnd) => {
-    if (!terms.has(term)) return;
-    const from = start + (offsets === null ? wordStart : (offsets[wordStart] ?? wordStart));
-    const to = start + (offsets === null ? wordEnd : (offsets[wordEnd] ?? wordEnd));
-    if (from === openEnd) {
-      // Adjacent matches with nothing between them (common in unspaced
-      // CJK text) read better as one highlight.
-      out.push(html.slice(copied, to));
-    } else {
-      if (openEnd !== -1) out.push(CLOSE);
-      out.push(html.slice(copied, from), OPEN, html.slice(from, to));
-    }
-    copied = to;
-    openEnd = to;
-  });
-  if (openEnd !== -1) out.push(CLOSE);
-  out.push(html.slice(copied, end));
-}
-
-/**
  * A message's words as the indexer sees them: each word's term and its source range
  * in the HTML (character references mapped back, tags never inside). Computed once per
  * rendered content; a highlight is then a splice, with no HTML scan or tokenizing.
@@ -93,7 +59,7 @@ function cachedTokenForm(html: string): TokenForm {
 
 /**
  * Highlights from a token form. Words of different text runs are never adjacent (a
- * tag lies between), so merging adjacent matches gives what highlightRun gives.
+ * tag lies between), so merging adjacent matches gives what a per-run scan gives.
  */
 export function highlightTokens(html: string, form: TokenForm, terms: ReadonlySet<string>): string {
   const out: string[] = [];
@@ -130,8 +96,7 @@ export function highlightHtml(html: string, terms: ReadonlySet<string>): string 
 export function highlightTopic(topic: string, terms: ReadonlySet<string>): string {
   const escaped = escapeHtml(topic);
   if (terms.size === 0) return escaped;
-  const out: string[] = [];
-  // Escaped text contains no "<", so it is a single text run.
-  highlightRun(escaped, 0, escaped.length, terms, out);
-  return out.join("");
+  // Escaped text contains no "<": one text run, tokenized as message text is. Topics
+  // are short and many, so their forms are not cached.
+  return highlightTokens(escaped, tokenFormOf(escaped), terms);
 }
