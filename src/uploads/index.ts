@@ -17,7 +17,7 @@ import { TusUploads } from "./tus.js";
 export { TempFile } from "./temp-file.js";
 export { UploadFiles } from "./files.js";
 export { DownloadTokens, TOKEN_VALIDITY_SECONDS } from "./tokens.js";
-export { TusUploads, type TusUpload } from "./tus.js";
+export { MAX_TUS_UPLOADS_PER_USER, TusUploads, type TusUpload } from "./tus.js";
 export * from "./names.js";
 
 const MiB = 1024 * 1024;

@@ -13,6 +13,12 @@ import type { UploadFiles } from "./files.js";
 
 /** Abandoned uploads are removed after this long without a byte (milliseconds). */
 const ABANDONED_AFTER_MS = 24 * 3600 * 1000;
+/**
+ * Uploads one user may have in progress: each holds an open file until it completes
+ * or is abandoned for a day, so without a cap a client could exhaust the server's file
+ * descriptors. Far above what a client uploading in parallel uses.
+ */
+export const MAX_TUS_UPLOADS_PER_USER = 20;
 
 export interface TusUpload {
   readonly id: string;
@@ -49,6 +55,13 @@ export class TusUploads {
   get(id: string, realmId: number, userId: number): TusUpload | undefined {
     const upload = this.#uploads.get(id);
     return upload && upload.realmId === realmId && upload.ownerId === userId ? upload : undefined;
+  }
+
+  /** How many uploads `userId` has in progress. */
+  inProgress(userId: number): number {
+    let n = 0;
+    for (const upload of this.#uploads.values()) if (upload.ownerId === userId) n++;
+    return n;
   }
 
   touch(upload: TusUpload): void {

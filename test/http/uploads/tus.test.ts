@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG } from "../../../src/config/index.js";
 import type { User } from "../../../src/engine/index.js";
 import { basicAuth, startServer, type TestServer } from "../../support/http.js";
+import { MAX_TUS_UPLOADS_PER_USER } from "../../../src/uploads/index.js";
 import { bytes, raw } from "./support.js";
 
 let s: TestServer;
@@ -131,5 +132,23 @@ describe("tus refusals", () => {
     // Termination.
     expect((await raw(s, "DELETE", location, { user: alice, headers: { "Tus-Resumable": "1.0.0" } })).status).toBe(204);
     expect((await raw(s, "HEAD", location, { user: alice, headers: { "Tus-Resumable": "1.0.0" } })).status).toBe(404);
+  });
+
+  it("caps the uploads one user has in progress (each holds an open file); finishing or cancelling one frees a place", async () => {
+    const { bob, alice } = s.seed;
+    const create = (user: User) => raw(s, "POST", "/api/v1/tus", { headers: { ...headers(user), "Upload-Length": "10" } });
+    const locations: string[] = [];
+    for (let i = 0; i < MAX_TUS_UPLOADS_PER_USER; i++) {
+      const r = await create(bob);
+      expect(r.status).toBe(201);
+      locations.push(String(r.headers["location"]));
+    }
+    const refused = await create(bob);
+    expect(refused.status).toBe(429);
+    expect(refused.json()["msg"]).toMatch(/Too many uploads in progress/);
+    // Another user is not affected.
+    expect((await create(alice)).status).toBe(201);
+    expect((await raw(s, "DELETE", locations[0]!, { user: bob, headers: { "Tus-Resumable": "1.0.0" } })).status).toBe(204);
+    expect((await create(bob)).status).toBe(201);
   });
 });

@@ -16,7 +16,7 @@
  * Another user's upload ID answers like an unknown one.
  */
 import { BadRequestError, type EngineError } from "../../../engine/index.js";
-import { contentTypeFor, type TusUpload } from "../../../uploads/index.js";
+import { contentTypeFor, MAX_TUS_UPLOADS_PER_USER, type TusUpload } from "../../../uploads/index.js";
 import { defineEndpoint, RawReply, type AuthedContext } from "../../endpoint.js";
 
 const TUS_VERSION = "1.0.0";
@@ -92,6 +92,7 @@ export const tusCreateEndpoint = defineEndpoint({
     }
     const metadata = parseMetadata(head.extra["upload-metadata"]);
     if (metadata === null) return refusal(400, "Invalid Upload-Metadata");
+    if (uploads.tus.inProgress(ctx.user.id) >= MAX_TUS_UPLOADS_PER_USER) return refusal(429, `Too many uploads in progress (limit: ${MAX_TUS_UPLOADS_PER_USER}); finish or cancel one first`);
     const rawName = metadata.get("filename") ?? "";
     const filename = rawName === "" || rawName === "." || rawName === ".." ? "uploaded-file" : rawName.replace(/\0/g, "");
     const upload = await uploads.tus.create(ctx.realm.id, ctx.user.id, length, filename, contentTypeFor(metadata.get("filetype") ?? "", filename));
