@@ -1,6 +1,6 @@
 /**
  * @module bench/worst-inputs
- * `npm run bench:worst [-- --scale 100k|1m|N] [--data DIR] [--runs N] [--out DIR]`
+ * `npm run bench:worst [-- --scale 100k|1m|N] [--data DIR] [--runs N] [--out DIR] [--only REGEX]`
  *
  * How long the worst input of every endpoint holds the server's event loop. The
  * server runs in a child process (bench/worst-inputs-server.ts) on a private copy of
@@ -12,11 +12,14 @@
  * bodies, lists, narrows, strings; what test/http/bounds.test.ts checks for
  * correctness) and the largest accepted ones (5000-message windows and flag
  * updates, 10,000-character messages, 1000 subscriptions, a full /register).
- * Report: bench/results/worst-inputs-<scale>.md.
+ * Report: bench/results/worst-inputs-<scale>.md. `--only` keeps the inputs whose
+ * "ROUTE — label" matches (in table order, so later rows still meet the state earlier
+ * ones left) and writes its partial report to bench/tmp unless --out says otherwise.
  */
 import { fork, type ChildProcess } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
+import { loadavg } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
@@ -40,6 +43,10 @@ interface Case {
   readonly chunked?: boolean;
   /** The input changes what a repeat would meet (named channels created, a reaction added or removed): no unmeasured send first. */
   readonly once?: boolean;
+  /** For a `once` input: an unmeasured request down the same path with other values (other channel names), so the path is compiled as for the others. */
+  readonly warmup?: Buffer;
+  /** Unmeasured requests that set up the state the input needs (channels to unsubscribe from), sent first. */
+  readonly prepare?: readonly { readonly method: string; readonly body: Buffer }[];
 }
 
 interface Reply {
@@ -92,9 +99,20 @@ const ones = (n: number) => Array.from({ length: n }, () => 1);
 /** The worst inputs of every endpoint, refused and accepted. */
 function cases(m: Manifest, auth: { main: string; owner: string }): Case[] {
   const out: Case[] = [];
-  const add = (route: string, label: string, path: string, body: Buffer, options: { auth?: string | null; chunked?: boolean; once?: boolean } = {}) => {
+  const add = (route: string, label: string, path: string, body: Buffer, options: { auth?: string | null; chunked?: boolean; once?: boolean; warmup?: Buffer; prepare?: { method: string; body: Buffer }[] } = {}) => {
     const [method] = route.split(" ");
-    out.push({ route, label, method: method!, path, auth: options.auth === undefined ? auth.main : options.auth, body, ...(options.chunked ? { chunked: true } : {}), ...(options.once ? { once: true } : {}) });
+    out.push({
+      route,
+      label,
+      method: method!,
+      path,
+      auth: options.auth === undefined ? auth.main : options.auth,
+      body,
+      ...(options.chunked ? { chunked: true } : {}),
+      ...(options.once ? { once: true } : {}),
+      ...(options.warmup ? { warmup: options.warmup } : {}),
+      ...(options.prepare ? { prepare: options.prepare } : {}),
+    });
   };
   const general = m.generalChannelId;
   const generalName = m.channelNames[0]!;
@@ -167,10 +185,20 @@ function cases(m: Manifest, auth: { main: string; owner: string }): Case[] {
   add("GET /users/me/subscriptions", "with subscribers (accepted)", "/users/me/subscriptions", form({ include_subscribers: true }));
   add("POST /users/me/subscriptions", "5000 channels", "/users/me/subscriptions", form({ subscriptions: Array.from({ length: 5000 }, (_, i) => ({ name: `c${i}` })) }), { auth: auth.owner });
   add("POST /users/me/subscriptions", "40k principals", "/users/me/subscriptions", form({ subscriptions: [{ name: generalName }], principals: ones(40_000) }), { auth: auth.owner });
-  add("POST /users/me/subscriptions", "1000 new channels (accepted)", "/users/me/subscriptions", form({ subscriptions: Array.from({ length: 1000 }, (_, i) => ({ name: `bench-${i}` })) }), { auth: auth.owner, once: true });
+  const benchChannels = (from: number, count: number) => Array.from({ length: count }, (_, i) => ({ name: `bench-${from + i}` }));
+  add("POST /users/me/subscriptions", "1000 new channels (limit 100)", "/users/me/subscriptions", form({ subscriptions: benchChannels(0, 1000) }), { auth: auth.owner });
+  add("POST /users/me/subscriptions", "100 new channels (accepted)", "/users/me/subscriptions", form({ subscriptions: benchChannels(0, 100) }), {
+    auth: auth.owner,
+    once: true,
+    warmup: form({ subscriptions: Array.from({ length: 100 }, (_, i) => ({ name: `warm-${i}` })) }),
+  });
+  // The other 900 of bench-0..999, 100 a request, unmeasured: the 1000-channel rows below need them.
+  const rest = Array.from({ length: 9 }, (_, i) => ({ method: "POST", body: form({ subscriptions: benchChannels(100 * (i + 1), 100) }) }));
   add("DELETE /users/me/subscriptions", "5000 names", "/users/me/subscriptions", form({ subscriptions: Array.from({ length: 5000 }, (_, i) => `c${i}`) }), { auth: auth.owner });
   add("DELETE /users/me/subscriptions", "200 KB name", "/users/me/subscriptions", form({ subscriptions: [x(200_000)] }), { auth: auth.owner });
-  add("DELETE /users/me/subscriptions", "1000 channels (accepted)", "/users/me/subscriptions", form({ subscriptions: Array.from({ length: 1000 }, (_, i) => `bench-${i}`) }), { auth: auth.owner });
+  add("DELETE /users/me/subscriptions", "1000 channels (accepted)", "/users/me/subscriptions", form({ subscriptions: benchChannels(0, 1000).map((c) => c.name) }), { auth: auth.owner, once: true, prepare: rest });
+  add("POST /users/me/subscriptions", "1000 existing channels (accepted)", "/users/me/subscriptions", form({ subscriptions: benchChannels(0, 1000) }), { auth: auth.owner, once: true });
+  add("POST /users/me/subscriptions", "1000 principals to one channel (accepted)", "/users/me/subscriptions", form({ subscriptions: benchChannels(0, 1), principals: Array.from({ length: 1000 }, (_, i) => 100 + i) }), { auth: auth.owner, once: true });
   add("GET /streams", "every channel (accepted)", "/streams", form({ include_all: true }), { auth: auth.owner });
   add("POST /register", "20,000 narrow terms", "/register", form({ narrow: manyTerms }));
   add("POST /register", "5000 narrow terms", "/register", form({ narrow: fewerTerms }));
@@ -222,7 +250,7 @@ async function startServer(dir: string): Promise<{ child: ChildProcess; port: nu
 const fmt = (n: number) => n.toFixed(1);
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { scale: { type: "string" }, data: { type: "string" }, runs: { type: "string" }, out: { type: "string" } }, strict: true });
+  const { values } = parseArgs({ options: { scale: { type: "string" }, data: { type: "string" }, runs: { type: "string" }, out: { type: "string" }, only: { type: "string" } }, strict: true });
   const choice = chooseDataset(values.scale, values.data, "100k");
   const manifest = await ensureDataset(choice, false, log);
   const runs = Number(values.runs ?? 3);
@@ -236,7 +264,8 @@ async function main(): Promise<number> {
   store.close();
 
   log("building inputs…");
-  const all = cases(manifest, auth);
+  const only = values.only === undefined ? null : new RegExp(values.only);
+  const all = cases(manifest, auth).filter((c) => only === null || only.test(`${c.route} — ${c.label}`));
   const { child, port } = await startServer(work.dir);
   const stop = () => {
     if (child.connected) child.send("stop");
@@ -247,6 +276,7 @@ async function main(): Promise<number> {
     process.exit(130);
   });
   const rows: Row[] = [];
+  const loadAtStart = loadavg();
   try {
     // Warm-up: the first requests compile the hot paths; that is not what is measured.
     for (let i = 0; i < 50; i++) await send(port, { method: "GET", path: "/users/me", auth: auth.main, body: Buffer.alloc(0) });
@@ -256,7 +286,12 @@ async function main(): Promise<number> {
       // One unmeasured send of the same input first: a server that has run for a while
       // has compiled its paths for large inputs too (a 10,000-character Markdown send
       // takes ~150 ms cold and ~15 ms warm); the cold figure is the JIT, not the work.
+      for (const step of c.prepare ?? []) {
+        const prepared = await send(port, { ...c, ...step });
+        if (prepared.status !== 200) throw new Error(`${c.route} — ${c.label}: preparing answered ${prepared.status}`);
+      }
       if (!c.once) await send(port, c);
+      else if (c.warmup) await send(port, { ...c, body: c.warmup });
       for (let run = 0; run < runs; run++) {
         await ask(child, "reset");
         const ping = pinger(port, auth.main);
@@ -284,10 +319,14 @@ async function main(): Promise<number> {
     return [{ route: r, worst: mine.reduce((a, b) => (b.loopMaxMs > a.loopMaxMs ? b : a)) }];
   });
   const over = rows.filter((r) => r.loopMaxMs > BUDGET_MS);
+  const load = (l: number[]) => l.map((x) => x.toFixed(1)).join(" ");
+  const loadAtEnd = loadavg();
   const md = [
     `# Worst inputs per endpoint: ${choice.label} messages`,
     "",
-    `\`npm run bench:worst -- --scale ${choice.label}\`. The server (a child process, same 2-core machine, shared with other work) measures its event-loop delay with \`monitorEventLoopDelay\` (1 ms resolution) while the bench sends one input and a cheap \`GET /users/me\` every 2 ms. Each input was sent once unmeasured (so the JIT has compiled its path; not the channel creation, whose work happens once), then ${runs} times; the run with the largest loop delay is shown. "loop max" is the longest the event loop was held; "ping max" the slowest concurrent cheap request (it includes the client's own loop and network time). Budget: ${BUDGET_MS} ms.`,
+    `\`npm run bench:worst -- --scale ${choice.label}\`. The server (a child process, same 2-core machine, shared with other work) measures its event-loop delay with \`monitorEventLoopDelay\` (1 ms resolution) while the bench sends one input and a cheap \`GET /users/me\` every 2 ms. Each input was sent once unmeasured (so the JIT has compiled its path; inputs whose effect happens once — channel creation, unsubscribing, reactions — are not, and channel creation is warmed with 100 other names), then ${runs} times; the run with the largest loop delay is shown. "loop max" is the longest the event loop was held; "ping max" the slowest concurrent cheap request (it includes the client's own loop and network time). Budget: ${BUDGET_MS} ms.`,
+    "",
+    `Load average (1, 5, 15 min) at the start: ${load(loadAtStart)}; at the end: ${load(loadAtEnd)} (the machine has 2 cores).`,
     "",
     `Inputs over budget: ${over.length === 0 ? "none" : over.map((r) => `${r.route} (${r.label}): ${fmt(r.loopMaxMs)} ms`).join("; ")}.`,
     ...(missing.length > 0 ? ["", `Routes without an input: ${missing.join(", ")}.`] : []),
@@ -305,7 +344,7 @@ async function main(): Promise<number> {
     ...rows.map((r) => `| ${r.route} | ${r.label} | ${r.requestBytes} | ${r.status} | ${r.responseBytes} | ${fmt(r.requestMs)} | ${fmt(r.loopMaxMs)} | ${fmt(r.pingMaxMs)} |`),
     "",
   ].join("\n");
-  const outDir = values.out ?? join("bench", "results");
+  const outDir = values.out ?? (only === null ? join("bench", "results") : join("bench", "tmp"));
   mkdirSync(outDir, { recursive: true });
   const file = join(outDir, `worst-inputs-${choice.label}.md`);
   writeFileSync(file, md);

@@ -9,6 +9,7 @@
  * bitmap changes are rolled back if the transaction throws, so a failed call changes
  * nothing anywhere.
  */
+import type { RecentConversation } from "./queries/recent-conversations.js";
 import { BitmapStore } from "./index/bitmap-store.js";
 import { MessageConversations } from "./index/message-conversations.js";
 import { PresenceLog } from "./index/presence-log.js";
@@ -122,6 +123,19 @@ export class StoreState {
   /** Members of role-based system groups, by group ID; dropped on any user or group change (rare next to reads). */
   readonly #systemGroupMembers = new Map<number, readonly number[]>();
   readonly groups = new Map<number, UserGroup>();
+  /**
+   * Register's recent_private_conversations per user, with the version of the user's
+   * `dm` bitmap it was computed from: building it reads the metadata of up to 1000
+   * messages from LMDB (~10 ms). Any direct message to or from the user, or a deleted
+   * one, changes that bitmap's version; conversations never change their members.
+   */
+  readonly recentConversationsCache = new Map<number, { readonly version: number; readonly list: readonly RecentConversation[] }>();
+  /**
+   * `${realmId}:${role}` -> system group ID, built on first use and dropped on any
+   * group change: channel creation and channel defaults look up about ten per
+   * channel, and each lookup used to scan every group.
+   */
+  #systemGroupIds: Map<string, number> | null = null;
   readonly conversations = new Map<number, Conversation>();
   /** `${realmId}:${sorted user ids}` -> conversationId. */
   readonly conversationByMembers = new Map<string, number>();
@@ -553,6 +567,8 @@ export class StoreState {
     }
     this.#activeSubscriberLists.clear();
     this.#systemGroupMembers.clear();
+    this.#systemGroupIds = null;
+    this.recentConversationsCache.clear();
     for (const [userId, version] of this.subscriptionVersion) this.subscriptionVersion.set(userId, version + 1);
     this.bitmaps.clearCache();
     this.#load();
@@ -660,6 +676,17 @@ export class StoreState {
   indexGroup(group: UserGroup): void {
     this.groups.set(group.id, group);
     this.#systemGroupMembers.clear();
+    this.#systemGroupIds = null;
+  }
+
+  /** The realm's system group with that role name ("role:members", ...), if any. */
+  systemGroupIdOf(realmId: number, role: string): number | undefined {
+    if (this.#systemGroupIds === null) {
+      const ids = new Map<string, number>();
+      for (const group of this.groups.values()) if (group.systemRole != null && !ids.has(`${group.realmId}:${group.systemRole}`)) ids.set(`${group.realmId}:${group.systemRole}`, group.id);
+      this.#systemGroupIds = ids;
+    }
+    return this.#systemGroupIds.get(`${realmId}:${role}`);
   }
 
   /** Cached members of a system group, ascending; `compute` builds them on a miss. Shared, do not mutate. */

@@ -294,6 +294,7 @@ describe("worst inputs per endpoint", () => {
     await refused(subscribe({ subscriptions: [{ name: "general" }], principals: ones(40_000) }), 400, "BAD_REQUEST", "principals is too long (limit: 1000 items)");
     const product = { subscriptions: Array.from({ length: 100 }, (_, i) => ({ name: `c${i}` })), principals: Array.from({ length: 100 }, () => alice.id) };
     await refused(subscribe(product), 400, "BAD_REQUEST", "Too many subscriptions requested (maximum 1000 channels times principals).");
+    await refused(subscribe({ subscriptions: Array.from({ length: 1000 }, (_, i) => ({ name: `new-${i}` })) }), 400, "BAD_REQUEST", "Too many new channels in one request (maximum 100); create them in several requests.");
     await refused(subscribe({ subscriptions: [{ name: huge(200_000) }] }), 400, "BAD_REQUEST", "Channel name too long (limit: 60 characters).");
     await refused(subscribe({ subscriptions: [{ name: "new", description: huge(200_000) }] }), 400, "BAD_REQUEST", "Channel description too long (limit: 1024 characters).");
   });

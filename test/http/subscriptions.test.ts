@@ -127,6 +127,34 @@ describe("POST /users/me/subscriptions", () => {
     }
   });
 
+  it("renders each creation notice from its own text when many are written together", async () => {
+    const { alice } = s.seed;
+    const r = await s.call(alice, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "twin-a", description: "same *words*" }, { name: "twin-b", description: "same *words*" }, { name: "odd-one", description: "other **words**" }] });
+    expect(r.status).toBe(200);
+    const notice = async (name: string) =>
+      ((await s.call(alice, "GET", "/messages", { anchor: "newest", num_before: 1, num_after: 0, narrow: JSON.stringify([["channel", name]]) })).body["messages"] as Record<string, unknown>[])[0]!;
+    const [a, b, odd] = [await notice("twin-a"), await notice("twin-b"), await notice("odd-one")];
+    expect(a["id"]).not.toBe(b["id"]);
+    expect(a["content"]).toContain("<em>words</em>");
+    expect(b["content"]).toBe(a["content"]);
+    expect(odd["content"]).toContain("<strong>words</strong>");
+    expect(odd["content"]).not.toContain("<em>words</em>");
+  });
+
+  it("creates at most 100 channels per request; existing channels do not count", async () => {
+    const { owner } = s.seed;
+    const names = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => ({ name: `${prefix}-${i}` }));
+    await rejects(() => s.call(owner, "POST", "/users/me/subscriptions", { subscriptions: names("bulk", 101) }), 400, "BAD_REQUEST", "Too many new channels in one request (maximum 100); create them in several requests.");
+    expect(channelId("bulk-0")).toBeUndefined();
+    const r = await s.call(owner, "POST", "/users/me/subscriptions", { subscriptions: [...names("bulk", 100), { name: "general" }] });
+    expect(r.status).toBe(200);
+    expect(channelId("bulk-99")).toBeDefined();
+    // The 100 now exist: with one more new name the request creates one channel.
+    const again = await s.call(owner, "POST", "/users/me/subscriptions", { subscriptions: [...names("bulk", 100), { name: "bulk-100" }] });
+    expect(again.status).toBe(200);
+    expect(again.body["subscribed"]).toEqual({ [String(owner.id)]: ["bulk-100"] });
+  });
+
   it("subscribes others by ID and email and reports already_subscribed", async () => {
     const { owner, alice, bob } = s.seed;
     const r = await s.call(owner, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "general" }, { name: "secret" }], principals: [bob.email, alice.email] });

@@ -606,6 +606,15 @@ describe("robustness", () => {
     expect(typeof result.html).toBe("string");
   });
 
+  it("keeps every bracket of an unmatched flood as text, and a link after one", () => {
+    // Link labels are scanned with a bounded inline nesting (src/markdown/index.ts).
+    const flood = "[".repeat(10_000);
+    expect(html(flood)).toBe(`<p>${flood}</p>`);
+    const after = html(`${"[".repeat(3_000)}[a](https://x.example)`);
+    expect(after).toBe(`<p>${"[".repeat(3_000)}<a href="https://x.example">a</a></p>`);
+    expect(html(`*a [b _c [d](https://e.example) g_ h* i`)).toBe('<p><em>a [b _c <a href="https://e.example">d</a> g_ h</em> i</p>');
+  });
+
   it("replaces null bytes with U+FFFD", () => {
     expect(html("a\0b")).toBe("<p>a\uFFFDb</p>");
   });

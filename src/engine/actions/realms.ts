@@ -68,7 +68,8 @@ export function createRealm(state: StoreState, input: CreateRealmInput): { realm
 
 /** The ID of a realm's system group by name ("role:members", ...). */
 export function systemGroupId(state: StoreState, realmId: number, name: string): number {
-  for (const group of state.groups.values()) if (group.realmId === realmId && group.systemRole === name) return group.id;
+  const id = state.systemGroupIdOf(realmId, name);
+  if (id !== undefined) return id;
   throw new BadRequestError(`Realm ${realmId} has no system group ${name}`);
 }
 

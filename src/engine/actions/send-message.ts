@@ -223,7 +223,16 @@ export function writeMessage(state: StoreState, input: MessageToWrite): SentMess
  */
 export function writeMessages(state: StoreState, inputs: readonly MessageToWrite[]): SentMessage[] {
   if (inputs.length === 0) return [];
-  const rendered = inputs.map((input) => renderMessage(state, input));
+  // Bulk notices repeat one text (1000 new channels, each "Public channel created by
+  // X"): the renderer is a pure function of the text and the sender's realm lookups,
+  // so each distinct (sender, text) is rendered once.
+  const memo = new Map<string, RenderResult>();
+  const rendered = inputs.map((input) => {
+    const k = `${input.sender.id}:${input.content}`;
+    let result = memo.get(k);
+    if (result === undefined) memo.set(k, (result = renderMessage(state, input)));
+    return result;
+  });
   return state.write((ctx) => inputs.map((input, i) => storeMessage(state, ctx, input, rendered[i]!)));
 }
 

@@ -17,10 +17,21 @@ export interface RecentConversation {
   readonly userIds: readonly number[];
 }
 
-/** Newest conversation first. */
+/** Newest conversation first; cached per user until their `dm` bitmap changes. */
 export function recentConversations(ctx: PlanContext): RecentConversation[] {
   const { state, user } = ctx;
-  const dms = state.bitmaps.get(key.userFlag(user.id, "dm"));
+  const dmKey = key.userFlag(user.id, "dm");
+  const version = state.bitmaps.version(dmKey);
+  const cached = state.recentConversationsCache.get(user.id);
+  if (cached && cached.version === version) return [...cached.list];
+  const list = compute(ctx, dmKey);
+  state.recentConversationsCache.set(user.id, { version, list: Object.freeze(list.slice()) });
+  return list;
+}
+
+function compute(ctx: PlanContext, dmKey: string): RecentConversation[] {
+  const { state, user } = ctx;
+  const dms = state.bitmaps.get(dmKey);
   const ids = sliceByRank(dms, Math.max(0, dms.size - RECENT_CONVERSATIONS_LIMIT), RECENT_CONVERSATIONS_LIMIT);
   const newest = new Map<number, number>();
   for (const id of ids) {

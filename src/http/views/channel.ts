@@ -68,8 +68,12 @@ export function subscribersFor(store: Store, viewer: User, channel: Channel): re
 
 /** A Subscription object: the channel plus the user's personal settings. */
 export function subscriptionToWire(store: Store, viewer: User, sub: Subscription, channel: Channel, includeSubscribers: boolean): Record<string, unknown> {
+  return { ...channelToWire(store, channel), ...subscriberFields(store, viewer, sub, channel, includeSubscribers) };
+}
+
+/** What a Subscription object adds to the channel: the user's settings, and subscribers when asked and visible. */
+export function subscriberFields(store: Store, viewer: User, sub: Subscription, channel: Channel, includeSubscribers: boolean): Record<string, unknown> {
   const out: Record<string, unknown> = {
-    ...channelToWire(store, channel),
     color: sub.color,
     is_muted: sub.isMuted,
     in_home_view: !sub.isMuted,

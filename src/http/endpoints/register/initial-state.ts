@@ -3,9 +3,9 @@
  * The sections of POST /register's initial state, each from engine state and queries.
  * Every function is read-only.
  */
-import { ROLE, STOP_WORDS, type Realm, type Store, type SubscribedChannel, type User, type UserTopic } from "../../../engine/index.js";
+import { ROLE, STOP_WORDS, type Realm, type Store, type User, type UserTopic } from "../../../engine/index.js";
 import { avatarUrl } from "../../views/avatar.js";
-import { channelToWire, subscribersFor, subscriptionToWire } from "../../views/channel.js";
+import { channelListJson, subscriptionListJson } from "../../views/channel-json.js";
 import { groupToWire } from "../../views/group.js";
 import { scheduledMessageToWire } from "../../views/scheduled-message.js";
 import { userToWire } from "../../views/user.js";
@@ -100,27 +100,19 @@ export function stopWordsSection(): Record<string, unknown> {
   return { stop_words: [...STOP_WORDS] };
 }
 
-/** `subscription`: subscriptions, unsubscribed, never_subscribed (sorted by name). */
+/** `subscription`: subscriptions, unsubscribed, never_subscribed (sorted by name), as cached channel JSON. */
 export function subscriptionSection(store: Store, user: User, options: StateOptions): Record<string, unknown> {
   const lists = store.subscriptionLists(user.id, options.archivedChannels);
-  const subscription = (s: SubscribedChannel) => subscriptionToWire(store, user, s.subscription, s.channel, options.includeSubscribers);
   return {
-    subscriptions: lists.subscribed.map(subscription),
-    unsubscribed: lists.unsubscribed.map(subscription),
-    never_subscribed: lists.neverSubscribed.map((channel) => {
-      const wire = channelToWire(store, channel);
-      if (options.includeSubscribers) {
-        const subscribers = subscribersFor(store, user, channel);
-        if (subscribers) wire["subscribers"] = subscribers;
-      }
-      return wire;
-    }),
+    subscriptions: subscriptionListJson(store, user, lists.subscribed, options.includeSubscribers),
+    unsubscribed: subscriptionListJson(store, user, lists.unsubscribed, options.includeSubscribers),
+    never_subscribed: channelListJson(store, user, lists.neverSubscribed, options.includeSubscribers),
   };
 }
 
-/** `stream`: the channels the user can see (BasicChannel). */
+/** `stream`: the channels the user can see (BasicChannel), as cached channel JSON. */
 export function streamSection(store: Store, user: User, options: StateOptions): Record<string, unknown> {
-  return { streams: store.visibleChannels(user.id, options.archivedChannels).map((c) => channelToWire(store, c)) };
+  return { streams: channelListJson(store, user, store.visibleChannels(user.id, options.archivedChannels), false) };
 }
 
 /** `default_streams`: IDs of the realm's default channels (FL 330). */

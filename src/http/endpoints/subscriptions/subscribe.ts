@@ -5,9 +5,10 @@
  * optional settings; who may subscribe whom is decided by the engine's subscribe.
  * Response keys of subscribed/already_subscribed are user IDs (FL 289).
  *
- * Deviations: no "you were subscribed" direct messages to other users; folder_id and
- * send_new_subscription_messages are not supported and come back in
- * ignored_parameters_unsupported. Per-item `color` is accepted and ignored (the engine
+ * Deviations: at most MAX_NEW_CHANNELS_PER_REQUEST (100) channels are created per
+ * request (Zulip has no such cap; see wire-params.ts); no "you were subscribed"
+ * direct messages to other users; folder_id and send_new_subscription_messages are
+ * not supported and come back in ignored_parameters_unsupported. Per-item `color` is accepted and ignored (the engine
  * picks colors).
  */
 import { z } from "zod";
@@ -15,7 +16,7 @@ import type { ChannelPermissions } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
 import { j, p } from "../../params.js";
 import { groupSettingFromWire } from "../../views/channel.js";
-import { checkSubscriptionRows, MAX_SUBSCRIPTION_CHANNELS, MAX_SUBSCRIPTION_PRINCIPALS, oneOfLoose, retentionDays } from "./wire-params.js";
+import { checkSubscriptionRows, MAX_NEW_CHANNELS_PER_REQUEST, MAX_SUBSCRIPTION_CHANNELS, MAX_SUBSCRIPTION_PRINCIPALS, oneOfLoose, retentionDays } from "./wire-params.js";
 
 const item = z.object({ name: z.string(), description: z.string().optional(), color: z.string().optional() });
 
@@ -92,6 +93,7 @@ export default defineEndpoint({
         permissions,
       },
       creationMessages: { announce: input.announce },
+      maxNewChannels: MAX_NEW_CHANNELS_PER_REQUEST,
     });
     return {
       subscribed: byUser(result.subscribed),
