@@ -47,6 +47,8 @@ interface Case {
   readonly warmup?: Buffer;
   /** Unmeasured requests that set up the state the input needs (channels to unsubscribe from), sent first. */
   readonly prepare?: readonly { readonly method: string; readonly body: Buffer }[];
+  /** For a `once` input that can be undone (a reaction added or removed): an unmeasured request after each run that restores the state, so every run meets the same state. */
+  readonly undo?: { readonly method: string; readonly body: Buffer };
 }
 
 interface Reply {
@@ -99,7 +101,7 @@ const ones = (n: number) => Array.from({ length: n }, () => 1);
 /** The worst inputs of every endpoint, refused and accepted. */
 function cases(m: Manifest, auth: { main: string; owner: string }): Case[] {
   const out: Case[] = [];
-  const add = (route: string, label: string, path: string, body: Buffer, options: { auth?: string | null; chunked?: boolean; once?: boolean; warmup?: Buffer; prepare?: { method: string; body: Buffer }[] } = {}) => {
+  const add = (route: string, label: string, path: string, body: Buffer, options: { auth?: string | null; chunked?: boolean; once?: boolean; warmup?: Buffer; prepare?: { method: string; body: Buffer }[]; undo?: { method: string; body: Buffer } } = {}) => {
     const [method] = route.split(" ");
     out.push({
       route,
@@ -112,6 +114,7 @@ function cases(m: Manifest, auth: { main: string; owner: string }): Case[] {
       ...(options.once ? { once: true } : {}),
       ...(options.warmup ? { warmup: options.warmup } : {}),
       ...(options.prepare ? { prepare: options.prepare } : {}),
+      ...(options.undo ? { undo: options.undo } : {}),
     });
   };
   const general = m.generalChannelId;
@@ -172,8 +175,9 @@ function cases(m: Manifest, auth: { main: string; owner: string }): Case[] {
   for (const method of ["POST", "DELETE"]) {
     add(`${method} /messages/:message_id/reactions`, "200 KB emoji name", `/messages/${m.lastMessageId}/reactions`, form({ emoji_name: x(200_000) }));
   }
-  add("POST /messages/:message_id/reactions", "add (accepted)", `/messages/${m.lastMessageId}/reactions`, form({ emoji_name: "smile" }), { once: true });
-  add("DELETE /messages/:message_id/reactions", "remove (accepted)", `/messages/${m.lastMessageId}/reactions`, form({ emoji_name: "smile" }), { once: true });
+  const smile = form({ emoji_name: "smile" });
+  add("POST /messages/:message_id/reactions", "add (accepted)", `/messages/${m.lastMessageId}/reactions`, smile, { once: true, undo: { method: "DELETE", body: smile } });
+  add("DELETE /messages/:message_id/reactions", "remove (accepted)", `/messages/${m.lastMessageId}/reactions`, smile, { once: true, prepare: [{ method: "POST", body: smile }], undo: { method: "POST", body: smile } });
 
   add("GET /users", "40k user_ids", "/users", form({ user_ids: ones(40_000) }));
   add("GET /users", "every user (accepted)", "/users", Buffer.alloc(0));
@@ -302,6 +306,10 @@ async function main(): Promise<number> {
         const loop = await ask<{ maxMs: number }>(child, "read");
         const next: Row = { route: c.route, label: c.label, requestBytes: c.body.length, status: reply.status, responseBytes: reply.bytes, requestMs: reply.ms, loopMaxMs: loop.maxMs, pingMaxMs };
         if (!row || next.loopMaxMs > row.loopMaxMs) row = next;
+        if (c.undo) {
+          const undone = await send(port, { ...c, ...c.undo });
+          if (undone.status !== 200) throw new Error(`${c.route} — ${c.label}: undoing answered ${undone.status}`);
+        }
       }
       rows.push(row!);
       log(`${row!.route} — ${row!.label}: ${row!.status}, ${row!.responseBytes} B back, loop max ${fmt(row!.loopMaxMs)} ms, ping max ${fmt(row!.pingMaxMs)} ms`);
