@@ -13,7 +13,8 @@
  * | groups            | groupId (uint32)                 | UserGroup                     |
  * | conversations     | conversationId (uint32)          | Conversation                  |
  * | user_topics       | [userId, channelId, topicKey]    | UserTopic                     |
- * | messages          | messageId (uint32, ascending)    | Message                       |
+ * | messages          | messageId (uint32, ascending)    | Message, or the head of one stored in parts |
+ * | message_parts     | [messageId, part]                | msgpack slices of a large Message (storage/message-records.ts) |
  * | message_meta      | messageId (uint32)               | MessageMeta (no content)      |
  * | date_message      | [dateSent, messageId]            | null (time index for anchors) |
  * | bitmap_chunks     | [bitmapKey, chunk (id >>> 16)]   | portable roaring bytes        |
@@ -54,6 +55,7 @@ export interface Tables {
   readonly conversations: Database<unknown, number>;
   readonly userTopics: Database<unknown, [number, number, string]>;
   readonly messages: Database<unknown, number>;
+  readonly messageParts: Database<Uint8Array, [number, number]>;
   readonly messageMeta: Database<unknown, number>;
   readonly dateMessage: Database<null, [number, number]>;
   readonly bitmapChunks: Database<Uint8Array, [string, number]>;
@@ -113,6 +115,8 @@ export const TABLE_SPECS: Readonly<Record<TableName, TableSpec>> = {
   conversations: { db: "conversations", role: "entity", keys: "id", values: "msgpack" },
   userTopics: { db: "user_topics", role: "entity", keys: "msgpack", values: "msgpack" },
   messages: { db: "messages", role: "record", keys: "id", values: "msgpack" },
+  // Large message records cut into slices that each fit a page (storage/message-records.ts).
+  messageParts: { db: "message_parts", role: "record", keys: "msgpack", values: "binary" },
   messageMeta: { db: "message_meta", role: "derived", keys: "id-plain", values: "msgpack" },
   dateMessage: { db: "date_message", role: "derived", keys: "msgpack", values: "msgpack" },
   bitmapChunks: { db: "bitmap_chunks", role: "derived", keys: "msgpack", values: "binary" },
