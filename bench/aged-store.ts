@@ -4,7 +4,7 @@
  * does a store slow down once it has written large values? (issues #7 item 4, #12).
  * On a private copy of DIR's store (never DIR itself), in process and without fsync:
  * the median of short sends to a small channel, then N ~10 KB plain-text sends, then
- * short sends again; the same on a compacted copy (LMDB's mdb_env_copy with
+ * short sends again, and sends to the busiest channel (dense bitmap chunks); the same on a compacted copy (LMDB's mdb_env_copy with
  * compaction: no free pages). Prints LMDB's statistics around each phase: overflow
  * pages per table and the size of the free-page database.
  */
@@ -60,18 +60,29 @@ function lmdbStats(store: Store): string {
   return `overflow pages: ${parts.join(" ") || "none"}; free DB: ${f.entryCount} entries, ${f.treeLeafPageCount} leaf + ${f.overflowPages} overflow pages`;
 }
 
-function run(label: string, dir: string, options: { large: number; short: number; channelId: number; senderId: number }): void {
+interface RunOptions {
+  large: number;
+  short: number;
+  channelId: number;
+  senderId: number;
+  busyChannelId: number;
+}
+
+function run(label: string, dir: string, options: RunOptions): void {
   const store = openStore(dir, { noSync: true });
-  const short = (topic: string) => {
+  const sends = (channel: number, topic: string, content: (i: number) => string) => {
     const samples: number[] = [];
     for (let i = 0; i < options.short; i++) {
       const t0 = performance.now();
-      store.sendMessage({ senderId: options.senderId, to: { type: "channel", channel: options.channelId, topic }, content: `short ${i}`, client: "bench" });
+      store.sendMessage({ senderId: options.senderId, to: { type: "channel", channel, topic }, content: content(i), client: "bench" });
       samples.push(performance.now() - t0);
     }
     return median(samples);
   };
+  const short = (topic: string) => sends(options.channelId, topic, (i) => `short ${i}`);
   console.log(`${label}: ${lmdbStats(store)}`);
+  // The biggest channel, with the generator's commonest words: these sends rewrite dense (8 KB) bitmap chunks.
+  const busy = sends(options.busyChannelId, "aged-store busy", (i) => `build account agenda alert backup branch bug ${i}`);
   const before = short("aged-store short");
   const large: number[] = [];
   for (let i = 0; i < options.large; i++) {
@@ -82,6 +93,8 @@ function run(label: string, dir: string, options: { large: number; short: number
   const after = short("aged-store short");
   const again = short("aged-store short");
   console.log(`${label}: ${lmdbStats(store)}`);
+  const busyAfter = sends(options.busyChannelId, "aged-store busy", (i) => `build account agenda alert backup branch bug ${i}`);
+  console.log(`${label}: busy send (channel ${options.busyChannelId}, common words) median ${busy.toFixed(2)} ms before, ${busyAfter.toFixed(2)} ms after`);
   console.log(
     `${label}: short send median ${before.toFixed(2)} ms before, ${after.toFixed(2)} ms after ${options.large} large sends, ${again.toFixed(2)} ms 50 sends later; ` +
       `10 KB sends: median ${median(large).toFixed(2)} ms, first ${large[0]!.toFixed(2)}, last ${large.at(-1)!.toFixed(2)} ms (${large.map((t) => t.toFixed(1)).join(" ")})`,
@@ -116,7 +129,7 @@ async function main(): Promise<void> {
   if (channelId === undefined) throw new Error(`sender ${senderId} has no subscription`);
   console.log(`channel ${channelId} (${probe.subscriberCount(channelId)} subscribers), sender ${senderId}`);
   probe.close();
-  const options = { large: Number(values.large ?? 10), short: Number(values.short ?? 50), channelId, senderId };
+  const options: RunOptions = { large: Number(values.large ?? 10), short: Number(values.short ?? 50), channelId, senderId, busyChannelId: manifest.generalChannelId };
   run("aged", aged, options);
   if (!values["no-compacted"]) run("compacted", compacted, options);
   cleanup();
