@@ -4,7 +4,8 @@
  * does a store slow down once it has written large values? (issues #7 item 4, #12).
  * On a private copy of DIR's store (never DIR itself), in process and without fsync:
  * the median of short sends to a small channel, then N ~10 KB plain-text sends, then
- * short sends again, and sends to the busiest channel (dense bitmap chunks); the same on a compacted copy (LMDB's mdb_env_copy with
+ * short sends again, N flag updates of 5,000 messages, short sends again, and sends
+ * to the busiest channel (dense bitmap chunks); the same on a compacted copy (LMDB's mdb_env_copy with
  * compaction: no free pages). Prints LMDB's statistics around each phase: overflow
  * pages per table and the size of the free-page database.
  */
@@ -66,6 +67,7 @@ interface RunOptions {
   channelId: number;
   senderId: number;
   busyChannelId: number;
+  flagUserId: number;
 }
 
 function run(label: string, dir: string, options: RunOptions): void {
@@ -93,17 +95,26 @@ function run(label: string, dir: string, options: RunOptions): void {
   const after = short("aged-store short");
   const again = short("aged-store short");
   console.log(`${label}: ${lmdbStats(store)}`);
+  // Bulk flag updates (a client marking a narrow as read: up to 5,000 messages each) write a large change-log entry.
+  const flagged = store.getMessageWindow(options.flagUserId, { narrow: [], anchor: "newest", numBefore: 5000, numAfter: 0 }).ids;
+  const flags: number[] = [];
+  for (let i = 0; i < options.large; i++) {
+    const t0 = performance.now();
+    store.updateFlags(options.flagUserId, flagged, "starred", i % 2 === 0 ? "add" : "remove");
+    flags.push(performance.now() - t0);
+  }
+  const afterFlags = short("aged-store short");
   const busyAfter = sends(options.busyChannelId, "aged-store busy", (i) => `build account agenda alert backup branch bug ${i}`);
-  console.log(`${label}: busy send (channel ${options.busyChannelId}, common words) median ${busy.toFixed(2)} ms before, ${busyAfter.toFixed(2)} ms after`);
-  console.log(
-    `${label}: short send median ${before.toFixed(2)} ms before, ${after.toFixed(2)} ms after ${options.large} large sends, ${again.toFixed(2)} ms 50 sends later; ` +
-      `10 KB sends: median ${median(large).toFixed(2)} ms, first ${large[0]!.toFixed(2)}, last ${large.at(-1)!.toFixed(2)} ms (${large.map((t) => t.toFixed(1)).join(" ")})`,
-  );
+  console.log(`${label}: ${lmdbStats(store)}`);
+  const ms = (t: number) => `${t.toFixed(2)} ms`;
+  console.log(`${label}: busy send (channel ${options.busyChannelId}, common words) median ${ms(busy)} first (cold), ${ms(busyAfter)} at the end`);
+  console.log(`${label}: short send median ${ms(before)} before, ${ms(after)} after ${options.large} large sends, ${ms(again)} ${options.short} sends later, ${ms(afterFlags)} after ${options.large} ${flagged.length}-message flag updates`);
+  console.log(`${label}: 10 KB sends median ${ms(median(large))} (${large.map((t) => t.toFixed(1)).join(" ")}); flag updates median ${ms(median(flags))}`);
   store.close();
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { data: { type: "string" }, large: { type: "string" }, short: { type: "string" }, "no-compacted": { type: "boolean" }, "keep-copy": { type: "string" } }, strict: true });
+  const { values } = parseArgs({ options: { data: { type: "string" }, large: { type: "string" }, short: { type: "string" }, "no-compacted": { type: "boolean" }, }, strict: true });
   if (!values.data) throw new Error("--data DIR is required (a generated dataset: DIR/data.mdb and DIR/dataset.json)");
   const manifest = readManifest(values.data);
   mkdirSync(join("bench", "tmp"), { recursive: true });
@@ -129,7 +140,7 @@ async function main(): Promise<void> {
   if (channelId === undefined) throw new Error(`sender ${senderId} has no subscription`);
   console.log(`channel ${channelId} (${probe.subscriberCount(channelId)} subscribers), sender ${senderId}`);
   probe.close();
-  const options: RunOptions = { large: Number(values.large ?? 10), short: Number(values.short ?? 50), channelId, senderId, busyChannelId: manifest.generalChannelId };
+  const options: RunOptions = { large: Number(values.large ?? 10), short: Number(values.short ?? 50), channelId, senderId, busyChannelId: manifest.generalChannelId, flagUserId: manifest.subjects.main };
   run("aged", aged, options);
   if (!values["no-compacted"]) run("compacted", compacted, options);
   cleanup();
