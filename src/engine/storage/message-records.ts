@@ -17,7 +17,7 @@
  * `message_parts` under [id, 0..parts-1]. Old stores hold only inline records, which
  * read as before.
  */
-import { pack, unpack } from "msgpackr";
+import { Packr } from "msgpackr";
 import type { Message } from "../types.js";
 import { FIRST_ID, type Tables } from "./tables.js";
 
@@ -29,6 +29,12 @@ import { FIRST_ID, type Tables } from "./tables.js";
  */
 export const MAX_INLINE_BYTES = 1900;
 export const PART_BYTES = 1900;
+
+/**
+ * Plain msgpack, self-describing: no record structures shared between values (the parts
+ * must decode in any later process without state).
+ */
+const codec = new Packr({ useRecords: false });
 
 /** The head of a record stored in parts. */
 interface SplitHead {
@@ -43,7 +49,7 @@ function isSplitHead(value: unknown): value is SplitHead {
 /** Cheap bound on the record's encoded size, so short messages skip the trial encoding. */
 function surelySmall(message: Message): boolean {
   // UTF-8 is at most 3 bytes per UTF-16 unit; the other fields of an ordinary message take well under 300 bytes.
-  return (message.content.length + message.renderedContent.length + message.topic.length) * 3 < MAX_INLINE_BYTES - 300 &&
+  return (message.content.length + message.renderedContent.length + message.topic.length + message.client.length) * 3 < MAX_INLINE_BYTES - 300 &&
     message.reactions.length === 0 && message.editHistory === null && message.mentionedUserIds.length + message.mentionedGroupIds.length < 16;
 }
 
@@ -53,7 +59,7 @@ export function putMessageRecord(tables: Tables, message: Message): void {
   const previousParts = isSplitHead(previous) ? previous.parts : 0;
   let parts = 0;
   if (!surelySmall(message)) {
-    const bytes = pack(message);
+    const bytes = codec.pack(message);
     if (bytes.length > MAX_INLINE_BYTES) {
       parts = Math.ceil(bytes.length / PART_BYTES);
       for (let i = 0; i < parts; i++) tables.messageParts.putSync([message.id, i], bytes.subarray(i * PART_BYTES, (i + 1) * PART_BYTES));
@@ -84,7 +90,7 @@ function joinParts(tables: Tables, head: SplitHead): Message {
     if (part === undefined) throw new Error(`message ${head.id}: part ${i} of ${head.parts} is missing`);
     chunks.push(Buffer.from(part));
   }
-  return unpack(Buffer.concat(chunks)) as Message;
+  return codec.unpack(Buffer.concat(chunks)) as Message;
 }
 
 /** How many parts the record of `id` has in message_parts (0 when inline or absent); verify compares it with the table. */
