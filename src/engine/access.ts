@@ -8,6 +8,7 @@ import type { StoreState } from "./state.js";
 import type { Attachment, Channel, GroupSettingValue, Message, User } from "./types.js";
 import { ROLE } from "./types.js";
 import { key } from "./index/keys.js";
+import { getMessageRecord } from "./storage/message-records.js";
 
 /** System groups every realm has, and the roles they contain. */
 export const SYSTEM_GROUPS: readonly { readonly name: string; readonly maxRole: number | null; readonly description: string }[] = [
@@ -161,7 +162,7 @@ export function canAccessMessage(state: StoreState, user: User, message: Message
 function linkingMessages(state: StoreState, attachment: Attachment): Message[] {
   const out: Message[] = [];
   for (const id of attachment.messageIds) {
-    const message = state.tables.messages.get(id) as Message | undefined;
+    const message = getMessageRecord(state.tables, id);
     if (message) out.push(message);
   }
   return out;

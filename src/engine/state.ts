@@ -21,6 +21,7 @@ import { StorageError } from "./errors.js";
 import { mergedSettings, type RealmSettingDefaultsRecord, type Settings, type UserSettingsRecord } from "./settings/defaults.js";
 import type { Audience, Delivery, EngineEvent, EventBatch } from "./events/types.js";
 import { logEntryOf, trimChangeLog } from "./events/change-log.js";
+import { getMessageRecord } from "./storage/message-records.js";
 
 export interface Counters {
   nextMessageId: number;
@@ -451,7 +452,7 @@ export class StoreState {
   metaOf(id: number): MessageMeta | undefined {
     const meta = this.tables.messageMeta.get(id) as MessageMeta | undefined;
     if (meta) return meta;
-    const message = this.tables.messages.get(id) as Message | undefined;
+    const message = getMessageRecord(this.tables, id);
     return message ? messageMetaOf(message) : undefined;
   }
 

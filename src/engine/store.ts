@@ -74,6 +74,7 @@ import {
   type GroupListing,
   type SubscriptionLists,
 } from "./queries/listings.js";
+import { getMessageRecord } from "./storage/message-records.js";
 
 export class Store {
   readonly #state: StoreState;
@@ -630,7 +631,7 @@ export class Store {
 
   /** A message record by ID, without access checks (callers got the ID from a checked query). */
   findMessageRecord(messageId: number): Message | undefined {
-    return this.#state.tables.messages.get(messageId) as Message | undefined;
+    return getMessageRecord(this.#state.tables, messageId);
   }
 
   /** GET /messages for `userId`. */
@@ -641,7 +642,7 @@ export class Store {
   /** GET /messages/{id}: the message with the caller's flags, if they may read it. */
   getMessage(userId: number, messageId: number): { message: Message; flags: readonly ApiFlag[] } {
     const user = requireUser(this.#state, userId);
-    const message = Number.isInteger(messageId) && messageId > 0 && messageId <= 0xffffffff ? (this.#state.tables.messages.get(messageId) as Message | undefined) : undefined;
+    const message = Number.isInteger(messageId) && messageId > 0 && messageId <= 0xffffffff ? getMessageRecord(this.#state.tables, messageId) : undefined;
     if (!message || !canAccessMessage(this.#state, user, message)) throw new BadRequestError("Invalid message(s)");
     return { message, flags: flagsForWindow(this.#state, this.#received, userId, user.realmId, [message.id], false)[0]! };
   }

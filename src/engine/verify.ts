@@ -13,6 +13,7 @@ import { indexMessage, writeMentionFlags, type IndexSink } from "./actions/send-
 import type { StoreState } from "./state.js";
 import { FIRST_ID } from "./storage/tables.js";
 import { messageMetaOf, type Message, type MessageMeta, type ScheduledMessage } from "./types.js";
+import { getMessageRecord, partsOf } from "./storage/message-records.js";
 
 export interface IndexDifference {
   readonly key: string;
@@ -49,8 +50,9 @@ export function verifyIndexes(state: StoreState, onProgress?: (done: number, tot
   const problems: string[] = [];
   const total = state.lastMessageId;
   let messages = 0;
-  for (const { key: id, value } of state.tables.messages.getRange({ start: FIRST_ID })) {
-    const message = value as Message;
+  for (const { key: id } of state.tables.messages.getRange({ start: FIRST_ID })) {
+    const message = readRecord(state, id, problems);
+    if (!message) continue;
     if (message.id !== id) problems.push(`message record ${id} has id ${message.id}`);
     if (id > state.lastMessageId) problems.push(`message ${id} is above the allocated maximum ${state.lastMessageId}`);
     const meta = state.tables.messageMeta.get(id) as MessageMeta | undefined;
@@ -74,9 +76,28 @@ export function verifyIndexes(state: StoreState, onProgress?: (done: number, tot
     const extra = RoaringBitmap32.andNot(have, want);
     differences.push({ key: k, missingCount: missing.size, extraCount: extra.size, missing: Array.from(missing.rangeUint32Array(0, 10)), extra: Array.from(extra.rangeUint32Array(0, 10)) });
   }
+  checkMessageParts(state, problems);
   checkHistoricalRows(state, problems);
   checkScheduledQueue(state, problems);
   return { messages, keysChecked: keys.size, differences, problems };
+}
+
+/** A message's record, or undefined with a problem noted when its parts cannot be read. */
+function readRecord(state: StoreState, id: number, problems: string[]): Message | undefined {
+  try {
+    return getMessageRecord(state.tables, id);
+  } catch (error) {
+    problems.push(`message record ${id} is unreadable: ${error instanceof Error ? error.message : String(error)}`);
+    return undefined;
+  }
+}
+
+/** Every slice in message_parts belongs to a record stored in parts, within its part count. */
+function checkMessageParts(state: StoreState, problems: string[]): void {
+  for (const [id, part] of state.tables.messageParts.getKeys()) {
+    const parts = partsOf(state.tables, id);
+    if (part >= parts) problems.push(`message_parts has part ${part} of message ${id}, whose record has ${parts} parts`);
+  }
 }
 
 /** A historical row is only for a message the user did not receive. */
@@ -86,7 +107,7 @@ function checkHistoricalRows(state: StoreState, problems: string[]): void {
     if (!match) continue;
     const userId = Number(match[1]);
     for (const id of state.bitmaps.loadFromDisk(k)) {
-      const message = state.tables.messages.get(id) as Message | undefined;
+      const message = getMessageRecord(state.tables, id);
       if (!message) problems.push(`user ${userId} has a historical row for missing message ${id}`);
       else if (receivedOnly(state, userId, message)) problems.push(`user ${userId} has a historical row for message ${id}, which they received`);
     }
@@ -111,7 +132,7 @@ function checkScheduledQueue(state: StoreState, problems: string[]): void {
     const pending = !record.delivered && !record.failed;
     if (pending && !keys.has(`${record.deliverAt}:${record.id}`)) problems.push(`scheduled message ${record.id} is pending but not in scheduled_due`);
     if (record.delivered) {
-      const message = record.deliveredMessageId === null ? undefined : (state.tables.messages.get(record.deliveredMessageId) as Message | undefined);
+      const message = record.deliveredMessageId === null ? undefined : getMessageRecord(state.tables, record.deliveredMessageId);
       if (!message || message.senderId !== record.senderId) problems.push(`scheduled message ${record.id} is marked delivered without its message`);
     }
   }

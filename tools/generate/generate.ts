@@ -21,6 +21,7 @@ import { markReadUpTo } from "./read-state.js";
 import { Rng, Zipf } from "./prng.js";
 import { COMMON_WORD, RARE_WORD } from "./vocab.js";
 import { internals } from "../../src/engine/internal.js";
+import { getMessageRecord } from "../../src/engine/storage/message-records.js";
 
 export interface GenerateRun extends GenerateOptions {
   /** Also write COPY files for the PostgreSQL peer into this directory. */
@@ -430,7 +431,7 @@ class RowEmitter {
       }
     }
     if (this.#pg) {
-      const record = internals(store).tables.messages.get(id) as { renderedContent: string; hasLink: boolean; hasImage: boolean; hasAttachment: boolean; realmId: number };
+      const record = getMessageRecord(internals(store).tables, id)!;
       this.#pg.row("zerver_message", [
         id, this.#uid[spec.sender]!, recipientId, record.realmId, 1, spec.topic, spec.content, record.renderedContent, 1,
         new Date(dateSent * 1000).toISOString(), 1, null, null, record.hasAttachment, record.hasImage, record.hasLink, spec.channel !== null,

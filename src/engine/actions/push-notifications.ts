@@ -32,6 +32,7 @@ import { topicPolicyOf } from "./user-topics.js";
 import { requireHuman, updateDeviceInTxn } from "./devices.js";
 import { NoActivePushDeviceError } from "../errors.js";
 import { realmUuid } from "./realms.js";
+import { getMessageRecord } from "../storage/message-records.js";
 
 /** Outbox items older than this are given up (a notification a day late helps no one). */
 export const PUSH_ITEM_MAX_AGE_SECS = 24 * 3600;
@@ -199,7 +200,7 @@ export function resolvePushItem(state: StoreState, itemId: number): PushDelivery
   const targets = pushTargets(state, user.id);
   if (targets.length === 0) return null;
   if (item.kind === "remove") return { ...base, kind: "remove", targets, messageIds: item.messageIds };
-  const message = state.tables.messages.get(item.messageId) as Message | undefined;
+  const message = getMessageRecord(state.tables, item.messageId);
   const sender = message && state.users.get(message.senderId);
   if (!message || !sender) return null;
   // Read while the bouncer was away: a notification now would only be noise.

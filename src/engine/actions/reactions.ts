@@ -17,6 +17,7 @@ import { isUnicodeEmojiCode, unicodeEmojiCode } from "../../emoji/unicode.js";
 import { requireActiveUser } from "./users.js";
 import { activeRealmEmoji } from "./realm-emoji.js";
 import { messageReadersAudience } from "../events/audience.js";
+import { getMessageRecord, putMessageRecord } from "../storage/message-records.js";
 
 export interface ReactionInput {
   readonly emojiName: string;
@@ -69,7 +70,7 @@ function checkEmojiRequest(state: StoreState, realmId: number, input: ReactionIn
 
 function accessibleMessage(state: StoreState, userId: number, messageId: number): Message {
   const user = requireActiveUser(state, userId);
-  const message = Number.isInteger(messageId) && messageId > 0 && messageId <= 0xffffffff ? (state.tables.messages.get(messageId) as Message | undefined) : undefined;
+  const message = Number.isInteger(messageId) && messageId > 0 && messageId <= 0xffffffff ? getMessageRecord(state.tables, messageId) : undefined;
   if (!message || !canAccessMessage(state, user, message)) throw new BadRequestError("Invalid message(s)");
   return message;
 }
@@ -95,7 +96,7 @@ export function addReaction(state: StoreState, userId: number, messageId: number
   const channel = message.recipient.type === "channel" ? state.channels.get(message.recipient.channelId) : undefined;
   state.write((ctx) => {
     if (reactor && channel) applyParticipationPolicy(state, ctx, reactor, channel, message.topic);
-    state.tables.messages.putSync(message.id, next);
+    putMessageRecord(state.tables, next);
     state.bitmaps.add(key.has(message.realmId, "reaction"), message.id);
     ctx.emit({ type: "reaction", op: "add", messageId: message.id, reaction: { ...input, userId } }, () => messageReadersAudience(state, next));
   });
@@ -113,7 +114,7 @@ export function removeReaction(state: StoreState, userId: number, messageId: num
   if (!message.reactions.some((r) => same(r, userId, input))) throw new EngineError("REACTION_DOES_NOT_EXIST", "Reaction doesn't exist.");
   const next: Message = { ...message, reactions: message.reactions.filter((r) => !same(r, userId, input)) };
   state.write((ctx) => {
-    state.tables.messages.putSync(message.id, next);
+    putMessageRecord(state.tables, next);
     if (next.reactions.length === 0) state.bitmaps.removeMany(key.has(message.realmId, "reaction"), [message.id]);
     ctx.emit({ type: "reaction", op: "remove", messageId: message.id, reaction: { ...input, userId } }, () => messageReadersAudience(state, next));
   });

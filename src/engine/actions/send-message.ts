@@ -26,6 +26,7 @@ import { requireUser } from "./users.js";
 import { claimableAttachments, claimAttachments } from "./attachments.js";
 import { applyAutomaticPolicies } from "./user-topics.js";
 import { enqueueMessagePushes } from "./push-notifications.js";
+import { getMessageRecord, putMessageRecord } from "../storage/message-records.js";
 
 export const MAX_MESSAGE_LENGTH = 10000;
 export const MAX_TOPIC_LENGTH = 60;
@@ -276,7 +277,7 @@ export function storeMessage(state: StoreState, ctx: WriteContext, input: Messag
       lastEditTimestamp: null,
       lastMovedTimestamp: null,
     };
-    state.tables.messages.putSync(id, message);
+    putMessageRecord(state.tables, message);
     state.tables.messageMeta.putSync(id, messageMetaOf(message));
     state.tables.dateMessage.putSync([message.dateSent, id], null);
     claimAttachments(state, ctx, claimed, id);
@@ -398,7 +399,7 @@ function topicParticipants(state: StoreState, message: Message): Set<number> {
   if (message.recipient.type !== "channel") return out;
   for (const id of state.bitmaps.get(key.channelTopic(message.recipient.channelId, message.topic))) {
     if (id >= message.id) break;
-    const other = state.tables.messages.get(id) as Message | undefined;
+    const other = getMessageRecord(state.tables, id);
     if (other) out.add(other.senderId);
   }
   return out;

@@ -23,6 +23,7 @@ import type { Message } from "../types.js";
 import { userAudience } from "../events/audience.js";
 import type { MessageDetail } from "../events/types.js";
 import { enqueueReadRemovals } from "./push-notifications.js";
+import { getMessageRecord } from "../storage/message-records.js";
 
 export type FlagOp = "add" | "remove";
 export type EditableFlag = "read" | "starred" | "collapsed";
@@ -51,7 +52,7 @@ export interface FlagChangeResult {
  */
 export function applyFlagChange(ctx: PlanContext, ids: readonly number[], flag: EditableFlag, op: FlagOp): FlagChangeResult {
   const { state, user } = ctx;
-  const load = (id: number) => state.tables.messages.get(id) as Message | undefined;
+  const load = (id: number) => getMessageRecord(state.tables, id);
   const markingUnread = flag === "read" && op === "remove";
   const ignored = new Set<number>();
   let candidates = new RoaringBitmap32(ids.filter((id) => Number.isInteger(id) && id > 0 && id <= 0xffffffff));
@@ -109,7 +110,7 @@ function messageDetails(ctx: PlanContext, ids: readonly number[]): Map<number, M
   const anyMention = mentionedSet(ctx);
   const muted = mutedSet(ctx, null);
   for (const id of ids) {
-    const message = state.tables.messages.get(id) as Message | undefined;
+    const message = getMessageRecord(state.tables, id);
     if (!message) continue;
     const mentioned = personal.some((b) => b.has(id)) || (anyMention.has(id) && !muted.has(id));
     const userIds = message.recipient.type === "direct" ? state.conversations.get(message.recipient.conversationId)?.userIds : undefined;

@@ -11,6 +11,7 @@ import { findChannelByName } from "../actions/channels.js";
 import type { StoreState } from "../state.js";
 import type { Channel, Message, User } from "../types.js";
 import type { HasTermOperand, IsOperand, RawTerm, Term } from "./terms.js";
+import { getMessageRecord } from "../storage/message-records.js";
 
 const MAX_MESSAGE_ID = 2147483647;
 // A Map, not an object literal: operands are client input, and "constructor" or
@@ -174,7 +175,7 @@ function rewriteWith(state: StoreState, user: User, raw: readonly RawTerm[]): re
   }
   const messageId = Number(operand);
   const rest = raw.filter((t) => t.operator !== "with");
-  const message = messageId <= MAX_MESSAGE_ID ? (state.tables.messages.get(messageId) as Message | undefined) : undefined;
+  const message = messageId <= MAX_MESSAGE_ID ? getMessageRecord(state.tables, messageId) : undefined;
   if (!message || !canAccessMessage(state, user, message)) {
     const has = (ops: string[]) => rest.some((t) => ops.includes(t.operator) && !t.negated);
     const definesConversation = (has(["channel", "stream"]) && has(["topic"])) || has(["dm", "pm-with", "pm_with"]);

@@ -18,6 +18,7 @@ import type { Message, User } from "../types.js";
 import { ROLE } from "../types.js";
 import { matchesPhrases, parseSearchQuery } from "../search/index.js";
 import type { Term } from "./terms.js";
+import { getMessageRecord } from "../storage/message-records.js";
 
 export type UniverseKind = "personal" | "shared";
 
@@ -249,7 +250,7 @@ function searchSet(ctx: PlanContext, query: string): Bitmap {
   if (parsed.phrases.length === 0) return candidates;
   const out = new RoaringBitmap32();
   for (const id of candidates) {
-    const m = state.tables.messages.get(id) as Message | undefined;
+    const m = getMessageRecord(state.tables, id);
     if (m && matchesPhrases(m.topic, m.content, parsed.phrases)) out.add(id);
   }
   return out;

@@ -15,6 +15,7 @@ import { NEWEST_ANCHOR, selectWindow, type WindowResult } from "../narrow/window
 import { highlightHtml, highlightTopic, parseSearchQuery } from "../search/index.js";
 import type { Message } from "../types.js";
 import { flagsForWindow, type ApiFlag } from "./message-flags.js";
+import { getMessageRecord } from "../storage/message-records.js";
 
 export const MAX_MESSAGES_PER_FETCH = 5000;
 
@@ -100,7 +101,7 @@ export function getMessages(ctx: PlanContext, input: GetMessagesInput): GetMessa
   const w = getMessageWindow(ctx, input);
   const messages: MessageView[] = [];
   w.ids.forEach((id, i) => {
-    const message = ctx.state.tables.messages.get(id) as Message | undefined;
+    const message = getMessageRecord(ctx.state.tables, id);
     if (!message) return;
     const flags = w.flags[i]!;
     if (w.searchTerms) messages.push({ message, flags, ...highlightsFor(message, w.searchTerms) });

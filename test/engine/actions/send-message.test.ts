@@ -4,6 +4,7 @@ import { defaultReadBySender } from "../../../src/engine/actions/send-message.js
 import { expectFailsUnchanged } from "../../support/snapshot.js";
 import { seedRealm, tempStore, type TempStore } from "../../support/temp-store.js";
 import { internals } from "../../../src/engine/internal.js";
+import { getMessageRecord } from "../../../src/engine/storage/message-records.js";
 
 const NOW = 1_700_000_000;
 let t: TempStore;
@@ -18,7 +19,7 @@ beforeEach(() => {
 afterEach(() => t.cleanup());
 
 const failsWithoutChange = (fn: () => unknown, expected: { code: string; message: string; data?: unknown }) => expectFailsUnchanged(s, fn, expected);
-const stored = (id: number) => internals(s).tables.messages.get(id) as Message;
+const stored = (id: number) => getMessageRecord(internals(s).tables, id)!;
 const toGeneral = (topic: string | undefined, content = "hello", senderId = w.alice.id) =>
   s.sendMessage({ senderId, to: { type: "channel", channel: "general", topic }, content });
 

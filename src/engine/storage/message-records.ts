@@ -1,0 +1,100 @@
+/**
+ * @module storage/message-records
+ * Reading and writing message records so that no LMDB value of a message is larger
+ * than a page can hold inline.
+ *
+ * Why: LMDB stores a value over ~2 KB (4 KB pages) on "overflow pages", which must
+ * be contiguous. On an aged store (one with a free-page list, i.e. every store a
+ * server has written to for a while) finding such a run makes lmdb-js load tens of
+ * thousands of free-page entries into memory, which it then rewrites at every later
+ * commit: after ten 10 KB messages a short send took 17 ms instead of 1 ms for the
+ * next hundreds of writes (bench/aged-store.ts). Values that fit a page never need a
+ * contiguous run.
+ *
+ * Layout: a record whose plain msgpack encoding fits MAX_INLINE_BYTES is stored in
+ * `messages` as before. A larger one is stored as a head `{ id, parts }` in
+ * `messages` and its msgpack bytes, cut into `parts` slices of at most PART_BYTES, in
+ * `message_parts` under [id, 0..parts-1]. Old stores hold only inline records, which
+ * read as before.
+ */
+import { Packr } from "msgpackr";
+import type { Message } from "../types.js";
+import { FIRST_ID, type Tables } from "./tables.js";
+
+/**
+ * The largest value written inline. LMDB keeps a node inline when 8 bytes of header,
+ * the key and the value fit half a page less the page header (2038 bytes for 4 KB
+ * pages); msgpack keys here take at most ~12 bytes, and lmdb-js's shared-structure
+ * encoding of a record is no larger than plain msgpack.
+ */
+export const MAX_INLINE_BYTES = 1900;
+export const PART_BYTES = 1900;
+
+/**
+ * Plain msgpack, self-describing: no record structures shared between values (the parts
+ * must decode in any later process without state).
+ */
+const codec = new Packr({ useRecords: false });
+
+/** The head of a record stored in parts. */
+interface SplitHead {
+  readonly id: number;
+  readonly parts: number;
+}
+
+function isSplitHead(value: unknown): value is SplitHead {
+  return typeof value === "object" && value !== null && "parts" in value && !("content" in value);
+}
+
+/** Cheap bound on the record's encoded size, so short messages skip the trial encoding. */
+function surelySmall(message: Message): boolean {
+  // UTF-8 is at most 3 bytes per UTF-16 unit; the other fields of an ordinary message take well under 300 bytes.
+  return (message.content.length + message.renderedContent.length + message.topic.length + message.client.length) * 3 < MAX_INLINE_BYTES - 300 &&
+    message.reactions.length === 0 && message.editHistory === null && message.mentionedUserIds.length + message.mentionedGroupIds.length < 16;
+}
+
+/** Stores (or replaces) a message record; call inside a write transaction. */
+export function putMessageRecord(tables: Tables, message: Message): void {
+  const previous = tables.messages.get(message.id);
+  const previousParts = isSplitHead(previous) ? previous.parts : 0;
+  let parts = 0;
+  if (!surelySmall(message)) {
+    const bytes = codec.pack(message);
+    if (bytes.length > MAX_INLINE_BYTES) {
+      parts = Math.ceil(bytes.length / PART_BYTES);
+      for (let i = 0; i < parts; i++) tables.messageParts.putSync([message.id, i], bytes.subarray(i * PART_BYTES, (i + 1) * PART_BYTES));
+    }
+  }
+  for (let i = parts; i < previousParts; i++) tables.messageParts.removeSync([message.id, i]);
+  tables.messages.putSync(message.id, parts > 0 ? ({ id: message.id, parts } satisfies SplitHead) : message);
+}
+
+/** The record of message `id` whatever its layout, or undefined. */
+export function getMessageRecord(tables: Tables, id: number): Message | undefined {
+  const value = tables.messages.get(id);
+  if (value === undefined) return undefined;
+  return isSplitHead(value) ? joinParts(tables, value) : (value as Message);
+}
+
+/** Every message record from `start` in ID order (verify, tools and tests scan with it). */
+export function* messageRecords(tables: Tables, start = FIRST_ID): Generator<Message> {
+  for (const { value } of tables.messages.getRange({ start })) {
+    yield isSplitHead(value) ? joinParts(tables, value) : (value as Message);
+  }
+}
+
+function joinParts(tables: Tables, head: SplitHead): Message {
+  const chunks: Uint8Array[] = [];
+  for (let i = 0; i < head.parts; i++) {
+    const part = tables.messageParts.get([head.id, i]);
+    if (part === undefined) throw new Error(`message ${head.id}: part ${i} of ${head.parts} is missing`);
+    chunks.push(Buffer.from(part));
+  }
+  return codec.unpack(Buffer.concat(chunks)) as Message;
+}
+
+/** How many parts the record of `id` has in message_parts (0 when inline or absent); verify compares it with the table. */
+export function partsOf(tables: Tables, id: number): number {
+  const value = tables.messages.get(id);
+  return isSplitHead(value) ? value.parts : 0;
+}
