@@ -15,7 +15,7 @@ import { parseArgs } from "node:util";
 import { open } from "lmdb";
 import { openStore, type Store } from "../src/engine/index.js";
 import { internals } from "../src/engine/internal.js";
-import { TABLE_NAMES, TABLE_SPECS } from "../src/engine/storage/tables.js";
+import { MAX_DBS, TABLE_NAMES, TABLE_SPECS } from "../src/engine/storage/tables.js";
 import { readManifest } from "../tools/generate/manifest.js";
 
 interface DbStat {
@@ -128,7 +128,7 @@ async function main(): Promise<void> {
   const compacted = join(scratch, "compacted");
   if (!values["no-compacted"]) {
     mkdirSync(compacted);
-    const env = open({ path: aged, readOnly: true, noSubdir: false, maxDbs: 32, compression: false });
+    const env = open({ path: aged, readOnly: true, noSubdir: false, maxDbs: MAX_DBS, compression: false });
     await env.backup(compacted, true);
     await env.close();
   }

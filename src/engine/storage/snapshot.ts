@@ -11,6 +11,7 @@ import { existsSync, mkdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { open } from "lmdb";
 import { StorageError } from "../errors.js";
+import { MAX_DBS } from "./tables.js";
 
 /** LMDB's file in an environment directory (the one file a snapshot writes). */
 export const ENVIRONMENT_FILE = "data.mdb";
@@ -45,7 +46,7 @@ export async function snapshotEnvironment(dir: string, destDir: string, options:
   if (existsSync(target)) throw new StorageError(`${target} exists already`);
   mkdirSync(destDir, { recursive: true });
   // noSubdir: false as in openTables; readOnly takes a reader slot and nothing else.
-  const env = open({ path: dir, readOnly: true, noSubdir: false, maxDbs: 32, compression: false });
+  const env = open({ path: dir, readOnly: true, noSubdir: false, maxDbs: MAX_DBS, compression: false });
   try {
     const stats = env.getStats() as Record<string, unknown>;
     const pageSize = typeof stats["pageSize"] === "number" ? stats["pageSize"] : 4096;

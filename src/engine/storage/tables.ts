@@ -174,11 +174,17 @@ export interface OpenTablesOptions {
   readonly noSync?: boolean;
 }
 
+/**
+ * LMDB's limit on named databases per environment, read at each open (not stored in
+ * the file), so raising it needs no migration. Tables take 31 of it; the rest is room.
+ */
+export const MAX_DBS = 64;
+
 /** Opens (creating if needed) the environment in `dir` and every table of the registry. */
 export function openTables(dir: string, options: OpenTablesOptions = {}): Tables {
   // noSubdir: false explicitly: lmdb-js otherwise takes a directory name with a dot for a file name.
   const freeSpace: FreeSpaceOptions = { maxFreeSpaceToLoad: MAX_FREE_SPACE_TO_LOAD, maxFreeSpaceToRetain: MAX_FREE_SPACE_TO_RETAIN };
-  const env = open({ path: dir, noSubdir: false, maxDbs: 32, noSync: options.noSync ?? false, compression: false, ...freeSpace });
+  const env = open({ path: dir, noSubdir: false, maxDbs: MAX_DBS, noSync: options.noSync ?? false, compression: false, ...freeSpace });
   const dbs: Record<string, Database<unknown, never>> = {};
   for (const name of TABLE_NAMES) {
     const spec = TABLE_SPECS[name];
