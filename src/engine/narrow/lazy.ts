@@ -107,8 +107,10 @@ export function prevAbsent(set: ReadonlyBitmap, x: number): number {
 /**
  * The plan's matching set, lazily. `extraComplements` are removed too (first_unread's
  * read and muted sets). A plan that is one shared-history channel step is that bitmap.
+ * `floor` is an ID below which nothing can match (narrow/first-unread.ts matchFloor):
+ * walks start there, and a walk down from below it returns at once.
  */
-export function lazyMatching(ctx: PlanContext, plan: Plan, extraComplements: readonly ReadonlyBitmap[] = []): MatchingSet {
+export function lazyMatching(ctx: PlanContext, plan: Plan, extraComplements: readonly ReadonlyBitmap[] = [], floor = 0): MatchingSet {
   const positives = plan.steps.filter((s) => !s.complement).map((s) => s.bitmap);
   const negatives = [...plan.steps.filter((s) => s.complement).map((s) => s.bitmap), ...extraComplements].filter((b) => b.size > 0);
   const channelStep = plan.steps.some((s) => !s.complement && (s.term.kind === "channel" || s.term.kind === "channels"));
@@ -141,23 +143,24 @@ export function lazyMatching(ctx: PlanContext, plan: Plan, extraComplements: rea
     lastUpTo(maxInclusive, limit) {
       if (limit <= 0 || driver.size === 0) return [];
       let hi = maxInclusive === null ? driver.maximum() : Math.min(maxInclusive, driver.maximum());
+      if (hi < floor) return [];
       const chunks: Uint32Array[] = [];
       let got = 0;
       let examined = 0;
       let span = Math.max(limit, MIN_CHUNK);
       while (got < limit && hi >= driver.minimum()) {
         for (const negative of negatives) hi = prevAbsent(negative, hi);
-        if (hi < 0) break;
+        if (hi < floor || hi < 0) break;
         const endRank = driver.rank(hi);
         if (endRank === 0) break;
         const startRank = Math.max(0, endRank - span);
-        const lo = driver.select(startRank)!;
+        const lo = Math.max(driver.select(startRank)!, floor);
         const ids = restrict(valueRange(driver, lo, hi + 1)).toUint32Array();
         const take = Math.min(ids.length, limit - got);
         if (take > 0) chunks.push(ids.subarray(ids.length - take));
         got += take;
         examined += endRank - startRank;
-        if (startRank === 0) break;
+        if (startRank === 0 || lo === floor) break;
         hi = lo - 1;
         span = nextSpan(span, examined, got, limit);
       }
@@ -168,7 +171,7 @@ export function lazyMatching(ctx: PlanContext, plan: Plan, extraComplements: rea
     firstFrom(minInclusive, limit) {
       if (limit <= 0 || driver.size === 0) return [];
       if (minInclusive !== null && minInclusive > U32_MAX) return [];
-      let lo = minInclusive === null ? driver.minimum() : Math.max(minInclusive, driver.minimum());
+      let lo = Math.max(minInclusive === null ? driver.minimum() : Math.max(minInclusive, driver.minimum()), floor);
       const max = driver.maximum();
       const out: number[] = [];
       let examined = 0;
@@ -192,7 +195,7 @@ export function lazyMatching(ctx: PlanContext, plan: Plan, extraComplements: rea
       return out;
     },
     has(id) {
-      if (id < 0 || id > U32_MAX || !driver.has(id)) return false;
+      if (id < floor || id < 0 || id > U32_MAX || !driver.has(id)) return false;
       return restrict(new RoaringBitmap32([id])).size === 1;
     },
   };
