@@ -20,14 +20,14 @@ async function main(): Promise<void> {
   const store = openStore(work.dir);
   const only = values.only ? new RegExp(values.only) : null;
   const budgetMs = Number(values.budget ?? 2000);
-  const ms = (t: { medianMs: number } | null) => (t ? t.medianMs.toFixed(4) : "");
+  const ms = (t: { medianMs: number; minMs: number } | null) => (t ? `${t.medianMs.toFixed(4)} (min ${t.minMs.toFixed(4)})` : "");
   try {
     for (const w of engineWorkloads(store, manifest)) {
       if (w.reset || w.appends || (only && !only.test(w.name))) continue;
       const records = await measure(() => w.run(), { budgetMs, maxIterations: 500 });
       const window = w.window ? await measure(() => w.window!(), { budgetMs, maxIterations: 500 }) : null;
       const serve = w.serve ? await measure(() => w.serve!(), { budgetMs, maxIterations: 500 }) : null;
-      console.log(`${w.name.padEnd(40)} records ${ms(records)}  ids+flags ${ms(window)}  server ${ms(serve)}  (ms, medians)`);
+      console.log(`${w.name.padEnd(40)} records ${ms(records)}  ids+flags ${ms(window)}  server ${ms(serve)}  (ms, median (min))`);
     }
   } finally {
     store.close();

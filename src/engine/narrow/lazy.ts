@@ -112,7 +112,8 @@ export function prevAbsent(set: ReadonlyBitmap, x: number): number {
  */
 export function lazyMatching(ctx: PlanContext, plan: Plan, extraComplements: readonly ReadonlyBitmap[] = [], floor = 0): MatchingSet {
   const positives = plan.steps.filter((s) => !s.complement).map((s) => s.bitmap);
-  const negatives = [...plan.steps.filter((s) => s.complement).map((s) => s.bitmap), ...extraComplements].filter((b) => b.size > 0);
+  // Deduplicated: first_unread passes the read set that an is:unread step also removes.
+  const negatives = [...new Set([...plan.steps.filter((s) => s.complement).map((s) => s.bitmap), ...extraComplements])].filter((b) => b.size > 0);
   const channelStep = plan.steps.some((s) => !s.complement && (s.term.kind === "channel" || s.term.kind === "channels"));
   if (positives.length === 1 && negatives.length === 0 && plan.universe === "shared" && channelStep) return bitmapSet(positives[0]!);
 

@@ -4,7 +4,7 @@
  * read, minus channels whose subscription is inactive; newest 50,000 kept, like
  * Zulip's MAX_UNREAD_MESSAGES. Muted channels/topics are listed but not counted.
  */
-import { RoaringBitmap32, valueRange, type Bitmap } from "../index/bitmap-store.js";
+import { RoaringBitmap32, numbersOf, valueRange, type Bitmap } from "../index/bitmap-store.js";
 import { key } from "../index/keys.js";
 import { mentionedSet, mutedSet, type PlanContext } from "../narrow/plan.js";
 import type { MessageMeta } from "../types.js";
@@ -119,7 +119,7 @@ export function unreadSummary(ctx: PlanContext): UnreadSummary {
     pms: [...pms].map(([otherUserId, unreadMessageIds]) => ({ otherUserId, unreadMessageIds })),
     streams,
     huddles: [...huddles].map(([userIdsString, unreadMessageIds]) => ({ userIdsString, unreadMessageIds })),
-    mentions: mentioned.toArray(),
+    mentions: numbersOf(mentioned.toUint32Array()),
     oldUnreadsMissing,
   };
 }
