@@ -140,28 +140,35 @@ export function lazyMatching(ctx: PlanContext, plan: Plan, extraComplements: rea
     return part;
   };
 
+  // Chunks are ID ranges sized by the driver's mean density: rank() and select() cost
+  // microseconds inside dense (bitset) containers, a range intersection does not. A
+  // chunk's driver IDs are counted to size the next one.
+  const widthOf = (span: number): number => {
+    const density = driver.size / (driver.maximum() - driver.minimum() + 1);
+    return Math.max(1, Math.ceil(span / density));
+  };
+
   return {
     lastUpTo(maxInclusive, limit) {
       if (limit <= 0 || driver.size === 0) return [];
       let hi = maxInclusive === null ? driver.maximum() : Math.min(maxInclusive, driver.maximum());
       if (hi < floor) return [];
+      const min = Math.max(driver.minimum(), floor);
       const chunks: Uint32Array[] = [];
       let got = 0;
       let examined = 0;
       let span = Math.max(limit, MIN_CHUNK);
-      while (got < limit && hi >= driver.minimum()) {
+      while (got < limit && hi >= min) {
         for (const negative of negatives) hi = prevAbsent(negative, hi);
-        if (hi < floor || hi < 0) break;
-        const endRank = driver.rank(hi);
-        if (endRank === 0) break;
-        const startRank = Math.max(0, endRank - span);
-        const lo = Math.max(driver.select(startRank)!, floor);
-        const ids = restrict(valueRange(driver, lo, hi + 1)).toUint32Array();
+        if (hi < min) break;
+        const lo = Math.max(min, hi - widthOf(span) + 1);
+        const chunk = valueRange(driver, lo, hi + 1);
+        examined += chunk.size;
+        const ids = restrict(chunk).toUint32Array();
         const take = Math.min(ids.length, limit - got);
         if (take > 0) chunks.push(ids.subarray(ids.length - take));
         got += take;
-        examined += endRank - startRank;
-        if (startRank === 0 || lo === floor) break;
+        if (lo === min) break;
         hi = lo - 1;
         span = nextSpan(span, examined, got, limit);
       }
@@ -180,16 +187,14 @@ export function lazyMatching(ctx: PlanContext, plan: Plan, extraComplements: rea
       while (out.length < limit && lo <= max) {
         for (const negative of negatives) lo = nextAbsent(negative, lo);
         if (lo > max) break;
-        const startRank = lo === 0 ? 0 : driver.rank(lo - 1);
-        if (startRank >= driver.size) break;
-        const endRank = Math.min(driver.size, startRank + span);
-        const hi = driver.select(endRank - 1)!;
-        for (const id of restrict(valueRange(driver, lo, hi + 1)).toUint32Array()) {
+        const hi = Math.min(max, lo + widthOf(span) - 1);
+        const chunk = valueRange(driver, lo, hi + 1);
+        examined += chunk.size;
+        for (const id of restrict(chunk).toUint32Array()) {
           out.push(id);
           if (out.length === limit) break;
         }
-        examined += endRank - startRank;
-        if (endRank === driver.size) break;
+        if (hi === max) break;
         lo = hi + 1;
         span = nextSpan(span, examined, out.length, limit);
       }
