@@ -35,6 +35,7 @@ export { MAX_CHANNEL_NAME_LENGTH, MAX_CHANNEL_DESCRIPTION_LENGTH } from "./actio
 export type { FlagChangeResult, NarrowFlagResult } from "./actions/update-flags.js";
 export type { AnchorSpec, GetMessagesInput, GetMessagesResult, MessageView, MessageWindow, WindowInput } from "./queries/get-messages.js";
 export { highlightsFor } from "./queries/get-messages.js";
+export { highlightsFromForms, messageTokenForms, type MessageTokenForms } from "./search/index.js";
 export { MAX_MESSAGES_PER_FETCH } from "./queries/get-messages.js";
 export { NEWEST_ANCHOR } from "./narrow/window.js";
 export type { ApiFlag } from "./queries/message-flags.js";

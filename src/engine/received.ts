@@ -14,6 +14,16 @@ import { BoundedCache } from "./index/bounded-cache.js";
 import { key } from "./index/keys.js";
 import type { StoreState } from "./state.js";
 
+/** A user's oldest unread personal message as last computed, and what it depended on. */
+export interface FirstUnreadMemo {
+  /** The message ID, or null when everything up to `upTo` was read. */
+  readonly at: number | null;
+  /** lastMessageId when computed. */
+  readonly upTo: number;
+  /** personalStamp() and the read bitmap's version when computed. */
+  readonly stamp: string;
+}
+
 interface CacheEntry {
   readonly bitmap: Bitmap;
   upTo: number;
@@ -31,6 +41,8 @@ export class ReceivedSets {
   readonly #state: StoreState;
   readonly #cache: BoundedCache<number, CacheEntry>;
   readonly #personal: BoundedCache<number, { readonly bitmap: Bitmap; upTo: number; readonly stamp: string }>;
+  /** Per user: where narrow/first-unread.ts found the oldest unread message (see there). */
+  readonly firstUnreadMemo = new Map<number, FirstUnreadMemo>();
 
   constructor(state: StoreState, cacheBytes = DEFAULT_CACHE_BYTES) {
     this.#state = state;
@@ -101,6 +113,11 @@ export class ReceivedSets {
     return [b.get(key.userFlag(userId, "dm")), b.get(key.userFlag(userId, "historical")), b.get(key.sender(userId))];
   }
 
+  /** Changes whenever personal() changes other than by new channel messages. */
+  personalStamp(userId: number): string {
+    return this.#partsStamp(userId);
+  }
+
   /** Changes whenever a part of personal() changes other than by new channel messages. */
   #partsStamp(userId: number): string {
     const b = this.#state.bitmaps;
@@ -117,6 +134,7 @@ export class ReceivedSets {
   clear(): void {
     this.#cache.clear();
     this.#personal.clear();
+    this.firstUnreadMemo.clear();
   }
 
   #build(userId: number, last: number): Bitmap {

@@ -47,6 +47,11 @@ export class MessageConversations {
     return ordinal;
   }
 
+  /** One more than the largest ordinal handed out so far. */
+  get size(): number {
+    return this.#groups.length;
+  }
+
   /** The conversation of an ordinal from ordinalOf. */
   conversation(ordinal: number): ConversationOfMessage {
     return this.#groups[ordinal]!;

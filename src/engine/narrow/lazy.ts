@@ -107,10 +107,13 @@ export function prevAbsent(set: ReadonlyBitmap, x: number): number {
 /**
  * The plan's matching set, lazily. `extraComplements` are removed too (first_unread's
  * read and muted sets). A plan that is one shared-history channel step is that bitmap.
+ * `floor` is an ID below which nothing can match (narrow/first-unread.ts matchFloor):
+ * walks start there, and a walk down from below it returns at once.
  */
-export function lazyMatching(ctx: PlanContext, plan: Plan, extraComplements: readonly ReadonlyBitmap[] = []): MatchingSet {
+export function lazyMatching(ctx: PlanContext, plan: Plan, extraComplements: readonly ReadonlyBitmap[] = [], floor = 0): MatchingSet {
   const positives = plan.steps.filter((s) => !s.complement).map((s) => s.bitmap);
-  const negatives = [...plan.steps.filter((s) => s.complement).map((s) => s.bitmap), ...extraComplements].filter((b) => b.size > 0);
+  // Deduplicated: first_unread passes the read set that an is:unread step also removes.
+  const negatives = [...new Set([...plan.steps.filter((s) => s.complement).map((s) => s.bitmap), ...extraComplements])].filter((b) => b.size > 0);
   const channelStep = plan.steps.some((s) => !s.complement && (s.term.kind === "channel" || s.term.kind === "channels"));
   if (positives.length === 1 && negatives.length === 0 && plan.universe === "shared" && channelStep) return bitmapSet(positives[0]!);
 
@@ -137,27 +140,35 @@ export function lazyMatching(ctx: PlanContext, plan: Plan, extraComplements: rea
     return part;
   };
 
+  // Chunks are ID ranges sized by the driver's mean density: rank() and select() cost
+  // microseconds inside dense (bitset) containers, a range intersection does not. A
+  // chunk's driver IDs are counted to size the next one.
+  const widthOf = (span: number): number => {
+    const density = driver.size / (driver.maximum() - driver.minimum() + 1);
+    return Math.max(1, Math.ceil(span / density));
+  };
+
   return {
     lastUpTo(maxInclusive, limit) {
       if (limit <= 0 || driver.size === 0) return [];
       let hi = maxInclusive === null ? driver.maximum() : Math.min(maxInclusive, driver.maximum());
+      if (hi < floor) return [];
+      const min = Math.max(driver.minimum(), floor);
       const chunks: Uint32Array[] = [];
       let got = 0;
       let examined = 0;
       let span = Math.max(limit, MIN_CHUNK);
-      while (got < limit && hi >= driver.minimum()) {
+      while (got < limit && hi >= min) {
         for (const negative of negatives) hi = prevAbsent(negative, hi);
-        if (hi < 0) break;
-        const endRank = driver.rank(hi);
-        if (endRank === 0) break;
-        const startRank = Math.max(0, endRank - span);
-        const lo = driver.select(startRank)!;
-        const ids = restrict(valueRange(driver, lo, hi + 1)).toUint32Array();
+        if (hi < min) break;
+        const lo = Math.max(min, hi - widthOf(span) + 1);
+        const chunk = valueRange(driver, lo, hi + 1);
+        examined += chunk.size;
+        const ids = restrict(chunk).toUint32Array();
         const take = Math.min(ids.length, limit - got);
         if (take > 0) chunks.push(ids.subarray(ids.length - take));
         got += take;
-        examined += endRank - startRank;
-        if (startRank === 0) break;
+        if (lo === min) break;
         hi = lo - 1;
         span = nextSpan(span, examined, got, limit);
       }
@@ -168,7 +179,7 @@ export function lazyMatching(ctx: PlanContext, plan: Plan, extraComplements: rea
     firstFrom(minInclusive, limit) {
       if (limit <= 0 || driver.size === 0) return [];
       if (minInclusive !== null && minInclusive > U32_MAX) return [];
-      let lo = minInclusive === null ? driver.minimum() : Math.max(minInclusive, driver.minimum());
+      let lo = Math.max(minInclusive === null ? driver.minimum() : Math.max(minInclusive, driver.minimum()), floor);
       const max = driver.maximum();
       const out: number[] = [];
       let examined = 0;
@@ -176,23 +187,21 @@ export function lazyMatching(ctx: PlanContext, plan: Plan, extraComplements: rea
       while (out.length < limit && lo <= max) {
         for (const negative of negatives) lo = nextAbsent(negative, lo);
         if (lo > max) break;
-        const startRank = lo === 0 ? 0 : driver.rank(lo - 1);
-        if (startRank >= driver.size) break;
-        const endRank = Math.min(driver.size, startRank + span);
-        const hi = driver.select(endRank - 1)!;
-        for (const id of restrict(valueRange(driver, lo, hi + 1)).toUint32Array()) {
+        const hi = Math.min(max, lo + widthOf(span) - 1);
+        const chunk = valueRange(driver, lo, hi + 1);
+        examined += chunk.size;
+        for (const id of restrict(chunk).toUint32Array()) {
           out.push(id);
           if (out.length === limit) break;
         }
-        examined += endRank - startRank;
-        if (endRank === driver.size) break;
+        if (hi === max) break;
         lo = hi + 1;
         span = nextSpan(span, examined, out.length, limit);
       }
       return out;
     },
     has(id) {
-      if (id < 0 || id > U32_MAX || !driver.has(id)) return false;
+      if (id < floor || id < 0 || id > U32_MAX || !driver.has(id)) return false;
       return restrict(new RoaringBitmap32([id])).size === 1;
     },
   };

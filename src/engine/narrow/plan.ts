@@ -235,7 +235,7 @@ export function mutedSet(ctx: PlanContext, channelId: number | null): Bitmap {
 }
 
 /** Full-text match: every stemmed term (AND), then quoted phrases as substrings. */
-function searchSet(ctx: PlanContext, query: string): Bitmap {
+function searchSet(ctx: PlanContext, query: string): ReadonlyBitmap {
   const { state, user } = ctx;
   const parsed = parseSearchQuery(query);
   if (parsed.terms.length === 0 && parsed.phrases.length === 0) return new RoaringBitmap32();
@@ -244,6 +244,8 @@ function searchSet(ctx: PlanContext, query: string): Bitmap {
     candidates = new RoaringBitmap32(state.bitmaps.get(key.realm(user.realmId)));
   } else {
     const sets = parsed.terms.map((term) => (isIndexableTerm(term) ? state.bitmaps.get(key.term(user.realmId, term)) : EMPTY)).sort((a, b) => a.size - b.size);
+    // One word and no phrase: the term's own (cached, never mutated here) bitmap, not a copy.
+    if (sets.length === 1 && parsed.phrases.length === 0) return sets[0]!;
     candidates = new RoaringBitmap32(sets[0]!);
     for (let i = 1; i < sets.length && candidates.size > 0; i++) candidates.andInPlace(sets[i]!);
   }

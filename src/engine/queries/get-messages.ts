@@ -8,6 +8,7 @@ import { RoaringBitmap32 } from "../index/bitmap-store.js";
 import { key } from "../index/keys.js";
 import { executePlan, mutedSet, planNarrow, type Plan, type PlanContext, type UniverseKind } from "../narrow/plan.js";
 import { lazyMatching, type MatchingSet } from "../narrow/lazy.js";
+import { matchFloor } from "../narrow/first-unread.js";
 import { normalizeNarrow } from "../narrow/normalize.js";
 import { parseNarrow } from "../narrow/parse.js";
 import type { Term } from "../narrow/terms.js";
@@ -127,7 +128,7 @@ export function selectNarrowWindow(ctx: PlanContext, terms: readonly Term[], inp
   const { numBefore, numAfter, includeAnchor } = checkWindow(input);
 
   const plan = planNarrow(ctx, terms);
-  const matching = lazyMatching(ctx, plan);
+  const matching = lazyMatching(ctx, plan, [], matchFloor(ctx, plan));
   const anchor = resolveAnchor(ctx, terms, matching, plan, input);
   return { window: selectWindow(matching, { anchor, numBefore, numAfter, includeAnchor }), anchor, universe: plan.universe };
 }
@@ -181,7 +182,8 @@ export function firstUnreadAnchor(ctx: PlanContext, terms: readonly Term[], pers
   const read = ctx.state.bitmaps.get(key.userFlag(ctx.user.id, "read"));
   const muted = mutedSet(ctx, channelTerm?.kind === "channel" ? channelTerm.channelId : null);
   // A walk from the oldest, jumping over runs of read messages: the unread set is never built.
-  const first = lazyMatching(ctx, personalPlan ?? planNarrow(ctx, terms, "personal"), [read, muted]).firstFrom(null, 1);
+  const plan = personalPlan ?? planNarrow(ctx, terms, "personal");
+  const first = lazyMatching(ctx, plan, [read, muted], matchFloor(ctx, plan, [read])).firstFrom(null, 1);
   return first[0] ?? NEWEST_ANCHOR;
 }
 

@@ -71,7 +71,6 @@ export function flagsForWindow(state: StoreState, received: ReceivedSets, userId
   }
   const masks = new Uint16Array(n);
   let window: Bitmap | null = null;
-  let position: Map<number, number> | null = null;
   const mark = (bitmap: ReadonlyBitmap, bits: number): void => {
     if (bitmap.size === 0 || bitmap.maximum() < lo || bitmap.minimum() > hi) return;
     if (n <= PROBE_LIMIT) {
@@ -79,27 +78,34 @@ export function flagsForWindow(state: StoreState, received: ReceivedSets, userId
       return;
     }
     window ??= new RoaringBitmap32(Uint32Array.from(ids));
-    // Most flags hit none or all of a window: answered without allocating a bitmap.
-    if (!window.intersects(bitmap)) return;
-    if (window.isSubset(bitmap)) {
+    // One count decides: none, all, or whichever of hits and misses is smaller is
+    // listed (a read set usually covers nearly all of a window).
+    const common = window.andCardinality(bitmap);
+    if (common === 0) return;
+    if (common === window.size) {
       for (let i = 0; i < n; i++) masks[i]! |= bits;
       return;
     }
-    const hits = RoaringBitmap32.and(window, bitmap).toUint32Array();
+    const inverted = common > window.size / 2;
+    const listed = (inverted ? RoaringBitmap32.andNot(window, bitmap) : RoaringBitmap32.and(window, bitmap)).toUint32Array();
     if (sorted) {
-      // Both ascending: a merge finds each hit's position.
+      // Both ascending: a merge finds each listed ID's position.
       let j = 0;
-      for (const id of hits) {
+      if (inverted) {
+        for (let i = 0; i < n; i++) {
+          if (j < listed.length && ids[i] === listed[j]) j++;
+          else masks[i]! |= bits;
+        }
+        return;
+      }
+      for (const id of listed) {
         while (ids[j]! < id) j++;
         masks[j]! |= bits;
       }
       return;
     }
-    if (!position) {
-      position = new Map();
-      for (let i = 0; i < n; i++) position.set(ids[i]!, i);
-    }
-    for (const id of hits) masks[position.get(id)!]! |= bits;
+    const inListed = new Set(listed);
+    for (let i = 0; i < n; i++) if (inListed.has(ids[i]!) !== inverted) masks[i]! |= bits;
   };
   if (!allRows) {
     mark(received.channelPart(userId), ROW_BIT);

@@ -4,7 +4,7 @@
  * read, minus channels whose subscription is inactive; newest 50,000 kept, like
  * Zulip's MAX_UNREAD_MESSAGES. Muted channels/topics are listed but not counted.
  */
-import { RoaringBitmap32, valueRange, type Bitmap } from "../index/bitmap-store.js";
+import { RoaringBitmap32, numbersOf, valueRange, type Bitmap } from "../index/bitmap-store.js";
 import { key } from "../index/keys.js";
 import { mentionedSet, mutedSet, type PlanContext } from "../narrow/plan.js";
 import type { MessageMeta } from "../types.js";
@@ -53,34 +53,65 @@ export function unreadSummary(ctx: PlanContext): UnreadSummary {
   const mentioned = RoaringBitmap32.andNot(mentionedSet(ctx), muted).orInPlace(personalMentions).andInPlace(kept);
 
   const index = state.messageConversations;
-  const groups = new Map<number, number[]>();
-  for (const id of kept.toUint32Array()) {
-    const ordinal = index.ordinalOf(id);
+  const ids = kept.toUint32Array();
+  // Group by conversation ordinal with per-ordinal slots instead of a Map: a first pass
+  // counts each group (so each group's array is allocated at its final size), a second
+  // fills them; groups keep the order of their oldest unread ID.
+  const ordinals = new Uint32Array(ids.length);
+  for (let i = 0; i < ids.length; i++) ordinals[i] = index.ordinalOf(ids[i]!);
+  const order: number[] = [];
+  const slots = groupSlots(index.size);
+  for (let i = 0; i < ids.length; i++) {
+    const ordinal = ordinals[i]!;
     if (ordinal === 0) continue;
-    const ids = groups.get(ordinal);
-    if (ids) ids.push(id);
-    else groups.set(ordinal, [id]);
+    if (slots[ordinal] === 0) order.push(ordinal);
+    slots[ordinal]!++;
   }
+  const lists: number[][] = new Array<number[]>(order.length);
+  const at = new Int32Array(order.length);
+  for (let g = 0; g < order.length; g++) {
+    const ordinal = order[g]!;
+    lists[g] = new Array<number>(slots[ordinal]!);
+    // From here on the slot holds the group's position (negative, so it differs from a count).
+    slots[ordinal] = -(g + 1);
+  }
+  for (let i = 0; i < ids.length; i++) {
+    const ordinal = ordinals[i]!;
+    if (ordinal === 0) continue;
+    const g = -slots[ordinal]! - 1;
+    lists[g]![at[g]!++] = ids[i]!;
+  }
+  for (const ordinal of order) slots[ordinal] = 0;
+  // A topic is muted or not as a whole (muted sets are unions of whole topics and
+  // channels), so one probe per muted unread message's group is enough.
+  const mutedGroups = new Set<number>();
+  if (muted.size > 0) for (const id of RoaringBitmap32.and(kept, muted).toUint32Array()) mutedGroups.add(index.ordinalOf(id));
+
   const pms = new Map<number, number[]>();
   const streams: { streamId: number; topic: string; unreadMessageIds: number[] }[] = [];
   const huddles = new Map<string, number[]>();
   let count = 0;
-  for (const [ordinal, ids] of groups) {
+  for (let g = 0; g < order.length; g++) {
+    const ordinal = order[g]!;
+    const groupIds = lists[g]!;
     const { where, topic } = index.conversation(ordinal);
     if (where > 0) {
-      streams.push({ streamId: where, topic, unreadMessageIds: ids });
-      // A topic is muted or not as a whole (muted sets are unions of whole topics and channels).
-      if (!muted.has(ids[0]!)) count += ids.length;
+      streams.push({ streamId: where, topic, unreadMessageIds: groupIds });
+      if (!mutedGroups.has(ordinal)) count += groupIds.length;
       continue;
     }
-    count += ids.length;
+    count += groupIds.length;
     const members = state.conversations.get(-where)?.userIds ?? [];
     if (members.length <= 2) {
       const other = members.find((m) => m !== user.id) ?? user.id;
-      pms.set(other, [...(pms.get(other) ?? []), ...ids]);
+      const list = pms.get(other);
+      if (list) list.push(...groupIds);
+      else pms.set(other, groupIds);
     } else {
       const k = members.join(",");
-      huddles.set(k, [...(huddles.get(k) ?? []), ...ids]);
+      const list = huddles.get(k);
+      if (list) list.push(...groupIds);
+      else huddles.set(k, groupIds);
     }
   }
   return {
@@ -88,7 +119,15 @@ export function unreadSummary(ctx: PlanContext): UnreadSummary {
     pms: [...pms].map(([otherUserId, unreadMessageIds]) => ({ otherUserId, unreadMessageIds })),
     streams,
     huddles: [...huddles].map(([userIdsString, unreadMessageIds]) => ({ userIdsString, unreadMessageIds })),
-    mentions: mentioned.toArray(),
+    mentions: numbersOf(mentioned.toUint32Array()),
     oldUnreadsMissing,
   };
+}
+
+/** Scratch per-ordinal counters, all zero between summaries (each summary resets what it touched). */
+let scratchSlots = new Int32Array(1024);
+
+function groupSlots(ordinals: number): Int32Array {
+  if (scratchSlots.length < ordinals) scratchSlots = new Int32Array(Math.max(ordinals, 2 * scratchSlots.length));
+  return scratchSlots;
 }

@@ -10,7 +10,7 @@
  * message) drops everything. New messages and flag changes touch nothing cached.
  */
 import type { ApiFlag, EngineEvent, EventBatch, Message, MessageWindow, Store } from "../../engine/index.js";
-import { highlightsFor } from "../../engine/index.js";
+import { highlightsFromForms, messageTokenForms, type MessageTokenForms } from "../../engine/index.js";
 import type { Realm } from "../../engine/index.js";
 import { messageBody, type MessageViewOptions } from "./message.js";
 
@@ -30,12 +30,19 @@ interface Entry {
   /** The whole object for the last flag list served (flag lists are interned). */
   lastFlags: readonly ApiFlag[] | null;
   lastFull: Buffer | null;
+  /** Content and topic token forms, made on the first search that returns the message. */
+  forms: MessageTokenForms | null;
+  /** The match fields (`,"match_content":…,"match_subject":…`) for the last search terms served. */
+  lastTerms: string | null;
+  lastMatch: Buffer | null;
 }
 
 export class MessageJsonCache {
   readonly #store: Store;
   readonly #entries = new Map<number, Entry>();
   readonly #flagJson = new WeakMap<readonly ApiFlag[], Buffer>();
+  /** A window's search terms as one string, the key of Entry.lastMatch. */
+  readonly #termsKeys = new WeakMap<ReadonlySet<string>, string>();
   readonly #maxBytes: number;
   #bytes = 0;
 
@@ -82,9 +89,7 @@ export class MessageJsonCache {
     if (parts.length > 1) parts.push(COMMA);
     const flags = window.flags[i]!;
     if (window.searchTerms) {
-      const message = this.#store.findMessageRecord(id);
-      const matches = message ? highlightsFor(message, window.searchTerms) : { matchContent: "", matchSubject: "" };
-      parts.push(entry.prefix, this.#flags(flags), Buffer.from(`,"match_content":${JSON.stringify(matches.matchContent)},"match_subject":${JSON.stringify(matches.matchSubject)}`), CLOSE);
+      parts.push(entry.prefix, this.#flags(flags), this.#match(entry, id, window.searchTerms), CLOSE);
       return;
     }
     if (entry.lastFlags !== flags || entry.lastFull === null) {
@@ -94,6 +99,30 @@ export class MessageJsonCache {
       entry.lastFull = full;
     }
     parts.push(entry.lastFull);
+  }
+
+  /**
+   * The match fields for a search result. Token forms are kept per message (the
+   * content never changes in place; reactions drop the entry anyway), so a new search
+   * is two splices per result, and a repeated one (paging, reopening) a copy.
+   */
+  #match(entry: Entry, id: number, terms: ReadonlySet<string>): Buffer {
+    let termsKey = this.#termsKeys.get(terms);
+    if (termsKey === undefined) this.#termsKeys.set(terms, (termsKey = [...terms].join("\u0000")));
+    if (entry.lastTerms === termsKey && entry.lastMatch !== null) return entry.lastMatch;
+    if (entry.forms === null) {
+      const message = this.#store.findMessageRecord(id);
+      if (!message) return Buffer.from(`,"match_content":"","match_subject":""`);
+      entry.forms = messageTokenForms(message.renderedContent, message.topic);
+      this.#bytes += entry.forms.bytes;
+    }
+    const matches = highlightsFromForms(entry.forms, terms);
+    const match = Buffer.from(`,"match_content":${JSON.stringify(matches.matchContent)},"match_subject":${JSON.stringify(matches.matchSubject)}`);
+    this.#bytes += match.length - (entry.lastMatch?.length ?? 0);
+    entry.lastTerms = termsKey;
+    entry.lastMatch = match;
+    if (this.#bytes > this.#maxBytes) this.#evict();
+    return match;
   }
 
   get bytes(): number {
@@ -107,7 +136,7 @@ export class MessageJsonCache {
     const message: Message | undefined = this.#store.findMessageRecord(id);
     if (!message) return null;
     const json = JSON.stringify(messageBody(this.#store, realm, message, options));
-    const entry: Entry = { prefix: Buffer.from(`${json.slice(0, -1)},"flags":`), lastFlags: null, lastFull: null };
+    const entry: Entry = { prefix: Buffer.from(`${json.slice(0, -1)},"flags":`), lastFlags: null, lastFull: null, forms: null, lastTerms: null, lastMatch: null };
     this.#entries.set(cacheKey, entry);
     this.#bytes += entry.prefix.length;
     if (this.#bytes > this.#maxBytes) this.#evict();
@@ -115,7 +144,7 @@ export class MessageJsonCache {
   }
 
   static #size(entry: Entry): number {
-    return entry.prefix.length + (entry.lastFull?.length ?? 0);
+    return entry.prefix.length + (entry.lastFull?.length ?? 0) + (entry.forms?.bytes ?? 0) + (entry.lastMatch?.length ?? 0);
   }
 
   #flags(flags: readonly ApiFlag[]): Buffer {
