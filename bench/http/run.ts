@@ -1,7 +1,8 @@
 /**
  * @module bench/http/run
  * `npm run bench:http [-- --scale 100k|N] [--data DIR] [--duration S] [--connections 1,4,16,64] [--only TEXT]`
- * (--only: just the scenarios whose name contains TEXT, e.g. "presence")
+ * (--only: just the scenarios whose name contains TEXT, e.g. "presence";
+ * --server-node-args "--cpu-prof --cpu-prof-dir=DIR": extra Node options for the server, e.g. to profile it)
  *
  * Loopback HTTP throughput of the real server: `dist/tools/parley.js serve` runs as a
  * child process on a generated dataset; autocannon drives GET /messages (windows of
@@ -85,9 +86,9 @@ function rssMB(pid: number): number {
 }
 
 /** Starts `parley serve` and resolves with its port from the `listening on` line. */
-async function startServer(dir: string): Promise<{ child: ChildProcess; port: number }> {
+async function startServer(dir: string, nodeArgs: readonly string[]): Promise<{ child: ChildProcess; port: number }> {
   const cli = join("dist", "tools", "parley.js");
-  const child = spawn(process.execPath, [cli, "serve", "--data", dir, "--port", "0", "--no-rate-limit", "--log-level", "silent"], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, [...nodeArgs, cli, "serve", "--data", dir, "--port", "0", "--no-rate-limit", "--log-level", "silent"], { stdio: ["ignore", "pipe", "inherit"] });
   const lines = createInterface({ input: child.stdout! });
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error("parley serve printed no 'listening on' line within 120 s")), 120_000);
@@ -113,7 +114,7 @@ function rotating(auths: readonly string[]): (request: autocannon.Request) => au
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { scale: { type: "string" }, data: { type: "string" }, duration: { type: "string" }, connections: { type: "string" }, out: { type: "string" }, only: { type: "string" } }, strict: true });
+  const { values } = parseArgs({ options: { scale: { type: "string" }, data: { type: "string" }, duration: { type: "string" }, connections: { type: "string" }, out: { type: "string" }, only: { type: "string" }, "server-node-args": { type: "string" } }, strict: true });
   const choice = chooseDataset(values.scale, values.data, "100k");
   const manifest = await ensureDataset(choice, false, log);
   const duration = Number(values.duration ?? 5);
@@ -129,7 +130,7 @@ async function main(): Promise<number> {
   log(`full presence answer in process (${presence.fullFetchMs.users} users, ${Math.round(presence.fullFetchMs.bytes / 1024)} KB): p50 ${presence.fullFetchMs.p50} ms, p99 ${presence.fullFetchMs.p99} ms`);
   store.close();
 
-  const { child, port } = await startServer(work.dir);
+  const { child, port } = await startServer(work.dir, (values["server-node-args"] ?? "").split(" ").filter((a) => a !== ""));
   const stop = () => {
     if (child.exitCode === null) child.kill("SIGTERM");
   };

@@ -10,7 +10,7 @@
 import type pg from "pg";
 import type { Manifest } from "../../tools/generate/manifest.js";
 import { RECIPIENT } from "../../tools/generate/pg-copy.js";
-import { READY_JSON_WORKLOAD, SEND_TOPIC } from "../workloads/engine.js";
+import { NO_SYNC_SEND_WORKLOAD, READY_JSON_WORKLOAD, SEND_TOPIC } from "../workloads/engine.js";
 
 export interface PeerWorkload {
   readonly name: string;
@@ -36,7 +36,8 @@ interface Row {
   flags?: string;
 }
 
-export function peerWorkloads(db: pg.Client, m: Manifest): PeerWorkload[] {
+/** `noSyncDb` is a session with `synchronous_commit = off`, for the no-fsync rows. */
+export function peerWorkloads(db: pg.Client, m: Manifest, noSyncDb: pg.Client = db): PeerWorkload[] {
   const s = m.subjects;
   const R = m.realmId;
   const X = RECIPIENT.stream(m.generalChannelId);
@@ -155,6 +156,24 @@ export function peerWorkloads(db: pg.Client, m: Manifest): PeerWorkload[] {
     return list;
   }
 
+  /**
+   * Zulip's send: get_recipient_info (active subscribers and their idle state), then one
+   * transaction: the message row, one usermessage row per non-idle subscriber (+ sender),
+   * the FTS log (its trigger).
+   */
+  const send = async (client: pg.Client): Promise<number[]> => {
+    const sq = async <T extends pg.QueryResultRow>(sql: string): Promise<T[]> => (await client.query<T>(sql)).rows;
+    const subs = await sq<{ user_profile_id: number; long_term_idle: boolean }>(`SELECT zerver_subscription.user_profile_id, zerver_userprofile.long_term_idle, zerver_subscription.is_muted FROM zerver_subscription JOIN zerver_userprofile ON zerver_userprofile.id = zerver_subscription.user_profile_id WHERE zerver_subscription.recipient_id = ${X} AND zerver_subscription.active AND zerver_userprofile.is_active`);
+    const rows = subs.filter((r) => !r.long_term_idle || r.user_profile_id === s.main).map((r) => r.user_profile_id).sort((a, b) => a - b);
+    const content = `Benchmark message with a ${m.commonWord} word.`;
+    await client.query("BEGIN");
+    const inserted = await sq<{ id: number }>(`INSERT INTO zerver_message (sender_id, recipient_id, realm_id, type, subject, content, rendered_content, rendered_content_version, date_sent, sending_client_id, has_attachment, has_image, has_link, is_channel_message) VALUES (${s.main}, ${X}, ${R}, 1, ${lit(SEND_TOPIC)}, ${lit(content)}, ${lit(`<p>${content}</p>`)}, 1, now(), 1, false, false, false, true) RETURNING id`);
+    const id = inserted[0]!.id;
+    await client.query(`INSERT INTO zerver_usermessage (user_profile_id, message_id, flags) VALUES ${rows.map((u) => `(${u}, ${id}, ${u === s.main ? 1 : 0})`).join(",")} ON CONFLICT DO NOTHING`);
+    await client.query("COMMIT");
+    return [id];
+  };
+
   const writes: PeerWorkload[] = [
     {
       name: "mark channel read (big backlog)",
@@ -187,22 +206,8 @@ export function peerWorkloads(db: pg.Client, m: Manifest): PeerWorkload[] {
         await db.query(`UPDATE zerver_usermessage SET flags = flags & ~1::bigint WHERE user_profile_id = ${s.backlog} AND message_id IN (${ids(thousand)})`);
       },
     },
-    {
-      name: "send to 10k-subscriber channel",
-      run: async () => {
-        // get_recipient_info: active subscribers and their idle state, then one transaction:
-        // the message row, one usermessage row per non-idle subscriber (+ sender), the FTS log.
-        const subs = await q<{ user_profile_id: number; long_term_idle: boolean }>(`SELECT zerver_subscription.user_profile_id, zerver_userprofile.long_term_idle, zerver_subscription.is_muted FROM zerver_subscription JOIN zerver_userprofile ON zerver_userprofile.id = zerver_subscription.user_profile_id WHERE zerver_subscription.recipient_id = ${X} AND zerver_subscription.active AND zerver_userprofile.is_active`);
-        const rows = subs.filter((r) => !r.long_term_idle || r.user_profile_id === s.main).map((r) => r.user_profile_id).sort((a, b) => a - b);
-        const content = `Benchmark message with a ${m.commonWord} word.`;
-        await db.query("BEGIN");
-        const inserted = await q<{ id: number }>(`INSERT INTO zerver_message (sender_id, recipient_id, realm_id, type, subject, content, rendered_content, rendered_content_version, date_sent, sending_client_id, has_attachment, has_image, has_link, is_channel_message) VALUES (${s.main}, ${X}, ${R}, 1, ${lit(SEND_TOPIC)}, ${lit(content)}, ${lit(`<p>${content}</p>`)}, 1, now(), 1, false, false, false, true) RETURNING id`);
-        const id = inserted[0]!.id;
-        await db.query(`INSERT INTO zerver_usermessage (user_profile_id, message_id, flags) VALUES ${rows.map((u) => `(${u}, ${id}, ${u === s.main ? 1 : 0})`).join(",")} ON CONFLICT DO NOTHING`);
-        await db.query("COMMIT");
-        return [id];
-      },
-    },
+    { name: "send to 10k-subscriber channel", run: () => send(db) },
+    { name: NO_SYNC_SEND_WORKLOAD, run: () => send(noSyncDb) },
   ];
   return [...reads, ...writes];
 }

@@ -28,11 +28,18 @@ export interface EngineWorkload {
   serve?(): Buffer;
   /** Changes state for good (sends): run a fixed number of times, last. */
   readonly appends?: boolean;
+  /**
+   * Measured on the store reopened with noSync (bench/peer runs these after every durable
+   * workload, against a PostgreSQL session with synchronous_commit = off), so the cost of
+   * the work itself is compared without the disk's fsync floor.
+   */
+  readonly noSync?: boolean;
 }
 
 type Narrow = readonly { operator: string; operand: unknown }[];
 
 export const SEND_TOPIC = "bench send";
+export const NO_SYNC_SEND_WORKLOAD = "send to 10k-subscriber channel, no fsync";
 export const READY_JSON_WORKLOAD = "window 1000 ready JSON (server path)";
 export const JSON_OPTIONS = { applyMarkdown: true, clientGravatar: true, allowEmptyTopicName: false } as const;
 
@@ -66,6 +73,7 @@ export function engineWorkloads(store: Store, m: Manifest): EngineWorkload[] {
   let markedIds: number[] = [];
   let thousand: number[] = [];
   const midAnchor = Math.floor(m.lastMessageId / 2);
+  const send = () => store.sendMessage({ senderId: s.main, to: { type: "channel", channel: general, topic: SEND_TOPIC }, content: `Benchmark message with a ${m.commonWord} word.`, client: "website" }).id;
   // The server's serving path: ready-to-send per-message JSON with the caller's flags spliced in.
   const jsonCache = new MessageJsonCache(store);
   const realm = internals(store).realms.get(m.realmId)!;
@@ -139,7 +147,11 @@ export function engineWorkloads(store: Store, m: Manifest): EngineWorkload[] {
     },
     {
       name: "send to 10k-subscriber channel", group: "write", description: "one message to the all-users channel (durable commit)", appends: true,
-      run: () => [store.sendMessage({ senderId: s.main, to: { type: "channel", channel: general, topic: SEND_TOPIC }, content: `Benchmark message with a ${m.commonWord} word.`, client: "website" }).id],
+      run: () => [send()],
+    },
+    {
+      name: NO_SYNC_SEND_WORKLOAD, group: "write", description: "one message to the all-users channel, both sides without fsync (PostgreSQL synchronous_commit = off)", appends: true, noSync: true,
+      run: () => [send()],
     },
   ];
 }

@@ -502,8 +502,17 @@ export class StoreState {
 
   /** A user's effective settings: Zulip's defaults overlaid with what is stored. */
   settingsOf(userId: number): Settings {
-    return mergedSettings(this.userSettings.get(userId)?.values);
+    // Every send asks for the sender's settings; merging ~100 defaults each time showed
+    // in its profile. Stored value objects are replaced, never changed, so the merge is
+    // remembered per object (frozen: it is shared).
+    const values = this.userSettings.get(userId)?.values;
+    if (values === undefined) return (this.#defaultSettings ??= Object.freeze(mergedSettings()));
+    let merged = this.#mergedSettings.get(values);
+    if (merged === undefined) this.#mergedSettings.set(values, (merged = Object.freeze(mergedSettings(values))));
+    return merged;
   }
+  #defaultSettings: Settings | undefined;
+  readonly #mergedSettings = new WeakMap<object, Settings>();
 
   /** What a new user of the realm starts with. */
   realmDefaultsOf(realmId: number): Settings {

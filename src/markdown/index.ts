@@ -17,6 +17,7 @@ import { isAllowedUrl, processLinks } from "./links.js";
 import { mentionRule } from "./mentions.js";
 import { expandContainerFences, quoteAwareInline } from "./quotes.js";
 import { installRawHtmlRenderers } from "./raw-html.js";
+import { renderPlainText } from "./plain.js";
 import { createEnv, RenderState } from "./render-state.js";
 import { installZulipRenderers, literalUnderscoreRule } from "./syntax.js";
 
@@ -101,7 +102,18 @@ function plainTextResult(content: string): RenderResult {
   };
 }
 
+/** Plain text (no syntax at all): the same HTML as the full renderer, and no facts to report. */
+function plainResult(html: string): RenderResult {
+  return { html, mentionedUserIds: [], mentionedGroupIds: [], wildcard: null, hasLink: false, hasImage: false, hasAttachment: false, uploadPathIds: [], isMeMessage: false };
+}
+
 export const renderMarkdown: MessageRenderer = (content: string, context: RenderContext): RenderResult => {
+  const plain = renderPlainText(content);
+  return plain === null ? renderFullMarkdown(content, context) : plainResult(plain);
+};
+
+/** markdown-it with every Zulip rule: what renderMarkdown does for anything not plain text. */
+export const renderFullMarkdown: MessageRenderer = (content: string, context: RenderContext): RenderResult => {
   try {
     const state = new RenderState(context);
     // Zulip's stored HTML has no trailing newline after the last block.

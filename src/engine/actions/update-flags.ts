@@ -16,8 +16,9 @@ import { normalizeNarrow } from "../narrow/normalize.js";
 import { parseNarrow } from "../narrow/parse.js";
 import { checkWindow, requireRange, selectNarrowWindow, type WindowInput } from "../queries/get-messages.js";
 import { API_FLAGS, EDITABLE_FLAGS } from "../queries/message-flags.js";
-import { EMPTY, RoaringBitmap32 } from "../index/bitmap-store.js";
+import { EMPTY, RoaringBitmap32, type ReadonlyBitmap } from "../index/bitmap-store.js";
 import { exceedsCodePoints } from "../limits.js";
+import { idArrayOf } from "../index/id-array.js";
 import { MAX_TOPIC_LENGTH } from "./send-message.js";
 import type { Message } from "../types.js";
 import { userAudience } from "../events/audience.js";
@@ -50,12 +51,13 @@ export interface FlagChangeResult {
  * where Zulip's rules need them: marking unread (subscription check) and messages
  * without a row whose flag moves away from read+historical (access check).
  */
-export function applyFlagChange(ctx: PlanContext, ids: readonly number[], flag: EditableFlag, op: FlagOp): FlagChangeResult {
+export function applyFlagChange(ctx: PlanContext, ids: readonly number[] | ReadonlyBitmap, flag: EditableFlag, op: FlagOp, idsAreChanges = false): FlagChangeResult {
   const { state, user } = ctx;
   const load = (id: number) => getMessageRecord(state.tables, id);
   const markingUnread = flag === "read" && op === "remove";
   const ignored = new Set<number>();
-  let candidates = new RoaringBitmap32(ids.filter((id) => Number.isInteger(id) && id > 0 && id <= 0xffffffff));
+  // A bitmap holds only valid IDs already (mark-as-read passes one: no array round trip).
+  let candidates: ReadonlyBitmap = ids instanceof RoaringBitmap32 ? ids : new RoaringBitmap32((ids as readonly number[]).filter((id) => Number.isInteger(id) && id > 0 && id <= 0xffffffff));
   if (markingUnread) {
     const kept: number[] = [];
     for (const id of candidates) {
@@ -69,8 +71,9 @@ export function applyFlagChange(ctx: PlanContext, ids: readonly number[], flag: 
     candidates = new RoaringBitmap32(kept);
   }
   const target = state.bitmaps.get(key.userFlag(user.id, flag));
-  const rows = ctx.received.restrictToPersonal(user.id, candidates);
-  const changes = op === "add" ? RoaringBitmap32.andNot(rows, target) : RoaringBitmap32.and(rows, target);
+  // `idsAreChanges`: the caller computed exactly the rows the change applies to (mark as read does).
+  const rows = idsAreChanges ? candidates : ctx.received.restrictToPersonal(user.id, candidates);
+  const changes = idsAreChanges ? RoaringBitmap32.from(candidates) : op === "add" ? RoaringBitmap32.andNot(rows, target) : RoaringBitmap32.and(rows, target);
   // No row: read+historical. Only a change away from that needs a (historical) row.
   const newRows: number[] = [];
   if ((op === "add") !== (flag === "read")) {
@@ -82,14 +85,14 @@ export function applyFlagChange(ctx: PlanContext, ids: readonly number[], flag: 
     changes.addMany(newRows);
   }
   if (changes.size > 0) {
-    const messages = changes.toArray();
+    const messages = idArrayOf(changes);
     const details = markingUnread ? messageDetails(ctx, messages) : null;
     state.write((w) => {
       if (newRows.length > 0) {
         state.bitmaps.addMany(key.userFlag(user.id, "historical"), newRows);
         if (!markingUnread) state.bitmaps.addMany(key.userFlag(user.id, "read"), newRows);
       }
-      if (op === "add") state.bitmaps.addMany(key.userFlag(user.id, flag), changes);
+      if (op === "add") state.bitmaps.addBitmap(key.userFlag(user.id, flag), changes);
       else state.bitmaps.removeMany(key.userFlag(user.id, flag), changes);
       // Read messages a mobile notification shows: their removal goes out with this write.
       if (op === "add" && flag === "read") enqueueReadRemovals(state, user.id, changes);
@@ -170,5 +173,6 @@ export function markTopicAsRead(ctx: PlanContext, channelId: number, topicName: 
   const mine = ctx.received.restrictToPersonal(user.id, scope);
   if (topic !== null && topic !== "" && mine.size === 0) throw new BadRequestError(`No such topic '${clip(topic)}'`);
   mine.andNotInPlace(state.bitmaps.get(key.userFlag(user.id, "read")));
-  return applyFlagChange(ctx, mine.toArray(), "read", "add");
+  // mine is every received, unread message of the scope: exactly what changes.
+  return applyFlagChange(ctx, mine, "read", "add", true);
 }

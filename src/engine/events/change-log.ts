@@ -28,7 +28,8 @@ export function logEntryOf(event: EngineEvent): ChangeLogItem {
     case "message":
       return ["message", "add", event.message.id];
     case "update_message_flags":
-      return ["update_message_flags", `${event.op}:${event.flag}`, ...event.messages];
+      // concat, not spread: a mark-as-read entry can hold 50k IDs.
+      return (["update_message_flags", `${event.op}:${event.flag}`] as (string | number)[]).concat(event.messages) as unknown as ChangeLogItem;
     case "reaction":
       return ["reaction", event.op, event.messageId, event.reaction.userId];
     case "subscription":

@@ -117,6 +117,35 @@ describe("BitmapStore chunked persistence", () => {
     expect(put).not.toHaveBeenCalled();
   });
 
+  it("addBitmap adds in bulk: returns only new IDs, writes exactly the chunks they fall in, and rolls back", () => {
+    const s = t.store;
+    const b = internals(s).bitmaps;
+    internals(s).write(() => void b.addMany(K, [1, CHUNK + 1, 4 * CHUNK + 1]));
+    const put = vi.spyOn(internals(s).tables.bitmapChunks, "putSync");
+    internals(s).write(() => {
+      // Chunk 1 gains nothing (CHUNK + 1 is there), chunk 4 neither; chunks 0, 2 and 3 do.
+      expect([...b.addBitmap(K, new RoaringBitmap32([1, 2, CHUNK + 1, 2 * CHUNK + 5, 3 * CHUNK, 4 * CHUNK + 1]))]).toEqual([2, 2 * CHUNK + 5, 3 * CHUNK]);
+    });
+    expect(put.mock.calls.map((c) => c[0]).sort((x, y) => x[1] - y[1])).toEqual([[K, 0], [K, 2], [K, 3]]);
+    expect(chunksOf(s, K)).toEqual([
+      [0, [1, 2]],
+      [1, [CHUNK + 1]],
+      [2, [2 * CHUNK + 5]],
+      [3, [3 * CHUNK]],
+      [4, [4 * CHUNK + 1]],
+    ]);
+    const disk = diskImage(s);
+    expect(() =>
+      internals(s).write(() => {
+        b.addBitmap(K, new RoaringBitmap32([3, 5 * CHUNK]));
+        throw new Error("boom");
+      }),
+    ).toThrow("boom");
+    expect(b.get(K).toArray()).toEqual([1, 2, CHUNK + 1, 2 * CHUNK + 5, 3 * CHUNK, 4 * CHUNK + 1]);
+    expect(diskImage(s)).toEqual(disk);
+    expect(internals(t.reopen()).bitmaps.get(K).toArray()).toEqual([1, 2, CHUNK + 1, 2 * CHUNK + 5, 3 * CHUNK, 4 * CHUNK + 1]);
+  });
+
   it("a sent message writes only the chunks of its own ID", () => {
     const s = t.store;
     const { realm, owner } = s.createRealm({ subdomain: "", name: "T", owner: { email: "o@t.dev", fullName: "Olive" } });
