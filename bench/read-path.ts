@@ -24,7 +24,7 @@ async function main(): Promise<void> {
   try {
     for (const w of engineWorkloads(store, manifest)) {
       if (w.reset || w.appends || (only && !only.test(w.name))) continue;
-      const records = await measure(() => w.run(), { budgetMs, maxIterations: 500 });
+      const records = await measure(() => (w.timed ? w.timed() : w.run()), { budgetMs, maxIterations: 500 });
       const window = w.window ? await measure(() => w.window!(), { budgetMs, maxIterations: 500 }) : null;
       const serve = w.serve ? await measure(() => w.serve!(), { budgetMs, maxIterations: 500 }) : null;
       console.log(`${w.name.padEnd(40)} records ${ms(records)}  ids+flags ${ms(window)}  server ${ms(serve)}  (ms, median (min))`);

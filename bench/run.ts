@@ -30,7 +30,7 @@ async function main(): Promise<number> {
 
   const bench = new Bench({ time: Number(values.time ?? 500), warmupTime: 100 });
   const workloads = engineWorkloads(store, manifest);
-  for (const w of workloads) if (!w.reset && !w.appends) bench.add(w.name, () => void w.run());
+  for (const w of workloads) if (!w.reset && !w.appends) bench.add(w.name, () => void (w.timed ? w.timed() : w.run()));
   const window = store.getMessages(manifest.subjects.main, { narrow: [{ operator: "channel", operand: manifest.generalChannelId }], anchor: "newest", numBefore: 1000, numAfter: 0 });
   const json = readyWindowBytes(store, manifest);
   const target = Buffer.allocUnsafe(json.length);
@@ -47,7 +47,7 @@ async function main(): Promise<number> {
   // Workloads that change state run in our own loop: tinybench may time several calls
   // per sample for fast sync functions, and a flag change must be undone between calls.
   for (const w of workloads.filter((x) => x.reset || x.appends)) {
-    const t = await measure(() => w.run(), { warmup: 1, minIterations: 10, maxIterations: w.appends ? 50 : 20, budgetMs: 2000, reset: w.reset ? () => w.reset!() : undefined });
+    const t = await measure(() => (w.timed ? w.timed() : w.run()), { warmup: 1, minIterations: 10, maxIterations: w.appends ? 50 : 20, budgetMs: 2000, reset: w.reset ? () => w.reset!() : undefined });
     rows.push({ name: w.name, state: "completed", samples: t.iterations, meanMs: t.meanMs, p50Ms: t.medianMs, p99Ms: t.p90Ms, opsPerSecond: 1000 / t.meanMs });
   }
   console.table(rows.map((r) => ({ name: r.name, "p50 ms": r.p50Ms?.toFixed(4) ?? r.state, "p99 ms (p90 for flag/send rows)": r.p99Ms?.toFixed(4) ?? "", "ops/s": Math.round(r.opsPerSecond ?? 0) })));
