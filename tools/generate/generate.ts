@@ -28,6 +28,8 @@ export interface GenerateRun extends GenerateOptions {
   /** Receives every (user, message, flags) row of the engine's model (no soft deactivation): a test oracle. */
   readonly rowSink?: (userId: number, messageId: number, flags: number) => void;
   readonly quiet?: boolean;
+  /** Called after each message batch with the number of messages sent so far (bench/gen-scaling.ts logs rate and memory). */
+  readonly onProgress?: (messagesDone: number, store: Store) => void;
 }
 
 type RowSink = (userId: number, messageId: number, flags: number) => void;
@@ -101,6 +103,7 @@ export async function generateDataset(dir: string, run: GenerateRun): Promise<Ma
         for (const [u, ids] of starred) store.updateFlags(uid[u]!, ids, "starred", "add");
       });
       bar?.update(end);
+      run.onProgress?.(end, store);
       // Let timers run: cli-progress redraws (and signals arrive) between batches.
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
