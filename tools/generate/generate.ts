@@ -29,9 +29,14 @@ export interface GenerateRun extends GenerateOptions {
   /** Receives every (user, message, flags) row of the engine's model (no soft deactivation): a test oracle. */
   readonly rowSink?: (userId: number, messageId: number, flags: number) => void;
   readonly quiet?: boolean;
+  /** Called after each message batch with the number of messages sent so far (bench/gen-scaling.ts logs rate and memory). */
+  readonly onProgress?: (messagesDone: number, store: Store) => void;
 }
 
 type RowSink = (userId: number, messageId: number, flags: number) => void;
+
+/** Messages per LMDB transaction during the message pass (whole batches). */
+const MESSAGES_PER_COMMIT = 16_000;
 
 const T0 = 1_577_836_800; // 2020-01-01T00:00:00Z: dateSent is synthetic and increasing.
 
@@ -78,31 +83,41 @@ export async function generateDataset(dir: string, run: GenerateRun): Promise<Ma
     const maker = new MessageMaker(plan, world, rng);
     const emit = new RowEmitter(plan, world, uid, pg, run.rowSink ?? null);
     let churnEvents = 0;
-    for (let start = 0; start < scale.messages; start += scale.batchSize) {
-      world.advanceIdle(start);
-      const end = Math.min(scale.messages, start + scale.batchSize);
+    // Several batches share one LMDB transaction: each transaction rewrites the newest
+    // chunk of every bitmap its messages touched and copies the B-tree pages on their
+    // paths, and with hundreds of thousands of topic and conversation bitmaps those
+    // are mostly different pages per key, so the per-transaction cost grew with the
+    // store. Batches (the unit of churn and idleness) are unchanged, so is the output.
+    const perCommit = Math.max(1, Math.floor(MESSAGES_PER_COMMIT / scale.batchSize)) * scale.batchSize;
+    for (let commitStart = 0; commitStart < scale.messages; commitStart += perCommit) {
+      const commitEnd = Math.min(scale.messages, commitStart + perCommit);
       store.batch(() => {
-        if (start > 0) churnEvents += churn(store, owner.id, plan, world, uid, names, churnRng, Math.max(1, Math.round(scale.batchSize / 250)));
-        const starred = new Map<number, number[]>();
-        for (let i = start; i < end; i++) {
-          clock += 1 + rng.int(39);
-          const spec = maker.next(i);
-          const to = spec.channel !== null
-            ? { type: "channel" as const, channel: channelIds[spec.channel]!, topic: spec.topic }
-            : { type: "direct" as const, users: spec.participants.filter((p) => p !== spec.sender).map((p) => uid[p]!) };
-          const { id } = store.sendMessage({ senderId: uid[spec.sender]!, to, content: spec.content, client: "website", readBySender: true, dateSent: clock });
-          if (id !== i + 1) throw new Error(`engine assigned message ID ${id} to message ${i + 1}: the store was not empty`);
-          for (const u of spec.starredBy) {
-            const list = starred.get(u);
-            if (list) list.push(id);
-            else starred.set(u, [id]);
+        for (let start = commitStart; start < commitEnd; start += scale.batchSize) {
+          world.advanceIdle(start);
+          const end = Math.min(scale.messages, start + scale.batchSize);
+          if (start > 0) churnEvents += churn(store, owner.id, plan, world, uid, names, churnRng, Math.max(1, Math.round(scale.batchSize / 250)));
+          const starred = new Map<number, number[]>();
+          for (let i = start; i < end; i++) {
+            clock += 1 + rng.int(39);
+            const spec = maker.next(i);
+            const to = spec.channel !== null
+              ? { type: "channel" as const, channel: channelIds[spec.channel]!, topic: spec.topic }
+              : { type: "direct" as const, users: spec.participants.filter((p) => p !== spec.sender).map((p) => uid[p]!) };
+            const { id } = store.sendMessage({ senderId: uid[spec.sender]!, to, content: spec.content, client: "website", readBySender: true, dateSent: clock });
+            if (id !== i + 1) throw new Error(`engine assigned message ID ${id} to message ${i + 1}: the store was not empty`);
+            for (const u of spec.starredBy) {
+              const list = starred.get(u);
+              if (list) list.push(id);
+              else starred.set(u, [id]);
+            }
+            emit.message(store, spec, id, clock);
           }
-          emit.message(store, spec, id, clock);
+          for (const [u, ids] of starred) store.updateFlags(uid[u]!, ids, "starred", "add");
         }
-        for (const [u, ids] of starred) store.updateFlags(uid[u]!, ids, "starred", "add");
       });
-      bar?.update(end);
-      // Let timers run: cli-progress redraws (and signals arrive) between batches.
+      bar?.update(commitEnd);
+      run.onProgress?.(commitEnd, store);
+      // Let timers run: cli-progress redraws (and signals arrive) between transactions.
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
     bar?.stop();

@@ -24,6 +24,14 @@ export { RoaringBitmap32 };
 const CHUNK_BITS = 16;
 const CHUNK_SPAN = 1 << CHUNK_BITS;
 const DEFAULT_CACHE_BYTES = 512 * 1024 * 1024;
+/**
+ * Memory a cached bitmap costs beyond its serialized bytes: the Map entry, the key
+ * string, the Entry, roaring's JS wrapper and native header. Measured at ~650 bytes
+ * of RSS per one-container bitmap on Node 20 (bench/gen-scaling.ts notes). Without
+ * it, a realm with millions of small topic and conversation bitmaps fit its 512 MB
+ * budget on paper while holding several GB.
+ */
+const ENTRY_OVERHEAD_BYTES = 600;
 
 interface Entry {
   bitmap: Bitmap;
@@ -143,13 +151,21 @@ export class BitmapStore {
     return removed;
   }
 
-  /** A counter that changes whenever the key's bitmap changes (for caches derived from it). */
+  /**
+   * A counter that changes whenever the key's bitmap changes (for caches derived from
+   * it). Counted only from the first time someone asks: no cache can hold an older
+   * value, and a bulk load then keeps no entry for each of its millions of keys.
+   */
   version(key: string): number {
-    return this.#versions.get(key) ?? 0;
+    const version = this.#versions.get(key);
+    if (version !== undefined) return version;
+    this.#versions.set(key, 0);
+    return 0;
   }
 
   #bump(key: string): void {
-    this.#versions.set(key, (this.#versions.get(key) ?? 0) + 1);
+    const version = this.#versions.get(key);
+    if (version !== undefined) this.#versions.set(key, version + 1);
   }
 
   /**
@@ -167,8 +183,21 @@ export class BitmapStore {
     }
   }
 
-  /** The transaction committed: forget the undo log, then bound the cache. */
+  /**
+   * The transaction committed: re-measure what changed, forget the undo log, then
+   * bound the cache. Between commits add() charges 4 bytes an ID, which overstates a
+   * dense bitmap many times over (a bitmap container holds 65,536 IDs in 8 KB): without
+   * re-measuring, a bulk load's hot bitmaps crowd out the budget and get evicted and
+   * reloaded from disk again and again.
+   */
   committed(): void {
+    for (const key of this.#dirty.keys()) {
+      const entry = this.#cache.get(key);
+      if (!entry) continue;
+      const bytes = sizeOf(entry.bitmap);
+      this.#cachedBytes += bytes - entry.bytes;
+      entry.bytes = bytes;
+    }
     this.#dirty.clear();
     this.#undo = [];
     this.#evict();
@@ -242,7 +271,7 @@ export class BitmapStore {
       return entry;
     }
     const bitmap = this.loadFromDisk(key);
-    entry = { bitmap, bytes: 64 + bitmap.getSerializationSizeInBytes("portable"), used: ++this.#clock };
+    entry = { bitmap, bytes: sizeOf(bitmap), used: ++this.#clock };
     this.#cache.set(key, entry);
     this.#cachedBytes += entry.bytes;
     return entry;
@@ -270,6 +299,10 @@ export class BitmapStore {
       this.#cachedBytes -= entry.bytes;
     }
   }
+}
+
+function sizeOf(bitmap: ReadonlyBitmap): number {
+  return ENTRY_OVERHEAD_BYTES + bitmap.getSerializationSizeInBytes("portable");
 }
 
 /** The portable bytes of one chunk of `bitmap`, or null when the chunk is empty. */

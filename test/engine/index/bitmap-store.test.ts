@@ -225,6 +225,39 @@ describe("BitmapStore chunked persistence", () => {
     expect(internals(s).bitmaps.get(K).toArray()).toEqual([2]);
   });
 
+  it("a commit re-measures what it changed: a dense chunk costs its real size, not 4 bytes an ID", () => {
+    const s = t.store;
+    const before = internals(s).bitmaps.cachedBytes;
+    internals(s).write(() => void internals(s).bitmaps.addMany(K, Array.from({ length: CHUNK }, (_, i) => i)));
+    // 65,536 IDs: the add-time estimate was 256 KB; in memory they are one 8 KB bitmap container.
+    expect(internals(s).bitmaps.cachedBytes - before).toBeLessThan(20_000);
+  });
+
+  it("a key's version changes with every change after it was first asked for, including a rolled-back one", () => {
+    const b = internals(t.store).bitmaps;
+    internals(t.store).write(() => void b.add(K, 1)); // before anyone asked: nothing to invalidate
+    const v0 = b.version(K);
+    expect(b.version(K)).toBe(v0);
+    internals(t.store).write(() => void b.add(K, 2));
+    const v1 = b.version(K);
+    expect(v1).not.toBe(v0);
+    expect(() => internals(t.store).write(() => {
+      b.add(K, 3);
+      throw new Error("boom");
+    })).toThrow("boom");
+    expect(b.version(K)).not.toBe(v1);
+  });
+
+  it("small cached bitmaps are charged their per-entry overhead", () => {
+    const s = t.store;
+    const before = internals(s).bitmaps.cachedBytes;
+    internals(s).write(() => {
+      for (let i = 0; i < 100; i++) internals(s).bitmaps.add(`small:${i}`, i + 1);
+    });
+    // Each holds one ID (a few serialized bytes) but costs hundreds of bytes of memory.
+    expect(internals(s).bitmaps.cachedBytes - before).toBeGreaterThanOrEqual(100 * 500);
+  });
+
   it("evicted entries reload from disk with the same content", () => {
     t.cleanup();
     t = tempStore({ bitmapCacheBytes: 1 });

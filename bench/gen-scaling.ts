@@ -1,0 +1,54 @@
+/**
+ * @module bench/gen-scaling
+ * `node dist/bench/gen-scaling.js --data DIR --messages N [--every 250000]`: generates a
+ * dataset (seed 1, the bench's defaults) and prints, every `--every` messages, the rate
+ * over that interval and where the process's memory is: V8 heap, external and
+ * ArrayBuffers, anonymous vs file-backed RSS (LMDB's mapped pages are file-backed), and
+ * the bitmap cache's estimate. Used to find what made 10M generation slow down.
+ */
+import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { generateDataset } from "../tools/generate/generate.js";
+import { internals } from "../src/engine/internal.js";
+
+const { values } = parseArgs({ options: { data: { type: "string" }, messages: { type: "string" }, every: { type: "string" } } });
+if (!values.data || !values.messages) throw new Error("usage: gen-scaling --data DIR --messages N [--every 250000]");
+const messages = Number(values.messages);
+const every = Number(values.every ?? 250_000);
+
+function procStatus(): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const line of readFileSync("/proc/self/status", "utf8").split("\n")) {
+    const m = /^(VmRSS|VmHWM|RssAnon|RssFile):\s+(\d+) kB/.exec(line);
+    if (m) out[m[1]!] = Number(m[2]) / 1024;
+  }
+  return out;
+}
+
+const mb = (n: number) => (n / 1048576).toFixed(0);
+let lastAt = Date.now();
+let lastDone = 0;
+let lastCpu = process.cpuUsage();
+const started = Date.now();
+// The machine is shared: messages per CPU-second is the rate to compare, wall time is noise.
+console.log("messages\tinterval_s\tmsg_per_s\tcpu_s\tmsg_per_cpu_s\trss_mb\tanon_mb\tfile_mb\theap_mb\texternal_mb\tarraybuf_mb\tbitmap_cache_est_mb\tcached_bitmaps");
+await generateDataset(values.data, {
+  messages,
+  seed: 1,
+  quiet: true,
+  onProgress(done, store) {
+    if (Math.floor(done / every) === Math.floor(lastDone / every) && done !== messages) return;
+    const now = Date.now();
+    const s = (now - lastAt) / 1000;
+    const cpu = process.cpuUsage(lastCpu);
+    const cpuS = (cpu.user + cpu.system) / 1e6;
+    const mem = process.memoryUsage();
+    const st = procStatus();
+    const bitmaps = internals(store).bitmaps;
+    console.log([done, s.toFixed(1), ((done - lastDone) / s).toFixed(0), cpuS.toFixed(1), ((done - lastDone) / cpuS).toFixed(0), st["VmRSS"]!.toFixed(0), st["RssAnon"]!.toFixed(0), st["RssFile"]!.toFixed(0), mb(mem.heapUsed), mb(mem.external), mb(mem.arrayBuffers), mb(bitmaps.cachedBytes), bitmaps.cachedKeys().length].join("\t"));
+    lastAt = now;
+    lastDone = done;
+    lastCpu = process.cpuUsage();
+  },
+});
+console.log(`total ${((Date.now() - started) / 1000).toFixed(1)} s, peak RSS ${procStatus()["VmHWM"]!.toFixed(0)} MB`);
