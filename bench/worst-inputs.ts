@@ -239,7 +239,9 @@ function ask<T>(child: ChildProcess, message: string): Promise<T> {
 }
 
 async function startServer(dir: string): Promise<{ child: ChildProcess; port: number }> {
-  const child = fork(join("dist", "bench", "worst-inputs-server.js"), ["--data", dir], { stdio: ["ignore", "pipe", "inherit", "ipc"] });
+  // WORST_SERVER_NODE_ARGS: Node options for the measured server (e.g. --cpu-prof), to profile it.
+  const execArgv = (process.env["WORST_SERVER_NODE_ARGS"] ?? "").split(" ").filter((a) => a !== "");
+  const child = fork(join("dist", "bench", "worst-inputs-server.js"), ["--data", dir], { stdio: ["ignore", "pipe", "inherit", "ipc"], execArgv });
   const lines = createInterface({ input: child.stdout! });
   const port = await new Promise<number>((resolve, reject) => {
     child.once("exit", (code) => reject(new Error(`the server exited with code ${code}: is the build current (npm run build)?`)));
