@@ -43,6 +43,8 @@ function constantTimeEqual(a: string, b: string): boolean {
  */
 const parsedHeaders = new Map<string, { readonly email: string; readonly apiKey: string }>();
 const PARSED_HEADERS_MAX = 10_000;
+/** Real headers are ~100 characters (an email and a 32-character key); longer ones are parsed but not kept, so the memo stays under a few MB. */
+const PARSED_HEADER_MAX_LENGTH = 512;
 
 function parseBasic(authorization: string): { readonly email: string; readonly apiKey: string } {
   const known = parsedHeaders.get(authorization);
@@ -54,6 +56,7 @@ function parseBasic(authorization: string): { readonly email: string; readonly a
   const colon = decoded.indexOf(":");
   if (colon < 0 || decoded.indexOf(":", colon + 1) >= 0 || !/^[A-Za-z0-9+/=]+$/.test(parts[1]!)) throw new AuthError("Invalid authorization header for basic auth");
   const parsed = { email: decoded.slice(0, colon).trim(), apiKey: decoded.slice(colon + 1).trim() };
+  if (authorization.length > PARSED_HEADER_MAX_LENGTH) return parsed;
   if (parsedHeaders.size >= PARSED_HEADERS_MAX) parsedHeaders.clear();
   parsedHeaders.set(authorization, parsed);
   return parsed;
