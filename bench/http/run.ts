@@ -23,7 +23,7 @@ import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import { openStore, type Store, type User } from "../../src/engine/index.js";
 import { presencesToWire } from "../../src/http/views/presence.js";
-import { success } from "../../src/http/respond.js";
+import { bodyByteLength, success } from "../../src/http/respond.js";
 import { chooseDataset, ensureDataset, workingCopy } from "../dataset.js";
 
 const log = (line: string) => process.stderr.write(line + "\n");
@@ -54,7 +54,7 @@ function seedPresence(store: Store, realmId: number): { auths: string[]; lastUpd
   for (let i = 0; i < 60; i++) {
     const t0 = performance.now();
     listing = store.realmPresence(viewer.id, { lastUpdateId: -1 });
-    bytes = success({ presences: presencesToWire(listing, true), server_timestamp: Date.now() / 1000, presence_last_update_id: listing.lastUpdateId }, []).body.length;
+    bytes = bodyByteLength(success({ presences: presencesToWire(listing, true), server_timestamp: Date.now() / 1000, presence_last_update_id: listing.lastUpdateId }, []).body);
     times.push(performance.now() - t0);
   }
   times.sort((a, b) => a - b);

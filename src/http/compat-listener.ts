@@ -25,7 +25,7 @@ import { createReadStream } from "node:fs";
 import { createServer as createHttpServer, STATUS_CODES, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { BodyError, EXTRA_HEADERS, type ExtraHeader, type RequestHead } from "./request.js";
-import { engineErrorReply, errorReply, type Reply } from "./respond.js";
+import { engineErrorReply, errorReply, JsonParts, type Reply } from "./respond.js";
 
 type Headers = readonly (readonly [string, string])[];
 
@@ -136,10 +136,12 @@ function write(res: ServerResponse, reply: Reply, extraHeaders: Headers = []): v
   const headers: string[] = reply.contentType === "" ? [] : ["Content-Type", reply.contentType ?? "application/json"];
   for (const [k, v] of [...(reply.headers ?? []), ...extraHeaders]) headers.push(k, v);
   const file = reply.file;
-  headers.push("Content-Length", String(file ? file.length : Buffer.byteLength(reply.body)));
+  // Node may keep a written buffer until it is flushed: JSON pieces get their own copy.
+  const body = reply.body instanceof JsonParts ? reply.body.joined() : reply.body;
+  headers.push("Content-Length", String(file ? file.length : Buffer.byteLength(body)));
   res.writeHead(reply.status, headers);
   if (!file) {
-    res.end(reply.body);
+    res.end(body);
     return;
   }
   if (file.length === 0) {

@@ -21,7 +21,7 @@ import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_LOGIN_LIMIT, DEFAULT_RATE_LIMIT, Ra
 import { parseBody, parseQuery, readBody, readHead, type RequestHead } from "./request.js";
 import { RequestLog, type RequestLogOptions, type RequestNote } from "./request-log.js";
 import { mayReadMetrics, METRICS_PATH, ServerMetrics } from "./metrics.js";
-import { engineErrorReply, errorReply, send, success, type Reply } from "./respond.js";
+import { bodyByteLength, engineErrorReply, errorReply, send, success, type Reply } from "./respond.js";
 import { matchPage, methodNotAllowedPage, type PageRoute } from "./pages/index.js";
 import { escapeHtml, page } from "./pages/html.js";
 import { ERROR_MAP } from "./error-map.js";
@@ -159,7 +159,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   const logged = (note: RequestNote, reply: Reply, headers: Headers, delivered: boolean): Headers => {
     const ms = performance.now() - note.startedAt;
     const status = delivered ? reply.status : null;
-    const bytes = reply.file ? reply.file.length : typeof reply.body === "string" ? Buffer.byteLength(reply.body) : reply.body.length;
+    const bytes = reply.file ? reply.file.length : bodyByteLength(reply.body);
     requestLog.finish(note, status, delivered ? bytes : 0, ms);
     metrics.observe(note.method, RequestLog.pathOf(note), status, ms / 1000);
     return headers;
