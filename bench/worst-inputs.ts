@@ -26,35 +26,74 @@ import { parseArgs } from "node:util";
 import { openStore } from "../src/engine/index.js";
 import { ENDPOINTS } from "../src/http/endpoints/index.js";
 import { chooseDataset, ensureDataset, workingCopy } from "./dataset.js";
+import { moreCases } from "./worst-inputs-more.js";
 import type { Manifest } from "../tools/generate/manifest.js";
 
 const log = (line: string) => process.stderr.write(line + "\n");
 const BUDGET_MS = 50;
 const MiB = 1024 * 1024;
 
-interface Case {
+/** What earlier requests answered (a created group's ID, a queue ID), for the paths and bodies of later ones. */
+export type Captured = Record<string, unknown>;
+/** A path or body fixed when the inputs are built, or computed when sent from what was captured (and which run it is: -1 unmeasured). */
+export type Dynamic<T> = T | ((ctx: Captured, run: number) => T);
+
+/** An unmeasured request around an input: setting up its state, or undoing its effect. */
+export interface Step {
+  readonly method: string;
+  /** Defaults to the input's own path. */
+  readonly path?: Dynamic<string>;
+  readonly body: Dynamic<Buffer>;
+  /** Reads what the answer holds into `ctx` (the answer must be a 200). */
+  readonly capture?: (reply: Record<string, unknown>, ctx: Captured) => void;
+  /** Skipped once `ctx` holds this key: a setup that several inputs share runs once. */
+  readonly unless?: string;
+}
+
+export interface Case {
   /** The route, as in the route table: "POST /messages". */
   readonly route: string;
   readonly label: string;
   readonly method: string;
-  readonly path: string;
+  readonly path: Dynamic<string>;
   readonly auth: string | null;
-  readonly body: Buffer;
+  readonly body: Dynamic<Buffer>;
   readonly chunked?: boolean;
   /** The input changes what a repeat would meet (named channels created, a reaction added or removed): no unmeasured send first. */
   readonly once?: boolean;
   /** For a `once` input: an unmeasured request down the same path with other values (other channel names), so the path is compiled as for the others. */
   readonly warmup?: Buffer;
   /** Unmeasured requests that set up the state the input needs (channels to unsubscribe from), sent first. */
-  readonly prepare?: readonly { readonly method: string; readonly body: Buffer }[];
-  /** For a `once` input that can be undone (a reaction added or removed): an unmeasured request after each run that restores the state, so every run meets the same state. */
-  readonly undo?: { readonly method: string; readonly body: Buffer };
+  readonly prepare?: readonly Step[];
+  /** For an input that can be undone (a reaction added or removed): an unmeasured request after each send that restores the state, so every run meets the same state. */
+  readonly undo?: Step;
+}
+
+/** The options of one input, as the case lists give them. */
+export interface CaseOptions {
+  readonly auth?: string | null;
+  readonly chunked?: boolean;
+  readonly once?: boolean;
+  readonly warmup?: Buffer;
+  readonly prepare?: Step[];
+  readonly undo?: Step;
+}
+export type AddCase = (route: string, label: string, path: Dynamic<string>, body: Dynamic<Buffer>, options?: CaseOptions) => void;
+
+interface Sent {
+  readonly method: string;
+  readonly path: string;
+  readonly auth: string | null;
+  readonly body: Buffer;
+  readonly chunked?: boolean;
 }
 
 interface Reply {
   readonly status: number;
   readonly bytes: number;
   readonly ms: number;
+  /** The answer, kept only when asked for (captures). */
+  readonly text?: string;
 }
 
 interface Row {
@@ -68,7 +107,7 @@ interface Row {
   readonly pingMaxMs: number;
 }
 
-function send(port: number, c: Pick<Case, "method" | "path" | "auth" | "body" | "chunked">): Promise<Reply> {
+function send(port: number, c: Sent, keep = false): Promise<Reply> {
   const headers: Record<string, string> = { "Content-Type": "application/x-www-form-urlencoded" };
   if (c.auth) headers["Authorization"] = c.auth;
   if (!c.chunked) headers["Content-Length"] = String(c.body.length);
@@ -76,8 +115,12 @@ function send(port: number, c: Pick<Case, "method" | "path" | "auth" | "body" | 
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: "127.0.0.1", port, path: `/api/v1${c.path}`, method: c.method, headers, agent: false }, (res) => {
       let bytes = 0;
-      res.on("data", (chunk: Buffer) => (bytes += chunk.length));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, bytes, ms: performance.now() - t0 }));
+      const chunks: Buffer[] = [];
+      res.on("data", (chunk: Buffer) => {
+        bytes += chunk.length;
+        if (keep) chunks.push(chunk);
+      });
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, bytes, ms: performance.now() - t0, ...(keep ? { text: Buffer.concat(chunks).toString("utf8") } : {}) }));
     });
     // A 413 may close the connection before the whole body is written, and before
     // the client has read the answer: that counts as status 0 (closed), not a failure.
@@ -101,7 +144,7 @@ const ones = (n: number) => Array.from({ length: n }, () => 1);
 /** The worst inputs of every endpoint, refused and accepted. */
 function cases(m: Manifest, auth: { main: string; owner: string }): Case[] {
   const out: Case[] = [];
-  const add = (route: string, label: string, path: string, body: Buffer, options: { auth?: string | null; chunked?: boolean; once?: boolean; warmup?: Buffer; prepare?: { method: string; body: Buffer }[]; undo?: { method: string; body: Buffer } } = {}) => {
+  const add: AddCase = (route, label, path, body, options = {}) => {
     const [method] = route.split(" ");
     out.push({
       route,
@@ -208,6 +251,8 @@ function cases(m: Manifest, auth: { main: string; owner: string }): Case[] {
   add("POST /register", "5000 narrow terms", "/register", form({ narrow: fewerTerms }));
   add("POST /register", "5000 client_capabilities", "/register", form({ client_capabilities: Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`k${i}`, true])) }));
   add("POST /register", "full initial state (accepted)", "/register", Buffer.alloc(0));
+  // After the full /register: these add groups, drafts and snippets that it would also carry.
+  moreCases(add, m, auth);
   return out;
 }
 
@@ -229,6 +274,21 @@ function pinger(port: number, auth: string): { stop(): Promise<number> } {
       return max;
     },
   };
+}
+
+const valueOf = <T>(value: Dynamic<T>, ctx: Captured, run: number): T => (typeof value === "function" ? (value as (ctx: Captured, run: number) => T)(ctx, run) : value);
+
+function resolveCase(c: Case, ctx: Captured, run: number): Sent {
+  return { method: c.method, path: valueOf(c.path, ctx, run), auth: c.auth, body: valueOf(c.body, ctx, run), ...(c.chunked ? { chunked: true } : {}) };
+}
+
+/** Sends an unmeasured step of an input; it must answer 200. */
+async function runStep(port: number, c: Case, step: Step, ctx: Captured, doing: string): Promise<void> {
+  if (step.unless !== undefined && step.unless in ctx) return;
+  const path = valueOf(step.path ?? c.path, ctx, -1);
+  const reply = await send(port, { method: step.method, path, auth: c.auth, body: valueOf(step.body, ctx, -1) }, step.capture !== undefined);
+  if (reply.status !== 200) throw new Error(`${c.route} — ${c.label}: ${doing} (${step.method} ${path}) answered ${reply.status}`);
+  if (step.capture) step.capture(JSON.parse(reply.text ?? "{}") as Record<string, unknown>, ctx);
 }
 
 function ask<T>(child: ChildProcess, message: string): Promise<T> {
@@ -282,6 +342,7 @@ async function main(): Promise<number> {
     process.exit(130);
   });
   const rows: Row[] = [];
+  const captured: Captured = {};
   const loadAtStart = loadavg();
   try {
     // Warm-up: the first requests compile the hot paths; that is not what is measured.
@@ -292,26 +353,23 @@ async function main(): Promise<number> {
       // One unmeasured send of the same input first: a server that has run for a while
       // has compiled its paths for large inputs too (a 10,000-character Markdown send
       // takes ~150 ms cold and ~15 ms warm); the cold figure is the JIT, not the work.
-      for (const step of c.prepare ?? []) {
-        const prepared = await send(port, { ...c, ...step });
-        if (prepared.status !== 200) throw new Error(`${c.route} — ${c.label}: preparing answered ${prepared.status}`);
-      }
-      if (!c.once) await send(port, c);
-      else if (c.warmup) await send(port, { ...c, body: c.warmup });
+      for (const step of c.prepare ?? []) await runStep(port, c, step, captured, "preparing");
+      if (!c.once) {
+        await send(port, resolveCase(c, captured, -1));
+        if (c.undo) await runStep(port, c, c.undo, captured, "undoing");
+      } else if (c.warmup) await send(port, { ...resolveCase(c, captured, -1), body: c.warmup });
       for (let run = 0; run < runs; run++) {
+        const sent = resolveCase(c, captured, run);
         await ask(child, "reset");
         const ping = pinger(port, auth.main);
-        const reply = await send(port, c);
+        const reply = await send(port, sent);
         // Let the loop settle so a block that ends with the reply is sampled.
         await new Promise((resolve) => setTimeout(resolve, 20));
         const pingMaxMs = await ping.stop();
         const loop = await ask<{ maxMs: number }>(child, "read");
-        const next: Row = { route: c.route, label: c.label, requestBytes: c.body.length, status: reply.status, responseBytes: reply.bytes, requestMs: reply.ms, loopMaxMs: loop.maxMs, pingMaxMs };
+        const next: Row = { route: c.route, label: c.label, requestBytes: sent.body.length, status: reply.status, responseBytes: reply.bytes, requestMs: reply.ms, loopMaxMs: loop.maxMs, pingMaxMs };
         if (!row || next.loopMaxMs > row.loopMaxMs) row = next;
-        if (c.undo) {
-          const undone = await send(port, { ...c, ...c.undo });
-          if (undone.status !== 200) throw new Error(`${c.route} — ${c.label}: undoing answered ${undone.status}`);
-        }
+        if (c.undo) await runStep(port, c, c.undo, captured, "undoing");
       }
       rows.push(row!);
       log(`${row!.route} — ${row!.label}: ${row!.status}, ${row!.responseBytes} B back, loop max ${fmt(row!.loopMaxMs)} ms, ping max ${fmt(row!.pingMaxMs)} ms`);
