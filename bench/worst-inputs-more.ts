@@ -35,7 +35,54 @@ const keep = (key: string, field: string) => (reply: Record<string, unknown>, ct
   ctx[key] = reply[field];
 };
 
-export function moreCases(add: AddCase, m: Manifest, auth: { main: string; owner: string }): void {
+/** One file in a multipart body, as a browser sends it. */
+function multipart(field: string, filename: string, contentType: string, data: Buffer): { body: Buffer; headers: Record<string, string> } {
+  const boundary = "----parleyWorstInputs7MA4YWxkTrZu0gW";
+  const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="${filename}"\r\nContent-Type: ${contentType}\r\n\r\n`);
+  return { body: Buffer.concat([head, data, Buffer.from(`\r\n--${boundary}--\r\n`)]), headers: { "Content-Type": `multipart/form-data; boundary=${boundary}` } };
+}
+
+/** A PNG of noise just under Zulip's default 5 MiB emoji limit (it does not compress). */
+async function noisePng(): Promise<Buffer> {
+  const { default: sharp } = await import("sharp");
+  const side = 1100;
+  const pixels = Buffer.alloc(side * side * 4);
+  let seed = 1;
+  for (let i = 0; i < pixels.length; i++) pixels[i] = (seed = (seed * 1_103_515_245 + 12_345) >>> 0) >>> 24;
+  return sharp(pixels, { raw: { width: side, height: side, channels: 4 } }).png({ compressionLevel: 0 }).toBuffer();
+}
+
+/** Files: the largest upload (100 MiB, the default MAX_FILE_UPLOAD_SIZE) by form and by tus, its download, an emoji image. */
+export async function fileCases(add: AddCase, auth: { main: string; owner: string }): Promise<void> {
+  const big = Buffer.alloc(100 * 1024 * 1024 - 1024, "p");
+  const upload = multipart("file", "big.bin", "application/octet-stream", big);
+  add("POST /user_uploads", "100 MiB file (accepted)", "/user_uploads", upload.body, { headers: upload.headers });
+  const uploaded = { method: "POST", path: "/user_uploads", body: upload.body, headers: upload.headers, capture: keep("file", "url") };
+  add("GET /user_uploads/:realm_id/:path_hash/:path_random/:filename", "download 100 MiB (accepted)", (ctx) => text(ctx, "file"), none, { root: true, prepare: [uploaded] });
+  add("GET /user_uploads/:realm_id/:path_hash/:path_random/:filename", "temporary URL (accepted)", (ctx) => text(ctx, "file"), none, { prepare: [uploaded] });
+  const tus = { "Tus-Resumable": "1.0.0" };
+  const createTus = {
+    method: "POST",
+    path: "/tus",
+    body: none,
+    headers: { ...tus, "Upload-Length": String(big.length), "Upload-Metadata": `filename ${Buffer.from("big.bin").toString("base64")}` },
+    status: 201,
+    capture: (_reply: Record<string, unknown>, ctx: Captured, headers: Record<string, string | string[] | undefined>) => (ctx["tus"] = String(headers["location"]).replace("/api/v1", "")),
+  };
+  add("POST /tus", "100 MiB Upload-Length (accepted)", "/tus", none, { headers: createTus.headers });
+  add("PATCH /tus/:upload_id", "100 MiB in one PATCH (accepted)", (ctx) => text(ctx, "tus"), big, {
+    headers: { ...tus, "Upload-Offset": "0", "Content-Type": "application/offset+octet-stream" },
+    prepare: [createTus],
+    // Each send completes its upload: the next one needs a new one.
+    undo: createTus,
+  });
+  add("HEAD /tus/:upload_id", "a new upload (accepted)", (ctx) => text(ctx, "tus"), none, { headers: tus, prepare: [createTus] });
+  add("DELETE /tus/:upload_id", "a new upload (accepted)", (ctx) => text(ctx, "tus"), none, { headers: tus, prepare: [createTus], undo: createTus });
+  const png = multipart("file", "noise.png", "image/png", await noisePng());
+  add("POST /realm/emoji/:emoji_name", `${(png.body.length / 1024 / 1024).toFixed(1)} MiB PNG (accepted)`, (_ctx, run) => `/realm/emoji/worst_${run + 1}`, png.body, { ...{ auth: auth.owner }, headers: png.headers });
+}
+
+export function moreCases(add: AddCase, m: Manifest, auth: { main: string; owner: string; spares: readonly string[] }): void {
   const general = m.generalChannelId;
   const owner = { auth: auth.owner };
   // Users 1..10,000 exist at every scale the bench generates.
@@ -85,11 +132,9 @@ export function moreCases(add: AddCase, m: Manifest, auth: { main: string; owner
   });
   add("GET /user_groups", "every group, 1000+ (accepted)", "/user_groups", none, owner);
   add("PATCH /user_groups/:user_group_id", "10,000-char description (accepted)", (ctx) => `/user_groups/${id(ctx, "fullGroup")}`, (_ctx, run) => form({ description: x(10_000 - 2, "é") + String(run + 1).padStart(2, "0") }), { ...owner, prepare: [fullGroup] });
-  add("POST /user_groups/:user_group_id/deactivate", "a group of 10,000 (accepted)", (ctx) => `/user_groups/${id(ctx, "deactivate")}/deactivate`, none, {
-    ...owner,
-    once: true,
-    prepare: [{ method: "POST", path: "/user_groups/create", body: groupBody("worst-deactivate", users(10_000)), capture: keep("deactivate", "group_id") }],
-  });
+  let made = 0;
+  const toDeactivate = { method: "POST", path: "/user_groups/create", body: () => groupBody(`worst-deactivate-${made++}`, users(10_000)), capture: keep("deactivate", "group_id") };
+  add("POST /user_groups/:user_group_id/deactivate", "a group of 10,000 (accepted)", (ctx) => `/user_groups/${id(ctx, "deactivate")}/deactivate`, none, { ...owner, prepare: [toDeactivate], undo: toDeactivate });
 
   // A full event queue: 10,000 message events (the queue's cap) answered at once.
   const dm = form({ type: "direct", to: [m.subjects.dmPartner], content: "queued" });
@@ -100,7 +145,9 @@ export function moreCases(add: AddCase, m: Manifest, auth: { main: string; owner
       ...Array.from({ length: 10_000 }, () => ({ method: "POST", path: "/messages", body: dm })),
     ],
   });
-  add("DELETE /events", "a full queue (accepted)", "/events", (ctx) => form({ queue_id: text(ctx, "queue") }), { once: true });
+  // Each send deletes the queue: a new (empty) one is registered for the next.
+  const newQueue = { method: "POST", path: "/register", body: form({ event_types: ["message"] }), capture: keep("queue", "queue_id") };
+  add("DELETE /events", "a queue (accepted)", "/events", (ctx) => form({ queue_id: text(ctx, "queue") }), { prepare: [newQueue], undo: newQueue });
   add("DELETE /events", "64 KB queue_id", "/events", form({ queue_id: x(64 * 1024) }));
 
   // Typing to the 10,000-subscriber channel fans out to every subscriber's queues.
@@ -112,10 +159,11 @@ export function moreCases(add: AddCase, m: Manifest, auth: { main: string; owner
   const scheduled = form({ type: "stream", to: String(general), topic: "bench", content: markdown, scheduled_delivery_timestamp: later });
   add("POST /scheduled_messages", "10,000 chars of markdown (accepted)", "/scheduled_messages", scheduled);
   add("POST /scheduled_messages", "40k-char content", "/scheduled_messages", form({ type: "stream", to: String(general), topic: "bench", content: x(40_000), scheduled_delivery_timestamp: later }));
-  const oneScheduled = { method: "POST", path: "/scheduled_messages", body: scheduled, capture: keep("scheduled", "scheduled_message_id") };
+  // Small: the edit below brings its own 10,000 characters, and a delete does not depend on the size.
+  const oneScheduled = { method: "POST", path: "/scheduled_messages", body: form({ type: "stream", to: String(general), topic: "bench", content: "later", scheduled_delivery_timestamp: later }), capture: keep("scheduled", "scheduled_message_id") };
   add("PATCH /scheduled_messages/:scheduled_message_id", "10,000 chars of markdown (accepted)", (ctx) => `/scheduled_messages/${id(ctx, "scheduled")}`, (_ctx, run) => form({ content: `${markdown.slice(0, -2)}${String(run + 1).padStart(2, "0")}` }), { prepare: [oneScheduled] });
   add("GET /scheduled_messages", "every scheduled message (accepted)", "/scheduled_messages", none);
-  add("DELETE /scheduled_messages/:scheduled_message_id", "one (accepted)", (ctx) => `/scheduled_messages/${id(ctx, "scheduled")}`, none, { once: true, prepare: [oneScheduled] });
+  add("DELETE /scheduled_messages/:scheduled_message_id", "one (accepted)", (ctx) => `/scheduled_messages/${id(ctx, "scheduled")}`, none, { prepare: [oneScheduled], undo: oneScheduled });
 
   // Drafts: the most one request may create, then listed, edited, deleted.
   const draft = (content: string) => ({ type: "stream", to: [general], topic: "bench", content, timestamp: 1_700_000_000 });
@@ -124,14 +172,14 @@ export function moreCases(add: AddCase, m: Manifest, auth: { main: string; owner
   add("GET /drafts", "every draft, 4000 (accepted)", "/drafts", none);
   const oneDraft = { method: "POST", path: "/drafts", body: form({ drafts: [draft("one")] }), capture: (reply: Record<string, unknown>, ctx: Captured) => (ctx["draft"] = (reply["ids"] as number[])[0]) };
   add("PATCH /drafts/:draft_id", "10,000-char content (accepted)", (ctx) => `/drafts/${id(ctx, "draft")}`, form({ draft: draft(x(10_000, "é")) }), { prepare: [oneDraft] });
-  add("DELETE /drafts/:draft_id", "one (accepted)", (ctx) => `/drafts/${id(ctx, "draft")}`, none, { once: true, prepare: [oneDraft] });
+  add("DELETE /drafts/:draft_id", "one (accepted)", (ctx) => `/drafts/${id(ctx, "draft")}`, none, { prepare: [oneDraft], undo: oneDraft });
 
   // Saved snippets.
   add("POST /saved_snippets", "10,000-char content (accepted)", "/saved_snippets", form({ title: "t", content: x(10_000, "é") }));
   add("GET /saved_snippets", "every snippet (accepted)", "/saved_snippets", none);
   const oneSnippet = { method: "POST", path: "/saved_snippets", body: form({ title: "t", content: "c" }), capture: keep("snippet", "saved_snippet_id") };
   add("PATCH /saved_snippets/:saved_snippet_id", "10,000-char content (accepted)", (ctx) => `/saved_snippets/${id(ctx, "snippet")}`, form({ content: x(10_000, "é") }), { prepare: [oneSnippet] });
-  add("DELETE /saved_snippets/:saved_snippet_id", "one (accepted)", (ctx) => `/saved_snippets/${id(ctx, "snippet")}`, none, { once: true, prepare: [oneSnippet] });
+  add("DELETE /saved_snippets/:saved_snippet_id", "one (accepted)", (ctx) => `/saved_snippets/${id(ctx, "snippet")}`, none, { prepare: [oneSnippet], undo: oneSnippet });
 
   // Subscription properties: 1000 changes at once on the caller's own subscriptions.
   const mySubscriptions = {
@@ -186,6 +234,8 @@ export function moreCases(add: AddCase, m: Manifest, auth: { main: string; owner
   add("POST /fetch_api_key", "unknown account (decoy hash)", "/fetch_api_key", form({ username: "nobody@example.com", password: "x" }), { auth: null });
   add("POST /fetch_api_key", "200 KB password", "/fetch_api_key", form({ username: m.subjectEmails.main, password: x(200_000) }), { auth: null });
   add("POST /jwt/fetch_api_key", "200 KB token", "/jwt/fetch_api_key", form({ token: x(200_000) }), { auth: null });
+  // Regenerating changes the caller's key: each send is by another user.
+  add("POST /users/me/api_key/regenerate", "one (accepted)", "/users/me/api_key/regenerate", none, { auth: (_ctx, run) => auth.spares[run + 1]! });
 
   add("GET /attachments", "every attachment (accepted)", "/attachments", none);
   add("DELETE /attachments/:attachment_id", "2000-digit ID", `/attachments/${x(2000, "9")}`, none);

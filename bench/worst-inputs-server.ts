@@ -20,7 +20,7 @@ async function main(): Promise<void> {
   const { values } = parseArgs({ options: { data: { type: "string" } }, strict: true });
   if (!values.data || !process.send) throw new Error("usage: run by bench/worst-inputs.ts with --data DIR and an IPC channel");
   const store = openStore(values.data, { noSync: true });
-  const server = createServer(store, { rateLimit: false, logError: (message, error) => process.stderr.write(`${message}: ${String(error)}\n`) });
+  const server = createServer(store, { rateLimit: false, dataDir: values.data, logError: (message, error) => process.stderr.write(`${message}: ${String(error)}\n`) });
   const port = await server.listen(0, "127.0.0.1");
   // 1 ms resolution: a block of N ms shows as a delay of about N ms.
   let histogram = monitorEventLoopDelay({ resolution: 1 });

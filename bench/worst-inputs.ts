@@ -26,7 +26,7 @@ import { parseArgs } from "node:util";
 import { openStore } from "../src/engine/index.js";
 import { ENDPOINTS } from "../src/http/endpoints/index.js";
 import { chooseDataset, ensureDataset, workingCopy } from "./dataset.js";
-import { moreCases } from "./worst-inputs-more.js";
+import { fileCases, moreCases } from "./worst-inputs-more.js";
 import type { Manifest } from "../tools/generate/manifest.js";
 
 const log = (line: string) => process.stderr.write(line + "\n");
@@ -44,8 +44,12 @@ export interface Step {
   /** Defaults to the input's own path. */
   readonly path?: Dynamic<string>;
   readonly body: Dynamic<Buffer>;
-  /** Reads what the answer holds into `ctx` (the answer must be a 200). */
-  readonly capture?: (reply: Record<string, unknown>, ctx: Captured) => void;
+  /** Request headers beyond the input's own (a tus PATCH's Upload-Offset). */
+  readonly headers?: Record<string, string>;
+  /** The status the step must answer (default 200). */
+  readonly status?: number;
+  /** Reads what the answer holds (its JSON body, or {} for none; its headers) into `ctx`. */
+  readonly capture?: (reply: Record<string, unknown>, ctx: Captured, headers: Record<string, string | string[] | undefined>) => void;
   /** Skipped once `ctx` holds this key: a setup that several inputs share runs once. */
   readonly unless?: string;
 }
@@ -56,9 +60,13 @@ export interface Case {
   readonly label: string;
   readonly method: string;
   readonly path: Dynamic<string>;
-  readonly auth: string | null;
+  readonly auth: Dynamic<string | null>;
   readonly body: Dynamic<Buffer>;
   readonly chunked?: boolean;
+  /** Request headers (a multipart Content-Type, tus headers); they replace the form Content-Type. */
+  readonly headers?: Record<string, string>;
+  /** The path is outside /api/v1 (files served at /user_uploads/...). */
+  readonly root?: boolean;
   /** The input changes what a repeat would meet (named channels created, a reaction added or removed): no unmeasured send first. */
   readonly once?: boolean;
   /** For a `once` input: an unmeasured request down the same path with other values (other channel names), so the path is compiled as for the others. */
@@ -71,7 +79,9 @@ export interface Case {
 
 /** The options of one input, as the case lists give them. */
 export interface CaseOptions {
-  readonly auth?: string | null;
+  readonly auth?: Dynamic<string | null>;
+  readonly headers?: Record<string, string>;
+  readonly root?: boolean;
   readonly chunked?: boolean;
   readonly once?: boolean;
   readonly warmup?: Buffer;
@@ -86,14 +96,17 @@ interface Sent {
   readonly auth: string | null;
   readonly body: Buffer;
   readonly chunked?: boolean;
+  readonly headers?: Record<string, string>;
+  readonly root?: boolean;
 }
 
 interface Reply {
   readonly status: number;
   readonly bytes: number;
   readonly ms: number;
-  /** The answer, kept only when asked for (captures). */
+  /** The answer and its headers, kept only when asked for (captures). */
   readonly text?: string;
+  readonly headers?: Record<string, string | string[] | undefined>;
 }
 
 interface Row {
@@ -108,19 +121,19 @@ interface Row {
 }
 
 function send(port: number, c: Sent, keep = false): Promise<Reply> {
-  const headers: Record<string, string> = { "Content-Type": "application/x-www-form-urlencoded" };
+  const headers: Record<string, string> = { "Content-Type": "application/x-www-form-urlencoded", ...c.headers };
   if (c.auth) headers["Authorization"] = c.auth;
   if (!c.chunked) headers["Content-Length"] = String(c.body.length);
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: "127.0.0.1", port, path: `/api/v1${c.path}`, method: c.method, headers, agent: false }, (res) => {
+    const req = httpRequest({ host: "127.0.0.1", port, path: c.root ? c.path : `/api/v1${c.path}`, method: c.method, headers, agent: false }, (res) => {
       let bytes = 0;
       const chunks: Buffer[] = [];
       res.on("data", (chunk: Buffer) => {
         bytes += chunk.length;
         if (keep) chunks.push(chunk);
       });
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, bytes, ms: performance.now() - t0, ...(keep ? { text: Buffer.concat(chunks).toString("utf8") } : {}) }));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, bytes, ms: performance.now() - t0, ...(keep ? { text: Buffer.concat(chunks).toString("utf8"), headers: res.headers } : {}) }));
     });
     // A 413 may close the connection before the whole body is written, and before
     // the client has read the answer: that counts as status 0 (closed), not a failure.
@@ -141,25 +154,18 @@ const form = (params: Record<string, unknown>) => {
 const x = (n: number, unit = "x") => unit.repeat(n);
 const ones = (n: number) => Array.from({ length: n }, () => 1);
 
-/** The worst inputs of every endpoint, refused and accepted. */
-function cases(m: Manifest, auth: { main: string; owner: string }): Case[] {
-  const out: Case[] = [];
-  const add: AddCase = (route, label, path, body, options = {}) => {
+/** Appends inputs to `out`; the caller's default identity is the main subject. */
+function adder(out: Case[], auth: { main: string }): AddCase {
+  return (route, label, path, body, options = {}) => {
     const [method] = route.split(" ");
-    out.push({
-      route,
-      label,
-      method: method!,
-      path,
-      auth: options.auth === undefined ? auth.main : options.auth,
-      body,
-      ...(options.chunked ? { chunked: true } : {}),
-      ...(options.once ? { once: true } : {}),
-      ...(options.warmup ? { warmup: options.warmup } : {}),
-      ...(options.prepare ? { prepare: options.prepare } : {}),
-      ...(options.undo ? { undo: options.undo } : {}),
-    });
+    out.push({ route, label, method: method!, path, body, ...options, auth: options.auth === undefined ? auth.main : options.auth });
   };
+}
+
+/** The worst inputs of every endpoint, refused and accepted. */
+function cases(m: Manifest, auth: { main: string; owner: string; spares: string[] }): Case[] {
+  const out: Case[] = [];
+  const add = adder(out, auth);
   const general = m.generalChannelId;
   const generalName = m.channelNames[0]!;
   const manyTerms = Array.from({ length: 20_000 }, () => ["in", "home"]);
@@ -256,6 +262,13 @@ function cases(m: Manifest, auth: { main: string; owner: string }): Case[] {
   return out;
 }
 
+/** The inputs, then the file uploads (built last: they hold 200 MB of bodies). */
+async function withFiles(list: Case[], auth: { main: string; owner: string }): Promise<Case[]> {
+  const out = [...list];
+  await fileCases(adder(out, auth), auth);
+  return out;
+}
+
 /** Sends GET /users/me back to back (2 ms apart) until stopped; resolves with the slowest. */
 function pinger(port: number, auth: string): { stop(): Promise<number> } {
   let running = true;
@@ -279,16 +292,17 @@ function pinger(port: number, auth: string): { stop(): Promise<number> } {
 const valueOf = <T>(value: Dynamic<T>, ctx: Captured, run: number): T => (typeof value === "function" ? (value as (ctx: Captured, run: number) => T)(ctx, run) : value);
 
 function resolveCase(c: Case, ctx: Captured, run: number): Sent {
-  return { method: c.method, path: valueOf(c.path, ctx, run), auth: c.auth, body: valueOf(c.body, ctx, run), ...(c.chunked ? { chunked: true } : {}) };
+  return { method: c.method, path: valueOf(c.path, ctx, run), auth: valueOf(c.auth, ctx, run), body: valueOf(c.body, ctx, run), ...(c.chunked ? { chunked: true } : {}), ...(c.headers ? { headers: c.headers } : {}), ...(c.root ? { root: true } : {}) };
 }
 
 /** Sends an unmeasured step of an input; it must answer 200. */
 async function runStep(port: number, c: Case, step: Step, ctx: Captured, doing: string): Promise<void> {
   if (step.unless !== undefined && step.unless in ctx) return;
   const path = valueOf(step.path ?? c.path, ctx, -1);
-  const reply = await send(port, { method: step.method, path, auth: c.auth, body: valueOf(step.body, ctx, -1) }, step.capture !== undefined);
-  if (reply.status !== 200) throw new Error(`${c.route} — ${c.label}: ${doing} (${step.method} ${path}) answered ${reply.status}`);
-  if (step.capture) step.capture(JSON.parse(reply.text ?? "{}") as Record<string, unknown>, ctx);
+  const headers = step.headers ?? c.headers;
+  const reply = await send(port, { method: step.method, path, auth: valueOf(c.auth, ctx, -1), body: valueOf(step.body, ctx, -1), ...(headers ? { headers } : {}) }, step.capture !== undefined);
+  if (reply.status !== (step.status ?? 200)) throw new Error(`${c.route} — ${c.label}: ${doing} (${step.method} ${path}) answered ${reply.status}`);
+  if (step.capture) step.capture(reply.text ? (JSON.parse(reply.text) as Record<string, unknown>) : {}, ctx, reply.headers ?? {});
 }
 
 function ask<T>(child: ChildProcess, message: string): Promise<T> {
@@ -326,12 +340,14 @@ async function main(): Promise<number> {
     const u = store.getUser(id);
     return "Basic " + Buffer.from(`${u.email}:${u.apiKey}`).toString("base64");
   };
-  const auth = { main: basic(manifest.subjects.main), owner: basic(manifest.ownerId) };
+  // `spares`: users no other input uses, one per send of the input that regenerates its caller's API key.
+  const spares = Array.from({ length: runs + 1 }, (_, i) => basic(manifest.subjects.dmPartner + 1 + i));
+  const auth = { main: basic(manifest.subjects.main), owner: basic(manifest.ownerId), spares };
   store.close();
 
   log("building inputs…");
   const only = values.only === undefined ? null : new RegExp(values.only);
-  const all = cases(manifest, auth).filter((c) => only === null || only.test(`${c.route} — ${c.label}`));
+  const all = (await withFiles(cases(manifest, auth), auth)).filter((c) => only === null || only.test(`${c.route} — ${c.label}`));
   const { child, port } = await startServer(work.dir);
   const stop = () => {
     if (child.connected) child.send("stop");
