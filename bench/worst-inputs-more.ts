@@ -60,6 +60,9 @@ export async function fileCases(add: AddCase, auth: { main: string; owner: strin
   const uploaded = { method: "POST", path: "/user_uploads", body: upload.body, headers: upload.headers, capture: keep("file", "url") };
   add("GET /user_uploads/:realm_id/:path_hash/:path_random/:filename", "download 100 MiB (accepted)", (ctx) => text(ctx, "file"), none, { root: true, prepare: [uploaded] });
   add("GET /user_uploads/:realm_id/:path_hash/:path_random/:filename", "temporary URL (accepted)", (ctx) => text(ctx, "file"), none, { prepare: [uploaded] });
+  const temporary = { method: "GET", body: none, capture: keep("temporary", "url") };
+  add("GET /user_uploads/download/:realm_id/:path_hash/:path_random/:filename", "download 100 MiB (accepted)", (ctx) => text(ctx, "file").replace("/user_uploads/", "/user_uploads/download/"), none, { root: true, prepare: [uploaded] });
+  add("GET /user_uploads/temporary/:token/:filename", "100 MiB without credentials (accepted)", (ctx) => text(ctx, "temporary"), none, { root: true, auth: null, prepare: [{ ...uploaded, auth: auth.main }, { ...temporary, auth: auth.main, path: (ctx: Captured) => text(ctx, "file") }] });
   const tus = { "Tus-Resumable": "1.0.0" };
   const createTus = {
     method: "POST",
@@ -78,7 +81,13 @@ export async function fileCases(add: AddCase, auth: { main: string; owner: strin
   });
   add("HEAD /tus/:upload_id", "a new upload (accepted)", (ctx) => text(ctx, "tus"), none, { headers: tus, prepare: [createTus] });
   add("DELETE /tus/:upload_id", "a new upload (accepted)", (ctx) => text(ctx, "tus"), none, { headers: tus, prepare: [createTus], undo: createTus });
-  const png = multipart("file", "noise.png", "image/png", await noisePng());
+  const noise = await noisePng();
+  const png = multipart("file", "noise.png", "image/png", noise);
+  // The first request makes the thumbnail (sharp, on the thread pool); later ones serve it.
+  add("GET /user_uploads/thumbnail/:realm_id/:path_hash/:path_random/:filename/:thumbnail_format", `of a ${(noise.length / 1024 / 1024).toFixed(1)} MiB PNG (accepted)`, (ctx) => `${text(ctx, "image").replace("/user_uploads/", "/user_uploads/thumbnail/")}/840x560.webp`, none, {
+    root: true,
+    prepare: [{ method: "POST", path: "/user_uploads", body: png.body, headers: png.headers, capture: keep("image", "url") }],
+  });
   add("POST /realm/emoji/:emoji_name", `${(png.body.length / 1024 / 1024).toFixed(1)} MiB PNG (accepted)`, (_ctx, run) => `/realm/emoji/worst_${run + 1}`, png.body, { ...{ auth: auth.owner }, headers: png.headers });
 }
 

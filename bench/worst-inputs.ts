@@ -11,7 +11,9 @@
  * and per endpoint, against the 50 ms budget. Inputs: the refused ones (oversized
  * bodies, lists, narrows, strings; what test/http/bounds.test.ts checks for
  * correctness) and the largest accepted ones (5000-message windows and flag
- * updates, 10,000-character messages, 1000 subscriptions, a full /register).
+ * updates, 10,000-character messages, 1000 subscriptions, a full /register; and, in
+ * bench/worst-inputs-more.ts, every other route at its caps: groups of 10,000, a full
+ * event queue, 100 MiB uploads, ...). Every route in the route table has an input.
  * Report: bench/results/worst-inputs-<scale>.md. `--only` keeps the inputs whose
  * "ROUTE — label" matches (in table order, so later rows still meet the state earlier
  * ones left) and writes its partial report to bench/tmp unless --out says otherwise.
@@ -44,6 +46,8 @@ export interface Step {
   /** Defaults to the input's own path. */
   readonly path?: Dynamic<string>;
   readonly body: Dynamic<Buffer>;
+  /** Who sends it (default: the input's caller). */
+  readonly auth?: Dynamic<string | null>;
   /** Request headers beyond the input's own (a tus PATCH's Upload-Offset). */
   readonly headers?: Record<string, string>;
   /** The status the step must answer (default 200). */
@@ -300,7 +304,7 @@ async function runStep(port: number, c: Case, step: Step, ctx: Captured, doing: 
   if (step.unless !== undefined && step.unless in ctx) return;
   const path = valueOf(step.path ?? c.path, ctx, -1);
   const headers = step.headers ?? c.headers;
-  const reply = await send(port, { method: step.method, path, auth: valueOf(c.auth, ctx, -1), body: valueOf(step.body, ctx, -1), ...(headers ? { headers } : {}) }, step.capture !== undefined);
+  const reply = await send(port, { method: step.method, path, auth: valueOf(step.auth !== undefined ? step.auth : c.auth, ctx, -1), body: valueOf(step.body, ctx, -1), ...(headers ? { headers } : {}) }, step.capture !== undefined);
   if (reply.status !== (step.status ?? 200)) throw new Error(`${c.route} — ${c.label}: ${doing} (${step.method} ${path}) answered ${reply.status}`);
   if (step.capture) step.capture(reply.text ? (JSON.parse(reply.text) as Record<string, unknown>) : {}, ctx, reply.headers ?? {});
 }
@@ -408,7 +412,7 @@ async function main(): Promise<number> {
   const md = [
     `# Worst inputs per endpoint: ${choice.label} messages`,
     "",
-    `\`npm run bench:worst -- --scale ${choice.label}\`. The server (a child process, same 2-core machine, shared with other work) measures its event-loop delay with \`monitorEventLoopDelay\` (1 ms resolution) while the bench sends one input and a cheap \`GET /users/me\` every 2 ms. Each input was sent once unmeasured (so the JIT has compiled its path; inputs whose effect happens once — channel creation, unsubscribing, reactions — are not, and channel creation is warmed with 100 other names), then ${runs} times; the run with the largest loop delay is shown. "loop max" is the longest the event loop was held; "ping max" the slowest concurrent cheap request (it includes the client's own loop and network time). Budget: ${BUDGET_MS} ms.`,
+    `\`npm run bench:worst -- --scale ${choice.label}\`. The server (a child process, same 2-core machine, shared with other work) measures its event-loop delay with \`monitorEventLoopDelay\` (1 ms resolution) while the bench sends one input and a cheap \`GET /users/me\` every 2 ms. Each input was sent once unmeasured (so the JIT has compiled its path), then ${runs} times; the run with the largest loop delay is shown. Inputs that change what a repeat would meet are undone after each send (a reaction removed, a deleted draft or queue recreated, a completed tus upload replaced by a new one); those that cannot be (channel creation, unsubscribing) are not sent unmeasured, and channel creation is warmed with 100 other names. Setup requests (creating the groups, filling an event queue with 10,000 events, uploading the files) are not measured. "loop max" is the longest the event loop was held; "ping max" the slowest concurrent cheap request (it includes the client's own loop and network time). Budget: ${BUDGET_MS} ms.`,
     "",
     `Load average (1, 5, 15 min) at the start: ${load(loadAtStart)}; at the end: ${load(loadAtEnd)} (the machine has 2 cores).`,
     "",
