@@ -164,6 +164,18 @@ export function bodyByteLength(body: Reply["body"]): number {
 const SHARED_BODY_MAX_BYTES = 8 * 1024 * 1024;
 let sharedBody = Buffer.allocUnsafeSlow(256 * 1024);
 
+/**
+ * A success answer already in bytes (a cached window). The body is sent as it is when
+ * the request had no ignored parameters; otherwise the envelope is built from `data`.
+ * Never mutated after construction: writers may keep it.
+ */
+export class ReadyReply {
+  constructor(
+    readonly body: Buffer,
+    readonly data: Record<string, unknown>,
+  ) {}
+}
+
 export class RawJson {
   constructor(readonly parts: readonly Buffer[]) {}
 }
