@@ -196,7 +196,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
           logged(note, errorReply(400, "", null), [], false);
           return;
         }
-        const out = await handle(head, body, abort.signal, note);
+        const out = await handle(head, body, () => abort.signal, note);
         streamed?.release();
         reply(out.reply, out.headers);
       })
@@ -213,7 +213,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   /** handle() for the compat listener, which writes the reply itself. */
   async function handleLogged(head: RequestHead, body: Buffer, signal: AbortSignal): Promise<{ reply: Reply; headers: Headers }> {
     const note = requestLog.start(head.method, performance.now());
-    const out = await handle(head, body, signal, note);
+    const out = await handle(head, body, () => signal, note);
     return { reply: out.reply, headers: logged(note, out.reply, [...out.headers, ["X-Request-Id", note.id]], !signal.aborted) };
   }
 
@@ -234,7 +234,8 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     }
   }
 
-  async function handle(head: RequestHead, body: Buffer | BodySource, signal: AbortSignal, note: RequestNote): Promise<{ reply: Reply; headers: readonly (readonly [string, string])[] }> {
+  /** `signal`: made on first use (Node builds an AbortSignal lazily, and most endpoints never look). */
+  async function handle(head: RequestHead, body: Buffer | BodySource, signal: () => AbortSignal, note: RequestNote): Promise<{ reply: Reply; headers: readonly (readonly [string, string])[] }> {
     const none: readonly (readonly [string, string])[] = [];
     const emojiData = emojiDataReply(head.method, head.url, head.ifNoneMatch);
     if (emojiData) return { reply: emojiData, headers: none };
@@ -305,7 +306,12 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
         const data = await (endpoint as OptionalAuthEndpoint<ParamShape>).handler({ store, realm, user, pathParams: match.pathParams, server: info, head, uploads }, parsed.values);
         return { reply: replyOf(data, parsed.ignored), headers: rateHeaders };
       }
-      const ctx = { store, realm, user, client: clientName(head.userAgent, input.get("client")), pathParams: match.pathParams, server: info, messageJson, windows, userJson, events, signal, head, body: source, uploads };
+      const ctx = {
+        store, realm, user, client: clientName(head.userAgent, input.get("client")), pathParams: match.pathParams, server: info, messageJson, windows, userJson, events, head, body: source, uploads,
+        get signal() {
+          return signal();
+        },
+      };
       const data = await (endpoint as AuthedEndpoint<ParamShape>).handler(ctx, parsed.values);
       return { reply: replyOf(data, parsed.ignored), headers: rateHeaders };
     } catch (error) {

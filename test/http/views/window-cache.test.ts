@@ -11,6 +11,7 @@ import { WindowReplyCache } from "../../../src/http/views/window-cache.js";
 import { JsonParts, RawJson, ReadyReply, success } from "../../../src/http/respond.js";
 import { seedRealm, tempStore } from "../../support/temp-store.js";
 import type { User } from "../../../src/engine/types.js";
+import { messageToWire } from "../../../src/http/views/message.js";
 
 let s: TestServer;
 /** The same store served without kept answers: the oracle. */
@@ -81,6 +82,21 @@ describe("kept GET /messages answers", () => {
       const r = await change();
       if (r && typeof r === "object" && "status" in r) expect(r.status, name).toBe(200);
       expect(await expectCurrent(), name).toBe(expectedHits);
+    }
+  });
+
+  it("answer what the engine's own records say, in Zulip's wire shape, first and when kept", async () => {
+    const { alice } = s.seed;
+    const cases: [Record<string, unknown>, { applyMarkdown: boolean; clientGravatar: boolean; allowEmptyTopicName: boolean }][] = [
+      [{ anchor: "newest", num_before: 50, num_after: 0 }, { applyMarkdown: true, clientGravatar: true, allowEmptyTopicName: false }],
+      [{ anchor: "newest", num_before: 50, num_after: 0, apply_markdown: false, client_gravatar: false }, { applyMarkdown: false, clientGravatar: false, allowEmptyTopicName: false }],
+      [{ anchor: "newest", num_before: 50, num_after: 0, narrow: [{ operator: "search", operand: "one" }] }, { applyMarkdown: true, clientGravatar: true, allowEmptyTopicName: false }],
+    ];
+    for (const [params, options] of cases) {
+      const engine = s.t.store.getMessages(alice.id, { narrow: params["narrow"] ?? [], anchor: "newest", numBefore: 50, numAfter: 0 });
+      const expected = engine.messages.map((view) => messageToWire(s.t.store, s.seed.realm, view, options));
+      expect(expected.length).toBeGreaterThan(0);
+      for (let i = 0; i < 3; i++) expect(JSON.parse(await getText(s.base, alice, params)).messages).toEqual(expected);
     }
   });
 
