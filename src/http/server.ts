@@ -110,7 +110,7 @@ export interface ParleyServer {
 
 /** A handler's answer as a reply: Zulip's envelope, or the endpoint's own raw reply. */
 function replyOf(data: Record<string, unknown> | RawReply | ReadyReply, ignored: readonly string[]): Reply {
-  if (data instanceof ReadyReply) return ignored.length === 0 ? { status: 200, body: data.body } : success(data.data, ignored);
+  if (data instanceof ReadyReply) return data.reply(ignored);
   if (!(data instanceof RawReply)) return success(data, ignored);
   const c = data.content;
   if (c.kind === "empty") return { status: data.status, body: "", headers: data.headers, contentType: "" };

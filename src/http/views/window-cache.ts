@@ -18,7 +18,7 @@
  * owned copy of their bytes.
  */
 import type { Delivery, EventBatch, Store } from "../../engine/index.js";
-import { JsonParts, ReadyReply, success } from "../respond.js";
+import { ReadyReply } from "../respond.js";
 import type { SuccessData } from "../endpoint.js";
 
 const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
@@ -28,9 +28,8 @@ const ENTRY_OVERHEAD = 160;
 interface Entry {
   readonly userId: number;
   readonly realmId: number;
-  /** The whole success body; null: seen once, not stored yet. */
-  body: Buffer | null;
-  readonly data: SuccessData | null;
+  /** The whole success answer; null: seen once, not stored yet. */
+  readonly reply: ReadyReply | null;
   readonly bytes: number;
 }
 
@@ -70,7 +69,7 @@ export class WindowReplyCache {
 
   get size(): number {
     let n = 0;
-    for (const e of this.#entries.values()) if (e.body) n++;
+    for (const e of this.#entries.values()) if (e.reply) n++;
     return n;
   }
 
@@ -79,12 +78,12 @@ export class WindowReplyCache {
     if (this.#maxBytes <= 0) return null;
     const full = `${userId}\u0000${key}`;
     const entry = this.#entries.get(full);
-    if (!entry?.body) return null;
+    if (!entry?.reply) return null;
     // Least recently used goes first on eviction.
     this.#entries.delete(full);
     this.#entries.set(full, entry);
     this.#hits++;
-    return new ReadyReply(entry.body, entry.data!);
+    return entry.reply;
   }
 
   /**
@@ -97,16 +96,14 @@ export class WindowReplyCache {
     const full = `${userId}\u0000${key}`;
     const seen = this.#entries.get(full);
     if (!seen) {
-      this.#add(full, { userId, realmId, body: null, data: null, bytes: ENTRY_OVERHEAD + full.length * 2 });
+      this.#add(full, { userId, realmId, reply: null, bytes: ENTRY_OVERHEAD + full.length * 2 });
       return data;
     }
     this.#remove(full, seen);
-    const body = success(data, []).body;
-    const bytes = body instanceof JsonParts ? body.joined() : Buffer.from(body);
-    const entry: Entry = { userId, realmId, body: bytes, data, bytes: ENTRY_OVERHEAD + full.length * 2 + bytes.length };
-    if (entry.bytes > this.#maxBytes / 4) return new ReadyReply(bytes, data);
-    this.#add(full, entry);
-    return new ReadyReply(bytes, data);
+    const reply = ReadyReply.of(data);
+    const entry: Entry = { userId, realmId, reply, bytes: ENTRY_OVERHEAD + full.length * 2 + reply.body.length };
+    if (entry.bytes <= this.#maxBytes / 4) this.#add(full, entry);
+    return reply;
   }
 
   #add(full: string, entry: Entry): void {
