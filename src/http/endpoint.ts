@@ -11,6 +11,8 @@ import type { BodySource } from "./body-source.js";
 import type { Uploads } from "../uploads/index.js";
 import type { MessageJsonCache } from "./views/message-cache.js";
 import type { UserListCache } from "./views/user-list-cache.js";
+import type { WindowReplyCache } from "./views/window-cache.js";
+import type { ReadyReply } from "./respond.js";
 import type { ServerConfig } from "../config/index.js";
 import type { BouncerClient } from "../push/bouncer-client.js";
 import type { ScryptCost } from "../engine/index.js";
@@ -45,6 +47,8 @@ export interface AuthedContext {
   readonly server: ServerInfo;
   /** Ready-to-send message JSON, shared by the server's requests. */
   readonly messageJson: MessageJsonCache;
+  /** Whole GET /messages answers, per user and parameters, until a change may alter them. */
+  readonly windows: WindowReplyCache;
   /** Ready-to-send user lists, shared by the server's requests. */
   readonly userJson: UserListCache;
   /** The server's event queues. */
@@ -97,7 +101,7 @@ export class RawReply {
 }
 
 /** A handler answers with success data, at once or later (long polls), or with a raw reply. */
-export type HandlerResult = SuccessData | RawReply | Promise<SuccessData | RawReply>;
+export type HandlerResult = SuccessData | RawReply | ReadyReply | Promise<SuccessData | RawReply | ReadyReply>;
 
 interface EndpointBase<P extends ParamShape> {
   readonly method: Method;

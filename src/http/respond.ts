@@ -164,6 +164,34 @@ export function bodyByteLength(body: Reply["body"]): number {
 const SHARED_BODY_MAX_BYTES = 8 * 1024 * 1024;
 let sharedBody = Buffer.allocUnsafeSlow(256 * 1024);
 
+/**
+ * A success answer already in bytes (a kept window). `headLength`: the bytes before
+ * its raw fields, where success() puts ignored_parameters_unsupported, so an answer
+ * to a request with ignored parameters is the same bytes success() would build. The
+ * body is never mutated: writers may keep it.
+ */
+export class ReadyReply {
+  constructor(
+    readonly body: Buffer,
+    readonly headLength: number,
+  ) {}
+
+  /** As success() answers, with the request's ignored parameters. */
+  reply(ignored: readonly string[]): Reply {
+    if (ignored.length === 0) return { status: 200, body: this.body };
+    const named = Buffer.from(`,"ignored_parameters_unsupported":${JSON.stringify(ignored)}`);
+    return { status: 200, body: new JsonParts([this.body.subarray(0, this.headLength), named, this.body.subarray(this.headLength)]) };
+  }
+
+  /** The bytes success() answers `data` with (no ignored parameters), ready to keep. */
+  static of(data: Record<string, unknown>): ReadyReply {
+    const { body } = success(data, []);
+    if (body instanceof JsonParts) return new ReadyReply(body.joined(), body.parts[0]!.length);
+    const bytes = Buffer.from(body as string);
+    return new ReadyReply(bytes, bytes.length - 1);
+  }
+}
+
 export class RawJson {
   constructor(readonly parts: readonly Buffer[]) {}
 }

@@ -21,7 +21,7 @@ import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_LOGIN_LIMIT, DEFAULT_RATE_LIMIT, Ra
 import { parseBody, parseQuery, readBody, readHead, type RequestHead } from "./request.js";
 import { RequestLog, type RequestLogOptions, type RequestNote } from "./request-log.js";
 import { mayReadMetrics, METRICS_PATH, ServerMetrics } from "./metrics.js";
-import { bodyByteLength, engineErrorReply, errorReply, send, success, type Reply } from "./respond.js";
+import { bodyByteLength, engineErrorReply, errorReply, ReadyReply, send, success, type Reply } from "./respond.js";
 import { matchPage, methodNotAllowedPage, type PageRoute } from "./pages/index.js";
 import { escapeHtml, page } from "./pages/html.js";
 import { ERROR_MAP } from "./error-map.js";
@@ -30,6 +30,7 @@ import { defaultWebRoot, StaticFiles } from "./static-files.js";
 import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from "./version.js";
 import { MessageJsonCache } from "./views/message-cache.js";
 import { UserListCache } from "./views/user-list-cache.js";
+import { WindowReplyCache } from "./views/window-cache.js";
 import { EventHub, type HubOptions } from "../realtime/index.js";
 import { DEFAULT_CONFIG, type ServerConfig } from "../config/index.js";
 import { BouncerClient } from "../push/bouncer-client.js";
@@ -62,6 +63,8 @@ export interface ServerOptions {
   readonly maxBodyBytes?: number;
   /** Budget for ready-to-send message JSON, in bytes. */
   readonly messageCacheBytes?: number;
+  /** Budget for whole GET /messages answers kept per user and parameters, in bytes (0: none kept). */
+  readonly windowCacheBytes?: number;
   /** Where unexpected errors are reported. */
   readonly logError?: (message: string, error: unknown) => void;
   /** Event queue settings (clock, heartbeat, backlog cap), or a hub the caller owns. */
@@ -100,11 +103,14 @@ export interface ParleyServer {
    * the bound port.
    */
   listenCompat(port: number, host?: string): Promise<number>;
+  /** Whole GET /messages answers kept (tests look at what it holds). */
+  readonly windows: WindowReplyCache;
   close(): void;
 }
 
 /** A handler's answer as a reply: Zulip's envelope, or the endpoint's own raw reply. */
-function replyOf(data: Record<string, unknown> | RawReply, ignored: readonly string[]): Reply {
+function replyOf(data: Record<string, unknown> | RawReply | ReadyReply, ignored: readonly string[]): Reply {
+  if (data instanceof ReadyReply) return data.reply(ignored);
   if (!(data instanceof RawReply)) return success(data, ignored);
   const c = data.content;
   if (c.kind === "empty") return { status: data.status, body: "", headers: data.headers, contentType: "" };
@@ -145,6 +151,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
       : null;
   let info: ServerInfo = { baseUrl: options.baseUrl ?? `http://${externalHost}`, externalHost, config, bouncer, dataDir: options.dataDir ?? null, logins, passwordHashCost: options.passwordHashCost ?? SCRYPT_COST };
   const messageJson = new MessageJsonCache(store, options.messageCacheBytes);
+  const windows = new WindowReplyCache(store, options.windowCacheBytes);
   const userJson = new UserListCache(store);
   const ownsHub = !(options.events instanceof EventHub);
   const events = options.events instanceof EventHub ? options.events : new EventHub(store, { restartEvent: RESTART_EVENT, ...options.events });
@@ -189,7 +196,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
           logged(note, errorReply(400, "", null), [], false);
           return;
         }
-        const out = await handle(head, body, abort.signal, note);
+        const out = await handle(head, body, () => abort.signal, note);
         streamed?.release();
         reply(out.reply, out.headers);
       })
@@ -206,7 +213,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   /** handle() for the compat listener, which writes the reply itself. */
   async function handleLogged(head: RequestHead, body: Buffer, signal: AbortSignal): Promise<{ reply: Reply; headers: Headers }> {
     const note = requestLog.start(head.method, performance.now());
-    const out = await handle(head, body, signal, note);
+    const out = await handle(head, body, () => signal, note);
     return { reply: out.reply, headers: logged(note, out.reply, [...out.headers, ["X-Request-Id", note.id]], !signal.aborted) };
   }
 
@@ -227,7 +234,8 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     }
   }
 
-  async function handle(head: RequestHead, body: Buffer | BodySource, signal: AbortSignal, note: RequestNote): Promise<{ reply: Reply; headers: readonly (readonly [string, string])[] }> {
+  /** `signal`: made on first use (Node builds an AbortSignal lazily, and most endpoints never look). */
+  async function handle(head: RequestHead, body: Buffer | BodySource, signal: () => AbortSignal, note: RequestNote): Promise<{ reply: Reply; headers: readonly (readonly [string, string])[] }> {
     const none: readonly (readonly [string, string])[] = [];
     const emojiData = emojiDataReply(head.method, head.url, head.ifNoneMatch);
     if (emojiData) return { reply: emojiData, headers: none };
@@ -298,7 +306,12 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
         const data = await (endpoint as OptionalAuthEndpoint<ParamShape>).handler({ store, realm, user, pathParams: match.pathParams, server: info, head, uploads }, parsed.values);
         return { reply: replyOf(data, parsed.ignored), headers: rateHeaders };
       }
-      const ctx = { store, realm, user, client: clientName(head.userAgent, input.get("client")), pathParams: match.pathParams, server: info, messageJson, userJson, events, signal, head, body: source, uploads };
+      const ctx = {
+        store, realm, user, client: clientName(head.userAgent, input.get("client")), pathParams: match.pathParams, server: info, messageJson, windows, userJson, events, head, body: source, uploads,
+        get signal() {
+          return signal();
+        },
+      };
       const data = await (endpoint as AuthedEndpoint<ParamShape>).handler(ctx, parsed.values);
       return { reply: replyOf(data, parsed.ignored), headers: rateHeaders };
     } catch (error) {
@@ -333,6 +346,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
       });
     },
     uploads,
+    windows,
     async listenCompat(port, host = "127.0.0.1") {
       compat?.close();
       compat = await listenCompat({ handle: handleLogged, maxBodyBytes: maxBody, logError }, port, host);

@@ -16,7 +16,6 @@ import { messageBody, type MessageViewOptions } from "./message.js";
 
 const DEFAULT_MAX_BYTES = 256 * 1024 * 1024;
 const CLOSE = Buffer.from("}");
-const COMMA = Buffer.from(",");
 /** Longest stretch of rendering before other requests get a turn. */
 const YIELD_AFTER_MS = 10;
 
@@ -25,9 +24,13 @@ function variantOf(options: MessageViewOptions): number {
 }
 
 interface Entry {
-  /** The object's JSON up to and including `,"flags":`. */
+  /**
+   * A comma, then the object's JSON up to and including `,"flags":`. Every item but a
+   * window's first goes out with its comma in the same piece: half as many pieces to
+   * join (a 1000-message window: 1,000 instead of 2,000).
+   */
   readonly prefix: Buffer;
-  /** The whole object for the last flag list served (flag lists are interned). */
+  /** The whole object, after its comma, for the last flag list served (flag lists are interned). */
   lastFlags: readonly ApiFlag[] | null;
   lastFull: Buffer | null;
   /** Content and topic token forms, made on the first search that returns the message. */
@@ -86,10 +89,11 @@ export class MessageJsonCache {
     const id = window.ids[i]!;
     const entry = this.#entry(realm, id, variantOf(options), options);
     if (!entry) return;
-    if (parts.length > 1) parts.push(COMMA);
+    // The first item ("[" is the only piece so far) goes without its comma.
+    const first = parts.length === 1;
     const flags = window.flags[i]!;
     if (window.searchTerms) {
-      parts.push(entry.prefix, this.#flags(flags), this.#match(entry, id, window.searchTerms), CLOSE);
+      parts.push(first ? entry.prefix.subarray(1) : entry.prefix, this.#flags(flags), this.#match(entry, id, window.searchTerms), CLOSE);
       return;
     }
     if (entry.lastFlags !== flags || entry.lastFull === null) {
@@ -98,7 +102,7 @@ export class MessageJsonCache {
       entry.lastFlags = flags;
       entry.lastFull = full;
     }
-    parts.push(entry.lastFull);
+    parts.push(first ? entry.lastFull.subarray(1) : entry.lastFull);
   }
 
   /**
@@ -136,7 +140,7 @@ export class MessageJsonCache {
     const message: Message | undefined = this.#store.findMessageRecord(id);
     if (!message) return null;
     const json = JSON.stringify(messageBody(this.#store, realm, message, options));
-    const entry: Entry = { prefix: Buffer.from(`${json.slice(0, -1)},"flags":`), lastFlags: null, lastFull: null, forms: null, lastTerms: null, lastMatch: null };
+    const entry: Entry = { prefix: Buffer.from(`,${json.slice(0, -1)},"flags":`), lastFlags: null, lastFull: null, forms: null, lastTerms: null, lastMatch: null };
     this.#entries.set(cacheKey, entry);
     this.#bytes += entry.prefix.length;
     if (this.#bytes > this.#maxBytes) this.#evict();

@@ -41,6 +41,15 @@ export default defineEndpoint({
     use_first_unread_anchor: p.bool().default(false),
   },
   async handler(ctx, input) {
+    // Every parameter that shapes the answer (message_ids lists are not kept).
+    const key = input.message_ids === undefined
+      ? JSON.stringify([input.anchor ?? null, input.anchor_date ?? null, input.include_anchor ?? null, input.num_before ?? null, input.num_after ?? null, input.narrow ?? null, input.client_gravatar, input.apply_markdown, input.allow_empty_topic_name, input.use_first_unread_anchor])
+      : null;
+    if (key !== null) {
+      const kept = ctx.windows.get(ctx.user.id, key);
+      if (kept) return kept;
+    }
+    const epoch = ctx.windows.epoch;
     let anchor = parseAnchor(input.anchor);
     if (input.use_first_unread_anchor) {
       if (anchor !== undefined) throw new BadRequestError(`Unsupported parameter combination: ${INCOMPATIBLE}`, { parameters: INCOMPATIBLE });
@@ -56,7 +65,7 @@ export default defineEndpoint({
       ...(input.message_ids !== undefined ? { messageIds: input.message_ids } : {}),
     });
     const options = { applyMarkdown: input.apply_markdown, clientGravatar: input.client_gravatar, allowEmptyTopicName: input.allow_empty_topic_name };
-    return {
+    const data = {
       ...(result.anchor !== undefined ? { anchor: result.anchor } : {}),
       found_anchor: result.foundAnchor,
       found_oldest: result.foundOldest,
@@ -64,5 +73,6 @@ export default defineEndpoint({
       history_limited: result.historyLimited,
       messages: new RawJson(await ctx.messageJson.windowJsonYielding(ctx.realm, result, options)),
     };
+    return key === null ? data : ctx.windows.put(ctx.user.id, ctx.realm.id, key, epoch, data);
   },
 });
