@@ -75,6 +75,7 @@ import {
   type SubscriptionLists,
 } from "./queries/listings.js";
 import { getMessageRecord } from "./storage/message-records.js";
+import { warmUpSendPath, type WarmUpResult } from "./warm-up.js";
 
 export class Store {
   readonly #state: StoreState;
@@ -97,6 +98,15 @@ export class Store {
     // A failed write may have extended derived sets with IDs it then gave back.
     this.#state.onRollback(() => this.#received.clear());
     registerInternals(this, this.#state);
+  }
+
+  /**
+   * Renders and tokenises a built-in Markdown corpus a few times, writing nothing,
+   * so that a freshly started server handles its first long messages with optimised
+   * code (see warm-up.ts). Servers call it once before they listen.
+   */
+  warmUp(rounds?: number): WarmUpResult {
+    return warmUpSendPath(this.#state, rounds);
   }
 
   /** Writes pending presence, closes the environment and frees the directory for the next opener. */
