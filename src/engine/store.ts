@@ -64,6 +64,7 @@ import {
   defaultChannelIds,
   getChannels,
   listUsers,
+  realmBots,
   realmUsers,
   subscribersVisibleTo,
   subscriptionLists,
@@ -394,6 +395,11 @@ export class Store {
   /** Every user of the realm, active or not, by ID. */
   realmUsers(realmId: number): User[] {
     return realmUsers(this.#state, realmId);
+  }
+
+  /** The realm's bots, active and deactivated, by ascending ID. */
+  realmBots(realmId: number): User[] {
+    return realmBots(this.#state, realmId);
   }
   /** GET /users for `viewerId`: the realm's users, or those named ("Invalid user ID: N"). */
   listUsers(viewerId: number, ids?: readonly number[]): User[] {

@@ -11,6 +11,7 @@ import type { BodySource } from "./body-source.js";
 import type { Uploads } from "../uploads/index.js";
 import type { MessageJsonCache } from "./views/message-cache.js";
 import type { UserListCache } from "./views/user-list-cache.js";
+import type { GroupListCache } from "./views/group-list-cache.js";
 import type { ServerConfig } from "../config/index.js";
 import type { BouncerClient } from "../push/bouncer-client.js";
 import type { ScryptCost } from "../engine/index.js";
@@ -47,6 +48,8 @@ export interface AuthedContext {
   readonly messageJson: MessageJsonCache;
   /** Ready-to-send user lists, shared by the server's requests. */
   readonly userJson: UserListCache;
+  /** Ready-to-send user group lists, shared by the server's requests. */
+  readonly groupJson: GroupListCache;
   /** The server's event queues. */
   readonly events: EventHub;
   /** Aborted when the client goes away (long polls stop waiting). */

@@ -30,6 +30,7 @@ import { defaultWebRoot, StaticFiles } from "./static-files.js";
 import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from "./version.js";
 import { MessageJsonCache } from "./views/message-cache.js";
 import { UserListCache } from "./views/user-list-cache.js";
+import { GroupListCache } from "./views/group-list-cache.js";
 import { EventHub, type HubOptions } from "../realtime/index.js";
 import { DEFAULT_CONFIG, type ServerConfig } from "../config/index.js";
 import { BouncerClient } from "../push/bouncer-client.js";
@@ -146,6 +147,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   let info: ServerInfo = { baseUrl: options.baseUrl ?? `http://${externalHost}`, externalHost, config, bouncer, dataDir: options.dataDir ?? null, logins, passwordHashCost: options.passwordHashCost ?? SCRYPT_COST };
   const messageJson = new MessageJsonCache(store, options.messageCacheBytes);
   const userJson = new UserListCache(store);
+  const groupJson = new GroupListCache(store);
   const ownsHub = !(options.events instanceof EventHub);
   const events = options.events instanceof EventHub ? options.events : new EventHub(store, { restartEvent: RESTART_EVENT, ...options.events });
   const app = uWS.App();
@@ -298,7 +300,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
         const data = await (endpoint as OptionalAuthEndpoint<ParamShape>).handler({ store, realm, user, pathParams: match.pathParams, server: info, head, uploads }, parsed.values);
         return { reply: replyOf(data, parsed.ignored), headers: rateHeaders };
       }
-      const ctx = { store, realm, user, client: clientName(head.userAgent, input.get("client")), pathParams: match.pathParams, server: info, messageJson, userJson, events, signal, head, body: source, uploads };
+      const ctx = { store, realm, user, client: clientName(head.userAgent, input.get("client")), pathParams: match.pathParams, server: info, messageJson, userJson, groupJson, events, signal, head, body: source, uploads };
       const data = await (endpoint as AuthedEndpoint<ParamShape>).handler(ctx, parsed.values);
       return { reply: replyOf(data, parsed.ignored), headers: rateHeaders };
     } catch (error) {
