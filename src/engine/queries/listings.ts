@@ -110,10 +110,10 @@ export function realmUsers(state: StoreState, realmId: number): User[] {
   return out.sort((a, b) => a.id - b.id);
 }
 
-/** The realm's bots (active and deactivated), by ascending ID, without listing every user first. */
+/** The realm's bots (active and deactivated), by ascending ID, without walking every user. */
 export function realmBots(state: StoreState, realmId: number): User[] {
   const out: User[] = [];
-  for (const id of state.usersOfRealm(realmId)) {
+  for (const id of state.botsOfRealm(realmId)) {
     const user = state.users.get(id);
     if (user?.isBot) out.push(user);
   }
