@@ -386,9 +386,10 @@ async function main(): Promise<number> {
         // Let the loop settle so a block that ends with the reply is sampled.
         await new Promise((resolve) => setTimeout(resolve, 20));
         const pingMaxMs = await ping.stop();
-        const loop = await ask<{ maxMs: number }>(child, "read");
+        const loop = await ask<{ maxMs: number; cpuMs: number }>(child, "read");
         const next: Row = { route: c.route, label: c.label, requestBytes: sent.body.length, status: reply.status, responseBytes: reply.bytes, requestMs: reply.ms, loopMaxMs: loop.maxMs, pingMaxMs };
         if (!row || next.loopMaxMs > row.loopMaxMs) row = next;
+        log(`  run ${run + 1}: loop max ${fmt(next.loopMaxMs)} ms, request ${fmt(next.requestMs)} ms, server CPU ${fmt(loop.cpuMs)} ms`);
         if (c.undo) await runStep(port, c, c.undo, captured, "undoing");
       }
       rows.push(row!);

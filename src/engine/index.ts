@@ -12,6 +12,7 @@
  */
 export { Store, openStore } from "./store.js";
 export type { StoreOptions } from "./state.js";
+export type { WarmUpResult } from "./warm-up.js";
 export type { Audience, Delivery, EngineEvent, EngineEventType, EventBatch, MessageDetail, MessageOrigin, RealmUserChange, UserGroupUpdate } from "./events/types.js";
 export type { ChangeLogEntry, ChangeLogItem } from "./events/change-log.js";
 export type { TypingInput } from "./actions/typing.js";

@@ -102,6 +102,8 @@ export class StoreState {
   readonly users = new Map<number, User>();
   /** realmId -> every user ID of the realm (active or not). */
   readonly #usersByRealm = new Map<number, Set<number>>();
+  /** realmId -> the realm's bot IDs (a user never stops being a bot; users are never removed): register lists them without walking every user. */
+  readonly #botsByRealm = new Map<number, Set<number>>();
   /** `${realmId}:${lowercased email}` -> userId (API email and delivery email). */
   readonly userByEmail = new Map<string, number>();
   readonly userByApiKey = new Map<string, number>();
@@ -493,6 +495,11 @@ export class StoreState {
     let ofRealm = this.#usersByRealm.get(user.realmId);
     if (!ofRealm) this.#usersByRealm.set(user.realmId, (ofRealm = new Set()));
     ofRealm.add(user.id);
+    if (user.isBot) {
+      let bots = this.#botsByRealm.get(user.realmId);
+      if (!bots) this.#botsByRealm.set(user.realmId, (bots = new Set()));
+      bots.add(user.id);
+    }
     this.userByEmail.set(emailKey(user.realmId, user.deliveryEmail), user.id);
     this.userByEmail.set(emailKey(user.realmId, user.email), user.id);
     this.userByApiKey.set(user.apiKey, user.id);
@@ -529,6 +536,11 @@ export class StoreState {
       this.#activeSubscriberLists.set(channelId, list);
     }
     return list;
+  }
+
+  /** The realm's bot IDs (active or not); live, do not mutate. */
+  botsOfRealm(realmId: number): ReadonlySet<number> {
+    return this.#botsByRealm.get(realmId) ?? EMPTY_IDS;
   }
 
   /** Every user ID of the realm (active or not); live, do not mutate. */
@@ -569,7 +581,7 @@ export class StoreState {
   }
 
   #reload(): void {
-    for (const map of [this.realms, this.realmBySubdomain, this.users, this.#usersByRealm, this.userByEmail, this.userByApiKey, this.usersByName, this.channels, this.channelByName,
+    for (const map of [this.realms, this.realmBySubdomain, this.users, this.#usersByRealm, this.#botsByRealm, this.userByEmail, this.userByApiKey, this.usersByName, this.channels, this.channelByName,
       this.subsByUser, this.subscribers, this.groups, this.conversations, this.conversationByMembers, this.userTopics, this.userSettings, this.realmSettingDefaults, this.scheduledMessages, this.draftsByUser, this.snippetsByUser,
       this.playgrounds, this.devices, this.devicesByUser, this.realmEmoji, this.invites, this.inviteByKey, this.emailChanges, this.outbox,
       this.attachments, this.attachmentByPath, this.uploadSpaceByRealm] as Map<unknown, unknown>[]) {

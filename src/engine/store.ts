@@ -64,6 +64,7 @@ import {
   defaultChannelIds,
   getChannels,
   listUsers,
+  realmBots,
   realmUsers,
   subscribersVisibleTo,
   subscriptionLists,
@@ -75,6 +76,7 @@ import {
   type SubscriptionLists,
 } from "./queries/listings.js";
 import { getMessageRecord } from "./storage/message-records.js";
+import { warmUpSendPath, type WarmUpResult } from "./warm-up.js";
 
 export class Store {
   readonly #state: StoreState;
@@ -97,6 +99,15 @@ export class Store {
     // A failed write may have extended derived sets with IDs it then gave back.
     this.#state.onRollback(() => this.#received.clear());
     registerInternals(this, this.#state);
+  }
+
+  /**
+   * Renders and tokenises a built-in Markdown corpus a few times, writing nothing,
+   * so that a freshly started server handles its first long messages with optimised
+   * code (see warm-up.ts). Servers call it once before they listen.
+   */
+  warmUp(rounds?: number): WarmUpResult {
+    return warmUpSendPath(this.#state, rounds);
   }
 
   /** Writes pending presence, closes the environment and frees the directory for the next opener. */
@@ -384,6 +395,11 @@ export class Store {
   /** Every user of the realm, active or not, by ID. */
   realmUsers(realmId: number): User[] {
     return realmUsers(this.#state, realmId);
+  }
+
+  /** The realm's bots, active and deactivated, by ascending ID. */
+  realmBots(realmId: number): User[] {
+    return realmBots(this.#state, realmId);
   }
   /** GET /users for `viewerId`: the realm's users, or those named ("Invalid user ID: N"). */
   listUsers(viewerId: number, ids?: readonly number[]): User[] {

@@ -13,6 +13,7 @@ import type { MessageJsonCache } from "./views/message-cache.js";
 import type { UserListCache } from "./views/user-list-cache.js";
 import type { WindowReplyCache } from "./views/window-cache.js";
 import type { ReadyReply } from "./respond.js";
+import type { GroupListCache } from "./views/group-list-cache.js";
 import type { ServerConfig } from "../config/index.js";
 import type { BouncerClient } from "../push/bouncer-client.js";
 import type { ScryptCost } from "../engine/index.js";
@@ -51,6 +52,8 @@ export interface AuthedContext {
   readonly windows: WindowReplyCache;
   /** Ready-to-send user lists, shared by the server's requests. */
   readonly userJson: UserListCache;
+  /** Ready-to-send user group lists, shared by the server's requests. */
+  readonly groupJson: GroupListCache;
   /** The server's event queues. */
   readonly events: EventHub;
   /** Aborted when the client goes away (long polls stop waiting). */

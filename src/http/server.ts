@@ -31,6 +31,7 @@ import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from "./version.
 import { MessageJsonCache } from "./views/message-cache.js";
 import { UserListCache } from "./views/user-list-cache.js";
 import { WindowReplyCache } from "./views/window-cache.js";
+import { GroupListCache } from "./views/group-list-cache.js";
 import { EventHub, type HubOptions } from "../realtime/index.js";
 import { DEFAULT_CONFIG, type ServerConfig } from "../config/index.js";
 import { BouncerClient } from "../push/bouncer-client.js";
@@ -153,6 +154,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   const messageJson = new MessageJsonCache(store, options.messageCacheBytes);
   const windows = new WindowReplyCache(store, options.windowCacheBytes);
   const userJson = new UserListCache(store);
+  const groupJson = new GroupListCache(store);
   const ownsHub = !(options.events instanceof EventHub);
   const events = options.events instanceof EventHub ? options.events : new EventHub(store, { restartEvent: RESTART_EVENT, ...options.events });
   const app = uWS.App();
@@ -307,7 +309,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
         return { reply: replyOf(data, parsed.ignored), headers: rateHeaders };
       }
       const ctx = {
-        store, realm, user, client: clientName(head.userAgent, input.get("client")), pathParams: match.pathParams, server: info, messageJson, windows, userJson, events, head, body: source, uploads,
+        store, realm, user, client: clientName(head.userAgent, input.get("client")), pathParams: match.pathParams, server: info, messageJson, windows, userJson, groupJson, events, head, body: source, uploads,
         get signal() {
           return signal();
         },

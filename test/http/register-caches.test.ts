@@ -6,6 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/http.js";
+import { groupToWire } from "../../src/http/views/group.js";
+import { userTopicToWire } from "../../src/http/endpoints/register/initial-state.js";
 
 let s: TestServer;
 beforeAll(async () => {
@@ -79,5 +81,60 @@ describe("POST /register after changes", () => {
       { max_message_id: third.body["id"], user_ids: [bob.id] },
       { max_message_id: second.body["id"], user_ids: [owner.id] },
     ]);
+  });
+});
+
+/**
+ * realm_user_groups and GET /user_groups come from a per-realm JSON cache
+ * (src/http/views/group-list-cache.ts). After every kind of change that reaches a
+ * group's wire form, both must equal a list built now from the store.
+ */
+describe("user group lists after changes", () => {
+  const fresh = (includeDeactivated: boolean) => JSON.parse(JSON.stringify(s.t.store.userGroups(s.seed.owner.id, includeDeactivated).map((g) => groupToWire(s.t.store, g.group, g.members)))) as unknown;
+  const check = async () => {
+    const { owner } = s.seed;
+    expect((await register(owner))["realm_user_groups"]).toEqual(fresh(false));
+    expect((await register(owner, { client_capabilities: { include_deactivated_groups: true } }))["realm_user_groups"]).toEqual(fresh(true));
+    expect((await s.call(owner, "GET", "/user_groups")).body["user_groups"]).toEqual(fresh(false));
+    expect((await s.call(owner, "GET", "/user_groups", { include_deactivated_groups: true })).body["user_groups"]).toEqual(fresh(true));
+  };
+
+  it("follow group, membership, role, activity and bot changes", async () => {
+    const { owner, alice, bob, realm } = s.seed;
+    const store = s.t.store;
+    await check();
+    const group = store.createGroup(owner.id, { name: "cachers", description: "d", members: [alice.id] });
+    await check();
+    store.updateGroupMembers(owner.id, group.id, [bob.id], [alice.id]);
+    await check();
+    store.updateGroup(owner.id, group.id, { name: "renamed", description: "new" });
+    await check();
+    const other = store.createGroup(owner.id, { name: "outer", members: [] });
+    store.updateGroupSubgroups(owner.id, other.id, [group.id], []);
+    await check();
+    // Role and activity changes move users between system groups without touching a group record.
+    store.updateUser(owner.id, bob.id, { role: 200 });
+    await check();
+    store.setUserActive(alice.id, false);
+    await check();
+    store.setUserActive(alice.id, true);
+    await check();
+    store.createUser({ realmId: realm.id, email: "cache-bot@test.dev", fullName: "Cache Bot", bot: { type: 1, ownerId: owner.id } });
+    await check();
+    store.deactivateGroup(owner.id, other.id);
+    await check();
+  });
+});
+
+describe("user_topics", () => {
+  it("is the JSON of userTopicToWire, with the empty topic shown by name unless the client knows it", async () => {
+    const { alice, general, realm } = s.seed;
+    for (const [topic, policy] of [["plain", 1], ['quo"te\\ and é ✔ 😀', 2], ["", 3], ["line\nbreak\u2028", 1]] as const) s.t.store.setTopicPolicy(alice.id, general.id, topic, policy);
+    const expected = (emptyTopicName: boolean) =>
+      JSON.parse(JSON.stringify(s.t.store.userTopics(alice.id).map((t) => userTopicToWire(t.topic === "" && !emptyTopicName ? { ...t, topic: s.t.store.findRealm(realm.id)!.emptyTopicDisplayName } : t)))) as unknown;
+    const plain = (await register(alice))["user_topics"] as Wire[];
+    expect(plain.length).toBeGreaterThanOrEqual(4);
+    expect(plain).toEqual(expected(false));
+    expect((await register(alice, { client_capabilities: { empty_topic_name: true } }))["user_topics"]).toEqual(expected(true));
   });
 });

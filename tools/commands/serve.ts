@@ -138,6 +138,8 @@ export interface Listening {
 /** Starts the HTTP server over `store`. */
 export async function listen(store: Store, settings: ServeSettings, dataDir: string): Promise<Listening> {
   await checkPortFree(settings.host, settings.port);
+  // Before the first request: a fresh process renders a long message several times slower (src/engine/warm-up.ts).
+  store.warmUp();
   const server = createServer(store, {
     config: settings.config,
     // Uploaded files live in DATA/uploads, next to the store.

@@ -110,6 +110,16 @@ export function realmUsers(state: StoreState, realmId: number): User[] {
   return out.sort((a, b) => a.id - b.id);
 }
 
+/** The realm's bots (active and deactivated), by ascending ID, without walking every user. */
+export function realmBots(state: StoreState, realmId: number): User[] {
+  const out: User[] = [];
+  for (const id of state.botsOfRealm(realmId)) {
+    const user = state.users.get(id);
+    if (user?.isBot) out.push(user);
+  }
+  return out.sort((a, b) => a.id - b.id);
+}
+
 /** GET /users: the realm's users, or those named (each must be of the realm). */
 export function listUsers(state: StoreState, viewer: User, ids?: readonly number[]): User[] {
   const users = realmUsers(state, viewer.realmId);

@@ -6,13 +6,13 @@
 import { ROLE, STOP_WORDS, type Realm, type Store, type User, type UserTopic } from "../../../engine/index.js";
 import { avatarUrl } from "../../views/avatar.js";
 import { channelListJson, subscriptionListJson } from "../../views/channel-json.js";
-import { groupToWire } from "../../views/group.js";
 import { scheduledMessageToWire } from "../../views/scheduled-message.js";
 import { userToWire } from "../../views/user.js";
 import { playgroundToWire } from "../../views/playground.js";
 import { realmEmojiMapToWire } from "../../views/realm-emoji.js";
 import { presencesToWire } from "../../views/presence.js";
 import type { UserListCache } from "../../views/user-list-cache.js";
+import type { GroupListCache } from "../../views/group-list-cache.js";
 
 export interface StateOptions {
   readonly clientGravatar: boolean;
@@ -60,7 +60,7 @@ export function realmUserSection(store: Store, realm: Realm, user: User, options
 /** `realm_bot`: the bots the user owns, or every bot of the realm for an administrator. */
 export function realmBotSection(store: Store, user: User, options: StateOptions): Record<string, unknown> {
   const isAdmin = user.role <= ROLE.ADMINISTRATOR;
-  const bots = store.realmUsers(user.realmId).filter((u) => u.isBot && (isAdmin || u.botOwnerId === user.id));
+  const bots = store.realmBots(user.realmId).filter((bot) => isAdmin || bot.botOwnerId === user.id);
   return {
     realm_bots: bots.map((bot) => ({
       user_id: bot.id,
@@ -121,8 +121,8 @@ export function defaultStreamsSection(store: Store, user: User): Record<string, 
 }
 
 /** `realm_user_groups`. System groups list their role-derived members; no deactivated groups unless asked. */
-export function userGroupsSection(store: Store, user: User, options: StateOptions): Record<string, unknown> {
-  return { realm_user_groups: store.userGroups(user.id, options.includeDeactivatedGroups).map((g) => groupToWire(store, g.group, g.members)) };
+export function userGroupsSection(user: User, options: StateOptions, groupJson: GroupListCache): Record<string, unknown> {
+  return { realm_user_groups: groupJson.list(user, options.includeDeactivatedGroups) };
 }
 
 /** One topic policy on the wire (also the user_topic event's fields). */

@@ -133,7 +133,7 @@ export default defineEndpoint({
       ...unstored("realm_linkifiers"),
       ...unstored("realm_filters"),
       ...(want("realm_playgrounds") ? playgroundsSection(store, realm) : {}),
-      ...(want("realm_user_groups") ? userGroupsSection(store, user, options) : {}),
+      ...(want("realm_user_groups") ? userGroupsSection(user, options, ctx.groupJson) : {}),
       ...(want("realm_user") ? realmUserSection(store, realm, user, options, ctx.userJson) : {}),
       ...(want("realm_bot") ? realmBotSection(store, user, options) : {}),
       ...unstored("realm_embedded_bots"),

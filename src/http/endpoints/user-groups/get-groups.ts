@@ -6,7 +6,6 @@
  */
 import { defineEndpoint } from "../../endpoint.js";
 import { p } from "../../params.js";
-import { groupToWire } from "../../views/group.js";
 
 export default defineEndpoint({
   method: "GET",
@@ -14,6 +13,6 @@ export default defineEndpoint({
   auth: "user",
   params: { include_deactivated_groups: p.bool().default(false) },
   handler(ctx, input) {
-    return { user_groups: ctx.store.userGroups(ctx.user.id, input.include_deactivated_groups).map((g) => groupToWire(ctx.store, g.group, g.members)) };
+    return { user_groups: ctx.groupJson.list(ctx.user, input.include_deactivated_groups) };
   },
 });
