@@ -1,8 +1,11 @@
 /**
  * @module state
- * The store's in-memory state and its one write path. Entities (realms, users,
- * channels, subscriptions, groups, conversations, topic policies) are small and held
- * in memory, loaded at open; messages and bitmaps stay in LMDB (bitmaps cached).
+ * The store's in-memory state and its one write path. Entities whose number does not
+ * grow with the history (realms, users, channels, subscriptions, groups, ...) are held
+ * in memory, loaded at open. What grows with it stays in LMDB and is read on demand
+ * into bounded caches: messages, bitmaps, direct-message conversations and per-user
+ * topic policies (index/conversations.ts, index/user-topics.ts), so that opening a
+ * store and its heap do not grow with the number of messages.
  *
  * Invariant: every change goes through `write()`, which runs one synchronous LMDB
  * transaction. In-memory entity maps are changed only by `afterCommit` callbacks, and
