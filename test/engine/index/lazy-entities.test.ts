@@ -108,4 +108,26 @@ describe("topic policies read per user on demand", () => {
     const reopened = t.reopen();
     check(reopened, internals(reopened).userTopics);
   });
+
+  it("a group commit that fails leaves no uncommitted automatic follow in a cached list", async () => {
+    let fail = false;
+    t = tempStore({ commitHook: () => {
+      if (fail) throw new Error("injected commit failure");
+    } });
+    const w = seedRealm(t.store);
+    t.store.setTopicPolicy(w.alice.id, w.general.id, "older", 1);
+    // Listing them (as register does) caches Alice's list.
+    expect(t.store.userTopics(w.alice.id).map((u) => u.topic)).toEqual(["older"]);
+    expect(internals(t.store).userTopics.cached().map(([id]) => id)).toContain(w.alice.id);
+    fail = true;
+    const send = (content: string) => t!.store.sendMessageGrouped({ senderId: w.alice.id, to: { type: "channel", channel: "general", topic: "fresh" }, content });
+    const results = await Promise.allSettled([send("one"), send("two")]);
+    expect(results.map((r) => r.status)).toEqual(["rejected", "rejected"]);
+    fail = false;
+    expect(internals(t.store).userTopics.policyOf(w.alice.id, w.general.id, "fresh")).toBe(0);
+    expect(t.store.userTopics(w.alice.id).map((u) => u.topic)).toEqual(["older"]);
+    // The same send now commits and follows the topic it starts.
+    await send("three");
+    expect(t.store.userTopics(w.alice.id).map((u) => [u.topic, u.policy]).sort()).toEqual([["fresh", 3], ["older", 1]]);
+  });
 });
