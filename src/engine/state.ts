@@ -1,8 +1,11 @@
 /**
  * @module state
- * The store's in-memory state and its one write path. Entities (realms, users,
- * channels, subscriptions, groups, conversations, topic policies) are small and held
- * in memory, loaded at open; messages and bitmaps stay in LMDB (bitmaps cached).
+ * The store's in-memory state and its one write path. Entities whose number does not
+ * grow with the history (realms, users, channels, subscriptions, groups, ...) are held
+ * in memory, loaded at open. What grows with it stays in LMDB and is read on demand
+ * into bounded caches: messages, bitmaps, direct-message conversations and per-user
+ * topic policies (index/conversations.ts, index/user-topics.ts), so that opening a
+ * store and its heap do not grow with the number of messages.
  *
  * Invariant: every change goes through `write()`, which runs one synchronous LMDB
  * transaction. In-memory entity maps are changed only by `afterCommit` callbacks, and
@@ -12,11 +15,13 @@
 import type { RecentConversation } from "./queries/recent-conversations.js";
 import { BitmapStore } from "./index/bitmap-store.js";
 import { MessageConversations } from "./index/message-conversations.js";
+import { buildMembersIndex, Conversations } from "./index/conversations.js";
+import { UserTopicPolicies } from "./index/user-topics.js";
 import { PresenceLog } from "./index/presence-log.js";
-import { foldName, foldTopic } from "./index/keys.js";
+import { foldName } from "./index/keys.js";
 import type { MessageRenderer } from "./render.js";
 import { FIRST_ID, forgetUncommittedStructures, openTables, SCHEMA_VERSION, TABLE_NAMES, TABLE_SPECS, type TableName, type Tables } from "./storage/tables.js";
-import { messageMetaOf, type Attachment, type Channel, type Conversation, type Device, type Draft, type EmailChange, type Invite, type Message, type MessageMeta, type OutboxMail, type Playground, type PresenceRecord, type Realm, type RealmEmoji, type SavedSnippet, type ScheduledMessage, type Subscription, type User, type UserGroup, type UserTopic } from "./types.js";
+import { messageMetaOf, type Attachment, type Channel, type Device, type Draft, type EmailChange, type Invite, type Message, type MessageMeta, type OutboxMail, type Playground, type PresenceRecord, type Realm, type RealmEmoji, type SavedSnippet, type ScheduledMessage, type Subscription, type User, type UserGroup } from "./types.js";
 import { StorageError } from "./errors.js";
 import { mergedSettings, type RealmSettingDefaultsRecord, type Settings, type UserSettingsRecord } from "./settings/defaults.js";
 import type { Audience, Delivery, EngineEvent, EventBatch } from "./events/types.js";
@@ -139,11 +144,10 @@ export class StoreState {
    * channel, and each lookup used to scan every group.
    */
   #systemGroupIds: Map<string, number> | null = null;
-  readonly conversations = new Map<number, Conversation>();
-  /** `${realmId}:${sorted user ids}` -> conversationId. */
-  readonly conversationByMembers = new Map<string, number>();
-  /** userId -> `${channelId}:${folded topic}` -> policy record. */
-  readonly userTopics = new Map<number, Map<string, UserTopic>>();
+  /** Direct-message conversations, by ID and by members (read on demand, cached). */
+  readonly conversations: Conversations;
+  /** Per-user topic policies (read per user on demand, cached). */
+  readonly userTopics: UserTopicPolicies;
   /** userId -> the user's stored settings (only users who differ from Zulip's defaults). */
   readonly userSettings = new Map<number, UserSettingsRecord>();
   /** realmId -> the organization's defaults for new users (only realms that set any). */
@@ -207,6 +211,8 @@ export class StoreState {
   constructor(dir: string, renderer: MessageRenderer, options: StoreOptions) {
     this.tables = openTables(dir, { noSync: options.noSync ?? false });
     this.bitmaps = new BitmapStore(this.tables, options.bitmapCacheBytes);
+    this.conversations = new Conversations(this.tables);
+    this.userTopics = new UserTopicPolicies(this.tables);
     this.renderer = renderer;
     this.now = options.now ?? (() => Math.floor(Date.now() / 1000));
     this.#commitHook = options.commitHook;
@@ -246,6 +252,7 @@ export class StoreState {
     this.counters.nextInviteId ??= 1;
     this.counters.nextMailId ??= 1;
     this.counters.nextAttachmentId ??= 1;
+    buildMembersIndex(this.tables);
     this.#load();
     const ceiling = this.tables.meta.get(PRESENCE_CEILING_KEY);
     this.presenceSeq = Math.max(this.presenceSeq, typeof ceiling === "number" ? ceiling : 0);
@@ -401,6 +408,9 @@ export class StoreState {
     } catch (error) {
       this.bitmaps.rollback();
       this.messageConversations.clear();
+      // Reads inside the failed transaction may have cached what it wrote.
+      this.conversations.clear();
+      this.userTopics.clear();
       forgetUncommittedStructures(this.tables);
       this.counters = savedCounters;
       onFailure();
@@ -567,22 +577,9 @@ export class StoreState {
     this.subscriptionVersion.set(sub.userId, (this.subscriptionVersion.get(sub.userId) ?? 0) + 1);
   }
 
-  indexConversation(conversation: Conversation): void {
-    this.conversations.set(conversation.id, conversation);
-    this.conversationByMembers.set(conversationKey(conversation.realmId, conversation.userIds), conversation.id);
-  }
-
-  indexUserTopic(userTopic: UserTopic): void {
-    let map = this.userTopics.get(userTopic.userId);
-    if (!map) this.userTopics.set(userTopic.userId, (map = new Map()));
-    const k = userTopicKey(userTopic.channelId, userTopic.topic);
-    if (userTopic.policy === 0) map.delete(k);
-    else map.set(k, userTopic);
-  }
-
   #reload(): void {
     for (const map of [this.realms, this.realmBySubdomain, this.users, this.#usersByRealm, this.#botsByRealm, this.userByEmail, this.userByApiKey, this.usersByName, this.channels, this.channelByName,
-      this.subsByUser, this.subscribers, this.groups, this.conversations, this.conversationByMembers, this.userTopics, this.userSettings, this.realmSettingDefaults, this.scheduledMessages, this.draftsByUser, this.snippetsByUser,
+      this.subsByUser, this.subscribers, this.groups, this.userSettings, this.realmSettingDefaults, this.scheduledMessages, this.draftsByUser, this.snippetsByUser,
       this.playgrounds, this.devices, this.devicesByUser, this.realmEmoji, this.invites, this.inviteByKey, this.emailChanges, this.outbox,
       this.attachments, this.attachmentByPath, this.uploadSpaceByRealm] as Map<unknown, unknown>[]) {
       map.clear();
@@ -591,6 +588,8 @@ export class StoreState {
     this.#systemGroupMembers.clear();
     this.#systemGroupIds = null;
     this.recentConversationsCache.clear();
+    this.conversations.clear();
+    this.userTopics.clear();
     for (const [userId, version] of this.subscriptionVersion) this.subscriptionVersion.set(userId, version + 1);
     this.bitmaps.clearCache();
     this.#load();
@@ -603,8 +602,6 @@ export class StoreState {
     channels: (v) => this.indexChannel(v as Channel),
     subscriptions: (v) => this.indexSubscription(v as Subscription),
     groups: (v) => this.indexGroup(v as UserGroup),
-    conversations: (v) => this.indexConversation(v as Conversation),
-    userTopics: (v) => this.indexUserTopic(v as UserTopic),
     userSettings: (v) => this.userSettings.set((v as UserSettingsRecord).userId, v as UserSettingsRecord),
     realmSettingDefaults: (v) => this.realmSettingDefaults.set((v as RealmSettingDefaultsRecord).realmId, v as RealmSettingDefaultsRecord),
     scheduledMessages: (v) => this.indexScheduledMessage(v as ScheduledMessage),
@@ -753,10 +750,4 @@ export function channelKey(realmId: number, name: string): string {
   return `${realmId}:${foldName(name.trim())}`;
 }
 
-export function conversationKey(realmId: number, sortedUserIds: readonly number[]): string {
-  return `${realmId}:${sortedUserIds.join(",")}`;
-}
-
-export function userTopicKey(channelId: number, topic: string): string {
-  return `${channelId}:${foldTopic(topic)}`;
-}
+export { userTopicKey } from "./index/user-topics.js";

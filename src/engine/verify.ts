@@ -12,7 +12,8 @@ import { RoaringBitmap32, type Bitmap } from "./index/bitmap-store.js";
 import { indexMessage, writeMentionFlags, type IndexSink } from "./actions/send-message.js";
 import type { StoreState } from "./state.js";
 import { FIRST_ID } from "./storage/tables.js";
-import { messageMetaOf, type Message, type MessageMeta, type ScheduledMessage } from "./types.js";
+import { messageMetaOf, type Conversation, type Message, type MessageMeta, type ScheduledMessage } from "./types.js";
+import { membersKey } from "./index/conversations.js";
 import { getMessageRecord, partsOf } from "./storage/message-records.js";
 
 export interface IndexDifference {
@@ -79,6 +80,7 @@ export function verifyIndexes(state: StoreState, onProgress?: (done: number, tot
   checkMessageParts(state, problems);
   checkHistoricalRows(state, problems);
   checkScheduledQueue(state, problems);
+  checkConversationMembers(state, problems);
   return { messages, keysChecked: keys.size, differences, problems };
 }
 
@@ -136,4 +138,21 @@ function checkScheduledQueue(state: StoreState, problems: string[]): void {
       if (!message || message.senderId !== record.senderId) problems.push(`scheduled message ${record.id} is marked delivered without its message`);
     }
   }
+}
+
+/** conversation_members holds exactly one key per conversation, its members', naming it. */
+function checkConversationMembers(state: StoreState, problems: string[]): void {
+  const expected = new Map<string, number>();
+  for (const { value } of state.tables.conversations.getRange({ start: FIRST_ID })) {
+    const conversation = value as Conversation;
+    expected.set(JSON.stringify(membersKey(conversation.realmId, conversation.userIds)), conversation.id);
+  }
+  let found = 0;
+  for (const { key, value } of state.tables.conversationMembers.getRange()) {
+    const want = expected.get(JSON.stringify(key));
+    if (want === undefined) problems.push(`conversation_members has ${JSON.stringify(key)} without a conversation of those members`);
+    else if (want !== value) problems.push(`conversation_members names ${String(value)} for conversation ${want}`);
+    else found++;
+  }
+  if (found !== expected.size) problems.push(`conversation_members lacks ${expected.size - found} of ${expected.size} conversations`);
 }

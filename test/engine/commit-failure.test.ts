@@ -111,7 +111,7 @@ describe("messages", () => {
     const id = next("nextMessageId");
     const conversation = next("nextConversationId");
     failsAtCommit(() => s().sendMessage({ senderId: w.alice.id, to: { type: "direct", users: [w.bob.id] }, content: "secretfailed" }));
-    expect(internals(s()).conversations.size).toBe(0);
+    expect(internals(s()).conversations.count()).toBe(0);
     expect(window(w.bob, [{ operator: "is", operand: "dm" }])).toEqual([]);
 
     expect(s().sendMessage({ senderId: w.alice.id, to: { type: "direct", users: [w.bob.id] }, content: "secretkept" }).id).toBe(id);

@@ -75,7 +75,7 @@ describe("group commit", () => {
       s().sendMessageGrouped({ senderId: w.bob.id, to: { type: "direct", users: [w.alice.id] }, content: "two" }),
     ]);
     expect(commits).toBe(1);
-    expect(internals(s()).conversations.size).toBe(1);
+    expect(internals(s()).conversations.count()).toBe(1);
     expect(s().getMessage(w.bob.id, a.id).message.recipient).toEqual(s().getMessage(w.bob.id, b.id).message.recipient);
     expectVerifies();
   });
@@ -97,7 +97,7 @@ describe("group commit", () => {
     expect(results.every((r) => r.status === "rejected" && r.reason instanceof InjectedCommitFailure)).toBe(true);
     expect(fingerprint(s())).toBe(before);
     expect(batches).toEqual([]);
-    expect(internals(s()).conversations.size).toBe(0);
+    expect(internals(s()).conversations.count()).toBe(0);
 
     const sent = await Promise.all([channelSend("kept 1"), channelSend("kept 2")]);
     expect(sent.map((m) => m.id)).toEqual([next, next + 1]);

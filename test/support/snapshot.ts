@@ -5,7 +5,7 @@
  * and (compared across a reopen) that memory held exactly what is on disk.
  */
 import { expect } from "vitest";
-import type { EngineError, Store } from "../../src/engine/index.js";
+import type { EngineError, Store, UserTopic } from "../../src/engine/index.js";
 import { TABLE_NAMES } from "../../src/engine/storage/tables.js";
 import { internals } from "../../src/engine/internal.js";
 
@@ -39,13 +39,30 @@ export function fingerprint(store: Store): string {
     subs: entries(st.subsByUser, (m) => entries(m)),
     subscribers: entries(st.subscribers, sortedSet),
     groups: entries(st.groups),
-    conversations: entries(st.conversations),
-    conversationByMembers: entries(st.conversationByMembers),
-    userTopics: entries(st.userTopics, (m) => entries(m)),
+    // Conversations and topic policies are read on demand into caches whose content
+    // depends on what was asked: what is fingerprinted is that each cached entry is
+    // what disk holds (a failed write must not leave a cached entry behind).
+    staleCaches: staleCacheEntries(store),
     attachments: entries(st.attachments),
     attachmentByPath: entries(st.attachmentByPath),
     uploadSpace: entries(st.uploadSpaceByRealm),
   });
+}
+
+/** Cached conversations and per-user topic lists that differ from disk (empty when memory agrees with disk). */
+function staleCacheEntries(store: Store): string[] {
+  const st = internals(store);
+  const stale: string[] = [];
+  for (const [id, conversation] of st.conversations.cached()) {
+    if (JSON.stringify(st.tables.conversations.get(id)) !== JSON.stringify(conversation)) stale.push(`conversation ${id}`);
+  }
+  for (const [userId, topics] of st.userTopics.cached()) {
+    const onDisk = [...st.tables.userTopics.getRange({ start: [userId], end: [userId + 1] })].map(({ value }) => value as UserTopic).filter((t) => t.policy !== 0);
+    const cached = [...topics.values()];
+    const byKey = (list: UserTopic[]) => JSON.stringify(list.map((t) => [t.channelId, t.topic, t.policy, t.lastUpdated]).sort());
+    if (byKey(onDisk) !== byKey(cached)) stale.push(`user topics of ${userId}`);
+  }
+  return stale;
 }
 
 /** Asserts that `fn` throws the expected engine error and leaves `store` exactly as it was. */

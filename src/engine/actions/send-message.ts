@@ -11,7 +11,7 @@ import { BadRequestError, ChannelNotFoundError, clip, PermissionDeniedError } fr
 import { HAS_OPERANDS, isIndexableTerm, key } from "../index/keys.js";
 import { indexTerms } from "../search/index.js";
 import { codePointPrefix, exceedsCodePoints, MAX_DIRECT_RECIPIENTS } from "../limits.js";
-import { conversationKey, type StoreState, type WriteContext } from "../state.js";
+import { type StoreState, type WriteContext } from "../state.js";
 import { messageMetaOf, type Channel, type Conversation, type Message, type User } from "../types.js";
 import { findChannelByName } from "./channels.js";
 import { renderContextFor } from "./render-context.js";
@@ -252,7 +252,7 @@ export function storeMessage(state: StoreState, ctx: WriteContext, input: Messag
     // Before the message is indexed: "initiation" means the topic has no message yet.
     const automatic = channel && input.automaticPolicies !== false ? applyAutomaticPolicies(state, ctx, sender, channel, topic, rendered.mentionedUserIds) : null;
     const id = state.allocate("nextMessageId");
-    const conversation = channel ? null : conversationFor(state, ctx, sender.realmId, participants);
+    const conversation = channel ? null : conversationFor(state, sender.realmId, participants);
     // Zulip's has_attachment: the message claimed at least one upload (a link to a missing or foreign file does not count).
     const claimed = claimableAttachments(state, sender, rendered.uploadPathIds);
     const message: Message = {
@@ -352,20 +352,20 @@ export function indexMessage(state: StoreState, message: Message, b: IndexSink, 
 }
 
 /**
- * A direct message's participants. A conversation created in the current write is not
- * in state.conversations until commit, so the sender passes it explicitly.
+ * A direct message's participants (the sender passes the conversation it just found or
+ * created, saving a lookup).
  */
 function conversationMembers(state: StoreState, message: Message, conversation: Conversation | null): readonly number[] {
   if (message.recipient.type !== "direct") return [];
   return (conversation ?? state.conversations.get(message.recipient.conversationId))?.userIds ?? [];
 }
 
-function conversationFor(state: StoreState, ctx: WriteContext, realmId: number, userIds: number[]): Conversation {
-  const existing = state.conversationByMembers.get(conversationKey(realmId, userIds));
+/** The realm's conversation with exactly these (sorted) members, stored in the running write if new. */
+function conversationFor(state: StoreState, realmId: number, userIds: number[]): Conversation {
+  const existing = state.conversations.idOf(realmId, userIds);
   if (existing !== undefined) return state.conversations.get(existing)!;
   const conversation: Conversation = { id: state.allocate("nextConversationId"), realmId, userIds };
-  state.tables.conversations.putSync(conversation.id, conversation);
-  ctx.afterCommit(() => state.indexConversation(conversation));
+  state.conversations.put(conversation);
   return conversation;
 }
 

@@ -17,7 +17,7 @@
 import { canAccessChannelContent, isSubscribed } from "../access.js";
 import { BadRequestError } from "../errors.js";
 import { userAudience } from "../events/audience.js";
-import { userTopicKey, type StoreState, type WriteContext } from "../state.js";
+import { type StoreState, type WriteContext } from "../state.js";
 import { type Channel, type User, type UserTopic, type VisibilityPolicy } from "../types.js";
 import { foldTopic, key } from "../index/keys.js";
 import { exceedsCodePoints } from "../limits.js";
@@ -33,7 +33,7 @@ const FOLLOWED = 3;
 
 /** The user's current policy for a topic (0 when none). */
 export function topicPolicyOf(state: StoreState, userId: number, channelId: number, topic: string): number {
-  return state.userTopics.get(userId)?.get(userTopicKey(channelId, topic))?.policy ?? 0;
+  return state.userTopics.policyOf(userId, channelId, topic);
 }
 
 export function setTopicPolicy(state: StoreState, userId: number, channelId: number, topic: string, policy: number): void {
@@ -59,7 +59,7 @@ export function writeTopicPolicy(state: StoreState, ctx: WriteContext, userId: n
   const k: [number, number, string] = [userId, channelId, foldTopic(topic)];
   if (policy === 0) state.tables.userTopics.removeSync(k);
   else state.tables.userTopics.putSync(k, record);
-  ctx.afterCommit(() => state.indexUserTopic(record));
+  ctx.afterCommit(() => state.userTopics.apply(record));
   // Zulip sends the deprecated full list first (queues that asked for user_topic skip it).
   ctx.emit({ type: "muted_topics", userId }, () => userAudience(userId));
   ctx.emit({ type: "user_topic", userTopic: record }, () => userAudience(userId));

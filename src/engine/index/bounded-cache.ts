@@ -54,6 +54,11 @@ export class BoundedCache<K, V> {
     this.#bytes = 0;
   }
 
+  /** Every entry, least recently used first, without touching recency. */
+  entries(): [K, V][] {
+    return [...this.#entries].map(([key, entry]) => [key, entry.value]);
+  }
+
   get bytes(): number {
     return this.#bytes;
   }

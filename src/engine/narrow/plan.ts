@@ -13,7 +13,7 @@ import { isIndexableTerm, key } from "../index/keys.js";
 import { MAX_TOPIC_LENGTH } from "../actions/send-message.js";
 import { exceedsCodePoints } from "../limits.js";
 import type { ReceivedSets } from "../received.js";
-import { conversationKey, type StoreState } from "../state.js";
+import { type StoreState } from "../state.js";
 import type { Message, User } from "../types.js";
 import { ROLE } from "../types.js";
 import { matchesPhrases, parseSearchQuery } from "../search/index.js";
@@ -157,7 +157,7 @@ function evaluateTerm(ctx: PlanContext, t: Term): { bitmap: ReadonlyBitmap; comp
     case "dm": {
       if (t.empty) return plain(EMPTY);
       const members = [...new Set([...t.userIds, user.id])].sort((x, y) => x - y);
-      const id = state.conversationByMembers.get(conversationKey(realmId, members));
+      const id = state.conversations.idOf(realmId, members);
       return plain(id === undefined ? EMPTY : b.get(key.conversation(id)));
     }
     case "dmIncluding": {
@@ -210,7 +210,7 @@ export function mentionedSet(ctx: PlanContext): Bitmap {
 /** Messages in topics the user gave `policy` (restricted to one channel if given). */
 function topicPolicySet(ctx: PlanContext, policy: number, channelId: number | null): Bitmap {
   const parts: ReadonlyBitmap[] = [];
-  for (const ut of ctx.state.userTopics.get(ctx.user.id)?.values() ?? []) {
+  for (const ut of ctx.state.userTopics.of(ctx.user.id).values()) {
     if (ut.policy === policy && (channelId === null || ut.channelId === channelId)) parts.push(ctx.state.bitmaps.get(key.channelTopic(ut.channelId, ut.topic)));
   }
   return RoaringBitmap32.orMany(parts);

@@ -158,7 +158,7 @@ export function userGroups(state: StoreState, user: User, includeDeactivated: bo
 
 /** The user's topic visibility policies. */
 export function userTopics(state: StoreState, user: User): UserTopic[] {
-  return [...(state.userTopics.get(user.id)?.values() ?? [])];
+  return [...state.userTopics.of(user.id).values()];
 }
 
 /** Zulip's all_public_streams: not for guests. */

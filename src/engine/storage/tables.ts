@@ -12,6 +12,7 @@
  * | subscriptions     | [userId, channelId]              | Subscription                  |
  * | groups            | groupId (uint32)                 | UserGroup                     |
  * | conversations     | conversationId (uint32)          | Conversation                  |
+ * | conversation_members | [realmId, members key]        | conversationId (index/conversations.ts) |
  * | user_topics       | [userId, channelId, topicKey]    | UserTopic                     |
  * | messages          | messageId (uint32, ascending)    | Message, or the head of one stored in parts |
  * | message_parts     | [messageId, part]                | msgpack slices of a large Message (storage/message-records.ts) |
@@ -53,6 +54,7 @@ export interface Tables {
   readonly subscriptions: Database<unknown, [number, number]>;
   readonly groups: Database<unknown, number>;
   readonly conversations: Database<unknown, number>;
+  readonly conversationMembers: Database<unknown, [number, string]>;
   readonly userTopics: Database<unknown, [number, number, string]>;
   readonly messages: Database<unknown, number>;
   readonly messageParts: Database<Uint8Array, [number, number]>;
@@ -112,8 +114,12 @@ export const TABLE_SPECS: Readonly<Record<TableName, TableSpec>> = {
   channels: { db: "channels", role: "entity", keys: "id", values: "msgpack" },
   subscriptions: { db: "subscriptions", role: "entity", keys: "msgpack", values: "msgpack" },
   groups: { db: "groups", role: "entity", keys: "id", values: "msgpack" },
-  conversations: { db: "conversations", role: "entity", keys: "id", values: "msgpack" },
-  userTopics: { db: "user_topics", role: "entity", keys: "msgpack", values: "msgpack" },
+  // Read on demand (index/conversations.ts): they grow with the history.
+  conversations: { db: "conversations", role: "record", keys: "id", values: "msgpack" },
+  // Members -> conversation ID, written with each conversation; built once for older stores.
+  conversationMembers: { db: "conversation_members", role: "derived", keys: "msgpack", values: "msgpack" },
+  // Read per user on demand (index/user-topics.ts): automatic follows grow with the history.
+  userTopics: { db: "user_topics", role: "record", keys: "msgpack", values: "msgpack" },
   messages: { db: "messages", role: "record", keys: "id", values: "msgpack" },
   // Large message records cut into slices that each fit a page (storage/message-records.ts).
   messageParts: { db: "message_parts", role: "record", keys: "msgpack", values: "binary" },
@@ -176,7 +182,7 @@ export interface OpenTablesOptions {
 
 /**
  * LMDB's limit on named databases per environment, read at each open (not stored in
- * the file), so raising it needs no migration. Tables take 31 of it; the rest is room.
+ * the file), so raising it needs no migration. Tables take 32 of it; the rest is room.
  */
 export const MAX_DBS = 64;
 

@@ -1,0 +1,49 @@
+/**
+ * @module bench/open-ready
+ * `node dist/bench/open-ready.js --data DIR [--opens 3]`: opens a private copy of a
+ * generated store several times in one process and prints, for each open, the time to
+ * open (wall and CPU: the machine is shared) and to answer the first query (channel
+ * newest 100 for the bench's main user), then anonymous RSS and the V8 heap after a
+ * full GC (run with --expose-gc for that). The copy is deleted at the end; the first
+ * open of a store written by an older build also builds its conversation_members
+ * table, once (printed apart).
+ */
+import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { openStore, type Store } from "../src/engine/index.js";
+import { workingCopy } from "./dataset.js";
+import type { Manifest } from "../tools/generate/manifest.js";
+
+const { values } = parseArgs({ options: { data: { type: "string" }, opens: { type: "string" } }, strict: true });
+if (!values.data) throw new Error("usage: open-ready --data DIR [--opens 3]");
+const manifest = JSON.parse(readFileSync(`${values.data}/dataset.json`, "utf8")) as Manifest;
+const opens = Number(values.opens ?? 3);
+const work = workingCopy(values.data);
+
+function statusMB(field: string): number {
+  const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync("/proc/self/status", "utf8"));
+  return match ? Math.round(Number(match[1]) / 1024) : -1;
+}
+const gc = (globalThis as { gc?: () => void }).gc;
+
+let store: Store | undefined;
+try {
+  for (let i = 0; i <= opens; i++) {
+    store?.close();
+    gc?.();
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    store = openStore(work.dir);
+    const t1 = performance.now();
+    const cpu = process.cpuUsage(cpu0);
+    store.getMessages(manifest.subjects.main, { narrow: [{ operator: "channel", operand: manifest.generalChannelId }], anchor: "newest", numBefore: 100, numAfter: 0 });
+    const t2 = performance.now();
+    const label = i === 0 ? "first open of the copy (one-time migrations included)" : `open ${i}`;
+    console.log(`${label}: open ${(t1 - t0).toFixed(0)} ms (CPU ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms), first query ${(t2 - t1).toFixed(1)} ms`);
+  }
+  gc?.();
+  console.log(`after the last open and its first query: anonymous RSS ${statusMB("RssAnon")} MB, file-backed ${statusMB("RssFile")} MB, V8 heap used ${Math.round(process.memoryUsage().heapUsed / 1048576)} MB${gc ? "" : " (no --expose-gc: heap includes garbage)"}`);
+} finally {
+  store?.close();
+  work.cleanup();
+}
