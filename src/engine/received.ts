@@ -43,6 +43,8 @@ export class ReceivedSets {
   readonly #personal: BoundedCache<number, { readonly bitmap: Bitmap; upTo: number; readonly stamp: string }>;
   /** Per user: where narrow/first-unread.ts found the oldest unread message (see there). */
   readonly firstUnreadMemo = new Map<number, FirstUnreadMemo>();
+  /** restrictToPersonalInPlace's working set (synchronous use only). */
+  readonly #scratch = new RoaringBitmap32();
 
   constructor(state: StoreState, cacheBytes = DEFAULT_CACHE_BYTES) {
     this.#state = state;
@@ -100,6 +102,26 @@ export class ReceivedSets {
     const cached = this.#personal.peek(userId);
     if (cached && cached.stamp === this.#partsStamp(userId) && cached.upTo === this.#state.lastMessageId) return RoaringBitmap32.and(x, cached.bitmap);
     return RoaringBitmap32.orMany([this.channelPart(userId), ...this.#otherParts(userId)].map((part) => RoaringBitmap32.and(x, part)));
+  }
+
+  /**
+   * x ∩ personal(user), in place (no bitmap allocated): x minus what no part of the
+   * personal set holds, found in a reused scratch bitmap.
+   */
+  restrictToPersonalInPlace(userId: number, x: Bitmap): void {
+    if (x.size === 0) return;
+    const cached = this.#personal.peek(userId);
+    if (cached && cached.stamp === this.#partsStamp(userId) && cached.upTo === this.#state.lastMessageId) {
+      x.andInPlace(cached.bitmap);
+      return;
+    }
+    const outside = this.#scratch.copyFrom(x);
+    outside.andNotInPlace(this.channelPart(userId));
+    for (const part of this.#otherParts(userId)) {
+      if (outside.size === 0) return;
+      outside.andNotInPlace(part);
+    }
+    if (outside.size > 0) x.andNotInPlace(outside);
   }
 
   /** receivedAtSend(user) ∩ x, distributed the same way. */

@@ -195,16 +195,15 @@ function evaluateTerm(ctx: PlanContext, t: Term): { bitmap: ReadonlyBitmap; comp
 }
 
 /** Zulip's is:mentioned mask 120: personal, stream-wildcard, topic-wildcard, group mentions. */
-export function mentionedSet(ctx: PlanContext): Bitmap {
+export function mentionedSet(ctx: PlanContext): ReadonlyBitmap {
   const b = ctx.state.bitmaps;
   const id = ctx.user.id;
-  const streamWildcard = ctx.received.restrictToReceivedAtSend(id, b.get(key.streamWildcard(ctx.user.realmId)));
-  return RoaringBitmap32.orMany([
-    b.get(key.userFlag(id, "mentioned")),
-    b.get(key.userFlag(id, "group_mentioned")),
-    b.get(key.userFlag(id, "topic_wildcard_mentioned")),
-    streamWildcard,
-  ]);
+  const wildcard = b.get(key.streamWildcard(ctx.user.realmId));
+  const parts = [b.get(key.userFlag(id, "mentioned")), b.get(key.userFlag(id, "group_mentioned")), b.get(key.userFlag(id, "topic_wildcard_mentioned"))];
+  if (wildcard.size > 0) parts.push(ctx.received.restrictToReceivedAtSend(id, wildcard));
+  // Usually only personal mentions exist: that (cached, read-only) bitmap itself.
+  const present = parts.filter((part) => part.size > 0);
+  return present.length === 1 ? present[0]! : RoaringBitmap32.orMany(present);
 }
 
 /** Messages in topics the user gave `policy` (restricted to one channel if given). */
