@@ -8,7 +8,7 @@ import { RoaringBitmap32 } from "../index/bitmap-store.js";
 import { key } from "../index/keys.js";
 import { executePlan, mutedSet, planNarrow, type Plan, type PlanContext, type UniverseKind } from "../narrow/plan.js";
 import { lazyMatching, type MatchingSet } from "../narrow/lazy.js";
-import { matchFloor } from "../narrow/first-unread.js";
+import { matchFloor, NO_MATCH_FLOOR } from "../narrow/first-unread.js";
 import { normalizeNarrow } from "../narrow/normalize.js";
 import { parseNarrow } from "../narrow/parse.js";
 import type { Term } from "../narrow/terms.js";
@@ -128,8 +128,9 @@ export function selectNarrowWindow(ctx: PlanContext, terms: readonly Term[], inp
   const { numBefore, numAfter, includeAnchor } = checkWindow(input);
 
   const plan = planNarrow(ctx, terms);
-  const matching = lazyMatching(ctx, plan, [], matchFloor(ctx, plan));
-  const anchor = resolveAnchor(ctx, terms, matching, plan, input);
+  const floor = matchFloor(ctx, plan);
+  const matching = lazyMatching(ctx, plan, [], floor);
+  const anchor = resolveAnchor(ctx, terms, matching, plan, input, floor);
   return { window: selectWindow(matching, { anchor, numBefore, numAfter, includeAnchor }), anchor, universe: plan.universe };
 }
 
@@ -153,7 +154,8 @@ export function requireRange(input: WindowInput): { anchor: AnchorSpec; numBefor
   return { anchor: input.anchor, numBefore, numAfter };
 }
 
-function resolveAnchor(ctx: PlanContext, terms: readonly Term[], matching: MatchingSet, plan: Plan, input: WindowInput): number {
+/** `floor`: matchFloor of `plan` (the user's first unread position when the plan excludes read messages, else 0). */
+function resolveAnchor(ctx: PlanContext, terms: readonly Term[], matching: MatchingSet, plan: Plan, input: WindowInput, floor: number): number {
   const anchor = input.anchor!;
   if (typeof anchor === "number") {
     if (!Number.isFinite(anchor)) throw new BadRequestError("Invalid anchor");
@@ -166,7 +168,7 @@ function resolveAnchor(ctx: PlanContext, terms: readonly Term[], matching: Match
       return 0;
     case "first_unread":
       // The probe runs over personal history; when the window does too, reuse its plan.
-      return firstUnreadAnchor(ctx, terms, plan.universe === "personal" ? plan : undefined);
+      return plan.universe === "personal" ? firstUnreadAnchor(ctx, terms, plan, floor === 0 ? undefined : floor) : firstUnreadAnchor(ctx, terms);
     case "date":
       return dateAnchor(ctx, matching, input.anchorDate);
   }
@@ -176,15 +178,20 @@ function resolveAnchor(ctx: PlanContext, terms: readonly Term[], matching: Match
  * Zulip's find_first_unread_anchor: always over personal history, unread only,
  * skipping muted topics (and muted channels when no channel is named).
  */
-export function firstUnreadAnchor(ctx: PlanContext, terms: readonly Term[], personalPlan?: Plan): number {
+export function firstUnreadAnchor(ctx: PlanContext, terms: readonly Term[], personalPlan?: Plan, firstUnread?: number): number {
   // Zulip's get_channel_from_narrow_access_unchecked takes the first channel term, negated or not.
   const channelTerm = terms.find((t) => t.kind === "channel");
   const read = ctx.state.bitmaps.get(key.userFlag(ctx.user.id, "read"));
-  const muted = mutedSet(ctx, channelTerm?.kind === "channel" ? channelTerm.channelId : null);
-  // A walk from the oldest, jumping over runs of read messages: the unread set is never built.
   const plan = personalPlan ?? planNarrow(ctx, terms, "personal");
-  const first = lazyMatching(ctx, plan, [read, muted], matchFloor(ctx, plan, [read])).firstFrom(null, 1);
-  return first[0] ?? NEWEST_ANCHOR;
+  // Nothing below the user's oldest unread message can match (`firstUnread`, when the caller has it).
+  const floor = firstUnread ?? matchFloor(ctx, plan, [read]);
+  if (floor >= NO_MATCH_FLOOR) return NEWEST_ANCHOR;
+  const muted = mutedSet(ctx, channelTerm?.kind === "channel" ? channelTerm.channelId : null);
+  const matching = lazyMatching(ctx, plan, [read, muted], floor);
+  // Usually the oldest unread message itself matches: then it is the anchor, no walk.
+  if (matching.has(floor)) return floor;
+  // Else a walk from there, jumping over runs of read messages: the unread set is never built.
+  return matching.firstFrom(null, 1)[0] ?? NEWEST_ANCHOR;
 }
 
 /** Parses ISO 8601 (date only = 00:00 UTC; no zone = UTC) to UNIX seconds. */

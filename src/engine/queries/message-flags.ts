@@ -26,18 +26,18 @@ export type ApiFlag = (typeof API_FLAGS)[number];
 /** Flags a client may change. */
 export const EDITABLE_FLAGS: readonly ApiFlag[] = ["read", "starred", "collapsed"];
 
-/** Flag lists are interned per bitmask: equal flags are the same (frozen) array. */
-const INTERNED = new Map<number, readonly ApiFlag[]>();
+/** Flag lists are interned per bitmask (10 bits): equal flags are the same (frozen) array. */
+const INTERNED: (readonly ApiFlag[] | undefined)[] = new Array<readonly ApiFlag[] | undefined>(1 << API_FLAGS.length).fill(undefined);
 const NO_ROW: readonly ApiFlag[] = Object.freeze(["read", "historical"]);
 
 function flagsForMask(mask: number): readonly ApiFlag[] {
-  let flags = INTERNED.get(mask);
+  let flags = INTERNED[mask];
   if (!flags) {
     const list: ApiFlag[] = [];
     API_FLAGS.forEach((name, bit) => {
       if (mask & (1 << bit)) list.push(name);
     });
-    INTERNED.set(mask, (flags = Object.freeze(list)));
+    INTERNED[mask] = flags = Object.freeze(list);
   }
   return flags;
 }
