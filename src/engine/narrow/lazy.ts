@@ -111,7 +111,12 @@ export function prevAbsent(set: ReadonlyBitmap, x: number): number {
  * walks start there, and a walk down from below it returns at once.
  */
 export function lazyMatching(ctx: PlanContext, plan: Plan, extraComplements: readonly ReadonlyBitmap[] = [], floor = 0): MatchingSet {
-  const positives = plan.steps.filter((s) => !s.complement).map((s) => s.bitmap);
+  // With a topic, planNarrow's topic step is the named channel's own topic bitmap, a
+  // subset of that channel's: the channel step then removes nothing (channel+topic
+  // becomes one bitmap, sliced by rank).
+  const topicInChannel = plan.steps.some((s) => !s.complement && s.term.kind === "topic");
+  const namedChannel = topicInChannel ? plan.steps.find((s) => !s.complement && s.term.kind === "channel") : undefined;
+  const positives = plan.steps.filter((s) => !s.complement && s !== namedChannel).map((s) => s.bitmap);
   // Deduplicated: first_unread passes the read set that an is:unread step also removes.
   const negatives = [...new Set([...plan.steps.filter((s) => s.complement).map((s) => s.bitmap), ...extraComplements])].filter((b) => b.size > 0);
   const channelStep = plan.steps.some((s) => !s.complement && (s.term.kind === "channel" || s.term.kind === "channels"));

@@ -14,7 +14,7 @@ import { MAX_TOPIC_LENGTH } from "../actions/send-message.js";
 import { exceedsCodePoints } from "../limits.js";
 import type { ReceivedSets } from "../received.js";
 import { conversationKey, type StoreState } from "../state.js";
-import type { Message, User } from "../types.js";
+import type { Message, User, UserTopic } from "../types.js";
 import { ROLE } from "../types.js";
 import { matchesPhrases, parseSearchQuery } from "../search/index.js";
 import type { Term } from "./terms.js";
@@ -210,9 +210,20 @@ export function mentionedSet(ctx: PlanContext): ReadonlyBitmap {
 function topicPolicySet(ctx: PlanContext, policy: number, channelId: number | null): Bitmap {
   const parts: ReadonlyBitmap[] = [];
   for (const ut of ctx.state.userTopics.get(ctx.user.id)?.values() ?? []) {
-    if (ut.policy === policy && (channelId === null || ut.channelId === channelId)) parts.push(ctx.state.bitmaps.get(key.channelTopic(ut.channelId, ut.topic)));
+    if (ut.policy === policy && (channelId === null || ut.channelId === channelId)) parts.push(ctx.state.bitmaps.get(topicKeyOf(ut)));
   }
   return RoaringBitmap32.orMany(parts);
+}
+
+/**
+ * A user-topic record's channel-topic bitmap key, folded once per record (muted topics
+ * are looked up on every first_unread). Records are replaced, never changed, on update.
+ */
+const TOPIC_KEYS = new WeakMap<UserTopic, string>();
+function topicKeyOf(ut: UserTopic): string {
+  let k = TOPIC_KEYS.get(ut);
+  if (k === undefined) TOPIC_KEYS.set(ut, (k = key.channelTopic(ut.channelId, ut.topic)));
+  return k;
 }
 
 /**

@@ -53,25 +53,21 @@ export function selectWindow(matching: ReadonlyBitmap | MatchingSet, request: Wi
     rows = set.has(anchor) ? [anchor] : [];
   }
 
-  let before: number[];
-  let atAnchor: number[];
-  let after: number[];
   if (anchoredRight) {
-    before = rows;
-    atAnchor = [];
-    after = [];
-  } else {
-    before = rows.filter((id) => id < anchor);
-    atAnchor = rows.filter((id) => id === anchor);
-    after = rows.filter((id) => id > anchor);
+    // Everything selected is before the anchor (at most numBefore of it): no re-slicing.
+    const before = numBefore && rows.length > numBefore ? rows.slice(-numBefore) : rows;
+    return { ids: before, foundAnchor: false, foundOldest: anchoredLeft || before.length < numBefore, foundNewest: true, historyLimited: false };
   }
+  let before = rows.filter((id) => id < anchor);
+  const atAnchor = rows.filter((id) => id === anchor);
+  let after = rows.filter((id) => id > anchor);
   if (numBefore) before = before.slice(-numBefore);
   if (numAfter) after = after.slice(0, numAfter);
   return {
     ids: [...before, ...atAnchor, ...after],
     foundAnchor: atAnchor.length === 1,
     foundOldest: anchoredLeft || before.length < numBefore,
-    foundNewest: anchoredRight || after.length < numAfter,
+    foundNewest: after.length < numAfter,
     // No plan-based history limit (first_visible_message_id is always 0 here).
     historyLimited: false,
   };

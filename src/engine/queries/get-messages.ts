@@ -93,8 +93,17 @@ export function getMessageWindow(ctx: PlanContext, input: GetMessagesInput): Mes
     return { foundAnchor: false, foundOldest: false, foundNewest: false, historyLimited: false, ids, flags: flagsOf(ids, plan.universe === "personal"), searchTerms };
   }
   const { window, anchor, universe } = selectNarrowWindow(ctx, terms, input);
-  const { ids, ...found } = window;
-  return { anchor, ...found, ids, flags: flagsOf(ids, universe === "personal"), searchTerms };
+  const ids = window.ids;
+  return {
+    anchor,
+    foundAnchor: window.foundAnchor,
+    foundOldest: window.foundOldest,
+    foundNewest: window.foundNewest,
+    historyLimited: window.historyLimited,
+    ids,
+    flags: flagsOf(ids, universe === "personal"),
+    searchTerms,
+  };
 }
 
 /** GET /messages with message records and highlights (what embedders usually want). */
@@ -140,7 +149,8 @@ export function checkWindow(input: WindowInput): { anchor: AnchorSpec; numBefore
   if (range.numBefore + range.numAfter > MAX_MESSAGES_PER_FETCH) throw new BadRequestError(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
   const includeAnchor = input.includeAnchor ?? true;
   if (range.numBefore > 0 && range.numAfter > 0 && !includeAnchor) throw new BadRequestError("The anchor can only be excluded at an end of the range");
-  return { ...range, includeAnchor };
+  // Fields listed, not spread: V8's object spread costs microseconds here, per query.
+  return { anchor: range.anchor, numBefore: range.numBefore, numAfter: range.numAfter, includeAnchor };
 }
 
 /** The required range parameters, present and non-negative. */

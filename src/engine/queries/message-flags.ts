@@ -57,6 +57,47 @@ function idsArray(ids: readonly number[]): Uint32Array {
   return windowIds.length === ids.length ? windowIds : windowIds.subarray(0, ids.length);
 }
 
+interface FlagKeys {
+  readonly dm: string;
+  readonly sender: string;
+  readonly historical: string;
+  readonly read: string;
+  readonly starred: string;
+  readonly collapsed: string;
+  readonly mentioned: string;
+  readonly topicWildcard: string;
+  readonly groupMentioned: string;
+  readonly alertWord: string;
+}
+
+/**
+ * A user's flag bitmap keys, built once: a freshly concatenated key is hashed again on
+ * every lookup, a dozen times per window. Bounded by clearing (rebuilding is cheap).
+ */
+const FLAG_KEYS = new Map<number, FlagKeys>();
+const MAX_FLAG_KEY_USERS = 100_000;
+
+function flagKeys(userId: number): FlagKeys {
+  let keys = FLAG_KEYS.get(userId);
+  if (!keys) {
+    if (FLAG_KEYS.size >= MAX_FLAG_KEY_USERS) FLAG_KEYS.clear();
+    keys = {
+      dm: key.userFlag(userId, "dm"),
+      sender: key.sender(userId),
+      historical: key.userFlag(userId, "historical"),
+      read: key.userFlag(userId, "read"),
+      starred: key.userFlag(userId, "starred"),
+      collapsed: key.userFlag(userId, "collapsed"),
+      mentioned: key.userFlag(userId, "mentioned"),
+      topicWildcard: key.userFlag(userId, "topic_wildcard_mentioned"),
+      groupMentioned: key.userFlag(userId, "group_mentioned"),
+      alertWord: key.userFlag(userId, "has_alert_word"),
+    };
+    FLAG_KEYS.set(userId, keys);
+  }
+  return keys;
+}
+
 /** Windows up to this many IDs test membership per ID; larger ones intersect once per flag. */
 const PROBE_LIMIT = 24;
 const ROW_BIT = 1 << 15;
@@ -131,22 +172,23 @@ export function flagsForWindow(state: StoreState, received: ReceivedSets, userId
     for (let i = 0; i < n; i++) if (inListed.has(ids[i]!) !== inverted) masks[i]! |= bits;
     return common;
   };
+  const k = flagKeys(userId);
   if (!allRows) {
     // Every ID received in a channel has a row: then direct and own messages add none.
     if (mark(received.channelPart(userId), ROW_BIT) !== n) {
-      mark(b.get(key.userFlag(userId, "dm")), ROW_BIT);
-      mark(b.get(key.sender(userId)), ROW_BIT);
+      mark(b.get(k.dm), ROW_BIT);
+      mark(b.get(k.sender), ROW_BIT);
     }
   }
-  mark(b.get(key.userFlag(userId, "historical")), HISTORICAL_BIT | ROW_BIT);
-  mark(b.get(key.userFlag(userId, "read")), 1 << 0);
-  mark(b.get(key.userFlag(userId, "starred")), 1 << 1);
-  mark(b.get(key.userFlag(userId, "collapsed")), 1 << 2);
-  mark(b.get(key.userFlag(userId, "mentioned")), 1 << 3);
+  mark(b.get(k.historical), HISTORICAL_BIT | ROW_BIT);
+  mark(b.get(k.read), 1 << 0);
+  mark(b.get(k.starred), 1 << 1);
+  mark(b.get(k.collapsed), 1 << 2);
+  mark(b.get(k.mentioned), 1 << 3);
   mark(b.get(key.streamWildcard(realmId)), STREAM_WILDCARD_BIT);
-  mark(b.get(key.userFlag(userId, "topic_wildcard_mentioned")), 1 << 5);
-  mark(b.get(key.userFlag(userId, "group_mentioned")), 1 << 6);
-  mark(b.get(key.userFlag(userId, "has_alert_word")), 1 << 7);
+  mark(b.get(k.topicWildcard), 1 << 5);
+  mark(b.get(k.groupMentioned), 1 << 6);
+  mark(b.get(k.alertWord), 1 << 7);
   const out = new Array<readonly ApiFlag[]>(n);
   for (let i = 0; i < n; i++) {
     let mask = masks[i]!;
