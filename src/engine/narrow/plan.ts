@@ -244,6 +244,31 @@ export function mutedSet(ctx: PlanContext, channelId: number | null): Bitmap {
   return RoaringBitmap32.orMany(parts);
 }
 
+/** Whether mutedSet(ctx, channelId) holds `id`, without building it (bitmap probes only). */
+export function mutedHas(ctx: PlanContext, channelId: number | null, id: number): boolean {
+  const { state, user } = ctx;
+  const topics = state.userTopics.get(user.id);
+  const inTopic = (ut: UserTopic) => state.bitmaps.get(topicKeyOf(ut)).has(id);
+  if (topics) {
+    for (const ut of topics.values()) if (ut.policy === 1 && (channelId === null || ut.channelId === channelId) && inTopic(ut)) return true;
+  }
+  if (channelId !== null) return false;
+  for (const sub of state.subsByUser.get(user.id)?.values() ?? []) {
+    if (!sub.active || !sub.isMuted || !state.bitmaps.get(key.channel(sub.channelId)).has(id)) continue;
+    // In a muted channel: muted unless in one of its unmuted or followed topics.
+    if (!topics) return true;
+    let excepted = false;
+    for (const ut of topics.values()) {
+      if ((ut.policy === 2 || ut.policy === 3) && ut.channelId === sub.channelId && inTopic(ut)) {
+        excepted = true;
+        break;
+      }
+    }
+    if (!excepted) return true;
+  }
+  return false;
+}
+
 /** Full-text match: every stemmed term (AND), then quoted phrases as substrings. */
 function searchSet(ctx: PlanContext, query: string): ReadonlyBitmap {
   const { state, user } = ctx;

@@ -6,7 +6,7 @@
 import { BadRequestError, MissingArgumentError } from "../errors.js";
 import { RoaringBitmap32 } from "../index/bitmap-store.js";
 import { key } from "../index/keys.js";
-import { executePlan, mutedSet, planNarrow, type Plan, type PlanContext, type UniverseKind } from "../narrow/plan.js";
+import { executePlan, mutedHas, mutedSet, planNarrow, type Plan, type PlanContext, type UniverseKind } from "../narrow/plan.js";
 import { lazyMatching, type MatchingSet } from "../narrow/lazy.js";
 import { matchFloor, NO_MATCH_FLOOR } from "../narrow/first-unread.js";
 import { normalizeNarrow } from "../narrow/normalize.js";
@@ -178,7 +178,7 @@ function resolveAnchor(ctx: PlanContext, terms: readonly Term[], matching: Match
       return 0;
     case "first_unread":
       // The probe runs over personal history; when the window does too, reuse its plan.
-      return plan.universe === "personal" ? firstUnreadAnchor(ctx, terms, plan, floor === 0 ? undefined : floor) : firstUnreadAnchor(ctx, terms);
+      return plan.universe === "personal" ? firstUnreadAnchor(ctx, terms, { plan, matching, firstUnread: floor === 0 ? undefined : floor }) : firstUnreadAnchor(ctx, terms);
     case "date":
       return dateAnchor(ctx, matching, input.anchorDate);
   }
@@ -188,17 +188,19 @@ function resolveAnchor(ctx: PlanContext, terms: readonly Term[], matching: Match
  * Zulip's find_first_unread_anchor: always over personal history, unread only,
  * skipping muted topics (and muted channels when no channel is named).
  */
-export function firstUnreadAnchor(ctx: PlanContext, terms: readonly Term[], personalPlan?: Plan, firstUnread?: number): number {
+export function firstUnreadAnchor(ctx: PlanContext, terms: readonly Term[], personal?: { readonly plan: Plan; readonly matching: MatchingSet; readonly firstUnread: number | undefined }): number {
   // Zulip's get_channel_from_narrow_access_unchecked takes the first channel term, negated or not.
   const channelTerm = terms.find((t) => t.kind === "channel");
+  const channelId = channelTerm?.kind === "channel" ? channelTerm.channelId : null;
   const read = ctx.state.bitmaps.get(key.userFlag(ctx.user.id, "read"));
-  const plan = personalPlan ?? planNarrow(ctx, terms, "personal");
+  const plan = personal?.plan ?? planNarrow(ctx, terms, "personal");
   // Nothing below the user's oldest unread message can match (`firstUnread`, when the caller has it).
-  const floor = firstUnread ?? matchFloor(ctx, plan, [read]);
+  const floor = personal?.firstUnread ?? matchFloor(ctx, plan, [read]);
   if (floor >= NO_MATCH_FLOOR) return NEWEST_ANCHOR;
-  const muted = mutedSet(ctx, channelTerm?.kind === "channel" ? channelTerm.channelId : null);
-  const matching = lazyMatching(ctx, plan, [read, muted], floor);
-  // Usually the oldest unread message itself matches: then it is the anchor, no walk.
+  // Usually the oldest unread message itself matches (it is unread and received by
+  // definition): then it is the anchor, found by probes, with no muted set built.
+  if (personal && personal.matching.has(floor) && !mutedHas(ctx, channelId, floor)) return floor;
+  const matching = lazyMatching(ctx, plan, [read, mutedSet(ctx, channelId)], floor);
   if (matching.has(floor)) return floor;
   // Else a walk from there, jumping over runs of read messages: the unread set is never built.
   return matching.firstFrom(null, 1)[0] ?? NEWEST_ANCHOR;
