@@ -146,8 +146,9 @@ export function lazyMatching(ctx: PlanContext, plan: Plan, extraComplements: rea
   // Chunks are ID ranges sized by the driver's mean density: rank() and select() cost
   // microseconds inside dense (bitset) containers, a range intersection does not. A
   // chunk's driver IDs are counted to size the next one.
+  let density = 0;
   const widthOf = (span: number): number => {
-    const density = driver.size / (driver.maximum() - driver.minimum() + 1);
+    if (density === 0) density = driver.size / (driver.maximum() - driver.minimum() + 1);
     return Math.max(1, Math.ceil(span / density));
   };
 
