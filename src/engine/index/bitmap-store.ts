@@ -347,12 +347,15 @@ export function sliceByRank(set: ReadonlyBitmap, start: number, count: number): 
  */
 const SCRATCH = new RoaringBitmap32();
 let idBuffer = new Uint32Array(1024);
+const MAX_REUSED_IDS = 1 << 16;
 
 /** The first `limit` IDs of `bitmap` (all if null), as a view of the reused buffer: read it before the next call. */
 export function idsView(bitmap: ReadonlyBitmap, limit: number | null = null): Uint32Array {
   const wanted = limit === null ? bitmap.size : Math.min(limit, bitmap.size);
   if (wanted === 0) return idBuffer.subarray(0, 0);
-  if (idBuffer.length < wanted) idBuffer = new Uint32Array(Math.max(wanted, idBuffer.length * 2));
+  // Kept at most 256 KB: a larger extraction (a long walk's last chunk) gets its own array.
+  if (wanted > MAX_REUSED_IDS) return bitmap.toUint32Array(wanted);
+  if (idBuffer.length < wanted) idBuffer = new Uint32Array(Math.min(MAX_REUSED_IDS, Math.max(wanted, idBuffer.length * 2)));
   return bitmap.toUint32Array(wanted === idBuffer.length ? idBuffer : idBuffer.subarray(0, wanted));
 }
 
@@ -384,12 +387,6 @@ export function restrictedRange(set: ReadonlyBitmap, from: number, to: number, r
   if (!fromEnd || size <= limit) return { ids: numbersOf(idsView(SCRATCH, limit)), examined };
   const all = idsView(SCRATCH);
   return { ids: numbersOf(all.subarray(size - limit)), examined };
-}
-
-/** Appends the IDs of `bitmap` to `out` (no native buffer allocated). */
-export function appendIds(bitmap: ReadonlyBitmap, out: number[]): void {
-  const ids = idsView(bitmap);
-  for (let i = 0; i < ids.length; i++) out.push(ids[i]!);
 }
 
 /** A typed array's values as a plain array: an indexed copy (Array.from walks the iterator protocol, ~20× slower). */
