@@ -15,6 +15,7 @@ export type { StoreOptions } from "./state.js";
 export type { WarmUpResult } from "./warm-up.js";
 export type { Audience, Delivery, EngineEvent, EngineEventType, EventBatch, MessageDetail, MessageOrigin, RealmUserChange, UserGroupUpdate } from "./events/types.js";
 export type { ChangeLogEntry, ChangeLogItem } from "./events/change-log.js";
+export { changeLogIds } from "./events/change-log.js";
 export type { TypingInput } from "./actions/typing.js";
 export type { GetChannelsInput, GroupListing, SubscribedChannel, SubscriptionLists } from "./queries/listings.js";
 export { SYSTEM_GROUPS } from "./access.js";

@@ -24,6 +24,12 @@ export interface FirstUnreadMemo {
   readonly stamp: string;
 }
 
+interface PartKeys {
+  readonly dm: string;
+  readonly historical: string;
+  readonly sender: string;
+}
+
 interface CacheEntry {
   readonly bitmap: Bitmap;
   upTo: number;
@@ -43,6 +49,9 @@ export class ReceivedSets {
   readonly #personal: BoundedCache<number, { readonly bitmap: Bitmap; upTo: number; readonly stamp: string }>;
   /** Per user: where narrow/first-unread.ts found the oldest unread message (see there). */
   readonly firstUnreadMemo = new Map<number, FirstUnreadMemo>();
+  readonly #partKeys = new Map<number, PartKeys>();
+  /** restrictToPersonalInPlace's working set (synchronous use only). */
+  readonly #scratch = new RoaringBitmap32();
 
   constructor(state: StoreState, cacheBytes = DEFAULT_CACHE_BYTES) {
     this.#state = state;
@@ -102,6 +111,26 @@ export class ReceivedSets {
     return RoaringBitmap32.orMany([this.channelPart(userId), ...this.#otherParts(userId)].map((part) => RoaringBitmap32.and(x, part)));
   }
 
+  /**
+   * x ∩ personal(user), in place (no bitmap allocated): x minus what no part of the
+   * personal set holds, found in a reused scratch bitmap.
+   */
+  restrictToPersonalInPlace(userId: number, x: Bitmap): void {
+    if (x.size === 0) return;
+    const cached = this.#personal.peek(userId);
+    if (cached && cached.stamp === this.#partsStamp(userId) && cached.upTo === this.#state.lastMessageId) {
+      x.andInPlace(cached.bitmap);
+      return;
+    }
+    const outside = this.#scratch.copyFrom(x);
+    outside.andNotInPlace(this.channelPart(userId));
+    for (const part of this.#otherParts(userId)) {
+      if (outside.size === 0) return;
+      outside.andNotInPlace(part);
+    }
+    if (outside.size > 0) x.andNotInPlace(outside);
+  }
+
   /** receivedAtSend(user) ∩ x, distributed the same way. */
   restrictToReceivedAtSend(userId: number, x: ReadonlyBitmap): Bitmap {
     const b = this.#state.bitmaps;
@@ -110,7 +139,19 @@ export class ReceivedSets {
 
   #otherParts(userId: number): ReadonlyBitmap[] {
     const b = this.#state.bitmaps;
-    return [b.get(key.userFlag(userId, "dm")), b.get(key.userFlag(userId, "historical")), b.get(key.sender(userId))];
+    const k = this.#keys(userId);
+    return [b.get(k.dm), b.get(k.historical), b.get(k.sender)];
+  }
+
+  /** The user's part keys, built once (every narrow over personal history checks their versions). */
+  #keys(userId: number): PartKeys {
+    let keys = this.#partKeys.get(userId);
+    if (!keys) {
+      if (this.#partKeys.size >= 100_000) this.#partKeys.clear();
+      keys = { dm: key.userFlag(userId, "dm"), historical: key.userFlag(userId, "historical"), sender: key.sender(userId) };
+      this.#partKeys.set(userId, keys);
+    }
+    return keys;
   }
 
   /** Changes whenever personal() changes other than by new channel messages. */
@@ -121,7 +162,8 @@ export class ReceivedSets {
   /** Changes whenever a part of personal() changes other than by new channel messages. */
   #partsStamp(userId: number): string {
     const b = this.#state.bitmaps;
-    return `${this.#state.subscriptionVersion.get(userId) ?? 0}:${b.version(key.userFlag(userId, "dm"))}:${b.version(key.userFlag(userId, "historical"))}:${b.version(key.sender(userId))}`;
+    const k = this.#keys(userId);
+    return `${this.#state.subscriptionVersion.get(userId) ?? 0}:${b.version(k.dm)}:${b.version(k.historical)}:${b.version(k.sender)}`;
   }
 
   /** Messages received at send time (no historical rows; the sender always has a row). A new bitmap. */

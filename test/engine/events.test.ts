@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { EventBatch } from "../../src/engine/index.js";
-import { changesSince } from "../../src/engine/events/change-log.js";
+import { changeLogIds, changesSince, packIds, unpackIds } from "../../src/engine/events/change-log.js";
 import { internals } from "../../src/engine/internal.js";
 import { seedRealm, tempStore, type TempStore } from "../support/temp-store.js";
 
@@ -63,6 +63,34 @@ describe("engine events", () => {
     expect(log).toHaveLength(before + 1);
     expect(log[log.length - 1]!.seq).toBe(seen[0]!.seq);
     expect(log[log.length - 1]!.entry.changes.filter((c) => c[0] === "message")).toHaveLength(3);
+  });
+
+  it("a long flag change is logged packed and reads back as the same IDs; a short one as plain IDs", () => {
+    t = tempStore();
+    const w = seedRealm(t.store);
+    const sent: number[] = [];
+    t.store.batch(() => {
+      for (let i = 0; i < 70; i++) sent.push(t.store.sendMessage({ senderId: w.owner.id, to: { type: "channel", channel: "general", topic: `t${i % 3}` }, content: `m${i}` }).id);
+    });
+    const seen = record(t.store);
+    const lastItem = () => [...changesSince(internals(t.store).tables, 0)].at(-1)!.entry.changes[0]!;
+    expect(t.store.markTopicAsRead(w.alice.id, w.general.id, null).updatedCount).toBe(70);
+    const packed = lastItem();
+    expect(packed.slice(0, 2)).toEqual(["update_message_flags", "add:read"]);
+    expect(packed[2]).toBeInstanceOf(Uint8Array);
+    expect(changeLogIds(packed)).toEqual(sent);
+    const released = seen[0]!.deliveries[0]!.event;
+    expect(released.type === "update_message_flags" ? released.messages : null).toEqual(sent);
+    t.store.updateFlags(w.alice.id, sent.slice(0, 2), "starred", "add");
+    expect(lastItem()).toEqual(["update_message_flags", "add:starred", ...sent.slice(0, 2)]);
+    expect(changeLogIds(lastItem())).toEqual(sent.slice(0, 2));
+  });
+
+  it("packed ID lists round-trip, gaps of every varint length included", () => {
+    const ids = [1, 2, 130, 20_000, 2_000_000, 300_000_000, 0xffffffff];
+    expect(unpackIds(packIds(ids))).toEqual(ids);
+    expect(packIds([5, 6, 7]).length).toBe(3);
+    expect(unpackIds(packIds([]))).toEqual([]);
   });
 
   it("a failed batch or write releases nothing; opening a store releases nothing", () => {

@@ -14,8 +14,66 @@ import type { EngineEvent } from "./types.js";
 export const CHANGE_LOG_KEEP = 100_000;
 const TRIM_EVERY = 1000;
 
-/** What one event changed: [type, op, ...ids]. */
-export type ChangeLogItem = readonly [string, string, ...number[]];
+/**
+ * What one event changed: [type, op, ...ids]. A long ascending ID list (marking a
+ * backlog read changes 50k flags) is instead one packed form, [type, op, bytes]: the
+ * gaps between IDs as unsigned LEB128 varints (packIds), read with changeLogIds().
+ * As plain numbers such a list cost more to encode and write than the flag change.
+ */
+export type ChangeLogItem = readonly [string, string, ...number[]] | readonly [string, string, Uint8Array];
+
+/** Lists from this long are packed when ascending. */
+const PACK_FROM = 64;
+
+/** Ascending IDs as LEB128 varints of their gaps (the first from 0). */
+export function packIds(ids: readonly number[]): Uint8Array {
+  const out = Buffer.allocUnsafe(ids.length * 5);
+  let at = 0;
+  let previous = 0;
+  for (let i = 0; i < ids.length; i++) {
+    const id = ids[i]!;
+    let gap = id - previous;
+    previous = id;
+    while (gap >= 0x80) {
+      out[at++] = (gap & 0x7f) | 0x80;
+      gap >>>= 7;
+    }
+    out[at++] = gap;
+  }
+  return out.subarray(0, at);
+}
+
+/** packIds' inverse. */
+export function unpackIds(bytes: Uint8Array): number[] {
+  const ids: number[] = [];
+  let previous = 0;
+  let i = 0;
+  while (i < bytes.length) {
+    let gap = 0;
+    let shift = 0;
+    let byte: number;
+    do {
+      byte = bytes[i++]!;
+      gap += (byte & 0x7f) * 2 ** shift;
+      shift += 7;
+    } while (byte & 0x80);
+    previous += gap;
+    ids.push(previous);
+  }
+  return ids;
+}
+
+/** The IDs an item names, whichever form it was logged in. */
+export function changeLogIds(item: ChangeLogItem): number[] {
+  const rest = item.slice(2);
+  if (rest.length === 1 && rest[0] instanceof Uint8Array) return unpackIds(rest[0]);
+  return rest.filter((x): x is number => typeof x === "number");
+}
+
+function isAscending(ids: readonly number[]): boolean {
+  for (let i = 1; i < ids.length; i++) if (ids[i]! <= ids[i - 1]!) return false;
+  return true;
+}
 
 export interface ChangeLogEntry {
   /** Commit time, UNIX seconds. */
@@ -28,7 +86,8 @@ export function logEntryOf(event: EngineEvent): ChangeLogItem {
     case "message":
       return ["message", "add", event.message.id];
     case "update_message_flags":
-      // concat, not spread: a mark-as-read entry can hold 50k IDs.
+      if (event.messages.length >= PACK_FROM && isAscending(event.messages)) return ["update_message_flags", `${event.op}:${event.flag}`, packIds(event.messages)];
+      // concat, not spread: an unordered list can be long too.
       return (["update_message_flags", `${event.op}:${event.flag}`] as (string | number)[]).concat(event.messages) as unknown as ChangeLogItem;
     case "reaction":
       return ["reaction", event.op, event.messageId, event.reaction.userId];

@@ -336,7 +336,57 @@ export function sliceByRank(set: ReadonlyBitmap, start: number, count: number): 
   const first = set.select(start);
   const last = set.select(Math.min(start + count, size) - 1);
   if (first === undefined || last === undefined) return [];
-  return numbersOf(valueRange(set, first, last + 1).toUint32Array());
+  return idsInRange(set, first, last + 1);
+}
+
+/*
+ * Reused by the extractions below, which run synchronously and never hand them out.
+ * A roaring bitmap is a native object freed by a weak callback, and toUint32Array()
+ * allocates an off-heap buffer: per narrow query, a dozen of each cost more (in
+ * allocation and garbage collection) than the set operations themselves.
+ */
+const SCRATCH = new RoaringBitmap32();
+let idBuffer = new Uint32Array(1024);
+const MAX_REUSED_IDS = 1 << 16;
+
+/** The first `limit` IDs of `bitmap` (all if null), as a view of the reused buffer: read it before the next call. */
+export function idsView(bitmap: ReadonlyBitmap, limit: number | null = null): Uint32Array {
+  const wanted = limit === null ? bitmap.size : Math.min(limit, bitmap.size);
+  if (wanted === 0) return idBuffer.subarray(0, 0);
+  // Kept at most 256 KB: a larger extraction (a long walk's last chunk) gets its own array.
+  if (wanted > MAX_REUSED_IDS) return bitmap.toUint32Array(wanted);
+  if (idBuffer.length < wanted) idBuffer = new Uint32Array(Math.min(MAX_REUSED_IDS, Math.max(wanted, idBuffer.length * 2)));
+  return bitmap.toUint32Array(wanted === idBuffer.length ? idBuffer : idBuffer.subarray(0, wanted));
+}
+
+/** The IDs of `set` in [from, to), ascending, as plain numbers: valueRange without a new bitmap. */
+export function idsInRange(set: ReadonlyBitmap, from: number, to: number = ID_LIMIT): number[] {
+  const end = set.size === 0 ? 0 : Math.min(to, ID_LIMIT, set.maximum() + 1);
+  const start = Math.max(from, set.size === 0 ? 0 : set.minimum());
+  if (start >= end) return [];
+  SCRATCH.clear();
+  SCRATCH.addRange(start, end);
+  SCRATCH.andInPlace(set);
+  return numbersOf(idsView(SCRATCH));
+}
+
+/**
+ * The IDs of `set` in [from, to) with `restrict` applied (in place, to a reused bitmap
+ * that it must not keep), ascending, as plain numbers; at most the first or last
+ * `limit` of them. Also returns how many IDs of `set` the range held.
+ */
+export function restrictedRange(set: ReadonlyBitmap, from: number, to: number, restrict: (part: Bitmap) => void, limit: number, fromEnd: boolean): { ids: number[]; examined: number } {
+  if (from >= to) return { ids: [], examined: 0 };
+  SCRATCH.clear();
+  SCRATCH.addRange(from, to);
+  SCRATCH.andInPlace(set);
+  const examined = SCRATCH.size;
+  if (examined === 0) return { ids: [], examined };
+  restrict(SCRATCH);
+  const size = SCRATCH.size;
+  if (!fromEnd || size <= limit) return { ids: numbersOf(idsView(SCRATCH, limit)), examined };
+  const all = idsView(SCRATCH);
+  return { ids: numbersOf(all.subarray(size - limit)), examined };
 }
 
 /** A typed array's values as a plain array: an indexed copy (Array.from walks the iterator protocol, ~20× slower). */

@@ -12,7 +12,7 @@
  * Invariant: a MatchingSet answers exactly what executePlan's bitmap would; the
  * property tests against the brute-force reference check both.
  */
-import { RoaringBitmap32, sliceByRank, valueRange, type Bitmap, type ReadonlyBitmap } from "../index/bitmap-store.js";
+import { restrictedRange, sliceByRank, type Bitmap, type ReadonlyBitmap } from "../index/bitmap-store.js";
 import { universeOf, type Plan, type PlanContext } from "./plan.js";
 
 const U32_MAX = 0xffffffff;
@@ -111,7 +111,12 @@ export function prevAbsent(set: ReadonlyBitmap, x: number): number {
  * walks start there, and a walk down from below it returns at once.
  */
 export function lazyMatching(ctx: PlanContext, plan: Plan, extraComplements: readonly ReadonlyBitmap[] = [], floor = 0): MatchingSet {
-  const positives = plan.steps.filter((s) => !s.complement).map((s) => s.bitmap);
+  // With a topic, planNarrow's topic step is the named channel's own topic bitmap, a
+  // subset of that channel's: the channel step then removes nothing (channel+topic
+  // becomes one bitmap, sliced by rank).
+  const topicInChannel = plan.steps.some((s) => !s.complement && s.term.kind === "topic");
+  const namedChannel = topicInChannel ? plan.steps.find((s) => !s.complement && s.term.kind === "channel") : undefined;
+  const positives = plan.steps.filter((s) => !s.complement && s !== namedChannel).map((s) => s.bitmap);
   // Deduplicated: first_unread passes the read set that an is:unread step also removes.
   const negatives = [...new Set([...plan.steps.filter((s) => s.complement).map((s) => s.bitmap), ...extraComplements])].filter((b) => b.size > 0);
   const channelStep = plan.steps.some((s) => !s.complement && (s.term.kind === "channel" || s.term.kind === "channels"));
@@ -122,29 +127,28 @@ export function lazyMatching(ctx: PlanContext, plan: Plan, extraComplements: rea
   const driver = universeIsDriver ? universeOf(ctx, plan.universe) : positives[0]!;
   const others = positives.slice(1);
 
-  /** The chunk's IDs that match: driver IDs in, every other step applied. */
-  const restrict = (chunk: Bitmap): Bitmap => {
-    let part = chunk;
+  /** Narrows a chunk of driver IDs, in place, to those that match: every other step applied. */
+  const restrict = (part: Bitmap): void => {
     for (const other of others) {
-      if (part.size === 0) return part;
+      if (part.size === 0) return;
       part.andInPlace(other);
     }
     if (!universeIsDriver && part.size > 0) {
-      if (plan.universe === "personal") part = ctx.received.restrictToPersonal(ctx.user.id, part);
+      if (plan.universe === "personal") ctx.received.restrictToPersonalInPlace(ctx.user.id, part);
       else if (!channelStep) part.andInPlace(universeOf(ctx, "shared"));
     }
     for (const negative of negatives) {
       if (part.size === 0) break;
       part.andNotInPlace(negative);
     }
-    return part;
   };
 
   // Chunks are ID ranges sized by the driver's mean density: rank() and select() cost
   // microseconds inside dense (bitset) containers, a range intersection does not. A
   // chunk's driver IDs are counted to size the next one.
+  let density = 0;
   const widthOf = (span: number): number => {
-    const density = driver.size / (driver.maximum() - driver.minimum() + 1);
+    if (density === 0) density = driver.size / (driver.maximum() - driver.minimum() + 1);
     return Math.max(1, Math.ceil(span / density));
   };
 
@@ -154,7 +158,7 @@ export function lazyMatching(ctx: PlanContext, plan: Plan, extraComplements: rea
       let hi = maxInclusive === null ? driver.maximum() : Math.min(maxInclusive, driver.maximum());
       if (hi < floor) return [];
       const min = Math.max(driver.minimum(), floor);
-      const chunks: Uint32Array[] = [];
+      const chunks: number[][] = [];
       let got = 0;
       let examined = 0;
       let span = Math.max(limit, MIN_CHUNK);
@@ -162,16 +166,15 @@ export function lazyMatching(ctx: PlanContext, plan: Plan, extraComplements: rea
         for (const negative of negatives) hi = prevAbsent(negative, hi);
         if (hi < min) break;
         const lo = Math.max(min, hi - widthOf(span) + 1);
-        const chunk = valueRange(driver, lo, hi + 1);
-        examined += chunk.size;
-        const ids = restrict(chunk).toUint32Array();
-        const take = Math.min(ids.length, limit - got);
-        if (take > 0) chunks.push(ids.subarray(ids.length - take));
-        got += take;
+        const chunk = restrictedRange(driver, lo, hi + 1, restrict, limit - got, true);
+        examined += chunk.examined;
+        if (chunk.ids.length > 0) chunks.push(chunk.ids);
+        got += chunk.ids.length;
         if (lo === min) break;
         hi = lo - 1;
         span = nextSpan(span, examined, got, limit);
       }
+      if (chunks.length === 1) return chunks[0]!;
       const out: number[] = [];
       for (let i = chunks.length - 1; i >= 0; i--) for (const id of chunks[i]!) out.push(id);
       return out;
@@ -188,12 +191,9 @@ export function lazyMatching(ctx: PlanContext, plan: Plan, extraComplements: rea
         for (const negative of negatives) lo = nextAbsent(negative, lo);
         if (lo > max) break;
         const hi = Math.min(max, lo + widthOf(span) - 1);
-        const chunk = valueRange(driver, lo, hi + 1);
-        examined += chunk.size;
-        for (const id of restrict(chunk).toUint32Array()) {
-          out.push(id);
-          if (out.length === limit) break;
-        }
+        const chunk = restrictedRange(driver, lo, hi + 1, restrict, limit - out.length, false);
+        examined += chunk.examined;
+        for (const id of chunk.ids) out.push(id);
         if (hi === max) break;
         lo = hi + 1;
         span = nextSpan(span, examined, out.length, limit);
@@ -202,7 +202,7 @@ export function lazyMatching(ctx: PlanContext, plan: Plan, extraComplements: rea
     },
     has(id) {
       if (id < floor || id < 0 || id > U32_MAX || !driver.has(id)) return false;
-      return restrict(new RoaringBitmap32([id])).size === 1;
+      return restrictedRange(driver, id, id + 1, restrict, 1, false).ids.length === 1;
     },
   };
 }

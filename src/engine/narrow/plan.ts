@@ -14,7 +14,7 @@ import { MAX_TOPIC_LENGTH } from "../actions/send-message.js";
 import { exceedsCodePoints } from "../limits.js";
 import type { ReceivedSets } from "../received.js";
 import { type StoreState } from "../state.js";
-import type { Message, User } from "../types.js";
+import type { Message, User, UserTopic } from "../types.js";
 import { ROLE } from "../types.js";
 import { matchesPhrases, parseSearchQuery } from "../search/index.js";
 import type { Term } from "./terms.js";
@@ -195,25 +195,35 @@ function evaluateTerm(ctx: PlanContext, t: Term): { bitmap: ReadonlyBitmap; comp
 }
 
 /** Zulip's is:mentioned mask 120: personal, stream-wildcard, topic-wildcard, group mentions. */
-export function mentionedSet(ctx: PlanContext): Bitmap {
+export function mentionedSet(ctx: PlanContext): ReadonlyBitmap {
   const b = ctx.state.bitmaps;
   const id = ctx.user.id;
-  const streamWildcard = ctx.received.restrictToReceivedAtSend(id, b.get(key.streamWildcard(ctx.user.realmId)));
-  return RoaringBitmap32.orMany([
-    b.get(key.userFlag(id, "mentioned")),
-    b.get(key.userFlag(id, "group_mentioned")),
-    b.get(key.userFlag(id, "topic_wildcard_mentioned")),
-    streamWildcard,
-  ]);
+  const wildcard = b.get(key.streamWildcard(ctx.user.realmId));
+  const parts = [b.get(key.userFlag(id, "mentioned")), b.get(key.userFlag(id, "group_mentioned")), b.get(key.userFlag(id, "topic_wildcard_mentioned"))];
+  if (wildcard.size > 0) parts.push(ctx.received.restrictToReceivedAtSend(id, wildcard));
+  // Usually only personal mentions exist: that (cached, read-only) bitmap itself.
+  const present = parts.filter((part) => part.size > 0);
+  return present.length === 1 ? present[0]! : RoaringBitmap32.orMany(present);
 }
 
 /** Messages in topics the user gave `policy` (restricted to one channel if given). */
 function topicPolicySet(ctx: PlanContext, policy: number, channelId: number | null): Bitmap {
   const parts: ReadonlyBitmap[] = [];
   for (const ut of ctx.state.userTopics.of(ctx.user.id).values()) {
-    if (ut.policy === policy && (channelId === null || ut.channelId === channelId)) parts.push(ctx.state.bitmaps.get(key.channelTopic(ut.channelId, ut.topic)));
+    if (ut.policy === policy && (channelId === null || ut.channelId === channelId)) parts.push(ctx.state.bitmaps.get(topicKeyOf(ut)));
   }
   return RoaringBitmap32.orMany(parts);
+}
+
+/**
+ * A user-topic record's channel-topic bitmap key, folded once per record (muted topics
+ * are looked up on every first_unread). Records are replaced, never changed, on update.
+ */
+const TOPIC_KEYS = new WeakMap<UserTopic, string>();
+function topicKeyOf(ut: UserTopic): string {
+  let k = TOPIC_KEYS.get(ut);
+  if (k === undefined) TOPIC_KEYS.set(ut, (k = key.channelTopic(ut.channelId, ut.topic)));
+  return k;
 }
 
 /**
@@ -232,6 +242,31 @@ export function mutedSet(ctx: PlanContext, channelId: number | null): Bitmap {
     }
   }
   return RoaringBitmap32.orMany(parts);
+}
+
+/** Whether mutedSet(ctx, channelId) holds `id`, without building it (bitmap probes only). */
+export function mutedHas(ctx: PlanContext, channelId: number | null, id: number): boolean {
+  const { state, user } = ctx;
+  const topics = state.userTopics.of(user.id);
+  const inTopic = (ut: UserTopic) => state.bitmaps.get(topicKeyOf(ut)).has(id);
+  if (topics.size > 0) {
+    for (const ut of topics.values()) if (ut.policy === 1 && (channelId === null || ut.channelId === channelId) && inTopic(ut)) return true;
+  }
+  if (channelId !== null) return false;
+  for (const sub of state.subsByUser.get(user.id)?.values() ?? []) {
+    if (!sub.active || !sub.isMuted || !state.bitmaps.get(key.channel(sub.channelId)).has(id)) continue;
+    // In a muted channel: muted unless in one of its unmuted or followed topics.
+    if (topics.size === 0) return true;
+    let excepted = false;
+    for (const ut of topics.values()) {
+      if ((ut.policy === 2 || ut.policy === 3) && ut.channelId === sub.channelId && inTopic(ut)) {
+        excepted = true;
+        break;
+      }
+    }
+    if (!excepted) return true;
+  }
+  return false;
 }
 
 /** Full-text match: every stemmed term (AND), then quoted phrases as substrings. */

@@ -53,25 +53,25 @@ export function selectWindow(matching: ReadonlyBitmap | MatchingSet, request: Wi
     rows = set.has(anchor) ? [anchor] : [];
   }
 
-  let before: number[];
-  let atAnchor: number[];
-  let after: number[];
   if (anchoredRight) {
-    before = rows;
-    atAnchor = [];
-    after = [];
-  } else {
-    before = rows.filter((id) => id < anchor);
-    atAnchor = rows.filter((id) => id === anchor);
-    after = rows.filter((id) => id > anchor);
+    // Everything selected is before the anchor (at most numBefore of it): no re-slicing.
+    const before = numBefore && rows.length > numBefore ? rows.slice(-numBefore) : rows;
+    return { ids: before, foundAnchor: false, foundOldest: anchoredLeft || before.length < numBefore, foundNewest: true, historyLimited: false };
   }
-  if (numBefore) before = before.slice(-numBefore);
-  if (numAfter) after = after.slice(0, numAfter);
+  // rows ascend: [beforeStart, atStart) below the anchor, [atStart, afterStart) equal to it, the rest above.
+  let atStart = 0;
+  while (atStart < rows.length && rows[atStart]! < anchor) atStart++;
+  let afterStart = atStart;
+  while (afterStart < rows.length && rows[afterStart]! === anchor) afterStart++;
+  const beforeStart = numBefore ? Math.max(0, atStart - numBefore) : 0;
+  const afterEnd = numAfter ? Math.min(rows.length, afterStart + numAfter) : rows.length;
+  const beforeCount = atStart - beforeStart;
+  const afterCount = afterEnd - afterStart;
   return {
-    ids: [...before, ...atAnchor, ...after],
-    foundAnchor: atAnchor.length === 1,
-    foundOldest: anchoredLeft || before.length < numBefore,
-    foundNewest: anchoredRight || after.length < numAfter,
+    ids: beforeStart === 0 && afterEnd === rows.length ? rows : rows.slice(beforeStart, afterEnd),
+    foundAnchor: afterStart - atStart === 1,
+    foundOldest: anchoredLeft || beforeCount < numBefore,
+    foundNewest: afterCount < numAfter,
     // No plan-based history limit (first_visible_message_id is always 0 here).
     historyLimited: false,
   };

@@ -6,9 +6,9 @@
 import { BadRequestError, MissingArgumentError } from "../errors.js";
 import { RoaringBitmap32 } from "../index/bitmap-store.js";
 import { key } from "../index/keys.js";
-import { executePlan, mutedSet, planNarrow, type Plan, type PlanContext, type UniverseKind } from "../narrow/plan.js";
+import { executePlan, mutedHas, mutedSet, planNarrow, type Plan, type PlanContext, type UniverseKind } from "../narrow/plan.js";
 import { lazyMatching, type MatchingSet } from "../narrow/lazy.js";
-import { matchFloor } from "../narrow/first-unread.js";
+import { matchFloor, NO_MATCH_FLOOR } from "../narrow/first-unread.js";
 import { normalizeNarrow } from "../narrow/normalize.js";
 import { parseNarrow } from "../narrow/parse.js";
 import type { Term } from "../narrow/terms.js";
@@ -93,8 +93,17 @@ export function getMessageWindow(ctx: PlanContext, input: GetMessagesInput): Mes
     return { foundAnchor: false, foundOldest: false, foundNewest: false, historyLimited: false, ids, flags: flagsOf(ids, plan.universe === "personal"), searchTerms };
   }
   const { window, anchor, universe } = selectNarrowWindow(ctx, terms, input);
-  const { ids, ...found } = window;
-  return { anchor, ...found, ids, flags: flagsOf(ids, universe === "personal"), searchTerms };
+  const ids = window.ids;
+  return {
+    anchor,
+    foundAnchor: window.foundAnchor,
+    foundOldest: window.foundOldest,
+    foundNewest: window.foundNewest,
+    historyLimited: window.historyLimited,
+    ids,
+    flags: flagsOf(ids, universe === "personal"),
+    searchTerms,
+  };
 }
 
 /** GET /messages with message records and highlights (what embedders usually want). */
@@ -128,8 +137,9 @@ export function selectNarrowWindow(ctx: PlanContext, terms: readonly Term[], inp
   const { numBefore, numAfter, includeAnchor } = checkWindow(input);
 
   const plan = planNarrow(ctx, terms);
-  const matching = lazyMatching(ctx, plan, [], matchFloor(ctx, plan));
-  const anchor = resolveAnchor(ctx, terms, matching, plan, input);
+  const floor = matchFloor(ctx, plan);
+  const matching = lazyMatching(ctx, plan, [], floor);
+  const anchor = resolveAnchor(ctx, terms, matching, plan, input, floor);
   return { window: selectWindow(matching, { anchor, numBefore, numAfter, includeAnchor }), anchor, universe: plan.universe };
 }
 
@@ -139,7 +149,8 @@ export function checkWindow(input: WindowInput): { anchor: AnchorSpec; numBefore
   if (range.numBefore + range.numAfter > MAX_MESSAGES_PER_FETCH) throw new BadRequestError(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
   const includeAnchor = input.includeAnchor ?? true;
   if (range.numBefore > 0 && range.numAfter > 0 && !includeAnchor) throw new BadRequestError("The anchor can only be excluded at an end of the range");
-  return { ...range, includeAnchor };
+  // Fields listed, not spread: V8's object spread costs microseconds here, per query.
+  return { anchor: range.anchor, numBefore: range.numBefore, numAfter: range.numAfter, includeAnchor };
 }
 
 /** The required range parameters, present and non-negative. */
@@ -153,7 +164,8 @@ export function requireRange(input: WindowInput): { anchor: AnchorSpec; numBefor
   return { anchor: input.anchor, numBefore, numAfter };
 }
 
-function resolveAnchor(ctx: PlanContext, terms: readonly Term[], matching: MatchingSet, plan: Plan, input: WindowInput): number {
+/** `floor`: matchFloor of `plan` (the user's first unread position when the plan excludes read messages, else 0). */
+function resolveAnchor(ctx: PlanContext, terms: readonly Term[], matching: MatchingSet, plan: Plan, input: WindowInput, floor: number): number {
   const anchor = input.anchor!;
   if (typeof anchor === "number") {
     if (!Number.isFinite(anchor)) throw new BadRequestError("Invalid anchor");
@@ -166,7 +178,7 @@ function resolveAnchor(ctx: PlanContext, terms: readonly Term[], matching: Match
       return 0;
     case "first_unread":
       // The probe runs over personal history; when the window does too, reuse its plan.
-      return firstUnreadAnchor(ctx, terms, plan.universe === "personal" ? plan : undefined);
+      return plan.universe === "personal" ? firstUnreadAnchor(ctx, terms, { plan, matching, firstUnread: floor === 0 ? undefined : floor }) : firstUnreadAnchor(ctx, terms);
     case "date":
       return dateAnchor(ctx, matching, input.anchorDate);
   }
@@ -176,15 +188,22 @@ function resolveAnchor(ctx: PlanContext, terms: readonly Term[], matching: Match
  * Zulip's find_first_unread_anchor: always over personal history, unread only,
  * skipping muted topics (and muted channels when no channel is named).
  */
-export function firstUnreadAnchor(ctx: PlanContext, terms: readonly Term[], personalPlan?: Plan): number {
+export function firstUnreadAnchor(ctx: PlanContext, terms: readonly Term[], personal?: { readonly plan: Plan; readonly matching: MatchingSet; readonly firstUnread: number | undefined }): number {
   // Zulip's get_channel_from_narrow_access_unchecked takes the first channel term, negated or not.
   const channelTerm = terms.find((t) => t.kind === "channel");
+  const channelId = channelTerm?.kind === "channel" ? channelTerm.channelId : null;
   const read = ctx.state.bitmaps.get(key.userFlag(ctx.user.id, "read"));
-  const muted = mutedSet(ctx, channelTerm?.kind === "channel" ? channelTerm.channelId : null);
-  // A walk from the oldest, jumping over runs of read messages: the unread set is never built.
-  const plan = personalPlan ?? planNarrow(ctx, terms, "personal");
-  const first = lazyMatching(ctx, plan, [read, muted], matchFloor(ctx, plan, [read])).firstFrom(null, 1);
-  return first[0] ?? NEWEST_ANCHOR;
+  const plan = personal?.plan ?? planNarrow(ctx, terms, "personal");
+  // Nothing below the user's oldest unread message can match (`firstUnread`, when the caller has it).
+  const floor = personal?.firstUnread ?? matchFloor(ctx, plan, [read]);
+  if (floor >= NO_MATCH_FLOOR) return NEWEST_ANCHOR;
+  // Usually the oldest unread message itself matches (it is unread and received by
+  // definition): then it is the anchor, found by probes, with no muted set built.
+  if (personal && personal.matching.has(floor) && !mutedHas(ctx, channelId, floor)) return floor;
+  const matching = lazyMatching(ctx, plan, [read, mutedSet(ctx, channelId)], floor);
+  if (matching.has(floor)) return floor;
+  // Else a walk from there, jumping over runs of read messages: the unread set is never built.
+  return matching.firstFrom(null, 1)[0] ?? NEWEST_ANCHOR;
 }
 
 /** Parses ISO 8601 (date only = 00:00 UTC; no zone = UTC) to UNIX seconds. */

@@ -3,7 +3,7 @@
  * The API flag list of messages for one user, read from the per-user bitmaps.
  * Messages without a row (shared history) are ["read", "historical"], like Zulip.
  */
-import { RoaringBitmap32, type Bitmap, type ReadonlyBitmap } from "../index/bitmap-store.js";
+import { RoaringBitmap32, idsView, type ReadonlyBitmap } from "../index/bitmap-store.js";
 import { key } from "../index/keys.js";
 import type { ReceivedSets } from "../received.js";
 import type { StoreState } from "../state.js";
@@ -26,20 +26,76 @@ export type ApiFlag = (typeof API_FLAGS)[number];
 /** Flags a client may change. */
 export const EDITABLE_FLAGS: readonly ApiFlag[] = ["read", "starred", "collapsed"];
 
-/** Flag lists are interned per bitmask: equal flags are the same (frozen) array. */
-const INTERNED = new Map<number, readonly ApiFlag[]>();
+/** Flag lists are interned per bitmask (10 bits): equal flags are the same (frozen) array. */
+const INTERNED: (readonly ApiFlag[] | undefined)[] = new Array<readonly ApiFlag[] | undefined>(1 << API_FLAGS.length).fill(undefined);
 const NO_ROW: readonly ApiFlag[] = Object.freeze(["read", "historical"]);
 
 function flagsForMask(mask: number): readonly ApiFlag[] {
-  let flags = INTERNED.get(mask);
+  let flags = INTERNED[mask];
   if (!flags) {
     const list: ApiFlag[] = [];
     API_FLAGS.forEach((name, bit) => {
       if (mask & (1 << bit)) list.push(name);
     });
-    INTERNED.set(mask, (flags = Object.freeze(list)));
+    INTERNED[mask] = flags = Object.freeze(list);
   }
   return flags;
+}
+
+/*
+ * Reused for every window (synchronously): a roaring bitmap is a native object freed by
+ * a weak callback, and allocating a dozen per query cost more than the intersections.
+ */
+const WINDOW = new RoaringBitmap32();
+const PART = new RoaringBitmap32();
+let windowIds = new Uint32Array(256);
+
+/** A sorted window's IDs in a reused typed array (WINDOW.copyFrom reads it at once). */
+function idsArray(ids: readonly number[]): Uint32Array {
+  if (windowIds.length < ids.length) windowIds = new Uint32Array(Math.max(ids.length, windowIds.length * 2));
+  for (let i = 0; i < ids.length; i++) windowIds[i] = ids[i]!;
+  return windowIds.length === ids.length ? windowIds : windowIds.subarray(0, ids.length);
+}
+
+interface FlagKeys {
+  readonly dm: string;
+  readonly sender: string;
+  readonly historical: string;
+  readonly read: string;
+  readonly starred: string;
+  readonly collapsed: string;
+  readonly mentioned: string;
+  readonly topicWildcard: string;
+  readonly groupMentioned: string;
+  readonly alertWord: string;
+}
+
+/**
+ * A user's flag bitmap keys, built once: a freshly concatenated key is hashed again on
+ * every lookup, a dozen times per window. Bounded by clearing (rebuilding is cheap).
+ */
+const FLAG_KEYS = new Map<number, FlagKeys>();
+const MAX_FLAG_KEY_USERS = 100_000;
+
+function flagKeys(userId: number): FlagKeys {
+  let keys = FLAG_KEYS.get(userId);
+  if (!keys) {
+    if (FLAG_KEYS.size >= MAX_FLAG_KEY_USERS) FLAG_KEYS.clear();
+    keys = {
+      dm: key.userFlag(userId, "dm"),
+      sender: key.sender(userId),
+      historical: key.userFlag(userId, "historical"),
+      read: key.userFlag(userId, "read"),
+      starred: key.userFlag(userId, "starred"),
+      collapsed: key.userFlag(userId, "collapsed"),
+      mentioned: key.userFlag(userId, "mentioned"),
+      topicWildcard: key.userFlag(userId, "topic_wildcard_mentioned"),
+      groupMentioned: key.userFlag(userId, "group_mentioned"),
+      alertWord: key.userFlag(userId, "has_alert_word"),
+    };
+    FLAG_KEYS.set(userId, keys);
+  }
+  return keys;
 }
 
 /** Windows up to this many IDs test membership per ID; larger ones intersect once per flag. */
@@ -70,24 +126,31 @@ export function flagsForWindow(state: StoreState, received: ReceivedSets, userId
     if (id > hi) hi = id;
   }
   const masks = new Uint16Array(n);
-  let window: Bitmap | null = null;
-  const mark = (bitmap: ReadonlyBitmap, bits: number): void => {
-    if (bitmap.size === 0 || bitmap.maximum() < lo || bitmap.minimum() > hi) return;
+  let windowSize = -1;
+  /** Marks `bits` on the window's IDs in `bitmap`; returns how many there were (-1: not counted). */
+  const mark = (bitmap: ReadonlyBitmap, bits: number): number => {
+    if (bitmap.size === 0 || bitmap.maximum() < lo || bitmap.minimum() > hi) return 0;
     if (n <= PROBE_LIMIT) {
       for (let i = 0; i < n; i++) if (bitmap.has(ids[i]!)) masks[i]! |= bits;
-      return;
+      return -1;
     }
-    window ??= new RoaringBitmap32(Uint32Array.from(ids));
+    if (windowSize < 0) {
+      WINDOW.copyFrom(sorted ? idsArray(ids) : Uint32Array.from(ids));
+      windowSize = WINDOW.size;
+    }
     // One count decides: none, all, or whichever of hits and misses is smaller is
     // listed (a read set usually covers nearly all of a window).
-    const common = window.andCardinality(bitmap);
-    if (common === 0) return;
-    if (common === window.size) {
+    const common = WINDOW.andCardinality(bitmap);
+    if (common === 0) return 0;
+    if (common === windowSize) {
       for (let i = 0; i < n; i++) masks[i]! |= bits;
-      return;
+      return common;
     }
-    const inverted = common > window.size / 2;
-    const listed = (inverted ? RoaringBitmap32.andNot(window, bitmap) : RoaringBitmap32.and(window, bitmap)).toUint32Array();
+    const inverted = common > windowSize / 2;
+    PART.copyFrom(WINDOW);
+    if (inverted) PART.andNotInPlace(bitmap);
+    else PART.andInPlace(bitmap);
+    const listed = idsView(PART);
     if (sorted) {
       // Both ascending: a merge finds each listed ID's position.
       let j = 0;
@@ -96,31 +159,36 @@ export function flagsForWindow(state: StoreState, received: ReceivedSets, userId
           if (j < listed.length && ids[i] === listed[j]) j++;
           else masks[i]! |= bits;
         }
-        return;
+        return common;
       }
-      for (const id of listed) {
+      for (let k = 0; k < listed.length; k++) {
+        const id = listed[k]!;
         while (ids[j]! < id) j++;
         masks[j]! |= bits;
       }
-      return;
+      return common;
     }
     const inListed = new Set(listed);
     for (let i = 0; i < n; i++) if (inListed.has(ids[i]!) !== inverted) masks[i]! |= bits;
+    return common;
   };
+  const k = flagKeys(userId);
   if (!allRows) {
-    mark(received.channelPart(userId), ROW_BIT);
-    mark(b.get(key.userFlag(userId, "dm")), ROW_BIT);
-    mark(b.get(key.sender(userId)), ROW_BIT);
+    // Every ID received in a channel has a row: then direct and own messages add none.
+    if (mark(received.channelPart(userId), ROW_BIT) !== n) {
+      mark(b.get(k.dm), ROW_BIT);
+      mark(b.get(k.sender), ROW_BIT);
+    }
   }
-  mark(b.get(key.userFlag(userId, "historical")), HISTORICAL_BIT | ROW_BIT);
-  mark(b.get(key.userFlag(userId, "read")), 1 << 0);
-  mark(b.get(key.userFlag(userId, "starred")), 1 << 1);
-  mark(b.get(key.userFlag(userId, "collapsed")), 1 << 2);
-  mark(b.get(key.userFlag(userId, "mentioned")), 1 << 3);
+  mark(b.get(k.historical), HISTORICAL_BIT | ROW_BIT);
+  mark(b.get(k.read), 1 << 0);
+  mark(b.get(k.starred), 1 << 1);
+  mark(b.get(k.collapsed), 1 << 2);
+  mark(b.get(k.mentioned), 1 << 3);
   mark(b.get(key.streamWildcard(realmId)), STREAM_WILDCARD_BIT);
-  mark(b.get(key.userFlag(userId, "topic_wildcard_mentioned")), 1 << 5);
-  mark(b.get(key.userFlag(userId, "group_mentioned")), 1 << 6);
-  mark(b.get(key.userFlag(userId, "has_alert_word")), 1 << 7);
+  mark(b.get(k.topicWildcard), 1 << 5);
+  mark(b.get(k.groupMentioned), 1 << 6);
+  mark(b.get(k.alertWord), 1 << 7);
   const out = new Array<readonly ApiFlag[]>(n);
   for (let i = 0; i < n; i++) {
     let mask = masks[i]!;
