@@ -35,6 +35,13 @@ export interface HubOptions {
 }
 
 export const DEFAULT_MAX_QUEUE_EVENTS = 10_000;
+/**
+ * Characters of events in one GET /events answer. Zulip sends a queue's whole backlog;
+ * a client back from a long absence may have 10,000 events (~6 MB) waiting, whose one
+ * answer held the event loop ~70 ms. Clients poll again at once with the last ID they
+ * got (Zulip's clients all do), so a backlog arrives in ~1 MB answers instead.
+ */
+export const MAX_POLL_ANSWER_CHARS = 1_000_000;
 
 /** Zulip's error for an unknown, expired, deleted or foreign queue. */
 export class BadEventQueueError extends EngineError {
@@ -117,7 +124,7 @@ export class EventHub {
     const queue = this.queueFor(user, input.queueId);
     if (input.lastEventId !== undefined) queue.acknowledge(input.lastEventId);
     queue.lastActivity = this.#clock.now();
-    if (queue.size > 0 || input.dontBlock) return Promise.resolve(queue.eventsJson());
+    if (queue.size > 0 || input.dontBlock) return Promise.resolve(queue.eventsJson(MAX_POLL_ANSWER_CHARS));
     return new Promise<string>((resolve, reject) => {
       const span = this.#heartbeatMax - this.#heartbeatMin;
       const timer = this.#clock.setTimeout(() => {
@@ -138,7 +145,7 @@ export class EventHub {
         // Answer after the current dispatch: every event of one commit goes out together.
         queueMicrotask(() => {
           if (this.#queues.get(queue.id) !== queue) reject(new BadEventQueueError(queue.id));
-          else resolve(queue.eventsJson());
+          else resolve(queue.eventsJson(MAX_POLL_ANSWER_CHARS));
         });
       });
       if (signal.aborted) onAbort();

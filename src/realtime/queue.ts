@@ -102,12 +102,17 @@ export class EventQueue {
     if (n > 0) this.#events.splice(0, n);
   }
 
-  /** The unacknowledged events as one JSON array text. */
-  eventsJson(): string {
+  /**
+   * The oldest unacknowledged events as one JSON array text: all of them, or as many as
+   * fit in `maxChars` (always at least one). The rest stay queued, and the client's
+   * next poll, which acknowledges these, is answered at once.
+   */
+  eventsJson(maxChars = Number.POSITIVE_INFINITY): string {
     if (this.#events.length === 0) return "[]";
     let out = "[";
     for (let i = 0; i < this.#events.length; i++) {
       const e = this.#events[i]!;
+      if (i > 0 && out.length + e.body.length > maxChars) break;
       out += `${i === 0 ? "" : ","}${e.body},"id":${e.id}}`;
     }
     return `${out}]`;

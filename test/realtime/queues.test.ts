@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/realtime/index.js";
+import { MAX_POLL_ANSWER_CHARS } from "../../src/realtime/hub.js";
 import { startServer, expectRejectedUnchanged, type TestServer } from "../support/http.js";
 
 let server: TestServer;
@@ -132,6 +133,34 @@ describe("event queues", () => {
     expect(server.server.events.stats.queues).toBe(0);
   });
 
+
+  it("a backlog over MAX_POLL_ANSWER_CHARS arrives in bounded answers, every event once and in order", async () => {
+    await boot();
+    const { owner, alice } = server.seed;
+    const q = await register(alice, { event_types: ["message"] });
+    const sent: number[] = [];
+    // ~10 KB of rendered content per event: 250 of them are ~2.5 MB of events.
+    for (let i = 0; i < 250; i++) {
+      const r = await server.call(owner, "POST", "/messages", { type: "stream", to: "general", topic: "t", content: `${i} ${"x".repeat(9_990)}` });
+      sent.push(r.body["id"] as number);
+    }
+    const got: number[] = [];
+    let last = -1;
+    let answers = 0;
+    while (got.length < sent.length) {
+      const r = await server.call(alice, "GET", "/events", { queue_id: q, last_event_id: last, dont_block: true });
+      const evs = r.body["events"] as Ev[];
+      expect(evs.length).toBeGreaterThan(0);
+      // At most one event past the budget (an answer always carries at least one).
+      expect(JSON.stringify(evs).length).toBeLessThan(MAX_POLL_ANSWER_CHARS + 20_000);
+      got.push(...evs.map((e) => (e["message"] as { id: number }).id));
+      last = evs[evs.length - 1]!.id;
+      answers++;
+    }
+    expect(got).toEqual(sent);
+    expect(answers).toBeGreaterThanOrEqual(3);
+    expect(await events(alice, q, last)).toEqual([]);
+  });
   it("typing: direct to the participants; channel typing only to clients that declared stream_typing_notifications", async () => {
     await boot();
     const { owner, alice, bob } = server.seed;

@@ -4,8 +4,10 @@
  * Long-polls the caller's queue: acknowledges up to last_event_id, answers at once
  * when events are waiting (or with dont_block), else when one arrives or a heartbeat
  * falls due (45–55 s). 400 BAD_EVENT_QUEUE_ID for an unknown, collected, deleted or
- * foreign queue. Deviation: a queue_id is required (Zulip can create a queue
- * implicitly from register-style parameters; clients do not rely on it).
+ * foreign queue. Deviations: a queue_id is required (Zulip can create a queue
+ * implicitly from register-style parameters; clients do not rely on it), and a backlog
+ * over ~1 MB of events is answered in parts, oldest first (realtime/hub.ts,
+ * MAX_POLL_ANSWER_CHARS): the next poll gets the rest at once.
  */
 import { defineEndpoint } from "../../endpoint.js";
 import { p } from "../../params.js";
