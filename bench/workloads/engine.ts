@@ -144,6 +144,13 @@ export function engineWorkloads(store: Store, m: Manifest): EngineWorkload[] {
         markedIds = unreadIn();
         return [store.markTopicAsRead(s.backlog, general, null).updatedCount];
       },
+      // Finding the IDs the reset marks unread again is the bench's bookkeeping, not
+      // parley's work: run() finds them (the set is the same every iteration, each
+      // starting from the reset state) and only the mark itself is timed.
+      timed: () => {
+        if (markedIds.length === 0) markedIds = unreadIn();
+        return store.markTopicAsRead(s.backlog, general, null);
+      },
       reset: () => {
         store.updateFlags(s.backlog, markedIds, "read", "remove");
       },
