@@ -165,7 +165,7 @@ export class WindowReplyCache {
 
 /**
  * Which answers an event may change. "users": only the named users' own windows change
- * (their flags, mutes, subscriptions); "realm": any window of the realm (a new message
+ * (their flags, mutes, subscriptions); "realm": every window of the realm (a new message
  * can enter a window of anyone who may read it, public channels included).
  */
 export function eventScope({ event, audience }: Delivery): EventScope {
