@@ -4,7 +4,9 @@
  * dataset (seed 1, the bench's defaults) and prints, every `--every` messages, the rate
  * over that interval and where the process's memory is: V8 heap, external and
  * ArrayBuffers, anonymous vs file-backed RSS (LMDB's mapped pages are file-backed), and
- * the bitmap cache's estimate. Used to find what made 10M generation slow down.
+ * the bitmap cache's estimate. Used to find what made 10M generation slow down. Run with
+ * `node --expose-gc` to force a full collection before each line (the heap column is then
+ * the live heap).
  */
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
@@ -42,6 +44,9 @@ await generateDataset(values.data, {
     const s = (now - lastAt) / 1000;
     const cpu = process.cpuUsage(lastCpu);
     const cpuS = (cpu.user + cpu.system) / 1e6;
+    // With --expose-gc, the heap column is what is live, not what the collector has not reached yet.
+    const gc = (globalThis as { gc?: () => void }).gc;
+    gc?.();
     const mem = process.memoryUsage();
     const st = procStatus();
     const bitmaps = internals(store).bitmaps;

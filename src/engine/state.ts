@@ -20,7 +20,7 @@ import { UserTopicPolicies } from "./index/user-topics.js";
 import { PresenceLog } from "./index/presence-log.js";
 import { foldName } from "./index/keys.js";
 import type { MessageRenderer } from "./render.js";
-import { FIRST_ID, forgetUncommittedStructures, openTables, SCHEMA_VERSION, TABLE_NAMES, TABLE_SPECS, type TableName, type Tables } from "./storage/tables.js";
+import { FIRST_ID, forgetUncommittedStructures, OLDEST_SCHEMA_VERSION, openTables, SCHEMA_VERSION, TABLE_NAMES, TABLE_SPECS, type TableName, type Tables } from "./storage/tables.js";
 import { messageMetaOf, type Attachment, type Channel, type Device, type Draft, type EmailChange, type Invite, type Message, type MessageMeta, type OutboxMail, type Playground, type PresenceRecord, type Realm, type RealmEmoji, type SavedSnippet, type ScheduledMessage, type Subscription, type User, type UserGroup } from "./types.js";
 import { StorageError } from "./errors.js";
 import { mergedSettings, type RealmSettingDefaultsRecord, type Settings, type UserSettingsRecord } from "./settings/defaults.js";
@@ -218,8 +218,8 @@ export class StoreState {
     this.#commitHook = options.commitHook;
     this.#onListenerError = options.onListenerError ?? ((error) => console.error("parley engine: event listener failed", error));
     const version = this.tables.meta.get("schemaVersion");
-    if (version !== undefined && version !== SCHEMA_VERSION) {
-      throw new StorageError(`data directory has schema version ${String(version)}; this build reads ${SCHEMA_VERSION}`);
+    if (version !== undefined && (typeof version !== "number" || version < OLDEST_SCHEMA_VERSION || version > SCHEMA_VERSION)) {
+      throw new StorageError(`data directory has schema version ${String(version)}; this build reads versions ${OLDEST_SCHEMA_VERSION} to ${SCHEMA_VERSION} (a newer store needs a newer parley)`);
     }
     this.counters = (this.tables.meta.get("counters") as Counters | undefined) ?? {
       nextMessageId: 1,

@@ -4,17 +4,26 @@
  * 2^16-ID chunks so that an update rewrites only the chunks it touched (bounded
  * write per update), and loaded lazily by key (no scan of messages at open).
  *
+ * A chunk is stored as a base (portable roaring bytes at [key, chunk]) and, when a
+ * few IDs changed since the base was written, a delta at [key, chunk, 1]: the sorted
+ * low 16 bits of the IDs whose membership differs from the base (the chunk is base
+ * XOR delta). A single send adds one ID to a dozen bitmaps whose newest chunks are
+ * kilobytes each; rewriting them per send was most of a send's cost without fsync.
+ * The delta grows to DELTA_LIMIT IDs (a fraction of a page, so LMDB keeps it inline),
+ * then the next change folds it into a new base.
+ *
  * Invariant: between write transactions, every cached bitmap equals the union of its
- * persisted chunks. Mutations apply to the cached bitmap at once (later reads in the
- * same action see them), are written by commit() inside the LMDB transaction, and are
- * undone exactly by rollback() if the transaction fails.
+ * persisted chunks, and every cached entry's deltas equal the persisted ones.
+ * Mutations apply to the cached bitmap at once (later reads in the same action see
+ * them), are written by writeDirty() inside the LMDB transaction, and are undone
+ * exactly by rollback() if the transaction fails.
  *
  * Ownership: get() returns the live cached bitmap. Callers must not mutate it; clone
  * before changing (RoaringBitmap32.and/or/andNot already return new bitmaps).
  */
 import roaring from "roaring";
 import { StorageError } from "../errors.js";
-import type { Tables } from "../storage/tables.js";
+import type { BitmapChunkKey, Tables } from "../storage/tables.js";
 
 const { RoaringBitmap32 } = roaring;
 export type Bitmap = InstanceType<typeof RoaringBitmap32>;
@@ -23,6 +32,10 @@ export { RoaringBitmap32 };
 
 const CHUNK_BITS = 16;
 const CHUNK_SPAN = 1 << CHUNK_BITS;
+const LOW_MASK = CHUNK_SPAN - 1;
+/** Most IDs a chunk's delta holds (2 bytes each: well under LMDB's inline value size). */
+export const DELTA_LIMIT = 256;
+const NO_DELTA = new Uint16Array(0);
 const DEFAULT_CACHE_BYTES = 512 * 1024 * 1024;
 /**
  * Memory a cached bitmap costs beyond its serialized bytes: the Map entry, the key
@@ -35,6 +48,8 @@ const ENTRY_OVERHEAD_BYTES = 600;
 
 interface Entry {
   bitmap: Bitmap;
+  /** Persisted deltas by chunk (sorted low bits), only for chunks that have one. */
+  deltas: Map<number, Uint16Array> | null;
   bytes: number;
   /** Access stamp for least-recently-used eviction (cheaper than reordering a Map per access). */
   used: number;
@@ -64,7 +79,14 @@ function storable(key: string): boolean {
 export class BitmapStore {
   readonly #tables: Tables;
   readonly #cache = new Map<string, Entry>();
-  readonly #dirty = new Map<string, Set<number>>();
+  /**
+   * Per key, per chunk changed in this transaction: the low bits whose membership
+   * flipped (an ID added then removed flips back), or null once the chunk is to be
+   * rewritten whole (too many changes for a delta).
+   */
+  readonly #dirty = new Map<string, Map<number, Set<number> | null>>();
+  /** Deltas written by writeDirty(), applied to their entries only once the commit succeeded. */
+  #pendingDeltas: { entry: Entry; chunk: number; delta: Uint16Array }[] = [];
   #undo: UndoRecord[] = [];
   #cachedBytes = 0;
   #clock = 0;
@@ -121,12 +143,16 @@ export class BitmapStore {
     const fresh = RoaringBitmap32.andNot(ids, entry.bitmap);
     if (fresh.size === 0) return new Uint32Array(0);
     entry.bitmap.orInPlace(fresh);
+    const added = fresh.toUint32Array();
     const first = fresh.minimum() >>> CHUNK_BITS;
     const last = fresh.maximum() >>> CHUNK_BITS;
-    for (let chunk = first; chunk <= last; chunk++) {
-      if (first === last || fresh.rangeCardinality(chunk * CHUNK_SPAN, (chunk + 1) * CHUNK_SPAN) > 0) this.#markDirty(key, chunk * CHUNK_SPAN);
+    if (added.length <= DELTA_LIMIT) {
+      for (const id of added) this.#markDirty(key, id);
+    } else {
+      for (let chunk = first; chunk <= last; chunk++) {
+        if (first === last || fresh.rangeCardinality(chunk * CHUNK_SPAN, (chunk + 1) * CHUNK_SPAN) > 0) this.#markChunkRewrite(key, chunk);
+      }
     }
-    const added = fresh.toUint32Array();
     this.#bump(key);
     this.#grow(entry, 4 * added.length);
     this.#undo.push({ key, added, removed: [] });
@@ -169,28 +195,50 @@ export class BitmapStore {
   }
 
   /**
-   * Writes every dirty chunk. Call inside the LMDB write transaction. The undo log is
-   * kept: the transaction may still fail to commit, and then rollback() needs it.
+   * Writes every dirty chunk: its delta when the flipped IDs since its base stay within
+   * DELTA_LIMIT, else a new base (and no delta). Call inside the LMDB write transaction.
+   * The undo log is kept: the transaction may still fail to commit, and then rollback()
+   * needs it.
    */
   writeDirty(): void {
-    for (const [key, chunks] of this.#dirty) {
-      const bitmap = this.#entry(key).bitmap;
-      for (const chunk of chunks) {
-        const bytes = serializeChunk(bitmap, chunk);
-        if (bytes === null) this.#tables.bitmapChunks.removeSync([key, chunk]);
-        else this.#tables.bitmapChunks.putSync([key, chunk], bytes);
+    const chunks = this.#tables.bitmapChunks;
+    for (const [key, changed] of this.#dirty) {
+      const entry = this.#entry(key);
+      for (const [chunk, flips] of changed) {
+        const old = entry.deltas?.get(chunk) ?? NO_DELTA;
+        if (flips !== null) {
+          const delta = xorSorted(old, flips);
+          if (delta.length <= DELTA_LIMIT) {
+            if (delta.length > 0) chunks.putSync([key, chunk, 1], deltaBytes(delta));
+            else if (old.length > 0) chunks.removeSync([key, chunk, 1]);
+            this.#pendingDeltas.push({ entry, chunk, delta });
+            continue;
+          }
+        }
+        const bytes = serializeChunk(entry.bitmap, chunk);
+        if (bytes === null) chunks.removeSync([key, chunk]);
+        else chunks.putSync([key, chunk], bytes);
+        if (old.length > 0) {
+          chunks.removeSync([key, chunk, 1]);
+          this.#pendingDeltas.push({ entry, chunk, delta: NO_DELTA });
+        }
       }
     }
   }
 
   /**
-   * The transaction committed: re-measure what changed, forget the undo log, then
-   * bound the cache. Between commits add() charges 4 bytes an ID, which overstates a
-   * dense bitmap many times over (a bitmap container holds 65,536 IDs in 8 KB): without
-   * re-measuring, a bulk load's hot bitmaps crowd out the budget and get evicted and
-   * reloaded from disk again and again.
+   * The transaction committed: record the deltas it wrote, re-measure what changed,
+   * forget the undo log, then bound the cache. Between commits add() charges 4 bytes an
+   * ID, which overstates a dense bitmap many times over (a bitmap container holds
+   * 65,536 IDs in 8 KB): without re-measuring, a bulk load's hot bitmaps crowd out the
+   * budget and get evicted and reloaded from disk again and again.
    */
   committed(): void {
+    for (const { entry, chunk, delta } of this.#pendingDeltas) {
+      if (delta.length > 0) (entry.deltas ??= new Map()).set(chunk, delta);
+      else entry.deltas?.delete(chunk);
+    }
+    this.#pendingDeltas = [];
     for (const key of this.#dirty.keys()) {
       const entry = this.#cache.get(key);
       if (!entry) continue;
@@ -218,6 +266,7 @@ export class BitmapStore {
     }
     this.#undo = [];
     this.#dirty.clear();
+    this.#pendingDeltas = [];
   }
 
   /** Every key that has persisted chunks, in key order (for verify). */
@@ -239,12 +288,28 @@ export class BitmapStore {
 
   /** Reads a key straight from disk, bypassing the cache (for verify). */
   loadFromDisk(key: string): Bitmap {
-    if (!storable(key)) return new RoaringBitmap32();
+    return storable(key) ? this.#load(key).bitmap : new RoaringBitmap32();
+  }
+
+  /** A key's bitmap (bases unioned, each delta XORed onto its chunk) and its deltas. */
+  #load(key: string): { bitmap: Bitmap; deltas: Map<number, Uint16Array> | null } {
     const parts: Bitmap[] = [];
-    for (const { value } of this.#tables.bitmapChunks.getRange({ start: [key, 0], end: [key, CHUNK_SPAN] })) {
-      parts.push(RoaringBitmap32.deserialize(value, "portable"));
+    let deltas: Map<number, Uint16Array> | null = null;
+    for (const { key: k, value } of this.#tables.bitmapChunks.getRange({ start: [key, 0], end: [key, CHUNK_SPAN] })) {
+      if (k.length === 3) (deltas ??= new Map()).set(k[1], deltaOf(value));
+      else parts.push(RoaringBitmap32.deserialize(value, "portable"));
     }
-    return parts.length === 1 ? parts[0]! : RoaringBitmap32.orMany(parts);
+    const bitmap = parts.length === 0 ? new RoaringBitmap32() : parts.length === 1 ? parts[0]! : RoaringBitmap32.orMany(parts);
+    if (deltas) {
+      for (const [chunk, delta] of deltas) {
+        const high = chunk * CHUNK_SPAN;
+        for (const low of delta) {
+          const id = high + low;
+          if (!bitmap.delete(id)) bitmap.add(id);
+        }
+      }
+    }
+    return { bitmap, deltas };
   }
 
   /** Approximate bytes held by cached bitmaps. */
@@ -270,8 +335,8 @@ export class BitmapStore {
       entry.used = ++this.#clock;
       return entry;
     }
-    const bitmap = this.loadFromDisk(key);
-    entry = { bitmap, bytes: sizeOf(bitmap), used: ++this.#clock };
+    const { bitmap, deltas } = this.#load(key);
+    entry = { bitmap, deltas, bytes: sizeOf(bitmap), used: ++this.#clock };
     this.#cache.set(key, entry);
     this.#cachedBytes += entry.bytes;
     return entry;
@@ -283,10 +348,23 @@ export class BitmapStore {
     this.#cachedBytes += delta;
   }
 
+  /** Records that `id` flipped in this transaction (called only for real changes). */
   #markDirty(key: string, id: number): void {
     let chunks = this.#dirty.get(key);
-    if (!chunks) this.#dirty.set(key, (chunks = new Set()));
-    chunks.add(id >>> CHUNK_BITS);
+    if (!chunks) this.#dirty.set(key, (chunks = new Map()));
+    const chunk = id >>> CHUNK_BITS;
+    let flips = chunks.get(chunk);
+    if (flips === null) return;
+    if (flips === undefined) chunks.set(chunk, (flips = new Set()));
+    const low = id & LOW_MASK;
+    if (!flips.delete(low)) flips.add(low);
+    if (flips.size > DELTA_LIMIT) chunks.set(chunk, null);
+  }
+
+  #markChunkRewrite(key: string, chunk: number): void {
+    let chunks = this.#dirty.get(key);
+    if (!chunks) this.#dirty.set(key, (chunks = new Map()));
+    chunks.set(chunk, null);
   }
 
   /** Drops least recently used bitmaps down to 80% of the budget (rare: sorts once). */
@@ -299,6 +377,45 @@ export class BitmapStore {
       this.#cachedBytes -= entry.bytes;
     }
   }
+}
+
+/** The sorted symmetric difference of a sorted delta and a set of flipped low bits (a merge: both are small). */
+function xorSorted(delta: Uint16Array, flips: ReadonlySet<number>): Uint16Array {
+  const add = flips.size === 1 ? [flips.values().next().value as number] : [...flips].sort((a, b) => a - b);
+  const out = new Uint16Array(delta.length + add.length);
+  let i = 0;
+  let j = 0;
+  let n = 0;
+  while (i < delta.length && j < add.length) {
+    const a = delta[i]!;
+    const b = add[j]!;
+    if (a < b) {
+      out[n++] = a;
+      i++;
+    } else if (b < a) {
+      out[n++] = b;
+      j++;
+    } else {
+      i++;
+      j++;
+    }
+  }
+  while (i < delta.length) out[n++] = delta[i++]!;
+  while (j < add.length) out[n++] = add[j++]!;
+  return n === out.length ? out : out.slice(0, n);
+}
+
+function deltaBytes(delta: Uint16Array): Uint8Array {
+  const out = Buffer.allocUnsafe(delta.length * 2);
+  for (let i = 0; i < delta.length; i++) out.writeUInt16LE(delta[i]!, i * 2);
+  return out;
+}
+
+function deltaOf(bytes: Uint8Array): Uint16Array {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const out = new Uint16Array(bytes.byteLength >>> 1);
+  for (let i = 0; i < out.length; i++) out[i] = view.getUint16(i * 2, true);
+  return out;
 }
 
 function sizeOf(bitmap: ReadonlyBitmap): number {

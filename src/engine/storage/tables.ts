@@ -18,7 +18,8 @@
  * | message_parts     | [messageId, part]                | msgpack slices of a large Message (storage/message-records.ts) |
  * | message_meta      | messageId (uint32)               | MessageMeta (no content)      |
  * | date_message      | [dateSent, messageId]            | null (time index for anchors) |
- * | bitmap_chunks     | [bitmapKey, chunk (id >>> 16)]   | portable roaring bytes        |
+ * | bitmap_chunks     | [bitmapKey, chunk (id >>> 16)]   | portable roaring bytes (base) |
+ * |                   | [bitmapKey, chunk, 1]            | uint16 LE low bits XORed onto the base (index/bitmap-store.ts) |
  * | change_log        | sequence (uint32)                | ChangeLogEntry                |
  * | user_settings     | userId (uint32)                  | UserSettingsRecord (overrides) |
  * | realm_setting_defaults | realmId (uint32)            | RealmSettingDefaultsRecord    |
@@ -39,7 +40,16 @@
  */
 import { open, type Database, type RootDatabase } from "lmdb";
 
-export const SCHEMA_VERSION = 1;
+/**
+ * 2: bitmap chunks may carry a delta entry ([key, chunk, 1]). A version-1 store has no
+ * deltas and reads the same, so it is opened and marked 2 by its first write; a build
+ * that reads only version 1 refuses a version-2 store instead of misreading it.
+ */
+export const SCHEMA_VERSION = 2;
+/** Oldest store format this build opens (and upgrades in place by writing). */
+export const OLDEST_SCHEMA_VERSION = 1;
+/** [key, chunk] holds a chunk's base bytes; [key, chunk, 1] its delta (index/bitmap-store.ts). */
+export type BitmapChunkKey = [string, number] | [string, number, 1];
 /** The first ID of every uint32-keyed table (0 is reserved, see openTables). */
 export const FIRST_ID = 1;
 
@@ -60,7 +70,7 @@ export interface Tables {
   readonly messageParts: Database<Uint8Array, [number, number]>;
   readonly messageMeta: Database<unknown, number>;
   readonly dateMessage: Database<null, [number, number]>;
-  readonly bitmapChunks: Database<Uint8Array, [string, number]>;
+  readonly bitmapChunks: Database<Uint8Array, BitmapChunkKey>;
   readonly changeLog: Database<unknown, number>;
   readonly userSettings: Database<unknown, number>;
   readonly realmSettingDefaults: Database<unknown, number>;

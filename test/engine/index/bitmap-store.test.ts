@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { MAX_KEY_NAME_BYTES, RoaringBitmap32, serializeChunk } from "../../../src/engine/index/bitmap-store.js";
+import { DELTA_LIMIT, MAX_KEY_NAME_BYTES, RoaringBitmap32, serializeChunk } from "../../../src/engine/index/bitmap-store.js";
 import { internals } from "../../../src/engine/internal.js";
 import { foldName, foldTopic, key } from "../../../src/engine/index/keys.js";
 import type { Store } from "../../../src/engine/index.js";
@@ -8,13 +8,24 @@ import { tempStore, type TempStore } from "../../support/temp-store.js";
 const K = "test:k";
 const CHUNK = 1 << 16;
 
-/** Every persisted chunk of `name`, as [chunk, ids] (decoded from disk). */
+/** Every persisted non-empty chunk of `name`, as [chunk, ids]: its base XOR its delta, decoded from disk by hand. */
 function chunksOf(store: Store, name: string): [number, number[]][] {
-  const out: [number, number[]][] = [];
+  const chunks = new Map<number, Set<number>>();
+  const at = (chunk: number) => chunks.get(chunk) ?? chunks.set(chunk, new Set()).get(chunk)!;
   for (const { key: k, value } of internals(store).tables.bitmapChunks.getRange({ start: [name, 0], end: [name, CHUNK] })) {
-    out.push([k[1], RoaringBitmap32.deserialize(value, "portable").toArray()]);
+    const ids = at(k[1]);
+    if (k.length === 2) for (const id of RoaringBitmap32.deserialize(value, "portable").toArray()) ids.add(id);
+    else for (let i = 0; i < value.length; i += 2) {
+      const id = k[1] * CHUNK + Buffer.from(value).readUInt16LE(i);
+      if (!ids.delete(id)) ids.add(id);
+    }
   }
-  return out;
+  return [...chunks].filter(([, ids]) => ids.size > 0).map(([chunk, ids]) => [chunk, [...ids].sort((a, b) => a - b)]);
+}
+
+/** Which entries `name` has on disk: "c" for a chunk's base, "c+" for its delta. */
+function layoutOf(store: Store, name: string): string[] {
+  return internals(store).tables.bitmapChunks.getRange({ start: [name, 0], end: [name, CHUNK] }).map(({ key: k }) => `${k[1]}${k.length === 3 ? "+" : ""}`).asArray;
 }
 
 /** Raw persisted bytes of every chunk of every key, hex-encoded. */
@@ -91,30 +102,92 @@ describe("BitmapStore chunked persistence", () => {
     expect(chunksOf(s, K)).toEqual([[0, [9, 10]]]);
   });
 
-  it("an update rewrites only the chunks it touched and deletes emptied chunks", () => {
+  it("an update writes only the deltas of the chunks it touched; a delta past its limit folds into a new base", () => {
     const s = t.store;
-    internals(s).write(() => void internals(s).bitmaps.addMany(K, [1, 2, CHUNK + 1, 3 * CHUNK + 1]));
-    const before = new Map(diskImage(s).map((line) => [line.split("=")[0]!, line]));
+    const b = internals(s).bitmaps;
+    // Over DELTA_LIMIT IDs at once: written as bases.
+    const base = Array.from({ length: DELTA_LIMIT + 1 }, (_, i) => 2 * i + 1);
+    internals(s).write(() => void b.addMany(K, [...base, CHUNK + 1, 3 * CHUNK + 1]));
+    expect(layoutOf(s, K)).toEqual(["0", "1+", "3+"]);
     const put = vi.spyOn(internals(s).tables.bitmapChunks, "putSync");
     const remove = vi.spyOn(internals(s).tables.bitmapChunks, "removeSync");
     internals(s).write(() => {
-      internals(s).bitmaps.add(K, CHUNK + 2);
-      internals(s).bitmaps.removeMany(K, [3 * CHUNK + 1]);
+      b.add(K, 2);
+      b.add(K, CHUNK + 2);
+      b.removeMany(K, [3 * CHUNK + 1]);
     });
-    expect(put.mock.calls.map((c) => c[0])).toEqual([[K, 1]]);
-    expect(remove.mock.calls.map((c) => c[0])).toEqual([[K, 3]]);
-    const after = new Map(diskImage(s).map((line) => [line.split("=")[0]!, line]));
-    expect([...after.keys()]).toEqual([`${K}#0`, `${K}#1`]);
-    expect(after.get(`${K}#0`)).toBe(before.get(`${K}#0`));
-    expect(after.get(`${K}#1`)).not.toBe(before.get(`${K}#1`));
+    // Chunk 0 gains a delta beside its untouched base; chunk 1's delta grows; chunk 3's delta empties it.
+    expect(put.mock.calls.map((c) => c[0])).toEqual([[K, 0, 1], [K, 1, 1]]);
+    expect(remove.mock.calls.map((c) => c[0])).toEqual([[K, 3, 1]]);
+    expect(layoutOf(s, K)).toEqual(["0", "0+", "1+"]);
     expect(chunksOf(s, K)).toEqual([
-      [0, [1, 2]],
+      [0, [1, 2, ...base.slice(1)]],
       [1, [CHUNK + 1, CHUNK + 2]],
     ]);
     put.mockClear();
+    remove.mockClear();
     // A write that changes no bitmap writes no chunk at all.
-    internals(s).write(() => void internals(s).bitmaps.add(K, 1));
+    internals(s).write(() => void b.add(K, 1));
     expect(put).not.toHaveBeenCalled();
+    // An ID added and removed in one write flips nothing.
+    internals(s).write(() => {
+      b.add(K, 4);
+      b.removeMany(K, [4]);
+    });
+    expect(layoutOf(s, K)).toEqual(["0", "0+", "1+"]);
+    // Removing the ID the delta added empties the delta: only the base is left.
+    internals(s).write(() => void b.removeMany(K, [2]));
+    expect(layoutOf(s, K)).toEqual(["0", "1+"]);
+    // Enough single changes to pass the limit fold chunk 0 into a new base with no delta.
+    for (let i = 0; i < DELTA_LIMIT; i++) internals(s).write(() => void b.add(K, 4 * CHUNK - 2 * i - 2));
+    expect(layoutOf(s, K)).toEqual(["0", "1+", "3+"]);
+    internals(s).write(() => void b.add(K, 4 * CHUNK - 2 * DELTA_LIMIT - 2));
+    expect(layoutOf(s, K)).toEqual(["0", "1+", "3"]);
+    b.clearCache();
+    expect(b.get(K).toArray()).toEqual([...base, CHUNK + 1, CHUNK + 2, ...Array.from({ length: DELTA_LIMIT + 1 }, (_, i) => 4 * CHUNK - 2 * (DELTA_LIMIT + 1 - i))]);
+  });
+
+  it("deltas and bases agree with memory after any sequence of writes, failed ones included (randomized)", () => {
+    const s = t.store;
+    const b = internals(s).bitmaps;
+    let seed = 7;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) >>> 0;
+      return (seed >>> 8) % n;
+    };
+    const model = new Map<string, Set<number>>();
+    const keys = ["r:a", "r:b", "r:c"];
+    for (let step = 0; step < 400; step++) {
+      const k = keys[rand(keys.length)]!;
+      const fail = rand(10) === 0;
+      const change = Array.from({ length: rand(5) === 0 ? 300 + rand(200) : 1 + rand(4) }, () => rand(3) * CHUNK + rand(600));
+      const adding = rand(3) !== 0;
+      const apply = () => {
+        if (adding && change.length > 20 && rand(2) === 0) b.addBitmap(k, new RoaringBitmap32(change));
+        else if (adding) b.addMany(k, change);
+        else b.removeMany(k, change);
+      };
+      if (fail) {
+        expect(() => internals(s).write(() => {
+          apply();
+          throw new Error("boom");
+        })).toThrow("boom");
+        continue;
+      }
+      internals(s).write(apply);
+      const set = model.get(k) ?? new Set<number>();
+      for (const id of change) if (adding) set.add(id); else set.delete(id);
+      model.set(k, set);
+      if (rand(20) === 0) b.clearCache();
+    }
+    const want = (k: string) => [...(model.get(k) ?? [])].sort((x, y) => x - y);
+    for (const k of keys) expect(b.get(k).toArray()).toEqual(want(k));
+    const reopened = internals(t.reopen()).bitmaps;
+    for (const k of keys) {
+      expect(reopened.loadFromDisk(k).toArray()).toEqual(want(k));
+      expect(reopened.get(k).toArray()).toEqual(want(k));
+      expect(chunksOf(t.store, k).flatMap(([, ids]) => ids)).toEqual(want(k));
+    }
   });
 
   it("addBitmap adds in bulk: returns only new IDs, writes exactly the chunks they fall in, and rolls back", () => {
@@ -126,7 +199,8 @@ describe("BitmapStore chunked persistence", () => {
       // Chunk 1 gains nothing (CHUNK + 1 is there), chunk 4 neither; chunks 0, 2 and 3 do.
       expect([...b.addBitmap(K, new RoaringBitmap32([1, 2, CHUNK + 1, 2 * CHUNK + 5, 3 * CHUNK, 4 * CHUNK + 1]))]).toEqual([2, 2 * CHUNK + 5, 3 * CHUNK]);
     });
-    expect(put.mock.calls.map((c) => c[0]).sort((x, y) => x[1] - y[1])).toEqual([[K, 0], [K, 2], [K, 3]]);
+    // Three new IDs: each chunk gets a delta (a bulk change past DELTA_LIMIT IDs writes bases instead).
+    expect(put.mock.calls.map((c) => c[0]).sort((x, y) => x[1] - y[1])).toEqual([[K, 0, 1], [K, 2, 1], [K, 3, 1]]);
     expect(chunksOf(s, K)).toEqual([
       [0, [1, 2]],
       [1, [CHUNK + 1]],
@@ -329,5 +403,30 @@ describe("foldTopic", () => {
     expect(key.channelTopic(3, "Café")).toBe("ct:3:CAFÉ");
     expect(key.topic(1, "straße")).toBe("t:1:STRAßE");
     expect(key.topic(1, "straße")).not.toBe(key.topic(1, "STRASSE"));
+  });
+});
+
+describe("store format versions", () => {
+  let t: TempStore;
+  beforeEach(() => {
+    t = tempStore();
+  });
+  afterEach(() => t.cleanup());
+
+  it("opens a version-1 store (no deltas) and marks it 2 at its first write; refuses a newer one", () => {
+    const b = internals(t.store).bitmaps;
+    const ids = Array.from({ length: DELTA_LIMIT + 1 }, (_, i) => i + 1);
+    internals(t.store).write(() => void b.addMany(K, ids));
+    // What a version-1 build left: bases only.
+    expect(layoutOf(t.store, K)).toEqual(["0"]);
+    internals(t.store).tables.meta.putSync("schemaVersion", 1); // outside a write: a write stamps its own version
+    const reopened = internals(t.reopen());
+    expect(reopened.tables.meta.get("schemaVersion")).toBe(1);
+    expect(reopened.bitmaps.get(K).toArray()).toEqual(ids);
+    reopened.write(() => void reopened.bitmaps.add(K, 1000));
+    expect(reopened.tables.meta.get("schemaVersion")).toBe(2);
+    expect(layoutOf(t.store, K)).toEqual(["0", "0+"]);
+    reopened.tables.meta.putSync("schemaVersion", 3);
+    expect(() => t.reopen()).toThrow(/schema version 3; this build reads versions 1 to 2/);
   });
 });
