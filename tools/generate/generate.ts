@@ -31,6 +31,8 @@ export interface GenerateRun extends GenerateOptions {
   readonly quiet?: boolean;
   /** Called after each message batch with the number of messages sent so far (bench/gen-scaling.ts logs rate and memory). */
   readonly onProgress?: (messagesDone: number, store: Store) => void;
+  /** Messages per LMDB transaction (rounded to whole batches); the output does not depend on it. */
+  readonly messagesPerCommit?: number;
 }
 
 type RowSink = (userId: number, messageId: number, flags: number) => void;
@@ -88,7 +90,7 @@ export async function generateDataset(dir: string, run: GenerateRun): Promise<Ma
     // paths, and with hundreds of thousands of topic and conversation bitmaps those
     // are mostly different pages per key, so the per-transaction cost grew with the
     // store. Batches (the unit of churn and idleness) are unchanged, so is the output.
-    const perCommit = Math.max(1, Math.floor(MESSAGES_PER_COMMIT / scale.batchSize)) * scale.batchSize;
+    const perCommit = Math.max(1, Math.floor((run.messagesPerCommit ?? MESSAGES_PER_COMMIT) / scale.batchSize)) * scale.batchSize;
     for (let commitStart = 0; commitStart < scale.messages; commitStart += perCommit) {
       const commitEnd = Math.min(scale.messages, commitStart + perCommit);
       store.batch(() => {

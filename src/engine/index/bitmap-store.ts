@@ -35,6 +35,12 @@ const CHUNK_SPAN = 1 << CHUNK_BITS;
 const LOW_MASK = CHUNK_SPAN - 1;
 /** Most IDs a chunk's delta holds (2 bytes each: well under LMDB's inline value size). */
 export const DELTA_LIMIT = 256;
+/**
+ * Chunks of at most this many IDs are always rewritten whole: their bytes are about as
+ * small as a delta, and a delta kept in memory for each of a million topic and
+ * conversation bitmaps cost more heap than rewriting them.
+ */
+export const SMALL_CHUNK_IDS = 1024;
 const NO_DELTA = new Uint16Array(0);
 const DEFAULT_CACHE_BYTES = 512 * 1024 * 1024;
 /**
@@ -196,7 +202,7 @@ export class BitmapStore {
 
   /**
    * Writes every dirty chunk: its delta when the flipped IDs since its base stay within
-   * DELTA_LIMIT, else a new base (and no delta). Call inside the LMDB write transaction.
+   * DELTA_LIMIT and the chunk is not small, else a new base (and no delta). Call inside the LMDB write transaction.
    * The undo log is kept: the transaction may still fail to commit, and then rollback()
    * needs it.
    */
@@ -208,7 +214,8 @@ export class BitmapStore {
         const old = entry.deltas?.get(chunk) ?? NO_DELTA;
         if (flips !== null) {
           const delta = xorSorted(old, flips);
-          if (delta.length <= DELTA_LIMIT) {
+          const high = chunk * CHUNK_SPAN;
+          if (delta.length === 0 || (delta.length <= DELTA_LIMIT && entry.bitmap.rangeCardinality(high, high + CHUNK_SPAN) > SMALL_CHUNK_IDS)) {
             if (delta.length > 0) chunks.putSync([key, chunk, 1], deltaBytes(delta));
             else if (old.length > 0) chunks.removeSync([key, chunk, 1]);
             this.#pendingDeltas.push({ entry, chunk, delta });

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { DELTA_LIMIT, MAX_KEY_NAME_BYTES, RoaringBitmap32, serializeChunk } from "../../../src/engine/index/bitmap-store.js";
+import { DELTA_LIMIT, MAX_KEY_NAME_BYTES, SMALL_CHUNK_IDS, RoaringBitmap32, serializeChunk } from "../../../src/engine/index/bitmap-store.js";
 import { internals } from "../../../src/engine/internal.js";
 import { foldName, foldTopic, key } from "../../../src/engine/index/keys.js";
 import type { Store } from "../../../src/engine/index.js";
@@ -102,13 +102,13 @@ describe("BitmapStore chunked persistence", () => {
     expect(chunksOf(s, K)).toEqual([[0, [9, 10]]]);
   });
 
-  it("an update writes only the deltas of the chunks it touched; a delta past its limit folds into a new base", () => {
+  it("an update writes only the deltas of the big chunks it touched; small chunks and deltas past their limit are rewritten whole", () => {
     const s = t.store;
     const b = internals(s).bitmaps;
-    // Over DELTA_LIMIT IDs at once: written as bases.
-    const base = Array.from({ length: DELTA_LIMIT + 1 }, (_, i) => 2 * i + 1);
-    internals(s).write(() => void b.addMany(K, [...base, CHUNK + 1, 3 * CHUNK + 1]));
-    expect(layoutOf(s, K)).toEqual(["0", "1+", "3+"]);
+    // Chunk 0 is big (over SMALL_CHUNK_IDS); chunks 1 and 3 are small.
+    const big = Array.from({ length: SMALL_CHUNK_IDS + 100 }, (_, i) => 2 * i + 1);
+    internals(s).write(() => void b.addMany(K, [...big, CHUNK + 1, 3 * CHUNK + 1]));
+    expect(layoutOf(s, K)).toEqual(["0", "1", "3"]);
     const put = vi.spyOn(internals(s).tables.bitmapChunks, "putSync");
     const remove = vi.spyOn(internals(s).tables.bitmapChunks, "removeSync");
     internals(s).write(() => {
@@ -116,16 +116,15 @@ describe("BitmapStore chunked persistence", () => {
       b.add(K, CHUNK + 2);
       b.removeMany(K, [3 * CHUNK + 1]);
     });
-    // Chunk 0 gains a delta beside its untouched base; chunk 1's delta grows; chunk 3's delta empties it.
-    expect(put.mock.calls.map((c) => c[0])).toEqual([[K, 0, 1], [K, 1, 1]]);
-    expect(remove.mock.calls.map((c) => c[0])).toEqual([[K, 3, 1]]);
-    expect(layoutOf(s, K)).toEqual(["0", "0+", "1+"]);
+    // Chunk 0 gains a delta beside its untouched base; chunk 1 is rewritten; chunk 3 is emptied.
+    expect(put.mock.calls.map((c) => c[0])).toEqual([[K, 0, 1], [K, 1]]);
+    expect(remove.mock.calls.map((c) => c[0])).toEqual([[K, 3]]);
+    expect(layoutOf(s, K)).toEqual(["0", "0+", "1"]);
     expect(chunksOf(s, K)).toEqual([
-      [0, [1, 2, ...base.slice(1)]],
+      [0, [1, 2, ...big.slice(1)]],
       [1, [CHUNK + 1, CHUNK + 2]],
     ]);
     put.mockClear();
-    remove.mockClear();
     // A write that changes no bitmap writes no chunk at all.
     internals(s).write(() => void b.add(K, 1));
     expect(put).not.toHaveBeenCalled();
@@ -134,33 +133,38 @@ describe("BitmapStore chunked persistence", () => {
       b.add(K, 4);
       b.removeMany(K, [4]);
     });
-    expect(layoutOf(s, K)).toEqual(["0", "0+", "1+"]);
+    expect(layoutOf(s, K)).toEqual(["0", "0+", "1"]);
     // Removing the ID the delta added empties the delta: only the base is left.
     internals(s).write(() => void b.removeMany(K, [2]));
-    expect(layoutOf(s, K)).toEqual(["0", "1+"]);
-    // Enough single changes to pass the limit fold chunk 0 into a new base with no delta.
-    for (let i = 0; i < DELTA_LIMIT; i++) internals(s).write(() => void b.add(K, 4 * CHUNK - 2 * i - 2));
-    expect(layoutOf(s, K)).toEqual(["0", "1+", "3+"]);
-    internals(s).write(() => void b.add(K, 4 * CHUNK - 2 * DELTA_LIMIT - 2));
-    expect(layoutOf(s, K)).toEqual(["0", "1+", "3"]);
+    expect(layoutOf(s, K)).toEqual(["0", "1"]);
+    // DELTA_LIMIT single changes fit the delta; one more folds it into a new base.
+    const evens = Array.from({ length: DELTA_LIMIT + 1 }, (_, i) => 2 * i + 2);
+    for (const id of evens.slice(0, DELTA_LIMIT)) internals(s).write(() => void b.add(K, id));
+    expect(layoutOf(s, K)).toEqual(["0", "0+", "1"]);
+    internals(s).write(() => void b.add(K, evens[DELTA_LIMIT]!));
+    expect(layoutOf(s, K)).toEqual(["0", "1"]);
     b.clearCache();
-    expect(b.get(K).toArray()).toEqual([...base, CHUNK + 1, CHUNK + 2, ...Array.from({ length: DELTA_LIMIT + 1 }, (_, i) => 4 * CHUNK - 2 * (DELTA_LIMIT + 1 - i))]);
+    expect(b.get(K).toArray()).toEqual([...new Set([...big, ...evens])].sort((x, y) => x - y).concat([CHUNK + 1, CHUNK + 2]));
   });
 
   it("deltas and bases agree with memory after any sequence of writes, failed ones included (randomized)", () => {
     const s = t.store;
     const b = internals(s).bitmaps;
     let seed = 7;
+    // mulberry32: a linear congruential generator's low bits repeat too soon here.
     const rand = (n: number) => {
-      seed = (seed * 1103515245 + 12345) >>> 0;
-      return (seed >>> 8) % n;
+      seed = (seed + 0x6d2b79f5) | 0;
+      let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
+      return ((x ^ (x >>> 14)) >>> 0) % n;
     };
     const model = new Map<string, Set<number>>();
     const keys = ["r:a", "r:b", "r:c"];
     for (let step = 0; step < 400; step++) {
       const k = keys[rand(keys.length)]!;
       const fail = rand(10) === 0;
-      const change = Array.from({ length: rand(5) === 0 ? 300 + rand(200) : 1 + rand(4) }, () => rand(3) * CHUNK + rand(600));
+      // Chunks of up to 3000 IDs: some grow past SMALL_CHUNK_IDS (deltas), some stay small (rewritten).
+      const change = Array.from({ length: rand(5) === 0 ? 300 + rand(900) : 1 + rand(4) }, () => rand(3) * CHUNK + rand(rand(2) === 0 ? 3000 : 600));
       const adding = rand(3) !== 0;
       const apply = () => {
         if (adding && change.length > 20 && rand(2) === 0) b.addBitmap(k, new RoaringBitmap32(change));
@@ -179,6 +183,7 @@ describe("BitmapStore chunked persistence", () => {
       for (const id of change) if (adding) set.add(id); else set.delete(id);
       model.set(k, set);
       if (rand(20) === 0) b.clearCache();
+      if (step % 25 === 0) for (const x of keys) expect(b.loadFromDisk(x).toArray()).toEqual([...(model.get(x) ?? [])].sort((p, q) => p - q));
     }
     const want = (k: string) => [...(model.get(k) ?? [])].sort((x, y) => x - y);
     for (const k of keys) expect(b.get(k).toArray()).toEqual(want(k));
@@ -199,8 +204,7 @@ describe("BitmapStore chunked persistence", () => {
       // Chunk 1 gains nothing (CHUNK + 1 is there), chunk 4 neither; chunks 0, 2 and 3 do.
       expect([...b.addBitmap(K, new RoaringBitmap32([1, 2, CHUNK + 1, 2 * CHUNK + 5, 3 * CHUNK, 4 * CHUNK + 1]))]).toEqual([2, 2 * CHUNK + 5, 3 * CHUNK]);
     });
-    // Three new IDs: each chunk gets a delta (a bulk change past DELTA_LIMIT IDs writes bases instead).
-    expect(put.mock.calls.map((c) => c[0]).sort((x, y) => x[1] - y[1])).toEqual([[K, 0, 1], [K, 2, 1], [K, 3, 1]]);
+    expect(put.mock.calls.map((c) => c[0]).sort((x, y) => x[1] - y[1])).toEqual([[K, 0], [K, 2], [K, 3]]);
     expect(chunksOf(s, K)).toEqual([
       [0, [1, 2]],
       [1, [CHUNK + 1]],
@@ -415,7 +419,7 @@ describe("store format versions", () => {
 
   it("opens a version-1 store (no deltas) and marks it 2 at its first write; refuses a newer one", () => {
     const b = internals(t.store).bitmaps;
-    const ids = Array.from({ length: DELTA_LIMIT + 1 }, (_, i) => i + 1);
+    const ids = Array.from({ length: SMALL_CHUNK_IDS + 1 }, (_, i) => i + 1);
     internals(t.store).write(() => void b.addMany(K, ids));
     // What a version-1 build left: bases only.
     expect(layoutOf(t.store, K)).toEqual(["0"]);
@@ -423,7 +427,7 @@ describe("store format versions", () => {
     const reopened = internals(t.reopen());
     expect(reopened.tables.meta.get("schemaVersion")).toBe(1);
     expect(reopened.bitmaps.get(K).toArray()).toEqual(ids);
-    reopened.write(() => void reopened.bitmaps.add(K, 1000));
+    reopened.write(() => void reopened.bitmaps.add(K, 5000));
     expect(reopened.tables.meta.get("schemaVersion")).toBe(2);
     expect(layoutOf(t.store, K)).toEqual(["0", "0+"]);
     reopened.tables.meta.putSync("schemaVersion", 3);
