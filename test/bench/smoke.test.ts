@@ -14,6 +14,7 @@ import { generateDataset } from "../../tools/generate/generate.js";
 import type { Manifest } from "../../tools/generate/manifest.js";
 import { FLAG } from "../../tools/generate/pg-copy.js";
 import { internals } from "../../src/engine/internal.js";
+import { key } from "../../src/engine/index/keys.js";
 
 let dir: string;
 let store: Store;
@@ -76,6 +77,18 @@ describe("generator", () => {
     expect(subs).toHaveLength(Math.min(100, manifest.scale.channels));
     // Dates are synthetic and increasing.
     for (let i = 1; i < messages.length; i++) expect(messages[i]!.dateSent).toBeGreaterThan(messages[i - 1]!.dateSent);
+  });
+
+  it("stores every user's read state as the model has it (read back from disk)", () => {
+    let checked = 0;
+    for (const [userId, flagsById] of rows) {
+      const read = internals(store).bitmaps.loadFromDisk(key.userFlag(userId, "read"));
+      for (const [messageId, flags] of flagsById) {
+        expect(read.has(messageId), `user ${userId} message ${messageId}`).toBe((flags & FLAG.read) !== 0);
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(50_000);
   });
 
   it("is verify-clean", () => {

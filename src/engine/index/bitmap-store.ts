@@ -63,8 +63,11 @@ interface Entry {
 
 interface UndoRecord {
   readonly key: string;
-  readonly added: readonly number[] | Uint32Array;
+  /** IDs the write added: a list, or (addRange) a bitmap of them. */
+  readonly added: readonly number[] | Uint32Array | Bitmap;
   readonly removed: readonly number[];
+  /** The size estimate the write charged, when not 4 bytes an added ID. */
+  readonly charged?: number;
 }
 
 /** An always-empty bitmap for "no such key" fast paths. Never mutate it. */
@@ -163,6 +166,30 @@ export class BitmapStore {
     this.#grow(entry, 4 * added.length);
     this.#undo.push({ key, added, removed: [] });
     return added;
+  }
+
+  /**
+   * Adds every ID in [from, to) (the generator's "read up to X" for 10,000 users): the
+   * new IDs are kept as a bitmap, never a list, and each chunk they touch is rewritten
+   * whole. Returns how many IDs were absent.
+   */
+  addRange(key: string, from: number, to: number): number {
+    const entry = this.#writableEntry(key);
+    if (from >= to) return 0;
+    const fresh = new RoaringBitmap32().addRange(from, to).andNotInPlace(entry.bitmap);
+    if (fresh.size === 0) return 0;
+    fresh.runOptimize();
+    entry.bitmap.orInPlace(fresh);
+    const first = fresh.minimum() >>> CHUNK_BITS;
+    const last = fresh.maximum() >>> CHUNK_BITS;
+    for (let chunk = first; chunk <= last; chunk++) {
+      if (fresh.rangeCardinality(chunk * CHUNK_SPAN, (chunk + 1) * CHUNK_SPAN) > 0) this.#markChunkRewrite(key, chunk);
+    }
+    const charged = fresh.getSerializationSizeInBytes("portable");
+    this.#bump(key);
+    this.#grow(entry, charged);
+    this.#undo.push({ key, added: fresh, removed: [], charged });
+    return fresh.size;
   }
 
   /** Removes many IDs; returns those that were present. */
@@ -264,11 +291,12 @@ export class BitmapStore {
       const record = this.#undo[i]!;
       const entry = this.#cache.get(record.key);
       if (!entry) continue;
-      for (const id of record.added) entry.bitmap.delete(id);
+      if (record.added instanceof RoaringBitmap32) entry.bitmap.andNotInPlace(record.added);
+      else for (const id of record.added) entry.bitmap.delete(id);
       for (const id of record.removed) entry.bitmap.add(id);
       // Give back the size estimate add()/addMany() charged, or failed writes would
       // ratchet the cache toward premature eviction.
-      this.#grow(entry, -4 * record.added.length);
+      this.#grow(entry, -(record.charged ?? 4 * (record.added instanceof RoaringBitmap32 ? record.added.size : record.added.length)));
       this.#bump(record.key);
     }
     this.#undo = [];

@@ -224,6 +224,26 @@ describe("BitmapStore chunked persistence", () => {
     expect(internals(t.reopen()).bitmaps.get(K).toArray()).toEqual([1, 2, CHUNK + 1, 2 * CHUNK + 5, 3 * CHUNK, 4 * CHUNK + 1]);
   });
 
+  it("addRange adds a range across chunks as whole-chunk rewrites, and a failed write gives it back", () => {
+    const s = t.store;
+    const b = internals(s).bitmaps;
+    internals(s).write(() => void b.addMany(K, [5, CHUNK + 7]));
+    expect(internals(s).write(() => b.addRange(K, 3, 2 * CHUNK + 10))).toBe(2 * CHUNK + 7 - 2);
+    expect(layoutOf(s, K)).toEqual(["0", "1", "2"]);
+    const want = Array.from({ length: 2 * CHUNK + 7 }, (_, i) => i + 3);
+    expect(b.get(K).toArray()).toEqual(want);
+    expect(internals(t.reopen()).bitmaps.get(K).toArray()).toEqual(want);
+    const reopened = internals(t.store).bitmaps;
+    const bytes = reopened.cachedBytes;
+    expect(() => internals(t.store).write(() => {
+      reopened.addRange(K, 1, 3 * CHUNK);
+      throw new Error("boom");
+    })).toThrow("boom");
+    expect(reopened.get(K).toArray()).toEqual(want);
+    expect(reopened.cachedBytes).toBe(bytes);
+    expect(internals(t.store).write(() => reopened.addRange(K, 10, 20))).toBe(0);
+  });
+
   it("a sent message writes only the chunks of its own ID", () => {
     const s = t.store;
     const { realm, owner } = s.createRealm({ subdomain: "", name: "T", owner: { email: "o@t.dev", fullName: "Olive" } });
