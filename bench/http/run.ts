@@ -2,7 +2,8 @@
  * @module bench/http/run
  * `npm run bench:http [-- --scale 100k|N] [--data DIR] [--duration S] [--connections 1,4,16,64] [--only TEXT]`
  * (--only: just the scenarios whose name contains TEXT, e.g. "presence";
- * --server-node-args "--cpu-prof --cpu-prof-dir=DIR": extra Node options for the server, e.g. to profile it)
+ * --server-node-args "--cpu-prof --cpu-prof-dir=DIR": extra Node options for the server, e.g. to profile it;
+ * --client wrk: drive the cells with wrk (bench/http/wrk.ts) instead of autocannon)
  *
  * Loopback HTTP throughput of the real server: `dist/tools/parley.js serve` runs as a
  * child process on a generated dataset; autocannon drives GET /messages (windows of
@@ -25,6 +26,7 @@ import { openStore, type Store, type User } from "../../src/engine/index.js";
 import { presencesToWire } from "../../src/http/views/presence.js";
 import { bodyByteLength, success } from "../../src/http/respond.js";
 import { chooseDataset, ensureDataset, workingCopy } from "../dataset.js";
+import { runWrk } from "./wrk.js";
 
 const log = (line: string) => process.stderr.write(line + "\n");
 
@@ -104,6 +106,10 @@ async function startServer(dir: string, nodeArgs: readonly string[]): Promise<{ 
   return { child, port };
 }
 
+function fromAutocannon(result: autocannon.Result): { requestsPerSecond: number; p50Ms: number; p99Ms: number; non2xx: number; errors: number } {
+  return { requestsPerSecond: Math.round(result.requests.average), p50Ms: result.latency.p50, p99Ms: result.latency.p99, non2xx: result.non2xx, errors: result.errors };
+}
+
 /** An autocannon setupRequest that sends each request with the next credentials of the list. */
 function rotating(auths: readonly string[]): (request: autocannon.Request) => autocannon.Request {
   let next = 0;
@@ -114,7 +120,9 @@ function rotating(auths: readonly string[]): (request: autocannon.Request) => au
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { scale: { type: "string" }, data: { type: "string" }, duration: { type: "string" }, connections: { type: "string" }, out: { type: "string" }, only: { type: "string" }, "server-node-args": { type: "string" } }, strict: true });
+  const { values } = parseArgs({ options: { scale: { type: "string" }, data: { type: "string" }, duration: { type: "string" }, connections: { type: "string" }, out: { type: "string" }, only: { type: "string" }, "server-node-args": { type: "string" }, client: { type: "string" } }, strict: true });
+  const client = values.client ?? "autocannon";
+  if (client !== "autocannon" && client !== "wrk") throw new Error(`--client takes autocannon or wrk, not ${client}`);
   const choice = chooseDataset(values.scale, values.data, "100k");
   const manifest = await ensureDataset(choice, false, log);
   const duration = Number(values.duration ?? 5);
@@ -155,19 +163,22 @@ async function main(): Promise<number> {
         log(`${scenario.name}, ${connections} connection(s), ${duration} s…`);
         const cpu0 = cpuSeconds(child.pid!);
         const t0 = performance.now();
-        const result = await autocannon({
-          url: `http://127.0.0.1:${port}${scenario.path}`,
-          method: scenario.method,
-          connections,
-          duration,
-          headers: { authorization: auth, ...(scenario.body ? { "content-type": "application/x-www-form-urlencoded" } : {}) },
-          ...(scenario.body ? { body: scenario.body } : {}),
-          ...(scenario.rotateAuth ? { requests: [{ setupRequest: rotating(scenario.rotateAuth) }] } : {}),
-        });
+        const headers = { authorization: auth, ...(scenario.body ? { "content-type": "application/x-www-form-urlencoded" } : {}) };
+        const url = `http://127.0.0.1:${port}${scenario.path}`;
+        const result = client === "wrk"
+          ? await runWrk({ url, method: scenario.method, headers, connections, durationSeconds: duration, ...(scenario.body ? { body: scenario.body } : {}), ...(scenario.rotateAuth ? { rotateAuth: scenario.rotateAuth } : {}) })
+          : fromAutocannon(await autocannon({
+            url,
+            method: scenario.method,
+            connections,
+            duration,
+            headers,
+            ...(scenario.body ? { body: scenario.body } : {}),
+            ...(scenario.rotateAuth ? { requests: [{ setupRequest: rotating(scenario.rotateAuth) }] } : {}),
+          }));
         const wall = (performance.now() - t0) / 1000;
         const row: Row = {
-          scenario: scenario.name, connections, requestsPerSecond: Math.round(result.requests.average), p50Ms: result.latency.p50, p99Ms: result.latency.p99,
-          non2xx: result.non2xx, errors: result.errors, serverCpuCores: Math.round(((cpuSeconds(child.pid!) - cpu0) / wall) * 100) / 100, serverRssMB: rssMB(child.pid!),
+          scenario: scenario.name, connections, ...result, serverCpuCores: Math.round(((cpuSeconds(child.pid!) - cpu0) / wall) * 100) / 100, serverRssMB: rssMB(child.pid!),
         };
         rows.push(row);
         log(`  ${row.requestsPerSecond} req/s, p50 ${row.p50Ms} ms, p99 ${row.p99Ms} ms, server CPU ${row.serverCpuCores} cores, RSS ${row.serverRssMB} MB${row.non2xx || row.errors ? `, ${row.non2xx} non-2xx, ${row.errors} errors` : ""}`);
@@ -176,12 +187,12 @@ async function main(): Promise<number> {
     const outDir = values.out ?? join("bench", "results");
     mkdirSync(outDir, { recursive: true });
     // A partial run (--only) gets its own file rather than replacing the full table.
-    const prefix = join(outDir, `http-${choice.label}${values.only === undefined ? "" : `-${values.only.replace(/[^a-zA-Z0-9]+/g, "-")}`}`);
-    writeFileSync(`${prefix}.json`, JSON.stringify({ scale: choice.label, messages: manifest.scale.messages, duration, presenceFullFetchInProcessMs: presence.fullFetchMs, rows }, null, 2) + "\n");
+    const prefix = join(outDir, `http-${choice.label}${client === "wrk" ? "-wrk" : ""}${values.only === undefined ? "" : `-${values.only.replace(/[^a-zA-Z0-9]+/g, "-")}`}`);
+    writeFileSync(`${prefix}.json`, JSON.stringify({ scale: choice.label, messages: manifest.scale.messages, duration, client, presenceFullFetchInProcessMs: presence.fullFetchMs, rows }, null, 2) + "\n");
     const md = [
       `# HTTP throughput over loopback: ${choice.label} messages`,
       "",
-      `autocannon → \`parley serve\` (separate process, same 2-core machine, so the load generator competes for CPU), ${duration} s per cell, authenticated as an active member. GET narrows to the 10,000-subscriber channel.`,
+      `${client === "wrk" ? "wrk (one thread)" : "autocannon"} → \`parley serve\` (separate process, same 2-core machine, so the load generator competes for CPU), ${duration} s per cell, authenticated as an active member. GET narrows to the 10,000-subscriber channel.`,
       "",
       "| scenario | connections | req/s | p50 ms | p99 ms | server CPU (cores) | server RSS MB | non-2xx / errors |",
       "|---|---:|---:|---:|---:|---:|---:|---|",
