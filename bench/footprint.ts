@@ -14,8 +14,18 @@ export interface Footprint {
   readonly rssAnonMB: number | null;
   readonly rssFileMB: number | null;
   readonly heapUsedMB: number;
+  /** V8's committed heap after the GC (live objects plus free space it keeps). */
+  readonly heapTotalMB: number;
+  /** Off-heap memory V8 knows of (Buffers, typed arrays, native objects that report it). */
+  readonly externalMB: number;
   /** Anonymous RSS as found, before the full GC (null when run without --expose-gc, when the figures above are these). */
   readonly rssAnonBeforeGcMB: number | null;
+  /**
+   * Anonymous RSS after a "last-resort" GC (what V8 does under memory pressure): after
+   * an ordinary full GC V8 keeps freed pages pooled and unmaps them later, so the
+   * figure above still counts them. Null without --expose-gc.
+   */
+  readonly rssAnonAfterLastResortGcMB: number | null;
   readonly lmdbFileMB: number;
   readonly bitmapCacheMB: number;
   readonly perMillion: { readonly rssMB: number; readonly lmdbFileMB: number; readonly bitmapCacheMB: number };
@@ -37,7 +47,7 @@ function rssAnonMB(): number | null {
  * anonymous RSS before it is kept apart.
  */
 export function footprint(store: Store, dir: string, messages: number): Footprint {
-  const gc = (globalThis as { gc?: () => void }).gc;
+  const gc = (globalThis as { gc?: (options?: { type: string; execution: string; flavor: string }) => void }).gc;
   const beforeGc = gc ? rssAnonMB() : null;
   gc?.();
   const mem = process.memoryUsage();
@@ -57,7 +67,10 @@ export function footprint(store: Store, dir: string, messages: number): Footprin
     const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(status);
     return match ? mb(Number(match[1]) * 1024) : null;
   };
-  return { messages, rssMB, rssAnonMB: kb("RssAnon"), rssFileMB: kb("RssFile"), heapUsedMB: mb(mem.heapUsed), rssAnonBeforeGcMB: beforeGc, lmdbFileMB, bitmapCacheMB, perMillion: { rssMB: per(rssMB), lmdbFileMB: per(lmdbFileMB), bitmapCacheMB: per(bitmapCacheMB) } };
+  const anonAfterGc = kb("RssAnon");
+  gc?.({ type: "major", execution: "sync", flavor: "last-resort" });
+  const anonFloor = gc ? rssAnonMB() : null;
+  return { messages, rssMB, rssAnonMB: anonAfterGc, rssFileMB: kb("RssFile"), heapUsedMB: mb(mem.heapUsed), heapTotalMB: mb(mem.heapTotal), externalMB: mb(mem.external), rssAnonBeforeGcMB: beforeGc, rssAnonAfterLastResortGcMB: anonFloor, lmdbFileMB, bitmapCacheMB, perMillion: { rssMB: per(rssMB), lmdbFileMB: per(lmdbFileMB), bitmapCacheMB: per(bitmapCacheMB) } };
 }
 
 /** Opens the store and answers a first query: the time until a server could serve. */

@@ -56,7 +56,7 @@ async function main(): Promise<number> {
   mkdirSync(outDir, { recursive: true });
   const file = join(outDir, `engine-${choice.label}.json`);
   writeFileSync(file, JSON.stringify({ scale: choice.label, messages: manifest.scale.messages, node: process.version, openToReady: { openMs: ready.openMs, firstQueryMs: ready.firstQueryMs }, footprint: fp, jsonBytes: json.length, results: rows }, null, 2) + "\n");
-  log(`footprint: RSS ${fp.rssMB} MB, LMDB ${fp.lmdbFileMB} MB, bitmap cache ${fp.bitmapCacheMB} MB; results in ${file}`);
+  log(`footprint: RSS ${fp.rssMB} MB (anonymous ${fp.rssAnonMB} MB after a full GC, ${fp.rssAnonAfterLastResortGcMB} MB after a last-resort GC; V8 heap ${fp.heapUsedMB} MB used of ${fp.heapTotalMB} MB), LMDB ${fp.lmdbFileMB} MB, bitmap cache ${fp.bitmapCacheMB} MB; results in ${file}`);
   store.close();
   work.cleanup();
   return rows.some((r) => r.state !== "completed") ? 1 : 0;
