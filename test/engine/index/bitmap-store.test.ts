@@ -25,7 +25,7 @@ function chunksOf(store: Store, name: string): [number, number[]][] {
 
 /** Which entries `name` has on disk: "c" for a chunk's base, "c+" for its delta. */
 function layoutOf(store: Store, name: string): string[] {
-  return internals(store).tables.bitmapChunks.getRange({ start: [name, 0], end: [name, CHUNK] }).map(({ key: k }) => `${k[1]}${k.length === 3 ? "+" : ""}`).asArray;
+  return [...internals(store).tables.bitmapChunks.getKeys({ start: [name, 0], end: [name, CHUNK] })].map((k) => `${k[1]}${k.length === 3 ? "+" : ""}`);
 }
 
 /** Raw persisted bytes of every chunk of every key, hex-encoded. */
