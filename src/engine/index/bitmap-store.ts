@@ -229,9 +229,9 @@ export class BitmapStore {
 
   /**
    * Writes every dirty chunk: its delta when the flipped IDs since its base stay within
-   * DELTA_LIMIT and the chunk is not small, else a new base (and no delta). Call inside the LMDB write transaction.
-   * The undo log is kept: the transaction may still fail to commit, and then rollback()
-   * needs it.
+   * DELTA_LIMIT and the chunk is not small, else a new base (and no delta). Call inside
+   * the LMDB write transaction. The undo log is kept: the transaction may still fail to
+   * commit, and then rollback() needs it.
    */
   writeDirty(): void {
     const chunks = this.#tables.bitmapChunks;
