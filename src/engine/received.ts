@@ -9,7 +9,7 @@
  * The channel part is cached per user and extended incrementally as messages arrive;
  * a subscription change (version bump) forces a rebuild.
  */
-import { RoaringBitmap32, valueRange, type Bitmap, type ReadonlyBitmap } from "./index/bitmap-store.js";
+import { RoaringBitmap32, subtractInPlace, valueRange, type Bitmap, type ReadonlyBitmap } from "./index/bitmap-store.js";
 import { BoundedCache } from "./index/bounded-cache.js";
 import { key } from "./index/keys.js";
 import type { StoreState } from "./state.js";
@@ -50,9 +50,8 @@ export class ReceivedSets {
   /** Per user: where narrow/first-unread.ts found the oldest unread message (see there). */
   readonly firstUnreadMemo = new Map<number, FirstUnreadMemo>();
   readonly #partKeys = new Map<number, PartKeys>();
-  /** restrictToPersonalInPlace's working sets (synchronous use only). */
+  /** restrictToPersonalInPlace's working set (synchronous use only). */
   readonly #scratch = new RoaringBitmap32();
-  readonly #scratchPart = new RoaringBitmap32();
 
   constructor(state: StoreState, cacheBytes = DEFAULT_CACHE_BYTES) {
     this.#state = state;
@@ -124,29 +123,12 @@ export class ReceivedSets {
       return;
     }
     const outside = this.#scratch.copyFrom(x);
-    this.#removeFrom(outside, this.channelPart(userId));
+    subtractInPlace(outside, this.channelPart(userId));
     for (const part of this.#otherParts(userId)) {
       if (outside.size === 0) return;
-      this.#removeFrom(outside, part);
+      subtractInPlace(outside, part);
     }
     if (outside.size > 0) x.andNotInPlace(outside);
-  }
-
-  /**
-   * set minus part, in place. roaring's array-container difference walks the whole of
-   * `part`'s container, while its intersection gallops: for a small set against a big
-   * part (a rare word's 98 hits against a 55k-message sender set: 27 µs as andNot), the
-   * difference is taken with the (small) intersection instead, ~8x faster.
-   */
-  #removeFrom(set: Bitmap, part: ReadonlyBitmap): void {
-    if (part.size === 0) return;
-    if (set.size * 16 > part.size) {
-      set.andNotInPlace(part);
-      return;
-    }
-    const common = this.#scratchPart.copyFrom(set);
-    common.andInPlace(part);
-    if (common.size > 0) set.andNotInPlace(common);
   }
 
   /** receivedAtSend(user) ∩ x, distributed the same way. */

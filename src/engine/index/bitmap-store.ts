@@ -23,7 +23,7 @@
  */
 import roaring from "roaring";
 import { StorageError } from "../errors.js";
-import type { BitmapChunkKey, Tables } from "../storage/tables.js";
+import type { Tables } from "../storage/tables.js";
 
 const { RoaringBitmap32 } = roaring;
 export type Bitmap = InstanceType<typeof RoaringBitmap32>;
@@ -385,8 +385,7 @@ export class BitmapStore {
 
   /** Records that `id` flipped in this transaction (called only for real changes). */
   #markDirty(key: string, id: number): void {
-    let chunks = this.#dirty.get(key);
-    if (!chunks) this.#dirty.set(key, (chunks = new Map()));
+    const chunks = this.#dirtyChunks(key);
     const chunk = id >>> CHUNK_BITS;
     let flips = chunks.get(chunk);
     if (flips === null) return;
@@ -397,9 +396,13 @@ export class BitmapStore {
   }
 
   #markChunkRewrite(key: string, chunk: number): void {
+    this.#dirtyChunks(key).set(chunk, null);
+  }
+
+  #dirtyChunks(key: string): Map<number, Set<number> | null> {
     let chunks = this.#dirty.get(key);
     if (!chunks) this.#dirty.set(key, (chunks = new Map()));
-    chunks.set(chunk, null);
+    return chunks;
   }
 
   /** Drops least recently used bitmaps down to 80% of the budget (rare: sorts once). */
@@ -539,6 +542,27 @@ export function restrictedRange(set: ReadonlyBitmap, from: number, to: number, r
   if (!fromEnd || size <= limit) return { ids: numbersOf(idsView(SCRATCH, limit)), examined };
   const all = idsView(SCRATCH);
   return { ids: numbersOf(all.subarray(size - limit)), examined };
+}
+
+const SUBTRACT_SCRATCH = new RoaringBitmap32();
+
+/**
+ * set minus part, in place. roaring's array-container difference walks the whole of
+ * `part`'s container, while its intersection gallops: for a small set against a big
+ * part (a rare word's 98 hits against a 55k-message sender set: 27 µs as andNot) the
+ * difference is taken through the (small) intersection instead, ~8x faster. Not for
+ * sets of long runs (a read set): there the plain difference is already cheap and the
+ * extra copy made first_unread ~10% slower.
+ */
+export function subtractInPlace(set: Bitmap, part: ReadonlyBitmap): void {
+  if (part.size === 0 || set.size === 0) return;
+  if (set.size * 16 > part.size) {
+    set.andNotInPlace(part);
+    return;
+  }
+  const common = SUBTRACT_SCRATCH.copyFrom(set);
+  common.andInPlace(part);
+  if (common.size > 0) set.andNotInPlace(common);
 }
 
 /** A typed array's values as a plain array: an indexed copy (Array.from walks the iterator protocol, ~20× slower). */

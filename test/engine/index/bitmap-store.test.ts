@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { DELTA_LIMIT, MAX_KEY_NAME_BYTES, SMALL_CHUNK_IDS, RoaringBitmap32, serializeChunk } from "../../../src/engine/index/bitmap-store.js";
+import { DELTA_LIMIT, MAX_KEY_NAME_BYTES, SMALL_CHUNK_IDS, RoaringBitmap32, serializeChunk, subtractInPlace } from "../../../src/engine/index/bitmap-store.js";
 import { internals } from "../../../src/engine/internal.js";
 import { foldName, foldTopic, key } from "../../../src/engine/index/keys.js";
 import type { Store } from "../../../src/engine/index.js";
@@ -392,6 +392,21 @@ describe("keys too long for LMDB", () => {
     const longest = "y".repeat(MAX_KEY_NAME_BYTES);
     internals(t.store).write(() => bitmaps.add(longest, 7));
     expect(bitmaps.loadFromDisk(longest).toArray()).toEqual([7]);
+  });
+});
+
+describe("subtractInPlace", () => {
+  it("equals andNot whether the set is small against the part (through the intersection) or not", () => {
+    const big = new RoaringBitmap32(Array.from({ length: 50_000 }, (_, i) => 3 * i + 1));
+    for (const ids of [[1, 2, 4, 7, 150_001, 149_998, 9_000_000], Array.from({ length: 20_000 }, (_, i) => 2 * i)]) {
+      const set = new RoaringBitmap32(ids);
+      const want = RoaringBitmap32.andNot(set, big).toArray();
+      subtractInPlace(set, big);
+      expect(set.toArray()).toEqual(want);
+    }
+    const untouched = new RoaringBitmap32([5, 6]);
+    subtractInPlace(untouched, new RoaringBitmap32());
+    expect(untouched.toArray()).toEqual([5, 6]);
   });
 });
 
