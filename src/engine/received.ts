@@ -87,7 +87,7 @@ export class ReceivedSets {
     if (cached && cached.stamp === stamp) {
       if (cached.upTo < last) {
         const fresh = valueRange(channelPart, cached.upTo + 1);
-        if (fresh.size > 0) {
+        if (!fresh.isEmpty) {
           cached.bitmap.orInPlace(fresh);
           this.#personal.resize(userId, 4 * fresh.size);
         }
@@ -105,7 +105,7 @@ export class ReceivedSets {
    * distributed over its parts, so the cost follows |x|, not the user's history.
    */
   restrictToPersonal(userId: number, x: ReadonlyBitmap): Bitmap {
-    if (x.size === 0) return new RoaringBitmap32();
+    if (x.isEmpty) return new RoaringBitmap32();
     const cached = this.#personal.peek(userId);
     if (cached && cached.stamp === this.#partsStamp(userId) && cached.upTo === this.#state.lastMessageId) return RoaringBitmap32.and(x, cached.bitmap);
     return RoaringBitmap32.orMany([this.channelPart(userId), ...this.#otherParts(userId)].map((part) => RoaringBitmap32.and(x, part)));
@@ -116,7 +116,7 @@ export class ReceivedSets {
    * personal set holds, found in a reused scratch bitmap.
    */
   restrictToPersonalInPlace(userId: number, x: Bitmap): void {
-    if (x.size === 0) return;
+    if (x.isEmpty) return;
     const cached = this.#personal.peek(userId);
     if (cached && cached.stamp === this.#partsStamp(userId) && cached.upTo === this.#state.lastMessageId) {
       x.andInPlace(cached.bitmap);
@@ -125,10 +125,10 @@ export class ReceivedSets {
     const outside = this.#scratch.copyFrom(x);
     subtractInPlace(outside, this.channelPart(userId));
     for (const part of this.#otherParts(userId)) {
-      if (outside.size === 0) return;
+      if (outside.isEmpty) return;
       subtractInPlace(outside, part);
     }
-    if (outside.size > 0) x.andNotInPlace(outside);
+    if (!outside.isEmpty) x.andNotInPlace(outside);
   }
 
   /** receivedAtSend(user) ∩ x, distributed the same way. */
@@ -185,7 +185,7 @@ export class ReceivedSets {
     const parts: ReadonlyBitmap[] = [];
     for (const sub of subs.values()) {
       const channel = this.#state.bitmaps.get(key.channel(sub.channelId));
-      if (channel.size === 0) continue;
+      if (channel.isEmpty) continue;
       for (const iv of sub.intervals) {
         const to = iv.to ?? last + 1;
         if (to <= iv.from) continue;
@@ -206,7 +206,7 @@ export class ReceivedSets {
         if (!open || open.to !== null) continue;
         const channel = this.#state.bitmaps.get(key.channel(sub.channelId));
         const fresh = valueRange(channel, Math.max(entry.upTo + 1, open.from));
-        if (fresh.size > 0) {
+        if (!fresh.isEmpty) {
           entry.bitmap.orInPlace(fresh);
           added += fresh.size;
         }

@@ -54,7 +54,7 @@ export async function generateDataset(dir: string, run: GenerateRun): Promise<Ma
   const churnRng = root.fork(3);
   const keyRng = root.fork(4);
   let clock = T0;
-  const store = openStore(dir, { noSync: true, now: () => clock });
+  const store = openStore(dir, { noSync: true, writeMap: true, now: () => clock });
   const pg = run.pgDir ? new CopyWriter(run.pgDir) : null;
   const bar: Progress | null = run.quiet ? null : progressBar("generate", scale.messages);
   try {

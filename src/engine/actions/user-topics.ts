@@ -80,7 +80,7 @@ export function applyAutomaticPolicies(state: StoreState, ctx: WriteContext, sen
     if (!(follow === AUTO_POLICY.NEVER && unmute === AUTO_POLICY.NEVER)) {
       const current = topicPolicyOf(state, sender.id, channel.id, topic);
       const channelMuted = state.subsByUser.get(sender.id)?.get(channel.id)?.isMuted === true && isSubscribed(state, sender.id, channel.id);
-      const initiates = state.bitmaps.get(key.channelTopic(channel.id, topic)).size === 0;
+      const initiates = state.bitmaps.isEmpty(key.channelTopic(channel.id, topic));
       const applies = (p: unknown) => p === AUTO_POLICY.ON_SEND || p === AUTO_POLICY.ON_PARTICIPATION || (p === AUTO_POLICY.ON_INITIATION && initiates);
       let next: 2 | 3 | null = null;
       if (current !== FOLLOWED) {

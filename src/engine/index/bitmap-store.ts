@@ -13,7 +13,11 @@
  * then the next change folds it into a new base.
  *
  * Invariant: between write transactions, every cached bitmap equals the union of its
- * persisted chunks, and every cached entry's deltas equal the persisted ones.
+ * persisted chunks from the entry's `from` chunk on (0 for most: the whole bitmap), and
+ * every cached entry's deltas equal the persisted ones of those chunks. add() of one ID
+ * to a key not cached loads only the chunks from that ID's on: a send to a topic last
+ * active long ago must not read (and cache) the topic's whole history, and at 10M
+ * messages such loads were a growing share of generation. get() loads the rest first.
  * Mutations apply to the cached bitmap at once (later reads in the same action see
  * them), are written by writeDirty() inside the LMDB transaction, and are undone
  * exactly by rollback() if the transaction fails.
@@ -51,12 +55,22 @@ const DEFAULT_CACHE_BYTES = 512 * 1024 * 1024;
  * budget on paper while holding several GB.
  */
 const ENTRY_OVERHEAD_BYTES = 600;
+/**
+ * committed() re-measures a key once its charged growth passes this. Measuring walks
+ * every container, and re-measuring each written key at each commit cost 2% of a 10M
+ * generation (a channel's bitmap has a container per 65,536 messages of history).
+ */
+const REMEASURE_BYTES = 16 * 1024;
 
 interface Entry {
   bitmap: Bitmap;
+  /** First chunk held: 0 when the bitmap is whole, else only chunks from this on are loaded. */
+  from: number;
   /** Persisted deltas by chunk (sorted low bits), only for chunks that have one. */
   deltas: Map<number, Uint16Array> | null;
   bytes: number;
+  /** Bytes charged by estimate since `bytes` was last measured. */
+  unmeasured: number;
   /** Access stamp for least-recently-used eviction (cheaper than reordering a Map per access). */
   used: number;
 }
@@ -112,9 +126,19 @@ export class BitmapStore {
     return storable(key) ? this.#entry(key).bitmap : EMPTY;
   }
 
+  /** Whether `key` holds no ID, without loading its history when it is not cached. */
+  isEmpty(key: string): boolean {
+    if (!storable(key)) return true;
+    const entry = this.#cache.get(key);
+    if (entry && (!entry.bitmap.isEmpty || entry.from === 0)) return entry.bitmap.isEmpty;
+    // Only chunks below the cached ones (or all): a chunk is persisted only while non-empty.
+    for (const _ of this.#tables.bitmapChunks.getKeys({ start: [key, 0], end: [key, entry ? entry.from : CHUNK_SPAN], limit: 1 })) return false;
+    return true;
+  }
+
   /** Adds one ID; returns whether it was absent. */
   add(key: string, id: number): boolean {
-    const entry = this.#writableEntry(key);
+    const entry = this.#writableEntry(key, id >>> CHUNK_BITS);
     if (!entry.bitmap.tryAdd(id)) return false;
     this.#grow(entry, 4);
     this.#bump(key);
@@ -236,7 +260,8 @@ export class BitmapStore {
   writeDirty(): void {
     const chunks = this.#tables.bitmapChunks;
     for (const [key, changed] of this.#dirty) {
-      const entry = this.#entry(key);
+      // Dirty keys stay cached (eviction runs only after commit) and hold their dirty chunks.
+      const entry = this.#cache.get(key)!;
       for (const [chunk, flips] of changed) {
         const old = entry.deltas?.get(chunk) ?? NO_DELTA;
         if (flips !== null) {
@@ -261,11 +286,11 @@ export class BitmapStore {
   }
 
   /**
-   * The transaction committed: record the deltas it wrote, re-measure what changed,
-   * forget the undo log, then bound the cache. Between commits add() charges 4 bytes an
-   * ID, which overstates a dense bitmap many times over (a bitmap container holds
-   * 65,536 IDs in 8 KB): without re-measuring, a bulk load's hot bitmaps crowd out the
-   * budget and get evicted and reloaded from disk again and again.
+   * The transaction committed: record the deltas it wrote, re-measure the keys that grew
+   * by REMEASURE_BYTES since their last measure, forget the undo log, then bound the
+   * cache. add() charges 4 bytes an ID, which overstates a dense bitmap many times over
+   * (a bitmap container holds 65,536 IDs in 8 KB): without re-measuring, a bulk load's
+   * hot bitmaps crowd out the budget and get evicted and reloaded again and again.
    */
   committed(): void {
     for (const { entry, chunk, delta } of this.#pendingDeltas) {
@@ -275,7 +300,8 @@ export class BitmapStore {
     this.#pendingDeltas = [];
     for (const key of this.#dirty.keys()) {
       const entry = this.#cache.get(key);
-      if (!entry) continue;
+      if (!entry || entry.unmeasured < REMEASURE_BYTES) continue;
+      entry.unmeasured = 0;
       const bytes = sizeOf(entry.bitmap);
       this.#cachedBytes += bytes - entry.bytes;
       entry.bytes = bytes;
@@ -323,14 +349,14 @@ export class BitmapStore {
 
   /** Reads a key straight from disk, bypassing the cache (for verify). */
   loadFromDisk(key: string): Bitmap {
-    return storable(key) ? this.#load(key).bitmap : new RoaringBitmap32();
+    return storable(key) ? this.#load(key, 0, CHUNK_SPAN).bitmap : new RoaringBitmap32();
   }
 
-  /** A key's bitmap (bases unioned, each delta XORed onto its chunk) and its deltas. */
-  #load(key: string): { bitmap: Bitmap; deltas: Map<number, Uint16Array> | null } {
+  /** Chunks [from, to) of a key's bitmap (bases unioned, each delta XORed onto its chunk) and their deltas. */
+  #load(key: string, from: number, to: number): { bitmap: Bitmap; deltas: Map<number, Uint16Array> | null } {
     const parts: Bitmap[] = [];
     let deltas: Map<number, Uint16Array> | null = null;
-    for (const { key: k, value } of this.#tables.bitmapChunks.getRange({ start: [key, 0], end: [key, CHUNK_SPAN] })) {
+    for (const { key: k, value } of this.#tables.bitmapChunks.getRange({ start: [key, from], end: [key, to] })) {
       if (k.length === 3) (deltas ??= new Map()).set(k[1], deltaOf(value));
       else parts.push(RoaringBitmap32.deserialize(value, "portable"));
     }
@@ -359,27 +385,46 @@ export class BitmapStore {
     this.#cachedBytes = 0;
   }
 
-  #writableEntry(key: string): Entry {
+  #writableEntry(key: string, from = 0): Entry {
     if (!storable(key)) throw new StorageError(`bitmap key longer than ${MAX_KEY_NAME_BYTES} bytes: ${key.slice(0, 40)}...`);
-    return this.#entry(key);
+    return this.#entry(key, from);
   }
 
-  #entry(key: string): Entry {
+  /** The cached entry of `key`, holding at least the chunks from `from` on (loaded if not). */
+  #entry(key: string, from = 0): Entry {
     let entry = this.#cache.get(key);
     if (entry) {
       entry.used = ++this.#clock;
+      if (entry.from > from) this.#extend(key, entry, from);
       return entry;
     }
-    const { bitmap, deltas } = this.#load(key);
-    entry = { bitmap, deltas, bytes: sizeOf(bitmap), used: ++this.#clock };
+    const { bitmap, deltas } = this.#load(key, from, CHUNK_SPAN);
+    entry = { bitmap, from, deltas, bytes: sizeOf(bitmap), unmeasured: 0, used: ++this.#clock };
     this.#cache.set(key, entry);
     this.#cachedBytes += entry.bytes;
     return entry;
   }
 
+  /**
+   * Loads chunks [from, entry.from) into a partly loaded entry. Safe inside a write: the
+   * write's own changes are all in chunks the entry already held, and chunks are written
+   * to disk only by writeDirty at its end.
+   */
+  #extend(key: string, entry: Entry, from: number): void {
+    const older = this.#load(key, from, entry.from);
+    entry.bitmap.orInPlace(older.bitmap);
+    if (older.deltas) for (const [chunk, delta] of older.deltas) (entry.deltas ??= new Map()).set(chunk, delta);
+    entry.from = from;
+    const bytes = sizeOf(entry.bitmap);
+    this.#cachedBytes += bytes - entry.bytes;
+    entry.bytes = bytes;
+    entry.unmeasured = 0;
+  }
+
   /** Size changes are estimates (4 bytes an ID); re-measured when a key is next loaded. */
   #grow(entry: Entry, delta: number): void {
     entry.bytes += delta;
+    entry.unmeasured += delta;
     this.#cachedBytes += delta;
   }
 
@@ -464,7 +509,7 @@ function sizeOf(bitmap: ReadonlyBitmap): number {
 export function serializeChunk(bitmap: ReadonlyBitmap, chunk: number): Uint8Array | null {
   const low = chunk * CHUNK_SPAN;
   const part = valueRange(bitmap, low, low + CHUNK_SPAN);
-  if (part.size === 0) return null;
+  if (part.isEmpty) return null;
   part.runOptimize();
   return part.serialize("portable");
 }
@@ -478,8 +523,10 @@ const ID_LIMIT = 2 ** 32;
  */
 export function valueRange(set: ReadonlyBitmap, from: number, to: number = ID_LIMIT): Bitmap {
   // Clamp to the set: a range up to 2^32 would itself hold one container per 2^16 IDs.
-  const end = set.size === 0 ? 0 : Math.min(to, ID_LIMIT, set.maximum() + 1);
-  const start = Math.max(from, set.size === 0 ? 0 : set.minimum());
+  // isEmpty, not size: size sums every container (one per 65,536 IDs of history).
+  if (set.isEmpty) return new RoaringBitmap32();
+  const end = Math.min(to, ID_LIMIT, set.maximum() + 1);
+  const start = Math.max(from, set.minimum());
   if (start >= end) return new RoaringBitmap32();
   return RoaringBitmap32.and(set, new RoaringBitmap32().addRange(start, end));
 }
@@ -516,8 +563,9 @@ export function idsView(bitmap: ReadonlyBitmap, limit: number | null = null): Ui
 
 /** The IDs of `set` in [from, to), ascending, as plain numbers: valueRange without a new bitmap. */
 export function idsInRange(set: ReadonlyBitmap, from: number, to: number = ID_LIMIT): number[] {
-  const end = set.size === 0 ? 0 : Math.min(to, ID_LIMIT, set.maximum() + 1);
-  const start = Math.max(from, set.size === 0 ? 0 : set.minimum());
+  if (set.isEmpty) return [];
+  const end = Math.min(to, ID_LIMIT, set.maximum() + 1);
+  const start = Math.max(from, set.minimum());
   if (start >= end) return [];
   SCRATCH.clear();
   SCRATCH.addRange(start, end);

@@ -19,20 +19,22 @@ import { nextAbsent } from "./lazy.js";
 
 /** The smallest ID >= from in `personal` and not in `read`, or null. */
 function firstUnreadFrom(personal: ReadonlyBitmap, read: ReadonlyBitmap, from: number): number | null {
-  if (personal.size === 0) return null;
+  if (personal.isEmpty) return null;
   const max = personal.maximum();
+  // Read once: size sums every container.
+  const size = personal.size;
   let lo = Math.max(from, personal.minimum());
   let span = 64;
   while (lo <= max) {
     lo = nextAbsent(read, lo);
     if (lo > max) return null;
     const startRank = lo === 0 ? 0 : personal.rank(lo - 1);
-    if (startRank >= personal.size) return null;
-    const endRank = Math.min(personal.size, startRank + span);
+    if (startRank >= size) return null;
+    const endRank = Math.min(size, startRank + span);
     const hi = personal.select(endRank - 1)!;
     const unread = valueRange(personal, lo, hi + 1).andNotInPlace(read);
-    if (unread.size > 0) return unread.minimum();
-    if (endRank === personal.size) return null;
+    if (!unread.isEmpty) return unread.minimum();
+    if (endRank === size) return null;
     lo = hi + 1;
     span *= 8;
   }
@@ -83,5 +85,5 @@ export function matchFloor(ctx: PlanContext, plan: Plan, extraComplements: reado
 export function firstUnreadBruteForce(ctx: PlanContext): number | null {
   const read = ctx.state.bitmaps.get(key.userFlag(ctx.user.id, "read"));
   const unread = RoaringBitmap32.andNot(ctx.received.personal(ctx.user.id), read);
-  return unread.size === 0 ? null : unread.minimum();
+  return unread.isEmpty ? null : unread.minimum();
 }

@@ -118,7 +118,7 @@ export function lazyMatching(ctx: PlanContext, plan: Plan, extraComplements: rea
   const namedChannel = topicInChannel ? plan.steps.find((s) => !s.complement && s.term.kind === "channel") : undefined;
   const positives = plan.steps.filter((s) => !s.complement && s !== namedChannel).map((s) => s.bitmap);
   // Deduplicated: first_unread passes the read set that an is:unread step also removes.
-  const negatives = [...new Set([...plan.steps.filter((s) => s.complement).map((s) => s.bitmap), ...extraComplements])].filter((b) => b.size > 0);
+  const negatives = [...new Set([...plan.steps.filter((s) => s.complement).map((s) => s.bitmap), ...extraComplements])].filter((b) => !b.isEmpty);
   const channelStep = plan.steps.some((s) => !s.complement && (s.term.kind === "channel" || s.term.kind === "channels"));
   if (positives.length === 1 && negatives.length === 0 && plan.universe === "shared" && channelStep) return bitmapSet(positives[0]!);
 
@@ -130,15 +130,15 @@ export function lazyMatching(ctx: PlanContext, plan: Plan, extraComplements: rea
   /** Narrows a chunk of driver IDs, in place, to those that match: every other step applied. */
   const restrict = (part: Bitmap): void => {
     for (const other of others) {
-      if (part.size === 0) return;
+      if (part.isEmpty) return;
       part.andInPlace(other);
     }
-    if (!universeIsDriver && part.size > 0) {
+    if (!universeIsDriver && !part.isEmpty) {
       if (plan.universe === "personal") ctx.received.restrictToPersonalInPlace(ctx.user.id, part);
       else if (!channelStep) part.andInPlace(universeOf(ctx, "shared"));
     }
     for (const negative of negatives) {
-      if (part.size === 0) break;
+      if (part.isEmpty) break;
       part.andNotInPlace(negative);
     }
   };
@@ -154,7 +154,7 @@ export function lazyMatching(ctx: PlanContext, plan: Plan, extraComplements: rea
 
   return {
     lastUpTo(maxInclusive, limit) {
-      if (limit <= 0 || driver.size === 0) return [];
+      if (limit <= 0 || driver.isEmpty) return [];
       let hi = maxInclusive === null ? driver.maximum() : Math.min(maxInclusive, driver.maximum());
       if (hi < floor) return [];
       const min = Math.max(driver.minimum(), floor);
@@ -180,7 +180,7 @@ export function lazyMatching(ctx: PlanContext, plan: Plan, extraComplements: rea
       return out;
     },
     firstFrom(minInclusive, limit) {
-      if (limit <= 0 || driver.size === 0) return [];
+      if (limit <= 0 || driver.isEmpty) return [];
       if (minInclusive !== null && minInclusive > U32_MAX) return [];
       let lo = Math.max(minInclusive === null ? driver.minimum() : Math.max(minInclusive, driver.minimum()), floor);
       const max = driver.maximum();

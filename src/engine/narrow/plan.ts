@@ -94,12 +94,12 @@ export function executePlan(ctx: PlanContext, plan: Plan): ReadonlyBitmap {
   } else {
     positives.sort((a, b) => a.size - b.size);
     result = new RoaringBitmap32(positives[0]!);
-    for (let i = 1; i < positives.length && result.size > 0; i++) result.andInPlace(positives[i]!);
+    for (let i = 1; i < positives.length && !result.isEmpty; i++) result.andInPlace(positives[i]!);
     if (plan.universe === "personal") result = ctx.received.restrictToPersonal(ctx.user.id, result);
     else if (!channelStep) result.andInPlace(universeOf(ctx, "shared"));
   }
   for (const negative of negatives) {
-    if (result.size === 0) break;
+    if (result.isEmpty) break;
     result.andNotInPlace(negative);
   }
   return result;
@@ -200,9 +200,9 @@ export function mentionedSet(ctx: PlanContext): ReadonlyBitmap {
   const id = ctx.user.id;
   const wildcard = b.get(key.streamWildcard(ctx.user.realmId));
   const parts = [b.get(key.userFlag(id, "mentioned")), b.get(key.userFlag(id, "group_mentioned")), b.get(key.userFlag(id, "topic_wildcard_mentioned"))];
-  if (wildcard.size > 0) parts.push(ctx.received.restrictToReceivedAtSend(id, wildcard));
+  if (!wildcard.isEmpty) parts.push(ctx.received.restrictToReceivedAtSend(id, wildcard));
   // Usually only personal mentions exist: that (cached, read-only) bitmap itself.
-  const present = parts.filter((part) => part.size > 0);
+  const present = parts.filter((part) => !part.isEmpty);
   return present.length === 1 ? present[0]! : RoaringBitmap32.orMany(present);
 }
 
@@ -282,7 +282,7 @@ function searchSet(ctx: PlanContext, query: string): ReadonlyBitmap {
     // One word and no phrase: the term's own (cached, never mutated here) bitmap, not a copy.
     if (sets.length === 1 && parsed.phrases.length === 0) return sets[0]!;
     candidates = new RoaringBitmap32(sets[0]!);
-    for (let i = 1; i < sets.length && candidates.size > 0; i++) candidates.andInPlace(sets[i]!);
+    for (let i = 1; i < sets.length && !candidates.isEmpty; i++) candidates.andInPlace(sets[i]!);
   }
   if (parsed.phrases.length === 0) return candidates;
   const out = new RoaringBitmap32();

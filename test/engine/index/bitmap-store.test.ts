@@ -166,10 +166,16 @@ describe("BitmapStore chunked persistence", () => {
       // Chunks of up to 3000 IDs: some grow past SMALL_CHUNK_IDS (deltas), some stay small (rewritten).
       const change = Array.from({ length: rand(5) === 0 ? 300 + rand(900) : 1 + rand(4) }, () => rand(3) * CHUNK + rand(rand(2) === 0 ? 3000 : 600));
       const adding = rand(3) !== 0;
+      const single = rand(2) === 0;
+      const peek = rand(4) === 0;
       const apply = () => {
         if (adding && change.length > 20 && rand(2) === 0) b.addBitmap(k, new RoaringBitmap32(change));
+        // One ID at a time: on a key not cached, add() loads only the chunks from the ID's on.
+        else if (adding && single) for (const id of change) b.add(k, id);
         else if (adding) b.addMany(k, change);
         else b.removeMany(k, change);
+        // A read inside the write loads the older chunks under the write's own changes.
+        if (peek) expect(b.get(k).size).toBeGreaterThanOrEqual(adding ? new Set(change).size : 0);
       };
       if (fail) {
         expect(() => internals(s).write(() => {
@@ -183,7 +189,12 @@ describe("BitmapStore chunked persistence", () => {
       for (const id of change) if (adding) set.add(id); else set.delete(id);
       model.set(k, set);
       if (rand(20) === 0) b.clearCache();
-      if (step % 25 === 0) for (const x of keys) expect(b.loadFromDisk(x).toArray()).toEqual([...(model.get(x) ?? [])].sort((p, q) => p - q));
+      if (step % 25 === 0) {
+        for (const x of keys) {
+          expect(b.loadFromDisk(x).toArray()).toEqual([...(model.get(x) ?? [])].sort((p, q) => p - q));
+          expect(b.isEmpty(x)).toBe((model.get(x)?.size ?? 0) === 0);
+        }
+      }
     }
     const want = (k: string) => [...(model.get(k) ?? [])].sort((x, y) => x - y);
     for (const k of keys) expect(b.get(k).toArray()).toEqual(want(k));
@@ -193,6 +204,42 @@ describe("BitmapStore chunked persistence", () => {
       expect(reopened.get(k).toArray()).toEqual(want(k));
       expect(chunksOf(t.store, k).flatMap(([, ids]) => ids)).toEqual(want(k));
     }
+  });
+
+  it("adding one ID to a key not cached reads only the chunks from its own on; a read loads the rest", () => {
+    const s = t.store;
+    const b = internals(s).bitmaps;
+    internals(s).write(() => void b.addMany(K, [3, CHUNK + 4, 5 * CHUNK + 6]));
+    b.clearCache();
+    const ranges = vi.spyOn(internals(s).tables.bitmapChunks, "getRange");
+    internals(s).write(() => expect(b.add(K, 5 * CHUNK + 7)).toBe(true));
+    expect(ranges.mock.calls.map(([options]) => (options?.start as unknown[] | undefined)?.[1])).toEqual([5]);
+    expect(b.isEmpty(K)).toBe(false);
+    expect(b.get(K).toArray()).toEqual([3, CHUNK + 4, 5 * CHUNK + 6, 5 * CHUNK + 7]);
+    // An older ID into a partly loaded key loads the older chunks first.
+    b.clearCache();
+    internals(s).write(() => void b.add(K, 5 * CHUNK + 8));
+    internals(s).write(() => void b.add(K, CHUNK + 9));
+    expect(b.get(K).toArray()).toEqual([3, CHUNK + 4, CHUNK + 9, 5 * CHUNK + 6, 5 * CHUNK + 7, 5 * CHUNK + 8]);
+    expect(chunksOf(s, K)).toEqual([[0, [3]], [1, [CHUNK + 4, CHUNK + 9]], [5, [5 * CHUNK + 6, 5 * CHUNK + 7, 5 * CHUNK + 8]]]);
+  });
+
+  it("isEmpty answers from disk without caching the key, and sees older chunks under a partly loaded one", () => {
+    const s = t.store;
+    const b = internals(s).bitmaps;
+    expect(b.isEmpty(K)).toBe(true);
+    internals(s).write(() => void b.add(K, 2));
+    b.clearCache();
+    expect(b.isEmpty(K)).toBe(false);
+    expect(b.cachedKeys()).toEqual([]);
+    // A write that adds to chunk 3 and is rolled back leaves an empty partial entry over chunk 3 on.
+    expect(() => internals(s).write(() => {
+      b.add(K, 3 * CHUNK);
+      throw new Error("boom");
+    })).toThrow("boom");
+    expect(b.isEmpty(K)).toBe(false);
+    internals(s).write(() => void b.removeMany(K, [2]));
+    expect(b.isEmpty(K)).toBe(true);
   });
 
   it("addBitmap adds in bulk: returns only new IDs, writes exactly the chunks they fall in, and rolls back", () => {
@@ -329,6 +376,19 @@ describe("BitmapStore chunked persistence", () => {
     internals(s).write(() => void internals(s).bitmaps.addMany(K, Array.from({ length: CHUNK }, (_, i) => i)));
     // 65,536 IDs: the add-time estimate was 256 KB; in memory they are one 8 KB bitmap container.
     expect(internals(s).bitmaps.cachedBytes - before).toBeLessThan(20_000);
+  });
+
+  it("small growth keeps its estimate until it adds up, then is re-measured", () => {
+    const b = internals(t.store).bitmaps;
+    internals(t.store).write(() => void b.add(K, 1));
+    const before = b.cachedBytes;
+    // 100 sparse IDs: charged 4 bytes each and not re-measured (measuring walks every container).
+    internals(t.store).write(() => void b.addMany(K, Array.from({ length: 100 }, (_, i) => 10 + i)));
+    expect(b.cachedBytes - before).toBe(400);
+    // Past 16 KB of charged growth the commit measures the real size: 8,000 dense IDs are one run.
+    internals(t.store).write(() => void b.addMany(K, Array.from({ length: 8000 }, (_, i) => 1000 + i)));
+    expect(b.cachedBytes - before).toBeLessThan(4 * 8100);
+    expect(b.cachedBytes - before).toBeGreaterThan(0);
   });
 
   it("a key's version changes with every change after it was first asked for, including a rolled-back one", () => {
