@@ -9,7 +9,7 @@
  * compaction: no free pages). Prints LMDB's statistics around each phase: overflow
  * pages per table and the size of the free-page database.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { open } from "lmdb";
@@ -17,6 +17,7 @@ import { openStore, type Store } from "../src/engine/index.js";
 import { internals } from "../src/engine/internal.js";
 import { MAX_DBS, TABLE_NAMES, TABLE_SPECS } from "../src/engine/storage/tables.js";
 import { readManifest } from "../tools/generate/manifest.js";
+import { copyStoreFile } from "./dataset.js";
 
 interface DbStat {
   entryCount: number;
@@ -124,7 +125,7 @@ async function main(): Promise<void> {
   process.once("exit", cleanup);
   const aged = join(scratch, "aged");
   mkdirSync(aged);
-  copyFileSync(join(values.data, "data.mdb"), join(aged, "data.mdb"));
+  copyStoreFile(join(values.data, "data.mdb"), join(aged, "data.mdb"));
   const compacted = join(scratch, "compacted");
   if (!values["no-compacted"]) {
     mkdirSync(compacted);
