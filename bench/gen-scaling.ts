@@ -13,8 +13,8 @@ import { parseArgs } from "node:util";
 import { generateDataset } from "../tools/generate/generate.js";
 import { internals } from "../src/engine/internal.js";
 
-const { values } = parseArgs({ options: { data: { type: "string" }, messages: { type: "string" }, every: { type: "string" }, "per-commit": { type: "string" }, "bitmap-cache-mb": { type: "string" } } });
-if (!values.data || !values.messages) throw new Error("usage: gen-scaling --data DIR --messages N [--every 250000] [--per-commit 16000] [--bitmap-cache-mb 512]");
+const { values } = parseArgs({ options: { data: { type: "string" }, messages: { type: "string" }, every: { type: "string" }, "per-commit": { type: "string" }, "bitmap-cache-mb": { type: "string" }, "no-write-map": { type: "boolean" } } });
+if (!values.data || !values.messages) throw new Error("usage: gen-scaling --data DIR --messages N [--every 250000] [--per-commit 16000] [--bitmap-cache-mb 2048] [--no-write-map]");
 const messages = Number(values.messages);
 const every = Number(values.every ?? 250_000);
 
@@ -27,19 +27,27 @@ function procStatus(): Record<string, number> {
   return out;
 }
 
+/** Bytes this process has caused to be written to storage (dirtied pages of the mapped file included). */
+function writtenBytes(): number {
+  const m = /^write_bytes: (\d+)$/m.exec(readFileSync("/proc/self/io", "utf8"));
+  return m ? Number(m[1]) : 0;
+}
+
 const mb = (n: number) => (n / 1048576).toFixed(0);
+let lastWritten = writtenBytes();
 let lastAt = Date.now();
 let lastDone = 0;
 let lastCpu = process.cpuUsage();
 const started = Date.now();
 // The machine is shared: messages per CPU-second is the rate to compare, wall time is noise.
-console.log("messages\tinterval_s\tmsg_per_s\tcpu_s\tmsg_per_cpu_s\trss_mb\tanon_mb\tfile_mb\theap_mb\theap_total_mb\texternal_mb\tarraybuf_mb\tbitmap_cache_est_mb\tcached_bitmaps");
+console.log("messages\tinterval_s\tmsg_per_s\tcpu_s\tmsg_per_cpu_s\trss_mb\tanon_mb\tfile_mb\theap_mb\theap_total_mb\texternal_mb\tarraybuf_mb\tbitmap_cache_est_mb\tcached_bitmaps\twritten_mb");
 await generateDataset(values.data, {
   messages,
   seed: 1,
   quiet: true,
   ...(values["per-commit"] ? { messagesPerCommit: Number(values["per-commit"]) } : {}),
   ...(values["bitmap-cache-mb"] ? { bitmapCacheBytes: Number(values["bitmap-cache-mb"]) * 1048576 } : {}),
+  ...(values["no-write-map"] ? { writeMap: false } : {}),
   onProgress(done, store) {
     if (Math.floor(done / every) === Math.floor(lastDone / every) && done !== messages) return;
     const now = Date.now();
@@ -52,7 +60,8 @@ await generateDataset(values.data, {
     const mem = process.memoryUsage();
     const st = procStatus();
     const bitmaps = internals(store).bitmaps;
-    console.log([done, s.toFixed(1), ((done - lastDone) / s).toFixed(0), cpuS.toFixed(1), ((done - lastDone) / cpuS).toFixed(0), st["VmRSS"]!.toFixed(0), st["RssAnon"]!.toFixed(0), st["RssFile"]!.toFixed(0), mb(mem.heapUsed), mb(mem.heapTotal), mb(mem.external), mb(mem.arrayBuffers), mb(bitmaps.cachedBytes), bitmaps.cachedKeys().length].join("\t"));
+    console.log([done, s.toFixed(1), ((done - lastDone) / s).toFixed(0), cpuS.toFixed(1), ((done - lastDone) / cpuS).toFixed(0), st["VmRSS"]!.toFixed(0), st["RssAnon"]!.toFixed(0), st["RssFile"]!.toFixed(0), mb(mem.heapUsed), mb(mem.heapTotal), mb(mem.external), mb(mem.arrayBuffers), mb(bitmaps.cachedBytes), bitmaps.cachedKeys().length, mb(writtenBytes() - lastWritten)].join("\t"));
+    lastWritten = writtenBytes();
     lastAt = now;
     lastDone = done;
     lastCpu = process.cpuUsage();
