@@ -49,9 +49,9 @@ export async function ensureDataset(choice: DatasetChoice, withPeer: boolean, lo
  * state the PostgreSQL COPY files describe. Copied next to the original (same disk).
  */
 /**
- * Copies an LMDB data file. The generator writes through LMDB's write map, which sizes
- * the file to the whole map and leaves the unused tail a hole (a 10M store: 12.9 GB
- * long, 6.5 GB on disk). copyFileSync would write the hole out as zeros; GNU cp keeps it.
+ * Copies an LMDB data file, keeping holes: a store once written through LMDB's write
+ * map (round six's generator, bench/results/gen-scaling.md) is as long as the whole map
+ * with the unused tail a hole, and copyFileSync would write that hole out as zeros.
  */
 export function copyStoreFile(from: string, to: string): void {
   execFileSync("cp", ["--sparse=always", from, to]);

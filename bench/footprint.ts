@@ -53,7 +53,7 @@ export function footprint(store: Store, dir: string, messages: number): Footprin
   const mem = process.memoryUsage();
   const mb = (n: number) => Math.round((n / 1048576) * 10) / 10;
   const rssMB = mb(mem.rss);
-  // Blocks on disk, not the length: a store written through the write map is sparse.
+  // Blocks on disk, not the length: a store once written through LMDB's write map is sparse.
   const lmdbFileMB = mb(statSync(join(dir, "data.mdb")).blocks * 512);
   const bitmapCacheMB = mb(internals(store).bitmaps.cachedBytes);
   const per = (v: number) => Math.round((v / (messages / 1e6)) * 10) / 10;

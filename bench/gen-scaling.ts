@@ -13,8 +13,8 @@ import { parseArgs } from "node:util";
 import { generateDataset } from "../tools/generate/generate.js";
 import { internals } from "../src/engine/internal.js";
 
-const { values } = parseArgs({ options: { data: { type: "string" }, messages: { type: "string" }, every: { type: "string" }, "per-commit": { type: "string" }, "bitmap-cache-mb": { type: "string" }, "no-write-map": { type: "boolean" } } });
-if (!values.data || !values.messages) throw new Error("usage: gen-scaling --data DIR --messages N [--every 250000] [--per-commit 16000] [--bitmap-cache-mb 2048] [--no-write-map]");
+const { values } = parseArgs({ options: { data: { type: "string" }, messages: { type: "string" }, every: { type: "string" }, "per-commit": { type: "string" }, "bitmap-cache-mb": { type: "string" } } });
+if (!values.data || !values.messages) throw new Error("usage: gen-scaling --data DIR --messages N [--every 250000] [--per-commit 16000] [--bitmap-cache-mb 2048]");
 const messages = Number(values.messages);
 const every = Number(values.every ?? 250_000);
 
@@ -47,7 +47,6 @@ await generateDataset(values.data, {
   quiet: true,
   ...(values["per-commit"] ? { messagesPerCommit: Number(values["per-commit"]) } : {}),
   ...(values["bitmap-cache-mb"] ? { bitmapCacheBytes: Number(values["bitmap-cache-mb"]) * 1048576 } : {}),
-  ...(values["no-write-map"] ? { writeMap: false } : {}),
   onProgress(done, store) {
     if (Math.floor(done / every) === Math.floor(lastDone / every) && done !== messages) return;
     const now = Date.now();

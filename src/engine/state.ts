@@ -54,16 +54,6 @@ export interface StoreOptions {
   readonly renderer?: MessageRenderer;
   /** Skip fsync on commit (survives kill -9, not power loss). */
   readonly noSync?: boolean;
-  /**
-   * Write pages in place through LMDB's read-write map instead of copying each dirty
-   * page into its own buffer. For bulk loads (the data generator): a 16,000-message
-   * transaction rewrites tens of thousands of index chunks scattered over a store of
-   * gigabytes, and without the map those puts took ~10x longer at 10M messages
-   * (bench/results/gen-scaling.md). Not for a server: the map is a sparse file, so a
-   * full disk kills the process with SIGBUS at a page fault instead of failing the
-   * commit with an error the client sees. Committed data survives either way.
-   */
-  readonly writeMap?: boolean;
   /** Bitmap cache budget in bytes. */
   readonly bitmapCacheBytes?: number;
   /** Clock in UNIX seconds (tests and data generators inject their own). */
@@ -219,7 +209,7 @@ export class StoreState {
   #groupScheduled = false;
 
   constructor(dir: string, renderer: MessageRenderer, options: StoreOptions) {
-    this.tables = openTables(dir, { noSync: options.noSync ?? false, writeMap: options.writeMap ?? false });
+    this.tables = openTables(dir, { noSync: options.noSync ?? false });
     this.bitmaps = new BitmapStore(this.tables, options.bitmapCacheBytes);
     this.conversations = new Conversations(this.tables);
     this.userTopics = new UserTopicPolicies(this.tables);

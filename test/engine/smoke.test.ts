@@ -73,25 +73,4 @@ describe("data directories", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
-
-  it("a store written through the write map (the generator's bulk load) reads the same without it", () => {
-    const t = tempStore({ writeMap: true });
-    try {
-      const { realm, owner, bob, general } = seedRealm(t.store);
-      const sent = [];
-      for (let i = 0; i < 300; i++) sent.push(t.store.sendMessage({ senderId: i % 2 === 0 ? owner.id : bob.id, to: { type: "channel", channel: general.id, topic: `t${i % 7}` }, content: `word${i % 13} message ${i}` }).id);
-      t.store.close();
-      const plain = openStore(t.dir, { noSync: true });
-      try {
-        expect(plain.getMessages(bob.id, { anchor: "newest", numBefore: 1000, numAfter: 0 }).messages.map((v) => v.message.id)).toEqual(sent);
-        expect(plain.getMessages(bob.id, { anchor: "newest", numBefore: 1000, numAfter: 0, narrow: [{ operator: "search", operand: "word5" }] }).messages.length).toBe(sent.filter((_, i) => i % 13 === 5).length);
-        expect(plain.verify().differences).toEqual([]);
-        expect(plain.findRealmBySubdomain("")?.id).toBe(realm.id);
-      } finally {
-        plain.close();
-      }
-    } finally {
-      rmSync(t.dir, { recursive: true, force: true });
-    }
-  });
 });

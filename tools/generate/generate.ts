@@ -35,8 +35,6 @@ export interface GenerateRun extends GenerateOptions {
   readonly messagesPerCommit?: number;
   /** Bitmap cache budget in bytes (GENERATOR_CACHE_BYTES when absent). */
   readonly bitmapCacheBytes?: number;
-  /** Write through LMDB's write map (default true; false for the A/B in bench/results/gen-scaling.md). */
-  readonly writeMap?: boolean;
 }
 
 type RowSink = (userId: number, messageId: number, flags: number) => void;
@@ -66,7 +64,7 @@ export async function generateDataset(dir: string, run: GenerateRun): Promise<Ma
   const churnRng = root.fork(3);
   const keyRng = root.fork(4);
   let clock = T0;
-  const store = openStore(dir, { noSync: true, writeMap: run.writeMap ?? true, now: () => clock, bitmapCacheBytes: run.bitmapCacheBytes ?? GENERATOR_CACHE_BYTES });
+  const store = openStore(dir, { noSync: true, now: () => clock, bitmapCacheBytes: run.bitmapCacheBytes ?? GENERATOR_CACHE_BYTES });
   const pg = run.pgDir ? new CopyWriter(run.pgDir) : null;
   const bar: Progress | null = run.quiet ? null : progressBar("generate", scale.messages);
   try {

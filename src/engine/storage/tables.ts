@@ -188,8 +188,6 @@ const MAX_FREE_SPACE_TO_RETAIN = 1500;
 export interface OpenTablesOptions {
   /** Skip fsync at commit: survives a process crash, not a power loss. */
   readonly noSync?: boolean;
-  /** LMDB's write map (see StoreOptions.writeMap). */
-  readonly writeMap?: boolean;
 }
 
 /**
@@ -202,7 +200,7 @@ export const MAX_DBS = 64;
 export function openTables(dir: string, options: OpenTablesOptions = {}): Tables {
   // noSubdir: false explicitly: lmdb-js otherwise takes a directory name with a dot for a file name.
   const freeSpace: FreeSpaceOptions = { maxFreeSpaceToLoad: MAX_FREE_SPACE_TO_LOAD, maxFreeSpaceToRetain: MAX_FREE_SPACE_TO_RETAIN };
-  const env = open({ path: dir, noSubdir: false, maxDbs: MAX_DBS, noSync: options.noSync ?? false, useWritemap: options.writeMap ?? false, compression: false, ...freeSpace });
+  const env = open({ path: dir, noSubdir: false, maxDbs: MAX_DBS, noSync: options.noSync ?? false, compression: false, ...freeSpace });
   const dbs: Record<string, Database<unknown, never>> = {};
   for (const name of TABLE_NAMES) {
     const spec = TABLE_SPECS[name];
