@@ -44,11 +44,6 @@ export async function ensureDataset(choice: DatasetChoice, withPeer: boolean, lo
 }
 
 /**
- * A private copy of the dataset's store for one benchmark run: runs send messages and
- * change flags, and the peer comparison needs the engine to start from exactly the
- * state the PostgreSQL COPY files describe. Copied next to the original (same disk).
- */
-/**
  * Copies an LMDB data file, keeping holes: a store once written through LMDB's write
  * map (round six's generator, bench/results/gen-scaling.md) is as long as the whole map
  * with the unused tail a hole, and copyFileSync would write that hole out as zeros.
@@ -57,6 +52,11 @@ export function copyStoreFile(from: string, to: string): void {
   execFileSync("cp", ["--sparse=always", from, to]);
 }
 
+/**
+ * A private copy of the dataset's store for one benchmark run: runs send messages and
+ * change flags, and the peer comparison needs the engine to start from exactly the
+ * state the PostgreSQL COPY files describe. Copied next to the original (same disk).
+ */
 export function workingCopy(dir: string): { dir: string; cleanup(): void } {
   // No dot in the name: lmdb-js treats a path with an extension as a file, not a directory.
   const copy = mkdtempSync(join(dirname(dir.replace(/\/+$/, "")), `${basename(dir)}-run-`));

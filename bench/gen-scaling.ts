@@ -59,8 +59,9 @@ await generateDataset(values.data, {
     const mem = process.memoryUsage();
     const st = procStatus();
     const bitmaps = internals(store).bitmaps;
-    console.log([done, s.toFixed(1), ((done - lastDone) / s).toFixed(0), cpuS.toFixed(1), ((done - lastDone) / cpuS).toFixed(0), st["VmRSS"]!.toFixed(0), st["RssAnon"]!.toFixed(0), st["RssFile"]!.toFixed(0), mb(mem.heapUsed), mb(mem.heapTotal), mb(mem.external), mb(mem.arrayBuffers), mb(bitmaps.cachedBytes), bitmaps.cachedKeys().length, mb(writtenBytes() - lastWritten)].join("\t"));
-    lastWritten = writtenBytes();
+    const written = writtenBytes();
+    console.log([done, s.toFixed(1), ((done - lastDone) / s).toFixed(0), cpuS.toFixed(1), ((done - lastDone) / cpuS).toFixed(0), st["VmRSS"]!.toFixed(0), st["RssAnon"]!.toFixed(0), st["RssFile"]!.toFixed(0), mb(mem.heapUsed), mb(mem.heapTotal), mb(mem.external), mb(mem.arrayBuffers), mb(bitmaps.cachedBytes), bitmaps.cachedKeys().length, mb(written - lastWritten)].join("\t"));
+    lastWritten = written;
     lastAt = now;
     lastDone = done;
     lastCpu = process.cpuUsage();

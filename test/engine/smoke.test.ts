@@ -1,8 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { tempStore, seedRealm } from "../support/temp-store.js";
 import { internals } from "../../src/engine/internal.js";
-import { openStore } from "../../src/engine/index.js";
-import { rmSync } from "node:fs";
 
 describe("engine smoke", () => {
   it("sends, fetches, flags, unread, verify", () => {

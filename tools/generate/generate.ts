@@ -45,8 +45,9 @@ const MESSAGES_PER_COMMIT = 16_000;
 /**
  * The generator's bitmap cache budget: four times the server's. A 10M store's bitmaps
  * outgrow the server's 512 MB at ~3.5M messages; from there every transaction evicted
- * and reloaded bitmaps it was about to touch again, 15-20% of the rate at 4-4.5M. A bulk
- * load on a bench machine can afford a bigger bound (the estimate reaches ~1.3 GB at 10M).
+ * and reloaded bitmaps it was about to touch again (10% of the 10M wall time, 15% of its
+ * CPU: bench/results/gen-scaling.md). A bulk load on a bench machine can afford a bigger
+ * bound (the estimate reaches ~1.2 GB at 10M).
  */
 const GENERATOR_CACHE_BYTES = 2048 * 1024 * 1024;
 

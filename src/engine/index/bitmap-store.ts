@@ -421,7 +421,7 @@ export class BitmapStore {
     entry.unmeasured = 0;
   }
 
-  /** Size changes are estimates (4 bytes an ID); re-measured when a key is next loaded. */
+  /** Size changes are estimates (4 bytes an ID); committed() re-measures past REMEASURE_BYTES of them. */
   #grow(entry: Entry, delta: number): void {
     entry.bytes += delta;
     entry.unmeasured += delta;
