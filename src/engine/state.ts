@@ -81,6 +81,8 @@ export interface WriteContext {
 }
 
 const EMPTY_IDS: ReadonlySet<number> = new Set();
+/** Bounds the muted-channel lists kept by mutedChannelsOf (cleared when full; rebuilding is cheap). */
+const MAX_MUTED_CHANNEL_USERS = 100_000;
 
 type PendingEvent = readonly [EngineEvent, () => Audience];
 
@@ -548,6 +550,24 @@ export class StoreState {
     return list;
   }
 
+  /**
+   * The channels a user is actively subscribed to and has muted, ascending. Kept per
+   * subscription version (every subscription change bumps it): first_unread asks on
+   * every request and would otherwise walk all of the user's subscriptions.
+   */
+  mutedChannelsOf(userId: number): readonly number[] {
+    const version = this.subscriptionVersion.get(userId) ?? 0;
+    const kept = this.#mutedChannels.get(userId);
+    if (kept !== undefined && kept.version === version) return kept.channelIds;
+    const channelIds: number[] = [];
+    for (const sub of this.subsByUser.get(userId)?.values() ?? []) if (sub.active && sub.isMuted) channelIds.push(sub.channelId);
+    const entry = { version, channelIds: Object.freeze(channelIds.sort((a, b) => a - b)) };
+    if (this.#mutedChannels.size >= MAX_MUTED_CHANNEL_USERS) this.#mutedChannels.clear();
+    this.#mutedChannels.set(userId, entry);
+    return entry.channelIds;
+  }
+  readonly #mutedChannels = new Map<number, { readonly version: number; readonly channelIds: readonly number[] }>();
+
   /** The realm's bot IDs (active or not); live, do not mutate. */
   botsOfRealm(realmId: number): ReadonlySet<number> {
     return this.#botsByRealm.get(realmId) ?? EMPTY_IDS;
@@ -585,6 +605,7 @@ export class StoreState {
       map.clear();
     }
     this.#activeSubscriberLists.clear();
+    this.#mutedChannels.clear();
     this.#systemGroupMembers.clear();
     this.#systemGroupIds = null;
     this.recentConversationsCache.clear();

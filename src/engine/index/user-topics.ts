@@ -31,6 +31,12 @@ export function userTopicKey(channelId: number, topic: string): string {
 export class UserTopicPolicies {
   readonly #tables: Tables;
   readonly #cache: BoundedCache<number, Map<string, UserTopic>>;
+  /**
+   * A cached list's records by policy, made when first asked: first_unread asks for the
+   * muted topics on every request, and a user's list is mostly followed topics (one per
+   * topic started), which a filter over the whole list walked each time.
+   */
+  readonly #byPolicy = new WeakMap<ReadonlyMap<string, UserTopic>, Map<number, readonly UserTopic[]>>();
 
   constructor(tables: Tables, maxBytes = USER_TOPICS_CACHE_BYTES) {
     this.#tables = tables;
@@ -51,6 +57,21 @@ export class UserTopicPolicies {
     return map;
   }
 
+  /** The user's records with `policy` (a view of `of(userId)`; do not mutate). */
+  withPolicy(userId: number, policy: number): readonly UserTopic[] {
+    const all = this.of(userId);
+    if (all.size === 0) return [];
+    let lists = this.#byPolicy.get(all);
+    if (!lists) this.#byPolicy.set(all, (lists = new Map()));
+    let list = lists.get(policy);
+    if (!list) {
+      const records: UserTopic[] = [];
+      for (const record of all.values()) if (record.policy === policy) records.push(record);
+      lists.set(policy, (list = records));
+    }
+    return list;
+  }
+
   /**
    * One policy (0 when none). A user whose list is not cached is answered by one key
    * lookup, not by reading the whole list: every send asks this for its sender.
@@ -66,6 +87,7 @@ export class UserTopicPolicies {
   apply(record: UserTopic): void {
     const map = this.#cache.peek(record.userId);
     if (!map) return;
+    this.#byPolicy.delete(map);
     const k = userTopicKey(record.channelId, record.topic);
     const had = map.has(k);
     if (record.policy === 0) map.delete(k);

@@ -209,8 +209,8 @@ export function mentionedSet(ctx: PlanContext): ReadonlyBitmap {
 /** Messages in topics the user gave `policy` (restricted to one channel if given). */
 function topicPolicySet(ctx: PlanContext, policy: number, channelId: number | null): Bitmap {
   const parts: ReadonlyBitmap[] = [];
-  for (const ut of ctx.state.userTopics.of(ctx.user.id).values()) {
-    if (ut.policy === policy && (channelId === null || ut.channelId === channelId)) parts.push(ctx.state.bitmaps.get(topicKeyOf(ut)));
+  for (const ut of ctx.state.userTopics.withPolicy(ctx.user.id, policy)) {
+    if (channelId === null || ut.channelId === channelId) parts.push(ctx.state.bitmaps.get(topicKeyOf(ut)));
   }
   return RoaringBitmap32.orMany(parts);
 }
@@ -235,10 +235,9 @@ export function mutedSet(ctx: PlanContext, channelId: number | null): Bitmap {
   const { state, user } = ctx;
   const parts: ReadonlyBitmap[] = [topicPolicySet(ctx, 1, channelId)];
   if (channelId === null) {
-    for (const sub of state.subsByUser.get(user.id)?.values() ?? []) {
-      if (!sub.active || !sub.isMuted) continue;
-      const channel = RoaringBitmap32.andNot(state.bitmaps.get(key.channel(sub.channelId)), topicPolicySet(ctx, 2, sub.channelId));
-      parts.push(channel.andNotInPlace(topicPolicySet(ctx, 3, sub.channelId)));
+    for (const mutedChannel of state.mutedChannelsOf(user.id)) {
+      const channel = RoaringBitmap32.andNot(state.bitmaps.get(key.channel(mutedChannel)), topicPolicySet(ctx, 2, mutedChannel));
+      parts.push(channel.andNotInPlace(topicPolicySet(ctx, 3, mutedChannel)));
     }
   }
   return RoaringBitmap32.orMany(parts);
@@ -247,24 +246,14 @@ export function mutedSet(ctx: PlanContext, channelId: number | null): Bitmap {
 /** Whether mutedSet(ctx, channelId) holds `id`, without building it (bitmap probes only). */
 export function mutedHas(ctx: PlanContext, channelId: number | null, id: number): boolean {
   const { state, user } = ctx;
-  const topics = state.userTopics.of(user.id);
   const inTopic = (ut: UserTopic) => state.bitmaps.get(topicKeyOf(ut)).has(id);
-  if (topics.size > 0) {
-    for (const ut of topics.values()) if (ut.policy === 1 && (channelId === null || ut.channelId === channelId) && inTopic(ut)) return true;
-  }
+  for (const ut of state.userTopics.withPolicy(user.id, 1)) if ((channelId === null || ut.channelId === channelId) && inTopic(ut)) return true;
   if (channelId !== null) return false;
-  for (const sub of state.subsByUser.get(user.id)?.values() ?? []) {
-    if (!sub.active || !sub.isMuted || !state.bitmaps.get(key.channel(sub.channelId)).has(id)) continue;
+  for (const mutedChannel of state.mutedChannelsOf(user.id)) {
+    if (!state.bitmaps.get(key.channel(mutedChannel)).has(id)) continue;
     // In a muted channel: muted unless in one of its unmuted or followed topics.
-    if (topics.size === 0) return true;
-    let excepted = false;
-    for (const ut of topics.values()) {
-      if ((ut.policy === 2 || ut.policy === 3) && ut.channelId === sub.channelId && inTopic(ut)) {
-        excepted = true;
-        break;
-      }
-    }
-    if (!excepted) return true;
+    const excepted = (ut: UserTopic) => ut.channelId === mutedChannel && inTopic(ut);
+    if (!state.userTopics.withPolicy(user.id, 2).some(excepted) && !state.userTopics.withPolicy(user.id, 3).some(excepted)) return true;
   }
   return false;
 }

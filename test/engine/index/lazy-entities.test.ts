@@ -130,4 +130,35 @@ describe("topic policies read per user on demand", () => {
     await send("three");
     expect(t.store.userTopics(w.alice.id).map((u) => [u.topic, u.policy]).sort()).toEqual([["fresh", 3], ["older", 1]]);
   });
+
+  it("a user's per-policy lists and muted channels follow every change (first_unread's muting reads them)", () => {
+    t = tempStore();
+    const w = seedRealm(t.store);
+    const topics = internals(t.store).userTopics;
+    const state = internals(t.store);
+    const listed = (policy: number) => topics.withPolicy(w.alice.id, policy).map((u) => u.topic).sort();
+    t.store.setTopicPolicy(w.alice.id, w.general.id, "a", 1);
+    t.store.setTopicPolicy(w.alice.id, w.general.id, "b", 3);
+    expect(listed(1)).toEqual(["a"]);
+    expect(listed(3)).toEqual(["b"]);
+    t.store.setTopicPolicy(w.alice.id, w.general.id, "a", 3);
+    t.store.setTopicPolicy(w.alice.id, w.general.id, "c", 1);
+    expect(listed(1)).toEqual(["c"]);
+    expect(listed(3)).toEqual(["a", "b"]);
+    t.store.setTopicPolicy(w.alice.id, w.general.id, "b", 0);
+    expect(listed(3)).toEqual(["a"]);
+
+    expect(state.mutedChannelsOf(w.alice.id)).toEqual([]);
+    t.store.setChannelMuted(w.alice.id, w.general.id, true);
+    expect(state.mutedChannelsOf(w.alice.id)).toEqual([w.general.id]);
+    // Muting the channel hides "general" messages from first_unread except in followed topic "a".
+    const inMuted = t.store.sendMessage({ senderId: w.bob.id, to: { type: "channel", channel: "general", topic: "other" }, content: "muted" }).id;
+    const followed = t.store.sendMessage({ senderId: w.bob.id, to: { type: "channel", channel: "general", topic: "a" }, content: "followed" }).id;
+    const anchorOf = () => t!.store.getMessages(w.alice.id, { narrow: [], anchor: "first_unread", numBefore: 0, numAfter: 0 }).anchor;
+    t.store.updateFlags(w.alice.id, t.store.getMessages(w.alice.id, { narrow: [], anchor: "newest", numBefore: 1000, numAfter: 0 }).messages.map((m) => m.message.id).filter((id) => id < inMuted), "read", "add");
+    expect(anchorOf()).toBe(followed);
+    t.store.setChannelMuted(w.alice.id, w.general.id, false);
+    expect(state.mutedChannelsOf(w.alice.id)).toEqual([]);
+    expect(anchorOf()).toBe(inMuted);
+  });
 });
