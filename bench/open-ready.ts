@@ -4,7 +4,7 @@
  * generated store several times in one process and prints, for each open, the time to
  * open (wall and CPU: the machine is shared) and to answer the first query (channel
  * newest 100 for the bench's main user), then anonymous RSS and the V8 heap after a
- * full GC (run with --expose-gc for that). The copy is deleted at the end; the first
+ * settled full GC (run with --expose-gc for that). The copy is deleted at the end; the first
  * open of a store written by an older build also builds its conversation_members
  * table, once (printed apart).
  */
@@ -12,6 +12,7 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { openStore, type Store } from "../src/engine/index.js";
 import { workingCopy } from "./dataset.js";
+import { settledGc } from "./footprint.js";
 import type { Manifest } from "../tools/generate/manifest.js";
 
 const { values } = parseArgs({ options: { data: { type: "string" }, opens: { type: "string" } }, strict: true });
@@ -41,7 +42,7 @@ try {
     const label = i === 0 ? "first open of the copy (one-time migrations included)" : `open ${i}`;
     console.log(`${label}: open ${(t1 - t0).toFixed(0)} ms (CPU ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms), first query ${(t2 - t1).toFixed(1)} ms`);
   }
-  gc?.();
+  await settledGc(gc);
   console.log(`after the last open and its first query: anonymous RSS ${statusMB("RssAnon")} MB, file-backed ${statusMB("RssFile")} MB, V8 heap used ${Math.round(process.memoryUsage().heapUsed / 1048576)} MB${gc ? "" : " (no --expose-gc: heap includes garbage)"}`);
 } finally {
   store?.close();

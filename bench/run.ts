@@ -51,7 +51,7 @@ async function main(): Promise<number> {
     rows.push({ name: w.name, state: "completed", samples: t.iterations, meanMs: t.meanMs, p50Ms: t.medianMs, p99Ms: t.p90Ms, opsPerSecond: 1000 / t.meanMs });
   }
   console.table(rows.map((r) => ({ name: r.name, "p50 ms": r.p50Ms?.toFixed(4) ?? r.state, "p99 ms (p90 for flag/send rows)": r.p99Ms?.toFixed(4) ?? "", "ops/s": Math.round(r.opsPerSecond ?? 0) })));
-  const fp = footprint(store, work.dir, manifest.scale.messages);
+  const fp = await footprint(store, work.dir, manifest.scale.messages);
   const outDir = values.out ?? join("bench", "results");
   mkdirSync(outDir, { recursive: true });
   const file = join(outDir, `engine-${choice.label}.json`);

@@ -147,7 +147,7 @@ async function main(): Promise<number> {
     for (const w of engineWorkloads(store, manifest).filter((x) => selected(x) && x.noSync)) await compare(w);
   }
 
-  const fp = footprint(store, work.dir, manifest.scale.messages);
+  const fp = await footprint(store, work.dir, manifest.scale.messages);
   const totalSeconds = (performance.now() - started) / 1000;
   const report = {
     scale: choice.label, manifest: { ...manifest, pgDir: undefined }, postgres: cluster.version, generateSeconds, loadSeconds, loadTimings, peerTableSizesMB: sizes,
