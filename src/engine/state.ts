@@ -81,6 +81,10 @@ export interface WriteContext {
 }
 
 const EMPTY_IDS: ReadonlySet<number> = new Set();
+/** How many background reads prefetch the subscriptions table at open (LMDB runs them on libuv's threads). */
+const PREFETCH_STRIPES = 16;
+/** ...when the table spans at least this many leaf pages (2 MB; the 10M bench store's: 3,181). */
+const PREFETCH_MIN_LEAF_PAGES = 512;
 /** Bounds the muted-channel lists kept by mutedChannelsOf (cleared when full; rebuilding is cheap). */
 const MAX_MUTED_CHANNEL_USERS = 100_000;
 
@@ -746,9 +750,32 @@ export class StoreState {
       if (spec.role !== "entity") continue;
       const load = this.#loaders[name];
       if (!load) throw new StorageError(`no loader for entity table ${name}`);
+      if (name === "subscriptions") this.#prefetchSubscriptions();
       const db = this.tables[name] as unknown as { getRange(options?: { start?: number }): Iterable<{ value: unknown }> };
       for (const { value } of db.getRange(spec.keys === "id" ? { start: FIRST_ID } : {})) load(value);
     }
+  }
+
+  /**
+   * Starts reading the subscriptions table's pages on LMDB's background threads, from
+   * its far end, while this thread scans it from the start. Subscription records are
+   * rewritten over the store's life, so their pages end up scattered across the file,
+   * and a scan after a cold start waits on one random read after another: 1.3 s of a
+   * 10M store's 1.5 s open. The keys are (user, channel); users are loaded by now, and
+   * each prefetched key [user, 0] reads the page where that user's records start.
+   * Measured on that store with a cold cache: open 0.41-0.44 s without, 0.28 s with.
+   */
+  #prefetchSubscriptions(): void {
+    // Only for a table worth it: a close while prefetches run is deferred by lmdb-js
+    // until they end, which a small store (tests that unmount its disk) need not wait for.
+    const stats = this.tables.subscriptions.getStats() as { treeLeafPageCount?: number };
+    if ((stats.treeLeafPageCount ?? 0) < PREFETCH_MIN_LEAF_PAGES) return;
+    const users = [...this.users.keys()].sort((a, b) => a - b);
+    const stripes: [number, number][][] = [];
+    const stripeSize = Math.max(1, Math.ceil(users.length / PREFETCH_STRIPES));
+    for (let i = 0; i < users.length; i += stripeSize) stripes.push(users.slice(i, i + stripeSize).map((id): [number, number] => [id, 0]));
+    // Far end first: the scan here reaches the near stripes itself.
+    for (const keys of stripes.reverse()) void this.tables.subscriptions.prefetch(keys, () => undefined);
   }
 
   close(): void {

@@ -126,6 +126,16 @@ export class BitmapStore {
     return storable(key) ? this.#entry(key).bitmap : EMPTY;
   }
 
+  /**
+   * The bitmap for `key`, loaded at least for IDs >= `fromId`; lower IDs may be missing
+   * (a partly loaded entry, completed by the next get). For readers that look at IDs
+   * from there on only, so that a cold read near the end of a long history loads its
+   * last chunks, not all of them. Live and cached: do not mutate.
+   */
+  getFrom(key: string, fromId: number): ReadonlyBitmap {
+    return storable(key) ? this.#entry(key, Math.floor(Math.max(0, fromId) / CHUNK_SPAN)).bitmap : EMPTY;
+  }
+
   /** Whether `key` holds no ID, without loading its history when it is not cached. */
   isEmpty(key: string): boolean {
     if (!storable(key)) return true;

@@ -179,7 +179,9 @@ export function flagsForWindow(state: StoreState, received: ReceivedSets, userId
   const k = flagKeys(userId);
   if (!allRows) {
     // Every ID received in a channel has a row: then direct and own messages add none.
-    if (mark(received.channelPart(userId), ROW_BIT) !== n) {
+    // (The channel part from the window's lowest ID on: a cold newest window then loads
+    // the last chunks of the user's channels, not their whole history.)
+    if (mark(received.channelPart(userId, lo), ROW_BIT) !== n) {
       mark(b.get(k.dm), ROW_BIT);
       mark(b.get(k.sender), ROW_BIT);
     }

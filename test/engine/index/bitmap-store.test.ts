@@ -224,6 +224,21 @@ describe("BitmapStore chunked persistence", () => {
     expect(chunksOf(s, K)).toEqual([[0, [3]], [1, [CHUNK + 4, CHUNK + 9]], [5, [5 * CHUNK + 6, 5 * CHUNK + 7, 5 * CHUNK + 8]]]);
   });
 
+  it("getFrom reads only the chunks from the given ID's chunk on; get completes the entry", () => {
+    const s = t.store;
+    const b = internals(s).bitmaps;
+    internals(s).write(() => void b.addMany(K, [3, CHUNK + 4, 4 * CHUNK + 5, 6 * CHUNK + 6]));
+    b.clearCache();
+    const ranges = vi.spyOn(internals(s).tables.bitmapChunks, "getRange");
+    const suffix = b.getFrom(K, 4 * CHUNK + 100);
+    expect(ranges.mock.calls.map(([options]) => (options?.start as unknown[] | undefined)?.[1])).toEqual([4]);
+    expect(suffix.toArray()).toEqual([4 * CHUNK + 5, 6 * CHUNK + 6]);
+    // A lower start loads only what is missing; get loads the rest.
+    expect(b.getFrom(K, CHUNK).toArray()).toEqual([CHUNK + 4, 4 * CHUNK + 5, 6 * CHUNK + 6]);
+    expect(b.get(K).toArray()).toEqual([3, CHUNK + 4, 4 * CHUNK + 5, 6 * CHUNK + 6]);
+    expect(ranges.mock.calls.map(([options]) => (options?.start as unknown[] | undefined)?.[1])).toEqual([4, 1, 0]);
+  });
+
   it("isEmpty answers from disk without caching the key, and sees older chunks under a partly loaded one", () => {
     const s = t.store;
     const b = internals(s).bitmaps;
