@@ -12,7 +12,7 @@
  * needs more: at 10M, a user's first newest-window after a cold start loaded the whole
  * history of their 25 channels (3,800 chunks, 1.3 s from disk) for one window's rows.
  */
-import { RoaringBitmap32, subtractInPlace, valueRange, type Bitmap, type ReadonlyBitmap } from "./index/bitmap-store.js";
+import { RoaringBitmap32, chunkStartOf, subtractInPlace, valueRange, type Bitmap, type ReadonlyBitmap } from "./index/bitmap-store.js";
 import { BoundedCache } from "./index/bounded-cache.js";
 import { key } from "./index/keys.js";
 import type { StoreState } from "./state.js";
@@ -69,21 +69,23 @@ export class ReceivedSets {
    * at least those with IDs >= fromId, lower ones possibly missing. Cached: do not mutate.
    */
   channelPart(userId: number, fromId = 0): ReadonlyBitmap {
+    // Whole chunks, as the channel bitmaps load them: scrolling back through history
+    // then extends the set once per chunk, not on every older window.
+    const from = chunkStartOf(fromId);
     const state = this.#state;
     const version = state.subscriptionVersion.get(userId) ?? 0;
     const last = state.lastMessageId;
     let entry = this.#cache.get(userId);
     if (entry && entry.version === version) {
       if (entry.upTo < last) this.#cache.resize(userId, 4 * this.#extend(userId, entry, last));
-      if (entry.from > fromId) {
-        const older = this.#build(userId, fromId, entry.from);
+      if (entry.from > from) {
+        const older = this.#build(userId, from, entry.from);
         entry.bitmap.orInPlace(older);
-        entry.from = fromId;
+        entry.from = from;
         this.#cache.resize(userId, sizeOf(older));
       }
       return entry.bitmap;
     }
-    const from = Math.max(0, fromId);
     entry = { bitmap: this.#build(userId, from, last + 1), upTo: last, version, from };
     this.#cache.set(userId, entry, sizeOf(entry.bitmap));
     return entry.bitmap;

@@ -259,7 +259,7 @@ export class StoreState {
     this.counters.nextMailId ??= 1;
     this.counters.nextAttachmentId ??= 1;
     buildMembersIndex(this.tables);
-    this.#load();
+    this.#load(true);
     const ceiling = this.tables.meta.get(PRESENCE_CEILING_KEY);
     this.presenceSeq = Math.max(this.presenceSeq, typeof ceiling === "number" ? ceiling : 0);
     this.presenceSeqCeiling = this.presenceSeq;
@@ -744,13 +744,14 @@ export class StoreState {
   }
 
   /** Loads every entity table of the registry, in registry order (realms before users before channels...). */
-  #load(): void {
+  /** `atOpen`: the first load of this process, when the table pages may not be in memory. */
+  #load(atOpen = false): void {
     for (const name of TABLE_NAMES) {
       const spec = TABLE_SPECS[name];
       if (spec.role !== "entity") continue;
       const load = this.#loaders[name];
       if (!load) throw new StorageError(`no loader for entity table ${name}`);
-      if (name === "subscriptions") this.#prefetchSubscriptions();
+      if (atOpen && name === "subscriptions") this.#prefetchSubscriptions();
       const db = this.tables[name] as unknown as { getRange(options?: { start?: number }): Iterable<{ value: unknown }> };
       for (const { value } of db.getRange(spec.keys === "id" ? { start: FIRST_ID } : {})) load(value);
     }

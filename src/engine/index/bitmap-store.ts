@@ -36,6 +36,11 @@ export { RoaringBitmap32 };
 
 const CHUNK_BITS = 16;
 const CHUNK_SPAN = 1 << CHUNK_BITS;
+
+/** The first ID of the chunk holding `id`: getFrom loads whole chunks from there. */
+export function chunkStartOf(id: number): number {
+  return id <= 0 ? 0 : Math.floor(id / CHUNK_SPAN) * CHUNK_SPAN;
+}
 const LOW_MASK = CHUNK_SPAN - 1;
 /** Most IDs a chunk's delta holds (2 bytes each: well under LMDB's inline value size). */
 export const DELTA_LIMIT = 256;
@@ -133,7 +138,7 @@ export class BitmapStore {
    * last chunks, not all of them. Live and cached: do not mutate.
    */
   getFrom(key: string, fromId: number): ReadonlyBitmap {
-    return storable(key) ? this.#entry(key, Math.floor(Math.max(0, fromId) / CHUNK_SPAN)).bitmap : EMPTY;
+    return storable(key) ? this.#entry(key, chunkStartOf(fromId) / CHUNK_SPAN).bitmap : EMPTY;
   }
 
   /** Whether `key` holds no ID, without loading its history when it is not cached. */
