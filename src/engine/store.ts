@@ -76,6 +76,7 @@ import {
   type SubscriptionLists,
 } from "./queries/listings.js";
 import { getMessageRecord } from "./storage/message-records.js";
+import { compileNarrow, type MessageMatcher } from "./narrow/predicate.js";
 import { warmUpSendPath, type WarmUpResult } from "./warm-up.js";
 
 export class Store {
@@ -648,6 +649,20 @@ export class Store {
   /** A message record by ID, without access checks (callers got the ID from a checked query). */
   findMessageRecord(messageId: number): Message | undefined {
     return getMessageRecord(this.#state.tables, messageId);
+  }
+
+  /**
+   * The narrow's meaning for one message at a time, for `userId`: whether GET /messages
+   * with `narrow` would return that message now (event queues filter new messages with
+   * it). Names are resolved and bad narrows refused now, with GET /messages' errors;
+   * null for an empty narrow. A deactivated user's matcher matches nothing.
+   */
+  compileNarrow(userId: number, narrow: unknown): MessageMatcher | null {
+    const live = (): PlanContext | null => {
+      const user = this.#state.users.get(userId);
+      return user && user.isActive ? { state: this.#state, received: this.#received, user } : null;
+    };
+    return compileNarrow(this.#context(userId), narrow, live);
   }
 
   /** GET /messages for `userId`. */

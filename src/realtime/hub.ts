@@ -16,7 +16,6 @@
 import { randomUUID } from "node:crypto";
 import { EngineError, type EventBatch, type Store, type User } from "../engine/index.js";
 import { systemClock, type Clock } from "./clock.js";
-import { narrowPredicate } from "./narrow-filter.js";
 import { EventQueue, type QueueOptions, type SavedQueue } from "./queue.js";
 import { openJson, WireEvent } from "./wire.js";
 
@@ -102,7 +101,7 @@ export class EventHub {
    */
   register(user: User, options: QueueOptions): EventQueue {
     if (options.allPublicStreams) this.#store.checkAllPublicStreams(user.id);
-    const matches = narrowPredicate(this.#store, user.realmId, options.narrow);
+    const matches = this.#store.compileNarrow(user.id, options.narrow);
     const queue = new EventQueue(randomUUID(), user.id, user.realmId, options, matches, this.#clock.now());
     this.#add(queue);
     return queue;
@@ -197,7 +196,7 @@ export class EventHub {
       if (!user || !user.isActive || user.realmId !== s.realmId || this.#queues.has(s.id)) continue;
       let matches;
       try {
-        matches = narrowPredicate(this.#store, s.realmId, s.options.narrow);
+        matches = this.#store.compileNarrow(s.userId, s.options.narrow);
       } catch {
         continue;
       }
@@ -255,7 +254,7 @@ export class EventHub {
       const wire = new WireEvent(event, this.#store);
       const visit = (queue: EventQueue, recipient: boolean): void => {
         if (!queue.wants(event.type)) return;
-        if (event.type === "message" && queue.matchesNarrow && !queue.matchesNarrow(event, queue.userId)) return;
+        if (event.type === "message" && queue.matchesNarrow && !queue.matchesNarrow(event.message.id)) return;
         const body = wire.forQueue(queue, recipient);
         if (body === null) return;
         queue.push(body);

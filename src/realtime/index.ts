@@ -5,6 +5,6 @@
  */
 export { EventHub, BadEventQueueError, DEFAULT_MAX_QUEUE_EVENTS, type HubOptions, type HubStats, type PollInput } from "./hub.js";
 export type { QueueOptions, SavedQueue } from "./queue.js";
-export type { NarrowTermInput } from "./narrow-filter.js";
+export type { NarrowTermInput } from "./queue.js";
 export { ManualClock, systemClock, type Clock } from "./clock.js";
 export { loadSavedQueues, writeSavedQueues, SAVED_QUEUES_FILE } from "./persist.js";

@@ -5,7 +5,14 @@
  * Event IDs start at 0 and only grow; a poll's last_event_id acknowledges (drops)
  * every event up to it.
  */
-import type { MessagePredicate, NarrowTermInput } from "./narrow-filter.js";
+import type { MessageMatcher } from "../engine/index.js";
+
+/** One term of register's `narrow`, as the client sent it (kept to rebuild the matcher after a restart). */
+export interface NarrowTermInput {
+  readonly operator: string;
+  readonly operand: unknown;
+  readonly negated?: boolean;
+}
 
 /** What a queue was registered with: decides which events it gets, and their shapes. */
 export interface QueueOptions {
@@ -62,7 +69,7 @@ export class EventQueue {
     readonly userId: number,
     readonly realmId: number,
     readonly options: QueueOptions,
-    readonly matchesNarrow: MessagePredicate | null,
+    readonly matchesNarrow: MessageMatcher | null,
     now: number,
     nextEventId = 0,
   ) {

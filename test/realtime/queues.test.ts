@@ -119,7 +119,7 @@ describe("event queues", () => {
     await expectRejectedUnchanged(server, () => server.call(alice, "GET", "/events", { queue_id: q, last_event_id: -5 }), 400, "BAD_REQUEST", "last_event_id is too small");
     await expectRejectedUnchanged(server, () => server.call(alice, "GET", "/events", {}), 400, "REQUEST_VARIABLE_MISSING", "Missing 'queue_id' argument");
     await expectRejectedUnchanged(server, () => server.call(alice, "POST", "/register", { event_types: "[not json" }), 400, "BAD_REQUEST", "event_types is not valid JSON");
-    await expectRejectedUnchanged(server, () => server.call(alice, "POST", "/register", { narrow: [["nonsense", "x"]] }), 400, "BAD_NARROW", "Invalid narrow operator: nonsense");
+    await expectRejectedUnchanged(server, () => server.call(alice, "POST", "/register", { narrow: [["nonsense", "x"]] }), 400, "BAD_NARROW", "Invalid narrow operator: unknown operator nonsense");
     await expectRejectedUnchanged(server, () => server.call(server.seed.guest, "POST", "/register", { all_public_streams: true }), 400, "BAD_REQUEST", "User not authorized for this query");
   });
 

@@ -129,11 +129,11 @@ function describe(t: Term): string {
   }
 }
 
-function channelTopicStep(ctx: PlanContext, channelId: number, topic: string): { bitmap: ReadonlyBitmap; complement: boolean } {
+export function channelTopicStep(ctx: PlanContext, channelId: number, topic: string): { bitmap: ReadonlyBitmap; complement: boolean } {
   return { bitmap: exceedsCodePoints(topic, MAX_TOPIC_LENGTH) ? EMPTY : ctx.state.bitmaps.get(key.channelTopic(channelId, topic)), complement: false };
 }
 
-function evaluateTerm(ctx: PlanContext, t: Term): { bitmap: ReadonlyBitmap; complement: boolean } {
+export function evaluateTerm(ctx: PlanContext, t: Term): { bitmap: ReadonlyBitmap; complement: boolean } {
   const { state, user } = ctx;
   const b = state.bitmaps;
   const realmId = user.realmId;
@@ -220,7 +220,7 @@ function topicPolicySet(ctx: PlanContext, policy: number, channelId: number | nu
  * are looked up on every first_unread). Records are replaced, never changed, on update.
  */
 const TOPIC_KEYS = new WeakMap<UserTopic, string>();
-function topicKeyOf(ut: UserTopic): string {
+export function topicKeyOf(ut: UserTopic): string {
   let k = TOPIC_KEYS.get(ut);
   if (k === undefined) TOPIC_KEYS.set(ut, (k = key.channelTopic(ut.channelId, ut.topic)));
   return k;
