@@ -22,7 +22,7 @@ export { SYSTEM_GROUPS } from "./access.js";
 export * from "./errors.js";
 export * from "./limits.js";
 export * from "./types.js";
-export type { MessageRenderer, RenderContext, RenderResult, RenderUpload } from "./render.js";
+export type { MessageRenderer, RenderContext, RenderFailure, RenderResult, RenderUpload } from "./render.js";
 export { THUMBNAIL_FORMAT } from "./render.js";
 export { INVALID_ATTACHMENT, isValidPathId, type NewAttachment } from "./actions/attachments.js";
 export type { CreateRealmInput } from "./actions/realms.js";

@@ -82,6 +82,17 @@ export interface RenderResult {
   readonly uploadPathIds: readonly string[];
   /** The message is a /me status message. */
   readonly isMeMessage: boolean;
+  /**
+   * Why the renderer fell back (a bug in it): the fallback is stored, and the engine
+   * reports the failure with the message's ID to Store.onRenderFailure listeners.
+   */
+  readonly failure?: string;
+}
+
+/** A message stored with a renderer's fallback. */
+export interface RenderFailure {
+  readonly messageId: number;
+  readonly failure: string;
 }
 
 /** A renderer: pure function of the content and the realm lookups. */

@@ -19,7 +19,7 @@ import { buildMembersIndex, Conversations } from "./index/conversations.js";
 import { UserTopicPolicies } from "./index/user-topics.js";
 import { PresenceLog } from "./index/presence-log.js";
 import { foldName } from "./index/keys.js";
-import type { MessageRenderer } from "./render.js";
+import type { MessageRenderer, RenderFailure } from "./render.js";
 import { FIRST_ID, forgetUncommittedStructures, OLDEST_SCHEMA_VERSION, openTables, SCHEMA_VERSION, TABLE_NAMES, TABLE_SPECS, type TableName, type Tables } from "./storage/tables.js";
 import { messageMetaOf, type Attachment, type Channel, type Device, type Draft, type EmailChange, type Invite, type Message, type MessageMeta, type OutboxMail, type Playground, type PresenceRecord, type Realm, type RealmEmoji, type SavedSnippet, type ScheduledMessage, type Subscription, type User, type UserGroup } from "./types.js";
 import { StorageError } from "./errors.js";
@@ -203,6 +203,7 @@ export class StoreState {
   readonly subscriptionVersion = new Map<number, number>();
 
   readonly #listeners = new Set<(batch: EventBatch) => void>();
+  readonly #renderFailureListeners = new Set<(failure: RenderFailure) => void>();
   readonly #rollbackListeners = new Set<() => void>();
   readonly #commitHook: (() => void) | undefined;
   readonly #onListenerError: (error: unknown) => void;
@@ -458,6 +459,16 @@ export class StoreState {
   onEvents(listener: (batch: EventBatch) => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
+  }
+
+  /** Messages stored with the renderer's fallback, reported once committed. */
+  onRenderFailure(listener: (failure: RenderFailure) => void): () => void {
+    this.#renderFailureListeners.add(listener);
+    return () => this.#renderFailureListeners.delete(listener);
+  }
+
+  reportRenderFailure(failure: RenderFailure): void {
+    for (const listener of this.#renderFailureListeners) listener(failure);
   }
 
   /** Called after a failed transaction (derived caches forget what they saw inside it). */

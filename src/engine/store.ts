@@ -77,6 +77,7 @@ import {
 } from "./queries/listings.js";
 import { getMessageRecord } from "./storage/message-records.js";
 import { compileNarrow, type MessageMatcher } from "./narrow/predicate.js";
+import type { RenderFailure } from "./render.js";
 import { warmUpSendPath, type WarmUpResult } from "./warm-up.js";
 
 export class Store {
@@ -617,10 +618,11 @@ export class Store {
   /**
    * Delivers every pending scheduled message due at `nowSeconds`, one transaction each
    * (the message and its delivered mark together). The engine keeps no timer: a
-   * scheduler (src/scheduler) calls this.
+   * scheduler (src/scheduler) calls this. `limit`: at most this many deliveries (the
+   * earliest due first), so a caller can yield between slices of a backlog.
    */
-  deliverDueScheduledMessages(nowSeconds: number): DeliveryOutcome[] {
-    return deliverDueScheduledMessages(this.#state, nowSeconds);
+  deliverDueScheduledMessages(nowSeconds: number, limit?: number): DeliveryOutcome[] {
+    return deliverDueScheduledMessages(this.#state, nowSeconds, limit);
   }
   /** The earliest pending delivery time (UNIX seconds), or null when none is pending. */
   nextScheduledDelivery(): number | null {
@@ -663,6 +665,15 @@ export class Store {
       return user && user.isActive ? { state: this.#state, received: this.#received, user } : null;
     };
     return compileNarrow(this.#context(userId), narrow, live);
+  }
+
+  /**
+   * Messages stored with the renderer's fallback (a renderer bug: the message was kept
+   * as text, without its mentions), reported after their write commits. Returns the
+   * unsubscribe function.
+   */
+  onRenderFailure(listener: (failure: RenderFailure) => void): () => void {
+    return this.#state.onRenderFailure(listener);
   }
 
   /** GET /messages for `userId`. */

@@ -76,7 +76,9 @@ export class ServerMetrics {
     const sent = new Counter({ name: "parley_messages_sent_total", help: "Messages stored (sends and scheduled deliveries)", registers });
     const flagUpdates = new Counter({ name: "parley_flag_updates_total", help: "Flag changes committed, by flag and op", labelNames: ["flag", "op"], registers });
     const flagMessages = new Counter({ name: "parley_flag_update_messages_total", help: "Messages whose flag changed, by flag and op", labelNames: ["flag", "op"], registers });
-    this.#unsubscribe = store.onEvents((batch) => {
+    const renderFailures = new Counter({ name: "parley_markdown_render_failures_total", help: "Messages stored as plain text because the Markdown renderer failed (each is logged with its ID)", registers });
+    const stopRenderFailures = store.onRenderFailure(() => renderFailures.inc());
+    const stopEvents = store.onEvents((batch) => {
       for (const { event } of batch.deliveries) {
         if (event.type === "message") sent.inc();
         else if (event.type === "update_message_flags") {
@@ -85,6 +87,10 @@ export class ServerMetrics {
         }
       }
     });
+    this.#unsubscribe = () => {
+      stopEvents();
+      stopRenderFailures();
+    };
 
     const hub = (pick: (s: EventHub["stats"]) => number) =>
       function (this: Gauge) {

@@ -162,6 +162,9 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   let compat: CompatListener | null = null;
   const requestLog = new RequestLog(options.requestLog ?? { level: "silent" });
   const metrics = new ServerMetrics(store, events);
+  const stopRenderFailureLog = store.onRenderFailure(({ messageId, failure }) =>
+    logError(`message ${messageId}: Markdown rendering failed; stored as plain text without mentions`, failure),
+  );
   const webFiles = new StaticFiles(options.webRoot ?? defaultWebRoot());
   type Headers = readonly (readonly [string, string])[];
   /** The request ID goes back to the client; the line is logged and counted once the reply is out. */
@@ -359,6 +362,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
       listenSocket = null;
       if (ownsHub) events.close();
       metrics.close();
+      stopRenderFailureLog();
       compat?.close();
       compat = null;
       requestLog.flush();

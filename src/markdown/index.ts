@@ -129,7 +129,9 @@ export const renderFullMarkdown: MessageRenderer = (content: string, context: Re
       uploadPathIds: [...state.uploadPathIds],
       isMeMessage: isMeMessage(content),
     };
-  } catch {
-    return plainTextResult(content);
+  } catch (error) {
+    // Never lose the message to a renderer bug: store it as text and say why.
+    const failure = error instanceof Error ? `${error.name}: ${error.message}${error.stack ? ` ${error.stack.split("\n")[1]?.trim() ?? ""}` : ""}` : String(error);
+    return { ...plainTextResult(content), failure };
   }
 };

@@ -9,6 +9,8 @@ import { createServer, type ParleyServer } from "../../src/http/server.js";
 import { isLoopback, mayReadMetrics } from "../../src/http/metrics.js";
 import { seedRealm, tempStore, type TempStore } from "../support/temp-store.js";
 import { startServer, type TestServer } from "../support/http.js";
+import type { MessageRenderer } from "../../src/engine/index.js";
+import { renderFullMarkdown } from "../../src/markdown/index.js";
 
 let server: TestServer | null = null;
 const cleanups: (() => void)[] = [];
@@ -127,5 +129,26 @@ describe("GET /metrics", () => {
     const closed = await scrape(`http://${external}:${noToken.port}`, { Authorization: "Bearer anything" });
     expect(closed.status).toBe(401);
     expect(closed.text).toMatch(/loopback clients only/);
+  });
+  it("logs a Markdown renderer failure with the message's ID and counts it; the message is kept as text", async () => {
+    const logged: { message: string; error: unknown }[] = [];
+    // A lookup that throws inside the renderer: a renderer bug, as far as the engine can tell.
+    const broken: MessageRenderer = (content, context) => renderFullMarkdown(content, { ...context, findUsersByName: () => { throw new Error("lookup exploded"); } });
+    server = await startServer({ logError: (message, error) => logged.push({ message, error }) }, { renderer: broken });
+    const s = server;
+    const before = sample((await scrape(s.base)).text, "parley_markdown_render_failures_total");
+    expect(before).toBe(0);
+    const sent = await s.call(s.seed.owner, "POST", "/messages", { type: "stream", to: "general", topic: "t", content: "hi @**Alice** *there*" });
+    expect(sent.status).toBe(200);
+    const id = sent.body["id"] as number;
+    expect(logged).toHaveLength(1);
+    expect(logged[0]!.message).toBe(`message ${id}: Markdown rendering failed; stored as plain text without mentions`);
+    expect(String(logged[0]!.error)).toContain("lookup exploded");
+    expect(sample((await scrape(s.base)).text, "parley_markdown_render_failures_total")).toBe(1);
+    const stored = await s.call(s.seed.owner, "GET", `/messages/${id}`);
+    expect((stored.body["message"] as { content: string }).content).toContain("@**Alice**");
+    // A message that renders is not counted.
+    await s.call(s.seed.owner, "POST", "/messages", { type: "stream", to: "general", topic: "t", content: "plain" });
+    expect(sample((await scrape(s.base)).text, "parley_markdown_render_failures_total")).toBe(1);
   });
 });

@@ -78,6 +78,29 @@ describe("delivery on time", () => {
   });
 });
 
+describe("a backlog after downtime", () => {
+  it("is delivered in slices with turns of the event loop between them, oldest first, each once", async () => {
+    const n = 40;
+    for (let i = 0; i < n; i++) s.scheduleMessage(w.owner.id, { to: { type: "channel", channelId: w.general.id, topic: "t" }, content: `m${i}`, deliverAt: T0 + 1 + (i % 7), client: "API" });
+    clock.advance(10_000);
+    const delivered: number[] = [];
+    scheduler.stop();
+    // A zero budget: one delivery per turn, whatever the machine's speed.
+    scheduler = new Scheduler(s, { clock, sliceMs: 0, onDelivery: (o) => delivered.push(o.scheduledMessageId) });
+    scheduler.start();
+    expect(delivered).toHaveLength(1);
+    // Other work runs between slices: an immediate queued now sees a partial backlog.
+    const seen = await new Promise<number>((resolve) => setImmediate(() => resolve(delivered.length)));
+    expect(seen).toBeGreaterThan(0);
+    expect(seen).toBeLessThan(n);
+    while (delivered.length < n) await new Promise((resolve) => setImmediate(resolve));
+    expect(new Set(delivered).size).toBe(n);
+    const times = delivered.map((id) => internals(s).scheduledMessages.get(id)!.deliverAt);
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+    expect(s.scheduledMessages(w.owner.id)).toEqual([]);
+  });
+});
+
 describe("failures", () => {
   it("a sender who lost access: failed with the reason, and a Notification Bot notice", () => {
     const sm = s.scheduleMessage(w.alice.id, { to: { type: "channel", channelId: w.secret.id, topic: "t" }, content: "secret plans", deliverAt: T0 + 1, client: "website" });

@@ -177,9 +177,9 @@ export interface DeliveryOutcome {
  * sender gets the Notification Bot's direct message (unless they or the realm are
  * deactivated), as Zulip's send_scheduled_message does.
  */
-export function deliverDueScheduledMessages(state: StoreState, now: number): DeliveryOutcome[] {
+export function deliverDueScheduledMessages(state: StoreState, now: number, limit = Number.POSITIVE_INFINITY): DeliveryOutcome[] {
   const out: DeliveryOutcome[] = [];
-  for (;;) {
+  while (out.length < limit) {
     let due: [number, number] | undefined;
     for (const key of state.tables.scheduledDue.getKeys({ limit: 1 })) due = key;
     if (!due || due[0] > now) return out;
@@ -192,6 +192,7 @@ export function deliverDueScheduledMessages(state: StoreState, now: number): Del
     }
     out.push(deliverOne(state, scheduled));
   }
+  return out;
 }
 
 function deliverOne(state: StoreState, scheduled: ScheduledMessage): DeliveryOutcome {

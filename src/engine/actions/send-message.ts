@@ -252,6 +252,8 @@ export function storeMessage(state: StoreState, ctx: WriteContext, input: Messag
     // Before the message is indexed: "initiation" means the topic has no message yet.
     const automatic = channel && input.automaticPolicies !== false ? applyAutomaticPolicies(state, ctx, sender, channel, topic, rendered.mentionedUserIds) : null;
     const id = state.allocate("nextMessageId");
+    const failure = rendered.failure;
+    if (failure !== undefined) ctx.afterCommit(() => state.reportRenderFailure({ messageId: id, failure }));
     const conversation = channel ? null : conversationFor(state, sender.realmId, participants);
     // Zulip's has_attachment: the message claimed at least one upload (a link to a missing or foreign file does not count).
     const claimed = claimableAttachments(state, sender, rendered.uploadPathIds);
