@@ -645,6 +645,7 @@ describe("robustness", () => {
       hasAttachment: false,
       uploadPathIds: [],
       isMeMessage: false,
+      failure: expect.stringContaining("Error: database down") as unknown as string,
     });
   });
 });
