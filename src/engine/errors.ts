@@ -173,9 +173,21 @@ export class NotFoundError extends EngineError {
 /** Too many requests; retryAfter in seconds. */
 export class RateLimitError extends EngineError {
   readonly retryAfter: number;
-  constructor(retryAfter: number) {
-    super("RATE_LIMIT_HIT", "API usage exceeded rate limit", { "retry-after": retryAfter });
+  constructor(retryAfter: number, message = "API usage exceeded rate limit") {
+    super("RATE_LIMIT_HIT", message, { "retry-after": retryAfter });
     this.retryAfter = retryAfter;
+  }
+}
+
+/**
+ * Password hashing is at capacity (accounts/hash-pool.ts): the request was refused
+ * before its password was looked at, so it says nothing about the credentials; the
+ * client may retry after `retryAfter` seconds. Same wire code as a rate limit, which
+ * Zulip clients already back off from.
+ */
+export class HashingBusyError extends RateLimitError {
+  constructor(retryAfter: number) {
+    super(retryAfter, "The server is busy checking passwords; try again in a moment.");
   }
 }
 

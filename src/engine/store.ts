@@ -55,6 +55,7 @@ import { createSavedSnippet, deleteSavedSnippet, editSavedSnippet, listSavedSnip
 import type { PasswordRecord } from "./accounts/password.js";
 import { loginByEmail, loginWithPassword, preparePasswordChange, regenerateApiKey, setCanChangeUserEmails, type ScryptCost } from "./actions/accounts.js";
 import { acceptInvite, canCreateMultiuseInvite, canInviteByEmail, createMultiuseInvite, inviteUsers, listInvites, resendInvite, revokeInvite, usableInvite, type AcceptInviteInput, type InviteEnvironment, type InviteOptions, type InviteUsersResult } from "./actions/invites.js";
+import { checkJoinForm, type JoinDetails } from "./actions/invites.js";
 import { confirmEmailChange } from "./actions/email-change.js";
 import { dueMail, markMailAttemptFailed, markMailDelivered, nextMailAttempt } from "./mail/outbox.js";
 import { attachmentForViewer, checkUploadQuota, createAttachment, deleteAttachment, listAttachments, removeOldUnclaimedAttachments, uploadSpaceUsed, type NewAttachment } from "./actions/attachments.js";
@@ -280,6 +281,10 @@ export class Store {
   /** The invitation behind a join link, if it can still be used in the realm (InvalidLinkError otherwise). */
   usableInvite(realmId: number, key: string): Invite {
     return usableInvite(this.#state, realmId, key);
+  }
+  /** The join page's form, checked whole before its password is hashed (InvalidLinkError, BadRequestError). */
+  checkJoinForm(input: JoinDetails & { readonly password: string }): void {
+    checkJoinForm(this.#state, input);
   }
   /** The join page's submit: the new account. */
   acceptInvite(input: AcceptInviteInput): User {

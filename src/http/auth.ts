@@ -6,6 +6,7 @@
  */
 import { timingSafeEqual } from "node:crypto";
 import { AuthError, BadRequestError, EngineError, NoSuchRealmError, RateLimitError, type Store } from "../engine/index.js";
+import { HashingBusyError } from "../engine/index.js";
 import type { Realm, User } from "../engine/index.js";
 import type { RateLimiter } from "./rate-limit.js";
 
@@ -144,6 +145,12 @@ export class LoginGuard {
       this.#byAccount?.reset(account);
       return { value };
     } catch (error) {
+      // Refused before the password was looked at (hashing at capacity): no attempt was
+      // made, so the account neither loses a try nor has its earlier failures forgotten.
+      if (error instanceof HashingBusyError) {
+        this.#byAccount?.refund(account);
+        throw error;
+      }
       // Any other refusal (deactivated account, weak new password) came after the
       // password matched: that counts as a success for the limits.
       if (!isFailure(error)) this.#byAccount?.reset(account);

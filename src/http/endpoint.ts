@@ -18,6 +18,8 @@ import type { ServerConfig } from "../config/index.js";
 import type { BouncerClient } from "../push/bouncer-client.js";
 import type { ScryptCost } from "../engine/index.js";
 import type { LoginGuard } from "./auth.js";
+import type { JoinGuard } from "./pages/join-limits.js";
+import type { WindowLimiter } from "./rate-limit.js";
 
 export type Method = "GET" | "POST" | "PATCH" | "DELETE" | "PUT" | "HEAD";
 
@@ -35,6 +37,10 @@ export interface ServerInfo {
   readonly logins: LoginGuard;
   /** scrypt parameters for new password hashes. */
   readonly passwordHashCost: ScryptCost;
+  /** Limits on join-page submissions, per client address and per invitation link. */
+  readonly joins: JoinGuard;
+  /** Email changes per user (Zulip's email_change_by_user); null when rate limiting is off. */
+  readonly emailChanges: WindowLimiter | null;
 }
 
 /** What a handler sees: the store, the caller and request facts, already authenticated. */

@@ -18,6 +18,8 @@ import { Uploads } from "../uploads/index.js";
 import { ENDPOINTS } from "./endpoints/index.js";
 import { parseParams, type ParamShape } from "./params.js";
 import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_LOGIN_LIMIT, DEFAULT_RATE_LIMIT, RateLimiter, type RateLimitConfig } from "./rate-limit.js";
+import { DEFAULT_EMAIL_CHANGE_LIMITS, WindowLimiter } from "./rate-limit.js";
+import { DEFAULT_JOIN_LIMITS, JoinGuard, type JoinLimits } from "./pages/join-limits.js";
 import { parseBody, parseQuery, readBody, readHead, type RequestHead } from "./request.js";
 import { RequestLog, type RequestLogOptions, type RequestNote } from "./request-log.js";
 import { mayReadMetrics, METRICS_PATH, ServerMetrics } from "./metrics.js";
@@ -58,6 +60,16 @@ export interface ServerOptions {
   readonly authFailureLimit?: RateLimitConfig | false;
   /** Password attempts per account (Zulip's authenticate_by_username), or false to disable. Off with RATE_LIMITING false, as in Zulip. */
   readonly loginLimit?: RateLimitConfig | false;
+  /**
+   * Join-page submissions per client address and complete forms per link
+   * (pages/join-limits.ts), or false. Off with RATE_LIMITING false.
+   */
+  readonly joinLimit?: JoinLimits | false;
+  /**
+   * Email changes per user (Zulip's email_change_by_user: 2 an hour, 5 a day),
+   * or false. Off with RATE_LIMITING false.
+   */
+  readonly emailChangeLimit?: readonly RateLimitConfig[] | false;
   /** scrypt parameters for new password hashes (and the decoy compared when an account has none). Default SCRYPT_COST; tests pass a cheap one. */
   readonly passwordHashCost?: ScryptCost;
   /** Ceiling on every endpoint's body limit, in bytes (endpoints default to DEFAULT_MAX_BODY_BYTES). */
@@ -83,7 +95,7 @@ export interface ServerOptions {
    * not outlive the machine, and custom emoji uploads are refused.
    */
   readonly dataDir?: string;
-  /** Milliseconds since the epoch, for temporary download URLs (tests move it). */
+  /** Milliseconds since the epoch, for temporary download URLs and the email change limit (tests move it). */
   readonly now?: () => number;
   /** The web client's built files, served at `/`; default this package's dist/web. */
   readonly webRoot?: string;
@@ -139,6 +151,10 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   const authGuard = new AuthFailureGuard(authFailures);
   const loginLimited = options.loginLimit !== false && (options.loginLimit !== undefined || config.RATE_LIMITING);
   const logins = new LoginGuard(loginLimited ? new RateLimiter(options.loginLimit || DEFAULT_LOGIN_LIMIT) : null, authFailures);
+  const joinLimit = options.joinLimit ?? (config.RATE_LIMITING ? DEFAULT_JOIN_LIMITS : false);
+  const joins = joinLimit === false ? new JoinGuard(null, null) : JoinGuard.limited(joinLimit);
+  const emailChangeLimit = options.emailChangeLimit ?? (config.RATE_LIMITING ? DEFAULT_EMAIL_CHANGE_LIMITS : false);
+  const emailChanges = emailChangeLimit === false ? null : new WindowLimiter(emailChangeLimit, options.now);
   const maxBody = options.maxBodyBytes ?? Number.POSITIVE_INFINITY;
   // Chosen before the body is read, so an oversized body is refused while it streams.
   const bodyLimit = (match: RouteMatch): number => {
@@ -150,7 +166,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     config.PUSH_NOTIFICATION_BOUNCER_URL !== undefined && config.ZULIP_ORG_ID !== undefined && config.ZULIP_ORG_KEY !== undefined
       ? new BouncerClient({ url: config.PUSH_NOTIFICATION_BOUNCER_URL, orgId: config.ZULIP_ORG_ID, orgKey: config.ZULIP_ORG_KEY, ...(options.bouncerTimeoutMs !== undefined ? { timeoutMs: options.bouncerTimeoutMs } : {}) })
       : null;
-  let info: ServerInfo = { baseUrl: options.baseUrl ?? `http://${externalHost}`, externalHost, config, bouncer, dataDir: options.dataDir ?? null, logins, passwordHashCost: options.passwordHashCost ?? SCRYPT_COST };
+  let info: ServerInfo = { baseUrl: options.baseUrl ?? `http://${externalHost}`, externalHost, config, bouncer, dataDir: options.dataDir ?? null, logins, passwordHashCost: options.passwordHashCost ?? SCRYPT_COST, joins, emailChanges };
   const messageJson = new MessageJsonCache(store, options.messageCacheBytes);
   const windows = new WindowReplyCache(store, options.windowCacheBytes);
   const userJson = new UserListCache(store);
@@ -228,7 +244,8 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     try {
       const { fields } = await parseBody(head, body);
       const realm = realmFor(store, head.host, externalHost);
-      return await route.handle({ method: head.method, store, realm, server: info, fields });
+      const { remoteAddress } = head;
+      return await route.handle({ method: head.method, store, realm, server: info, fields, remoteAddress });
     } catch (error) {
       if (error instanceof EngineError && error.code !== "INTERNAL_SERVER_ERROR") {
         const status = ERROR_MAP[error.code].status;

@@ -5,7 +5,7 @@
  * realm_user events. JWT login is in jwt.test.ts.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { hashPassword } from "../../src/engine/index.js";
+import { defaultHashPoolLimits, hashPassword, passwordHashPool } from "../../src/engine/index.js";
 import type { User } from "../../src/engine/types.js";
 import type { ServerOptions } from "../../src/http/server.js";
 import { expectRejectedUnchanged, rawRequest, startServer, TEST_SCRYPT_COST, type TestServer } from "../support/http.js";
@@ -96,6 +96,58 @@ describe("login limits", () => {
     const badKey = await s.call(null, "GET", "/users/me", {}, { headers: { Authorization: `Basic ${Buffer.from("bob@test.dev:" + "x".repeat(32)).toString("base64")}` } });
     expect(badKey.status).toBe(401);
     await expectRejectedUnchanged(s, () => login("alice@test.dev", ALICE_PASSWORD), 429, "RATE_LIMIT_HIT", "API usage exceeded rate limit");
+  });
+});
+
+describe("password hashing at capacity", () => {
+  /** Fills the process's hash pool (the test server runs in this process): one slot, no queue. */
+  function fillHashPool(): () => Promise<void> {
+    passwordHashPool.configure({ concurrency: 1, maxQueued: 0 });
+    let open = (): void => undefined;
+    const held = passwordHashPool.run(() => new Promise<void>((resolve) => (open = resolve)));
+    return async () => {
+      open();
+      await held;
+      passwordHashPool.configure(defaultHashPoolLimits());
+    };
+  }
+
+  it("refuses logins and password changes with 429 and Retry-After before the password is hashed", async () => {
+    await boot();
+    const { alice } = s.seed;
+    const release = fillHashPool();
+    try {
+      const started = passwordHashPool.started;
+      const busy = "The server is busy checking passwords; try again in a moment.";
+      const tryLogin = () => login("alice@test.dev", ALICE_PASSWORD);
+      const refused = await expectRejectedUnchanged(s, tryLogin, 429, "RATE_LIMIT_HIT", busy);
+      expect(refused["retry-after"]).toBe(1);
+      expect((await login("nobody@test.dev", "guess-xx-1")).status).toBe(429);
+      const params = { old_password: ALICE_PASSWORD, new_password: "granite-lantern-9" };
+      const change = () => s.call(alice, "PATCH", "/settings", params);
+      const r = await expectRejectedUnchanged(s, change, 429, "RATE_LIMIT_HIT", busy);
+      expect(r["retry-after"]).toBe(1);
+      expect((await change()).headers.get("retry-after")).toBe("1.000");
+      expect(passwordHashPool.started).toBe(started);
+    } finally {
+      await release();
+    }
+    expect((await login("alice@test.dev", ALICE_PASSWORD)).status).toBe(200);
+  });
+
+  it("a refusal for capacity neither costs the account an attempt nor forgets its failed ones", async () => {
+    await boot({ loginLimit: { requests: 3, windowSeconds: 3600 } });
+    for (let i = 0; i < 2; i++) expect((await login("alice@test.dev", `guess-${i}-xx`)).status).toBe(401);
+    const release = fillHashPool();
+    try {
+      for (let i = 0; i < 3; i++) expect((await login("alice@test.dev", ALICE_PASSWORD)).body["msg"]).toMatch(/busy/);
+    } finally {
+      await release();
+    }
+    expect((await login("alice@test.dev", "guess-2-xx")).status).toBe(401);
+    // The third failure used the last attempt: the right password is refused too.
+    const tryLogin = () => login("alice@test.dev", ALICE_PASSWORD);
+    await expectRejectedUnchanged(s, tryLogin, 429, "RATE_LIMIT_HIT", "API usage exceeded rate limit");
   });
 });
 

@@ -8,19 +8,29 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG } from "../../src/config/index.js";
-import type { User } from "../../src/engine/index.js";
+import { request as httpRequest } from "node:http";
+import { defaultHashPoolLimits, passwordHashPool, type User } from "../../src/engine/index.js";
 import { internals } from "../../src/engine/internal.js";
+import type { ServerOptions } from "../../src/http/server.js";
+import { MailSender } from "../../src/mail/sender.js";
+import { fromHeader, transportFor } from "../../src/mail/transports.js";
 import { expectRejectedUnchanged, startServer, type TestServer } from "../support/http.js";
+import { startSmtp, type TestSmtp } from "../support/smtp.js";
 
 let s: TestServer;
 let now = 1_700_000_000;
 
-async function boot(config: Partial<typeof DEFAULT_CONFIG> = {}): Promise<void> {
+async function boot(options: ServerOptions = {}, config: Partial<typeof DEFAULT_CONFIG> = {}): Promise<void> {
   now = 1_700_000_000;
-  s = await startServer({ config: { ...DEFAULT_CONFIG, ...config } }, { now: () => now });
+  s = await startServer({ ...options, config: { ...DEFAULT_CONFIG, ...config } }, { now: () => now });
 }
 
-afterEach(() => s?.close());
+let smtp: TestSmtp | undefined;
+afterEach(async () => {
+  s?.close();
+  await smtp?.close();
+  smtp = undefined;
+});
 
 const invite = (user: User, params: Record<string, unknown>) => s.call(user, "POST", "/invites", { stream_ids: [], ...params });
 
@@ -148,7 +158,7 @@ describe("POST /invites", () => {
   });
 
   it("stops at the realm's daily limit, resends included", async () => {
-    await boot({ INVITES_DEFAULT_REALM_DAILY_MAX: 3 });
+    await boot({}, { INVITES_DEFAULT_REALM_DAILY_MAX: 3 });
     const { owner } = s.seed;
     expect((await invite(owner, { invitee_emails: "a@x.dev,b@x.dev" })).status).toBe(200);
     const limited = await expectRejectedUnchanged(
@@ -312,6 +322,133 @@ describe("the join page", () => {
   });
 });
 
+interface PageAnswer {
+  readonly status: number;
+  readonly text: string;
+  readonly retryAfter: string | null;
+}
+
+const limits = (byAddress: number, byLink: number) => ({
+  joinLimit: {
+    byAddress: { requests: byAddress, windowSeconds: 3600 },
+    byLink: { requests: byLink, windowSeconds: 3600 },
+  },
+});
+
+describe("join page limits and hashing (hardening item 6)", () => {
+  const FORM = { full_name: "New Person", password: "correct horse battery" };
+
+  /** A join post from a given loopback address (the whole of 127/8 reaches the server). */
+  function postFrom(localAddress: string, url: string, form: Record<string, string>): Promise<PageAnswer> {
+    const body = new URLSearchParams(form).toString();
+    const { hostname: host, port, pathname: path } = new URL(url);
+    return new Promise((resolve, reject) => {
+      const headers = { "Content-Type": "application/x-www-form-urlencoded", "Content-Length": Buffer.byteLength(body) };
+      const req = httpRequest({ host, port, path, method: "POST", localAddress, headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8");
+          resolve({ status: res.statusCode ?? 0, text, retryAfter: res.headers["retry-after"] ?? null });
+        });
+      });
+      req.on("error", reject);
+      req.end(body);
+    });
+  }
+
+  async function multiuseLink(): Promise<string> {
+    const r = await s.call(s.seed.owner, "POST", "/invites/multiuse", {});
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    return local(r.body["invite_link"] as string);
+  }
+
+  const userCount = () => internals(s.t.store).users.size;
+
+  it("checks the whole form before hashing: a refused form never reaches scrypt", async () => {
+    await boot();
+    const link = await multiuseLink();
+    const started = passwordHashPool.started;
+    const refused: [Record<string, string>, string][] = [
+      [{ ...FORM }, "Invalid address."],
+      [{ ...FORM, email: "not an address" }, "Invalid address."],
+      [{ ...FORM, email: "alice@test.dev" }, "Already has an account."],
+      [{ ...FORM, email: "fresh@x.dev", full_name: "x" }, "Name too short!"],
+      [{ ...FORM, email: "fresh@x.dev", full_name: "" }, "Name too short!"],
+      [{ ...FORM, email: "fresh@x.dev", password: "abc" }, "The password is too weak."],
+      [{ ...FORM, email: "fresh@x.dev", password: "fresh@x.dev" }, "The password is too weak."],
+      [{ ...FORM, email: "fresh@x.dev", password: "p".repeat(101) }, "Password is too long (limit: 100 characters)."],
+    ];
+    const before = userCount();
+    for (const [form, reason] of refused) {
+      const r = await page(link, form);
+      expect(r.status, reason).toBe(400);
+      expect(r.text).toContain(reason.replace("'", "&#39;"));
+    }
+    expect(passwordHashPool.started - started).toBe(0);
+    expect(userCount()).toBe(before);
+    expect((await page(link, { ...FORM, email: "fresh@x.dev" })).status).toBe(200);
+    expect(passwordHashPool.started - started).toBe(1);
+  });
+
+  it("limits submissions per client address before looking at them, and leaves other addresses alone", async () => {
+    await boot(limits(3, 100));
+    const link = await multiuseLink();
+    expect((await postFrom("127.0.0.1", link, { ...FORM, email: "bad" })).status).toBe(400);
+    expect((await postFrom("127.0.0.1", `${s.base}/join/nosuchkey/`, FORM)).status).toBe(404);
+    expect((await postFrom("127.0.0.1", link, { ...FORM, email: "one@x.dev" })).status).toBe(200);
+    const started = passwordHashPool.started;
+    const before = userCount();
+    const limited = await postFrom("127.0.0.1", link, { ...FORM, email: "two@x.dev" });
+    expect(limited.status).toBe(429);
+    expect(limited.text).toContain("Too many sign-up attempts from your network.");
+    // One submission back every 20 minutes.
+    expect(Number(limited.retryAfter)).toBeGreaterThan(1100);
+    expect(Number(limited.retryAfter)).toBeLessThanOrEqual(1200);
+    expect(passwordHashPool.started).toBe(started);
+    expect(userCount()).toBe(before);
+    expect((await postFrom("127.0.0.2", link, { ...FORM, email: "two@x.dev" })).status).toBe(200);
+  });
+
+  it("limits complete forms per link: junk posts do not use up a link, other links are unaffected", async () => {
+    await boot(limits(100, 2));
+    const link = await multiuseLink();
+    for (let i = 0; i < 5; i++) {
+      expect((await page(link, { ...FORM, email: `junk${i}@x.dev`, full_name: "" })).status).toBe(400);
+    }
+    for (const email of ["a1@x.dev", "a2@x.dev"]) expect((await page(link, { ...FORM, email })).status).toBe(200);
+    const started = passwordHashPool.started;
+    const before = userCount();
+    const limited = await page(link, { ...FORM, email: "a3@x.dev" });
+    expect(limited.status).toBe(429);
+    expect(limited.text).toContain("Too many accounts are being created with this link.");
+    expect(passwordHashPool.started).toBe(started);
+    expect(userCount()).toBe(before);
+    expect((await page(await multiuseLink(), { ...FORM, email: "a3@x.dev" })).status).toBe(200);
+  });
+
+  it("answers 429 with Retry-After while the hash pool is full, and gives the link its attempt back", async () => {
+    await boot(limits(100, 1));
+    const link = await multiuseLink();
+    passwordHashPool.configure({ concurrency: 1, maxQueued: 0 });
+    let open = (): void => undefined;
+    const held = passwordHashPool.run(() => new Promise<void>((resolve) => (open = resolve)));
+    const before = userCount();
+    try {
+      const busy = await postFrom("127.0.0.1", link, { ...FORM, email: "late@x.dev" });
+      expect(busy.status).toBe(429);
+      expect(busy.retryAfter).toBe("1");
+      expect(busy.text).toContain("The server is busy.");
+      expect(userCount()).toBe(before);
+    } finally {
+      open();
+      await held;
+      passwordHashPool.configure(defaultHashPoolLimits());
+    }
+    expect((await page(link, { ...FORM, email: "late@x.dev" })).status).toBe(200);
+  });
+});
+
 describe("email changes (PATCH /settings email)", () => {
   it("mails a confirmation link to the new address and changes nothing until it is opened; opening it changes the email once", async () => {
     await boot();
@@ -343,6 +480,46 @@ describe("email changes (PATCH /settings email)", () => {
     const reused = await page(local(link));
     expect(reused.status).toBe(410);
     expect(reused.text).toContain("already been used");
+  });
+
+  it("limits changes per user as Zulip's email_change_by_user (2 an hour, 5 a day): no mail over it", async () => {
+    smtp = await startSmtp();
+    const config = { EMAIL_HOST: "127.0.0.1", EMAIL_PORT: smtp.port };
+    await boot({ now: () => now * 1000 }, config);
+    const { alice, bob } = s.seed;
+    const from = (name: string | null) => fromHeader(DEFAULT_CONFIG, "localhost", name);
+    const sender = new MailSender(s.t.store, transportFor({ ...DEFAULT_CONFIG, ...config }, s.t.dir), { from });
+    const deliver = async (): Promise<string[]> => {
+      await sender.runOnce();
+      return smtp!.received.map((m) => m.envelopeTo.join());
+    };
+    const changeTo = (email: string) => s.call(alice, "PATCH", "/settings", { email });
+    expect((await changeTo("a1@new.dev")).status).toBe(200);
+    // Refused addresses and the current one are checked first and use up nothing.
+    expect((await changeTo("not an address")).status).toBe(400);
+    expect((await changeTo(alice.email)).status).toBe(200);
+    expect((await changeTo("a2@new.dev")).status).toBe(200);
+    const LIMITED = "API usage exceeded rate limit";
+    const limited = await expectRejectedUnchanged(s, () => changeTo("a3@new.dev"), 429, "RATE_LIMIT_HIT", LIMITED);
+    expect(limited["retry-after"]).toBeCloseTo(3600, 0);
+    const again = await changeTo("a3@new.dev");
+    expect(again.headers.get("retry-after")).toBe("3600.000");
+    // A refused change takes the rest of its request with it.
+    const withName = () => s.call(alice, "PATCH", "/settings", { email: "a3@new.dev", full_name: "Alice Else" });
+    await expectRejectedUnchanged(s, withName, 429, "RATE_LIMIT_HIT", LIMITED);
+    expect((await s.call(bob, "PATCH", "/settings", { email: "b1@new.dev" })).status).toBe(200);
+    expect(await deliver()).toEqual(["a1@new.dev", "a2@new.dev", "b1@new.dev"]);
+
+    now += 3600;
+    expect((await changeTo("a3@new.dev")).status).toBe(200);
+    expect((await changeTo("a4@new.dev")).status).toBe(200);
+    now += 3600;
+    expect((await changeTo("a5@new.dev")).status).toBe(200);
+    // Five in a day: the hourly window has room, the daily one does not until the first leaves it.
+    const daily = await expectRejectedUnchanged(s, () => changeTo("a6@new.dev"), 429, "RATE_LIMIT_HIT", LIMITED);
+    expect(daily["retry-after"]).toBeCloseTo(86_400 - 7200, 0);
+    expect((await deliver()).slice(3)).toEqual(["a3@new.dev", "a4@new.dev", "a5@new.dev"]);
+    sender.stop();
   });
 
   it("an expired confirmation link changes nothing", async () => {

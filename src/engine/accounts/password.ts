@@ -1,10 +1,13 @@
 /**
  * @module accounts/password
  * Password hashing: scrypt from node:crypto, run on libuv's thread pool (never on the
- * event loop: one hash costs tens of milliseconds by design). The parameters are
- * stored with each hash, so they can be raised later without invalidating old ones.
+ * event loop: one hash costs tens of milliseconds by design), a few at a time through
+ * the process's hash pool (accounts/hash-pool.ts), which refuses what it cannot queue.
+ * The parameters are stored with each hash, so they can be raised later without
+ * invalidating old ones.
  */
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from "node:crypto";
+import { passwordHashPool } from "./hash-pool.js";
 
 export interface PasswordRecord {
   readonly algorithm: "scrypt";
@@ -25,7 +28,13 @@ const KEY_LENGTH = 32;
 function derive(plain: string, salt: Buffer, cost: { N: number; r: number; p: number }): Promise<Buffer> {
   // scrypt needs 128 * N * r bytes; Node's default ceiling (32 MiB) is exactly that at N=2^15, r=8.
   const options: ScryptOptions = { N: cost.N, r: cost.r, p: cost.p, maxmem: 256 * cost.N * cost.r };
-  return new Promise((resolve, reject) => scrypt(plain.normalize("NFC"), salt, KEY_LENGTH, options, (error, key) => (error ? reject(error) : resolve(key))));
+  const normalized = plain.normalize("NFC");
+  return passwordHashPool.run(
+    () =>
+      new Promise<Buffer>((resolve, reject) =>
+        scrypt(normalized, salt, KEY_LENGTH, options, (error, key) => (error ? reject(error) : resolve(key))),
+      ),
+  );
 }
 
 export async function hashPassword(plain: string, cost: { N: number; r: number; p: number } = SCRYPT_COST): Promise<PasswordRecord> {

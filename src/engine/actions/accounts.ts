@@ -35,7 +35,12 @@ const decoys = new Map<string, Promise<PasswordRecord>>();
 function decoy(cost: ScryptCost): Promise<PasswordRecord> {
   const key = `${cost.N}:${cost.r}:${cost.p}`;
   let record = decoys.get(key);
-  if (!record) decoys.set(key, (record = hashPassword("parley decoy password", cost)));
+  if (!record) {
+    record = hashPassword("parley decoy password", cost);
+    decoys.set(key, record);
+    // A refused hash (the pool was full) must not stay cached: the next login makes it again.
+    record.catch(() => decoys.delete(key));
+  }
   return record;
 }
 

@@ -24,6 +24,7 @@ import { BadRequestError, InvalidLinkError, InvitationError, PermissionDeniedErr
 import { enqueueMailInTxn } from "../mail/outbox.js";
 import { invitationMail, joinLink } from "../mail/templates.js";
 import type { PasswordRecord } from "../accounts/password.js";
+import { checkPasswordPolicy } from "../accounts/password-policy.js";
 import { emailKey, type StoreState, type WriteContext } from "../state.js";
 import type { Channel, Invite, Realm, Role, User, UserGroup } from "../types.js";
 import { ROLE, ROLES } from "../types.js";
@@ -333,14 +334,45 @@ export function usableInvite(state: StoreState, realmId: number, key: string): I
   return invite;
 }
 
-export interface AcceptInviteInput {
+export interface JoinDetails {
   readonly realmId: number;
   readonly key: string;
   readonly fullName: string;
   /** The invitee's address: required for reusable links, ignored for email invitations. */
   readonly email?: string;
-  /** Hashed by the caller (accounts/password.ts hashPassword), off the event loop. */
+}
+
+export interface AcceptInviteInput extends JoinDetails {
+  /** Hashed by the caller (accounts/password.ts hashPassword), off the event loop, after checkJoinForm. */
   readonly password: PasswordRecord;
+}
+
+interface CheckedJoin {
+  readonly invite: Invite;
+  readonly realm: Realm;
+  readonly email: string;
+  readonly fullName: string;
+}
+
+/** The link, the address and the name of a join form, checked: what the account would be made from. */
+function checkJoinDetails(state: StoreState, input: JoinDetails): CheckedJoin {
+  const invite = usableInvite(state, input.realmId, input.key);
+  const realm = realmOf(state, invite.realmId);
+  const email = invite.kind === "email" ? invite.email! : (input.email ?? "").trim();
+  if (invite.kind === "multiuse" && !isValidEmail(email)) throw new BadRequestError("Invalid address.");
+  const existing = existingUserError(state, realm.id, email);
+  if (existing) throw new BadRequestError(existing[1]);
+  return { invite, realm, email, fullName: checkFullName(input.fullName) };
+}
+
+/**
+ * The whole join form, before its password is hashed: the link (InvalidLinkError),
+ * the address, the name and the password's strength (BadRequestError). Hashing is
+ * the costly step, so a form that would be refused never reaches it.
+ */
+export function checkJoinForm(state: StoreState, input: JoinDetails & { readonly password: string }): void {
+  const { email, fullName } = checkJoinDetails(state, input);
+  checkPasswordPolicy(input.password, { email, fullName });
 }
 
 /**
@@ -350,13 +382,8 @@ export interface AcceptInviteInput {
  * bot tells the referrer and the welcome bot greets the new user.
  */
 export function acceptInvite(state: StoreState, input: AcceptInviteInput): User {
-  const invite = usableInvite(state, input.realmId, input.key);
-  const realm = realmOf(state, invite.realmId);
-  const email = invite.kind === "email" ? invite.email! : (input.email ?? "").trim();
-  if (invite.kind === "multiuse" && !isValidEmail(email)) throw new BadRequestError("Invalid address.");
-  const existing = existingUserError(state, realm.id, email);
-  if (existing) throw new BadRequestError(existing[1]);
-  const fullName = checkFullName(input.fullName);
+  // Checked again: the link may have been used or revoked while the password was hashed.
+  const { invite, realm, email, fullName } = checkJoinDetails(state, input);
   // Channels and groups as they are now: archived channels and deactivated groups are skipped.
   const channelIds = new Set(invite.channelIds);
   if (invite.includeRealmDefaultSubscriptions) for (const c of state.channels.values()) if (c.realmId === realm.id && c.isDefault) channelIds.add(c.id);

@@ -41,6 +41,12 @@ export interface UpdateSettingsInput {
   readonly email?: string;
   /** The realm's URL, for the confirmation link of an email change. */
   readonly realmUrl?: string;
+  /**
+   * Called when a new address passed its checks and everything else in the request
+   * did, just before the write: throws to refuse (the server's per-user limit on
+   * email changes, Zulip's email_change_by_user), and then nothing is changed or mailed.
+   */
+  readonly admitEmailChange?: () => void;
   /** Checked by preparePasswordChange before the write (Store.updateSettingsWithPassword). */
   readonly oldPassword?: string;
   /**
@@ -117,6 +123,7 @@ export function updateSettings(state: StoreState, actorId: number, input: Update
   const next: User = { ...actor, fullName, timezone: timezone ?? actor.timezone };
   const userChanged = next.fullName !== actor.fullName || next.timezone !== actor.timezone;
   if (changed.length === 0 && !userChanged && password === undefined && newEmail === null) return;
+  if (newEmail !== null) input.admitEmailChange?.();
   state.write((ctx) => {
     if (password !== undefined) state.tables.passwords.putSync(actor.id, password.record);
     if (newEmail !== null) startEmailChangeInTxn(state, ctx, actor, newEmail, input.realmUrl ?? "");

@@ -30,6 +30,7 @@ export interface PageInput {
   readonly realm: Realm | undefined;
   readonly server: ServerInfo;
   readonly fields: ReadonlyMap<string, string>;
+  readonly remoteAddress: string;
 }
 
 /** The page a path names, or null when it is not one of these paths. */
@@ -39,10 +40,11 @@ export function matchPage(path: string): PageRoute | null {
     return {
       template: "/join/:key",
       methods: ["GET", "POST"],
-      handle: ({ method, store, realm, server, fields }) => {
+      handle: ({ method, store, realm, server, fields, remoteAddress }) => {
         if (key === undefined || realm === undefined) return notFoundPage();
         const ctx = { store, realm, realmUrl: realmUrl(server, realm), key };
-        return method === "POST" ? joinSubmit(ctx, fields) : joinForm(ctx);
+        if (method !== "POST") return joinForm(ctx);
+        return joinSubmit({ ...ctx, remoteAddress, guard: server.joins, cost: server.passwordHashCost }, fields);
       },
     };
   }

@@ -1,14 +1,27 @@
 /**
  * @module http/pages/join
  * GET/POST /join/{key}/: where an invitation link leads. GET shows a form (full name,
- * password, and the address for reusable links); POST checks it, hashes the
- * password off the event loop, and creates the account (the engine's acceptInvite
- * re-checks the link inside its write), then shows the API key, the email and the
- * server URL. Refusals re-render the form with the reason (400).
+ * password, and the address for reusable links); POST, within the join limits
+ * (join-limits.ts), checks the whole form first (link, address, name, password
+ * strength), and only then hashes the password (on the bounded hash pool) and creates
+ * the account (the engine's acceptInvite re-checks the link inside its write), then
+ * shows the API key, the email and the server URL. Refusals re-render the form with
+ * the reason (400); limits and a full hash pool answer 429 with Retry-After.
  */
-import { BadRequestError, checkPasswordPolicy, hashPassword, InvalidLinkError, PASSWORD_MAX_LENGTH, type Invite, type Realm, type Store } from "../../engine/index.js";
+import {
+  BadRequestError,
+  hashPassword,
+  HashingBusyError,
+  InvalidLinkError,
+  PASSWORD_MAX_LENGTH,
+  type Invite,
+  type Realm,
+  type ScryptCost,
+  type Store,
+} from "../../engine/index.js";
 import type { Reply } from "../respond.js";
 import { escapeHtml, page } from "./html.js";
+import { JoinGuard } from "./join-limits.js";
 import { invalidLinkPage } from "./link-errors.js";
 
 interface JoinContext {
@@ -16,6 +29,13 @@ interface JoinContext {
   readonly realm: Realm;
   readonly realmUrl: string;
   readonly key: string;
+}
+
+/** What a submission needs beyond the page's context: who sends it, the limits, the hash cost. */
+export interface JoinSubmitContext extends JoinContext {
+  readonly remoteAddress: string;
+  readonly guard: JoinGuard;
+  readonly cost: ScryptCost;
 }
 
 function form(ctx: JoinContext, invite: Invite, values: { fullName: string; email: string }, error: string | null): string {
@@ -48,7 +68,17 @@ export function joinForm(ctx: JoinContext): Reply {
   }
 }
 
-export async function joinSubmit(ctx: JoinContext, fields: ReadonlyMap<string, string>): Promise<Reply> {
+/** 429 with Retry-After (whole seconds, for browsers) and what to do. */
+function tryLaterPage(realm: Realm, seconds: number, reason: string): Reply {
+  const wait = Math.max(1, Math.ceil(seconds));
+  const when = wait < 120 ? `${wait} seconds` : `${Math.ceil(wait / 60)} minutes`;
+  const body = `<p class="error" role="alert">${escapeHtml(reason)} Please try again in ${when}.</p>`;
+  return page(429, title(realm), body, [["Retry-After", String(wait)]]);
+}
+
+export async function joinSubmit(ctx: JoinSubmitContext, fields: ReadonlyMap<string, string>): Promise<Reply> {
+  const addressWait = ctx.guard.admitSubmission(ctx.remoteAddress);
+  if (addressWait > 0) return tryLaterPage(ctx.realm, addressWait, "Too many sign-up attempts from your network.");
   let invite: Invite;
   try {
     invite = ctx.store.usableInvite(ctx.realm.id, ctx.key);
@@ -58,10 +88,21 @@ export async function joinSubmit(ctx: JoinContext, fields: ReadonlyMap<string, s
   }
   const values = { fullName: fields.get("full_name") ?? "", email: fields.get("email") ?? "" };
   const password = fields.get("password") ?? "";
+  const link = JoinGuard.link(ctx.realm.id, ctx.key);
   try {
-    checkPasswordPolicy(password, { email: values.email || (invite.email ?? ""), fullName: values.fullName });
-    const hashed = await hashPassword(password);
-    const user = ctx.store.acceptInvite({ realmId: ctx.realm.id, key: ctx.key, fullName: values.fullName, email: values.email, password: hashed });
+    const details = { realmId: ctx.realm.id, key: ctx.key, fullName: values.fullName, email: values.email };
+    ctx.store.checkJoinForm({ ...details, password });
+    const linkWait = ctx.guard.admitAccount(link);
+    if (linkWait > 0) return tryLaterPage(ctx.realm, linkWait, "Too many accounts are being created with this link.");
+    const hashed = await hashPassword(password, ctx.cost).catch((error: unknown) => {
+      if (error instanceof HashingBusyError) return error;
+      throw error;
+    });
+    if (hashed instanceof HashingBusyError) {
+      ctx.guard.refundAccount(link);
+      return tryLaterPage(ctx.realm, hashed.retryAfter, "The server is busy.");
+    }
+    const user = ctx.store.acceptInvite({ ...details, password: hashed });
     return page(
       200,
       `Welcome to ${ctx.realm.name}`,

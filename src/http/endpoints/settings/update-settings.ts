@@ -5,11 +5,13 @@
  * and an administrator's target_users. The engine checks the values (allowed
  * choices, languages, sounds, time zones, names) and who may do what; a new `email`
  * is mailed a confirmation link (src/http/pages/confirm-email.ts) and changes
- * nothing until it is opened. A password change (old_password + new_password) is
+ * nothing until it is opened, at most as often as Zulip's email_change_by_user rule
+ * allows (429 RATE_LIMIT_HIT beyond). A password change (old_password + new_password) is
  * limited like a login: Zulip checks the old password through its rate-limited
  * authenticate(), so too many attempts give "You're making too many attempts!".
  */
 import { z } from "zod";
+import { RateLimitError } from "../../../engine/index.js";
 import { BadRequestError, PERSONAL_SETTING_NAMES, WrongPasswordError, settingKind, type SettingChanges, type SettingName } from "../../../engine/index.js";
 import { LoginGuard } from "../../auth.js";
 import { defineEndpoint } from "../../endpoint.js";
@@ -52,6 +54,10 @@ export default defineEndpoint({
   async handler(ctx, input) {
     const values = input as Readonly<Record<string, unknown>>;
     const target = input.target_users;
+    const admitEmailChange = (): void => {
+      const decision = ctx.server.emailChanges?.take(ctx.user.id);
+      if (decision !== undefined && !decision.allowed) throw new RateLimitError(decision.retryAfter);
+    };
     const change = () =>
       ctx.store.updateSettingsWithPassword(
         ctx.user.id,
@@ -59,7 +65,9 @@ export default defineEndpoint({
           settings: namedSettings(PERSONAL_SETTING_NAMES, values),
           ...(input.full_name !== undefined ? { fullName: input.full_name } : {}),
           ...(input.timezone !== undefined ? { timezone: input.timezone } : {}),
-          ...(input.email !== undefined ? { email: input.email, realmUrl: realmUrl(ctx.server, ctx.realm) } : {}),
+          ...(input.email !== undefined
+            ? { email: input.email, realmUrl: realmUrl(ctx.server, ctx.realm), admitEmailChange }
+            : {}),
           ...(input.old_password !== undefined ? { oldPassword: input.old_password } : {}),
           ...(input.new_password !== undefined ? { newPassword: input.new_password } : {}),
           ...(target !== undefined ? { targetUsers: { userIds: target.user_ids ?? [], groupIds: target.group_ids ?? [], skipIfAlreadyEdited: target.skip_if_already_edited } } : {}),
