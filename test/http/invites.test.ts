@@ -343,7 +343,7 @@ describe("join page limits and hashing (hardening item 6)", () => {
     const body = new URLSearchParams(form).toString();
     const { hostname: host, port, pathname: path } = new URL(url);
     return new Promise((resolve, reject) => {
-      const headers = { "Content-Type": "application/x-www-form-urlencoded", "Content-Length": Buffer.byteLength(body) };
+      const headers = { "Content-Type": "application/x-www-form-urlencoded", "Content-Length": body.length };
       const req = httpRequest({ host, port, path, method: "POST", localAddress, headers }, (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));

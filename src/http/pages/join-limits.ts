@@ -24,7 +24,10 @@ export const DEFAULT_JOIN_LIMIT_BY_ADDRESS: RateLimitConfig = { requests: 20, wi
 /** Complete join forms per link: a reusable link may onboard a team at once, 60 per hour. */
 export const DEFAULT_JOIN_LIMIT_BY_LINK: RateLimitConfig = { requests: 60, windowSeconds: 3600 };
 
-export const DEFAULT_JOIN_LIMITS: JoinLimits = { byAddress: DEFAULT_JOIN_LIMIT_BY_ADDRESS, byLink: DEFAULT_JOIN_LIMIT_BY_LINK };
+export const DEFAULT_JOIN_LIMITS: JoinLimits = {
+  byAddress: DEFAULT_JOIN_LIMIT_BY_ADDRESS,
+  byLink: DEFAULT_JOIN_LIMIT_BY_LINK,
+};
 
 export class JoinGuard {
   readonly #byAddress: RateLimiter | null;
