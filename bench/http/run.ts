@@ -23,7 +23,7 @@ import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import { openStore, type Store, type User } from "../../src/engine/index.js";
-import { presencesToWire } from "../../src/http/views/presence.js";
+import { presencesToWire } from "../../src/wire/presence.js";
 import { bodyByteLength, success } from "../../src/http/respond.js";
 import { chooseDataset, ensureDataset, workingCopy } from "../dataset.js";
 import { runWrk } from "./wrk.js";

@@ -7,6 +7,9 @@ import type { HttpResponse } from "uWebSockets.js";
 import { EngineError, RateLimitError } from "../engine/index.js";
 import { ERROR_MAP } from "./error-map.js";
 import { HttpError } from "./errors.js";
+import { RawJson } from "../wire/raw-json.js";
+
+export { RawJson };
 
 const REASONS: Record<number, string> = {
   200: "OK", 201: "Created", 204: "No Content", 206: "Partial Content", 304: "Not Modified", 409: "Conflict", 410: "Gone", 412: "Precondition Failed", 416: "Range Not Satisfiable", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
@@ -190,10 +193,6 @@ export class ReadyReply {
     const bytes = Buffer.from(body as string);
     return new ReadyReply(bytes, bytes.length - 1);
   }
-}
-
-export class RawJson {
-  constructor(readonly parts: readonly Buffer[]) {}
 }
 
 export function success(data: Record<string, unknown>, ignored: readonly string[]): Reply {

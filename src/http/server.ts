@@ -29,7 +29,7 @@ import { escapeHtml, page } from "./pages/html.js";
 import { ERROR_MAP } from "./error-map.js";
 import { Router, type RouteMatch } from "./router.js";
 import { defaultWebRoot, StaticFiles } from "./static-files.js";
-import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from "./version.js";
+import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from "../wire/version.js";
 import { MessageJsonCache } from "./views/message-cache.js";
 import { UserListCache } from "./views/user-list-cache.js";
 import { WindowReplyCache } from "./views/window-cache.js";

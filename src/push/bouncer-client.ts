@@ -7,7 +7,7 @@
  * caller's reaction differs: the bouncer unreachable (network, timeout) or failing
  * (5xx) is worth retrying; a 4xx names a problem by its code.
  */
-import { ZULIP_VERSION } from "../http/version.js";
+import { ZULIP_VERSION } from "../wire/version.js";
 
 /** Zulip's PushBouncerSession timeout is 30 s; a notification that late is of little use. */
 export const DEFAULT_BOUNCER_TIMEOUT_MS = 15_000;

@@ -4,7 +4,7 @@
  * feature levels 413, 420, 429), and the push_requests that carry them to the bouncer.
  */
 import type { PushDelivery, PushTarget, Realm } from "../engine/index.js";
-import { avatarUrl } from "../http/views/avatar.js";
+import { avatarUrl } from "../wire/avatar.js";
 import { encryptForDevice } from "./crypto.js";
 
 /** Zulip's truncate_content: notification text is cut to this many characters, with "…". */

@@ -12,21 +12,22 @@
  * `,"id":N}` without re-encoding.
  */
 import type { EngineEvent, Realm, Store, User } from "../engine/index.js";
-import { channelToWire, groupSettingToWire, subscribersFor, subscriptionToWire } from "../http/views/channel.js";
-import { messageBody } from "../http/views/message.js";
-import { userToWire } from "../http/views/user.js";
-import { avatarUrl } from "../http/views/avatar.js";
-import { userTopicToWire } from "../http/endpoints/register/initial-state.js";
-import { groupToWire } from "../http/views/group.js";
-import { scheduledMessageToWire } from "../http/views/scheduled-message.js";
-import { deviceChangesToWire } from "../http/views/device.js";
-import { draftToWire, savedSnippetToWire } from "../http/views/personal.js";
-import { attachmentToWire } from "../http/views/attachment.js";
+import { channelToWire, groupSettingToWire, subscribersFor, subscriptionToWire } from "../wire/channel.js";
+import { messageBody } from "../wire/message.js";
+import { userToWire } from "../wire/user.js";
+import { avatarUrl } from "../wire/avatar.js";
+import { userTopicToWire } from "../wire/user-topic.js";
+import { botToWire } from "../wire/bot.js";
+import { groupToWire } from "../wire/group.js";
+import { scheduledMessageToWire } from "../wire/scheduled-message.js";
+import { deviceChangesToWire } from "../wire/device.js";
+import { draftToWire, savedSnippetToWire } from "../wire/personal.js";
+import { attachmentToWire } from "../wire/attachment.js";
 import { languageName } from "../engine/index.js";
 import type { EventQueue } from "./queue.js";
-import { legacyClientPresence, presenceTimestamps } from "../http/views/presence.js";
-import { playgroundToWire } from "../http/views/playground.js";
-import { realmEmojiMapToWire, realmEmojiToWire } from "../http/views/realm-emoji.js";
+import { legacyClientPresence, presenceTimestamps } from "../wire/presence.js";
+import { playgroundToWire } from "../wire/playground.js";
+import { realmEmojiMapToWire, realmEmojiToWire } from "../wire/realm-emoji.js";
 
 /** The JSON text of an event object, open at the end (see module comment). */
 export function openJson(event: Record<string, unknown>): string {
@@ -169,24 +170,7 @@ export class WireEvent {
           const c = e.changes;
           return { type: "realm_bot", op: "update", bot: { user_id: e.botId, ...("fullName" in c ? { full_name: c.fullName } : { is_active: c.isActive }) } };
         }
-        return {
-          type: "realm_bot",
-          op: "add",
-          bot: {
-            user_id: e.bot.id,
-            email: e.bot.email,
-            full_name: e.bot.fullName,
-            bot_type: e.bot.botType,
-            is_active: e.bot.isActive,
-            api_key: e.bot.apiKey,
-            default_sending_stream: null,
-            default_events_register_stream: null,
-            default_all_public_streams: false,
-            avatar_url: avatarUrl(e.bot, queue.options.clientGravatar),
-            owner_id: e.bot.botOwnerId,
-            services: [],
-          },
-        };
+        return { type: "realm_bot", op: "add", bot: botToWire(e.bot, queue.options.clientGravatar) };
       case "realm_user": {
         if (e.op === "add") return { type: "realm_user", op: "add", person: userToWire(e.person, { clientGravatar: queue.options.clientGravatar, includeCustomProfileFields: true }) };
         const c = e.changes;

@@ -1,7 +1,9 @@
 /**
  * The engine is sealed: outside code (the HTTP layer, the realtime layer, the
  * operator commands) reaches it only through src/engine/index.ts, and the engine
- * never imports HTTP or realtime code.
+ * never imports HTTP or realtime code. And the layering of src/ as a whole: every
+ * arrow between its top-level folders is in LAYER_ARROWS, so a new one (an arrow
+ * running back up, such as realtime importing http) fails here until it is decided.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -72,5 +74,52 @@ describe("engine boundary", () => {
       store.close();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+/**
+ * The arrows allowed between src/'s top-level folders, lowest layer first:
+ * generated and emoji (data) < engine < markdown, config < wire (Zulip's shapes) <
+ * realtime, uploads, push, mail, scheduler (services) < http. tools/ may import
+ * anything (it is the operator's composition), nothing in src/ imports tools/.
+ */
+const LAYER_ARROWS: Readonly<Record<string, readonly string[]>> = {
+  generated: [],
+  emoji: ["generated"],
+  engine: ["emoji", "generated", "markdown"],
+  markdown: ["engine", "emoji"],
+  config: [],
+  wire: ["engine", "emoji"],
+  realtime: ["engine", "wire"],
+  uploads: ["engine"],
+  push: ["engine", "wire", "realtime"],
+  mail: ["engine", "config", "realtime"],
+  scheduler: ["engine", "realtime", "uploads"],
+  http: ["engine", "config", "emoji", "markdown", "wire", "realtime", "uploads", "push", "mail", "scheduler"],
+};
+
+describe("layers of src/", () => {
+  it("every import between src/'s folders follows an allowed arrow", () => {
+    const offenders: string[] = [];
+    for (const file of sources(join(ROOT, "src"))) {
+      const from = relative(ROOT, file).split("/");
+      const fromLayer = from.length > 2 ? from[1]! : "";
+      for (const target of imports(file)) {
+        if (!target.startsWith("src/")) {
+          if (target.startsWith("tools/")) offenders.push(`${relative(ROOT, file)} -> ${target}`);
+          continue;
+        }
+        const toLayer = target.split("/")[1]!;
+        if (toLayer === fromLayer || fromLayer === "") continue;
+        const allowed = LAYER_ARROWS[fromLayer];
+        if (allowed === undefined) offenders.push(`${relative(ROOT, file)}: folder src/${fromLayer} is not in LAYER_ARROWS`);
+        else if (!allowed.includes(toLayer)) offenders.push(`${relative(ROOT, file)} -> ${target}`);
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
+
+  it("nothing outside src/http imports it (realtime, push and mail use src/wire for Zulip's shapes)", () => {
+    for (const [layer, arrows] of Object.entries(LAYER_ARROWS)) if (layer !== "http") expect(arrows, layer).not.toContain("http");
   });
 });

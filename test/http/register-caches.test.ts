@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/http.js";
-import { groupToWire } from "../../src/http/views/group.js";
-import { userTopicToWire } from "../../src/http/endpoints/register/initial-state.js";
+import { groupToWire } from "../../src/wire/group.js";
+import { userTopicToWire } from "../../src/wire/user-topic.js";
 
 let s: TestServer;
 beforeAll(async () => {

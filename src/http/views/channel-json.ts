@@ -10,7 +10,7 @@
  */
 import type { Channel, Store, Subscription, User } from "../../engine/index.js";
 import { RawJson } from "../respond.js";
-import { channelToWire, subscriberFields, subscribersFor } from "./channel.js";
+import { channelToWire, subscriberFields, subscribersFor } from "../../wire/channel.js";
 
 /** `{"stream_id":…` up to the last field, without subscriber_count and the closing brace, by record. */
 const heads = new WeakMap<Channel, string>();

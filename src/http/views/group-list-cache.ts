@@ -10,7 +10,7 @@
  */
 import type { EventBatch, Store, User } from "../../engine/index.js";
 import { RawJson } from "../respond.js";
-import { groupToWire } from "./group.js";
+import { groupToWire } from "../../wire/group.js";
 
 const INVALIDATING: ReadonlySet<string> = new Set(["user_group", "realm_user", "realm_bot", "realm"]);
 

@@ -12,7 +12,7 @@
 import type { ApiFlag, EngineEvent, EventBatch, Message, MessageWindow, Store } from "../../engine/index.js";
 import { highlightsFromForms, messageTokenForms, type MessageTokenForms } from "../../engine/index.js";
 import type { Realm } from "../../engine/index.js";
-import { messageBody, type MessageViewOptions } from "./message.js";
+import { messageBody, type MessageViewOptions } from "../../wire/message.js";
 
 const DEFAULT_MAX_BYTES = 256 * 1024 * 1024;
 const CLOSE = Buffer.from("}");

@@ -7,7 +7,7 @@
  */
 import type { EventBatch, Store } from "../../engine/index.js";
 import { RawJson } from "../respond.js";
-import { userToWire, type UserViewOptions } from "./user.js";
+import { userToWire, type UserViewOptions } from "../../wire/user.js";
 
 interface Lists {
   readonly all: Buffer;

@@ -11,7 +11,7 @@ import { WindowReplyCache } from "../../../src/http/views/window-cache.js";
 import { JsonParts, RawJson, ReadyReply, success } from "../../../src/http/respond.js";
 import { seedRealm, tempStore } from "../../support/temp-store.js";
 import type { User } from "../../../src/engine/types.js";
-import { messageToWire } from "../../../src/http/views/message.js";
+import { messageToWire } from "../../../src/wire/message.js";
 
 let s: TestServer;
 /** The same store served without kept answers: the oracle. */

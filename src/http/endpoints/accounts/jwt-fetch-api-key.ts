@@ -9,7 +9,7 @@ import { NoSuchRealmError } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
 import { emailFromJwt } from "../../jwt.js";
 import { p } from "../../params.js";
-import { userToWire } from "../../views/user.js";
+import { userToWire } from "../../../wire/user.js";
 
 export default defineEndpoint({
   method: "POST",

@@ -5,7 +5,7 @@
  * exist" for another user's or a missing one.
  */
 import { defineEndpoint } from "../../endpoint.js";
-import { draftToWire } from "../../views/personal.js";
+import { draftToWire } from "../../../wire/personal.js";
 import { draftIdParam } from "./draft-params.js";
 
 export const listDraftsEndpoint = defineEndpoint({

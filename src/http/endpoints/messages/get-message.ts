@@ -6,7 +6,7 @@
 import { BadRequestError } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
 import { p } from "../../params.js";
-import { messageToWire } from "../../views/message.js";
+import { messageToWire } from "../../../wire/message.js";
 
 export default defineEndpoint({
   method: "GET",

@@ -4,7 +4,7 @@
  * Everyone's presence in the legacy format (by email), without presence_last_update_id.
  */
 import { defineEndpoint } from "../../endpoint.js";
-import { presencesToWire } from "../../views/presence.js";
+import { presencesToWire } from "../../../wire/presence.js";
 
 export default defineEndpoint({
   method: "GET",

@@ -9,7 +9,7 @@
 import { BadRequestError, clip } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
 import { p } from "../../params.js";
-import { presencesToWire } from "../../views/presence.js";
+import { presencesToWire } from "../../../wire/presence.js";
 
 export default defineEndpoint({
   method: "POST",

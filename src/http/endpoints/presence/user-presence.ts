@@ -6,7 +6,7 @@
  */
 import { OFFLINE_THRESHOLD_SECS } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
-import { legacyClientPresence, presenceTimestamps } from "../../views/presence.js";
+import { legacyClientPresence, presenceTimestamps } from "../../../wire/presence.js";
 import { userByPathSegment } from "../users/lookup.js";
 
 export default defineEndpoint({

@@ -4,7 +4,7 @@
  * Every custom emoji of the realm, deactivated ones too, by ID (public to the realm).
  */
 import { defineEndpoint } from "../../endpoint.js";
-import { realmEmojiMapToWire } from "../../views/realm-emoji.js";
+import { realmEmojiMapToWire } from "../../../wire/realm-emoji.js";
 
 export default defineEndpoint({
   method: "GET",

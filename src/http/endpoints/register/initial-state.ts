@@ -4,13 +4,15 @@
  * Every function is read-only.
  */
 import { ROLE, STOP_WORDS, type Realm, type Store, type User, type UserTopic } from "../../../engine/index.js";
-import { avatarUrl } from "../../views/avatar.js";
+import { userTopicToWire } from "../../../wire/user-topic.js";
+import { botToWire } from "../../../wire/bot.js";
+import { avatarUrl } from "../../../wire/avatar.js";
 import { channelListJson, subscriptionListJson } from "../../views/channel-json.js";
-import { scheduledMessageToWire } from "../../views/scheduled-message.js";
-import { userToWire } from "../../views/user.js";
-import { playgroundToWire } from "../../views/playground.js";
-import { realmEmojiMapToWire } from "../../views/realm-emoji.js";
-import { presencesToWire } from "../../views/presence.js";
+import { scheduledMessageToWire } from "../../../wire/scheduled-message.js";
+import { userToWire } from "../../../wire/user.js";
+import { playgroundToWire } from "../../../wire/playground.js";
+import { realmEmojiMapToWire } from "../../../wire/realm-emoji.js";
+import { presencesToWire } from "../../../wire/presence.js";
 import type { UserListCache } from "../../views/user-list-cache.js";
 import type { GroupListCache } from "../../views/group-list-cache.js";
 
@@ -62,21 +64,7 @@ export function realmBotSection(store: Store, user: User, options: StateOptions)
   const isAdmin = user.role <= ROLE.ADMINISTRATOR;
   const bots = store.realmBots(user.realmId).filter((bot) => isAdmin || bot.botOwnerId === user.id);
   return {
-    realm_bots: bots.map((bot) => ({
-      user_id: bot.id,
-      email: bot.email,
-      full_name: bot.fullName,
-      bot_type: bot.botType,
-      is_active: bot.isActive,
-      // Zulip shows a bot's key to whoever may manage it.
-      api_key: bot.apiKey,
-      default_sending_stream: null,
-      default_events_register_stream: null,
-      default_all_public_streams: false,
-      avatar_url: avatarUrl(bot, options.clientGravatar),
-      owner_id: bot.botOwnerId,
-      services: [],
-    })),
+    realm_bots: bots.map((bot) => botToWire(bot, options.clientGravatar)),
   };
 }
 
@@ -123,11 +111,6 @@ export function defaultStreamsSection(store: Store, user: User): Record<string, 
 /** `realm_user_groups`. System groups list their role-derived members; no deactivated groups unless asked. */
 export function userGroupsSection(user: User, options: StateOptions, groupJson: GroupListCache): Record<string, unknown> {
   return { realm_user_groups: groupJson.list(user, options.includeDeactivatedGroups) };
-}
-
-/** One topic policy on the wire (also the user_topic event's fields). */
-export function userTopicToWire(t: UserTopic): Record<string, unknown> {
-  return { stream_id: t.channelId, topic_name: t.topic, last_updated: t.lastUpdated, visibility_policy: t.policy };
 }
 
 /** `user_topic`: the user's topic visibility policies (the empty topic by its display name unless the client knows it). */

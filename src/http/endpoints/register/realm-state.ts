@@ -14,7 +14,7 @@ import { Uploads } from "../../../uploads/index.js";
 import { createHash } from "node:crypto";
 import { MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, PASSWORD_MAX_LENGTH, PASSWORD_MIN_GUESSES, PASSWORD_MIN_LENGTH, type Realm, type Store } from "../../../engine/index.js";
 import { emojiDataUrl } from "../../emoji-data.js";
-import { groupSettingToWire } from "../../views/channel.js";
+import { groupSettingToWire } from "../../../wire/channel.js";
 
 /** Zulip's server_generation: when this server process started (seconds). */
 const SERVER_GENERATION = Math.floor(Date.now() / 1000);

@@ -22,7 +22,7 @@ import { z } from "zod";
 import { MAX_NARROW_TERMS } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
 import { j, p } from "../../params.js";
-import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from "../../version.js";
+import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from "../../../wire/version.js";
 import { includeSubscribers, unquote } from "../subscriptions/wire-params.js";
 import {
   defaultStreamsSection,
@@ -46,8 +46,8 @@ import {
 import { realmSection } from "./realm-state.js";
 import { UNSTORED_SECTIONS, type UnstoredSection } from "./unstored-sections.js";
 import { realmUserSettingsDefaultsSection, userSettingsSection } from "./user-settings.js";
-import { draftToWire, savedSnippetToWire } from "../../views/personal.js";
-import { devicesToWire } from "../../views/device.js";
+import { draftToWire, savedSnippetToWire } from "../../../wire/personal.js";
+import { devicesToWire } from "../../../wire/device.js";
 
 /** Zulip's default and largest idle queue timeouts, and what "mobile" means. */
 const DEFAULT_IDLE_QUEUE_TIMEOUT = 600;

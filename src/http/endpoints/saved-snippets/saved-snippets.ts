@@ -9,7 +9,7 @@
 import type { AuthedContext } from "../../endpoint.js";
 import { defineEndpoint } from "../../endpoint.js";
 import { p } from "../../params.js";
-import { savedSnippetToWire } from "../../views/personal.js";
+import { savedSnippetToWire } from "../../../wire/personal.js";
 
 /** The path's snippet ID; anything else names no snippet. */
 function snippetIdParam(ctx: AuthedContext): number {

@@ -6,7 +6,7 @@
  * user's, a sent or an unknown one.
  */
 import { defineEndpoint } from "../../endpoint.js";
-import { scheduledMessageToWire } from "../../views/scheduled-message.js";
+import { scheduledMessageToWire } from "../../../wire/scheduled-message.js";
 import { scheduledIdParam } from "./wire-params.js";
 
 export const listScheduledMessagesEndpoint = defineEndpoint({

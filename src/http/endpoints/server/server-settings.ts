@@ -5,7 +5,7 @@
  * realm, JWT (which Zulip does not list here either). No external auth methods.
  */
 import { defineEndpoint } from "../../endpoint.js";
-import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from "../../version.js";
+import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from "../../../wire/version.js";
 
 export default defineEndpoint({
   method: "GET",

@@ -8,7 +8,7 @@
  */
 import { defineEndpoint } from "../../endpoint.js";
 import { p } from "../../params.js";
-import { channelToWire } from "../../views/channel.js";
+import { channelToWire } from "../../../wire/channel.js";
 
 export default defineEndpoint({
   method: "GET",

@@ -6,7 +6,7 @@
  */
 import type { Store, User } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
-import { subscriptionToWire } from "../../views/channel.js";
+import { subscriptionToWire } from "../../../wire/channel.js";
 import { includeSubscribers } from "./wire-params.js";
 
 /** Subscription objects for the user's active subscriptions, by channel name. */

@@ -15,7 +15,7 @@ import { z } from "zod";
 import type { ChannelPermissions } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
 import { j, p } from "../../params.js";
-import { groupSettingFromWire } from "../../views/channel.js";
+import { groupSettingFromWire } from "../../../wire/channel.js";
 import { checkSubscriptionRows, MAX_NEW_CHANNELS_PER_REQUEST, MAX_SUBSCRIPTION_CHANNELS, MAX_SUBSCRIPTION_PRINCIPALS, oneOfLoose, retentionDays } from "./wire-params.js";
 
 const item = z.object({ name: z.string(), description: z.string().optional(), color: z.string().optional() });

@@ -7,7 +7,7 @@
  * goes first, then the bytes.
  */
 import { defineEndpoint, type AuthedContext } from "../../endpoint.js";
-import { attachmentToWire } from "../../views/attachment.js";
+import { attachmentToWire } from "../../../wire/attachment.js";
 
 function attachmentIdParam(ctx: AuthedContext): number {
   const raw = ctx.pathParams["attachment_id"] ?? "";

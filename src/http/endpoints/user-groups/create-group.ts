@@ -7,7 +7,7 @@
 import { GROUP_SETTINGS, type GroupSettingField, type GroupSettingValue } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
 import { j, p } from "../../params.js";
-import { groupSettingFromWire } from "../../views/channel.js";
+import { groupSettingFromWire } from "../../../wire/channel.js";
 import { checkSettingSize, description, groupIdList, userIdList } from "./limits.js";
 
 const setting = () => p.json(j.groupSetting()).optional();

@@ -8,7 +8,7 @@ import { z } from "zod";
 import { GROUP_SETTINGS, type GroupSettingField, type UpdateGroupInput } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
 import { j, p } from "../../params.js";
-import { groupSettingFromWire } from "../../views/channel.js";
+import { groupSettingFromWire } from "../../../wire/channel.js";
 import { checkSettingSize, description } from "./limits.js";
 import { groupIdParam } from "./path.js";
 

@@ -5,7 +5,7 @@
  * profile_data, plus the deprecated max_message_id (-1 without messages).
  */
 import { defineEndpoint } from "../../endpoint.js";
-import { userToWire } from "../../views/user.js";
+import { userToWire } from "../../../wire/user.js";
 
 export default defineEndpoint({
   method: "GET",

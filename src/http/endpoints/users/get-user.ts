@@ -6,7 +6,7 @@
  */
 import { defineEndpoint } from "../../endpoint.js";
 import { p } from "../../params.js";
-import { userToWire } from "../../views/user.js";
+import { userToWire } from "../../../wire/user.js";
 import { userByPathSegment } from "./lookup.js";
 
 export default defineEndpoint({

@@ -8,7 +8,7 @@
  */
 import { defineEndpoint } from "../../endpoint.js";
 import { j, p } from "../../params.js";
-import { userToWire } from "../../views/user.js";
+import { userToWire } from "../../../wire/user.js";
 
 /** Deviation: Zulip sets no limit on user_ids. */
 const MAX_USER_IDS = 10_000;

@@ -1,5 +1,5 @@
 /**
- * @module http/views/user
+ * @module wire/user
  * Zulip's User object from engine records (GET /users, /users/me, /users/{id},
  * /register realm_users). Keep in step with the User object of the API spec.
  *
@@ -7,9 +7,9 @@
  * definitions, so `email` is the API email, `delivery_email` is always the real one,
  * and profile_data values carry no rendered_value.
  */
-import type { Store } from "../../engine/index.js";
-import type { User } from "../../engine/index.js";
-import { ROLE } from "../../engine/index.js";
+import type { Store } from "../engine/index.js";
+import type { User } from "../engine/index.js";
+import { ROLE } from "../engine/index.js";
 import { avatarUrl } from "./avatar.js";
 
 export interface UserViewOptions {

@@ -1,10 +1,10 @@
 /**
- * @module http/views/realm-emoji
+ * @module wire/realm-emoji
  * A custom emoji on the wire (Zulip's RealmEmoji dict: string ID, image URLs relative
  * to the server, still_url only for animated ones), and the realm's map of them by ID.
  */
-import type { RealmEmoji } from "../../engine/index.js";
-import { realmEmojiStillUrl, realmEmojiUrl } from "../../emoji/realm.js";
+import type { RealmEmoji } from "../engine/index.js";
+import { realmEmojiStillUrl, realmEmojiUrl } from "../emoji/realm.js";
 
 export function realmEmojiToWire(e: RealmEmoji): Record<string, unknown> {
   return {

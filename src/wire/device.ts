@@ -1,9 +1,9 @@
 /**
- * @module http/views/device
+ * @module wire/device
  * Client devices on the wire (Zulip's `devices` register section and `device` events,
  * feature level 468): token IDs as base64 of 8 bytes, null until set.
  */
-import type { Device, DeviceChanges } from "../../engine/index.js";
+import type { Device, DeviceChanges } from "../engine/index.js";
 
 /** One entry of register's `devices` (keyed there by the device ID as a string). */
 export function deviceToWire(device: Device): Record<string, unknown> {

@@ -1,5 +1,5 @@
 /**
- * @module http/views/channel
+ * @module wire/channel
  * Zulip's channel objects from engine records: the basic channel (GET /streams,
  * /register streams and never_subscribed) and the Subscription object (GET
  * /users/me/subscriptions, /register subscriptions and unsubscribed). Keep in step
@@ -10,8 +10,8 @@
  * notification settings always null (inherit). stream_post_policy and
  * is_announcement_only are derived from can_send_message_group, as in Zulip.
  */
-import type { Store } from "../../engine/index.js";
-import type { Channel, GroupSettingValue, Subscription, User } from "../../engine/index.js";
+import type { Store } from "../engine/index.js";
+import type { Channel, GroupSettingValue, Subscription, User } from "../engine/index.js";
 
 /** A group-setting value on the wire: a group ID or {direct_members, direct_subgroups}. */
 export function groupSettingToWire(value: GroupSettingValue): number | { direct_members: number[]; direct_subgroups: number[] } {

@@ -1,9 +1,9 @@
 /**
- * @module http/views/group
+ * @module wire/group
  * A user group in Zulip's wire shape (UserGroupDict): register's realm_user_groups,
  * GET /user_groups and the user_group add event.
  */
-import type { Store, UserGroup } from "../../engine/index.js";
+import type { Store, UserGroup } from "../engine/index.js";
 import { groupSettingToWire } from "./channel.js";
 
 export function groupToWire(store: Store, group: UserGroup, members: readonly number[]): Record<string, unknown> {

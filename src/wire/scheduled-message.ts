@@ -1,10 +1,10 @@
 /**
- * @module http/views/scheduled-message
+ * @module wire/scheduled-message
  * A scheduled message in Zulip's wire shape: GET /scheduled_messages, register's
  * scheduled_messages and the scheduled_messages events. `type` is "stream" or
  * "private" on the wire whatever spelling the client scheduled with.
  */
-import type { Realm, ScheduledMessage } from "../../engine/index.js";
+import type { Realm, ScheduledMessage } from "../engine/index.js";
 
 export function scheduledMessageToWire(scheduled: ScheduledMessage, realm: Realm | undefined, emptyTopicName: boolean): Record<string, unknown> {
   const r = scheduled.recipient;

@@ -1,11 +1,11 @@
 /**
- * @module http/views/message
+ * @module wire/message
  * Zulip's message object (MessagesBase plus flags and search matches) from engine
  * records. Changing a field here changes what every client sees: keep it in step
  * with the Message object in the API specification.
  */
-import type { MessageView, Store } from "../../engine/index.js";
-import type { Message, Realm, User } from "../../engine/index.js";
+import type { MessageView, Store } from "../engine/index.js";
+import type { Message, Realm, User } from "../engine/index.js";
 import { avatarUrl } from "./avatar.js";
 
 export interface MessageViewOptions {

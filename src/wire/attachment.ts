@@ -1,9 +1,9 @@
 /**
- * @module http/views/attachment
+ * @module wire/attachment
  * Zulip's Attachment.to_dict: GET /attachments entries and `attachment` events.
  * Since feature level 472 the linking messages are a flat `message_ids` list.
  */
-import type { Attachment } from "../../engine/index.js";
+import type { Attachment } from "../engine/index.js";
 
 export function attachmentToWire(attachment: Attachment): Record<string, unknown> {
   return {

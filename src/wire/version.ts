@@ -1,5 +1,5 @@
 /**
- * @module http/version
+ * @module wire/version
  * What we report as our Zulip API level. Clients parse zulip_version's major number
  * (12.0) and branch on zulip_feature_level.
  */

@@ -1,9 +1,9 @@
 /**
- * @module http/views/personal
+ * @module wire/personal
  * Wire shapes of a user's own drafts and saved snippets (Zulip's Draft.to_dict and
  * SavedSnippet.to_api_dict).
  */
-import type { Draft, SavedSnippet } from "../../engine/index.js";
+import type { Draft, SavedSnippet } from "../engine/index.js";
 
 export function draftToWire(draft: Draft): Record<string, unknown> {
   // Zulip sends whole seconds: int(last_edit_time.timestamp()).

@@ -1,11 +1,11 @@
 /**
- * @module http/views/presence
+ * @module wire/presence
  * Presence in Zulip's wire shapes (zerver/lib/presence.py): the modern one by user ID
  * ({active_timestamp, idle_timestamp}) and the legacy one by email (the "website"
  * client and an "aggregated" copy; FL 178 stopped tracking clients).
  */
-import { LEGACY_ACTIVITY_OFFSET_SECS, type PresenceListing, type PresenceRecord, type User } from "../../engine/index.js";
-import { RawJson } from "../respond.js";
+import { LEGACY_ACTIVITY_OFFSET_SECS, type PresenceListing, type PresenceRecord, type User } from "../engine/index.js";
+import { RawJson } from "./raw-json.js";
 
 export interface PresenceTimestamps {
   readonly active_timestamp: number;
