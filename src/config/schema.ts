@@ -58,6 +58,13 @@ export const CONFIG_SCHEMA = z.object({
    * none): parley's own key, reported in register as realm_upload_quota_mib.
    */
   REALM_UPLOAD_QUOTA_MIB: z.number().int().min(0).nullable().default(null),
+  /**
+   * Key of the signed /external_content/ URLs external images in messages are shown
+   * through (Zulip's camo_key secret). Without it, `parley serve` generates one into
+   * DATA/secrets.json on first start. Changing it breaks the image URLs of messages
+   * already sent.
+   */
+  CAMO_KEY: z.string().min(16, "use at least 16 characters (a generated key has 64)").optional(),
   /** Turns the per-user API rate limit off when false (Zulip: RATE_LIMITING). */
   RATE_LIMITING: z.boolean().default(true),
 }).strict().superRefine((config, ctx) => {

@@ -42,7 +42,9 @@ export type ErrorCode =
   | "METHOD_NOT_ALLOWED"
   | "BODY_TOO_LARGE"
   | "MALFORMED_BODY"
-  | "UNSUPPORTED_MEDIA_TYPE";
+  | "UNSUPPORTED_MEDIA_TYPE"
+  // The image proxy's upstream failed (src/http/endpoints/external-content).
+  | "EXTERNAL_IMAGE_UNAVAILABLE";
 
 export type ErrorData = Readonly<Record<string, string | number | boolean | null | readonly (string | number)[] | readonly Readonly<Record<string, unknown>>[] | readonly (readonly (string | boolean)[])[]>>;
 

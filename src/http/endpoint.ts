@@ -20,6 +20,7 @@ import type { ScryptCost } from "../engine/index.js";
 import type { LoginGuard } from "./auth.js";
 import type { JoinGuard } from "./pages/join-limits.js";
 import type { WindowLimiter } from "./rate-limit.js";
+import type { ImageProxy } from "../external-content/index.js";
 
 export type Method = "GET" | "POST" | "PATCH" | "DELETE" | "PUT" | "HEAD";
 
@@ -41,6 +42,8 @@ export interface ServerInfo {
   readonly joins: JoinGuard;
   /** Email changes per user (Zulip's email_change_by_user); null when rate limiting is off. */
   readonly emailChanges: WindowLimiter | null;
+  /** The /external_content/ image proxy; null without a camo key. */
+  readonly imageProxy: ImageProxy | null;
 }
 
 /** What a handler sees: the store, the caller and request facts, already authenticated. */

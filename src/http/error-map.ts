@@ -54,4 +54,6 @@ export const ERROR_MAP: Readonly<Record<ErrorCode, WireError>> = {
   BODY_TOO_LARGE: { status: 413, wire: "BAD_REQUEST" },
   MALFORMED_BODY: { status: 400, wire: "BAD_REQUEST" },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, wire: "BAD_REQUEST" },
+  // The image's host failed or was too slow: Bad Gateway, as go-camo answers.
+  EXTERNAL_IMAGE_UNAVAILABLE: { status: 502, wire: "BAD_REQUEST" },
 };

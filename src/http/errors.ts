@@ -34,3 +34,10 @@ export class BodyError extends HttpError {
     super(code, message);
   }
 }
+
+/** The image proxy could not get an image from its host (unreachable, too slow, failing). */
+export class UpstreamImageError extends HttpError {
+  constructor(message: string) {
+    super("EXTERNAL_IMAGE_UNAVAILABLE", message);
+  }
+}

@@ -37,6 +37,7 @@ import { GroupListCache } from "./views/group-list-cache.js";
 import { EventHub, type HubOptions } from "../realtime/index.js";
 import { DEFAULT_CONFIG, type ServerConfig } from "../config/index.js";
 import { BouncerClient } from "../push/bouncer-client.js";
+import { ImageProxy, type FetchLimits } from "../external-content/index.js";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -99,6 +100,14 @@ export interface ServerOptions {
   readonly now?: () => number;
   /** The web client's built files, served at `/`; default this package's dist/web. */
   readonly webRoot?: string;
+  /**
+   * Key of the /external_content/ image proxy's signed URLs (the config's CAMO_KEY
+   * when absent); the store's renderer must sign with the same key. Without either the
+   * proxy answers 404.
+   */
+  readonly camoKey?: string;
+  /** The proxy's limits; tests let it reach a loopback image server (publicAndLoopbackAddresses). */
+  readonly externalContent?: Partial<FetchLimits>;
 }
 
 export interface ParleyServer {
@@ -166,7 +175,10 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     config.PUSH_NOTIFICATION_BOUNCER_URL !== undefined && config.ZULIP_ORG_ID !== undefined && config.ZULIP_ORG_KEY !== undefined
       ? new BouncerClient({ url: config.PUSH_NOTIFICATION_BOUNCER_URL, orgId: config.ZULIP_ORG_ID, orgKey: config.ZULIP_ORG_KEY, ...(options.bouncerTimeoutMs !== undefined ? { timeoutMs: options.bouncerTimeoutMs } : {}) })
       : null;
-  let info: ServerInfo = { baseUrl: options.baseUrl ?? `http://${externalHost}`, externalHost, config, bouncer, dataDir: options.dataDir ?? null, logins, passwordHashCost: options.passwordHashCost ?? SCRYPT_COST, joins, emailChanges };
+  const camoKey = options.camoKey ?? config.CAMO_KEY;
+  const imageProxyRoot = options.dataDir === undefined ? null : join(options.dataDir, "external_content");
+  const imageProxy = camoKey === undefined ? null : new ImageProxy({ key: camoKey, root: imageProxyRoot, ...options.externalContent });
+  let info: ServerInfo = { baseUrl: options.baseUrl ?? `http://${externalHost}`, externalHost, config, bouncer, dataDir: options.dataDir ?? null, logins, passwordHashCost: options.passwordHashCost ?? SCRYPT_COST, joins, emailChanges, imageProxy };
   const messageJson = new MessageJsonCache(store, options.messageCacheBytes);
   const windows = new WindowReplyCache(store, options.windowCacheBytes);
   const userJson = new UserListCache(store);

@@ -30,10 +30,12 @@ const HASHED = /-[A-Z0-9]{8}(\.[a-z0-9]+)+$/;
 const IMMUTABLE = "public, max-age=31536000, immutable";
 /**
  * Message HTML is inserted as HTML (it is the server's rendering); the policy keeps any
- * script out of the page even if some markup slipped through. Images may come from
- * anywhere over https (avatars, previews).
+ * script out of the page even if some markup slipped through. Images come from this
+ * server only: external images in messages are rendered as /external_content/ URLs
+ * (the image proxy), so a reader's browser never contacts a sender's host, and a
+ * direct external URL (in HTML stored before the proxy existed) is not loaded.
  */
-const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: https:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 interface StaticFile {
   readonly body: Buffer;

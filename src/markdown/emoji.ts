@@ -49,9 +49,12 @@ export function emojiRule(state: StateInline, silent: boolean): boolean {
   const match = EMOJI_RE.exec(state.src);
   if (!match || state.pos + match[0].length > state.posMax) return false;
   const name = match[1] ?? "";
-  const realmUrl = renderStateOf(state.env).context.findRealmEmoji?.(name);
+  const renderState = renderStateOf(state.env);
+  const realmUrl = renderState.context.findRealmEmoji?.(name);
+  // Realm emoji are this server's files today; one hosted elsewhere would go through the proxy.
+  const realmSrc = realmUrl === undefined ? null : renderState.imageSrc(realmUrl);
   let html: string;
-  if (realmUrl !== undefined) html = imageEmojiHtml(name, realmUrl);
+  if (realmSrc !== null) html = imageEmojiHtml(name, realmSrc);
   else if (name === "zulip") html = imageEmojiHtml(name, ZULIP_EMOJI_URL);
   else {
     const codepoint = emojiCodepoint(name);

@@ -18,8 +18,10 @@ import { mentionRule } from "./mentions.js";
 import { expandContainerFences, quoteAwareInline } from "./quotes.js";
 import { installRawHtmlRenderers } from "./raw-html.js";
 import { renderPlainText } from "./plain.js";
-import { createEnv, RenderState } from "./render-state.js";
+import { createEnv, RenderState, type MarkdownOptions } from "./render-state.js";
 import { installZulipRenderers, literalUnderscoreRule } from "./syntax.js";
+
+export type { MarkdownOptions } from "./render-state.js";
 
 function createMarkdownIt(): MarkdownIt {
   const md = new MarkdownItClass({ html: false, linkify: true, breaks: true, typographer: false });
@@ -107,15 +109,27 @@ function plainResult(html: string): RenderResult {
   return { html, mentionedUserIds: [], mentionedGroupIds: [], wildcard: null, hasLink: false, hasImage: false, hasAttachment: false, uploadPathIds: [], isMeMessage: false };
 }
 
-export const renderMarkdown: MessageRenderer = (content: string, context: RenderContext): RenderResult => {
-  const plain = renderPlainText(content);
-  return plain === null ? renderFullMarkdown(content, context) : plainResult(plain);
-};
+/**
+ * A renderer with these options. The server passes `externalImageUrl` (signed
+ * /external_content/ paths under its camo key); the markdown code never reads the
+ * configuration itself.
+ */
+export function createMarkdownRenderer(options: MarkdownOptions = {}): MessageRenderer {
+  return (content, context) => {
+    const plain = renderPlainText(content);
+    return plain === null ? renderFull(content, context, options) : plainResult(plain);
+  };
+}
+
+/** The renderer without options: external images are linked directly (embedders, tests). */
+export const renderMarkdown: MessageRenderer = createMarkdownRenderer();
 
 /** markdown-it with every Zulip rule: what renderMarkdown does for anything not plain text. */
-export const renderFullMarkdown: MessageRenderer = (content: string, context: RenderContext): RenderResult => {
+export const renderFullMarkdown: MessageRenderer = (content, context) => renderFull(content, context, {});
+
+function renderFull(content: string, context: RenderContext, options: MarkdownOptions): RenderResult {
   try {
-    const state = new RenderState(context);
+    const state = new RenderState(context, options);
     // Zulip's stored HTML has no trailing newline after the last block.
     const html = md.render(content, createEnv(state)).replace(/\n+$/, "");
     return {
@@ -134,4 +148,4 @@ export const renderFullMarkdown: MessageRenderer = (content: string, context: Re
     const failure = error instanceof Error ? `${error.name}: ${error.message}${error.stack ? ` ${error.stack.split("\n")[1]?.trim() ?? ""}` : ""}` : String(error);
     return { ...plainTextResult(content), failure };
   }
-};
+}

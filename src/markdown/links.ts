@@ -62,6 +62,8 @@ interface Preview {
   readonly title: string;
   /** An uploaded image: previewed through its thumbnail. */
   readonly upload?: RenderUpload;
+  /** Any other image: where the reader's browser loads it from (RenderState.imageSrc). */
+  readonly src?: string;
 }
 
 /** The path_id an upload link names (decoded, without query or fragment), or null if the link is not an upload or is not decodable. */
@@ -88,7 +90,7 @@ function previewHtml(preview: Preview): string {
     const animated = upload.animated ? ' data-animated="true"' : "";
     return `<div class="message_inline_image"><a href="${href}"${title}><img${animated} data-original-content-type="${escapeAttr(upload.contentType)}" data-original-dimensions="${upload.width}x${upload.height}" src="${escapeAttr(thumbnail)}"></a></div>`;
   }
-  return `<div class="message_inline_image"><a href="${href}"${title}><img src="${href}"></a></div>`;
+  return `<div class="message_inline_image"><a href="${href}"${title}><img src="${escapeAttr(preview.src ?? preview.href)}"></a></div>`;
 }
 
 function textToken(state: StateCore, content: string): Token {
@@ -159,9 +161,11 @@ function processInlineLinks(state: StateCore, inline: Token, renderState: Render
       // Zulip previews an upload only when it knows the image (it exists, the sender may
       // see it, it was readable as an image): a thumbnail of anything else would be a 404.
       const upload = pathId === null ? undefined : renderState.context.findUpload?.(pathId);
-      if (!href.startsWith(UPLOAD_PATH) || upload) {
+      // An external image is shown only through the server's proxy when it has one.
+      const src = href.startsWith(UPLOAD_PATH) ? null : renderState.imageSrc(href);
+      if (upload || src !== null) {
         renderState.hasImage = true;
-        previews.push(upload ? { href, title, upload } : { href, title });
+        previews.push(upload ? { href, title, upload } : { href, title, src: src ?? href });
       }
     }
   }

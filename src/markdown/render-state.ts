@@ -10,6 +10,16 @@ import type { RenderContext, WildcardMention } from "../engine/render.js";
 
 const STATE_KEY: unique symbol = Symbol("parley.markdown.state");
 
+/** How a renderer is set up (createMarkdownRenderer); fixed for its lifetime. */
+export interface MarkdownOptions {
+  /**
+   * Where a reader's browser loads an external image from: Zulip's camo rewrite (a
+   * signed /external_content/ path on this server), or null to show no preview of
+   * it. Without it, external images are loaded from their own host.
+   */
+  readonly externalImageUrl?: (url: string) => string | null;
+}
+
 export class RenderState {
   readonly mentionedUserIds = new Set<number>();
   readonly mentionedGroupIds = new Set<number>();
@@ -25,7 +35,22 @@ export class RenderState {
   /** Image URLs already previewed: Zulip shows each image once per message. */
   readonly previewedUrls = new Set<string>();
 
-  constructor(readonly context: RenderContext) {}
+  constructor(
+    readonly context: RenderContext,
+    readonly options: MarkdownOptions = {},
+  ) {}
+
+  /**
+   * The src of an <img> pointing at `url`: this server's own paths as they are,
+   * anything else through externalImageUrl (null: no image). As Zulip's
+   * InlineImageProcessor, which sends every image not on the realm through camo.
+   */
+  imageSrc(url: string): string | null {
+    // "//host" and "/\\host" name another host (browsers read a backslash as a slash).
+    if (/^\/(?![/\\])/.test(url)) return url;
+    const rewrite = this.options.externalImageUrl;
+    return rewrite === undefined ? url : rewrite(url);
+  }
 
   get wildcard(): WildcardMention {
     // A channel-wide notification already covers everyone in the topic.

@@ -223,6 +223,8 @@ const NOT_IDS = new Set([
   "realm_id", "path_hash", "filename", "thumbnail_format",
   // a temporary URL's token is signed by the server for one file and cannot be made for another (test/http/uploads)
   "token",
+  // an external image's URL, signed by the server: it names no realm's object (test/http/external-content)
+  "digest", "encoded_url",
 ]);
 
 /** Endpoints without any ID parameter: nothing to sweep. */
@@ -264,6 +266,7 @@ const NO_ID_ENDPOINTS = [
   "GET /attachments",
   "POST /tus",
   "GET (root) /user_uploads/temporary/:token/:filename",
+  "GET (root) /external_content/:digest/:encoded_url",
 ];
 
 /**

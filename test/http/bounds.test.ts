@@ -17,7 +17,7 @@ let s: TestServer;
 /** A JWT secret for the root realm, so that worst tokens reach jose. */
 const JWT_SECRET = "bounds test secret, long enough for HS256";
 beforeAll(async () => {
-  s = await startServer({ config: parseConfig({ JWT_AUTH_KEYS: { "": { key: JWT_SECRET, algorithms: ["HS256"] } } }, "test") });
+  s = await startServer({ config: parseConfig({ JWT_AUTH_KEYS: { "": { key: JWT_SECRET, algorithms: ["HS256"] } }, CAMO_KEY: "bounds-test-camo-key" }, "test") });
 });
 afterAll(() => s.close());
 
@@ -699,6 +699,11 @@ describe("worst inputs per endpoint", () => {
 
     it(rootRoute("GET", "/user_uploads/temporary/:token/:filename"), async () => {
       await refused(() => send(null, "GET", `/user_uploads/temporary/${huge(4000, "A")}/b.txt`, "", { root: true }), 400, "BAD_REQUEST", "Invalid token");
+    });
+
+    it(rootRoute("GET", "/external_content/:digest/:encoded_url"), async () => {
+      // The signature is checked before anything is decoded or fetched.
+      await refused(() => send(null, "GET", `/external_content/${huge(1000, "a")}/${huge(2000, "0")}`, "", { root: true }), 403, "BAD_REQUEST", "Invalid signature");
     });
 
     it(route("GET", "/user_uploads/:realm_id/:path_hash/:path_random/:filename"), async () => {

@@ -295,8 +295,8 @@ const RAW_BODIES: readonly { contentType: string; body: string }[] = [
 
 beforeAll(async () => {
   // A bouncer address where nothing listens: registrations reach the outbox, whose sender does not run here.
-  // A JWT key for the root realm, so that fuzzed tokens reach jose.
-  const config = parseConfig({ PUSH_NOTIFICATION_BOUNCER_URL: "http://127.0.0.1:9", ZULIP_ORG_ID: "fuzz", ZULIP_ORG_KEY: "fuzz", JWT_AUTH_KEYS: { "": { key: JWT_SECRET, algorithms: ["HS256"] } } }, "test");
+  // A JWT key for the root realm, so that fuzzed tokens reach jose; a camo key, so that fuzzed image URLs reach its check.
+  const config = parseConfig({ PUSH_NOTIFICATION_BOUNCER_URL: "http://127.0.0.1:9", ZULIP_ORG_ID: "fuzz", ZULIP_ORG_KEY: "fuzz", JWT_AUTH_KEYS: { "": { key: JWT_SECRET, algorithms: ["HS256"] } }, CAMO_KEY: "fuzz-test-camo-key" }, "test");
   s = await startServer({ config, bouncerTimeoutMs: 200, logError: (message, error) => unexpected.push(`${message}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`) });
   const store = s.t.store;
   const { owner, alice, bob, guest, general, secret } = s.seed;
