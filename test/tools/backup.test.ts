@@ -118,7 +118,8 @@ describe("parley backup and restore", () => {
     expect(manifest.last_message_id).toBeGreaterThanOrEqual(Math.max(...ackedBefore.map((m) => m.id)));
     expect(manifest.message_count).toBeGreaterThanOrEqual(ackedBefore.length);
     expect(manifest.compacted).toBe(true);
-    expect(manifest.files.map((f) => f.path).sort()).toEqual(["data.mdb", "demo-login.json"]);
+    // secrets.json: the camo key `parley start` generated, which the messages' image URLs are signed with.
+    expect(manifest.files.map((f) => f.path).sort()).toEqual(["data.mdb", "demo-login.json", "secrets.json"]);
     for (const f of manifest.files) expect(f.sha256).toMatch(/^[0-9a-f]{64}$/);
 
     const restoredDir = join(root, "restored");
@@ -138,6 +139,7 @@ describe("parley backup and restore", () => {
       restored.close();
     }
     expect(JSON.parse(readFileSync(join(restoredDir, "demo-login.json"), "utf8"))).toEqual({ subdomain: "", email: owner.email });
+    expect(readFileSync(join(restoredDir, "secrets.json"), "utf8")).toBe(readFileSync(join(dataDir, "secrets.json"), "utf8"));
 
     // The restored directory serves: the last message acknowledged before the backup.
     const again = await serve(restoredDir);

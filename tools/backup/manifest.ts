@@ -19,8 +19,11 @@ export const BACKUP_DATA_DIR = "data";
 export const BACKUP_FORMAT = "parley-backup";
 export const BACKUP_VERSION = 1;
 
-/** Configuration files of a data directory that a backup carries (those present). */
-export const CONFIG_FILES = ["parley.json", "demo-login.json"] as const;
+/**
+ * Configuration files of a data directory that a backup carries (those present).
+ * secrets.json holds the camo key the stored messages' image URLs are signed with.
+ */
+export const CONFIG_FILES = ["parley.json", "demo-login.json", "secrets.json"] as const;
 /** Uploaded files' directory (parley has no uploads yet; copied when present). */
 export const UPLOADS_DIR = "uploads";
 

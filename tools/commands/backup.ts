@@ -34,6 +34,7 @@ function leftOut(dir: string): string[] {
     "lock.mdb": "LMDB's reader table, rebuilt when the store opens",
     [LOCK_FILE]: "the running server's one-writer lock",
     [SAVED_QUEUES_FILE]: "event queues saved at the last graceful shutdown (clients register again)",
+    external_content: "cached external images (fetched again when viewed)",
   };
   const carried = new Set<string>([ENVIRONMENT_FILE, UPLOADS_DIR, ...CONFIG_FILES]);
   return readdirSync(dir)

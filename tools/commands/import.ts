@@ -16,6 +16,8 @@ import { openForCommand, parseOrUsage, USAGE_EXIT } from "../demo/cli.js";
 import { replayExport } from "../import/replay.js";
 import { openExport, readExport, type ZulipExport } from "../import/zulip-export.js";
 import { progressBar } from "../progress.js";
+import { resolveConfig } from "../../src/config/index.js";
+import { externalImages } from "../external-images.js";
 
 const USAGE = "parley import --data DIR --from EXPORT(.tar.gz or directory) [--subdomain S] [--json]";
 
@@ -42,7 +44,9 @@ export async function run(argv: string[]): Promise<number> {
   let clock = Math.floor(Date.now() / 1000);
   // noSync: one fsync per replayed action would make large imports crawl; the file is
   // fsynced once at the end instead.
-  const store: Store = openForCommand(dir, "import", { noSync: true, now: () => clock });
+  // External images in imported messages are signed with the key the server will verify them with.
+  const { renderer } = externalImages(resolveConfig(undefined, dir).config, dir);
+  const store: Store = openForCommand(dir, "import", { noSync: true, now: () => clock, renderer });
   let result: ReturnType<typeof replayExport>;
   try {
     if (store.findRealmBySubdomain(subdomain)) {

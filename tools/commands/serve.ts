@@ -11,6 +11,7 @@
 import { createServer as createProbe } from "node:net";
 import { resolveConfig, type ServerConfig } from "../../src/config/index.js";
 import type { Store } from "../../src/engine/index.js";
+import { externalImages, type ExternalImages } from "../external-images.js";
 import { createServer, type ParleyServer } from "../../src/http/server.js";
 import { DEFAULT_SLOW_MS, LOG_LEVELS, type LogLevel } from "../../src/http/request-log.js";
 import { loadSavedQueues, writeSavedQueues } from "../../src/realtime/index.js";
@@ -135,8 +136,8 @@ export interface Listening {
   readonly uploadsCleanup: UploadsCleanup;
 }
 
-/** Starts the HTTP server over `store`. */
-export async function listen(store: Store, settings: ServeSettings, dataDir: string): Promise<Listening> {
+/** Starts the HTTP server over `store`, opened with `images.renderer`. */
+export async function listen(store: Store, settings: ServeSettings, dataDir: string, images: ExternalImages): Promise<Listening> {
   await checkPortFree(settings.host, settings.port);
   // Before the first request: a fresh process renders a long message several times slower (src/engine/warm-up.ts).
   store.warmUp();
@@ -144,6 +145,7 @@ export async function listen(store: Store, settings: ServeSettings, dataDir: str
     config: settings.config,
     // Uploaded files live in DATA/uploads, next to the store.
     dataDir,
+    camoKey: images.camoKey,
     ...(settings.externalHost !== undefined ? { externalHost: settings.externalHost } : {}),
     ...(settings.rateLimit ? {} : { rateLimit: false as const, authFailureLimit: false as const }),
     requestLog: { level: settings.logLevel, destination: settings.logFile ?? "stdout", slowMs: settings.slowRequestMs },
@@ -250,8 +252,9 @@ export async function run(argv: string[]): Promise<number> {
   try {
     // A busy port is reported before the store is opened (which can take a moment).
     await checkPortFree(options.settings.host, options.settings.port);
-    store = openForCommand(options.dir, "serve", { noSync: options.settings.noSync });
-    listening = await listen(store, options.settings, options.dir);
+    const images = externalImages(options.settings.config, options.dir);
+    store = openForCommand(options.dir, "serve", { noSync: options.settings.noSync, renderer: images.renderer });
+    listening = await listen(store, options.settings, options.dir, images);
   } catch (error) {
     store?.close();
     throw error;

@@ -13,6 +13,7 @@ import { openForCommand, parseOrUsage, USAGE_EXIT } from "../demo/cli.js";
 import { readDemoLogin, rememberDemoLogin } from "../demo/login.js";
 import { createDemoRealm } from "../demo/realm.js";
 import { checkPortFree, listen, readServeSettings, SERVE_OPTIONS, untilSignal, type Listening } from "./serve.js";
+import { externalImages } from "../external-images.js";
 
 const USAGE = "parley start [--data DIR] [--config FILE] [--port N] [--host H] [--external-host NAME] [--compat-port N] [--no-rate-limit] [--no-sync] [--log-level L] [--log-file PATH] [--slow-request-ms N] [--json]";
 
@@ -62,14 +63,15 @@ export async function run(argv: string[]): Promise<number> {
     // A busy port is found before the demo is written, so the first thing the
     // operator sees is the port problem and the fix (--port N).
     await checkPortFree(settings.host, settings.port);
-    store = openForCommand(dir, "start", { noSync: settings.noSync });
+    const images = externalImages(settings.config, dir);
+    store = openForCommand(dir, "start", { noSync: settings.noSync, renderer: images.renderer });
     if (store.listRealms().length === 0) {
       if (!options.parsed.values["json"]) console.error(`parley: ${dir} has no realm yet: creating the demo realm`);
       const demo = createDemoRealm(store, { subdomain: "" });
       rememberDemoLogin(dir, { subdomain: demo.realm.subdomain, email: demo.owner.email });
       createdDemo = true;
     }
-    listening = await listen(store, settings, dir);
+    listening = await listen(store, settings, dir, images);
   } catch (error) {
     store?.close();
     throw error;
