@@ -6,7 +6,7 @@
  * without fsync. Works on a private copy of the dataset's store.
  */
 import { parseArgs } from "node:util";
-import { openStore } from "../src/engine/index.js";
+import { openStore } from "../src/index.js";
 import { RoaringBitmap32 } from "../src/engine/index/bitmap-store.js";
 import { key } from "../src/engine/index/keys.js";
 import { ReceivedSets } from "../src/engine/received.js";

@@ -4,7 +4,8 @@
  */
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { openStore, type Store } from "../src/engine/index.js";
+import { type Store } from "../src/engine/index.js";
+import { openStore } from "../src/index.js";
 import { internals } from "../src/engine/internal.js";
 
 export interface Footprint {

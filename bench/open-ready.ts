@@ -13,7 +13,8 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { openStore, type Store } from "../src/engine/index.js";
+import { type Store } from "../src/engine/index.js";
+import { openStore } from "../src/index.js";
 import { workingCopy } from "./dataset.js";
 import { settledGc } from "./footprint.js";
 import type { Manifest } from "../tools/generate/manifest.js";

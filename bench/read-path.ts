@@ -14,7 +14,8 @@
 import { parseArgs } from "node:util";
 import { chooseDataset, ensureDataset, workingCopy } from "./dataset.js";
 import { measure } from "./harness.js";
-import { openStore, type Store } from "../src/engine/index.js";
+import { type Store } from "../src/engine/index.js";
+import { openStore } from "../src/index.js";
 import { internals } from "../src/engine/internal.js";
 import type { AuthedEndpoint, AuthedContext } from "../src/http/endpoint.js";
 import getMessages from "../src/http/endpoints/messages/get-messages.js";

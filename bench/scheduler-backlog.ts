@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { openStore } from "../src/engine/index.js";
+import { openStore } from "../src/index.js";
 import { Scheduler } from "../src/scheduler/scheduler.js";
 import { progressBar } from "../tools/progress.js";
 

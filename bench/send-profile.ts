@@ -9,7 +9,7 @@ import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { openStore } from "../src/engine/index.js";
+import { openStore } from "../src/index.js";
 import { readManifest } from "../tools/generate/manifest.js";
 
 const { values } = parseArgs({ options: { data: { type: "string" }, sends: { type: "string" }, sync: { type: "boolean" } } });

@@ -8,7 +8,7 @@
  */
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { openStore } from "../src/engine/index.js";
+import { openStore } from "../src/index.js";
 import { createServer } from "../src/http/server.js";
 
 interface Reading {

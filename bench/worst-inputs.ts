@@ -25,7 +25,7 @@ import { loadavg } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
-import { openStore } from "../src/engine/index.js";
+import { openStore } from "../src/index.js";
 import { ENDPOINTS } from "../src/http/endpoints/index.js";
 import { chooseDataset, ensureDataset, workingCopy } from "./dataset.js";
 import { fileCases, moreCases } from "./worst-inputs-more.js";

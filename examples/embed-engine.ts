@@ -8,7 +8,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openStore } from "../src/engine/index.js";
+import { openStore } from "../src/index.js";
 
 export interface ExampleResult {
   readonly lines: readonly string[];

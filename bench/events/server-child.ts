@@ -10,7 +10,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openStore } from "../../src/engine/index.js";
+import { openStore } from "../../src/index.js";
 import { createServer } from "../../src/http/server.js";
 import type { ChildReply, ParentRequest, ReadyMessage } from "./protocol.js";
 

@@ -17,7 +17,7 @@ import { chooseDataset, ensureDataset, workingCopy } from "../dataset.js";
 import { footprint, openToReady } from "../footprint.js";
 import { markdownTable, writeCharts, type ComparedResult } from "../report.js";
 import { READY_JSON_WORKLOAD, engineWorkloads, readyWindowBytes, type EngineWorkload } from "../workloads/engine.js";
-import { openStore } from "../../src/engine/index.js";
+import { openStore } from "../../src/index.js";
 import { ensurePostgres, onExit, startCluster } from "./cluster.js";
 import { loadPeer } from "./schema.js";
 import { peerWorkloads } from "./workloads.js";

@@ -11,7 +11,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { chromium, type Page } from "playwright-core";
-import { openStore } from "../../src/engine/index.js";
+import { openStore } from "../../src/index.js";
 import { createServer } from "../../src/http/server.js";
 import { chooseDataset, ensureDataset, workingCopy } from "../dataset.js";
 

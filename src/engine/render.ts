@@ -3,8 +3,8 @@
  * The contract between the engine and a message renderer. The engine calls the
  * renderer once per send (and edit) and stores both the raw content and the HTML; the
  * facts the renderer reports (mentions, links, images, /me) drive flags and indexes.
- * The default renderer is src/markdown (Zulip-flavoured Markdown); embedders may pass
- * their own to openStore.
+ * The engine imports no renderer: src/index.ts's openStore passes src/markdown
+ * (Zulip-flavoured Markdown) unless the embedder passes their own.
  */
 
 /** A user as the renderer may refer to it. */

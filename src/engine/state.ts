@@ -50,8 +50,11 @@ export interface Counters {
 }
 
 export interface StoreOptions {
-  /** Renderer for message content; defaults to Zulip-flavoured Markdown. */
-  readonly renderer?: MessageRenderer;
+  /**
+   * Renderer for message content (the engine imports none: src/index.ts's openStore
+   * passes Zulip-flavoured Markdown from src/markdown).
+   */
+  readonly renderer: MessageRenderer;
   /** Skip fsync on commit (survives kill -9, not power loss). */
   readonly noSync?: boolean;
   /** Bitmap cache budget in bytes. */

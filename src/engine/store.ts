@@ -4,7 +4,6 @@
  * action (one write transaction, nothing changed on error) or a query (reads only).
  * Methods acting for a user take that user's ID and apply their permissions.
  */
-import { renderMarkdown } from "../markdown/index.js";
 import { canAccessMessage } from "./access.js";
 import { createGroup, deactivateGroup, groupMembers, groupSettings, groupSubgroups, isGroupMemberQuery, updateGroup, updateMembers, updateSubgroups, type CreateGroupInput, type GroupSettingField, type UpdateGroupInput } from "./actions/groups.js";
 import { channelGroupSettings, streamPostPolicy } from "./actions/channels.js";
@@ -90,10 +89,10 @@ export class Store {
    * Opens `dir` (creating it) as its only writer: throws DataDirectoryLockedError
    * while another live process, or another Store in this one, has it open.
    */
-  constructor(dir: string, options: StoreOptions = {}) {
+  constructor(dir: string, options: StoreOptions) {
     this.#lock = lockDataDir(dir, { durable: !(options.noSync ?? false), ...(options.holder !== undefined ? { command: options.holder } : {}) });
     try {
-      this.#state = new StoreState(dir, options.renderer ?? renderMarkdown, options);
+      this.#state = new StoreState(dir, options.renderer, options);
       this.#received = new ReceivedSets(this.#state);
     } catch (error) {
       this.#lock.release();
@@ -792,6 +791,6 @@ function internalsOutbox(state: StoreState): OutboxMail[] {
 }
 
 /** Opens (creating if needed) a store in `dir`, taking its one-writer lock (see storage/lock.ts). */
-export function openStore(dir: string, options: StoreOptions = {}): Store {
+export function openStore(dir: string, options: StoreOptions): Store {
   return new Store(dir, options);
 }

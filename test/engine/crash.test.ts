@@ -11,7 +11,8 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { openStore, type Message, type Store, type User } from "../../src/engine/index.js";
+import { type Message, type Store, type User } from "../../src/engine/index.js";
+import { openStore } from "../../src/index.js";
 import { internals } from "../../src/engine/internal.js";
 
 const ENGINE = fileURLToPath(new URL("../../dist/src/engine/index.js", import.meta.url));

@@ -58,7 +58,7 @@ describe("data directories", () => {
     const { mkdtempSync, rmSync } = await import("node:fs");
     const { tmpdir } = await import("node:os");
     const { join } = await import("node:path");
-    const { openStore } = await import("../../src/engine/index.js");
+    const { openStore } = await import("../../src/index.js");
     const dir = join(mkdtempSync(join(tmpdir(), "parley-dot-")), "data.v1");
     try {
       const store = openStore(dir, { noSync: true });

@@ -31,9 +31,9 @@ describe("examples/embed-engine", () => {
     }
   });
 
-  it("imports nothing of the engine but its public entry point", () => {
+  it("imports nothing of parley but the package's entry point", () => {
     const imports = [...SOURCE.matchAll(/from "([^"]+)"/g)].map((m) => m[1]!);
-    expect(imports.filter((i) => i.startsWith("."))).toEqual(["../src/engine/index.js"]);
+    expect(imports.filter((i) => i.startsWith("."))).toEqual(["../src/index.js"]);
   });
 
   it("is the code the README shows", () => {

@@ -18,7 +18,8 @@ import { mkdirSync, mkdtempSync, rmSync, statfsSync, statSync, writeFileSync } f
 import { constants as osConstants, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
-import { openStore, type Store, type User } from "../../src/engine/index.js";
+import { type Store, type User } from "../../src/engine/index.js";
+import { openStore } from "../../src/index.js";
 import { internals } from "../../src/engine/internal.js";
 import { createServer, type ParleyServer } from "../../src/http/server.js";
 import { basicAuth, encodeParams } from "../support/http.js";

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { openStore } from "../../src/engine/index.js";
+import { openStore } from "../../src/index.js";
 import { killStartedProcesses, serveProcess, stopProcess } from "../support/serve-process.js";
 
 const dir = mkdtempSync(join(tmpdir(), "parley-restart-"));

@@ -9,7 +9,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { openStore, type Message } from "../../src/engine/index.js";
+import { type Message } from "../../src/engine/index.js";
+import { openStore } from "../../src/index.js";
 import { internals } from "../../src/engine/internal.js";
 import { CLI, killStartedProcesses, serveProcess, sleep, stopProcess } from "../support/serve-process.js";
 

@@ -8,7 +8,7 @@ import { expect } from "vitest";
 import { fingerprint } from "./snapshot.js";
 import { createServer, type ParleyServer, type ServerOptions } from "../../src/http/server.js";
 import type { User } from "../../src/engine/types.js";
-import type { StoreOptions } from "../../src/engine/index.js";
+import type { OpenStoreOptions } from "../../src/index.js";
 import { seedRealm, tempStore, type TempStore } from "./temp-store.js";
 
 export interface TestServer {
@@ -34,7 +34,7 @@ export function basicAuth(user: User): string {
 /** scrypt at a thirty-second of production cost: password tests stay fast; records carry their own parameters. */
 export const TEST_SCRYPT_COST = { N: 1024, r: 8, p: 1 } as const;
 
-export async function startServer(options: ServerOptions = {}, storeOptions: StoreOptions = {}): Promise<TestServer> {
+export async function startServer(options: ServerOptions = {}, storeOptions: OpenStoreOptions = {}): Promise<TestServer> {
   const t = tempStore(storeOptions);
   const seed = seedRealm(t.store);
   const server = createServer(t.store, { rateLimit: false, logError: () => undefined, dataDir: t.dir, passwordHashCost: TEST_SCRYPT_COST, ...options });

@@ -5,7 +5,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openStore, type Store, type StoreOptions } from "../../src/engine/index.js";
+import { type Store } from "../../src/engine/index.js";
+import { openStore, type OpenStoreOptions } from "../../src/index.js";
 import { internals } from "../../src/engine/internal.js";
 
 export interface TempStore {
@@ -15,7 +16,7 @@ export interface TempStore {
   cleanup(): void;
 }
 
-export function tempStore(options: StoreOptions = {}): TempStore {
+export function tempStore(options: OpenStoreOptions = {}): TempStore {
   const dir = mkdtempSync(join(tmpdir(), "parley-test-"));
   let store = openStore(dir, { noSync: true, ...options });
   return {

@@ -10,7 +10,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openStore, type Message, type User } from "../../src/engine/index.js";
+import { type Message, type User } from "../../src/engine/index.js";
+import { openStore } from "../../src/index.js";
 import { internals } from "../../src/engine/internal.js";
 
 const CLI = resolve(import.meta.dirname, "../../dist/tools/parley.js");

@@ -12,7 +12,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openStore, type Message } from "../../src/engine/index.js";
+import { type Message } from "../../src/engine/index.js";
+import { openStore } from "../../src/index.js";
 import { internals } from "../../src/engine/internal.js";
 
 /** Every message's sender, topic and content, straight from the store (timestamps differ by run; key 0 is not a message). */

@@ -13,7 +13,8 @@ import { join, resolve } from "node:path";
 import { request } from "node:http";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openStore, type User } from "../../src/engine/index.js";
+import { type User } from "../../src/engine/index.js";
+import { openStore } from "../../src/index.js";
 
 const CLI = resolve(import.meta.dirname, "../../dist/tools/parley.js");
 const root = mkdtempSync(join(tmpdir(), "parley-import-"));

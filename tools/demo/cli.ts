@@ -7,7 +7,8 @@
  * conventions were introduced with these five; they can move there unchanged.
  */
 import { existsSync } from "node:fs";
-import { DataDirectoryLockedError, openStore, ROLE, type Realm, type Role, type Store, type StoreOptions } from "../../src/engine/index.js";
+import { DataDirectoryLockedError, ROLE, type Realm, type Role, type Store } from "../../src/engine/index.js";
+import { openStore, type OpenStoreOptions } from "../../src/index.js";
 
 /** Exit code for a command line the operator has to fix (missing or bad option). */
 export const USAGE_EXIT = 2;
@@ -81,7 +82,7 @@ export function requireDataDir(dir: string, subdomain: string): void {
  * lock, names this command to anyone refused, and explains who holds it; the CLI adds
  * its own way out.
  */
-export function openForCommand(dir: string, command: string, options: StoreOptions = {}): Store {
+export function openForCommand(dir: string, command: string, options: OpenStoreOptions = {}): Store {
   try {
     return openStore(dir, { ...options, holder: `parley ${command}` });
   } catch (error) {

@@ -10,7 +10,8 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { openStore, type Store } from "../../src/engine/index.js";
+import { type Store } from "../../src/engine/index.js";
+import { openStore } from "../../src/index.js";
 import { progressBar, type Progress } from "../progress.js";
 import { ContentMaker, channelName, fullName, topicName } from "./content.js";
 import { IndexedSet } from "./indexed-set.js";

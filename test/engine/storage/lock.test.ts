@@ -11,7 +11,8 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DataDirectoryLockedError, openStore } from "../../../src/engine/index.js";
+import { DataDirectoryLockedError } from "../../../src/engine/index.js";
+import { openStore } from "../../../src/index.js";
 import { LOCK_FILE, lockDataDir, parseHolder, takeoverMarker } from "../../../src/engine/storage/lock.js";
 
 const DIST = fileURLToPath(new URL("../../../dist/src/engine/", import.meta.url));
