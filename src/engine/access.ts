@@ -72,6 +72,15 @@ export function isAdmin(user: User): boolean {
   return user.role <= ROLE.ADMINISTRATOR;
 }
 
+/**
+ * May the user create channels at all (Zulip's can_create_public/private_channel_group,
+ * which parley's realms leave at role:members)? Options such as web-public or default
+ * add their own checks at creation.
+ */
+export function canCreateChannels(user: User): boolean {
+  return user.role <= ROLE.MEMBER;
+}
+
 /** Zulip's can_access_stream_history: may the user read messages sent before they joined? */
 export function canAccessChannelHistory(state: StoreState, user: User, channel: Channel): boolean {
   if (channel.realmId !== user.realmId) return false;

@@ -211,7 +211,9 @@ describe("POST /users/me/subscriptions", () => {
     const forced = await post(alice, { subscriptions: [{ name: "fresh-public" }], history_public_to_subscribers: false })();
     expect(forced.status).toBe(200);
     expect(internals(s.t.store).channels.get(internals(s.t.store).channelByName.get(`${s.seed.realm.id}:FRESH-PUBLIC`)!)!.historyPublicToSubscribers).toBe(true);
-    await rejects(post(guest, { subscriptions: [{ name: "guest-made" }] }), 400, "BAD_REQUEST", "Insufficient permission");
+    // A guest cannot create channels: a free name is refused as a channel they cannot see.
+    await rejects(post(guest, { subscriptions: [{ name: "guest-made" }] }), 400, "BAD_REQUEST", "Unable to access channel (guest-made).");
+    await rejects(post(guest, { subscriptions: [{ name: "secret" }] }), 400, "BAD_REQUEST", "Unable to access channel (secret).");
     await rejects(post(guest, { subscriptions: [{ name: "general" }] }), 400, "BAD_REQUEST", "Unable to access channel (general).");
     await rejects(post(guest, { subscriptions: [{ name: "general" }], principals: [s.seed.bob.id] }), 400, "BAD_REQUEST", "Unable to access channel (general).");
   });

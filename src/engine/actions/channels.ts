@@ -4,7 +4,7 @@
  * (Zulip creates unknown names), which calls checkNewChannel + channelRecord here.
  */
 import { BadRequestError, ChannelNotFoundError, PermissionDeniedError } from "../errors.js";
-import { canSeeChannel, isAdmin } from "../access.js";
+import { canCreateChannels, canSeeChannel, isAdmin } from "../access.js";
 import { channelKey, type StoreState } from "../state.js";
 import type { Channel, ChannelPermissions, ChannelTopicsPolicy, GroupSettingValue, User } from "../types.js";
 import { ROLE } from "../types.js";
@@ -124,7 +124,7 @@ export function getVisibleChannelByName(state: StoreState, user: User, name: str
 /** Validates and builds (does not store) a new channel record created by `creator`. */
 export function newChannelRecord(state: StoreState, creator: User, rawName: string, options: NewChannelOptions, id: number): Channel {
   const name = checkChannelName(rawName);
-  if (creator.role === ROLE.GUEST) throw new PermissionDeniedError("Insufficient permission");
+  if (!canCreateChannels(creator)) throw new PermissionDeniedError("Insufficient permission");
   const description = (options.description ?? "").trim();
   if (description.length > MAX_CHANNEL_DESCRIPTION_LENGTH) {
     throw new BadRequestError(`Channel description too long (limit: ${MAX_CHANNEL_DESCRIPTION_LENGTH} characters).`);

@@ -4,7 +4,7 @@
  * who may subscribe or remove whom. A subscription keeps every receive interval, so
  * "what did this user receive" stays exact across leaves and rejoins.
  */
-import { canAccessChannelContent, canSeeChannel, isAdmin, isAllowedBy, isSubscribed } from "../access.js";
+import { canAccessChannelContent, canCreateChannels, canSeeChannel, isAdmin, isAllowedBy, isSubscribed } from "../access.js";
 import { BadRequestError, ChannelNotFoundError, clip, PermissionDeniedError } from "../errors.js";
 import type { SubscriptionProperty } from "../events/types.js";
 import type { StoreState, WriteContext } from "../state.js";
@@ -91,8 +91,15 @@ export function subscribe(state: StoreState, actorId: number, input: SubscribeIn
   const users = resolvePrincipals(state, actor, input.principals);
   const othersIncluded = users.some((u) => u.id !== actor.id);
 
-  /** Existing channels, with the name as the caller spelled it. */
-  const existing: { channel: Channel; asGiven: string }[] = [];
+  // Refusals echo the caller's spelling, not the stored name: a channel they cannot
+  // see should tell them nothing beyond what they typed. A caller who may not create
+  // channels gets the same refusal for a name no channel has as for a channel they
+  // cannot see (Zulip answers "Insufficient permission" for the first, which lets a
+  // guest probe private channel names); for callers who may create, a free name
+  // creates a channel, so the existence of a name is theirs to learn anyway.
+  const mayCreate = canCreateChannels(actor);
+  const unauthorized: string[] = [];
+  const authorized: Channel[] = [];
   const toCreate: { name: string; description?: string }[] = [];
   const seen = new Set<string>();
   for (const item of input.channels) {
@@ -100,24 +107,18 @@ export function subscribe(state: StoreState, actorId: number, input: SubscribeIn
     if (seen.has(name.toLowerCase())) continue;
     seen.add(name.toLowerCase());
     const channel = findChannelByName(state, actor.realmId, name);
-    if (channel) existing.push({ channel, asGiven: name });
-    else toCreate.push(item.description === undefined ? { name } : { name, description: item.description });
+    if (!channel) {
+      if (mayCreate) toCreate.push(item.description === undefined ? { name } : { name, description: item.description });
+      else unauthorized.push(name);
+    } else if (canSubscribeSelf(state, actor, channel) || (othersIncluded && canSeeChannel(state, actor, channel) && canAddSubscribers(state, actor, channel))) {
+      authorized.push(channel);
+    } else {
+      unauthorized.push(name);
+    }
   }
 
   if (input.maxNewChannels !== undefined && toCreate.length > input.maxNewChannels) {
     throw new BadRequestError(`Too many new channels in one request (maximum ${input.maxNewChannels}); create them in several requests.`);
-  }
-
-  // Refusals echo the caller's spelling, not the stored name: a channel they cannot
-  // see should tell them nothing beyond what they typed.
-  const unauthorized: string[] = [];
-  const authorized: Channel[] = [];
-  for (const { channel, asGiven } of existing) {
-    if (canSubscribeSelf(state, actor, channel) || (othersIncluded && canSeeChannel(state, actor, channel) && canAddSubscribers(state, actor, channel))) {
-      authorized.push(channel);
-    } else {
-      unauthorized.push(asGiven);
-    }
   }
   if (unauthorized.length > 0 && (input.authorizationErrorsFatal ?? true)) {
     throw new BadRequestError(`Unable to access channel (${unauthorized[0]}).`);

@@ -99,8 +99,25 @@ describe("subscribe", () => {
       // The caller's spelling is echoed, never the stored name of a channel they cannot see.
       failsWithoutChange(() => s.subscribe(w.bob.id, { channels: [{ name: " SeCreT " }] }), { code: "BAD_REQUEST", message: "Unable to access channel (SeCreT)." });
       expect(s.subscribe(w.bob.id, { channels: [{ name: "SECRET" }], authorizationErrorsFatal: false }).unauthorized).toEqual(["SECRET"]);
-      failsWithoutChange(() => s.subscribe(w.guest.id, { channels: [{ name: "guest-made" }] }), { code: "BAD_REQUEST", message: "Insufficient permission" });
-      failsWithoutChange(() => s.subscribe(w.guest.id, { channels: [{ name: "guest-made" }], principals: [carol.id] }), { code: "BAD_REQUEST", message: "Insufficient permission" });
+      failsWithoutChange(() => s.subscribe(w.guest.id, { channels: [{ name: "guest-made" }] }), { code: "BAD_REQUEST", message: "Unable to access channel (guest-made)." });
+      failsWithoutChange(() => s.subscribe(w.guest.id, { channels: [{ name: "guest-made" }], principals: [carol.id] }), { code: "BAD_REQUEST", message: "Unable to access channel (guest-made)." });
+    });
+    it("a guest cannot tell a private channel from a free name (same refusal, fatal or not, with or without principals)", () => {
+      const answer = (name: string, extra: { principals?: number[]; authorizationErrorsFatal?: boolean }) => {
+        try {
+          const r = s.subscribe(w.guest.id, { channels: [{ name }], ...extra });
+          return { ok: r.unauthorized.map((n) => n.replace(name, "NAME")), subscribed: r.subscribed.size, created: r.createdChannelIds.length };
+        } catch (e) {
+          const err = e as EngineError;
+          return { code: err.code, message: err.message.replace(name, "NAME") };
+        }
+      };
+      for (const extra of [{}, { authorizationErrorsFatal: false }, { principals: [carol.id] }, { principals: [carol.id], authorizationErrorsFatal: false }]) {
+        expect(answer("secret", extra)).toEqual(answer("no-such-channel", extra));
+      }
+      expect(answer("secret", {})).toEqual({ code: "BAD_REQUEST", message: "Unable to access channel (NAME)." });
+      expect(answer("secret", { authorizationErrorsFatal: false })).toEqual({ ok: ["NAME"], subscribed: 0, created: 0 });
+      expect(s.getChannel(channelId("no-such-channel"))).toBeUndefined();
     });
     it("guests subscribed to a channel still cannot add others to it", () => {
       s.subscribe(w.owner.id, { channels: [{ name: "general" }], principals: [w.guest.id] });

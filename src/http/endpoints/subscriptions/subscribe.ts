@@ -9,7 +9,10 @@
  * request (Zulip has no such cap; see wire-params.ts); no "you were subscribed"
  * direct messages to other users; folder_id and send_new_subscription_messages are
  * not supported and come back in ignored_parameters_unsupported. Per-item `color` is accepted and ignored (the engine
- * picks colors).
+ * picks colors). A caller who may not create channels (a guest) naming a free name is
+ * refused as for a channel they cannot see ("Unable to access channel (NAME).", or
+ * listed in `unauthorized`), where Zulip answers "Insufficient permission": Zulip's
+ * answer tells a guest which private channel names exist.
  */
 import { z } from "zod";
 import type { ChannelPermissions } from "../../../engine/index.js";
