@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectRejectedUnchanged, startServer, type TestServer } from "../support/http.js";
+import { fingerprint } from "../support/snapshot.js";
 import { MessageJsonCache } from "../../src/http/views/message-cache.js";
 
 let s: TestServer;
@@ -172,6 +173,22 @@ describe("flags", () => {
     expect(mark.body).toEqual({ result: "success", msg: "" });
     const left = await s.call(bob, "GET", "/messages", { anchor: "newest", num_before: 10, num_after: 0, narrow: JSON.stringify([["topic", "flags"], ["is", "unread"]]) });
     expect(left.body["messages"]).toEqual([]);
+  });
+
+  it("IDs no message can have (0, negative, huge) answer like a missing ID, for every op and flag", async () => {
+    const { bob } = s.seed;
+    const flags = (messages: number[], op: string, flag: string) => () => s.call(bob, "POST", "/messages/flags", { messages: JSON.stringify(messages), op, flag });
+    for (const id of [0, -1, 2 ** 32, Number.MAX_SAFE_INTEGER, 99_999_999]) {
+      for (const [op, flag] of [["add", "starred"], ["add", "collapsed"], ["remove", "read"]] as const) {
+        await rejects(flags([id], op, flag), 400, "BAD_REQUEST", "Invalid message(s)");
+      }
+      // Changes that keep a row-less message as it is (read, not starred) succeed and change nothing, as for a missing ID.
+      for (const [op, flag] of [["add", "read"], ["remove", "starred"]] as const) {
+        const before = fingerprint(s.t.store);
+        expect((await flags([id], op, flag)()).body).toEqual({ result: "success", msg: "", messages: [id] });
+        expect(fingerprint(s.t.store)).toBe(before);
+      }
+    }
   });
 
   it("rejects bad flag requests", async () => {

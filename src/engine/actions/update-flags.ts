@@ -68,7 +68,12 @@ export function applyFlagChange(ctx: PlanContext, ids: readonly number[] | Reado
   const markingUnread = flag === "read" && op === "remove";
   const ignored = new Set<number>();
   // A bitmap holds only valid IDs already (mark-as-read passes one: no array round trip).
-  let candidates: ReadonlyBitmap = ids instanceof RoaringBitmap32 ? ids : new RoaringBitmap32((ids as readonly number[]).filter((id) => Number.isInteger(id) && id > 0 && id <= 0xffffffff));
+  // IDs no message can have (0, negative, past 32 bits) are missing messages: they count
+  // as rows of nobody and fail the access check below exactly like an unused ID.
+  const listed = ids instanceof RoaringBitmap32 ? null : (ids as readonly number[]);
+  const possible = (id: number): boolean => Number.isInteger(id) && id > 0 && id <= 0xffffffff;
+  const anyImpossible = listed !== null && !listed.every(possible);
+  let candidates: ReadonlyBitmap = listed === null ? (ids as ReadonlyBitmap) : new RoaringBitmap32(listed.filter(possible));
   if (markingUnread) {
     const kept: number[] = [];
     for (const id of candidates) {
@@ -88,6 +93,7 @@ export function applyFlagChange(ctx: PlanContext, ids: readonly number[] | Reado
   // No row: read+historical. Only a change away from that needs a (historical) row.
   const newRows: number[] = [];
   if ((op === "add") !== (flag === "read")) {
+    if (anyImpossible) throw new BadRequestError("Invalid message(s)");
     for (const id of RoaringBitmap32.andNot(candidates, rows)) {
       if (!accessible(id, channelOf(id))) throw new BadRequestError("Invalid message(s)");
       newRows.push(id);

@@ -91,6 +91,11 @@ describe("flags by IDs", () => {
     const privateDm = dm(w.alice.id, [w.bob.id]);
     failsWithoutChange(() => s.updateFlags(w.bob.id, [pub, secret], "starred", "add"), { code: "BAD_REQUEST", message: "Invalid message(s)" });
     failsWithoutChange(() => s.updateFlags(w.bob.id, [pub, 99999], "starred", "add"), { code: "BAD_REQUEST", message: "Invalid message(s)" });
+    // IDs no message can have are missing messages too, not silently dropped.
+    for (const impossible of [0, -1, 2 ** 32, Number.MAX_SAFE_INTEGER, 1.5]) {
+      failsWithoutChange(() => s.updateFlags(w.bob.id, [pub, impossible], "starred", "add"), { code: "BAD_REQUEST", message: "Invalid message(s)" });
+      failsWithoutChange(() => s.updateFlags(w.bob.id, [impossible], "read", "remove"), { code: "BAD_REQUEST", message: "Invalid message(s)" });
+    }
     failsWithoutChange(() => s.updateFlags(w.owner.id, [privateDm], "starred", "add"), { code: "BAD_REQUEST", message: "Invalid message(s)" });
     failsWithoutChange(() => s.updateFlags(w.guest.id, [pub], "collapsed", "add"), { code: "BAD_REQUEST", message: "Invalid message(s)" });
     const other = s.createRealm({ subdomain: "other", name: "Other", owner: { email: "x@other.dev", fullName: "Xavier" } });
