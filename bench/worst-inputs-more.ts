@@ -214,9 +214,9 @@ export function moreCases(add: AddCase, m: Manifest, auth: { main: string; owner
 
   // Settings.
   add("PATCH /settings", "200 KB full_name", "/settings", form({ full_name: x(200_000) }));
-  add("PATCH /settings", "every display setting (accepted)", "/settings", (_ctx, run) => form({ twenty_four_hour_time: run % 2 === 0, dense_mode: run % 2 === 0, emojiset: "google", web_home_view: "inbox", default_language: "en" }));
+  add("PATCH /settings", "every display setting (accepted)", "/settings", (_ctx, run) => form({ twenty_four_hour_time: run % 2 === 0, fluid_layout_width: run % 2 === 0, emojiset: "google", web_home_view: "inbox", default_language: "en" }));
   add("PATCH /realm/user_settings_defaults", "200 KB emojiset", "/realm/user_settings_defaults", form({ emojiset: x(200_000) }), owner);
-  add("PATCH /realm/user_settings_defaults", "a default (accepted)", "/realm/user_settings_defaults", (_ctx, run) => form({ dense_mode: run % 2 === 0 }), owner);
+  add("PATCH /realm/user_settings_defaults", "a default (accepted)", "/realm/user_settings_defaults", (_ctx, run) => form({ fluid_layout_width: run % 2 === 0 }), owner);
 
   // Invites (no mail is sent by the bench server: it has no SMTP host).
   add("POST /invites", "200 KB invitee_emails", "/invites", form({ invitee_emails: x(100_000, "a,"), stream_ids: [general] }), owner);

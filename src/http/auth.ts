@@ -2,7 +2,11 @@
  * @module http/auth
  * Realm from the Host header, then HTTP Basic (API email + API key). Every failure
  * on this path is 401 UNAUTHORIZED with WWW-Authenticate, as Zulip's Basic-auth
- * decorator converts them; a non-Basic scheme is 400 like Zulip.
+ * decorator converts them; a non-Basic scheme is 400 like Zulip. (Zulip's
+ * authenticated_rest_api_view re-raises InvalidAPIKeyError, UserDeactivatedError and
+ * RealmDeactivatedError as UnauthorizedError with their message; the INVALID_API_KEY
+ * code of its OpenAPI example is only sent where the key is an `api_key` parameter,
+ * which parley does not take.)
  */
 import { timingSafeEqual } from "node:crypto";
 import { AuthError, BadRequestError, EngineError, NoSuchRealmError, RateLimitError, type Store } from "../engine/index.js";

@@ -12,7 +12,7 @@
  * `,"id":N}` without re-encoding.
  */
 import type { EngineEvent, Realm, Store, User } from "../engine/index.js";
-import { channelToWire, groupSettingToWire, subscribersFor, subscriptionToWire } from "../wire/channel.js";
+import { channelToWire, groupSettingToWire, subscriptionToWire } from "../wire/channel.js";
 import { messageBody } from "../wire/message.js";
 import { userToWire } from "../wire/user.js";
 import { avatarUrl } from "../wire/avatar.js";
@@ -70,13 +70,9 @@ export class WireEvent {
         return `${o.applyMarkdown ? 1 : 0}${o.clientGravatar ? 1 : 0}${o.emptyTopicName ? 1 : 0}|${flags}|${local}|${recipient ? 1 : 0}`;
       }
       case "realm_user":
-      case "realm_bot":
         return o.clientGravatar ? "g" : "";
       case "subscription":
         return e.op === "add" ? String(queue.userId) : "";
-      case "stream":
-        // Subscriber lists depend on who may see them.
-        return e.op === "create" ? String(queue.userId) : "";
       case "user_topic":
       case "update_message_flags":
         return o.emptyTopicName ? "e" : "";
@@ -149,28 +145,17 @@ export class WireEvent {
       case "stream":
         if (e.op === "update") return { type: "stream", op: "update", stream_id: e.channel.id, name: e.channel.name, property: e.property, value: e.value };
         if (e.op === "create") {
-          // Each channel as it stands at delivery, with its subscribers where the viewer may
-          // list them: a channel revealed to a user (a role change, joining a private one)
-          // already has subscribers no other event will name.
-          const viewer = store.findUser(queue.userId);
-          const streams = e.channels.map((c) => {
-            const wire = channelToWire(store, store.getChannel(c.id) ?? c);
-            const subscribers = viewer ? subscribersFor(store, viewer, c) : undefined;
-            if (subscribers) wire["subscribers"] = subscribers;
-            return wire;
-          });
-          return { type: "stream", op: "create", streams, stream_ids: e.channels.map((c) => c.id) };
+          // Each channel as it stands at delivery, a BasicChannel exactly (Zulip's schema
+          // has no subscribers here: a revealed channel's subscribers follow as peer_add,
+          // or in the subscription add of a user who joined it).
+          return { type: "stream", op: "create", streams: e.channels.map((c) => channelToWire(store, store.getChannel(c.id) ?? c)) };
         }
         return { type: "stream", op: "delete", streams: e.channels.map((c) => ({ stream_id: c.id, name: c.name })), stream_ids: e.channels.map((c) => c.id) };
       case "default_streams":
         return { type: "default_streams", default_streams: [...e.channelIds] };
       case "realm_bot":
         if (e.op === "delete") return { type: "realm_bot", op: "delete", bot: { user_id: e.botId } };
-        if (e.op === "update") {
-          const c = e.changes;
-          return { type: "realm_bot", op: "update", bot: { user_id: e.botId, ...("fullName" in c ? { full_name: c.fullName } : { is_active: c.isActive }) } };
-        }
-        return { type: "realm_bot", op: "add", bot: botToWire(e.bot, queue.options.clientGravatar) };
+        return { type: "realm_bot", op: "add", bot: botToWire(e.bot) };
       case "realm_user": {
         if (e.op === "add") return { type: "realm_user", op: "add", person: userToWire(e.person, { clientGravatar: queue.options.clientGravatar, includeCustomProfileFields: true }) };
         const c = e.changes;

@@ -14,7 +14,6 @@ export function realmEmojiToWire(e: RealmEmoji): Record<string, unknown> {
     still_url: e.isAnimated ? realmEmojiStillUrl(e.realmId, e.fileName) : null,
     deactivated: e.deactivated,
     author_id: e.authorId,
-    date_created: e.dateCreated,
   };
 }
 

@@ -241,7 +241,10 @@ describe("POST /register for zulip-flutter", () => {
     const recent = b["recent_private_conversations"] as { max_message_id: number; user_ids: number[] }[];
     expect(recent.map((c) => c.user_ids)).toEqual([[owner.id, alice.id].sort((x, y) => x - y), [alice.id]]);
     expect(recent[0]!.max_message_id).toBeGreaterThan(recent[1]!.max_message_id);
-    expect((b["realm_bots"] as { full_name: string; owner_id: number }[]).map((x) => [x.full_name, x.owner_id])).toEqual([["Helper", bob.id]]);
+    // Bots are named by user ID only (FL 474); their name and owner are in realm_users.
+    const botIds = (b["realm_bots"] as { user_id: number }[]).map((x) => x.user_id);
+    const users = new Map((b["realm_users"] as { user_id: number; full_name: string; bot_owner_id?: number }[]).map((u) => [u.user_id, u]));
+    expect(botIds.map((id) => [users.get(id)?.full_name, users.get(id)?.bot_owner_id])).toEqual([["Helper", bob.id]]);
     expect(b["muted_topics"]).toEqual([[general.name, "lunch", expect.any(Number)]]);
     // Alice owns no bot and is no administrator.
     expect((await s.call(alice, "POST", "/register", { fetch_event_types: ["realm_bot"] })).body["realm_bots"]).toEqual([]);
@@ -288,8 +291,11 @@ const GATES: readonly (readonly [type: string, keys: readonly string[]])[] = [
   ["user_settings", ["user_settings"]],
   ["user_status", ["user_status"]],
   ["user_topic", ["user_topics"]],
-  ["video_calls", ["has_zoom_token"]],
+  ["video_calls", ["has_zoom_token", "has_webex_token"]],
   ["giphy", ["giphy_api_key"]],
+  ["tenor", ["tenor_api_key"]],
+  ["klipy", ["klipy_api_key"]],
+  ["realm_billing", ["realm_billing"]],
   ["navigation_views", ["navigation_views"]],
   ["saved_snippets", ["saved_snippets"]],
 ];

@@ -43,7 +43,6 @@ export const MAINTAINED_SECTIONS = [
   "is_owner",
   "is_moderator",
   "is_guest",
-  "role",
   "can_create_public_streams",
   "can_create_private_streams",
   "can_create_streams",
@@ -237,7 +236,6 @@ export function applyEvent(state: ClientState, event: Json): void {
       const bot = obj(event["bot"], "realm_bot.bot");
       if (op === "add") state.snapshot["realm_bots"] = [...bots, bot];
       else if (op === "delete") state.snapshot["realm_bots"] = bots.filter((b) => obj(b, "bot")["user_id"] !== bot["user_id"]);
-      else if (op === "update") state.snapshot["realm_bots"] = bots.map((b) => (obj(b, "bot")["user_id"] === bot["user_id"] ? { ...obj(b, "bot"), ...bot } : b));
       else throw new Error(`reducer: unexpected realm_bot op: ${JSON.stringify(event)}`);
       return;
     }
@@ -537,10 +535,9 @@ function applyRealmUser(state: ClientState, event: Json): void {
     if (typeof person["avatar_url"] === "string") for (const field of ["avatar_url", "avatar_url_medium", "avatar_source"]) if (field in person) state.snapshot[field] = person[field];
     if (typeof person["role"] === "number") {
       const role = person["role"];
-      state.snapshot["role"] = role;
       state.snapshot["is_owner"] = role === ROLE_OWNER;
       state.snapshot["is_admin"] = role <= ROLE_ADMIN;
-      state.snapshot["is_moderator"] = role === ROLE_MODERATOR;
+      state.snapshot["is_moderator"] = role <= ROLE_MODERATOR; // moderators and above (FL 380)
       state.snapshot["is_guest"] = role === ROLE_GUEST;
       // Own permissions that follow from the role (as Zulip's apply_event recomputes them).
       const canCreate = role <= ROLE_MEMBER;

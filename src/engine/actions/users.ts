@@ -7,7 +7,8 @@
 import { deleteDeviceInTxn } from "./devices.js";
 import { randomBytes } from "node:crypto";
 import { isPasswordRecord, type PasswordRecord } from "../accounts/password.js";
-import { canSeeChannel, isAdmin, isGroupMember } from "../access.js";
+import { canSeeChannel, canSeeSubscribers, isAdmin, isGroupMember } from "../access.js";
+import { activeSubscriberIds } from "../queries/listings.js";
 import { excluding, realmAudience, subscriberViewersAudience, userAudience } from "../events/audience.js";
 import type { RealmUserChange } from "../events/types.js";
 import type { UserSettingsRecord } from "../settings/defaults.js";
@@ -156,6 +157,14 @@ function emitVisibilityChanges(state: StoreState, ctx: WriteContext, before: Use
     else if (was && !is) hidden.push(channel);
   }
   if (shown.length > 0) ctx.emit({ type: "stream", op: "create", channels: shown }, () => userAudience(after.id));
+  // Zulip's stream create carries no subscribers: who is in a newly visible channel
+  // follows as peer_add (since feature level 205 for role changes).
+  for (const channel of shown) {
+    const userIds = [...activeSubscriberIds(state, channel.id)];
+    if (userIds.length > 0 && canSeeSubscribers(state, after, channel)) {
+      ctx.emit({ type: "subscription", op: "peer_add", channelIds: [channel.id], userIds }, () => userAudience(after.id));
+    }
+  }
   if (hidden.length > 0) ctx.emit({ type: "stream", op: "delete", channels: hidden }, () => userAudience(after.id));
   // Administrators manage every bot; others only their own (register's realm_bots).
   if (isAdmin(before) !== isAdmin(after)) {
@@ -177,11 +186,8 @@ export function emitUserUpdates(state: StoreState, ctx: WriteContext, before: Us
   if (before.timezone !== after.timezone) changes.push({ timezone: after.timezone });
   if (JSON.stringify(before.profileData) !== JSON.stringify(after.profileData)) changes.push({ profileData: after.profileData });
   for (const change of changes) ctx.emit({ type: "realm_user", op: "update", userId: after.id, changes: change }, () => realmAudience(state, after.realmId));
-  if (after.isBot) {
-    const managers = () => realmAudience(state, after.realmId, (u) => isAdmin(u) || u.id === after.botOwnerId);
-    if (before.fullName !== after.fullName) ctx.emit({ type: "realm_bot", op: "update", botId: after.id, changes: { fullName: after.fullName } }, managers);
-    if (before.isActive !== after.isActive) ctx.emit({ type: "realm_bot", op: "update", botId: after.id, changes: { isActive: after.isActive } }, managers);
-  }
+  // No realm_bot update: since feature level 474 a bot's name and activity are only on
+  // its User object, which the realm_user updates above carry.
   emitSystemGroupChanges(state, ctx, before, after);
 }
 

@@ -109,8 +109,7 @@ export function logEntryOf(event: EngineEvent): ChangeLogItem {
       return ["default_streams", "update", ...event.channelIds];
     case "realm_bot":
       if (event.op === "add") return ["realm_bot", "add", event.bot.id];
-      if (event.op === "delete") return ["realm_bot", "delete", event.botId];
-      return ["realm_bot", `update:${Object.keys(event.changes).join(",")}`, event.botId];
+      return ["realm_bot", "delete", event.botId];
     case "realm_user":
       return event.op === "add" ? ["realm_user", "add", event.person.id] : ["realm_user", `update:${Object.keys(event.changes).join(",")}`, event.userId];
     case "realm":

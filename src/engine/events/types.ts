@@ -59,7 +59,6 @@ export type EngineEvent =
   | { readonly type: "default_streams"; readonly realmId: number; readonly channelIds: readonly number[] }
   | { readonly type: "realm_bot"; readonly op: "add"; readonly bot: User }
   | { readonly type: "realm_bot"; readonly op: "delete"; readonly botId: number }
-  | { readonly type: "realm_bot"; readonly op: "update"; readonly botId: number; readonly changes: { readonly fullName: string } | { readonly isActive: boolean } }
   | { readonly type: "realm_user"; readonly op: "add"; readonly person: User }
   | { readonly type: "realm_user"; readonly op: "update"; readonly userId: number; readonly changes: RealmUserChange }
   | { readonly type: "realm"; readonly op: "deactivated"; readonly realm: Realm }

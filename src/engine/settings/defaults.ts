@@ -12,7 +12,6 @@ export const SETTING_DEFAULTS = {
   default_language: "en",
   web_home_view: "inbox",
   demote_inactive_streams: 1,
-  dense_mode: false,
   emojiset: "google",
   enable_drafts_synchronization: true,
   enter_sends: false,

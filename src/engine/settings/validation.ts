@@ -18,8 +18,6 @@ export function settingKind(name: SettingName): SettingKind {
   return typeof value === "boolean" ? "bool" : typeof value === "number" ? "int" : "string";
 }
 
-/** Settings no endpoint accepts any more (dense_mode was removed at feature level 364). */
-const RETIRED: readonly SettingName[] = ["dense_mode"];
 
 /** Settings each user sets alone: an organization's defaults cannot name them (Zulip's realm.py). */
 const USER_ONLY: readonly SettingName[] = ["default_language", "enable_login_emails", "enable_marketing_emails", "allow_private_data_export"];
@@ -38,7 +36,7 @@ export const SECURITY_SENSITIVE_SETTINGS: ReadonlySet<SettingName> = new Set<Set
 ]);
 
 /** Settings PATCH /settings accepts. */
-export const PERSONAL_SETTING_NAMES: readonly SettingName[] = SETTING_NAMES.filter((n) => !RETIRED.includes(n));
+export const PERSONAL_SETTING_NAMES: readonly SettingName[] = SETTING_NAMES;
 /** Settings PATCH /realm/user_settings_defaults accepts. */
 export const REALM_DEFAULT_SETTING_NAMES: readonly SettingName[] = PERSONAL_SETTING_NAMES.filter((n) => !USER_ONLY.includes(n));
 

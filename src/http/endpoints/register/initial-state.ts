@@ -45,10 +45,9 @@ export function realmUserSection(store: Store, realm: Realm, user: User, options
     avatar_url_medium: ownAvatar,
     is_admin: user.role <= ROLE.ADMINISTRATOR,
     is_owner: user.role === ROLE.OWNER,
-    is_moderator: user.role === ROLE.MODERATOR,
+    // Moderators and above since feature level 380.
+    is_moderator: user.role <= ROLE.MODERATOR,
     is_guest: user.role === ROLE.GUEST,
-    is_billing_admin: false,
-    role: user.role,
     // What the engine enforces (see newChannelRecord and canAddSubscribers).
     can_create_public_streams: canCreateChannels,
     can_create_private_streams: canCreateChannels,
@@ -60,12 +59,10 @@ export function realmUserSection(store: Store, realm: Realm, user: User, options
 }
 
 /** `realm_bot`: the bots the user owns, or every bot of the realm for an administrator. */
-export function realmBotSection(store: Store, user: User, options: StateOptions): Record<string, unknown> {
+export function realmBotSection(store: Store, user: User): Record<string, unknown> {
   const isAdmin = user.role <= ROLE.ADMINISTRATOR;
   const bots = store.realmBots(user.realmId).filter((bot) => isAdmin || bot.botOwnerId === user.id);
-  return {
-    realm_bots: bots.map((bot) => botToWire(bot, options.clientGravatar)),
-  };
+  return { realm_bots: bots.map(botToWire) };
 }
 
 /** `recent_private_conversations`: the user's recent DM conversations, newest first. */

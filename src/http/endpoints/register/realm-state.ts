@@ -7,7 +7,9 @@
  * topics policy, spectator access, the new-channel announcements channel). Every
  * other setting is Zulip's default for a new self-hosted organization, except where
  * parley lacks the feature and the setting says so (message editing off, GIPHY off, no icon or logo uploads, no announcement channels but one).
- * server_supported_permission_settings and max_reminder_note_length are absent.
+ * Absent (see KNOWN_GAPS in test/http/openapi-conformance.test.ts):
+ * server_supported_permission_settings, max_reminder_note_length, realm_uuid,
+ * realm_workplace_users_group and the deactivated-realm deletion windows.
  */
 import type { ServerConfig } from "../../../config/index.js";
 import { Uploads } from "../../../uploads/index.js";
@@ -51,10 +53,16 @@ const REALM_GROUP_SETTINGS: readonly (readonly [setting: string, group: string])
   ["direct_message_permission_group", "role:everyone"],
 ];
 
+/**
+ * Zulip's JITSI_SERVER_URL default: Jitsi Meet is the default video call provider
+ * (realm_video_chat_provider 1), and calls need a server.
+ */
+const JITSI_SERVER_URL = "https://meet.jit.si";
+
 /** Zulip's video chat providers without Zoom or BigBlueButton configured. */
 const VIDEO_CHAT_PROVIDERS = { disabled: { name: "None", id: 0 }, jitsi_meet: { name: "Jitsi Meet", id: 1 } };
 
-const GIPHY_RATING_OPTIONS = {
+const GIF_RATING_POLICY_OPTIONS = {
   disabled: { name: "GIPHY integration disabled", id: 0 },
   y: { name: "Allow GIFs rated Y (Very young audience)", id: 1 },
   g: { name: "Allow GIFs rated G (General audience)", id: 2 },
@@ -89,7 +97,6 @@ export function realmSection(store: Store, realm: Realm, baseUrl: string, config
     realm_topics_policy: realm.topicsPolicy,
     realm_mandatory_topics: realm.topicsPolicy === "disable_empty_topic",
     realm_enable_spectator_access: realm.enableSpectatorAccess,
-    realm_web_public_access_enabled: realm.enableSpectatorAccess,
     realm_new_stream_announcements_stream_id: realm.newChannelAnnouncementsChannelId ?? -1,
     realm_uri: baseUrl,
     realm_url: baseUrl,
@@ -99,7 +106,6 @@ export function realmSection(store: Store, realm: Realm, baseUrl: string, config
     // No message editing yet: say so rather than offer an action that fails.
     realm_allow_message_editing: false,
     realm_avatar_changes_disabled: false,
-    realm_bot_creation_policy: 1,
     realm_default_code_block_language: "",
     realm_default_language: "en",
     realm_digest_emails_enabled: false,
@@ -109,7 +115,8 @@ export function realmSection(store: Store, realm: Realm, baseUrl: string, config
     realm_emails_restricted_to_domains: false,
     realm_enable_guest_user_indicator: true,
     realm_enable_read_receipts: false,
-    realm_giphy_rating: 0,
+    // GIF pickers are off (0): parley has no GIPHY, Tenor or KLIPY keys.
+    realm_gif_rating_policy: 0,
     realm_inline_image_preview: false,
     realm_inline_url_embed_preview: false,
     realm_invite_required: true,
@@ -134,12 +141,19 @@ export function realmSection(store: Store, realm: Realm, baseUrl: string, config
     realm_welcome_message_custom_text: "",
     // Legacy policy that clients still read; 5 = administrators, as can_mention_many_users_group.
     realm_wildcard_mention_policy: 5,
-    realm_edit_topic_policy: 5,
+    // Deprecated policies (feature levels 264-280), from the group settings below:
+    // 1 = members, 4 = administrators and moderators.
+    realm_create_public_stream_policy: 1,
+    realm_create_private_stream_policy: 1,
+    realm_create_web_public_stream_policy: 4,
+    realm_enable_guest_user_dm_warning: true,
+    realm_media_preview_size: 100,
+    realm_default_avatar_source: "G",
+    realm_owner_full_content_access: false,
     ...groups,
     // Settings outside property_types.
     realm_authentication_methods: {},
     realm_presence_disabled: false,
-    realm_is_zephyr_mirror_realm: false,
     realm_email_auth_enabled: true,
     realm_password_auth_enabled: true,
     realm_icon_url: realmIconUrl(realm),
@@ -161,8 +175,9 @@ export function realmSection(store: Store, realm: Realm, baseUrl: string, config
     upgrade_text_for_wide_organization_logo: "",
     settings_send_digest_emails: false,
     development_environment: false,
-    giphy_rating_options: GIPHY_RATING_OPTIONS,
-    jitsi_server_url: null,
+    gif_rating_policy_options: GIF_RATING_POLICY_OPTIONS,
+    // Zulip's deprecated alias of realm_jitsi_server_url || server_jitsi_server_url.
+    jitsi_server_url: JITSI_SERVER_URL,
     // Server limits.
     max_message_length: MAX_MESSAGE_LENGTH,
     max_topic_length: MAX_TOPIC_LENGTH,
@@ -193,7 +208,7 @@ export function realmSection(store: Store, realm: Realm, baseUrl: string, config
     server_inline_image_preview: false,
     server_inline_url_embed_preview: false,
     server_emoji_data_url: emojiDataUrl(baseUrl),
-    server_jitsi_server_url: null,
+    server_jitsi_server_url: JITSI_SERVER_URL,
     server_can_summarize_topics: false,
     server_thumbnail_formats: Uploads.thumbnailFormats(),
     server_report_message_types: [],

@@ -135,7 +135,7 @@ export default defineEndpoint({
       ...(want("realm_playgrounds") ? playgroundsSection(store, realm) : {}),
       ...(want("realm_user_groups") ? userGroupsSection(user, options, ctx.groupJson) : {}),
       ...(want("realm_user") ? realmUserSection(store, realm, user, options, ctx.userJson) : {}),
-      ...(want("realm_bot") ? realmBotSection(store, user, options) : {}),
+      ...(want("realm_bot") ? realmBotSection(store, user) : {}),
       ...unstored("realm_embedded_bots"),
       ...unstored("realm_incoming_webhook_bots"),
       ...(want("recent_private_conversations") ? recentConversationsSection(store, user) : {}),
@@ -152,6 +152,9 @@ export default defineEndpoint({
       ...(want("user_topic") ? userTopicSection(store, realm, user, options) : {}),
       ...unstored("video_calls"),
       ...unstored("giphy"),
+      ...unstored("tenor"),
+      ...unstored("klipy"),
+      ...unstored("realm_billing"),
       ...unstored("navigation_views"),
       ...(want("saved_snippets") ? { saved_snippets: store.savedSnippets(user.id).map(savedSnippetToWire) } : {}),
     };

@@ -37,8 +37,11 @@ export const UNSTORED_SECTIONS = {
   realm_incoming_webhook_bots: () => ({ realm_incoming_webhook_bots: [] }),
   default_stream_groups: () => ({ realm_default_stream_groups: [] }),
   user_status: () => ({ user_status: {} }),
-  video_calls: () => ({ has_zoom_token: false }),
+  video_calls: () => ({ has_zoom_token: false, has_webex_token: false }),
   giphy: () => ({ giphy_api_key: "" }),
+  tenor: () => ({ tenor_api_key: "" }),
+  klipy: () => ({ klipy_api_key: "" }),
+  realm_billing: () => ({ realm_billing: { has_pending_sponsorship_request: false } }),
   channel_folders: () => ({ channel_folders: [] }),
   navigation_views: () => ({ navigation_views: [] }),
 } as const satisfies Record<string, SectionBuilder>;
