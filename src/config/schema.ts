@@ -67,6 +67,11 @@ export const CONFIG_SCHEMA = z.object({
   CAMO_KEY: z.string().min(16, "use at least 16 characters (a generated key has 64)").optional(),
   /** Turns the per-user API rate limit off when false (Zulip: RATE_LIMITING). */
   RATE_LIMITING: z.boolean().default(true),
+  /**
+   * Event queues one realm may hold (parley's own key; Zulip has no limit): a new one
+   * past it collects the realm's least recently polled. Each user holds at most 100.
+   */
+  MAX_EVENT_QUEUES_PER_REALM: z.number().int().min(1).default(20_000),
 }).strict().superRefine((config, ctx) => {
   // Zulip's bouncer authenticates every request with the registration: without it each would be refused.
   if (config.PUSH_NOTIFICATION_BOUNCER_URL === undefined) return;

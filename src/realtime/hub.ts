@@ -11,7 +11,13 @@
  * Queues are collected after idle_queue_timeout without a connected poll, or at once
  * when their backlog passes maxQueueEvents (a client that stopped polling cannot grow
  * memory without bound); the client then gets BAD_EVENT_QUEUE_ID and registers again,
- * as with Zulip. save()/restore() carry queues across a graceful restart.
+ * as with Zulip. Zulip has no limit on how many queues one user or realm holds: one
+ * member registering 20,000 queues here made each DM to them 20,000 pushes, and 1,000
+ * DMs took RSS from 212 to 1,387 MB. So a user holds at most maxQueuesPerUser queues and a realm maxQueuesPerRealm,
+ * and a user's queues together hold at most maxUserEvents events of maxUserEventChars
+ * characters; past any of these the least recently polled queue (of that user, or of
+ * that realm) is collected, as an idle one would be. save()/restore() carry queues
+ * across a graceful restart.
  */
 import { randomUUID } from "node:crypto";
 import { EngineError, type EventBatch, type Store, type User } from "../engine/index.js";
@@ -26,6 +32,14 @@ export interface HubOptions {
   readonly heartbeatMaxSecs?: number;
   /** Unacknowledged events past which a queue is collected. */
   readonly maxQueueEvents?: number;
+  /** Queues one user may hold; a new one past it collects their least recently polled. */
+  readonly maxQueuesPerUser?: number;
+  /** Queues one realm may hold; a new one past it collects the realm's least recently polled. */
+  readonly maxQueuesPerRealm?: number;
+  /** Unacknowledged events across one user's queues past which their least recently polled is collected. */
+  readonly maxUserEvents?: number;
+  /** The same bound in characters of events (a user's queues share event texts, so this overcounts). */
+  readonly maxUserEventChars?: number;
   /** How often idle queues are looked for. */
   readonly gcIntervalSecs?: number;
   readonly random?: () => number;
@@ -34,6 +48,18 @@ export interface HubOptions {
 }
 
 export const DEFAULT_MAX_QUEUE_EVENTS = 10_000;
+/**
+ * A user's clients: a queue per browser tab, desktop and mobile app, and scripts on
+ * their API key. A hundred is far beyond real use and keeps a DM's fan-out to one
+ * user at most a hundred pushes.
+ */
+export const DEFAULT_MAX_QUEUES_PER_USER = 100;
+/** A few queues for each of thousands of active users (parley's own setting: MAX_EVENT_QUEUES_PER_REALM). */
+export const DEFAULT_MAX_QUEUES_PER_REALM = 20_000;
+/** Two queues' worth of backlog: one client gone quiet up to its own cap, and the live ones. */
+export const DEFAULT_MAX_USER_EVENTS = 2 * DEFAULT_MAX_QUEUE_EVENTS;
+/** 32 Mi characters (~32-64 MB): 10,000 typical events take ~6 M. */
+export const DEFAULT_MAX_USER_EVENT_CHARS = 32 * 1024 * 1024;
 /**
  * Characters of events in one GET /events answer. Zulip sends a queue's whole backlog;
  * a client back from a long absence may have 10,000 events (~6 MB) waiting, whose one
@@ -62,6 +88,33 @@ export interface HubStats {
   readonly polling: number;
   readonly queuedEvents: number;
   readonly eventsDelivered: number;
+  /** Queues collected to keep a user or realm within its caps (not idle ones). */
+  readonly queuesEvicted: number;
+}
+
+/** One user's queues, least recently polled first, and the events they hold together. */
+interface UserQueues {
+  readonly queues: Set<EventQueue>;
+  events: number;
+  chars: number;
+}
+
+/**
+ * The queue to collect first: the least recently polled one without a connected poll
+ * (sets are kept in that order), or the least recently polled of all when every one polls.
+ */
+function leastRecentlyPolled(queues: Iterable<EventQueue>): EventQueue | undefined {
+  let first: EventQueue | undefined;
+  for (const queue of queues) {
+    if (!queue.polling) return queue;
+    first ??= queue;
+  }
+  return first;
+}
+
+/** A Set kept in least-recently-used order: re-inserting moves to the end. */
+function moveToEnd<T>(set: Set<T>, item: T): void {
+  if (set.delete(item)) set.add(item);
 }
 
 export class EventHub {
@@ -70,15 +123,22 @@ export class EventHub {
   readonly #heartbeatMin: number;
   readonly #heartbeatMax: number;
   readonly #maxEvents: number;
+  readonly #maxPerUser: number;
+  readonly #maxPerRealm: number;
+  readonly #maxUserEvents: number;
+  readonly #maxUserChars: number;
   readonly #random: () => number;
   readonly #restartEvent: Readonly<Record<string, unknown>>;
   readonly #queues = new Map<string, EventQueue>();
-  readonly #byUser = new Map<number, Set<EventQueue>>();
+  readonly #byUser = new Map<number, UserQueues>();
+  /** Each realm's queues, least recently polled first. */
+  readonly #byRealm = new Map<number, Set<EventQueue>>();
   readonly #allPublic = new Map<number, Set<EventQueue>>();
   readonly #unsubscribe: () => void;
   readonly #gcInterval: number;
   #gcTimer: unknown = null;
   #delivered = 0;
+  #evicted = 0;
   #closed = false;
 
   constructor(store: Store, options: HubOptions = {}) {
@@ -87,6 +147,10 @@ export class EventHub {
     this.#heartbeatMin = (options.heartbeatMinSecs ?? 45) * 1000;
     this.#heartbeatMax = (options.heartbeatMaxSecs ?? 55) * 1000;
     this.#maxEvents = options.maxQueueEvents ?? DEFAULT_MAX_QUEUE_EVENTS;
+    this.#maxPerUser = options.maxQueuesPerUser ?? DEFAULT_MAX_QUEUES_PER_USER;
+    this.#maxPerRealm = options.maxQueuesPerRealm ?? DEFAULT_MAX_QUEUES_PER_REALM;
+    this.#maxUserEvents = options.maxUserEvents ?? DEFAULT_MAX_USER_EVENTS;
+    this.#maxUserChars = options.maxUserEventChars ?? DEFAULT_MAX_USER_EVENT_CHARS;
     this.#random = options.random ?? Math.random;
     this.#restartEvent = options.restartEvent ?? {};
     this.#gcInterval = (options.gcIntervalSecs ?? 30) * 1000;
@@ -103,6 +167,7 @@ export class EventHub {
     if (options.allPublicStreams) this.#store.checkAllPublicStreams(user.id);
     const matches = this.#store.compileNarrow(user.id, options.narrow);
     const queue = new EventQueue(randomUUID(), user.id, user.realmId, options, matches, this.#clock.now());
+    this.#makeRoom(user.id, user.realmId);
     this.#add(queue);
     return queue;
   }
@@ -121,30 +186,32 @@ export class EventHub {
    */
   poll(user: User, input: PollInput, signal: AbortSignal): Promise<string> {
     const queue = this.queueFor(user, input.queueId);
-    if (input.lastEventId !== undefined) queue.acknowledge(input.lastEventId);
-    queue.lastActivity = this.#clock.now();
+    if (input.lastEventId !== undefined) this.#acknowledge(queue, input.lastEventId);
+    this.#touch(queue);
     if (queue.size > 0 || input.dontBlock) return Promise.resolve(queue.eventsJson(MAX_POLL_ANSWER_CHARS));
     return new Promise<string>((resolve, reject) => {
       const span = this.#heartbeatMax - this.#heartbeatMin;
       const timer = this.#clock.setTimeout(() => {
-        if (this.#queues.get(queue.id) === queue) queue.push(openJson({ type: "heartbeat" }));
+        if (this.#queues.get(queue.id) === queue) this.#push(queue, openJson({ type: "heartbeat" }));
       }, this.#heartbeatMin + Math.floor(this.#random() * (span + 1)));
       const done = (): void => {
         this.#clock.clearTimeout(timer);
         signal.removeEventListener("abort", onAbort);
-        queue.lastActivity = this.#clock.now();
       };
       const onAbort = (): void => {
         queue.release(handle);
         done();
+        if (this.#queues.get(queue.id) === queue) this.#touch(queue);
         resolve("[]");
       };
       const handle = queue.wait(() => {
         done();
         // Answer after the current dispatch: every event of one commit goes out together.
+        // Touched only then too: a delivery may be walking this user's queues, in LRU order.
         queueMicrotask(() => {
-          if (this.#queues.get(queue.id) !== queue) reject(new BadEventQueueError(queue.id));
-          else resolve(queue.eventsJson(MAX_POLL_ANSWER_CHARS));
+          if (this.#queues.get(queue.id) !== queue) return reject(new BadEventQueueError(queue.id));
+          this.#touch(queue);
+          resolve(queue.eventsJson(MAX_POLL_ANSWER_CHARS));
         });
       });
       if (signal.aborted) onAbort();
@@ -177,21 +244,29 @@ export class EventHub {
       if (q.polling) polling++;
       queued += q.size;
     }
-    return { queues: this.#queues.size, polling, queuedEvents: queued, eventsDelivered: this.#delivered };
+    const delivered = this.#delivered;
+    return { queues: this.#queues.size, polling, queuedEvents: queued, eventsDelivered: delivered, queuesEvicted: this.#evicted };
   }
 
-  /** Every queue with its pending events, for a graceful restart. */
+  /**
+   * Every queue with its pending events, for a graceful restart: most recently polled
+   * first, so that a save cut short by its deadline keeps the clients most likely alive.
+   */
   save(): SavedQueue[] {
-    return [...this.#queues.values()].map((q) => q.save());
+    const now = this.#clock.now();
+    const recency = (q: EventQueue): number => (q.polling ? now : q.lastActivity);
+    return [...this.#queues.values()].sort((a, b) => recency(b) - recency(a)).map((q) => q.save());
   }
 
   /**
    * Restores saved queues (after a graceful restart) whose users still exist and are
-   * active; each gets a `restart` event. Returns how many were restored.
+   * active; each gets a `restart` event. The caps apply as to new queues (least recently
+   * polled are restored first, so they are the ones a cap collects). Returns how many
+   * queues were restored and are still held.
    */
   restore(saved: readonly SavedQueue[]): number {
-    let n = 0;
-    for (const s of saved) {
+    const restored: EventQueue[] = [];
+    for (const s of [...saved].sort((a, b) => a.lastActivity - b.lastActivity)) {
       const user = this.#store.findUser(s.userId);
       if (!user || !user.isActive || user.realmId !== s.realmId || this.#queues.has(s.id)) continue;
       let matches;
@@ -201,12 +276,13 @@ export class EventHub {
         continue;
       }
       const queue = new EventQueue(s.id, s.userId, s.realmId, s.options, matches, this.#clock.now(), s.nextEventId);
-      queue.restoreEvents(s.events);
+      this.#makeRoom(s.userId, s.realmId);
       this.#add(queue);
-      queue.push(openJson({ type: "restart", ...this.#restartEvent }));
-      n++;
+      this.#account(queue, () => queue.restoreEvents(s.events));
+      this.#push(queue, openJson({ type: "restart", ...this.#restartEvent }));
+      restored.push(queue);
     }
-    return n;
+    return restored.filter((q) => this.#queues.get(q.id) === q).length;
   }
 
   /** Stops listening; waiting polls are answered (empty) so connections can close. */
@@ -229,12 +305,17 @@ export class EventHub {
   #add(queue: EventQueue): void {
     this.#queues.set(queue.id, queue);
     let mine = this.#byUser.get(queue.userId);
-    if (!mine) this.#byUser.set(queue.userId, (mine = new Set()));
-    mine.add(queue);
+    if (!mine) this.#byUser.set(queue.userId, (mine = { queues: new Set(), events: 0, chars: 0 }));
+    mine.queues.add(queue);
+    mine.events += queue.size;
+    mine.chars += queue.chars;
+    let realm = this.#byRealm.get(queue.realmId);
+    if (!realm) this.#byRealm.set(queue.realmId, (realm = new Set()));
+    realm.add(queue);
     if (queue.options.allPublicStreams) {
-      let realm = this.#allPublic.get(queue.realmId);
-      if (!realm) this.#allPublic.set(queue.realmId, (realm = new Set()));
-      realm.add(queue);
+      let everyPublic = this.#allPublic.get(queue.realmId);
+      if (!everyPublic) this.#allPublic.set(queue.realmId, (everyPublic = new Set()));
+      everyPublic.add(queue);
     }
   }
 
@@ -242,11 +323,66 @@ export class EventHub {
     if (this.#queues.get(queue.id) !== queue) return;
     this.#queues.delete(queue.id);
     const mine = this.#byUser.get(queue.userId);
-    mine?.delete(queue);
-    if (mine?.size === 0) this.#byUser.delete(queue.userId);
+    if (mine?.queues.delete(queue)) {
+      mine.events -= queue.size;
+      mine.chars -= queue.chars;
+      if (mine.queues.size === 0) this.#byUser.delete(queue.userId);
+    }
+    const realm = this.#byRealm.get(queue.realmId);
+    realm?.delete(queue);
+    if (realm?.size === 0) this.#byRealm.delete(queue.realmId);
     this.#allPublic.get(queue.realmId)?.delete(queue);
     // A waiting poll learns at once that its queue is gone.
     queue.push(openJson({ type: "heartbeat" }));
+  }
+
+  /** Collects a queue to keep its user or realm within a cap. */
+  #evict(queue: EventQueue): void {
+    this.#remove(queue);
+    this.#evicted++;
+  }
+
+  /** Before a queue of `userId` in `realmId` is added: collects what would pass the caps. */
+  #makeRoom(userId: number, realmId: number): void {
+    const mine = this.#byUser.get(userId);
+    while (mine && mine.queues.size >= this.#maxPerUser) this.#evict(leastRecentlyPolled(mine.queues)!);
+    const realm = this.#byRealm.get(realmId);
+    while (realm && realm.size >= this.#maxPerRealm) this.#evict(leastRecentlyPolled(realm)!);
+  }
+
+  /** A poll began or ended: the queue becomes its user's and realm's most recently polled. */
+  #touch(queue: EventQueue): void {
+    queue.lastActivity = this.#clock.now();
+    const mine = this.#byUser.get(queue.userId);
+    if (mine) moveToEnd(mine.queues, queue);
+    const realm = this.#byRealm.get(queue.realmId);
+    if (realm) moveToEnd(realm, queue);
+  }
+
+  /** Runs a change of a held queue's events, keeping its user's totals (and bounds). */
+  #account(queue: EventQueue, change: () => void): void {
+    const events = queue.size;
+    const chars = queue.chars;
+    change();
+    const mine = this.#byUser.get(queue.userId);
+    if (!mine || !mine.queues.has(queue)) return;
+    mine.events += queue.size - events;
+    mine.chars += queue.chars - chars;
+    if (queue.size > this.#maxEvents) {
+      this.#remove(queue);
+      return;
+    }
+    while (mine.queues.size > 0 && (mine.events > this.#maxUserEvents || mine.chars > this.#maxUserChars)) {
+      this.#evict(leastRecentlyPolled(mine.queues)!);
+    }
+  }
+
+  #push(queue: EventQueue, body: string): void {
+    this.#account(queue, () => queue.push(body));
+  }
+
+  #acknowledge(queue: EventQueue, lastEventId: number): void {
+    this.#account(queue, () => queue.acknowledge(lastEventId));
   }
 
   #deliver(batch: EventBatch): void {
@@ -257,14 +393,15 @@ export class EventHub {
         if (event.type === "message" && queue.matchesNarrow && !queue.matchesNarrow(event.message.id)) return;
         const body = wire.forQueue(queue, recipient);
         if (body === null) return;
-        queue.push(body);
         this.#delivered++;
-        if (queue.size > this.#maxEvents) this.#remove(queue);
+        this.#push(queue, body);
       };
       if (audience.size <= this.#byUser.size) {
-        for (const userId of audience) for (const queue of this.#byUser.get(userId) ?? []) visit(queue, true);
+        for (const userId of audience) for (const queue of this.#byUser.get(userId)?.queues ?? []) visit(queue, true);
       } else {
-        for (const [userId, queues] of this.#byUser) if (audience.has(userId)) for (const queue of queues) visit(queue, true);
+        for (const [userId, mine] of this.#byUser) {
+          if (audience.has(userId)) for (const queue of mine.queues) visit(queue, true);
+        }
       }
       if (event.type === "message" && event.publicChannelRealmId !== null) {
         for (const queue of this.#allPublic.get(event.publicChannelRealmId) ?? []) if (!audience.has(queue.userId)) visit(queue, false);

@@ -59,6 +59,8 @@ interface Waiter {
 export class EventQueue {
   readonly #types: ReadonlySet<string> | null;
   readonly #events: { id: number; body: string }[] = [];
+  /** Characters of the events held: what the hub bounds per user. */
+  #chars = 0;
   #nextEventId: number;
   #waiter: Waiter | null = null;
   /** Milliseconds: creation, or when the last poll began or ended. */
@@ -86,6 +88,11 @@ export class EventQueue {
     return this.#events.length;
   }
 
+  /** Characters of the events held (their open JSON). */
+  get chars(): number {
+    return this.#chars;
+  }
+
   get lastEventId(): number {
     return this.#nextEventId - 1;
   }
@@ -98,6 +105,7 @@ export class EventQueue {
   push(body: string): number {
     const id = this.#nextEventId++;
     this.#events.push({ id, body });
+    this.#chars += body.length;
     this.#wake();
     return id;
   }
@@ -105,7 +113,7 @@ export class EventQueue {
   /** Drops every event up to and including `lastEventId`. */
   acknowledge(lastEventId: number): void {
     let n = 0;
-    while (n < this.#events.length && this.#events[n]!.id <= lastEventId) n++;
+    while (n < this.#events.length && this.#events[n]!.id <= lastEventId) this.#chars -= this.#events[n++]!.body.length;
     if (n > 0) this.#events.splice(0, n);
   }
 
@@ -152,12 +160,17 @@ export class EventQueue {
     waiter?.resolve();
   }
 
+  /** The queue as saved across a restart (held events are never changed, so they are shared, not copied). */
   save(): SavedQueue {
-    return { id: this.id, userId: this.userId, realmId: this.realmId, options: this.options, nextEventId: this.#nextEventId, lastActivity: this.lastActivity, events: this.#events.map((e) => ({ ...e })) };
+    const { id, userId, realmId, options, lastActivity } = this;
+    return { id, userId, realmId, options, nextEventId: this.#nextEventId, lastActivity, events: this.#events.slice() };
   }
 
   /** Restores saved events (after a graceful restart). */
   restoreEvents(events: readonly { readonly id: number; readonly body: string }[]): void {
-    this.#events.push(...events.map((e) => ({ ...e })));
+    for (const { id, body } of events) {
+      this.#events.push({ id, body });
+      this.#chars += body.length;
+    }
   }
 }
