@@ -1,17 +1,32 @@
 /**
  * @module realtime/persist
- * Event queues across a graceful restart: on SIGTERM the server writes every queue
- * (descriptor and pending events) to DATA/event-queues.json atomically (temporary
- * file, fsync, rename); the next start reads it, restores the queues and deletes the
- * file. After a crash there is no file, and clients get BAD_EVENT_QUEUE_ID and
- * register again, as with Zulip.
+ * Event queues across a graceful restart: on SIGTERM the server writes its queues
+ * (descriptor and pending events) to DATA/event-queues.json (temporary file, fsync,
+ * rename); the next start reads it, restores the queues and deletes the file. After a
+ * crash there is no file, and clients get BAD_EVENT_QUEUE_ID and register again, as
+ * with Zulip.
+ *
+ * The save is bounded: one synchronous JSON.stringify of every queue held the event
+ * loop for over 15 minutes at ~3.8 GB with 20,000 queues. The file is JSON lines (a
+ * header, then one queue per line, most recently polled first), written in ~1 MiB
+ * chunks with the event loop free between them, and the writing stops at a deadline:
+ * the queues that did not fit are dropped (their clients register again) and the
+ * file ends at the last whole queue. Loading reads line by line and skips a damaged or
+ * truncated line, so a file cut short still restores every queue before the cut.
+ * Files of the single-object format (version 1) of earlier releases still load.
  */
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import { once } from "node:events";
+import { createReadStream, readdirSync, rmSync } from "node:fs";
+import { open, rename, rm, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 import { z } from "zod";
 import type { SavedQueue } from "./queue.js";
 
 export const SAVED_QUEUES_FILE = "event-queues.json";
+/** How long a shutdown spends writing queues before it drops the rest. */
+export const DEFAULT_SAVE_DEADLINE_MS = 10_000;
+const CHUNK_BYTES = 1024 * 1024;
 
 const savedQueue = z.object({
   id: z.string(),
@@ -35,38 +50,207 @@ const savedQueue = z.object({
   }),
   events: z.array(z.object({ id: z.number().int(), body: z.string() })),
 });
-const savedFile = z.object({ version: z.literal(1), queues: z.array(savedQueue) });
+const headerV2 = z.object({ version: z.literal(2) });
+const fileV1 = z.object({ version: z.literal(1), queues: z.array(savedQueue) });
 
-export function writeSavedQueues(dataDir: string, queues: readonly SavedQueue[]): void {
-  const path = join(dataDir, SAVED_QUEUES_FILE);
-  const tmp = `${path}.${process.pid}.tmp`;
-  const fd = openSync(tmp, "w");
-  try {
-    writeSync(fd, JSON.stringify({ version: 1, queues }));
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, path);
+export interface SaveOptions {
+  /** Milliseconds after the start past which nothing more is written (default 10 s). */
+  readonly deadlineMs?: number;
+  /** Bytes gathered before each write (default 1 MiB). */
+  readonly chunkBytes?: number;
+  /** Milliseconds, for the deadline (injectable for tests). */
+  readonly now?: () => number;
+}
+
+export interface SaveResult {
+  readonly saved: number;
+  /** Queues left out because the deadline passed. */
+  readonly dropped: number;
+  readonly bytes: number;
 }
 
 /**
- * Reads and deletes the saved queues; [] when there are none. A file that does not
- * parse is reported through `warn` and dropped: clients then register again.
+ * Text gathered into chunks for a file, with the byte offset where the current line
+ * began, so that a line cut short by the deadline can be taken back whole.
  */
-export function loadSavedQueues(dataDir: string, warn: (message: string) => void = () => undefined): SavedQueue[] {
+class LineWriter {
+  readonly #file: FileHandle;
+  readonly #chunkBytes: number;
+  #pieces: string[] = [];
+  #pendingBytes = 0;
+  #flushedBytes = 0;
+  #lineStart = 0;
+  #lineStartPiece = 0;
+
+  constructor(file: FileHandle, chunkBytes: number) {
+    this.#file = file;
+    this.#chunkBytes = chunkBytes;
+  }
+
+  get bytes(): number {
+    return this.#flushedBytes + this.#pendingBytes;
+  }
+
+  get full(): boolean {
+    return this.#pendingBytes >= this.#chunkBytes;
+  }
+
+  beginLine(): void {
+    this.#lineStart = this.bytes;
+    this.#lineStartPiece = this.#pieces.length;
+  }
+
+  add(text: string): void {
+    this.#pieces.push(text);
+    this.#pendingBytes += Buffer.byteLength(text);
+  }
+
+  /** Writes what is gathered; the await is where the event loop runs other work. */
+  async flush(): Promise<void> {
+    if (this.#pieces.length === 0) return;
+    const data = Buffer.from(this.#pieces.join(""));
+    this.#pieces = [];
+    this.#pendingBytes = 0;
+    this.#lineStartPiece = 0;
+    await this.#file.write(data);
+    this.#flushedBytes += data.length;
+  }
+
+  /** Takes back the line begun last: the file ends with the line before it. */
+  async abandonLine(): Promise<void> {
+    if (this.#flushedBytes <= this.#lineStart) {
+      this.#pieces.length = this.#lineStartPiece;
+      this.#pendingBytes = this.#lineStart - this.#flushedBytes;
+      await this.flush();
+    } else {
+      this.#pieces = [];
+      this.#pendingBytes = 0;
+      await this.#file.truncate(this.#lineStart);
+      this.#flushedBytes = this.#lineStart;
+    }
+  }
+}
+
+/**
+ * Writes `queues` (most important first) until the deadline, then fsyncs and renames
+ * the file into place. Resolves with how many were saved and dropped.
+ */
+export async function writeSavedQueues(
+  dataDir: string,
+  queues: readonly SavedQueue[],
+  options: SaveOptions = {},
+): Promise<SaveResult> {
+  const now = options.now ?? Date.now;
+  const deadline = now() + (options.deadlineMs ?? DEFAULT_SAVE_DEADLINE_MS);
   const path = join(dataDir, SAVED_QUEUES_FILE);
-  let text: string;
+  const tmp = `${path}.${process.pid}.tmp`;
+  const file = await open(tmp, "w");
+  let saved = 0;
+  let bytes = 0;
   try {
-    text = readFileSync(path, "utf8");
+    const out = new LineWriter(file, options.chunkBytes ?? CHUNK_BYTES);
+    out.add(`${JSON.stringify({ version: 2 })}\n`);
+    let late = false;
+    for (const queue of queues) {
+      if (now() >= deadline) break;
+      out.beginLine();
+      const { events, ...head } = queue;
+      out.add(`${JSON.stringify(head).slice(0, -1)},"events":[`);
+      for (let i = 0; i < events.length && !late; i++) {
+        const { id, body } = events[i]!;
+        out.add(`${i === 0 ? "" : ","}${JSON.stringify({ id, body })}`);
+        if (out.full) {
+          await out.flush();
+          late = now() >= deadline;
+        }
+      }
+      if (late) {
+        await out.abandonLine();
+        break;
+      }
+      out.add("]}\n");
+      saved++;
+      if (out.full) await out.flush();
+    }
+    await out.flush();
+    bytes = out.bytes;
+    await file.sync();
+  } catch (error) {
+    await file.close();
+    await rm(tmp, { force: true });
+    throw error;
+  }
+  await file.close();
+  await rename(tmp, path);
+  return { saved, dropped: queues.length - saved, bytes };
+}
+
+/**
+ * Reads and deletes the saved queues; [] when there are none. Damaged or truncated
+ * lines are skipped and reported through `warn` (their clients register again), as is
+ * a file that does not parse at all.
+ */
+export async function loadSavedQueues(
+  dataDir: string,
+  warn: (message: string) => void = () => undefined,
+): Promise<SavedQueue[]> {
+  const path = join(dataDir, SAVED_QUEUES_FILE);
+  removeStaleTemporaries(dataDir);
+  let input;
+  try {
+    input = createReadStream(path, { encoding: "utf8" });
+    await once(input, "open");
   } catch {
     return [];
   }
-  rmSync(path, { force: true });
+  const queues: SavedQueue[] = [];
+  let version: number | null = null;
+  let damaged = 0;
   try {
-    return savedFile.parse(JSON.parse(text)).queues as SavedQueue[];
-  } catch (error) {
-    warn(`ignoring ${path}: ${error instanceof Error ? error.message.slice(0, 200) : String(error)}`);
-    return [];
+    for await (const line of createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY })) {
+      if (version === null) {
+        const first = parseJson(line);
+        const v1 = fileV1.safeParse(first);
+        if (v1.success) {
+          queues.push(...(v1.data.queues as SavedQueue[]));
+          version = 1;
+        } else if (headerV2.safeParse(first).success) version = 2;
+        else {
+          warn(`ignoring ${path}: not a saved event queue file; its clients will register again`);
+          break;
+        }
+        continue;
+      }
+      if (version !== 2 || line === "") continue;
+      const queue = savedQueue.safeParse(parseJson(line));
+      if (queue.success) queues.push(queue.data as SavedQueue);
+      else damaged++;
+    }
+  } finally {
+    input.destroy();
+    rmSync(path, { force: true });
+  }
+  if (damaged > 0) warn(`${path}: skipped ${damaged} damaged or truncated queue(s); their clients will register again`);
+  return queues;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Temporary files of a save that never finished (a second signal killed it). */
+function removeStaleTemporaries(dataDir: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(dataDir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (name.startsWith(`${SAVED_QUEUES_FILE}.`) && name.endsWith(".tmp")) rmSync(join(dataDir, name), { force: true });
   }
 }

@@ -14,7 +14,7 @@ import type { Store } from "../../src/engine/index.js";
 import { externalImages, type ExternalImages } from "../external-images.js";
 import { createServer, type ParleyServer } from "../../src/http/server.js";
 import { DEFAULT_SLOW_MS, LOG_LEVELS, type LogLevel } from "../../src/http/request-log.js";
-import { loadSavedQueues, writeSavedQueues } from "../../src/realtime/index.js";
+import { DEFAULT_SAVE_DEADLINE_MS, loadSavedQueues, writeSavedQueues } from "../../src/realtime/index.js";
 import { Scheduler } from "../../src/scheduler/scheduler.js";
 import { PresenceFlusher } from "../../src/scheduler/presence-flusher.js";
 import { BouncerClient } from "../../src/push/bouncer-client.js";
@@ -153,7 +153,8 @@ export async function listen(store: Store, settings: ServeSettings, dataDir: str
     ...(process.env["PARLEY_METRICS_TOKEN"] ? { metricsToken: process.env["PARLEY_METRICS_TOKEN"] } : {}),
   });
   // Queues saved by a graceful shutdown come back (each with a restart event).
-  const restored = server.events.restore(loadSavedQueues(dataDir, (message) => console.error(`parley: ${message}`)));
+  const saved = await loadSavedQueues(dataDir, (message) => console.error(`parley: ${message}`));
+  const restored = server.events.restore(saved);
   if (restored > 0) console.error(`parley: restored ${restored} event queue(s) from the last shutdown`);
   const port = await server.listen(settings.port, settings.host);
   let compatUrl: string | null = null;
@@ -193,9 +194,32 @@ export async function listen(store: Store, settings: ServeSettings, dataDir: str
 }
 
 /**
- * Resolves with exit code 0 after the first SIGINT or SIGTERM has saved the event
- * queues to the data directory, closed the server, then the store (in that order, so no request reaches a closed store), which frees
- * the data directory.
+ * Writes the event queues for the next start, within DEFAULT_SAVE_DEADLINE_MS: what
+ * does not fit is dropped and its clients register again. Says what it kept.
+ */
+async function saveQueues(server: ParleyServer, dataDir: string): Promise<void> {
+  const started = Date.now();
+  try {
+    const queues = server.events.save();
+    if (queues.length > 0) console.error(`parley: saving ${queues.length} event queue(s)`);
+    const { saved, dropped, bytes } = await writeSavedQueues(dataDir, queues);
+    const took = `${((Date.now() - started) / 1000).toFixed(1)} s`;
+    if (dropped > 0) {
+      const limit = `${DEFAULT_SAVE_DEADLINE_MS / 1000} s`;
+      console.error(`parley: saved ${saved} event queue(s) (${bytes} bytes) in ${took}; dropped ${dropped} past the ${limit} limit`);
+      console.error("parley: the clients of dropped queues will register again");
+    } else if (saved > 0) console.error(`parley: saved ${saved} event queue(s) (${bytes} bytes) in ${took}`);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    console.error(`parley: could not save event queues (their clients will register again): ${reason}`);
+  }
+}
+
+/**
+ * Resolves with exit code 0 after the first SIGINT or SIGTERM has closed the server,
+ * saved the event queues to the data directory (bounded in time, see saveQueues),
+ * then closed the store (in that order, so no request reaches a closed store), which
+ * frees the data directory. A second signal during the save ends the process at once.
  */
 export function untilSignal(server: ParleyServer, store: Store, dataDir: string, workers: Partial<Pick<Listening, "scheduler" | "presenceFlusher" | "pushSender" | "mailSender" | "uploadsCleanup">> = {}): Promise<number> {
   const { scheduler, presenceFlusher, pushSender, mailSender, uploadsCleanup } = workers;
@@ -204,26 +228,24 @@ export function untilSignal(server: ParleyServer, store: Store, dataDir: string,
       process.off("SIGINT", stop);
       process.off("SIGTERM", stop);
       console.error(`parley: ${signal}: shutting down`);
-      // Event queues outlive a graceful restart, as Zulip's do.
-      try {
-        writeSavedQueues(dataDir, server.events.save());
-      } catch (error) {
-        console.error(`parley: could not save event queues (clients will register again): ${error instanceof Error ? error.message : String(error)}`);
-      }
       scheduler?.stop();
       presenceFlusher?.stop();
       // A request in flight is abandoned; its item stays in the outbox for the next start.
       void pushSender?.stop();
       mailSender?.stop();
       uploadsCleanup?.stop();
+      // Closed first: no event reaches a queue while it is written, and waiting polls are answered.
       server.close();
-      store.close();
-      // Closing the listen socket leaves clients' idle keep-alive connections open in
-      // uWebSockets.js (ParleyServer cannot drop them), and they would keep the process
-      // alive for seconds. The timer does not itself hold the process: it only ends one
-      // that lingers, after the dispatcher has set the exit code.
-      setTimeout(() => process.exit(), 200).unref();
-      resolve(0);
+      // Event queues outlive a graceful restart, as Zulip's do.
+      void saveQueues(server, dataDir).finally(() => {
+        store.close();
+        // Closing the listen socket leaves clients' idle keep-alive connections open in
+        // uWebSockets.js (ParleyServer cannot drop them), and they would keep the process
+        // alive for seconds. The timer does not itself hold the process: it only ends one
+        // that lingers, after the dispatcher has set the exit code.
+        setTimeout(() => process.exit(), 200).unref();
+        resolve(0);
+      });
     };
     process.on("SIGINT", stop);
     process.on("SIGTERM", stop);
