@@ -14,6 +14,11 @@
  * file ends at the last whole queue. Loading reads line by line and skips a damaged or
  * truncated line, so a file cut short still restores every queue before the cut.
  * Files of the single-object format (version 1) of earlier releases still load.
+ *
+ * Queues share event texts in memory (one DM to a user with many queues is one
+ * string), and so does the file: an event text is written once with a key, and later
+ * copies as a reference to it ({"id","key","body"}, then {"id","ref"}), so that a
+ * restored server holds what it held before, not a copy per queue.
  */
 import { once } from "node:events";
 import { createReadStream, readdirSync, rmSync } from "node:fs";
@@ -50,6 +55,11 @@ const savedQueue = z.object({
   }),
   events: z.array(z.object({ id: z.number().int(), body: z.string() })),
 });
+/**
+ * A queue's line in a version 2 file. Its events (event texts given with a key, or a
+ * reference to one) are checked by withBodies: zod took ~1 s per million of them.
+ */
+const savedLine = savedQueue.extend({ events: z.custom<readonly unknown[]>((v) => Array.isArray(v)) });
 const headerV2 = z.object({ version: z.literal(2) });
 const fileV1 = z.object({ version: z.literal(1), queues: z.array(savedQueue) });
 
@@ -149,6 +159,8 @@ export async function writeSavedQueues(
   let bytes = 0;
   try {
     const out = new LineWriter(file, options.chunkBytes ?? CHUNK_BYTES);
+    // Event texts already written, by key. Strings hash once (V8 caches it), so a lookup is cheap.
+    const keys = new Map<string, number>();
     out.add(`${JSON.stringify({ version: 2 })}\n`);
     let late = false;
     for (const queue of queues) {
@@ -158,7 +170,14 @@ export async function writeSavedQueues(
       out.add(`${JSON.stringify(head).slice(0, -1)},"events":[`);
       for (let i = 0; i < events.length && !late; i++) {
         const { id, body } = events[i]!;
-        out.add(`${i === 0 ? "" : ","}${JSON.stringify({ id, body })}`);
+        const ref = keys.get(body);
+        const sep = i === 0 ? "" : ",";
+        if (ref !== undefined) out.add(`${sep}{"id":${id},"ref":${ref}}`);
+        else {
+          // A key defined in a line taken back below is never referred to: writing stops there.
+          keys.set(body, keys.size);
+          out.add(`${sep}${JSON.stringify({ id, key: keys.size - 1, body })}`);
+        }
         if (out.full) {
           await out.flush();
           late = now() >= deadline;
@@ -188,12 +207,16 @@ export async function writeSavedQueues(
 /**
  * Reads and deletes the saved queues; [] when there are none. Damaged or truncated
  * lines are skipped and reported through `warn` (their clients register again), as is
- * a file that does not parse at all.
+ * a file that does not parse at all. Reading stops at the deadline (the start waits
+ * for it): the queues not read yet, the least recently polled, are dropped.
  */
 export async function loadSavedQueues(
   dataDir: string,
   warn: (message: string) => void = () => undefined,
+  options: Pick<SaveOptions, "deadlineMs" | "now"> = {},
 ): Promise<SavedQueue[]> {
+  const now = options.now ?? Date.now;
+  const deadline = now() + (options.deadlineMs ?? DEFAULT_SAVE_DEADLINE_MS);
   const path = join(dataDir, SAVED_QUEUES_FILE);
   removeStaleTemporaries(dataDir);
   let input;
@@ -206,8 +229,14 @@ export async function loadSavedQueues(
   const queues: SavedQueue[] = [];
   let version: number | null = null;
   let damaged = 0;
+  let late = false;
+  const bodies = new Map<number, string>();
   try {
     for await (const line of createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY })) {
+      if (now() >= deadline) {
+        late = true;
+        break;
+      }
       if (version === null) {
         const first = parseJson(line);
         const v1 = fileV1.safeParse(first);
@@ -222,8 +251,9 @@ export async function loadSavedQueues(
         continue;
       }
       if (version !== 2 || line === "") continue;
-      const queue = savedQueue.safeParse(parseJson(line));
-      if (queue.success) queues.push(queue.data as SavedQueue);
+      const queue = savedLine.safeParse(parseJson(line));
+      const restored = queue.success ? withBodies(queue.data, bodies) : null;
+      if (restored) queues.push(restored);
       else damaged++;
     }
   } finally {
@@ -231,7 +261,27 @@ export async function loadSavedQueues(
     rmSync(path, { force: true });
   }
   if (damaged > 0) warn(`${path}: skipped ${damaged} damaged or truncated queue(s); their clients will register again`);
+  if (late) warn(`${path}: read ${queues.length} queue(s) before the deadline; the clients of the rest will register again`);
   return queues;
+}
+
+/**
+ * A line's events with references resolved (the keys it defines are added to
+ * `bodies`); null when one is malformed or refers to a text never read.
+ */
+function withBodies(line: z.infer<typeof savedLine>, bodies: Map<number, string>): SavedQueue | null {
+  const events: { id: number; body: string }[] = [];
+  for (const event of line.events) {
+    if (typeof event !== "object" || event === null) return null;
+    const { id, key, ref, body } = event as Record<string, unknown>;
+    if (typeof id !== "number" || !Number.isSafeInteger(id)) return null;
+    let text: string | undefined;
+    if (typeof body === "string" && typeof key === "number") bodies.set(key, (text = body));
+    else if (typeof ref === "number") text = bodies.get(ref);
+    if (text === undefined) return null;
+    events.push({ id, body: text });
+  }
+  return { ...line, events } as SavedQueue;
 }
 
 function parseJson(text: string): unknown {

@@ -57,6 +57,15 @@ describe("saving event queues", () => {
     expect(await loadSavedQueues(dir)).toEqual([]);
   });
 
+  it("writes an event text that many queues hold once, then refers to it", async () => {
+    const queues = Array.from({ length: 50 }, (_, n) => queue(n, 20, 1_000));
+    const { bytes } = await writeSavedQueues(dir, queues);
+    // 20 texts of ~2 KB (UTF-8 é) once, then 49 x 20 short references.
+    expect(bytes).toBeLessThan(2 * 20 * 2_100);
+    const loaded = await loadSavedQueues(dir);
+    expect(loaded).toEqual(queues);
+  });
+
   it("stops at the deadline: the queue being written is taken back and the rest are dropped", async () => {
     // The third queue is written in several chunks; the deadline passes after its first.
     let writingBig = false;
@@ -95,6 +104,19 @@ describe("saving event queues", () => {
     const warnings: string[] = [];
     expect(await loadSavedQueues(dir, (m) => warnings.push(m))).toEqual(queues.slice(0, 2));
     expect(warnings).toEqual([expect.stringContaining("skipped 1 damaged or truncated queue(s)")]);
+  });
+
+  it("loading stops at its deadline too, keeping the queues read so far (the most recently polled)", async () => {
+    const queues = [queue(0, 2), queue(1, 2), queue(2, 2), queue(3, 2)];
+    await writeSavedQueues(dir, queues);
+    // One clock reading sets the deadline, one per line after: the header, q0, then q1 is late.
+    let readings = 0;
+    const warnings: string[] = [];
+    const now = () => (++readings > 3 ? 1e12 : 0);
+    const loaded = await loadSavedQueues(dir, (m) => warnings.push(m), { deadlineMs: 10_000, now });
+    expect(loaded).toEqual(queues.slice(0, 1));
+    expect(warnings).toEqual([expect.stringContaining("read 1 queue(s) before the deadline")]);
+    expect(existsSync(path())).toBe(false);
   });
 
   it("reads the file of earlier releases, refuses other files, removes a dead save's temporary file", async () => {
