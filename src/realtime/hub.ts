@@ -244,8 +244,8 @@ export class EventHub {
       if (q.polling) polling++;
       queued += q.size;
     }
-    const delivered = this.#delivered;
-    return { queues: this.#queues.size, polling, queuedEvents: queued, eventsDelivered: delivered, queuesEvicted: this.#evicted };
+    const [eventsDelivered, queuesEvicted] = [this.#delivered, this.#evicted];
+    return { queues: this.#queues.size, polling, queuedEvents: queued, eventsDelivered, queuesEvicted };
   }
 
   /**

@@ -261,7 +261,7 @@ export async function loadSavedQueues(
     rmSync(path, { force: true });
   }
   if (damaged > 0) warn(`${path}: skipped ${damaged} damaged or truncated queue(s); their clients will register again`);
-  if (late) warn(`${path}: read ${queues.length} queue(s) before the deadline; the clients of the rest will register again`);
+  if (late) warn(`${path}: read ${queues.length} queue(s) before the deadline; the rest's clients will register again`);
   return queues;
 }
 
