@@ -206,7 +206,7 @@ async function saveQueues(server: ParleyServer, dataDir: string): Promise<void> 
     const took = `${((Date.now() - started) / 1000).toFixed(1)} s`;
     if (dropped > 0) {
       const limit = `${DEFAULT_SAVE_DEADLINE_MS / 1000} s`;
-      console.error(`parley: saved ${saved} event queue(s) (${bytes} bytes) in ${took}; ${dropped} past the ${limit} limit`);
+      console.error(`parley: saved ${saved} event queue(s) (${bytes} bytes) in ${took}; dropped ${dropped} (${limit} limit)`);
       console.error("parley: the clients of dropped queues will register again");
     } else if (saved > 0) console.error(`parley: saved ${saved} event queue(s) (${bytes} bytes) in ${took}`);
   } catch (error) {
