@@ -19,6 +19,7 @@ export { UploadFiles } from "./files.js";
 export { DownloadTokens, TOKEN_VALIDITY_SECONDS } from "./tokens.js";
 export { MAX_TUS_UPLOADS_PER_USER, TusUploads, type TusUpload } from "./tus.js";
 export * from "./names.js";
+export * from "./content-types.js";
 
 const MiB = 1024 * 1024;
 

@@ -10,7 +10,7 @@
 import { rename, stat } from "node:fs/promises";
 import type { Sharp, SharpOptions } from "sharp";
 import { THUMBNAIL_FORMAT, type AttachmentImage } from "../engine/index.js";
-import { bareType, THUMBNAIL_INPUT_TYPES } from "./names.js";
+import { isThumbnailInputType } from "./content-types.js";
 import type { UploadFiles } from "./files.js";
 
 /**
@@ -28,7 +28,7 @@ const MAX_PIXELS = 128 * 1024 * 1024;
 
 /** The image facts of a stored file, or null if it is not an image the thumbnailer reads. */
 export async function readImage(path: string, contentType: string): Promise<AttachmentImage | null> {
-  if (!THUMBNAIL_INPUT_TYPES.has(bareType(contentType))) return null;
+  if (!isThumbnailInputType(contentType)) return null;
   try {
     const meta = await (await sharp(path, { limitInputPixels: MAX_PIXELS })).metadata();
     if (!meta.width || !meta.height) return null;

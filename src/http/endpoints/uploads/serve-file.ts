@@ -12,13 +12,48 @@
  * exist (404), where Zulip answers 403 — a 403 would confirm that the path exists.
  * Errors are Zulip's JSON envelope here, not its HTML pages.
  * Files are streamed from disk with Range (one range; video seeking), ETag and
- * If-None-Match, `X-Content-Type-Options: nosniff`, and `Content-Disposition`
- * inline only for Zulip's INLINE_MIME_TYPES (HTML, SVG and the rest download).
+ * If-None-Match.
+ *
+ * Safety (issue #26): the stored content type goes through uploads/content-types'
+ * allow-list again here, so only raster images, PDF, audio, video and plain text are
+ * served under their own type (inline unless downloaded); everything else is
+ * application/octet-stream with `attachment`. Every answer of these routes, errors
+ * included, carries UPLOAD_RESPONSE_HEADERS: a sandbox CSP (a document that somehow
+ * renders runs no script, has an opaque origin and cannot reach the API key's
+ * storage), nosniff, and Cross-Origin-Resource-Policy same-origin.
+ * Zulip recommends serving uploads from a separate origin (a distinct host, so a file
+ * that renders cannot touch the app's origin at all). Not done for now: parley serves
+ * one host per realm with no second name or certificate to configure, and Zulip's own
+ * clients expect /user_uploads on the realm's host; the sandbox CSP plus the
+ * allow-list with `attachment` is the mitigation. A separate origin would be an
+ * option (an UPLOADS_HOST setting) once deployments have a second name to give it.
  */
 import { stat } from "node:fs/promises";
-import { BadRequestError, isValidPathId, NotFoundError, THUMBNAIL_FORMAT, type Attachment, type Store, type User } from "../../../engine/index.js";
-import { contentDisposition, isInlineType } from "../../../uploads/index.js";
-import { defineEndpoint, RawReply, type OptionalContext, type PublicContext } from "../../endpoint.js";
+import { BadRequestError, EngineError, isValidPathId, NotFoundError, THUMBNAIL_FORMAT, type Attachment, type Store, type User } from "../../../engine/index.js";
+import { contentDisposition, servedType } from "../../../uploads/index.js";
+import { defineEndpoint, RawReply, type HandlerResult, type OptionalContext, type PublicContext } from "../../endpoint.js";
+import { engineErrorReply } from "../../respond.js";
+
+/** On every answer of the file routes (see the module comment). */
+export const UPLOAD_RESPONSE_HEADERS: readonly (readonly [string, string])[] = [
+  ["Content-Security-Policy", "sandbox; default-src 'none'"],
+  ["X-Content-Type-Options", "nosniff"],
+  ["Cross-Origin-Resource-Policy", "same-origin"],
+];
+
+/** A file route's handler whose refusals carry UPLOAD_RESPONSE_HEADERS too (the error body is the usual one). */
+function guarded<C>(handler: (ctx: C) => RawReply | Promise<RawReply>): (ctx: C) => HandlerResult {
+  return async (ctx) => {
+    try {
+      return await handler(ctx);
+    } catch (error) {
+      if (!(error instanceof EngineError) || error.code === "INTERNAL_SERVER_ERROR") throw error;
+      const reply = engineErrorReply(error);
+      const body = typeof reply.body === "string" || Buffer.isBuffer(reply.body) ? reply.body : reply.body.joined();
+      return new RawReply(reply.status, [...(reply.headers ?? []), ...UPLOAD_RESPONSE_HEADERS], { kind: "body", body, contentType: "application/json" });
+    }
+  };
+}
 
 export const FILE_NOT_FOUND = "This file does not exist or has been deleted.";
 
@@ -58,6 +93,7 @@ export function parseRange(header: string, size: number): [number, number] | "un
 export interface FileToServe {
   readonly path: string;
   readonly size: number;
+  /** Already passed through servedType (or a type this server made, the thumbnail's). */
   readonly contentType: string;
   readonly name: string;
   readonly etag: string;
@@ -66,10 +102,10 @@ export interface FileToServe {
 
 /** The reply for a file: 200, 206 for a range, 304 when the client's copy is current, 416 for a range past the end. */
 export function fileReply(file: FileToServe, head: OptionalContext["head"]): RawReply {
-  const common: [string, string][] = [
+  const common: (readonly [string, string])[] = [
     ["ETag", file.etag],
     ["Accept-Ranges", "bytes"],
-    ["X-Content-Type-Options", "nosniff"],
+    ...UPLOAD_RESPONSE_HEADERS,
     ["Cache-Control", "private, immutable"],
     ["Content-Disposition", contentDisposition(file.disposition, file.name)],
   ];
@@ -83,14 +119,15 @@ export function fileReply(file: FileToServe, head: OptionalContext["head"]): Raw
 }
 
 function originalOf(ctx: OptionalContext | PublicContext, attachment: Attachment, forceAttachment: boolean): RawReply {
+  const served = servedType(attachment.contentType);
   return fileReply(
     {
       path: ctx.uploads.files.pathOf(attachment.pathId),
       size: attachment.size,
-      contentType: attachment.contentType,
+      contentType: served.contentType,
       name: attachment.name,
       etag: `"${attachment.id}-${attachment.size}"`,
-      disposition: !forceAttachment && isInlineType(attachment.contentType) ? "inline" : "attachment",
+      disposition: !forceAttachment && served.inline ? "inline" : "attachment",
     },
     ctx.head,
   );
@@ -104,9 +141,7 @@ export const serveFileEndpoint = defineEndpoint({
   root: true,
   auth: "optional",
   params: {},
-  handler(ctx) {
-    return originalOf(ctx, accessibleFile(ctx.store, ctx.user, ctx.realm?.id, ctx.pathParams), false);
-  },
+  handler: guarded((ctx: OptionalContext) => originalOf(ctx, accessibleFile(ctx.store, ctx.user, ctx.realm?.id, ctx.pathParams), false)),
 });
 
 export const downloadFileEndpoint = defineEndpoint({
@@ -115,9 +150,7 @@ export const downloadFileEndpoint = defineEndpoint({
   root: true,
   auth: "optional",
   params: {},
-  handler(ctx) {
-    return originalOf(ctx, accessibleFile(ctx.store, ctx.user, ctx.realm?.id, ctx.pathParams), true);
-  },
+  handler: guarded((ctx: OptionalContext) => originalOf(ctx, accessibleFile(ctx.store, ctx.user, ctx.realm?.id, ctx.pathParams), true)),
 });
 
 export const serveThumbnailEndpoint = defineEndpoint({
@@ -126,14 +159,14 @@ export const serveThumbnailEndpoint = defineEndpoint({
   root: true,
   auth: "optional",
   params: {},
-  async handler(ctx) {
+  handler: guarded(async (ctx: OptionalContext) => {
     const attachment = accessibleFile(ctx.store, ctx.user, ctx.realm?.id, ctx.pathParams);
     if (ctx.pathParams["thumbnail_format"] !== THUMBNAIL_FORMAT.name || attachment.image === null) throw new NotFoundError(FILE_NOT_FOUND);
     const path = await ctx.uploads.thumbnails.thumbnail(attachment.pathId);
     const size = path === null ? null : await stat(path).then((s) => s.size, () => null);
     if (path === null || size === null) throw new NotFoundError(FILE_NOT_FOUND);
     return fileReply({ path, size, contentType: "image/webp", name: `${attachment.name}.webp`, etag: `"${attachment.id}-${THUMBNAIL_FORMAT.name}"`, disposition: "inline" }, ctx.head);
-  },
+  }),
 });
 
 export const serveTemporaryFileEndpoint = defineEndpoint({
@@ -142,7 +175,7 @@ export const serveTemporaryFileEndpoint = defineEndpoint({
   root: true,
   auth: "none",
   params: {},
-  handler(ctx) {
+  handler: guarded((ctx: PublicContext) => {
     const pathId = ctx.uploads.tokens.verify(ctx.pathParams["token"] ?? "");
     if (pathId === null) throw new BadRequestError("Invalid token");
     if (pathId.slice(pathId.lastIndexOf("/") + 1) !== ctx.pathParams["filename"]) throw new BadRequestError("Invalid filename");
@@ -150,5 +183,5 @@ export const serveTemporaryFileEndpoint = defineEndpoint({
     const attachment = ctx.realm === undefined ? undefined : ctx.store.attachmentInRealm(ctx.realm.id, pathId);
     if (!attachment) throw new NotFoundError(FILE_NOT_FOUND);
     return originalOf(ctx, attachment, false);
-  },
+  }),
 });
