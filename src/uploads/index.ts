@@ -20,6 +20,7 @@ export { DownloadTokens, TOKEN_VALIDITY_SECONDS } from "./tokens.js";
 export { MAX_TUS_UPLOADS_PER_USER, TusUploads, type TusUpload } from "./tus.js";
 export * from "./names.js";
 export * from "./content-types.js";
+export { loadSharp, sniffRasterFormat, type RasterFormat } from "./image-formats.js";
 
 const MiB = 1024 * 1024;
 

@@ -1,6 +1,7 @@
 /**
  * @module uploads/thumbnails
- * Image facts and previews with sharp (libvips, from its prebuilt package). At upload
+ * Image facts and previews with sharp (libvips, from its prebuilt package), for raster
+ * files only (uploads/image-formats decides what a file is). At upload
  * only the header is read (dimensions, frames: Zulip's ImageAttachment); thumbnails
  * are made afterwards, off the request path, by a small queue working one image at a
  * time, so a burst of uploads never competes with requests for both cores. A request
@@ -8,34 +9,37 @@
  * demand too).
  */
 import { rename, stat } from "node:fs/promises";
-import type { Sharp, SharpOptions } from "sharp";
+import type { Sharp } from "sharp";
 import { THUMBNAIL_FORMAT, type AttachmentImage } from "../engine/index.js";
 import { isThumbnailInputType } from "./content-types.js";
 import type { UploadFiles } from "./files.js";
-
-/**
- * sharp, loaded on first use: loading libvips costs a noticeable part of a second,
- * which a server start (and every restart) should not pay before it has an image.
- */
-let loaded: Promise<(input: string, options: SharpOptions) => Sharp> | null = null;
-function sharp(input: string, options: SharpOptions): Promise<Sharp> {
-  loaded ??= import("sharp").then((m) => m.default);
-  return loaded.then((make) => make(input, options));
-}
+import { loadSharp, SHARP_FORMAT, sniffFile } from "./image-formats.js";
 
 /** Zulip refuses to thumbnail images over this many pixels (decompression bombs). */
 const MAX_PIXELS = 128 * 1024 * 1024;
 
+/**
+ * A sharp pipeline over the file at `path`, or null when it is not a raster image
+ * this server decodes: its magic bytes must name an allowed format and libvips must
+ * read it as that same format (see uploads/image-formats).
+ */
+async function openRaster(path: string): Promise<{ image: Sharp; width: number; height: number; pages: number; pageHeight: number } | null> {
+  const format = await sniffFile(path).catch(() => null);
+  if (format === null) return null;
+  const image = (await loadSharp())(path, { limitInputPixels: MAX_PIXELS });
+  const meta = await image.metadata();
+  if (meta.format !== SHARP_FORMAT[format] || !meta.width || !meta.height) return null;
+  // For animated images libvips reports the height of all frames stacked unless asked per page.
+  return { image, width: meta.width, height: meta.height, pages: meta.pages ?? 1, pageHeight: meta.pageHeight ?? meta.height };
+}
+
 /** The image facts of a stored file, or null if it is not an image the thumbnailer reads. */
 export async function readImage(path: string, contentType: string): Promise<AttachmentImage | null> {
+  // Zulip does not parse the bytes of a file that does not claim to be an image it thumbnails.
   if (!isThumbnailInputType(contentType)) return null;
   try {
-    const meta = await (await sharp(path, { limitInputPixels: MAX_PIXELS })).metadata();
-    if (!meta.width || !meta.height) return null;
-    const frames = meta.pages ?? 1;
-    // For animated images libvips reports the height of all frames stacked unless asked per page.
-    const height = meta.pageHeight ?? meta.height;
-    return { width: meta.width, height, animated: frames > 1 };
+    const raster = await openRaster(path);
+    return raster && { width: raster.width, height: raster.pageHeight, animated: raster.pages > 1 };
   } catch {
     return null;
   }
@@ -83,7 +87,10 @@ export class Thumbnailer {
     if (await exists(target)) return target;
     const partial = `${target}.partial`;
     try {
-      await (await sharp(this.#files.pathOf(pathId), { limitInputPixels: MAX_PIXELS }))
+      // Checked again here: records stored before the magic bytes were checked may name an SVG as an image.
+      const raster = await openRaster(this.#files.pathOf(pathId));
+      if (raster === null) return null;
+      await raster.image
         .rotate()
         .resize({ width: THUMBNAIL_FORMAT.maxWidth, height: THUMBNAIL_FORMAT.maxHeight, fit: "inside", withoutEnlargement: true })
         .webp({ quality: 80 })
