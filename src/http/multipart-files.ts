@@ -61,6 +61,8 @@ export async function receiveMultipartFiles(body: BodySource, contentType: strin
     if (files.length + opening.length >= 1) severalFiles = true;
     stream.pause();
     stream.on("limit", () => fail(limits.tooLarge()));
+    // Destroying the parser after a failure ends the part early ("Unexpected end of file"): the failure is recorded.
+    stream.on("error", () => undefined);
     const opened = openTemp().then(
       (temp) => {
         files.push({ field, filename: info.filename ?? "", mimeType: info.mimeType, temp });
@@ -69,6 +71,8 @@ export async function receiveMultipartFiles(body: BodySource, contentType: strin
             stream.pause();
             temp.onDrain(() => stream.resume());
           }
+          // A failed write (full disk) ends the receipt now rather than after the whole body.
+          if (temp.failure !== null) fail(temp.failure);
         });
         stream.resume();
       },

@@ -78,7 +78,13 @@ export class Uploads {
     }
     const pathId = newPathId(owner.realmId, sanitizeName(name, strict));
     const image = await readImage(temp.path, contentType);
-    await this.files.install(temp, pathId);
+    try {
+      await this.files.install(temp, pathId);
+    } catch (error) {
+      await temp.discard();
+      await this.files.remove(pathId);
+      throw error;
+    }
     let attachment: Attachment;
     try {
       attachment = store.createAttachment({ ownerId: owner.id, pathId, name, size, contentType, image }, this.quotaBytes);

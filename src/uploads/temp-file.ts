@@ -5,6 +5,9 @@
  * should stop feeding it (more than HIGH_WATER queued) and `onDrain` when to go on, so
  * a fast client never makes the server hold the file in memory. `finish` fsyncs
  * before the file is renamed into place.
+ * A failed write (a full disk: ENOSPC, EFBIG) is sticky: from then on chunks are
+ * dropped, waiters are released at once (a producer paused on onDrain would otherwise
+ * wait forever: issue #26, item 9), `failure` says so, and flush/finish throw it.
  */
 import { open, unlink, type FileHandle } from "node:fs/promises";
 
@@ -50,9 +53,14 @@ export class TempFile {
     return this.#written;
   }
 
+  /** The write error that ended this file, or null. */
+  get failure(): unknown {
+    return this.#error;
+  }
+
   /** Queues `chunk` (which the caller must not reuse); false when the caller should wait for onDrain. */
   write(chunk: Buffer): boolean {
-    if (chunk.length === 0) return true;
+    if (chunk.length === 0 || this.#error !== null) return true;
     this.#queued.push(chunk);
     this.#queuedBytes += chunk.length;
     this.#received += chunk.length;
@@ -62,7 +70,7 @@ export class TempFile {
 
   /** Calls `fn` once the queue has room again (at once if it has). */
   onDrain(fn: () => void): void {
-    if (this.#queuedBytes < HIGH_WATER) fn();
+    if (this.#queuedBytes < HIGH_WATER || this.#error !== null) fn();
     else this.#drainWaiters.push(fn);
   }
 
@@ -81,6 +89,12 @@ export class TempFile {
       (error: unknown) => {
         this.#inFlight = null;
         this.#error = error;
+        // What is still queued will never be written.
+        this.#queued = [];
+        this.#queuedBytes = 0;
+        const waiters = this.#drainWaiters;
+        this.#drainWaiters = [];
+        for (const fn of waiters) fn();
       },
     );
     const waiters = this.#drainWaiters;

@@ -12,9 +12,15 @@
  * instead. lmdb-js offers no map that cannot grow (its LMDB grows the map on demand
  * whatever mapSize says), so MDB_MAP_FULL is not reachable. If neither works the test
  * fails: it never passes without a real failed commit.
+ *
+ * Uploads on a full disk (issue #26, item 9): a multipart upload and a tus PATCH that
+ * run out of room mid-body are answered (500 "Internal server error", as Zulip and
+ * tusd answer a storage failure; the log names the errno) instead of hanging, and
+ * leave no temporary file; once there is room again uploads work.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, statfsSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statfsSync, statSync, writeFileSync } from "node:fs";
+import { request as httpRequest } from "node:http";
 import { constants as osConstants, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
@@ -189,4 +195,82 @@ it("a send that does not fit on disk is a 500 that changes nothing; reads go on;
   expect(fingerprint(store)).toBe(live);
   expect(store.verify()).toMatchObject({ messages: acknowledged.length + 1, differences: [], problems: [] });
   expect(store.findMessageRecord(reusedId)?.content).toBe("roomagain meadow");
+});
+
+/** A request whose body is written in pieces while the server may already have answered (and stopped reading). */
+function sendBody(base: string, method: string, path: string, headers: Record<string, string>, body: Buffer): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
+  const url = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: url.hostname, port: url.port, path, method, headers: { ...headers, "Content-Length": String(body.length) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8"), headers: res.headers }));
+    });
+    req.on("error", reject);
+    const piece = 64 * 1024;
+    let at = 0;
+    const pump = (): void => {
+      while (at < body.length) {
+        const more = req.write(body.subarray(at, at + piece));
+        at += piece;
+        if (!more) {
+          req.once("drain", pump);
+          return;
+        }
+      }
+      req.end();
+    };
+    pump();
+  });
+}
+
+it("an upload that runs out of room mid-body is answered 500 and leaves no temporary file (multipart and tus); after room is made, uploads work", async () => {
+  disk = tmpfsDisk() ?? rlimitDisk();
+  store = openStore(disk.dir, { noSync: true });
+  const w = seedRealm(store);
+  const logged: unknown[] = [];
+  server = createServer(store, { rateLimit: false, dataDir: disk.dir, logError: (_message, error) => logged.push(error) });
+  const base = `http://127.0.0.1:${await server.listen(0, "127.0.0.1")}`;
+  const auth = { Authorization: basicAuth(w.alice) };
+  const tmp = join(disk.dir, "uploads", String(w.realm.id), "tmp");
+  const temporaries = () => readdirSync(tmp);
+  // Several MiB: more than the temporary file queues (1 MiB) before asking the sender to wait.
+  const data = Buffer.alloc(3 * 1024 * 1024, 0x5a);
+  const boundary = "----parleydiskfull";
+  const multipart = Buffer.concat([
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`),
+    data,
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ]);
+  const postFile = () => sendBody(base, "POST", "/api/v1/user_uploads", { ...auth, "Content-Type": `multipart/form-data; boundary=${boundary}` }, multipart);
+  const tus = { ...auth, "Tus-Resumable": "1.0.0" };
+  const createTus = async () => {
+    const r = await sendBody(base, "POST", "/api/v1/tus", { ...tus, "Upload-Length": String(data.length) }, Buffer.alloc(0));
+    expect(r.status).toBe(201);
+    return String(r.headers["location"]);
+  };
+  const patchTus = (location: string) => sendBody(base, "PATCH", location, { ...tus, "Content-Type": "application/offset+octet-stream", "Upload-Offset": "0" }, data);
+
+  const location = await createTus();
+  disk.fill();
+  const refused = await postFile();
+  expect(refused.status, refused.body).toBe(500);
+  expect(JSON.parse(refused.body)).toEqual({ result: "error", msg: "Internal server error" });
+  expect(disk.errorCodes).toContain(errnoOf(logged.at(-1)));
+  const patched = await patchTus(location);
+  expect(patched.status, patched.body).toBe(500);
+  expect(disk.errorCodes).toContain(errnoOf(logged.at(-1)));
+  // Nothing half-received stays behind: the multipart temporary file and the tus upload are gone.
+  expect(temporaries()).toEqual([]);
+  expect((await sendBody(base, "HEAD", location, tus, Buffer.alloc(0))).status).toBe(404);
+  expect(store.attachments(w.alice.id)).toEqual([]);
+
+  disk.free();
+  const stored = await postFile();
+  expect(stored.status, stored.body).toBe(200);
+  const again = await createTus();
+  const finished = await patchTus(again);
+  expect(finished.status, finished.body).toBe(200);
+  expect(store.attachments(w.alice.id).map((a) => a.size)).toEqual([data.length, data.length]);
+  expect(temporaries()).toEqual([]);
 });

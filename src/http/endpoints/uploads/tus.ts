@@ -15,7 +15,7 @@
  * - DELETE /tus/{id}: termination.
  * Another user's upload ID answers like an unknown one.
  */
-import { BadRequestError, type EngineError } from "../../../engine/index.js";
+import { BadRequestError, EngineError } from "../../../engine/index.js";
 import { contentTypeFor, MAX_TUS_UPLOADS_PER_USER, type TusUpload } from "../../../uploads/index.js";
 import { defineEndpoint, RawReply, type AuthedContext } from "../../endpoint.js";
 
@@ -142,6 +142,7 @@ export const tusPatchEndpoint = defineEndpoint({
             break;
           }
           if (!upload.file.write(chunk)) await new Promise<void>((resolve) => upload.file.onDrain(resolve));
+          if (upload.file.failure !== null) break;
         }
       }
       await upload.file.flush();
@@ -155,6 +156,9 @@ export const tusPatchEndpoint = defineEndpoint({
       return new RawReply(200, [...TUS_HEADERS, ["Upload-Offset", String(offset)]], { kind: "body", body: JSON.stringify({ url: `/user_uploads/${attachment.pathId}`, filename: attachment.name }), contentType: "application/json" });
     } catch (error) {
       if (error instanceof BadRequestError || (error as EngineError).code === "REALM_UPLOAD_QUOTA") return errorRefusal(413, error as EngineError);
+      // A storage failure (a full disk) ends the upload: its partial file would only hold on to the space. The
+      // client is answered 500, as tusd answers one, and starts over.
+      if (!(error instanceof EngineError)) await ctx.uploads.tus.terminate(upload);
       throw error;
     } finally {
       done();
