@@ -2,8 +2,10 @@
  * @module scheduler/uploads-cleanup
  * The server process's daily upload cleanup (Zulip's delete_old_unclaimed_attachments
  * cron job): uploads no message claimed within UNCLAIMED_UPLOAD_WEEKS are removed,
- * record then bytes, and abandoned resumable uploads with them. At start, temporary
- * files a previous process left half-received are deleted.
+ * record then bytes, and abandoned resumable uploads with them; files a crash left in
+ * place without a record (older than ORPHAN_GRACE_MS) go too, at start and daily.
+ * Half-received temporary files are dealt with by Uploads itself when it is made
+ * (tus uploads in progress resume, the rest is deleted).
  */
 import type { Store } from "../engine/index.js";
 import { systemClock, type Clock } from "../realtime/clock.js";
@@ -33,15 +35,22 @@ export class UploadsCleanup {
     this.#onError = options.onError ?? ((error) => console.error("parley uploads cleanup:", error));
   }
 
-  /** Deletes stale temporary files now, then runs the cleanup once per interval. */
+  /** Waits for the recovery of uploads in progress, deletes orphan files now, then runs the cleanup once per interval. */
   async start(): Promise<void> {
     if (this.#timer !== null) return;
-    await this.#uploads.files.removeStaleTemporaries().catch(this.#onError);
+    await this.#uploads.ready;
+    await this.#uploads.removeOrphans(this.#store, this.#clock.now()).catch(this.#onError);
     const tick = () => {
-      this.#uploads.removeOldUnclaimed(this.#store).catch(this.#onError);
+      this.runOnce().catch(this.#onError);
       this.#timer = this.#clock.setTimeout(tick, this.#intervalMs);
     };
     this.#timer = this.#clock.setTimeout(tick, this.#intervalMs);
+  }
+
+  /** One round: old unclaimed uploads, abandoned tus uploads, orphan files. Returns how many files went. */
+  async runOnce(): Promise<number> {
+    const unclaimed = await this.#uploads.removeOldUnclaimed(this.#store);
+    return unclaimed + (await this.#uploads.removeOrphans(this.#store, this.#clock.now()));
   }
 
   stop(): void {

@@ -5,18 +5,34 @@
  * path), `<that>.<format>` for its thumbnail, DATA/uploads/<realm>/tmp/ for files
  * still arriving. A file is received into a temporary file, fsynced, then renamed into
  * place and the directory fsynced: it is either whole at its final path or absent.
+ *
+ * What a crash can leave (issue #26, item 14) is cleaned up here: temporary files of
+ * uploads that never finished (at start, before any new one is created; tus uploads
+ * with a sidecar are resumed instead), and a file renamed into place whose record was
+ * never written (no attachment names it), once it is older than ORPHAN_GRACE_MS so an
+ * upload between its rename and its record is never touched.
  */
-import { mkdir, open, readdir, rename, rm, stat, unlink } from "node:fs/promises";
+import { lstat, mkdir, open, readdir, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { isValidPathId } from "../engine/index.js";
 import { TempFile } from "./temp-file.js";
 
+/** A file in place but unrecorded for this long is an orphan of a crash (a record follows its rename within milliseconds). */
+export const ORPHAN_GRACE_MS = 3600 * 1000;
+
 export class UploadFiles {
   readonly root: string;
+  /** New temporary files wait for this (the start's cleanup of the temporary folders). */
+  #ready: Promise<unknown> = Promise.resolve();
 
   constructor(root: string) {
     this.root = root;
+  }
+
+  /** Holds the creation of temporary files until `work` (which may delete old ones) is done. */
+  holdNewFilesUntil(work: Promise<unknown>): void {
+    this.#ready = work.catch(() => undefined);
   }
 
   #tempDir(realmId: number): string {
@@ -25,6 +41,7 @@ export class UploadFiles {
 
   /** A fresh temporary file for realm `realmId`. */
   async createTemp(realmId: number, prefix = "upload"): Promise<TempFile> {
+    await this.#ready;
     const dir = this.#tempDir(realmId);
     await mkdir(dir, { recursive: true, mode: 0o700 });
     return TempFile.create(join(dir, `${prefix}-${randomBytes(12).toString("hex")}`));
@@ -35,7 +52,13 @@ export class UploadFiles {
     return join(this.#tempDir(realmId), `tus-${uploadId}`);
   }
 
+  /** Its sidecar: the upload's facts, so that it survives a restart (uploads/tus). */
+  tusSidecarPath(realmId: number, uploadId: string): string {
+    return `${this.tusPath(realmId, uploadId)}.json`;
+  }
+
   async createTusFile(realmId: number, uploadId: string): Promise<TempFile> {
+    await this.#ready;
     await mkdir(this.#tempDir(realmId), { recursive: true, mode: 0o700 });
     return TempFile.create(this.tusPath(realmId, uploadId));
   }
@@ -74,11 +97,59 @@ export class UploadFiles {
     return stat(this.pathOf(pathId)).then((s) => s.size, () => null);
   }
 
-  /** Deletes temporary files left by a previous process (uploads that never finished). */
-  async removeStaleTemporaries(): Promise<void> {
-    const realms = await readdir(this.root).catch(() => [] as string[]);
-    await Promise.all(realms.filter((r) => /^\d+$/.test(r)).map((r) => rm(this.#tempDir(Number(r)), { recursive: true, force: true })));
+  /** The realms that have a folder here, with the names in their temporary folder. */
+  async temporaries(): Promise<{ realmId: number; names: string[] }[]> {
+    const realms = (await readdir(this.root).catch(() => [] as string[])).filter((r) => /^\d+$/.test(r));
+    return Promise.all(realms.map(async (r) => ({ realmId: Number(r), names: await readdir(this.#tempDir(Number(r))).catch(() => [] as string[]) })));
   }
+
+  /** Deletes `realmId`'s temporary files but those in `keep`; returns how many went. */
+  async removeTemporaries(realmId: number, names: readonly string[], keep: ReadonlySet<string>): Promise<number> {
+    const doomed = names.filter((name) => !keep.has(name));
+    await Promise.all(doomed.map((name) => unlink(join(this.#tempDir(realmId), name)).catch(() => undefined)));
+    return doomed.length;
+  }
+
+  /**
+   * Deletes files in place that no record names (`recorded`: every attachment's
+   * path_id) and that were last written more than `graceMs` ago, with their
+   * thumbnails; also thumbnails half-made before a crash. Returns how many files went.
+   */
+  async removeOrphans(recorded: Iterable<string>, nowMs: number, graceMs = ORPHAN_GRACE_MS): Promise<number> {
+    const owned = new Set<string>();
+    for (const pathId of recorded) owned.add(pathId.slice(0, pathId.lastIndexOf("/")));
+    let removed = 0;
+    const realms = (await readdir(this.root).catch(() => [] as string[])).filter((r) => /^\d+$/.test(r));
+    for (const realm of realms) {
+      const hashes = (await readdir(join(this.root, realm)).catch(() => [] as string[])).filter((h) => /^[0-9a-f]{2}$/.test(h));
+      for (const hash of hashes) {
+        const dir = join(this.root, realm, hash);
+        for (const name of await readdir(dir).catch(() => [] as string[])) {
+          const base = name.split(".")[0]!;
+          if (owned.has(`${realm}/${hash}/${base}`) && !name.endsWith(".partial")) continue;
+          const path = join(dir, name);
+          const facts = await lstat(path).catch(() => null);
+          if (facts === null || !facts.isFile() || nowMs - facts.mtimeMs < graceMs) continue;
+          if (await unlink(path).then(() => true, () => false)) removed++;
+        }
+      }
+    }
+    return removed;
+  }
+}
+
+/** Writes `text` to `path` so that it survives a crash or power loss whole or not at all. */
+export async function writeFileDurably(path: string, text: string): Promise<void> {
+  const partial = `${path}.partial`;
+  const handle = await open(partial, "w", 0o600);
+  try {
+    await writeFile(handle, text);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await rename(partial, path);
+  await syncDirectory(join(path, ".."));
 }
 
 /** fsync of a directory, so a rename in it survives a power loss. */

@@ -5,6 +5,9 @@
  * progress (tus). `Uploads.store` turns a received temporary file into an attachment:
  * fsync, image facts, rename into place, then the engine's record (which checks the
  * quota); if the record is refused the file is deleted, so nothing is left on disk.
+ * At construction the temporary folders a previous process left are put in order
+ * (`ready`): tus uploads in progress are resumed, every other half-received file is
+ * deleted, before any new temporary file is made.
  */
 import { THUMBNAIL_FORMAT, type Attachment, type Store, type User } from "../engine/index.js";
 import { UploadFiles } from "./files.js";
@@ -15,9 +18,9 @@ import { DownloadTokens } from "./tokens.js";
 import { TusUploads } from "./tus.js";
 
 export { TempFile } from "./temp-file.js";
-export { UploadFiles } from "./files.js";
+export { ORPHAN_GRACE_MS, UploadFiles } from "./files.js";
 export { DownloadTokens, TOKEN_VALIDITY_SECONDS } from "./tokens.js";
-export { MAX_TUS_UPLOADS_PER_USER, TusUploads, type TusUpload } from "./tus.js";
+export { MAX_TUS_UPLOADS_PER_USER, TUS_ID, TusUploads, type TusUpload } from "./tus.js";
 export * from "./names.js";
 export * from "./content-types.js";
 export { loadSharp, sniffRasterFormat, type RasterFormat } from "./image-formats.js";
@@ -39,8 +42,18 @@ export interface UploadsOptions {
   readonly onError: (message: string, error: unknown) => void;
 }
 
+/** What the start's recovery found in the temporary folders. */
+export interface UploadsRecovery {
+  /** tus uploads in progress, resumable again. */
+  readonly resumed: number;
+  /** Half-received files deleted. */
+  readonly removed: number;
+}
+
 export class Uploads {
   readonly files: UploadFiles;
+  /** Settles once the temporary folders are recovered (never rejects: a failure is reported to onError). */
+  readonly ready: Promise<UploadsRecovery>;
   readonly thumbnails: Thumbnailer;
   readonly tokens: DownloadTokens;
   readonly tus: TusUploads;
@@ -56,6 +69,31 @@ export class Uploads {
     this.maxFileMib = options.maxFileMib;
     this.maxFileBytes = options.maxFileMib * MiB;
     this.quotaBytes = options.realmQuotaMib === null ? null : options.realmQuotaMib * MiB;
+    this.ready = this.#recover().catch((error: unknown) => {
+      options.onError("recovering uploads in progress failed", error);
+      return { resumed: 0, removed: 0 };
+    });
+    this.files.holdNewFilesUntil(this.ready);
+  }
+
+  async #recover(): Promise<UploadsRecovery> {
+    let resumed = 0;
+    let removed = 0;
+    for (const { realmId, names } of await this.files.temporaries()) {
+      const kept = await this.tus.restore(realmId, names);
+      resumed += kept.size / 2;
+      removed += await this.files.removeTemporaries(realmId, names, kept);
+    }
+    return { resumed, removed };
+  }
+
+  /**
+   * Deletes files a crash left in place without a record (item 14 of issue #26);
+   * only those older than ORPHAN_GRACE_MS, so uploads in flight are safe. Returns how many went.
+   */
+  async removeOrphans(store: Store, nowMs = Date.now()): Promise<number> {
+    await this.ready;
+    return this.files.removeOrphans(store.allAttachmentPaths(), nowMs);
   }
 
   /**

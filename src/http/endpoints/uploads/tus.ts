@@ -13,10 +13,12 @@
  * - HEAD /tus/{id}: Upload-Offset, what reached the disk (after an interrupted PATCH too);
  * - PATCH /tus/{id}: appends from Upload-Offset, streamed to disk;
  * - DELETE /tus/{id}: termination.
- * Another user's upload ID answers like an unknown one.
+ * Another user's upload ID answers like an unknown one. Uploads in progress survive a
+ * restart (uploads/tus): a client resumes after a deploy with HEAD, as after a dropped
+ * connection.
  */
 import { BadRequestError, EngineError } from "../../../engine/index.js";
-import { contentTypeFor, MAX_TUS_UPLOADS_PER_USER, type TusUpload } from "../../../uploads/index.js";
+import { contentTypeFor, MAX_TUS_UPLOADS_PER_USER, TUS_ID, type TusUpload } from "../../../uploads/index.js";
 import { defineEndpoint, RawReply, type AuthedContext } from "../../endpoint.js";
 
 const TUS_VERSION = "1.0.0";
@@ -49,9 +51,11 @@ export function parseMetadata(header: string): Map<string, string> | null {
   return out;
 }
 
-function uploadOf(ctx: AuthedContext): TusUpload | undefined {
+/** The caller's upload; uploads a previous process left in progress are known once `ready` settles. */
+async function uploadOf(ctx: AuthedContext): Promise<TusUpload | undefined> {
+  await ctx.uploads.ready;
   const id = ctx.pathParams["upload_id"] ?? "";
-  return /^[0-9a-f]{32}$/.test(id) ? ctx.uploads.tus.get(id, ctx.realm.id, ctx.user.id) : undefined;
+  return TUS_ID.test(id) ? ctx.uploads.tus.get(id, ctx.realm.id, ctx.user.id) : undefined;
 }
 
 const NOT_FOUND = () => refusal(404, "Upload not found");
@@ -62,7 +66,7 @@ const patching = new WeakMap<TusUpload, Promise<unknown>>();
 /** The caller's upload once no PATCH is writing to it, or the reply that refuses the request. */
 async function idleUpload(ctx: AuthedContext): Promise<TusUpload | RawReply> {
   // An unknown (or another user's) ID first, so that it answers alike whatever else is wrong.
-  const upload = uploadOf(ctx);
+  const upload = await uploadOf(ctx);
   if (!upload) return NOT_FOUND();
   const refused = versionRefusal(ctx);
   if (refused) return refused;
@@ -92,6 +96,7 @@ export const tusCreateEndpoint = defineEndpoint({
     }
     const metadata = parseMetadata(head.extra["upload-metadata"]);
     if (metadata === null) return refusal(400, "Invalid Upload-Metadata");
+    await uploads.ready;
     if (uploads.tus.inProgress(ctx.user.id) >= MAX_TUS_UPLOADS_PER_USER) return refusal(429, `Too many uploads in progress (limit: ${MAX_TUS_UPLOADS_PER_USER}); finish or cancel one first`);
     const rawName = metadata.get("filename") ?? "";
     const filename = rawName === "" || rawName === "." || rawName === ".." ? "uploaded-file" : rawName.replace(/\0/g, "");
@@ -121,7 +126,7 @@ export const tusPatchEndpoint = defineEndpoint({
   params: {},
   async handler(ctx) {
     // An unknown (or another user's) ID first, so that it answers alike whatever else is wrong.
-    const upload = uploadOf(ctx);
+    const upload = await uploadOf(ctx);
     if (!upload) return NOT_FOUND();
     const refused = versionRefusal(ctx);
     if (refused) return refused;
@@ -132,6 +137,8 @@ export const tusPatchEndpoint = defineEndpoint({
     patching.set(upload, mine);
     try {
       await previous?.catch(() => undefined);
+      // The daily expiry leaves an upload alone while a PATCH writes to it, however long that takes.
+      upload.busy = true;
       await upload.file.flush();
       if (ctx.head.extra["upload-offset"] !== String(upload.file.written)) return refusal(409, "Upload-Offset does not match the upload's offset", [["Upload-Offset", String(upload.file.written)]]);
       let tooLong = false;
@@ -150,7 +157,7 @@ export const tusPatchEndpoint = defineEndpoint({
       if (tooLong) return refusal(413, "The body goes past Upload-Length", [["Upload-Offset", String(upload.file.written)]]);
       const offset = upload.file.written;
       if (offset < upload.length) return new RawReply(204, [...TUS_HEADERS, ["Upload-Offset", String(offset)]], { kind: "empty" });
-      ctx.uploads.tus.finished(upload);
+      await ctx.uploads.tus.finished(upload);
       const attachment = await ctx.uploads.store(ctx.store, ctx.user, upload.file, upload.filename, upload.filetype, true);
       // tusd hands the client Zulip's pre-finish hook body as the final PATCH's response.
       return new RawReply(200, [...TUS_HEADERS, ["Upload-Offset", String(offset)]], { kind: "body", body: JSON.stringify({ url: `/user_uploads/${attachment.pathId}`, filename: attachment.name }), contentType: "application/json" });
@@ -161,6 +168,7 @@ export const tusPatchEndpoint = defineEndpoint({
       if (!(error instanceof EngineError)) await ctx.uploads.tus.terminate(upload);
       throw error;
     } finally {
+      upload.busy = false;
       done();
       if (patching.get(upload) === mine) patching.delete(upload);
     }
