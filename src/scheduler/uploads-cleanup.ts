@@ -35,7 +35,7 @@ export class UploadsCleanup {
     this.#onError = options.onError ?? ((error) => console.error("parley uploads cleanup:", error));
   }
 
-  /** Waits for the recovery of uploads in progress, deletes orphan files now, then runs the cleanup once per interval. */
+  /** Waits for the recovery of uploads in progress, deletes orphans now, then runs the cleanup once per interval. */
   async start(): Promise<void> {
     if (this.#timer !== null) return;
     await this.#uploads.ready;

@@ -18,7 +18,8 @@ const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
 /** RFC 9110 quoted-string, ASCII only (obs-text is refused: nothing legitimate needs it here). */
 const QUOTED = '"(?:[\\t \\x21\\x23-\\x5b\\x5d-\\x7e]|\\\\[\\t \\x21-\\x7e])*"';
 /** media-type = type "/" subtype parameters; OWS is spaces and tabs only, so CR and LF never match. */
-const MEDIA_TYPE = new RegExp(`^[ \\t]*(${TOKEN})/(${TOKEN})((?:[ \\t]*;[ \\t]*(?:${TOKEN}=(?:${TOKEN}|${QUOTED}))?)*)[ \\t]*$`);
+const PARAMETER = `[ \\t]*;[ \\t]*(?:${TOKEN}=(?:${TOKEN}|${QUOTED}))?`;
+const MEDIA_TYPE = new RegExp(`^[ \\t]*(${TOKEN})/(${TOKEN})(?:${PARAMETER})*[ \\t]*$`);
 
 /** Longer values are junk (RFC 6838 caps each name at 127 characters). */
 const MAX_LENGTH = 255;
@@ -33,22 +34,22 @@ export function parseMediaType(value: string): string | null {
 }
 
 const TYPES_BY_EXTENSION: Readonly<Record<string, string>> = {
-  apng: "image/apng", avif: "image/avif", bmp: "image/bmp", gif: "image/gif", heic: "image/heic", ico: "image/vnd.microsoft.icon",
-  jpe: "image/jpeg", jpeg: "image/jpeg", jpg: "image/jpeg", png: "image/png", svg: "image/svg+xml", tif: "image/tiff", tiff: "image/tiff",
-  webp: "image/webp",
-  aac: "audio/aac", flac: "audio/flac", m4a: "audio/mp4", mp3: "audio/mpeg", oga: "audio/ogg", ogg: "audio/ogg", opus: "audio/ogg",
-  wav: "audio/wav", weba: "audio/webm",
-  mp4: "video/mp4", m4v: "video/mp4", mov: "video/quicktime", ogv: "video/ogg", webm: "video/webm", mkv: "video/x-matroska",
-  avi: "video/x-msvideo",
-  txt: "text/plain", log: "text/plain", md: "text/markdown", csv: "text/csv", htm: "text/html", html: "text/html", css: "text/css",
-  js: "text/javascript", xml: "text/xml",
-  json: "application/json", pdf: "application/pdf", zip: "application/zip", gz: "application/gzip", tar: "application/x-tar",
-  "7z": "application/x-7z-compressed", doc: "application/msword",
+  apng: "image/apng", avif: "image/avif", bmp: "image/bmp", gif: "image/gif", heic: "image/heic",
+  ico: "image/vnd.microsoft.icon", jpe: "image/jpeg", jpeg: "image/jpeg", jpg: "image/jpeg", png: "image/png",
+  svg: "image/svg+xml", tif: "image/tiff", tiff: "image/tiff", webp: "image/webp",
+  aac: "audio/aac", flac: "audio/flac", m4a: "audio/mp4", mp3: "audio/mpeg", oga: "audio/ogg", ogg: "audio/ogg",
+  opus: "audio/ogg", wav: "audio/wav", weba: "audio/webm",
+  mp4: "video/mp4", m4v: "video/mp4", mov: "video/quicktime", ogv: "video/ogg", webm: "video/webm",
+  mkv: "video/x-matroska", avi: "video/x-msvideo",
+  txt: "text/plain", log: "text/plain", md: "text/markdown", csv: "text/csv", htm: "text/html", html: "text/html",
+  css: "text/css", js: "text/javascript", xml: "text/xml",
+  json: "application/json", pdf: "application/pdf", zip: "application/zip", gz: "application/gzip",
+  tar: "application/x-tar", "7z": "application/x-7z-compressed", doc: "application/msword",
   docx: "application/vnd.openxmlformats-officedocument.wordprocessingml.document", xls: "application/vnd.ms-excel",
   xlsx: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", ppt: "application/vnd.ms-powerpoint",
   pptx: "application/vnd.openxmlformats-officedocument.presentationml.presentation",
-  odt: "application/vnd.oasis.opendocument.text", ods: "application/vnd.oasis.opendocument.spreadsheet", py: "text/x-python",
-  sh: "application/x-sh",
+  odt: "application/vnd.oasis.opendocument.text", ods: "application/vnd.oasis.opendocument.spreadsheet",
+  py: "text/x-python", sh: "application/x-sh",
 };
 
 /**
@@ -70,8 +71,10 @@ export function contentTypeFor(declared: string, name: string): string {
  * raster images (never SVG), PDF, audio, video, plain text.
  */
 const INLINE_TYPES: ReadonlySet<string> = new Set([
-  "application/pdf", "audio/aac", "audio/flac", "audio/mp4", "audio/mpeg", "audio/ogg", "audio/wav", "audio/webm", "audio/x-wav",
-  "image/apng", "image/avif", "image/gif", "image/jpeg", "image/png", "image/webp", "text/plain",
+  "application/pdf",
+  "audio/aac", "audio/flac", "audio/mp4", "audio/mpeg", "audio/ogg", "audio/wav", "audio/webm", "audio/x-wav",
+  "image/apng", "image/avif", "image/gif", "image/jpeg", "image/png", "image/webp",
+  "text/plain",
   "video/mp4", "video/ogg", "video/quicktime", "video/webm",
 ]);
 
@@ -90,7 +93,9 @@ export function servedType(stored: string): ServedType {
 }
 
 /** Types the thumbnailer reads (Zulip's THUMBNAIL_ACCEPT_IMAGE_TYPES, as far as the bundled libvips reads them). */
-export const THUMBNAIL_INPUT_TYPES: ReadonlySet<string> = new Set(["image/avif", "image/gif", "image/jpeg", "image/png", "image/tiff", "image/webp"]);
+export const THUMBNAIL_INPUT_TYPES: ReadonlySet<string> = new Set([
+  "image/avif", "image/gif", "image/jpeg", "image/png", "image/tiff", "image/webp",
+]);
 
 /** Whether a stored type names an image the thumbnailer may try (its bytes are sniffed before any decoding). */
 export function isThumbnailInputType(stored: string): boolean {

@@ -18,7 +18,10 @@ import { join } from "node:path";
 import { isValidPathId } from "../engine/index.js";
 import { TempFile } from "./temp-file.js";
 
-/** A file in place but unrecorded for this long is an orphan of a crash (a record follows its rename within milliseconds). */
+/**
+ * A file in place but unrecorded for this long is a crash's orphan: an upload's record
+ * follows its rename within milliseconds.
+ */
 export const ORPHAN_GRACE_MS = 3600 * 1000;
 
 export class UploadFiles {
@@ -100,7 +103,8 @@ export class UploadFiles {
   /** The realms that have a folder here, with the names in their temporary folder. */
   async temporaries(): Promise<{ realmId: number; names: string[] }[]> {
     const realms = (await readdir(this.root).catch(() => [] as string[])).filter((r) => /^\d+$/.test(r));
-    return Promise.all(realms.map(async (r) => ({ realmId: Number(r), names: await readdir(this.#tempDir(Number(r))).catch(() => [] as string[]) })));
+    const namesIn = (realmId: number) => readdir(this.#tempDir(realmId)).catch(() => [] as string[]);
+    return Promise.all(realms.map(async (r) => ({ realmId: Number(r), names: await namesIn(Number(r)) })));
   }
 
   /** Deletes `realmId`'s temporary files but those in `keep`; returns how many went. */
@@ -121,7 +125,8 @@ export class UploadFiles {
     let removed = 0;
     const realms = (await readdir(this.root).catch(() => [] as string[])).filter((r) => /^\d+$/.test(r));
     for (const realm of realms) {
-      const hashes = (await readdir(join(this.root, realm)).catch(() => [] as string[])).filter((h) => /^[0-9a-f]{2}$/.test(h));
+      const entries = await readdir(join(this.root, realm)).catch(() => [] as string[]);
+      const hashes = entries.filter((h) => /^[0-9a-f]{2}$/.test(h));
       for (const hash of hashes) {
         const dir = join(this.root, realm, hash);
         for (const name of await readdir(dir).catch(() => [] as string[])) {

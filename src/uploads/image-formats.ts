@@ -48,7 +48,9 @@ export async function sniffFile(path: string): Promise<RasterFormat | null> {
 }
 
 /** The name sharp's metadata() gives each format (AVIF is read by the HEIF loader). */
-export const SHARP_FORMAT: Readonly<Record<RasterFormat, string>> = { png: "png", jpeg: "jpeg", gif: "gif", webp: "webp", avif: "heif", tiff: "tiff" };
+export const SHARP_FORMAT: Readonly<Record<RasterFormat, string>> = {
+  png: "png", jpeg: "jpeg", gif: "gif", webp: "webp", avif: "heif", tiff: "tiff",
+};
 
 /**
  * The libvips loaders left unblocked (each name covers its File, Buffer and Source

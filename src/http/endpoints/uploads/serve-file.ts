@@ -21,17 +21,21 @@
  * included, carries UPLOAD_RESPONSE_HEADERS: a sandbox CSP (a document that somehow
  * renders runs no script, has an opaque origin and cannot reach the API key's
  * storage), nosniff, and Cross-Origin-Resource-Policy same-origin.
- * Zulip recommends serving uploads from a separate origin (a distinct host, so a file
- * that renders cannot touch the app's origin at all). Not done for now: parley serves
- * one host per realm with no second name or certificate to configure, and Zulip's own
- * clients expect /user_uploads on the realm's host; the sandbox CSP plus the
- * allow-list with `attachment` is the mitigation. A separate origin would be an
- * option (an UPLOADS_HOST setting) once deployments have a second name to give it.
+ * Zulip's security model says uploads should ideally come from a separate domain (so a
+ * file that renders cannot touch the app's origin at all), which its S3 backend allows;
+ * its local-files backend, like parley, serves them on the realm's own host. Not done
+ * for now: it needs a second host name (and certificate) per deployment and signed
+ * redirects to it; the mitigation is the allow-list with `attachment`, nosniff and the
+ * sandbox CSP. A separate origin would be an option (an UPLOADS_HOST setting) later.
  */
 import { stat } from "node:fs/promises";
-import { BadRequestError, EngineError, isValidPathId, NotFoundError, THUMBNAIL_FORMAT, type Attachment, type Store, type User } from "../../../engine/index.js";
+import {
+  BadRequestError, EngineError, isValidPathId, NotFoundError, THUMBNAIL_FORMAT, type Attachment, type Store, type User,
+} from "../../../engine/index.js";
 import { contentDisposition, servedType } from "../../../uploads/index.js";
-import { defineEndpoint, RawReply, type HandlerResult, type OptionalContext, type PublicContext } from "../../endpoint.js";
+import {
+  defineEndpoint, RawReply, type HandlerResult, type OptionalContext, type PublicContext,
+} from "../../endpoint.js";
 import { engineErrorReply } from "../../respond.js";
 
 /** On every answer of the file routes (see the module comment). */
@@ -50,7 +54,8 @@ function guarded<C>(handler: (ctx: C) => RawReply | Promise<RawReply>): (ctx: C)
       if (!(error instanceof EngineError) || error.code === "INTERNAL_SERVER_ERROR") throw error;
       const reply = engineErrorReply(error);
       const body = typeof reply.body === "string" || Buffer.isBuffer(reply.body) ? reply.body : reply.body.joined();
-      return new RawReply(reply.status, [...(reply.headers ?? []), ...UPLOAD_RESPONSE_HEADERS], { kind: "body", body, contentType: "application/json" });
+      const headers = [...(reply.headers ?? []), ...UPLOAD_RESPONSE_HEADERS];
+      return new RawReply(reply.status, headers, { kind: "body", body, contentType: "application/json" });
     }
   };
 }
@@ -141,7 +146,9 @@ export const serveFileEndpoint = defineEndpoint({
   root: true,
   auth: "optional",
   params: {},
-  handler: guarded((ctx: OptionalContext) => originalOf(ctx, accessibleFile(ctx.store, ctx.user, ctx.realm?.id, ctx.pathParams), false)),
+  handler: guarded((ctx: OptionalContext) => {
+    return originalOf(ctx, accessibleFile(ctx.store, ctx.user, ctx.realm?.id, ctx.pathParams), false);
+  }),
 });
 
 export const downloadFileEndpoint = defineEndpoint({
@@ -150,7 +157,9 @@ export const downloadFileEndpoint = defineEndpoint({
   root: true,
   auth: "optional",
   params: {},
-  handler: guarded((ctx: OptionalContext) => originalOf(ctx, accessibleFile(ctx.store, ctx.user, ctx.realm?.id, ctx.pathParams), true)),
+  handler: guarded((ctx: OptionalContext) => {
+    return originalOf(ctx, accessibleFile(ctx.store, ctx.user, ctx.realm?.id, ctx.pathParams), true);
+  }),
 });
 
 export const serveThumbnailEndpoint = defineEndpoint({
