@@ -73,6 +73,15 @@ export const CONFIG_SCHEMA = z.object({
    */
   MAX_EVENT_QUEUES_PER_REALM: z.number().int().min(1).default(20_000),
 }).strict().superRefine((config, ctx) => {
+  // Django's SMTP backend refuses both at once: STARTTLS inside a TLS connection is not a mode.
+  if (config.EMAIL_USE_TLS && config.EMAIL_USE_SSL) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["EMAIL_USE_SSL"],
+      message: "EMAIL_USE_TLS and EMAIL_USE_SSL are both true; set only one: EMAIL_USE_TLS for STARTTLS "
+        + "(usually port 587), EMAIL_USE_SSL for TLS from the first byte (usually port 465)",
+    });
+  }
   // Zulip's bouncer authenticates every request with the registration: without it each would be refused.
   if (config.PUSH_NOTIFICATION_BOUNCER_URL === undefined) return;
   for (const key of ["ZULIP_ORG_ID", "ZULIP_ORG_KEY"] as const) {

@@ -5,28 +5,13 @@
  * the realm's JWT_AUTH_KEYS entry (by subdomain), its algorithms only. Every failure
  * is Zulip's 400 BAD_REQUEST with its message; whatever jose refuses (signature,
  * algorithm, `alg: none`, `exp`, `nbf`, malformed tokens) is "Bad JSON web token".
- *
- * A shared secret serves the HS* algorithms; a PEM public key the others. A PEM key
- * is never used as an HMAC secret (PyJWT refuses that too), so listing HS256 next to
- * RS256 cannot let a token signed with the public key pass.
+ * Keys: src/config/jwt-keys.ts (a shared secret for HS*, a PEM public key for the
+ * others, checked against the algorithms when the server starts).
  */
-import { createPublicKey, createSecretKey, type KeyObject } from "node:crypto";
-import type { JWSHeaderParameters } from "jose";
 import { BadRequestError } from "../engine/index.js";
-import type { ServerConfig } from "../config/index.js";
+import { jwtKeyResolver, type ServerConfig } from "../config/index.js";
 
 const BAD_TOKEN = "Bad JSON web token";
-
-function keyFor(secret: string): (header: JWSHeaderParameters) => KeyObject {
-  const isPem = secret.trimStart().startsWith("-----BEGIN");
-  return (header) => {
-    if (header.alg?.startsWith("HS")) {
-      if (isPem) throw new Error("a PEM key is not an HMAC secret");
-      return createSecretKey(Buffer.from(secret, "utf8"));
-    }
-    return createPublicKey(secret);
-  };
-}
 
 /** The token's `email` claim, once the token is verified for the realm with subdomain `subdomain`. */
 export async function emailFromJwt(config: ServerConfig, subdomain: string, token: string): Promise<string> {
@@ -37,7 +22,7 @@ export async function emailFromJwt(config: ServerConfig, subdomain: string, toke
   const { jwtVerify } = await import("jose");
   let payload: Record<string, unknown>;
   try {
-    ({ payload } = await jwtVerify(token, keyFor(entry.key), { algorithms: [...entry.algorithms] }));
+    ({ payload } = await jwtVerify(token, jwtKeyResolver(entry.key), { algorithms: [...entry.algorithms] }));
   } catch {
     throw new BadRequestError(BAD_TOKEN);
   }

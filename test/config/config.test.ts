@@ -1,9 +1,10 @@
 import { spawnSync } from "node:child_process";
+import { generateKeyPairSync } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { ConfigError, DEFAULT_CONFIG, loadConfigFile, parseConfig, resolveConfig } from "../../src/config/index.js";
+import { checkJwtKeys, ConfigError, DEFAULT_CONFIG, loadConfigFile, parseConfig, resolveConfig } from "../../src/config/index.js";
 import { CLI, killStartedProcesses, serveProcess, stopProcess } from "../support/serve-process.js";
 
 const dirs: string[] = [];
@@ -44,6 +45,12 @@ describe("configuration schema", () => {
     expect(() => parseConfig({ MAX_FILE_UPLOAD_SIZE: -1 }, "f.json")).toThrow(ConfigError);
   });
 
+  it("refuses EMAIL_USE_TLS and EMAIL_USE_SSL together, naming both", () => {
+    expect(() => parseConfig({ EMAIL_HOST: "smtp.example.com", EMAIL_USE_TLS: true, EMAIL_USE_SSL: true }, "f.json"))
+      .toThrow(/f\.json: 'EMAIL_USE_SSL': EMAIL_USE_TLS and EMAIL_USE_SSL are both true; set only one/);
+    expect(parseConfig({ EMAIL_USE_SSL: true, EMAIL_PORT: 465 }, "f.json").EMAIL_USE_SSL).toBe(true);
+  });
+
   it("reports unreadable and malformed files", () => {
     const dir = tempDir();
     expect(() => loadConfigFile(join(dir, "missing.json"))).toThrow(/cannot read.*ENOENT/);
@@ -64,7 +71,41 @@ describe("configuration schema", () => {
   });
 });
 
+describe("JWT key check at start", () => {
+  const pem = (type: "rsa" | "ec", options: { modulusLength?: number; namedCurve?: string }) =>
+    generateKeyPairSync(type as "rsa", options as { modulusLength: number }).publicKey.export({ type: "spki", format: "pem" }).toString();
+  const check = (keys: Record<string, { key: string; algorithms: string[] }>) => checkJwtKeys(parseConfig({ JWT_AUTH_KEYS: keys }, "f.json"), "f.json");
+
+  it("accepts a shared secret for HS* and a public key of the algorithm's type and size", async () => {
+    const rsa = pem("rsa", { modulusLength: 2048 });
+    const ec = pem("ec", { namedCurve: "P-256" });
+    await expect(check({ "": { key: "a shared secret", algorithms: ["HS256", "HS512"] }, rsa: { key: rsa, algorithms: ["RS256", "PS256"] }, ec: { key: ec, algorithms: ["ES256"] } })).resolves.toBeUndefined();
+  });
+
+  it("refuses, naming the setting, a key no listed algorithm could verify with", async () => {
+    await expect(check({ zulip: { key: "-----BEGIN PUBLIC KEY-----\nnot base64\n-----END PUBLIC KEY-----", algorithms: ["RS256"] } }))
+      .rejects.toThrow(/f\.json: 'JWT_AUTH_KEYS\.zulip': RS256 needs a PEM public key .*cannot be parsed/);
+    await expect(check({ "": { key: "a shared secret", algorithms: ["ES256"] } })).rejects.toThrow(/'JWT_AUTH_KEYS\[""\]': ES256 needs a PEM public key/);
+    const rsa = pem("rsa", { modulusLength: 2048 });
+    await expect(check({ sso: { key: rsa, algorithms: ["RS256", "HS256"] } })).rejects.toThrow(/'JWT_AUTH_KEYS\.sso': HS256 needs a shared secret, and 'key' is a PEM key/);
+    await expect(check({ sso: { key: rsa, algorithms: ["ES256"] } })).rejects.toThrow(/'JWT_AUTH_KEYS\.sso': jose cannot verify ES256 tokens with this key/);
+    await expect(check({ sso: { key: pem("rsa", { modulusLength: 1024 }), algorithms: ["RS256"] } })).rejects.toThrow(/RS256 requires key modulusLength to be 2048 bits/);
+    await expect(check({ sso: { key: pem("ec", { namedCurve: "P-256" }), algorithms: ["ES384"] } })).rejects.toThrow(/jose cannot verify ES384/);
+  });
+});
+
 describe("parley serve --config", () => {
+  it("refuses to start on a JWT key that cannot be parsed, naming the setting, and creates nothing", () => {
+    const dir = tempDir();
+    const file = join(dir, "jwt.json");
+    writeFileSync(file, JSON.stringify({ JWT_AUTH_KEYS: { zulip: { key: "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----", algorithms: ["RS256"] } } }));
+    const data = join(dir, "data");
+    const run = spawnSync(process.execPath, [CLI, "serve", "--data", data, "--config", file, "--port", "0"], { encoding: "utf8", timeout: 30_000 });
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain(`parley serve: ${file}: 'JWT_AUTH_KEYS.zulip': RS256 needs a PEM public key`);
+    expect(existsSync(data)).toBe(false);
+  });
+
   it("refuses to start on a bad key, naming it, and creates nothing", () => {
     const dir = tempDir();
     const file = join(dir, "bad.json");

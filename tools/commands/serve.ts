@@ -9,7 +9,7 @@
  * exported for `parley start`.
  */
 import { createServer as createProbe } from "node:net";
-import { resolveConfig, type ServerConfig } from "../../src/config/index.js";
+import { checkJwtKeys, ConfigError, resolveConfig, type ServerConfig } from "../../src/config/index.js";
 import type { Store } from "../../src/engine/index.js";
 import { externalImages, type ExternalImages } from "../external-images.js";
 import { createServer, type ParleyServer } from "../../src/http/server.js";
@@ -90,6 +90,22 @@ export function readServeSettings(parsed: Parsed): ServeSettings {
     logFile: typeof parsed.values["log-file"] === "string" ? parsed.values["log-file"] : null,
     slowRequestMs: intOption(parsed, "slow-request-ms", DEFAULT_SLOW_MS, 0, 3_600_000),
   };
+}
+
+/**
+ * The configuration checks that need jose (asynchronous, so not in readServeSettings):
+ * false, after saying why, when a JWT key cannot serve its algorithms. Run before the
+ * store is opened, so a refused start creates nothing.
+ */
+export async function jwtKeysUsable(command: string, settings: ServeSettings): Promise<boolean> {
+  try {
+    await checkJwtKeys(settings.config, settings.configSource ?? "the configuration");
+    return true;
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    console.error(`parley ${command}: ${error.message}`);
+    return false;
+  }
 }
 
 /** The host part of a URL that reaches `host`: wildcard binds are reached on loopback. */
@@ -267,7 +283,7 @@ export async function run(argv: string[]): Promise<number> {
     if (parsed.positionals.length > 0) throw new Error(`unexpected argument '${parsed.positionals[0]}'`);
     return { parsed, dir: parsed.values["data"] as string, settings: readServeSettings(parsed) };
   });
-  if (!options) return USAGE_EXIT;
+  if (!options || !(await jwtKeysUsable("serve", options.settings))) return USAGE_EXIT;
 
   let store: Store | null = null;
   let listening: Listening;

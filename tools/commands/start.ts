@@ -12,7 +12,7 @@ import { parseOptions } from "../args.js";
 import { openForCommand, parseOrUsage, USAGE_EXIT } from "../demo/cli.js";
 import { readDemoLogin, rememberDemoLogin } from "../demo/login.js";
 import { createDemoRealm } from "../demo/realm.js";
-import { checkPortFree, listen, readServeSettings, SERVE_OPTIONS, untilSignal, type Listening } from "./serve.js";
+import { checkPortFree, jwtKeysUsable, listen, readServeSettings, SERVE_OPTIONS, untilSignal, type Listening } from "./serve.js";
 import { externalImages } from "../external-images.js";
 
 const USAGE = "parley start [--data DIR] [--config FILE] [--port N] [--host H] [--external-host NAME] [--compat-port N] [--no-rate-limit] [--no-sync] [--log-level L] [--log-file PATH] [--slow-request-ms N] [--json]";
@@ -53,7 +53,7 @@ export async function run(argv: string[]): Promise<number> {
     if (parsed.positionals.length > 0) throw new Error(`unexpected argument '${parsed.positionals[0]}'`);
     return { parsed, dir: parsed.values["data"] as string, settings: readServeSettings(parsed) };
   });
-  if (!options) return USAGE_EXIT;
+  if (!options || !(await jwtKeysUsable("start", options.settings))) return USAGE_EXIT;
   const { dir, settings } = options;
 
   let store: Store | null = null;
