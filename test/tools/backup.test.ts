@@ -5,6 +5,7 @@
  * message acknowledged before the backup started, verifies clean, and serves.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { createHash } from "node:crypto";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -222,5 +223,49 @@ describe("parley backup and restore", () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/is damaged: data\.mdb has SHA-256 [0-9a-f]{64}, the manifest says/);
     expect(existsSync(target)).toBe(false);
+  });
+
+  it("restore of a backup damaged before its checksums were taken: one clear error (a JSON line with --json), exit 1, nothing left", () => {
+    const source = join(root, "to-damage");
+    const store = openStore(source, { noSync: true });
+    const { owner: o } = store.createRealm({ subdomain: "", name: "Damaged", owner: { email: "o@d.dev", fullName: "Owner" } });
+    store.subscribe(o.id, { channels: [{ name: "general" }] });
+    for (const content of ["before the damaged one", "the damaged record", "after the damaged one"]) {
+      store.sendMessage({ senderId: o.id, to: { type: "channel", channel: "general", topic: "t" }, content });
+    }
+    store.close();
+    const backupDir = join(root, "backup-damaged-early");
+    expect(parley("backup", "--data", source, "--to", backupDir, "--json").code).toBe(0);
+
+    // A byte of the record's encoding (the content string's header) changes, and the
+    // manifest is rewritten to match, as if the snapshot had been damaged before it
+    // was checksummed: the checksums pass and only reading the store finds it.
+    const mdb = join(backupDir, "data", "data.mdb");
+    const bytes = readFileSync(mdb);
+    const at = bytes.indexOf(Buffer.from("the damaged record"));
+    expect(at).toBeGreaterThan(0);
+    bytes[at - 1] = 0xc1;
+    writeFileSync(mdb, bytes);
+    const manifestFile = join(backupDir, "manifest.json");
+    const manifest = JSON.parse(readFileSync(manifestFile, "utf8")) as { files: { path: string; sha256: string }[] };
+    for (const f of manifest.files) if (f.path === "data.mdb") f.sha256 = createHash("sha256").update(bytes).digest("hex");
+    writeFileSync(manifestFile, JSON.stringify(manifest));
+
+    const target = join(root, "from-damaged-early");
+    const human = parley("restore", "--from", backupDir, "--data", target);
+    expect(human.code).toBe(1);
+    expect(human.stderr).toMatch(/parley restore: the backup's data cannot be read: .+; it was damaged before its checksums were taken .*restore an older backup/);
+    expect(human.stderr).not.toContain("the damaged record");
+    expect(existsSync(target)).toBe(false);
+
+    mkdirSync(target);
+    const json = parley("restore", "--from", backupDir, "--data", target, "--json");
+    expect(json.code).toBe(1);
+    const lines = json.stdout.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    const report = JSON.parse(lines[0]!) as { clean: boolean; error: string };
+    expect(report.clean).toBe(false);
+    expect(report.error).toMatch(/^the backup's data cannot be read: .+restore an older backup/);
+    expect(readdirSync(target)).toEqual([]);
   });
 });

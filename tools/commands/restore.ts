@@ -3,16 +3,20 @@
  * `parley restore --from DEST --data NEWDIR`: restores a backup made by `parley
  * backup` into a new (missing or empty) directory. Before writing anything it checks
  * every file of the manifest (size and SHA-256) and refuses a damaged backup; then it
- * copies the files (fsynced), opens the result and runs verify, and checks the
- * message count and last message ID against the manifest. Exit 0 when all of that is
- * clean, 1 when the backup is damaged or the restored store does not verify (the
- * directory is then left for inspection), 2 for bad arguments (nothing written).
+ * copies the files (fsynced), opens the result and runs verify (in a child process:
+ * tools/backup/restored-check.ts), and checks the message count and last message ID
+ * against the manifest. Exit 0 when all of that is clean, 1 when the backup is
+ * damaged (nothing written), its data cannot be read although its checksums match
+ * (what was copied is removed) or the restored store does not verify (the directory
+ * is then left for inspection), 2 for bad arguments (nothing written). With --json a
+ * refusal is one JSON line with `error`.
  */
-import { copyFileSync, existsSync, mkdirSync, statSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { output, parseOptions, requireString } from "../args.js";
 import { BACKUP_DATA_DIR, isMissingOrEmptyDir, readManifest, sha256File, syncFile, type Manifest } from "../backup/manifest.js";
-import { openForCommand, parseOrUsage, USAGE_EXIT } from "../demo/cli.js";
+import { checkRestoredStore } from "../backup/restored-check.js";
+import { parseOrUsage, USAGE_EXIT } from "../demo/cli.js";
 import { progressBar } from "../progress.js";
 
 const USAGE = "parley restore --from BACKUP --data NEWDIR [--json]";
@@ -52,46 +56,55 @@ export async function run(argv: string[]): Promise<number> {
   const quiet = parsed.values["json"] === true;
   const dataIn = join(from, BACKUP_DATA_DIR);
 
-  const damage = await checkBackup(dataIn, manifest, quiet);
-  if (damage !== null) {
-    console.error(`parley restore: the backup in ${from} is damaged: ${damage}; nothing was written to ${dir}`);
+  const refuse = (problem: string): number => {
+    if (quiet) console.log(JSON.stringify({ clean: false, data: dir, from, error: problem }));
+    else console.error(`parley restore: ${problem}`);
     return 1;
-  }
+  };
 
+  const damage = await checkBackup(dataIn, manifest, quiet);
+  if (damage !== null) return refuse(`the backup in ${from} is damaged: ${damage}; nothing was written to ${dir}`);
+
+  const createdDir = !existsSync(dir);
   const copyBar = quiet ? null : progressBar("restoring", manifest.total_bytes);
   let copied = 0;
-  mkdirSync(dir, { recursive: true });
-  for (const file of manifest.files) {
-    const target = join(dir, file.path);
-    mkdirSync(dirname(target), { recursive: true });
-    copyFileSync(join(dataIn, file.path), target);
-    syncFile(target);
-    copyBar?.update((copied += file.bytes));
-  }
-  copyBar?.stop();
-
-  const store = openForCommand(dir, "restore");
   try {
-    const verifyBar = quiet ? null : progressBar("verify", store.lastMessageId);
-    const report = store.verify((done) => verifyBar?.update(done));
-    verifyBar?.stop();
-    const messageCount = store.countMessages();
-    const problems = [
-      ...report.differences.map((d) => `index ${d.key}: ${d.missingCount} missing, ${d.extraCount} extra`),
-      ...report.problems,
-      ...(messageCount !== manifest.message_count ? [`${messageCount} messages, the manifest says ${manifest.message_count}`] : []),
-      ...(store.lastMessageId !== manifest.last_message_id ? [`last message ID ${store.lastMessageId}, the manifest says ${manifest.last_message_id}`] : []),
-    ];
-    const clean = problems.length === 0;
-    output(
-      parsed,
-      { clean, data: dir, from, message_count: messageCount, last_message_id: store.lastMessageId, files: manifest.files.length, bytes: manifest.total_bytes, problems },
-      clean
-        ? `restored ${from} (taken ${manifest.created_at}) into ${dir}: ${messageCount} messages, last ID ${store.lastMessageId}, ${manifest.files.length} file(s); verify clean`
-        : [`restored ${from} into ${dir}, but it does NOT verify (the directory is left for inspection):`, ...problems.map((p) => `  ${p}`)].join("\n"),
-    );
-    return clean ? 0 : 1;
+    mkdirSync(dir, { recursive: true });
+    for (const file of manifest.files) {
+      const target = join(dir, file.path);
+      mkdirSync(dirname(target), { recursive: true });
+      copyFileSync(join(dataIn, file.path), target);
+      syncFile(target);
+      copyBar?.update((copied += file.bytes));
+    }
   } finally {
-    store.close();
+    copyBar?.stop();
   }
+
+  const checked = await checkRestoredStore(dir, quiet);
+  if (!checked.ok) {
+    // The copy is byte for byte the backup, which stays where it is: nothing to inspect
+    // here that is not there, and the operator needs the directory empty to try again.
+    if (createdDir) rmSync(dir, { recursive: true, force: true });
+    else for (const name of readdirSync(dir)) rmSync(join(dir, name), { recursive: true, force: true });
+    return refuse(
+      `the backup's data cannot be read: ${checked.reason}; it was damaged before its checksums were taken ` +
+        `(they match), so this backup cannot be restored: restore an older backup. Nothing was left in ${dir}`,
+    );
+  }
+  const { messageCount, lastMessageId } = checked.store;
+  const problems = [
+    ...checked.store.problems,
+    ...(messageCount !== manifest.message_count ? [`${messageCount} messages, the manifest says ${manifest.message_count}`] : []),
+    ...(lastMessageId !== manifest.last_message_id ? [`last message ID ${lastMessageId}, the manifest says ${manifest.last_message_id}`] : []),
+  ];
+  const clean = problems.length === 0;
+  output(
+    parsed,
+    { clean, data: dir, from, message_count: messageCount, last_message_id: lastMessageId, files: manifest.files.length, bytes: manifest.total_bytes, problems },
+    clean
+      ? `restored ${from} (taken ${manifest.created_at}) into ${dir}: ${messageCount} messages, last ID ${lastMessageId}, ${manifest.files.length} file(s); verify clean`
+      : [`restored ${from} into ${dir}, but it does NOT verify (the directory is left for inspection):`, ...problems.map((p) => `  ${p}`)].join("\n"),
+  );
+  return clean ? 0 : 1;
 }
