@@ -35,6 +35,7 @@ commands:
   backup    --data DIR --to DEST [--no-compact]  online backup while a server runs: LMDB snapshot, configuration, manifest
   restore   --from DEST --data NEWDIR            restore a backup into a new or empty directory, then verify
   import    --data DIR --from EXPORT [--subdomain S]  a realm from a Zulip organization export (manage.py export .tar.gz or its directory)
+            [--max-json-size SIZE] [--max-file-size SIZE] [--max-total-size SIZE] [--max-entries N] [--max-ratio N]
   mail      list | show ID                       mail written to DATA/outbox/ (when no EMAIL_HOST is configured)
   generate  --data DIR --messages N [--users U] [--channels C] [--seed S] [--pg DIR]   a seeded benchmark dataset (--pg: also PostgreSQL COPY files)
 

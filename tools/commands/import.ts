@@ -7,38 +7,80 @@
  * imported and what could not be carried over, and writes that report with the
  * Zulip-to-parley ID mapping to DIR/imports/<subdomain>-<time>.json. Needs the server
  * stopped (it opens DIR as its one writer).
+ *
+ * The export is untrusted input: links, devices and paths outside it are refused, and
+ * sizes and counts are bounded (tools/import/limits.ts); each bound has a flag to raise
+ * it, which the refusal names.
  */
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { ENVIRONMENT_FILE, type Store } from "../../src/engine/index.js";
-import { output, parseOptions, requireString } from "../args.js";
+import { intOption, output, parseOptions, requireString, type Parsed } from "../args.js";
 import { openForCommand, parseOrUsage, USAGE_EXIT } from "../demo/cli.js";
+import { DEFAULT_LIMITS, LIMIT_FLAGS, MAX_JSON_BYTES_CEILING, parseSize, type ExportLimits } from "../import/limits.js";
 import { replayExport } from "../import/replay.js";
 import { openExport, readExport, type ZulipExport } from "../import/zulip-export.js";
 import { progressBar } from "../progress.js";
 import { resolveConfig } from "../../src/config/index.js";
 import { externalImages } from "../external-images.js";
 
-const USAGE = "parley import --data DIR --from EXPORT(.tar.gz or directory) [--subdomain S] [--json]";
+const USAGE =
+  "parley import --data DIR --from EXPORT(.tar.gz or directory) [--subdomain S] [--json]\n" +
+  "       [--max-json-size SIZE] [--max-file-size SIZE] [--max-total-size SIZE] [--max-entries N] [--max-ratio N]";
+
+const LIMIT_OPTIONS = Object.fromEntries(Object.values(LIMIT_FLAGS).map((flag) => [flag.slice(2), { type: "string" as const }]));
+
+function limitsFrom(parsed: Parsed): ExportLimits {
+  const size = (key: "maxJsonBytes" | "maxFileBytes" | "maxTotalBytes"): number => {
+    const value = parsed.values[LIMIT_FLAGS[key].slice(2)];
+    const max = key === "maxJsonBytes" ? MAX_JSON_BYTES_CEILING : undefined;
+    return typeof value === "string" ? parseSize(LIMIT_FLAGS[key], value, max) : DEFAULT_LIMITS[key];
+  };
+  return {
+    maxJsonBytes: size("maxJsonBytes"),
+    maxFileBytes: size("maxFileBytes"),
+    maxTotalBytes: size("maxTotalBytes"),
+    maxEntries: intOption(parsed, LIMIT_FLAGS.maxEntries.slice(2), DEFAULT_LIMITS.maxEntries, 1),
+    maxRatio: intOption(parsed, LIMIT_FLAGS.maxRatio.slice(2), DEFAULT_LIMITS.maxRatio, 1),
+  };
+}
+
+/** The whole export, read and checked; unpacking a tarball shows progress unless quiet. */
+async function loadExport(from: string, limits: ExportLimits, quiet: boolean): Promise<ZulipExport> {
+  const isFile = statSync(from, { throwIfNoEntry: false })?.isFile() === true;
+  const bar = quiet || !isFile ? null : progressBar("unpacking", statSync(from).size);
+  let opened: Awaited<ReturnType<typeof openExport>>;
+  try {
+    opened = await openExport(from, limits, (read) => bar?.update(read));
+  } finally {
+    bar?.stop();
+  }
+  try {
+    return readExport(opened.root, limits);
+  } finally {
+    opened.cleanup();
+  }
+}
 
 export async function run(argv: string[]): Promise<number> {
   const options = parseOrUsage("import", USAGE, () => {
-    const parsed = parseOptions(argv, { from: { type: "string" }, subdomain: { type: "string" } });
+    const parsed = parseOptions(argv, { from: { type: "string" }, subdomain: { type: "string" }, ...LIMIT_OPTIONS });
     if (parsed.positionals.length > 0) throw new Error(`unexpected argument '${parsed.positionals[0]}'`);
     const from = resolve(requireString(parsed, "from"));
-    const opened = openExport(from);
-    let data: ZulipExport;
-    try {
-      data = readExport(opened.root);
-    } finally {
-      opened.cleanup();
-    }
-    const subdomain = typeof parsed.values["subdomain"] === "string" ? parsed.values["subdomain"] : data.realm.string_id;
-    return { parsed, from, data, subdomain, dir: resolve(parsed.values["data"] as string) };
+    return { parsed, from, limits: limitsFrom(parsed), dir: resolve(parsed.values["data"] as string) };
   });
   if (!options) return USAGE_EXIT;
-  const { parsed, from, data, subdomain, dir } = options;
+  const { parsed, from, limits, dir } = options;
   const quiet = parsed.values["json"] === true;
+  let data: ZulipExport;
+  try {
+    data = await loadExport(from, limits, quiet);
+  } catch (error) {
+    // What is wrong with --from is for the operator to fix, as with a bad flag.
+    console.error(`parley import: ${error instanceof Error ? error.message : String(error)}\n\nusage: ${USAGE}`);
+    return USAGE_EXIT;
+  }
+  const subdomain = typeof parsed.values["subdomain"] === "string" ? parsed.values["subdomain"] : data.realm.string_id;
 
   const existed = existsSync(dir);
   let clock = Math.floor(Date.now() / 1000);

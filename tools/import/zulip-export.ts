@@ -8,12 +8,18 @@
  * zerver_stream, zerver_recipient, zerver_subscription, zerver_reaction, user groups,
  * zerver_usertopic, zerver_realmauditlog, ...); messages-000001.json,
  * messages-000002.json, ... hold zerver_message and zerver_usermessage.
+ *
+ * Data files are opened without following links and read only when they are regular
+ * files within the size limit, so an export cannot make the reader open a file
+ * outside it (and quote it in an error) or read a device forever. Tarballs are
+ * unpacked by tools/import/tar.ts under the same rules.
  */
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, statSync, type Stats } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
+import { describeBytes, ExportRefusedError, LIMIT_FLAGS, type ExportLimits } from "./limits.js";
+import { unpackExportTarball, type UnpackProgress } from "./tar.js";
 
 const id = z.number().int();
 const time = z.number().nullable().optional();
@@ -109,12 +115,66 @@ function rows<T extends z.ZodType>(data: Record<string, unknown>, table: string,
   return parsed.data;
 }
 
-function readJson(path: string): Record<string, unknown> {
+function fileKind(stat: Stats): string {
+  if (stat.isDirectory()) return "a directory";
+  if (stat.isSymbolicLink()) return "a symbolic link";
+  if (stat.isFIFO()) return "a FIFO (named pipe)";
+  if (stat.isCharacterDevice()) return "a character device";
+  if (stat.isBlockDevice()) return "a block device";
+  if (stat.isSocket()) return "a socket";
+  return "not a regular file";
+}
+
+/** Whether `path` names anything, links included (existsSync follows them). */
+function present(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A data file's text: a regular file (never followed through a link), within the size limit. */
+function readDataFile(path: string, maxBytes: number): string {
+  let fd: number;
+  try {
+    // O_NONBLOCK: opening a FIFO must not wait for a writer before it is refused.
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ELOOP") throw new ExportRefusedError(`${path} is a symbolic link: an export holds regular files only`);
+    throw new Error(`${path} cannot be read (${code ?? String(error)})`);
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw new ExportRefusedError(`${path} is ${fileKind(stat)}: an export holds regular files only`);
+    if (stat.size > maxBytes) {
+      throw new ExportRefusedError(
+        `${path} is ${describeBytes(stat.size)}, over the limit for a data file (.json, read into memory) ` +
+          `of ${describeBytes(maxBytes)}; pass ${LIMIT_FLAGS.maxJsonBytes} SIZE to raise it`,
+      );
+    }
+    // One byte more than the size seen: a file that grows while read is caught, not read on.
+    const buffer = Buffer.alloc(stat.size + 1);
+    let got = 0;
+    for (let n = -1; n !== 0 && got < buffer.length; got += n) n = readSync(fd, buffer, got, buffer.length - got, null);
+    if (got > stat.size) throw new ExportRefusedError(`${path} grew while it was read`);
+    return buffer.toString("utf8", 0, got);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function readJson(path: string, maxBytes: number): Record<string, unknown> {
+  const raw = readDataFile(path, maxBytes);
   let value: unknown;
   try {
-    value = JSON.parse(readFileSync(path, "utf8"));
+    value = JSON.parse(raw);
   } catch (error) {
-    throw new Error(`${path} is not valid JSON (${error instanceof Error ? error.message : String(error)})`);
+    // V8 quotes the text around the error; the position is enough to find it.
+    const reason = (error instanceof Error ? error.message : String(error)).replace(/, ".*"(\.\.\.)? is not valid JSON$/s, "");
+    throw new Error(`${path} is not valid JSON (${reason})`);
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw new Error(`${path} does not hold a JSON object of tables`);
   return value as Record<string, unknown>;
@@ -132,19 +192,23 @@ function flagNames(row: z.infer<typeof userMessageRow>): Set<string> {
 
 /** The directory holding realm.json: the export itself, or its one subdirectory (tarballs hold zulip-export-XXXX/). */
 function exportRoot(dir: string): string | null {
-  if (existsSync(join(dir, "realm.json"))) return dir;
+  if (present(join(dir, "realm.json"))) return dir;
   const subdirs = readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory());
-  if (subdirs.length === 1 && existsSync(join(dir, subdirs[0]!.name, "realm.json"))) return join(dir, subdirs[0]!.name);
+  if (subdirs.length === 1 && present(join(dir, subdirs[0]!.name, "realm.json"))) return join(dir, subdirs[0]!.name);
   return null;
 }
 
 /**
  * Opens `path` (a directory or a .tar.gz/.tgz/.tar) and returns where the export's
  * files are plus a cleanup for the temporary unpacked copy. Errors name the problem
- * with --from.
+ * with --from; a hostile or oversized archive is an ExportRefusedError.
  */
-export function openExport(path: string): { root: string; cleanup: () => void } {
-  if (!existsSync(path)) throw new Error(`--from ${path} does not exist`);
+export async function openExport(
+  path: string,
+  limits: ExportLimits,
+  onProgress?: UnpackProgress,
+): Promise<{ root: string; cleanup: () => void }> {
+  if (!present(path)) throw new Error(`--from ${path} does not exist`);
   if (statSync(path).isDirectory()) {
     const root = exportRoot(path);
     if (root === null) throw new Error(`--from ${path} is not a Zulip export: no realm.json in it`);
@@ -152,20 +216,27 @@ export function openExport(path: string): { root: string; cleanup: () => void } 
   }
   if (!/\.(tar\.gz|tgz|tar)$/.test(path)) throw new Error(`--from ${path} is neither a directory nor a .tar.gz export`);
   const tmp = mkdtempSync(join(tmpdir(), "parley-import-"));
-  const r = spawnSync("tar", ["-xf", path, "-C", tmp], { encoding: "utf8" });
   const cleanup = () => rmSync(tmp, { recursive: true, force: true });
-  const root = r.status === 0 ? exportRoot(tmp) : null;
+  try {
+    await unpackExportTarball(path, tmp, limits, onProgress);
+  } catch (error) {
+    cleanup();
+    const message = error instanceof Error ? error.message : String(error);
+    if (error instanceof ExportRefusedError) throw new ExportRefusedError(`--from ${path} is refused: ${message}; nothing was imported`);
+    throw new Error(`--from ${path} could not be unpacked: ${message}`);
+  }
+  const root = exportRoot(tmp);
   if (root === null) {
     cleanup();
-    throw new Error(r.status === 0 ? `--from ${path} is not a Zulip export: no realm.json in it` : `--from ${path} could not be unpacked: ${r.stderr.trim()}`);
+    throw new Error(`--from ${path} is not a Zulip export: no realm.json in it`);
   }
   return { root, cleanup };
 }
 
 /** Reads and checks every file the importer needs. */
-export function readExport(root: string): ZulipExport {
+export function readExport(root: string, limits: Pick<ExportLimits, "maxJsonBytes">): ZulipExport {
   const realmFile = join(root, "realm.json");
-  const data = readJson(realmFile);
+  const data = readJson(realmFile, limits.maxJsonBytes);
   const realms = rows(data, "zerver_realm", realmRow, realmFile);
   if (realms.length !== 1) throw new Error(`${realmFile}: zerver_realm must hold exactly one realm (it holds ${realms.length})`);
   const ignoredTables: Record<string, number> = {};
@@ -181,8 +252,8 @@ export function readExport(root: string): ZulipExport {
   const userMessages: ZulipExport["userMessages"] = [];
   for (let n = 1; ; n++) {
     const file = join(root, `messages-${String(n).padStart(6, "0")}.json`);
-    if (!existsSync(file)) break;
-    const chunk = readJson(file);
+    if (!present(file)) break;
+    const chunk = readJson(file, limits.maxJsonBytes);
     messages.push(...rows(chunk, "zerver_message", messageRow, file));
     for (const row of rows(chunk, "zerver_usermessage", userMessageRow, file)) userMessages.push({ user: row.user_profile, message: row.message, flags: flagNames(row) });
   }
