@@ -37,7 +37,8 @@ export function jwtKeyResolver(secret: string): (header: JWSHeaderParameters) =>
 async function unusableFor(secret: string, algorithm: string): Promise<string | null> {
   const { jwtVerify, errors } = await import("jose");
   if (algorithm.startsWith("HS")) {
-    if (isPem(secret)) return `${algorithm} needs a shared secret, and 'key' is a PEM key (list only the algorithms this key is for)`;
+    if (isPem(secret))
+      return `${algorithm} needs a shared secret, and 'key' is a PEM key (list only the algorithms this key is for)`;
   } else {
     try {
       createPublicKey(secret);

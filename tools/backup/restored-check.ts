@@ -23,7 +23,8 @@ export interface RestoredStore {
 }
 
 /** Why the store could not be read, or what it holds. */
-export type CheckResult = { readonly ok: true; readonly store: RestoredStore } | { readonly ok: false; readonly reason: string };
+export type CheckResult =
+  { readonly ok: true; readonly store: RestoredStore } | { readonly ok: false; readonly reason: string };
 
 /**
  * msgpackr's messages quote the damaged record after the text ("Data read, but end of
@@ -44,8 +45,14 @@ function checkHere(dir: string, quiet: boolean): CheckResult {
       const bar = quiet ? null : progressBar("verify", store.lastMessageId);
       try {
         const report = store.verify((done) => bar?.update(done));
-        const problems = [...report.differences.map((d) => `index ${d.key}: ${d.missingCount} missing, ${d.extraCount} extra`), ...report.problems];
-        return { ok: true, store: { messageCount: store.countMessages(), lastMessageId: store.lastMessageId, problems } };
+        const problems = [
+          ...report.differences.map((d) => `index ${d.key}: ${d.missingCount} missing, ${d.extraCount} extra`),
+          ...report.problems,
+        ];
+        return {
+          ok: true,
+          store: { messageCount: store.countMessages(), lastMessageId: store.lastMessageId, problems },
+        };
       } finally {
         bar?.stop();
       }
@@ -76,14 +83,17 @@ function parseResult(line: string): CheckResult | null {
 /** Checks the store in `dir` in a child process; its progress bar (unless quiet) goes to this process's stderr. */
 export function checkRestoredStore(dir: string, quiet: boolean): Promise<CheckResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), dir, ...(quiet ? ["--quiet"] : [])], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), dir, ...(quiet ? ["--quiet"] : [])], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     let stdout = "";
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
     child.on("error", reject);
     child.on("close", (code, signal) => {
       const result = parseResult(stdout.trim().split("\n").pop() ?? "");
       if (result !== null) resolve(result);
-      else if (signal !== null) resolve({ ok: false, reason: `reading it crashed the store reader (${signal}: LMDB met a damaged page)` });
+      else if (signal !== null)
+        resolve({ ok: false, reason: `reading it crashed the store reader (${signal}: LMDB met a damaged page)` });
       else resolve({ ok: false, reason: `the check exited with code ${String(code)} without a result` });
     });
   });

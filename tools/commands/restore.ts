@@ -101,7 +101,16 @@ export async function run(argv: string[]): Promise<number> {
   const clean = problems.length === 0;
   output(
     parsed,
-    { clean, data: dir, from, message_count: messageCount, last_message_id: lastMessageId, files: manifest.files.length, bytes: manifest.total_bytes, problems },
+    {
+      clean,
+      data: dir,
+      from,
+      message_count: messageCount,
+      last_message_id: lastMessageId,
+      files: manifest.files.length,
+      bytes: manifest.total_bytes,
+      problems,
+    },
     clean
       ? `restored ${from} (taken ${manifest.created_at}) into ${dir}: ${messageCount} messages, last ID ${lastMessageId}, ${manifest.files.length} file(s); verify clean`
       : [`restored ${from} into ${dir}, but it does NOT verify (the directory is left for inspection):`, ...problems.map((p) => `  ${p}`)].join("\n"),
