@@ -163,10 +163,19 @@ describe("parley import of hostile exports", () => {
         Buffer.concat([paxPath("../outside.json"), entry("innocent.json", "0", "{}")]),
         /archive entry '..\/outside.json' has a '..' component/,
       ],
+      [
+        "terminal escape in a name",
+        entry(`${TOP}/\x1b[2J\nall clear.json`, "2", "", "/etc/shadow"),
+        /archive entry 'zulip-export-evil\/\\u001b\[2J\\nall clear.json' is a symbolic link/,
+      ],
       ["twice", entry(`${TOP}/realm.json`, "0", "{}"), /archive entry 'zulip-export-evil\/realm.json' appears twice/],
     ];
     for (const [name, hostile, message] of cases) {
-      const text = await refusal(write(`${name}.tar.gz`, [...validParts(), hostile]));
+      const text = await refusal(write(`${name.replace(/\W/g, "-")}.tar.gz`, [...validParts(), hostile]));
+      expect(
+        [...text].some((c) => c.charCodeAt(0) < 0x20),
+        name,
+      ).toBe(false);
       expect(text, name).toMatch(message);
       expect(text, name).toMatch(/is refused: .*; nothing was imported$/);
     }

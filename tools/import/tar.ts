@@ -112,14 +112,26 @@ function paxRecords(body: Buffer): Map<string, string> {
   return records;
 }
 
+/**
+ * An entry name as messages show it: names come from the archive, so control
+ * characters (a terminal escape sequence, a newline faking another line) are escaped
+ * and a long name is cut.
+ */
+function shown(name: string): string {
+  const cut = name.length > 200 ? `${name.slice(0, 200)}…` : name;
+  return JSON.stringify(cut).slice(1, -1);
+}
+
 /** The entry's path, normalized; refuses absolute paths and '..'. */
 function safePath(raw: string): string {
   if (raw.startsWith("/"))
-    throw new ExportRefusedError(`archive entry '${raw}' has an absolute path; an export's paths are relative`);
+    throw new ExportRefusedError(`archive entry '${shown(raw)}' has an absolute path; an export's paths are relative`);
   const parts = raw.split("/").filter((p) => p !== "" && p !== ".");
   if (parts.includes(".."))
-    throw new ExportRefusedError(`archive entry '${raw}' has a '..' component, which would reach outside the export`);
-  if (parts.length === 0) throw new ExportRefusedError(`archive entry '${raw}' has an empty path`);
+    throw new ExportRefusedError(
+      `archive entry '${shown(raw)}' has a '..' component, which would reach outside the export`,
+    );
+  if (parts.length === 0) throw new ExportRefusedError(`archive entry '${shown(raw)}' has an empty path`);
   return parts.join("/");
 }
 
@@ -157,7 +169,7 @@ export async function unpackExportTarball(
       if (gzip !== null && unpacked > RATIO_FLOOR && unpacked > limits.maxRatio * file.bytesRead) {
         throw new ExportRefusedError(
           `the archive unpacks to more than ${limits.maxRatio} times its compressed size (${describeBytes(unpacked)} from ` +
-            `${describeBytes(file.bytesRead)}, at entry '${current}'): a compression bomb, or an unusually repetitive export; ` +
+            `${describeBytes(file.bytesRead)}, at entry '${shown(current)}'): a compression bomb, or an unusually repetitive export; ` +
             `if it is genuine, pass ${LIMIT_FLAGS.maxRatio} N to raise the limit`,
         );
       }
@@ -190,7 +202,7 @@ async function readEntries(
   let longName: string | null = null;
   let pax = new Map<string, string>();
   const truncated = (name: string) =>
-    new ExportRefusedError(`the archive ends in the middle of entry '${name}': it is truncated`);
+    new ExportRefusedError(`the archive ends in the middle of entry '${shown(name)}': it is truncated`);
 
   for (;;) {
     const header = await reader.take(BLOCK);
@@ -214,17 +226,17 @@ async function readEntries(
     onEntry(rawName);
     if (entries > limits.maxEntries) {
       throw new ExportRefusedError(
-        `the archive has more than ${limits.maxEntries} entries (at '${rawName}'); pass ${LIMIT_FLAGS.maxEntries} N to raise the limit`,
+        `the archive has more than ${limits.maxEntries} entries (at '${shown(rawName)}'); pass ${LIMIT_FLAGS.maxEntries} N to raise the limit`,
       );
     }
     if (!Number.isSafeInteger(size) || size < 0)
-      throw new ExportRefusedError(`archive entry '${rawName}' has no valid size`);
+      throw new ExportRefusedError(`archive entry '${shown(rawName)}' has no valid size`);
     const padded = Math.ceil(size / BLOCK) * BLOCK;
 
     if (type === "x" || type === "g" || type === "L" || type === "K") {
       if (size > MAX_METADATA_BYTES)
         throw new ExportRefusedError(
-          `a metadata header before '${rawName}' is ${describeBytes(size)}, over ${describeBytes(MAX_METADATA_BYTES)}`,
+          `a metadata header before '${shown(rawName)}' is ${describeBytes(size)}, over ${describeBytes(MAX_METADATA_BYTES)}`,
         );
       const body = await reader.take(padded);
       if (body === null) throw truncated(rawName);
@@ -238,9 +250,9 @@ async function readEntries(
 
     const refusedAs = REFUSED_TYPES[type] ?? (type === "0" || type === "5" ? null : `of tar type '${type}'`);
     if (refusedAs !== null) {
-      const target = type === "1" || type === "2" ? ` (to '${text(header, 157, 100)}')` : "";
+      const target = type === "1" || type === "2" ? ` (to '${shown(text(header, 157, 100))}')` : "";
       throw new ExportRefusedError(
-        `archive entry '${rawName}' is ${refusedAs}${target}: an export holds regular files and directories only`,
+        `archive entry '${shown(rawName)}' is ${refusedAs}${target}: an export holds regular files and directories only`,
       );
     }
     const name = safePath(rawName);
@@ -256,13 +268,13 @@ async function readEntries(
       const what = data ? "the limit for a data file (.json, read into memory)" : "the limit for a file";
       const flag = data ? LIMIT_FLAGS.maxJsonBytes : LIMIT_FLAGS.maxFileBytes;
       throw new ExportRefusedError(
-        `archive entry '${name}' is ${describeBytes(size)}, over ${what} of ${describeBytes(cap)}; pass ${flag} SIZE to raise it`,
+        `archive entry '${shown(name)}' is ${describeBytes(size)}, over ${what} of ${describeBytes(cap)}; pass ${flag} SIZE to raise it`,
       );
     }
     total += size;
     if (total > limits.maxTotalBytes) {
       throw new ExportRefusedError(
-        `archive entry '${name}' brings the unpacked size to ${describeBytes(total)}, over the limit of ${describeBytes(limits.maxTotalBytes)}; ` +
+        `archive entry '${shown(name)}' brings the unpacked size to ${describeBytes(total)}, over the limit of ${describeBytes(limits.maxTotalBytes)}; ` +
           `pass ${LIMIT_FLAGS.maxTotalBytes} SIZE to raise it`,
       );
     }
@@ -279,7 +291,7 @@ async function readEntries(
       fd = openSync(target, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "EEXIST")
-        throw new ExportRefusedError(`archive entry '${name}' appears twice`);
+        throw new ExportRefusedError(`archive entry '${shown(name)}' appears twice`);
       throw error;
     }
     try {
