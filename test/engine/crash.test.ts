@@ -15,7 +15,8 @@ import { type Message, type Store, type User } from "../../src/engine/index.js";
 import { openStore } from "../../src/index.js";
 import { internals } from "../../src/engine/internal.js";
 
-const ENGINE = fileURLToPath(new URL("../../dist/src/engine/index.js", import.meta.url));
+// The package entry (the engine with Markdown), as an embedder opens it.
+const ENGINE = fileURLToPath(new URL("../../dist/src/index.js", import.meta.url));
 
 /** Shared by both child modes: open the store, create or find the realm. */
 const CHILD_PRELUDE = `
