@@ -5,17 +5,17 @@
  * src/engine/index.ts: src/http, src/realtime and embedders never reach it (a test
  * scans their imports).
  */
-import type { Store } from "./store.js";
 import type { StoreState } from "./state.js";
 
-const STATES = new WeakMap<Store, StoreState>();
+// Keyed by the Store object; typed structurally so this module needs no import of store.ts.
+const STATES = new WeakMap<object, StoreState>();
 
 /** Called once by the Store constructor. */
-export function registerInternals(store: Store, state: StoreState): void {
+export function registerInternals(store: object, state: StoreState): void {
   STATES.set(store, state);
 }
 
-export function internals(store: Store): StoreState {
+export function internals(store: object): StoreState {
   const state = STATES.get(store);
   if (!state) throw new Error("not a store opened by this engine");
   return state;

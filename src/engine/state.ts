@@ -12,7 +12,6 @@
  * bitmap changes are rolled back if the transaction throws, so a failed call changes
  * nothing anywhere.
  */
-import type { RecentConversation } from "./queries/recent-conversations.js";
 import { BitmapStore } from "./index/bitmap-store.js";
 import { MessageConversations } from "./index/message-conversations.js";
 import { buildMembersIndex, Conversations } from "./index/conversations.js";
@@ -21,7 +20,7 @@ import { PresenceLog } from "./index/presence-log.js";
 import { foldName } from "./index/keys.js";
 import type { MessageRenderer, RenderFailure } from "./render.js";
 import { FIRST_ID, forgetUncommittedStructures, OLDEST_SCHEMA_VERSION, openTables, SCHEMA_VERSION, TABLE_NAMES, TABLE_SPECS, type TableName, type Tables } from "./storage/tables.js";
-import { messageMetaOf, type Attachment, type Channel, type Device, type Draft, type EmailChange, type Invite, type Message, type MessageMeta, type OutboxMail, type Playground, type PresenceRecord, type Realm, type RealmEmoji, type SavedSnippet, type ScheduledMessage, type Subscription, type User, type UserGroup } from "./types.js";
+import { messageMetaOf, type RecentConversation, type Attachment, type Channel, type Device, type Draft, type EmailChange, type Invite, type Message, type MessageMeta, type OutboxMail, type Playground, type PresenceRecord, type Realm, type RealmEmoji, type SavedSnippet, type ScheduledMessage, type Subscription, type User, type UserGroup } from "./types.js";
 import { StorageError } from "./errors.js";
 import { mergedSettings, type RealmSettingDefaultsRecord, type Settings, type UserSettingsRecord } from "./settings/defaults.js";
 import type { Audience, Delivery, EngineEvent, EventBatch } from "./events/types.js";

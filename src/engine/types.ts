@@ -485,3 +485,10 @@ export interface Attachment {
   /** Set for images the thumbnailer accepts; null otherwise. */
   readonly image: AttachmentImage | null;
 }
+
+/** A direct-message conversation of a user's recent_private_conversations. */
+export interface RecentConversation {
+  readonly maxMessageId: number;
+  /** The other participants, ascending; empty for the conversation with oneself. */
+  readonly userIds: readonly number[];
+}

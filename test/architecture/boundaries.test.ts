@@ -129,3 +129,48 @@ describe("layers of src/", () => {
     for (const [layer, arrows] of Object.entries(LAYER_ARROWS)) if (layer !== "http") expect(arrows, layer).not.toContain("http");
   });
 });
+
+/** The strongly connected parts of more than one file in `graph` (Tarjan). */
+function circles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const out: string[][] = [];
+  let next = 0;
+  const visit = (v: string): void => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const part: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        part.push(w);
+      } while (w !== v);
+      if (part.length > 1) out.push(part.sort());
+    }
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return out;
+}
+
+describe("the engine's import graph", () => {
+  it("has no circle, type-only imports included (a new entity or rule goes below what uses it)", () => {
+    const graph = new Map<string, string[]>();
+    for (const file of sources(join(ROOT, "src/engine"))) {
+      graph.set(relative(ROOT, file), imports(file).filter((t) => t.startsWith("src/engine/")));
+    }
+    expect(circles(graph)).toEqual([]);
+  });
+});
+

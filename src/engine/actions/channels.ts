@@ -5,12 +5,15 @@
  */
 import { BadRequestError, ChannelNotFoundError, PermissionDeniedError } from "../errors.js";
 import { canCreateChannels, canSeeChannel, isAdmin } from "../access.js";
-import { channelKey, type StoreState } from "../state.js";
+import type { StoreState } from "../state.js";
 import type { Channel, ChannelPermissions, ChannelTopicsPolicy, GroupSettingValue, User } from "../types.js";
 import { ROLE } from "../types.js";
 import { systemGroupId } from "./realms.js";
 import { renderContextFor } from "./render-context.js";
-import { exceedsCodePoints, MAX_LOOKUP_LENGTH } from "../limits.js";
+import { findChannelByName } from "./lookups.js";
+
+export { findChannelByName };
+import { exceedsCodePoints } from "../limits.js";
 
 export const MAX_CHANNEL_NAME_LENGTH = 60;
 export const MAX_CHANNEL_DESCRIPTION_LENGTH = 1024;
@@ -100,12 +103,6 @@ export function checkChannelName(raw: string): string {
   return name;
 }
 
-/** The channel by name in a realm, if any (case-insensitive). */
-export function findChannelByName(state: StoreState, realmId: number, name: string): Channel | undefined {
-  if (name.length > MAX_LOOKUP_LENGTH) return undefined;
-  const id = state.channelByName.get(channelKey(realmId, name));
-  return id === undefined ? undefined : state.channels.get(id);
-}
 
 /** A channel the user can see, by ID; STREAM_DOES_NOT_EXIST otherwise (no existence leak). */
 export function getVisibleChannel(state: StoreState, user: User, channelId: number): Channel {

@@ -12,7 +12,7 @@ import { userAudience } from "../events/audience.js";
 import type { DeviceChanges } from "../events/types.js";
 import type { StoreState, WriteContext } from "../state.js";
 import type { Device, PushOutboxItem, PushTokenKind, User } from "../types.js";
-import { requireActiveUser } from "./users.js";
+import { requireActiveUser } from "./lookups.js";
 
 /**
  * Devices one user may hold. Zulip has no limit; without one, a client looping on

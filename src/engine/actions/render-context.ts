@@ -6,7 +6,7 @@ import { canSeeChannel } from "../access.js";
 import type { RenderContext, RenderUser } from "../render.js";
 import { nameKey, type StoreState } from "../state.js";
 import type { User } from "../types.js";
-import { findChannelByName } from "./channels.js";
+import { findChannelByName } from "./lookups.js";
 import { activeRealmEmoji } from "./realm-emoji.js";
 import { realmEmojiUrl } from "../../emoji/realm.js";
 import { attachmentForViewer } from "./attachments.js";

@@ -13,7 +13,7 @@ import { realmAudience } from "../events/audience.js";
 import { BadRequestError } from "../errors.js";
 import { emailKey, type StoreState, type WriteContext } from "../state.js";
 import type { User } from "../types.js";
-import { checkEmailAddress } from "./users.js";
+import { checkEmailAddress } from "./lookups.js";
 
 /**
  * The new address, trimmed, when `user` may take it: a valid address no other account

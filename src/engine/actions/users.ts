@@ -12,9 +12,12 @@ import { activeSubscriberIds } from "../queries/listings.js";
 import { excluding, realmAudience, subscriberViewersAudience, userAudience } from "../events/audience.js";
 import type { RealmUserChange } from "../events/types.js";
 import type { UserSettingsRecord } from "../settings/defaults.js";
-import { BadRequestError, clip, PermissionDeniedError } from "../errors.js";
+import { BadRequestError, PermissionDeniedError } from "../errors.js";
 import { exceedsCodePoints } from "../limits.js";
 import { checkNewEmail, writeEmailChange } from "./user-email.js";
+import { checkEmailAddress, isValidEmail, requireActiveUser, requireUser } from "./lookups.js";
+
+export { checkEmailAddress, isValidEmail, requireActiveUser, requireUser };
 import { emailKey, type StoreState, type WriteContext } from "../state.js";
 import type { BotType, Channel, Realm, Role, Subscription, User } from "../types.js";
 import { ROLE, ROLES } from "../types.js";
@@ -32,11 +35,6 @@ export interface CreateUserInput {
   readonly password?: PasswordRecord;
 }
 
-const EMAIL = /^[^\s@<>()[\]\\,;:"]+@[^\s@<>()[\]\\,;:"]+$/;
-/** The address syntax accepted for accounts (and invitations). */
-export function isValidEmail(email: string): boolean {
-  return EMAIL.test(email) && email.length <= 254;
-}
 
 /** Zulip's UserProfile.MAX_NAME_LENGTH and MIN_NAME_LENGTH. */
 const MAX_NAME_LENGTH = 100;
@@ -73,12 +71,6 @@ export function createUser(state: StoreState, input: CreateUserInput): User {
 }
 
 /** Creates a user inside an open write (used by realm creation too). */
-/** A well-formed email address of at most 254 characters, trimmed; else "Invalid email '...'". */
-export function checkEmailAddress(raw: string): string {
-  const email = raw.trim();
-  if (!EMAIL.test(email) || email.length > 254) throw new BadRequestError(`Invalid email '${clip(raw)}'`);
-  return email;
-}
 
 export function createUserInTxn(state: StoreState, ctx: WriteContext, input: CreateUserInput, realm: Realm): User {
   const email = checkEmailAddress(input.email);
@@ -295,18 +287,6 @@ export function setUserActive(state: StoreState, userId: number, active: boolean
 }
 
 /** An active user acting on their own behalf; a deactivated one is refused. */
-export function requireActiveUser(state: StoreState, userId: number): User {
-  const user = requireUser(state, userId);
-  if (!user.isActive) throw new BadRequestError("Account is deactivated");
-  return user;
-}
-
-/** The user, or a BadRequestError("Invalid user ID N"). */
-export function requireUser(state: StoreState, userId: number): User {
-  const user = state.users.get(userId);
-  if (!user) throw new BadRequestError(`Invalid user ID ${userId}`);
-  return user;
-}
 
 /** Sets (or replaces) a user's password hash; the caller hashed it off the event loop. */
 export function setPassword(state: StoreState, userId: number, password: PasswordRecord): void {

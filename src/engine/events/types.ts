@@ -8,7 +8,7 @@
  * Each emitted event comes with its audience: the user IDs that must receive it,
  * decided in the engine under its access rules (private channels, guests, DMs).
  */
-import type { ApiFlag } from "../queries/message-flags.js";
+import type { ApiFlag } from "../flags.js";
 import type { Channel, Device, Draft, GroupSettingValue, SubscriptionNotification, Message, MessageRecipient, Playground, PresenceRecord, Reaction, Realm, Role, SavedSnippet, ScheduledMessage, Subscription, User, UserGroup, UserTopic, RealmEmoji, Attachment } from "../types.js";
 import type { SettingName, SettingValue } from "../settings/defaults.js";
 

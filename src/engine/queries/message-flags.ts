@@ -8,23 +8,9 @@ import { key } from "../index/keys.js";
 import type { ReceivedSets } from "../received.js";
 import type { StoreState } from "../state.js";
 
-/** Every flag name the API knows, in Zulip's bit order (plus the deprecated alias). */
-export const API_FLAGS = [
-  "read",
-  "starred",
-  "collapsed",
-  "mentioned",
-  "stream_wildcard_mentioned",
-  "topic_wildcard_mentioned",
-  "group_mentioned",
-  "has_alert_word",
-  "historical",
-  "wildcard_mentioned",
-] as const;
-export type ApiFlag = (typeof API_FLAGS)[number];
+import { API_FLAGS, type ApiFlag } from "../flags.js";
 
-/** Flags a client may change. */
-export const EDITABLE_FLAGS: readonly ApiFlag[] = ["read", "starred", "collapsed"];
+export { API_FLAGS, EDITABLE_FLAGS, type ApiFlag } from "../flags.js";
 
 /** Flag lists are interned per bitmask (10 bits): equal flags are the same (frozen) array. */
 const INTERNED: (readonly ApiFlag[] | undefined)[] = new Array<readonly ApiFlag[] | undefined>(1 << API_FLAGS.length).fill(undefined);

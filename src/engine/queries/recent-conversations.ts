@@ -11,11 +11,9 @@ import { metaOf } from "./unread.js";
 /** Zulip looks at this many of the user's newest direct messages (RECENT_CONVERSATIONS_LIMIT). */
 export const RECENT_CONVERSATIONS_LIMIT = 1000;
 
-export interface RecentConversation {
-  readonly maxMessageId: number;
-  /** The other participants, ascending; empty for the conversation with oneself. */
-  readonly userIds: readonly number[];
-}
+import type { RecentConversation } from "../types.js";
+
+export type { RecentConversation };
 
 /** Newest conversation first; cached per user until their `dm` bitmap changes. */
 export function recentConversations(ctx: PlanContext): RecentConversation[] {
