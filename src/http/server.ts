@@ -87,6 +87,11 @@ export interface ServerOptions {
   readonly requestLog?: RequestLogOptions;
   /** Bearer token that lets non-loopback clients read GET /metrics (loopback always may). */
   readonly metricsToken?: string;
+  /**
+   * The process's push bouncer client (src/server.ts builds one for the server and the
+   * push sender); when absent, one is built from the config's bouncer settings.
+   */
+  readonly bouncer?: BouncerClient | null;
   /** How long a request the client waits on (the E2EE test notification) may wait for the push bouncer. */
   readonly bouncerTimeoutMs?: number;
   /**
@@ -172,9 +177,11 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   };
   const logError = options.logError ?? ((message, error) => console.error(message, error));
   const bouncer =
-    config.PUSH_NOTIFICATION_BOUNCER_URL !== undefined && config.ZULIP_ORG_ID !== undefined && config.ZULIP_ORG_KEY !== undefined
-      ? new BouncerClient({ url: config.PUSH_NOTIFICATION_BOUNCER_URL, orgId: config.ZULIP_ORG_ID, orgKey: config.ZULIP_ORG_KEY, ...(options.bouncerTimeoutMs !== undefined ? { timeoutMs: options.bouncerTimeoutMs } : {}) })
-      : null;
+    options.bouncer !== undefined
+      ? options.bouncer
+      : config.PUSH_NOTIFICATION_BOUNCER_URL !== undefined && config.ZULIP_ORG_ID !== undefined && config.ZULIP_ORG_KEY !== undefined
+        ? new BouncerClient({ url: config.PUSH_NOTIFICATION_BOUNCER_URL, orgId: config.ZULIP_ORG_ID, orgKey: config.ZULIP_ORG_KEY, ...(options.bouncerTimeoutMs !== undefined ? { timeoutMs: options.bouncerTimeoutMs } : {}) })
+        : null;
   const camoKey = options.camoKey ?? config.CAMO_KEY;
   const imageProxyRoot = options.dataDir === undefined ? null : join(options.dataDir, "external_content");
   const imageProxy = camoKey === undefined ? null : new ImageProxy({ key: camoKey, root: imageProxyRoot, ...options.externalContent });

@@ -174,3 +174,18 @@ describe("the engine's import graph", () => {
   });
 });
 
+describe("the composition root", () => {
+  it("builds the background workers in src/server.ts only (the HTTP server makes its own hub and bouncer client only when not handed one)", () => {
+    const built = /new (BouncerClient|Scheduler|PushSender|MailSender|PresenceFlusher|UploadsCleanup|EventHub)\(/g;
+    const allowed: Readonly<Record<string, readonly string[]>> = { "src/server.ts": ["BouncerClient", "Scheduler", "PushSender", "MailSender", "PresenceFlusher", "UploadsCleanup"], "src/http/server.ts": ["BouncerClient", "EventHub"] };
+    const offenders: string[] = [];
+    for (const dir of ["src", "tools"]) {
+      for (const file of sources(join(ROOT, dir))) {
+        const path = relative(ROOT, file);
+        for (const match of readFileSync(file, "utf8").matchAll(built)) if (!(allowed[path] ?? []).includes(match[1]!)) offenders.push(`${path}: new ${match[1]!}`);
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
+});
+

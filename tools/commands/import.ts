@@ -22,7 +22,7 @@ import { replayExport } from "../import/replay.js";
 import { openExport, readExport, type ZulipExport } from "../import/zulip-export.js";
 import { progressBar } from "../progress.js";
 import { resolveConfig } from "../../src/config/index.js";
-import { externalImages } from "../external-images.js";
+import { externalImages } from "../../src/server.js";
 
 const USAGE =
   "parley import --data DIR --from EXPORT(.tar.gz or directory) [--subdomain S] [--json]\n" +

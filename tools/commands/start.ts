@@ -12,8 +12,8 @@ import { parseOptions } from "../args.js";
 import { openForCommand, parseOrUsage, USAGE_EXIT } from "../demo/cli.js";
 import { readDemoLogin, rememberDemoLogin } from "../demo/login.js";
 import { createDemoRealm } from "../demo/realm.js";
-import { checkPortFree, jwtKeysUsable, listen, readServeSettings, SERVE_OPTIONS, untilSignal, type Listening } from "./serve.js";
-import { externalImages } from "../external-images.js";
+import { jwtKeysUsable, readServeSettings, SERVE_OPTIONS, untilSignal } from "./serve.js";
+import { checkPortFree, externalImages, startParley, type Parley } from "../../src/server.js";
 
 const USAGE = "parley start [--data DIR] [--config FILE] [--port N] [--host H] [--external-host NAME] [--compat-port N] [--no-rate-limit] [--no-sync] [--log-level L] [--log-file PATH] [--slow-request-ms N] [--json]";
 
@@ -57,7 +57,7 @@ export async function run(argv: string[]): Promise<number> {
   const { dir, settings } = options;
 
   let store: Store | null = null;
-  let listening: Listening;
+  let parley: Parley;
   let createdDemo = false;
   try {
     // A busy port is found before the demo is written, so the first thing the
@@ -71,15 +71,15 @@ export async function run(argv: string[]): Promise<number> {
       rememberDemoLogin(dir, { subdomain: demo.realm.subdomain, email: demo.owner.email });
       createdDemo = true;
     }
-    listening = await listen(store, settings, dir, images);
+    parley = await startParley(store, settings, dir, images);
   } catch (error) {
     store?.close();
     throw error;
   }
-  const { server, port, url, compatUrl } = listening;
+  const { port, url, compatUrl } = parley;
   // Handlers go in before the greeting: whoever reads it may signal at once, and a
   // signal arriving before them would kill the process without closing the store.
-  const stopped = untilSignal(server, store, dir, listening);
+  const stopped = untilSignal(parley);
   const login = findLogin(store, dir);
   const curl = login ? curlExample(url, login, settings.externalHost) : null;
 
