@@ -5,7 +5,8 @@
  */
 import type { Realm, Store, User } from "../engine/index.js";
 import type { EventHub } from "../realtime/index.js";
-import type { ParamShape, ParamValues } from "./params.js";
+import type { ParamShape, ParamValues, RefKind } from "./params.js";
+import type { EndpointTesting } from "./endpoint-testing.js";
 import type { RequestHead } from "./request.js";
 import type { BodySource } from "./body-source.js";
 import type { Uploads } from "../uploads/index.js";
@@ -131,6 +132,15 @@ interface EndpointBase<P extends ParamShape> {
   readonly body?: "stream";
   /** The path is outside /api/v1 (file downloads at /user_uploads/...). */
   readonly root?: true;
+  /** What the ":name" path segments name; one that names nothing is in testing.notRefs. */
+  readonly pathRefs?: Readonly<Record<string, RefKind>>;
+  /** What the route-table tests need to know about this endpoint (src/http/endpoint-testing.ts). */
+  readonly testing?: EndpointTesting;
+}
+
+/** The ":name" segments of a route path, in order. */
+export function pathParamNames(path: string): string[] {
+  return [...path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
 }
 
 /**
@@ -163,6 +173,16 @@ export interface OptionalAuthEndpoint<P extends ParamShape> extends EndpointBase
 export type Endpoint<P extends ParamShape = ParamShape> = AuthedEndpoint<P> | PublicEndpoint<P> | OptionalAuthEndpoint<P>;
 
 /** Declares an endpoint; keeps the handler's input type tied to its schema. */
-export function defineEndpoint<P extends ParamShape>(spec: AuthedEndpoint<P> | PublicEndpoint<P> | OptionalAuthEndpoint<P>): Endpoint {
+export function defineEndpoint<P extends ParamShape>(
+  spec: AuthedEndpoint<P> | PublicEndpoint<P> | OptionalAuthEndpoint<P>,
+): Endpoint {
+  // A misspelt name in the metadata would leave the parameter it meant unmarked.
+  const segments = pathParamNames(spec.path);
+  const names = new Set([...Object.keys(spec.params), ...segments]);
+  const stray = [
+    ...Object.keys(spec.pathRefs ?? {}).filter((name) => !segments.includes(name)),
+    ...Object.keys(spec.testing?.notRefs ?? {}).filter((name) => !names.has(name)),
+  ];
+  if (stray.length > 0) throw new Error(`${spec.method} ${spec.path}: no parameter ${stray.join(", ")}`);
   return spec as unknown as Endpoint;
 }

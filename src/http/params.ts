@@ -43,7 +43,7 @@ export type ParamInfo =
   | { readonly kind: "bool" }
   | { readonly kind: "str"; readonly maxLength?: number; readonly minLength?: number }
   | { readonly kind: "oneOf"; readonly values: readonly string[] }
-  | { readonly kind: "json"; readonly schema: z.ZodType }
+  | { readonly kind: "json"; readonly schema: z.ZodType; readonly maxItems?: number; readonly tooMany?: string }
   | { readonly kind: "intOrString" };
 
 const infos = new WeakMap<z.ZodType, ParamInfo>();
@@ -53,15 +53,100 @@ function tagged<S extends z.ZodType>(schema: S, info: ParamInfo): S {
   return schema;
 }
 
-/** A parameter's builder info (undefined for hand-written schemas) and whether it may be absent. */
-export function describeParam(schema: Param): { readonly info: ParamInfo | undefined; readonly optional: boolean } {
+/**
+ * How a reference parameter names an object on the wire. The access sweep
+ * (test/http/access-sweep.test.ts) holds one way to encode each kind, and probes
+ * every marked parameter of every endpoint with objects the caller must not see.
+ */
+export type RefKind =
+  | "message"
+  | "messageList"
+  /** A numeric anchor (a message ID) or one of the named anchors. */
+  | "anchor"
+  | "narrow"
+  | "channel"
+  | "channelList"
+  | "channelNameList"
+  /** A message's `to`: channel ID or name when type is a channel, user IDs or emails when direct. */
+  | "recipient"
+  /** A scheduled message's `to`: a channel ID or one-item list when type is a channel, user IDs when direct. */
+  | "recipientIds"
+  | "user"
+  | "userList"
+  | "userOrEmail"
+  | "userListOrEmails"
+  /** An account's login email (the username of POST /fetch_api_key). */
+  | "loginEmail"
+  | "group"
+  | "groupList"
+  /** A group-setting value: a group ID or {direct_members, direct_subgroups}. */
+  | "groupSetting"
+  /** A group-setting change: {"new": value, "old": value?}. */
+  | "groupSettingChange"
+  | "scheduledMessage"
+  | "draft"
+  | "snippet"
+  | "device"
+  | "attachment"
+  | "tusUpload"
+  /** An upload's path_id, spread over the path segments realm_id/path_hash/path_random/filename. */
+  | "uploadPath";
+
+/** The kinds of object access rules guard (what a reference finally names). */
+export type ObjectKind =
+  | "message"
+  | "channel"
+  | "channelName"
+  | "user"
+  | "email"
+  | "group"
+  | "scheduled"
+  | "draft"
+  | "snippet"
+  | "device"
+  | "upload"
+  | "attachment"
+  | "tusUpload";
+
+/**
+ * What a parameter names: one of the shared wire forms, or a JSON structure of the
+ * endpoint's own holding references to `names` (the endpoint's `testing.probes` says
+ * how to write one).
+ */
+export type ParamRef = { readonly kind: RefKind } | { readonly kind: "compound"; readonly names: readonly ObjectKind[] };
+
+const refs = new WeakMap<z.ZodType, ParamRef>();
+
+function markRef<S extends Param>(schema: S, marked: ParamRef): S {
+  const known = refs.get(schema);
+  // Builders make a new schema per call; one marked twice is a shared instance used for two meanings.
+  if (known && JSON.stringify(known) !== JSON.stringify(marked)) throw new Error(`parameter schema already marked as ${known.kind}`);
+  refs.set(schema, marked);
+  return schema;
+}
+
+/** Marks a parameter as naming an object: `ref(p.int(), "channel")`. */
+export const ref = <S extends Param>(schema: S, kind: RefKind): S => markRef(schema, { kind });
+
+/** Marks a JSON parameter whose structure holds references to `names` (encoded by the endpoint's testing.probes). */
+export const compoundRef = <S extends Param>(schema: S, names: readonly ObjectKind[]): S =>
+  markRef(schema, { kind: "compound", names });
+
+/** A parameter's builder info (undefined for hand-written schemas), whether it may be absent, and what it names. */
+export function describeParam(schema: Param): {
+  readonly info: ParamInfo | undefined;
+  readonly optional: boolean;
+  readonly ref: ParamRef | undefined;
+} {
   let inner: z.ZodType = schema;
   let optional = false;
+  let marked = refs.get(inner);
   while (inner instanceof z.ZodOptional || inner instanceof z.ZodDefault) {
     optional = true;
     inner = inner.unwrap() as z.ZodType;
+    marked ??= refs.get(inner);
   }
-  return { info: infos.get(inner), optional };
+  return { info: infos.get(inner), optional, ref: marked };
 }
 
 /** The parameter builders every endpoint uses. */
@@ -119,7 +204,7 @@ export const p = {
         if (result.success) return result.data;
         return fail(ctx, describeIssue(result.error.issues[0]));
       }),
-      { kind: "json", schema },
+      { kind: "json", schema, ...limit },
     ),
   /** An integer given plainly or as a JSON string/number, or a non-numeric string (anchor-like). */
   intOrString: () => tagged(raw.transform((s) => (/^-?\d+$/.test(s.trim()) ? Number(s.trim()) : s)), { kind: "intOrString" }),

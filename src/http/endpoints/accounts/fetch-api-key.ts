@@ -12,7 +12,7 @@
  */
 import { LoginError, NoSuchRealmError, RateLimitError } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
-import { p } from "../../params.js";
+import { p, ref } from "../../params.js";
 import { LoginGuard } from "../../auth.js";
 
 export default defineEndpoint({
@@ -20,11 +20,12 @@ export default defineEndpoint({
   path: "/fetch_api_key",
   auth: "none",
   params: {
-    username: p.str(),
+    username: ref(p.str(), "loginEmail"),
     password: p.str(),
   },
   // An email and a password: no reason for an unauthenticated client to send more.
   maxBodyBytes: 16 * 1024,
+  testing: { sweepBases: [{ params: { password: "not-the-password-1" } }] },
   async handler(ctx, input) {
     const realm = ctx.realm;
     if (!realm) throw new NoSuchRealmError();

@@ -5,6 +5,7 @@
 import { z } from "zod";
 import type { DraftInput } from "../../../engine/index.js";
 import type { AuthedContext } from "../../endpoint.js";
+import type { ProbeSpec } from "../../endpoint-testing.js";
 import { j } from "../../params.js";
 
 export const draftSchema = z.strictObject({
@@ -14,6 +15,14 @@ export const draftSchema = z.strictObject({
   content: z.string(),
   timestamp: z.number().optional(),
 });
+
+/** A draft addressed to a channel or to a user, for the access sweep; `wrap` makes the parameter of one draft. */
+export function draftProbes(wrap: (draft: unknown) => unknown): readonly ProbeSpec[] {
+  return [
+    { names: "channel", label: "channel draft", encode: (id) => JSON.stringify(wrap({ type: "stream", to: [id], topic: "t", content: "c" })) },
+    { names: "user", label: "direct draft", encode: (id) => JSON.stringify(wrap({ type: "private", to: [id], topic: "", content: "c" })) },
+  ];
+}
 
 export function toDraftInput(d: z.output<typeof draftSchema>): DraftInput {
   return { type: d.type, to: d.to, topic: d.topic, content: d.content, ...(d.timestamp !== undefined ? { timestamp: d.timestamp } : {}) };

@@ -22,6 +22,7 @@ export const listDraftsEndpoint = defineEndpoint({
 export const deleteDraftEndpoint = defineEndpoint({
   method: "DELETE",
   path: "/drafts/:draft_id",
+  pathRefs: { draft_id: "draft" },
   auth: "user",
   params: {},
   handler(ctx) {

@@ -23,6 +23,12 @@ export default defineEndpoint({
     last_event_id: p.int({ min: -1 }).optional(),
     dont_block: p.bool().default(false),
   },
+  testing: {
+    notRefs: {
+      queue_id: "another user's queue answers exactly like an unknown one (test/realtime/queues.test.ts)",
+      last_event_id: "a position in the caller's own queue",
+    },
+  },
   async handler(ctx, input) {
     const json = await ctx.events.poll(ctx.user, { queueId: input.queue_id, lastEventId: input.last_event_id, dontBlock: input.dont_block }, ctx.signal);
     return { events: new RawJson([Buffer.from(json)]), queue_id: input.queue_id };

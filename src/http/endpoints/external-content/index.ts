@@ -49,6 +49,13 @@ export const externalContentEndpoint = defineEndpoint({
   root: true,
   auth: "none",
   params: {},
+  // test/http/external-content
+  testing: {
+    notRefs: {
+      digest: "the server's signature of the URL: it names no realm's object",
+      encoded_url: "an external image's URL, signed by the server",
+    },
+  },
   async handler(ctx) {
     const proxy = ctx.server.imageProxy;
     // No camo key: as in Zulip with CAMO_URI empty, the route does not exist.

@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { BadRequestError, MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH, type Invite, type InviteEnvironment, type InviteOptions, type Realm } from "../../../engine/index.js";
 import type { ServerInfo } from "../../endpoint.js";
-import { j, p } from "../../params.js";
+import { j, p, ref } from "../../params.js";
 import { realmUrl } from "../../realm-url.js";
 
 /** At most this many channels or groups per invitation (bounds the checks' work). */
@@ -15,12 +15,12 @@ export const MAX_INVITE_TARGETS = 1000;
 export const sharedInviteParams = {
   invite_expires_in_minutes: p.json(z.number().int().nullable()).optional(),
   invite_as: p.int().optional(),
-  group_ids: p.json(j.intList(), { maxItems: MAX_INVITE_TARGETS }).optional(),
+  group_ids: ref(p.json(j.intList(), { maxItems: MAX_INVITE_TARGETS }), "groupList").optional(),
   include_realm_default_subscriptions: p.bool().optional(),
   welcome_message_custom_text: p.str({ maxLength: MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH }).optional(),
 };
 
-export const streamIds = p.json(j.intList(), { maxItems: MAX_INVITE_TARGETS });
+export const streamIds = ref(p.json(j.intList(), { maxItems: MAX_INVITE_TARGETS }), "channelList");
 
 interface SharedInput {
   readonly invite_expires_in_minutes: number | null | undefined;
@@ -46,6 +46,13 @@ export function inviteOptions(server: ServerInfo, input: SharedInput, channelIds
 export function inviteEnvironment(server: ServerInfo, realm: Realm): InviteEnvironment {
   return { realmUrl: realmUrl(server, realm), dailyLimit: server.config.INVITES_DEFAULT_REALM_DAILY_MAX };
 }
+
+export const INVITE_NOT_REFS = {
+  invite_expires_in_minutes: "a duration",
+} as const;
+
+/** Invitations are the caller's realm's own. */
+export const INVITE_ID_NOT_A_REF = "another realm's invitation is 'No such invitation' exactly like a missing one (actions/invites.ts accessInvite)";
 
 /** The invitation ID of a path: Zulip's converter takes digits only; anything else names no invitation. */
 export function inviteIdOf(pathParams: Readonly<Record<string, string>>): number {

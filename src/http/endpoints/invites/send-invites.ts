@@ -8,7 +8,7 @@
 import { InvitationError, SOME_SKIPPED_MESSAGE } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
 import { p } from "../../params.js";
-import { inviteEnvironment, inviteOptions, sharedInviteParams, streamIds } from "./invite-params.js";
+import { INVITE_NOT_REFS, inviteEnvironment, inviteOptions, sharedInviteParams, streamIds } from "./invite-params.js";
 
 export default defineEndpoint({
   method: "POST",
@@ -19,6 +19,18 @@ export default defineEndpoint({
     stream_ids: streamIds,
     notify_referrer_on_join: p.bool().optional(),
     ...sharedInviteParams,
+  },
+  testing: {
+    notRefs: {
+      ...INVITE_NOT_REFS,
+      invitee_emails:
+        "addresses name nobody the caller could be denied: existing accounts of the caller's realm are reported by " +
+        "design, other realms are not consulted",
+    },
+    sweepBases: [
+      { params: { invitee_emails: (fixture) => `${fixture.fresh("invitee")}@new.dev`, group_ids: "[]" }, for: ["stream_ids"] },
+      { params: { invitee_emails: (fixture) => `${fixture.fresh("invitee")}@new.dev`, stream_ids: "[]" }, for: ["group_ids"] },
+    ],
   },
   handler(ctx, input) {
     const options = inviteOptions(ctx.server, input, input.stream_ids, input.notify_referrer_on_join ?? true);

@@ -11,6 +11,7 @@ import { messageToWire } from "../../../wire/message.js";
 export default defineEndpoint({
   method: "GET",
   path: "/messages/:message_id",
+  pathRefs: { message_id: "message" },
   auth: "user",
   params: {
     apply_markdown: p.bool().default(true),

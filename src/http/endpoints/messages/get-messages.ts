@@ -7,7 +7,7 @@
  */
 import { BadRequestError, MAX_MESSAGES_PER_FETCH, type AnchorSpec } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
-import { j, p } from "../../params.js";
+import { j, p, ref } from "../../params.js";
 import { RawJson } from "../../respond.js";
 import { z } from "zod";
 
@@ -27,18 +27,32 @@ export default defineEndpoint({
   path: "/messages",
   auth: "user",
   params: {
-    anchor: p.str().optional(),
+    anchor: ref(p.str(), "anchor").optional(),
     anchor_date: p.str().optional(),
     include_anchor: p.bool().optional(),
     num_before: p.int({ min: 0 }).optional(),
     num_after: p.int({ min: 0 }).optional(),
-    narrow: p.json(z.unknown()).optional(),
+    narrow: ref(p.json(z.unknown()), "narrow").optional(),
     client_gravatar: p.bool().default(true),
     apply_markdown: p.bool().default(true),
     // Zulip counts message_ids after parsing; here the count is checked before the list is walked.
-    message_ids: p.json(j.intList(), { maxItems: MAX_MESSAGES_PER_FETCH, tooMany: `Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).` }).optional(),
+    message_ids: ref(
+      p.json(j.intList(), {
+        maxItems: MAX_MESSAGES_PER_FETCH,
+        tooMany: `Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`,
+      }),
+      "messageList",
+    ).optional(),
     allow_empty_topic_name: p.bool().default(false),
     use_first_unread_anchor: p.bool().default(false),
+  },
+  testing: {
+    // Numeric anchors are positional: the sweep's data puts every readable message first.
+    sweepBases: [
+      { params: { anchor: "newest", num_before: "5", num_after: "0" }, for: ["narrow"] },
+      { params: { num_before: "1", num_after: "1" }, for: ["anchor"] },
+      { params: {}, for: ["message_ids"] },
+    ],
   },
   async handler(ctx, input) {
     // Every parameter that shapes the answer (message_ids lists are not kept).

@@ -4,16 +4,17 @@
  * — https://zulip.com/api/mark-topic-as-read. The empty-topic display name means "".
  */
 import { defineEndpoint } from "../../endpoint.js";
-import { p } from "../../params.js";
+import { p, ref } from "../../params.js";
 
 export default defineEndpoint({
   method: "POST",
   path: "/mark_topic_as_read",
   auth: "user",
   params: {
-    stream_id: p.int(),
+    stream_id: ref(p.int(), "channel"),
     topic_name: p.str(),
   },
+  testing: { sweepBases: [{ params: { topic_name: "t" } }] },
   handler(ctx, input) {
     ctx.store.markTopicAsRead(ctx.user.id, input.stream_id, input.topic_name);
     return {};

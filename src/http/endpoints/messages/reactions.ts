@@ -21,12 +21,14 @@ function messageId(ctx: AuthedContext): number {
 export const addReactionEndpoint = defineEndpoint({
   method: "POST",
   path: "/messages/:message_id/reactions",
+  pathRefs: { message_id: "message" },
   auth: "user",
   params: {
     emoji_name: p.str({ maxLength: 80 }),
     emoji_code: p.str({ maxLength: 80 }).optional(),
     reaction_type: p.oneOf(REACTION_TYPES).optional(),
   },
+  testing: { sweepBases: [{ params: { emoji_name: "octopus" } }] },
   handler(ctx, input) {
     ctx.store.addReaction(ctx.user.id, messageId(ctx), { emojiName: input.emoji_name, emojiCode: input.emoji_code, reactionType: input.reaction_type });
     return {};
@@ -36,12 +38,14 @@ export const addReactionEndpoint = defineEndpoint({
 export const removeReactionEndpoint = defineEndpoint({
   method: "DELETE",
   path: "/messages/:message_id/reactions",
+  pathRefs: { message_id: "message" },
   auth: "user",
   params: {
     emoji_name: p.str({ maxLength: 80 }).optional(),
     emoji_code: p.str({ maxLength: 80 }).optional(),
     reaction_type: p.oneOf(REACTION_TYPES).default("unicode_emoji"),
   },
+  testing: { sweepBases: [{ params: { emoji_name: "octopus" } }] },
   handler(ctx, input) {
     ctx.store.removeReaction(ctx.user.id, messageId(ctx), { emojiName: input.emoji_name, emojiCode: input.emoji_code, reactionType: input.reaction_type });
     return {};

@@ -10,7 +10,7 @@
  */
 import { BadRequestError, MissingArgumentError } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
-import { p } from "../../params.js";
+import { p, ref } from "../../params.js";
 
 type ChannelRef = number | string;
 
@@ -54,12 +54,19 @@ export default defineEndpoint({
   aliases: { subject: "topic" },
   params: {
     type: p.oneOf(["direct", "channel", "stream", "private"] as const),
-    to: p.str(),
+    to: ref(p.str(), "recipient"),
     content: p.str(),
     topic: p.str().optional(),
     queue_id: p.str({ maxLength: 64 }).optional(),
     local_id: p.str({ maxLength: 64 }).optional(),
     read_by_sender: p.bool().optional(),
+  },
+  testing: {
+    notRefs: {
+      queue_id: "the caller's own event queue, for local echo: another user's queue is not looked up",
+      local_id: "the client's own echo ID, returned to it and stored nowhere",
+    },
+    sweepBases: [{ params: { type: "stream", topic: "t", content: "x" } }, { params: { type: "direct", content: "x" } }],
   },
   async handler(ctx, input) {
     if ((input.queue_id === undefined) !== (input.local_id === undefined)) {

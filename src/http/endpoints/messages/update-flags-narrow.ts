@@ -4,7 +4,7 @@
  * The window is GET /messages' window, clamped to 5000 messages as Zulip does.
  */
 import { defineEndpoint } from "../../endpoint.js";
-import { p } from "../../params.js";
+import { p, ref } from "../../params.js";
 import { parseAnchor } from "./get-messages.js";
 import { z } from "zod";
 
@@ -13,13 +13,21 @@ export default defineEndpoint({
   path: "/messages/flags/narrow",
   auth: "user",
   params: {
-    anchor: p.str(),
+    anchor: ref(p.str(), "anchor"),
     include_anchor: p.bool().default(true),
     num_before: p.int({ min: 0 }),
     num_after: p.int({ min: 0 }),
-    narrow: p.json(z.unknown()).default([]),
+    narrow: ref(p.json(z.unknown()), "narrow").default([]),
     op: p.str(),
     flag: p.str(),
+  },
+  testing: {
+    sweepBases: [
+      { params: { anchor: "newest", num_before: "5", num_after: "0", op: "remove", flag: "read" }, for: ["narrow"] },
+      { params: { anchor: "newest", num_before: "5", num_after: "0", op: "add", flag: "starred" }, for: ["narrow"] },
+      { params: { num_before: "0", num_after: "1", op: "remove", flag: "read" }, for: ["anchor"] },
+      { params: { num_before: "0", num_after: "1", op: "add", flag: "starred" }, for: ["anchor"] },
+    ],
   },
   handler(ctx, input) {
     const anchor = parseAnchor(input.anchor);

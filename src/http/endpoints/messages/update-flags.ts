@@ -7,16 +7,25 @@
  */
 import { MAX_FLAG_MESSAGE_IDS } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
-import { j, p } from "../../params.js";
+import { j, p, ref } from "../../params.js";
 
 export default defineEndpoint({
   method: "POST",
   path: "/messages/flags",
   auth: "user",
   params: {
-    messages: p.json(j.intList(), { maxItems: MAX_FLAG_MESSAGE_IDS }),
+    messages: ref(p.json(j.intList(), { maxItems: MAX_FLAG_MESSAGE_IDS }), "messageList"),
     op: p.str(),
     flag: p.str(),
+  },
+  testing: {
+    sweepBases: [
+      { params: { op: "add", flag: "starred" } },
+      { params: { op: "remove", flag: "starred" } },
+      { params: { op: "add", flag: "read" } },
+      { params: { op: "remove", flag: "read" } },
+      { params: { op: "add", flag: "collapsed" } },
+    ],
   },
   handler(ctx, input) {
     const result = ctx.store.updateFlags(ctx.user.id, input.messages, input.flag, input.op);

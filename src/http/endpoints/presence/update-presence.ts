@@ -23,6 +23,7 @@ export default defineEndpoint({
     last_update_id: p.int().optional(),
     history_limit_days: p.int({ min: 0 }).optional(),
   },
+  testing: { notRefs: { last_update_id: "a position in the presence history the caller polls, not an object" } },
   handler(ctx, input) {
     if (input.status !== "active" && input.status !== "idle") throw new BadRequestError(`Invalid status: ${clip(input.status)}`);
     ctx.store.updatePresence(ctx.user.id, input.status);

@@ -12,6 +12,7 @@ import { userByPathSegment } from "../users/lookup.js";
 export default defineEndpoint({
   method: "GET",
   path: "/users/:user_id_or_email/presence",
+  pathRefs: { user_id_or_email: "userOrEmail" },
   auth: "user",
   params: {},
   handler(ctx) {

@@ -6,7 +6,7 @@
  * (POST /mobile_push/register), and removes it when it logs out.
  */
 import { defineEndpoint } from "../../endpoint.js";
-import { p } from "../../params.js";
+import { p, ref } from "../../params.js";
 
 export const registerClientDeviceEndpoint = defineEndpoint({
   method: "POST",
@@ -22,7 +22,7 @@ export const removeClientDeviceEndpoint = defineEndpoint({
   method: "POST",
   path: "/remove_client_device",
   auth: "user",
-  params: { device_id: p.int() },
+  params: { device_id: ref(p.int(), "device") },
   handler(ctx, input) {
     ctx.store.removeClientDevice(ctx.user.id, input.device_id);
     return {};

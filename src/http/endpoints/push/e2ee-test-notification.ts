@@ -7,14 +7,14 @@
  * and INTERNAL_SERVER_ERROR_ON_BOUNCER (502).
  */
 import { defineEndpoint } from "../../endpoint.js";
-import { p } from "../../params.js";
+import { p, ref } from "../../params.js";
 import { sendTestNotification } from "../../../push/deliver.js";
 
 export default defineEndpoint({
   method: "POST",
   path: "/mobile_push/e2ee/test_notification",
   auth: "user",
-  params: { device_id: p.int().optional() },
+  params: { device_id: ref(p.int(), "device").optional() },
   async handler(ctx, input) {
     await sendTestNotification(ctx.store, ctx.server.bouncer, ctx.user.id, input.device_id ?? null, ctx.server.baseUrl);
     return {};

@@ -9,7 +9,7 @@
  * of a 4096-byte token is under 6,000 characters).
  */
 import { defineEndpoint } from "../../endpoint.js";
-import { p } from "../../params.js";
+import { p, ref } from "../../params.js";
 
 /** Zulip's uint32_validator. */
 const UINT32_MAX = 0xffff_ffff;
@@ -21,13 +21,19 @@ export default defineEndpoint({
   path: "/mobile_push/register",
   auth: "user",
   params: {
-    device_id: p.int(),
+    device_id: ref(p.int(), "device"),
     push_key_id: p.int({ min: 0, max: UINT32_MAX }).optional(),
     push_key: p.str({ maxLength: MAX_KEY_CHARS }).optional(),
     token_kind: p.oneOf(["fcm", "apns"] as const).optional(),
     token_id: p.str({ maxLength: MAX_KEY_CHARS }).optional(),
     bouncer_public_key: p.str({ maxLength: MAX_KEY_CHARS }).optional(),
     encrypted_push_registration: p.str({ maxLength: MAX_REGISTRATION_CHARS }).optional(),
+  },
+  testing: {
+    notRefs: {
+      push_key_id: "the caller's own key's ID, chosen by their client",
+      token_id: "the token the bouncer knows the device by, not an object here",
+    },
   },
   handler(ctx, input) {
     ctx.store.registerPushDevice(

@@ -11,6 +11,12 @@ export default defineEndpoint({
   path: "/realm/emoji/:emoji_name",
   auth: "user",
   params: {},
+  testing: {
+    notRefs: {
+      emoji_name:
+        "custom emoji are named per realm: another realm's name is free here, and one never used answers alike (test/http/realm-emoji.test.ts)",
+    },
+  },
   handler(ctx) {
     ctx.store.removeRealmEmoji(ctx.user.id, ctx.pathParams["emoji_name"] ?? "");
     return {};

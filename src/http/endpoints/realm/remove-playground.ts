@@ -10,6 +10,8 @@ export default defineEndpoint({
   path: "/realm/playgrounds/:playground_id",
   auth: "user",
   params: {},
+  // test/http/playgrounds.test.ts
+  testing: { notRefs: { playground_id: "another realm's playground is 'Invalid playground' exactly like a missing one" } },
   handler(ctx) {
     const raw = ctx.pathParams["playground_id"] ?? "";
     // Zulip's path converter takes digits only; anything else names no playground.

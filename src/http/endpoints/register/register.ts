@@ -21,7 +21,7 @@
 import { z } from "zod";
 import { MAX_NARROW_TERMS } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
-import { j, p } from "../../params.js";
+import { j, p, ref } from "../../params.js";
 import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from "../../../wire/version.js";
 import { includeSubscribers, unquote } from "../subscriptions/wire-params.js";
 import {
@@ -96,9 +96,20 @@ export default defineEndpoint({
     event_types: p.json(j.stringList(), { maxItems: MAX_EVENT_TYPES }).optional(),
     fetch_event_types: p.json(j.stringList(), { maxItems: MAX_EVENT_TYPES }).optional(),
     all_public_streams: p.bool().default(false),
-    narrow: p.json(z.array(narrowTerm), { maxItems: MAX_NARROW_TERMS, tooMany: `narrow is too long (limit: ${MAX_NARROW_TERMS} terms)` }).default([]),
+    narrow: ref(
+      p.json(z.array(narrowTerm), {
+        maxItems: MAX_NARROW_TERMS,
+        tooMany: `narrow is too long (limit: ${MAX_NARROW_TERMS} terms)`,
+      }),
+      "narrow",
+    ).default([]),
     client_capabilities: p.json(z.record(z.string(), z.boolean()), { maxItems: MAX_EVENT_TYPES }).default({}),
     idle_queue_timeout: idleQueueTimeout().default(DEFAULT_IDLE_QUEUE_TIMEOUT),
+  },
+  testing: {
+    notRefs: {
+      presence_last_update_id: "a position in the presence history the caller polls, not an object",
+    },
   },
   handler(ctx, input) {
     const { store, realm, user } = ctx;

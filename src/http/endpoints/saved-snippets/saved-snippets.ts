@@ -40,8 +40,10 @@ export const listSavedSnippetsEndpoint = defineEndpoint({
 export const editSavedSnippetEndpoint = defineEndpoint({
   method: "PATCH",
   path: "/saved_snippets/:saved_snippet_id",
+  pathRefs: { saved_snippet_id: "snippet" },
   auth: "user",
   params: { title: p.str().optional(), content: p.str().optional() },
+  testing: { sweepBases: [{ params: { title: "renamed" } }] },
   handler(ctx, input) {
     ctx.store.editSavedSnippet(ctx.user.id, snippetIdParam(ctx), { ...(input.title !== undefined ? { title: input.title } : {}), ...(input.content !== undefined ? { content: input.content } : {}) });
     return {};
@@ -51,6 +53,7 @@ export const editSavedSnippetEndpoint = defineEndpoint({
 export const deleteSavedSnippetEndpoint = defineEndpoint({
   method: "DELETE",
   path: "/saved_snippets/:saved_snippet_id",
+  pathRefs: { saved_snippet_id: "snippet" },
   auth: "user",
   params: {},
   handler(ctx) {

@@ -7,7 +7,7 @@
  */
 import { defineEndpoint } from "../../endpoint.js";
 import { p } from "../../params.js";
-import { channelIdOf, normalizeType, parseTo, typeParam, userIdsOf } from "./wire-params.js";
+import { channelIdOf, normalizeType, parseTo, toParam, typeParam, userIdsOf } from "./wire-params.js";
 
 export default defineEndpoint({
   method: "POST",
@@ -15,11 +15,17 @@ export default defineEndpoint({
   auth: "user",
   params: {
     type: typeParam(),
-    to: p.str(),
+    to: toParam(),
     content: p.str(),
     topic: p.str().optional(),
     scheduled_delivery_timestamp: p.int(),
     read_by_sender: p.bool().optional(),
+  },
+  testing: {
+    sweepBases: [
+      { params: { type: "stream", topic: "t", content: "x", scheduled_delivery_timestamp: (fixture) => fixture.later() } },
+      { params: { type: "direct", content: "x", scheduled_delivery_timestamp: (fixture) => fixture.later() } },
+    ],
   },
   handler(ctx, input) {
     const to = parseTo(input.to);

@@ -6,19 +6,31 @@
  * `failed`.
  */
 import { defineEndpoint } from "../../endpoint.js";
+import type { SweepFixture } from "../../endpoint-testing.js";
 import { p } from "../../params.js";
-import { normalizeType, parseTo, scheduledIdParam, typeParam } from "./wire-params.js";
+import { normalizeType, parseTo, scheduledIdParam, toParam, typeParam } from "./wire-params.js";
+
+const own = (fixture: SweepFixture) => String(fixture.ownScheduledMessage);
 
 export default defineEndpoint({
   method: "PATCH",
   path: "/scheduled_messages/:scheduled_message_id",
+  pathRefs: { scheduled_message_id: "scheduledMessage" },
   auth: "user",
   params: {
     type: typeParam().optional(),
-    to: p.str().optional(),
+    to: toParam().optional(),
     content: p.str().optional(),
     topic: p.str().optional(),
     scheduled_delivery_timestamp: p.int().optional(),
+  },
+  // `to` edits each caller's own scheduled message (a direct message to themselves).
+  testing: {
+    sweepBases: [
+      { params: { content: "changed" }, for: ["scheduled_message_id"] },
+      { params: { scheduled_message_id: own, type: "stream", topic: "t" }, for: ["to"] },
+      { params: { scheduled_message_id: own, type: "direct" }, for: ["to"] },
+    ],
   },
   handler(ctx, input) {
     const id = scheduledIdParam(ctx);

@@ -23,6 +23,7 @@ export const listScheduledMessagesEndpoint = defineEndpoint({
 export const deleteScheduledMessageEndpoint = defineEndpoint({
   method: "DELETE",
   path: "/scheduled_messages/:scheduled_message_id",
+  pathRefs: { scheduled_message_id: "scheduledMessage" },
   auth: "user",
   params: {},
   handler(ctx) {

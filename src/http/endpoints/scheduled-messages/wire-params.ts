@@ -5,12 +5,15 @@
  */
 import { BadRequestError, NotFoundError } from "../../../engine/index.js";
 import type { AuthedContext } from "../../endpoint.js";
-import { p } from "../../params.js";
+import { p, ref } from "../../params.js";
 
 export const TYPES = ["direct", "channel", "stream", "private"] as const;
 export type WireType = (typeof TYPES)[number];
 
 export const typeParam = () => p.oneOf(TYPES);
+
+/** `to`: a channel ID (or a one-item list) for channel messages, user IDs for direct ones (parseTo). */
+export const toParam = () => ref(p.str(), "recipientIds");
 
 export function normalizeType(type: WireType): "channel" | "direct" {
   return type === "channel" || type === "stream" ? "channel" : "direct";

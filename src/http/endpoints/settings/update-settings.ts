@@ -15,7 +15,7 @@ import { RateLimitError } from "../../../engine/index.js";
 import { BadRequestError, PERSONAL_SETTING_NAMES, WrongPasswordError, settingKind, type SettingChanges, type SettingName } from "../../../engine/index.js";
 import { LoginGuard } from "../../auth.js";
 import { defineEndpoint } from "../../endpoint.js";
-import { j, p, type Param } from "../../params.js";
+import { compoundRef, j, p, type Param } from "../../params.js";
 import { realmUrl } from "../../realm-url.js";
 
 /** A parameter per setting, parsed by its kind (Zulip's Json[bool], Json[int] or str). */
@@ -27,6 +27,9 @@ export function settingParams(names: readonly SettingName[]): Record<SettingName
   }
   return out as Record<SettingName, Param>;
 }
+
+/** Setting names that read like references to the sweep's check (test/support/reference-probes.ts). */
+export const SETTING_NOT_REFS = { demote_inactive_streams: "a setting's value (1-3), not a channel" } as const;
 
 /** The settings a request named, with their parsed values. */
 export function namedSettings(names: readonly SettingName[], input: Readonly<Record<string, unknown>>): SettingChanges {
@@ -43,7 +46,7 @@ const own = {
   old_password: p.str().optional(),
   new_password: p.str().optional(),
   timezone: p.str().optional(),
-  target_users: p.json(targetUsers).optional(),
+  target_users: compoundRef(p.json(targetUsers), ["user", "group"]).optional(),
 };
 
 export default defineEndpoint({
@@ -51,6 +54,19 @@ export default defineEndpoint({
   path: "/settings",
   auth: "user",
   params: { ...settingParams(PERSONAL_SETTING_NAMES), ...own },
+  testing: {
+    notRefs: {
+      ...SETTING_NOT_REFS,
+      email: "the caller's own new address: addresses are unique per realm, so no other realm is consulted",
+    },
+    probes: {
+      target_users: [
+        { names: "user", label: "user_ids", encode: (id) => JSON.stringify({ user_ids: [id], skip_if_already_edited: false }) },
+        { names: "group", label: "group_ids", encode: (id) => JSON.stringify({ group_ids: [id], skip_if_already_edited: false }) },
+      ],
+    },
+    sweepBases: [{ params: { color_scheme: "2" } }],
+  },
   async handler(ctx, input) {
     const values = input as Readonly<Record<string, unknown>>;
     const target = input.target_users;

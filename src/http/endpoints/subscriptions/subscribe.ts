@@ -17,7 +17,7 @@
 import { z } from "zod";
 import type { ChannelPermissions } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
-import { j, p } from "../../params.js";
+import { compoundRef, j, p, ref } from "../../params.js";
 import { groupSettingFromWire } from "../../../wire/channel.js";
 import { checkSubscriptionRows, MAX_NEW_CHANNELS_PER_REQUEST, MAX_SUBSCRIPTION_CHANNELS, MAX_SUBSCRIPTION_PRINCIPALS, oneOfLoose, retentionDays } from "./wire-params.js";
 
@@ -38,7 +38,7 @@ const GROUP_PARAMS = {
   can_subscribe_group: "canSubscribeGroup",
 } as const satisfies Record<string, keyof ChannelPermissions>;
 
-const groupParam = () => p.json(j.groupSetting()).optional();
+const groupParam = () => ref(p.json(j.groupSetting()), "groupSetting").optional();
 
 /** Map of user ID -> channel names, keyed by the ID as a string. */
 function byUser(map: ReadonlyMap<number, readonly string[]>): Record<string, string[]> {
@@ -52,8 +52,8 @@ export default defineEndpoint({
   path: "/users/me/subscriptions",
   auth: "user",
   params: {
-    subscriptions: p.json(z.array(item), { maxItems: MAX_SUBSCRIPTION_CHANNELS }),
-    principals: p.json(j.intOrStringList(), { maxItems: MAX_SUBSCRIPTION_PRINCIPALS }).optional(),
+    subscriptions: compoundRef(p.json(z.array(item), { maxItems: MAX_SUBSCRIPTION_CHANNELS }), ["channelName"]),
+    principals: ref(p.json(j.intOrStringList(), { maxItems: MAX_SUBSCRIPTION_PRINCIPALS }), "userListOrEmails").optional(),
     authorization_errors_fatal: p.bool().default(true),
     announce: p.bool().default(false),
     invite_only: p.bool().optional(),
@@ -73,6 +73,25 @@ export default defineEndpoint({
     can_resolve_topics_group: groupParam(),
     can_send_message_group: groupParam(),
     can_subscribe_group: groupParam(),
+  },
+  testing: {
+    probes: { subscriptions: [{ names: "channelName", label: "name", encode: (name) => JSON.stringify([{ name }]) }] },
+    sweepBases: [
+      { params: {}, for: ["subscriptions"] },
+      { params: { subscriptions: JSON.stringify([{ name: "general" }]) }, for: ["principals"] },
+      // A new channel, so that its group settings are checked.
+      { params: { subscriptions: (fixture) => JSON.stringify([{ name: fixture.fresh("new") }]) } },
+    ],
+    sweepExceptions: [
+      {
+        param: "subscriptions",
+        scenario: "bob: private places",
+        reason:
+          "channel names are unique in a realm: an unused name is created, a private channel's name is refused " +
+          "('Unable to access channel (NAME).', echoing the caller's own text). Other realms' names are unused " +
+          "here and are swept.",
+      },
+    ],
   },
   handler(ctx, input) {
     checkSubscriptionRows(input.subscriptions.length, input.principals?.length);

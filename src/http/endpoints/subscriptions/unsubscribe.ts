@@ -5,7 +5,7 @@
  * decided by the engine's unsubscribe.
  */
 import { defineEndpoint } from "../../endpoint.js";
-import { j, p } from "../../params.js";
+import { j, p, ref } from "../../params.js";
 import { checkSubscriptionRows, MAX_SUBSCRIPTION_CHANNELS, MAX_SUBSCRIPTION_PRINCIPALS } from "./wire-params.js";
 
 export default defineEndpoint({
@@ -13,8 +13,14 @@ export default defineEndpoint({
   path: "/users/me/subscriptions",
   auth: "user",
   params: {
-    subscriptions: p.json(j.stringList(), { maxItems: MAX_SUBSCRIPTION_CHANNELS }),
-    principals: p.json(j.intOrStringList(), { maxItems: MAX_SUBSCRIPTION_PRINCIPALS }).optional(),
+    subscriptions: ref(p.json(j.stringList(), { maxItems: MAX_SUBSCRIPTION_CHANNELS }), "channelNameList"),
+    principals: ref(p.json(j.intOrStringList(), { maxItems: MAX_SUBSCRIPTION_PRINCIPALS }), "userListOrEmails").optional(),
+  },
+  testing: {
+    sweepBases: [
+      { params: {}, for: ["subscriptions"] },
+      { params: { subscriptions: JSON.stringify(["general"]) }, for: ["principals"] },
+    ],
   },
   handler(ctx, input) {
     checkSubscriptionRows(input.subscriptions.length, input.principals?.length);

@@ -9,7 +9,7 @@
  */
 import { z } from "zod";
 import { defineEndpoint } from "../../endpoint.js";
-import { p } from "../../params.js";
+import { compoundRef, p } from "../../params.js";
 
 /** Zulip has about ten properties per channel; a client changing many channels at once stays far below this. */
 const MAX_CHANGES = 1000;
@@ -21,7 +21,18 @@ export default defineEndpoint({
   path: "/users/me/subscriptions/properties",
   auth: "user",
   params: {
-    subscription_data: p.json(z.array(change), { maxItems: MAX_CHANGES }),
+    subscription_data: compoundRef(p.json(z.array(change), { maxItems: MAX_CHANGES }), ["channel"]),
+  },
+  testing: {
+    probes: {
+      subscription_data: [
+        {
+          names: "channel",
+          label: "stream_id",
+          encode: (id) => JSON.stringify([{ stream_id: id, property: "pin_to_top", value: true }]),
+        },
+      ],
+    },
   },
   handler(ctx, input) {
     ctx.store.updateSubscriptionProperties(

@@ -8,7 +8,7 @@
 import { BadRequestError, MissingArgumentError } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
 import { z } from "zod";
-import { j, p } from "../../params.js";
+import { j, p, ref } from "../../params.js";
 
 export default defineEndpoint({
   method: "POST",
@@ -18,9 +18,15 @@ export default defineEndpoint({
     type: p.oneOf(["direct", "stream", "channel"] as const).default("direct"),
     op: p.oneOf(["start", "stop"] as const),
     // A bare ID is one recipient (zulip-js sends a one-element list unencoded).
-    to: p.json(z.union([j.intList().max(1000), j.int().transform((id) => [id])])).optional(),
-    stream_id: p.int({ min: 0 }).optional(),
+    to: ref(p.json(z.union([j.intList().max(1000), j.int().transform((id) => [id])])), "userList").optional(),
+    stream_id: ref(p.int({ min: 0 }), "channel").optional(),
     topic: p.str({ maxLength: 600 }).optional(),
+  },
+  testing: {
+    sweepBases: [
+      { params: { op: "start", type: "direct" }, for: ["to"] },
+      { params: { op: "start", type: "channel", topic: "t" }, for: ["stream_id"] },
+    ],
   },
   handler(ctx, input) {
     if (input.type === "direct") {

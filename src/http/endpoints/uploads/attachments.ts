@@ -27,6 +27,7 @@ export const listAttachmentsEndpoint = defineEndpoint({
 export const deleteAttachmentEndpoint = defineEndpoint({
   method: "DELETE",
   path: "/attachments/:attachment_id",
+  pathRefs: { attachment_id: "attachment" },
   auth: "user",
   params: {},
   async handler(ctx) {

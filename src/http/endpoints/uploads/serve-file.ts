@@ -140,12 +140,19 @@ function originalOf(ctx: OptionalContext | PublicContext, attachment: Attachment
 
 const FILE_PATH = "/user_uploads/:realm_id/:path_hash/:path_random/:filename";
 
+/** An upload's path_id spans the path: the access sweep's probe fills every segment through path_random. */
+export const UPLOAD_PATH_REFS = { path_random: "uploadPath" } as const;
+const SEGMENT = "a segment of the upload's path_id (probed as a whole through path_random)";
+export const UPLOAD_PATH_NOT_REFS = { realm_id: SEGMENT, path_hash: SEGMENT, filename: SEGMENT } as const;
+
 export const serveFileEndpoint = defineEndpoint({
   method: "GET",
   path: FILE_PATH,
+  pathRefs: UPLOAD_PATH_REFS,
   root: true,
   auth: "optional",
   params: {},
+  testing: { notRefs: UPLOAD_PATH_NOT_REFS },
   handler: guarded((ctx: OptionalContext) => {
     return originalOf(ctx, accessibleFile(ctx.store, ctx.user, ctx.realm?.id, ctx.pathParams), false);
   }),
@@ -154,9 +161,11 @@ export const serveFileEndpoint = defineEndpoint({
 export const downloadFileEndpoint = defineEndpoint({
   method: "GET",
   path: "/user_uploads/download/:realm_id/:path_hash/:path_random/:filename",
+  pathRefs: UPLOAD_PATH_REFS,
   root: true,
   auth: "optional",
   params: {},
+  testing: { notRefs: UPLOAD_PATH_NOT_REFS },
   handler: guarded((ctx: OptionalContext) => {
     return originalOf(ctx, accessibleFile(ctx.store, ctx.user, ctx.realm?.id, ctx.pathParams), true);
   }),
@@ -165,9 +174,11 @@ export const downloadFileEndpoint = defineEndpoint({
 export const serveThumbnailEndpoint = defineEndpoint({
   method: "GET",
   path: "/user_uploads/thumbnail/:realm_id/:path_hash/:path_random/:filename/:thumbnail_format",
+  pathRefs: UPLOAD_PATH_REFS,
   root: true,
   auth: "optional",
   params: {},
+  testing: { notRefs: { ...UPLOAD_PATH_NOT_REFS, thumbnail_format: "a size and format of the thumbnail" } },
   handler: guarded(async (ctx: OptionalContext) => {
     const attachment = accessibleFile(ctx.store, ctx.user, ctx.realm?.id, ctx.pathParams);
     if (ctx.pathParams["thumbnail_format"] !== THUMBNAIL_FORMAT.name || attachment.image === null) throw new NotFoundError(FILE_NOT_FOUND);
@@ -184,6 +195,13 @@ export const serveTemporaryFileEndpoint = defineEndpoint({
   root: true,
   auth: "none",
   params: {},
+  // test/http/uploads
+  testing: {
+    notRefs: {
+      token: "signed by the server for one file: it cannot be made for another",
+      filename: "the file's name, checked against the one the token names",
+    },
+  },
   handler: guarded((ctx: PublicContext) => {
     const pathId = ctx.uploads.tokens.verify(ctx.pathParams["token"] ?? "");
     if (pathId === null) throw new BadRequestError("Invalid token");

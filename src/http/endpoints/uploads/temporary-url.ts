@@ -6,13 +6,15 @@
  * Anyone else gets the 404 of a missing file.
  */
 import { defineEndpoint } from "../../endpoint.js";
-import { accessibleFile } from "./serve-file.js";
+import { accessibleFile, UPLOAD_PATH_NOT_REFS, UPLOAD_PATH_REFS } from "./serve-file.js";
 
 export const temporaryUrlEndpoint = defineEndpoint({
   method: "GET",
   path: "/user_uploads/:realm_id/:path_hash/:path_random/:filename",
+  pathRefs: UPLOAD_PATH_REFS,
   auth: "user",
   params: {},
+  testing: { notRefs: UPLOAD_PATH_NOT_REFS },
   handler(ctx) {
     const attachment = accessibleFile(ctx.store, ctx.user, ctx.realm.id, ctx.pathParams);
     const filename = attachment.pathId.slice(attachment.pathId.lastIndexOf("/") + 1);

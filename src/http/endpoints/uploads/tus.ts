@@ -108,6 +108,7 @@ export const tusCreateEndpoint = defineEndpoint({
 export const tusHeadEndpoint = defineEndpoint({
   method: "HEAD",
   path: "/tus/:upload_id",
+  pathRefs: { upload_id: "tusUpload" },
   auth: "user",
   params: {},
   async handler(ctx) {
@@ -121,6 +122,7 @@ export const tusHeadEndpoint = defineEndpoint({
 export const tusPatchEndpoint = defineEndpoint({
   method: "PATCH",
   path: "/tus/:upload_id",
+  pathRefs: { upload_id: "tusUpload" },
   auth: "user",
   body: "stream",
   params: {},
@@ -178,6 +180,7 @@ export const tusPatchEndpoint = defineEndpoint({
 export const tusDeleteEndpoint = defineEndpoint({
   method: "DELETE",
   path: "/tus/:upload_id",
+  pathRefs: { upload_id: "tusUpload" },
   auth: "user",
   params: {},
   async handler(ctx) {

@@ -6,11 +6,11 @@
  */
 import { GROUP_SETTINGS, type GroupSettingField, type GroupSettingValue } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
-import { j, p } from "../../params.js";
+import { j, p, ref } from "../../params.js";
 import { groupSettingFromWire } from "../../../wire/channel.js";
 import { checkSettingSize, description, groupIdList, userIdList } from "./limits.js";
 
-const setting = () => p.json(j.groupSetting()).optional();
+const setting = () => ref(p.json(j.groupSetting()), "groupSetting").optional();
 
 export default defineEndpoint({
   method: "POST",
@@ -27,6 +27,9 @@ export default defineEndpoint({
     can_manage_group: setting(),
     can_mention_group: setting(),
     can_remove_members_group: setting(),
+  },
+  testing: {
+    sweepBases: [{ params: { name: (fixture) => fixture.fresh("group"), description: "d", members: "[]" } }],
   },
   handler(ctx, input) {
     const settings: Partial<Record<GroupSettingField, GroupSettingValue>> = {};

@@ -10,6 +10,7 @@ import { groupIdParam } from "./path.js";
 export default defineEndpoint({
   method: "POST",
   path: "/user_groups/:user_group_id/deactivate",
+  pathRefs: { user_group_id: "group" },
   auth: "user",
   params: {},
   handler(ctx) {

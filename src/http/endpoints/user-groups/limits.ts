@@ -8,7 +8,7 @@
  * and at register).
  */
 import { BadRequestError, type GroupSettingValue } from "../../../engine/index.js";
-import { j, p } from "../../params.js";
+import { j, p, ref } from "../../params.js";
 
 /** User IDs in one list (members, add, delete, a setting's direct_members). */
 export const MAX_GROUP_USER_IDS = 10_000;
@@ -17,8 +17,8 @@ export const MAX_GROUP_SUBGROUP_IDS = 1000;
 /** Characters of a group description (Zulip's message length limit). */
 export const MAX_GROUP_DESCRIPTION_LENGTH = 10_000;
 
-export const userIdList = () => p.json(j.intList(), { maxItems: MAX_GROUP_USER_IDS });
-export const groupIdList = () => p.json(j.intList(), { maxItems: MAX_GROUP_SUBGROUP_IDS });
+export const userIdList = () => ref(p.json(j.intList(), { maxItems: MAX_GROUP_USER_IDS }), "userList");
+export const groupIdList = () => ref(p.json(j.intList(), { maxItems: MAX_GROUP_SUBGROUP_IDS }), "groupList");
 export const description = () => p.str({ maxLength: MAX_GROUP_DESCRIPTION_LENGTH });
 
 /** A group-setting value's lists within the caps (`where` names it in the error, as params.ts does). */

@@ -13,12 +13,19 @@ import { groupIdParam } from "./path.js";
 export const updateMembersEndpoint = defineEndpoint({
   method: "POST",
   path: "/user_groups/:user_group_id/members",
+  pathRefs: { user_group_id: "group" },
   auth: "user",
   params: {
     add: userIdList().default([]),
     delete: userIdList().default([]),
     add_subgroups: groupIdList().default([]),
     delete_subgroups: groupIdList().default([]),
+  },
+  testing: {
+    sweepBases: [
+      { params: { add: (fixture) => JSON.stringify([fixture.groupManager]) }, for: ["user_group_id"] },
+      { params: { user_group_id: (fixture) => String(fixture.managedGroup) } },
+    ],
   },
   handler(ctx, input) {
     ctx.store.updateGroupMembers(ctx.user.id, groupIdParam(ctx), input.add, input.delete, input.add_subgroups, input.delete_subgroups);
@@ -29,6 +36,7 @@ export const updateMembersEndpoint = defineEndpoint({
 export const getMembersEndpoint = defineEndpoint({
   method: "GET",
   path: "/user_groups/:user_group_id/members",
+  pathRefs: { user_group_id: "group" },
   auth: "user",
   params: { direct_member_only: p.bool().default(false) },
   handler(ctx, input) {
@@ -39,8 +47,15 @@ export const getMembersEndpoint = defineEndpoint({
 export const isMemberEndpoint = defineEndpoint({
   method: "GET",
   path: "/user_groups/:user_group_id/members/:user_id",
+  pathRefs: { user_group_id: "group", user_id: "user" },
   auth: "user",
   params: { direct_member_only: p.bool().default(false) },
+  testing: {
+    sweepBases: [
+      { params: { user_id: (fixture) => String(fixture.groupManager) }, for: ["user_group_id"] },
+      { params: { user_group_id: (fixture) => String(fixture.managedGroup) }, for: ["user_id"] },
+    ],
+  },
   handler(ctx, input) {
     const raw = ctx.pathParams["user_id"] ?? "";
     if (!/^\d{1,9}$/.test(raw)) throw new BadRequestError("No such user");

@@ -13,10 +13,17 @@ import { groupIdParam } from "./path.js";
 export const updateSubgroupsEndpoint = defineEndpoint({
   method: "POST",
   path: "/user_groups/:user_group_id/subgroups",
+  pathRefs: { user_group_id: "group" },
   auth: "user",
   params: {
     add: groupIdList().default([]),
     delete: groupIdList().default([]),
+  },
+  testing: {
+    sweepBases: [
+      { params: { delete: (fixture) => JSON.stringify([fixture.managedGroup]) }, for: ["user_group_id"] },
+      { params: { user_group_id: (fixture) => String(fixture.managedGroup) } },
+    ],
   },
   handler(ctx, input) {
     ctx.store.updateGroupSubgroups(ctx.user.id, groupIdParam(ctx), input.add, input.delete);
@@ -27,6 +34,7 @@ export const updateSubgroupsEndpoint = defineEndpoint({
 export const getSubgroupsEndpoint = defineEndpoint({
   method: "GET",
   path: "/user_groups/:user_group_id/subgroups",
+  pathRefs: { user_group_id: "group" },
   auth: "user",
   params: { direct_subgroup_only: p.bool().default(false) },
   handler(ctx, input) {

@@ -7,16 +7,18 @@
 import { z } from "zod";
 import { GROUP_SETTINGS, type GroupSettingField, type UpdateGroupInput } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
-import { j, p } from "../../params.js";
+import { j, p, ref } from "../../params.js";
 import { groupSettingFromWire } from "../../../wire/channel.js";
 import { checkSettingSize, description } from "./limits.js";
 import { groupIdParam } from "./path.js";
 
-const change = () => p.json(z.object({ new: j.groupSetting(), old: j.groupSetting().optional() }).strict()).optional();
+const change = () =>
+  ref(p.json(z.object({ new: j.groupSetting(), old: j.groupSetting().optional() }).strict()), "groupSettingChange").optional();
 
 export default defineEndpoint({
   method: "PATCH",
   path: "/user_groups/:user_group_id",
+  pathRefs: { user_group_id: "group" },
   auth: "user",
   params: {
     name: p.str().optional(),
@@ -28,6 +30,13 @@ export default defineEndpoint({
     can_manage_group: change(),
     can_mention_group: change(),
     can_remove_members_group: change(),
+  },
+  // Edits on a group that the sweep's member manages (the owner manages every group; the guest none).
+  testing: {
+    sweepBases: [
+      { params: { description: "changed" }, for: ["user_group_id"] },
+      { params: { user_group_id: (fixture) => String(fixture.managedGroup) } },
+    ],
   },
   handler(ctx, input) {
     const settings: NonNullable<UpdateGroupInput["settings"]> = {};

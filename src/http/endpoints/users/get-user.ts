@@ -12,6 +12,7 @@ import { userByPathSegment } from "./lookup.js";
 export default defineEndpoint({
   method: "GET",
   path: "/users/:user_id_or_email",
+  pathRefs: { user_id_or_email: "userOrEmail" },
   auth: "user",
   params: {
     client_gravatar: p.bool().default(true),

@@ -7,7 +7,7 @@
  * Deviation: anonymous (spectator) access is not offered; a login is required.
  */
 import { defineEndpoint } from "../../endpoint.js";
-import { j, p } from "../../params.js";
+import { j, p, ref } from "../../params.js";
 import { userToWire } from "../../../wire/user.js";
 
 /** Deviation: Zulip sets no limit on user_ids. */
@@ -20,7 +20,7 @@ export default defineEndpoint({
   params: {
     client_gravatar: p.bool().default(true),
     include_custom_profile_fields: p.bool().default(false),
-    user_ids: p.json(j.intList(), { maxItems: MAX_USER_IDS }).optional(),
+    user_ids: ref(p.json(j.intList(), { maxItems: MAX_USER_IDS }), "userList").optional(),
   },
   handler(ctx, input) {
     const options = { clientGravatar: input.client_gravatar, includeCustomProfileFields: input.include_custom_profile_fields };

@@ -19,12 +19,20 @@ const profileItem = z.object({ id: z.number().int(), value: z.union([z.string(),
 export default defineEndpoint({
   method: "PATCH",
   path: "/users/:user_id_or_email",
+  pathRefs: { user_id_or_email: "userOrEmail" },
   auth: "user",
   params: {
     full_name: p.str().optional(),
     role: p.int().optional(),
     profile_data: p.json(z.array(profileItem), { maxItems: 1000 }).optional(),
     new_email: p.str().optional(),
+  },
+  testing: {
+    notRefs: {
+      profile_data: "names custom profile fields, which do not exist here",
+      new_email: "the target's new address: addresses are unique per realm, so no other realm's account is consulted",
+    },
+    sweepBases: [{ params: { full_name: "Renamed" } }],
   },
   handler(ctx, input) {
     const target = userByPathSegment(ctx.store, ctx.realm.id, ctx.pathParams["user_id_or_email"] ?? "");
