@@ -13,7 +13,9 @@
  * correctness) and the largest accepted ones (5000-message windows and flag
  * updates, 10,000-character messages, 1000 subscriptions, a full /register; and, in
  * bench/worst-inputs-more.ts, every other route at its caps: groups of 10,000, a full
- * event queue, 100 MiB uploads, ...). Every route in the route table has an input.
+ * event queue, 100 MiB uploads, ...). Every route in the route table has an input: one
+ * the lists leave out (a new endpoint) gets those generated from its parameters' bounds
+ * (src/http/worst-inputs.ts, the inputs test/http/bounds.test.ts checks).
  * Report: bench/results/worst-inputs-<scale>.md. `--only` keeps the inputs whose
  * "ROUTE — label" matches (in table order, so later rows still meet the state earlier
  * ones left) and writes its partial report to bench/tmp unless --out says otherwise.
@@ -27,6 +29,7 @@ import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { openStore } from "../src/index.js";
 import { ENDPOINTS } from "../src/http/endpoints/index.js";
+import { generatedWorstInputs } from "../src/http/worst-inputs.js";
 import { chooseDataset, ensureDataset, workingCopy } from "./dataset.js";
 import { fileCases, moreCases } from "./worst-inputs-more.js";
 import type { Manifest } from "../tools/generate/manifest.js";
@@ -266,10 +269,30 @@ function cases(m: Manifest, auth: { main: string; owner: string; spares: string[
   return out;
 }
 
-/** The inputs, then the file uploads (built last: they hold 200 MB of bodies). */
+/** The inputs, then the file uploads (built last: they hold 200 MB of bodies), then the generated ones. */
 async function withFiles(list: Case[], auth: { main: string; owner: string }): Promise<Case[]> {
   const out = [...list];
   await fileCases(adder(out, auth), auth);
+  return [...out, ...generatedCases(out, auth)];
+}
+
+/**
+ * A route the lists above leave out (a new endpoint) gets the inputs generated from
+ * its parameters' bounds (src/http/worst-inputs.ts), so every route has a row.
+ */
+function generatedCases(have: readonly Case[], auth: { main: string }): Case[] {
+  const out: Case[] = [];
+  const add = adder(out, auth);
+  const key = (route: string, root: boolean) => `${route}${root ? " (root)" : ""}`;
+  const covered = new Set(have.map((c) => key(c.route, c.root === true)));
+  for (const endpoint of ENDPOINTS) {
+    const route = `${endpoint.method} ${endpoint.path}`;
+    if (covered.has(key(route, endpoint.root === true))) continue;
+    for (const input of generatedWorstInputs(endpoint)) {
+      const body = Buffer.from(new URLSearchParams(input.params).toString());
+      add(route, `generated: ${input.label}`, input.path, body, { root: endpoint.root === true, ...(endpoint.auth === "none" ? { auth: null } : {}) });
+    }
+  }
   return out;
 }
 

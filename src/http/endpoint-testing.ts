@@ -64,13 +64,21 @@ export interface SweepException {
   readonly reason: string;
 }
 
-/** A hand-picked worst input with the refusal it must get. */
-export interface WorstCase {
-  readonly label: string;
-  readonly params: Readonly<Record<string, string>>;
+/** A refusal a worst input must get. */
+export interface Refusal {
   readonly status: number;
   readonly code: string;
   readonly msg: string;
+}
+
+/**
+ * A hand-picked worst input, sent by a member (with "1" for every path segment) like
+ * the generated ones. `params` is a function so that long values are built only when
+ * a test or benchmark sends them, never when the server loads.
+ */
+export interface WorstCase extends Refusal {
+  readonly label: string;
+  params(): Readonly<Record<string, string>>;
 }
 
 export interface WorstOverrides {
@@ -78,7 +86,7 @@ export interface WorstOverrides {
   readonly valid?: Readonly<Record<string, string>>;
   /** Parameters whose bounds generate no input, and why. */
   readonly skip?: Readonly<Record<string, string>>;
-  /** Inputs the bounds cannot produce, checked like the generated ones. */
+  /** Inputs the bounds cannot produce (the handler's own limits and checks), checked like the generated ones. */
   readonly extra?: readonly WorstCase[];
 }
 

@@ -8,6 +8,8 @@
 import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ENDPOINTS } from "../../src/http/endpoints/index.js";
+import type { Endpoint } from "../../src/http/endpoint.js";
+import { generatedWorstInputs, hasGeneratedWorstInputs } from "../../src/http/worst-inputs.js";
 import type { User } from "../../src/engine/types.js";
 import { SignJWT } from "jose";
 import { parseConfig } from "../../src/config/index.js";
@@ -93,8 +95,8 @@ async function refused(worst: () => Promise<Reply>, status: number, code: string
 }
 
 const huge = (n: number, unit = "x") => unit.repeat(n);
-/** Narrow terms in the short list form (35 bytes each form-encoded): 20,000 are over the body limit, 5000 under it. */
-const manyTerms = (n = 5000) => Array.from({ length: n }, () => ["in", "home"]);
+/** Narrow terms in the short list form (35 bytes each form-encoded): 20,000 are over the body limit. */
+const manyTerms = (n: number) => Array.from({ length: n }, () => ["in", "home"]);
 /** A list of `n` small integers (short when form-encoded). */
 const ones = (n: number) => Array.from({ length: n }, () => 1);
 /** 2 KB of UTF-8 (1000 characters): far over the 60-character topic limit. */
@@ -121,10 +123,6 @@ describe("bodies", () => {
     await refused(() => send(alice, "POST", "/messages", body, { chunked: true }), 413, "BAD_REQUEST", "Request body too large");
   });
 
-  it("refuses a body over the endpoint's own limit", async () => {
-    await refused(() => send(null, "GET", "/server_settings", huge(64 * 1024)), 413, "BAD_REQUEST", "Request body too large");
-  });
-
   it("refuses more than 1000 parameters, like Django", async () => {
     const many = Array.from({ length: 1001 }, (_, i) => `p${i}=1`).join("&");
     await refused(() => send(s.seed.alice, "GET", "/users/me", many), 400, "BAD_REQUEST", "Too many parameters (limit: 1000)");
@@ -145,20 +143,9 @@ describe("worst inputs per endpoint", () => {
     expect(r.status).toBe(200);
   });
 
-  it(route("GET", "/events"), async () => {
-    const { alice } = s.seed;
-    await refused(() => send(alice, "GET", "/events", form({ queue_id: huge(200_000), dont_block: true })), 400, "BAD_REQUEST", "queue_id is too long (limit: 64 characters)");
-    await refused(() => send(alice, "GET", "/events", form({ queue_id: huge(64), last_event_id: huge(400, "9"), dont_block: true })), 400, "BAD_REQUEST", "last_event_id is too large");
-  });
-
-  it(route("DELETE", "/events"), async () => {
-    await refused(() => send(s.seed.alice, "DELETE", "/events", form({ queue_id: huge(200_000) })), 400, "BAD_REQUEST", "queue_id is too long (limit: 64 characters)");
-  });
-
   it(route("POST", "/typing"), async () => {
     const { alice, general } = s.seed;
     await refused(() => send(alice, "POST", "/typing", form({ op: "start", to: ones(40_000) })), 400, "BAD_REQUEST", /^to/);
-    await refused(() => send(alice, "POST", "/typing", form({ op: "start", type: "channel", stream_id: general.id, topic: huge(200_000) })), 400, "BAD_REQUEST", "topic is too long (limit: 600 characters)");
   });
 
   it(route("POST", "/messages"), async () => {
@@ -184,7 +171,6 @@ describe("worst inputs per endpoint", () => {
     const { alice } = s.seed;
     const get = (params: Record<string, unknown>) => () => send(alice, "GET", "/messages", form({ anchor: "newest", num_before: 10, num_after: 0, ...params }));
     await refused(get({ narrow: manyTerms(20_000) }), 413, "BAD_REQUEST", "Request body too large");
-    await refused(get({ narrow: manyTerms() }), 400, "BAD_REQUEST", "narrow is too long (limit: 100 terms)");
     const wordy = Array.from({ length: 10 }, () => ({ operator: "search", operand: huge(1500, "word ").slice(0, 1999) }));
     await refused(get({ narrow: wordy }), 400, "BAD_REQUEST", "narrow is too long (limit: 10000 characters of operands)");
     await refused(get({ narrow: [{ operator: "search", operand: huge(200_000) }] }), 400, "BAD_REQUEST", 'narrow[0]["operand"] is too long (limit: 2000 characters)');
@@ -195,8 +181,6 @@ describe("worst inputs per endpoint", () => {
     const topic = await withBystander(get({ narrow: [{ operator: "channel", operand: "general" }, { operator: "topic", operand: longTopic }] }));
     expect(topic.status).toBe(200);
     expect(topic.body["messages"]).toEqual([]);
-    const ids = () => send(alice, "GET", "/messages", form({ message_ids: ones(40_000) }));
-    await refused(ids, 400, "BAD_REQUEST", "Too many messages requested (maximum 5000).");
     await refused(() => send(alice, "GET", "/messages", form({ message_ids: Array.from({ length: 3_000_000 }, (_, i) => i) })), 413, "BAD_REQUEST", "Request body too large");
     await refused(get({ anchor: huge(200_000) }), 400, "BAD_REQUEST", "Invalid anchor");
     await refused(get({ anchor: "date", anchor_date: huge(200_000, "9") }), 400, "BAD_REQUEST", "Invalid anchor_date");
@@ -209,7 +193,6 @@ describe("worst inputs per endpoint", () => {
   it(route("POST", "/messages/flags"), async () => {
     const { alice } = s.seed;
     await refused(() => send(alice, "POST", "/messages/flags", form({ op: "add", flag: "read", messages: Array.from({ length: 3_000_000 }, (_, i) => i) })), 413, "BAD_REQUEST", "Request body too large");
-    await refused(() => send(alice, "POST", "/messages/flags", form({ op: "add", flag: "read", messages: ones(40_000) })), 400, "BAD_REQUEST", "messages is too long (limit: 5000 items)");
     await refused(() => send(alice, "POST", "/messages/flags", form({ op: "add", flag: huge(200_000), messages: [1] })), 400, "BAD_REQUEST", /^Invalid flag: 'x{100}…'$/);
     await refused(() => send(alice, "POST", "/messages/flags", form({ op: huge(200_000), flag: "read", messages: [1] })), 400, "BAD_REQUEST", /^Invalid message flag operation: 'x{100}…'$/);
   });
@@ -217,7 +200,6 @@ describe("worst inputs per endpoint", () => {
   it(route("POST", "/messages/flags/narrow"), async () => {
     const { alice } = s.seed;
     const flags = (narrow: unknown) => () => send(alice, "POST", "/messages/flags/narrow", form({ anchor: "oldest", num_before: 0, num_after: 5000, op: "add", flag: "starred", narrow }));
-    await refused(flags(manyTerms()), 400, "BAD_REQUEST", "narrow is too long (limit: 100 terms)");
     const topic = await withBystander(flags([{ operator: "channel", operand: "general" }, { operator: "topic", operand: longTopic }]));
     expect(topic.status).toBe(200);
     expect(topic.body["processed_count"]).toBe(0);
@@ -229,29 +211,18 @@ describe("worst inputs per endpoint", () => {
     await refused(() => send(alice, "POST", "/mark_topic_as_read", form({ stream_id: general.id, topic_name: huge(200_000) })), 400, "BAD_REQUEST", /^No such topic 'x{100}…'$/);
   });
 
-  for (const method of ["POST", "DELETE"]) {
-    it(route(method, "/messages/:message_id/reactions"), async () => {
-      await refused(() => send(s.seed.alice, method, "/messages/1/reactions", form({ emoji_name: huge(200_000) })), 400, "BAD_REQUEST", "emoji_name is too long (limit: 80 characters)");
-    });
-  }
-
-  it(route("GET", "/users"), async () => {
-    await refused(() => send(s.seed.alice, "GET", "/users", form({ user_ids: ones(40_000) })), 400, "BAD_REQUEST", "user_ids is too long (limit: 10000 items)");
-  });
-
   it(route("GET", "/users/me"), async () => {
     const r = await withBystander(() => send(s.seed.alice, "GET", "/users/me", form({ client_gravatar: huge(200_000) })));
     expect(r.status).toBe(200);
   });
 
   it(route("GET", "/users/:user_id_or_email"), async () => {
-    await refused(() => send(s.seed.alice, "GET", `/users/${huge(2000)}@test.dev`, form({ client_gravatar: huge(200_000) })), 400, "BAD_REQUEST", "client_gravatar is not a boolean");
+    await refused(() => send(s.seed.alice, "GET", `/users/${huge(2000)}@test.dev`, ""), 400, "BAD_REQUEST", "No such user");
   });
 
   it(route("PATCH", "/users/:user_id_or_email"), async () => {
     const { owner, bob } = s.seed;
     await refused(() => send(owner, "PATCH", `/users/${bob.id}`, form({ full_name: huge(200_000) })), 400, "BAD_REQUEST", "Name too long!");
-    await refused(() => send(owner, "PATCH", `/users/${bob.id}`, form({ profile_data: Array.from({ length: 2000 }, (_, i) => ({ id: i, value: "v" })) })), 400, "BAD_REQUEST", "profile_data is too long (limit: 1000 items)");
     await refused(() => send(owner, "PATCH", `/users/${bob.id}`, form({ new_email: huge(200_000) })), 400, "BAD_REQUEST", "User not authorized to change user emails");
     s.t.store.setCanChangeUserEmails(owner.id, true);
     const email = await refused(() => send(owner, "PATCH", `/users/${bob.id}`, form({ new_email: `${huge(200_000)}@x.dev` })), 400, "BAD_REQUEST", /^Invalid email 'x+…'$/);
@@ -290,8 +261,6 @@ describe("worst inputs per endpoint", () => {
   it(route("POST", "/users/me/subscriptions"), async () => {
     const { owner, alice } = s.seed;
     const subscribe = (params: Record<string, unknown>) => () => send(owner, "POST", "/users/me/subscriptions", form(params));
-    await refused(subscribe({ subscriptions: Array.from({ length: 5000 }, (_, i) => ({ name: `c${i}` })) }), 400, "BAD_REQUEST", "subscriptions is too long (limit: 1000 items)");
-    await refused(subscribe({ subscriptions: [{ name: "general" }], principals: ones(40_000) }), 400, "BAD_REQUEST", "principals is too long (limit: 1000 items)");
     const product = { subscriptions: Array.from({ length: 100 }, (_, i) => ({ name: `c${i}` })), principals: Array.from({ length: 100 }, () => alice.id) };
     await refused(subscribe(product), 400, "BAD_REQUEST", "Too many subscriptions requested (maximum 1000 channels times principals).");
     await refused(subscribe({ subscriptions: Array.from({ length: 1000 }, (_, i) => ({ name: `new-${i}` })) }), 400, "BAD_REQUEST", "Too many new channels in one request (maximum 100); create them in several requests.");
@@ -301,28 +270,18 @@ describe("worst inputs per endpoint", () => {
 
   it(route("DELETE", "/users/me/subscriptions"), async () => {
     const { owner } = s.seed;
-    await refused(() => send(owner, "DELETE", "/users/me/subscriptions", form({ subscriptions: Array.from({ length: 5000 }, (_, i) => `c${i}`) })), 400, "BAD_REQUEST", "subscriptions is too long (limit: 1000 items)");
     await refused(() => send(owner, "DELETE", "/users/me/subscriptions", form({ subscriptions: [huge(200_000)] })), 400, "STREAM_DOES_NOT_EXIST", /^Channel 'x{100}…' does not exist$/);
-  });
-
-  it(route("GET", "/streams"), async () => {
-    await refused(() => send(s.seed.alice, "GET", "/streams", form({ include_all: huge(200_000) })), 400, "BAD_REQUEST", "include_all is not a boolean");
   });
 
   it(route("POST", "/register"), async () => {
     const { alice } = s.seed;
     const register = (params: Record<string, unknown>) => () => send(alice, "POST", "/register", form(params));
-    await refused(register({ narrow: manyTerms() }), 400, "BAD_REQUEST", "narrow is too long (limit: 100 terms)");
-    await refused(register({ event_types: Array.from({ length: 5000 }, () => "message") }), 400, "BAD_REQUEST", "event_types is too long (limit: 1000 items)");
-    await refused(register({ client_capabilities: Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`k${i}`, true])) }), 400, "BAD_REQUEST", "client_capabilities is too long (limit: 1000 items)");
     await refused(register({ client_capabilities: { [huge(200_000)]: "x" } }), 400, "BAD_REQUEST", /^client_capabilities\["x{100}…"\] is not a boolean$/);
   });
 
   it(route("POST", "/users/me/presence"), async () => {
     const { alice } = s.seed;
     await refused(() => send(alice, "POST", "/users/me/presence", form({ status: huge(200_000) })), 400, "BAD_REQUEST", /^Invalid status: x{100}…$/);
-    await refused(() => send(alice, "POST", "/users/me/presence", form({ status: "active", last_update_id: huge(100_000, "9") })), 400, "BAD_REQUEST", "last_update_id is too large");
-    await refused(() => send(alice, "POST", "/users/me/presence", form({ status: "active", history_limit_days: huge(100_000, "9") })), 400, "BAD_REQUEST", "history_limit_days is too large");
   });
 
   it(route("GET", "/realm/presence"), async () => {
@@ -337,11 +296,8 @@ describe("worst inputs per endpoint", () => {
 
   it(route("POST", "/realm/playgrounds"), async () => {
     const add = (params: Record<string, unknown>) => () => send(s.seed.owner, "POST", "/realm/playgrounds", form({ name: "P", pygments_language: "Python", url_template: "https://p.test/{code}", ...params }));
-    await refused(add({ url_template: huge(200_000) }), 400, "BAD_REQUEST", "url_template is too long (limit: 10000 characters)");
     await refused(add({ url_template: huge(1000, "{code}{x}") }), 400, "BAD_REQUEST", '"code" should be the only variable present in the URL template');
     await refused(add({ url_template: huge(9000, "{") }), 400, "BAD_REQUEST", "Invalid URL template.");
-    await refused(add({ name: huge(200_000) }), 400, "BAD_REQUEST", "name is too long (limit: 1000 characters)");
-    await refused(add({ pygments_language: huge(200_000) }), 400, "BAD_REQUEST", "pygments_language is too long (limit: 1000 characters)");
   });
 
   it(route("DELETE", "/realm/playgrounds/:playground_id"), async () => {
@@ -370,16 +326,12 @@ describe("worst inputs per endpoint", () => {
   it(route("POST", "/user_topics"), async () => {
     const { alice, general } = s.seed;
     const set = (params: Record<string, unknown>) => () => send(alice, "POST", "/user_topics", form({ stream_id: general.id, topic: "t", visibility_policy: 1, ...params }));
-    await refused(set({ topic: huge(200_000) }), 400, "BAD_REQUEST", "topic is too long (limit: 600 characters)");
     await refused(set({ topic: huge(100, "é") }), 400, "BAD_REQUEST", "topic is too long (limit: 60 characters)");
-    await refused(set({ stream_id: huge(100_000, "9") }), 400, "BAD_REQUEST", "stream_id is too large");
-    await refused(set({ visibility_policy: huge(100_000, "9") }), 400, "BAD_REQUEST", "visibility_policy is too large");
   });
 
   it(route("POST", "/users/me/subscriptions/properties"), async () => {
     const { alice, general } = s.seed;
     const change = (data: unknown) => () => send(alice, "POST", "/users/me/subscriptions/properties", form({ subscription_data: data }));
-    await refused(change(Array.from({ length: 1500 }, () => ({ stream_id: general.id, property: "pin_to_top", value: true }))), 400, "BAD_REQUEST", "subscription_data is too long (limit: 1000 items)");
     await refused(change([{ stream_id: general.id, property: huge(200_000), value: true }]), 400, "BAD_REQUEST", 'subscription_data[0]["property"] is too large');
     await refused(change([{ stream_id: general.id, property: "color", value: huge(200_000) }]), 400, "BAD_REQUEST", /^subscription_data\[0\]\["value"\]/);
     // The largest list allowed, every change valid: one write.
@@ -394,7 +346,6 @@ describe("worst inputs per endpoint", () => {
     await refused(() => send(alice, "PATCH", "/settings", form({ default_language: huge(200_000) })), 400, "BAD_REQUEST", "Invalid default_language");
     const sound = await refused(() => send(alice, "PATCH", "/settings", form({ notification_sound: huge(200_000) })), 400, "BAD_REQUEST", /^Invalid notification sound 'x+/);
     expect(String(sound.body["msg"]).length).toBeLessThan(200);
-    await refused(() => send(alice, "PATCH", "/settings", form({ web_font_size_px: huge(400, "9") })), 400, "BAD_REQUEST", "web_font_size_px is too large");
     const everyone = { user_ids: ones(50_000), group_ids: [1], skip_if_already_edited: true };
     await refused(() => send(alice, "PATCH", "/settings", form({ target_users: everyone, color_scheme: 2 })), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
     await refused(() => send(owner, "PATCH", "/settings", form({ target_users: everyone, presence_enabled: false })), 400, "BAD_REQUEST", "Cannot change this setting for other users.");
@@ -411,7 +362,6 @@ describe("worst inputs per endpoint", () => {
   it(route("POST", "/drafts"), async () => {
     const { alice } = s.seed;
     const draft = (extra: Record<string, unknown>) => ({ type: "", to: [], topic: "", content: "c", ...extra });
-    await refused(() => send(alice, "POST", "/drafts", form({ drafts: Array.from({ length: 5000 }, () => ({})) })), 400, "BAD_REQUEST", "drafts is too long (limit: 1000 items)");
     await refused(() => send(alice, "POST", "/drafts", form({ drafts: [draft({ type: "private", to: ones(40_000) })] })), 400, "BAD_REQUEST", "Too many recipients (maximum 1000).");
     await refused(() => send(alice, "POST", "/drafts", form({ drafts: [draft({ type: "stream", to: ones(40_000), topic: longTopic })] })), 400, "BAD_REQUEST", "Must specify exactly 1 channel ID for channel messages");
     await refused(() => send(alice, "POST", "/drafts", form({ drafts: [draft({ content: huge(MiB) })] })), 413, "BAD_REQUEST", "Request body too large");
@@ -434,13 +384,6 @@ describe("worst inputs per endpoint", () => {
     await refused(() => send(s.seed.alice, "DELETE", `/drafts/${huge(2000, "9")}`, ""), 404, "BAD_REQUEST", "Draft does not exist");
   });
 
-  it(route("POST", "/saved_snippets"), async () => {
-    const { alice } = s.seed;
-    await refused(() => send(alice, "POST", "/saved_snippets", form({ title: huge(200_000), content: "c" })), 400, "BAD_REQUEST", "title is too long (limit: 60 characters)");
-    await refused(() => send(alice, "POST", "/saved_snippets", form({ title: "t", content: huge(200_000) })), 400, "BAD_REQUEST", "content is too long (limit: 10000 characters)");
-    await refused(() => send(alice, "POST", "/saved_snippets", form({ title: huge(200_000, " "), content: "c" })), 400, "BAD_REQUEST", "title cannot be blank");
-  });
-
   it(route("GET", "/saved_snippets"), async () => {
     const r = await withBystander(() => send(s.seed.alice, "GET", "/saved_snippets", form({ [huge(500)]: huge(200_000) })));
     expect(r.status).toBe(200);
@@ -449,24 +392,15 @@ describe("worst inputs per endpoint", () => {
   it(route("PATCH", "/saved_snippets/:saved_snippet_id"), async () => {
     const { alice } = s.seed;
     await refused(() => send(alice, "PATCH", `/saved_snippets/${huge(2000, "9")}`, form({ title: "t" })), 404, "BAD_REQUEST", "Saved snippet does not exist.");
-    await refused(() => send(alice, "PATCH", "/saved_snippets/1", form({ title: huge(200_000) })), 400, "BAD_REQUEST", "title is too long (limit: 60 characters)");
   });
 
   it(route("DELETE", "/saved_snippets/:saved_snippet_id"), async () => {
     await refused(() => send(s.seed.alice, "DELETE", `/saved_snippets/${huge(2000, "9")}`, ""), 404, "BAD_REQUEST", "Saved snippet does not exist.");
   });
 
-  it(route("GET", "/user_groups"), async () => {
-    await refused(() => send(s.seed.alice, "GET", "/user_groups", form({ include_deactivated_groups: huge(200_000) })), 400, "BAD_REQUEST", "include_deactivated_groups is not a boolean");
-  });
-
   it(route("POST", "/user_groups/create"), async () => {
     const { alice } = s.seed;
     const create = (params: Record<string, unknown>) => () => send(alice, "POST", "/user_groups/create", form({ name: "worst", description: "", members: [], ...params }));
-    await refused(create({ name: huge(200_000) }), 400, "BAD_REQUEST", "User group name cannot exceed 100 characters.");
-    await refused(create({ description: huge(200_000) }), 400, "BAD_REQUEST", "description is too long (limit: 10000 characters)");
-    await refused(create({ members: ones(40_000) }), 400, "BAD_REQUEST", "members is too long (limit: 10000 items)");
-    await refused(create({ subgroups: ones(40_000) }), 400, "BAD_REQUEST", "subgroups is too long (limit: 1000 items)");
     await refused(create({ can_manage_group: { direct_members: ones(40_000), direct_subgroups: [] } }), 400, "BAD_REQUEST", 'can_manage_group["direct_members"] is too long (limit: 10000 items)');
     await refused(create({ can_join_group: { direct_members: [], direct_subgroups: ones(40_000) } }), 400, "BAD_REQUEST", 'can_join_group["direct_subgroups"] is too long (limit: 1000 items)');
     // Within the caps, repeated IDs count once.
@@ -487,7 +421,6 @@ describe("worst inputs per endpoint", () => {
       const patch = (params: Record<string, unknown>) => () => send(alice, "PATCH", `/user_groups/${group}`, form(params));
       await refused(() => send(alice, "PATCH", `/user_groups/${longId}`, form({ name: "x" })), 400, "BAD_REQUEST", "Invalid user group");
       await refused(patch({ name: huge(200_000) }), 400, "BAD_REQUEST", "User group name cannot exceed 100 characters.");
-      await refused(patch({ description: huge(200_000) }), 400, "BAD_REQUEST", "description is too long (limit: 10000 characters)");
       await refused(patch({ can_manage_group: { new: { direct_members: ones(40_000), direct_subgroups: [] } } }), 400, "BAD_REQUEST", 'can_manage_group["new"]["direct_members"] is too long (limit: 10000 items)');
       // `old` is only compared, never stored: a long one is simply not the current value.
       await refused(patch({ can_manage_group: { new: group, old: { direct_members: ones(40_000), direct_subgroups: [] } } }), 400, "BAD_REQUEST", "'old' value does not match the expected value.");
@@ -501,17 +434,12 @@ describe("worst inputs per endpoint", () => {
       const { alice } = s.seed;
       const members = (params: Record<string, unknown>) => () => send(alice, "POST", `/user_groups/${group}/members`, form(params));
       await refused(() => send(alice, "POST", `/user_groups/${longId}/members`, form({ add: [alice.id] })), 400, "BAD_REQUEST", "Invalid user group");
-      await refused(members({ add: ones(40_000) }), 400, "BAD_REQUEST", "add is too long (limit: 10000 items)");
-      await refused(members({ delete: ones(40_000) }), 400, "BAD_REQUEST", "delete is too long (limit: 10000 items)");
-      await refused(members({ add_subgroups: ones(40_000) }), 400, "BAD_REQUEST", "add_subgroups is too long (limit: 1000 items)");
-      await refused(members({ delete_subgroups: ones(40_000) }), 400, "BAD_REQUEST", "delete_subgroups is too long (limit: 1000 items)");
       await refused(members({ delete: Array.from({ length: 10_000 }, () => 1_999_999) }), 400, "BAD_REQUEST", "Invalid user ID: 1999999");
     });
 
     it(route("GET", "/user_groups/:user_group_id/members"), async () => {
       const { alice } = s.seed;
       await refused(() => send(alice, "GET", `/user_groups/${longId}/members`, ""), 400, "BAD_REQUEST", "Invalid user group");
-      await refused(() => send(alice, "GET", `/user_groups/${group}/members`, form({ direct_member_only: huge(200_000) })), 400, "BAD_REQUEST", "direct_member_only is not a boolean");
     });
 
     it(route("GET", "/user_groups/:user_group_id/members/:user_id"), async () => {
@@ -523,15 +451,12 @@ describe("worst inputs per endpoint", () => {
     it(route("POST", "/user_groups/:user_group_id/subgroups"), async () => {
       const { alice } = s.seed;
       const subgroups = (params: Record<string, unknown>) => () => send(alice, "POST", `/user_groups/${group}/subgroups`, form(params));
-      await refused(subgroups({ add: ones(40_000) }), 400, "BAD_REQUEST", "add is too long (limit: 1000 items)");
-      await refused(subgroups({ delete: ones(40_000) }), 400, "BAD_REQUEST", "delete is too long (limit: 1000 items)");
       await refused(subgroups({ add: Array.from({ length: 1000 }, () => 1_999_999) }), 400, "BAD_REQUEST", "Invalid user group ID: 1999999");
     });
 
     it(route("GET", "/user_groups/:user_group_id/subgroups"), async () => {
       const { alice } = s.seed;
       await refused(() => send(alice, "GET", `/user_groups/${longId}/subgroups`, ""), 400, "BAD_REQUEST", "Invalid user group");
-      await refused(() => send(alice, "GET", `/user_groups/${group}/subgroups`, form({ direct_subgroup_only: huge(200_000) })), 400, "BAD_REQUEST", "direct_subgroup_only is not a boolean");
     });
   });
 
@@ -545,7 +470,6 @@ describe("worst inputs per endpoint", () => {
       await refused(schedule({ to: huge(200_000) }), 400, "BAD_REQUEST", "to is not valid JSON");
       await refused(schedule({ type: "direct", to: ones(40_000) }), 400, "BAD_REQUEST", "Too many recipients (maximum 1000).");
       await refused(schedule({ to: Array.from({ length: 40_000 }, () => general.id) }), 400, "BAD_REQUEST", "Expected exactly one channel");
-      await refused(schedule({ scheduled_delivery_timestamp: huge(400, "9") }), 400, "BAD_REQUEST", "scheduled_delivery_timestamp is too large");
       await refused(schedule({ scheduled_delivery_timestamp: Number.MAX_SAFE_INTEGER }), 400, "BAD_REQUEST", "scheduled_delivery_timestamp is too large");
       await refused(schedule({ scheduled_delivery_timestamp: -Number.MAX_SAFE_INTEGER }), 400, "BAD_REQUEST", "Scheduled delivery time must be in the future.");
       // Long content and topic are cut as a sent message's are.
@@ -590,25 +514,17 @@ describe("worst inputs per endpoint", () => {
     });
 
     it(route("POST", "/remove_client_device"), async () => {
-      await refused(() => send(s.seed.bob, "POST", "/remove_client_device", form({ device_id: huge(2000, "9") })), 400, "BAD_REQUEST", "device_id is too large");
       await refused(() => send(s.seed.bob, "POST", "/remove_client_device", form({ device_id: 1_999_999 })), 400, "BAD_REQUEST", "Invalid `device_id`");
     });
 
     it(route("POST", "/mobile_push/register"), async () => {
       const { bob } = s.seed;
       const register = (params: Record<string, unknown>) => () => send(bob, "POST", "/mobile_push/register", form({ device_id: 1, ...params }));
-      await refused(register({ push_key: huge(200_000, "A") }), 400, "BAD_REQUEST", "push_key is too long (limit: 1000 characters)");
-      await refused(register({ token_id: huge(200_000, "A") }), 400, "BAD_REQUEST", "token_id is too long (limit: 1000 characters)");
-      await refused(register({ bouncer_public_key: huge(200_000, "A") }), 400, "BAD_REQUEST", "bouncer_public_key is too long (limit: 1000 characters)");
-      await refused(register({ encrypted_push_registration: huge(200_000, "A") }), 400, "BAD_REQUEST", "encrypted_push_registration is too long (limit: 10000 characters)");
-      await refused(register({ push_key_id: huge(400, "9") }), 400, "BAD_REQUEST", "push_key_id is too large");
-      await refused(register({ token_kind: huge(200_000) }), 400, "BAD_REQUEST", "Invalid token_kind");
       // Every field within bounds: this server has no bouncer.
       await refused(register({ push_key: huge(1000, "A"), push_key_id: 1 }), 400, "PUSH_SERVICE_NOT_CONFIGURED", "Server is not configured to use push notification service.");
     });
 
     it(route("POST", "/mobile_push/e2ee/test_notification"), async () => {
-      await refused(() => send(s.seed.bob, "POST", "/mobile_push/e2ee/test_notification", form({ device_id: huge(2000, "9") })), 400, "BAD_REQUEST", "device_id is too large");
       await refused(() => send(s.seed.bob, "POST", "/mobile_push/e2ee/test_notification", form({ [huge(500)]: huge(200_000) })), 400, "NO_ACTIVE_PUSH_DEVICE", "No active registered push device");
     });
   });
@@ -620,18 +536,12 @@ describe("worst inputs per endpoint", () => {
       // 10,000 addresses (about 160 KB form-encoded): refused whole by the daily limit before any is looked at.
       await refused(inv({ invitee_emails: Array.from({ length: 10_000 }, (_, i) => `u${i}@x.dev`).join(",") }), 400, "INVITATION_FAILED", /limits the number of invitations/);
       await refused(inv({ invitee_emails: huge(MiB) }), 413, "BAD_REQUEST", "Request body too large");
-      await refused(inv({ stream_ids: ones(1500) }), 400, "BAD_REQUEST", "stream_ids is too long (limit: 1000 items)");
-      await refused(inv({ group_ids: ones(1500) }), 400, "BAD_REQUEST", "group_ids is too long (limit: 1000 items)");
-      await refused(inv({ welcome_message_custom_text: huge(200_000) }), 400, "BAD_REQUEST", "welcome_message_custom_text is too long (limit: 8000 characters)");
       await refused(inv({ invite_expires_in_minutes: huge(400, "9") }), 400, "BAD_REQUEST", "invite_expires_in_minutes is not an integer");
       await refused(inv({ invite_expires_in_minutes: 2 ** 52 }), 400, "BAD_REQUEST", "Invalid invite_expires_in_minutes");
-      await refused(inv({ invite_as: huge(400, "9") }), 400, "BAD_REQUEST", "invite_as is too large");
     });
 
     it(route("POST", "/invites/multiuse"), async () => {
       const multi = (params: Record<string, unknown>) => () => send(s.seed.owner, "POST", "/invites/multiuse", form(params));
-      await refused(multi({ stream_ids: ones(1500) }), 400, "BAD_REQUEST", "stream_ids is too long (limit: 1000 items)");
-      await refused(multi({ welcome_message_custom_text: huge(20_000, "é") }), 400, "BAD_REQUEST", "welcome_message_custom_text is too long (limit: 8000 characters)");
       // The longest welcome text allowed is stored as given.
       const r = await withBystander(multi({ welcome_message_custom_text: huge(8000, "é") }));
       expect(r.status).toBe(200);
@@ -737,7 +647,26 @@ describe("worst inputs per endpoint", () => {
     }
   });
 
-  it("covers every endpoint of the route table", () => {
+  it("covers every endpoint of the route table, with the generated inputs below", () => {
     expect([...covered].sort()).toEqual(ENDPOINTS.map((e) => `${e.method} ${e.root ? "(root) " : ""}${e.path}`).sort());
   });
+});
+
+describe("worst inputs generated from each parameter's bounds (src/http/worst-inputs.ts)", () => {
+  const key = (e: Endpoint) => `${e.method} ${e.root ? "(root) " : ""}${e.path}`;
+  for (const endpoint of ENDPOINTS.filter(hasGeneratedWorstInputs)) {
+    covered.add(key(endpoint));
+    it(key(endpoint), async () => {
+      // Parameters are parsed before any permission check: a member reaches every endpoint's parser.
+      const caller = endpoint.auth === "none" ? null : s.seed.alice;
+      for (const input of generatedWorstInputs(endpoint)) {
+        const body = new URLSearchParams(input.params).toString();
+        try {
+          await refused(() => send(caller, endpoint.method, input.path, body, { root: endpoint.root === true }), input.status, input.code, input.msg);
+        } catch (error) {
+          throw new Error(`${input.label}: ${error instanceof Error ? error.message : String(error)}`);
+        }
+      }
+    });
+  }
 });

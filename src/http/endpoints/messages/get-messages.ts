@@ -5,7 +5,8 @@
  * message_ids. Unauthenticated (spectator) access to web-public channels is not
  * offered: the endpoint requires a login.
  */
-import { BadRequestError, MAX_MESSAGES_PER_FETCH, type AnchorSpec } from "../../../engine/index.js";
+import { BadRequestError, MAX_MESSAGES_PER_FETCH, MAX_NARROW_TERMS, type AnchorSpec } from "../../../engine/index.js";
+import type { WorstCase } from "../../endpoint-testing.js";
 import { defineEndpoint } from "../../endpoint.js";
 import { j, p, ref } from "../../params.js";
 import { RawJson } from "../../respond.js";
@@ -20,6 +21,17 @@ export function parseAnchor(raw: string | undefined): AnchorSpec | undefined {
   if (text === "newest" || text === "oldest" || text === "first_unread" || text === "date") return text;
   if (/^-?\d+$/.test(text)) return Number(text);
   throw new BadRequestError("Invalid anchor");
+}
+
+/** The engine's bound on narrow terms, with `others` (a window's anchor and size) beside the narrow. */
+export function tooManyNarrowTerms(others: Readonly<Record<string, string>>): WorstCase {
+  return {
+    label: "5000 narrow terms",
+    params: () => ({ ...others, narrow: JSON.stringify(Array.from({ length: 5000 }, () => ["in", "home"])) }),
+    status: 400,
+    code: "BAD_REQUEST",
+    msg: `narrow is too long (limit: ${MAX_NARROW_TERMS} terms)`,
+  };
 }
 
 export default defineEndpoint({
@@ -53,6 +65,7 @@ export default defineEndpoint({
       { params: { num_before: "1", num_after: "1" }, for: ["anchor"] },
       { params: {}, for: ["message_ids"] },
     ],
+    worst: { extra: [tooManyNarrowTerms({ anchor: "newest", num_before: "10", num_after: "0" })] },
   },
   async handler(ctx, input) {
     // Every parameter that shapes the answer (message_ids lists are not kept).

@@ -5,7 +5,7 @@
  */
 import { defineEndpoint } from "../../endpoint.js";
 import { p, ref } from "../../params.js";
-import { parseAnchor } from "./get-messages.js";
+import { parseAnchor, tooManyNarrowTerms } from "./get-messages.js";
 import { z } from "zod";
 
 export default defineEndpoint({
@@ -28,6 +28,7 @@ export default defineEndpoint({
       { params: { num_before: "0", num_after: "1", op: "remove", flag: "read" }, for: ["anchor"] },
       { params: { num_before: "0", num_after: "1", op: "add", flag: "starred" }, for: ["anchor"] },
     ],
+    worst: { extra: [tooManyNarrowTerms({ anchor: "oldest", num_before: "0", num_after: "5000", op: "add", flag: "starred" })] },
   },
   handler(ctx, input) {
     const anchor = parseAnchor(input.anchor);

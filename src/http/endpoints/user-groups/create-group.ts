@@ -30,6 +30,17 @@ export default defineEndpoint({
   },
   testing: {
     sweepBases: [{ params: { name: (fixture) => fixture.fresh("group"), description: "d", members: "[]" } }],
+    worst: {
+      extra: [
+        {
+          label: "a name of 200,000 characters",
+          params: () => ({ name: "x".repeat(200_000), description: "", members: "[]" }),
+          status: 400,
+          code: "BAD_REQUEST",
+          msg: "User group name cannot exceed 100 characters.",
+        },
+      ],
+    },
   },
   handler(ctx, input) {
     const settings: Partial<Record<GroupSettingField, GroupSettingValue>> = {};
