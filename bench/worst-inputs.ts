@@ -290,7 +290,8 @@ function generatedCases(have: readonly Case[], auth: { main: string }): Case[] {
     if (covered.has(key(route, endpoint.root === true))) continue;
     for (const input of generatedWorstInputs(endpoint)) {
       const body = Buffer.from(new URLSearchParams(input.params).toString());
-      add(route, `generated: ${input.label}`, input.path, body, { root: endpoint.root === true, ...(endpoint.auth === "none" ? { auth: null } : {}) });
+      const options = { root: endpoint.root === true, ...(endpoint.auth === "none" ? { auth: null } : {}) };
+      add(route, `generated: ${input.label}`, input.path, body, options);
     }
   }
   return out;

@@ -100,7 +100,7 @@ export interface EndpointTesting {
   readonly sweepBases?: readonly SweepBase[];
   /** Probes for a parameter in place of its kind's shared ones (required for compound references). */
   readonly probes?: Readonly<Record<string, readonly ProbeSpec[]>>;
-  /** Where an object the caller cannot see answers unlike one that exists nowhere, by design; checked to still differ. */
+  /** Where a hidden object answers unlike one that exists nowhere, by Zulip's design; checked to still differ. */
   readonly sweepExceptions?: readonly SweepException[];
   readonly worst?: WorstOverrides;
 }

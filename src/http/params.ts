@@ -113,14 +113,18 @@ export type ObjectKind =
  * endpoint's own holding references to `names` (the endpoint's `testing.probes` says
  * how to write one).
  */
-export type ParamRef = { readonly kind: RefKind } | { readonly kind: "compound"; readonly names: readonly ObjectKind[] };
+export type ParamRef =
+  | { readonly kind: RefKind }
+  | { readonly kind: "compound"; readonly names: readonly ObjectKind[] };
 
 const refs = new WeakMap<z.ZodType, ParamRef>();
 
 function markRef<S extends Param>(schema: S, marked: ParamRef): S {
   const known = refs.get(schema);
   // Builders make a new schema per call; one marked twice is a shared instance used for two meanings.
-  if (known && JSON.stringify(known) !== JSON.stringify(marked)) throw new Error(`parameter schema already marked as ${known.kind}`);
+  if (known && JSON.stringify(known) !== JSON.stringify(marked)) {
+    throw new Error(`parameter schema already marked as ${known.kind}`);
+  }
   refs.set(schema, marked);
   return schema;
 }

@@ -40,7 +40,9 @@ function validValue(endpoint: Endpoint, name: string, schema: Param, info: Param
   for (const candidate of [...(fromInfo === undefined ? [] : [fromInfo]), ...PLAIN]) {
     if (schema.safeParse(candidate).success) return candidate;
   }
-  throw new Error(`${endpoint.method} ${endpoint.path}: no plain value passes ${name}; give one in testing.worst.valid`);
+  throw new Error(
+    `${endpoint.method} ${endpoint.path}: no plain value passes ${name}; give one in testing.worst.valid`,
+  );
 }
 
 /** Values past one parameter's bounds, with the message its refusal carries. */
@@ -54,14 +56,19 @@ function pastBounds(name: string, info: ParamInfo, room: number): { label: strin
       const ascii = longest("x", 1);
       if (ascii.length > info.maxLength) out.push({ label: `${ascii.length} characters`, value: ascii, msg });
       // Counted in code points, not UTF-16 units: one over the limit in characters of two units.
-      if ((info.maxLength + 1) * 12 <= room) out.push({ label: `${info.maxLength + 1} astral characters`, value: "🐙".repeat(info.maxLength + 1), msg });
+      if ((info.maxLength + 1) * 12 <= room)
+        out.push({ label: `${info.maxLength + 1} astral characters`, value: "🐙".repeat(info.maxLength + 1), msg });
       break;
     }
     case "json": {
       const tooMany = info.tooMany ?? `${name} is too long (limit: ${info.maxItems} items)`;
       if (info.maxItems !== undefined && (info.maxItems + 1) * 4 <= room) {
         const items = Math.min(Math.max(info.maxItems + 1, 40_000), Math.floor(room / 4));
-        out.push({ label: `${items} items`, value: JSON.stringify(Array.from({ length: items }, () => 1)), msg: tooMany });
+        out.push({
+          label: `${items} items`,
+          value: JSON.stringify(Array.from({ length: items }, () => 1)),
+          msg: tooMany,
+        });
       }
       // A map is bounded by its keys: one over, each key and value about 20 bytes form-encoded.
       if (info.maxItems !== undefined && info.schema instanceof z.ZodRecord && (info.maxItems + 1) * 24 <= room) {
@@ -75,8 +82,10 @@ function pastBounds(name: string, info: ParamInfo, room: number): { label: strin
     case "int": {
       out.push({ label: "400 digits", value: "9".repeat(400), msg: `${name} is too large` });
       out.push({ label: "-400 digits", value: `-${"9".repeat(400)}`, msg: `${name} is too small` });
-      if (info.max !== undefined && Number.isSafeInteger(info.max + 1)) out.push({ label: "maximum + 1", value: String(info.max + 1), msg: `${name} is too large` });
-      if (info.min !== undefined && Number.isSafeInteger(info.min - 1)) out.push({ label: "minimum - 1", value: String(info.min - 1), msg: `${name} is too small` });
+      if (info.max !== undefined && Number.isSafeInteger(info.max + 1))
+        out.push({ label: "maximum + 1", value: String(info.max + 1), msg: `${name} is too large` });
+      if (info.min !== undefined && Number.isSafeInteger(info.min - 1))
+        out.push({ label: "minimum - 1", value: String(info.min - 1), msg: `${name} is too small` });
       const junk = longest("9", 1);
       out.push({ label: `${junk.length} digits`, value: junk, msg: `${name} is too large` });
       break;
@@ -123,7 +132,14 @@ export function generatedWorstInputs(endpoint: Endpoint): WorstInput[] {
       // Room left for the value once the others and its name are in the body.
       const room = limit - formBytes(before) - name.length - 64;
       for (const { label, value, msg } of pastBounds(name, info, room)) {
-        inputs.push({ label: `${name}: ${label}`, params: { ...before, [name]: value }, path, status: 400, code: "BAD_REQUEST", msg });
+        inputs.push({
+          label: `${name}: ${label}`,
+          params: { ...before, [name]: value },
+          path,
+          status: 400,
+          code: "BAD_REQUEST",
+          msg,
+        });
       }
     }
     if (!optional) required.push([name, schema, info]);
@@ -137,7 +153,14 @@ export function generatedWorstInputs(endpoint: Endpoint): WorstInput[] {
     msg: "Request body too large",
   });
   for (const extra of overrides.extra ?? []) {
-    inputs.push({ label: extra.label, params: extra.params(), path, status: extra.status, code: extra.code, msg: extra.msg });
+    inputs.push({
+      label: extra.label,
+      params: extra.params(),
+      path,
+      status: extra.status,
+      code: extra.code,
+      msg: extra.msg,
+    });
   }
   return inputs;
 }

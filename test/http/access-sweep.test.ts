@@ -47,7 +47,13 @@ let counter = 0;
 const fresh = (prefix: string) => `${prefix}-${++counter}`;
 
 /** Realm A objects the bases name, set in beforeAll. */
-const ids = { bobsGroup: 0, bob: 0, realmA: 0, ownScheduled: new Map<number, number>(), ownDraft: new Map<number, number>() };
+const ids = {
+  bobsGroup: 0,
+  bob: 0,
+  realmA: 0,
+  ownScheduled: new Map<number, number>(),
+  ownDraft: new Map<number, number>(),
+};
 /** What the endpoints' sweep bases may use, for one caller. */
 const fixtureFor = (caller: User): SweepFixture => ({
   ownScheduledMessage: ids.ownScheduled.get(caller.id)!,
@@ -91,14 +97,27 @@ beforeAll(async () => {
   s = await startServer();
   const store = s.t.store;
   const { owner, alice, bob, guest, general, secret } = s.seed;
-  const send = (senderId: number, to: { type: "channel"; channel: string; topic: string } | { type: "direct"; users: number[] }, content = "x") => store.sendMessage({ senderId, to, content }).id;
+  const send = (
+    senderId: number,
+    to: { type: "channel"; channel: string; topic: string } | { type: "direct"; users: number[] },
+    content = "x",
+  ) => store.sendMessage({ senderId, to, content }).id;
   // Uploads (records only: access is decided on them, the bytes are never reached here), linked from the messages below.
   ids.realmA = s.seed.realm.id;
   const uploadOf = (ownerId: number, realmId: number, name: string) => {
     const pathId = `${realmId}/ab/${fresh("upload").padEnd(24, "x")}/${name}`;
-    return store.createAttachment({ ownerId, pathId, name, size: 1, contentType: "image/png", image: { width: 1, height: 1, animated: false } }, null);
+    return store.createAttachment(
+      { ownerId, pathId, name, size: 1, contentType: "image/png", image: { width: 1, height: 1, animated: false } },
+      null,
+    );
   };
-  const [generalUpload, dmBobUpload, secretUpload, dmOwnerUpload, unclaimedUpload] = ["g.png", "b.png", "s.png", "o.png", "u.png"].map((name) => uploadOf(alice.id, s.seed.realm.id, name));
+  const [generalUpload, dmBobUpload, secretUpload, dmOwnerUpload, unclaimedUpload] = [
+    "g.png",
+    "b.png",
+    "s.png",
+    "o.png",
+    "u.png",
+  ].map((name) => uploadOf(alice.id, s.seed.realm.id, name));
   const link = (a: { pathId: string }) => `[f](/user_uploads/${a.pathId})`;
   // Realm A: what bob can read first (general, his DM), then what he cannot; the guest reads none of it.
   send(alice.id, { type: "channel", channel: "general", topic: "t" });
@@ -111,7 +130,11 @@ beforeAll(async () => {
   const b = store.createRealm({ subdomain: "bee", name: "Bee", owner: { email: "queen@bee.test", fullName: "Queen" } });
   const drone = store.createUser({ realmId: b.realm.id, email: "drone@bee.test", fullName: "Drone" });
   const created = (name: string, inviteOnly: boolean) =>
-    store.subscribe(b.owner.id, { channels: [{ name }], principals: [b.owner.id, drone.id], newChannel: { inviteOnly } }).createdChannelIds[0]!;
+    store.subscribe(b.owner.id, {
+      channels: [{ name }],
+      principals: [b.owner.id, drone.id],
+      newChannel: { inviteOnly },
+    }).createdChannelIds[0]!;
   const hive = created("hive", false);
   const cell = created("cell", true);
   const foreignUpload = uploadOf(drone.id, b.realm.id, "f.png");
@@ -129,9 +152,16 @@ beforeAll(async () => {
   const aliceSnippets = [store.createSavedSnippet(alice.id, "t", "c").id];
   const foreignDevices = [store.registerClientDevice(drone.id)];
   const aliceDevices = [store.registerClientDevice(alice.id)];
-  for (const caller of [owner, bob, guest]) ids.ownDraft.set(caller.id, store.createDrafts(caller.id, [unaddressed])[0]!);
+  for (const caller of [owner, bob, guest])
+    ids.ownDraft.set(caller.id, store.createDrafts(caller.id, [unaddressed])[0]!);
   const inFuture = Math.floor(Date.now() / 1000) + 365 * 86_400;
-  const schedule = (senderId: number, userIds: number[]) => store.scheduleMessage(senderId, { to: { type: "direct", userIds }, content: "later", deliverAt: inFuture, client: "test" }).id;
+  const schedule = (senderId: number, userIds: number[]) =>
+    store.scheduleMessage(senderId, {
+      to: { type: "direct", userIds },
+      content: "later",
+      deliverAt: inFuture,
+      client: "test",
+    }).id;
   const foreignScheduled = [schedule(drone.id, [b.owner.id]), schedule(b.owner.id, [b.owner.id])];
   // Realm A: a group bob manages, each caller's own scheduled message, and alice's.
   ids.bob = bob.id;
@@ -167,43 +197,64 @@ beforeAll(async () => {
     { name: "bob: another realm", caller: bob, refs: foreign },
     { name: "guest: another realm", caller: guest, refs: foreign },
     { name: "owner: another realm", caller: owner, refs: foreign },
-    { name: "owner: others' scheduled messages, drafts and snippets", caller: owner, refs: (kind) => ({ scheduled: alicesScheduled, draft: aliceDrafts, snippet: aliceSnippets, device: aliceDevices } as Refs)[kind] ?? [] },
+    {
+      name: "owner: others' scheduled messages, drafts and snippets",
+      caller: owner,
+      refs: (kind) =>
+        (({ scheduled: alicesScheduled, draft: aliceDrafts, snippet: aliceSnippets, device: aliceDevices }) as Refs)[
+          kind
+        ] ?? [],
+    },
     {
       name: "owner: others' scheduled messages, drafts, snippets and uploads",
       caller: owner,
-      refs: (kind) => ({ scheduled: alicesScheduled, draft: aliceDrafts, snippet: aliceSnippets, upload: [unclaimedUpload!.pathId, dmBobUpload!.pathId], attachment: alicesAttachments, tusUpload: [alicesTus] } as Refs)[kind] ?? [],
+      refs: (kind) =>
+        (
+          ({
+            scheduled: alicesScheduled,
+            draft: aliceDrafts,
+            snippet: aliceSnippets,
+            upload: [unclaimedUpload!.pathId, dmBobUpload!.pathId],
+            attachment: alicesAttachments,
+            tusUpload: [alicesTus],
+          }) as Refs
+        )[kind] ?? [],
     },
     {
       name: "bob: private places",
       caller: bob,
       refs: (kind) =>
-        ({
-          message: [secretMsg, dmAliceOwner],
-          channel: [secret.id],
-          channelName: ["secret"],
-          scheduled: alicesScheduled,
-          draft: aliceDrafts,
-          snippet: aliceSnippets,
-          upload: [secretUpload!.pathId, dmOwnerUpload!.pathId, unclaimedUpload!.pathId],
-          attachment: alicesAttachments,
-          tusUpload: [alicesTus],
-        } as Refs)[kind] ?? [],
+        (
+          ({
+            message: [secretMsg, dmAliceOwner],
+            channel: [secret.id],
+            channelName: ["secret"],
+            scheduled: alicesScheduled,
+            draft: aliceDrafts,
+            snippet: aliceSnippets,
+            upload: [secretUpload!.pathId, dmOwnerUpload!.pathId, unclaimedUpload!.pathId],
+            attachment: alicesAttachments,
+            tusUpload: [alicesTus],
+          }) as Refs
+        )[kind] ?? [],
     },
     {
       name: "guest: channels not joined",
       caller: guest,
       refs: (kind) =>
-        ({
-          message: [generalMsg, secretMsg, dmAliceBob],
-          channel: [general.id, secret.id],
-          channelName: ["general", "secret"],
-          scheduled: alicesScheduled,
-          draft: aliceDrafts,
-          snippet: aliceSnippets,
-          upload: [generalUpload!.pathId, secretUpload!.pathId, dmBobUpload!.pathId, unclaimedUpload!.pathId],
-          attachment: alicesAttachments,
-          tusUpload: [alicesTus],
-        } as Refs)[kind] ?? [],
+        (
+          ({
+            message: [generalMsg, secretMsg, dmAliceBob],
+            channel: [general.id, secret.id],
+            channelName: ["general", "secret"],
+            scheduled: alicesScheduled,
+            draft: aliceDrafts,
+            snippet: aliceSnippets,
+            upload: [generalUpload!.pathId, secretUpload!.pathId, dmBobUpload!.pathId, unclaimedUpload!.pathId],
+            attachment: alicesAttachments,
+            tusUpload: [alicesTus],
+          }) as Refs
+        )[kind] ?? [],
     },
   ];
 });
@@ -220,7 +271,9 @@ interface Answer {
 function replaceRef(text: string, ref: Ref): string {
   const escaped = String(ref).replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   // A base's fresh channel name differs on every call; a refusal may echo it.
-  return text.replace(new RegExp(`(?<![\\w.@-])${escaped}(?![\\w@-])`, "gi"), "<ref>").replace(/\bnew-\d+\b/g, "<fresh>");
+  return text
+    .replace(new RegExp(`(?<![\\w.@-])${escaped}(?![\\w@-])`, "gi"), "<ref>")
+    .replace(/\bnew-\d+\b/g, "<fresh>");
 }
 
 /**
@@ -230,9 +283,18 @@ function replaceRef(text: string, ref: Ref): string {
 function sameAnswer(got: unknown, expected: unknown, ref: Ref, nowhereRef: Ref): boolean {
   if (got === expected) return true;
   if (typeof got === "number" && typeof expected === "number") return got === ref && expected === nowhereRef;
-  if (typeof got === "string" && typeof expected === "string") return replaceRef(got, ref) === replaceRef(expected, nowhereRef);
-  if (Array.isArray(got) && Array.isArray(expected)) return got.length === expected.length && got.every((g, i) => sameAnswer(g, expected[i], ref, nowhereRef));
-  if (got !== null && expected !== null && typeof got === "object" && typeof expected === "object" && !Array.isArray(got) && !Array.isArray(expected)) {
+  if (typeof got === "string" && typeof expected === "string")
+    return replaceRef(got, ref) === replaceRef(expected, nowhereRef);
+  if (Array.isArray(got) && Array.isArray(expected))
+    return got.length === expected.length && got.every((g, i) => sameAnswer(g, expected[i], ref, nowhereRef));
+  if (
+    got !== null &&
+    expected !== null &&
+    typeof got === "object" &&
+    typeof expected === "object" &&
+    !Array.isArray(got) &&
+    !Array.isArray(expected)
+  ) {
     const g = got as Record<string, unknown>;
     const e = expected as Record<string, unknown>;
     const keys = Object.keys(g).sort();
@@ -244,7 +306,14 @@ function sameAnswer(got: unknown, expected: unknown, ref: Ref, nowhereRef: Ref):
 // Fields that differ between any two calls (a fresh queue, the current time).
 const RANDOM_FIELDS = new Set(["queue_id", "server_timestamp"]);
 
-async function ask(caller: User, endpoint: Endpoint, base: SweepBase, param: string, probe: ProbeSpec, ref: Ref): Promise<Answer> {
+async function ask(
+  caller: User,
+  endpoint: Endpoint,
+  base: SweepBase,
+  param: string,
+  probe: ProbeSpec,
+  ref: Ref,
+): Promise<Answer> {
   const params: Record<string, string> = {};
   const fixture = fixtureFor(caller);
   for (const [k, v] of Object.entries(base.params)) params[k] = typeof v === "function" ? v(fixture) : v;
@@ -253,12 +322,17 @@ async function ask(caller: User, endpoint: Endpoint, base: SweepBase, param: str
   const isPath = inPath.includes(param);
   if (!isPath) params[param] = value;
   const spread = isPath && probe.encodePath ? probe.encodePath(ref) : {};
-  const path = endpoint.path.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(spread[name] ?? (name === param ? value : (params[name] ?? ""))));
+  const path = endpoint.path.replace(/:(\w+)/g, (_, name: string) =>
+    encodeURIComponent(spread[name] ?? (name === param ? value : (params[name] ?? ""))),
+  );
   // Path values given by the base go in the path only.
   for (const name of inPath) delete params[name];
   if (endpoint.root) {
     // Outside /api/v1 (file downloads).
-    const response = await fetch(`${s.base}${path}`, { method: endpoint.method, headers: { Authorization: basicAuth(s.t.store.getUser(caller.id)) } });
+    const response = await fetch(`${s.base}${path}`, {
+      method: endpoint.method,
+      headers: { Authorization: basicAuth(s.t.store.getUser(caller.id)) },
+    });
     const text = await response.text();
     return { status: response.status, body: text.startsWith("{") ? (JSON.parse(text) as unknown) : text };
   }
@@ -271,7 +345,9 @@ const show = (a: Answer) => JSON.stringify(a).slice(0, 400);
 
 /** Every exception the endpoints declare, as "ROUTE param scenario". */
 const declaredExceptions = () =>
-  ENDPOINTS.flatMap((e) => (e.testing?.sweepExceptions ?? []).map((x) => `${endpointKey(e)} ${x.param} ${x.scenario}`)).sort();
+  ENDPOINTS.flatMap((e) =>
+    (e.testing?.sweepExceptions ?? []).map((x) => `${endpointKey(e)} ${x.param} ${x.scenario}`),
+  ).sort();
 
 describe("reference markings", () => {
   it("every parameter that may name an object is marked or has a reason, and every compound one has probes", () => {
@@ -308,7 +384,14 @@ describe("reference markings", () => {
 
   it("refuses metadata naming a parameter the endpoint does not have", () => {
     const misspelt = () =>
-      defineEndpoint({ method: "GET", path: "/things/:thing_id", pathRefs: { thingid: "user" }, auth: "user", params: {}, handler: () => ({}) });
+      defineEndpoint({
+        method: "GET",
+        path: "/things/:thing_id",
+        pathRefs: { thingid: "user" },
+        auth: "user",
+        params: {},
+        handler: () => ({}),
+      });
     expect(misspelt).toThrow("GET /things/:thing_id: no parameter thingid");
   });
 });
@@ -324,10 +407,16 @@ describe("access sweep over the route table", () => {
       const key = endpointKey(endpoint);
       for (const spec of referenceParams(endpoint)) {
         const param = spec.name;
-        const bases = (endpoint.testing?.sweepBases ?? [{ params: {} }]).filter((b) => b.for === undefined || b.for.includes(param));
+        const bases = (endpoint.testing?.sweepBases ?? [{ params: {} }]).filter(
+          (b) => b.for === undefined || b.for.includes(param),
+        );
         for (const base of bases) {
-          const plain = Object.fromEntries(Object.entries(base.params).filter((e): e is [string, string] => typeof e[1] === "string"));
-          for (const probe of probesFor(endpoint, spec).filter((probe) => probe.when === undefined || probe.when(plain))) {
+          const plain = Object.fromEntries(
+            Object.entries(base.params).filter((e): e is [string, string] => typeof e[1] === "string"),
+          );
+          for (const probe of probesFor(endpoint, spec).filter(
+            (probe) => probe.when === undefined || probe.when(plain),
+          )) {
             for (const scenario of scenarios) {
               const refs = scenario.refs(probe.names);
               if (refs.length === 0) continue;
@@ -338,7 +427,9 @@ describe("access sweep over the route table", () => {
               const nowhereRef = nowhere(probe.names);
               const expected = await ask(caller, endpoint, base, param, probe, nowhereRef);
               const nothingExpectedToChange = expected.status >= 400;
-              const exception = endpoint.testing?.sweepExceptions?.find((x) => x.param === param && x.scenario === scenario.name);
+              const exception = endpoint.testing?.sweepExceptions?.find(
+                (x) => x.param === param && x.scenario === scenario.name,
+              );
               for (const target of refs) {
                 const got = await ask(caller, endpoint, base, param, probe, target);
                 requests += 2;
@@ -350,7 +441,8 @@ describe("access sweep over the route table", () => {
                   mismatches.push(`${where}:\n    got      ${show(got)}\n    expected ${show(expected)}`);
                 }
               }
-              if (nothingExpectedToChange && !exception && fingerprint(s.t.store) !== before) mismatches.push(`${key} ${param} (${probe.label}) as ${scenario.name}: the store changed`);
+              if (nothingExpectedToChange && !exception && fingerprint(s.t.store) !== before)
+                mismatches.push(`${key} ${param} (${probe.label}) as ${scenario.name}: the store changed`);
             }
           }
         }
@@ -359,7 +451,9 @@ describe("access sweep over the route table", () => {
     expect(mismatches).toEqual([]);
     expect([...stillExceptional].sort()).toEqual(declaredExceptions());
     // Every reference parameter of every endpoint was probed at least once.
-    expect([...swept].sort()).toEqual(ENDPOINTS.flatMap((e) => referenceParams(e).map((spec) => `${endpointKey(e)} ${spec.name}`)).sort());
+    expect([...swept].sort()).toEqual(
+      ENDPOINTS.flatMap((e) => referenceParams(e).map((spec) => `${endpointKey(e)} ${spec.name}`)).sort(),
+    );
     // As many probes as when the parameters were classified by name in this file (841), or more.
     expect(probes).toBeGreaterThanOrEqual(841);
     expect(requests).toBeGreaterThan(3000);

@@ -20,8 +20,16 @@ const toChannel = (base: Readonly<Record<string, string>>) => base["type"] === "
 const toUsers = (base: Readonly<Record<string, string>>) => base["type"] === "direct";
 const groupSetting: readonly ProbeSpec[] = [
   { names: "group", label: "group ID", encode: String },
-  { names: "group", label: "direct_subgroups", encode: (r) => JSON.stringify({ direct_members: [], direct_subgroups: [r] }) },
-  { names: "user", label: "direct_members", encode: (r) => JSON.stringify({ direct_members: [r], direct_subgroups: [] }) },
+  {
+    names: "group",
+    label: "direct_subgroups",
+    encode: (r) => JSON.stringify({ direct_members: [], direct_subgroups: [r] }),
+  },
+  {
+    names: "user",
+    label: "direct_members",
+    encode: (r) => JSON.stringify({ direct_members: [r], direct_subgroups: [] }),
+  },
 ];
 
 /** How each reference kind names an object on the wire: every probe is sent for every marked parameter. */
@@ -99,7 +107,13 @@ export const PROBES: Readonly<Record<RefKind, readonly ProbeSpec[]>> = {
       encode: (r) => String(r).split("/")[2]!,
       encodePath: (r) => {
         const [realm_id, path_hash, path_random, filename] = String(r).split("/");
-        return { realm_id: realm_id!, path_hash: path_hash!, path_random: path_random!, filename: filename!, thumbnail_format: "840x560.webp" };
+        return {
+          realm_id: realm_id!,
+          path_hash: path_hash!,
+          path_random: path_random!,
+          filename: filename!,
+          thumbnail_format: "840x560.webp",
+        };
       },
     },
   ],
@@ -150,7 +164,8 @@ function holdsInteger(schema: z.ZodType, depth = 0): boolean {
   if (depth > 6) return false;
   const next = (s: unknown) => holdsInteger(s as z.ZodType, depth + 1);
   if (schema instanceof z.ZodNumber) return true;
-  if (schema instanceof z.ZodOptional || schema instanceof z.ZodNullable || schema instanceof z.ZodDefault) return next(schema.unwrap());
+  if (schema instanceof z.ZodOptional || schema instanceof z.ZodNullable || schema instanceof z.ZodDefault)
+    return next(schema.unwrap());
   if (schema instanceof z.ZodArray) return next(schema.element);
   if (schema instanceof z.ZodObject) return Object.values(schema.shape as Record<string, z.ZodType>).some(next);
   if (schema instanceof z.ZodUnion) return (schema.options as z.ZodType[]).some(next);
@@ -188,13 +203,17 @@ export function markingProblems(endpoints: readonly Endpoint[]): string[] {
     const specs = paramSpecs(endpoint);
     for (const spec of specs) {
       if (spec.ref === undefined && !(spec.name in notRefs) && mayNameObject(spec)) {
-        problems.push(`${key}: ${spec.name} may name an object: mark it with ref() (or pathRefs), or say why not in testing.notRefs`);
+        problems.push(
+          `${key}: ${spec.name} may name an object: mark it with ref() (or pathRefs), or say why not in testing.notRefs`,
+        );
       }
-      if (spec.ref !== undefined && spec.name in notRefs) problems.push(`${key}: ${spec.name} is both a reference and in notRefs`);
+      if (spec.ref !== undefined && spec.name in notRefs)
+        problems.push(`${key}: ${spec.name} is both a reference and in notRefs`);
       if (spec.ref?.kind === "compound") {
         const probed = new Set((endpoint.testing?.probes?.[spec.name] ?? []).map((probe) => probe.names));
         const missing = spec.ref.names.filter((names) => !probed.has(names));
-        if (missing.length > 0) problems.push(`${key}: ${spec.name} names ${missing.join(", ")} but testing.probes has no probe for it`);
+        if (missing.length > 0)
+          problems.push(`${key}: ${spec.name} names ${missing.join(", ")} but testing.probes has no probe for it`);
       }
     }
     const marked = new Set(specs.filter((spec) => spec.ref !== undefined).map((spec) => spec.name));
@@ -202,9 +221,11 @@ export function markingProblems(endpoints: readonly Endpoint[]): string[] {
       if (!marked.has(name)) problems.push(`${key}: testing.probes for ${name}, which is not a reference`);
     }
     for (const base of endpoint.testing?.sweepBases ?? []) {
-      for (const name of base.for ?? []) if (!marked.has(name)) problems.push(`${key}: a sweep base for ${name}, which is not a reference`);
+      for (const name of base.for ?? [])
+        if (!marked.has(name)) problems.push(`${key}: a sweep base for ${name}, which is not a reference`);
     }
-    if (marked.size === 0 && (endpoint.testing?.sweepBases ?? []).length > 0) problems.push(`${key}: sweep bases but no reference`);
+    if (marked.size === 0 && (endpoint.testing?.sweepBases ?? []).length > 0)
+      problems.push(`${key}: sweep bases but no reference`);
   }
   return problems;
 }

@@ -18,9 +18,11 @@ export const draftSchema = z.strictObject({
 
 /** A draft addressed to a channel or to a user, for the access sweep; `wrap` makes the parameter of one draft. */
 export function draftProbes(wrap: (draft: unknown) => unknown): readonly ProbeSpec[] {
+  const draft = (type: string, to: unknown, topic: string) =>
+    JSON.stringify(wrap({ type, to: [to], topic, content: "c" }));
   return [
-    { names: "channel", label: "channel draft", encode: (id) => JSON.stringify(wrap({ type: "stream", to: [id], topic: "t", content: "c" })) },
-    { names: "user", label: "direct draft", encode: (id) => JSON.stringify(wrap({ type: "private", to: [id], topic: "", content: "c" })) },
+    { names: "channel", label: "channel draft", encode: (id) => draft("stream", id, "t") },
+    { names: "user", label: "direct draft", encode: (id) => draft("private", id, "") },
   ];
 }
 

@@ -13,7 +13,9 @@ export default defineEndpoint({
   params: {
     queue_id: p.str({ maxLength: 64 }),
   },
-  testing: { notRefs: { queue_id: "another user's queue answers exactly like an unknown one (test/realtime/queues.test.ts)" } },
+  testing: {
+    notRefs: { queue_id: "another user's queue answers exactly like an unknown one (test/realtime/queues.test.ts)" },
+  },
   handler(ctx, input) {
     ctx.events.delete(ctx.user, input.queue_id);
     return {};

@@ -52,7 +52,8 @@ export const INVITE_NOT_REFS = {
 } as const;
 
 /** Invitations are the caller's realm's own. */
-export const INVITE_ID_NOT_A_REF = "another realm's invitation is 'No such invitation' exactly like a missing one (actions/invites.ts accessInvite)";
+export const INVITE_ID_NOT_A_REF =
+  "another realm's invitation is 'No such invitation' exactly like a missing one (actions/invites.ts accessInvite)";
 
 /** The invitation ID of a path: Zulip's converter takes digits only; anything else names no invitation. */
 export function inviteIdOf(pathParams: Readonly<Record<string, string>>): number {

@@ -7,8 +7,11 @@
  */
 import { InvitationError, SOME_SKIPPED_MESSAGE } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
+import type { SweepFixture } from "../../endpoint-testing.js";
 import { p } from "../../params.js";
 import { INVITE_NOT_REFS, inviteEnvironment, inviteOptions, sharedInviteParams, streamIds } from "./invite-params.js";
+
+const newAddress = (fixture: SweepFixture) => `${fixture.fresh("invitee")}@new.dev`;
 
 export default defineEndpoint({
   method: "POST",
@@ -28,8 +31,8 @@ export default defineEndpoint({
         "design, other realms are not consulted",
     },
     sweepBases: [
-      { params: { invitee_emails: (fixture) => `${fixture.fresh("invitee")}@new.dev`, group_ids: "[]" }, for: ["stream_ids"] },
-      { params: { invitee_emails: (fixture) => `${fixture.fresh("invitee")}@new.dev`, stream_ids: "[]" }, for: ["group_ids"] },
+      { params: { invitee_emails: newAddress, group_ids: "[]" }, for: ["stream_ids"] },
+      { params: { invitee_emails: newAddress, stream_ids: "[]" }, for: ["group_ids"] },
     ],
   },
   handler(ctx, input) {

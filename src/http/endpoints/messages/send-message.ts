@@ -66,7 +66,10 @@ export default defineEndpoint({
       queue_id: "the caller's own event queue, for local echo: another user's queue is not looked up",
       local_id: "the client's own echo ID, returned to it and stored nowhere",
     },
-    sweepBases: [{ params: { type: "stream", topic: "t", content: "x" } }, { params: { type: "direct", content: "x" } }],
+    sweepBases: [
+      { params: { type: "stream", topic: "t", content: "x" } },
+      { params: { type: "direct", content: "x" } },
+    ],
   },
   async handler(ctx, input) {
     if ((input.queue_id === undefined) !== (input.local_id === undefined)) {

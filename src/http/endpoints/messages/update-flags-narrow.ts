@@ -28,7 +28,9 @@ export default defineEndpoint({
       { params: { num_before: "0", num_after: "1", op: "remove", flag: "read" }, for: ["anchor"] },
       { params: { num_before: "0", num_after: "1", op: "add", flag: "starred" }, for: ["anchor"] },
     ],
-    worst: { extra: [tooManyNarrowTerms({ anchor: "oldest", num_before: "0", num_after: "5000", op: "add", flag: "starred" })] },
+    worst: {
+      extra: [tooManyNarrowTerms({ anchor: "oldest", num_before: "0", num_after: "5000", op: "add", flag: "starred" })],
+    },
   },
   handler(ctx, input) {
     const anchor = parseAnchor(input.anchor);

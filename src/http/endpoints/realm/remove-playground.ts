@@ -11,7 +11,9 @@ export default defineEndpoint({
   auth: "user",
   params: {},
   // test/http/playgrounds.test.ts
-  testing: { notRefs: { playground_id: "another realm's playground is 'Invalid playground' exactly like a missing one" } },
+  testing: {
+    notRefs: { playground_id: "another realm's playground is 'Invalid playground' exactly like a missing one" },
+  },
   handler(ctx) {
     const raw = ctx.pathParams["playground_id"] ?? "";
     // Zulip's path converter takes digits only; anything else names no playground.

@@ -23,7 +23,8 @@ export default defineEndpoint({
   testing: {
     notRefs: {
       emoji_name:
-        "custom emoji are named per realm: another realm's name is free here, and one never used answers alike (test/http/realm-emoji.test.ts)",
+        "custom emoji are named per realm: another realm's name is free here, and one never used answers alike " +
+        "(test/http/realm-emoji.test.ts)",
     },
   },
   async handler(ctx) {

@@ -6,8 +6,11 @@
  * read_by_sender defaults by client and recipient (engine).
  */
 import { defineEndpoint } from "../../endpoint.js";
+import type { SweepFixture } from "../../endpoint-testing.js";
 import { p } from "../../params.js";
 import { channelIdOf, normalizeType, parseTo, toParam, typeParam, userIdsOf } from "./wire-params.js";
+
+const later = (fixture: SweepFixture) => fixture.later();
 
 export default defineEndpoint({
   method: "POST",
@@ -23,8 +26,8 @@ export default defineEndpoint({
   },
   testing: {
     sweepBases: [
-      { params: { type: "stream", topic: "t", content: "x", scheduled_delivery_timestamp: (fixture) => fixture.later() } },
-      { params: { type: "direct", content: "x", scheduled_delivery_timestamp: (fixture) => fixture.later() } },
+      { params: { type: "stream", topic: "t", content: "x", scheduled_delivery_timestamp: later } },
+      { params: { type: "direct", content: "x", scheduled_delivery_timestamp: later } },
     ],
   },
   handler(ctx, input) {

@@ -40,6 +40,8 @@ export function namedSettings(names: readonly SettingName[], input: Readonly<Rec
 
 const targetUsers = z.strictObject({ user_ids: j.intList().optional(), group_ids: j.intList().optional(), skip_if_already_edited: z.boolean() });
 
+const targets = (ids: Record<string, unknown>) => JSON.stringify({ ...ids, skip_if_already_edited: false });
+
 const own = {
   full_name: p.str().optional(),
   email: p.str().optional(),
@@ -61,8 +63,8 @@ export default defineEndpoint({
     },
     probes: {
       target_users: [
-        { names: "user", label: "user_ids", encode: (id) => JSON.stringify({ user_ids: [id], skip_if_already_edited: false }) },
-        { names: "group", label: "group_ids", encode: (id) => JSON.stringify({ group_ids: [id], skip_if_already_edited: false }) },
+        { names: "user", label: "user_ids", encode: (id) => targets({ user_ids: [id] }) },
+        { names: "group", label: "group_ids", encode: (id) => targets({ group_ids: [id] }) },
       ],
     },
     sweepBases: [{ params: { color_scheme: "2" } }],

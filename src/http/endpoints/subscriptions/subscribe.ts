@@ -53,7 +53,10 @@ export default defineEndpoint({
   auth: "user",
   params: {
     subscriptions: compoundRef(p.json(z.array(item), { maxItems: MAX_SUBSCRIPTION_CHANNELS }), ["channelName"]),
-    principals: ref(p.json(j.intOrStringList(), { maxItems: MAX_SUBSCRIPTION_PRINCIPALS }), "userListOrEmails").optional(),
+    principals: ref(
+      p.json(j.intOrStringList(), { maxItems: MAX_SUBSCRIPTION_PRINCIPALS }),
+      "userListOrEmails",
+    ).optional(),
     authorization_errors_fatal: p.bool().default(true),
     announce: p.bool().default(false),
     invite_only: p.bool().optional(),

@@ -14,7 +14,10 @@ export default defineEndpoint({
   auth: "user",
   params: {
     subscriptions: ref(p.json(j.stringList(), { maxItems: MAX_SUBSCRIPTION_CHANNELS }), "channelNameList"),
-    principals: ref(p.json(j.intOrStringList(), { maxItems: MAX_SUBSCRIPTION_PRINCIPALS }), "userListOrEmails").optional(),
+    principals: ref(
+      p.json(j.intOrStringList(), { maxItems: MAX_SUBSCRIPTION_PRINCIPALS }),
+      "userListOrEmails",
+    ).optional(),
   },
   testing: {
     sweepBases: [

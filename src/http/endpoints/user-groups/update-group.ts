@@ -12,8 +12,8 @@ import { groupSettingFromWire } from "../../../wire/channel.js";
 import { checkSettingSize, description } from "./limits.js";
 import { groupIdParam } from "./path.js";
 
-const change = () =>
-  ref(p.json(z.object({ new: j.groupSetting(), old: j.groupSetting().optional() }).strict()), "groupSettingChange").optional();
+const changeSchema = z.object({ new: j.groupSetting(), old: j.groupSetting().optional() }).strict();
+const change = () => ref(p.json(changeSchema), "groupSettingChange").optional();
 
 export default defineEndpoint({
   method: "PATCH",

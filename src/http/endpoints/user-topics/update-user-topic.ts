@@ -20,7 +20,10 @@ export default defineEndpoint({
   },
   // Removing a policy (0) is allowed in any channel of the caller's realm by Zulip's design: only setting one is swept.
   testing: {
-    sweepBases: [{ params: { topic: "t", visibility_policy: "1" } }, { params: { topic: "t", visibility_policy: "3" } }],
+    sweepBases: [
+      { params: { topic: "t", visibility_policy: "1" } },
+      { params: { topic: "t", visibility_policy: "3" } },
+    ],
   },
   handler(ctx, input) {
     ctx.store.setTopicPolicy(ctx.user.id, input.stream_id, input.topic, input.visibility_policy);
