@@ -72,6 +72,12 @@ export const CONFIG_SCHEMA = z.object({
    * past it collects the realm's least recently polled. Each user holds at most 100.
    */
   MAX_EVENT_QUEUES_PER_REALM: z.number().int().min(1).default(20_000),
+  /** parley's own (src/http/load-limits): requests in progress per client address (0: no cap; loopback is never capped). */
+  MAX_REQUESTS_PER_ADDRESS: z.number().int().min(0).default(256),
+  /** parley's own: requests in progress in all, and connections to the compatibility listener (0: no cap). */
+  MAX_OPEN_REQUESTS: z.number().int().min(0).default(10_000),
+  /** parley's own: MiB of request bodies held in memory in all before requests are refused with 503. */
+  BODY_MEMORY_MIB: z.number().int().min(1).max(65_536).default(64),
 }).strict().superRefine((config, ctx) => {
   // Django's SMTP backend refuses both at once: STARTTLS inside a TLS connection is not a mode.
   if (config.EMAIL_USE_TLS && config.EMAIL_USE_SSL) {

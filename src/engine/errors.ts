@@ -44,7 +44,8 @@ export type ErrorCode =
   | "MALFORMED_BODY"
   | "UNSUPPORTED_MEDIA_TYPE"
   // The image proxy's upstream failed (src/http/endpoints/external-content).
-  | "EXTERNAL_IMAGE_UNAVAILABLE";
+  | "EXTERNAL_IMAGE_UNAVAILABLE"
+  | "SERVER_BUSY";
 
 export type ErrorData = Readonly<Record<string, string | number | boolean | null | readonly (string | number)[] | readonly Readonly<Record<string, unknown>>[] | readonly (readonly (string | boolean)[])[]>>;
 

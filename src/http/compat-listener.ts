@@ -24,17 +24,13 @@
 import { createReadStream } from "node:fs";
 import { createServer as createHttpServer, STATUS_CODES, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
-import { BodyError, EXTRA_HEADERS, type ExtraHeader, type RequestHead } from "./request.js";
-import { engineErrorReply, errorReply, JsonParts, type Reply } from "./respond.js";
-
-type Headers = readonly (readonly [string, string])[];
-
-export interface CompatPipeline {
-  /** The shared pipeline: route, authenticate, parse, one engine call, envelope. */
-  readonly handle: (head: RequestHead, body: Buffer, signal: AbortSignal) => Promise<{ reply: Reply; headers: Headers }>;
-  readonly maxBodyBytes: number;
-  readonly logError: (message: string, error: unknown) => void;
-}
+import { EngineError } from "../engine/index.js";
+import { linger, type Admission, type Pipeline } from "./admission.js";
+import { NodeBodySource, tooLarge, type BodySource } from "./body-source.js";
+import type { BodyBudget } from "./load-limits.js";
+import { EXTRA_HEADERS, type ExtraHeader, type RequestHead } from "./request.js";
+import { engineErrorReply, errorReply, FILE_TYPE, JsonParts, JSON_TYPE, type Reply } from "./respond.js";
+import { responseHead, type HeaderList } from "./response-head.js";
 
 export interface CompatListener {
   readonly port: number;
@@ -44,12 +40,14 @@ export interface CompatListener {
 /** Node's default limit on the whole request head, made explicit since 431 is promised. */
 const MAX_HEAD_BYTES = 16 * 1024;
 
-export function listenCompat(pipeline: CompatPipeline, port: number, host: string): Promise<CompatListener> {
+export function listenCompat(pipeline: Pipeline, port: number, host: string): Promise<CompatListener> {
   // requireHostHeader is off so that the 400 for HTTP/1.1 without Host carries a
   // Zulip error body like every other rejection (Node's own 400 is empty).
   const server = createHttpServer({ requireHostHeader: false, maxHeaderSize: MAX_HEAD_BYTES }, (req, res) => {
     serve(pipeline, req, res);
   });
+  // Node refuses connections past this at accept time (the uWS listener cannot: see http/load-limits).
+  if (pipeline.maxConnections > 0) server.maxConnections = pipeline.maxConnections;
   server.on("clientError", (error: NodeJS.ErrnoException, socket: Socket) => rejectHead(error, socket));
   return new Promise((resolve, reject) => {
     server.once("error", reject);
@@ -67,29 +65,100 @@ export function listenCompat(pipeline: CompatPipeline, port: number, host: strin
   });
 }
 
-function serve(pipeline: CompatPipeline, req: IncomingMessage, res: ServerResponse): void {
+function serve(pipeline: Pipeline, req: IncomingMessage, res: ServerResponse): void {
   const head = headOf(req);
   if (req.httpVersion === "1.1" && req.headers.host === undefined) {
     // RFC 9112 3.2: an HTTP/1.1 request without Host MUST get a 400.
-    write(res, errorReply(400, "Missing Host header", "BAD_REQUEST"));
+    write(req, res, errorReply(400, "Missing Host header", "BAD_REQUEST"));
+    return;
+  }
+  let admission: Admission;
+  try {
+    admission = pipeline.admit(head);
+  } catch (error) {
+    pipeline.logError(`${head.method} ${head.url}: unexpected error`, error);
+    write(req, res, errorReply(500, "Internal server error", null));
     return;
   }
   // A client that goes away ends its long poll.
   const gone = new AbortController();
   res.on("close", () => gone.abort());
-  readBody(req, head, pipeline.maxBodyBytes)
-    .then((body) => pipeline.handle(head, body, gone.signal))
-    .then(({ reply, headers }) => write(res, reply, headers))
+  let buffered: BufferedBody | null = null;
+  let streamed: NodeBodySource | null = null;
+  const answer = (reply: Reply, headers: HeaderList = []): void => {
+    buffered?.release();
+    streamed?.discard();
+    const out = pipeline.finish(admission, reply, headers, !gone.signal.aborted);
+    write(req, res, out.reply, out.headers);
+  };
+  if (admission.refusal) {
+    answer(admission.refusal);
+    return;
+  }
+  let body: Promise<Buffer | BodySource>;
+  if (admission.mode === "stream") body = Promise.resolve((streamed = new NodeBodySource(req)));
+  else {
+    buffered = new BufferedBody(req, admission.maxBodyBytes, pipeline.budget, head.contentLength);
+    body = buffered.whole;
+  }
+  body
+    .then((b) => pipeline.handle(admission, b, gone.signal))
+    .then(({ reply, headers }) => answer(reply, headers))
     .catch((error: unknown) => {
-      if (error instanceof BodyError) {
-        // The rest of the body is not read: close rather than parse it as a next request.
-        res.shouldKeepAlive = false;
-        write(res, engineErrorReply(error));
-      } else {
+      if (error instanceof EngineError) answer(engineErrorReply(error));
+      else {
         pipeline.logError(`${head.method} ${head.url}: unexpected error`, error);
-        write(res, errorReply(500, "Internal server error", null));
+        answer(errorReply(500, "Internal server error", null));
       }
     });
+}
+
+/**
+ * A body read whole, under the endpoint's limit and the server's budget; past either
+ * it is read on and dropped (so the client can read the refusal), not buffered.
+ */
+class BufferedBody {
+  readonly whole: Promise<Buffer>;
+  readonly #budget: BodyBudget;
+  #held = 0;
+  #dropping = false;
+
+  constructor(req: IncomingMessage, maxBytes: number, budget: BodyBudget, declared: number | null) {
+    this.#budget = budget;
+    this.whole = new Promise((resolve, reject) => {
+      if (declared !== null && declared > maxBytes) {
+        this.#dropping = true;
+        reject(tooLarge());
+        return;
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      req.on("data", (chunk: Buffer) => {
+        if (this.#dropping) return;
+        size += chunk.length;
+        try {
+          if (size > maxBytes) throw tooLarge();
+          budget.take(chunk.length);
+          this.#held += chunk.length;
+          chunks.push(chunk);
+        } catch (error) {
+          this.#dropping = true;
+          chunks.length = 0;
+          this.release();
+          reject(error);
+        }
+      });
+      req.on("end", () => resolve(Buffer.concat(chunks, size)));
+      req.on("error", reject);
+    });
+  }
+
+  /** Gives the budget back; what arrives from now on is dropped. */
+  release(): void {
+    this.#dropping = true;
+    this.#budget.give(this.#held);
+    this.#held = 0;
+  }
 }
 
 function headOf(req: IncomingMessage): RequestHead {
@@ -112,36 +181,36 @@ function headOf(req: IncomingMessage): RequestHead {
   };
 }
 
-function readBody(req: IncomingMessage, head: RequestHead, maxBytes: number): Promise<Buffer> {
-  if (head.contentLength !== null && head.contentLength > maxBytes) return Promise.reject(new BodyError("BODY_TOO_LARGE", "Request body too large"));
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on("data", (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > maxBytes) {
-        req.pause();
-        reject(new BodyError("BODY_TOO_LARGE", "Request body too large"));
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on("end", () => resolve(Buffer.concat(chunks, size)));
-    req.on("error", reject);
-  });
-}
-
-function write(res: ServerResponse, reply: Reply, extraHeaders: Headers = []): void {
+/**
+ * Writes a reply whose head http/response-head checked. When the request's body has
+ * not been read whole (a refusal), the reply goes out at once, complete with its
+ * length, but the response is ended (and the connection closed, since the rest of
+ * the body cannot be parsed as a next request) only once the client has sent the
+ * rest, or after LINGER_MS: a close while it still sends would reset the connection.
+ */
+function write(req: IncomingMessage, res: ServerResponse, reply: Reply, extraHeaders: HeaderList = []): void {
   if (res.destroyed || res.headersSent) return;
-  const headers: string[] = reply.contentType === "" ? [] : ["Content-Type", reply.contentType ?? "application/json"];
-  for (const [k, v] of [...(reply.headers ?? []), ...extraHeaders]) headers.push(k, v);
   const file = reply.file;
+  const head = responseHead(reply, extraHeaders, file ? FILE_TYPE : JSON_TYPE);
+  const fields: string[] = [];
+  for (const [k, v] of head.fields) fields.push(k, v);
   // Node may keep a written buffer until it is flushed: JSON pieces get their own copy.
   const body = reply.body instanceof JsonParts ? reply.body.joined() : reply.body;
-  headers.push("Content-Length", String(file ? file.length : Buffer.byteLength(body)));
-  res.writeHead(reply.status, headers);
+  fields.push("Content-Length", String(file ? file.length : Buffer.byteLength(body)));
+  const unread = !req.complete;
+  if (unread) res.shouldKeepAlive = false;
+  res.writeHead(head.status, fields);
   if (!file) {
-    res.end(body);
+    if (!unread) {
+      res.end(body);
+      return;
+    }
+    res.write(body);
+    req.resume();
+    void linger(new Promise<void>((resolve) => {
+      req.once("end", resolve);
+      req.once("close", resolve);
+    })).then(() => res.end());
     return;
   }
   if (file.length === 0) {

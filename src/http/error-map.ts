@@ -56,4 +56,6 @@ export const ERROR_MAP: Readonly<Record<ErrorCode, WireError>> = {
   UNSUPPORTED_MEDIA_TYPE: { status: 415, wire: "BAD_REQUEST" },
   // The image's host failed or was too slow: Bad Gateway, as go-camo answers.
   EXTERNAL_IMAGE_UNAVAILABLE: { status: 502, wire: "BAD_REQUEST" },
+  // Load shedding (http/load-limits): Zulip's nginx answers 503 too; no code of its own.
+  SERVER_BUSY: { status: 503, wire: "BAD_REQUEST" },
 };

@@ -41,3 +41,13 @@ export class UpstreamImageError extends HttpError {
     super("EXTERNAL_IMAGE_UNAVAILABLE", message);
   }
 }
+
+/** Seconds a client refused for load is told to wait: load passes quickly. */
+const BUSY_RETRY_AFTER_SECONDS = 1;
+
+/** The server cannot take this request now (http/load-limits: a cap or the body budget): 503 with Retry-After. */
+export class ServerBusyError extends HttpError {
+  constructor(message: string) {
+    super("SERVER_BUSY", message, {}, [["Retry-After", String(BUSY_RETRY_AFTER_SECONDS)]]);
+  }
+}

@@ -1,8 +1,8 @@
 /**
  * @module http/request
  * Reading a request off uWebSockets.js: headers are copied synchronously (uWS
- * forbids touching `req` after the handler returns), the body is streamed with
- * onData into one buffer under a size limit, and form bodies are decoded —
+ * forbids touching `req` after the handler returns; the body is read by
+ * http/body-source), and form bodies are decoded —
  * application/x-www-form-urlencoded directly, multipart/form-data with busboy (file
  * parts are skipped here: only endpoints that stream their body receive files, see
  * http/body-source and http/endpoints/uploads).
@@ -72,29 +72,6 @@ export function readHead(req: HttpRequest, res: HttpResponse): RequestHead {
     remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString("utf8"),
     extra: Object.fromEntries(EXTRA_HEADERS.map((name) => [name, req.getHeader(name)])) as Record<ExtraHeader, string>,
   };
-}
-
-/** Collects the raw body; resolves null if the client went away. */
-export function readBody(res: HttpResponse, head: RequestHead, maxBytes: number, aborted: () => boolean): Promise<Buffer | null> {
-  if (head.contentLength !== null && head.contentLength > maxBytes) return Promise.reject(new BodyError("BODY_TOO_LARGE", "Request body too large"));
-  if (head.contentLength === 0 || ((head.method === "GET" || head.method === "HEAD") && head.contentLength === null)) return Promise.resolve(Buffer.alloc(0));
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let failed = false;
-    res.onData((chunk, isLast) => {
-      if (failed) return;
-      size += chunk.byteLength;
-      if (size > maxBytes) {
-        failed = true;
-        reject(new BodyError("BODY_TOO_LARGE", "Request body too large"));
-        return;
-      }
-      // uWS reuses the chunk's memory after this callback: copy it.
-      chunks.push(Buffer.from(new Uint8Array(chunk)));
-      if (isLast) resolve(aborted() ? null : Buffer.concat(chunks, size));
-    });
-  });
 }
 
 /** Decodes a form body into fields. */

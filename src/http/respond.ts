@@ -8,13 +8,24 @@ import { EngineError, RateLimitError } from "../engine/index.js";
 import { ERROR_MAP } from "./error-map.js";
 import { HttpError } from "./errors.js";
 import { RawJson } from "../wire/raw-json.js";
+import { responseHead, type HeaderList, type ResponseHead } from "./response-head.js";
 
 export { RawJson };
 
 const REASONS: Record<number, string> = {
   200: "OK", 201: "Created", 204: "No Content", 206: "Partial Content", 304: "Not Modified", 409: "Conflict", 410: "Gone", 412: "Precondition Failed", 416: "Range Not Satisfiable", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
-  413: "Payload Too Large", 415: "Unsupported Media Type", 429: "Too Many Requests", 500: "Internal Server Error",
+  413: "Payload Too Large", 415: "Unsupported Media Type", 429: "Too Many Requests", 500: "Internal Server Error", 503: "Service Unavailable",
 };
+
+/** The default Content-Type of a reply that names none: API replies are JSON, files are bytes. */
+export const JSON_TYPE = "application/json";
+export const FILE_TYPE = "application/octet-stream";
+
+/** Writes a checked head (http/response-head) through uWS; must run corked. */
+function writeHead(res: HttpResponse, head: ResponseHead): void {
+  res.writeStatus(`${head.status} ${REASONS[head.status] ?? ""}`);
+  for (const [k, v] of head.fields) res.writeHeader(k, v);
+}
 
 export interface Reply {
   readonly status: number;
@@ -26,19 +37,20 @@ export interface Reply {
   readonly file?: { readonly path: string; readonly start: number; readonly length: number };
 }
 
-/** `headOnly`: the answer to a HEAD request, whose body must not be sent (its length is). */
-export function send(res: HttpResponse, aborted: () => boolean, reply: Reply, extraHeaders: readonly (readonly [string, string])[] = [], headOnly = false): void {
+/**
+ * `headOnly`: the answer to a HEAD request, whose body must not be sent (its length is).
+ * The head is built by responseHead(), which throws rather than write an unsafe field
+ * (callers pass replies through guardReply() first, so that is a bug caught twice).
+ */
+export function send(res: HttpResponse, aborted: () => boolean, reply: Reply, extraHeaders: HeaderList = [], headOnly = false): void {
   if (aborted()) return;
   if (reply.file && !headOnly) {
-    void sendFile(res, aborted, reply, reply.file, extraHeaders);
+    void sendFile(res, aborted, responseHead(reply, extraHeaders, FILE_TYPE), reply.file, extraHeaders);
     return;
   }
+  const head = responseHead(reply, extraHeaders, JSON_TYPE);
   res.cork(() => {
-    res.writeStatus(`${reply.status} ${REASONS[reply.status] ?? ""}`);
-    // "" : a reply without a body type (tus answers).
-    if (reply.contentType !== "") res.writeHeader("Content-Type", reply.contentType ?? "application/json");
-    for (const [k, v] of reply.headers ?? []) res.writeHeader(k, v);
-    for (const [k, v] of extraHeaders) res.writeHeader(k, v);
+    writeHead(res, head);
     // Without a reported length: uWS 20.30 closes the next request on a keep-alive
     // connection after endWithoutBody(length).
     if (headOnly) res.endWithoutBody();
@@ -53,7 +65,7 @@ const FILE_CHUNK = 512 * 1024;
  * Streams a byte range of a file with uWS backpressure (tryEnd + onWritable): at most
  * one chunk is in memory per download, however large the file.
  */
-async function sendFile(res: HttpResponse, aborted: () => boolean, reply: Reply, file: NonNullable<Reply["file"]>, extraHeaders: readonly (readonly [string, string])[]): Promise<void> {
+async function sendFile(res: HttpResponse, aborted: () => boolean, head: ResponseHead, file: NonNullable<Reply["file"]>, extraHeaders: HeaderList): Promise<void> {
   let handle: FileHandle | null = null;
   try {
     handle = await open(file.path, "r");
@@ -70,16 +82,10 @@ async function sendFile(res: HttpResponse, aborted: () => boolean, reply: Reply,
     return;
   }
   const total = file.length;
-  const writeHead = () => {
-    res.writeStatus(`${reply.status} ${REASONS[reply.status] ?? ""}`);
-    res.writeHeader("Content-Type", reply.contentType ?? "application/octet-stream");
-    for (const [k, v] of reply.headers ?? []) res.writeHeader(k, v);
-    for (const [k, v] of extraHeaders) res.writeHeader(k, v);
-  };
   try {
     if (total === 0) {
       res.cork(() => {
-        writeHead();
+        writeHead(res, head);
         res.end();
       });
       return;
@@ -95,7 +101,7 @@ async function sendFile(res: HttpResponse, aborted: () => boolean, reply: Reply,
       let ok = false;
       let done = false;
       res.cork(() => {
-        if (first) writeHead();
+        if (first) writeHead(res, head);
         first = false;
         [ok, done] = res.tryEnd(chunk, total);
       });

@@ -13,17 +13,20 @@ import { isRealmEmojiPath, realmEmojiFileReply } from "./realm-emoji-files.js";
 import { AuthFailureGuard, clientName, LoginGuard, realmFor } from "./auth.js";
 import { listenCompat, type CompatListener } from "./compat-listener.js";
 import { DEFAULT_MAX_BODY_BYTES, RawReply, type AuthedEndpoint, type Endpoint, type OptionalAuthEndpoint, type PublicEndpoint, type ServerInfo } from "./endpoint.js";
-import { bufferSource, UwsBodySource, type BodySource } from "./body-source.js";
+import { bufferSource, UwsBody, type BodySource } from "./body-source.js";
+import { linger, type Admission, type Caller, type Pipeline } from "./admission.js";
+import { BodyBudget, OpenRequests, type LoadLimitOptions } from "./load-limits.js";
+import { guardReply, type HeaderList } from "./response-head.js";
 import { Uploads } from "../uploads/index.js";
 import { ENDPOINTS } from "./endpoints/index.js";
 import { parseParams, type ParamShape } from "./params.js";
 import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_LOGIN_LIMIT, DEFAULT_RATE_LIMIT, RateLimiter, type RateLimitConfig } from "./rate-limit.js";
 import { DEFAULT_EMAIL_CHANGE_LIMITS, WindowLimiter } from "./rate-limit.js";
 import { DEFAULT_JOIN_LIMITS, JoinGuard, type JoinLimits } from "./pages/join-limits.js";
-import { parseBody, parseQuery, readBody, readHead, type RequestHead } from "./request.js";
-import { RequestLog, type RequestLogOptions, type RequestNote } from "./request-log.js";
+import { parseBody, parseQuery, readHead, type RequestHead } from "./request.js";
+import { RequestLog, type RequestLogOptions } from "./request-log.js";
 import { mayReadMetrics, METRICS_PATH, ServerMetrics } from "./metrics.js";
-import { bodyByteLength, engineErrorReply, errorReply, ReadyReply, send, success, type Reply } from "./respond.js";
+import { bodyByteLength, engineErrorReply, errorReply, FILE_TYPE, JSON_TYPE, ReadyReply, send, success, type Reply } from "./respond.js";
 import { matchPage, methodNotAllowedPage, type PageRoute } from "./pages/index.js";
 import { escapeHtml, page } from "./pages/html.js";
 import { ERROR_MAP } from "./error-map.js";
@@ -75,6 +78,8 @@ export interface ServerOptions {
   readonly passwordHashCost?: ScryptCost;
   /** Ceiling on every endpoint's body limit, in bytes (endpoints default to DEFAULT_MAX_BODY_BYTES). */
   readonly maxBodyBytes?: number;
+  /** Caps on requests in progress and on buffered bodies (http/load-limits); default the config's, else 256 / 10,000 / 64 MiB. */
+  readonly loadLimits?: LoadLimitOptions;
   /** Budget for ready-to-send message JSON, in bytes. */
   readonly messageCacheBytes?: number;
   /** Budget for whole GET /messages answers kept per user and parameters, in bytes (0: none kept). */
@@ -203,47 +208,109 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     logError(`message ${messageId}: Markdown rendering failed; stored as plain text without mentions`, failure),
   );
   const webFiles = new StaticFiles(options.webRoot ?? defaultWebRoot());
-  type Headers = readonly (readonly [string, string])[];
-  /** The request ID goes back to the client; the line is logged and counted once the reply is out. */
-  const logged = (note: RequestNote, reply: Reply, headers: Headers, delivered: boolean): Headers => {
-    const ms = performance.now() - note.startedAt;
-    const status = delivered ? reply.status : null;
-    const bytes = reply.file ? reply.file.length : bodyByteLength(reply.body);
-    requestLog.finish(note, status, delivered ? bytes : 0, ms);
-    metrics.observe(note.method, RequestLog.pathOf(note), status, ms / 1000);
-    return headers;
+  const openRequests = new OpenRequests({
+    perAddress: config.MAX_REQUESTS_PER_ADDRESS,
+    total: config.MAX_OPEN_REQUESTS,
+    ...options.loadLimits,
+  });
+  const budget = new BodyBudget(options.loadLimits?.bodyBudgetBytes ?? config.BODY_MEMORY_MIB * 1024 * 1024);
+
+  /** Counts, routes and authenticates a request from its head alone (http/admission). */
+  function admit(head: RequestHead): Admission {
+    const note = requestLog.start(head.method, performance.now());
+    const refused = (reply: Reply, counted: boolean): Admission => ({ head, note, counted, refusal: reply, mode: "discard", maxBodyBytes: 0, caller: null });
+    try {
+      openRequests.enter(head.remoteAddress);
+    } catch (error) {
+      return refused(engineErrorReply(error as EngineError), false);
+    }
+    try {
+      const match = matchRoute(head.method, head.url);
+      if (match.kind !== "found") return { head, note, counted: true, refusal: null, mode: "buffer", maxBodyBytes: bodyLimit(match), caller: null };
+      const endpoint = match.endpoint;
+      note.route = endpoint.path;
+      let caller: Caller | null = null;
+      // Credentials in the head are checked before the body is read: a client without
+      // valid ones gets its 401 without the server holding a byte of its body.
+      if (endpoint.auth === "user" || (endpoint.auth === "optional" && head.authorization !== "")) {
+        caller = authGuard.authenticate(store, head, externalHost);
+        note.realmId = caller.realm.id;
+        note.userId = caller.user.id;
+      }
+      return { head, note, counted: true, refusal: null, mode: endpoint.body === "stream" ? "stream" : "buffer", maxBodyBytes: bodyLimit(match), caller };
+    } catch (error) {
+      if (error instanceof EngineError && error.code !== "INTERNAL_SERVER_ERROR") return refused(engineErrorReply(error), true);
+      logError(`${head.method} ${head.url}: unexpected error`, error);
+      return refused(errorReply(500, "Internal server error", null), true);
+    }
+  }
+
+  /** The reply as it will be written (head checked, request ID added), logged and counted; the request's slot freed. */
+  function finish(admission: Admission, reply: Reply, headers: HeaderList, delivered: boolean): { reply: Reply; headers: HeaderList } {
+    const safe = guardReply(reply, [...headers, ["X-Request-Id", admission.note.id]], reply.file ? FILE_TYPE : JSON_TYPE, logError);
+    const ms = performance.now() - admission.note.startedAt;
+    const status = delivered ? safe.reply.status : null;
+    const bytes = safe.reply.file ? safe.reply.file.length : bodyByteLength(safe.reply.body);
+    requestLog.finish(admission.note, status, delivered ? bytes : 0, ms);
+    metrics.observe(admission.head.method, RequestLog.pathOf(admission.note), status, ms / 1000);
+    if (admission.counted) openRequests.leave(admission.head.remoteAddress);
+    return safe;
+  }
+
+  const pipeline: Pipeline = {
+    admit,
+    handle: (admission, body, signal) => handle(admission, body, () => signal),
+    finish,
+    budget,
+    maxConnections: options.loadLimits?.total ?? config.MAX_OPEN_REQUESTS,
+    logError,
   };
 
   app.any("/*", (res, req) => {
     const head = readHead(req, res);
-    const note = requestLog.start(head.method, performance.now());
-    const reply = (r: Reply, headers: Headers = []): void => {
-      send(res, isAborted, r, [...headers, ["X-Request-Id", note.id]], head.method === "HEAD");
-      logged(note, r, headers, !aborted);
-    };
+    // uWS closes a "Connection: close" request's socket as soon as its answer ends.
+    const closeAsked = /(^|,)\s*close\s*(,|$)/i.test(req.getHeader("connection"));
+    const admission = admit(head);
+    const empty = head.contentLength === 0 || ((head.method === "GET" || head.method === "HEAD") && head.contentLength === null);
+    const body = new UwsBody(res, empty, admission.mode, admission.maxBodyBytes, budget, head.contentLength);
     let aborted = false;
+    let answered = false;
     const abort = new AbortController();
-    const match = matchRoute(head.method, head.url);
-    // A streamed body is handed to its endpoint unread (uploads never sit whole in memory).
-    const streamed = match.kind === "found" && match.endpoint.body === "stream" ? new UwsBodySource(res, head.contentLength === 0 || ((head.method === "GET" || head.method === "HEAD") && head.contentLength === null)) : null;
     res.onAborted(() => {
       aborted = true;
-      streamed?.abort();
+      body.abort();
       abort.abort();
     });
     const isAborted = () => aborted;
-    (streamed ? Promise.resolve<Buffer | BodySource | null>(streamed) : readBody(res, head, bodyLimit(match), isAborted))
-      .then(async (body) => {
-        if (body === null) {
-          logged(note, errorReply(400, "", null), [], false);
+    const reply = (r: Reply, headers: HeaderList = []): void => {
+      if (answered) return;
+      answered = true;
+      body.discard();
+      const out = (): void => {
+        const safe = finish(admission, r, headers, !aborted);
+        send(res, isAborted, safe.reply, safe.headers, head.method === "HEAD");
+      };
+      // On a keep-alive connection uWS reads (and drops) the rest of the body after the
+      // answer by itself; a "close" one it would close at once, resetting a client
+      // still sending, which then often loses the answer: wait for the body first.
+      if (body.complete || aborted || !closeAsked) out();
+      else void linger(body.whenComplete()).then(out);
+    };
+    if (admission.refusal) {
+      reply(admission.refusal);
+      return;
+    }
+    (admission.mode === "stream" ? Promise.resolve<BodySource | Buffer | null>(body) : body.whole())
+      .then(async (input) => {
+        if (input === null) {
+          answered = true;
+          finish(admission, errorReply(400, "", null), [], false);
           return;
         }
-        const out = await handle(head, body, () => abort.signal, note);
-        streamed?.release();
+        const out = await handle(admission, input, () => abort.signal);
         reply(out.reply, out.headers);
       })
       .catch((error: unknown) => {
-        streamed?.release();
         if (error instanceof EngineError) reply(engineErrorReply(error));
         else {
           logError(`${head.method} ${head.url}: unexpected error`, error);
@@ -251,13 +318,6 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
         }
       });
   });
-
-  /** handle() for the compat listener, which writes the reply itself. */
-  async function handleLogged(head: RequestHead, body: Buffer, signal: AbortSignal): Promise<{ reply: Reply; headers: Headers }> {
-    const note = requestLog.start(head.method, performance.now());
-    const out = await handle(head, body, () => signal, note);
-    return { reply: out.reply, headers: logged(note, out.reply, [...out.headers, ["X-Request-Id", note.id]], !signal.aborted) };
-  }
 
   /** A page for people following a link from mail (src/http/pages): HTML answers, also for every failure. */
   async function servePage(route: PageRoute, head: RequestHead, body: Buffer): Promise<Reply> {
@@ -278,8 +338,9 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   }
 
   /** `signal`: made on first use (Node builds an AbortSignal lazily, and most endpoints never look). */
-  async function handle(head: RequestHead, body: Buffer | BodySource, signal: () => AbortSignal, note: RequestNote): Promise<{ reply: Reply; headers: readonly (readonly [string, string])[] }> {
-    const none: readonly (readonly [string, string])[] = [];
+  async function handle(admission: Admission, body: Buffer | BodySource, signal: () => AbortSignal): Promise<{ reply: Reply; headers: HeaderList }> {
+    const { head, note } = admission;
+    const none: HeaderList = [];
     const emojiData = emojiDataReply(head.method, head.url, head.ifNoneMatch);
     if (emojiData) return { reply: emojiData, headers: none };
     if (isRealmEmojiPath(head.url)) return { reply: await realmEmojiFileReply(head.method, head.url, info.dataDir), headers: none };
@@ -331,7 +392,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
         const data = await (endpoint as OptionalAuthEndpoint<ParamShape>).handler({ store, realm, user: null, pathParams: match.pathParams, server: info, head, uploads }, parsed.values);
         return { reply: replyOf(data, parsed.ignored), headers: none };
       }
-      const { realm, user } = authGuard.authenticate(store, head, externalHost);
+      const { realm, user } = admission.caller ?? authGuard.authenticate(store, head, externalHost);
       note.realmId = realm.id;
       note.userId = user.id;
       if (limiter) {
@@ -392,7 +453,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     windows,
     async listenCompat(port, host = "127.0.0.1") {
       compat?.close();
-      compat = await listenCompat({ handle: handleLogged, maxBodyBytes: maxBody, logError }, port, host);
+      compat = await listenCompat(pipeline, port, host);
       return compat.port;
     },
     close() {

@@ -203,15 +203,18 @@ describe("heads the uWS listener would leave unanswered", () => {
     }
   });
 
-  it("refuses a body over the limit with 413 and closes instead of reading it", async () => {
+  it("refuses a body over the limit with 413 at once, and closes once the rest has arrived (not before: issue 26)", async () => {
     const small = await startServer({ maxBodyBytes: 64 });
     const smallPort = await small.server.listenCompat(0);
     const c = new RawConnection(smallPort);
     try {
-      c.send(`POST /api/v1/messages HTTP/1.0\r\nContent-Length: 100000\r\n\r\n${"x".repeat(100)}`);
+      c.send(`POST /api/v1/fetch_api_key HTTP/1.0\r\nContent-Length: 100000\r\n\r\n${"x".repeat(100)}`);
       const r = await c.response();
       expect(r.statusLine).toBe("HTTP/1.1 413 Payload Too Large");
       expect(r.body).toEqual({ result: "error", msg: "Request body too large", code: "BAD_REQUEST" });
+      expect(r.headers.get("connection")).toBe("close");
+      expect(c.ended).toBe(false);
+      c.send("x".repeat(100000 - 100));
       expect(await c.closedByServer()).toBe("");
     } finally {
       c.destroy();
