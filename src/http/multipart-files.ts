@@ -60,6 +60,8 @@ export async function receiveMultipartFiles(body: BodySource, contentType: strin
   parser.on("file", (field, stream, info) => {
     if (files.length + opening.length >= 1) severalFiles = true;
     stream.pause();
+    // parser.destroy() below fails an unfinished part with an error event: unheard, it would end the process.
+    stream.on("error", () => undefined);
     stream.on("limit", () => fail(limits.tooLarge()));
     // Destroying the parser after a failure ends the part early ("Unexpected end of file"): the failure is recorded.
     stream.on("error", () => undefined);

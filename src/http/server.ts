@@ -137,6 +137,8 @@ export interface ParleyServer {
   listenCompat(port: number, host?: string): Promise<number>;
   /** Whole GET /messages answers kept (tests look at what it holds). */
   readonly windows: WindowReplyCache;
+  /** Requests in progress and bytes of request bodies held, on both listeners (http/load-limits). */
+  readonly load: { readonly openRequests: number; readonly bodyBytes: number };
   close(): void;
 }
 
@@ -451,6 +453,14 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     },
     uploads,
     windows,
+    load: {
+      get openRequests() {
+        return openRequests.open;
+      },
+      get bodyBytes() {
+        return budget.held;
+      },
+    },
     async listenCompat(port, host = "127.0.0.1") {
       compat?.close();
       compat = await listenCompat(pipeline, port, host);
