@@ -1,6 +1,8 @@
 /**
  * @module bench/worst-inputs
  * `npm run bench:worst [-- --scale 100k|1m|N] [--data DIR] [--runs N] [--out DIR] [--only REGEX]`
+ * `npm run bench:worst -- --attacks [--only REGEX] [--out DIR]`: the hardening issue's
+ * hostile loads instead (bench/attacks/runner.ts, also `npm run bench:attacks`).
  *
  * How long the worst input of every endpoint holds the server's event loop. The
  * server runs in a child process (bench/worst-inputs-server.ts) on a private copy of
@@ -32,6 +34,7 @@ import { ENDPOINTS } from "../src/http/endpoints/index.js";
 import { generatedWorstInputs } from "../src/http/worst-inputs.js";
 import { chooseDataset, ensureDataset, workingCopy } from "./dataset.js";
 import { fileCases, moreCases } from "./worst-inputs-more.js";
+import { runAttacks } from "./attacks/runner.js";
 import type { Manifest } from "../tools/generate/manifest.js";
 
 const log = (line: string) => process.stderr.write(line + "\n");
@@ -358,7 +361,9 @@ async function startServer(dir: string): Promise<{ child: ChildProcess; port: nu
 const fmt = (n: number) => n.toFixed(1);
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { scale: { type: "string" }, data: { type: "string" }, runs: { type: "string" }, out: { type: "string" }, only: { type: "string" } }, strict: true });
+  const { values } = parseArgs({ options: { scale: { type: "string" }, data: { type: "string" }, runs: { type: "string" }, out: { type: "string" }, only: { type: "string" }, attacks: { type: "boolean" } }, strict: true });
+  // The hardening issue's hostile loads (bench/attacks): their own runner and report.
+  if (values.attacks) return runAttacks({ ...(values.only !== undefined ? { only: values.only } : {}), ...(values.out !== undefined ? { out: values.out } : {}) });
   const choice = chooseDataset(values.scale, values.data, "100k");
   const manifest = await ensureDataset(choice, false, log);
   const runs = Number(values.runs ?? 3);

@@ -277,11 +277,20 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     const body = new UwsBody(res, empty, admission.mode, admission.maxBodyBytes, budget, head.contentLength);
     let aborted = false;
     let answered = false;
-    const abort = new AbortController();
+    // Made on first use: most endpoints never look, and a burst of thousands of
+    // requests dropped at once (uWS's idle timeout) should not dispatch as many aborts.
+    let abort: AbortController | null = null;
+    const signal = (): AbortSignal => {
+      if (abort === null) {
+        abort = new AbortController();
+        if (aborted) abort.abort();
+      }
+      return abort.signal;
+    };
     res.onAborted(() => {
       aborted = true;
       body.abort();
-      abort.abort();
+      abort?.abort();
     });
     const isAborted = () => aborted;
     const reply = (r: Reply, headers: HeaderList = []): void => {
@@ -309,7 +318,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
           finish(admission, errorReply(400, "", null), [], false);
           return;
         }
-        const out = await handle(admission, input, () => abort.signal);
+        const out = await handle(admission, input, signal);
         reply(out.reply, out.headers);
       })
       .catch((error: unknown) => {
