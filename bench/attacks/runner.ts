@@ -19,7 +19,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
-import { openStore } from "../../src/engine/index.js";
+import { openStore } from "../../src/index.js";
 import { createDemoRealm } from "../../tools/demo/realm.js";
 import { ATTACKS } from "./index.js";
 import type { MonitorFigures, MonitorSetup } from "./monitor.js";
