@@ -361,9 +361,13 @@ async function startServer(dir: string): Promise<{ child: ChildProcess; port: nu
 const fmt = (n: number) => n.toFixed(1);
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { scale: { type: "string" }, data: { type: "string" }, runs: { type: "string" }, out: { type: "string" }, only: { type: "string" }, attacks: { type: "boolean" } }, strict: true });
+  const text = { type: "string" } as const;
+  const options = { scale: text, data: text, runs: text, out: text, only: text, attacks: { type: "boolean" } } as const;
+  const { values } = parseArgs({ options, strict: true });
   // The hardening issue's hostile loads (bench/attacks): their own runner and report.
-  if (values.attacks) return runAttacks({ ...(values.only !== undefined ? { only: values.only } : {}), ...(values.out !== undefined ? { out: values.out } : {}) });
+  if (values.attacks) {
+    return runAttacks({ ...(values.only !== undefined ? { only: values.only } : {}), ...(values.out !== undefined ? { out: values.out } : {}) });
+  }
   const choice = chooseDataset(values.scale, values.data, "100k");
   const manifest = await ensureDataset(choice, false, log);
   const runs = Number(values.runs ?? 3);

@@ -18,7 +18,9 @@ const CHUNK = Buffer.alloc(MiB, "x");
 function sendBody(target: AttackTarget, declared: boolean, signal: AbortSignal): Promise<string> {
   const url = new URL(target.compatUrl);
   const length = declared ? `Content-Length: ${BODY_BYTES}` : "Transfer-Encoding: chunked";
-  const frame = declared ? CHUNK : Buffer.concat([Buffer.from(`${CHUNK.length.toString(16)}\r\n`), CHUNK, Buffer.from("\r\n")]);
+  const frame = declared
+    ? CHUNK
+    : Buffer.concat([Buffer.from(`${CHUNK.length.toString(16)}\r\n`), CHUNK, Buffer.from("\r\n")]);
   return new Promise((resolve) => {
     const socket = connect(Number(url.port), url.hostname);
     let sent = 0;
@@ -30,7 +32,9 @@ function sendBody(target: AttackTarget, declared: boolean, signal: AbortSignal):
       if (finished) return;
       finished = true;
       socket.destroy();
-      resolve(`${declared ? "declared" : "chunked"}: ${answer ?? "no answer"} after ${mib(sentAtAnswer)} sent; ${how} with ${mib(sent)} sent`);
+      resolve(
+        `${declared ? "declared" : "chunked"}: ${answer ?? "no answer"} after ${mib(sentAtAnswer)} sent; ${how} with ${mib(sent)} sent`,
+      );
     };
     socket.on("data", (chunk: Buffer) => {
       if (answer !== null) return;
@@ -40,7 +44,9 @@ function sendBody(target: AttackTarget, declared: boolean, signal: AbortSignal):
     socket.on("error", (error: NodeJS.ErrnoException) => done(`connection ${error.code ?? error.message}`));
     socket.on("close", () => done("closed by the server"));
     signal.addEventListener("abort", () => done("stopped"), { once: true });
-    socket.write(`POST ${url.pathname.replace(/\/$/, "")}/api/v1/fetch_api_key HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/x-www-form-urlencoded\r\n${length}\r\n\r\n`);
+    socket.write(
+      `POST ${url.pathname.replace(/\/$/, "")}/api/v1/fetch_api_key HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/x-www-form-urlencoded\r\n${length}\r\n\r\n`,
+    );
     const pump = () => {
       while (sent < BODY_BYTES && !finished) {
         sent += CHUNK.length;

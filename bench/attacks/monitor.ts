@@ -80,11 +80,21 @@ function ping(): void {
   };
   // From another loopback address than the attacks: failed authentication is limited
   // per client address, and the pings stand for other users, not the attacker.
-  const req = request({ agent, host: url.hostname, port: url.port, path: url.pathname, localAddress: PING_ADDRESS, headers: { Authorization: auth } }, (res) => {
-    res.resume();
-    res.on("end", () => finish(String(res.statusCode)));
-    res.on("error", () => finish("error"));
-  });
+  const req = request(
+    {
+      agent,
+      host: url.hostname,
+      port: url.port,
+      path: url.pathname,
+      localAddress: PING_ADDRESS,
+      headers: { Authorization: auth },
+    },
+    (res) => {
+      res.resume();
+      res.on("end", () => finish(String(res.statusCode)));
+      res.on("error", () => finish("error"));
+    },
+  );
   req.setTimeout(PING_TIMEOUT_MS, () => {
     finish("timeout");
     req.destroy();

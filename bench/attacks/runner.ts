@@ -19,6 +19,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
+import { get } from "node:http";
 import { openStore } from "../../src/index.js";
 import { createDemoRealm } from "../../tools/demo/realm.js";
 import { ATTACKS } from "./index.js";
@@ -40,6 +41,8 @@ const PINGERS = 16;
 export interface AttackRow {
   readonly attack: Attack;
   readonly answered: string;
+  /** The server's own longest event-loop delay during the attack (its /metrics), in ms; null if unread. */
+  readonly serverLoopMs: number | null;
   readonly idleRssMb: number;
   readonly figures: MonitorFigures;
   readonly stopSeconds: number | null;
@@ -55,7 +58,9 @@ function makeData(dir: string): { owner: Credentials; member: Credentials; pinge
     const demo = createDemoRealm(store, { subdomain: "" });
     const member = demo.users.find((u) => u.role === 400 && !u.isBot);
     if (!member) throw new Error("the demo realm has no member");
-    const pingers = Array.from({ length: PINGERS }, (_, i) => store.createUser({ realmId: demo.realm.id, email: `pinger${i}@example.com`, fullName: `Pinger ${i}` }));
+    const pingers = Array.from({ length: PINGERS }, (_, i) =>
+      store.createUser({ realmId: demo.realm.id, email: `pinger${i}@example.com`, fullName: `Pinger ${i}` }),
+    );
     const creds = (u: { email: string; apiKey: string }) => ({ email: u.email, apiKey: u.apiKey });
     return { owner: creds(demo.owner), member: creds(member), pingers: pingers.map(creds) };
   } finally {
@@ -70,7 +75,11 @@ interface Served {
 }
 
 function serve(dir: string): Promise<Served> {
-  const child = spawn(process.execPath, [CLI, "serve", "--data", dir, "--port", "0", "--compat-port", "0", "--json", "--log-level", "silent"], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(
+    process.execPath,
+    [CLI, "serve", "--data", dir, "--port", "0", "--compat-port", "0", "--json", "--log-level", "silent"],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
   return new Promise((resolve, reject) => {
     child.once("exit", (code) => reject(new Error(`parley serve exited with ${code} before listening`)));
     createInterface({ input: child.stdout! }).once("line", (line) => {
@@ -103,18 +112,50 @@ function mark(monitor: Worker): Promise<MonitorFigures> {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function runOne(attack: Attack, base: string, scratch: string, creds: ReturnType<typeof makeData>): Promise<AttackRow> {
+/**
+ * The server's longest event-loop delay since the last scrape, in ms: prom-client's
+ * nodejs_eventloop_lag_max_seconds (reset on every scrape). It tells a stall of the
+ * server from one of this process (the pings share the machine's 2 cores with the attack).
+ */
+function serverLoopMaxMs(baseUrl: string): Promise<number | null> {
+  return new Promise((resolve) => {
+    get(`${baseUrl}/metrics`, (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (c: string) => (text += c));
+      res.on("end", () => {
+        const match = /^nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(text);
+        resolve(match ? Number(match[1]) * 1000 : null);
+      });
+    }).on("error", () => resolve(null));
+  });
+}
+
+async function runOne(
+  attack: Attack,
+  base: string,
+  scratch: string,
+  creds: ReturnType<typeof makeData>,
+): Promise<AttackRow> {
   const dir = join(scratch, `run-${attack.item}-${attack.name.replace(/\W+/g, "-")}`);
   cpSync(base, dir, { recursive: true });
   const served = await serve(dir);
   const setup: MonitorSetup = { pid: served.child.pid!, baseUrl: served.url, auths: creds.pingers.map(basic) };
   const monitor = new Worker(join(here, "monitor.js"), { workerData: setup });
-  const died = new Promise<string>((resolve) => served.child.once("exit", (code, signal) => resolve(`server exited (${signal ?? code}) during the attack`)));
+  const died = new Promise<string>((resolve) =>
+    served.child.once("exit", (code, signal) => resolve(`server exited (${signal ?? code}) during the attack`)),
+  );
   try {
     // A second of pings first: the idle RSS, and every ping path compiled.
     await sleep(1000);
     const idle = await mark(monitor);
-    const target: AttackTarget = { baseUrl: served.url, compatUrl: served.compatUrl, owner: creds.owner, member: creds.member };
+    await serverLoopMaxMs(served.url);
+    const target: AttackTarget = {
+      baseUrl: served.url,
+      compatUrl: served.compatUrl,
+      owner: creds.owner,
+      member: creds.member,
+    };
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), ATTACK_TIMEOUT_MS);
     const started = performance.now();
@@ -129,8 +170,9 @@ async function runOne(attack: Attack, base: string, scratch: string, creds: Retu
     }
     const seconds = (performance.now() - started) / 1000;
     const figures = await mark(monitor);
+    const serverLoopMs = await serverLoopMaxMs(served.url);
     const stopSeconds = await stop(served.child);
-    return { attack, answered, idleRssMb: idle.peakRssMb, figures, stopSeconds, seconds };
+    return { attack, answered, serverLoopMs, idleRssMb: idle.peakRssMb, figures, stopSeconds, seconds };
   } finally {
     await monitor.terminate();
     await stop(served.child);
@@ -153,17 +195,18 @@ export function report(rows: readonly AttackRow[]): string {
   const lines = [
     "# Attacks (bench:worst --attacks)",
     "",
-    `Each attack of the hardening issue (issue 26) against a fresh \`parley serve\` child (uWS and compatibility listeners, rate limits on) on a copy of the demo realm, from this machine over loopback (2 cores, shared; load average ${one!.toFixed(2)} / ${five!.toFixed(2)} at the end). A worker thread sampled the child's RSS every 100 ms and sent GET /api/v1/users/me every 20 ms alongside (over ${PINGERS} users, under the per-user rate limit, from 127.0.0.2 where the attacks come from 127.0.0.1: failed authentication is limited per address). "idle" is the RSS in the second before the attack; "stop" the time from SIGTERM to exit after it. Targets: RSS under ${RSS_TARGET_MB} MB, a concurrent request answered within ${LATENCY_TARGET_MS} ms.`,
+    `Each attack of the hardening issue (issue 26) against a fresh \`parley serve\` child (uWS and compatibility listeners, rate limits on) on a copy of the demo realm, from this machine over loopback (2 cores, shared; load average ${one!.toFixed(2)} / ${five!.toFixed(2)} at the end). A worker thread sampled the child's RSS every 100 ms and sent GET /api/v1/users/me every 20 ms alongside (over ${PINGERS} users, under the per-user rate limit, from 127.0.0.2 where the attacks come from 127.0.0.1: failed authentication is limited per address). "idle" is the RSS in the second before the attack; "server loop max" is the server's own longest event-loop delay during the attack (\`nodejs_eventloop_lag_max_seconds\` from its /metrics, 10 ms resolution): where the concurrent latency is far above it, the time went to this machine's shared CPUs, not to a stalled server. "stop" is the time from SIGTERM to exit after it. Targets: RSS under ${RSS_TARGET_MB} MB, a concurrent request answered within ${LATENCY_TARGET_MS} ms.`,
     "",
-    "| item | attack | what the server answered | peak RSS (idle) | worst concurrent latency (over 100 ms; answers) | stop | targets |",
-    "|---:|---|---|---:|---:|---:|---|",
+    "| item | attack | what the server answered | peak RSS (idle) | worst concurrent latency (over 100 ms; answers) | server loop max | stop | targets |",
+    "|---:|---|---|---:|---:|---:|---:|---|",
   ];
   for (const r of rows) {
     const rssOk = r.figures.peakRssMb < RSS_TARGET_MB;
-    const latencyOk = r.figures.worstMs <= LATENCY_TARGET_MS && Object.keys(r.figures.statuses).every((s) => s === "200");
+    const latencyOk =
+      r.figures.worstMs <= LATENCY_TARGET_MS && Object.keys(r.figures.statuses).every((s) => s === "200");
     const verdict = `${rssOk ? "RSS ok" : "**RSS over**"}, ${latencyOk ? "latency ok" : "**latency over**"}`;
     lines.push(
-      `| ${r.attack.item} | ${r.attack.name} (${r.seconds.toFixed(1)} s) | ${r.answered.replace(/\|/g, "\\|")} | ${mb(r.figures.peakRssMb)} (${mb(r.idleRssMb)}) | ${ms(r.figures.worstMs)} (${r.figures.slowPings.toLocaleString("en-US")} of ${r.figures.pings.toLocaleString("en-US")}; ${statusText(r.figures.statuses)}) | ${r.stopSeconds === null ? "killed" : `${r.stopSeconds.toFixed(1)} s`} | ${verdict} |`,
+      `| ${r.attack.item} | ${r.attack.name} (${r.seconds.toFixed(1)} s) | ${r.answered.replace(/\|/g, "\\|")} | ${mb(r.figures.peakRssMb)} (${mb(r.idleRssMb)}) | ${ms(r.figures.worstMs)} (${r.figures.slowPings.toLocaleString("en-US")} of ${r.figures.pings.toLocaleString("en-US")}; ${statusText(r.figures.statuses)}) | ${r.serverLoopMs === null ? "?" : ms(r.serverLoopMs)} | ${r.stopSeconds === null ? "killed" : `${r.stopSeconds.toFixed(1)} s`} | ${verdict} |`,
     );
   }
   return `${lines.join("\n")}\n`;
@@ -173,7 +216,9 @@ export async function runAttacks(options: { only?: string; out?: string } = {}):
   const only = options.only === undefined ? null : new RegExp(options.only, "i");
   const chosen = ATTACKS.filter((a) => only === null || only.test(`${a.item} ${a.name}`));
   if (chosen.length === 0) {
-    log(`no attack matches --only ${options.only ?? ""}; attacks: ${ATTACKS.map((a) => `${a.item} ${a.name}`).join(", ")}`);
+    log(
+      `no attack matches --only ${options.only ?? ""}; attacks: ${ATTACKS.map((a) => `${a.item} ${a.name}`).join(", ")}`,
+    );
     return 2;
   }
   mkdirSync(join("bench", "tmp"), { recursive: true });
@@ -185,8 +230,13 @@ export async function runAttacks(options: { only?: string; out?: string } = {}):
     for (const [i, attack] of chosen.entries()) {
       log(`[${i + 1}/${chosen.length}] item ${attack.item}: ${attack.name} ...`);
       const row = await runOne(attack, base, scratch, creds);
-      log(`  ${row.answered}; peak RSS ${mb(row.figures.peakRssMb)}, worst concurrent ${ms(row.figures.worstMs)} (${row.figures.slowPings} of ${row.figures.pings} over 100 ms; ${statusText(row.figures.statuses)})`);
-      if (row.figures.slowest.length > 0) log(`  slowest pings (s after start: ms): ${row.figures.slowest.map(([t, v]) => `${t.toFixed(1)}: ${v.toFixed(0)}`).join(", ")}`);
+      log(
+        `  ${row.answered}; server loop max ${row.serverLoopMs?.toFixed(0) ?? "?"} ms; peak RSS ${mb(row.figures.peakRssMb)}, worst concurrent ${ms(row.figures.worstMs)} (${row.figures.slowPings} of ${row.figures.pings} over 100 ms; ${statusText(row.figures.statuses)})`,
+      );
+      if (row.figures.slowest.length > 0)
+        log(
+          `  slowest pings (s after start: ms): ${row.figures.slowest.map(([t, v]) => `${t.toFixed(1)}: ${v.toFixed(0)}`).join(", ")}`,
+        );
       rows.push(row);
     }
     const text = report(rows);
@@ -204,5 +254,8 @@ export async function runAttacks(options: { only?: string; out?: string } = {}):
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const { parseArgs } = await import("node:util");
   const { values } = parseArgs({ options: { only: { type: "string" }, out: { type: "string" } }, strict: true });
-  process.exitCode = await runAttacks({ ...(values.only !== undefined ? { only: values.only } : {}), ...(values.out !== undefined ? { out: values.out } : {}) });
+  process.exitCode = await runAttacks({
+    ...(values.only !== undefined ? { only: values.only } : {}),
+    ...(values.out !== undefined ? { out: values.out } : {}),
+  });
 }

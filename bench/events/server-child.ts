@@ -37,7 +37,11 @@ store.batch(() => {
 const setupSecs = (performance.now() - t0) / 1000;
 
 // Uncapped: the bench parks up to 10,000 long polls at once, the default cap in all.
-const server = createServer(store, { rateLimit: false, loadLimits: { total: 0 }, logError: (message, error) => process.stderr.write(`server error: ${message} ${String(error)}\n`) });
+const server = createServer(store, {
+  rateLimit: false,
+  loadLimits: { total: 0 },
+  logError: (message, error) => process.stderr.write(`server error: ${message} ${String(error)}\n`),
+});
 const port = await server.listen(0, "127.0.0.1");
 
 function send(message: ChildReply | ReadyMessage): void {

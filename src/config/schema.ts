@@ -72,7 +72,10 @@ export const CONFIG_SCHEMA = z.object({
    * past it collects the realm's least recently polled. Each user holds at most 100.
    */
   MAX_EVENT_QUEUES_PER_REALM: z.number().int().min(1).default(20_000),
-  /** parley's own (src/http/load-limits): requests in progress per client address (0: no cap; loopback is never capped). */
+  /**
+   * parley's own (src/http/load-limits): requests in progress per client address (0: no cap;
+   * 127.0.0.1 and ::1 are never capped).
+   */
   MAX_REQUESTS_PER_ADDRESS: z.number().int().min(0).default(256),
   /** parley's own: requests in progress in all, and connections to the compatibility listener (0: no cap). */
   MAX_OPEN_REQUESTS: z.number().int().min(0).default(10_000),

@@ -40,9 +40,18 @@ export interface Admission {
 
 export interface Pipeline {
   admit(head: RequestHead): Admission;
-  handle(admission: Admission, body: Buffer | BodySource, signal: AbortSignal): Promise<{ reply: Reply; headers: HeaderList }>;
+  handle(
+    admission: Admission,
+    body: Buffer | BodySource,
+    signal: AbortSignal,
+  ): Promise<{ reply: Reply; headers: HeaderList }>;
   /** Call once per admission, when the reply goes out (or the client is gone): what to write. */
-  finish(admission: Admission, reply: Reply, headers: HeaderList, delivered: boolean): { reply: Reply; headers: HeaderList };
+  finish(
+    admission: Admission,
+    reply: Reply,
+    headers: HeaderList,
+    delivered: boolean,
+  ): { reply: Reply; headers: HeaderList };
   /** Bytes of buffered bodies, shared by the listeners. */
   readonly budget: BodyBudget;
   /** Connections the compatibility listener keeps open at most (0: no cap). */

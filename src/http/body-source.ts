@@ -67,7 +67,14 @@ export class UwsBody implements BodySource {
    * Must be constructed in the request handler's own tick. `empty`: the head says
    * there is no body (no onData then). `maxBytes` and `budget` apply to "buffer".
    */
-  constructor(res: HttpResponse, empty: boolean, mode: BodyMode, maxBytes = Number.POSITIVE_INFINITY, budget: BodyBudget | null = null, declaredLength: number | null = null) {
+  constructor(
+    res: HttpResponse,
+    empty: boolean,
+    mode: BodyMode,
+    maxBytes = Number.POSITIVE_INFINITY,
+    budget: BodyBudget | null = null,
+    declaredLength: number | null = null,
+  ) {
     this.#res = res;
     this.#mode = mode;
     this.#maxBytes = maxBytes;

@@ -9,8 +9,9 @@
  *   refused at its first request: 503 with Retry-After, then closed. Idle keep-alive
  *   connections hold no request: uWS closes them after its ~10 s idle timeout, and the
  *   compatibility listener caps its connections in all (Node's maxConnections).
- *   Loopback addresses are not capped per address unless asked: a reverse proxy on
- *   the same host makes every client 127.0.0.1 (the total cap still applies).
+ *   127.0.0.1 and ::1 are not capped per address unless asked: a reverse proxy on the
+ *   same host makes every client one of them (the total cap still applies); other
+ *   loopback addresses (127.0.0.2, ...) are capped like any client.
  * - Bytes of request bodies held in memory in all (bodies read whole before their
  *   endpoint runs; streamed uploads go to disk): past the budget a request is refused
  *   with 503 and Retry-After instead of buffering more.
@@ -24,15 +25,21 @@ export interface LoadLimitOptions {
   readonly total?: number;
   /** Bytes of buffered request bodies in all. Default 64 MiB. */
   readonly bodyBudgetBytes?: number;
-  /** Apply the per-address cap to loopback clients too (default false: see above). */
+  /** Apply the per-address cap to 127.0.0.1 and ::1 too (default false: see above). */
   readonly capLoopback?: boolean;
 }
 
 export const DEFAULT_MAX_REQUESTS_PER_ADDRESS = 256;
 export const DEFAULT_MAX_REQUESTS = 10_000;
 export const DEFAULT_BODY_BUDGET_BYTES = 64 * 1024 * 1024;
-function isLoopback(address: string): boolean {
-  return address === "::1" || address.startsWith("127.") || address.startsWith("::ffff:127.") || /^0{0,4}(:0{0,4}){6}:0{0,3}1$/.test(address);
+/** The addresses a reverse proxy on the same host connects from unless told otherwise. */
+function isLocalProxyAddress(address: string): boolean {
+  return (
+    address === "127.0.0.1" ||
+    address === "::1" ||
+    address === "::ffff:127.0.0.1" ||
+    /^0{0,4}(:0{0,4}){6}:0{0,3}1$/.test(address)
+  );
 }
 
 /** Requests in progress, per client address and in all. */
@@ -55,9 +62,10 @@ export class OpenRequests {
 
   /** Counts a request in, or throws ServerBusyError (nothing counted) when a cap is reached. */
   enter(address: string): void {
-    if (this.#total > 0 && this.#open >= this.#total) throw new ServerBusyError("Too many requests in progress; try again shortly");
+    if (this.#total > 0 && this.#open >= this.#total)
+      throw new ServerBusyError("Too many requests in progress; try again shortly");
     const held = this.#byAddress.get(address) ?? 0;
-    if (this.#perAddress > 0 && held >= this.#perAddress && (this.#capLoopback || !isLoopback(address))) {
+    if (this.#perAddress > 0 && held >= this.#perAddress && (this.#capLoopback || !isLocalProxyAddress(address))) {
       throw new ServerBusyError("Too many requests in progress from this address; try again shortly");
     }
     this.#byAddress.set(address, held + 1);
@@ -87,7 +95,8 @@ export class BodyBudget {
 
   /** Takes `bytes`, or throws ServerBusyError (nothing taken) when that would pass the budget. */
   take(bytes: number): void {
-    if (this.#held + bytes > this.#limit) throw new ServerBusyError("The server is receiving too much data; try again shortly");
+    if (this.#held + bytes > this.#limit)
+      throw new ServerBusyError("The server is receiving too much data; try again shortly");
     this.#held += bytes;
   }
 

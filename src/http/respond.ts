@@ -14,7 +14,8 @@ export { RawJson };
 
 const REASONS: Record<number, string> = {
   200: "OK", 201: "Created", 204: "No Content", 206: "Partial Content", 304: "Not Modified", 409: "Conflict", 410: "Gone", 412: "Precondition Failed", 416: "Range Not Satisfiable", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
-  413: "Payload Too Large", 415: "Unsupported Media Type", 429: "Too Many Requests", 500: "Internal Server Error", 503: "Service Unavailable",
+  413: "Payload Too Large", 415: "Unsupported Media Type", 429: "Too Many Requests", 500: "Internal Server Error",
+  503: "Service Unavailable",
 };
 
 /** The default Content-Type of a reply that names none: API replies are JSON, files are bytes. */
@@ -42,7 +43,13 @@ export interface Reply {
  * The head is built by responseHead(), which throws rather than write an unsafe field
  * (callers pass replies through guardReply() first, so that is a bug caught twice).
  */
-export function send(res: HttpResponse, aborted: () => boolean, reply: Reply, extraHeaders: HeaderList = [], headOnly = false): void {
+export function send(
+  res: HttpResponse,
+  aborted: () => boolean,
+  reply: Reply,
+  extraHeaders: HeaderList = [],
+  headOnly = false,
+): void {
   if (aborted()) return;
   if (reply.file && !headOnly) {
     void sendFile(res, aborted, responseHead(reply, extraHeaders, FILE_TYPE), reply.file, extraHeaders);
@@ -65,7 +72,13 @@ const FILE_CHUNK = 512 * 1024;
  * Streams a byte range of a file with uWS backpressure (tryEnd + onWritable): at most
  * one chunk is in memory per download, however large the file.
  */
-async function sendFile(res: HttpResponse, aborted: () => boolean, head: ResponseHead, file: NonNullable<Reply["file"]>, extraHeaders: HeaderList): Promise<void> {
+async function sendFile(
+  res: HttpResponse,
+  aborted: () => boolean,
+  head: ResponseHead,
+  file: NonNullable<Reply["file"]>,
+  extraHeaders: HeaderList,
+): Promise<void> {
   let handle: FileHandle | null = null;
   try {
     handle = await open(file.path, "r");

@@ -19,7 +19,8 @@ import type { Reply } from "./respond.js";
 export type HeaderList = readonly (readonly [string, string])[];
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-/** Control characters other than HTAB, and DEL. */
+/** Control characters other than HTAB, and DEL: matching them is the point. */
+// eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f]/;
 
 export function isHeaderName(name: string): boolean {
@@ -48,7 +49,8 @@ export interface ResponseHead {
  * than return a field that is not a token or a value with a control character.
  */
 export function responseHead(reply: Reply, extra: HeaderList, defaultType: string): ResponseHead {
-  if (!Number.isInteger(reply.status) || reply.status < 100 || reply.status > 599) throw new UnsafeHeaderError(`status ${reply.status}`);
+  if (!Number.isInteger(reply.status) || reply.status < 100 || reply.status > 599)
+    throw new UnsafeHeaderError(`status ${reply.status}`);
   const fields: (readonly [string, string])[] = [];
   const type = reply.contentType ?? defaultType;
   if (type !== "") fields.push(["Content-Type", type]);
@@ -65,7 +67,12 @@ export function responseHead(reply: Reply, extra: HeaderList, defaultType: strin
  * nothing more (logged as a bug, naming the field). Both listeners pass every reply
  * through here before logging and writing it.
  */
-export function guardReply(reply: Reply, extra: HeaderList, defaultType: string, logError: (message: string, error: unknown) => void): { reply: Reply; headers: HeaderList } {
+export function guardReply(
+  reply: Reply,
+  extra: HeaderList,
+  defaultType: string,
+  logError: (message: string, error: unknown) => void,
+): { reply: Reply; headers: HeaderList } {
   try {
     responseHead(reply, extra, defaultType);
     return { reply, headers: extra };
@@ -73,6 +80,9 @@ export function guardReply(reply: Reply, extra: HeaderList, defaultType: string,
     if (!(error instanceof UnsafeHeaderError)) throw error;
     logError(`bug: reply ${reply.status} not sent`, error);
     const body = JSON.stringify({ result: "error", msg: "Internal server error" });
-    return { reply: { status: 500, body }, headers: extra.filter(([name, value]) => isHeaderName(name) && isHeaderValue(value)) };
+    return {
+      reply: { status: 500, body },
+      headers: extra.filter(([name, value]) => isHeaderName(name) && isHeaderValue(value)),
+    };
   }
 }

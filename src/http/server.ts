@@ -26,7 +26,8 @@ import { DEFAULT_JOIN_LIMITS, JoinGuard, type JoinLimits } from "./pages/join-li
 import { parseBody, parseQuery, readHead, type RequestHead } from "./request.js";
 import { RequestLog, type RequestLogOptions } from "./request-log.js";
 import { mayReadMetrics, METRICS_PATH, ServerMetrics } from "./metrics.js";
-import { bodyByteLength, engineErrorReply, errorReply, FILE_TYPE, JSON_TYPE, ReadyReply, send, success, type Reply } from "./respond.js";
+import { bodyByteLength, engineErrorReply, errorReply, FILE_TYPE, JSON_TYPE, ReadyReply, send, success } from "./respond.js";
+import type { Reply } from "./respond.js";
 import { matchPage, methodNotAllowedPage, type PageRoute } from "./pages/index.js";
 import { escapeHtml, page } from "./pages/html.js";
 import { ERROR_MAP } from "./error-map.js";
@@ -78,7 +79,7 @@ export interface ServerOptions {
   readonly passwordHashCost?: ScryptCost;
   /** Ceiling on every endpoint's body limit, in bytes (endpoints default to DEFAULT_MAX_BODY_BYTES). */
   readonly maxBodyBytes?: number;
-  /** Caps on requests in progress and on buffered bodies (http/load-limits); default the config's, else 256 / 10,000 / 64 MiB. */
+  /** Caps on requests in progress and on buffered bodies (http/load-limits); default the config's. */
   readonly loadLimits?: LoadLimitOptions;
   /** Budget for ready-to-send message JSON, in bytes. */
   readonly messageCacheBytes?: number;
@@ -220,7 +221,9 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   /** Counts, routes and authenticates a request from its head alone (http/admission). */
   function admit(head: RequestHead): Admission {
     const note = requestLog.start(head.method, performance.now());
-    const refused = (reply: Reply, counted: boolean): Admission => ({ head, note, counted, refusal: reply, mode: "discard", maxBodyBytes: 0, caller: null });
+    const refused = (reply: Reply, counted: boolean): Admission => ({
+      head, note, counted, refusal: reply, mode: "discard", maxBodyBytes: 0, caller: null,
+    });
     try {
       openRequests.enter(head.remoteAddress);
     } catch (error) {
@@ -228,7 +231,8 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     }
     try {
       const match = matchRoute(head.method, head.url);
-      if (match.kind !== "found") return { head, note, counted: true, refusal: null, mode: "buffer", maxBodyBytes: bodyLimit(match), caller: null };
+      const admitted = { head, note, counted: true, refusal: null, maxBodyBytes: bodyLimit(match) };
+      if (match.kind !== "found") return { ...admitted, mode: "buffer", caller: null };
       const endpoint = match.endpoint;
       note.route = endpoint.path;
       let caller: Caller | null = null;
@@ -239,17 +243,26 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
         note.realmId = caller.realm.id;
         note.userId = caller.user.id;
       }
-      return { head, note, counted: true, refusal: null, mode: endpoint.body === "stream" ? "stream" : "buffer", maxBodyBytes: bodyLimit(match), caller };
+      return { ...admitted, mode: endpoint.body === "stream" ? "stream" : "buffer", caller };
     } catch (error) {
-      if (error instanceof EngineError && error.code !== "INTERNAL_SERVER_ERROR") return refused(engineErrorReply(error), true);
+      const known = error instanceof EngineError && error.code !== "INTERNAL_SERVER_ERROR";
+      if (known) return refused(engineErrorReply(error), true);
       logError(`${head.method} ${head.url}: unexpected error`, error);
       return refused(errorReply(500, "Internal server error", null), true);
     }
   }
 
   /** The reply as it will be written (head checked, request ID added), logged and counted; the request's slot freed. */
-  function finish(admission: Admission, reply: Reply, headers: HeaderList, delivered: boolean): { reply: Reply; headers: HeaderList } {
-    const safe = guardReply(reply, [...headers, ["X-Request-Id", admission.note.id]], reply.file ? FILE_TYPE : JSON_TYPE, logError);
+  function finish(
+    admission: Admission,
+    reply: Reply,
+    headers: HeaderList,
+    delivered: boolean,
+  ): { reply: Reply; headers: HeaderList } {
+    // Nothing is written for a client that went away (thousands may go at once when uWS's idle timeout sweeps).
+    const extra: HeaderList = [...headers, ["X-Request-Id", admission.note.id]];
+    const type = reply.file ? FILE_TYPE : JSON_TYPE;
+    const safe = delivered ? guardReply(reply, extra, type, logError) : { reply, headers: extra };
     const ms = performance.now() - admission.note.startedAt;
     const status = delivered ? safe.reply.status : null;
     const bytes = safe.reply.file ? safe.reply.file.length : bodyByteLength(safe.reply.body);
@@ -273,7 +286,8 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     // uWS closes a "Connection: close" request's socket as soon as its answer ends.
     const closeAsked = /(^|,)\s*close\s*(,|$)/i.test(req.getHeader("connection"));
     const admission = admit(head);
-    const empty = head.contentLength === 0 || ((head.method === "GET" || head.method === "HEAD") && head.contentLength === null);
+    const bodiless = head.method === "GET" || head.method === "HEAD";
+    const empty = head.contentLength === 0 || (bodiless && head.contentLength === null);
     const body = new UwsBody(res, empty, admission.mode, admission.maxBodyBytes, budget, head.contentLength);
     let aborted = false;
     let answered = false;
@@ -349,7 +363,11 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   }
 
   /** `signal`: made on first use (Node builds an AbortSignal lazily, and most endpoints never look). */
-  async function handle(admission: Admission, body: Buffer | BodySource, signal: () => AbortSignal): Promise<{ reply: Reply; headers: HeaderList }> {
+  async function handle(
+    admission: Admission,
+    body: Buffer | BodySource,
+    signal: () => AbortSignal,
+  ): Promise<{ reply: Reply; headers: HeaderList }> {
     const { head, note } = admission;
     const none: HeaderList = [];
     const emojiData = emojiDataReply(head.method, head.url, head.ifNoneMatch);

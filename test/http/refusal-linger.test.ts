@@ -26,7 +26,11 @@ let urls: { uws: string; compat: string };
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "parley-linger-"));
-  child = spawn(process.execPath, [CLI, "serve", "--data", dir, "--port", "0", "--compat-port", "0", "--json", "--no-sync", "--log-level", "silent"], { stdio: ["ignore", "pipe", "ignore"] });
+  child = spawn(
+    process.execPath,
+    [CLI, "serve", "--data", dir, "--port", "0", "--compat-port", "0", "--json", "--no-sync", "--log-level", "silent"],
+    { stdio: ["ignore", "pipe", "ignore"] },
+  );
   const line = await new Promise<string>((resolve, reject) => {
     child.once("exit", (code) => reject(new Error(`serve exited with ${code}`)));
     createInterface({ input: child.stdout! }).once("line", resolve);
@@ -44,12 +48,22 @@ function postOnce(base: string): Promise<string> {
   return new Promise((resolve) => {
     const url = new URL(`${base}/api/v1/fetch_api_key`);
     // agent: false sends Connection: close.
-    const req = request({ agent: false, host: url.hostname, port: url.port, path: url.pathname, method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded", "Content-Length": BODY.length } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => resolve(`${res.statusCode} ${Buffer.concat(chunks).toString("utf8")}`));
-      res.on("error", (error: NodeJS.ErrnoException) => resolve(`response ${error.code ?? error.message}`));
-    });
+    const req = request(
+      {
+        agent: false,
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: "POST",
+        headers: { "Content-Type": "application/x-www-form-urlencoded", "Content-Length": BODY.length },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => resolve(`${res.statusCode} ${Buffer.concat(chunks).toString("utf8")}`));
+        res.on("error", (error: NodeJS.ErrnoException) => resolve(`response ${error.code ?? error.message}`));
+      },
+    );
     req.on("error", (error: NodeJS.ErrnoException) => resolve(`request ${error.code ?? error.message}`));
     req.end(BODY);
     // This process is busy for a moment, as a loaded client is; the kernels go on meanwhile.

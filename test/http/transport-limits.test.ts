@@ -28,8 +28,8 @@ class Conn {
   #wake: (() => void) | null = null;
   readonly socket: Socket;
 
-  constructor(port: number) {
-    this.socket = connect(port, "127.0.0.1");
+  constructor(port: number, localAddress?: string) {
+    this.socket = connect({ port, host: "127.0.0.1", ...(localAddress ? { localAddress } : {}) });
     this.socket.on("data", (chunk: Buffer) => {
       this.#buffered = Buffer.concat([this.#buffered, chunk]);
       this.#notify();
@@ -59,15 +59,23 @@ class Conn {
       const end = this.#buffered.indexOf("\r\n\r\n");
       if (end >= 0) {
         const [statusLine = "", ...lines] = this.#buffered.subarray(0, end).toString("latin1").split("\r\n");
-        const headers = new Map(lines.map((l) => [l.slice(0, l.indexOf(":")).trim().toLowerCase(), l.slice(l.indexOf(":") + 1).trim()] as const));
+        const headers = new Map(
+          lines.map(
+            (l) => [l.slice(0, l.indexOf(":")).trim().toLowerCase(), l.slice(l.indexOf(":") + 1).trim()] as const,
+          ),
+        );
         const length = Number(headers.get("content-length"));
         if (this.#buffered.length >= end + 4 + length) {
-          const body = JSON.parse(this.#buffered.subarray(end + 4, end + 4 + length).toString("utf8")) as Record<string, unknown>;
+          const body = JSON.parse(this.#buffered.subarray(end + 4, end + 4 + length).toString("utf8")) as Record<
+            string,
+            unknown
+          >;
           this.#buffered = this.#buffered.subarray(end + 4 + length);
           return { status: Number(statusLine.split(" ")[1]), headers, body };
         }
       }
-      if (this.#ended) throw new Error(`closed with ${JSON.stringify(this.#buffered.toString("latin1").slice(0, 200))}`);
+      if (this.#ended)
+        throw new Error(`closed with ${JSON.stringify(this.#buffered.toString("latin1").slice(0, 200))}`);
       await new Promise<void>((resolve) => (this.#wake = resolve));
     }
   }
@@ -78,13 +86,15 @@ class Conn {
 }
 
 const open: { s: TestServer; conns: Conn[] }[] = [];
-async function server(options: ServerOptions = {}): Promise<{ s: TestServer; uws: number; compat: number; conn: (port: number) => Conn }> {
+async function server(
+  options: ServerOptions = {},
+): Promise<{ s: TestServer; uws: number; compat: number; conn: (port: number, from?: string) => Conn }> {
   const s = await startServer(options);
   const compat = await s.server.listenCompat(0);
   const entry = { s, conns: [] as Conn[] };
   open.push(entry);
-  const conn = (port: number) => {
-    const c = new Conn(port);
+  const conn = (port: number, from?: string) => {
+    const c = new Conn(port, from);
     entry.conns.push(c);
     return c;
   };
@@ -103,20 +113,32 @@ async function until(check: () => boolean): Promise<void> {
 }
 
 const head = (method: string, path: string, headers: Record<string, string | number> = {}) =>
-  `${method} ${path} HTTP/1.1\r\nHost: localhost\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join("")}\r\n`;
+  `${method} ${path} HTTP/1.1\r\nHost: localhost\r\n${Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join("")}\r\n`;
 
 describe("the compatibility listener applies the endpoints' body limits", () => {
   it("refuses a 10 MiB body to fetch_api_key with 413 before it has arrived, declared or not", async () => {
     const { s, compat, conn } = await server();
     const declared = conn(compat);
-    declared.send(head("POST", "/api/v1/fetch_api_key", { "Content-Type": "application/x-www-form-urlencoded", "Content-Length": 10 * MiB }));
+    declared.send(
+      head("POST", "/api/v1/fetch_api_key", {
+        "Content-Type": "application/x-www-form-urlencoded",
+        "Content-Length": 10 * MiB,
+      }),
+    );
     declared.send(Buffer.alloc(MiB, 120));
     const r1 = await declared.response();
     expect(r1.status).toBe(413);
     expect(r1.body).toEqual({ result: "error", msg: "Request body too large", code: "BAD_REQUEST" });
 
     const chunked = conn(compat);
-    chunked.send(head("POST", "/api/v1/fetch_api_key", { "Content-Type": "application/x-www-form-urlencoded", "Transfer-Encoding": "chunked" }));
+    chunked.send(
+      head("POST", "/api/v1/fetch_api_key", {
+        "Content-Type": "application/x-www-form-urlencoded",
+        "Transfer-Encoding": "chunked",
+      }),
+    );
     for (let i = 0; i < 16; i++) chunked.send(`10000\r\n${"x".repeat(0x10000)}\r\n`);
     const r2 = await chunked.response();
     expect(r2.status).toBe(413);
@@ -130,7 +152,13 @@ describe("the compatibility listener applies the endpoints' body limits", () => 
       new Promise<number>((resolve, reject) => {
         const pre = `--XX\r\nContent-Disposition: form-data; name="f"; filename="a.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`;
         const req = httpRequest(
-          { host: "127.0.0.1", port: compat, method: "POST", path: "/api/v1/user_uploads", headers: { Authorization: basicAuth(s.seed.alice), "Content-Type": "multipart/form-data; boundary=XX" } },
+          {
+            host: "127.0.0.1",
+            port: compat,
+            method: "POST",
+            path: "/api/v1/user_uploads",
+            headers: { Authorization: basicAuth(s.seed.alice), "Content-Type": "multipart/form-data; boundary=XX" },
+          },
           (res) => {
             res.resume();
             res.on("end", () => resolve(res.statusCode ?? 0));
@@ -154,7 +182,13 @@ describe("credentials before bodies", () => {
       const bad = `Basic ${Buffer.from(`alice@test.dev:${"x".repeat(32)}`).toString("base64")}`;
       for (const auth of [bad, null]) {
         const c = srv.conn(port);
-        c.send(head("POST", "/api/v1/messages", { "Content-Type": "application/x-www-form-urlencoded", "Content-Length": 200 * 1024, ...(auth ? { Authorization: auth } : {}) }));
+        c.send(
+          head("POST", "/api/v1/messages", {
+            "Content-Type": "application/x-www-form-urlencoded",
+            "Content-Length": 200 * 1024,
+            ...(auth ? { Authorization: auth } : {}),
+          }),
+        );
         c.send("type=stream&to=general&topic=t&content=");
         const r = await c.response();
         expect(r.status).toBe(401);
@@ -168,7 +202,12 @@ describe("credentials before bodies", () => {
 describe("requests in progress are capped", () => {
   /** A POST whose body never completes: it stays in progress. */
   const held = (c: Conn) => {
-    c.send(head("POST", "/api/v1/fetch_api_key", { "Content-Type": "application/x-www-form-urlencoded", "Content-Length": 100 }));
+    c.send(
+      head("POST", "/api/v1/fetch_api_key", {
+        "Content-Type": "application/x-www-form-urlencoded",
+        "Content-Length": 100,
+      }),
+    );
     c.send("username=a");
   };
 
@@ -184,7 +223,11 @@ describe("requests in progress are capped", () => {
       const r = await c.response();
       expect(r.status).toBe(503);
       expect(r.headers.get("retry-after")).toBe("1");
-      expect(r.body).toEqual({ result: "error", msg: "Too many requests in progress from this address; try again shortly", code: "BAD_REQUEST" });
+      expect(r.body).toEqual({
+        result: "error",
+        msg: "Too many requests in progress from this address; try again shortly",
+        code: "BAD_REQUEST",
+      });
     }
     first.send("x".repeat(90));
     expect((await first.response()).status).toBe(400);
@@ -193,13 +236,18 @@ describe("requests in progress are capped", () => {
     expect((await after.response()).status).toBe(200);
   });
 
-  it("loopback clients are not capped per address unless asked (a reverse proxy on the host is one address)", async () => {
+  it("127.0.0.1 is not capped per address unless asked (a reverse proxy on the host is that one address)", async () => {
     const { s, uws, conn } = await server({ loadLimits: { perAddress: 1 } });
     held(conn(uws));
-    await until(() => s.server.load.openRequests === 1);
+    held(conn(uws, "127.0.0.3"));
+    await until(() => s.server.load.openRequests === 2);
     const c = conn(uws);
     c.send(head("GET", "/api/v1/server_settings"));
     expect((await c.response()).status).toBe(200);
+    // Other loopback addresses are clients like any other.
+    const other = conn(uws, "127.0.0.3");
+    other.send(head("GET", "/api/v1/server_settings"));
+    expect((await other.response()).status).toBe(503);
   });
 
   it("in all", async () => {
@@ -219,11 +267,21 @@ describe("buffered bodies share one memory budget", () => {
   it("a body that would pass it is refused with 503 and Retry-After; the budget comes back when requests end", async () => {
     const { s, uws, compat, conn } = await server({ loadLimits: { bodyBudgetBytes: 20_000 } });
     const first = conn(uws);
-    first.send(head("POST", "/api/v1/fetch_api_key", { "Content-Type": "application/x-www-form-urlencoded", "Content-Length": 16_000 }));
+    first.send(
+      head("POST", "/api/v1/fetch_api_key", {
+        "Content-Type": "application/x-www-form-urlencoded",
+        "Content-Length": 16_000,
+      }),
+    );
     first.send("x".repeat(15_000));
     await until(() => s.server.load.bodyBytes === 15_000);
     const second = conn(compat);
-    second.send(head("POST", "/api/v1/fetch_api_key", { "Content-Type": "application/x-www-form-urlencoded", "Content-Length": 16_000 }));
+    second.send(
+      head("POST", "/api/v1/fetch_api_key", {
+        "Content-Type": "application/x-www-form-urlencoded",
+        "Content-Length": 16_000,
+      }),
+    );
     second.send("x".repeat(16_000));
     const r = await second.response();
     expect(r.status).toBe(503);
@@ -239,7 +297,13 @@ describe("uploads refused while streaming", () => {
   it("a chunked upload over MAX_FILE_UPLOAD_SIZE is a 400, and the server lives on (busboy's error is heard)", async () => {
     const { s, uws, conn } = await server({ config: { ...DEFAULT_CONFIG, MAX_FILE_UPLOAD_SIZE: 1 } });
     const c = conn(uws);
-    c.send(head("POST", "/api/v1/user_uploads", { Authorization: basicAuth(s.seed.alice), "Content-Type": "multipart/form-data; boundary=XX", "Transfer-Encoding": "chunked" }));
+    c.send(
+      head("POST", "/api/v1/user_uploads", {
+        Authorization: basicAuth(s.seed.alice),
+        "Content-Type": "multipart/form-data; boundary=XX",
+        "Transfer-Encoding": "chunked",
+      }),
+    );
     const part = `--XX\r\nContent-Disposition: form-data; name="f"; filename="a.bin"\r\n\r\n`;
     c.send(`${part.length.toString(16)}\r\n${part}\r\n`);
     for (let i = 0; i < 40; i++) c.send(`10000\r\n${"x".repeat(0x10000)}\r\n`);
