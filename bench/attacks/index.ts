@@ -6,7 +6,8 @@
  */
 import type { Attack } from "./types.js";
 import { attack as compatBody } from "./compat-body.js";
+import { attack as eventQueues } from "./event-queues.js";
 import { attack as joinPage } from "./join-page.js";
 import { attack as slowPosts, fromManyAddresses as slowPostsUncapped } from "./slow-posts.js";
 
-export const ATTACKS: readonly Attack[] = [compatBody, slowPosts, slowPostsUncapped, joinPage];
+export const ATTACKS: readonly Attack[] = [eventQueues, compatBody, slowPosts, slowPostsUncapped, joinPage];
