@@ -42,6 +42,9 @@ function isLocalProxyAddress(address: string): boolean {
   );
 }
 
+const TOO_MANY_IN_ALL = new ServerBusyError("Too many requests in progress; try again shortly");
+const TOO_MANY_FROM_ADDRESS = new ServerBusyError("Too many requests in progress from this address; try again shortly");
+
 /** Requests in progress, per client address and in all. */
 export class OpenRequests {
   readonly #perAddress: number;
@@ -60,16 +63,20 @@ export class OpenRequests {
     return this.#open;
   }
 
-  /** Counts a request in, or throws ServerBusyError (nothing counted) when a cap is reached. */
-  enter(address: string): void {
-    if (this.#total > 0 && this.#open >= this.#total)
-      throw new ServerBusyError("Too many requests in progress; try again shortly");
+  /**
+   * Counts a request in and returns null, or returns the refusal (nothing counted) when a
+   * cap is reached. The refusals are made once: a flood meets them thousands of times a
+   * second, and an error's stack trace is the dearest part of answering it.
+   */
+  enter(address: string): ServerBusyError | null {
+    if (this.#total > 0 && this.#open >= this.#total) return TOO_MANY_IN_ALL;
     const held = this.#byAddress.get(address) ?? 0;
     if (this.#perAddress > 0 && held >= this.#perAddress && (this.#capLoopback || !isLocalProxyAddress(address))) {
-      throw new ServerBusyError("Too many requests in progress from this address; try again shortly");
+      return TOO_MANY_FROM_ADDRESS;
     }
     this.#byAddress.set(address, held + 1);
     this.#open++;
+    return null;
   }
 
   leave(address: string): void {

@@ -224,11 +224,8 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     const refused = (reply: Reply, counted: boolean): Admission => ({
       head, note, counted, refusal: reply, mode: "discard", maxBodyBytes: 0, caller: null,
     });
-    try {
-      openRequests.enter(head.remoteAddress);
-    } catch (error) {
-      return refused(engineErrorReply(error as EngineError), false);
-    }
+    const busy = openRequests.enter(head.remoteAddress);
+    if (busy !== null) return refused(engineErrorReply(busy), false);
     try {
       const match = matchRoute(head.method, head.url);
       const admitted = { head, note, counted: true, refusal: null, maxBodyBytes: bodyLimit(match) };
