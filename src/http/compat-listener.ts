@@ -25,7 +25,7 @@ import { createReadStream } from "node:fs";
 import { createServer as createHttpServer, STATUS_CODES, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { EngineError } from "../engine/index.js";
-import { linger, type Admission, type Pipeline } from "./admission.js";
+import { linger, sheds, type Admission, type Pipeline } from "./admission.js";
 import { NodeBodySource, tooLarge, type BodySource } from "./body-source.js";
 import type { BodyBudget } from "./load-limits.js";
 import { EXTRA_HEADERS, type ExtraHeader, type RequestHead } from "./request.js";
@@ -187,6 +187,7 @@ function headOf(req: IncomingMessage): RequestHead {
  * length, but the response is ended (and the connection closed, since the rest of
  * the body cannot be parsed as a next request) only once the client has sent the
  * rest, or after LINGER_MS: a close while it still sends would reset the connection.
+ * Refusals that shed load close at once (http/admission's sheds()).
  */
 function write(req: IncomingMessage, res: ServerResponse, reply: Reply, extraHeaders: HeaderList = []): void {
   if (res.destroyed || res.headersSent) return;
@@ -201,7 +202,7 @@ function write(req: IncomingMessage, res: ServerResponse, reply: Reply, extraHea
   if (unread) res.shouldKeepAlive = false;
   res.writeHead(head.status, fields);
   if (!file) {
-    if (!unread) {
+    if (!unread || sheds(head.status)) {
       res.end(body);
       return;
     }

@@ -40,6 +40,7 @@ export interface Reply {
 
 /**
  * `headOnly`: the answer to a HEAD request, whose body must not be sent (its length is).
+ * `closeConnection`: close once it is out (a refusal that sheds load, http/admission).
  * The head is built by responseHead(), which throws rather than write an unsafe field
  * (callers pass replies through guardReply() first, so that is a bug caught twice).
  */
@@ -49,6 +50,7 @@ export function send(
   reply: Reply,
   extraHeaders: HeaderList = [],
   headOnly = false,
+  closeConnection = false,
 ): void {
   if (aborted()) return;
   if (reply.file && !headOnly) {
@@ -59,9 +61,9 @@ export function send(
   res.cork(() => {
     writeHead(res, head);
     // Without a reported length: uWS 20.30 closes the next request on a keep-alive
-    // connection after endWithoutBody(length).
+    // connection after endWithoutBody(length), and any argument (even undefined) is one.
     if (headOnly) res.endWithoutBody();
-    else res.end(reply.body instanceof JsonParts ? reply.body.joinedTransiently() : reply.body);
+    else res.end(reply.body instanceof JsonParts ? reply.body.joinedTransiently() : reply.body, closeConnection);
   });
 }
 

@@ -14,7 +14,7 @@ import { AuthFailureGuard, clientName, LoginGuard, realmFor } from "./auth.js";
 import { listenCompat, type CompatListener } from "./compat-listener.js";
 import { DEFAULT_MAX_BODY_BYTES, RawReply, type AuthedEndpoint, type Endpoint, type OptionalAuthEndpoint, type PublicEndpoint, type ServerInfo } from "./endpoint.js";
 import { bufferSource, UwsBody, type BodySource } from "./body-source.js";
-import { linger, type Admission, type Caller, type Pipeline } from "./admission.js";
+import { linger, sheds, type Admission, type Caller, type Pipeline } from "./admission.js";
 import { BodyBudget, OpenRequests, type LoadLimitOptions } from "./load-limits.js";
 import { guardReply, type HeaderList } from "./response-head.js";
 import { Uploads } from "../uploads/index.js";
@@ -308,14 +308,15 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
       if (answered) return;
       answered = true;
       body.discard();
+      const shed = !body.complete && sheds(r.status);
       const out = (): void => {
         const safe = finish(admission, r, headers, !aborted);
-        send(res, isAborted, safe.reply, safe.headers, head.method === "HEAD");
+        send(res, isAborted, safe.reply, safe.headers, head.method === "HEAD", shed);
       };
       // On a keep-alive connection uWS reads (and drops) the rest of the body after the
       // answer by itself; a "close" one it would close at once, resetting a client
       // still sending, which then often loses the answer: wait for the body first.
-      if (body.complete || aborted || !closeAsked) out();
+      if (body.complete || aborted || shed || !closeAsked) out();
       else void linger(body.whenComplete()).then(out);
     };
     if (admission.refusal) {
