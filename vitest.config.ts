@@ -6,5 +6,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Every write must declare what it changed (engine/events/change-set.ts).
+    env: { PARLEY_CHECK_CHANGES: "1" },
   },
 });

@@ -24,7 +24,8 @@ import { messageMetaOf, type RecentConversation, type Attachment, type Channel, 
 import { StorageError } from "./errors.js";
 import { mergedSettings, type RealmSettingDefaultsRecord, type Settings, type UserSettingsRecord } from "./settings/defaults.js";
 import type { Audience, Delivery, EngineEvent, EventBatch } from "./events/types.js";
-import { logEntryOf, trimChangeLog } from "./events/change-log.js";
+import { encodeChangeSet, logEntryOf, trimChangeLog, type ChangeLogEntry } from "./events/change-log.js";
+import { ChangeSetBuilder, changesOfEvent, everythingChanged, type Change, type ChangeSet } from "./events/change-set.js";
 import { getMessageRecord } from "./storage/message-records.js";
 
 export interface Counters {
@@ -34,7 +35,7 @@ export interface Counters {
   nextChannelId: number;
   nextGroupId: number;
   nextConversationId: number;
-  /** The next change-log sequence number (one per committed write that emitted events). */
+  /** The next change-log sequence number (one per committed write that changed anything). */
   nextChangeSeq: number;
   nextScheduledMessageId: number;
   nextPlaygroundId: number;
@@ -69,6 +70,12 @@ export interface StoreOptions {
   readonly onListenerError?: (error: unknown) => void;
   /** Who opens the directory, named to anyone refused while it is open (e.g. "parley serve"). */
   readonly holder?: string;
+  /**
+   * Fail every write that wrote a table whose change kind (storage/tables.ts) its change
+   * set does not name. Costs a wrapper per table write; default: PARLEY_CHECK_CHANGES=1
+   * in the environment (the test suite sets it).
+   */
+  readonly checkChanges?: boolean;
 }
 
 /** During a write: defer work to after the commit, and queue events. */
@@ -80,6 +87,11 @@ export interface WriteContext {
    * afterCommit callback; its audience is computed then, on the committed state.
    */
   emit(event: EngineEvent, audience: () => Audience): void;
+  /**
+   * Declares a change that no emitted event names (events/change-set.ts): what the
+   * write's event says changed is recorded by emit already.
+   */
+  changed(change: Change): void;
 }
 
 const EMPTY_IDS: ReadonlySet<number> = new Set();
@@ -91,6 +103,26 @@ const PREFETCH_MIN_LEAF_PAGES = 512;
 const MAX_MUTED_CHANNEL_USERS = 100_000;
 
 type PendingEvent = readonly [EngineEvent, () => Audience];
+
+/** What one write (or one batch, or one write of a group commit) produced. */
+class WriteUnit {
+  readonly events: PendingEvent[] = [];
+  readonly changes = new ChangeSetBuilder();
+  /** Set by logging: the write's sequence number and change set (0 and null if it changed nothing). */
+  seq = 0;
+  changeSet: ChangeSet | null = null;
+
+  context(afterCommit: (cb: () => void) => void): WriteContext {
+    return {
+      afterCommit,
+      emit: (event, audience) => {
+        this.events.push([event, audience]);
+        changesOfEvent(event, this.changes);
+      },
+      changed: (change) => this.changes.add(change),
+    };
+  }
+}
 
 /**
  * One write waiting for a group commit: `prepare` does every check (it must not
@@ -205,14 +237,17 @@ export class StoreState {
   readonly subscriptionVersion = new Map<number, number>();
 
   readonly #listeners = new Set<(batch: EventBatch) => void>();
+  readonly #changeListeners = new Set<(changes: ChangeSet) => void>();
   readonly #renderFailureListeners = new Set<(failure: RenderFailure) => void>();
   readonly #rollbackListeners = new Set<() => void>();
   readonly #commitHook: (() => void) | undefined;
   readonly #onListenerError: (error: unknown) => void;
   counters: Counters;
   #inWrite = false;
-  /** Events queued by the actions of a running batch(). */
-  #batchEvents: PendingEvent[] | null = null;
+  /** The running batch() (or group-commit write), whose actions' events and changes it collects. */
+  #batch: WriteUnit | null = null;
+  /** With checkChanges: the tables written by the running write unit. */
+  readonly #written: Set<TableName> | null;
   /** Writes waiting for the next group commit (see writeGrouped). */
   #grouped: GroupedWrite[] = [];
   #groupScheduled = false;
@@ -226,6 +261,7 @@ export class StoreState {
     this.now = options.now ?? (() => Math.floor(Date.now() / 1000));
     this.#commitHook = options.commitHook;
     this.#onListenerError = options.onListenerError ?? ((error) => console.error("parley engine: event listener failed", error));
+    this.#written = (options.checkChanges ?? process.env["PARLEY_CHECK_CHANGES"] === "1") ? this.#trackTableWrites() : null;
     const version = this.tables.meta.get("schemaVersion");
     if (version !== undefined && (typeof version !== "number" || version < OLDEST_SCHEMA_VERSION || version > SCHEMA_VERSION)) {
       throw new StorageError(`data directory has schema version ${String(version)}; this build reads versions ${OLDEST_SCHEMA_VERSION} to ${SCHEMA_VERSION} (a newer store needs a newer parley)`);
@@ -273,22 +309,22 @@ export class StoreState {
     // Inside a batch, each action's changes become visible at once (later actions of
     // the batch depend on them); batch() restores everything if the whole fails, and
     // releases the batch's events only after it commits.
-    const batchEvents = this.#batchEvents;
-    if (batchEvents) return fn({ afterCommit: (cb) => cb(), emit: (event, audience) => batchEvents.push([event, audience]) });
+    const batch = this.#batch;
+    if (batch) return fn(batch.context((cb) => cb()));
     if (this.#inWrite) throw new StorageError("nested write transaction");
     const after: (() => void)[] = [];
-    const events: PendingEvent[] = [];
-    let seq = 0;
+    const unit = new WriteUnit();
     const result = this.#transaction(
       () => {
-        const value = fn({ afterCommit: (cb) => after.push(cb), emit: (event, audience) => events.push([event, audience]) });
-        seq = this.#logChanges(events);
+        this.#written?.clear();
+        const value = fn(unit.context((cb) => after.push(cb)));
+        this.#logChanges(unit);
         return value;
       },
       () => undefined,
     );
     for (const cb of after) cb();
-    this.#release(seq, events);
+    this.#release(unit);
     return result;
   }
 
@@ -319,7 +355,7 @@ export class StoreState {
     this.#groupScheduled = false;
     const group = this.#grouped.splice(0);
     if (group.length === 1) return this.#writeAlone(group[0]!);
-    const outcomes: ({ ok: true; value: unknown; seq: number; events: PendingEvent[] } | { ok: false; error: unknown })[] = [];
+    const outcomes: ({ ok: true; value: unknown; unit: WriteUnit } | { ok: false; error: unknown })[] = [];
     let bodyFailed = false;
     try {
       this.#transaction(() => {
@@ -331,16 +367,18 @@ export class StoreState {
             outcomes.push({ ok: false, error });
             continue;
           }
-          const events: PendingEvent[] = [];
-          this.#batchEvents = events;
+          const unit = new WriteUnit();
+          this.#batch = unit;
+          this.#written?.clear();
           try {
-            const value = body({ afterCommit: (cb) => cb(), emit: (event, audience) => events.push([event, audience]) });
-            outcomes.push({ ok: true, value, seq: this.#logChanges(events), events });
+            const value = body(unit.context((cb) => cb()));
+            this.#logChanges(unit);
+            outcomes.push({ ok: true, value, unit });
           } catch (error) {
             bodyFailed = true;
             throw error;
           } finally {
-            this.#batchEvents = null;
+            this.#batch = null;
           }
         }
       }, () => this.#reload());
@@ -357,7 +395,7 @@ export class StoreState {
     group.forEach((entry, i) => {
       const outcome = outcomes[i]!;
       if (!outcome.ok) return entry.reject(outcome.error);
-      this.#release(outcome.seq, outcome.events);
+      this.#release(outcome.unit);
       entry.resolve(outcome.value);
     });
   }
@@ -377,20 +415,20 @@ export class StoreState {
    * no event is released, and the in-memory state is reloaded from disk.
    */
   batch<T>(fn: () => T): T {
-    if (this.#inWrite || this.#batchEvents) throw new StorageError("nested batch");
-    const events: PendingEvent[] = [];
-    let seq = 0;
+    if (this.#inWrite || this.#batch) throw new StorageError("nested batch");
+    const unit = new WriteUnit();
     const result = this.#transaction(() => {
-      this.#batchEvents = events;
+      this.#batch = unit;
+      this.#written?.clear();
       try {
         const value = fn();
-        seq = this.#logChanges(events);
+        this.#logChanges(unit);
         return value;
       } finally {
-        this.#batchEvents = null;
+        this.#batch = null;
       }
     }, () => this.#reload());
-    this.#release(seq, events);
+    this.#release(unit);
     return result;
   }
 
@@ -424,26 +462,94 @@ export class StoreState {
       this.counters = savedCounters;
       onFailure();
       for (const listener of this.#rollbackListeners) listener();
+      // Whatever was derived from the undone write's in-memory effects must go.
+      this.#releaseChanges(everythingChanged());
       throw error;
     } finally {
       this.#inWrite = false;
     }
   }
 
-  /** Writes the change-log entry of a write that emitted events; returns its sequence number (0 if none). */
-  #logChanges(events: readonly PendingEvent[]): number {
-    if (events.length === 0) return 0;
-    const seq = this.allocate("nextChangeSeq");
-    this.tables.changeLog.putSync(seq, { at: this.now(), changes: events.map(([event]) => logEntryOf(event)) });
-    trimChangeLog(this.tables, seq);
-    return seq;
+  /**
+   * Writes the change-log entry of a write that changed anything (its events and its
+   * change set) and sets the unit's sequence number and change set; nothing if it
+   * changed nothing.
+   */
+  #logChanges(unit: WriteUnit): void {
+    if (this.#written) this.#checkDeclared(unit);
+    if (unit.events.length === 0 && unit.changes.isEmpty) return;
+    unit.seq = this.allocate("nextChangeSeq");
+    unit.changeSet = unit.changes.build(unit.seq);
+    const changes = unit.events.map(([event]) => logEntryOf(event));
+    const entry: ChangeLogEntry = { at: this.now(), changes, set: encodeChangeSet(unit.changeSet) };
+    this.tables.changeLog.putSync(unit.seq, entry);
+    trimChangeLog(this.tables, unit.seq);
   }
 
-  /** Computes audiences on the committed state and hands the batch to every listener. */
-  #release(seq: number, events: readonly PendingEvent[]): void {
-    if (events.length === 0 || this.#listeners.size === 0) return;
-    const deliveries: Delivery[] = events.map(([event, audience]) => ({ event, audience: audience() }));
-    this.dispatch({ seq, deliveries });
+  /** Fails the write if it wrote a table whose change kind it did not declare (checkChanges). */
+  #checkDeclared(unit: WriteUnit): void {
+    for (const name of this.#written ?? []) {
+      const kind = TABLE_SPECS[name].change;
+      if (kind !== null && !unit.changes.has(kind)) {
+        throw new StorageError(`a write changed table ${name} but its change set names no "${kind}" change: emit an event or call ctx.changed`);
+      }
+    }
+    this.#written?.clear();
+  }
+
+  /** Records which tables the running write unit writes (checkChanges): wraps each table's write methods. */
+  #trackTableWrites(): Set<TableName> {
+    const written = new Set<TableName>();
+    for (const name of TABLE_NAMES) {
+      const db = this.tables[name] as unknown as Record<"putSync" | "removeSync", (...args: unknown[]) => unknown>;
+      for (const method of ["putSync", "removeSync"] as const) {
+        const original = db[method].bind(db);
+        db[method] = (...args: unknown[]) => {
+          if (this.#inWrite) written.add(name);
+          return original(...args);
+        };
+      }
+    }
+    return written;
+  }
+
+  /**
+   * After the commit: the change set to change listeners, then the events (audiences
+   * computed on the committed state) to event listeners; caches drop what changed
+   * before any client hears of it.
+   */
+  #release(unit: WriteUnit): void {
+    if (unit.changeSet !== null) this.#releaseChanges(unit.changeSet);
+    if (unit.events.length === 0 || this.#listeners.size === 0) return;
+    const deliveries: Delivery[] = unit.events.map(([event, audience]) => ({ event, audience: audience() }));
+    this.dispatch({ seq: unit.seq, deliveries });
+  }
+
+  #releaseChanges(changes: ChangeSet): void {
+    for (const listener of this.#changeListeners) {
+      try {
+        listener(changes);
+      } catch (error) {
+        this.#onListenerError(error);
+      }
+    }
+  }
+
+  /**
+   * Releases changes made to memory only, outside any write (presence pings: the
+   * presence table is written later by flushPresence, whose write declares them again).
+   */
+  changedInMemory(change: Change): void {
+    if (this.#changeListeners.size === 0) return;
+    const changes = new ChangeSetBuilder();
+    changes.add(change);
+    this.#releaseChanges(changes.build(0));
+  }
+
+  /** Subscribes to every committed write's change set (and `everything` after a failed one); returns the unsubscribe function. */
+  onChanges(listener: (changes: ChangeSet) => void): () => void {
+    this.#changeListeners.add(listener);
+    return () => this.#changeListeners.delete(listener);
   }
 
   /** Hands a batch to every listener; a failing listener is reported, not propagated (the write is committed). */

@@ -47,6 +47,7 @@ import type { Settings } from "./settings/defaults.js";
 import { verifyIndexes, type VerifyReport } from "./verify.js";
 import { registerInternals } from "./internal.js";
 import type { EventBatch } from "./events/types.js";
+import type { ChangeSet } from "./events/change-set.js";
 import { notifyTyping, type TypingInput } from "./actions/typing.js";
 import { updateRealmSettingDefaults, updateSettings, type SettingChanges, type UpdateSettingsInput } from "./actions/settings.js";
 import { createDrafts, deleteDraft, editDraft, listDrafts, registerDrafts, type DraftInput } from "./actions/drafts.js";
@@ -640,6 +641,17 @@ export class Store {
    */
   onEvents(listener: (batch: EventBatch) => void): () => void {
     return this.#state.onEvents(listener);
+  }
+
+  /**
+   * What every committed write changed, typed by entity kind and ID (events/change-set.ts),
+   * delivered synchronously after the commit and before the write's events; after a
+   * failed write, a set with `everything` true (drop all derived state). Derived caches
+   * subscribe here (or extend DerivedCache), not to onEvents: some writes tell clients
+   * nothing. Returns the unsubscribe function.
+   */
+  onChanges(listener: (changes: ChangeSet) => void): () => void {
+    return this.#state.onChanges(listener);
   }
 
   /** POST /typing: checked like a send; an ephemeral event, nothing stored. */

@@ -85,6 +85,8 @@ export interface ServerOptions {
   readonly messageCacheBytes?: number;
   /** Budget for whole GET /messages answers kept per user and parameters, in bytes (0: none kept). */
   readonly windowCacheBytes?: number;
+  /** Keep the realm's user and group lists as ready JSON (default true; false: built per request). */
+  readonly listCaches?: boolean;
   /** Where unexpected errors are reported. */
   readonly logError?: (message: string, error: unknown) => void;
   /** Event queue settings (clock, heartbeat, backlog cap), or a hub the caller owns. */
@@ -196,8 +198,8 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   let info: ServerInfo = { baseUrl: options.baseUrl ?? `http://${externalHost}`, externalHost, config, bouncer, dataDir: options.dataDir ?? null, logins, passwordHashCost: options.passwordHashCost ?? SCRYPT_COST, joins, emailChanges, imageProxy };
   const messageJson = new MessageJsonCache(store, options.messageCacheBytes);
   const windows = new WindowReplyCache(store, options.windowCacheBytes);
-  const userJson = new UserListCache(store);
-  const groupJson = new GroupListCache(store);
+  const userJson = new UserListCache(store, options.listCaches ?? true);
+  const groupJson = new GroupListCache(store, options.listCaches ?? true);
   const ownsHub = !(options.events instanceof EventHub);
   const maxQueuesPerRealm = config.MAX_EVENT_QUEUES_PER_REALM;
   const hubOptions = { restartEvent: RESTART_EVENT, maxQueuesPerRealm, ...options.events };
@@ -495,6 +497,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
       if (listenSocket) uWS.us_listen_socket_close(listenSocket);
       listenSocket = null;
       if (ownsHub) events.close();
+      for (const cache of [messageJson, windows, userJson, groupJson]) cache.dispose();
       metrics.close();
       stopRenderFailureLog();
       compat?.close();

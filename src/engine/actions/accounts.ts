@@ -119,6 +119,7 @@ export function regenerateApiKey(state: StoreState, userId: number): string {
   state.write((ctx) => {
     state.tables.users.putSync(next.id, next);
     ctx.afterCommit(() => state.indexUser(next, user));
+    ctx.changed({ kind: "user", id: next.id, fields: ["apiKey"] });
   });
   return next.apiKey;
 }
@@ -131,6 +132,7 @@ export function setCanChangeUserEmails(state: StoreState, userId: number, value:
   state.write((ctx) => {
     state.tables.users.putSync(next.id, next);
     ctx.afterCommit(() => state.indexUser(next, user));
+    ctx.changed({ kind: "user", id: next.id, fields: ["canChangeUserEmails"] });
   });
   return next;
 }

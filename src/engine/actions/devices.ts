@@ -164,6 +164,7 @@ function updateDevice(state: StoreState, next: Device, changes: DeviceChanges, f
     if (forward) {
       const item: PushOutboxItem = { id: state.allocate("nextPushOutboxId"), kind: "register", userId: next.userId, deviceId: next.id, createdAt: state.now(), ...forward };
       state.tables.pushOutbox.putSync(item.id, item);
+      ctx.changed({ kind: "pushItem", id: item.id, op: "added" });
     }
     ctx.afterCommit(() => state.indexDevice(next));
     ctx.emit({ type: "device", op: "update", userId: next.userId, deviceId: next.id, changes }, () => userAudience(next.userId));

@@ -34,6 +34,7 @@ export function startEmailChangeInTxn(state: StoreState, ctx: WriteContext, user
   const change: EmailChange = { key: generateConfirmationKey(), userId: user.id, realmId: user.realmId, oldEmail: user.deliveryEmail, newEmail, createdAt: now, expiresAt: now + EMAIL_CHANGE_VALIDITY_SECONDS, usedAt: null };
   state.tables.emailChanges.putSync(change.key, change);
   ctx.afterCommit(() => state.emailChanges.set(change.key, change));
+  ctx.changed({ kind: "emailChange", id: user.id });
   enqueueMailInTxn(state, ctx, emailChangeConfirmationMail({ to: newEmail, oldEmail: user.deliveryEmail, realmName: realm?.name ?? "", realmUrl, key: change.key }));
   return change;
 }
@@ -53,6 +54,7 @@ export function confirmEmailChange(state: StoreState, realmId: number, key: stri
   return state.write((ctx) => {
     state.tables.emailChanges.putSync(used.key, used);
     ctx.afterCommit(() => state.emailChanges.set(used.key, used));
+    ctx.changed({ kind: "emailChange", id: used.userId });
     enqueueMailInTxn(state, ctx, emailChangedNoticeMail({ to: change.oldEmail, newEmail, realmName: realm.name, realmUrl }));
     // The same write and events as an owner's change (delivery_email, avatar, new_email).
     return writeEmailChange(state, ctx, user, newEmail);

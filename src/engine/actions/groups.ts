@@ -13,6 +13,7 @@
  * Subgroup changes refuse cycles, so membership recursion always terminates, and
  * every check reads membership live (access.ts), so a change counts at once.
  */
+import { changedFields } from "../events/change-set.js";
 import { isAllowedBy, membersOf } from "../access.js";
 import { BadRequestError, clip, GroupInUseError } from "../errors.js";
 import { exceedsCodePoints } from "../limits.js";
@@ -307,6 +308,7 @@ function writeGroupChange(state: StoreState, group: UserGroup, change: { members
   state.write((ctx) => {
     state.tables.groups.putSync(next.id, next);
     ctx.afterCommit(() => state.indexGroup(next));
+    ctx.changed({ kind: "group", id: next.id, fields: changedFields(group, next) });
     const audience = () => realmAudience(state, group.realmId);
     const addedMembers = added(group.members, next.members);
     const removedMembers = added(next.members, group.members);

@@ -76,6 +76,7 @@ export function updatePresence(state: StoreState, userId: number, status: Presen
   next.lastUpdateId = nextPresenceSeq(state);
   state.indexPresence(next);
   state.presenceDirty.add(user.id);
+  state.changedInMemory({ kind: "presence", id: user.id });
   const log = state.presenceLogs.get(user.realmId);
   log?.compactIfStale(state.usersOfRealm(user.realmId).size, (id) => state.presence.get(id)?.lastUpdateId);
   if (!current || becameOnline) announce(state, user, next);
@@ -105,10 +106,12 @@ function announce(state: StoreState, user: User, presence: PresenceRecord): void
 export function flushPresence(state: StoreState): number {
   if (state.presenceDirty.size === 0) return 0;
   const ids = [...state.presenceDirty];
-  state.write(() => {
+  state.write((ctx) => {
     for (const id of ids) {
       const record = state.presence.get(id);
-      if (record) state.tables.presence.putSync(id, record);
+      if (!record) continue;
+      state.tables.presence.putSync(id, record);
+      ctx.changed({ kind: "presence", id });
     }
   });
   state.presenceDirty.clear();

@@ -105,7 +105,7 @@ function smallestMentionedGroup(state: StoreState, user: User, message: Message)
  * Writes the outbox items of a new message, inside its write. `participants` are a
  * direct message's (the conversation may be new in this very write).
  */
-export function enqueueMessagePushes(state: StoreState, message: Message, channel: Channel | null, participants: readonly number[], flags: FlagsAtSend): void {
+export function enqueueMessagePushes(state: StoreState, ctx: WriteContext, message: Message, channel: Channel | null, participants: readonly number[], flags: FlagsAtSend): void {
   if (state.devicesByUser.size === 0) return;
   for (const [userId, deviceIds] of state.devicesByUser) {
     if (userId === message.senderId) continue;
@@ -125,18 +125,20 @@ export function enqueueMessagePushes(state: StoreState, message: Message, channe
     if (decision === null) continue;
     const item: PushOutboxItem = { id: state.allocate("nextPushOutboxId"), kind: "message", userId, messageId: message.id, trigger: decision.trigger, mentionedGroupId: decision.mentionedGroupId, createdAt: state.now() };
     state.tables.pushOutbox.putSync(item.id, item);
+    ctx.changed({ kind: "pushItem", id: item.id, op: "added" });
     state.bitmaps.add(key.userFlag(userId, "active_mobile_push_notification"), message.id);
   }
 }
 
 /** Inside a flag change's write: messages just read that a notification shows get a removal. */
-export function enqueueReadRemovals(state: StoreState, userId: number, read: ReadonlyBitmap): void {
+export function enqueueReadRemovals(state: StoreState, ctx: WriteContext, userId: number, read: ReadonlyBitmap): void {
   const activeKey = key.userFlag(userId, "active_mobile_push_notification");
   const shown = RoaringBitmap32.and(read, state.bitmaps.get(activeKey));
   if (shown.size === 0) return;
   state.bitmaps.removeMany(activeKey, shown);
   const item: PushOutboxItem = { id: state.allocate("nextPushOutboxId"), kind: "remove", userId, messageIds: shown.toArray(), createdAt: state.now() };
   state.tables.pushOutbox.putSync(item.id, item);
+  ctx.changed({ kind: "pushItem", id: item.id, op: "added" });
 }
 
 // ---- the outbox, as src/push drains it ----
@@ -228,6 +230,7 @@ export function finishPushItem(state: StoreState, itemId: number, outcome: PushI
   if (!item) return;
   state.write((ctx) => {
     state.tables.pushOutbox.removeSync(itemId);
+    ctx.changed({ kind: "pushItem", id: itemId, op: "removed" });
     if (item.kind === "register") {
       const device = state.devices.get(item.deviceId);
       if (!device || device.pendingPushTokenId !== item.tokenId || outcome.kind === "dropped") return;

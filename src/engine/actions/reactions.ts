@@ -98,7 +98,7 @@ export function addReaction(state: StoreState, userId: number, messageId: number
     if (reactor && channel) applyParticipationPolicy(state, ctx, reactor, channel, message.topic);
     putMessageRecord(state.tables, next);
     state.bitmaps.add(key.has(message.realmId, "reaction"), message.id);
-    ctx.emit({ type: "reaction", op: "add", messageId: message.id, reaction: { ...input, userId } }, () => messageReadersAudience(state, next));
+    ctx.emit({ type: "reaction", op: "add", messageId: message.id, realmId: message.realmId, reaction: { ...input, userId } }, () => messageReadersAudience(state, next));
   });
 }
 
@@ -116,6 +116,6 @@ export function removeReaction(state: StoreState, userId: number, messageId: num
   state.write((ctx) => {
     putMessageRecord(state.tables, next);
     if (next.reactions.length === 0) state.bitmaps.removeMany(key.has(message.realmId, "reaction"), [message.id]);
-    ctx.emit({ type: "reaction", op: "remove", messageId: message.id, reaction: { ...input, userId } }, () => messageReadersAudience(state, next));
+    ctx.emit({ type: "reaction", op: "remove", messageId: message.id, realmId: message.realmId, reaction: { ...input, userId } }, () => messageReadersAudience(state, next));
   });
 }

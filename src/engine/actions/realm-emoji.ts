@@ -118,5 +118,6 @@ export function setCanAddCustomEmojiGroup(state: StoreState, actorId: number, va
   state.write((ctx) => {
     state.tables.realms.putSync(realm.id, next);
     ctx.afterCommit(() => state.indexRealm(next));
+    ctx.changed({ kind: "realm", id: realm.id, fields: ["canAddCustomEmojiGroup"] });
   });
 }

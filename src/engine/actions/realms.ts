@@ -41,6 +41,7 @@ export function createRealm(state: StoreState, input: CreateRealmInput): { realm
     };
     state.tables.realms.putSync(realm.id, realm);
     ctx.afterCommit(() => state.indexRealm(realm));
+    ctx.changed({ kind: "realm", id: realm.id, op: "added" });
     const ids = SYSTEM_GROUPS.map(() => state.allocate("nextGroupId"));
     const nobody = ids[SYSTEM_GROUPS.findIndex((g) => g.name === "role:nobody")]!;
     SYSTEM_GROUPS.forEach((system, i) => {
@@ -60,6 +61,7 @@ export function createRealm(state: StoreState, input: CreateRealmInput): { realm
       };
       state.tables.groups.putSync(group.id, group);
       ctx.afterCommit(() => state.indexGroup(group));
+      ctx.changed({ kind: "group", id: group.id, op: "added" });
     });
     const owner = createUserInTxn(state, ctx, { ...input.owner, realmId: realm.id, role: ROLE.OWNER }, realm);
     return { realm, owner };
@@ -85,6 +87,8 @@ export function setNewChannelAnnouncementsChannel(state: StoreState, realmId: nu
   state.write((ctx) => {
     state.tables.realms.putSync(realmId, next);
     ctx.afterCommit(() => state.indexRealm(next));
+    // No client event: Zulip's realm update for it is not implemented here yet.
+    ctx.changed({ kind: "realm", id: realmId, fields: ["newChannelAnnouncementsChannelId"] });
   });
 }
 
@@ -95,6 +99,7 @@ export function setRealmDeactivated(state: StoreState, realmId: number, deactiva
   state.write((ctx) => {
     state.tables.realms.putSync(realmId, next);
     ctx.afterCommit(() => state.indexRealm(next));
+    ctx.changed({ kind: "realm", id: realmId, fields: ["deactivated"] });
     if (deactivated) ctx.emit({ type: "realm", op: "deactivated", realm: next }, () => realmAudience(state, realmId));
   });
 }

@@ -187,7 +187,10 @@ export function deliverDueScheduledMessages(state: StoreState, now: number, limi
     if (!scheduled || scheduled.delivered || scheduled.failed) {
       // A key without a pending record cannot be delivered; drop it so the queue moves on.
       const stale = due;
-      state.write(() => void state.tables.scheduledDue.removeSync(stale));
+      state.write((ctx) => {
+        state.tables.scheduledDue.removeSync(stale);
+        ctx.changed({ kind: "scheduledMessage", id: stale[1] });
+      });
       continue;
     }
     out.push(deliverOne(state, scheduled));
@@ -227,6 +230,7 @@ function fail(state: StoreState, scheduled: ScheduledMessage, reason: string): D
     state.tables.scheduledMessages.putSync(next.id, next);
     state.tables.scheduledDue.removeSync([scheduled.deliverAt, scheduled.id]);
     ctx.afterCommit(() => state.indexScheduledMessage(next));
+    ctx.changed({ kind: "scheduledMessage", id: next.id });
     if (notify) {
       ctx.emit({ type: "scheduled_messages", op: "update", scheduled: next }, () => userAudience(next.senderId));
       ensureNotificationBotInTxn(state, ctx, realm);

@@ -254,7 +254,7 @@ export function storeMessage(state: StoreState, ctx: WriteContext, input: Messag
     const id = state.allocate("nextMessageId");
     const failure = rendered.failure;
     if (failure !== undefined) ctx.afterCommit(() => state.reportRenderFailure({ messageId: id, failure }));
-    const conversation = channel ? null : conversationFor(state, sender.realmId, participants);
+    const conversation = channel ? null : conversationFor(state, ctx, sender.realmId, participants);
     // Zulip's has_attachment: the message claimed at least one upload (a link to a missing or foreign file does not count).
     const claimed = claimableAttachments(state, sender, rendered.uploadPathIds);
     const message: Message = {
@@ -295,7 +295,7 @@ export function storeMessage(state: StoreState, ctx: WriteContext, input: Messag
     indexMessage(state, message, sink, conversation);
     for (const userId of input.readBy) sink.add(key.userFlag(userId, "read"), id);
     writeMentionFlags(state, message, sink, { groups: true, conversation });
-    enqueueMessagePushes(state, message, channel, participants, flags);
+    enqueueMessagePushes(state, ctx, message, channel, participants, flags);
     if (channel && channel.firstMessageId === null) {
       const next: Channel = { ...channel, firstMessageId: id };
       state.tables.channels.putSync(next.id, next);
@@ -363,11 +363,12 @@ function conversationMembers(state: StoreState, message: Message, conversation: 
 }
 
 /** The realm's conversation with exactly these (sorted) members, stored in the running write if new. */
-function conversationFor(state: StoreState, realmId: number, userIds: number[]): Conversation {
+function conversationFor(state: StoreState, ctx: WriteContext, realmId: number, userIds: number[]): Conversation {
   const existing = state.conversations.idOf(realmId, userIds);
   if (existing !== undefined) return state.conversations.get(existing)!;
   const conversation: Conversation = { id: state.allocate("nextConversationId"), realmId, userIds };
   state.conversations.put(conversation);
+  ctx.changed({ kind: "conversation", id: conversation.id, op: "added" });
   return conversation;
 }
 

@@ -92,13 +92,17 @@ function putUserSettings(state: StoreState, ctx: WriteContext, user: User, chang
   const record: UserSettingsRecord = { userId: user.id, values: withValues(current?.values ?? {}, changes), editedByUser: [...edited] };
   if (Object.keys(record.values).length === 0 && record.editedByUser.length === 0) state.tables.userSettings.removeSync(user.id);
   else state.tables.userSettings.putSync(user.id, record);
+  ctx.changed({ kind: "userSettings", id: user.id });
   ctx.afterCommit(() => {
     if (Object.keys(record.values).length === 0 && record.editedByUser.length === 0) state.userSettings.delete(user.id);
     else state.userSettings.set(user.id, record);
   });
   if (changes.some(([name, value]) => name === "enable_drafts_synchronization" && value === false)) {
     const drafts = [...(state.draftsByUser.get(user.id)?.keys() ?? [])];
-    for (const id of drafts) state.tables.drafts.removeSync(id);
+    for (const id of drafts) {
+      state.tables.drafts.removeSync(id);
+      ctx.changed({ kind: "draft", id, op: "removed" });
+    }
     ctx.afterCommit(() => state.draftsByUser.delete(user.id));
   }
 }
@@ -125,7 +129,10 @@ export function updateSettings(state: StoreState, actorId: number, input: Update
   if (changed.length === 0 && !userChanged && password === undefined && newEmail === null) return;
   if (newEmail !== null) input.admitEmailChange?.();
   state.write((ctx) => {
-    if (password !== undefined) state.tables.passwords.putSync(actor.id, password.record);
+    if (password !== undefined) {
+      state.tables.passwords.putSync(actor.id, password.record);
+      ctx.changed({ kind: "password", id: actor.id });
+    }
     if (newEmail !== null) startEmailChangeInTxn(state, ctx, actor, newEmail, input.realmUrl ?? "");
     if (changed.length > 0) putUserSettings(state, ctx, actor, changed, true);
     for (const [property, value] of changed) ctx.emit({ type: "user_settings", op: "update", userIds: [actor.id], property, value }, () => userAudience(actor.id));

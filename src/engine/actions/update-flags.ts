@@ -111,8 +111,8 @@ export function applyFlagChange(ctx: PlanContext, ids: readonly number[] | Reado
       if (op === "add") state.bitmaps.addBitmap(key.userFlag(user.id, flag), changes);
       else state.bitmaps.removeMany(key.userFlag(user.id, flag), changes);
       // Read messages a mobile notification shows: their removal goes out with this write.
-      if (op === "add" && flag === "read") enqueueReadRemovals(state, user.id, changes);
-      w.emit({ type: "update_message_flags", op, flag, messages, messageDetails: details }, () => userAudience(user.id));
+      if (op === "add" && flag === "read") enqueueReadRemovals(state, w, user.id, changes);
+      w.emit({ type: "update_message_flags", userId: user.id, op, flag, messages, messageDetails: details }, () => userAudience(user.id));
     });
   }
   const result: FlagChangeResult = { updatedCount: changes.size };

@@ -4,6 +4,7 @@
  * Deactivation closes the user's receive intervals (Zulip sends nothing to inactive
  * users); reactivation reopens them for the channels still subscribed.
  */
+import { changedFields } from "../events/change-set.js";
 import { deleteDeviceInTxn } from "./devices.js";
 import { randomBytes } from "node:crypto";
 import { isPasswordRecord, type PasswordRecord } from "../accounts/password.js";
@@ -100,7 +101,10 @@ export function createUserInTxn(state: StoreState, ctx: WriteContext, input: Cre
     profileData: {},
   };
   state.tables.users.putSync(user.id, user);
-  if (input.password !== undefined) state.tables.passwords.putSync(user.id, input.password);
+  if (input.password !== undefined) {
+    state.tables.passwords.putSync(user.id, input.password);
+    ctx.changed({ kind: "password", id: user.id, op: "added" });
+  }
   ctx.afterCommit(() => state.indexUser(user));
   // New users start from the organization's defaults; later default changes never touch them.
   const defaults = state.realmSettingDefaults.get(realm.id);
@@ -108,6 +112,7 @@ export function createUserInTxn(state: StoreState, ctx: WriteContext, input: Cre
     const settings: UserSettingsRecord = { userId: user.id, values: { ...defaults.values }, editedByUser: [] };
     state.tables.userSettings.putSync(user.id, settings);
     ctx.afterCommit(() => state.userSettings.set(user.id, settings));
+    ctx.changed({ kind: "userSettings", id: user.id, op: "added" });
   }
   ctx.emit({ type: "realm_user", op: "add", person: user }, () => realmAudience(state, realm.id));
   if (user.isBot) {
@@ -171,6 +176,8 @@ function emitVisibilityChanges(state: StoreState, ctx: WriteContext, before: Use
 
 /** realm_user update events, one per changed property group (Zulip's shape). */
 export function emitUserUpdates(state: StoreState, ctx: WriteContext, before: User, after: User): void {
+  // Every field, the ones no event names too (clients hear only of some).
+  ctx.changed({ kind: "user", id: after.id, fields: changedFields(before, after) });
   const changes: RealmUserChange[] = [];
   if (before.fullName !== after.fullName) changes.push({ fullName: after.fullName });
   if (before.role !== after.role) changes.push({ role: after.role });
@@ -266,7 +273,10 @@ export function setUserActive(state: StoreState, userId: number, active: boolean
   }
   state.write((ctx) => {
     state.tables.users.putSync(userId, next);
-    for (const sub of subs) state.tables.subscriptions.putSync([sub.userId, sub.channelId], sub);
+    for (const sub of subs) {
+      state.tables.subscriptions.putSync([sub.userId, sub.channelId], sub);
+      ctx.changed({ kind: "subscription", userId: sub.userId, channelId: sub.channelId });
+    }
     // Zulip logs a deactivated user out everywhere: their devices (and push registrations) go.
     if (!active) for (const id of state.devicesByUser.get(userId) ?? []) deleteDeviceInTxn(state, ctx, state.devices.get(id)!);
     ctx.afterCommit(() => {
@@ -291,8 +301,9 @@ export function setUserActive(state: StoreState, userId: number, active: boolean
 /** Sets (or replaces) a user's password hash; the caller hashed it off the event loop. */
 export function setPassword(state: StoreState, userId: number, password: PasswordRecord): void {
   requireUser(state, userId);
-  state.write(() => {
+  state.write((ctx) => {
     state.tables.passwords.putSync(userId, password);
+    ctx.changed({ kind: "password", id: userId });
   });
 }
 

@@ -1,14 +1,31 @@
 /**
  * @module events/change-log
- * The change log: every committed write that emitted events gets a sequence number
+ * The change log: every committed write that changed anything gets a sequence number
  * and an entry written in the same transaction, so another process reading the same
  * LMDB environment can tail it (refresh its caches, feed its own queues) in commit
- * order. Entries name what changed (event type, op and the IDs involved), not whole
- * records: a reader loads current records itself. Trimmed to the newest
- * CHANGE_LOG_KEEP entries.
+ * order. Entries name what changed, not whole records: a reader loads current records
+ * itself. Each entry holds
+ * - `changes`: one item per client event ([type, op, ...ids]);
+ * - `set`: the write's change set (events/change-set.ts), encoded by `encodeChangeSet`
+ *   and read back with `decodeChangeSet`, which is what a cache in another process
+ *   needs. Entries written before change sets existed have no `set`: they decode as
+ *   "everything may have changed".
+ * Trimmed to the newest CHANGE_LOG_KEEP entries.
  */
 import type { Tables } from "../storage/tables.js";
 import type { EngineEvent } from "./types.js";
+import {
+  ChangeSetBuilder,
+  ENTITY_KINDS,
+  everythingChanged,
+  MESSAGE_FIELDS,
+  PAIR_KINDS,
+  type ChangeSet,
+  type EntityKind,
+  type EntityOp,
+  type MessageField,
+  type PairKind,
+} from "./change-set.js";
 
 /** Entries kept; older ones are deleted in batches of TRIM_EVERY as the log grows. */
 export const CHANGE_LOG_KEEP = 100_000;
@@ -78,7 +95,102 @@ function isAscending(ids: readonly number[]): boolean {
 export interface ChangeLogEntry {
   /** Commit time, UNIX seconds. */
   readonly at: number;
+  /** One item per client event (none for a write that told clients nothing). */
   readonly changes: readonly ChangeLogItem[];
+  /** The change set, as encodeChangeSet wrote it; absent in entries older than change sets. */
+  readonly set?: readonly LoggedChange[];
+}
+
+/**
+ * One group of a logged change set, IDs last (plain, or packed as in ChangeLogItem):
+ * - [entity kind, op ("a" | "c" | "r"), fields ("" for any, else comma-separated), ...ids];
+ * - ["subscription" | "userTopic", userId, ...channelIds] (no channel: any of the user's);
+ * - ["message", realmId, fields (comma-separated), ...messageIds];
+ * - ["flags", userId, ...messageIds].
+ */
+export type LoggedChange = readonly (string | number | Uint8Array)[];
+
+const OP_CODES: Readonly<Record<EntityOp, string>> = { added: "a", changed: "c", removed: "r" };
+const OPS_BY_CODE: ReadonlyMap<string, EntityOp> = new Map(Object.entries(OP_CODES).map(([op, code]) => [code, op as EntityOp]));
+const ENTITY_KIND_NAMES: ReadonlySet<string> = new Set(ENTITY_KINDS);
+const PAIR_KIND_NAMES: ReadonlySet<string> = new Set(PAIR_KINDS);
+const MESSAGE_FIELD_NAMES: ReadonlySet<string> = new Set(MESSAGE_FIELDS);
+
+/** A head and its IDs: packed when long and ascending, else appended (concat: a list can be long). */
+function withIds(head: readonly (string | number)[], ids: readonly number[]): LoggedChange {
+  if (ids.length >= PACK_FROM && isAscending(ids)) return [...head, packIds(ids)];
+  return (head as (string | number)[]).concat(ids);
+}
+
+function idsOf(item: LoggedChange, from: number): number[] {
+  const rest = item.slice(from);
+  if (rest.length === 1 && rest[0] instanceof Uint8Array) return unpackIds(rest[0]);
+  return rest.filter((x): x is number => typeof x === "number");
+}
+
+/** A change set as the change log stores it (groups of IDs that share kind, op and fields). */
+export function encodeChangeSet(set: ChangeSet): LoggedChange[] {
+  const out: LoggedChange[] = [];
+  for (const kind of ENTITY_KINDS) {
+    const groups = new Map<string, number[]>();
+    for (const [id, change] of set[kind]) {
+      const key = `${OP_CODES[change.op]}\u0000${change.fields === null ? "" : [...change.fields].join(",")}`;
+      const ids = groups.get(key);
+      if (ids) ids.push(id);
+      else groups.set(key, [id]);
+    }
+    for (const [key, ids] of groups) {
+      const [op, fields] = key.split("\u0000") as [string, string];
+      out.push(withIds([kind, op, fields], ids));
+    }
+  }
+  for (const kind of PAIR_KINDS) for (const [userId, channels] of set[kind]) out.push([kind, userId, ...(channels ?? [])]);
+  const messageGroups = new Map<string, number[]>();
+  for (const [id, change] of set.message) {
+    const key = `${change.realmId}\u0000${[...change.fields].join(",")}`;
+    const ids = messageGroups.get(key);
+    if (ids) ids.push(id);
+    else messageGroups.set(key, [id]);
+  }
+  for (const [key, ids] of messageGroups) {
+    const [realmId, fields] = key.split("\u0000") as [string, string];
+    out.push(withIds(["message", Number(realmId), fields], ids));
+  }
+  for (const [userId, ids] of set.flags) out.push(withIds(["flags", userId], ids));
+  return out;
+}
+
+/**
+ * The change set of a logged entry. Entries older than change sets, and groups of a
+ * kind this build does not know (written by a newer one), read as "everything".
+ */
+export function decodeChangeSet(seq: number, entry: ChangeLogEntry): ChangeSet {
+  if (entry.set === undefined) return everythingChanged(seq);
+  const out = new ChangeSetBuilder();
+  for (const item of entry.set) {
+    const kind = item[0];
+    if (typeof kind !== "string") return everythingChanged(seq);
+    if (ENTITY_KIND_NAMES.has(kind)) {
+      const op = OPS_BY_CODE.get(String(item[1]));
+      if (op === undefined) return everythingChanged(seq);
+      const fields = item[2] === "" ? null : String(item[2]).split(",");
+      // Field names are the writer's record keys; a reader only compares them.
+      for (const id of idsOf(item, 3)) out.entity(kind as EntityKind, id, op, fields as never[] | null);
+    } else if (PAIR_KIND_NAMES.has(kind)) {
+      const channels = idsOf(item, 2);
+      if (channels.length === 0) out.pair(kind as PairKind, Number(item[1]), null);
+      for (const channelId of channels) out.pair(kind as PairKind, Number(item[1]), channelId);
+    } else if (kind === "message") {
+      const fields = String(item[2]).split(",");
+      if (!fields.every((f) => MESSAGE_FIELD_NAMES.has(f))) return everythingChanged(seq);
+      for (const id of idsOf(item, 3)) for (const field of fields) out.message(id, Number(item[1]), field as MessageField);
+    } else if (kind === "flags") {
+      out.flags(Number(item[1]), idsOf(item, 2));
+    } else {
+      return everythingChanged(seq);
+    }
+  }
+  return out.build(seq);
 }
 
 export function logEntryOf(event: EngineEvent): ChangeLogItem {
@@ -171,4 +283,9 @@ export function trimChangeLog(tables: Tables, seq: number): void {
 /** Entries after `afterSeq`, ascending (for a reader tailing the log). */
 export function* changesSince(tables: Tables, afterSeq: number): Generator<{ seq: number; entry: ChangeLogEntry }> {
   for (const { key, value } of tables.changeLog.getRange({ start: afterSeq + 1 })) yield { seq: key, entry: value as ChangeLogEntry };
+}
+
+/** The change sets logged after `afterSeq`, ascending: what a cache in another process replays. */
+export function* changeSetsSince(tables: Tables, afterSeq: number): Generator<ChangeSet> {
+  for (const { seq, entry } of changesSince(tables, afterSeq)) yield decodeChangeSet(seq, entry);
 }

@@ -42,13 +42,15 @@ export type EngineEvent =
     }
   | {
       readonly type: "update_message_flags";
+      /** Whose flags changed (flags are per reader; the audience is this user). */
+      readonly userId: number;
       readonly op: "add" | "remove";
       readonly flag: ApiFlag;
       readonly messages: readonly number[];
       /** For the read flag on remove: where each message lives. */
       readonly messageDetails: ReadonlyMap<number, MessageDetail> | null;
     }
-  | { readonly type: "reaction"; readonly op: "add" | "remove"; readonly messageId: number; readonly reaction: Reaction }
+  | { readonly type: "reaction"; readonly op: "add" | "remove"; readonly messageId: number; readonly realmId: number; readonly reaction: Reaction }
   | { readonly type: "subscription"; readonly op: "add"; readonly userId: number; readonly subscriptions: readonly { readonly subscription: Subscription; readonly channel: Channel }[] }
   | { readonly type: "subscription"; readonly op: "remove"; readonly userId: number; readonly channels: readonly Channel[] }
   | { readonly type: "subscription"; readonly op: "update"; readonly userId: number; readonly channelId: number; readonly property: SubscriptionProperty; readonly value: boolean | string }

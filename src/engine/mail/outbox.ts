@@ -35,6 +35,7 @@ export function enqueueMailInTxn(state: StoreState, ctx: WriteContext, input: Ma
   };
   state.tables.outbox.putSync(mail.id, mail);
   ctx.afterCommit(() => state.outbox.set(mail.id, mail));
+  ctx.changed({ kind: "mail", id: mail.id, op: "added" });
   return mail;
 }
 
@@ -58,6 +59,7 @@ export function markMailDelivered(state: StoreState, mailId: number): void {
   state.write((ctx) => {
     state.tables.outbox.removeSync(mailId);
     ctx.afterCommit(() => state.outbox.delete(mailId));
+    ctx.changed({ kind: "mail", id: mailId, op: "removed" });
   });
 }
 
@@ -71,6 +73,7 @@ export function markMailAttemptFailed(state: StoreState, mailId: number, error: 
   state.write((ctx) => {
     state.tables.outbox.putSync(mailId, next);
     ctx.afterCommit(() => state.outbox.set(mailId, next));
+    ctx.changed({ kind: "mail", id: mailId });
   });
   return next;
 }

@@ -39,6 +39,7 @@
  * | attachments       | attachmentId (uint32)            | Attachment (bytes on disk)    |
  */
 import { open, type Database, type RootDatabase } from "lmdb";
+import type { ChangeKind } from "../events/change-set.js";
 
 /**
  * 2: bitmap chunks may carry a delta entry ([key, chunk, 1]). A version-1 store has no
@@ -110,6 +111,12 @@ export interface TableSpec {
   /** uint32 keys with msgpackr shared structures at key 0; msgpack keys otherwise. */
   readonly keys: "id" | "id-plain" | "msgpack";
   readonly values: "msgpack" | "binary";
+  /**
+   * The change-set kind a write to this table must declare (events/change-set.ts); null
+   * for bookkeeping and for bitmaps (derived from changes named otherwise: flags,
+   * messages, subscriptions). Checked on every write with PARLEY_CHECK_CHANGES=1.
+   */
+  readonly change: ChangeKind | null;
 }
 
 /**
@@ -118,48 +125,48 @@ export interface TableSpec {
  * fingerprint (which all iterate this) cannot miss it.
  */
 export const TABLE_SPECS: Readonly<Record<TableName, TableSpec>> = {
-  meta: { db: "meta", role: "state", keys: "msgpack", values: "msgpack" },
-  realms: { db: "realms", role: "entity", keys: "id", values: "msgpack" },
-  users: { db: "users", role: "entity", keys: "id", values: "msgpack" },
-  channels: { db: "channels", role: "entity", keys: "id", values: "msgpack" },
-  subscriptions: { db: "subscriptions", role: "entity", keys: "msgpack", values: "msgpack" },
-  groups: { db: "groups", role: "entity", keys: "id", values: "msgpack" },
+  meta: { db: "meta", role: "state", keys: "msgpack", values: "msgpack", change: null },
+  realms: { db: "realms", role: "entity", keys: "id", values: "msgpack", change: "realm" },
+  users: { db: "users", role: "entity", keys: "id", values: "msgpack", change: "user" },
+  channels: { db: "channels", role: "entity", keys: "id", values: "msgpack", change: "channel" },
+  subscriptions: { db: "subscriptions", role: "entity", keys: "msgpack", values: "msgpack", change: "subscription" },
+  groups: { db: "groups", role: "entity", keys: "id", values: "msgpack", change: "group" },
   // Read on demand (index/conversations.ts): they grow with the history.
-  conversations: { db: "conversations", role: "record", keys: "id", values: "msgpack" },
+  conversations: { db: "conversations", role: "record", keys: "id", values: "msgpack", change: "conversation" },
   // Members -> conversation ID, written with each conversation; built once for older stores.
-  conversationMembers: { db: "conversation_members", role: "derived", keys: "msgpack", values: "msgpack" },
+  conversationMembers: { db: "conversation_members", role: "derived", keys: "msgpack", values: "msgpack", change: "conversation" },
   // Read per user on demand (index/user-topics.ts): automatic follows grow with the history.
-  userTopics: { db: "user_topics", role: "record", keys: "msgpack", values: "msgpack" },
-  messages: { db: "messages", role: "record", keys: "id", values: "msgpack" },
+  userTopics: { db: "user_topics", role: "record", keys: "msgpack", values: "msgpack", change: "userTopic" },
+  messages: { db: "messages", role: "record", keys: "id", values: "msgpack", change: "message" },
   // Large message records cut into slices that each fit a page (storage/message-records.ts).
-  messageParts: { db: "message_parts", role: "record", keys: "msgpack", values: "binary" },
-  messageMeta: { db: "message_meta", role: "derived", keys: "id-plain", values: "msgpack" },
-  dateMessage: { db: "date_message", role: "derived", keys: "msgpack", values: "msgpack" },
-  bitmapChunks: { db: "bitmap_chunks", role: "derived", keys: "msgpack", values: "binary" },
-  changeLog: { db: "change_log", role: "log", keys: "id-plain", values: "msgpack" },
-  userSettings: { db: "user_settings", role: "entity", keys: "id", values: "msgpack" },
-  realmSettingDefaults: { db: "realm_setting_defaults", role: "entity", keys: "id", values: "msgpack" },
-  scheduledMessages: { db: "scheduled_messages", role: "entity", keys: "id", values: "msgpack" },
+  messageParts: { db: "message_parts", role: "record", keys: "msgpack", values: "binary", change: "message" },
+  messageMeta: { db: "message_meta", role: "derived", keys: "id-plain", values: "msgpack", change: "message" },
+  dateMessage: { db: "date_message", role: "derived", keys: "msgpack", values: "msgpack", change: "message" },
+  bitmapChunks: { db: "bitmap_chunks", role: "derived", keys: "msgpack", values: "binary", change: null },
+  changeLog: { db: "change_log", role: "log", keys: "id-plain", values: "msgpack", change: null },
+  userSettings: { db: "user_settings", role: "entity", keys: "id", values: "msgpack", change: "userSettings" },
+  realmSettingDefaults: { db: "realm_setting_defaults", role: "entity", keys: "id", values: "msgpack", change: "realmDefaults" },
+  scheduledMessages: { db: "scheduled_messages", role: "entity", keys: "id", values: "msgpack", change: "scheduledMessage" },
   // The scheduler's queue: one key per pending message, written with the record.
-  scheduledDue: { db: "scheduled_due", role: "derived", keys: "msgpack", values: "msgpack" },
+  scheduledDue: { db: "scheduled_due", role: "derived", keys: "msgpack", values: "msgpack", change: "scheduledMessage" },
   // Written by flushPresence every few seconds, not per ping (actions/presence.ts).
-  presence: { db: "presence", role: "entity", keys: "id", values: "msgpack" },
-  playgrounds: { db: "playgrounds", role: "entity", keys: "id", values: "msgpack" },
-  drafts: { db: "drafts", role: "entity", keys: "id", values: "msgpack" },
-  savedSnippets: { db: "saved_snippets", role: "entity", keys: "id", values: "msgpack" },
+  presence: { db: "presence", role: "entity", keys: "id", values: "msgpack", change: "presence" },
+  playgrounds: { db: "playgrounds", role: "entity", keys: "id", values: "msgpack", change: "playgrounds" },
+  drafts: { db: "drafts", role: "entity", keys: "id", values: "msgpack", change: "draft" },
+  savedSnippets: { db: "saved_snippets", role: "entity", keys: "id", values: "msgpack", change: "savedSnippet" },
   // Apart from users so that no code path that renders a User can carry a hash; read on login only.
-  passwords: { db: "passwords", role: "record", keys: "id", values: "msgpack" },
-  devices: { db: "devices", role: "entity", keys: "id", values: "msgpack" },
+  passwords: { db: "passwords", role: "record", keys: "id", values: "msgpack", change: "password" },
+  devices: { db: "devices", role: "entity", keys: "id", values: "msgpack", change: "device" },
   // Work for the push bouncer, written with its cause and deleted once delivered (src/push).
-  pushOutbox: { db: "push_outbox", role: "record", keys: "id", values: "msgpack" },
+  pushOutbox: { db: "push_outbox", role: "record", keys: "id", values: "msgpack", change: "pushItem" },
   // Custom emoji records; their images are files under DATA/uploads/avatars (http layer).
-  realmEmoji: { db: "realm_emoji", role: "entity", keys: "id", values: "msgpack" },
-  invites: { db: "invites", role: "entity", keys: "id", values: "msgpack" },
-  emailChanges: { db: "email_changes", role: "entity", keys: "msgpack", values: "msgpack" },
+  realmEmoji: { db: "realm_emoji", role: "entity", keys: "id", values: "msgpack", change: "realmEmoji" },
+  invites: { db: "invites", role: "entity", keys: "id", values: "msgpack", change: "invites" },
+  emailChanges: { db: "email_changes", role: "entity", keys: "msgpack", values: "msgpack", change: "emailChange" },
   // Mail waiting for the sender (src/mail): written in the transaction of what caused it, removed once delivered.
-  outbox: { db: "outbox", role: "entity", keys: "id", values: "msgpack" },
+  outbox: { db: "outbox", role: "entity", keys: "id", values: "msgpack", change: "mail" },
   // Uploaded files' records; the bytes are files under DATA/uploads (src/uploads).
-  attachments: { db: "attachments", role: "entity", keys: "id", values: "msgpack" },
+  attachments: { db: "attachments", role: "entity", keys: "id", values: "msgpack", change: "attachment" },
 };
 
 export const TABLE_NAMES = Object.keys(TABLE_SPECS) as TableName[];

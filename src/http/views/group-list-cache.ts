@@ -3,46 +3,69 @@
  * The realm's user groups (register's realm_user_groups, GET /user_groups) as ready
  * JSON: a realm's list is the same for every member, and with 10,000 users its system
  * groups alone are ~200 KB of member IDs that were copied into objects and encoded
- * again for every register. The list depends on group records (user_group events),
- * on roles and activity (system groups' members: realm_user and realm_bot events) and
- * on nothing else a request can see; any of those events, or a realm event, drops
- * the cache of every realm.
+ * again for every register. The list depends on group records, on users' roles and
+ * activity (system groups' members) and on the realm, and on nothing else a request
+ * can see; a change to any of those drops the cache of every realm. With `enabled`
+ * false nothing is kept.
  */
-import type { EventBatch, Store, User } from "../../engine/index.js";
+import { DerivedCache, type Dependencies, type Store, type User } from "../../engine/index.js";
 import { RawJson } from "../respond.js";
 import { groupToWire } from "../../wire/group.js";
 
-const INVALIDATING: ReadonlySet<string> = new Set(["user_group", "realm_user", "realm_bot", "realm"]);
-
-export class GroupListCache {
+export class GroupListCache extends DerivedCache {
   readonly #store: Store;
+  readonly #enabled: boolean;
   /** `${realmId}:${includeDeactivated}` -> the JSON array. */
   readonly #entries = new Map<string, Buffer>();
 
-  constructor(store: Store) {
+  protected readonly dependencies: Dependencies = {
+    group: "clear",
+    user: "clear",
+    realm: "clear",
+    realmDefaults: "ignore",
+    defaultChannels: "ignore",
+    invites: "ignore",
+    playgrounds: "ignore",
+    userSettings: "ignore",
+    password: "ignore",
+    presence: "ignore",
+    emailChange: "ignore",
+    channel: "ignore",
+    conversation: "ignore",
+    scheduledMessage: "ignore",
+    realmEmoji: "ignore",
+    draft: "ignore",
+    savedSnippet: "ignore",
+    device: "ignore",
+    attachment: "ignore",
+    mail: "ignore",
+    pushItem: "ignore",
+    subscription: "ignore",
+    userTopic: "ignore",
+    message: "ignore",
+    flags: "ignore",
+  };
+
+  constructor(store: Store, enabled = true) {
+    super(store);
     this.#store = store;
-    store.onEvents((batch) => this.#invalidate(batch));
+    this.#enabled = enabled;
   }
 
   /** The user's realm's groups by ID, as groupToWire objects; deactivated ones only when asked. */
   list(viewer: User, includeDeactivated: boolean): RawJson {
     const k = `${viewer.realmId}:${includeDeactivated ? 1 : 0}`;
-    let entry = this.#entries.get(k);
+    const keep = this.#enabled && !this.disposed;
+    let entry = keep ? this.#entries.get(k) : undefined;
     if (entry === undefined) {
       const groups = this.#store.userGroups(viewer.id, includeDeactivated).map((g) => groupToWire(this.#store, g.group, g.members));
       entry = Buffer.from(JSON.stringify(groups));
-      this.#entries.set(k, entry);
+      if (keep) this.#entries.set(k, entry);
     }
     return new RawJson([entry]);
   }
 
-  #invalidate(batch: EventBatch): void {
-    if (this.#entries.size === 0) return;
-    for (const { event } of batch.deliveries) {
-      if (INVALIDATING.has(event.type)) {
-        this.#entries.clear();
-        return;
-      }
-    }
+  protected clear(): void {
+    this.#entries.clear();
   }
 }

@@ -5,12 +5,14 @@
  * flags (interned, so their JSON is cached too) and closes the object. The whole
  * object for the last flag list served is kept too, so a repeated read is one copy.
  *
- * Invalidation, from the engine's events: a changed message (reactions) drops its
- * entries; a changed user, channel or realm (names, emails, avatars appear in every
- * message) drops everything. New messages and flag changes touch nothing cached.
+ * Invalidation, from the store's change sets (`dependencies` below): a message whose
+ * content, topic, channel, reactions or existence changed drops its entries; a change
+ * to a field a message object shows of its sender or DM participants (names, emails,
+ * avatars), of its channel (the name) or of its realm (subdomain, empty topic name)
+ * drops everything. New messages and flag changes touch nothing cached.
  */
-import type { ApiFlag, EngineEvent, EventBatch, Message, MessageWindow, Store } from "../../engine/index.js";
-import { highlightsFromForms, messageTokenForms, type MessageTokenForms } from "../../engine/index.js";
+import type { ApiFlag, Dependencies, EntityChange, Message, MessageField, MessageWindow, Store } from "../../engine/index.js";
+import { DerivedCache, highlightsFromForms, messageTokenForms, type MessageTokenForms } from "../../engine/index.js";
 import type { Realm } from "../../engine/index.js";
 import { messageBody, type MessageViewOptions } from "../../wire/message.js";
 
@@ -38,9 +40,36 @@ interface Entry {
   /** The match fields (`,"match_content":…,"match_subject":…`) for the last search terms served. */
   lastTerms: string | null;
   lastMatch: Buffer | null;
+  /** Counted in the budget: false once dropped (a yielding window may still be filling it in). */
+  stored: boolean;
 }
 
-export class MessageJsonCache {
+/** Which message changes alter its cached JSON (exhaustive: a new field must be classified). */
+const SHOWN_MESSAGE_FIELDS: Readonly<Record<MessageField, boolean>> = {
+  // A new ID: nothing cached under it yet.
+  added: false,
+  content: true,
+  topic: true,
+  channel: true,
+  reactions: true,
+  deleted: true,
+};
+/** Fields of other records that every message object showing them repeats (messageBody). */
+const SHOWN_USER_FIELDS: ReadonlySet<string> = new Set(["email", "deliveryEmail", "fullName", "avatarVersion"]);
+const SHOWN_CHANNEL_FIELDS: ReadonlySet<string> = new Set(["name"]);
+const SHOWN_REALM_FIELDS: ReadonlySet<string> = new Set(["subdomain", "emptyTopicDisplayName"]);
+
+/** Whether any of the changes altered a shown field of an existing record. */
+function altersShown(changes: ReadonlyMap<number, EntityChange<string>>, shown: ReadonlySet<string>): boolean {
+  for (const change of changes.values()) {
+    if (change.op !== "changed") continue;
+    if (change.fields === null) return true;
+    for (const field of change.fields) if (shown.has(field)) return true;
+  }
+  return false;
+}
+
+export class MessageJsonCache extends DerivedCache {
   readonly #store: Store;
   readonly #entries = new Map<number, Entry>();
   readonly #flagJson = new WeakMap<readonly ApiFlag[], Buffer>();
@@ -49,10 +78,48 @@ export class MessageJsonCache {
   readonly #maxBytes: number;
   #bytes = 0;
 
+  protected readonly dependencies: Dependencies = {
+    message: (messages) => {
+      for (const [id, change] of messages) if ([...change.fields].some((f) => SHOWN_MESSAGE_FIELDS[f])) this.#drop(id);
+    },
+    user: (users) => {
+      if (altersShown(users, SHOWN_USER_FIELDS)) this.clear();
+    },
+    channel: (channels) => {
+      if (altersShown(channels, SHOWN_CHANNEL_FIELDS)) this.clear();
+    },
+    realm: (realms) => {
+      if (altersShown(realms, SHOWN_REALM_FIELDS)) this.clear();
+    },
+    // Per-reader state is spliced in per request; DM participants never change.
+    flags: "ignore",
+    conversation: "ignore",
+    subscription: "ignore",
+    userTopic: "ignore",
+    group: "ignore",
+    realmDefaults: "ignore",
+    defaultChannels: "ignore",
+    invites: "ignore",
+    playgrounds: "ignore",
+    userSettings: "ignore",
+    password: "ignore",
+    presence: "ignore",
+    emailChange: "ignore",
+    scheduledMessage: "ignore",
+    // Rendered content keeps the emoji it was sent with.
+    realmEmoji: "ignore",
+    draft: "ignore",
+    savedSnippet: "ignore",
+    device: "ignore",
+    attachment: "ignore",
+    mail: "ignore",
+    pushItem: "ignore",
+  };
+
   constructor(store: Store, maxBytes = DEFAULT_MAX_BYTES) {
+    super(store);
     this.#store = store;
     this.#maxBytes = maxBytes;
-    store.onEvents((batch) => this.#invalidate(batch));
   }
 
   /** The JSON array of a window's messages, as buffers to concatenate ("[", items, "]"). */
@@ -98,7 +165,7 @@ export class MessageJsonCache {
     }
     if (entry.lastFlags !== flags || entry.lastFull === null) {
       const full = Buffer.concat([entry.prefix, this.#flags(flags), CLOSE]);
-      this.#bytes += full.length - (entry.lastFull?.length ?? 0);
+      this.#grow(entry, full.length - (entry.lastFull?.length ?? 0));
       entry.lastFlags = flags;
       entry.lastFull = full;
     }
@@ -118,11 +185,11 @@ export class MessageJsonCache {
       const message = this.#store.findMessageRecord(id);
       if (!message) return Buffer.from(`,"match_content":"","match_subject":""`);
       entry.forms = messageTokenForms(message.renderedContent, message.topic);
-      this.#bytes += entry.forms.bytes;
+      this.#grow(entry, entry.forms.bytes);
     }
     const matches = highlightsFromForms(entry.forms, terms);
     const match = Buffer.from(`,"match_content":${JSON.stringify(matches.matchContent)},"match_subject":${JSON.stringify(matches.matchSubject)}`);
-    this.#bytes += match.length - (entry.lastMatch?.length ?? 0);
+    this.#grow(entry, match.length - (entry.lastMatch?.length ?? 0));
     entry.lastTerms = termsKey;
     entry.lastMatch = match;
     if (this.#bytes > this.#maxBytes) this.#evict();
@@ -140,7 +207,11 @@ export class MessageJsonCache {
     const message: Message | undefined = this.#store.findMessageRecord(id);
     if (!message) return null;
     const json = JSON.stringify(messageBody(this.#store, realm, message, options));
-    const entry: Entry = { prefix: Buffer.from(`,${json.slice(0, -1)},"flags":`), lastFlags: null, lastFull: null, forms: null, lastTerms: null, lastMatch: null };
+    const prefix = Buffer.from(`,${json.slice(0, -1)},"flags":`);
+    // A budget of 0 (or a disposed cache) keeps nothing: the entry serves this request only.
+    const stored = this.#maxBytes > 0 && !this.disposed;
+    const entry: Entry = { prefix, lastFlags: null, lastFull: null, forms: null, lastTerms: null, lastMatch: null, stored };
+    if (!stored) return entry;
     this.#entries.set(cacheKey, entry);
     this.#bytes += entry.prefix.length;
     if (this.#bytes > this.#maxBytes) this.#evict();
@@ -157,44 +228,34 @@ export class MessageJsonCache {
     return json;
   }
 
-  #invalidate(batch: EventBatch): void {
-    for (const { event } of batch.deliveries) {
-      const messageId = changedMessage(event);
-      if (messageId !== null) this.#drop(messageId);
-      else if (changesEveryMessage(event)) {
-        this.#entries.clear();
-        this.#bytes = 0;
-        return;
-      }
-    }
+  #grow(entry: Entry, bytes: number): void {
+    if (entry.stored) this.#bytes += bytes;
+  }
+
+  protected clear(): void {
+    for (const entry of this.#entries.values()) entry.stored = false;
+    this.#entries.clear();
+    this.#bytes = 0;
   }
 
   #drop(messageId: number): void {
     for (let variant = 0; variant < 8; variant++) {
       const entry = this.#entries.get(messageId * 8 + variant);
-      if (entry) {
-        this.#bytes -= MessageJsonCache.#size(entry);
-        this.#entries.delete(messageId * 8 + variant);
-      }
+      if (entry) this.#remove(messageId * 8 + variant, entry);
     }
+  }
+
+  #remove(cacheKey: number, entry: Entry): void {
+    this.#bytes -= MessageJsonCache.#size(entry);
+    entry.stored = false;
+    this.#entries.delete(cacheKey);
   }
 
   /** Drops the oldest entries (insertion order) down to 80% of the budget. */
   #evict(): void {
     for (const [k, entry] of this.#entries) {
       if (this.#bytes <= this.#maxBytes * 0.8) break;
-      this.#entries.delete(k);
-      this.#bytes -= MessageJsonCache.#size(entry);
+      this.#remove(k, entry);
     }
   }
-}
-
-/** The message an event changes in place, or null. */
-function changedMessage(event: EngineEvent): number | null {
-  return event.type === "reaction" ? event.messageId : null;
-}
-
-/** Events that change what every cached message shows (sender names, channel names). */
-function changesEveryMessage(event: EngineEvent): boolean {
-  return (event.type === "realm_user" && event.op === "update") || (event.type === "stream" && event.op === "update" && event.property !== "first_message_id") || event.type === "realm";
 }

@@ -3,9 +3,11 @@
  * The realm's user lists (GET /users, register's realm_users and
  * realm_non_active_users) as ready JSON per view variant: with 10,000 users,
  * building and encoding the objects cost ~130 ms per request; a cached list is one
- * buffer copy. Any realm_user or realm event drops the cache (user changes are rare).
+ * buffer copy. A changed user drops that user's JSON and every list; a changed realm
+ * drops everything (both are rare). With `enabled` false nothing is kept (the
+ * reference the cached server is compared with).
  */
-import type { EventBatch, Store } from "../../engine/index.js";
+import { DerivedCache, type Dependencies, type Store } from "../../engine/index.js";
 import { RawJson } from "../respond.js";
 import { userToWire, type UserViewOptions } from "../../wire/user.js";
 
@@ -15,8 +17,9 @@ interface Lists {
   readonly inactive: Buffer;
 }
 
-export class UserListCache {
+export class UserListCache extends DerivedCache {
   readonly #store: Store;
+  readonly #enabled: boolean;
   /** Whole lists per realm and variant; any user change drops them. */
   readonly #entries = new Map<string, Lists>();
   /**
@@ -26,19 +29,56 @@ export class UserListCache {
    */
   readonly #fragments = new Map<string, Map<number, string>>();
 
-  constructor(store: Store) {
+  /** userToWire reads the user record only. */
+  protected readonly dependencies: Dependencies = {
+    user: (users) => {
+      for (const id of users.keys()) for (const fragments of this.#fragments.values()) fragments.delete(id);
+      this.#entries.clear();
+    },
+    realm: "clear",
+    realmDefaults: "ignore",
+    defaultChannels: "ignore",
+    invites: "ignore",
+    playgrounds: "ignore",
+    userSettings: "ignore",
+    password: "ignore",
+    presence: "ignore",
+    emailChange: "ignore",
+    channel: "ignore",
+    group: "ignore",
+    conversation: "ignore",
+    scheduledMessage: "ignore",
+    realmEmoji: "ignore",
+    draft: "ignore",
+    savedSnippet: "ignore",
+    device: "ignore",
+    attachment: "ignore",
+    mail: "ignore",
+    pushItem: "ignore",
+    subscription: "ignore",
+    userTopic: "ignore",
+    message: "ignore",
+    flags: "ignore",
+  };
+
+  constructor(store: Store, enabled = true) {
+    super(store);
     this.#store = store;
-    store.onEvents((batch) => this.#invalidate(batch));
+    this.#enabled = enabled;
   }
 
   /** Every user of the realm; active ones; deactivated ones — each a JSON array, by ID. */
   lists(realmId: number, options: UserViewOptions): { all: RawJson; active: RawJson; inactive: RawJson } {
     const variant = `${options.clientGravatar ? 1 : 0}${options.includeCustomProfileFields ? 1 : 0}`;
     const k = `${realmId}:${variant}`;
-    let entry = this.#entries.get(k);
+    const keep = this.#enabled && !this.disposed;
+    let entry = keep ? this.#entries.get(k) : undefined;
     if (!entry) {
-      let fragments = this.#fragments.get(variant);
-      if (!fragments) this.#fragments.set(variant, (fragments = new Map()));
+      let fragments = keep ? this.#fragments.get(variant) : undefined;
+      if (!fragments) {
+        fragments = new Map();
+        if (keep) this.#fragments.set(variant, fragments);
+      }
       const all: string[] = [];
       const active: string[] = [];
       const inactive: string[] = [];
@@ -50,23 +90,13 @@ export class UserListCache {
       }
       const array = (items: string[]) => Buffer.from(`[${items.join(",")}]`);
       entry = { all: array(all), active: array(active), inactive: array(inactive) };
-      this.#entries.set(k, entry);
+      if (keep) this.#entries.set(k, entry);
     }
     return { all: new RawJson([entry.all]), active: new RawJson([entry.active]), inactive: new RawJson([entry.inactive]) };
   }
 
-  #invalidate(batch: EventBatch): void {
-    let changed = false;
-    for (const { event } of batch.deliveries) {
-      if (event.type === "realm") {
-        this.#fragments.clear();
-        changed = true;
-      } else if (event.type === "realm_user" || event.type === "realm_bot") {
-        const id = event.type === "realm_bot" ? (event.op === "add" ? event.bot.id : event.botId) : event.op === "add" ? event.person.id : event.userId;
-        for (const fragments of this.#fragments.values()) fragments.delete(id);
-        changed = true;
-      }
-    }
-    if (changed) this.#entries.clear();
+  protected clear(): void {
+    this.#entries.clear();
+    this.#fragments.clear();
   }
 }

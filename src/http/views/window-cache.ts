@@ -6,8 +6,8 @@
  *
  * A window depends on the realm's messages, the reader's flags, subscriptions and
  * mutes, and on everything a message object shows (names, channels, reactions). Every
- * engine event is classified below (the switch is exhaustive, so a new event type must
- * be classified before this compiles): it drops nothing, the answers of the users it
+ * change kind is classified in `dependencies` (exhaustive: a new kind must be
+ * classified before this compiles): it drops nothing, the answers of the users it
  * names, the answers of its realm, or every answer. Classification errs on the side of
  * dropping.
  *
@@ -17,7 +17,7 @@
  * on its second miss since the last drop that touched it, so one-off windows cost no
  * owned copy of their bytes.
  */
-import type { Delivery, EventBatch, Store } from "../../engine/index.js";
+import { DerivedCache, type Dependencies, type Store } from "../../engine/index.js";
 import { ReadyReply } from "../respond.js";
 import type { SuccessData } from "../endpoint.js";
 
@@ -33,29 +33,62 @@ interface Entry {
   readonly bytes: number;
 }
 
-/** Which cached answers an event may change. */
-export type EventScope = { readonly kind: "none" } | { readonly kind: "users"; readonly userIds: Iterable<number> } | { readonly kind: "realm"; readonly realmId: number } | { readonly kind: "all" };
-
-const NONE: EventScope = { kind: "none" };
-const ALL: EventScope = { kind: "all" };
-
-export class WindowReplyCache {
+export class WindowReplyCache extends DerivedCache {
   readonly #entries = new Map<string, Entry>();
   readonly #byUser = new Map<number, Set<string>>();
   readonly #byRealm = new Map<number, Set<string>>();
   readonly #maxBytes: number;
   #bytes = 0;
-  #epoch = 0;
   #hits = 0;
 
+  /**
+   * "users": only the named users' own windows change (their flags, mutes,
+   * subscriptions, settings); "realm": every window of the realm (a message can be in a
+   * window of anyone who may read it, public channels included); "clear": names,
+   * emails, avatars, roles, channels and access, groups (permissions), the realm itself.
+   */
+  protected readonly dependencies: Dependencies = {
+    message: (messages) => {
+      const realms = new Set<number>();
+      for (const change of messages.values()) realms.add(change.realmId);
+      for (const realmId of realms) this.#dropKeys(this.#byRealm.get(realmId));
+    },
+    flags: (flags) => this.#dropUsers(flags.keys()),
+    subscription: (subscriptions) => this.#dropUsers(subscriptions.keys()),
+    userTopic: (userTopics) => this.#dropUsers(userTopics.keys()),
+    userSettings: (settings) => this.#dropUsers(settings.keys()),
+    user: "clear",
+    channel: "clear",
+    realm: "clear",
+    group: "clear",
+    // A new conversation comes with its first message (realm scope above).
+    conversation: "ignore",
+    // Nothing a message window shows or selects by.
+    realmDefaults: "ignore",
+    defaultChannels: "ignore",
+    invites: "ignore",
+    playgrounds: "ignore",
+    password: "ignore",
+    presence: "ignore",
+    emailChange: "ignore",
+    scheduledMessage: "ignore",
+    realmEmoji: "ignore",
+    draft: "ignore",
+    savedSnippet: "ignore",
+    device: "ignore",
+    attachment: "ignore",
+    mail: "ignore",
+    pushItem: "ignore",
+  };
+
   constructor(store: Store, maxBytes = DEFAULT_MAX_BYTES) {
+    super(store);
     this.#maxBytes = maxBytes;
-    store.onEvents((batch) => this.#invalidate(batch));
   }
 
   /** Bumped by every drop; compare before and after computing an answer. */
   get epoch(): number {
-    return this.#epoch;
+    return this.generation;
   }
 
   get bytes(): number {
@@ -75,7 +108,7 @@ export class WindowReplyCache {
 
   /** The stored answer for this user and key. */
   get(userId: number, key: string): ReadyReply | null {
-    if (this.#maxBytes <= 0) return null;
+    if (this.#maxBytes <= 0 || this.disposed) return null;
     const full = `${userId}\u0000${key}`;
     const entry = this.#entries.get(full);
     if (!entry?.reply) return null;
@@ -92,7 +125,7 @@ export class WindowReplyCache {
    * the data goes out as it is.
    */
   put(userId: number, realmId: number, key: string, epochAtStart: number, data: SuccessData): SuccessData | ReadyReply {
-    if (this.#maxBytes <= 0 || epochAtStart !== this.#epoch) return data;
+    if (this.#maxBytes <= 0 || this.disposed || epochAtStart !== this.generation) return data;
     const full = `${userId}\u0000${key}`;
     const seen = this.#entries.get(full);
     if (!seen) {
@@ -141,77 +174,14 @@ export class WindowReplyCache {
     }
   }
 
-  #clear(): void {
+  #dropUsers(userIds: Iterable<number>): void {
+    for (const userId of userIds) this.#dropKeys(this.#byUser.get(userId));
+  }
+
+  protected clear(): void {
     this.#entries.clear();
     this.#byUser.clear();
     this.#byRealm.clear();
     this.#bytes = 0;
-  }
-
-  #invalidate(batch: EventBatch): void {
-    for (const delivery of batch.deliveries) {
-      const scope = eventScope(delivery);
-      if (scope.kind === "none") continue;
-      this.#epoch++;
-      if (scope.kind === "all") {
-        this.#clear();
-        return;
-      }
-      if (scope.kind === "realm") this.#dropKeys(this.#byRealm.get(scope.realmId));
-      else for (const userId of scope.userIds) this.#dropKeys(this.#byUser.get(userId));
-    }
-  }
-}
-
-/**
- * Which answers an event may change. "users": only the named users' own windows change
- * (their flags, mutes, subscriptions); "realm": every window of the realm (a new message
- * can enter a window of anyone who may read it, public channels included).
- */
-export function eventScope({ event, audience }: Delivery): EventScope {
-  switch (event.type) {
-    case "message":
-      return { kind: "realm", realmId: event.message.realmId };
-    case "update_message_flags":
-      // Emitted to the one user whose flags changed.
-      return { kind: "users", userIds: [...audience] };
-    case "subscription":
-      // peer_add/peer_remove name other users; the subscriber's own add/remove/update
-      // changes what they receive and what is muted for them.
-      return "userId" in event ? { kind: "users", userIds: [event.userId] } : ALL;
-    case "user_topic":
-      return { kind: "users", userIds: [event.userTopic.userId] };
-    case "muted_topics":
-      return { kind: "users", userIds: [event.userId] };
-    case "user_settings":
-      return { kind: "users", userIds: event.userIds };
-    // Names, emails, avatars, roles, channel names and access, groups (permissions),
-    // reactions, the realm itself: anything a message object shows or access depends on.
-    case "reaction":
-    case "stream":
-    case "realm_bot":
-    case "realm_user":
-    case "realm":
-    case "user_group":
-      return ALL;
-    // Nothing a message window shows or selects by.
-    case "presence":
-    case "typing":
-    case "drafts":
-    case "saved_snippets":
-    case "device":
-    case "scheduled_messages":
-    case "attachment":
-    case "invites_changed":
-    case "realm_playgrounds":
-    case "realm_user_settings_defaults":
-    case "default_streams":
-    case "realm_emoji":
-      return NONE;
-    default: {
-      const unclassified: never = event;
-      void unclassified;
-      return ALL;
-    }
   }
 }
