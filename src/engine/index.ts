@@ -16,7 +16,19 @@ export type { WarmUpResult } from "./warm-up.js";
 export type { Audience, Delivery, EngineEvent, EngineEventType, EventBatch, MessageDetail, MessageOrigin, RealmUserChange, UserGroupUpdate } from "./events/types.js";
 export type { ChangeLogEntry, ChangeLogItem, LoggedChange } from "./events/change-log.js";
 export { changeLogIds, decodeChangeSet } from "./events/change-log.js";
-export type { Change, ChangeKind, ChangeParts, ChangeSet, EntityChange, EntityKind, EntityOp, FieldOf, MessageChange, MessageField, PairKind } from "./events/change-set.js";
+export type {
+  Change,
+  ChangeKind,
+  ChangeParts,
+  ChangeSet,
+  EntityChange,
+  EntityKind,
+  EntityOp,
+  FieldOf,
+  MessageChange,
+  MessageField,
+  PairKind,
+} from "./events/change-set.js";
 export { CHANGE_KINDS, ENTITY_KINDS, MESSAGE_FIELDS, PAIR_KINDS, isEmptyChangeSet } from "./events/change-set.js";
 export { DerivedCache, type Dependencies, type Dependency } from "./events/derived-cache.js";
 export type { TypingInput } from "./actions/typing.js";

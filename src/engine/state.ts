@@ -25,7 +25,8 @@ import { StorageError } from "./errors.js";
 import { mergedSettings, type RealmSettingDefaultsRecord, type Settings, type UserSettingsRecord } from "./settings/defaults.js";
 import type { Audience, Delivery, EngineEvent, EventBatch } from "./events/types.js";
 import { encodeChangeSet, logEntryOf, trimChangeLog, type ChangeLogEntry } from "./events/change-log.js";
-import { ChangeSetBuilder, changesOfEvent, everythingChanged, type Change, type ChangeSet } from "./events/change-set.js";
+import { ChangeSetBuilder, changesOfEvent, everythingChanged } from "./events/change-set.js";
+import type { Change, ChangeSet } from "./events/change-set.js";
 import { getMessageRecord } from "./storage/message-records.js";
 
 export interface Counters {
@@ -261,7 +262,8 @@ export class StoreState {
     this.now = options.now ?? (() => Math.floor(Date.now() / 1000));
     this.#commitHook = options.commitHook;
     this.#onListenerError = options.onListenerError ?? ((error) => console.error("parley engine: event listener failed", error));
-    this.#written = (options.checkChanges ?? process.env["PARLEY_CHECK_CHANGES"] === "1") ? this.#trackTableWrites() : null;
+    const checkChanges = options.checkChanges ?? process.env["PARLEY_CHECK_CHANGES"] === "1";
+    this.#written = checkChanges ? this.#trackTableWrites() : null;
     const version = this.tables.meta.get("schemaVersion");
     if (version !== undefined && (typeof version !== "number" || version < OLDEST_SCHEMA_VERSION || version > SCHEMA_VERSION)) {
       throw new StorageError(`data directory has schema version ${String(version)}; this build reads versions ${OLDEST_SCHEMA_VERSION} to ${SCHEMA_VERSION} (a newer store needs a newer parley)`);
@@ -491,7 +493,9 @@ export class StoreState {
     for (const name of this.#written ?? []) {
       const kind = TABLE_SPECS[name].change;
       if (kind !== null && !unit.changes.has(kind)) {
-        throw new StorageError(`a write changed table ${name} but its change set names no "${kind}" change: emit an event or call ctx.changed`);
+        throw new StorageError(
+          `a write changed table ${name} but its change set names no "${kind}" change: emit an event or call ctx.changed`,
+        );
       }
     }
     this.#written?.clear();
@@ -546,7 +550,7 @@ export class StoreState {
     this.#releaseChanges(changes.build(0));
   }
 
-  /** Subscribes to every committed write's change set (and `everything` after a failed one); returns the unsubscribe function. */
+  /** Subscribes to every committed write's change set (`everything` after a failed one); returns the unsubscriber. */
   onChanges(listener: (changes: ChangeSet) => void): () => void {
     this.#changeListeners.add(listener);
     return () => this.#changeListeners.delete(listener);

@@ -105,7 +105,14 @@ function smallestMentionedGroup(state: StoreState, user: User, message: Message)
  * Writes the outbox items of a new message, inside its write. `participants` are a
  * direct message's (the conversation may be new in this very write).
  */
-export function enqueueMessagePushes(state: StoreState, ctx: WriteContext, message: Message, channel: Channel | null, participants: readonly number[], flags: FlagsAtSend): void {
+export function enqueueMessagePushes(
+  state: StoreState,
+  ctx: WriteContext,
+  message: Message,
+  channel: Channel | null,
+  participants: readonly number[],
+  flags: FlagsAtSend,
+): void {
   if (state.devicesByUser.size === 0) return;
   for (const [userId, deviceIds] of state.devicesByUser) {
     if (userId === message.senderId) continue;

@@ -111,7 +111,9 @@ export interface ChangeLogEntry {
 export type LoggedChange = readonly (string | number | Uint8Array)[];
 
 const OP_CODES: Readonly<Record<EntityOp, string>> = { added: "a", changed: "c", removed: "r" };
-const OPS_BY_CODE: ReadonlyMap<string, EntityOp> = new Map(Object.entries(OP_CODES).map(([op, code]) => [code, op as EntityOp]));
+const OPS_BY_CODE: ReadonlyMap<string, EntityOp> = new Map(
+  Object.entries(OP_CODES).map(([op, code]) => [code, op as EntityOp]),
+);
 const ENTITY_KIND_NAMES: ReadonlySet<string> = new Set(ENTITY_KINDS);
 const PAIR_KIND_NAMES: ReadonlySet<string> = new Set(PAIR_KINDS);
 const MESSAGE_FIELD_NAMES: ReadonlySet<string> = new Set(MESSAGE_FIELDS);
@@ -144,7 +146,9 @@ export function encodeChangeSet(set: ChangeSet): LoggedChange[] {
       out.push(withIds([kind, op, fields], ids));
     }
   }
-  for (const kind of PAIR_KINDS) for (const [userId, channels] of set[kind]) out.push([kind, userId, ...(channels ?? [])]);
+  for (const kind of PAIR_KINDS) {
+    for (const [userId, channels] of set[kind]) out.push([kind, userId, ...(channels ?? [])]);
+  }
   const messageGroups = new Map<string, number[]>();
   for (const [id, change] of set.message) {
     const key = `${change.realmId}\u0000${[...change.fields].join(",")}`;
@@ -183,7 +187,8 @@ export function decodeChangeSet(seq: number, entry: ChangeLogEntry): ChangeSet {
     } else if (kind === "message") {
       const fields = String(item[2]).split(",");
       if (!fields.every((f) => MESSAGE_FIELD_NAMES.has(f))) return everythingChanged(seq);
-      for (const id of idsOf(item, 3)) for (const field of fields) out.message(id, Number(item[1]), field as MessageField);
+      const realmId = Number(item[1]);
+      for (const id of idsOf(item, 3)) for (const field of fields) out.message(id, realmId, field as MessageField);
     } else if (kind === "flags") {
       out.flags(Number(item[1]), idsOf(item, 2));
     } else {

@@ -122,9 +122,21 @@ export type ChangeSet = ChangeParts & {
 
 /** One change, as a write declares it with `WriteContext.changed`. */
 export type Change =
-  | { [K in EntityKind]: { readonly kind: K; readonly id: number; readonly op?: EntityOp; readonly fields?: readonly FieldOf<K>[] } }[EntityKind]
+  | {
+      [K in EntityKind]: {
+        readonly kind: K;
+        readonly id: number;
+        readonly op?: EntityOp;
+        readonly fields?: readonly FieldOf<K>[];
+      };
+    }[EntityKind]
   | { readonly kind: PairKind; readonly userId: number; readonly channelId: number | null }
-  | { readonly kind: "message"; readonly id: number; readonly realmId: number; readonly fields: readonly MessageField[] }
+  | {
+      readonly kind: "message";
+      readonly id: number;
+      readonly realmId: number;
+      readonly fields: readonly MessageField[];
+    }
   | { readonly kind: "flags"; readonly userId: number; readonly messageIds: readonly number[] };
 
 const NO_CHANGES: ReadonlyMap<number, never> = new Map<number, never>();
@@ -233,7 +245,11 @@ export class ChangeSetBuilder {
   }
 }
 
-function merged(known: EntityChange<string> | undefined, op: EntityOp, fields: readonly string[] | null): EntityChange<string> {
+function merged(
+  known: EntityChange<string> | undefined,
+  op: EntityOp,
+  fields: readonly string[] | null,
+): EntityChange<string> {
   if (op === "removed") return REMOVED;
   if (op === "added") return known === undefined || known.op === "added" ? ADDED : CHANGED_ANY;
   // "changed" after "added" in the same write: still new to every reader.
@@ -299,7 +315,8 @@ export function changesOfEvent(event: EngineEvent, out: ChangeSetBuilder): void 
           out.pair("subscription", event.userId, event.channelId);
           return;
         default:
-          for (const userId of event.userIds) for (const channelId of event.channelIds) out.pair("subscription", userId, channelId);
+          for (const userId of event.userIds)
+            for (const channelId of event.channelIds) out.pair("subscription", userId, channelId);
           return;
       }
     case "stream":
@@ -307,7 +324,8 @@ export function changesOfEvent(event: EngineEvent, out: ChangeSetBuilder): void 
         const field = STREAM_PROPERTY_FIELDS[event.property];
         out.entity("channel", event.channel.id, "changed", field === undefined ? null : [field]);
       } else {
-        for (const channel of event.channels) out.entity("channel", channel.id, event.op === "create" ? "added" : "removed");
+        for (const channel of event.channels)
+          out.entity("channel", channel.id, event.op === "create" ? "added" : "removed");
       }
       return;
     case "default_streams":
@@ -321,7 +339,13 @@ export function changesOfEvent(event: EngineEvent, out: ChangeSetBuilder): void 
       return;
     case "realm_user":
       if (event.op === "add") out.entity("user", event.person.id, "added");
-      else out.entity("user", event.userId, "changed", (Object.keys(event.changes) as KeysOfUnion<RealmUserChange>[]).map((k) => REALM_USER_FIELDS[k]));
+      else
+        out.entity(
+          "user",
+          event.userId,
+          "changed",
+          (Object.keys(event.changes) as KeysOfUnion<RealmUserChange>[]).map((k) => REALM_USER_FIELDS[k]),
+        );
       return;
     case "realm":
       out.entity("realm", event.realm.id, "changed", ["deactivated"]);
@@ -332,7 +356,12 @@ export function changesOfEvent(event: EngineEvent, out: ChangeSetBuilder): void 
     case "user_group":
       switch (event.op) {
         case "add":
-          out.entity("group", event.group.id, event.forReactivation ? "changed" : "added", event.forReactivation ? ["deactivated"] : null);
+          out.entity(
+            "group",
+            event.group.id,
+            event.forReactivation ? "changed" : "added",
+            event.forReactivation ? ["deactivated"] : null,
+          );
           return;
         case "remove":
           out.entity("group", event.groupId, "removed");
@@ -387,10 +416,18 @@ export function changesOfEvent(event: EngineEvent, out: ChangeSetBuilder): void 
       else out.entity("savedSnippet", event.snippet.id, event.op === "add" ? "added" : "changed");
       return;
     case "device":
-      out.entity("device", event.deviceId, event.op === "add" ? "added" : event.op === "remove" ? "removed" : "changed");
+      out.entity(
+        "device",
+        event.deviceId,
+        event.op === "add" ? "added" : event.op === "remove" ? "removed" : "changed",
+      );
       return;
     case "attachment":
-      out.entity("attachment", event.attachment.id, event.op === "add" ? "added" : event.op === "remove" ? "removed" : "changed");
+      out.entity(
+        "attachment",
+        event.attachment.id,
+        event.op === "add" ? "added" : event.op === "remove" ? "removed" : "changed",
+      );
       return;
     // Ephemeral: nothing stored.
     case "typing":
@@ -410,7 +447,14 @@ export function changedFields<R extends object>(before: R, after: R): (keyof R &
     const a: unknown = before[k];
     const b: unknown = after[k];
     if (a === b) continue;
-    if (typeof a === "object" && typeof b === "object" && a !== null && b !== null && JSON.stringify(a) === JSON.stringify(b)) continue;
+    if (
+      typeof a === "object" &&
+      typeof b === "object" &&
+      a !== null &&
+      b !== null &&
+      JSON.stringify(a) === JSON.stringify(b)
+    )
+      continue;
     out.push(k);
   }
   return out;

@@ -58,7 +58,9 @@ export class GroupListCache extends DerivedCache {
     const keep = this.#enabled && !this.disposed;
     let entry = keep ? this.#entries.get(k) : undefined;
     if (entry === undefined) {
-      const groups = this.#store.userGroups(viewer.id, includeDeactivated).map((g) => groupToWire(this.#store, g.group, g.members));
+      const groups = this.#store
+        .userGroups(viewer.id, includeDeactivated)
+        .map((g) => groupToWire(this.#store, g.group, g.members));
       entry = Buffer.from(JSON.stringify(groups));
       if (keep) this.#entries.set(k, entry);
     }

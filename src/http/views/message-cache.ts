@@ -11,7 +11,8 @@
  * avatars), of its channel (the name) or of its realm (subdomain, empty topic name)
  * drops everything. New messages and flag changes touch nothing cached.
  */
-import type { ApiFlag, Dependencies, EntityChange, Message, MessageField, MessageWindow, Store } from "../../engine/index.js";
+import type { ApiFlag, Dependencies, EntityChange, Message, MessageField, MessageWindow } from "../../engine/index.js";
+import type { Store } from "../../engine/index.js";
 import { DerivedCache, highlightsFromForms, messageTokenForms, type MessageTokenForms } from "../../engine/index.js";
 import type { Realm } from "../../engine/index.js";
 import { messageBody, type MessageViewOptions } from "../../wire/message.js";
@@ -210,7 +211,11 @@ export class MessageJsonCache extends DerivedCache {
     const prefix = Buffer.from(`,${json.slice(0, -1)},"flags":`);
     // A budget of 0 (or a disposed cache) keeps nothing: the entry serves this request only.
     const stored = this.#maxBytes > 0 && !this.disposed;
-    const entry: Entry = { prefix, lastFlags: null, lastFull: null, forms: null, lastTerms: null, lastMatch: null, stored };
+    const entry: Entry = {
+      prefix,
+      lastFlags: null, lastFull: null, forms: null, lastTerms: null, lastMatch: null,
+      stored,
+    };
     if (!stored) return entry;
     this.#entries.set(cacheKey, entry);
     this.#bytes += entry.prefix.length;

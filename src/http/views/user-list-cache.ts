@@ -92,7 +92,11 @@ export class UserListCache extends DerivedCache {
       entry = { all: array(all), active: array(active), inactive: array(inactive) };
       if (keep) this.#entries.set(k, entry);
     }
-    return { all: new RawJson([entry.all]), active: new RawJson([entry.active]), inactive: new RawJson([entry.inactive]) };
+    return {
+      all: new RawJson([entry.all]),
+      active: new RawJson([entry.active]),
+      inactive: new RawJson([entry.inactive]),
+    };
   }
 
   protected clear(): void {
