@@ -443,6 +443,7 @@ export class StoreState {
   #transaction<T>(body: () => T, onFailure: () => void): T {
     const savedCounters = { ...this.counters };
     this.#inWrite = true;
+    let failed = false;
     try {
       const value = this.tables.env.transactionSync(() => {
         const inner = body();
@@ -464,11 +465,13 @@ export class StoreState {
       this.counters = savedCounters;
       onFailure();
       for (const listener of this.#rollbackListeners) listener();
-      // Whatever was derived from the undone write's in-memory effects must go.
-      this.#releaseChanges(everythingChanged());
+      failed = true;
       throw error;
     } finally {
       this.#inWrite = false;
+      // Whatever was derived from the undone write's in-memory effects must go (listeners
+      // run outside the write: they may read, or write, the store).
+      if (failed) this.#releaseChanges(everythingChanged());
     }
   }
 

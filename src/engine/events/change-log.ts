@@ -134,6 +134,7 @@ function idsOf(item: LoggedChange, from: number): number[] {
 export function encodeChangeSet(set: ChangeSet): LoggedChange[] {
   const out: LoggedChange[] = [];
   for (const kind of ENTITY_KINDS) {
+    if (set[kind].size === 0) continue;
     const groups = new Map<string, number[]>();
     for (const [id, change] of set[kind]) {
       const key = `${OP_CODES[change.op]}\u0000${change.fields === null ? "" : [...change.fields].join(",")}`;

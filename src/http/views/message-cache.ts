@@ -11,7 +11,7 @@
  * avatars), of its channel (the name) or of its realm (subdomain, empty topic name)
  * drops everything. New messages and flag changes touch nothing cached.
  */
-import type { ApiFlag, Dependencies, EntityChange, Message, MessageField, MessageWindow } from "../../engine/index.js";
+import type { ApiFlag, Dependencies, EntityChange, FieldOf, Message, MessageField, MessageWindow } from "../../engine/index.js";
 import type { Store } from "../../engine/index.js";
 import { DerivedCache, highlightsFromForms, messageTokenForms, type MessageTokenForms } from "../../engine/index.js";
 import type { Realm } from "../../engine/index.js";
@@ -56,9 +56,9 @@ const SHOWN_MESSAGE_FIELDS: Readonly<Record<MessageField, boolean>> = {
   deleted: true,
 };
 /** Fields of other records that every message object showing them repeats (messageBody). */
-const SHOWN_USER_FIELDS: ReadonlySet<string> = new Set(["email", "deliveryEmail", "fullName", "avatarVersion"]);
-const SHOWN_CHANNEL_FIELDS: ReadonlySet<string> = new Set(["name"]);
-const SHOWN_REALM_FIELDS: ReadonlySet<string> = new Set(["subdomain", "emptyTopicDisplayName"]);
+const SHOWN_USER_FIELDS: ReadonlySet<string> = new Set<FieldOf<"user">>(["email", "deliveryEmail", "fullName", "avatarVersion"]);
+const SHOWN_CHANNEL_FIELDS: ReadonlySet<string> = new Set<FieldOf<"channel">>(["name"]);
+const SHOWN_REALM_FIELDS: ReadonlySet<string> = new Set<FieldOf<"realm">>(["subdomain", "emptyTopicDisplayName"]);
 
 /** Whether any of the changes altered a shown field of an existing record. */
 function altersShown(changes: ReadonlyMap<number, EntityChange<string>>, shown: ReadonlySet<string>): boolean {
