@@ -334,8 +334,7 @@ export function changesOfEvent(event: EngineEvent, out: ChangeSetBuilder): void 
     case "realm_bot":
       if (event.op === "add") out.entity("user", event.bot.id, "added");
       // Sent when a viewer can no longer see the bot; the change itself is named by its own event.
-      else if (event.op === "delete") out.entity("user", event.botId, "changed");
-      else out.entity("user", event.botId, "changed", "fullName" in event.changes ? ["fullName"] : ["isActive"]);
+      else out.entity("user", event.botId, "changed");
       return;
     case "realm_user":
       if (event.op === "add") out.entity("user", event.person.id, "added");
