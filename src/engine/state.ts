@@ -486,7 +486,8 @@ export class StoreState {
     unit.seq = this.allocate("nextChangeSeq");
     unit.changeSet = unit.changes.build(unit.seq);
     const changes = unit.events.map(([event]) => logEntryOf(event));
-    const entry: ChangeLogEntry = { at: this.now(), changes, set: encodeChangeSet(unit.changeSet) };
+    const events = unit.events.map(([event]) => event);
+    const entry: ChangeLogEntry = { at: this.now(), changes, set: encodeChangeSet(unit.changeSet, events) };
     this.tables.changeLog.putSync(unit.seq, entry);
     trimChangeLog(this.tables, unit.seq);
   }

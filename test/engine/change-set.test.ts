@@ -177,6 +177,8 @@ describe("change sets", () => {
     // Long ascending ID lists are packed in the log.
     const entries = [...changesSince(tables, before)];
     expect(entries[0]!.entry.set!.some((item) => item.at(-1) instanceof Uint8Array)).toBe(true);
+    // A flag change's IDs are written once: the set refers to its event's item.
+    expect(entries[1]!.entry.set).toEqual([["flags", w.alice.id, "=", 0]]);
   });
 
   it("an entry older than change sets reads as `everything`", () => {

@@ -106,7 +106,9 @@ export interface ChangeLogEntry {
  * - [entity kind, op ("a" | "c" | "r"), fields ("" for any, else comma-separated), ...ids];
  * - ["subscription" | "userTopic", userId, ...channelIds] (no channel: any of the user's);
  * - ["message", realmId, fields (comma-separated), ...messageIds];
- * - ["flags", userId, ...messageIds].
+ * - ["flags", userId, ...messageIds], or ["flags", userId, "=", i] when the IDs are those
+ *   of the entry's i-th `changes` item (its update_message_flags event): a 50,000-ID list
+ *   is then written once, not twice.
  */
 export type LoggedChange = readonly (string | number | Uint8Array)[];
 
@@ -131,7 +133,7 @@ function idsOf(item: LoggedChange, from: number): number[] {
 }
 
 /** A change set as the change log stores it (groups of IDs that share kind, op and fields). */
-export function encodeChangeSet(set: ChangeSet): LoggedChange[] {
+export function encodeChangeSet(set: ChangeSet, events: readonly EngineEvent[] = []): LoggedChange[] {
   const out: LoggedChange[] = [];
   for (const kind of ENTITY_KINDS) {
     if (set[kind].size === 0) continue;
@@ -161,7 +163,15 @@ export function encodeChangeSet(set: ChangeSet): LoggedChange[] {
     const [realmId, fields] = key.split("\u0000") as [string, string];
     out.push(withIds(["message", Number(realmId), fields], ids));
   }
-  for (const [userId, ids] of set.flags) out.push(withIds(["flags", userId], ids));
+  // The builder keeps an event's own list when it is a user's only one: refer to it.
+  const eventLists = new Map<readonly number[], number>();
+  events.forEach((event, i) => {
+    if (event.type === "update_message_flags") eventLists.set(event.messages, i);
+  });
+  for (const [userId, ids] of set.flags) {
+    const item = eventLists.get(ids);
+    out.push(item === undefined ? withIds(["flags", userId], ids) : ["flags", userId, "=", item]);
+  }
   return out;
 }
 
@@ -191,7 +201,9 @@ export function decodeChangeSet(seq: number, entry: ChangeLogEntry): ChangeSet {
       const realmId = Number(item[1]);
       for (const id of idsOf(item, 3)) for (const field of fields) out.message(id, realmId, field as MessageField);
     } else if (kind === "flags") {
-      out.flags(Number(item[1]), idsOf(item, 2));
+      const shared = item[2] === "=" ? entry.changes[Number(item[3])] : undefined;
+      if (item[2] === "=" && shared === undefined) return everythingChanged(seq);
+      out.flags(Number(item[1]), shared === undefined ? idsOf(item, 2) : changeLogIds(shared));
     } else {
       return everythingChanged(seq);
     }
