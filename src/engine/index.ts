@@ -30,7 +30,7 @@ export type {
   PairKind,
 } from "./events/change-set.js";
 export { CHANGE_KINDS, ENTITY_KINDS, MESSAGE_FIELDS, PAIR_KINDS, isEmptyChangeSet } from "./events/change-set.js";
-export { DerivedCache, type Dependencies, type Dependency } from "./events/derived-cache.js";
+export { DerivedCache, onlyFieldsChanged, type Dependencies, type Dependency } from "./events/derived-cache.js";
 export type { TypingInput } from "./actions/typing.js";
 export type { GetChannelsInput, GroupListing, SubscribedChannel, SubscriptionLists } from "./queries/listings.js";
 export { SYSTEM_GROUPS } from "./access.js";

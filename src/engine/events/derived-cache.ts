@@ -12,10 +12,25 @@
  * - a function, given that part of the change set, that drops exactly what it names.
  * A failed write (`everything`) clears it.
  */
-import { CHANGE_KINDS, type ChangeKind, type ChangeParts, type ChangeSet } from "./change-set.js";
+import { CHANGE_KINDS, type ChangeKind, type ChangeParts, type ChangeSet, type EntityChange } from "./change-set.js";
 
 export type Dependency<P> = "ignore" | "clear" | ((part: P, changes: ChangeSet) => void);
 export type Dependencies = { readonly [K in ChangeKind]: Dependency<ChangeParts[K]> };
+
+/**
+ * Whether every change only altered fields among `fields` (known fields, of existing
+ * records): for a cache that shows none of them, nothing it holds changed.
+ */
+export function onlyFieldsChanged<F extends string>(
+  changes: ReadonlyMap<number, EntityChange<F>>,
+  fields: ReadonlySet<F>,
+): boolean {
+  for (const change of changes.values()) {
+    if (change.op !== "changed" || change.fields === null) return false;
+    for (const field of change.fields) if (!fields.has(field)) return false;
+  }
+  return true;
+}
 
 /** What a derived cache follows (a Store). */
 export interface ChangeSource {

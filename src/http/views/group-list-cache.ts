@@ -8,9 +8,19 @@
  * can see; a change to any of those drops the cache of every realm. With `enabled`
  * false nothing is kept.
  */
-import { DerivedCache, type Dependencies, type Store, type User } from "../../engine/index.js";
+import {
+  DerivedCache,
+  onlyFieldsChanged,
+  type Dependencies,
+  type FieldOf,
+  type Store,
+  type User,
+} from "../../engine/index.js";
 import { RawJson } from "../respond.js";
 import { groupToWire } from "../../wire/group.js";
+
+/** User fields no group list depends on (system groups follow roles and activity). */
+const UNSHOWN_USER_FIELDS: ReadonlySet<FieldOf<"user">> = new Set(["apiKey", "canChangeUserEmails"] as const);
 
 export class GroupListCache extends DerivedCache {
   readonly #store: Store;
@@ -20,7 +30,9 @@ export class GroupListCache extends DerivedCache {
 
   protected readonly dependencies: Dependencies = {
     group: "clear",
-    user: "clear",
+    user: (users) => {
+      if (!onlyFieldsChanged(users, UNSHOWN_USER_FIELDS)) this.clear();
+    },
     realm: "clear",
     realmDefaults: "ignore",
     defaultChannels: "ignore",

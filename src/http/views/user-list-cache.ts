@@ -7,9 +7,12 @@
  * drops everything (both are rare). With `enabled` false nothing is kept (the
  * reference the cached server is compared with).
  */
-import { DerivedCache, type Dependencies, type Store } from "../../engine/index.js";
+import { DerivedCache, onlyFieldsChanged, type Dependencies, type FieldOf, type Store } from "../../engine/index.js";
 import { RawJson } from "../respond.js";
 import { userToWire, type UserViewOptions } from "../../wire/user.js";
+
+/** User fields userToWire does not show. */
+const UNSHOWN_USER_FIELDS: ReadonlySet<FieldOf<"user">> = new Set(["apiKey", "canChangeUserEmails"] as const);
 
 interface Lists {
   readonly all: Buffer;
@@ -32,6 +35,7 @@ export class UserListCache extends DerivedCache {
   /** userToWire reads the user record only. */
   protected readonly dependencies: Dependencies = {
     user: (users) => {
+      if (onlyFieldsChanged(users, UNSHOWN_USER_FIELDS)) return;
       for (const id of users.keys()) for (const fragments of this.#fragments.values()) fragments.delete(id);
       this.#entries.clear();
     },

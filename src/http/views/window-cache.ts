@@ -17,7 +17,7 @@
  * on its second miss since the last drop that touched it, so one-off windows cost no
  * owned copy of their bytes.
  */
-import { DerivedCache, type Dependencies, type Store } from "../../engine/index.js";
+import { DerivedCache, onlyFieldsChanged, type Dependencies, type FieldOf, type Store } from "../../engine/index.js";
 import { ReadyReply } from "../respond.js";
 import type { SuccessData } from "../endpoint.js";
 
@@ -32,6 +32,15 @@ interface Entry {
   readonly reply: ReadyReply | null;
   readonly bytes: number;
 }
+
+/** Fields no window shows or selects by: a change to only these keeps every answer. */
+const UNSHOWN_USER_FIELDS: ReadonlySet<FieldOf<"user">> = new Set(["apiKey", "canChangeUserEmails"] as const);
+const UNSHOWN_REALM_FIELDS: ReadonlySet<FieldOf<"realm">> = new Set([
+  "name",
+  "newChannelAnnouncementsChannelId",
+  "canAddCustomEmojiGroup",
+  "uuid",
+] as const);
 
 export class WindowReplyCache extends DerivedCache {
   readonly #entries = new Map<string, Entry>();
@@ -57,9 +66,13 @@ export class WindowReplyCache extends DerivedCache {
     subscription: (subscriptions) => this.#dropUsers(subscriptions.keys()),
     userTopic: (userTopics) => this.#dropUsers(userTopics.keys()),
     userSettings: (settings) => this.#dropUsers(settings.keys()),
-    user: "clear",
+    user: (users) => {
+      if (!onlyFieldsChanged(users, UNSHOWN_USER_FIELDS)) this.clear();
+    },
     channel: "clear",
-    realm: "clear",
+    realm: (realms) => {
+      if (!onlyFieldsChanged(realms, UNSHOWN_REALM_FIELDS)) this.clear();
+    },
     group: "clear",
     // A new conversation comes with its first message (realm scope above).
     conversation: "ignore",
