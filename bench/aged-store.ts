@@ -36,7 +36,24 @@ function median(samples: number[]): number {
 
 /** ~`chars` characters of plain text (no Markdown syntax), different for every `seed`. */
 export function plainText(chars: number, seed: number): string {
-  const words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima", "mike", "november", "oscar", "papa"];
+  const words = [
+    "alpha",
+    "bravo",
+    "charlie",
+    "delta",
+    "echo",
+    "foxtrot",
+    "golf",
+    "hotel",
+    "india",
+    "juliet",
+    "kilo",
+    "lima",
+    "mike",
+    "november",
+    "oscar",
+    "papa",
+  ];
   let state = seed * 2654435761 + 1;
   const out: string[] = [];
   let length = 0;
@@ -78,7 +95,12 @@ function run(label: string, dir: string, options: RunOptions): void {
     const samples: number[] = [];
     for (let i = 0; i < options.short; i++) {
       const t0 = performance.now();
-      store.sendMessage({ senderId: options.senderId, to: { type: "channel", channel, topic }, content: content(i), client: "bench" });
+      store.sendMessage({
+        senderId: options.senderId,
+        to: { type: "channel", channel, topic },
+        content: content(i),
+        client: "bench",
+      });
       samples.push(performance.now() - t0);
     }
     return median(samples);
@@ -86,19 +108,33 @@ function run(label: string, dir: string, options: RunOptions): void {
   const short = (topic: string) => sends(options.channelId, topic, (i) => `short ${i}`);
   console.log(`${label}: ${lmdbStats(store)}`);
   // The biggest channel, with the generator's commonest words: these sends rewrite dense (8 KB) bitmap chunks.
-  const busy = sends(options.busyChannelId, "aged-store busy", (i) => `build account agenda alert backup branch bug ${i}`);
+  const busy = sends(
+    options.busyChannelId,
+    "aged-store busy",
+    (i) => `build account agenda alert backup branch bug ${i}`,
+  );
   const before = short("aged-store short");
   const large: number[] = [];
   for (let i = 0; i < options.large; i++) {
     const t0 = performance.now();
-    store.sendMessage({ senderId: options.senderId, to: { type: "channel", channel: options.channelId, topic: "aged-store large" }, content: plainText(10_000, i + 1), client: "bench" });
+    store.sendMessage({
+      senderId: options.senderId,
+      to: { type: "channel", channel: options.channelId, topic: "aged-store large" },
+      content: plainText(10_000, i + 1),
+      client: "bench",
+    });
     large.push(performance.now() - t0);
   }
   const after = short("aged-store short");
   const again = short("aged-store short");
   console.log(`${label}: ${lmdbStats(store)}`);
   // Bulk flag updates (a client marking a narrow as read: up to 5,000 messages each) write a large change-log entry.
-  const flagged = store.getMessageWindow(options.flagUserId, { narrow: [], anchor: "newest", numBefore: 5000, numAfter: 0 }).ids;
+  const flagged = store.getMessageWindow(options.flagUserId, {
+    narrow: [],
+    anchor: "newest",
+    numBefore: 5000,
+    numAfter: 0,
+  }).ids;
   const flags: number[] = [];
   for (let i = 0; i < options.large; i++) {
     const t0 = performance.now();
@@ -106,17 +142,35 @@ function run(label: string, dir: string, options: RunOptions): void {
     flags.push(performance.now() - t0);
   }
   const afterFlags = short("aged-store short");
-  const busyAfter = sends(options.busyChannelId, "aged-store busy", (i) => `build account agenda alert backup branch bug ${i}`);
+  const busyAfter = sends(
+    options.busyChannelId,
+    "aged-store busy",
+    (i) => `build account agenda alert backup branch bug ${i}`,
+  );
   console.log(`${label}: ${lmdbStats(store)}`);
   const ms = (t: number) => `${t.toFixed(2)} ms`;
-  console.log(`${label}: busy send (channel ${options.busyChannelId}, common words) median ${ms(busy)} first (cold), ${ms(busyAfter)} at the end`);
-  console.log(`${label}: short send median ${ms(before)} before, ${ms(after)} after ${options.large} large sends, ${ms(again)} ${options.short} sends later, ${ms(afterFlags)} after ${options.large} ${flagged.length}-message flag updates`);
-  console.log(`${label}: 10 KB sends median ${ms(median(large))} (${large.map((t) => t.toFixed(1)).join(" ")}); flag updates median ${ms(median(flags))}`);
+  console.log(
+    `${label}: busy send (channel ${options.busyChannelId}, common words) median ${ms(busy)} first (cold), ${ms(busyAfter)} at the end`,
+  );
+  console.log(
+    `${label}: short send median ${ms(before)} before, ${ms(after)} after ${options.large} large sends, ${ms(again)} ${options.short} sends later, ${ms(afterFlags)} after ${options.large} ${flagged.length}-message flag updates`,
+  );
+  console.log(
+    `${label}: 10 KB sends median ${ms(median(large))} (${large.map((t) => t.toFixed(1)).join(" ")}); flag updates median ${ms(median(flags))}`,
+  );
   store.close();
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { data: { type: "string" }, large: { type: "string" }, short: { type: "string" }, "no-compacted": { type: "boolean" }, }, strict: true });
+  const { values } = parseArgs({
+    options: {
+      data: { type: "string" },
+      large: { type: "string" },
+      short: { type: "string" },
+      "no-compacted": { type: "boolean" },
+    },
+    strict: true,
+  });
   if (!values.data) throw new Error("--data DIR is required (a generated dataset: DIR/data.mdb and DIR/dataset.json)");
   const manifest = readManifest(values.data);
   mkdirSync(join("bench", "tmp"), { recursive: true });
@@ -137,18 +191,27 @@ async function main(): Promise<void> {
   // A small channel the sender can post to: the one with the fewest subscribers among those it is subscribed to.
   const probe = openStore(aged, { noSync: true });
   const senderId = manifest.subjects.sender;
-  const subscribed = [...(internals(probe).subsByUser.get(senderId)?.values() ?? [])].filter((s) => s.active).map((s) => s.channelId);
+  const subscribed = [...(internals(probe).subsByUser.get(senderId)?.values() ?? [])]
+    .filter((s) => s.active)
+    .map((s) => s.channelId);
   const channelId = subscribed.sort((a, b) => probe.subscriberCount(a) - probe.subscriberCount(b))[0];
   if (channelId === undefined) throw new Error(`sender ${senderId} has no subscription`);
   console.log(`channel ${channelId} (${probe.subscriberCount(channelId)} subscribers), sender ${senderId}`);
   probe.close();
-  const options: RunOptions = { large: Number(values.large ?? 10), short: Number(values.short ?? 50), channelId, senderId, busyChannelId: manifest.generalChannelId, flagUserId: manifest.subjects.main };
+  const options: RunOptions = {
+    large: Number(values.large ?? 10),
+    short: Number(values.short ?? 50),
+    channelId,
+    senderId,
+    busyChannelId: manifest.generalChannelId,
+    flagUserId: manifest.subjects.main,
+  };
   run("aged", aged, options);
   if (!values["no-compacted"]) run("compacted", compacted, options);
   cleanup();
 }
 
 main().catch((error: unknown) => {
-  console.error(`aged-store: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
+  console.error(`aged-store: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   process.exitCode = 1;
 });

@@ -40,12 +40,36 @@ async function main(): Promise<void> {
       const channel = internals(store).bitmaps.get(key.channel(m.generalChannelId));
       const realm = internals(store).bitmaps.get(key.realm(m.realmId));
       time(`and(channel ${channel.size}, realm ${realm.size})`, () => RoaringBitmap32.and(channel, realm));
-      time("getMessageWindow channel newest 100", () => store.getMessageWindow(s.main, { narrow: channelNarrow, anchor: "newest", numBefore: 100, numAfter: 0 }));
-      time("getMessageWindow is:starred newest 100", () => store.getMessageWindow(s.main, { narrow: [{ operator: "is", operand: "starred" }], anchor: "newest", numBefore: 100, numAfter: 0 }));
-      const ids = store.getMessageWindow(s.main, { narrow: channelNarrow, anchor: "newest", numBefore: 1000, numAfter: 0 }).ids;
+      time("getMessageWindow channel newest 100", () =>
+        store.getMessageWindow(s.main, { narrow: channelNarrow, anchor: "newest", numBefore: 100, numAfter: 0 }),
+      );
+      time("getMessageWindow is:starred newest 100", () =>
+        store.getMessageWindow(s.main, {
+          narrow: [{ operator: "is", operand: "starred" }],
+          anchor: "newest",
+          numBefore: 100,
+          numAfter: 0,
+        }),
+      );
+      const ids = store.getMessageWindow(s.main, {
+        narrow: channelNarrow,
+        anchor: "newest",
+        numBefore: 1000,
+        numAfter: 0,
+      }).ids;
       time("1000 record loads (LMDB get + msgpack decode)", () => ids.forEach((id) => store.findMessageRecord(id)), 50);
     }
-    time(`sendMessage to the big channel (noSync=${noSync})`, () => store.sendMessage({ senderId: s.main, to: { type: "channel", channel: m.generalChannelId, topic: "breakdown" }, content: "hello", client: "website" }), 50);
+    time(
+      `sendMessage to the big channel (noSync=${noSync})`,
+      () =>
+        store.sendMessage({
+          senderId: s.main,
+          to: { type: "channel", channel: m.generalChannelId, topic: "breakdown" },
+          content: "hello",
+          client: "website",
+        }),
+      50,
+    );
     store.close();
   }
   work.cleanup();

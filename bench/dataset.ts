@@ -9,7 +9,13 @@ import { basename, dirname, join } from "node:path";
 import { generateDataset } from "../tools/generate/generate.js";
 import { manifestPath, readManifest, type Manifest } from "../tools/generate/manifest.js";
 
-export const SCALES: Record<string, number> = { tiny: 5_000, "10k": 10_000, "100k": 100_000, "1m": 1_000_000, "10m": 10_000_000 };
+export const SCALES: Record<string, number> = {
+  tiny: 5_000,
+  "10k": 10_000,
+  "100k": 100_000,
+  "1m": 1_000_000,
+  "10m": 10_000_000,
+};
 
 export interface DatasetChoice {
   readonly label: string;
@@ -18,26 +24,41 @@ export interface DatasetChoice {
 }
 
 /** From --scale (a preset or a number) or BENCH_SCALE; default `fallback`. */
-export function chooseDataset(scaleArg: string | undefined, dataArg: string | undefined, fallback: string): DatasetChoice {
+export function chooseDataset(
+  scaleArg: string | undefined,
+  dataArg: string | undefined,
+  fallback: string,
+): DatasetChoice {
   const raw = (scaleArg ?? process.env["BENCH_SCALE"] ?? fallback).toLowerCase();
   const messages = SCALES[raw] ?? Number(raw.replace(/_/g, ""));
-  if (!Number.isInteger(messages) || messages < 100) throw new Error(`unknown scale '${raw}': use one of ${Object.keys(SCALES).join(", ")} or a message count`);
+  if (!Number.isInteger(messages) || messages < 100)
+    throw new Error(`unknown scale '${raw}': use one of ${Object.keys(SCALES).join(", ")} or a message count`);
   const label = SCALES[raw] ? raw : String(messages);
   return { label, messages, dir: dataArg ?? join("bench", "tmp", label) };
 }
 
 /** The dataset's manifest, generating it (with peer COPY files if `withPeer`) when absent. */
-export async function ensureDataset(choice: DatasetChoice, withPeer: boolean, log: (line: string) => void): Promise<Manifest> {
+export async function ensureDataset(
+  choice: DatasetChoice,
+  withPeer: boolean,
+  log: (line: string) => void,
+): Promise<Manifest> {
   if (existsSync(manifestPath(choice.dir))) {
     const manifest = readManifest(choice.dir);
     if (withPeer && (!manifest.pgDir || !existsSync(join(manifest.pgDir, "zerver_usermessage.copy")))) {
-      throw new Error(`${choice.dir} was generated without PostgreSQL files: remove it (rm -rf ${choice.dir}) and rerun`);
+      throw new Error(
+        `${choice.dir} was generated without PostgreSQL files: remove it (rm -rf ${choice.dir}) and rerun`,
+      );
     }
-    log(`using dataset ${choice.dir} (${manifest.scale.messages} messages, generated in ${manifest.seconds.toFixed(0)} s)`);
+    log(
+      `using dataset ${choice.dir} (${manifest.scale.messages} messages, generated in ${manifest.seconds.toFixed(0)} s)`,
+    );
     return manifest;
   }
   if (existsSync(choice.dir) && statSync(choice.dir).isDirectory() && existsSync(join(choice.dir, "data.mdb"))) {
-    throw new Error(`${choice.dir} holds a store without dataset.json (an interrupted generation?): remove it and rerun`);
+    throw new Error(
+      `${choice.dir} holds a store without dataset.json (an interrupted generation?): remove it and rerun`,
+    );
   }
   log(`generating ${choice.messages} messages into ${choice.dir}${withPeer ? " (with PostgreSQL COPY files)" : ""}`);
   return generateDataset(choice.dir, { messages: choice.messages, pgDir: withPeer ? join(choice.dir, "pg") : null });

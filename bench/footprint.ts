@@ -94,15 +94,37 @@ export async function footprint(store: Store, dir: string, messages: number): Pr
   const anonAfterGc = kb("RssAnon");
   gc?.({ type: "major", execution: "sync", flavor: "last-resort" });
   const anonFloor = gc ? rssAnonMB() : null;
-  return { messages, rssMB, rssAnonMB: anonAfterGc, rssFileMB: kb("RssFile"), heapUsedMB: mb(mem.heapUsed), heapTotalMB: mb(mem.heapTotal), externalMB: mb(mem.external), rssAnonBeforeGcMB: beforeGc, rssAnonAfterLastResortGcMB: anonFloor, lmdbFileMB, bitmapCacheMB, perMillion: { rssMB: per(rssMB), lmdbFileMB: per(lmdbFileMB), bitmapCacheMB: per(bitmapCacheMB) } };
+  return {
+    messages,
+    rssMB,
+    rssAnonMB: anonAfterGc,
+    rssFileMB: kb("RssFile"),
+    heapUsedMB: mb(mem.heapUsed),
+    heapTotalMB: mb(mem.heapTotal),
+    externalMB: mb(mem.external),
+    rssAnonBeforeGcMB: beforeGc,
+    rssAnonAfterLastResortGcMB: anonFloor,
+    lmdbFileMB,
+    bitmapCacheMB,
+    perMillion: { rssMB: per(rssMB), lmdbFileMB: per(lmdbFileMB), bitmapCacheMB: per(bitmapCacheMB) },
+  };
 }
 
 /** Opens the store and answers a first query: the time until a server could serve. */
-export function openToReady(dir: string, userId: number, channelId: number): { store: Store; openMs: number; firstQueryMs: number } {
+export function openToReady(
+  dir: string,
+  userId: number,
+  channelId: number,
+): { store: Store; openMs: number; firstQueryMs: number } {
   const t0 = performance.now();
   const store = openStore(dir);
   const t1 = performance.now();
-  store.getMessages(userId, { narrow: [{ operator: "channel", operand: channelId }], anchor: "newest", numBefore: 100, numAfter: 0 });
+  store.getMessages(userId, {
+    narrow: [{ operator: "channel", operand: channelId }],
+    anchor: "newest",
+    numBefore: 100,
+    numAfter: 0,
+  });
   const t2 = performance.now();
   return { store, openMs: t1 - t0, firstQueryMs: t2 - t1 };
 }

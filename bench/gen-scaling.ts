@@ -13,8 +13,19 @@ import { parseArgs } from "node:util";
 import { generateDataset } from "../tools/generate/generate.js";
 import { internals } from "../src/engine/internal.js";
 
-const { values } = parseArgs({ options: { data: { type: "string" }, messages: { type: "string" }, every: { type: "string" }, "per-commit": { type: "string" }, "bitmap-cache-mb": { type: "string" } } });
-if (!values.data || !values.messages) throw new Error("usage: gen-scaling --data DIR --messages N [--every 250000] [--per-commit 16000] [--bitmap-cache-mb 2048]");
+const { values } = parseArgs({
+  options: {
+    data: { type: "string" },
+    messages: { type: "string" },
+    every: { type: "string" },
+    "per-commit": { type: "string" },
+    "bitmap-cache-mb": { type: "string" },
+  },
+});
+if (!values.data || !values.messages)
+  throw new Error(
+    "usage: gen-scaling --data DIR --messages N [--every 250000] [--per-commit 16000] [--bitmap-cache-mb 2048]",
+  );
 const messages = Number(values.messages);
 const every = Number(values.every ?? 250_000);
 
@@ -40,7 +51,9 @@ let lastDone = 0;
 let lastCpu = process.cpuUsage();
 const started = Date.now();
 // The machine is shared: messages per CPU-second is the rate to compare, wall time is noise.
-console.log("messages\tinterval_s\tmsg_per_s\tcpu_s\tmsg_per_cpu_s\trss_mb\tanon_mb\tfile_mb\theap_mb\theap_total_mb\texternal_mb\tarraybuf_mb\tbitmap_cache_est_mb\tcached_bitmaps\twritten_mb");
+console.log(
+  "messages\tinterval_s\tmsg_per_s\tcpu_s\tmsg_per_cpu_s\trss_mb\tanon_mb\tfile_mb\theap_mb\theap_total_mb\texternal_mb\tarraybuf_mb\tbitmap_cache_est_mb\tcached_bitmaps\twritten_mb",
+);
 await generateDataset(values.data, {
   messages,
   seed: 1,
@@ -60,7 +73,25 @@ await generateDataset(values.data, {
     const st = procStatus();
     const bitmaps = internals(store).bitmaps;
     const written = writtenBytes();
-    console.log([done, s.toFixed(1), ((done - lastDone) / s).toFixed(0), cpuS.toFixed(1), ((done - lastDone) / cpuS).toFixed(0), st["VmRSS"]!.toFixed(0), st["RssAnon"]!.toFixed(0), st["RssFile"]!.toFixed(0), mb(mem.heapUsed), mb(mem.heapTotal), mb(mem.external), mb(mem.arrayBuffers), mb(bitmaps.cachedBytes), bitmaps.cachedKeys().length, mb(written - lastWritten)].join("\t"));
+    console.log(
+      [
+        done,
+        s.toFixed(1),
+        ((done - lastDone) / s).toFixed(0),
+        cpuS.toFixed(1),
+        ((done - lastDone) / cpuS).toFixed(0),
+        st["VmRSS"]!.toFixed(0),
+        st["RssAnon"]!.toFixed(0),
+        st["RssFile"]!.toFixed(0),
+        mb(mem.heapUsed),
+        mb(mem.heapTotal),
+        mb(mem.external),
+        mb(mem.arrayBuffers),
+        mb(bitmaps.cachedBytes),
+        bitmaps.cachedKeys().length,
+        mb(written - lastWritten),
+      ].join("\t"),
+    );
     lastWritten = written;
     lastAt = now;
     lastDone = done;

@@ -19,7 +19,10 @@ import { workingCopy } from "./dataset.js";
 import { settledGc } from "./footprint.js";
 import type { Manifest } from "../tools/generate/manifest.js";
 
-const { values } = parseArgs({ options: { data: { type: "string" }, opens: { type: "string" }, "drop-caches": { type: "boolean" } }, strict: true });
+const { values } = parseArgs({
+  options: { data: { type: "string" }, opens: { type: "string" }, "drop-caches": { type: "boolean" } },
+  strict: true,
+});
 if (!values.data) throw new Error("usage: open-ready --data DIR [--opens 3] [--drop-caches]");
 const manifest = JSON.parse(readFileSync(`${values.data}/dataset.json`, "utf8")) as Manifest;
 const opens = Number(values.opens ?? 3);
@@ -37,7 +40,9 @@ function dropCaches(): void {
   try {
     writeFileSync("/proc/sys/vm/drop_caches", "1");
   } catch (error) {
-    throw new Error(`--drop-caches needs root on Linux (writing /proc/sys/vm/drop_caches failed: ${error instanceof Error ? error.message : String(error)}); run as root or leave the option out`);
+    throw new Error(
+      `--drop-caches needs root on Linux (writing /proc/sys/vm/drop_caches failed: ${error instanceof Error ? error.message : String(error)}); run as root or leave the option out`,
+    );
   }
 }
 
@@ -52,13 +57,22 @@ try {
     store = openStore(work.dir);
     const t1 = performance.now();
     const cpu = process.cpuUsage(cpu0);
-    store.getMessages(manifest.subjects.main, { narrow: [{ operator: "channel", operand: manifest.generalChannelId }], anchor: "newest", numBefore: 100, numAfter: 0 });
+    store.getMessages(manifest.subjects.main, {
+      narrow: [{ operator: "channel", operand: manifest.generalChannelId }],
+      anchor: "newest",
+      numBefore: 100,
+      numAfter: 0,
+    });
     const t2 = performance.now();
     const label = i === 0 ? "first open of the copy (one-time migrations included)" : `open ${i}`;
-    console.log(`${label}: open ${(t1 - t0).toFixed(0)} ms (CPU ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms), first query ${(t2 - t1).toFixed(1)} ms`);
+    console.log(
+      `${label}: open ${(t1 - t0).toFixed(0)} ms (CPU ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms), first query ${(t2 - t1).toFixed(1)} ms`,
+    );
   }
   await settledGc(gc);
-  console.log(`after the last open and its first query: anonymous RSS ${statusMB("RssAnon")} MB, file-backed ${statusMB("RssFile")} MB, V8 heap used ${Math.round(process.memoryUsage().heapUsed / 1048576)} MB${gc ? "" : " (no --expose-gc: heap includes garbage)"}`);
+  console.log(
+    `after the last open and its first query: anonymous RSS ${statusMB("RssAnon")} MB, file-backed ${statusMB("RssFile")} MB, V8 heap used ${Math.round(process.memoryUsage().heapUsed / 1048576)} MB${gc ? "" : " (no --expose-gc: heap includes garbage)"}`,
+  );
 } finally {
   store?.close();
   work.cleanup();

@@ -27,11 +27,27 @@ import type { Manifest } from "../tools/generate/manifest.js";
 import { engineWorkloads } from "./workloads/engine.js";
 
 /** The GET /messages handler as the server runs it, up to the body handed to uWS. */
-function handlerPath(store: Store, manifest: Manifest, numBefore: number, windowCacheBytes: number): () => Promise<Buffer> {
+function handlerPath(
+  store: Store,
+  manifest: Manifest,
+  numBefore: number,
+  windowCacheBytes: number,
+): () => Promise<Buffer> {
   const endpoint = getMessages as unknown as AuthedEndpoint<ParamShape>;
   const user = store.getUser(manifest.subjects.main);
-  const ctx = { store, user, realm: internals(store).realms.get(user.realmId)!, messageJson: new MessageJsonCache(store), windows: new WindowReplyCache(store, windowCacheBytes) } as unknown as AuthedContext;
-  const query = new Map([["anchor", "newest"], ["num_before", String(numBefore)], ["num_after", "0"], ["narrow", JSON.stringify([{ operator: "channel", operand: manifest.generalChannelId }])]]);
+  const ctx = {
+    store,
+    user,
+    realm: internals(store).realms.get(user.realmId)!,
+    messageJson: new MessageJsonCache(store),
+    windows: new WindowReplyCache(store, windowCacheBytes),
+  } as unknown as AuthedContext;
+  const query = new Map([
+    ["anchor", "newest"],
+    ["num_before", String(numBefore)],
+    ["num_after", "0"],
+    ["narrow", JSON.stringify([{ operator: "channel", operand: manifest.generalChannelId }])],
+  ]);
   return async () => {
     const data = await endpoint.handler(ctx, parseParams(endpoint.params, query).values);
     if (data instanceof ReadyReply) return data.body;
@@ -41,24 +57,38 @@ function handlerPath(store: Store, manifest: Manifest, numBefore: number, window
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { scale: { type: "string" }, data: { type: "string" }, only: { type: "string" }, budget: { type: "string" } }, strict: true });
+  const { values } = parseArgs({
+    options: {
+      scale: { type: "string" },
+      data: { type: "string" },
+      only: { type: "string" },
+      budget: { type: "string" },
+    },
+    strict: true,
+  });
   const choice = chooseDataset(values.scale, values.data, "100k");
   const manifest = await ensureDataset(choice, false, (line) => process.stderr.write(line + "\n"));
   const work = workingCopy(choice.dir);
   const store = openStore(work.dir);
   const only = values.only ? new RegExp(values.only) : null;
   const budgetMs = Number(values.budget ?? 2000);
-  const ms = (t: { medianMs: number; minMs: number } | null) => (t ? `${t.medianMs.toFixed(4)} (min ${t.minMs.toFixed(4)})` : "");
+  const ms = (t: { medianMs: number; minMs: number } | null) =>
+    t ? `${t.medianMs.toFixed(4)} (min ${t.minMs.toFixed(4)})` : "";
   try {
     for (const w of engineWorkloads(store, manifest)) {
       if (w.reset || w.appends || (only && !only.test(w.name))) continue;
       const records = await measure(() => (w.timed ? w.timed() : w.run()), { budgetMs, maxIterations: 500 });
       const window = w.window ? await measure(() => w.window!(), { budgetMs, maxIterations: 500 }) : null;
       const serve = w.serve ? await measure(() => w.serve!(), { budgetMs, maxIterations: 500 }) : null;
-      console.log(`${w.name.padEnd(40)} records ${ms(records)}  ids+flags ${ms(window)}  server ${ms(serve)}  (ms, median (min))`);
+      console.log(
+        `${w.name.padEnd(40)} records ${ms(records)}  ids+flags ${ms(window)}  server ${ms(serve)}  (ms, median (min))`,
+      );
     }
     for (const numBefore of [100, 1000]) {
-      for (const [label, bytes] of [["first", 0], ["kept", 64 * 1024 * 1024]] as const) {
+      for (const [label, bytes] of [
+        ["first", 0],
+        ["kept", 64 * 1024 * 1024],
+      ] as const) {
         const name = `GET /messages handler ${numBefore}, ${label}`;
         if (only && !only.test(name)) continue;
         const run = handlerPath(store, manifest, numBefore, bytes);
@@ -74,6 +104,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(`read-path: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
+  console.error(`read-path: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   process.exitCode = 1;
 });

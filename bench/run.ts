@@ -20,7 +20,10 @@ import { engineDicts } from "./workloads/serialize.js";
 const log = (line: string) => process.stderr.write(line + "\n");
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { scale: { type: "string" }, data: { type: "string" }, time: { type: "string" }, out: { type: "string" } }, strict: true });
+  const { values } = parseArgs({
+    options: { scale: { type: "string" }, data: { type: "string" }, time: { type: "string" }, out: { type: "string" } },
+    strict: true,
+  });
   const choice = chooseDataset(values.scale, values.data, "100k");
   const manifest = await ensureDataset(choice, false, log);
   const work = workingCopy(choice.dir);
@@ -31,32 +34,96 @@ async function main(): Promise<number> {
   const bench = new Bench({ time: Number(values.time ?? 500), warmupTime: 100 });
   const workloads = engineWorkloads(store, manifest);
   for (const w of workloads) if (!w.reset && !w.appends) bench.add(w.name, () => void (w.timed ? w.timed() : w.run()));
-  const window = store.getMessages(manifest.subjects.main, { narrow: [{ operator: "channel", operand: manifest.generalChannelId }], anchor: "newest", numBefore: 1000, numAfter: 0 });
+  const window = store.getMessages(manifest.subjects.main, {
+    narrow: [{ operator: "channel", operand: manifest.generalChannelId }],
+    anchor: "newest",
+    numBefore: 1000,
+    numAfter: 0,
+  });
   const json = readyWindowBytes(store, manifest);
   const target = Buffer.allocUnsafe(json.length);
   bench.add("memcpy floor (ready 1000-message JSON bytes)", () => void json.copy(target));
-  bench.add("JSON.stringify only (1000 prebuilt dicts)", () => void JSON.stringify(engineDicts(store, window.messages)));
+  bench.add(
+    "JSON.stringify only (1000 prebuilt dicts)",
+    () => void JSON.stringify(engineDicts(store, window.messages)),
+  );
 
   log(`running ${bench.tasks.length} tasks on ${choice.label} messages…`);
   await bench.run();
-  const rows: { name: string; state: string; error?: string | undefined; samples?: number; meanMs?: number; p50Ms?: number; p99Ms?: number; opsPerSecond?: number }[] = bench.tasks.map((t) => {
+  const rows: {
+    name: string;
+    state: string;
+    error?: string | undefined;
+    samples?: number;
+    meanMs?: number;
+    p50Ms?: number;
+    p99Ms?: number;
+    opsPerSecond?: number;
+  }[] = bench.tasks.map((t) => {
     const r = t.result;
-    if (r.state !== "completed") return { name: t.name, state: r.state, error: r.state === "errored" ? r.error.message : undefined };
-    return { name: t.name, state: r.state, samples: r.latency.samplesCount, meanMs: r.latency.mean, p50Ms: r.latency.p50, p99Ms: r.latency.p99, opsPerSecond: r.throughput.mean };
+    if (r.state !== "completed")
+      return { name: t.name, state: r.state, error: r.state === "errored" ? r.error.message : undefined };
+    return {
+      name: t.name,
+      state: r.state,
+      samples: r.latency.samplesCount,
+      meanMs: r.latency.mean,
+      p50Ms: r.latency.p50,
+      p99Ms: r.latency.p99,
+      opsPerSecond: r.throughput.mean,
+    };
   });
   // Workloads that change state run in our own loop: tinybench may time several calls
   // per sample for fast sync functions, and a flag change must be undone between calls.
   for (const w of workloads.filter((x) => x.reset || x.appends)) {
-    const t = await measure(() => (w.timed ? w.timed() : w.run()), { warmup: 1, minIterations: 10, maxIterations: w.appends ? 50 : 20, budgetMs: 2000, reset: w.reset ? () => w.reset!() : undefined });
-    rows.push({ name: w.name, state: "completed", samples: t.iterations, meanMs: t.meanMs, p50Ms: t.medianMs, p99Ms: t.p90Ms, opsPerSecond: 1000 / t.meanMs });
+    const t = await measure(() => (w.timed ? w.timed() : w.run()), {
+      warmup: 1,
+      minIterations: 10,
+      maxIterations: w.appends ? 50 : 20,
+      budgetMs: 2000,
+      reset: w.reset ? () => w.reset!() : undefined,
+    });
+    rows.push({
+      name: w.name,
+      state: "completed",
+      samples: t.iterations,
+      meanMs: t.meanMs,
+      p50Ms: t.medianMs,
+      p99Ms: t.p90Ms,
+      opsPerSecond: 1000 / t.meanMs,
+    });
   }
-  console.table(rows.map((r) => ({ name: r.name, "p50 ms": r.p50Ms?.toFixed(4) ?? r.state, "p99 ms (p90 for flag/send rows)": r.p99Ms?.toFixed(4) ?? "", "ops/s": Math.round(r.opsPerSecond ?? 0) })));
+  console.table(
+    rows.map((r) => ({
+      name: r.name,
+      "p50 ms": r.p50Ms?.toFixed(4) ?? r.state,
+      "p99 ms (p90 for flag/send rows)": r.p99Ms?.toFixed(4) ?? "",
+      "ops/s": Math.round(r.opsPerSecond ?? 0),
+    })),
+  );
   const fp = await footprint(store, work.dir, manifest.scale.messages);
   const outDir = values.out ?? join("bench", "results");
   mkdirSync(outDir, { recursive: true });
   const file = join(outDir, `engine-${choice.label}.json`);
-  writeFileSync(file, JSON.stringify({ scale: choice.label, messages: manifest.scale.messages, node: process.version, openToReady: { openMs: ready.openMs, firstQueryMs: ready.firstQueryMs }, footprint: fp, jsonBytes: json.length, results: rows }, null, 2) + "\n");
-  log(`footprint: RSS ${fp.rssMB} MB (anonymous ${fp.rssAnonMB} MB after a full GC, ${fp.rssAnonAfterLastResortGcMB} MB after a last-resort GC; V8 heap ${fp.heapUsedMB} MB used of ${fp.heapTotalMB} MB), LMDB ${fp.lmdbFileMB} MB, bitmap cache ${fp.bitmapCacheMB} MB; results in ${file}`);
+  writeFileSync(
+    file,
+    JSON.stringify(
+      {
+        scale: choice.label,
+        messages: manifest.scale.messages,
+        node: process.version,
+        openToReady: { openMs: ready.openMs, firstQueryMs: ready.firstQueryMs },
+        footprint: fp,
+        jsonBytes: json.length,
+        results: rows,
+      },
+      null,
+      2,
+    ) + "\n",
+  );
+  log(
+    `footprint: RSS ${fp.rssMB} MB (anonymous ${fp.rssAnonMB} MB after a full GC, ${fp.rssAnonAfterLastResortGcMB} MB after a last-resort GC; V8 heap ${fp.heapUsedMB} MB used of ${fp.heapTotalMB} MB), LMDB ${fp.lmdbFileMB} MB, bitmap cache ${fp.bitmapCacheMB} MB; results in ${file}`,
+  );
   store.close();
   work.cleanup();
   return rows.some((r) => r.state !== "completed") ? 1 : 0;
@@ -67,7 +134,7 @@ main().then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    console.error(`bench: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
+    console.error(`bench: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     process.exitCode = 1;
   },
 );

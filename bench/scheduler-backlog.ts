@@ -18,19 +18,31 @@ import { Scheduler } from "../src/scheduler/scheduler.js";
 import { progressBar } from "../tools/progress.js";
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { count: { type: "string", default: "10000" }, "no-sync": { type: "boolean", default: false } }, strict: true });
+  const { values } = parseArgs({
+    options: { count: { type: "string", default: "10000" }, "no-sync": { type: "boolean", default: false } },
+    strict: true,
+  });
   const count = Number(values.count);
   const dir = mkdtempSync(join(tmpdir(), "parley-backlog-"));
   let nowSeconds = 1_800_000_000;
   const store = openStore(dir, { noSync: values["no-sync"], now: () => nowSeconds });
   try {
-    const { realm, owner } = store.createRealm({ subdomain: "", name: "Backlog", owner: { email: "owner@bench.dev", fullName: "Owner" } });
+    const { realm, owner } = store.createRealm({
+      subdomain: "",
+      name: "Backlog",
+      owner: { email: "owner@bench.dev", fullName: "Owner" },
+    });
     store.subscribe(owner.id, { channels: [{ name: "general" }], principals: [owner.id] });
     const general = store.getChannels(owner.id, {}).find((c) => c.name === "general")!;
     const progress = progressBar(`scheduling ${count} messages`, count);
     store.batch(() => {
       for (let i = 0; i < count; i++) {
-        store.scheduleMessage(owner.id, { to: { type: "channel", channelId: general.id, topic: `t${i % 50}` }, content: `backlog message ${i}`, deliverAt: nowSeconds + 60 + (i % 600), client: "API" });
+        store.scheduleMessage(owner.id, {
+          to: { type: "channel", channelId: general.id, topic: `t${i % 50}` },
+          content: `backlog message ${i}`,
+          deliverAt: nowSeconds + 60 + (i % 600),
+          client: "API",
+        });
         if (i % 1000 === 0) progress.update(i);
       }
     });
@@ -52,7 +64,11 @@ async function main(): Promise<void> {
     const started = performance.now();
     await new Promise<void>((resolve) => {
       const scheduler = new Scheduler(store, {
-        clock: { now: () => nowSeconds * 1000, setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout) },
+        clock: {
+          now: () => nowSeconds * 1000,
+          setTimeout: (fn, ms) => setTimeout(fn, ms),
+          clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
+        },
         onDelivery: () => {
           if (++delivered === count) {
             scheduler.stop();

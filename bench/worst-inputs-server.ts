@@ -14,17 +14,25 @@ import { createServer } from "../src/http/server.js";
 interface Reading {
   readonly maxMs: number;
   readonly p99Ms: number;
-  /** CPU time the server process used since "reset" (all threads; less sensitive to a loaded machine than the loop delay). */
+  /**
+   * CPU time the server process used since "reset" (all threads; less sensitive to a loaded machine than the loop
+   * delay).
+   */
   readonly cpuMs: number;
 }
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { data: { type: "string" } }, strict: true });
-  if (!values.data || !process.send) throw new Error("usage: run by bench/worst-inputs.ts with --data DIR and an IPC channel");
+  if (!values.data || !process.send)
+    throw new Error("usage: run by bench/worst-inputs.ts with --data DIR and an IPC channel");
   const store = openStore(values.data, { noSync: true });
   // As `parley serve` does before it listens.
   store.warmUp();
-  const server = createServer(store, { rateLimit: false, dataDir: values.data, logError: (message, error) => process.stderr.write(`${message}: ${String(error)}\n`) });
+  const server = createServer(store, {
+    rateLimit: false,
+    dataDir: values.data,
+    logError: (message, error) => process.stderr.write(`${message}: ${String(error)}\n`),
+  });
   const port = await server.listen(0, "127.0.0.1");
   // 1 ms resolution: a block of N ms shows as a delay of about N ms.
   let histogram = monitorEventLoopDelay({ resolution: 1 });
@@ -39,7 +47,11 @@ async function main(): Promise<void> {
       process.send!("ok");
     } else if (message === "read") {
       const cpu = process.cpuUsage(cpuAtReset);
-      const reading: Reading = { maxMs: histogram.max / 1e6, p99Ms: histogram.percentile(99) / 1e6, cpuMs: (cpu.user + cpu.system) / 1000 };
+      const reading: Reading = {
+        maxMs: histogram.max / 1e6,
+        p99Ms: histogram.percentile(99) / 1e6,
+        cpuMs: (cpu.user + cpu.system) / 1000,
+      };
       process.send!(reading);
     } else if (message === "stop") {
       histogram.disable();
@@ -52,6 +64,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`worst-inputs-server: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+  process.stderr.write(
+    `worst-inputs-server: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
   process.exit(1);
 });

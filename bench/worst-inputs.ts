@@ -43,7 +43,10 @@ const MiB = 1024 * 1024;
 
 /** What earlier requests answered (a created group's ID, a queue ID), for the paths and bodies of later ones. */
 export type Captured = Record<string, unknown>;
-/** A path or body fixed when the inputs are built, or computed when sent from what was captured (and which run it is: -1 unmeasured). */
+/**
+ * A path or body fixed when the inputs are built, or computed when sent from what was captured (and which run it is: -1
+ * unmeasured).
+ */
 export type Dynamic<T> = T | ((ctx: Captured, run: number) => T);
 
 /** An unmeasured request around an input: setting up its state, or undoing its effect. */
@@ -59,7 +62,11 @@ export interface Step {
   /** The status the step must answer (default 200). */
   readonly status?: number;
   /** Reads what the answer holds (its JSON body, or {} for none; its headers) into `ctx`. */
-  readonly capture?: (reply: Record<string, unknown>, ctx: Captured, headers: Record<string, string | string[] | undefined>) => void;
+  readonly capture?: (
+    reply: Record<string, unknown>,
+    ctx: Captured,
+    headers: Record<string, string | string[] | undefined>,
+  ) => void;
   /** Skipped once `ctx` holds this key: a setup that several inputs share runs once. */
   readonly unless?: string;
 }
@@ -77,13 +84,22 @@ export interface Case {
   readonly headers?: Record<string, string>;
   /** The path is outside /api/v1 (files served at /user_uploads/...). */
   readonly root?: boolean;
-  /** The input changes what a repeat would meet (named channels created, a reaction added or removed): no unmeasured send first. */
+  /**
+   * The input changes what a repeat would meet (named channels created, a reaction added or removed): no unmeasured
+   * send first.
+   */
   readonly once?: boolean;
-  /** For a `once` input: an unmeasured request down the same path with other values (other channel names), so the path is compiled as for the others. */
+  /**
+   * For a `once` input: an unmeasured request down the same path with other values (other channel names), so the path
+   * is compiled as for the others.
+   */
   readonly warmup?: Buffer;
   /** Unmeasured requests that set up the state the input needs (channels to unsubscribe from), sent first. */
   readonly prepare?: readonly Step[];
-  /** For an input that can be undone (a reaction added or removed): an unmeasured request after each send that restores the state, so every run meets the same state. */
+  /**
+   * For an input that can be undone (a reaction added or removed): an unmeasured request after each send that restores
+   * the state, so every run meets the same state.
+   */
   readonly undo?: Step;
 }
 
@@ -98,7 +114,13 @@ export interface CaseOptions {
   readonly prepare?: Step[];
   readonly undo?: Step;
 }
-export type AddCase = (route: string, label: string, path: Dynamic<string>, body: Dynamic<Buffer>, options?: CaseOptions) => void;
+export type AddCase = (
+  route: string,
+  label: string,
+  path: Dynamic<string>,
+  body: Dynamic<Buffer>,
+  options?: CaseOptions,
+) => void;
 
 interface Sent {
   readonly method: string;
@@ -136,18 +158,30 @@ function send(port: number, c: Sent, keep = false): Promise<Reply> {
   if (!c.chunked) headers["Content-Length"] = String(c.body.length);
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: "127.0.0.1", port, path: c.root ? c.path : `/api/v1${c.path}`, method: c.method, headers, agent: false }, (res) => {
-      let bytes = 0;
-      const chunks: Buffer[] = [];
-      res.on("data", (chunk: Buffer) => {
-        bytes += chunk.length;
-        if (keep) chunks.push(chunk);
-      });
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, bytes, ms: performance.now() - t0, ...(keep ? { text: Buffer.concat(chunks).toString("utf8"), headers: res.headers } : {}) }));
-    });
+    const req = httpRequest(
+      { host: "127.0.0.1", port, path: c.root ? c.path : `/api/v1${c.path}`, method: c.method, headers, agent: false },
+      (res) => {
+        let bytes = 0;
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => {
+          bytes += chunk.length;
+          if (keep) chunks.push(chunk);
+        });
+        res.on("end", () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            bytes,
+            ms: performance.now() - t0,
+            ...(keep ? { text: Buffer.concat(chunks).toString("utf8"), headers: res.headers } : {}),
+          }),
+        );
+      },
+    );
     // A 413 may close the connection before the whole body is written, and before
     // the client has read the answer: that counts as status 0 (closed), not a failure.
-    req.on("error", (error: NodeJS.ErrnoException) => (error.code === "EPIPE" || error.code === "ECONNRESET" ? undefined : reject(error)));
+    req.on("error", (error: NodeJS.ErrnoException) =>
+      error.code === "EPIPE" || error.code === "ECONNRESET" ? undefined : reject(error),
+    );
     req.on("close", () => resolve({ status: 0, bytes: 0, ms: performance.now() - t0 }));
     if (c.chunked) {
       for (let i = 0; i < c.body.length; i += 64 * 1024) req.write(c.body.subarray(i, i + 64 * 1024));
@@ -168,7 +202,15 @@ const ones = (n: number) => Array.from({ length: n }, () => 1);
 function adder(out: Case[], auth: { main: string }): AddCase {
   return (route, label, path, body, options = {}) => {
     const [method] = route.split(" ");
-    out.push({ route, label, method: method!, path, body, ...options, auth: options.auth === undefined ? auth.main : options.auth });
+    out.push({
+      route,
+      label,
+      method: method!,
+      path,
+      body,
+      ...options,
+      auth: options.auth === undefined ? auth.main : options.auth,
+    });
   };
 }
 
@@ -183,89 +225,276 @@ function cases(m: Manifest, auth: { main: string; owner: string; spares: string[
   const longTopic = x(1000, "é");
   const window = { anchor: "newest", num_before: 5000, num_after: 0 };
 
-  add("GET /server_settings", "64 KB body (limit 16 KB)", "/server_settings", Buffer.alloc(64 * 1024, "x"), { auth: null });
+  add("GET /server_settings", "64 KB body (limit 16 KB)", "/server_settings", Buffer.alloc(64 * 1024, "x"), {
+    auth: null,
+  });
   add("GET /server_settings", "plain", "/server_settings", Buffer.alloc(0), { auth: null });
 
-  add("POST /messages", "30 MB content (Content-Length)", "/messages", form({ type: "stream", to: generalName, topic: "t", content: x(30 * MiB) }));
-  add("POST /messages", "30 MB content (chunked)", "/messages", form({ type: "stream", to: generalName, topic: "t", content: x(30 * MiB) }), { chunked: true });
+  add(
+    "POST /messages",
+    "30 MB content (Content-Length)",
+    "/messages",
+    form({ type: "stream", to: generalName, topic: "t", content: x(30 * MiB) }),
+  );
+  add(
+    "POST /messages",
+    "30 MB content (chunked)",
+    "/messages",
+    form({ type: "stream", to: generalName, topic: "t", content: x(30 * MiB) }),
+    { chunked: true },
+  );
   add("POST /messages", "10 MB `to`", "/messages", form({ type: "direct", to: x(5 * MiB, "a,"), content: "x" }));
-  add("POST /messages", "250 KB body: 40k-char content, 2 KB topic (sent, cut to 10,000)", "/messages", form({ type: "stream", to: generalName, topic: longTopic, content: x(40_000, "é") }));
-  add("POST /messages", "10,000 chars of markdown (sent)", "/messages", form({ type: "stream", to: generalName, topic: "bench", content: x(1000, "**b** _i_ ") }));
-  add("POST /messages", "200 KB channel name", "/messages", form({ type: "stream", to: x(200_000), topic: "t", content: "x" }));
+  add(
+    "POST /messages",
+    "250 KB body: 40k-char content, 2 KB topic (sent, cut to 10,000)",
+    "/messages",
+    form({ type: "stream", to: generalName, topic: longTopic, content: x(40_000, "é") }),
+  );
+  add(
+    "POST /messages",
+    "10,000 chars of markdown (sent)",
+    "/messages",
+    form({ type: "stream", to: generalName, topic: "bench", content: x(1000, "**b** _i_ ") }),
+  );
+  add(
+    "POST /messages",
+    "200 KB channel name",
+    "/messages",
+    form({ type: "stream", to: x(200_000), topic: "t", content: "x" }),
+  );
   add("POST /messages", "40k recipient IDs", "/messages", form({ type: "direct", to: ones(40_000), content: "x" }));
-  add("POST /messages", "200 KB email", "/messages", form({ type: "direct", to: `${x(200_000, "n")}@example.com`, content: "x" }));
+  add(
+    "POST /messages",
+    "200 KB email",
+    "/messages",
+    form({ type: "direct", to: `${x(200_000, "n")}@example.com`, content: "x" }),
+  );
 
-  const getMessages = (label: string, params: Record<string, unknown>) => add("GET /messages", label, "/messages", form(params));
+  const getMessages = (label: string, params: Record<string, unknown>) =>
+    add("GET /messages", label, "/messages", form(params));
   getMessages("20,000 narrow terms", { ...window, narrow: manyTerms });
   getMessages("5000 narrow terms", { ...window, narrow: fewerTerms });
   getMessages("200 KB search operand", { ...window, narrow: [{ operator: "search", operand: x(200_000) }] });
-  getMessages("2 KB topic operand", { ...window, narrow: [{ operator: "channel", operand: general }, { operator: "topic", operand: longTopic }] });
-  getMessages("100 × 1999-char search operands", { ...window, narrow: Array.from({ length: 100 }, (_, i) => ({ operator: "search", operand: `${x(1990, "word ")}${i}`.slice(0, 1999) })) });
+  getMessages("2 KB topic operand", {
+    ...window,
+    narrow: [
+      { operator: "channel", operand: general },
+      { operator: "topic", operand: longTopic },
+    ],
+  });
+  getMessages("100 × 1999-char search operands", {
+    ...window,
+    narrow: Array.from({ length: 100 }, (_, i) => ({
+      operator: "search",
+      operand: `${x(1990, "word ")}${i}`.slice(0, 1999),
+    })),
+  });
   getMessages("40k-element dm operand", { ...window, narrow: [{ operator: "dm", operand: ones(40_000) }] });
   getMessages("40k message_ids", { message_ids: ones(40_000) });
-  add("GET /messages", "3M message_ids (24 MB)", "/messages", form({ message_ids: Array.from({ length: 3_000_000 }, (_, i) => i) }));
+  add(
+    "GET /messages",
+    "3M message_ids (24 MB)",
+    "/messages",
+    form({ message_ids: Array.from({ length: 3_000_000 }, (_, i) => i) }),
+  );
   getMessages("200 KB anchor", { anchor: x(200_000), num_before: 10, num_after: 0 });
   getMessages("5000 newest, all messages (accepted)", window);
-  getMessages("5000 newest of the 10,000-subscriber channel (accepted)", { ...window, narrow: [{ operator: "channel", operand: general }] });
-  getMessages("5000 message_ids (accepted)", { message_ids: Array.from({ length: 5000 }, (_, i) => m.lastMessageId - i * 7) });
+  getMessages("5000 newest of the 10,000-subscriber channel (accepted)", {
+    ...window,
+    narrow: [{ operator: "channel", operand: general }],
+  });
+  getMessages("5000 message_ids (accepted)", {
+    message_ids: Array.from({ length: 5000 }, (_, i) => m.lastMessageId - i * 7),
+  });
   getMessages("5000 search hits (accepted)", { ...window, narrow: [{ operator: "search", operand: m.commonWord }] });
 
   add("GET /messages/:message_id", "2000-digit ID", `/messages/${x(2000, "9")}`, Buffer.alloc(0));
 
-  const flags = (label: string, params: Record<string, unknown>) => add("POST /messages/flags", label, "/messages/flags", form(params));
+  const flags = (label: string, params: Record<string, unknown>) =>
+    add("POST /messages/flags", label, "/messages/flags", form(params));
   flags("3M IDs (24 MB)", { op: "add", flag: "read", messages: Array.from({ length: 3_000_000 }, (_, i) => i) });
   flags("40k IDs", { op: "add", flag: "read", messages: ones(40_000) });
   flags("200 KB flag", { op: "add", flag: x(200_000), messages: [1] });
-  flags("5000 recent IDs, mark unread", { op: "remove", flag: "read", messages: Array.from({ length: 5000 }, (_, i) => m.lastMessageId - i) });
-  flags("5000 recent IDs, star", { op: "add", flag: "starred", messages: Array.from({ length: 5000 }, (_, i) => m.lastMessageId - i) });
+  flags("5000 recent IDs, mark unread", {
+    op: "remove",
+    flag: "read",
+    messages: Array.from({ length: 5000 }, (_, i) => m.lastMessageId - i),
+  });
+  flags("5000 recent IDs, star", {
+    op: "add",
+    flag: "starred",
+    messages: Array.from({ length: 5000 }, (_, i) => m.lastMessageId - i),
+  });
 
   const flagsNarrow = (label: string, params: Record<string, unknown>) =>
-    add("POST /messages/flags/narrow", label, "/messages/flags/narrow", form({ anchor: "newest", num_before: 5000, num_after: 0, op: "add", flag: "starred", ...params }));
+    add(
+      "POST /messages/flags/narrow",
+      label,
+      "/messages/flags/narrow",
+      form({ anchor: "newest", num_before: 5000, num_after: 0, op: "add", flag: "starred", ...params }),
+    );
   flagsNarrow("20,000 narrow terms", { narrow: manyTerms });
   flagsNarrow("5000 narrow terms", { narrow: fewerTerms });
-  flagsNarrow("2 KB topic operand", { narrow: [{ operator: "channel", operand: general }, { operator: "topic", operand: longTopic }] });
+  flagsNarrow("2 KB topic operand", {
+    narrow: [
+      { operator: "channel", operand: general },
+      { operator: "topic", operand: longTopic },
+    ],
+  });
   flagsNarrow("5000 messages of a channel (accepted)", { narrow: [{ operator: "channel", operand: general }] });
   flagsNarrow("5000 messages, mark unread (accepted)", { flag: "read", op: "remove", narrow: [] });
 
-  add("POST /mark_topic_as_read", "2 KB topic", "/mark_topic_as_read", form({ stream_id: general, topic_name: longTopic }));
-  add("POST /mark_topic_as_read", "200 KB topic", "/mark_topic_as_read", form({ stream_id: general, topic_name: x(200_000) }));
-  add("POST /mark_topic_as_read", "the biggest topic (accepted)", "/mark_topic_as_read", form({ stream_id: general, topic_name: m.bigTopic }));
+  add(
+    "POST /mark_topic_as_read",
+    "2 KB topic",
+    "/mark_topic_as_read",
+    form({ stream_id: general, topic_name: longTopic }),
+  );
+  add(
+    "POST /mark_topic_as_read",
+    "200 KB topic",
+    "/mark_topic_as_read",
+    form({ stream_id: general, topic_name: x(200_000) }),
+  );
+  add(
+    "POST /mark_topic_as_read",
+    "the biggest topic (accepted)",
+    "/mark_topic_as_read",
+    form({ stream_id: general, topic_name: m.bigTopic }),
+  );
 
   for (const method of ["POST", "DELETE"]) {
-    add(`${method} /messages/:message_id/reactions`, "200 KB emoji name", `/messages/${m.lastMessageId}/reactions`, form({ emoji_name: x(200_000) }));
+    add(
+      `${method} /messages/:message_id/reactions`,
+      "200 KB emoji name",
+      `/messages/${m.lastMessageId}/reactions`,
+      form({ emoji_name: x(200_000) }),
+    );
   }
   const smile = form({ emoji_name: "smile" });
-  add("POST /messages/:message_id/reactions", "add (accepted)", `/messages/${m.lastMessageId}/reactions`, smile, { once: true, undo: { method: "DELETE", body: smile } });
-  add("DELETE /messages/:message_id/reactions", "remove (accepted)", `/messages/${m.lastMessageId}/reactions`, smile, { once: true, prepare: [{ method: "POST", body: smile }], undo: { method: "POST", body: smile } });
+  add("POST /messages/:message_id/reactions", "add (accepted)", `/messages/${m.lastMessageId}/reactions`, smile, {
+    once: true,
+    undo: { method: "DELETE", body: smile },
+  });
+  add("DELETE /messages/:message_id/reactions", "remove (accepted)", `/messages/${m.lastMessageId}/reactions`, smile, {
+    once: true,
+    prepare: [{ method: "POST", body: smile }],
+    undo: { method: "POST", body: smile },
+  });
 
   add("GET /users", "40k user_ids", "/users", form({ user_ids: ones(40_000) }));
   add("GET /users", "every user (accepted)", "/users", Buffer.alloc(0));
-  add("GET /users/me", "1001 parameters", "/users/me", Buffer.from(Array.from({ length: 1001 }, (_, i) => `p${i}=1`).join("&")));
+  add(
+    "GET /users/me",
+    "1001 parameters",
+    "/users/me",
+    Buffer.from(Array.from({ length: 1001 }, (_, i) => `p${i}=1`).join("&")),
+  );
   add("GET /users/me", "100 KB parameter name", "/users/me", Buffer.from(`${x(100_000, "k")}=1`));
   add("GET /users/:user_id_or_email", "2 KB email", `/users/${x(2000)}@example.com`, Buffer.alloc(0));
-  add("PATCH /users/:user_id_or_email", "200 KB full_name", `/users/${m.subjects.main}`, form({ full_name: x(200_000) }), { auth: auth.owner });
-  add("PATCH /users/:user_id_or_email", "2000 profile_data items", `/users/${m.subjects.main}`, form({ profile_data: Array.from({ length: 2000 }, (_, i) => ({ id: i, value: "v" })) }), { auth: auth.owner });
-  add("GET /users/me/subscriptions", "with subscribers (accepted)", "/users/me/subscriptions", form({ include_subscribers: true }));
-  add("POST /users/me/subscriptions", "5000 channels", "/users/me/subscriptions", form({ subscriptions: Array.from({ length: 5000 }, (_, i) => ({ name: `c${i}` })) }), { auth: auth.owner });
-  add("POST /users/me/subscriptions", "40k principals", "/users/me/subscriptions", form({ subscriptions: [{ name: generalName }], principals: ones(40_000) }), { auth: auth.owner });
-  const benchChannels = (from: number, count: number) => Array.from({ length: count }, (_, i) => ({ name: `bench-${from + i}` }));
-  add("POST /users/me/subscriptions", "1000 new channels (limit 100)", "/users/me/subscriptions", form({ subscriptions: benchChannels(0, 1000) }), { auth: auth.owner });
-  add("POST /users/me/subscriptions", "100 new channels (accepted)", "/users/me/subscriptions", form({ subscriptions: benchChannels(0, 100) }), {
-    auth: auth.owner,
-    once: true,
-    warmup: form({ subscriptions: Array.from({ length: 100 }, (_, i) => ({ name: `warm-${i}` })) }),
-  });
+  add(
+    "PATCH /users/:user_id_or_email",
+    "200 KB full_name",
+    `/users/${m.subjects.main}`,
+    form({ full_name: x(200_000) }),
+    { auth: auth.owner },
+  );
+  add(
+    "PATCH /users/:user_id_or_email",
+    "2000 profile_data items",
+    `/users/${m.subjects.main}`,
+    form({ profile_data: Array.from({ length: 2000 }, (_, i) => ({ id: i, value: "v" })) }),
+    { auth: auth.owner },
+  );
+  add(
+    "GET /users/me/subscriptions",
+    "with subscribers (accepted)",
+    "/users/me/subscriptions",
+    form({ include_subscribers: true }),
+  );
+  add(
+    "POST /users/me/subscriptions",
+    "5000 channels",
+    "/users/me/subscriptions",
+    form({ subscriptions: Array.from({ length: 5000 }, (_, i) => ({ name: `c${i}` })) }),
+    { auth: auth.owner },
+  );
+  add(
+    "POST /users/me/subscriptions",
+    "40k principals",
+    "/users/me/subscriptions",
+    form({ subscriptions: [{ name: generalName }], principals: ones(40_000) }),
+    { auth: auth.owner },
+  );
+  const benchChannels = (from: number, count: number) =>
+    Array.from({ length: count }, (_, i) => ({ name: `bench-${from + i}` }));
+  add(
+    "POST /users/me/subscriptions",
+    "1000 new channels (limit 100)",
+    "/users/me/subscriptions",
+    form({ subscriptions: benchChannels(0, 1000) }),
+    { auth: auth.owner },
+  );
+  add(
+    "POST /users/me/subscriptions",
+    "100 new channels (accepted)",
+    "/users/me/subscriptions",
+    form({ subscriptions: benchChannels(0, 100) }),
+    {
+      auth: auth.owner,
+      once: true,
+      warmup: form({ subscriptions: Array.from({ length: 100 }, (_, i) => ({ name: `warm-${i}` })) }),
+    },
+  );
   // The other 900 of bench-0..999, 100 a request, unmeasured: the 1000-channel rows below need them.
-  const rest = Array.from({ length: 9 }, (_, i) => ({ method: "POST", body: form({ subscriptions: benchChannels(100 * (i + 1), 100) }) }));
-  add("DELETE /users/me/subscriptions", "5000 names", "/users/me/subscriptions", form({ subscriptions: Array.from({ length: 5000 }, (_, i) => `c${i}`) }), { auth: auth.owner });
-  add("DELETE /users/me/subscriptions", "200 KB name", "/users/me/subscriptions", form({ subscriptions: [x(200_000)] }), { auth: auth.owner });
-  add("DELETE /users/me/subscriptions", "1000 channels (accepted)", "/users/me/subscriptions", form({ subscriptions: benchChannels(0, 1000).map((c) => c.name) }), { auth: auth.owner, once: true, prepare: rest });
-  add("POST /users/me/subscriptions", "1000 existing channels (accepted)", "/users/me/subscriptions", form({ subscriptions: benchChannels(0, 1000) }), { auth: auth.owner, once: true });
-  add("POST /users/me/subscriptions", "1000 principals to one channel (accepted)", "/users/me/subscriptions", form({ subscriptions: benchChannels(0, 1), principals: Array.from({ length: 1000 }, (_, i) => 100 + i) }), { auth: auth.owner, once: true });
+  const rest = Array.from({ length: 9 }, (_, i) => ({
+    method: "POST",
+    body: form({ subscriptions: benchChannels(100 * (i + 1), 100) }),
+  }));
+  add(
+    "DELETE /users/me/subscriptions",
+    "5000 names",
+    "/users/me/subscriptions",
+    form({ subscriptions: Array.from({ length: 5000 }, (_, i) => `c${i}`) }),
+    { auth: auth.owner },
+  );
+  add(
+    "DELETE /users/me/subscriptions",
+    "200 KB name",
+    "/users/me/subscriptions",
+    form({ subscriptions: [x(200_000)] }),
+    { auth: auth.owner },
+  );
+  add(
+    "DELETE /users/me/subscriptions",
+    "1000 channels (accepted)",
+    "/users/me/subscriptions",
+    form({ subscriptions: benchChannels(0, 1000).map((c) => c.name) }),
+    { auth: auth.owner, once: true, prepare: rest },
+  );
+  add(
+    "POST /users/me/subscriptions",
+    "1000 existing channels (accepted)",
+    "/users/me/subscriptions",
+    form({ subscriptions: benchChannels(0, 1000) }),
+    { auth: auth.owner, once: true },
+  );
+  add(
+    "POST /users/me/subscriptions",
+    "1000 principals to one channel (accepted)",
+    "/users/me/subscriptions",
+    form({ subscriptions: benchChannels(0, 1), principals: Array.from({ length: 1000 }, (_, i) => 100 + i) }),
+    { auth: auth.owner, once: true },
+  );
   add("GET /streams", "every channel (accepted)", "/streams", form({ include_all: true }), { auth: auth.owner });
   add("POST /register", "20,000 narrow terms", "/register", form({ narrow: manyTerms }));
   add("POST /register", "5000 narrow terms", "/register", form({ narrow: fewerTerms }));
-  add("POST /register", "5000 client_capabilities", "/register", form({ client_capabilities: Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`k${i}`, true])) }));
+  add(
+    "POST /register",
+    "5000 client_capabilities",
+    "/register",
+    form({ client_capabilities: Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`k${i}`, true])) }),
+  );
   add("POST /register", "full initial state (accepted)", "/register", Buffer.alloc(0));
   // After the full /register: these add groups, drafts and snippets that it would also carry.
   moreCases(add, m, auth);
@@ -320,10 +549,19 @@ function pinger(port: number, auth: string): { stop(): Promise<number> } {
   };
 }
 
-const valueOf = <T>(value: Dynamic<T>, ctx: Captured, run: number): T => (typeof value === "function" ? (value as (ctx: Captured, run: number) => T)(ctx, run) : value);
+const valueOf = <T>(value: Dynamic<T>, ctx: Captured, run: number): T =>
+  typeof value === "function" ? (value as (ctx: Captured, run: number) => T)(ctx, run) : value;
 
 function resolveCase(c: Case, ctx: Captured, run: number): Sent {
-  return { method: c.method, path: valueOf(c.path, ctx, run), auth: valueOf(c.auth, ctx, run), body: valueOf(c.body, ctx, run), ...(c.chunked ? { chunked: true } : {}), ...(c.headers ? { headers: c.headers } : {}), ...(c.root ? { root: true } : {}) };
+  return {
+    method: c.method,
+    path: valueOf(c.path, ctx, run),
+    auth: valueOf(c.auth, ctx, run),
+    body: valueOf(c.body, ctx, run),
+    ...(c.chunked ? { chunked: true } : {}),
+    ...(c.headers ? { headers: c.headers } : {}),
+    ...(c.root ? { root: true } : {}),
+  };
 }
 
 /** Sends an unmeasured step of an input; it must answer 200. */
@@ -331,9 +569,21 @@ async function runStep(port: number, c: Case, step: Step, ctx: Captured, doing: 
   if (step.unless !== undefined && step.unless in ctx) return;
   const path = valueOf(step.path ?? c.path, ctx, -1);
   const headers = step.headers ?? c.headers;
-  const reply = await send(port, { method: step.method, path, auth: valueOf(step.auth !== undefined ? step.auth : c.auth, ctx, -1), body: valueOf(step.body, ctx, -1), ...(headers ? { headers } : {}) }, step.capture !== undefined);
-  if (reply.status !== (step.status ?? 200)) throw new Error(`${c.route} — ${c.label}: ${doing} (${step.method} ${path}) answered ${reply.status}`);
-  if (step.capture) step.capture(reply.text ? (JSON.parse(reply.text) as Record<string, unknown>) : {}, ctx, reply.headers ?? {});
+  const reply = await send(
+    port,
+    {
+      method: step.method,
+      path,
+      auth: valueOf(step.auth !== undefined ? step.auth : c.auth, ctx, -1),
+      body: valueOf(step.body, ctx, -1),
+      ...(headers ? { headers } : {}),
+    },
+    step.capture !== undefined,
+  );
+  if (reply.status !== (step.status ?? 200))
+    throw new Error(`${c.route} — ${c.label}: ${doing} (${step.method} ${path}) answered ${reply.status}`);
+  if (step.capture)
+    step.capture(reply.text ? (JSON.parse(reply.text) as Record<string, unknown>) : {}, ctx, reply.headers ?? {});
 }
 
 function ask<T>(child: ChildProcess, message: string): Promise<T> {
@@ -346,10 +596,15 @@ function ask<T>(child: ChildProcess, message: string): Promise<T> {
 async function startServer(dir: string): Promise<{ child: ChildProcess; port: number }> {
   // WORST_SERVER_NODE_ARGS: Node options for the measured server (e.g. --cpu-prof), to profile it.
   const execArgv = (process.env["WORST_SERVER_NODE_ARGS"] ?? "").split(" ").filter((a) => a !== "");
-  const child = fork(join("dist", "bench", "worst-inputs-server.js"), ["--data", dir], { stdio: ["ignore", "pipe", "inherit", "ipc"], execArgv });
+  const child = fork(join("dist", "bench", "worst-inputs-server.js"), ["--data", dir], {
+    stdio: ["ignore", "pipe", "inherit", "ipc"],
+    execArgv,
+  });
   const lines = createInterface({ input: child.stdout! });
   const port = await new Promise<number>((resolve, reject) => {
-    child.once("exit", (code) => reject(new Error(`the server exited with code ${code}: is the build current (npm run build)?`)));
+    child.once("exit", (code) =>
+      reject(new Error(`the server exited with code ${code}: is the build current (npm run build)?`)),
+    );
     lines.on("line", (line) => {
       const match = /^listening on (\d+)/.exec(line);
       if (match) resolve(Number(match[1]));
@@ -366,7 +621,10 @@ async function main(): Promise<number> {
   const { values } = parseArgs({ options, strict: true });
   // The hardening issue's hostile loads (bench/attacks): their own runner and report.
   if (values.attacks) {
-    return runAttacks({ ...(values.only !== undefined ? { only: values.only } : {}), ...(values.out !== undefined ? { out: values.out } : {}) });
+    return runAttacks({
+      ...(values.only !== undefined ? { only: values.only } : {}),
+      ...(values.out !== undefined ? { out: values.out } : {}),
+    });
   }
   const choice = chooseDataset(values.scale, values.data, "100k");
   const manifest = await ensureDataset(choice, false, log);
@@ -384,7 +642,9 @@ async function main(): Promise<number> {
 
   log("building inputs…");
   const only = values.only === undefined ? null : new RegExp(values.only);
-  const all = (await withFiles(cases(manifest, auth), auth)).filter((c) => only === null || only.test(`${c.route} — ${c.label}`));
+  const all = (await withFiles(cases(manifest, auth), auth)).filter(
+    (c) => only === null || only.test(`${c.route} — ${c.label}`),
+  );
   const { child, port } = await startServer(work.dir);
   const stop = () => {
     if (child.connected) child.send("stop");
@@ -399,8 +659,14 @@ async function main(): Promise<number> {
   const loadAtStart = loadavg();
   try {
     // Warm-up: the first requests compile the hot paths; that is not what is measured.
-    for (let i = 0; i < 50; i++) await send(port, { method: "GET", path: "/users/me", auth: auth.main, body: Buffer.alloc(0) });
-    await send(port, { method: "GET", path: "/messages", auth: auth.main, body: form({ anchor: "newest", num_before: 100, num_after: 0 }) });
+    for (let i = 0; i < 50; i++)
+      await send(port, { method: "GET", path: "/users/me", auth: auth.main, body: Buffer.alloc(0) });
+    await send(port, {
+      method: "GET",
+      path: "/messages",
+      auth: auth.main,
+      body: form({ anchor: "newest", num_before: 100, num_after: 0 }),
+    });
     for (const c of all) {
       let row: Row | null = null;
       // One unmeasured send of the same input first: a server that has run for a while
@@ -420,13 +686,26 @@ async function main(): Promise<number> {
         await new Promise((resolve) => setTimeout(resolve, 20));
         const pingMaxMs = await ping.stop();
         const loop = await ask<{ maxMs: number; cpuMs: number }>(child, "read");
-        const next: Row = { route: c.route, label: c.label, requestBytes: sent.body.length, status: reply.status, responseBytes: reply.bytes, requestMs: reply.ms, loopMaxMs: loop.maxMs, pingMaxMs };
+        const next: Row = {
+          route: c.route,
+          label: c.label,
+          requestBytes: sent.body.length,
+          status: reply.status,
+          responseBytes: reply.bytes,
+          requestMs: reply.ms,
+          loopMaxMs: loop.maxMs,
+          pingMaxMs,
+        };
         if (!row || next.loopMaxMs > row.loopMaxMs) row = next;
-        log(`  run ${run + 1}: loop max ${fmt(next.loopMaxMs)} ms, request ${fmt(next.requestMs)} ms, server CPU ${fmt(loop.cpuMs)} ms`);
+        log(
+          `  run ${run + 1}: loop max ${fmt(next.loopMaxMs)} ms, request ${fmt(next.requestMs)} ms, server CPU ${fmt(loop.cpuMs)} ms`,
+        );
         if (c.undo) await runStep(port, c, c.undo, captured, "undoing");
       }
       rows.push(row!);
-      log(`${row!.route} — ${row!.label}: ${row!.status}, ${row!.responseBytes} B back, loop max ${fmt(row!.loopMaxMs)} ms, ping max ${fmt(row!.pingMaxMs)} ms`);
+      log(
+        `${row!.route} — ${row!.label}: ${row!.status}, ${row!.responseBytes} B back, loop max ${fmt(row!.loopMaxMs)} ms, ping max ${fmt(row!.pingMaxMs)} ms`,
+      );
     }
   } finally {
     stop();
@@ -457,13 +736,19 @@ async function main(): Promise<number> {
     "",
     "| endpoint | worst input | status | loop max ms | ping max ms |",
     "|---|---|---:|---:|---:|",
-    ...perRoute.map(({ route, worst }) => `| ${route} | ${worst.label} | ${worst.status} | ${fmt(worst.loopMaxMs)} | ${fmt(worst.pingMaxMs)} |`),
+    ...perRoute.map(
+      ({ route, worst }) =>
+        `| ${route} | ${worst.label} | ${worst.status} | ${fmt(worst.loopMaxMs)} | ${fmt(worst.pingMaxMs)} |`,
+    ),
     "",
     "## Every input",
     "",
     "| endpoint | input | request bytes | status | response bytes | request ms | loop max ms | ping max ms |",
     "|---|---|---:|---:|---:|---:|---:|---:|",
-    ...rows.map((r) => `| ${r.route} | ${r.label} | ${r.requestBytes} | ${r.status} | ${r.responseBytes} | ${fmt(r.requestMs)} | ${fmt(r.loopMaxMs)} | ${fmt(r.pingMaxMs)} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.route} | ${r.label} | ${r.requestBytes} | ${r.status} | ${r.responseBytes} | ${fmt(r.requestMs)} | ${fmt(r.loopMaxMs)} | ${fmt(r.pingMaxMs)} |`,
+    ),
     "",
   ].join("\n");
   const outDir = values.out ?? (only === null ? join("bench", "results") : join("bench", "tmp"));

@@ -29,16 +29,37 @@ export function runExample(dir: string): ExampleResult {
     }
   });
   try {
-    const { realm, owner } = store.createRealm({ subdomain: "", name: "Acme", owner: { email: "olive@acme.test", fullName: "Olive" } });
+    const { realm, owner } = store.createRealm({
+      subdomain: "",
+      name: "Acme",
+      owner: { email: "olive@acme.test", fullName: "Olive" },
+    });
     const ann = store.createUser({ realmId: realm.id, email: "ann@acme.test", fullName: "Ann" });
     store.subscribe(owner.id, { channels: [{ name: "general" }], principals: [owner.id, ann.id] });
 
-    const hello = store.sendMessage({ senderId: owner.id, to: { type: "channel", channel: "general", topic: "plans" }, content: "Planning the **launch** with @**Ann**" });
-    const dm = store.sendMessage({ senderId: owner.id, to: { type: "direct", users: [ann.id] }, content: "Can you review it?" });
+    const hello = store.sendMessage({
+      senderId: owner.id,
+      to: { type: "channel", channel: "general", topic: "plans" },
+      content: "Planning the **launch** with @**Ann**",
+    });
+    const dm = store.sendMessage({
+      senderId: owner.id,
+      to: { type: "direct", users: [ann.id] },
+      content: "Can you review it?",
+    });
 
     // A narrow, as GET /messages takes it: full-text search in one channel.
-    const found = store.getMessages(ann.id, { anchor: "newest", numBefore: 10, numAfter: 0, narrow: [{ operator: "channel", operand: "general" }, { operator: "search", operand: "plan" }] });
-    for (const { message, flags } of found.messages) lines.push(`ann sees ${message.id} in ${message.topic}: ${message.renderedContent} [${flags.join(",")}]`);
+    const found = store.getMessages(ann.id, {
+      anchor: "newest",
+      numBefore: 10,
+      numAfter: 0,
+      narrow: [
+        { operator: "channel", operand: "general" },
+        { operator: "search", operand: "plan" },
+      ],
+    });
+    for (const { message, flags } of found.messages)
+      lines.push(`ann sees ${message.id} in ${message.topic}: ${message.renderedContent} [${flags.join(",")}]`);
 
     // The same narrow asked of one message at a time (what event queues use).
     const matches = store.compileNarrow(ann.id, [{ operator: "search", operand: "launches" }]);

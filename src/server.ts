@@ -68,9 +68,16 @@ export function checkPortFree(host: string, port: number, flag = "--port"): Prom
   return new Promise((resolve, reject) => {
     const probe = createProbe();
     probe.once("error", (error: NodeJS.ErrnoException) => {
-      if (error.code === "EADDRINUSE") reject(new Error(`port ${port} on ${host} is already in use (another parley?); pass ${flag} N to choose another`));
-      else if (error.code === "EACCES") reject(new Error(`no permission to listen on port ${port}; pass ${flag} N with a port above 1023`));
-      else reject(new Error(`cannot listen on ${host}:${port} (${error.code ?? error.message}); check --host and ${flag}`));
+      if (error.code === "EADDRINUSE")
+        reject(
+          new Error(`port ${port} on ${host} is already in use (another parley?); pass ${flag} N to choose another`),
+        );
+      else if (error.code === "EACCES")
+        reject(new Error(`no permission to listen on port ${port}; pass ${flag} N with a port above 1023`));
+      else
+        reject(
+          new Error(`cannot listen on ${host}:${port} (${error.code ?? error.message}); check --host and ${flag}`),
+        );
     });
     probe.listen({ port, host, exclusive: true }, () => probe.close(() => resolve()));
   });
@@ -94,7 +101,9 @@ export function externalImages(config: ServerConfig, dataDir: string): ExternalI
 /** The one push bouncer client of a process, when the server is registered with a bouncer. */
 function bouncerFor(config: ServerConfig): BouncerClient | null {
   const { PUSH_NOTIFICATION_BOUNCER_URL: url, ZULIP_ORG_ID: orgId, ZULIP_ORG_KEY: orgKey } = config;
-  return url !== undefined && orgId !== undefined && orgKey !== undefined ? new BouncerClient({ url, orgId, orgKey }) : null;
+  return url !== undefined && orgId !== undefined && orgKey !== undefined
+    ? new BouncerClient({ url, orgId, orgKey })
+    : null;
 }
 
 /** A running server: its listeners, its background workers, and the one way to stop it all. */
@@ -123,7 +132,13 @@ export interface Parley {
  * waited while the server was down (scheduled messages, mail, push notifications).
  * On failure everything started is stopped again; the store stays open (the caller's).
  */
-export async function startParley(store: Store, settings: ServerSettings, dataDir: string, images: ExternalImages, log: Log = stderrLog): Promise<Parley> {
+export async function startParley(
+  store: Store,
+  settings: ServerSettings,
+  dataDir: string,
+  images: ExternalImages,
+  log: Log = stderrLog,
+): Promise<Parley> {
   await checkPortFree(settings.host, settings.port);
   // Before the first request: a fresh process renders a long message several times slower (src/engine/warm-up.ts).
   store.warmUp();
@@ -159,19 +174,30 @@ export async function startParley(store: Store, settings: ServerSettings, dataDi
   const scheduler = new Scheduler(store, { onError: (error) => log(`scheduled delivery failed: ${reason(error)}`) });
   scheduler.start();
   // Presence pings change memory only; this makes them durable within a few seconds.
-  const presenceFlusher = new PresenceFlusher(store, { onError: (error) => log(`presence flush failed: ${reason(error)}`) });
+  const presenceFlusher = new PresenceFlusher(store, {
+    onError: (error) => log(`presence flush failed: ${reason(error)}`),
+  });
   presenceFlusher.start();
   // Notifications left in the outbox by the last run go out first, then new ones as they are written.
-  const pushSender = bouncer ? new PushSender(store, bouncer, () => http.baseUrl, { onError: (message, error) => log(`push: ${message}: ${reason(error)}`) }) : null;
+  const pushSender = bouncer
+    ? new PushSender(store, bouncer, () => http.baseUrl, {
+        onError: (message, error) => log(`push: ${message}: ${reason(error)}`),
+      })
+    : null;
   pushSender?.start();
   // Mail left in the outbox by the last run goes out now; new mail within a second.
   const externalHost = settings.externalHost ?? "localhost";
   const mailSender = new MailSender(store, transportFor(settings.config, dataDir), {
     from: (name) => fromHeader(settings.config, externalHost, name),
-    onFailure: (mail, error, gaveUp) => log(`mail ${mail.id} to ${mail.to.join(", ")} ${gaveUp ? "failed for good" : "will be retried"}: ${reason(error)}`),
+    onFailure: (mail, error, gaveUp) =>
+      log(
+        `mail ${mail.id} to ${mail.to.join(", ")} ${gaveUp ? "failed for good" : "will be retried"}: ${reason(error)}`,
+      ),
   });
   mailSender.start();
-  const uploadsCleanup = new UploadsCleanup(store, http.uploads, { onError: (error) => log(`uploads cleanup failed: ${reason(error)}`) });
+  const uploadsCleanup = new UploadsCleanup(store, http.uploads, {
+    onError: (error) => log(`uploads cleanup failed: ${reason(error)}`),
+  });
   await uploadsCleanup.start();
 
   let stopping: Promise<void> | null = null;
@@ -213,7 +239,9 @@ async function saveQueues(http: ParleyServer, dataDir: string, log: Log): Promis
     const { saved, dropped, bytes } = await writeSavedQueues(dataDir, queues);
     const took = `${((Date.now() - started) / 1000).toFixed(1)} s`;
     if (dropped > 0) {
-      log(`saved ${saved} event queue(s) (${bytes} bytes) in ${took}; dropped ${dropped} (${DEFAULT_SAVE_DEADLINE_MS / 1000} s limit)`);
+      log(
+        `saved ${saved} event queue(s) (${bytes} bytes) in ${took}; dropped ${dropped} (${DEFAULT_SAVE_DEADLINE_MS / 1000} s limit)`,
+      );
       log("the clients of dropped queues will register again");
     } else if (saved > 0) log(`saved ${saved} event queue(s) (${bytes} bytes) in ${took}`);
   } catch (error) {

@@ -15,7 +15,12 @@ export interface Parsed {
 }
 
 export function parseOptions(argv: string[], options: OptionSpec): Parsed {
-  const { values, positionals } = parseArgs({ args: argv, options: { ...options, json: { type: "boolean" }, data: { type: "string", default: "./data" } }, allowPositionals: true, strict: true });
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: { ...options, json: { type: "boolean" }, data: { type: "string", default: "./data" } },
+    allowPositionals: true,
+    strict: true,
+  });
   return { values: values as Record<string, string | boolean | undefined>, positionals };
 }
 
@@ -27,11 +32,18 @@ export function requireString(parsed: Parsed, name: string): string {
 }
 
 /** An optional integer option within bounds. */
-export function intOption(parsed: Parsed, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+export function intOption(
+  parsed: Parsed,
+  name: string,
+  fallback: number,
+  min = 0,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
   const value = parsed.values[name];
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (typeof value !== "string" || !/^-?\d+$/.test(value) || n < min || n > max) throw new Error(`--${name} must be an integer from ${min} to ${max}`);
+  if (typeof value !== "string" || !/^-?\d+$/.test(value) || n < min || n > max)
+    throw new Error(`--${name} must be an integer from ${min} to ${max}`);
   return n;
 }
 

@@ -45,12 +45,45 @@ const isDroppedClock = (/** @type {string} */ code) => {
 };
 /** Names Zulip keeps without an ASCII form, each with ASCII aliases besides. */
 const NON_ASCII_KEPT = new Set(["ココ", "サ", "指", "空"]);
-const ASCII_FOLDS = /** @type {const} */ ([["è", "e"], ["ǐ", "i"], ["ó", "o"], ["ā", "a"], ["ō", "o"], ["ñ", "n"], ["ô", "o"], ["ç", "c"], ["é", "e"], ["ã", "a"], ["í", "i"], ["å", "a"], ["ü", "u"]]);
-const CLEANUPS = /** @type {const} */ ([[" ", "_"], ["-", "_"], ["–", "_"], ["“", ""], ["”", ""], [":", ""], [".", ""], [",", ""], ["(", ""], [")", ""], ["&", "and"], ["‘", ""], ["’", ""], ["'", ""]]);
+const ASCII_FOLDS = /** @type {const} */ ([
+  ["è", "e"],
+  ["ǐ", "i"],
+  ["ó", "o"],
+  ["ā", "a"],
+  ["ō", "o"],
+  ["ñ", "n"],
+  ["ô", "o"],
+  ["ç", "c"],
+  ["é", "e"],
+  ["ã", "a"],
+  ["í", "i"],
+  ["å", "a"],
+  ["ü", "u"],
+]);
+const CLEANUPS = /** @type {const} */ ([
+  [" ", "_"],
+  ["-", "_"],
+  ["–", "_"],
+  ["“", ""],
+  ["”", ""],
+  [":", ""],
+  [".", ""],
+  [",", ""],
+  ["(", ""],
+  [")", ""],
+  ["&", "and"],
+  ["‘", ""],
+  ["’", ""],
+  ["'", ""],
+]);
 
 /** @param {string} unified */
 function zulipCode(unified) {
-  return unified.toLowerCase().split("-").filter((part) => part !== "fe0f").join("-");
+  return unified
+    .toLowerCase()
+    .split("-")
+    .filter((part) => part !== "fe0f")
+    .join("-");
 }
 
 /** Zulip's cleanup_name. @param {string} name */
@@ -64,7 +97,8 @@ function cleanupName(name) {
 function asciiFold(name) {
   let out = name;
   for (const [from, to] of ASCII_FOLDS) out = out.replaceAll(from, to);
-  if (!/^[\x00-\x7f]*$/.test(out)) throw new Error(`${name} still has non-ASCII characters after folding: add them to ASCII_FOLDS`);
+  if (!/^[\x00-\x7f]*$/.test(out))
+    throw new Error(`${name} still has non-ASCII characters after folding: add them to ASCII_FOLDS`);
   return out;
 }
 
@@ -83,7 +117,8 @@ function readZulipNames() {
     const line = raw.trim();
     if (line === "" || line.startsWith("#")) continue;
     const [code, canonical, ...aliases] = line.split(/\s+/);
-    if (!code || !/^[0-9a-f]{4,6}(-[0-9a-f]{4,6})*$/.test(code) || !canonical) throw new Error(`zulip-names.txt:${index + 1}: expected "code name [alias...]"`);
+    if (!code || !/^[0-9a-f]{4,6}(-[0-9a-f]{4,6})*$/.test(code) || !canonical)
+      throw new Error(`zulip-names.txt:${index + 1}: expected "code name [alias...]"`);
     if (out.has(code)) throw new Error(`zulip-names.txt:${index + 1}: ${code} listed twice`);
     out.set(code, { canonical, aliases });
   }
@@ -128,14 +163,20 @@ for (const emoji of data) {
       skipped.push(code);
       continue;
     }
-    names = { canonical: cleanupName(annotation.tts.trim()), aliases: annotation.keywords.map((k) => cleanupName(k.trim())) };
+    names = {
+      canonical: cleanupName(annotation.tts.trim()),
+      aliases: annotation.keywords.map((k) => cleanupName(k.trim())),
+    };
   }
   const cleaned = cleanupName(names.canonical);
-  if (canonicals.has(cleaned)) throw new Error(`${cleaned} was already added with a different code point: give ${code} a line in zulip-names.txt`);
+  if (canonicals.has(cleaned))
+    throw new Error(`${cleaned} was already added with a different code point: give ${code} a line in zulip-names.txt`);
   canonicals.add(cleaned);
   all.set(code, names);
 }
-for (const code of zulipNames.keys()) if (!all.has(code) && !SKIN_TONES.has(code)) throw new Error(`zulip-names.txt names ${code}, which emoji-datasource ${packageJson.version} does not have`);
+for (const code of zulipNames.keys())
+  if (!all.has(code) && !SKIN_TONES.has(code))
+    throw new Error(`zulip-names.txt names ${code}, which emoji-datasource ${packageJson.version} does not have`);
 
 // Step 2.
 /** @type {Map<string, string[]>} alias -> codes that want it */
@@ -172,8 +213,12 @@ for (const [code, names] of all) {
     owner.set(name, code);
   }
 }
-if (shadowed.length > 0) console.warn(`emoji: names two emoji share, standing for the later one as in Zulip: ${shadowed.join(", ")}`);
-if (skipped.length > 0) console.warn(`emoji: left out, as Zulip leaves them out (no Zulip name and no CLDR annotation): ${skipped.join(" ")}`);
+if (shadowed.length > 0)
+  console.warn(`emoji: names two emoji share, standing for the later one as in Zulip: ${shadowed.join(", ")}`);
+if (skipped.length > 0)
+  console.warn(
+    `emoji: left out, as Zulip leaves them out (no Zulip name and no CLDR annotation): ${skipped.join(" ")}`,
+  );
 
 const lines = [...all].map(([code, names]) => [code, names.canonical, ...names.aliases].join(" ")).join("\n");
 const source = [
@@ -192,4 +237,6 @@ try {
   // first build
 }
 if (previous !== source) writeFileSync(OUT, source);
-console.log(`emoji: ${all.size} emoji, ${owner.size} names (emoji-datasource-google ${packageJson.version}, CLDR ${cldr.version})`);
+console.log(
+  `emoji: ${all.size} emoji, ${owner.size} names (emoji-datasource-google ${packageJson.version}, CLDR ${cldr.version})`,
+);

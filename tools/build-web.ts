@@ -43,7 +43,9 @@ export async function buildWeb(outDir = join(repoRoot(), "dist", "web")): Promis
   const js = outputs.find((f) => f.endsWith(".js"));
   const css = outputs.find((f) => f.endsWith(".css"));
   if (!js || !css) throw new Error(`web build produced no script or stylesheet: ${outputs.join(", ")}`);
-  const html = readFileSync(join(root, "web", "index.html"), "utf8").replace("%APP_JS%", js).replace("%APP_CSS%", css);
+  const html = readFileSync(join(root, "web", "index.html"), "utf8")
+    .replace("%APP_JS%", js)
+    .replace("%APP_CSS%", css);
   writeFileSync(join(outDir, "index.html"), html);
   copyFileSync(join(root, "web", "favicon.svg"), join(outDir, "favicon.svg"));
   const files = [...outputs, "index.html", "favicon.svg"];
@@ -54,5 +56,7 @@ export async function buildWeb(outDir = join(repoRoot(), "dist", "web")): Promis
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const started = performance.now();
   const out = await buildWeb();
-  console.log(`web client: ${out.files.length} files, ${(out.bytes / 1024).toFixed(1)} KiB in ${out.outDir} (${Math.round(performance.now() - started)} ms)`);
+  console.log(
+    `web client: ${out.files.length} files, ${(out.bytes / 1024).toFixed(1)} KiB in ${out.outDir} (${Math.round(performance.now() - started)} ms)`,
+  );
 }

@@ -12,7 +12,13 @@ export interface Progress {
 
 export function progressBar(label: string, total: number): Progress {
   const bar = new cliProgress.SingleBar(
-    { format: `${label} [{bar}] {percentage}% | {value}/{total} | {eta_formatted} left`, stream: process.stderr, hideCursor: true, noTTYOutput: true, notTTYSchedule: 5000 },
+    {
+      format: `${label} [{bar}] {percentage}% | {value}/{total} | {eta_formatted} left`,
+      stream: process.stderr,
+      hideCursor: true,
+      noTTYOutput: true,
+      notTTYSchedule: 5000,
+    },
     cliProgress.Presets.shades_classic,
   );
   bar.start(Math.max(total, 1), 0);

@@ -76,7 +76,10 @@ export const attack: Attack = {
         const form = new URLSearchParams({ email, full_name: `Flood ${i}`, password: `violet harbour ${run} ${i}` });
         const headers = { "Content-Type": "application/x-www-form-urlencoded" };
         const answer = send(agent, url, "POST", headers, form.toString());
-        const key = await answer.then((a) => String(a.status), () => "error");
+        const key = await answer.then(
+          (a) => String(a.status),
+          () => "error",
+        );
         counts.set(key, (counts.get(key) ?? 0) + 1);
       });
       await Promise.all(posts);

@@ -16,7 +16,14 @@ export function basicAuth(c: Credentials): string {
   return "Basic " + Buffer.from(`${c.email}:${c.apiKey}`).toString("base64");
 }
 
-export function request(agent: http.Agent, port: number, method: string, path: string, auth: string | null, body?: string): Promise<Answer> {
+export function request(
+  agent: http.Agent,
+  port: number,
+  method: string,
+  path: string,
+  auth: string | null,
+  body?: string,
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = {};
     if (auth) headers.authorization = auth;
@@ -36,7 +43,12 @@ export function request(agent: http.Agent, port: number, method: string, path: s
 }
 
 /** Runs fn over items with at most `limit` in flight. */
-export async function pool<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>, onProgress?: (done: number) => void): Promise<R[]> {
+export async function pool<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, index: number) => Promise<R>,
+  onProgress?: (done: number) => void,
+): Promise<R[]> {
   const out = new Array<R>(items.length);
   let next = 0;
   let done = 0;
@@ -60,10 +72,19 @@ export interface Queue {
 
 export async function register(agent: http.Agent, port: number, user: Credentials): Promise<Queue> {
   const auth = basicAuth(user);
-  const answer = await request(agent, port, "POST", "/api/v1/register", auth, new URLSearchParams({ event_types: JSON.stringify(["message"]) }).toString());
-  if (answer.status !== 200) throw new Error(`register ${user.email}: HTTP ${answer.status} ${answer.body.slice(0, 200)}`);
+  const answer = await request(
+    agent,
+    port,
+    "POST",
+    "/api/v1/register",
+    auth,
+    new URLSearchParams({ event_types: JSON.stringify(["message"]) }).toString(),
+  );
+  if (answer.status !== 200)
+    throw new Error(`register ${user.email}: HTTP ${answer.status} ${answer.body.slice(0, 200)}`);
   const parsed = JSON.parse(answer.body) as { queue_id?: unknown; last_event_id?: unknown };
-  if (typeof parsed.queue_id !== "string" || typeof parsed.last_event_id !== "number") throw new Error(`register ${user.email}: unexpected answer ${answer.body.slice(0, 200)}`);
+  if (typeof parsed.queue_id !== "string" || typeof parsed.last_event_id !== "number")
+    throw new Error(`register ${user.email}: unexpected answer ${answer.body.slice(0, 200)}`);
   return { auth, queueId: parsed.queue_id, lastEventId: parsed.last_event_id };
 }
 
@@ -102,21 +123,31 @@ export class PollFleet {
   #poll(q: Queue): void {
     if (this.#stopped) return;
     const path = `/api/v1/events?queue_id=${encodeURIComponent(q.queueId)}&last_event_id=${q.lastEventId}`;
-    const req = http.request({ host: "127.0.0.1", port: this.port, method: "GET", path, agent: this.agent, headers: { authorization: q.auth } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => {
-        const arrival = performance.now();
-        const text = Buffer.concat(chunks).toString("utf8");
-        if (res.statusCode !== 200) {
-          this.#fail(`HTTP ${res.statusCode} ${text.slice(0, 200)}`);
-          setTimeout(() => this.#poll(q), 100);
-          return;
-        }
-        this.#record(q, text, arrival);
-        this.#poll(q);
-      });
-    });
+    const req = http.request(
+      {
+        host: "127.0.0.1",
+        port: this.port,
+        method: "GET",
+        path,
+        agent: this.agent,
+        headers: { authorization: q.auth },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => {
+          const arrival = performance.now();
+          const text = Buffer.concat(chunks).toString("utf8");
+          if (res.statusCode !== 200) {
+            this.#fail(`HTTP ${res.statusCode} ${text.slice(0, 200)}`);
+            setTimeout(() => this.#poll(q), 100);
+            return;
+          }
+          this.#record(q, text, arrival);
+          this.#poll(q);
+        });
+      },
+    );
     req.on("error", (e: Error) => {
       if (this.#stopped) return;
       this.#fail(e.message);
@@ -156,7 +187,13 @@ export class PollFleet {
  * server does not slow the rate), noting each send time in the fleet. Resolves when
  * every send has been answered.
  */
-export async function sendSteadily(fleet: PollFleet, count: number, rate: number, post: (seq: number) => Promise<Answer>, onProgress: (seq: number) => void): Promise<{ failures: number; lastFailure: string }> {
+export async function sendSteadily(
+  fleet: PollFleet,
+  count: number,
+  rate: number,
+  post: (seq: number) => Promise<Answer>,
+  onProgress: (seq: number) => void,
+): Promise<{ failures: number; lastFailure: string }> {
   const start = performance.now();
   const pending: Promise<void>[] = [];
   let failures = 0;

@@ -23,9 +23,12 @@ let answerBytes = 0;
 const app = uWS.App();
 
 function answer(res: uWS.HttpResponse, from: number): void {
-  const events = fired.slice(from).map((seq, i) => ({ type: "message", id: from + i, message: { content: `<p>bench-${seq}</p>`, pad: "" } }));
+  const events = fired
+    .slice(from)
+    .map((seq, i) => ({ type: "message", id: from + i, message: { content: `<p>bench-${seq}</p>`, pad: "" } }));
   const base = JSON.stringify({ result: "success", msg: "", events, queue_id: "floor" });
-  const body = answerBytes > base.length ? base.replace(`"pad":""`, `"pad":"${"x".repeat(answerBytes - base.length)}"`) : base;
+  const body =
+    answerBytes > base.length ? base.replace(`"pad":""`, `"pad":"${"x".repeat(answerBytes - base.length)}"`) : base;
   res.cork(() => {
     res.writeStatus("200 OK").writeHeader("Content-Type", "application/json").end(body);
   });
@@ -65,7 +68,13 @@ app.post("/fire", (res, req) => {
 process.on("message", (raw: unknown) => {
   const request = raw as ParentRequest;
   if (request.cmd === "stats") {
-    const reply: ChildReply = { reply: "stats", queues: parked.length, polling: parked.filter((p) => !p.aborted).length, queuedEvents: 0, eventsDelivered: fired.length };
+    const reply: ChildReply = {
+      reply: "stats",
+      queues: parked.length,
+      polling: parked.filter((p) => !p.aborted).length,
+      queuedEvents: 0,
+      eventsDelivered: fired.length,
+    };
     process.send!(reply);
   } else if (request.cmd === "gc") {
     const reply: ChildReply = { reply: "gc", rss: process.memoryUsage().rss, heapUsed: process.memoryUsage().heapUsed };

@@ -20,7 +20,13 @@ export type ParentRequest = { readonly cmd: "gc" } | { readonly cmd: "stats" };
 
 export type ChildReply =
   | { readonly reply: "gc"; readonly rss: number; readonly heapUsed: number }
-  | { readonly reply: "stats"; readonly queues: number; readonly polling: number; readonly queuedEvents: number; readonly eventsDelivered: number };
+  | {
+      readonly reply: "stats";
+      readonly queues: number;
+      readonly polling: number;
+      readonly queuedEvents: number;
+      readonly eventsDelivered: number;
+    };
 
 export interface FloorReadyMessage {
   readonly type: "floor-ready";

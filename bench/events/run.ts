@@ -65,8 +65,18 @@ function waitFor<T>(child: ChildProcess, test: (m: unknown) => m is T, timeoutMs
   });
 }
 
-async function ask<K extends ChildReply["reply"]>(child: ChildProcess, cmd: ParentRequest["cmd"], reply: K): Promise<Extract<ChildReply, { reply: K }>> {
-  const answer = waitFor(child, (m): m is Extract<ChildReply, { reply: K }> => typeof m === "object" && m !== null && (m as { reply?: unknown }).reply === reply, 60_000, cmd);
+async function ask<K extends ChildReply["reply"]>(
+  child: ChildProcess,
+  cmd: ParentRequest["cmd"],
+  reply: K,
+): Promise<Extract<ChildReply, { reply: K }>> {
+  const answer = waitFor(
+    child,
+    (m): m is Extract<ChildReply, { reply: K }> =>
+      typeof m === "object" && m !== null && (m as { reply?: unknown }).reply === reply,
+    60_000,
+    cmd,
+  );
   child.send({ cmd });
   return answer;
 }
@@ -93,7 +103,12 @@ async function settle(child: ChildProcess, seconds: number): Promise<void> {
   await ask(child, "gc", "gc");
 }
 
-async function messagesThroughput(port: number, auth: string, channelId: number, seconds: number): Promise<{ rps: number; p99: number; non2xx: number }> {
+async function messagesThroughput(
+  port: number,
+  auth: string,
+  channelId: number,
+  seconds: number,
+): Promise<{ rps: number; p99: number; non2xx: number }> {
   const narrow = encodeURIComponent(JSON.stringify([{ operator: "channel", operand: channelId }]));
   const url = `http://127.0.0.1:${port}/api/v1/messages?anchor=newest&num_before=100&num_after=0&narrow=${narrow}`;
   await autocannon({ url, connections: 8, duration: 1, headers: { authorization: auth } });
@@ -119,7 +134,15 @@ interface Delivery {
   readonly pollingAtStart: number;
 }
 
-async function deliver(fleet: PollFleet, child: ChildProcess, n: number, count: number, rate: number, post: (seq: number) => Promise<{ status: number; body: string }>, label: string): Promise<Delivery> {
+async function deliver(
+  fleet: PollFleet,
+  child: ChildProcess,
+  n: number,
+  count: number,
+  rate: number,
+  post: (seq: number) => Promise<{ status: number; body: string }>,
+  label: string,
+): Promise<Delivery> {
   fleet.start();
   const pollingAtStart = await waitPolling(child, n, 120_000);
   log(`  ${label}: ${pollingAtStart}/${n} polls parked; sending ${count} messages at ${rate}/s…`);
@@ -127,7 +150,8 @@ async function deliver(fleet: PollFleet, child: ChildProcess, n: number, count: 
   const gen0 = process.cpuUsage();
   const t0 = performance.now();
   const sent = await sendSteadily(fleet, count, rate, post, (seq) => {
-    if ((seq + 1) % Math.max(1, Math.round(rate * 5)) === 0) log(`    sent ${seq + 1}/${count}, ${fleet.messageEvents} deliveries so far`);
+    if ((seq + 1) % Math.max(1, Math.round(rate * 5)) === 0)
+      log(`    sent ${seq + 1}/${count}, ${fleet.messageEvents} deliveries so far`);
   });
   // Let the last burst drain: until every expected delivery arrived or 30 s passed.
   const drainEnd = performance.now() + 30_000;
@@ -177,10 +201,18 @@ async function runOne(n: number, rate: number, duration: number, acSecs: number)
   const count = Math.max(5, Math.round(rate * duration));
   log(`\n== ${n} clients ==`);
   log(`starting parley (child) with ${n} users…`);
-  const child = fork(join(here, "server-child.js"), [String(n), "200"], { execArgv: ["--expose-gc"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const child = fork(join(here, "server-child.js"), [String(n), "200"], {
+    execArgv: ["--expose-gc"],
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
   const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
   try {
-    const ready = await waitFor(child, (m): m is ReadyMessage => (m as { type?: unknown }).type === "ready", 600_000, "parley child start");
+    const ready = await waitFor(
+      child,
+      (m): m is ReadyMessage => (m as { type?: unknown }).type === "ready",
+      600_000,
+      "parley child start",
+    );
     log(`  realm ready in ${round1(ready.setupSecs)} s on port ${ready.port}`);
     const senderAuth = basicAuth(ready.sender);
 
@@ -192,10 +224,17 @@ async function runOne(n: number, rate: number, duration: number, acSecs: number)
     const rss0 = (await ask(child, "gc", "gc")).rss;
     log(`  registering ${n} queues…`);
     const r0 = performance.now();
-    const queues: Queue[] = await pool(ready.users, 32, (u) => register(agent, ready.port, u), (done) => log(`    ${done}/${n} registered`));
+    const queues: Queue[] = await pool(
+      ready.users,
+      32,
+      (u) => register(agent, ready.port, u),
+      (done) => log(`    ${done}/${n} registered`),
+    );
     const registerSecs = (performance.now() - r0) / 1000;
     const rss1 = (await ask(child, "gc", "gc")).rss;
-    log(`    ${n} queues in ${round1(registerSecs)} s; RSS ${round1(rss0 / MB)} → ${round1(rss1 / MB)} MB (${round1((rss1 - rss0) / n / 1024)} KB/queue)`);
+    log(
+      `    ${n} queues in ${round1(registerSecs)} s; RSS ${round1(rss0 / MB)} → ${round1(rss1 / MB)} MB (${round1((rss1 - rss0) / n / 1024)} KB/queue)`,
+    );
 
     log(`  GET /messages throughput with ${n} idle queues (${acSecs} s)…`);
     await settle(child, SETTLE_SECS);
@@ -205,7 +244,13 @@ async function runOne(n: number, rate: number, duration: number, acSecs: number)
     // without them again, then register fresh ones for the delivery run.
     log(`  deleting the ${n} queues, GET /messages again without them…`);
     await pool(queues, 32, async (q) => {
-      const a = await request(agent, ready.port, "DELETE", `/api/v1/events?queue_id=${encodeURIComponent(q.queueId)}`, q.auth);
+      const a = await request(
+        agent,
+        ready.port,
+        "DELETE",
+        `/api/v1/events?queue_id=${encodeURIComponent(q.queueId)}`,
+        q.auth,
+      );
       if (a.status !== 200) throw new Error(`DELETE /events: HTTP ${a.status} ${a.body.slice(0, 200)}`);
     });
     await settle(child, SETTLE_SECS);
@@ -214,16 +259,48 @@ async function runOne(n: number, rate: number, duration: number, acSecs: number)
     queues.splice(0, queues.length, ...(await pool(ready.users, 32, (u) => register(agent, ready.port, u))));
 
     const fleet = new PollFleet(agent, ready.port, queues);
-    const parley = await deliver(fleet, child, n, count, rate, (seq) =>
-      request(agent, ready.port, "POST", "/api/v1/messages", senderAuth, new URLSearchParams({ type: "stream", to: String(ready.channelId), topic: "bench", content: `bench-${seq}` }).toString()), "parley");
-    log(`    parley: ${parley.received}/${parley.expected} deliveries, p50 ${round1(parley.p50)} ms, p99 ${round1(parley.p99)} ms, ${parley.eventsPerSec} events/s, server CPU ${parley.serverCpuCores} cores, errors ${parley.errors}${parley.lastError ? ` (${parley.lastError})` : ""}`);
+    const parley = await deliver(
+      fleet,
+      child,
+      n,
+      count,
+      rate,
+      (seq) =>
+        request(
+          agent,
+          ready.port,
+          "POST",
+          "/api/v1/messages",
+          senderAuth,
+          new URLSearchParams({
+            type: "stream",
+            to: String(ready.channelId),
+            topic: "bench",
+            content: `bench-${seq}`,
+          }).toString(),
+        ),
+      "parley",
+    );
+    log(
+      `    parley: ${parley.received}/${parley.expected} deliveries, p50 ${round1(parley.p50)} ms, p99 ${round1(parley.p99)} ms, ${parley.eventsPerSec} events/s, server CPU ${parley.serverCpuCores} cores, errors ${parley.errors}${parley.lastError ? ` (${parley.lastError})` : ""}`,
+    );
     child.disconnect();
     agent.destroy();
 
     const floor = await runFloor(n, count, rate, parley.answerBytes);
     return {
-      clients: n, rate, setupSecs: ready.setupSecs, registerSecs, rssBeforeMB: rss0 / MB, rssAfterMB: rss1 / MB, rssPerQueueKB: (rss1 - rss0) / n / 1024,
-      messagesRpsBefore: before.rps, messagesRpsAfter: after.rps, messagesRpsDeleted: deleted.rps, parley, floor,
+      clients: n,
+      rate,
+      setupSecs: ready.setupSecs,
+      registerSecs,
+      rssBeforeMB: rss0 / MB,
+      rssAfterMB: rss1 / MB,
+      rssPerQueueKB: (rss1 - rss0) / n / 1024,
+      messagesRpsBefore: before.rps,
+      messagesRpsAfter: after.rps,
+      messagesRpsDeleted: deleted.rps,
+      parley,
+      floor,
     };
   } finally {
     if (child.connected) child.disconnect();
@@ -237,11 +314,30 @@ async function runFloor(n: number, count: number, rate: number, bytes: number): 
   const child = fork(join(here, "floor-child.js"), [], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
   const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
   try {
-    const ready = await waitFor(child, (m): m is FloorReadyMessage => (m as { type?: unknown }).type === "floor-ready", 60_000, "floor child start");
-    const queues: Queue[] = Array.from({ length: n }, (_, i) => ({ auth: `floor-${i}`, queueId: `q${i}`, lastEventId: -1 }));
+    const ready = await waitFor(
+      child,
+      (m): m is FloorReadyMessage => (m as { type?: unknown }).type === "floor-ready",
+      60_000,
+      "floor child start",
+    );
+    const queues: Queue[] = Array.from({ length: n }, (_, i) => ({
+      auth: `floor-${i}`,
+      queueId: `q${i}`,
+      lastEventId: -1,
+    }));
     const fleet = new PollFleet(agent, ready.port, queues);
-    const floor = await deliver(fleet, child, n, count, rate, (seq) => request(agent, ready.port, "POST", `/fire?seq=${seq}&bytes=${bytes}`, null, ""), "floor");
-    log(`    floor: ${floor.received}/${floor.expected} deliveries, p50 ${round1(floor.p50)} ms, p99 ${round1(floor.p99)} ms, burst span p50 ${round1(floor.spanP50)} ms, generator CPU ${floor.generatorCpuCores} cores`);
+    const floor = await deliver(
+      fleet,
+      child,
+      n,
+      count,
+      rate,
+      (seq) => request(agent, ready.port, "POST", `/fire?seq=${seq}&bytes=${bytes}`, null, ""),
+      "floor",
+    );
+    log(
+      `    floor: ${floor.received}/${floor.expected} deliveries, p50 ${round1(floor.p50)} ms, p99 ${round1(floor.p99)} ms, burst span p50 ${round1(floor.spanP50)} ms, generator CPU ${floor.generatorCpuCores} cores`,
+    );
     return floor;
   } finally {
     if (child.connected) child.disconnect();
@@ -253,7 +349,14 @@ function report(results: readonly Result[], duration: number, acSecs: number, ul
   const rows = results.map((r) => {
     const p = r.parley;
     const f = r.floor;
-    return { r, p, f, addP50: p.p50 - f.p50, addP99: p.p99 - f.p99, ratio: r.messagesRpsAfter / ((r.messagesRpsBefore + r.messagesRpsDeleted) / 2) };
+    return {
+      r,
+      p,
+      f,
+      addP50: p.p50 - f.p50,
+      addP99: p.p99 - f.p99,
+      ratio: r.messagesRpsAfter / ((r.messagesRpsBefore + r.messagesRpsDeleted) / 2),
+    };
   });
   const ms = (x: number) => (Number.isFinite(x) ? round1(x).toFixed(1) : "–");
   const lines = [
@@ -269,7 +372,10 @@ function report(results: readonly Result[], duration: number, acSecs: number, ul
     "",
     "| clients | messages/s | deliveries (got/expected) | parley p50 ms | parley p99 ms | floor p50 ms | floor p99 ms | added p50 ms | added p99 ms | floor burst span p50 ms | events/s | server CPU (cores) | generator CPU (cores) | errors |",
     "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ...rows.map(({ r, p, f, addP50, addP99 }) => `| ${r.clients.toLocaleString("en")} | ${r.rate} | ${p.received}/${p.expected} | ${ms(p.p50)} | ${ms(p.p99)} | ${ms(f.p50)} | ${ms(f.p99)} | ${ms(addP50)} | ${ms(addP99)} | ${ms(f.spanP50)} | ${p.eventsPerSec.toLocaleString("en")} | ${p.serverCpuCores} | ${p.generatorCpuCores} (floor run: ${f.generatorCpuCores}) | ${p.errors + f.errors} |`),
+    ...rows.map(
+      ({ r, p, f, addP50, addP99 }) =>
+        `| ${r.clients.toLocaleString("en")} | ${r.rate} | ${p.received}/${p.expected} | ${ms(p.p50)} | ${ms(p.p99)} | ${ms(f.p50)} | ${ms(f.p99)} | ${ms(addP50)} | ${ms(addP99)} | ${ms(f.spanP50)} | ${p.eventsPerSec.toLocaleString("en")} | ${p.serverCpuCores} | ${p.generatorCpuCores} (floor run: ${f.generatorCpuCores}) | ${p.errors + f.errors} |`,
+    ),
     "",
     "## Memory and GET /messages with queues attached",
     "",
@@ -277,16 +383,25 @@ function report(results: readonly Result[], duration: number, acSecs: number, ul
     "",
     "| clients | register all (s) | RSS before MB | RSS after MB | extra MB | per queue KB | GET /messages req/s, no queues | with N queues | after DELETE | ratio |",
     "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ...rows.map(({ r, ratio }) => `| ${r.clients.toLocaleString("en")} | ${round1(r.registerSecs)} | ${round1(r.rssBeforeMB)} | ${round1(r.rssAfterMB)} | ${round1(r.rssAfterMB - r.rssBeforeMB)} | ${round1(r.rssPerQueueKB)} | ${r.messagesRpsBefore} | ${r.messagesRpsAfter} | ${r.messagesRpsDeleted} | ${ratio.toFixed(2)} |`),
+    ...rows.map(
+      ({ r, ratio }) =>
+        `| ${r.clients.toLocaleString("en")} | ${round1(r.registerSecs)} | ${round1(r.rssBeforeMB)} | ${round1(r.rssAfterMB)} | ${round1(r.rssAfterMB - r.rssBeforeMB)} | ${round1(r.rssPerQueueKB)} | ${r.messagesRpsBefore} | ${r.messagesRpsAfter} | ${r.messagesRpsDeleted} | ${ratio.toFixed(2)} |`,
+    ),
     "",
     "## Targets",
     "",
     ...rows.flatMap(({ r, addP99, ratio }) => [
-      ...(r.clients === 1000 ? [`- p99 within 20 ms of the floor at 1,000 clients: added p99 ${ms(addP99)} ms → **${addP99 <= 20 ? "met" : "not met"}**`] : []),
-      ...(r.clients === 10_000 ? [
-        `- 10,000 idle queues in under 200 MB extra RSS: ${round1(r.rssAfterMB - r.rssBeforeMB)} MB → **${r.rssAfterMB - r.rssBeforeMB < 200 ? "met" : "not met"}**`,
-        `- GET /messages with 10,000 queues within 20% of without: ratio ${ratio.toFixed(2)} → **${ratio >= 0.8 ? "met" : "not met"}**`,
-      ] : []),
+      ...(r.clients === 1000
+        ? [
+            `- p99 within 20 ms of the floor at 1,000 clients: added p99 ${ms(addP99)} ms → **${addP99 <= 20 ? "met" : "not met"}**`,
+          ]
+        : []),
+      ...(r.clients === 10_000
+        ? [
+            `- 10,000 idle queues in under 200 MB extra RSS: ${round1(r.rssAfterMB - r.rssBeforeMB)} MB → **${r.rssAfterMB - r.rssBeforeMB < 200 ? "met" : "not met"}**`,
+            `- GET /messages with 10,000 queues within 20% of without: ratio ${ratio.toFixed(2)} → **${ratio >= 0.8 ? "met" : "not met"}**`,
+          ]
+        : []),
     ]),
     "",
   ];
@@ -294,14 +409,26 @@ function report(results: readonly Result[], duration: number, acSecs: number, ul
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { clients: { type: "string" }, rate: { type: "string" }, duration: { type: "string" }, "ac-secs": { type: "string" }, out: { type: "string" } }, strict: true });
+  const { values } = parseArgs({
+    options: {
+      clients: { type: "string" },
+      rate: { type: "string" },
+      duration: { type: "string" },
+      "ac-secs": { type: "string" },
+      out: { type: "string" },
+    },
+    strict: true,
+  });
   const sizes = (values.clients ?? "1000,10000").split(",").map(Number);
   const rates = (values.rate ?? "2,0.2").split(",").map(Number);
   const duration = Number(values.duration ?? 20);
   const acSecs = Number(values["ac-secs"] ?? 5);
   const ulimit = execSync("ulimit -n", { shell: "/bin/sh" }).toString().trim();
-  log(`ulimit -n: ${ulimit} (each process needs about N sockets + a few; the parent holds N client sockets, the server N)`);
-  for (const n of sizes) if (Number(ulimit) < n + 100) log(`warning: ulimit -n ${ulimit} is below ${n} clients + margin; expect EMFILE`);
+  log(
+    `ulimit -n: ${ulimit} (each process needs about N sockets + a few; the parent holds N client sockets, the server N)`,
+  );
+  for (const n of sizes)
+    if (Number(ulimit) < n + 100) log(`warning: ulimit -n ${ulimit} is below ${n} clients + margin; expect EMFILE`);
   const results: Result[] = [];
   // One rate per client count (the last repeats): at 10,000 clients this generator
   // needs seconds to read one burst, so a higher rate would only measure its backlog.
@@ -312,7 +439,10 @@ async function main(): Promise<number> {
   mkdirSync(outDir, { recursive: true });
   const file = join(outDir, `events-${new Date().toISOString().slice(0, 10)}.md`);
   writeFileSync(file, md);
-  writeFileSync(file.replace(/\.md$/, ".json"), JSON.stringify({ rates, duration, acSecs, ulimit, results }, null, 2) + "\n");
+  writeFileSync(
+    file.replace(/\.md$/, ".json"),
+    JSON.stringify({ rates, duration, acSecs, ulimit, results }, null, 2) + "\n",
+  );
   process.stdout.write(md + "\n");
   log(`written ${file}`);
   return 0;

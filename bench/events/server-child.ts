@@ -20,7 +20,11 @@ const dir = mkdtempSync(join(tmpdir(), "parley-bench-events-"));
 const store = openStore(dir, { noSync: true });
 
 const t0 = performance.now();
-const { realm, owner } = store.createRealm({ subdomain: "", name: "Bench", owner: { email: "sender@bench.test", fullName: "Sender" } });
+const { realm, owner } = store.createRealm({
+  subdomain: "",
+  name: "Bench",
+  owner: { email: "sender@bench.test", fullName: "Sender" },
+});
 const created = store.batch(() => {
   const list: { email: string; apiKey: string; id: number }[] = [];
   for (let i = 0; i < users; i++) {
@@ -29,10 +33,18 @@ const created = store.batch(() => {
   }
   return list;
 });
-const sub = store.subscribe(owner.id, { channels: [{ name: "bench" }], principals: [owner.id, ...created.map((u) => u.id)] });
+const sub = store.subscribe(owner.id, {
+  channels: [{ name: "bench" }],
+  principals: [owner.id, ...created.map((u) => u.id)],
+});
 const channelId = sub.createdChannelIds[0]!;
 store.batch(() => {
-  for (let i = 0; i < history; i++) store.sendMessage({ senderId: owner.id, to: { type: "channel", channel: channelId, topic: "history" }, content: `history ${i}` });
+  for (let i = 0; i < history; i++)
+    store.sendMessage({
+      senderId: owner.id,
+      to: { type: "channel", channel: channelId, topic: "history" },
+      content: `history ${i}`,
+    });
 });
 const setupSecs = (performance.now() - t0) / 1000;
 
@@ -57,7 +69,13 @@ process.on("message", (raw: unknown) => {
     send({ reply: "gc", rss: process.memoryUsage().rss, heapUsed: process.memoryUsage().heapUsed });
   } else if (request.cmd === "stats") {
     const s = server.events.stats;
-    send({ reply: "stats", queues: s.queues, polling: s.polling, queuedEvents: s.queuedEvents, eventsDelivered: s.eventsDelivered });
+    send({
+      reply: "stats",
+      queues: s.queues,
+      polling: s.polling,
+      queuedEvents: s.queuedEvents,
+      eventsDelivered: s.eventsDelivered,
+    });
   }
 });
 process.on("disconnect", () => {

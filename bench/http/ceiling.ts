@@ -52,7 +52,16 @@ function serve(bytes: number, mode: string): void {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { bytes: { type: "string" }, connections: { type: "string" }, duration: { type: "string" }, mode: { type: "string" }, serve: { type: "string" } }, strict: true });
+  const { values } = parseArgs({
+    options: {
+      bytes: { type: "string" },
+      connections: { type: "string" },
+      duration: { type: "string" },
+      mode: { type: "string" },
+      serve: { type: "string" },
+    },
+    strict: true,
+  });
   const mode = values.mode ?? "join";
   if (values.serve !== undefined) return serve(Number(values.serve), mode);
   const connections = Number(values.connections ?? 16);

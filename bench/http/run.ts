@@ -47,7 +47,10 @@ const basic = (user: User) => "Basic " + Buffer.from(`${user.email}:${user.apiKe
  * the store closes (which writes them). Returns their credentials, the largest
  * presence_last_update_id, and the in-process cost of a full presence answer.
  */
-function seedPresence(store: Store, realmId: number): { auths: string[]; lastUpdateId: number; fullFetchMs: { p50: number; p99: number; users: number; bytes: number } } {
+function seedPresence(
+  store: Store,
+  realmId: number,
+): { auths: string[]; lastUpdateId: number; fullFetchMs: { p50: number; p99: number; users: number; bytes: number } } {
   const humans = store.realmUsers(realmId).filter((u) => u.isActive && !u.isBot);
   for (const u of humans) store.updatePresence(u.id, "active");
   const viewer = humans[0]!;
@@ -57,12 +60,25 @@ function seedPresence(store: Store, realmId: number): { auths: string[]; lastUpd
   for (let i = 0; i < 60; i++) {
     const t0 = performance.now();
     listing = store.realmPresence(viewer.id, { lastUpdateId: -1 });
-    bytes = bodyByteLength(success({ presences: presencesToWire(listing, true), server_timestamp: Date.now() / 1000, presence_last_update_id: listing.lastUpdateId }, []).body);
+    bytes = bodyByteLength(
+      success(
+        {
+          presences: presencesToWire(listing, true),
+          server_timestamp: Date.now() / 1000,
+          presence_last_update_id: listing.lastUpdateId,
+        },
+        [],
+      ).body,
+    );
     times.push(performance.now() - t0);
   }
   times.sort((a, b) => a - b);
   const at = (q: number) => Math.round(times[Math.min(times.length - 1, Math.floor(q * times.length))]! * 100) / 100;
-  return { auths: humans.map(basic), lastUpdateId: listing.lastUpdateId, fullFetchMs: { p50: at(0.5), p99: at(0.99), users: listing.rows.length, bytes } };
+  return {
+    auths: humans.map(basic),
+    lastUpdateId: listing.lastUpdateId,
+    fullFetchMs: { p50: at(0.5), p99: at(0.99), users: listing.rows.length, bytes },
+  };
 }
 
 interface Row {
@@ -91,11 +107,24 @@ function rssMB(pid: number): number {
 /** Starts `parley serve` and resolves with its port from the `listening on` line. */
 async function startServer(dir: string, nodeArgs: readonly string[]): Promise<{ child: ChildProcess; port: number }> {
   const cli = join("dist", "tools", "parley.js");
-  const child = spawn(process.execPath, [...nodeArgs, cli, "serve", "--data", dir, "--port", "0", "--no-rate-limit", "--log-level", "silent"], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(
+    process.execPath,
+    [...nodeArgs, cli, "serve", "--data", dir, "--port", "0", "--no-rate-limit", "--log-level", "silent"],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
   const lines = createInterface({ input: child.stdout! });
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error("parley serve printed no 'listening on' line within 120 s")), 120_000);
-    child.once("exit", (code) => reject(new Error(`parley serve exited with code ${code}: is the build current (npm run build) and the data directory free?`)));
+    const timer = setTimeout(
+      () => reject(new Error("parley serve printed no 'listening on' line within 120 s")),
+      120_000,
+    );
+    child.once("exit", (code) =>
+      reject(
+        new Error(
+          `parley serve exited with code ${code}: is the build current (npm run build) and the data directory free?`,
+        ),
+      ),
+    );
     lines.on("line", (line) => {
       const match = /listening on https?:\/\/[^:]+:(\d+)/.exec(line);
       if (match) {
@@ -107,8 +136,20 @@ async function startServer(dir: string, nodeArgs: readonly string[]): Promise<{ 
   return { child, port };
 }
 
-function fromAutocannon(result: autocannon.Result): { requestsPerSecond: number; p50Ms: number; p99Ms: number; non2xx: number; errors: number } {
-  return { requestsPerSecond: Math.round(result.requests.average), p50Ms: result.latency.p50, p99Ms: result.latency.p99, non2xx: result.non2xx, errors: result.errors };
+function fromAutocannon(result: autocannon.Result): {
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  non2xx: number;
+  errors: number;
+} {
+  return {
+    requestsPerSecond: Math.round(result.requests.average),
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors,
+  };
 }
 
 /** An autocannon setupRequest that sends each request with the next credentials of the list. */
@@ -121,7 +162,19 @@ function rotating(auths: readonly string[]): (request: autocannon.Request) => au
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { scale: { type: "string" }, data: { type: "string" }, duration: { type: "string" }, connections: { type: "string" }, out: { type: "string" }, only: { type: "string" }, "server-node-args": { type: "string" }, client: { type: "string" } }, strict: true });
+  const { values } = parseArgs({
+    options: {
+      scale: { type: "string" },
+      data: { type: "string" },
+      duration: { type: "string" },
+      connections: { type: "string" },
+      out: { type: "string" },
+      only: { type: "string" },
+      "server-node-args": { type: "string" },
+      client: { type: "string" },
+    },
+    strict: true,
+  });
   const client = values.client ?? "autocannon";
   if (client !== "autocannon" && client !== "wrk") throw new Error(`--client takes autocannon or wrk, not ${client}`);
   const choice = chooseDataset(values.scale, values.data, "100k");
@@ -136,10 +189,15 @@ async function main(): Promise<number> {
   const user = store.getUser(manifest.subjects.main);
   const auth = basic(user);
   const presence = seedPresence(store, user.realmId);
-  log(`full presence answer in process (${presence.fullFetchMs.users} users, ${Math.round(presence.fullFetchMs.bytes / 1024)} KB): p50 ${presence.fullFetchMs.p50} ms, p99 ${presence.fullFetchMs.p99} ms`);
+  log(
+    `full presence answer in process (${presence.fullFetchMs.users} users, ${Math.round(presence.fullFetchMs.bytes / 1024)} KB): p50 ${presence.fullFetchMs.p50} ms, p99 ${presence.fullFetchMs.p99} ms`,
+  );
   store.close();
 
-  const { child, port } = await startServer(work.dir, (values["server-node-args"] ?? "").split(" ").filter((a) => a !== ""));
+  const { child, port } = await startServer(
+    work.dir,
+    (values["server-node-args"] ?? "").split(" ").filter((a) => a !== ""),
+  );
   const stop = () => {
     if (child.exitCode === null) child.kill("SIGTERM");
   };
@@ -151,12 +209,48 @@ async function main(): Promise<number> {
   try {
     const narrow = encodeURIComponent(JSON.stringify([{ operator: "channel", operand: manifest.generalChannelId }]));
     const scenarios: Scenario[] = [
-      { name: "GET /messages 100", method: "GET", path: `/api/v1/messages?anchor=newest&num_before=100&num_after=0&narrow=${narrow}` },
-      { name: "GET /messages 1000", method: "GET", path: `/api/v1/messages?anchor=newest&num_before=1000&num_after=0&narrow=${narrow}` },
-      { name: "POST /messages", method: "POST", path: "/api/v1/messages", body: new URLSearchParams({ type: "stream", to: String(manifest.generalChannelId), topic: "http bench", content: "Load test message." }).toString() },
-      { name: "POST /users/me/presence ping_only", method: "POST", path: "/api/v1/users/me/presence", body: "status=active&ping_only=true", rotateAuth: presence.auths },
-      { name: "POST /users/me/presence poll (nothing new)", method: "POST", path: "/api/v1/users/me/presence", body: `status=active&last_update_id=${presence.lastUpdateId + 1_000_000}`, rotateAuth: presence.auths },
-      { name: `POST /users/me/presence full (${presence.fullFetchMs.users} users)`, method: "POST", path: "/api/v1/users/me/presence", body: "status=active&last_update_id=-1", rotateAuth: presence.auths },
+      {
+        name: "GET /messages 100",
+        method: "GET",
+        path: `/api/v1/messages?anchor=newest&num_before=100&num_after=0&narrow=${narrow}`,
+      },
+      {
+        name: "GET /messages 1000",
+        method: "GET",
+        path: `/api/v1/messages?anchor=newest&num_before=1000&num_after=0&narrow=${narrow}`,
+      },
+      {
+        name: "POST /messages",
+        method: "POST",
+        path: "/api/v1/messages",
+        body: new URLSearchParams({
+          type: "stream",
+          to: String(manifest.generalChannelId),
+          topic: "http bench",
+          content: "Load test message.",
+        }).toString(),
+      },
+      {
+        name: "POST /users/me/presence ping_only",
+        method: "POST",
+        path: "/api/v1/users/me/presence",
+        body: "status=active&ping_only=true",
+        rotateAuth: presence.auths,
+      },
+      {
+        name: "POST /users/me/presence poll (nothing new)",
+        method: "POST",
+        path: "/api/v1/users/me/presence",
+        body: `status=active&last_update_id=${presence.lastUpdateId + 1_000_000}`,
+        rotateAuth: presence.auths,
+      },
+      {
+        name: `POST /users/me/presence full (${presence.fullFetchMs.users} users)`,
+        method: "POST",
+        path: "/api/v1/users/me/presence",
+        body: "status=active&last_update_id=-1",
+        rotateAuth: presence.auths,
+      },
     ];
     const rows: Row[] = [];
     for (const scenario of scenarios.filter((sc) => values.only === undefined || sc.name.includes(values.only))) {
@@ -164,32 +258,69 @@ async function main(): Promise<number> {
         log(`${scenario.name}, ${connections} connection(s), ${duration} s…`);
         const cpu0 = cpuSeconds(child.pid!);
         const t0 = performance.now();
-        const headers = { authorization: auth, ...(scenario.body ? { "content-type": "application/x-www-form-urlencoded" } : {}) };
+        const headers = {
+          authorization: auth,
+          ...(scenario.body ? { "content-type": "application/x-www-form-urlencoded" } : {}),
+        };
         const url = `http://127.0.0.1:${port}${scenario.path}`;
-        const result = client === "wrk"
-          ? await runWrk({ url, method: scenario.method, headers, connections, durationSeconds: duration, ...(scenario.body ? { body: scenario.body } : {}), ...(scenario.rotateAuth ? { rotateAuth: scenario.rotateAuth } : {}) })
-          : fromAutocannon(await autocannon({
-            url,
-            method: scenario.method,
-            connections,
-            duration,
-            headers,
-            ...(scenario.body ? { body: scenario.body } : {}),
-            ...(scenario.rotateAuth ? { requests: [{ setupRequest: rotating(scenario.rotateAuth) }] } : {}),
-          }));
+        const result =
+          client === "wrk"
+            ? await runWrk({
+                url,
+                method: scenario.method,
+                headers,
+                connections,
+                durationSeconds: duration,
+                ...(scenario.body ? { body: scenario.body } : {}),
+                ...(scenario.rotateAuth ? { rotateAuth: scenario.rotateAuth } : {}),
+              })
+            : fromAutocannon(
+                await autocannon({
+                  url,
+                  method: scenario.method,
+                  connections,
+                  duration,
+                  headers,
+                  ...(scenario.body ? { body: scenario.body } : {}),
+                  ...(scenario.rotateAuth ? { requests: [{ setupRequest: rotating(scenario.rotateAuth) }] } : {}),
+                }),
+              );
         const wall = (performance.now() - t0) / 1000;
         const row: Row = {
-          scenario: scenario.name, connections, ...result, serverCpuCores: Math.round(((cpuSeconds(child.pid!) - cpu0) / wall) * 100) / 100, serverRssMB: rssMB(child.pid!),
+          scenario: scenario.name,
+          connections,
+          ...result,
+          serverCpuCores: Math.round(((cpuSeconds(child.pid!) - cpu0) / wall) * 100) / 100,
+          serverRssMB: rssMB(child.pid!),
         };
         rows.push(row);
-        log(`  ${row.requestsPerSecond} req/s, p50 ${row.p50Ms} ms, p99 ${row.p99Ms} ms, server CPU ${row.serverCpuCores} cores, RSS ${row.serverRssMB} MB${row.non2xx || row.errors ? `, ${row.non2xx} non-2xx, ${row.errors} errors` : ""}`);
+        log(
+          `  ${row.requestsPerSecond} req/s, p50 ${row.p50Ms} ms, p99 ${row.p99Ms} ms, server CPU ${row.serverCpuCores} cores, RSS ${row.serverRssMB} MB${row.non2xx || row.errors ? `, ${row.non2xx} non-2xx, ${row.errors} errors` : ""}`,
+        );
       }
     }
     const outDir = values.out ?? join("bench", "results");
     mkdirSync(outDir, { recursive: true });
     // A partial run (--only) gets its own file rather than replacing the full table.
-    const prefix = join(outDir, `http-${choice.label}${client === "wrk" ? "-wrk" : ""}${values.only === undefined ? "" : `-${values.only.replace(/[^a-zA-Z0-9]+/g, "-")}`}`);
-    writeFileSync(`${prefix}.json`, JSON.stringify({ scale: choice.label, messages: manifest.scale.messages, duration, client, presenceFullFetchInProcessMs: presence.fullFetchMs, rows }, null, 2) + "\n");
+    const prefix = join(
+      outDir,
+      `http-${choice.label}${client === "wrk" ? "-wrk" : ""}${values.only === undefined ? "" : `-${values.only.replace(/[^a-zA-Z0-9]+/g, "-")}`}`,
+    );
+    writeFileSync(
+      `${prefix}.json`,
+      JSON.stringify(
+        {
+          scale: choice.label,
+          messages: manifest.scale.messages,
+          duration,
+          client,
+          presenceFullFetchInProcessMs: presence.fullFetchMs,
+          rows,
+        },
+        null,
+        2,
+      ) + "\n",
+    );
     const md = [
       `# HTTP throughput over loopback: ${choice.label} messages`,
       "",
@@ -197,7 +328,10 @@ async function main(): Promise<number> {
       "",
       "| scenario | connections | req/s | p50 ms | p99 ms | server CPU (cores) | server RSS MB | non-2xx / errors |",
       "|---|---:|---:|---:|---:|---:|---:|---|",
-      ...rows.map((r) => `| ${r.scenario} | ${r.connections} | ${r.requestsPerSecond} | ${r.p50Ms} | ${r.p99Ms} | ${r.serverCpuCores} | ${r.serverRssMB} | ${r.non2xx} / ${r.errors} |`),
+      ...rows.map(
+        (r) =>
+          `| ${r.scenario} | ${r.connections} | ${r.requestsPerSecond} | ${r.p50Ms} | ${r.p99Ms} | ${r.serverCpuCores} | ${r.serverRssMB} | ${r.non2xx} / ${r.errors} |`,
+      ),
       "",
       `Presence: every one of the realm's ${presence.fullFetchMs.users} active human users was seen before the run; each presence request is sent as the next of them. "poll (nothing new)" passes a last_update_id above every one handed out. A full presence answer built in process (query, wire shape, response body; ${Math.round(presence.fullFetchMs.bytes / 1024)} KB): p50 ${presence.fullFetchMs.p50} ms, p99 ${presence.fullFetchMs.p99} ms.`,
       "",

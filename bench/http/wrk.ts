@@ -37,7 +37,15 @@ function script(cell: WrkCell): string {
   for (const [name, value] of Object.entries(cell.headers)) lines.push(`wrk.headers[${lua(name)}] = ${lua(value)}`);
   if (cell.body !== undefined) lines.push(`wrk.body = ${lua(cell.body)}`);
   if (cell.rotateAuth && cell.rotateAuth.length > 0) {
-    lines.push(`local auths = {${cell.rotateAuth.map(lua).join(",")}}`, "local i = 0", "request = function()", "  i = i % #auths + 1", '  wrk.headers["authorization"] = auths[i]', "  return wrk.format()", "end");
+    lines.push(
+      `local auths = {${cell.rotateAuth.map(lua).join(",")}}`,
+      "local i = 0",
+      "request = function()",
+      "  i = i % #auths + 1",
+      '  wrk.headers["authorization"] = auths[i]',
+      "  return wrk.format()",
+      "end",
+    );
   }
   return lines.join("\n") + "\n";
 }
@@ -73,15 +81,33 @@ export async function runWrk(cell: WrkCell): Promise<WrkResult> {
   try {
     const file = join(dir, "cell.lua");
     writeFileSync(file, script(cell));
-    const args = ["-t", "1", "-c", String(cell.connections), "-d", `${cell.durationSeconds}s`, "--latency", "-s", file, cell.url];
+    const args = [
+      "-t",
+      "1",
+      "-c",
+      String(cell.connections),
+      "-d",
+      `${cell.durationSeconds}s`,
+      "--latency",
+      "-s",
+      file,
+      cell.url,
+    ];
     const output = await new Promise<string>((resolve, reject) => {
       const child = spawn("wrk", args, { stdio: ["ignore", "pipe", "pipe"] });
       let out = "";
       child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
       child.stderr.on("data", (chunk: Buffer) => (out += chunk.toString()));
       child.on("error", (error: NodeJS.ErrnoException) =>
-        reject(error.code === "ENOENT" ? new Error("wrk is not installed: run `apt-get install -y wrk`, or use --client autocannon") : error));
-      child.on("close", (code) => (code === 0 ? resolve(out) : reject(new Error(`wrk exited with ${String(code)}:\n${out}`))));
+        reject(
+          error.code === "ENOENT"
+            ? new Error("wrk is not installed: run `apt-get install -y wrk`, or use --client autocannon")
+            : error,
+        ),
+      );
+      child.on("close", (code) =>
+        code === 0 ? resolve(out) : reject(new Error(`wrk exited with ${String(code)}:\n${out}`)),
+      );
     });
     return parseWrk(output);
   } finally {

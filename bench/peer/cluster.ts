@@ -21,7 +21,8 @@ export interface Cluster {
 
 function sh(cmd: string, args: readonly string[], what: string): string {
   const r = spawnSync(cmd, args, { encoding: "utf8" });
-  if (r.status !== 0) throw new Error(`${what} failed (${cmd} ${args.join(" ")}): ${(r.stderr || r.stdout || String(r.error)).trim()}`);
+  if (r.status !== 0)
+    throw new Error(`${what} failed (${cmd} ${args.join(" ")}): ${(r.stderr || r.stdout || String(r.error)).trim()}`);
   return r.stdout;
 }
 
@@ -30,16 +31,22 @@ export function ensurePostgres(log: (line: string) => void): string {
   const find = () => {
     const root = "/usr/lib/postgresql";
     if (!existsSync(root)) return null;
-    const versions = readdirSync(root).filter((v) => existsSync(join(root, v, "bin", "initdb"))).sort((a, b) => Number(b) - Number(a));
+    const versions = readdirSync(root)
+      .filter((v) => existsSync(join(root, v, "bin", "initdb")))
+      .sort((a, b) => Number(b) - Number(a));
     return versions[0] ? join(root, versions[0], "bin") : null;
   };
   const found = find();
   if (found) return found;
-  if (process.getuid?.() !== 0) throw new Error("PostgreSQL is not installed: run `apt-get install -y postgresql` as root, then retry");
+  if (process.getuid?.() !== 0)
+    throw new Error("PostgreSQL is not installed: run `apt-get install -y postgresql` as root, then retry");
   log("PostgreSQL not found: apt-get update && apt-get install -y postgresql");
   sh("apt-get", ["update"], "apt-get update");
   log(sh("apt-cache", ["policy", "postgresql"], "apt-cache policy").trim());
-  const r = spawnSync("apt-get", ["install", "-y", "postgresql"], { stdio: "inherit", env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
+  const r = spawnSync("apt-get", ["install", "-y", "postgresql"], {
+    stdio: "inherit",
+    env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
+  });
   if (r.status !== 0) throw new Error("apt-get install -y postgresql failed: see the output above");
   const bin = find();
   if (!bin) throw new Error("postgresql installed but no initdb under /usr/lib/postgresql/*/bin");
@@ -94,15 +101,57 @@ export async function startCluster(bin: string, log: (line: string) => void): Pr
     socketDir: dir,
     version: "",
     stop() {
-      if (running) spawnSync("runuser", ["-u", "postgres", "--", join(bin, "pg_ctl"), "-D", data, "-m", "fast", "-w", "stop"], { stdio: "ignore" });
+      if (running)
+        spawnSync("runuser", ["-u", "postgres", "--", join(bin, "pg_ctl"), "-D", data, "-m", "fast", "-w", "stop"], {
+          stdio: "ignore",
+        });
       running = false;
       rmSync(dir, { recursive: true, force: true });
     },
   };
   try {
-    sh("runuser", ["-u", "postgres", "--", join(bin, "initdb"), "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"], "initdb");
-    writeFileSync(join(data, "postgresql.conf"), `\n${SETTINGS}\nport = ${port}\nunix_socket_directories = '${dir}'\n`, { flag: "a" });
-    sh("runuser", ["-u", "postgres", "--", join(bin, "pg_ctl"), "-D", data, "-l", join(dir, "server.log"), "-w", "-t", "120", "start"], "pg_ctl start");
+    sh(
+      "runuser",
+      [
+        "-u",
+        "postgres",
+        "--",
+        join(bin, "initdb"),
+        "-D",
+        data,
+        "-U",
+        "postgres",
+        "--auth=trust",
+        "-E",
+        "UTF8",
+        "--locale=C.UTF-8",
+        "--no-sync",
+      ],
+      "initdb",
+    );
+    writeFileSync(
+      join(data, "postgresql.conf"),
+      `\n${SETTINGS}\nport = ${port}\nunix_socket_directories = '${dir}'\n`,
+      { flag: "a" },
+    );
+    sh(
+      "runuser",
+      [
+        "-u",
+        "postgres",
+        "--",
+        join(bin, "pg_ctl"),
+        "-D",
+        data,
+        "-l",
+        join(dir, "server.log"),
+        "-w",
+        "-t",
+        "120",
+        "start",
+      ],
+      "pg_ctl start",
+    );
     running = true;
     const version = sh(join(bin, "postgres"), ["--version"], "postgres --version").trim();
     log(`${version} on 127.0.0.1:${port}, socket and data in ${dir}`);

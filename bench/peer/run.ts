@@ -38,7 +38,16 @@ function targetFor(name: string, group: string): { text: string; min: number | n
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { scale: { type: "string" }, data: { type: "string" }, budget: { type: "string" }, out: { type: "string" }, only: { type: "string" } }, strict: true });
+  const { values } = parseArgs({
+    options: {
+      scale: { type: "string" },
+      data: { type: "string" },
+      budget: { type: "string" },
+      out: { type: "string" },
+      only: { type: "string" },
+    },
+    strict: true,
+  });
   const started = performance.now();
   const choice = chooseDataset(values.scale, values.data, "100k");
   const budgetMs = Number(values.budget ?? 1500);
@@ -51,11 +60,18 @@ async function main(): Promise<number> {
   const cluster = await startCluster(bin, log);
   onExit(() => cluster.stop());
   const connect = async () => {
-    const client = new pg.Client({ host: cluster.socketDir, port: cluster.port, user: "postgres", database: "postgres" });
+    const client = new pg.Client({
+      host: cluster.socketDir,
+      port: cluster.port,
+      user: "postgres",
+      database: "postgres",
+    });
     await client.connect();
     return client;
   };
-  log(`loading ${manifest.usermessageRows} zerver_usermessage rows and ${manifest.scale.messages} messages into PostgreSQL`);
+  log(
+    `loading ${manifest.usermessageRows} zerver_usermessage rows and ${manifest.scale.messages} messages into PostgreSQL`,
+  );
   const loadStarted = performance.now();
   const loadTimings = await loadPeer(connect, manifest.pgDir!, log);
   const loadSeconds = (performance.now() - loadStarted) / 1000;
@@ -63,7 +79,11 @@ async function main(): Promise<number> {
   // The no-fsync rows: Zulip's SQL on a session that does not wait for the WAL flush.
   const noSyncDb = await connect();
   await noSyncDb.query("SET synchronous_commit = off");
-  const sizes = (await db.query<{ rel: string; mb: string }>(`SELECT relname AS rel, round(pg_total_relation_size(oid) / 1048576.0) AS mb FROM pg_class WHERE relname IN ('zerver_message', 'zerver_usermessage')`)).rows;
+  const sizes = (
+    await db.query<{ rel: string; mb: string }>(
+      `SELECT relname AS rel, round(pg_total_relation_size(oid) / 1048576.0) AS mb FROM pg_class WHERE relname IN ('zerver_message', 'zerver_usermessage')`,
+    )
+  ).rows;
 
   const work = workingCopy(choice.dir);
   const ready = openToReady(work.dir, manifest.subjects.main, manifest.generalChannelId);
@@ -92,8 +112,16 @@ async function main(): Promise<number> {
       // warm up with SEND_WARMUP sends before SEND_SAMPLES are timed.
       const oursIds: number[] = [];
       const peerIds: number[] = [];
-      oursTiming = await measure(() => oursIds.push(...w.run()), { warmup: SEND_WARMUP, minIterations: SEND_SAMPLES, maxIterations: SEND_SAMPLES });
-      peerTiming = await measure(async () => peerIds.push(...(await p.run())), { warmup: SEND_WARMUP, minIterations: SEND_SAMPLES, maxIterations: SEND_SAMPLES });
+      oursTiming = await measure(() => oursIds.push(...w.run()), {
+        warmup: SEND_WARMUP,
+        minIterations: SEND_SAMPLES,
+        maxIterations: SEND_SAMPLES,
+      });
+      peerTiming = await measure(async () => peerIds.push(...(await p.run())), {
+        warmup: SEND_WARMUP,
+        minIterations: SEND_SAMPLES,
+        maxIterations: SEND_SAMPLES,
+      });
       mismatch = compareIds(oursIds, peerIds);
       resultSize = 1;
     } else {
@@ -106,8 +134,17 @@ async function main(): Promise<number> {
       // timed(): the work without the comparison's flattening and sorting, when they differ.
       const oursWork = w.timed ? () => w.timed!() : () => w.run();
       const peerWork = p.timed ? () => p.timed!() : () => p.run();
-      oursTiming = await measure(oursWork, { budgetMs, reset: w.reset ? () => w.reset!() : undefined, maxIterations: w.reset ? 10 : 500 });
-      peerTiming = await measure(peerWork, { budgetMs, reset: p.reset ? () => p.reset!() : undefined, maxIterations: w.reset ? 10 : 200, minIterations: 5 });
+      oursTiming = await measure(oursWork, {
+        budgetMs,
+        reset: w.reset ? () => w.reset!() : undefined,
+        maxIterations: w.reset ? 10 : 500,
+      });
+      peerTiming = await measure(peerWork, {
+        budgetMs,
+        reset: p.reset ? () => p.reset!() : undefined,
+        maxIterations: w.reset ? 10 : 200,
+        minIterations: 5,
+      });
     }
     let oursWindow: Timing | null = null;
     if (w.window) {
@@ -127,7 +164,22 @@ async function main(): Promise<number> {
     const serveRatio = oursServe ? peerTiming.medianMs / oursServe.medianMs : null;
     const target = targetFor(w.name, w.group);
     const judged = serveRatio ?? ratio;
-    results.push({ name: w.name, group: w.group, description: w.description, ours: oursTiming, oursWindow, oursServe, serveRatio, peer: peerTiming, ratio, target: target.text, targetMet: target.min === null ? null : judged >= target.min, idsMatch, mismatch, resultSize });
+    results.push({
+      name: w.name,
+      group: w.group,
+      description: w.description,
+      ours: oursTiming,
+      oursWindow,
+      oursServe,
+      serveRatio,
+      peer: peerTiming,
+      ratio,
+      target: target.text,
+      targetMet: target.min === null ? null : judged >= target.min,
+      idsMatch,
+      mismatch,
+      resultSize,
+    });
     log(`  ours ${oursTiming.medianMs.toFixed(3)} ms, peer ${peerTiming.medianMs.toFixed(3)} ms, ${ratio.toFixed(1)}×`);
     if (w.name === READY_JSON_WORKLOAD) {
       // The physical floor: copying the same bytes from a prebuilt Buffer.
@@ -150,8 +202,19 @@ async function main(): Promise<number> {
   const fp = await footprint(store, work.dir, manifest.scale.messages);
   const totalSeconds = (performance.now() - started) / 1000;
   const report = {
-    scale: choice.label, manifest: { ...manifest, pgDir: undefined }, postgres: cluster.version, generateSeconds, loadSeconds, loadTimings, peerTableSizesMB: sizes,
-    openToReady: { openMs: ready.openMs, firstQueryMs: ready.firstQueryMs }, footprint: fp, floor, results, mismatches, totalSeconds,
+    scale: choice.label,
+    manifest: { ...manifest, pgDir: undefined },
+    postgres: cluster.version,
+    generateSeconds,
+    loadSeconds,
+    loadTimings,
+    peerTableSizesMB: sizes,
+    openToReady: { openMs: ready.openMs, firstQueryMs: ready.firstQueryMs },
+    footprint: fp,
+    floor,
+    results,
+    mismatches,
+    totalSeconds,
   };
   mkdirSync(outDir, { recursive: true });
   const prefix = join(outDir, `peer-${choice.label}`);
@@ -164,11 +227,15 @@ async function main(): Promise<number> {
     "",
     markdownTable(results),
     "",
-    floor ? `1000-message window + JSON: ${floor.jsonBytes} bytes of message JSON; memcpy of those bytes ${floor.memcpy.medianMs.toFixed(4)} ms; parley ready-JSON window (server path) / memcpy = ${floor.oursOverMemcpy.toFixed(0)}× (target ≤ 3×).` : "",
+    floor
+      ? `1000-message window + JSON: ${floor.jsonBytes} bytes of message JSON; memcpy of those bytes ${floor.memcpy.medianMs.toFixed(4)} ms; parley ready-JSON window (server path) / memcpy = ${floor.oursOverMemcpy.toFixed(0)}× (target ≤ 3×).`
+      : "",
     "",
     `Footprint: RSS ${fp.rssMB} MB (${fp.perMillion.rssMB} MB per million messages; includes this process's PostgreSQL client and results), LMDB file ${fp.lmdbFileMB} MB (${fp.perMillion.lmdbFileMB} MB/M), bitmap cache ${fp.bitmapCacheMB} MB (${fp.perMillion.bitmapCacheMB} MB/M). Open-to-ready: open ${ready.openMs.toFixed(0)} ms + first query ${ready.firstQueryMs.toFixed(0)} ms.`,
     `PostgreSQL sizes: ${sizes.map((s) => `${s.rel} ${s.mb} MB`).join(", ")}. Times: generate ${generateSeconds.toFixed(0)} s (0 if reused), PostgreSQL load ${loadSeconds.toFixed(0)} s, whole run ${totalSeconds.toFixed(0)} s.`,
-    mismatches > 0 ? `\n**${mismatches} workload(s) returned different IDs** — see the JSON for details.` : "\nEvery workload returned the same message IDs (or counts) on both systems.",
+    mismatches > 0
+      ? `\n**${mismatches} workload(s) returned different IDs** — see the JSON for details.`
+      : "\nEvery workload returned the same message IDs (or counts) on both systems.",
     "",
     ...charts.map((c) => `![${c}](${c.split("/").pop()})`),
     "",
@@ -188,7 +255,7 @@ main().then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    console.error(`bench:peer: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
+    console.error(`bench:peer: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     process.exitCode = 1;
   },
 );

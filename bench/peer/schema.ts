@@ -115,7 +115,8 @@ const SEND_PATH = [
   `CREATE TRIGGER fts_update_log_notify AFTER INSERT ON fts_update_log FOR EACH STATEMENT EXECUTE PROCEDURE do_notify_fts_update_log()`,
 ];
 
-const MESSAGE_COLUMNS = "id, sender_id, recipient_id, realm_id, type, subject, content, rendered_content, rendered_content_version, date_sent, sending_client_id, last_edit_time, edit_history, has_attachment, has_image, has_link, is_channel_message";
+const MESSAGE_COLUMNS =
+  "id, sender_id, recipient_id, realm_id, type, subject, content, rendered_content, rendered_content_version, date_sent, sending_client_id, last_edit_time, edit_history, has_attachment, has_image, has_link, is_channel_message";
 
 function copyFrom(table: string, file: string, columns?: string): string {
   return `COPY ${table}${columns ? ` (${columns})` : ""} FROM '${resolve(file).replace(/'/g, "''")}'`;
@@ -130,7 +131,11 @@ export interface LoadTimings {
  * each big table is created and filled in one transaction, so with wal_level=minimal
  * the COPY skips WAL; then each table's indexes; then VACUUM ANALYZE.
  */
-export async function loadPeer(connect: () => Promise<pg.Client>, pgDir: string, log: (line: string) => void): Promise<LoadTimings> {
+export async function loadPeer(
+  connect: () => Promise<pg.Client>,
+  pgDir: string,
+  log: (line: string) => void,
+): Promise<LoadTimings> {
   const timings: Record<string, number> = {};
   const timed = async (name: string, fn: () => Promise<unknown>) => {
     const t0 = performance.now();
@@ -146,25 +151,43 @@ export async function loadPeer(connect: () => Promise<pg.Client>, pgDir: string,
         timed("zerver_message COPY + to_tsvector", async () => {
           await a.query("BEGIN");
           await a.query(MESSAGE_DDL);
-          await a.query(`CREATE TRIGGER bench_fill BEFORE INSERT ON zerver_message FOR EACH ROW EXECUTE PROCEDURE bench_fill_tsvector()`);
+          await a.query(
+            `CREATE TRIGGER bench_fill BEFORE INSERT ON zerver_message FOR EACH ROW EXECUTE PROCEDURE bench_fill_tsvector()`,
+          );
           await a.query(copyFrom("zerver_message", join(pgDir, "zerver_message.copy"), MESSAGE_COLUMNS));
           await a.query(`DROP TRIGGER bench_fill ON zerver_message`);
           await a.query("COMMIT");
-        }).then(() => timed("zerver_message indexes", async () => {
-          for (const sql of MESSAGE_INDEXES) await a.query(sql);
-        })),
+        }).then(() =>
+          timed("zerver_message indexes", async () => {
+            for (const sql of MESSAGE_INDEXES) await a.query(sql);
+          }),
+        ),
         timed("zerver_usermessage COPY", async () => {
           await b.query("BEGIN");
           await b.query(USERMESSAGE_DDL);
-          await b.query(copyFrom("zerver_usermessage", join(pgDir, "zerver_usermessage.copy"), "id, user_profile_id, message_id, flags"));
+          await b.query(
+            copyFrom(
+              "zerver_usermessage",
+              join(pgDir, "zerver_usermessage.copy"),
+              "id, user_profile_id, message_id, flags",
+            ),
+          );
           await b.query("COMMIT");
-        }).then(() => timed("zerver_usermessage indexes", async () => {
-          for (const sql of USERMESSAGE_INDEXES) await b.query(sql);
-        })),
+        }).then(() =>
+          timed("zerver_usermessage indexes", async () => {
+            for (const sql of USERMESSAGE_INDEXES) await b.query(sql);
+          }),
+        ),
         timed("small tables", async () => {
           await c.query("BEGIN");
           for (const sql of SMALL_DDL) await c.query(sql);
-          for (const table of ["zerver_userprofile", "zerver_recipient", "zerver_stream", "zerver_subscription", "zerver_usertopic"]) {
+          for (const table of [
+            "zerver_userprofile",
+            "zerver_recipient",
+            "zerver_stream",
+            "zerver_subscription",
+            "zerver_usertopic",
+          ]) {
             await c.query(copyFrom(table, join(pgDir, `${table}.copy`)));
           }
           for (const sql of SMALL_INDEXES) await c.query(sql);
@@ -172,10 +195,20 @@ export async function loadPeer(connect: () => Promise<pg.Client>, pgDir: string,
         }),
       ]),
     );
-    await timed("VACUUM ANALYZE", () => Promise.all([a.query("VACUUM ANALYZE zerver_message"), b.query("VACUUM ANALYZE zerver_usermessage"), c.query("VACUUM ANALYZE")]));
+    await timed("VACUUM ANALYZE", () =>
+      Promise.all([
+        a.query("VACUUM ANALYZE zerver_message"),
+        b.query("VACUUM ANALYZE zerver_usermessage"),
+        c.query("VACUUM ANALYZE"),
+      ]),
+    );
     for (const sql of SEND_PATH) await a.query(sql);
-    await a.query(`SELECT setval(pg_get_serial_sequence('zerver_message', 'id'), (SELECT max(id) FROM zerver_message))`);
-    await a.query(`SELECT setval(pg_get_serial_sequence('zerver_usermessage', 'id'), (SELECT max(id) FROM zerver_usermessage))`);
+    await a.query(
+      `SELECT setval(pg_get_serial_sequence('zerver_message', 'id'), (SELECT max(id) FROM zerver_message))`,
+    );
+    await a.query(
+      `SELECT setval(pg_get_serial_sequence('zerver_usermessage', 'id'), (SELECT max(id) FROM zerver_usermessage))`,
+    );
     return timings;
   } finally {
     await Promise.all([a.end(), b.end(), c.end()]);

@@ -23,13 +23,27 @@ interface Timings {
   phases: Record<string, number>;
 }
 
-const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 const LOADS = 5;
 
 function stats(xs: readonly number[]): { n: number; p50: number; max: number; min: number } {
   const s = [...xs].sort((a, b) => a - b);
   const at = (q: number) => Math.round((s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? 0) * 10) / 10;
-  return { n: s.length, p50: at(0.5), max: Math.round((s[s.length - 1] ?? 0) * 10) / 10, min: Math.round((s[0] ?? 0) * 10) / 10 };
+  return {
+    n: s.length,
+    p50: at(0.5),
+    max: Math.round((s[s.length - 1] ?? 0) * 10) / 10,
+    min: Math.round((s[0] ?? 0) * 10) / 10,
+  };
 }
 
 async function timings(page: Page): Promise<Timings> {
@@ -52,7 +66,9 @@ async function main(): Promise<void> {
     // bypassCSP: waitForFunction evaluates strings, which the page's policy forbids.
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, bypassCSP: true });
     // Credentials already in session storage: each load goes straight to the client.
-    await context.addInitScript(`sessionStorage.setItem("parley.credentials", ${JSON.stringify(JSON.stringify({ email: user.email, apiKey: user.apiKey }))})`);
+    await context.addInitScript(
+      `sessionStorage.setItem("parley.credentials", ${JSON.stringify(JSON.stringify({ email: user.email, apiKey: user.apiKey }))})`,
+    );
     const page = await context.newPage();
     page.setDefaultTimeout(60_000);
     const loads: number[] = [];
@@ -65,7 +81,9 @@ async function main(): Promise<void> {
       const t = await timings(page);
       loads.push(t.firstView ?? Number.NaN);
       for (const [k, v] of Object.entries(t.phases)) (phases[k] ??= []).push(v);
-      const reg = (await page.evaluate("performance.getEntriesByType('resource').filter((e) => e.name.includes('/register')).map((e) => [e.duration, e.encodedBodySize])")) as [number, number][];
+      const reg = (await page.evaluate(
+        "performance.getEntriesByType('resource').filter((e) => e.name.includes('/register')).map((e) => [e.duration, e.encodedBodySize])",
+      )) as [number, number][];
       for (const [ms, bytes] of reg) {
         registerMs.push(ms);
         registerBytes = bytes;
@@ -73,7 +91,9 @@ async function main(): Promise<void> {
     }
     // Narrow switches: every channel, the first topics of the open one, the DM
     // conversations, the views; twice round.
-    const selectors = (await page.evaluate("[...document.querySelectorAll('.sidebar button[data-key]')].map((b) => b.dataset.key)")) as string[];
+    const selectors = (await page.evaluate(
+      "[...document.querySelectorAll('.sidebar button[data-key]')].map((b) => b.dataset.key)",
+    )) as string[];
     const targets = selectors.filter((k) => !k.startsWith("topic:")).slice(0, 30);
     for (let round = 0; round < 2; round++) {
       for (const key of targets) {
@@ -90,11 +110,19 @@ async function main(): Promise<void> {
     }
     const final = await timings(page);
     const switches = final.narrowSwitches;
-    const slowest = [...final.switchLog].sort((a, b) => b.ms - a.ms).slice(0, 5).map((s) => ({ view: s.view, ms: Math.round(s.ms) }));
+    const slowest = [...final.switchLog]
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, 5)
+      .map((s) => ({ view: s.view, ms: Math.round(s.ms) }));
     const rendered = (await page.evaluate("document.querySelectorAll('li.msg').length")) as number;
     const domNodes = (await page.evaluate("document.getElementsByTagName('*').length")) as number;
     const result = {
-      dataset: { dir: choice.dir, messages: manifest.scale.messages, users: manifest.scale.users, channels: manifest.scale.channels },
+      dataset: {
+        dir: choice.dir,
+        messages: manifest.scale.messages,
+        users: manifest.scale.users,
+        channels: manifest.scale.channels,
+      },
       user: user.email,
       machine: "shared 2-core machine, other work running",
       initialLoadMs: stats(loads),

@@ -33,7 +33,8 @@ export interface MessageDict {
 export function engineDicts(store: Store, views: readonly MessageView[]): MessageDict[] {
   return views.map(({ message, flags }) => {
     const sender = internals(store).users.get(message.senderId);
-    const channel = message.recipient.type === "channel" ? internals(store).channels.get(message.recipient.channelId) : undefined;
+    const channel =
+      message.recipient.type === "channel" ? internals(store).channels.get(message.recipient.channelId) : undefined;
     return {
       id: message.id,
       sender_id: message.senderId,
@@ -47,7 +48,8 @@ export function engineDicts(store: Store, views: readonly MessageView[]): Messag
       display_recipient: channel?.name ?? "",
       is_me_message: message.isMeMessage,
       reactions: [],
-      recipient_id: message.recipient.type === "channel" ? message.recipient.channelId : message.recipient.conversationId,
+      recipient_id:
+        message.recipient.type === "channel" ? message.recipient.channelId : message.recipient.conversationId,
       stream_id: channel?.id ?? null,
       subject: message.topic,
       submessages: [],

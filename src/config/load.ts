@@ -18,7 +18,8 @@ export function parseConfig(value: unknown, source: string): ServerConfig {
   const result = CONFIG_SCHEMA.safeParse(value);
   if (result.success) return result.data;
   const problems = result.error.issues.map((issue) => {
-    if (issue.code === "unrecognized_keys") return `unknown key${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `'${k}'`).join(", ")} (keys are Zulip's setting names; see README "Configuration")`;
+    if (issue.code === "unrecognized_keys")
+      return `unknown key${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `'${k}'`).join(", ")} (keys are Zulip's setting names; see README "Configuration")`;
     const key = issue.path.map(String).join(".");
     return key === "" ? issue.message : `'${key}': ${issue.message}`;
   });
@@ -40,7 +41,8 @@ export function loadConfigFile(path: string): ServerConfig {
   } catch (error) {
     throw new ConfigError(`${path}: not valid JSON (${error instanceof Error ? error.message : String(error)})`);
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new ConfigError(`${path}: expected a JSON object of settings`);
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    throw new ConfigError(`${path}: expected a JSON object of settings`);
   return parseConfig(value, path);
 }
 
@@ -48,7 +50,10 @@ export function loadConfigFile(path: string): ServerConfig {
  * The configuration for a server on `dataDir`: the file given, else DATA/parley.json
  * when it exists, else Zulip's defaults. Returns where it came from, for the log.
  */
-export function resolveConfig(explicitPath: string | undefined, dataDir: string): { config: ServerConfig; source: string | null } {
+export function resolveConfig(
+  explicitPath: string | undefined,
+  dataDir: string,
+): { config: ServerConfig; source: string | null } {
   if (explicitPath !== undefined) return { config: loadConfigFile(explicitPath), source: explicitPath };
   const implicit = join(dataDir, DEFAULT_CONFIG_FILE);
   if (existsSync(implicit)) return { config: loadConfigFile(implicit), source: implicit };

@@ -29,7 +29,8 @@ function readSecrets(path: string): Record<string, string> {
   }
   const secrets: Record<string, string> = {};
   for (const [name, secret] of Object.entries(value)) {
-    if (typeof secret !== "string" || secret === "") throw new ConfigError(`${path}: '${name}' must be a non-empty string`);
+    if (typeof secret !== "string" || secret === "")
+      throw new ConfigError(`${path}: '${name}' must be a non-empty string`);
     secrets[name] = secret;
   }
   return secrets;

@@ -28,7 +28,13 @@ export const EMOJI_CONTENT_TYPES: Readonly<Record<string, "png" | "gif" | "jpeg"
   "image/jpeg": "jpeg",
   "image/webp": "webp",
 };
-const EXTENSION_TYPES: Readonly<Record<string, string>> = { png: "image/png", gif: "image/gif", jpg: "image/jpeg", jpeg: "image/jpeg", webp: "image/webp" };
+const EXTENSION_TYPES: Readonly<Record<string, string>> = {
+  png: "image/png",
+  gif: "image/gif",
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  webp: "image/webp",
+};
 /** What libvips may decode here (Zulip unblocks the same loaders). */
 const DECODABLE = new Set(["png", "gif", "jpeg", "webp", "tiff", "heif"]);
 
@@ -63,14 +69,19 @@ export async function resizeEmoji(input: Buffer, contentType: string): Promise<E
     if (!meta.format || !DECODABLE.has(meta.format)) throw new Error("not a permitted format");
     pages = meta.pages ?? 1;
     const frameHeight = meta.pageHeight ?? meta.height;
-    if (meta.width * frameHeight * pages > IMAGE_BOMB_TOTAL_PIXELS) throw new EmojiImageError("Image size exceeds limit.");
+    if (meta.width * frameHeight * pages > IMAGE_BOMB_TOTAL_PIXELS)
+      throw new EmojiImageError("Image size exceeds limit.");
   } catch (error) {
     if (error instanceof EmojiImageError) throw error;
     throw new EmojiImageError("Could not decode image; did you upload an image file?");
   }
   try {
-    const still = sharp(input, { pages: 1, failOn: "error" }).resize(EMOJI_SIZE, EMOJI_SIZE, { fit: "cover", position: "centre" });
-    if (pages === 1 || (extension !== "gif" && extension !== "webp")) return { extension, data: await still.toFormat(extension).toBuffer(), still: null };
+    const still = sharp(input, { pages: 1, failOn: "error" }).resize(EMOJI_SIZE, EMOJI_SIZE, {
+      fit: "cover",
+      position: "centre",
+    });
+    if (pages === 1 || (extension !== "gif" && extension !== "webp"))
+      return { extension, data: await still.toFormat(extension).toBuffer(), still: null };
     const animated = await sharp(input, { animated: true, failOn: "error" })
       .resize(EMOJI_SIZE, EMOJI_SIZE, { fit: "contain", background: { r: 0, g: 0, b: 0, alpha: 0 } })
       .toFormat(extension)
@@ -110,7 +121,12 @@ async function writeAtomically(path: string, data: Buffer): Promise<void> {
 }
 
 /** Stores an emoji's image (and its still, if animated) under the data directory. */
-export async function storeEmojiImage(dataDir: string, realmId: number, fileName: string, image: EmojiImage): Promise<void> {
+export async function storeEmojiImage(
+  dataDir: string,
+  realmId: number,
+  fileName: string,
+  image: EmojiImage,
+): Promise<void> {
   const dir = imagesDir(dataDir, realmId);
   if (image.still) await writeAtomically(join(dir, "still", fileName.replace(/\.[a-z]+$/, ".png")), image.still);
   try {

@@ -11,13 +11,25 @@ import { key } from "./index/keys.js";
 import { getMessageRecord } from "./storage/message-records.js";
 
 /** System groups every realm has, and the roles they contain. */
-export const SYSTEM_GROUPS: readonly { readonly name: string; readonly maxRole: number | null; readonly description: string }[] = [
+export const SYSTEM_GROUPS: readonly {
+  readonly name: string;
+  readonly maxRole: number | null;
+  readonly description: string;
+}[] = [
   { name: "role:internet", maxRole: ROLE.GUEST, description: "Everyone on the Internet" },
   { name: "role:everyone", maxRole: ROLE.GUEST, description: "Everyone including guests" },
   { name: "role:members", maxRole: ROLE.MEMBER, description: "Members of this organization" },
   { name: "role:fullmembers", maxRole: ROLE.MEMBER, description: "Full members of this organization" },
-  { name: "role:moderators", maxRole: ROLE.MODERATOR, description: "Moderators of this organization, including administrators" },
-  { name: "role:administrators", maxRole: ROLE.ADMINISTRATOR, description: "Administrators of this organization, including owners" },
+  {
+    name: "role:moderators",
+    maxRole: ROLE.MODERATOR,
+    description: "Moderators of this organization, including administrators",
+  },
+  {
+    name: "role:administrators",
+    maxRole: ROLE.ADMINISTRATOR,
+    description: "Administrators of this organization, including owners",
+  },
   { name: "role:owners", maxRole: ROLE.OWNER, description: "Owners of this organization" },
   { name: "role:nobody", maxRole: null, description: "Nobody" },
 ];
@@ -155,7 +167,9 @@ export function receivedAtSend(state: StoreState, userId: number, message: Messa
 
 /** Does the user have a row for the message (received, or a materialised historical row)? */
 export function hasRow(state: StoreState, userId: number, message: Message): boolean {
-  return receivedAtSend(state, userId, message) || state.bitmaps.get(key.userFlag(userId, "historical")).has(message.id);
+  return (
+    receivedAtSend(state, userId, message) || state.bitmaps.get(key.userFlag(userId, "historical")).has(message.id)
+  );
 }
 
 /** Zulip's has_message_access: a row, or a channel message whose history the user may read. */
@@ -189,12 +203,19 @@ function linkingMessages(state: StoreState, attachment: Attachment): Message[] {
  * realm that allows spectators. Publicity is evaluated live, not cached on the record
  * as Zulip does, so a channel made private stops sharing its files at once.
  */
-export function canDownloadAttachment(state: StoreState, viewer: User | null, realmId: number, attachment: Attachment): boolean {
+export function canDownloadAttachment(
+  state: StoreState,
+  viewer: User | null,
+  realmId: number,
+  attachment: Attachment,
+): boolean {
   if (attachment.realmId !== realmId) return false;
   if (viewer === null) {
     const realm = state.realms.get(realmId);
     if (!realm?.enableSpectatorAccess) return false;
-    return linkingMessages(state, attachment).some((m) => m.recipient.type === "channel" && state.channels.get(m.recipient.channelId)?.isWebPublic === true);
+    return linkingMessages(state, attachment).some(
+      (m) => m.recipient.type === "channel" && state.channels.get(m.recipient.channelId)?.isWebPublic === true,
+    );
   }
   if (viewer.realmId !== attachment.realmId || !viewer.isActive) return false;
   if (viewer.id === attachment.ownerId) return true;

@@ -47,7 +47,18 @@ export type ErrorCode =
   | "EXTERNAL_IMAGE_UNAVAILABLE"
   | "SERVER_BUSY";
 
-export type ErrorData = Readonly<Record<string, string | number | boolean | null | readonly (string | number)[] | readonly Readonly<Record<string, unknown>>[] | readonly (readonly (string | boolean)[])[]>>;
+export type ErrorData = Readonly<
+  Record<
+    string,
+    | string
+    | number
+    | boolean
+    | null
+    | readonly (string | number)[]
+    | readonly Readonly<Record<string, unknown>>[]
+    | readonly (readonly (string | boolean)[])[]
+  >
+>;
 
 /** How much of a caller's input an error message may quote. */
 export const MAX_ECHO_CHARS = 100;
@@ -70,7 +81,8 @@ export function clip(text: string, max: number = MAX_ECHO_CHARS): string {
 function clipData(data: ErrorData): ErrorData {
   let out: Record<string, ErrorData[string]> | null = null;
   for (const [k, v] of Object.entries(data)) {
-    if (typeof v === "string" && v.length > MAX_ERROR_TEXT_CHARS) (out ??= { ...data })[k] = clip(v, MAX_ERROR_TEXT_CHARS);
+    if (typeof v === "string" && v.length > MAX_ERROR_TEXT_CHARS)
+      (out ??= { ...data })[k] = clip(v, MAX_ERROR_TEXT_CHARS);
   }
   return out ?? data;
 }
@@ -111,7 +123,10 @@ export class MissingArgumentError extends EngineError {
 /** A parameter was sent under two of its names (Zulip's RequestConfusingParamsError). */
 export class ConfusingParamsError extends EngineError {
   constructor(varName1: string, varName2: string) {
-    super("REQUEST_CONFUSING_VAR", `Can't decide between '${varName1}' and '${varName2}' arguments`, { var_name1: varName1, var_name2: varName2 });
+    super("REQUEST_CONFUSING_VAR", `Can't decide between '${varName1}' and '${varName2}' arguments`, {
+      var_name1: varName1,
+      var_name2: varName2,
+    });
   }
 }
 
@@ -120,14 +135,19 @@ export class BadNarrowError extends EngineError {
   /** `desc` is Zulip's extra field: the part after "Invalid narrow operator: ". */
   constructor(rawDesc: string, kind: "operator" | "combination" = "operator") {
     const desc = clip(rawDesc, MAX_ECHO_CHARS * 2);
-    super("BAD_NARROW", kind === "operator" ? `Invalid narrow operator: ${desc}` : `Invalid narrow operator combination: ${desc}`, { desc });
+    super(
+      "BAD_NARROW",
+      kind === "operator" ? `Invalid narrow operator: ${desc}` : `Invalid narrow operator combination: ${desc}`,
+      { desc },
+    );
   }
 }
 
 /** A channel named by ID or by name does not exist (or is not visible to the caller). */
 export class ChannelNotFoundError extends EngineError {
   constructor(ref: { id: number } | { name: string }) {
-    if ("id" in ref) super("STREAM_DOES_NOT_EXIST", `Channel with ID '${ref.id}' does not exist`, { stream_id: ref.id });
+    if ("id" in ref)
+      super("STREAM_DOES_NOT_EXIST", `Channel with ID '${ref.id}' does not exist`, { stream_id: ref.id });
     else super("STREAM_DOES_NOT_EXIST", `Channel '${clip(ref.name)}' does not exist`, { stream: clip(ref.name) });
   }
 }
@@ -207,7 +227,11 @@ export class StorageError extends EngineError {
  */
 export class DataDirectoryLockedError extends EngineError {
   constructor(message: string, holder: { pid: number; command: string; host: string; since: number } | null) {
-    super("DATA_DIRECTORY_LOCKED", message, holder === null ? {} : { pid: holder.pid, command: holder.command, host: holder.host, since: holder.since });
+    super(
+      "DATA_DIRECTORY_LOCKED",
+      message,
+      holder === null ? {} : { pid: holder.pid, command: holder.command, host: holder.host, since: holder.since },
+    );
   }
 }
 
@@ -234,9 +258,13 @@ export class NoActivePushDeviceError extends EngineError {
 
 /** The push bouncer could not take a request the client waits on (the E2EE test notification). */
 export class PushBouncerError extends EngineError {
-  constructor(code: "ADMIN_ACTION_REQUIRED" | "FAILED_TO_CONNECT_BOUNCER" | "INTERNAL_SERVER_ERROR_ON_BOUNCER", options?: { cause?: unknown }) {
+  constructor(
+    code: "ADMIN_ACTION_REQUIRED" | "FAILED_TO_CONNECT_BOUNCER" | "INTERNAL_SERVER_ERROR_ON_BOUNCER",
+    options?: { cause?: unknown },
+  ) {
     const messages = {
-      ADMIN_ACTION_REQUIRED: "Push notification configuration issue on server, contact the server administrator or retry later.",
+      ADMIN_ACTION_REQUIRED:
+        "Push notification configuration issue on server, contact the server administrator or retry later.",
       FAILED_TO_CONNECT_BOUNCER: "Network error while connecting to Zulip push notification service.",
       INTERNAL_SERVER_ERROR_ON_BOUNCER: "Internal server error on Zulip push notification service, retry later.",
     } as const;
@@ -259,7 +287,11 @@ export type InviteeError = readonly [email: string, reason: string, deactivated:
  * sentInvitations the others were sent, and the write that sent them stands.
  */
 export class InvitationError extends EngineError {
-  constructor(message: string, errors: readonly InviteeError[], flags: { sentInvitations: boolean; dailyLimitReached?: boolean }) {
+  constructor(
+    message: string,
+    errors: readonly InviteeError[],
+    flags: { sentInvitations: boolean; dailyLimitReached?: boolean },
+  ) {
     super("INVITATION_FAILED", message, {
       errors: errors.map(([email, reason, deactivated]) => [clip(email), reason, deactivated]),
       sent_invitations: flags.sentInvitations,
@@ -276,7 +308,12 @@ export class InvitationError extends EngineError {
 export class InvalidLinkError extends EngineError {
   readonly reason: "unknown" | "expired" | "revoked" | "used";
   constructor(reason: "unknown" | "expired" | "revoked" | "used") {
-    const text = { unknown: "This link is not valid.", expired: "This link has expired.", revoked: "This invitation has been revoked.", used: "This link has already been used." }[reason];
+    const text = {
+      unknown: "This link is not valid.",
+      expired: "This link has expired.",
+      revoked: "This invitation has been revoked.",
+      used: "This link has already been used.",
+    }[reason];
     super("NOT_FOUND", text);
     this.reason = reason;
   }

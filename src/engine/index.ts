@@ -5,15 +5,28 @@
  *
  * @example
  * const store = openStore("./data");
- * const { realm, owner } = store.createRealm({ subdomain: "", name: "Acme", owner: { email: "o@acme.test", fullName: "Owner" } });
+ * const { realm, owner } = store.createRealm({ subdomain: "", name: "Acme", owner: { email: "o@acme.test", fullName:
+ * "Owner" } });
  * store.subscribe(owner.id, { channels: [{ name: "general" }] });
- * const { id } = store.sendMessage({ senderId: owner.id, to: { type: "channel", channel: "general", topic: "hi" }, content: "Hello" });
- * store.getMessages(owner.id, { anchor: "newest", numBefore: 100, numAfter: 0, narrow: [{ operator: "channel", operand: "general" }] });
+ * const { id } = store.sendMessage({ senderId: owner.id, to: { type: "channel", channel: "general", topic: "hi" },
+ * content: "Hello" });
+ * store.getMessages(owner.id, { anchor: "newest", numBefore: 100, numAfter: 0, narrow: [{ operator: "channel", operand:
+ * "general" }] });
  */
 export { Store, openStore } from "./store.js";
 export type { StoreOptions } from "./state.js";
 export type { WarmUpResult } from "./warm-up.js";
-export type { Audience, Delivery, EngineEvent, EngineEventType, EventBatch, MessageDetail, MessageOrigin, RealmUserChange, UserGroupUpdate } from "./events/types.js";
+export type {
+  Audience,
+  Delivery,
+  EngineEvent,
+  EngineEventType,
+  EventBatch,
+  MessageDetail,
+  MessageOrigin,
+  RealmUserChange,
+  UserGroupUpdate,
+} from "./events/types.js";
 export type { ChangeLogEntry, ChangeLogItem, LoggedChange } from "./events/change-log.js";
 export { changeLogIds, decodeChangeSet } from "./events/change-log.js";
 export type {
@@ -42,7 +55,13 @@ export { THUMBNAIL_FORMAT } from "./render.js";
 export { INVALID_ATTACHMENT, isValidPathId, type NewAttachment } from "./actions/attachments.js";
 export type { CreateRealmInput } from "./actions/realms.js";
 export type { CreateUserInput, UpdateUserInput } from "./actions/users.js";
-export type { SubscribeInput, SubscribeResult, UnsubscribeResult, Principal, SubscriptionPropertyChange } from "./actions/subscriptions.js";
+export type {
+  SubscribeInput,
+  SubscribeResult,
+  UnsubscribeResult,
+  Principal,
+  SubscriptionPropertyChange,
+} from "./actions/subscriptions.js";
 export type { CreateGroupInput, GroupSettingField, UpdateGroupInput } from "./actions/groups.js";
 export { GROUP_SETTINGS, MAX_GROUP_NAME_LENGTH } from "./actions/groups.js";
 export type { AddReactionInput, ReactionInput, RemoveReactionInput } from "./actions/reactions.js";
@@ -50,7 +69,14 @@ export type { SendMessageInput, MessageDestination, SentMessage } from "./action
 export { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from "./actions/send-message.js";
 export { MAX_CHANNEL_NAME_LENGTH, MAX_CHANNEL_DESCRIPTION_LENGTH } from "./actions/channels.js";
 export type { FlagChangeResult, NarrowFlagResult } from "./actions/update-flags.js";
-export type { AnchorSpec, GetMessagesInput, GetMessagesResult, MessageView, MessageWindow, WindowInput } from "./queries/get-messages.js";
+export type {
+  AnchorSpec,
+  GetMessagesInput,
+  GetMessagesResult,
+  MessageView,
+  MessageWindow,
+  WindowInput,
+} from "./queries/get-messages.js";
 export { highlightsFor } from "./queries/get-messages.js";
 export { highlightsFromForms, messageTokenForms, type MessageTokenForms } from "./search/index.js";
 export { MAX_MESSAGES_PER_FETCH } from "./queries/get-messages.js";
@@ -62,18 +88,45 @@ export type { RecentConversation } from "./queries/recent-conversations.js";
 export { STOP_WORDS } from "./search/stop-words.js";
 export type { VerifyReport, IndexDifference } from "./verify.js";
 export type { StorageStats } from "./queries/storage-stats.js";
-export { ENVIRONMENT_FILE, snapshotEnvironment, type SnapshotOptions, type SnapshotResult } from "./storage/snapshot.js";
+export {
+  ENVIRONMENT_FILE,
+  snapshotEnvironment,
+  type SnapshotOptions,
+  type SnapshotResult,
+} from "./storage/snapshot.js";
 export { LOCK_FILE } from "./storage/lock.js";
 export { SETTING_DEFAULTS, SETTING_NAMES, isSettingName } from "./settings/defaults.js";
-export type { SettingName, SettingValue, Settings, UserSettingsRecord, RealmSettingDefaultsRecord } from "./settings/defaults.js";
-export type { DeliveryOutcome, EditScheduledMessageInput, ScheduleMessageInput, ScheduledDestination } from "./actions/scheduled-messages.js";
+export type {
+  SettingName,
+  SettingValue,
+  Settings,
+  UserSettingsRecord,
+  RealmSettingDefaultsRecord,
+} from "./settings/defaults.js";
+export type {
+  DeliveryOutcome,
+  EditScheduledMessageInput,
+  ScheduleMessageInput,
+  ScheduledDestination,
+} from "./actions/scheduled-messages.js";
 export type { PresenceStatus } from "./actions/presence.js";
-export { LEGACY_ACTIVITY_OFFSET_SECS, OFFLINE_THRESHOLD_SECS, PRESENCE_FLUSH_INTERVAL_MS, PRESENCE_PING_INTERVAL_SECS } from "./actions/presence.js";
+export {
+  LEGACY_ACTIVITY_OFFSET_SECS,
+  OFFLINE_THRESHOLD_SECS,
+  PRESENCE_FLUSH_INTERVAL_MS,
+  PRESENCE_PING_INTERVAL_SECS,
+} from "./actions/presence.js";
 export type { PresenceListing, PresenceQuery, PresenceRow } from "./queries/presence.js";
 export type { PlaygroundInput } from "./actions/playgrounds.js";
 export type { AddRealmEmojiInput } from "./actions/realm-emoji.js";
 export type { SettingChanges, TargetUsers, UpdateSettingsInput } from "./actions/settings.js";
-export { PERSONAL_SETTING_NAMES, REALM_DEFAULT_SETTING_NAMES, languageName, settingKind, type SettingKind } from "./settings/validation.js";
+export {
+  PERSONAL_SETTING_NAMES,
+  REALM_DEFAULT_SETTING_NAMES,
+  languageName,
+  settingKind,
+  type SettingKind,
+} from "./settings/validation.js";
 export type { DraftInput } from "./actions/drafts.js";
 export { MAX_DRAFTS_PER_REQUEST } from "./actions/drafts.js";
 export { MAX_SNIPPET_TITLE_LENGTH } from "./actions/saved-snippets.js";
@@ -84,11 +137,21 @@ export { MAX_DEVICES_PER_USER, SECRETBOX_CRYPTOSYSTEM, decodeBase64 } from "./ac
 export type { PushDelivery, PushItemOutcome, PushTarget } from "./actions/push-notifications.js";
 export { PUSH_ITEM_MAX_AGE_SECS } from "./actions/push-notifications.js";
 export type { DeviceChanges } from "./events/types.js";
-export { isStrongPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_GUESSES, PASSWORD_MIN_LENGTH } from "./accounts/password-strength.js";
+export {
+  isStrongPassword,
+  PASSWORD_MAX_LENGTH,
+  PASSWORD_MIN_GUESSES,
+  PASSWORD_MIN_LENGTH,
+} from "./accounts/password-strength.js";
 export { hashNewPassword, type ScryptCost } from "./actions/accounts.js";
 export type { AcceptInviteInput, InviteEnvironment, InviteOptions, InviteUsersResult } from "./actions/invites.js";
 export type { JoinDetails } from "./actions/invites.js";
-export { DEFAULT_DAILY_INVITE_LIMIT, MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH, SOME_SKIPPED_MESSAGE, parseInviteeEmails } from "./actions/invites.js";
+export {
+  DEFAULT_DAILY_INVITE_LIMIT,
+  MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH,
+  SOME_SKIPPED_MESSAGE,
+  parseInviteeEmails,
+} from "./actions/invites.js";
 export { MAX_MAIL_ATTEMPTS } from "./mail/outbox.js";
 export { joinLink, emailChangeLink } from "./mail/templates.js";
 export { checkPasswordPolicy } from "./accounts/password-policy.js";

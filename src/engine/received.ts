@@ -12,7 +12,14 @@
  * needs more: at 10M, a user's first newest-window after a cold start loaded the whole
  * history of their 25 channels (3,800 chunks, 1.3 s from disk) for one window's rows.
  */
-import { RoaringBitmap32, chunkStartOf, subtractInPlace, valueRange, type Bitmap, type ReadonlyBitmap } from "./index/bitmap-store.js";
+import {
+  RoaringBitmap32,
+  chunkStartOf,
+  subtractInPlace,
+  valueRange,
+  type Bitmap,
+  type ReadonlyBitmap,
+} from "./index/bitmap-store.js";
 import { BoundedCache } from "./index/bounded-cache.js";
 import { key } from "./index/keys.js";
 import type { StoreState } from "./state.js";
@@ -124,8 +131,11 @@ export class ReceivedSets {
   restrictToPersonal(userId: number, x: ReadonlyBitmap): Bitmap {
     if (x.isEmpty) return new RoaringBitmap32();
     const cached = this.#personal.peek(userId);
-    if (cached && cached.stamp === this.#partsStamp(userId) && cached.upTo === this.#state.lastMessageId) return RoaringBitmap32.and(x, cached.bitmap);
-    return RoaringBitmap32.orMany([this.channelPart(userId), ...this.#otherParts(userId)].map((part) => RoaringBitmap32.and(x, part)));
+    if (cached && cached.stamp === this.#partsStamp(userId) && cached.upTo === this.#state.lastMessageId)
+      return RoaringBitmap32.and(x, cached.bitmap);
+    return RoaringBitmap32.orMany(
+      [this.channelPart(userId), ...this.#otherParts(userId)].map((part) => RoaringBitmap32.and(x, part)),
+    );
   }
 
   /**
@@ -151,7 +161,11 @@ export class ReceivedSets {
   /** receivedAtSend(user) ∩ x, distributed the same way. */
   restrictToReceivedAtSend(userId: number, x: ReadonlyBitmap): Bitmap {
     const b = this.#state.bitmaps;
-    return RoaringBitmap32.orMany([this.channelPart(userId), b.get(key.userFlag(userId, "dm")), b.get(key.sender(userId))].map((part) => RoaringBitmap32.and(x, part)));
+    return RoaringBitmap32.orMany(
+      [this.channelPart(userId), b.get(key.userFlag(userId, "dm")), b.get(key.sender(userId))].map((part) =>
+        RoaringBitmap32.and(x, part),
+      ),
+    );
   }
 
   #otherParts(userId: number): ReadonlyBitmap[] {
@@ -165,7 +179,11 @@ export class ReceivedSets {
     let keys = this.#partKeys.get(userId);
     if (!keys) {
       if (this.#partKeys.size >= 100_000) this.#partKeys.clear();
-      keys = { dm: key.userFlag(userId, "dm"), historical: key.userFlag(userId, "historical"), sender: key.sender(userId) };
+      keys = {
+        dm: key.userFlag(userId, "dm"),
+        historical: key.userFlag(userId, "historical"),
+        sender: key.sender(userId),
+      };
       this.#partKeys.set(userId, keys);
     }
     return keys;
@@ -186,7 +204,11 @@ export class ReceivedSets {
   /** Messages received at send time (no historical rows; the sender always has a row). A new bitmap. */
   receivedAtSend(userId: number): Bitmap {
     const bitmaps = this.#state.bitmaps;
-    return RoaringBitmap32.orMany([this.channelPart(userId), bitmaps.get(key.userFlag(userId, "dm")), bitmaps.get(key.sender(userId))]);
+    return RoaringBitmap32.orMany([
+      this.channelPart(userId),
+      bitmaps.get(key.userFlag(userId, "dm")),
+      bitmaps.get(key.sender(userId)),
+    ]);
   }
 
   /** Forget cached sets (after a failed write, or to bound memory). */

@@ -39,7 +39,13 @@ export interface RenderUpload {
  * The one thumbnail format this server makes (Zulip's default 840x560 WebP); previews
  * point at /user_uploads/thumbnail/<path_id>/<format>.
  */
-export const THUMBNAIL_FORMAT = { name: "840x560.webp", maxWidth: 840, maxHeight: 560, format: "webp", animated: false } as const;
+export const THUMBNAIL_FORMAT = {
+  name: "840x560.webp",
+  maxWidth: 840,
+  maxHeight: 560,
+  format: "webp",
+  animated: false,
+} as const;
 
 /** Realm-scoped lookups for mentions and links. All name matching is case-insensitive. */
 export interface RenderContext {

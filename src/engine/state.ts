@@ -19,10 +19,45 @@ import { UserTopicPolicies } from "./index/user-topics.js";
 import { PresenceLog } from "./index/presence-log.js";
 import { foldName } from "./index/keys.js";
 import type { MessageRenderer, RenderFailure } from "./render.js";
-import { FIRST_ID, forgetUncommittedStructures, OLDEST_SCHEMA_VERSION, openTables, SCHEMA_VERSION, TABLE_NAMES, TABLE_SPECS, type TableName, type Tables } from "./storage/tables.js";
-import { messageMetaOf, type RecentConversation, type Attachment, type Channel, type Device, type Draft, type EmailChange, type Invite, type Message, type MessageMeta, type OutboxMail, type Playground, type PresenceRecord, type Realm, type RealmEmoji, type SavedSnippet, type ScheduledMessage, type Subscription, type User, type UserGroup } from "./types.js";
+import {
+  FIRST_ID,
+  forgetUncommittedStructures,
+  OLDEST_SCHEMA_VERSION,
+  openTables,
+  SCHEMA_VERSION,
+  TABLE_NAMES,
+  TABLE_SPECS,
+  type TableName,
+  type Tables,
+} from "./storage/tables.js";
+import {
+  messageMetaOf,
+  type RecentConversation,
+  type Attachment,
+  type Channel,
+  type Device,
+  type Draft,
+  type EmailChange,
+  type Invite,
+  type MessageMeta,
+  type OutboxMail,
+  type Playground,
+  type PresenceRecord,
+  type Realm,
+  type RealmEmoji,
+  type SavedSnippet,
+  type ScheduledMessage,
+  type Subscription,
+  type User,
+  type UserGroup,
+} from "./types.js";
 import { StorageError } from "./errors.js";
-import { mergedSettings, type RealmSettingDefaultsRecord, type Settings, type UserSettingsRecord } from "./settings/defaults.js";
+import {
+  mergedSettings,
+  type RealmSettingDefaultsRecord,
+  type Settings,
+  type UserSettingsRecord,
+} from "./settings/defaults.js";
 import type { Audience, Delivery, EngineEvent, EventBatch } from "./events/types.js";
 import { encodeChangeSet, logEntryOf, trimChangeLog, type ChangeLogEntry } from "./events/change-log.js";
 import { ChangeSetBuilder, changesOfEvent, everythingChanged } from "./events/change-set.js";
@@ -148,7 +183,10 @@ export class StoreState {
   readonly users = new Map<number, User>();
   /** realmId -> every user ID of the realm (active or not). */
   readonly #usersByRealm = new Map<number, Set<number>>();
-  /** realmId -> the realm's bot IDs (a user never stops being a bot; users are never removed): register lists them without walking every user. */
+  /**
+   * realmId -> the realm's bot IDs (a user never stops being a bot; users are never removed): register lists them
+   * without walking every user.
+   */
   readonly #botsByRealm = new Map<number, Set<number>>();
   /** `${realmId}:${lowercased email}` -> userId (API email and delivery email). */
   readonly userByEmail = new Map<string, number>();
@@ -178,7 +216,10 @@ export class StoreState {
    * messages from LMDB (~10 ms). Any direct message to or from the user, or a deleted
    * one, changes that bitmap's version; conversations never change their members.
    */
-  readonly recentConversationsCache = new Map<number, { readonly version: number; readonly list: readonly RecentConversation[] }>();
+  readonly recentConversationsCache = new Map<
+    number,
+    { readonly version: number; readonly list: readonly RecentConversation[] }
+  >();
   /**
    * `${realmId}:${role}` -> system group ID, built on first use and dropped on any
    * group change: channel creation and channel defaults look up about ten per
@@ -261,12 +302,18 @@ export class StoreState {
     this.renderer = renderer;
     this.now = options.now ?? (() => Math.floor(Date.now() / 1000));
     this.#commitHook = options.commitHook;
-    this.#onListenerError = options.onListenerError ?? ((error) => console.error("parley engine: event listener failed", error));
+    this.#onListenerError =
+      options.onListenerError ?? ((error) => console.error("parley engine: event listener failed", error));
     const checkChanges = options.checkChanges ?? process.env["PARLEY_CHECK_CHANGES"] === "1";
     this.#written = checkChanges ? this.#trackTableWrites() : null;
     const version = this.tables.meta.get("schemaVersion");
-    if (version !== undefined && (typeof version !== "number" || version < OLDEST_SCHEMA_VERSION || version > SCHEMA_VERSION)) {
-      throw new StorageError(`data directory has schema version ${String(version)}; this build reads versions ${OLDEST_SCHEMA_VERSION} to ${SCHEMA_VERSION} (a newer store needs a newer parley)`);
+    if (
+      version !== undefined &&
+      (typeof version !== "number" || version < OLDEST_SCHEMA_VERSION || version > SCHEMA_VERSION)
+    ) {
+      throw new StorageError(
+        `data directory has schema version ${String(version)}; this build reads versions ${OLDEST_SCHEMA_VERSION} to ${SCHEMA_VERSION} (a newer store needs a newer parley)`,
+      );
     }
     this.counters = (this.tables.meta.get("counters") as Counters | undefined) ?? {
       nextMessageId: 1,
@@ -360,30 +407,33 @@ export class StoreState {
     const outcomes: ({ ok: true; value: unknown; unit: WriteUnit } | { ok: false; error: unknown })[] = [];
     let bodyFailed = false;
     try {
-      this.#transaction(() => {
-        for (const entry of group) {
-          let body: (ctx: WriteContext) => unknown;
-          try {
-            body = entry.prepare();
-          } catch (error) {
-            outcomes.push({ ok: false, error });
-            continue;
+      this.#transaction(
+        () => {
+          for (const entry of group) {
+            let body: (ctx: WriteContext) => unknown;
+            try {
+              body = entry.prepare();
+            } catch (error) {
+              outcomes.push({ ok: false, error });
+              continue;
+            }
+            const unit = new WriteUnit();
+            this.#batch = unit;
+            this.#written?.clear();
+            try {
+              const value = body(unit.context((cb) => cb()));
+              this.#logChanges(unit);
+              outcomes.push({ ok: true, value, unit });
+            } catch (error) {
+              bodyFailed = true;
+              throw error;
+            } finally {
+              this.#batch = null;
+            }
           }
-          const unit = new WriteUnit();
-          this.#batch = unit;
-          this.#written?.clear();
-          try {
-            const value = body(unit.context((cb) => cb()));
-            this.#logChanges(unit);
-            outcomes.push({ ok: true, value, unit });
-          } catch (error) {
-            bodyFailed = true;
-            throw error;
-          } finally {
-            this.#batch = null;
-          }
-        }
-      }, () => this.#reload());
+        },
+        () => this.#reload(),
+      );
     } catch (error) {
       if (!bodyFailed) {
         for (const entry of group) entry.reject(error);
@@ -419,17 +469,20 @@ export class StoreState {
   batch<T>(fn: () => T): T {
     if (this.#inWrite || this.#batch) throw new StorageError("nested batch");
     const unit = new WriteUnit();
-    const result = this.#transaction(() => {
-      this.#batch = unit;
-      this.#written?.clear();
-      try {
-        const value = fn();
-        this.#logChanges(unit);
-        return value;
-      } finally {
-        this.#batch = null;
-      }
-    }, () => this.#reload());
+    const result = this.#transaction(
+      () => {
+        this.#batch = unit;
+        this.#written?.clear();
+        try {
+          const value = fn();
+          this.#logChanges(unit);
+          return value;
+        } finally {
+          this.#batch = null;
+        }
+      },
+      () => this.#reload(),
+    );
     this.#release(unit);
     return result;
   }
@@ -622,7 +675,8 @@ export class StoreState {
 
   indexUser(user: User, previous?: User): void {
     if (previous === undefined || previous.isActive !== user.isActive) this.#activeSubscriberLists.clear();
-    if (previous === undefined || previous.isActive !== user.isActive || previous.role !== user.role) this.#systemGroupMembers.clear();
+    if (previous === undefined || previous.isActive !== user.isActive || previous.role !== user.role)
+      this.#systemGroupMembers.clear();
     if (previous) {
       const named = this.usersByName.get(nameKey(previous.realmId, previous.fullName));
       if (named) {
@@ -691,7 +745,8 @@ export class StoreState {
     const kept = this.#mutedChannels.get(userId);
     if (kept !== undefined && kept.version === version) return kept.channelIds;
     const channelIds: number[] = [];
-    for (const sub of this.subsByUser.get(userId)?.values() ?? []) if (sub.active && sub.isMuted) channelIds.push(sub.channelId);
+    for (const sub of this.subsByUser.get(userId)?.values() ?? [])
+      if (sub.active && sub.isMuted) channelIds.push(sub.channelId);
     const entry = { version, channelIds: Object.freeze(channelIds.sort((a, b) => a - b)) };
     if (this.#mutedChannels.size >= MAX_MUTED_CHANNEL_USERS) this.#mutedChannels.clear();
     this.#mutedChannels.set(userId, entry);
@@ -729,10 +784,37 @@ export class StoreState {
   }
 
   #reload(): void {
-    for (const map of [this.realms, this.realmBySubdomain, this.users, this.#usersByRealm, this.#botsByRealm, this.userByEmail, this.userByApiKey, this.usersByName, this.channels, this.channelByName,
-      this.subsByUser, this.subscribers, this.groups, this.userSettings, this.realmSettingDefaults, this.scheduledMessages, this.draftsByUser, this.snippetsByUser,
-      this.playgrounds, this.devices, this.devicesByUser, this.realmEmoji, this.invites, this.inviteByKey, this.emailChanges, this.outbox,
-      this.attachments, this.attachmentByPath, this.uploadSpaceByRealm] as Map<unknown, unknown>[]) {
+    for (const map of [
+      this.realms,
+      this.realmBySubdomain,
+      this.users,
+      this.#usersByRealm,
+      this.#botsByRealm,
+      this.userByEmail,
+      this.userByApiKey,
+      this.usersByName,
+      this.channels,
+      this.channelByName,
+      this.subsByUser,
+      this.subscribers,
+      this.groups,
+      this.userSettings,
+      this.realmSettingDefaults,
+      this.scheduledMessages,
+      this.draftsByUser,
+      this.snippetsByUser,
+      this.playgrounds,
+      this.devices,
+      this.devicesByUser,
+      this.realmEmoji,
+      this.invites,
+      this.inviteByKey,
+      this.emailChanges,
+      this.outbox,
+      this.attachments,
+      this.attachmentByPath,
+      this.uploadSpaceByRealm,
+    ] as Map<unknown, unknown>[]) {
       map.clear();
     }
     this.#activeSubscriberLists.clear();
@@ -755,7 +837,8 @@ export class StoreState {
     subscriptions: (v) => this.indexSubscription(v as Subscription),
     groups: (v) => this.indexGroup(v as UserGroup),
     userSettings: (v) => this.userSettings.set((v as UserSettingsRecord).userId, v as UserSettingsRecord),
-    realmSettingDefaults: (v) => this.realmSettingDefaults.set((v as RealmSettingDefaultsRecord).realmId, v as RealmSettingDefaultsRecord),
+    realmSettingDefaults: (v) =>
+      this.realmSettingDefaults.set((v as RealmSettingDefaultsRecord).realmId, v as RealmSettingDefaultsRecord),
     scheduledMessages: (v) => this.indexScheduledMessage(v as ScheduledMessage),
     // Presence is not cleared by a reload: memory may be newer than disk (see the field).
     presence: (v) => {
@@ -791,7 +874,10 @@ export class StoreState {
   unindexAttachment(attachment: Attachment): void {
     if (!this.attachments.delete(attachment.id)) return;
     this.attachmentByPath.delete(attachment.pathId);
-    this.uploadSpaceByRealm.set(attachment.realmId, (this.uploadSpaceByRealm.get(attachment.realmId) ?? 0) - attachment.size);
+    this.uploadSpaceByRealm.set(
+      attachment.realmId,
+      (this.uploadSpaceByRealm.get(attachment.realmId) ?? 0) - attachment.size,
+    );
   }
 
   /** Sets a user's presence record and logs the change for "changed since" queries. */
@@ -854,7 +940,9 @@ export class StoreState {
   systemGroupIdOf(realmId: number, role: string): number | undefined {
     if (this.#systemGroupIds === null) {
       const ids = new Map<string, number>();
-      for (const group of this.groups.values()) if (group.systemRole != null && !ids.has(`${group.realmId}:${group.systemRole}`)) ids.set(`${group.realmId}:${group.systemRole}`, group.id);
+      for (const group of this.groups.values())
+        if (group.systemRole != null && !ids.has(`${group.realmId}:${group.systemRole}`))
+          ids.set(`${group.realmId}:${group.systemRole}`, group.id);
       this.#systemGroupIds = ids;
     }
     return this.#systemGroupIds.get(`${realmId}:${role}`);
@@ -879,7 +967,9 @@ export class StoreState {
       const load = this.#loaders[name];
       if (!load) throw new StorageError(`no loader for entity table ${name}`);
       if (atOpen && name === "subscriptions") this.#prefetchSubscriptions();
-      const db = this.tables[name] as unknown as { getRange(options?: { start?: number }): Iterable<{ value: unknown }> };
+      const db = this.tables[name] as unknown as {
+        getRange(options?: { start?: number }): Iterable<{ value: unknown }>;
+      };
       for (const { value } of db.getRange(spec.keys === "id" ? { start: FIRST_ID } : {})) load(value);
     }
   }
@@ -901,7 +991,8 @@ export class StoreState {
     const users = [...this.users.keys()].sort((a, b) => a - b);
     const stripes: [number, number][][] = [];
     const stripeSize = Math.max(1, Math.ceil(users.length / PREFETCH_STRIPES));
-    for (let i = 0; i < users.length; i += stripeSize) stripes.push(users.slice(i, i + stripeSize).map((id): [number, number] => [id, 0]));
+    for (let i = 0; i < users.length; i += stripeSize)
+      stripes.push(users.slice(i, i + stripeSize).map((id): [number, number] => [id, 0]));
     // Far end first: the scan here reaches the near stripes itself.
     for (const keys of stripes.reverse()) void this.tables.subscriptions.prefetch(keys, () => undefined);
   }

@@ -5,9 +5,28 @@
  * Methods acting for a user take that user's ID and apply their permissions.
  */
 import { canAccessMessage } from "./access.js";
-import { createGroup, deactivateGroup, groupMembers, groupSettings, groupSubgroups, isGroupMemberQuery, updateGroup, updateMembers, updateSubgroups, type CreateGroupInput, type GroupSettingField, type UpdateGroupInput } from "./actions/groups.js";
+import {
+  createGroup,
+  deactivateGroup,
+  groupMembers,
+  groupSettings,
+  groupSubgroups,
+  isGroupMemberQuery,
+  updateGroup,
+  updateMembers,
+  updateSubgroups,
+  type CreateGroupInput,
+  type GroupSettingField,
+  type UpdateGroupInput,
+} from "./actions/groups.js";
 import { channelGroupSettings, streamPostPolicy } from "./actions/channels.js";
-import { createRealm, setNewChannelAnnouncementsChannel, setRealmDeactivated, systemGroupId, type CreateRealmInput } from "./actions/realms.js";
+import {
+  createRealm,
+  setNewChannelAnnouncementsChannel,
+  setRealmDeactivated,
+  systemGroupId,
+  type CreateRealmInput,
+} from "./actions/realms.js";
 import { addReaction, removeReaction, type AddReactionInput, type RemoveReactionInput } from "./actions/reactions.js";
 import { sendMessage, sendMessageGrouped, type SendMessageInput, type SentMessage } from "./actions/send-message.js";
 import {
@@ -21,19 +40,74 @@ import {
   type EditScheduledMessageInput,
   type ScheduleMessageInput,
 } from "./actions/scheduled-messages.js";
-import { setChannelMuted, subscribe, unsubscribe, updateSubscriptionProperties, type SubscriptionPropertyChange, type Principal, type SubscribeInput, type SubscribeResult, type UnsubscribeResult } from "./actions/subscriptions.js";
-import { markTopicAsRead, updateFlagsByIds, updateFlagsForNarrow, type FlagChangeResult, type NarrowFlagResult } from "./actions/update-flags.js";
+import {
+  setChannelMuted,
+  subscribe,
+  unsubscribe,
+  updateSubscriptionProperties,
+  type SubscriptionPropertyChange,
+  type Principal,
+  type SubscribeInput,
+  type SubscribeResult,
+  type UnsubscribeResult,
+} from "./actions/subscriptions.js";
+import {
+  markTopicAsRead,
+  updateFlagsByIds,
+  updateFlagsForNarrow,
+  type FlagChangeResult,
+  type NarrowFlagResult,
+} from "./actions/update-flags.js";
 import { setTopicPolicy } from "./actions/user-topics.js";
 import { flushPresence, updatePresence, type PresenceStatus } from "./actions/presence.js";
 import { realmPresence, userPresence, type PresenceListing, type PresenceQuery } from "./queries/presence.js";
 import { addPlayground, realmPlaygrounds, removePlayground, type PlaygroundInput } from "./actions/playgrounds.js";
-import { addRealmEmoji, canAddCustomEmojiGroup, checkAddRealmEmoji, realmEmojiOf, removeRealmEmoji, setCanAddCustomEmojiGroup, type AddRealmEmojiInput } from "./actions/realm-emoji.js";
-import { createUser, passwordOf, requireUser, setPassword, setUserActive, updateUser, type CreateUserInput, type UpdateUserInput } from "./actions/users.js";
+import {
+  addRealmEmoji,
+  canAddCustomEmojiGroup,
+  checkAddRealmEmoji,
+  realmEmojiOf,
+  removeRealmEmoji,
+  setCanAddCustomEmojiGroup,
+  type AddRealmEmojiInput,
+} from "./actions/realm-emoji.js";
+import {
+  createUser,
+  passwordOf,
+  requireUser,
+  setPassword,
+  setUserActive,
+  updateUser,
+  type CreateUserInput,
+  type UpdateUserInput,
+} from "./actions/users.js";
 import { BadRequestError, NotFoundError } from "./errors.js";
-import { registerClientDevice, registerPushDevice, removeClientDevice, userDevices, type PushRegistrationInput } from "./actions/devices.js";
-import { clearPushTokens, finishPushItem, pushOutboxItems, resolvePushItem, testPushTargets, type PushDelivery, type PushItemOutcome, type PushTarget } from "./actions/push-notifications.js";
+import {
+  registerClientDevice,
+  registerPushDevice,
+  removeClientDevice,
+  userDevices,
+  type PushRegistrationInput,
+} from "./actions/devices.js";
+import {
+  clearPushTokens,
+  finishPushItem,
+  pushOutboxItems,
+  resolvePushItem,
+  testPushTargets,
+  type PushDelivery,
+  type PushItemOutcome,
+  type PushTarget,
+} from "./actions/push-notifications.js";
 import type { PlanContext } from "./narrow/plan.js";
-import { getMessageWindow, getMessages, type GetMessagesInput, type GetMessagesResult, type MessageWindow, type WindowInput } from "./queries/get-messages.js";
+import {
+  getMessageWindow,
+  getMessages,
+  type GetMessagesInput,
+  type GetMessagesResult,
+  type MessageWindow,
+  type WindowInput,
+} from "./queries/get-messages.js";
 import { flagsForWindow, type ApiFlag } from "./queries/message-flags.js";
 import { unreadSummary, type UnreadSummary } from "./queries/unread.js";
 import { recentConversations, type RecentConversation } from "./queries/recent-conversations.js";
@@ -41,7 +115,28 @@ import { countMessages, storageStats, type StorageStats } from "./queries/storag
 import { ReceivedSets } from "./received.js";
 import { StoreState, type StoreOptions } from "./state.js";
 import { lockDataDir, type DataDirLock } from "./storage/lock.js";
-import type { Channel, ChannelPermissions, Conversation, Device, Draft, PushOutboxItem, GroupSettingValue, Message, Playground, PresenceRecord, Realm, SavedSnippet, ScheduledMessage, User, UserGroup, UserTopic, RealmEmoji, Invite, OutboxMail, Attachment } from "./types.js";
+import type {
+  Channel,
+  ChannelPermissions,
+  Conversation,
+  Device,
+  Draft,
+  PushOutboxItem,
+  GroupSettingValue,
+  Message,
+  Playground,
+  PresenceRecord,
+  Realm,
+  SavedSnippet,
+  ScheduledMessage,
+  User,
+  UserGroup,
+  UserTopic,
+  RealmEmoji,
+  Invite,
+  OutboxMail,
+  Attachment,
+} from "./types.js";
 import { key } from "./index/keys.js";
 import type { Settings } from "./settings/defaults.js";
 import { verifyIndexes, type VerifyReport } from "./verify.js";
@@ -49,16 +144,56 @@ import { registerInternals } from "./internal.js";
 import type { EventBatch } from "./events/types.js";
 import type { ChangeSet } from "./events/change-set.js";
 import { notifyTyping, type TypingInput } from "./actions/typing.js";
-import { updateRealmSettingDefaults, updateSettings, type SettingChanges, type UpdateSettingsInput } from "./actions/settings.js";
+import {
+  updateRealmSettingDefaults,
+  updateSettings,
+  type SettingChanges,
+  type UpdateSettingsInput,
+} from "./actions/settings.js";
 import { createDrafts, deleteDraft, editDraft, listDrafts, registerDrafts, type DraftInput } from "./actions/drafts.js";
-import { createSavedSnippet, deleteSavedSnippet, editSavedSnippet, listSavedSnippets } from "./actions/saved-snippets.js";
+import {
+  createSavedSnippet,
+  deleteSavedSnippet,
+  editSavedSnippet,
+  listSavedSnippets,
+} from "./actions/saved-snippets.js";
 import type { PasswordRecord } from "./accounts/password.js";
-import { loginByEmail, loginWithPassword, preparePasswordChange, regenerateApiKey, setCanChangeUserEmails, type ScryptCost } from "./actions/accounts.js";
-import { acceptInvite, canCreateMultiuseInvite, canInviteByEmail, createMultiuseInvite, inviteUsers, listInvites, resendInvite, revokeInvite, usableInvite, type AcceptInviteInput, type InviteEnvironment, type InviteOptions, type InviteUsersResult } from "./actions/invites.js";
+import {
+  loginByEmail,
+  loginWithPassword,
+  preparePasswordChange,
+  regenerateApiKey,
+  setCanChangeUserEmails,
+  type ScryptCost,
+} from "./actions/accounts.js";
+import {
+  acceptInvite,
+  canCreateMultiuseInvite,
+  canInviteByEmail,
+  createMultiuseInvite,
+  inviteUsers,
+  listInvites,
+  resendInvite,
+  revokeInvite,
+  usableInvite,
+  type AcceptInviteInput,
+  type InviteEnvironment,
+  type InviteOptions,
+  type InviteUsersResult,
+} from "./actions/invites.js";
 import { checkJoinForm, type JoinDetails } from "./actions/invites.js";
 import { confirmEmailChange } from "./actions/email-change.js";
 import { dueMail, markMailAttemptFailed, markMailDelivered, nextMailAttempt } from "./mail/outbox.js";
-import { attachmentForViewer, checkUploadQuota, createAttachment, deleteAttachment, listAttachments, removeOldUnclaimedAttachments, uploadSpaceUsed, type NewAttachment } from "./actions/attachments.js";
+import {
+  attachmentForViewer,
+  checkUploadQuota,
+  createAttachment,
+  deleteAttachment,
+  listAttachments,
+  removeOldUnclaimedAttachments,
+  uploadSpaceUsed,
+  type NewAttachment,
+} from "./actions/attachments.js";
 import {
   activeSubscriberIds,
   checkAllPublicStreams,
@@ -91,7 +226,10 @@ export class Store {
    * while another live process, or another Store in this one, has it open.
    */
   constructor(dir: string, options: StoreOptions) {
-    this.#lock = lockDataDir(dir, { durable: !(options.noSync ?? false), ...(options.holder !== undefined ? { command: options.holder } : {}) });
+    this.#lock = lockDataDir(dir, {
+      durable: !(options.noSync ?? false),
+      ...(options.holder !== undefined ? { command: options.holder } : {}),
+    });
     try {
       this.#state = new StoreState(dir, options.renderer, options);
       this.#received = new ReceivedSets(this.#state);
@@ -218,10 +356,16 @@ export class Store {
    * right `oldPassword` ("Wrong password!") and must be strong enough ("New password
    * is too weak!"); it is stored in the same write as the other changes.
    */
-  async updateSettingsWithPassword(actorId: number, input: Omit<UpdateSettingsInput, "passwordChange"> & { readonly oldPassword?: string }, cost?: ScryptCost): Promise<void> {
+  async updateSettingsWithPassword(
+    actorId: number,
+    input: Omit<UpdateSettingsInput, "passwordChange"> & { readonly oldPassword?: string },
+    cost?: ScryptCost,
+  ): Promise<void> {
     const { oldPassword, ...rest } = input;
     const wanted = input.targetUsers === undefined && input.newPassword !== undefined && input.newPassword !== "";
-    const passwordChange = wanted ? await preparePasswordChange(this.#state, actorId, oldPassword ?? "", input.newPassword ?? "", cost) : undefined;
+    const passwordChange = wanted
+      ? await preparePasswordChange(this.#state, actorId, oldPassword ?? "", input.newPassword ?? "", cost)
+      : undefined;
     updateSettings(this.#state, actorId, { ...rest, ...(passwordChange !== undefined ? { passwordChange } : {}) });
   }
 
@@ -255,7 +399,11 @@ export class Store {
     return inviteUsers(this.#state, actorId, rawEmails, options, env);
   }
   /** POST /invites/multiuse: a reusable invitation link. */
-  createMultiuseInvite(actorId: number, options: InviteOptions, env: Pick<InviteEnvironment, "realmUrl">): { invite: Invite; link: string } {
+  createMultiuseInvite(
+    actorId: number,
+    options: InviteOptions,
+    env: Pick<InviteEnvironment, "realmUrl">,
+  ): { invite: Invite; link: string } {
     return createMultiuseInvite(this.#state, actorId, options, env);
   }
   /** GET /invites: live invitations the caller controls. */
@@ -492,7 +640,14 @@ export class Store {
     return createGroup(this.#state, actorId, input);
   }
   /** POST /user_groups/{id}/members: members (and subgroups) added and removed in one write. */
-  updateGroupMembers(actorId: number, groupId: number, add: readonly number[], remove: readonly number[], addSubgroups: readonly number[] = [], removeSubgroups: readonly number[] = []): void {
+  updateGroupMembers(
+    actorId: number,
+    groupId: number,
+    add: readonly number[],
+    remove: readonly number[],
+    addSubgroups: readonly number[] = [],
+    removeSubgroups: readonly number[] = [],
+  ): void {
     updateMembers(this.#state, actorId, groupId, add, remove, addSubgroups, removeSubgroups);
   }
   /** PATCH /user_groups/{id}. */
@@ -543,7 +698,10 @@ export class Store {
   realmPresence(viewerId: number, query: PresenceQuery = {}): PresenceListing {
     return realmPresence(this.#state, this.#actor(viewerId), query);
   }
-  /** One user's presence ("No such user", bots and users without data refused as Zulip; `named` is how the caller named them). */
+  /**
+   * One user's presence ("No such user", bots and users without data refused as Zulip; `named` is how the caller named
+   * them).
+   */
   userPresence(viewerId: number, targetId: number, named: string = String(targetId)): PresenceRecord {
     return userPresence(this.#state, this.#actor(viewerId), this.#actor(targetId), named);
   }
@@ -700,9 +858,15 @@ export class Store {
   /** GET /messages/{id}: the message with the caller's flags, if they may read it. */
   getMessage(userId: number, messageId: number): { message: Message; flags: readonly ApiFlag[] } {
     const user = requireUser(this.#state, userId);
-    const message = Number.isInteger(messageId) && messageId > 0 && messageId <= 0xffffffff ? getMessageRecord(this.#state.tables, messageId) : undefined;
+    const message =
+      Number.isInteger(messageId) && messageId > 0 && messageId <= 0xffffffff
+        ? getMessageRecord(this.#state.tables, messageId)
+        : undefined;
     if (!message || !canAccessMessage(this.#state, user, message)) throw new BadRequestError("Invalid message(s)");
-    return { message, flags: flagsForWindow(this.#state, this.#received, userId, user.realmId, [message.id], false)[0]! };
+    return {
+      message,
+      flags: flagsForWindow(this.#state, this.#received, userId, user.realmId, [message.id], false)[0]!,
+    };
   }
 
   addReaction(userId: number, messageId: number, reaction: AddReactionInput): void {

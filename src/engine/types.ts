@@ -63,7 +63,8 @@ export interface User {
 }
 
 /** A group-setting value: a group ID, or an anonymous group of users and subgroups. */
-export type GroupSettingValue = number | { readonly directMembers: readonly number[]; readonly directSubgroups: readonly number[] };
+export type GroupSettingValue =
+  number | { readonly directMembers: readonly number[]; readonly directSubgroups: readonly number[] };
 
 export type ChannelTopicsPolicy = "inherit" | "allow_empty_topic" | "disable_empty_topic" | "empty_topic_only";
 
@@ -115,8 +116,19 @@ export interface ReceiveInterval {
 }
 
 /** Zulip's per-subscription notification toggles. */
-export type SubscriptionNotification = "desktop_notifications" | "audible_notifications" | "push_notifications" | "email_notifications" | "wildcard_mentions_notify";
-export const SUBSCRIPTION_NOTIFICATIONS: readonly SubscriptionNotification[] = ["desktop_notifications", "audible_notifications", "push_notifications", "email_notifications", "wildcard_mentions_notify"];
+export type SubscriptionNotification =
+  | "desktop_notifications"
+  | "audible_notifications"
+  | "push_notifications"
+  | "email_notifications"
+  | "wildcard_mentions_notify";
+export const SUBSCRIPTION_NOTIFICATIONS: readonly SubscriptionNotification[] = [
+  "desktop_notifications",
+  "audible_notifications",
+  "push_notifications",
+  "email_notifications",
+  "wildcard_mentions_notify",
+];
 
 export interface Subscription {
   readonly userId: number;
@@ -222,7 +234,9 @@ export interface Message {
 export type MessageMeta = readonly [number, string];
 
 export function messageMetaOf(message: Message): MessageMeta {
-  return message.recipient.type === "channel" ? [message.recipient.channelId, message.topic] : [-message.recipient.conversationId, ""];
+  return message.recipient.type === "channel"
+    ? [message.recipient.channelId, message.topic]
+    : [-message.recipient.conversationId, ""];
 }
 
 /** Per-user topic visibility policy: 0 none, 1 muted, 2 unmuted, 3 followed. */
@@ -310,7 +324,10 @@ export interface Draft {
   readonly id: number;
   readonly userId: number;
   type: DraftType;
-  /** A channel draft: its channel ID; a direct one: the other participants (self alone for a note to self); otherwise empty. */
+  /**
+   * A channel draft: its channel ID; a direct one: the other participants (self alone for a note to self); otherwise
+   * empty.
+   */
   to: readonly number[];
   /** "" for direct and unaddressed drafts. */
   topic: string;
@@ -383,7 +400,13 @@ export type PushOutboxItem =
       /** UNIX seconds. */
       readonly createdAt: number;
     }
-  | { readonly id: number; readonly kind: "remove"; readonly userId: number; readonly messageIds: readonly number[]; readonly createdAt: number }
+  | {
+      readonly id: number;
+      readonly kind: "remove";
+      readonly userId: number;
+      readonly messageIds: readonly number[];
+      readonly createdAt: number;
+    }
   | {
       readonly id: number;
       readonly kind: "register";
@@ -421,7 +444,10 @@ export interface Invite {
   /** UNIX seconds; null never expires. */
   readonly expiresAt: number | null;
   readonly key: string;
-  /** "used": an account was created from it (email invitations only); "revoked": withdrawn, or another invitation to the address was used. */
+  /**
+   * "used": an account was created from it (email invitations only); "revoked": withdrawn, or another invitation to the
+   * address was used.
+   */
   readonly status: "pending" | "used" | "revoked";
 }
 

@@ -58,7 +58,8 @@ export function verifyIndexes(state: StoreState, onProgress?: (done: number, tot
     if (id > state.lastMessageId) problems.push(`message ${id} is above the allocated maximum ${state.lastMessageId}`);
     const meta = state.tables.messageMeta.get(id) as MessageMeta | undefined;
     const expectedMeta = messageMetaOf(message);
-    if (meta !== undefined && (meta[0] !== expectedMeta[0] || meta[1] !== expectedMeta[1])) problems.push(`message ${id} meta ${JSON.stringify(meta)} differs from its record`);
+    if (meta !== undefined && (meta[0] !== expectedMeta[0] || meta[1] !== expectedMeta[1]))
+      problems.push(`message ${id} meta ${JSON.stringify(meta)} differs from its record`);
     indexMessage(state, message, sink);
     writeMentionFlags(state, message, sink, { groups: false });
     messages++;
@@ -75,7 +76,13 @@ export function verifyIndexes(state: StoreState, onProgress?: (done: number, tot
     if (want.isEqual(have)) continue;
     const missing = RoaringBitmap32.andNot(want, have);
     const extra = RoaringBitmap32.andNot(have, want);
-    differences.push({ key: k, missingCount: missing.size, extraCount: extra.size, missing: Array.from(missing.rangeUint32Array(0, 10)), extra: Array.from(extra.rangeUint32Array(0, 10)) });
+    differences.push({
+      key: k,
+      missingCount: missing.size,
+      extraCount: extra.size,
+      missing: Array.from(missing.rangeUint32Array(0, 10)),
+      extra: Array.from(extra.rangeUint32Array(0, 10)),
+    });
   }
   checkMessageParts(state, problems);
   checkHistoricalRows(state, problems);
@@ -98,7 +105,8 @@ function readRecord(state: StoreState, id: number, problems: string[]): Message 
 function checkMessageParts(state: StoreState, problems: string[]): void {
   for (const [id, part] of state.tables.messageParts.getKeys()) {
     const parts = partsOf(state.tables, id);
-    if (part >= parts) problems.push(`message_parts has part ${part} of message ${id}, whose record has ${parts} parts`);
+    if (part >= parts)
+      problems.push(`message_parts has part ${part} of message ${id}, whose record has ${parts} parts`);
   }
 }
 
@@ -111,12 +119,11 @@ function checkHistoricalRows(state: StoreState, problems: string[]): void {
     for (const id of state.bitmaps.loadFromDisk(k)) {
       const message = getMessageRecord(state.tables, id);
       if (!message) problems.push(`user ${userId} has a historical row for missing message ${id}`);
-      else if (receivedOnly(state, userId, message)) problems.push(`user ${userId} has a historical row for message ${id}, which they received`);
+      else if (receivedOnly(state, userId, message))
+        problems.push(`user ${userId} has a historical row for message ${id}, which they received`);
     }
   }
 }
-
-
 
 /**
  * The scheduler's queue holds exactly the pending scheduled messages, each at its
@@ -127,15 +134,19 @@ function checkScheduledQueue(state: StoreState, problems: string[]): void {
   for (const [at, id] of state.tables.scheduledDue.getKeys()) {
     keys.add(`${at}:${id}`);
     const record = state.tables.scheduledMessages.get(id) as ScheduledMessage | undefined;
-    if (!record || record.delivered || record.failed || record.deliverAt !== at) problems.push(`scheduled_due has [${at}, ${id}] without a pending scheduled message at that time`);
+    if (!record || record.delivered || record.failed || record.deliverAt !== at)
+      problems.push(`scheduled_due has [${at}, ${id}] without a pending scheduled message at that time`);
   }
   for (const { value } of state.tables.scheduledMessages.getRange({ start: FIRST_ID })) {
     const record = value as ScheduledMessage;
     const pending = !record.delivered && !record.failed;
-    if (pending && !keys.has(`${record.deliverAt}:${record.id}`)) problems.push(`scheduled message ${record.id} is pending but not in scheduled_due`);
+    if (pending && !keys.has(`${record.deliverAt}:${record.id}`))
+      problems.push(`scheduled message ${record.id} is pending but not in scheduled_due`);
     if (record.delivered) {
-      const message = record.deliveredMessageId === null ? undefined : getMessageRecord(state.tables, record.deliveredMessageId);
-      if (!message || message.senderId !== record.senderId) problems.push(`scheduled message ${record.id} is marked delivered without its message`);
+      const message =
+        record.deliveredMessageId === null ? undefined : getMessageRecord(state.tables, record.deliveredMessageId);
+      if (!message || message.senderId !== record.senderId)
+        problems.push(`scheduled message ${record.id} is marked delivered without its message`);
     }
   }
 }
@@ -150,9 +161,11 @@ function checkConversationMembers(state: StoreState, problems: string[]): void {
   let found = 0;
   for (const { key, value } of state.tables.conversationMembers.getRange()) {
     const want = expected.get(JSON.stringify(key));
-    if (want === undefined) problems.push(`conversation_members has ${JSON.stringify(key)} without a conversation of those members`);
+    if (want === undefined)
+      problems.push(`conversation_members has ${JSON.stringify(key)} without a conversation of those members`);
     else if (want !== value) problems.push(`conversation_members names ${String(value)} for conversation ${want}`);
     else found++;
   }
-  if (found !== expected.size) problems.push(`conversation_members lacks ${expected.size - found} of ${expected.size} conversations`);
+  if (found !== expected.size)
+    problems.push(`conversation_members lacks ${expected.size - found} of ${expected.size} conversations`);
 }

@@ -28,7 +28,7 @@ export interface FetchLimits {
 
 /** Why an image was not fetched; the proxy route turns each into its HTTP answer. */
 export type RefusalKind =
-  | "bad-url" | "address" | "redirects" | "not-image" | "too-large" | "upstream-missing" | "upstream-failed" | "timeout";
+  "bad-url" | "address" | "redirects" | "not-image" | "too-large" | "upstream-missing" | "upstream-failed" | "timeout";
 
 export class ImageFetchRefused extends Error {
   constructor(
@@ -44,8 +44,15 @@ export class ImageFetchRefused extends Error {
  * out (it is a document that can carry script and pull in other resources).
  */
 const IMAGE_TYPES: ReadonlySet<string> = new Set([
-  "image/apng", "image/avif", "image/bmp", "image/gif", "image/jpeg", "image/png", "image/webp",
-  "image/x-icon", "image/vnd.microsoft.icon",
+  "image/apng",
+  "image/avif",
+  "image/bmp",
+  "image/gif",
+  "image/jpeg",
+  "image/png",
+  "image/webp",
+  "image/x-icon",
+  "image/vnd.microsoft.icon",
 ]);
 
 const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
@@ -72,7 +79,8 @@ function httpUrl(text: string): URL {
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw new ImageFetchRefused("bad-url", "Only http and https URLs are proxied");
   }
-  if (url.username !== "" || url.password !== "") throw new ImageFetchRefused("bad-url", "URLs with credentials are not proxied");
+  if (url.username !== "" || url.password !== "")
+    throw new ImageFetchRefused("bad-url", "URLs with credentials are not proxied");
   if (url.hostname === "") throw new ImageFetchRefused("bad-url", "Not a valid URL");
   return url;
 }
@@ -166,7 +174,10 @@ function upstreamFailure(error: unknown, signal: AbortSignal, timeoutMs: number)
   if (error instanceof ImageFetchRefused) return error;
   if (signal.aborted) return new ImageFetchRefused("timeout", `The image's host did not answer within ${timeoutMs} ms`);
   const code = (error as NodeJS.ErrnoException | null)?.code;
-  return new ImageFetchRefused("upstream-failed", `The image could not be fetched${code === undefined ? "" : ` (${code})`}`);
+  return new ImageFetchRefused(
+    "upstream-failed",
+    `The image could not be fetched${code === undefined ? "" : ` (${code})`}`,
+  );
 }
 
 /** The response to follow after a redirect, or the final 200 response. */
@@ -181,7 +192,8 @@ async function finalResponse(start: URL, limits: FetchLimits, signal: AbortSigna
       const kind = status === 404 || status === 410 ? "upstream-missing" : "upstream-failed";
       throw new ImageFetchRefused(kind, `The image's host answered ${status}`);
     }
-    if (hops >= limits.maxRedirects) throw new ImageFetchRefused("redirects", `More than ${limits.maxRedirects} redirects`);
+    if (hops >= limits.maxRedirects)
+      throw new ImageFetchRefused("redirects", `More than ${limits.maxRedirects} redirects`);
     const location = response.headers.location;
     if (location === undefined) {
       throw new ImageFetchRefused("upstream-failed", `The image's host answered ${status} without a Location`);
@@ -206,11 +218,15 @@ export async function fetchImage(urlText: string, destination: string, limits: F
     const declared = Number(response.headers["content-length"] ?? "0");
     if (contentType === null || encoding !== "identity" || declared > limits.maxBytes) response.destroy();
     if (contentType === null) throw new ImageFetchRefused("not-image", "The URL is not an image");
-    if (encoding !== "identity") throw new ImageFetchRefused("upstream-failed", "The image's host sent an encoded body");
-    if (declared > limits.maxBytes) throw new ImageFetchRefused("too-large", `The image is larger than ${limits.maxBytes} bytes`);
+    if (encoding !== "identity")
+      throw new ImageFetchRefused("upstream-failed", "The image's host sent an encoded body");
+    if (declared > limits.maxBytes)
+      throw new ImageFetchRefused("too-large", `The image is larger than ${limits.maxBytes} bytes`);
     const meter = new BodyMeter(limits.maxBytes);
     wrote = true;
-    await pipeline(response, meter, createWriteStream(destination, { flags: "wx", mode: 0o600 }), { signal: controller.signal });
+    await pipeline(response, meter, createWriteStream(destination, { flags: "wx", mode: 0o600 }), {
+      signal: controller.signal,
+    });
     return { contentType, size: meter.bytes, sha256: meter.digest() };
   } catch (error) {
     if (wrote) await unlink(destination).catch(() => undefined);

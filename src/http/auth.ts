@@ -9,7 +9,14 @@
  * which parley does not take.)
  */
 import { timingSafeEqual } from "node:crypto";
-import { AuthError, BadRequestError, EngineError, NoSuchRealmError, RateLimitError, type Store } from "../engine/index.js";
+import {
+  AuthError,
+  BadRequestError,
+  EngineError,
+  NoSuchRealmError,
+  RateLimitError,
+  type Store,
+} from "../engine/index.js";
 import { HashingBusyError } from "../engine/index.js";
 import type { Realm, User } from "../engine/index.js";
 import type { RateLimiter } from "./rate-limit.js";
@@ -48,18 +55,23 @@ function constantTimeEqual(a: string, b: string): boolean {
  */
 const parsedHeaders = new Map<string, { readonly email: string; readonly apiKey: string }>();
 const PARSED_HEADERS_MAX = 10_000;
-/** Real headers are ~100 characters (an email and a 32-character key); longer ones are parsed but not kept, so the memo stays under a few MB. */
+/**
+ * Real headers are ~100 characters (an email and a 32-character key); longer ones are parsed but not kept, so the memo
+ * stays under a few MB.
+ */
 const PARSED_HEADER_MAX_LENGTH = 512;
 
 function parseBasic(authorization: string): { readonly email: string; readonly apiKey: string } {
   const known = parsedHeaders.get(authorization);
   if (known !== undefined) return known;
   const parts = authorization.trim().split(/\s+/);
-  if (parts[0]?.toLowerCase() !== "basic") throw new BadRequestError("This endpoint requires HTTP basic authentication.");
+  if (parts[0]?.toLowerCase() !== "basic")
+    throw new BadRequestError("This endpoint requires HTTP basic authentication.");
   if (parts.length !== 2) throw new AuthError("Invalid authorization header for basic auth");
   const decoded = Buffer.from(parts[1]!, "base64").toString("utf8");
   const colon = decoded.indexOf(":");
-  if (colon < 0 || decoded.indexOf(":", colon + 1) >= 0 || !/^[A-Za-z0-9+/=]+$/.test(parts[1]!)) throw new AuthError("Invalid authorization header for basic auth");
+  if (colon < 0 || decoded.indexOf(":", colon + 1) >= 0 || !/^[A-Za-z0-9+/=]+$/.test(parts[1]!))
+    throw new AuthError("Invalid authorization header for basic auth");
   const parsed = { email: decoded.slice(0, colon).trim(), apiKey: decoded.slice(colon + 1).trim() };
   if (authorization.length > PARSED_HEADER_MAX_LENGTH) return parsed;
   if (parsedHeaders.size >= PARSED_HEADERS_MAX) parsedHeaders.clear();
@@ -68,14 +80,20 @@ function parseBasic(authorization: string): { readonly email: string; readonly a
 }
 
 /** Authenticates a request; throws AuthError / BadRequestError / NoSuchRealmError. */
-export function authenticate(store: Store, authorization: string, hostHeader: string, externalHost: string): { realm: Realm; user: User } {
+export function authenticate(
+  store: Store,
+  authorization: string,
+  hostHeader: string,
+  externalHost: string,
+): { realm: Realm; user: User } {
   if (authorization === "") throw new AuthError("Not logged in: API authentication or user session required");
   const { email, apiKey } = parseBasic(authorization);
   const realm = realmFor(store, hostHeader, externalHost);
   if (!realm) throw new NoSuchRealmError();
   if (!/^[A-Za-z0-9]{32}$/.test(apiKey)) throw new AuthError("Malformed API key");
   const owner = store.findUserByApiKey(apiKey);
-  if (!owner || owner.email.toLowerCase() !== email.toLowerCase() || !constantTimeEqual(owner.apiKey, apiKey)) throw new AuthError("Invalid API key");
+  if (!owner || owner.email.toLowerCase() !== email.toLowerCase() || !constantTimeEqual(owner.apiKey, apiKey))
+    throw new AuthError("Invalid API key");
   if (owner.realmId !== realm.id) throw new AuthError("Account is not associated with this subdomain");
   if (realm.deactivated) throw new AuthError("This organization has been deactivated");
   if (!owner.isActive) throw new AuthError("Account is deactivated");
@@ -96,7 +114,11 @@ export class AuthFailureGuard {
     this.#limiter = limiter;
   }
 
-  authenticate(store: Store, head: { readonly authorization: string; readonly host: string; readonly remoteAddress: string }, externalHost: string): { realm: Realm; user: User } {
+  authenticate(
+    store: Store,
+    head: { readonly authorization: string; readonly host: string; readonly remoteAddress: string },
+    externalHost: string,
+  ): { realm: Realm; user: User } {
     const limiter = this.#limiter;
     if (limiter === null) return authenticate(store, head.authorization, head.host, externalHost);
     const wait = limiter.wait(head.remoteAddress);
@@ -137,7 +159,12 @@ export class LoginGuard {
    * else the attempt's result. `isFailure` tells which thrown errors are wrong
    * credentials; `run` must check the credentials before anything else it may refuse.
    */
-  async attempt<T>(account: string, address: string | null, run: () => Promise<T>, isFailure: (error: unknown) => boolean): Promise<{ readonly waitSeconds: number } | { readonly value: T }> {
+  async attempt<T>(
+    account: string,
+    address: string | null,
+    run: () => Promise<T>,
+    isFailure: (error: unknown) => boolean,
+  ): Promise<{ readonly waitSeconds: number } | { readonly value: T }> {
     const addressWait = address === null ? 0 : (this.#byAddress?.wait(address) ?? 0);
     if (addressWait > 0) return { waitSeconds: addressWait };
     if (this.#byAccount) {

@@ -165,7 +165,8 @@ function headOf(req: IncomingMessage): RequestHead {
   const target = req.url ?? "/";
   const q = target.indexOf("?");
   const length = req.headers["content-length"];
-  const one = (value: string | string[] | undefined): string => (Array.isArray(value) ? (value[0] ?? "") : (value ?? ""));
+  const one = (value: string | string[] | undefined): string =>
+    Array.isArray(value) ? (value[0] ?? "") : (value ?? "");
   return {
     method: (req.method ?? "GET").toUpperCase(),
     url: q < 0 ? target : target.slice(0, q),
@@ -177,7 +178,10 @@ function headOf(req: IncomingMessage): RequestHead {
     userAgent: one(req.headers["user-agent"]),
     ifNoneMatch: one(req.headers["if-none-match"]),
     remoteAddress: req.socket.remoteAddress ?? "",
-    extra: Object.fromEntries(EXTRA_HEADERS.map((name) => [name, one(req.headers[name])])) as Record<ExtraHeader, string>,
+    extra: Object.fromEntries(EXTRA_HEADERS.map((name) => [name, one(req.headers[name])])) as Record<
+      ExtraHeader,
+      string
+    >,
   };
 }
 
@@ -208,10 +212,12 @@ function write(req: IncomingMessage, res: ServerResponse, reply: Reply, extraHea
     }
     res.write(body);
     req.resume();
-    void linger(new Promise<void>((resolve) => {
-      req.once("end", resolve);
-      req.once("close", resolve);
-    })).then(() => res.end());
+    void linger(
+      new Promise<void>((resolve) => {
+        req.once("end", resolve);
+        req.once("close", resolve);
+      }),
+    ).then(() => res.end());
     return;
   }
   if (file.length === 0) {
@@ -230,9 +236,11 @@ function rejectHead(error: NodeJS.ErrnoException, socket: Socket): void {
     return;
   }
   const [status, msg] =
-    error.code === "HPE_HEADER_OVERFLOW" ? [431, "Request header fields too large"]
-    : error.code === "ERR_HTTP_REQUEST_TIMEOUT" ? [408, "Request timeout"]
-    : [400, "Malformed request"];
+    error.code === "HPE_HEADER_OVERFLOW"
+      ? [431, "Request header fields too large"]
+      : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+        ? [408, "Request timeout"]
+        : [400, "Malformed request"];
   const body = errorReply(status, msg, "BAD_REQUEST").body;
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\n` +

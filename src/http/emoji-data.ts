@@ -22,6 +22,7 @@ export function emojiDataUrl(baseUrl: string): string {
 /** The reply for a GET/HEAD of the file, or null when the request is for something else. */
 export function emojiDataReply(method: string, url: string, ifNoneMatch: string): Reply | null {
   if (url !== EMOJI_API_PATH || (method !== "GET" && method !== "HEAD")) return null;
-  if (ifNoneMatch.split(",").some((tag) => tag.trim() === ETAG || tag.trim() === "*")) return { status: 304, body: "", headers: CACHE_HEADERS };
+  if (ifNoneMatch.split(",").some((tag) => tag.trim() === ETAG || tag.trim() === "*"))
+    return { status: 304, body: "", headers: CACHE_HEADERS };
   return { status: 200, body: method === "HEAD" ? "" : EMOJI_API_JSON, headers: CACHE_HEADERS };
 }

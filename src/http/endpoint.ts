@@ -109,7 +109,16 @@ export class RawReply {
   constructor(
     readonly status: number,
     readonly headers: readonly (readonly [string, string])[],
-    readonly content: { readonly kind: "empty" } | { readonly kind: "body"; readonly body: string | Buffer; readonly contentType: string } | { readonly kind: "file"; readonly path: string; readonly start: number; readonly length: number; readonly contentType: string },
+    readonly content:
+      | { readonly kind: "empty" }
+      | { readonly kind: "body"; readonly body: string | Buffer; readonly contentType: string }
+      | {
+          readonly kind: "file";
+          readonly path: string;
+          readonly start: number;
+          readonly length: number;
+          readonly contentType: string;
+        },
   ) {}
 }
 
@@ -123,7 +132,9 @@ interface EndpointBase<P extends ParamShape> {
   readonly params: P;
   /** Deprecated wire names accepted for a parameter: alias -> name. */
   readonly aliases?: Readonly<Record<string, string>>;
-  /** Largest request body in bytes; default DEFAULT_MAX_BODY_BYTES (not for "stream" bodies, whose handler bounds them). */
+  /**
+   * Largest request body in bytes; default DEFAULT_MAX_BODY_BYTES (not for "stream" bodies, whose handler bounds them).
+   */
   readonly maxBodyBytes?: number;
   /**
    * "stream": the body is not read before the handler runs; the handler gets it as
@@ -170,7 +181,8 @@ export interface OptionalAuthEndpoint<P extends ParamShape> extends EndpointBase
   handler(ctx: OptionalContext, input: ParamValues<P>): HandlerResult;
 }
 
-export type Endpoint<P extends ParamShape = ParamShape> = AuthedEndpoint<P> | PublicEndpoint<P> | OptionalAuthEndpoint<P>;
+export type Endpoint<P extends ParamShape = ParamShape> =
+  AuthedEndpoint<P> | PublicEndpoint<P> | OptionalAuthEndpoint<P>;
 
 /** Declares an endpoint; keeps the handler's input type tied to its schema. */
 export function defineEndpoint<P extends ParamShape>(

@@ -8,7 +8,12 @@ import { EngineError, type ErrorCode, type ErrorData } from "../engine/index.js"
 
 export class HttpError extends EngineError {
   readonly headers: readonly (readonly [string, string])[];
-  constructor(code: ErrorCode, message: string, data: ErrorData = {}, headers: readonly (readonly [string, string])[] = []) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    data: ErrorData = {},
+    headers: readonly (readonly [string, string])[] = [],
+  ) {
     super(code, message, data);
     this.headers = headers;
   }

@@ -65,7 +65,12 @@ export class ServerMetrics {
 
   constructor(store: Store, events: EventHub) {
     const registers = [this.registry];
-    this.#requests = new Counter({ name: "parley_http_requests_total", help: "HTTP requests by method, route template and status (\"aborted\" when the client left first)", labelNames: ["method", "path", "status"], registers });
+    this.#requests = new Counter({
+      name: "parley_http_requests_total",
+      help: 'HTTP requests by method, route template and status ("aborted" when the client left first)',
+      labelNames: ["method", "path", "status"],
+      registers,
+    });
     this.#latency = new Histogram({
       name: "parley_http_request_duration_seconds",
       help: "Time from request head to response, by method and route template (GET /api/v1/events includes long-poll waits)",
@@ -73,10 +78,28 @@ export class ServerMetrics {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 90],
       registers,
     });
-    const sent = new Counter({ name: "parley_messages_sent_total", help: "Messages stored (sends and scheduled deliveries)", registers });
-    const flagUpdates = new Counter({ name: "parley_flag_updates_total", help: "Flag changes committed, by flag and op", labelNames: ["flag", "op"], registers });
-    const flagMessages = new Counter({ name: "parley_flag_update_messages_total", help: "Messages whose flag changed, by flag and op", labelNames: ["flag", "op"], registers });
-    const renderFailures = new Counter({ name: "parley_markdown_render_failures_total", help: "Messages stored as plain text because the Markdown renderer failed (each is logged with its ID)", registers });
+    const sent = new Counter({
+      name: "parley_messages_sent_total",
+      help: "Messages stored (sends and scheduled deliveries)",
+      registers,
+    });
+    const flagUpdates = new Counter({
+      name: "parley_flag_updates_total",
+      help: "Flag changes committed, by flag and op",
+      labelNames: ["flag", "op"],
+      registers,
+    });
+    const flagMessages = new Counter({
+      name: "parley_flag_update_messages_total",
+      help: "Messages whose flag changed, by flag and op",
+      labelNames: ["flag", "op"],
+      registers,
+    });
+    const renderFailures = new Counter({
+      name: "parley_markdown_render_failures_total",
+      help: "Messages stored as plain text because the Markdown renderer failed (each is logged with its ID)",
+      registers,
+    });
     const stopRenderFailures = store.onRenderFailure(() => renderFailures.inc());
     const stopEvents = store.onEvents((batch) => {
       for (const { event } of batch.deliveries) {
@@ -96,9 +119,24 @@ export class ServerMetrics {
       function (this: Gauge) {
         this.set(pick(events.stats));
       };
-    new Gauge({ name: "parley_event_queues", help: "Event queues registered", registers, collect: hub((s) => s.queues) });
-    new Gauge({ name: "parley_event_polls_waiting", help: "Long-polls (GET /events) waiting for events", registers, collect: hub((s) => s.polling) });
-    new Gauge({ name: "parley_event_queued_events", help: "Events held in queues, not yet acknowledged", registers, collect: hub((s) => s.queuedEvents) });
+    new Gauge({
+      name: "parley_event_queues",
+      help: "Event queues registered",
+      registers,
+      collect: hub((s) => s.queues),
+    });
+    new Gauge({
+      name: "parley_event_polls_waiting",
+      help: "Long-polls (GET /events) waiting for events",
+      registers,
+      collect: hub((s) => s.polling),
+    });
+    new Gauge({
+      name: "parley_event_queued_events",
+      help: "Events held in queues, not yet acknowledged",
+      registers,
+      collect: hub((s) => s.queuedEvents),
+    });
     let delivered = 0;
     new Counter({
       name: "parley_events_delivered_total",
@@ -115,11 +153,36 @@ export class ServerMetrics {
       function (this: Gauge) {
         this.set(pick(store.storageStats()));
       };
-    new Gauge({ name: "parley_lmdb_map_size_bytes", help: "LMDB map size (address space reserved for the data file)", registers, collect: storage((s) => s.mapSizeBytes) });
-    new Gauge({ name: "parley_lmdb_pages_used", help: "LMDB pages up to the highest one written (freed pages inside are reused first)", registers, collect: storage((s) => s.pagesUsed) });
-    new Gauge({ name: "parley_lmdb_page_size_bytes", help: "LMDB page size", registers, collect: storage((s) => s.pageSize) });
-    new Gauge({ name: "parley_lmdb_readers", help: "LMDB read transactions open, from any process (a running backup holds one)", registers, collect: storage((s) => s.readers) });
-    new Gauge({ name: "parley_bitmap_cache_bytes", help: "Approximate bytes of bitmaps held in the engine's cache", registers, collect: storage((s) => s.bitmapCacheBytes) });
+    new Gauge({
+      name: "parley_lmdb_map_size_bytes",
+      help: "LMDB map size (address space reserved for the data file)",
+      registers,
+      collect: storage((s) => s.mapSizeBytes),
+    });
+    new Gauge({
+      name: "parley_lmdb_pages_used",
+      help: "LMDB pages up to the highest one written (freed pages inside are reused first)",
+      registers,
+      collect: storage((s) => s.pagesUsed),
+    });
+    new Gauge({
+      name: "parley_lmdb_page_size_bytes",
+      help: "LMDB page size",
+      registers,
+      collect: storage((s) => s.pageSize),
+    });
+    new Gauge({
+      name: "parley_lmdb_readers",
+      help: "LMDB read transactions open, from any process (a running backup holds one)",
+      registers,
+      collect: storage((s) => s.readers),
+    });
+    new Gauge({
+      name: "parley_bitmap_cache_bytes",
+      help: "Approximate bytes of bitmaps held in the engine's cache",
+      registers,
+      collect: storage((s) => s.bitmapCacheBytes),
+    });
   }
 
   /** One finished request. `status` null: the client went away first. */
@@ -136,11 +199,14 @@ export class ServerMetrics {
 
   /** Refusals: 405 for other methods, 401 without loopback or the token. */
   static refusal(method: string, allowed: boolean, tokenConfigured: boolean): Reply | null {
-    if (method !== "GET") return errorReply(405, "Method Not Allowed", null, { allowed_methods: ["GET"] }, [["Allow", "GET"]]);
+    if (method !== "GET")
+      return errorReply(405, "Method Not Allowed", null, { allowed_methods: ["GET"] }, [["Allow", "GET"]]);
     if (allowed) return null;
     return errorReply(
       401,
-      tokenConfigured ? "Metrics are served to loopback clients and to Authorization: Bearer with the metrics token" : "Metrics are served to loopback clients only (no metrics token is configured)",
+      tokenConfigured
+        ? "Metrics are served to loopback clients and to Authorization: Bearer with the metrics token"
+        : "Metrics are served to loopback clients only (no metrics token is configured)",
       "UNAUTHORIZED",
       {},
       [["WWW-Authenticate", 'Bearer realm="metrics"']],

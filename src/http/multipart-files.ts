@@ -34,7 +34,12 @@ export interface MultipartLimits {
  * The body's fields and files. On any failure every temporary file is deleted and the
  * error is thrown; on success the caller owns the files (and must store or discard them).
  */
-export async function receiveMultipartFiles(body: BodySource, contentType: string, openTemp: () => Promise<TempFile>, limits: MultipartLimits): Promise<{ fields: Map<string, string>; files: ReceivedFile[]; severalFiles: boolean }> {
+export async function receiveMultipartFiles(
+  body: BodySource,
+  contentType: string,
+  openTemp: () => Promise<TempFile>,
+  limits: MultipartLimits,
+): Promise<{ fields: Map<string, string>; files: ReceivedFile[]; severalFiles: boolean }> {
   const fields = new Map<string, string>();
   const files: ReceivedFile[] = [];
   const opening: Promise<unknown>[] = [];
@@ -45,7 +50,11 @@ export async function receiveMultipartFiles(body: BodySource, contentType: strin
   };
   let parser: busboy.Busboy;
   try {
-    parser = busboy({ headers: { "content-type": contentType }, defParamCharset: "utf8", limits: { fields: MAX_FIELDS, files: MAX_FILES, fileSize: limits.maxFileBytes + 1 } });
+    parser = busboy({
+      headers: { "content-type": contentType },
+      defParamCharset: "utf8",
+      limits: { fields: MAX_FIELDS, files: MAX_FILES, fileSize: limits.maxFileBytes + 1 },
+    });
   } catch {
     throw new BodyError("MALFORMED_BODY", "Malformed multipart body");
   }

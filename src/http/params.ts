@@ -7,7 +7,13 @@
  * "num_before is not an integer", "narrow is not valid JSON", "Invalid op", ...
  */
 import { z } from "zod";
-import { BadRequestError, clip, ConfusingParamsError, exceedsCodePoints, MissingArgumentError } from "../engine/index.js";
+import {
+  BadRequestError,
+  clip,
+  ConfusingParamsError,
+  exceedsCodePoints,
+  MissingArgumentError,
+} from "../engine/index.js";
 
 /** Parameters the server reads on every request (Zulip's `client`): never reported as ignored. */
 const SERVER_PARAMS: readonly string[] = ["client"];
@@ -114,8 +120,7 @@ export type ObjectKind =
  * how to write one).
  */
 export type ParamRef =
-  | { readonly kind: RefKind }
-  | { readonly kind: "compound"; readonly names: readonly ObjectKind[] };
+  { readonly kind: RefKind } | { readonly kind: "compound"; readonly names: readonly ObjectKind[] };
 
 const refs = new WeakMap<z.ZodType, ParamRef>();
 
@@ -156,7 +161,11 @@ export function describeParam(schema: Param): {
 /** The parameter builders every endpoint uses. */
 export const p = {
   /** An integer (plain or JSON text, as Zulip accepts both). */
-  int: (bounds: { min?: number; max?: number } = {}) => tagged(raw.transform((s, ctx) => parseInt(s, ctx, bounds.min, bounds.max)), { kind: "int", ...bounds }),
+  int: (bounds: { min?: number; max?: number } = {}) =>
+    tagged(
+      raw.transform((s, ctx) => parseInt(s, ctx, bounds.min, bounds.max)),
+      { kind: "int", ...bounds },
+    ),
   /** A boolean: true/false (JSON), also accepting Zulip's legacy 1/0 is not done: JSON only. */
   bool: () =>
     tagged(
@@ -172,7 +181,8 @@ export const p = {
   str: (bounds: { maxLength?: number; minLength?: number; noNul?: boolean } = {}) =>
     tagged(
       raw.transform((s, ctx) => {
-        if (bounds.maxLength !== undefined && exceedsCodePoints(s, bounds.maxLength)) return fail(ctx, `{var} is too long (limit: ${bounds.maxLength} characters)`);
+        if (bounds.maxLength !== undefined && exceedsCodePoints(s, bounds.maxLength))
+          return fail(ctx, `{var} is too long (limit: ${bounds.maxLength} characters)`);
         if (bounds.minLength === 1 && s.trim().length === 0) return fail(ctx, "{var} cannot be blank");
         if (bounds.minLength !== undefined && [...s].length < bounds.minLength) return fail(ctx, "{var} is too short.");
         if (bounds.noNul && s.includes("\0")) return fail(ctx, "{var} must not contain null bytes");
@@ -202,7 +212,8 @@ export const p = {
         }
         if (limit.maxItems !== undefined && value !== null && typeof value === "object") {
           const items = Array.isArray(value) ? value.length : Object.keys(value).length;
-          if (items > limit.maxItems) return fail(ctx, limit.tooMany ?? `{var} is too long (limit: ${limit.maxItems} items)`);
+          if (items > limit.maxItems)
+            return fail(ctx, limit.tooMany ?? `{var} is too long (limit: ${limit.maxItems} items)`);
         }
         const result = schema.safeParse(value);
         if (result.success) return result.data;
@@ -211,7 +222,11 @@ export const p = {
       { kind: "json", schema, ...limit },
     ),
   /** An integer given plainly or as a JSON string/number, or a non-numeric string (anchor-like). */
-  intOrString: () => tagged(raw.transform((s) => (/^-?\d+$/.test(s.trim()) ? Number(s.trim()) : s)), { kind: "intOrString" }),
+  intOrString: () =>
+    tagged(
+      raw.transform((s) => (/^-?\d+$/.test(s.trim()) ? Number(s.trim()) : s)),
+      { kind: "intOrString" },
+    ),
 };
 
 /** JSON-side value schemas with Zulip-style messages. */
@@ -221,7 +236,11 @@ export const j = {
   stringList: () => z.array(z.string()),
   intOrStringList: () => z.union([z.array(z.number().int()), z.array(z.string())]),
   /** A group-setting value: a group ID or {direct_members, direct_subgroups}. */
-  groupSetting: () => z.union([z.number().int(), z.object({ direct_members: z.array(z.number().int()), direct_subgroups: z.array(z.number().int()) })]),
+  groupSetting: () =>
+    z.union([
+      z.number().int(),
+      z.object({ direct_members: z.array(z.number().int()), direct_subgroups: z.array(z.number().int()) }),
+    ]),
 };
 
 type Issue = z.core.$ZodIssue;
@@ -232,8 +251,16 @@ function describeIssue(issue: Issue | undefined): string {
   const where = `{var}${issue.path.map((part) => (typeof part === "number" ? `[${part}]` : `["${clip(String(part))}"]`)).join("")}`;
   switch (issue.code) {
     case "invalid_type": {
-      const noun: Record<string, string> = { number: "an integer", int: "an integer", string: "a string", boolean: "a boolean", array: "a list", object: "a dict" };
-      if (issue.expected === "undefined" || issue.expected === "never") return `Argument "${clip(String(issue.path[issue.path.length - 1]))}" at {var} is unexpected`;
+      const noun: Record<string, string> = {
+        number: "an integer",
+        int: "an integer",
+        string: "a string",
+        boolean: "a boolean",
+        array: "a list",
+        object: "a dict",
+      };
+      if (issue.expected === "undefined" || issue.expected === "never")
+        return `Argument "${clip(String(issue.path[issue.path.length - 1]))}" at {var} is unexpected`;
       return `${where} is not ${noun[issue.expected] ?? `a ${issue.expected}`}`;
     }
     case "too_small":
@@ -262,7 +289,11 @@ export interface ParsedParams<P extends ParamShape> {
  * whose schema rejects undefined is REQUEST_VARIABLE_MISSING; any other failure is
  * BAD_REQUEST with the filled-in template.
  */
-export function parseParams<P extends ParamShape>(shape: P, input: ReadonlyMap<string, string>, aliases: Readonly<Record<string, string>> = {}): ParsedParams<P> {
+export function parseParams<P extends ParamShape>(
+  shape: P,
+  input: ReadonlyMap<string, string>,
+  aliases: Readonly<Record<string, string>> = {},
+): ParsedParams<P> {
   const values: Record<string, unknown> = {};
   for (const [name, schema] of Object.entries(shape)) {
     const alias = Object.entries(aliases).find(([, target]) => target === name)?.[0];
@@ -277,9 +308,14 @@ export function parseParams<P extends ParamShape>(shape: P, input: ReadonlyMap<s
     }
     if (value === undefined) throw new MissingArgumentError(name);
     const message = result.error.issues[0]?.message ?? "Invalid {var}";
-    throw new BadRequestError(message.startsWith("Invalid input") ? `Invalid ${name}` : message.replaceAll("{var}", name));
+    throw new BadRequestError(
+      message.startsWith("Invalid input") ? `Invalid ${name}` : message.replaceAll("{var}", name),
+    );
   }
   const known = new Set([...Object.keys(shape), ...Object.keys(aliases), ...SERVER_PARAMS]);
-  const ignored = [...input.keys()].filter((k) => !known.has(k)).map((k) => clip(k)).sort();
+  const ignored = [...input.keys()]
+    .filter((k) => !known.has(k))
+    .map((k) => clip(k))
+    .sort();
   return { values: values as ParamValues<P>, ignored };
 }

@@ -110,7 +110,8 @@ export class RateLimiter {
 
   /** A bucket refilled to full is the default state: forgetting it bounds memory by the active keys. */
   #sweep(now: number): void {
-    for (const key of [...this.#buckets.keys()]) if (this.#refill(key, now).tokens >= this.#config.requests) this.#buckets.delete(key);
+    for (const key of [...this.#buckets.keys()])
+      if (this.#refill(key, now).tokens >= this.#config.requests) this.#buckets.delete(key);
   }
 }
 

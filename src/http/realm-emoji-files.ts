@@ -10,7 +10,12 @@ import { emojiFilePath, readEmojiFile } from "../emoji/images.js";
 import type { Reply } from "./respond.js";
 
 const PATH = /^\/user_avatars\/([1-9]\d{0,8})\/emoji\/images\/(still\/)?([0-9a-f]{16}\.(png|gif|jpeg|webp))$/;
-const TYPES: Readonly<Record<string, string>> = { png: "image/png", gif: "image/gif", jpeg: "image/jpeg", webp: "image/webp" };
+const TYPES: Readonly<Record<string, string>> = {
+  png: "image/png",
+  gif: "image/gif",
+  jpeg: "image/jpeg",
+  webp: "image/webp",
+};
 
 /** Whether the URL is one of these files' (so that anything else falls through to the API router). */
 export function isRealmEmojiPath(url: string): boolean {

@@ -50,7 +50,8 @@ const LONG_POLL = new Set(["GET /api/v1/events"]);
 function destinationOf(destination: string | DestinationStream | undefined): DestinationStream {
   if (destination === undefined || destination === "stdout") return pino.destination({ dest: 1, sync: false });
   if (destination === "stderr") return pino.destination({ dest: 2, sync: false });
-  if (typeof destination === "string") return pino.destination({ dest: destination, sync: false, mkdir: true, append: true });
+  if (typeof destination === "string")
+    return pino.destination({ dest: destination, sync: false, mkdir: true, append: true });
   return destination;
 }
 
@@ -65,7 +66,12 @@ export class RequestLog {
     // A silent log opens no file and no stream.
     this.#destination = level === "silent" ? null : destinationOf(options.destination);
     this.#logger = pino(
-      { level, base: null, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label) => ({ level: label }) } },
+      {
+        level,
+        base: null,
+        timestamp: pino.stdTimeFunctions.isoTime,
+        formatters: { level: (label) => ({ level: label }) },
+      },
       this.#destination ?? undefined,
     );
   }
@@ -98,7 +104,8 @@ export class RequestLog {
       realm_id: note.realmId,
     };
     if (status !== null && status >= 500) this.#logger.error(line, "request failed");
-    else if (durationMs > this.#slowMs && !LONG_POLL.has(`${note.method} ${path}`)) this.#logger.warn({ ...line, slow: true }, "slow request");
+    else if (durationMs > this.#slowMs && !LONG_POLL.has(`${note.method} ${path}`))
+      this.#logger.warn({ ...line, slow: true }, "slow request");
     else this.#logger.info(line, status === null ? "request aborted by the client" : "request");
   }
 

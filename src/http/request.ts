@@ -30,7 +30,16 @@ export interface RequestHead {
 }
 
 /** Headers copied for the endpoints that need them (uWS allows reading headers only in the handler's first tick). */
-export const EXTRA_HEADERS = ["range", "if-range", "tus-resumable", "upload-length", "upload-offset", "upload-metadata", "upload-defer-length", "upload-concat"] as const;
+export const EXTRA_HEADERS = [
+  "range",
+  "if-range",
+  "tus-resumable",
+  "upload-length",
+  "upload-offset",
+  "upload-metadata",
+  "upload-defer-length",
+  "upload-concat",
+] as const;
 export type ExtraHeader = (typeof EXTRA_HEADERS)[number];
 
 export interface RequestBody {
@@ -87,7 +96,11 @@ export async function parseBody(head: RequestHead, body: Buffer): Promise<Reques
     await new Promise<void>((resolve, reject) => {
       let parser: busboy.Busboy;
       try {
-        parser = busboy({ headers: { "content-type": head.contentType }, defParamCharset: "utf8", limits: { fields: MAX_FIELDS } });
+        parser = busboy({
+          headers: { "content-type": head.contentType },
+          defParamCharset: "utf8",
+          limits: { fields: MAX_FIELDS },
+        });
       } catch {
         reject(new BodyError("MALFORMED_BODY", "Malformed multipart body"));
         return;

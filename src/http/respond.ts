@@ -13,8 +13,24 @@ import { responseHead, type HeaderList, type ResponseHead } from "./response-hea
 export { RawJson };
 
 const REASONS: Record<number, string> = {
-  200: "OK", 201: "Created", 204: "No Content", 206: "Partial Content", 304: "Not Modified", 409: "Conflict", 410: "Gone", 412: "Precondition Failed", 416: "Range Not Satisfiable", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
-  413: "Payload Too Large", 415: "Unsupported Media Type", 429: "Too Many Requests", 500: "Internal Server Error",
+  200: "OK",
+  201: "Created",
+  204: "No Content",
+  206: "Partial Content",
+  304: "Not Modified",
+  409: "Conflict",
+  410: "Gone",
+  412: "Precondition Failed",
+  416: "Range Not Satisfiable",
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  405: "Method Not Allowed",
+  413: "Payload Too Large",
+  415: "Unsupported Media Type",
+  429: "Too Many Requests",
+  500: "Internal Server Error",
   503: "Service Unavailable",
 };
 
@@ -164,7 +180,8 @@ export class JsonParts {
    */
   joinedTransiently(): Buffer {
     if (this.byteLength > SHARED_BODY_MAX_BYTES) return this.joined();
-    if (this.byteLength > sharedBody.length) sharedBody = Buffer.allocUnsafeSlow(Math.min(SHARED_BODY_MAX_BYTES, 2 ** Math.ceil(Math.log2(this.byteLength))));
+    if (this.byteLength > sharedBody.length)
+      sharedBody = Buffer.allocUnsafeSlow(Math.min(SHARED_BODY_MAX_BYTES, 2 ** Math.ceil(Math.log2(this.byteLength))));
     let offset = 0;
     for (const p of this.parts) {
       sharedBody.set(p, offset);
@@ -204,7 +221,10 @@ export class ReadyReply {
   reply(ignored: readonly string[]): Reply {
     if (ignored.length === 0) return { status: 200, body: this.body };
     const named = Buffer.from(`,"ignored_parameters_unsupported":${JSON.stringify(ignored)}`);
-    return { status: 200, body: new JsonParts([this.body.subarray(0, this.headLength), named, this.body.subarray(this.headLength)]) };
+    return {
+      status: 200,
+      body: new JsonParts([this.body.subarray(0, this.headLength), named, this.body.subarray(this.headLength)]),
+    };
   }
 
   /** The bytes success() answers `data` with (no ignored parameters), ready to keep. */
@@ -232,7 +252,13 @@ export function success(data: Record<string, unknown>, ignored: readonly string[
   return { status: 200, body: new JsonParts(parts) };
 }
 
-export function errorReply(status: number, msg: string, code: string | null, data: Record<string, unknown> = {}, headers: readonly (readonly [string, string])[] = []): Reply & { readonly body: string } {
+export function errorReply(
+  status: number,
+  msg: string,
+  code: string | null,
+  data: Record<string, unknown> = {},
+  headers: readonly (readonly [string, string])[] = [],
+): Reply & { readonly body: string } {
   const body: Record<string, unknown> = { result: "error", msg, ...(code === null ? {} : { code }), ...data };
   return { status, body: JSON.stringify(body), headers };
 }

@@ -20,7 +20,6 @@ export type HeaderList = readonly (readonly [string, string])[];
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** Control characters other than HTAB, and DEL: matching them is the point. */
-// eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f]/;
 
 export function isHeaderName(name: string): boolean {

@@ -12,7 +12,15 @@ import { emojiDataReply } from "./emoji-data.js";
 import { isRealmEmojiPath, realmEmojiFileReply } from "./realm-emoji-files.js";
 import { AuthFailureGuard, clientName, LoginGuard, realmFor } from "./auth.js";
 import { listenCompat, type CompatListener } from "./compat-listener.js";
-import { DEFAULT_MAX_BODY_BYTES, RawReply, type AuthedEndpoint, type Endpoint, type OptionalAuthEndpoint, type PublicEndpoint, type ServerInfo } from "./endpoint.js";
+import {
+  DEFAULT_MAX_BODY_BYTES,
+  RawReply,
+  type AuthedEndpoint,
+  type Endpoint,
+  type OptionalAuthEndpoint,
+  type PublicEndpoint,
+  type ServerInfo,
+} from "./endpoint.js";
 import { bufferSource, UwsBody, type BodySource } from "./body-source.js";
 import { linger, sheds, type Admission, type Caller, type Pipeline } from "./admission.js";
 import { BodyBudget, OpenRequests, type LoadLimitOptions } from "./load-limits.js";
@@ -20,13 +28,28 @@ import { guardReply, type HeaderList } from "./response-head.js";
 import { Uploads } from "../uploads/index.js";
 import { ENDPOINTS } from "./endpoints/index.js";
 import { parseParams, type ParamShape } from "./params.js";
-import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_LOGIN_LIMIT, DEFAULT_RATE_LIMIT, RateLimiter, type RateLimitConfig } from "./rate-limit.js";
+import {
+  DEFAULT_AUTH_FAILURE_LIMIT,
+  DEFAULT_LOGIN_LIMIT,
+  DEFAULT_RATE_LIMIT,
+  RateLimiter,
+  type RateLimitConfig,
+} from "./rate-limit.js";
 import { DEFAULT_EMAIL_CHANGE_LIMITS, WindowLimiter } from "./rate-limit.js";
 import { DEFAULT_JOIN_LIMITS, JoinGuard, type JoinLimits } from "./pages/join-limits.js";
 import { parseBody, parseQuery, readHead, type RequestHead } from "./request.js";
 import { RequestLog, type RequestLogOptions } from "./request-log.js";
 import { mayReadMetrics, METRICS_PATH, ServerMetrics } from "./metrics.js";
-import { bodyByteLength, engineErrorReply, errorReply, FILE_TYPE, JSON_TYPE, ReadyReply, send, success } from "./respond.js";
+import {
+  bodyByteLength,
+  engineErrorReply,
+  errorReply,
+  FILE_TYPE,
+  JSON_TYPE,
+  ReadyReply,
+  send,
+  success,
+} from "./respond.js";
 import type { Reply } from "./respond.js";
 import { matchPage, methodNotAllowedPage, type PageRoute } from "./pages/index.js";
 import { escapeHtml, page } from "./pages/html.js";
@@ -48,7 +71,12 @@ import { join } from "node:path";
 
 const API_PREFIX = "/api/v1";
 /** What restored event queues hear after a graceful restart (Zulip's restart event). */
-const RESTART_EVENT = { zulip_version: ZULIP_VERSION, zulip_merge_base: ZULIP_MERGE_BASE, zulip_feature_level: ZULIP_FEATURE_LEVEL, server_generation: Math.floor(Date.now() / 1000) };
+const RESTART_EVENT = {
+  zulip_version: ZULIP_VERSION,
+  zulip_merge_base: ZULIP_MERGE_BASE,
+  zulip_feature_level: ZULIP_FEATURE_LEVEL,
+  server_generation: Math.floor(Date.now() / 1000),
+};
 /** uSockets listen option (ListenOptions.LIBUS_LISTEN_EXCLUSIVE_PORT in the declarations). */
 const LIBUS_LISTEN_EXCLUSIVE_PORT = 1;
 
@@ -63,7 +91,10 @@ export interface ServerOptions {
   readonly rateLimit?: RateLimitConfig | false;
   /** Failed authentication attempts per client address, or false to disable. */
   readonly authFailureLimit?: RateLimitConfig | false;
-  /** Password attempts per account (Zulip's authenticate_by_username), or false to disable. Off with RATE_LIMITING false, as in Zulip. */
+  /**
+   * Password attempts per account (Zulip's authenticate_by_username), or false to disable. Off with RATE_LIMITING
+   * false, as in Zulip.
+   */
   readonly loginLimit?: RateLimitConfig | false;
   /**
    * Join-page submissions per client address and complete forms per link
@@ -75,7 +106,10 @@ export interface ServerOptions {
    * or false. Off with RATE_LIMITING false.
    */
   readonly emailChangeLimit?: readonly RateLimitConfig[] | false;
-  /** scrypt parameters for new password hashes (and the decoy compared when an account has none). Default SCRYPT_COST; tests pass a cheap one. */
+  /**
+   * scrypt parameters for new password hashes (and the decoy compared when an account has none). Default SCRYPT_COST;
+   * tests pass a cheap one.
+   */
   readonly passwordHashCost?: ScryptCost;
   /** Ceiling on every endpoint's body limit, in bytes (endpoints default to DEFAULT_MAX_BODY_BYTES). */
   readonly maxBodyBytes?: number;
@@ -151,8 +185,15 @@ function replyOf(data: Record<string, unknown> | RawReply | ReadyReply, ignored:
   if (!(data instanceof RawReply)) return success(data, ignored);
   const c = data.content;
   if (c.kind === "empty") return { status: data.status, body: "", headers: data.headers, contentType: "" };
-  if (c.kind === "body") return { status: data.status, body: c.body, headers: data.headers, contentType: c.contentType };
-  return { status: data.status, body: "", headers: data.headers, contentType: c.contentType, file: { path: c.path, start: c.start, length: c.length } };
+  if (c.kind === "body")
+    return { status: data.status, body: c.body, headers: data.headers, contentType: c.contentType };
+  return {
+    status: data.status,
+    body: "",
+    headers: data.headers,
+    contentType: c.contentType,
+    file: { path: c.path, start: c.start, length: c.length },
+  };
 }
 
 export function createServer(store: Store, options: ServerOptions = {}): ParleyServer {
@@ -160,21 +201,33 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   const externalHost = options.externalHost ?? config.EXTERNAL_HOST ?? "localhost";
   const router = new Router(ENDPOINTS.filter((e) => !e.root));
   const rootRouter = new Router(ENDPOINTS.filter((e) => e.root));
-  const logErrorForUploads = (message: string, error: unknown) => (options.logError ?? ((m, e) => console.error(m, e)))(message, error);
+  const logErrorForUploads = (message: string, error: unknown) =>
+    (options.logError ?? ((m, e) => console.error(m, e)))(message, error);
   const uploads = new Uploads({
-    root: options.dataDir !== undefined ? join(options.dataDir, "uploads") : mkdtempSync(join(tmpdir(), "parley-uploads-")),
+    root:
+      options.dataDir !== undefined ? join(options.dataDir, "uploads") : mkdtempSync(join(tmpdir(), "parley-uploads-")),
     maxFileMib: config.MAX_FILE_UPLOAD_SIZE,
     realmQuotaMib: config.REALM_UPLOAD_QUOTA_MIB,
     now: options.now ?? (() => Date.now()),
     onError: logErrorForUploads,
   });
   /** The endpoint a request names: /api/v1 paths, or the few routes outside it (file downloads). */
-  const matchRoute = (method: string, url: string): RouteMatch => (url.startsWith(`${API_PREFIX}/`) ? router.match(method, url.slice(API_PREFIX.length)) : rootRouter.match(method, url));
-  const limiter = options.rateLimit === false || (options.rateLimit === undefined && !config.RATE_LIMITING) ? null : new RateLimiter(options.rateLimit ?? DEFAULT_RATE_LIMIT);
-  const authFailures = options.authFailureLimit === false ? null : new RateLimiter(options.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT);
+  const matchRoute = (method: string, url: string): RouteMatch =>
+    url.startsWith(`${API_PREFIX}/`)
+      ? router.match(method, url.slice(API_PREFIX.length))
+      : rootRouter.match(method, url);
+  const limiter =
+    options.rateLimit === false || (options.rateLimit === undefined && !config.RATE_LIMITING)
+      ? null
+      : new RateLimiter(options.rateLimit ?? DEFAULT_RATE_LIMIT);
+  const authFailures =
+    options.authFailureLimit === false ? null : new RateLimiter(options.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT);
   const authGuard = new AuthFailureGuard(authFailures);
   const loginLimited = options.loginLimit !== false && (options.loginLimit !== undefined || config.RATE_LIMITING);
-  const logins = new LoginGuard(loginLimited ? new RateLimiter(options.loginLimit || DEFAULT_LOGIN_LIMIT) : null, authFailures);
+  const logins = new LoginGuard(
+    loginLimited ? new RateLimiter(options.loginLimit || DEFAULT_LOGIN_LIMIT) : null,
+    authFailures,
+  );
   const joinLimit = options.joinLimit ?? (config.RATE_LIMITING ? DEFAULT_JOIN_LIMITS : false);
   const joins = joinLimit === false ? new JoinGuard(null, null) : JoinGuard.limited(joinLimit);
   const emailChangeLimit = options.emailChangeLimit ?? (config.RATE_LIMITING ? DEFAULT_EMAIL_CHANGE_LIMITS : false);
@@ -189,13 +242,32 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   const bouncer =
     options.bouncer !== undefined
       ? options.bouncer
-      : config.PUSH_NOTIFICATION_BOUNCER_URL !== undefined && config.ZULIP_ORG_ID !== undefined && config.ZULIP_ORG_KEY !== undefined
-        ? new BouncerClient({ url: config.PUSH_NOTIFICATION_BOUNCER_URL, orgId: config.ZULIP_ORG_ID, orgKey: config.ZULIP_ORG_KEY, ...(options.bouncerTimeoutMs !== undefined ? { timeoutMs: options.bouncerTimeoutMs } : {}) })
+      : config.PUSH_NOTIFICATION_BOUNCER_URL !== undefined &&
+          config.ZULIP_ORG_ID !== undefined &&
+          config.ZULIP_ORG_KEY !== undefined
+        ? new BouncerClient({
+            url: config.PUSH_NOTIFICATION_BOUNCER_URL,
+            orgId: config.ZULIP_ORG_ID,
+            orgKey: config.ZULIP_ORG_KEY,
+            ...(options.bouncerTimeoutMs !== undefined ? { timeoutMs: options.bouncerTimeoutMs } : {}),
+          })
         : null;
   const camoKey = options.camoKey ?? config.CAMO_KEY;
   const imageProxyRoot = options.dataDir === undefined ? null : join(options.dataDir, "external_content");
-  const imageProxy = camoKey === undefined ? null : new ImageProxy({ key: camoKey, root: imageProxyRoot, ...options.externalContent });
-  let info: ServerInfo = { baseUrl: options.baseUrl ?? `http://${externalHost}`, externalHost, config, bouncer, dataDir: options.dataDir ?? null, logins, passwordHashCost: options.passwordHashCost ?? SCRYPT_COST, joins, emailChanges, imageProxy };
+  const imageProxy =
+    camoKey === undefined ? null : new ImageProxy({ key: camoKey, root: imageProxyRoot, ...options.externalContent });
+  let info: ServerInfo = {
+    baseUrl: options.baseUrl ?? `http://${externalHost}`,
+    externalHost,
+    config,
+    bouncer,
+    dataDir: options.dataDir ?? null,
+    logins,
+    passwordHashCost: options.passwordHashCost ?? SCRYPT_COST,
+    joins,
+    emailChanges,
+    imageProxy,
+  };
   const messageJson = new MessageJsonCache(store, options.messageCacheBytes);
   const windows = new WindowReplyCache(store, options.windowCacheBytes);
   const userJson = new UserListCache(store, options.listCaches ?? true);
@@ -224,7 +296,13 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   function admit(head: RequestHead): Admission {
     const note = requestLog.start(head.method, performance.now());
     const refused = (reply: Reply, counted: boolean): Admission => ({
-      head, note, counted, refusal: reply, mode: "discard", maxBodyBytes: 0, caller: null,
+      head,
+      note,
+      counted,
+      refusal: reply,
+      mode: "discard",
+      maxBodyBytes: 0,
+      caller: null,
     });
     const busy = openRequests.enter(head.remoteAddress);
     if (busy !== null) return refused(engineErrorReply(busy), false);
@@ -355,10 +433,18 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     } catch (error) {
       if (error instanceof EngineError && error.code !== "INTERNAL_SERVER_ERROR") {
         const status = ERROR_MAP[error.code].status;
-        return page(status >= 400 && status < 500 ? status : 400, "This request could not be handled", `<p>${escapeHtml(error.message)}</p>`);
+        return page(
+          status >= 400 && status < 500 ? status : 400,
+          "This request could not be handled",
+          `<p>${escapeHtml(error.message)}</p>`,
+        );
       }
       logError(`${head.method} ${head.url}: unexpected error`, error);
-      return page(500, "Something went wrong", "<p>The server could not complete this request. Please try again later.</p>");
+      return page(
+        500,
+        "Something went wrong",
+        "<p>The server could not complete this request. Please try again later.</p>",
+      );
     }
   }
 
@@ -372,10 +458,15 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     const none: HeaderList = [];
     const emojiData = emojiDataReply(head.method, head.url, head.ifNoneMatch);
     if (emojiData) return { reply: emojiData, headers: none };
-    if (isRealmEmojiPath(head.url)) return { reply: await realmEmojiFileReply(head.method, head.url, info.dataDir), headers: none };
+    if (isRealmEmojiPath(head.url))
+      return { reply: await realmEmojiFileReply(head.method, head.url, info.dataDir), headers: none };
     if (head.url === METRICS_PATH) {
       note.fixedPath = METRICS_PATH;
-      const refused = ServerMetrics.refusal(head.method, mayReadMetrics(head.remoteAddress, head.authorization, options.metricsToken), options.metricsToken !== undefined);
+      const refused = ServerMetrics.refusal(
+        head.method,
+        mayReadMetrics(head.remoteAddress, head.authorization, options.metricsToken),
+        options.metricsToken !== undefined,
+      );
       return { reply: refused ?? (await metrics.scrape()), headers: none };
     }
     const pageRoute = matchPage(head.url);
@@ -411,14 +502,28 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
         const parsed = parseParams(endpoint.params as ParamShape, input, endpoint.aliases);
         const realm = realmFor(store, head.host, externalHost);
         note.realmId = realm?.id ?? null;
-        const data = await (endpoint as PublicEndpoint<ParamShape>).handler({ store, realm, pathParams: match.pathParams, server: info, remoteAddress: head.remoteAddress, head, uploads }, parsed.values);
+        const data = await (endpoint as PublicEndpoint<ParamShape>).handler(
+          {
+            store,
+            realm,
+            pathParams: match.pathParams,
+            server: info,
+            remoteAddress: head.remoteAddress,
+            head,
+            uploads,
+          },
+          parsed.values,
+        );
         return { reply: replyOf(data, parsed.ignored), headers: none };
       }
       if (endpoint.auth === "optional" && head.authorization === "") {
         const parsed = parseParams(endpoint.params as ParamShape, input, endpoint.aliases);
         const realm = realmFor(store, head.host, externalHost);
         note.realmId = realm?.id ?? null;
-        const data = await (endpoint as OptionalAuthEndpoint<ParamShape>).handler({ store, realm, user: null, pathParams: match.pathParams, server: info, head, uploads }, parsed.values);
+        const data = await (endpoint as OptionalAuthEndpoint<ParamShape>).handler(
+          { store, realm, user: null, pathParams: match.pathParams, server: info, head, uploads },
+          parsed.values,
+        );
         return { reply: replyOf(data, parsed.ignored), headers: none };
       }
       const { realm, user } = admission.caller ?? authGuard.authenticate(store, head, externalHost);
@@ -436,11 +541,27 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
       }
       const parsed = parseParams(endpoint.params as ParamShape, input, endpoint.aliases);
       if (endpoint.auth === "optional") {
-        const data = await (endpoint as OptionalAuthEndpoint<ParamShape>).handler({ store, realm, user, pathParams: match.pathParams, server: info, head, uploads }, parsed.values);
+        const data = await (endpoint as OptionalAuthEndpoint<ParamShape>).handler(
+          { store, realm, user, pathParams: match.pathParams, server: info, head, uploads },
+          parsed.values,
+        );
         return { reply: replyOf(data, parsed.ignored), headers: rateHeaders };
       }
       const ctx = {
-        store, realm, user, client: clientName(head.userAgent, input.get("client")), pathParams: match.pathParams, server: info, messageJson, windows, userJson, groupJson, events, head, body: source, uploads,
+        store,
+        realm,
+        user,
+        client: clientName(head.userAgent, input.get("client")),
+        pathParams: match.pathParams,
+        server: info,
+        messageJson,
+        windows,
+        userJson,
+        groupJson,
+        events,
+        head,
+        body: source,
+        uploads,
         get signal() {
           return signal();
         },
@@ -448,7 +569,8 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
       const data = await (endpoint as AuthedEndpoint<ParamShape>).handler(ctx, parsed.values);
       return { reply: replyOf(data, parsed.ignored), headers: rateHeaders };
     } catch (error) {
-      if (error instanceof EngineError && error.code !== "INTERNAL_SERVER_ERROR") return { reply: engineErrorReply(error), headers: rateHeaders };
+      if (error instanceof EngineError && error.code !== "INTERNAL_SERVER_ERROR")
+        return { reply: engineErrorReply(error), headers: rateHeaders };
       logError(`${head.method} ${head.url}: unexpected error`, error);
       return { reply: errorReply(500, "Internal server error", null), headers: rateHeaders };
     }
@@ -464,7 +586,12 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
         // Exclusive: uWS otherwise binds with SO_REUSEPORT, and a second server on a busy
         // port would silently share its traffic. The 4-argument form is missing from the
         // bundled type declarations but present in the binary.
-        const listenExclusive = app.listen as unknown as (h: string, p: number, options: number, cb: (socket: uWS.us_listen_socket | false) => void) => void;
+        const listenExclusive = app.listen as unknown as (
+          h: string,
+          p: number,
+          options: number,
+          cb: (socket: uWS.us_listen_socket | false) => void,
+        ) => void;
         listenExclusive.call(app, host, port, LIBUS_LISTEN_EXCLUSIVE_PORT, (socket) => {
           if (!socket) {
             reject(new Error(`cannot listen on ${host}:${port}: is the port in use? Pass --port N to choose another`));
@@ -473,7 +600,11 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
           listenSocket = socket;
           const bound = uWS.us_socket_local_port(socket);
           // An EXTERNAL_HOST with its own port (behind a proxy, say) is the public address as it stands.
-          if (!options.baseUrl) info = { ...info, baseUrl: externalHost.includes(":") ? `http://${externalHost}` : `http://${externalHost}:${bound}` };
+          if (!options.baseUrl)
+            info = {
+              ...info,
+              baseUrl: externalHost.includes(":") ? `http://${externalHost}` : `http://${externalHost}:${bound}`,
+            };
           resolve(bound);
         });
       });
@@ -503,7 +634,6 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
       compat?.close();
       compat = null;
       requestLog.flush();
-
     },
   };
 }

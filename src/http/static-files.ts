@@ -35,7 +35,8 @@ const IMMUTABLE = "public, max-age=31536000, immutable";
  * (the image proxy), so a reader's browser never contacts a sender's host, and a
  * direct external URL (in HTML stored before the proxy existed) is not loaded.
  */
-const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+const CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 interface StaticFile {
   readonly body: Buffer;
@@ -69,7 +70,15 @@ export class StaticFiles {
     if (etag !== undefined && ifNoneMatch.split(",").some((tag) => tag.trim() === etag || tag.trim() === "*")) {
       return { reply: { status: 304, body: "", headers: file.headers, contentType: file.contentType }, name };
     }
-    return { reply: { status: 200, body: method === "HEAD" ? "" : file.body, headers: file.headers, contentType: file.contentType }, name };
+    return {
+      reply: {
+        status: 200,
+        body: method === "HEAD" ? "" : file.body,
+        headers: file.headers,
+        contentType: file.contentType,
+      },
+      name,
+    };
   }
 
   #load(): Map<string, StaticFile> {

@@ -18,10 +18,13 @@ export interface ReadMail {
 }
 
 function decodeWords(value: string): string {
-  return value.replace(/=\?([^?]+)\?([bBqQ])\?([^?]*)\?=\s*(?==\?)?/g, (_, _charset: string, encoding: string, data: string) => {
-    if (encoding.toUpperCase() === "B") return Buffer.from(data, "base64").toString("utf8");
-    return decodeQuotedPrintable(data.replace(/_/g, " "));
-  });
+  return value.replace(
+    /=\?([^?]+)\?([bBqQ])\?([^?]*)\?=\s*(?==\?)?/g,
+    (_, _charset: string, encoding: string, data: string) => {
+      if (encoding.toUpperCase() === "B") return Buffer.from(data, "base64").toString("utf8");
+      return decodeQuotedPrintable(data.replace(/_/g, " "));
+    },
+  );
 }
 
 export function decodeQuotedPrintable(text: string): string {
@@ -48,8 +51,19 @@ export function parseEml(raw: string): Omit<ReadMail, "id" | "file"> {
     if (colon > 0) headers.set(line.slice(0, colon).trim().toLowerCase(), decodeWords(line.slice(colon + 1).trim()));
   }
   const encoding = (headers.get("content-transfer-encoding") ?? "7bit").toLowerCase();
-  const text = encoding === "quoted-printable" ? decodeQuotedPrintable(body) : encoding === "base64" ? Buffer.from(body.replace(/\s+/g, ""), "base64").toString("utf8") : body;
-  return { from: headers.get("from") ?? "", to: headers.get("to") ?? "", subject: headers.get("subject") ?? "", date: headers.get("date") ?? "", text };
+  const text =
+    encoding === "quoted-printable"
+      ? decodeQuotedPrintable(body)
+      : encoding === "base64"
+        ? Buffer.from(body.replace(/\s+/g, ""), "base64").toString("utf8")
+        : body;
+  return {
+    from: headers.get("from") ?? "",
+    to: headers.get("to") ?? "",
+    subject: headers.get("subject") ?? "",
+    date: headers.get("date") ?? "",
+    text,
+  };
 }
 
 /** Every mail in an outbox directory, by ID (empty when the directory does not exist). */
@@ -63,5 +77,9 @@ export function readOutboxDir(dir: string): ReadMail[] {
   return names
     .filter((n) => /^\d+\.eml$/.test(n))
     .sort()
-    .map((file) => ({ id: Number(file.slice(0, -4)), file: join(dir, file), ...parseEml(readFileSync(join(dir, file), "utf8")) }));
+    .map((file) => ({
+      id: Number(file.slice(0, -4)),
+      file: join(dir, file),
+      ...parseEml(readFileSync(join(dir, file), "utf8")),
+    }));
 }

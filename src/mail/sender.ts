@@ -85,7 +85,13 @@ export class MailSender {
     for (const mail of this.#store.dueMail(this.#clock.now())) {
       if (this.#stopped) return delivered;
       try {
-        await this.#transport.deliver({ id: mail.id, from: this.#options.from(mail.fromName), to: mail.to, subject: mail.subject, text: mail.text });
+        await this.#transport.deliver({
+          id: mail.id,
+          from: this.#options.from(mail.fromName),
+          to: mail.to,
+          subject: mail.subject,
+          text: mail.text,
+        });
       } catch (error) {
         if (this.#stopped) return delivered;
         const permanent = isPermanentFailure(error);

@@ -37,7 +37,13 @@ export class SmtpTransport implements MailTransport {
   readonly description: string;
   readonly #transport: Transporter;
 
-  constructor(config: Pick<ServerConfig, "EMAIL_HOST" | "EMAIL_PORT" | "EMAIL_HOST_USER" | "EMAIL_HOST_PASSWORD" | "EMAIL_USE_TLS" | "EMAIL_USE_SSL">, options: { timeoutMs?: number } = {}) {
+  constructor(
+    config: Pick<
+      ServerConfig,
+      "EMAIL_HOST" | "EMAIL_PORT" | "EMAIL_HOST_USER" | "EMAIL_HOST_PASSWORD" | "EMAIL_USE_TLS" | "EMAIL_USE_SSL"
+    >,
+    options: { timeoutMs?: number } = {},
+  ) {
     const host = config.EMAIL_HOST ?? "localhost";
     this.description = `SMTP ${host}:${config.EMAIL_PORT}`;
     const timeout = options.timeoutMs ?? 30_000;
@@ -47,7 +53,9 @@ export class SmtpTransport implements MailTransport {
       secure: config.EMAIL_USE_SSL,
       requireTLS: config.EMAIL_USE_TLS,
       ignoreTLS: !config.EMAIL_USE_TLS && !config.EMAIL_USE_SSL,
-      ...(config.EMAIL_HOST_USER !== undefined ? { auth: { user: config.EMAIL_HOST_USER, pass: config.EMAIL_HOST_PASSWORD ?? "" } } : {}),
+      ...(config.EMAIL_HOST_USER !== undefined
+        ? { auth: { user: config.EMAIL_HOST_USER, pass: config.EMAIL_HOST_PASSWORD ?? "" } }
+        : {}),
       connectionTimeout: timeout,
       greetingTimeout: timeout,
       socketTimeout: timeout,
@@ -79,7 +87,13 @@ export class FileTransport implements MailTransport {
   }
 
   async deliver(mail: OutgoingMail): Promise<void> {
-    const info = await this.#composer.sendMail({ from: mail.from, to: [...mail.to], subject: mail.subject, text: mail.text, textEncoding: "quoted-printable" });
+    const info = await this.#composer.sendMail({
+      from: mail.from,
+      to: [...mail.to],
+      subject: mail.subject,
+      text: mail.text,
+      textEncoding: "quoted-printable",
+    });
     const message = (info as { message?: unknown }).message;
     if (!Buffer.isBuffer(message)) throw new Error("nodemailer produced no message");
     mkdirSync(this.#dir, { recursive: true });

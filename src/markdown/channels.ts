@@ -15,10 +15,7 @@ import { renderStateOf } from "./render-state.js";
 
 /** Bound on names: keeps each attempt O(1) so hostile input stays linear. */
 const MAX_NAME = 200;
-const MESSAGE_LINK_RE = new RegExp(
-  String.raw`#\*\*([^*>]{1,${MAX_NAME}})>([^*]{1,${MAX_NAME}})@(\d{1,20})\*\*`,
-  "y",
-);
+const MESSAGE_LINK_RE = new RegExp(String.raw`#\*\*([^*>]{1,${MAX_NAME}})>([^*]{1,${MAX_NAME}})@(\d{1,20})\*\*`, "y");
 const TOPIC_LINK_RE = new RegExp(String.raw`#\*\*([^*>]{1,${MAX_NAME}})>([^*]{1,${MAX_NAME}})\*\*`, "y");
 const CHANNEL_LINK_RE = new RegExp(String.raw`#\*\*([^*]{1,${MAX_NAME}})\*\*`, "y");
 
@@ -57,7 +54,10 @@ function findChannelLink(state: StateInline, context: RenderContext): LinkMatch 
   if (topicLink && topicChannel) {
     const topic = topicLink[2] ?? "";
     const href = topicNarrowUrl(topicChannel.id, topicChannel.name, topic);
-    return { end: end(topicLink), html: anchor("stream-topic", topicChannel, href, `#${topicChannel.name} > ${topic}`, true) };
+    return {
+      end: end(topicLink),
+      html: anchor("stream-topic", topicChannel, href, `#${topicChannel.name} > ${topic}`, true),
+    };
   }
 
   const channelLink = execAt(CHANNEL_LINK_RE, state);

@@ -106,7 +106,17 @@ function plainTextResult(content: string): RenderResult {
 
 /** Plain text (no syntax at all): the same HTML as the full renderer, and no facts to report. */
 function plainResult(html: string): RenderResult {
-  return { html, mentionedUserIds: [], mentionedGroupIds: [], wildcard: null, hasLink: false, hasImage: false, hasAttachment: false, uploadPathIds: [], isMeMessage: false };
+  return {
+    html,
+    mentionedUserIds: [],
+    mentionedGroupIds: [],
+    wildcard: null,
+    hasLink: false,
+    hasImage: false,
+    hasAttachment: false,
+    uploadPathIds: [],
+    isMeMessage: false,
+  };
 }
 
 /**
@@ -145,7 +155,10 @@ function renderFull(content: string, context: RenderContext, options: MarkdownOp
     };
   } catch (error) {
     // Never lose the message to a renderer bug: store it as text and say why.
-    const failure = error instanceof Error ? `${error.name}: ${error.message}${error.stack ? ` ${error.stack.split("\n")[1]?.trim() ?? ""}` : ""}` : String(error);
+    const failure =
+      error instanceof Error
+        ? `${error.name}: ${error.message}${error.stack ? ` ${error.stack.split("\n")[1]?.trim() ?? ""}` : ""}`
+        : String(error);
     return { ...plainTextResult(content), failure };
   }
 }

@@ -66,7 +66,10 @@ interface Preview {
   readonly src?: string;
 }
 
-/** The path_id an upload link names (decoded, without query or fragment), or null if the link is not an upload or is not decodable. */
+/**
+ * The path_id an upload link names (decoded, without query or fragment), or null if the link is not an upload or is not
+ * decodable.
+ */
 export function uploadPathId(href: string): string | null {
   if (!href.startsWith(UPLOAD_PATH)) return null;
   try {
@@ -176,7 +179,13 @@ function processInlineLinks(state: StateCore, inline: Token, renderState: Render
 /** A paragraph holding nothing but one bare image URL is replaced by its preview, as in Zulip. */
 function isBareLinkOnly(inline: Token): boolean {
   const [open, text, close, ...rest] = inline.children ?? [];
-  return rest.length === 0 && open?.type === "link_open" && open.markup === "linkify" && text?.type === "text" && close?.type === "link_close";
+  return (
+    rest.length === 0 &&
+    open?.type === "link_open" &&
+    open.markup === "linkify" &&
+    text?.type === "text" &&
+    close?.type === "link_close"
+  );
 }
 
 /** Core rule (after linkify): link normalisation, facts and image previews. */

@@ -24,7 +24,10 @@
  * find nothing.
  */
 const ALNUM = "(?:[A-Za-z0-9]|(?![\\x00-\\x7f\\p{Emoji}\\p{Emoji_Component}])[\\p{L}\\p{N}])";
-const PLAIN_LINE = new RegExp(`^(?![0-9]+\\.)${ALNUM}(?:${ALNUM}|['"!?,;]|\\.(?!${ALNUM})|(?<=${ALNUM})-| (?=[^ ]))*$`, "u");
+const PLAIN_LINE = new RegExp(
+  `^(?![0-9]+\\.)${ALNUM}(?:${ALNUM}|['"!?,;]|\\.(?!${ALNUM})|(?<=${ALNUM})-| (?=[^ ]))*$`,
+  "u",
+);
 
 /**
  * The HTML of `content` if it is plain text in the sense above (paragraphs separated

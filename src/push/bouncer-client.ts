@@ -47,7 +47,12 @@ export class BouncerRefusedError extends Error {
  * fix (Zulip reports them as ADMIN_ACTION_REQUIRED) and worth retrying, not a verdict
  * on one request.
  */
-export const SERVER_LEVEL_CODES: ReadonlySet<string> = new Set(["INVALID_ZULIP_SERVER", "PUSH_NOTIFICATIONS_DISALLOWED", "MISSING_REMOTE_REALM", "UNAUTHORIZED"]);
+export const SERVER_LEVEL_CODES: ReadonlySet<string> = new Set([
+  "INVALID_ZULIP_SERVER",
+  "PUSH_NOTIFICATIONS_DISALLOWED",
+  "MISSING_REMOTE_REALM",
+  "UNAUTHORIZED",
+]);
 
 export class BouncerClient {
   readonly #url: string;
@@ -69,22 +74,36 @@ export class BouncerClient {
     try {
       response = await fetch(url, {
         method: "POST",
-        headers: { Authorization: this.#auth, "Content-Type": "application/json", "User-Agent": `ZulipServer/${ZULIP_VERSION}` },
+        headers: {
+          Authorization: this.#auth,
+          "Content-Type": "application/json",
+          "User-Agent": `ZulipServer/${ZULIP_VERSION}`,
+        },
         body: JSON.stringify(body),
         signal: AbortSignal.timeout(this.#timeoutMs),
       });
       text = await response.text();
     } catch (error) {
-      throw new BouncerUnreachableError(`${error instanceof Error ? error.name : "Error"} while trying to connect to push notification bouncer`, { cause: error });
+      throw new BouncerUnreachableError(
+        `${error instanceof Error ? error.name : "Error"} while trying to connect to push notification bouncer`,
+        { cause: error },
+      );
     }
     if (response.status >= 500) throw new BouncerServerError(response.status);
     const parsed = parseObject(text);
     if (response.status >= 400) {
-      const code = typeof parsed?.["code"] === "string" ? parsed["code"] : response.status === 401 ? "UNAUTHORIZED" : null;
-      const msg = typeof parsed?.["msg"] === "string" ? parsed["msg"] : `Push notification bouncer returned ${response.status}`;
+      const code =
+        typeof parsed?.["code"] === "string" ? parsed["code"] : response.status === 401 ? "UNAUTHORIZED" : null;
+      const msg =
+        typeof parsed?.["msg"] === "string" ? parsed["msg"] : `Push notification bouncer returned ${response.status}`;
       throw new BouncerRefusedError(response.status, code, msg);
     }
-    if (response.status !== 200 || parsed === null) throw new BouncerRefusedError(response.status, null, `Push notification bouncer returned unexpected status code ${response.status}`);
+    if (response.status !== 200 || parsed === null)
+      throw new BouncerRefusedError(
+        response.status,
+        null,
+        `Push notification bouncer returned unexpected status code ${response.status}`,
+      );
     return parsed;
   }
 }
@@ -92,7 +111,9 @@ export class BouncerClient {
 function parseObject(text: string): Record<string, unknown> | null {
   try {
     const value: unknown = JSON.parse(text);
-    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+    return typeof value === "object" && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : null;
   } catch {
     return null;
   }

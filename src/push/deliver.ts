@@ -7,8 +7,23 @@
  * - any other refusal: a registration records the bouncer's code on the device
  *   (Zulip's push_registration_error_code); a notification is dropped, as Zulip does.
  */
-import { BadRequestError, clip, NoActivePushDeviceError, PushBouncerError, PushServiceNotConfiguredError, type PushDelivery, type PushItemOutcome, type Store } from "../engine/index.js";
-import { BouncerRefusedError, BouncerServerError, BouncerUnreachableError, SERVER_LEVEL_CODES, type BouncerClient } from "./bouncer-client.js";
+import {
+  BadRequestError,
+  clip,
+  NoActivePushDeviceError,
+  PushBouncerError,
+  PushServiceNotConfiguredError,
+  type PushDelivery,
+  type PushItemOutcome,
+  type Store,
+} from "../engine/index.js";
+import {
+  BouncerRefusedError,
+  BouncerServerError,
+  BouncerUnreachableError,
+  SERVER_LEVEL_CODES,
+  type BouncerClient,
+} from "./bouncer-client.js";
 import { messagePayload, pushRequests, removePayload, testPayload } from "./payload.js";
 
 /** The bouncer cannot take requests now; try again later. */
@@ -19,7 +34,11 @@ function isServerLevel(error: BouncerRefusedError): boolean {
 }
 
 /** Sends what one item asks; resolves with the outcome to record, or throws RetryLaterError. */
-export async function deliverPushItem(client: BouncerClient, delivery: PushDelivery, baseUrl: string): Promise<PushItemOutcome> {
+export async function deliverPushItem(
+  client: BouncerClient,
+  delivery: PushDelivery,
+  baseUrl: string,
+): Promise<PushItemOutcome> {
   try {
     if (delivery.kind === "register") {
       await client.post("push/e2ee/register", {
@@ -30,14 +49,23 @@ export async function deliverPushItem(client: BouncerClient, delivery: PushDeliv
       });
       return { kind: "sent" };
     }
-    const payload = delivery.kind === "message" ? messagePayload(delivery, baseUrl) : removePayload(delivery.realm, baseUrl, delivery.userId, delivery.messageIds);
-    const answer = await client.post("push/e2ee/notify", { realm_uuid: delivery.realmUuid, push_requests: pushRequests(delivery.targets, payload, delivery.kind === "message") });
+    const payload =
+      delivery.kind === "message"
+        ? messagePayload(delivery, baseUrl)
+        : removePayload(delivery.realm, baseUrl, delivery.userId, delivery.messageIds);
+    const answer = await client.post("push/e2ee/notify", {
+      realm_uuid: delivery.realmUuid,
+      push_requests: pushRequests(delivery.targets, payload, delivery.kind === "message"),
+    });
     return { kind: "sent", deleteTokenIds: tokenIdsOf(answer) };
   } catch (error) {
-    if (error instanceof BouncerUnreachableError || error instanceof BouncerServerError) throw new RetryLaterError(error.message, { cause: error });
+    if (error instanceof BouncerUnreachableError || error instanceof BouncerServerError)
+      throw new RetryLaterError(error.message, { cause: error });
     if (error instanceof BouncerRefusedError) {
       if (isServerLevel(error)) throw new RetryLaterError(error.message, { cause: error });
-      return delivery.kind === "register" ? { kind: "refused", code: error.code ?? "BAD_REQUEST" } : { kind: "dropped" };
+      return delivery.kind === "register"
+        ? { kind: "refused", code: error.code ?? "BAD_REQUEST" }
+        : { kind: "dropped" };
     }
     throw error;
   }
@@ -52,16 +80,27 @@ function tokenIdsOf(answer: Record<string, unknown>): string[] {
  * POST /mobile_push/e2ee/test_notification: sent at once (the client waits), with
  * Zulip's errors for a bouncer that is misconfigured (403), unreachable or failing (502).
  */
-export async function sendTestNotification(store: Store, client: BouncerClient | null, userId: number, deviceId: number | null, baseUrl: string): Promise<void> {
+export async function sendTestNotification(
+  store: Store,
+  client: BouncerClient | null,
+  userId: number,
+  deviceId: number | null,
+  baseUrl: string,
+): Promise<void> {
   const { realm, realmUuid, targets } = store.testPushTargets(userId, deviceId);
   if (client === null) throw new PushServiceNotConfiguredError();
   const payload = testPayload(realm, baseUrl, userId, Math.floor(Date.now() / 1000));
   let answer: Record<string, unknown>;
   try {
-    answer = await client.post("push/e2ee/notify", { realm_uuid: realmUuid, push_requests: pushRequests(targets, payload, true) });
+    answer = await client.post("push/e2ee/notify", {
+      realm_uuid: realmUuid,
+      push_requests: pushRequests(targets, payload, true),
+    });
   } catch (error) {
-    if (error instanceof BouncerUnreachableError) throw new PushBouncerError("FAILED_TO_CONNECT_BOUNCER", { cause: error });
-    if (error instanceof BouncerServerError) throw new PushBouncerError("INTERNAL_SERVER_ERROR_ON_BOUNCER", { cause: error });
+    if (error instanceof BouncerUnreachableError)
+      throw new PushBouncerError("FAILED_TO_CONNECT_BOUNCER", { cause: error });
+    if (error instanceof BouncerServerError)
+      throw new PushBouncerError("INTERNAL_SERVER_ERROR_ON_BOUNCER", { cause: error });
     if (error instanceof BouncerRefusedError) {
       if (isServerLevel(error)) throw new PushBouncerError("ADMIN_ACTION_REQUIRED", { cause: error });
       throw new BadRequestError(clip(error.message));

@@ -63,13 +63,26 @@ export function messagePayload(d: MessageDelivery, baseUrl: string): Record<stri
     channel_id: d.channel.id,
     channel_name: d.channel.name,
     topic: d.message.topic,
-    ...(d.mentionedGroup ? { mentioned_user_group_id: d.mentionedGroup.id, mentioned_user_group_name: d.mentionedGroup.name } : {}),
+    ...(d.mentionedGroup
+      ? { mentioned_user_group_id: d.mentionedGroup.id, mentioned_user_group_name: d.mentionedGroup.name }
+      : {}),
   };
 }
 
 /** Messages the user has read elsewhere: their notifications go. */
-export function removePayload(realm: Realm, baseUrl: string, userId: number, messageIds: readonly number[]): Record<string, unknown> {
-  return { message_ids: [...messageIds], realm_name: realm.name, realm_url: realmUrl(baseUrl, realm), type: "remove", user_id: userId };
+export function removePayload(
+  realm: Realm,
+  baseUrl: string,
+  userId: number,
+  messageIds: readonly number[],
+): Record<string, unknown> {
+  return {
+    message_ids: [...messageIds],
+    realm_name: realm.name,
+    realm_url: realmUrl(baseUrl, realm),
+    type: "remove",
+    user_id: userId,
+  };
 }
 
 /** POST /mobile_push/e2ee/test_notification's payload. */
@@ -83,12 +96,25 @@ export function testPayload(realm: Realm, baseUrl: string, userId: number, time:
  * removals change nothing on screen until the app runs, so they go as background
  * pushes at normal priority (Zulip's docs show only the alert form; this is inferred).
  */
-export function pushRequests(targets: readonly PushTarget[], payload: unknown, alert: boolean): Record<string, unknown>[] {
+export function pushRequests(
+  targets: readonly PushTarget[],
+  payload: unknown,
+  alert: boolean,
+): Record<string, unknown>[] {
   return targets.map((t) => {
     const encrypted = { push_key_id: t.pushKeyId, encrypted_data: encryptForDevice(t.pushKey, payload) };
-    if (t.tokenKind === "fcm") return { token_id: t.tokenId, fcm_priority: alert ? "high" : "normal", payload: encrypted };
+    if (t.tokenKind === "fcm")
+      return { token_id: t.tokenId, fcm_priority: alert ? "high" : "normal", payload: encrypted };
     return alert
-      ? { token_id: t.tokenId, http_headers: { apns_priority: 10, apns_push_type: "alert" }, payload: { ...encrypted, aps: { "mutable-content": 1, alert: { title: "New notification" } } } }
-      : { token_id: t.tokenId, http_headers: { apns_priority: 5, apns_push_type: "background" }, payload: { ...encrypted, aps: { "content-available": 1 } } };
+      ? {
+          token_id: t.tokenId,
+          http_headers: { apns_priority: 10, apns_push_type: "alert" },
+          payload: { ...encrypted, aps: { "mutable-content": 1, alert: { title: "New notification" } } },
+        }
+      : {
+          token_id: t.tokenId,
+          http_headers: { apns_priority: 5, apns_push_type: "background" },
+          payload: { ...encrypted, aps: { "content-available": 1 } },
+        };
   });
 }

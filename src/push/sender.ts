@@ -97,7 +97,10 @@ export class PushSender {
           after = item.id;
           const nowSecs = Math.floor(this.#clock.now() / 1000);
           if (nowSecs - item.createdAt > PUSH_ITEM_MAX_AGE_SECS) {
-            this.#store.finishPushItem(item.id, item.kind === "register" ? { kind: "refused", code: "REQUEST_EXPIRED" } : { kind: "dropped" });
+            this.#store.finishPushItem(
+              item.id,
+              item.kind === "register" ? { kind: "refused", code: "REQUEST_EXPIRED" } : { kind: "dropped" },
+            );
             done++;
             continue;
           }

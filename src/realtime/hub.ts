@@ -191,9 +191,12 @@ export class EventHub {
     if (queue.size > 0 || input.dontBlock) return Promise.resolve(queue.eventsJson(MAX_POLL_ANSWER_CHARS));
     return new Promise<string>((resolve, reject) => {
       const span = this.#heartbeatMax - this.#heartbeatMin;
-      const timer = this.#clock.setTimeout(() => {
-        if (this.#queues.get(queue.id) === queue) this.#push(queue, openJson({ type: "heartbeat" }));
-      }, this.#heartbeatMin + Math.floor(this.#random() * (span + 1)));
+      const timer = this.#clock.setTimeout(
+        () => {
+          if (this.#queues.get(queue.id) === queue) this.#push(queue, openJson({ type: "heartbeat" }));
+        },
+        this.#heartbeatMin + Math.floor(this.#random() * (span + 1)),
+      );
       const done = (): void => {
         this.#clock.clearTimeout(timer);
         signal.removeEventListener("abort", onAbort);
@@ -404,7 +407,8 @@ export class EventHub {
         }
       }
       if (event.type === "message" && event.publicChannelRealmId !== null) {
-        for (const queue of this.#allPublic.get(event.publicChannelRealmId) ?? []) if (!audience.has(queue.userId)) visit(queue, false);
+        for (const queue of this.#allPublic.get(event.publicChannelRealmId) ?? [])
+          if (!audience.has(queue.userId)) visit(queue, false);
       }
     }
   }

@@ -105,7 +105,11 @@ export class WireEvent {
       case "message": {
         if (!realm) return null;
         const o = queue.options;
-        const message = messageBody(store, realm, e.message, { applyMarkdown: o.applyMarkdown, clientGravatar: o.clientGravatar, allowEmptyTopicName: o.emptyTopicName });
+        const message = messageBody(store, realm, e.message, {
+          applyMarkdown: o.applyMarkdown,
+          clientGravatar: o.clientGravatar,
+          allowEmptyTopicName: o.emptyTopicName,
+        });
         // Queues that get the message only through all_public_streams have no row for it.
         const flags = recipient ? e.flagsFor(queue.userId) : ["read", "historical"];
         const out: Record<string, unknown> = { type: "message", message, flags };
@@ -113,51 +117,110 @@ export class WireEvent {
         return out;
       }
       case "update_message_flags": {
-        const out: Record<string, unknown> = { type: "update_message_flags", op: e.op, operation: e.op, flag: e.flag, messages: [...e.messages], all: false };
+        const out: Record<string, unknown> = {
+          type: "update_message_flags",
+          op: e.op,
+          operation: e.op,
+          flag: e.flag,
+          messages: [...e.messages],
+          all: false,
+        };
         if (e.messageDetails !== null) {
           const details: Record<string, Record<string, unknown>> = {};
           for (const [id, d] of e.messageDetails) {
             details[String(id)] =
               d.recipient.type === "channel"
-                ? { type: "stream", stream_id: d.recipient.channelId, topic: this.#topic(queue, realm, d.topic), ...(d.mentioned ? { mentioned: true } : {}) }
-                : { type: "private", user_ids: (d.userIds ?? []).filter((u) => u !== queue.userId), ...(d.mentioned ? { mentioned: true } : {}) };
+                ? {
+                    type: "stream",
+                    stream_id: d.recipient.channelId,
+                    topic: this.#topic(queue, realm, d.topic),
+                    ...(d.mentioned ? { mentioned: true } : {}),
+                  }
+                : {
+                    type: "private",
+                    user_ids: (d.userIds ?? []).filter((u) => u !== queue.userId),
+                    ...(d.mentioned ? { mentioned: true } : {}),
+                  };
           }
           out["message_details"] = details;
         }
         return out;
       }
       case "reaction":
-        return { type: "reaction", op: e.op, message_id: e.messageId, user_id: e.reaction.userId, emoji_name: e.reaction.emojiName, emoji_code: e.reaction.emojiCode, reaction_type: e.reaction.reactionType };
+        return {
+          type: "reaction",
+          op: e.op,
+          message_id: e.messageId,
+          user_id: e.reaction.userId,
+          emoji_name: e.reaction.emojiName,
+          emoji_code: e.reaction.emojiCode,
+          reaction_type: e.reaction.reactionType,
+        };
       case "subscription":
         switch (e.op) {
           case "add": {
             const viewer = store.findUser(queue.userId);
             if (!viewer) return null;
-            return { type: "subscription", op: "add", subscriptions: e.subscriptions.map((s) => subscriptionToWire(store, viewer, s.subscription, store.getChannel(s.channel.id) ?? s.channel, true)) };
+            return {
+              type: "subscription",
+              op: "add",
+              subscriptions: e.subscriptions.map((s) =>
+                subscriptionToWire(store, viewer, s.subscription, store.getChannel(s.channel.id) ?? s.channel, true),
+              ),
+            };
           }
           case "remove":
-            return { type: "subscription", op: "remove", subscriptions: e.channels.map((c) => ({ stream_id: c.id, name: c.name })) };
+            return {
+              type: "subscription",
+              op: "remove",
+              subscriptions: e.channels.map((c) => ({ stream_id: c.id, name: c.name })),
+            };
           case "update":
             return { type: "subscription", op: "update", stream_id: e.channelId, property: e.property, value: e.value };
           default:
             return { type: "subscription", op: e.op, stream_ids: [...e.channelIds], user_ids: [...e.userIds] };
         }
       case "stream":
-        if (e.op === "update") return { type: "stream", op: "update", stream_id: e.channel.id, name: e.channel.name, property: e.property, value: e.value };
+        if (e.op === "update")
+          return {
+            type: "stream",
+            op: "update",
+            stream_id: e.channel.id,
+            name: e.channel.name,
+            property: e.property,
+            value: e.value,
+          };
         if (e.op === "create") {
           // Each channel as it stands at delivery, a BasicChannel exactly (Zulip's schema
           // has no subscribers here: a revealed channel's subscribers follow as peer_add,
           // or in the subscription add of a user who joined it).
-          return { type: "stream", op: "create", streams: e.channels.map((c) => channelToWire(store, store.getChannel(c.id) ?? c)) };
+          return {
+            type: "stream",
+            op: "create",
+            streams: e.channels.map((c) => channelToWire(store, store.getChannel(c.id) ?? c)),
+          };
         }
-        return { type: "stream", op: "delete", streams: e.channels.map((c) => ({ stream_id: c.id, name: c.name })), stream_ids: e.channels.map((c) => c.id) };
+        return {
+          type: "stream",
+          op: "delete",
+          streams: e.channels.map((c) => ({ stream_id: c.id, name: c.name })),
+          stream_ids: e.channels.map((c) => c.id),
+        };
       case "default_streams":
         return { type: "default_streams", default_streams: [...e.channelIds] };
       case "realm_bot":
         if (e.op === "delete") return { type: "realm_bot", op: "delete", bot: { user_id: e.botId } };
         return { type: "realm_bot", op: "add", bot: botToWire(e.bot) };
       case "realm_user": {
-        if (e.op === "add") return { type: "realm_user", op: "add", person: userToWire(e.person, { clientGravatar: queue.options.clientGravatar, includeCustomProfileFields: true }) };
+        if (e.op === "add")
+          return {
+            type: "realm_user",
+            op: "add",
+            person: userToWire(e.person, {
+              clientGravatar: queue.options.clientGravatar,
+              includeCustomProfileFields: true,
+            }),
+          };
         const c = e.changes;
         const person: Record<string, unknown> = { user_id: e.userId };
         if ("fullName" in c) person["full_name"] = c.fullName;
@@ -171,7 +234,12 @@ export class WireEvent {
           // register's avatar_url_medium is the same URL. Null for client_gravatar queues,
           // as in realm_user add events (the client computes Gravatars itself).
           const url = avatarUrl(c.avatarOf, queue.options.clientGravatar);
-          Object.assign(person, { avatar_source: "G", avatar_url: url, avatar_url_medium: url, avatar_version: c.avatarOf.avatarVersion });
+          Object.assign(person, {
+            avatar_source: "G",
+            avatar_url: url,
+            avatar_url_medium: url,
+            avatar_version: c.avatarOf.avatarVersion,
+          });
         } else person["custom_profile_field"] = c.profileData;
         return { type: "realm_user", op: "update", person };
       }
@@ -184,25 +252,40 @@ export class WireEvent {
           case "add": {
             // A reactivated group reaches only clients that dropped it (Zulip's include_deactivated_groups).
             if (e.forReactivation && queue.options.includeDeactivatedGroups) return null;
-            const out: Record<string, unknown> = { type: "user_group", op: "add", group: groupToWire(store, e.group, e.group.members) };
+            const out: Record<string, unknown> = {
+              type: "user_group",
+              op: "add",
+              group: groupToWire(store, e.group, e.group.members),
+            };
             if (e.forReactivation) out["for_reactivation"] = true;
             return out;
           }
           case "remove":
-            return queue.options.includeDeactivatedGroups ? null : { type: "user_group", op: "remove", group_id: e.groupId };
+            return queue.options.includeDeactivatedGroups
+              ? null
+              : { type: "user_group", op: "remove", group_id: e.groupId };
           case "update": {
             const data: Record<string, unknown> = {};
             if (e.data.name !== undefined) data["name"] = e.data.name;
             if (e.data.description !== undefined) data["description"] = e.data.description;
             if (e.data.deactivated !== undefined) data["deactivated"] = e.data.deactivated;
-            if (e.data.canManageGroup !== undefined) data["can_manage_group"] = groupSettingToWire(e.data.canManageGroup);
-            if (e.data.canMentionGroup !== undefined) data["can_mention_group"] = groupSettingToWire(e.data.canMentionGroup);
-            if (e.data.canAddMembersGroup !== undefined) data["can_add_members_group"] = groupSettingToWire(e.data.canAddMembersGroup);
+            if (e.data.canManageGroup !== undefined)
+              data["can_manage_group"] = groupSettingToWire(e.data.canManageGroup);
+            if (e.data.canMentionGroup !== undefined)
+              data["can_mention_group"] = groupSettingToWire(e.data.canMentionGroup);
+            if (e.data.canAddMembersGroup !== undefined)
+              data["can_add_members_group"] = groupSettingToWire(e.data.canAddMembersGroup);
             if (e.data.canJoinGroup !== undefined) data["can_join_group"] = groupSettingToWire(e.data.canJoinGroup);
             if (e.data.canLeaveGroup !== undefined) data["can_leave_group"] = groupSettingToWire(e.data.canLeaveGroup);
-            if (e.data.canRemoveMembersGroup !== undefined) data["can_remove_members_group"] = groupSettingToWire(e.data.canRemoveMembersGroup);
+            if (e.data.canRemoveMembersGroup !== undefined)
+              data["can_remove_members_group"] = groupSettingToWire(e.data.canRemoveMembersGroup);
             // (Re)activation reaches the other clients as a remove (add) event.
-            if (e.data.deactivated !== undefined && !queue.options.includeDeactivatedGroups && Object.keys(data).length === 1) return null;
+            if (
+              e.data.deactivated !== undefined &&
+              !queue.options.includeDeactivatedGroups &&
+              Object.keys(data).length === 1
+            )
+              return null;
             return { type: "user_group", op: "update", group_id: e.groupId, data };
           }
           case "add_members":
@@ -212,11 +295,24 @@ export class WireEvent {
             return { type: "user_group", op: e.op, group_id: e.groupId, direct_subgroup_ids: [...e.subgroupIds] };
         }
       case "user_topic":
-        return { type: "user_topic", ...userTopicToWire({ ...e.userTopic, topic: this.#topic(queue, realm, e.userTopic.topic) }) };
+        return {
+          type: "user_topic",
+          ...userTopicToWire({ ...e.userTopic, topic: this.#topic(queue, realm, e.userTopic.topic) }),
+        };
       case "scheduled_messages":
-        if (e.op === "remove") return { type: "scheduled_messages", op: "remove", scheduled_message_id: e.scheduledMessageId };
-        if (e.op === "add") return { type: "scheduled_messages", op: "add", scheduled_messages: [scheduledMessageToWire(e.scheduled, realm, queue.options.emptyTopicName)] };
-        return { type: "scheduled_messages", op: "update", scheduled_message: scheduledMessageToWire(e.scheduled, realm, queue.options.emptyTopicName) };
+        if (e.op === "remove")
+          return { type: "scheduled_messages", op: "remove", scheduled_message_id: e.scheduledMessageId };
+        if (e.op === "add")
+          return {
+            type: "scheduled_messages",
+            op: "add",
+            scheduled_messages: [scheduledMessageToWire(e.scheduled, realm, queue.options.emptyTopicName)],
+          };
+        return {
+          type: "scheduled_messages",
+          op: "update",
+          scheduled_message: scheduledMessageToWire(e.scheduled, realm, queue.options.emptyTopicName),
+        };
       case "muted_topics": {
         // Zulip's accepts_event: a client that asked for user_topic does not get the old list.
         if (queue.options.eventTypes?.includes("user_topic") === true) return null;
@@ -229,7 +325,8 @@ export class WireEvent {
       }
       case "presence": {
         const timestamps = presenceTimestamps(e.user, e.presence);
-        if (queue.options.presenceFormat === "modern") return { type: "presence", presences: { [String(e.user.id)]: timestamps } };
+        if (queue.options.presenceFormat === "modern")
+          return { type: "presence", presences: { [String(e.user.id)]: timestamps } };
         const out: Record<string, unknown> = { type: "presence", user_id: e.user.id };
         if (queue.options.presenceFormat === "legacy") out["email"] = e.user.email;
         out["server_timestamp"] = e.serverTimestamp;
@@ -237,14 +334,25 @@ export class WireEvent {
         return out;
       }
       case "realm_emoji": {
-        if (queue.options.individualEmojiChanges !== true) return { type: "realm_emoji", op: "update", realm_emoji: realmEmojiMapToWire(e.all) };
+        if (queue.options.individualEmojiChanges !== true)
+          return { type: "realm_emoji", op: "update", realm_emoji: realmEmojiMapToWire(e.all) };
         if (e.op === "add") return { type: "realm_emoji", op: "add", emoji: realmEmojiToWire(e.emoji) };
-        return { type: "realm_emoji", op: "update_one", emoji_id: String(e.emoji.id), data: { deactivated: e.emoji.deactivated } };
+        return {
+          type: "realm_emoji",
+          op: "update_one",
+          emoji_id: String(e.emoji.id),
+          data: { deactivated: e.emoji.deactivated },
+        };
       }
       case "realm_playgrounds":
         return { type: "realm_playgrounds", realm_playgrounds: e.playgrounds.map(playgroundToWire) };
       case "user_settings": {
-        const out: Record<string, unknown> = { type: "user_settings", op: "update", property: e.property, value: e.value };
+        const out: Record<string, unknown> = {
+          type: "user_settings",
+          op: "update",
+          property: e.property,
+          value: e.value,
+        };
         if (e.property === "default_language") out["language_name"] = languageName(String(e.value));
         return out;
       }
@@ -256,19 +364,38 @@ export class WireEvent {
         return { type: "drafts", op: "remove", draft_id: e.draftId };
       case "attachment":
         // A removed file is named by its ID alone, as Zulip sends it.
-        return { type: "attachment", op: e.op, attachment: e.op === "remove" ? { id: e.attachment.id } : attachmentToWire(e.attachment), upload_space_used: e.uploadSpaceUsed };
+        return {
+          type: "attachment",
+          op: e.op,
+          attachment: e.op === "remove" ? { id: e.attachment.id } : attachmentToWire(e.attachment),
+          upload_space_used: e.uploadSpaceUsed,
+        };
       case "saved_snippets":
         if (e.op === "remove") return { type: "saved_snippets", op: "remove", saved_snippet_id: e.snippetId };
         return { type: "saved_snippets", op: e.op, saved_snippet: savedSnippetToWire(e.snippet) };
       case "device":
-        if (e.op === "update") return { type: "device", op: "update", device_id: e.deviceId, ...deviceChangesToWire(e.changes) };
+        if (e.op === "update")
+          return { type: "device", op: "update", device_id: e.deviceId, ...deviceChangesToWire(e.changes) };
         return { type: "device", op: e.op, device_id: e.deviceId };
       case "typing": {
         if (e.recipients !== null) {
-          return { type: "typing", op: e.op, message_type: "direct", sender: brief(e.sender), recipients: e.recipients.map(brief) };
+          return {
+            type: "typing",
+            op: e.op,
+            message_type: "direct",
+            sender: brief(e.sender),
+            recipients: e.recipients.map(brief),
+          };
         }
         if (!queue.options.streamTypingNotifications) return null;
-        return { type: "typing", op: e.op, message_type: "stream", sender: brief(e.sender), stream_id: e.channelId, topic: this.#topic(queue, realm, e.topic ?? "") };
+        return {
+          type: "typing",
+          op: e.op,
+          message_type: "stream",
+          sender: brief(e.sender),
+          stream_id: e.channelId,
+          topic: this.#topic(queue, realm, e.topic ?? ""),
+        };
       }
     }
   }

@@ -93,11 +93,18 @@ export class UploadFiles {
     const dir = join(target, "..");
     const base = target.slice(dir.length + 1);
     const names = await readdir(dir).catch(() => [] as string[]);
-    await Promise.all(names.filter((n) => n === base || n.startsWith(`${base}.`)).map((n) => unlink(join(dir, n)).catch(() => undefined)));
+    await Promise.all(
+      names
+        .filter((n) => n === base || n.startsWith(`${base}.`))
+        .map((n) => unlink(join(dir, n)).catch(() => undefined)),
+    );
   }
 
   async size(pathId: string): Promise<number | null> {
-    return stat(this.pathOf(pathId)).then((s) => s.size, () => null);
+    return stat(this.pathOf(pathId)).then(
+      (s) => s.size,
+      () => null,
+    );
   }
 
   /** The realms that have a folder here, with the names in their temporary folder. */
@@ -135,7 +142,13 @@ export class UploadFiles {
           const path = join(dir, name);
           const facts = await lstat(path).catch(() => null);
           if (facts === null || !facts.isFile() || nowMs - facts.mtimeMs < graceMs) continue;
-          if (await unlink(path).then(() => true, () => false)) removed++;
+          if (
+            await unlink(path).then(
+              () => true,
+              () => false,
+            )
+          )
+            removed++;
         }
       }
     }

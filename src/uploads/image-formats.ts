@@ -49,14 +49,26 @@ export async function sniffFile(path: string): Promise<RasterFormat | null> {
 
 /** The name sharp's metadata() gives each format (AVIF is read by the HEIF loader). */
 export const SHARP_FORMAT: Readonly<Record<RasterFormat, string>> = {
-  png: "png", jpeg: "jpeg", gif: "gif", webp: "webp", avif: "heif", tiff: "tiff",
+  png: "png",
+  jpeg: "jpeg",
+  gif: "gif",
+  webp: "webp",
+  avif: "heif",
+  tiff: "tiff",
 };
 
 /**
  * The libvips loaders left unblocked (each name covers its File, Buffer and Source
  * variants): Zulip's list. Custom emoji (src/emoji/images.ts) decode the same formats.
  */
-const ALLOWED_LOADERS = ["VipsForeignLoadJpeg", "VipsForeignLoadPng", "VipsForeignLoadNsgif", "VipsForeignLoadWebp", "VipsForeignLoadHeif", "VipsForeignLoadTiff"];
+const ALLOWED_LOADERS = [
+  "VipsForeignLoadJpeg",
+  "VipsForeignLoadPng",
+  "VipsForeignLoadNsgif",
+  "VipsForeignLoadWebp",
+  "VipsForeignLoadHeif",
+  "VipsForeignLoadTiff",
+];
 
 type SharpFactory = (input: string, options: SharpOptions) => Sharp;
 

@@ -100,7 +100,14 @@ export class Uploads {
    * Stores a received file as `owner`'s upload named `name`: the temporary file is
    * fsynced and closed here. `strict`: sanitize the stored name to ASCII (tus).
    */
-  async store(store: Store, owner: User, temp: TempFile, name: string, contentType: string, strict = false): Promise<Attachment> {
+  async store(
+    store: Store,
+    owner: User,
+    temp: TempFile,
+    name: string,
+    contentType: string,
+    strict = false,
+  ): Promise<Attachment> {
     try {
       await temp.finish();
     } catch (error) {
@@ -125,7 +132,10 @@ export class Uploads {
     }
     let attachment: Attachment;
     try {
-      attachment = store.createAttachment({ ownerId: owner.id, pathId, name, size, contentType, image }, this.quotaBytes);
+      attachment = store.createAttachment(
+        { ownerId: owner.id, pathId, name, size, contentType, image },
+        this.quotaBytes,
+      );
     } catch (error) {
       await this.files.remove(pathId);
       throw error;

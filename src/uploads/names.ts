@@ -21,7 +21,9 @@ export function truncateFileName(name: string, max: number): string {
   }
   const room = max - Buffer.byteLength(extension);
   // Cutting the encoded bytes may split a character; the decoder drops the partial one.
-  const cut = new TextDecoder("utf-8", { fatal: false }).decode(Buffer.from(stem).subarray(0, room)).replace(/\uFFFD$/, "");
+  const cut = new TextDecoder("utf-8", { fatal: false })
+    .decode(Buffer.from(stem).subarray(0, room))
+    .replace(/\uFFFD$/, "");
   return cut + extension;
 }
 
@@ -31,7 +33,12 @@ export function truncateFileName(name: string, max: number): string {
  * "", "." and ".." become "uploaded-file". `strict` (tus) first keeps ASCII only.
  */
 export function sanitizeName(value: string, strict = false): string {
-  let out = strict ? value.replace(/[^A-Za-z0-9_ .-]/g, "").trim() : value.normalize("NFKC").replace(/[^\p{L}\p{N}_\s.-]/gu, "").trim();
+  let out = strict
+    ? value.replace(/[^A-Za-z0-9_ .-]/g, "").trim()
+    : value
+        .normalize("NFKC")
+        .replace(/[^\p{L}\p{N}_\s.-]/gu, "")
+        .trim();
   out = out.replace(/[-\s]+/g, "-");
   out = truncateFileName(out, MAX_FILE_NAME_BYTES);
   return out === "" || out === "." || out === ".." ? "uploaded-file" : out;

@@ -23,14 +23,22 @@ const MAX_PIXELS = 128 * 1024 * 1024;
  * this server decodes: its magic bytes must name an allowed format and libvips must
  * read it as that same format (see uploads/image-formats).
  */
-async function openRaster(path: string): Promise<{ image: Sharp; width: number; height: number; pages: number; pageHeight: number } | null> {
+async function openRaster(
+  path: string,
+): Promise<{ image: Sharp; width: number; height: number; pages: number; pageHeight: number } | null> {
   const format = await sniffFile(path).catch(() => null);
   if (format === null) return null;
   const image = (await loadSharp())(path, { limitInputPixels: MAX_PIXELS });
   const meta = await image.metadata();
   if (meta.format !== SHARP_FORMAT[format] || !meta.width || !meta.height) return null;
   // For animated images libvips reports the height of all frames stacked unless asked per page.
-  return { image, width: meta.width, height: meta.height, pages: meta.pages ?? 1, pageHeight: meta.pageHeight ?? meta.height };
+  return {
+    image,
+    width: meta.width,
+    height: meta.height,
+    pages: meta.pages ?? 1,
+    pageHeight: meta.pageHeight ?? meta.height,
+  };
 }
 
 /** The image facts of a stored file, or null if it is not an image the thumbnailer reads. */
@@ -74,7 +82,7 @@ export class Thumbnailer {
     const pending = this.#jobs.get(pathId);
     if (pending) return pending;
     this.enqueue(pathId);
-    return this.#jobs.get(pathId) ?? (await exists(target) ? target : null);
+    return this.#jobs.get(pathId) ?? ((await exists(target)) ? target : null);
   }
 
   /** Resolves when every queued thumbnail is done (tests, shutdown). */
@@ -92,7 +100,12 @@ export class Thumbnailer {
       if (raster === null) return null;
       await raster.image
         .rotate()
-        .resize({ width: THUMBNAIL_FORMAT.maxWidth, height: THUMBNAIL_FORMAT.maxHeight, fit: "inside", withoutEnlargement: true })
+        .resize({
+          width: THUMBNAIL_FORMAT.maxWidth,
+          height: THUMBNAIL_FORMAT.maxHeight,
+          fit: "inside",
+          withoutEnlargement: true,
+        })
         .webp({ quality: 80 })
         .toFile(partial);
       await rename(partial, target);
@@ -105,5 +118,8 @@ export class Thumbnailer {
 }
 
 function exists(path: string): Promise<boolean> {
-  return stat(path).then(() => true, () => false);
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
 }

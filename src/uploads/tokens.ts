@@ -28,7 +28,9 @@ export class DownloadTokens {
   /** A token for `pathId`; uppercase hex like Zulip's, so it is one safe path segment. */
   issue(pathId: string): string {
     const text = `${pathId}:${Math.floor(this.#now() / 1000)}`;
-    return Buffer.from(`${text}:${this.#sign(text)}`).toString("hex").toUpperCase();
+    return Buffer.from(`${text}:${this.#sign(text)}`)
+      .toString("hex")
+      .toUpperCase();
   }
 
   /** The path_id a valid, unexpired token signs, else null. */

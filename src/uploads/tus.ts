@@ -65,7 +65,13 @@ export class TusUploads {
     this.#now = now;
   }
 
-  async create(realmId: number, ownerId: number, length: number, filename: string, filetype: string): Promise<TusUpload> {
+  async create(
+    realmId: number,
+    ownerId: number,
+    length: number,
+    filename: string,
+    filetype: string,
+  ): Promise<TusUpload> {
     const id = randomBytes(16).toString("hex");
     const file = await this.#files.createTusFile(realmId, id);
     const touchedAt = this.#now();
@@ -157,6 +163,7 @@ export class TusUploads {
 
   async expire(): Promise<void> {
     const cutoff = this.#now() - ABANDONED_AFTER_MS;
-    for (const upload of [...this.#uploads.values()]) if (!upload.busy && upload.touchedAt < cutoff) await this.terminate(upload);
+    for (const upload of [...this.#uploads.values()])
+      if (!upload.busy && upload.touchedAt < cutoff) await this.terminate(upload);
   }
 }

@@ -14,13 +14,21 @@ import type { Store } from "../engine/index.js";
 import type { Channel, GroupSettingValue, Subscription, User } from "../engine/index.js";
 
 /** A group-setting value on the wire: a group ID or {direct_members, direct_subgroups}. */
-export function groupSettingToWire(value: GroupSettingValue): number | { direct_members: number[]; direct_subgroups: number[] } {
-  return typeof value === "number" ? value : { direct_members: [...value.directMembers], direct_subgroups: [...value.directSubgroups] };
+export function groupSettingToWire(
+  value: GroupSettingValue,
+): number | { direct_members: number[]; direct_subgroups: number[] } {
+  return typeof value === "number"
+    ? value
+    : { direct_members: [...value.directMembers], direct_subgroups: [...value.directSubgroups] };
 }
 
 /** A group-setting value from the wire. */
-export function groupSettingFromWire(value: number | { direct_members: number[]; direct_subgroups: number[] }): GroupSettingValue {
-  return typeof value === "number" ? value : { directMembers: value.direct_members, directSubgroups: value.direct_subgroups };
+export function groupSettingFromWire(
+  value: number | { direct_members: number[]; direct_subgroups: number[] },
+): GroupSettingValue {
+  return typeof value === "number"
+    ? value
+    : { directMembers: value.direct_members, directSubgroups: value.direct_subgroups };
 }
 
 /** The basic channel object (BasicChannel). */
@@ -67,12 +75,24 @@ export function subscribersFor(store: Store, viewer: User, channel: Channel): re
 }
 
 /** A Subscription object: the channel plus the user's personal settings. */
-export function subscriptionToWire(store: Store, viewer: User, sub: Subscription, channel: Channel, includeSubscribers: boolean): Record<string, unknown> {
+export function subscriptionToWire(
+  store: Store,
+  viewer: User,
+  sub: Subscription,
+  channel: Channel,
+  includeSubscribers: boolean,
+): Record<string, unknown> {
   return { ...channelToWire(store, channel), ...subscriberFields(store, viewer, sub, channel, includeSubscribers) };
 }
 
 /** What a Subscription object adds to the channel: the user's settings, and subscribers when asked and visible. */
-export function subscriberFields(store: Store, viewer: User, sub: Subscription, channel: Channel, includeSubscribers: boolean): Record<string, unknown> {
+export function subscriberFields(
+  store: Store,
+  viewer: User,
+  sub: Subscription,
+  channel: Channel,
+  includeSubscribers: boolean,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {
     color: sub.color,
     is_muted: sub.isMuted,

@@ -16,7 +16,9 @@ export interface MessageViewOptions {
 
 /** Zulip's recipient_id: one ID space for channels and DM conversations. */
 export function recipientId(message: Message): number {
-  return message.recipient.type === "channel" ? message.recipient.channelId * 2 : message.recipient.conversationId * 2 + 1;
+  return message.recipient.type === "channel"
+    ? message.recipient.channelId * 2
+    : message.recipient.conversationId * 2 + 1;
 }
 
 function userBrief(user: User | undefined, id: number) {
@@ -24,7 +26,12 @@ function userBrief(user: User | undefined, id: number) {
 }
 
 /** The full message object: the cached-free path (GET /messages/{id}, tests). */
-export function messageToWire(store: Store, realm: Realm, view: MessageView, options: MessageViewOptions): Record<string, unknown> {
+export function messageToWire(
+  store: Store,
+  realm: Realm,
+  view: MessageView,
+  options: MessageViewOptions,
+): Record<string, unknown> {
   const out = messageBody(store, realm, view.message, options);
   out["flags"] = view.flags;
   if (view.matchContent !== undefined) out["match_content"] = view.matchContent;
@@ -33,7 +40,12 @@ export function messageToWire(store: Store, realm: Realm, view: MessageView, opt
 }
 
 /** Everything of the message object that is the same for every reader (no flags, no matches). */
-export function messageBody(store: Store, realm: Realm, m: Message, options: MessageViewOptions): Record<string, unknown> {
+export function messageBody(
+  store: Store,
+  realm: Realm,
+  m: Message,
+  options: MessageViewOptions,
+): Record<string, unknown> {
   const sender = store.findUser(m.senderId);
   const out: Record<string, unknown> = {
     id: m.id,

@@ -7,7 +7,14 @@ import type { Draft, SavedSnippet } from "../engine/index.js";
 
 export function draftToWire(draft: Draft): Record<string, unknown> {
   // Zulip sends whole seconds: int(last_edit_time.timestamp()).
-  return { id: draft.id, type: draft.type, to: [...draft.to], topic: draft.topic, content: draft.content, timestamp: Math.trunc(draft.lastEditTime) };
+  return {
+    id: draft.id,
+    type: draft.type,
+    to: [...draft.to],
+    topic: draft.topic,
+    content: draft.content,
+    timestamp: Math.trunc(draft.lastEditTime),
+  };
 }
 
 export function savedSnippetToWire(snippet: SavedSnippet): Record<string, unknown> {

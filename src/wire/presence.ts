@@ -18,9 +18,19 @@ export function presenceTimestamps(user: User, presence: PresenceRecord): Presen
 }
 
 /** Zulip's format_legacy_presence_dict: active when last active within 70 s of last connected. */
-export function legacyClientPresence(t: PresenceTimestamps): { client: "website"; status: "active" | "idle"; timestamp: number; pushable: false } {
+export function legacyClientPresence(t: PresenceTimestamps): {
+  client: "website";
+  status: "active" | "idle";
+  timestamp: number;
+  pushable: false;
+} {
   const active = t.active_timestamp + LEGACY_ACTIVITY_OFFSET_SECS >= t.idle_timestamp;
-  return { client: "website", status: active ? "active" : "idle", timestamp: active ? t.active_timestamp : t.idle_timestamp, pushable: false };
+  return {
+    client: "website",
+    status: active ? "active" : "idle",
+    timestamp: active ? t.active_timestamp : t.idle_timestamp,
+    pushable: false,
+  };
 }
 
 export function legacyPresence(t: PresenceTimestamps): Record<string, unknown> {
@@ -39,12 +49,18 @@ const legacyMember = new WeakMap<PresenceRecord, { readonly email: string; reado
 function member(user: User, presence: PresenceRecord, slim: boolean): Buffer {
   if (slim) {
     let bytes = slimMember.get(presence);
-    if (bytes === undefined) slimMember.set(presence, (bytes = Buffer.from(`"${user.id}":${JSON.stringify(presenceTimestamps(user, presence))}`)));
+    if (bytes === undefined)
+      slimMember.set(
+        presence,
+        (bytes = Buffer.from(`"${user.id}":${JSON.stringify(presenceTimestamps(user, presence))}`)),
+      );
     return bytes;
   }
   const cached = legacyMember.get(presence);
   if (cached !== undefined && cached.email === user.email) return cached.bytes;
-  const bytes = Buffer.from(`${JSON.stringify(user.email)}:${JSON.stringify(legacyPresence(presenceTimestamps(user, presence)))}`);
+  const bytes = Buffer.from(
+    `${JSON.stringify(user.email)}:${JSON.stringify(legacyPresence(presenceTimestamps(user, presence)))}`,
+  );
   legacyMember.set(presence, { email: user.email, bytes });
   return bytes;
 }

@@ -7,7 +7,7 @@
  * definitions, so `email` is the API email, `delivery_email` is always the real one,
  * and profile_data values carry no rendered_value.
  */
-import type { Store } from "../engine/index.js";
+import type {} from "../engine/index.js";
 import type { User } from "../engine/index.js";
 import { ROLE } from "../engine/index.js";
 import { avatarUrl } from "./avatar.js";
@@ -27,7 +27,8 @@ export function isoDate(unixSeconds: number): string {
 /** profile_data: field ID -> {value}; list values (user fields) are JSON text, as Zulip stores them. */
 export function profileDataToWire(user: User): Record<string, { value: string }> {
   const out: Record<string, { value: string }> = {};
-  for (const [id, value] of Object.entries(user.profileData)) out[id] = { value: typeof value === "string" ? value : JSON.stringify(value) };
+  for (const [id, value] of Object.entries(user.profileData))
+    out[id] = { value: typeof value === "string" ? value : JSON.stringify(value) };
   return out;
 }
 

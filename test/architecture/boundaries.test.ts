@@ -25,7 +25,9 @@ function sources(dir: string): string[] {
 function imports(file: string): string[] {
   const text = readFileSync(file, "utf8");
   const out: string[] = [];
-  for (const match of text.matchAll(/(?:import|export)[^"']*?from\s+["'](\.[^"']+)["']|import\(\s*["'](\.[^"']+)["']\s*\)/g)) {
+  for (const match of text.matchAll(
+    /(?:import|export)[^"']*?from\s+["'](\.[^"']+)["']|import\(\s*["'](\.[^"']+)["']\s*\)/g,
+  )) {
     const spec = match[1] ?? match[2]!;
     out.push(relative(ROOT, resolve(dirname(file), spec)).replace(/\.js$/, ".ts"));
   }
@@ -44,7 +46,8 @@ describe("engine boundary", () => {
       }
       for (const file of files) {
         for (const target of imports(file)) {
-          if (target.startsWith("src/engine/") && target !== "src/engine/index.ts") offenders.push(`${relative(ROOT, file)} -> ${target}`);
+          if (target.startsWith("src/engine/") && target !== "src/engine/index.ts")
+            offenders.push(`${relative(ROOT, file)} -> ${target}`);
         }
       }
     }
@@ -56,7 +59,9 @@ describe("engine boundary", () => {
     for (const file of sources(join(ROOT, "src/engine"))) {
       const text = readFileSync(file, "utf8");
       if (/from\s+["']uWebSockets\.js["']/.test(text)) offenders.push(`${relative(ROOT, file)} -> uWebSockets.js`);
-      for (const target of imports(file)) if (target.startsWith("src/http/") || target.startsWith("src/realtime/")) offenders.push(`${relative(ROOT, file)} -> ${target}`);
+      for (const target of imports(file))
+        if (target.startsWith("src/http/") || target.startsWith("src/realtime/"))
+          offenders.push(`${relative(ROOT, file)} -> ${target}`);
     }
     expect(offenders).toEqual([]);
   });
@@ -100,7 +105,17 @@ const LAYER_ARROWS: Readonly<Record<string, readonly string[]>> = {
   mail: ["engine", "config", "realtime"],
   scheduler: ["engine", "realtime", "uploads"],
   http: [
-    "engine", "config", "emoji", "markdown", "wire", "realtime", "uploads", "push", "mail", "scheduler", "external-content",
+    "engine",
+    "config",
+    "emoji",
+    "markdown",
+    "wire",
+    "realtime",
+    "uploads",
+    "push",
+    "mail",
+    "scheduler",
+    "external-content",
   ],
 };
 
@@ -118,7 +133,8 @@ describe("layers of src/", () => {
         const toLayer = target.split("/")[1]!;
         if (toLayer === fromLayer || fromLayer === "") continue;
         const allowed = LAYER_ARROWS[fromLayer];
-        if (allowed === undefined) offenders.push(`${relative(ROOT, file)}: folder src/${fromLayer} is not in LAYER_ARROWS`);
+        if (allowed === undefined)
+          offenders.push(`${relative(ROOT, file)}: folder src/${fromLayer} is not in LAYER_ARROWS`);
         else if (!allowed.includes(toLayer)) offenders.push(`${relative(ROOT, file)} -> ${target}`);
       }
     }
@@ -126,7 +142,8 @@ describe("layers of src/", () => {
   });
 
   it("nothing outside src/http imports it (realtime, push and mail use src/wire for Zulip's shapes)", () => {
-    for (const [layer, arrows] of Object.entries(LAYER_ARROWS)) if (layer !== "http") expect(arrows, layer).not.toContain("http");
+    for (const [layer, arrows] of Object.entries(LAYER_ARROWS))
+      if (layer !== "http") expect(arrows, layer).not.toContain("http");
   });
 });
 
@@ -168,7 +185,10 @@ describe("the engine's import graph", () => {
   it("has no circle, type-only imports included (a new entity or rule goes below what uses it)", () => {
     const graph = new Map<string, string[]>();
     for (const file of sources(join(ROOT, "src/engine"))) {
-      graph.set(relative(ROOT, file), imports(file).filter((t) => t.startsWith("src/engine/")));
+      graph.set(
+        relative(ROOT, file),
+        imports(file).filter((t) => t.startsWith("src/engine/")),
+      );
     }
     expect(circles(graph)).toEqual([]);
   });
@@ -177,15 +197,18 @@ describe("the engine's import graph", () => {
 describe("the composition root", () => {
   it("builds the background workers in src/server.ts only (the HTTP server makes its own hub and bouncer client only when not handed one)", () => {
     const built = /new (BouncerClient|Scheduler|PushSender|MailSender|PresenceFlusher|UploadsCleanup|EventHub)\(/g;
-    const allowed: Readonly<Record<string, readonly string[]>> = { "src/server.ts": ["BouncerClient", "Scheduler", "PushSender", "MailSender", "PresenceFlusher", "UploadsCleanup"], "src/http/server.ts": ["BouncerClient", "EventHub"] };
+    const allowed: Readonly<Record<string, readonly string[]>> = {
+      "src/server.ts": ["BouncerClient", "Scheduler", "PushSender", "MailSender", "PresenceFlusher", "UploadsCleanup"],
+      "src/http/server.ts": ["BouncerClient", "EventHub"],
+    };
     const offenders: string[] = [];
     for (const dir of ["src", "tools"]) {
       for (const file of sources(join(ROOT, dir))) {
         const path = relative(ROOT, file);
-        for (const match of readFileSync(file, "utf8").matchAll(built)) if (!(allowed[path] ?? []).includes(match[1]!)) offenders.push(`${path}: new ${match[1]!}`);
+        for (const match of readFileSync(file, "utf8").matchAll(built))
+          if (!(allowed[path] ?? []).includes(match[1]!)) offenders.push(`${path}: new ${match[1]!}`);
       }
     }
     expect(offenders).toEqual([]);
   });
 });
-

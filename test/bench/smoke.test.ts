@@ -30,7 +30,10 @@ const rowsOf = (userId: number) => rows.get(userId) ?? new Map<number, number>()
 const personal = (userId: number, keep: (m: Message, flags: number) => boolean) =>
   messages.filter((m) => rowsOf(userId).has(m.id) && keep(m, rowsOf(userId).get(m.id)!)).map((m) => m.id);
 const around = (ids: number[], anchor: number, before: number, after: number) => [
-  ...last(ids.filter((id) => id < anchor), before),
+  ...last(
+    ids.filter((id) => id < anchor),
+    before,
+  ),
   ...ids.filter((id) => id === anchor),
   ...ids.filter((id) => id > anchor).slice(0, after),
 ];
@@ -57,7 +60,9 @@ beforeAll(async () => {
     },
   });
   store = openStore(join(dir, "store"), { noSync: true });
-  messages = [...internals(store).tables.messages.getRange({ start: 1 })].map((e) => e.value as Message).sort((a, b) => a.id - b.id);
+  messages = [...internals(store).tables.messages.getRange({ start: 1 })]
+    .map((e) => e.value as Message)
+    .sort((a, b) => a.id - b.id);
   workloads = new Map(engineWorkloads(store, manifest).map((w) => [w.name, w]));
 });
 
@@ -74,7 +79,9 @@ describe("generator", () => {
     expect(manifest.rareCount).toBeGreaterThan(0);
     expect(manifest.usermessageRows).toBeGreaterThan(0);
     expect(manifest.usermessageRows).toBeLessThan(manifest.usermessageRowsWithoutSoftDeactivation);
-    const subs = [...(internals(store).subsByUser.get(manifest.subjects.hundred)?.values() ?? [])].filter((s) => s.active);
+    const subs = [...(internals(store).subsByUser.get(manifest.subjects.hundred)?.values() ?? [])].filter(
+      (s) => s.active,
+    );
     expect(subs).toHaveLength(Math.min(100, manifest.scale.channels));
     // Dates are synthetic and increasing.
     for (let i = 1; i < messages.length; i++) expect(messages[i]!.dateSent).toBeGreaterThan(messages[i - 1]!.dateSent);
@@ -101,23 +108,55 @@ describe("generator", () => {
 
 describe("engine workloads agree with brute force", () => {
   it("channel and topic windows (shared history)", () => {
-    const inGeneral = messages.filter((m) => m.recipient.type === "channel" && m.recipient.channelId === manifest.generalChannelId);
-    expect(run("channel newest 100")).toEqual(last(inGeneral.map((m) => m.id), 100));
+    const inGeneral = messages.filter(
+      (m) => m.recipient.type === "channel" && m.recipient.channelId === manifest.generalChannelId,
+    );
+    expect(run("channel newest 100")).toEqual(
+      last(
+        inGeneral.map((m) => m.id),
+        100,
+      ),
+    );
     const topic = inGeneral.filter((m) => m.topic.toUpperCase() === manifest.bigTopic.toUpperCase()).map((m) => m.id);
     expect(topic.length).toBeGreaterThan(0);
     expect(run("channel+topic newest 100")).toEqual(last(topic, 100));
-    expect(run("window 1000 + JSON")).toEqual(last(inGeneral.map((m) => m.id), 1000));
+    expect(run("window 1000 + JSON")).toEqual(
+      last(
+        inGeneral.map((m) => m.id),
+        1000,
+      ),
+    );
   });
 
   it("personal-history narrows", () => {
     const s = manifest.subjects;
-    expect(run("sender newest 100")).toEqual(last(personal(s.main, (m) => m.senderId === s.sender), 100));
+    expect(run("sender newest 100")).toEqual(
+      last(
+        personal(s.main, (m) => m.senderId === s.sender),
+        100,
+      ),
+    );
     const pair = [s.main, s.dmPartner].sort((a, b) => a - b).join(",");
-    const dm = personal(s.main, (m) => m.recipient.type === "direct" && internals(store).conversations.get(m.recipient.conversationId)?.userIds.join(",") === pair);
+    const dm = personal(
+      s.main,
+      (m) =>
+        m.recipient.type === "direct" &&
+        internals(store).conversations.get(m.recipient.conversationId)?.userIds.join(",") === pair,
+    );
     expect(dm.length).toBeGreaterThan(0);
     expect(run("1:1 dm newest 100")).toEqual(last(dm, 100));
-    expect(run("is:starred newest 100")).toEqual(last(personal(s.main, (_m, f) => (f & FLAG.starred) !== 0), 100));
-    expect(run("is:mentioned newest 100")).toEqual(last(personal(s.main, (_m, f) => (f & FLAG.mentioned) !== 0), 100));
+    expect(run("is:starred newest 100")).toEqual(
+      last(
+        personal(s.main, (_m, f) => (f & FLAG.starred) !== 0),
+        100,
+      ),
+    );
+    expect(run("is:mentioned newest 100")).toEqual(
+      last(
+        personal(s.main, (_m, f) => (f & FLAG.mentioned) !== 0),
+        100,
+      ),
+    );
     const all = personal(s.main, () => true);
     expect(run("numeric anchor mid-history")).toEqual(around(all, Math.floor(manifest.lastMessageId / 2), 100, 100));
   });
@@ -125,7 +164,10 @@ describe("engine workloads agree with brute force", () => {
   it("search", () => {
     const s = manifest.subjects;
     for (const w of [manifest.commonWord, manifest.rareWord]) {
-      const expected = last(personal(s.main, (m) => word(w).test(m.topic) || word(w).test(m.content)), 100);
+      const expected = last(
+        personal(s.main, (m) => word(w).test(m.topic) || word(w).test(m.content)),
+        100,
+      );
       const name = w === manifest.commonWord ? `search common '${w}'` : `search rare '${w}'`;
       expect(run(name)).toEqual(expected);
     }
@@ -134,7 +176,9 @@ describe("engine workloads agree with brute force", () => {
   it("first_unread window and unread summary", () => {
     const s = manifest.subjects;
     const unread = personal(s.backlog, (_m, f) => (f & FLAG.read) === 0);
-    const muted = new Set(manifest.mutedTopics.filter((t) => t.userId === s.backlog).map((t) => `${t.channelId}:${t.topic.toUpperCase()}`));
+    const muted = new Set(
+      manifest.mutedTopics.filter((t) => t.userId === s.backlog).map((t) => `${t.channelId}:${t.topic.toUpperCase()}`),
+    );
     const visible = unread.filter((id) => {
       const m = messages[id - 1]!;
       return !(m.recipient.type === "channel" && muted.has(`${m.recipient.channelId}:${m.topic.toUpperCase()}`));
@@ -147,7 +191,11 @@ describe("engine workloads agree with brute force", () => {
 
   it("flag updates change exactly the unread messages, and reset restores them", () => {
     const s = manifest.subjects;
-    const unreadInGeneral = personal(s.backlog, (m, f) => (f & FLAG.read) === 0 && m.recipient.type === "channel" && m.recipient.channelId === manifest.generalChannelId);
+    const unreadInGeneral = personal(
+      s.backlog,
+      (m, f) =>
+        (f & FLAG.read) === 0 && m.recipient.type === "channel" && m.recipient.channelId === manifest.generalChannelId,
+    );
     const mark = workloads.get("mark channel read (big backlog)")!;
     expect(mark.run()).toEqual([unreadInGeneral.length]);
     mark.reset!();

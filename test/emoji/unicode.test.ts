@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { EMOJI_API_HASH, EMOJI_API_JSON, EMOJI_API_PATH, isUnicodeEmojiCode, unicodeEmojiCode, unicodeEmojiNames } from "../../src/emoji/unicode.js";
+import {
+  EMOJI_API_HASH,
+  EMOJI_API_JSON,
+  EMOJI_API_PATH,
+  isUnicodeEmojiCode,
+  unicodeEmojiCode,
+  unicodeEmojiNames,
+} from "../../src/emoji/unicode.js";
 
 /** What zulip-flutter's ServerEmojiData decodes: code -> names, canonical first. */
 const ServerEmojiData = z.object({ code_to_names: z.record(z.string(), z.array(z.string()).min(1)) }).strict();
@@ -97,9 +104,12 @@ describe("the generated unicode emoji table", () => {
     expect(unicodeEmojiCode("heart")).toBe("2764");
   });
 
-  it.each(["slightly_smiling_face", "thumbsup", "white_check_mark", "hankey", "big_smile", "constructor", "__proto__"])("%s is not a Zulip name", (name) => {
-    expect(unicodeEmojiCode(name)).toBeUndefined();
-  });
+  it.each(["slightly_smiling_face", "thumbsup", "white_check_mark", "hankey", "big_smile", "constructor", "__proto__"])(
+    "%s is not a Zulip name",
+    (name) => {
+      expect(unicodeEmojiCode(name)).toBeUndefined();
+    },
+  );
 
   it("serves under a path carrying the content hash", () => {
     expect(EMOJI_API_PATH).toBe(`/static/generated/emoji/emoji_api.${EMOJI_API_HASH}.json`);

@@ -23,13 +23,19 @@ beforeEach(() => {
   t = tempStore();
   s = t.store;
   w = seedRealm(s);
-  admin = s.createUser({ realmId: w.realm.id, email: "admin@test.dev", fullName: "Ada Admin", role: ROLE.ADMINISTRATOR });
+  admin = s.createUser({
+    realmId: w.realm.id,
+    email: "admin@test.dev",
+    fullName: "Ada Admin",
+    role: ROLE.ADMINISTRATOR,
+  });
   mod = s.createUser({ realmId: w.realm.id, email: "mod@test.dev", fullName: "Mo Mod", role: ROLE.MODERATOR });
 });
 afterEach(() => t.cleanup());
 
 const u = (user: User) => s.getUser(user.id);
-const channel = (name: string): Channel => internals(s).channels.get(internals(s).channelByName.get(`${w.realm.id}:${name.toUpperCase()}`)!)!;
+const channel = (name: string): Channel =>
+  internals(s).channels.get(internals(s).channelByName.get(`${w.realm.id}:${name.toUpperCase()}`)!)!;
 const message = (id: number) => internals(s).tables.messages.get(id) as Message;
 
 describe("system groups by role", () => {
@@ -50,9 +56,14 @@ describe("system groups by role", () => {
     it(`${name} contains roles ${roles.join(",") || "none"}`, () => {
       const id = s.systemGroupId(w.realm.id, name);
       const everyone = [w.owner, admin, mod, w.alice, w.guest];
-      expect(everyone.filter((user) => isGroupMember(internals(s), id, u(user))).map((user) => user.role)).toEqual(roles);
+      expect(everyone.filter((user) => isGroupMember(internals(s), id, u(user))).map((user) => user.role)).toEqual(
+        roles,
+      );
       expect(membersOf(internals(s), w.realm.id, id).sort((a, b) => a - b)).toEqual(
-        [w.owner, admin, mod, w.alice, w.bob, w.guest].filter((user) => roles.includes(user.role)).map((user) => user.id).sort((a, b) => a - b),
+        [w.owner, admin, mod, w.alice, w.bob, w.guest]
+          .filter((user) => roles.includes(user.role))
+          .map((user) => user.id)
+          .sort((a, b) => a - b),
       );
     });
   }
@@ -61,12 +72,18 @@ describe("system groups by role", () => {
     expect(isGroupMember(internals(s), s.systemGroupId(w.realm.id, "role:everyone"), u(w.alice))).toBe(false);
   });
   it("a system group of another realm does not contain this realm's users", () => {
-    const other = s.createRealm({ subdomain: "other", name: "Other", owner: { email: "x@other.dev", fullName: "Xavier" } });
+    const other = s.createRealm({
+      subdomain: "other",
+      name: "Other",
+      owner: { email: "x@other.dev", fullName: "Xavier" },
+    });
     expect(isGroupMember(internals(s), s.systemGroupId(other.realm.id, "role:everyone"), u(w.owner))).toBe(false);
     expect(s.systemGroupId(other.realm.id, "role:everyone")).not.toBe(s.systemGroupId(w.realm.id, "role:everyone"));
   });
   it("an unknown system group name is an error", () => {
-    expect(() => s.systemGroupId(w.realm.id, "role:bogus")).toThrow(`Realm ${w.realm.id} has no system group role:bogus`);
+    expect(() => s.systemGroupId(w.realm.id, "role:bogus")).toThrow(
+      `Realm ${w.realm.id} has no system group role:bogus`,
+    );
   });
 });
 
@@ -88,8 +105,12 @@ describe("user groups with subgroups", () => {
     const a = s.createGroup(w.owner.id, { name: "A", members: [w.alice.id] });
     const b = s.createGroup(w.owner.id, { name: "B", subgroups: [a.id] });
     const c = s.createGroup(w.owner.id, { name: "C", subgroups: [b.id] });
-    expect(() => s.updateGroupSubgroups(w.owner.id, a.id, [c.id], [])).toThrow(`User group ${a.id} is already a subgroup of one of the passed subgroups.`);
-    expect(() => s.updateGroupSubgroups(w.owner.id, a.id, [a.id], [])).toThrow(`User group ${a.id} is already a subgroup of one of the passed subgroups.`);
+    expect(() => s.updateGroupSubgroups(w.owner.id, a.id, [c.id], [])).toThrow(
+      `User group ${a.id} is already a subgroup of one of the passed subgroups.`,
+    );
+    expect(() => s.updateGroupSubgroups(w.owner.id, a.id, [a.id], [])).toThrow(
+      `User group ${a.id} is already a subgroup of one of the passed subgroups.`,
+    );
     // Force a cycle A -> C -> B -> A in memory: recursion must still terminate.
     internals(s).groups.set(a.id, { ...internals(s).groups.get(a.id)!, subgroups: [c.id] });
     for (const g of [a, b, c]) {
@@ -120,7 +141,9 @@ describe("isAllowedBy: group-setting values", () => {
     expect(isAllowedBy(internals(s), value, u(admin))).toBe(false);
     expect(isAllowedBy(internals(s), a.id, u(w.alice))).toBe(true);
     expect(isAllowedBy(internals(s), { directMembers: [], directSubgroups: [] }, u(w.owner))).toBe(false);
-    expect(membersOf(internals(s), w.realm.id, value).sort((x, y) => x - y)).toEqual([w.owner.id, w.alice.id, w.bob.id].sort((x, y) => x - y));
+    expect(membersOf(internals(s), w.realm.id, value).sort((x, y) => x - y)).toEqual(
+      [w.owner.id, w.alice.id, w.bob.id].sort((x, y) => x - y),
+    );
   });
   it("a deactivated direct member is not allowed", () => {
     s.setUserActive(w.bob.id, false);
@@ -132,7 +155,11 @@ describe("channel history access", () => {
   let shared: Channel;
   let web: Channel;
   beforeEach(() => {
-    s.subscribe(w.owner.id, { channels: [{ name: "shared" }], principals: [w.owner.id, w.alice.id], newChannel: { inviteOnly: true, historyPublicToSubscribers: true } });
+    s.subscribe(w.owner.id, {
+      channels: [{ name: "shared" }],
+      principals: [w.owner.id, w.alice.id],
+      newChannel: { inviteOnly: true, historyPublicToSubscribers: true },
+    });
     internals(s).realms.get(w.realm.id)!.enableSpectatorAccess = true;
     s.subscribe(w.owner.id, { channels: [{ name: "web" }], newChannel: { isWebPublic: true } });
     shared = channel("shared");
@@ -140,7 +167,8 @@ describe("channel history access", () => {
   });
 
   it("public channels: every non-guest; guests only when subscribed", () => {
-    for (const user of [w.owner, admin, w.alice, w.bob]) expect(canAccessChannelHistory(internals(s), u(user), w.general)).toBe(true);
+    for (const user of [w.owner, admin, w.alice, w.bob])
+      expect(canAccessChannelHistory(internals(s), u(user), w.general)).toBe(true);
     expect(canAccessChannelHistory(internals(s), u(admin), w.general)).toBe(true); // not subscribed
     expect(canAccessChannelHistory(internals(s), u(w.guest), w.general)).toBe(false);
     s.subscribe(w.owner.id, { channels: [{ name: "general" }], principals: [w.guest.id] });
@@ -160,11 +188,16 @@ describe("channel history access", () => {
   });
 
   it("web-public channels: everyone, guests included", () => {
-    for (const user of [w.owner, w.alice, w.guest]) expect(canAccessChannelHistory(internals(s), u(user), web)).toBe(true);
+    for (const user of [w.owner, w.alice, w.guest])
+      expect(canAccessChannelHistory(internals(s), u(user), web)).toBe(true);
   });
 
   it("channels of another realm: nobody", () => {
-    const other = s.createRealm({ subdomain: "other", name: "Other", owner: { email: "x@other.dev", fullName: "Xavier" } });
+    const other = s.createRealm({
+      subdomain: "other",
+      name: "Other",
+      owner: { email: "x@other.dev", fullName: "Xavier" },
+    });
     expect(canAccessChannelHistory(internals(s), other.owner, w.general)).toBe(false);
     expect(canSeeChannel(internals(s), other.owner, w.general)).toBe(false);
   });
@@ -191,9 +224,24 @@ describe("canSendToChannel", () => {
     expect(canSendToChannel(internals(s), u(w.alice), w.secret)).toBe(true);
     expect(canSendToChannel(internals(s), u(w.bob), w.secret)).toBe(false);
     expect(canSendToChannel(internals(s), u(admin), w.secret)).toBe(false);
-    const aliceBot = s.createUser({ realmId: w.realm.id, email: "abot@test.dev", fullName: "Alice Bot", bot: { type: 1, ownerId: w.alice.id } });
-    const bobBot = s.createUser({ realmId: w.realm.id, email: "bbot@test.dev", fullName: "Bob Bot", bot: { type: 1, ownerId: w.bob.id } });
-    const orphan = s.createUser({ realmId: w.realm.id, email: "obot@test.dev", fullName: "Orphan Bot", bot: { type: 1, ownerId: null } });
+    const aliceBot = s.createUser({
+      realmId: w.realm.id,
+      email: "abot@test.dev",
+      fullName: "Alice Bot",
+      bot: { type: 1, ownerId: w.alice.id },
+    });
+    const bobBot = s.createUser({
+      realmId: w.realm.id,
+      email: "bbot@test.dev",
+      fullName: "Bob Bot",
+      bot: { type: 1, ownerId: w.bob.id },
+    });
+    const orphan = s.createUser({
+      realmId: w.realm.id,
+      email: "obot@test.dev",
+      fullName: "Orphan Bot",
+      bot: { type: 1, ownerId: null },
+    });
     expect(canSendToChannel(internals(s), u(aliceBot), w.secret)).toBe(true);
     expect(canSendToChannel(internals(s), u(bobBot), w.secret)).toBe(false);
     expect(canSendToChannel(internals(s), u(orphan), w.secret)).toBe(false);
@@ -212,12 +260,22 @@ describe("canSendToChannel", () => {
     expect(canSendToChannel(internals(s), u(w.alice), announce)).toBe(false);
     expect(canSendToChannel(internals(s), u(admin), announce)).toBe(true);
     expect(canSendToChannel(internals(s), u(w.owner), announce)).toBe(true);
-    expect(() => s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: "announce", topic: "x" }, content: "hi" })).toThrow(
-      "You do not have permission to post in this channel.",
-    );
+    expect(() =>
+      s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: "announce", topic: "x" }, content: "hi" }),
+    ).toThrow("You do not have permission to post in this channel.");
     // A bot is judged by its owner's membership when its own fails (Zulip's fallback).
-    const adminBot = s.createUser({ realmId: w.realm.id, email: "adminbot@test.dev", fullName: "Admin Bot", bot: { type: 1, ownerId: admin.id } });
-    const aliceBot2 = s.createUser({ realmId: w.realm.id, email: "alicebot2@test.dev", fullName: "Alice Bot Two", bot: { type: 1, ownerId: w.alice.id } });
+    const adminBot = s.createUser({
+      realmId: w.realm.id,
+      email: "adminbot@test.dev",
+      fullName: "Admin Bot",
+      bot: { type: 1, ownerId: admin.id },
+    });
+    const aliceBot2 = s.createUser({
+      realmId: w.realm.id,
+      email: "alicebot2@test.dev",
+      fullName: "Alice Bot Two",
+      bot: { type: 1, ownerId: w.alice.id },
+    });
     expect(canSendToChannel(internals(s), u(adminBot), announce)).toBe(true);
     expect(canSendToChannel(internals(s), u(aliceBot2), announce)).toBe(false);
   });
@@ -226,23 +284,35 @@ describe("canSendToChannel", () => {
     expect(canSendToChannel(internals(s), u(w.bob), { ...w.general, isArchived: true })).toBe(false);
     s.setUserActive(w.bob.id, false);
     expect(canSendToChannel(internals(s), u(w.bob), w.general)).toBe(false);
-    const other = s.createRealm({ subdomain: "other", name: "Other", owner: { email: "x@other.dev", fullName: "Xavier" } });
+    const other = s.createRealm({
+      subdomain: "other",
+      name: "Other",
+      owner: { email: "x@other.dev", fullName: "Xavier" },
+    });
     expect(canSendToChannel(internals(s), other.owner, w.general)).toBe(false);
   });
 });
 
 describe("canAccessMessage", () => {
   it("public channel messages: anyone with history access, or who received it", () => {
-    const m = message(s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: "general", topic: "t" }, content: "x" }).id);
+    const m = message(
+      s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: "general", topic: "t" }, content: "x" }).id,
+    );
     expect(canAccessMessage(internals(s), u(w.bob), m)).toBe(true);
     expect(canAccessMessage(internals(s), u(admin), m)).toBe(true);
     expect(canAccessMessage(internals(s), u(w.guest), m)).toBe(false);
   });
 
   it("protected history: only messages received while subscribed", () => {
-    const before = message(s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: "secret", topic: "t" }, content: "old" }).id);
+    const before = message(
+      s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: "secret", topic: "t" }, content: "old" })
+        .id,
+    );
     s.subscribe(w.owner.id, { channels: [{ name: "secret" }], principals: [w.bob.id] });
-    const after = message(s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: "secret", topic: "t" }, content: "new" }).id);
+    const after = message(
+      s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: "secret", topic: "t" }, content: "new" })
+        .id,
+    );
     expect(canAccessMessage(internals(s), u(w.bob), before)).toBe(false);
     expect(canAccessMessage(internals(s), u(w.bob), after)).toBe(true);
     expect(canAccessMessage(internals(s), u(w.alice), before)).toBe(true);
@@ -253,7 +323,9 @@ describe("canAccessMessage", () => {
   });
 
   it("direct messages: participants only", () => {
-    const m = message(s.sendMessage({ senderId: w.alice.id, to: { type: "direct", users: [w.bob.id] }, content: "dm" }).id);
+    const m = message(
+      s.sendMessage({ senderId: w.alice.id, to: { type: "direct", users: [w.bob.id] }, content: "dm" }).id,
+    );
     expect(canAccessMessage(internals(s), u(w.alice), m)).toBe(true);
     expect(canAccessMessage(internals(s), u(w.bob), m)).toBe(true);
     expect(canAccessMessage(internals(s), u(w.owner), m)).toBe(false);

@@ -58,16 +58,22 @@ function expectMemoryIsDiskAndVerifies(): void {
   expect(report.problems).toEqual([]);
 }
 
-const next = (kind: "nextMessageId" | "nextUserId" | "nextChannelId" | "nextGroupId" | "nextConversationId" | "nextChangeSeq") => internals(s()).counters[kind];
+const next = (
+  kind: "nextMessageId" | "nextUserId" | "nextChannelId" | "nextGroupId" | "nextConversationId" | "nextChangeSeq",
+) => internals(s()).counters[kind];
 const window = (user: User, narrow: unknown[]) =>
   s()
     .getMessages(user.id, { narrow, anchor: "newest", numBefore: 1000, numAfter: 0 })
     .messages.map((m) => m.message.id);
 const search = (user: User, words: string) => window(user, [{ operator: "search", operand: words }]);
-const send = (topic: string, content: string, sender = w.alice, channel = "general") => s().sendMessage({ senderId: sender.id, to: { type: "channel", channel, topic }, content }).id;
+const send = (topic: string, content: string, sender = w.alice, channel = "general") =>
+  s().sendMessage({ senderId: sender.id, to: { type: "channel", channel, topic }, content }).id;
 const flagsOf = (user: User, id: number) => s().getMessage(user.id, id).flags;
 /** The event types released since `from`, and the sequence number of the first batch. */
-const releasedSince = (from: number) => ({ types: batches.slice(from).flatMap((b) => b.deliveries.map((d) => d.event.type)), firstSeq: batches[from]?.seq });
+const releasedSince = (from: number) => ({
+  types: batches.slice(from).flatMap((b) => b.deliveries.map((d) => d.event.type)),
+  firstSeq: batches[from]?.seq,
+});
 
 describe("messages", () => {
   it("a channel message (the channel's first) whose commit fails leaves no trace; its ID, topic and terms go to the next message only", () => {
@@ -80,14 +86,27 @@ describe("messages", () => {
     const released = batches.length;
     expect(send("kept topic", "giraffekept meadow")).toBe(id);
     // The sender starts the topic and so follows it (Zulip's default automatic policy).
-    expect(releasedSince(released)).toEqual({ types: ["muted_topics", "user_topic", "stream", "message"], firstSeq: seq });
+    expect(releasedSince(released)).toEqual({
+      types: ["muted_topics", "user_topic", "stream", "message"],
+      firstSeq: seq,
+    });
     expect(s().getChannel(w.general.id)!.firstMessageId).toBe(id);
     for (const reader of [w.alice, w.bob, w.owner]) {
       expect(search(reader, "zebrafailed")).toEqual([]);
       expect(search(reader, "quagmire")).toEqual([]);
       expect(search(reader, "giraffekept")).toEqual([id]);
-      expect(window(reader, [{ operator: "channel", operand: "general" }, { operator: "topic", operand: "doomed topic" }])).toEqual([]);
-      expect(window(reader, [{ operator: "channel", operand: "general" }, { operator: "topic", operand: "kept topic" }])).toEqual([id]);
+      expect(
+        window(reader, [
+          { operator: "channel", operand: "general" },
+          { operator: "topic", operand: "doomed topic" },
+        ]),
+      ).toEqual([]);
+      expect(
+        window(reader, [
+          { operator: "channel", operand: "general" },
+          { operator: "topic", operand: "kept topic" },
+        ]),
+      ).toEqual([id]);
     }
     expect(s().getMessage(w.bob.id, id).message.content).toBe("giraffekept meadow");
     expectMemoryIsDiskAndVerifies();
@@ -110,11 +129,15 @@ describe("messages", () => {
   it("a direct message that would create the first conversation: no conversation, and the record shapes it introduced stay readable after a restart", () => {
     const id = next("nextMessageId");
     const conversation = next("nextConversationId");
-    failsAtCommit(() => s().sendMessage({ senderId: w.alice.id, to: { type: "direct", users: [w.bob.id] }, content: "secretfailed" }));
+    failsAtCommit(() =>
+      s().sendMessage({ senderId: w.alice.id, to: { type: "direct", users: [w.bob.id] }, content: "secretfailed" }),
+    );
     expect(internals(s()).conversations.count()).toBe(0);
     expect(window(w.bob, [{ operator: "is", operand: "dm" }])).toEqual([]);
 
-    expect(s().sendMessage({ senderId: w.alice.id, to: { type: "direct", users: [w.bob.id] }, content: "secretkept" }).id).toBe(id);
+    expect(
+      s().sendMessage({ senderId: w.alice.id, to: { type: "direct", users: [w.bob.id] }, content: "secretkept" }).id,
+    ).toBe(id);
     expect(internals(s()).conversations.get(conversation)?.userIds).toEqual([w.alice.id, w.bob.id]);
     expect(window(w.bob, [{ operator: "dm", operand: [w.alice.id] }])).toEqual([id]);
     expect(search(w.bob, "secretfailed")).toEqual([]);
@@ -125,8 +148,20 @@ describe("messages", () => {
 
   it("a group direct message", () => {
     const id = next("nextMessageId");
-    failsAtCommit(() => s().sendMessage({ senderId: w.alice.id, to: { type: "direct", users: [w.bob.id, w.owner.id] }, content: "trio failed" }));
-    expect(s().sendMessage({ senderId: w.alice.id, to: { type: "direct", users: [w.bob.id, w.owner.id] }, content: "trio kept" }).id).toBe(id);
+    failsAtCommit(() =>
+      s().sendMessage({
+        senderId: w.alice.id,
+        to: { type: "direct", users: [w.bob.id, w.owner.id] },
+        content: "trio failed",
+      }),
+    );
+    expect(
+      s().sendMessage({
+        senderId: w.alice.id,
+        to: { type: "direct", users: [w.bob.id, w.owner.id] },
+        content: "trio kept",
+      }).id,
+    ).toBe(id);
     expect(window(w.owner, [{ operator: "is", operand: "dm" }])).toEqual([id]);
     expect(window(w.owner, [{ operator: "dm-including", operand: w.bob.id }])).toEqual([id]);
     expectMemoryIsDiskAndVerifies();
@@ -157,7 +192,12 @@ describe("flags", () => {
 
   it("flags by narrow", () => {
     const ids = [send("a", "one"), send("b", "two"), send("a", "three")];
-    const narrow = { narrow: [{ operator: "channel", operand: "general" }], anchor: "oldest" as const, numBefore: 0, numAfter: 100 };
+    const narrow = {
+      narrow: [{ operator: "channel", operand: "general" }],
+      anchor: "oldest" as const,
+      numBefore: 0,
+      numAfter: 100,
+    };
     failsAtCommit(() => s().updateFlagsForNarrow(w.bob.id, narrow, "read", "add"));
     expect(window(w.bob, [{ operator: "is", operand: "unread" }])).toEqual(ids);
     expect(s().unreadSummary(w.bob.id).count).toBe(3);
@@ -205,13 +245,22 @@ describe("reactions", () => {
 describe("subscriptions", () => {
   it("subscribe creating a channel: no channel, no subscription; the retry gets the channel ID", () => {
     const channelId = next("nextChannelId");
-    failsAtCommit(() => s().subscribe(w.owner.id, { channels: [{ name: "launch" }], principals: [w.owner.id, w.bob.id] }));
+    failsAtCommit(() =>
+      s().subscribe(w.owner.id, { channels: [{ name: "launch" }], principals: [w.owner.id, w.bob.id] }),
+    );
     expect(s().getChannel(channelId)).toBeUndefined();
-    expect(s().subscriptionLists(w.bob.id, false).subscribed.map((x) => x.channel.name)).toEqual(["general"]);
+    expect(
+      s()
+        .subscriptionLists(w.bob.id, false)
+        .subscribed.map((x) => x.channel.name),
+    ).toEqual(["general"]);
     expect(() => send("t", "x", w.owner, "launch")).toThrow("Channel 'launch' does not exist");
 
     const released = batches.length;
-    expect(s().subscribe(w.owner.id, { channels: [{ name: "launch" }], principals: [w.owner.id, w.bob.id] }).createdChannelIds).toEqual([channelId]);
+    expect(
+      s().subscribe(w.owner.id, { channels: [{ name: "launch" }], principals: [w.owner.id, w.bob.id] })
+        .createdChannelIds,
+    ).toEqual([channelId]);
     expect(releasedSince(released).types).toContain("stream");
     const m = send("go", "liftoff", w.owner, "launch");
     expect(window(w.bob, [{ operator: "channel", operand: "launch" }])).toEqual([m]);
@@ -247,22 +296,39 @@ describe("subscriptions", () => {
 describe("users", () => {
   it("create user: the retry gets the user ID, email and API key lookups answer only then", () => {
     const userId = next("nextUserId");
-    failsAtCommit(() => s().createUser({ realmId: w.realm.id, email: "dave@test.dev", fullName: "Dave", apiKey: "k".repeat(32) }));
+    failsAtCommit(() =>
+      s().createUser({ realmId: w.realm.id, email: "dave@test.dev", fullName: "Dave", apiKey: "k".repeat(32) }),
+    );
     expect(s().findUserByEmail(w.realm.id, "dave@test.dev")).toBeUndefined();
     expect(s().findUserByApiKey("k".repeat(32))).toBeUndefined();
-    const dave = s().createUser({ realmId: w.realm.id, email: "dave@test.dev", fullName: "Dave", apiKey: "k".repeat(32) });
+    const dave = s().createUser({
+      realmId: w.realm.id,
+      email: "dave@test.dev",
+      fullName: "Dave",
+      apiKey: "k".repeat(32),
+    });
     expect(dave.id).toBe(userId);
     expect(s().findUserByApiKey("k".repeat(32))?.id).toBe(userId);
-    const m = s().sendMessage({ senderId: w.alice.id, to: { type: "direct", users: ["dave@test.dev"] }, content: "welcome dave" }).id;
+    const m = s().sendMessage({
+      senderId: w.alice.id,
+      to: { type: "direct", users: ["dave@test.dev"] },
+      content: "welcome dave",
+    }).id;
     expect(window(dave, [])).toEqual([m]);
     expectMemoryIsDiskAndVerifies();
   });
 
   it("create realm (realm, system groups and owner in one write)", () => {
     const ids = { user: next("nextUserId"), group: next("nextGroupId") };
-    failsAtCommit(() => s().createRealm({ subdomain: "other", name: "Other", owner: { email: "o@other.dev", fullName: "Oscar" } }));
+    failsAtCommit(() =>
+      s().createRealm({ subdomain: "other", name: "Other", owner: { email: "o@other.dev", fullName: "Oscar" } }),
+    );
     expect(s().findRealmBySubdomain("other")).toBeUndefined();
-    const { realm, owner } = s().createRealm({ subdomain: "other", name: "Other", owner: { email: "o@other.dev", fullName: "Oscar" } });
+    const { realm, owner } = s().createRealm({
+      subdomain: "other",
+      name: "Other",
+      owner: { email: "o@other.dev", fullName: "Oscar" },
+    });
     expect(owner.id).toBe(ids.user);
     expect(s().systemGroupId(realm.id, "role:nobody")).toBeGreaterThanOrEqual(ids.group);
     expectMemoryIsDiskAndVerifies();
@@ -298,7 +364,11 @@ describe("groups, topics, settings", () => {
   it("create group (a new record shape in its table) and change members", () => {
     const groupId = next("nextGroupId");
     failsAtCommit(() => s().createGroup(w.owner.id, { name: "crew", members: [w.alice.id, w.bob.id] }));
-    expect(s().userGroups(w.owner.id, false).some((g) => g.group.name === "crew")).toBe(false);
+    expect(
+      s()
+        .userGroups(w.owner.id, false)
+        .some((g) => g.group.name === "crew"),
+    ).toBe(false);
     const crew = s().createGroup(w.owner.id, { name: "crew", members: [w.alice.id, w.bob.id] });
     expect(crew.id).toBe(groupId);
 
@@ -315,14 +385,22 @@ describe("groups, topics, settings", () => {
     expect(s().userTopics(w.bob.id)).toEqual([]);
     expect(window(w.bob, [{ operator: "in", operand: "home" }])).toEqual([m]);
     s().setTopicPolicy(w.bob.id, w.general.id, "noisy", 1);
-    expect(s().userTopics(w.bob.id).map((u) => [u.topic, u.policy])).toEqual([["noisy", 1]]);
+    expect(
+      s()
+        .userTopics(w.bob.id)
+        .map((u) => [u.topic, u.policy]),
+    ).toEqual([["noisy", 1]]);
     expect(window(w.bob, [{ operator: "in", operand: "home" }])).toEqual([]);
     expectMemoryIsDiskAndVerifies();
   });
 
   it("channel mute and realm deactivation", () => {
     failsAtCommit(() => s().setChannelMuted(w.bob.id, w.general.id, true));
-    expect(s().subscriptionLists(w.bob.id, false).subscribed.find((x) => x.channel.id === w.general.id)!.subscription.isMuted).toBe(false);
+    expect(
+      s()
+        .subscriptionLists(w.bob.id, false)
+        .subscribed.find((x) => x.channel.id === w.general.id)!.subscription.isMuted,
+    ).toBe(false);
     failsAtCommit(() => s().setRealmDeactivated(w.realm.id, true));
     expect(s().findRealmBySubdomain("")!.deactivated).toBe(false);
     expect(send("t", "realm still open")).toBeGreaterThan(0);

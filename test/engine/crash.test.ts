@@ -129,7 +129,10 @@ function runChild(script: string, dir: string, round: number, acks: number): Pro
     child.on("error", reject);
     child.on("exit", (code, signal) => {
       clearTimeout(timer);
-      if (signal !== "SIGKILL" || !killed) reject(new Error(`child ended on its own (code ${code}, signal ${signal}) after ${seen} acks; stderr: ${stderr}`));
+      if (signal !== "SIGKILL" || !killed)
+        reject(
+          new Error(`child ended on its own (code ${code}, signal ${signal}) after ${seen} acks; stderr: ${stderr}`),
+        );
       else resolve({ lines, signal, code });
     });
   });
@@ -137,7 +140,10 @@ function runChild(script: string, dir: string, round: number, acks: number): Pro
 
 function users(store: Store): { owner: User; reader: User } {
   const realm = store.findRealmBySubdomain("")!;
-  return { owner: store.findUserByEmail(realm.id, "owner@crash.dev")!, reader: store.findUserByEmail(realm.id, "reader@crash.dev")! };
+  return {
+    owner: store.findUserByEmail(realm.id, "owner@crash.dev")!,
+    reader: store.findUserByEmail(realm.id, "reader@crash.dev")!,
+  };
 }
 
 /** Every stored message, by ID, and a check that IDs are contiguous up to the counter. */
@@ -175,7 +181,11 @@ describe("crash durability (SIGKILL mid-burst, default durability)", () => {
     const dir = freshDir();
     const ackedSends = new Map<number, string>();
     const ackedFlags: [number, string][] = [];
-    for (const [round, acks] of [[1, 300], [2, 400], [3, 500]] as const) {
+    for (const [round, acks] of [
+      [1, 300],
+      [2, 400],
+      [3, 500],
+    ] as const) {
       const run = await runChild(SINGLE_CHILD, dir, round, acks);
       expect(run.lines[0]).toBe("ready");
       for (const line of run.lines) {
@@ -202,8 +212,15 @@ describe("crash durability (SIGKILL mid-burst, default durability)", () => {
         expect(messages.size).toBeGreaterThanOrEqual(ackedSends.size);
         expectClean(store);
         // The store is usable after the crash.
-        const channelMessages = store.getMessages(owner.id, { anchor: "newest", numBefore: 5000, numAfter: 0, narrow: [["stream", "general"]] });
-        expect(channelMessages.messages.length).toBe([...messages.values()].filter((m) => m.recipient.type === "channel").length);
+        const channelMessages = store.getMessages(owner.id, {
+          anchor: "newest",
+          numBefore: 5000,
+          numAfter: 0,
+          narrow: [["stream", "general"]],
+        });
+        expect(channelMessages.messages.length).toBe(
+          [...messages.values()].filter((m) => m.recipient.type === "channel").length,
+        );
       } finally {
         store.close();
       }
@@ -214,7 +231,10 @@ describe("crash durability (SIGKILL mid-burst, default durability)", () => {
   it("concurrent senders through the group commit: every acknowledged send survives", async () => {
     const dir = freshDir();
     const ackedSends = new Map<number, string>();
-    for (const [round, acks] of [[1, 400], [2, 600]] as const) {
+    for (const [round, acks] of [
+      [1, 400],
+      [2, 600],
+    ] as const) {
       const run = await runChild(GROUPED_CHILD, dir, round, acks);
       expect(run.lines[0]).toBe("ready");
       for (const line of run.lines) {

@@ -25,7 +25,11 @@ describe("engine events", () => {
     t = tempStore();
     const w = seedRealm(t.store);
     const seen = record(t.store);
-    t.store.sendMessage({ senderId: w.owner.id, to: { type: "channel", channel: "secret", topic: "x" }, content: "hidden" });
+    t.store.sendMessage({
+      senderId: w.owner.id,
+      to: { type: "channel", channel: "secret", topic: "x" },
+      content: "hidden",
+    });
     const message = seen.find((b) => b.deliveries.some((d) => d.event.type === "message"))!;
     const delivery = message.deliveries.find((d) => d.event.type === "message")!;
     expect([...delivery.audience].sort((a, b) => a - b)).toEqual([w.owner.id, w.alice.id]);
@@ -39,7 +43,11 @@ describe("engine events", () => {
   it("a new public channel is announced to users who can see it (not guests, not another realm)", () => {
     t = tempStore();
     const w = seedRealm(t.store);
-    const other = t.store.createRealm({ subdomain: "other", name: "Other", owner: { email: "o@other.dev", fullName: "Other Owner" } });
+    const other = t.store.createRealm({
+      subdomain: "other",
+      name: "Other",
+      owner: { email: "o@other.dev", fullName: "Other Owner" },
+    });
     const seen = record(t.store);
     t.store.subscribe(w.alice.id, { channels: [{ name: "fresh" }] });
     const create = seen[0]!.deliveries.find((d) => d.event.type === "stream")!;
@@ -55,7 +63,12 @@ describe("engine events", () => {
     const seen = record(t.store);
     const before = [...changesSince(internals(t.store).tables, 0)].length;
     t.store.batch(() => {
-      for (let i = 0; i < 3; i++) t.store.sendMessage({ senderId: w.owner.id, to: { type: "channel", channel: "general", topic: "b" }, content: `m${i}` });
+      for (let i = 0; i < 3; i++)
+        t.store.sendMessage({
+          senderId: w.owner.id,
+          to: { type: "channel", channel: "general", topic: "b" },
+          content: `m${i}`,
+        });
     });
     expect(seen).toHaveLength(1);
     expect(seen[0]!.deliveries.filter((d) => d.event.type === "message")).toHaveLength(3);
@@ -70,7 +83,14 @@ describe("engine events", () => {
     const w = seedRealm(t.store);
     const sent: number[] = [];
     t.store.batch(() => {
-      for (let i = 0; i < 70; i++) sent.push(t.store.sendMessage({ senderId: w.owner.id, to: { type: "channel", channel: "general", topic: `t${i % 3}` }, content: `m${i}` }).id);
+      for (let i = 0; i < 70; i++)
+        sent.push(
+          t.store.sendMessage({
+            senderId: w.owner.id,
+            to: { type: "channel", channel: "general", topic: `t${i % 3}` },
+            content: `m${i}`,
+          }).id,
+        );
     });
     const seen = record(t.store);
     const lastItem = () => [...changesSince(internals(t.store).tables, 0)].at(-1)!.entry.changes[0]!;
@@ -99,11 +119,17 @@ describe("engine events", () => {
     const seen = record(t.store);
     expect(() =>
       t.store.batch(() => {
-        t.store.sendMessage({ senderId: w.owner.id, to: { type: "channel", channel: "general", topic: "b" }, content: "kept?" });
+        t.store.sendMessage({
+          senderId: w.owner.id,
+          to: { type: "channel", channel: "general", topic: "b" },
+          content: "kept?",
+        });
         throw new Error("abort the batch");
       }),
     ).toThrow("abort the batch");
-    expect(() => t.store.sendMessage({ senderId: w.owner.id, to: { type: "channel", channel: "nope", topic: "b" }, content: "x" })).toThrow();
+    expect(() =>
+      t.store.sendMessage({ senderId: w.owner.id, to: { type: "channel", channel: "nope", topic: "b" }, content: "x" }),
+    ).toThrow();
     expect(seen).toEqual([]);
     const reopened = t.reopen();
     const after = record(reopened);
@@ -118,7 +144,11 @@ describe("engine events", () => {
       throw new Error("listener bug");
     });
     const seen = record(t.store);
-    const { id } = t.store.sendMessage({ senderId: w.owner.id, to: { type: "channel", channel: "general", topic: "b" }, content: "x" });
+    const { id } = t.store.sendMessage({
+      senderId: w.owner.id,
+      to: { type: "channel", channel: "general", topic: "b" },
+      content: "x",
+    });
     expect(t.store.getMessage(w.owner.id, id).message.content).toBe("x");
     expect(seen).toHaveLength(1);
     expect(errors).toHaveLength(1);
@@ -127,7 +157,11 @@ describe("engine events", () => {
   it("flag changes go to their user, with message_details when marking unread", () => {
     t = tempStore();
     const w = seedRealm(t.store);
-    const { id } = t.store.sendMessage({ senderId: w.owner.id, to: { type: "channel", channel: "general", topic: "topic a" }, content: "x" });
+    const { id } = t.store.sendMessage({
+      senderId: w.owner.id,
+      to: { type: "channel", channel: "general", topic: "topic a" },
+      content: "x",
+    });
     t.store.updateFlags(w.alice.id, [id], "read", "add");
     const seen = record(t.store);
     t.store.updateFlags(w.alice.id, [id], "read", "remove");
@@ -135,7 +169,10 @@ describe("engine events", () => {
     expect([...d.audience]).toEqual([w.alice.id]);
     expect(d.event).toMatchObject({ type: "update_message_flags", op: "remove", flag: "read", messages: [id] });
     if (d.event.type !== "update_message_flags") throw new Error("unexpected event");
-    expect(d.event.messageDetails?.get(id)).toMatchObject({ recipient: { type: "channel", channelId: w.general.id }, topic: "topic a" });
+    expect(d.event.messageDetails?.get(id)).toMatchObject({
+      recipient: { type: "channel", channelId: w.general.id },
+      topic: "topic a",
+    });
   });
 
   it("a message event's flags for each recipient equal what GET /messages then reports", () => {
@@ -145,10 +182,20 @@ describe("engine events", () => {
     const seen = record(t.store);
     for (const content of ["hi @**Alice** and @*team*", "hey @**all**", "@**topic** ping", "plain"]) {
       seen.length = 0;
-      const { id } = t.store.sendMessage({ senderId: w.owner.id, to: { type: "channel", channel: "general", topic: "f" }, content, client: "website" });
+      const { id } = t.store.sendMessage({
+        senderId: w.owner.id,
+        to: { type: "channel", channel: "general", topic: "f" },
+        content,
+        client: "website",
+      });
       const d = seen[0]!.deliveries.find((x) => x.event.type === "message")!;
       if (d.event.type !== "message") throw new Error("unexpected event");
-      for (const userId of d.audience) expect([content, userId, [...d.event.flagsFor(userId)]]).toEqual([content, userId, [...t.store.getMessage(userId, id).flags]]);
+      for (const userId of d.audience)
+        expect([content, userId, [...d.event.flagsFor(userId)]]).toEqual([
+          content,
+          userId,
+          [...t.store.getMessage(userId, id).flags],
+        ]);
     }
   });
 });

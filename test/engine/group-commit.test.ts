@@ -41,7 +41,14 @@ afterEach(() => t.cleanup());
 
 const channelSend = (content: string, sender = w.alice, channel: string | number = "general") =>
   s().sendMessageGrouped({ senderId: sender.id, to: { type: "channel", channel, topic: "t" }, content });
-const messageEvents = (from = 0) => batches.slice(from).flatMap((b) => b.deliveries.filter((d) => d.event.type === "message").map((d) => (d.event as { message: { id: number; content: string } }).message));
+const messageEvents = (from = 0) =>
+  batches
+    .slice(from)
+    .flatMap((b) =>
+      b.deliveries
+        .filter((d) => d.event.type === "message")
+        .map((d) => (d.event as { message: { id: number; content: string } }).message),
+    );
 
 function expectVerifies(): void {
   const live = fingerprint(s());
@@ -64,7 +71,9 @@ describe("group commit", () => {
     const messageSeqs = batches.filter((b) => b.deliveries.some((d) => d.event.type === "message")).map((b) => b.seq);
     expect(messageSeqs).toEqual([...messageSeqs].sort((a, b) => a - b));
     expect(messageSeqs[0]).toBeGreaterThanOrEqual(seq);
-    const ids = s().getMessages(w.bob.id, { anchor: "newest", numBefore: 100, numAfter: 0, narrow: [] }).messages.map((m) => m.message.id);
+    const ids = s()
+      .getMessages(w.bob.id, { anchor: "newest", numBefore: 100, numAfter: 0, narrow: [] })
+      .messages.map((m) => m.message.id);
     expect(ids).toEqual(sent.map((m) => m.id));
     expectVerifies();
   });
@@ -81,7 +90,12 @@ describe("group commit", () => {
   });
 
   it("a refused send rejects alone; the others of its group commit", async () => {
-    const results = await Promise.allSettled([channelSend("kept 1"), channelSend("   "), channelSend("refused", w.guest), channelSend("kept 2")]);
+    const results = await Promise.allSettled([
+      channelSend("kept 1"),
+      channelSend("   "),
+      channelSend("refused", w.guest),
+      channelSend("kept 2"),
+    ]);
     expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "rejected", "fulfilled"]);
     expect((results[1] as PromiseRejectedResult).reason).toBeInstanceOf(BadRequestError);
     expect(commits).toBe(1);
@@ -93,7 +107,11 @@ describe("group commit", () => {
     const before = fingerprint(s());
     const next = internals(s()).counters.nextMessageId;
     failNext = true;
-    const results = await Promise.allSettled([channelSend("doomed 1"), s().sendMessageGrouped({ senderId: w.alice.id, to: { type: "direct", users: [w.bob.id] }, content: "doomed dm" }), channelSend("doomed 2")]);
+    const results = await Promise.allSettled([
+      channelSend("doomed 1"),
+      s().sendMessageGrouped({ senderId: w.alice.id, to: { type: "direct", users: [w.bob.id] }, content: "doomed dm" }),
+      channelSend("doomed 2"),
+    ]);
     expect(results.every((r) => r.status === "rejected" && r.reason instanceof InjectedCommitFailure)).toBe(true);
     expect(fingerprint(s())).toBe(before);
     expect(batches).toEqual([]);
@@ -102,7 +120,12 @@ describe("group commit", () => {
     const sent = await Promise.all([channelSend("kept 1"), channelSend("kept 2")]);
     expect(sent.map((m) => m.id)).toEqual([next, next + 1]);
     expect(messageEvents().map((m) => m.content)).toEqual(["kept 1", "kept 2"]);
-    const found = s().getMessages(w.bob.id, { anchor: "newest", numBefore: 100, numAfter: 0, narrow: [{ operator: "search", operand: "doomed" }] });
+    const found = s().getMessages(w.bob.id, {
+      anchor: "newest",
+      numBefore: 100,
+      numAfter: 0,
+      narrow: [{ operator: "search", operand: "doomed" }],
+    });
     expect(found.messages).toEqual([]);
     expectVerifies();
   });
@@ -121,7 +144,10 @@ describe("group commit", () => {
     // did the failing write's rerun; the two sends' reruns did.
     expect(commits).toBe(2);
     expect(st.tables.meta.get("half-written")).toBeUndefined();
-    expect(results.flatMap((r) => (r.status === "fulfilled" ? [(r.value as { id: number }).id] : []))).toEqual([before, before + 1]);
+    expect(results.flatMap((r) => (r.status === "fulfilled" ? [(r.value as { id: number }).id] : []))).toEqual([
+      before,
+      before + 1,
+    ]);
     expect(messageEvents().map((m) => m.content)).toEqual(["kept 1", "kept 2"]);
     expectVerifies();
   });

@@ -16,7 +16,11 @@ function rng(seed: number): () => number {
   return () => (x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 }
 
-function closure(groups: Map<number, { members: number[]; subgroups: number[]; deactivated: boolean; systemRole: string | null }>, id: number, seen = new Set<number>()): Set<number> {
+function closure(
+  groups: Map<number, { members: number[]; subgroups: number[]; deactivated: boolean; systemRole: string | null }>,
+  id: number,
+  seen = new Set<number>(),
+): Set<number> {
   const out = new Set<number>();
   const g = groups.get(id);
   if (!g || g.deactivated || seen.has(id)) return out;
@@ -37,7 +41,8 @@ describe("group membership after random edits", () => {
         const users = [w.owner, w.alice, w.bob, w.guest].map((u) => u.id);
         const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
         const ids: number[] = [];
-        for (let i = 0; i < 8; i++) ids.push(s.createGroup(w.owner.id, { name: `g${i}`, members: users.filter(() => random() < 0.3) }).id);
+        for (let i = 0; i < 8; i++)
+          ids.push(s.createGroup(w.owner.id, { name: `g${i}`, members: users.filter(() => random() < 0.3) }).id);
         for (let step = 0; step < 150; step++) {
           const g = pick(ids);
           const r = random();
@@ -52,21 +57,45 @@ describe("group membership after random edits", () => {
             if (!(error instanceof EngineError) || error.code === "INTERNAL_SERVER_ERROR") throw error;
           }
           const state = internals(s);
-          const groups = new Map([...state.groups].map(([id, g]) => [id, { members: g.members, subgroups: g.subgroups, deactivated: g.deactivated, systemRole: g.systemRole }]));
+          const groups = new Map(
+            [...state.groups].map(([id, g]) => [
+              id,
+              { members: g.members, subgroups: g.subgroups, deactivated: g.deactivated, systemRole: g.systemRole },
+            ]),
+          );
           for (const id of ids) {
             const expected = closure(groups, id);
-            for (const userId of users) expect([step, id, userId, isGroupMember(state, id, state.users.get(userId)!)]).toEqual([step, id, userId, expected.has(userId)]);
+            for (const userId of users)
+              expect([step, id, userId, isGroupMember(state, id, state.users.get(userId)!)]).toEqual([
+                step,
+                id,
+                userId,
+                expected.has(userId),
+              ]);
           }
         }
         // Mentions see the same membership: every active group mentioned, flags for its closure among recipients.
         const state = internals(s);
-        const groups = new Map([...state.groups].map(([id, g]) => [id, { members: g.members, subgroups: g.subgroups, deactivated: g.deactivated, systemRole: g.systemRole }]));
+        const groups = new Map(
+          [...state.groups].map(([id, g]) => [
+            id,
+            { members: g.members, subgroups: g.subgroups, deactivated: g.deactivated, systemRole: g.systemRole },
+          ]),
+        );
         for (const id of ids) {
           const group = state.groups.get(id)!;
-          const { id: messageId } = s.sendMessage({ senderId: w.owner.id, to: { type: "channel", channel: w.general.id, topic: "m" }, content: `@*${group.name}*` });
+          const { id: messageId } = s.sendMessage({
+            senderId: w.owner.id,
+            to: { type: "channel", channel: w.general.id, topic: "m" },
+            content: `@*${group.name}*`,
+          });
           const expected = closure(groups, id);
           for (const userId of [w.owner.id, w.alice.id, w.bob.id]) {
-            expect([id, userId, s.getMessage(userId, messageId).flags.includes("group_mentioned")]).toEqual([id, userId, expected.has(userId)]);
+            expect([id, userId, s.getMessage(userId, messageId).flags.includes("group_mentioned")]).toEqual([
+              id,
+              userId,
+              expected.has(userId),
+            ]);
           }
         }
       } finally {

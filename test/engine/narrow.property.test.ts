@@ -45,7 +45,12 @@ function tolerated(expected: unknown, actual: unknown): boolean {
     typeof x === "object" && x !== null && "error" in x ? (x as RefError).error : undefined;
   const e = err(expected);
   const a = err(actual);
-  if (TOLERATE.has("error-order") && e?.message === "The anchor can only be excluded at an end of the range" && a?.code === "BAD_NARROW") return true;
+  if (
+    TOLERATE.has("error-order") &&
+    e?.message === "The anchor can only be excluded at an end of the range" &&
+    a?.code === "BAD_NARROW"
+  )
+    return true;
   return false;
 }
 
@@ -59,11 +64,30 @@ const POLICY_TOPICS = ["lunch", "PLANS", "✔ plans", "general chat", "Lunch"];
 const IS_OPERANDS = ["dm", "private", "starred", "unread", "mentioned", "resolved", "followed", "muted"];
 /** Repetitions weight the choice: channel terms (shared history) and is: terms are the interesting ones. */
 const OPERATORS = [
-  "channel", "channel", "channel", "stream", "channels", "topic", "topic", "sender", "sender",
-  "dm", "pm-with", "dm-including", "group-pm-with", "is", "is", "is", "has", "in", "search", "search", "id",
+  "channel",
+  "channel",
+  "channel",
+  "stream",
+  "channels",
+  "topic",
+  "topic",
+  "sender",
+  "sender",
+  "dm",
+  "pm-with",
+  "dm-including",
+  "group-pm-with",
+  "is",
+  "is",
+  "is",
+  "has",
+  "in",
+  "search",
+  "search",
+  "id",
 ] as const;
 const FLAGS: readonly EditableFlag[] = ["read", "starred", "collapsed"];
-const BIG_ANCHORS = [-3, 0, 2 ** 32 + 5, 10_000_000_000_000_000, 10_000_000_000_000_007, 2147483647];
+const BIG_ANCHORS = [-3, 0, 2 ** 32 + 5, 10_000_000_000_000_000, Number("10000000000000007"), 2147483647];
 
 // ------------------------------------------------------------------ generators
 
@@ -91,11 +115,28 @@ interface MessageBody {
 }
 type Op =
   | ({ readonly k: "sendChannel"; readonly s: number; readonly c: number; readonly topic: number } & MessageBody)
-  | ({ readonly k: "sendDm"; readonly s: number; readonly to: readonly number[]; readonly byEmail: boolean } & MessageBody)
+  | ({
+      readonly k: "sendDm";
+      readonly s: number;
+      readonly to: readonly number[];
+      readonly byEmail: boolean;
+    } & MessageBody)
   | { readonly k: "sub"; readonly u: number; readonly c: number; readonly on: boolean }
   | { readonly k: "active"; readonly u: number; readonly on: boolean }
-  | { readonly k: "flags"; readonly u: number; readonly ids: readonly number[]; readonly flag: number; readonly add: boolean }
-  | { readonly k: "topicPolicy"; readonly u: number; readonly c: number; readonly topic: number; readonly policy: number }
+  | {
+      readonly k: "flags";
+      readonly u: number;
+      readonly ids: readonly number[];
+      readonly flag: number;
+      readonly add: boolean;
+    }
+  | {
+      readonly k: "topicPolicy";
+      readonly u: number;
+      readonly c: number;
+      readonly topic: number;
+      readonly policy: number;
+    }
   | { readonly k: "mute"; readonly u: number; readonly c: number; readonly on: boolean }
   | { readonly k: "noise" }
   | { readonly k: "reopen" }
@@ -126,8 +167,14 @@ const queryArb: fc.Arbitrary<QuerySpec> = fc.record({
   ),
   anchorKind: fc.nat(7),
   anchorValue: fc.nat(1000),
-  numBefore: fc.oneof({ weight: 1, arbitrary: fc.constant(0) }, { weight: 3, arbitrary: fc.integer({ min: 1, max: 10 }) }),
-  numAfter: fc.oneof({ weight: 1, arbitrary: fc.constant(0) }, { weight: 3, arbitrary: fc.integer({ min: 1, max: 10 }) }),
+  numBefore: fc.oneof(
+    { weight: 1, arbitrary: fc.constant(0) },
+    { weight: 3, arbitrary: fc.integer({ min: 1, max: 10 }) },
+  ),
+  numAfter: fc.oneof(
+    { weight: 1, arbitrary: fc.constant(0) },
+    { weight: 3, arbitrary: fc.integer({ min: 1, max: 10 }) },
+  ),
   includeAnchor: fc.oneof({ weight: 5, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
 });
 const bodyArb = {
@@ -138,24 +185,80 @@ const bodyArb = {
 };
 function opArb(mode: "query" | "flags"): fc.Arbitrary<Op> {
   return fc.oneof(
-    { weight: 8, arbitrary: fc.record({ k: fc.constant("sendChannel" as const), s: fc.nat(20), c: fc.nat(20), topic: fc.nat(SEND_TOPICS.length - 1), ...bodyArb }) },
-    { weight: 4, arbitrary: fc.record({ k: fc.constant("sendDm" as const), s: fc.nat(20), to: fc.array(fc.nat(20), { minLength: 1, maxLength: 3 }), byEmail: fc.boolean(), ...bodyArb }) },
-    { weight: 3, arbitrary: fc.record({ k: fc.constant("sub" as const), u: fc.nat(20), c: fc.nat(20), on: fc.boolean() }) },
+    {
+      weight: 8,
+      arbitrary: fc.record({
+        k: fc.constant("sendChannel" as const),
+        s: fc.nat(20),
+        c: fc.nat(20),
+        topic: fc.nat(SEND_TOPICS.length - 1),
+        ...bodyArb,
+      }),
+    },
+    {
+      weight: 4,
+      arbitrary: fc.record({
+        k: fc.constant("sendDm" as const),
+        s: fc.nat(20),
+        to: fc.array(fc.nat(20), { minLength: 1, maxLength: 3 }),
+        byEmail: fc.boolean(),
+        ...bodyArb,
+      }),
+    },
+    {
+      weight: 3,
+      arbitrary: fc.record({ k: fc.constant("sub" as const), u: fc.nat(20), c: fc.nat(20), on: fc.boolean() }),
+    },
     { weight: 1, arbitrary: fc.record({ k: fc.constant("active" as const), u: fc.nat(20), on: fc.boolean() }) },
-    { weight: 3, arbitrary: fc.record({ k: fc.constant("flags" as const), u: fc.nat(20), ids: fc.array(fc.nat(1000), { minLength: 1, maxLength: 4 }), flag: fc.nat(2), add: fc.boolean() }) },
-    { weight: 2, arbitrary: fc.record({ k: fc.constant("topicPolicy" as const), u: fc.nat(20), c: fc.nat(20), topic: fc.nat(POLICY_TOPICS.length - 1), policy: fc.nat(3) }) },
-    { weight: 1, arbitrary: fc.record({ k: fc.constant("mute" as const), u: fc.nat(20), c: fc.nat(20), on: fc.boolean() }) },
+    {
+      weight: 3,
+      arbitrary: fc.record({
+        k: fc.constant("flags" as const),
+        u: fc.nat(20),
+        ids: fc.array(fc.nat(1000), { minLength: 1, maxLength: 4 }),
+        flag: fc.nat(2),
+        add: fc.boolean(),
+      }),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.record({
+        k: fc.constant("topicPolicy" as const),
+        u: fc.nat(20),
+        c: fc.nat(20),
+        topic: fc.nat(POLICY_TOPICS.length - 1),
+        policy: fc.nat(3),
+      }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({ k: fc.constant("mute" as const), u: fc.nat(20), c: fc.nat(20), on: fc.boolean() }),
+    },
     { weight: 1, arbitrary: fc.constant({ k: "noise" as const }) },
     { weight: 1, arbitrary: fc.constant({ k: "reopen" as const }) },
     mode === "query"
       ? { weight: 5, arbitrary: fc.record({ k: fc.constant("query" as const), q: queryArb }) }
-      : { weight: 5, arbitrary: fc.record({ k: fc.constant("narrowFlags" as const), q: queryArb, flag: fc.nat(2), add: fc.boolean() }) },
+      : {
+          weight: 5,
+          arbitrary: fc.record({
+            k: fc.constant("narrowFlags" as const),
+            q: queryArb,
+            flag: fc.nat(2),
+            add: fc.boolean(),
+          }),
+        },
   );
 }
 function scriptArb(mode: "query" | "flags"): fc.Arbitrary<Script> {
   return fc.record({
-    roles: fc.array(fc.constantFrom(ROLE_MEMBER, ROLE_MEMBER, ROLE_GUEST, ROLE_ADMIN), { minLength: 2, maxLength: NAMES.length }),
-    channels: fc.array(fc.record({ kind: fc.nat(2), initial: fc.array(fc.nat(20), { maxLength: 4 }) }), { minLength: 1, maxLength: CHANNEL_NAMES.length }),
+    roles: fc.array(fc.constantFrom(ROLE_MEMBER, ROLE_MEMBER, ROLE_GUEST, ROLE_ADMIN), {
+      minLength: 2,
+      maxLength: NAMES.length,
+    }),
+    channels: fc.array(fc.record({ kind: fc.nat(2), initial: fc.array(fc.nat(20), { maxLength: 4 }) }), {
+      minLength: 1,
+      maxLength: CHANNEL_NAMES.length,
+    }),
     ops: fc.array(opArb(mode), { minLength: 10, maxLength: 60, size: "max" }),
     final: fc.array(queryArb, { minLength: 5, maxLength: 15, size: "max" }),
   });
@@ -206,13 +309,27 @@ class Realm {
   constructor(script: Script) {
     const s = this.t.store;
     // A noise realm first: its users, channel and messages interleave with the realm under test.
-    const noise = s.createRealm({ subdomain: "noise", name: "Noise", owner: { email: "owner@test.dev", fullName: "Olive Owner" } });
+    const noise = s.createRealm({
+      subdomain: "noise",
+      name: "Noise",
+      owner: { email: "owner@test.dev", fullName: "Olive Owner" },
+    });
     this.noiseOwnerId = noise.owner.id;
     this.noiseChannelId = s.subscribe(noise.owner.id, { channels: [{ name: "general" }] }).createdChannelIds[0]!;
-    const { realm, owner } = s.createRealm({ subdomain: "", name: "Main", owner: { email: "owner@test.dev", fullName: "Olive Owner" } });
+    const { realm, owner } = s.createRealm({
+      subdomain: "",
+      name: "Main",
+      owner: { email: "owner@test.dev", fullName: "Olive Owner" },
+    });
     this.model = new RefModel(realm.id, { firstUnreadIgnoresNegatedChannel: TOLERATE.has("first-unread-negated") });
     this.ownerId = owner.id;
-    this.model.addUser({ id: owner.id, realmId: realm.id, email: owner.email, fullName: owner.fullName, role: ROLE_OWNER });
+    this.model.addUser({
+      id: owner.id,
+      realmId: realm.id,
+      email: owner.email,
+      fullName: owner.fullName,
+      role: ROLE_OWNER,
+    });
     script.roles.forEach((role, i) => {
       const email = `user${i}@test.dev`;
       const u = s.createUser({ realmId: realm.id, email, fullName: NAMES[i]!, role: role as 200 | 400 | 600 });
@@ -222,8 +339,14 @@ class Realm {
     script.channels.forEach((spec, i) => {
       const inviteOnly = spec.kind !== 0;
       const historyPublicToSubscribers = spec.kind !== 2;
-      const principals = [...new Set([this.ownerId, ...spec.initial.map((x) => this.users[x % this.users.length]!.id)])];
-      const res = s.subscribe(this.ownerId, { channels: [{ name: CHANNEL_NAMES[i]! }], principals, newChannel: { inviteOnly, historyPublicToSubscribers } });
+      const principals = [
+        ...new Set([this.ownerId, ...spec.initial.map((x) => this.users[x % this.users.length]!.id)]),
+      ];
+      const res = s.subscribe(this.ownerId, {
+        channels: [{ name: CHANNEL_NAMES[i]! }],
+        principals,
+        newChannel: { inviteOnly, historyPublicToSubscribers },
+      });
       const id = res.createdChannelIds[0]!;
       this.channelIds.push(id);
       this.model.addChannel({ id, realmId: realm.id, name: CHANNEL_NAMES[i]!, inviteOnly, historyPublicToSubscribers });
@@ -250,7 +373,8 @@ class Realm {
 
   compare(what: string, expected: unknown, actual: unknown): void {
     this.checks++;
-    if (JSON.stringify(expected) !== JSON.stringify(actual) && !tolerated(expected, actual)) this.fail(what, expected, actual);
+    if (JSON.stringify(expected) !== JSON.stringify(actual) && !tolerated(expected, actual))
+      this.fail(what, expected, actual);
   }
 
   /** A message ID: existing (any realm) most of the time, otherwise one that does not exist. */
@@ -277,7 +401,8 @@ class Realm {
   term(spec: TermSpec, me: RefUser): WireTerm {
     const operator = OPERATORS[spec.op]!;
     const negated = spec.negated;
-    const userOperand = (u: RefUser): string | number => [u.email, u.id, u.email.toUpperCase(), String(u.id)][spec.form]!;
+    const userOperand = (u: RefUser): string | number =>
+      [u.email, u.id, u.email.toUpperCase(), String(u.id)][spec.form]!;
     switch (operator) {
       case "channel":
       case "stream": {
@@ -298,7 +423,11 @@ class Realm {
         const picked = [this.user(spec.a), this.user(spec.b), this.user(spec.a >> 3)].slice(0, 1 + (spec.b % 3));
         if (spec.form === 3) picked.push(me);
         const unique = [...new Map(picked.map((u) => [u.id, u])).values()];
-        return { operator, operand: spec.form % 2 === 0 ? unique.map((u) => u.id) : unique.map((u) => u.email).join(","), negated };
+        return {
+          operator,
+          operand: spec.form % 2 === 0 ? unique.map((u) => u.id) : unique.map((u) => u.email).join(","),
+          negated,
+        };
       }
       case "is":
         return { operator, operand: IS_OPERANDS[spec.a % IS_OPERANDS.length]!, negated };
@@ -359,14 +488,36 @@ class Realm {
         const sender = this.user(op.s);
         const channelId = this.channelId(op.c);
         if (!m.canSendToChannel(sender, m.channel(channelId))) {
-          const r = capture(() => s.sendMessage({ senderId: sender.id, to: { type: "channel", channel: channelId, topic: "x" }, content: "apple" }));
+          const r = capture(() =>
+            s.sendMessage({
+              senderId: sender.id,
+              to: { type: "channel", channel: channelId, topic: "x" },
+              content: "apple",
+            }),
+          );
           this.compare(`send to channel ${channelId} by ${sender.id} must be refused`, true, "error" in r);
           return;
         }
         const { text, words, mentioned } = this.content(op);
         const topic = SEND_TOPICS[op.topic]!;
-        const { id } = s.sendMessage({ senderId: sender.id, to: { type: "channel", channel: channelId, topic }, content: text, readBySender: op.read });
-        m.recordMessage({ id, realmId: m.realmId, senderId: sender.id, channelId, dmUsers: null, topic, contentWords: words, hasLink: op.link, mentionedUserIds: mentioned, readBySender: op.read });
+        const { id } = s.sendMessage({
+          senderId: sender.id,
+          to: { type: "channel", channel: channelId, topic },
+          content: text,
+          readBySender: op.read,
+        });
+        m.recordMessage({
+          id,
+          realmId: m.realmId,
+          senderId: sender.id,
+          channelId,
+          dmUsers: null,
+          topic,
+          contentWords: words,
+          hasLink: op.link,
+          mentionedUserIds: mentioned,
+          readBySender: op.read,
+        });
         return;
       }
       case "sendDm": {
@@ -380,7 +531,18 @@ class Realm {
           content: text,
           readBySender: op.read,
         });
-        m.recordMessage({ id, realmId: m.realmId, senderId: sender.id, channelId: null, dmUsers: [sender.id, ...to.map((u) => u.id)], topic: "", contentWords: words, hasLink: op.link, mentionedUserIds: mentioned, readBySender: op.read });
+        m.recordMessage({
+          id,
+          realmId: m.realmId,
+          senderId: sender.id,
+          channelId: null,
+          dmUsers: [sender.id, ...to.map((u) => u.id)],
+          topic: "",
+          contentWords: words,
+          hasLink: op.link,
+          mentionedUserIds: mentioned,
+          readBySender: op.read,
+        });
         return;
       }
       case "sub": {
@@ -417,7 +579,11 @@ class Realm {
         if (!u.active) return;
         const r = capture(() => s.setTopicPolicy(u.id, channelId, topic, op.policy));
         const allowed = m.canSetTopicPolicy(u, m.channel(channelId), op.policy);
-        this.compare(`setTopicPolicy(user=${u.id}, channel=${channelId}, policy=${op.policy}) refused iff no access`, !allowed, typeof r === "object" && r !== null);
+        this.compare(
+          `setTopicPolicy(user=${u.id}, channel=${channelId}, policy=${op.policy}) refused iff no access`,
+          !allowed,
+          typeof r === "object" && r !== null,
+        );
         if (allowed) m.setTopicPolicy(u.id, channelId, topic, op.policy);
         return;
       }
@@ -430,8 +596,23 @@ class Realm {
         return;
       }
       case "noise": {
-        const { id } = s.sendMessage({ senderId: this.noiseOwnerId, to: { type: "channel", channel: this.noiseChannelId, topic: "lunch" }, content: "apple lunch" });
-        m.recordMessage({ id, realmId: -1, senderId: this.noiseOwnerId, channelId: this.noiseChannelId, dmUsers: null, topic: "lunch", contentWords: ["apple", "lunch"], hasLink: false, mentionedUserIds: [], readBySender: false });
+        const { id } = s.sendMessage({
+          senderId: this.noiseOwnerId,
+          to: { type: "channel", channel: this.noiseChannelId, topic: "lunch" },
+          content: "apple lunch",
+        });
+        m.recordMessage({
+          id,
+          realmId: -1,
+          senderId: this.noiseOwnerId,
+          channelId: this.noiseChannelId,
+          dmUsers: null,
+          topic: "lunch",
+          contentWords: ["apple", "lunch"],
+          hasLink: false,
+          mentionedUserIds: [],
+          readBySender: false,
+        });
         return;
       }
       case "reopen":
@@ -442,7 +623,15 @@ class Realm {
         const q = this.query(op.q);
         const expected = m.getMessages(q);
         const actual = capture(() =>
-          normalizeResult(s.getMessages(q.userId, { narrow: q.narrow, anchor: q.anchor, numBefore: q.numBefore, numAfter: q.numAfter, includeAnchor: q.includeAnchor })),
+          normalizeResult(
+            s.getMessages(q.userId, {
+              narrow: q.narrow,
+              anchor: q.anchor,
+              numBefore: q.numBefore,
+              numAfter: q.numAfter,
+              includeAnchor: q.includeAnchor,
+            }),
+          ),
         );
         this.compare(`getMessages ${JSON.stringify(q)}`, expected, actual);
         if ("error" in expected) count(`query error ${expected.error.code} ${expected.error.message.slice(0, 40)}`);
@@ -452,8 +641,15 @@ class Realm {
           if (expected.messages.some((v) => v.flags.includes("starred"))) count("query with starred");
           if (expected.foundAnchor) count("found_anchor");
           if (q.anchor === "first_unread" && expected.anchor < 10 ** 16) count("first_unread found");
-          if (q.anchor === "first_unread" && q.narrow.some((t) => t.negated && (t.operator === "channel" || t.operator === "stream"))) count("first_unread with negated channel");
-          for (const t of q.narrow) count(`term ${t.negated ? "-" : ""}${t.operator}${typeof t.operand === "string" && ["is", "in"].includes(t.operator) ? ":" + t.operand : ""}${expected.messages.length > 0 ? " nonempty" : ""}`);
+          if (
+            q.anchor === "first_unread" &&
+            q.narrow.some((t) => t.negated && (t.operator === "channel" || t.operator === "stream"))
+          )
+            count("first_unread with negated channel");
+          for (const t of q.narrow)
+            count(
+              `term ${t.negated ? "-" : ""}${t.operator}${typeof t.operand === "string" && ["is", "in"].includes(t.operator) ? ":" + t.operand : ""}${expected.messages.length > 0 ? " nonempty" : ""}`,
+            );
         }
         return;
       }
@@ -463,7 +659,18 @@ class Realm {
         const operation = op.add ? "add" : "remove";
         const expected = m.updateFlagsForNarrow(q, flag, operation);
         const actual = capture(() =>
-          s.updateFlagsForNarrow(q.userId, { narrow: q.narrow, anchor: q.anchor, numBefore: q.numBefore, numAfter: q.numAfter, includeAnchor: q.includeAnchor }, flag, operation),
+          s.updateFlagsForNarrow(
+            q.userId,
+            {
+              narrow: q.narrow,
+              anchor: q.anchor,
+              numBefore: q.numBefore,
+              numAfter: q.numAfter,
+              includeAnchor: q.includeAnchor,
+            },
+            flag,
+            operation,
+          ),
         );
         this.compare(`updateFlagsForNarrow ${JSON.stringify(q)} ${flag} ${operation}`, expected, actual);
         if ("error" in expected) count(`narrowFlags error ${expected.error.code}`);
@@ -492,8 +699,17 @@ class Realm {
   /** End of script: the combined feed of every user, and every user's flags. */
   finalChecks(): void {
     for (const u of this.users) {
-      const q: RefQuery = { userId: u.id, narrow: [], anchor: "newest", numBefore: 1000, numAfter: 0, includeAnchor: true };
-      const actual = capture(() => normalizeResult(this.store.getMessages(u.id, { anchor: "newest", numBefore: 1000, numAfter: 0 })));
+      const q: RefQuery = {
+        userId: u.id,
+        narrow: [],
+        anchor: "newest",
+        numBefore: 1000,
+        numAfter: 0,
+        includeAnchor: true,
+      };
+      const actual = capture(() =>
+        normalizeResult(this.store.getMessages(u.id, { anchor: "newest", numBefore: 1000, numAfter: 0 })),
+      );
       this.compare(`combined feed of user ${u.id}`, this.model.getMessages(q), actual);
       this.checkAllFlags(u.id);
     }
@@ -504,7 +720,9 @@ function runScript(script: Script, mode: "query" | "flags"): number {
   const realm = new Realm(script);
   try {
     for (const op of script.ops) realm.apply(op);
-    script.final.forEach((q, i) => realm.apply(mode === "query" ? { k: "query", q } : { k: "narrowFlags", q, flag: i % 3, add: i % 2 === 0 }));
+    script.final.forEach((q, i) =>
+      realm.apply(mode === "query" ? { k: "query", q } : { k: "narrowFlags", q, flag: i % 3, add: i % 2 === 0 }),
+    );
     realm.finalChecks();
     return realm.checks;
   } finally {
@@ -515,8 +733,9 @@ function runScript(script: Script, mode: "query" | "flags"): number {
 function check(mode: "query" | "flags"): number {
   let checks = 0;
   const params = { seed: SEED, numRuns: RUNS };
-  // eslint-disable-next-line no-console
-  console.log(`[narrow.property ${mode}] seed=${SEED} runs=${RUNS} (override: PARLEY_PROPERTY_SEED / PARLEY_PROPERTY_RUNS)`);
+  console.log(
+    `[narrow.property ${mode}] seed=${SEED} runs=${RUNS} (override: PARLEY_PROPERTY_SEED / PARLEY_PROPERTY_RUNS)`,
+  );
   fc.assert(
     fc.property(scriptArb(mode), (script) => {
       checks += runScript(script, mode);
@@ -524,8 +743,12 @@ function check(mode: "query" | "flags"): number {
     params,
   );
   if (process.env["PARLEY_PROPERTY_STATS"]) {
-    // eslint-disable-next-line no-console
-    console.log([...stats.entries()].sort().map(([k, v]) => `${String(v).padStart(6)} ${k}`).join("\n"));
+    console.log(
+      [...stats.entries()]
+        .sort()
+        .map(([k, v]) => `${String(v).padStart(6)} ${k}`)
+        .join("\n"),
+    );
   }
   return checks;
 }
@@ -534,13 +757,21 @@ function check(mode: "query" | "flags"): number {
 const TIMEOUT = Math.max(60_000, RUNS * 150);
 
 describe("narrow engine vs. brute-force Zulip reference", () => {
-  it("getMessages (and flag changes by IDs) match the reference", () => {
-    const checks = check("query");
-    expect(checks).toBeGreaterThan(RUNS * 5);
-  }, TIMEOUT);
+  it(
+    "getMessages (and flag changes by IDs) match the reference",
+    () => {
+      const checks = check("query");
+      expect(checks).toBeGreaterThan(RUNS * 5);
+    },
+    TIMEOUT,
+  );
 
-  it("updateFlagsForNarrow matches the reference", () => {
-    const checks = check("flags");
-    expect(checks).toBeGreaterThan(RUNS * 5);
-  }, TIMEOUT);
+  it(
+    "updateFlagsForNarrow matches the reference",
+    () => {
+      const checks = check("flags");
+      expect(checks).toBeGreaterThan(RUNS * 5);
+    },
+    TIMEOUT,
+  );
 });

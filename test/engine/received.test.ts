@@ -27,7 +27,11 @@ describe("channel part from an ID on", () => {
     const received: number[] = [];
     const send = (at: number | null, alsoReceived: boolean) => {
       if (at !== null) state.counters.nextMessageId = at;
-      const id = store.sendMessage({ senderId: w.bob.id, to: { type: "channel", channel: "general", topic: "t" }, content: "x" }).id;
+      const id = store.sendMessage({
+        senderId: w.bob.id,
+        to: { type: "channel", channel: "general", topic: "t" },
+        content: "x",
+      }).id;
       if (alsoReceived) received.push(id);
       return id;
     };
@@ -48,19 +52,33 @@ describe("channel part from an ID on", () => {
       const ranges = vi.spyOn(state.tables.bitmapChunks, "getRange");
       const part = sets.channelPart(w.alice.id, from);
       // Only chunks from `from`'s chunk on were read (for each channel alice is in).
-      for (const [options] of ranges.mock.calls) expect(((options?.start as unknown[] | undefined)?.[1] as number) >= Math.floor(from / CHUNK)).toBe(true);
+      for (const [options] of ranges.mock.calls)
+        expect(((options?.start as unknown[] | undefined)?.[1] as number) >= Math.floor(from / CHUNK)).toBe(true);
       ranges.mockRestore();
       // It holds whole chunks: a lower start in the same chunk builds nothing more.
       const unions = vi.spyOn(RoaringBitmap32, "orMany");
       expect(sets.channelPart(w.alice.id, Math.floor(from / CHUNK) * CHUNK)).toBe(part);
       expect(unions).not.toHaveBeenCalled();
       unions.mockRestore();
-      expect(part.toArray().filter((id) => id >= Math.floor(from / CHUNK) * CHUNK), `from ${from}`).toEqual(above(Math.floor(from / CHUNK) * CHUNK));
+      expect(
+        part.toArray().filter((id) => id >= Math.floor(from / CHUNK) * CHUNK),
+        `from ${from}`,
+      ).toEqual(above(Math.floor(from / CHUNK) * CHUNK));
       // New messages extend it; a lower start completes it.
       send(null, true);
-      expect(sets.channelPart(w.alice.id, from).toArray().filter((id) => id >= from)).toEqual(above(from));
+      expect(
+        sets
+          .channelPart(w.alice.id, from)
+          .toArray()
+          .filter((id) => id >= from),
+      ).toEqual(above(from));
       expect(sets.channelPart(w.alice.id).toArray()).toEqual(received);
-      expect(sets.personal(w.alice.id).toArray().filter((id) => received.includes(id))).toEqual(received);
+      expect(
+        sets
+          .personal(w.alice.id)
+          .toArray()
+          .filter((id) => received.includes(id)),
+      ).toEqual(received);
     }
   });
 });

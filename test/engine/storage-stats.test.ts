@@ -17,7 +17,11 @@ describe("storage stats", () => {
     expect(temp.store.countMessages()).toBe(0);
 
     for (let i = 0; i < 200; i++) {
-      temp.store.sendMessage({ senderId: owner.id, to: { type: "channel", channel: "general", topic: `t${i % 7}` }, content: `message ${i} ${"x".repeat(500)}` });
+      temp.store.sendMessage({
+        senderId: owner.id,
+        to: { type: "channel", channel: "general", topic: `t${i % 7}` },
+        content: `message ${i} ${"x".repeat(500)}`,
+      });
     }
     const after = temp.store.storageStats();
     expect(after.pagesUsed).toBeGreaterThan(before.pagesUsed);

@@ -102,7 +102,8 @@ beforeAll(async () => {
     to: { type: "channel"; channel: string; topic: string } | { type: "direct"; users: number[] },
     content = "x",
   ) => store.sendMessage({ senderId, to, content }).id;
-  // Uploads (records only: access is decided on them, the bytes are never reached here), linked from the messages below.
+  // Uploads (records only: access is decided on them, the bytes are never reached here), linked from the messages
+  // below.
   ids.realmA = s.seed.realm.id;
   const uploadOf = (ownerId: number, realmId: number, name: string) => {
     const pathId = `${realmId}/ab/${fresh("upload").padEnd(24, "x")}/${name}`;

@@ -10,7 +10,17 @@ describe("subdomainOf (Zulip's get_subdomain_from_hostname)", () => {
   });
 
   it("maps every other host to the root realm, never to its first label", () => {
-    for (const host of ["other.evil.com", "evilchat.example.com", "acme.chat.example.com.evil.com", "chat.example.com", "chat.example.com:8443", "localhost", "127.0.0.1:9991", "[::1]:9991", ""]) {
+    for (const host of [
+      "other.evil.com",
+      "evilchat.example.com",
+      "acme.chat.example.com.evil.com",
+      "chat.example.com",
+      "chat.example.com:8443",
+      "localhost",
+      "127.0.0.1:9991",
+      "[::1]:9991",
+      "",
+    ]) {
       expect(subdomainOf(host, "chat.example.com")).toBe("");
     }
   });
@@ -20,7 +30,11 @@ describe("authenticate", () => {
   it("checks every request against the store, even with a header it has already decoded", () => {
     const t = tempStore();
     try {
-      const { owner } = t.store.createRealm({ subdomain: "", name: "T", owner: { email: "o@t.dev", fullName: "Olive" } });
+      const { owner } = t.store.createRealm({
+        subdomain: "",
+        name: "T",
+        owner: { email: "o@t.dev", fullName: "Olive" },
+      });
       const header = (key: string) => "Basic " + Buffer.from(`o@t.dev:${key}`).toString("base64");
       const first = header(t.store.getUser(owner.id).apiKey);
       expect(authenticate(t.store, first, "localhost", "localhost").user.id).toBe(owner.id);
@@ -28,7 +42,9 @@ describe("authenticate", () => {
       const fresh = t.store.regenerateApiKey(owner.id);
       expect(() => authenticate(t.store, first, "localhost", "localhost")).toThrow("Invalid API key");
       expect(authenticate(t.store, header(fresh), "localhost", "localhost").user.id).toBe(owner.id);
-      expect(() => authenticate(t.store, "Basic !!!", "localhost", "localhost")).toThrow("Invalid authorization header");
+      expect(() => authenticate(t.store, "Basic !!!", "localhost", "localhost")).toThrow(
+        "Invalid authorization header",
+      );
       expect(() => authenticate(t.store, "Bearer x", "localhost", "localhost")).toThrow("basic authentication");
     } finally {
       t.cleanup();

@@ -80,7 +80,12 @@ function tmpfsDisk(): Disk | null {
 
 function rlimitDisk(): Disk {
   const dir = mkdtempSync(join(tmpdir(), "parley-fsize-"));
-  const limits = () => execFileSync("prlimit", ["--pid", String(process.pid), "--fsize", "--raw", "--noheadings", "--output=SOFT,HARD"], { encoding: "utf8" }).trim().split(/\s+/);
+  const limits = () =>
+    execFileSync("prlimit", ["--pid", String(process.pid), "--fsize", "--raw", "--noheadings", "--output=SOFT,HARD"], {
+      encoding: "utf8",
+    })
+      .trim()
+      .split(/\s+/);
   const [soft, hard] = limits();
   const set = (value: string) => execFileSync("prlimit", ["--pid", String(process.pid), `--fsize=${value}:${hard}`]);
   return {
@@ -130,10 +135,15 @@ it("a send that does not fit on disk is a 500 that changes nothing; reads go on;
   const call = async (user: User, method: string, path: string, params: Record<string, unknown> = {}) => {
     const form = encodeParams(params);
     const isQuery = method === "GET";
-    const response = await fetch(`${base}${path}${isQuery ? `?${form}` : ""}`, { method, headers: { Authorization: basicAuth(user) }, body: isQuery ? undefined : form });
+    const response = await fetch(`${base}${path}${isQuery ? `?${form}` : ""}`, {
+      method,
+      headers: { Authorization: basicAuth(user) },
+      body: isQuery ? undefined : form,
+    });
     return { status: response.status, body: (await response.json()) as Record<string, unknown> };
   };
-  const post = (content: string) => call(w.alice, "POST", "/messages", { type: "stream", to: "general", topic: "filling", content });
+  const post = (content: string) =>
+    call(w.alice, "POST", "/messages", { type: "stream", to: "general", topic: "filling", content });
   const ids = async (narrow: unknown[]) => {
     const r = await call(w.bob, "GET", "/messages", { anchor: "newest", num_before: 5000, num_after: 0, narrow });
     expect(r.status).toBe(200);
@@ -176,14 +186,19 @@ it("a send that does not fit on disk is a 500 that changes nothing; reads go on;
   expect(await search(failedWord)).toEqual([]);
   const single = await call(w.bob, "GET", `/messages/${acknowledged[0]}`);
   expect(single.status).toBe(200);
-  expect(await call(w.bob, "GET", `/messages/${reusedId}`)).toMatchObject({ status: 400, body: { msg: "Invalid message(s)" } });
+  expect(await call(w.bob, "GET", `/messages/${reusedId}`)).toMatchObject({
+    status: 400,
+    body: { msg: "Invalid message(s)" },
+  });
 
   disk.free();
   const after = await post("roomagain meadow");
   expect(after).toMatchObject({ status: 200, body: { result: "success", id: reusedId } });
   expect(await search("roomagain")).toEqual([reusedId]);
   expect(await search(failedWord)).toEqual([]);
-  expect(await call(w.bob, "POST", "/messages/flags", { messages: [reusedId, acknowledged[0]], op: "add", flag: "starred" })).toMatchObject({ status: 200 });
+  expect(
+    await call(w.bob, "POST", "/messages/flags", { messages: [reusedId, acknowledged[0]], op: "add", flag: "starred" }),
+  ).toMatchObject({ status: 200 });
   expect(await ids([{ operator: "is", operand: "starred" }])).toEqual([acknowledged[0], reusedId]);
   expect(s.verify()).toMatchObject({ differences: [], problems: [] });
 
@@ -198,14 +213,31 @@ it("a send that does not fit on disk is a 500 that changes nothing; reads go on;
 });
 
 /** A request whose body is written in pieces while the server may already have answered (and stopped reading). */
-function sendBody(base: string, method: string, path: string, headers: Record<string, string>, body: Buffer): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
+function sendBody(
+  base: string,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body: Buffer,
+): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
   const url = new URL(base);
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: url.hostname, port: url.port, path, method, headers: { ...headers, "Content-Length": String(body.length) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8"), headers: res.headers }));
-    });
+    const req = httpRequest(
+      {
+        host: url.hostname,
+        port: url.port,
+        path,
+        method,
+        headers: { ...headers, "Content-Length": String(body.length) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () =>
+          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8"), headers: res.headers }),
+        );
+      },
+    );
     req.on("error", reject);
     const piece = 64 * 1024;
     let at = 0;
@@ -229,7 +261,11 @@ it("an upload that runs out of room mid-body is answered 500 and leaves no tempo
   store = openStore(disk.dir, { noSync: true });
   const w = seedRealm(store);
   const logged: unknown[] = [];
-  server = createServer(store, { rateLimit: false, dataDir: disk.dir, logError: (_message, error) => logged.push(error) });
+  server = createServer(store, {
+    rateLimit: false,
+    dataDir: disk.dir,
+    logError: (_message, error) => logged.push(error),
+  });
   const base = `http://127.0.0.1:${await server.listen(0, "127.0.0.1")}`;
   const auth = { Authorization: basicAuth(w.alice) };
   const tmp = join(disk.dir, "uploads", String(w.realm.id), "tmp");
@@ -238,18 +274,40 @@ it("an upload that runs out of room mid-body is answered 500 and leaves no tempo
   const data = Buffer.alloc(3 * 1024 * 1024, 0x5a);
   const boundary = "----parleydiskfull";
   const multipart = Buffer.concat([
-    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`),
+    Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+    ),
     data,
     Buffer.from(`\r\n--${boundary}--\r\n`),
   ]);
-  const postFile = () => sendBody(base, "POST", "/api/v1/user_uploads", { ...auth, "Content-Type": `multipart/form-data; boundary=${boundary}` }, multipart);
+  const postFile = () =>
+    sendBody(
+      base,
+      "POST",
+      "/api/v1/user_uploads",
+      { ...auth, "Content-Type": `multipart/form-data; boundary=${boundary}` },
+      multipart,
+    );
   const tus = { ...auth, "Tus-Resumable": "1.0.0" };
   const createTus = async () => {
-    const r = await sendBody(base, "POST", "/api/v1/tus", { ...tus, "Upload-Length": String(data.length) }, Buffer.alloc(0));
+    const r = await sendBody(
+      base,
+      "POST",
+      "/api/v1/tus",
+      { ...tus, "Upload-Length": String(data.length) },
+      Buffer.alloc(0),
+    );
     expect(r.status).toBe(201);
     return String(r.headers["location"]);
   };
-  const patchTus = (location: string) => sendBody(base, "PATCH", location, { ...tus, "Content-Type": "application/offset+octet-stream", "Upload-Offset": "0" }, data);
+  const patchTus = (location: string) =>
+    sendBody(
+      base,
+      "PATCH",
+      location,
+      { ...tus, "Content-Type": "application/offset+octet-stream", "Upload-Offset": "0" },
+      data,
+    );
 
   const location = await createTus();
   disk.fill();

@@ -45,17 +45,42 @@ describe("server emoji data", () => {
   });
 
   it("reactions over HTTP take Zulip's names and codes from the full table", async () => {
-    const { body } = await srv.call(srv.seed.alice, "POST", "/messages", { type: "stream", to: "general", topic: "emoji", content: ":working_on_it: :octopus:" });
+    const { body } = await srv.call(srv.seed.alice, "POST", "/messages", {
+      type: "stream",
+      to: "general",
+      topic: "emoji",
+      content: ":working_on_it: :octopus:",
+    });
     const id = z.object({ id: z.number() }).parse(body).id;
-    const react = (params: Record<string, unknown>) => srv.call(srv.seed.bob, "POST", `/messages/${id}/reactions`, params);
+    const react = (params: Record<string, unknown>) =>
+      srv.call(srv.seed.bob, "POST", `/messages/${id}/reactions`, params);
     expect((await react({ emoji_name: "working_on_it" })).status).toBe(200);
     expect((await react({ emoji_name: "+1", emoji_code: "1f44d", reaction_type: "unicode_emoji" })).status).toBe(200);
     expect((await react({ emoji_name: "melting_face" })).status).toBe(200);
-    expect((await react({ emoji_name: "smile", emoji_code: "1f642" })).body).toMatchObject({ result: "error", msg: "Invalid emoji name." });
-    expect((await react({ emoji_name: "heart", emoji_code: "2764-fe0f" })).body).toMatchObject({ result: "error", msg: "Invalid emoji code." });
+    expect((await react({ emoji_name: "smile", emoji_code: "1f642" })).body).toMatchObject({
+      result: "error",
+      msg: "Invalid emoji name.",
+    });
+    expect((await react({ emoji_name: "heart", emoji_code: "2764-fe0f" })).body).toMatchObject({
+      result: "error",
+      msg: "Invalid emoji code.",
+    });
     const { body: got } = await srv.call(srv.seed.bob, "GET", `/messages/${id}`);
-    const message = z.object({ message: z.object({ content: z.string(), reactions: z.array(z.object({ emoji_name: z.string(), emoji_code: z.string() })) }) }).parse(got).message;
-    expect(message.reactions.map((r) => [r.emoji_name, r.emoji_code])).toEqual([["working_on_it", "1f6e0"], ["+1", "1f44d"], ["melting_face", "1fae0"]]);
-    expect(message.content).toContain('class="emoji emoji-1f6e0" role="img" title="working on it">:working_on_it:</span>');
+    const message = z
+      .object({
+        message: z.object({
+          content: z.string(),
+          reactions: z.array(z.object({ emoji_name: z.string(), emoji_code: z.string() })),
+        }),
+      })
+      .parse(got).message;
+    expect(message.reactions.map((r) => [r.emoji_name, r.emoji_code])).toEqual([
+      ["working_on_it", "1f6e0"],
+      ["+1", "1f44d"],
+      ["melting_face", "1fae0"],
+    ]);
+    expect(message.content).toContain(
+      'class="emoji emoji-1f6e0" role="img" title="working on it">:working_on_it:</span>',
+    );
   });
 });

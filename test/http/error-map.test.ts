@@ -28,14 +28,19 @@ describe("error registry", () => {
       const text = readFileSync(file, "utf8");
       for (const block of text.split(/\n(?=export class )/)) {
         const name = /^export class (\w+)/.exec(block)?.[1];
-        if (name) classCodes.set(name, [...block.matchAll(/"([A-Z_]+)"/g)].map((m) => m[1]!));
+        if (name)
+          classCodes.set(
+            name,
+            [...block.matchAll(/"([A-Z_]+)"/g)].map((m) => m[1]!),
+          );
       }
     }
     const raised = new Set<string>();
     for (const file of sources(join(ROOT, "src"))) {
       if (file === registry) continue;
       const text = readFileSync(file, "utf8");
-      for (const [name, codes] of classCodes) if (new RegExp(`new ${name}\\(`).test(text)) for (const c of codes) raised.add(c);
+      for (const [name, codes] of classCodes)
+        if (new RegExp(`new ${name}\\(`).test(text)) for (const c of codes) raised.add(c);
       if (errorFiles.includes(file)) continue;
       for (const m of text.matchAll(/"([A-Z][A-Z_]+)"/g)) raised.add(m[1]!);
     }
@@ -44,7 +49,8 @@ describe("error registry", () => {
   });
 
   it("maps statuses to Zulip's classes", () => {
-    for (const [code, { status }] of Object.entries(ERROR_MAP)) expect([400, 401, 403, 404, 405, 413, 415, 429, 500, 502, 503], code).toContain(status);
+    for (const [code, { status }] of Object.entries(ERROR_MAP))
+      expect([400, 401, 403, 404, 405, 413, 415, 429, 500, 502, 503], code).toContain(status);
   });
 });
 
@@ -62,8 +68,18 @@ describe("the HTTP layer's own errors go through the registry", () => {
     expect(wrong.status).toBe(405);
     expect(wrong.body).toEqual({ result: "error", msg: "Method Not Allowed", allowed_methods: ["GET", "POST"] });
     expect(wrong.headers.get("allow")).toBe("GET, POST");
-    const bad = await s.call(s.seed.bob, "POST", "/messages", {}, { headers: { "Content-Type": "text/csv" }, body: "a,b" });
-    expect([bad.status, bad.body["code"], bad.body["msg"]]).toEqual([415, "BAD_REQUEST", "Unsupported content type text/csv"]);
+    const bad = await s.call(
+      s.seed.bob,
+      "POST",
+      "/messages",
+      {},
+      { headers: { "Content-Type": "text/csv" }, body: "a,b" },
+    );
+    expect([bad.status, bad.body["code"], bad.body["msg"]]).toEqual([
+      415,
+      "BAD_REQUEST",
+      "Unsupported content type text/csv",
+    ]);
     let limited = await s.call(s.seed.owner, "GET", "/users/me");
     for (let i = 0; i < 3 && limited.status !== 429; i++) limited = await s.call(s.seed.owner, "GET", "/users/me");
     expect(limited.status).toBe(429);

@@ -7,11 +7,22 @@
  * hosts, and (with the default policy) loopback and private addresses.
  */
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { createServer as createHttpServer, type IncomingHttpHeaders, type Server, type ServerResponse } from "node:http";
+import {
+  createServer as createHttpServer,
+  type IncomingHttpHeaders,
+  type Server,
+  type ServerResponse,
+} from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { camoPath, ImageFetchRefused, ImageProxy, publicAndLoopbackAddresses, signedImageUrls } from "../../src/external-content/index.js";
+import {
+  camoPath,
+  ImageFetchRefused,
+  ImageProxy,
+  publicAndLoopbackAddresses,
+  signedImageUrls,
+} from "../../src/external-content/index.js";
 import { StaticFiles } from "../../src/http/static-files.js";
 import { createMarkdownRenderer } from "../../src/markdown/index.js";
 import { basicAuth, startServer, type TestServer } from "../support/http.js";
@@ -36,7 +47,8 @@ function route(path: string, res: ServerResponse): void {
   const redirect = (location: string) => res.writeHead(302, { Location: location }).end();
   if (path === "/cat.png" || path === "/dog.png") send(200, "image/png", PNG);
   else if (path === "/page.html") send(200, "text/html", "<script>alert(document.cookie)</script>");
-  else if (path === "/drawing.svg") send(200, "image/svg+xml", '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>');
+  else if (path === "/drawing.svg")
+    send(200, "image/svg+xml", '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>');
   else if (path === "/moved.png") redirect("/cat.png");
   else if (path === "/loop.png") redirect("/loop.png");
   else if (path === "/elsewhere.png") redirect(`http://127.0.0.2:${port}/cat.png`);
@@ -59,7 +71,10 @@ beforeAll(async () => {
   await new Promise<void>((ok) => images.listen(0, "127.0.0.1", ok));
   imageBase = `http://127.0.0.1:${(images.address() as { port: number }).port}`;
   const renderer = createMarkdownRenderer({ externalImageUrl: signedImageUrls(KEY) });
-  s = await startServer({ camoKey: KEY, externalContent: { isAllowedAddress: publicAndLoopbackAddresses, maxBytes: MAX_BYTES } }, { renderer });
+  s = await startServer(
+    { camoKey: KEY, externalContent: { isAllowedAddress: publicAndLoopbackAddresses, maxBytes: MAX_BYTES } },
+    { renderer },
+  );
   // The default address policy, as `parley serve` runs.
   strict = await startServer({ camoKey: KEY });
 });
@@ -71,7 +86,8 @@ afterAll(async () => {
   await new Promise((done) => images.close(done));
 });
 
-const get = (server: TestServer, path: string, headers: Record<string, string> = {}) => fetch(`${server.base}${path}`, { headers });
+const get = (server: TestServer, path: string, headers: Record<string, string> = {}) =>
+  fetch(`${server.base}${path}`, { headers });
 const hitsOf = (path: string) => seen.filter((r) => r.path === path).length;
 
 /** GET of `url` through `server`'s proxy, answered as [status, body]. */
@@ -87,7 +103,12 @@ const refused = (status: number, msg: string) => [status, { result: "error", cod
 describe("external images in messages", () => {
   it("are rendered as signed /external_content/ URLs and served from there, without the reader's headers", async () => {
     const { alice, bob } = s.seed;
-    const sent = await s.call(alice, "POST", "/messages", { type: "stream", to: "general", topic: "pets", content: `look: ${imageBase}/cat.png` });
+    const sent = await s.call(alice, "POST", "/messages", {
+      type: "stream",
+      to: "general",
+      topic: "pets",
+      content: `look: ${imageBase}/cat.png`,
+    });
     const message = await s.call(bob, "GET", `/messages/${String(sent.body["id"])}`);
     const html = String((message.body["message"] as Record<string, unknown>)["content"]);
     const src = /<img src="([^"]+)"/.exec(html)?.[1] ?? "";
@@ -203,7 +224,10 @@ describe("refusals", () => {
 });
 
 describe("the proxy's fetch limits", () => {
-  const withProxy = async (options: Partial<ConstructorParameters<typeof ImageProxy>[0]>, run: (proxy: ImageProxy, root: string) => Promise<void>) => {
+  const withProxy = async (
+    options: Partial<ConstructorParameters<typeof ImageProxy>[0]>,
+    run: (proxy: ImageProxy, root: string) => Promise<void>,
+  ) => {
     const root = mkdtempSync(join(tmpdir(), "parley-proxy-test-"));
     try {
       await run(new ImageProxy({ key: KEY, root, isAllowedAddress: publicAndLoopbackAddresses, ...options }), root);

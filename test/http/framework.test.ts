@@ -73,14 +73,22 @@ describe("limits, failures and realms", () => {
       const params = { anchor: "newest", num_before: 1, num_after: 0 };
       // Successful requests do not count.
       for (let i = 0; i < 5; i++) expect((await limited.call(alice, "GET", "/messages", params)).status).toBe(200);
-      const wrongKey = { headers: { Authorization: `Basic ${Buffer.from(`${alice.email}:${"x".repeat(32)}`).toString("base64")}` } };
+      const wrongKey = {
+        headers: { Authorization: `Basic ${Buffer.from(`${alice.email}:${"x".repeat(32)}`).toString("base64")}` },
+      };
       for (let i = 0; i < 3; i++) {
         const r = await limited.call(null, "GET", "/messages", params, wrongKey);
         expect(r.status).toBe(401);
         expect(r.body["msg"]).toBe("Invalid API key");
       }
       for (const user of [null, alice]) {
-        const blocked = await limited.call(null, "GET", "/messages", params, user === null ? wrongKey : { headers: { Authorization: basicAuth(user) } });
+        const blocked = await limited.call(
+          null,
+          "GET",
+          "/messages",
+          params,
+          user === null ? wrongKey : { headers: { Authorization: basicAuth(user) } },
+        );
         expect(blocked.status).toBe(429);
         expect(blocked.body["code"]).toBe("RATE_LIMIT_HIT");
         expect(blocked.body["msg"]).toBe("API usage exceeded rate limit");
@@ -99,7 +107,11 @@ describe("limits, failures and realms", () => {
       failing.t.store.getMessageWindow = () => {
         throw new Error("disk on fire at /secret/path");
       };
-      const r = await failing.call(failing.seed.alice, "GET", "/messages", { anchor: "newest", num_before: 1, num_after: 0 });
+      const r = await failing.call(failing.seed.alice, "GET", "/messages", {
+        anchor: "newest",
+        num_before: 1,
+        num_after: 0,
+      });
       expect(r.status).toBe(500);
       expect(r.body).toEqual({ result: "error", msg: "Internal server error" });
       expect(logged).toEqual(["GET /api/v1/messages: unexpected error"]);
@@ -111,7 +123,12 @@ describe("limits, failures and realms", () => {
   it("refuses bodies over the limit with 413", async () => {
     const small = await startServer({ maxBodyBytes: 1000 });
     try {
-      const r = await small.call(small.seed.alice, "POST", "/messages", { type: "stream", to: "general", topic: "t", content: "x".repeat(5000) });
+      const r = await small.call(small.seed.alice, "POST", "/messages", {
+        type: "stream",
+        to: "general",
+        topic: "t",
+        content: "x".repeat(5000),
+      });
       expect(r.status).toBe(413);
       expect(r.body).toEqual({ result: "error", msg: "Request body too large", code: "BAD_REQUEST" });
     } finally {
@@ -131,7 +148,11 @@ describe("limits, failures and realms", () => {
   });
 
   it("chooses the realm by Host subdomain and refuses deactivated realms", async () => {
-    const other = s.t.store.createRealm({ subdomain: "acme", name: "Acme", owner: { email: "boss@acme.dev", fullName: "Boss" } });
+    const other = s.t.store.createRealm({
+      subdomain: "acme",
+      name: "Acme",
+      owner: { email: "boss@acme.dev", fullName: "Boss" },
+    });
     const auth = { Authorization: basicAuth(other.owner) };
     const path = "/messages?anchor=newest&num_before=1&num_after=0";
     const viaSub = await rawRequest(s.base, "GET", path, { ...auth, Host: "acme.localhost" });
@@ -149,7 +170,11 @@ describe("limits, failures and realms", () => {
     s.t.store.setRealmDeactivated(other.realm.id, true);
     const deactivated = await rawRequest(s.base, "GET", path, { ...auth, Host: "acme.localhost" });
     expect(deactivated.status).toBe(401);
-    expect(deactivated.body).toEqual({ result: "error", msg: "This organization has been deactivated", code: "UNAUTHORIZED" });
+    expect(deactivated.body).toEqual({
+      result: "error",
+      msg: "This organization has been deactivated",
+      code: "UNAUTHORIZED",
+    });
   });
 });
 

@@ -19,14 +19,16 @@ import { z } from "zod";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Endpoint } from "../../src/http/endpoint.js";
 import { ENDPOINTS } from "../../src/http/endpoints/index.js";
-import { DEFAULT_CONFIG } from "../../src/config/index.js";
+import {} from "../../src/config/index.js";
 import { describeParam, type ParamInfo } from "../../src/http/params.js";
 import type { User } from "../../src/engine/index.js";
 import { basicAuth, startServer, type TestServer } from "../support/http.js";
 import { fingerprint } from "../support/snapshot.js";
 
 const SEED = process.env["PARLEY_FUZZ_SEED"] !== undefined ? Number(process.env["PARLEY_FUZZ_SEED"]) : 20240607;
-/** Requests per endpoint (form fuzzing; PARLEY_FUZZ_RUNS for a longer local hunt), and raw-body requests per endpoint. */
+/**
+ * Requests per endpoint (form fuzzing; PARLEY_FUZZ_RUNS for a longer local hunt), and raw-body requests per endpoint.
+ */
 const RUNS = Number(process.env["PARLEY_FUZZ_RUNS"] ?? 30);
 const RAW_RUNS = 8;
 const JWT_SECRET = "fuzz test secret, long enough for HS256";
@@ -41,19 +43,97 @@ const LONG_IN_HEAD = 4_000;
 // ---------------------------------------------------------------- values
 
 const GENERIC = [
-  "", " ", "\t\n", "null", "undefined", "NaN", "-NaN", "Infinity", "-Infinity", "-1", "0", "-0", "1.5", "1e309", "-1e309", "1e-400",
-  "9007199254740993", "-9007199254740993", "18446744073709551616", "4294967296", "4294967295", "2147483648", "-2147483649", "0x1f", "0b1", "1_000", "+5", "٣", " 7 ",
-  "true", "false", "True", "1", "yes", "[]", "{}", "[[]]", "[{}]", "[null]", '""', '"x"', "'x'", "[1,", "{", "}", "[1,]", '{"a":}', "[1 2]",
-  '{"__proto__":{"polluted":true}}', '["__proto__"]', '{"constructor":{"prototype":{"x":1}}}', "__proto__", "constructor", "prototype", "toString", "hasOwnProperty", "valueOf",
-  "\u0000", "a\u0000b", "[\"\u0000\"]", "%00", "%", "%zz", "\ud800", "\udfff", "🐙", "\u202e", "\ufeff", "Ⅻ", "ß", "İ", "<script>", "'; DROP TABLE x;--", "\\", "\r\n", "../../",
-  "[".repeat(5000) + "]".repeat(5000), '{"a":'.repeat(3000) + "1" + "}".repeat(3000), JSON.stringify(Array.from({ length: 6000 }, (_, i) => i)),
+  "",
+  " ",
+  "\t\n",
+  "null",
+  "undefined",
+  "NaN",
+  "-NaN",
+  "Infinity",
+  "-Infinity",
+  "-1",
+  "0",
+  "-0",
+  "1.5",
+  "1e309",
+  "-1e309",
+  "1e-400",
+  "9007199254740993",
+  "-9007199254740993",
+  "18446744073709551616",
+  "4294967296",
+  "4294967295",
+  "2147483648",
+  "-2147483649",
+  "0x1f",
+  "0b1",
+  "1_000",
+  "+5",
+  "٣",
+  " 7 ",
+  "true",
+  "false",
+  "True",
+  "1",
+  "yes",
+  "[]",
+  "{}",
+  "[[]]",
+  "[{}]",
+  "[null]",
+  '""',
+  '"x"',
+  "'x'",
+  "[1,",
+  "{",
+  "}",
+  "[1,]",
+  '{"a":}',
+  "[1 2]",
+  '{"__proto__":{"polluted":true}}',
+  '["__proto__"]',
+  '{"constructor":{"prototype":{"x":1}}}',
+  "__proto__",
+  "constructor",
+  "prototype",
+  "toString",
+  "hasOwnProperty",
+  "valueOf",
+  "\u0000",
+  "a\u0000b",
+  '["\u0000"]',
+  "%00",
+  "%",
+  "%zz",
+  "\ud800",
+  "\udfff",
+  "🐙",
+  "\u202e",
+  "\ufeff",
+  "Ⅻ",
+  "ß",
+  "İ",
+  "<script>",
+  "'; DROP TABLE x;--",
+  "\\",
+  "\r\n",
+  "../../",
+  "[".repeat(5000) + "]".repeat(5000),
+  '{"a":'.repeat(3000) + "1" + "}".repeat(3000),
+  JSON.stringify(Array.from({ length: 6000 }, (_, i) => i)),
 ];
 const nastyText = (limit: number): fc.Arbitrary<string> =>
   fc.oneof(
     { weight: 4, arbitrary: fc.constantFrom(...GENERIC.filter((g) => g.length <= limit)) },
     { weight: 2, arbitrary: fc.string({ unit: "binary", maxLength: 40 }) },
     { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v) ?? "null") },
-    { weight: 1, arbitrary: fc.constantFrom("x", "🐙", "\u0000", "[1,").map((unit) => unit.repeat(Math.floor(limit / unit.length))) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .constantFrom("x", "🐙", "\u0000", "[1,")
+        .map((unit) => unit.repeat(Math.floor(limit / unit.length))),
+    },
   );
 
 const INT_NASTY = ["1.0", "1e3", "00", "-00", "9".repeat(400), "-" + "9".repeat(400), "1 2", "1\u00002", "１"];
@@ -70,38 +150,116 @@ function malformedInt(info: { min?: number; max?: number }): fc.Arbitrary<string
 /** JSON near `schema`: its shape with wrong leaves, missing or extra keys, wrong containers. */
 function nearShape(schema: z.ZodType, depth = 0): fc.Arbitrary<unknown> {
   const wrongLeaf = fc.oneof(
-    fc.constantFrom<unknown>(null, true, -1, 0, 1.5, 2 ** 31, 2 ** 32, 2 ** 53 + 2, -(2 ** 63), 1e308, "", "__proto__", "constructor", "\u0000", "🐙", [], {}),
+    fc.constantFrom<unknown>(
+      null,
+      true,
+      -1,
+      0,
+      1.5,
+      2 ** 31,
+      2 ** 32,
+      2 ** 53 + 2,
+      -(2 ** 63),
+      1e308,
+      "",
+      "__proto__",
+      "constructor",
+      "\u0000",
+      "🐙",
+      [],
+      {},
+    ),
     fc.jsonValue({ maxDepth: 2 }),
   );
   if (depth > 3) return wrongLeaf;
-  if (schema instanceof z.ZodOptional || schema instanceof z.ZodNullable || schema instanceof z.ZodDefault) return nearShape(schema.unwrap() as z.ZodType, depth);
-  if (schema instanceof z.ZodArray) return fc.oneof(fc.array(nearShape(schema.element as z.ZodType, depth + 1), { maxLength: 4 }), wrongLeaf);
+  if (schema instanceof z.ZodOptional || schema instanceof z.ZodNullable || schema instanceof z.ZodDefault)
+    return nearShape(schema.unwrap() as z.ZodType, depth);
+  if (schema instanceof z.ZodArray)
+    return fc.oneof(fc.array(nearShape(schema.element as z.ZodType, depth + 1), { maxLength: 4 }), wrongLeaf);
   if (schema instanceof z.ZodObject) {
     const shape = schema.shape as Record<string, z.ZodType>;
-    const entries = Object.entries(shape).map(([k, v]) => [k, fc.option(nearShape(v, depth + 1), { nil: undefined })] as const);
+    const entries = Object.entries(shape).map(
+      ([k, v]) => [k, fc.option(nearShape(v, depth + 1), { nil: undefined })] as const,
+    );
     return fc.oneof(
       fc.record(Object.fromEntries(entries)).chain((obj) =>
-        fc.dictionary(fc.constantFrom("__proto__", "constructor", "extra", "toString"), wrongLeaf, { maxKeys: 2 }).map((extra) => {
-          const out: Record<string, unknown> = {};
-          for (const [k, v] of Object.entries(obj)) if (v !== undefined) out[k] = v;
-          for (const [k, v] of Object.entries(extra)) Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
-          return out;
-        }),
+        fc
+          .dictionary(fc.constantFrom("__proto__", "constructor", "extra", "toString"), wrongLeaf, { maxKeys: 2 })
+          .map((extra) => {
+            const out: Record<string, unknown> = {};
+            for (const [k, v] of Object.entries(obj)) if (v !== undefined) out[k] = v;
+            for (const [k, v] of Object.entries(extra))
+              Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+            return out;
+          }),
       ),
       wrongLeaf,
     );
   }
-  if (schema instanceof z.ZodUnion) return fc.oneof(...(schema.options as z.ZodType[]).map((o) => nearShape(o, depth + 1)));
-  if (schema instanceof z.ZodRecord) return fc.oneof(fc.dictionary(fc.string({ maxLength: 8 }), nearShape(schema.valueType as z.ZodType, depth + 1), { maxKeys: 3 }), wrongLeaf);
+  if (schema instanceof z.ZodUnion)
+    return fc.oneof(...(schema.options as z.ZodType[]).map((o) => nearShape(o, depth + 1)));
+  if (schema instanceof z.ZodRecord)
+    return fc.oneof(
+      fc.dictionary(fc.string({ maxLength: 8 }), nearShape(schema.valueType as z.ZodType, depth + 1), { maxKeys: 3 }),
+      wrongLeaf,
+    );
   if (schema instanceof z.ZodNumber) return fc.oneof(fc.integer({ min: -5, max: 2 ** 32 + 5 }), wrongLeaf);
   if (schema instanceof z.ZodString) return fc.oneof(fc.string({ maxLength: 20 }), wrongLeaf);
   if (schema instanceof z.ZodBoolean) return fc.oneof(fc.boolean(), wrongLeaf);
   return fc.oneof(wrongLeaf, narrowLike);
 }
 
-const OPERATORS = ["channel", "stream", "channels", "topic", "sender", "dm", "pm-with", "dm-including", "group-pm-with", "is", "has", "in", "search", "id", "near", "with", "mentions", "bogus", "__proto__", ""];
+const OPERATORS = [
+  "channel",
+  "stream",
+  "channels",
+  "topic",
+  "sender",
+  "dm",
+  "pm-with",
+  "dm-including",
+  "group-pm-with",
+  "is",
+  "has",
+  "in",
+  "search",
+  "id",
+  "near",
+  "with",
+  "mentions",
+  "bogus",
+  "__proto__",
+  "",
+];
 const operand = fc.oneof(
-  fc.constantFrom<unknown>("general", "secret", "newest", "starred", "unread", "dm", "private", "link", "home", "all", "public", "", " ", "__proto__", "\u0000", 0, -1, 1.5, 2 ** 32, 2 ** 53 + 2, null, true, [], [1, 2], ["x"], {}),
+  fc.constantFrom<unknown>(
+    "general",
+    "secret",
+    "newest",
+    "starred",
+    "unread",
+    "dm",
+    "private",
+    "link",
+    "home",
+    "all",
+    "public",
+    "",
+    " ",
+    "__proto__",
+    "\u0000",
+    0,
+    -1,
+    1.5,
+    2 ** 32,
+    2 ** 53 + 2,
+    null,
+    true,
+    [],
+    [1, 2],
+    ["x"],
+    {},
+  ),
   fc.integer({ min: 0, max: 40 }),
   fc.string({ maxLength: 12 }),
 );
@@ -118,14 +276,24 @@ const NARROW_NASTY: readonly unknown[] = [
 /** Narrow-shaped JSON: object and legacy list terms with odd operators and operands. */
 const narrowTerms: fc.Arbitrary<unknown> = fc.array(
   fc.oneof(
-    fc.record({ operator: fc.oneof(fc.constantFrom<unknown>(...OPERATORS), operand), operand, negated: fc.constantFrom<unknown>(true, false, "true", 1, null) }, { requiredKeys: [] }),
+    fc.record(
+      {
+        operator: fc.oneof(fc.constantFrom<unknown>(...OPERATORS), operand),
+        operand,
+        negated: fc.constantFrom<unknown>(true, false, "true", 1, null),
+      },
+      { requiredKeys: [] },
+    ),
     fc.tuple(fc.constantFrom(...OPERATORS), operand),
     fc.array(operand, { maxLength: 3 }),
     operand,
   ),
   { maxLength: 4 },
 );
-const narrowLike: fc.Arbitrary<unknown> = fc.oneof({ weight: 6, arbitrary: narrowTerms }, { weight: 1, arbitrary: fc.constantFrom(...NARROW_NASTY) });
+const narrowLike: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 6, arbitrary: narrowTerms },
+  { weight: 1, arbitrary: fc.constantFrom(...NARROW_NASTY) },
+);
 
 function malformed(info: ParamInfo | undefined, name: string, limit: number): fc.Arbitrary<string> {
   const generic = nastyText(limit);
@@ -136,14 +304,22 @@ function malformed(info: ParamInfo | undefined, name: string, limit: number): fc
     case "bool":
       return fc.oneof(fc.constantFrom("1", "0", "TRUE", "yes", "null", '"true"', "[true]"), generic);
     case "oneOf":
-      return fc.oneof(fc.constantFrom(...info.values.flatMap((v) => [v.toUpperCase(), ` ${v}`, `${v}\u0000`, JSON.stringify(v)])), generic);
+      return fc.oneof(
+        fc.constantFrom(...info.values.flatMap((v) => [v.toUpperCase(), ` ${v}`, `${v}\u0000`, JSON.stringify(v)])),
+        generic,
+      );
     case "json": {
       const shaped = name === "narrow" ? fc.oneof(narrowLike, nearShape(info.schema)) : nearShape(info.schema);
-      return fc.oneof({ weight: 3, arbitrary: shaped.map((v) => JSON.stringify(v) ?? "null") }, { weight: 1, arbitrary: generic });
+      return fc.oneof(
+        { weight: 3, arbitrary: shaped.map((v) => JSON.stringify(v) ?? "null") },
+        { weight: 1, arbitrary: generic },
+      );
     }
     case "str":
       return fc.oneof(
-        info.maxLength !== undefined ? fc.constantFrom("x".repeat(info.maxLength + 1), "🐙".repeat(info.maxLength + 1)) : fc.constant("x".repeat(limit)),
+        info.maxLength !== undefined
+          ? fc.constantFrom("x".repeat(info.maxLength + 1), "🐙".repeat(info.maxLength + 1))
+          : fc.constant("x".repeat(limit)),
         generic,
       );
     case "intOrString":
@@ -191,7 +367,12 @@ function requestArb(endpoint: Endpoint): fc.Arbitrary<FuzzRequest> {
   ];
   if (specs.length === 0) {
     // Nothing to corrupt but unknown parameters.
-    return fc.record({ caller: fc.constantFrom(...callers), extra: fc.dictionary(nastyText(40), nastyText(200), { maxKeys: 3 }) }).map(({ caller, extra }) => ({ caller, path: endpoint.path, params: extra }));
+    return fc
+      .record({
+        caller: fc.constantFrom(...callers),
+        extra: fc.dictionary(nastyText(40), nastyText(200), { maxKeys: 3 }),
+      })
+      .map(({ caller, extra }) => ({ caller, path: endpoint.path, params: extra }));
   }
   const names = specs.map((p) => p.name);
   const values = Object.fromEntries(
@@ -199,7 +380,9 @@ function requestArb(endpoint: Endpoint): fc.Arbitrary<FuzzRequest> {
       spec.name,
       fc.record({
         bad: malformed(spec.info, spec.name, spec.path || endpoint.method === "GET" ? LONG_IN_HEAD : LONG),
-        good: spec.optional ? fc.option(valid(spec.info, spec.name, endpoint), { nil: undefined }) : valid(spec.info, spec.name, endpoint).map((v): string | undefined => v),
+        good: spec.optional
+          ? fc.option(valid(spec.info, spec.name, endpoint), { nil: undefined })
+          : valid(spec.info, spec.name, endpoint).map((v): string | undefined => v),
       }),
     ]),
   );
@@ -209,7 +392,12 @@ function requestArb(endpoint: Endpoint): fc.Arbitrary<FuzzRequest> {
       target: fc.constantFrom(...names),
       others: fc.subarray(names, { maxLength: Math.min(2, names.length) }),
       values: fc.record(values),
-      extra: fc.option(fc.dictionary(fc.constantFrom("__proto__", "constructor", "toString", "bogus", ""), nastyText(100), { maxKeys: 2 }), { nil: undefined }),
+      extra: fc.option(
+        fc.dictionary(fc.constantFrom("__proto__", "constructor", "toString", "bogus", ""), nastyText(100), {
+          maxKeys: 2,
+        }),
+        { nil: undefined },
+      ),
     })
     .map(({ caller, target, others, values: v, extra }) => {
       const params: Record<string, string> = {};
@@ -220,14 +408,19 @@ function requestArb(endpoint: Endpoint): fc.Arbitrary<FuzzRequest> {
         if (spec.path) pathValues[spec.name] = chosen;
         else params[spec.name] = chosen;
       }
-      for (const [k, value] of Object.entries(extra ?? {})) if (!names.includes(k)) Object.defineProperty(params, k, { value, enumerable: true, writable: true, configurable: true });
-      const path = endpoint.path.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(wellFormed(pathValues[name] ?? "1")));
+      for (const [k, value] of Object.entries(extra ?? {}))
+        if (!names.includes(k))
+          Object.defineProperty(params, k, { value, enumerable: true, writable: true, configurable: true });
+      const path = endpoint.path.replace(/:(\w+)/g, (_, name: string) =>
+        encodeURIComponent(wellFormed(pathValues[name] ?? "1")),
+      );
       return { caller, path, params };
     });
 }
 
 /** Lone surrogates cannot be URL-encoded: they become U+FFFD, as URLSearchParams does for bodies. */
-const wellFormed = (text: string) => text.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, "\ufffd");
+const wellFormed = (text: string) =>
+  text.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, "\ufffd");
 
 interface Reply {
   readonly status: number;
@@ -244,7 +437,11 @@ async function send(endpoint: Endpoint, request: FuzzRequest): Promise<Reply> {
   for (const [k, v] of Object.entries(request.params)) form.append(k, v);
   const inQuery = bodiless(endpoint);
   const url = `${s.base}${prefixOf(endpoint)}${request.path}${inQuery && form.size > 0 ? `?${form}` : ""}`;
-  const response = await fetch(url, { method: endpoint.method, headers: { Authorization: basicAuth(s.t.store.getUser(request.caller.id)) }, body: inQuery ? undefined : form });
+  const response = await fetch(url, {
+    method: endpoint.method,
+    headers: { Authorization: basicAuth(s.t.store.getUser(request.caller.id)) },
+    body: inQuery ? undefined : form,
+  });
   return { status: response.status, body: endpoint.method === "HEAD" ? HEAD_BODY : await parseJson(response) };
 }
 
@@ -286,8 +483,14 @@ const RAW_BODIES: readonly { contentType: string; body: string }[] = [
   { contentType: "application/json", body: '{"type":"stream"}' },
   { contentType: "text/plain", body: "hello" },
   { contentType: "multipart/form-data", body: "x" },
-  { contentType: "multipart/form-data; boundary=zz", body: "--zz\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n--zz" },
-  { contentType: "multipart/form-data; boundary=zz", body: "--zz\r\nContent-Disposition: form-data; name=\"__proto__\"\r\n\r\n{}\r\n--zz--\r\n" },
+  {
+    contentType: "multipart/form-data; boundary=zz",
+    body: '--zz\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--zz',
+  },
+  {
+    contentType: "multipart/form-data; boundary=zz",
+    body: '--zz\r\nContent-Disposition: form-data; name="__proto__"\r\n\r\n{}\r\n--zz--\r\n',
+  },
   { contentType: "application/x-www-form-urlencoded", body: "%zz=%&&==&a=%E0%A4%A&__proto__=1&constructor=2" },
   { contentType: "application/x-www-form-urlencoded; charset=latin1", body: "content=\u00ff\u0000" },
   { contentType: "", body: "\u0000\u0001\u0002" },
@@ -295,14 +498,34 @@ const RAW_BODIES: readonly { contentType: string; body: string }[] = [
 
 beforeAll(async () => {
   // A bouncer address where nothing listens: registrations reach the outbox, whose sender does not run here.
-  // A JWT key for the root realm, so that fuzzed tokens reach jose; a camo key, so that fuzzed image URLs reach its check.
-  const config = parseConfig({ PUSH_NOTIFICATION_BOUNCER_URL: "http://127.0.0.1:9", ZULIP_ORG_ID: "fuzz", ZULIP_ORG_KEY: "fuzz", JWT_AUTH_KEYS: { "": { key: JWT_SECRET, algorithms: ["HS256"] } }, CAMO_KEY: "fuzz-test-camo-key" }, "test");
-  s = await startServer({ config, bouncerTimeoutMs: 200, logError: (message, error) => unexpected.push(`${message}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`) });
+  // A JWT key for the root realm, so that fuzzed tokens reach jose; a camo key, so that fuzzed image URLs reach its
+  // check.
+  const config = parseConfig(
+    {
+      PUSH_NOTIFICATION_BOUNCER_URL: "http://127.0.0.1:9",
+      ZULIP_ORG_ID: "fuzz",
+      ZULIP_ORG_KEY: "fuzz",
+      JWT_AUTH_KEYS: { "": { key: JWT_SECRET, algorithms: ["HS256"] } },
+      CAMO_KEY: "fuzz-test-camo-key",
+    },
+    "test",
+  );
+  s = await startServer({
+    config,
+    bouncerTimeoutMs: 200,
+    logError: (message, error) =>
+      unexpected.push(`${message}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
+  });
   const store = s.t.store;
   const { owner, alice, bob, guest, general, secret } = s.seed;
   const ids = [
-    store.sendMessage({ senderId: alice.id, to: { type: "channel", channel: "general", topic: "t" }, content: "hello **there**" }).id,
-    store.sendMessage({ senderId: alice.id, to: { type: "channel", channel: "secret", topic: "s" }, content: "psst" }).id,
+    store.sendMessage({
+      senderId: alice.id,
+      to: { type: "channel", channel: "general", topic: "t" },
+      content: "hello **there**",
+    }).id,
+    store.sendMessage({ senderId: alice.id, to: { type: "channel", channel: "secret", topic: "s" }, content: "psst" })
+      .id,
     store.sendMessage({ senderId: alice.id, to: { type: "direct", users: [bob.id] }, content: "dm" }).id,
   ];
   callers = [owner, alice, bob, guest];
@@ -336,7 +559,11 @@ beforeAll(async () => {
     encrypted_push_registration: ["c2VhbGVk"],
     username: ["alice@test.dev", "owner@test.dev"],
     password: ["not-the-password-1"],
-    token: [await new SignJWT({ email: "bob@test.dev" }).setProtectedHeader({ alg: "HS256" }).sign(new TextEncoder().encode(JWT_SECRET))],
+    token: [
+      await new SignJWT({ email: "bob@test.dev" })
+        .setProtectedHeader({ alg: "HS256" })
+        .sign(new TextEncoder().encode(JWT_SECRET)),
+    ],
     new_email: ["renamed@test.dev"],
   };
   console.log(`fuzz seed ${SEED} (set PARLEY_FUZZ_SEED to change it)`);
@@ -357,22 +584,45 @@ describe("fuzzing every endpoint of the route table", () => {
 
     it(`${endpoint.method} ${endpoint.path}: malformed bodies and paths`, async () => {
       const path = endpoint.path.replace(/:(\w+)/g, "1");
-      const segments = ["%", "%E0%A4%A", "%00", "..", "%2F..%2F", "-1", "1.5", "99999999999999999999", "__proto__", "%F0%9F%90%99"];
+      const segments = [
+        "%",
+        "%E0%A4%A",
+        "%00",
+        "..",
+        "%2F..%2F",
+        "-1",
+        "1.5",
+        "99999999999999999999",
+        "__proto__",
+        "%F0%9F%90%99",
+      ];
       await fc.assert(
-        fc.asyncProperty(fc.constantFrom(...RAW_BODIES), fc.constantFrom(...segments), fc.constantFrom(...callers), async (raw, segment, caller) => {
-          const before = fingerprint(s.t.store);
-          const url = `${s.base}${prefixOf(endpoint)}${endpoint.path.includes(":") ? endpoint.path.replace(/:(\w+)/g, segment) : path}`;
-          const headers: Record<string, string> = { Authorization: basicAuth(s.t.store.getUser(caller.id)) };
-          if (raw.contentType !== "") headers["Content-Type"] = raw.contentType;
-          const response = await fetch(bodiless(endpoint) ? `${url}?%zz=%&a=%E0%A4%A&__proto__=1` : url, { method: endpoint.method, headers, body: bodiless(endpoint) ? undefined : raw.body });
-          // URL parsing resolves ".." segments: a root route's path can climb to "/", which is
-          // the web client's page, no longer this endpoint (the API's prefix keeps /api/v1 paths JSON).
-          if (new URL(url).pathname === "/") {
-            expect(response.status).toBeLessThan(500);
-            return;
-          }
-          check({ status: response.status, body: endpoint.method === "HEAD" ? HEAD_BODY : await parseJson(response) }, before);
-        }),
+        fc.asyncProperty(
+          fc.constantFrom(...RAW_BODIES),
+          fc.constantFrom(...segments),
+          fc.constantFrom(...callers),
+          async (raw, segment, caller) => {
+            const before = fingerprint(s.t.store);
+            const url = `${s.base}${prefixOf(endpoint)}${endpoint.path.includes(":") ? endpoint.path.replace(/:(\w+)/g, segment) : path}`;
+            const headers: Record<string, string> = { Authorization: basicAuth(s.t.store.getUser(caller.id)) };
+            if (raw.contentType !== "") headers["Content-Type"] = raw.contentType;
+            const response = await fetch(bodiless(endpoint) ? `${url}?%zz=%&a=%E0%A4%A&__proto__=1` : url, {
+              method: endpoint.method,
+              headers,
+              body: bodiless(endpoint) ? undefined : raw.body,
+            });
+            // URL parsing resolves ".." segments: a root route's path can climb to "/", which is
+            // the web client's page, no longer this endpoint (the API's prefix keeps /api/v1 paths JSON).
+            if (new URL(url).pathname === "/") {
+              expect(response.status).toBeLessThan(500);
+              return;
+            }
+            check(
+              { status: response.status, body: endpoint.method === "HEAD" ? HEAD_BODY : await parseJson(response) },
+              before,
+            );
+          },
+        ),
         { seed: SEED + index, numRuns: RAW_RUNS },
       );
     });

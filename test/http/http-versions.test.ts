@@ -45,7 +45,8 @@ class RawConnection {
     for (;;) {
       const parsed = this.take();
       if (parsed) return parsed;
-      if (this.serverEnded) throw new Error(`connection closed with ${JSON.stringify(this.buffered.toString("latin1"))}`);
+      if (this.serverEnded)
+        throw new Error(`connection closed with ${JSON.stringify(this.buffered.toString("latin1"))}`);
       await new Promise<void>((resolve) => (this.waiting = resolve));
     }
   }

@@ -32,18 +32,25 @@ afterEach(async () => {
   smtp = undefined;
 });
 
-const invite = (user: User, params: Record<string, unknown>) => s.call(user, "POST", "/invites", { stream_ids: [], ...params });
+const invite = (user: User, params: Record<string, unknown>) =>
+  s.call(user, "POST", "/invites", { stream_ids: [], ...params });
 
 /** The key of the newest mail's join link to `to`. */
 function linkTo(to: string): string {
-  const mail = s.t.store.outboxMail().filter((m) => m.to.includes(to)).at(-1);
+  const mail = s.t.store
+    .outboxMail()
+    .filter((m) => m.to.includes(to))
+    .at(-1);
   expect(mail, `a mail to ${to}`).toBeDefined();
   const match = /(http:\/\/\S+\/join\/([a-z0-9]+)\/)/.exec(mail!.text);
   expect(match).not.toBeNull();
   return match![1]!;
 }
 
-async function page(url: string, form?: Record<string, string>): Promise<{ status: number; text: string; type: string }> {
+async function page(
+  url: string,
+  form?: Record<string, string>,
+): Promise<{ status: number; text: string; type: string }> {
   const r = await fetch(url, form ? { method: "POST", body: new URLSearchParams(form) } : {});
   return { status: r.status, text: await r.text(), type: r.headers.get("content-type") ?? "" };
 }
@@ -78,7 +85,10 @@ describe("POST /invites", () => {
     const qOwner = await queue(owner, ["invites_changed"]);
     const qAlice = await queue(alice, ["invites_changed"]);
     const qBob = await queue(bob, ["invites_changed"]);
-    const r = await invite(alice, { invitee_emails: "new1@test.dev, Carol <new2@test.dev>\nnew3@test.dev,,new1@test.dev", stream_ids: [s.seed.general.id] });
+    const r = await invite(alice, {
+      invitee_emails: "new1@test.dev, Carol <new2@test.dev>\nnew3@test.dev,,new1@test.dev",
+      stream_ids: [s.seed.general.id],
+    });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     const mails = s.t.store.outboxMail();
     expect(mails.map((m) => m.to[0]).sort()).toEqual(["new1@test.dev", "new2@test.dev", "new3@test.dev"]);
@@ -89,7 +99,14 @@ describe("POST /invites", () => {
     const listed = await s.call(alice, "GET", "/invites");
     const invites = listed.body["invites"] as Record<string, unknown>[];
     expect(invites).toHaveLength(3);
-    expect(invites[0]).toMatchObject({ invited_by_user_id: alice.id, invited: now, expiry_date: now + 14_400 * 60, invited_as: 400, is_multiuse: false, notify_referrer_on_join: true });
+    expect(invites[0]).toMatchObject({
+      invited_by_user_id: alice.id,
+      invited: now,
+      expiry_date: now + 14_400 * 60,
+      invited_as: 400,
+      is_multiuse: false,
+      notify_referrer_on_join: true,
+    });
     // Bob controls none of them; the owner (an administrator) sees all.
     expect((await s.call(bob, "GET", "/invites")).body["invites"]).toEqual([]);
     expect((await s.call(owner, "GET", "/invites")).body["invites"]).toHaveLength(3);
@@ -115,29 +132,85 @@ describe("POST /invites", () => {
     const { owner, alice, bob, guest, secret, general } = s.seed;
     const store = s.t.store;
     const group = store.createGroup(owner.id, { name: "ops", description: "", members: [owner.id] });
-    const moderator = store.createUser({ realmId: s.seed.realm.id, email: "mod@test.dev", fullName: "Mo Mod", role: 300 });
-    const bot = store.createUser({ realmId: s.seed.realm.id, email: "bot@test.dev", fullName: "A Bot", bot: { type: 1, ownerId: alice.id } });
-    const admin = store.createUser({ realmId: s.seed.realm.id, email: "admin@test.dev", fullName: "Ada Admin", role: 200 });
+    const moderator = store.createUser({
+      realmId: s.seed.realm.id,
+      email: "mod@test.dev",
+      fullName: "Mo Mod",
+      role: 300,
+    });
+    const bot = store.createUser({
+      realmId: s.seed.realm.id,
+      email: "bot@test.dev",
+      fullName: "A Bot",
+      bot: { type: 1, ownerId: alice.id },
+    });
+    const admin = store.createUser({
+      realmId: s.seed.realm.id,
+      email: "admin@test.dev",
+      fullName: "Ada Admin",
+      role: 200,
+    });
     const cases: [User, Record<string, unknown>, string, string][] = [
       [guest, { invitee_emails: "x@y.dev" }, "BAD_REQUEST", "Not allowed for guest users"],
       [bot, { invitee_emails: "x@y.dev" }, "BAD_REQUEST", "This endpoint does not accept bot requests."],
       [alice, { invitee_emails: "x@y.dev", invite_as: 500 }, "BAD_REQUEST", "Invalid invite_as"],
       [admin, { invitee_emails: "x@y.dev", invite_as: 100 }, "UNAUTHORIZED_PRINCIPAL", "Must be an organization owner"],
       [alice, { invitee_emails: "x@y.dev", invite_as: 200 }, "BAD_REQUEST", "Must be an organization administrator"],
-      [moderator, { invitee_emails: "x@y.dev", invite_as: 300 }, "BAD_REQUEST", "Must be an organization administrator"],
+      [
+        moderator,
+        { invitee_emails: "x@y.dev", invite_as: 300 },
+        "BAD_REQUEST",
+        "Must be an organization administrator",
+      ],
       [alice, { invitee_emails: "" }, "BAD_REQUEST", "You must specify at least one email address."],
-      [bob, { invitee_emails: "x@y.dev", stream_ids: [secret.id] }, "BAD_REQUEST", `Invalid channel ID ${secret.id}. No invites were sent.`],
-      [alice, { invitee_emails: "x@y.dev", stream_ids: [999_999] }, "BAD_REQUEST", "Invalid channel ID 999999. No invites were sent."],
+      [
+        bob,
+        { invitee_emails: "x@y.dev", stream_ids: [secret.id] },
+        "BAD_REQUEST",
+        `Invalid channel ID ${secret.id}. No invites were sent.`,
+      ],
+      [
+        alice,
+        { invitee_emails: "x@y.dev", stream_ids: [999_999] },
+        "BAD_REQUEST",
+        "Invalid channel ID 999999. No invites were sent.",
+      ],
       [alice, { invitee_emails: "x@y.dev", group_ids: [group.id] }, "BAD_REQUEST", "Insufficient permission"],
       [alice, { invitee_emails: "x@y.dev", group_ids: [999_999] }, "BAD_REQUEST", "Invalid user group"],
-      [alice, { invitee_emails: "x@y.dev", welcome_message_custom_text: "hi" }, "BAD_REQUEST", "Must be an organization administrator"],
-      [owner, { invitee_emails: "x@y.dev", welcome_message_custom_text: "é".repeat(8001) }, "BAD_REQUEST", "welcome_message_custom_text is too long (limit: 8000 characters)"],
-      [owner, { invitee_emails: "x@y.dev", invite_expires_in_minutes: 0 }, "BAD_REQUEST", "Invalid invite_expires_in_minutes"],
-      [owner, { invitee_emails: "x@y.dev", invite_expires_in_minutes: "soon" }, "BAD_REQUEST", "invite_expires_in_minutes is not valid JSON"],
+      [
+        alice,
+        { invitee_emails: "x@y.dev", welcome_message_custom_text: "hi" },
+        "BAD_REQUEST",
+        "Must be an organization administrator",
+      ],
+      [
+        owner,
+        { invitee_emails: "x@y.dev", welcome_message_custom_text: "é".repeat(8001) },
+        "BAD_REQUEST",
+        "welcome_message_custom_text is too long (limit: 8000 characters)",
+      ],
+      [
+        owner,
+        { invitee_emails: "x@y.dev", invite_expires_in_minutes: 0 },
+        "BAD_REQUEST",
+        "Invalid invite_expires_in_minutes",
+      ],
+      [
+        owner,
+        { invitee_emails: "x@y.dev", invite_expires_in_minutes: "soon" },
+        "BAD_REQUEST",
+        "invite_expires_in_minutes is not valid JSON",
+      ],
       [owner, { invitee_emails: "x@y.dev", stream_ids: "[1," }, "BAD_REQUEST", "stream_ids is not valid JSON"],
-      [owner, { invitee_emails: "x@y.dev", stream_ids: undefined }, "REQUEST_VARIABLE_MISSING", "Missing 'stream_ids' argument"],
+      [
+        owner,
+        { invitee_emails: "x@y.dev", stream_ids: undefined },
+        "REQUEST_VARIABLE_MISSING",
+        "Missing 'stream_ids' argument",
+      ],
     ];
-    for (const [user, params, code, msg] of cases) await expectRejectedUnchanged(s, () => invite(user, params), 400, code, msg);
+    for (const [user, params, code, msg] of cases)
+      await expectRejectedUnchanged(s, () => invite(user, params), 400, code, msg);
     // A member may add subscribers to public channels; the default channels are always allowed.
     expect((await invite(alice, { invitee_emails: "ok@y.dev", stream_ids: [general.id] })).status).toBe(200);
   });
@@ -146,14 +219,42 @@ describe("POST /invites", () => {
     await boot();
     const { owner, alice, bob } = s.seed;
     s.t.store.setUserActive(bob.id, false);
-    const bad = await expectRejectedUnchanged(s, () => invite(owner, { invitee_emails: "fine@x.dev, not-an-address, alice@test.dev" }), 400, "INVITATION_FAILED", "Some emails did not validate, so we didn't send any invitations.");
-    expect(bad).toMatchObject({ errors: [["not-an-address", "Invalid address.", false], ["alice@test.dev", "Already has an account.", false]], sent_invitations: false, daily_limit_reached: false, license_limit_reached: false });
-    const none = await expectRejectedUnchanged(s, () => invite(owner, { invitee_emails: "ALICE@test.dev\nbob@test.dev" }), 400, "INVITATION_FAILED", "We weren't able to invite anyone.");
-    expect(none["errors"]).toEqual([["ALICE@test.dev", "Already has an account.", false], ["bob@test.dev", "Account has been deactivated.", true]]);
+    const bad = await expectRejectedUnchanged(
+      s,
+      () => invite(owner, { invitee_emails: "fine@x.dev, not-an-address, alice@test.dev" }),
+      400,
+      "INVITATION_FAILED",
+      "Some emails did not validate, so we didn't send any invitations.",
+    );
+    expect(bad).toMatchObject({
+      errors: [
+        ["not-an-address", "Invalid address.", false],
+        ["alice@test.dev", "Already has an account.", false],
+      ],
+      sent_invitations: false,
+      daily_limit_reached: false,
+      license_limit_reached: false,
+    });
+    const none = await expectRejectedUnchanged(
+      s,
+      () => invite(owner, { invitee_emails: "ALICE@test.dev\nbob@test.dev" }),
+      400,
+      "INVITATION_FAILED",
+      "We weren't able to invite anyone.",
+    );
+    expect(none["errors"]).toEqual([
+      ["ALICE@test.dev", "Already has an account.", false],
+      ["bob@test.dev", "Account has been deactivated.", true],
+    ]);
 
     const some = await invite(owner, { invitee_emails: `${alice.email}, fresh@x.dev` });
     expect(some.status).toBe(400);
-    expect(some.body).toMatchObject({ code: "INVITATION_FAILED", msg: "Some of those addresses are already using Zulip, so we didn't send them an invitation. We did send invitations to everyone else!", errors: [[alice.email, "Already has an account.", false]], sent_invitations: true });
+    expect(some.body).toMatchObject({
+      code: "INVITATION_FAILED",
+      msg: "Some of those addresses are already using Zulip, so we didn't send them an invitation. We did send invitations to everyone else!",
+      errors: [[alice.email, "Already has an account.", false]],
+      sent_invitations: true,
+    });
     expect(s.t.store.outboxMail().map((m) => m.to[0])).toEqual(["fresh@x.dev"]);
   });
 
@@ -171,7 +272,13 @@ describe("POST /invites", () => {
     expect(limited).toMatchObject({ errors: [], sent_invitations: false, daily_limit_reached: true });
     const [first] = (await s.call(owner, "GET", "/invites")).body["invites"] as { id: number }[];
     expect((await s.call(owner, "POST", `/invites/${first!.id}/resend`)).status).toBe(200);
-    await expectRejectedUnchanged(s, () => s.call(owner, "POST", `/invites/${first!.id}/resend`), 400, "INVITATION_FAILED", /limits the number of invitations/);
+    await expectRejectedUnchanged(
+      s,
+      () => s.call(owner, "POST", `/invites/${first!.id}/resend`),
+      400,
+      "INVITATION_FAILED",
+      /limits the number of invitations/,
+    );
     // A day later the window is empty again.
     now += 86_401;
     expect((await invite(owner, { invitee_emails: "c@x.dev,d@x.dev" })).status).toBe(200);
@@ -182,16 +289,57 @@ describe("revoking, resending and reusable links", () => {
   it("a member revokes and resends only their own invitations; administrators any but an owner's", async () => {
     await boot();
     const { owner, alice, bob } = s.seed;
-    const admin = s.t.store.createUser({ realmId: s.seed.realm.id, email: "admin@test.dev", fullName: "Ada Admin", role: 200 });
+    const admin = s.t.store.createUser({
+      realmId: s.seed.realm.id,
+      email: "admin@test.dev",
+      fullName: "Ada Admin",
+      role: 200,
+    });
     await invite(alice, { invitee_emails: "a@x.dev" });
     await invite(owner, { invitee_emails: "o@x.dev", invite_as: 100 });
     const [mine, owners] = (await s.call(owner, "GET", "/invites")).body["invites"] as { id: number }[];
-    await expectRejectedUnchanged(s, () => s.call(bob, "DELETE", `/invites/${mine!.id}`), 400, "BAD_REQUEST", "Must be an organization administrator");
-    await expectRejectedUnchanged(s, () => s.call(bob, "POST", `/invites/${mine!.id}/resend`), 400, "BAD_REQUEST", "Must be an organization administrator");
-    await expectRejectedUnchanged(s, () => s.call(admin, "DELETE", `/invites/${owners!.id}`), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization owner");
-    await expectRejectedUnchanged(s, () => s.call(alice, "DELETE", "/invites/999999"), 400, "BAD_REQUEST", "No such invitation");
-    await expectRejectedUnchanged(s, () => s.call(alice, "DELETE", "/invites/abc"), 400, "BAD_REQUEST", "No such invitation");
-    await expectRejectedUnchanged(s, () => s.call(alice, "DELETE", `/invites/multiuse/${mine!.id}`), 400, "BAD_REQUEST", "No such invitation");
+    await expectRejectedUnchanged(
+      s,
+      () => s.call(bob, "DELETE", `/invites/${mine!.id}`),
+      400,
+      "BAD_REQUEST",
+      "Must be an organization administrator",
+    );
+    await expectRejectedUnchanged(
+      s,
+      () => s.call(bob, "POST", `/invites/${mine!.id}/resend`),
+      400,
+      "BAD_REQUEST",
+      "Must be an organization administrator",
+    );
+    await expectRejectedUnchanged(
+      s,
+      () => s.call(admin, "DELETE", `/invites/${owners!.id}`),
+      400,
+      "UNAUTHORIZED_PRINCIPAL",
+      "Must be an organization owner",
+    );
+    await expectRejectedUnchanged(
+      s,
+      () => s.call(alice, "DELETE", "/invites/999999"),
+      400,
+      "BAD_REQUEST",
+      "No such invitation",
+    );
+    await expectRejectedUnchanged(
+      s,
+      () => s.call(alice, "DELETE", "/invites/abc"),
+      400,
+      "BAD_REQUEST",
+      "No such invitation",
+    );
+    await expectRejectedUnchanged(
+      s,
+      () => s.call(alice, "DELETE", `/invites/multiuse/${mine!.id}`),
+      400,
+      "BAD_REQUEST",
+      "No such invitation",
+    );
 
     const before = s.t.store.outboxMail().length;
     expect((await s.call(alice, "POST", `/invites/${mine!.id}/resend`)).status).toBe(200);
@@ -199,7 +347,13 @@ describe("revoking, resending and reusable links", () => {
     const link = linkTo("a@x.dev");
     expect((await s.call(admin, "DELETE", `/invites/${mine!.id}`)).status).toBe(200);
     expect(((await s.call(owner, "GET", "/invites")).body["invites"] as unknown[]).length).toBe(1);
-    await expectRejectedUnchanged(s, () => s.call(admin, "DELETE", `/invites/${mine!.id}`), 400, "BAD_REQUEST", "No such invitation");
+    await expectRejectedUnchanged(
+      s,
+      () => s.call(admin, "DELETE", `/invites/${mine!.id}`),
+      400,
+      "BAD_REQUEST",
+      "No such invitation",
+    );
     const revoked = await page(local(link));
     expect(revoked.status).toBe(410);
     expect(revoked.type).toMatch(/^text\/html/);
@@ -209,17 +363,39 @@ describe("revoking, resending and reusable links", () => {
   it("reusable links: administrators only, listed with their link, revocable once", async () => {
     await boot();
     const { owner, alice } = s.seed;
-    await expectRejectedUnchanged(s, () => s.call(alice, "POST", "/invites/multiuse", {}), 400, "BAD_REQUEST", "Insufficient permission");
-    const r = await s.call(owner, "POST", "/invites/multiuse", { invite_as: 600, stream_ids: [s.seed.general.id], invite_expires_in_minutes: 60 });
+    await expectRejectedUnchanged(
+      s,
+      () => s.call(alice, "POST", "/invites/multiuse", {}),
+      400,
+      "BAD_REQUEST",
+      "Insufficient permission",
+    );
+    const r = await s.call(owner, "POST", "/invites/multiuse", {
+      invite_as: 600,
+      stream_ids: [s.seed.general.id],
+      invite_expires_in_minutes: 60,
+    });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     const link = r.body["invite_link"] as string;
     expect(link).toMatch(new RegExp(`^${publicBase()}/join/[a-z0-9]{24}/$`));
     const [listed] = (await s.call(owner, "GET", "/invites")).body["invites"] as Record<string, unknown>[];
     expect(listed).toMatchObject({ is_multiuse: true, link_url: link, invited_as: 600, expiry_date: now + 3600 });
     expect(listed!["email"]).toBeUndefined();
-    await expectRejectedUnchanged(s, () => s.call(owner, "DELETE", `/invites/${String(listed!["id"])}`), 400, "BAD_REQUEST", "No such invitation");
+    await expectRejectedUnchanged(
+      s,
+      () => s.call(owner, "DELETE", `/invites/${String(listed!["id"])}`),
+      400,
+      "BAD_REQUEST",
+      "No such invitation",
+    );
     expect((await s.call(owner, "DELETE", `/invites/multiuse/${String(listed!["id"])}`)).status).toBe(200);
-    await expectRejectedUnchanged(s, () => s.call(owner, "DELETE", `/invites/multiuse/${String(listed!["id"])}`), 400, "BAD_REQUEST", "Invitation has already been revoked");
+    await expectRejectedUnchanged(
+      s,
+      () => s.call(owner, "DELETE", `/invites/multiuse/${String(listed!["id"])}`),
+      400,
+      "BAD_REQUEST",
+      "Invitation has already been revoked",
+    );
     expect((await page(local(link))).status).toBe(410);
   });
 });
@@ -230,7 +406,10 @@ describe("the join page", () => {
     const { owner, general, secret } = s.seed;
     const store = s.t.store;
     const group = store.createGroup(owner.id, { name: "ops", description: "", members: [owner.id] });
-    const announcements = store.subscribe(owner.id, { channels: [{ name: "announce" }], newChannel: { isDefault: true } });
+    const announcements = store.subscribe(owner.id, {
+      channels: [{ name: "announce" }],
+      newChannel: { isDefault: true },
+    });
     expect(announcements.createdChannelIds).toHaveLength(1);
     const q = await queue(owner, ["realm_user", "invites_changed"]);
     const r = await invite(owner, {
@@ -264,7 +443,10 @@ describe("the join page", () => {
     const user = store.findUserByApiKey(apiKey!)!;
     expect(user).toMatchObject({ email: "newbie@x.dev", fullName: "New Bie", role: 300 });
     expect(store.passwordOf(user.id)?.algorithm).toBe("scrypt");
-    const subs = store.subscriptionLists(user.id, false).subscribed.map((x) => x.channel.name).sort();
+    const subs = store
+      .subscriptionLists(user.id, false)
+      .subscribed.map((x) => x.channel.name)
+      .sort();
     expect(subs).toEqual(["announce", "secret"]);
     expect(store.groupMembers(owner.id, group.id, true)).toContain(user.id);
     expect(general.id).toBeDefined();
@@ -272,17 +454,36 @@ describe("the join page", () => {
     // The new account works over the API.
     const me = await s.call(user, "GET", "/users/me");
     expect(me.body).toMatchObject({ email: "newbie@x.dev", role: 300 });
-    const dms = await s.call(user, "GET", "/messages", { anchor: "newest", num_before: 10, num_after: 0, apply_markdown: false, narrow: [{ operator: "is", operand: "dm" }] });
-    const texts = (dms.body["messages"] as { content: string; sender_email: string }[]).map((m) => [m.sender_email, m.content]);
+    const dms = await s.call(user, "GET", "/messages", {
+      anchor: "newest",
+      num_before: 10,
+      num_after: 0,
+      apply_markdown: false,
+      narrow: [{ operator: "is", operand: "dm" }],
+    });
+    const texts = (dms.body["messages"] as { content: string; sender_email: string }[]).map((m) => [
+      m.sender_email,
+      m.content,
+    ]);
     expect(texts.map(([from]) => from)).toEqual(["welcome-bot@zulip.com", "welcome-bot@zulip.com"]);
     expect(texts[1]![1]).toContain("Read #**general** first.");
-    const ownerDms = await s.call(owner, "GET", "/messages", { anchor: "newest", num_before: 1, num_after: 0, apply_markdown: false, narrow: [{ operator: "is", operand: "dm" }] });
+    const ownerDms = await s.call(owner, "GET", "/messages", {
+      anchor: "newest",
+      num_before: 1,
+      num_after: 0,
+      apply_markdown: false,
+      narrow: [{ operator: "is", operand: "dm" }],
+    });
     const [notice] = ownerDms.body["messages"] as { content: string; sender_email: string }[];
     expect(notice).toMatchObject({ sender_email: "notification-bot@zulip.com" });
     expect(notice!.content).toContain(`@_**New Bie|${user.id}** accepted your invitation`);
 
     const got = await events(owner, q);
-    expect(got.some((e) => e.type === "realm_user" && e["op"] === "add" && (e["person"] as { user_id: number }).user_id === user.id)).toBe(true);
+    expect(
+      got.some(
+        (e) => e.type === "realm_user" && e["op"] === "add" && (e["person"] as { user_id: number }).user_id === user.id,
+      ),
+    ).toBe(true);
     expect(got.some((e) => e.type === "invites_changed")).toBe(true);
     expect((await s.call(owner, "GET", "/invites")).body["invites"]).toEqual([]);
 
@@ -311,7 +512,11 @@ describe("the join page", () => {
 
     const multi = local((await s.call(owner, "POST", "/invites/multiuse", {})).body["invite_link"] as string);
     expect((await page(multi)).text).toContain('name="email"');
-    const taken = await page(multi, { email: "alice@test.dev", full_name: "Alice Two", password: "correct horse battery" });
+    const taken = await page(multi, {
+      email: "alice@test.dev",
+      full_name: "Alice Two",
+      password: "correct horse battery",
+    });
     expect(taken.status).toBe(400);
     expect(taken.text).toContain("Already has an account.");
     for (const email of ["one@x.dev", "two@x.dev"]) {
@@ -453,8 +658,20 @@ describe("email changes (PATCH /settings email)", () => {
   it("mails a confirmation link to the new address and changes nothing until it is opened; opening it changes the email once", async () => {
     await boot();
     const { alice, bob } = s.seed;
-    await expectRejectedUnchanged(s, () => s.call(alice, "PATCH", "/settings", { email: "not an address" }), 400, "BAD_REQUEST", "Invalid address.");
-    await expectRejectedUnchanged(s, () => s.call(alice, "PATCH", "/settings", { email: bob.email }), 400, "BAD_REQUEST", "Already has an account.");
+    await expectRejectedUnchanged(
+      s,
+      () => s.call(alice, "PATCH", "/settings", { email: "not an address" }),
+      400,
+      "BAD_REQUEST",
+      "Invalid address.",
+    );
+    await expectRejectedUnchanged(
+      s,
+      () => s.call(alice, "PATCH", "/settings", { email: bob.email }),
+      400,
+      "BAD_REQUEST",
+      "Already has an account.",
+    );
     const q = await queue(bob, ["realm_user"]);
     const r = await s.call(alice, "PATCH", "/settings", { email: "alice@new.dev" });
     expect(r.status).toBe(200);
@@ -469,14 +686,17 @@ describe("email changes (PATCH /settings email)", () => {
     expect(s.t.store.getUser(alice.id)).toMatchObject({ email: "alice@new.dev", deliveryEmail: "alice@new.dev" });
     expect((await s.call({ ...alice, email: "alice@new.dev" }, "GET", "/users/me")).status).toBe(200);
     const got = await events(bob, q);
-    // Zulip's three updates in its order (the same write as an owner's change): the address, the Gravatar that follows it, the API email.
+    // Zulip's three updates in its order (the same write as an owner's change): the address, the Gravatar that follows
+    // it, the API email.
     expect(got.map((e) => e["person"])).toEqual([
       { user_id: alice.id, delivery_email: "alice@new.dev" },
       expect.objectContaining({ user_id: alice.id, avatar_source: "G" }),
       { user_id: alice.id, new_email: "alice@new.dev" },
     ]);
     // The old address hears of it.
-    expect(s.t.store.outboxMail().some((m) => m.to[0] === "alice@test.dev" && m.subject.includes("has changed"))).toBe(true);
+    expect(s.t.store.outboxMail().some((m) => m.to[0] === "alice@test.dev" && m.subject.includes("has changed"))).toBe(
+      true,
+    );
     const reused = await page(local(link));
     expect(reused.status).toBe(410);
     expect(reused.text).toContain("already been used");

@@ -24,7 +24,9 @@ beforeAll(async () => {
   const config = { ...DEFAULT_CONFIG, EMAIL_HOST: "127.0.0.1", EMAIL_PORT: smtp.port };
   // Links on 127.0.0.1, which is where the test server listens.
   s = await startServer({ config, externalHost: "127.0.0.1" });
-  sender = new MailSender(s.t.store, transportFor(config, s.t.dir), { from: (name) => fromHeader(config, "127.0.0.1", name) });
+  sender = new MailSender(s.t.store, transportFor(config, s.t.dir), {
+    from: (name) => fromHeader(config, "127.0.0.1", name),
+  });
   sender.start();
   browser = await launchChromium();
 }, 600_000);
@@ -39,7 +41,12 @@ afterAll(async () => {
 it("an invitation mailed over SMTP is accepted in a browser, and the new account works with its role, channels and groups", async () => {
   const { owner, secret } = s.seed;
   const group = s.t.store.createGroup(owner.id, { name: "reviewers", description: "", members: [owner.id] });
-  const invited = await s.call(owner, "POST", "/invites", { invitee_emails: "dana@example.org", stream_ids: [secret.id], group_ids: [group.id], invite_as: 300 });
+  const invited = await s.call(owner, "POST", "/invites", {
+    invitee_emails: "dana@example.org",
+    stream_ids: [secret.id],
+    group_ids: [group.id],
+    invite_as: 300,
+  });
   expect(invited.status, JSON.stringify(invited.body)).toBe(200);
 
   const mail = await smtp.next();
@@ -66,6 +73,11 @@ it("an invitation mailed over SMTP is accepted in a browser, and the new account
   expect((subs.body["subscriptions"] as { name: string }[]).map((c) => c.name)).toContain("secret");
   const members = await s.call(dana!, "GET", `/user_groups/${group.id}/members`);
   expect(members.body["members"]).toContain(dana!.id);
-  const sent = await s.call(dana!, "POST", "/messages", { type: "stream", to: "secret", topic: "hello", content: "The truth is out there." });
+  const sent = await s.call(dana!, "POST", "/messages", {
+    type: "stream",
+    to: "secret",
+    topic: "hello",
+    content: "The truth is out there.",
+  });
   expect(sent.status).toBe(200);
 }, 120_000);

@@ -36,9 +36,17 @@ beforeAll(async () => {
 });
 afterAll(() => s.close());
 
-const hs256 = (claims: Record<string, unknown>, alg = "HS256") => new SignJWT(claims).setProtectedHeader({ alg }).sign(secret);
+const hs256 = (claims: Record<string, unknown>, alg = "HS256") =>
+  new SignJWT(claims).setProtectedHeader({ alg }).sign(secret);
 const fetchKey = (params: Record<string, unknown>) => () => s.call(null, "POST", "/jwt/fetch_api_key", params);
-const onHost = (host: string, token: string) => rawRequest(s.base, "POST", "/jwt/fetch_api_key", { Host: host, "Content-Type": "application/x-www-form-urlencoded" }, new URLSearchParams({ token }).toString());
+const onHost = (host: string, token: string) =>
+  rawRequest(
+    s.base,
+    "POST",
+    "/jwt/fetch_api_key",
+    { Host: host, "Content-Type": "application/x-www-form-urlencoded" },
+    new URLSearchParams({ token }).toString(),
+  );
 
 describe("POST /jwt/fetch_api_key", () => {
   it("answers the API key and real email for a valid token, and the user object when asked", async () => {
@@ -49,7 +57,24 @@ describe("POST /jwt/fetch_api_key", () => {
     const viaUsers = await s.call(alice, "GET", `/users/${alice.id}`, { client_gravatar: false });
     expect(withProfile.body["user"]).toEqual(viaUsers.body["user"]);
     expect(Object.keys(withProfile.body["user"] as object).sort()).toEqual(
-      ["avatar_url", "avatar_version", "date_joined", "delivery_email", "email", "full_name", "is_active", "is_admin", "is_bot", "is_guest", "is_imported_stub", "is_owner", "role", "timezone", "user_id", "bot_type"].sort(),
+      [
+        "avatar_url",
+        "avatar_version",
+        "date_joined",
+        "delivery_email",
+        "email",
+        "full_name",
+        "is_active",
+        "is_admin",
+        "is_bot",
+        "is_guest",
+        "is_imported_stub",
+        "is_owner",
+        "role",
+        "timezone",
+        "user_id",
+        "bot_type",
+      ].sort(),
     );
   });
 
@@ -57,30 +82,82 @@ describe("POST /jwt/fetch_api_key", () => {
     const rs = await new SignJWT({ email: "ron@rsa.dev" }).setProtectedHeader({ alg: "RS256" }).sign(rsaPrivate);
     const ok = await onHost("rsa.localhost", rs);
     expect([ok.status, ok.body["email"]]).toEqual([200, "ron@rsa.dev"]);
-    const forged = await new SignJWT({ email: "ron@rsa.dev" }).setProtectedHeader({ alg: "HS256" }).sign(new TextEncoder().encode(rsaPublicPem));
+    const forged = await new SignJWT({ email: "ron@rsa.dev" })
+      .setProtectedHeader({ alg: "HS256" })
+      .sign(new TextEncoder().encode(rsaPublicPem));
     const refused = await onHost("rsa.localhost", forged);
-    expect([refused.status, refused.body["code"], refused.body["msg"]]).toEqual([400, "BAD_REQUEST", "Bad JSON web token"]);
+    expect([refused.status, refused.body["code"], refused.body["msg"]]).toEqual([
+      400,
+      "BAD_REQUEST",
+      "Bad JSON web token",
+    ]);
   });
 
   it("refuses every bad token with Zulip's errors, changing nothing", async () => {
     const bad = ["BAD_REQUEST", "Bad JSON web token"] as const;
     await expectRejectedUnchanged(s, fetchKey({}), 400, "BAD_REQUEST", "No JSON web token passed in request");
-    await expectRejectedUnchanged(s, fetchKey({ token: "" }), 400, "BAD_REQUEST", "No JSON web token passed in request");
+    await expectRejectedUnchanged(
+      s,
+      fetchKey({ token: "" }),
+      400,
+      "BAD_REQUEST",
+      "No JSON web token passed in request",
+    );
     await expectRejectedUnchanged(s, fetchKey({ token: "not.a.jwt" }), 400, ...bad);
-    const otherSecret = await new SignJWT({ email: "alice@test.dev" }).setProtectedHeader({ alg: "HS256" }).sign(new TextEncoder().encode("some other secret entirely, also long"));
+    const otherSecret = await new SignJWT({ email: "alice@test.dev" })
+      .setProtectedHeader({ alg: "HS256" })
+      .sign(new TextEncoder().encode("some other secret entirely, also long"));
     await expectRejectedUnchanged(s, fetchKey({ token: otherSecret }), 400, ...bad);
     // The right secret with an algorithm the realm does not list.
-    await expectRejectedUnchanged(s, fetchKey({ token: await hs256({ email: "alice@test.dev" }, "HS384") }), 400, ...bad);
-    await expectRejectedUnchanged(s, fetchKey({ token: new UnsecuredJWT({ email: "alice@test.dev" }).encode() }), 400, ...bad);
-    await expectRejectedUnchanged(s, fetchKey({ token: await hs256({ email: "alice@test.dev", exp: now() - 10 }) }), 400, ...bad);
-    await expectRejectedUnchanged(s, fetchKey({ token: await hs256({ email: "alice@test.dev", nbf: now() + 3600 }) }), 400, ...bad);
+    await expectRejectedUnchanged(
+      s,
+      fetchKey({ token: await hs256({ email: "alice@test.dev" }, "HS384") }),
+      400,
+      ...bad,
+    );
+    await expectRejectedUnchanged(
+      s,
+      fetchKey({ token: new UnsecuredJWT({ email: "alice@test.dev" }).encode() }),
+      400,
+      ...bad,
+    );
+    await expectRejectedUnchanged(
+      s,
+      fetchKey({ token: await hs256({ email: "alice@test.dev", exp: now() - 10 }) }),
+      400,
+      ...bad,
+    );
+    await expectRejectedUnchanged(
+      s,
+      fetchKey({ token: await hs256({ email: "alice@test.dev", nbf: now() + 3600 }) }),
+      400,
+      ...bad,
+    );
     // A valid signature over a changed payload.
     const [header, , signature] = (await hs256({ email: "bob@test.dev" })).split(".");
     const tampered = `${header}.${Buffer.from(JSON.stringify({ email: "owner@test.dev" })).toString("base64url")}.${signature}`;
     await expectRejectedUnchanged(s, fetchKey({ token: tampered }), 400, ...bad);
-    await expectRejectedUnchanged(s, fetchKey({ token: await hs256({ sub: "alice" }) }), 400, "BAD_REQUEST", "No email specified in JSON web token claims");
-    await expectRejectedUnchanged(s, fetchKey({ token: await hs256({ email: null }) }), 400, "BAD_REQUEST", "No email specified in JSON web token claims");
-    await expectRejectedUnchanged(s, fetchKey({ token: await hs256({ email: "alice@test.dev" }), include_profile: "maybe" }), 400, "BAD_REQUEST", "include_profile is not a boolean");
+    await expectRejectedUnchanged(
+      s,
+      fetchKey({ token: await hs256({ sub: "alice" }) }),
+      400,
+      "BAD_REQUEST",
+      "No email specified in JSON web token claims",
+    );
+    await expectRejectedUnchanged(
+      s,
+      fetchKey({ token: await hs256({ email: null }) }),
+      400,
+      "BAD_REQUEST",
+      "No email specified in JSON web token claims",
+    );
+    await expectRejectedUnchanged(
+      s,
+      fetchKey({ token: await hs256({ email: "alice@test.dev" }), include_profile: "maybe" }),
+      400,
+      "BAD_REQUEST",
+      "include_profile is not a boolean",
+    );
   });
 
   it("refuses unknown, deactivated and other realms' users with the login errors", async () => {
@@ -91,13 +168,25 @@ describe("POST /jwt/fetch_api_key", () => {
     const { bob, realm } = s.seed;
     s.t.store.setUserActive(bob.id, false);
     try {
-      await expectRejectedUnchanged(s, fetchKey({ token: await hs256({ email: "bob@test.dev" }) }), 401, "USER_DEACTIVATED", "Account is deactivated");
+      await expectRejectedUnchanged(
+        s,
+        fetchKey({ token: await hs256({ email: "bob@test.dev" }) }),
+        401,
+        "USER_DEACTIVATED",
+        "Account is deactivated",
+      );
     } finally {
       s.t.store.setUserActive(bob.id, true);
     }
     s.t.store.setRealmDeactivated(realm.id, true);
     try {
-      await expectRejectedUnchanged(s, fetchKey({ token: await hs256({ email: "bob@test.dev" }) }), 401, "REALM_DEACTIVATED", "This organization has been deactivated");
+      await expectRejectedUnchanged(
+        s,
+        fetchKey({ token: await hs256({ email: "bob@test.dev" }) }),
+        401,
+        "REALM_DEACTIVATED",
+        "This organization has been deactivated",
+      );
     } finally {
       s.t.store.setRealmDeactivated(realm.id, false);
     }
@@ -106,13 +195,19 @@ describe("POST /jwt/fetch_api_key", () => {
   it("refuses realms JWT is not configured for, and subdomains without a realm", async () => {
     const token = await hs256({ email: "pat@plain.dev" });
     const plain = await onHost("plain.localhost", token);
-    expect([plain.status, plain.body["code"], plain.body["msg"]]).toEqual([400, "BAD_REQUEST", "JWT authentication is not enabled for this organization"]);
+    expect([plain.status, plain.body["code"], plain.body["msg"]]).toEqual([
+      400,
+      "BAD_REQUEST",
+      "JWT authentication is not enabled for this organization",
+    ]);
     const none = await onHost("nosuch.localhost", token);
     expect([none.status, none.body["code"]]).toEqual([404, "NONEXISTENT_SUBDOMAIN"]);
   });
 
   it("ignores Basic credentials: the token alone decides", async () => {
-    const r = await s.call(s.seed.owner, "POST", "/jwt/fetch_api_key", { token: await hs256({ email: "bob@test.dev" }) });
+    const r = await s.call(s.seed.owner, "POST", "/jwt/fetch_api_key", {
+      token: await hs256({ email: "bob@test.dev" }),
+    });
     expect(r.body["email"]).toBe("bob@test.dev");
   });
 });

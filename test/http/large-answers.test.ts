@@ -23,12 +23,18 @@ beforeAll(async () => {
   s = await startServer();
   const { owner } = s.seed;
   s.t.store.batch(() => {
-    for (let i = 0; i < MESSAGES; i++) s.t.store.sendMessage({ senderId: owner.id, to: { type: "channel", channel: "general", topic: `t${i % 7}` }, content: `${i} ${CONTENT}` });
+    for (let i = 0; i < MESSAGES; i++)
+      s.t.store.sendMessage({
+        senderId: owner.id,
+        to: { type: "channel", channel: "general", topic: `t${i % 7}` },
+        content: `${i} ${CONTENT}`,
+      });
   });
 }, 60_000);
 afterAll(() => s.close());
 
-const path = (numBefore: number, applyMarkdown: boolean) => `/api/v1/messages?${encodeParams({ anchor: "newest", num_before: numBefore, num_after: 0, apply_markdown: applyMarkdown })}`;
+const path = (numBefore: number, applyMarkdown: boolean) =>
+  `/api/v1/messages?${encodeParams({ anchor: "newest", num_before: numBefore, num_after: 0, apply_markdown: applyMarkdown })}`;
 
 /** A raw HTTP/1.1 GET whose response is not read until `resume` is called; resolves with the body. */
 function pausedGet(base: string, user: User, target: string): { resume(): void; body: Promise<Buffer> } {

@@ -33,7 +33,10 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
   return undefined;
 }
 
-async function scrape(base: string, headers: Record<string, string> = {}): Promise<{ status: number; type: string | null; text: string }> {
+async function scrape(
+  base: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; type: string | null; text: string }> {
   const r = await fetch(`${base}/metrics`, { headers });
   return { status: r.status, type: r.headers.get("content-type"), text: await r.text() };
 }
@@ -46,19 +49,35 @@ describe("GET /metrics", () => {
     const first = await scrape(s.base);
     expect(first.status).toBe(200);
     expect(first.type).toMatch(/^text\/plain; version=0\.0\.4/);
-    for (const name of ["process_cpu_user_seconds_total", "process_resident_memory_bytes", "nodejs_heap_size_used_bytes", "parley_lmdb_map_size_bytes", "parley_lmdb_pages_used", "parley_event_queues"]) {
+    for (const name of [
+      "process_cpu_user_seconds_total",
+      "process_resident_memory_bytes",
+      "nodejs_heap_size_used_bytes",
+      "parley_lmdb_map_size_bytes",
+      "parley_lmdb_pages_used",
+      "parley_event_queues",
+    ]) {
       expect(sample(first.text, name), name).toBeGreaterThan(-1);
     }
     const sends = (t: string) => sample(t, "parley_messages_sent_total") ?? 0;
-    const posts = (t: string) => sample(t, "parley_http_requests_total", { method: "POST", path: "/api/v1/messages", status: "200" }) ?? 0;
+    const posts = (t: string) =>
+      sample(t, "parley_http_requests_total", { method: "POST", path: "/api/v1/messages", status: "200" }) ?? 0;
 
     const queue = await s.call(owner, "POST", "/register", { event_types: ["message", "update_message_flags"] });
-    const sent = await s.call(owner, "POST", "/messages", { type: "stream", to: "general", topic: "t", content: "counted" });
+    const sent = await s.call(owner, "POST", "/messages", {
+      type: "stream",
+      to: "general",
+      topic: "t",
+      content: "counted",
+    });
     await s.call(owner, "POST", "/messages/flags", { messages: [sent.body["id"]], op: "add", flag: "starred" });
     await s.call(owner, "GET", "/messages/999999");
     // A long-poll left waiting.
     const controller = new AbortController();
-    const waiting = fetch(`${s.base}/api/v1/events?queue_id=${String(queue.body["queue_id"])}&last_event_id=1`, { headers: { Authorization: `Basic ${Buffer.from(`${owner.email}:${owner.apiKey}`).toString("base64")}` }, signal: controller.signal }).catch(() => null);
+    const waiting = fetch(`${s.base}/api/v1/events?queue_id=${String(queue.body["queue_id"])}&last_event_id=1`, {
+      headers: { Authorization: `Basic ${Buffer.from(`${owner.email}:${owner.apiKey}`).toString("base64")}` },
+      signal: controller.signal,
+    }).catch(() => null);
     await new Promise((r) => setTimeout(r, 100));
 
     const after = (await scrape(s.base)).text;
@@ -66,15 +85,25 @@ describe("GET /metrics", () => {
     await waiting;
     expect(sends(after)).toBe(sends(first.text) + 1);
     expect(posts(after)).toBe(posts(first.text) + 1);
-    expect(sample(after, "parley_http_requests_total", { method: "GET", path: "/api/v1/messages/:message_id", status: "400" })).toBe(1);
-    expect(sample(after, "parley_http_request_duration_seconds_count", { method: "POST", path: "/api/v1/messages" })).toBe(1);
+    expect(
+      sample(after, "parley_http_requests_total", {
+        method: "GET",
+        path: "/api/v1/messages/:message_id",
+        status: "400",
+      }),
+    ).toBe(1);
+    expect(
+      sample(after, "parley_http_request_duration_seconds_count", { method: "POST", path: "/api/v1/messages" }),
+    ).toBe(1);
     expect(sample(after, "parley_flag_updates_total", { flag: "starred", op: "add" })).toBe(1);
     expect(sample(after, "parley_flag_update_messages_total", { flag: "starred", op: "add" })).toBe(1);
     expect(sample(after, "parley_event_queues")).toBe(1);
     expect(sample(after, "parley_event_polls_waiting")).toBe(1);
     expect(sample(after, "parley_events_delivered_total")).toBe(2);
     expect(sample(after, "parley_bitmap_cache_bytes")).toBeGreaterThan(0);
-    expect(sample(after, "parley_lmdb_pages_used")).toBeGreaterThanOrEqual(sample(first.text, "parley_lmdb_pages_used")!);
+    expect(sample(after, "parley_lmdb_pages_used")).toBeGreaterThanOrEqual(
+      sample(first.text, "parley_lmdb_pages_used")!,
+    );
     // The first scrape is counted too, under its own path.
     expect(sample(after, "parley_http_requests_total", { method: "GET", path: "/metrics", status: "200" })).toBe(1);
   });
@@ -87,8 +116,18 @@ describe("GET /metrics", () => {
   });
 
   it("reads loopback as loopback in every notation, and nothing else without the token", () => {
-    for (const a of ["127.0.0.1", "127.8.0.3", "::1", "::ffff:127.0.0.1", "::ffff:7f00:1", "0000:0000:0000:0000:0000:0000:0000:0001", "0:0:0:0:0:0:0:1"]) expect(isLoopback(a), a).toBe(true);
-    for (const a of ["192.0.2.2", "10.0.0.1", "::ffff:10.1.2.3", "fd00::2", "1127.0.0.1", ""]) expect(isLoopback(a), a).toBe(false);
+    for (const a of [
+      "127.0.0.1",
+      "127.8.0.3",
+      "::1",
+      "::ffff:127.0.0.1",
+      "::ffff:7f00:1",
+      "0000:0000:0000:0000:0000:0000:0000:0001",
+      "0:0:0:0:0:0:0:1",
+    ])
+      expect(isLoopback(a), a).toBe(true);
+    for (const a of ["192.0.2.2", "10.0.0.1", "::ffff:10.1.2.3", "fd00::2", "1127.0.0.1", ""])
+      expect(isLoopback(a), a).toBe(false);
     expect(mayReadMetrics("10.0.0.1", "", "s3cret")).toBe(false);
     expect(mayReadMetrics("10.0.0.1", "Bearer wrong", "s3cret")).toBe(false);
     expect(mayReadMetrics("10.0.0.1", "Bearer s3cret", "s3cret")).toBe(true);
@@ -99,7 +138,9 @@ describe("GET /metrics", () => {
 
   // Over real HTTP from a non-loopback address: this machine's own external interface
   // (connecting to it gives a peer address that is not loopback).
-  const external = Object.values(networkInterfaces()).flat().find((i) => i !== undefined && !i.internal && i.family === "IPv4")?.address;
+  const external = Object.values(networkInterfaces())
+    .flat()
+    .find((i) => i !== undefined && !i.internal && i.family === "IPv4")?.address;
   it(`refuses non-loopback clients without the token, over real HTTP (via ${external ?? "no external interface: access rules checked above only"})`, async () => {
     if (external === undefined) return;
     const open = async (token: string | undefined): Promise<{ server: ParleyServer; port: number }> => {
@@ -133,12 +174,23 @@ describe("GET /metrics", () => {
   it("logs a Markdown renderer failure with the message's ID and counts it; the message is kept as text", async () => {
     const logged: { message: string; error: unknown }[] = [];
     // A lookup that throws inside the renderer: a renderer bug, as far as the engine can tell.
-    const broken: MessageRenderer = (content, context) => renderFullMarkdown(content, { ...context, findUsersByName: () => { throw new Error("lookup exploded"); } });
+    const broken: MessageRenderer = (content, context) =>
+      renderFullMarkdown(content, {
+        ...context,
+        findUsersByName: () => {
+          throw new Error("lookup exploded");
+        },
+      });
     server = await startServer({ logError: (message, error) => logged.push({ message, error }) }, { renderer: broken });
     const s = server;
     const before = sample((await scrape(s.base)).text, "parley_markdown_render_failures_total");
     expect(before).toBe(0);
-    const sent = await s.call(s.seed.owner, "POST", "/messages", { type: "stream", to: "general", topic: "t", content: "hi @**Alice** *there*" });
+    const sent = await s.call(s.seed.owner, "POST", "/messages", {
+      type: "stream",
+      to: "general",
+      topic: "t",
+      content: "hi @**Alice** *there*",
+    });
     expect(sent.status).toBe(200);
     const id = sent.body["id"] as number;
     expect(logged).toHaveLength(1);

@@ -55,7 +55,10 @@ let bot: User;
 let emojiId = "";
 
 const green = { r: 10, g: 200, b: 10, alpha: 1 };
-const png = () => sharp({ create: { width: 64, height: 64, channels: 4, background: green } }).png().toBuffer();
+const png = () =>
+  sharp({ create: { width: 64, height: 64, channels: 4, background: green } })
+    .png()
+    .toBuffer();
 type Body = Record<string, unknown>;
 async function ok(user: User, method: string, path: string, params: Body = {}, init: { body?: FormData } = {}) {
   const r = await s.call(user, method, path, params, init);
@@ -72,7 +75,12 @@ beforeAll(async () => {
   // deactivated user, a channel alice left and one she never joined.
   await ok(bob, "POST", "/messages", { type: "direct", to: [alice.id], content: "hi" });
   await ok(bob, "POST", "/messages", { type: "direct", to: [alice.id, owner.id], content: "all of us" });
-  const mention = await ok(bob, "POST", "/messages", { type: "stream", to: "general", topic: "t", content: "@**Alice**" });
+  const mention = await ok(bob, "POST", "/messages", {
+    type: "stream",
+    to: "general",
+    topic: "t",
+    content: "@**Alice**",
+  });
   await ok(alice, "POST", "/messages/flags", { messages: [mention["id"]], op: "add", flag: "starred" });
   const draft = { type: "stream", to: [general.id], topic: "d", content: "draft", timestamp: 1_700_000_000 };
   await ok(alice, "POST", "/drafts", { drafts: [draft] });
@@ -95,7 +103,12 @@ beforeAll(async () => {
   await ok(alice, "POST", "/realm/emoji/tick", {}, { body: form });
   await ok(alice, "POST", "/user_groups/create", { name: "readers", description: "d", members: [alice.id, bob.id] });
   const realmId = s.seed.realm.id;
-  const helper = { realmId, email: "helper-bot@test.dev", fullName: "Helper", bot: { type: 1 as const, ownerId: alice.id } };
+  const helper = {
+    realmId,
+    email: "helper-bot@test.dev",
+    fullName: "Helper",
+    bot: { type: 1 as const, ownerId: alice.id },
+  };
   bot = s.t.store.createUser(helper);
   const gone = s.t.store.createUser({ realmId, email: "gone@test.dev", fullName: "Gone" });
   s.t.store.setUserActive(gone.id, false);
@@ -109,7 +122,11 @@ afterAll(() => s.close());
 
 /** The events waiting in a queue registered by `register`. */
 async function pending(user: User, register: Body): Promise<Body[]> {
-  const polled = await ok(user, "GET", "/events", { queue_id: register["queue_id"], last_event_id: -1, dont_block: "true" });
+  const polled = await ok(user, "GET", "/events", {
+    queue_id: register["queue_id"],
+    last_event_id: -1,
+    dont_block: "true",
+  });
   return polled["events"] as Body[];
 }
 
@@ -176,7 +193,11 @@ describe("POST /register against Zulip's schema", () => {
     expect("dense_mode" in (body["realm_user_settings_defaults"] as object)).toBe(false);
     expect(typeof body["jitsi_server_url"]).toBe("string");
     // Bots are described by their User object; realm_bots keeps the bot-only settings (FL 474).
-    const settings = { default_sending_stream: null, default_events_register_stream: null, default_all_public_streams: false };
+    const settings = {
+      default_sending_stream: null,
+      default_events_register_stream: null,
+      default_all_public_streams: false,
+    };
     expect(body["realm_bots"]).toEqual([{ user_id: bot.id, ...settings, services: [] }]);
   });
 

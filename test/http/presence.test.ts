@@ -34,8 +34,16 @@ async function boot(): Promise<TestServer> {
     async call(user, method, path, params = {}) {
       const form = encodeParams(params);
       const isQuery = method === "GET" || method === "DELETE";
-      const response = await fetch(`${base}/api/v1${path}${isQuery && form.size > 0 ? `?${form}` : ""}`, { method, headers: user ? { Authorization: basicAuth(t.store.getUser(user.id)) } : {}, body: isQuery ? undefined : form });
-      return { status: response.status, body: (await response.json()) as Record<string, unknown>, headers: response.headers };
+      const response = await fetch(`${base}/api/v1${path}${isQuery && form.size > 0 ? `?${form}` : ""}`, {
+        method,
+        headers: user ? { Authorization: basicAuth(t.store.getUser(user.id)) } : {},
+        body: isQuery ? undefined : form,
+      });
+      return {
+        status: response.status,
+        body: (await response.json()) as Record<string, unknown>,
+        headers: response.headers,
+      };
     },
     close() {
       http?.close();
@@ -47,7 +55,8 @@ async function boot(): Promise<TestServer> {
 
 afterEach(() => server?.close());
 
-const ping = (user: User, params: Record<string, unknown> = {}) => server.call(user, "POST", "/users/me/presence", { status: "active", ...params });
+const ping = (user: User, params: Record<string, unknown> = {}) =>
+  server.call(user, "POST", "/users/me/presence", { status: "active", ...params });
 
 describe("POST /users/me/presence", () => {
   it("records the caller and answers in the legacy format by email, or by ID with last_update_id", async () => {
@@ -56,7 +65,10 @@ describe("POST /users/me/presence", () => {
     const first = await ping(alice);
     expect(first.status).toBe(200);
     expect(first.body["presences"]).toEqual({
-      "alice@test.dev": { aggregated: { client: "website", status: "active", timestamp: START }, website: { client: "website", status: "active", timestamp: START, pushable: false } },
+      "alice@test.dev": {
+        aggregated: { client: "website", status: "active", timestamp: START },
+        website: { client: "website", status: "active", timestamp: START, pushable: false },
+      },
     });
     expect(typeof first.body["server_timestamp"]).toBe("number");
     now += 10;
@@ -87,10 +99,16 @@ describe("POST /users/me/presence", () => {
     now += 30;
     await ping(alice, { ping_only: true });
     const r3 = await ping(bob, { last_update_id: seen, ping_only: false });
-    expect(Object.keys(r3.body["presences"] as object)).toEqual(expect.arrayContaining([String(alice.id), String(bob.id)]));
+    expect(Object.keys(r3.body["presences"] as object)).toEqual(
+      expect.arrayContaining([String(alice.id), String(bob.id)]),
+    );
     expect(r3.body["presence_last_update_id"]).toBe(4);
     // Each user once, at their latest change, however often they changed.
-    expect(server.t.store.realmPresence(bob.id, { lastUpdateId: -1 }).rows.map((row) => [row.user.id, row.presence.lastUpdateId])).toEqual([
+    expect(
+      server.t.store
+        .realmPresence(bob.id, { lastUpdateId: -1 })
+        .rows.map((row) => [row.user.id, row.presence.lastUpdateId]),
+    ).toEqual([
       [alice.id, 3],
       [bob.id, 4],
     ]);
@@ -124,10 +142,15 @@ describe("POST /users/me/presence", () => {
     now += 100;
     await ping(alice, { status: "idle", ping_only: true });
     const view = await ping(bob, { last_update_id: -1 });
-    expect((view.body["presences"] as Record<string, unknown>)[String(alice.id)]).toEqual({ active_timestamp: START, idle_timestamp: START + 100 });
+    expect((view.body["presences"] as Record<string, unknown>)[String(alice.id)]).toEqual({
+      active_timestamp: START,
+      idle_timestamp: START + 100,
+    });
     // Legacy: idle, since last active is more than 70 s before last connected.
     const legacy = await server.call(bob, "GET", "/realm/presence");
-    expect((legacy.body["presences"] as Record<string, { aggregated: unknown }>)["alice@test.dev"]!.aggregated).toEqual({ client: "website", status: "idle", timestamp: START + 100 });
+    expect((legacy.body["presences"] as Record<string, { aggregated: unknown }>)["alice@test.dev"]!.aggregated).toEqual(
+      { client: "website", status: "idle", timestamp: START + 100 },
+    );
     expect(legacy.body).not.toHaveProperty("presence_last_update_id");
   });
 
@@ -148,13 +171,54 @@ describe("POST /users/me/presence", () => {
   it("refuses bad input and bots with Zulip's errors, changing nothing", async () => {
     await boot();
     const { alice, owner, realm } = server.seed;
-    const bot = server.t.store.createUser({ realmId: realm.id, email: "bot-bot@test.dev", fullName: "Bot", bot: { type: 1, ownerId: owner.id } });
-    await expectRejectedUnchanged(server, () => server.call(alice, "POST", "/users/me/presence", { status: "away" }), 400, "BAD_REQUEST", "Invalid status: away");
-    await expectRejectedUnchanged(server, () => server.call(alice, "POST", "/users/me/presence", {}), 400, "REQUEST_VARIABLE_MISSING", "Missing 'status' argument");
-    await expectRejectedUnchanged(server, () => ping(alice, { ping_only: "maybe" }), 400, "BAD_REQUEST", "ping_only is not a boolean");
-    await expectRejectedUnchanged(server, () => ping(alice, { last_update_id: "x" }), 400, "BAD_REQUEST", "last_update_id is not an integer");
-    await expectRejectedUnchanged(server, () => ping(alice, { history_limit_days: -1 }), 400, "BAD_REQUEST", "history_limit_days is too small");
-    await expectRejectedUnchanged(server, () => ping(bot), 400, "BAD_REQUEST", "This endpoint does not accept bot requests.");
+    const bot = server.t.store.createUser({
+      realmId: realm.id,
+      email: "bot-bot@test.dev",
+      fullName: "Bot",
+      bot: { type: 1, ownerId: owner.id },
+    });
+    await expectRejectedUnchanged(
+      server,
+      () => server.call(alice, "POST", "/users/me/presence", { status: "away" }),
+      400,
+      "BAD_REQUEST",
+      "Invalid status: away",
+    );
+    await expectRejectedUnchanged(
+      server,
+      () => server.call(alice, "POST", "/users/me/presence", {}),
+      400,
+      "REQUEST_VARIABLE_MISSING",
+      "Missing 'status' argument",
+    );
+    await expectRejectedUnchanged(
+      server,
+      () => ping(alice, { ping_only: "maybe" }),
+      400,
+      "BAD_REQUEST",
+      "ping_only is not a boolean",
+    );
+    await expectRejectedUnchanged(
+      server,
+      () => ping(alice, { last_update_id: "x" }),
+      400,
+      "BAD_REQUEST",
+      "last_update_id is not an integer",
+    );
+    await expectRejectedUnchanged(
+      server,
+      () => ping(alice, { history_limit_days: -1 }),
+      400,
+      "BAD_REQUEST",
+      "history_limit_days is too small",
+    );
+    await expectRejectedUnchanged(
+      server,
+      () => ping(bot),
+      400,
+      "BAD_REQUEST",
+      "This endpoint does not accept bot requests.",
+    );
     expect(internals(server.t.store).presence.size).toBe(0);
   });
 
@@ -175,35 +239,88 @@ describe("GET /users/{user_id_or_email}/presence", () => {
     const { alice, bob, owner, realm } = server.seed;
     await ping(alice);
     const fresh = await server.call(bob, "GET", `/users/${alice.id}/presence`);
-    expect(fresh.body["presence"]).toEqual({ aggregated: { status: "active", timestamp: START }, website: { status: "active", timestamp: START } });
+    expect(fresh.body["presence"]).toEqual({
+      aggregated: { status: "active", timestamp: START },
+      website: { status: "active", timestamp: START },
+    });
     // Staleness is judged against the wall clock (Zulip's timezone_now), far past START's fake time.
     const byEmail = await server.call(bob, "GET", `/users/alice@test.dev/presence`);
-    expect((byEmail.body["presence"] as { aggregated: { status: string } }).aggregated.status).toBe(Date.now() / 1000 - START > 140 ? "offline" : "active");
-    const bot = server.t.store.createUser({ realmId: realm.id, email: "bot2-bot@test.dev", fullName: "Bot2", bot: { type: 1, ownerId: owner.id } });
-    await expectRejectedUnchanged(server, () => server.call(bob, "GET", `/users/${bot.id}/presence`), 400, "BAD_REQUEST", "Presence is not supported for bot users.");
-    await expectRejectedUnchanged(server, () => server.call(bob, "GET", `/users/9999/presence`), 400, "BAD_REQUEST", "No such user");
-    await expectRejectedUnchanged(server, () => server.call(bob, "GET", `/users/nobody@test.dev/presence`), 400, "BAD_REQUEST", "No such user");
-    await expectRejectedUnchanged(server, () => server.call(alice, "GET", `/users/bob@test.dev/presence`), 400, "BAD_REQUEST", "No presence data for bob@test.dev");
+    expect((byEmail.body["presence"] as { aggregated: { status: string } }).aggregated.status).toBe(
+      Date.now() / 1000 - START > 140 ? "offline" : "active",
+    );
+    const bot = server.t.store.createUser({
+      realmId: realm.id,
+      email: "bot2-bot@test.dev",
+      fullName: "Bot2",
+      bot: { type: 1, ownerId: owner.id },
+    });
+    await expectRejectedUnchanged(
+      server,
+      () => server.call(bob, "GET", `/users/${bot.id}/presence`),
+      400,
+      "BAD_REQUEST",
+      "Presence is not supported for bot users.",
+    );
+    await expectRejectedUnchanged(
+      server,
+      () => server.call(bob, "GET", `/users/9999/presence`),
+      400,
+      "BAD_REQUEST",
+      "No such user",
+    );
+    await expectRejectedUnchanged(
+      server,
+      () => server.call(bob, "GET", `/users/nobody@test.dev/presence`),
+      400,
+      "BAD_REQUEST",
+      "No such user",
+    );
+    await expectRejectedUnchanged(
+      server,
+      () => server.call(alice, "GET", `/users/bob@test.dev/presence`),
+      400,
+      "BAD_REQUEST",
+      "No presence data for bob@test.dev",
+    );
     server.t.store.setUserActive(alice.id, false);
-    await expectRejectedUnchanged(server, () => server.call(bob, "GET", `/users/${alice.id}/presence`), 400, "BAD_REQUEST", "No such user");
+    await expectRejectedUnchanged(
+      server,
+      () => server.call(bob, "GET", `/users/${alice.id}/presence`),
+      400,
+      "BAD_REQUEST",
+      "No such user",
+    );
   });
 });
 
 describe("register and events", () => {
   type Ev = Record<string, unknown> & { type: string };
-  const events = async (user: User, queueId: string): Promise<Ev[]> => (await server.call(user, "GET", "/events", { queue_id: queueId, last_event_id: -1, dont_block: true })).body["events"] as Ev[];
+  const events = async (user: User, queueId: string): Promise<Ev[]> =>
+    (await server.call(user, "GET", "/events", { queue_id: queueId, last_event_id: -1, dont_block: true })).body[
+      "events"
+    ] as Ev[];
 
   it("register's presence section in both formats, and presence_last_update_id", async () => {
     await boot();
     const { alice, bob } = server.seed;
     await ping(alice);
     const legacy = await server.call(bob, "POST", "/register", { fetch_event_types: ["presence"] });
-    expect(legacy.body["presences"]).toEqual({ "alice@test.dev": expect.objectContaining({ aggregated: { client: "website", status: "active", timestamp: START } }) });
+    expect(legacy.body["presences"]).toEqual({
+      "alice@test.dev": expect.objectContaining({
+        aggregated: { client: "website", status: "active", timestamp: START },
+      }),
+    });
     expect(legacy.body["presence_last_update_id"]).toBe(1);
     expect(typeof legacy.body["server_timestamp"]).toBe("number");
-    const slim = await server.call(bob, "POST", "/register", { fetch_event_types: ["presence"], presence_last_update_id: 0 });
+    const slim = await server.call(bob, "POST", "/register", {
+      fetch_event_types: ["presence"],
+      presence_last_update_id: 0,
+    });
     expect(slim.body["presences"]).toEqual({ [String(alice.id)]: { active_timestamp: START, idle_timestamp: START } });
-    const nothingNew = await server.call(bob, "POST", "/register", { fetch_event_types: ["presence"], presence_last_update_id: 1 });
+    const nothingNew = await server.call(bob, "POST", "/register", {
+      fetch_event_types: ["presence"],
+      presence_last_update_id: 1,
+    });
     expect(nothingNew.body["presences"]).toEqual({});
     expect(nothingNew.body["presence_last_update_id"]).toBe(1);
     const realm = await server.call(bob, "POST", "/register", { fetch_event_types: ["realm"] });
@@ -213,18 +330,35 @@ describe("register and events", () => {
   it("a user seen first or back online is announced in the shape each queue asked for; regular pings are not", async () => {
     await boot();
     const { alice, bob, owner, guest } = server.seed;
-    const legacyQ = (await server.call(bob, "POST", "/register", { event_types: ["presence"] })).body["queue_id"] as string;
-    const slimQ = (await server.call(owner, "POST", "/register", { event_types: ["presence"], slim_presence: true })).body["queue_id"] as string;
-    const modernQ = (await server.call(guest, "POST", "/register", { event_types: ["presence"], client_capabilities: { simplified_presence_events: true } })).body["queue_id"] as string;
+    const legacyQ = (await server.call(bob, "POST", "/register", { event_types: ["presence"] })).body[
+      "queue_id"
+    ] as string;
+    const slimQ = (await server.call(owner, "POST", "/register", { event_types: ["presence"], slim_presence: true }))
+      .body["queue_id"] as string;
+    const modernQ = (
+      await server.call(guest, "POST", "/register", {
+        event_types: ["presence"],
+        client_capabilities: { simplified_presence_events: true },
+      })
+    ).body["queue_id"] as string;
     await ping(alice);
     const [legacy] = await events(bob, legacyQ);
-    expect(legacy).toMatchObject({ type: "presence", user_id: alice.id, email: "alice@test.dev", presence: { website: { client: "website", status: "active", timestamp: START, pushable: false } } });
+    expect(legacy).toMatchObject({
+      type: "presence",
+      user_id: alice.id,
+      email: "alice@test.dev",
+      presence: { website: { client: "website", status: "active", timestamp: START, pushable: false } },
+    });
     expect(typeof legacy!["server_timestamp"]).toBe("number");
     const [slim] = await events(owner, slimQ);
     expect(slim).not.toHaveProperty("email");
     expect(slim).toMatchObject({ type: "presence", user_id: alice.id });
     const [modern] = await events(guest, modernQ);
-    expect(modern).toEqual({ type: "presence", presences: { [String(alice.id)]: { active_timestamp: START, idle_timestamp: START } }, id: 0 });
+    expect(modern).toEqual({
+      type: "presence",
+      presences: { [String(alice.id)]: { active_timestamp: START, idle_timestamp: START } },
+      id: 0,
+    });
     // A regular ping a minute later is no news; coming back after 70 s inactive is.
     now += 60;
     await ping(alice);
@@ -253,6 +387,11 @@ describe("durability", () => {
     const state = internals(store);
     expect(state.presence.get(alice.id)).toMatchObject({ lastActive: START, lastUpdateId: 1 });
     expect(state.presenceSeq).toBeGreaterThanOrEqual(2);
-    expect(store.realmPresence(bob.id, { lastUpdateId: -1 }).rows.map((r) => r.user.id).sort()).toEqual([alice.id, bob.id].sort());
+    expect(
+      store
+        .realmPresence(bob.id, { lastUpdateId: -1 })
+        .rows.map((r) => r.user.id)
+        .sort(),
+    ).toEqual([alice.id, bob.id].sort());
   });
 });

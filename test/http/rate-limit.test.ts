@@ -27,8 +27,15 @@ describe("AuthFailureGuard", () => {
       const w = seedRealm(t.store);
       const guard = new AuthFailureGuard(new RateLimiter({ requests: 2, windowSeconds: 60 }));
       const basic = (key: string) => `Basic ${Buffer.from(`${w.alice.email}:${key}`).toString("base64")}`;
-      const head = (remoteAddress: string, key: string) => ({ authorization: basic(key), host: "localhost", remoteAddress });
-      for (let i = 0; i < 2; i++) expect(() => guard.authenticate(t.store, head("10.0.0.1", "y".repeat(32)), "localhost")).toThrow("Invalid API key");
+      const head = (remoteAddress: string, key: string) => ({
+        authorization: basic(key),
+        host: "localhost",
+        remoteAddress,
+      });
+      for (let i = 0; i < 2; i++)
+        expect(() => guard.authenticate(t.store, head("10.0.0.1", "y".repeat(32)), "localhost")).toThrow(
+          "Invalid API key",
+        );
       expect(() => guard.authenticate(t.store, head("10.0.0.1", w.alice.apiKey), "localhost")).toThrow(RateLimitError);
       expect(guard.authenticate(t.store, head("10.0.0.2", w.alice.apiKey), "localhost").user.id).toBe(w.alice.id);
     } finally {

@@ -26,11 +26,15 @@ const byName = (list: unknown, name: string) => (list as Wire[]).find((c) => c["
 describe("POST /register after changes", () => {
   it("channel objects equal GET /streams and /users/me/subscriptions objects", async () => {
     const { alice, owner } = s.seed;
-    await s.call(owner, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "elsewhere", description: "not *alice's*" }] });
+    await s.call(owner, "POST", "/users/me/subscriptions", {
+      subscriptions: [{ name: "elsewhere", description: "not *alice's*" }],
+    });
     const b = await register(alice, { include_subscribers: true });
     const streams = (await s.call(alice, "GET", "/streams")).body["streams"] as Wire[];
     expect(b["streams"]).toEqual(streams);
-    const subs = (await s.call(alice, "GET", "/users/me/subscriptions", { include_subscribers: true })).body["subscriptions"] as Wire[];
+    const subs = (await s.call(alice, "GET", "/users/me/subscriptions", { include_subscribers: true })).body[
+      "subscriptions"
+    ] as Wire[];
     expect(b["subscriptions"]).toEqual(subs);
     const never = byName(b["never_subscribed"], "elsewhere")!;
     expect(never).toEqual({ ...byName(streams, "elsewhere"), subscribers: [owner.id] });
@@ -48,7 +52,9 @@ describe("POST /register after changes", () => {
     // A new record for the channel (its first message changes) and a subscriber more.
     await s.call(bob, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "fresh" }] });
     const fresh = byName((await s.call(bob, "GET", "/streams")).body["streams"], "fresh")!;
-    await s.call(bob, "POST", "/users/me/subscriptions/properties", { subscription_data: JSON.stringify([{ stream_id: fresh["stream_id"], property: "color", value: "#123456" }]) });
+    await s.call(bob, "POST", "/users/me/subscriptions/properties", {
+      subscription_data: JSON.stringify([{ stream_id: fresh["stream_id"], property: "color", value: "#123456" }]),
+    });
     const after = await register(bob);
     const sub = byName(after["subscriptions"], "fresh")!;
     expect(sub["subscriber_count"]).toBe(2);
@@ -63,7 +69,12 @@ describe("POST /register after changes", () => {
     s.t.store.subscribe(alice.id, { channels: [{ name: "quiet" }] });
     const before = await register(bob);
     expect(byName(before["streams"], "quiet")!["first_message_id"]).toBeNull();
-    const sent = await s.call(alice, "POST", "/messages", { type: "stream", to: "quiet", topic: "t", content: "first" });
+    const sent = await s.call(alice, "POST", "/messages", {
+      type: "stream",
+      to: "quiet",
+      topic: "t",
+      content: "first",
+    });
     const after = await register(bob);
     expect(byName(after["streams"], "quiet")!["first_message_id"]).toBe(sent.body["id"]);
     expect(byName(after["never_subscribed"], "quiet")!["first_message_id"]).toBe(sent.body["id"]);
@@ -90,13 +101,24 @@ describe("POST /register after changes", () => {
  * group's wire form, both must equal a list built now from the store.
  */
 describe("user group lists after changes", () => {
-  const fresh = (includeDeactivated: boolean) => JSON.parse(JSON.stringify(s.t.store.userGroups(s.seed.owner.id, includeDeactivated).map((g) => groupToWire(s.t.store, g.group, g.members)))) as unknown;
+  const fresh = (includeDeactivated: boolean) =>
+    JSON.parse(
+      JSON.stringify(
+        s.t.store
+          .userGroups(s.seed.owner.id, includeDeactivated)
+          .map((g) => groupToWire(s.t.store, g.group, g.members)),
+      ),
+    ) as unknown;
   const check = async () => {
     const { owner } = s.seed;
     expect((await register(owner))["realm_user_groups"]).toEqual(fresh(false));
-    expect((await register(owner, { client_capabilities: { include_deactivated_groups: true } }))["realm_user_groups"]).toEqual(fresh(true));
+    expect(
+      (await register(owner, { client_capabilities: { include_deactivated_groups: true } }))["realm_user_groups"],
+    ).toEqual(fresh(true));
     expect((await s.call(owner, "GET", "/user_groups")).body["user_groups"]).toEqual(fresh(false));
-    expect((await s.call(owner, "GET", "/user_groups", { include_deactivated_groups: true })).body["user_groups"]).toEqual(fresh(true));
+    expect(
+      (await s.call(owner, "GET", "/user_groups", { include_deactivated_groups: true })).body["user_groups"],
+    ).toEqual(fresh(true));
   };
 
   it("follow group, membership, role, activity and bot changes", async () => {
@@ -119,7 +141,12 @@ describe("user group lists after changes", () => {
     await check();
     store.setUserActive(alice.id, true);
     await check();
-    store.createUser({ realmId: realm.id, email: "cache-bot@test.dev", fullName: "Cache Bot", bot: { type: 1, ownerId: owner.id } });
+    store.createUser({
+      realmId: realm.id,
+      email: "cache-bot@test.dev",
+      fullName: "Cache Bot",
+      bot: { type: 1, ownerId: owner.id },
+    });
     await check();
     store.deactivateGroup(owner.id, other.id);
     await check();
@@ -129,12 +156,32 @@ describe("user group lists after changes", () => {
 describe("user_topics", () => {
   it("is the JSON of userTopicToWire, with the empty topic shown by name unless the client knows it", async () => {
     const { alice, general, realm } = s.seed;
-    for (const [topic, policy] of [["plain", 1], ['quo"te\\ and é ✔ 😀', 2], ["", 3], ["line\nbreak\u2028", 1]] as const) s.t.store.setTopicPolicy(alice.id, general.id, topic, policy);
+    for (const [topic, policy] of [
+      ["plain", 1],
+      ['quo"te\\ and é ✔ 😀', 2],
+      ["", 3],
+      ["line\nbreak\u2028", 1],
+    ] as const)
+      s.t.store.setTopicPolicy(alice.id, general.id, topic, policy);
     const expected = (emptyTopicName: boolean) =>
-      JSON.parse(JSON.stringify(s.t.store.userTopics(alice.id).map((t) => userTopicToWire(t.topic === "" && !emptyTopicName ? { ...t, topic: s.t.store.findRealm(realm.id)!.emptyTopicDisplayName } : t)))) as unknown;
+      JSON.parse(
+        JSON.stringify(
+          s.t.store
+            .userTopics(alice.id)
+            .map((t) =>
+              userTopicToWire(
+                t.topic === "" && !emptyTopicName
+                  ? { ...t, topic: s.t.store.findRealm(realm.id)!.emptyTopicDisplayName }
+                  : t,
+              ),
+            ),
+        ),
+      ) as unknown;
     const plain = (await register(alice))["user_topics"] as Wire[];
     expect(plain.length).toBeGreaterThanOrEqual(4);
     expect(plain).toEqual(expected(false));
-    expect((await register(alice, { client_capabilities: { empty_topic_name: true } }))["user_topics"]).toEqual(expected(true));
+    expect((await register(alice, { client_capabilities: { empty_topic_name: true } }))["user_topics"]).toEqual(
+      expected(true),
+    );
   });
 });

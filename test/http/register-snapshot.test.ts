@@ -81,16 +81,53 @@ const SUBSCRIPTION: Model = {
   is_muted: bool,
   color: { kind: "color" },
 };
-const USER_GROUP: Model = { id: int, members: ints, direct_subgroup_ids: ints, name: str, description: str, is_system_group: bool, deactivated: opt("bool") };
-const CUSTOM_PROFILE_FIELD: Model = { id: int, type: int, order: int, name: str, hint: str, field_data: str, display_in_profile_summary: opt("bool") };
-const REALM_EMOJI: Model = { id: str, name: str, source_url: str, still_url: opt("string"), deactivated: bool, author_id: opt("int") };
+const USER_GROUP: Model = {
+  id: int,
+  members: ints,
+  direct_subgroup_ids: ints,
+  name: str,
+  description: str,
+  is_system_group: bool,
+  deactivated: opt("bool"),
+};
+const CUSTOM_PROFILE_FIELD: Model = {
+  id: int,
+  type: int,
+  order: int,
+  name: str,
+  hint: str,
+  field_data: str,
+  display_in_profile_summary: opt("bool"),
+};
+const REALM_EMOJI: Model = {
+  id: str,
+  name: str,
+  source_url: str,
+  still_url: opt("string"),
+  deactivated: bool,
+  author_id: opt("int"),
+};
 const PRESENCE: Model = { active_timestamp: int, idle_timestamp: int };
 const SAVED_SNIPPET: Model = { id: int, title: str, content: str, date_created: int };
-const CHANNEL_FOLDER: Model = { id: int, name: str, order: opt("int"), date_created: opt("int"), creator_id: opt("int"), description: str, rendered_description: str, is_archived: bool };
+const CHANNEL_FOLDER: Model = {
+  id: int,
+  name: str,
+  order: opt("int"),
+  date_created: opt("int"),
+  creator_id: opt("int"),
+  description: str,
+  rendered_description: str,
+  is_archived: bool,
+};
 // initial_snapshot.g.dart's own nested models.
 const EXTERNAL_ACCOUNT: Model = { name: str, text: str, hint: str, url_pattern: str };
 const RECENT_DM: Model = { max_message_id: int, user_ids: ints };
-const USER_SETTINGS: Model = { twenty_four_hour_time: opt("bool"), display_emoji_reaction_users: bool, emojiset: str, presence_enabled: bool };
+const USER_SETTINGS: Model = {
+  twenty_four_hour_time: opt("bool"),
+  display_emoji_reaction_users: bool,
+  emojiset: str,
+  presence_enabled: bool,
+};
 const USER_TOPIC: Model = { stream_id: int, topic_name: str, last_updated: int, visibility_policy: int };
 const UNREAD: Model = {
   count: int,
@@ -185,8 +222,13 @@ function problems(json: Record<string, unknown>, model: Model, path: string): st
       out.push(`${at}: ${kindOf(value)}, expected ${field.kind}`);
       continue;
     }
-    if (field.oneOf && !field.oneOf.includes(value as number | string)) out.push(`${at}: ${String(value)} not in ${field.oneOf.join(",")}`);
-    const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : field.kind === "map" ? Object.entries(value as Record<string, unknown>) : [];
+    if (field.oneOf && !field.oneOf.includes(value as number | string))
+      out.push(`${at}: ${String(value)} not in ${field.oneOf.join(",")}`);
+    const entries = Array.isArray(value)
+      ? value.map((v, i) => [String(i), v] as const)
+      : field.kind === "map"
+        ? Object.entries(value as Record<string, unknown>)
+        : [];
     for (const [k, entry] of entries) {
       if (field.items && !fits(entry, field.items)) out.push(`${at}[${k}]: ${kindOf(entry)}, expected ${field.items}`);
       if (field.entries) {
@@ -205,9 +247,19 @@ beforeAll(async () => {
   // Enough data that every nested list has entries to check.
   await s.call(alice, "POST", "/messages", { type: "direct", to: [bob.id], content: "hi bob" });
   await s.call(alice, "POST", "/messages", { type: "direct", to: [bob.id, owner.id], content: "hi both" });
-  await s.call(alice, "POST", "/messages", { type: "stream", to: "general", topic: "lunch", content: "@**Bob** food?" });
+  await s.call(alice, "POST", "/messages", {
+    type: "stream",
+    to: "general",
+    topic: "lunch",
+    content: "@**Bob** food?",
+  });
   s.t.store.setTopicPolicy(bob.id, general.id, "lunch", 1);
-  s.t.store.createUser({ realmId: s.seed.realm.id, email: "helper-bot@test.dev", fullName: "Helper", bot: { type: 1, ownerId: bob.id } });
+  s.t.store.createUser({
+    realmId: s.seed.realm.id,
+    email: "helper-bot@test.dev",
+    fullName: "Helper",
+    bot: { type: 1, ownerId: bob.id },
+  });
   s.t.store.setUserActive(guest.id, false);
 });
 afterAll(() => s.close());
@@ -218,7 +270,15 @@ describe("POST /register for zulip-flutter", () => {
     expect(r.status).toBe(200);
     const b = r.body;
     // The fixture must exercise the nested decoders, or the table checks nothing.
-    for (const list of ["realm_users", "realm_non_active_users", "subscriptions", "streams", "realm_user_groups", "recent_private_conversations", "user_topics"]) {
+    for (const list of [
+      "realm_users",
+      "realm_non_active_users",
+      "subscriptions",
+      "streams",
+      "realm_user_groups",
+      "recent_private_conversations",
+      "user_topics",
+    ]) {
       expect((b[list] as unknown[]).length, list).toBeGreaterThan(0);
     }
     const unread = b["unread_msgs"] as Record<string, unknown[]>;
@@ -231,8 +291,13 @@ describe("POST /register for zulip-flutter", () => {
   });
 
   it("catches a missing or mistyped key (the checker itself)", () => {
-    expect(problems({ a: 1 }, { a: str, b: int, c: opt("int") }, "$")).toEqual(["$.a: int, expected string", "$.b: missing"]);
-    expect(problems({ l: [{ x: "1" }] }, { l: { kind: "list", entries: { x: int } } }, "$")).toEqual(["$.l[0].x: string, expected int"]);
+    expect(problems({ a: 1 }, { a: str, b: int, c: opt("int") }, "$")).toEqual([
+      "$.a: int, expected string",
+      "$.b: missing",
+    ]);
+    expect(problems({ l: [{ x: "1" }] }, { l: { kind: "list", entries: { x: int } } }, "$")).toEqual([
+      "$.l[0].x: string, expected int",
+    ]);
   });
 
   it("derives recent DM conversations, bots and muted topics from the store", async () => {
@@ -243,13 +308,22 @@ describe("POST /register for zulip-flutter", () => {
     expect(recent[0]!.max_message_id).toBeGreaterThan(recent[1]!.max_message_id);
     // Bots are named by user ID only (FL 474); their name and owner are in realm_users.
     const botIds = (b["realm_bots"] as { user_id: number }[]).map((x) => x.user_id);
-    const users = new Map((b["realm_users"] as { user_id: number; full_name: string; bot_owner_id?: number }[]).map((u) => [u.user_id, u]));
+    const users = new Map(
+      (b["realm_users"] as { user_id: number; full_name: string; bot_owner_id?: number }[]).map((u) => [u.user_id, u]),
+    );
     expect(botIds.map((id) => [users.get(id)?.full_name, users.get(id)?.bot_owner_id])).toEqual([["Helper", bob.id]]);
     expect(b["muted_topics"]).toEqual([[general.name, "lunch", expect.any(Number)]]);
     // Alice owns no bot and is no administrator.
-    expect((await s.call(alice, "POST", "/register", { fetch_event_types: ["realm_bot"] })).body["realm_bots"]).toEqual([]);
+    expect((await s.call(alice, "POST", "/register", { fetch_event_types: ["realm_bot"] })).body["realm_bots"]).toEqual(
+      [],
+    );
     // Settings are Zulip's defaults until they are stored.
-    expect(b["user_settings"]).toMatchObject({ twenty_four_hour_time: false, emojiset: "google", presence_enabled: true, display_emoji_reaction_users: true });
+    expect(b["user_settings"]).toMatchObject({
+      twenty_four_hour_time: false,
+      emojiset: "google",
+      presence_enabled: true,
+      display_emoji_reaction_users: true,
+    });
     // Realm permission settings name the realm's system groups.
     const groups = new Map((b["realm_user_groups"] as { id: number; name: string }[]).map((g) => [g.id, g.name]));
     expect(groups.get(b["realm_can_create_public_channel_group"] as number)).toBe("role:members");
@@ -299,7 +373,16 @@ const GATES: readonly (readonly [type: string, keys: readonly string[]])[] = [
   ["navigation_views", ["navigation_views"]],
   ["saved_snippets", ["saved_snippets"]],
 ];
-const ALWAYS = ["idle_queue_timeout_secs", "last_event_id", "msg", "queue_id", "result", "zulip_feature_level", "zulip_merge_base", "zulip_version"];
+const ALWAYS = [
+  "idle_queue_timeout_secs",
+  "last_event_id",
+  "msg",
+  "queue_id",
+  "result",
+  "zulip_feature_level",
+  "zulip_merge_base",
+  "zulip_version",
+];
 
 describe("POST /register gating", () => {
   it("returns realm_emoji and not realm_users for fetch_event_types=[realm_emoji]", async () => {
@@ -315,7 +398,9 @@ describe("POST /register gating", () => {
   });
 
   it("sends unread_msgs only with both message and update_message_flags, and muted_topics only without user_topic", async () => {
-    const both = await s.call(s.seed.bob, "POST", "/register", { fetch_event_types: ["message", "update_message_flags"] });
+    const both = await s.call(s.seed.bob, "POST", "/register", {
+      fetch_event_types: ["message", "update_message_flags"],
+    });
     expect(Object.keys(both.body)).toContain("unread_msgs");
     const topics = await s.call(s.seed.bob, "POST", "/register", { fetch_event_types: ["muted_topics", "user_topic"] });
     expect(topics.body["muted_topics"]).toBeUndefined();
@@ -328,7 +413,11 @@ describe("POST /register gating", () => {
     expect(realm.body["realm_users"]).toBeUndefined();
     expect(realm.body["user_settings"]).toBeUndefined();
     const users = await s.call(s.seed.bob, "POST", "/register", { fetch_event_types: ["realm_user"] });
-    expect(users.body).toMatchObject({ can_create_public_streams: true, can_subscribe_other_users: true, can_create_web_public_streams: false });
+    expect(users.body).toMatchObject({
+      can_create_public_streams: true,
+      can_subscribe_other_users: true,
+      can_create_web_public_streams: false,
+    });
     expect(users.body["realm_name"]).toBeUndefined();
   });
 });

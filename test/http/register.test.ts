@@ -10,7 +10,8 @@ let emptyTopic: number;
 beforeAll(async () => {
   s = await startServer();
   const { alice, bob } = s.seed;
-  const send = async (params: Record<string, unknown>) => (await s.call(alice, "POST", "/messages", params)).body["id"] as number;
+  const send = async (params: Record<string, unknown>) =>
+    (await s.call(alice, "POST", "/messages", params)).body["id"] as number;
   dm = await send({ type: "direct", to: [bob.id], content: "hello bob" });
   channelMsg = await send({ type: "stream", to: "general", topic: "lunch", content: "food?" });
   mention = await send({ type: "stream", to: "general", topic: "lunch", content: "@**Bob** ping" });
@@ -19,7 +20,12 @@ beforeAll(async () => {
 });
 afterAll(() => s.close());
 
-const rejects = (call: () => Promise<{ status: number; body: Record<string, unknown> }>, status: number, code: string, msg: string | RegExp) => expectRejectedUnchanged(s, call, status, code, msg);
+const rejects = (
+  call: () => Promise<{ status: number; body: Record<string, unknown> }>,
+  status: number,
+  code: string,
+  msg: string | RegExp,
+) => expectRejectedUnchanged(s, call, status, code, msg);
 
 type Wire = Record<string, unknown>;
 
@@ -32,7 +38,12 @@ describe("POST /register", () => {
     const b = r.body;
     expect(fingerprint(s.t.store)).toBe(before);
     expect(typeof b["queue_id"]).toBe("string");
-    expect(b).toMatchObject({ last_event_id: -1, zulip_feature_level: 496, zulip_version: "12.0", idle_queue_timeout_secs: 600 });
+    expect(b).toMatchObject({
+      last_event_id: -1,
+      zulip_feature_level: 496,
+      zulip_version: "12.0",
+      idle_queue_timeout_secs: 600,
+    });
     expect(typeof b["zulip_merge_base"]).toBe("string");
     // realm
     expect(b).toMatchObject({
@@ -48,7 +59,16 @@ describe("POST /register", () => {
     expect(b["realm_uri"]).toBe(s.base.replace("127.0.0.1", "localhost"));
     expect(b["realm_url"]).toBe(b["realm_uri"]);
     // realm_user
-    expect(b).toMatchObject({ user_id: bob.id, email: "bob@test.dev", delivery_email: "bob@test.dev", full_name: "Bob", is_admin: false, is_owner: false, is_moderator: false, is_guest: false });
+    expect(b).toMatchObject({
+      user_id: bob.id,
+      email: "bob@test.dev",
+      delivery_email: "bob@test.dev",
+      full_name: "Bob",
+      is_admin: false,
+      is_owner: false,
+      is_moderator: false,
+      is_guest: false,
+    });
     expect(typeof b["avatar_url"]).toBe("string");
     const users = b["realm_users"] as Wire[];
     expect(users.map((u) => u["user_id"])).toEqual([1, 2, 3, 4]);
@@ -87,15 +107,30 @@ describe("POST /register", () => {
     expect(r.body["realm_users"]).toBeUndefined();
     expect(r.body["max_message_length"]).toBeUndefined();
     expect(r.body["subscriptions"]).toBeUndefined();
-    const both = await s.call(bob, "POST", "/register", { event_types: ["message", "update_message_flags"], client_capabilities: { empty_topic_name: true } });
+    const both = await s.call(bob, "POST", "/register", {
+      event_types: ["message", "update_message_flags"],
+      client_capabilities: { empty_topic_name: true },
+    });
     const streams = (both.body["unread_msgs"] as Wire)["streams"] as Wire[];
     expect(streams.map((x) => x["topic"])).toEqual(["lunch", ""]);
-    const fetchOnly = await s.call(bob, "POST", "/register", { event_types: ["message"], fetch_event_types: ["realm"] });
+    const fetchOnly = await s.call(bob, "POST", "/register", {
+      event_types: ["message"],
+      fetch_event_types: ["realm"],
+    });
     expect(fetchOnly.body["max_message_id"]).toBeUndefined();
     expect(fetchOnly.body["max_message_length"]).toBe(10000);
     const unknown = await s.call(bob, "POST", "/register", { event_types: ["no_such_type"] });
     expect(unknown.status).toBe(200);
-    expect(Object.keys(unknown.body).sort()).toEqual(["idle_queue_timeout_secs", "last_event_id", "msg", "queue_id", "result", "zulip_feature_level", "zulip_merge_base", "zulip_version"]);
+    expect(Object.keys(unknown.body).sort()).toEqual([
+      "idle_queue_timeout_secs",
+      "last_event_id",
+      "msg",
+      "queue_id",
+      "result",
+      "zulip_feature_level",
+      "zulip_merge_base",
+      "zulip_version",
+    ]);
   });
 
   it("lists subscribers, unsubscribed and never_subscribed channels", async () => {
@@ -112,7 +147,9 @@ describe("POST /register", () => {
     expect(never[0]!["subscribers"]).toEqual([alice.id]);
     // An administrator sees private channels' metadata in never_subscribed.
     const admin = await s.call(owner, "POST", "/register", { event_types: ["subscription"] });
-    const ownerNames = [...(admin.body["subscriptions"] as Wire[]), ...(admin.body["never_subscribed"] as Wire[])].map((x) => x["stream_id"]);
+    const ownerNames = [...(admin.body["subscriptions"] as Wire[]), ...(admin.body["never_subscribed"] as Wire[])].map(
+      (x) => x["stream_id"],
+    );
     expect(ownerNames).toContain(secret.id);
     expect(r.body["realm_users"]).toBeUndefined();
   });
@@ -132,7 +169,7 @@ describe("POST /register", () => {
     expect(r.status).toBe(200);
     expect(r.body["idle_queue_timeout_secs"]).toBe(43200);
     expect(r.body["ignored_parameters_unsupported"]).toEqual(["bogus"]);
-    expect(((r.body["realm_users"] as Wire[])[0]!)["avatar_url"]).toEqual(expect.stringContaining("gravatar"));
+    expect((r.body["realm_users"] as Wire[])[0]!["avatar_url"]).toEqual(expect.stringContaining("gravatar"));
     const other = await s.call(s.seed.alice, "POST", "/register", { event_types: [], idle_queue_timeout: 3600 });
     expect(other.body["idle_queue_timeout_secs"]).toBe(3600);
     expect(other.body["queue_id"]).not.toBe(r.body["queue_id"]);
@@ -141,14 +178,25 @@ describe("POST /register", () => {
   it("puts deactivated users in realm_non_active_users and bots in realm_users", async () => {
     const { alice } = s.seed;
     const realmId = s.seed.realm.id;
-    const bot = s.t.store.createUser({ realmId, email: "reg-bot@test.dev", fullName: "Reg Bot", bot: { type: 2, ownerId: alice.id } });
+    const bot = s.t.store.createUser({
+      realmId,
+      email: "reg-bot@test.dev",
+      fullName: "Reg Bot",
+      bot: { type: 2, ownerId: alice.id },
+    });
     const gone = s.t.store.createUser({ realmId, email: "reg-gone@test.dev", fullName: "Reg Gone" });
     s.t.store.setUserActive(gone.id, false);
     const r = await s.call(alice, "POST", "/register", { event_types: ["realm_user"] });
     const active = r.body["realm_users"] as Wire[];
-    expect(active.find((u) => u["user_id"] === bot.id)).toMatchObject({ is_bot: true, bot_type: 2, bot_owner_id: alice.id });
+    expect(active.find((u) => u["user_id"] === bot.id)).toMatchObject({
+      is_bot: true,
+      bot_type: 2,
+      bot_owner_id: alice.id,
+    });
     expect(active.find((u) => u["user_id"] === gone.id)).toBeUndefined();
-    expect((r.body["realm_non_active_users"] as Wire[]).map((u) => [u["user_id"], u["is_active"]])).toEqual([[gone.id, false]]);
+    expect((r.body["realm_non_active_users"] as Wire[]).map((u) => [u["user_id"], u["is_active"]])).toEqual([
+      [gone.id, false],
+    ]);
   });
 
   it("rejects bad input and credentials", async () => {
@@ -162,14 +210,34 @@ describe("POST /register", () => {
     await rejects(reg({ include_subscribers: "some" }), 400, "BAD_REQUEST", "Invalid include_subscribers");
     await rejects(reg({ narrow: "[[" }), 400, "BAD_REQUEST", "narrow is not valid JSON");
     await rejects(reg({ narrow: {} }), 400, "BAD_REQUEST", "narrow is not a list");
-    await rejects(reg({ client_capabilities: { empty_topic_name: "yes" } }), 400, "BAD_REQUEST", 'client_capabilities["empty_topic_name"] is not a boolean');
+    await rejects(
+      reg({ client_capabilities: { empty_topic_name: "yes" } }),
+      400,
+      "BAD_REQUEST",
+      'client_capabilities["empty_topic_name"] is not a boolean',
+    );
     await rejects(reg({ idle_queue_timeout: 0 }), 400, "BAD_REQUEST", "idle_queue_timeout is too small");
     await rejects(reg({ idle_queue_timeout: "desktop" }), 400, "BAD_REQUEST", "Invalid idle_queue_timeout");
-    await rejects(reg({ presence_history_limit_days: -1 }), 400, "BAD_REQUEST", "presence_history_limit_days is too small");
+    await rejects(
+      reg({ presence_history_limit_days: -1 }),
+      400,
+      "BAD_REQUEST",
+      "presence_history_limit_days is too small",
+    );
     const anon = await s.call(null, "POST", "/register");
     expect(anon.status).toBe(401);
-    expect(anon.body).toEqual({ result: "error", msg: "Not logged in: API authentication or user session required", code: "UNAUTHORIZED" });
-    const wrong = await s.call(null, "POST", "/register", {}, { headers: { Authorization: `Basic ${Buffer.from("alice@test.dev:short").toString("base64")}` } });
+    expect(anon.body).toEqual({
+      result: "error",
+      msg: "Not logged in: API authentication or user session required",
+      code: "UNAUTHORIZED",
+    });
+    const wrong = await s.call(
+      null,
+      "POST",
+      "/register",
+      {},
+      { headers: { Authorization: `Basic ${Buffer.from("alice@test.dev:short").toString("base64")}` } },
+    );
     expect(wrong.status).toBe(401);
     expect(wrong.body["msg"]).toBe("Malformed API key");
   });

@@ -18,7 +18,8 @@ afterEach(() => s.close());
 type Ev = Record<string, unknown> & { type: string; id: number };
 
 const patch = (user: User, params: Record<string, unknown>) => s.call(user, "PATCH", "/settings", params);
-const patchDefaults = (user: User, params: Record<string, unknown>) => s.call(user, "PATCH", "/realm/user_settings_defaults", params);
+const patchDefaults = (user: User, params: Record<string, unknown>) =>
+  s.call(user, "PATCH", "/realm/user_settings_defaults", params);
 
 async function userSettings(user: User): Promise<Record<string, unknown>> {
   const r = await s.call(user, "POST", "/register", { fetch_event_types: ["user_settings"] });
@@ -39,7 +40,12 @@ async function events(user: User, queueId: string): Promise<Ev[]> {
 }
 
 function makeBot(): User {
-  return s.t.store.createUser({ realmId: s.seed.realm.id, email: "bot@test.dev", fullName: "Helper Bot", bot: { type: 1, ownerId: s.seed.alice.id } });
+  return s.t.store.createUser({
+    realmId: s.seed.realm.id,
+    email: "bot@test.dev",
+    fullName: "Helper Bot",
+    bot: { type: 1, ownerId: s.seed.alice.id },
+  });
 }
 
 describe("PATCH /settings: own settings", () => {
@@ -74,23 +80,37 @@ describe("PATCH /settings: own settings", () => {
       notification_sound: "none",
     });
     // Bob's are untouched.
-    expect(await userSettings(bob)).toMatchObject({ twenty_four_hour_time: false, web_home_view: "inbox", default_language: "en" });
+    expect(await userSettings(bob)).toMatchObject({
+      twenty_four_hour_time: false,
+      web_home_view: "inbox",
+      default_language: "en",
+    });
     const got = await events(alice, qAlice);
     // One event per changed setting (in the engine's setting order).
-    expect(got.map((e) => String(e["property"])).sort()).toEqual([
-      "twenty_four_hour_time",
-      "web_mark_read_on_scroll_policy",
-      "web_font_size_px",
-      "emojiset",
-      "web_home_view",
-      "web_left_sidebar_show_channel_folders",
-      "resolved_topic_notice_auto_read_policy",
-      "default_language",
-      "email_notifications_batching_period_seconds",
-      "notification_sound",
-    ].sort());
-    expect(got.find((e) => e["property"] === "twenty_four_hour_time")).toMatchObject({ type: "user_settings", op: "update", property: "twenty_four_hour_time", value: true });
-    expect(got.find((e) => e["property"] === "default_language")).toMatchObject({ value: "de", language_name: "Deutsch" });
+    expect(got.map((e) => String(e["property"])).sort()).toEqual(
+      [
+        "twenty_four_hour_time",
+        "web_mark_read_on_scroll_policy",
+        "web_font_size_px",
+        "emojiset",
+        "web_home_view",
+        "web_left_sidebar_show_channel_folders",
+        "resolved_topic_notice_auto_read_policy",
+        "default_language",
+        "email_notifications_batching_period_seconds",
+        "notification_sound",
+      ].sort(),
+    );
+    expect(got.find((e) => e["property"] === "twenty_four_hour_time")).toMatchObject({
+      type: "user_settings",
+      op: "update",
+      property: "twenty_four_hour_time",
+      value: true,
+    });
+    expect(got.find((e) => e["property"] === "default_language")).toMatchObject({
+      value: "de",
+      language_name: "Deutsch",
+    });
     expect(got.find((e) => e["property"] === "web_home_view")).toMatchObject({ value: "recent" });
     expect(await events(bob, qBob)).toEqual([]);
   });
@@ -114,11 +134,21 @@ describe("PATCH /settings: own settings", () => {
     expect((seenByBob.body["user"] as Record<string, unknown>)["full_name"]).toBe("Alice Liddell");
     expect(await userSettings(alice)).toMatchObject({ timezone: "Europe/Berlin" });
     expect(await events(bob, qBob)).toEqual([
-      expect.objectContaining({ type: "realm_user", op: "update", person: { user_id: alice.id, full_name: "Alice Liddell" } }),
-      expect.objectContaining({ type: "realm_user", op: "update", person: { user_id: alice.id, timezone: "Europe/Berlin" } }),
+      expect.objectContaining({
+        type: "realm_user",
+        op: "update",
+        person: { user_id: alice.id, full_name: "Alice Liddell" },
+      }),
+      expect.objectContaining({
+        type: "realm_user",
+        op: "update",
+        person: { user_id: alice.id, timezone: "Europe/Berlin" },
+      }),
     ]);
     const mine = await events(alice, qAlice);
-    expect(mine.filter((e) => e.type === "user_settings")).toEqual([expect.objectContaining({ property: "timezone", value: "Europe/Berlin" })]);
+    expect(mine.filter((e) => e.type === "user_settings")).toEqual([
+      expect.objectContaining({ property: "timezone", value: "Europe/Berlin" }),
+    ]);
     // Cleared again with "".
     expect((await patch(alice, { timezone: "" })).status).toBe(200);
     expect((await s.call(alice, "GET", "/users/me")).body["timezone"]).toBe("");
@@ -145,15 +175,27 @@ describe("PATCH /settings: own settings", () => {
     expect((await events(alice, q)).map((e) => e.type)).toEqual(["user_settings"]);
     const reg = await s.call(alice, "POST", "/register", { fetch_event_types: ["drafts"] });
     expect(reg.body["drafts"]).toEqual([]);
-    await expectRejectedUnchanged(s, () => s.call(alice, "GET", "/drafts"), 400, "BAD_REQUEST", "User has disabled synchronizing drafts.");
+    await expectRejectedUnchanged(
+      s,
+      () => s.call(alice, "GET", "/drafts"),
+      400,
+      "BAD_REQUEST",
+      "User has disabled synchronizing drafts.",
+    );
     expect((await patch(alice, { enable_drafts_synchronization: true })).status).toBe(200);
     expect((await s.call(alice, "GET", "/drafts")).body).toMatchObject({ count: 0, drafts: [] });
   });
 
   it("presence_enabled and the other stored-only settings read back through the engine", async () => {
     const { alice } = s.seed;
-    expect((await patch(alice, { presence_enabled: false, web_channel_default_view: 4, user_list_style: 1 })).status).toBe(200);
-    expect(s.t.store.userSettings(alice.id)).toMatchObject({ presence_enabled: false, web_channel_default_view: 4, user_list_style: 1 });
+    expect(
+      (await patch(alice, { presence_enabled: false, web_channel_default_view: 4, user_list_style: 1 })).status,
+    ).toBe(200);
+    expect(s.t.store.userSettings(alice.id)).toMatchObject({
+      presence_enabled: false,
+      web_channel_default_view: 4,
+      user_list_style: 1,
+    });
   });
 });
 
@@ -203,7 +245,13 @@ describe("PATCH /settings: refusals change nothing", () => {
   it("accepts the current email as a no-op, and refuses bots", async () => {
     expect((await patch(s.seed.alice, { email: "alice@test.dev" })).status).toBe(200);
     const bot = makeBot();
-    await expectRejectedUnchanged(s, () => patch(bot, { twenty_four_hour_time: true }), 400, "BAD_REQUEST", "This endpoint does not accept bot requests.");
+    await expectRejectedUnchanged(
+      s,
+      () => patch(bot, { twenty_four_hour_time: true }),
+      400,
+      "BAD_REQUEST",
+      "This endpoint does not accept bot requests.",
+    );
   });
 
   it("does not accept the retired dense_mode", async () => {
@@ -220,7 +268,10 @@ describe("PATCH /settings with target_users (administrators' bulk edit)", () => 
     const group = s.t.store.createGroup(owner.id, { name: "readers", members: [bob.id, bot.id] });
     const qAlice = await register(alice, ["user_settings"]);
     const qGuest = await register(guest, ["user_settings"]);
-    const r = await patch(owner, { target_users: { user_ids: [alice.id], group_ids: [group.id], skip_if_already_edited: false }, color_scheme: 2 });
+    const r = await patch(owner, {
+      target_users: { user_ids: [alice.id], group_ids: [group.id], skip_if_already_edited: false },
+      color_scheme: 2,
+    });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(s.t.store.userSettings(alice.id).color_scheme).toBe(2);
     expect(s.t.store.userSettings(bob.id).color_scheme).toBe(2);
@@ -228,7 +279,9 @@ describe("PATCH /settings with target_users (administrators' bulk edit)", () => 
     expect(s.t.store.userSettings(guest.id).color_scheme).toBe(1);
     // The administrator's own settings are not part of it.
     expect(s.t.store.userSettings(owner.id).color_scheme).toBe(1);
-    expect(await events(alice, qAlice)).toEqual([expect.objectContaining({ type: "user_settings", op: "update", property: "color_scheme", value: 2 })]);
+    expect(await events(alice, qAlice)).toEqual([
+      expect.objectContaining({ type: "user_settings", op: "update", property: "color_scheme", value: 2 }),
+    ]);
     expect(await events(guest, qGuest)).toEqual([]);
   });
 
@@ -243,23 +296,81 @@ describe("PATCH /settings with target_users (administrators' bulk edit)", () => 
     expect((await patch(owner, { target_users: target, web_font_size_px: 14 })).status).toBe(200);
     expect(s.t.store.userSettings(alice.id).web_font_size_px).toBe(14);
     // Without skipping, everyone is edited.
-    expect((await patch(owner, { target_users: { ...target, skip_if_already_edited: false }, color_scheme: 1 })).status).toBe(200);
+    expect(
+      (await patch(owner, { target_users: { ...target, skip_if_already_edited: false }, color_scheme: 1 })).status,
+    ).toBe(200);
     expect(s.t.store.userSettings(alice.id).color_scheme).toBe(1);
   });
 
   it("refuses members, identity and security-sensitive settings, and unknown targets, changing nothing", async () => {
     const { owner, alice, bob } = s.seed;
     const target = { user_ids: [bob.id], skip_if_already_edited: false };
-    await expectRejectedUnchanged(s, () => patch(alice, { target_users: target, color_scheme: 2 }), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
-    await expectRejectedUnchanged(s, () => patch(s.seed.guest, { target_users: target, color_scheme: 2 }), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
-    for (const params of [{ timezone: "UTC" }, { email: "x@test.dev" }, { new_password: "pw" }, { presence_enabled: false }, { send_read_receipts: false }, { email_address_visibility: 2 }, { allow_private_data_export: true }]) {
-      await expectRejectedUnchanged(s, () => patch(owner, { target_users: target, ...params }), 400, "BAD_REQUEST", "Cannot change this setting for other users.");
+    await expectRejectedUnchanged(
+      s,
+      () => patch(alice, { target_users: target, color_scheme: 2 }),
+      400,
+      "UNAUTHORIZED_PRINCIPAL",
+      "Must be an organization administrator",
+    );
+    await expectRejectedUnchanged(
+      s,
+      () => patch(s.seed.guest, { target_users: target, color_scheme: 2 }),
+      400,
+      "UNAUTHORIZED_PRINCIPAL",
+      "Must be an organization administrator",
+    );
+    for (const params of [
+      { timezone: "UTC" },
+      { email: "x@test.dev" },
+      { new_password: "pw" },
+      { presence_enabled: false },
+      { send_read_receipts: false },
+      { email_address_visibility: 2 },
+      { allow_private_data_export: true },
+    ]) {
+      await expectRejectedUnchanged(
+        s,
+        () => patch(owner, { target_users: target, ...params }),
+        400,
+        "BAD_REQUEST",
+        "Cannot change this setting for other users.",
+      );
     }
-    await expectRejectedUnchanged(s, () => patch(owner, { target_users: { skip_if_already_edited: false }, color_scheme: 2 }), 400, "BAD_REQUEST", "Either user_ids or group_ids must be provided.");
-    await expectRejectedUnchanged(s, () => patch(owner, { target_users: { user_ids: [99999], skip_if_already_edited: false }, color_scheme: 2 }), 400, "BAD_REQUEST", "Invalid user ID: 99999");
-    await expectRejectedUnchanged(s, () => patch(owner, { target_users: { group_ids: [99999], skip_if_already_edited: false }, color_scheme: 2 }), 400, "BAD_REQUEST", "Invalid user group ID: 99999");
-    await expectRejectedUnchanged(s, () => patch(owner, { target_users: { user_ids: [bob.id] }, color_scheme: 2 }), 400, "BAD_REQUEST", 'target_users["skip_if_already_edited"] is not a boolean');
-    await expectRejectedUnchanged(s, () => patch(owner, { target_users: target, color_scheme: 7 }), 400, "BAD_REQUEST", "Invalid color_scheme");
+    await expectRejectedUnchanged(
+      s,
+      () => patch(owner, { target_users: { skip_if_already_edited: false }, color_scheme: 2 }),
+      400,
+      "BAD_REQUEST",
+      "Either user_ids or group_ids must be provided.",
+    );
+    await expectRejectedUnchanged(
+      s,
+      () => patch(owner, { target_users: { user_ids: [99999], skip_if_already_edited: false }, color_scheme: 2 }),
+      400,
+      "BAD_REQUEST",
+      "Invalid user ID: 99999",
+    );
+    await expectRejectedUnchanged(
+      s,
+      () => patch(owner, { target_users: { group_ids: [99999], skip_if_already_edited: false }, color_scheme: 2 }),
+      400,
+      "BAD_REQUEST",
+      "Invalid user group ID: 99999",
+    );
+    await expectRejectedUnchanged(
+      s,
+      () => patch(owner, { target_users: { user_ids: [bob.id] }, color_scheme: 2 }),
+      400,
+      "BAD_REQUEST",
+      'target_users["skip_if_already_edited"] is not a boolean',
+    );
+    await expectRejectedUnchanged(
+      s,
+      () => patch(owner, { target_users: target, color_scheme: 7 }),
+      400,
+      "BAD_REQUEST",
+      "Invalid color_scheme",
+    );
   });
 });
 
@@ -267,16 +378,39 @@ describe("PATCH /realm/user_settings_defaults", () => {
   it("sets what later users start with, never changes existing users, and tells the realm", async () => {
     const { owner, alice } = s.seed;
     const qAlice = await register(alice, ["realm_user_settings_defaults"]);
-    const r = await patchDefaults(owner, { color_scheme: 2, enter_sends: true, web_home_view: "all_messages", presence_enabled: false, email_address_visibility: 2 });
+    const r = await patchDefaults(owner, {
+      color_scheme: 2,
+      enter_sends: true,
+      web_home_view: "all_messages",
+      presence_enabled: false,
+      email_address_visibility: 2,
+    });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     const reg = await s.call(alice, "POST", "/register", { fetch_event_types: ["realm_user_settings_defaults"] });
-    expect(reg.body["realm_user_settings_defaults"]).toMatchObject({ color_scheme: 2, enter_sends: true, web_home_view: "all_messages", presence_enabled: false });
+    expect(reg.body["realm_user_settings_defaults"]).toMatchObject({
+      color_scheme: 2,
+      enter_sends: true,
+      web_home_view: "all_messages",
+      presence_enabled: false,
+    });
     expect(s.t.store.userSettings(alice.id)).toMatchObject({ color_scheme: 1, enter_sends: false });
     const newcomer = s.t.store.createUser({ realmId: s.seed.realm.id, email: "new@test.dev", fullName: "Newcomer" });
-    expect(s.t.store.userSettings(newcomer.id)).toMatchObject({ color_scheme: 2, enter_sends: true, web_home_view: "all_messages", presence_enabled: false, email_address_visibility: 2 });
+    expect(s.t.store.userSettings(newcomer.id)).toMatchObject({
+      color_scheme: 2,
+      enter_sends: true,
+      web_home_view: "all_messages",
+      presence_enabled: false,
+      email_address_visibility: 2,
+    });
     const got = await events(alice, qAlice);
     expect(got.every((e) => e.type === "realm_user_settings_defaults" && e["op"] === "update")).toBe(true);
-    expect(Object.fromEntries(got.map((e) => [e["property"], e["value"]]))).toEqual({ color_scheme: 2, enter_sends: true, web_home_view: "all_messages", presence_enabled: false, email_address_visibility: 2 });
+    expect(Object.fromEntries(got.map((e) => [e["property"], e["value"]]))).toEqual({
+      color_scheme: 2,
+      enter_sends: true,
+      web_home_view: "all_messages",
+      presence_enabled: false,
+      email_address_visibility: 2,
+    });
     expect(got).toHaveLength(5);
     // Unchanged values write nothing.
     const again = await register(alice, ["realm_user_settings_defaults"]);
@@ -287,13 +421,45 @@ describe("PATCH /realm/user_settings_defaults", () => {
   it("is for administrators only, checks values like PATCH /settings, and ignores user-only settings", async () => {
     const { owner, alice, guest } = s.seed;
     for (const user of [alice, guest, makeBot()]) {
-      await expectRejectedUnchanged(s, () => patchDefaults(user, { color_scheme: 2 }), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
+      await expectRejectedUnchanged(
+        s,
+        () => patchDefaults(user, { color_scheme: 2 }),
+        400,
+        "UNAUTHORIZED_PRINCIPAL",
+        "Must be an organization administrator",
+      );
     }
-    await expectRejectedUnchanged(s, () => patchDefaults(owner, { color_scheme: 0 }), 400, "BAD_REQUEST", "Invalid color_scheme");
-    await expectRejectedUnchanged(s, () => patchDefaults(owner, { notification_sound: "klaxon" }), 400, "BAD_REQUEST", "Invalid notification sound 'klaxon'");
-    await expectRejectedUnchanged(s, () => patchDefaults(owner, { email_notifications_batching_period_seconds: -5 }), 400, "BAD_REQUEST", "Invalid email batching period: -5 seconds");
-    const r = await patchDefaults(owner, { default_language: "de", enable_marketing_emails: false, allow_private_data_export: true });
+    await expectRejectedUnchanged(
+      s,
+      () => patchDefaults(owner, { color_scheme: 0 }),
+      400,
+      "BAD_REQUEST",
+      "Invalid color_scheme",
+    );
+    await expectRejectedUnchanged(
+      s,
+      () => patchDefaults(owner, { notification_sound: "klaxon" }),
+      400,
+      "BAD_REQUEST",
+      "Invalid notification sound 'klaxon'",
+    );
+    await expectRejectedUnchanged(
+      s,
+      () => patchDefaults(owner, { email_notifications_batching_period_seconds: -5 }),
+      400,
+      "BAD_REQUEST",
+      "Invalid email batching period: -5 seconds",
+    );
+    const r = await patchDefaults(owner, {
+      default_language: "de",
+      enable_marketing_emails: false,
+      allow_private_data_export: true,
+    });
     expect(r.status).toBe(200);
-    expect(r.body["ignored_parameters_unsupported"]).toEqual(["allow_private_data_export", "default_language", "enable_marketing_emails"]);
+    expect(r.body["ignored_parameters_unsupported"]).toEqual([
+      "allow_private_data_export",
+      "default_language",
+      "enable_marketing_emails",
+    ]);
   });
 });

@@ -6,13 +6,20 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/http.js";
 
 /** A request with the path exactly as given (fetch would normalise `..` away). */
-function get(base: string, path: string, method = "GET", headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+function get(
+  base: string,
+  path: string,
+  method = "GET",
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
   const url = new URL(base);
   return new Promise((resolve, reject) => {
     const req = request({ host: url.hostname, port: url.port, path, method, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }));
+      res.on("end", () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }),
+      );
     });
     req.on("error", reject);
     req.end();
@@ -64,7 +71,18 @@ describe("the web client's static files at /", () => {
   });
 
   it("answers 404 for unknown files, other directories and every traversal spelling", async () => {
-    for (const path of ["/nope.js", "/nested/inner.js", "/nested", "/../secret.txt", "/%2e%2e/secret.txt", "/..%2fsecret.txt", "//secret.txt", "/index.html/", "/api", "/APP-ABCDEFG2.JS"]) {
+    for (const path of [
+      "/nope.js",
+      "/nested/inner.js",
+      "/nested",
+      "/../secret.txt",
+      "/%2e%2e/secret.txt",
+      "/..%2fsecret.txt",
+      "//secret.txt",
+      "/index.html/",
+      "/api",
+      "/APP-ABCDEFG2.JS",
+    ]) {
       const r = await get(server.base, path);
       expect(r.status, path).toBe(404);
       expect(r.body, path).not.toContain("outside the web root");

@@ -18,23 +18,56 @@ afterEach(() => server.close());
 
 type Ev = Record<string, unknown> & { type: string };
 
-const setPolicy = (user: User, stream_id: number, topic: string, visibility_policy: number) => server.call(user, "POST", "/user_topics", { stream_id, topic, visibility_policy });
-const send = (user: User, to: string, topic: string, content = "hello") => server.call(user, "POST", "/messages", { type: "stream", to, topic, content });
-const topicsOf = async (user: User) => ((await server.call(user, "POST", "/register", { fetch_event_types: ["user_topic"] })).body["user_topics"] as Record<string, unknown>[]).map((t) => [t["stream_id"], t["topic_name"], t["visibility_policy"]]);
-const ids = async (user: User, narrow: unknown[]) => ((await server.call(user, "GET", "/messages", { anchor: "newest", num_before: 100, num_after: 0, narrow })).body["messages"] as { id: number }[]).map((m) => m.id);
-const queue = async (user: User, types: string[], extra: Record<string, unknown> = {}) => (await server.call(user, "POST", "/register", { event_types: types, ...extra })).body["queue_id"] as string;
-const events = async (user: User, q: string) => (await server.call(user, "GET", "/events", { queue_id: q, last_event_id: -1, dont_block: true })).body["events"] as Ev[];
+const setPolicy = (user: User, stream_id: number, topic: string, visibility_policy: number) =>
+  server.call(user, "POST", "/user_topics", { stream_id, topic, visibility_policy });
+const send = (user: User, to: string, topic: string, content = "hello") =>
+  server.call(user, "POST", "/messages", { type: "stream", to, topic, content });
+const topicsOf = async (user: User) =>
+  (
+    (await server.call(user, "POST", "/register", { fetch_event_types: ["user_topic"] })).body["user_topics"] as Record<
+      string,
+      unknown
+    >[]
+  ).map((t) => [t["stream_id"], t["topic_name"], t["visibility_policy"]]);
+const ids = async (user: User, narrow: unknown[]) =>
+  (
+    (await server.call(user, "GET", "/messages", { anchor: "newest", num_before: 100, num_after: 0, narrow })).body[
+      "messages"
+    ] as { id: number }[]
+  ).map((m) => m.id);
+const queue = async (user: User, types: string[], extra: Record<string, unknown> = {}) =>
+  (await server.call(user, "POST", "/register", { event_types: types, ...extra })).body["queue_id"] as string;
+const events = async (user: User, q: string) =>
+  (await server.call(user, "GET", "/events", { queue_id: q, last_event_id: -1, dont_block: true })).body[
+    "events"
+  ] as Ev[];
 
 describe("POST /user_topics", () => {
   it("sets each policy, also for topics without messages, and removes it; register lists them; events to the user", async () => {
     const { bob, general } = server.seed;
     const q = await queue(bob, ["user_topic"]);
-    for (const [topic, policy] of [["quiet", 1], ["loud", 3], ["later", 2]] as const) expect((await setPolicy(bob, general.id, topic, policy)).body).toEqual({ result: "success", msg: "" });
-    expect(await topicsOf(bob)).toEqual(expect.arrayContaining([[general.id, "quiet", 1], [general.id, "loud", 3], [general.id, "later", 2]]));
+    for (const [topic, policy] of [
+      ["quiet", 1],
+      ["loud", 3],
+      ["later", 2],
+    ] as const)
+      expect((await setPolicy(bob, general.id, topic, policy)).body).toEqual({ result: "success", msg: "" });
+    expect(await topicsOf(bob)).toEqual(
+      expect.arrayContaining([
+        [general.id, "quiet", 1],
+        [general.id, "loud", 3],
+        [general.id, "later", 2],
+      ]),
+    );
     await setPolicy(bob, general.id, "later", 0);
     expect((await topicsOf(bob)).map((t) => t[1]).sort()).toEqual(["loud", "quiet"]);
     const evs = await events(bob, q);
-    expect(evs.map((e) => [e["topic_name"], e["visibility_policy"]])).toEqual([["quiet", 1], ["loud", 3], ["later", 2], ["later", 0]]);
+    expect(evs.map((e) => [e["topic_name"], e["visibility_policy"]])).toEqual([
+      ["quiet", 1],
+      ["loud", 3],
+      ["later", 2],
+      ["later", 0],
+    ]);
     expect(evs[0]).toMatchObject({ type: "user_topic", stream_id: general.id, last_updated: expect.any(Number) });
   });
 
@@ -43,7 +76,10 @@ describe("POST /user_topics", () => {
     const q = await queue(bob, ["user_topic"], { client_capabilities: { empty_topic_name: true } });
     await setPolicy(bob, general.id, "general chat", 3);
     expect(await topicsOf(bob)).toEqual([[general.id, "general chat", 3]]);
-    const modern = await server.call(bob, "POST", "/register", { fetch_event_types: ["user_topic"], client_capabilities: { empty_topic_name: true } });
+    const modern = await server.call(bob, "POST", "/register", {
+      fetch_event_types: ["user_topic"],
+      client_capabilities: { empty_topic_name: true },
+    });
     expect(modern.body["user_topics"]).toEqual([expect.objectContaining({ topic_name: "" })]);
     await setPolicy(bob, general.id, "", 3);
     await setPolicy(bob, general.id, "never had one", 0);
@@ -57,30 +93,85 @@ describe("POST /user_topics", () => {
     await setPolicy(bob, general.id, "quiet", 1);
     await setPolicy(bob, general.id, "general chat", 1);
     await setPolicy(bob, general.id, "quiet", 3);
-    const lists = (await events(bob, legacy)).map((e) => (e["muted_topics"] as [string, string, number][]).map(([c, t]) => [c, t]));
-    expect(lists).toEqual([[["general", "quiet"]], [["general", "quiet"], ["general", "general chat"]], [["general", "general chat"]]]);
+    const lists = (await events(bob, legacy)).map((e) =>
+      (e["muted_topics"] as [string, string, number][]).map(([c, t]) => [c, t]),
+    );
+    expect(lists).toEqual([
+      [["general", "quiet"]],
+      [
+        ["general", "quiet"],
+        ["general", "general chat"],
+      ],
+      [["general", "general chat"]],
+    ]);
     expect((await events(bob, both)).map((e) => e.type)).toEqual(["user_topic", "user_topic", "user_topic"]);
   });
 
   it("refuses what Zulip refuses, changing nothing", async () => {
     const { bob, guest, alice, owner, general, secret } = server.seed;
-    const refuse = (user: User, params: Record<string, unknown>, code: string, msg: string) => expectRejectedUnchanged(server, () => server.call(user, "POST", "/user_topics", params), 400, code, msg);
-    await refuse(bob, { stream_id: general.id, topic: "t", visibility_policy: 4 }, "BAD_REQUEST", "Invalid visibility_policy");
-    await refuse(bob, { stream_id: general.id, topic: "t", visibility_policy: -1 }, "BAD_REQUEST", "Invalid visibility_policy");
+    const refuse = (user: User, params: Record<string, unknown>, code: string, msg: string) =>
+      expectRejectedUnchanged(server, () => server.call(user, "POST", "/user_topics", params), 400, code, msg);
+    await refuse(
+      bob,
+      { stream_id: general.id, topic: "t", visibility_policy: 4 },
+      "BAD_REQUEST",
+      "Invalid visibility_policy",
+    );
+    await refuse(
+      bob,
+      { stream_id: general.id, topic: "t", visibility_policy: -1 },
+      "BAD_REQUEST",
+      "Invalid visibility_policy",
+    );
     await refuse(bob, { stream_id: secret.id, topic: "t", visibility_policy: 1 }, "BAD_REQUEST", "Invalid channel ID");
     await refuse(bob, { stream_id: 99999, topic: "t", visibility_policy: 1 }, "BAD_REQUEST", "Invalid channel ID");
     // A guest has no access to a public channel they are not in; an administrator none to private content.
-    await refuse(guest, { stream_id: general.id, topic: "t", visibility_policy: 3 }, "BAD_REQUEST", "Invalid channel ID");
+    await refuse(
+      guest,
+      { stream_id: general.id, topic: "t", visibility_policy: 3 },
+      "BAD_REQUEST",
+      "Invalid channel ID",
+    );
     await server.call(owner, "DELETE", "/users/me/subscriptions", { subscriptions: ["secret"] });
-    await refuse(owner, { stream_id: secret.id, topic: "t", visibility_policy: 1 }, "BAD_REQUEST", "Invalid channel ID");
-    await refuse(bob, { stream_id: general.id, topic: "x".repeat(61), visibility_policy: 1 }, "BAD_REQUEST", "topic is too long (limit: 60 characters)");
-    await refuse(bob, { stream_id: general.id, topic: "a\u0000b", visibility_policy: 1 }, "BAD_REQUEST", "Topic must not contain null bytes");
-    await refuse(bob, { stream_id: general.id, visibility_policy: 1 }, "REQUEST_VARIABLE_MISSING", "Missing 'topic' argument");
-    await refuse(bob, { stream_id: "general", topic: "t", visibility_policy: 1 }, "BAD_REQUEST", "stream_id is not an integer");
+    await refuse(
+      owner,
+      { stream_id: secret.id, topic: "t", visibility_policy: 1 },
+      "BAD_REQUEST",
+      "Invalid channel ID",
+    );
+    await refuse(
+      bob,
+      { stream_id: general.id, topic: "x".repeat(61), visibility_policy: 1 },
+      "BAD_REQUEST",
+      "topic is too long (limit: 60 characters)",
+    );
+    await refuse(
+      bob,
+      { stream_id: general.id, topic: "a\u0000b", visibility_policy: 1 },
+      "BAD_REQUEST",
+      "Topic must not contain null bytes",
+    );
+    await refuse(
+      bob,
+      { stream_id: general.id, visibility_policy: 1 },
+      "REQUEST_VARIABLE_MISSING",
+      "Missing 'topic' argument",
+    );
+    await refuse(
+      bob,
+      { stream_id: "general", topic: "t", visibility_policy: 1 },
+      "BAD_REQUEST",
+      "stream_id is not an integer",
+    );
     // Removing works where access was lost since (Zulip's access_stream_to_remove_visibility_policy_by_id).
     await setPolicy(alice, secret.id, "s", 1);
     await server.call(alice, "DELETE", "/users/me/subscriptions", { subscriptions: ["secret"] });
-    await refuse(alice, { stream_id: secret.id, topic: "s", visibility_policy: 3 }, "BAD_REQUEST", "Invalid channel ID");
+    await refuse(
+      alice,
+      { stream_id: secret.id, topic: "s", visibility_policy: 3 },
+      "BAD_REQUEST",
+      "Invalid channel ID",
+    );
     expect((await setPolicy(alice, secret.id, "s", 0)).status).toBe(200);
     expect(await topicsOf(alice)).toEqual([]);
   });
@@ -96,17 +187,28 @@ describe("POST /user_topics", () => {
     expect(await ids(bob, [{ operator: "is", operand: "muted" }])).toEqual([quiet]);
     expect(await ids(bob, [{ operator: "is", operand: "followed" }])).toEqual([loud]);
     expect(await ids(bob, [{ operator: "in", operand: "home" }])).toEqual([loud, plain]);
-    const unread = (await server.call(bob, "POST", "/register", { fetch_event_types: ["message", "update_message_flags"] })).body["unread_msgs"] as { count: number; streams: unknown[] };
+    const unread = (
+      await server.call(bob, "POST", "/register", { fetch_event_types: ["message", "update_message_flags"] })
+    ).body["unread_msgs"] as { count: number; streams: unknown[] };
     expect(unread.count).toBe(2);
     expect(unread.streams).toHaveLength(3);
-    const first = await server.call(bob, "GET", "/messages", { anchor: "first_unread", num_before: 0, num_after: 1, narrow: [{ operator: "in", operand: "home" }] });
+    const first = await server.call(bob, "GET", "/messages", {
+      anchor: "first_unread",
+      num_before: 0,
+      num_after: 1,
+      narrow: [{ operator: "in", operand: "home" }],
+    });
     expect(first.body["anchor"]).toBe(loud);
     // A muted channel hides everything but its unmuted and followed topics.
-    await server.call(bob, "POST", "/users/me/subscriptions/properties", { subscription_data: [{ stream_id: general.id, property: "is_muted", value: true }] });
+    await server.call(bob, "POST", "/users/me/subscriptions/properties", {
+      subscription_data: [{ stream_id: general.id, property: "is_muted", value: true }],
+    });
     expect(await ids(bob, [{ operator: "in", operand: "home" }])).toEqual([loud]);
     await setPolicy(bob, general.id, "plain", 2);
     expect(await ids(bob, [{ operator: "in", operand: "home" }])).toEqual([loud, plain]);
-    const muted = (await server.call(bob, "POST", "/register", { fetch_event_types: ["message", "update_message_flags"] })).body["unread_msgs"] as { count: number };
+    const muted = (
+      await server.call(bob, "POST", "/register", { fetch_event_types: ["message", "update_message_flags"] })
+    ).body["unread_msgs"] as { count: number };
     expect(muted.count).toBe(2);
   });
 });
@@ -131,19 +233,31 @@ describe("automatic policies on send", () => {
     setUserSettings(server.t.store, bob.id, { automatically_follow_topics_policy: 2 });
     expect((await send(bob, "general", "t")).body["automatic_new_visibility_policy"]).toBe(3);
     // Alice muted general: sending unmutes the topic (default: on send).
-    await server.call(alice, "POST", "/users/me/subscriptions/properties", { subscription_data: [{ stream_id: general.id, property: "is_muted", value: true }] });
+    await server.call(alice, "POST", "/users/me/subscriptions/properties", {
+      subscription_data: [{ stream_id: general.id, property: "is_muted", value: true }],
+    });
     expect((await send(alice, "general", "t")).body["automatic_new_visibility_policy"]).toBe(2);
     expect((await send(alice, "general", "t")).body).not.toHaveProperty("automatic_new_visibility_policy");
     // A followed topic is never downgraded to unmuted.
     await setPolicy(alice, general.id, "u", 3);
     await send(owner, "general", "u");
     expect((await send(alice, "general", "u")).body).not.toHaveProperty("automatic_new_visibility_policy");
-    expect(await topicsOf(alice)).toEqual(expect.arrayContaining([[general.id, "t", 2], [general.id, "u", 3]]));
+    expect(await topicsOf(alice)).toEqual(
+      expect.arrayContaining([
+        [general.id, "t", 2],
+        [general.id, "u", 3],
+      ]),
+    );
     // Never: nothing, even on a new topic.
-    setUserSettings(server.t.store, owner.id, { automatically_follow_topics_policy: 4, automatically_unmute_topics_in_muted_streams_policy: 4 });
+    setUserSettings(server.t.store, owner.id, {
+      automatically_follow_topics_policy: 4,
+      automatically_unmute_topics_in_muted_streams_policy: 4,
+    });
     expect((await send(owner, "general", "fresh")).body).not.toHaveProperty("automatic_new_visibility_policy");
     // Direct messages never change policies.
-    expect((await server.call(bob, "POST", "/messages", { type: "direct", to: [alice.id], content: "hi" })).body).not.toHaveProperty("automatic_new_visibility_policy");
+    expect(
+      (await server.call(bob, "POST", "/messages", { type: "direct", to: [alice.id], content: "hi" })).body,
+    ).not.toHaveProperty("automatic_new_visibility_policy");
   });
 
   it("mentioned subscribers follow unless they muted the topic or turned it off; bots never", async () => {
@@ -161,7 +275,12 @@ describe("automatic policies on send", () => {
     await send(owner, "general", "m2");
     await send(owner, "general", "m2", "@**Bob**");
     expect((await topicsOf(bob)).map((t) => t[1])).toEqual(["m"]);
-    const bot = server.t.store.createUser({ realmId: realm.id, email: "auto-bot@test.dev", fullName: "Auto", bot: { type: 1, ownerId: owner.id } });
+    const bot = server.t.store.createUser({
+      realmId: realm.id,
+      email: "auto-bot@test.dev",
+      fullName: "Auto",
+      bot: { type: 1, ownerId: owner.id },
+    });
     server.t.store.subscribe(owner.id, { channels: [{ name: "general" }], principals: [bot.id] });
     const byBot = await send(bot, "general", "bot topic");
     expect(byBot.body).not.toHaveProperty("automatic_new_visibility_policy");
@@ -182,7 +301,9 @@ describe("participation", () => {
     setUserSettings(server.t.store, alice.id, { automatically_unmute_topics_in_muted_streams_policy: 1 });
     await server.call(alice, "POST", `/messages/${id}/reactions`, { emoji_name: "octopus" });
     expect(await topicsOf(alice)).toEqual([]);
-    await server.call(alice, "POST", "/users/me/subscriptions/properties", { subscription_data: [{ stream_id: general.id, property: "is_muted", value: true }] });
+    await server.call(alice, "POST", "/users/me/subscriptions/properties", {
+      subscription_data: [{ stream_id: general.id, property: "is_muted", value: true }],
+    });
     await server.call(alice, "POST", `/messages/${id}/reactions`, { emoji_name: "heart" });
     expect(await topicsOf(alice)).toEqual([[general.id, "p", 2]]);
   });
@@ -202,8 +323,13 @@ describe("POST /users/me/subscriptions/properties", () => {
       { stream_id: general.id, property: "wildcard_mentions_notify", value: true },
       { stream_id: general.id, property: "in_home_view", value: false },
     ];
-    expect((await server.call(bob, "POST", "/users/me/subscriptions/properties", { subscription_data: data })).body).toEqual({ result: "success", msg: "" });
-    const subs = (await server.call(bob, "GET", "/users/me/subscriptions")).body["subscriptions"] as Record<string, unknown>[];
+    expect(
+      (await server.call(bob, "POST", "/users/me/subscriptions/properties", { subscription_data: data })).body,
+    ).toEqual({ result: "success", msg: "" });
+    const subs = (await server.call(bob, "GET", "/users/me/subscriptions")).body["subscriptions"] as Record<
+      string,
+      unknown
+    >[];
     expect(subs.find((s) => s["stream_id"] === general.id)).toMatchObject({
       color: "#abcdef",
       pin_to_top: true,
@@ -232,19 +358,66 @@ describe("POST /users/me/subscriptions/properties", () => {
   it("refuses bad changes with Zulip's texts and applies none of a list with one", async () => {
     const { bob, guest, general, secret } = server.seed;
     const refuse = (user: User, data: unknown, code: string, msg: string) =>
-      expectRejectedUnchanged(server, () => server.call(user, "POST", "/users/me/subscriptions/properties", { subscription_data: data }), 400, code, msg);
+      expectRejectedUnchanged(
+        server,
+        () => server.call(user, "POST", "/users/me/subscriptions/properties", { subscription_data: data }),
+        400,
+        code,
+        msg,
+      );
     const ok = { stream_id: general.id, property: "pin_to_top", value: true };
-    await refuse(bob, [ok, { stream_id: general.id, property: "color", value: "blue" }], "BAD_REQUEST", "color is not a valid hex color code");
-    await refuse(bob, [ok, { stream_id: general.id, property: "color", value: true }], "BAD_REQUEST", "color is not a string");
-    await refuse(bob, [ok, { stream_id: general.id, property: "is_muted", value: "yes" }], "BAD_REQUEST", "is_muted is not a boolean");
-    await refuse(bob, [ok, { stream_id: general.id, property: "name", value: "x" }], "BAD_REQUEST", "Unknown subscription property: name");
-    await refuse(bob, [ok, { stream_id: secret.id, property: "pin_to_top", value: true }], "BAD_REQUEST", "Invalid channel ID");
-    await refuse(bob, [ok, { stream_id: 99999, property: "pin_to_top", value: true }], "BAD_REQUEST", "Invalid channel ID");
+    await refuse(
+      bob,
+      [ok, { stream_id: general.id, property: "color", value: "blue" }],
+      "BAD_REQUEST",
+      "color is not a valid hex color code",
+    );
+    await refuse(
+      bob,
+      [ok, { stream_id: general.id, property: "color", value: true }],
+      "BAD_REQUEST",
+      "color is not a string",
+    );
+    await refuse(
+      bob,
+      [ok, { stream_id: general.id, property: "is_muted", value: "yes" }],
+      "BAD_REQUEST",
+      "is_muted is not a boolean",
+    );
+    await refuse(
+      bob,
+      [ok, { stream_id: general.id, property: "name", value: "x" }],
+      "BAD_REQUEST",
+      "Unknown subscription property: name",
+    );
+    await refuse(
+      bob,
+      [ok, { stream_id: secret.id, property: "pin_to_top", value: true }],
+      "BAD_REQUEST",
+      "Invalid channel ID",
+    );
+    await refuse(
+      bob,
+      [ok, { stream_id: 99999, property: "pin_to_top", value: true }],
+      "BAD_REQUEST",
+      "Invalid channel ID",
+    );
     await refuse(guest, [ok], "BAD_REQUEST", "Invalid channel ID");
     await server.call(bob, "DELETE", "/users/me/subscriptions", { subscriptions: ["general"] });
     await refuse(bob, [ok], "BAD_REQUEST", `Not subscribed to channel ID ${general.id}`);
-    await refuse(bob, [{ stream_id: general.id, property: "pin_to_top" }], "BAD_REQUEST", 'subscription_data[0]["value"] is not a boolean');
+    await refuse(
+      bob,
+      [{ stream_id: general.id, property: "pin_to_top" }],
+      "BAD_REQUEST",
+      'subscription_data[0]["value"] is not a boolean',
+    );
     await refuse(bob, "nope", "BAD_REQUEST", "subscription_data is not valid JSON");
-    await expectRejectedUnchanged(server, () => server.call(bob, "POST", "/users/me/subscriptions/properties", {}), 400, "REQUEST_VARIABLE_MISSING", "Missing 'subscription_data' argument");
+    await expectRejectedUnchanged(
+      server,
+      () => server.call(bob, "POST", "/users/me/subscriptions/properties", {}),
+      400,
+      "REQUEST_VARIABLE_MISSING",
+      "Missing 'subscription_data' argument",
+    );
   });
 });

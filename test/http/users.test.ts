@@ -9,16 +9,27 @@ let gone: User;
 beforeAll(async () => {
   s = await startServer();
   const realmId = s.seed.realm.id;
-  bot = s.t.store.createUser({ realmId, email: "helper-bot@test.dev", fullName: "Helper Bot", bot: { type: 1, ownerId: s.seed.alice.id } });
+  bot = s.t.store.createUser({
+    realmId,
+    email: "helper-bot@test.dev",
+    fullName: "Helper Bot",
+    bot: { type: 1, ownerId: s.seed.alice.id },
+  });
   gone = s.t.store.createUser({ realmId, email: "gone@test.dev", fullName: "Gone Person" });
   s.t.store.setUserActive(gone.id, false);
 });
 afterAll(() => s.close());
 
-const rejects = (call: () => Promise<{ status: number; body: Record<string, unknown> }>, status: number, code: string, msg: string | RegExp) => expectRejectedUnchanged(s, call, status, code, msg);
+const rejects = (
+  call: () => Promise<{ status: number; body: Record<string, unknown> }>,
+  status: number,
+  code: string,
+  msg: string | RegExp,
+) => expectRejectedUnchanged(s, call, status, code, msg);
 
 type Wire = Record<string, unknown>;
-const gravatar = (email: string) => `https://secure.gravatar.com/avatar/${createHash("md5").update(email).digest("hex")}?d=identicon&version=1`;
+const gravatar = (email: string) =>
+  `https://secure.gravatar.com/avatar/${createHash("md5").update(email).digest("hex")}?d=identicon&version=1`;
 
 describe("GET /users", () => {
   it("lists every user with the User object fields", async () => {
@@ -56,7 +67,11 @@ describe("GET /users", () => {
 
   it("gives avatar URLs without client_gravatar and profile_data on request", async () => {
     const { owner, alice } = s.seed;
-    const r = await s.call(alice, "GET", "/users", { client_gravatar: false, include_custom_profile_fields: true, user_ids: [owner.id, bot.id] });
+    const r = await s.call(alice, "GET", "/users", {
+      client_gravatar: false,
+      include_custom_profile_fields: true,
+      user_ids: [owner.id, bot.id],
+    });
     const members = r.body["members"] as Wire[];
     expect(members.map((m) => m["user_id"])).toEqual([owner.id, bot.id]);
     expect(members[0]!["avatar_url"]).toBe(gravatar("owner@test.dev"));
@@ -66,10 +81,30 @@ describe("GET /users", () => {
 
   it("rejects bad input", async () => {
     const { alice } = s.seed;
-    await rejects(() => s.call(alice, "GET", "/users", { user_ids: "[1," }), 400, "BAD_REQUEST", "user_ids is not valid JSON");
-    await rejects(() => s.call(alice, "GET", "/users", { user_ids: ["a"] }), 400, "BAD_REQUEST", "user_ids[0] is not an integer");
-    await rejects(() => s.call(alice, "GET", "/users", { user_ids: [99999] }), 400, "BAD_REQUEST", "Invalid user ID: 99999");
-    await rejects(() => s.call(alice, "GET", "/users", { client_gravatar: "yes" }), 400, "BAD_REQUEST", "client_gravatar is not a boolean");
+    await rejects(
+      () => s.call(alice, "GET", "/users", { user_ids: "[1," }),
+      400,
+      "BAD_REQUEST",
+      "user_ids is not valid JSON",
+    );
+    await rejects(
+      () => s.call(alice, "GET", "/users", { user_ids: ["a"] }),
+      400,
+      "BAD_REQUEST",
+      "user_ids[0] is not an integer",
+    );
+    await rejects(
+      () => s.call(alice, "GET", "/users", { user_ids: [99999] }),
+      400,
+      "BAD_REQUEST",
+      "Invalid user ID: 99999",
+    );
+    await rejects(
+      () => s.call(alice, "GET", "/users", { client_gravatar: "yes" }),
+      400,
+      "BAD_REQUEST",
+      "client_gravatar is not a boolean",
+    );
     const anon = await s.call(null, "GET", "/users");
     expect(anon.status).toBe(401);
     expect(anon.body["code"]).toBe("UNAUTHORIZED");
@@ -80,7 +115,16 @@ describe("GET /users/me", () => {
   it("returns the caller's fields at the top level with max_message_id", async () => {
     const { alice, bob } = s.seed;
     const before = await s.call(bob, "GET", "/users/me");
-    expect(before.body).toMatchObject({ result: "success", user_id: bob.id, email: "bob@test.dev", full_name: "Bob", role: 400, is_active: true, profile_data: {}, avatar_url: gravatar("bob@test.dev") });
+    expect(before.body).toMatchObject({
+      result: "success",
+      user_id: bob.id,
+      email: "bob@test.dev",
+      full_name: "Bob",
+      role: 400,
+      is_active: true,
+      profile_data: {},
+      avatar_url: gravatar("bob@test.dev"),
+    });
     expect(before.body["user"]).toBeUndefined();
     const sent = await s.call(alice, "POST", "/messages", { type: "direct", to: [bob.id], content: "hi" });
     const after = await s.call(bob, "GET", "/users/me");
@@ -101,7 +145,9 @@ describe("GET /users/{user_id} and /users/{email}", () => {
     const byId = await s.call(alice, "GET", `/users/${bob.id}`);
     expect(byId.status).toBe(200);
     expect((byId.body["user"] as Wire)["email"]).toBe("bob@test.dev");
-    const byEmail = await s.call(alice, "GET", `/users/${encodeURIComponent("BOB@test.dev")}`, { client_gravatar: false });
+    const byEmail = await s.call(alice, "GET", `/users/${encodeURIComponent("BOB@test.dev")}`, {
+      client_gravatar: false,
+    });
     expect((byEmail.body["user"] as Wire)["user_id"]).toBe(bob.id);
     expect((byEmail.body["user"] as Wire)["avatar_url"]).toBe(gravatar("bob@test.dev"));
     const inactive = await s.call(alice, "GET", `/users/${gone.id}`, { include_custom_profile_fields: true });
@@ -115,11 +161,20 @@ describe("GET /users/{user_id} and /users/{email}", () => {
     await rejects(() => s.call(alice, "GET", "/users/99999"), 400, "BAD_REQUEST", "No such user");
     await rejects(() => s.call(alice, "GET", "/users/nobody@test.dev"), 400, "BAD_REQUEST", "No such user");
     await rejects(() => s.call(alice, "GET", "/users/99999999999999999999"), 400, "BAD_REQUEST", "No such user");
-    await rejects(() => s.call(alice, "GET", `/users/${s.seed.bob.id}`, { client_gravatar: "2" }), 400, "BAD_REQUEST", "client_gravatar is not a boolean");
+    await rejects(
+      () => s.call(alice, "GET", `/users/${s.seed.bob.id}`, { client_gravatar: "2" }),
+      400,
+      "BAD_REQUEST",
+      "client_gravatar is not a boolean",
+    );
   });
 
   it("does not see users of other realms", async () => {
-    const other = s.t.store.createRealm({ subdomain: "other", name: "Other", owner: { email: "x@other.dev", fullName: "Xavier" } });
+    const other = s.t.store.createRealm({
+      subdomain: "other",
+      name: "Other",
+      owner: { email: "x@other.dev", fullName: "Xavier" },
+    });
     await rejects(() => s.call(s.seed.alice, "GET", `/users/${other.owner.id}`), 400, "BAD_REQUEST", "No such user");
     await rejects(() => s.call(s.seed.alice, "GET", "/users/x@other.dev"), 400, "BAD_REQUEST", "No such user");
   });
@@ -128,14 +183,27 @@ describe("GET /users/{user_id} and /users/{email}", () => {
 describe("PATCH /users/{user_id} and /users/{email}", () => {
   it("lets an administrator change name, role and profile data", async () => {
     const { owner, bob } = s.seed;
-    const r = await s.call(owner, "PATCH", `/users/${bob.id}`, { full_name: "Robert", role: 300, profile_data: [{ id: 1, value: "Engineer" }, { id: 2, value: [bob.id] }] });
+    const r = await s.call(owner, "PATCH", `/users/${bob.id}`, {
+      full_name: "Robert",
+      role: 300,
+      profile_data: [
+        { id: 1, value: "Engineer" },
+        { id: 2, value: [bob.id] },
+      ],
+    });
     expect(r.body).toEqual({ result: "success", msg: "" });
     const stored = s.t.store.getUser(bob.id);
     expect(stored.fullName).toBe("Robert");
     expect(stored.role).toBe(300);
     const wire = await s.call(owner, "GET", `/users/${bob.id}`, { include_custom_profile_fields: true });
-    expect((wire.body["user"] as Wire)["profile_data"]).toEqual({ "1": { value: "Engineer" }, "2": { value: `[${bob.id}]` } });
-    const byEmail = await s.call(owner, "PATCH", "/users/bob@test.dev", { role: 400, profile_data: [{ id: 1, value: null }] });
+    expect((wire.body["user"] as Wire)["profile_data"]).toEqual({
+      "1": { value: "Engineer" },
+      "2": { value: `[${bob.id}]` },
+    });
+    const byEmail = await s.call(owner, "PATCH", "/users/bob@test.dev", {
+      role: 400,
+      profile_data: [{ id: 1, value: null }],
+    });
     expect(byEmail.body["result"]).toBe("success");
     expect(s.t.store.getUser(bob.id).role).toBe(400);
     expect(s.t.store.getUser(bob.id).profileData).toEqual({ "2": [bob.id] });
@@ -143,18 +211,41 @@ describe("PATCH /users/{user_id} and /users/{email}", () => {
 
   it("enforces admin-only and the owner-role rules", async () => {
     const { owner, alice, bob } = s.seed;
-    await rejects(() => s.call(alice, "PATCH", `/users/${bob.id}`, { full_name: "Nope" }), 400, "BAD_REQUEST", "Insufficient permission");
+    await rejects(
+      () => s.call(alice, "PATCH", `/users/${bob.id}`, { full_name: "Nope" }),
+      400,
+      "BAD_REQUEST",
+      "Insufficient permission",
+    );
     await s.call(owner, "PATCH", `/users/${alice.id}`, { role: 200 });
-    await rejects(() => s.call(alice, "PATCH", `/users/${bob.id}`, { role: 100 }), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization owner");
-    await rejects(() => s.call(alice, "PATCH", `/users/${owner.id}`, { role: 400 }), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization owner");
-    await rejects(() => s.call(owner, "PATCH", `/users/${owner.id}`, { role: 400 }), 400, "BAD_REQUEST", "The owner permission cannot be removed from the only organization owner.");
+    await rejects(
+      () => s.call(alice, "PATCH", `/users/${bob.id}`, { role: 100 }),
+      400,
+      "UNAUTHORIZED_PRINCIPAL",
+      "Must be an organization owner",
+    );
+    await rejects(
+      () => s.call(alice, "PATCH", `/users/${owner.id}`, { role: 400 }),
+      400,
+      "UNAUTHORIZED_PRINCIPAL",
+      "Must be an organization owner",
+    );
+    await rejects(
+      () => s.call(owner, "PATCH", `/users/${owner.id}`, { role: 400 }),
+      400,
+      "BAD_REQUEST",
+      "The owner permission cannot be removed from the only organization owner.",
+    );
     await s.call(owner, "PATCH", `/users/${alice.id}`, { role: 400 });
   });
 
   it("ignores a blank full_name, as Zulip's update_user_backend does", async () => {
     const { owner, bob } = s.seed;
     const name = s.t.store.getUser(bob.id).fullName;
-    for (const [blank, role] of [["", 300], ["   ", 400]] as const) {
+    for (const [blank, role] of [
+      ["", 300],
+      ["   ", 400],
+    ] as const) {
       const r = await s.call(owner, "PATCH", `/users/${bob.id}`, { full_name: blank, role });
       expect(r.body).toEqual({ result: "success", msg: "" });
       expect(s.t.store.getUser(bob.id)).toMatchObject({ fullName: name, role });
@@ -163,7 +254,10 @@ describe("PATCH /users/{user_id} and /users/{email}", () => {
 
   it("rejects bad input and unknown users, changing nothing", async () => {
     const { owner, bob, alice } = s.seed;
-    const patch = (target: string, params: Record<string, unknown>, user = owner) => () => s.call(user, "PATCH", `/users/${target}`, params);
+    const patch =
+      (target: string, params: Record<string, unknown>, user = owner) =>
+      () =>
+        s.call(user, "PATCH", `/users/${target}`, params);
     await rejects(patch("99999", { full_name: "X" }), 400, "BAD_REQUEST", "No such user");
     await rejects(patch("nobody@test.dev", { full_name: "X" }), 400, "BAD_REQUEST", "No such user");
     await rejects(patch(String(bob.id), { role: 250 }), 400, "BAD_REQUEST", "Invalid role");
@@ -171,11 +265,32 @@ describe("PATCH /users/{user_id} and /users/{email}", () => {
     await rejects(patch(String(bob.id), { full_name: "n".repeat(101) }), 400, "BAD_REQUEST", "Name too long!");
     await rejects(patch(String(bob.id), { full_name: "bad*name" }), 400, "BAD_REQUEST", "Invalid characters in name!");
     await rejects(patch(String(bob.id), { profile_data: "[{" }), 400, "BAD_REQUEST", "profile_data is not valid JSON");
-    await rejects(patch(String(bob.id), { profile_data: [{ value: "x" }] }), 400, "BAD_REQUEST", 'profile_data[0]["id"] is not an integer');
+    await rejects(
+      patch(String(bob.id), { profile_data: [{ value: "x" }] }),
+      400,
+      "BAD_REQUEST",
+      'profile_data[0]["id"] is not an integer',
+    );
     await rejects(patch(String(bob.id), { profile_data: {} }), 400, "BAD_REQUEST", "profile_data is not a list");
-    await rejects(patch(String(bob.id), { new_email: "new@test.dev", full_name: "Changed" }), 400, "BAD_REQUEST", "User not authorized to change user emails");
-    await rejects(patch(String(bob.id), { new_email: "new@test.dev" }, alice), 400, "BAD_REQUEST", "Insufficient permission");
-    const r = await s.call(null, "PATCH", `/users/${bob.id}`, { full_name: "X" }, { headers: { Authorization: "Bearer abc" } });
+    await rejects(
+      patch(String(bob.id), { new_email: "new@test.dev", full_name: "Changed" }),
+      400,
+      "BAD_REQUEST",
+      "User not authorized to change user emails",
+    );
+    await rejects(
+      patch(String(bob.id), { new_email: "new@test.dev" }, alice),
+      400,
+      "BAD_REQUEST",
+      "Insufficient permission",
+    );
+    const r = await s.call(
+      null,
+      "PATCH",
+      `/users/${bob.id}`,
+      { full_name: "X" },
+      { headers: { Authorization: "Bearer abc" } },
+    );
     expect(r.status).toBe(400);
     expect(r.body["msg"]).toBe("This endpoint requires HTTP basic authentication.");
   });
@@ -186,7 +301,14 @@ describe("user lists are served from a cache that follows changes", () => {
     const s = await startServer();
     try {
       const { owner, bob } = s.seed;
-      const names = async () => ((await s.call(owner, "GET", "/users")).body["members"] as { user_id: number; full_name: string; is_active: boolean }[]).map((u) => [u.user_id, u.full_name, u.is_active]);
+      const names = async () =>
+        (
+          (await s.call(owner, "GET", "/users")).body["members"] as {
+            user_id: number;
+            full_name: string;
+            is_active: boolean;
+          }[]
+        ).map((u) => [u.user_id, u.full_name, u.is_active]);
       const before = await names();
       expect(await names()).toEqual(before);
       expect((await s.call(owner, "PATCH", `/users/${bob.id}`, { full_name: "Robert" })).status).toBe(200);
@@ -197,7 +319,10 @@ describe("user lists are served from a cache that follows changes", () => {
       expect(await names()).toContainEqual([carol.id, "Carol", false]);
       const reg = await s.call(owner, "POST", "/register", { fetch_event_types: ["realm_user"] });
       expect((reg.body["realm_non_active_users"] as { user_id: number }[]).map((u) => u.user_id)).toEqual([carol.id]);
-      expect((reg.body["realm_users"] as { user_id: number; full_name: string }[]).find((u) => u.user_id === bob.id)?.full_name).toBe("Robert");
+      expect(
+        (reg.body["realm_users"] as { user_id: number; full_name: string }[]).find((u) => u.user_id === bob.id)
+          ?.full_name,
+      ).toBe("Robert");
     } finally {
       s.close();
     }

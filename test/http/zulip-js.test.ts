@@ -18,40 +18,90 @@ afterAll(() => s.close());
 
 describe("zulip-js client", () => {
   it("subscribes, sends, fetches with narrows and anchors, and updates flags", async () => {
-    const sub = await alice.users.me.subscriptions.add({ subscriptions: JSON.stringify([{ name: "zulip-js land" }]), principals: JSON.stringify([s.seed.alice.id, s.seed.bob.id]) });
+    const sub = await alice.users.me.subscriptions.add({
+      subscriptions: JSON.stringify([{ name: "zulip-js land" }]),
+      principals: JSON.stringify([s.seed.alice.id, s.seed.bob.id]),
+    });
     expect(sub.result).toBe("success");
-    expect(sub["subscribed"]).toEqual({ [String(s.seed.alice.id)]: ["zulip-js land"], [String(s.seed.bob.id)]: ["zulip-js land"] });
+    expect(sub["subscribed"]).toEqual({
+      [String(s.seed.alice.id)]: ["zulip-js land"],
+      [String(s.seed.bob.id)]: ["zulip-js land"],
+    });
 
     const sent: number[] = [];
     for (let i = 0; i < 3; i++) {
-      const r = await alice.messages.send({ to: "zulip-js land", type: "stream", topic: "client test", content: `message ${i} from zulip-js` });
+      const r = await alice.messages.send({
+        to: "zulip-js land",
+        type: "stream",
+        topic: "client test",
+        content: `message ${i} from zulip-js`,
+      });
       expect(r.result).toBe("success");
       sent.push(r["id"] as number);
     }
     const dm = await alice.messages.send({ to: [s.seed.bob.id], type: "direct", content: "a direct hello" });
     expect(dm.result).toBe("success");
 
-    const channel = await bob.messages.retrieve({ anchor: "newest", num_before: 10, num_after: 0, narrow: [{ operator: "channel", operand: "zulip-js land" }, { operator: "topic", operand: "client test" }] });
+    const channel = await bob.messages.retrieve({
+      anchor: "newest",
+      num_before: 10,
+      num_after: 0,
+      narrow: [
+        { operator: "channel", operand: "zulip-js land" },
+        { operator: "topic", operand: "client test" },
+      ],
+    });
     expect(channel.result).toBe("success");
     expect((channel["messages"] as { id: number }[]).map((m) => m.id)).toEqual(sent);
     expect(channel["found_newest"]).toBe(true);
 
     // The channel itself opens with the notification bot's "channel events" message (unread for bob).
-    const firstUnread = await bob.messages.retrieve({ anchor: "first_unread", num_before: 0, num_after: 1, narrow: [{ operator: "channel", operand: "zulip-js land" }, { operator: "topic", operand: "client test" }] });
+    const firstUnread = await bob.messages.retrieve({
+      anchor: "first_unread",
+      num_before: 0,
+      num_after: 1,
+      narrow: [
+        { operator: "channel", operand: "zulip-js land" },
+        { operator: "topic", operand: "client test" },
+      ],
+    });
     expect(firstUnread["anchor"]).toBe(sent[0]);
     expect((firstUnread["messages"] as { id: number }[]).map((m) => m.id)).toEqual([sent[0], sent[1]]);
 
-    const dms = await bob.messages.retrieve({ anchor: "newest", num_before: 5, num_after: 0, narrow: [{ operator: "dm", operand: [s.seed.alice.id] }] });
-    expect((dms["messages"] as { id: number; content: string }[]).map((m) => [m.id, m.content])).toEqual([[dm["id"], "<p>a direct hello</p>"]]);
+    const dms = await bob.messages.retrieve({
+      anchor: "newest",
+      num_before: 5,
+      num_after: 0,
+      narrow: [{ operator: "dm", operand: [s.seed.alice.id] }],
+    });
+    expect((dms["messages"] as { id: number; content: string }[]).map((m) => [m.id, m.content])).toEqual([
+      [dm["id"], "<p>a direct hello</p>"],
+    ]);
 
     const read = await bob.messages.flags.add({ flag: "read", messages: sent });
     expect(read.result).toBe("success");
     const star = await bob.messages.flags.add({ flag: "starred", messages: [sent[1]] });
     expect(star.result).toBe("success");
-    const unread = await bob.messages.retrieve({ anchor: "newest", num_before: 10, num_after: 0, narrow: [{ operator: "channel", operand: "zulip-js land" }, { operator: "topic", operand: "client test" }, { operator: "is", operand: "unread" }] });
+    const unread = await bob.messages.retrieve({
+      anchor: "newest",
+      num_before: 10,
+      num_after: 0,
+      narrow: [
+        { operator: "channel", operand: "zulip-js land" },
+        { operator: "topic", operand: "client test" },
+        { operator: "is", operand: "unread" },
+      ],
+    });
     expect(unread["messages"]).toEqual([]);
-    const starred = await bob.messages.retrieve({ anchor: "newest", num_before: 10, num_after: 0, narrow: [{ operator: "is", operand: "starred" }] });
-    expect((starred["messages"] as { id: number; flags: string[] }[]).map((m) => [m.id, m.flags])).toEqual([[sent[1], ["read", "starred"]]]);
+    const starred = await bob.messages.retrieve({
+      anchor: "newest",
+      num_before: 10,
+      num_after: 0,
+      narrow: [{ operator: "is", operand: "starred" }],
+    });
+    expect((starred["messages"] as { id: number; flags: string[] }[]).map((m) => [m.id, m.flags])).toEqual([
+      [sent[1], ["read", "starred"]],
+    ]);
     const unstar = await bob.messages.flags.remove({ flag: "starred", messages: [sent[1]] });
     expect(unstar.result).toBe("success");
   });

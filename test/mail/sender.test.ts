@@ -16,7 +16,15 @@ import { freePort, startSmtp, type TestSmtp } from "../support/smtp.js";
 import { seedRealm, tempStore, type TempStore } from "../support/temp-store.js";
 
 const env = { realmUrl: "http://chat.example:9991", dailyLimit: 100 };
-const options = { invitedAs: 400, channelIds: [], groupIds: [], includeRealmDefaultSubscriptions: false, notifyReferrerOnJoin: true, welcomeMessageCustomText: null, expiresInMinutes: null };
+const options = {
+  invitedAs: 400,
+  channelIds: [],
+  groupIds: [],
+  includeRealmDefaultSubscriptions: false,
+  notifyReferrerOnJoin: true,
+  welcomeMessageCustomText: null,
+  expiresInMinutes: null,
+};
 const from = (name: string | null) => fromHeader(DEFAULT_CONFIG, "chat.example", name);
 
 let t: TempStore | undefined;
@@ -56,7 +64,13 @@ describe("the outbox and the SMTP sender", () => {
     const port = await freePort();
     const clock = new ManualClock();
     const failures: number[] = [];
-    const senderOptions = { from, clock, baseBackoffMs: 1000, maxBackoffMs: 4000, onFailure: () => failures.push(clock.now()) };
+    const senderOptions = {
+      from,
+      clock,
+      baseBackoffMs: 1000,
+      maxBackoffMs: 4000,
+      onFailure: () => failures.push(clock.now()),
+    };
     t.store.inviteUsers(owner.id, "a@x.dev, b@x.dev", options, env);
 
     let sender = new MailSender(t.store, smtpTransport(port), senderOptions);
@@ -96,7 +110,11 @@ describe("the outbox and the SMTP sender", () => {
     smtp = await startSmtp(0, { rejectRecipients: true });
     const clock = new ManualClock();
     const gaveUp = vi.fn();
-    const sender = new MailSender(t.store, smtpTransport(smtp.port), { from, clock, onFailure: (_m, _e, final) => gaveUp(final) });
+    const sender = new MailSender(t.store, smtpTransport(smtp.port), {
+      from,
+      clock,
+      onFailure: (_m, _e, final) => gaveUp(final),
+    });
     sender.start();
     // The first (empty) round ends and the loop sleeps.
     await vi.waitFor(() => expect(clock.pendingTimers).toBe(1));

@@ -16,7 +16,11 @@ describe(":name: for every name in the table", () => {
     const names = [...unicodeEmojiNames()];
     // One message holds them all: a single render keeps the loop fast.
     const html = renderMarkdown(names.map(([name]) => `:${name}:`).join(" "), context).html;
-    const spans = [...html.matchAll(/<span aria-label="([^"]*)" class="emoji emoji-([0-9a-f-]+)" role="img" title="([^"]*)">:([^:<]+):<\/span>/g)];
+    const spans = [
+      ...html.matchAll(
+        /<span aria-label="([^"]*)" class="emoji emoji-([0-9a-f-]+)" role="img" title="([^"]*)">:([^:<]+):<\/span>/g,
+      ),
+    ];
     // Every name is a Markdown name: nothing in the table needs characters `:name:` cannot match.
     expect(spans).toHaveLength(names.length);
     for (const [i, [name, code]] of names.entries()) {
@@ -29,7 +33,9 @@ describe(":name: for every name in the table", () => {
   });
 
   it("leaves a name Zulip does not know as text", () => {
-    expect(renderMarkdown(":slightly_smiling_face: :thumbsup:", context).html).toBe("<p>:slightly_smiling_face: :thumbsup:</p>");
+    expect(renderMarkdown(":slightly_smiling_face: :thumbsup:", context).html).toBe(
+      "<p>:slightly_smiling_face: :thumbsup:</p>",
+    );
   });
 });
 
@@ -41,7 +47,11 @@ describe("Zulip's extra emoji and custom emoji", () => {
   });
 
   it("renders a realm's custom emoji as its image, ahead of a unicode emoji of the same name", () => {
-    const withCustom: RenderContext = { ...context, findRealmEmoji: (name) => (name === "octopus" || name === "green_tick" ? `/user_avatars/2/emoji/images/${name}.png` : undefined) };
+    const withCustom: RenderContext = {
+      ...context,
+      findRealmEmoji: (name) =>
+        name === "octopus" || name === "green_tick" ? `/user_avatars/2/emoji/images/${name}.png` : undefined,
+    };
     expect(renderMarkdown(":green_tick: :octopus: :tada:", withCustom).html).toBe(
       '<p><img alt=":green_tick:" class="emoji" src="/user_avatars/2/emoji/images/green_tick.png" title="green tick"> ' +
         '<img alt=":octopus:" class="emoji" src="/user_avatars/2/emoji/images/octopus.png" title="octopus"> ' +
@@ -51,10 +61,13 @@ describe("Zulip's extra emoji and custom emoji", () => {
 });
 
 describe("unicode emoji typed as themselves", () => {
-  const span = (name: string, code: string) => `<span aria-label="${name.replaceAll("_", " ")}" class="emoji emoji-${code}" role="img" title="${name.replaceAll("_", " ")}">:${name}:</span>`;
+  const span = (name: string, code: string) =>
+    `<span aria-label="${name.replaceAll("_", " ")}" class="emoji emoji-${code}" role="img" title="${name.replaceAll("_", " ")}">:${name}:</span>`;
 
   it("become the span of their canonical name", () => {
-    expect(renderMarkdown("hi 🙂 there 😄🐙", context).html).toBe(`<p>hi ${span("slight_smile", "1f642")} there ${span("smile", "1f604")}${span("octopus", "1f419")}</p>`);
+    expect(renderMarkdown("hi 🙂 there 😄🐙", context).html).toBe(
+      `<p>hi ${span("slight_smile", "1f642")} there ${span("smile", "1f604")}${span("octopus", "1f419")}</p>`,
+    );
   });
 
   it("drop U+FE0F, and keep ZWJ sequences, flags and keycaps whole", () => {

@@ -16,7 +16,8 @@ const context: RenderContext = {
   findUserById: () => undefined,
   findChannelByName: () => undefined,
   findGroupByName: () => undefined,
-  findUpload: (pathId) => (pathId === "2/ab/photo.png" ? { contentType: "image/png", width: 640, height: 480, animated: false } : undefined),
+  findUpload: (pathId) =>
+    pathId === "2/ab/photo.png" ? { contentType: "image/png", width: 640, height: 480, animated: false } : undefined,
   findRealmEmoji: (name) => (name === "party" ? "/user_avatars/2/emoji/images/party.png" : undefined),
   realmUrl: "",
 };
@@ -28,7 +29,8 @@ function camo(url: string): string {
   return `/external_content/${createHmac("sha1", KEY).update(url, "utf8").digest("hex")}/${Buffer.from(url, "utf8").toString("hex")}`;
 }
 
-const imgSources = (html: string) => [...html.matchAll(/<img[^>]* src="([^"]*)"/g)].map((m) => m[1]!.replaceAll("&amp;", "&"));
+const imgSources = (html: string) =>
+  [...html.matchAll(/<img[^>]* src="([^"]*)"/g)].map((m) => m[1]!.replaceAll("&amp;", "&"));
 
 describe("external images are proxied", () => {
   it("a linked image's preview loads through /external_content/, the link keeps the original", () => {
@@ -49,7 +51,10 @@ describe("external images are proxied", () => {
 
   it("uploads and realm emoji, which this server serves, are untouched", () => {
     const html = proxied("[photo](/user_uploads/2/ab/photo.png) :party:", context).html;
-    expect(imgSources(html)).toEqual(["/user_avatars/2/emoji/images/party.png", "/user_uploads/thumbnail/2/ab/photo.png/840x560.webp"]);
+    expect(imgSources(html)).toEqual([
+      "/user_avatars/2/emoji/images/party.png",
+      "/user_uploads/thumbnail/2/ab/photo.png/840x560.webp",
+    ]);
   });
 
   it("an image URL too long to proxy gets no preview: the link stays, nothing loads from the host", () => {

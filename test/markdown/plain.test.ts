@@ -16,24 +16,124 @@ const context: RenderContext = {
 
 /** Plain words, the separators the fast path accepts, and everything near its edges. */
 const PIECES = [
-  "hello", "Word", "x", "42", "2020", "7", "é", "ß", "中文", "Ωμέγα", "½", "٣", "ℹ", "Ⓜ", "™", "©", "😀", "👍🏽", "🇫🇷",
-  "\uFE0F", "\u20E3", "\u0301", "\u200D",
-  " ", " ", " ", "  ", "    ", "\n", "\n", "\n\n", "\n\n\n", "\t", "\r\n", "\r",
-  ".", ".", "-", "-", "'", '"', "!", "?", ",", ";", "...", "--", "---", "1.", "1)", "3.14",
-  ":", ":)", "<3", "*", "**", "_", "__", "~~", "`", "```", "#", "# ", "> ", "- ", "+ ", "|", "$$", "\\", "/me ", "/", "&", "<b>", "&amp;",
-  "[", "]", "(", ")", "example.com", "www.zulip.org", "https://a.co", "a@b.co", "@**Alice Smith**", "@*team*", "#**Verona**", ":smile:", ":parrot:",
-  "\0", "\uD800",
+  "hello",
+  "Word",
+  "x",
+  "42",
+  "2020",
+  "7",
+  "é",
+  "ß",
+  "中文",
+  "Ωμέγα",
+  "½",
+  "٣",
+  "ℹ",
+  "Ⓜ",
+  "™",
+  "©",
+  "😀",
+  "👍🏽",
+  "🇫🇷",
+  "\uFE0F",
+  "\u20E3",
+  "\u0301",
+  "\u200D",
+  " ",
+  " ",
+  " ",
+  "  ",
+  "    ",
+  "\n",
+  "\n",
+  "\n\n",
+  "\n\n\n",
+  "\t",
+  "\r\n",
+  "\r",
+  ".",
+  ".",
+  "-",
+  "-",
+  "'",
+  '"',
+  "!",
+  "?",
+  ",",
+  ";",
+  "...",
+  "--",
+  "---",
+  "1.",
+  "1)",
+  "3.14",
+  ":",
+  ":)",
+  "<3",
+  "*",
+  "**",
+  "_",
+  "__",
+  "~~",
+  "`",
+  "```",
+  "#",
+  "# ",
+  "> ",
+  "- ",
+  "+ ",
+  "|",
+  "$$",
+  "\\",
+  "/me ",
+  "/",
+  "&",
+  "<b>",
+  "&amp;",
+  "[",
+  "]",
+  "(",
+  ")",
+  "example.com",
+  "www.zulip.org",
+  "https://a.co",
+  "a@b.co",
+  "@**Alice Smith**",
+  "@*team*",
+  "#**Verona**",
+  ":smile:",
+  ":parrot:",
+  "\0",
+  "\uD800",
 ];
 const piece = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom(...PIECES) },
   { weight: 1, arbitrary: fc.string({ unit: "grapheme", minLength: 1, maxLength: 2 }) },
 );
 /** Mostly words with single spaces, so the fast path is taken often enough to be tested. */
-const sentence = fc.array(fc.oneof({ weight: 3, arbitrary: fc.constantFrom("hello", "Word", "x", "42", "é", "中文", "it's", "ok,", "done.", "well-known") }, { weight: 1, arbitrary: piece }), { maxLength: 12 }).map((words) => words.join(" "));
+const sentence = fc
+  .array(
+    fc.oneof(
+      {
+        weight: 3,
+        arbitrary: fc.constantFrom("hello", "Word", "x", "42", "é", "中文", "it's", "ok,", "done.", "well-known"),
+      },
+      { weight: 1, arbitrary: piece },
+    ),
+    { maxLength: 12 },
+  )
+  .map((words) => words.join(" "));
 
 describe("plain-text fast path", () => {
   it("is taken for ordinary chat lines, and its HTML is the full renderer's", () => {
-    for (const text of ["Benchmark message with a quixotic word.", "sounds good, see you tomorrow!", "it's \"fine\"; really?\nyes", "first\n\nsecond line", "naïve café 中文 ok", "well-known 2020 results."]) {
+    for (const text of [
+      "Benchmark message with a quixotic word.",
+      "sounds good, see you tomorrow!",
+      'it\'s "fine"; really?\nyes',
+      "first\n\nsecond line",
+      "naïve café 中文 ok",
+      "well-known 2020 results.",
+    ]) {
       const fast = renderPlainText(text);
       expect(fast).not.toBeNull();
       expect(fast).toBe(renderFullMarkdown(text, context).html);
@@ -41,7 +141,25 @@ describe("plain-text fast path", () => {
   });
 
   it("refuses anything the full renderer could read as syntax", () => {
-    for (const text of ["1. item", "example.com", "3.14", "- item", "a  b", " a", "a ", "a\n\n\nb", "x :)", "hi 😀", "ℹ", "1\uFE0F\u20E3", "a--b", "x\ty", "/me waves", "a\r\nb", ""]) {
+    for (const text of [
+      "1. item",
+      "example.com",
+      "3.14",
+      "- item",
+      "a  b",
+      " a",
+      "a ",
+      "a\n\n\nb",
+      "x :)",
+      "hi 😀",
+      "ℹ",
+      "1\uFE0F\u20E3",
+      "a--b",
+      "x\ty",
+      "/me waves",
+      "a\r\nb",
+      "",
+    ]) {
       expect(renderPlainText(text), text).toBeNull();
     }
   });
@@ -49,10 +167,16 @@ describe("plain-text fast path", () => {
   it("renders exactly what the full renderer renders, for generated text", () => {
     let fastTaken = 0;
     fc.assert(
-      fc.property(fc.oneof(sentence, fc.array(piece, { maxLength: 30 }).map((parts) => parts.join(""))), (text) => {
-        if (renderPlainText(text) !== null) fastTaken++;
-        expect(renderMarkdown(text, context)).toEqual(renderFullMarkdown(text, context));
-      }),
+      fc.property(
+        fc.oneof(
+          sentence,
+          fc.array(piece, { maxLength: 30 }).map((parts) => parts.join("")),
+        ),
+        (text) => {
+          if (renderPlainText(text) !== null) fastTaken++;
+          expect(renderMarkdown(text, context)).toEqual(renderFullMarkdown(text, context));
+        },
+      ),
       { numRuns: 3000 },
     );
     // The property above says little unless the fast path ran for a good share of inputs.

@@ -1,12 +1,6 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import type {
-  RenderChannel,
-  RenderContext,
-  RenderGroup,
-  RenderResult,
-  RenderUser,
-} from "../../src/engine/render.js";
+import type { RenderChannel, RenderContext, RenderGroup, RenderResult, RenderUser } from "../../src/engine/render.js";
 import { renderMarkdown } from "../../src/markdown/index.js";
 import { encodeHashComponent } from "../../src/markdown/narrow-url.js";
 
@@ -30,7 +24,10 @@ function fakeContext(realmUrl = "https://chat.example.com"): RenderContext {
     findUserById: (id) => USERS.find((u) => u.id === id),
     findChannelByName: (name) => CHANNELS.find((c) => same(c.name, name)),
     findGroupByName: (name) => GROUPS.find((g) => same(g.name, name)),
-    findUpload: (pathId) => (pathId === "2/ab/photo.webp" ? { contentType: "image/webp", width: 1920, height: 1080, animated: false } : undefined),
+    findUpload: (pathId) =>
+      pathId === "2/ab/photo.webp"
+        ? { contentType: "image/webp", width: 1920, height: 1080, animated: false }
+        : undefined,
     realmUrl,
   };
 }
@@ -154,7 +151,9 @@ describe("user mentions", () => {
   });
 
   it("does not render mentions in code spans or code blocks", () => {
-    const result = render("`@**Alice Smith**`\n\n```\n@**Alice Smith** @**all** #**Verona** :smile:\n```\n\n    @**Alice Smith**");
+    const result = render(
+      "`@**Alice Smith**`\n\n```\n@**Alice Smith** @**all** #**Verona** :smile:\n```\n\n    @**Alice Smith**",
+    );
     expect(result.html).toBe(
       "<p><code>@**Alice Smith**</code></p>\n" +
         '<div class="codehilite"><pre><span></span><code>@**Alice Smith** @**all** #**Verona** :smile:\n</code></pre></div>\n' +
@@ -225,7 +224,9 @@ describe("user group mentions", () => {
 
   it("renders silent group mentions without recording them", () => {
     const result = render("@_*support team*");
-    expect(result.html).toBe('<p><span class="user-group-mention silent" data-user-group-id="20">support team</span></p>');
+    expect(result.html).toBe(
+      '<p><span class="user-group-mention silent" data-user-group-id="20">support team</span></p>',
+    );
     expect(result.mentionedGroupIds).toEqual([]);
   });
 
@@ -314,13 +315,15 @@ describe("emoji", () => {
   });
 
   it("turns Unicode emoji characters into Zulip's span, as Zulip's UnicodeEmoji pattern does", () => {
-    expect(html("🐙")).toBe('<p><span aria-label="octopus" class="emoji emoji-1f419" role="img" title="octopus">:octopus:</span></p>');
+    expect(html("🐙")).toBe(
+      '<p><span aria-label="octopus" class="emoji emoji-1f419" role="img" title="octopus">:octopus:</span></p>',
+    );
   });
 });
 
 describe("code", () => {
   it("renders fenced code with the language's display name", () => {
-    expect(html('```python\ndef f():\n    return "<x>" & \'y\'\n```')).toBe(
+    expect(html("```python\ndef f():\n    return \"<x>\" & 'y'\n```")).toBe(
       '<div class="codehilite" data-code-language="Python"><pre><span></span><code>def f():\n' +
         "    return &quot;&lt;x&gt;&quot; &amp; &#39;y&#39;\n</code></pre></div>",
     );
@@ -428,7 +431,12 @@ describe("links", () => {
   it("records uploads as attachments", () => {
     const result = render("[report.pdf](/user_uploads/2/ab/cdef/report.pdf)");
     expect(result.html).toBe('<p><a href="/user_uploads/2/ab/cdef/report.pdf">report.pdf</a></p>');
-    expect(result).toMatchObject({ hasLink: true, hasAttachment: true, hasImage: false, uploadPathIds: ["2/ab/cdef/report.pdf"] });
+    expect(result).toMatchObject({
+      hasLink: true,
+      hasAttachment: true,
+      hasImage: false,
+      uploadPathIds: ["2/ab/cdef/report.pdf"],
+    });
     expect(render("https://chat.example.com/user_uploads/2/ab/x.txt").hasAttachment).toBe(true);
     // Links are percent-encoded in the HTML; the path_id the engine claims is decoded.
     expect(render("[été](/user_uploads/2/ab/cdef/été.txt)").uploadPathIds).toEqual(["2/ab/cdef/été.txt"]);
@@ -443,7 +451,9 @@ describe("images", () => {
   it("previews an image URL after its paragraph", () => {
     const url = "https://www.google.com/images/srpr/logo4w.png";
     const result = render(`Google logo today: ${url}\nKinda boring`);
-    expect(result.html).toBe(`<p>Google logo today: <a href="${url}">${url}</a><br>\nKinda boring</p>\n${preview(url)}`);
+    expect(result.html).toBe(
+      `<p>Google logo today: <a href="${url}">${url}</a><br>\nKinda boring</p>\n${preview(url)}`,
+    );
     expect(result).toMatchObject({ hasLink: true, hasImage: true, hasAttachment: false });
   });
 
@@ -549,17 +559,56 @@ describe("XSS", () => {
 
   it("only ever emits known tags and attributes, with safe URLs, for arbitrary input", () => {
     const pieces = [
-      "<script>", "</script>", "<img src=x onerror=alert(1)>", "javascript:", "[", "](", ")", "![", "**", "@", "#", ":",
-      "`", "```", "\n", "> ", "* ", "_", "~~", "<", ">", '"', "'", "&", "smile", "Alice Smith", "all", "Verona", "quote",
-      "spoiler", "https://x.com/a.png", "/user_uploads/1/a.png", "data:", "|", "\0", " ", "-", "1. ",
+      "<script>",
+      "</script>",
+      "<img src=x onerror=alert(1)>",
+      "javascript:",
+      "[",
+      "](",
+      ")",
+      "![",
+      "**",
+      "@",
+      "#",
+      ":",
+      "`",
+      "```",
+      "\n",
+      "> ",
+      "* ",
+      "_",
+      "~~",
+      "<",
+      ">",
+      '"',
+      "'",
+      "&",
+      "smile",
+      "Alice Smith",
+      "all",
+      "Verona",
+      "quote",
+      "spoiler",
+      "https://x.com/a.png",
+      "/user_uploads/1/a.png",
+      "data:",
+      "|",
+      "\0",
+      " ",
+      "-",
+      "1. ",
     ];
     const tag = /<\/?([a-z][a-z0-9]*)((?:\s+[a-z-]+="[^"<>]*")*)>/g;
     const attribute = /\s+([a-z-]+)="([^"]*)"/g;
     const allowedTags = new Set(
-      "p br a span div img code pre strong em del blockquote ul ol li h1 h2 h3 h4 h5 h6 hr table thead tbody tr th td".split(" "),
+      "p br a span div img code pre strong em del blockquote ul ol li h1 h2 h3 h4 h5 h6 hr table thead tbody tr th td".split(
+        " ",
+      ),
     );
     const allowedAttributes = new Set(
-      "class href src title role start style aria-label aria-hidden data-user-id data-user-group-id data-stream-id data-code-language data-original-content-type data-original-dimensions data-animated".split(" "),
+      "class href src title role start style aria-label aria-hidden data-user-id data-user-group-id data-stream-id data-code-language data-original-content-type data-original-dimensions data-animated".split(
+        " ",
+      ),
     );
     fc.assert(
       fc.property(fc.array(fc.constantFrom(...pieces), { maxLength: 40 }), (parts) => {
@@ -586,13 +635,13 @@ describe("robustness", () => {
     "unclosed mentions": "@**".repeat(3_333),
     "unclosed group mentions": "@*".repeat(5_000),
     "unclosed channel links": "#**a>".repeat(2_000),
-    "colons": ":a".repeat(5_000),
-    "brackets": "[".repeat(10_000),
+    colons: ":a".repeat(5_000),
+    brackets: "[".repeat(10_000),
     "unclosed links": "[a](".repeat(2_500),
     "deep quotes": ">".repeat(10_000),
     "nested quote fences": "```quote\n".repeat(1_111),
     "nested lists": "- ".repeat(5_000),
-    "backticks": "`".repeat(10_000),
+    backticks: "`".repeat(10_000),
     "trailing spaces in code": "```\n" + " ".repeat(9_980) + "x\n```",
     "lone surrogates": "\uD800#**Verona>\uDC00**".repeat(500),
     "many urls": "http://a.co/x.png ".repeat(500),
@@ -612,7 +661,9 @@ describe("robustness", () => {
     expect(html(flood)).toBe(`<p>${flood}</p>`);
     const after = html(`${"[".repeat(3_000)}[a](https://x.example)`);
     expect(after).toBe(`<p>${"[".repeat(3_000)}<a href="https://x.example">a</a></p>`);
-    expect(html(`*a [b _c [d](https://e.example) g_ h* i`)).toBe('<p><em>a [b _c <a href="https://e.example">d</a> g_ h</em> i</p>');
+    expect(html(`*a [b _c [d](https://e.example) g_ h* i`)).toBe(
+      '<p><em>a [b _c <a href="https://e.example">d</a> g_ h</em> i</p>',
+    );
   });
 
   it("replaces null bytes with U+FFFD", () => {

@@ -22,14 +22,18 @@ const AUTH = `Basic ${Buffer.from(`${ORG.ZULIP_ORG_ID}:${ORG.ZULIP_ORG_KEY}`).to
 let bouncer: FakeBouncer;
 let s: TestServer;
 let sender: PushSender;
-const clientFor = (url: string) => new BouncerClient({ url, orgId: ORG.ZULIP_ORG_ID, orgKey: ORG.ZULIP_ORG_KEY, timeoutMs: 300 });
+const clientFor = (url: string) =>
+  new BouncerClient({ url, orgId: ORG.ZULIP_ORG_ID, orgKey: ORG.ZULIP_ORG_KEY, timeoutMs: 300 });
 
 beforeAll(async () => {
   bouncer = new FakeBouncer();
   await bouncer.up();
   const config: ServerConfig = { ...DEFAULT_CONFIG, PUSH_NOTIFICATION_BOUNCER_URL: bouncer.url, ...ORG };
   s = await startServer({ config, bouncerTimeoutMs: 300 });
-  sender = new PushSender(s.t.store, clientFor(bouncer.url), () => s.server.baseUrl, { initialBackoffMs: 5, maxBackoffMs: 20 });
+  sender = new PushSender(s.t.store, clientFor(bouncer.url), () => s.server.baseUrl, {
+    initialBackoffMs: 5,
+    maxBackoffMs: 20,
+  });
 });
 afterAll(async () => {
   await sender.stop();
@@ -61,7 +65,13 @@ async function newDevice(user: User): Promise<number> {
 
 /** A device registered for push and confirmed by the bouncer. */
 async function pushDevice(user: User, kind: "fcm" | "apns" = "fcm"): Promise<TestDevice> {
-  const device: TestDevice = { id: await newDevice(user), key: newKey(), keyId: randomBytes(4).readUInt32BE(), tokenId: newTokenId(), kind };
+  const device: TestDevice = {
+    id: await newDevice(user),
+    key: newKey(),
+    keyId: randomBytes(4).readUInt32BE(),
+    tokenId: newTokenId(),
+    kind,
+  };
   const r = await s.call(user, "POST", "/mobile_push/register", {
     device_id: device.id,
     push_key: device.key,
@@ -77,7 +87,10 @@ async function pushDevice(user: User, kind: "fcm" | "apns" = "fcm"): Promise<Tes
 }
 
 /** The plaintext payloads the bouncer received for a device, in order. */
-function payloadsFor(device: TestDevice, requests: readonly BouncerRequest[] = bouncer.to("push/e2ee/notify")): Record<string, unknown>[] {
+function payloadsFor(
+  device: TestDevice,
+  requests: readonly BouncerRequest[] = bouncer.to("push/e2ee/notify"),
+): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
   for (const request of requests) {
     for (const item of request.body["push_requests"] as Record<string, unknown>[]) {
@@ -90,7 +103,8 @@ function payloadsFor(device: TestDevice, requests: readonly BouncerRequest[] = b
   return out;
 }
 
-const avatar = (email: string) => `https://secure.gravatar.com/avatar/${createHash("md5").update(email).digest("hex")}?d=identicon&version=1`;
+const avatar = (email: string) =>
+  `https://secure.gravatar.com/avatar/${createHash("md5").update(email).digest("hex")}?d=identicon&version=1`;
 const realmUrl = () => new URL(s.server.baseUrl).origin;
 const dateSent = (id: number) => (internals(s.t.store).tables.messages.get(id) as Message).dateSent;
 
@@ -115,26 +129,59 @@ describe("client devices", () => {
     });
     const key = newKey();
     const tokenId = newTokenId();
-    await s.call(alice, "POST", "/mobile_push/register", { device_id: id, push_key: key, push_key_id: 7, token_kind: "apns", token_id: tokenId, bouncer_public_key: "a2V5", encrypted_push_registration: "cmVn" });
+    await s.call(alice, "POST", "/mobile_push/register", {
+      device_id: id,
+      push_key: key,
+      push_key_id: 7,
+      token_kind: "apns",
+      token_id: tokenId,
+      bouncer_public_key: "a2V5",
+      encrypted_push_registration: "cmVn",
+    });
     await sender.runOnce();
     // The token group went to the bouncer with the realm's UUID and this server's registration.
     const [registration] = bouncer.to("push/e2ee/register");
     expect(registration!.authorization).toBe(AUTH);
     expect(registration!.userAgent).toMatch(/^ZulipServer\//);
     expect(registration!.contentType).toBe("application/json");
-    expect(registration!.body).toEqual({ realm_uuid: expect.stringMatching(/^[0-9a-f-]{36}$/), token_id: tokenId, bouncer_public_key: "a2V5", encrypted_push_registration: "cmVn" });
+    expect(registration!.body).toEqual({
+      realm_uuid: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      token_id: tokenId,
+      bouncer_public_key: "a2V5",
+      encrypted_push_registration: "cmVn",
+    });
     await s.call(alice, "POST", "/remove_client_device", { device_id: id });
-    const events = ((await s.call(alice, "GET", "/events", { queue_id: q, last_event_id: -1, dont_block: true })).body["events"] as Record<string, unknown>[]).filter((e) => e["type"] === "device");
+    const events = (
+      (await s.call(alice, "GET", "/events", { queue_id: q, last_event_id: -1, dont_block: true })).body[
+        "events"
+      ] as Record<string, unknown>[]
+    ).filter((e) => e["type"] === "device");
     const updated = events[1]!["push_token_last_updated_timestamp"];
     expect(typeof updated).toBe("number");
     expect(events.map(({ id: _, ...e }) => e)).toEqual([
       { type: "device", op: "add", device_id: id },
-      { type: "device", op: "update", device_id: id, push_key_id: 7, pending_push_token_id: tokenId, push_token_last_updated_timestamp: updated, push_registration_error_code: null },
+      {
+        type: "device",
+        op: "update",
+        device_id: id,
+        push_key_id: 7,
+        pending_push_token_id: tokenId,
+        push_token_last_updated_timestamp: updated,
+        push_registration_error_code: null,
+      },
       { type: "device", op: "update", device_id: id, push_token_id: tokenId, pending_push_token_id: null },
       { type: "device", op: "remove", device_id: id },
     ]);
-    expect((await s.call(alice, "POST", "/register", { fetch_event_types: ["device"] })).body["devices"]).not.toHaveProperty(String(id));
-    await expectRejectedUnchanged(s, () => s.call(alice, "POST", "/remove_client_device", { device_id: id }), 400, "BAD_REQUEST", "Invalid `device_id`");
+    expect(
+      (await s.call(alice, "POST", "/register", { fetch_event_types: ["device"] })).body["devices"],
+    ).not.toHaveProperty(String(id));
+    await expectRejectedUnchanged(
+      s,
+      () => s.call(alice, "POST", "/remove_client_device", { device_id: id }),
+      400,
+      "BAD_REQUEST",
+      "Invalid `device_id`",
+    );
   });
 
   it("a deactivated user's devices go with them", async () => {
@@ -156,12 +203,24 @@ describe("POST /mobile_push/register", () => {
     const id = await newDevice(alice);
     const bobs = await newDevice(bob);
     const key = newKey();
-    const token = { token_kind: "fcm", token_id: newTokenId(), bouncer_public_key: "a2V5", encrypted_push_registration: "cmVn" };
-    const reject = (params: Record<string, unknown>, msg: string, user: User = alice) => expectRejectedUnchanged(s, () => s.call(user, "POST", "/mobile_push/register", params), 400, "BAD_REQUEST", msg);
+    const token = {
+      token_kind: "fcm",
+      token_id: newTokenId(),
+      bouncer_public_key: "a2V5",
+      encrypted_push_registration: "cmVn",
+    };
+    const reject = (params: Record<string, unknown>, msg: string, user: User = alice) =>
+      expectRejectedUnchanged(s, () => s.call(user, "POST", "/mobile_push/register", params), 400, "BAD_REQUEST", msg);
     await reject({ device_id: bobs, push_key: key, push_key_id: 1, ...token }, "Invalid `device_id`");
     await reject({ device_id: 1_999_999, push_key: key, push_key_id: 1, ...token }, "Invalid `device_id`");
-    await reject({ device_id: id }, "Missing parameters: must provide either all push key fields, all token fields, or both.");
-    await reject({ device_id: id, push_key: key, token_kind: "fcm" }, "Missing parameters: must provide either all push key fields, all token fields, or both.");
+    await reject(
+      { device_id: id },
+      "Missing parameters: must provide either all push key fields, all token fields, or both.",
+    );
+    await reject(
+      { device_id: id, push_key: key, token_kind: "fcm" },
+      "Missing parameters: must provide either all push key fields, all token fields, or both.",
+    );
     await reject({ device_id: id, push_key: key, push_key_id: 1 }, "No push registration exists to rotate key for.");
     await reject({ device_id: id, ...token }, "No push registration exists to rotate token for.");
     const short = Buffer.concat([Buffer.from([0x31]), randomBytes(31)]).toString("base64");
@@ -169,17 +228,32 @@ describe("POST /mobile_push/register", () => {
     await reject({ device_id: id, push_key: short, push_key_id: 1, ...token }, "Invalid `push_key`");
     await reject({ device_id: id, push_key: wrongSystem, push_key_id: 1, ...token }, "Invalid `push_key`");
     await reject({ device_id: id, push_key: "not base64!", push_key_id: 1, ...token }, "Invalid `push_key`");
-    await reject({ device_id: id, push_key: key, push_key_id: 1, ...token, token_id: "***" }, "`token_id` is not Base64 encoded");
-    await reject({ device_id: id, push_key: key, push_key_id: 1, ...token, token_id: randomBytes(9).toString("base64") }, "Invalid `token_id`");
+    await reject(
+      { device_id: id, push_key: key, push_key_id: 1, ...token, token_id: "***" },
+      "`token_id` is not Base64 encoded",
+    );
+    await reject(
+      { device_id: id, push_key: key, push_key_id: 1, ...token, token_id: randomBytes(9).toString("base64") },
+      "Invalid `token_id`",
+    );
     await reject({ device_id: id, push_key: key, push_key_id: -1, ...token }, "push_key_id is too small");
     await reject({ device_id: id, push_key: key, push_key_id: 2 ** 32, ...token }, "push_key_id is too large");
     await reject({ device_id: id, push_key: key, push_key_id: 1, ...token, token_kind: "gcm" }, "Invalid token_kind");
     await reject({ device_id: "one", push_key: key, push_key_id: 1, ...token }, "device_id is not an integer");
-    await expectRejectedUnchanged(s, () => s.call(alice, "POST", "/mobile_push/register", { push_key: key, push_key_id: 1 }), 400, "REQUEST_VARIABLE_MISSING", "Missing 'device_id' argument");
+    await expectRejectedUnchanged(
+      s,
+      () => s.call(alice, "POST", "/mobile_push/register", { push_key: key, push_key_id: 1 }),
+      400,
+      "REQUEST_VARIABLE_MISSING",
+      "Missing 'device_id' argument",
+    );
     // A registration the bouncer has not answered yet.
     bouncer.mode = { kind: "error", status: 503 };
     await s.call(alice, "POST", "/mobile_push/register", { device_id: id, push_key: key, push_key_id: 1, ...token });
-    await reject({ device_id: id, push_key: key, push_key_id: 1, ...token, token_id: newTokenId() }, "A registration for the device already in progress.");
+    await reject(
+      { device_id: id, push_key: key, push_key_id: 1, ...token, token_id: newTokenId() },
+      "A registration for the device already in progress.",
+    );
     bouncer.mode = { kind: "ok" };
     await sender.runOnce();
   });
@@ -188,8 +262,22 @@ describe("POST /mobile_push/register", () => {
     const plain = await startServer();
     try {
       const id = plain.t.store.registerClientDevice(plain.seed.alice.id);
-      const params = { device_id: id, push_key: newKey(), push_key_id: 1, token_kind: "fcm", token_id: newTokenId(), bouncer_public_key: "a2V5", encrypted_push_registration: "cmVn" };
-      await expectRejectedUnchanged(plain, () => plain.call(plain.seed.alice, "POST", "/mobile_push/register", params), 400, "PUSH_SERVICE_NOT_CONFIGURED", "Server is not configured to use push notification service.");
+      const params = {
+        device_id: id,
+        push_key: newKey(),
+        push_key_id: 1,
+        token_kind: "fcm",
+        token_id: newTokenId(),
+        bouncer_public_key: "a2V5",
+        encrypted_push_registration: "cmVn",
+      };
+      await expectRejectedUnchanged(
+        plain,
+        () => plain.call(plain.seed.alice, "POST", "/mobile_push/register", params),
+        400,
+        "PUSH_SERVICE_NOT_CONFIGURED",
+        "Server is not configured to use push notification service.",
+      );
     } finally {
       plain.close();
     }
@@ -199,9 +287,19 @@ describe("POST /mobile_push/register", () => {
     const { owner } = s.seed;
     const id = await newDevice(owner);
     bouncer.mode = { kind: "refuse", status: 400, code: "INVALID_BOUNCER_PUBLIC_KEY" };
-    await s.call(owner, "POST", "/mobile_push/register", { device_id: id, push_key: newKey(), push_key_id: 3, token_kind: "fcm", token_id: newTokenId(), bouncer_public_key: "b2xk", encrypted_push_registration: "cmVn" });
+    await s.call(owner, "POST", "/mobile_push/register", {
+      device_id: id,
+      push_key: newKey(),
+      push_key_id: 3,
+      token_kind: "fcm",
+      token_id: newTokenId(),
+      bouncer_public_key: "b2xk",
+      encrypted_push_registration: "cmVn",
+    });
     await sender.runOnce();
-    const device = (await s.call(owner, "POST", "/register", { fetch_event_types: ["device"] })).body["devices"] as Record<string, Record<string, unknown>>;
+    const device = (await s.call(owner, "POST", "/register", { fetch_event_types: ["device"] })).body[
+      "devices"
+    ] as Record<string, Record<string, unknown>>;
     expect(device[String(id)]!["push_registration_error_code"]).toBe("INVALID_BOUNCER_PUBLIC_KEY");
     expect(device[String(id)]!["push_token_id"]).toBeNull();
   });
@@ -210,17 +308,36 @@ describe("POST /mobile_push/register", () => {
     const { alice, bob } = s.seed;
     const device = await pushDevice(bob);
     const key = newKey();
-    expect((await s.call(bob, "POST", "/mobile_push/register", { device_id: device.id, push_key: key, push_key_id: 99 })).status).toBe(200);
+    expect(
+      (await s.call(bob, "POST", "/mobile_push/register", { device_id: device.id, push_key: key, push_key_id: 99 }))
+        .status,
+    ).toBe(200);
     device.key = key;
     device.keyId = 99;
     expect(bouncer.to("push/e2ee/register")).toHaveLength(1);
     const tokenId = newTokenId();
-    expect((await s.call(bob, "POST", "/mobile_push/register", { device_id: device.id, token_kind: "fcm", token_id: tokenId, bouncer_public_key: "bmV3", encrypted_push_registration: "cm90YXRlZA==" })).status).toBe(200);
+    expect(
+      (
+        await s.call(bob, "POST", "/mobile_push/register", {
+          device_id: device.id,
+          token_kind: "fcm",
+          token_id: tokenId,
+          bouncer_public_key: "bmV3",
+          encrypted_push_registration: "cm90YXRlZA==",
+        })
+      ).status,
+    ).toBe(200);
     await sender.runOnce();
     expect(bouncer.to("push/e2ee/register").map((r) => r.body["token_id"])).toEqual([device.tokenId, tokenId]);
     device.tokenId = tokenId;
     // The same token again changes nothing and sends nothing.
-    await s.call(bob, "POST", "/mobile_push/register", { device_id: device.id, token_kind: "fcm", token_id: tokenId, bouncer_public_key: "bmV3", encrypted_push_registration: "cm90YXRlZA==" });
+    await s.call(bob, "POST", "/mobile_push/register", {
+      device_id: device.id,
+      token_kind: "fcm",
+      token_id: tokenId,
+      bouncer_public_key: "bmV3",
+      encrypted_push_registration: "cm90YXRlZA==",
+    });
     await sender.runOnce();
     expect(bouncer.to("push/e2ee/register")).toHaveLength(2);
     const id = await send(alice, { type: "direct", to: JSON.stringify([bob.id]), content: "after rotation" });
@@ -248,7 +365,10 @@ describe("notifications", () => {
     expect(request!.authorization).toBe(AUTH);
     const items = request!.body["push_requests"] as Record<string, unknown>[];
     expect(request!.body["realm_uuid"]).toEqual(expect.stringMatching(/^[0-9a-f-]{36}$/));
-    expect(items.find((i) => i["token_id"] === bobPhone.tokenId)).toMatchObject({ fcm_priority: "high", payload: { push_key_id: bobPhone.keyId } });
+    expect(items.find((i) => i["token_id"] === bobPhone.tokenId)).toMatchObject({
+      fcm_priority: "high",
+      payload: { push_key_id: bobPhone.keyId },
+    });
     expect(items.find((i) => i["token_id"] === bobTablet.tokenId)).toMatchObject({
       http_headers: { apns_priority: 10, apns_push_type: "alert" },
       payload: { push_key_id: bobTablet.keyId, aps: { "mutable-content": 1, alert: { title: "New notification" } } },
@@ -303,10 +423,21 @@ describe("notifications", () => {
     const { alice, bob } = s.seed;
     const group = s.t.store.createGroup(alice.id, { name: "oncall", members: [bob.id] });
     const id = await send(alice, { type: "stream", to: "general", topic: "pager", content: "@*oncall* please" });
-    const both = await send(alice, { type: "stream", to: "general", topic: "pager", content: "@*oncall* and @**Bob**" });
+    const both = await send(alice, {
+      type: "stream",
+      to: "general",
+      topic: "pager",
+      content: "@*oncall* and @**Bob**",
+    });
     await sender.runOnce();
     const [byGroup, byName] = payloadsFor(bobPhone);
-    expect(byGroup).toMatchObject({ message_id: id, mentioned_user_group_id: group.id, mentioned_user_group_name: "oncall", recipient_type: "channel", topic: "pager" });
+    expect(byGroup).toMatchObject({
+      message_id: id,
+      mentioned_user_group_id: group.id,
+      mentioned_user_group_name: "oncall",
+      recipient_type: "channel",
+      topic: "pager",
+    });
     expect(byName!["message_id"]).toBe(both);
     expect(byName).not.toHaveProperty("mentioned_user_group_id");
   });
@@ -315,15 +446,27 @@ describe("notifications", () => {
     const { alice, bob, general } = s.seed;
     await s.call(bob, "POST", "/user_topics", { stream_id: general.id, topic: "followed", visibility_policy: 3 });
     await s.call(bob, "POST", "/user_topics", { stream_id: general.id, topic: "muted", visibility_policy: 1 });
-    await s.call(bob, "POST", "/users/me/subscriptions/properties", { subscription_data: JSON.stringify([{ stream_id: general.id, property: "push_notifications", value: true }]) });
+    await s.call(bob, "POST", "/users/me/subscriptions/properties", {
+      subscription_data: JSON.stringify([{ stream_id: general.id, property: "push_notifications", value: true }]),
+    });
     const followed = await send(alice, { type: "stream", to: "general", topic: "followed", content: "news" });
     await send(alice, { type: "stream", to: "general", topic: "muted", content: "noise" });
     await send(alice, { type: "stream", to: "general", topic: "muted", content: "noise for @**all**" });
     const channelPush = await send(alice, { type: "stream", to: "general", topic: "other", content: "channel push" });
-    await s.call(bob, "PATCH", "/settings", { wildcard_mentions_notify: false, enable_stream_push_notifications: false });
-    await s.call(bob, "POST", "/users/me/subscriptions/properties", { subscription_data: JSON.stringify([{ stream_id: general.id, property: "push_notifications", value: false }]) });
+    await s.call(bob, "PATCH", "/settings", {
+      wildcard_mentions_notify: false,
+      enable_stream_push_notifications: false,
+    });
+    await s.call(bob, "POST", "/users/me/subscriptions/properties", {
+      subscription_data: JSON.stringify([{ stream_id: general.id, property: "push_notifications", value: false }]),
+    });
     await send(alice, { type: "stream", to: "general", topic: "other", content: "@**all** wildcard, off" });
-    const inFollowed = await send(alice, { type: "stream", to: "general", topic: "followed", content: "@**all** in a followed topic" });
+    const inFollowed = await send(alice, {
+      type: "stream",
+      to: "general",
+      topic: "followed",
+      content: "@**all** in a followed topic",
+    });
     await sender.runOnce();
     expect(payloadsFor(bobPhone).map((p) => [p["message_id"], p["topic"]])).toEqual([
       [followed, "followed"],
@@ -340,12 +483,24 @@ describe("notifications", () => {
     const quiet = await send(alice, { type: "stream", to: "general", topic: "quiet", content: "not notified" });
     await sender.runOnce();
     bouncer.requests.length = 0;
-    await s.call(bob, "POST", "/messages/flags", { messages: JSON.stringify([first, second, quiet]), op: "add", flag: "read" });
+    await s.call(bob, "POST", "/messages/flags", {
+      messages: JSON.stringify([first, second, quiet]),
+      op: "add",
+      flag: "read",
+    });
     await sender.runOnce();
-    const expected = { message_ids: [first, second], realm_name: "Test", realm_url: realmUrl(), type: "remove", user_id: bob.id };
+    const expected = {
+      message_ids: [first, second],
+      realm_name: "Test",
+      realm_url: realmUrl(),
+      type: "remove",
+      user_id: bob.id,
+    };
     expect(payloadsFor(bobPhone)).toEqual([expected]);
     expect(payloadsFor(bobTablet)).toEqual([expected]);
-    const tablet = (bouncer.to("push/e2ee/notify")[0]!.body["push_requests"] as Record<string, unknown>[]).find((i) => i["token_id"] === bobTablet.tokenId);
+    const tablet = (bouncer.to("push/e2ee/notify")[0]!.body["push_requests"] as Record<string, unknown>[]).find(
+      (i) => i["token_id"] === bobTablet.tokenId,
+    );
     expect(tablet).toMatchObject({ http_headers: { apns_priority: 5, apns_push_type: "background" } });
     // Marking them read again, or unread and read, removes nothing more.
     bouncer.requests.length = 0;
@@ -384,7 +539,9 @@ describe("the outbox loses nothing", () => {
     await sender.runOnce();
     bouncer.mode = { kind: "refuse", status: 401, code: "INVALID_ZULIP_SERVER" };
     await sender.runOnce();
-    expect(s.t.store.pushOutboxItems().map((i) => (i.kind === "message" ? i.messageId : null))).toEqual(expect.arrayContaining(sent));
+    expect(s.t.store.pushOutboxItems().map((i) => (i.kind === "message" ? i.messageId : null))).toEqual(
+      expect.arrayContaining(sent),
+    );
     bouncer.mode = { kind: "ok" };
     bouncer.requests.length = 0;
     await sender.runOnce();
@@ -403,7 +560,9 @@ describe("the outbox loses nothing", () => {
       await new Promise((r) => setTimeout(r, 50));
       await bouncer.up();
       bouncer.requests.length = 0;
-      await expect.poll(() => payloadsFor(phone).map((p) => p["message_id"]), { timeout: 3000, interval: 20 }).toEqual([id]);
+      await expect
+        .poll(() => payloadsFor(phone).map((p) => p["message_id"]), { timeout: 3000, interval: 20 })
+        .toEqual([id]);
     } finally {
       await sender.stop();
     }
@@ -417,15 +576,33 @@ describe("the outbox loses nothing", () => {
       const device = t.store.registerClientDevice(seed.bob.id);
       const key = newKey();
       const tokenId = newTokenId();
-      t.store.registerPushDevice(seed.bob.id, { deviceId: device, pushKey: key, pushKeyId: 5, tokenKind: "fcm", tokenId, bouncerPublicKey: "a2V5", encryptedPushRegistration: "cmVn" }, true);
-      const id = t.store.sendMessage({ senderId: seed.alice.id, to: { type: "direct", users: [seed.bob.id] }, content: "before the crash" }).id;
+      t.store.registerPushDevice(
+        seed.bob.id,
+        {
+          deviceId: device,
+          pushKey: key,
+          pushKeyId: 5,
+          tokenKind: "fcm",
+          tokenId,
+          bouncerPublicKey: "a2V5",
+          encryptedPushRegistration: "cmVn",
+        },
+        true,
+      );
+      const id = t.store.sendMessage({
+        senderId: seed.alice.id,
+        to: { type: "direct", users: [seed.bob.id] },
+        content: "before the crash",
+      }).id;
       expect(t.store.pushOutboxItems().map((i) => i.kind)).toEqual(["register", "message"]);
       const store = t.reopen();
       bouncer.requests.length = 0;
       const next = new PushSender(store, clientFor(bouncer.url), () => "http://chat.example.test");
       expect(await next.runOnce()).toBe(2);
       expect(bouncer.to("push/e2ee/register")).toHaveLength(1);
-      expect(payloadsFor({ id: device, key, keyId: 5, tokenId, kind: "fcm" })).toMatchObject([{ message_id: id, realm_url: "http://chat.example.test", content: "before the crash" }]);
+      expect(payloadsFor({ id: device, key, keyId: 5, tokenId, kind: "fcm" })).toMatchObject([
+        { message_id: id, realm_url: "http://chat.example.test", content: "before the crash" },
+      ]);
       expect(store.pushOutboxItems()).toEqual([]);
     } finally {
       t.cleanup();
@@ -436,7 +613,10 @@ describe("the outbox loses nothing", () => {
 describe("POST /mobile_push/e2ee/test_notification", () => {
   it("sends Zulip's test payload to one device or all, and answers Zulip's errors", async () => {
     const { guest } = s.seed;
-    const call = (params: Record<string, unknown> = {}) => () => s.call(guest, "POST", "/mobile_push/e2ee/test_notification", params);
+    const call =
+      (params: Record<string, unknown> = {}) =>
+      () =>
+        s.call(guest, "POST", "/mobile_push/e2ee/test_notification", params);
     await expectRejectedUnchanged(s, call(), 400, "NO_ACTIVE_PUSH_DEVICE", "No active registered push device");
     const phone = await pushDevice(guest, "fcm");
     const tablet = await pushDevice(guest, "apns");
@@ -444,24 +624,66 @@ describe("POST /mobile_push/e2ee/test_notification", () => {
     expect((await call({ device_id: tablet.id })()).body).toEqual({ result: "success", msg: "" });
     expect(payloadsFor(phone)).toEqual([]);
     const [test] = payloadsFor(tablet);
-    expect(test).toEqual({ realm_name: "Test", realm_url: realmUrl(), time: expect.any(Number), type: "test", user_id: guest.id });
+    expect(test).toEqual({
+      realm_name: "Test",
+      realm_url: realmUrl(),
+      time: expect.any(Number),
+      type: "test",
+      user_id: guest.id,
+    });
     expect(test!["time"]).toBeGreaterThanOrEqual(before);
     bouncer.requests.length = 0;
     expect((await call()()).status).toBe(200);
     expect([payloadsFor(phone).length, payloadsFor(tablet).length]).toEqual([1, 1]);
-    await expectRejectedUnchanged(s, call({ device_id: 1_999_999 }), 400, "NO_ACTIVE_PUSH_DEVICE", "No active registered push device");
+    await expectRejectedUnchanged(
+      s,
+      call({ device_id: 1_999_999 }),
+      400,
+      "NO_ACTIVE_PUSH_DEVICE",
+      "No active registered push device",
+    );
 
     bouncer.mode = { kind: "error", status: 500 };
-    await expectRejectedUnchanged(s, call(), 502, "INTERNAL_SERVER_ERROR_ON_BOUNCER", "Internal server error on Zulip push notification service, retry later.");
+    await expectRejectedUnchanged(
+      s,
+      call(),
+      502,
+      "INTERNAL_SERVER_ERROR_ON_BOUNCER",
+      "Internal server error on Zulip push notification service, retry later.",
+    );
     bouncer.mode = { kind: "refuse", status: 403, code: "PUSH_NOTIFICATIONS_DISALLOWED", msg: "plan expired" };
-    await expectRejectedUnchanged(s, call(), 403, "ADMIN_ACTION_REQUIRED", "Push notification configuration issue on server, contact the server administrator or retry later.");
+    await expectRejectedUnchanged(
+      s,
+      call(),
+      403,
+      "ADMIN_ACTION_REQUIRED",
+      "Push notification configuration issue on server, contact the server administrator or retry later.",
+    );
     bouncer.mode = { kind: "refuse", status: 401, code: "INVALID_ZULIP_SERVER" };
-    await expectRejectedUnchanged(s, call(), 403, "ADMIN_ACTION_REQUIRED", "Push notification configuration issue on server, contact the server administrator or retry later.");
+    await expectRejectedUnchanged(
+      s,
+      call(),
+      403,
+      "ADMIN_ACTION_REQUIRED",
+      "Push notification configuration issue on server, contact the server administrator or retry later.",
+    );
     bouncer.mode = { kind: "hang" };
-    await expectRejectedUnchanged(s, call(), 502, "FAILED_TO_CONNECT_BOUNCER", "Network error while connecting to Zulip push notification service.");
+    await expectRejectedUnchanged(
+      s,
+      call(),
+      502,
+      "FAILED_TO_CONNECT_BOUNCER",
+      "Network error while connecting to Zulip push notification service.",
+    );
     await bouncer.down();
     try {
-      await expectRejectedUnchanged(s, call(), 502, "FAILED_TO_CONNECT_BOUNCER", "Network error while connecting to Zulip push notification service.");
+      await expectRejectedUnchanged(
+        s,
+        call(),
+        502,
+        "FAILED_TO_CONNECT_BOUNCER",
+        "Network error while connecting to Zulip push notification service.",
+      );
     } finally {
       await bouncer.up();
     }
@@ -469,7 +691,12 @@ describe("POST /mobile_push/e2ee/test_notification", () => {
     bouncer.mode = { kind: "ok", deleteTokenIds: [phone.tokenId, tablet.tokenId] };
     const gone = await call()();
     expect([gone.status, gone.body["code"]]).toEqual([400, "NO_ACTIVE_PUSH_DEVICE"]);
-    const devices = (await s.call(guest, "POST", "/register", { fetch_event_types: ["device"] })).body["devices"] as Record<string, Record<string, unknown>>;
-    expect([devices[String(phone.id)]!["push_token_id"], devices[String(tablet.id)]!["push_token_id"]]).toEqual([null, null]);
+    const devices = (await s.call(guest, "POST", "/register", { fetch_event_types: ["device"] })).body[
+      "devices"
+    ] as Record<string, Record<string, unknown>>;
+    expect([devices[String(phone.id)]!["push_token_id"], devices[String(tablet.id)]!["push_token_id"]]).toEqual([
+      null,
+      null,
+    ]);
   });
 });

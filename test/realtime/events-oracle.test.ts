@@ -17,7 +17,16 @@ import { describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/http.js";
 import { DEFAULT_CONFIG } from "../../src/config/index.js";
 import { actionArb, OBSERVERS, World, type Action, type UserName } from "./oracle-actions.js";
-import { applyEvent, comparable, fromSnapshot, isObj, MAINTAINED_SECTIONS, toComparable, type ClientState, type Json } from "./reducer.js";
+import {
+  applyEvent,
+  comparable,
+  fromSnapshot,
+  isObj,
+  MAINTAINED_SECTIONS,
+  toComparable,
+  type ClientState,
+  type Json,
+} from "./reducer.js";
 
 /**
  * Register sections the reducer does not maintain, and why they are not compared
@@ -39,7 +48,14 @@ const NOT_COMPARED: Record<string, string> = {
   presence_last_update_id: "kept by polling, not by events",
 };
 
-const CAPABILITIES = { notification_settings_null: true, empty_topic_name: true, include_deactivated_groups: true, archived_channels: true, user_avatar_url_field_optional: false, individual_emoji_changes: true };
+const CAPABILITIES = {
+  notification_settings_null: true,
+  empty_topic_name: true,
+  include_deactivated_groups: true,
+  archived_channels: true,
+  user_avatar_url_field_optional: false,
+  individual_emoji_changes: true,
+};
 
 const RUNS = 40;
 const SEED_ENV = process.env["PARLEY_EVENTS_SEED"];
@@ -55,7 +71,12 @@ interface Observer {
 }
 
 async function register(world: World, name: UserName): Promise<Json> {
-  const r = await world.server.call(world.user(name), "POST", "/register", { client_capabilities: CAPABILITIES, include_subscribers: true, apply_markdown: true, client_gravatar: false });
+  const r = await world.server.call(world.user(name), "POST", "/register", {
+    client_capabilities: CAPABILITIES,
+    include_subscribers: true,
+    apply_markdown: true,
+    client_gravatar: false,
+  });
   if (r.status !== 200) throw new Error(`register ${name}: ${r.status} ${JSON.stringify(r.body)}`);
   return r.body;
 }
@@ -63,13 +84,18 @@ async function register(world: World, name: UserName): Promise<Json> {
 /** Polls the queue without blocking until it has nothing more, acknowledging as it goes. */
 async function drain(world: World, o: Observer): Promise<void> {
   for (let round = 0; round < 1000; round++) {
-    const r = await world.server.call(world.user(o.name), "GET", "/events", { queue_id: o.queueId, last_event_id: o.lastEventId, dont_block: true });
+    const r = await world.server.call(world.user(o.name), "GET", "/events", {
+      queue_id: o.queueId,
+      last_event_id: o.lastEventId,
+      dont_block: true,
+    });
     if (r.status !== 200) throw new Error(`GET /events for ${o.name}: ${r.status} ${JSON.stringify(r.body)}`);
     const events = r.body["events"];
     if (!Array.isArray(events)) throw new Error(`GET /events for ${o.name}: no events list`);
     if (events.length === 0) return;
     for (const event of events) {
-      if (!isObj(event) || typeof event["id"] !== "number") throw new Error(`event without id: ${JSON.stringify(event)}`);
+      if (!isObj(event) || typeof event["id"] !== "number")
+        throw new Error(`event without id: ${JSON.stringify(event)}`);
       if (event["id"] <= o.lastEventId) throw new Error(`${o.name}: event id ${event["id"]} after ${o.lastEventId}`);
       o.lastEventId = event["id"];
       if (event["type"] !== "heartbeat") o.events.push(event);
@@ -116,12 +142,26 @@ async function runSequence(actions: readonly Action[]): Promise<{ problems: stri
   let server: TestServer | null = null;
   try {
     // A bouncer is configured (so devices can register for push) but never reached: no sender runs here.
-    server = await startServer({ config: { ...DEFAULT_CONFIG, PUSH_NOTIFICATION_BOUNCER_URL: "http://127.0.0.1:9", ZULIP_ORG_ID: "oracle", ZULIP_ORG_KEY: "oracle" } });
+    server = await startServer({
+      config: {
+        ...DEFAULT_CONFIG,
+        PUSH_NOTIFICATION_BOUNCER_URL: "http://127.0.0.1:9",
+        ZULIP_ORG_ID: "oracle",
+        ZULIP_ORG_KEY: "oracle",
+      },
+    });
     const world = new World(server);
     const observers: Observer[] = [];
     for (const name of OBSERVERS) {
       const initial = await register(world, name);
-      observers.push({ name, queueId: String(initial["queue_id"]), lastEventId: Number(initial["last_event_id"]), initial, client: fromSnapshot(initial), events: [] });
+      observers.push({
+        name,
+        queueId: String(initial["queue_id"]),
+        lastEventId: Number(initial["last_event_id"]),
+        initial,
+        client: fromSnapshot(initial),
+        events: [],
+      });
     }
     for (const action of actions) {
       await world.perform(action);
@@ -130,7 +170,8 @@ async function runSequence(actions: readonly Action[]): Promise<{ problems: stri
     const problems: string[] = [];
     for (const o of observers) {
       await drain(world, o);
-      for (const e of o.events) bump(coverage.events, `${String(e["type"])}${typeof e["op"] === "string" ? `/${e["op"]}` : ""}`);
+      for (const e of o.events)
+        bump(coverage.events, `${String(e["type"])}${typeof e["op"] === "string" ? `/${e["op"]}` : ""}`);
       try {
         for (const event of o.events) applyEvent(o.client, event);
       } catch (e) {
@@ -139,7 +180,8 @@ async function runSequence(actions: readonly Action[]): Promise<{ problems: stri
       }
       const fresh = await register(world, o.name);
       const diff = firstDifference(toComparable(o.client), comparable(fresh));
-      if (diff) problems.push(`${o.name}: ${diff}\n  events: ${o.events.map((e) => JSON.stringify(e)).join("\n          ")}`);
+      if (diff)
+        problems.push(`${o.name}: ${diff}\n  events: ${o.events.map((e) => JSON.stringify(e)).join("\n          ")}`);
       const staticDiff = firstDifference(staticPart(o.initial), staticPart(fresh));
       if (staticDiff) problems.push(`${o.name} (section no action should change): ${staticDiff}`);
     }
@@ -154,7 +196,10 @@ async function runSequence(actions: readonly Action[]): Promise<{ problems: stri
  * (fast-check cannot shrink an array below its minimum length; a short sequence is
  * what a report needs). Bounded by a run budget.
  */
-async function minimize(actions: readonly Action[], budget = 150): Promise<{ actions: readonly Action[]; problems: string[]; outcomes: string[] }> {
+async function minimize(
+  actions: readonly Action[],
+  budget = 150,
+): Promise<{ actions: readonly Action[]; problems: string[]; outcomes: string[] }> {
   let best = actions;
   let last = await runSequence(best);
   let runs = 1;
@@ -194,19 +239,27 @@ describe("events oracle: register snapshot + events == fresh register snapshot",
   it(`holds for random action sequences (seed ${SEED})`, async () => {
     console.log(`events oracle seed: ${SEED} (replay with PARLEY_EVENTS_SEED=${SEED})`);
     let failing: readonly Action[] | null = null;
-    await fc.assert(
-      fc.asyncProperty(fc.array(actionArb, { minLength: 15, maxLength: 30 }), async (actions) => {
-        const { problems } = await runSequence(actions);
-        if (problems.length > 0) failing = actions;
-        return problems.length === 0;
-      }),
-      { seed: SEED, numRuns: RUNS, endOnFailure: true },
-    ).catch(async () => {
-      const found: readonly Action[] = failing ?? [];
-      const min = await minimize(found);
-      throw new Error(`events oracle failed, seed ${SEED} (replay with PARLEY_EVENTS_SEED=${SEED})\nminimized ${describeRun(min.actions, min.outcomes, min.problems)}\n\noriginal sequence: ${JSON.stringify(found)}`);
-    });
-    const show = (m: Map<string, number>) => [...m].sort().map(([k, n]) => `${k}: ${n}`).join(", ");
+    await fc
+      .assert(
+        fc.asyncProperty(fc.array(actionArb, { minLength: 15, maxLength: 30 }), async (actions) => {
+          const { problems } = await runSequence(actions);
+          if (problems.length > 0) failing = actions;
+          return problems.length === 0;
+        }),
+        { seed: SEED, numRuns: RUNS, endOnFailure: true },
+      )
+      .catch(async () => {
+        const found: readonly Action[] = failing ?? [];
+        const min = await minimize(found);
+        throw new Error(
+          `events oracle failed, seed ${SEED} (replay with PARLEY_EVENTS_SEED=${SEED})\nminimized ${describeRun(min.actions, min.outcomes, min.problems)}\n\noriginal sequence: ${JSON.stringify(found)}`,
+        );
+      });
+    const show = (m: Map<string, number>) =>
+      [...m]
+        .sort()
+        .map(([k, n]) => `${k}: ${n}`)
+        .join(", ");
     console.log(`actions: ${show(coverage.actions)}\nevents: ${show(coverage.events)}`);
     expect(failing).toBeNull();
   }, 300_000);

@@ -20,8 +20,35 @@ const SEED = Number(process.env["PARLEY_PROPERTY_SEED"] ?? 20261127);
 const RUNS = Number(process.env["PARLEY_PROPERTY_RUNS"] ?? 40);
 
 const TOPICS = ["plans", "Plans", "ΟΔΟΣ", "οδοσ", "οδός", "✔ done", "misc"];
-const WORDS = ["planning ahead", "an explanation", "plans", "plan", "ΟΔΟΣ", "οδοσ", "see https://example.com/plan", "@**Alice**", "@**all**", "hello world", "Running runners ran", "\"exact phrase\" here", "a phrase that is exact", "example.com"];
-const SEARCHES = ["plans", "plan", "explanation", "ΟΔΟΣ", "οδοσ", "example", "example.com", "run", "\"exact phrase\"", "hello plans", "ahead"];
+const WORDS = [
+  "planning ahead",
+  "an explanation",
+  "plans",
+  "plan",
+  "ΟΔΟΣ",
+  "οδοσ",
+  "see https://example.com/plan",
+  "@**Alice**",
+  "@**all**",
+  "hello world",
+  "Running runners ran",
+  '"exact phrase" here',
+  "a phrase that is exact",
+  "example.com",
+];
+const SEARCHES = [
+  "plans",
+  "plan",
+  "explanation",
+  "ΟΔΟΣ",
+  "οδοσ",
+  "example",
+  "example.com",
+  "run",
+  '"exact phrase"',
+  "hello plans",
+  "ahead",
+];
 
 type Term = { operator: string; operand: string | number; negated?: boolean };
 
@@ -71,8 +98,22 @@ describe("one narrow meaning: event queues and GET /messages", () => {
             ),
             fc.constantFrom(...TOPICS).map((topic): Term => ({ operator: "topic", operand: topic })),
             fc.constantFrom(...SEARCHES).map((q): Term => ({ operator: "search", operand: q })),
-            fc.constantFrom("dm", "private", "starred", "unread", "mentioned", "alerted", "resolved", "followed", "muted").map((w): Term => ({ operator: "is", operand: w })),
-            fc.constantFrom("link", "image", "attachment", "reaction").map((w): Term => ({ operator: "has", operand: w })),
+            fc
+              .constantFrom(
+                "dm",
+                "private",
+                "starred",
+                "unread",
+                "mentioned",
+                "alerted",
+                "resolved",
+                "followed",
+                "muted",
+              )
+              .map((w): Term => ({ operator: "is", operand: w })),
+            fc
+              .constantFrom("link", "image", "attachment", "reaction")
+              .map((w): Term => ({ operator: "has", operand: w })),
           ),
           fc.boolean(),
         )
@@ -88,10 +129,14 @@ describe("one narrow meaning: event queues and GET /messages", () => {
         const users: User[] = [seed.owner, seed.alice, seed.bob, seed.guest];
         const rng = fc.sample(fc.integer({ min: 0, max: 1_000_000 }), { seed: realmSeed, numRuns: 400 });
         let r = 0;
-        const pick = <T,>(xs: readonly T[]): T => xs[rng[r++ % rng.length]! % xs.length]!;
-        const narrows = fc.sample(fc.array(termArb(seed), { minLength: 1, maxLength: 3 }), { seed: realmSeed, numRuns: 12 });
+        const pick = <T>(xs: readonly T[]): T => xs[rng[r++ % rng.length]! % xs.length]!;
+        const narrows = fc.sample(fc.array(termArb(seed), { minLength: 1, maxLength: 3 }), {
+          seed: realmSeed,
+          numRuns: 12,
+        });
 
-        // Some history first, with stars and topic policies, so is:starred/followed/muted and in:home have something to say.
+        // Some history first, with stars and topic policies, so is:starred/followed/muted and in:home have something to
+        // say.
         const hub = new EventHub(store, { clock: new ManualClock(), gcIntervalSecs: 3600 });
         try {
           for (let i = 0; i < 6; i++) send(store, seed, pick, users);
@@ -111,7 +156,9 @@ describe("one narrow meaning: event queues and GET /messages", () => {
               } catch (error) {
                 // Refused at register: GET /messages refuses the same narrow with the same error.
                 expect(error).toBeInstanceOf(EngineError);
-                expect(() => store.getMessages(user.id, { narrow, anchor: "newest", numBefore: 1, numAfter: 0 })).toThrow((error as Error).message);
+                expect(() =>
+                  store.getMessages(user.id, { narrow, anchor: "newest", numBefore: 1, numAfter: 0 }),
+                ).toThrow((error as Error).message);
                 continue;
               }
               queues.push({ user, narrow, queue });
@@ -125,10 +172,12 @@ describe("one narrow meaning: event queues and GET /messages", () => {
             const id = send(store, seed, pick, users);
             sent.push(id);
             for (const { user, narrow, queue } of queues) {
-              if (store.getMessages(user.id, { narrow, messageIds: [id] }).messages.length === 1) expected.get(queue)!.add(id);
+              if (store.getMessages(user.id, { narrow, messageIds: [id] }).messages.length === 1)
+                expected.get(queue)!.add(id);
             }
             if (i % 3 === 2) store.updateFlags(store.findMessageRecord(id)!.senderId, [id], "starred", "add");
-            if (i % 2 === 1 && store.findMessageRecord(id)!.recipient.type === "channel") store.addReaction(seed.owner.id, id, { emojiName: "smile" });
+            if (i % 2 === 1 && store.findMessageRecord(id)!.recipient.type === "channel")
+              store.addReaction(seed.owner.id, id, { emojiName: "smile" });
           }
           let delivered = 0;
           for (const { user, narrow, queue } of queues) {
@@ -137,7 +186,10 @@ describe("one narrow meaning: event queues and GET /messages", () => {
             for (const id of sent) {
               const want = reached.has(id) && expected.get(queue)!.has(id);
               if (want) delivered++;
-              expect(got.has(id), `user ${user.id}, narrow ${JSON.stringify(narrow)}, message ${id}: ${JSON.stringify(store.findMessageRecord(id))}`).toBe(want);
+              expect(
+                got.has(id),
+                `user ${user.id}, narrow ${JSON.stringify(narrow)}, message ${id}: ${JSON.stringify(store.findMessageRecord(id))}`,
+              ).toBe(want);
             }
           }
           deliveredInAll += delivered;
@@ -152,15 +204,30 @@ describe("one narrow meaning: event queues and GET /messages", () => {
   });
 });
 
-function send(store: Store, seed: ReturnType<typeof seedRealm>, pick: <T>(xs: readonly T[]) => T, users: readonly User[]): number {
+function send(
+  store: Store,
+  seed: ReturnType<typeof seedRealm>,
+  pick: <T>(xs: readonly T[]) => T,
+  users: readonly User[],
+): number {
   const content = `${pick(WORDS)} ${pick(WORDS)}`;
   if (pick([0, 1, 2, 3]) === 0) {
     const sender = pick([seed.owner, seed.bob, seed.alice]);
     const others = users.filter((u) => u.id !== sender.id && u.id !== seed.guest.id);
-    return store.sendMessage({ senderId: sender.id, to: { type: "direct", users: [pick(others).id] }, content, client: "API" }).id;
+    return store.sendMessage({
+      senderId: sender.id,
+      to: { type: "direct", users: [pick(others).id] },
+      content,
+      client: "API",
+    }).id;
   }
   const channel = pick(["general", "general", "secret"]);
   const sender = channel === "secret" ? pick([seed.owner, seed.alice]) : pick([seed.owner, seed.alice, seed.bob]);
-  const message = store.sendMessage({ senderId: sender.id, to: { type: "channel", channel, topic: pick(TOPICS) }, content, client: "API" });
+  const message = store.sendMessage({
+    senderId: sender.id,
+    to: { type: "channel", channel, topic: pick(TOPICS) },
+    content,
+    client: "API",
+  });
   return message.id;
 }

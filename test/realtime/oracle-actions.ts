@@ -18,18 +18,36 @@ export type UserName = (typeof USERS)[number];
 /** Actors for actions a user performs on their own behalf. */
 const ACTORS: readonly UserName[] = ["owner", "admin", "alice", "bob", "guest", "bot", "carol"];
 
-/** general: public; secret: private, protected history; shared: private, shared history; lobby: public with the guest; new*: created by actions. */
+/**
+ * general: public; secret: private, protected history; shared: private, shared history; lobby: public with the guest;
+ * new*: created by actions.
+ */
 export const CHANNELS = ["general", "secret", "shared", "lobby", "new-a", "new-b"] as const;
 export type ChannelName = (typeof CHANNELS)[number];
 const TOPICS = ["lunch", "plans", ""] as const;
 const GROUPS = ["team", "crew"] as const;
 
 export type Action =
-  | { kind: "send_channel"; sender: UserName; channel: ChannelName; topic: string; mention: Mention; readBySender: boolean }
+  | {
+      kind: "send_channel";
+      sender: UserName;
+      channel: ChannelName;
+      topic: string;
+      mention: Mention;
+      readBySender: boolean;
+    }
   | { kind: "send_dm"; sender: UserName; to: UserName[]; mention: Mention; readBySender: boolean }
   | { kind: "flags"; user: UserName; flag: "read" | "starred"; op: "add" | "remove"; picks: number[] }
   | { kind: "mark_topic_read"; user: UserName; channel: ChannelName; topic: string }
-  | { kind: "subscribe"; actor: UserName; channel: ChannelName; principals: UserName[] | null; inviteOnly: boolean; sharedHistory: boolean; isDefault: boolean }
+  | {
+      kind: "subscribe";
+      actor: UserName;
+      channel: ChannelName;
+      principals: UserName[] | null;
+      inviteOnly: boolean;
+      sharedHistory: boolean;
+      isDefault: boolean;
+    }
   | { kind: "unsubscribe"; actor: UserName; channel: ChannelName; principals: UserName[] | null }
   | { kind: "update_user"; target: UserName; change: { role: Role } | { fullName: string } | { newEmail: string } }
   | { kind: "reaction"; user: UserName; pick: number; op: "add" | "remove" }
@@ -41,7 +59,13 @@ export type Action =
   | { kind: "mute_channel"; user: UserName; channel: ChannelName; muted: boolean }
   | { kind: "create_user"; n: number; role: Role; bot: boolean }
   | { kind: "settings"; user: UserName; change: SettingsChange }
-  | { kind: "bulk_settings"; actor: UserName; targets: UserName[]; colorScheme: 1 | 2 | 3; skipIfAlreadyEdited: boolean }
+  | {
+      kind: "bulk_settings";
+      actor: UserName;
+      targets: UserName[];
+      colorScheme: 1 | 2 | 3;
+      skipIfAlreadyEdited: boolean;
+    }
   | { kind: "realm_defaults"; actor: UserName; colorScheme: 1 | 2 | 3 }
   | { kind: "draft"; user: UserName; op: "create" | "edit" | "delete"; channel: ChannelName; pick: number }
   | { kind: "snippet"; user: UserName; op: "create" | "edit" | "delete"; pick: number }
@@ -51,7 +75,17 @@ export type Action =
   | { kind: "device"; user: UserName; op: "add" | "remove" | "register" | "rotate_key"; pick: number }
   | { kind: "custom_emoji"; actor: UserName; op: "add" | "remove"; pick: number };
 
-const SUB_PROPERTIES = ["color", "pin_to_top", "desktop_notifications", "audible_notifications", "push_notifications", "email_notifications", "wildcard_mentions_notify", "in_home_view", "is_muted"] as const;
+const SUB_PROPERTIES = [
+  "color",
+  "pin_to_top",
+  "desktop_notifications",
+  "audible_notifications",
+  "push_notifications",
+  "email_notifications",
+  "wildcard_mentions_notify",
+  "in_home_view",
+  "is_muted",
+] as const;
 type SubProperty = (typeof SUB_PROPERTIES)[number];
 
 export type SettingsChange =
@@ -61,7 +95,13 @@ export type SettingsChange =
   | { readonly fullName: string }
   | { readonly draftsSync: boolean };
 
-export type Mention = { kind: "none" } | { kind: "user"; who: UserName } | { kind: "silent"; who: UserName } | { kind: "all" } | { kind: "topic" } | { kind: "group"; name: (typeof GROUPS)[number] };
+export type Mention =
+  | { kind: "none" }
+  | { kind: "user"; who: UserName }
+  | { kind: "silent"; who: UserName }
+  | { kind: "all" }
+  | { kind: "topic" }
+  | { kind: "group"; name: (typeof GROUPS)[number] };
 
 const user = fc.constantFrom(...USERS);
 const actor = fc.constantFrom(...ACTORS);
@@ -81,13 +121,41 @@ const mention: fc.Arbitrary<Mention> = fc.oneof(
 const roles = fc.constantFrom<Role>(ROLE.OWNER, ROLE.ADMINISTRATOR, ROLE.MODERATOR, ROLE.MEMBER, ROLE.GUEST);
 
 export const actionArb: fc.Arbitrary<Action> = fc.oneof(
-  { weight: 8, arbitrary: fc.record({ kind: fc.constant("send_channel" as const), sender: actor, channel, topic, mention, readBySender: fc.boolean() }) },
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant("send_dm" as const), sender: actor, to: someUsers, mention, readBySender: fc.boolean() }) },
+  {
+    weight: 8,
+    arbitrary: fc.record({
+      kind: fc.constant("send_channel" as const),
+      sender: actor,
+      channel,
+      topic,
+      mention,
+      readBySender: fc.boolean(),
+    }),
+  },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant("send_dm" as const),
+      sender: actor,
+      to: someUsers,
+      mention,
+      readBySender: fc.boolean(),
+    }),
+  },
   {
     weight: 10,
-    arbitrary: fc.record({ kind: fc.constant("flags" as const), user: observer, flag: fc.constantFrom("read" as const, "starred" as const), op: fc.constantFrom("add" as const, "remove" as const, "remove" as const), picks: fc.array(fc.nat(), { minLength: 1, maxLength: 4 }) }),
+    arbitrary: fc.record({
+      kind: fc.constant("flags" as const),
+      user: observer,
+      flag: fc.constantFrom("read" as const, "starred" as const),
+      op: fc.constantFrom("add" as const, "remove" as const, "remove" as const),
+      picks: fc.array(fc.nat(), { minLength: 1, maxLength: 4 }),
+    }),
   },
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant("mark_topic_read" as const), user: observer, channel, topic }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({ kind: fc.constant("mark_topic_read" as const), user: observer, channel, topic }),
+  },
   {
     weight: 5,
     arbitrary: fc.record({
@@ -100,7 +168,15 @@ export const actionArb: fc.Arbitrary<Action> = fc.oneof(
       isDefault: fc.boolean(),
     }),
   },
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant("unsubscribe" as const), actor, channel, principals: fc.option(someUsers, { nil: null }) }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant("unsubscribe" as const),
+      actor,
+      channel,
+      principals: fc.option(someUsers, { nil: null }),
+    }),
+  },
   {
     weight: 3,
     arbitrary: fc.record({
@@ -113,14 +189,69 @@ export const actionArb: fc.Arbitrary<Action> = fc.oneof(
       ),
     }),
   },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant("reaction" as const), user: actor, pick: fc.nat(), op: fc.constantFrom("add" as const, "remove" as const) }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant("set_active" as const), target: fc.constantFrom("carol" as const, "dave" as const), active: fc.boolean() }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("create_group" as const), actor, name: group, members: fc.uniqueArray(user, { maxLength: 3 }) }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant("group_members" as const), actor, name: group, add: fc.uniqueArray(user, { maxLength: 2 }), remove: fc.uniqueArray(user, { maxLength: 2 }) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("group_subgroups" as const), actor, name: group, add: fc.boolean() }) },
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant("topic_policy" as const), user: observer, channel, topic, policy: fc.constantFrom(0 as const, 1 as const, 2 as const, 3 as const) }) },
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant("mute_channel" as const), user: observer, channel, muted: fc.boolean() }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("create_user" as const), n: fc.nat({ max: 1000 }), role: fc.constantFrom<Role>(ROLE.MEMBER, ROLE.GUEST), bot: fc.boolean() }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("reaction" as const),
+      user: actor,
+      pick: fc.nat(),
+      op: fc.constantFrom("add" as const, "remove" as const),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("set_active" as const),
+      target: fc.constantFrom("carol" as const, "dave" as const),
+      active: fc.boolean(),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("create_group" as const),
+      actor,
+      name: group,
+      members: fc.uniqueArray(user, { maxLength: 3 }),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("group_members" as const),
+      actor,
+      name: group,
+      add: fc.uniqueArray(user, { maxLength: 2 }),
+      remove: fc.uniqueArray(user, { maxLength: 2 }),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant("group_subgroups" as const), actor, name: group, add: fc.boolean() }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant("topic_policy" as const),
+      user: observer,
+      channel,
+      topic,
+      policy: fc.constantFrom(0 as const, 1 as const, 2 as const, 3 as const),
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({ kind: fc.constant("mute_channel" as const), user: observer, channel, muted: fc.boolean() }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("create_user" as const),
+      n: fc.nat({ max: 1000 }),
+      role: fc.constantFrom<Role>(ROLE.MEMBER, ROLE.GUEST),
+      bot: fc.boolean(),
+    }),
+  },
   {
     weight: 3,
     arbitrary: fc.record({
@@ -129,7 +260,9 @@ export const actionArb: fc.Arbitrary<Action> = fc.oneof(
       change: fc.oneof(
         fc.boolean().map((twentyFourHourTime) => ({ twentyFourHourTime })),
         fc.constantFrom(1 as const, 2 as const, 3 as const).map((colorScheme) => ({ colorScheme })),
-        fc.constantFrom("" as const, "Europe/Berlin" as const, "America/New_York" as const).map((timezone) => ({ timezone })),
+        fc
+          .constantFrom("" as const, "Europe/Berlin" as const, "America/New_York" as const)
+          .map((timezone) => ({ timezone })),
         fc.constantFrom("Renamed Three", "Renamed Four").map((fullName) => ({ fullName })),
         fc.boolean().map((draftsSync) => ({ draftsSync })),
       ),
@@ -137,20 +270,99 @@ export const actionArb: fc.Arbitrary<Action> = fc.oneof(
   },
   {
     weight: 1,
-    arbitrary: fc.record({ kind: fc.constant("bulk_settings" as const), actor, targets: someUsers, colorScheme: fc.constantFrom(1 as const, 2 as const, 3 as const), skipIfAlreadyEdited: fc.boolean() }),
+    arbitrary: fc.record({
+      kind: fc.constant("bulk_settings" as const),
+      actor,
+      targets: someUsers,
+      colorScheme: fc.constantFrom(1 as const, 2 as const, 3 as const),
+      skipIfAlreadyEdited: fc.boolean(),
+    }),
   },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("realm_defaults" as const), actor, colorScheme: fc.constantFrom(1 as const, 2 as const, 3 as const) }) },
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant("draft" as const), user: actor, op: fc.constantFrom("create" as const, "create" as const, "edit" as const, "delete" as const), channel, pick: fc.nat() }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant("snippet" as const), user: actor, op: fc.constantFrom("create" as const, "edit" as const, "delete" as const), pick: fc.nat() }) },
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant("sub_property" as const), user: observer, channel, property: fc.constantFrom(...SUB_PROPERTIES), pick: fc.nat() }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("playground" as const), actor, op: fc.constantFrom("add" as const, "add" as const, "remove" as const), pick: fc.nat() }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant("presence" as const), user: actor, status: fc.constantFrom("active" as const, "idle" as const) }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant("device" as const), user: actor, op: fc.constantFrom("add" as const, "add" as const, "remove" as const, "register" as const, "rotate_key" as const), pick: fc.nat() }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("custom_emoji" as const), actor, op: fc.constantFrom("add" as const, "add" as const, "remove" as const), pick: fc.nat() }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("realm_defaults" as const),
+      actor,
+      colorScheme: fc.constantFrom(1 as const, 2 as const, 3 as const),
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant("draft" as const),
+      user: actor,
+      op: fc.constantFrom("create" as const, "create" as const, "edit" as const, "delete" as const),
+      channel,
+      pick: fc.nat(),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("snippet" as const),
+      user: actor,
+      op: fc.constantFrom("create" as const, "edit" as const, "delete" as const),
+      pick: fc.nat(),
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant("sub_property" as const),
+      user: observer,
+      channel,
+      property: fc.constantFrom(...SUB_PROPERTIES),
+      pick: fc.nat(),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("playground" as const),
+      actor,
+      op: fc.constantFrom("add" as const, "add" as const, "remove" as const),
+      pick: fc.nat(),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("presence" as const),
+      user: actor,
+      status: fc.constantFrom("active" as const, "idle" as const),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("device" as const),
+      user: actor,
+      op: fc.constantFrom(
+        "add" as const,
+        "add" as const,
+        "remove" as const,
+        "register" as const,
+        "rotate_key" as const,
+      ),
+      pick: fc.nat(),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("custom_emoji" as const),
+      actor,
+      op: fc.constantFrom("add" as const, "add" as const, "remove" as const),
+      pick: fc.nat(),
+    }),
+  },
 );
 
 /** A valid 2×2 PNG, for custom emoji uploads. */
-const EMOJI_PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAYAAABytg0kAAAACXBIWXMAAAPoAAAD6AG1e1JrAAAAEUlEQVQImWNgZGL+D8IMMAYAHtAEFYRc9U8AAAAASUVORK5CYII=", "base64");
+const EMOJI_PNG = Buffer.from(
+  "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAYAAABytg0kAAAACXBIWXMAAAPoAAAD6AG1e1JrAAAAEUlEQVQImWNgZGL+D8IMMAYAHtAEFYRc9U8AAAAASUVORK5CYII=",
+  "base64",
+);
 
 /** The realm the actions run in, with handles by symbolic name. */
 export class World {
@@ -176,15 +388,42 @@ export class World {
     this.users.set("alice", seed.alice);
     this.users.set("bob", seed.bob);
     this.users.set("guest", seed.guest);
-    this.users.set("admin", store.createUser({ realmId, email: "admin@test.dev", fullName: "Ada Admin", role: ROLE.ADMINISTRATOR }));
-    this.users.set("bot", store.createUser({ realmId, email: "bot-bot@test.dev", fullName: "Botty", bot: { type: 1, ownerId: seed.alice.id } }));
+    this.users.set(
+      "admin",
+      store.createUser({ realmId, email: "admin@test.dev", fullName: "Ada Admin", role: ROLE.ADMINISTRATOR }),
+    );
+    this.users.set(
+      "bot",
+      store.createUser({
+        realmId,
+        email: "bot-bot@test.dev",
+        fullName: "Botty",
+        bot: { type: 1, ownerId: seed.alice.id },
+      }),
+    );
     this.users.set("carol", store.createUser({ realmId, email: "carol@test.dev", fullName: "Carol" }));
-    this.users.set("dave", store.createUser({ realmId, email: "dave@test.dev", fullName: "Dave", role: ROLE.MODERATOR }));
+    this.users.set(
+      "dave",
+      store.createUser({ realmId, email: "dave@test.dev", fullName: "Dave", role: ROLE.MODERATOR }),
+    );
     const id = (n: UserName) => this.user(n).id;
-    store.subscribe(seed.owner.id, { channels: [{ name: "shared" }], principals: [id("owner"), id("bob"), id("guest"), id("carol")], newChannel: { inviteOnly: true, historyPublicToSubscribers: true } });
-    store.subscribe(seed.owner.id, { channels: [{ name: "lobby" }], principals: [id("owner"), id("alice"), id("guest"), id("bot"), id("dave")] });
-    store.subscribe(seed.owner.id, { channels: [{ name: "general" }], principals: [id("bot"), id("carol"), id("admin")] });
-    this.groupIds.set("team", store.createGroup(seed.owner.id, { name: "team", members: [id("alice"), id("guest"), id("carol")] }).id);
+    store.subscribe(seed.owner.id, {
+      channels: [{ name: "shared" }],
+      principals: [id("owner"), id("bob"), id("guest"), id("carol")],
+      newChannel: { inviteOnly: true, historyPublicToSubscribers: true },
+    });
+    store.subscribe(seed.owner.id, {
+      channels: [{ name: "lobby" }],
+      principals: [id("owner"), id("alice"), id("guest"), id("bot"), id("dave")],
+    });
+    store.subscribe(seed.owner.id, {
+      channels: [{ name: "general" }],
+      principals: [id("bot"), id("carol"), id("admin")],
+    });
+    this.groupIds.set(
+      "team",
+      store.createGroup(seed.owner.id, { name: "team", members: [id("alice"), id("guest"), id("carol")] }).id,
+    );
   }
 
   user(name: UserName): User {
@@ -279,30 +518,52 @@ export class World {
     };
     switch (action.kind) {
       case "send_channel": {
-        const r = await call(action.sender, "POST", "/messages", { type: "stream", to: action.channel, topic: action.topic, content: this.#mentionText(action.mention), read_by_sender: action.readBySender });
+        const r = await call(action.sender, "POST", "/messages", {
+          type: "stream",
+          to: action.channel,
+          topic: action.topic,
+          content: this.#mentionText(action.mention),
+          read_by_sender: action.readBySender,
+        });
         if (r.status === 200) this.sent.push(r.body["id"] as number);
         return note(r.status === 200, `send_channel ${String(r.body["msg"] ?? "")}`);
       }
       case "send_dm": {
         const to = action.to.map((n) => this.user(n).id);
-        const r = await call(action.sender, "POST", "/messages", { type: "direct", to, content: this.#mentionText(action.mention), read_by_sender: action.readBySender });
+        const r = await call(action.sender, "POST", "/messages", {
+          type: "direct",
+          to,
+          content: this.#mentionText(action.mention),
+          read_by_sender: action.readBySender,
+        });
         if (r.status === 200) this.sent.push(r.body["id"] as number);
         return note(r.status === 200, `send_dm ${String(r.body["msg"] ?? "")}`);
       }
       case "flags": {
         const ids = this.pickIds(action.user, action.picks);
         if (ids.length === 0) return note(false, "flags: nothing sent yet");
-        const r = await call(action.user, "POST", "/messages/flags", { messages: ids, op: action.op, flag: action.flag });
+        const r = await call(action.user, "POST", "/messages/flags", {
+          messages: ids,
+          op: action.op,
+          flag: action.flag,
+        });
         return note(r.status === 200, `flags ${String(r.body["msg"] ?? "")}`);
       }
       case "mark_topic_read": {
         const channelId = this.channelId(action.channel);
         if (channelId === undefined) return note(false, "mark_topic_read: no such channel yet");
-        const r = await call(action.user, "POST", "/mark_topic_as_read", { stream_id: channelId, topic_name: action.topic });
+        const r = await call(action.user, "POST", "/mark_topic_as_read", {
+          stream_id: channelId,
+          topic_name: action.topic,
+        });
         return note(r.status === 200, `mark_topic_read ${String(r.body["msg"] ?? "")}`);
       }
       case "subscribe": {
-        const params: Record<string, unknown> = { subscriptions: [{ name: action.channel }], invite_only: action.inviteOnly, history_public_to_subscribers: action.sharedHistory };
+        const params: Record<string, unknown> = {
+          subscriptions: [{ name: action.channel }],
+          invite_only: action.inviteOnly,
+          history_public_to_subscribers: action.sharedHistory,
+        };
         if (action.principals) params["principals"] = action.principals.map((n) => this.user(n).id);
         if (action.isDefault && !action.inviteOnly) params["is_default_stream"] = true;
         const r = await call(action.actor, "POST", "/users/me/subscriptions", params);
@@ -315,14 +576,21 @@ export class World {
         return note(r.status === 200, `unsubscribe ${String(r.body["msg"] ?? "")}`);
       }
       case "update_user": {
-        const params = "role" in action.change ? { role: action.change.role } : "fullName" in action.change ? { full_name: action.change.fullName } : { new_email: action.change.newEmail };
+        const params =
+          "role" in action.change
+            ? { role: action.change.role }
+            : "fullName" in action.change
+              ? { full_name: action.change.fullName }
+              : { new_email: action.change.newEmail };
         const r = await call("owner", "PATCH", `/users/${this.user(action.target).id}`, params);
         return note(r.status === 200, `update_user ${String(r.body["msg"] ?? "")}`);
       }
       case "reaction": {
         const id = this.#pick(action.pick);
         if (id === undefined) return note(false, "reaction: nothing sent yet");
-        const r = await call(action.user, action.op === "add" ? "POST" : "DELETE", `/messages/${id}/reactions`, { emoji_name: "octopus" });
+        const r = await call(action.user, action.op === "add" ? "POST" : "DELETE", `/messages/${id}/reactions`, {
+          emoji_name: "octopus",
+        });
         return note(r.status === 200, `reaction ${String(r.body["msg"] ?? "")}`);
       }
       case "set_active":
@@ -330,7 +598,10 @@ export class World {
       case "create_group":
         return engine(() => {
           if (this.groupIds.has(action.name)) throw new Error("exists");
-          const g = store.createGroup(this.user(action.actor).id, { name: action.name, members: action.members.map((n) => this.user(n).id) });
+          const g = store.createGroup(this.user(action.actor).id, {
+            name: action.name,
+            members: action.members.map((n) => this.user(n).id),
+          });
           this.groupIds.set(action.name, g.id);
         });
       case "group_members":
@@ -338,14 +609,24 @@ export class World {
           const gid = this.groupIds.get(action.name);
           if (gid === undefined) throw new Error("no such group yet");
           const remove = action.remove.filter((n) => !action.add.includes(n));
-          store.updateGroupMembers(this.user(action.actor).id, gid, action.add.map((n) => this.user(n).id), remove.map((n) => this.user(n).id));
+          store.updateGroupMembers(
+            this.user(action.actor).id,
+            gid,
+            action.add.map((n) => this.user(n).id),
+            remove.map((n) => this.user(n).id),
+          );
         });
       case "group_subgroups":
         return engine(() => {
           const team = this.groupIds.get("team");
           const crew = this.groupIds.get("crew");
           if (team === undefined || crew === undefined) throw new Error("needs both groups");
-          store.updateGroupSubgroups(this.user(action.actor).id, crew, action.add ? [team] : [], action.add ? [] : [team]);
+          store.updateGroupSubgroups(
+            this.user(action.actor).id,
+            crew,
+            action.add ? [team] : [],
+            action.add ? [] : [team],
+          );
         });
       case "topic_policy":
         return engine(() => {
@@ -363,7 +644,13 @@ export class World {
         return engine(() => {
           this.#created++;
           const bot = action.bot ? { bot: { type: 1 as const, ownerId: this.user("bob").id } } : {};
-          store.createUser({ realmId: this.server.seed.realm.id, email: `new${this.#created}-${action.n}@test.dev`, fullName: `Newcomer ${this.#created}`, role: action.role, ...bot });
+          store.createUser({
+            realmId: this.server.seed.realm.id,
+            email: `new${this.#created}-${action.n}@test.dev`,
+            fullName: `Newcomer ${this.#created}`,
+            role: action.role,
+            ...bot,
+          });
         });
       case "settings": {
         const c = action.change;
@@ -381,18 +668,26 @@ export class World {
         return note(r.status === 200, `settings ${String(r.body["msg"] ?? "")}`);
       }
       case "bulk_settings": {
-        const target_users = { user_ids: action.targets.map((n) => this.user(n).id), skip_if_already_edited: action.skipIfAlreadyEdited };
+        const target_users = {
+          user_ids: action.targets.map((n) => this.user(n).id),
+          skip_if_already_edited: action.skipIfAlreadyEdited,
+        };
         const r = await call(action.actor, "PATCH", "/settings", { target_users, color_scheme: action.colorScheme });
         return note(r.status === 200, `bulk_settings ${String(r.body["msg"] ?? "")}`);
       }
       case "realm_defaults": {
-        const r = await call(action.actor, "PATCH", "/realm/user_settings_defaults", { color_scheme: action.colorScheme });
+        const r = await call(action.actor, "PATCH", "/realm/user_settings_defaults", {
+          color_scheme: action.colorScheme,
+        });
         return note(r.status === 200, `realm_defaults ${String(r.body["msg"] ?? "")}`);
       }
       case "draft": {
         const mine = this.drafts.get(action.user) ?? [];
         const channelId = this.channelId(action.channel);
-        const draft = channelId === undefined ? { type: "", to: [], topic: "", content: "draft" } : { type: "stream", to: [channelId], topic: "plans", content: `draft ${action.pick}` };
+        const draft =
+          channelId === undefined
+            ? { type: "", to: [], topic: "", content: "draft" }
+            : { type: "stream", to: [channelId], topic: "plans", content: `draft ${action.pick}` };
         if (action.op === "create") {
           const r = await call(action.user, "POST", "/drafts", { drafts: [draft] });
           if (r.status === 200) this.drafts.set(action.user, [...mine, ...(r.body["ids"] as number[])]);
@@ -400,31 +695,47 @@ export class World {
         }
         const id = mine[action.pick % Math.max(1, mine.length)];
         if (id === undefined) return note(false, "draft: none created yet");
-        const r = action.op === "edit" ? await call(action.user, "PATCH", `/drafts/${id}`, { draft }) : await call(action.user, "DELETE", `/drafts/${id}`, {});
+        const r =
+          action.op === "edit"
+            ? await call(action.user, "PATCH", `/drafts/${id}`, { draft })
+            : await call(action.user, "DELETE", `/drafts/${id}`, {});
         return note(r.status === 200, `draft ${action.op} ${String(r.body["msg"] ?? "")}`);
       }
       case "snippet": {
         const mine = this.snippets.get(action.user) ?? [];
         if (action.op === "create") {
-          const r = await call(action.user, "POST", "/saved_snippets", { title: `Snippet ${action.pick}`, content: "Hello" });
+          const r = await call(action.user, "POST", "/saved_snippets", {
+            title: `Snippet ${action.pick}`,
+            content: "Hello",
+          });
           if (r.status === 200) this.snippets.set(action.user, [...mine, r.body["saved_snippet_id"] as number]);
           return note(r.status === 200, `snippet create ${String(r.body["msg"] ?? "")}`);
         }
         const id = mine[action.pick % Math.max(1, mine.length)];
         if (id === undefined) return note(false, "snippet: none created yet");
-        const r = action.op === "edit" ? await call(action.user, "PATCH", `/saved_snippets/${id}`, { content: `Edited ${action.pick}` }) : await call(action.user, "DELETE", `/saved_snippets/${id}`, {});
+        const r =
+          action.op === "edit"
+            ? await call(action.user, "PATCH", `/saved_snippets/${id}`, { content: `Edited ${action.pick}` })
+            : await call(action.user, "DELETE", `/saved_snippets/${id}`, {});
         return note(r.status === 200, `snippet ${action.op} ${String(r.body["msg"] ?? "")}`);
       }
       case "sub_property": {
         const channelId = this.channelId(action.channel);
         if (channelId === undefined) return note(false, "sub_property: no such channel yet");
-        const value = action.property === "color" ? ["#76ce90", "#abc", "#e79ab5"][action.pick % 3] : action.pick % 2 === 0;
-        const r = await call(action.user, "POST", "/users/me/subscriptions/properties", { subscription_data: [{ stream_id: channelId, property: action.property, value }] });
+        const value =
+          action.property === "color" ? ["#76ce90", "#abc", "#e79ab5"][action.pick % 3] : action.pick % 2 === 0;
+        const r = await call(action.user, "POST", "/users/me/subscriptions/properties", {
+          subscription_data: [{ stream_id: channelId, property: action.property, value }],
+        });
         return note(r.status === 200, `sub_property ${action.property} ${String(r.body["msg"] ?? "")}`);
       }
       case "playground": {
         if (action.op === "add") {
-          const r = await call(action.actor, "POST", "/realm/playgrounds", { name: `Playground ${action.pick % 5}`, pygments_language: "Python", url_template: "https://play.test/{code}" });
+          const r = await call(action.actor, "POST", "/realm/playgrounds", {
+            name: `Playground ${action.pick % 5}`,
+            pygments_language: "Python",
+            url_template: "https://play.test/{code}",
+          });
           if (r.status === 200) this.playgrounds.push(r.body["id"] as number);
           return note(r.status === 200, `playground add ${String(r.body["msg"] ?? "")}`);
         }
@@ -452,8 +763,21 @@ export class World {
         }
         // The server's bouncer is never reached here: registrations stay pending.
         const key = Buffer.concat([Buffer.from([0x31]), Buffer.alloc(32, action.pick % 251)]).toString("base64");
-        const token = action.op === "register" ? { token_kind: "fcm", token_id: Buffer.alloc(8, action.pick % 251).toString("base64"), bouncer_public_key: "a2V5", encrypted_push_registration: "cmVn" } : {};
-        const r = await call(action.user, "POST", "/mobile_push/register", { device_id: id, push_key: key, push_key_id: action.pick % 1000, ...token });
+        const token =
+          action.op === "register"
+            ? {
+                token_kind: "fcm",
+                token_id: Buffer.alloc(8, action.pick % 251).toString("base64"),
+                bouncer_public_key: "a2V5",
+                encrypted_push_registration: "cmVn",
+              }
+            : {};
+        const r = await call(action.user, "POST", "/mobile_push/register", {
+          device_id: id,
+          push_key: key,
+          push_key_id: action.pick % 1000,
+          ...token,
+        });
         return note(r.status === 200, `device ${action.op} ${String(r.body["msg"] ?? "")}`);
       }
       case "custom_emoji": {
@@ -476,4 +800,7 @@ export class World {
  * trigger one are skipped (and listed as skipped in a failure report), so the test
  * stays green while still covering everything else. Remove an entry once fixed.
  */
-export const KNOWN_BUGS: readonly { readonly name: string; avoid(world: World, action: Action): Action | "skip" | undefined }[] = [];
+export const KNOWN_BUGS: readonly {
+  readonly name: string;
+  avoid(world: World, action: Action): Action | "skip" | undefined;
+}[] = [];

@@ -15,7 +15,8 @@ async function boot(maxQueueEvents = 10_000): Promise<void> {
   clock = new ManualClock();
   server = await startServer({ events: { clock, maxQueueEvents, random: () => 0 } });
   // First messages set the channels' first_message_id (a stream update event of its own).
-  for (const to of ["general", "secret"]) await server.call(server.seed.owner, "POST", "/messages", { type: "stream", to, topic: "setup", content: "first" });
+  for (const to of ["general", "secret"])
+    await server.call(server.seed.owner, "POST", "/messages", { type: "stream", to, topic: "setup", content: "first" });
 }
 
 afterEach(() => server?.close());
@@ -23,14 +24,21 @@ afterEach(() => server?.close());
 type Ev = Record<string, unknown> & { type: string; id: number };
 
 async function register(user: TestServer["seed"]["owner"], params: Record<string, unknown> = {}): Promise<string> {
-  const r = await server.call(user, "POST", "/register", { event_types: ["message", "update_message_flags", "reaction", "subscription", "typing", "stream", "realm_user"], ...params });
+  const r = await server.call(user, "POST", "/register", {
+    event_types: ["message", "update_message_flags", "reaction", "subscription", "typing", "stream", "realm_user"],
+    ...params,
+  });
   expect(r.status).toBe(200);
   expect(r.body["last_event_id"]).toBe(-1);
   return r.body["queue_id"] as string;
 }
 
 async function events(user: TestServer["seed"]["owner"], queueId: string, lastEventId = -1): Promise<Ev[]> {
-  const r = await server.call(user, "GET", "/events", { queue_id: queueId, last_event_id: lastEventId, dont_block: true });
+  const r = await server.call(user, "GET", "/events", {
+    queue_id: queueId,
+    last_event_id: lastEventId,
+    dont_block: true,
+  });
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   expect(r.body["queue_id"]).toBe(queueId);
   return r.body["events"] as Ev[];
@@ -43,7 +51,14 @@ describe("event queues", () => {
     const qOwner = await register(owner);
     const qAlice = await register(alice);
     const qGuest = await register(guest);
-    const sent = await server.call(owner, "POST", "/messages", { type: "stream", to: "general", topic: "t", content: "hi @**Alice**", queue_id: qOwner, local_id: "1.01" });
+    const sent = await server.call(owner, "POST", "/messages", {
+      type: "stream",
+      to: "general",
+      topic: "t",
+      content: "hi @**Alice**",
+      queue_id: qOwner,
+      local_id: "1.01",
+    });
     expect(sent.status).toBe(200);
     const [mine] = await events(owner, qOwner);
     expect(mine!.type).toBe("message");
@@ -98,7 +113,13 @@ describe("event queues", () => {
     const q = await register(alice, { idle_queue_timeout: 60 });
     const other = await register(bob);
     const bad = async (user: typeof alice, id: string) => {
-      const body = await expectRejectedUnchanged(server, () => server.call(user, "GET", "/events", { queue_id: id, dont_block: true }), 400, "BAD_EVENT_QUEUE_ID", `Bad event queue ID: ${id}`);
+      const body = await expectRejectedUnchanged(
+        server,
+        () => server.call(user, "GET", "/events", { queue_id: id, dont_block: true }),
+        400,
+        "BAD_EVENT_QUEUE_ID",
+        `Bad event queue ID: ${id}`,
+      );
       expect(body["queue_id"]).toBe(id);
     };
     await bad(alice, "no-such-queue");
@@ -116,23 +137,53 @@ describe("event queues", () => {
     await boot();
     const { alice } = server.seed;
     const q = await register(alice);
-    await expectRejectedUnchanged(server, () => server.call(alice, "GET", "/events", { queue_id: q, last_event_id: -5 }), 400, "BAD_REQUEST", "last_event_id is too small");
-    await expectRejectedUnchanged(server, () => server.call(alice, "GET", "/events", {}), 400, "REQUEST_VARIABLE_MISSING", "Missing 'queue_id' argument");
-    await expectRejectedUnchanged(server, () => server.call(alice, "POST", "/register", { event_types: "[not json" }), 400, "BAD_REQUEST", "event_types is not valid JSON");
-    await expectRejectedUnchanged(server, () => server.call(alice, "POST", "/register", { narrow: [["nonsense", "x"]] }), 400, "BAD_NARROW", "Invalid narrow operator: unknown operator nonsense");
-    await expectRejectedUnchanged(server, () => server.call(server.seed.guest, "POST", "/register", { all_public_streams: true }), 400, "BAD_REQUEST", "User not authorized for this query");
+    await expectRejectedUnchanged(
+      server,
+      () => server.call(alice, "GET", "/events", { queue_id: q, last_event_id: -5 }),
+      400,
+      "BAD_REQUEST",
+      "last_event_id is too small",
+    );
+    await expectRejectedUnchanged(
+      server,
+      () => server.call(alice, "GET", "/events", {}),
+      400,
+      "REQUEST_VARIABLE_MISSING",
+      "Missing 'queue_id' argument",
+    );
+    await expectRejectedUnchanged(
+      server,
+      () => server.call(alice, "POST", "/register", { event_types: "[not json" }),
+      400,
+      "BAD_REQUEST",
+      "event_types is not valid JSON",
+    );
+    await expectRejectedUnchanged(
+      server,
+      () => server.call(alice, "POST", "/register", { narrow: [["nonsense", "x"]] }),
+      400,
+      "BAD_NARROW",
+      "Invalid narrow operator: unknown operator nonsense",
+    );
+    await expectRejectedUnchanged(
+      server,
+      () => server.call(server.seed.guest, "POST", "/register", { all_public_streams: true }),
+      400,
+      "BAD_REQUEST",
+      "User not authorized for this query",
+    );
   });
 
   it("a queue whose client stopped polling is collected when its backlog passes the cap", async () => {
     await boot(5);
     const { owner, alice } = server.seed;
     const q = await register(alice);
-    for (let i = 0; i < 6; i++) await server.call(owner, "POST", "/messages", { type: "stream", to: "general", topic: "t", content: `m${i}` });
+    for (let i = 0; i < 6; i++)
+      await server.call(owner, "POST", "/messages", { type: "stream", to: "general", topic: "t", content: `m${i}` });
     const r = await server.call(alice, "GET", "/events", { queue_id: q, dont_block: true });
     expect(r.body["code"]).toBe("BAD_EVENT_QUEUE_ID");
     expect(server.server.events.stats.queues).toBe(0);
   });
-
 
   it("a backlog over MAX_POLL_ANSWER_CHARS arrives in bounded answers, every event once and in order", async () => {
     await boot();
@@ -141,7 +192,12 @@ describe("event queues", () => {
     const sent: number[] = [];
     // ~10 KB of rendered content per event: 250 of them are ~2.5 MB of events.
     for (let i = 0; i < 250; i++) {
-      const r = await server.call(owner, "POST", "/messages", { type: "stream", to: "general", topic: "t", content: `${i} ${"x".repeat(9_990)}` });
+      const r = await server.call(owner, "POST", "/messages", {
+        type: "stream",
+        to: "general",
+        topic: "t",
+        content: `${i} ${"x".repeat(9_990)}`,
+      });
       sent.push(r.body["id"] as number);
     }
     const got: number[] = [];
@@ -171,14 +227,35 @@ describe("event queues", () => {
     expect(t).toMatchObject({ type: "typing", op: "start", message_type: "direct", sender: { user_id: owner.id } });
     expect(await events(bob, qBob)).toEqual([]);
     const general = server.seed.general.id;
-    expect((await server.call(owner, "POST", "/typing", { type: "channel", op: "stop", stream_id: general, topic: "t" })).status).toBe(200);
-    expect((await events(bob, qBob)).map((e) => [e.type, e["op"], e["stream_id"]])).toEqual([["typing", "stop", general]]);
+    expect(
+      (await server.call(owner, "POST", "/typing", { type: "channel", op: "stop", stream_id: general, topic: "t" }))
+        .status,
+    ).toBe(200);
+    expect((await events(bob, qBob)).map((e) => [e.type, e["op"], e["stream_id"]])).toEqual([
+      ["typing", "stop", general],
+    ]);
     expect(await events(alice, qAlice, t!.id)).toEqual([]);
-    await expectRejectedUnchanged(server, () => server.call(owner, "POST", "/typing", { type: "channel", op: "start", topic: "t" }), 400, "BAD_REQUEST", "Missing channel ID");
+    await expectRejectedUnchanged(
+      server,
+      () => server.call(owner, "POST", "/typing", { type: "channel", op: "start", topic: "t" }),
+      400,
+      "BAD_REQUEST",
+      "Missing channel ID",
+    );
     // A private channel the sender cannot see answers like a missing one.
     const secret = server.seed.secret.id;
-    const hidden = await server.call(bob, "POST", "/typing", { type: "channel", op: "start", stream_id: secret, topic: "t" });
-    const missing = await server.call(bob, "POST", "/typing", { type: "channel", op: "start", stream_id: 999999, topic: "t" });
+    const hidden = await server.call(bob, "POST", "/typing", {
+      type: "channel",
+      op: "start",
+      stream_id: secret,
+      topic: "t",
+    });
+    const missing = await server.call(bob, "POST", "/typing", {
+      type: "channel",
+      op: "start",
+      stream_id: 999999,
+      topic: "t",
+    });
     expect(hidden.status).toBe(400);
     expect(hidden.body["msg"]).toBe(String(missing.body["msg"]).replace("999999", String(secret)));
   });
@@ -187,10 +264,15 @@ describe("event queues", () => {
     await boot();
     const { owner, alice } = server.seed;
     const q = await register(alice);
-    const id = (await server.call(owner, "POST", "/messages", { type: "stream", to: "general", topic: "t", content: "x" })).body["id"] as number;
+    const id = (
+      await server.call(owner, "POST", "/messages", { type: "stream", to: "general", topic: "t", content: "x" })
+    ).body["id"] as number;
     await server.call(alice, "POST", "/messages/flags", { messages: [id], op: "add", flag: "starred" });
     await server.call(owner, "POST", `/messages/${id}/reactions`, { emoji_name: "smile" });
-    await server.call(owner, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "newchan" }], principals: [alice.id] });
+    await server.call(owner, "POST", "/users/me/subscriptions", {
+      subscriptions: [{ name: "newchan" }],
+      principals: [alice.id],
+    });
     const got = await events(alice, q);
     // Creating the channel brings the Notification Bot into the realm (realm_user add),
     // then the channel, the subscription, and the bot's first message in it.
@@ -228,14 +310,22 @@ describe("long-poll bookkeeping", () => {
     const { owner, alice } = server.seed;
     const q = await register(alice);
     const gone = new AbortController();
-    const first = fetch(`${server.base}/api/v1/events?queue_id=${q}&last_event_id=-1`, { headers: { Authorization: `Basic ${Buffer.from(`${alice.email}:${alice.apiKey}`).toString("base64")}` }, signal: gone.signal }).catch(() => null);
+    const first = fetch(`${server.base}/api/v1/events?queue_id=${q}&last_event_id=-1`, {
+      headers: { Authorization: `Basic ${Buffer.from(`${alice.email}:${alice.apiKey}`).toString("base64")}` },
+      signal: gone.signal,
+    }).catch(() => null);
     await new Promise((r) => setTimeout(r, 50));
     const second = server.call(alice, "GET", "/events", { queue_id: q, last_event_id: -1 });
     await new Promise((r) => setTimeout(r, 50));
     gone.abort();
     await first;
     await new Promise((r) => setTimeout(r, 50));
-    await server.call(owner, "POST", "/messages", { type: "stream", to: "general", topic: "t", content: "for the second poll" });
+    await server.call(owner, "POST", "/messages", {
+      type: "stream",
+      to: "general",
+      topic: "t",
+      content: "for the second poll",
+    });
     const r = await second;
     expect((r.body["events"] as Ev[]).map((e) => e.type)).toEqual(["message"]);
   });

@@ -64,7 +64,10 @@ export const MAINTAINED_SECTIONS = [
   "realm_emoji",
 ] as const;
 
-type UnreadPlace = { readonly kind: "stream"; streamId: number; topic: string } | { readonly kind: "pm"; readonly otherUserId: number } | { readonly kind: "huddle"; readonly userIdsString: string };
+type UnreadPlace =
+  | { readonly kind: "stream"; streamId: number; topic: string }
+  | { readonly kind: "pm"; readonly otherUserId: number }
+  | { readonly kind: "huddle"; readonly userIdsString: string };
 
 interface RawUnread {
   readonly places: Map<number, UnreadPlace>;
@@ -131,13 +134,20 @@ export function fromSnapshot(register: Json): ClientState {
   const unread: RawUnread = { places: new Map(), personal: new Set(), wildcard: new Set() };
   const u = obj(snapshot["unread_msgs"], "unread_msgs");
   for (const s of objs(u["streams"], "unread_msgs.streams")) {
-    for (const id of nums(s["unread_message_ids"], "unread_message_ids")) unread.places.set(id, { kind: "stream", streamId: num(s["stream_id"], "stream_id"), topic: str(s["topic"], "topic") });
+    for (const id of nums(s["unread_message_ids"], "unread_message_ids"))
+      unread.places.set(id, {
+        kind: "stream",
+        streamId: num(s["stream_id"], "stream_id"),
+        topic: str(s["topic"], "topic"),
+      });
   }
   for (const p of objs(u["pms"], "unread_msgs.pms")) {
-    for (const id of nums(p["unread_message_ids"], "unread_message_ids")) unread.places.set(id, { kind: "pm", otherUserId: num(p["other_user_id"], "other_user_id") });
+    for (const id of nums(p["unread_message_ids"], "unread_message_ids"))
+      unread.places.set(id, { kind: "pm", otherUserId: num(p["other_user_id"], "other_user_id") });
   }
   for (const h of objs(u["huddles"], "unread_msgs.huddles")) {
-    for (const id of nums(h["unread_message_ids"], "unread_message_ids")) unread.places.set(id, { kind: "huddle", userIdsString: str(h["user_ids_string"], "user_ids_string") });
+    for (const id of nums(h["unread_message_ids"], "unread_message_ids"))
+      unread.places.set(id, { kind: "huddle", userIdsString: str(h["user_ids_string"], "user_ids_string") });
   }
   // The snapshot cannot say which kind of mention each was; listed ones are kept listed.
   for (const id of nums(u["mentions"], "unread_msgs.mentions")) unread.personal.add(id);
@@ -162,7 +172,8 @@ function setList(state: ClientState, name: string, items: Json[]): void {
 /** Every record of a channel: its Subscription/never_subscribed entry and its `streams` entry. */
 function channelRecords(state: ClientState, streamId: number): Json[] {
   const out: Json[] = [];
-  for (const name of [...CHANNEL_LISTS, "streams"]) for (const item of list(state, name)) if (item["stream_id"] === streamId) out.push(item);
+  for (const name of [...CHANNEL_LISTS, "streams"])
+    for (const item of list(state, name)) if (item["stream_id"] === streamId) out.push(item);
   return out;
 }
 
@@ -170,16 +181,26 @@ function channelRecords(state: ClientState, streamId: number): Json[] {
  * An event about a channel the client does not know reached someone who may not see
  * it (or the client missed the event that showed it): a failure either way.
  */
-function requireKnown(state: ClientState, streamId: number, what: string, lists: readonly string[] = [...CHANNEL_LISTS, "streams"]): void {
+function requireKnown(
+  state: ClientState,
+  streamId: number,
+  what: string,
+  lists: readonly string[] = [...CHANNEL_LISTS, "streams"],
+): void {
   for (const name of lists) if (list(state, name).some((item) => item["stream_id"] === streamId)) return;
   throw new Error(`reducer: ${what} about channel ${streamId}, which this client does not know (${lists.join("/")})`);
 }
 
-function removeChannelEverywhere(state: ClientState, streamIds: ReadonlySet<number>, lists: readonly string[] = [...CHANNEL_LISTS, "streams"]): Json[] {
+function removeChannelEverywhere(
+  state: ClientState,
+  streamIds: ReadonlySet<number>,
+  lists: readonly string[] = [...CHANNEL_LISTS, "streams"],
+): Json[] {
   const removed: Json[] = [];
   for (const name of lists) {
     const kept: Json[] = [];
-    for (const item of list(state, name)) (streamIds.has(num(item["stream_id"], "stream_id")) ? removed : kept).push(item);
+    for (const item of list(state, name))
+      (streamIds.has(num(item["stream_id"], "stream_id")) ? removed : kept).push(item);
     setList(state, name, kept);
   }
   return removed;
@@ -195,7 +216,19 @@ function syncSubscriberCount(state: ClientState, streamId: number): void {
 }
 
 /** Fields of a channel object that belong to the channel (not to one user's subscription). */
-const PERSONAL_FIELDS = new Set(["color", "is_muted", "in_home_view", "pin_to_top", "desktop_notifications", "email_notifications", "push_notifications", "audible_notifications", "wildcard_mentions_notify", "subscribers", "partial_subscribers"]);
+const PERSONAL_FIELDS = new Set([
+  "color",
+  "is_muted",
+  "in_home_view",
+  "pin_to_top",
+  "desktop_notifications",
+  "email_notifications",
+  "push_notifications",
+  "audible_notifications",
+  "wildcard_mentions_notify",
+  "subscribers",
+  "partial_subscribers",
+]);
 
 function basicChannelOf(sub: Json): Json {
   const out: Json = {};
@@ -235,17 +268,20 @@ export function applyEvent(state: ClientState, event: Json): void {
       const bots = arr(state.snapshot["realm_bots"] ?? [], "realm_bots");
       const bot = obj(event["bot"], "realm_bot.bot");
       if (op === "add") state.snapshot["realm_bots"] = [...bots, bot];
-      else if (op === "delete") state.snapshot["realm_bots"] = bots.filter((b) => obj(b, "bot")["user_id"] !== bot["user_id"]);
+      else if (op === "delete")
+        state.snapshot["realm_bots"] = bots.filter((b) => obj(b, "bot")["user_id"] !== bot["user_id"]);
       else throw new Error(`reducer: unexpected realm_bot op: ${JSON.stringify(event)}`);
       return;
     }
     case "user_settings":
     case "realm_user_settings_defaults": {
-      if (str(event["op"], `${type}.op`) !== "update") throw new Error(`reducer: unexpected ${type} op: ${JSON.stringify(event)}`);
+      if (str(event["op"], `${type}.op`) !== "update")
+        throw new Error(`reducer: unexpected ${type} op: ${JSON.stringify(event)}`);
       const property = str(event["property"], `${type}.property`);
       obj(state.snapshot[type], type)[property] = clone(event["value"]);
       // Zulip's apply_event: turning synchronization off drops the server's drafts.
-      if (type === "user_settings" && property === "enable_drafts_synchronization" && event["value"] === false) state.snapshot["drafts"] = [];
+      if (type === "user_settings" && property === "enable_drafts_synchronization" && event["value"] === false)
+        state.snapshot["drafts"] = [];
       return;
     }
     case "drafts": {
@@ -255,7 +291,8 @@ export function applyEvent(state: ClientState, event: Json): void {
       else if (op === "update") {
         const draft = obj(event["draft"], "drafts.draft");
         state.snapshot["drafts"] = drafts.map((d) => (d["id"] === draft["id"] ? clone(draft) : d));
-      } else if (op === "remove") state.snapshot["drafts"] = drafts.filter((d) => d["id"] !== num(event["draft_id"], "draft_id"));
+      } else if (op === "remove")
+        state.snapshot["drafts"] = drafts.filter((d) => d["id"] !== num(event["draft_id"], "draft_id"));
       else throw new Error(`reducer: unexpected drafts op: ${JSON.stringify(event)}`);
       return;
     }
@@ -263,7 +300,14 @@ export function applyEvent(state: ClientState, event: Json): void {
       const op = str(event["op"], "device.op");
       const id = String(num(event["device_id"], "device.device_id"));
       const devices = obj(state.snapshot["devices"], "devices");
-      if (op === "add") devices[id] = { push_key_id: null, push_token_id: null, pending_push_token_id: null, push_token_last_updated_timestamp: null, push_registration_error_code: null };
+      if (op === "add")
+        devices[id] = {
+          push_key_id: null,
+          push_token_id: null,
+          pending_push_token_id: null,
+          push_token_last_updated_timestamp: null,
+          push_registration_error_code: null,
+        };
       else if (op === "remove") delete devices[id];
       else if (op === "update") {
         const { type: _type, op: _op, id: _id, device_id: _deviceId, ...changes } = event;
@@ -274,11 +318,15 @@ export function applyEvent(state: ClientState, event: Json): void {
     case "saved_snippets": {
       const op = str(event["op"], "saved_snippets.op");
       const snippets = objs(state.snapshot["saved_snippets"], "saved_snippets");
-      if (op === "add") state.snapshot["saved_snippets"] = [...snippets, clone(obj(event["saved_snippet"], "saved_snippet"))];
+      if (op === "add")
+        state.snapshot["saved_snippets"] = [...snippets, clone(obj(event["saved_snippet"], "saved_snippet"))];
       else if (op === "update") {
         const snippet = obj(event["saved_snippet"], "saved_snippet");
         state.snapshot["saved_snippets"] = snippets.map((x) => (x["id"] === snippet["id"] ? clone(snippet) : x));
-      } else if (op === "remove") state.snapshot["saved_snippets"] = snippets.filter((x) => x["id"] !== num(event["saved_snippet_id"], "saved_snippet_id"));
+      } else if (op === "remove")
+        state.snapshot["saved_snippets"] = snippets.filter(
+          (x) => x["id"] !== num(event["saved_snippet_id"], "saved_snippet_id"),
+        );
       else throw new Error(`reducer: unexpected saved_snippets op: ${JSON.stringify(event)}`);
       return;
     }
@@ -303,14 +351,22 @@ export function applyEvent(state: ClientState, event: Json): void {
     case "presence": {
       // Presence is kept by polling (the presences section is not compared); the event
       // must still name a user this client knows.
-      const userId = num(event["user_id"] ?? Number(Object.keys(obj(event["presences"], "presence.presences"))[0]), "presence.user_id");
-      const known = [...objs(state.snapshot["realm_users"], "realm_users"), ...objs(state.snapshot["realm_non_active_users"] ?? [], "realm_non_active_users")].some((u) => u["user_id"] === userId);
+      const userId = num(
+        event["user_id"] ?? Number(Object.keys(obj(event["presences"], "presence.presences"))[0]),
+        "presence.user_id",
+      );
+      const known = [
+        ...objs(state.snapshot["realm_users"], "realm_users"),
+        ...objs(state.snapshot["realm_non_active_users"] ?? [], "realm_non_active_users"),
+      ].some((u) => u["user_id"] === userId);
       if (!known) throw new Error(`reducer: presence of user ${userId}, whom this client does not know`);
       return;
     }
     case "default_streams": {
       const value = arr(event["default_streams"], "default_streams");
-      state.snapshot["realm_default_streams"] = value.map((v) => (typeof v === "number" ? v : num(obj(v, "default stream")["stream_id"], "stream_id")));
+      state.snapshot["realm_default_streams"] = value.map((v) =>
+        typeof v === "number" ? v : num(obj(v, "default stream")["stream_id"], "stream_id"),
+      );
       return;
     }
     default:
@@ -332,13 +388,26 @@ function applyMessage(state: ClientState, event: Json): void {
   if (flags.includes("read")) return;
   state.unread.places.set(id, placeOfMessage(state.userId, message));
   if (flags.includes("mentioned") || flags.includes("group_mentioned")) state.unread.personal.add(id);
-  if (flags.includes("stream_wildcard_mentioned") || flags.includes("topic_wildcard_mentioned") || flags.includes("wildcard_mentioned")) state.unread.wildcard.add(id);
+  if (
+    flags.includes("stream_wildcard_mentioned") ||
+    flags.includes("topic_wildcard_mentioned") ||
+    flags.includes("wildcard_mentioned")
+  )
+    state.unread.wildcard.add(id);
 }
 
 function placeOfMessage(me: number, message: Json): UnreadPlace {
-  if (message["type"] === "stream") return { kind: "stream", streamId: num(message["stream_id"], "stream_id"), topic: str(message["subject"], "subject") };
+  if (message["type"] === "stream")
+    return {
+      kind: "stream",
+      streamId: num(message["stream_id"], "stream_id"),
+      topic: str(message["subject"], "subject"),
+    };
   const ids = objs(message["display_recipient"], "display_recipient").map((r) => num(r["id"], "recipient id"));
-  return placeOfDirect(me, ids.filter((u) => u !== me));
+  return placeOfDirect(
+    me,
+    ids.filter((u) => u !== me),
+  );
 }
 
 /** Direct messages: one other participant (or none: to oneself) is a pm, more a huddle. */
@@ -368,7 +437,9 @@ function applyFlags(state: ClientState, event: Json): void {
     for (const id of messages) {
       const d = obj(details[String(id)], `message_details[${id}]`);
       const place: UnreadPlace =
-        d["type"] === "stream" ? { kind: "stream", streamId: num(d["stream_id"], "stream_id"), topic: str(d["topic"], "topic") } : placeOfDirect(state.userId, nums(d["user_ids"], "user_ids"));
+        d["type"] === "stream"
+          ? { kind: "stream", streamId: num(d["stream_id"], "stream_id"), topic: str(d["topic"], "topic") }
+          : placeOfDirect(state.userId, nums(d["user_ids"], "user_ids"));
       state.unread.places.set(id, place);
       // Zulip: `mentioned` says the message belongs in `mentions`.
       if (d["mentioned"] === true) state.unread.personal.add(id);
@@ -406,7 +477,8 @@ function applySubscription(state: ClientState, event: Json): void {
         state.left.add(streamId);
         const moved = removeChannelEverywhere(state, new Set([streamId]), ["subscriptions"]);
         for (const sub of moved) {
-          if (Array.isArray(sub["subscribers"])) sub["subscribers"] = nums(sub["subscribers"], "subscribers").filter((u) => u !== state.userId);
+          if (Array.isArray(sub["subscribers"]))
+            sub["subscribers"] = nums(sub["subscribers"], "subscribers").filter((u) => u !== state.userId);
           list(state, "unsubscribed").push(sub);
         }
         syncSubscriberCount(state, streamId);
@@ -461,12 +533,15 @@ function applyStream(state: ClientState, event: Json): void {
   if (op === "create") {
     for (const stream of objs(event["streams"], "streams")) {
       const streamId = num(stream["stream_id"], "stream_id");
-      if (channelRecords(state, streamId).length > 0) throw new Error(`reducer: stream create for a channel the client already has: ${streamId}`);
+      if (channelRecords(state, streamId).length > 0)
+        throw new Error(`reducer: stream create for a channel the client already has: ${streamId}`);
       const basic = basicChannelOf(stream);
       // The channel as it stood at delivery: subscribers named by the event (a revealed
       // channel has some no other event names); later peer_add / subscription add are
       // applied as set additions, so a subscriber named twice counts once.
-      const subscribers = Array.isArray(stream["subscribers"]) ? nums(stream["subscribers"], "subscribers").sort(ascending) : [];
+      const subscribers = Array.isArray(stream["subscribers"])
+        ? nums(stream["subscribers"], "subscribers").sort(ascending)
+        : [];
       list(state, "never_subscribed").push({ ...clone(basic), subscribers, subscriber_count: subscribers.length });
       list(state, "streams").push({ ...clone(basic), subscriber_count: subscribers.length });
     }
@@ -484,8 +559,10 @@ function applyStream(state: ClientState, event: Json): void {
     requireKnown(state, streamId, `stream update ${property}`);
     for (const r of channelRecords(state, streamId)) {
       r[property] = clone(event["value"]);
-      if (property === "description" && "rendered_description" in event) r["rendered_description"] = event["rendered_description"];
-      if (event["history_public_to_subscribers"] !== undefined) r["history_public_to_subscribers"] = event["history_public_to_subscribers"];
+      if (property === "description" && "rendered_description" in event)
+        r["rendered_description"] = event["rendered_description"];
+      if (event["history_public_to_subscribers"] !== undefined)
+        r["history_public_to_subscribers"] = event["history_public_to_subscribers"];
       if (event["is_web_public"] !== undefined) r["is_web_public"] = event["is_web_public"];
     }
     return;
@@ -524,15 +601,22 @@ function applyRealmUser(state: ClientState, event: Json): void {
     const from = person["is_active"] ? "realm_non_active_users" : "realm_users";
     const to = person["is_active"] ? "realm_users" : "realm_non_active_users";
     if (user.list === from) {
-      setList(state, from, list(state, from).filter((u) => u !== user.record));
+      setList(
+        state,
+        from,
+        list(state, from).filter((u) => u !== user.record),
+      );
       list(state, to).push(user.record);
     }
   }
   if (userId === state.userId) {
-    for (const field of ["full_name", "email", "delivery_email"]) if (typeof person[field] === "string") state.snapshot[field] = person[field];
+    for (const field of ["full_name", "email", "delivery_email"])
+      if (typeof person[field] === "string") state.snapshot[field] = person[field];
     if (typeof person["new_email"] === "string") state.snapshot["email"] = person["new_email"];
     // The own avatar (register's avatar_url and avatar_url_medium) follows avatar updates.
-    if (typeof person["avatar_url"] === "string") for (const field of ["avatar_url", "avatar_url_medium", "avatar_source"]) if (field in person) state.snapshot[field] = person[field];
+    if (typeof person["avatar_url"] === "string")
+      for (const field of ["avatar_url", "avatar_url_medium", "avatar_source"])
+        if (field in person) state.snapshot[field] = person[field];
     if (typeof person["role"] === "number") {
       const role = person["role"];
       state.snapshot["is_owner"] = role === ROLE_OWNER;
@@ -541,11 +625,16 @@ function applyRealmUser(state: ClientState, event: Json): void {
       state.snapshot["is_guest"] = role === ROLE_GUEST;
       // Own permissions that follow from the role (as Zulip's apply_event recomputes them).
       const canCreate = role <= ROLE_MEMBER;
-      for (const field of ["can_create_public_streams", "can_create_private_streams", "can_create_streams"]) if (field in state.snapshot) state.snapshot[field] = canCreate;
-      if ("can_subscribe_other_users" in state.snapshot) state.snapshot["can_subscribe_other_users"] = role <= ROLE_MEMBER;
+      for (const field of ["can_create_public_streams", "can_create_private_streams", "can_create_streams"])
+        if (field in state.snapshot) state.snapshot[field] = canCreate;
+      if ("can_subscribe_other_users" in state.snapshot)
+        state.snapshot["can_subscribe_other_users"] = role <= ROLE_MEMBER;
       // The realm's can_invite_users_group is role:members.
-      if ("can_invite_others_to_realm" in state.snapshot) state.snapshot["can_invite_others_to_realm"] = role <= ROLE_MEMBER;
-      if ("can_create_web_public_streams" in state.snapshot) state.snapshot["can_create_web_public_streams"] = state.snapshot["realm_enable_spectator_access"] === true && role <= ROLE_MODERATOR;
+      if ("can_invite_others_to_realm" in state.snapshot)
+        state.snapshot["can_invite_others_to_realm"] = role <= ROLE_MEMBER;
+      if ("can_create_web_public_streams" in state.snapshot)
+        state.snapshot["can_create_web_public_streams"] =
+          state.snapshot["realm_enable_spectator_access"] === true && role <= ROLE_MODERATOR;
     }
   }
 }
@@ -563,13 +652,18 @@ function applyUserGroup(state: ClientState, event: Json): void {
   const groups = list(state, "realm_user_groups");
   if (op === "add") {
     const group = obj(event["group"], "group");
-    if (groups.some((g) => g["id"] === group["id"])) throw new Error(`reducer: user_group add for a known group ${String(group["id"])}`);
+    if (groups.some((g) => g["id"] === group["id"]))
+      throw new Error(`reducer: user_group add for a known group ${String(group["id"])}`);
     groups.push(clone(group));
     return;
   }
   const groupId = num(event["group_id"], "group_id");
   if (op === "remove") {
-    setList(state, "realm_user_groups", groups.filter((g) => g["id"] !== groupId));
+    setList(
+      state,
+      "realm_user_groups",
+      groups.filter((g) => g["id"] !== groupId),
+    );
     return;
   }
   const group = groups.find((g) => g["id"] === groupId);
@@ -591,7 +685,11 @@ function applyUserGroup(state: ClientState, event: Json): void {
       return edit("members", nums(event["user_ids"], "user_ids"), op === "add_members");
     case "add_subgroups":
     case "remove_subgroups":
-      return edit("direct_subgroup_ids", nums(event["direct_subgroup_ids"], "direct_subgroup_ids"), op === "add_subgroups");
+      return edit(
+        "direct_subgroup_ids",
+        nums(event["direct_subgroup_ids"], "direct_subgroup_ids"),
+        op === "add_subgroups",
+      );
     default:
       throw new Error(`reducer: unexpected user_group op ${op}`);
   }
@@ -602,8 +700,16 @@ function applyUserTopic(state: ClientState, event: Json): void {
   const topic = str(event["topic_name"], "topic_name");
   const policy = num(event["visibility_policy"], "visibility_policy");
   requireKnown(state, streamId, "user_topic");
-  const kept = list(state, "user_topics").filter((t) => !(t["stream_id"] === streamId && fold(str(t["topic_name"], "topic_name")) === fold(topic)));
-  if (policy !== 0) kept.push({ stream_id: streamId, topic_name: topic, last_updated: event["last_updated"], visibility_policy: policy });
+  const kept = list(state, "user_topics").filter(
+    (t) => !(t["stream_id"] === streamId && fold(str(t["topic_name"], "topic_name")) === fold(topic)),
+  );
+  if (policy !== 0)
+    kept.push({
+      stream_id: streamId,
+      topic_name: topic,
+      last_updated: event["last_updated"],
+      visibility_policy: policy,
+    });
   setList(state, "user_topics", kept);
 }
 
@@ -612,7 +718,10 @@ function applyUserTopic(state: ClientState, event: Json): void {
 /** Is a channel message muted for the user now (channel mute, topic policies)? */
 function isMuted(state: ClientState, streamId: number, topic: string): boolean {
   const sub = list(state, "subscriptions").find((s) => s["stream_id"] === streamId);
-  const policy = list(state, "user_topics").find((t) => t["stream_id"] === streamId && fold(str(t["topic_name"], "topic_name")) === fold(topic))?.["visibility_policy"] ?? 0;
+  const policy =
+    list(state, "user_topics").find(
+      (t) => t["stream_id"] === streamId && fold(str(t["topic_name"], "topic_name")) === fold(topic),
+    )?.["visibility_policy"] ?? 0;
   if (policy === 1) return true;
   if (sub?.["is_muted"] === true) return policy !== 2 && policy !== 3;
   return false;
@@ -664,8 +773,10 @@ export function comparable(snapshot: Json): Json {
   const sortIds = (x: Json, field: string) => {
     if (Array.isArray(x[field])) x[field] = nums(x[field], field).sort(ascending);
   };
-  for (const name of ["realm_users", "realm_non_active_users"]) out[name] = objs(out[name], name).sort(byNum("user_id"));
-  if (Array.isArray(out["realm_bots"])) out["realm_bots"] = objs(out["realm_bots"], "realm_bots").sort(byNum("user_id"));
+  for (const name of ["realm_users", "realm_non_active_users"])
+    out[name] = objs(out[name], name).sort(byNum("user_id"));
+  if (Array.isArray(out["realm_bots"]))
+    out["realm_bots"] = objs(out["realm_bots"], "realm_bots").sort(byNum("user_id"));
   for (const name of [...CHANNEL_LISTS, "streams"]) {
     const items = objs(out[name], name).sort(byNum("stream_id"));
     for (const item of items) sortIds(item, "subscribers");
@@ -677,16 +788,29 @@ export function comparable(snapshot: Json): Json {
     sortIds(g, "direct_subgroup_ids");
   }
   out["realm_user_groups"] = groups;
-  out["user_topics"] = objs(out["user_topics"], "user_topics").sort((a, b) => num(a["stream_id"], "stream_id") - num(b["stream_id"], "stream_id") || fold(str(a["topic_name"], "t")).localeCompare(fold(str(b["topic_name"], "t"))));
+  out["user_topics"] = objs(out["user_topics"], "user_topics").sort(
+    (a, b) =>
+      num(a["stream_id"], "stream_id") - num(b["stream_id"], "stream_id") ||
+      fold(str(a["topic_name"], "t")).localeCompare(fold(str(b["topic_name"], "t"))),
+  );
   out["realm_default_streams"] = nums(out["realm_default_streams"], "realm_default_streams").sort(ascending);
   // Drafts are listed most recently edited first; the wire's whole-second timestamps can tie.
-  out["drafts"] = objs(out["drafts"], "drafts").sort((a, b) => num(b["timestamp"], "timestamp") - num(a["timestamp"], "timestamp") || num(b["id"], "id") - num(a["id"], "id"));
+  out["drafts"] = objs(out["drafts"], "drafts").sort(
+    (a, b) =>
+      num(b["timestamp"], "timestamp") - num(a["timestamp"], "timestamp") || num(b["id"], "id") - num(a["id"], "id"),
+  );
   out["saved_snippets"] = objs(out["saved_snippets"], "saved_snippets").sort(byNum("id"));
   out["starred_messages"] = nums(out["starred_messages"], "starred_messages").sort(ascending);
   const u = obj(out["unread_msgs"], "unread_msgs");
-  u["streams"] = objs(u["streams"], "streams").sort((a, b) => num(a["stream_id"], "s") - num(b["stream_id"], "s") || fold(str(a["topic"], "t")).localeCompare(fold(str(b["topic"], "t"))));
+  u["streams"] = objs(u["streams"], "streams").sort(
+    (a, b) =>
+      num(a["stream_id"], "s") - num(b["stream_id"], "s") ||
+      fold(str(a["topic"], "t")).localeCompare(fold(str(b["topic"], "t"))),
+  );
   u["pms"] = objs(u["pms"], "pms").sort(byNum("other_user_id"));
-  u["huddles"] = objs(u["huddles"], "huddles").sort((a, b) => str(a["user_ids_string"], "s").localeCompare(str(b["user_ids_string"], "s")));
+  u["huddles"] = objs(u["huddles"], "huddles").sort((a, b) =>
+    str(a["user_ids_string"], "s").localeCompare(str(b["user_ids_string"], "s")),
+  );
   u["mentions"] = nums(u["mentions"], "mentions").sort(ascending);
   return out;
 }

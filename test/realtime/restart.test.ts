@@ -27,7 +27,11 @@ describe("parley serve and event queues", () => {
     const auth = `Basic ${Buffer.from(`${owner.email}:${owner.apiKey}`).toString("base64")}`;
     const call = async (url: string, method: string, path: string, params: Record<string, string>) => {
       const form = new URLSearchParams(params);
-      const r = await fetch(`${url}/api/v1${path}${method === "GET" ? `?${form}` : ""}`, { method, headers: { Authorization: auth }, ...(method === "GET" ? {} : { body: form }) });
+      const r = await fetch(`${url}/api/v1${path}${method === "GET" ? `?${form}` : ""}`, {
+        method,
+        headers: { Authorization: auth },
+        ...(method === "GET" ? {} : { body: form }),
+      });
       return (await r.json()) as Record<string, unknown>;
     };
 

@@ -19,7 +19,9 @@ afterAll(() => s.close());
 
 describe("zulip-js events", () => {
   it("receives messages, stars, reactions, subscriptions and typing through register + long-poll", async () => {
-    const reg = await alice.queues.register({ event_types: ["message", "update_message_flags", "reaction", "subscription", "typing"] });
+    const reg = await alice.queues.register({
+      event_types: ["message", "update_message_flags", "reaction", "subscription", "typing"],
+    });
     expect(reg.result).toBe("success");
     const queueId = reg["queue_id"] as string;
     let last = reg["last_event_id"] as number;
@@ -36,7 +38,14 @@ describe("zulip-js events", () => {
     const id = sent["id"] as number;
     expect((await alice.messages.flags.add({ flag: "starred", messages: [id] })).result).toBe("success");
     expect((await bob.reactions.add({ message_id: id, emoji_name: "smile" })).result).toBe("success");
-    expect((await bob.users.me.subscriptions.add({ subscriptions: JSON.stringify([{ name: "new place" }]), principals: JSON.stringify([s.seed.alice.id, s.seed.bob.id]) })).result).toBe("success");
+    expect(
+      (
+        await bob.users.me.subscriptions.add({
+          subscriptions: JSON.stringify([{ name: "new place" }]),
+          principals: JSON.stringify([s.seed.alice.id, s.seed.bob.id]),
+        })
+      ).result,
+    ).toBe("success");
     expect((await bob.typing.send({ to: [s.seed.alice.id], op: "start" })).result).toBe("success");
 
     for (;;) {
@@ -47,7 +56,14 @@ describe("zulip-js events", () => {
       seen.push(...got);
     }
     const kinds = seen.map((e) => `${String(e["type"])}${e["op"] ? `:${String(e["op"])}` : ""}`);
-    expect(kinds).toEqual(["message", "update_message_flags:add", "reaction:add", "subscription:add", "message", "typing:start"]);
+    expect(kinds).toEqual([
+      "message",
+      "update_message_flags:add",
+      "reaction:add",
+      "subscription:add",
+      "message",
+      "typing:start",
+    ]);
     expect((seen[0]!["message"] as { content: string }).content).toBe("hello from bob");
     expect(seen[1]).toMatchObject({ flag: "starred", messages: [id] });
     // The new channel's first message, from the Notification Bot.

@@ -25,31 +25,44 @@ const killed = (child: ChildProcess) => stopProcess(child);
 
 /** How many of the user's scheduled messages are still pending (GET /scheduled_messages). */
 async function pending(url: string, user: { email: string; apiKey: string }): Promise<number> {
-  const r = await fetch(`${url}/api/v1/scheduled_messages`, { headers: { Authorization: `Basic ${Buffer.from(`${user.email}:${user.apiKey}`).toString("base64")}` } });
+  const r = await fetch(`${url}/api/v1/scheduled_messages`, {
+    headers: { Authorization: `Basic ${Buffer.from(`${user.email}:${user.apiKey}`).toString("base64")}` },
+  });
   const body = (await r.json()) as { scheduled_messages?: { failed: boolean }[] };
   return (body.scheduled_messages ?? []).filter((m) => !m.failed).length;
 }
-
 
 describe("scheduled delivery across kill -9", () => {
   it("delivers every message exactly once", async () => {
     const N = 300;
     const store = openStore(dir);
-    const { realm, owner } = store.createRealm({ subdomain: "", name: "R", owner: { email: "o@r.dev", fullName: "Owner" } });
+    const { realm, owner } = store.createRealm({
+      subdomain: "",
+      name: "R",
+      owner: { email: "o@r.dev", fullName: "Owner" },
+    });
     const bob = store.createUser({ realmId: realm.id, email: "bob@r.dev", fullName: "Bob" });
     store.subscribe(owner.id, { channels: [{ name: "general" }], principals: [owner.id, bob.id] });
     const general = store.getChannels(owner.id, {}).find((c) => c.name === "general")!;
     // Due over the ~4 seconds after the first start, in random order.
     let seed = 7;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     // Each time is taken from the clock when it is scheduled (a slow machine may take
     // seconds over the 300), so every one is in the future.
     let start = 0;
     for (let i = 0; i < N; i++) {
       const at = Math.floor(Date.now() / 1000) + 2 + Math.floor(random() * 5);
       start = Math.max(start, at - 4);
-      const to = i % 3 === 0 ? ({ type: "direct", userIds: [bob.id] } as const) : ({ type: "channel", channelId: general.id, topic: `t${i % 7}` } as const);
-      store.scheduleMessage(i % 2 === 0 ? owner.id : bob.id, { to, content: `scheduled #${i}`, deliverAt: at, client: "API" });
+      const to =
+        i % 3 === 0
+          ? ({ type: "direct", userIds: [bob.id] } as const)
+          : ({ type: "channel", channelId: general.id, topic: `t${i % 7}` } as const);
+      store.scheduleMessage(i % 2 === 0 ? owner.id : bob.id, {
+        to,
+        content: `scheduled #${i}`,
+        deliverAt: at,
+        client: "API",
+      });
     }
     store.close();
 
@@ -67,7 +80,8 @@ describe("scheduled delivery across kill -9", () => {
     // One last start delivers whatever came due during the last kill; wait (however
     // slow the machine) until nothing is pending, then kill it too.
     const last = await serve();
-    for (let i = 0; i < 120 && (await pending(last.url, owner)) + (await pending(last.url, bob)) > 0; i++) await sleep(250);
+    for (let i = 0; i < 120 && (await pending(last.url, owner)) + (await pending(last.url, bob)) > 0; i++)
+      await sleep(250);
     await killed(last.child);
 
     const check = openStore(dir);

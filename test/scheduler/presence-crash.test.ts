@@ -31,13 +31,26 @@ const killed = (child: ChildProcess) => stopProcess(child);
 describe("presence across kill -9", () => {
   it("keeps what was flushed, loses at most the last interval's timestamps, never reuses sequence numbers", async () => {
     const setup = openStore(dir, { noSync: true });
-    const { realm, owner } = setup.createRealm({ subdomain: "", name: "R", owner: { email: "o@r.dev", fullName: "Owner" } });
+    const { realm, owner } = setup.createRealm({
+      subdomain: "",
+      name: "R",
+      owner: { email: "o@r.dev", fullName: "Owner" },
+    });
     const bob = setup.createUser({ realmId: realm.id, email: "bob@r.dev", fullName: "Bob" });
     setup.subscribe(owner.id, { channels: [{ name: "general" }] });
     setup.close();
-    const call = async (url: string, who: { email: string; apiKey: string }, path: string, params: Record<string, string>) => {
+    const call = async (
+      url: string,
+      who: { email: string; apiKey: string },
+      path: string,
+      params: Record<string, string>,
+    ) => {
       const auth = `Basic ${Buffer.from(`${who.email}:${who.apiKey}`).toString("base64")}`;
-      const r = await fetch(`${url}/api/v1${path}`, { method: "POST", headers: { Authorization: auth }, body: new URLSearchParams(params) });
+      const r = await fetch(`${url}/api/v1${path}`, {
+        method: "POST",
+        headers: { Authorization: auth },
+        body: new URLSearchParams(params),
+      });
       return (await r.json()) as Record<string, unknown>;
     };
 
@@ -49,7 +62,12 @@ describe("presence across kill -9", () => {
     await sleep(PRESENCE_FLUSH_INTERVAL_MS * 3);
     // Inside the last window: bob's ping may be lost; the message must not be.
     await call(url, bob, "/users/me/presence", { status: "active", ping_only: "true" });
-    const sent = await call(url, owner, "/messages", { type: "stream", to: "general", topic: "t", content: "just before the crash" });
+    const sent = await call(url, owner, "/messages", {
+      type: "stream",
+      to: "general",
+      topic: "t",
+      content: "just before the crash",
+    });
     expect(sent["result"]).toBe("success");
     await killed(child);
 

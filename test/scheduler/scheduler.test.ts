@@ -30,25 +30,46 @@ afterEach(() => {
   t.cleanup();
 });
 
-const newest = () => s.getMessages(w.owner.id, { anchor: "newest", numBefore: 1, numAfter: 0, narrow: [] }).messages[0]?.message;
+const newest = () =>
+  s.getMessages(w.owner.id, { anchor: "newest", numBefore: 1, numAfter: 0, narrow: [] }).messages[0]?.message;
 
 describe("delivery on time", () => {
   it("delivers at its second, not before, as the sender and client, with events", () => {
     const events: EngineEvent[] = [];
     s.onEvents((b) => events.push(...b.deliveries.map((d) => d.event)));
     scheduler.start();
-    const sm = s.scheduleMessage(w.owner.id, { to: { type: "channel", channelId: w.general.id, topic: "later" }, content: "on time", deliverAt: T0 + 5, client: "website" });
+    const sm = s.scheduleMessage(w.owner.id, {
+      to: { type: "channel", channelId: w.general.id, topic: "later" },
+      content: "on time",
+      deliverAt: T0 + 5,
+      client: "website",
+    });
     const before = s.lastMessageId;
     clock.advance(4999);
     expect(s.lastMessageId).toBe(before);
     clock.advance(1);
     expect(s.lastMessageId).toBe(before + 1);
     const message = newest()!;
-    expect(message).toMatchObject({ senderId: w.owner.id, client: "website", content: "on time", topic: "later", dateSent: T0 + 5 });
+    expect(message).toMatchObject({
+      senderId: w.owner.id,
+      client: "website",
+      content: "on time",
+      topic: "later",
+      dateSent: T0 + 5,
+    });
     expect(s.getMessage(w.owner.id, message.id).flags).toContain("read");
-    expect(events.filter((e) => e.type !== "stream").map((e) => `${e.type}${"op" in e ? `:${e.op}` : ""}`)).toEqual(["scheduled_messages:add", "muted_topics", "user_topic", "message", "scheduled_messages:remove"]);
+    expect(events.filter((e) => e.type !== "stream").map((e) => `${e.type}${"op" in e ? `:${e.op}` : ""}`)).toEqual([
+      "scheduled_messages:add",
+      "muted_topics",
+      "user_topic",
+      "message",
+      "scheduled_messages:remove",
+    ]);
     expect(s.scheduledMessages(w.owner.id)).toEqual([]);
-    expect(internals(s).scheduledMessages.get(sm.id)).toMatchObject({ delivered: true, deliveredMessageId: message.id });
+    expect(internals(s).scheduledMessages.get(sm.id)).toMatchObject({
+      delivered: true,
+      deliveredMessageId: message.id,
+    });
     clock.advance(10_000);
     expect(s.lastMessageId).toBe(before + 1);
   });
@@ -56,7 +77,12 @@ describe("delivery on time", () => {
   it("a message scheduled while the loop sleeps is delivered within a second of its time", () => {
     scheduler.start();
     clock.advance(300);
-    s.scheduleMessage(w.alice.id, { to: { type: "direct", userIds: [w.bob.id] }, content: "soon", deliverAt: T0 + 2, client: "API" });
+    s.scheduleMessage(w.alice.id, {
+      to: { type: "direct", userIds: [w.bob.id] },
+      content: "soon",
+      deliverAt: T0 + 2,
+      client: "API",
+    });
     const before = s.lastMessageId;
     clock.advance(1699);
     expect(s.lastMessageId).toBe(before);
@@ -67,7 +93,15 @@ describe("delivery on time", () => {
   });
 
   it("messages due while stopped go out at start, oldest first, each once", () => {
-    const ids = [3, 1, 2].map((d) => s.scheduleMessage(w.owner.id, { to: { type: "channel", channelId: w.general.id, topic: "t" }, content: `m${d}`, deliverAt: T0 + d, client: "API" }).id);
+    const ids = [3, 1, 2].map(
+      (d) =>
+        s.scheduleMessage(w.owner.id, {
+          to: { type: "channel", channelId: w.general.id, topic: "t" },
+          content: `m${d}`,
+          deliverAt: T0 + d,
+          client: "API",
+        }).id,
+    );
     clock.advance(10_000);
     const outcomes = scheduler.runOnce();
     expect(outcomes.map((o) => o.scheduledMessageId)).toEqual([ids[1], ids[2], ids[0]]);
@@ -81,7 +115,13 @@ describe("delivery on time", () => {
 describe("a backlog after downtime", () => {
   it("is delivered in slices with turns of the event loop between them, oldest first, each once", async () => {
     const n = 40;
-    for (let i = 0; i < n; i++) s.scheduleMessage(w.owner.id, { to: { type: "channel", channelId: w.general.id, topic: "t" }, content: `m${i}`, deliverAt: T0 + 1 + (i % 7), client: "API" });
+    for (let i = 0; i < n; i++)
+      s.scheduleMessage(w.owner.id, {
+        to: { type: "channel", channelId: w.general.id, topic: "t" },
+        content: `m${i}`,
+        deliverAt: T0 + 1 + (i % 7),
+        client: "API",
+      });
     clock.advance(10_000);
     const delivered: number[] = [];
     scheduler.stop();
@@ -103,22 +143,43 @@ describe("a backlog after downtime", () => {
 
 describe("failures", () => {
   it("a sender who lost access: failed with the reason, and a Notification Bot notice", () => {
-    const sm = s.scheduleMessage(w.alice.id, { to: { type: "channel", channelId: w.secret.id, topic: "t" }, content: "secret plans", deliverAt: T0 + 1, client: "website" });
+    const sm = s.scheduleMessage(w.alice.id, {
+      to: { type: "channel", channelId: w.secret.id, topic: "t" },
+      content: "secret plans",
+      deliverAt: T0 + 1,
+      client: "website",
+    });
     s.unsubscribe(w.alice.id, ["secret"]);
     clock.advance(2000);
     const [outcome] = scheduler.runOnce();
-    expect(outcome).toMatchObject({ scheduledMessageId: sm.id, messageId: null, failure: `Channel with ID '${w.secret.id}' does not exist` });
-    expect(s.scheduledMessages(w.alice.id)).toMatchObject([{ id: sm.id, failed: true, failureMessage: outcome!.failure }]);
-    const notice = s.getMessages(w.alice.id, { anchor: "newest", numBefore: 1, numAfter: 0, narrow: [] }).messages[0]!.message;
+    expect(outcome).toMatchObject({
+      scheduledMessageId: sm.id,
+      messageId: null,
+      failure: `Channel with ID '${w.secret.id}' does not exist`,
+    });
+    expect(s.scheduledMessages(w.alice.id)).toMatchObject([
+      { id: sm.id, failed: true, failureMessage: outcome!.failure },
+    ]);
+    const notice = s.getMessages(w.alice.id, { anchor: "newest", numBefore: 1, numAfter: 0, narrow: [] }).messages[0]!
+      .message;
     expect(s.findUser(notice.senderId)!.email).toBe("notification-bot@zulip.com");
-    expect(notice.content).toBe(`The message you scheduled for <time:${new Date((T0 + 1) * 1000).toISOString().replace(/\.000Z$/, "+00:00")}> was not sent because of the following error:\n\n> ${outcome!.failure}\n\n[View scheduled messages](#scheduled)`);
+    expect(notice.content).toBe(
+      `The message you scheduled for <time:${new Date((T0 + 1) * 1000).toISOString().replace(/\.000Z$/, "+00:00")}> was not sent because of the following error:\n\n> ${outcome!.failure}\n\n[View scheduled messages](#scheduled)`,
+    );
     // Failed ones are not retried; editing needs a new time.
     expect(scheduler.runOnce()).toEqual([]);
-    expect(() => s.editScheduledMessage(w.alice.id, sm.id, { content: "x" })).toThrow("Scheduled delivery time must be in the future.");
+    expect(() => s.editScheduledMessage(w.alice.id, sm.id, { content: "x" })).toThrow(
+      "Scheduled delivery time must be in the future.",
+    );
   });
 
   it("a deactivated sender: failed, no notice", () => {
-    s.scheduleMessage(w.bob.id, { to: { type: "direct", userIds: [w.alice.id] }, content: "hi", deliverAt: T0 + 1, client: "API" });
+    s.scheduleMessage(w.bob.id, {
+      to: { type: "direct", userIds: [w.alice.id] },
+      content: "hi",
+      deliverAt: T0 + 1,
+      client: "API",
+    });
     s.setUserActive(w.bob.id, false);
     const before = s.lastMessageId;
     clock.advance(2000);
@@ -127,7 +188,12 @@ describe("failures", () => {
   });
 
   it("an archived channel or a recipient gone: failed", () => {
-    s.scheduleMessage(w.owner.id, { to: { type: "direct", userIds: [w.bob.id] }, content: "hi", deliverAt: T0 + 1, client: "API" });
+    s.scheduleMessage(w.owner.id, {
+      to: { type: "direct", userIds: [w.bob.id] },
+      content: "hi",
+      deliverAt: T0 + 1,
+      client: "API",
+    });
     s.setUserActive(w.bob.id, false);
     clock.advance(2000);
     expect(scheduler.runOnce()[0]!.failure).toBe("'bob@test.dev' is no longer using Zulip.");

@@ -9,7 +9,16 @@ import { existsSync } from "node:fs";
 import { chromium, type Browser } from "playwright-core";
 
 const CHROMIUM = "/usr/bin/chromium";
-const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 
 export async function launchChromium(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {
@@ -17,7 +26,10 @@ export async function launchChromium(): Promise<Browser> {
     // second wait for the first's install (then finds chromium there). A machine whose
     // package lists were never fetched gets them first.
     const install = `test -x ${CHROMIUM} || { apt-get install -y -o DPkg::Lock::Timeout=300 chromium || { apt-get update && apt-get install -y -o DPkg::Lock::Timeout=300 chromium; }; }`;
-    execFileSync("flock", ["/tmp/parley-chromium-install.lock", "sh", "-c", install], { stdio: "ignore", timeout: 600_000 });
+    execFileSync("flock", ["/tmp/parley-chromium-install.lock", "sh", "-c", install], {
+      stdio: "ignore",
+      timeout: 600_000,
+    });
   }
   return chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
 }

@@ -70,7 +70,13 @@ export class FakeBouncer {
     } catch {
       body = { unparsable: true };
     }
-    this.requests.push({ path: req.url ?? "", authorization: req.headers.authorization, userAgent: req.headers["user-agent"], contentType: req.headers["content-type"], body });
+    this.requests.push({
+      path: req.url ?? "",
+      authorization: req.headers.authorization,
+      userAgent: req.headers["user-agent"],
+      contentType: req.headers["content-type"],
+      body,
+    });
     const mode = this.mode;
     const reply = (status: number, value: unknown) => {
       res.writeHead(status, { "Content-Type": "application/json" });
@@ -87,8 +93,16 @@ export class FakeBouncer {
         reply(mode.status, { result: "error", msg: mode.msg ?? "refused", code: mode.code });
         return;
       case "ok":
-        if (req.url === "/api/v1/remotes/push/e2ee/register") reply(200, { result: "success", msg: "", device_id: this.requests.length });
-        else reply(200, { result: "success", msg: "", apple_successfully_sent_count: 0, android_successfully_sent_count: 1, delete_token_ids: mode.deleteTokenIds ?? [] });
+        if (req.url === "/api/v1/remotes/push/e2ee/register")
+          reply(200, { result: "success", msg: "", device_id: this.requests.length });
+        else
+          reply(200, {
+            result: "success",
+            msg: "",
+            apple_successfully_sent_count: 0,
+            android_successfully_sent_count: 1,
+            delete_token_ids: mode.deleteTokenIds ?? [],
+          });
     }
   }
 }

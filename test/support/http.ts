@@ -16,14 +16,21 @@ export interface TestServer {
   readonly base: string;
   readonly seed: ReturnType<typeof seedRealm>;
   readonly server: ParleyServer;
-  call(user: User | null, method: string, path: string, params?: Record<string, unknown>, init?: { headers?: Record<string, string>; body?: string | FormData }): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }>;
+  call(
+    user: User | null,
+    method: string,
+    path: string,
+    params?: Record<string, unknown>,
+    init?: { headers?: Record<string, string>; body?: string | FormData },
+  ): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }>;
   close(): void;
 }
 
 /** Form-encodes like Zulip clients: strings as-is, everything else as JSON text. */
 export function encodeParams(params: Record<string, unknown>): URLSearchParams {
   const form = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v !== undefined) form.set(k, typeof v === "string" ? v : JSON.stringify(v));
+  for (const [k, v] of Object.entries(params))
+    if (v !== undefined) form.set(k, typeof v === "string" ? v : JSON.stringify(v));
   return form;
 }
 
@@ -34,10 +41,19 @@ export function basicAuth(user: User): string {
 /** scrypt at a thirty-second of production cost: password tests stay fast; records carry their own parameters. */
 export const TEST_SCRYPT_COST = { N: 1024, r: 8, p: 1 } as const;
 
-export async function startServer(options: ServerOptions = {}, storeOptions: OpenStoreOptions = {}): Promise<TestServer> {
+export async function startServer(
+  options: ServerOptions = {},
+  storeOptions: OpenStoreOptions = {},
+): Promise<TestServer> {
   const t = tempStore(storeOptions);
   const seed = seedRealm(t.store);
-  const server = createServer(t.store, { rateLimit: false, logError: () => undefined, dataDir: t.dir, passwordHashCost: TEST_SCRYPT_COST, ...options });
+  const server = createServer(t.store, {
+    rateLimit: false,
+    logError: () => undefined,
+    dataDir: t.dir,
+    passwordHashCost: TEST_SCRYPT_COST,
+    ...options,
+  });
   const port = await server.listen(0, "127.0.0.1");
   const base = `http://127.0.0.1:${port}`;
   return {
@@ -47,7 +63,10 @@ export async function startServer(options: ServerOptions = {}, storeOptions: Ope
     server,
     async call(user, method, path, params = {}, init = {}) {
       const form = encodeParams(params);
-      const headers: Record<string, string> = { ...(user ? { Authorization: basicAuth(t.store.getUser(user.id)) } : {}), ...init.headers };
+      const headers: Record<string, string> = {
+        ...(user ? { Authorization: basicAuth(t.store.getUser(user.id)) } : {}),
+        ...init.headers,
+      };
       const isQuery = method === "GET" || method === "DELETE" || method === "HEAD";
       const url = `${base}/api/v1${path}${isQuery && form.size > 0 ? `?${form}` : ""}`;
       const body = init.body ?? (isQuery ? undefined : form);
@@ -69,14 +88,34 @@ export async function startServer(options: ServerOptions = {}, storeOptions: Ope
 }
 
 /** A request with full control of headers (fetch forbids setting Host). */
-export function rawRequest(base: string, method: string, path: string, headers: Record<string, string>, body = ""): Promise<{ status: number; body: Record<string, unknown> }> {
+export function rawRequest(
+  base: string,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body = "",
+): Promise<{ status: number; body: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
     const url = new URL(`${base}/api/v1${path}`);
-    const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname + url.search, method, headers: { ...headers, "Content-Length": String(Buffer.byteLength(body)) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString("utf8")) as Record<string, unknown> }));
-    });
+    const req = httpRequest(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname + url.search,
+        method,
+        headers: { ...headers, "Content-Length": String(Buffer.byteLength(body)) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            body: JSON.parse(Buffer.concat(chunks).toString("utf8")) as Record<string, unknown>,
+          }),
+        );
+      },
+    );
     req.on("error", reject);
     req.end(body);
   });

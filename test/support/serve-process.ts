@@ -24,11 +24,17 @@ const started: ChildProcess[] = [];
  * across it needs no fsync.
  */
 export function serveProcess(dir: string, extraArgs: readonly string[] = []): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [CLI, "serve", "--data", dir, "--port", "0", "--json", "--no-rate-limit", "--no-sync", ...extraArgs], { stdio: ["ignore", "pipe", "ignore"] });
+  const child = spawn(
+    process.execPath,
+    [CLI, "serve", "--data", dir, "--port", "0", "--json", "--no-rate-limit", "--no-sync", ...extraArgs],
+    { stdio: ["ignore", "pipe", "ignore"] },
+  );
   started.push(child);
   return new Promise((ok, reject) => {
     child.once("exit", (code) => reject(new Error(`serve exited with ${code}`)));
-    createInterface({ input: child.stdout! }).once("line", (line) => ok({ child, url: (JSON.parse(line) as { url: string }).url }));
+    createInterface({ input: child.stdout! }).once("line", (line) =>
+      ok({ child, url: (JSON.parse(line) as { url: string }).url }),
+    );
   });
 }
 

@@ -53,7 +53,12 @@ export async function startSmtp(port = 0, options: { rejectRecipients?: boolean 
       stream.on("data", (c: Buffer) => chunks.push(c));
       stream.on("end", () => {
         const parsed = parseEml(Buffer.concat(chunks).toString("utf8"));
-        const mail = { envelopeTo: session.envelope.rcptTo.map((r) => r.address), subject: parsed.subject, from: parsed.from, text: parsed.text };
+        const mail = {
+          envelopeTo: session.envelope.rcptTo.map((r) => r.address),
+          subject: parsed.subject,
+          from: parsed.from,
+          text: parsed.text,
+        };
         received.push(mail);
         waiting.shift()?.(mail);
         callback();

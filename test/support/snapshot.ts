@@ -13,16 +13,23 @@ import { internals } from "../../src/engine/internal.js";
 export function fingerprint(store: Store): string {
   const tb = internals(store).tables;
   // Every table of the engine's registry: a new table is fingerprinted without edits here.
-  const dbs = Object.fromEntries(TABLE_NAMES.map((name) => [name, tb[name]])) as unknown as Record<string, { getRange(): Iterable<{ key: unknown; value: unknown }> }>;
+  const dbs = Object.fromEntries(TABLE_NAMES.map((name) => [name, tb[name]])) as unknown as Record<
+    string,
+    { getRange(): Iterable<{ key: unknown; value: unknown }> }
+  >;
   const enc = (v: unknown): unknown => (v instanceof Uint8Array ? Buffer.from(v).toString("hex") : v);
-  const disk = Object.fromEntries(Object.entries(dbs).map(([name, db]) => [name, [...db.getRange()].map(({ key, value }) => [key, enc(value)])]));
+  const disk = Object.fromEntries(
+    Object.entries(dbs).map(([name, db]) => [name, [...db.getRange()].map(({ key, value }) => [key, enc(value)])]),
+  );
   const st = internals(store);
   // Persisted keys and cached ones: a failed write may have left IDs under a key it created.
   const keys = [...new Set([...st.bitmaps.persistedKeys(), ...st.bitmaps.cachedKeys()])].sort();
   // Sorted by key: a map's insertion order differs between a running store and one
   // freshly loaded, and only its content matters (so a reopened store compares equal).
   const entries = <K, V>(map: ReadonlyMap<K, V>, value: (v: V) => unknown = (v) => v): [K, unknown][] =>
-    [...map.entries()].sort(([a], [b]) => (String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0)).map(([k, v]) => [k, value(v)]);
+    [...map.entries()]
+      .sort(([a], [b]) => (String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0))
+      .map(([k, v]) => [k, value(v)]);
   const sortedSet = (set: ReadonlySet<number>) => [...set].sort((a, b) => a - b);
   return JSON.stringify({
     disk,
@@ -54,19 +61,27 @@ function staleCacheEntries(store: Store): string[] {
   const st = internals(store);
   const stale: string[] = [];
   for (const [id, conversation] of st.conversations.cached()) {
-    if (JSON.stringify(st.tables.conversations.get(id)) !== JSON.stringify(conversation)) stale.push(`conversation ${id}`);
+    if (JSON.stringify(st.tables.conversations.get(id)) !== JSON.stringify(conversation))
+      stale.push(`conversation ${id}`);
   }
   for (const [userId, topics] of st.userTopics.cached()) {
-    const onDisk = [...st.tables.userTopics.getRange({ start: [userId], end: [userId + 1] })].map(({ value }) => value as UserTopic).filter((t) => t.policy !== 0);
+    const onDisk = [...st.tables.userTopics.getRange({ start: [userId], end: [userId + 1] })]
+      .map(({ value }) => value as UserTopic)
+      .filter((t) => t.policy !== 0);
     const cached = [...topics.values()];
-    const byKey = (list: UserTopic[]) => JSON.stringify(list.map((t) => [t.channelId, t.topic, t.policy, t.lastUpdated]).sort());
+    const byKey = (list: UserTopic[]) =>
+      JSON.stringify(list.map((t) => [t.channelId, t.topic, t.policy, t.lastUpdated]).sort());
     if (byKey(onDisk) !== byKey(cached)) stale.push(`user topics of ${userId}`);
   }
   return stale;
 }
 
 /** Asserts that `fn` throws the expected engine error and leaves `store` exactly as it was. */
-export function expectFailsUnchanged(store: Store, fn: () => unknown, expected: { code: string; message: string; data?: unknown }): void {
+export function expectFailsUnchanged(
+  store: Store,
+  fn: () => unknown,
+  expected: { code: string; message: string; data?: unknown },
+): void {
   const before = fingerprint(store);
   let error: EngineError | undefined;
   try {
@@ -75,6 +90,10 @@ export function expectFailsUnchanged(store: Store, fn: () => unknown, expected: 
     error = e as EngineError;
   }
   expect(error, "expected the call to fail").toBeDefined();
-  expect({ code: error!.code, message: error!.message, ...(expected.data === undefined ? {} : { data: error!.data }) }).toEqual(expected);
+  expect({
+    code: error!.code,
+    message: error!.message,
+    ...(expected.data === undefined ? {} : { data: error!.data }),
+  }).toEqual(expected);
   expect(fingerprint(store)).toBe(before);
 }

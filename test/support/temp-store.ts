@@ -38,12 +38,20 @@ export function tempStore(options: OpenStoreOptions = {}): TempStore {
 
 /** A realm with an owner, two members, a guest, and channels: public "general", private "secret". */
 export function seedRealm(store: Store) {
-  const { realm, owner } = store.createRealm({ subdomain: "", name: "Test", owner: { email: "owner@test.dev", fullName: "Olive Owner" } });
+  const { realm, owner } = store.createRealm({
+    subdomain: "",
+    name: "Test",
+    owner: { email: "owner@test.dev", fullName: "Olive Owner" },
+  });
   const alice = store.createUser({ realmId: realm.id, email: "alice@test.dev", fullName: "Alice" });
   const bob = store.createUser({ realmId: realm.id, email: "bob@test.dev", fullName: "Bob" });
   const guest = store.createUser({ realmId: realm.id, email: "guest@test.dev", fullName: "Gus Guest", role: 600 });
   store.subscribe(owner.id, { channels: [{ name: "general" }], principals: [owner.id, alice.id, bob.id] });
-  store.subscribe(owner.id, { channels: [{ name: "secret" }], principals: [owner.id, alice.id], newChannel: { inviteOnly: true, historyPublicToSubscribers: false } });
+  store.subscribe(owner.id, {
+    channels: [{ name: "secret" }],
+    principals: [owner.id, alice.id],
+    newChannel: { inviteOnly: true, historyPublicToSubscribers: false },
+  });
   const general = internals(store).channels.get(internals(store).channelByName.get(`${realm.id}:GENERAL`)!)!;
   const secret = internals(store).channels.get(internals(store).channelByName.get(`${realm.id}:SECRET`)!)!;
   return { realm, owner, alice, bob, guest, general, secret };

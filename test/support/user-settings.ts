@@ -7,10 +7,18 @@
 import type { SettingName, SettingValue, Store, UserSettingsRecord } from "../../src/engine/index.js";
 import { internals } from "../../src/engine/internal.js";
 
-export function setUserSettings(store: Store, userId: number, values: Partial<Record<SettingName, SettingValue>>): void {
+export function setUserSettings(
+  store: Store,
+  userId: number,
+  values: Partial<Record<SettingName, SettingValue>>,
+): void {
   const state = internals(store);
   const current = state.userSettings.get(userId);
-  const record: UserSettingsRecord = { userId, values: { ...current?.values, ...values }, editedByUser: current?.editedByUser ?? [] };
+  const record: UserSettingsRecord = {
+    userId,
+    values: { ...current?.values, ...values },
+    editedByUser: current?.editedByUser ?? [],
+  };
   state.write((ctx) => {
     state.tables.userSettings.putSync(userId, record);
     ctx.afterCommit(() => state.userSettings.set(userId, record));

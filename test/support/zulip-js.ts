@@ -18,7 +18,11 @@ export interface ZulipClient {
   typing: { send: Call };
 }
 
-const zulipInit = createRequire(import.meta.url)("zulip-js") as (config: { username: string; apiKey: string; realm: string }) => Promise<ZulipClient>;
+const zulipInit = createRequire(import.meta.url)("zulip-js") as (config: {
+  username: string;
+  apiKey: string;
+  realm: string;
+}) => Promise<ZulipClient>;
 
 /** A zulip-js client for `user` against the test server. */
 export function zulipClient(server: TestServer, user: { email: string; apiKey: string }): Promise<ZulipClient> {

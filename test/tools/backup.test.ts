@@ -56,11 +56,17 @@ function parleyAsync(...args: string[]): Promise<Result> {
 }
 
 async function serve(dir: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [CLI, "serve", "--data", dir, "--port", "0", "--json", "--no-sync", "--no-rate-limit"], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(
+    process.execPath,
+    [CLI, "serve", "--data", dir, "--port", "0", "--json", "--no-sync", "--no-rate-limit"],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
   children.push(child);
   return new Promise((resolveUrl, reject) => {
     child.once("exit", (code) => reject(new Error(`serve exited with ${code}`)));
-    createInterface({ input: child.stdout! }).once("line", (line) => resolveUrl({ child, url: (JSON.parse(line) as { url: string }).url }));
+    createInterface({ input: child.stdout! }).once("line", (line) =>
+      resolveUrl({ child, url: (JSON.parse(line) as { url: string }).url }),
+    );
   });
 }
 
@@ -79,7 +85,8 @@ function tree(dir: string): Record<string, string> {
   const out: Record<string, string> = {};
   if (!existsSync(dir)) return out;
   for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
-    if (entry.isFile()) out[join(entry.parentPath, entry.name)] = readFileSync(join(entry.parentPath, entry.name)).toString("base64");
+    if (entry.isFile())
+      out[join(entry.parentPath, entry.name)] = readFileSync(join(entry.parentPath, entry.name)).toString("base64");
   }
   return out;
 }
@@ -93,7 +100,11 @@ describe("parley backup and restore", () => {
     const worker = async (w: number): Promise<void> => {
       while (sending) {
         const content = `burst ${w}-${sent++}`;
-        const r = await fetch(`${url}/api/v1/messages`, { method: "POST", headers: { Authorization: auth(owner) }, body: new URLSearchParams({ type: "stream", to: "general", topic: `w${w}`, content }) });
+        const r = await fetch(`${url}/api/v1/messages`, {
+          method: "POST",
+          headers: { Authorization: auth(owner) },
+          body: new URLSearchParams({ type: "stream", to: "general", topic: `w${w}`, content }),
+        });
         const body = (await r.json()) as { result: string; id?: number };
         expect(body.result).toBe("success");
         acked.push({ id: body.id!, content });
@@ -116,7 +127,12 @@ describe("parley backup and restore", () => {
     expect(backup.code).toBe(0);
     // The sends went on while the backup ran.
     expect(ackedByBackupEnd).toBeGreaterThan(ackedBefore.length);
-    const manifest = JSON.parse(readFileSync(join(backupDir, "manifest.json"), "utf8")) as { message_count: number; last_message_id: number; files: { path: string; bytes: number; sha256: string }[]; compacted: boolean };
+    const manifest = JSON.parse(readFileSync(join(backupDir, "manifest.json"), "utf8")) as {
+      message_count: number;
+      last_message_id: number;
+      files: { path: string; bytes: number; sha256: string }[];
+      compacted: boolean;
+    };
     expect(manifest.last_message_id).toBeGreaterThanOrEqual(Math.max(...ackedBefore.map((m) => m.id)));
     expect(manifest.message_count).toBeGreaterThanOrEqual(ackedBefore.length);
     expect(manifest.compacted).toBe(true);
@@ -129,19 +145,29 @@ describe("parley backup and restore", () => {
     expect(restore.stderr).toBe("");
     expect(restore.code).toBe(0);
     const report = JSON.parse(restore.stdout) as { clean: boolean; message_count: number; last_message_id: number };
-    expect(report).toMatchObject({ clean: true, message_count: manifest.message_count, last_message_id: manifest.last_message_id });
+    expect(report).toMatchObject({
+      clean: true,
+      message_count: manifest.message_count,
+      last_message_id: manifest.last_message_id,
+    });
 
     const restored = openStore(restoredDir, { noSync: true });
     try {
-      for (const { id, content } of ackedBefore) expect((internals(restored).tables.messages.get(id) as Message | undefined)?.content).toBe(content);
+      for (const { id, content } of ackedBefore)
+        expect((internals(restored).tables.messages.get(id) as Message | undefined)?.content).toBe(content);
       const verify = restored.verify();
       expect(verify.differences).toEqual([]);
       expect(verify.problems).toEqual([]);
     } finally {
       restored.close();
     }
-    expect(JSON.parse(readFileSync(join(restoredDir, "demo-login.json"), "utf8"))).toEqual({ subdomain: "", email: owner.email });
-    expect(readFileSync(join(restoredDir, "secrets.json"), "utf8")).toBe(readFileSync(join(dataDir, "secrets.json"), "utf8"));
+    expect(JSON.parse(readFileSync(join(restoredDir, "demo-login.json"), "utf8"))).toEqual({
+      subdomain: "",
+      email: owner.email,
+    });
+    expect(readFileSync(join(restoredDir, "secrets.json"), "utf8")).toBe(
+      readFileSync(join(dataDir, "secrets.json"), "utf8"),
+    );
 
     // The restored directory serves: the last message acknowledged before the backup.
     const again = await serve(restoredDir);
@@ -164,7 +190,9 @@ describe("parley backup and restore", () => {
     const backupDir = join(root, "with-uploads-backup");
     const backup = parley("backup", "--data", dir, "--to", backupDir, "--json");
     expect(backup.code, backup.stderr).toBe(0);
-    const manifest = JSON.parse(readFileSync(join(backupDir, "manifest.json"), "utf8")) as { files: { path: string }[] };
+    const manifest = JSON.parse(readFileSync(join(backupDir, "manifest.json"), "utf8")) as {
+      files: { path: string }[];
+    };
     expect(manifest.files.map((f) => f.path).sort()).toEqual(["data.mdb", "uploads/1/ab/random/f.png"]);
     const restoredDir = join(root, "with-uploads-restored");
     expect(parley("restore", "--from", backupDir, "--data", restoredDir).code).toBe(0);
@@ -182,10 +210,16 @@ describe("parley backup and restore", () => {
       { args: ["backup", "--data", dataDir], message: /missing --to/ },
       { args: ["backup", "--data", dataDir, "--to", full], message: /is not empty/ },
       { args: ["backup", "--data", join(root, "nowhere"), "--to", join(root, "b1")], message: /holds no parley store/ },
-      { args: ["backup", "--data", dataDir, "--to", join(dataDir, "inside")], message: /must be outside the data directory/ },
+      {
+        args: ["backup", "--data", dataDir, "--to", join(dataDir, "inside")],
+        message: /must be outside the data directory/,
+      },
       { args: ["backup", "--data", dataDir, "--to", join(root, "b2"), "--frob"], message: /Unknown option '--frob'/ },
       { args: ["restore", "--data", join(root, "r1")], message: /missing --from/ },
-      { args: ["restore", "--from", full, "--data", join(root, "r2")], message: /not a complete parley backup: it has no manifest.json/ },
+      {
+        args: ["restore", "--from", full, "--data", join(root, "r2")],
+        message: /not a complete parley backup: it has no manifest.json/,
+      },
       { args: ["restore", "--from", join(root, "nowhere"), "--data", join(root, "r3")], message: /does not exist/ },
     ];
     for (const { args, message } of cases) {
@@ -228,7 +262,11 @@ describe("parley backup and restore", () => {
   it("restore of a backup damaged before its checksums were taken: one clear error (a JSON line with --json), exit 1, nothing left", () => {
     const source = join(root, "to-damage");
     const store = openStore(source, { noSync: true });
-    const { owner: o } = store.createRealm({ subdomain: "", name: "Damaged", owner: { email: "o@d.dev", fullName: "Owner" } });
+    const { owner: o } = store.createRealm({
+      subdomain: "",
+      name: "Damaged",
+      owner: { email: "o@d.dev", fullName: "Owner" },
+    });
     store.subscribe(o.id, { channels: [{ name: "general" }] });
     for (const content of ["before the damaged one", "the damaged record", "after the damaged one"]) {
       store.sendMessage({ senderId: o.id, to: { type: "channel", channel: "general", topic: "t" }, content });
@@ -248,13 +286,16 @@ describe("parley backup and restore", () => {
     writeFileSync(mdb, bytes);
     const manifestFile = join(backupDir, "manifest.json");
     const manifest = JSON.parse(readFileSync(manifestFile, "utf8")) as { files: { path: string; sha256: string }[] };
-    for (const f of manifest.files) if (f.path === "data.mdb") f.sha256 = createHash("sha256").update(bytes).digest("hex");
+    for (const f of manifest.files)
+      if (f.path === "data.mdb") f.sha256 = createHash("sha256").update(bytes).digest("hex");
     writeFileSync(manifestFile, JSON.stringify(manifest));
 
     const target = join(root, "from-damaged-early");
     const human = parley("restore", "--from", backupDir, "--data", target);
     expect(human.code).toBe(1);
-    expect(human.stderr).toMatch(/parley restore: the backup's data cannot be read: .+; it was damaged before its checksums were taken .*restore an older backup/);
+    expect(human.stderr).toMatch(
+      /parley restore: the backup's data cannot be read: .+; it was damaged before its checksums were taken .*restore an older backup/,
+    );
     expect(human.stderr).not.toContain("the damaged record");
     expect(existsSync(target)).toBe(false);
 

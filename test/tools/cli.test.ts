@@ -16,7 +16,10 @@ import { type Message } from "../../src/engine/index.js";
 import { openStore } from "../../src/index.js";
 import { internals } from "../../src/engine/internal.js";
 
-/** Every message's sender, topic and content, straight from the store (timestamps differ by run; key 0 is not a message). */
+/**
+ * Every message's sender, topic and content, straight from the store (timestamps differ by run; key 0 is not a
+ * message).
+ */
 function messageList(dir: string): { senderId: number; topic: string; content: string }[] {
   const store = openStore(dir);
   try {
@@ -107,7 +110,13 @@ function basic(email: string, apiKey: string): string {
   return `Basic ${Buffer.from(`${email}:${apiKey}`).toString("base64")}`;
 }
 
-async function api(url: string, method: string, path: string, auth: string | null, params: Record<string, string> = {}): Promise<{ status: number; body: Record<string, unknown> }> {
+async function api(
+  url: string,
+  method: string,
+  path: string,
+  auth: string | null,
+  params: Record<string, string> = {},
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const form = new URLSearchParams(params);
   const isGet = method === "GET";
   const response = await fetch(`${url}/api/v1${path}${isGet && form.size > 0 ? `?${form}` : ""}`, {
@@ -158,23 +167,85 @@ describe("parley realm create, user create, serve", () => {
   let bot: Login & { is_bot: boolean; bot_owner_id: number };
 
   it("creates the default realm and prints the owner's login", () => {
-    owner = json<Login>(parley("realm", "create", "--data", dir, "--subdomain", "", "--name", "CLI Test", "--owner-email", "owner@cli.test", "--owner-name", "Olga Owner", "--json"));
+    owner = json<Login>(
+      parley(
+        "realm",
+        "create",
+        "--data",
+        dir,
+        "--subdomain",
+        "",
+        "--name",
+        "CLI Test",
+        "--owner-email",
+        "owner@cli.test",
+        "--owner-name",
+        "Olga Owner",
+        "--json",
+      ),
+    );
     expect(owner.email).toBe("owner@cli.test");
     expect(owner.api_key).toMatch(/^[A-Za-z0-9]{32}$/);
     expect(owner.user_id).toBeGreaterThan(0);
   });
 
   it("creates a member by role name and a bot owned by the owner", () => {
-    member = json(parley("user", "create", "--data", dir, "--realm", "", "--email", "max@cli.test", "--name", "Max Member", "--role", "moderator", "--json"));
+    member = json(
+      parley(
+        "user",
+        "create",
+        "--data",
+        dir,
+        "--realm",
+        "",
+        "--email",
+        "max@cli.test",
+        "--name",
+        "Max Member",
+        "--role",
+        "moderator",
+        "--json",
+      ),
+    );
     expect(member.role).toBe(300);
-    bot = json(parley("user", "create", "--data", dir, "--realm", "", "--email", "helper-bot@cli.test", "--name", "Helper", "--bot", "--owner-email", "owner@cli.test", "--json"));
+    bot = json(
+      parley(
+        "user",
+        "create",
+        "--data",
+        dir,
+        "--realm",
+        "",
+        "--email",
+        "helper-bot@cli.test",
+        "--name",
+        "Helper",
+        "--bot",
+        "--owner-email",
+        "owner@cli.test",
+        "--json",
+      ),
+    );
     expect(bot.is_bot).toBe(true);
     expect(bot.bot_owner_id).toBe(owner.user_id);
     expect(new Set([owner.api_key, member.api_key, bot.api_key]).size).toBe(3);
   });
 
   it("prints a readable summary without --json", () => {
-    const r = parley("user", "create", "--data", dir, "--realm", "", "--email", "gus@cli.test", "--name", "Gus", "--role", "600");
+    const r = parley(
+      "user",
+      "create",
+      "--data",
+      dir,
+      "--realm",
+      "",
+      "--email",
+      "gus@cli.test",
+      "--name",
+      "Gus",
+      "--role",
+      "600",
+    );
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/created guest Gus \(user \d+\)/);
     expect(r.stdout).toMatch(/api key: [A-Za-z0-9]{32}/);
@@ -205,22 +276,43 @@ describe("parley realm create, user create, serve", () => {
         expect(me.status).toBe(200);
         expect(me.body).toMatchObject({ user_id: login.user_id, email: login.email });
       }
-      expect((await api(server.url, "GET", "/users/me", basic(member.email, member.api_key))).body).toMatchObject({ role: 300, is_bot: false });
-      expect((await api(server.url, "GET", "/users/me", basic(bot.email, bot.api_key))).body).toMatchObject({ is_bot: true });
+      expect((await api(server.url, "GET", "/users/me", basic(member.email, member.api_key))).body).toMatchObject({
+        role: 300,
+        is_bot: false,
+      });
+      expect((await api(server.url, "GET", "/users/me", basic(bot.email, bot.api_key))).body).toMatchObject({
+        is_bot: true,
+      });
 
-      const sent = await api(server.url, "POST", "/messages", basic(member.email, member.api_key), { type: "direct", to: JSON.stringify([owner.user_id]), content: "hello from the CLI test" });
+      const sent = await api(server.url, "POST", "/messages", basic(member.email, member.api_key), {
+        type: "direct",
+        to: JSON.stringify([owner.user_id]),
+        content: "hello from the CLI test",
+      });
       expect(sent.status).toBe(200);
       expect(typeof sent.body["id"]).toBe("number");
 
-      const newest = await api(server.url, "GET", "/messages", basic(owner.email, owner.api_key), { anchor: "newest", num_before: "5", num_after: "0" });
+      const newest = await api(server.url, "GET", "/messages", basic(owner.email, owner.api_key), {
+        anchor: "newest",
+        num_before: "5",
+        num_after: "0",
+      });
       expect(newest.status).toBe(200);
       const messages = newest.body["messages"] as { id: number; content: string }[];
       expect(messages.map((m) => m.id)).toContain(sent.body["id"]);
 
-      const asBot = await api(server.url, "GET", "/messages", basic(bot.email, bot.api_key), { anchor: "newest", num_before: "1", num_after: "0" });
+      const asBot = await api(server.url, "GET", "/messages", basic(bot.email, bot.api_key), {
+        anchor: "newest",
+        num_before: "1",
+        num_after: "0",
+      });
       expect(asBot.status).toBe(200);
 
-      const wrong = await api(server.url, "GET", "/messages", basic(owner.email, member.api_key), { anchor: "newest", num_before: "1", num_after: "0" });
+      const wrong = await api(server.url, "GET", "/messages", basic(owner.email, member.api_key), {
+        anchor: "newest",
+        num_before: "1",
+        num_after: "0",
+      });
       expect(wrong.status).toBe(401);
     } finally {
       expect(await server.stop()).toBe(0);
@@ -263,29 +355,126 @@ describe("passwords and special permissions", () => {
   };
 
   it("takes passwords from standard input or a file, refuses weak ones, and the server logs them in", async () => {
-    const owner = json<Login>(withStdin("harbour-lights-77\n", "realm", "create", "--data", dir, "--subdomain", "", "--name", "Pw", "--owner-email", "owner@pw.test", "--owner-password", "--json"));
+    const owner = json<Login>(
+      withStdin(
+        "harbour-lights-77\n",
+        "realm",
+        "create",
+        "--data",
+        dir,
+        "--subdomain",
+        "",
+        "--name",
+        "Pw",
+        "--owner-email",
+        "owner@pw.test",
+        "--owner-password",
+        "--json",
+      ),
+    );
     const file = join(dir, "member-password.txt");
     writeFileSync(file, "copper-kettle-31\r\nsecond line ignored\n");
-    const member = json<Login>(parley("user", "create", "--data", dir, "--realm", "", "--email", "max@pw.test", "--name", "Max", "--password-file", file, "--json"));
-    const weak = withStdin("123456\n", "user", "create", "--data", dir, "--realm", "", "--email", "weak@pw.test", "--name", "Weak", "--password");
+    const member = json<Login>(
+      parley(
+        "user",
+        "create",
+        "--data",
+        dir,
+        "--realm",
+        "",
+        "--email",
+        "max@pw.test",
+        "--name",
+        "Max",
+        "--password-file",
+        file,
+        "--json",
+      ),
+    );
+    const weak = withStdin(
+      "123456\n",
+      "user",
+      "create",
+      "--data",
+      dir,
+      "--realm",
+      "",
+      "--email",
+      "weak@pw.test",
+      "--name",
+      "Weak",
+      "--password",
+    );
     expect(weak.code).toBe(1);
     expect(weak.stderr).toMatch(/The password is too weak\./);
-    const both = parley("user", "create", "--data", dir, "--realm", "", "--email", "b@pw.test", "--name", "Both", "--password", "--password-file", file);
+    const both = parley(
+      "user",
+      "create",
+      "--data",
+      dir,
+      "--realm",
+      "",
+      "--email",
+      "b@pw.test",
+      "--name",
+      "Both",
+      "--password",
+      "--password-file",
+      file,
+    );
     expect(both.code).toBe(2);
     expect(both.stderr).toMatch(/give --password or --password-file, not both/);
-    const bot = parley("user", "create", "--data", dir, "--realm", "", "--email", "b-bot@pw.test", "--name", "Botty", "--bot", "--owner-email", "owner@pw.test", "--password-file", file);
+    const bot = parley(
+      "user",
+      "create",
+      "--data",
+      dir,
+      "--realm",
+      "",
+      "--email",
+      "b-bot@pw.test",
+      "--name",
+      "Botty",
+      "--bot",
+      "--owner-email",
+      "owner@pw.test",
+      "--password-file",
+      file,
+    );
     expect(bot.code).toBe(2);
-    expect(json(parley("user", "grant", "--data", dir, "--realm", "", "--email", "owner@pw.test", "--permission", "can_change_user_emails", "--json"))).toMatchObject({ user_id: owner.user_id, can_change_user_emails: true });
+    expect(
+      json(
+        parley(
+          "user",
+          "grant",
+          "--data",
+          dir,
+          "--realm",
+          "",
+          "--email",
+          "owner@pw.test",
+          "--permission",
+          "can_change_user_emails",
+          "--json",
+        ),
+      ),
+    ).toMatchObject({ user_id: owner.user_id, can_change_user_emails: true });
 
     const server = await launch(["serve", "--data", dir, "--port", "0", "--no-rate-limit"]);
     try {
-      const login = (username: string, password: string) => api(server.url, "POST", "/fetch_api_key", null, { username, password });
-      expect((await login("owner@pw.test", "harbour-lights-77")).body).toMatchObject({ api_key: owner.api_key, user_id: owner.user_id });
+      const login = (username: string, password: string) =>
+        api(server.url, "POST", "/fetch_api_key", null, { username, password });
+      expect((await login("owner@pw.test", "harbour-lights-77")).body).toMatchObject({
+        api_key: owner.api_key,
+        user_id: owner.user_id,
+      });
       expect((await login("max@pw.test", "copper-kettle-31")).body).toMatchObject({ api_key: member.api_key });
       expect((await login("max@pw.test", "copper-kettle-31\r")).status).toBe(401);
       expect((await login("weak@pw.test", "123456")).status).toBe(401);
       // The granted permission lets the owner change an email.
-      const changed = await api(server.url, "PATCH", `/users/${member.user_id}`, basic(owner.email, owner.api_key), { new_email: "maxine@pw.test" });
+      const changed = await api(server.url, "PATCH", `/users/${member.user_id}`, basic(owner.email, owner.api_key), {
+        new_email: "maxine@pw.test",
+      });
       expect(changed.status).toBe(200);
       expect((await login("maxine@pw.test", "copper-kettle-31")).status).toBe(200);
     } finally {
@@ -297,7 +486,21 @@ describe("passwords and special permissions", () => {
 describe("errors", () => {
   const dir = tempDir();
   beforeAll(() => {
-    json(parley("realm", "create", "--data", dir, "--subdomain", "acme", "--name", "Acme", "--owner-email", "boss@acme.test", "--json"));
+    json(
+      parley(
+        "realm",
+        "create",
+        "--data",
+        dir,
+        "--subdomain",
+        "acme",
+        "--name",
+        "Acme",
+        "--owner-email",
+        "boss@acme.test",
+        "--json",
+      ),
+    );
   });
 
   it("missing options are usage errors (exit 2) that name the option", () => {
@@ -310,8 +513,35 @@ describe("errors", () => {
   });
 
   it("bad options are usage errors too", () => {
-    expect(parley("user", "create", "--data", dir, "--realm", "acme", "--email", "r@acme.test", "--name", "R", "--role", "king").code).toBe(2);
-    const bot = parley("user", "create", "--data", dir, "--realm", "acme", "--email", "b@acme.test", "--name", "B", "--bot");
+    expect(
+      parley(
+        "user",
+        "create",
+        "--data",
+        dir,
+        "--realm",
+        "acme",
+        "--email",
+        "r@acme.test",
+        "--name",
+        "R",
+        "--role",
+        "king",
+      ).code,
+    ).toBe(2);
+    const bot = parley(
+      "user",
+      "create",
+      "--data",
+      dir,
+      "--realm",
+      "acme",
+      "--email",
+      "b@acme.test",
+      "--name",
+      "B",
+      "--bot",
+    );
     expect(bot.code).toBe(2);
     expect(bot.stderr).toContain("missing --owner-email");
     expect(parley("user", "create", "--data", dir, "--realm", "acme", "--frobnicate").code).toBe(2);
@@ -320,7 +550,18 @@ describe("errors", () => {
   });
 
   it("an existing email fails (exit 1) with the engine's message", () => {
-    const r = parley("user", "create", "--data", dir, "--realm", "acme", "--email", "boss@acme.test", "--name", "Again");
+    const r = parley(
+      "user",
+      "create",
+      "--data",
+      dir,
+      "--realm",
+      "acme",
+      "--email",
+      "boss@acme.test",
+      "--name",
+      "Again",
+    );
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("Email 'boss@acme.test' already in use");
   });
@@ -334,12 +575,25 @@ describe("errors", () => {
     expect(parley("user", "create", "--data", dir, "--realm", "", "--email", "a@x.test", "--name", "A").code).toBe(1);
     // Nor is a missing directory created by asking.
     const missing = join(dir, "nowhere");
-    expect(parley("user", "create", "--data", missing, "--realm", "", "--email", "a@x.test", "--name", "A").code).toBe(1);
+    expect(parley("user", "create", "--data", missing, "--realm", "", "--email", "a@x.test", "--name", "A").code).toBe(
+      1,
+    );
     expect(existsSync(missing)).toBe(false);
   });
 
   it("an existing subdomain fails", () => {
-    const r = parley("realm", "create", "--data", dir, "--subdomain", "acme", "--name", "Acme 2", "--owner-email", "x@acme.test");
+    const r = parley(
+      "realm",
+      "create",
+      "--data",
+      dir,
+      "--subdomain",
+      "acme",
+      "--name",
+      "Acme 2",
+      "--owner-email",
+      "x@acme.test",
+    );
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("already in use");
   });
@@ -356,21 +610,34 @@ describe("parley demo", () => {
   const dir = tempDir();
 
   it("creates the demo realm, which verify finds clean", () => {
-    const demo = json<{ subdomain: string; users: { role: number; is_bot: boolean }[]; channels: { kind: string }[]; channel_messages: number; direct_messages: number; starred: number }>(
-      parley("demo", "--data", dir, "--json"),
-    );
+    const demo = json<{
+      subdomain: string;
+      users: { role: number; is_bot: boolean }[];
+      channels: { kind: string }[];
+      channel_messages: number;
+      direct_messages: number;
+      starred: number;
+    }>(parley("demo", "--data", dir, "--json"));
     expect(demo.subdomain).toBe("");
     expect(demo.users.some((u) => u.role === 600)).toBe(true);
     expect(demo.users.some((u) => u.is_bot)).toBe(true);
-    expect(new Set(demo.channels.map((c) => c.kind))).toEqual(new Set(["public", "private-shared", "private-protected"]));
+    expect(new Set(demo.channels.map((c) => c.kind))).toEqual(
+      new Set(["public", "private-shared", "private-protected"]),
+    );
     expect(demo.channel_messages + demo.direct_messages).toBeGreaterThanOrEqual(300);
     expect(demo.direct_messages).toBeGreaterThan(0);
     expect(demo.starred).toBeGreaterThan(0);
-    expect(JSON.parse(readFileSync(join(dir, "demo-login.json"), "utf8"))).toEqual({ subdomain: "", email: "desdemona@example.com" });
+    expect(JSON.parse(readFileSync(join(dir, "demo-login.json"), "utf8"))).toEqual({
+      subdomain: "",
+      email: "desdemona@example.com",
+    });
 
     const verify = parley("verify", "--data", dir, "--json");
     expect(verify.code).toBe(0);
-    expect(JSON.parse(verify.stdout)).toMatchObject({ clean: true, messages: demo.channel_messages + demo.direct_messages });
+    expect(JSON.parse(verify.stdout)).toMatchObject({
+      clean: true,
+      messages: demo.channel_messages + demo.direct_messages,
+    });
   });
 
   it("has deterministic content", () => {
@@ -403,13 +670,19 @@ describe("parley start", () => {
       const curl = /^try: (curl .*)$/m.exec(out)?.[1];
       expect(email).toBe("desdemona@example.com");
       expect(key).toMatch(/^[A-Za-z0-9]{32}$/);
-      expect(curl).toBe(`curl -sSu ${email}:${key} ${server.url}/api/v1/messages -G --data-urlencode anchor=newest -d num_before=5 -d num_after=0`);
+      expect(curl).toBe(
+        `curl -sSu ${email}:${key} ${server.url}/api/v1/messages -G --data-urlencode anchor=newest -d num_before=5 -d num_after=0`,
+      );
 
       const settings = await api(server.url, "GET", "/server_settings", null);
       expect(settings.body["realm_name"]).toBe("Parley Demo");
       const me = await api(server.url, "GET", "/users/me", basic(email ?? "", key ?? ""));
       expect(me.body).toMatchObject({ email, role: 100 });
-      const newest = await api(server.url, "GET", "/messages", basic(email ?? "", key ?? ""), { anchor: "newest", num_before: "5", num_after: "0" });
+      const newest = await api(server.url, "GET", "/messages", basic(email ?? "", key ?? ""), {
+        anchor: "newest",
+        num_before: "5",
+        num_after: "0",
+      });
       expect(newest.status).toBe(200);
       expect((newest.body["messages"] as unknown[]).length).toBe(5);
 
@@ -426,7 +699,10 @@ describe("parley start", () => {
     // A second start serves the existing data without another demo.
     const again = await launch(["start", "--data", dir, "--port", "0", "--json"], /\n/);
     try {
-      const line = JSON.parse(again.stdout().split("\n")[0] ?? "") as { created_demo: boolean; login: { email: string } };
+      const line = JSON.parse(again.stdout().split("\n")[0] ?? "") as {
+        created_demo: boolean;
+        login: { email: string };
+      };
       expect(line.created_demo).toBe(false);
       expect(line.login.email).toBe("desdemona@example.com");
     } finally {

@@ -34,10 +34,39 @@ const HUDDLE_RECIPIENT = 50;
 function writeExport(dir: string): void {
   mkdirSync(dir, { recursive: true });
   const user = (id: number, name: string, role: number, extra: Record<string, unknown> = {}) => ({
-    id, email: `user${id}@zulip.example`, delivery_email: `${name.toLowerCase()}@acme.example`, full_name: name, role, is_bot: false, bot_type: null, bot_owner: null, is_active: true, timezone: "Europe/Paris", api_key: `SECRET-KEY-${id}`, date_joined: T0, ...extra,
+    id,
+    email: `user${id}@zulip.example`,
+    delivery_email: `${name.toLowerCase()}@acme.example`,
+    full_name: name,
+    role,
+    is_bot: false,
+    bot_type: null,
+    bot_owner: null,
+    is_active: true,
+    timezone: "Europe/Paris",
+    api_key: `SECRET-KEY-${id}`,
+    date_joined: T0,
+    ...extra,
   });
-  const sub = (userId: number, recipient: number, extra: Record<string, unknown> = {}) => ({ id: userId * 100 + recipient, user_profile: userId, recipient, active: true, is_muted: false, color: "#c2c2c2", pin_to_top: false, ...extra });
-  const created = (userId: number, stream: number, at: number, last: number | null, type = 301) => ({ id: userId * 1000 + stream + at, event_type: type, event_time: at, modified_user: userId, modified_stream: stream, event_last_message_id: last, realm: 7 });
+  const sub = (userId: number, recipient: number, extra: Record<string, unknown> = {}) => ({
+    id: userId * 100 + recipient,
+    user_profile: userId,
+    recipient,
+    active: true,
+    is_muted: false,
+    color: "#c2c2c2",
+    pin_to_top: false,
+    ...extra,
+  });
+  const created = (userId: number, stream: number, at: number, last: number | null, type = 301) => ({
+    id: userId * 1000 + stream + at,
+    event_type: type,
+    event_time: at,
+    modified_user: userId,
+    modified_stream: stream,
+    event_last_message_id: last,
+    realm: 7,
+  });
   const realm = {
     zerver_realm: [{ id: 7, string_id: "acme", name: "Acme Corp", date_created: T0 }],
     zerver_userprofile: [
@@ -46,13 +75,45 @@ function writeExport(dir: string): void {
       user(CORDELIA, "Cordelia", 400),
       user(OTHELLO, "Othello", 600),
       user(PROSPERO, "Prospero", 400, { is_active: false }),
-      user(BOT, "Helper Bot", 400, { is_bot: true, bot_type: 1, bot_owner: IAGO, delivery_email: "helper-bot@acme.example" }),
+      user(BOT, "Helper Bot", 400, {
+        is_bot: true,
+        bot_type: 1,
+        bot_owner: IAGO,
+        delivery_email: "helper-bot@acme.example",
+      }),
     ],
     zerver_userprofile_crossrealm: [{ id: NOTIFICATION_BOT, email: "notification-bot@zulip.com" }],
     zerver_stream: [
-      { id: GENERAL, name: "general", description: "Everyone", invite_only: false, history_public_to_subscribers: true, is_web_public: false, deactivated: false, date_created: T0 },
-      { id: SECRET, name: "secret", description: "Leads only", invite_only: true, history_public_to_subscribers: false, is_web_public: false, deactivated: false, date_created: T0 },
-      { id: ARCHIVE, name: "archive", description: "", invite_only: false, history_public_to_subscribers: true, is_web_public: false, deactivated: true, date_created: T0 },
+      {
+        id: GENERAL,
+        name: "general",
+        description: "Everyone",
+        invite_only: false,
+        history_public_to_subscribers: true,
+        is_web_public: false,
+        deactivated: false,
+        date_created: T0,
+      },
+      {
+        id: SECRET,
+        name: "secret",
+        description: "Leads only",
+        invite_only: true,
+        history_public_to_subscribers: false,
+        is_web_public: false,
+        deactivated: false,
+        date_created: T0,
+      },
+      {
+        id: ARCHIVE,
+        name: "archive",
+        description: "",
+        invite_only: false,
+        history_public_to_subscribers: true,
+        is_web_public: false,
+        deactivated: true,
+        date_created: T0,
+      },
     ],
     zerver_recipient: [
       { id: 30, type: 2, type_id: GENERAL },
@@ -83,20 +144,80 @@ function writeExport(dir: string): void {
       created(HAMLET, GENERAL, T0 + 395, 109, 302),
     ],
     zerver_reaction: [
-      { id: 1, user_profile: HAMLET, message: 101, emoji_name: "+1", emoji_code: "1f44d", reaction_type: "unicode_emoji" },
-      { id: 2, user_profile: CORDELIA, message: 101, emoji_name: "party_parrot", emoji_code: "3", reaction_type: "realm_emoji" },
+      {
+        id: 1,
+        user_profile: HAMLET,
+        message: 101,
+        emoji_name: "+1",
+        emoji_code: "1f44d",
+        reaction_type: "unicode_emoji",
+      },
+      {
+        id: 2,
+        user_profile: CORDELIA,
+        message: 101,
+        emoji_name: "party_parrot",
+        emoji_code: "3",
+        reaction_type: "realm_emoji",
+      },
     ],
-    zerver_usergroup: [{ id: 70, realm: 7 }, { id: 71, realm: 7 }],
+    zerver_usergroup: [
+      { id: 70, realm: 7 },
+      { id: 71, realm: 7 },
+    ],
     zerver_namedusergroup: [
-      { usergroup_ptr: 70, name: "leads", description: "Team leads", is_system_group: false, realm_for_sharding: 7, deactivated: false },
-      { usergroup_ptr: 71, name: "role:members", description: "Members", is_system_group: true, realm_for_sharding: 7, deactivated: false },
+      {
+        usergroup_ptr: 70,
+        name: "leads",
+        description: "Team leads",
+        is_system_group: false,
+        realm_for_sharding: 7,
+        deactivated: false,
+      },
+      {
+        usergroup_ptr: 71,
+        name: "role:members",
+        description: "Members",
+        is_system_group: true,
+        realm_for_sharding: 7,
+        deactivated: false,
+      },
     ],
-    zerver_usergroupmembership: [{ id: 1, user_group: 70, user_profile: IAGO }, { id: 2, user_group: 70, user_profile: HAMLET }],
-    zerver_usertopic: [{ id: 1, user_profile: HAMLET, stream: GENERAL, recipient: 30, topic_name: "greetings", last_updated: T0 + 500, visibility_policy: 1 }],
-    zerver_client: [{ id: 1, name: "website" }, { id: 2, name: "ZulipMobile" }],
-    zerver_realmemoji: [{ id: 3, name: "party_parrot", realm: 7, author: IAGO, file_name: "3.gif", deactivated: false }],
+    zerver_usergroupmembership: [
+      { id: 1, user_group: 70, user_profile: IAGO },
+      { id: 2, user_group: 70, user_profile: HAMLET },
+    ],
+    zerver_usertopic: [
+      {
+        id: 1,
+        user_profile: HAMLET,
+        stream: GENERAL,
+        recipient: 30,
+        topic_name: "greetings",
+        last_updated: T0 + 500,
+        visibility_policy: 1,
+      },
+    ],
+    zerver_client: [
+      { id: 1, name: "website" },
+      { id: 2, name: "ZulipMobile" },
+    ],
+    zerver_realmemoji: [
+      { id: 3, name: "party_parrot", realm: 7, author: IAGO, file_name: "3.gif", deactivated: false },
+    ],
   };
-  const message = (id: number, sender: number, recipient: number, at: number, content: string, subject = "") => ({ id, sender, recipient, subject, content, rendered_content: `<p>${content}</p>`, date_sent: T0 + at, sending_client: 1, realm: 7, has_attachment: false });
+  const message = (id: number, sender: number, recipient: number, at: number, content: string, subject = "") => ({
+    id,
+    sender,
+    recipient,
+    subject,
+    content,
+    rendered_content: `<p>${content}</p>`,
+    date_sent: T0 + at,
+    sending_client: 1,
+    realm: 7,
+    has_attachment: false,
+  });
   const messages = [
     message(101, IAGO, 30, 100, "Hello @**Hamlet|11**, welcome!", "greetings"),
     message(102, HAMLET, 31, 200, "secret before cordelia joined", "plans"),
@@ -109,20 +230,40 @@ function writeExport(dir: string): void {
     message(109, IAGO, 32, 390, "into the archive", "old"),
     message(110, IAGO, 30, 396, "welcome back", "greetings"),
   ];
-  const um = (user: number, msg: number, mask: number) => ({ id: user * 1000 + msg, user_profile: user, message: msg, flags_mask: mask });
+  const um = (user: number, msg: number, mask: number) => ({
+    id: user * 1000 + msg,
+    user_profile: user,
+    message: msg,
+    flags_mask: mask,
+  });
   const userMessages = [
-    um(IAGO, 101, 1), um(HAMLET, 101, 1 | 8), um(CORDELIA, 101, 2), um(OTHELLO, 101, 0), um(PROSPERO, 101, 1),
-    um(HAMLET, 102, 1 | 2), um(IAGO, 102, 0),
-    um(IAGO, 103, 1), um(HAMLET, 103, 0),
-    um(IAGO, 104, 1), um(HAMLET, 104, 1), um(CORDELIA, 104, 0),
-    um(CORDELIA, 105, 1), um(IAGO, 105, 1 | 4), um(HAMLET, 105, 0),
-    um(PROSPERO, 106, 1), um(HAMLET, 106, 1),
+    um(IAGO, 101, 1),
+    um(HAMLET, 101, 1 | 8),
+    um(CORDELIA, 101, 2),
+    um(OTHELLO, 101, 0),
+    um(PROSPERO, 101, 1),
+    um(HAMLET, 102, 1 | 2),
+    um(IAGO, 102, 0),
+    um(IAGO, 103, 1),
+    um(HAMLET, 103, 0),
+    um(IAGO, 104, 1),
+    um(HAMLET, 104, 1),
+    um(CORDELIA, 104, 0),
+    um(CORDELIA, 105, 1),
+    um(IAGO, 105, 1 | 4),
+    um(HAMLET, 105, 0),
+    um(PROSPERO, 106, 1),
+    um(HAMLET, 106, 1),
     um(IAGO, 108, 1),
     um(IAGO, 109, 1),
-    um(IAGO, 110, 1), um(HAMLET, 110, 0),
+    um(IAGO, 110, 1),
+    um(HAMLET, 110, 0),
   ];
   writeFileSync(join(dir, "realm.json"), JSON.stringify(realm));
-  writeFileSync(join(dir, "messages-000001.json"), JSON.stringify({ zerver_message: messages, zerver_usermessage: userMessages }));
+  writeFileSync(
+    join(dir, "messages-000001.json"),
+    JSON.stringify({ zerver_message: messages, zerver_usermessage: userMessages }),
+  );
   writeFileSync(join(dir, "attachment.json"), JSON.stringify({ zerver_attachment: [] }));
 }
 
@@ -139,7 +280,13 @@ function parley(...args: string[]): Result {
 const exportDir = join(root, "staging", "zulip-export-acme");
 const tarball = join(root, "zulip-export-acme.tar.gz");
 const dataDir = join(root, "data");
-let report: { realm: { id: number; subdomain: string }; imported: Record<string, number>; notCarried: Record<string, { count: number }>; ignoredTables: Record<string, number>; report_file: string };
+let report: {
+  realm: { id: number; subdomain: string };
+  imported: Record<string, number>;
+  notCarried: Record<string, { count: number }>;
+  ignoredTables: Record<string, number>;
+  report_file: string;
+};
 
 beforeAll(() => {
   writeExport(exportDir);
@@ -153,7 +300,17 @@ beforeAll(() => {
 describe("parley import from a Zulip export", () => {
   it("reports what it imported and what it could not carry over", () => {
     expect(report.realm.subdomain).toBe("acme");
-    expect(report.imported).toMatchObject({ users: 5, bots: 1, channels: 3, messages: 9, reactions: 1, "user groups": 1, "topic policies": 1, "deactivated users": 1, "muted channels": 1 });
+    expect(report.imported).toMatchObject({
+      users: 5,
+      bots: 1,
+      channels: 3,
+      messages: 9,
+      reactions: 1,
+      "user groups": 1,
+      "topic policies": 1,
+      "deactivated users": 1,
+      "muted channels": 1,
+    });
     const reasons = Object.keys(report.notCarried).join("\n");
     expect(reasons).toMatch(/message from a Zulip system bot/);
     expect(reasons).toMatch(/custom emoji/);
@@ -161,7 +318,9 @@ describe("parley import from a Zulip export", () => {
     expect(reasons).toMatch(/collapsed flag/);
     expect(reasons).toMatch(/API keys/);
     expect(report.ignoredTables).toEqual({ zerver_realmemoji: 1 });
-    const saved = JSON.parse(readFileSync(report.report_file, "utf8")) as { ids: { users: Record<string, number>; messages: Record<string, number> } };
+    const saved = JSON.parse(readFileSync(report.report_file, "utf8")) as {
+      ids: { users: Record<string, number>; messages: Record<string, number> };
+    };
     expect(Object.keys(saved.ids.messages)).toHaveLength(9);
     expect(saved.ids.messages["107"]).toBeUndefined();
     expect(readFileSync(join(dataDir, "data.mdb")).includes("SECRET-KEY-11")).toBe(false);
@@ -172,11 +331,16 @@ describe("parley import from a Zulip export", () => {
     const users: Record<string, User> = {};
     try {
       expect(store.verify().differences).toEqual([]);
-      for (const name of ["iago", "hamlet", "cordelia", "othello", "prospero"]) users[name] = store.findUserByEmail(report.realm.id, `${name}@acme.example`)!;
+      for (const name of ["iago", "hamlet", "cordelia", "othello", "prospero"])
+        users[name] = store.findUserByEmail(report.realm.id, `${name}@acme.example`)!;
     } finally {
       store.close();
     }
-    const child = spawn(process.execPath, [CLI, "serve", "--data", dataDir, "--port", "0", "--json", "--no-sync", "--log-level", "silent"], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(
+      process.execPath,
+      [CLI, "serve", "--data", dataDir, "--port", "0", "--json", "--no-sync", "--log-level", "silent"],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
     children.push(child);
     const url = await new Promise<string>((r, reject) => {
       child.once("exit", (code) => reject(new Error(`serve exited with ${code}`)));
@@ -186,62 +350,110 @@ describe("parley import from a Zulip export", () => {
     const get = (user: User, path: string, params: Record<string, string> = {}, method = "GET") =>
       new Promise<Record<string, unknown>>((resolveBody, reject) => {
         const target = new URL(`${url}/api/v1${path}?${new URLSearchParams(params)}`);
-        const req = request({ method, host: target.hostname, port: target.port, path: target.pathname + target.search, headers: { Host: "acme.localhost", Authorization: `Basic ${Buffer.from(`${user.email}:${user.apiKey}`).toString("base64")}` } }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on("data", (c: Buffer) => chunks.push(c));
-          res.on("end", () => resolveBody(JSON.parse(Buffer.concat(chunks).toString("utf8")) as Record<string, unknown>));
-        });
+        const req = request(
+          {
+            method,
+            host: target.hostname,
+            port: target.port,
+            path: target.pathname + target.search,
+            headers: {
+              Host: "acme.localhost",
+              Authorization: `Basic ${Buffer.from(`${user.email}:${user.apiKey}`).toString("base64")}`,
+            },
+          },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on("data", (c: Buffer) => chunks.push(c));
+            res.on("end", () =>
+              resolveBody(JSON.parse(Buffer.concat(chunks).toString("utf8")) as Record<string, unknown>),
+            );
+          },
+        );
         req.on("error", reject);
         req.end();
       });
-    type Msg = { id: number; content: string; flags: string[]; timestamp: number; subject: string; reactions: { emoji_name: string; user_id: number }[]; display_recipient: unknown; type: string };
+    type Msg = {
+      id: number;
+      content: string;
+      flags: string[];
+      timestamp: number;
+      subject: string;
+      reactions: { emoji_name: string; user_id: number }[];
+      display_recipient: unknown;
+      type: string;
+    };
     const messages = async (user: User, narrow: unknown[] = []) =>
-      ((await get(user, "/messages", { anchor: "oldest", num_before: "0", num_after: "100", narrow: JSON.stringify(narrow), apply_markdown: "false" }))["messages"] as Msg[]);
+      (
+        await get(user, "/messages", {
+          anchor: "oldest",
+          num_before: "0",
+          num_after: "100",
+          narrow: JSON.stringify(narrow),
+          apply_markdown: "false",
+        })
+      )["messages"] as Msg[];
 
     try {
-    const { iago, hamlet, cordelia, othello, prospero } = users as Record<string, User>;
-    expect(iago!.role).toBe(100);
-    expect(othello!.role).toBe(600);
+      const { iago, hamlet, cordelia, othello, prospero } = users as Record<string, User>;
+      expect(iago!.role).toBe(100);
+      expect(othello!.role).toBe(600);
 
-    // Protected history: Cordelia joined #secret after message 102.
-    const secretForCordelia = await messages(cordelia!, [{ operator: "channel", operand: "secret" }]);
-    expect(secretForCordelia.map((m) => m.content)).toEqual(["after cordelia joined"]);
-    expect(secretForCordelia[0]!.flags).not.toContain("read");
-    const secretForHamlet = await messages(hamlet!, [{ operator: "channel", operand: "secret" }]);
-    expect(secretForHamlet.map((m) => m.content)).toEqual(["secret before cordelia joined", "after cordelia joined"]);
-    expect(secretForHamlet[0]!.flags).toEqual(expect.arrayContaining(["read", "starred"]));
+      // Protected history: Cordelia joined #secret after message 102.
+      const secretForCordelia = await messages(cordelia!, [{ operator: "channel", operand: "secret" }]);
+      expect(secretForCordelia.map((m) => m.content)).toEqual(["after cordelia joined"]);
+      expect(secretForCordelia[0]!.flags).not.toContain("read");
+      const secretForHamlet = await messages(hamlet!, [{ operator: "channel", operand: "secret" }]);
+      expect(secretForHamlet.map((m) => m.content)).toEqual(["secret before cordelia joined", "after cordelia joined"]);
+      expect(secretForHamlet[0]!.flags).toEqual(expect.arrayContaining(["read", "starred"]));
 
-    // #general for Hamlet: the mention (its Zulip user ID rewritten), reactions, original times, his absence.
-    const general = await messages(hamlet!, [{ operator: "channel", operand: "general" }]);
-    expect(general.map((m) => m.content)).toEqual(["Hello @**Hamlet|" + String(hamlet!.id) + "**, welcome!", "last words before leaving", "while hamlet was away", "welcome back"]);
-    expect(general[0]!.flags).toEqual(expect.arrayContaining(["read", "mentioned"]));
-    expect(general[0]!.timestamp).toBe(T0 + 100);
-    expect(general[0]!.subject).toBe("greetings");
-    expect(general[0]!.reactions).toEqual([expect.objectContaining({ emoji_name: "+1", user_id: hamlet!.id })]);
-    expect(general[2]!.flags).toContain("historical");
-    expect(general[3]!.flags).not.toContain("historical");
-    expect(general[3]!.flags).not.toContain("read");
+      // #general for Hamlet: the mention (its Zulip user ID rewritten), reactions, original times, his absence.
+      const general = await messages(hamlet!, [{ operator: "channel", operand: "general" }]);
+      expect(general.map((m) => m.content)).toEqual([
+        "Hello @**Hamlet|" + String(hamlet!.id) + "**, welcome!",
+        "last words before leaving",
+        "while hamlet was away",
+        "welcome back",
+      ]);
+      expect(general[0]!.flags).toEqual(expect.arrayContaining(["read", "mentioned"]));
+      expect(general[0]!.timestamp).toBe(T0 + 100);
+      expect(general[0]!.subject).toBe("greetings");
+      expect(general[0]!.reactions).toEqual([expect.objectContaining({ emoji_name: "+1", user_id: hamlet!.id })]);
+      expect(general[2]!.flags).toContain("historical");
+      expect(general[3]!.flags).not.toContain("historical");
+      expect(general[3]!.flags).not.toContain("read");
 
-    // Direct messages: one to one, and the group.
-    const dms = await messages(hamlet!, [{ operator: "is", operand: "dm" }]);
-    expect(dms.map((m) => m.content)).toEqual(["a direct word", "group chat"]);
-    expect((dms[1]!.display_recipient as { id: number }[]).map((r) => r.id).sort((a, b) => a - b)).toEqual([iago!.id, hamlet!.id, cordelia!.id].sort((a, b) => a - b));
-    expect(dms[0]!.flags).not.toContain("read");
+      // Direct messages: one to one, and the group.
+      const dms = await messages(hamlet!, [{ operator: "is", operand: "dm" }]);
+      expect(dms.map((m) => m.content)).toEqual(["a direct word", "group chat"]);
+      expect((dms[1]!.display_recipient as { id: number }[]).map((r) => r.id).sort((a, b) => a - b)).toEqual(
+        [iago!.id, hamlet!.id, cordelia!.id].sort((a, b) => a - b),
+      );
+      expect(dms[0]!.flags).not.toContain("read");
 
-    // Cordelia starred a message she received; her mute of #general came along.
-    const cordeliaGeneral = await messages(cordelia!, [{ operator: "channel", operand: "general" }]);
-    expect(cordeliaGeneral[0]!.flags).toContain("starred");
-    const subs = (await get(cordelia!, "/users/me/subscriptions"))["subscriptions"] as { name: string; is_muted: boolean }[];
-    expect(subs.find((s) => s.name === "general")?.is_muted).toBe(true);
+      // Cordelia starred a message she received; her mute of #general came along.
+      const cordeliaGeneral = await messages(cordelia!, [{ operator: "channel", operand: "general" }]);
+      expect(cordeliaGeneral[0]!.flags).toContain("starred");
+      const subs = (await get(cordelia!, "/users/me/subscriptions"))["subscriptions"] as {
+        name: string;
+        is_muted: boolean;
+      }[];
+      expect(subs.find((s) => s.name === "general")?.is_muted).toBe(true);
 
-    // Groups, topic policies, deactivations.
-    const groups = (await get(iago!, "/user_groups"))["user_groups"] as { name: string; members: number[]; is_system_group: boolean }[];
-    expect(groups.find((g) => g.name === "leads")?.members.sort((a, b) => a - b)).toEqual([iago!.id, hamlet!.id].sort((a, b) => a - b));
-    const registered = await get(hamlet!, "/register", { fetch_event_types: JSON.stringify(["user_topic"]) }, "POST");
-    expect(registered["user_topics"]).toEqual([expect.objectContaining({ topic_name: "greetings", visibility_policy: 1 })]);
-    const people = (await get(iago!, "/users"))["members"] as { user_id: number; is_active: boolean }[];
-    expect(people.find((p) => p.user_id === prospero!.id)?.is_active).toBe(false);
-
+      // Groups, topic policies, deactivations.
+      const groups = (await get(iago!, "/user_groups"))["user_groups"] as {
+        name: string;
+        members: number[];
+        is_system_group: boolean;
+      }[];
+      expect(groups.find((g) => g.name === "leads")?.members.sort((a, b) => a - b)).toEqual(
+        [iago!.id, hamlet!.id].sort((a, b) => a - b),
+      );
+      const registered = await get(hamlet!, "/register", { fetch_event_types: JSON.stringify(["user_topic"]) }, "POST");
+      expect(registered["user_topics"]).toEqual([
+        expect.objectContaining({ topic_name: "greetings", visibility_policy: 1 }),
+      ]);
+      const people = (await get(iago!, "/users"))["members"] as { user_id: number; is_active: boolean }[];
+      expect(people.find((p) => p.user_id === prospero!.id)?.is_active).toBe(false);
     } finally {
       const exited = new Promise((r) => child.once("exit", r));
       child.kill("SIGTERM");
@@ -258,7 +470,10 @@ describe("parley import from a Zulip export", () => {
       { args: ["import", "--data", fresh], message: /missing --from/ },
       { args: ["import", "--data", fresh, "--from", join(root, "missing.tar.gz")], message: /does not exist/ },
       { args: ["import", "--data", fresh, "--from", notExport], message: /is not a Zulip export: no realm.json/ },
-      { args: ["import", "--data", fresh, "--from", join(notExport, "readme.txt")], message: /neither a directory nor a .tar.gz export/ },
+      {
+        args: ["import", "--data", fresh, "--from", join(notExport, "readme.txt")],
+        message: /neither a directory nor a .tar.gz export/,
+      },
     ];
     for (const { args, message } of cases) {
       const r = parley(...args);

@@ -23,12 +23,22 @@ describe("parley serve and external images", () => {
       expect(existsSync(join(t.dir, "secrets.json"))).toBe(true);
       // The cloud metadata address: the proxy refuses it, but only after the signature holds.
       const url = "http://169.254.169.254/latest/meta-data/role.png";
-      const sent = await fetch(`${serve.url}/api/v1/messages`, { method: "POST", headers: auth, body: new URLSearchParams({ type: "stream", to: "general", topic: "t", content: url }) });
+      const sent = await fetch(`${serve.url}/api/v1/messages`, {
+        method: "POST",
+        headers: auth,
+        body: new URLSearchParams({ type: "stream", to: "general", topic: "t", content: url }),
+      });
       const id = ((await sent.json()) as { id: number }).id;
-      const message = (await (await fetch(`${serve.url}/api/v1/messages/${id}`, { headers: auth })).json()) as { message: { content: string } };
+      const message = (await (await fetch(`${serve.url}/api/v1/messages/${id}`, { headers: auth })).json()) as {
+        message: { content: string };
+      };
       const src = /<img src="([^"]+)"/.exec(message.message.content)?.[1] ?? "";
       expect(src).toMatch(/^\/external_content\/[0-9a-f]{40}\/[0-9a-f]+$/);
-      const refusal = { result: "error", code: "BAD_REQUEST", msg: "The image's host 169.254.169.254 is not a public address" };
+      const refusal = {
+        result: "error",
+        code: "BAD_REQUEST",
+        msg: "The image's host 169.254.169.254 is not a public address",
+      };
       expect(await (await fetch(`${serve.url}${src}`)).json()).toEqual(refusal);
 
       await stopProcess(serve.child, "SIGTERM");

@@ -94,7 +94,9 @@ describe("web client at /", () => {
     const aliceMsg = alicePage.locator("li.msg", { hasText: "Hello Bob" });
     await aliceMsg.waitFor();
     // Sent from the web app, it starts read for Alice (no read request needed).
-    expect((await server.call(alice, "GET", `/messages/${await aliceMsg.getAttribute("data-id")}`)).body["message"]).toMatchObject({ flags: ["read"], client: "website" });
+    expect(
+      (await server.call(alice, "GET", `/messages/${await aliceMsg.getAttribute("data-id")}`)).body["message"],
+    ).toMatchObject({ flags: ["read"], client: "website" });
     // Markdown from the server renders; typed HTML stays text.
     expect(await aliceMsg.locator(".content strong").textContent()).toBe("Bob");
     expect(await aliceMsg.locator(".content").textContent()).toContain("<b>not bold</b>");
@@ -125,7 +127,12 @@ describe("web client at /", () => {
     const bobMsg = bobPage.locator("li.msg", { hasText: "Hello Bob" });
     await bobMsg.waitFor();
     await bobPage.locator(`${channelButton} .badge`).waitFor({ state: "detached" });
-    await expect.poll(async () => (await server.call(bob, "GET", `/messages/${await bobMsg.getAttribute("data-id")}`)).body["message"]).toMatchObject({ flags: expect.arrayContaining(["read"]) as unknown });
+    await expect
+      .poll(
+        async () =>
+          (await server.call(bob, "GET", `/messages/${await bobMsg.getAttribute("data-id")}`)).body["message"],
+      )
+      .toMatchObject({ flags: expect.arrayContaining(["read"]) as unknown });
 
     // Bob reacts and stars; Alice, with the topic open, sees the reaction live.
     await bobMsg.locator("button[data-action=picker]").click();
@@ -139,7 +146,9 @@ describe("web client at /", () => {
     expect(await aliceReaction.getAttribute("aria-pressed")).toBe("false");
     expect(await aliceReaction.getAttribute("aria-label")).toBe("thumbs_up by Bob");
     const id = Number(await bobMsg.getAttribute("data-id"));
-    expect((await server.call(bob, "GET", `/messages/${id}`)).body["message"]).toMatchObject({ flags: expect.arrayContaining(["read", "starred"]) as unknown });
+    expect((await server.call(bob, "GET", `/messages/${id}`)).body["message"]).toMatchObject({
+      flags: expect.arrayContaining(["read", "starred"]) as unknown,
+    });
     await shot(bobPage, "channel-topic");
 
     // The DM: opening it reads it; Alice typing there shows on Bob's side.
@@ -170,14 +179,23 @@ describe("web client at /", () => {
     expect(await bobPage.locator("li.msg").count()).toBe(1);
 
     // Subscriptions are live too.
-    await server.call(server.seed.owner, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "new room" }], principals: [bob.id] });
+    await server.call(server.seed.owner, "POST", "/users/me/subscriptions", {
+      subscriptions: [{ name: "new room" }],
+      principals: [bob.id],
+    });
     await bobPage.locator(".sidebar button[data-channel-id]", { hasText: "new room" }).waitFor();
     await bobPage.locator("#compose-channel option", { hasText: "new room" }).waitFor({ state: "attached" });
 
     // A lost queue: the client registers again and keeps receiving.
-    for (const q of server.server.events.save()) if (q.userId === bob.id) server.server.events.delete(server.t.store.getUser(bob.id), q.id);
+    for (const q of server.server.events.save())
+      if (q.userId === bob.id) server.server.events.delete(server.t.store.getUser(bob.id), q.id);
     await bobPage.click(channelButton);
-    await server.call(alice, "POST", "/messages", { type: "stream", to: general.id, topic: "web test", content: "after the queue was lost" });
+    await server.call(alice, "POST", "/messages", {
+      type: "stream",
+      to: general.id,
+      topic: "web test",
+      content: "after the queue was lost",
+    });
     await bobPage.locator("li.msg", { hasText: "after the queue was lost" }).waitFor();
 
     // Log out deletes the event queue and forgets the key.
@@ -193,7 +211,12 @@ describe("web client at /", () => {
 
   it("keeps the DOM bounded: a long topic pages older on scroll up, dropping the newest, and back", async () => {
     const { owner, alice, general } = server.seed;
-    for (let i = 0; i < 600; i++) server.t.store.sendMessage({ senderId: owner.id, to: { type: "channel", channel: "general", topic: "history" }, content: `history ${i}` });
+    for (let i = 0; i < 600; i++)
+      server.t.store.sendMessage({
+        senderId: owner.id,
+        to: { type: "channel", channel: "general", topic: "history" },
+        content: `history ${i}`,
+      });
     await server.call(alice, "POST", "/mark_topic_as_read", { stream_id: general.id, topic_name: "history" });
     const page = await newPage();
     await loginWithKey(page, alice);
@@ -202,7 +225,10 @@ describe("web client at /", () => {
     const msgs = page.locator("li.msg");
     await page.locator("li.msg", { hasText: "history 599" }).waitFor();
     expect(await msgs.count()).toBe(50);
-    const scroll = (to: "top" | "bottom") => page.evaluate(`(() => { const s = document.querySelector('.scroller'); s.scrollTop = ${to === "top" ? 0 : "s.scrollHeight"}; })()`);
+    const scroll = (to: "top" | "bottom") =>
+      page.evaluate(
+        `(() => { const s = document.querySelector('.scroller'); s.scrollTop = ${to === "top" ? 0 : "s.scrollHeight"}; })()`,
+      );
     const counts: number[] = [];
     for (let i = 0; i < 12 && (await page.locator(".content", { hasText: /^history 0$/ }).count()) === 0; i++) {
       const firstBefore = await msgs.first().getAttribute("data-id");
@@ -226,7 +252,10 @@ describe("web client at /", () => {
   it("logs in with a password through POST /fetch_api_key, or says the server has no password login", async () => {
     const { owner } = server.seed;
     server.t.store.setPassword(owner.id, await hashPassword("correct horse", { N: 1024, r: 8, p: 1 }));
-    const probe = await server.call(null, "POST", "/fetch_api_key", { username: owner.email, password: "correct horse" });
+    const probe = await server.call(null, "POST", "/fetch_api_key", {
+      username: owner.email,
+      password: "correct horse",
+    });
     const page = await newPage();
     await page.fill("#login-email", owner.email);
     await page.fill("#login-password", "wrong");
@@ -240,6 +269,8 @@ describe("web client at /", () => {
     await page.fill("#login-password", "correct horse");
     await page.click("#password-form button[type=submit]");
     await page.waitForSelector("body[data-ready='1']");
-    expect(await page.evaluate("sessionStorage.getItem('parley.credentials')")).toContain(server.t.store.getUser(owner.id).apiKey);
+    expect(await page.evaluate("sessionStorage.getItem('parley.credentials')")).toContain(
+      server.t.store.getUser(owner.id).apiKey,
+    );
   });
 });

@@ -11,7 +11,17 @@
  * restore can refuse a damaged or altered backup before it writes anything.
  */
 import { createHash } from "node:crypto";
-import { closeSync, createReadStream, fsyncSync, openSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  createReadStream,
+  fsyncSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join, relative, sep } from "node:path";
 
 export const MANIFEST_FILE = "manifest.json";
@@ -117,7 +127,9 @@ export function readManifest(backupDir: string): Manifest {
   try {
     raw = readFileSync(path, "utf8");
   } catch {
-    throw new Error(`${backupDir} is not a complete parley backup: it has no ${MANIFEST_FILE} (a backup that was interrupted has none)`);
+    throw new Error(
+      `${backupDir} is not a complete parley backup: it has no ${MANIFEST_FILE} (a backup that was interrupted has none)`,
+    );
   }
   let value: unknown;
   try {
@@ -127,8 +139,12 @@ export function readManifest(backupDir: string): Manifest {
   }
   if (typeof value !== "object" || value === null) throw new Error(`${path} is not a parley backup manifest`);
   const v = value as Record<string, unknown>;
-  if (v["format"] !== BACKUP_FORMAT) throw new Error(`${path} is not a parley backup manifest (format ${JSON.stringify(v["format"])})`);
-  if (v["version"] !== BACKUP_VERSION) throw new Error(`${path} has backup format version ${String(v["version"])}; this parley reads version ${BACKUP_VERSION}`);
+  if (v["format"] !== BACKUP_FORMAT)
+    throw new Error(`${path} is not a parley backup manifest (format ${JSON.stringify(v["format"])})`);
+  if (v["version"] !== BACKUP_VERSION)
+    throw new Error(
+      `${path} has backup format version ${String(v["version"])}; this parley reads version ${BACKUP_VERSION}`,
+    );
   const files = v["files"];
   if (!Array.isArray(files)) throw new Error(`${path} lists no files`);
   const parsedFiles: ManifestFile[] = files.map((f: unknown, i) => {
@@ -137,8 +153,21 @@ export function readManifest(backupDir: string): Manifest {
     const bytes = r["bytes"];
     const sha = r["sha256"];
     // Paths stay inside the backup and the restored directory.
-    if (typeof filePath !== "string" || filePath === "" || filePath.startsWith("/") || filePath.split("/").includes("..")) throw new Error(`${path}: files[${i}] has a bad path`);
-    if (typeof bytes !== "number" || !Number.isInteger(bytes) || bytes < 0 || typeof sha !== "string" || !/^[0-9a-f]{64}$/.test(sha)) throw new Error(`${path}: files[${i}] (${filePath}) has no valid size and sha256`);
+    if (
+      typeof filePath !== "string" ||
+      filePath === "" ||
+      filePath.startsWith("/") ||
+      filePath.split("/").includes("..")
+    )
+      throw new Error(`${path}: files[${i}] has a bad path`);
+    if (
+      typeof bytes !== "number" ||
+      !Number.isInteger(bytes) ||
+      bytes < 0 ||
+      typeof sha !== "string" ||
+      !/^[0-9a-f]{64}$/.test(sha)
+    )
+      throw new Error(`${path}: files[${i}] (${filePath}) has no valid size and sha256`);
     return { path: filePath, bytes, sha256: sha };
   });
   const int = (name: string): number => {
@@ -158,6 +187,8 @@ export function readManifest(backupDir: string): Manifest {
     total_bytes: int("total_bytes"),
     duration_ms: int("duration_ms"),
     files: parsedFiles,
-    not_included: Array.isArray(v["not_included"]) ? v["not_included"].filter((x): x is string => typeof x === "string") : [],
+    not_included: Array.isArray(v["not_included"])
+      ? v["not_included"].filter((x): x is string => typeof x === "string")
+      : [],
   };
 }

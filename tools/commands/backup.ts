@@ -16,7 +16,21 @@ import { join, relative, resolve, sep } from "node:path";
 import { ENVIRONMENT_FILE, LOCK_FILE, snapshotEnvironment } from "../../src/engine/index.js";
 import { SAVED_QUEUES_FILE } from "../../src/realtime/index.js";
 import { output, parseOptions, requireString } from "../args.js";
-import { BACKUP_DATA_DIR, BACKUP_FORMAT, BACKUP_VERSION, CONFIG_FILES, fileBytes, isMissingOrEmptyDir, listFiles, MANIFEST_FILE, sha256File, UPLOADS_DIR, writeFileDurably, type Manifest, type ManifestFile } from "../backup/manifest.js";
+import {
+  BACKUP_DATA_DIR,
+  BACKUP_FORMAT,
+  BACKUP_VERSION,
+  CONFIG_FILES,
+  fileBytes,
+  isMissingOrEmptyDir,
+  listFiles,
+  MANIFEST_FILE,
+  sha256File,
+  UPLOADS_DIR,
+  writeFileDurably,
+  type Manifest,
+  type ManifestFile,
+} from "../backup/manifest.js";
 import { openForCommand, parseOrUsage, USAGE_EXIT } from "../demo/cli.js";
 import { progressBar, type Progress } from "../progress.js";
 
@@ -48,9 +62,16 @@ export async function run(argv: string[]): Promise<number> {
     if (parsed.positionals.length > 0) throw new Error(`unexpected argument '${parsed.positionals[0]}'`);
     const dir = resolve(parsed.values["data"] as string);
     const dest = resolve(requireString(parsed, "to"));
-    if (!existsSync(join(dir, ENVIRONMENT_FILE))) throw new Error(`${dir} holds no parley store (no ${ENVIRONMENT_FILE}): pass --data DIR with the server's data directory`);
-    if (within(dest, dir) || within(dir, dest)) throw new Error(`--to ${dest} must be outside the data directory ${dir} (and not contain it)`);
-    if (!isMissingOrEmptyDir(dest)) throw new Error(`--to ${dest} is not empty: a backup goes to a new or empty directory, so nothing is overwritten`);
+    if (!existsSync(join(dir, ENVIRONMENT_FILE)))
+      throw new Error(
+        `${dir} holds no parley store (no ${ENVIRONMENT_FILE}): pass --data DIR with the server's data directory`,
+      );
+    if (within(dest, dir) || within(dir, dest))
+      throw new Error(`--to ${dest} must be outside the data directory ${dir} (and not contain it)`);
+    if (!isMissingOrEmptyDir(dest))
+      throw new Error(
+        `--to ${dest} is not empty: a backup goes to a new or empty directory, so nothing is overwritten`,
+      );
     return { parsed, dir, dest, compact: parsed.values["no-compact"] !== true };
   });
   if (!options) return USAGE_EXIT;
@@ -83,13 +104,18 @@ export async function run(argv: string[]): Promise<number> {
     const uploads = join(dir, UPLOADS_DIR);
     // Partial uploads (each realm's tmp/) are not files anyone has; the restore need not carry them.
     const notPartial = (source: string) => relative(uploads, source).split(sep)[1] !== "tmp";
-    if (existsSync(uploads) && statSync(uploads).isDirectory()) cpSync(uploads, join(dataOut, UPLOADS_DIR), { recursive: true, filter: notPartial });
+    if (existsSync(uploads) && statSync(uploads).isDirectory())
+      cpSync(uploads, join(dataOut, UPLOADS_DIR), { recursive: true, filter: notPartial });
 
     // 3. What the snapshot holds, read from the copy itself.
     const store = openForCommand(dataOut, "backup (reading its snapshot)");
     let facts: { messageCount: number; lastMessageId: number; realms: number };
     try {
-      facts = { messageCount: store.countMessages(), lastMessageId: store.lastMessageId, realms: store.listRealms().length };
+      facts = {
+        messageCount: store.countMessages(),
+        lastMessageId: store.lastMessageId,
+        realms: store.listRealms().length,
+      };
     } finally {
       store.close();
     }
@@ -130,7 +156,9 @@ export async function run(argv: string[]): Promise<number> {
       [
         `backed up ${dir} to ${dest} in ${manifest.duration_ms} ms`,
         `${facts.messageCount} messages (last ID ${facts.lastMessageId}), ${facts.realms} realm(s), ${files.length} file(s), ${total} bytes${compact ? " (compacted)" : ""}`,
-        hasUploads ? `uploads: ${files.filter((f) => f.path.startsWith(`${UPLOADS_DIR}/`)).length} file(s)` : "uploads: none",
+        hasUploads
+          ? `uploads: ${files.filter((f) => f.path.startsWith(`${UPLOADS_DIR}/`)).length} file(s)`
+          : "uploads: none",
         `manifest: ${join(dest, MANIFEST_FILE)}`,
       ].join("\n"),
     );

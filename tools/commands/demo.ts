@@ -20,7 +20,14 @@ export function demoSummary(demo: DemoResult): Record<string, unknown> {
     subdomain: demo.realm.subdomain,
     name: demo.realm.name,
     owner: { user_id: demo.owner.id, email: demo.owner.email, api_key: demo.owner.apiKey },
-    users: demo.users.map((u) => ({ user_id: u.id, email: u.email, full_name: u.fullName, role: u.role, is_bot: u.isBot, api_key: u.apiKey })),
+    users: demo.users.map((u) => ({
+      user_id: u.id,
+      email: u.email,
+      full_name: u.fullName,
+      role: u.role,
+      is_bot: u.isBot,
+      api_key: u.apiKey,
+    })),
     channels: demo.channels,
     channel_messages: demo.channelMessages,
     direct_messages: demo.directMessages,
@@ -30,7 +37,11 @@ export function demoSummary(demo: DemoResult): Record<string, unknown> {
 
 export async function run(argv: string[]): Promise<number> {
   const options = parseOrUsage("demo", USAGE, () => {
-    const parsed = parseOptions(argv, { subdomain: { type: "string", default: "" }, name: { type: "string" }, messages: { type: "string" } });
+    const parsed = parseOptions(argv, {
+      subdomain: { type: "string", default: "" },
+      name: { type: "string" },
+      messages: { type: "string" },
+    });
     if (parsed.positionals.length > 0) throw new Error(`unexpected argument '${parsed.positionals[0]}'`);
     const name = parsed.values["name"];
     return {
@@ -46,10 +57,16 @@ export async function run(argv: string[]): Promise<number> {
   const store = openForCommand(options.dir, "demo");
   try {
     if (store.findRealmBySubdomain(options.subdomain)) {
-      throw new Error(`a realm with subdomain ${describeSubdomain(options.subdomain)} already exists in ${options.dir}; pass --subdomain S for another demo realm or --data DIR for a fresh directory`);
+      throw new Error(
+        `a realm with subdomain ${describeSubdomain(options.subdomain)} already exists in ${options.dir}; pass --subdomain S for another demo realm or --data DIR for a fresh directory`,
+      );
     }
     const started = Date.now();
-    const demo = createDemoRealm(store, { subdomain: options.subdomain, ...(options.name !== undefined ? { name: options.name } : {}), messages: options.messages });
+    const demo = createDemoRealm(store, {
+      subdomain: options.subdomain,
+      ...(options.name !== undefined ? { name: options.name } : {}),
+      messages: options.messages,
+    });
     rememberDemoLogin(options.dir, { subdomain: demo.realm.subdomain, email: demo.owner.email });
     const width = Math.max(...demo.users.map((u) => u.email.length));
     output(

@@ -24,7 +24,15 @@ export async function run(argv: string[]): Promise<number> {
   const seed = intOption(parsed, "seed", 1, 0, 0xffffffff);
   const batchSize = intOption(parsed, "batch", 2000, 100, 50_000);
   const pgDir = typeof parsed.values["pg"] === "string" ? parsed.values["pg"] : null;
-  const manifest = await generateDataset(dir, { messages, seed, batchSize, pgDir, quiet: Boolean(parsed.values["json"]), ...(users === undefined ? {} : { users }), ...(channels === undefined ? {} : { channels }) });
+  const manifest = await generateDataset(dir, {
+    messages,
+    seed,
+    batchSize,
+    pgDir,
+    quiet: Boolean(parsed.values["json"]),
+    ...(users === undefined ? {} : { users }),
+    ...(channels === undefined ? {} : { channels }),
+  });
   const { scale } = manifest;
   output(
     parsed,

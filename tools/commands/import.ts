@@ -28,7 +28,9 @@ const USAGE =
   "parley import --data DIR --from EXPORT(.tar.gz or directory) [--subdomain S] [--json]\n" +
   "       [--max-json-size SIZE] [--max-file-size SIZE] [--max-total-size SIZE] [--max-entries N] [--max-ratio N]";
 
-const LIMIT_OPTIONS = Object.fromEntries(Object.values(LIMIT_FLAGS).map((flag) => [flag.slice(2), { type: "string" as const }]));
+const LIMIT_OPTIONS = Object.fromEntries(
+  Object.values(LIMIT_FLAGS).map((flag) => [flag.slice(2), { type: "string" as const }]),
+);
 
 function limitsFrom(parsed: Parsed): ExportLimits {
   const size = (key: "maxJsonBytes" | "maxFileBytes" | "maxTotalBytes"): number => {
@@ -94,7 +96,9 @@ export async function run(argv: string[]): Promise<number> {
     if (store.findRealmBySubdomain(subdomain)) {
       store.close();
       if (!existed) rmSync(dir, { recursive: true, force: true });
-      console.error(`parley import: ${dir} already has a realm with subdomain '${subdomain}': pass --subdomain S to import under another\n\nusage: ${USAGE}`);
+      console.error(
+        `parley import: ${dir} already has a realm with subdomain '${subdomain}': pass --subdomain S to import under another\n\nusage: ${USAGE}`,
+      );
       return USAGE_EXIT;
     }
     const bar = quiet ? null : progressBar("import", data.messages.length);
@@ -102,7 +106,9 @@ export async function run(argv: string[]): Promise<number> {
       // One transaction: an import that fails part-way (no owner to create the realm
       // with, a storage error) leaves nothing behind. Refused rows do not fail it: the
       // engine's actions check before they write, and the replay skips and counts them.
-      result = store.batch(() => replayExport(store, data, { subdomain, setClock: (t) => (clock = t), onProgress: (done) => bar?.update(done) }));
+      result = store.batch(() =>
+        replayExport(store, data, { subdomain, setClock: (t) => (clock = t), onProgress: (done) => bar?.update(done) }),
+      );
     } finally {
       bar?.stop();
     }
@@ -122,15 +128,29 @@ export async function run(argv: string[]): Promise<number> {
   const { report, ids } = result;
   const reportDir = join(dir, "imports");
   mkdirSync(reportDir, { recursive: true });
-  const reportFile = join(reportDir, `${subdomain || "default"}-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
+  const reportFile = join(
+    reportDir,
+    `${subdomain || "default"}-${new Date().toISOString().replace(/[:.]/g, "-")}.json`,
+  );
   const idMap = (m: Map<number, number>) => Object.fromEntries([...m].map(([k, v]) => [String(k), v]));
-  writeFileSync(reportFile, `${JSON.stringify({ from, ...report, ids: { users: idMap(ids.users), channels: idMap(ids.channels), messages: idMap(ids.messages), groups: idMap(ids.groups) } }, null, 2)}\n`);
+  writeFileSync(
+    reportFile,
+    `${JSON.stringify({ from, ...report, ids: { users: idMap(ids.users), channels: idMap(ids.channels), messages: idMap(ids.messages), groups: idMap(ids.groups) } }, null, 2)}\n`,
+  );
   const lines = [
     `imported ${from} as realm ${report.realm.id} '${report.realm.subdomain}' (${report.realm.name}) into ${dir}`,
     ...Object.entries(report.imported).map(([k, v]) => `  ${v} ${k}`),
     Object.keys(report.notCarried).length > 0 ? "not carried over:" : "everything read was carried over",
-    ...Object.entries(report.notCarried).map(([k, v]) => `  ${v.count} × ${k}${v.examples.length > 0 ? ` (e.g. ${v.examples.join("; ")})` : ""}`),
-    ...(Object.keys(report.ignoredTables).length > 0 ? [`tables parley has no place for: ${Object.entries(report.ignoredTables).map(([t, n]) => `${t} (${n})`).join(", ")}`] : []),
+    ...Object.entries(report.notCarried).map(
+      ([k, v]) => `  ${v.count} × ${k}${v.examples.length > 0 ? ` (e.g. ${v.examples.join("; ")})` : ""}`,
+    ),
+    ...(Object.keys(report.ignoredTables).length > 0
+      ? [
+          `tables parley has no place for: ${Object.entries(report.ignoredTables)
+            .map(([t, n]) => `${t} (${n})`)
+            .join(", ")}`,
+        ]
+      : []),
     `report and ID mapping: ${reportFile}`,
   ];
   output(parsed, { ...report, report_file: reportFile }, lines.join("\n"));

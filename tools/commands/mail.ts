@@ -24,8 +24,13 @@ export async function run(argv: string[]): Promise<number> {
   const dir = join(options.parsed.values["data"] as string, "outbox");
   const mails = readOutboxDir(dir);
   if (options.action === "list") {
-    const lines = mails.length === 0 ? [`no mail in ${dir}`] : mails.map((m) => `${m.id}\t${m.date}\t${m.to}\t${m.subject}`);
-    output(options.parsed, mails.map(({ text: _text, ...rest }) => rest), lines.join("\n"));
+    const lines =
+      mails.length === 0 ? [`no mail in ${dir}`] : mails.map((m) => `${m.id}\t${m.date}\t${m.to}\t${m.subject}`);
+    output(
+      options.parsed,
+      mails.map(({ text: _text, ...rest }) => rest),
+      lines.join("\n"),
+    );
     return 0;
   }
   const mail = mails.find((m) => m.id === options.id);
@@ -33,6 +38,12 @@ export async function run(argv: string[]): Promise<number> {
     console.error(`parley mail: no mail ${options.id} in ${dir}`);
     return 1;
   }
-  output(options.parsed, mail, [`From: ${mail.from}`, `To: ${mail.to}`, `Date: ${mail.date}`, `Subject: ${mail.subject}`, "", mail.text].join("\n"));
+  output(
+    options.parsed,
+    mail,
+    [`From: ${mail.from}`, `To: ${mail.to}`, `Date: ${mail.date}`, `Subject: ${mail.subject}`, "", mail.text].join(
+      "\n",
+    ),
+  );
   return 0;
 }

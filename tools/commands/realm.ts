@@ -12,13 +12,22 @@ import { output, parseOptions, requireString } from "../args.js";
 import { passwordOption } from "../password-input.js";
 import { describeSubdomain, openForCommand, parseOrUsage, USAGE_EXIT } from "../demo/cli.js";
 
-const USAGE = "parley realm create [--data DIR] --subdomain S --name NAME --owner-email E [--owner-name N] [--owner-password | --owner-password-file FILE] [--json]";
+const USAGE =
+  "parley realm create [--data DIR] --subdomain S --name NAME --owner-email E [--owner-name N] [--owner-password | --owner-password-file FILE] [--json]";
 
 export async function run(argv: string[]): Promise<number> {
   const options = parseOrUsage("realm", USAGE, () => {
-    const parsed = parseOptions(argv, { subdomain: { type: "string" }, name: { type: "string" }, "owner-email": { type: "string" }, "owner-name": { type: "string" }, "owner-password": { type: "boolean" }, "owner-password-file": { type: "string" } });
+    const parsed = parseOptions(argv, {
+      subdomain: { type: "string" },
+      name: { type: "string" },
+      "owner-email": { type: "string" },
+      "owner-name": { type: "string" },
+      "owner-password": { type: "boolean" },
+      "owner-password-file": { type: "string" },
+    });
     const [action, ...extra] = parsed.positionals;
-    if (action !== "create") throw new Error(action === undefined ? "missing action: create" : `unknown action '${action}'`);
+    if (action !== "create")
+      throw new Error(action === undefined ? "missing action: create" : `unknown action '${action}'`);
     if (extra.length > 0) throw new Error(`unexpected argument '${extra[0]}'`);
     const ownerEmail = requireString(parsed, "owner-email");
     const ownerName = parsed.values["owner-name"];
@@ -36,14 +45,29 @@ export async function run(argv: string[]): Promise<number> {
   });
   if (!options) return USAGE_EXIT;
 
-  const password = options.password === undefined ? undefined : await hashNewPassword(options.password, { email: options.ownerEmail, fullName: options.ownerName });
+  const password =
+    options.password === undefined
+      ? undefined
+      : await hashNewPassword(options.password, { email: options.ownerEmail, fullName: options.ownerName });
   const store = openForCommand(options.dir, "realm create");
   try {
-    const owner0 = { email: options.ownerEmail, fullName: options.ownerName, ...(password !== undefined ? { password } : {}) };
+    const owner0 = {
+      email: options.ownerEmail,
+      fullName: options.ownerName,
+      ...(password !== undefined ? { password } : {}),
+    };
     const { realm, owner } = store.createRealm({ subdomain: options.subdomain, name: options.name, owner: owner0 });
     output(
       options.parsed,
-      { realm_id: realm.id, subdomain: realm.subdomain, name: realm.name, user_id: owner.id, email: owner.email, full_name: owner.fullName, api_key: owner.apiKey },
+      {
+        realm_id: realm.id,
+        subdomain: realm.subdomain,
+        name: realm.name,
+        user_id: owner.id,
+        email: owner.email,
+        full_name: owner.fullName,
+        api_key: owner.apiKey,
+      },
       [
         `created realm ${realm.id} '${realm.name}' with subdomain ${describeSubdomain(realm.subdomain)} in ${options.dir}`,
         `owner:   ${owner.fullName} (user ${owner.id})`,

@@ -14,7 +14,14 @@
 import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { output, parseOptions, requireString } from "../args.js";
-import { BACKUP_DATA_DIR, isMissingOrEmptyDir, readManifest, sha256File, syncFile, type Manifest } from "../backup/manifest.js";
+import {
+  BACKUP_DATA_DIR,
+  isMissingOrEmptyDir,
+  readManifest,
+  sha256File,
+  syncFile,
+  type Manifest,
+} from "../backup/manifest.js";
 import { checkRestoredStore } from "../backup/restored-check.js";
 import { parseOrUsage, USAGE_EXIT } from "../demo/cli.js";
 import { progressBar } from "../progress.js";
@@ -48,7 +55,10 @@ export async function run(argv: string[]): Promise<number> {
     if (!existsSync(from)) throw new Error(`--from ${from} does not exist`);
     const manifest = readManifest(from);
     const dir = resolve(parsed.values["data"] as string);
-    if (!isMissingOrEmptyDir(dir)) throw new Error(`--data ${dir} is not empty: restore writes only to a new or empty directory, so no data is overwritten`);
+    if (!isMissingOrEmptyDir(dir))
+      throw new Error(
+        `--data ${dir} is not empty: restore writes only to a new or empty directory, so no data is overwritten`,
+      );
     return { parsed, from, manifest, dir };
   });
   if (!options) return USAGE_EXIT;
@@ -95,8 +105,12 @@ export async function run(argv: string[]): Promise<number> {
   const { messageCount, lastMessageId } = checked.store;
   const problems = [
     ...checked.store.problems,
-    ...(messageCount !== manifest.message_count ? [`${messageCount} messages, the manifest says ${manifest.message_count}`] : []),
-    ...(lastMessageId !== manifest.last_message_id ? [`last message ID ${lastMessageId}, the manifest says ${manifest.last_message_id}`] : []),
+    ...(messageCount !== manifest.message_count
+      ? [`${messageCount} messages, the manifest says ${manifest.message_count}`]
+      : []),
+    ...(lastMessageId !== manifest.last_message_id
+      ? [`last message ID ${lastMessageId}, the manifest says ${manifest.last_message_id}`]
+      : []),
   ];
   const clean = problems.length === 0;
   output(
@@ -113,7 +127,10 @@ export async function run(argv: string[]): Promise<number> {
     },
     clean
       ? `restored ${from} (taken ${manifest.created_at}) into ${dir}: ${messageCount} messages, last ID ${lastMessageId}, ${manifest.files.length} file(s); verify clean`
-      : [`restored ${from} into ${dir}, but it does NOT verify (the directory is left for inspection):`, ...problems.map((p) => `  ${p}`)].join("\n"),
+      : [
+          `restored ${from} into ${dir}, but it does NOT verify (the directory is left for inspection):`,
+          ...problems.map((p) => `  ${p}`),
+        ].join("\n"),
   );
   return clean ? 0 : 1;
 }

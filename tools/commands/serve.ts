@@ -1,6 +1,7 @@
 /**
  * @module tools/commands/serve
- * `parley serve [--data DIR] [--config FILE] [--port N] [--host H] [--external-host NAME] [--compat-port N] [--no-rate-limit] [--no-sync] [--log-level L] [--log-file PATH] [--slow-request-ms N]`:
+ * `parley serve [--data DIR] [--config FILE] [--port N] [--host H] [--external-host NAME] [--compat-port N]
+ * [--no-rate-limit] [--no-sync] [--log-level L] [--log-file PATH] [--slow-request-ms N]`:
  * opens the store (creating the directory), serves the Zulip API and prints
  * `listening on http://HOST:PORT` as its first line of output, so scripts and tests
  * can read the bound port even with --port 0. Settings come from the configuration
@@ -63,7 +64,8 @@ export function untilSignal(parley: Parley): Promise<number> {
 
 function logLevel(value: unknown): LogLevel {
   const level = LOG_LEVELS.find((l) => l === value);
-  if (level === undefined) throw new Error(`--log-level must be one of ${LOG_LEVELS.join(", ")}, not '${String(value)}'`);
+  if (level === undefined)
+    throw new Error(`--log-level must be one of ${LOG_LEVELS.join(", ")}, not '${String(value)}'`);
   return level;
 }
 
@@ -74,7 +76,10 @@ function logLevel(value: unknown): LogLevel {
 export function readServeSettings(parsed: Parsed): ServeSettings {
   const flagHost = parsed.values["external-host"];
   const explicit = parsed.values["config"];
-  const { config, source } = resolveConfig(typeof explicit === "string" ? explicit : undefined, parsed.values["data"] as string);
+  const { config, source } = resolveConfig(
+    typeof explicit === "string" ? explicit : undefined,
+    parsed.values["data"] as string,
+  );
   const externalHost = typeof flagHost === "string" ? flagHost : config.EXTERNAL_HOST;
   return {
     config,
@@ -111,10 +116,14 @@ export async function jwtKeysUsable(command: string, settings: ServeSettings): P
 export function realmLines(store: Store, url: string): string[] {
   const realms = store.listRealms();
   if (realms.length === 0) return ["no realms yet: create one with parley realm create (or parley demo)"];
-  return realms.map((r) => `realm ${describeSubdomain(r.subdomain)}: ${r.name}${r.subdomain === "" ? ` at ${url}` : ""}${r.deactivated ? " (deactivated)" : ""}`);
+  return realms.map(
+    (r) =>
+      `realm ${describeSubdomain(r.subdomain)}: ${r.name}${r.subdomain === "" ? ` at ${url}` : ""}${r.deactivated ? " (deactivated)" : ""}`,
+  );
 }
 
-const USAGE = "parley serve [--data DIR] [--config FILE] [--port N] [--host H] [--external-host NAME] [--compat-port N] [--no-rate-limit] [--no-sync] [--log-level L] [--log-file PATH] [--slow-request-ms N] [--json]";
+const USAGE =
+  "parley serve [--data DIR] [--config FILE] [--port N] [--host H] [--external-host NAME] [--compat-port N] [--no-rate-limit] [--no-sync] [--log-level L] [--log-file PATH] [--slow-request-ms N] [--json]";
 
 export async function run(argv: string[]): Promise<number> {
   const options = parseOrUsage("serve", USAGE, () => {
@@ -142,15 +151,29 @@ export async function run(argv: string[]): Promise<number> {
   const stopped = untilSignal(parley);
   if (options.parsed.values["json"]) {
     // One line, so that a reader of the first line gets the whole event.
-    console.log(JSON.stringify({ url, port, host: options.settings.host, external_host: options.settings.externalHost ?? null, compat_url: compatUrl, data: options.dir }));
+    console.log(
+      JSON.stringify({
+        url,
+        port,
+        host: options.settings.host,
+        external_host: options.settings.externalHost ?? null,
+        compat_url: compatUrl,
+        data: options.dir,
+      }),
+    );
   } else {
     console.log(`listening on ${url}`);
     console.log(`data: ${options.dir}`);
-    console.log(options.settings.configSource === null ? "config: none (Zulip's defaults; see README \"Configuration\")" : `config: ${options.settings.configSource}`);
+    console.log(
+      options.settings.configSource === null
+        ? 'config: none (Zulip\'s defaults; see README "Configuration")'
+        : `config: ${options.settings.configSource}`,
+    );
     if (compatUrl !== null) console.log(`HTTP/1.0-capable listener on ${compatUrl}`);
     console.log(`mail: ${parley.mailDescription}`);
     for (const line of realmLines(store, url)) console.log(line);
-    if (options.settings.externalHost !== undefined) console.log(`realm subdomains are served on SUBDOMAIN.${options.settings.externalHost}`);
+    if (options.settings.externalHost !== undefined)
+      console.log(`realm subdomains are served on SUBDOMAIN.${options.settings.externalHost}`);
     console.log("press Ctrl+C to stop");
   }
   return stopped;

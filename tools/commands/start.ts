@@ -15,7 +15,8 @@ import { createDemoRealm } from "../demo/realm.js";
 import { jwtKeysUsable, readServeSettings, SERVE_OPTIONS, untilSignal } from "./serve.js";
 import { checkPortFree, externalImages, startParley, type Parley } from "../../src/server.js";
 
-const USAGE = "parley start [--data DIR] [--config FILE] [--port N] [--host H] [--external-host NAME] [--compat-port N] [--no-rate-limit] [--no-sync] [--log-level L] [--log-file PATH] [--slow-request-ms N] [--json]";
+const USAGE =
+  "parley start [--data DIR] [--config FILE] [--port N] [--host H] [--external-host NAME] [--compat-port N] [--no-rate-limit] [--no-sync] [--log-level L] [--log-file PATH] [--slow-request-ms N] [--json]";
 
 interface Login {
   readonly subdomain: string;
@@ -43,8 +44,22 @@ function shellWord(word: string): string {
  * subdomain in Host.
  */
 function curlExample(url: string, login: Login, externalHost: string | undefined): string {
-  const host = login.subdomain === "" ? [] : ["-H", shellWord(`Host: ${login.subdomain}.${externalHost ?? "localhost"}`)];
-  return ["curl", "-sSu", shellWord(`${login.email}:${login.apiKey}`), ...host, `${url}/api/v1/messages`, "-G", "--data-urlencode", "anchor=newest", "-d", "num_before=5", "-d", "num_after=0"].join(" ");
+  const host =
+    login.subdomain === "" ? [] : ["-H", shellWord(`Host: ${login.subdomain}.${externalHost ?? "localhost"}`)];
+  return [
+    "curl",
+    "-sSu",
+    shellWord(`${login.email}:${login.apiKey}`),
+    ...host,
+    `${url}/api/v1/messages`,
+    "-G",
+    "--data-urlencode",
+    "anchor=newest",
+    "-d",
+    "num_before=5",
+    "-d",
+    "num_after=0",
+  ].join(" ");
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -85,7 +100,18 @@ export async function run(argv: string[]): Promise<number> {
 
   if (options.parsed.values["json"]) {
     // One line, like `parley serve --json`, so the first line carries everything.
-    console.log(JSON.stringify({ url, port, host: settings.host, data: dir, created_demo: createdDemo, compat_url: compatUrl, login: login && { subdomain: login.subdomain, email: login.email, api_key: login.apiKey }, curl }));
+    console.log(
+      JSON.stringify({
+        url,
+        port,
+        host: settings.host,
+        data: dir,
+        created_demo: createdDemo,
+        compat_url: compatUrl,
+        login: login && { subdomain: login.subdomain, email: login.email, api_key: login.apiKey },
+        curl,
+      }),
+    );
   } else {
     console.log(`listening on ${url}`);
     console.log(`data: ${dir}${createdDemo ? " (demo realm created)" : ""}`);
@@ -95,7 +121,9 @@ export async function run(argv: string[]): Promise<number> {
       console.log(`api key: ${login.apiKey}`);
       console.log(`try: ${curl ?? ""}`);
     } else {
-      console.log(`no demo login in ${dir}: log in with an API key printed by parley realm create or parley user create`);
+      console.log(
+        `no demo login in ${dir}: log in with an API key printed by parley realm create or parley user create`,
+      );
     }
     console.log("press Ctrl+C to stop");
   }

@@ -15,7 +15,16 @@
 import { hashNewPassword, type Role } from "../../src/engine/index.js";
 import { passwordOption } from "../password-input.js";
 import { output, parseOptions, requireString } from "../args.js";
-import { describeSubdomain, openForCommand, parseOrUsage, parseRole, requireDataDir, requireRealm, roleName, USAGE_EXIT } from "../demo/cli.js";
+import {
+  describeSubdomain,
+  openForCommand,
+  parseOrUsage,
+  parseRole,
+  requireDataDir,
+  requireRealm,
+  roleName,
+  USAGE_EXIT,
+} from "../demo/cli.js";
 
 const USAGE = [
   "parley user create [--data DIR] --realm S --email E --name NAME [--role owner|administrator|moderator|member|guest] [--bot --owner-email E] [--password | --password-file FILE] [--json]",
@@ -43,14 +52,24 @@ export async function run(argv: string[]): Promise<number> {
       revoke: { type: "boolean" },
     });
     const [action, ...extra] = parsed.positionals;
-    if (action !== "create" && action !== "grant") throw new Error(action === undefined ? "missing action: create or grant" : `unknown action '${action}'`);
+    if (action !== "create" && action !== "grant")
+      throw new Error(action === undefined ? "missing action: create or grant" : `unknown action '${action}'`);
     if (extra.length > 0) throw new Error(`unexpected argument '${extra[0]}'`);
     if (action === "grant") {
       const permission = requireString(parsed, "permission");
-      if (!(PERMISSIONS as readonly string[]).includes(permission)) throw new Error(`unknown permission '${permission}' (known: ${PERMISSIONS.join(", ")})`);
-      return { action, parsed, dir: parsed.values["data"] as string, subdomain: requireString(parsed, "realm"), email: requireString(parsed, "email"), grant: parsed.values["revoke"] !== true } as const;
+      if (!(PERMISSIONS as readonly string[]).includes(permission))
+        throw new Error(`unknown permission '${permission}' (known: ${PERMISSIONS.join(", ")})`);
+      return {
+        action,
+        parsed,
+        dir: parsed.values["data"] as string,
+        subdomain: requireString(parsed, "realm"),
+        email: requireString(parsed, "email"),
+        grant: parsed.values["revoke"] !== true,
+      } as const;
     }
-    for (const name of ["permission", "revoke"]) if (parsed.values[name] !== undefined) throw new Error(`--${name} is only for 'user grant'`);
+    for (const name of ["permission", "revoke"])
+      if (parsed.values[name] !== undefined) throw new Error(`--${name} is only for 'user grant'`);
     const bot = parsed.values["bot"] === true;
     const ownerEmail = parsed.values["owner-email"];
     // A bot always acts for someone; an owner without --bot is almost surely a typo.
@@ -79,19 +98,30 @@ export async function run(argv: string[]): Promise<number> {
     const realm = requireRealm(store, options.subdomain, options.dir);
     if (options.action === "grant") {
       const target = store.findUserByEmail(realm.id, options.email);
-      if (!target) throw new Error(`no user with email '${options.email}' in realm ${describeSubdomain(realm.subdomain)}`);
+      if (!target)
+        throw new Error(`no user with email '${options.email}' in realm ${describeSubdomain(realm.subdomain)}`);
       const user = store.setCanChangeUserEmails(target.id, options.grant);
-      output(options.parsed, { user_id: user.id, email: user.email, can_change_user_emails: user.canChangeUserEmails === true }, `${user.email} ${options.grant ? "now has" : "no longer has"} can_change_user_emails`);
+      output(
+        options.parsed,
+        { user_id: user.id, email: user.email, can_change_user_emails: user.canChangeUserEmails === true },
+        `${user.email} ${options.grant ? "now has" : "no longer has"} can_change_user_emails`,
+      );
       return 0;
     }
     let botOwnerId: number | null = null;
     if (options.ownerEmail !== null) {
       const owner = store.findUserByEmail(realm.id, options.ownerEmail);
-      if (!owner) throw new Error(`no user with email '${options.ownerEmail}' in realm ${describeSubdomain(realm.subdomain)} to own the bot`);
+      if (!owner)
+        throw new Error(
+          `no user with email '${options.ownerEmail}' in realm ${describeSubdomain(realm.subdomain)} to own the bot`,
+        );
       botOwnerId = owner.id;
     }
     // Hashed before the write (scrypt takes tens of milliseconds), checked for strength first.
-    const password = options.password === undefined ? undefined : await hashNewPassword(options.password, { email: options.email, fullName: options.name });
+    const password =
+      options.password === undefined
+        ? undefined
+        : await hashNewPassword(options.password, { email: options.email, fullName: options.name });
     const user = store.createUser({
       realmId: realm.id,
       email: options.email,
@@ -103,7 +133,17 @@ export async function run(argv: string[]): Promise<number> {
     const role: Role = user.role;
     output(
       options.parsed,
-      { user_id: user.id, email: user.email, full_name: user.fullName, api_key: user.apiKey, role, is_bot: user.isBot, bot_owner_id: user.botOwnerId, realm_id: realm.id, subdomain: realm.subdomain },
+      {
+        user_id: user.id,
+        email: user.email,
+        full_name: user.fullName,
+        api_key: user.apiKey,
+        role,
+        is_bot: user.isBot,
+        bot_owner_id: user.botOwnerId,
+        realm_id: realm.id,
+        subdomain: realm.subdomain,
+      },
       [
         `created ${user.isBot ? "bot" : roleName(role)} ${user.fullName} (user ${user.id}) in realm ${describeSubdomain(realm.subdomain)}`,
         `email:   ${user.email}`,

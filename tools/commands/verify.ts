@@ -22,7 +22,10 @@ export async function run(argv: string[]): Promise<number> {
     const clean = report.differences.length === 0 && report.problems.length === 0;
     const lines = [
       `${report.messages} messages, ${report.keysChecked} indexes checked: ${clean ? "clean" : "DIFFERENCES FOUND"}`,
-      ...report.differences.map((d) => `  ${d.key}: ${d.missingCount} missing (e.g. ${d.missing.join(",")}), ${d.extraCount} extra (e.g. ${d.extra.join(",")})`),
+      ...report.differences.map(
+        (d) =>
+          `  ${d.key}: ${d.missingCount} missing (e.g. ${d.missing.join(",")}), ${d.extraCount} extra (e.g. ${d.extra.join(",")})`,
+      ),
       ...report.problems.map((p) => `  ${p}`),
     ];
     output(parsed, { clean, ...report }, lines.join("\n"));

@@ -44,7 +44,9 @@ export function parseRole(text: string): Role {
   if (byName !== undefined) return byName;
   const byNumber = (Object.values(ROLE) as number[]).find((r) => String(r) === lower);
   if (byNumber !== undefined) return byNumber as Role;
-  throw new Error(`--role must be one of owner, administrator, moderator, member, guest (or 100, 200, 300, 400, 600), not '${text}'`);
+  throw new Error(
+    `--role must be one of owner, administrator, moderator, member, guest (or 100, 200, 300, 400, 600), not '${text}'`,
+  );
 }
 
 /** The role's name for human output. */
@@ -59,7 +61,9 @@ export function describeSubdomain(subdomain: string): string {
 
 /** The error every command gives for an unknown realm, with the command that fixes it. */
 export function noSuchRealm(subdomain: string, dir: string): Error {
-  return new Error(`no realm with subdomain '${subdomain}' in ${dir}; create it with parley realm create --data ${dir} --subdomain '${subdomain}' --name NAME --owner-email EMAIL`);
+  return new Error(
+    `no realm with subdomain '${subdomain}' in ${dir}; create it with parley realm create --data ${dir} --subdomain '${subdomain}' --name NAME --owner-email EMAIL`,
+  );
 }
 
 /** The realm with this subdomain, or the error above. */
@@ -86,7 +90,8 @@ export function openForCommand(dir: string, command: string, options: OpenStoreO
   try {
     return openStore(dir, { ...options, holder: `parley ${command}` });
   } catch (error) {
-    if (error instanceof DataDirectoryLockedError) throw new Error(`${error.message}. Pass --data DIR to use another directory.`, { cause: error });
+    if (error instanceof DataDirectoryLockedError)
+      throw new Error(`${error.message}. Pass --data DIR to use another directory.`, { cause: error });
     throw error;
   }
 }

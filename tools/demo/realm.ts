@@ -12,7 +12,16 @@
  * demo always looks recent.
  */
 import type { Realm, Store, User } from "../../src/engine/index.js";
-import { BOT_TEMPLATES, CHANNELS, DIRECT_CONVERSATIONS, DIRECT_TEMPLATES, PEOPLE, TEMPLATES, type ChannelKind, type DemoChannel } from "./content.js";
+import {
+  BOT_TEMPLATES,
+  CHANNELS,
+  DIRECT_CONVERSATIONS,
+  DIRECT_TEMPLATES,
+  PEOPLE,
+  TEMPLATES,
+  type ChannelKind,
+  type DemoChannel,
+} from "./content.js";
 
 export interface DemoOptions {
   /** Subdomain of the realm; "" is the default realm served on bare hosts. */
@@ -57,7 +66,9 @@ const STAR_EVERY: Readonly<Record<string, number>> = { desdemona: 29, hamlet: 41
 
 /** Fills `{other}`, `{topic}`, `{channel}` and `{n}`; other braces (code) stay. */
 function fill(template: string, values: { other: string; topic: string; channel: string; n: number }): string {
-  return template.replace(/\{(other|topic|channel|n)\}/g, (_, name: "other" | "topic" | "channel" | "n") => String(values[name]));
+  return template.replace(/\{(other|topic|channel|n)\}/g, (_, name: "other" | "topic" | "channel" | "n") =>
+    String(values[name]),
+  );
 }
 
 function at<T>(items: readonly T[], index: number): T {
@@ -73,7 +84,11 @@ export function createDemoRealm(store: Store, options: DemoOptions): DemoResult 
   return store.batch(() => {
     const [ownerSpec, ...others] = PEOPLE;
     if (!ownerSpec) throw new Error("demo content: no people");
-    const { realm, owner } = store.createRealm({ subdomain: options.subdomain, name: options.name ?? "Parley Demo", owner: { email: ownerSpec.email, fullName: ownerSpec.fullName } });
+    const { realm, owner } = store.createRealm({
+      subdomain: options.subdomain,
+      name: options.name ?? "Parley Demo",
+      owner: { email: ownerSpec.email, fullName: ownerSpec.fullName },
+    });
     const users = new Map<string, User>([[ownerSpec.key, owner]]);
     for (const person of others) {
       const user = store.createUser({
@@ -99,7 +114,10 @@ export function createDemoRealm(store: Store, options: DemoOptions): DemoResult 
       const result = store.subscribe(owner.id, {
         channels: [{ name: channel.name, description: channel.description }],
         principals: channel.members.map((key) => user(key).id),
-        newChannel: { inviteOnly: channel.kind !== "public", historyPublicToSubscribers: channel.kind !== "private-protected" },
+        newChannel: {
+          inviteOnly: channel.kind !== "public",
+          historyPublicToSubscribers: channel.kind !== "private-protected",
+        },
       });
       const id = result.createdChannelIds[0];
       if (id === undefined) throw new Error(`demo content: channel '${channel.name}' was not created`);
@@ -120,7 +138,10 @@ export function createDemoRealm(store: Store, options: DemoOptions): DemoResult 
       if (i === Math.floor(total / 2)) {
         for (const channel of CHANNELS) {
           if (!channel.lateMembers?.length) continue;
-          store.subscribe(owner.id, { channels: [{ name: channel.name }], principals: channel.lateMembers.map((key) => user(key).id) });
+          store.subscribe(owner.id, {
+            channels: [{ name: channel.name }],
+            principals: channel.lateMembers.map((key) => user(key).id),
+          });
           members.get(channel.name)?.push(...channel.lateMembers);
         }
       }
@@ -133,8 +154,19 @@ export function createDemoRealm(store: Store, options: DemoOptions): DemoResult 
         recipients = at(DIRECT_CONVERSATIONS, round);
         senderKey = at(recipients, round * 3 + 1);
         const otherKeys = recipients.filter((key) => key !== senderKey);
-        const content = fill(at(DIRECT_TEMPLATES, round), { other: user(at(otherKeys, 0)).fullName, topic: "", channel: "", n: round + 2 });
-        ({ id } = store.sendMessage({ senderId: user(senderKey).id, to: { type: "direct", users: otherKeys.map((key) => user(key).id) }, content, client: "website", dateSent }));
+        const content = fill(at(DIRECT_TEMPLATES, round), {
+          other: user(at(otherKeys, 0)).fullName,
+          topic: "",
+          channel: "",
+          n: round + 2,
+        });
+        ({ id } = store.sendMessage({
+          senderId: user(senderKey).id,
+          to: { type: "direct", users: otherKeys.map((key) => user(key).id) },
+          content,
+          client: "website",
+          dateSent,
+        }));
         directMessages++;
       } else {
         // Cycles count channel messages only (c), not i: with i, the residues taken by
@@ -147,10 +179,24 @@ export function createDemoRealm(store: Store, options: DemoOptions): DemoResult 
         const isDeploy = topic === "deploys" && channelMembers.includes("bot");
         senderKey = isDeploy ? "bot" : at(humans, c * 5 + 1);
         const senderIndex = humans.indexOf(senderKey);
-        const otherKey = at(humans.filter((key) => key !== senderKey), c + senderIndex);
+        const otherKey = at(
+          humans.filter((key) => key !== senderKey),
+          c + senderIndex,
+        );
         const template = isDeploy ? at(BOT_TEMPLATES, c) : at(TEMPLATES, c * 11);
-        const content = fill(template, { other: user(otherKey).fullName, topic, channel: channel.name, n: (c % 97) + 3 });
-        ({ id } = store.sendMessage({ senderId: user(senderKey).id, to: { type: "channel", channel: channel.name, topic }, content, client: isDeploy ? "API" : "website", dateSent }));
+        const content = fill(template, {
+          other: user(otherKey).fullName,
+          topic,
+          channel: channel.name,
+          n: (c % 97) + 3,
+        });
+        ({ id } = store.sendMessage({
+          senderId: user(senderKey).id,
+          to: { type: "channel", channel: channel.name, topic },
+          content,
+          client: isDeploy ? "API" : "website",
+          dateSent,
+        }));
         recipients = channelMembers;
         channelMessages++;
       }

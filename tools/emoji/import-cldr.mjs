@@ -35,11 +35,16 @@ const annotations = {
 const data = /** @type {{ unified: string }[]} */ (require("emoji-datasource-google/emoji.json"));
 const lines = [];
 for (const emoji of data) {
-  const chars = emoji.unified.split("-").map((hex) => String.fromCodePoint(Number.parseInt(hex, 16))).join("").replaceAll("\uFE0F", "");
+  const chars = emoji.unified
+    .split("-")
+    .map((hex) => String.fromCodePoint(Number.parseInt(hex, 16)))
+    .join("")
+    .replaceAll("\uFE0F", "");
   const entry = annotations[chars];
   if (!entry?.tts?.[0]) continue;
   const code = [...chars].map((c) => (c.codePointAt(0) ?? 0).toString(16).padStart(4, "0")).join("-");
-  for (const text of [entry.tts[0], ...(entry.default ?? [])]) if (/[\t|\n]/.test(text)) throw new Error(`${code}: unexpected separator in ${text}`);
+  for (const text of [entry.tts[0], ...(entry.default ?? [])])
+    if (/[\t|\n]/.test(text)) throw new Error(`${code}: unexpected separator in ${text}`);
   lines.push(`${code}\t${entry.tts[0]}\t${(entry.default ?? []).join("|")}`);
 }
 const header = `# English CLDR emoji annotations (cldr-annotations-full and cldr-annotations-derived-full ${version}), written by tools/emoji/import-cldr.mjs; do not edit.\n`;

@@ -30,7 +30,10 @@ export interface GenerateRun extends GenerateOptions {
   /** Receives every (user, message, flags) row of the engine's model (no soft deactivation): a test oracle. */
   readonly rowSink?: (userId: number, messageId: number, flags: number) => void;
   readonly quiet?: boolean;
-  /** Called after each message batch with the number of messages sent so far (bench/gen-scaling.ts logs rate and memory). */
+  /**
+   * Called after each message batch with the number of messages sent so far (bench/gen-scaling.ts logs rate and
+   * memory).
+   */
   readonly onProgress?: (messagesDone: number, store: Store) => void;
   /** Messages per LMDB transaction (rounded to whole batches); the output does not depend on it. */
   readonly messagesPerCommit?: number;
@@ -66,17 +69,36 @@ export async function generateDataset(dir: string, run: GenerateRun): Promise<Ma
   const churnRng = root.fork(3);
   const keyRng = root.fork(4);
   let clock = T0;
-  const store = openStore(dir, { noSync: true, now: () => clock, bitmapCacheBytes: run.bitmapCacheBytes ?? GENERATOR_CACHE_BYTES });
+  const store = openStore(dir, {
+    noSync: true,
+    now: () => clock,
+    bitmapCacheBytes: run.bitmapCacheBytes ?? GENERATOR_CACHE_BYTES,
+  });
   const pg = run.pgDir ? new CopyWriter(run.pgDir) : null;
   const bar: Progress | null = run.quiet ? null : progressBar("generate", scale.messages);
   try {
-    const apiKey = () => Array.from({ length: 32 }, () => "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"[keyRng.int(62)]).join("");
-    const { realm, owner } = store.createRealm({ subdomain: "", name: "Bench", owner: { email: "user0@example.com", fullName: fullName(0), apiKey: apiKey() } });
+    const apiKey = () =>
+      Array.from(
+        { length: 32 },
+        () => "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"[keyRng.int(62)],
+      ).join("");
+    const { realm, owner } = store.createRealm({
+      subdomain: "",
+      name: "Bench",
+      owner: { email: "user0@example.com", fullName: fullName(0), apiKey: apiKey() },
+    });
     const uid: number[] = [owner.id];
     for (let from = 1; from < scale.users; from += 2000) {
       store.batch(() => {
         for (let i = from; i < Math.min(scale.users, from + 2000); i++) {
-          uid.push(store.createUser({ realmId: realm.id, email: `user${i}@example.com`, fullName: fullName(i), apiKey: apiKey() }).id);
+          uid.push(
+            store.createUser({
+              realmId: realm.id,
+              email: `user${i}@example.com`,
+              fullName: fullName(i),
+              apiKey: apiKey(),
+            }).id,
+          );
         }
       });
     }
@@ -86,7 +108,10 @@ export async function generateDataset(dir: string, run: GenerateRun): Promise<Ma
       store.batch(() => {
         for (let j = from; j < Math.min(scale.channels, from + 20); j++) {
           const name = channelName(j);
-          const result = store.subscribe(owner.id, { channels: [{ name }], principals: plan.members[j]!.map((i) => uid[i]!) });
+          const result = store.subscribe(owner.id, {
+            channels: [{ name }],
+            principals: plan.members[j]!.map((i) => uid[i]!),
+          });
           channelIds.push(result.createdChannelIds[0]!);
           names.push(name);
         }
@@ -102,23 +127,46 @@ export async function generateDataset(dir: string, run: GenerateRun): Promise<Ma
     // paths, and with hundreds of thousands of topic and conversation bitmaps those
     // are mostly different pages per key, so the per-transaction cost grew with the
     // store. Batches (the unit of churn and idleness) are unchanged, so is the output.
-    const perCommit = Math.max(1, Math.floor((run.messagesPerCommit ?? MESSAGES_PER_COMMIT) / scale.batchSize)) * scale.batchSize;
+    const perCommit =
+      Math.max(1, Math.floor((run.messagesPerCommit ?? MESSAGES_PER_COMMIT) / scale.batchSize)) * scale.batchSize;
     for (let commitStart = 0; commitStart < scale.messages; commitStart += perCommit) {
       const commitEnd = Math.min(scale.messages, commitStart + perCommit);
       store.batch(() => {
         for (let start = commitStart; start < commitEnd; start += scale.batchSize) {
           world.advanceIdle(start);
           const end = Math.min(scale.messages, start + scale.batchSize);
-          if (start > 0) churnEvents += churn(store, owner.id, plan, world, uid, names, churnRng, Math.max(1, Math.round(scale.batchSize / 250)));
+          if (start > 0)
+            churnEvents += churn(
+              store,
+              owner.id,
+              plan,
+              world,
+              uid,
+              names,
+              churnRng,
+              Math.max(1, Math.round(scale.batchSize / 250)),
+            );
           const starred = new Map<number, number[]>();
           for (let i = start; i < end; i++) {
             clock += 1 + rng.int(39);
             const spec = maker.next(i);
-            const to = spec.channel !== null
-              ? { type: "channel" as const, channel: channelIds[spec.channel]!, topic: spec.topic }
-              : { type: "direct" as const, users: spec.participants.filter((p) => p !== spec.sender).map((p) => uid[p]!) };
-            const { id } = store.sendMessage({ senderId: uid[spec.sender]!, to, content: spec.content, client: "website", readBySender: true, dateSent: clock });
-            if (id !== i + 1) throw new Error(`engine assigned message ID ${id} to message ${i + 1}: the store was not empty`);
+            const to =
+              spec.channel !== null
+                ? { type: "channel" as const, channel: channelIds[spec.channel]!, topic: spec.topic }
+                : {
+                    type: "direct" as const,
+                    users: spec.participants.filter((p) => p !== spec.sender).map((p) => uid[p]!),
+                  };
+            const { id } = store.sendMessage({
+              senderId: uid[spec.sender]!,
+              to,
+              content: spec.content,
+              client: "website",
+              readBySender: true,
+              dateSent: clock,
+            });
+            if (id !== i + 1)
+              throw new Error(`engine assigned message ID ${id} to message ${i + 1}: the store was not empty`);
             for (const u of spec.starredBy) {
               const list = starred.get(u);
               if (list) list.push(id);
@@ -145,9 +193,14 @@ export async function generateDataset(dir: string, run: GenerateRun): Promise<Ma
 
     // Main mutes two topics of one of its channels (first_unread and unread skip them).
     const mainChannel = world.channelsOf(plan.subjects.main).find((j) => j !== 0 && world.topicCount(j) >= 3) ?? 0;
-    const mutedTopics = world.topicCount(mainChannel) >= 3
-      ? [1, 2].map((k) => ({ userId: uid[plan.subjects.main]!, channelId: channelIds[mainChannel]!, topic: topicName(k) }))
-      : [];
+    const mutedTopics =
+      world.topicCount(mainChannel) >= 3
+        ? [1, 2].map((k) => ({
+            userId: uid[plan.subjects.main]!,
+            channelId: channelIds[mainChannel]!,
+            topic: topicName(k),
+          }))
+        : [];
     store.batch(() => {
       for (const m of mutedTopics) store.setTopicPolicy(m.userId, m.channelId, m.topic, 1);
     });
@@ -156,8 +209,20 @@ export async function generateDataset(dir: string, run: GenerateRun): Promise<Ma
     pg?.close();
 
     const s = plan.subjects;
-    const subjects: SubjectIds = { sender: uid[s.sender]!, main: uid[s.main]!, backlog: uid[s.backlog]!, hundred: uid[s.hundred]!, dmPartner: uid[s.dmPartner]! };
-    const subjectEmails = { sender: `user${s.sender}@example.com`, main: `user${s.main}@example.com`, backlog: `user${s.backlog}@example.com`, hundred: `user${s.hundred}@example.com`, dmPartner: `user${s.dmPartner}@example.com` };
+    const subjects: SubjectIds = {
+      sender: uid[s.sender]!,
+      main: uid[s.main]!,
+      backlog: uid[s.backlog]!,
+      hundred: uid[s.hundred]!,
+      dmPartner: uid[s.dmPartner]!,
+    };
+    const subjectEmails = {
+      sender: `user${s.sender}@example.com`,
+      main: `user${s.main}@example.com`,
+      backlog: `user${s.backlog}@example.com`,
+      hundred: `user${s.hundred}@example.com`,
+      dmPartner: `user${s.dmPartner}@example.com`,
+    };
     const manifest: Manifest = {
       version: 1,
       scale,
@@ -343,7 +408,17 @@ class MessageMaker {
     if (members.has(subjects.main) && rng.chance(0.01)) starredBy.push(subjects.main);
     if (members.has(subjects.backlog) && rng.chance(0.002)) starredBy.push(subjects.backlog);
     const content = this.#content.message([...mentioned].map(fullName), rare);
-    return { index, sender, channel: j, topic: topicName(topicIndex), topicIndex, participants: [], mentioned: [...mentioned], starredBy, content };
+    return {
+      index,
+      sender,
+      channel: j,
+      topic: topicName(topicIndex),
+      topicIndex,
+      participants: [],
+      mentioned: [...mentioned],
+      starredBy,
+      content,
+    };
   }
 
   #trafficChannel(): number {
@@ -421,7 +496,10 @@ class RowEmitter {
   message(store: Store, spec: MessageSpec, id: number, dateSent: number): void {
     const { readUpTo } = this.#plan;
     const flagsFor = (u: number, base: number) =>
-      base | (u === spec.sender || id <= readUpTo[u]! ? FLAG.read : 0) | (spec.starredBy.includes(u) ? FLAG.starred : 0) | (spec.mentioned.includes(u) ? FLAG.mentioned : 0);
+      base |
+      (u === spec.sender || id <= readUpTo[u]! ? FLAG.read : 0) |
+      (spec.starredBy.includes(u) ? FLAG.starred : 0) |
+      (spec.mentioned.includes(u) ? FLAG.mentioned : 0);
     let recipientId: number;
     if (spec.channel !== null) {
       const j = spec.channel;
@@ -462,8 +540,23 @@ class RowEmitter {
     if (this.#pg) {
       const record = getMessageRecord(internals(store).tables, id)!;
       this.#pg.row("zerver_message", [
-        id, this.#uid[spec.sender]!, recipientId, record.realmId, 1, spec.topic, spec.content, record.renderedContent, 1,
-        new Date(dateSent * 1000).toISOString(), 1, null, null, record.hasAttachment, record.hasImage, record.hasLink, spec.channel !== null,
+        id,
+        this.#uid[spec.sender]!,
+        recipientId,
+        record.realmId,
+        1,
+        spec.topic,
+        spec.content,
+        record.renderedContent,
+        1,
+        new Date(dateSent * 1000).toISOString(),
+        1,
+        null,
+        null,
+        record.hasAttachment,
+        record.hasImage,
+        record.hasLink,
+        spec.channel !== null,
       ]);
     }
   }
@@ -474,9 +567,17 @@ class RowEmitter {
   }
 }
 
-
 /** Joins and leaves between batches (never the all-users channel, never the 100-subscription subject). */
-function churn(store: Store, ownerId: number, plan: RealmPlan, world: World, uid: readonly number[], names: readonly string[], rng: Rng, events: number): number {
+function churn(
+  store: Store,
+  ownerId: number,
+  plan: RealmPlan,
+  world: World,
+  uid: readonly number[],
+  names: readonly string[],
+  rng: Rng,
+  events: number,
+): number {
   // 0-based index of the next message: decides whether a joining user is awake.
   const nextIndex = internals(store).lastMessageId;
   let done = 0;
@@ -499,22 +600,48 @@ function churn(store: Store, ownerId: number, plan: RealmPlan, world: World, uid
 
 /** The small tables: users, recipients, streams, subscriptions, muted topics. */
 function writePeerTables(
-  pg: CopyWriter, plan: RealmPlan, world: World, uid: readonly number[], channelIds: readonly number[], names: readonly string[], realmId: number,
-  mutedTopics: Manifest["mutedTopics"], now: number, huddles: ReadonlyMap<string, { seq: number; members: number[] }>,
+  pg: CopyWriter,
+  plan: RealmPlan,
+  world: World,
+  uid: readonly number[],
+  channelIds: readonly number[],
+  names: readonly string[],
+  realmId: number,
+  mutedTopics: Manifest["mutedTopics"],
+  now: number,
+  huddles: ReadonlyMap<string, { seq: number; members: number[] }>,
 ): void {
   const { users } = plan.scale;
   for (let i = 0; i < users; i++) {
     const idle = plan.idleFrom[i]! < plan.scale.messages;
     // last_active_message_id: what soft deactivation recorded (the last message they had a row for).
-    pg.row("zerver_userprofile", [uid[i]!, `user${i}@example.com`, fullName(i), realmId, true, false, idle, idle ? plan.idleFrom[i]! : null]);
+    pg.row("zerver_userprofile", [
+      uid[i]!,
+      `user${i}@example.com`,
+      fullName(i),
+      realmId,
+      true,
+      false,
+      idle,
+      idle ? plan.idleFrom[i]! : null,
+    ]);
     pg.row("zerver_recipient", [RECIPIENT.personal(uid[i]!), uid[i]!, 1]);
   }
   channelIds.forEach((id, j) => {
     pg.row("zerver_recipient", [RECIPIENT.stream(id), id, 2]);
-    pg.row("zerver_stream", [id, names[j]!, realmId, false, RECIPIENT.stream(id), true, new Date(now * 1000).toISOString()]);
+    pg.row("zerver_stream", [
+      id,
+      names[j]!,
+      realmId,
+      false,
+      RECIPIENT.stream(id),
+      true,
+      new Date(now * 1000).toISOString(),
+    ]);
   });
   let subId = 0;
-  for (let i = 0; i < users; i++) pg.row("zerver_subscription", [++subId, uid[i]!, RECIPIENT.personal(uid[i]!), true, false]);
+  for (let i = 0; i < users; i++)
+    pg.row("zerver_subscription", [++subId, uid[i]!, RECIPIENT.personal(uid[i]!), true, false]);
   for (const [k, active] of world.everSubscribed) {
     const [u, j] = k.split(":").map(Number) as [number, number];
     pg.row("zerver_subscription", [++subId, uid[u]!, RECIPIENT.stream(channelIds[j]!), active, false]);
@@ -525,5 +652,14 @@ function writePeerTables(
     for (const userId of members) pg.row("zerver_subscription", [++subId, userId, RECIPIENT.huddle(seq), true, false]);
   }
   let topicId = 0;
-  for (const m of mutedTopics) pg.row("zerver_usertopic", [++topicId, m.userId, m.channelId, RECIPIENT.stream(m.channelId), m.topic, new Date(now * 1000).toISOString(), 1]);
+  for (const m of mutedTopics)
+    pg.row("zerver_usertopic", [
+      ++topicId,
+      m.userId,
+      m.channelId,
+      RECIPIENT.stream(m.channelId),
+      m.topic,
+      new Date(now * 1000).toISOString(),
+      1,
+    ]);
 }

@@ -23,7 +23,15 @@ export const RECIPIENT = {
   huddle: (seq: number) => 20_000_000 + seq,
 } as const;
 
-export const PG_TABLES = ["zerver_userprofile", "zerver_recipient", "zerver_stream", "zerver_subscription", "zerver_usertopic", "zerver_message", "zerver_usermessage"] as const;
+export const PG_TABLES = [
+  "zerver_userprofile",
+  "zerver_recipient",
+  "zerver_stream",
+  "zerver_subscription",
+  "zerver_usertopic",
+  "zerver_message",
+  "zerver_usermessage",
+] as const;
 export type PgTable = (typeof PG_TABLES)[number];
 
 /** COPY text-format escaping of one field. */

@@ -43,14 +43,32 @@ export interface ReplayOptions {
 const ROLES = new Set<number>([ROLE.OWNER, ROLE.ADMINISTRATOR, ROLE.MODERATOR, ROLE.MEMBER, ROLE.GUEST]);
 
 type TimelineItem =
-  | { readonly kind: "sub"; readonly order: number; readonly sub: number; readonly at: number; readonly user: number; readonly stream: number; readonly active: boolean }
-  | { readonly kind: "message"; readonly order: number; readonly sub: number; readonly at: number; readonly message: ZulipMessage };
+  | {
+      readonly kind: "sub";
+      readonly order: number;
+      readonly sub: number;
+      readonly at: number;
+      readonly user: number;
+      readonly stream: number;
+      readonly active: boolean;
+    }
+  | {
+      readonly kind: "message";
+      readonly order: number;
+      readonly sub: number;
+      readonly at: number;
+      readonly message: ZulipMessage;
+    };
 
 function reason(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-export function replayExport(store: Store, data: ZulipExport, options: ReplayOptions): { report: ImportReport; ids: IdMaps } {
+export function replayExport(
+  store: Store,
+  data: ZulipExport,
+  options: ReplayOptions,
+): { report: ImportReport; ids: IdMaps } {
   const ids: IdMaps = { users: new Map(), channels: new Map(), messages: new Map(), groups: new Map() };
   const imported: Record<string, number> = {};
   const notCarried: ImportReport["notCarried"] = {};
@@ -60,15 +78,29 @@ export function replayExport(store: Store, data: ZulipExport, options: ReplayOpt
     entry.count++;
     if (entry.examples.length < 3) entry.examples.push(example);
   };
-  const firstTime = Math.min(data.realm.date_created ?? Infinity, data.messages[0]?.date_sent ?? Infinity, ...data.audit.map((a) => a.event_time));
+  const firstTime = Math.min(
+    data.realm.date_created ?? Infinity,
+    data.messages[0]?.date_sent ?? Infinity,
+    ...data.audit.map((a) => a.event_time),
+  );
   options.setClock(Math.floor(Number.isFinite(firstTime) ? firstTime : Date.now() / 1000));
 
   // ---- users: the realm's first active human owner creates it; bots after humans (their owners exist) ----
   const humans = data.users.filter((u) => u.is_bot !== true);
-  const owner = humans.find((u) => u.role === ROLE.OWNER && u.is_active !== false) ?? humans.find((u) => u.role === ROLE.ADMINISTRATOR && u.is_active !== false);
+  const owner =
+    humans.find((u) => u.role === ROLE.OWNER && u.is_active !== false) ??
+    humans.find((u) => u.role === ROLE.ADMINISTRATOR && u.is_active !== false);
   if (!owner) throw new Error("the export has no active owner or administrator to create the realm with");
   const emailOf = (u: ZulipUser) => (u.delivery_email && u.delivery_email !== "" ? u.delivery_email : u.email);
-  const { realm, owner: parleyOwner } = store.createRealm({ subdomain: options.subdomain, name: data.realm.name, owner: { email: emailOf(owner), fullName: owner.full_name, ...(owner.timezone ? { timezone: owner.timezone } : {}) } });
+  const { realm, owner: parleyOwner } = store.createRealm({
+    subdomain: options.subdomain,
+    name: data.realm.name,
+    owner: {
+      email: emailOf(owner),
+      fullName: owner.full_name,
+      ...(owner.timezone ? { timezone: owner.timezone } : {}),
+    },
+  });
   ids.users.set(owner.id, parleyOwner.id);
   count("users");
   const ownerId = parleyOwner.id;
@@ -83,7 +115,16 @@ export function replayExport(store: Store, data: ZulipExport, options: ReplayOpt
         fullName: u.full_name,
         role,
         ...(u.timezone ? { timezone: u.timezone } : {}),
-        ...(u.is_bot === true ? { bot: { type: (u.bot_type !== null && u.bot_type !== undefined && u.bot_type >= 1 && u.bot_type <= 4 ? u.bot_type : 1) as BotType, ownerId: botOwner } } : {}),
+        ...(u.is_bot === true
+          ? {
+              bot: {
+                type: (u.bot_type !== null && u.bot_type !== undefined && u.bot_type >= 1 && u.bot_type <= 4
+                  ? u.bot_type
+                  : 1) as BotType,
+                ownerId: botOwner,
+              },
+            }
+          : {}),
       });
       ids.users.set(u.id, user.id);
       count(u.is_bot === true ? "bots" : "users");
@@ -98,7 +139,8 @@ export function replayExport(store: Store, data: ZulipExport, options: ReplayOpt
   for (const r of data.recipients.values()) if (r.type === RECIPIENT.STREAM) streamByRecipient.set(r.id, r.type_id);
   for (const s of data.subscriptions) {
     const r = data.recipients.get(s.recipient);
-    if (r?.type === RECIPIENT.DIRECT_MESSAGE_GROUP) (membersOfRecipient.get(r.id) ?? membersOfRecipient.set(r.id, []).get(r.id)!).push(s.user_profile);
+    if (r?.type === RECIPIENT.DIRECT_MESSAGE_GROUP)
+      (membersOfRecipient.get(r.id) ?? membersOfRecipient.set(r.id, []).get(r.id)!).push(s.user_profile);
   }
   const streams = new Map(data.streams.map((s) => [s.id, s]));
   const byTime = [...data.messages].sort((a, b) => a.date_sent - b.date_sent || a.id - b.id);
@@ -116,14 +158,33 @@ export function replayExport(store: Store, data: ZulipExport, options: ReplayOpt
   const timeline: TimelineItem[] = [];
   const withHistory = new Set<string>();
   const subEvents = data.audit
-    .filter((a) => a.event_type === AUDIT.SUBSCRIPTION_CREATED || a.event_type === AUDIT.SUBSCRIPTION_ACTIVATED || a.event_type === AUDIT.SUBSCRIPTION_DEACTIVATED)
+    .filter(
+      (a) =>
+        a.event_type === AUDIT.SUBSCRIPTION_CREATED ||
+        a.event_type === AUDIT.SUBSCRIPTION_ACTIVATED ||
+        a.event_type === AUDIT.SUBSCRIPTION_DEACTIVATED,
+    )
     .sort((a, b) => a.event_time - b.event_time || (a.id ?? 0) - (b.id ?? 0));
   subEvents.forEach((a, i) => {
-    if (a.modified_user === null || a.modified_user === undefined || a.modified_stream === null || a.modified_stream === undefined) return;
+    if (
+      a.modified_user === null ||
+      a.modified_user === undefined ||
+      a.modified_stream === null ||
+      a.modified_stream === undefined
+    )
+      return;
     withHistory.add(`${a.modified_user}:${a.modified_stream}`);
     // event_last_message_id places the change exactly between messages; without it, by time.
     const after = a.event_last_message_id ?? lastMessageAt(a.event_time);
-    timeline.push({ kind: "sub", order: after + 0.5, sub: i, at: a.event_time, user: a.modified_user, stream: a.modified_stream, active: a.event_type !== AUDIT.SUBSCRIPTION_DEACTIVATED });
+    timeline.push({
+      kind: "sub",
+      order: after + 0.5,
+      sub: i,
+      at: a.event_time,
+      user: a.modified_user,
+      stream: a.modified_stream,
+      active: a.event_type !== AUDIT.SUBSCRIPTION_DEACTIVATED,
+    });
   });
   // Subscriptions the audit log says nothing about: from their current state.
   let approximated = 0;
@@ -132,9 +193,22 @@ export function replayExport(store: Store, data: ZulipExport, options: ReplayOpt
     if (stream === undefined || withHistory.has(`${s.user_profile}:${stream}`)) continue;
     approximated++;
     timeline.push({ kind: "sub", order: -1, sub: -1, at: firstTime, user: s.user_profile, stream, active: true });
-    if (s.active === false) timeline.push({ kind: "sub", order: Number.MAX_SAFE_INTEGER, sub: 0, at: firstTime, user: s.user_profile, stream, active: false });
+    if (s.active === false)
+      timeline.push({
+        kind: "sub",
+        order: Number.MAX_SAFE_INTEGER,
+        sub: 0,
+        at: firstTime,
+        user: s.user_profile,
+        stream,
+        active: false,
+      });
   }
-  if (approximated > 0) skip("subscription history: no audit-log entries, so subscribed from the start (and unsubscribed at the end if inactive)", `${approximated} subscription(s)`);
+  if (approximated > 0)
+    skip(
+      "subscription history: no audit-log entries, so subscribed from the start (and unsubscribed at the end if inactive)",
+      `${approximated} subscription(s)`,
+    );
   for (const m of data.messages) timeline.push({ kind: "message", order: m.id, sub: 0, at: m.date_sent, message: m });
   timeline.sort((a, b) => a.order - b.order || a.sub - b.sub);
 
@@ -146,7 +220,11 @@ export function replayExport(store: Store, data: ZulipExport, options: ReplayOpt
     const result = store.subscribe(ownerId, {
       channels: [{ name: s.name, ...(s.description !== undefined ? { description: s.description } : {}) }],
       principals: [firstUser],
-      newChannel: { inviteOnly: s.invite_only === true, historyPublicToSubscribers: s.history_public_to_subscribers ?? s.invite_only !== true, isWebPublic: s.is_web_public === true },
+      newChannel: {
+        inviteOnly: s.invite_only === true,
+        historyPublicToSubscribers: s.history_public_to_subscribers ?? s.invite_only !== true,
+        isWebPublic: s.is_web_public === true,
+      },
     });
     const created = result.createdChannelIds[0];
     if (created === undefined) throw new Error(`channel ${s.name} was not created`);
@@ -156,10 +234,11 @@ export function replayExport(store: Store, data: ZulipExport, options: ReplayOpt
     return created;
   };
   const mentionIds = /(@_?\*\*)([^*|]+)\|(\d+)(\*\*)/g;
-  const rewrite = (content: string) => content.replace(mentionIds, (all, open: string, name: string, zid: string, close: string) => {
-    const mapped = ids.users.get(Number(zid));
-    return mapped === undefined ? all : `${open}${name}|${mapped}${close}`;
-  });
+  const rewrite = (content: string) =>
+    content.replace(mentionIds, (all, open: string, name: string, zid: string, close: string) => {
+      const mapped = ids.users.get(Number(zid));
+      return mapped === undefined ? all : `${open}${name}|${mapped}${close}`;
+    });
 
   const total = data.messages.length;
   let done = 0;
@@ -188,7 +267,12 @@ export function replayExport(store: Store, data: ZulipExport, options: ReplayOpt
     if (done % 200 === 0 || done === total) options.onProgress?.(done, total);
     const sender = ids.users.get(m.sender);
     if (sender === undefined) {
-      skip(data.crossRealmUserIds.has(m.sender) ? "message from a Zulip system bot (not a user of the realm)" : "message from a user that was not imported", `message ${m.id}`);
+      skip(
+        data.crossRealmUserIds.has(m.sender)
+          ? "message from a Zulip system bot (not a user of the realm)"
+          : "message from a user that was not imported",
+        `message ${m.id}`,
+      );
       continue;
     }
     const recipient = data.recipients.get(m.recipient);
@@ -203,11 +287,21 @@ export function replayExport(store: Store, data: ZulipExport, options: ReplayOpt
         if (other === undefined) throw new Error("its recipient was not imported");
         to = { type: "direct" as const, users: [other] };
       } else if (recipient?.type === RECIPIENT.DIRECT_MESSAGE_GROUP) {
-        const members = (membersOfRecipient.get(recipient.id) ?? []).map((u) => ids.users.get(u)).filter((u): u is number => u !== undefined && u !== sender);
+        const members = (membersOfRecipient.get(recipient.id) ?? [])
+          .map((u) => ids.users.get(u))
+          .filter((u): u is number => u !== undefined && u !== sender);
         to = { type: "direct" as const, users: members };
       } else throw new Error(`unknown recipient ${m.recipient}`);
       const client = m.sending_client === undefined ? undefined : data.clients.get(m.sending_client);
-      const { id } = store.sendMessage({ senderId: sender, to, content: rewrite(m.content), dateSent: Math.floor(m.date_sent), readBySender: false, automaticPolicies: false, ...(client ? { client } : {}) });
+      const { id } = store.sendMessage({
+        senderId: sender,
+        to,
+        content: rewrite(m.content),
+        dateSent: Math.floor(m.date_sent),
+        readBySender: false,
+        automaticPolicies: false,
+        ...(client ? { client } : {}),
+      });
       ids.messages.set(m.id, id);
       count("messages");
     } catch (error) {
@@ -224,8 +318,13 @@ export function replayExport(store: Store, data: ZulipExport, options: ReplayOpt
     const user = ids.users.get(um.user);
     const message = ids.messages.get(um.message);
     if (user === undefined || message === undefined) continue;
-    for (const flag of ["read", "starred"]) if (um.flags.has(flag)) (byUserFlag.get(`${user}:${flag}`) ?? byUserFlag.set(`${user}:${flag}`, []).get(`${user}:${flag}`)!).push(message);
-    if (um.flags.has("collapsed")) skip("collapsed flag (parley does not keep it)", `message ${um.message} user ${um.user}`);
+    for (const flag of ["read", "starred"])
+      if (um.flags.has(flag))
+        (byUserFlag.get(`${user}:${flag}`) ?? byUserFlag.set(`${user}:${flag}`, []).get(`${user}:${flag}`)!).push(
+          message,
+        );
+    if (um.flags.has("collapsed"))
+      skip("collapsed flag (parley does not keep it)", `message ${um.message} user ${um.user}`);
   }
   for (const [keyText, messages] of byUserFlag) {
     const [user, flag] = keyText.split(":") as [string, string];
@@ -255,7 +354,11 @@ export function replayExport(store: Store, data: ZulipExport, options: ReplayOpt
       continue;
     }
     try {
-      store.addReaction(user, message, { emojiName: r.emoji_name, emojiCode: r.emoji_code, reactionType: r.reaction_type === "zulip_extra_emoji" ? "zulip_extra_emoji" : "unicode_emoji" });
+      store.addReaction(user, message, {
+        emojiName: r.emoji_name,
+        emojiCode: r.emoji_code,
+        reactionType: r.reaction_type === "zulip_extra_emoji" ? "zulip_extra_emoji" : "unicode_emoji",
+      });
       count("reactions");
     } catch (error) {
       skip(`reaction refused: ${reason(error)}`, `:${r.emoji_name}: on message ${r.message}`);
@@ -264,7 +367,10 @@ export function replayExport(store: Store, data: ZulipExport, options: ReplayOpt
 
   // ---- user groups (named, non-system), then subgroups ----
   for (const g of data.groups) {
-    const members = data.groupMembers.filter((m) => m.user_group === g.id).map((m) => ids.users.get(m.user_profile)).filter((u): u is number => u !== undefined);
+    const members = data.groupMembers
+      .filter((m) => m.user_group === g.id)
+      .map((m) => ids.users.get(m.user_profile))
+      .filter((u): u is number => u !== undefined);
     try {
       const group = store.createGroup(ownerId, { name: g.name, description: g.description, members });
       ids.groups.set(g.id, group.id);
@@ -277,7 +383,8 @@ export function replayExport(store: Store, data: ZulipExport, options: ReplayOpt
   for (const gm of data.groupSubgroups) {
     const parent = ids.groups.get(gm.supergroup);
     const child = ids.groups.get(gm.subgroup);
-    if (parent !== undefined && child !== undefined) (subgroupsOf.get(parent) ?? subgroupsOf.set(parent, []).get(parent)!).push(child);
+    if (parent !== undefined && child !== undefined)
+      (subgroupsOf.get(parent) ?? subgroupsOf.set(parent, []).get(parent)!).push(child);
   }
   for (const [parent, children] of subgroupsOf) {
     try {
@@ -305,9 +412,11 @@ export function replayExport(store: Store, data: ZulipExport, options: ReplayOpt
         skip(`channel mute refused: ${reason(error)}`, `user ${s.user_profile} stream ${stream}`);
       }
     }
-    if (s.pin_to_top === true) skip("pinned channels (parley does not import pin_to_top)", `user ${s.user_profile} stream ${stream}`);
+    if (s.pin_to_top === true)
+      skip("pinned channels (parley does not import pin_to_top)", `user ${s.user_profile} stream ${stream}`);
   }
-  if (data.subscriptions.some((s) => s.color !== undefined)) skip("channel colors (parley assigns its own)", `${data.subscriptions.length} subscription(s)`);
+  if (data.subscriptions.some((s) => s.color !== undefined))
+    skip("channel colors (parley assigns its own)", `${data.subscriptions.length} subscription(s)`);
   for (const t of data.userTopics) {
     const user = ids.users.get(t.user_profile);
     const channel = ids.channels.get(t.stream);
@@ -329,5 +438,13 @@ export function replayExport(store: Store, data: ZulipExport, options: ReplayOpt
     }
   }
   skip("API keys and passwords (every user gets a new API key)", `${ids.users.size} user(s)`);
-  return { report: { realm: { id: realm.id, subdomain: realm.subdomain, name: realm.name }, imported, notCarried, ignoredTables: data.ignoredTables }, ids };
+  return {
+    report: {
+      realm: { id: realm.id, subdomain: realm.subdomain, name: realm.name },
+      imported,
+      notCarried,
+      ignoredTables: data.ignoredTables,
+    },
+    ids,
+  };
 }

@@ -14,7 +14,19 @@
  * outside it (and quote it in an error) or read a device forever. Tarballs are
  * unpacked by tools/import/tar.ts under the same rules.
  */
-import { closeSync, constants, fstatSync, lstatSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, statSync, type Stats } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readSync,
+  rmSync,
+  statSync,
+  type Stats,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
@@ -56,14 +68,53 @@ const subscriptionRow = z.looseObject({
   color: z.string().optional(),
   pin_to_top: z.boolean().optional(),
 });
-const reactionRow = z.looseObject({ user_profile: id, message: id, emoji_name: z.string(), emoji_code: z.string(), reaction_type: z.string() });
-const groupRow = z.looseObject({ id: id.optional(), usergroup_ptr: id.optional(), name: z.string().optional(), description: z.string().optional(), is_system_group: z.boolean().optional(), deactivated: z.boolean().optional() });
+const reactionRow = z.looseObject({
+  user_profile: id,
+  message: id,
+  emoji_name: z.string(),
+  emoji_code: z.string(),
+  reaction_type: z.string(),
+});
+const groupRow = z.looseObject({
+  id: id.optional(),
+  usergroup_ptr: id.optional(),
+  name: z.string().optional(),
+  description: z.string().optional(),
+  is_system_group: z.boolean().optional(),
+  deactivated: z.boolean().optional(),
+});
 const membershipRow = z.looseObject({ user_group: id, user_profile: id });
 const groupMembershipRow = z.looseObject({ supergroup: id, subgroup: id });
-const userTopicRow = z.looseObject({ user_profile: id, stream: id, topic_name: z.string(), visibility_policy: z.number().int().optional() });
-const auditRow = z.looseObject({ id: id.optional(), event_type: z.number().int(), event_time: z.number(), modified_user: id.nullable().optional(), modified_stream: id.nullable().optional(), event_last_message_id: id.nullable().optional() });
-const messageRow = z.looseObject({ id, sender: id, recipient: id, subject: z.string().optional(), topic_name: z.string().optional(), content: z.string(), date_sent: z.number(), sending_client: id.optional() });
-const userMessageRow = z.looseObject({ user_profile: id, message: id, flags_mask: z.number().int().optional(), flags: z.union([z.number().int(), z.array(z.string())]).optional() });
+const userTopicRow = z.looseObject({
+  user_profile: id,
+  stream: id,
+  topic_name: z.string(),
+  visibility_policy: z.number().int().optional(),
+});
+const auditRow = z.looseObject({
+  id: id.optional(),
+  event_type: z.number().int(),
+  event_time: z.number(),
+  modified_user: id.nullable().optional(),
+  modified_stream: id.nullable().optional(),
+  event_last_message_id: id.nullable().optional(),
+});
+const messageRow = z.looseObject({
+  id,
+  sender: id,
+  recipient: id,
+  subject: z.string().optional(),
+  topic_name: z.string().optional(),
+  content: z.string(),
+  date_sent: z.number(),
+  sending_client: id.optional(),
+});
+const userMessageRow = z.looseObject({
+  user_profile: id,
+  message: id,
+  flags_mask: z.number().int().optional(),
+  flags: z.union([z.number().int(), z.array(z.string())]).optional(),
+});
 const clientRow = z.looseObject({ id, name: z.string() });
 
 export type ZulipUser = z.infer<typeof userRow>;
@@ -75,7 +126,21 @@ export const RECIPIENT = { PERSONAL: 1, STREAM: 2, DIRECT_MESSAGE_GROUP: 3 } as 
 /** AuditLogEventType values the importer replays. */
 export const AUDIT = { SUBSCRIPTION_CREATED: 301, SUBSCRIPTION_ACTIVATED: 302, SUBSCRIPTION_DEACTIVATED: 303 } as const;
 /** UserMessage.ALL_FLAGS, in bit order. */
-export const USER_MESSAGE_FLAGS = ["read", "starred", "collapsed", "mentioned", "stream_wildcard_mentioned", "topic_wildcard_mentioned", "group_mentioned", "force_expand", "force_collapse", "has_alert_word", "historical", "is_private", "active_mobile_push_notification"] as const;
+export const USER_MESSAGE_FLAGS = [
+  "read",
+  "starred",
+  "collapsed",
+  "mentioned",
+  "stream_wildcard_mentioned",
+  "topic_wildcard_mentioned",
+  "group_mentioned",
+  "force_expand",
+  "force_collapse",
+  "has_alert_word",
+  "historical",
+  "is_private",
+  "active_mobile_push_notification",
+] as const;
 
 export interface ZulipExport {
   readonly realm: z.infer<typeof realmRow>;
@@ -99,18 +164,39 @@ export interface ZulipExport {
 }
 
 const READ_TABLES = new Set([
-  "zerver_realm", "zerver_userprofile", "zerver_userprofile_crossrealm", "zerver_userprofile_mirrordummy", "zerver_stream", "zerver_recipient", "zerver_subscription",
-  "zerver_reaction", "zerver_usergroup", "zerver_namedusergroup", "zerver_usergroupmembership", "zerver_groupgroupmembership", "zerver_usertopic",
-  "zerver_realmauditlog", "zerver_client", "zerver_huddle", "zerver_directmessagegroup",
+  "zerver_realm",
+  "zerver_userprofile",
+  "zerver_userprofile_crossrealm",
+  "zerver_userprofile_mirrordummy",
+  "zerver_stream",
+  "zerver_recipient",
+  "zerver_subscription",
+  "zerver_reaction",
+  "zerver_usergroup",
+  "zerver_namedusergroup",
+  "zerver_usergroupmembership",
+  "zerver_groupgroupmembership",
+  "zerver_usertopic",
+  "zerver_realmauditlog",
+  "zerver_client",
+  "zerver_huddle",
+  "zerver_directmessagegroup",
 ]);
 
-function rows<T extends z.ZodType>(data: Record<string, unknown>, table: string, schema: T, file: string): z.infer<T>[] {
+function rows<T extends z.ZodType>(
+  data: Record<string, unknown>,
+  table: string,
+  schema: T,
+  file: string,
+): z.infer<T>[] {
   const value = data[table];
   if (value === undefined) return [];
   const parsed = z.array(schema).safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new Error(`${file}: ${table}[${String(issue?.path[0] ?? "?")}]: ${issue?.path.slice(1).join(".") ?? ""} ${issue?.message ?? "invalid"}`);
+    throw new Error(
+      `${file}: ${table}[${String(issue?.path[0] ?? "?")}]: ${issue?.path.slice(1).join(".") ?? ""} ${issue?.message ?? "invalid"}`,
+    );
   }
   return parsed.data;
 }
@@ -143,12 +229,14 @@ function readDataFile(path: string, maxBytes: number): string {
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ELOOP") throw new ExportRefusedError(`${path} is a symbolic link: an export holds regular files only`);
+    if (code === "ELOOP")
+      throw new ExportRefusedError(`${path} is a symbolic link: an export holds regular files only`);
     throw new Error(`${path} cannot be read (${code ?? String(error)})`);
   }
   try {
     const stat = fstatSync(fd);
-    if (!stat.isFile()) throw new ExportRefusedError(`${path} is ${fileKind(stat)}: an export holds regular files only`);
+    if (!stat.isFile())
+      throw new ExportRefusedError(`${path} is ${fileKind(stat)}: an export holds regular files only`);
     if (stat.size > maxBytes) {
       throw new ExportRefusedError(
         `${path} is ${describeBytes(stat.size)}, over the limit for a data file (.json, read into memory) ` +
@@ -173,10 +261,14 @@ function readJson(path: string, maxBytes: number): Record<string, unknown> {
     value = JSON.parse(raw);
   } catch (error) {
     // V8 quotes the text around the error; the position is enough to find it.
-    const reason = (error instanceof Error ? error.message : String(error)).replace(/, ".*"(\.\.\.)? is not valid JSON$/s, "");
+    const reason = (error instanceof Error ? error.message : String(error)).replace(
+      /, ".*"(\.\.\.)? is not valid JSON$/s,
+      "",
+    );
     throw new Error(`${path} is not valid JSON (${reason})`);
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new Error(`${path} does not hold a JSON object of tables`);
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    throw new Error(`${path} does not hold a JSON object of tables`);
   return value as Record<string, unknown>;
 }
 
@@ -222,7 +314,8 @@ export async function openExport(
   } catch (error) {
     cleanup();
     const message = error instanceof Error ? error.message : String(error);
-    if (error instanceof ExportRefusedError) throw new ExportRefusedError(`--from ${path} is refused: ${message}; nothing was imported`);
+    if (error instanceof ExportRefusedError)
+      throw new ExportRefusedError(`--from ${path} is refused: ${message}; nothing was imported`);
     throw new Error(`--from ${path} could not be unpacked: ${message}`);
   }
   const root = exportRoot(tmp);
@@ -238,15 +331,22 @@ export function readExport(root: string, limits: Pick<ExportLimits, "maxJsonByte
   const realmFile = join(root, "realm.json");
   const data = readJson(realmFile, limits.maxJsonBytes);
   const realms = rows(data, "zerver_realm", realmRow, realmFile);
-  if (realms.length !== 1) throw new Error(`${realmFile}: zerver_realm must hold exactly one realm (it holds ${realms.length})`);
+  if (realms.length !== 1)
+    throw new Error(`${realmFile}: zerver_realm must hold exactly one realm (it holds ${realms.length})`);
   const ignoredTables: Record<string, number> = {};
-  for (const [table, value] of Object.entries(data)) if (!READ_TABLES.has(table) && Array.isArray(value) && value.length > 0) ignoredTables[table] = value.length;
+  for (const [table, value] of Object.entries(data))
+    if (!READ_TABLES.has(table) && Array.isArray(value) && value.length > 0) ignoredTables[table] = value.length;
 
   // Named groups: zerver_namedusergroup (Zulip 10+, keyed by usergroup_ptr) or the older zerver_usergroup with names.
   const named = rows(data, "zerver_namedusergroup", groupRow, realmFile);
   const groups = (named.length > 0 ? named : rows(data, "zerver_usergroup", groupRow, realmFile))
     .filter((g) => g.name !== undefined && g.is_system_group !== true)
-    .map((g) => ({ id: (g.usergroup_ptr ?? g.id)!, name: g.name!, description: g.description ?? "", deactivated: g.deactivated === true }));
+    .map((g) => ({
+      id: (g.usergroup_ptr ?? g.id)!,
+      name: g.name!,
+      description: g.description ?? "",
+      deactivated: g.deactivated === true,
+    }));
 
   const messages: ZulipMessage[] = [];
   const userMessages: ZulipExport["userMessages"] = [];
@@ -255,14 +355,17 @@ export function readExport(root: string, limits: Pick<ExportLimits, "maxJsonByte
     if (!present(file)) break;
     const chunk = readJson(file, limits.maxJsonBytes);
     messages.push(...rows(chunk, "zerver_message", messageRow, file));
-    for (const row of rows(chunk, "zerver_usermessage", userMessageRow, file)) userMessages.push({ user: row.user_profile, message: row.message, flags: flagNames(row) });
+    for (const row of rows(chunk, "zerver_usermessage", userMessageRow, file))
+      userMessages.push({ user: row.user_profile, message: row.message, flags: flagNames(row) });
   }
   messages.sort((a, b) => a.id - b.id);
 
   return {
     realm: realms[0]!,
     users: rows(data, "zerver_userprofile", userRow, realmFile).sort((a, b) => a.id - b.id),
-    crossRealmUserIds: new Set(rows(data, "zerver_userprofile_crossrealm", z.looseObject({ id }), realmFile).map((u) => u.id)),
+    crossRealmUserIds: new Set(
+      rows(data, "zerver_userprofile_crossrealm", z.looseObject({ id }), realmFile).map((u) => u.id),
+    ),
     streams: rows(data, "zerver_stream", streamRow, realmFile).sort((a, b) => a.id - b.id),
     recipients: new Map(rows(data, "zerver_recipient", recipientRow, realmFile).map((r) => [r.id, r])),
     subscriptions: rows(data, "zerver_subscription", subscriptionRow, realmFile),

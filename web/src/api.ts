@@ -22,14 +22,18 @@ export class ApiError extends Error {
   }
 }
 
-export type Params = Record<string, string | number | boolean | readonly unknown[] | Record<string, unknown> | undefined>;
+export type Params = Record<
+  string,
+  string | number | boolean | readonly unknown[] | Record<string, unknown> | undefined
+>;
 
 /** A JSON object from the server (the API only answers with objects). */
 export type Json = Record<string, unknown>;
 
 function encode(params: Params): URLSearchParams {
   const form = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v !== undefined) form.set(k, typeof v === "string" ? v : JSON.stringify(v));
+  for (const [k, v] of Object.entries(params))
+    if (v !== undefined) form.set(k, typeof v === "string" ? v : JSON.stringify(v));
   return form;
 }
 
@@ -41,13 +45,25 @@ function basic(creds: Credentials): string {
   return `Basic ${btoa(binary)}`;
 }
 
-async function request(method: string, path: string, params: Params, headers: Record<string, string>, signal?: AbortSignal): Promise<Json> {
+async function request(
+  method: string,
+  path: string,
+  params: Params,
+  headers: Record<string, string>,
+  signal?: AbortSignal,
+): Promise<Json> {
   const form = encode(params);
   const inQuery = method === "GET" || method === "DELETE";
   const url = `/api/v1${path}${inQuery && form.size > 0 ? `?${form}` : ""}`;
   let response: Response;
   try {
-    response = await fetch(url, { method, headers, body: inQuery ? null : form, signal: signal ?? null, credentials: "omit" });
+    response = await fetch(url, {
+      method,
+      headers,
+      body: inQuery ? null : form,
+      signal: signal ?? null,
+      credentials: "omit",
+    });
   } catch (error) {
     if (signal?.aborted) throw error;
     throw new ApiError(0, "NETWORK", "The server could not be reached", null);
@@ -89,6 +105,7 @@ export async function fetchApiKey(username: string, password: string): Promise<C
   const reply = await request("POST", "/fetch_api_key", { username, password }, {});
   const apiKey = reply["api_key"];
   const email = reply["email"];
-  if (typeof apiKey !== "string" || typeof email !== "string") throw new ApiError(200, "BAD_REPLY", "The server sent no API key", null);
+  if (typeof apiKey !== "string" || typeof email !== "string")
+    throw new ApiError(200, "BAD_REPLY", "The server sent no API key", null);
   return { email, apiKey };
 }

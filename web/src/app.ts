@@ -66,7 +66,13 @@ export class App {
   ) {
     this.#root = root;
     window.parleyTimings = this.#timings;
-    this.#search = h("input", { id: "search", type: "search", autocomplete: "off", placeholder: "Search: channel:name topic:x is:starred words", "aria-describedby": "search-help" });
+    this.#search = h("input", {
+      id: "search",
+      type: "search",
+      autocomplete: "off",
+      placeholder: "Search: channel:name topic:x is:starred words",
+      "aria-describedby": "search-help",
+    });
     this.#loop = new EventLoop(api, {
       onState: (state) => this.#onState(state),
       onEvents: (events) => this.#onEvents(events),
@@ -81,7 +87,11 @@ export class App {
       { role: "search", class: "search" },
       h("label", { for: "search", class: "visually-hidden" }, "Search messages"),
       this.#search,
-      h("span", { id: "search-help", class: "visually-hidden" }, "Zulip's search operators: channel:, topic:, dm:, sender:, is:starred, is:mentioned, has:link; other words search the text. Enter to search, Escape to leave."),
+      h(
+        "span",
+        { id: "search-help", class: "visually-hidden" },
+        "Zulip's search operators: channel:, topic:, dm:, sender:, is:starred, is:mentioned, has:link; other words search the text. Enter to search, Escape to leave.",
+      ),
     );
     searchForm.addEventListener("submit", (ev) => {
       ev.preventDefault();
@@ -95,9 +105,25 @@ export class App {
       h(
         "div",
         { class: "app" },
-        h("header", { class: "top" }, h("span", { class: "brand" }, "parley"), searchForm, this.#conn, h("span", { class: "whoami" }, this.api.creds.email), logout),
+        h(
+          "header",
+          { class: "top" },
+          h("span", { class: "brand" }, "parley"),
+          searchForm,
+          this.#conn,
+          h("span", { class: "whoami" }, this.api.creds.email),
+          logout,
+        ),
         h("aside", { class: "sidebar", "aria-label": "Conversations" }, this.#sidebar),
-        h("main", { class: "centre", "aria-labelledby": "view-title" }, this.#title, this.#error, this.#centre, this.#typing, this.#composeSlot),
+        h(
+          "main",
+          { class: "centre", "aria-labelledby": "view-title" },
+          this.#title,
+          this.#error,
+          this.#centre,
+          this.#typing,
+          this.#composeSlot,
+        ),
       ),
     );
     document.addEventListener("keydown", this.#keyHandler);
@@ -120,7 +146,10 @@ export class App {
     this.#compose?.destroy();
     this.#timings.phases["register"] = this.#loop.registerMs;
     const t0 = performance.now();
-    const state = new ClientState({ ...initial, user_id: Number(self["user_id"]) }, { email: String(self["email"]), full_name: String(self["full_name"]) });
+    const state = new ClientState(
+      { ...initial, user_id: Number(self["user_id"]) },
+      { email: String(self["email"]), full_name: String(self["full_name"]) },
+    );
     this.#state = state;
     this.#list = new MessageList(this.api, state, {
       onMarkedRead: (ids) => {
@@ -163,7 +192,12 @@ export class App {
       return;
     }
     if (view.kind !== "search") this.#search.value = "";
-    if (view.kind === "channel" || view.kind === "topic") this.#compose?.setTarget({ kind: "channel", streamId: view.streamId, topic: view.kind === "topic" ? view.topic : "" });
+    if (view.kind === "channel" || view.kind === "topic")
+      this.#compose?.setTarget({
+        kind: "channel",
+        streamId: view.streamId,
+        topic: view.kind === "topic" ? view.topic : "",
+      });
     if (view.kind === "dm") this.#compose?.setTarget({ kind: "dm", userIds: view.userIds });
     if (this.#centre.firstChild !== list.element) this.#centre.replaceChildren(list.element);
     await list.open(view);
@@ -272,7 +306,8 @@ export class App {
   }
 
   #reply(target: Narrow): void {
-    if (target.kind === "topic") this.#compose?.setTarget({ kind: "channel", streamId: target.streamId, topic: target.topic });
+    if (target.kind === "topic")
+      this.#compose?.setTarget({ kind: "channel", streamId: target.streamId, topic: target.topic });
     else if (target.kind === "dm") this.#compose?.setTarget({ kind: "dm", userIds: target.userIds });
     this.#compose?.focus();
   }
@@ -319,7 +354,9 @@ export class App {
   }
 
   isOpen(view: View): boolean {
-    return view.kind === "inbox" ? this.#view.kind === "inbox" : this.#view.kind !== "inbox" && sameNarrow(view, this.#view);
+    return view.kind === "inbox"
+      ? this.#view.kind === "inbox"
+      : this.#view.kind !== "inbox" && sameNarrow(view, this.#view);
   }
 
   /** Deletes the event queue, then forgets the key. */

@@ -7,7 +7,9 @@ import type { Api } from "./api.js";
 import { h } from "./dom.js";
 import type { ClientState } from "./state.js";
 
-export type ComposeTarget = { readonly kind: "channel"; readonly streamId: number; readonly topic: string } | { readonly kind: "dm"; readonly userIds: readonly number[] };
+export type ComposeTarget =
+  | { readonly kind: "channel"; readonly streamId: number; readonly topic: string }
+  | { readonly kind: "dm"; readonly userIds: readonly number[] };
 
 const TYPING_REPEAT_MS = 10_000;
 const TYPING_IDLE_MS = 5_000;
@@ -32,20 +34,68 @@ export class Compose {
     private readonly state: ClientState,
     private readonly onError: (text: string) => void,
   ) {
-    this.#mode = h("select", { id: "compose-mode", name: "mode" }, h("option", { value: "channel" }, "Channel"), h("option", { value: "dm" }, "Direct message"));
+    this.#mode = h(
+      "select",
+      { id: "compose-mode", name: "mode" },
+      h("option", { value: "channel" }, "Channel"),
+      h("option", { value: "dm" }, "Direct message"),
+    );
     this.#channel = h("select", { id: "compose-channel", name: "channel" });
-    this.#topic = h("input", { id: "compose-topic", name: "topic", autocomplete: "off", maxlength: "60", placeholder: "Topic" });
+    this.#topic = h("input", {
+      id: "compose-topic",
+      name: "topic",
+      autocomplete: "off",
+      maxlength: "60",
+      placeholder: "Topic",
+    });
     this.#people = h("datalist", { id: "compose-people" });
-    this.#to = h("input", { id: "compose-to", name: "to", autocomplete: "off", list: "compose-people", placeholder: "email, email…" });
-    this.#text = h("textarea", { id: "compose-text", name: "content", rows: "2", placeholder: "Message (Enter to send, Shift+Enter for a new line)" });
+    this.#to = h("input", {
+      id: "compose-to",
+      name: "to",
+      autocomplete: "off",
+      list: "compose-people",
+      placeholder: "email, email…",
+    });
+    this.#text = h("textarea", {
+      id: "compose-text",
+      name: "content",
+      rows: "2",
+      placeholder: "Message (Enter to send, Shift+Enter for a new line)",
+    });
     this.#status = h("span", { class: "compose-status", role: "status" });
-    this.#channelFields = h("span", { class: "compose-fields" }, h("label", { for: "compose-channel" }, "Channel"), this.#channel, h("label", { for: "compose-topic" }, "Topic"), this.#topic);
-    this.#dmFields = h("span", { class: "compose-fields", hidden: true }, h("label", { for: "compose-to" }, "To"), this.#to, this.#people);
+    this.#channelFields = h(
+      "span",
+      { class: "compose-fields" },
+      h("label", { for: "compose-channel" }, "Channel"),
+      this.#channel,
+      h("label", { for: "compose-topic" }, "Topic"),
+      this.#topic,
+    );
+    this.#dmFields = h(
+      "span",
+      { class: "compose-fields", hidden: true },
+      h("label", { for: "compose-to" }, "To"),
+      this.#to,
+      this.#people,
+    );
     this.element = h(
       "form",
       { class: "compose", "aria-label": "Compose a message" },
-      h("div", { class: "compose-head" }, h("label", { for: "compose-mode", class: "visually-hidden" }, "Send to"), this.#mode, this.#channelFields, this.#dmFields),
-      h("div", { class: "compose-body" }, h("label", { for: "compose-text", class: "visually-hidden" }, "Message"), this.#text, h("button", { type: "submit", class: "send" }, "Send")),
+      h(
+        "div",
+        { class: "compose-head" },
+        h("label", { for: "compose-mode", class: "visually-hidden" }, "Send to"),
+        this.#mode,
+        this.#channelFields,
+        this.#dmFields,
+      ),
+      h(
+        "div",
+        { class: "compose-body" },
+        h("label", { for: "compose-text", class: "visually-hidden" }, "Message"),
+        this.#text,
+        h("button", { type: "submit", class: "send" }, "Send"),
+      ),
       this.#status,
     );
     this.#mode.addEventListener("change", () => this.#showMode());
@@ -67,7 +117,11 @@ export class Compose {
   /** Channel and people choices, after subscriptions or users change. */
   refreshChoices(): void {
     const current = this.#channel.value;
-    this.#channel.replaceChildren(...[...this.state.subs.values()].sort((a, b) => a.name.localeCompare(b.name)).map((s) => h("option", { value: s.stream_id }, s.name)));
+    this.#channel.replaceChildren(
+      ...[...this.state.subs.values()]
+        .sort((a, b) => a.name.localeCompare(b.name))
+        .map((s) => h("option", { value: s.stream_id }, s.name)),
+    );
     if (current) this.#channel.value = current;
     this.#suggest();
   }
@@ -78,7 +132,11 @@ export class Compose {
     const out: HTMLOptionElement[] = [];
     if (typed.length > 0) {
       for (const u of this.state.users.values()) {
-        if (u.is_active === false || !(u.full_name.toLowerCase().includes(typed) || u.email.toLowerCase().includes(typed))) continue;
+        if (
+          u.is_active === false ||
+          !(u.full_name.toLowerCase().includes(typed) || u.email.toLowerCase().includes(typed))
+        )
+          continue;
         out.push(h("option", { value: u.email }, u.full_name));
         if (out.length >= 12) break;
       }
@@ -100,7 +158,10 @@ export class Compose {
       this.#topic.value = target.topic;
     } else {
       this.#mode.value = "dm";
-      this.#to.value = target.userIds.filter((id) => id !== this.state.me || target.userIds.length === 1).map((id) => this.state.users.get(id)?.email ?? "").join(", ");
+      this.#to.value = target.userIds
+        .filter((id) => id !== this.state.me || target.userIds.length === 1)
+        .map((id) => this.state.users.get(id)?.email ?? "")
+        .join(", ");
     }
     this.#showMode();
   }
@@ -115,11 +176,16 @@ export class Compose {
       if (!streamId) return "Choose a channel.";
       return { kind: "channel", streamId, topic: this.#topic.value.trim() };
     }
-    const names = this.#to.value.split(",").map((s) => s.trim()).filter((s) => s !== "");
+    const names = this.#to.value
+      .split(",")
+      .map((s) => s.trim())
+      .filter((s) => s !== "");
     if (names.length === 0) return "Choose who to send to.";
     const ids: number[] = [];
     for (const n of names) {
-      const id = this.state.userIdByEmail(n) ?? [...this.state.users.values()].find((u) => u.full_name.toLowerCase() === n.toLowerCase())?.user_id;
+      const id =
+        this.state.userIdByEmail(n) ??
+        [...this.state.users.values()].find((u) => u.full_name.toLowerCase() === n.toLowerCase())?.user_id;
       if (id === undefined) return `No one is called ${n}.`;
       ids.push(id);
     }
@@ -138,7 +204,10 @@ export class Compose {
     this.#status.textContent = "Sending…";
     // client=website: Zulip's name for its web app, one of the clients whose sends start
     // read for the sender (a browser cannot set the User-Agent it would be read from).
-    const params = target.kind === "channel" ? { type: "stream", to: target.streamId, topic: target.topic, content, client: "website" } : { type: "direct", to: target.userIds, content, client: "website" };
+    const params =
+      target.kind === "channel"
+        ? { type: "stream", to: target.streamId, topic: target.topic, content, client: "website" }
+        : { type: "direct", to: target.userIds, content, client: "website" };
     try {
       await this.api.post("/messages", params);
       // Only clear what was sent: the user may have typed on meanwhile.
@@ -151,7 +220,9 @@ export class Compose {
   }
 
   #typingParams(target: ComposeTarget): Record<string, string | number | readonly number[]> {
-    return target.kind === "channel" ? { type: "stream", stream_id: target.streamId, topic: target.topic } : { type: "direct", to: target.userIds };
+    return target.kind === "channel"
+      ? { type: "stream", stream_id: target.streamId, topic: target.topic }
+      : { type: "direct", to: target.userIds };
   }
 
   #typing(): void {

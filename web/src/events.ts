@@ -8,7 +8,17 @@
 import { ApiError, type Api } from "./api.js";
 import type { InitialState, ServerEvent } from "./types.js";
 
-const EVENT_TYPES = ["message", "update_message_flags", "reaction", "subscription", "typing", "realm_user", "recent_private_conversations", "delete_message", "update_message"];
+const EVENT_TYPES = [
+  "message",
+  "update_message_flags",
+  "reaction",
+  "subscription",
+  "typing",
+  "realm_user",
+  "recent_private_conversations",
+  "delete_message",
+  "update_message",
+];
 /**
  * The initial state leaves out realm_users: with thousands of people it is most of
  * register's bytes (3.8 MB of 4 MB for 10,000 users), and the first view needs none of
@@ -61,7 +71,12 @@ export class EventLoop {
       client_gravatar: true,
       include_subscribers: false,
       slim_presence: true,
-      client_capabilities: { notification_settings_null: true, stream_typing_notifications: true, user_avatar_url_field_optional: true, empty_topic_name: false },
+      client_capabilities: {
+        notification_settings_null: true,
+        stream_typing_notifications: true,
+        user_avatar_url_field_optional: true,
+        empty_topic_name: false,
+      },
     });
     // The server's register reply is the InitialState shape (types.ts lists what is read).
     const state = reply as unknown as InitialState;
@@ -75,7 +90,11 @@ export class EventLoop {
     while (!this.#stopped) {
       try {
         if (this.#queueId === null) await this.#register();
-        const reply = await this.api.get("/events", { queue_id: this.#queueId ?? "", last_event_id: this.#lastEventId }, this.#abort.signal);
+        const reply = await this.api.get(
+          "/events",
+          { queue_id: this.#queueId ?? "", last_event_id: this.#lastEventId },
+          this.#abort.signal,
+        );
         const events = (reply["events"] ?? []) as ServerEvent[];
         for (const e of events) this.#lastEventId = Math.max(this.#lastEventId, e.id);
         if (this.#failures > 0) this.handlers.onStatus("");
@@ -94,7 +113,10 @@ export class EventLoop {
           continue;
         }
         this.#failures++;
-        const wait = error instanceof ApiError && error.retryAfter !== null ? error.retryAfter * 1000 : Math.min(MAX_BACKOFF_MS, 500 * 2 ** this.#failures) * (0.5 + Math.random() / 2);
+        const wait =
+          error instanceof ApiError && error.retryAfter !== null
+            ? error.retryAfter * 1000
+            : Math.min(MAX_BACKOFF_MS, 500 * 2 ** this.#failures) * (0.5 + Math.random() / 2);
         this.handlers.onStatus(`Reconnecting in ${Math.ceil(wait / 1000)} s…`);
         await new Promise((resolve) => setTimeout(resolve, wait));
       }

@@ -36,13 +36,43 @@ async function startApp(root: HTMLElement, creds: Credentials): Promise<void> {
 function showLogin(root: HTMLElement, message: string): void {
   const error = h("p", { class: "error-line", role: "alert", id: "login-error" }, message);
   const [emailLabel, email] = field("login-email", "Email", { type: "email", autocomplete: "username" });
-  const [passwordLabel, password] = field("login-password", "Password", { type: "password", autocomplete: "current-password" });
+  const [passwordLabel, password] = field("login-password", "Password", {
+    type: "password",
+    autocomplete: "current-password",
+  });
   const [keyEmailLabel, keyEmail] = field("key-email", "Email", { type: "email", autocomplete: "off" });
   const [keyLabel, key] = field("key-value", "API key", { type: "password", autocomplete: "off", spellcheck: "false" });
   const realm = h("p", { class: "realm-name" });
-  const passwordForm = h("form", { class: "login-form", id: "password-form", "aria-labelledby": "password-heading" }, h("h2", { id: "password-heading" }, "Log in"), emailLabel, email, passwordLabel, password, h("button", { type: "submit" }, "Log in"));
-  const keyForm = h("form", { class: "login-form", id: "key-form", "aria-labelledby": "key-heading" }, h("h2", { id: "key-heading" }, "Or paste an API key"), keyEmailLabel, keyEmail, keyLabel, key, h("button", { type: "submit" }, "Use API key"));
-  root.replaceChildren(h("main", { class: "login" }, h("h1", {}, "parley"), realm, error, h("div", { class: "login-forms" }, passwordForm, keyForm)));
+  const passwordForm = h(
+    "form",
+    { class: "login-form", id: "password-form", "aria-labelledby": "password-heading" },
+    h("h2", { id: "password-heading" }, "Log in"),
+    emailLabel,
+    email,
+    passwordLabel,
+    password,
+    h("button", { type: "submit" }, "Log in"),
+  );
+  const keyForm = h(
+    "form",
+    { class: "login-form", id: "key-form", "aria-labelledby": "key-heading" },
+    h("h2", { id: "key-heading" }, "Or paste an API key"),
+    keyEmailLabel,
+    keyEmail,
+    keyLabel,
+    key,
+    h("button", { type: "submit" }, "Use API key"),
+  );
+  root.replaceChildren(
+    h(
+      "main",
+      { class: "login" },
+      h("h1", {}, "parley"),
+      realm,
+      error,
+      h("div", { class: "login-forms" }, passwordForm, keyForm),
+    ),
+  );
   email.focus();
   fetch("/api/v1/server_settings")
     .then((r) => r.json())
@@ -86,9 +116,10 @@ function loginError(e: unknown): string {
 const root = document.getElementById("root");
 if (root) {
   const creds = saved();
-  if (creds) startApp(root, creds).catch((e: unknown) => {
-    sessionStorage.removeItem(KEY);
-    showLogin(root, loginError(e));
-  });
+  if (creds)
+    startApp(root, creds).catch((e: unknown) => {
+      sessionStorage.removeItem(KEY);
+      showLogin(root, loginError(e));
+    });
   else showLogin(root, "");
 }

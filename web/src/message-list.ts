@@ -18,7 +18,12 @@ const FIRST_PAGE = 50;
 const EDGE = 400;
 /** Reactions offered by the picker (Zulip names; the server finds the code). */
 export const QUICK_REACTIONS: readonly (readonly [string, string])[] = [
-  ["thumbs_up", "1f44d"], ["heart", "2764"], ["tada", "1f389"], ["laughing", "1f606"], ["eyes", "1f440"], ["check", "2705"],
+  ["thumbs_up", "1f44d"],
+  ["heart", "2764"],
+  ["tada", "1f389"],
+  ["laughing", "1f606"],
+  ["eyes", "1f440"],
+  ["check", "2705"],
 ];
 
 export interface ListHooks {
@@ -55,7 +60,10 @@ export class MessageList {
     this.#scroller = h("div", { class: "scroller", tabindex: "-1" }, this.#notice, this.#list);
     this.element = this.#scroller;
     this.#scroller.addEventListener("scroll", () => this.#onScroll(), { passive: true });
-    this.#observer = new IntersectionObserver((entries) => this.#onVisible(entries), { root: this.#scroller, threshold: [0, 0.5, 1] });
+    this.#observer = new IntersectionObserver((entries) => this.#onVisible(entries), {
+      root: this.#scroller,
+      threshold: [0, 0.5, 1],
+    });
     this.#list.addEventListener("click", (ev) => this.#onClick(ev));
   }
 
@@ -72,7 +80,8 @@ export class MessageList {
     const generation = ++this.#generation;
     this.#narrow = narrow;
     this.#loading = true;
-    const anchor = narrow.kind === "mentions" || narrow.kind === "starred" || narrow.kind === "search" ? "newest" : "first_unread";
+    const anchor =
+      narrow.kind === "mentions" || narrow.kind === "starred" || narrow.kind === "search" ? "newest" : "first_unread";
     try {
       const reply = await this.#fetch(anchor, FIRST_PAGE, FIRST_PAGE);
       if (generation !== this.#generation) return;
@@ -245,7 +254,8 @@ export class MessageList {
     const me = this.state.me;
     const key = conversationKey(m, me);
     const newConversation = !prev || conversationKey(prev, me) !== key;
-    const continued = !newConversation && prev !== undefined && prev.sender_id === m.sender_id && m.timestamp - prev.timestamp < 600;
+    const continued =
+      !newConversation && prev !== undefined && prev.sender_id === m.sender_id && m.timestamp - prev.timestamp < 600;
     const when = new Date(m.timestamp * 1000);
     const starred = m.flags.includes("starred");
     const unread = !m.flags.includes("read");
@@ -253,15 +263,46 @@ export class MessageList {
     serverHtml(content, m.content);
     const li = h(
       "li",
-      { class: `msg${continued ? " continued" : ""}${unread ? " unread" : ""}`, "data-id": m.id, tabindex: "-1", "aria-label": `${m.sender_full_name}, ${when.toLocaleString()}` },
+      {
+        class: `msg${continued ? " continued" : ""}${unread ? " unread" : ""}`,
+        "data-id": m.id,
+        tabindex: "-1",
+        "aria-label": `${m.sender_full_name}, ${when.toLocaleString()}`,
+      },
       newConversation ? h("div", { class: "recipient" }, this.#recipientLabel(m)) : null,
       h(
         "div",
         { class: "meta" },
         continued ? null : h("span", { class: "sender" }, m.sender_full_name),
-        h("time", { datetime: when.toISOString(), title: when.toLocaleString() }, when.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })),
-        h("button", { type: "button", class: "star", "data-action": "star", "aria-pressed": String(starred), "aria-label": starred ? "Unstar message" : "Star message", title: starred ? "Unstar" : "Star" }, starred ? "★" : "☆"),
-        h("button", { type: "button", class: "react", "data-action": "picker", "aria-label": "Add reaction", "aria-expanded": "false", title: "Add reaction" }, "☺+"),
+        h(
+          "time",
+          { datetime: when.toISOString(), title: when.toLocaleString() },
+          when.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }),
+        ),
+        h(
+          "button",
+          {
+            type: "button",
+            class: "star",
+            "data-action": "star",
+            "aria-pressed": String(starred),
+            "aria-label": starred ? "Unstar message" : "Star message",
+            title: starred ? "Unstar" : "Star",
+          },
+          starred ? "★" : "☆",
+        ),
+        h(
+          "button",
+          {
+            type: "button",
+            class: "react",
+            "data-action": "picker",
+            "aria-label": "Add reaction",
+            "aria-expanded": "false",
+            title: "Add reaction",
+          },
+          "☺+",
+        ),
       ),
       content,
       this.#reactions(m),
@@ -292,8 +333,22 @@ export class MessageList {
       box.append(
         h(
           "button",
-          { type: "button", class: "reaction", "data-action": "toggle-reaction", "data-name": g.name, "data-code": g.code, "data-type": g.type, "aria-pressed": String(mine), "aria-label": `${g.name} by ${who}`, title: `:${g.name}: by ${who}` },
-          h("span", { class: "glyph", "aria-hidden": "true" }, g.type === "unicode_emoji" ? emojiGlyph(g.code, g.name) : `:${g.name}:`),
+          {
+            type: "button",
+            class: "reaction",
+            "data-action": "toggle-reaction",
+            "data-name": g.name,
+            "data-code": g.code,
+            "data-type": g.type,
+            "aria-pressed": String(mine),
+            "aria-label": `${g.name} by ${who}`,
+            title: `:${g.name}: by ${who}`,
+          },
+          h(
+            "span",
+            { class: "glyph", "aria-hidden": "true" },
+            g.type === "unicode_emoji" ? emojiGlyph(g.code, g.name) : `:${g.name}:`,
+          ),
           h("span", { class: "count" }, String(g.users.length)),
         ),
       );
@@ -318,7 +373,9 @@ export class MessageList {
       const mine = m.reactions.some((r) => r.user_id === this.state.me && r.emoji_name === name);
       li.querySelector(".picker")?.remove();
       const params = { emoji_name: name };
-      const call = mine ? this.api.delete(`/messages/${id}/reactions`, params) : this.api.post(`/messages/${id}/reactions`, params);
+      const call = mine
+        ? this.api.delete(`/messages/${id}/reactions`, params)
+        : this.api.post(`/messages/${id}/reactions`, params);
       call.catch((error: unknown) => this.hooks.onError(error instanceof Error ? error.message : "Reaction failed"));
     }
   }
@@ -332,7 +389,13 @@ export class MessageList {
     }
     const picker = h("div", { class: "picker", role: "group", "aria-label": "Choose a reaction" });
     for (const [name, code] of QUICK_REACTIONS) {
-      picker.append(h("button", { type: "button", "data-action": "add-reaction", "data-name": name, "aria-label": name, title: `:${name}:` }, emojiGlyph(code, name)));
+      picker.append(
+        h(
+          "button",
+          { type: "button", "data-action": "add-reaction", "data-name": name, "aria-label": name, title: `:${name}:` },
+          emojiGlyph(code, name),
+        ),
+      );
     }
     button.setAttribute("aria-expanded", "true");
     li.querySelector(".meta")?.after(picker);
@@ -370,7 +433,8 @@ export class MessageList {
         this.#toMark.add(id);
       }
     }
-    if (this.#toMark.size > 0 && this.#markTimer === null) this.#markTimer = window.setTimeout(() => this.#flushRead(), 150);
+    if (this.#toMark.size > 0 && this.#markTimer === null)
+      this.#markTimer = window.setTimeout(() => this.#flushRead(), 150);
   }
 
   #flushRead(): void {
@@ -384,7 +448,9 @@ export class MessageList {
       if (m && !m.flags.includes("read")) m.flags.push("read");
       this.#els.get(id)?.classList.remove("unread");
     }
-    this.api.post("/messages/flags", { messages: ids, op: "add", flag: "read" }).catch((error: unknown) => this.hooks.onError(error instanceof Error ? error.message : "Could not mark read"));
+    this.api
+      .post("/messages/flags", { messages: ids, op: "add", flag: "read" })
+      .catch((error: unknown) => this.hooks.onError(error instanceof Error ? error.message : "Could not mark read"));
   }
 
   /** Live updates for the open list. */
@@ -393,7 +459,13 @@ export class MessageList {
       case "message": {
         const m = { ...(e["message"] as Message), flags: [...((e["flags"] ?? []) as string[])] };
         m.reactions = [...(m.reactions ?? [])];
-        if (!this.#foundNewest || this.#loading || this.#els.has(m.id) || matches(this.#narrow, m, this.state.me) !== true) return;
+        if (
+          !this.#foundNewest ||
+          this.#loading ||
+          this.#els.has(m.id) ||
+          matches(this.#narrow, m, this.state.me) !== true
+        )
+          return;
         const s = this.#scroller;
         const atBottom = s.scrollHeight - s.scrollTop - s.clientHeight < 80;
         if (this.#messages.length >= MAX_RENDERED && !atBottom) {
@@ -423,8 +495,14 @@ export class MessageList {
       case "reaction": {
         const m = this.#messages.find((x) => x.id === Number(e["message_id"]));
         if (!m) return;
-        const r: Reaction = { emoji_name: String(e["emoji_name"]), emoji_code: String(e["emoji_code"]), reaction_type: String(e["reaction_type"]), user_id: Number(e["user_id"]) };
-        const same = (x: Reaction) => x.user_id === r.user_id && x.emoji_code === r.emoji_code && x.reaction_type === r.reaction_type;
+        const r: Reaction = {
+          emoji_name: String(e["emoji_name"]),
+          emoji_code: String(e["emoji_code"]),
+          reaction_type: String(e["reaction_type"]),
+          user_id: Number(e["user_id"]),
+        };
+        const same = (x: Reaction) =>
+          x.user_id === r.user_id && x.emoji_code === r.emoji_code && x.reaction_type === r.reaction_type;
         if (e["op"] === "add" && !m.reactions.some(same)) m.reactions.push(r);
         if (e["op"] === "remove") m.reactions = m.reactions.filter((x) => !same(x));
         const el = this.#els.get(m.id);
@@ -465,7 +543,8 @@ export class MessageList {
   move(delta: 1 | -1): void {
     if (this.#messages.length === 0) return;
     const i = this.#messages.findIndex((m) => m.id === this.#selected);
-    const next = this.#messages[i < 0 ? this.#messages.length - 1 : Math.min(this.#messages.length - 1, Math.max(0, i + delta))];
+    const next =
+      this.#messages[i < 0 ? this.#messages.length - 1 : Math.min(this.#messages.length - 1, Math.max(0, i + delta))];
     if (next) this.#select(next.id, true);
     if (delta < 0 && i <= 0 && !this.#foundOldest) void this.#loadOlder();
     if (delta > 0 && i === this.#messages.length - 1 && !this.#foundNewest) void this.#loadNewer();

@@ -27,7 +27,10 @@ export function termsOf(narrow: Narrow): readonly Term[] {
     case "channel":
       return [{ operator: "channel", operand: narrow.streamId }];
     case "topic":
-      return [{ operator: "channel", operand: narrow.streamId }, { operator: "topic", operand: narrow.topic }];
+      return [
+        { operator: "channel", operand: narrow.streamId },
+        { operator: "topic", operand: narrow.topic },
+      ];
     case "dm":
       return [{ operator: "dm", operand: narrow.userIds }];
     case "mentions":
@@ -66,7 +69,9 @@ export function dmKey(userIds: readonly number[]): string {
 
 /** The narrow of the conversation a message is in (what "reply" targets). */
 export function conversationOf(message: Message, me: number): Narrow {
-  return message.type === "stream" ? { kind: "topic", streamId: message.stream_id ?? 0, topic: message.subject } : { kind: "dm", userIds: dmUserIds(message, me) };
+  return message.type === "stream"
+    ? { kind: "topic", streamId: message.stream_id ?? 0, topic: message.subject }
+    : { kind: "dm", userIds: dmUserIds(message, me) };
 }
 
 /** Whether a new message belongs in the narrow; null when only the server can tell. */
@@ -77,11 +82,17 @@ export function matches(narrow: Narrow, message: Message, me: number): boolean |
     case "channel":
       return message.type === "stream" && message.stream_id === narrow.streamId;
     case "topic":
-      return message.type === "stream" && message.stream_id === narrow.streamId && message.subject.toLowerCase() === narrow.topic.toLowerCase();
+      return (
+        message.type === "stream" &&
+        message.stream_id === narrow.streamId &&
+        message.subject.toLowerCase() === narrow.topic.toLowerCase()
+      );
     case "dm":
       return message.type === "private" && dmKey(dmUserIds(message, me)) === dmKey(narrow.userIds);
     case "mentions":
-      return message.flags.some((f) => f === "mentioned" || f === "stream_wildcard_mentioned" || f === "topic_wildcard_mentioned");
+      return message.flags.some(
+        (f) => f === "mentioned" || f === "stream_wildcard_mentioned" || f === "topic_wildcard_mentioned",
+      );
     case "starred":
       return message.flags.includes("starred");
     case "search":
@@ -102,7 +113,25 @@ function tokens(text: string): string[] {
   return out;
 }
 
-const OPERATORS = new Set(["channel", "stream", "topic", "subject", "dm", "pm-with", "dm-including", "sender", "from", "is", "has", "near", "id", "search", "channels", "streams", "in"]);
+const OPERATORS = new Set([
+  "channel",
+  "stream",
+  "topic",
+  "subject",
+  "dm",
+  "pm-with",
+  "dm-including",
+  "sender",
+  "from",
+  "is",
+  "has",
+  "near",
+  "id",
+  "search",
+  "channels",
+  "streams",
+  "in",
+]);
 
 /**
  * Zulip's search grammar (`channel:design topic:"release 1.0" is:starred -sender:x words`):
@@ -122,7 +151,18 @@ export function parseSearch(query: string, dir: Directory): Narrow {
       continue;
     }
     const operand = token.slice(colon + 1);
-    const op = operator === "stream" ? "channel" : operator === "subject" ? "topic" : operator === "pm-with" ? "dm" : operator === "from" ? "sender" : operator === "streams" ? "channels" : operator;
+    const op =
+      operator === "stream"
+        ? "channel"
+        : operator === "subject"
+          ? "topic"
+          : operator === "pm-with"
+            ? "dm"
+            : operator === "from"
+              ? "sender"
+              : operator === "streams"
+                ? "channels"
+                : operator;
     let value: Term["operand"] = operand;
     if (op === "channel") value = dir.channelIdByName(operand) ?? operand;
     if (op === "dm") {
@@ -135,9 +175,19 @@ export function parseSearch(query: string, dir: Directory): Narrow {
   const plain = terms.every((t) => !t.negated);
   const channel = terms.find((t) => t.operator === "channel");
   const topic = terms.find((t) => t.operator === "topic");
-  if (plain && terms.length === 1 && channel && typeof channel.operand === "number") return { kind: "channel", streamId: channel.operand };
-  if (plain && terms.length === 2 && channel && topic && typeof channel.operand === "number" && typeof topic.operand === "string") return { kind: "topic", streamId: channel.operand, topic: topic.operand };
-  if (plain && terms.length === 1 && terms[0]?.operator === "dm" && Array.isArray(terms[0].operand)) return { kind: "dm", userIds: terms[0].operand };
+  if (plain && terms.length === 1 && channel && typeof channel.operand === "number")
+    return { kind: "channel", streamId: channel.operand };
+  if (
+    plain &&
+    terms.length === 2 &&
+    channel &&
+    topic &&
+    typeof channel.operand === "number" &&
+    typeof topic.operand === "string"
+  )
+    return { kind: "topic", streamId: channel.operand, topic: topic.operand };
+  if (plain && terms.length === 1 && terms[0]?.operator === "dm" && Array.isArray(terms[0].operand))
+    return { kind: "dm", userIds: terms[0].operand };
   if (terms.length === 0) return { kind: "all" };
   return { kind: "search", query: query.trim(), terms };
 }

@@ -15,12 +15,26 @@ const MAX_TOPICS_SHOWN = 60;
 const DMS_SHOWN = 25;
 
 function badge(count: number): HTMLElement | null {
-  return count > 0 ? h("span", { class: "badge" }, String(count), h("span", { class: "visually-hidden" }, " unread")) : null;
+  return count > 0
+    ? h("span", { class: "badge" }, String(count), h("span", { class: "visually-hidden" }, " unread"))
+    : null;
 }
 
-function item(label: Node | string, count: number, view: View, current: View, data: Record<string, string>, onOpen: (v: View) => void, extraClass = ""): HTMLLIElement {
+function item(
+  label: Node | string,
+  count: number,
+  view: View,
+  current: View,
+  data: Record<string, string>,
+  onOpen: (v: View) => void,
+  extraClass = "",
+): HTMLLIElement {
   const active = current.kind === "inbox" ? view.kind === "inbox" : view.kind !== "inbox" && sameNarrow(view, current);
-  const attrs: Record<string, string | EventListener> = { type: "button", class: `nav-item${extraClass}`, onclick: () => onOpen(view) };
+  const attrs: Record<string, string | EventListener> = {
+    type: "button",
+    class: `nav-item${extraClass}`,
+    onclick: () => onOpen(view),
+  };
   for (const [k, v] of Object.entries(data)) attrs[`data-${k}`] = v;
   if (active) attrs["aria-current"] = "page";
   return h("li", {}, h("button", attrs, h("span", { class: "label" }, label), badge(count)));
@@ -31,7 +45,10 @@ export function dmLabel(state: ClientState, userIds: readonly number[]): string 
 }
 
 export function renderSidebar(root: HTMLElement, state: ClientState, current: View, onOpen: (v: View) => void): void {
-  const focusedKey = document.activeElement instanceof HTMLElement && root.contains(document.activeElement) ? document.activeElement.dataset["key"] : undefined;
+  const focusedKey =
+    document.activeElement instanceof HTMLElement && root.contains(document.activeElement)
+      ? document.activeElement.dataset["key"]
+      : undefined;
   const u = state.unreads;
   const views = h(
     "ul",
@@ -47,16 +64,37 @@ export function renderSidebar(root: HTMLElement, state: ClientState, current: Vi
     const swatch = h("span", { class: "swatch", "aria-hidden": "true" });
     // CSSOM, not a style attribute: the page's CSP allows no inline styles.
     if (/^#[0-9a-fA-F]{3,8}$/.test(sub.color)) swatch.style.backgroundColor = sub.color;
-    const li = item(h("span", {}, swatch, sub.name), u.channel(sub.stream_id), { kind: "channel", streamId: sub.stream_id }, current, { key: `channel:${sub.stream_id}`, "channel-id": String(sub.stream_id) }, onOpen);
+    const li = item(
+      h("span", {}, swatch, sub.name),
+      u.channel(sub.stream_id),
+      { kind: "channel", streamId: sub.stream_id },
+      current,
+      { key: `channel:${sub.stream_id}`, "channel-id": String(sub.stream_id) },
+      onOpen,
+    );
     if (sub.stream_id === openChannel) {
       // Topics with unreads first, then the most recent ones this client has seen.
       const unreadTopics = u.topicsOf(sub.stream_id);
       const names = new Map<string, string>();
       for (const t of unreadTopics.sort((a, b) => b.maxId - a.maxId)) names.set(t.topic.toLowerCase(), t.topic);
-      for (const t of state.topicsOf(sub.stream_id)) if (!names.has(t.name.toLowerCase())) names.set(t.name.toLowerCase(), t.name);
+      for (const t of state.topicsOf(sub.stream_id))
+        if (!names.has(t.name.toLowerCase())) names.set(t.name.toLowerCase(), t.name);
       const topics = h("ul", { class: "topics", "aria-label": `Topics in ${sub.name}` });
-      for (const name of [...names.values()].slice(0, Math.max(TOPICS_SHOWN, Math.min(unreadTopics.length, MAX_TOPICS_SHOWN)))) {
-        topics.append(item(name, u.conversation(topicKey(sub.stream_id, name)), { kind: "topic", streamId: sub.stream_id, topic: name }, current, { key: `topic:${topicKey(sub.stream_id, name)}`, topic: name }, onOpen, " topic"));
+      for (const name of [...names.values()].slice(
+        0,
+        Math.max(TOPICS_SHOWN, Math.min(unreadTopics.length, MAX_TOPICS_SHOWN)),
+      )) {
+        topics.append(
+          item(
+            name,
+            u.conversation(topicKey(sub.stream_id, name)),
+            { kind: "topic", streamId: sub.stream_id, topic: name },
+            current,
+            { key: `topic:${topicKey(sub.stream_id, name)}`, topic: name },
+            onOpen,
+            " topic",
+          ),
+        );
       }
       li.append(topics);
     }
@@ -65,7 +103,16 @@ export function renderSidebar(root: HTMLElement, state: ClientState, current: Vi
   const dms = h("ul", { class: "nav-list" });
   for (const c of [...state.dms.values()].sort((a, b) => b.maxId - a.maxId).slice(0, DMS_SHOWN)) {
     const key = dmKey(c.userIds);
-    dms.append(item(dmLabel(state, c.userIds), u.conversation(key), { kind: "dm", userIds: c.userIds }, current, { key: `dm:${key}`, "dm-key": key }, onOpen));
+    dms.append(
+      item(
+        dmLabel(state, c.userIds),
+        u.conversation(key),
+        { kind: "dm", userIds: c.userIds },
+        current,
+        { key: `dm:${key}`, "dm-key": key },
+        onOpen,
+      ),
+    );
   }
   root.replaceChildren(
     h("nav", { "aria-label": "Views" }, views),
@@ -73,13 +120,17 @@ export function renderSidebar(root: HTMLElement, state: ClientState, current: Vi
     h("nav", { "aria-labelledby": "dms-heading" }, h("h2", { id: "dms-heading" }, "Direct messages"), dms),
   );
   if (focusedKey !== undefined) {
-    for (const b of root.querySelectorAll<HTMLElement>("button[data-key]")) if (b.dataset["key"] === focusedKey) b.focus();
+    for (const b of root.querySelectorAll<HTMLElement>("button[data-key]"))
+      if (b.dataset["key"] === focusedKey) b.focus();
   }
 }
 
 /** Inbox: every conversation with unread messages, newest first. */
 export function renderInbox(root: HTMLElement, state: ClientState, onOpen: (v: View) => void): void {
-  const focusedKey = document.activeElement instanceof HTMLElement && root.contains(document.activeElement) ? document.activeElement.dataset["key"] : undefined;
+  const focusedKey =
+    document.activeElement instanceof HTMLElement && root.contains(document.activeElement)
+      ? document.activeElement.dataset["key"]
+      : undefined;
   const convs = state.unreads.conversations().slice(0, 300);
   if (convs.length === 0) {
     root.replaceChildren(h("p", { class: "list-notice" }, "You have no unread messages."));
@@ -87,11 +138,28 @@ export function renderInbox(root: HTMLElement, state: ClientState, onOpen: (v: V
   }
   const list = h("ul", { class: "inbox", "aria-label": "Unread conversations" });
   for (const { conv, count } of convs) {
-    const view: View = conv.streamId !== null ? { kind: "topic", streamId: conv.streamId, topic: conv.topic } : { kind: "dm", userIds: conv.userIds };
-    const label = conv.streamId !== null ? `#${state.channelName(conv.streamId)} › ${conv.topic}` : dmLabel(state, conv.userIds);
-    list.append(h("li", {}, h("button", { type: "button", class: "inbox-item", "data-key": conv.key, onclick: () => onOpen(view) }, h("span", { class: "label" }, label), badge(count))));
+    const view: View =
+      conv.streamId !== null
+        ? { kind: "topic", streamId: conv.streamId, topic: conv.topic }
+        : { kind: "dm", userIds: conv.userIds };
+    const label =
+      conv.streamId !== null ? `#${state.channelName(conv.streamId)} › ${conv.topic}` : dmLabel(state, conv.userIds);
+    list.append(
+      h(
+        "li",
+        {},
+        h(
+          "button",
+          { type: "button", class: "inbox-item", "data-key": conv.key, onclick: () => onOpen(view) },
+          h("span", { class: "label" }, label),
+          badge(count),
+        ),
+      ),
+    );
   }
   root.replaceChildren(list);
   // Redrawn on every event: keep the reader's place.
-  if (focusedKey !== undefined) for (const b of list.querySelectorAll<HTMLElement>("button[data-key]")) if (b.dataset["key"] === focusedKey) b.focus();
+  if (focusedKey !== undefined)
+    for (const b of list.querySelectorAll<HTMLElement>("button[data-key]"))
+      if (b.dataset["key"] === focusedKey) b.focus();
 }

@@ -32,7 +32,10 @@ export class ClientState implements Directory {
   constructor(state: InitialState, self: { email: string; full_name: string }) {
     this.me = state.user_id;
     for (const u of state.realm_users ?? []) this.users.set(u.user_id, { ...u });
-    this.users.set(this.me, this.users.get(this.me) ?? { user_id: this.me, email: self.email, full_name: self.full_name, is_bot: false });
+    this.users.set(
+      this.me,
+      this.users.get(this.me) ?? { user_id: this.me, email: self.email, full_name: self.full_name, is_bot: false },
+    );
     for (const s of state.subscriptions) this.subs.set(s.stream_id, { ...s });
     for (const c of state.recent_private_conversations) {
       const ids = c.user_ids.length > 0 ? [...c.user_ids] : [this.me];
@@ -78,9 +81,17 @@ export class ClientState implements Directory {
   /** Messages seen in a loaded list teach topics, DM conversations and names. */
   noteMessages(messages: readonly Message[]): void {
     for (const m of messages) {
-      if (!this.users.has(m.sender_id)) this.users.set(m.sender_id, { user_id: m.sender_id, email: m.sender_email, full_name: m.sender_full_name, is_bot: false });
+      if (!this.users.has(m.sender_id))
+        this.users.set(m.sender_id, {
+          user_id: m.sender_id,
+          email: m.sender_email,
+          full_name: m.sender_full_name,
+          is_bot: false,
+        });
       if (typeof m.display_recipient !== "string") {
-        for (const r of m.display_recipient) if (!this.users.has(r.id)) this.users.set(r.id, { user_id: r.id, email: r.email, full_name: r.full_name, is_bot: false });
+        for (const r of m.display_recipient)
+          if (!this.users.has(r.id))
+            this.users.set(r.id, { user_id: r.id, email: r.email, full_name: r.full_name, is_bot: false });
       }
       if (m.type === "stream") this.#noteTopic(m.stream_id ?? 0, m.subject, m.id);
       else this.#noteDm(dmUserIds(m, this.me), m.id);
@@ -114,8 +125,16 @@ export class ClientState implements Directory {
         const flags = (e["flags"] ?? []) as string[];
         this.noteMessages([m]);
         if (!flags.includes("read")) {
-          const mentioned = flags.some((f) => f === "mentioned" || f === "stream_wildcard_mentioned" || f === "topic_wildcard_mentioned");
-          this.unreads.add(m.id, m.type === "stream" ? { key: conversationKey(m, this.me), streamId: m.stream_id ?? 0, topic: m.subject, userIds: [] } : { key: conversationKey(m, this.me), streamId: null, topic: "", userIds: dmUserIds(m, this.me) }, mentioned);
+          const mentioned = flags.some(
+            (f) => f === "mentioned" || f === "stream_wildcard_mentioned" || f === "topic_wildcard_mentioned",
+          );
+          this.unreads.add(
+            m.id,
+            m.type === "stream"
+              ? { key: conversationKey(m, this.me), streamId: m.stream_id ?? 0, topic: m.subject, userIds: [] }
+              : { key: conversationKey(m, this.me), streamId: null, topic: "", userIds: dmUserIds(m, this.me) },
+            mentioned,
+          );
         }
         this.typing = this.typing.filter((t) => !(t.userId === m.sender_id && t.key === conversationKey(m, this.me)));
         return;
@@ -129,11 +148,24 @@ export class ClientState implements Directory {
           return;
         }
         // Marked unread again: message_details says where each message lives.
-        const details = (e["message_details"] ?? {}) as Record<string, { type: string; stream_id?: number; topic?: string; user_ids?: number[]; mentioned?: boolean }>;
+        const details = (e["message_details"] ?? {}) as Record<
+          string,
+          { type: string; stream_id?: number; topic?: string; user_ids?: number[]; mentioned?: boolean }
+        >;
         for (const id of ids) {
           const d = details[String(id)];
           if (!d) continue;
-          if (d.type === "stream" && d.stream_id !== undefined) this.unreads.add(id, { key: `s:${d.stream_id}:${(d.topic ?? "").toLowerCase()}`, streamId: d.stream_id, topic: d.topic ?? "", userIds: [] }, d.mentioned === true);
+          if (d.type === "stream" && d.stream_id !== undefined)
+            this.unreads.add(
+              id,
+              {
+                key: `s:${d.stream_id}:${(d.topic ?? "").toLowerCase()}`,
+                streamId: d.stream_id,
+                topic: d.topic ?? "",
+                userIds: [],
+              },
+              d.mentioned === true,
+            );
           else {
             const others = (d.user_ids ?? []).filter((u) => u !== this.me);
             const userIds = others.length > 0 ? others : [this.me];
@@ -144,13 +176,17 @@ export class ClientState implements Directory {
       }
       case "subscription": {
         const op = e["op"];
-        if (op === "add") for (const s of (e["subscriptions"] ?? []) as Subscription[]) this.subs.set(s.stream_id, { ...s });
-        else if (op === "remove") for (const s of (e["subscriptions"] ?? []) as { stream_id: number }[]) this.subs.delete(s.stream_id);
+        if (op === "add")
+          for (const s of (e["subscriptions"] ?? []) as Subscription[]) this.subs.set(s.stream_id, { ...s });
+        else if (op === "remove")
+          for (const s of (e["subscriptions"] ?? []) as { stream_id: number }[]) this.subs.delete(s.stream_id);
         else if (op === "update") {
           const sub = this.subs.get(Number(e["stream_id"]));
           const property = String(e["property"]);
-          if (sub && (property === "name" || property === "color") && typeof e["value"] === "string") sub[property] = e["value"];
-          if (sub && (property === "is_muted" || property === "in_home_view") && typeof e["value"] === "boolean") sub.is_muted = property === "is_muted" ? e["value"] : !e["value"];
+          if (sub && (property === "name" || property === "color") && typeof e["value"] === "string")
+            sub[property] = e["value"];
+          if (sub && (property === "is_muted" || property === "in_home_view") && typeof e["value"] === "boolean")
+            sub.is_muted = property === "is_muted" ? e["value"] : !e["value"];
         }
         return;
       }
@@ -167,9 +203,12 @@ export class ClientState implements Directory {
         const sender = (e["sender"] as { user_id: number }).user_id;
         if (sender === this.me) return;
         let key: string;
-        if (e["message_type"] === "stream") key = `s:${Number(e["stream_id"])}:${String(e["topic"] ?? "").toLowerCase()}`;
+        if (e["message_type"] === "stream")
+          key = `s:${Number(e["stream_id"])}:${String(e["topic"] ?? "").toLowerCase()}`;
         else {
-          const ids = ((e["recipients"] ?? []) as { user_id: number }[]).map((r) => r.user_id).filter((id) => id !== this.me);
+          const ids = ((e["recipients"] ?? []) as { user_id: number }[])
+            .map((r) => r.user_id)
+            .filter((id) => id !== this.me);
           key = dmKey(ids.length > 0 ? ids : [this.me]);
         }
         this.typing = this.typing.filter((t) => !(t.userId === sender && t.key === key));

@@ -58,7 +58,10 @@ export interface UnreadMsgs {
 export interface InitialState {
   readonly queue_id: string;
   readonly last_event_id: number;
-  /** Filled in by the client from GET /users/me: user_id, email and full_name are in the realm_user section, which it does not fetch. */
+  /**
+   * Filled in by the client from GET /users/me: user_id, email and full_name are in the realm_user section, which it
+   * does not fetch.
+   */
   readonly user_id: number;
   /** Absent: this client fetches people with GET /users after the first view. */
   readonly realm_users?: readonly User[];

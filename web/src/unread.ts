@@ -22,10 +22,17 @@ export class Unreads {
   readonly #mentions = new Set<number>();
 
   constructor(initial: UnreadMsgs, me: number) {
-    for (const s of initial.streams) for (const id of s.unread_message_ids) this.add(id, { key: topicKey(s.stream_id, s.topic), streamId: s.stream_id, topic: s.topic, userIds: [] });
-    for (const p of initial.pms) for (const id of p.unread_message_ids) this.add(id, { key: dmKey([p.other_user_id]), streamId: null, topic: "", userIds: [p.other_user_id] });
+    for (const s of initial.streams)
+      for (const id of s.unread_message_ids)
+        this.add(id, { key: topicKey(s.stream_id, s.topic), streamId: s.stream_id, topic: s.topic, userIds: [] });
+    for (const p of initial.pms)
+      for (const id of p.unread_message_ids)
+        this.add(id, { key: dmKey([p.other_user_id]), streamId: null, topic: "", userIds: [p.other_user_id] });
     for (const h of initial.huddles) {
-      const ids = h.user_ids_string.split(",").map(Number).filter((n) => n !== me);
+      const ids = h.user_ids_string
+        .split(",")
+        .map(Number)
+        .filter((n) => n !== me);
       for (const id of h.unread_message_ids) this.add(id, { key: dmKey(ids), streamId: null, topic: "", userIds: ids });
     }
     for (const id of initial.mentions) if (this.#convOf.has(id)) this.#mentions.add(id);

@@ -8,6 +8,7 @@ import { isStrongPassword, PASSWORD_MAX_LENGTH } from "./password-strength.js";
 
 /** Throws BadRequestError unless `plain` is acceptable as the new account's password. */
 export function checkPasswordPolicy(plain: string, owner: { readonly email: string; readonly fullName: string }): void {
-  if ([...plain].length > PASSWORD_MAX_LENGTH) throw new BadRequestError(`Password is too long (limit: ${PASSWORD_MAX_LENGTH} characters).`);
+  if ([...plain].length > PASSWORD_MAX_LENGTH)
+    throw new BadRequestError(`Password is too long (limit: ${PASSWORD_MAX_LENGTH} characters).`);
   if (!isStrongPassword(plain, owner)) throw new BadRequestError("The password is too weak.");
 }

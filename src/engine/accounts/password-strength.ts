@@ -18,10 +18,52 @@ export const PASSWORD_MIN_GUESSES = 10_000;
 
 /** The most used passwords of public breach lists (each far under 10,000 guesses for zxcvbn). */
 const COMMON = new Set([
-  "password", "password1", "password12", "password123", "passw0rd", "p@ssw0rd", "p@ssword", "iloveyou", "letmein", "welcome", "welcome1",
-  "monkey", "dragon", "football", "baseball", "master", "shadow", "sunshine", "princess", "trustno1", "superman", "batman", "starwars",
-  "michael", "jennifer", "charlie", "computer", "freedom", "whatever", "secret", "changeme", "admin123", "administrator", "zulip123",
-  "qwerty123", "abc123", "abcd1234", "a1b2c3", "1q2w3e", "1q2w3e4r", "1qaz2wsx", "zaq12wsx", "asdfgh", "zxcvbn", "zxcvbnm", "hello123",
+  "password",
+  "password1",
+  "password12",
+  "password123",
+  "passw0rd",
+  "p@ssw0rd",
+  "p@ssword",
+  "iloveyou",
+  "letmein",
+  "welcome",
+  "welcome1",
+  "monkey",
+  "dragon",
+  "football",
+  "baseball",
+  "master",
+  "shadow",
+  "sunshine",
+  "princess",
+  "trustno1",
+  "superman",
+  "batman",
+  "starwars",
+  "michael",
+  "jennifer",
+  "charlie",
+  "computer",
+  "freedom",
+  "whatever",
+  "secret",
+  "changeme",
+  "admin123",
+  "administrator",
+  "zulip123",
+  "qwerty123",
+  "abc123",
+  "abcd1234",
+  "a1b2c3",
+  "1q2w3e",
+  "1q2w3e4r",
+  "1qaz2wsx",
+  "zaq12wsx",
+  "asdfgh",
+  "zxcvbn",
+  "zxcvbnm",
+  "hello123",
 ]);
 
 /** Runs along the alphabet, the digits and the three keyboard rows, forwards or backwards. */
@@ -32,7 +74,10 @@ function isRun(password: string): boolean {
 }
 
 /** True when Zulip would accept `password` as a new password (see the module note for the guesses rule). */
-export function isStrongPassword(password: string, owner: { readonly email: string; readonly fullName: string }): boolean {
+export function isStrongPassword(
+  password: string,
+  owner: { readonly email: string; readonly fullName: string },
+): boolean {
   const length = [...password].length;
   if (length < PASSWORD_MIN_LENGTH || length > PASSWORD_MAX_LENGTH) return false;
   const folded = password.toLowerCase();

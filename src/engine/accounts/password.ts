@@ -37,10 +37,20 @@ function derive(plain: string, salt: Buffer, cost: { N: number; r: number; p: nu
   );
 }
 
-export async function hashPassword(plain: string, cost: { N: number; r: number; p: number } = SCRYPT_COST): Promise<PasswordRecord> {
+export async function hashPassword(
+  plain: string,
+  cost: { N: number; r: number; p: number } = SCRYPT_COST,
+): Promise<PasswordRecord> {
   const salt = randomBytes(16);
   const key = await derive(plain, salt, cost);
-  return { algorithm: "scrypt", N: cost.N, r: cost.r, p: cost.p, salt: salt.toString("base64"), hash: key.toString("base64") };
+  return {
+    algorithm: "scrypt",
+    N: cost.N,
+    r: cost.r,
+    p: cost.p,
+    salt: salt.toString("base64"),
+    hash: key.toString("base64"),
+  };
 }
 
 /** True when `plain` matches; with the record's own parameters, in constant time. */
@@ -54,5 +64,12 @@ export async function verifyPassword(record: PasswordRecord, plain: string): Pro
 export function isPasswordRecord(value: unknown): value is PasswordRecord {
   if (typeof value !== "object" || value === null) return false;
   const r = value as Record<string, unknown>;
-  return r["algorithm"] === "scrypt" && typeof r["N"] === "number" && typeof r["r"] === "number" && typeof r["p"] === "number" && typeof r["salt"] === "string" && typeof r["hash"] === "string";
+  return (
+    r["algorithm"] === "scrypt" &&
+    typeof r["N"] === "number" &&
+    typeof r["r"] === "number" &&
+    typeof r["p"] === "number" &&
+    typeof r["salt"] === "string" &&
+    typeof r["hash"] === "string"
+  );
 }

@@ -65,7 +65,13 @@ function requireLoginAllowed(state: StoreState, user: User): User {
  * to someone who knows the password (Zulip tells anyone who names the email); a user
  * of another realm is "incorrect" like an unknown one (Zulip answers "Invalid subdomain").
  */
-export async function loginWithPassword(state: StoreState, realmId: number, username: string, password: string, cost: ScryptCost = SCRYPT_COST): Promise<User> {
+export async function loginWithPassword(
+  state: StoreState,
+  realmId: number,
+  username: string,
+  password: string,
+  cost: ScryptCost = SCRYPT_COST,
+): Promise<User> {
   const user = userByDeliveryEmail(state, realmId, username);
   const record = user ? passwordOf(state, user.id) : undefined;
   // Zulip's EmailAuthBackend refuses an empty password before looking anything up.
@@ -94,16 +100,27 @@ export function loginByEmail(state: StoreState, realmId: number, email: string):
  * strength, and hashes it. Nothing is written: updateSettings stores the result with
  * the request's other changes in one write.
  */
-export async function preparePasswordChange(state: StoreState, userId: number, oldPassword: string, newPassword: string, cost: ScryptCost = SCRYPT_COST): Promise<PreparedPasswordChange> {
+export async function preparePasswordChange(
+  state: StoreState,
+  userId: number,
+  oldPassword: string,
+  newPassword: string,
+  cost: ScryptCost = SCRYPT_COST,
+): Promise<PreparedPasswordChange> {
   const user = requireActiveUser(state, userId);
   const record = passwordOf(state, user.id);
   if (oldPassword === "" || !record || !(await verifyPassword(record, oldPassword))) throw new WrongPasswordError();
-  if (!isStrongPassword(newPassword, { email: user.deliveryEmail, fullName: user.fullName })) throw new BadRequestError("New password is too weak!");
+  if (!isStrongPassword(newPassword, { email: user.deliveryEmail, fullName: user.fullName }))
+    throw new BadRequestError("New password is too weak!");
   return { userId, record: await hashPassword(newPassword, cost) } as PreparedPasswordChange;
 }
 
 /** The hash of a new account's password (CLI, invitations), after Zulip's strength rule. */
-export async function hashNewPassword(password: string, owner: { readonly email: string; readonly fullName: string }, cost: ScryptCost = SCRYPT_COST): Promise<PasswordRecord> {
+export async function hashNewPassword(
+  password: string,
+  owner: { readonly email: string; readonly fullName: string },
+  cost: ScryptCost = SCRYPT_COST,
+): Promise<PasswordRecord> {
   if (!isStrongPassword(password, owner)) throw new BadRequestError("The password is too weak.");
   return hashPassword(password, cost);
 }

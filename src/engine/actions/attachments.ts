@@ -50,7 +50,8 @@ export function checkUploadQuota(state: StoreState, realmId: number, size: numbe
 /** Records a stored upload (Zulip's create_attachment) and tells its owner. */
 export function createAttachment(state: StoreState, input: NewAttachment, quotaBytes: number | null): Attachment {
   const owner = requireActiveUser(state, input.ownerId);
-  if (!isValidPathId(input.pathId) || !input.pathId.startsWith(`${owner.realmId}/`)) throw new BadRequestError("Invalid path");
+  if (!isValidPathId(input.pathId) || !input.pathId.startsWith(`${owner.realmId}/`))
+    throw new BadRequestError("Invalid path");
   if (state.attachmentByPath.has(input.pathId)) throw new BadRequestError("Invalid path");
   if (input.name.includes("\0")) throw new BadRequestError("File name must not contain null bytes");
   if (!Number.isSafeInteger(input.size) || input.size < 0) throw new BadRequestError("Invalid file size");
@@ -78,7 +79,10 @@ export function createAttachment(state: StoreState, input: NewAttachment, quotaB
   });
 }
 
-/** DELETE /attachments/{id}: the owner's own file only. Returns the removed record (its bytes are the caller's to delete). */
+/**
+ * DELETE /attachments/{id}: the owner's own file only. Returns the removed record (its bytes are the caller's to
+ * delete).
+ */
 export function deleteAttachment(state: StoreState, userId: number, attachmentId: number): Attachment {
   const user = requireActiveUser(state, userId);
   const attachment = state.attachments.get(attachmentId);
@@ -97,7 +101,9 @@ function removeAttachments(state: StoreState, attachments: readonly Attachment[]
       space.set(attachment.realmId, after);
       state.tables.attachments.removeSync(attachment.id);
       ctx.afterCommit(() => state.unindexAttachment(attachment));
-      ctx.emit({ type: "attachment", op: "remove", attachment, uploadSpaceUsed: after }, () => userAudience(attachment.ownerId));
+      ctx.emit({ type: "attachment", op: "remove", attachment, uploadSpaceUsed: after }, () =>
+        userAudience(attachment.ownerId),
+      );
     }
   });
 }
@@ -110,7 +116,10 @@ function removeAttachments(state: StoreState, attachments: readonly Attachment[]
 export function removeOldUnclaimedAttachments(state: StoreState, olderThan: number): Attachment[] {
   const pending = [...state.scheduledMessages.values()].filter((s) => !s.delivered).map((s) => s.content);
   const old = [...state.attachments.values()].filter(
-    (a) => a.messageIds.length === 0 && a.createTime < olderThan && !pending.some((content) => content.includes(`/user_uploads/${a.pathId}`)),
+    (a) =>
+      a.messageIds.length === 0 &&
+      a.createTime < olderThan &&
+      !pending.some((content) => content.includes(`/user_uploads/${a.pathId}`)),
   );
   removeAttachments(state, old);
   return old;
@@ -126,7 +135,12 @@ export function listAttachments(state: StoreState, userId: number): Attachment[]
  * `realmId`; undefined otherwise, whether it exists or not, so callers cannot tell
  * the two apart.
  */
-export function attachmentForViewer(state: StoreState, viewer: User | null, realmId: number, pathId: string): Attachment | undefined {
+export function attachmentForViewer(
+  state: StoreState,
+  viewer: User | null,
+  realmId: number,
+  pathId: string,
+): Attachment | undefined {
   const id = state.attachmentByPath.get(pathId);
   const attachment = id === undefined ? undefined : state.attachments.get(id);
   return attachment && canDownloadAttachment(state, viewer, realmId, attachment) ? attachment : undefined;
@@ -146,11 +160,19 @@ export function claimableAttachments(state: StoreState, sender: User, pathIds: r
 }
 
 /** Links claimed uploads to a message being stored, inside its write (Zulip's claim_attachment). */
-export function claimAttachments(state: StoreState, ctx: WriteContext, attachments: readonly Attachment[], messageId: number): void {
+export function claimAttachments(
+  state: StoreState,
+  ctx: WriteContext,
+  attachments: readonly Attachment[],
+  messageId: number,
+): void {
   for (const current of attachments) {
     const next: Attachment = { ...current, messageIds: [...current.messageIds, messageId] };
     state.tables.attachments.putSync(next.id, next);
     ctx.afterCommit(() => state.indexAttachment(next));
-    ctx.emit({ type: "attachment", op: "update", attachment: next, uploadSpaceUsed: uploadSpaceUsed(state, next.realmId) }, () => userAudience(next.ownerId));
+    ctx.emit(
+      { type: "attachment", op: "update", attachment: next, uploadSpaceUsed: uploadSpaceUsed(state, next.realmId) },
+      () => userAudience(next.ownerId),
+    );
   }
 }

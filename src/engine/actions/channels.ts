@@ -44,19 +44,30 @@ const DEFAULT_GROUPS: Readonly<Record<Exclude<keyof ChannelPermissions, "canAdmi
 };
 
 /** Settings Zulip configures with allow_everyone_group=False (none allows role:internet). */
-const EVERYONE_NOT_ALLOWED: ReadonlySet<keyof ChannelPermissions> = new Set(["canAddSubscribersGroup", "canAdministerChannelGroup", "canSubscribeGroup"]);
+const EVERYONE_NOT_ALLOWED: ReadonlySet<keyof ChannelPermissions> = new Set([
+  "canAddSubscribersGroup",
+  "canAdministerChannelGroup",
+  "canSubscribeGroup",
+]);
 
 /** A channel's group setting, with the default for settings older records lack. */
-export function channelPermission(state: StoreState, channel: Channel, field: keyof ChannelPermissions): GroupSettingValue {
+export function channelPermission(
+  state: StoreState,
+  channel: Channel,
+  field: keyof ChannelPermissions,
+): GroupSettingValue {
   const value = channel[field];
   if (value !== undefined) return value;
-  return field === "canAdministerChannelGroup" ? systemGroupId(state, channel.realmId, "role:nobody") : systemGroupId(state, channel.realmId, DEFAULT_GROUPS[field]);
+  return field === "canAdministerChannelGroup"
+    ? systemGroupId(state, channel.realmId, "role:nobody")
+    : systemGroupId(state, channel.realmId, DEFAULT_GROUPS[field]);
 }
 
 /** Every group setting of a channel, with defaults filled in for older records. */
 export function channelGroupSettings(state: StoreState, channel: Channel): Required<ChannelPermissions> {
   const out = {} as Record<keyof ChannelPermissions, GroupSettingValue>;
-  for (const field of [...Object.keys(DEFAULT_GROUPS), "canAdministerChannelGroup"] as (keyof ChannelPermissions)[]) out[field] = channelPermission(state, channel, field);
+  for (const field of [...Object.keys(DEFAULT_GROUPS), "canAdministerChannelGroup"] as (keyof ChannelPermissions)[])
+    out[field] = channelPermission(state, channel, field);
   return out;
 }
 
@@ -84,14 +95,16 @@ function checkSystemGroupAllowed(state: StoreState, field: keyof ChannelPermissi
   const role = state.groups.get(value)?.systemRole;
   const wire = field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
   if (role === "role:internet") throw new BadRequestError(`'${wire}' setting cannot be set to 'role:internet' group.`);
-  if (role === "role:everyone" && EVERYONE_NOT_ALLOWED.has(field)) throw new BadRequestError(`'${wire}' setting cannot be set to 'role:everyone' group.`);
+  if (role === "role:everyone" && EVERYONE_NOT_ALLOWED.has(field))
+    throw new BadRequestError(`'${wire}' setting cannot be set to 'role:everyone' group.`);
 }
 
 /** Zulip's check_stream_name: the trimmed name, or a BadRequestError. */
 export function checkChannelName(raw: string): string {
   const name = raw.trim();
   if (name.length === 0) throw new BadRequestError("Channel name can't be empty.");
-  if (exceedsCodePoints(name, MAX_CHANNEL_NAME_LENGTH)) throw new BadRequestError(`Channel name too long (limit: ${MAX_CHANNEL_NAME_LENGTH} characters).`);
+  if (exceedsCodePoints(name, MAX_CHANNEL_NAME_LENGTH))
+    throw new BadRequestError(`Channel name too long (limit: ${MAX_CHANNEL_NAME_LENGTH} characters).`);
   let position = 0;
   for (const ch of name) {
     position++;
@@ -102,7 +115,6 @@ export function checkChannelName(raw: string): string {
   }
   return name;
 }
-
 
 /** A channel the user can see, by ID; STREAM_DOES_NOT_EXIST otherwise (no existence leak). */
 export function getVisibleChannel(state: StoreState, user: User, channelId: number): Channel {
@@ -119,7 +131,13 @@ export function getVisibleChannelByName(state: StoreState, user: User, name: str
 }
 
 /** Validates and builds (does not store) a new channel record created by `creator`. */
-export function newChannelRecord(state: StoreState, creator: User, rawName: string, options: NewChannelOptions, id: number): Channel {
+export function newChannelRecord(
+  state: StoreState,
+  creator: User,
+  rawName: string,
+  options: NewChannelOptions,
+  id: number,
+): Channel {
   const name = checkChannelName(rawName);
   if (!canCreateChannels(creator)) throw new PermissionDeniedError("Insufficient permission");
   const description = (options.description ?? "").trim();
@@ -138,13 +156,17 @@ export function newChannelRecord(state: StoreState, creator: User, rawName: stri
     if (!realm?.enableSpectatorAccess) throw new BadRequestError("Web-public channels are not enabled.");
     if (creator.role > ROLE.MODERATOR) throw new PermissionDeniedError("Insufficient permission");
   }
-  if (options.messageRetentionDays != null && creator.role !== ROLE.OWNER) throw new PermissionDeniedError("Must be an organization owner", "UNAUTHORIZED_PRINCIPAL");
+  if (options.messageRetentionDays != null && creator.role !== ROLE.OWNER)
+    throw new PermissionDeniedError("Must be an organization owner", "UNAUTHORIZED_PRINCIPAL");
   if (inviteOnly && isWebPublic) throw new BadRequestError("A web-public channel cannot be private.");
   // Zulip: a private channel's history is protected unless asked; public channels always share it.
   const historyPublicToSubscribers = inviteOnly ? (options.historyPublicToSubscribers ?? false) : true;
   const realmId = creator.realmId;
   const group = (name: string): GroupSettingValue => systemGroupId(state, realmId, name);
-  for (const [field, value] of Object.entries(options.permissions ?? {}) as [keyof ChannelPermissions, GroupSettingValue][]) {
+  for (const [field, value] of Object.entries(options.permissions ?? {}) as [
+    keyof ChannelPermissions,
+    GroupSettingValue,
+  ][]) {
     checkSystemGroupAllowed(state, field, value);
   }
   const permissions: Required<ChannelPermissions> = {

@@ -47,7 +47,8 @@ function requireOwnDevice(state: StoreState, userId: number, deviceId: number): 
 /** POST /register_client_device: a new device with nothing registered yet. */
 export function registerClientDevice(state: StoreState, userId: number): Device {
   const user = requireActiveUser(state, userId);
-  if ((state.devicesByUser.get(user.id)?.size ?? 0) >= MAX_DEVICES_PER_USER) throw new BadRequestError(`Too many registered devices (limit: ${MAX_DEVICES_PER_USER})`);
+  if ((state.devicesByUser.get(user.id)?.size ?? 0) >= MAX_DEVICES_PER_USER)
+    throw new BadRequestError(`Too many registered devices (limit: ${MAX_DEVICES_PER_USER})`);
   return state.write((ctx) => {
     const device: Device = {
       id: state.allocate("nextDeviceId"),
@@ -79,7 +80,9 @@ export function removeClientDevice(state: StoreState, userId: number, deviceId: 
 export function deleteDeviceInTxn(state: StoreState, ctx: WriteContext, device: Device): void {
   state.tables.devices.removeSync(device.id);
   ctx.afterCommit(() => state.unindexDevice(device));
-  ctx.emit({ type: "device", op: "remove", userId: device.userId, deviceId: device.id }, () => userAudience(device.userId));
+  ctx.emit({ type: "device", op: "remove", userId: device.userId, deviceId: device.id }, () =>
+    userAudience(device.userId),
+  );
 }
 
 /** The user's devices, by ID (the register `devices` section). */
@@ -101,7 +104,8 @@ export interface PushRegistrationInput {
 /** Zulip's check_push_key: base64 of exactly 33 bytes, the first 0x31. Returns the canonical base64. */
 function checkPushKey(pushKey: string): string {
   const bytes = decodeBase64(pushKey);
-  if (bytes === null || bytes.length !== 33 || bytes[0] !== SECRETBOX_CRYPTOSYSTEM) throw new BadRequestError("Invalid `push_key`");
+  if (bytes === null || bytes.length !== 33 || bytes[0] !== SECRETBOX_CRYPTOSYSTEM)
+    throw new BadRequestError("Invalid `push_key`");
   return bytes.toString("base64");
 }
 
@@ -123,14 +127,26 @@ function checkTokenId(tokenId: string): string {
  * Sending only the key group rotates the key; only the token group rotates the token
  * (and forwards it to the bouncer); both register the device.
  */
-export function registerPushDevice(state: StoreState, userId: number, input: PushRegistrationInput, pushConfigured: boolean): void {
+export function registerPushDevice(
+  state: StoreState,
+  userId: number,
+  input: PushRegistrationInput,
+  pushConfigured: boolean,
+): void {
   const user = requireHuman(state, userId);
   if (!pushConfigured) throw new PushServiceNotConfiguredError();
   const device = requireOwnDevice(state, user.id, input.deviceId);
   const { pushKey, pushKeyId, tokenKind, tokenId, bouncerPublicKey, encryptedPushRegistration } = input;
   const keyGroup = pushKey !== undefined && pushKeyId !== undefined;
-  const tokenGroup = tokenKind !== undefined && tokenId !== undefined && bouncerPublicKey !== undefined && encryptedPushRegistration !== undefined;
-  if (!keyGroup && !tokenGroup) throw new BadRequestError("Missing parameters: must provide either all push key fields, all token fields, or both.");
+  const tokenGroup =
+    tokenKind !== undefined &&
+    tokenId !== undefined &&
+    bouncerPublicKey !== undefined &&
+    encryptedPushRegistration !== undefined;
+  if (!keyGroup && !tokenGroup)
+    throw new BadRequestError(
+      "Missing parameters: must provide either all push key fields, all token fields, or both.",
+    );
 
   if (keyGroup && !tokenGroup) {
     if (device.pushKeyId === null) throw new BadRequestError("No push registration exists to rotate key for.");
@@ -140,34 +156,89 @@ export function registerPushDevice(state: StoreState, userId: number, input: Pus
     return;
   }
   // A registration the bouncer has not answered yet: a second one would race it.
-  if (device.pushRegistrationErrorCode === null && device.pendingPushTokenId !== null) throw new BadRequestError("A registration for the device already in progress.");
+  if (device.pushRegistrationErrorCode === null && device.pendingPushTokenId !== null)
+    throw new BadRequestError("A registration for the device already in progress.");
   const token = checkTokenId(tokenId!);
-  const forward = { tokenId: token, tokenKind: tokenKind!, bouncerPublicKey: bouncerPublicKey!, encryptedPushRegistration: encryptedPushRegistration! };
+  const forward = {
+    tokenId: token,
+    tokenKind: tokenKind!,
+    bouncerPublicKey: bouncerPublicKey!,
+    encryptedPushRegistration: encryptedPushRegistration!,
+  };
   const now = state.now();
   if (!keyGroup) {
     if (device.pushKeyId === null) throw new BadRequestError("No push registration exists to rotate token for.");
     if (device.pushRegistrationErrorCode === null && device.pushTokenId === token) return;
-    const next: Device = { ...device, pendingPushTokenId: token, pushTokenLastUpdatedTimestamp: now, pushRegistrationErrorCode: null };
-    updateDevice(state, next, { pendingPushTokenId: token, pushTokenLastUpdatedTimestamp: now, pushRegistrationErrorCode: null }, forward);
+    const next: Device = {
+      ...device,
+      pendingPushTokenId: token,
+      pushTokenLastUpdatedTimestamp: now,
+      pushRegistrationErrorCode: null,
+    };
+    updateDevice(
+      state,
+      next,
+      { pendingPushTokenId: token, pushTokenLastUpdatedTimestamp: now, pushRegistrationErrorCode: null },
+      forward,
+    );
     return;
   }
   const key = checkPushKey(pushKey!);
-  if (device.pushRegistrationErrorCode === null && device.pushKeyId === pushKeyId && device.pushKey === key && device.pushTokenId === token && device.pushTokenKind === tokenKind) return;
-  const next: Device = { ...device, pushKey: key, pushKeyId: pushKeyId!, pushTokenKind: tokenKind!, pendingPushTokenId: token, pushTokenLastUpdatedTimestamp: now, pushRegistrationErrorCode: null };
-  updateDevice(state, next, { pushKeyId: pushKeyId!, pendingPushTokenId: token, pushTokenLastUpdatedTimestamp: now, pushRegistrationErrorCode: null }, forward);
+  if (
+    device.pushRegistrationErrorCode === null &&
+    device.pushKeyId === pushKeyId &&
+    device.pushKey === key &&
+    device.pushTokenId === token &&
+    device.pushTokenKind === tokenKind
+  )
+    return;
+  const next: Device = {
+    ...device,
+    pushKey: key,
+    pushKeyId: pushKeyId!,
+    pushTokenKind: tokenKind!,
+    pendingPushTokenId: token,
+    pushTokenLastUpdatedTimestamp: now,
+    pushRegistrationErrorCode: null,
+  };
+  updateDevice(
+    state,
+    next,
+    {
+      pushKeyId: pushKeyId!,
+      pendingPushTokenId: token,
+      pushTokenLastUpdatedTimestamp: now,
+      pushRegistrationErrorCode: null,
+    },
+    forward,
+  );
 }
 
 /** One write: the device, its update event, and (for a token) the outbox item that forwards it to the bouncer. */
-function updateDevice(state: StoreState, next: Device, changes: DeviceChanges, forward?: Omit<Extract<PushOutboxItem, { kind: "register" }>, "id" | "kind" | "userId" | "deviceId" | "createdAt">): void {
+function updateDevice(
+  state: StoreState,
+  next: Device,
+  changes: DeviceChanges,
+  forward?: Omit<Extract<PushOutboxItem, { kind: "register" }>, "id" | "kind" | "userId" | "deviceId" | "createdAt">,
+): void {
   state.write((ctx) => {
     state.tables.devices.putSync(next.id, next);
     if (forward) {
-      const item: PushOutboxItem = { id: state.allocate("nextPushOutboxId"), kind: "register", userId: next.userId, deviceId: next.id, createdAt: state.now(), ...forward };
+      const item: PushOutboxItem = {
+        id: state.allocate("nextPushOutboxId"),
+        kind: "register",
+        userId: next.userId,
+        deviceId: next.id,
+        createdAt: state.now(),
+        ...forward,
+      };
       state.tables.pushOutbox.putSync(item.id, item);
       ctx.changed({ kind: "pushItem", id: item.id, op: "added" });
     }
     ctx.afterCommit(() => state.indexDevice(next));
-    ctx.emit({ type: "device", op: "update", userId: next.userId, deviceId: next.id, changes }, () => userAudience(next.userId));
+    ctx.emit({ type: "device", op: "update", userId: next.userId, deviceId: next.id, changes }, () =>
+      userAudience(next.userId),
+    );
   });
 }
 
@@ -175,5 +246,7 @@ function updateDevice(state: StoreState, next: Device, changes: DeviceChanges, f
 export function updateDeviceInTxn(state: StoreState, ctx: WriteContext, next: Device, changes: DeviceChanges): void {
   state.tables.devices.putSync(next.id, next);
   ctx.afterCommit(() => state.indexDevice(next));
-  ctx.emit({ type: "device", op: "update", userId: next.userId, deviceId: next.id, changes }, () => userAudience(next.userId));
+  ctx.emit({ type: "device", op: "update", userId: next.userId, deviceId: next.id, changes }, () =>
+    userAudience(next.userId),
+  );
 }

@@ -37,7 +37,8 @@ export const DRAFT_DOES_NOT_EXIST = "Draft does not exist";
 /** The user, if they keep drafts on the server (Zulip's draft_endpoint). */
 function requireSyncingUser(state: StoreState, userId: number): User {
   const user = requireActiveUser(state, userId);
-  if (!state.settingsOf(user.id).enable_drafts_synchronization) throw new BadRequestError("User has disabled synchronizing drafts.");
+  if (!state.settingsOf(user.id).enable_drafts_synchronization)
+    throw new BadRequestError("User has disabled synchronizing drafts.");
   return user;
 }
 
@@ -53,7 +54,9 @@ function checkDraftChannel(state: StoreState, user: User, channelId: number): vo
     channel !== undefined &&
     channel.realmId === user.realmId &&
     !channel.isArchived &&
-    (channel.isWebPublic || (!channel.inviteOnly && user.role !== ROLE.GUEST) || isSubscribed(state, user.id, channel.id));
+    (channel.isWebPublic ||
+      (!channel.inviteOnly && user.role !== ROLE.GUEST) ||
+      isSubscribed(state, user.id, channel.id));
   if (!ok) throw new BadRequestError("Invalid channel ID");
 }
 
@@ -83,7 +86,8 @@ function checkDraft(state: StoreState, user: User, input: DraftInput): CheckedDr
 /** POST /drafts: all or none; IDs in submission order. */
 export function createDrafts(state: StoreState, userId: number, inputs: readonly DraftInput[]): number[] {
   const user = requireSyncingUser(state, userId);
-  if (inputs.length > MAX_DRAFTS_PER_REQUEST) throw new BadRequestError(`Too many drafts (limit: ${MAX_DRAFTS_PER_REQUEST})`);
+  if (inputs.length > MAX_DRAFTS_PER_REQUEST)
+    throw new BadRequestError(`Too many drafts (limit: ${MAX_DRAFTS_PER_REQUEST})`);
   const checked = inputs.map((input) => checkDraft(state, user, input));
   if (checked.length === 0) return [];
   return state.write((ctx) => {
@@ -126,7 +130,9 @@ export function deleteDraft(state: StoreState, userId: number, draftId: number):
 
 /** The user's drafts, most recently edited first. */
 function newestFirst(state: StoreState, userId: number): Draft[] {
-  return [...(state.draftsByUser.get(userId)?.values() ?? [])].sort((a, b) => b.lastEditTime - a.lastEditTime || b.id - a.id);
+  return [...(state.draftsByUser.get(userId)?.values() ?? [])].sort(
+    (a, b) => b.lastEditTime - a.lastEditTime || b.id - a.id,
+  );
 }
 
 /** GET /drafts. */

@@ -23,19 +23,45 @@ export function checkNewEmail(state: StoreState, user: User, raw: string): strin
   if (!isValidEmail(email)) throw new BadRequestError("Invalid address.");
   const id = state.userByEmail.get(emailKey(user.realmId, email));
   const holder = id === undefined ? undefined : state.users.get(id);
-  if (holder && holder.id !== user.id) throw new BadRequestError(holder.isActive ? "Already has an account." : "Account has been deactivated.");
+  if (holder && holder.id !== user.id)
+    throw new BadRequestError(holder.isActive ? "Already has an account." : "Account has been deactivated.");
   return email;
 }
 
 /** Inside an open write: records the request and mails the confirmation link to the new address. */
-export function startEmailChangeInTxn(state: StoreState, ctx: WriteContext, user: User, newEmail: string, realmUrl: string): EmailChange {
+export function startEmailChangeInTxn(
+  state: StoreState,
+  ctx: WriteContext,
+  user: User,
+  newEmail: string,
+  realmUrl: string,
+): EmailChange {
   const realm = state.realms.get(user.realmId);
   const now = state.now();
-  const change: EmailChange = { key: generateConfirmationKey(), userId: user.id, realmId: user.realmId, oldEmail: user.deliveryEmail, newEmail, createdAt: now, expiresAt: now + EMAIL_CHANGE_VALIDITY_SECONDS, usedAt: null };
+  const change: EmailChange = {
+    key: generateConfirmationKey(),
+    userId: user.id,
+    realmId: user.realmId,
+    oldEmail: user.deliveryEmail,
+    newEmail,
+    createdAt: now,
+    expiresAt: now + EMAIL_CHANGE_VALIDITY_SECONDS,
+    usedAt: null,
+  };
   state.tables.emailChanges.putSync(change.key, change);
   ctx.afterCommit(() => state.emailChanges.set(change.key, change));
   ctx.changed({ kind: "emailChange", id: user.id });
-  enqueueMailInTxn(state, ctx, emailChangeConfirmationMail({ to: newEmail, oldEmail: user.deliveryEmail, realmName: realm?.name ?? "", realmUrl, key: change.key }));
+  enqueueMailInTxn(
+    state,
+    ctx,
+    emailChangeConfirmationMail({
+      to: newEmail,
+      oldEmail: user.deliveryEmail,
+      realmName: realm?.name ?? "",
+      realmUrl,
+      key: change.key,
+    }),
+  );
   return change;
 }
 
@@ -55,7 +81,11 @@ export function confirmEmailChange(state: StoreState, realmId: number, key: stri
     state.tables.emailChanges.putSync(used.key, used);
     ctx.afterCommit(() => state.emailChanges.set(used.key, used));
     ctx.changed({ kind: "emailChange", id: used.userId });
-    enqueueMailInTxn(state, ctx, emailChangedNoticeMail({ to: change.oldEmail, newEmail, realmName: realm.name, realmUrl }));
+    enqueueMailInTxn(
+      state,
+      ctx,
+      emailChangedNoticeMail({ to: change.oldEmail, newEmail, realmName: realm.name, realmUrl }),
+    );
     // The same write and events as an owner's change (delivery_email, avatar, new_email).
     return writeEmailChange(state, ctx, user, newEmail);
   });

@@ -15,7 +15,7 @@
  */
 import { changedFields } from "../events/change-set.js";
 import { isAllowedBy, membersOf } from "../access.js";
-import { BadRequestError, clip, GroupInUseError } from "../errors.js";
+import { BadRequestError, GroupInUseError } from "../errors.js";
 import { exceedsCodePoints } from "../limits.js";
 import type { StoreState } from "../state.js";
 import type { ChannelPermissions, GroupSettingValue, User, UserGroup } from "../types.js";
@@ -30,7 +30,13 @@ export const MAX_GROUP_NAME_LENGTH = 100;
 const INVALID_NAME_PREFIXES = ["@", "role:", "user:", "stream:", "channel:"];
 
 /** The permission settings of a user group, in Zulip's order. */
-export type GroupSettingField = "canAddMembersGroup" | "canJoinGroup" | "canLeaveGroup" | "canManageGroup" | "canMentionGroup" | "canRemoveMembersGroup";
+export type GroupSettingField =
+  | "canAddMembersGroup"
+  | "canJoinGroup"
+  | "canLeaveGroup"
+  | "canManageGroup"
+  | "canMentionGroup"
+  | "canRemoveMembersGroup";
 
 interface GroupSettingSpec {
   readonly field: GroupSettingField;
@@ -55,15 +61,26 @@ function specOf(field: GroupSettingField): GroupSettingSpec {
   return GROUP_SETTINGS.find((s) => s.field === field)!;
 }
 
-function defaultSetting(state: StoreState, realmId: number, spec: GroupSettingSpec, creatorId: number | null, system: boolean): GroupSettingValue {
+function defaultSetting(
+  state: StoreState,
+  realmId: number,
+  spec: GroupSettingSpec,
+  creatorId: number | null,
+  system: boolean,
+): GroupSettingValue {
   if (system) return systemGroupId(state, realmId, "role:nobody");
-  if (spec.byDefault === "creator") return creatorId === null ? systemGroupId(state, realmId, "role:nobody") : { directMembers: [creatorId], directSubgroups: [] };
+  if (spec.byDefault === "creator")
+    return creatorId === null
+      ? systemGroupId(state, realmId, "role:nobody")
+      : { directMembers: [creatorId], directSubgroups: [] };
   return systemGroupId(state, realmId, spec.byDefault);
 }
 
 /** A group's setting, with its default where an older record lacks it. */
 export function groupSetting(state: StoreState, group: UserGroup, field: GroupSettingField): GroupSettingValue {
-  return group[field] ?? defaultSetting(state, group.realmId, specOf(field), group.creatorId, group.systemRole !== null);
+  return (
+    group[field] ?? defaultSetting(state, group.realmId, specOf(field), group.creatorId, group.systemRole !== null)
+  );
 }
 
 /** Every setting of a group, defaults filled in. */
@@ -87,14 +104,17 @@ function canManageAllGroups(user: User): boolean {
 /** Zulip's check_user_group_name. */
 export function checkGroupName(raw: string): string {
   if (raw.trim() === "") throw new BadRequestError("User group name can't be empty!");
-  if (exceedsCodePoints(raw, MAX_GROUP_NAME_LENGTH)) throw new BadRequestError(`User group name cannot exceed ${MAX_GROUP_NAME_LENGTH} characters.`);
-  for (const prefix of INVALID_NAME_PREFIXES) if (raw.startsWith(prefix)) throw new BadRequestError(`User group name cannot start with '${prefix}'.`);
+  if (exceedsCodePoints(raw, MAX_GROUP_NAME_LENGTH))
+    throw new BadRequestError(`User group name cannot exceed ${MAX_GROUP_NAME_LENGTH} characters.`);
+  for (const prefix of INVALID_NAME_PREFIXES)
+    if (raw.startsWith(prefix)) throw new BadRequestError(`User group name cannot start with '${prefix}'.`);
   return raw;
 }
 
 function checkNameFree(state: StoreState, realmId: number, name: string, exceptId: number | null): void {
   for (const g of state.groups.values()) {
-    if (g.realmId === realmId && g.id !== exceptId && g.name.toLowerCase() === name.toLowerCase()) throw new BadRequestError(`User group '${name}' already exists.`);
+    if (g.realmId === realmId && g.id !== exceptId && g.name.toLowerCase() === name.toLowerCase())
+      throw new BadRequestError(`User group '${name}' already exists.`);
   }
 }
 
@@ -115,19 +135,27 @@ function requireActiveMembers(state: StoreState, realmId: number, ids: readonly 
 }
 
 /** Zulip's access_user_group_api_value_for_setting + check_setting_configuration_for_system_groups. */
-export function checkGroupSettingForGroup(state: StoreState, realmId: number, field: GroupSettingField, value: GroupSettingValue): GroupSettingValue {
+export function checkGroupSettingForGroup(
+  state: StoreState,
+  realmId: number,
+  field: GroupSettingField,
+  value: GroupSettingValue,
+): GroupSettingValue {
   const spec = specOf(field);
   if (typeof value === "number") {
     const group = state.groups.get(value);
     if (!group || group.realmId !== realmId) throw new BadRequestError("Invalid user group");
     if (group.deactivated) throw new BadRequestError("User group is deactivated.");
-    if (group.systemRole === "role:internet") throw new BadRequestError(`'${spec.wire}' setting cannot be set to 'role:internet' group.`);
-    if (group.systemRole === "role:everyone" && !spec.allowEveryone) throw new BadRequestError(`'${spec.wire}' setting cannot be set to 'role:everyone' group.`);
+    if (group.systemRole === "role:internet")
+      throw new BadRequestError(`'${spec.wire}' setting cannot be set to 'role:internet' group.`);
+    if (group.systemRole === "role:everyone" && !spec.allowEveryone)
+      throw new BadRequestError(`'${spec.wire}' setting cannot be set to 'role:everyone' group.`);
     return value;
   }
   const members = requireActiveMembers(state, realmId, value.directMembers);
   const subgroups = [...new Set(value.directSubgroups)];
-  for (const id of subgroups) if (requireGroupById(state, realmId, id).deactivated) throw new BadRequestError("User group is deactivated.");
+  for (const id of subgroups)
+    if (requireGroupById(state, realmId, id).deactivated) throw new BadRequestError("User group is deactivated.");
   return { directMembers: members.sort((a, b) => a - b), directSubgroups: subgroups.sort((a, b) => a - b) };
 }
 
@@ -150,14 +178,18 @@ export function createGroup(state: StoreState, actorId: number, input: CreateGro
   checkNameFree(state, actor.realmId, name, null);
   const members = requireActiveMembers(state, actor.realmId, input.members ?? []);
   const subgroups = [...new Set(input.subgroups ?? [])];
-  for (const id of subgroups) if (requireGroupById(state, actor.realmId, id).deactivated) throw new BadRequestError("User group is deactivated.");
+  for (const id of subgroups)
+    if (requireGroupById(state, actor.realmId, id).deactivated) throw new BadRequestError("User group is deactivated.");
   const given: Partial<Record<GroupSettingField, GroupSettingValue>> = { ...input.settings };
   if (input.canManageGroup !== undefined) given.canManageGroup = input.canManageGroup;
   if (input.canMentionGroup !== undefined) given.canMentionGroup = input.canMentionGroup;
   const settings = {} as Record<GroupSettingField, GroupSettingValue>;
   for (const spec of GROUP_SETTINGS) {
     const value = given[spec.field];
-    settings[spec.field] = value === undefined ? defaultSetting(state, actor.realmId, spec, actor.id, false) : checkGroupSettingForGroup(state, actor.realmId, spec.field, value);
+    settings[spec.field] =
+      value === undefined
+        ? defaultSetting(state, actor.realmId, spec, actor.id, false)
+        : checkGroupSettingForGroup(state, actor.realmId, spec.field, value);
   }
   return state.write((ctx) => {
     const group: UserGroup = {
@@ -175,7 +207,9 @@ export function createGroup(state: StoreState, actorId: number, input: CreateGro
     };
     state.tables.groups.putSync(group.id, group);
     ctx.afterCommit(() => state.indexGroup(group));
-    ctx.emit({ type: "user_group", op: "add", group, forReactivation: false }, () => realmAudience(state, group.realmId));
+    ctx.emit({ type: "user_group", op: "add", group, forReactivation: false }, () =>
+      realmAudience(state, group.realmId),
+    );
     return group;
   });
 }
@@ -188,7 +222,13 @@ export function requireGroup(state: StoreState, realmId: number, groupId: number
 }
 
 /** Zulip's access_user_group_for_update: the group if `actor` may change it through `field`. */
-export function accessForUpdate(state: StoreState, actor: User, groupId: number, field: GroupSettingField, allowDeactivated: boolean): UserGroup {
+export function accessForUpdate(
+  state: StoreState,
+  actor: User,
+  groupId: number,
+  field: GroupSettingField,
+  allowDeactivated: boolean,
+): UserGroup {
   const group = requireGroup(state, actor.realmId, groupId);
   if (!allowDeactivated && group.deactivated) throw new BadRequestError("User group is deactivated.");
   if (group.systemRole !== null) throw new BadRequestError("Insufficient permission");
@@ -210,14 +250,27 @@ function reaches(state: StoreState, from: number, target: number, seen = new Set
  * (Zulip's compose_views). Adding needs can_add_members_group, removing
  * can_manage_group; both work on a deactivated group (FL 391).
  */
-export function updateSubgroups(state: StoreState, actorId: number, groupId: number, add: readonly number[], remove: readonly number[]): void {
+export function updateSubgroups(
+  state: StoreState,
+  actorId: number,
+  groupId: number,
+  add: readonly number[],
+  remove: readonly number[],
+): void {
   const actor = requireActiveUser(state, actorId);
-  if (add.length === 0 && remove.length === 0) throw new BadRequestError('Nothing to do. Specify at least one of "add" or "delete".');
+  if (add.length === 0 && remove.length === 0)
+    throw new BadRequestError('Nothing to do. Specify at least one of "add" or "delete".');
   const group = planSubgroupChange(state, actor, groupId, add, remove);
   writeGroupChange(state, group, { subgroups: without(group.subgroups, remove, add) });
 }
 
-function planSubgroupChange(state: StoreState, actor: User, groupId: number, add: readonly number[], remove: readonly number[]): UserGroup {
+function planSubgroupChange(
+  state: StoreState,
+  actor: User,
+  groupId: number,
+  add: readonly number[],
+  remove: readonly number[],
+): UserGroup {
   let group = requireGroup(state, actor.realmId, groupId);
   if (add.length > 0) {
     for (const id of add) {
@@ -226,14 +279,17 @@ function planSubgroupChange(state: StoreState, actor: User, groupId: number, add
     }
     group = accessForUpdate(state, actor, groupId, "canAddMembersGroup", true);
     const current = new Set(group.subgroups);
-    for (const id of add) if (current.has(id)) throw new BadRequestError(`User group ${id} is already a subgroup of this group.`);
-    if (add.some((id) => reaches(state, id, groupId))) throw new BadRequestError(`User group ${groupId} is already a subgroup of one of the passed subgroups.`);
+    for (const id of add)
+      if (current.has(id)) throw new BadRequestError(`User group ${id} is already a subgroup of this group.`);
+    if (add.some((id) => reaches(state, id, groupId)))
+      throw new BadRequestError(`User group ${groupId} is already a subgroup of one of the passed subgroups.`);
   }
   if (remove.length > 0) {
     for (const id of remove) requireGroupById(state, actor.realmId, id);
     group = accessForUpdate(state, actor, groupId, "canManageGroup", true);
     const current = new Set(group.subgroups);
-    for (const id of remove) if (!current.has(id)) throw new BadRequestError(`User group ${id} is not a subgroup of this group.`);
+    for (const id of remove)
+      if (!current.has(id)) throw new BadRequestError(`User group ${id} is not a subgroup of this group.`);
   }
   return group;
 }
@@ -242,10 +298,20 @@ function planSubgroupChange(state: StoreState, actor: User, groupId: number, add
  * POST /user_groups/{id}/members: adds and removes direct members (and, as Zulip's
  * endpoint does, subgroups), all in one write.
  */
-export function updateMembers(state: StoreState, actorId: number, groupId: number, add: readonly number[], remove: readonly number[], addSubgroups: readonly number[] = [], removeSubgroups: readonly number[] = []): void {
+export function updateMembers(
+  state: StoreState,
+  actorId: number,
+  groupId: number,
+  add: readonly number[],
+  remove: readonly number[],
+  addSubgroups: readonly number[] = [],
+  removeSubgroups: readonly number[] = [],
+): void {
   const actor = requireActiveUser(state, actorId);
   if (add.length === 0 && remove.length === 0 && addSubgroups.length === 0 && removeSubgroups.length === 0) {
-    throw new BadRequestError('Nothing to do. Specify at least one of "add", "delete", "add_subgroups" or "delete_subgroups".');
+    throw new BadRequestError(
+      'Nothing to do. Specify at least one of "add", "delete", "add_subgroups" or "delete_subgroups".',
+    );
   }
   let group = requireGroup(state, actor.realmId, groupId);
   if (add.length > 0) {
@@ -253,7 +319,8 @@ export function updateMembers(state: StoreState, actorId: number, groupId: numbe
     const joiningSelf = add.length === 1 && add[0] === actor.id;
     group = joinOrAdd(state, actor, groupId, joiningSelf);
     const current = new Set(group.members);
-    for (const id of add) if (current.has(id)) throw new BadRequestError(`User ${id} is already a member of this group`);
+    for (const id of add)
+      if (current.has(id)) throw new BadRequestError(`User ${id} is already a member of this group`);
   }
   if (remove.length > 0) {
     for (const id of remove) {
@@ -261,12 +328,19 @@ export function updateMembers(state: StoreState, actorId: number, groupId: numbe
       if (!user || user.realmId !== actor.realmId) throw new BadRequestError(`Invalid user ID: ${id}`);
     }
     const leavingSelf = remove.length === 1 && remove[0] === actor.id;
-    group = leavingSelf ? leaveOrRemove(state, actor, groupId) : accessForUpdate(state, actor, groupId, "canRemoveMembersGroup", true);
+    group = leavingSelf
+      ? leaveOrRemove(state, actor, groupId)
+      : accessForUpdate(state, actor, groupId, "canRemoveMembersGroup", true);
     const current = new Set(group.members);
-    for (const id of remove) if (!current.has(id)) throw new BadRequestError(`There is no member '${id}' in this user group`);
+    for (const id of remove)
+      if (!current.has(id)) throw new BadRequestError(`There is no member '${id}' in this user group`);
   }
-  if (addSubgroups.length > 0 || removeSubgroups.length > 0) group = planSubgroupChange(state, actor, groupId, addSubgroups, removeSubgroups);
-  writeGroupChange(state, group, { members: without(group.members, remove, add), subgroups: without(group.subgroups, removeSubgroups, addSubgroups) });
+  if (addSubgroups.length > 0 || removeSubgroups.length > 0)
+    group = planSubgroupChange(state, actor, groupId, addSubgroups, removeSubgroups);
+  writeGroupChange(state, group, {
+    members: without(group.members, remove, add),
+    subgroups: without(group.subgroups, removeSubgroups, addSubgroups),
+  });
 }
 
 /** Adding only oneself tries can_join_group first, then can_add_members_group. */
@@ -303,7 +377,11 @@ function added(before: readonly number[], after: readonly number[]): number[] {
 }
 
 /** Writes new members and subgroups, emitting one event per kind of change. */
-function writeGroupChange(state: StoreState, group: UserGroup, change: { members?: number[]; subgroups?: number[] }): void {
+function writeGroupChange(
+  state: StoreState,
+  group: UserGroup,
+  change: { members?: number[]; subgroups?: number[] },
+): void {
   const next: UserGroup = { ...group, ...change };
   state.write((ctx) => {
     state.tables.groups.putSync(next.id, next);
@@ -314,10 +392,17 @@ function writeGroupChange(state: StoreState, group: UserGroup, change: { members
     const removedMembers = added(next.members, group.members);
     const addedSubgroups = added(group.subgroups, next.subgroups);
     const removedSubgroups = added(next.subgroups, group.subgroups);
-    if (addedMembers.length > 0) ctx.emit({ type: "user_group", op: "add_members", groupId: group.id, userIds: addedMembers }, audience);
-    if (removedMembers.length > 0) ctx.emit({ type: "user_group", op: "remove_members", groupId: group.id, userIds: removedMembers }, audience);
-    if (addedSubgroups.length > 0) ctx.emit({ type: "user_group", op: "add_subgroups", groupId: group.id, subgroupIds: addedSubgroups }, audience);
-    if (removedSubgroups.length > 0) ctx.emit({ type: "user_group", op: "remove_subgroups", groupId: group.id, subgroupIds: removedSubgroups }, audience);
+    if (addedMembers.length > 0)
+      ctx.emit({ type: "user_group", op: "add_members", groupId: group.id, userIds: addedMembers }, audience);
+    if (removedMembers.length > 0)
+      ctx.emit({ type: "user_group", op: "remove_members", groupId: group.id, userIds: removedMembers }, audience);
+    if (addedSubgroups.length > 0)
+      ctx.emit({ type: "user_group", op: "add_subgroups", groupId: group.id, subgroupIds: addedSubgroups }, audience);
+    if (removedSubgroups.length > 0)
+      ctx.emit(
+        { type: "user_group", op: "remove_subgroups", groupId: group.id, subgroupIds: removedSubgroups },
+        audience,
+      );
   });
 }
 
@@ -327,7 +412,9 @@ export interface UpdateGroupInput {
   /** Only false does anything: it reactivates a deactivated group. */
   readonly deactivated?: boolean;
   /** New values, each with the value the client believes is current (optimistic check). */
-  readonly settings?: Partial<Record<GroupSettingField, { readonly new: GroupSettingValue; readonly old?: GroupSettingValue }>>;
+  readonly settings?: Partial<
+    Record<GroupSettingField, { readonly new: GroupSettingValue; readonly old?: GroupSettingValue }>
+  >;
 }
 
 function sameSetting(a: GroupSettingValue, b: GroupSettingValue): boolean {
@@ -339,8 +426,17 @@ function sameSetting(a: GroupSettingValue, b: GroupSettingValue): boolean {
 /** PATCH /user_groups/{id}: name, description, reactivation and settings, under can_manage_group. */
 export function updateGroup(state: StoreState, actorId: number, groupId: number, input: UpdateGroupInput): void {
   const actor = requireActiveUser(state, actorId);
-  const settings = Object.entries(input.settings ?? {}) as [GroupSettingField, { new: GroupSettingValue; old?: GroupSettingValue }][];
-  if (input.name === undefined && input.description === undefined && input.deactivated === undefined && settings.length === 0) throw new BadRequestError("No new data supplied");
+  const settings = Object.entries(input.settings ?? {}) as [
+    GroupSettingField,
+    { new: GroupSettingValue; old?: GroupSettingValue },
+  ][];
+  if (
+    input.name === undefined &&
+    input.description === undefined &&
+    input.deactivated === undefined &&
+    settings.length === 0
+  )
+    throw new BadRequestError("No new data supplied");
   const group = accessForUpdate(state, actor, groupId, "canManageGroup", true);
   const data: { -readonly [K in keyof UserGroupUpdate]: UserGroupUpdate[K] } = {};
   const next: UserGroup = { ...group };
@@ -349,10 +445,12 @@ export function updateGroup(state: StoreState, actorId: number, groupId: number,
     checkNameFree(state, actor.realmId, next.name, group.id);
     data.name = next.name;
   }
-  if (input.description !== undefined && input.description !== group.description) next.description = data.description = input.description;
+  if (input.description !== undefined && input.description !== group.description)
+    next.description = data.description = input.description;
   for (const [field, change] of settings) {
     const current = groupSetting(state, group, field);
-    if (change.old !== undefined && !sameSetting(change.old, current)) throw new BadRequestError("'old' value does not match the expected value.");
+    if (change.old !== undefined && !sameSetting(change.old, current))
+      throw new BadRequestError("'old' value does not match the expected value.");
     const value = checkGroupSettingForGroup(state, actor.realmId, field, change.new);
     if (sameSetting(value, current)) continue;
     next[field] = data[field] = value;
@@ -367,7 +465,10 @@ export function updateGroup(state: StoreState, actorId: number, groupId: number,
     state.tables.groups.putSync(next.id, next);
     ctx.afterCommit(() => state.indexGroup(next));
     ctx.emit({ type: "user_group", op: "update", groupId: group.id, data }, () => realmAudience(state, group.realmId));
-    if (reactivate) ctx.emit({ type: "user_group", op: "add", group: next, forReactivation: true }, () => realmAudience(state, group.realmId));
+    if (reactivate)
+      ctx.emit({ type: "user_group", op: "add", group: next, forReactivation: true }, () =>
+        realmAudience(state, group.realmId),
+      );
   });
 }
 
@@ -385,7 +486,9 @@ export function deactivateGroup(state: StoreState, actorId: number, groupId: num
   state.write((ctx) => {
     state.tables.groups.putSync(next.id, next);
     ctx.afterCommit(() => state.indexGroup(next));
-    ctx.emit({ type: "user_group", op: "update", groupId: group.id, data: { deactivated: true } }, () => realmAudience(state, group.realmId));
+    ctx.emit({ type: "user_group", op: "update", groupId: group.id, data: { deactivated: true } }, () =>
+      realmAudience(state, group.realmId),
+    );
     ctx.emit({ type: "user_group", op: "remove", groupId: group.id }, () => realmAudience(state, group.realmId));
   });
 }
@@ -401,16 +504,21 @@ function snake(field: string): string {
 function groupObjections(state: StoreState, group: UserGroup): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
   const supergroups: number[] = [];
-  for (const g of state.groups.values()) if (g.realmId === group.realmId && !g.deactivated && g.subgroups.includes(group.id)) supergroups.push(g.id);
+  for (const g of state.groups.values())
+    if (g.realmId === group.realmId && !g.deactivated && g.subgroups.includes(group.id)) supergroups.push(g.id);
   if (supergroups.length > 0) out.push({ type: "subgroup", supergroup_ids: supergroups.sort((a, b) => a - b) });
   for (const channel of [...state.channels.values()].sort((a, b) => a.id - b.id)) {
     if (channel.realmId !== group.realmId || channel.isArchived) continue;
-    const settings = Object.entries(channelGroupSettings(state, channel)).filter(([, v]) => usesGroup(v, group.id)).map(([k]) => snake(k as keyof ChannelPermissions));
+    const settings = Object.entries(channelGroupSettings(state, channel))
+      .filter(([, v]) => usesGroup(v, group.id))
+      .map(([k]) => snake(k as keyof ChannelPermissions));
     if (settings.length > 0) out.push({ type: "channel", channel_id: channel.id, settings });
   }
   for (const g of [...state.groups.values()].sort((a, b) => a.id - b.id)) {
     if (g.realmId !== group.realmId || g.deactivated) continue;
-    const settings = GROUP_SETTINGS.filter((s) => usesGroup(groupSetting(state, g, s.field), group.id)).map((s) => s.wire);
+    const settings = GROUP_SETTINGS.filter((s) => usesGroup(groupSetting(state, g, s.field), group.id)).map(
+      (s) => s.wire,
+    );
     if (settings.length > 0) out.push({ type: "user_group", group_id: g.id, settings });
   }
   return out;
@@ -429,12 +537,19 @@ function memberIds(state: StoreState, group: UserGroup, directOnly: boolean): nu
   const ids = new Set<number>();
   for (const id of group.members) if (state.users.get(id)?.isActive) ids.add(id);
   // Read through the subgroups rather than isGroupMember(group): a deactivated group still lists its own.
-  if (!directOnly) for (const sub of group.subgroups) for (const id of membersOf(state, group.realmId, sub)) ids.add(id);
+  if (!directOnly)
+    for (const sub of group.subgroups) for (const id of membersOf(state, group.realmId, sub)) ids.add(id);
   return [...ids].sort((a, b) => a - b);
 }
 
 /** GET /user_groups/{id}/members/{user_id}. */
-export function isGroupMemberQuery(state: StoreState, viewerId: number, groupId: number, userId: number, directOnly: boolean): boolean {
+export function isGroupMemberQuery(
+  state: StoreState,
+  viewerId: number,
+  groupId: number,
+  userId: number,
+  directOnly: boolean,
+): boolean {
   const viewer = requireActiveUser(state, viewerId);
   const group = requireGroup(state, viewer.realmId, groupId);
   const user = state.users.get(userId);

@@ -20,7 +20,13 @@
 import { generateConfirmationKey } from "../accounts/confirmation-key.js";
 import { canAccessChannelContent, isAdmin } from "../access.js";
 import { realmAudience, usersAudience } from "../events/audience.js";
-import { BadRequestError, InvalidLinkError, InvitationError, PermissionDeniedError, type InviteeError } from "../errors.js";
+import {
+  BadRequestError,
+  InvalidLinkError,
+  InvitationError,
+  PermissionDeniedError,
+  type InviteeError,
+} from "../errors.js";
 import { enqueueMailInTxn } from "../mail/outbox.js";
 import { invitationMail, joinLink } from "../mail/templates.js";
 import type { PasswordRecord } from "../accounts/password.js";
@@ -29,7 +35,15 @@ import { emailKey, type StoreState, type WriteContext } from "../state.js";
 import type { Channel, Invite, Realm, Role, User, UserGroup } from "../types.js";
 import { ROLE, ROLES } from "../types.js";
 import { accessForUpdate } from "./groups.js";
-import { ensureNotificationBotInTxn, ensureSystemBotInTxn, findNotificationBot, findSystemBot, silentMention, WELCOME_BOT_EMAIL, WELCOME_BOT_NAME } from "./notification-bot.js";
+import {
+  ensureNotificationBotInTxn,
+  ensureSystemBotInTxn,
+  findNotificationBot,
+  findSystemBot,
+  silentMention,
+  WELCOME_BOT_EMAIL,
+  WELCOME_BOT_NAME,
+} from "./notification-bot.js";
 import { sendInternalDirectMessage } from "./send-message.js";
 import { canAddSubscribers, subscribeNewUserInTxn } from "./subscriptions.js";
 import { checkFullName, createUserInTxn, isValidEmail, requireActiveUser } from "./users.js";
@@ -45,7 +59,8 @@ const DAY_SECONDS = 86_400;
 
 export const DAILY_LIMIT_MESSAGE =
   "To protect users, Zulip limits the number of invitations you can send in one day. Because you have reached the limit, no invitations were sent.";
-export const SOME_SKIPPED_MESSAGE = "Some of those addresses are already using Zulip, so we didn't send them an invitation. We did send invitations to everyone else!";
+export const SOME_SKIPPED_MESSAGE =
+  "Some of those addresses are already using Zulip, so we didn't send them an invitation. We did send invitations to everyone else!";
 
 export interface InviteOptions {
   readonly invitedAs: number;
@@ -73,7 +88,9 @@ export interface InviteUsersResult {
   readonly skipped: readonly InviteeError[];
 }
 
-/** Zulip's get_invitee_emails_set: split on commas and newlines, "Name <addr>" reduced to addr, trimmed, deduplicated. */
+/**
+ * Zulip's get_invitee_emails_set: split on commas and newlines, "Name <addr>" reduced to addr, trimmed, deduplicated.
+ */
 export function parseInviteeEmails(raw: string): string[] {
   const out = new Set<string>();
   for (const part of raw.split(/[,\n]/)) {
@@ -107,7 +124,8 @@ export function canCreateMultiuseInvite(user: User): boolean {
 
 /** Zulip's check_role_based_permissions. */
 function checkRoleBasedPermissions(actor: User, invitedAs: Role, requireAdmin: boolean): void {
-  if (invitedAs === ROLE.OWNER && actor.role !== ROLE.OWNER) throw new PermissionDeniedError("Must be an organization owner", "UNAUTHORIZED_PRINCIPAL");
+  if (invitedAs === ROLE.OWNER && actor.role !== ROLE.OWNER)
+    throw new PermissionDeniedError("Must be an organization owner", "UNAUTHORIZED_PRINCIPAL");
   if (requireAdmin && !isAdmin(actor)) throw new BadRequestError("Must be an organization administrator");
 }
 
@@ -118,26 +136,39 @@ function checkInvitedAs(value: number): Role {
 }
 
 /** Every check of the options, in Zulip's order after the caller's permission. */
-function checkOptions(state: StoreState, actor: User, options: InviteOptions): { role: Role; channels: Channel[]; groups: UserGroup[]; expiresAt: number | null } {
+function checkOptions(
+  state: StoreState,
+  actor: User,
+  options: InviteOptions,
+): { role: Role; channels: Channel[]; groups: UserGroup[]; expiresAt: number | null } {
   const role = checkInvitedAs(options.invitedAs);
   checkRoleBasedPermissions(actor, role, role <= ROLE.MODERATOR);
   return { role, ...checkTargets(state, actor, options) };
 }
 
-function checkTargets(state: StoreState, actor: User, options: InviteOptions): { channels: Channel[]; groups: UserGroup[]; expiresAt: number | null } {
+function checkTargets(
+  state: StoreState,
+  actor: User,
+  options: InviteOptions,
+): { channels: Channel[]; groups: UserGroup[]; expiresAt: number | null } {
   const channels: Channel[] = [];
   for (const id of new Set(options.channelIds)) {
     const channel = state.channels.get(id);
-    if (!channel || channel.isArchived || !canAccessChannelContent(state, actor, channel)) throw new BadRequestError(`Invalid channel ID ${id}. No invites were sent.`);
+    if (!channel || channel.isArchived || !canAccessChannelContent(state, actor, channel))
+      throw new BadRequestError(`Invalid channel ID ${id}. No invites were sent.`);
     channels.push(channel);
   }
   // Zulip's get_streams_to_which_user_cannot_add_subscribers with allow_default_streams.
-  if (channels.some((c) => !c.isDefault && !canAddSubscribers(state, actor, c))) throw new BadRequestError("You do not have permission to subscribe other users to channels.");
+  if (channels.some((c) => !c.isDefault && !canAddSubscribers(state, actor, c)))
+    throw new BadRequestError("You do not have permission to subscribe other users to channels.");
   const groups: UserGroup[] = [];
-  for (const id of new Set(options.groupIds)) groups.push(accessForUpdate(state, actor, id, "canAddMembersGroup", false));
-  if (options.welcomeMessageCustomText !== null && !isAdmin(actor)) throw new BadRequestError("Must be an organization administrator");
+  for (const id of new Set(options.groupIds))
+    groups.push(accessForUpdate(state, actor, id, "canAddMembersGroup", false));
+  if (options.welcomeMessageCustomText !== null && !isAdmin(actor))
+    throw new BadRequestError("Must be an organization administrator");
   const minutes = options.expiresInMinutes;
-  if (minutes !== null && (!Number.isInteger(minutes) || minutes < 1 || minutes > MAX_EXPIRY_MINUTES)) throw new BadRequestError("Invalid invite_expires_in_minutes");
+  if (minutes !== null && (!Number.isInteger(minutes) || minutes < 1 || minutes > MAX_EXPIRY_MINUTES))
+    throw new BadRequestError("Invalid invite_expires_in_minutes");
   return { channels, groups, expiresAt: minutes === null ? null : state.now() + minutes * 60 };
 }
 
@@ -155,7 +186,8 @@ function recentSends(state: StoreState, realmId: number): number[] {
 /** Zulip's check_invite_limit: refuses the whole request when it would pass the realm's daily limit. */
 function checkDailyLimit(state: StoreState, realmId: number, count: number, limit: number): number[] {
   const sends = recentSends(state, realmId);
-  if (sends.length + count > limit) throw new InvitationError(DAILY_LIMIT_MESSAGE, [], { sentInvitations: false, dailyLimitReached: true });
+  if (sends.length + count > limit)
+    throw new InvitationError(DAILY_LIMIT_MESSAGE, [], { sentInvitations: false, dailyLimitReached: true });
   return sends;
 }
 
@@ -189,8 +221,17 @@ function realmOf(state: StoreState, realmId: number): Realm {
   return realm;
 }
 
-/** POST /invites. Returns the invitations made and the addresses skipped (the caller reports those as INVITATION_FAILED). */
-export function inviteUsers(state: StoreState, actorId: number, rawEmails: string, options: InviteOptions, env: InviteEnvironment): InviteUsersResult {
+/**
+ * POST /invites. Returns the invitations made and the addresses skipped (the caller reports those as
+ * INVITATION_FAILED).
+ */
+export function inviteUsers(
+  state: StoreState,
+  actorId: number,
+  rawEmails: string,
+  options: InviteOptions,
+  env: InviteEnvironment,
+): InviteUsersResult {
   const actor = requireMemberOrAdmin(state, actorId);
   if (!canInviteByEmail(actor)) throw new BadRequestError("Insufficient permission");
   const role = checkInvitedAs(options.invitedAs);
@@ -212,16 +253,36 @@ export function inviteUsers(state: StoreState, actorId: number, rawEmails: strin
       else good.push(email);
     }
   }
-  if (errors.length > 0) throw new InvitationError("Some emails did not validate, so we didn't send any invitations.", [...errors, ...skipped], { sentInvitations: false });
-  if (good.length === 0) throw new InvitationError("We weren't able to invite anyone.", skipped, { sentInvitations: false });
+  if (errors.length > 0)
+    throw new InvitationError(
+      "Some emails did not validate, so we didn't send any invitations.",
+      [...errors, ...skipped],
+      { sentInvitations: false },
+    );
+  if (good.length === 0)
+    throw new InvitationError("We weren't able to invite anyone.", skipped, { sentInvitations: false });
 
   const realm = realmOf(state, actor.realmId);
   const invites = state.write((ctx) => {
     const now = state.now();
-    const made = good.map((email) => newInvite(state, actor, email, { role, channels, groups, expiresAt }, options, now));
+    const made = good.map((email) =>
+      newInvite(state, actor, email, { role, channels, groups, expiresAt }, options, now),
+    );
     for (const invite of made) {
       state.tables.invites.putSync(invite.id, invite);
-      enqueueMailInTxn(state, ctx, invitationMail({ to: invite.email!, referrerName: actor.fullName, referrerEmail: actor.deliveryEmail, realmName: realm.name, realmUrl: env.realmUrl, key: invite.key, expiresAt }));
+      enqueueMailInTxn(
+        state,
+        ctx,
+        invitationMail({
+          to: invite.email!,
+          referrerName: actor.fullName,
+          referrerEmail: actor.deliveryEmail,
+          realmName: realm.name,
+          realmUrl: env.realmUrl,
+          key: invite.key,
+          expiresAt,
+        }),
+      );
     }
     state.tables.meta.putSync(sendsKey(realm.id), [...sends, ...made.map(() => now)]);
     ctx.afterCommit(() => {
@@ -233,8 +294,18 @@ export function inviteUsers(state: StoreState, actorId: number, rawEmails: strin
   return { invites, skipped };
 }
 
-/** A pending invitation record (inside a write: it takes an ID): for one address, or a reusable link when `email` is null. */
-function newInvite(state: StoreState, actor: User, email: string | null, checked: { role: Role; channels: readonly Channel[]; groups: readonly UserGroup[]; expiresAt: number | null }, options: InviteOptions, now: number): Invite {
+/**
+ * A pending invitation record (inside a write: it takes an ID): for one address, or a reusable link when `email` is
+ * null.
+ */
+function newInvite(
+  state: StoreState,
+  actor: User,
+  email: string | null,
+  checked: { role: Role; channels: readonly Channel[]; groups: readonly UserGroup[]; expiresAt: number | null },
+  options: InviteOptions,
+  now: number,
+): Invite {
   return {
     id: state.allocate("nextInviteId"),
     realmId: actor.realmId,
@@ -255,7 +326,12 @@ function newInvite(state: StoreState, actor: User, email: string | null, checked
 }
 
 /** POST /invites/multiuse: a reusable link (administrators, by default). */
-export function createMultiuseInvite(state: StoreState, actorId: number, options: InviteOptions, env: Pick<InviteEnvironment, "realmUrl">): { invite: Invite; link: string } {
+export function createMultiuseInvite(
+  state: StoreState,
+  actorId: number,
+  options: InviteOptions,
+  env: Pick<InviteEnvironment, "realmUrl">,
+): { invite: Invite; link: string } {
   const actor = requireMemberOrAdmin(state, actorId);
   if (!canCreateMultiuseInvite(actor)) throw new BadRequestError("Insufficient permission");
   const { role, channels, groups, expiresAt } = checkOptions(state, actor, options);
@@ -288,7 +364,13 @@ export function listInvites(state: StoreState, actorId: number): Invite[] {
 function accessInvite(state: StoreState, actor: User, inviteId: number, kind: Invite["kind"]): Invite {
   const invite = state.invites.get(inviteId);
   // Used and revoked email invitations are gone in Zulip (deleted or filtered out).
-  if (!invite || invite.realmId !== actor.realmId || invite.kind !== kind || (kind === "email" && invite.status !== "pending")) throw new BadRequestError("No such invitation");
+  if (
+    !invite ||
+    invite.realmId !== actor.realmId ||
+    invite.kind !== kind ||
+    (kind === "email" && invite.status !== "pending")
+  )
+    throw new BadRequestError("No such invitation");
   if (invite.invitedById !== actor.id) checkRoleBasedPermissions(actor, invite.invitedAs, true);
   if (invite.status === "revoked") throw new BadRequestError("Invitation has already been revoked");
   return invite;
@@ -314,7 +396,19 @@ export function resendInvite(state: StoreState, actorId: number, inviteId: numbe
   const realm = realmOf(state, invite.realmId);
   const referrer = state.users.get(invite.invitedById) ?? actor;
   state.write((ctx) => {
-    enqueueMailInTxn(state, ctx, invitationMail({ to: invite.email!, referrerName: referrer.fullName, referrerEmail: referrer.deliveryEmail, realmName: realm.name, realmUrl: env.realmUrl, key: invite.key, expiresAt: invite.expiresAt }));
+    enqueueMailInTxn(
+      state,
+      ctx,
+      invitationMail({
+        to: invite.email!,
+        referrerName: referrer.fullName,
+        referrerEmail: referrer.deliveryEmail,
+        realmName: realm.name,
+        realmUrl: env.realmUrl,
+        key: invite.key,
+        expiresAt: invite.expiresAt,
+      }),
+    );
     state.tables.meta.putSync(sendsKey(realm.id), [...sends, state.now()]);
   });
 }
@@ -386,28 +480,49 @@ export function acceptInvite(state: StoreState, input: AcceptInviteInput): User 
   const { invite, realm, email, fullName } = checkJoinDetails(state, input);
   // Channels and groups as they are now: archived channels and deactivated groups are skipped.
   const channelIds = new Set(invite.channelIds);
-  if (invite.includeRealmDefaultSubscriptions) for (const c of state.channels.values()) if (c.realmId === realm.id && c.isDefault) channelIds.add(c.id);
-  const channels = [...channelIds].map((id) => state.channels.get(id)).filter((c): c is Channel => c !== undefined && c.realmId === realm.id && !c.isArchived);
-  const groups = invite.groupIds.map((id) => state.groups.get(id)).filter((g): g is UserGroup => g !== undefined && g.realmId === realm.id && !g.deactivated && g.systemRole === null);
+  if (invite.includeRealmDefaultSubscriptions)
+    for (const c of state.channels.values()) if (c.realmId === realm.id && c.isDefault) channelIds.add(c.id);
+  const channels = [...channelIds]
+    .map((id) => state.channels.get(id))
+    .filter((c): c is Channel => c !== undefined && c.realmId === realm.id && !c.isArchived);
+  const groups = invite.groupIds
+    .map((id) => state.groups.get(id))
+    .filter(
+      (g): g is UserGroup => g !== undefined && g.realmId === realm.id && !g.deactivated && g.systemRole === null,
+    );
   const referrerId = invite.invitedById;
   const notify = invite.notifyReferrerOnJoin;
 
   const user = state.write((ctx) => {
     if (notify) ensureNotificationBotInTxn(state, ctx, realm);
     ensureSystemBotInTxn(state, ctx, realm, WELCOME_BOT_EMAIL, WELCOME_BOT_NAME);
-    const created = createUserInTxn(state, ctx, { realmId: realm.id, email, fullName, role: invite.invitedAs, password: input.password }, realm);
+    const created = createUserInTxn(
+      state,
+      ctx,
+      { realmId: realm.id, email, fullName, role: invite.invitedAs, password: input.password },
+      realm,
+    );
     subscribeNewUserInTxn(state, ctx, created, channels);
     for (const group of groups) {
       const next: UserGroup = { ...group, members: [...group.members, created.id] };
       state.tables.groups.putSync(next.id, next);
       ctx.afterCommit(() => state.indexGroup(next));
-      ctx.emit({ type: "user_group", op: "add_members", groupId: group.id, userIds: [created.id] }, () => realmAudience(state, realm.id));
+      ctx.emit({ type: "user_group", op: "add_members", groupId: group.id, userIds: [created.id] }, () =>
+        realmAudience(state, realm.id),
+      );
     }
     const changed: Invite[] = [];
     if (invite.kind === "email") changed.push({ ...invite, status: "used" });
     // Zulip's revoke_preregistration_users: the address's other invitations die.
     for (const other of state.invites.values()) {
-      if (other.id !== invite.id && other.realmId === realm.id && other.kind === "email" && other.status === "pending" && other.email!.toLowerCase() === email.toLowerCase()) changed.push({ ...other, status: "revoked" });
+      if (
+        other.id !== invite.id &&
+        other.realmId === realm.id &&
+        other.kind === "email" &&
+        other.status === "pending" &&
+        other.email!.toLowerCase() === email.toLowerCase()
+      )
+        changed.push({ ...other, status: "revoked" });
     }
     for (const next of changed) state.tables.invites.putSync(next.id, next);
     ctx.afterCommit(() => {
@@ -419,12 +534,24 @@ export function acceptInvite(state: StoreState, input: AcceptInviteInput): User 
 
   const referrer = state.users.get(referrerId);
   const notificationBot = findNotificationBot(state, realm.id);
-  if (notify && referrer?.isActive && notificationBot) sendInternalDirectMessage(state, notificationBot.id, referrer.id, `${silentMention(user)} accepted your invitation to join ${realm.name}!`);
+  if (notify && referrer?.isActive && notificationBot)
+    sendInternalDirectMessage(
+      state,
+      notificationBot.id,
+      referrer.id,
+      `${silentMention(user)} accepted your invitation to join ${realm.name}!`,
+    );
   const welcomeBot = findSystemBot(state, realm.id, WELCOME_BOT_EMAIL);
   if (welcomeBot) {
     sendInternalDirectMessage(state, welcomeBot.id, user.id, welcomeText(realm));
     const custom = invite.welcomeMessageCustomText ?? "";
-    if (custom.trim() !== "") sendInternalDirectMessage(state, welcomeBot.id, user.id, `A message from the administrators of ${realm.name}:\n\n${custom}`);
+    if (custom.trim() !== "")
+      sendInternalDirectMessage(
+        state,
+        welcomeBot.id,
+        user.id,
+        `A message from the administrators of ${realm.name}:\n\n${custom}`,
+      );
   }
   return user;
 }

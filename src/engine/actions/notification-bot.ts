@@ -38,7 +38,13 @@ export function ensureNotificationBotInTxn(state: StoreState, ctx: WriteContext,
 }
 
 /** Creates a system bot of the realm inside an open write unless it exists. */
-export function ensureSystemBotInTxn(state: StoreState, ctx: WriteContext, realm: Realm, email: string, fullName: string): void {
+export function ensureSystemBotInTxn(
+  state: StoreState,
+  ctx: WriteContext,
+  realm: Realm,
+  email: string,
+  fullName: string,
+): void {
   if (findSystemBot(state, realm.id, email)) return;
   createUserInTxn(state, ctx, { realmId: realm.id, email, fullName, bot: { type: 1, ownerId: null } }, realm);
 }
@@ -60,15 +66,26 @@ function policyLabel(channel: Channel): string {
  * new-channel-announcements channel when `announce` is set, then each new channel's
  * first message to "channel events". The creator gets them as read.
  */
-export function sendChannelCreationMessages(state: StoreState, creator: User, created: readonly Channel[], announce: boolean): void {
+export function sendChannelCreationMessages(
+  state: StoreState,
+  creator: User,
+  created: readonly Channel[],
+  announce: boolean,
+): void {
   const bot = findNotificationBot(state, creator.realmId);
   if (!bot || created.length === 0) return;
   const realm = state.realms.get(creator.realmId);
-  const target = realm?.newChannelAnnouncementsChannelId == null ? undefined : state.channels.get(realm.newChannelAnnouncementsChannelId);
+  const target =
+    realm?.newChannelAnnouncementsChannelId == null
+      ? undefined
+      : state.channels.get(realm.newChannelAnnouncementsChannelId);
   const notices: MessageToWrite[] = [];
   if (announce && target && !target.isArchived) {
     const links = created.map((c) => `#**${c.name}**`).join(", ");
-    const content = created.length > 1 ? `${silentMention(creator)} created the following channels: ${links}.` : `${silentMention(creator)} created a new channel ${links}.`;
+    const content =
+      created.length > 1
+        ? `${silentMention(creator)} created the following channels: ${links}.`
+        : `${silentMention(creator)} created a new channel ${links}.`;
     notices.push(internalChannelMessage(state, bot.id, target.id, NEW_CHANNELS_TOPIC, content, [creator.id]));
   }
   for (const channel of created) {

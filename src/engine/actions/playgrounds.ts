@@ -31,7 +31,8 @@ export function realmPlaygrounds(state: StoreState, realmId: number): Playground
 
 function requireAdmin(state: StoreState, actorId: number): User {
   const actor = requireActiveUser(state, actorId);
-  if (!isAdmin(actor)) throw new PermissionDeniedError("Must be an organization administrator", "UNAUTHORIZED_PRINCIPAL");
+  if (!isAdmin(actor))
+    throw new PermissionDeniedError("Must be an organization administrator", "UNAUTHORIZED_PRINCIPAL");
   return actor;
 }
 
@@ -39,7 +40,9 @@ function requireAdmin(state: StoreState, actorId: number): User {
 function templateVariables(template: string): Set<string> {
   let names: string[];
   try {
-    names = parseUriTemplate(template).ast.parts.flatMap((part) => (part.type === "expression" ? part.variables.map((v) => v.name) : []));
+    names = parseUriTemplate(template).ast.parts.flatMap((part) =>
+      part.type === "expression" ? part.variables.map((v) => v.name) : [],
+    );
   } catch {
     throw new BadRequestError("Invalid URL template.");
   }
@@ -59,7 +62,10 @@ export function addPlayground(state: StoreState, actorId: number, input: Playgro
   const language = input.pygmentsLanguage;
   if (language === "") throw new BadRequestError("This field cannot be blank.");
   const length = [...language].length;
-  if (length > MAX_PYGMENTS_LANGUAGE_LENGTH) throw new BadRequestError(`Ensure this value has at most ${MAX_PYGMENTS_LANGUAGE_LENGTH} characters (it has ${length}).`);
+  if (length > MAX_PYGMENTS_LANGUAGE_LENGTH)
+    throw new BadRequestError(
+      `Ensure this value has at most ${MAX_PYGMENTS_LANGUAGE_LENGTH} characters (it has ${length}).`,
+    );
   if (!PYGMENTS_LANGUAGE.test(language)) throw new BadRequestError("Invalid characters in pygments language");
   if (!variables.has("code")) throw new BadRequestError('Missing the required variable "code" in the URL template');
   if (variables.size !== 1) throw new BadRequestError('"code" should be the only variable present in the URL template');
@@ -68,7 +74,13 @@ export function addPlayground(state: StoreState, actorId: number, input: Playgro
     throw new BadRequestError("Realm playground with this Realm, Pygments language and Name already exists.");
   }
   return state.write((ctx) => {
-    const playground: Playground = { id: state.allocate("nextPlaygroundId"), realmId: actor.realmId, name: input.name, pygmentsLanguage: language, urlTemplate: input.urlTemplate };
+    const playground: Playground = {
+      id: state.allocate("nextPlaygroundId"),
+      realmId: actor.realmId,
+      name: input.name,
+      pygmentsLanguage: language,
+      urlTemplate: input.urlTemplate,
+    };
     state.tables.playgrounds.putSync(playground.id, playground);
     ctx.afterCommit(() => state.playgrounds.set(playground.id, playground));
     emitList(state, ctx, actor.realmId, [...existing, playground]);
@@ -83,7 +95,12 @@ export function removePlayground(state: StoreState, actorId: number, playgroundI
   state.write((ctx) => {
     state.tables.playgrounds.removeSync(playground.id);
     ctx.afterCommit(() => state.playgrounds.delete(playground.id));
-    emitList(state, ctx, actor.realmId, realmPlaygrounds(state, actor.realmId).filter((p) => p.id !== playground.id));
+    emitList(
+      state,
+      ctx,
+      actor.realmId,
+      realmPlaygrounds(state, actor.realmId).filter((p) => p.id !== playground.id),
+    );
   });
 }
 

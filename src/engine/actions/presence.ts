@@ -61,7 +61,13 @@ export function updatePresence(state: StoreState, userId: number, status: Presen
 
   let next: PresenceRecord | null = null;
   if (!current) {
-    next = { userId: user.id, realmId: user.realmId, lastActive: active ? now : null, lastConnected: now, lastUpdateId: 0 };
+    next = {
+      userId: user.id,
+      realmId: user.realmId,
+      lastActive: active ? now : null,
+      lastConnected: now,
+      lastUpdateId: 0,
+    };
   } else {
     let lastConnected = current.lastConnected;
     let lastActive = current.lastActive;
@@ -70,7 +76,8 @@ export function updatePresence(state: StoreState, userId: number, status: Presen
       lastActive = now;
       if (now > lastConnected) lastConnected = now;
     }
-    if (lastConnected !== current.lastConnected || lastActive !== current.lastActive) next = { ...current, lastActive, lastConnected };
+    if (lastConnected !== current.lastConnected || lastActive !== current.lastActive)
+      next = { ...current, lastActive, lastConnected };
   }
   if (next === null) return;
   next.lastUpdateId = nextPresenceSeq(state);
@@ -95,8 +102,14 @@ function nextPresenceSeq(state: StoreState): number {
 function announce(state: StoreState, user: User, presence: PresenceRecord): void {
   const audience = realmAudience(state, user.realmId);
   let active = 0;
-  for (const id of state.usersOfRealm(user.realmId)) if (state.users.get(id)?.isActive === true && ++active > USER_LIMIT_FOR_PRESENCE_EVENTS) return;
-  state.dispatch({ seq: 0, deliveries: [{ event: { type: "presence", user, presence: { ...presence }, serverTimestamp: Date.now() / 1000 }, audience }] });
+  for (const id of state.usersOfRealm(user.realmId))
+    if (state.users.get(id)?.isActive === true && ++active > USER_LIMIT_FOR_PRESENCE_EVENTS) return;
+  state.dispatch({
+    seq: 0,
+    deliveries: [
+      { event: { type: "presence", user, presence: { ...presence }, serverTimestamp: Date.now() / 1000 }, audience },
+    ],
+  });
 }
 
 /**

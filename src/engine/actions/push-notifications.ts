@@ -47,7 +47,13 @@ function pushTargets(state: StoreState, userId: number): PushTarget[] {
   for (const id of state.devicesByUser.get(userId) ?? []) {
     const d = state.devices.get(id);
     if (d && canPush(d) && d.pushTokenId !== null && d.pushTokenKind !== null) {
-      out.push({ deviceId: d.id, pushKey: d.pushKey!, pushKeyId: d.pushKeyId!, tokenKind: d.pushTokenKind, tokenId: d.pushTokenId });
+      out.push({
+        deviceId: d.id,
+        pushKey: d.pushKey!,
+        pushKeyId: d.pushKeyId!,
+        tokenKind: d.pushTokenKind,
+        tokenId: d.pushTokenId,
+      });
     }
   }
   return out.sort((a, b) => a.deviceId - b.deviceId);
@@ -65,7 +71,14 @@ interface Decision {
 }
 
 /** The trigger for one recipient of a channel message, or null. */
-function channelTrigger(state: StoreState, user: User, settings: Settings, message: Message, channel: Channel, flags: readonly string[]): Decision | null {
+function channelTrigger(
+  state: StoreState,
+  user: User,
+  settings: Settings,
+  message: Message,
+  channel: Channel,
+  flags: readonly string[],
+): Decision | null {
   const sub = state.subsByUser.get(user.id)?.get(channel.id);
   if (!sub) return null;
   const policy = topicPolicyOf(state, user.id, channel.id, message.topic);
@@ -73,7 +86,8 @@ function channelTrigger(state: StoreState, user: User, settings: Settings, messa
   const muted = policy === 1 || (sub.isMuted && policy !== 2 && !followed);
   const offline = settings.enable_offline_push_notifications;
   if (offline && flags.includes("mentioned")) return { trigger: "mentioned", mentionedGroupId: null };
-  if (offline && flags.includes("group_mentioned")) return { trigger: "mentioned", mentionedGroupId: smallestMentionedGroup(state, user, message) };
+  if (offline && flags.includes("group_mentioned"))
+    return { trigger: "mentioned", mentionedGroupId: smallestMentionedGroup(state, user, message) };
   const wildcardNotify = sub.notifications?.wildcard_mentions_notify ?? settings.wildcard_mentions_notify;
   const topicWildcard = flags.includes("topic_wildcard_mentioned");
   const streamWildcard = message.wildcard === "stream";
@@ -85,8 +99,10 @@ function channelTrigger(state: StoreState, user: User, settings: Settings, messa
     if (topicWildcard) return { trigger: "topic_wildcard_mentioned", mentionedGroupId: null };
     if (streamWildcard) return { trigger: "stream_wildcard_mentioned", mentionedGroupId: null };
   }
-  if (followed && settings.enable_followed_topic_push_notifications) return { trigger: "followed_topic_push_notify", mentionedGroupId: null };
-  if (!muted && (sub.notifications?.push_notifications ?? settings.enable_stream_push_notifications)) return { trigger: "stream_push_notify", mentionedGroupId: null };
+  if (followed && settings.enable_followed_topic_push_notifications)
+    return { trigger: "followed_topic_push_notify", mentionedGroupId: null };
+  if (!muted && (sub.notifications?.push_notifications ?? settings.enable_stream_push_notifications))
+    return { trigger: "stream_push_notify", mentionedGroupId: null };
   return null;
 }
 
@@ -123,14 +139,27 @@ export function enqueueMessagePushes(
     if (!settings.enable_online_push_notifications && recentlyActive(state, userId)) continue;
     let decision: Decision | null;
     if (channel === null) {
-      decision = participants.includes(userId) && settings.enable_offline_push_notifications ? { trigger: "direct_message", mentionedGroupId: null } : null;
+      decision =
+        participants.includes(userId) && settings.enable_offline_push_notifications
+          ? { trigger: "direct_message", mentionedGroupId: null }
+          : null;
     } else {
       const sub = state.subsByUser.get(userId)?.get(channel.id);
-      const received = sub !== undefined && sub.intervals.some((iv) => message.id >= iv.from && (iv.to === null || message.id < iv.to));
+      const received =
+        sub !== undefined &&
+        sub.intervals.some((iv) => message.id >= iv.from && (iv.to === null || message.id < iv.to));
       decision = received ? channelTrigger(state, user, settings, message, channel, flags.flagsFor(userId)) : null;
     }
     if (decision === null) continue;
-    const item: PushOutboxItem = { id: state.allocate("nextPushOutboxId"), kind: "message", userId, messageId: message.id, trigger: decision.trigger, mentionedGroupId: decision.mentionedGroupId, createdAt: state.now() };
+    const item: PushOutboxItem = {
+      id: state.allocate("nextPushOutboxId"),
+      kind: "message",
+      userId,
+      messageId: message.id,
+      trigger: decision.trigger,
+      mentionedGroupId: decision.mentionedGroupId,
+      createdAt: state.now(),
+    };
     state.tables.pushOutbox.putSync(item.id, item);
     ctx.changed({ kind: "pushItem", id: item.id, op: "added" });
     state.bitmaps.add(key.userFlag(userId, "active_mobile_push_notification"), message.id);
@@ -143,7 +172,13 @@ export function enqueueReadRemovals(state: StoreState, ctx: WriteContext, userId
   const shown = RoaringBitmap32.and(read, state.bitmaps.get(activeKey));
   if (shown.size === 0) return;
   state.bitmaps.removeMany(activeKey, shown);
-  const item: PushOutboxItem = { id: state.allocate("nextPushOutboxId"), kind: "remove", userId, messageIds: shown.toArray(), createdAt: state.now() };
+  const item: PushOutboxItem = {
+    id: state.allocate("nextPushOutboxId"),
+    kind: "remove",
+    userId,
+    messageIds: shown.toArray(),
+    createdAt: state.now(),
+  };
   state.tables.pushOutbox.putSync(item.id, item);
   ctx.changed({ kind: "pushItem", id: item.id, op: "added" });
 }
@@ -179,13 +214,24 @@ export type PushDelivery =
       readonly recipientUserIds: readonly number[] | null;
       readonly mentionedGroup: { readonly id: number; readonly name: string } | null;
     })
-  | (DeliveryBase & { readonly kind: "remove"; readonly targets: readonly PushTarget[]; readonly messageIds: readonly number[] })
-  | (DeliveryBase & { readonly kind: "register"; readonly deviceId: number; readonly tokenId: string; readonly bouncerPublicKey: string; readonly encryptedPushRegistration: string });
+  | (DeliveryBase & {
+      readonly kind: "remove";
+      readonly targets: readonly PushTarget[];
+      readonly messageIds: readonly number[];
+    })
+  | (DeliveryBase & {
+      readonly kind: "register";
+      readonly deviceId: number;
+      readonly tokenId: string;
+      readonly bouncerPublicKey: string;
+      readonly encryptedPushRegistration: string;
+    });
 
 /** Outbox items after `afterId`, oldest first. */
 export function pushOutboxItems(state: StoreState, afterId: number, limit: number): PushOutboxItem[] {
   const out: PushOutboxItem[] = [];
-  for (const { value } of state.tables.pushOutbox.getRange({ start: Math.max(afterId + 1, 1), limit })) out.push(value as PushOutboxItem);
+  for (const { value } of state.tables.pushOutbox.getRange({ start: Math.max(afterId + 1, 1), limit }))
+    out.push(value as PushOutboxItem);
   return out;
 }
 
@@ -204,7 +250,14 @@ export function resolvePushItem(state: StoreState, itemId: number): PushDelivery
   if (item.kind === "register") {
     const device = state.devices.get(item.deviceId);
     if (!device || device.userId !== user.id || device.pendingPushTokenId !== item.tokenId) return null;
-    return { ...base, kind: "register", deviceId: device.id, tokenId: item.tokenId, bouncerPublicKey: item.bouncerPublicKey, encryptedPushRegistration: item.encryptedPushRegistration };
+    return {
+      ...base,
+      kind: "register",
+      deviceId: device.id,
+      tokenId: item.tokenId,
+      bouncerPublicKey: item.bouncerPublicKey,
+      encryptedPushRegistration: item.encryptedPushRegistration,
+    };
   }
   const targets = pushTargets(state, user.id);
   if (targets.length === 0) return null;
@@ -214,10 +267,23 @@ export function resolvePushItem(state: StoreState, itemId: number): PushDelivery
   if (!message || !sender) return null;
   // Read while the bouncer was away: a notification now would only be noise.
   if (state.bitmaps.get(key.userFlag(user.id, "read")).has(message.id)) return null;
-  const channel = message.recipient.type === "channel" ? (state.channels.get(message.recipient.channelId) ?? null) : null;
-  const recipientUserIds = message.recipient.type === "direct" ? [...(state.conversations.get(message.recipient.conversationId)?.userIds ?? [])].sort((a, b) => a - b) : null;
+  const channel =
+    message.recipient.type === "channel" ? (state.channels.get(message.recipient.channelId) ?? null) : null;
+  const recipientUserIds =
+    message.recipient.type === "direct"
+      ? [...(state.conversations.get(message.recipient.conversationId)?.userIds ?? [])].sort((a, b) => a - b)
+      : null;
   const group = item.mentionedGroupId === null ? undefined : state.groups.get(item.mentionedGroupId);
-  return { ...base, kind: "message", targets, message, sender, channel, recipientUserIds, mentionedGroup: group ? { id: group.id, name: group.name } : null };
+  return {
+    ...base,
+    kind: "message",
+    targets,
+    message,
+    sender,
+    channel,
+    recipientUserIds,
+    mentionedGroup: group ? { id: group.id, name: group.name } : null,
+  };
 }
 
 /** How the bouncer answered an item. */
@@ -242,9 +308,19 @@ export function finishPushItem(state: StoreState, itemId: number, outcome: PushI
       const device = state.devices.get(item.deviceId);
       if (!device || device.pendingPushTokenId !== item.tokenId || outcome.kind === "dropped") return;
       if (outcome.kind === "sent") {
-        updateDeviceInTxn(state, ctx, { ...device, pushTokenId: item.tokenId, pendingPushTokenId: null, pushRegistrationErrorCode: null }, { pushTokenId: item.tokenId, pendingPushTokenId: null });
+        updateDeviceInTxn(
+          state,
+          ctx,
+          { ...device, pushTokenId: item.tokenId, pendingPushTokenId: null, pushRegistrationErrorCode: null },
+          { pushTokenId: item.tokenId, pendingPushTokenId: null },
+        );
       } else {
-        updateDeviceInTxn(state, ctx, { ...device, pushRegistrationErrorCode: outcome.code }, { pushRegistrationErrorCode: outcome.code });
+        updateDeviceInTxn(
+          state,
+          ctx,
+          { ...device, pushRegistrationErrorCode: outcome.code },
+          { pushRegistrationErrorCode: outcome.code },
+        );
       }
       return;
     }
@@ -257,7 +333,8 @@ function clearTokensInTxn(state: StoreState, ctx: WriteContext, userId: number, 
   if (tokenIds.length === 0) return;
   for (const id of state.devicesByUser.get(userId) ?? []) {
     const device = state.devices.get(id)!;
-    if (device.pushTokenId !== null && tokenIds.includes(device.pushTokenId)) updateDeviceInTxn(state, ctx, { ...device, pushTokenId: null }, { pushTokenId: null });
+    if (device.pushTokenId !== null && tokenIds.includes(device.pushTokenId))
+      updateDeviceInTxn(state, ctx, { ...device, pushTokenId: null }, { pushTokenId: null });
   }
 }
 
@@ -271,7 +348,11 @@ export function clearPushTokens(state: StoreState, userId: number, tokenIds: rea
  * The targets of an E2EE test notification: the user's devices registered with the
  * bouncer, or just `deviceId` (Zulip's send_e2ee_test_push_notification_api).
  */
-export function testPushTargets(state: StoreState, userId: number, deviceId: number | null): { realm: Realm; realmUuid: string; targets: PushTarget[] } {
+export function testPushTargets(
+  state: StoreState,
+  userId: number,
+  deviceId: number | null,
+): { realm: Realm; realmUuid: string; targets: PushTarget[] } {
   const user = requireHuman(state, userId);
   const realm = state.realms.get(user.realmId)!;
   const targets = pushTargets(state, userId).filter((t) => deviceId === null || t.deviceId === deviceId);

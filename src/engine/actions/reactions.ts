@@ -40,7 +40,11 @@ export interface RemoveReactionInput {
 }
 
 /** Zulip's get_emoji_data: the code and type an emoji name stands for (custom emoji first). */
-function emojiData(state: StoreState, realmId: number, name: string): { emojiCode: string; reactionType: Reaction["reactionType"] } {
+function emojiData(
+  state: StoreState,
+  realmId: number,
+  name: string,
+): { emojiCode: string; reactionType: Reaction["reactionType"] } {
   const custom = activeRealmEmoji(state, realmId, name);
   if (custom) return { emojiCode: String(custom.id), reactionType: "realm_emoji" };
   if (name === "zulip") return { emojiCode: "zulip", reactionType: "zulip_extra_emoji" };
@@ -70,12 +74,16 @@ function checkEmojiRequest(state: StoreState, realmId: number, input: ReactionIn
 
 function accessibleMessage(state: StoreState, userId: number, messageId: number): Message {
   const user = requireActiveUser(state, userId);
-  const message = Number.isInteger(messageId) && messageId > 0 && messageId <= 0xffffffff ? getMessageRecord(state.tables, messageId) : undefined;
+  const message =
+    Number.isInteger(messageId) && messageId > 0 && messageId <= 0xffffffff
+      ? getMessageRecord(state.tables, messageId)
+      : undefined;
   if (!message || !canAccessMessage(state, user, message)) throw new BadRequestError("Invalid message(s)");
   return message;
 }
 
-const same = (r: Reaction, userId: number, input: ReactionInput) => r.userId === userId && r.reactionType === input.reactionType && r.emojiCode === input.emojiCode;
+const same = (r: Reaction, userId: number, input: ReactionInput) =>
+  r.userId === userId && r.reactionType === input.reactionType && r.emojiCode === input.emojiCode;
 
 export function addReaction(state: StoreState, userId: number, messageId: number, request: AddReactionInput): void {
   const message = accessibleMessage(state, userId, messageId);
@@ -86,7 +94,8 @@ export function addReaction(state: StoreState, userId: number, messageId: number
     reactionType ??= data.reactionType;
   }
   let input: ReactionInput = { emojiName: request.emojiName, emojiCode, reactionType };
-  if (message.reactions.some((r) => same(r, userId, input))) throw new EngineError("REACTION_ALREADY_EXISTS", "Reaction already exists.");
+  if (message.reactions.some((r) => same(r, userId, input)))
+    throw new EngineError("REACTION_ALREADY_EXISTS", "Reaction already exists.");
   // Zulip: a reaction with the same code is a vote for it and keeps its name, unchecked.
   const existing = message.reactions.find((r) => r.reactionType === reactionType && r.emojiCode === emojiCode);
   if (existing) input = { ...input, emojiName: existing.emojiName };
@@ -98,24 +107,47 @@ export function addReaction(state: StoreState, userId: number, messageId: number
     if (reactor && channel) applyParticipationPolicy(state, ctx, reactor, channel, message.topic);
     putMessageRecord(state.tables, next);
     state.bitmaps.add(key.has(message.realmId, "reaction"), message.id);
-    ctx.emit({ type: "reaction", op: "add", messageId: message.id, realmId: message.realmId, reaction: { ...input, userId } }, () => messageReadersAudience(state, next));
+    ctx.emit(
+      { type: "reaction", op: "add", messageId: message.id, realmId: message.realmId, reaction: { ...input, userId } },
+      () => messageReadersAudience(state, next),
+    );
   });
 }
 
-export function removeReaction(state: StoreState, userId: number, messageId: number, request: RemoveReactionInput): void {
+export function removeReaction(
+  state: StoreState,
+  userId: number,
+  messageId: number,
+  request: RemoveReactionInput,
+): void {
   const message = accessibleMessage(state, userId, messageId);
   let emojiCode = request.emojiCode;
   if (emojiCode === undefined) {
-    if (request.emojiName === undefined) throw new BadRequestError("At least one of the following arguments must be present: emoji_name, emoji_code");
+    if (request.emojiName === undefined)
+      throw new BadRequestError("At least one of the following arguments must be present: emoji_name, emoji_code");
     emojiCode = emojiData(state, message.realmId, request.emojiName).emojiCode;
   }
   // The name is not checked: the stored reaction was valid when added (Zulip does the same).
-  const input: ReactionInput = { emojiName: request.emojiName ?? "", emojiCode, reactionType: request.reactionType ?? "unicode_emoji" };
-  if (!message.reactions.some((r) => same(r, userId, input))) throw new EngineError("REACTION_DOES_NOT_EXIST", "Reaction doesn't exist.");
+  const input: ReactionInput = {
+    emojiName: request.emojiName ?? "",
+    emojiCode,
+    reactionType: request.reactionType ?? "unicode_emoji",
+  };
+  if (!message.reactions.some((r) => same(r, userId, input)))
+    throw new EngineError("REACTION_DOES_NOT_EXIST", "Reaction doesn't exist.");
   const next: Message = { ...message, reactions: message.reactions.filter((r) => !same(r, userId, input)) };
   state.write((ctx) => {
     putMessageRecord(state.tables, next);
     if (next.reactions.length === 0) state.bitmaps.removeMany(key.has(message.realmId, "reaction"), [message.id]);
-    ctx.emit({ type: "reaction", op: "remove", messageId: message.id, realmId: message.realmId, reaction: { ...input, userId } }, () => messageReadersAudience(state, next));
+    ctx.emit(
+      {
+        type: "reaction",
+        op: "remove",
+        messageId: message.id,
+        realmId: message.realmId,
+        reaction: { ...input, userId },
+      },
+      () => messageReadersAudience(state, next),
+    );
   });
 }

@@ -28,7 +28,8 @@ export function realmEmojiOf(state: StoreState, realmId: number): RealmEmoji[] {
 
 /** The realm's active custom emoji of this name. */
 export function activeRealmEmoji(state: StoreState, realmId: number, name: string): RealmEmoji | undefined {
-  for (const emoji of state.realmEmoji.values()) if (emoji.realmId === realmId && !emoji.deactivated && emoji.name === name) return emoji;
+  for (const emoji of state.realmEmoji.values())
+    if (emoji.realmId === realmId && !emoji.deactivated && emoji.name === name) return emoji;
   return undefined;
 }
 
@@ -45,7 +46,9 @@ export function normalizeEmojiName(raw: string): string {
     if (/[-_]$/.test(name)) throw new BadRequestError("Emoji names must end with either a letter or digit.");
     return name;
   }
-  throw new BadRequestError("Emoji names must contain only lowercase English letters, digits, spaces, dashes, and underscores.");
+  throw new BadRequestError(
+    "Emoji names must contain only lowercase English letters, digits, spaces, dashes, and underscores.",
+  );
 }
 
 /**
@@ -56,10 +59,13 @@ export function checkAddRealmEmoji(state: StoreState, actorId: number, rawName: 
   const actor = requireActiveUser(state, actorId);
   if (actor.role === ROLE.GUEST) throw new BadRequestError("Not allowed for guest users");
   const name = normalizeEmojiName(rawName);
-  if (!isAllowedBy(state, canAddCustomEmojiGroup(state, actor.realmId), actor)) throw new BadRequestError("Insufficient permission");
-  if (activeRealmEmoji(state, actor.realmId, name)) throw new BadRequestError("A custom emoji with this name already exists.");
+  if (!isAllowedBy(state, canAddCustomEmojiGroup(state, actor.realmId), actor))
+    throw new BadRequestError("Insufficient permission");
+  if (activeRealmEmoji(state, actor.realmId, name))
+    throw new BadRequestError("A custom emoji with this name already exists.");
   if (fileCount !== 1) throw new BadRequestError("You must upload exactly one file.");
-  if (unicodeEmojiCode(name) !== undefined && !isAdmin(actor)) throw new BadRequestError("Only administrators can override default emoji.");
+  if (unicodeEmojiCode(name) !== undefined && !isAdmin(actor))
+    throw new BadRequestError("Only administrators can override default emoji.");
   return name;
 }
 
@@ -76,11 +82,22 @@ export function addRealmEmoji(state: StoreState, actorId: number, input: AddReal
   if (!/^[0-9a-f]{16}\.(png|gif|jpeg|webp)$/.test(input.fileName)) throw new BadRequestError("Invalid emoji file name");
   const actor = requireActiveUser(state, actorId);
   return state.write((ctx) => {
-    const emoji: RealmEmoji = { id: state.allocate("nextRealmEmojiId"), realmId: actor.realmId, name, authorId: actor.id, fileName: input.fileName, isAnimated: input.isAnimated, deactivated: false, dateCreated: state.now() };
+    const emoji: RealmEmoji = {
+      id: state.allocate("nextRealmEmojiId"),
+      realmId: actor.realmId,
+      name,
+      authorId: actor.id,
+      fileName: input.fileName,
+      isAnimated: input.isAnimated,
+      deactivated: false,
+      dateCreated: state.now(),
+    };
     state.tables.realmEmoji.putSync(emoji.id, emoji);
     ctx.afterCommit(() => state.realmEmoji.set(emoji.id, emoji));
     const all = [...realmEmojiOf(state, actor.realmId), emoji];
-    ctx.emit({ type: "realm_emoji", op: "add", realmId: actor.realmId, emoji, all }, () => realmAudience(state, actor.realmId));
+    ctx.emit({ type: "realm_emoji", op: "add", realmId: actor.realmId, emoji, all }, () =>
+      realmAudience(state, actor.realmId),
+    );
     return emoji;
   });
 }
@@ -90,13 +107,16 @@ export function removeRealmEmoji(state: StoreState, actorId: number, name: strin
   const actor = requireActiveUser(state, actorId);
   const emoji = activeRealmEmoji(state, actor.realmId, name);
   if (!emoji) throw new NotFoundError(`Emoji '${name}' does not exist`);
-  if (!isAdmin(actor) && emoji.authorId !== actor.id) throw new BadRequestError("Must be an organization administrator or emoji author");
+  if (!isAdmin(actor) && emoji.authorId !== actor.id)
+    throw new BadRequestError("Must be an organization administrator or emoji author");
   const next: RealmEmoji = { ...emoji, deactivated: true };
   state.write((ctx) => {
     state.tables.realmEmoji.putSync(next.id, next);
     ctx.afterCommit(() => state.realmEmoji.set(next.id, next));
     const all = realmEmojiOf(state, actor.realmId).map((e) => (e.id === next.id ? next : e));
-    ctx.emit({ type: "realm_emoji", op: "update_one", realmId: actor.realmId, emoji: next, all }, () => realmAudience(state, actor.realmId));
+    ctx.emit({ type: "realm_emoji", op: "update_one", realmId: actor.realmId, emoji: next, all }, () =>
+      realmAudience(state, actor.realmId),
+    );
   });
 }
 
@@ -107,11 +127,14 @@ export function removeRealmEmoji(state: StoreState, actorId: number, name: strin
  */
 export function setCanAddCustomEmojiGroup(state: StoreState, actorId: number, value: GroupSettingValue): void {
   const actor: User = requireActiveUser(state, actorId);
-  if (!isAdmin(actor)) throw new PermissionDeniedError("Must be an organization administrator", "UNAUTHORIZED_PRINCIPAL");
+  if (!isAdmin(actor))
+    throw new PermissionDeniedError("Must be an organization administrator", "UNAUTHORIZED_PRINCIPAL");
   const groupIds = typeof value === "number" ? [value] : value.directSubgroups;
   const userIds = typeof value === "number" ? [] : value.directMembers;
-  for (const id of groupIds) if (state.groups.get(id)?.realmId !== actor.realmId) throw new BadRequestError("Invalid user group");
-  for (const id of userIds) if (state.users.get(id)?.realmId !== actor.realmId) throw new BadRequestError("Invalid user ID");
+  for (const id of groupIds)
+    if (state.groups.get(id)?.realmId !== actor.realmId) throw new BadRequestError("Invalid user group");
+  for (const id of userIds)
+    if (state.users.get(id)?.realmId !== actor.realmId) throw new BadRequestError("Invalid user ID");
   const realm = state.realms.get(actor.realmId);
   if (!realm) throw new BadRequestError("Invalid realm");
   const next = { ...realm, canAddCustomEmojiGroup: value };

@@ -22,7 +22,8 @@ const SUBDOMAIN = /^(|[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?)$/;
 
 export function createRealm(state: StoreState, input: CreateRealmInput): { realm: Realm; owner: User } {
   const subdomain = input.subdomain.trim().toLowerCase();
-  if (!SUBDOMAIN.test(subdomain)) throw new BadRequestError(`Invalid subdomain '${clip(input.subdomain)}': use letters, digits and inner hyphens`);
+  if (!SUBDOMAIN.test(subdomain))
+    throw new BadRequestError(`Invalid subdomain '${clip(input.subdomain)}': use letters, digits and inner hyphens`);
   if (state.realmBySubdomain.has(subdomain)) throw new BadRequestError(`Subdomain '${subdomain}' is already in use`);
   const name = input.name.trim();
   if (name.length === 0 || name.length > 40) throw new BadRequestError("Organization name must be 1 to 40 characters");

@@ -39,12 +39,15 @@ export function renderContextFor(state: StoreState, sender: User): RenderContext
     findUpload(pathId) {
       const attachment = attachmentForViewer(state, sender, realmId, pathId);
       const image = attachment?.image;
-      return image ? { contentType: attachment.contentType, width: image.width, height: image.height, animated: image.animated } : undefined;
+      return image
+        ? { contentType: attachment.contentType, width: image.width, height: image.height, animated: image.animated }
+        : undefined;
     },
     findGroupByName(name) {
       const wanted = name.trim().toLowerCase();
       for (const g of state.groups.values()) {
-        if (g.realmId === realmId && g.systemRole === null && !g.deactivated && g.name.toLowerCase() === wanted) return { id: g.id, name: g.name };
+        if (g.realmId === realmId && g.systemRole === null && !g.deactivated && g.name.toLowerCase() === wanted)
+          return { id: g.id, name: g.name };
       }
       return undefined;
     },

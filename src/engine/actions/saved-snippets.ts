@@ -31,7 +31,13 @@ export function createSavedSnippet(state: StoreState, userId: number, title: str
   const checkedTitle = checkText("title", title, MAX_SNIPPET_TITLE_LENGTH);
   const checkedContent = checkText("content", content, MAX_MESSAGE_LENGTH);
   return state.write((ctx) => {
-    const snippet: SavedSnippet = { id: state.allocate("nextSavedSnippetId"), userId: user.id, title: checkedTitle, content: checkedContent, dateCreated: state.now() };
+    const snippet: SavedSnippet = {
+      id: state.allocate("nextSavedSnippetId"),
+      userId: user.id,
+      title: checkedTitle,
+      content: checkedContent,
+      dateCreated: state.now(),
+    };
     state.tables.savedSnippets.putSync(snippet.id, snippet);
     ctx.afterCommit(() => state.indexSavedSnippet(snippet));
     ctx.emit({ type: "saved_snippets", op: "add", snippet }, () => userAudience(user.id));
@@ -46,7 +52,12 @@ function requireOwnSnippet(state: StoreState, user: User, id: number): SavedSnip
 }
 
 /** PATCH /saved_snippets/{id}: nothing to change is a success without an event, as in Zulip. */
-export function editSavedSnippet(state: StoreState, userId: number, id: number, changes: { readonly title?: string; readonly content?: string }): void {
+export function editSavedSnippet(
+  state: StoreState,
+  userId: number,
+  id: number,
+  changes: { readonly title?: string; readonly content?: string },
+): void {
   const user = requireActiveUser(state, userId);
   if (changes.title === undefined && changes.content === undefined) return;
   const title = changes.title === undefined ? undefined : checkText("title", changes.title, MAX_SNIPPET_TITLE_LENGTH);
@@ -67,7 +78,9 @@ export function deleteSavedSnippet(state: StoreState, userId: number, id: number
   state.write((ctx) => {
     state.tables.savedSnippets.removeSync(current.id);
     ctx.afterCommit(() => state.unindexSavedSnippet(user.id, current.id));
-    ctx.emit({ type: "saved_snippets", op: "remove", userId: user.id, snippetId: current.id }, () => userAudience(user.id));
+    ctx.emit({ type: "saved_snippets", op: "remove", userId: user.id, snippetId: current.id }, () =>
+      userAudience(user.id),
+    );
   });
 }
 

@@ -14,14 +14,24 @@ import { BadRequestError, EngineError, NotFoundError } from "../errors.js";
 import type { StoreState } from "../state.js";
 import type { ScheduledMessage, ScheduledRecipient, User } from "../types.js";
 import { userAudience } from "../events/audience.js";
-import { defaultReadBySender, prepareMessage, renderMessage, sendInternalDirectMessage, storeMessage, type MessageDestination, type MessageToWrite } from "./send-message.js";
+import {
+  defaultReadBySender,
+  prepareMessage,
+  renderMessage,
+  sendInternalDirectMessage,
+  storeMessage,
+  type MessageDestination,
+  type MessageToWrite,
+} from "./send-message.js";
 import { requireActiveUser } from "./users.js";
 import { ensureNotificationBotInTxn, findNotificationBot } from "./notification-bot.js";
 
 export const DELIVERY_TIME_NOT_IN_FUTURE = "Scheduled delivery time must be in the future.";
 const DOES_NOT_EXIST = "Scheduled message does not exist";
 
-export type ScheduledDestination = { readonly type: "channel"; readonly channelId: number; readonly topic: string | undefined } | { readonly type: "direct"; readonly userIds: readonly number[] };
+export type ScheduledDestination =
+  | { readonly type: "channel"; readonly channelId: number; readonly topic: string | undefined }
+  | { readonly type: "direct"; readonly userIds: readonly number[] };
 
 export interface ScheduleMessageInput {
   readonly to: ScheduledDestination;
@@ -33,14 +43,24 @@ export interface ScheduleMessageInput {
 }
 
 function destination(to: ScheduledDestination): MessageDestination {
-  return to.type === "channel" ? { type: "channel", channel: to.channelId, topic: to.topic } : { type: "direct", users: [...to.userIds] };
+  return to.type === "channel"
+    ? { type: "channel", channel: to.channelId, topic: to.topic }
+    : { type: "direct", users: [...to.userIds] };
 }
 
 /** Runs the send checks for a scheduled message; returns its stored recipient and normalized content. */
-function check(state: StoreState, sender: User, to: ScheduledDestination, content: string, client: string): { recipient: ScheduledRecipient; prepared: MessageToWrite } {
+function check(
+  state: StoreState,
+  sender: User,
+  to: ScheduledDestination,
+  content: string,
+  client: string,
+): { recipient: ScheduledRecipient; prepared: MessageToWrite } {
   const prepared = prepareMessage(state, { senderId: sender.id, to: destination(to), content, client });
   const recipient: ScheduledRecipient =
-    prepared.channel !== null ? { type: "channel", channelId: prepared.channel.id, topic: prepared.topic } : { type: "direct", userIds: [...new Set(to.type === "direct" ? to.userIds : [])].sort((a, b) => a - b) };
+    prepared.channel !== null
+      ? { type: "channel", channelId: prepared.channel.id, topic: prepared.topic }
+      : { type: "direct", userIds: [...new Set(to.type === "direct" ? to.userIds : [])].sort((a, b) => a - b) };
   return { recipient, prepared };
 }
 
@@ -54,7 +74,8 @@ function readBySenderDefault(client: string, sender: User, recipient: ScheduledR
 export const LATEST_DELIVERY_TIME = 253_402_300_799;
 
 function checkFuture(state: StoreState, deliverAt: number): void {
-  if (!Number.isSafeInteger(deliverAt) || deliverAt <= state.now()) throw new BadRequestError(DELIVERY_TIME_NOT_IN_FUTURE);
+  if (!Number.isSafeInteger(deliverAt) || deliverAt <= state.now())
+    throw new BadRequestError(DELIVERY_TIME_NOT_IN_FUTURE);
   if (deliverAt > LATEST_DELIVERY_TIME) throw new BadRequestError("scheduled_delivery_timestamp is too large");
 }
 
@@ -105,21 +126,47 @@ export interface EditScheduledMessageInput {
 }
 
 /** PATCH /scheduled_messages/{id} (Zulip's edit_scheduled_message). */
-export function editScheduledMessage(state: StoreState, senderId: number, id: number, input: EditScheduledMessageInput): void {
+export function editScheduledMessage(
+  state: StoreState,
+  senderId: number,
+  id: number,
+  input: EditScheduledMessageInput,
+): void {
   const sender = requireActiveUser(state, senderId);
   const current = requireOwn(state, sender, id);
   if (current.delivered) throw new BadRequestError("Scheduled message was already sent");
-  if (input.type === undefined && input.to === undefined && input.topic === undefined && input.content === undefined && input.deliverAt === undefined) throw new BadRequestError("Nothing to change");
-  if (input.type !== undefined && input.to === undefined) throw new BadRequestError("Recipient required when updating type of scheduled message.");
+  if (
+    input.type === undefined &&
+    input.to === undefined &&
+    input.topic === undefined &&
+    input.content === undefined &&
+    input.deliverAt === undefined
+  )
+    throw new BadRequestError("Nothing to change");
+  if (input.type !== undefined && input.to === undefined)
+    throw new BadRequestError("Recipient required when updating type of scheduled message.");
   const type = input.type ?? current.recipient.type;
-  if (input.type === "channel" && current.recipient.type !== "channel" && input.topic === undefined) throw new BadRequestError("Topic required when updating scheduled message type to stream.");
+  if (input.type === "channel" && current.recipient.type !== "channel" && input.topic === undefined)
+    throw new BadRequestError("Topic required when updating scheduled message type to stream.");
   let to: ScheduledDestination;
   if (type === "channel") {
-    const channelId = input.to === undefined ? (current.recipient.type === "channel" ? current.recipient.channelId : 0) : input.to;
+    const channelId =
+      input.to === undefined ? (current.recipient.type === "channel" ? current.recipient.channelId : 0) : input.to;
     if (typeof channelId !== "number") throw new BadRequestError("Invalid data type for channel");
-    to = { type: "channel", channelId, topic: input.topic ?? (current.recipient.type === "channel" ? current.recipient.topic : undefined) };
+    to = {
+      type: "channel",
+      channelId,
+      topic: input.topic ?? (current.recipient.type === "channel" ? current.recipient.topic : undefined),
+    };
   } else {
-    const userIds = input.to === undefined ? (current.recipient.type === "direct" ? current.recipient.userIds : []) : typeof input.to === "number" ? [input.to] : input.to;
+    const userIds =
+      input.to === undefined
+        ? current.recipient.type === "direct"
+          ? current.recipient.userIds
+          : []
+        : typeof input.to === "number"
+          ? [input.to]
+          : input.to;
     to = { type: "direct", userIds };
   }
   // A failed message needs a new time; a new time must be in the future.
@@ -127,7 +174,15 @@ export function editScheduledMessage(state: StoreState, senderId: number, id: nu
   else if (current.failed) throw new BadRequestError(DELIVERY_TIME_NOT_IN_FUTURE);
   const { recipient, prepared } = check(state, sender, to, input.content ?? current.content, current.client);
   const rendered = renderMessage(state, prepared);
-  const next: ScheduledMessage = { ...current, recipient, content: prepared.content, renderedContent: rendered.html, deliverAt: input.deliverAt ?? current.deliverAt, failed: false, failureMessage: null };
+  const next: ScheduledMessage = {
+    ...current,
+    recipient,
+    content: prepared.content,
+    renderedContent: rendered.html,
+    deliverAt: input.deliverAt ?? current.deliverAt,
+    failed: false,
+    failureMessage: null,
+  };
   state.write((ctx) => {
     if (!current.failed) state.tables.scheduledDue.removeSync([current.deliverAt, current.id]);
     state.tables.scheduledDue.putSync([next.deliverAt, next.id], null);
@@ -146,7 +201,9 @@ export function deleteScheduledMessage(state: StoreState, senderId: number, id: 
     state.tables.scheduledDue.removeSync([current.deliverAt, current.id]);
     state.tables.scheduledMessages.removeSync(current.id);
     ctx.afterCommit(() => state.scheduledMessages.delete(current.id));
-    ctx.emit({ type: "scheduled_messages", op: "remove", scheduledMessageId: current.id }, () => userAudience(sender.id));
+    ctx.emit({ type: "scheduled_messages", op: "remove", scheduledMessageId: current.id }, () =>
+      userAudience(sender.id),
+    );
   });
 }
 
@@ -177,7 +234,11 @@ export interface DeliveryOutcome {
  * sender gets the Notification Bot's direct message (unless they or the realm are
  * deactivated), as Zulip's send_scheduled_message does.
  */
-export function deliverDueScheduledMessages(state: StoreState, now: number, limit = Number.POSITIVE_INFINITY): DeliveryOutcome[] {
+export function deliverDueScheduledMessages(
+  state: StoreState,
+  now: number,
+  limit = Number.POSITIVE_INFINITY,
+): DeliveryOutcome[] {
   const out: DeliveryOutcome[] = [];
   while (out.length < limit) {
     let due: [number, number] | undefined;
@@ -203,8 +264,15 @@ function deliverOne(state: StoreState, scheduled: ScheduledMessage): DeliveryOut
   try {
     const sender = state.users.get(scheduled.senderId);
     if (!sender) throw new BadRequestError("Invalid user");
-    const to: ScheduledDestination = scheduled.recipient.type === "channel" ? { type: "channel", channelId: scheduled.recipient.channelId, topic: scheduled.recipient.topic } : { type: "direct", userIds: scheduled.recipient.userIds };
-    prepared = { ...check(state, sender, to, scheduled.content, scheduled.client).prepared, readBy: scheduled.readBySender ? [sender.id] : [], dateSent: state.now() };
+    const to: ScheduledDestination =
+      scheduled.recipient.type === "channel"
+        ? { type: "channel", channelId: scheduled.recipient.channelId, topic: scheduled.recipient.topic }
+        : { type: "direct", userIds: scheduled.recipient.userIds };
+    prepared = {
+      ...check(state, sender, to, scheduled.content, scheduled.client).prepared,
+      readBy: scheduled.readBySender ? [sender.id] : [],
+      dateSent: state.now(),
+    };
   } catch (error) {
     if (!(error instanceof EngineError)) throw error;
     return fail(state, scheduled, error.message);
@@ -216,7 +284,9 @@ function deliverOne(state: StoreState, scheduled: ScheduledMessage): DeliveryOut
     state.tables.scheduledMessages.putSync(next.id, next);
     state.tables.scheduledDue.removeSync([scheduled.deliverAt, scheduled.id]);
     ctx.afterCommit(() => state.indexScheduledMessage(next));
-    ctx.emit({ type: "scheduled_messages", op: "remove", scheduledMessageId: next.id }, () => userAudience(next.senderId));
+    ctx.emit({ type: "scheduled_messages", op: "remove", scheduledMessageId: next.id }, () =>
+      userAudience(next.senderId),
+    );
     return { scheduledMessageId: next.id, messageId: id, failure: null };
   });
 }

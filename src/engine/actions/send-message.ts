@@ -56,7 +56,18 @@ export interface SendMessageInput {
 }
 
 /** Clients that are full UIs used by humans: their sends start read for the sender. */
-const HUMAN_CLIENTS = new Set(["zulipandroid", "zulipios", "zulipdesktop", "zulipmobile", "zulipelectron", "zulipterminal", "snipe", "website", "ios", "android"]);
+const HUMAN_CLIENTS = new Set([
+  "zulipandroid",
+  "zulipios",
+  "zulipdesktop",
+  "zulipmobile",
+  "zulipelectron",
+  "zulipterminal",
+  "snipe",
+  "website",
+  "ios",
+  "android",
+]);
 
 export function defaultReadBySender(client: string): boolean {
   const name = client.toLowerCase();
@@ -84,9 +95,12 @@ export function normalizeTopic(state: StoreState, channel: Channel, raw: string 
   let topic = raw.trim();
   if (topic === "(no topic)" || topic === realm?.emptyTopicDisplayName) topic = "";
   topic = truncate(topic, MAX_TOPIC_LENGTH, "...");
-  const policy = channel.topicsPolicy === "inherit" ? (realm?.topicsPolicy ?? "allow_empty_topic") : channel.topicsPolicy;
-  if (topic === "" && policy === "disable_empty_topic") throw new BadRequestError("Sending messages to the general chat is not allowed in this channel.");
-  if (topic !== "" && policy === "empty_topic_only") throw new BadRequestError("Only the general chat topic is allowed in this channel.");
+  const policy =
+    channel.topicsPolicy === "inherit" ? (realm?.topicsPolicy ?? "allow_empty_topic") : channel.topicsPolicy;
+  if (topic === "" && policy === "disable_empty_topic")
+    throw new BadRequestError("Sending messages to the general chat is not allowed in this channel.");
+  if (topic !== "" && policy === "empty_topic_only")
+    throw new BadRequestError("Only the general chat topic is allowed in this channel.");
   return topic;
 }
 
@@ -97,13 +111,15 @@ export function normalizeTopic(state: StoreState, channel: Channel, raw: string 
  */
 export function resolveChannel(state: StoreState, sender: User, ref: number | string): Channel {
   const channel = typeof ref === "number" ? state.channels.get(ref) : findChannelByName(state, sender.realmId, ref);
-  if (!channel || channel.realmId !== sender.realmId) throw new ChannelNotFoundError(typeof ref === "number" ? { id: ref } : { name: ref });
+  if (!channel || channel.realmId !== sender.realmId)
+    throw new ChannelNotFoundError(typeof ref === "number" ? { id: ref } : { name: ref });
   const refusal = sendRefusal(state, sender, channel);
   if (refusal === "group") throw new PermissionDeniedError("You do not have permission to post in this channel.");
   if (refusal === "access") {
     // Zulip names the channel here; we do so only to those who may see it, so that a
     // private channel's existence (or name, when addressed by ID) does not leak.
-    if (!canSeeChannel(state, sender, channel)) throw new ChannelNotFoundError(typeof ref === "number" ? { id: ref } : { name: ref });
+    if (!canSeeChannel(state, sender, channel))
+      throw new ChannelNotFoundError(typeof ref === "number" ? { id: ref } : { name: ref });
     throw new PermissionDeniedError(`Not authorized to send to channel '${channel.name}'`);
   }
   return channel;
@@ -112,7 +128,8 @@ export function resolveChannel(state: StoreState, sender: User, ref: number | st
 /** Resolves direct-message recipients by ID or email; the sender is dropped unless alone. */
 export function resolveRecipients(state: StoreState, sender: User, refs: readonly (number | string)[]): number[] {
   if (refs.length === 0) throw new BadRequestError("Message must have recipients");
-  if (refs.length > MAX_DIRECT_RECIPIENTS) throw new BadRequestError(`Too many recipients (maximum ${MAX_DIRECT_RECIPIENTS}).`);
+  if (refs.length > MAX_DIRECT_RECIPIENTS)
+    throw new BadRequestError(`Too many recipients (maximum ${MAX_DIRECT_RECIPIENTS}).`);
   const ids = new Set<number>();
   for (const ref of refs) {
     const id = typeof ref === "number" ? ref : state.userByEmail.get(`${sender.realmId}:${ref.trim().toLowerCase()}`);
@@ -166,7 +183,18 @@ export function prepareMessage(state: StoreState, input: SendMessageInput): Mess
     participants = resolveRecipients(state, sender, input.to.users);
   }
   const readBySender = input.readBySender ?? defaultReadBySender(client);
-  return { sender, channel, topic, participants, content, client, readBy: readBySender ? [sender.id] : [], dateSent: input.dateSent ?? state.now(), origin: input.origin, automaticPolicies: input.automaticPolicies ?? true };
+  return {
+    sender,
+    channel,
+    topic,
+    participants,
+    content,
+    client,
+    readBy: readBySender ? [sender.id] : [],
+    dateSent: input.dateSent ?? state.now(),
+    origin: input.origin,
+    automaticPolicies: input.automaticPolicies ?? true,
+  };
 }
 
 /**
@@ -174,27 +202,65 @@ export function prepareMessage(state: StoreState, input: SendMessageInput): Mess
  * sending permission applies; `readBy` start with the message read (Zulip's
  * mark_as_read), for those of them who receive it.
  */
-export function sendInternalChannelMessage(state: StoreState, senderId: number, channelId: number, topic: string, content: string, readBy: readonly number[]): { id: number } {
+export function sendInternalChannelMessage(
+  state: StoreState,
+  senderId: number,
+  channelId: number,
+  topic: string,
+  content: string,
+  readBy: readonly number[],
+): { id: number } {
   return writeMessage(state, internalChannelMessage(state, senderId, channelId, topic, content, readBy));
 }
 
 /** The checked form of a system bot's channel message, for writeMessages to store with others. */
-export function internalChannelMessage(state: StoreState, senderId: number, channelId: number, topic: string, content: string, readBy: readonly number[]): MessageToWrite {
+export function internalChannelMessage(
+  state: StoreState,
+  senderId: number,
+  channelId: number,
+  topic: string,
+  content: string,
+  readBy: readonly number[],
+): MessageToWrite {
   const sender = requireUser(state, senderId);
   const channel = state.channels.get(channelId);
   if (!channel || channel.realmId !== sender.realmId) throw new ChannelNotFoundError({ id: channelId });
   const receivers = readBy.filter((userId) => userId === sender.id || isSubscribed(state, userId, channel.id));
   // A channel that allows only the general chat gets the notice there rather than none.
-  const policy = channel.topicsPolicy === "inherit" ? state.realms.get(channel.realmId)?.topicsPolicy : channel.topicsPolicy;
+  const policy =
+    channel.topicsPolicy === "inherit" ? state.realms.get(channel.realmId)?.topicsPolicy : channel.topicsPolicy;
   const stored = policy === "empty_topic_only" ? "" : normalizeTopic(state, channel, topic);
-  return { sender, channel, topic: stored, participants: [], content: normalizeContent(content), client: "Internal", readBy: receivers, dateSent: state.now() };
+  return {
+    sender,
+    channel,
+    topic: stored,
+    participants: [],
+    content: normalizeContent(content),
+    client: "Internal",
+    readBy: receivers,
+    dateSent: state.now(),
+  };
 }
 
 /** A direct message from a system bot to one user (Zulip's internal_send_private_message). */
-export function sendInternalDirectMessage(state: StoreState, senderId: number, recipientId: number, content: string): { id: number } {
+export function sendInternalDirectMessage(
+  state: StoreState,
+  senderId: number,
+  recipientId: number,
+  content: string,
+): { id: number } {
   const sender = requireUser(state, senderId);
   const participants = [...new Set([senderId, recipientId])].sort((a, b) => a - b);
-  return writeMessage(state, { sender, channel: null, topic: "", participants, content: normalizeContent(content), client: "Internal", readBy: [], dateSent: state.now() });
+  return writeMessage(state, {
+    sender,
+    channel: null,
+    topic: "",
+    participants,
+    content: normalizeContent(content),
+    client: "Internal",
+    readBy: [],
+    dateSent: state.now(),
+  });
 }
 
 export interface MessageToWrite {
@@ -246,22 +312,33 @@ export function renderMessage(state: StoreState, input: MessageToWrite): RenderR
  * part of a larger transaction (a scheduled message is delivered and marked delivered
  * in one).
  */
-export function storeMessage(state: StoreState, ctx: WriteContext, input: MessageToWrite, rendered: RenderResult): SentMessage {
+export function storeMessage(
+  state: StoreState,
+  ctx: WriteContext,
+  input: MessageToWrite,
+  rendered: RenderResult,
+): SentMessage {
   const { sender, channel, topic, participants, content, client } = input;
   {
     // Before the message is indexed: "initiation" means the topic has no message yet.
-    const automatic = channel && input.automaticPolicies !== false ? applyAutomaticPolicies(state, ctx, sender, channel, topic, rendered.mentionedUserIds) : null;
+    const automatic =
+      channel && input.automaticPolicies !== false
+        ? applyAutomaticPolicies(state, ctx, sender, channel, topic, rendered.mentionedUserIds)
+        : null;
     const id = state.allocate("nextMessageId");
     const failure = rendered.failure;
     if (failure !== undefined) ctx.afterCommit(() => state.reportRenderFailure({ messageId: id, failure }));
     const conversation = channel ? null : conversationFor(state, ctx, sender.realmId, participants);
-    // Zulip's has_attachment: the message claimed at least one upload (a link to a missing or foreign file does not count).
+    // Zulip's has_attachment: the message claimed at least one upload (a link to a missing or foreign file does not
+    // count).
     const claimed = claimableAttachments(state, sender, rendered.uploadPathIds);
     const message: Message = {
       id,
       realmId: sender.realmId,
       senderId: sender.id,
-      recipient: channel ? { type: "channel", channelId: channel.id } : { type: "direct", conversationId: conversation!.id },
+      recipient: channel
+        ? { type: "channel", channelId: channel.id }
+        : { type: "direct", conversationId: conversation!.id },
       topic,
       content,
       renderedContent: rendered.html,
@@ -300,7 +377,9 @@ export function storeMessage(state: StoreState, ctx: WriteContext, input: Messag
       const next: Channel = { ...channel, firstMessageId: id };
       state.tables.channels.putSync(next.id, next);
       ctx.afterCommit(() => state.indexChannel(next));
-      ctx.emit({ type: "stream", op: "update", channel: next, property: "first_message_id", value: id }, () => channelViewersAudience(state, next));
+      ctx.emit({ type: "stream", op: "update", channel: next, property: "first_message_id", value: id }, () =>
+        channelViewersAudience(state, next),
+      );
     }
     ctx.emit(
       {
@@ -316,7 +395,10 @@ export function storeMessage(state: StoreState, ctx: WriteContext, input: Messag
   }
 }
 
-/** A stored message's ID, and the sender's topic policy when a send changed it (Zulip's automatic_new_visibility_policy). */
+/**
+ * A stored message's ID, and the sender's topic policy when a send changed it (Zulip's
+ * automatic_new_visibility_policy).
+ */
 export interface SentMessage {
   readonly id: number;
   readonly automaticNewVisibilityPolicy?: 2 | 3;
@@ -331,7 +413,12 @@ export interface IndexSink {
  * Sets every message-level index bit of `message` (also used by verify to rebuild).
  * Per-user bits here are the direct-message participants' `dm` sets only.
  */
-export function indexMessage(state: StoreState, message: Message, b: IndexSink, conversation: Conversation | null = null): void {
+export function indexMessage(
+  state: StoreState,
+  message: Message,
+  b: IndexSink,
+  conversation: Conversation | null = null,
+): void {
   const id = message.id;
   b.add(key.realm(message.realmId), id);
   b.add(key.sender(message.senderId), id);
@@ -348,16 +435,26 @@ export function indexMessage(state: StoreState, message: Message, b: IndexSink, 
     if (members.length >= 3) b.add(key.groupDirect(message.realmId), id);
     for (const userId of members) b.add(key.userFlag(userId, "dm"), id);
   }
-  const has = { link: message.hasLink, image: message.hasImage, attachment: message.hasAttachment, reaction: message.reactions.length > 0 };
+  const has = {
+    link: message.hasLink,
+    image: message.hasImage,
+    attachment: message.hasAttachment,
+    reaction: message.reactions.length > 0,
+  };
   for (const what of HAS_OPERANDS) if (has[what]) b.add(key.has(message.realmId, what), id);
-  for (const term of indexTerms(message.topic, message.renderedContent)) if (isIndexableTerm(term)) b.add(key.term(message.realmId, term), id);
+  for (const term of indexTerms(message.topic, message.renderedContent))
+    if (isIndexableTerm(term)) b.add(key.term(message.realmId, term), id);
 }
 
 /**
  * A direct message's participants (the sender passes the conversation it just found or
  * created, saving a lookup).
  */
-function conversationMembers(state: StoreState, message: Message, conversation: Conversation | null): readonly number[] {
+function conversationMembers(
+  state: StoreState,
+  message: Message,
+  conversation: Conversation | null,
+): readonly number[] {
   if (message.recipient.type !== "direct") return [];
   return (conversation ?? state.conversations.get(message.recipient.conversationId))?.userIds ?? [];
 }
@@ -376,17 +473,24 @@ function conversationFor(state: StoreState, ctx: WriteContext, realmId: number, 
  * Per-user mention flags, for users who receive the message (Zulip gives flags only
  * to UserMessage rows). Stream-wildcard mentions are message-level (key.streamWildcard).
  */
-export function writeMentionFlags(state: StoreState, message: Message, sink: IndexSink, options: { groups: boolean; conversation?: Conversation | null }): void {
+export function writeMentionFlags(
+  state: StoreState,
+  message: Message,
+  sink: IndexSink,
+  options: { groups: boolean; conversation?: Conversation | null },
+): void {
   // Deactivation closes receive intervals, so receivedAtSend is what the user received at send time.
   const members = conversationMembers(state, message, options.conversation ?? null);
-  const receives = (userId: number) => (message.recipient.type === "direct" ? members.includes(userId) : receivedAtSend(state, userId, message));
+  const receives = (userId: number) =>
+    message.recipient.type === "direct" ? members.includes(userId) : receivedAtSend(state, userId, message);
   for (const userId of message.mentionedUserIds) {
     if (receives(userId)) sink.add(key.userFlag(userId, "mentioned"), message.id);
   }
   if (options.groups && message.mentionedGroupIds.length > 0) {
     for (const user of state.users.values()) {
       if (user.realmId !== message.realmId || !receives(user.id)) continue;
-      if (message.mentionedGroupIds.some((g) => isGroupMember(state, g, user))) sink.add(key.userFlag(user.id, "group_mentioned"), message.id);
+      if (message.mentionedGroupIds.some((g) => isGroupMember(state, g, user)))
+        sink.add(key.userFlag(user.id, "group_mentioned"), message.id);
     }
   }
   if (message.wildcard === "topic" && message.recipient.type === "channel") {

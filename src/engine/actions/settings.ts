@@ -15,8 +15,20 @@ import { isAdmin, membersOf } from "../access.js";
 import { realmAudience, userAudience, usersAudience } from "../events/audience.js";
 import { BadRequestError, PermissionDeniedError, StorageError, WrongPasswordError } from "../errors.js";
 import type { PreparedPasswordChange } from "./accounts.js";
-import { SETTING_DEFAULTS, type RealmSettingDefaultsRecord, type SettingName, type SettingValue, type UserSettingsRecord } from "../settings/defaults.js";
-import { checkSettingValue, checkTimezone, PERSONAL_SETTING_NAMES, REALM_DEFAULT_SETTING_NAMES, SECURITY_SENSITIVE_SETTINGS } from "../settings/validation.js";
+import {
+  SETTING_DEFAULTS,
+  type RealmSettingDefaultsRecord,
+  type SettingName,
+  type SettingValue,
+  type UserSettingsRecord,
+} from "../settings/defaults.js";
+import {
+  checkSettingValue,
+  checkTimezone,
+  PERSONAL_SETTING_NAMES,
+  REALM_DEFAULT_SETTING_NAMES,
+  SECURITY_SENSITIVE_SETTINGS,
+} from "../settings/validation.js";
 import type { StoreState, WriteContext } from "../state.js";
 import type { User } from "../types.js";
 import { checkFullName, emitUserUpdates, requireActiveUser } from "./users.js";
@@ -75,7 +87,10 @@ function checkedChanges(settings: SettingChanges, accepted: readonly SettingName
 }
 
 /** A settings record with `changes` applied: overrides equal to Zulip's default are dropped. */
-function withValues(values: SettingChanges, changes: readonly (readonly [SettingName, SettingValue])[]): Partial<Record<SettingName, SettingValue>> {
+function withValues(
+  values: SettingChanges,
+  changes: readonly (readonly [SettingName, SettingValue])[],
+): Partial<Record<SettingName, SettingValue>> {
   const next: Partial<Record<SettingName, SettingValue>> = { ...values };
   for (const [name, value] of changes) {
     if (SETTING_DEFAULTS[name] === value) delete next[name];
@@ -85,12 +100,23 @@ function withValues(values: SettingChanges, changes: readonly (readonly [Setting
 }
 
 /** Writes a user's new settings and deletes their drafts if they turned synchronization off. */
-function putUserSettings(state: StoreState, ctx: WriteContext, user: User, changes: readonly (readonly [SettingName, SettingValue])[], byUser: boolean): void {
+function putUserSettings(
+  state: StoreState,
+  ctx: WriteContext,
+  user: User,
+  changes: readonly (readonly [SettingName, SettingValue])[],
+  byUser: boolean,
+): void {
   const current = state.userSettings.get(user.id);
   const edited = new Set(current?.editedByUser ?? []);
   if (byUser) for (const [name] of changes) edited.add(name);
-  const record: UserSettingsRecord = { userId: user.id, values: withValues(current?.values ?? {}, changes), editedByUser: [...edited] };
-  if (Object.keys(record.values).length === 0 && record.editedByUser.length === 0) state.tables.userSettings.removeSync(user.id);
+  const record: UserSettingsRecord = {
+    userId: user.id,
+    values: withValues(current?.values ?? {}, changes),
+    editedByUser: [...edited],
+  };
+  if (Object.keys(record.values).length === 0 && record.editedByUser.length === 0)
+    state.tables.userSettings.removeSync(user.id);
   else state.tables.userSettings.putSync(user.id, record);
   ctx.changed({ kind: "userSettings", id: user.id });
   ctx.afterCommit(() => {
@@ -118,10 +144,16 @@ export function updateSettings(state: StoreState, actorId: number, input: Update
     return;
   }
   const password = input.newPassword !== undefined && input.newPassword !== "" ? input.passwordChange : undefined;
-  if (password !== undefined && password.userId !== actor.id) throw new StorageError("a password change prepared for another user");
-  if (input.newPassword !== undefined && input.newPassword !== "" && password === undefined) throw new WrongPasswordError();
-  const newEmail = input.email !== undefined && input.email.trim() !== actor.deliveryEmail ? checkNewEmail(state, actor, input.email) : null;
-  const fullName = input.fullName !== undefined && input.fullName !== actor.fullName ? checkFullName(input.fullName) : actor.fullName;
+  if (password !== undefined && password.userId !== actor.id)
+    throw new StorageError("a password change prepared for another user");
+  if (input.newPassword !== undefined && input.newPassword !== "" && password === undefined)
+    throw new WrongPasswordError();
+  const newEmail =
+    input.email !== undefined && input.email.trim() !== actor.deliveryEmail
+      ? checkNewEmail(state, actor, input.email)
+      : null;
+  const fullName =
+    input.fullName !== undefined && input.fullName !== actor.fullName ? checkFullName(input.fullName) : actor.fullName;
   const current = state.settingsOf(actor.id);
   const changed = changes.filter(([name, value]) => current[name] !== value);
   const next: User = { ...actor, fullName, timezone: timezone ?? actor.timezone };
@@ -135,11 +167,18 @@ export function updateSettings(state: StoreState, actorId: number, input: Update
     }
     if (newEmail !== null) startEmailChangeInTxn(state, ctx, actor, newEmail, input.realmUrl ?? "");
     if (changed.length > 0) putUserSettings(state, ctx, actor, changed, true);
-    for (const [property, value] of changed) ctx.emit({ type: "user_settings", op: "update", userIds: [actor.id], property, value }, () => userAudience(actor.id));
+    for (const [property, value] of changed)
+      ctx.emit({ type: "user_settings", op: "update", userIds: [actor.id], property, value }, () =>
+        userAudience(actor.id),
+      );
     if (userChanged) {
       state.tables.users.putSync(next.id, next);
       ctx.afterCommit(() => state.indexUser(next, actor));
-      if (next.timezone !== actor.timezone) ctx.emit({ type: "user_settings", op: "update", userIds: [actor.id], property: "timezone", value: next.timezone }, () => userAudience(actor.id));
+      if (next.timezone !== actor.timezone)
+        ctx.emit(
+          { type: "user_settings", op: "update", userIds: [actor.id], property: "timezone", value: next.timezone },
+          () => userAudience(actor.id),
+        );
       emitUserUpdates(state, ctx, actor, next);
     }
   });
@@ -150,12 +189,19 @@ export function updateSettings(state: StoreState, actorId: number, input: Update
  * left out, deactivated users included (so a reactivated user has the edit).
  * Identity, time zone and security-sensitive settings stay each user's own.
  */
-function bulkUpdate(state: StoreState, actor: User, input: UpdateSettingsInput, changes: readonly [SettingName, SettingValue][]): void {
+function bulkUpdate(
+  state: StoreState,
+  actor: User,
+  input: UpdateSettingsInput,
+  changes: readonly [SettingName, SettingValue][],
+): void {
   const target = input.targetUsers!;
   if (!isAdmin(actor)) throw new PermissionDeniedError(ADMIN_REQUIRED, "UNAUTHORIZED_PRINCIPAL");
-  if (input.email !== undefined || input.newPassword !== undefined || input.timezone !== undefined) throw new BadRequestError(NOT_FOR_OTHERS);
+  if (input.email !== undefined || input.newPassword !== undefined || input.timezone !== undefined)
+    throw new BadRequestError(NOT_FOR_OTHERS);
   if (changes.some(([name]) => SECURITY_SENSITIVE_SETTINGS.has(name))) throw new BadRequestError(NOT_FOR_OTHERS);
-  if (target.userIds.length === 0 && target.groupIds.length === 0) throw new BadRequestError("Either user_ids or group_ids must be provided.");
+  if (target.userIds.length === 0 && target.groupIds.length === 0)
+    throw new BadRequestError("Either user_ids or group_ids must be provided.");
   for (const id of target.groupIds) {
     const group = state.groups.get(id);
     if (!group || group.realmId !== actor.realmId) throw new BadRequestError(`Invalid user group ID: ${id}`);
@@ -165,7 +211,9 @@ function bulkUpdate(state: StoreState, actor: User, input: UpdateSettingsInput, 
     if (!user || user.realmId !== actor.realmId) throw new BadRequestError(`Invalid user ID: ${id}`);
   }
   const ids = new Set(target.userIds);
-  if (target.groupIds.length > 0) for (const id of membersOf(state, actor.realmId, { directMembers: [], directSubgroups: target.groupIds })) ids.add(id);
+  if (target.groupIds.length > 0)
+    for (const id of membersOf(state, actor.realmId, { directMembers: [], directSubgroups: target.groupIds }))
+      ids.add(id);
   const users = [...ids].map((id) => state.users.get(id)!).filter((u) => !u.isBot);
   // Per user, the settings that change for them; per setting, who they changed for.
   const perUser = new Map<User, [SettingName, SettingValue][]>();
@@ -185,7 +233,8 @@ function bulkUpdate(state: StoreState, actor: User, input: UpdateSettingsInput, 
   if (perUser.size === 0) return;
   state.write((ctx) => {
     for (const [user, mine] of perUser) putUserSettings(state, ctx, user, mine, false);
-    for (const [property, value, userIds] of perSetting) ctx.emit({ type: "user_settings", op: "update", userIds, property, value }, () => usersAudience(userIds));
+    for (const [property, value, userIds] of perSetting)
+      ctx.emit({ type: "user_settings", op: "update", userIds, property, value }, () => usersAudience(userIds));
   });
 }
 
@@ -198,10 +247,16 @@ export function updateRealmSettingDefaults(state: StoreState, actorId: number, s
   const changed = changes.filter(([name, value]) => current[name] !== value);
   if (changed.length === 0) return;
   const realmId = actor.realmId;
-  const record: RealmSettingDefaultsRecord = { realmId, values: withValues(state.realmSettingDefaults.get(realmId)?.values ?? {}, changed) };
+  const record: RealmSettingDefaultsRecord = {
+    realmId,
+    values: withValues(state.realmSettingDefaults.get(realmId)?.values ?? {}, changed),
+  };
   state.write((ctx) => {
     state.tables.realmSettingDefaults.putSync(realmId, record);
     ctx.afterCommit(() => state.realmSettingDefaults.set(realmId, record));
-    for (const [property, value] of changed) ctx.emit({ type: "realm_user_settings_defaults", op: "update", realmId, property, value }, () => realmAudience(state, realmId));
+    for (const [property, value] of changed)
+      ctx.emit({ type: "realm_user_settings_defaults", op: "update", realmId, property, value }, () =>
+        realmAudience(state, realmId),
+      );
   });
 }

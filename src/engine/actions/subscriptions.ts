@@ -4,18 +4,43 @@
  * who may subscribe or remove whom. A subscription keeps every receive interval, so
  * "what did this user receive" stays exact across leaves and rejoins.
  */
-import { canAccessChannelContent, canCreateChannels, canSeeChannel, isAdmin, isAllowedBy, isSubscribed } from "../access.js";
+import {
+  canAccessChannelContent,
+  canCreateChannels,
+  canSeeChannel,
+  isAdmin,
+  isAllowedBy,
+  isSubscribed,
+} from "../access.js";
 import { BadRequestError, ChannelNotFoundError, clip, PermissionDeniedError } from "../errors.js";
 import type { SubscriptionProperty } from "../events/types.js";
 import type { StoreState, WriteContext } from "../state.js";
-import { channelViewersAudience, excluding, realmAudience, subscriberViewersAudience, userAudience, usersWhere } from "../events/audience.js";
+import {
+  channelViewersAudience,
+  excluding,
+  realmAudience,
+  subscriberViewersAudience,
+  userAudience,
+  usersWhere,
+} from "../events/audience.js";
 import type { Channel, Subscription, User } from "../types.js";
 import { ROLE, SUBSCRIPTION_NOTIFICATIONS } from "../types.js";
 import { checkChannelName, findChannelByName, newChannelRecord, type NewChannelOptions } from "./channels.js";
 import { ensureNotificationBotInTxn, sendChannelCreationMessages } from "./notification-bot.js";
 import { requireActiveUser } from "./users.js";
 
-const COLORS = ["#76ce90", "#fae589", "#a6c7e5", "#e79ab5", "#bfd56f", "#f4ae55", "#b0a5fd", "#addfe5", "#f5ce6e", "#c2726a"];
+const COLORS = [
+  "#76ce90",
+  "#fae589",
+  "#a6c7e5",
+  "#e79ab5",
+  "#bfd56f",
+  "#f4ae55",
+  "#b0a5fd",
+  "#addfe5",
+  "#f5ce6e",
+  "#c2726a",
+];
 
 export type Principal = number | string;
 
@@ -50,11 +75,18 @@ export interface SubscribeResult {
 }
 
 /** Resolves principals to active users of the actor's realm ("No such user" otherwise). */
-export function resolvePrincipals(state: StoreState, actor: User, principals: readonly Principal[] | undefined): User[] {
+export function resolvePrincipals(
+  state: StoreState,
+  actor: User,
+  principals: readonly Principal[] | undefined,
+): User[] {
   if (principals === undefined) return [actor];
   const out = new Map<number, User>();
   for (const principal of principals) {
-    const id = typeof principal === "number" ? principal : state.userByEmail.get(`${actor.realmId}:${principal.trim().toLowerCase()}`);
+    const id =
+      typeof principal === "number"
+        ? principal
+        : state.userByEmail.get(`${actor.realmId}:${principal.trim().toLowerCase()}`);
     const user = id === undefined ? undefined : state.users.get(id);
     if (!user || user.realmId !== actor.realmId || !user.isActive) throw new BadRequestError("No such user");
     out.set(user.id, user);
@@ -68,7 +100,8 @@ export function canAddSubscribers(state: StoreState, actor: User, channel: Chann
   if (isAdmin(actor)) return true;
   if (channel === null) return actor.role <= ROLE.MEMBER;
   if (isAllowedBy(state, channel.canAdministerChannelGroup, actor)) return true;
-  if (channel.inviteOnly && !isSubscribed(state, actor.id, channel.id)) return isAllowedBy(state, channel.canAddSubscribersGroup, actor);
+  if (channel.inviteOnly && !isSubscribed(state, actor.id, channel.id))
+    return isAllowedBy(state, channel.canAddSubscribersGroup, actor);
   // The realm-wide default lets every member add subscribers to channels they can see.
   return actor.role <= ROLE.MEMBER || isAllowedBy(state, channel.canAddSubscribersGroup, actor);
 }
@@ -110,7 +143,10 @@ export function subscribe(state: StoreState, actorId: number, input: SubscribeIn
     if (!channel) {
       if (mayCreate) toCreate.push(item.description === undefined ? { name } : { name, description: item.description });
       else unauthorized.push(name);
-    } else if (canSubscribeSelf(state, actor, channel) || (othersIncluded && canSeeChannel(state, actor, channel) && canAddSubscribers(state, actor, channel))) {
+    } else if (
+      canSubscribeSelf(state, actor, channel) ||
+      (othersIncluded && canSeeChannel(state, actor, channel) && canAddSubscribers(state, actor, channel))
+    ) {
       authorized.push(channel);
     } else {
       unauthorized.push(name);
@@ -118,14 +154,18 @@ export function subscribe(state: StoreState, actorId: number, input: SubscribeIn
   }
 
   if (input.maxNewChannels !== undefined && toCreate.length > input.maxNewChannels) {
-    throw new BadRequestError(`Too many new channels in one request (maximum ${input.maxNewChannels}); create them in several requests.`);
+    throw new BadRequestError(
+      `Too many new channels in one request (maximum ${input.maxNewChannels}); create them in several requests.`,
+    );
   }
   if (unauthorized.length > 0 && (input.authorizationErrorsFatal ?? true)) {
     throw new BadRequestError(`Unable to access channel (${unauthorized[0]}).`);
   }
   if (othersIncluded) {
-    for (const channel of authorized) if (!canAddSubscribers(state, actor, channel)) throw new PermissionDeniedError("Insufficient permission");
-    if (toCreate.length > 0 && !canAddSubscribers(state, actor, null)) throw new PermissionDeniedError("Insufficient permission");
+    for (const channel of authorized)
+      if (!canAddSubscribers(state, actor, channel)) throw new PermissionDeniedError("Insufficient permission");
+    if (toCreate.length > 0 && !canAddSubscribers(state, actor, null))
+      throw new PermissionDeniedError("Insufficient permission");
   }
   // Validate new channels before writing anything (IDs are assigned inside the write).
   for (const item of toCreate) newChannelRecord(state, actor, item.name, { ...input.newChannel, ...item }, 0);
@@ -135,7 +175,13 @@ export function subscribe(state: StoreState, actorId: number, input: SubscribeIn
     const realm = state.realms.get(actor.realmId);
     if (toCreate.length > 0 && input.creationMessages && realm) ensureNotificationBotInTxn(state, ctx, realm);
     for (const item of toCreate) {
-      const channel = newChannelRecord(state, actor, item.name, { ...input.newChannel, ...item }, state.allocate("nextChannelId"));
+      const channel = newChannelRecord(
+        state,
+        actor,
+        item.name,
+        { ...input.newChannel, ...item },
+        state.allocate("nextChannelId"),
+      );
       state.tables.channels.putSync(channel.id, channel);
       created.push(channel);
     }
@@ -166,7 +212,9 @@ export function subscribe(state: StoreState, actorId: number, input: SubscribeIn
     return { subscribed, alreadySubscribed: already, unauthorized, createdChannelIds: created.map((c) => c.id) };
   });
   if (input.creationMessages && result.createdChannelIds.length > 0) {
-    const created = result.createdChannelIds.map((id) => state.channels.get(id)).filter((c): c is Channel => c !== undefined);
+    const created = result.createdChannelIds
+      .map((id) => state.channels.get(id))
+      .filter((c): c is Channel => c !== undefined);
     sendChannelCreationMessages(state, actor, created, input.creationMessages.announce);
   }
   return result;
@@ -177,7 +225,12 @@ export interface UnsubscribeResult {
   readonly notRemoved: readonly string[];
 }
 
-export function unsubscribe(state: StoreState, actorId: number, channelNames: readonly string[], principals?: readonly Principal[]): UnsubscribeResult {
+export function unsubscribe(
+  state: StoreState,
+  actorId: number,
+  channelNames: readonly string[],
+  principals?: readonly Principal[],
+): UnsubscribeResult {
   const actor = requireActiveUser(state, actorId);
   if (channelNames.length === 0) throw new BadRequestError("Nothing to do. Specify at least one channel.");
   const users = resolvePrincipals(state, actor, principals);
@@ -191,7 +244,11 @@ export function unsubscribe(state: StoreState, actorId: number, channelNames: re
     if (user.id === actor.id) continue;
     for (const channel of channels) {
       const ownsBot = user.isBot && user.botOwnerId === actor.id;
-      const allowed = isAdmin(actor) || ownsBot || isAllowedBy(state, channel.canRemoveSubscribersGroup, actor) || isAllowedBy(state, channel.canAdministerChannelGroup, actor);
+      const allowed =
+        isAdmin(actor) ||
+        ownsBot ||
+        isAllowedBy(state, channel.canRemoveSubscribersGroup, actor) ||
+        isAllowedBy(state, channel.canAdministerChannelGroup, actor);
       if (!allowed) throw new PermissionDeniedError("Insufficient permission");
     }
   }
@@ -248,7 +305,11 @@ const HEX_COLOR = /^#([a-fA-F0-9]{3,6})$/;
  * user with a `subscription update` event; muting also sends the deprecated inverse
  * in_home_view (and in_home_view the is_muted it means).
  */
-export function updateSubscriptionProperties(state: StoreState, userId: number, changes: readonly SubscriptionPropertyChange[]): void {
+export function updateSubscriptionProperties(
+  state: StoreState,
+  userId: number,
+  changes: readonly SubscriptionPropertyChange[],
+): void {
   const user = requireActiveUser(state, userId);
   for (const change of changes) {
     if (change.property === "color") {
@@ -272,14 +333,18 @@ export function updateSubscriptionProperties(state: StoreState, userId: number, 
     for (const { channelId, property, value } of changes) {
       const before = current.get(channelId)!;
       let next: Subscription;
-      if (property === "is_muted" || property === "in_home_view") next = { ...before, isMuted: property === "is_muted" ? value === true : value === false };
+      if (property === "is_muted" || property === "in_home_view")
+        next = { ...before, isMuted: property === "is_muted" ? value === true : value === false };
       else if (property === "pin_to_top") next = { ...before, pinToTop: value === true };
       else if (property === "color") next = { ...before, color: value as string };
       else next = { ...before, notifications: { ...before.notifications, [property]: value } };
       current.set(channelId, next);
       state.tables.subscriptions.putSync([user.id, channelId], next);
       ctx.afterCommit(() => state.indexSubscription(next));
-      const emit = (p: SubscriptionProperty, v: boolean | string) => ctx.emit({ type: "subscription", op: "update", userId: user.id, channelId, property: p, value: v }, () => userAudience(user.id));
+      const emit = (p: SubscriptionProperty, v: boolean | string) =>
+        ctx.emit({ type: "subscription", op: "update", userId: user.id, channelId, property: p, value: v }, () =>
+          userAudience(user.id),
+        );
       if (property === "is_muted" || property === "in_home_view") {
         emit("is_muted", next.isMuted);
         emit("in_home_view", !next.isMuted);
@@ -313,7 +378,15 @@ function byUser(changes: readonly Subscription[]): Map<number, Subscription[]> {
  */
 /** A user's first subscription to a channel, receiving from message ID `from` on. */
 function firstSubscription(userId: number, channelId: number, from: number): Subscription {
-  return { userId, channelId, active: true, isMuted: false, color: COLORS[(channelId + userId) % COLORS.length]!, pinToTop: false, intervals: [{ from, to: null }] };
+  return {
+    userId,
+    channelId,
+    active: true,
+    isMuted: false,
+    color: COLORS[(channelId + userId) % COLORS.length]!,
+    pinToTop: false,
+    intervals: [{ from, to: null }],
+  };
 }
 
 /**
@@ -321,7 +394,12 @@ function firstSubscription(userId: number, channelId: number, from: number): Sub
  * existing channels. The user is not in memory before the commit, so this writes and
  * announces directly rather than through subscribe()'s checks.
  */
-export function subscribeNewUserInTxn(state: StoreState, ctx: WriteContext, user: User, channels: readonly Channel[]): void {
+export function subscribeNewUserInTxn(
+  state: StoreState,
+  ctx: WriteContext,
+  user: User,
+  channels: readonly Channel[],
+): void {
   const from = state.counters.nextMessageId;
   const subs = channels.map((channel) => firstSubscription(user.id, channel.id, from));
   if (subs.length === 0) return;
@@ -329,30 +407,63 @@ export function subscribeNewUserInTxn(state: StoreState, ctx: WriteContext, user
   ctx.afterCommit(() => {
     for (const sub of subs) state.indexSubscription(sub);
   });
-  ctx.emit({ type: "subscription", op: "add", userId: user.id, subscriptions: subs.map((subscription) => ({ subscription, channel: state.channels.get(subscription.channelId)! })) }, () => userAudience(user.id));
+  ctx.emit(
+    {
+      type: "subscription",
+      op: "add",
+      userId: user.id,
+      subscriptions: subs.map((subscription) => ({
+        subscription,
+        channel: state.channels.get(subscription.channelId)!,
+      })),
+    },
+    () => userAudience(user.id),
+  );
   for (const channel of channels) {
-    ctx.emit({ type: "subscription", op: "peer_add", channelIds: [channel.id], userIds: [user.id] }, () => excluding(subscriberViewersAudience(state, channel), [user.id]));
+    ctx.emit({ type: "subscription", op: "peer_add", channelIds: [channel.id], userIds: [user.id] }, () =>
+      excluding(subscriberViewersAudience(state, channel), [user.id]),
+    );
   }
 }
 
-function emitSubscribed(state: StoreState, ctx: WriteContext, created: readonly Channel[], changes: readonly Subscription[]): void {
+function emitSubscribed(
+  state: StoreState,
+  ctx: WriteContext,
+  created: readonly Channel[],
+  changes: readonly Subscription[],
+): void {
   const createdById = new Map(created.map((c) => [c.id, c]));
   const channelOf = (id: number) => createdById.get(id) ?? state.channels.get(id)!;
-  for (const channel of created) ctx.emit({ type: "stream", op: "create", channels: [channel] }, () => channelViewersAudience(state, channel));
+  for (const channel of created)
+    ctx.emit({ type: "stream", op: "create", channels: [channel] }, () => channelViewersAudience(state, channel));
   if (created.some((c) => c.isDefault)) {
     const realmId = created[0]!.realmId;
     // The whole list, as Zulip's default_streams event carries it; guests have none.
-    ctx.emit({ type: "default_streams", realmId, channelIds: defaultChannelIdsAfter(state, created) }, () => realmAudience(state, realmId, (u) => u.role !== ROLE.GUEST));
+    ctx.emit({ type: "default_streams", realmId, channelIds: defaultChannelIdsAfter(state, created) }, () =>
+      realmAudience(state, realmId, (u) => u.role !== ROLE.GUEST),
+    );
   }
   for (const [userId, subs] of byUser(changes)) {
     const user = state.users.get(userId)!;
-    const revealed = subs.map((s) => channelOf(s.channelId)).filter((c) => !createdById.has(c.id) && !canSeeChannel(state, user, c));
+    const revealed = subs
+      .map((s) => channelOf(s.channelId))
+      .filter((c) => !createdById.has(c.id) && !canSeeChannel(state, user, c));
     if (revealed.length > 0) ctx.emit({ type: "stream", op: "create", channels: revealed }, () => userAudience(userId));
-    ctx.emit({ type: "subscription", op: "add", userId, subscriptions: subs.map((subscription) => ({ subscription, channel: channelOf(subscription.channelId) })) }, () => userAudience(userId));
+    ctx.emit(
+      {
+        type: "subscription",
+        op: "add",
+        userId,
+        subscriptions: subs.map((subscription) => ({ subscription, channel: channelOf(subscription.channelId) })),
+      },
+      () => userAudience(userId),
+    );
   }
   for (const [channelId, userIds] of byChannel(changes)) {
     const channel = channelOf(channelId);
-    ctx.emit({ type: "subscription", op: "peer_add", channelIds: [channelId], userIds }, () => excluding(subscriberViewersAudience(state, channel), userIds));
+    ctx.emit({ type: "subscription", op: "peer_add", channelIds: [channelId], userIds }, () =>
+      excluding(subscriberViewersAudience(state, channel), userIds),
+    );
   }
 }
 
@@ -365,14 +476,22 @@ function defaultChannelIdsAfter(state: StoreState, created: readonly Channel[]):
   return [...ids].sort((a, b) => a - b);
 }
 
-/** Each leaver's subscription remove; peer_remove to who may see the lists; stream delete to leavers who can no longer see a channel. */
+/**
+ * Each leaver's subscription remove; peer_remove to who may see the lists; stream delete to leavers who can no longer
+ * see a channel.
+ */
 function emitUnsubscribed(state: StoreState, ctx: WriteContext, changes: readonly Subscription[]): void {
   for (const [userId, subs] of byUser(changes)) {
-    ctx.emit({ type: "subscription", op: "remove", userId, channels: subs.map((s) => state.channels.get(s.channelId)!) }, () => userAudience(userId));
+    ctx.emit(
+      { type: "subscription", op: "remove", userId, channels: subs.map((s) => state.channels.get(s.channelId)!) },
+      () => userAudience(userId),
+    );
   }
   for (const [channelId, userIds] of byChannel(changes)) {
     const channel = state.channels.get(channelId)!;
-    ctx.emit({ type: "subscription", op: "peer_remove", channelIds: [channelId], userIds }, () => subscriberViewersAudience(state, channel));
+    ctx.emit({ type: "subscription", op: "peer_remove", channelIds: [channelId], userIds }, () =>
+      subscriberViewersAudience(state, channel),
+    );
     ctx.emit({ type: "stream", op: "delete", channels: [channel] }, () =>
       usersWhere(userIds, (id) => {
         const user = state.users.get(id);

@@ -31,7 +31,12 @@ export function notifyTyping(state: StoreState, senderId: number, input: TypingI
     const recipients = ids.map((id) => state.users.get(id)!);
     state.dispatch({
       seq: 0,
-      deliveries: [{ event: { type: "typing", op: input.op, sender, recipients, channelId: null, topic: null }, audience: usersAudience(recipients.filter((u) => receivesTyping(state, u)).map((u) => u.id)) }],
+      deliveries: [
+        {
+          event: { type: "typing", op: input.op, sender, recipients, channelId: null, topic: null },
+          audience: usersAudience(recipients.filter((u) => receivesTyping(state, u)).map((u) => u.id)),
+        },
+      ],
     });
     return;
   }
@@ -41,6 +46,14 @@ export function notifyTyping(state: StoreState, senderId: number, input: TypingI
   const topic = normalizeTopic(state, channel, input.topic);
   state.dispatch({
     seq: 0,
-    deliveries: [{ event: { type: "typing", op: input.op, sender, recipients: null, channelId: channel.id, topic }, audience: excludingWhere(channelSubscribersAudience(state, channel.id), (id) => !receivesTyping(state, state.users.get(id))) }],
+    deliveries: [
+      {
+        event: { type: "typing", op: input.op, sender, recipients: null, channelId: channel.id, topic },
+        audience: excludingWhere(
+          channelSubscribersAudience(state, channel.id),
+          (id) => !receivesTyping(state, state.users.get(id)),
+        ),
+      },
+    ],
   });
 }

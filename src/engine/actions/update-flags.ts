@@ -20,7 +20,7 @@ import { EMPTY, RoaringBitmap32, type ReadonlyBitmap } from "../index/bitmap-sto
 import { exceedsCodePoints } from "../limits.js";
 import { idArrayOf } from "../index/id-array.js";
 import { MAX_TOPIC_LENGTH } from "./send-message.js";
-import type { Message } from "../types.js";
+import type {} from "../types.js";
 import { userAudience } from "../events/audience.js";
 import type { MessageDetail } from "../events/types.js";
 import { enqueueReadRemovals } from "./push-notifications.js";
@@ -51,7 +51,13 @@ export interface FlagChangeResult {
  * where Zulip's rules need them: marking unread (subscription check) and messages
  * without a row whose flag moves away from read+historical (access check).
  */
-export function applyFlagChange(ctx: PlanContext, ids: readonly number[] | ReadonlyBitmap, flag: EditableFlag, op: FlagOp, idsAreChanges = false): FlagChangeResult {
+export function applyFlagChange(
+  ctx: PlanContext,
+  ids: readonly number[] | ReadonlyBitmap,
+  flag: EditableFlag,
+  op: FlagOp,
+  idsAreChanges = false,
+): FlagChangeResult {
   const { state, user } = ctx;
   // A message's meta names its channel without decoding the record (5000 records cost
   // ~50 ms); the record is read only where the channel alone cannot decide access.
@@ -73,7 +79,8 @@ export function applyFlagChange(ctx: PlanContext, ids: readonly number[] | Reado
   const listed = ids instanceof RoaringBitmap32 ? null : (ids as readonly number[]);
   const possible = (id: number): boolean => Number.isInteger(id) && id > 0 && id <= 0xffffffff;
   const anyImpossible = listed !== null && !listed.every(possible);
-  let candidates: ReadonlyBitmap = listed === null ? (ids as ReadonlyBitmap) : new RoaringBitmap32(listed.filter(possible));
+  let candidates: ReadonlyBitmap =
+    listed === null ? (ids as ReadonlyBitmap) : new RoaringBitmap32(listed.filter(possible));
   if (markingUnread) {
     const kept: number[] = [];
     for (const id of candidates) {
@@ -89,7 +96,11 @@ export function applyFlagChange(ctx: PlanContext, ids: readonly number[] | Reado
   const target = state.bitmaps.get(key.userFlag(user.id, flag));
   // `idsAreChanges`: the caller computed exactly the rows the change applies to (mark as read does).
   const rows = idsAreChanges ? candidates : ctx.received.restrictToPersonal(user.id, candidates);
-  const changes = idsAreChanges ? RoaringBitmap32.from(candidates) : op === "add" ? RoaringBitmap32.andNot(rows, target) : RoaringBitmap32.and(rows, target);
+  const changes = idsAreChanges
+    ? RoaringBitmap32.from(candidates)
+    : op === "add"
+      ? RoaringBitmap32.andNot(rows, target)
+      : RoaringBitmap32.and(rows, target);
   // No row: read+historical. Only a change away from that needs a (historical) row.
   const newRows: number[] = [];
   if ((op === "add") !== (flag === "read")) {
@@ -112,11 +123,15 @@ export function applyFlagChange(ctx: PlanContext, ids: readonly number[] | Reado
       else state.bitmaps.removeMany(key.userFlag(user.id, flag), changes);
       // Read messages a mobile notification shows: their removal goes out with this write.
       if (op === "add" && flag === "read") enqueueReadRemovals(state, w, user.id, changes);
-      w.emit({ type: "update_message_flags", userId: user.id, op, flag, messages, messageDetails: details }, () => userAudience(user.id));
+      w.emit({ type: "update_message_flags", userId: user.id, op, flag, messages, messageDetails: details }, () =>
+        userAudience(user.id),
+      );
     });
   }
   const result: FlagChangeResult = { updatedCount: changes.size };
-  return markingUnread ? { ...result, ignoredBecauseNotSubscribedChannels: [...ignored].sort((x, y) => x - y) } : result;
+  return markingUnread
+    ? { ...result, ignoredBecauseNotSubscribedChannels: [...ignored].sort((x, y) => x - y) }
+    : result;
 }
 
 /** Where each message lives, for the read-removal event (Zulip's message_details). */
@@ -125,21 +140,31 @@ function messageDetails(ctx: PlanContext, ids: readonly number[]): Map<number, M
   const out = new Map<number, MessageDetail>();
   // The unread summary's rule: personal and group mentions always count; wildcard
   // mentions (received at send) only outside muted channels and topics.
-  const personal = [key.userFlag(user.id, "mentioned"), key.userFlag(user.id, "group_mentioned")].map((k) => state.bitmaps.get(k));
+  const personal = [key.userFlag(user.id, "mentioned"), key.userFlag(user.id, "group_mentioned")].map((k) =>
+    state.bitmaps.get(k),
+  );
   const anyMention = mentionedSet(ctx);
   const muted = mutedSet(ctx, null);
   for (const id of ids) {
     const message = getMessageRecord(state.tables, id);
     if (!message) continue;
     const mentioned = personal.some((b) => b.has(id)) || (anyMention.has(id) && !muted.has(id));
-    const userIds = message.recipient.type === "direct" ? state.conversations.get(message.recipient.conversationId)?.userIds : undefined;
+    const userIds =
+      message.recipient.type === "direct"
+        ? state.conversations.get(message.recipient.conversationId)?.userIds
+        : undefined;
     out.set(id, { recipient: message.recipient, topic: message.topic, mentioned, ...(userIds ? { userIds } : {}) });
   }
   return out;
 }
 
 /** POST /messages/flags. */
-export function updateFlagsByIds(ctx: PlanContext, messageIds: readonly number[], flagName: string, opName: string): FlagChangeResult {
+export function updateFlagsByIds(
+  ctx: PlanContext,
+  messageIds: readonly number[],
+  flagName: string,
+  opName: string,
+): FlagChangeResult {
   const { flag, op } = checkFlagAndOp(flagName, opName);
   return applyFlagChange(ctx, messageIds, flag, op);
 }
@@ -153,11 +178,19 @@ export interface NarrowFlagResult extends FlagChangeResult {
 }
 
 /** POST /messages/flags/narrow: the GET /messages window, clamped to 5000, then the change. */
-export function updateFlagsForNarrow(ctx: PlanContext, input: WindowInput, flagName: string, opName: string): NarrowFlagResult {
+export function updateFlagsForNarrow(
+  ctx: PlanContext,
+  input: WindowInput,
+  flagName: string,
+  opName: string,
+): NarrowFlagResult {
   const { flag, op } = checkFlagAndOp(flagName, opName);
   const range = requireRange(input);
   if (range.anchor === "date") throw new BadRequestError("Invalid anchor");
-  const numBefore = Math.min(range.numBefore, Math.max(MAX_MESSAGES_PER_UPDATE - range.numAfter, MAX_MESSAGES_PER_UPDATE / 2));
+  const numBefore = Math.min(
+    range.numBefore,
+    Math.max(MAX_MESSAGES_PER_UPDATE - range.numAfter, MAX_MESSAGES_PER_UPDATE / 2),
+  );
   const numAfter = Math.min(range.numAfter, MAX_MESSAGES_PER_UPDATE - numBefore);
   const clamped = { ...input, numBefore, numAfter };
   checkWindow(clamped);
@@ -185,7 +218,11 @@ export function markTopicAsRead(ctx: PlanContext, channelId: number, topicName: 
   const topic = topicName === null ? null : topicName === realm?.emptyTopicDisplayName ? "" : topicName;
   // Topics are cut to MAX_TOPIC_LENGTH when sent: a longer name is no topic (and is not folded).
   const scope =
-    topic === null ? state.bitmaps.get(key.channel(channel.id)) : exceedsCodePoints(topic, MAX_TOPIC_LENGTH) ? EMPTY : state.bitmaps.get(key.channelTopic(channel.id, topic));
+    topic === null
+      ? state.bitmaps.get(key.channel(channel.id))
+      : exceedsCodePoints(topic, MAX_TOPIC_LENGTH)
+        ? EMPTY
+        : state.bitmaps.get(key.channelTopic(channel.id, topic));
   const mine = ctx.received.restrictToPersonal(user.id, scope);
   if (topic !== null && topic !== "" && mine.size === 0) throw new BadRequestError(`No such topic '${clip(topic)}'`);
   mine.andNotInPlace(state.bitmaps.get(key.userFlag(user.id, "read")));

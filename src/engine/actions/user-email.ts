@@ -25,7 +25,8 @@ export function checkNewEmail(state: StoreState, user: User, email: string): str
   const address = checkEmailAddress(email);
   const holderId = state.userByEmail.get(emailKey(user.realmId, address));
   const holder = holderId === undefined ? undefined : state.users.get(holderId);
-  if (holder && holder.id !== user.id) throw new BadRequestError(holder.isActive ? "Already has an account." : "Account has been deactivated.");
+  if (holder && holder.id !== user.id)
+    throw new BadRequestError(holder.isActive ? "Already has an account." : "Account has been deactivated.");
   return address;
 }
 

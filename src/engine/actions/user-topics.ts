@@ -36,25 +36,41 @@ export function topicPolicyOf(state: StoreState, userId: number, channelId: numb
   return state.userTopics.policyOf(userId, channelId, topic);
 }
 
-export function setTopicPolicy(state: StoreState, userId: number, channelId: number, topic: string, policy: number): void {
+export function setTopicPolicy(
+  state: StoreState,
+  userId: number,
+  channelId: number,
+  topic: string,
+  policy: number,
+): void {
   const user = requireActiveUser(state, userId);
   const channel = state.channels.get(channelId);
   // Zulip removes a policy in any channel of the realm (access may have been lost
   // since); setting one needs access to the channel's content.
-  const allowed = channel !== undefined && (policy === 0 ? channel.realmId === user.realmId : canAccessChannelContent(state, user, channel));
+  const allowed =
+    channel !== undefined &&
+    (policy === 0 ? channel.realmId === user.realmId : canAccessChannelContent(state, user, channel));
   if (![0, 1, 2, 3].includes(policy)) throw new BadRequestError("Invalid visibility_policy");
   if (!allowed) throw new BadRequestError("Invalid channel ID");
   if (topic.includes("\0")) throw new BadRequestError("Topic must not contain null bytes");
   const realm = state.realms.get(user.realmId);
   const name = topic.trim() === realm?.emptyTopicDisplayName ? "" : topic.trim();
-  if (exceedsCodePoints(name, MAX_TOPIC_LENGTH)) throw new BadRequestError(`topic is too long (limit: ${MAX_TOPIC_LENGTH} characters)`);
+  if (exceedsCodePoints(name, MAX_TOPIC_LENGTH))
+    throw new BadRequestError(`topic is too long (limit: ${MAX_TOPIC_LENGTH} characters)`);
   // Setting the current policy again (or removing none) changes nothing and tells no one.
   if (topicPolicyOf(state, user.id, channel.id, name) === policy) return;
   state.write((ctx) => writeTopicPolicy(state, ctx, user.id, channel.id, name, policy as VisibilityPolicy));
 }
 
 /** Stores one policy inside an open write, with its event to the user. */
-export function writeTopicPolicy(state: StoreState, ctx: WriteContext, userId: number, channelId: number, topic: string, policy: VisibilityPolicy): void {
+export function writeTopicPolicy(
+  state: StoreState,
+  ctx: WriteContext,
+  userId: number,
+  channelId: number,
+  topic: string,
+  policy: VisibilityPolicy,
+): void {
   const record: UserTopic = { userId, channelId, topic, policy, lastUpdated: state.now() };
   const k: [number, number, string] = [userId, channelId, foldTopic(topic)];
   if (policy === 0) state.tables.userTopics.removeSync(k);
@@ -71,7 +87,14 @@ export function writeTopicPolicy(state: StoreState, ctx: WriteContext, userId: n
  * Returns the sender's new policy when it changed (POST /messages'
  * automatic_new_visibility_policy).
  */
-export function applyAutomaticPolicies(state: StoreState, ctx: WriteContext, sender: User, channel: Channel, topic: string, mentionedUserIds: readonly number[]): 2 | 3 | null {
+export function applyAutomaticPolicies(
+  state: StoreState,
+  ctx: WriteContext,
+  sender: User,
+  channel: Channel,
+  topic: string,
+  mentionedUserIds: readonly number[],
+): 2 | 3 | null {
   let senderPolicy: 2 | 3 | null = null;
   if (!sender.isBot && sender.realmId === channel.realmId) {
     const settings = state.settingsOf(sender.id);
@@ -79,9 +102,14 @@ export function applyAutomaticPolicies(state: StoreState, ctx: WriteContext, sen
     const unmute = settings.automatically_unmute_topics_in_muted_streams_policy;
     if (!(follow === AUTO_POLICY.NEVER && unmute === AUTO_POLICY.NEVER)) {
       const current = topicPolicyOf(state, sender.id, channel.id, topic);
-      const channelMuted = state.subsByUser.get(sender.id)?.get(channel.id)?.isMuted === true && isSubscribed(state, sender.id, channel.id);
+      const channelMuted =
+        state.subsByUser.get(sender.id)?.get(channel.id)?.isMuted === true &&
+        isSubscribed(state, sender.id, channel.id);
       const initiates = state.bitmaps.isEmpty(key.channelTopic(channel.id, topic));
-      const applies = (p: unknown) => p === AUTO_POLICY.ON_SEND || p === AUTO_POLICY.ON_PARTICIPATION || (p === AUTO_POLICY.ON_INITIATION && initiates);
+      const applies = (p: unknown) =>
+        p === AUTO_POLICY.ON_SEND ||
+        p === AUTO_POLICY.ON_PARTICIPATION ||
+        (p === AUTO_POLICY.ON_INITIATION && initiates);
       let next: 2 | 3 | null = null;
       if (current !== FOLLOWED) {
         if (applies(follow)) next = FOLLOWED;
@@ -110,14 +138,25 @@ export function applyAutomaticPolicies(state: StoreState, ctx: WriteContext, sen
  * whose automatically_follow_topics_policy is "participation", or unmutes it in a muted
  * channel for those whose unmute policy is; never downgrades. Inside the reaction's write.
  */
-export function applyParticipationPolicy(state: StoreState, ctx: WriteContext, user: User, channel: Channel, topic: string): void {
+export function applyParticipationPolicy(
+  state: StoreState,
+  ctx: WriteContext,
+  user: User,
+  channel: Channel,
+  topic: string,
+): void {
   if (user.isBot || user.realmId !== channel.realmId) return;
   const settings = state.settingsOf(user.id);
   const current = topicPolicyOf(state, user.id, channel.id, topic);
   if (current === FOLLOWED) return;
-  const channelMuted = isSubscribed(state, user.id, channel.id) && state.subsByUser.get(user.id)?.get(channel.id)?.isMuted === true;
+  const channelMuted =
+    isSubscribed(state, user.id, channel.id) && state.subsByUser.get(user.id)?.get(channel.id)?.isMuted === true;
   let next: 2 | 3 | null = null;
   if (settings.automatically_follow_topics_policy === AUTO_POLICY.ON_PARTICIPATION) next = FOLLOWED;
-  else if (channelMuted && settings.automatically_unmute_topics_in_muted_streams_policy === AUTO_POLICY.ON_PARTICIPATION) next = UNMUTED;
+  else if (
+    channelMuted &&
+    settings.automatically_unmute_topics_in_muted_streams_policy === AUTO_POLICY.ON_PARTICIPATION
+  )
+    next = UNMUTED;
   if (next !== null && next !== current) writeTopicPolicy(state, ctx, user.id, channel.id, topic, next);
 }

@@ -36,7 +36,6 @@ export interface CreateUserInput {
   readonly password?: PasswordRecord;
 }
 
-
 /** Zulip's UserProfile.MAX_NAME_LENGTH and MIN_NAME_LENGTH. */
 const MAX_NAME_LENGTH = 100;
 const MIN_NAME_LENGTH = 2;
@@ -60,7 +59,8 @@ export function checkFullName(name: string): string {
   const trimmed = name.trim();
   if (exceedsCodePoints(trimmed, MAX_NAME_LENGTH)) throw new BadRequestError("Name too long!");
   if ([...trimmed].length < MIN_NAME_LENGTH) throw new BadRequestError("Name too short!");
-  if (/[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}*`\\>"@]/u.test(trimmed)) throw new BadRequestError("Invalid characters in name!");
+  if (/[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}*`\\>"@]/u.test(trimmed))
+    throw new BadRequestError("Invalid characters in name!");
   if (/\|\d+$/.test(name)) throw new BadRequestError("Invalid format!");
   return trimmed;
 }
@@ -117,7 +117,9 @@ export function createUserInTxn(state: StoreState, ctx: WriteContext, input: Cre
   ctx.emit({ type: "realm_user", op: "add", person: user }, () => realmAudience(state, realm.id));
   if (user.isBot) {
     // Administrators and the bot's owner manage it (register's realm_bots).
-    ctx.emit({ type: "realm_bot", op: "add", bot: user }, () => realmAudience(state, realm.id, (u) => isAdmin(u) || u.id === user.botOwnerId));
+    ctx.emit({ type: "realm_bot", op: "add", bot: user }, () =>
+      realmAudience(state, realm.id, (u) => isAdmin(u) || u.id === user.botOwnerId),
+    );
   }
   emitSystemGroupChanges(state, ctx, null, user);
   return user;
@@ -133,7 +135,10 @@ function emitSystemGroupChanges(state: StoreState, ctx: WriteContext, before: Us
     const was = before !== null && isGroupMember(state, group.id, before);
     const is = isGroupMember(state, group.id, after);
     if (was === is) continue;
-    ctx.emit({ type: "user_group", op: is ? "add_members" : "remove_members", groupId: group.id, userIds: [after.id] }, () => realmAudience(state, after.realmId));
+    ctx.emit(
+      { type: "user_group", op: is ? "add_members" : "remove_members", groupId: group.id, userIds: [after.id] },
+      () => realmAudience(state, after.realmId),
+    );
   }
 }
 
@@ -159,7 +164,9 @@ function emitVisibilityChanges(state: StoreState, ctx: WriteContext, before: Use
   for (const channel of shown) {
     const userIds = [...activeSubscriberIds(state, channel.id)];
     if (userIds.length > 0 && canSeeSubscribers(state, after, channel)) {
-      ctx.emit({ type: "subscription", op: "peer_add", channelIds: [channel.id], userIds }, () => userAudience(after.id));
+      ctx.emit({ type: "subscription", op: "peer_add", channelIds: [channel.id], userIds }, () =>
+        userAudience(after.id),
+      );
     }
   }
   if (hidden.length > 0) ctx.emit({ type: "stream", op: "delete", channels: hidden }, () => userAudience(after.id));
@@ -183,8 +190,12 @@ export function emitUserUpdates(state: StoreState, ctx: WriteContext, before: Us
   if (before.role !== after.role) changes.push({ role: after.role });
   if (before.isActive !== after.isActive) changes.push({ isActive: after.isActive });
   if (before.timezone !== after.timezone) changes.push({ timezone: after.timezone });
-  if (JSON.stringify(before.profileData) !== JSON.stringify(after.profileData)) changes.push({ profileData: after.profileData });
-  for (const change of changes) ctx.emit({ type: "realm_user", op: "update", userId: after.id, changes: change }, () => realmAudience(state, after.realmId));
+  if (JSON.stringify(before.profileData) !== JSON.stringify(after.profileData))
+    changes.push({ profileData: after.profileData });
+  for (const change of changes)
+    ctx.emit({ type: "realm_user", op: "update", userId: after.id, changes: change }, () =>
+      realmAudience(state, after.realmId),
+    );
   // No realm_bot update: since feature level 474 a bot's name and activity are only on
   // its User object, which the realm_user updates above carry.
   emitSystemGroupChanges(state, ctx, before, after);
@@ -214,8 +225,10 @@ export function updateUser(state: StoreState, actorId: number, targetId: number,
   // Zulip changes nothing when the address is the current one.
   const newEmail = input.newEmail !== undefined && input.newEmail !== target.deliveryEmail ? input.newEmail : undefined;
   if (newEmail !== undefined) {
-    if (actor.role !== ROLE.OWNER) throw new PermissionDeniedError("Must be an organization owner", "UNAUTHORIZED_PRINCIPAL");
-    if (actor.canChangeUserEmails !== true) throw new PermissionDeniedError("User not authorized to change user emails");
+    if (actor.role !== ROLE.OWNER)
+      throw new PermissionDeniedError("Must be an organization owner", "UNAUTHORIZED_PRINCIPAL");
+    if (actor.canChangeUserEmails !== true)
+      throw new PermissionDeniedError("User not authorized to change user emails");
     // Deviation: Zulip lets this reach bots, whose realm_bots entries then keep the old
     // address (no realm_bot event carries an email); their addresses are generated anyway.
     if (target.isBot) throw new BadRequestError("A bot's email address cannot be changed");
@@ -226,9 +239,15 @@ export function updateUser(state: StoreState, actorId: number, targetId: number,
   if (input.role !== undefined) {
     if (!ROLES.includes(input.role)) throw new BadRequestError("Invalid role");
     const touchesOwner = input.role === ROLE.OWNER || target.role === ROLE.OWNER;
-    if (touchesOwner && actor.role !== ROLE.OWNER) throw new PermissionDeniedError("Must be an organization owner", "UNAUTHORIZED_PRINCIPAL");
+    if (touchesOwner && actor.role !== ROLE.OWNER)
+      throw new PermissionDeniedError("Must be an organization owner", "UNAUTHORIZED_PRINCIPAL");
     // Zulip's check_last_owner counts human owners only: a bot owner can always be demoted.
-    if (target.role === ROLE.OWNER && !target.isBot && input.role !== ROLE.OWNER && countOwners(state, target.realmId) === 1) {
+    if (
+      target.role === ROLE.OWNER &&
+      !target.isBot &&
+      input.role !== ROLE.OWNER &&
+      countOwners(state, target.realmId) === 1
+    ) {
       throw new BadRequestError("The owner permission cannot be removed from the only organization owner.");
     }
     next.role = input.role;
@@ -248,7 +267,8 @@ export function updateUser(state: StoreState, actorId: number, targetId: number,
 
 function countOwners(state: StoreState, realmId: number): number {
   let n = 0;
-  for (const u of state.users.values()) if (u.realmId === realmId && u.isActive && u.role === ROLE.OWNER && !u.isBot) n++;
+  for (const u of state.users.values())
+    if (u.realmId === realmId && u.isActive && u.role === ROLE.OWNER && !u.isBot) n++;
   return n;
 }
 
@@ -278,7 +298,8 @@ export function setUserActive(state: StoreState, userId: number, active: boolean
       ctx.changed({ kind: "subscription", userId: sub.userId, channelId: sub.channelId });
     }
     // Zulip logs a deactivated user out everywhere: their devices (and push registrations) go.
-    if (!active) for (const id of state.devicesByUser.get(userId) ?? []) deleteDeviceInTxn(state, ctx, state.devices.get(id)!);
+    if (!active)
+      for (const id of state.devicesByUser.get(userId) ?? []) deleteDeviceInTxn(state, ctx, state.devices.get(id)!);
     ctx.afterCommit(() => {
       state.indexUser(next, user);
       for (const sub of subs) state.indexSubscription(sub);
@@ -288,8 +309,9 @@ export function setUserActive(state: StoreState, userId: number, active: boolean
     for (const sub of subs) {
       const channel = state.channels.get(sub.channelId);
       if (!channel) continue;
-      ctx.emit({ type: "subscription", op: active ? "peer_add" : "peer_remove", channelIds: [channel.id], userIds: [userId] }, () =>
-        excluding(subscriberViewersAudience(state, channel), [userId]),
+      ctx.emit(
+        { type: "subscription", op: active ? "peer_add" : "peer_remove", channelIds: [channel.id], userIds: [userId] },
+        () => excluding(subscriberViewersAudience(state, channel), [userId]),
       );
     }
   });

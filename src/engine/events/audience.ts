@@ -25,7 +25,11 @@ class PredicateAudience implements Audience {
 /** Exactly these users. */
 export function usersAudience(ids: Iterable<number>): Audience {
   const set = new Set(ids);
-  return new PredicateAudience((id) => set.has(id), set.size, () => set);
+  return new PredicateAudience(
+    (id) => set.has(id),
+    set.size,
+    () => set,
+  );
 }
 
 /** One user. */
@@ -38,7 +42,11 @@ function realmUserIds(state: StoreState, realmId: number): Iterable<number> {
 }
 
 /** Active users of the realm for whom `allowed` holds. */
-export function realmAudience(state: StoreState, realmId: number, allowed: (user: User) => boolean = () => true): Audience {
+export function realmAudience(
+  state: StoreState,
+  realmId: number,
+  allowed: (user: User) => boolean = () => true,
+): Audience {
   const has = (id: number) => {
     const user = state.users.get(id);
     return user !== undefined && user.realmId === realmId && user.isActive && allowed(user);
@@ -59,7 +67,11 @@ export function subscriberViewersAudience(state: StoreState, channel: Channel): 
 /** The channel's active subscribers (live set: valid during delivery). */
 export function channelSubscribersAudience(state: StoreState, channelId: number): Audience {
   const subscribers = state.subscribers.get(channelId) ?? new Set<number>();
-  return new PredicateAudience((id) => subscribers.has(id) && isActive(state, id), subscribers.size, () => subscribers);
+  return new PredicateAudience(
+    (id) => subscribers.has(id) && isActive(state, id),
+    subscribers.size,
+    () => subscribers,
+  );
 }
 
 /**
@@ -86,7 +98,10 @@ export function messageAudience(state: StoreState, message: Message): Audience {
  */
 export function messageReadersAudience(state: StoreState, message: Message): Audience {
   const base = messageAudience(state, message);
-  const current = message.recipient.type === "channel" ? (state.subscribers.get(message.recipient.channelId) ?? new Set<number>()) : new Set<number>();
+  const current =
+    message.recipient.type === "channel"
+      ? (state.subscribers.get(message.recipient.channelId) ?? new Set<number>())
+      : new Set<number>();
   const has = (id: number) => {
     const user = state.users.get(id);
     if (user === undefined || !user.isActive || user.realmId !== message.realmId) return false;
@@ -101,12 +116,20 @@ export function messageReadersAudience(state: StoreState, message: Message): Aud
 /** An audience without some users (the subject of an event who hears of it otherwise). */
 export function excluding(audience: Audience, ids: readonly number[]): Audience {
   const skip = new Set(ids);
-  return new PredicateAudience((id) => !skip.has(id) && audience.has(id), audience.size, () => audience);
+  return new PredicateAudience(
+    (id) => !skip.has(id) && audience.has(id),
+    audience.size,
+    () => audience,
+  );
 }
 
 /** An audience without the users for whom `skip` holds (checked per delivery, not per member). */
 export function excludingWhere(audience: Audience, skip: (userId: number) => boolean): Audience {
-  return new PredicateAudience((id) => audience.has(id) && !skip(id), audience.size, () => audience);
+  return new PredicateAudience(
+    (id) => audience.has(id) && !skip(id),
+    audience.size,
+    () => audience,
+  );
 }
 
 /** Users of `ids` for whom `allowed` holds on the committed state. */

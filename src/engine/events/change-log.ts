@@ -216,9 +216,12 @@ export function logEntryOf(event: EngineEvent): ChangeLogItem {
     case "message":
       return ["message", "add", event.message.id];
     case "update_message_flags":
-      if (event.messages.length >= PACK_FROM && isAscending(event.messages)) return ["update_message_flags", `${event.op}:${event.flag}`, packIds(event.messages)];
+      if (event.messages.length >= PACK_FROM && isAscending(event.messages))
+        return ["update_message_flags", `${event.op}:${event.flag}`, packIds(event.messages)];
       // concat, not spread: an unordered list can be long too.
-      return (["update_message_flags", `${event.op}:${event.flag}`] as (string | number)[]).concat(event.messages) as unknown as ChangeLogItem;
+      return (["update_message_flags", `${event.op}:${event.flag}`] as (string | number)[]).concat(
+        event.messages,
+      ) as unknown as ChangeLogItem;
     case "reaction":
       return ["reaction", event.op, event.messageId, event.reaction.userId];
     case "subscription":
@@ -241,7 +244,9 @@ export function logEntryOf(event: EngineEvent): ChangeLogItem {
       if (event.op === "add") return ["realm_bot", "add", event.bot.id];
       return ["realm_bot", "delete", event.botId];
     case "realm_user":
-      return event.op === "add" ? ["realm_user", "add", event.person.id] : ["realm_user", `update:${Object.keys(event.changes).join(",")}`, event.userId];
+      return event.op === "add"
+        ? ["realm_user", "add", event.person.id]
+        : ["realm_user", `update:${Object.keys(event.changes).join(",")}`, event.userId];
     case "realm":
       return ["realm", event.op, event.realm.id];
     case "user_group":
@@ -285,7 +290,9 @@ export function logEntryOf(event: EngineEvent): ChangeLogItem {
     case "attachment":
       return ["attachment", event.op, event.attachment.ownerId, event.attachment.id];
     case "saved_snippets":
-      return event.op === "remove" ? ["saved_snippets", "remove", event.userId, event.snippetId] : ["saved_snippets", event.op, event.snippet.userId, event.snippet.id];
+      return event.op === "remove"
+        ? ["saved_snippets", "remove", event.userId, event.snippetId]
+        : ["saved_snippets", event.op, event.snippet.userId, event.snippet.id];
     case "device":
       return ["device", event.op, event.userId, event.deviceId];
   }
@@ -295,12 +302,14 @@ export function logEntryOf(event: EngineEvent): ChangeLogItem {
 export function trimChangeLog(tables: Tables, seq: number): void {
   if (seq % TRIM_EVERY !== 0 || seq <= CHANGE_LOG_KEEP) return;
   const end = seq - CHANGE_LOG_KEEP;
-  for (const key of tables.changeLog.getKeys({ start: Math.max(1, end - TRIM_EVERY), end })) tables.changeLog.removeSync(key);
+  for (const key of tables.changeLog.getKeys({ start: Math.max(1, end - TRIM_EVERY), end }))
+    tables.changeLog.removeSync(key);
 }
 
 /** Entries after `afterSeq`, ascending (for a reader tailing the log). */
 export function* changesSince(tables: Tables, afterSeq: number): Generator<{ seq: number; entry: ChangeLogEntry }> {
-  for (const { key, value } of tables.changeLog.getRange({ start: afterSeq + 1 })) yield { seq: key, entry: value as ChangeLogEntry };
+  for (const { key, value } of tables.changeLog.getRange({ start: afterSeq + 1 }))
+    yield { seq: key, entry: value as ChangeLogEntry };
 }
 
 /** The change sets logged after `afterSeq`, ascending: what a cache in another process replays. */

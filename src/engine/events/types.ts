@@ -9,7 +9,28 @@
  * decided in the engine under its access rules (private channels, guests, DMs).
  */
 import type { ApiFlag } from "../flags.js";
-import type { Channel, Device, Draft, GroupSettingValue, SubscriptionNotification, Message, MessageRecipient, Playground, PresenceRecord, Reaction, Realm, Role, SavedSnippet, ScheduledMessage, Subscription, User, UserGroup, UserTopic, RealmEmoji, Attachment } from "../types.js";
+import type {
+  Channel,
+  Device,
+  Draft,
+  GroupSettingValue,
+  SubscriptionNotification,
+  Message,
+  MessageRecipient,
+  Playground,
+  PresenceRecord,
+  Reaction,
+  Realm,
+  Role,
+  SavedSnippet,
+  ScheduledMessage,
+  Subscription,
+  User,
+  UserGroup,
+  UserTopic,
+  RealmEmoji,
+  Attachment,
+} from "../types.js";
 import type { SettingName, SettingValue } from "../settings/defaults.js";
 
 /** Who must receive an event. Valid only during delivery (it may view live state). */
@@ -50,14 +71,48 @@ export type EngineEvent =
       /** For the read flag on remove: where each message lives. */
       readonly messageDetails: ReadonlyMap<number, MessageDetail> | null;
     }
-  | { readonly type: "reaction"; readonly op: "add" | "remove"; readonly messageId: number; readonly realmId: number; readonly reaction: Reaction }
-  | { readonly type: "subscription"; readonly op: "add"; readonly userId: number; readonly subscriptions: readonly { readonly subscription: Subscription; readonly channel: Channel }[] }
-  | { readonly type: "subscription"; readonly op: "remove"; readonly userId: number; readonly channels: readonly Channel[] }
-  | { readonly type: "subscription"; readonly op: "update"; readonly userId: number; readonly channelId: number; readonly property: SubscriptionProperty; readonly value: boolean | string }
-  | { readonly type: "subscription"; readonly op: "peer_add" | "peer_remove"; readonly channelIds: readonly number[]; readonly userIds: readonly number[] }
+  | {
+      readonly type: "reaction";
+      readonly op: "add" | "remove";
+      readonly messageId: number;
+      readonly realmId: number;
+      readonly reaction: Reaction;
+    }
+  | {
+      readonly type: "subscription";
+      readonly op: "add";
+      readonly userId: number;
+      readonly subscriptions: readonly { readonly subscription: Subscription; readonly channel: Channel }[];
+    }
+  | {
+      readonly type: "subscription";
+      readonly op: "remove";
+      readonly userId: number;
+      readonly channels: readonly Channel[];
+    }
+  | {
+      readonly type: "subscription";
+      readonly op: "update";
+      readonly userId: number;
+      readonly channelId: number;
+      readonly property: SubscriptionProperty;
+      readonly value: boolean | string;
+    }
+  | {
+      readonly type: "subscription";
+      readonly op: "peer_add" | "peer_remove";
+      readonly channelIds: readonly number[];
+      readonly userIds: readonly number[];
+    }
   | { readonly type: "stream"; readonly op: "create"; readonly channels: readonly Channel[] }
   | { readonly type: "stream"; readonly op: "delete"; readonly channels: readonly Channel[] }
-  | { readonly type: "stream"; readonly op: "update"; readonly channel: Channel; readonly property: string; readonly value: unknown }
+  | {
+      readonly type: "stream";
+      readonly op: "update";
+      readonly channel: Channel;
+      readonly property: string;
+      readonly value: unknown;
+    }
   | { readonly type: "default_streams"; readonly realmId: number; readonly channelIds: readonly number[] }
   | { readonly type: "realm_bot"; readonly op: "add"; readonly bot: User }
   | { readonly type: "realm_bot"; readonly op: "delete"; readonly botId: number }
@@ -69,13 +124,28 @@ export type EngineEvent =
   | { readonly type: "user_group"; readonly op: "add"; readonly group: UserGroup; readonly forReactivation: boolean }
   | { readonly type: "user_group"; readonly op: "remove"; readonly groupId: number }
   | { readonly type: "user_group"; readonly op: "update"; readonly groupId: number; readonly data: UserGroupUpdate }
-  | { readonly type: "user_group"; readonly op: "add_members" | "remove_members"; readonly groupId: number; readonly userIds: readonly number[] }
-  | { readonly type: "user_group"; readonly op: "add_subgroups" | "remove_subgroups"; readonly groupId: number; readonly subgroupIds: readonly number[] }
+  | {
+      readonly type: "user_group";
+      readonly op: "add_members" | "remove_members";
+      readonly groupId: number;
+      readonly userIds: readonly number[];
+    }
+  | {
+      readonly type: "user_group";
+      readonly op: "add_subgroups" | "remove_subgroups";
+      readonly groupId: number;
+      readonly subgroupIds: readonly number[];
+    }
   | { readonly type: "user_topic"; readonly userTopic: UserTopic }
   /** Zulip's deprecated muted_topics: the user's whole muted list, rendered at delivery. */
   | { readonly type: "muted_topics"; readonly userId: number }
   /** Ephemeral (nothing logged): a user seen for the first time or back online. */
-  | { readonly type: "presence"; readonly user: User; readonly presence: PresenceRecord; readonly serverTimestamp: number }
+  | {
+      readonly type: "presence";
+      readonly user: User;
+      readonly presence: PresenceRecord;
+      readonly serverTimestamp: number;
+    }
   /** The realm's complete list of code playgrounds after a change. */
   | { readonly type: "realm_playgrounds"; readonly realmId: number; readonly playgrounds: readonly Playground[] }
   /**
@@ -83,12 +153,32 @@ export type EngineEvent =
    * emoji of the realm after the change (Zulip's legacy realm_emoji/update sends the
    * whole map; clients with individual_emoji_changes get add/update_one).
    */
-  | { readonly type: "realm_emoji"; readonly op: "add" | "update_one"; readonly realmId: number; readonly emoji: RealmEmoji; readonly all: readonly RealmEmoji[] }
+  | {
+      readonly type: "realm_emoji";
+      readonly op: "add" | "update_one";
+      readonly realmId: number;
+      readonly emoji: RealmEmoji;
+      readonly all: readonly RealmEmoji[];
+    }
   | { readonly type: "scheduled_messages"; readonly op: "add" | "update"; readonly scheduled: ScheduledMessage }
   | { readonly type: "scheduled_messages"; readonly op: "remove"; readonly scheduledMessageId: number }
-  /** One changed personal setting (timezone included, as Zulip sends it), for one user or an administrator's bulk edit. */
-  | { readonly type: "user_settings"; readonly op: "update"; readonly userIds: readonly number[]; readonly property: SettingName | "timezone"; readonly value: SettingValue }
-  | { readonly type: "realm_user_settings_defaults"; readonly op: "update"; readonly realmId: number; readonly property: SettingName; readonly value: SettingValue }
+  /**
+   * One changed personal setting (timezone included, as Zulip sends it), for one user or an administrator's bulk edit.
+   */
+  | {
+      readonly type: "user_settings";
+      readonly op: "update";
+      readonly userIds: readonly number[];
+      readonly property: SettingName | "timezone";
+      readonly value: SettingValue;
+    }
+  | {
+      readonly type: "realm_user_settings_defaults";
+      readonly op: "update";
+      readonly realmId: number;
+      readonly property: SettingName;
+      readonly value: SettingValue;
+    }
   | { readonly type: "drafts"; readonly op: "add"; readonly userId: number; readonly drafts: readonly Draft[] }
   | { readonly type: "drafts"; readonly op: "update"; readonly draft: Draft }
   | { readonly type: "drafts"; readonly op: "remove"; readonly userId: number; readonly draftId: number }
@@ -96,9 +186,20 @@ export type EngineEvent =
   | { readonly type: "saved_snippets"; readonly op: "remove"; readonly userId: number; readonly snippetId: number }
   | { readonly type: "device"; readonly op: "add" | "remove"; readonly userId: number; readonly deviceId: number }
   /** Only the fields that changed, as Zulip sends them. */
-  | { readonly type: "device"; readonly op: "update"; readonly userId: number; readonly deviceId: number; readonly changes: DeviceChanges }
+  | {
+      readonly type: "device";
+      readonly op: "update";
+      readonly userId: number;
+      readonly deviceId: number;
+      readonly changes: DeviceChanges;
+    }
   /** To the owner: an upload stored, claimed by a message, or deleted; with the realm's upload space after it. */
-  | { readonly type: "attachment"; readonly op: "add" | "update" | "remove"; readonly attachment: Attachment; readonly uploadSpaceUsed: number }
+  | {
+      readonly type: "attachment";
+      readonly op: "add" | "update" | "remove";
+      readonly attachment: Attachment;
+      readonly uploadSpaceUsed: number;
+    }
   | {
       readonly type: "typing";
       readonly op: "start" | "stop";
@@ -111,7 +212,12 @@ export type EngineEvent =
     };
 
 /** The fields of a device update event (a subset of Device). */
-export type DeviceChanges = Partial<Pick<Device, "pushKeyId" | "pushTokenId" | "pendingPushTokenId" | "pushTokenLastUpdatedTimestamp" | "pushRegistrationErrorCode">>;
+export type DeviceChanges = Partial<
+  Pick<
+    Device,
+    "pushKeyId" | "pushTokenId" | "pendingPushTokenId" | "pushTokenLastUpdatedTimestamp" | "pushRegistrationErrorCode"
+  >
+>;
 
 /** One realm_user update carries one property group, as in Zulip. */
 export type RealmUserChange =

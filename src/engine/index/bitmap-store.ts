@@ -147,7 +147,12 @@ export class BitmapStore {
     const entry = this.#cache.get(key);
     if (entry && (!entry.bitmap.isEmpty || entry.from === 0)) return entry.bitmap.isEmpty;
     // Only chunks below the cached ones (or all): a chunk is persisted only while non-empty.
-    for (const _ of this.#tables.bitmapChunks.getKeys({ start: [key, 0], end: [key, entry ? entry.from : CHUNK_SPAN], limit: 1 })) return false;
+    for (const _ of this.#tables.bitmapChunks.getKeys({
+      start: [key, 0],
+      end: [key, entry ? entry.from : CHUNK_SPAN],
+      limit: 1,
+    }))
+      return false;
     return true;
   }
 
@@ -198,7 +203,8 @@ export class BitmapStore {
       for (const id of added) this.#markDirty(key, id);
     } else {
       for (let chunk = first; chunk <= last; chunk++) {
-        if (first === last || fresh.rangeCardinality(chunk * CHUNK_SPAN, (chunk + 1) * CHUNK_SPAN) > 0) this.#markChunkRewrite(key, chunk);
+        if (first === last || fresh.rangeCardinality(chunk * CHUNK_SPAN, (chunk + 1) * CHUNK_SPAN) > 0)
+          this.#markChunkRewrite(key, chunk);
       }
     }
     this.#bump(key);
@@ -282,7 +288,10 @@ export class BitmapStore {
         if (flips !== null) {
           const delta = xorSorted(old, flips);
           const high = chunk * CHUNK_SPAN;
-          if (delta.length === 0 || (delta.length <= DELTA_LIMIT && entry.bitmap.rangeCardinality(high, high + CHUNK_SPAN) > SMALL_CHUNK_IDS)) {
+          if (
+            delta.length === 0 ||
+            (delta.length <= DELTA_LIMIT && entry.bitmap.rangeCardinality(high, high + CHUNK_SPAN) > SMALL_CHUNK_IDS)
+          ) {
             if (delta.length > 0) chunks.putSync([key, chunk, 1], deltaBytes(delta));
             else if (old.length > 0) chunks.removeSync([key, chunk, 1]);
             this.#pendingDeltas.push({ entry, chunk, delta });
@@ -337,7 +346,10 @@ export class BitmapStore {
       for (const id of record.removed) entry.bitmap.add(id);
       // Give back the size estimate add()/addMany() charged, or failed writes would
       // ratchet the cache toward premature eviction.
-      this.#grow(entry, -(record.charged ?? 4 * (record.added instanceof RoaringBitmap32 ? record.added.size : record.added.length)));
+      this.#grow(
+        entry,
+        -(record.charged ?? 4 * (record.added instanceof RoaringBitmap32 ? record.added.size : record.added.length)),
+      );
       this.#bump(record.key);
     }
     this.#undo = [];
@@ -375,7 +387,8 @@ export class BitmapStore {
       if (k.length === 3) (deltas ??= new Map()).set(k[1], deltaOf(value));
       else parts.push(RoaringBitmap32.deserialize(value, "portable"));
     }
-    const bitmap = parts.length === 0 ? new RoaringBitmap32() : parts.length === 1 ? parts[0]! : RoaringBitmap32.orMany(parts);
+    const bitmap =
+      parts.length === 0 ? new RoaringBitmap32() : parts.length === 1 ? parts[0]! : RoaringBitmap32.orMany(parts);
     if (deltas) {
       for (const [chunk, delta] of deltas) {
         const high = chunk * CHUNK_SPAN;
@@ -401,7 +414,8 @@ export class BitmapStore {
   }
 
   #writableEntry(key: string, from = 0): Entry {
-    if (!storable(key)) throw new StorageError(`bitmap key longer than ${MAX_KEY_NAME_BYTES} bytes: ${key.slice(0, 40)}...`);
+    if (!storable(key))
+      throw new StorageError(`bitmap key longer than ${MAX_KEY_NAME_BYTES} bytes: ${key.slice(0, 40)}...`);
     return this.#entry(key, from);
   }
 
@@ -572,7 +586,8 @@ export function idsView(bitmap: ReadonlyBitmap, limit: number | null = null): Ui
   if (wanted === 0) return idBuffer.subarray(0, 0);
   // Kept at most 256 KB: a larger extraction (a long walk's last chunk) gets its own array.
   if (wanted > MAX_REUSED_IDS) return bitmap.toUint32Array(wanted);
-  if (idBuffer.length < wanted) idBuffer = new Uint32Array(Math.min(MAX_REUSED_IDS, Math.max(wanted, idBuffer.length * 2)));
+  if (idBuffer.length < wanted)
+    idBuffer = new Uint32Array(Math.min(MAX_REUSED_IDS, Math.max(wanted, idBuffer.length * 2)));
   return bitmap.toUint32Array(wanted === idBuffer.length ? idBuffer : idBuffer.subarray(0, wanted));
 }
 
@@ -593,7 +608,14 @@ export function idsInRange(set: ReadonlyBitmap, from: number, to: number = ID_LI
  * that it must not keep), ascending, as plain numbers; at most the first or last
  * `limit` of them. Also returns how many IDs of `set` the range held.
  */
-export function restrictedRange(set: ReadonlyBitmap, from: number, to: number, restrict: (part: Bitmap) => void, limit: number, fromEnd: boolean): { ids: number[]; examined: number } {
+export function restrictedRange(
+  set: ReadonlyBitmap,
+  from: number,
+  to: number,
+  restrict: (part: Bitmap) => void,
+  limit: number,
+  fromEnd: boolean,
+): { ids: number[]; examined: number } {
   if (from >= to) return { ids: [], examined: 0 };
   SCRATCH.clear();
   SCRATCH.addRange(from, to);

@@ -26,7 +26,10 @@ export const MEMBERS_INDEXED_KEY = "conversationMembersIndexed";
 /** conversation_members key of a realm's conversation with exactly these (sorted) members. */
 export function membersKey(realmId: number, sortedUserIds: readonly number[]): [number, string] {
   const plain = sortedUserIds.join(",");
-  return [realmId, plain.length <= MAX_PLAIN_MEMBERS_KEY ? plain : `#${createHash("sha256").update(plain).digest("base64url")}`];
+  return [
+    realmId,
+    plain.length <= MAX_PLAIN_MEMBERS_KEY ? plain : `#${createHash("sha256").update(plain).digest("base64url")}`,
+  ];
 }
 
 export class Conversations {

@@ -34,7 +34,9 @@ export class MessageConversations {
     this.#readMeta = readMeta;
   }
 
-  /** The message's conversation ordinal (ordinals are equal iff conversations are), or 0 if there is no such message. */
+  /**
+   * The message's conversation ordinal (ordinals are equal iff conversations are), or 0 if there is no such message.
+   */
   ordinalOf(id: number): number {
     const index = id >>> CHUNK_BITS;
     let chunk = this.#chunks[index];

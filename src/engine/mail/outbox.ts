@@ -49,7 +49,8 @@ export function dueMail(state: StoreState, nowMs: number, limit: number): Outbox
 /** The earliest next attempt of any pending mail (UNIX ms), or null when none is pending. */
 export function nextMailAttempt(state: StoreState): number | null {
   let next: number | null = null;
-  for (const mail of state.outbox.values()) if (mail.state === "pending" && (next === null || mail.nextAttemptAt < next)) next = mail.nextAttemptAt;
+  for (const mail of state.outbox.values())
+    if (mail.state === "pending" && (next === null || mail.nextAttemptAt < next)) next = mail.nextAttemptAt;
   return next;
 }
 
@@ -64,12 +65,23 @@ export function markMailDelivered(state: StoreState, mailId: number): void {
 }
 
 /** A failed attempt: retried at `retryAt` (UNIX ms), or given up when null or after MAX_MAIL_ATTEMPTS. */
-export function markMailAttemptFailed(state: StoreState, mailId: number, error: string, retryAt: number | null): OutboxMail | undefined {
+export function markMailAttemptFailed(
+  state: StoreState,
+  mailId: number,
+  error: string,
+  retryAt: number | null,
+): OutboxMail | undefined {
   const mail = state.outbox.get(mailId);
   if (!mail) return undefined;
   const attempts = mail.attempts + 1;
   const giveUp = retryAt === null || attempts >= MAX_MAIL_ATTEMPTS;
-  const next: OutboxMail = { ...mail, attempts, lastError: error.slice(0, 1000), nextAttemptAt: retryAt ?? mail.nextAttemptAt, state: giveUp ? "failed" : "pending" };
+  const next: OutboxMail = {
+    ...mail,
+    attempts,
+    lastError: error.slice(0, 1000),
+    nextAttemptAt: retryAt ?? mail.nextAttemptAt,
+    state: giveUp ? "failed" : "pending",
+  };
   state.write((ctx) => {
     state.tables.outbox.putSync(mailId, next);
     ctx.afterCommit(() => state.outbox.set(mailId, next));

@@ -19,7 +19,15 @@ function expiryLine(expiresAt: number | null): string {
   return `This invitation expires on ${new Date(expiresAt * 1000).toUTCString()}.`;
 }
 
-export function invitationMail(input: { to: string; referrerName: string; referrerEmail: string; realmName: string; realmUrl: string; key: string; expiresAt: number | null }): MailInput {
+export function invitationMail(input: {
+  to: string;
+  referrerName: string;
+  referrerEmail: string;
+  realmName: string;
+  realmUrl: string;
+  key: string;
+  expiresAt: number | null;
+}): MailInput {
   const link = joinLink(input.realmUrl, input.key);
   return {
     to: [input.to],
@@ -41,7 +49,13 @@ export function invitationMail(input: { to: string; referrerName: string; referr
   };
 }
 
-export function emailChangeConfirmationMail(input: { to: string; oldEmail: string; realmName: string; realmUrl: string; key: string }): MailInput {
+export function emailChangeConfirmationMail(input: {
+  to: string;
+  oldEmail: string;
+  realmName: string;
+  realmUrl: string;
+  key: string;
+}): MailInput {
   return {
     to: [input.to],
     subject: `Confirm your new email address for ${input.realmName}`,
@@ -59,7 +73,12 @@ export function emailChangeConfirmationMail(input: { to: string; oldEmail: strin
   };
 }
 
-export function emailChangedNoticeMail(input: { to: string; newEmail: string; realmName: string; realmUrl: string }): MailInput {
+export function emailChangedNoticeMail(input: {
+  to: string;
+  newEmail: string;
+  realmName: string;
+  realmUrl: string;
+}): MailInput {
   return {
     to: [input.to],
     subject: `Your email address on ${input.realmName} has changed`,

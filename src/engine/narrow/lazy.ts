@@ -116,7 +116,12 @@ export function prevAbsent(set: ReadonlyBitmap, x: number): number {
  * `floor` is an ID below which nothing can match (narrow/first-unread.ts matchFloor):
  * walks start there, and a walk down from below it returns at once.
  */
-export function lazyMatching(ctx: PlanContext, plan: Plan, extraComplements: readonly ReadonlyBitmap[] = [], floor = 0): MatchingSet {
+export function lazyMatching(
+  ctx: PlanContext,
+  plan: Plan,
+  extraComplements: readonly ReadonlyBitmap[] = [],
+  floor = 0,
+): MatchingSet {
   // With a topic, planNarrow's topic step is the named channel's own topic bitmap, a
   // subset of that channel's: the channel step then removes nothing (channel+topic
   // becomes one bitmap, sliced by rank).
@@ -124,9 +129,14 @@ export function lazyMatching(ctx: PlanContext, plan: Plan, extraComplements: rea
   const namedChannel = topicInChannel ? plan.steps.find((s) => !s.complement && s.term.kind === "channel") : undefined;
   const positives = plan.steps.filter((s) => !s.complement && s !== namedChannel).map((s) => s.bitmap);
   // Deduplicated: first_unread passes the read set that an is:unread step also removes.
-  const negatives = [...new Set([...plan.steps.filter((s) => s.complement).map((s) => s.bitmap), ...extraComplements])].filter((b) => !b.isEmpty);
-  const channelStep = plan.steps.some((s) => !s.complement && (s.term.kind === "channel" || s.term.kind === "channels"));
-  if (positives.length === 1 && negatives.length === 0 && plan.universe === "shared" && channelStep) return bitmapSet(positives[0]!);
+  const negatives = [
+    ...new Set([...plan.steps.filter((s) => s.complement).map((s) => s.bitmap), ...extraComplements]),
+  ].filter((b) => !b.isEmpty);
+  const channelStep = plan.steps.some(
+    (s) => !s.complement && (s.term.kind === "channel" || s.term.kind === "channels"),
+  );
+  if (positives.length === 1 && negatives.length === 0 && plan.universe === "shared" && channelStep)
+    return bitmapSet(positives[0]!);
 
   positives.sort((a, b) => a.size - b.size);
   const universeIsDriver = positives.length === 0;

@@ -9,7 +9,7 @@ import { canAccessMessage, canSeeChannel } from "../access.js";
 import { BadNarrowError, clip } from "../errors.js";
 import { findChannelByName } from "../actions/channels.js";
 import type { StoreState } from "../state.js";
-import type { Channel, Message, User } from "../types.js";
+import type { Channel, User } from "../types.js";
 import type { HasTermOperand, IsOperand, RawTerm, Term } from "./terms.js";
 import { getMessageRecord } from "../storage/message-records.js";
 
@@ -52,7 +52,8 @@ function normalizeTerm(state: StoreState, user: User, t: RawTerm): Term | null {
       return { kind: "channel", channelId: resolveChannel(state, user, t.operand), negated };
     case "channels":
     case "streams":
-      if (t.operand !== "public" && t.operand !== "web-public") throw new BadNarrowError(`unknown channels operand ${quote(t.operand)}`);
+      if (t.operand !== "public" && t.operand !== "web-public")
+        throw new BadNarrowError(`unknown channels operand ${quote(t.operand)}`);
       return { kind: "channels", which: t.operand, negated };
     case "topic":
       return { kind: "topic", topic: normalizeTopicOperand(state, user, String(t.operand)), negated };
@@ -101,7 +102,8 @@ function resolveChannel(state: StoreState, user: User, operand: RawTerm["operand
   }
   const name = String(operand);
   // Zulip accepts a numeric string as a channel ID too.
-  const channel = findChannelByName(state, user.realmId, name) ?? (/^\d+$/.test(name) ? state.channels.get(Number(name)) : undefined);
+  const channel =
+    findChannelByName(state, user.realmId, name) ?? (/^\d+$/.test(name) ? state.channels.get(Number(name)) : undefined);
   if (!channel || !mayNameChannel(state, user, channel)) throw new BadNarrowError(`unknown channel ${clip(name)}`);
   return channel.id;
 }
@@ -113,11 +115,19 @@ function resolveChannel(state: StoreState, user: User, operand: RawTerm["operand
  * subscribed (they keep the messages they received, and know the channel).
  */
 function mayNameChannel(state: StoreState, user: User, channel: Channel): boolean {
-  return canSeeChannel(state, user, channel) || (channel.realmId === user.realmId && state.subsByUser.get(user.id)?.has(channel.id) === true);
+  return (
+    canSeeChannel(state, user, channel) ||
+    (channel.realmId === user.realmId && state.subsByUser.get(user.id)?.has(channel.id) === true)
+  );
 }
 
 function findUser(state: StoreState, me: User, ref: string | number): User | undefined {
-  const id = typeof ref === "number" ? ref : /^\d+$/.test(ref.trim()) ? Number(ref.trim()) : state.userByEmail.get(`${me.realmId}:${ref.trim().toLowerCase()}`);
+  const id =
+    typeof ref === "number"
+      ? ref
+      : /^\d+$/.test(ref.trim())
+        ? Number(ref.trim())
+        : state.userByEmail.get(`${me.realmId}:${ref.trim().toLowerCase()}`);
   const user = id === undefined ? undefined : state.users.get(id);
   return user && user.realmId === me.realmId ? user : undefined;
 }
@@ -132,7 +142,10 @@ function resolveUser(state: StoreState, me: User, operand: RawTerm["operand"], p
 function normalizeDm(state: StoreState, me: User, operand: RawTerm["operand"], negated: boolean): Term {
   const refs: (string | number)[] = Array.isArray(operand)
     ? [...operand]
-    : String(operand).split(",").map((s) => s.trim()).filter((s) => s !== "");
+    : String(operand)
+        .split(",")
+        .map((s) => s.trim())
+        .filter((s) => s !== "");
   if (refs.length === 0) return { kind: "dm", userIds: [], empty: true, negated };
   const ids = new Set<number>();
   for (const ref of refs) {
@@ -185,7 +198,11 @@ function rewriteWith(state: StoreState, user: User, raw: readonly RawTerm[]): re
   const conversationOps = ["channel", "stream", "topic", "dm", "pm-with", "pm_with"];
   const kept = rest.filter((t) => !conversationOps.includes(t.operator));
   if (message.recipient.type === "channel") {
-    return [...kept, { operator: "channel", operand: message.recipient.channelId, negated: false }, { operator: "topic", operand: message.topic, negated: false }];
+    return [
+      ...kept,
+      { operator: "channel", operand: message.recipient.channelId, negated: false },
+      { operator: "topic", operand: message.topic, negated: false },
+    ];
   }
   const conversation = state.conversations.get(message.recipient.conversationId);
   return [...kept, { operator: "dm", operand: conversation ? [...conversation.userIds] : [], negated: false }];

@@ -5,11 +5,28 @@
  * meaning errors (unknown operators, names) come later as BAD_NARROW.
  */
 import { BadRequestError, clip } from "../errors.js";
-import { exceedsCodePoints, MAX_NARROW_CHARS, MAX_NARROW_TERMS, MAX_OPERAND_ITEMS, MAX_OPERAND_LENGTH } from "../limits.js";
+import {
+  exceedsCodePoints,
+  MAX_NARROW_CHARS,
+  MAX_NARROW_TERMS,
+  MAX_OPERAND_ITEMS,
+  MAX_OPERAND_LENGTH,
+} from "../limits.js";
 import type { RawTerm } from "./terms.js";
 
 /** Operators whose operand is a string or an integer (a name/email or an ID). */
-const STRING_OR_INT = new Set(["channel", "stream", "id", "sender", "group-pm-with", "group_pm_with", "dm-including", "dm-with", "with", "mentions"]);
+const STRING_OR_INT = new Set([
+  "channel",
+  "stream",
+  "id",
+  "sender",
+  "group-pm-with",
+  "group_pm_with",
+  "dm-including",
+  "dm-with",
+  "with",
+  "mentions",
+]);
 /** Operators whose operand is a string (comma-separated emails) or a list of user IDs. */
 const STRING_OR_INT_LIST = new Set(["dm", "pm-with", "pm_with"]);
 
@@ -17,11 +34,13 @@ export function parseNarrow(value: unknown): RawTerm[] {
   if (value === null || value === undefined) return [];
   if (!Array.isArray(value)) throw new BadRequestError("narrow is not a list");
   // Sizes first: nothing is resolved or evaluated for an oversized narrow.
-  if (value.length > MAX_NARROW_TERMS) throw new BadRequestError(`narrow is too long (limit: ${MAX_NARROW_TERMS} terms)`);
+  if (value.length > MAX_NARROW_TERMS)
+    throw new BadRequestError(`narrow is too long (limit: ${MAX_NARROW_TERMS} terms)`);
   const terms = value.map((element, i) => checkSize(parseElement(element), i));
   let chars = 0;
   for (const t of terms) if (typeof t.operand === "string") chars += t.operand.length;
-  if (chars > MAX_NARROW_CHARS) throw new BadRequestError(`narrow is too long (limit: ${MAX_NARROW_CHARS} characters of operands)`);
+  if (chars > MAX_NARROW_CHARS)
+    throw new BadRequestError(`narrow is too long (limit: ${MAX_NARROW_CHARS} characters of operands)`);
   return terms;
 }
 

@@ -14,7 +14,7 @@ import { MAX_TOPIC_LENGTH } from "../actions/send-message.js";
 import { exceedsCodePoints } from "../limits.js";
 import type { ReceivedSets } from "../received.js";
 import { type StoreState } from "../state.js";
-import type { Message, User, UserTopic } from "../types.js";
+import type { User, UserTopic } from "../types.js";
 import { ROLE } from "../types.js";
 import { matchesPhrases, parseSearchQuery } from "../search/index.js";
 import type { Term } from "./terms.js";
@@ -55,13 +55,20 @@ export function includesHistory(ctx: PlanContext, terms: readonly Term[]): boole
   return include;
 }
 
-export function planNarrow(ctx: PlanContext, terms: readonly Term[], universe: UniverseKind = includesHistory(ctx, terms) ? "shared" : "personal"): Plan {
+export function planNarrow(
+  ctx: PlanContext,
+  terms: readonly Term[],
+  universe: UniverseKind = includesHistory(ctx, terms) ? "shared" : "personal",
+): Plan {
   // With a channel named, a topic is that channel's topic bitmap (the realm-wide one
   // intersected with the channel, already materialised): far smaller to walk.
   const channelTerm = terms.find((t) => t.kind === "channel" && !t.negated);
   const channelId = channelTerm?.kind === "channel" ? channelTerm.channelId : null;
   const steps = terms.map((term) => {
-    const { bitmap, complement } = term.kind === "topic" && !term.negated && channelId !== null ? channelTopicStep(ctx, channelId, term.topic) : evaluateTerm(ctx, term);
+    const { bitmap, complement } =
+      term.kind === "topic" && !term.negated && channelId !== null
+        ? channelTopicStep(ctx, channelId, term.topic)
+        : evaluateTerm(ctx, term);
     return { term, bitmap, complement: complement !== term.negated };
   });
   return { universe, steps };
@@ -69,7 +76,9 @@ export function planNarrow(ctx: PlanContext, terms: readonly Term[], universe: U
 
 /** The universe bitmap of a plan. */
 export function universeOf(ctx: PlanContext, universe: UniverseKind): ReadonlyBitmap {
-  return universe === "shared" ? ctx.state.bitmaps.get(key.realm(ctx.user.realmId)) : ctx.received.personal(ctx.user.id);
+  return universe === "shared"
+    ? ctx.state.bitmaps.get(key.realm(ctx.user.realmId))
+    : ctx.received.personal(ctx.user.id);
 }
 
 /**
@@ -83,9 +92,12 @@ export function universeOf(ctx: PlanContext, universe: UniverseKind): ReadonlyBi
 export function executePlan(ctx: PlanContext, plan: Plan): ReadonlyBitmap {
   const positives = plan.steps.filter((s) => !s.complement).map((s) => s.bitmap);
   const negatives = plan.steps.filter((s) => s.complement).map((s) => s.bitmap);
-  const channelStep = plan.steps.some((s) => !s.complement && (s.term.kind === "channel" || s.term.kind === "channels"));
+  const channelStep = plan.steps.some(
+    (s) => !s.complement && (s.term.kind === "channel" || s.term.kind === "channels"),
+  );
   // One shared-history channel step and nothing else: the answer is that bitmap (no copy).
-  if (positives.length === 1 && negatives.length === 0 && plan.universe === "shared" && channelStep) return positives[0]!;
+  if (positives.length === 1 && negatives.length === 0 && plan.universe === "shared" && channelStep)
+    return positives[0]!;
   let result: Bitmap;
   if (positives.length === 0) {
     if (negatives.length === 0) return universeOf(ctx, plan.universe);
@@ -113,24 +125,46 @@ export function explainPlan(plan: Plan): string {
 
 function describe(t: Term): string {
   switch (t.kind) {
-    case "channel": return `channel:${t.channelId}`;
-    case "channels": return `channels:${t.which}`;
-    case "topic": return `topic:${JSON.stringify(t.topic)}`;
-    case "sender": return `sender:${t.userId}`;
-    case "dm": return `dm:${t.userIds.join(",")}`;
-    case "dmIncluding": return `dm-including:${t.userId}`;
-    case "groupDmWith": return `group-pm-with:${t.userId}`;
-    case "is": return `is:${t.what}`;
-    case "has": return `has:${t.what}`;
-    case "inHome": return "in:home";
-    case "search": return `search:${JSON.stringify(t.query)}`;
-    case "id": return `id:${t.messageId}`;
-    case "mentions": return `mentions:${t.userId}`;
+    case "channel":
+      return `channel:${t.channelId}`;
+    case "channels":
+      return `channels:${t.which}`;
+    case "topic":
+      return `topic:${JSON.stringify(t.topic)}`;
+    case "sender":
+      return `sender:${t.userId}`;
+    case "dm":
+      return `dm:${t.userIds.join(",")}`;
+    case "dmIncluding":
+      return `dm-including:${t.userId}`;
+    case "groupDmWith":
+      return `group-pm-with:${t.userId}`;
+    case "is":
+      return `is:${t.what}`;
+    case "has":
+      return `has:${t.what}`;
+    case "inHome":
+      return "in:home";
+    case "search":
+      return `search:${JSON.stringify(t.query)}`;
+    case "id":
+      return `id:${t.messageId}`;
+    case "mentions":
+      return `mentions:${t.userId}`;
   }
 }
 
-export function channelTopicStep(ctx: PlanContext, channelId: number, topic: string): { bitmap: ReadonlyBitmap; complement: boolean } {
-  return { bitmap: exceedsCodePoints(topic, MAX_TOPIC_LENGTH) ? EMPTY : ctx.state.bitmaps.get(key.channelTopic(channelId, topic)), complement: false };
+export function channelTopicStep(
+  ctx: PlanContext,
+  channelId: number,
+  topic: string,
+): { bitmap: ReadonlyBitmap; complement: boolean } {
+  return {
+    bitmap: exceedsCodePoints(topic, MAX_TOPIC_LENGTH)
+      ? EMPTY
+      : ctx.state.bitmaps.get(key.channelTopic(channelId, topic)),
+    complement: false,
+  };
 }
 
 export function evaluateTerm(ctx: PlanContext, t: Term): { bitmap: ReadonlyBitmap; complement: boolean } {
@@ -170,14 +204,22 @@ export function evaluateTerm(ctx: PlanContext, t: Term): { bitmap: ReadonlyBitma
     }
     case "is":
       switch (t.what) {
-        case "dm": return plain(b.get(key.allDirect(realmId)));
-        case "starred": return plain(b.get(key.userFlag(user.id, "starred")));
-        case "unread": return { bitmap: b.get(key.userFlag(user.id, "read")), complement: true };
-        case "mentioned": return plain(mentionedSet(ctx));
-        case "alerted": return plain(b.get(key.userFlag(user.id, "has_alert_word")));
-        case "resolved": return plain(b.get(key.resolved(realmId)));
-        case "followed": return plain(topicPolicySet(ctx, 3, null));
-        case "muted": return plain(mutedSet(ctx, null));
+        case "dm":
+          return plain(b.get(key.allDirect(realmId)));
+        case "starred":
+          return plain(b.get(key.userFlag(user.id, "starred")));
+        case "unread":
+          return { bitmap: b.get(key.userFlag(user.id, "read")), complement: true };
+        case "mentioned":
+          return plain(mentionedSet(ctx));
+        case "alerted":
+          return plain(b.get(key.userFlag(user.id, "has_alert_word")));
+        case "resolved":
+          return plain(b.get(key.resolved(realmId)));
+        case "followed":
+          return plain(topicPolicySet(ctx, 3, null));
+        case "muted":
+          return plain(mutedSet(ctx, null));
       }
       break;
     case "has":
@@ -199,7 +241,11 @@ export function mentionedSet(ctx: PlanContext): ReadonlyBitmap {
   const b = ctx.state.bitmaps;
   const id = ctx.user.id;
   const wildcard = b.get(key.streamWildcard(ctx.user.realmId));
-  const parts = [b.get(key.userFlag(id, "mentioned")), b.get(key.userFlag(id, "group_mentioned")), b.get(key.userFlag(id, "topic_wildcard_mentioned"))];
+  const parts = [
+    b.get(key.userFlag(id, "mentioned")),
+    b.get(key.userFlag(id, "group_mentioned")),
+    b.get(key.userFlag(id, "topic_wildcard_mentioned")),
+  ];
   if (!wildcard.isEmpty) parts.push(ctx.received.restrictToReceivedAtSend(id, wildcard));
   // Usually only personal mentions exist: that (cached, read-only) bitmap itself.
   const present = parts.filter((part) => !part.isEmpty);
@@ -236,7 +282,10 @@ export function mutedSet(ctx: PlanContext, channelId: number | null): Bitmap {
   const parts: ReadonlyBitmap[] = [topicPolicySet(ctx, 1, channelId)];
   if (channelId === null) {
     for (const mutedChannel of state.mutedChannelsOf(user.id)) {
-      const channel = RoaringBitmap32.andNot(state.bitmaps.get(key.channel(mutedChannel)), topicPolicySet(ctx, 2, mutedChannel));
+      const channel = RoaringBitmap32.andNot(
+        state.bitmaps.get(key.channel(mutedChannel)),
+        topicPolicySet(ctx, 2, mutedChannel),
+      );
       parts.push(channel.andNotInPlace(topicPolicySet(ctx, 3, mutedChannel)));
     }
   }
@@ -247,13 +296,18 @@ export function mutedSet(ctx: PlanContext, channelId: number | null): Bitmap {
 export function mutedHas(ctx: PlanContext, channelId: number | null, id: number): boolean {
   const { state, user } = ctx;
   const inTopic = (ut: UserTopic) => state.bitmaps.get(topicKeyOf(ut)).has(id);
-  for (const ut of state.userTopics.withPolicy(user.id, 1)) if ((channelId === null || ut.channelId === channelId) && inTopic(ut)) return true;
+  for (const ut of state.userTopics.withPolicy(user.id, 1))
+    if ((channelId === null || ut.channelId === channelId) && inTopic(ut)) return true;
   if (channelId !== null) return false;
   for (const mutedChannel of state.mutedChannelsOf(user.id)) {
     if (!state.bitmaps.get(key.channel(mutedChannel)).has(id)) continue;
     // In a muted channel: muted unless in one of its unmuted or followed topics.
     const excepted = (ut: UserTopic) => ut.channelId === mutedChannel && inTopic(ut);
-    if (!state.userTopics.withPolicy(user.id, 2).some(excepted) && !state.userTopics.withPolicy(user.id, 3).some(excepted)) return true;
+    if (
+      !state.userTopics.withPolicy(user.id, 2).some(excepted) &&
+      !state.userTopics.withPolicy(user.id, 3).some(excepted)
+    )
+      return true;
   }
   return false;
 }
@@ -267,7 +321,9 @@ function searchSet(ctx: PlanContext, query: string): ReadonlyBitmap {
   if (parsed.terms.length === 0) {
     candidates = new RoaringBitmap32(state.bitmaps.get(key.realm(user.realmId)));
   } else {
-    const sets = parsed.terms.map((term) => (isIndexableTerm(term) ? state.bitmaps.get(key.term(user.realmId, term)) : EMPTY)).sort((a, b) => a.size - b.size);
+    const sets = parsed.terms
+      .map((term) => (isIndexableTerm(term) ? state.bitmaps.get(key.term(user.realmId, term)) : EMPTY))
+      .sort((a, b) => a.size - b.size);
     // One word and no phrase: the term's own (cached, never mutated here) bitmap, not a copy.
     if (sets.length === 1 && parsed.phrases.length === 0) return sets[0]!;
     candidates = new RoaringBitmap32(sets[0]!);

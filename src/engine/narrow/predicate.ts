@@ -17,7 +17,15 @@ import { getMessageRecord } from "../storage/message-records.js";
 import type { UserTopic } from "../types.js";
 import { normalizeNarrow } from "./normalize.js";
 import { parseNarrow } from "./parse.js";
-import { channelTopicStep, evaluateTerm, includesHistory, mutedHas, topicKeyOf, universeOf, type PlanContext } from "./plan.js";
+import {
+  channelTopicStep,
+  evaluateTerm,
+  includesHistory,
+  mutedHas,
+  topicKeyOf,
+  universeOf,
+  type PlanContext,
+} from "./plan.js";
 import type { Term } from "./terms.js";
 
 /** Whether one message matches; false for an ID that names no message. */
@@ -29,7 +37,11 @@ export type MessageMatcher = (messageId: number) => boolean;
  * null for an empty narrow (everything matches). `context` gives the live state at
  * each call (user records are replaced when they change).
  */
-export function compileNarrow(ctx: PlanContext, narrow: unknown, context: () => PlanContext | null): MessageMatcher | null {
+export function compileNarrow(
+  ctx: PlanContext,
+  narrow: unknown,
+  context: () => PlanContext | null,
+): MessageMatcher | null {
   const terms = normalizeNarrow(ctx.state, ctx.user, parseNarrow(narrow));
   if (terms.length === 0) return null;
   const query = searchQueryOf(terms);
@@ -59,7 +71,13 @@ function matchesMessage(ctx: PlanContext, terms: readonly Term[], query: SearchQ
 }
 
 /** Whether message `id` satisfies `term` read without its negation. */
-function termHolds(ctx: PlanContext, term: Term, namedChannel: number | null, query: SearchQuery | null, id: number): boolean {
+function termHolds(
+  ctx: PlanContext,
+  term: Term,
+  namedChannel: number | null,
+  query: SearchQuery | null,
+  id: number,
+): boolean {
   const { state, user } = ctx;
   switch (term.kind) {
     case "topic":
@@ -69,7 +87,11 @@ function termHolds(ctx: PlanContext, term: Term, namedChannel: number | null, qu
       const message = getMessageRecord(state.tables, id);
       if (message?.recipient.type !== "channel") return false;
       const channel = state.channels.get(message.recipient.channelId);
-      return channel !== undefined && channel.realmId === user.realmId && (term.which === "public" ? !channel.inviteOnly : channel.isWebPublic);
+      return (
+        channel !== undefined &&
+        channel.realmId === user.realmId &&
+        (term.which === "public" ? !channel.inviteOnly : channel.isWebPublic)
+      );
     }
     case "is":
       if (term.what === "mentioned") return mentionedHas(ctx, id);

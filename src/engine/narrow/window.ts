@@ -56,7 +56,13 @@ export function selectWindow(matching: ReadonlyBitmap | MatchingSet, request: Wi
   if (anchoredRight) {
     // Everything selected is before the anchor (at most numBefore of it): no re-slicing.
     const before = numBefore && rows.length > numBefore ? rows.slice(-numBefore) : rows;
-    return { ids: before, foundAnchor: false, foundOldest: anchoredLeft || before.length < numBefore, foundNewest: true, historyLimited: false };
+    return {
+      ids: before,
+      foundAnchor: false,
+      foundOldest: anchoredLeft || before.length < numBefore,
+      foundNewest: true,
+      historyLimited: false,
+    };
   }
   // rows ascend: [beforeStart, atStart) below the anchor, [atStart, afterStart) equal to it, the rest above.
   let atStart = 0;

@@ -6,7 +6,15 @@
 import { BadRequestError, MissingArgumentError } from "../errors.js";
 import { RoaringBitmap32 } from "../index/bitmap-store.js";
 import { key } from "../index/keys.js";
-import { executePlan, mutedHas, mutedSet, planNarrow, type Plan, type PlanContext, type UniverseKind } from "../narrow/plan.js";
+import {
+  executePlan,
+  mutedHas,
+  mutedSet,
+  planNarrow,
+  type Plan,
+  type PlanContext,
+  type UniverseKind,
+} from "../narrow/plan.js";
 import { lazyMatching, type MatchingSet } from "../narrow/lazy.js";
 import { matchFloor, NO_MATCH_FLOOR } from "../narrow/first-unread.js";
 import { normalizeNarrow } from "../narrow/normalize.js";
@@ -73,13 +81,17 @@ const INCOMPATIBLE = ["num_before", "num_after", "anchor", "message_ids", "inclu
 
 /** GET /messages as IDs and flags, without reading message records. */
 export function getMessageWindow(ctx: PlanContext, input: GetMessagesInput): MessageWindow {
-  const flagsOf = (ids: readonly number[], allRows: boolean) => flagsForWindow(ctx.state, ctx.received, ctx.user.id, ctx.user.realmId, ids, allRows);
+  const flagsOf = (ids: readonly number[], allRows: boolean) =>
+    flagsForWindow(ctx.state, ctx.received, ctx.user.id, ctx.user.realmId, ids, allRows);
   // Zulip validates the range parameters before it looks at the narrow.
   if (input.messageIds !== undefined) {
     if (input.anchor !== undefined || input.numBefore || input.numAfter || input.includeAnchor === false) {
-      throw new BadRequestError(`Unsupported parameter combination: ${INCOMPATIBLE.join(", ")}`, { parameters: INCOMPATIBLE.join(", ") });
+      throw new BadRequestError(`Unsupported parameter combination: ${INCOMPATIBLE.join(", ")}`, {
+        parameters: INCOMPATIBLE.join(", "),
+      });
     }
-    if (input.messageIds.length > MAX_MESSAGES_PER_FETCH) throw new BadRequestError(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
+    if (input.messageIds.length > MAX_MESSAGES_PER_FETCH)
+      throw new BadRequestError(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
   } else {
     checkWindow(input);
   }
@@ -88,9 +100,19 @@ export function getMessageWindow(ctx: PlanContext, input: GetMessagesInput): Mes
   if (input.messageIds !== undefined) {
     const plan = planNarrow(ctx, terms);
     const matching = executePlan(ctx, plan);
-    const wanted = new RoaringBitmap32(input.messageIds.filter((id) => Number.isInteger(id) && id >= 0 && id <= 0xffffffff));
+    const wanted = new RoaringBitmap32(
+      input.messageIds.filter((id) => Number.isInteger(id) && id >= 0 && id <= 0xffffffff),
+    );
     const ids = RoaringBitmap32.and(matching, wanted).toArray();
-    return { foundAnchor: false, foundOldest: false, foundNewest: false, historyLimited: false, ids, flags: flagsOf(ids, plan.universe === "personal"), searchTerms };
+    return {
+      foundAnchor: false,
+      foundOldest: false,
+      foundNewest: false,
+      historyLimited: false,
+      ids,
+      flags: flagsOf(ids, plan.universe === "personal"),
+      searchTerms,
+    };
   }
   const { window, anchor, universe } = selectNarrowWindow(ctx, terms, input);
   const ids = window.ids;
@@ -123,32 +145,56 @@ export function getMessages(ctx: PlanContext, input: GetMessagesInput): GetMessa
 
 /** The stems of every non-negated search term, or null when the narrow does not search. */
 function searchTermsOf(terms: readonly Term[]): ReadonlySet<string> | null {
-  const query = terms.filter((t) => t.kind === "search" && !t.negated).map((t) => (t.kind === "search" ? t.query : "")).join(" ");
+  const query = terms
+    .filter((t) => t.kind === "search" && !t.negated)
+    .map((t) => (t.kind === "search" ? t.query : ""))
+    .join(" ");
   return query === "" ? null : new Set(parseSearchQuery(query).terms);
 }
 
 /** Zulip's match_content / match_subject for one message. */
-export function highlightsFor(message: Message, terms: ReadonlySet<string>): { matchContent: string; matchSubject: string } {
-  return { matchContent: highlightHtml(message.renderedContent, terms), matchSubject: highlightTopic(message.topic, terms) };
+export function highlightsFor(
+  message: Message,
+  terms: ReadonlySet<string>,
+): { matchContent: string; matchSubject: string } {
+  return {
+    matchContent: highlightHtml(message.renderedContent, terms),
+    matchSubject: highlightTopic(message.topic, terms),
+  };
 }
 
 /** Validates the range parameters, resolves the anchor and selects the window. */
-export function selectNarrowWindow(ctx: PlanContext, terms: readonly Term[], input: WindowInput): { window: WindowResult; anchor: number; universe: UniverseKind } {
+export function selectNarrowWindow(
+  ctx: PlanContext,
+  terms: readonly Term[],
+  input: WindowInput,
+): { window: WindowResult; anchor: number; universe: UniverseKind } {
   const { numBefore, numAfter, includeAnchor } = checkWindow(input);
 
   const plan = planNarrow(ctx, terms);
   const floor = matchFloor(ctx, plan);
   const matching = lazyMatching(ctx, plan, [], floor);
   const anchor = resolveAnchor(ctx, terms, matching, plan, input, floor);
-  return { window: selectWindow(matching, { anchor, numBefore, numAfter, includeAnchor }), anchor, universe: plan.universe };
+  return {
+    window: selectWindow(matching, { anchor, numBefore, numAfter, includeAnchor }),
+    anchor,
+    universe: plan.universe,
+  };
 }
 
 /** Validates the range parameters (presence, bounds, the 5000 cap, anchor exclusion). */
-export function checkWindow(input: WindowInput): { anchor: AnchorSpec; numBefore: number; numAfter: number; includeAnchor: boolean } {
+export function checkWindow(input: WindowInput): {
+  anchor: AnchorSpec;
+  numBefore: number;
+  numAfter: number;
+  includeAnchor: boolean;
+} {
   const range = requireRange(input);
-  if (range.numBefore + range.numAfter > MAX_MESSAGES_PER_FETCH) throw new BadRequestError(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
+  if (range.numBefore + range.numAfter > MAX_MESSAGES_PER_FETCH)
+    throw new BadRequestError(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
   const includeAnchor = input.includeAnchor ?? true;
-  if (range.numBefore > 0 && range.numAfter > 0 && !includeAnchor) throw new BadRequestError("The anchor can only be excluded at an end of the range");
+  if (range.numBefore > 0 && range.numAfter > 0 && !includeAnchor)
+    throw new BadRequestError("The anchor can only be excluded at an end of the range");
   // Fields listed, not spread: V8's object spread costs microseconds here, per query.
   return { anchor: range.anchor, numBefore: range.numBefore, numAfter: range.numAfter, includeAnchor };
 }
@@ -165,7 +211,14 @@ export function requireRange(input: WindowInput): { anchor: AnchorSpec; numBefor
 }
 
 /** `floor`: matchFloor of `plan` (the user's first unread position when the plan excludes read messages, else 0). */
-function resolveAnchor(ctx: PlanContext, terms: readonly Term[], matching: MatchingSet, plan: Plan, input: WindowInput, floor: number): number {
+function resolveAnchor(
+  ctx: PlanContext,
+  terms: readonly Term[],
+  matching: MatchingSet,
+  plan: Plan,
+  input: WindowInput,
+  floor: number,
+): number {
   const anchor = input.anchor!;
   if (typeof anchor === "number") {
     if (!Number.isFinite(anchor)) throw new BadRequestError("Invalid anchor");
@@ -178,7 +231,9 @@ function resolveAnchor(ctx: PlanContext, terms: readonly Term[], matching: Match
       return 0;
     case "first_unread":
       // The probe runs over personal history; when the window does too, reuse its plan.
-      return plan.universe === "personal" ? firstUnreadAnchor(ctx, terms, { plan, matching, firstUnread: floor === 0 ? undefined : floor }) : firstUnreadAnchor(ctx, terms);
+      return plan.universe === "personal"
+        ? firstUnreadAnchor(ctx, terms, { plan, matching, firstUnread: floor === 0 ? undefined : floor })
+        : firstUnreadAnchor(ctx, terms);
     case "date":
       return dateAnchor(ctx, matching, input.anchorDate);
   }
@@ -188,7 +243,11 @@ function resolveAnchor(ctx: PlanContext, terms: readonly Term[], matching: Match
  * Zulip's find_first_unread_anchor: always over personal history, unread only,
  * skipping muted topics (and muted channels when no channel is named).
  */
-export function firstUnreadAnchor(ctx: PlanContext, terms: readonly Term[], personal?: { readonly plan: Plan; readonly matching: MatchingSet; readonly firstUnread: number | undefined }): number {
+export function firstUnreadAnchor(
+  ctx: PlanContext,
+  terms: readonly Term[],
+  personal?: { readonly plan: Plan; readonly matching: MatchingSet; readonly firstUnread: number | undefined },
+): number {
   // Zulip's get_channel_from_narrow_access_unchecked takes the first channel term, negated or not.
   const channelTerm = terms.find((t) => t.kind === "channel");
   const channelId = channelTerm?.kind === "channel" ? channelTerm.channelId : null;
@@ -212,7 +271,9 @@ export function parseAnchorDate(text: string): number {
   const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(trimmed);
   const hasZone = /(Z|[+-]\d{2}:?\d{2})$/i.test(trimmed);
   const iso = dateOnly ? `${trimmed}T00:00:00Z` : hasZone ? trimmed : `${trimmed}Z`;
-  const ms = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?$/i.test(trimmed) ? Date.parse(iso.replace(" ", "T")) : NaN;
+  const ms = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?$/i.test(trimmed)
+    ? Date.parse(iso.replace(" ", "T"))
+    : NaN;
   if (Number.isNaN(ms)) throw new BadRequestError("Invalid anchor_date");
   return Math.floor(ms / 1000);
 }

@@ -4,7 +4,14 @@
  * with the access rules applied here, so the HTTP layer and embedders get the same
  * answers. Records are returned as the engine holds them; callers render them.
  */
-import { canAccessChannelHistory, canSeeChannel, canSeeSubscribers, isAdmin, isSubscribed, membersOf } from "../access.js";
+import {
+  canAccessChannelHistory,
+  canSeeChannel,
+  canSeeSubscribers,
+  isAdmin,
+  isSubscribed,
+  membersOf,
+} from "../access.js";
 import { BadRequestError } from "../errors.js";
 import type { StoreState } from "../state.js";
 import type { Channel, Subscription, User, UserGroup, UserTopic } from "../types.js";
@@ -30,7 +37,16 @@ export interface GetChannelsInput {
  * includeAll (administrators only), then only channels the caller can see; by name.
  */
 export function getChannels(state: StoreState, user: User, input: GetChannelsInput): Channel[] {
-  const o = { includePublic: true, includeWebPublic: false, includeSubscribed: true, excludeArchived: true, includeAll: false, includeOwnerSubscribed: false, includeCanAccessContent: false, ...input };
+  const o = {
+    includePublic: true,
+    includeWebPublic: false,
+    includeSubscribed: true,
+    excludeArchived: true,
+    includeAll: false,
+    includeOwnerSubscribed: false,
+    includeCanAccessContent: false,
+    ...input,
+  };
   if (o.includeAll && !isAdmin(user)) throw new BadRequestError("User not authorized for this query");
   const owner = user.isBot && user.botOwnerId !== null ? state.users.get(user.botOwnerId) : undefined;
   const wanted = (channel: Channel): boolean => {
@@ -39,7 +55,11 @@ export function getChannels(state: StoreState, user: User, input: GetChannelsInp
     if (o.includePublic && !channel.inviteOnly) return true;
     if (o.includeWebPublic && channel.isWebPublic) return true;
     if (o.includeOwnerSubscribed && owner && isSubscribed(state, owner.id, channel.id)) return true;
-    if (o.includeCanAccessContent && (isSubscribed(state, user.id, channel.id) || canAccessChannelHistory(state, user, channel))) return true;
+    if (
+      o.includeCanAccessContent &&
+      (isSubscribed(state, user.id, channel.id) || canAccessChannelHistory(state, user, channel))
+    )
+      return true;
     return false;
   };
   const out: Channel[] = [];
@@ -54,7 +74,8 @@ export function getChannels(state: StoreState, user: User, input: GetChannelsInp
 /** The channels the user can see (register's `streams`), by name. */
 export function visibleChannels(state: StoreState, user: User, includeArchived: boolean): Channel[] {
   const out: Channel[] = [];
-  for (const c of state.channels.values()) if (c.realmId === user.realmId && (includeArchived || !c.isArchived) && canSeeChannel(state, user, c)) out.push(c);
+  for (const c of state.channels.values())
+    if (c.realmId === user.realmId && (includeArchived || !c.isArchived) && canSeeChannel(state, user, c)) out.push(c);
   return out.sort(byName);
 }
 
@@ -136,7 +157,8 @@ export function listUsers(state: StoreState, viewer: User, ids?: readonly number
 export function defaultChannelIds(state: StoreState, user: User): number[] {
   if (user.role === ROLE.GUEST) return [];
   const ids: number[] = [];
-  for (const c of state.channels.values()) if (c.realmId === user.realmId && c.isDefault && !c.isArchived) ids.push(c.id);
+  for (const c of state.channels.values())
+    if (c.realmId === user.realmId && c.isDefault && !c.isArchived) ids.push(c.id);
   return ids.sort((a, b) => a - b);
 }
 
@@ -151,7 +173,13 @@ export function userGroups(state: StoreState, user: User, includeDeactivated: bo
   const out: GroupListing[] = [];
   for (const g of state.groups.values()) {
     if (g.realmId !== user.realmId || (g.deactivated && !includeDeactivated)) continue;
-    out.push({ group: g, members: g.systemRole !== null ? state.systemGroupMembers(g.id, () => membersOf(state, g.realmId, g.id)) : [...g.members] });
+    out.push({
+      group: g,
+      members:
+        g.systemRole !== null
+          ? state.systemGroupMembers(g.id, () => membersOf(state, g.realmId, g.id))
+          : [...g.members],
+    });
   }
   return out.sort((a, b) => a.group.id - b.group.id);
 }

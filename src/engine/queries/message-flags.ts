@@ -13,7 +13,9 @@ import { API_FLAGS, type ApiFlag } from "../flags.js";
 export { API_FLAGS, EDITABLE_FLAGS, type ApiFlag } from "../flags.js";
 
 /** Flag lists are interned per bitmask (10 bits): equal flags are the same (frozen) array. */
-const INTERNED: (readonly ApiFlag[] | undefined)[] = new Array<readonly ApiFlag[] | undefined>(1 << API_FLAGS.length).fill(undefined);
+const INTERNED: (readonly ApiFlag[] | undefined)[] = new Array<readonly ApiFlag[] | undefined>(
+  1 << API_FLAGS.length,
+).fill(undefined);
 const NO_ROW: readonly ApiFlag[] = Object.freeze(["read", "historical"]);
 
 function flagsForMask(mask: number): readonly ApiFlag[] {
@@ -100,7 +102,14 @@ const WILDCARD_BITS = STREAM_WILDCARD_BIT | (1 << 5);
  * with the window once and merged by position. `allRows` says the window came from the
  * user's personal history, so every message has a row.
  */
-export function flagsForWindow(state: StoreState, received: ReceivedSets, userId: number, realmId: number, ids: readonly number[], allRows: boolean): (readonly ApiFlag[])[] {
+export function flagsForWindow(
+  state: StoreState,
+  received: ReceivedSets,
+  userId: number,
+  realmId: number,
+  ids: readonly number[],
+  allRows: boolean,
+): (readonly ApiFlag[])[] {
   const n = ids.length;
   if (n === 0) return [];
   const b = state.bitmaps;

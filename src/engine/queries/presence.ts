@@ -43,7 +43,8 @@ export function realmPresence(state: StoreState, viewer: User, query: PresenceQu
       if (!presence || presence.lastUpdateId !== updateId) return;
       if (since !== null && presence.lastConnected < since) return;
       const user = state.users.get(id);
-      if (!user || !user.isActive || user.isBot || !presenceEnabled(state, id) || !canSeeUser(state, viewer, user)) return;
+      if (!user || !user.isActive || user.isBot || !presenceEnabled(state, id) || !canSeeUser(state, viewer, user))
+        return;
       rows.push({ user, presence });
       newest = updateId;
     });
@@ -53,7 +54,8 @@ export function realmPresence(state: StoreState, viewer: User, query: PresenceQu
 
 /** GET /users/{user_id_or_email}/presence: one user's presence, with Zulip's refusals. */
 export function userPresence(state: StoreState, viewer: User, target: User, named: string): PresenceRecord {
-  if (target.realmId !== viewer.realmId || !target.isActive || !canSeeUser(state, viewer, target)) throw new BadRequestError("No such user");
+  if (target.realmId !== viewer.realmId || !target.isActive || !canSeeUser(state, viewer, target))
+    throw new BadRequestError("No such user");
   if (target.isBot) throw new BadRequestError("Presence is not supported for bot users.");
   const presence = presenceEnabled(state, target.id) ? state.presence.get(target.id) : undefined;
   if (!presence) throw new BadRequestError(`No presence data for ${clip(named)}`);

@@ -20,7 +20,11 @@ export const MAX_UNREAD_MESSAGES = 50000;
 export interface UnreadSummary {
   readonly count: number;
   readonly pms: readonly { readonly otherUserId: number; readonly unreadMessageIds: readonly number[] }[];
-  readonly streams: readonly { readonly streamId: number; readonly topic: string; readonly unreadMessageIds: readonly number[] }[];
+  readonly streams: readonly {
+    readonly streamId: number;
+    readonly topic: string;
+    readonly unreadMessageIds: readonly number[];
+  }[];
   readonly huddles: readonly { readonly userIdsString: string; readonly unreadMessageIds: readonly number[] }[];
   readonly mentions: readonly number[];
   readonly oldUnreadsMissing: boolean;
@@ -29,7 +33,10 @@ export interface UnreadSummary {
 /** All of the user's unread message IDs (ascending), before the 50,000 cap. */
 export function unreadSet(ctx: PlanContext): Bitmap {
   const { state, user } = ctx;
-  const unread = RoaringBitmap32.andNot(ctx.received.personal(user.id), state.bitmaps.get(key.userFlag(user.id, "read")));
+  const unread = RoaringBitmap32.andNot(
+    ctx.received.personal(user.id),
+    state.bitmaps.get(key.userFlag(user.id, "read")),
+  );
   for (const sub of state.subsByUser.get(user.id)?.values() ?? []) {
     if (!sub.active) unread.andNotInPlace(state.bitmaps.get(key.channel(sub.channelId)));
   }
@@ -48,7 +55,10 @@ export function unreadSummary(ctx: PlanContext): UnreadSummary {
   const oldUnreadsMissing = all.size > MAX_UNREAD_MESSAGES;
   const kept = oldUnreadsMissing ? valueRange(all, all.select(all.size - MAX_UNREAD_MESSAGES)!) : all;
   const muted = mutedSet(ctx, null);
-  const personalMentions = RoaringBitmap32.or(state.bitmaps.get(key.userFlag(user.id, "mentioned")), state.bitmaps.get(key.userFlag(user.id, "group_mentioned")));
+  const personalMentions = RoaringBitmap32.or(
+    state.bitmaps.get(key.userFlag(user.id, "mentioned")),
+    state.bitmaps.get(key.userFlag(user.id, "group_mentioned")),
+  );
   // Personal mentions count even in muted conversations; the others only outside them.
   const mentioned = RoaringBitmap32.andNot(mentionedSet(ctx), muted).orInPlace(personalMentions).andInPlace(kept);
 
@@ -85,7 +95,8 @@ export function unreadSummary(ctx: PlanContext): UnreadSummary {
   // A topic is muted or not as a whole (muted sets are unions of whole topics and
   // channels), so one probe per muted unread message's group is enough.
   const mutedGroups = new Set<number>();
-  if (muted.size > 0) for (const id of RoaringBitmap32.and(kept, muted).toUint32Array()) mutedGroups.add(index.ordinalOf(id));
+  if (muted.size > 0)
+    for (const id of RoaringBitmap32.and(kept, muted).toUint32Array()) mutedGroups.add(index.ordinalOf(id));
 
   const pms = new Map<number, number[]>();
   const streams: { streamId: number; topic: string; unreadMessageIds: number[] }[] = [];

@@ -36,7 +36,10 @@ export function tokenFormOf(html: string): TokenForm {
     const { text, offsets } = decodeEntitiesWithOffsets(html, start, end);
     forEachTerm(text, (term, wordStart, wordEnd) => {
       terms.push(term);
-      ranges.push(start + (offsets === null ? wordStart : (offsets[wordStart] ?? wordStart)), start + (offsets === null ? wordEnd : (offsets[wordEnd] ?? wordEnd)));
+      ranges.push(
+        start + (offsets === null ? wordStart : (offsets[wordStart] ?? wordStart)),
+        start + (offsets === null ? wordEnd : (offsets[wordEnd] ?? wordEnd)),
+      );
     });
   });
   return { terms, ranges: Uint32Array.from(ranges) };
@@ -108,14 +111,24 @@ export function messageTokenForms(renderedContent: string, topic: string): Messa
   const content = tokenFormOf(renderedContent);
   const topicHtml = escapeHtml(topic);
   const topicForm = tokenFormOf(topicHtml);
-  const bytes = 128 + 2 * (renderedContent.length + topicHtml.length) + 8 * (content.ranges.length + topicForm.ranges.length) + 40 * (content.terms.length + topicForm.terms.length);
+  const bytes =
+    128 +
+    2 * (renderedContent.length + topicHtml.length) +
+    8 * (content.ranges.length + topicForm.ranges.length) +
+    40 * (content.terms.length + topicForm.terms.length);
   return { html: renderedContent, content, topicHtml, topic: topicForm, bytes };
 }
 
 /** Zulip's match_content / match_subject from a message's token forms. */
-export function highlightsFromForms(forms: MessageTokenForms, terms: ReadonlySet<string>): { matchContent: string; matchSubject: string } {
+export function highlightsFromForms(
+  forms: MessageTokenForms,
+  terms: ReadonlySet<string>,
+): { matchContent: string; matchSubject: string } {
   if (terms.size === 0) return { matchContent: forms.html, matchSubject: forms.topicHtml };
-  return { matchContent: highlightTokens(forms.html, forms.content, terms), matchSubject: highlightTokens(forms.topicHtml, forms.topic, terms) };
+  return {
+    matchContent: highlightTokens(forms.html, forms.content, terms),
+    matchSubject: highlightTokens(forms.topicHtml, forms.topic, terms),
+  };
 }
 
 /**

@@ -155,8 +155,7 @@ export function decodeEntities(text: string): string {
   if (!text.includes("&")) return text;
   return text.replace(
     REFERENCE,
-    (whole: string, decimal?: string, hex?: string, name?: string) =>
-      decodeReference(decimal, hex, name) ?? whole,
+    (whole: string, decimal?: string, hex?: string, name?: string) => decodeReference(decimal, hex, name) ?? whole,
   );
 }
 

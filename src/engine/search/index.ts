@@ -10,5 +10,11 @@
 export { forEachTerm, indexTerms, termForWord, tokenize, type TermVisitor } from "./tokenize.js";
 export { STOP_WORDS, isStopWord } from "./stop-words.js";
 export { matchesPhrases, parseSearchQuery, type SearchQuery } from "./query.js";
-export { highlightHtml, highlightTopic, highlightsFromForms, messageTokenForms, type MessageTokenForms } from "./highlight.js";
+export {
+  highlightHtml,
+  highlightTopic,
+  highlightsFromForms,
+  messageTokenForms,
+  type MessageTokenForms,
+} from "./highlight.js";
 export { escapeHtml, htmlToText } from "./html.js";

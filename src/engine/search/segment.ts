@@ -76,9 +76,7 @@ function forEachWordAscii(text: string, start: number, end: number, visit: WordV
       const before = text.charCodeAt(i - 1);
       const after = text.charCodeAt(i + 1);
       const joinsLetters =
-        isLetter(before) &&
-        isLetter(after) &&
-        (mid === FULL_STOP || mid === APOSTROPHE || mid === COLON);
+        isLetter(before) && isLetter(after) && (mid === FULL_STOP || mid === APOSTROPHE || mid === COLON);
       const joinsDigits =
         isDigit(before) &&
         isDigit(after) &&

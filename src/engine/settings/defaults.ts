@@ -78,7 +78,13 @@ export const SETTING_DEFAULTS = {
 
 export type SettingName = keyof typeof SETTING_DEFAULTS;
 export type SettingValue = boolean | number | string;
-export type Settings = { readonly [K in SettingName]: (typeof SETTING_DEFAULTS)[K] extends boolean ? boolean : (typeof SETTING_DEFAULTS)[K] extends number ? number : string };
+export type Settings = {
+  readonly [K in SettingName]: (typeof SETTING_DEFAULTS)[K] extends boolean
+    ? boolean
+    : (typeof SETTING_DEFAULTS)[K] extends number
+      ? number
+      : string;
+};
 
 export const SETTING_NAMES = Object.keys(SETTING_DEFAULTS) as SettingName[];
 
@@ -101,6 +107,8 @@ export interface RealmSettingDefaultsRecord {
 }
 
 /** Zulip's defaults overlaid with stored values. */
-export function mergedSettings(...layers: readonly (Readonly<Partial<Record<SettingName, SettingValue>>> | undefined)[]): Settings {
+export function mergedSettings(
+  ...layers: readonly (Readonly<Partial<Record<SettingName, SettingValue>>> | undefined)[]
+): Settings {
   return Object.assign({}, SETTING_DEFAULTS, ...layers.filter((l) => l !== undefined)) as Settings;
 }

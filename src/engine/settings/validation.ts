@@ -18,11 +18,18 @@ export function settingKind(name: SettingName): SettingKind {
   return typeof value === "boolean" ? "bool" : typeof value === "number" ? "int" : "string";
 }
 
-
 /** Settings each user sets alone: an organization's defaults cannot name them (Zulip's realm.py). */
-const USER_ONLY: readonly SettingName[] = ["default_language", "enable_login_emails", "enable_marketing_emails", "allow_private_data_export"];
+const USER_ONLY: readonly SettingName[] = [
+  "default_language",
+  "enable_login_emails",
+  "enable_marketing_emails",
+  "allow_private_data_export",
+];
 
-/** What an administrator may not change for others with target_users (UserBaseSettings.SECURITY_SENSITIVE_USER_SETTINGS). */
+/**
+ * What an administrator may not change for others with target_users
+ * (UserBaseSettings.SECURITY_SENSITIVE_USER_SETTINGS).
+ */
 export const SECURITY_SENSITIVE_SETTINGS: ReadonlySet<SettingName> = new Set<SettingName>([
   "allow_private_data_export",
   "email_address_visibility",
@@ -38,7 +45,9 @@ export const SECURITY_SENSITIVE_SETTINGS: ReadonlySet<SettingName> = new Set<Set
 /** Settings PATCH /settings accepts. */
 export const PERSONAL_SETTING_NAMES: readonly SettingName[] = SETTING_NAMES;
 /** Settings PATCH /realm/user_settings_defaults accepts. */
-export const REALM_DEFAULT_SETTING_NAMES: readonly SettingName[] = PERSONAL_SETTING_NAMES.filter((n) => !USER_ONLY.includes(n));
+export const REALM_DEFAULT_SETTING_NAMES: readonly SettingName[] = PERSONAL_SETTING_NAMES.filter(
+  (n) => !USER_ONLY.includes(n),
+);
 
 /** Allowed integer values (Zulip's *_CHOICES). Integers not listed here are unrestricted (font size, line height). */
 const INT_CHOICES: Partial<Record<SettingName, readonly number[]>> = {
@@ -146,7 +155,11 @@ export function languageName(code: string): string {
  */
 export function checkSettingValue(name: SettingName, value: SettingValue): SettingValue {
   const kind = settingKind(name);
-  if ((kind === "bool" && typeof value !== "boolean") || (kind === "int" && (typeof value !== "number" || !Number.isSafeInteger(value))) || (kind === "string" && typeof value !== "string")) {
+  if (
+    (kind === "bool" && typeof value !== "boolean") ||
+    (kind === "int" && (typeof value !== "number" || !Number.isSafeInteger(value))) ||
+    (kind === "string" && typeof value !== "string")
+  ) {
     throw new BadRequestError(`Invalid ${name}`);
   }
   if (typeof value === "number") {
@@ -161,8 +174,10 @@ export function checkSettingValue(name: SettingName, value: SettingValue): Setti
     const current = LEGACY_VALUES[name]?.[value] ?? value;
     const choices = STRING_CHOICES[name];
     if (choices && !choices.includes(current)) throw new BadRequestError(`Invalid ${name}`);
-    if (name === "default_language" && !Object.hasOwn(LANGUAGES, value)) throw new BadRequestError("Invalid default_language");
-    if (name === "notification_sound" && value !== "none" && !NOTIFICATION_SOUNDS.includes(value)) throw new BadRequestError(`Invalid notification sound '${clip(value)}'`);
+    if (name === "default_language" && !Object.hasOwn(LANGUAGES, value))
+      throw new BadRequestError("Invalid default_language");
+    if (name === "notification_sound" && value !== "none" && !NOTIFICATION_SOUNDS.includes(value))
+      throw new BadRequestError(`Invalid notification sound '${clip(value)}'`);
     return current;
   }
   return value;
@@ -182,7 +197,11 @@ export function checkTimezone(value: string): string {
   if (value === "") return value;
   zoneNames ??= new Set(Intl.supportedValuesOf("timeZone"));
   if (zoneNames.has(value)) return value;
-  if (value.length <= MAX_TIMEZONE_LENGTH && /^[A-Za-z][A-Za-z0-9_+\-/]*$/.test(value) && !/^(GMT|UTC)?[+-]/i.test(value)) {
+  if (
+    value.length <= MAX_TIMEZONE_LENGTH &&
+    /^[A-Za-z][A-Za-z0-9_+\-/]*$/.test(value) &&
+    !/^(GMT|UTC)?[+-]/i.test(value)
+  ) {
     try {
       new Intl.DateTimeFormat("en", { timeZone: value });
       return value;

@@ -43,7 +43,17 @@
  * (same host name and boot id, meaningless pids); give each its own directory.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { fsyncSync, closeSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import {
+  fsyncSync,
+  closeSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { DataDirectoryLockedError, StorageError } from "../errors.js";
@@ -150,9 +160,23 @@ export function parseHolder(raw: string): LockHolder | null {
   const v = value as Record<string, unknown>;
   const nullableString = (x: unknown): x is string | null => x === null || typeof x === "string";
   if (typeof v["pid"] !== "number" || !Number.isInteger(v["pid"]) || v["pid"] <= 0) return null;
-  if (typeof v["token"] !== "string" || v["token"] === "" || typeof v["host"] !== "string" || typeof v["command"] !== "string") return null;
+  if (
+    typeof v["token"] !== "string" ||
+    v["token"] === "" ||
+    typeof v["host"] !== "string" ||
+    typeof v["command"] !== "string"
+  )
+    return null;
   if (!nullableString(v["bootId"]) || !nullableString(v["startTime"]) || typeof v["since"] !== "number") return null;
-  return { pid: v["pid"], token: v["token"], host: v["host"], bootId: v["bootId"], startTime: v["startTime"], command: v["command"], since: v["since"] };
+  return {
+    pid: v["pid"],
+    token: v["token"],
+    host: v["host"],
+    bootId: v["bootId"],
+    startTime: v["startTime"],
+    command: v["command"],
+    since: v["since"],
+  };
 }
 
 /** False only when the holder is provably gone (see the module comment). */
@@ -196,7 +220,10 @@ function take(path: string, tmp: string, ours: string, depth: number): true | Re
   } catch (error) {
     const code = errno(error);
     if (code === "EPERM" || code === "ENOTSUP" || code === "EOPNOTSUPP") {
-      throw new StorageError(`cannot lock ${path}: the filesystem does not support hard links (${code}), which the one-writer lock needs; put the data directory on a local filesystem`, error);
+      throw new StorageError(
+        `cannot lock ${path}: the filesystem does not support hard links (${code}), which the one-writer lock needs; put the data directory on a local filesystem`,
+        error,
+      );
     }
     if (code !== "EEXIST") throw error;
   }
@@ -300,7 +327,8 @@ export function lockDataDir(dir: string, options: LockOptions = {}): DataDirLock
 }
 
 function describeHolder(holder: LockHolder): string {
-  const where = holder.host !== hostname() ? ` on host ${holder.host}` : holder.pid === process.pid ? ", this process" : "";
+  const where =
+    holder.host !== hostname() ? ` on host ${holder.host}` : holder.pid === process.pid ? ", this process" : "";
   return `${holder.command} (pid ${holder.pid}${where}, since ${new Date(holder.since).toISOString()})`;
 }
 
@@ -308,7 +336,10 @@ function refusal(dir: string, r: Refusal, waitedMs: number): DataDirectoryLocked
   switch (r.kind) {
     case "held":
       if (r.holder.pid === process.pid && r.holder.host === hostname()) {
-        return new DataDirectoryLockedError(`${dir} is already open in this process (by ${describeHolder(r.holder)}): close that store first`, r.holder);
+        return new DataDirectoryLockedError(
+          `${dir} is already open in this process (by ${describeHolder(r.holder)}): close that store first`,
+          r.holder,
+        );
       }
       return new DataDirectoryLockedError(
         `${dir} is in use by ${describeHolder(r.holder)}: stop it first, or use another data directory; two processes writing one directory would hand out the same IDs`,
@@ -320,10 +351,16 @@ function refusal(dir: string, r: Refusal, waitedMs: number): DataDirectoryLocked
         null,
       );
     case "stuck":
-      return new DataDirectoryLockedError(`${dir} has a stale lock that ${MAX_TAKEOVER_DEPTH} processes died taking over (${r.path}): if no parley process is using ${dir}, delete ${join(dir, LOCK_FILE)}* and try again`, null);
+      return new DataDirectoryLockedError(
+        `${dir} has a stale lock that ${MAX_TAKEOVER_DEPTH} processes died taking over (${r.path}): if no parley process is using ${dir}, delete ${join(dir, LOCK_FILE)}* and try again`,
+        null,
+      );
     case "retry":
       return r.why === null
         ? new StorageError(`could not take ${join(dir, LOCK_FILE)}: it kept changing for ${waitedMs} ms`)
-        : new DataDirectoryLockedError(`${dir} is being taken over by ${describeHolder(r.why)}, which did not finish within ${waitedMs} ms: try again`, r.why);
+        : new DataDirectoryLockedError(
+            `${dir} is being taken over by ${describeHolder(r.why)}, which did not finish within ${waitedMs} ms: try again`,
+            r.why,
+          );
   }
 }

@@ -49,8 +49,13 @@ function isSplitHead(value: unknown): value is SplitHead {
 /** Cheap bound on the record's encoded size, so short messages skip the trial encoding. */
 function surelySmall(message: Message): boolean {
   // UTF-8 is at most 3 bytes per UTF-16 unit; the other fields of an ordinary message take well under 300 bytes.
-  return (message.content.length + message.renderedContent.length + message.topic.length + message.client.length) * 3 < MAX_INLINE_BYTES - 300 &&
-    message.reactions.length === 0 && message.editHistory === null && message.mentionedUserIds.length + message.mentionedGroupIds.length < 16;
+  return (
+    (message.content.length + message.renderedContent.length + message.topic.length + message.client.length) * 3 <
+      MAX_INLINE_BYTES - 300 &&
+    message.reactions.length === 0 &&
+    message.editHistory === null &&
+    message.mentionedUserIds.length + message.mentionedGroupIds.length < 16
+  );
 }
 
 /** Stores (or replaces) a message record; call inside a write transaction. */
@@ -62,7 +67,8 @@ export function putMessageRecord(tables: Tables, message: Message): void {
     const bytes = codec.pack(message);
     if (bytes.length > MAX_INLINE_BYTES) {
       parts = Math.ceil(bytes.length / PART_BYTES);
-      for (let i = 0; i < parts; i++) tables.messageParts.putSync([message.id, i], bytes.subarray(i * PART_BYTES, (i + 1) * PART_BYTES));
+      for (let i = 0; i < parts; i++)
+        tables.messageParts.putSync([message.id, i], bytes.subarray(i * PART_BYTES, (i + 1) * PART_BYTES));
     }
   }
   for (let i = parts; i < previousParts; i++) tables.messageParts.removeSync([message.id, i]);
@@ -93,7 +99,9 @@ function joinParts(tables: Tables, head: SplitHead): Message {
   return codec.unpack(Buffer.concat(chunks)) as Message;
 }
 
-/** How many parts the record of `id` has in message_parts (0 when inline or absent); verify compares it with the table. */
+/**
+ * How many parts the record of `id` has in message_parts (0 when inline or absent); verify compares it with the table.
+ */
 export function partsOf(tables: Tables, id: number): number {
   const value = tables.messages.get(id);
   return isSplitHead(value) ? value.parts : 0;

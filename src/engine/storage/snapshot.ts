@@ -40,8 +40,13 @@ function fileSize(path: string): number {
  * Copies the environment in `dir` to `destDir` (created; must not hold an
  * environment). Works whether or not another process has `dir` open.
  */
-export async function snapshotEnvironment(dir: string, destDir: string, options: SnapshotOptions = {}): Promise<SnapshotResult> {
-  if (!existsSync(join(dir, ENVIRONMENT_FILE))) throw new StorageError(`${dir} holds no parley store (no ${ENVIRONMENT_FILE})`);
+export async function snapshotEnvironment(
+  dir: string,
+  destDir: string,
+  options: SnapshotOptions = {},
+): Promise<SnapshotResult> {
+  if (!existsSync(join(dir, ENVIRONMENT_FILE)))
+    throw new StorageError(`${dir} holds no parley store (no ${ENVIRONMENT_FILE})`);
   const target = join(destDir, ENVIRONMENT_FILE);
   if (existsSync(target)) throw new StorageError(`${target} exists already`);
   mkdirSync(destDir, { recursive: true });

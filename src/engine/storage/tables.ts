@@ -15,11 +15,13 @@
  * | conversation_members | [realmId, members key]        | conversationId (index/conversations.ts) |
  * | user_topics       | [userId, channelId, topicKey]    | UserTopic                     |
  * | messages          | messageId (uint32, ascending)    | Message, or the head of one stored in parts |
- * | message_parts     | [messageId, part]                | msgpack slices of a large Message (storage/message-records.ts) |
+ * | message_parts     | [messageId, part]                | msgpack slices of a large Message
+ * (storage/message-records.ts) |
  * | message_meta      | messageId (uint32)               | MessageMeta (no content)      |
  * | date_message      | [dateSent, messageId]            | null (time index for anchors) |
  * | bitmap_chunks     | [bitmapKey, chunk (id >>> 16)]   | portable roaring bytes (base) |
- * |                   | [bitmapKey, chunk, 1]            | uint16 LE low bits XORed onto the base (index/bitmap-store.ts) |
+ * |                   | [bitmapKey, chunk, 1]            | uint16 LE low bits XORed onto the base
+ * (index/bitmap-store.ts) |
  * | change_log        | sequence (uint32)                | ChangeLogEntry                |
  * | user_settings     | userId (uint32)                  | UserSettingsRecord (overrides) |
  * | realm_setting_defaults | realmId (uint32)            | RealmSettingDefaultsRecord    |
@@ -134,7 +136,13 @@ export const TABLE_SPECS: Readonly<Record<TableName, TableSpec>> = {
   // Read on demand (index/conversations.ts): they grow with the history.
   conversations: { db: "conversations", role: "record", keys: "id", values: "msgpack", change: "conversation" },
   // Members -> conversation ID, written with each conversation; built once for older stores.
-  conversationMembers: { db: "conversation_members", role: "derived", keys: "msgpack", values: "msgpack", change: "conversation" },
+  conversationMembers: {
+    db: "conversation_members",
+    role: "derived",
+    keys: "msgpack",
+    values: "msgpack",
+    change: "conversation",
+  },
   // Read per user on demand (index/user-topics.ts): automatic follows grow with the history.
   userTopics: { db: "user_topics", role: "record", keys: "msgpack", values: "msgpack", change: "userTopic" },
   messages: { db: "messages", role: "record", keys: "id", values: "msgpack", change: "message" },
@@ -145,10 +153,28 @@ export const TABLE_SPECS: Readonly<Record<TableName, TableSpec>> = {
   bitmapChunks: { db: "bitmap_chunks", role: "derived", keys: "msgpack", values: "binary", change: null },
   changeLog: { db: "change_log", role: "log", keys: "id-plain", values: "msgpack", change: null },
   userSettings: { db: "user_settings", role: "entity", keys: "id", values: "msgpack", change: "userSettings" },
-  realmSettingDefaults: { db: "realm_setting_defaults", role: "entity", keys: "id", values: "msgpack", change: "realmDefaults" },
-  scheduledMessages: { db: "scheduled_messages", role: "entity", keys: "id", values: "msgpack", change: "scheduledMessage" },
+  realmSettingDefaults: {
+    db: "realm_setting_defaults",
+    role: "entity",
+    keys: "id",
+    values: "msgpack",
+    change: "realmDefaults",
+  },
+  scheduledMessages: {
+    db: "scheduled_messages",
+    role: "entity",
+    keys: "id",
+    values: "msgpack",
+    change: "scheduledMessage",
+  },
   // The scheduler's queue: one key per pending message, written with the record.
-  scheduledDue: { db: "scheduled_due", role: "derived", keys: "msgpack", values: "msgpack", change: "scheduledMessage" },
+  scheduledDue: {
+    db: "scheduled_due",
+    role: "derived",
+    keys: "msgpack",
+    values: "msgpack",
+    change: "scheduledMessage",
+  },
   // Written by flushPresence every few seconds, not per ping (actions/presence.ts).
   presence: { db: "presence", role: "entity", keys: "id", values: "msgpack", change: "presence" },
   playgrounds: { db: "playgrounds", role: "entity", keys: "id", values: "msgpack", change: "playgrounds" },
@@ -219,9 +245,20 @@ export const MAX_DBS = 64;
 /** Opens (creating if needed) the environment in `dir` and every table of the registry. */
 export function openTables(dir: string, options: OpenTablesOptions = {}): Tables {
   // noSubdir: false explicitly: lmdb-js otherwise takes a directory name with a dot for a file name.
-  const freeSpace: FreeSpaceOptions = { maxFreeSpaceToLoad: MAX_FREE_SPACE_TO_LOAD, maxFreeSpaceToRetain: MAX_FREE_SPACE_TO_RETAIN };
+  const freeSpace: FreeSpaceOptions = {
+    maxFreeSpaceToLoad: MAX_FREE_SPACE_TO_LOAD,
+    maxFreeSpaceToRetain: MAX_FREE_SPACE_TO_RETAIN,
+  };
   const readAhead: ReadAheadOptions = { noReadAhead: true };
-  const env = open({ path: dir, noSubdir: false, maxDbs: MAX_DBS, noSync: options.noSync ?? false, compression: false, ...freeSpace, ...readAhead });
+  const env = open({
+    path: dir,
+    noSubdir: false,
+    maxDbs: MAX_DBS,
+    noSync: options.noSync ?? false,
+    compression: false,
+    ...freeSpace,
+    ...readAhead,
+  });
   const dbs: Record<string, Database<unknown, never>> = {};
   for (const name of TABLE_NAMES) {
     const spec = TABLE_SPECS[name];
@@ -254,7 +291,8 @@ export function forgetUncommittedStructures(tables: Tables): void {
   for (const name of TABLE_NAMES) {
     if (TABLE_SPECS[name].keys !== "id") continue;
     const codec = (tables[name] as unknown as { encoder?: SharedStructuresCodec }).encoder;
-    if (!codec || !Array.isArray(codec.structures)) throw new Error(`lmdb-js changed: no shared structures on table ${name}`);
+    if (!codec || !Array.isArray(codec.structures))
+      throw new Error(`lmdb-js changed: no shared structures on table ${name}`);
     codec.structures = Object.assign([], { uninitialized: true, sharedLength: 0 });
   }
 }

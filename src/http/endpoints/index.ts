@@ -1,6 +1,7 @@
 /**
  * @module http/endpoints
- * The route table: every endpoint, nothing else (those marked `root` are outside /api/v1). Each family keeps its list in its
+ * The route table: every endpoint, nothing else (those marked `root` are outside /api/v1). Each family keeps its list
+ * in its
  * own folder's index.ts.
  */
 import type { Endpoint } from "../endpoint.js";
@@ -26,4 +27,25 @@ import { INVITE_ENDPOINTS } from "./invites/index.js";
 import { UPLOAD_ENDPOINTS } from "./uploads/index.js";
 import { EXTERNAL_CONTENT_ENDPOINTS } from "./external-content/index.js";
 
-export const ENDPOINTS: readonly Endpoint[] = [serverSettings, ...MESSAGE_ENDPOINTS, ...USER_ENDPOINTS, ...SUBSCRIPTION_ENDPOINTS, ...REGISTER_ENDPOINTS, ...EVENT_ENDPOINTS, ...TYPING_ENDPOINTS, ...USER_GROUP_ENDPOINTS, ...SCHEDULED_MESSAGE_ENDPOINTS, ...SETTINGS_ENDPOINTS, ...DRAFT_ENDPOINTS, ...SAVED_SNIPPET_ENDPOINTS, ...PRESENCE_ENDPOINTS, ...REALM_ENDPOINTS, ...USER_TOPIC_ENDPOINTS, ...PUSH_ENDPOINTS, ...ACCOUNT_ENDPOINTS, ...INVITE_ENDPOINTS, ...UPLOAD_ENDPOINTS, ...EXTERNAL_CONTENT_ENDPOINTS];
+export const ENDPOINTS: readonly Endpoint[] = [
+  serverSettings,
+  ...MESSAGE_ENDPOINTS,
+  ...USER_ENDPOINTS,
+  ...SUBSCRIPTION_ENDPOINTS,
+  ...REGISTER_ENDPOINTS,
+  ...EVENT_ENDPOINTS,
+  ...TYPING_ENDPOINTS,
+  ...USER_GROUP_ENDPOINTS,
+  ...SCHEDULED_MESSAGE_ENDPOINTS,
+  ...SETTINGS_ENDPOINTS,
+  ...DRAFT_ENDPOINTS,
+  ...SAVED_SNIPPET_ENDPOINTS,
+  ...PRESENCE_ENDPOINTS,
+  ...REALM_ENDPOINTS,
+  ...USER_TOPIC_ENDPOINTS,
+  ...PUSH_ENDPOINTS,
+  ...ACCOUNT_ENDPOINTS,
+  ...INVITE_ENDPOINTS,
+  ...UPLOAD_ENDPOINTS,
+  ...EXTERNAL_CONTENT_ENDPOINTS,
+];

@@ -11,10 +11,15 @@ import { invalidLinkPage } from "./link-errors.js";
 export function confirmEmailChange(store: Store, realm: Realm, realmUrl: string, key: string): Reply {
   try {
     const user = store.confirmEmailChange(realm.id, key, realmUrl);
-    return page(200, "Email address changed", `<p>The email address of your account on ${escapeHtml(realm.name)} is now <strong id="new-email">${escapeHtml(user.deliveryEmail)}</strong>.</p>`);
+    return page(
+      200,
+      "Email address changed",
+      `<p>The email address of your account on ${escapeHtml(realm.name)} is now <strong id="new-email">${escapeHtml(user.deliveryEmail)}</strong>.</p>`,
+    );
   } catch (error) {
     if (error instanceof InvalidLinkError) return invalidLinkPage(error);
-    if (error instanceof BadRequestError) return page(400, "Email address not changed", `<p>${escapeHtml(error.message)}</p>`);
+    if (error instanceof BadRequestError)
+      return page(400, "Email address not changed", `<p>${escapeHtml(error.message)}</p>`);
     throw error;
   }
 }

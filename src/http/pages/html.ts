@@ -22,11 +22,19 @@ const HEADERS: readonly (readonly [string, string])[] = [
   ["Referrer-Policy", "no-referrer"],
   ["X-Frame-Options", "DENY"],
   ["X-Content-Type-Options", "nosniff"],
-  ["Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'"],
+  [
+    "Content-Security-Policy",
+    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+  ],
 ];
 
 /** A whole page; `body` is trusted HTML (callers escape what they interpolate). */
-export function page(status: number, title: string, body: string, extraHeaders: readonly (readonly [string, string])[] = []): Reply {
+export function page(
+  status: number,
+  title: string,
+  body: string,
+  extraHeaders: readonly (readonly [string, string])[] = [],
+): Reply {
   const html = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)}</title><style>${STYLE}</style></head>

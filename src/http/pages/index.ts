@@ -53,7 +53,10 @@ export function matchPage(path: string): PageRoute | null {
     return {
       template: "/accounts/confirm_new_email/:key",
       methods: ["GET"],
-      handle: ({ store, realm, server }) => (key === undefined || realm === undefined ? notFoundPage() : confirmEmailChange(store, realm, realmUrl(server, realm), key)),
+      handle: ({ store, realm, server }) =>
+        key === undefined || realm === undefined
+          ? notFoundPage()
+          : confirmEmailChange(store, realm, realmUrl(server, realm), key),
     };
   }
   return null;

@@ -38,8 +38,16 @@ export interface JoinSubmitContext extends JoinContext {
   readonly cost: ScryptCost;
 }
 
-function form(ctx: JoinContext, invite: Invite, values: { fullName: string; email: string }, error: string | null): string {
-  const who = invite.kind === "email" ? `<p>You were invited to join <strong>${escapeHtml(ctx.realm.name)}</strong> as <strong>${escapeHtml(invite.email ?? "")}</strong>.</p>` : `<p>You were invited to join <strong>${escapeHtml(ctx.realm.name)}</strong>.</p>`;
+function form(
+  ctx: JoinContext,
+  invite: Invite,
+  values: { fullName: string; email: string },
+  error: string | null,
+): string {
+  const who =
+    invite.kind === "email"
+      ? `<p>You were invited to join <strong>${escapeHtml(ctx.realm.name)}</strong> as <strong>${escapeHtml(invite.email ?? "")}</strong>.</p>`
+      : `<p>You were invited to join <strong>${escapeHtml(ctx.realm.name)}</strong>.</p>`;
   const email =
     invite.kind === "multiuse"
       ? `<label for="email">Email address</label><input id="email" name="email" type="email" required maxlength="254" autocomplete="email" value="${escapeHtml(values.email)}">`

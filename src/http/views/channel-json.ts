@@ -54,7 +54,12 @@ const COMMA = Buffer.from(",");
 const CLOSE = Buffer.from("]");
 
 /** A JSON array of basic channel objects (channelToWire), with subscribers when asked and visible. */
-export function channelListJson(store: Store, viewer: User, channels: readonly Channel[], includeSubscribers: boolean): RawJson {
+export function channelListJson(
+  store: Store,
+  viewer: User,
+  channels: readonly Channel[],
+  includeSubscribers: boolean,
+): RawJson {
   if (!includeSubscribers) {
     const parts: Buffer[] = [OPEN];
     channels.forEach((channel, i) => {
@@ -72,7 +77,14 @@ export function channelListJson(store: Store, viewer: User, channels: readonly C
 }
 
 /** A JSON array of Subscription objects (subscriptionToWire). */
-export function subscriptionListJson(store: Store, viewer: User, subs: readonly { readonly subscription: Subscription; readonly channel: Channel }[], includeSubscribers: boolean): RawJson {
-  const items = subs.map(({ subscription, channel }) => withFields(store, channel, subscriberFields(store, viewer, subscription, channel, includeSubscribers)));
+export function subscriptionListJson(
+  store: Store,
+  viewer: User,
+  subs: readonly { readonly subscription: Subscription; readonly channel: Channel }[],
+  includeSubscribers: boolean,
+): RawJson {
+  const items = subs.map(({ subscription, channel }) =>
+    withFields(store, channel, subscriberFields(store, viewer, subscription, channel, includeSubscribers)),
+  );
   return new RawJson([Buffer.from(`[${items.join(",")}]`)]);
 }

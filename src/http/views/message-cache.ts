@@ -11,7 +11,15 @@
  * avatars), of its channel (the name) or of its realm (subdomain, empty topic name)
  * drops everything. New messages and flag changes touch nothing cached.
  */
-import type { ApiFlag, Dependencies, EntityChange, FieldOf, Message, MessageField, MessageWindow } from "../../engine/index.js";
+import type {
+  ApiFlag,
+  Dependencies,
+  EntityChange,
+  FieldOf,
+  Message,
+  MessageField,
+  MessageWindow,
+} from "../../engine/index.js";
 import type { Store } from "../../engine/index.js";
 import { DerivedCache, highlightsFromForms, messageTokenForms, type MessageTokenForms } from "../../engine/index.js";
 import type { Realm } from "../../engine/index.js";
@@ -56,7 +64,12 @@ const SHOWN_MESSAGE_FIELDS: Readonly<Record<MessageField, boolean>> = {
   deleted: true,
 };
 /** Fields of other records that every message object showing them repeats (messageBody). */
-const SHOWN_USER_FIELDS: ReadonlySet<string> = new Set<FieldOf<"user">>(["email", "deliveryEmail", "fullName", "avatarVersion"]);
+const SHOWN_USER_FIELDS: ReadonlySet<string> = new Set<FieldOf<"user">>([
+  "email",
+  "deliveryEmail",
+  "fullName",
+  "avatarVersion",
+]);
 const SHOWN_CHANNEL_FIELDS: ReadonlySet<string> = new Set<FieldOf<"channel">>(["name"]);
 const SHOWN_REALM_FIELDS: ReadonlySet<string> = new Set<FieldOf<"realm">>(["subdomain", "emptyTopicDisplayName"]);
 
@@ -138,7 +151,12 @@ export class MessageJsonCache extends DerivedCache {
    * flags were fixed by the engine before; a message changed meanwhile is rendered as
    * it is now.)
    */
-  async windowJsonYielding(realm: Realm, window: MessageWindow, options: MessageViewOptions, yieldAfterMs = YIELD_AFTER_MS): Promise<Buffer[]> {
+  async windowJsonYielding(
+    realm: Realm,
+    window: MessageWindow,
+    options: MessageViewOptions,
+    yieldAfterMs = YIELD_AFTER_MS,
+  ): Promise<Buffer[]> {
     const parts: Buffer[] = [Buffer.from("[")];
     let sliceStart = performance.now();
     for (let i = 0; i < window.ids.length; i++) {
@@ -161,7 +179,12 @@ export class MessageJsonCache extends DerivedCache {
     const first = parts.length === 1;
     const flags = window.flags[i]!;
     if (window.searchTerms) {
-      parts.push(first ? entry.prefix.subarray(1) : entry.prefix, this.#flags(flags), this.#match(entry, id, window.searchTerms), CLOSE);
+      parts.push(
+        first ? entry.prefix.subarray(1) : entry.prefix,
+        this.#flags(flags),
+        this.#match(entry, id, window.searchTerms),
+        CLOSE,
+      );
       return;
     }
     if (entry.lastFlags !== flags || entry.lastFull === null) {
@@ -189,7 +212,9 @@ export class MessageJsonCache extends DerivedCache {
       this.#grow(entry, entry.forms.bytes);
     }
     const matches = highlightsFromForms(entry.forms, terms);
-    const match = Buffer.from(`,"match_content":${JSON.stringify(matches.matchContent)},"match_subject":${JSON.stringify(matches.matchSubject)}`);
+    const match = Buffer.from(
+      `,"match_content":${JSON.stringify(matches.matchContent)},"match_subject":${JSON.stringify(matches.matchSubject)}`,
+    );
     this.#grow(entry, match.length - (entry.lastMatch?.length ?? 0));
     entry.lastTerms = termsKey;
     entry.lastMatch = match;
@@ -213,7 +238,11 @@ export class MessageJsonCache extends DerivedCache {
     const stored = this.#maxBytes > 0 && !this.disposed;
     const entry: Entry = {
       prefix,
-      lastFlags: null, lastFull: null, forms: null, lastTerms: null, lastMatch: null,
+      lastFlags: null,
+      lastFull: null,
+      forms: null,
+      lastTerms: null,
+      lastMatch: null,
       stored,
     };
     if (!stored) return entry;
@@ -224,7 +253,9 @@ export class MessageJsonCache extends DerivedCache {
   }
 
   static #size(entry: Entry): number {
-    return entry.prefix.length + (entry.lastFull?.length ?? 0) + (entry.forms?.bytes ?? 0) + (entry.lastMatch?.length ?? 0);
+    return (
+      entry.prefix.length + (entry.lastFull?.length ?? 0) + (entry.forms?.bytes ?? 0) + (entry.lastMatch?.length ?? 0)
+    );
   }
 
   #flags(flags: readonly ApiFlag[]): Buffer {

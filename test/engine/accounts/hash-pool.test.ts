@@ -33,7 +33,12 @@ describe("HashPool", () => {
     const pool = new HashPool({ concurrency: 2, maxQueued: 3 });
     const counter = { now: 0, peak: 0 };
     const tasks = Array.from({ length: 8 }, () => gated(counter));
-    const outcomes = tasks.map((t) => pool.run(t.task).then((value) => value, (error: unknown) => error));
+    const outcomes = tasks.map((t) =>
+      pool.run(t.task).then(
+        (value) => value,
+        (error: unknown) => error,
+      ),
+    );
     expect([pool.running, pool.queued, pool.refused]).toEqual([2, 3, 3]);
     const refused = await Promise.all(outcomes.slice(5));
     for (const error of refused) {

@@ -35,8 +35,17 @@ describe("stored passwords", () => {
 
   it("are kept apart from the user record and survive reopening", async () => {
     temp = tempStore();
-    const realm = temp.store.createRealm({ subdomain: "p", name: "P", owner: { email: "o@p.test", fullName: "Owner" } });
-    const user = temp.store.createUser({ realmId: realm.realm.id, email: "u@p.test", fullName: "User", password: await hashPassword("pw-one", CHEAP) });
+    const realm = temp.store.createRealm({
+      subdomain: "p",
+      name: "P",
+      owner: { email: "o@p.test", fullName: "Owner" },
+    });
+    const user = temp.store.createUser({
+      realmId: realm.realm.id,
+      email: "u@p.test",
+      fullName: "User",
+      password: await hashPassword("pw-one", CHEAP),
+    });
     expect(JSON.stringify(temp.store.getUser(user.id))).not.toContain("scrypt");
     expect(await verifyPassword(temp.store.passwordOf(user.id)!, "pw-one")).toBe(true);
     temp.store.setPassword(user.id, await hashPassword("pw-two", CHEAP));

@@ -22,7 +22,11 @@ describe("accounts", () => {
     expect(t.store.findUserByApiKey(key)?.id).toBe(alice.id);
     t.store.setCanChangeUserEmails(owner.id, true);
     t.store.updateUser(owner.id, alice.id, { newEmail: "alice2@test.dev" });
-    await t.store.updateSettingsWithPassword(alice.id, { settings: {}, oldPassword: "first-password-1", newPassword: "second-password-2" }, CHEAP);
+    await t.store.updateSettingsWithPassword(
+      alice.id,
+      { settings: {}, oldPassword: "first-password-1", newPassword: "second-password-2" },
+      CHEAP,
+    );
 
     const store = t.reopen();
     expect(store.findUserByApiKey(oldKey)).toBeUndefined();
@@ -30,7 +34,9 @@ describe("accounts", () => {
     expect(store.getUser(owner.id).canChangeUserEmails).toBe(true);
     expect(store.findUserByEmail(realm.id, "alice@test.dev")).toBeUndefined();
     expect((await store.loginWithPassword(realm.id, "ALICE2@test.dev", "second-password-2", CHEAP)).id).toBe(alice.id);
-    await expect(store.loginWithPassword(realm.id, "alice2@test.dev", "first-password-1", CHEAP)).rejects.toBeInstanceOf(LoginError);
+    await expect(
+      store.loginWithPassword(realm.id, "alice2@test.dev", "first-password-1", CHEAP),
+    ).rejects.toBeInstanceOf(LoginError);
   });
 
   it("stores no new password without the old one checked, even from an embedder calling updateSettings directly", async () => {
@@ -38,8 +44,16 @@ describe("accounts", () => {
     const { alice } = seedRealm(t.store);
     const before = await hashPassword("first-password-1", CHEAP);
     t.store.setPassword(alice.id, before);
-    expect(() => t.store.updateSettings(alice.id, { settings: {}, newPassword: "second-password-2" })).toThrow(WrongPasswordError);
-    await expect(t.store.updateSettingsWithPassword(alice.id, { settings: {}, oldPassword: "nope-nope-1", newPassword: "second-password-2" }, CHEAP)).rejects.toBeInstanceOf(WrongPasswordError);
+    expect(() => t.store.updateSettings(alice.id, { settings: {}, newPassword: "second-password-2" })).toThrow(
+      WrongPasswordError,
+    );
+    await expect(
+      t.store.updateSettingsWithPassword(
+        alice.id,
+        { settings: {}, oldPassword: "nope-nope-1", newPassword: "second-password-2" },
+        CHEAP,
+      ),
+    ).rejects.toBeInstanceOf(WrongPasswordError);
     expect(t.store.passwordOf(alice.id)).toEqual(before);
   });
 });

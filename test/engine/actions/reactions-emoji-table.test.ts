@@ -11,11 +11,20 @@ describe("reactions accept every name in the table", () => {
     t = tempStore();
     const s = t.store;
     const w = seedRealm(s);
-    const id = s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: "general", topic: "t" }, content: "react" }).id;
+    const id = s.sendMessage({
+      senderId: w.alice.id,
+      to: { type: "channel", channel: "general", topic: "t" },
+      content: "react",
+    }).id;
     for (const [name, code] of unicodeEmojiNames()) {
       s.addReaction(w.bob.id, id, { emojiName: name });
       const [reaction] = s.getMessage(w.bob.id, id).message.reactions;
-      expect(reaction, name).toEqual({ emojiName: name, emojiCode: code, reactionType: "unicode_emoji", userId: w.bob.id });
+      expect(reaction, name).toEqual({
+        emojiName: name,
+        emojiCode: code,
+        reactionType: "unicode_emoji",
+        userId: w.bob.id,
+      });
       s.removeReaction(w.bob.id, id, { emojiName: name });
       s.addReaction(w.alice.id, id, { emojiName: name, emojiCode: code, reactionType: "unicode_emoji" });
       s.removeReaction(w.alice.id, id, { emojiCode: code });
@@ -27,8 +36,13 @@ describe("reactions accept every name in the table", () => {
     t = tempStore();
     const s = t.store;
     const w = seedRealm(s);
-    const id = s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: "general", topic: "t" }, content: "react" }).id;
-    const fails = (input: Parameters<typeof s.addReaction>[2], message: string) => expectFailsUnchanged(s, () => s.addReaction(w.bob.id, id, input), { code: "BAD_REQUEST", message });
+    const id = s.sendMessage({
+      senderId: w.alice.id,
+      to: { type: "channel", channel: "general", topic: "t" },
+      content: "react",
+    }).id;
+    const fails = (input: Parameters<typeof s.addReaction>[2], message: string) =>
+      expectFailsUnchanged(s, () => s.addReaction(w.bob.id, id, input), { code: "BAD_REQUEST", message });
     fails({ emojiName: "smile", emojiCode: "1f642" }, "Invalid emoji name.");
     fails({ emojiName: "slight_smile", emojiCode: "1f604" }, "Invalid emoji name.");
     fails({ emojiName: "heart", emojiCode: "2764-fe0f" }, "Invalid emoji code.");

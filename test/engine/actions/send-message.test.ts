@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, ROLE, type EngineError, type Message, type Store } from "../../../src/engine/index.js";
+import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, ROLE, type Store } from "../../../src/engine/index.js";
 import { defaultReadBySender } from "../../../src/engine/actions/send-message.js";
 import { expectFailsUnchanged } from "../../support/snapshot.js";
 import { seedRealm, tempStore, type TempStore } from "../../support/temp-store.js";
@@ -18,14 +18,20 @@ beforeEach(() => {
 });
 afterEach(() => t.cleanup());
 
-const failsWithoutChange = (fn: () => unknown, expected: { code: string; message: string; data?: unknown }) => expectFailsUnchanged(s, fn, expected);
+const failsWithoutChange = (fn: () => unknown, expected: { code: string; message: string; data?: unknown }) =>
+  expectFailsUnchanged(s, fn, expected);
 const stored = (id: number) => getMessageRecord(internals(s).tables, id)!;
 const toGeneral = (topic: string | undefined, content = "hello", senderId = w.alice.id) =>
   s.sendMessage({ senderId, to: { type: "channel", channel: "general", topic }, content });
 
 describe("content", () => {
   it("stores the record with its metadata", () => {
-    const { id } = s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: w.general.id, topic: "lunch" }, content: "hi", client: "website" });
+    const { id } = s.sendMessage({
+      senderId: w.alice.id,
+      to: { type: "channel", channel: w.general.id, topic: "lunch" },
+      content: "hi",
+      client: "website",
+    });
     expect(stored(id)).toMatchObject({
       id,
       realmId: w.realm.id,
@@ -43,7 +49,16 @@ describe("content", () => {
     const second = toGeneral("lunch");
     expect(s.getChannel(w.general.id)!.firstMessageId).toBe(id);
     expect(second.id).toBe(id + 1);
-    expect(stored(s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: "general", topic: "x" }, content: "old", dateSent: 12345 }).id).dateSent).toBe(12345);
+    expect(
+      stored(
+        s.sendMessage({
+          senderId: w.alice.id,
+          to: { type: "channel", channel: "general", topic: "x" },
+          content: "old",
+          dateSent: 12345,
+        }).id,
+      ).dateSent,
+    ).toBe(12345);
   });
 
   it("strips leading newlines and trailing whitespace, keeps leading spaces", () => {
@@ -85,15 +100,28 @@ describe("topics", () => {
     s.subscribe(w.owner.id, { channels: [{ name: "no-empty" }], newChannel: { topicsPolicy: "disable_empty_topic" } });
     s.subscribe(w.owner.id, { channels: [{ name: "only-empty" }], newChannel: { topicsPolicy: "empty_topic_only" } });
     s.subscribe(w.owner.id, { channels: [{ name: "allow" }], newChannel: { topicsPolicy: "allow_empty_topic" } });
-    const send = (channel: string, topic: string) => () => s.sendMessage({ senderId: w.owner.id, to: { type: "channel", channel, topic }, content: "x" });
-    failsWithoutChange(send("no-empty", ""), { code: "BAD_REQUEST", message: "Sending messages to the general chat is not allowed in this channel." });
-    failsWithoutChange(send("no-empty", "general chat"), { code: "BAD_REQUEST", message: "Sending messages to the general chat is not allowed in this channel." });
+    const send = (channel: string, topic: string) => () =>
+      s.sendMessage({ senderId: w.owner.id, to: { type: "channel", channel, topic }, content: "x" });
+    failsWithoutChange(send("no-empty", ""), {
+      code: "BAD_REQUEST",
+      message: "Sending messages to the general chat is not allowed in this channel.",
+    });
+    failsWithoutChange(send("no-empty", "general chat"), {
+      code: "BAD_REQUEST",
+      message: "Sending messages to the general chat is not allowed in this channel.",
+    });
     expect(send("no-empty", "real")()).toHaveProperty("id");
-    failsWithoutChange(send("only-empty", "real"), { code: "BAD_REQUEST", message: "Only the general chat topic is allowed in this channel." });
+    failsWithoutChange(send("only-empty", "real"), {
+      code: "BAD_REQUEST",
+      message: "Only the general chat topic is allowed in this channel.",
+    });
     expect(stored(send("only-empty", "(no topic)")().id).topic).toBe("");
     // "inherit" follows the realm setting.
     internals(s).realms.get(w.realm.id)!.topicsPolicy = "disable_empty_topic";
-    failsWithoutChange(send("general", ""), { code: "BAD_REQUEST", message: "Sending messages to the general chat is not allowed in this channel." });
+    failsWithoutChange(send("general", ""), {
+      code: "BAD_REQUEST",
+      message: "Sending messages to the general chat is not allowed in this channel.",
+    });
     expect(send("allow", "")()).toHaveProperty("id");
   });
 });
@@ -102,98 +130,169 @@ describe("validation errors (nothing changed)", () => {
   it("empty content and null bytes", () => {
     failsWithoutChange(() => toGeneral("t", ""), { code: "BAD_REQUEST", message: "Message must not be empty" });
     failsWithoutChange(() => toGeneral("t", " \n\n \t"), { code: "BAD_REQUEST", message: "Message must not be empty" });
-    failsWithoutChange(() => toGeneral("t", "a\0b"), { code: "BAD_REQUEST", message: "Message must not contain null bytes" });
+    failsWithoutChange(() => toGeneral("t", "a\0b"), {
+      code: "BAD_REQUEST",
+      message: "Message must not contain null bytes",
+    });
   });
   it("missing topic and null bytes in the topic", () => {
     failsWithoutChange(() => toGeneral(undefined), { code: "BAD_REQUEST", message: "Missing topic" });
     failsWithoutChange(() => toGeneral("a\0b"), { code: "BAD_REQUEST", message: "Topic must not contain null bytes" });
   });
   it("unknown channel by ID and by name", () => {
-    failsWithoutChange(() => s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: 9999, topic: "t" }, content: "x" }), {
-      code: "STREAM_DOES_NOT_EXIST",
-      message: "Channel with ID '9999' does not exist",
-      data: { stream_id: 9999 },
+    failsWithoutChange(
+      () => s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: 9999, topic: "t" }, content: "x" }),
+      {
+        code: "STREAM_DOES_NOT_EXIST",
+        message: "Channel with ID '9999' does not exist",
+        data: { stream_id: 9999 },
+      },
+    );
+    failsWithoutChange(
+      () => s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: "nope", topic: "t" }, content: "x" }),
+      {
+        code: "STREAM_DOES_NOT_EXIST",
+        message: "Channel 'nope' does not exist",
+        data: { stream: "nope" },
+      },
+    );
+    const other = s.createRealm({
+      subdomain: "other",
+      name: "Other",
+      owner: { email: "x@other.dev", fullName: "Xavier" },
     });
-    failsWithoutChange(() => s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: "nope", topic: "t" }, content: "x" }), {
-      code: "STREAM_DOES_NOT_EXIST",
-      message: "Channel 'nope' does not exist",
-      data: { stream: "nope" },
-    });
-    const other = s.createRealm({ subdomain: "other", name: "Other", owner: { email: "x@other.dev", fullName: "Xavier" } });
     s.subscribe(other.owner.id, { channels: [{ name: "elsewhere" }] });
     const foreign = internals(s).channelByName.get(`${other.realm.id}:ELSEWHERE`)!;
-    failsWithoutChange(() => s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: foreign, topic: "t" }, content: "x" }), {
-      code: "STREAM_DOES_NOT_EXIST",
-      message: `Channel with ID '${foreign}' does not exist`,
-      data: { stream_id: foreign },
-    });
+    failsWithoutChange(
+      () =>
+        s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: foreign, topic: "t" }, content: "x" }),
+      {
+        code: "STREAM_DOES_NOT_EXIST",
+        message: `Channel with ID '${foreign}' does not exist`,
+        data: { stream_id: foreign },
+      },
+    );
   });
   it("not authorized to send: named only to those who may see the channel", () => {
     // A channel the sender cannot see answers as if it did not exist (no name leaks by ID).
-    failsWithoutChange(() => s.sendMessage({ senderId: w.bob.id, to: { type: "channel", channel: "secret", topic: "t" }, content: "x" }), {
-      code: "STREAM_DOES_NOT_EXIST",
-      message: "Channel 'secret' does not exist",
-      data: { stream: "secret" },
-    });
-    failsWithoutChange(() => s.sendMessage({ senderId: w.bob.id, to: { type: "channel", channel: w.secret.id, topic: "t" }, content: "x" }), {
-      code: "STREAM_DOES_NOT_EXIST",
-      message: `Channel with ID '${w.secret.id}' does not exist`,
-      data: { stream_id: w.secret.id },
-    });
-    failsWithoutChange(() => s.sendMessage({ senderId: w.guest.id, to: { type: "channel", channel: w.general.id, topic: "t" }, content: "x" }), {
-      code: "STREAM_DOES_NOT_EXIST",
-      message: `Channel with ID '${w.general.id}' does not exist`,
-      data: { stream_id: w.general.id },
-    });
+    failsWithoutChange(
+      () => s.sendMessage({ senderId: w.bob.id, to: { type: "channel", channel: "secret", topic: "t" }, content: "x" }),
+      {
+        code: "STREAM_DOES_NOT_EXIST",
+        message: "Channel 'secret' does not exist",
+        data: { stream: "secret" },
+      },
+    );
+    failsWithoutChange(
+      () =>
+        s.sendMessage({ senderId: w.bob.id, to: { type: "channel", channel: w.secret.id, topic: "t" }, content: "x" }),
+      {
+        code: "STREAM_DOES_NOT_EXIST",
+        message: `Channel with ID '${w.secret.id}' does not exist`,
+        data: { stream_id: w.secret.id },
+      },
+    );
+    failsWithoutChange(
+      () =>
+        s.sendMessage({
+          senderId: w.guest.id,
+          to: { type: "channel", channel: w.general.id, topic: "t" },
+          content: "x",
+        }),
+      {
+        code: "STREAM_DOES_NOT_EXIST",
+        message: `Channel with ID '${w.general.id}' does not exist`,
+        data: { stream_id: w.general.id },
+      },
+    );
     // An administrator sees the private channel but is not subscribed: Zulip's message.
     const admin = s.createUser({ realmId: w.realm.id, email: "adm@test.dev", fullName: "Adm", role: 200 });
-    failsWithoutChange(() => s.sendMessage({ senderId: admin.id, to: { type: "channel", channel: w.secret.id, topic: "t" }, content: "x" }), {
-      code: "BAD_REQUEST",
-      message: "Not authorized to send to channel 'secret'",
-    });
+    failsWithoutChange(
+      () =>
+        s.sendMessage({ senderId: admin.id, to: { type: "channel", channel: w.secret.id, topic: "t" }, content: "x" }),
+      {
+        code: "BAD_REQUEST",
+        message: "Not authorized to send to channel 'secret'",
+      },
+    );
   });
   it("can_send_message_group refusals use Zulip's text", () => {
-    s.subscribe(w.owner.id, { channels: [{ name: "quiet" }], principals: [w.owner.id, w.alice.id], newChannel: { permissions: { canSendMessageGroup: s.systemGroupId(w.realm.id, "role:nobody") } } });
-    failsWithoutChange(() => s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: "quiet", topic: "t" }, content: "x" }), {
-      code: "BAD_REQUEST",
-      message: "You do not have permission to post in this channel.",
+    s.subscribe(w.owner.id, {
+      channels: [{ name: "quiet" }],
+      principals: [w.owner.id, w.alice.id],
+      newChannel: { permissions: { canSendMessageGroup: s.systemGroupId(w.realm.id, "role:nobody") } },
     });
+    failsWithoutChange(
+      () =>
+        s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: "quiet", topic: "t" }, content: "x" }),
+      {
+        code: "BAD_REQUEST",
+        message: "You do not have permission to post in this channel.",
+      },
+    );
   });
   it("direct messages to unknown, foreign or deactivated users, or to nobody", () => {
-    const dm = (users: (number | string)[], senderId = w.alice.id) => () => s.sendMessage({ senderId, to: { type: "direct", users }, content: "x" });
+    const dm =
+      (users: (number | string)[], senderId = w.alice.id) =>
+      () =>
+        s.sendMessage({ senderId, to: { type: "direct", users }, content: "x" });
     failsWithoutChange(dm([]), { code: "BAD_REQUEST", message: "Message must have recipients" });
     failsWithoutChange(dm([w.bob.id, 9999]), { code: "BAD_REQUEST", message: "Invalid user ID 9999" });
     failsWithoutChange(dm(["ghost@test.dev"]), { code: "BAD_REQUEST", message: "Invalid email 'ghost@test.dev'" });
-    const other = s.createRealm({ subdomain: "other", name: "Other", owner: { email: "x@other.dev", fullName: "Xavier" } });
+    const other = s.createRealm({
+      subdomain: "other",
+      name: "Other",
+      owner: { email: "x@other.dev", fullName: "Xavier" },
+    });
     failsWithoutChange(dm([other.owner.id]), { code: "BAD_REQUEST", message: `Invalid user ID ${other.owner.id}` });
     failsWithoutChange(dm(["x@other.dev"]), { code: "BAD_REQUEST", message: "Invalid email 'x@other.dev'" });
     s.setUserActive(w.bob.id, false);
     failsWithoutChange(dm([w.bob.id]), { code: "BAD_REQUEST", message: "'bob@test.dev' is no longer using Zulip." });
-    failsWithoutChange(dm(["BOB@test.dev", w.owner.id]), { code: "BAD_REQUEST", message: "'bob@test.dev' is no longer using Zulip." });
+    failsWithoutChange(dm(["BOB@test.dev", w.owner.id]), {
+      code: "BAD_REQUEST",
+      message: "'bob@test.dev' is no longer using Zulip.",
+    });
   });
   it("deactivated senders and deactivated realms", () => {
     s.setUserActive(w.bob.id, false);
     failsWithoutChange(() => toGeneral("t", "x", w.bob.id), { code: "BAD_REQUEST", message: "Account is deactivated" });
     s.setRealmDeactivated(w.realm.id, true);
     failsWithoutChange(() => toGeneral("t", "x"), { code: "BAD_REQUEST", message: "Account is deactivated" });
-    failsWithoutChange(() => s.sendMessage({ senderId: 9999, to: { type: "direct", users: [w.alice.id] }, content: "x" }), { code: "BAD_REQUEST", message: "Invalid user ID 9999" });
+    failsWithoutChange(
+      () => s.sendMessage({ senderId: 9999, to: { type: "direct", users: [w.alice.id] }, content: "x" }),
+      { code: "BAD_REQUEST", message: "Invalid user ID 9999" },
+    );
   });
 });
 
 describe("direct messages", () => {
   it("resolve IDs and emails into one conversation per set of participants", () => {
     const a = s.sendMessage({ senderId: w.alice.id, to: { type: "direct", users: [w.bob.id] }, content: "1" });
-    const b = s.sendMessage({ senderId: w.bob.id, to: { type: "direct", users: ["ALICE@test.dev", w.bob.id] }, content: "2" });
+    const b = s.sendMessage({
+      senderId: w.bob.id,
+      to: { type: "direct", users: ["ALICE@test.dev", w.bob.id] },
+      content: "2",
+    });
     const ra = stored(a.id).recipient;
     expect(ra).toEqual(stored(b.id).recipient);
     expect(ra.type).toBe("direct");
-    if (ra.type === "direct") expect(internals(s).conversations.get(ra.conversationId)!.userIds).toEqual([w.alice.id, w.bob.id].sort((x, y) => x - y));
-    const self = stored(s.sendMessage({ senderId: w.alice.id, to: { type: "direct", users: [w.alice.id] }, content: "note" }).id).recipient;
-    if (self.type === "direct") expect(internals(s).conversations.get(self.conversationId)!.userIds).toEqual([w.alice.id]);
+    if (ra.type === "direct")
+      expect(internals(s).conversations.get(ra.conversationId)!.userIds).toEqual(
+        [w.alice.id, w.bob.id].sort((x, y) => x - y),
+      );
+    const self = stored(
+      s.sendMessage({ senderId: w.alice.id, to: { type: "direct", users: [w.alice.id] }, content: "note" }).id,
+    ).recipient;
+    if (self.type === "direct")
+      expect(internals(s).conversations.get(self.conversationId)!.userIds).toEqual([w.alice.id]);
     expect(stored(a.id).topic).toBe("");
   });
   it("group DMs arrive unread for the other participants", () => {
-    const group = s.sendMessage({ senderId: w.alice.id, to: { type: "direct", users: [w.bob.id, w.owner.id] }, content: "g" });
+    const group = s.sendMessage({
+      senderId: w.alice.id,
+      to: { type: "direct", users: [w.bob.id, w.owner.id] },
+      content: "g",
+    });
     expect(s.getMessage(w.owner.id, group.id).flags).toEqual([]);
     expect(s.getMessage(w.bob.id, group.id).flags).toEqual([]);
     expect(() => s.getMessage(w.guest.id, group.id)).toThrow("Invalid message(s)");
@@ -202,16 +301,46 @@ describe("direct messages", () => {
 
 describe("read_by_sender", () => {
   it("follows the client name like Zulip", () => {
-    for (const client of ["website", "ZulipMobile", "ZulipAndroid", "ZulipiOS", "ZulipElectron", "ZulipDesktop", "ZulipTerminal", "Zulip Desktop App 5.0"]) {
+    for (const client of [
+      "website",
+      "ZulipMobile",
+      "ZulipAndroid",
+      "ZulipiOS",
+      "ZulipElectron",
+      "ZulipDesktop",
+      "ZulipTerminal",
+      "Zulip Desktop App 5.0",
+    ]) {
       expect(defaultReadBySender(client)).toBe(true);
     }
     for (const client of ["API", "ZulipPython", "curl", "Internal"]) expect(defaultReadBySender(client)).toBe(false);
   });
   it("sets the sender's read flag only; an explicit value wins", () => {
-    const web = s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: "general", topic: "t" }, content: "x", client: "website" });
-    const api = s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: "general", topic: "t" }, content: "x" });
-    const forced = s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: "general", topic: "t" }, content: "x", client: "website", readBySender: false });
-    const forcedApi = s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: "general", topic: "t" }, content: "x", client: "API", readBySender: true });
+    const web = s.sendMessage({
+      senderId: w.alice.id,
+      to: { type: "channel", channel: "general", topic: "t" },
+      content: "x",
+      client: "website",
+    });
+    const api = s.sendMessage({
+      senderId: w.alice.id,
+      to: { type: "channel", channel: "general", topic: "t" },
+      content: "x",
+    });
+    const forced = s.sendMessage({
+      senderId: w.alice.id,
+      to: { type: "channel", channel: "general", topic: "t" },
+      content: "x",
+      client: "website",
+      readBySender: false,
+    });
+    const forcedApi = s.sendMessage({
+      senderId: w.alice.id,
+      to: { type: "channel", channel: "general", topic: "t" },
+      content: "x",
+      client: "API",
+      readBySender: true,
+    });
     expect(s.getMessage(w.alice.id, web.id).flags).toEqual(["read"]);
     expect(s.getMessage(w.alice.id, api.id).flags).toEqual([]);
     expect(s.getMessage(w.alice.id, forced.id).flags).toEqual([]);
@@ -227,7 +356,12 @@ describe("recipients and mentions", () => {
     const { id } = toGeneral("t", "hi @**Bob** and @**Gus Guest**");
     expect(s.getMessage(w.bob.id, id).flags).toEqual(["mentioned"]);
     expect(s.getMessage(w.owner.id, id).flags).toEqual([]);
-    const admin = s.createUser({ realmId: w.realm.id, email: "admin@test.dev", fullName: "Ada Admin", role: ROLE.ADMINISTRATOR });
+    const admin = s.createUser({
+      realmId: w.realm.id,
+      email: "admin@test.dev",
+      fullName: "Ada Admin",
+      role: ROLE.ADMINISTRATOR,
+    });
     expect(s.getMessage(admin.id, id).flags).toEqual(["read", "historical"]);
     expect(() => s.getMessage(w.guest.id, id)).toThrow("Invalid message(s)");
     expect(s.unreadSummary(w.bob.id).mentions).toEqual([id]);
@@ -249,7 +383,12 @@ describe("recipients and mentions", () => {
     expect(s.getMessage(w.owner.id, id).flags).toEqual([]);
     // The guest is a member but not subscribed: no row, so no flag.
     expect(() => s.getMessage(w.guest.id, id)).toThrow("Invalid message(s)");
-    const mentioned = s.getMessages(w.bob.id, { anchor: "newest", numBefore: 10, numAfter: 0, narrow: [{ operator: "is", operand: "mentioned" }] });
+    const mentioned = s.getMessages(w.bob.id, {
+      anchor: "newest",
+      numBefore: 10,
+      numAfter: 0,
+      narrow: [{ operator: "is", operand: "mentioned" }],
+    });
     expect(mentioned.messages.map((m) => m.message.id)).toEqual([id]);
     expect(stored(id).mentionedGroupIds).toEqual([outer.id]);
   });
@@ -258,7 +397,11 @@ describe("recipients and mentions", () => {
 describe("nothing changed after each failing send, then a success still works", () => {
   it("IDs are not consumed by failures", () => {
     const before = internals(s).counters.nextMessageId;
-    for (const bad of [() => toGeneral("t", ""), () => toGeneral(undefined), () => s.sendMessage({ senderId: w.bob.id, to: { type: "channel", channel: "secret", topic: "t" }, content: "x" })]) {
+    for (const bad of [
+      () => toGeneral("t", ""),
+      () => toGeneral(undefined),
+      () => s.sendMessage({ senderId: w.bob.id, to: { type: "channel", channel: "secret", topic: "t" }, content: "x" }),
+    ]) {
       expect(bad).toThrow();
     }
     expect(toGeneral("t").id).toBe(before);

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ROLE, type EngineError, type Store, type User } from "../../../src/engine/index.js";
+import { ROLE, type Store, type User } from "../../../src/engine/index.js";
 import { expectFailsUnchanged, fingerprint } from "../../support/snapshot.js";
 import { seedRealm, tempStore, type TempStore } from "../../support/temp-store.js";
 import { internals } from "../../../src/engine/internal.js";
@@ -13,19 +13,44 @@ beforeEach(() => {
   t = tempStore({ now: () => 1_700_000_000 });
   s = t.store;
   w = seedRealm(s);
-  admin = s.createUser({ realmId: w.realm.id, email: "admin@test.dev", fullName: "Ada Admin", role: ROLE.ADMINISTRATOR });
+  admin = s.createUser({
+    realmId: w.realm.id,
+    email: "admin@test.dev",
+    fullName: "Ada Admin",
+    role: ROLE.ADMINISTRATOR,
+  });
 });
 afterEach(() => t.cleanup());
 
-const failsWithoutChange = (fn: () => unknown, expected: { code: string; message: string; data?: unknown }) => expectFailsUnchanged(s, fn, expected);
-const send = (topic: string, senderId = w.owner.id, channel = "general") => s.sendMessage({ senderId, to: { type: "channel", channel, topic }, content: "x" }).id;
+const failsWithoutChange = (fn: () => unknown, expected: { code: string; message: string; data?: unknown }) =>
+  expectFailsUnchanged(s, fn, expected);
+const send = (topic: string, senderId = w.owner.id, channel = "general") =>
+  s.sendMessage({ senderId, to: { type: "channel", channel, topic }, content: "x" }).id;
 const intervals = (user: User, channelId: number) => internals(s).subsByUser.get(user.id)?.get(channelId)?.intervals;
-const newest = (user: User) => s.getMessages(user.id, { anchor: "newest", numBefore: 100, numAfter: 0 }).messages.map((v) => v.message.id);
+const newest = (user: User) =>
+  s.getMessages(user.id, { anchor: "newest", numBefore: 100, numAfter: 0 }).messages.map((v) => v.message.id);
 
 describe("createUser", () => {
   it("creates members by default, with a fresh API key, indexed by email", () => {
-    const u = s.createUser({ realmId: w.realm.id, email: " Dan@Test.dev ", fullName: "  Dan  ", timezone: "Europe/Paris" });
-    expect(u).toMatchObject({ realmId: w.realm.id, email: "Dan@Test.dev", deliveryEmail: "Dan@Test.dev", fullName: "Dan", role: ROLE.MEMBER, isBot: false, botType: null, botOwnerId: null, isActive: true, dateJoined: 1_700_000_000, timezone: "Europe/Paris" });
+    const u = s.createUser({
+      realmId: w.realm.id,
+      email: " Dan@Test.dev ",
+      fullName: "  Dan  ",
+      timezone: "Europe/Paris",
+    });
+    expect(u).toMatchObject({
+      realmId: w.realm.id,
+      email: "Dan@Test.dev",
+      deliveryEmail: "Dan@Test.dev",
+      fullName: "Dan",
+      role: ROLE.MEMBER,
+      isBot: false,
+      botType: null,
+      botOwnerId: null,
+      isActive: true,
+      dateJoined: 1_700_000_000,
+      timezone: "Europe/Paris",
+    });
     expect(u.apiKey).toMatch(/^[A-Za-z0-9]{32}$/);
     expect(s.findUserByEmail(w.realm.id, "dan@test.dev")?.id).toBe(u.id);
     expect(s.findUserByApiKey(u.apiKey)?.id).toBe(u.id);
@@ -33,28 +58,54 @@ describe("createUser", () => {
   });
 
   it("bots record their type and owner", () => {
-    const bot = s.createUser({ realmId: w.realm.id, email: "bot@test.dev", fullName: "Helper Bot", bot: { type: 2, ownerId: w.alice.id }, apiKey: "fixedkey" });
+    const bot = s.createUser({
+      realmId: w.realm.id,
+      email: "bot@test.dev",
+      fullName: "Helper Bot",
+      bot: { type: 2, ownerId: w.alice.id },
+      apiKey: "fixedkey",
+    });
     expect(bot).toMatchObject({ isBot: true, botType: 2, botOwnerId: w.alice.id, apiKey: "fixedkey" });
   });
 
   it("validation errors (nothing changed)", () => {
-    const make = (over: Partial<Parameters<Store["createUser"]>[0]>) => () => s.createUser({ realmId: w.realm.id, email: "new@test.dev", fullName: "New", ...over });
+    const make = (over: Partial<Parameters<Store["createUser"]>[0]>) => () =>
+      s.createUser({ realmId: w.realm.id, email: "new@test.dev", fullName: "New", ...over });
     failsWithoutChange(make({ realmId: 9999 }), { code: "BAD_REQUEST", message: "Invalid realm" });
-    failsWithoutChange(make({ email: "not-an-email" }), { code: "BAD_REQUEST", message: "Invalid email 'not-an-email'" });
-    failsWithoutChange(make({ email: "a b@test.dev" }), { code: "BAD_REQUEST", message: "Invalid email 'a b@test.dev'" });
-    failsWithoutChange(make({ email: "ALICE@test.dev" }), { code: "BAD_REQUEST", message: "Email 'ALICE@test.dev' already in use" });
+    failsWithoutChange(make({ email: "not-an-email" }), {
+      code: "BAD_REQUEST",
+      message: "Invalid email 'not-an-email'",
+    });
+    failsWithoutChange(make({ email: "a b@test.dev" }), {
+      code: "BAD_REQUEST",
+      message: "Invalid email 'a b@test.dev'",
+    });
+    failsWithoutChange(make({ email: "ALICE@test.dev" }), {
+      code: "BAD_REQUEST",
+      message: "Email 'ALICE@test.dev' already in use",
+    });
     failsWithoutChange(make({ role: 500 as 400 }), { code: "BAD_REQUEST", message: "Invalid role" });
     failsWithoutChange(make({ fullName: "   " }), { code: "BAD_REQUEST", message: "Name too short!" });
     failsWithoutChange(make({ fullName: "x".repeat(101) }), { code: "BAD_REQUEST", message: "Name too long!" });
     failsWithoutChange(make({ fullName: "Bad*Name" }), { code: "BAD_REQUEST", message: "Invalid characters in name!" });
     failsWithoutChange(make({ fullName: "Bad@Name" }), { code: "BAD_REQUEST", message: "Invalid characters in name!" });
-    failsWithoutChange(make({ bot: { type: 1, ownerId: 9999 } }), { code: "BAD_REQUEST", message: "Invalid bot owner" });
+    failsWithoutChange(make({ bot: { type: 1, ownerId: 9999 } }), {
+      code: "BAD_REQUEST",
+      message: "Invalid bot owner",
+    });
     s.setUserActive(w.bob.id, false);
-    failsWithoutChange(make({ bot: { type: 1, ownerId: w.bob.id } }), { code: "BAD_REQUEST", message: "Invalid bot owner" });
+    failsWithoutChange(make({ bot: { type: 1, ownerId: w.bob.id } }), {
+      code: "BAD_REQUEST",
+      message: "Invalid bot owner",
+    });
   });
 
   it("the same email may exist in another realm", () => {
-    const other = s.createRealm({ subdomain: "other", name: "Other", owner: { email: "x@other.dev", fullName: "Xavier" } });
+    const other = s.createRealm({
+      subdomain: "other",
+      name: "Other",
+      owner: { email: "x@other.dev", fullName: "Xavier" },
+    });
     const u = s.createUser({ realmId: other.realm.id, email: "alice@test.dev", fullName: "Other Alice" });
     expect(s.findUserByEmail(other.realm.id, "alice@test.dev")?.id).toBe(u.id);
     expect(s.findUserByEmail(w.realm.id, "alice@test.dev")?.id).toBe(w.alice.id);
@@ -63,29 +114,74 @@ describe("createUser", () => {
 
 describe("updateUser", () => {
   it("administrators change names, roles and profile data", () => {
-    const u = s.updateUser(admin.id, w.alice.id, { fullName: "Alicia", role: ROLE.MODERATOR, profileData: [{ id: 1, value: "x" }, { id: 2, value: [3, 4] }] });
+    const u = s.updateUser(admin.id, w.alice.id, {
+      fullName: "Alicia",
+      role: ROLE.MODERATOR,
+      profileData: [
+        { id: 1, value: "x" },
+        { id: 2, value: [3, 4] },
+      ],
+    });
     expect(u).toMatchObject({ fullName: "Alicia", role: ROLE.MODERATOR, profileData: { "1": "x", "2": [3, 4] } });
     expect(s.getUser(w.alice.id)).toEqual(u);
-    const cleared = s.updateUser(admin.id, w.alice.id, { profileData: [{ id: 1, value: null }, { id: 2, value: "" }] });
+    const cleared = s.updateUser(admin.id, w.alice.id, {
+      profileData: [
+        { id: 1, value: null },
+        { id: 2, value: "" },
+      ],
+    });
     expect(cleared.profileData).toEqual({});
     expect(t.reopen().getUser(w.alice.id)).toMatchObject({ fullName: "Alicia", role: ROLE.MODERATOR, profileData: {} });
   });
 
   it("errors (nothing changed)", () => {
-    failsWithoutChange(() => s.updateUser(w.alice.id, w.bob.id, { fullName: "B" }), { code: "BAD_REQUEST", message: "Insufficient permission" });
-    failsWithoutChange(() => s.updateUser(admin.id, 9999, { fullName: "B" }), { code: "BAD_REQUEST", message: "No such user" });
-    failsWithoutChange(() => s.updateUser(9999, w.bob.id, { fullName: "B" }), { code: "BAD_REQUEST", message: "Invalid user ID 9999" });
-    failsWithoutChange(() => s.updateUser(admin.id, w.bob.id, { role: ROLE.OWNER }), { code: "UNAUTHORIZED_PRINCIPAL", message: "Must be an organization owner" });
-    failsWithoutChange(() => s.updateUser(admin.id, w.owner.id, { role: ROLE.MEMBER }), { code: "UNAUTHORIZED_PRINCIPAL", message: "Must be an organization owner" });
-    failsWithoutChange(() => s.updateUser(w.owner.id, w.owner.id, { role: ROLE.MEMBER }), { code: "BAD_REQUEST", message: "The owner permission cannot be removed from the only organization owner." });
-    failsWithoutChange(() => s.updateUser(admin.id, w.bob.id, { role: 1 as 100 }), { code: "BAD_REQUEST", message: "Invalid role" });
-    failsWithoutChange(() => s.updateUser(admin.id, w.bob.id, { fullName: "" }), { code: "BAD_REQUEST", message: "Name too short!" });
+    failsWithoutChange(() => s.updateUser(w.alice.id, w.bob.id, { fullName: "B" }), {
+      code: "BAD_REQUEST",
+      message: "Insufficient permission",
+    });
+    failsWithoutChange(() => s.updateUser(admin.id, 9999, { fullName: "B" }), {
+      code: "BAD_REQUEST",
+      message: "No such user",
+    });
+    failsWithoutChange(() => s.updateUser(9999, w.bob.id, { fullName: "B" }), {
+      code: "BAD_REQUEST",
+      message: "Invalid user ID 9999",
+    });
+    failsWithoutChange(() => s.updateUser(admin.id, w.bob.id, { role: ROLE.OWNER }), {
+      code: "UNAUTHORIZED_PRINCIPAL",
+      message: "Must be an organization owner",
+    });
+    failsWithoutChange(() => s.updateUser(admin.id, w.owner.id, { role: ROLE.MEMBER }), {
+      code: "UNAUTHORIZED_PRINCIPAL",
+      message: "Must be an organization owner",
+    });
+    failsWithoutChange(() => s.updateUser(w.owner.id, w.owner.id, { role: ROLE.MEMBER }), {
+      code: "BAD_REQUEST",
+      message: "The owner permission cannot be removed from the only organization owner.",
+    });
+    failsWithoutChange(() => s.updateUser(admin.id, w.bob.id, { role: 1 as 100 }), {
+      code: "BAD_REQUEST",
+      message: "Invalid role",
+    });
+    failsWithoutChange(() => s.updateUser(admin.id, w.bob.id, { fullName: "" }), {
+      code: "BAD_REQUEST",
+      message: "Name too short!",
+    });
   });
 
   it("a bot owner is not counted as the last owner: it can be demoted while one human owner remains", () => {
-    const bot = s.createUser({ realmId: w.realm.id, email: "ownerbot@test.dev", fullName: "Owner Bot", role: ROLE.OWNER, bot: { type: 1, ownerId: w.owner.id } });
+    const bot = s.createUser({
+      realmId: w.realm.id,
+      email: "ownerbot@test.dev",
+      fullName: "Owner Bot",
+      role: ROLE.OWNER,
+      bot: { type: 1, ownerId: w.owner.id },
+    });
     expect(s.updateUser(w.owner.id, bot.id, { role: ROLE.MEMBER }).role).toBe(ROLE.MEMBER);
-    failsWithoutChange(() => s.updateUser(w.owner.id, w.owner.id, { role: ROLE.MEMBER }), { code: "BAD_REQUEST", message: "The owner permission cannot be removed from the only organization owner." });
+    failsWithoutChange(() => s.updateUser(w.owner.id, w.owner.id, { role: ROLE.MEMBER }), {
+      code: "BAD_REQUEST",
+      message: "The owner permission cannot be removed from the only organization owner.",
+    });
   });
 
   it("a second owner makes demotion possible", () => {
@@ -102,7 +198,9 @@ describe("setUserActive", () => {
     const closedAt = internals(s).counters.nextMessageId;
     expect(closedAt).toBe(m1 + 1);
     expect(intervals(w.alice, w.general.id)).toEqual([{ from: openFrom, to: closedAt }]);
-    expect(intervals(w.alice, w.secret.id)).toEqual([{ from: intervals(w.alice, w.secret.id)![0]!.from, to: closedAt }]);
+    expect(intervals(w.alice, w.secret.id)).toEqual([
+      { from: intervals(w.alice, w.secret.id)![0]!.from, to: closedAt },
+    ]);
     expect(s.getUser(w.alice.id).isActive).toBe(false);
     const during = send("t");
     s.setUserActive(w.alice.id, true);
@@ -114,7 +212,9 @@ describe("setUserActive", () => {
     const after = send("t");
     expect(newest(w.alice)).toEqual([m1, after]);
     expect(s.getMessage(w.alice.id, during).flags).toEqual(["read", "historical"]);
-    expect(s.unreadSummary(w.alice.id).streams).toEqual([{ streamId: w.general.id, topic: "t", unreadMessageIds: [m1, after] }]);
+    expect(s.unreadSummary(w.alice.id).streams).toEqual([
+      { streamId: w.general.id, topic: "t", unreadMessageIds: [m1, after] },
+    ]);
     // Persisted.
     const reopened = t.reopen();
     expect(internals(reopened).subsByUser.get(w.alice.id)!.get(w.general.id)!.intervals).toEqual([
@@ -149,13 +249,19 @@ describe("setUserActive", () => {
 
   it("a deactivated user is refused by queries and sends", () => {
     s.setUserActive(w.bob.id, false);
-    failsWithoutChange(() => s.getMessages(w.bob.id, { anchor: "newest", numBefore: 1, numAfter: 0 }), { code: "NOT_FOUND", message: "Account is deactivated" });
+    failsWithoutChange(() => s.getMessages(w.bob.id, { anchor: "newest", numBefore: 1, numAfter: 0 }), {
+      code: "NOT_FOUND",
+      message: "Account is deactivated",
+    });
     failsWithoutChange(() => s.unreadSummary(w.bob.id), { code: "NOT_FOUND", message: "Account is deactivated" });
     failsWithoutChange(() => send("t", w.bob.id), { code: "BAD_REQUEST", message: "Account is deactivated" });
   });
 
   it("errors (nothing changed)", () => {
-    failsWithoutChange(() => s.setUserActive(w.owner.id, false), { code: "BAD_REQUEST", message: "Cannot deactivate the only organization owner" });
+    failsWithoutChange(() => s.setUserActive(w.owner.id, false), {
+      code: "BAD_REQUEST",
+      message: "Cannot deactivate the only organization owner",
+    });
     failsWithoutChange(() => s.setUserActive(9999, false), { code: "BAD_REQUEST", message: "Invalid user ID 9999" });
   });
 

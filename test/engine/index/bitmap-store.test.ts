@@ -1,5 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { DELTA_LIMIT, MAX_KEY_NAME_BYTES, SMALL_CHUNK_IDS, RoaringBitmap32, serializeChunk, subtractInPlace } from "../../../src/engine/index/bitmap-store.js";
+import {
+  DELTA_LIMIT,
+  MAX_KEY_NAME_BYTES,
+  SMALL_CHUNK_IDS,
+  RoaringBitmap32,
+  serializeChunk,
+  subtractInPlace,
+} from "../../../src/engine/index/bitmap-store.js";
 import { internals } from "../../../src/engine/internal.js";
 import { foldName, foldTopic, key } from "../../../src/engine/index/keys.js";
 import type { Store } from "../../../src/engine/index.js";
@@ -12,26 +19,33 @@ const CHUNK = 1 << 16;
 function chunksOf(store: Store, name: string): [number, number[]][] {
   const chunks = new Map<number, Set<number>>();
   const at = (chunk: number) => chunks.get(chunk) ?? chunks.set(chunk, new Set()).get(chunk)!;
-  for (const { key: k, value } of internals(store).tables.bitmapChunks.getRange({ start: [name, 0], end: [name, CHUNK] })) {
+  for (const { key: k, value } of internals(store).tables.bitmapChunks.getRange({
+    start: [name, 0],
+    end: [name, CHUNK],
+  })) {
     const ids = at(k[1]);
     if (k.length === 2) for (const id of RoaringBitmap32.deserialize(value, "portable").toArray()) ids.add(id);
-    else for (let i = 0; i < value.length; i += 2) {
-      const id = k[1] * CHUNK + Buffer.from(value).readUInt16LE(i);
-      if (!ids.delete(id)) ids.add(id);
-    }
+    else
+      for (let i = 0; i < value.length; i += 2) {
+        const id = k[1] * CHUNK + Buffer.from(value).readUInt16LE(i);
+        if (!ids.delete(id)) ids.add(id);
+      }
   }
   return [...chunks].filter(([, ids]) => ids.size > 0).map(([chunk, ids]) => [chunk, [...ids].sort((a, b) => a - b)]);
 }
 
 /** Which entries `name` has on disk: "c" for a chunk's base, "c+" for its delta. */
 function layoutOf(store: Store, name: string): string[] {
-  return [...internals(store).tables.bitmapChunks.getKeys({ start: [name, 0], end: [name, CHUNK] })].map((k) => `${k[1]}${k.length === 3 ? "+" : ""}`);
+  return [...internals(store).tables.bitmapChunks.getKeys({ start: [name, 0], end: [name, CHUNK] })].map(
+    (k) => `${k[1]}${k.length === 3 ? "+" : ""}`,
+  );
 }
 
 /** Raw persisted bytes of every chunk of every key, hex-encoded. */
 function diskImage(store: Store): string[] {
   const out: string[] = [];
-  for (const { key: k, value } of internals(store).tables.bitmapChunks.getRange()) out.push(`${k[0]}#${k[1]}=${Buffer.from(value).toString("hex")}`);
+  for (const { key: k, value } of internals(store).tables.bitmapChunks.getRange())
+    out.push(`${k[0]}#${k[1]}=${Buffer.from(value).toString("hex")}`);
   return out;
 }
 
@@ -117,7 +131,10 @@ describe("BitmapStore chunked persistence", () => {
       b.removeMany(K, [3 * CHUNK + 1]);
     });
     // Chunk 0 gains a delta beside its untouched base; chunk 1 is rewritten; chunk 3 is emptied.
-    expect(put.mock.calls.map((c) => c[0])).toEqual([[K, 0, 1], [K, 1]]);
+    expect(put.mock.calls.map((c) => c[0])).toEqual([
+      [K, 0, 1],
+      [K, 1],
+    ]);
     expect(remove.mock.calls.map((c) => c[0])).toEqual([[K, 3]]);
     expect(layoutOf(s, K)).toEqual(["0", "0+", "1"]);
     expect(chunksOf(s, K)).toEqual([
@@ -144,7 +161,9 @@ describe("BitmapStore chunked persistence", () => {
     internals(s).write(() => void b.add(K, evens[DELTA_LIMIT]!));
     expect(layoutOf(s, K)).toEqual(["0", "1"]);
     b.clearCache();
-    expect(b.get(K).toArray()).toEqual([...new Set([...big, ...evens])].sort((x, y) => x - y).concat([CHUNK + 1, CHUNK + 2]));
+    expect(b.get(K).toArray()).toEqual(
+      [...new Set([...big, ...evens])].sort((x, y) => x - y).concat([CHUNK + 1, CHUNK + 2]),
+    );
   });
 
   it("deltas and bases agree with memory after any sequence of writes, failed ones included (randomized)", () => {
@@ -164,7 +183,10 @@ describe("BitmapStore chunked persistence", () => {
       const k = keys[rand(keys.length)]!;
       const fail = rand(10) === 0;
       // Chunks of up to 3000 IDs: some grow past SMALL_CHUNK_IDS (deltas), some stay small (rewritten).
-      const change = Array.from({ length: rand(5) === 0 ? 300 + rand(900) : 1 + rand(4) }, () => rand(3) * CHUNK + rand(rand(2) === 0 ? 3000 : 600));
+      const change = Array.from(
+        { length: rand(5) === 0 ? 300 + rand(900) : 1 + rand(4) },
+        () => rand(3) * CHUNK + rand(rand(2) === 0 ? 3000 : 600),
+      );
       const adding = rand(3) !== 0;
       const single = rand(2) === 0;
       const peek = rand(4) === 0;
@@ -178,15 +200,19 @@ describe("BitmapStore chunked persistence", () => {
         if (peek) expect(b.get(k).size).toBeGreaterThanOrEqual(adding ? new Set(change).size : 0);
       };
       if (fail) {
-        expect(() => internals(s).write(() => {
-          apply();
-          throw new Error("boom");
-        })).toThrow("boom");
+        expect(() =>
+          internals(s).write(() => {
+            apply();
+            throw new Error("boom");
+          }),
+        ).toThrow("boom");
         continue;
       }
       internals(s).write(apply);
       const set = model.get(k) ?? new Set<number>();
-      for (const id of change) if (adding) set.add(id); else set.delete(id);
+      for (const id of change)
+        if (adding) set.add(id);
+        else set.delete(id);
       model.set(k, set);
       if (rand(20) === 0) b.clearCache();
       if (step % 25 === 0) {
@@ -221,7 +247,11 @@ describe("BitmapStore chunked persistence", () => {
     internals(s).write(() => void b.add(K, 5 * CHUNK + 8));
     internals(s).write(() => void b.add(K, CHUNK + 9));
     expect(b.get(K).toArray()).toEqual([3, CHUNK + 4, CHUNK + 9, 5 * CHUNK + 6, 5 * CHUNK + 7, 5 * CHUNK + 8]);
-    expect(chunksOf(s, K)).toEqual([[0, [3]], [1, [CHUNK + 4, CHUNK + 9]], [5, [5 * CHUNK + 6, 5 * CHUNK + 7, 5 * CHUNK + 8]]]);
+    expect(chunksOf(s, K)).toEqual([
+      [0, [3]],
+      [1, [CHUNK + 4, CHUNK + 9]],
+      [5, [5 * CHUNK + 6, 5 * CHUNK + 7, 5 * CHUNK + 8]],
+    ]);
   });
 
   it("getFrom reads only the chunks from the given ID's chunk on; get completes the entry", () => {
@@ -248,10 +278,12 @@ describe("BitmapStore chunked persistence", () => {
     expect(b.isEmpty(K)).toBe(false);
     expect(b.cachedKeys()).toEqual([]);
     // A write that adds to chunk 3 and is rolled back leaves an empty partial entry over chunk 3 on.
-    expect(() => internals(s).write(() => {
-      b.add(K, 3 * CHUNK);
-      throw new Error("boom");
-    })).toThrow("boom");
+    expect(() =>
+      internals(s).write(() => {
+        b.add(K, 3 * CHUNK);
+        throw new Error("boom");
+      }),
+    ).toThrow("boom");
     expect(b.isEmpty(K)).toBe(false);
     internals(s).write(() => void b.removeMany(K, [2]));
     expect(b.isEmpty(K)).toBe(true);
@@ -264,9 +296,15 @@ describe("BitmapStore chunked persistence", () => {
     const put = vi.spyOn(internals(s).tables.bitmapChunks, "putSync");
     internals(s).write(() => {
       // Chunk 1 gains nothing (CHUNK + 1 is there), chunk 4 neither; chunks 0, 2 and 3 do.
-      expect([...b.addBitmap(K, new RoaringBitmap32([1, 2, CHUNK + 1, 2 * CHUNK + 5, 3 * CHUNK, 4 * CHUNK + 1]))]).toEqual([2, 2 * CHUNK + 5, 3 * CHUNK]);
+      expect([
+        ...b.addBitmap(K, new RoaringBitmap32([1, 2, CHUNK + 1, 2 * CHUNK + 5, 3 * CHUNK, 4 * CHUNK + 1])),
+      ]).toEqual([2, 2 * CHUNK + 5, 3 * CHUNK]);
     });
-    expect(put.mock.calls.map((c) => c[0]).sort((x, y) => x[1] - y[1])).toEqual([[K, 0], [K, 2], [K, 3]]);
+    expect(put.mock.calls.map((c) => c[0]).sort((x, y) => x[1] - y[1])).toEqual([
+      [K, 0],
+      [K, 2],
+      [K, 3],
+    ]);
     expect(chunksOf(s, K)).toEqual([
       [0, [1, 2]],
       [1, [CHUNK + 1]],
@@ -283,7 +321,14 @@ describe("BitmapStore chunked persistence", () => {
     ).toThrow("boom");
     expect(b.get(K).toArray()).toEqual([1, 2, CHUNK + 1, 2 * CHUNK + 5, 3 * CHUNK, 4 * CHUNK + 1]);
     expect(diskImage(s)).toEqual(disk);
-    expect(internals(t.reopen()).bitmaps.get(K).toArray()).toEqual([1, 2, CHUNK + 1, 2 * CHUNK + 5, 3 * CHUNK, 4 * CHUNK + 1]);
+    expect(internals(t.reopen()).bitmaps.get(K).toArray()).toEqual([
+      1,
+      2,
+      CHUNK + 1,
+      2 * CHUNK + 5,
+      3 * CHUNK,
+      4 * CHUNK + 1,
+    ]);
   });
 
   it("addRange adds a range across chunks as whole-chunk rewrites, and a failed write gives it back", () => {
@@ -297,10 +342,12 @@ describe("BitmapStore chunked persistence", () => {
     expect(internals(t.reopen()).bitmaps.get(K).toArray()).toEqual(want);
     const reopened = internals(t.store).bitmaps;
     const bytes = reopened.cachedBytes;
-    expect(() => internals(t.store).write(() => {
-      reopened.addRange(K, 1, 3 * CHUNK);
-      throw new Error("boom");
-    })).toThrow("boom");
+    expect(() =>
+      internals(t.store).write(() => {
+        reopened.addRange(K, 1, 3 * CHUNK);
+        throw new Error("boom");
+      }),
+    ).toThrow("boom");
     expect(reopened.get(K).toArray()).toEqual(want);
     expect(reopened.cachedBytes).toBe(bytes);
     expect(internals(t.store).write(() => reopened.addRange(K, 10, 20))).toBe(0);
@@ -308,7 +355,11 @@ describe("BitmapStore chunked persistence", () => {
 
   it("a sent message writes only the chunks of its own ID", () => {
     const s = t.store;
-    const { realm, owner } = s.createRealm({ subdomain: "", name: "T", owner: { email: "o@t.dev", fullName: "Olive" } });
+    const { realm, owner } = s.createRealm({
+      subdomain: "",
+      name: "T",
+      owner: { email: "o@t.dev", fullName: "Olive" },
+    });
     s.subscribe(owner.id, { channels: [{ name: "general" }] });
     s.sendMessage({ senderId: owner.id, to: { type: "channel", channel: "general", topic: "a" }, content: "one" });
     const put = vi.spyOn(internals(s).tables.bitmapChunks, "putSync");
@@ -379,7 +430,9 @@ describe("BitmapStore chunked persistence", () => {
 
   it("nested writes are refused without losing the outer write", () => {
     const s = t.store;
-    expect(() => internals(s).write(() => internals(s).write(() => internals(s).bitmaps.add(K, 1)))).toThrow("nested write transaction");
+    expect(() => internals(s).write(() => internals(s).write(() => internals(s).bitmaps.add(K, 1)))).toThrow(
+      "nested write transaction",
+    );
     expect(internals(s).bitmaps.get(K).size).toBe(0);
     internals(s).write(() => void internals(s).bitmaps.add(K, 2));
     expect(internals(s).bitmaps.get(K).toArray()).toEqual([2]);
@@ -388,7 +441,13 @@ describe("BitmapStore chunked persistence", () => {
   it("a commit re-measures what it changed: a dense chunk costs its real size, not 4 bytes an ID", () => {
     const s = t.store;
     const before = internals(s).bitmaps.cachedBytes;
-    internals(s).write(() => void internals(s).bitmaps.addMany(K, Array.from({ length: CHUNK }, (_, i) => i)));
+    internals(s).write(
+      () =>
+        void internals(s).bitmaps.addMany(
+          K,
+          Array.from({ length: CHUNK }, (_, i) => i),
+        ),
+    );
     // 65,536 IDs: the add-time estimate was 256 KB; in memory they are one 8 KB bitmap container.
     expect(internals(s).bitmaps.cachedBytes - before).toBeLessThan(20_000);
   });
@@ -398,10 +457,22 @@ describe("BitmapStore chunked persistence", () => {
     internals(t.store).write(() => void b.add(K, 1));
     const before = b.cachedBytes;
     // 100 sparse IDs: charged 4 bytes each and not re-measured (measuring walks every container).
-    internals(t.store).write(() => void b.addMany(K, Array.from({ length: 100 }, (_, i) => 10 + i)));
+    internals(t.store).write(
+      () =>
+        void b.addMany(
+          K,
+          Array.from({ length: 100 }, (_, i) => 10 + i),
+        ),
+    );
     expect(b.cachedBytes - before).toBe(400);
     // Past 16 KB of charged growth the commit measures the real size: 8,000 dense IDs are one run.
-    internals(t.store).write(() => void b.addMany(K, Array.from({ length: 8000 }, (_, i) => 1000 + i)));
+    internals(t.store).write(
+      () =>
+        void b.addMany(
+          K,
+          Array.from({ length: 8000 }, (_, i) => 1000 + i),
+        ),
+    );
     expect(b.cachedBytes - before).toBeLessThan(4 * 8100);
     expect(b.cachedBytes - before).toBeGreaterThan(0);
   });
@@ -414,10 +485,12 @@ describe("BitmapStore chunked persistence", () => {
     internals(t.store).write(() => void b.add(K, 2));
     const v1 = b.version(K);
     expect(v1).not.toBe(v0);
-    expect(() => internals(t.store).write(() => {
-      b.add(K, 3);
-      throw new Error("boom");
-    })).toThrow("boom");
+    expect(() =>
+      internals(t.store).write(() => {
+        b.add(K, 3);
+        throw new Error("boom");
+      }),
+    ).toThrow("boom");
     expect(b.version(K)).not.toBe(v1);
   });
 
@@ -488,7 +561,8 @@ describe("subtractInPlace", () => {
 describe("serializeChunk", () => {
   it("returns only the chunk's IDs, or null when the chunk is empty", () => {
     const b = new RoaringBitmap32([3, CHUNK - 1, CHUNK, 2 * CHUNK + 5]);
-    const decode = (bytes: Uint8Array | null) => (bytes === null ? null : RoaringBitmap32.deserialize(bytes, "portable").toArray());
+    const decode = (bytes: Uint8Array | null) =>
+      bytes === null ? null : RoaringBitmap32.deserialize(bytes, "portable").toArray();
     expect(decode(serializeChunk(b, 0))).toEqual([3, CHUNK - 1]);
     expect(decode(serializeChunk(b, 1))).toEqual([CHUNK]);
     expect(decode(serializeChunk(b, 2))).toEqual([2 * CHUNK + 5]);
@@ -507,7 +581,8 @@ describe("foldTopic", () => {
     expect(foldTopic("ŉ")).toBe("ŉ"); // upper-cases to "ʼN": kept
     expect(foldTopic("😀 ok")).toBe("😀 OK");
     expect(foldTopic("")).toBe("");
-    for (const s of ["ß", "straße", "ﬁx", "ŉ", "ǰ", "😀 ok", "ΐ", "i̇"]) expect([...foldTopic(s)].length).toBe([...s].length);
+    for (const s of ["ß", "straße", "ﬁx", "ŉ", "ǰ", "😀 ok", "ΐ", "i̇"])
+      expect([...foldTopic(s)].length).toBe([...s].length);
     expect(foldTopic("ß")).not.toBe("ß".toUpperCase());
     expect(foldName).toBe(foldTopic);
   });

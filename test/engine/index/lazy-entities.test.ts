@@ -13,15 +13,25 @@ afterEach(() => {
 });
 
 function dmWindow(store: TempStore["store"], userId: number, with_: number[]): number[] {
-  return store.getMessages(userId, { narrow: [{ operator: "dm", operand: with_ }], anchor: "newest", numBefore: 50, numAfter: 0 }).messages.map((m) => m.message.id);
+  return store
+    .getMessages(userId, { narrow: [{ operator: "dm", operand: with_ }], anchor: "newest", numBefore: 50, numAfter: 0 })
+    .messages.map((m) => m.message.id);
 }
 
 describe("conversations read on demand", () => {
   it("a store written before conversation_members gets it built at its next open: DM narrows and sends find the old conversations", () => {
     t = tempStore();
     const w = seedRealm(t.store);
-    const one = t.store.sendMessage({ senderId: w.alice.id, to: { type: "direct", users: [w.bob.id] }, content: "one" }).id;
-    const group = t.store.sendMessage({ senderId: w.alice.id, to: { type: "direct", users: [w.bob.id, w.owner.id] }, content: "group" }).id;
+    const one = t.store.sendMessage({
+      senderId: w.alice.id,
+      to: { type: "direct", users: [w.bob.id] },
+      content: "one",
+    }).id;
+    const group = t.store.sendMessage({
+      senderId: w.alice.id,
+      to: { type: "direct", users: [w.bob.id, w.owner.id] },
+      content: "group",
+    }).id;
     t.store.close();
     // What an older build left: conversations, no members index, no flag.
     const env = open({ path: t.dir, noSubdir: false, maxDbs: MAX_DBS });
@@ -37,8 +47,14 @@ describe("conversations read on demand", () => {
     expect(store.verify().problems).toEqual([]);
     expect(dmWindow(store, w.bob.id, [w.alice.id])).toEqual([one]);
     expect(dmWindow(store, w.bob.id, [w.alice.id, w.owner.id])).toEqual([group]);
-    const again = store.sendMessage({ senderId: w.bob.id, to: { type: "direct", users: [w.alice.id] }, content: "again" });
-    expect(store.getMessage(w.bob.id, again.id).message.recipient).toEqual(store.getMessage(w.bob.id, one).message.recipient);
+    const again = store.sendMessage({
+      senderId: w.bob.id,
+      to: { type: "direct", users: [w.alice.id] },
+      content: "again",
+    });
+    expect(store.getMessage(w.bob.id, again.id).message.recipient).toEqual(
+      store.getMessage(w.bob.id, one).message.recipient,
+    );
     expect(internals(store).conversations.count()).toBe(2);
     expect(store.verify().problems).toEqual([]);
   });
@@ -57,11 +73,24 @@ describe("conversations read on demand", () => {
   it("long member lists are keyed by a digest and still found", () => {
     t = tempStore();
     const w = seedRealm(t.store);
-    const users = Array.from({ length: 60 }, (_, i) => t!.store.createUser({ realmId: w.realm.id, email: `u${i}@test.dev`, fullName: `User ${i}` }).id);
-    const first = t.store.sendMessage({ senderId: w.alice.id, to: { type: "direct", users: [...users, w.bob.id] }, content: "many" });
+    const users = Array.from(
+      { length: 60 },
+      (_, i) => t!.store.createUser({ realmId: w.realm.id, email: `u${i}@test.dev`, fullName: `User ${i}` }).id,
+    );
+    const first = t.store.sendMessage({
+      senderId: w.alice.id,
+      to: { type: "direct", users: [...users, w.bob.id] },
+      content: "many",
+    });
     const store = t.reopen();
-    const second = store.sendMessage({ senderId: w.bob.id, to: { type: "direct", users: [w.alice.id, ...users] }, content: "many again" });
-    expect(store.getMessage(w.bob.id, second.id).message.recipient).toEqual(store.getMessage(w.bob.id, first.id).message.recipient);
+    const second = store.sendMessage({
+      senderId: w.bob.id,
+      to: { type: "direct", users: [w.alice.id, ...users] },
+      content: "many again",
+    });
+    expect(store.getMessage(w.bob.id, second.id).message.recipient).toEqual(
+      store.getMessage(w.bob.id, first.id).message.recipient,
+    );
     expect(dmWindow(store, w.alice.id, [...users, w.bob.id])).toEqual([first.id, second.id]);
     expect(store.verify().problems).toEqual([]);
   });
@@ -98,8 +127,16 @@ describe("topic policies read per user on demand", () => {
           expect(policies.policyOf(userId, w.general.id, `topic ${i}`)).toBe(want);
           expect(policies.of(userId).get(`${w.general.id}:TOPIC ${i}`)?.policy ?? 0).toBe(want);
         }
-        expect(store.userTopics(userId).map((u) => [u.topic, u.policy]).sort()).toEqual(
-          [...expected].filter(([k, p]) => k.startsWith(`${userId}:`) && p !== 0).map(([k, p]) => [`Topic ${k.split(":")[1]}`, p]).sort(),
+        expect(
+          store
+            .userTopics(userId)
+            .map((u) => [u.topic, u.policy])
+            .sort(),
+        ).toEqual(
+          [...expected]
+            .filter(([k, p]) => k.startsWith(`${userId}:`) && p !== 0)
+            .map(([k, p]) => [`Topic ${k.split(":")[1]}`, p])
+            .sort(),
         );
       }
     };
@@ -111,16 +148,27 @@ describe("topic policies read per user on demand", () => {
 
   it("a group commit that fails leaves no uncommitted automatic follow in a cached list", async () => {
     let fail = false;
-    t = tempStore({ commitHook: () => {
-      if (fail) throw new Error("injected commit failure");
-    } });
+    t = tempStore({
+      commitHook: () => {
+        if (fail) throw new Error("injected commit failure");
+      },
+    });
     const w = seedRealm(t.store);
     t.store.setTopicPolicy(w.alice.id, w.general.id, "older", 1);
     // Listing them (as register does) caches Alice's list.
     expect(t.store.userTopics(w.alice.id).map((u) => u.topic)).toEqual(["older"]);
-    expect(internals(t.store).userTopics.cached().map(([id]) => id)).toContain(w.alice.id);
+    expect(
+      internals(t.store)
+        .userTopics.cached()
+        .map(([id]) => id),
+    ).toContain(w.alice.id);
     fail = true;
-    const send = (content: string) => t!.store.sendMessageGrouped({ senderId: w.alice.id, to: { type: "channel", channel: "general", topic: "fresh" }, content });
+    const send = (content: string) =>
+      t!.store.sendMessageGrouped({
+        senderId: w.alice.id,
+        to: { type: "channel", channel: "general", topic: "fresh" },
+        content,
+      });
     const results = await Promise.allSettled([send("one"), send("two")]);
     expect(results.map((r) => r.status)).toEqual(["rejected", "rejected"]);
     fail = false;
@@ -128,7 +176,15 @@ describe("topic policies read per user on demand", () => {
     expect(t.store.userTopics(w.alice.id).map((u) => u.topic)).toEqual(["older"]);
     // The same send now commits and follows the topic it starts.
     await send("three");
-    expect(t.store.userTopics(w.alice.id).map((u) => [u.topic, u.policy]).sort()).toEqual([["fresh", 3], ["older", 1]]);
+    expect(
+      t.store
+        .userTopics(w.alice.id)
+        .map((u) => [u.topic, u.policy])
+        .sort(),
+    ).toEqual([
+      ["fresh", 3],
+      ["older", 1],
+    ]);
   });
 
   it("a user's per-policy lists and muted channels follow every change (first_unread's muting reads them)", () => {
@@ -136,7 +192,11 @@ describe("topic policies read per user on demand", () => {
     const w = seedRealm(t.store);
     const topics = internals(t.store).userTopics;
     const state = internals(t.store);
-    const listed = (policy: number) => topics.withPolicy(w.alice.id, policy).map((u) => u.topic).sort();
+    const listed = (policy: number) =>
+      topics
+        .withPolicy(w.alice.id, policy)
+        .map((u) => u.topic)
+        .sort();
     t.store.setTopicPolicy(w.alice.id, w.general.id, "a", 1);
     t.store.setTopicPolicy(w.alice.id, w.general.id, "b", 3);
     expect(listed(1)).toEqual(["a"]);
@@ -152,10 +212,27 @@ describe("topic policies read per user on demand", () => {
     t.store.setChannelMuted(w.alice.id, w.general.id, true);
     expect(state.mutedChannelsOf(w.alice.id)).toEqual([w.general.id]);
     // Muting the channel hides "general" messages from first_unread except in followed topic "a".
-    const inMuted = t.store.sendMessage({ senderId: w.bob.id, to: { type: "channel", channel: "general", topic: "other" }, content: "muted" }).id;
-    const followed = t.store.sendMessage({ senderId: w.bob.id, to: { type: "channel", channel: "general", topic: "a" }, content: "followed" }).id;
-    const anchorOf = () => t!.store.getMessages(w.alice.id, { narrow: [], anchor: "first_unread", numBefore: 0, numAfter: 0 }).anchor;
-    t.store.updateFlags(w.alice.id, t.store.getMessages(w.alice.id, { narrow: [], anchor: "newest", numBefore: 1000, numAfter: 0 }).messages.map((m) => m.message.id).filter((id) => id < inMuted), "read", "add");
+    const inMuted = t.store.sendMessage({
+      senderId: w.bob.id,
+      to: { type: "channel", channel: "general", topic: "other" },
+      content: "muted",
+    }).id;
+    const followed = t.store.sendMessage({
+      senderId: w.bob.id,
+      to: { type: "channel", channel: "general", topic: "a" },
+      content: "followed",
+    }).id;
+    const anchorOf = () =>
+      t!.store.getMessages(w.alice.id, { narrow: [], anchor: "first_unread", numBefore: 0, numAfter: 0 }).anchor;
+    t.store.updateFlags(
+      w.alice.id,
+      t.store
+        .getMessages(w.alice.id, { narrow: [], anchor: "newest", numBefore: 1000, numAfter: 0 })
+        .messages.map((m) => m.message.id)
+        .filter((id) => id < inMuted),
+      "read",
+      "add",
+    );
     expect(anchorOf()).toBe(followed);
     t.store.setChannelMuted(w.alice.id, w.general.id, false);
     expect(state.mutedChannelsOf(w.alice.id)).toEqual([]);

@@ -14,9 +14,23 @@ const after = (log: PresenceLog, id: number) => {
 describe("PresenceLog", () => {
   it("lists entries after an ID, in ID order, even when appended out of order", () => {
     const log = new PresenceLog();
-    for (const [id, user] of [[5, 1], [2, 2], [9, 3], [7, 1]] as const) log.append(id, user);
-    expect(after(log, -1)).toEqual([[2, 2], [1, 5], [1, 7], [3, 9]]);
-    expect(after(log, 5)).toEqual([[1, 7], [3, 9]]);
+    for (const [id, user] of [
+      [5, 1],
+      [2, 2],
+      [9, 3],
+      [7, 1],
+    ] as const)
+      log.append(id, user);
+    expect(after(log, -1)).toEqual([
+      [2, 2],
+      [1, 5],
+      [1, 7],
+      [3, 9],
+    ]);
+    expect(after(log, 5)).toEqual([
+      [1, 7],
+      [3, 9],
+    ]);
     expect(after(log, 9)).toEqual([]);
   });
 
@@ -32,6 +46,9 @@ describe("PresenceLog", () => {
     }
     log.compactIfStale(2, (user) => live.get(user));
     expect(log.size).toBe(2);
-    expect(after(log, -1)).toEqual([[1, id - 1], [2, id]]);
+    expect(after(log, -1)).toEqual([
+      [1, id - 1],
+      [2, id],
+    ]);
   });
 });

@@ -38,7 +38,7 @@ describe("first-unread position", () => {
     const w = seedRealm(t.store);
     const users = [w.owner, w.alice, w.bob];
     const random = prng(12);
-    const pick = <T,>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
     // Long-lived contexts, like the store's own: memos survive between checks.
     let memoContexts = new Map<number, PlanContext>();
     const contexts = (store: Store) => {
@@ -58,10 +58,21 @@ describe("first-unread position", () => {
         expect(firstUnreadPosition(memoContexts.get(u.id)!), `user ${u.id}`).toBe(brute);
         // The store's anchor: first unread outside muted topics (none muted here).
         const ctx = fresh.get(u.id)!;
-        const unread = RoaringBitmap32.andNot(ctx.received.personal(u.id), ctx.state.bitmaps.get(key.userFlag(u.id, "read"))).andNotInPlace(mutedSet(ctx, null));
-        const window = t!.store.getMessageWindow(u.id, { narrow: [{ operator: "is", operand: "unread" }], anchor: "first_unread", numBefore: 2, numAfter: 4 });
+        const unread = RoaringBitmap32.andNot(
+          ctx.received.personal(u.id),
+          ctx.state.bitmaps.get(key.userFlag(u.id, "read")),
+        ).andNotInPlace(mutedSet(ctx, null));
+        const window = t!.store.getMessageWindow(u.id, {
+          narrow: [{ operator: "is", operand: "unread" }],
+          anchor: "first_unread",
+          numBefore: 2,
+          numAfter: 4,
+        });
         expect(window.anchor).toBe(unread.size === 0 ? NEWEST_ANCHOR : unread.minimum());
-        const all = RoaringBitmap32.andNot(ctx.received.personal(u.id), ctx.state.bitmaps.get(key.userFlag(u.id, "read"))).toArray();
+        const all = RoaringBitmap32.andNot(
+          ctx.received.personal(u.id),
+          ctx.state.bitmaps.get(key.userFlag(u.id, "read")),
+        ).toArray();
         const at = all.findIndex((id) => id >= window.anchor!);
         const expected = at === -1 ? all.slice(-2) : [...all.slice(Math.max(0, at - 2), at), ...all.slice(at, at + 5)];
         expect(window.ids).toEqual(expected);
@@ -84,17 +95,45 @@ describe("first-unread position", () => {
       if (r < 0.3 || sent.length < 5) {
         const sender = pick(users);
         if (sender.id === w.bob.id && !subscribed) continue;
-        sent.push(store.sendMessage({ senderId: sender.id, to: { type: "channel", channel: pick(["general", "secret"]) === "secret" && sender.id !== w.bob.id ? "secret" : "general", topic: pick(["a", "b"]) }, content: `m${step}`, client: "test" }).id);
+        sent.push(
+          store.sendMessage({
+            senderId: sender.id,
+            to: {
+              type: "channel",
+              channel: pick(["general", "secret"]) === "secret" && sender.id !== w.bob.id ? "secret" : "general",
+              topic: pick(["a", "b"]),
+            },
+            content: `m${step}`,
+            client: "test",
+          }).id,
+        );
       } else if (r < 0.4) {
         const [from, to] = [pick(users), pick(users)];
-        sent.push(store.sendMessage({ senderId: from.id, to: { type: "direct", users: [to.id] }, content: `dm${step}`, client: "test" }).id);
+        sent.push(
+          store.sendMessage({
+            senderId: from.id,
+            to: { type: "direct", users: [to.id] },
+            content: `dm${step}`,
+            client: "test",
+          }).id,
+        );
       } else if (r < 0.6) {
         const u = pick(users);
-        flags(u.id, sent.filter(() => random() < 0.4), "read", "add");
+        flags(
+          u.id,
+          sent.filter(() => random() < 0.4),
+          "read",
+          "add",
+        );
       } else if (r < 0.75) {
         // Mark-unread, often of old messages: the position moves back.
         const u = pick(users);
-        flags(u.id, sent.filter(() => random() < 0.15), "read", "remove");
+        flags(
+          u.id,
+          sent.filter(() => random() < 0.15),
+          "read",
+          "remove",
+        );
       } else if (r < 0.82) {
         // Starring a message bob never received adds a historical row to his history.
         flags(w.bob.id, [pick(sent)], "starred", "add");

@@ -43,11 +43,19 @@ function sharedPlan(channel: ReadonlyBitmap, positives: ReadonlyBitmap[], negati
 
 /** A personal plan whose universe is `universe` (the personal history). */
 function personalContext(universe: ReadonlyBitmap): PlanContext {
-  const received = { personal: () => universe, restrictToPersonal: (_user: number, x: ReadonlyBitmap) => RoaringBitmap32.and(x, universe) };
+  const received = {
+    personal: () => universe,
+    restrictToPersonal: (_user: number, x: ReadonlyBitmap) => RoaringBitmap32.and(x, universe),
+  };
   return { user: { id: 1, realmId: 1 }, received } as unknown as PlanContext;
 }
 
-function expectSame(lazy: ReturnType<typeof bitmapSet>, truth: ReadonlyBitmap, probes: readonly number[], limits: readonly number[]): void {
+function expectSame(
+  lazy: ReturnType<typeof bitmapSet>,
+  truth: ReadonlyBitmap,
+  probes: readonly number[],
+  limits: readonly number[],
+): void {
   const exact = bitmapSet(truth);
   for (const limit of limits) {
     expect(lazy.lastUpTo(null, limit)).toEqual(exact.lastUpTo(null, limit));
@@ -63,26 +71,37 @@ function expectSame(lazy: ReturnType<typeof bitmapSet>, truth: ReadonlyBitmap, p
 describe("lazyMatching", () => {
   it("equals the intersection for shared plans with positive and complement steps", () => {
     fc.assert(
-      fc.property(idSet, fc.array(idSet, { maxLength: 2 }), fc.array(idSet, { maxLength: 2 }), fc.array(fc.integer({ min: 0, max: MAX_ID + 5 }), { maxLength: 8 }), (channel, positives, negatives, probes) => {
-        const truth = new RoaringBitmap32(channel);
-        for (const p of positives) truth.andInPlace(p);
-        for (const n of negatives) truth.andNotInPlace(n);
-        const lazy = lazyMatching({} as PlanContext, sharedPlan(channel, positives, negatives));
-        expectSame(lazy, truth, probes, [1, 7, 100, 1000]);
-      }),
+      fc.property(
+        idSet,
+        fc.array(idSet, { maxLength: 2 }),
+        fc.array(idSet, { maxLength: 2 }),
+        fc.array(fc.integer({ min: 0, max: MAX_ID + 5 }), { maxLength: 8 }),
+        (channel, positives, negatives, probes) => {
+          const truth = new RoaringBitmap32(channel);
+          for (const p of positives) truth.andInPlace(p);
+          for (const n of negatives) truth.andNotInPlace(n);
+          const lazy = lazyMatching({} as PlanContext, sharedPlan(channel, positives, negatives));
+          expectSame(lazy, truth, probes, [1, 7, 100, 1000]);
+        },
+      ),
       { seed: 1201, numRuns: 80 },
     );
   });
 
   it("walks the universe, jumping over runs of the complements, when there is no positive step (is:unread, first_unread)", () => {
     fc.assert(
-      fc.property(idSet, fc.array(idSet, { minLength: 1, maxLength: 2 }), fc.array(fc.integer({ min: 0, max: MAX_ID + 5 }), { maxLength: 8 }), (universe, negatives, probes) => {
-        const truth = new RoaringBitmap32(universe);
-        for (const n of negatives) truth.andNotInPlace(n);
-        const plan: Plan = { universe: "personal", steps: [] };
-        const lazy = lazyMatching(personalContext(universe), plan, negatives);
-        expectSame(lazy, truth, probes, [1, 60, 150]);
-      }),
+      fc.property(
+        idSet,
+        fc.array(idSet, { minLength: 1, maxLength: 2 }),
+        fc.array(fc.integer({ min: 0, max: MAX_ID + 5 }), { maxLength: 8 }),
+        (universe, negatives, probes) => {
+          const truth = new RoaringBitmap32(universe);
+          for (const n of negatives) truth.andNotInPlace(n);
+          const plan: Plan = { universe: "personal", steps: [] };
+          const lazy = lazyMatching(personalContext(universe), plan, negatives);
+          expectSame(lazy, truth, probes, [1, 60, 150]);
+        },
+      ),
       { seed: 1202, numRuns: 80 },
     );
   });

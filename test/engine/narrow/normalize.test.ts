@@ -16,15 +16,36 @@ beforeAll(() => {
   t = tempStore();
   const s = t.store;
   w = seedRealm(s);
-  const second = s.createRealm({ subdomain: "other", name: "Other", owner: { email: "x@other.dev", fullName: "Xavier" } });
+  const second = s.createRealm({
+    subdomain: "other",
+    name: "Other",
+    owner: { email: "x@other.dev", fullName: "Xavier" },
+  });
   s.subscribe(second.owner.id, { channels: [{ name: "elsewhere" }] });
   other = { realmUser: second.owner, channelId: internals(s).channelByName.get(`${second.realm.id}:ELSEWHERE`)! };
   msg = {
-    general: s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: "general", topic: "Lunch Plans" }, content: "food" }).id,
-    generalChat: s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: "general", topic: "" }, content: "empty topic" }).id,
-    secret: s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: "secret", topic: "hidden" }, content: "psst" }).id,
-    dmAliceBob: s.sendMessage({ senderId: w.alice.id, to: { type: "direct", users: [w.bob.id] }, content: "hi bob" }).id,
-    group: s.sendMessage({ senderId: w.alice.id, to: { type: "direct", users: [w.bob.id, w.owner.id] }, content: "hi all" }).id,
+    general: s.sendMessage({
+      senderId: w.alice.id,
+      to: { type: "channel", channel: "general", topic: "Lunch Plans" },
+      content: "food",
+    }).id,
+    generalChat: s.sendMessage({
+      senderId: w.alice.id,
+      to: { type: "channel", channel: "general", topic: "" },
+      content: "empty topic",
+    }).id,
+    secret: s.sendMessage({
+      senderId: w.alice.id,
+      to: { type: "channel", channel: "secret", topic: "hidden" },
+      content: "psst",
+    }).id,
+    dmAliceBob: s.sendMessage({ senderId: w.alice.id, to: { type: "direct", users: [w.bob.id] }, content: "hi bob" })
+      .id,
+    group: s.sendMessage({
+      senderId: w.alice.id,
+      to: { type: "direct", users: [w.bob.id, w.owner.id] },
+      content: "hi all",
+    }).id,
   };
 });
 afterAll(() => t.cleanup());
@@ -71,8 +92,16 @@ describe("channel / stream", () => {
     expect(narrowError([op("stream", String(w.secret.id))], w.bob)).toEqual(bad(`unknown channel ${w.secret.id}`));
     expect(narrowError([op("channel", "general")], w.guest)).toEqual(bad("unknown channel general"));
     // Subscribers and administrators see it.
-    expect(one([op("channel", "secret")], w.alice)).toEqual({ kind: "channel", channelId: w.secret.id, negated: false });
-    expect(one([op("channel", w.secret.id)], w.owner)).toEqual({ kind: "channel", channelId: w.secret.id, negated: false });
+    expect(one([op("channel", "secret")], w.alice)).toEqual({
+      kind: "channel",
+      channelId: w.secret.id,
+      negated: false,
+    });
+    expect(one([op("channel", w.secret.id)], w.owner)).toEqual({
+      kind: "channel",
+      channelId: w.secret.id,
+      negated: false,
+    });
   });
 
   it("a former subscriber may still name the channel (they keep what they received)", () => {
@@ -120,10 +149,18 @@ describe("users: sender, dm-including, dm-with, group-pm-with, mentions", () => 
     for (const operand of ["bob@test.dev", " BOB@test.dev ", w.bob.id, String(w.bob.id)]) {
       expect(one([op("sender", operand)])).toEqual({ kind: "sender", userId: w.bob.id, negated: false });
     }
-    expect(one([op("dm-including", "bob@test.dev")])).toEqual({ kind: "dmIncluding", userId: w.bob.id, negated: false });
+    expect(one([op("dm-including", "bob@test.dev")])).toEqual({
+      kind: "dmIncluding",
+      userId: w.bob.id,
+      negated: false,
+    });
     expect(one([op("dm-with", w.bob.id)])).toEqual({ kind: "dmIncluding", userId: w.bob.id, negated: false });
     expect(one([op("group-pm-with", w.bob.id)])).toEqual({ kind: "groupDmWith", userId: w.bob.id, negated: false });
-    expect(one([op("group_pm_with", "bob@test.dev")])).toEqual({ kind: "groupDmWith", userId: w.bob.id, negated: false });
+    expect(one([op("group_pm_with", "bob@test.dev")])).toEqual({
+      kind: "groupDmWith",
+      userId: w.bob.id,
+      negated: false,
+    });
     expect(one([op("mentions", w.bob.id, true)])).toEqual({ kind: "mentions", userId: w.bob.id, negated: true });
   });
 
@@ -140,11 +177,21 @@ describe("users: sender, dm-including, dm-with, group-pm-with, mentions", () => 
 
 describe("dm / pm-with / pm_with", () => {
   it("resolves IDs and comma-separated emails, drops the caller, sorts and dedupes", () => {
-    const expected = { kind: "dm", userIds: [w.owner.id, w.bob.id].sort((a, b) => a - b), empty: false, negated: false };
+    const expected = {
+      kind: "dm",
+      userIds: [w.owner.id, w.bob.id].sort((a, b) => a - b),
+      empty: false,
+      negated: false,
+    };
     expect(one([op("dm", [w.bob.id, w.owner.id, w.alice.id, w.bob.id])])).toEqual(expected);
     expect(one([op("pm-with", "bob@test.dev, owner@test.dev,alice@test.dev")])).toEqual(expected);
     expect(one([op("pm_with", `${w.owner.id},bob@test.dev`)])).toEqual(expected);
-    expect(one([["pm-with", "bob@test.dev"]])).toEqual({ kind: "dm", userIds: [w.bob.id], empty: false, negated: false });
+    expect(one([["pm-with", "bob@test.dev"]])).toEqual({
+      kind: "dm",
+      userIds: [w.bob.id],
+      empty: false,
+      negated: false,
+    });
   });
   it("DMs with oneself resolve to no other users", () => {
     expect(one([op("dm", [w.alice.id])])).toEqual({ kind: "dm", userIds: [], empty: false, negated: false });
@@ -155,7 +202,9 @@ describe("dm / pm-with / pm_with", () => {
   });
   it("unknown users report the whole operand", () => {
     expect(narrowError([op("dm", [w.bob.id, 9999])])).toEqual(bad(`unknown user in [${w.bob.id},9999]`));
-    expect(narrowError([op("dm", "bob@test.dev,ghost@test.dev")])).toEqual(bad("unknown user in bob@test.dev,ghost@test.dev"));
+    expect(narrowError([op("dm", "bob@test.dev,ghost@test.dev")])).toEqual(
+      bad("unknown user in bob@test.dev,ghost@test.dev"),
+    );
     expect(narrowError([op("pm-with", [other.realmUser.id])])).toEqual(bad(`unknown user in [${other.realmUser.id}]`));
   });
 });
@@ -186,7 +235,8 @@ describe("is / has / in", () => {
     }
   });
   it("maps has: operands and rejects others", () => {
-    for (const what of ["link", "image", "attachment", "reaction"]) expect(one([op("has", what)])).toEqual({ kind: "has", what, negated: false });
+    for (const what of ["link", "image", "attachment", "reaction"])
+      expect(one([op("has", what)])).toEqual({ kind: "has", what, negated: false });
     expect(narrowError([op("has", "video")])).toEqual(bad("unknown 'has' operand video"));
   });
   it("in:home is a term, in:all is dropped, others are errors", () => {
@@ -220,7 +270,9 @@ describe("id / near / search / unknown operators", () => {
 
 describe("with", () => {
   it("rewrites to the message's channel and topic, replacing conversation terms and keeping others", () => {
-    expect(norm(w.bob, [op("channel", "secret"), op("topic", "other"), op("is", "starred"), op("with", msg.general)])).toEqual([
+    expect(
+      norm(w.bob, [op("channel", "secret"), op("topic", "other"), op("is", "starred"), op("with", msg.general)]),
+    ).toEqual([
       { kind: "is", what: "starred", negated: false },
       { kind: "channel", channelId: w.general.id, negated: false },
       { kind: "topic", topic: "Lunch Plans", negated: false },
@@ -238,7 +290,9 @@ describe("with", () => {
   });
 
   it("rewrites to the message's direct-message conversation", () => {
-    expect(norm(w.bob, [op("dm", [w.owner.id]), op("with", msg.dmAliceBob)])).toEqual([{ kind: "dm", userIds: [w.alice.id], empty: false, negated: false }]);
+    expect(norm(w.bob, [op("dm", [w.owner.id]), op("with", msg.dmAliceBob)])).toEqual([
+      { kind: "dm", userIds: [w.alice.id], empty: false, negated: false },
+    ]);
     expect(norm(w.owner, [op("sender", w.alice.id), op("with", msg.group)])).toEqual([
       { kind: "sender", userId: w.alice.id, negated: false },
       { kind: "dm", userIds: [w.alice.id, w.bob.id], empty: false, negated: false },
@@ -251,15 +305,23 @@ describe("with", () => {
       { kind: "channel", channelId: w.general.id, negated: false },
       { kind: "topic", topic: "t", negated: false },
     ]);
-    expect(norm(w.bob, [op("dm", [w.alice.id]), op("with", 99999)])).toEqual([{ kind: "dm", userIds: [w.alice.id], empty: false, negated: false }]);
+    expect(norm(w.bob, [op("dm", [w.alice.id]), op("with", 99999)])).toEqual([
+      { kind: "dm", userIds: [w.alice.id], empty: false, negated: false },
+    ]);
     expect(norm(w.owner, [op("stream", "general"), op("topic", "x"), op("with", msg.dmAliceBob)])).toHaveLength(2);
   });
 
   it("an inaccessible or missing message otherwise: Invalid 'with' operator", () => {
     expect(narrowError([op("with", msg.secret)], w.bob)).toEqual(bad("Invalid 'with' operator"));
-    expect(narrowError([op("channel", "general"), op("with", msg.secret)], w.bob)).toEqual(bad("Invalid 'with' operator"));
-    expect(narrowError([op("channel", "general"), op("topic", "t", true), op("with", msg.secret)], w.bob)).toEqual(bad("Invalid 'with' operator"));
-    expect(narrowError([op("dm", [w.alice.id], true), op("with", msg.secret)], w.bob)).toEqual(bad("Invalid 'with' operator"));
+    expect(narrowError([op("channel", "general"), op("with", msg.secret)], w.bob)).toEqual(
+      bad("Invalid 'with' operator"),
+    );
+    expect(narrowError([op("channel", "general"), op("topic", "t", true), op("with", msg.secret)], w.bob)).toEqual(
+      bad("Invalid 'with' operator"),
+    );
+    expect(narrowError([op("dm", [w.alice.id], true), op("with", msg.secret)], w.bob)).toEqual(
+      bad("Invalid 'with' operator"),
+    );
     expect(narrowError([op("with", 99999)])).toEqual(bad("Invalid 'with' operator"));
     expect(narrowError([op("with", 4294967296)])).toEqual(bad("Invalid 'with' operator"));
   });
@@ -280,8 +342,22 @@ describe("with", () => {
 
 describe("channel/DM conflict", () => {
   const conflict = bad("No message can be both a channel message and direct message");
-  const dmTerms = [op("dm", [2]), op("is", "dm"), op("is", "private"), op("dm-including", 2), op("dm-with", 2), op("group-pm-with", 2), op("pm-with", [2])];
-  const channelTerms = [op("channel", "general"), op("stream", "general"), op("channels", "public"), op("topic", "x"), op("is", "dm", true)];
+  const dmTerms = [
+    op("dm", [2]),
+    op("is", "dm"),
+    op("is", "private"),
+    op("dm-including", 2),
+    op("dm-with", 2),
+    op("group-pm-with", 2),
+    op("pm-with", [2]),
+  ];
+  const channelTerms = [
+    op("channel", "general"),
+    op("stream", "general"),
+    op("channels", "public"),
+    op("topic", "x"),
+    op("is", "dm", true),
+  ];
 
   it("every non-negated channel-ish term with every non-negated DM term", () => {
     for (const c of channelTerms) {

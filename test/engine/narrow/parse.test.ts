@@ -21,20 +21,42 @@ describe("parseNarrow: accepted shapes", () => {
   });
 
   it("object form, negated defaulting to false", () => {
-    expect(parseNarrow([{ operator: "topic", operand: "lunch" }])).toEqual([{ operator: "topic", operand: "lunch", negated: false }]);
-    expect(parseNarrow([{ operator: "topic", operand: "lunch", negated: true }])).toEqual([{ operator: "topic", operand: "lunch", negated: true }]);
-    expect(parseNarrow([{ operator: "topic", operand: "lunch", negated: null }])).toEqual([{ operator: "topic", operand: "lunch", negated: false }]);
+    expect(parseNarrow([{ operator: "topic", operand: "lunch" }])).toEqual([
+      { operator: "topic", operand: "lunch", negated: false },
+    ]);
+    expect(parseNarrow([{ operator: "topic", operand: "lunch", negated: true }])).toEqual([
+      { operator: "topic", operand: "lunch", negated: true },
+    ]);
+    expect(parseNarrow([{ operator: "topic", operand: "lunch", negated: null }])).toEqual([
+      { operator: "topic", operand: "lunch", negated: false },
+    ]);
   });
 
   it("legacy pair form, never negated", () => {
-    expect(parseNarrow([["stream", "general"], ["is", "starred"]])).toEqual([
+    expect(
+      parseNarrow([
+        ["stream", "general"],
+        ["is", "starred"],
+      ]),
+    ).toEqual([
       { operator: "stream", operand: "general", negated: false },
       { operator: "is", operand: "starred", negated: false },
     ]);
   });
 
   it("string-or-integer operators take names or IDs", () => {
-    for (const operator of ["channel", "stream", "id", "sender", "group-pm-with", "group_pm_with", "dm-including", "dm-with", "with", "mentions"]) {
+    for (const operator of [
+      "channel",
+      "stream",
+      "id",
+      "sender",
+      "group-pm-with",
+      "group_pm_with",
+      "dm-including",
+      "dm-with",
+      "with",
+      "mentions",
+    ]) {
       expect(parseNarrow([{ operator, operand: 12 }])).toEqual([{ operator, operand: 12, negated: false }]);
       expect(parseNarrow([{ operator, operand: "x@y.z" }])).toEqual([{ operator, operand: "x@y.z", negated: false }]);
     }
@@ -43,13 +65,17 @@ describe("parseNarrow: accepted shapes", () => {
   it("dm operators take a string or a list of integer IDs", () => {
     for (const operator of ["dm", "pm-with", "pm_with"]) {
       expect(parseNarrow([{ operator, operand: [3, 4] }])).toEqual([{ operator, operand: [3, 4], negated: false }]);
-      expect(parseNarrow([{ operator, operand: "a@x.y,b@x.y" }])).toEqual([{ operator, operand: "a@x.y,b@x.y", negated: false }]);
+      expect(parseNarrow([{ operator, operand: "a@x.y,b@x.y" }])).toEqual([
+        { operator, operand: "a@x.y,b@x.y", negated: false },
+      ]);
       expect(parseNarrow([{ operator, operand: [] }])).toEqual([{ operator, operand: [], negated: false }]);
     }
   });
 
   it("does not judge unknown operators (that is normalize's job)", () => {
-    expect(parseNarrow([{ operator: "bogus", operand: "x" }])).toEqual([{ operator: "bogus", operand: "x", negated: false }]);
+    expect(parseNarrow([{ operator: "bogus", operand: "x" }])).toEqual([
+      { operator: "bogus", operand: "x", negated: false },
+    ]);
   });
 });
 
@@ -90,6 +116,9 @@ describe("parseNarrow: structural errors are BAD_REQUEST", () => {
   }
 
   it("reports the first bad element", () => {
-    expect(badRequest([{ operator: "is", operand: "dm" }, ["x"], { operator: "is" }])).toEqual({ code: "BAD_REQUEST", message: "element is not a string pair" });
+    expect(badRequest([{ operator: "is", operand: "dm" }, ["x"], { operator: "is" }])).toEqual({
+      code: "BAD_REQUEST",
+      message: "element is not a string pair",
+    });
   });
 });

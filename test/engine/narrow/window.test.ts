@@ -6,7 +6,13 @@ import { NEWEST_ANCHOR, selectWindow, type WindowResult } from "../../../src/eng
 const S = new RoaringBitmap32([10, 20, 30, 40, 50]);
 const U32 = 0xffffffff;
 
-function win(set: ReadonlyBitmap, anchor: number, numBefore: number, numAfter: number, includeAnchor = true): WindowResult {
+function win(
+  set: ReadonlyBitmap,
+  anchor: number,
+  numBefore: number,
+  numAfter: number,
+  includeAnchor = true,
+): WindowResult {
   return selectWindow(set, { anchor, numBefore, numAfter, includeAnchor });
 }
 function r(ids: number[], foundAnchor: boolean, foundOldest: boolean, foundNewest: boolean): WindowResult {
@@ -144,17 +150,26 @@ describe("selectWindow: anchors at and beyond 2^32", () => {
 });
 
 /** Zulip's limit_query_to_range + post_process_limited_query, transcribed over a sorted list. */
-function reference(all: number[], anchor: number, numBefore: number, numAfter0: number, include: boolean): WindowResult {
+function reference(
+  all: number[],
+  anchor: number,
+  numBefore: number,
+  numAfter0: number,
+  include: boolean,
+): WindowResult {
   const anchoredLeft = anchor === 0;
   const anchoredRight = anchor >= NEWEST_ANCHOR;
   const numAfter = anchoredRight ? 0 : numAfter0;
   const needBefore = !anchoredLeft && numBefore > 0;
   const needAfter = !anchoredRight && numAfter > 0;
-  const desc = (bound: number | null, limit: number) => (limit === 0 ? [] : all.filter((id) => bound === null || id <= bound).slice(-limit));
-  const asc = (bound: number | null, limit: number) => all.filter((id) => bound === null || id >= bound).slice(0, limit);
+  const desc = (bound: number | null, limit: number) =>
+    limit === 0 ? [] : all.filter((id) => bound === null || id <= bound).slice(-limit);
+  const asc = (bound: number | null, limit: number) =>
+    all.filter((id) => bound === null || id >= bound).slice(0, limit);
   let rows: number[];
   if (needBefore && needAfter) rows = [...desc(anchor - 1, numBefore), ...asc(anchor, numAfter + 1)];
-  else if (needBefore) rows = desc(anchoredRight ? null : anchor - (include ? 0 : 1), numBefore + (include && !anchoredRight ? 1 : 0));
+  else if (needBefore)
+    rows = desc(anchoredRight ? null : anchor - (include ? 0 : 1), numBefore + (include && !anchoredRight ? 1 : 0));
   else if (needAfter) rows = asc(anchoredLeft ? null : anchor + (include ? 0 : 1), numAfter + (include ? 1 : 0));
   else rows = all.filter((id) => id === anchor);
   let before = anchoredRight ? rows : rows.filter((id) => id < anchor);
@@ -173,14 +188,30 @@ function reference(all: number[], anchor: number, numBefore: number, numAfter0: 
 
 describe("selectWindow agrees with a transcription of Zulip's algorithm", () => {
   it("on random sets and requests", () => {
-    const idArb = fc.oneof(fc.integer({ min: 1, max: 300 }), fc.integer({ min: 65500, max: 65600 }), fc.integer({ min: U32 - 5, max: U32 }));
-    const anchorArb = fc.oneof(fc.constant(0), fc.constant(NEWEST_ANCHOR), idArb, fc.integer({ min: 2 ** 32, max: 2 ** 34 }));
+    const idArb = fc.oneof(
+      fc.integer({ min: 1, max: 300 }),
+      fc.integer({ min: 65500, max: 65600 }),
+      fc.integer({ min: U32 - 5, max: U32 }),
+    );
+    const anchorArb = fc.oneof(
+      fc.constant(0),
+      fc.constant(NEWEST_ANCHOR),
+      idArb,
+      fc.integer({ min: 2 ** 32, max: 2 ** 34 }),
+    );
     fc.assert(
-      fc.property(fc.uniqueArray(idArb, { maxLength: 40 }), anchorArb, fc.nat(8), fc.nat(8), fc.boolean(), (ids, anchor, nb, na, include) => {
-        const sorted = [...ids].sort((a, b) => a - b);
-        const set = new RoaringBitmap32(sorted);
-        expect(win(set, anchor, nb, na, include)).toEqual(reference(sorted, anchor, nb, na, include));
-      }),
+      fc.property(
+        fc.uniqueArray(idArb, { maxLength: 40 }),
+        anchorArb,
+        fc.nat(8),
+        fc.nat(8),
+        fc.boolean(),
+        (ids, anchor, nb, na, include) => {
+          const sorted = [...ids].sort((a, b) => a - b);
+          const set = new RoaringBitmap32(sorted);
+          expect(win(set, anchor, nb, na, include)).toEqual(reference(sorted, anchor, nb, na, include));
+        },
+      ),
       { seed: 20240501, numRuns: 2000 },
     );
   });

@@ -23,7 +23,10 @@ function reference(store: Store, userId: number): Omit<UnreadSummary, "oldUnread
   const user = state.users.get(userId)!;
   const ctx = { state, received: new ReceivedSets(state), user };
   const muted = mutedSet(ctx, null);
-  const personal = new Set([...state.bitmaps.get(key.userFlag(userId, "mentioned")), ...state.bitmaps.get(key.userFlag(userId, "group_mentioned"))]);
+  const personal = new Set([
+    ...state.bitmaps.get(key.userFlag(userId, "mentioned")),
+    ...state.bitmaps.get(key.userFlag(userId, "group_mentioned")),
+  ]);
   const any = mentionedSet(ctx);
   const pms = new Map<number, number[]>();
   const streams = new Map<string, { streamId: number; topic: string; unreadMessageIds: number[] }>();
@@ -63,7 +66,10 @@ it("matches a walk over every unread message", () => {
   t = tempStore();
   const s = t.store;
   const w = seedRealm(s);
-  s.subscribe(w.owner.id, { channels: [{ name: "third" }, { name: "fourth" }], principals: [w.owner.id, w.alice.id, w.bob.id] });
+  s.subscribe(w.owner.id, {
+    channels: [{ name: "third" }, { name: "fourth" }],
+    principals: [w.owner.id, w.alice.id, w.bob.id],
+  });
   let seed = 12;
   const rand = (n: number) => {
     seed = (seed * 1103515245 + 12345) % 2147483648;
@@ -78,14 +84,28 @@ it("matches a walk over every unread message", () => {
     const mention = rand(8) === 0 ? "@**Bob** " : rand(15) === 0 ? "@**all** " : "";
     if (kind < 7) {
       const channel = ["general", "third", "fourth"][rand(3)]!;
-      ids.push(s.sendMessage({ senderId: sender.id, to: { type: "channel", channel, topic: topics[rand(topics.length)] }, content: `${mention}m${i}` }).id);
+      ids.push(
+        s.sendMessage({
+          senderId: sender.id,
+          to: { type: "channel", channel, topic: topics[rand(topics.length)] },
+          content: `${mention}m${i}`,
+        }).id,
+      );
     } else {
-      const users = kind === 9 ? [w.bob.id, w.alice.id, w.owner.id].filter((u) => u !== sender.id) : [sender.id === w.bob.id ? w.alice.id : w.bob.id];
+      const users =
+        kind === 9
+          ? [w.bob.id, w.alice.id, w.owner.id].filter((u) => u !== sender.id)
+          : [sender.id === w.bob.id ? w.alice.id : w.bob.id];
       ids.push(s.sendMessage({ senderId: sender.id, to: { type: "direct", users }, content: `${mention}d${i}` }).id);
     }
     if (i === 250) s.unsubscribe(w.bob.id, ["fourth"]);
   }
-  s.updateFlags(w.bob.id, ids.filter((_, i) => rand(3) === 0), "read", "add");
+  s.updateFlags(
+    w.bob.id,
+    ids.filter(() => rand(3) === 0),
+    "read",
+    "add",
+  );
   const channelId = (name: string) => internals(s).channelByName.get(`${w.realm.id}:${name.toUpperCase()}`)!;
   s.setTopicPolicy(w.bob.id, channelId("general"), "beta", 1);
   s.setChannelMuted(w.bob.id, channelId("third"), true);

@@ -245,7 +245,8 @@ export class RefModel {
     readBySender: boolean;
   }): void {
     const topic = input.channelId === null ? "" : this.normalizeTopic(input.topic);
-    if (input.realmId === this.realmId && input.channelId !== null) this.automaticPolicies(input.senderId, input.channelId, topic, input.mentionedUserIds);
+    if (input.realmId === this.realmId && input.channelId !== null)
+      this.automaticPolicies(input.senderId, input.channelId, topic, input.mentionedUserIds);
     const words = new Set<string>(input.contentWords.map((w) => w.toLowerCase()));
     for (const w of topic.split(/[^A-Za-z0-9]+/)) if (w !== "") words.add(w.toLowerCase());
     const message: RefMessage = {
@@ -291,15 +292,20 @@ export class RefModel {
   automaticPolicies(senderId: number, channelId: number, topic: string, mentionedUserIds: readonly number[]): void {
     const starts = !this.messages.some((m) => m.channelId === channelId && upper(m.topic) === upper(topic));
     const current = this.policyOf(senderId, channelId, topic);
-    const channelMuted = this.subs.get(`${senderId}:${channelId}`)?.active === true && this.subs.get(`${senderId}:${channelId}`)?.muted === true;
+    const channelMuted =
+      this.subs.get(`${senderId}:${channelId}`)?.active === true &&
+      this.subs.get(`${senderId}:${channelId}`)?.muted === true;
     if (current !== POLICY_FOLLOWED) {
       if (starts) this.setTopicPolicy(senderId, channelId, topic, POLICY_FOLLOWED);
-      else if (channelMuted && current !== POLICY_UNMUTED) this.setTopicPolicy(senderId, channelId, topic, POLICY_UNMUTED);
+      else if (channelMuted && current !== POLICY_UNMUTED)
+        this.setTopicPolicy(senderId, channelId, topic, POLICY_UNMUTED);
     }
     for (const userId of new Set(mentionedUserIds)) {
-      if (userId === senderId || !this.users.get(userId)?.active || !this.subs.get(`${userId}:${channelId}`)?.active) continue;
+      if (userId === senderId || !this.users.get(userId)?.active || !this.subs.get(`${userId}:${channelId}`)?.active)
+        continue;
       const policy = this.policyOf(userId, channelId, topic);
-      if (policy !== POLICY_MUTED && policy !== POLICY_FOLLOWED) this.setTopicPolicy(userId, channelId, topic, POLICY_FOLLOWED);
+      if (policy !== POLICY_MUTED && policy !== POLICY_FOLLOWED)
+        this.setTopicPolicy(userId, channelId, topic, POLICY_FOLLOWED);
     }
   }
 
@@ -339,7 +345,9 @@ export class RefModel {
     return false;
   }
 
-  /** Channel visible to the user (subscribe, topic settings): public for non-guests, subscribed, or private for admins. */
+  /**
+   * Channel visible to the user (subscribe, topic settings): public for non-guests, subscribed, or private for admins.
+   */
   canSeeChannel(user: RefUser, channel: RefChannel): boolean {
     if (!channel.inviteOnly && user.role !== ROLE_GUEST) return true;
     if (this.isSubscribed(user.id, channel.id)) return true;
@@ -382,13 +390,20 @@ export class RefModel {
    */
   passesMuting(userId: number, m: RefMessage, channelId: number | null): boolean {
     const policies = [...(this.topicPolicies.get(userId)?.values() ?? [])];
-    const topicIs = (p: { channelId: number; topicUpper: string }) => m.channelId === p.channelId && upper(m.topic) === p.topicUpper;
-    const mutedTopics = policies.filter((p) => p.policy === POLICY_MUTED && (channelId === null || p.channelId === channelId));
+    const topicIs = (p: { channelId: number; topicUpper: string }) =>
+      m.channelId === p.channelId && upper(m.topic) === p.topicUpper;
+    const mutedTopics = policies.filter(
+      (p) => p.policy === POLICY_MUTED && (channelId === null || p.channelId === channelId),
+    );
     if (mutedTopics.some(topicIs)) return false;
     if (channelId === null) {
-      const mutedChannels = [...this.channels.values()].filter((c) => this.subs.get(`${userId}:${c.id}`)?.active && this.subs.get(`${userId}:${c.id}`)?.muted).map((c) => c.id);
+      const mutedChannels = [...this.channels.values()]
+        .filter((c) => this.subs.get(`${userId}:${c.id}`)?.active && this.subs.get(`${userId}:${c.id}`)?.muted)
+        .map((c) => c.id);
       if (mutedChannels.length === 0) return true;
-      const included = policies.filter((p) => mutedChannels.includes(p.channelId) && (p.policy === POLICY_FOLLOWED || p.policy === POLICY_UNMUTED));
+      const included = policies.filter(
+        (p) => mutedChannels.includes(p.channelId) && (p.policy === POLICY_FOLLOWED || p.policy === POLICY_UNMUTED),
+      );
       const inMutedChannel = m.channelId !== null && mutedChannels.includes(m.channelId);
       if (inMutedChannel && !included.some(topicIs)) return false;
     }
@@ -421,14 +436,17 @@ export class RefModel {
    * missing one, so that narrows are no existence oracle for private channels.
    */
   private resolveChannel(me: RefUser, operand: WireTerm["operand"]): number {
-    const nameable = (c: RefChannel | undefined) => c !== undefined && (this.canSeeChannel(me, c) || this.subs.has(`${me.id}:${c.id}`));
+    const nameable = (c: RefChannel | undefined) =>
+      c !== undefined && (this.canSeeChannel(me, c) || this.subs.has(`${me.id}:${c.id}`));
     if (typeof operand === "number") {
       const c = this.channels.get(operand);
       if (!nameable(c)) throw new NarrowError(`unknown channel ${operand}`);
       return operand;
     }
     const name = String(operand);
-    const c = [...this.channels.values()].find((c) => c.name.toLowerCase() === name.toLowerCase()) ?? (/^\d+$/.test(name) ? this.channels.get(Number(name)) : undefined);
+    const c =
+      [...this.channels.values()].find((c) => c.name.toLowerCase() === name.toLowerCase()) ??
+      (/^\d+$/.test(name) ? this.channels.get(Number(name)) : undefined);
     if (!c || !nameable(c)) throw new NarrowError(`unknown channel ${name}`);
     return c.id;
   }
@@ -458,11 +476,16 @@ export class RefModel {
           break;
         case "dm":
         case "pm-with": {
-          const refs: (string | number)[] = Array.isArray(t.operand) ? [...(t.operand as readonly number[])] : String(t.operand).split(",");
+          const refs: (string | number)[] = Array.isArray(t.operand)
+            ? [...(t.operand as readonly number[])]
+            : String(t.operand).split(",");
           const ids: number[] = [];
           for (const ref of refs) {
             const u = this.findUserRef(ref);
-            if (!u) throw new NarrowError(`unknown user in ${Array.isArray(t.operand) ? JSON.stringify(t.operand) : String(t.operand)}`);
+            if (!u)
+              throw new NarrowError(
+                `unknown user in ${Array.isArray(t.operand) ? JSON.stringify(t.operand) : String(t.operand)}`,
+              );
             ids.push(u.id);
           }
           out.push({ kind: "dm", userIds: ids, negated });
@@ -476,7 +499,8 @@ export class RefModel {
           break;
         case "is": {
           const what = t.operand === "private" ? "dm" : String(t.operand);
-          if (!["dm", "starred", "unread", "mentioned", "resolved", "followed", "muted"].includes(what)) throw new NarrowError(`unknown 'is' operand ${what}`);
+          if (!["dm", "starred", "unread", "mentioned", "resolved", "followed", "muted"].includes(what))
+            throw new NarrowError(`unknown 'is' operand ${what}`);
           out.push({ kind: "is", what, negated });
           break;
         }
@@ -490,7 +514,14 @@ export class RefModel {
           else throw new NarrowError(`unknown 'in' operand ${String(t.operand)}`);
           break;
         case "search":
-          out.push({ kind: "search", words: String(t.operand).split(/\s+/).filter((w) => w !== "").map((w) => w.toLowerCase()), negated });
+          out.push({
+            kind: "search",
+            words: String(t.operand)
+              .split(/\s+/)
+              .filter((w) => w !== "")
+              .map((w) => w.toLowerCase()),
+            negated,
+          });
           break;
         case "id": {
           const text = String(t.operand);
@@ -519,7 +550,10 @@ export class RefModel {
     return out;
   }
 
-  /** ok_to_include_history, literally: the last non-negated channel term decides, channels:public sets it, any is: but resolved clears it. */
+  /**
+   * ok_to_include_history, literally: the last non-negated channel term decides, channels:public sets it, any is: but
+   * resolved clears it.
+   */
   includeHistory(user: RefUser, terms: readonly Resolved[]): boolean {
     let include = false;
     for (const t of terms) {
@@ -589,9 +623,13 @@ export class RefModel {
     return terms.every((t) => t.kind === "inAll" || this.holds(t, m, me, row) !== t.negated);
   }
 
-  /** find_first_unread_anchor: personal rows, the narrow, unread, muting (channel = first channel term, negated or not). */
+  /**
+   * find_first_unread_anchor: personal rows, the narrow, unread, muting (channel = first channel term, negated or not).
+   */
   firstUnread(me: RefUser, terms: readonly Resolved[]): number {
-    const firstChannel = terms.find((t) => t.kind === "channel" && !(this.quirks.firstUnreadIgnoresNegatedChannel && t.negated));
+    const firstChannel = terms.find(
+      (t) => t.kind === "channel" && !(this.quirks.firstUnreadIgnoresNegatedChannel && t.negated),
+    );
     const channelId = firstChannel?.kind === "channel" ? firstChannel.channelId : null;
     const rows = this.rowsOf(me.id);
     for (const m of this.realmMessages()) {
@@ -670,7 +708,12 @@ export class RefModel {
   }
 
   /** do_update_message_flags (doc §5.1). Mutates the model unless it errors. */
-  updateFlags(userId: number, messageIds: readonly number[], flag: EditableFlag, op: "add" | "remove"): RefFlagChange | RefError {
+  updateFlags(
+    userId: number,
+    messageIds: readonly number[],
+    flag: EditableFlag,
+    op: "add" | "remove",
+  ): RefFlagChange | RefError {
     const me = this.user(userId);
     if (!me.active) return { error: { code: "NOT_FOUND", message: "Account is deactivated" } };
     const adding = op === "add";
@@ -703,19 +746,26 @@ export class RefModel {
       // No row: the message counts as read+historical.
       const current = flag === "read";
       if (current === adding) continue;
-      if (!this.canAccessRowless(me, byId.get(id))) return { error: { code: "BAD_REQUEST", message: "Invalid message(s)" } };
+      if (!this.canAccessRowless(me, byId.get(id)))
+        return { error: { code: "BAD_REQUEST", message: "Invalid message(s)" } };
       toCreate.push(id);
     }
-    for (const id of toCreate) rows.set(id, { read: true, starred: false, collapsed: false, mentioned: false, historical: true });
+    for (const id of toCreate)
+      rows.set(id, { read: true, starred: false, collapsed: false, mentioned: false, historical: true });
     for (const id of [...toUpdate, ...toCreate]) rows.get(id)![flag] = adding;
     this.log.push(`updateFlags user=${userId} ids=${JSON.stringify(messageIds)} ${op} ${flag}`);
     const result: RefFlagChange = { updatedCount: toUpdate.length + toCreate.length };
-    return markingUnread ? { ...result, ignoredBecauseNotSubscribedChannels: [...ignored].sort((a, b) => a - b) } : result;
+    return markingUnread
+      ? { ...result, ignoredBecauseNotSubscribedChannels: [...ignored].sort((a, b) => a - b) }
+      : result;
   }
 
   /** POST /messages/flags/narrow (doc §5.2). */
   updateFlagsForNarrow(q: RefQuery, flag: EditableFlag, op: "add" | "remove"): RefNarrowFlagChange | RefError {
-    const numBefore = Math.min(q.numBefore, Math.max(MAX_MESSAGES_PER_UPDATE - q.numAfter, Math.floor(MAX_MESSAGES_PER_UPDATE / 2)));
+    const numBefore = Math.min(
+      q.numBefore,
+      Math.max(MAX_MESSAGES_PER_UPDATE - q.numAfter, Math.floor(MAX_MESSAGES_PER_UPDATE / 2)),
+    );
     const numAfter = Math.min(q.numAfter, MAX_MESSAGES_PER_UPDATE - numBefore);
     const r = this.fetch({ ...q, numBefore, numAfter });
     if ("error" in r) return r;

@@ -17,7 +17,9 @@ export interface RefWindow {
   readonly historyLimited: boolean;
 }
 
-/** The rows of `matching` (ascending IDs) that `ORDER BY id DESC LIMIT limit`, with an optional upper bound, returns. */
+/**
+ * The rows of `matching` (ascending IDs) that `ORDER BY id DESC LIMIT limit`, with an optional upper bound, returns.
+ */
 function descLimit(matching: readonly number[], upper: number | null, limit: number): number[] {
   const kept = matching.filter((id) => upper === null || id <= upper);
   return kept.slice(Math.max(0, kept.length - limit));
@@ -32,7 +34,13 @@ function ascLimit(matching: readonly number[], lower: number | null, limit: numb
  * `matching` must be sorted ascending. `anchor` is already parsed (clamped to
  * [0, 10^16]). Returns the window and Zulip's found_* / history_limited values.
  */
-export function referenceWindow(matching: readonly number[], anchor: number, numBeforeIn: number, numAfterIn: number, includeAnchor: boolean): RefWindow {
+export function referenceWindow(
+  matching: readonly number[],
+  anchor: number,
+  numBeforeIn: number,
+  numAfterIn: number,
+  includeAnchor: boolean,
+): RefWindow {
   const firstVisibleMessageId = 0;
   const anchoredToLeft = anchor === 0;
   const anchoredToRight = anchor >= LARGER_THAN_MAX_MESSAGE_ID;

@@ -4,7 +4,7 @@ import { decodeEntitiesWithOffsets } from "../../../src/engine/search/html.js";
 
 describe("htmlToText", () => {
   it("drops tags and comments, separating elements with spaces", () => {
-    expect(htmlToText('<p>one</p><p>two <a href="x>y" title=\'z\'>three</a></p><!-- four > five -->')).toBe(
+    expect(htmlToText("<p>one</p><p>two <a href=\"x>y\" title='z'>three</a></p><!-- four > five -->")).toBe(
       "one two  three",
     );
   });

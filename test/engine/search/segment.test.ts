@@ -17,7 +17,21 @@ const viaIntl = (text: string): string[] =>
 // mid-word punctuation) plus the non-ASCII cases the fast path must hand
 // over intact: accents, combining marks, CJK, Thai, curly quotes, odd spaces.
 const ASCII_UNITS = [..."aZq09_.,;:'\"-/ \t\n!?@#&()"];
-const MIXED_UNITS = [...ASCII_UNITS, "é", "\u0301", "日", "本", "は", "ไทย", "’", "\u00a0", "\u202f", "\u3000", "\ufeff", "Ж"];
+const MIXED_UNITS = [
+  ...ASCII_UNITS,
+  "é",
+  "\u0301",
+  "日",
+  "本",
+  "は",
+  "ไทย",
+  "’",
+  "\u00a0",
+  "\u202f",
+  "\u3000",
+  "\ufeff",
+  "Ж",
+];
 
 const textOf = (units: string[]): fc.Arbitrary<string> =>
   fc.array(fc.constantFrom(...units), { maxLength: 40 }).map((parts) => parts.join(""));

@@ -90,11 +90,7 @@ describe("indexTerms", () => {
   });
 
   it("decodes character references instead of indexing their names", () => {
-    expect(indexTerms("", "<p>caf&eacute; &amp; cr&#232;me &lt;b&gt; &#x41;PI</p>")).toEqual([
-      "café",
-      "crème",
-      "api",
-    ]);
+    expect(indexTerms("", "<p>caf&eacute; &amp; cr&#232;me &lt;b&gt; &#x41;PI</p>")).toEqual(["café", "crème", "api"]);
   });
 
   it("treats a tag as a word break", () => {

@@ -19,7 +19,9 @@ const DIST = fileURLToPath(new URL("../../../dist/src/engine/", import.meta.url)
 const LOCK_URL = pathToFileURL(join(DIST, "storage/lock.js")).href;
 const ENGINE_URL = pathToFileURL(join(DIST, "index.js")).href;
 
-const BOOT_ID = existsSync("/proc/sys/kernel/random/boot_id") ? readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim() : null;
+const BOOT_ID = existsSync("/proc/sys/kernel/random/boot_id")
+  ? readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim()
+  : null;
 
 /**
  * A racer: on "go DIR AT" it sleeps until the wall-clock instant AT (spinning the last
@@ -69,7 +71,10 @@ function startRacer(): Racer {
       new Promise((resolve, reject) => {
         const line = lines.shift();
         if (line !== undefined) return resolve(line);
-        const timer = setTimeout(() => reject(new Error(`racer ${proc.pid} silent for 20 s; stderr: ${stderr}`)), 20_000);
+        const timer = setTimeout(
+          () => reject(new Error(`racer ${proc.pid} silent for 20 s; stderr: ${stderr}`)),
+          20_000,
+        );
         waiting.push((l) => {
           clearTimeout(timer);
           resolve(l);
@@ -94,7 +99,13 @@ function deadPid(): number {
 }
 
 /** A complete holder record as the engine writes it. */
-function record(fields: { pid: number; startTime?: string | null; bootId?: string | null; host?: string; command?: string }): string {
+function record(fields: {
+  pid: number;
+  startTime?: string | null;
+  bootId?: string | null;
+  host?: string;
+  command?: string;
+}): string {
   return JSON.stringify({
     pid: fields.pid,
     token: Math.random().toString(16).slice(2),
@@ -139,7 +150,9 @@ describe("the data directory lock under racing processes", () => {
   const RACERS = 12;
 
   beforeAll(async () => {
-    expect(existsSync(join(DIST, "storage/lock.js")), "dist/ is missing: run `npm run build` before the tests").toBe(true);
+    expect(existsSync(join(DIST, "storage/lock.js")), "dist/ is missing: run `npm run build` before the tests").toBe(
+      true,
+    );
     for (let i = 0; i < RACERS; i++) racers.push(startRacer());
     for (const r of racers) expect(await r.next()).toBe("ready");
   }, 30_000);
@@ -148,7 +161,16 @@ describe("the data directory lock under racing processes", () => {
   });
 
   it("has exactly one winner in every round: fresh directories and every kind of stale lock", async () => {
-    const setups: Setup[] = ["fresh", "dead pid", "fresh", "reused pid", "fresh", "other boot", "fresh", "stale marker"];
+    const setups: Setup[] = [
+      "fresh",
+      "dead pid",
+      "fresh",
+      "reused pid",
+      "fresh",
+      "other boot",
+      "fresh",
+      "stale marker",
+    ];
     for (let round = 0; round < 32; round++) {
       const setup = setups[round % setups.length]!;
       const dir = freshDir();
@@ -158,7 +180,11 @@ describe("the data directory lock under racing processes", () => {
       const answers = await Promise.all(racers.map((r) => r.next()));
       const winners = answers.filter((a) => a.startsWith("won "));
       expect(winners, `round ${round} (${setup}): ${answers.join(" | ")}`).toHaveLength(1);
-      for (const a of answers) if (!a.startsWith("won ")) expect(a, `round ${round} (${setup})`).toMatch(/^lost DataDirectoryLockedError .* is in use by racer \(pid \d+/);
+      for (const a of answers)
+        if (!a.startsWith("won "))
+          expect(a, `round ${round} (${setup})`).toMatch(
+            /^lost DataDirectoryLockedError .* is in use by racer \(pid \d+/,
+          );
       // The lock now holds the winner's record, and no temporary file or marker is left.
       expect(parseHolder(readFileSync(join(dir, LOCK_FILE), "utf8"))?.pid).toBe(Number(winners[0]!.slice(4)));
       expect(readdirSync(dir).filter((f) => f.startsWith(LOCK_FILE))).toEqual([LOCK_FILE]);
@@ -172,7 +198,10 @@ describe("the data directory lock under racing processes", () => {
       const at = Date.now() + 40;
       for (const r of racers) r.proc.stdin.write(`go ${dir} ${at}\n`);
       const answers = await Promise.all(racers.map((r) => r.next()));
-      for (const a of answers) expect(a).toMatch(/^lost DataDirectoryLockedError .*holds no complete holder record.*delete .*parley\.lock and try again/);
+      for (const a of answers)
+        expect(a).toMatch(
+          /^lost DataDirectoryLockedError .*holds no complete holder record.*delete .*parley\.lock and try again/,
+        );
       expect(readFileSync(join(dir, LOCK_FILE), "utf8")).toBe("");
     }
   }, 30_000);
@@ -186,16 +215,24 @@ const store = openStore(process.env.DIR, { holder: "parley serve", noSync: true 
 process.stdout.write("ready\\n");
 process.stdin.on("data", () => { if (process.env.CLOSE === "1") store.close(); process.exit(0); });
 `;
-  const proc = spawn(process.execPath, ["--input-type=module", "-e", script], { env: { ...process.env, ENGINE_URL, DIR: dir, CLOSE: closeAtExit ? "1" : "0" } });
+  const proc = spawn(process.execPath, ["--input-type=module", "-e", script], {
+    env: { ...process.env, ENGINE_URL, DIR: dir, CLOSE: closeAtExit ? "1" : "0" },
+  });
   let stderr = "";
   proc.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const first = await new Promise<string>((resolve) => createInterface({ input: proc.stdout }).once("line", resolve).once("close", () => resolve(`closed: ${stderr}`)));
+  const first = await new Promise<string>((resolve) =>
+    createInterface({ input: proc.stdout })
+      .once("line", resolve)
+      .once("close", () => resolve(`closed: ${stderr}`)),
+  );
   expect(first).toBe("ready");
   return proc;
 }
 
 function exited(proc: ChildProcessWithoutNullStreams): Promise<void> {
-  return new Promise((resolve) => (proc.exitCode !== null || proc.signalCode !== null ? resolve() : proc.once("exit", () => resolve())));
+  return new Promise((resolve) =>
+    proc.exitCode !== null || proc.signalCode !== null ? resolve() : proc.once("exit", () => resolve()),
+  );
 }
 
 function refusal(dir: string): DataDirectoryLockedError {
@@ -226,7 +263,11 @@ describe("openStore takes the lock", () => {
     const child = await holdInChild(dir, true);
     try {
       const error = refusal(dir);
-      expect(error.message).toMatch(new RegExp(`is in use by parley serve \\(pid ${child.pid}, since \\d{4}-.*\\): stop it first, or use another data directory`));
+      expect(error.message).toMatch(
+        new RegExp(
+          `is in use by parley serve \\(pid ${child.pid}, since \\d{4}-.*\\): stop it first, or use another data directory`,
+        ),
+      );
       expect(error.data).toMatchObject({ pid: child.pid, command: "parley serve" });
     } finally {
       child.kill("SIGKILL");
@@ -275,7 +316,9 @@ describe("openStore takes the lock", () => {
     // A live taker (this process's pid, so alive) holds the stale record's marker.
     const taker = record({ pid: process.pid, command: "parley start" });
     writeFileSync(takeoverMarker(join(dir, LOCK_FILE), stale), taker);
-    expect(() => lockDataDir(dir, { durable: false, waitMs: 100 })).toThrow(/is being taken over by parley start .* which did not finish within 100 ms: try again/);
+    expect(() => lockDataDir(dir, { durable: false, waitMs: 100 })).toThrow(
+      /is being taken over by parley start .* which did not finish within 100 ms: try again/,
+    );
     expect(readFileSync(join(dir, LOCK_FILE), "utf8")).toBe(stale);
     // Once the taker is gone (its marker with it), the stale lock is taken over.
     rmSync(takeoverMarker(join(dir, LOCK_FILE), stale));

@@ -27,10 +27,20 @@ function multiByteText(word: string): string {
   return out.slice(0, 9_990).replace(/[\uD800-\uDBFF]$/, "x");
 }
 
-const send = (content: string) => s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: "general", topic: "large" }, content }).id;
+const send = (content: string) =>
+  s.sendMessage({ senderId: w.alice.id, to: { type: "channel", channel: "general", topic: "large" }, content }).id;
 const fetch = (id: number) => s.getMessage(w.bob.id, id).message;
-const search = (word: string) => s.getMessages(w.bob.id, { narrow: [{ operator: "search", operand: word }], anchor: "newest", numBefore: 100, numAfter: 0 }).messages.map((m) => m.message.id);
-const overflowPages = (name: "messages" | "messageParts") => (internals(s).tables[name] as unknown as { getStats(): { overflowPages: number } }).getStats().overflowPages;
+const search = (word: string) =>
+  s
+    .getMessages(w.bob.id, {
+      narrow: [{ operator: "search", operand: word }],
+      anchor: "newest",
+      numBefore: 100,
+      numAfter: 0,
+    })
+    .messages.map((m) => m.message.id);
+const overflowPages = (name: "messages" | "messageParts") =>
+  (internals(s).tables[name] as unknown as { getStats(): { overflowPages: number } }).getStats().overflowPages;
 
 describe("large message records", () => {
   it("round-trip exactly through send and fetch, are found by search, and leave no overflow pages", () => {
@@ -81,7 +91,11 @@ describe("large message records", () => {
     const id = send("placeholder");
     const text = multiByteText("narwhal");
     const tables = internals(s).tables;
-    const old = { ...getMessageRecord(tables, id)!, content: text, renderedContent: `<p>${text}</p>` } satisfies Message;
+    const old = {
+      ...getMessageRecord(tables, id)!,
+      content: text,
+      renderedContent: `<p>${text}</p>`,
+    } satisfies Message;
     tables.env.transactionSync(() => tables.messages.putSync(id, old));
     expect(overflowPages("messages")).toBeGreaterThan(0);
     expect(fetch(id).content).toBe(text);

@@ -18,7 +18,12 @@ beforeAll(async () => {
 });
 afterAll(() => s.close());
 
-async function uploaded(user: User, name: string, data: Buffer | string, type?: string): Promise<{ url: string; pathId: string }> {
+async function uploaded(
+  user: User,
+  name: string,
+  data: Buffer | string,
+  type?: string,
+): Promise<{ url: string; pathId: string }> {
   const r = await upload(s, user, [{ name, data, ...(type === undefined ? {} : { type }) }]);
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   const url = r.body["url"] as string;
@@ -41,7 +46,10 @@ async function events(user: User, queueId: string): Promise<Record<string, unkno
   return (r.body["events"] as Record<string, unknown>[]).filter((e) => e["type"] === "attachment");
 }
 
-const png = (width: number, height: number) => sharp({ create: { width, height, channels: 3, background: { r: 200, g: 30, b: 90 } } }).png().toBuffer();
+const png = (width: number, height: number) =>
+  sharp({ create: { width, height, channels: 3, background: { r: 200, g: 30, b: 90 } } })
+    .png()
+    .toBuffer();
 
 describe("claiming", () => {
   it("claims the uploads a message links, tells the owner, and lists them with their messages", async () => {
@@ -51,10 +59,22 @@ describe("claiming", () => {
     const file = await uploaded(alice, "notes.txt", "some notes");
     const added = await events(alice, qAlice);
     expect(added).toHaveLength(1);
-    expect(added[0]).toMatchObject({ op: "add", attachment: { name: "notes.txt", path_id: file.pathId, size: 10, message_ids: [] } });
-    const id = await sendVia(alice, { type: "stream", to: "general", topic: "files", content: `see [notes.txt](${file.url})` });
+    expect(added[0]).toMatchObject({
+      op: "add",
+      attachment: { name: "notes.txt", path_id: file.pathId, size: 10, message_ids: [] },
+    });
+    const id = await sendVia(alice, {
+      type: "stream",
+      to: "general",
+      topic: "files",
+      content: `see [notes.txt](${file.url})`,
+    });
     const all = await events(alice, qAlice);
-    expect(all[1]).toMatchObject({ type: "attachment", op: "update", attachment: { path_id: file.pathId, message_ids: [id] } });
+    expect(all[1]).toMatchObject({
+      type: "attachment",
+      op: "update",
+      attachment: { path_id: file.pathId, message_ids: [id] },
+    });
     expect(typeof all[1]!["upload_space_used"]).toBe("number");
     // Only the owner hears about their files.
     expect(await events(bob, qBob)).toEqual([]);
@@ -63,9 +83,15 @@ describe("claiming", () => {
     const mine = (list.body["attachments"] as Record<string, unknown>[]).find((a) => a["path_id"] === file.pathId)!;
     expect(mine).toMatchObject({ name: "notes.txt", size: 10, message_ids: [id] });
     expect(typeof mine["id"]).toBe("number");
-    expect(mine["create_time"]).toBe(s.t.store.attachments(alice.id).find((a) => a.pathId === file.pathId)!.createTime * 1000);
+    expect(mine["create_time"]).toBe(
+      s.t.store.attachments(alice.id).find((a) => a.pathId === file.pathId)!.createTime * 1000,
+    );
     expect(list.body["upload_space_used"]).toBe(s.t.store.uploadSpaceUsed(s.seed.realm.id));
-    expect(((await s.call(bob, "GET", "/attachments")).body["attachments"] as unknown[]).some((a) => (a as { path_id: string }).path_id === file.pathId)).toBe(false);
+    expect(
+      ((await s.call(bob, "GET", "/attachments")).body["attachments"] as unknown[]).some(
+        (a) => (a as { path_id: string }).path_id === file.pathId,
+      ),
+    ).toBe(false);
   });
 
   it("has:attachment matches messages that claimed an upload, not links to missing or foreign files", async () => {
@@ -73,10 +99,23 @@ describe("claiming", () => {
     const file = await uploaded(alice, "a.txt", "a");
     const secretOfBob = await uploaded(bob, "bobs.txt", "b");
     const claimed = await sendVia(alice, { type: "stream", to: "general", topic: "has", content: `[a](${file.url})` });
-    const missing = await sendVia(alice, { type: "stream", to: "general", topic: "has", content: `[gone](/user_uploads/${s.seed.realm.id}/ab/AAAAAAAAAAAAAAAAAAAAAAAA/gone.txt)` });
+    const missing = await sendVia(alice, {
+      type: "stream",
+      to: "general",
+      topic: "has",
+      content: `[gone](/user_uploads/${s.seed.realm.id}/ab/AAAAAAAAAAAAAAAAAAAAAAAA/gone.txt)`,
+    });
     // alice may not see bob's unshared upload: her message links it but claims nothing.
-    const foreign = await sendVia(alice, { type: "stream", to: "general", topic: "has", content: `[b](${secretOfBob.url})` });
-    const narrow = JSON.stringify([{ operator: "topic", operand: "has" }, { operator: "has", operand: "attachment" }]);
+    const foreign = await sendVia(alice, {
+      type: "stream",
+      to: "general",
+      topic: "has",
+      content: `[b](${secretOfBob.url})`,
+    });
+    const narrow = JSON.stringify([
+      { operator: "topic", operand: "has" },
+      { operator: "has", operand: "attachment" },
+    ]);
     const r = await s.call(alice, "GET", "/messages", { anchor: "newest", num_before: 10, num_after: 0, narrow });
     const ids = (r.body["messages"] as { id: number }[]).map((m) => m.id);
     expect(ids).toContain(claimed);
@@ -89,7 +128,12 @@ describe("claiming", () => {
   it("previews an uploaded image with Zulip's markup, thumbnail made off the request path, and has:image follows", async () => {
     const { alice, bob } = s.seed;
     const image = await uploaded(alice, "chart.png", await png(1600, 900), "image/png");
-    const id = await sendVia(alice, { type: "stream", to: "general", topic: "img", content: `[chart.png](${image.url})` });
+    const id = await sendVia(alice, {
+      type: "stream",
+      to: "general",
+      topic: "img",
+      content: `[chart.png](${image.url})`,
+    });
     const got = await s.call(bob, "GET", `/messages/${id}`);
     const html = (got.body["message"] as { content: string }).content;
     expect(html).toContain(
@@ -105,8 +149,12 @@ describe("claiming", () => {
     expect(thumb.headers["content-type"]).toBe("image/webp");
     const meta = await sharp(thumb.body).metadata();
     expect(meta).toMatchObject({ format: "webp", width: 840, height: 473 });
-    expect((await raw(s, "GET", `/user_uploads/thumbnail/${image.pathId}/840x560.webp`, { user: s.seed.guest })).status).toBe(404);
-    expect((await raw(s, "GET", `/user_uploads/thumbnail/${image.pathId}/100x100.png`, { user: bob })).status).toBe(404);
+    expect(
+      (await raw(s, "GET", `/user_uploads/thumbnail/${image.pathId}/840x560.webp`, { user: s.seed.guest })).status,
+    ).toBe(404);
+    expect((await raw(s, "GET", `/user_uploads/thumbnail/${image.pathId}/100x100.png`, { user: bob })).status).toBe(
+      404,
+    );
   });
 
   it("renders a thumbnail on demand when asked before the queue got to it", async () => {
@@ -124,8 +172,20 @@ describe("deleting and cleanup", () => {
     const { alice, bob } = s.seed;
     const file = await uploaded(alice, "delete-me.txt", "bye");
     const id = s.t.store.attachments(alice.id).find((a) => a.pathId === file.pathId)!.id;
-    await expectRejectedUnchanged(s, () => s.call(bob, "DELETE", `/attachments/${id}`), 400, "BAD_REQUEST", "Invalid attachment");
-    await expectRejectedUnchanged(s, () => s.call(alice, "DELETE", "/attachments/999999"), 400, "BAD_REQUEST", "Invalid attachment");
+    await expectRejectedUnchanged(
+      s,
+      () => s.call(bob, "DELETE", `/attachments/${id}`),
+      400,
+      "BAD_REQUEST",
+      "Invalid attachment",
+    );
+    await expectRejectedUnchanged(
+      s,
+      () => s.call(alice, "DELETE", "/attachments/999999"),
+      400,
+      "BAD_REQUEST",
+      "Invalid attachment",
+    );
     const q = await queue(alice);
     const before = filesOnDisk(s).length;
     const r = await s.call(alice, "DELETE", `/attachments/${id}`);
@@ -141,7 +201,12 @@ describe("deleting and cleanup", () => {
     const kept = await uploaded(alice, "kept.txt", "kept");
     const scheduled = await uploaded(alice, "later.txt", "later");
     await sendVia(alice, { type: "direct", to: JSON.stringify([alice.id]), content: `[k](${kept.url})` });
-    s.t.store.scheduleMessage(alice.id, { to: { type: "direct", userIds: [alice.id] }, content: `[l](${scheduled.url})`, deliverAt: Math.floor(Date.now() / 1000) + 86_400 * 365, client: "test" });
+    s.t.store.scheduleMessage(alice.id, {
+      to: { type: "direct", userIds: [alice.id] },
+      content: `[l](${scheduled.url})`,
+      deliverAt: Math.floor(Date.now() / 1000) + 86_400 * 365,
+      client: "test",
+    });
     // Nothing is old enough yet.
     expect(await s.server.uploads.removeOldUnclaimed(s.t.store)).toBe(0);
     // A window of -1 weeks makes every unclaimed upload "old".

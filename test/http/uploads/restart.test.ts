@@ -38,12 +38,23 @@ describe("tus uploads in progress across a restart", () => {
     const { alice, bob } = s.seed;
     const data = bytes(300 * KiB, 11);
     const created = await raw(s, "POST", "/api/v1/tus", {
-      headers: { ...tusHeaders(alice), "Upload-Length": String(data.length), "Upload-Metadata": `filename ${b64("résumé.pdf")},filetype ${b64("application/pdf")}` },
+      headers: {
+        ...tusHeaders(alice),
+        "Upload-Length": String(data.length),
+        "Upload-Metadata": `filename ${b64("résumé.pdf")},filetype ${b64("application/pdf")}`,
+      },
     });
     expect(created.status).toBe(201);
     const location = String(created.headers["location"]);
     const patch = (server: { base: string }, offset: number, body: Buffer) =>
-      raw({ ...s, base: server.base }, "PATCH", location, { headers: { ...tusHeaders(alice), "Content-Type": "application/offset+octet-stream", "Upload-Offset": String(offset) }, body });
+      raw({ ...s, base: server.base }, "PATCH", location, {
+        headers: {
+          ...tusHeaders(alice),
+          "Content-Type": "application/offset+octet-stream",
+          "Upload-Offset": String(offset),
+        },
+        body,
+      });
     expect((await patch(s, 0, data.subarray(0, 100 * KiB))).status).toBe(204);
     // Bob's upload in progress comes back too, still his alone.
     const bobs = await raw(s, "POST", "/api/v1/tus", { headers: { ...tusHeaders(bob), "Upload-Length": "10" } });
@@ -75,7 +86,9 @@ describe("tus uploads in progress across a restart", () => {
     expect(got.headers["content-type"]).toBe("application/pdf");
     expect(got.body.equals(data)).toBe(true);
     // Finished: its sidecar went with it; bob's stays until he finishes or cancels.
-    expect(readdirSync(tmp).sort()).toEqual([String(bobs.headers["location"]).split("/").pop()].flatMap((id) => [`tus-${id}`, `tus-${id}.json`]));
+    expect(readdirSync(tmp).sort()).toEqual(
+      [String(bobs.headers["location"]).split("/").pop()].flatMap((id) => [`tus-${id}`, `tus-${id}.json`]),
+    );
   });
 });
 
@@ -104,7 +117,10 @@ describe("files a crash left in place without a record", () => {
     mkdirSync(dirname(kept), { recursive: true });
     writeFileSync(kept, "kept");
     utimesSync(kept, long, long);
-    store.createAttachment({ ownerId: alice.id, pathId: keptPathId, name: "kept.txt", size: 4, contentType: "text/plain", image: null }, null);
+    store.createAttachment(
+      { ownerId: alice.id, pathId: keptPathId, name: "kept.txt", size: 4, contentType: "text/plain", image: null },
+      null,
+    );
     const halfThumbnail = `${kept}.840x560.webp.partial`;
     writeFileSync(halfThumbnail, "half");
     utimesSync(halfThumbnail, long, long);

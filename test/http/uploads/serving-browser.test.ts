@@ -26,13 +26,19 @@ const b64 = (text: string) => Buffer.from(text, "utf8").toString("base64");
 
 it("a tus upload typed `text/plain;a=b,text/html` runs no script in Chromium through its temporary URL", async () => {
   const { alice } = s.seed;
-  const html = Buffer.from(`<html><body><script>document.title = "ran"; navigator.serviceWorker?.register("/sw.js");</script></body></html>`);
+  const html = Buffer.from(
+    `<html><body><script>document.title = "ran"; navigator.serviceWorker?.register("/sw.js");</script></body></html>`,
+  );
   const headers = { Authorization: basicAuth(s.t.store.getUser(alice.id)), "Tus-Resumable": "1.0.0" };
   const metadata = `filename ${b64("page.txt")},filetype ${b64("text/plain;a=b,text/html")}`;
-  const created = await raw(s, "POST", "/api/v1/tus", { headers: { ...headers, "Upload-Length": String(html.length), "Upload-Metadata": metadata } });
+  const created = await raw(s, "POST", "/api/v1/tus", {
+    headers: { ...headers, "Upload-Length": String(html.length), "Upload-Metadata": metadata },
+  });
   const patchHeaders = { ...headers, "Content-Type": "application/offset+octet-stream", "Upload-Offset": "0" };
   const done = await raw(s, "PATCH", String(created.headers["location"]), { headers: patchHeaders, body: html });
-  const temporary = (await raw(s, "GET", `/api/v1${done.json()["url"] as string}`, { user: alice })).json()["url"] as string;
+  const temporary = (await raw(s, "GET", `/api/v1${done.json()["url"] as string}`, { user: alice })).json()[
+    "url"
+  ] as string;
 
   const page = await browser.newPage();
   try {

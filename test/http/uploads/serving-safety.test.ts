@@ -25,15 +25,26 @@ const b64 = (text: string) => Buffer.from(text, "utf8").toString("base64");
 /** A whole tus upload (create + one PATCH); returns the final PATCH's `url`. */
 async function tusUpload(user: User, filename: string, filetype: string, data: Buffer): Promise<string> {
   const headers = { Authorization: basicAuth(s.t.store.getUser(user.id)), "Tus-Resumable": "1.0.0" };
-  const created = await raw(s, "POST", "/api/v1/tus", { headers: { ...headers, "Upload-Length": String(data.length), "Upload-Metadata": `filename ${b64(filename)},filetype ${b64(filetype)}` } });
+  const created = await raw(s, "POST", "/api/v1/tus", {
+    headers: {
+      ...headers,
+      "Upload-Length": String(data.length),
+      "Upload-Metadata": `filename ${b64(filename)},filetype ${b64(filetype)}`,
+    },
+  });
   expect(created.status).toBe(201);
-  const patched = await raw(s, "PATCH", String(created.headers["location"]), { headers: { ...headers, "Content-Type": "application/offset+octet-stream", "Upload-Offset": "0" }, body: data });
+  const patched = await raw(s, "PATCH", String(created.headers["location"]), {
+    headers: { ...headers, "Content-Type": "application/offset+octet-stream", "Upload-Offset": "0" },
+    body: data,
+  });
   expect(patched.status, patched.body.toString()).toBe(200);
   return patched.json()["url"] as string;
 }
 
 function expectGuarded(r: RawAnswer): void {
-  expect(r.headers["content-security-policy"], `${r.status} ${r.body.toString().slice(0, 80)}`).toBe("sandbox; default-src 'none'");
+  expect(r.headers["content-security-policy"], `${r.status} ${r.body.toString().slice(0, 80)}`).toBe(
+    "sandbox; default-src 'none'",
+  );
   expect(r.headers["x-content-type-options"]).toBe("nosniff");
   expect(r.headers["cross-origin-resource-policy"]).toBe("same-origin");
 }
@@ -65,7 +76,12 @@ describe("content types a client declares", () => {
 
   it("never lets CR/LF in a tus filetype or name reach a response header", async () => {
     const { alice } = s.seed;
-    const url = await tusUpload(alice, "a\r\nX-Name-Injected: 1.txt", "text/html\r\nService-Worker-Allowed: /\r\nX-Injected: 1", HTML);
+    const url = await tusUpload(
+      alice,
+      "a\r\nX-Name-Injected: 1.txt",
+      "text/html\r\nService-Worker-Allowed: /\r\nX-Injected: 1",
+      HTML,
+    );
     for (const path of [url, url.replace("/user_uploads/", "/user_uploads/download/")]) {
       const got = await raw(s, "GET", path, { user: alice });
       expect(got.status).toBe(200);
@@ -83,7 +99,13 @@ describe("content types a client declares", () => {
     const r = await upload(s, alice, [{ name: "x.txt", data: HTML, type: "text/html" }]);
     const got = await raw(s, "GET", r.body["url"] as string, { user: alice });
     expectNotRenderable(got);
-    const svg = await upload(s, alice, [{ name: "y.png", data: "<svg xmlns='http://www.w3.org/2000/svg'><script>alert(1)</script></svg>", type: "image/svg+xml" }]);
+    const svg = await upload(s, alice, [
+      {
+        name: "y.png",
+        data: "<svg xmlns='http://www.w3.org/2000/svg'><script>alert(1)</script></svg>",
+        type: "image/svg+xml",
+      },
+    ]);
     const gotSvg = await raw(s, "GET", svg.body["url"] as string, { user: alice });
     expect(gotSvg.headers["content-type"]).toBe("application/octet-stream");
     expect(String(gotSvg.headers["content-disposition"])).toMatch(/^attachment; /);
@@ -93,14 +115,25 @@ describe("content types a client declares", () => {
 describe("attachments already stored with a bad content type", () => {
   it("are served through the allow-list too (the check is made again when serving)", async () => {
     const { alice } = s.seed;
-    const stored = ["text/plain;a=b,text/html", "text/html", "image/svg+xml", "TEXT/HTML; charset=utf-8", "text/html\r\nX-Injected: 1", "application/xhtml+xml", ""];
+    const stored = [
+      "text/plain;a=b,text/html",
+      "text/html",
+      "image/svg+xml",
+      "TEXT/HTML; charset=utf-8",
+      "text/html\r\nX-Injected: 1",
+      "application/xhtml+xml",
+      "",
+    ];
     for (const contentType of stored) {
       // As an older build stored them: the type exactly as the client sent it.
       const pathId = newPathId(s.seed.realm.id, "legacy.bin");
       const path = s.server.uploads.files.pathOf(pathId);
       mkdirSync(dirname(path), { recursive: true });
       writeFileSync(path, HTML);
-      s.t.store.createAttachment({ ownerId: alice.id, pathId, name: "legacy.bin", size: HTML.length, contentType, image: null }, null);
+      s.t.store.createAttachment(
+        { ownerId: alice.id, pathId, name: "legacy.bin", size: HTML.length, contentType, image: null },
+        null,
+      );
       const got = await raw(s, "GET", `/user_uploads/${pathId}`, { user: alice });
       expect(got.body.equals(HTML)).toBe(true);
       expect(got.headers["x-injected"]).toBeUndefined();
@@ -121,7 +154,9 @@ describe("every upload response is guarded", () => {
     expect(String(inline.headers["content-disposition"])).toMatch(/^inline; /);
     expectGuarded(inline);
     expectGuarded(await raw(s, "GET", url.replace("/user_uploads/", "/user_uploads/download/"), { user: alice }));
-    expectGuarded(await raw(s, "GET", url, { user: alice, headers: { "If-None-Match": String(inline.headers["etag"]) } }));
+    expectGuarded(
+      await raw(s, "GET", url, { user: alice, headers: { "If-None-Match": String(inline.headers["etag"]) } }),
+    );
     expectGuarded(await raw(s, "GET", url, { user: alice, headers: { Range: "bytes=99-" } }));
     const temporary = (await raw(s, "GET", `/api/v1${url}`, { user: alice })).json()["url"] as string;
     expectGuarded(await raw(s, "GET", temporary));
@@ -129,7 +164,12 @@ describe("every upload response is guarded", () => {
     const denied = await raw(s, "GET", url, { user: bob });
     expect(denied.status).toBe(404);
     expectGuarded(denied);
-    const noThumbnail = await raw(s, "GET", `/user_uploads/thumbnail/${url.slice("/user_uploads/".length)}/840x560.webp`, { user: alice });
+    const noThumbnail = await raw(
+      s,
+      "GET",
+      `/user_uploads/thumbnail/${url.slice("/user_uploads/".length)}/840x560.webp`,
+      { user: alice },
+    );
     expect(noThumbnail.status).toBe(404);
     expectGuarded(noThumbnail);
     const badToken = await raw(s, "GET", "/user_uploads/temporary/00/x.txt");
@@ -140,10 +180,25 @@ describe("every upload response is guarded", () => {
 
 describe("the parser", () => {
   it("keeps a lowercase type/subtype of RFC 9110 tokens and nothing else", () => {
-    expect(parseMediaType("Text/Plain; charset=\"utf-8\"")).toBe("text/plain");
+    expect(parseMediaType('Text/Plain; charset="utf-8"')).toBe("text/plain");
     expect(parseMediaType("image/png")).toBe("image/png");
-    expect(parseMediaType("application/vnd.openxmlformats-officedocument.wordprocessingml.document")).toBe("application/vnd.openxmlformats-officedocument.wordprocessingml.document");
-    for (const bad of ["text/plain;a=b,text/html", "text/html\r\nX: 1", "text/html\n", "text/ html", "text", "/html", "text/html/x", "text/<b>", "té/xt", "text/plain; a", "text/plain; a=\"b", "x".repeat(300) + "/y"]) {
+    expect(parseMediaType("application/vnd.openxmlformats-officedocument.wordprocessingml.document")).toBe(
+      "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    );
+    for (const bad of [
+      "text/plain;a=b,text/html",
+      "text/html\r\nX: 1",
+      "text/html\n",
+      "text/ html",
+      "text",
+      "/html",
+      "text/html/x",
+      "text/<b>",
+      "té/xt",
+      "text/plain; a",
+      'text/plain; a="b',
+      "x".repeat(300) + "/y",
+    ]) {
       expect(parseMediaType(bad), JSON.stringify(bad)).toBeNull();
     }
     expect(contentTypeFor("text/plain;a=b,text/html", "x.html")).toBe("application/octet-stream");

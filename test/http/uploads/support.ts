@@ -17,7 +17,12 @@ export interface RawAnswer {
 }
 
 /** A request outside fetch's rules: any Host, any path bytes, any headers. */
-export function raw(s: TestServer, method: string, path: string, options: { user?: User | null; host?: string; headers?: Record<string, string>; body?: Buffer } = {}): Promise<RawAnswer> {
+export function raw(
+  s: TestServer,
+  method: string,
+  path: string,
+  options: { user?: User | null; host?: string; headers?: Record<string, string>; body?: Buffer } = {},
+): Promise<RawAnswer> {
   const url = new URL(s.base);
   const headers: Record<string, string> = { ...options.headers };
   if (options.user) headers["Authorization"] = basicAuth(s.t.store.getUser(options.user.id));
@@ -29,7 +34,12 @@ export function raw(s: TestServer, method: string, path: string, options: { user
       res.on("data", (c: Buffer) => chunks.push(c));
       res.on("end", () => {
         const body = Buffer.concat(chunks);
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body, json: () => JSON.parse(body.toString("utf8")) as Record<string, unknown> });
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body,
+          json: () => JSON.parse(body.toString("utf8")) as Record<string, unknown>,
+        });
       });
     });
     req.on("error", reject);
@@ -38,9 +48,20 @@ export function raw(s: TestServer, method: string, path: string, options: { user
 }
 
 /** POST /api/v1/user_uploads with the given files as one multipart body. */
-export async function upload(s: TestServer, user: User, files: readonly { name: string; data: Buffer | string; type?: string }[], field = "file"): Promise<{ status: number; body: Record<string, unknown> }> {
+export async function upload(
+  s: TestServer,
+  user: User,
+  files: readonly { name: string; data: Buffer | string; type?: string }[],
+  field = "file",
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const form = new FormData();
-  files.forEach((f, i) => form.append(files.length > 1 ? `${field}${i}` : field, new Blob([f.data], f.type === undefined ? {} : { type: f.type }), f.name));
+  files.forEach((f, i) =>
+    form.append(
+      files.length > 1 ? `${field}${i}` : field,
+      new Blob([f.data], f.type === undefined ? {} : { type: f.type }),
+      f.name,
+    ),
+  );
   return s.call(user, "POST", "/user_uploads", {}, { body: form });
 }
 

@@ -31,7 +31,9 @@ async function uploaded(user: User, name: string, data: Buffer | string, type: s
 }
 
 const solid = (format: "png" | "jpeg" | "gif" | "webp" | "avif" | "tiff", colour: string) =>
-  sharp({ create: { width: 64, height: 40, channels: 3, background: colour } }).toFormat(format).toBuffer();
+  sharp({ create: { width: 64, height: 40, channels: 3, background: colour } })
+    .toFormat(format)
+    .toBuffer();
 
 describe("an SVG disguised as a PNG", () => {
   it("gets no image facts and no thumbnail, and a neighbouring private image never reaches its pixels", async () => {
@@ -52,7 +54,12 @@ describe("an SVG disguised as a PNG", () => {
     expect(thumb.status).toBe(404);
     expect(existsSync(`${s.server.uploads.files.pathOf(disguised)}.840x560.webp`)).toBe(false);
     // The message preview is no image either.
-    const sent = await s.call(alice, "POST", "/messages", { type: "stream", to: "general", topic: "t", content: `[x.png](/user_uploads/${disguised})` });
+    const sent = await s.call(alice, "POST", "/messages", {
+      type: "stream",
+      to: "general",
+      topic: "t",
+      content: `[x.png](/user_uploads/${disguised})`,
+    });
     const message = await s.call(alice, "GET", `/messages/${sent.body["id"] as number}`);
     expect((message.body["message"] as { content: string }).content).not.toContain("message_inline_image");
   });
@@ -62,9 +69,21 @@ describe("an SVG disguised as a PNG", () => {
     const pathId = newPathId(s.seed.realm.id, "old.png");
     const path = s.server.uploads.files.pathOf(pathId);
     mkdirSync(dirname(path), { recursive: true });
-    const svg = Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="64" height="40"><rect width="64" height="40" fill="red"/></svg>`);
+    const svg = Buffer.from(
+      `<svg xmlns="http://www.w3.org/2000/svg" width="64" height="40"><rect width="64" height="40" fill="red"/></svg>`,
+    );
     writeFileSync(path, svg);
-    s.t.store.createAttachment({ ownerId: alice.id, pathId, name: "old.png", size: svg.length, contentType: "image/png", image: { width: 64, height: 40, animated: false } }, null);
+    s.t.store.createAttachment(
+      {
+        ownerId: alice.id,
+        pathId,
+        name: "old.png",
+        size: svg.length,
+        contentType: "image/png",
+        image: { width: 64, height: 40, animated: false },
+      },
+      null,
+    );
     expect((await raw(s, "GET", thumbnailOf(pathId), { user: alice })).status).toBe(404);
     expect(existsSync(`${path}.840x560.webp`)).toBe(false);
   });
@@ -74,12 +93,17 @@ describe("formats", () => {
   it("thumbnails each allowed raster format, by its bytes whatever type was declared", async () => {
     const { alice } = s.seed;
     const cases: [string, Buffer, string][] = [];
-    for (const format of ["png", "jpeg", "gif", "webp", "avif", "tiff"] as const) cases.push([`a.${format}`, await solid(format, "#00ff00"), `image/${format}`]);
+    for (const format of ["png", "jpeg", "gif", "webp", "avif", "tiff"] as const)
+      cases.push([`a.${format}`, await solid(format, "#00ff00"), `image/${format}`]);
     // A PNG declared as JPEG is still a PNG to the thumbnailer.
     cases.push(["b.jpg", await solid("png", "#0000ff"), "image/jpeg"]);
     for (const [name, data, type] of cases) {
       const pathId = await uploaded(alice, name, data, type);
-      expect(s.t.store.attachmentInRealm(s.seed.realm.id, pathId)!.image, name).toEqual({ width: 64, height: 40, animated: false });
+      expect(s.t.store.attachmentInRealm(s.seed.realm.id, pathId)!.image, name).toEqual({
+        width: 64,
+        height: 40,
+        animated: false,
+      });
       const thumb = await raw(s, "GET", thumbnailOf(pathId), { user: alice });
       expect(thumb.status, name).toBe(200);
       expect(await sharp(thumb.body).metadata(), name).toMatchObject({ format: "webp", width: 64, height: 40 });

@@ -28,7 +28,11 @@ interface Done {
 }
 
 /** Runs a tus-js-client upload to the end; `interrupt` may abort it once (returning true) and it is then resumed. */
-function tusUpload(user: User, data: Buffer, options: { chunkSize?: number; uploadUrl?: string; interruptAfterChunks?: number; name?: string } = {}): Promise<Done & { interrupted: boolean; offsetsSeen: number[] }> {
+function tusUpload(
+  user: User,
+  data: Buffer,
+  options: { chunkSize?: number; uploadUrl?: string; interruptAfterChunks?: number; name?: string } = {},
+): Promise<Done & { interrupted: boolean; offsetsSeen: number[] }> {
   return new Promise((resolve, reject) => {
     let chunks = 0;
     let interrupted = false;
@@ -50,7 +54,13 @@ function tusUpload(user: User, data: Buffer, options: { chunkSize?: number; uplo
         }
       },
       onError: reject,
-      onSuccess: ({ lastResponse }) => resolve({ body: JSON.parse(lastResponse.getBody()) as Done["body"], uploadUrl: upload.url ?? "", interrupted, offsetsSeen }),
+      onSuccess: ({ lastResponse }) =>
+        resolve({
+          body: JSON.parse(lastResponse.getBody()) as Done["body"],
+          uploadUrl: upload.url ?? "",
+          interrupted,
+          offsetsSeen,
+        }),
     });
     upload.start();
   });
@@ -62,11 +72,17 @@ describe("tus uploads with tus-js-client", () => {
     const done = await tusUpload(s.seed.alice, data, { name: "report (v2).pdf" });
     expect(done.body.filename).toBe("report (v2).pdf");
     // tus names are sanitized strictly (ASCII), as Zulip does for tusd.
-    expect(done.body.url).toMatch(new RegExp(`^/user_uploads/${s.seed.realm.id}/[0-9a-f]{2}/[A-Za-z0-9_-]{24}/report-v2.pdf$`));
+    expect(done.body.url).toMatch(
+      new RegExp(`^/user_uploads/${s.seed.realm.id}/[0-9a-f]{2}/[A-Za-z0-9_-]{24}/report-v2.pdf$`),
+    );
     const got = await raw(s, "GET", done.body.url, { user: s.seed.alice });
     expect(got.body.equals(data)).toBe(true);
     // The same attachment as POST /user_uploads would make.
-    expect(s.t.store.attachments(s.seed.alice.id).some((a) => `/user_uploads/${a.pathId}` === done.body.url && a.size === data.length)).toBe(true);
+    expect(
+      s.t.store
+        .attachments(s.seed.alice.id)
+        .some((a) => `/user_uploads/${a.pathId}` === done.body.url && a.size === data.length),
+    ).toBe(true);
   });
 
   it("resumes from the server's offset after the client aborts midway", async () => {
@@ -83,13 +99,31 @@ describe("tus uploads with tus-js-client", () => {
     const { alice } = s.seed;
     const data = bytes(300 * KiB, 9);
     const tusHeaders = { Authorization: basicAuth(s.t.store.getUser(alice.id)), "Tus-Resumable": "1.0.0" };
-    const created = await raw(s, "POST", "/api/v1/tus", { headers: { ...tusHeaders, "Upload-Length": String(data.length), "Upload-Metadata": `filename ${Buffer.from("cut.bin").toString("base64")}` } });
+    const created = await raw(s, "POST", "/api/v1/tus", {
+      headers: {
+        ...tusHeaders,
+        "Upload-Length": String(data.length),
+        "Upload-Metadata": `filename ${Buffer.from("cut.bin").toString("base64")}`,
+      },
+    });
     expect(created.status).toBe(201);
     const location = String(created.headers["location"]);
     const id = location.split("/").pop()!;
-    // Send the first 100 KiB of a PATCH that announces all 300 KiB, wait until the server has them, then drop the connection.
+    // Send the first 100 KiB of a PATCH that announces all 300 KiB, wait until the server has them, then drop the
+    // connection.
     const url = new URL(s.base);
-    const req = httpRequest({ host: url.hostname, port: url.port, path: location, method: "PATCH", headers: { ...tusHeaders, "Content-Type": "application/offset+octet-stream", "Upload-Offset": "0", "Content-Length": String(data.length) } });
+    const req = httpRequest({
+      host: url.hostname,
+      port: url.port,
+      path: location,
+      method: "PATCH",
+      headers: {
+        ...tusHeaders,
+        "Content-Type": "application/offset+octet-stream",
+        "Upload-Offset": "0",
+        "Content-Length": String(data.length),
+      },
+    });
     req.on("error", () => undefined);
     req.write(data.subarray(0, 100 * KiB));
     const upload = () => s.server.uploads.tus.get(id, s.seed.realm.id, alice.id)!;
@@ -111,17 +145,38 @@ describe("tus refusals", () => {
 
   it("needs credentials, a declared length within the limit, and the current offset", async () => {
     const { alice, bob } = s.seed;
-    expect((await raw(s, "POST", "/api/v1/tus", { headers: { "Tus-Resumable": "1.0.0", "Upload-Length": "10" } })).status).toBe(401);
-    const deferred = await raw(s, "POST", "/api/v1/tus", { headers: { ...headers(alice), "Upload-Defer-Length": "1" } });
+    expect(
+      (await raw(s, "POST", "/api/v1/tus", { headers: { "Tus-Resumable": "1.0.0", "Upload-Length": "10" } })).status,
+    ).toBe(401);
+    const deferred = await raw(s, "POST", "/api/v1/tus", {
+      headers: { ...headers(alice), "Upload-Defer-Length": "1" },
+    });
     expect(deferred.status).toBe(411);
     expect(deferred.json()["msg"]).toBe("SizeIsDeferred is not supported");
-    const big = await raw(s, "POST", "/api/v1/tus", { headers: { ...headers(alice), "Upload-Length": String(2 * 1024 * KiB) } });
+    const big = await raw(s, "POST", "/api/v1/tus", {
+      headers: { ...headers(alice), "Upload-Length": String(2 * 1024 * KiB) },
+    });
     expect(big.status).toBe(413);
     expect(big.json()["msg"]).toBe("Uploaded file is larger than the allowed limit of 1 MiB");
-    expect((await raw(s, "POST", "/api/v1/tus", { headers: { Authorization: headers(alice).Authorization, "Upload-Length": "10" } })).status).toBe(412);
+    expect(
+      (
+        await raw(s, "POST", "/api/v1/tus", {
+          headers: { Authorization: headers(alice).Authorization, "Upload-Length": "10" },
+        })
+      ).status,
+    ).toBe(412);
     const created = await raw(s, "POST", "/api/v1/tus", { headers: { ...headers(alice), "Upload-Length": "10" } });
     const location = String(created.headers["location"]);
-    const patch = (user: User, offset: string, body: Buffer) => raw(s, "PATCH", location, { user, headers: { "Tus-Resumable": "1.0.0", "Content-Type": "application/offset+octet-stream", "Upload-Offset": offset }, body });
+    const patch = (user: User, offset: string, body: Buffer) =>
+      raw(s, "PATCH", location, {
+        user,
+        headers: {
+          "Tus-Resumable": "1.0.0",
+          "Content-Type": "application/offset+octet-stream",
+          "Upload-Offset": offset,
+        },
+        body,
+      });
     expect((await patch(alice, "5", Buffer.alloc(5))).status).toBe(409);
     // Another user's upload is unknown to them: nothing to read, append or delete.
     expect((await patch(bob, "0", Buffer.alloc(5))).status).toBe(404);
@@ -136,7 +191,8 @@ describe("tus refusals", () => {
 
   it("caps the uploads one user has in progress (each holds an open file); finishing or cancelling one frees a place", async () => {
     const { bob, alice } = s.seed;
-    const create = (user: User) => raw(s, "POST", "/api/v1/tus", { headers: { ...headers(user), "Upload-Length": "10" } });
+    const create = (user: User) =>
+      raw(s, "POST", "/api/v1/tus", { headers: { ...headers(user), "Upload-Length": "10" } });
     const locations: string[] = [];
     for (let i = 0; i < MAX_TUS_UPLOADS_PER_USER; i++) {
       const r = await create(bob);
@@ -148,7 +204,9 @@ describe("tus refusals", () => {
     expect(refused.json()["msg"]).toMatch(/Too many uploads in progress/);
     // Another user is not affected.
     expect((await create(alice)).status).toBe(201);
-    expect((await raw(s, "DELETE", locations[0]!, { user: bob, headers: { "Tus-Resumable": "1.0.0" } })).status).toBe(204);
+    expect((await raw(s, "DELETE", locations[0]!, { user: bob, headers: { "Tus-Resumable": "1.0.0" } })).status).toBe(
+      204,
+    );
     expect((await create(bob)).status).toBe(201);
   });
 });

@@ -19,7 +19,10 @@ const KiB = 1024;
 const MiB = 1024 * KiB;
 
 beforeAll(async () => {
-  s = await startServer({ config: { ...DEFAULT_CONFIG, MAX_FILE_UPLOAD_SIZE: 1, REALM_UPLOAD_QUOTA_MIB: 3 }, now: () => clock });
+  s = await startServer({
+    config: { ...DEFAULT_CONFIG, MAX_FILE_UPLOAD_SIZE: 1, REALM_UPLOAD_QUOTA_MIB: 3 },
+    now: () => clock,
+  });
 });
 afterAll(() => s.close());
 
@@ -30,7 +33,11 @@ async function uploaded(user: User, name: string, data: Buffer | string, type?: 
   return r.body["url"] as string;
 }
 
-const send = (user: User, to: { type: "channel"; channel: string; topic: string } | { type: "direct"; users: number[] }, content: string) => s.t.store.sendMessage({ senderId: user.id, to, content }).id;
+const send = (
+  user: User,
+  to: { type: "channel"; channel: string; topic: string } | { type: "direct"; users: number[] },
+  content: string,
+) => s.t.store.sendMessage({ senderId: user.id, to, content }).id;
 
 describe("POST /user_uploads", () => {
   it("stores one file and serves the same bytes back to its uploader", async () => {
@@ -42,7 +49,9 @@ describe("POST /user_uploads", () => {
     const url = r.body["url"] as string;
     expect(r.body["uri"]).toBe(url);
     // Zulip's path_id: realm, 2 hex, random, the sanitized name.
-    expect(url).toMatch(new RegExp(`^/user_uploads/${s.seed.realm.id}/[0-9a-f]{2}/[A-Za-z0-9_-]{24}/report-2024-final.pdf$`));
+    expect(url).toMatch(
+      new RegExp(`^/user_uploads/${s.seed.realm.id}/[0-9a-f]{2}/[A-Za-z0-9_-]{24}/report-2024-final.pdf$`),
+    );
     const got = await raw(s, "GET", url, { user: alice });
     expect(got.status).toBe(200);
     expect(got.body.equals(data)).toBe(true);
@@ -65,12 +74,40 @@ describe("POST /user_uploads", () => {
     const before = filesOnDisk(s);
     const form = new FormData();
     form.append("name", "no file here");
-    await expectRejectedUnchanged(s, () => s.call(alice, "POST", "/user_uploads", {}, { body: form }), 400, "BAD_REQUEST", "You must specify a file to upload");
-    await expectRejectedUnchanged(s, () => s.call(alice, "POST", "/user_uploads", { x: "1" }), 400, "BAD_REQUEST", "You must specify a file to upload");
-    await expectRejectedUnchanged(s, () => upload(s, alice, [{ name: "a.txt", data: "a" }, { name: "b.txt", data: "b" }]), 400, "BAD_REQUEST", "You may only upload one file at a time");
+    await expectRejectedUnchanged(
+      s,
+      () => s.call(alice, "POST", "/user_uploads", {}, { body: form }),
+      400,
+      "BAD_REQUEST",
+      "You must specify a file to upload",
+    );
+    await expectRejectedUnchanged(
+      s,
+      () => s.call(alice, "POST", "/user_uploads", { x: "1" }),
+      400,
+      "BAD_REQUEST",
+      "You must specify a file to upload",
+    );
+    await expectRejectedUnchanged(
+      s,
+      () =>
+        upload(s, alice, [
+          { name: "a.txt", data: "a" },
+          { name: "b.txt", data: "b" },
+        ]),
+      400,
+      "BAD_REQUEST",
+      "You may only upload one file at a time",
+    );
     const tooLarge = "File is larger than this server's configured maximum upload size (1 MiB).";
     // Declared with Content-Length: refused before it is read; streamed (chunked): refused as it passes the limit.
-    await expectRejectedUnchanged(s, () => upload(s, alice, [{ name: "big.bin", data: bytes(MiB + 200 * KiB) }]), 400, "BAD_REQUEST", tooLarge);
+    await expectRejectedUnchanged(
+      s,
+      () => upload(s, alice, [{ name: "big.bin", data: bytes(MiB + 200 * KiB) }]),
+      400,
+      "BAD_REQUEST",
+      tooLarge,
+    );
     await expectRejectedUnchanged(s, () => chunkedUpload(alice, bytes(MiB + 1)), 400, "BAD_REQUEST", tooLarge);
     expect(filesOnDisk(s)).toEqual(before);
     // Exactly the limit is fine.
@@ -81,10 +118,23 @@ describe("POST /user_uploads", () => {
   it("refuses an upload past the realm's quota with REALM_UPLOAD_QUOTA, leaving nothing on disk", async () => {
     const { bob } = s.seed;
     // The quota is 3 MiB; fill it close to the top.
-    while (s.t.store.uploadSpaceUsed(s.seed.realm.id) + 900 * KiB <= 3 * MiB) expect((await upload(s, bob, [{ name: "fill.bin", data: bytes(900 * KiB) }])).status).toBe(200);
+    while (s.t.store.uploadSpaceUsed(s.seed.realm.id) + 900 * KiB <= 3 * MiB)
+      expect((await upload(s, bob, [{ name: "fill.bin", data: bytes(900 * KiB) }])).status).toBe(200);
     const before = filesOnDisk(s);
-    await expectRejectedUnchanged(s, () => upload(s, bob, [{ name: "over.bin", data: bytes(900 * KiB) }]), 400, "REALM_UPLOAD_QUOTA", "Upload would exceed your organization's upload quota.");
-    await expectRejectedUnchanged(s, () => chunkedUpload(bob, bytes(900 * KiB)), 400, "REALM_UPLOAD_QUOTA", "Upload would exceed your organization's upload quota.");
+    await expectRejectedUnchanged(
+      s,
+      () => upload(s, bob, [{ name: "over.bin", data: bytes(900 * KiB) }]),
+      400,
+      "REALM_UPLOAD_QUOTA",
+      "Upload would exceed your organization's upload quota.",
+    );
+    await expectRejectedUnchanged(
+      s,
+      () => chunkedUpload(bob, bytes(900 * KiB)),
+      400,
+      "REALM_UPLOAD_QUOTA",
+      "Upload would exceed your organization's upload quota.",
+    );
     expect(filesOnDisk(s)).toEqual(before);
     // Free the space again for the other tests.
     for (const a of s.t.store.attachments(bob.id)) await s.call(bob, "DELETE", `/attachments/${a.id}`);
@@ -94,28 +144,49 @@ describe("POST /user_uploads", () => {
   it("reports the limit and the quota in register", async () => {
     const r = await s.call(s.seed.bob, "POST", "/register", { fetch_event_types: JSON.stringify(["realm"]) });
     expect(r.body).toMatchObject({ max_file_upload_size_mib: 1, realm_upload_quota_mib: 3 });
-    expect(r.body["server_thumbnail_formats"]).toEqual([{ name: "840x560.webp", max_width: 840, max_height: 560, format: "webp", animated: false }]);
+    expect(r.body["server_thumbnail_formats"]).toEqual([
+      { name: "840x560.webp", max_width: 840, max_height: 560, format: "webp", animated: false },
+    ]);
   });
 });
 
 /** A multipart upload sent chunked (no Content-Length), so only the streaming check can stop it. */
 function chunkedUpload(user: User, data: Buffer): Promise<{ status: number; body: Record<string, unknown> }> {
   const boundary = "----parleytest";
-  const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="c.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+  const head = Buffer.from(
+    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="c.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+  );
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
   const body = Buffer.concat([head, data, tail]);
   const url = new URL(s.base);
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { host: url.hostname, port: url.port, path: "/api/v1/user_uploads", method: "POST", headers: { Authorization: basicAuth(s.t.store.getUser(user.id)), "Content-Type": `multipart/form-data; boundary=${boundary}`, "Transfer-Encoding": "chunked" } },
+      {
+        host: url.hostname,
+        port: url.port,
+        path: "/api/v1/user_uploads",
+        method: "POST",
+        headers: {
+          Authorization: basicAuth(s.t.store.getUser(user.id)),
+          "Content-Type": `multipart/form-data; boundary=${boundary}`,
+          "Transfer-Encoding": "chunked",
+        },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString("utf8")) as Record<string, unknown> }));
+        res.on("end", () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            body: JSON.parse(Buffer.concat(chunks).toString("utf8")) as Record<string, unknown>,
+          }),
+        );
       },
     );
     // The server may answer and close before the whole body is written.
-    req.on("error", (error: NodeJS.ErrnoException) => (error.code === "EPIPE" || error.code === "ECONNRESET" ? undefined : reject(error)));
+    req.on("error", (error: NodeJS.ErrnoException) =>
+      error.code === "EPIPE" || error.code === "ECONNRESET" ? undefined : reject(error),
+    );
     for (let i = 0; i < body.length; i += 64 * KiB) req.write(body.subarray(i, i + 64 * KiB));
     req.end();
   });
@@ -136,13 +207,18 @@ describe("downloads: who may see a file", () => {
     send(alice, { type: "direct", users: [bob.id] }, `[dm.txt](${dmFile})`);
     send(alice, { type: "channel", channel: "secret", topic: "t" }, `[secret.txt](${secretFile})`);
     send(alice, { type: "channel", channel: "general", topic: "t" }, `[public.txt](${publicFile})`);
-    const b = s.t.store.createRealm({ subdomain: "bee", name: "Bee", owner: { email: "queen@bee.test", fullName: "Queen" } });
+    const b = s.t.store.createRealm({
+      subdomain: "bee",
+      name: "Bee",
+      owner: { email: "queen@bee.test", fullName: "Queen" },
+    });
     bee.user = b.owner;
   });
 
   it("serves each file exactly to those Zulip's rule allows, and 404 with no hint to everyone else", async () => {
     const { owner, alice, bob, guest } = s.seed;
-    const status = async (url: string, user: User | null, host?: string) => (await raw(s, "GET", url, { user, ...(host ? { host } : {}) })).status;
+    const status = async (url: string, user: User | null, host?: string) =>
+      (await raw(s, "GET", url, { user, ...(host ? { host } : {}) })).status;
     const matrix: [string, string, User | null, number, string?][] = [
       ["uploader, unclaimed", unclaimed, alice, 200],
       ["member, unclaimed file of another", unclaimed, bob, 404],
@@ -160,15 +236,22 @@ describe("downloads: who may see a file", () => {
     const got = [];
     for (const [label, url, user, expected] of matrix) got.push([label, await status(url, user), expected]);
     expect(got.map(([label, actual]) => [label, actual])).toEqual(got.map(([label, , expected]) => [label, expected]));
-    // Another realm's user, on their own host (where the realm's files do not exist) and on this one (401: not their realm).
+    // Another realm's user, on their own host (where the realm's files do not exist) and on this one (401: not their
+    // realm).
     expect(await status(publicFile, bee.user, bee.host)).toBe(404);
     expect(await status(publicFile, bee.user)).toBe(401);
     // A denied file answers byte for byte like a path that never existed.
     const denied = await raw(s, "GET", secretFile, { user: bob });
-    const missing = await raw(s, "GET", secretFile.replace(/\/[A-Za-z0-9_-]{24}\//, "/AAAAAAAAAAAAAAAAAAAAAAAA/"), { user: bob });
+    const missing = await raw(s, "GET", secretFile.replace(/\/[A-Za-z0-9_-]{24}\//, "/AAAAAAAAAAAAAAAAAAAAAAAA/"), {
+      user: bob,
+    });
     expect(denied.status).toBe(missing.status);
     expect(denied.body.toString()).toBe(missing.body.toString());
-    expect(denied.json()).toEqual({ result: "error", msg: "This file does not exist or has been deleted.", code: "BAD_REQUEST" });
+    expect(denied.json()).toEqual({
+      result: "error",
+      msg: "This file does not exist or has been deleted.",
+      code: "BAD_REQUEST",
+    });
   });
 
   it("lets a guest subscribed to the channel see its files, and stops when the subscriber leaves a private channel without shared history", async () => {
@@ -278,7 +361,18 @@ describe("path traversal", () => {
     const { alice } = s.seed;
     const url = await uploaded(alice, "target.txt", "t");
     const [, , realm, hash, random, name] = url.split("/");
-    const nasty = ["..", "%2E%2E", "..%2F..%2F..%2Fparley.lock", "%2F", "%00", "a%00b", "..%5C..%5C", "%252E%252E", "./.", "data.mdb"];
+    const nasty = [
+      "..",
+      "%2E%2E",
+      "..%2F..%2F..%2Fparley.lock",
+      "%2F",
+      "%00",
+      "a%00b",
+      "..%5C..%5C",
+      "%252E%252E",
+      "./.",
+      "data.mdb",
+    ];
     const before = fingerprint(s.t.store);
     const answers: string[] = [];
     for (const bad of nasty) {
@@ -298,7 +392,8 @@ describe("path traversal", () => {
       for (const path of variants) {
         const r = await raw(s, "GET", path, { user: alice });
         if (r.status !== 404 && r.status !== 400 && r.status !== 405) answers.push(`${path}: ${r.status}`);
-        if (r.body.includes(Buffer.from("SQLite")) || r.body.length > 300) answers.push(`${path}: leaked ${r.body.length} bytes`);
+        if (r.body.includes(Buffer.from("SQLite")) || r.body.length > 300)
+          answers.push(`${path}: leaked ${r.body.length} bytes`);
       }
     }
     expect(answers).toEqual([]);
@@ -308,7 +403,9 @@ describe("path traversal", () => {
       expect(r.status, JSON.stringify(r.body)).toBe(200);
       expect(String(r.body["url"]).split("/").pop()).not.toMatch(/^\.\.?$|\/|\\|\0/);
     }
-    expect(filesOnDisk(s).every((f) => /^\d+\/(?:[0-9a-f]{2}\/[A-Za-z0-9_-]{24}(?:\.840x560\.webp)?|tmp\/.*)$/.test(f))).toBe(true);
+    expect(
+      filesOnDisk(s).every((f) => /^\d+\/(?:[0-9a-f]{2}\/[A-Za-z0-9_-]{24}(?:\.840x560\.webp)?|tmp\/.*)$/.test(f)),
+    ).toBe(true);
     // The refused requests changed nothing; the uploads only added attachments.
     expect(JSON.parse(fingerprint(s.t.store)).users).toEqual(JSON.parse(before).users);
   });

@@ -29,7 +29,9 @@ afterAll(() => {
 });
 
 async function getText(base: string, user: User, params: Record<string, unknown>): Promise<string> {
-  const response = await fetch(`${base}/api/v1/messages?${encodeParams(params)}`, { headers: { Authorization: basicAuth(s.t.store.getUser(user.id)) } });
+  const response = await fetch(`${base}/api/v1/messages?${encodeParams(params)}`, {
+    headers: { Authorization: basicAuth(s.t.store.getUser(user.id)) },
+  });
   expect(response.status).toBe(200);
   return response.text();
 }
@@ -37,7 +39,16 @@ async function getText(base: string, user: User, params: Record<string, unknown>
 const PROBES: Record<string, unknown>[] = [
   { anchor: "newest", num_before: 20, num_after: 0 },
   { anchor: "newest", num_before: 5, num_after: 0, narrow: [{ operator: "channel", operand: "general" }] },
-  { anchor: "newest", num_before: 5, num_after: 0, narrow: [{ operator: "channel", operand: "general" }, { operator: "topic", operand: "a" }], apply_markdown: false },
+  {
+    anchor: "newest",
+    num_before: 5,
+    num_after: 0,
+    narrow: [
+      { operator: "channel", operand: "general" },
+      { operator: "topic", operand: "a" },
+    ],
+    apply_markdown: false,
+  },
   { anchor: "oldest", num_before: 0, num_after: 50, narrow: [{ operator: "is", operand: "starred" }] },
   { anchor: "first_unread", num_before: 2, num_after: 3 },
   { anchor: "0", num_before: 0, num_after: 100, narrow: [{ operator: "is", operand: "dm" }] },
@@ -48,7 +59,8 @@ async function expectCurrent(): Promise<number> {
   const before = s.server.windows.hits;
   for (let round = 0; round < 3; round++) {
     for (const user of [s.seed.alice, s.seed.bob]) {
-      for (const probe of PROBES) expect(await getText(s.base, user, probe)).toBe(await getText(plainBase, user, probe));
+      for (const probe of PROBES)
+        expect(await getText(s.base, user, probe)).toBe(await getText(plainBase, user, probe));
     }
   }
   return s.server.windows.hits - before;
@@ -57,7 +69,8 @@ async function expectCurrent(): Promise<number> {
 describe("kept GET /messages answers", () => {
   it("are served again until a change, and every change that alters a window drops them", async () => {
     const { owner, alice, bob, general } = s.seed;
-    const send = async (from: User, params: Record<string, unknown>) => (await s.call(from, "POST", "/messages", params)).body["id"] as number;
+    const send = async (from: User, params: Record<string, unknown>) =>
+      (await s.call(from, "POST", "/messages", params)).body["id"] as number;
     const first = await send(owner, { type: "stream", to: "general", topic: "a", content: "one" });
     await send(owner, { type: "stream", to: "general", topic: "b", content: "two" });
     // Third round of each probe: kept (stored on the second miss).
@@ -68,15 +81,46 @@ describe("kept GET /messages answers", () => {
     const dropped = 2 * PROBES.length;
     const onlyOne = (1 + 3) * PROBES.length;
     const steps: [string, () => Promise<unknown> | unknown, number][] = [
-      ["a new channel message", () => send(owner, { type: "stream", to: "general", topic: "a", content: "three" }), dropped],
-      ["a direct message", () => send(bob, { type: "private", to: JSON.stringify([alice.id]), content: "psst" }), dropped],
-      ["alice reads everything", () => s.call(alice, "POST", "/messages/flags", { messages: [first], op: "add", flag: "read" }), onlyOne],
-      ["bob stars a message", () => s.call(bob, "POST", "/messages/flags", { messages: [first], op: "add", flag: "starred" }), onlyOne],
+      [
+        "a new channel message",
+        () => send(owner, { type: "stream", to: "general", topic: "a", content: "three" }),
+        dropped,
+      ],
+      [
+        "a direct message",
+        () => send(bob, { type: "private", to: JSON.stringify([alice.id]), content: "psst" }),
+        dropped,
+      ],
+      [
+        "alice reads everything",
+        () => s.call(alice, "POST", "/messages/flags", { messages: [first], op: "add", flag: "read" }),
+        onlyOne,
+      ],
+      [
+        "bob stars a message",
+        () => s.call(bob, "POST", "/messages/flags", { messages: [first], op: "add", flag: "starred" }),
+        onlyOne,
+      ],
       ["a reaction", () => s.call(bob, "POST", `/messages/${first}/reactions`, { emoji_name: "tada" }), dropped],
       ["a sender rename", () => s.t.store.updateUser(owner.id, owner.id, { fullName: "Olive Renamed" }), dropped],
-      ["a topic muted", () => s.call(alice, "POST", "/user_topics", { stream_id: general.id, topic: "b", visibility_policy: 1 }), onlyOne],
-      ["bob mutes the channel", () => s.call(bob, "POST", "/users/me/subscriptions/properties", { subscription_data: [{ stream_id: general.id, property: "is_muted", value: true }] }), onlyOne],
-      ["bob leaves the channel", () => s.call(bob, "DELETE", "/users/me/subscriptions", { subscriptions: ["general"] }), dropped],
+      [
+        "a topic muted",
+        () => s.call(alice, "POST", "/user_topics", { stream_id: general.id, topic: "b", visibility_policy: 1 }),
+        onlyOne,
+      ],
+      [
+        "bob mutes the channel",
+        () =>
+          s.call(bob, "POST", "/users/me/subscriptions/properties", {
+            subscription_data: [{ stream_id: general.id, property: "is_muted", value: true }],
+          }),
+        onlyOne,
+      ],
+      [
+        "bob leaves the channel",
+        () => s.call(bob, "DELETE", "/users/me/subscriptions", { subscriptions: ["general"] }),
+        dropped,
+      ],
     ];
     for (const [name, change, expectedHits] of steps) {
       const r = await change();
@@ -87,13 +131,30 @@ describe("kept GET /messages answers", () => {
 
   it("answer what the engine's own records say, in Zulip's wire shape, first and when kept", async () => {
     const { alice } = s.seed;
-    const cases: [Record<string, unknown>, { applyMarkdown: boolean; clientGravatar: boolean; allowEmptyTopicName: boolean }][] = [
-      [{ anchor: "newest", num_before: 50, num_after: 0 }, { applyMarkdown: true, clientGravatar: true, allowEmptyTopicName: false }],
-      [{ anchor: "newest", num_before: 50, num_after: 0, apply_markdown: false, client_gravatar: false }, { applyMarkdown: false, clientGravatar: false, allowEmptyTopicName: false }],
-      [{ anchor: "newest", num_before: 50, num_after: 0, narrow: [{ operator: "search", operand: "one" }] }, { applyMarkdown: true, clientGravatar: true, allowEmptyTopicName: false }],
+    const cases: [
+      Record<string, unknown>,
+      { applyMarkdown: boolean; clientGravatar: boolean; allowEmptyTopicName: boolean },
+    ][] = [
+      [
+        { anchor: "newest", num_before: 50, num_after: 0 },
+        { applyMarkdown: true, clientGravatar: true, allowEmptyTopicName: false },
+      ],
+      [
+        { anchor: "newest", num_before: 50, num_after: 0, apply_markdown: false, client_gravatar: false },
+        { applyMarkdown: false, clientGravatar: false, allowEmptyTopicName: false },
+      ],
+      [
+        { anchor: "newest", num_before: 50, num_after: 0, narrow: [{ operator: "search", operand: "one" }] },
+        { applyMarkdown: true, clientGravatar: true, allowEmptyTopicName: false },
+      ],
     ];
     for (const [params, options] of cases) {
-      const engine = s.t.store.getMessages(alice.id, { narrow: params["narrow"] ?? [], anchor: "newest", numBefore: 50, numAfter: 0 });
+      const engine = s.t.store.getMessages(alice.id, {
+        narrow: params["narrow"] ?? [],
+        anchor: "newest",
+        numBefore: 50,
+        numAfter: 0,
+      });
       const expected = engine.messages.map((view) => messageToWire(s.t.store, s.seed.realm, view, options));
       expect(expected.length).toBeGreaterThan(0);
       for (let i = 0; i < 3; i++) expect(JSON.parse(await getText(s.base, alice, params)).messages).toEqual(expected);
@@ -107,7 +168,13 @@ describe("kept GET /messages answers", () => {
       await getText(s.base, alice, probe);
       await getText(s.base, bob, probe);
     }
-    const id = (await s.call(alice, "POST", "/messages", { type: "private", to: JSON.stringify([alice.id]), content: "note to self" })).body["id"] as number;
+    const id = (
+      await s.call(alice, "POST", "/messages", {
+        type: "private",
+        to: JSON.stringify([alice.id]),
+        content: "note to self",
+      })
+    ).body["id"] as number;
     for (let i = 0; i < 2; i++) {
       await getText(s.base, alice, probe);
       await getText(s.base, bob, probe);
@@ -164,7 +231,11 @@ describe("WindowReplyCache", () => {
       const cache = new WindowReplyCache(t.store);
       for (let i = 0; i < 3; i++) {
         const epoch = cache.epoch;
-        t.store.sendMessage({ senderId: owner.id, to: { type: "channel", channel: "general", topic: "x" }, content: "meanwhile" });
+        t.store.sendMessage({
+          senderId: owner.id,
+          to: { type: "channel", channel: "general", topic: "x" },
+          content: "meanwhile",
+        });
         expect(cache.put(1, 1, "k", epoch, data(i))).not.toBeInstanceOf(ReadyReply);
       }
       expect(cache.get(1, "k")).toBeNull();

@@ -31,7 +31,8 @@ export default defineEndpoint({
     if (!realm) throw new NoSuchRealmError();
     const account = LoginGuard.account(realm.id, input.username);
     const wrong = (error: unknown) => error instanceof LoginError && error.code === "AUTHENTICATION_FAILED";
-    const login = () => ctx.store.loginWithPassword(realm.id, input.username, input.password, ctx.server.passwordHashCost);
+    const login = () =>
+      ctx.store.loginWithPassword(realm.id, input.username, input.password, ctx.server.passwordHashCost);
     const outcome = await ctx.server.logins.attempt(account, ctx.remoteAddress, login, wrong);
     if ("waitSeconds" in outcome) throw new RateLimitError(outcome.waitSeconds);
     const user = outcome.value;

@@ -30,7 +30,9 @@ export default defineEndpoint({
     return {
       api_key: user.apiKey,
       email: user.deliveryEmail,
-      ...(input.include_profile ? { user: userToWire(user, { clientGravatar: false, includeCustomProfileFields: false }) } : {}),
+      ...(input.include_profile
+        ? { user: userToWire(user, { clientGravatar: false, includeCustomProfileFields: false }) }
+        : {}),
     };
   },
 });

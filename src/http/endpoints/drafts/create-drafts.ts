@@ -14,10 +14,10 @@ export default defineEndpoint({
   path: "/drafts",
   auth: "user",
   params: {
-    drafts: compoundRef(
-      p.json(z.array(draftSchema), { maxItems: MAX_DRAFTS_PER_REQUEST }),
-      ["channel", "user"],
-    ).default([]),
+    drafts: compoundRef(p.json(z.array(draftSchema), { maxItems: MAX_DRAFTS_PER_REQUEST }), [
+      "channel",
+      "user",
+    ]).default([]),
   },
   testing: { probes: { drafts: draftProbes((draft) => [draft]) } },
   handler(ctx, input) {

@@ -27,10 +27,18 @@ export function draftProbes(wrap: (draft: unknown) => unknown): readonly ProbeSp
 }
 
 export function toDraftInput(d: z.output<typeof draftSchema>): DraftInput {
-  return { type: d.type, to: d.to, topic: d.topic, content: d.content, ...(d.timestamp !== undefined ? { timestamp: d.timestamp } : {}) };
+  return {
+    type: d.type,
+    to: d.to,
+    topic: d.topic,
+    content: d.content,
+    ...(d.timestamp !== undefined ? { timestamp: d.timestamp } : {}),
+  };
 }
 
-/** The path's draft ID; anything else names no draft (the engine answers "Draft does not exist" after its own checks). */
+/**
+ * The path's draft ID; anything else names no draft (the engine answers "Draft does not exist" after its own checks).
+ */
 export function draftIdParam(ctx: AuthedContext): number {
   const raw = ctx.pathParams["draft_id"] ?? "";
   return /^\d{1,9}$/.test(raw) ? Number(raw) : 0;

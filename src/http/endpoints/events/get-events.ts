@@ -30,7 +30,11 @@ export default defineEndpoint({
     },
   },
   async handler(ctx, input) {
-    const json = await ctx.events.poll(ctx.user, { queueId: input.queue_id, lastEventId: input.last_event_id, dontBlock: input.dont_block }, ctx.signal);
+    const json = await ctx.events.poll(
+      ctx.user,
+      { queueId: input.queue_id, lastEventId: input.last_event_id, dontBlock: input.dont_block },
+      ctx.signal,
+    );
     return { events: new RawJson([Buffer.from(json)]), queue_id: input.queue_id };
   },
 });

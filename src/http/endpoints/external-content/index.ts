@@ -39,7 +39,13 @@ function imageReply(image: ProxiedImage, ctx: PublicContext): RawReply {
   const headers = [...IMAGE_HEADERS, ["ETag", image.etag] as const];
   const tags = ctx.head.ifNoneMatch === "" ? [] : ctx.head.ifNoneMatch.split(",").map((t) => t.trim());
   if (tags.includes(image.etag) || tags.includes("*")) return new RawReply(304, headers, { kind: "empty" });
-  const file = { kind: "file", path: image.path, start: 0, length: image.size, contentType: image.contentType } as const;
+  const file = {
+    kind: "file",
+    path: image.path,
+    start: 0,
+    length: image.size,
+    contentType: image.contentType,
+  } as const;
   return new RawReply(200, headers, file);
 }
 

@@ -14,12 +14,17 @@ export default defineEndpoint({
   params: { stream_ids: streamIds.optional(), ...sharedInviteParams },
   testing: {
     notRefs: INVITE_NOT_REFS,
-    sweepBases: [{ params: { stream_ids: "[]" }, for: ["group_ids"] }, { params: {}, for: ["stream_ids"] }],
+    sweepBases: [
+      { params: { stream_ids: "[]" }, for: ["group_ids"] },
+      { params: {}, for: ["stream_ids"] },
+    ],
   },
   handler(ctx, input) {
     // Zulip's reusable links take no notify_referrer_on_join: nobody is told who used one.
     const options = inviteOptions(ctx.server, input, input.stream_ids ?? [], false);
-    const { link } = ctx.store.createMultiuseInvite(ctx.user.id, options, { realmUrl: realmUrl(ctx.server, ctx.realm) });
+    const { link } = ctx.store.createMultiuseInvite(ctx.user.id, options, {
+      realmUrl: realmUrl(ctx.server, ctx.realm),
+    });
     return { invite_link: link };
   },
 });

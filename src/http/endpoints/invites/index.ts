@@ -10,4 +10,11 @@ import resendInvite from "./resend-invite.js";
 import { revokeEmailInvite, revokeMultiuseInvite } from "./revoke-invite.js";
 import sendInvites from "./send-invites.js";
 
-export const INVITE_ENDPOINTS: readonly Endpoint[] = [sendInvites, listInvites, createMultiuse, revokeMultiuseInvite, revokeEmailInvite, resendInvite];
+export const INVITE_ENDPOINTS: readonly Endpoint[] = [
+  sendInvites,
+  listInvites,
+  createMultiuse,
+  revokeMultiuseInvite,
+  revokeEmailInvite,
+  resendInvite,
+];

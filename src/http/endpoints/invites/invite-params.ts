@@ -4,7 +4,14 @@
  * of an invitation (GET /invites).
  */
 import { z } from "zod";
-import { BadRequestError, MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH, type Invite, type InviteEnvironment, type InviteOptions, type Realm } from "../../../engine/index.js";
+import {
+  BadRequestError,
+  MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH,
+  type Invite,
+  type InviteEnvironment,
+  type InviteOptions,
+  type Realm,
+} from "../../../engine/index.js";
 import type { ServerInfo } from "../../endpoint.js";
 import { j, p, ref } from "../../params.js";
 import { realmUrl } from "../../realm-url.js";
@@ -31,7 +38,12 @@ interface SharedInput {
 }
 
 /** The engine's options from the wire, Zulip's defaults filled in (expiry from INVITATION_LINK_VALIDITY_MINUTES). */
-export function inviteOptions(server: ServerInfo, input: SharedInput, channelIds: readonly number[], notifyReferrerOnJoin: boolean): InviteOptions {
+export function inviteOptions(
+  server: ServerInfo,
+  input: SharedInput,
+  channelIds: readonly number[],
+  notifyReferrerOnJoin: boolean,
+): InviteOptions {
   return {
     invitedAs: input.invite_as ?? 400,
     channelIds,
@@ -39,7 +51,10 @@ export function inviteOptions(server: ServerInfo, input: SharedInput, channelIds
     includeRealmDefaultSubscriptions: input.include_realm_default_subscriptions ?? false,
     notifyReferrerOnJoin,
     welcomeMessageCustomText: input.welcome_message_custom_text ?? null,
-    expiresInMinutes: input.invite_expires_in_minutes === undefined ? server.config.INVITATION_LINK_VALIDITY_MINUTES : input.invite_expires_in_minutes,
+    expiresInMinutes:
+      input.invite_expires_in_minutes === undefined
+        ? server.config.INVITATION_LINK_VALIDITY_MINUTES
+        : input.invite_expires_in_minutes,
   };
 }
 

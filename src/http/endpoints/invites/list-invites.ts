@@ -15,6 +15,8 @@ export default defineEndpoint({
   params: {},
   handler(ctx) {
     const base = realmUrl(ctx.server, ctx.realm);
-    return { invites: ctx.store.listInvites(ctx.user.id).map((invite) => inviteToWire(invite, joinLink(base, invite.key))) };
+    return {
+      invites: ctx.store.listInvites(ctx.user.id).map((invite) => inviteToWire(invite, joinLink(base, invite.key))),
+    };
   },
 });

@@ -37,7 +37,12 @@ export default defineEndpoint({
   },
   handler(ctx, input) {
     const options = inviteOptions(ctx.server, input, input.stream_ids, input.notify_referrer_on_join ?? true);
-    const { skipped } = ctx.store.inviteUsers(ctx.user.id, input.invitee_emails, options, inviteEnvironment(ctx.server, ctx.realm));
+    const { skipped } = ctx.store.inviteUsers(
+      ctx.user.id,
+      input.invitee_emails,
+      options,
+      inviteEnvironment(ctx.server, ctx.realm),
+    );
     if (skipped.length > 0) throw new InvitationError(SOME_SKIPPED_MESSAGE, skipped, { sentInvitations: true });
     return {};
   },

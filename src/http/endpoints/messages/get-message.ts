@@ -21,7 +21,11 @@ export default defineEndpoint({
     const raw = ctx.pathParams["message_id"] ?? "";
     if (!/^\d+$/.test(raw)) throw new BadRequestError("Invalid message(s)");
     const { message, flags } = ctx.store.getMessage(ctx.user.id, Number(raw));
-    const options = { applyMarkdown: input.apply_markdown, clientGravatar: false, allowEmptyTopicName: input.allow_empty_topic_name };
+    const options = {
+      applyMarkdown: input.apply_markdown,
+      clientGravatar: false,
+      allowEmptyTopicName: input.allow_empty_topic_name,
+    };
     return { raw_content: message.content, message: messageToWire(ctx.store, ctx.realm, { message, flags }, options) };
   },
 });

@@ -69,9 +69,21 @@ export default defineEndpoint({
   },
   async handler(ctx, input) {
     // Every parameter that shapes the answer (message_ids lists are not kept).
-    const key = input.message_ids === undefined
-      ? JSON.stringify([input.anchor ?? null, input.anchor_date ?? null, input.include_anchor ?? null, input.num_before ?? null, input.num_after ?? null, input.narrow ?? null, input.client_gravatar, input.apply_markdown, input.allow_empty_topic_name, input.use_first_unread_anchor])
-      : null;
+    const key =
+      input.message_ids === undefined
+        ? JSON.stringify([
+            input.anchor ?? null,
+            input.anchor_date ?? null,
+            input.include_anchor ?? null,
+            input.num_before ?? null,
+            input.num_after ?? null,
+            input.narrow ?? null,
+            input.client_gravatar,
+            input.apply_markdown,
+            input.allow_empty_topic_name,
+            input.use_first_unread_anchor,
+          ])
+        : null;
     if (key !== null) {
       const kept = ctx.windows.get(ctx.user.id, key);
       if (kept) return kept;
@@ -79,7 +91,8 @@ export default defineEndpoint({
     const epoch = ctx.windows.epoch;
     let anchor = parseAnchor(input.anchor);
     if (input.use_first_unread_anchor) {
-      if (anchor !== undefined) throw new BadRequestError(`Unsupported parameter combination: ${INCOMPATIBLE}`, { parameters: INCOMPATIBLE });
+      if (anchor !== undefined)
+        throw new BadRequestError(`Unsupported parameter combination: ${INCOMPATIBLE}`, { parameters: INCOMPATIBLE });
       anchor = "first_unread";
     }
     const result = ctx.store.getMessageWindow(ctx.user.id, {
@@ -91,7 +104,11 @@ export default defineEndpoint({
       ...(input.num_after !== undefined ? { numAfter: input.num_after } : {}),
       ...(input.message_ids !== undefined ? { messageIds: input.message_ids } : {}),
     });
-    const options = { applyMarkdown: input.apply_markdown, clientGravatar: input.client_gravatar, allowEmptyTopicName: input.allow_empty_topic_name };
+    const options = {
+      applyMarkdown: input.apply_markdown,
+      clientGravatar: input.client_gravatar,
+      allowEmptyTopicName: input.allow_empty_topic_name,
+    };
     const data = {
       ...(result.anchor !== undefined ? { anchor: result.anchor } : {}),
       found_anchor: result.foundAnchor,

@@ -11,4 +11,13 @@ import sendMessage from "./send-message.js";
 import updateFlagsNarrow from "./update-flags-narrow.js";
 import updateFlags from "./update-flags.js";
 
-export const MESSAGE_ENDPOINTS: readonly Endpoint[] = [sendMessage, getMessages, getMessage, updateFlags, updateFlagsNarrow, markTopicAsRead, addReactionEndpoint, removeReactionEndpoint];
+export const MESSAGE_ENDPOINTS: readonly Endpoint[] = [
+  sendMessage,
+  getMessages,
+  getMessage,
+  updateFlags,
+  updateFlagsNarrow,
+  markTopicAsRead,
+  addReactionEndpoint,
+  removeReactionEndpoint,
+];

@@ -30,7 +30,11 @@ export const addReactionEndpoint = defineEndpoint({
   },
   testing: { sweepBases: [{ params: { emoji_name: "octopus" } }] },
   handler(ctx, input) {
-    ctx.store.addReaction(ctx.user.id, messageId(ctx), { emojiName: input.emoji_name, emojiCode: input.emoji_code, reactionType: input.reaction_type });
+    ctx.store.addReaction(ctx.user.id, messageId(ctx), {
+      emojiName: input.emoji_name,
+      emojiCode: input.emoji_code,
+      reactionType: input.reaction_type,
+    });
     return {};
   },
 });
@@ -47,7 +51,11 @@ export const removeReactionEndpoint = defineEndpoint({
   },
   testing: { sweepBases: [{ params: { emoji_name: "octopus" } }] },
   handler(ctx, input) {
-    ctx.store.removeReaction(ctx.user.id, messageId(ctx), { emojiName: input.emoji_name, emojiCode: input.emoji_code, reactionType: input.reaction_type });
+    ctx.store.removeReaction(ctx.user.id, messageId(ctx), {
+      emojiName: input.emoji_name,
+      emojiCode: input.emoji_code,
+      reactionType: input.reaction_type,
+    });
     return {};
   },
 });

@@ -37,10 +37,17 @@ export function parseDirectTo(raw: string): (number | string)[] {
   try {
     value = JSON.parse(raw);
   } catch {
-    return raw.split(",").map((s) => s.trim()).filter((s) => s !== "");
+    return raw
+      .split(",")
+      .map((s) => s.trim())
+      .filter((s) => s !== "");
   }
   if (typeof value === "number") return [value];
-  if (typeof value === "string") return value.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  if (typeof value === "string")
+    return value
+      .split(",")
+      .map((s) => s.trim())
+      .filter((s) => s !== "");
   if (!Array.isArray(value)) throw new BadRequestError("Invalid data type for recipients");
   if (value.every((v) => typeof v === "number" && Number.isInteger(v))) return value as number[];
   if (value.every((v) => typeof v === "string")) return value as string[];
@@ -79,12 +86,18 @@ export default defineEndpoint({
     // Concurrent sends share one fsync; the answer still waits for the commit.
     const sent = await ctx.store.sendMessageGrouped({
       senderId: ctx.user.id,
-      to: channel ? { type: "channel", channel: parseChannelTo(input.to), topic: input.topic } : { type: "direct", users: parseDirectTo(input.to) },
+      to: channel
+        ? { type: "channel", channel: parseChannelTo(input.to), topic: input.topic }
+        : { type: "direct", users: parseDirectTo(input.to) },
       content: input.content,
       client: ctx.client,
-      ...(input.queue_id !== undefined && input.local_id !== undefined ? { origin: { queueId: input.queue_id, localId: input.local_id } } : {}),
+      ...(input.queue_id !== undefined && input.local_id !== undefined
+        ? { origin: { queueId: input.queue_id, localId: input.local_id } }
+        : {}),
       ...(input.read_by_sender !== undefined ? { readBySender: input.read_by_sender } : {}),
     });
-    return sent.automaticNewVisibilityPolicy === undefined ? { id: sent.id } : { id: sent.id, automatic_new_visibility_policy: sent.automaticNewVisibilityPolicy };
+    return sent.automaticNewVisibilityPolicy === undefined
+      ? { id: sent.id }
+      : { id: sent.id, automatic_new_visibility_policy: sent.automaticNewVisibilityPolicy };
   },
 });

@@ -36,7 +36,13 @@ export default defineEndpoint({
     const anchor = parseAnchor(input.anchor);
     const result = ctx.store.updateFlagsForNarrow(
       ctx.user.id,
-      { narrow: input.narrow, ...(anchor !== undefined ? { anchor } : {}), includeAnchor: input.include_anchor, numBefore: input.num_before, numAfter: input.num_after },
+      {
+        narrow: input.narrow,
+        ...(anchor !== undefined ? { anchor } : {}),
+        includeAnchor: input.include_anchor,
+        numBefore: input.num_before,
+        numAfter: input.num_after,
+      },
       input.flag,
       input.op,
     );
@@ -47,7 +53,9 @@ export default defineEndpoint({
       last_processed_id: result.lastProcessedId,
       found_oldest: result.foundOldest,
       found_newest: result.foundNewest,
-      ...(result.ignoredBecauseNotSubscribedChannels ? { ignored_because_not_subscribed_channels: result.ignoredBecauseNotSubscribedChannels } : {}),
+      ...(result.ignoredBecauseNotSubscribedChannels
+        ? { ignored_because_not_subscribed_channels: result.ignoredBecauseNotSubscribedChannels }
+        : {}),
     };
   },
 });

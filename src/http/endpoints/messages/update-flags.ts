@@ -31,7 +31,9 @@ export default defineEndpoint({
     const result = ctx.store.updateFlags(ctx.user.id, input.messages, input.flag, input.op);
     return {
       messages: input.messages,
-      ...(result.ignoredBecauseNotSubscribedChannels ? { ignored_because_not_subscribed_channels: result.ignoredBecauseNotSubscribedChannels } : {}),
+      ...(result.ignoredBecauseNotSubscribedChannels
+        ? { ignored_because_not_subscribed_channels: result.ignoredBecauseNotSubscribedChannels }
+        : {}),
     };
   },
 });

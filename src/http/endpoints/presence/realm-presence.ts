@@ -12,6 +12,9 @@ export default defineEndpoint({
   auth: "user",
   params: {},
   handler(ctx) {
-    return { presences: presencesToWire(ctx.store.realmPresence(ctx.user.id), false), server_timestamp: Date.now() / 1000 };
+    return {
+      presences: presencesToWire(ctx.store.realmPresence(ctx.user.id), false),
+      server_timestamp: Date.now() / 1000,
+    };
   },
 });

@@ -25,11 +25,19 @@ export default defineEndpoint({
   },
   testing: { notRefs: { last_update_id: "a position in the presence history the caller polls, not an object" } },
   handler(ctx, input) {
-    if (input.status !== "active" && input.status !== "idle") throw new BadRequestError(`Invalid status: ${clip(input.status)}`);
+    if (input.status !== "active" && input.status !== "idle")
+      throw new BadRequestError(`Invalid status: ${clip(input.status)}`);
     ctx.store.updatePresence(ctx.user.id, input.status);
     if (input.ping_only) return {};
-    const listing = ctx.store.realmPresence(ctx.user.id, { lastUpdateId: input.last_update_id ?? null, historyLimitDays: input.history_limit_days ?? null });
+    const listing = ctx.store.realmPresence(ctx.user.id, {
+      lastUpdateId: input.last_update_id ?? null,
+      historyLimitDays: input.history_limit_days ?? null,
+    });
     const slim = input.slim_presence || input.last_update_id !== undefined;
-    return { presences: presencesToWire(listing, slim), server_timestamp: Date.now() / 1000, presence_last_update_id: listing.lastUpdateId };
+    return {
+      presences: presencesToWire(listing, slim),
+      server_timestamp: Date.now() / 1000,
+      presence_last_update_id: listing.lastUpdateId,
+    };
   },
 });

@@ -21,6 +21,8 @@ export default defineEndpoint({
     const presence = ctx.store.userPresence(ctx.user.id, target.id, named);
     const { status, timestamp } = legacyClientPresence(presenceTimestamps(target, presence));
     const stale = Date.now() / 1000 - timestamp > OFFLINE_THRESHOLD_SECS;
-    return { presence: { aggregated: { status: stale ? "offline" : status, timestamp }, website: { status, timestamp } } };
+    return {
+      presence: { aggregated: { status: stale ? "offline" : status, timestamp }, website: { status, timestamp } },
+    };
   },
 });

@@ -7,4 +7,9 @@ import { registerClientDeviceEndpoint, removeClientDeviceEndpoint } from "./devi
 import e2eeTestNotification from "./e2ee-test-notification.js";
 import registerPushDevice from "./register-push-device.js";
 
-export const PUSH_ENDPOINTS: readonly Endpoint[] = [registerClientDeviceEndpoint, removeClientDeviceEndpoint, registerPushDevice, e2eeTestNotification];
+export const PUSH_ENDPOINTS: readonly Endpoint[] = [
+  registerClientDeviceEndpoint,
+  removeClientDeviceEndpoint,
+  registerPushDevice,
+  e2eeTestNotification,
+];

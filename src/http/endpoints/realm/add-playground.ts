@@ -17,7 +17,11 @@ export default defineEndpoint({
     url_template: p.str({ maxLength: 10_000 }),
   },
   handler(ctx, input) {
-    const playground = ctx.store.addPlayground(ctx.user.id, { name: input.name, pygmentsLanguage: input.pygments_language, urlTemplate: input.url_template });
+    const playground = ctx.store.addPlayground(ctx.user.id, {
+      name: input.name,
+      pygmentsLanguage: input.pygments_language,
+      urlTemplate: input.url_template,
+    });
     return { id: playground.id };
   },
 });

@@ -9,4 +9,10 @@ import deleteEmoji from "./delete-emoji.js";
 import listEmoji from "./list-emoji.js";
 import uploadEmoji from "./upload-emoji.js";
 
-export const REALM_ENDPOINTS: readonly Endpoint[] = [addPlayground, removePlayground, listEmoji, uploadEmoji, deleteEmoji];
+export const REALM_ENDPOINTS: readonly Endpoint[] = [
+  addPlayground,
+  removePlayground,
+  listEmoji,
+  uploadEmoji,
+  deleteEmoji,
+];

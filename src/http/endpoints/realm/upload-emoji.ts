@@ -11,7 +11,14 @@ import { readFile } from "node:fs/promises";
 import { BadImageError, BadRequestError } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
 import { receiveMultipartFiles } from "../../multipart-files.js";
-import { EmojiImageError, emojiContentType, newEmojiFileName, removeEmojiImage, resizeEmoji, storeEmojiImage } from "../../../emoji/images.js";
+import {
+  EmojiImageError,
+  emojiContentType,
+  newEmojiFileName,
+  removeEmojiImage,
+  resizeEmoji,
+  storeEmojiImage,
+} from "../../../emoji/images.js";
 
 export default defineEndpoint({
   method: "POST",
@@ -33,10 +40,19 @@ export default defineEndpoint({
     const type = ctx.head.contentType.split(";")[0]!.trim().toLowerCase();
     const received =
       type === "multipart/form-data" && ctx.body !== null
-        ? await receiveMultipartFiles(ctx.body, ctx.head.contentType, () => ctx.uploads.files.createTemp(ctx.realm.id, "emoji"), { maxFileBytes: limitMib * 1024 * 1024, tooLarge })
+        ? await receiveMultipartFiles(
+            ctx.body,
+            ctx.head.contentType,
+            () => ctx.uploads.files.createTemp(ctx.realm.id, "emoji"),
+            { maxFileBytes: limitMib * 1024 * 1024, tooLarge },
+          )
         : { files: [], severalFiles: false };
     try {
-      const name = ctx.store.checkAddRealmEmoji(ctx.user.id, ctx.pathParams["emoji_name"] ?? "", received.severalFiles ? Math.max(2, received.files.length) : received.files.length);
+      const name = ctx.store.checkAddRealmEmoji(
+        ctx.user.id,
+        ctx.pathParams["emoji_name"] ?? "",
+        received.severalFiles ? Math.max(2, received.files.length) : received.files.length,
+      );
       const file = received.files[0];
       if (!file) throw new BadRequestError("You must upload exactly one file.");
       const contentType = emojiContentType(file.mimeType, file.filename);

@@ -9,7 +9,7 @@ import { botToWire } from "../../../wire/bot.js";
 import { avatarUrl } from "../../../wire/avatar.js";
 import { channelListJson, subscriptionListJson } from "../../views/channel-json.js";
 import { scheduledMessageToWire } from "../../../wire/scheduled-message.js";
-import { userToWire } from "../../../wire/user.js";
+import {} from "../../../wire/user.js";
 import { playgroundToWire } from "../../../wire/playground.js";
 import { realmEmojiMapToWire } from "../../../wire/realm-emoji.js";
 import { presencesToWire } from "../../../wire/presence.js";
@@ -26,7 +26,13 @@ export interface StateOptions {
 }
 
 /** `realm_user`: realm_users, realm_non_active_users, cross_realm_bots and own-user fields. */
-export function realmUserSection(store: Store, realm: Realm, user: User, options: StateOptions, userJson: UserListCache): Record<string, unknown> {
+export function realmUserSection(
+  store: Store,
+  realm: Realm,
+  user: User,
+  options: StateOptions,
+  userJson: UserListCache,
+): Record<string, unknown> {
   const canCreateChannels = user.role <= ROLE.MEMBER;
   // Zulip's register includes humans' profile_data, as realm_user add events do.
   const userOptions = { clientGravatar: options.clientGravatar, includeCustomProfileFields: true };
@@ -67,7 +73,11 @@ export function realmBotSection(store: Store, user: User): Record<string, unknow
 
 /** `recent_private_conversations`: the user's recent DM conversations, newest first. */
 export function recentConversationsSection(store: Store, user: User): Record<string, unknown> {
-  return { recent_private_conversations: store.recentConversations(user.id).map((c) => ({ max_message_id: c.maxMessageId, user_ids: [...c.userIds] })) };
+  return {
+    recent_private_conversations: store
+      .recentConversations(user.id)
+      .map((c) => ({ max_message_id: c.maxMessageId, user_ids: [...c.userIds] })),
+  };
 }
 
 /** `muted_topics` (deprecated): [channel name, topic, muted at] for each muted topic. */
@@ -75,7 +85,8 @@ export function mutedTopicsSection(store: Store, realm: Realm, user: User): Reco
   const muted: [string, string, number][] = [];
   for (const t of store.userTopics(user.id)) {
     const channel = store.getChannel(t.channelId);
-    if (t.policy === 1 && channel) muted.push([channel.name, t.topic === "" ? realm.emptyTopicDisplayName : t.topic, t.lastUpdated]);
+    if (t.policy === 1 && channel)
+      muted.push([channel.name, t.topic === "" ? realm.emptyTopicDisplayName : t.topic, t.lastUpdated]);
   }
   return { muted_topics: muted };
 }
@@ -106,13 +117,25 @@ export function defaultStreamsSection(store: Store, user: User): Record<string, 
 }
 
 /** `realm_user_groups`. System groups list their role-derived members; no deactivated groups unless asked. */
-export function userGroupsSection(user: User, options: StateOptions, groupJson: GroupListCache): Record<string, unknown> {
+export function userGroupsSection(
+  user: User,
+  options: StateOptions,
+  groupJson: GroupListCache,
+): Record<string, unknown> {
   return { realm_user_groups: groupJson.list(user, options.includeDeactivatedGroups) };
 }
 
-/** `user_topic`: the user's topic visibility policies (the empty topic by its display name unless the client knows it). */
-export function userTopicSection(store: Store, realm: Realm, user: User, options: StateOptions): Record<string, unknown> {
-  const shown = (t: UserTopic) => (t.topic === "" && !options.emptyTopicName ? { ...t, topic: realm.emptyTopicDisplayName } : t);
+/**
+ * `user_topic`: the user's topic visibility policies (the empty topic by its display name unless the client knows it).
+ */
+export function userTopicSection(
+  store: Store,
+  realm: Realm,
+  user: User,
+  options: StateOptions,
+): Record<string, unknown> {
+  const shown = (t: UserTopic) =>
+    t.topic === "" && !options.emptyTopicName ? { ...t, topic: realm.emptyTopicDisplayName } : t;
   return { user_topics: store.userTopics(user.id).map((t) => userTopicToWire(shown(t))) };
 }
 
@@ -122,13 +145,20 @@ export function unreadSection(store: Store, realm: Realm, user: User, options: S
   return {
     unread_msgs: {
       count: u.count,
-      pms: u.pms.map((pm) => ({ other_user_id: pm.otherUserId, sender_id: pm.otherUserId, unread_message_ids: [...pm.unreadMessageIds] })),
+      pms: u.pms.map((pm) => ({
+        other_user_id: pm.otherUserId,
+        sender_id: pm.otherUserId,
+        unread_message_ids: [...pm.unreadMessageIds],
+      })),
       streams: u.streams.map((s) => ({
         stream_id: s.streamId,
         topic: s.topic === "" && !options.emptyTopicName ? realm.emptyTopicDisplayName : s.topic,
         unread_message_ids: [...s.unreadMessageIds],
       })),
-      huddles: u.huddles.map((h) => ({ user_ids_string: h.userIdsString, unread_message_ids: [...h.unreadMessageIds] })),
+      huddles: u.huddles.map((h) => ({
+        user_ids_string: h.userIdsString,
+        unread_message_ids: [...h.unreadMessageIds],
+      })),
       mentions: [...u.mentions],
       old_unreads_missing: u.oldUnreadsMissing,
     },
@@ -141,14 +171,36 @@ export function starredSection(store: Store, user: User): Record<string, unknown
 }
 
 /** `scheduled_messages`: the user's undelivered scheduled messages, by delivery time. */
-export function scheduledMessagesSection(store: Store, realm: Realm, user: User, options: StateOptions): Record<string, unknown> {
-  return { scheduled_messages: store.scheduledMessages(user.id).map((s) => scheduledMessageToWire(s, realm, options.emptyTopicName)) };
+export function scheduledMessagesSection(
+  store: Store,
+  realm: Realm,
+  user: User,
+  options: StateOptions,
+): Record<string, unknown> {
+  return {
+    scheduled_messages: store
+      .scheduledMessages(user.id)
+      .map((s) => scheduledMessageToWire(s, realm, options.emptyTopicName)),
+  };
 }
 
 /** `presence`: who is online, in the slim (by ID) or legacy (by email) format. */
-export function presenceSection(store: Store, user: User, slim: boolean, lastUpdateId: number | undefined, historyLimitDays: number | undefined): Record<string, unknown> {
-  const listing = store.realmPresence(user.id, { lastUpdateId: lastUpdateId ?? null, historyLimitDays: historyLimitDays ?? null });
-  return { presences: presencesToWire(listing, slim), presence_last_update_id: listing.lastUpdateId, server_timestamp: Date.now() / 1000 };
+export function presenceSection(
+  store: Store,
+  user: User,
+  slim: boolean,
+  lastUpdateId: number | undefined,
+  historyLimitDays: number | undefined,
+): Record<string, unknown> {
+  const listing = store.realmPresence(user.id, {
+    lastUpdateId: lastUpdateId ?? null,
+    historyLimitDays: historyLimitDays ?? null,
+  });
+  return {
+    presences: presencesToWire(listing, slim),
+    presence_last_update_id: listing.lastUpdateId,
+    server_timestamp: Date.now() / 1000,
+  };
 }
 
 /** `realm_emoji`: the realm's custom emoji by ID, deactivated ones too (as Zulip's get_emoji). */

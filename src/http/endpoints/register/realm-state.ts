@@ -6,7 +6,8 @@
  * Deviations: the engine stores only a few realm settings (name, date created,
  * topics policy, spectator access, the new-channel announcements channel). Every
  * other setting is Zulip's default for a new self-hosted organization, except where
- * parley lacks the feature and the setting says so (message editing off, GIPHY off, no icon or logo uploads, no announcement channels but one).
+ * parley lacks the feature and the setting says so (message editing off, GIPHY off, no icon or logo uploads, no
+ * announcement channels but one).
  * Absent (see KNOWN_GAPS in test/http/openapi-conformance.test.ts):
  * server_supported_permission_settings, max_reminder_note_length, realm_uuid,
  * realm_workplace_users_group and the deactivated-realm deletion windows.
@@ -14,13 +15,22 @@
 import type { ServerConfig } from "../../../config/index.js";
 import { Uploads } from "../../../uploads/index.js";
 import { createHash } from "node:crypto";
-import { MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, PASSWORD_MAX_LENGTH, PASSWORD_MIN_GUESSES, PASSWORD_MIN_LENGTH, type Realm, type Store } from "../../../engine/index.js";
+import {
+  MAX_CHANNEL_DESCRIPTION_LENGTH,
+  MAX_CHANNEL_NAME_LENGTH,
+  MAX_MESSAGE_LENGTH,
+  MAX_TOPIC_LENGTH,
+  PASSWORD_MAX_LENGTH,
+  PASSWORD_MIN_GUESSES,
+  PASSWORD_MIN_LENGTH,
+  type Realm,
+  type Store,
+} from "../../../engine/index.js";
 import { emojiDataUrl } from "../../emoji-data.js";
 import { groupSettingToWire } from "../../../wire/channel.js";
 
 /** Zulip's server_generation: when this server process started (seconds). */
 const SERVER_GENERATION = Math.floor(Date.now() / 1000);
-
 
 /**
  * Realm permission settings and the system group each holds. Zulip's defaults,
@@ -73,7 +83,12 @@ const GIF_RATING_POLICY_OPTIONS = {
 
 /** Zulip's built-in external account profile field types. */
 const DEFAULT_EXTERNAL_ACCOUNTS = {
-  github: { name: "GitHub", text: "GitHub", hint: "Enter your GitHub username", url_pattern: "https://github.com/%(username)s" },
+  github: {
+    name: "GitHub",
+    text: "GitHub",
+    hint: "Enter your GitHub username",
+    url_pattern: "https://github.com/%(username)s",
+  },
   twitter: { name: "X", text: "X", hint: "Enter your X username", url_pattern: "https://x.com/%(username)s" },
 };
 
@@ -84,9 +99,15 @@ function realmIconUrl(realm: Realm): string {
 }
 
 /** `realm`: organization settings, permission groups, server limits and timings. */
-export function realmSection(store: Store, realm: Realm, baseUrl: string, config: ServerConfig): Record<string, unknown> {
+export function realmSection(
+  store: Store,
+  realm: Realm,
+  baseUrl: string,
+  config: ServerConfig,
+): Record<string, unknown> {
   const groups: Record<string, unknown> = {};
-  for (const [setting, group] of REALM_GROUP_SETTINGS) groups[`realm_${setting}`] = store.systemGroupId(realm.id, group);
+  for (const [setting, group] of REALM_GROUP_SETTINGS)
+    groups[`realm_${setting}`] = store.systemGroupId(realm.id, group);
   // Stored (role:members unless changed).
   groups["realm_can_add_custom_emoji_group"] = groupSettingToWire(store.canAddCustomEmojiGroup(realm.id));
   return {

@@ -65,7 +65,10 @@ export const MAX_IDLE_QUEUE_TIMEOUT = 24 * 3600;
 /** Bounds event_types and client_capabilities: Zulip has about a hundred event types. */
 const MAX_EVENT_TYPES = 1000;
 
-const narrowTerm = z.union([z.array(z.string()), z.object({ operator: z.string(), operand: z.unknown(), negated: z.boolean().optional() })]);
+const narrowTerm = z.union([
+  z.array(z.string()),
+  z.object({ operator: z.string(), operand: z.unknown(), negated: z.boolean().optional() }),
+]);
 
 /** idle_queue_timeout (FL 481): seconds, at least 1, or "mobile"; clamped to MAX_IDLE_QUEUE_TIMEOUT. */
 const idleQueueTimeout = () =>
@@ -141,9 +144,13 @@ export default defineEndpoint({
       ...(want("scheduled_messages") ? scheduledMessagesSection(store, realm, user, options) : {}),
       ...unstored("reminders"),
       // Zulip leaves the deprecated list out for clients that asked for user_topic.
-      ...(want("muted_topics") && (wanted === null || !want("user_topic")) ? mutedTopicsSection(store, realm, user) : {}),
+      ...(want("muted_topics") && (wanted === null || !want("user_topic"))
+        ? mutedTopicsSection(store, realm, user)
+        : {}),
       ...unstored("muted_users"),
-      ...(want("presence") ? presenceSection(store, user, slimPresence, input.presence_last_update_id, input.presence_history_limit_days) : {}),
+      ...(want("presence")
+        ? presenceSection(store, user, slimPresence, input.presence_last_update_id, input.presence_history_limit_days)
+        : {}),
       ...(want("realm") ? realmSection(store, realm, ctx.server.baseUrl, ctx.server.config) : {}),
       ...(want("realm_user_settings_defaults") ? realmUserSettingsDefaultsSection(store, user) : {}),
       ...unstored("realm_domains"),
@@ -189,6 +196,11 @@ export default defineEndpoint({
       individualEmojiChanges: caps["individual_emoji_changes"] === true,
       idleTimeoutSecs: input.idle_queue_timeout,
     });
-    return { queue_id: queue.id, last_event_id: queue.lastEventId, idle_queue_timeout_secs: input.idle_queue_timeout, ...snapshot };
+    return {
+      queue_id: queue.id,
+      last_event_id: queue.lastEventId,
+      idle_queue_timeout_secs: input.idle_queue_timeout,
+      ...snapshot,
+    };
   },
 });

@@ -7,7 +7,6 @@
  */
 import type { Store, User } from "../../../engine/index.js";
 
-
 /** Zulip's emojiset choices, in its order. */
 const EMOJISET_CHOICES = [
   { key: "google", text: "Google" },

@@ -76,7 +76,10 @@ export const editSavedSnippetEndpoint = defineEndpoint({
   params: { title: p.str().optional(), content: p.str().optional() },
   testing: { sweepBases: [{ params: { title: "renamed" } }], worst: { extra: [longTitle] } },
   handler(ctx, input) {
-    ctx.store.editSavedSnippet(ctx.user.id, snippetIdParam(ctx), { ...(input.title !== undefined ? { title: input.title } : {}), ...(input.content !== undefined ? { content: input.content } : {}) });
+    ctx.store.editSavedSnippet(ctx.user.id, snippetIdParam(ctx), {
+      ...(input.title !== undefined ? { title: input.title } : {}),
+      ...(input.content !== undefined ? { content: input.content } : {}),
+    });
     return {};
   },
 });

@@ -33,7 +33,10 @@ export default defineEndpoint({
   handler(ctx, input) {
     const to = parseTo(input.to);
     const scheduled = ctx.store.scheduleMessage(ctx.user.id, {
-      to: normalizeType(input.type) === "channel" ? { type: "channel", channelId: channelIdOf(to), topic: input.topic } : { type: "direct", userIds: userIdsOf(to) },
+      to:
+        normalizeType(input.type) === "channel"
+          ? { type: "channel", channelId: channelIdOf(to), topic: input.topic }
+          : { type: "direct", userIds: userIdsOf(to) },
       content: input.content,
       deliverAt: input.scheduled_delivery_timestamp,
       client: ctx.client,

@@ -7,4 +7,9 @@ import createScheduledMessage from "./create-scheduled-message.js";
 import editScheduledMessage from "./edit-scheduled-message.js";
 import { deleteScheduledMessageEndpoint, listScheduledMessagesEndpoint } from "./list-delete.js";
 
-export const SCHEDULED_MESSAGE_ENDPOINTS: readonly Endpoint[] = [createScheduledMessage, editScheduledMessage, listScheduledMessagesEndpoint, deleteScheduledMessageEndpoint];
+export const SCHEDULED_MESSAGE_ENDPOINTS: readonly Endpoint[] = [
+  createScheduledMessage,
+  editScheduledMessage,
+  listScheduledMessagesEndpoint,
+  deleteScheduledMessageEndpoint,
+];

@@ -16,7 +16,11 @@ export const listScheduledMessagesEndpoint = defineEndpoint({
   params: {},
   handler(ctx) {
     // Like GET /messages, the HTTP API shows the empty topic as "" only to clients that ask at register.
-    return { scheduled_messages: ctx.store.scheduledMessages(ctx.user.id).map((s) => scheduledMessageToWire(s, ctx.realm, false)) };
+    return {
+      scheduled_messages: ctx.store
+        .scheduledMessages(ctx.user.id)
+        .map((s) => scheduledMessageToWire(s, ctx.realm, false)),
+    };
   },
 });
 

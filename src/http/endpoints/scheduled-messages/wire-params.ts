@@ -28,7 +28,8 @@ export function parseTo(raw: string): number | number[] {
     throw new BadRequestError("to is not valid JSON");
   }
   if (typeof value === "number" && Number.isSafeInteger(value)) return value;
-  if (Array.isArray(value) && value.every((v) => typeof v === "number" && Number.isSafeInteger(v))) return value as number[];
+  if (Array.isArray(value) && value.every((v) => typeof v === "number" && Number.isSafeInteger(v)))
+    return value as number[];
   throw new BadRequestError("to is not an integer or a list of integers");
 }
 

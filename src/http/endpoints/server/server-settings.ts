@@ -17,7 +17,20 @@ export default defineEndpoint({
   handler(ctx) {
     const realm = ctx.realm;
     return {
-      authentication_methods: { password: true, dev: false, email: true, ldap: false, remoteuser: false, github: false, azuread: false, gitlab: false, apple: false, google: false, saml: false, "openid connect": false },
+      authentication_methods: {
+        password: true,
+        dev: false,
+        email: true,
+        ldap: false,
+        remoteuser: false,
+        github: false,
+        azuread: false,
+        gitlab: false,
+        apple: false,
+        google: false,
+        saml: false,
+        "openid connect": false,
+      },
       external_authentication_methods: [],
       zulip_feature_level: ZULIP_FEATURE_LEVEL,
       zulip_version: ZULIP_VERSION,

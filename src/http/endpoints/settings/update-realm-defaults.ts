@@ -14,7 +14,10 @@ export default defineEndpoint({
   params: settingParams(REALM_DEFAULT_SETTING_NAMES),
   testing: { notRefs: SETTING_NOT_REFS },
   handler(ctx, input) {
-    ctx.store.updateRealmSettingDefaults(ctx.user.id, namedSettings(REALM_DEFAULT_SETTING_NAMES, input as Readonly<Record<string, unknown>>));
+    ctx.store.updateRealmSettingDefaults(
+      ctx.user.id,
+      namedSettings(REALM_DEFAULT_SETTING_NAMES, input as Readonly<Record<string, unknown>>),
+    );
     return {};
   },
 });

@@ -12,7 +12,14 @@
  */
 import { z } from "zod";
 import { RateLimitError } from "../../../engine/index.js";
-import { BadRequestError, PERSONAL_SETTING_NAMES, WrongPasswordError, settingKind, type SettingChanges, type SettingName } from "../../../engine/index.js";
+import {
+  BadRequestError,
+  PERSONAL_SETTING_NAMES,
+  WrongPasswordError,
+  settingKind,
+  type SettingChanges,
+  type SettingName,
+} from "../../../engine/index.js";
 import { LoginGuard } from "../../auth.js";
 import { defineEndpoint } from "../../endpoint.js";
 import { compoundRef, j, p, type Param } from "../../params.js";
@@ -38,7 +45,11 @@ export function namedSettings(names: readonly SettingName[], input: Readonly<Rec
   return out as SettingChanges;
 }
 
-const targetUsers = z.strictObject({ user_ids: j.intList().optional(), group_ids: j.intList().optional(), skip_if_already_edited: z.boolean() });
+const targetUsers = z.strictObject({
+  user_ids: j.intList().optional(),
+  group_ids: j.intList().optional(),
+  skip_if_already_edited: z.boolean(),
+});
 
 const targets = (ids: Record<string, unknown>) => JSON.stringify({ ...ids, skip_if_already_edited: false });
 
@@ -88,7 +99,15 @@ export default defineEndpoint({
             : {}),
           ...(input.old_password !== undefined ? { oldPassword: input.old_password } : {}),
           ...(input.new_password !== undefined ? { newPassword: input.new_password } : {}),
-          ...(target !== undefined ? { targetUsers: { userIds: target.user_ids ?? [], groupIds: target.group_ids ?? [], skipIfAlreadyEdited: target.skip_if_already_edited } } : {}),
+          ...(target !== undefined
+            ? {
+                targetUsers: {
+                  userIds: target.user_ids ?? [],
+                  groupIds: target.group_ids ?? [],
+                  skipIfAlreadyEdited: target.skip_if_already_edited,
+                },
+              }
+            : {}),
         },
         ctx.server.passwordHashCost,
       );
@@ -99,7 +118,10 @@ export default defineEndpoint({
     const account = LoginGuard.account(ctx.realm.id, ctx.user.deliveryEmail);
     const wrong = (error: unknown) => error instanceof WrongPasswordError;
     const outcome = await ctx.server.logins.attempt(account, null, change, wrong);
-    if ("waitSeconds" in outcome) throw new BadRequestError(`You're making too many attempts! Try again in ${Math.ceil(outcome.waitSeconds)} seconds.`);
+    if ("waitSeconds" in outcome)
+      throw new BadRequestError(
+        `You're making too many attempts! Try again in ${Math.ceil(outcome.waitSeconds)} seconds.`,
+      );
     return {};
   },
 });

@@ -10,8 +10,15 @@ import { subscriptionToWire } from "../../../wire/channel.js";
 import { includeSubscribers } from "./wire-params.js";
 
 /** Subscription objects for the user's active subscriptions, by channel name. */
-export function subscriptionList(store: Store, user: User, withSubscribers: boolean, includeArchived: boolean): Record<string, unknown>[] {
-  return store.subscriptionLists(user.id, includeArchived).subscribed.map((s) => subscriptionToWire(store, user, s.subscription, s.channel, withSubscribers));
+export function subscriptionList(
+  store: Store,
+  user: User,
+  withSubscribers: boolean,
+  includeArchived: boolean,
+): Record<string, unknown>[] {
+  return store
+    .subscriptionLists(user.id, includeArchived)
+    .subscribed.map((s) => subscriptionToWire(store, user, s.subscription, s.channel, withSubscribers));
 }
 
 export default defineEndpoint({

@@ -10,4 +10,10 @@ import subscribe from "./subscribe.js";
 import unsubscribe from "./unsubscribe.js";
 import updateProperties from "./update-properties.js";
 
-export const SUBSCRIPTION_ENDPOINTS: Endpoint[] = [subscribe, unsubscribe, getSubscriptions, getStreams, updateProperties];
+export const SUBSCRIPTION_ENDPOINTS: Endpoint[] = [
+  subscribe,
+  unsubscribe,
+  getSubscriptions,
+  getStreams,
+  updateProperties,
+];

@@ -19,7 +19,14 @@ import type { ChannelPermissions } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
 import { compoundRef, j, p, ref } from "../../params.js";
 import { groupSettingFromWire } from "../../../wire/channel.js";
-import { checkSubscriptionRows, MAX_NEW_CHANNELS_PER_REQUEST, MAX_SUBSCRIPTION_CHANNELS, MAX_SUBSCRIPTION_PRINCIPALS, oneOfLoose, retentionDays } from "./wire-params.js";
+import {
+  checkSubscriptionRows,
+  MAX_NEW_CHANNELS_PER_REQUEST,
+  MAX_SUBSCRIPTION_CHANNELS,
+  MAX_SUBSCRIPTION_PRINCIPALS,
+  oneOfLoose,
+  retentionDays,
+} from "./wire-params.js";
 
 const item = z.object({ name: z.string(), description: z.string().optional(), color: z.string().optional() });
 
@@ -64,7 +71,12 @@ export default defineEndpoint({
     is_default_stream: p.bool().optional(),
     history_public_to_subscribers: p.bool().optional(),
     message_retention_days: retentionDays().optional(),
-    topics_policy: oneOfLoose(["inherit", "allow_empty_topic", "disable_empty_topic", "empty_topic_only"] as const).optional(),
+    topics_policy: oneOfLoose([
+      "inherit",
+      "allow_empty_topic",
+      "disable_empty_topic",
+      "empty_topic_only",
+    ] as const).optional(),
     can_add_subscribers_group: groupParam(),
     can_remove_subscribers_group: groupParam(),
     can_administer_channel_group: groupParam(),
@@ -105,14 +117,20 @@ export default defineEndpoint({
     }
     const result = ctx.store.subscribe(ctx.user.id, {
       // Zulip does not allow newlines in channel descriptions: they become spaces.
-      channels: input.subscriptions.map((s) => (s.description === undefined ? { name: s.name } : { name: s.name, description: s.description.replace(/\r?\n/g, " ") })),
+      channels: input.subscriptions.map((s) =>
+        s.description === undefined
+          ? { name: s.name }
+          : { name: s.name, description: s.description.replace(/\r?\n/g, " ") },
+      ),
       ...(input.principals !== undefined ? { principals: input.principals } : {}),
       authorizationErrorsFatal: input.authorization_errors_fatal,
       newChannel: {
         ...(input.invite_only !== undefined ? { inviteOnly: input.invite_only } : {}),
         ...(input.is_web_public !== undefined ? { isWebPublic: input.is_web_public } : {}),
         ...(input.is_default_stream !== undefined ? { isDefault: input.is_default_stream } : {}),
-        ...(input.history_public_to_subscribers !== undefined ? { historyPublicToSubscribers: input.history_public_to_subscribers } : {}),
+        ...(input.history_public_to_subscribers !== undefined
+          ? { historyPublicToSubscribers: input.history_public_to_subscribers }
+          : {}),
         ...(input.message_retention_days !== undefined ? { messageRetentionDays: input.message_retention_days } : {}),
         ...(input.topics_policy !== undefined ? { topicsPolicy: input.topics_policy } : {}),
         permissions,
@@ -123,7 +141,9 @@ export default defineEndpoint({
     return {
       subscribed: byUser(result.subscribed),
       already_subscribed: byUser(result.alreadySubscribed),
-      ...(result.unauthorized.length > 0 && !input.authorization_errors_fatal ? { unauthorized: [...result.unauthorized] } : {}),
+      ...(result.unauthorized.length > 0 && !input.authorization_errors_fatal
+        ? { unauthorized: [...result.unauthorized] }
+        : {}),
     };
   },
 });

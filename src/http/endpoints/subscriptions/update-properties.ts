@@ -14,7 +14,11 @@ import { compoundRef, p } from "../../params.js";
 /** Zulip has about ten properties per channel; a client changing many channels at once stays far below this. */
 const MAX_CHANGES = 1000;
 
-const change = z.object({ stream_id: z.number().int(), property: z.string().max(100), value: z.union([z.boolean(), z.string().max(100)]) });
+const change = z.object({
+  stream_id: z.number().int(),
+  property: z.string().max(100),
+  value: z.union([z.boolean(), z.string().max(100)]),
+});
 
 export default defineEndpoint({
   method: "POST",

@@ -27,7 +27,9 @@ export const MAX_NEW_CHANNELS_PER_REQUEST = 100;
 /** Refuses a channels x principals product over MAX_SUBSCRIPTION_ROWS. */
 export function checkSubscriptionRows(channels: number, principals: number | undefined): void {
   if (channels * (principals ?? 1) > MAX_SUBSCRIPTION_ROWS) {
-    throw new BadRequestError(`Too many subscriptions requested (maximum ${MAX_SUBSCRIPTION_ROWS} channels times principals).`);
+    throw new BadRequestError(
+      `Too many subscriptions requested (maximum ${MAX_SUBSCRIPTION_ROWS} channels times principals).`,
+    );
   }
 }
 
@@ -76,4 +78,5 @@ export function retentionDays() {
 }
 
 /** include_subscribers: true, false or "partial" (FL 412); "partial" is served as true. */
-export const includeSubscribers = () => oneOfLoose(["true", "false", "partial"] as const).transform((v) => v !== "false");
+export const includeSubscribers = () =>
+  oneOfLoose(["true", "false", "partial"] as const).transform((v) => v !== "false");

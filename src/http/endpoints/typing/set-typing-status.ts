@@ -36,7 +36,12 @@ export default defineEndpoint({
     }
     if (input.stream_id === undefined) throw new BadRequestError("Missing channel ID");
     if (input.topic === undefined) throw new BadRequestError("Missing topic");
-    ctx.store.notifyTyping(ctx.user.id, { type: "channel", op: input.op, channelId: input.stream_id, topic: input.topic });
+    ctx.store.notifyTyping(ctx.user.id, {
+      type: "channel",
+      op: input.op,
+      channelId: input.stream_id,
+      topic: input.topic,
+    });
     return {};
   },
 });

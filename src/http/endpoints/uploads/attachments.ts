@@ -20,7 +20,10 @@ export const listAttachmentsEndpoint = defineEndpoint({
   auth: "user",
   params: {},
   handler(ctx) {
-    return { attachments: ctx.store.attachments(ctx.user.id).map(attachmentToWire), upload_space_used: ctx.store.uploadSpaceUsed(ctx.realm.id) };
+    return {
+      attachments: ctx.store.attachments(ctx.user.id).map(attachmentToWire),
+      upload_space_used: ctx.store.uploadSpaceUsed(ctx.realm.id),
+    };
   },
 });
 

@@ -4,7 +4,12 @@
  */
 import type { Endpoint } from "../../endpoint.js";
 import { deleteAttachmentEndpoint, listAttachmentsEndpoint } from "./attachments.js";
-import { downloadFileEndpoint, serveFileEndpoint, serveTemporaryFileEndpoint, serveThumbnailEndpoint } from "./serve-file.js";
+import {
+  downloadFileEndpoint,
+  serveFileEndpoint,
+  serveTemporaryFileEndpoint,
+  serveThumbnailEndpoint,
+} from "./serve-file.js";
 import { temporaryUrlEndpoint } from "./temporary-url.js";
 import { tusCreateEndpoint, tusDeleteEndpoint, tusHeadEndpoint, tusPatchEndpoint } from "./tus.js";
 import { uploadFileEndpoint } from "./upload-file.js";

@@ -30,11 +30,22 @@
  */
 import { stat } from "node:fs/promises";
 import {
-  BadRequestError, EngineError, isValidPathId, NotFoundError, THUMBNAIL_FORMAT, type Attachment, type Store, type User,
+  BadRequestError,
+  EngineError,
+  isValidPathId,
+  NotFoundError,
+  THUMBNAIL_FORMAT,
+  type Attachment,
+  type Store,
+  type User,
 } from "../../../engine/index.js";
 import { contentDisposition, servedType } from "../../../uploads/index.js";
 import {
-  defineEndpoint, RawReply, type HandlerResult, type OptionalContext, type PublicContext,
+  defineEndpoint,
+  RawReply,
+  type HandlerResult,
+  type OptionalContext,
+  type PublicContext,
 } from "../../endpoint.js";
 import { engineErrorReply } from "../../respond.js";
 
@@ -69,9 +80,17 @@ export function pathIdOf(params: Readonly<Record<string, string>>): string | nul
 }
 
 /** The file the caller may download, or the 404 every other case gets. */
-export function accessibleFile(store: Store, user: User | null, realmId: number | undefined, params: Readonly<Record<string, string>>): Attachment {
+export function accessibleFile(
+  store: Store,
+  user: User | null,
+  realmId: number | undefined,
+  params: Readonly<Record<string, string>>,
+): Attachment {
   const pathId = pathIdOf(params);
-  const attachment = pathId === null || realmId === undefined ? undefined : store.attachmentForDownload(user?.id ?? null, realmId, pathId);
+  const attachment =
+    pathId === null || realmId === undefined
+      ? undefined
+      : store.attachmentForDownload(user?.id ?? null, realmId, pathId);
   if (!attachment) throw new NotFoundError(FILE_NOT_FOUND);
   return attachment;
 }
@@ -114,13 +133,31 @@ export function fileReply(file: FileToServe, head: OptionalContext["head"]): Raw
     ["Cache-Control", "private, immutable"],
     ["Content-Disposition", contentDisposition(file.disposition, file.name)],
   ];
-  if (head.ifNoneMatch !== "" && head.ifNoneMatch.split(",").some((t) => t.trim() === file.etag || t.trim() === "*")) return new RawReply(304, common, { kind: "empty" });
+  if (head.ifNoneMatch !== "" && head.ifNoneMatch.split(",").some((t) => t.trim() === file.etag || t.trim() === "*"))
+    return new RawReply(304, common, { kind: "empty" });
   const ifRange = head.extra["if-range"];
-  const range = head.extra.range === "" || (ifRange !== "" && ifRange !== file.etag) ? null : parseRange(head.extra.range, file.size);
-  if (range === "unsatisfiable") return new RawReply(416, [...common, ["Content-Range", `bytes */${file.size}`]], { kind: "empty" });
-  if (range === null) return new RawReply(200, common, { kind: "file", path: file.path, start: 0, length: file.size, contentType: file.contentType });
+  const range =
+    head.extra.range === "" || (ifRange !== "" && ifRange !== file.etag)
+      ? null
+      : parseRange(head.extra.range, file.size);
+  if (range === "unsatisfiable")
+    return new RawReply(416, [...common, ["Content-Range", `bytes */${file.size}`]], { kind: "empty" });
+  if (range === null)
+    return new RawReply(200, common, {
+      kind: "file",
+      path: file.path,
+      start: 0,
+      length: file.size,
+      contentType: file.contentType,
+    });
   const [start, length] = range;
-  return new RawReply(206, [...common, ["Content-Range", `bytes ${start}-${start + length - 1}/${file.size}`]], { kind: "file", path: file.path, start, length, contentType: file.contentType });
+  return new RawReply(206, [...common, ["Content-Range", `bytes ${start}-${start + length - 1}/${file.size}`]], {
+    kind: "file",
+    path: file.path,
+    start,
+    length,
+    contentType: file.contentType,
+  });
 }
 
 function originalOf(ctx: OptionalContext | PublicContext, attachment: Attachment, forceAttachment: boolean): RawReply {
@@ -181,11 +218,28 @@ export const serveThumbnailEndpoint = defineEndpoint({
   testing: { notRefs: { ...UPLOAD_PATH_NOT_REFS, thumbnail_format: "a size and format of the thumbnail" } },
   handler: guarded(async (ctx: OptionalContext) => {
     const attachment = accessibleFile(ctx.store, ctx.user, ctx.realm?.id, ctx.pathParams);
-    if (ctx.pathParams["thumbnail_format"] !== THUMBNAIL_FORMAT.name || attachment.image === null) throw new NotFoundError(FILE_NOT_FOUND);
+    if (ctx.pathParams["thumbnail_format"] !== THUMBNAIL_FORMAT.name || attachment.image === null)
+      throw new NotFoundError(FILE_NOT_FOUND);
     const path = await ctx.uploads.thumbnails.thumbnail(attachment.pathId);
-    const size = path === null ? null : await stat(path).then((s) => s.size, () => null);
+    const size =
+      path === null
+        ? null
+        : await stat(path).then(
+            (s) => s.size,
+            () => null,
+          );
     if (path === null || size === null) throw new NotFoundError(FILE_NOT_FOUND);
-    return fileReply({ path, size, contentType: "image/webp", name: `${attachment.name}.webp`, etag: `"${attachment.id}-${THUMBNAIL_FORMAT.name}"`, disposition: "inline" }, ctx.head);
+    return fileReply(
+      {
+        path,
+        size,
+        contentType: "image/webp",
+        name: `${attachment.name}.webp`,
+        etag: `"${attachment.id}-${THUMBNAIL_FORMAT.name}"`,
+        disposition: "inline",
+      },
+      ctx.head,
+    );
   }),
 });
 
@@ -205,7 +259,8 @@ export const serveTemporaryFileEndpoint = defineEndpoint({
   handler: guarded((ctx: PublicContext) => {
     const pathId = ctx.uploads.tokens.verify(ctx.pathParams["token"] ?? "");
     if (pathId === null) throw new BadRequestError("Invalid token");
-    if (pathId.slice(pathId.lastIndexOf("/") + 1) !== ctx.pathParams["filename"]) throw new BadRequestError("Invalid filename");
+    if (pathId.slice(pathId.lastIndexOf("/") + 1) !== ctx.pathParams["filename"])
+      throw new BadRequestError("Invalid filename");
     // The token stands for the access check made when it was issued; the file must still exist, in this realm.
     const attachment = ctx.realm === undefined ? undefined : ctx.store.attachmentInRealm(ctx.realm.id, pathId);
     if (!attachment) throw new NotFoundError(FILE_NOT_FOUND);

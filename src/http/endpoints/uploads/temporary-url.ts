@@ -18,6 +18,8 @@ export const temporaryUrlEndpoint = defineEndpoint({
   handler(ctx) {
     const attachment = accessibleFile(ctx.store, ctx.user, ctx.realm.id, ctx.pathParams);
     const filename = attachment.pathId.slice(attachment.pathId.lastIndexOf("/") + 1);
-    return { url: `/user_uploads/temporary/${ctx.uploads.tokens.issue(attachment.pathId)}/${encodeURIComponent(filename)}` };
+    return {
+      url: `/user_uploads/temporary/${ctx.uploads.tokens.issue(attachment.pathId)}/${encodeURIComponent(filename)}`,
+    };
   },
 });

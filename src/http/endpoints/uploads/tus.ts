@@ -26,16 +26,26 @@ const TUS_HEADERS: readonly [string, string][] = [["Tus-Resumable", TUS_VERSION]
 
 /** A tus refusal, in Zulip's error envelope, with its tus status. */
 function refusal(status: number, msg: string, headers: readonly [string, string][] = []): RawReply {
-  return new RawReply(status, [...TUS_HEADERS, ...headers], { kind: "body", body: JSON.stringify({ result: "error", msg, code: "BAD_REQUEST" }), contentType: "application/json" });
+  return new RawReply(status, [...TUS_HEADERS, ...headers], {
+    kind: "body",
+    body: JSON.stringify({ result: "error", msg, code: "BAD_REQUEST" }),
+    contentType: "application/json",
+  });
 }
 
 function errorRefusal(status: number, error: EngineError): RawReply {
-  return new RawReply(status, TUS_HEADERS, { kind: "body", body: JSON.stringify({ result: "error", msg: error.message, code: error.code }), contentType: "application/json" });
+  return new RawReply(status, TUS_HEADERS, {
+    kind: "body",
+    body: JSON.stringify({ result: "error", msg: error.message, code: error.code }),
+    contentType: "application/json",
+  });
 }
 
 /** tus requires the client's protocol version on every request but OPTIONS. */
 function versionRefusal(ctx: AuthedContext): RawReply | null {
-  return ctx.head.extra["tus-resumable"] === TUS_VERSION ? null : refusal(412, "Unsupported tus version", [["Tus-Version", TUS_VERSION]]);
+  return ctx.head.extra["tus-resumable"] === TUS_VERSION
+    ? null
+    : refusal(412, "Unsupported tus version", [["Tus-Version", TUS_VERSION]]);
 }
 
 /** Upload-Metadata: comma-separated `key base64value` pairs. */
@@ -84,11 +94,13 @@ export const tusCreateEndpoint = defineEndpoint({
     const refused = versionRefusal(ctx);
     if (refused) return refused;
     const { head, uploads } = ctx;
-    if (head.extra["upload-defer-length"] !== "" || head.extra["upload-length"] === "") return refusal(411, "SizeIsDeferred is not supported");
+    if (head.extra["upload-defer-length"] !== "" || head.extra["upload-length"] === "")
+      return refusal(411, "SizeIsDeferred is not supported");
     if (head.extra["upload-concat"] !== "") return refusal(400, "Concatenation is not supported");
     if (!/^\d{1,15}$/.test(head.extra["upload-length"])) return refusal(400, "Invalid Upload-Length");
     const length = Number(head.extra["upload-length"]);
-    if (length > uploads.maxFileBytes) return refusal(413, `Uploaded file is larger than the allowed limit of ${uploads.maxFileMib} MiB`);
+    if (length > uploads.maxFileBytes)
+      return refusal(413, `Uploaded file is larger than the allowed limit of ${uploads.maxFileMib} MiB`);
     try {
       ctx.store.checkUploadQuota(ctx.realm.id, length, uploads.quotaBytes);
     } catch (error) {
@@ -97,11 +109,24 @@ export const tusCreateEndpoint = defineEndpoint({
     const metadata = parseMetadata(head.extra["upload-metadata"]);
     if (metadata === null) return refusal(400, "Invalid Upload-Metadata");
     await uploads.ready;
-    if (uploads.tus.inProgress(ctx.user.id) >= MAX_TUS_UPLOADS_PER_USER) return refusal(429, `Too many uploads in progress (limit: ${MAX_TUS_UPLOADS_PER_USER}); finish or cancel one first`);
+    if (uploads.tus.inProgress(ctx.user.id) >= MAX_TUS_UPLOADS_PER_USER)
+      return refusal(
+        429,
+        `Too many uploads in progress (limit: ${MAX_TUS_UPLOADS_PER_USER}); finish or cancel one first`,
+      );
     const rawName = metadata.get("filename") ?? "";
-    const filename = rawName === "" || rawName === "." || rawName === ".." ? "uploaded-file" : rawName.replace(/\0/g, "");
-    const upload = await uploads.tus.create(ctx.realm.id, ctx.user.id, length, filename, contentTypeFor(metadata.get("filetype") ?? "", filename));
-    return new RawReply(201, [...TUS_HEADERS, ["Location", `/api/v1/tus/${upload.id}`], ["Upload-Offset", "0"]], { kind: "empty" });
+    const filename =
+      rawName === "" || rawName === "." || rawName === ".." ? "uploaded-file" : rawName.replace(/\0/g, "");
+    const upload = await uploads.tus.create(
+      ctx.realm.id,
+      ctx.user.id,
+      length,
+      filename,
+      contentTypeFor(metadata.get("filetype") ?? "", filename),
+    );
+    return new RawReply(201, [...TUS_HEADERS, ["Location", `/api/v1/tus/${upload.id}`], ["Upload-Offset", "0"]], {
+      kind: "empty",
+    });
   },
 });
 
@@ -115,7 +140,16 @@ export const tusHeadEndpoint = defineEndpoint({
     const upload = await idleUpload(ctx);
     if (upload instanceof RawReply) return upload;
     await upload.file.flush().catch(() => undefined);
-    return new RawReply(200, [...TUS_HEADERS, ["Upload-Offset", String(upload.file.written)], ["Upload-Length", String(upload.length)], ["Cache-Control", "no-store"]], { kind: "empty" });
+    return new RawReply(
+      200,
+      [
+        ...TUS_HEADERS,
+        ["Upload-Offset", String(upload.file.written)],
+        ["Upload-Length", String(upload.length)],
+        ["Cache-Control", "no-store"],
+      ],
+      { kind: "empty" },
+    );
   },
 });
 
@@ -132,7 +166,8 @@ export const tusPatchEndpoint = defineEndpoint({
     if (!upload) return NOT_FOUND();
     const refused = versionRefusal(ctx);
     if (refused) return refused;
-    if (ctx.head.contentType.split(";")[0]!.trim().toLowerCase() !== "application/offset+octet-stream") return refusal(415, "Content-Type must be application/offset+octet-stream");
+    if (ctx.head.contentType.split(";")[0]!.trim().toLowerCase() !== "application/offset+octet-stream")
+      return refusal(415, "Content-Type must be application/offset+octet-stream");
     const previous = patching.get(upload);
     let done!: () => void;
     const mine = new Promise<void>((resolve) => (done = resolve));
@@ -142,7 +177,10 @@ export const tusPatchEndpoint = defineEndpoint({
       // The daily expiry leaves an upload alone while a PATCH writes to it, however long that takes.
       upload.busy = true;
       await upload.file.flush();
-      if (ctx.head.extra["upload-offset"] !== String(upload.file.written)) return refusal(409, "Upload-Offset does not match the upload's offset", [["Upload-Offset", String(upload.file.written)]]);
+      if (ctx.head.extra["upload-offset"] !== String(upload.file.written))
+        return refusal(409, "Upload-Offset does not match the upload's offset", [
+          ["Upload-Offset", String(upload.file.written)],
+        ]);
       let tooLong = false;
       if (ctx.body) {
         for await (const chunk of ctx.body) {
@@ -156,15 +194,29 @@ export const tusPatchEndpoint = defineEndpoint({
       }
       await upload.file.flush();
       ctx.uploads.tus.touch(upload);
-      if (tooLong) return refusal(413, "The body goes past Upload-Length", [["Upload-Offset", String(upload.file.written)]]);
+      if (tooLong)
+        return refusal(413, "The body goes past Upload-Length", [["Upload-Offset", String(upload.file.written)]]);
       const offset = upload.file.written;
-      if (offset < upload.length) return new RawReply(204, [...TUS_HEADERS, ["Upload-Offset", String(offset)]], { kind: "empty" });
+      if (offset < upload.length)
+        return new RawReply(204, [...TUS_HEADERS, ["Upload-Offset", String(offset)]], { kind: "empty" });
       await ctx.uploads.tus.finished(upload);
-      const attachment = await ctx.uploads.store(ctx.store, ctx.user, upload.file, upload.filename, upload.filetype, true);
+      const attachment = await ctx.uploads.store(
+        ctx.store,
+        ctx.user,
+        upload.file,
+        upload.filename,
+        upload.filetype,
+        true,
+      );
       // tusd hands the client Zulip's pre-finish hook body as the final PATCH's response.
-      return new RawReply(200, [...TUS_HEADERS, ["Upload-Offset", String(offset)]], { kind: "body", body: JSON.stringify({ url: `/user_uploads/${attachment.pathId}`, filename: attachment.name }), contentType: "application/json" });
+      return new RawReply(200, [...TUS_HEADERS, ["Upload-Offset", String(offset)]], {
+        kind: "body",
+        body: JSON.stringify({ url: `/user_uploads/${attachment.pathId}`, filename: attachment.name }),
+        contentType: "application/json",
+      });
     } catch (error) {
-      if (error instanceof BadRequestError || (error as EngineError).code === "REALM_UPLOAD_QUOTA") return errorRefusal(413, error as EngineError);
+      if (error instanceof BadRequestError || (error as EngineError).code === "REALM_UPLOAD_QUOTA")
+        return errorRefusal(413, error as EngineError);
       // A storage failure (a full disk) ends the upload: its partial file would only hold on to the space. The
       // client is answered 500, as tusd answers one, and starts over.
       if (!(error instanceof EngineError)) await ctx.uploads.tus.terminate(upload);

@@ -20,15 +20,24 @@ export function fileTooLarge(maxMib: number): BadRequestError {
   return new BadRequestError(`File is larger than this server's configured maximum upload size (${maxMib} MiB).`);
 }
 
-export async function receiveOneFile(ctx: AuthedContext): Promise<{ name: string; contentType: string; temp: import("../../../uploads/index.js").TempFile }> {
+export async function receiveOneFile(
+  ctx: AuthedContext,
+): Promise<{ name: string; contentType: string; temp: import("../../../uploads/index.js").TempFile }> {
   const { uploads, head } = ctx;
   const tooLarge = () => fileTooLarge(uploads.maxFileMib);
   if (head.contentLength !== null && head.contentLength > uploads.maxFileBytes + MULTIPART_OVERHEAD) throw tooLarge();
   // Early quota check on the declared size; the engine checks again, exactly, when recording.
-  if (head.contentLength !== null) ctx.store.checkUploadQuota(ctx.realm.id, Math.max(0, head.contentLength - MULTIPART_OVERHEAD), uploads.quotaBytes);
+  if (head.contentLength !== null)
+    ctx.store.checkUploadQuota(ctx.realm.id, Math.max(0, head.contentLength - MULTIPART_OVERHEAD), uploads.quotaBytes);
   const type = head.contentType.split(";")[0]!.trim().toLowerCase();
-  if (type !== "multipart/form-data" || ctx.body === null) throw new BadRequestError("You must specify a file to upload");
-  const { files, severalFiles } = await receiveMultipartFiles(ctx.body, head.contentType, () => uploads.files.createTemp(ctx.realm.id), { maxFileBytes: uploads.maxFileBytes, tooLarge });
+  if (type !== "multipart/form-data" || ctx.body === null)
+    throw new BadRequestError("You must specify a file to upload");
+  const { files, severalFiles } = await receiveMultipartFiles(
+    ctx.body,
+    head.contentType,
+    () => uploads.files.createTemp(ctx.realm.id),
+    { maxFileBytes: uploads.maxFileBytes, tooLarge },
+  );
   const discardAll = () => Promise.all(files.map((f) => f.temp.discard()));
   if (files.length === 0) throw new BadRequestError("You must specify a file to upload");
   if (severalFiles || files.length > 1) {

@@ -51,7 +51,13 @@ export default defineEndpoint({
       checkSettingSize(spec.wire, setting);
       settings[spec.field] = setting;
     }
-    const group = ctx.store.createGroup(ctx.user.id, { name: input.name, description: input.description, members: input.members, subgroups: input.subgroups ?? [], settings });
+    const group = ctx.store.createGroup(ctx.user.id, {
+      name: input.name,
+      description: input.description,
+      members: input.members,
+      subgroups: input.subgroups ?? [],
+      settings,
+    });
     return { group_id: group.id };
   },
 });

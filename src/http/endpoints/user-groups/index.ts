@@ -10,4 +10,14 @@ import { getMembersEndpoint, isMemberEndpoint, updateMembersEndpoint } from "./m
 import { getSubgroupsEndpoint, updateSubgroupsEndpoint } from "./subgroups.js";
 import updateGroup from "./update-group.js";
 
-export const USER_GROUP_ENDPOINTS: readonly Endpoint[] = [createGroup, getGroups, updateGroup, deactivateGroup, updateMembersEndpoint, getMembersEndpoint, isMemberEndpoint, updateSubgroupsEndpoint, getSubgroupsEndpoint];
+export const USER_GROUP_ENDPOINTS: readonly Endpoint[] = [
+  createGroup,
+  getGroups,
+  updateGroup,
+  deactivateGroup,
+  updateMembersEndpoint,
+  getMembersEndpoint,
+  isMemberEndpoint,
+  updateSubgroupsEndpoint,
+  getSubgroupsEndpoint,
+];

@@ -24,6 +24,8 @@ export const description = () => p.str({ maxLength: MAX_GROUP_DESCRIPTION_LENGTH
 /** A group-setting value's lists within the caps (`where` names it in the error, as params.ts does). */
 export function checkSettingSize(where: string, value: GroupSettingValue): void {
   if (typeof value === "number") return;
-  if (value.directMembers.length > MAX_GROUP_USER_IDS) throw new BadRequestError(`${where}["direct_members"] is too long (limit: ${MAX_GROUP_USER_IDS} items)`);
-  if (value.directSubgroups.length > MAX_GROUP_SUBGROUP_IDS) throw new BadRequestError(`${where}["direct_subgroups"] is too long (limit: ${MAX_GROUP_SUBGROUP_IDS} items)`);
+  if (value.directMembers.length > MAX_GROUP_USER_IDS)
+    throw new BadRequestError(`${where}["direct_members"] is too long (limit: ${MAX_GROUP_USER_IDS} items)`);
+  if (value.directSubgroups.length > MAX_GROUP_SUBGROUP_IDS)
+    throw new BadRequestError(`${where}["direct_subgroups"] is too long (limit: ${MAX_GROUP_SUBGROUP_IDS} items)`);
 }

@@ -28,7 +28,14 @@ export const updateMembersEndpoint = defineEndpoint({
     ],
   },
   handler(ctx, input) {
-    ctx.store.updateGroupMembers(ctx.user.id, groupIdParam(ctx), input.add, input.delete, input.add_subgroups, input.delete_subgroups);
+    ctx.store.updateGroupMembers(
+      ctx.user.id,
+      groupIdParam(ctx),
+      input.add,
+      input.delete,
+      input.add_subgroups,
+      input.delete_subgroups,
+    );
     return {};
   },
 });
@@ -59,6 +66,13 @@ export const isMemberEndpoint = defineEndpoint({
   handler(ctx, input) {
     const raw = ctx.pathParams["user_id"] ?? "";
     if (!/^\d{1,9}$/.test(raw)) throw new BadRequestError("No such user");
-    return { is_user_group_member: ctx.store.isGroupMember(ctx.user.id, groupIdParam(ctx), Number(raw), input.direct_member_only) };
+    return {
+      is_user_group_member: ctx.store.isGroupMember(
+        ctx.user.id,
+        groupIdParam(ctx),
+        Number(raw),
+        input.direct_member_only,
+      ),
+    };
   },
 });

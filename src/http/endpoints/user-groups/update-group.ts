@@ -40,7 +40,12 @@ export default defineEndpoint({
   },
   handler(ctx, input) {
     const settings: NonNullable<UpdateGroupInput["settings"]> = {};
-    const out: Partial<Record<GroupSettingField, { new: ReturnType<typeof groupSettingFromWire>; old?: ReturnType<typeof groupSettingFromWire> }>> = settings;
+    const out: Partial<
+      Record<
+        GroupSettingField,
+        { new: ReturnType<typeof groupSettingFromWire>; old?: ReturnType<typeof groupSettingFromWire> }
+      >
+    > = settings;
     for (const spec of GROUP_SETTINGS) {
       const value = input[spec.wire as keyof typeof input];
       if (value === undefined || typeof value !== "object") continue;

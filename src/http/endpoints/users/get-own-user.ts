@@ -16,7 +16,11 @@ export default defineEndpoint({
   handler(ctx) {
     // Zulip's own-user object has no bot fields (bot_type, bot_owner_id): a bot asking
     // about itself gets the same keys as a human.
-    const { bot_type: _type, bot_owner_id: _owner, ...user } = userToWire(ctx.user, { clientGravatar: false, includeCustomProfileFields: true });
+    const {
+      bot_type: _type,
+      bot_owner_id: _owner,
+      ...user
+    } = userToWire(ctx.user, { clientGravatar: false, includeCustomProfileFields: true });
     return { ...user, max_message_id: ctx.store.maxMessageId(ctx.user.id) };
   },
 });

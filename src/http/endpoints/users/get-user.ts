@@ -20,6 +20,11 @@ export default defineEndpoint({
   },
   handler(ctx, input) {
     const user = userByPathSegment(ctx.store, ctx.realm.id, ctx.pathParams["user_id_or_email"] ?? "");
-    return { user: userToWire(user, { clientGravatar: input.client_gravatar, includeCustomProfileFields: input.include_custom_profile_fields }) };
+    return {
+      user: userToWire(user, {
+        clientGravatar: input.client_gravatar,
+        includeCustomProfileFields: input.include_custom_profile_fields,
+      }),
+    };
   },
 });

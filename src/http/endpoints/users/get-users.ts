@@ -23,7 +23,10 @@ export default defineEndpoint({
     user_ids: ref(p.json(j.intList(), { maxItems: MAX_USER_IDS }), "userList").optional(),
   },
   handler(ctx, input) {
-    const options = { clientGravatar: input.client_gravatar, includeCustomProfileFields: input.include_custom_profile_fields };
+    const options = {
+      clientGravatar: input.client_gravatar,
+      includeCustomProfileFields: input.include_custom_profile_fields,
+    };
     if (input.user_ids === undefined) return { members: ctx.userJson.lists(ctx.realm.id, options).all };
     return { members: ctx.store.listUsers(ctx.user.id, input.user_ids).map((u) => userToWire(u, options)) };
   },

@@ -14,7 +14,10 @@ import { defineEndpoint } from "../../endpoint.js";
 import { p } from "../../params.js";
 import { userByPathSegment } from "./lookup.js";
 
-const profileItem = z.object({ id: z.number().int(), value: z.union([z.string(), z.array(z.number().int()), z.null()]) });
+const profileItem = z.object({
+  id: z.number().int(),
+  value: z.union([z.string(), z.array(z.number().int()), z.null()]),
+});
 
 export default defineEndpoint({
   method: "PATCH",
