@@ -21,8 +21,14 @@ export function runExample(dir: string): ExampleResult {
   const eventTypes: string[] = [];
   // noSync: acknowledged writes may be lost on power failure; fine for an example.
   const store = openStore(dir, { noSync: true });
-  // Every committed write is released to listeners with its audience (who must hear of it).
-  const stop = store.onEvents((batch) => {
+  // Every committed write is released to listeners twice: as a typed change set (what
+  // changed, by kind and ID: what a cache or read model of yours drops) and as Zulip's
+  // client events with their audiences (who must hear of it).
+  const stopChanges = store.onChanges((changes) => {
+    for (const [id, { fields }] of changes.message) lines.push(`change: message ${id} ${[...fields].join(",")}`);
+    for (const [userId, ids] of changes.flags) lines.push(`change: flags of user ${userId} on ${ids.join(",")}`);
+  });
+  const stopEvents = store.onEvents((batch) => {
     for (const { event, audience } of batch.deliveries) {
       eventTypes.push(event.type);
       if (event.type === "message") lines.push(`event: message ${event.message.id} for ${audience.size} user(s)`);
@@ -69,7 +75,8 @@ export function runExample(dir: string): ExampleResult {
     store.updateFlags(ann.id, [hello.id, dm.id], "read", "add");
     lines.push(`ann's unread after: ${store.unreadSummary(ann.id).count}`);
   } finally {
-    stop();
+    stopChanges();
+    stopEvents();
     store.close();
   }
   return { lines, eventTypes };

@@ -12,7 +12,7 @@ import { runExample } from "../../examples/embed-engine.js";
 const SOURCE = readFileSync(new URL("../../examples/embed-engine.ts", import.meta.url), "utf8");
 
 describe("examples/embed-engine", () => {
-  it("opens a store without HTTP, sends, narrows, marks read and hears every write", () => {
+  it("opens a store without HTTP, sends, narrows, marks read and follows every write's change set and events", () => {
     const dir = mkdtempSync(join(tmpdir(), "parley-example-test-"));
     try {
       const { lines, eventTypes } = runExample(dir);
@@ -26,6 +26,10 @@ describe("examples/embed-engine", () => {
       expect(lines).toContain("ann's unread before: 2");
       expect(lines).toContain("ann's unread after: 0");
       expect(eventTypes).toContain("update_message_flags");
+      // The change sets name each new message and the reader's flag change.
+      expect(lines).toContain("change: message 1 added");
+      expect(lines).toContain("change: message 2 added");
+      expect(lines.some((l) => /^change: flags of user \d+ on 1,2$/.test(l))).toBe(true);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
