@@ -16,8 +16,9 @@ import { BitmapStore } from "./index/bitmap-store.js";
 import { MessageConversations } from "./index/message-conversations.js";
 import { buildMembersIndex, Conversations } from "./index/conversations.js";
 import { UserTopicPolicies } from "./index/user-topics.js";
-import { PresenceLog } from "./index/presence-log.js";
-import { foldName } from "./index/keys.js";
+import type { PresenceLog } from "./index/presence-log.js";
+import type { Clearable, EntityIndex } from "./index/entities/entity-index.js";
+import { createEntityIndexes, type EntityRegistry } from "./index/entities/registry.js";
 import type { MessageRenderer, RenderFailure } from "./render.js";
 import {
   FIRST_ID,
@@ -27,6 +28,7 @@ import {
   SCHEMA_VERSION,
   TABLE_NAMES,
   TABLE_SPECS,
+  type EntityTableName,
   type TableName,
   type Tables,
 } from "./storage/tables.js";
@@ -130,7 +132,6 @@ export interface WriteContext {
   changed(change: Change): void;
 }
 
-const EMPTY_IDS: ReadonlySet<number> = new Set();
 /** How many background reads prefetch the subscriptions table at open (LMDB runs them on libuv's threads). */
 const PREFETCH_STRIPES = 16;
 /** ...when the table spans at least this many leaf pages (2 MB; the 10M bench store's: 3,181). */
@@ -178,28 +179,131 @@ export class StoreState {
   readonly renderer: MessageRenderer;
   readonly now: () => number;
 
-  readonly realms = new Map<number, Realm>();
-  readonly realmBySubdomain = new Map<string, number>();
-  readonly users = new Map<number, User>();
-  /** realmId -> every user ID of the realm (active or not). */
-  readonly #usersByRealm = new Map<number, Set<number>>();
-  /**
-   * realmId -> the realm's bot IDs (a user never stops being a bot; users are never removed): register lists them
-   * without walking every user.
-   */
-  readonly #botsByRealm = new Map<number, Set<number>>();
+  /** The in-memory index of every entity table (index/entities/registry.ts). */
+  readonly entities: EntityRegistry = createEntityIndexes({
+    userChanged: (user, previous) => {
+      if (previous === undefined || previous.isActive !== user.isActive) this.#activeSubscriberLists.clear();
+      if (previous === undefined || previous.isActive !== user.isActive || previous.role !== user.role)
+        this.#systemGroupMembers.clear();
+    },
+    subscriptionChanged: (sub) => this.#activeSubscriberLists.delete(sub.channelId),
+    groupChanged: () => {
+      this.#systemGroupMembers.clear();
+      this.#systemGroupIds = null;
+    },
+  });
+
+  // The registry's maps under the names callers use.
+  get realms(): Map<number, Realm> {
+    return this.entities.realms.byId;
+  }
+  get realmBySubdomain(): Map<string, number> {
+    return this.entities.realms.bySubdomain;
+  }
+  get users(): Map<number, User> {
+    return this.entities.users.byId;
+  }
   /** `${realmId}:${lowercased email}` -> userId (API email and delivery email). */
-  readonly userByEmail = new Map<string, number>();
-  readonly userByApiKey = new Map<string, number>();
+  get userByEmail(): Map<string, number> {
+    return this.entities.users.byEmail;
+  }
+  get userByApiKey(): Map<string, number> {
+    return this.entities.users.byApiKey;
+  }
   /** `${realmId}:${lowercased full name}` -> userIds (names are not unique). */
-  readonly usersByName = new Map<string, number[]>();
-  readonly channels = new Map<number, Channel>();
+  get usersByName(): Map<string, number[]> {
+    return this.entities.users.byName;
+  }
+  get channels(): Map<number, Channel> {
+    return this.entities.channels.byId;
+  }
   /** `${realmId}:${folded name}` -> channelId. */
-  readonly channelByName = new Map<string, number>();
+  get channelByName(): Map<string, number> {
+    return this.entities.channels.byName;
+  }
   /** userId -> channelId -> subscription (active or not). */
-  readonly subsByUser = new Map<number, Map<number, Subscription>>();
+  get subsByUser(): Map<number, Map<number, Subscription>> {
+    return this.entities.subscriptions.byUser;
+  }
   /** channelId -> userIds with an active subscription. */
-  readonly subscribers = new Map<number, Set<number>>();
+  get subscribers(): Map<number, Set<number>> {
+    return this.entities.subscriptions.subscribers;
+  }
+  /** Bumped per user on any subscription change: invalidates derived caches. */
+  get subscriptionVersion(): ReadonlyMap<number, number> {
+    return this.entities.subscriptions.versions;
+  }
+  get groups(): Map<number, UserGroup> {
+    return this.entities.groups.byId;
+  }
+  /** userId -> the user's stored settings (only users who differ from Zulip's defaults). */
+  get userSettings(): Map<number, UserSettingsRecord> {
+    return this.entities.userSettings.byKey;
+  }
+  /** realmId -> the organization's defaults for new users (only realms that set any). */
+  get realmSettingDefaults(): Map<number, RealmSettingDefaultsRecord> {
+    return this.entities.realmSettingDefaults.byKey;
+  }
+  /** Every scheduled message (pending, failed or delivered), by ID. */
+  get scheduledMessages(): Map<number, ScheduledMessage> {
+    return this.entities.scheduledMessages.byKey;
+  }
+  /** userId -> presence; ahead of disk (index/entities/presence.ts). */
+  get presence(): Map<number, PresenceRecord> {
+    return this.entities.presence.byUser;
+  }
+  /** realmId -> its presence changes in sequence order (queries/presence.ts). */
+  get presenceLogs(): Map<number, PresenceLog> {
+    return this.entities.presence.logs;
+  }
+  get playgrounds(): Map<number, Playground> {
+    return this.entities.playgrounds.byKey;
+  }
+  get realmEmoji(): Map<number, RealmEmoji> {
+    return this.entities.realmEmoji.byKey;
+  }
+  /** userId -> draftId -> the user's stored drafts. */
+  get draftsByUser(): Map<number, Map<number, Draft>> {
+    return this.entities.drafts.byOwner;
+  }
+  /** userId -> savedSnippetId -> the user's saved snippets. */
+  get snippetsByUser(): Map<number, Map<number, SavedSnippet>> {
+    return this.entities.savedSnippets.byOwner;
+  }
+  get devices(): Map<number, Device> {
+    return this.entities.devices.byId;
+  }
+  /** userId -> IDs of the user's devices. */
+  get devicesByUser(): Map<number, Set<number>> {
+    return this.entities.devices.byUser;
+  }
+  get invites(): Map<number, Invite> {
+    return this.entities.invites.byId;
+  }
+  /** Confirmation key -> invitation ID. */
+  get inviteByKey(): Map<string, number> {
+    return this.entities.invites.byKey;
+  }
+  /** Confirmation key -> requested email change. */
+  get emailChanges(): Map<string, EmailChange> {
+    return this.entities.emailChanges.byKey;
+  }
+  /** Mail not yet delivered (pending or failed), by ID. */
+  get outbox(): Map<number, OutboxMail> {
+    return this.entities.outbox.byKey;
+  }
+  get attachments(): Map<number, Attachment> {
+    return this.entities.attachments.byId;
+  }
+  /** pathId -> attachment ID. */
+  get attachmentByPath(): Map<string, number> {
+    return this.entities.attachments.byPath;
+  }
+  /** realmId -> bytes of every stored upload of the realm. */
+  get uploadSpaceByRealm(): Map<number, number> {
+    return this.entities.attachments.spaceByRealm;
+  }
+
   /**
    * Sorted active subscribers per channel, built on first use and dropped when the
    * channel's subscriptions or any user's activity change: register and GET
@@ -209,7 +313,6 @@ export class StoreState {
   readonly #activeSubscriberLists = new Map<number, readonly number[]>();
   /** Members of role-based system groups, by group ID; dropped on any user or group change (rare next to reads). */
   readonly #systemGroupMembers = new Map<number, readonly number[]>();
-  readonly groups = new Map<number, UserGroup>();
   /**
    * Register's recent_private_conversations per user, with the version of the user's
    * `dm` bitmap it was computed from: building it reads the metadata of up to 1000
@@ -230,53 +333,25 @@ export class StoreState {
   readonly conversations: Conversations;
   /** Per-user topic policies (read per user on demand, cached). */
   readonly userTopics: UserTopicPolicies;
-  /** userId -> the user's stored settings (only users who differ from Zulip's defaults). */
-  readonly userSettings = new Map<number, UserSettingsRecord>();
-  /** realmId -> the organization's defaults for new users (only realms that set any). */
-  readonly realmSettingDefaults = new Map<number, RealmSettingDefaultsRecord>();
-  /** Every scheduled message (pending, failed or delivered), by ID. */
-  readonly scheduledMessages = new Map<number, ScheduledMessage>();
-  /**
-   * userId -> presence. The one map that is ahead of disk: pings change it at once and
-   * flushPresence (actions/presence.ts) writes the changed records every few seconds.
-   */
-  readonly presence = new Map<number, PresenceRecord>();
   /** Users whose presence changed since the last flush. */
   readonly presenceDirty = new Set<number>();
-  /** realmId -> its presence changes in sequence order (queries/presence.ts). */
-  readonly presenceLogs = new Map<number, PresenceLog>();
   /** The last presence sequence number handed out (one sequence for every realm: monotonic in each). */
   presenceSeq = 0;
   /** Durable bound on presenceSeq: no number above it was handed out before a crash. */
   presenceSeqCeiling = 0;
-  /** Every realm's code playgrounds, by ID. */
-  readonly playgrounds = new Map<number, Playground>();
-  /** Every realm's custom emoji (deactivated ones too), by ID. */
-  readonly realmEmoji = new Map<number, RealmEmoji>();
-  /** userId -> draftId -> the user's stored drafts. */
-  readonly draftsByUser = new Map<number, Map<number, Draft>>();
-  /** userId -> savedSnippetId -> the user's saved snippets. */
-  readonly snippetsByUser = new Map<number, Map<number, SavedSnippet>>();
-  /** Every client device, by ID. */
-  readonly devices = new Map<number, Device>();
-  /** userId -> IDs of the user's devices (push candidates are found here, not among all users). */
-  readonly devicesByUser = new Map<number, Set<number>>();
-  /** Every invitation (pending, used or revoked), by ID. */
-  readonly invites = new Map<number, Invite>();
-  /** Confirmation key -> invitation ID. */
-  readonly inviteByKey = new Map<string, number>();
-  /** Confirmation key -> requested email change. */
-  readonly emailChanges = new Map<string, EmailChange>();
-  /** Mail not yet delivered (pending or failed), by ID. */
-  readonly outbox = new Map<number, OutboxMail>();
-  /** Every uploaded file's record, by ID. */
-  readonly attachments = new Map<number, Attachment>();
-  /** pathId -> attachment ID. */
-  readonly attachmentByPath = new Map<string, number>();
-  /** realmId -> bytes of every stored upload of the realm (Zulip's currently_used_upload_space_bytes). */
-  readonly uploadSpaceByRealm = new Map<number, number>();
-  /** Bumped per user on any subscription change: invalidates derived caches. */
-  readonly subscriptionVersion = new Map<number, number>();
+  /**
+   * Every cache derived from the entity indexes, by name: a reload clears each (a
+   * cache built from the undone write's effects must not survive it).
+   */
+  readonly #derivedCaches: Readonly<Record<string, Clearable>> = {
+    activeSubscriberLists: this.#activeSubscriberLists,
+    mutedChannels: { clear: () => this.#mutedChannels.clear() },
+    systemGroupMembers: this.#systemGroupMembers,
+    systemGroupIds: { clear: () => (this.#systemGroupIds = null) },
+    recentConversations: this.recentConversationsCache,
+    conversations: { clear: () => this.conversations.clear() },
+    userTopics: { clear: () => this.userTopics.clear() },
+  };
 
   readonly #listeners = new Set<(batch: EventBatch) => void>();
   readonly #changeListeners = new Set<(changes: ChangeSet) => void>();
@@ -666,42 +741,15 @@ export class StoreState {
     return this.counters.nextMessageId - 1;
   }
 
-  // ---- in-memory index maintenance (called from afterCommit callbacks and at load) ----
+  // ---- in-memory index maintenance (called from afterCommit callbacks); see index/entities ----
 
   indexRealm(realm: Realm): void {
-    this.realms.set(realm.id, realm);
-    this.realmBySubdomain.set(realm.subdomain, realm.id);
+    this.entities.realms.add(realm);
   }
 
-  indexUser(user: User, previous?: User): void {
-    if (previous === undefined || previous.isActive !== user.isActive) this.#activeSubscriberLists.clear();
-    if (previous === undefined || previous.isActive !== user.isActive || previous.role !== user.role)
-      this.#systemGroupMembers.clear();
-    if (previous) {
-      const named = this.usersByName.get(nameKey(previous.realmId, previous.fullName));
-      if (named) {
-        const rest = named.filter((id) => id !== previous.id);
-        if (rest.length > 0) this.usersByName.set(nameKey(previous.realmId, previous.fullName), rest);
-        else this.usersByName.delete(nameKey(previous.realmId, previous.fullName));
-      }
-      this.userByEmail.delete(emailKey(previous.realmId, previous.email));
-      this.userByEmail.delete(emailKey(previous.realmId, previous.deliveryEmail));
-      this.userByApiKey.delete(previous.apiKey);
-    }
-    this.users.set(user.id, user);
-    let ofRealm = this.#usersByRealm.get(user.realmId);
-    if (!ofRealm) this.#usersByRealm.set(user.realmId, (ofRealm = new Set()));
-    ofRealm.add(user.id);
-    if (user.isBot) {
-      let bots = this.#botsByRealm.get(user.realmId);
-      if (!bots) this.#botsByRealm.set(user.realmId, (bots = new Set()));
-      bots.add(user.id);
-    }
-    this.userByEmail.set(emailKey(user.realmId, user.deliveryEmail), user.id);
-    this.userByEmail.set(emailKey(user.realmId, user.email), user.id);
-    this.userByApiKey.set(user.apiKey, user.id);
-    const named = this.usersByName.get(nameKey(user.realmId, user.fullName)) ?? [];
-    if (!named.includes(user.id)) this.usersByName.set(nameKey(user.realmId, user.fullName), [...named, user.id]);
+  /** Indexes a new user or a new version of one (the index finds the version it replaces). */
+  indexUser(user: User): void {
+    this.entities.users.add(user);
   }
 
   /** A user's effective settings: Zulip's defaults overlaid with what is stored. */
@@ -756,186 +804,82 @@ export class StoreState {
 
   /** The realm's bot IDs (active or not); live, do not mutate. */
   botsOfRealm(realmId: number): ReadonlySet<number> {
-    return this.#botsByRealm.get(realmId) ?? EMPTY_IDS;
+    return this.entities.users.botsOf(realmId);
   }
 
   /** Every user ID of the realm (active or not); live, do not mutate. */
   usersOfRealm(realmId: number): ReadonlySet<number> {
-    return this.#usersByRealm.get(realmId) ?? EMPTY_IDS;
+    return this.entities.users.ofRealm(realmId);
   }
 
-  indexChannel(channel: Channel, previousName?: string): void {
-    if (previousName !== undefined) this.channelByName.delete(channelKey(channel.realmId, previousName));
-    this.channels.set(channel.id, channel);
-    this.channelByName.set(channelKey(channel.realmId, channel.name), channel.id);
-    if (!this.subscribers.has(channel.id)) this.subscribers.set(channel.id, new Set());
+  indexChannel(channel: Channel): void {
+    this.entities.channels.add(channel);
   }
 
   indexSubscription(sub: Subscription): void {
-    let byChannel = this.subsByUser.get(sub.userId);
-    if (!byChannel) this.subsByUser.set(sub.userId, (byChannel = new Map()));
-    byChannel.set(sub.channelId, sub);
-    let set = this.subscribers.get(sub.channelId);
-    if (!set) this.subscribers.set(sub.channelId, (set = new Set()));
-    if (sub.active) set.add(sub.userId);
-    else set.delete(sub.userId);
-    this.#activeSubscriberLists.delete(sub.channelId);
-    this.subscriptionVersion.set(sub.userId, (this.subscriptionVersion.get(sub.userId) ?? 0) + 1);
+    this.entities.subscriptions.add(sub);
   }
 
+  /**
+   * After a failed batch: every registered index (but one ahead of disk) and every
+   * derived cache forgets, and the entity tables are loaded again.
+   */
   #reload(): void {
-    for (const map of [
-      this.realms,
-      this.realmBySubdomain,
-      this.users,
-      this.#usersByRealm,
-      this.#botsByRealm,
-      this.userByEmail,
-      this.userByApiKey,
-      this.usersByName,
-      this.channels,
-      this.channelByName,
-      this.subsByUser,
-      this.subscribers,
-      this.groups,
-      this.userSettings,
-      this.realmSettingDefaults,
-      this.scheduledMessages,
-      this.draftsByUser,
-      this.snippetsByUser,
-      this.playgrounds,
-      this.devices,
-      this.devicesByUser,
-      this.realmEmoji,
-      this.invites,
-      this.inviteByKey,
-      this.emailChanges,
-      this.outbox,
-      this.attachments,
-      this.attachmentByPath,
-      this.uploadSpaceByRealm,
-    ] as Map<unknown, unknown>[]) {
-      map.clear();
-    }
-    this.#activeSubscriberLists.clear();
-    this.#mutedChannels.clear();
-    this.#systemGroupMembers.clear();
-    this.#systemGroupIds = null;
-    this.recentConversationsCache.clear();
-    this.conversations.clear();
-    this.userTopics.clear();
-    for (const [userId, version] of this.subscriptionVersion) this.subscriptionVersion.set(userId, version + 1);
+    for (const index of Object.values(this.entities) as EntityIndex<unknown>[])
+      if (index.aheadOfDisk !== true) index.clear();
+    for (const cache of Object.values(this.#derivedCaches)) cache.clear();
     this.bitmaps.clearCache();
     this.#load();
   }
 
-  /** Loaders of the registry's entity tables (storage/tables.ts), keyed by table. */
-  readonly #loaders: Partial<Record<TableName, (value: unknown) => void>> = {
-    realms: (v) => this.indexRealm(v as Realm),
-    users: (v) => this.indexUser(v as User),
-    channels: (v) => this.indexChannel(v as Channel),
-    subscriptions: (v) => this.indexSubscription(v as Subscription),
-    groups: (v) => this.indexGroup(v as UserGroup),
-    userSettings: (v) => this.userSettings.set((v as UserSettingsRecord).userId, v as UserSettingsRecord),
-    realmSettingDefaults: (v) =>
-      this.realmSettingDefaults.set((v as RealmSettingDefaultsRecord).realmId, v as RealmSettingDefaultsRecord),
-    scheduledMessages: (v) => this.indexScheduledMessage(v as ScheduledMessage),
-    // Presence is not cleared by a reload: memory may be newer than disk (see the field).
-    presence: (v) => {
-      const record = v as PresenceRecord;
-      const current = this.presence.get(record.userId);
-      if (!current || current.lastUpdateId < record.lastUpdateId) this.indexPresence(record);
-      this.presenceSeq = Math.max(this.presenceSeq, record.lastUpdateId);
-    },
-    playgrounds: (v) => this.playgrounds.set((v as Playground).id, v as Playground),
-    realmEmoji: (v) => this.realmEmoji.set((v as RealmEmoji).id, v as RealmEmoji),
-    drafts: (v) => this.indexDraft(v as Draft),
-    savedSnippets: (v) => this.indexSavedSnippet(v as SavedSnippet),
-    devices: (v) => this.indexDevice(v as Device),
-    invites: (v) => this.indexInvite(v as Invite),
-    emailChanges: (v) => this.emailChanges.set((v as EmailChange).key, v as EmailChange),
-    outbox: (v) => this.outbox.set((v as OutboxMail).id, v as OutboxMail),
-    attachments: (v) => this.indexAttachment(v as Attachment),
-  };
-
   indexInvite(invite: Invite): void {
-    this.invites.set(invite.id, invite);
-    this.inviteByKey.set(invite.key, invite.id);
+    this.entities.invites.add(invite);
   }
 
   indexAttachment(attachment: Attachment): void {
-    const previous = this.attachments.get(attachment.id);
-    const delta = attachment.size - (previous?.size ?? 0);
-    this.attachments.set(attachment.id, attachment);
-    this.attachmentByPath.set(attachment.pathId, attachment.id);
-    this.uploadSpaceByRealm.set(attachment.realmId, (this.uploadSpaceByRealm.get(attachment.realmId) ?? 0) + delta);
+    this.entities.attachments.add(attachment);
   }
 
   unindexAttachment(attachment: Attachment): void {
-    if (!this.attachments.delete(attachment.id)) return;
-    this.attachmentByPath.delete(attachment.pathId);
-    this.uploadSpaceByRealm.set(
-      attachment.realmId,
-      (this.uploadSpaceByRealm.get(attachment.realmId) ?? 0) - attachment.size,
-    );
+    this.entities.attachments.remove(attachment);
   }
 
   /** Sets a user's presence record and logs the change for "changed since" queries. */
   indexPresence(record: PresenceRecord): void {
-    this.presence.set(record.userId, record);
-    let log = this.presenceLogs.get(record.realmId);
-    if (!log) this.presenceLogs.set(record.realmId, (log = new PresenceLog()));
-    log.append(record.lastUpdateId, record.userId);
+    this.entities.presence.add(record);
   }
 
   indexDraft(draft: Draft): void {
-    let mine = this.draftsByUser.get(draft.userId);
-    if (!mine) this.draftsByUser.set(draft.userId, (mine = new Map()));
-    mine.set(draft.id, draft);
+    this.entities.drafts.add(draft);
   }
 
   unindexDraft(userId: number, draftId: number): void {
-    const mine = this.draftsByUser.get(userId);
-    mine?.delete(draftId);
-    if (mine?.size === 0) this.draftsByUser.delete(userId);
+    this.entities.drafts.removeKey(userId, draftId);
   }
 
   indexSavedSnippet(snippet: SavedSnippet): void {
-    let mine = this.snippetsByUser.get(snippet.userId);
-    if (!mine) this.snippetsByUser.set(snippet.userId, (mine = new Map()));
-    mine.set(snippet.id, snippet);
+    this.entities.savedSnippets.add(snippet);
   }
 
   unindexSavedSnippet(userId: number, snippetId: number): void {
-    const mine = this.snippetsByUser.get(userId);
-    mine?.delete(snippetId);
-    if (mine?.size === 0) this.snippetsByUser.delete(userId);
+    this.entities.savedSnippets.removeKey(userId, snippetId);
   }
 
   indexDevice(device: Device): void {
-    this.devices.set(device.id, device);
-    let mine = this.devicesByUser.get(device.userId);
-    if (!mine) this.devicesByUser.set(device.userId, (mine = new Set()));
-    mine.add(device.id);
+    this.entities.devices.add(device);
   }
 
   unindexDevice(device: Device): void {
-    this.devices.delete(device.id);
-    const mine = this.devicesByUser.get(device.userId);
-    mine?.delete(device.id);
-    if (mine?.size === 0) this.devicesByUser.delete(device.userId);
+    this.entities.devices.remove(device);
   }
 
   indexScheduledMessage(scheduled: ScheduledMessage): void {
-    this.scheduledMessages.set(scheduled.id, scheduled);
+    this.entities.scheduledMessages.add(scheduled);
   }
 
   indexGroup(group: UserGroup): void {
-    this.groups.set(group.id, group);
-    this.#systemGroupMembers.clear();
-    this.#systemGroupIds = null;
+    this.entities.groups.add(group);
   }
-
   /** The realm's system group with that role name ("role:members", ...), if any. */
   systemGroupIdOf(realmId: number, role: string): number | undefined {
     if (this.#systemGroupIds === null) {
@@ -958,20 +902,23 @@ export class StoreState {
     return list;
   }
 
-  /** Loads every entity table of the registry, in registry order (realms before users before channels...). */
-  /** `atOpen`: the first load of this process, when the table pages may not be in memory. */
+  /**
+   * Loads every entity table into its index, in table order (realms before users before
+   * channels...). `atOpen`: the first load of this process, when the table pages may not
+   * be in memory.
+   */
   #load(atOpen = false): void {
     for (const name of TABLE_NAMES) {
       const spec = TABLE_SPECS[name];
       if (spec.role !== "entity") continue;
-      const load = this.#loaders[name];
-      if (!load) throw new StorageError(`no loader for entity table ${name}`);
+      const index = this.entities[name as EntityTableName] as EntityIndex<unknown>;
       if (atOpen && name === "subscriptions") this.#prefetchSubscriptions();
       const db = this.tables[name] as unknown as {
         getRange(options?: { start?: number }): Iterable<{ value: unknown }>;
       };
-      for (const { value } of db.getRange(spec.keys === "id" ? { start: FIRST_ID } : {})) load(value);
+      for (const { value } of db.getRange(spec.keys === "id" ? { start: FIRST_ID } : {})) index.add(value);
     }
+    this.presenceSeq = Math.max(this.presenceSeq, this.entities.presence.highestSeq);
   }
 
   /**
@@ -1005,16 +952,5 @@ export class StoreState {
 /** Meta key of the durable presence sequence bound (see presenceSeqCeiling). */
 export const PRESENCE_CEILING_KEY = "presenceSeqCeiling";
 
-export function emailKey(realmId: number, email: string): string {
-  return `${realmId}:${email.trim().toLowerCase()}`;
-}
-
-export function nameKey(realmId: number, fullName: string): string {
-  return `${realmId}:${fullName.trim().toLowerCase()}`;
-}
-
-export function channelKey(realmId: number, name: string): string {
-  return `${realmId}:${foldName(name.trim())}`;
-}
-
+export { channelKey, emailKey, nameKey } from "./index/keys.js";
 export { userTopicKey } from "./index/user-topics.js";

@@ -135,7 +135,7 @@ export function regenerateApiKey(state: StoreState, userId: number): string {
   const next: User = { ...user, apiKey: generateApiKey() };
   state.write((ctx) => {
     state.tables.users.putSync(next.id, next);
-    ctx.afterCommit(() => state.indexUser(next, user));
+    ctx.afterCommit(() => state.indexUser(next));
     ctx.changed({ kind: "user", id: next.id, fields: ["apiKey"] });
   });
   return next.apiKey;
@@ -148,7 +148,7 @@ export function setCanChangeUserEmails(state: StoreState, userId: number, value:
   const next: User = { ...user, canChangeUserEmails: value };
   state.write((ctx) => {
     state.tables.users.putSync(next.id, next);
-    ctx.afterCommit(() => state.indexUser(next, user));
+    ctx.afterCommit(() => state.indexUser(next));
     ctx.changed({ kind: "user", id: next.id, fields: ["canChangeUserEmails"] });
   });
   return next;

@@ -173,7 +173,7 @@ export function updateSettings(state: StoreState, actorId: number, input: Update
       );
     if (userChanged) {
       state.tables.users.putSync(next.id, next);
-      ctx.afterCommit(() => state.indexUser(next, actor));
+      ctx.afterCommit(() => state.indexUser(next));
       if (next.timezone !== actor.timezone)
         ctx.emit(
           { type: "user_settings", op: "update", userIds: [actor.id], property: "timezone", value: next.timezone },

@@ -38,7 +38,7 @@ export function checkNewEmail(state: StoreState, user: User, email: string): str
 export function writeEmailChange(state: StoreState, ctx: WriteContext, before: User, email: string): User {
   const next: User = { ...before, email, deliveryEmail: email };
   state.tables.users.putSync(next.id, next);
-  ctx.afterCommit(() => state.indexUser(next, before));
+  ctx.afterCommit(() => state.indexUser(next));
   const everyone = () => realmAudience(state, next.realmId);
   ctx.emit({ type: "realm_user", op: "update", userId: next.id, changes: { deliveryEmail: email } }, everyone);
   ctx.emit({ type: "realm_user", op: "update", userId: next.id, changes: { avatarOf: next } }, everyone);

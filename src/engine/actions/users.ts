@@ -258,7 +258,7 @@ export function updateUser(state: StoreState, actorId: number, targetId: number,
   }
   return state.write((ctx) => {
     state.tables.users.putSync(next.id, next);
-    ctx.afterCommit(() => state.indexUser(next, target));
+    ctx.afterCommit(() => state.indexUser(next));
     emitUserUpdates(state, ctx, target, next);
     emitVisibilityChanges(state, ctx, target, next);
     return email === undefined ? next : writeEmailChange(state, ctx, next, email);
@@ -301,7 +301,7 @@ export function setUserActive(state: StoreState, userId: number, active: boolean
     if (!active)
       for (const id of state.devicesByUser.get(userId) ?? []) deleteDeviceInTxn(state, ctx, state.devices.get(id)!);
     ctx.afterCommit(() => {
-      state.indexUser(next, user);
+      state.indexUser(next);
       for (const sub of subs) state.indexSubscription(sub);
     });
     emitUserUpdates(state, ctx, user, next);

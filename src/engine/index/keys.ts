@@ -93,3 +93,18 @@ export type StoredFlag =
   | "dm"
   /** Messages a mobile notification is showing (Zulip's flag of that name): read ones get a removal. */
   | "active_mobile_push_notification";
+
+/** `${realmId}:${lowercased email}`: users by API or delivery email. */
+export function emailKey(realmId: number, email: string): string {
+  return `${realmId}:${email.trim().toLowerCase()}`;
+}
+
+/** `${realmId}:${lowercased full name}`: users by name. */
+export function nameKey(realmId: number, fullName: string): string {
+  return `${realmId}:${fullName.trim().toLowerCase()}`;
+}
+
+/** `${realmId}:${folded name}`: channels by name. */
+export function channelKey(realmId: number, name: string): string {
+  return `${realmId}:${foldName(name.trim())}`;
+}

@@ -126,7 +126,7 @@ export interface TableSpec {
  * Tables without an entry here does not compile, so open, reload, verify and the test
  * fingerprint (which all iterate this) cannot miss it.
  */
-export const TABLE_SPECS: Readonly<Record<TableName, TableSpec>> = {
+export const TABLE_SPECS = {
   meta: { db: "meta", role: "state", keys: "msgpack", values: "msgpack", change: null },
   realms: { db: "realms", role: "entity", keys: "id", values: "msgpack", change: "realm" },
   users: { db: "users", role: "entity", keys: "id", values: "msgpack", change: "user" },
@@ -193,9 +193,17 @@ export const TABLE_SPECS: Readonly<Record<TableName, TableSpec>> = {
   outbox: { db: "outbox", role: "entity", keys: "id", values: "msgpack", change: "mail" },
   // Uploaded files' records; the bytes are files under DATA/uploads (src/uploads).
   attachments: { db: "attachments", role: "entity", keys: "id", values: "msgpack", change: "attachment" },
-};
+} as const satisfies Readonly<Record<TableName, TableSpec>>;
 
 export const TABLE_NAMES = Object.keys(TABLE_SPECS) as TableName[];
+
+/**
+ * The tables loaded into memory (role "entity"): each has an in-memory index in the
+ * entity registry (index/entities/registry.ts), whose type is keyed by this.
+ */
+export type EntityTableName = {
+  [T in TableName]: (typeof TABLE_SPECS)[T]["role"] extends "entity" ? T : never;
+}[TableName];
 
 /**
  * lmdb-js options (read by its native open, absent from its typings) bounding how many
