@@ -1,16 +1,17 @@
 /**
  * @module state
- * The store's in-memory state and its one write path. Entities whose number does not
+ * The store's in-memory state. Entities whose number does not
  * grow with the history (realms, users, channels, subscriptions, groups, ...) are held
  * in memory, loaded at open. What grows with it stays in LMDB and is read on demand
  * into bounded caches: messages, bitmaps, direct-message conversations and per-user
  * topic policies (index/conversations.ts, index/user-topics.ts), so that opening a
  * store and its heap do not grow with the number of messages.
  *
- * Invariant: every change goes through `write()`, which runs one synchronous LMDB
- * transaction. In-memory entity maps are changed only by `afterCommit` callbacks, and
- * bitmap changes are rolled back if the transaction throws, so a failed call changes
- * nothing anywhere.
+ * Invariant: every change goes through `write()`, which the write coordinator
+ * (write-coordinator.ts) runs as one synchronous LMDB transaction. In-memory entity
+ * indexes (index/entities) are changed only by `afterCommit` callbacks, and bitmap
+ * changes are rolled back if the transaction throws, so a failed call changes nothing
+ * anywhere.
  */
 import { BitmapStore } from "./index/bitmap-store.js";
 import { MessageConversations } from "./index/message-conversations.js";
@@ -22,14 +23,12 @@ import { createEntityIndexes, type EntityRegistry } from "./index/entities/regis
 import type { MessageRenderer, RenderFailure } from "./render.js";
 import {
   FIRST_ID,
-  forgetUncommittedStructures,
   OLDEST_SCHEMA_VERSION,
   openTables,
   SCHEMA_VERSION,
   TABLE_NAMES,
   TABLE_SPECS,
   type EntityTableName,
-  type TableName,
   type Tables,
 } from "./storage/tables.js";
 import {
@@ -60,32 +59,10 @@ import {
   type Settings,
   type UserSettingsRecord,
 } from "./settings/defaults.js";
-import type { Audience, Delivery, EngineEvent, EventBatch } from "./events/types.js";
-import { encodeChangeSet, logEntryOf, trimChangeLog, type ChangeLogEntry } from "./events/change-log.js";
-import { ChangeSetBuilder, changesOfEvent, everythingChanged } from "./events/change-set.js";
+import type { EventBatch } from "./events/types.js";
 import type { Change, ChangeSet } from "./events/change-set.js";
 import { getMessageRecord } from "./storage/message-records.js";
-
-export interface Counters {
-  nextMessageId: number;
-  nextRealmId: number;
-  nextUserId: number;
-  nextChannelId: number;
-  nextGroupId: number;
-  nextConversationId: number;
-  /** The next change-log sequence number (one per committed write that changed anything). */
-  nextChangeSeq: number;
-  nextScheduledMessageId: number;
-  nextPlaygroundId: number;
-  nextRealmEmojiId: number;
-  nextDraftId: number;
-  nextSavedSnippetId: number;
-  nextDeviceId: number;
-  nextPushOutboxId: number;
-  nextInviteId: number;
-  nextMailId: number;
-  nextAttachmentId: number;
-}
+import { WriteCoordinator, type Counters, type WriteContext } from "./write-coordinator.js";
 
 export interface StoreOptions {
   /**
@@ -116,60 +93,12 @@ export interface StoreOptions {
   readonly checkChanges?: boolean;
 }
 
-/** During a write: defer work to after the commit, and queue events. */
-export interface WriteContext {
-  /** Runs after a successful commit, in order (in-memory maps change only here). */
-  afterCommit(fn: () => void): void;
-  /**
-   * Queues an event, released to listeners after the commit and after every
-   * afterCommit callback; its audience is computed then, on the committed state.
-   */
-  emit(event: EngineEvent, audience: () => Audience): void;
-  /**
-   * Declares a change that no emitted event names (events/change-set.ts): what the
-   * write's event says changed is recorded by emit already.
-   */
-  changed(change: Change): void;
-}
-
 /** How many background reads prefetch the subscriptions table at open (LMDB runs them on libuv's threads). */
 const PREFETCH_STRIPES = 16;
 /** ...when the table spans at least this many leaf pages (2 MB; the 10M bench store's: 3,181). */
 const PREFETCH_MIN_LEAF_PAGES = 512;
 /** Bounds the muted-channel lists kept by mutedChannelsOf (cleared when full; rebuilding is cheap). */
 const MAX_MUTED_CHANNEL_USERS = 100_000;
-
-type PendingEvent = readonly [EngineEvent, () => Audience];
-
-/** What one write (or one batch, or one write of a group commit) produced. */
-class WriteUnit {
-  readonly events: PendingEvent[] = [];
-  readonly changes = new ChangeSetBuilder();
-  /** Set by logging: the write's sequence number and change set (0 and null if it changed nothing). */
-  seq = 0;
-  changeSet: ChangeSet | null = null;
-
-  context(afterCommit: (cb: () => void) => void): WriteContext {
-    return {
-      afterCommit,
-      emit: (event, audience) => {
-        this.events.push([event, audience]);
-        changesOfEvent(event, this.changes);
-      },
-      changed: (change) => this.changes.add(change),
-    };
-  }
-}
-
-/**
- * One write waiting for a group commit: `prepare` does every check (it must not
- * write) and returns the write's body, run inside the shared transaction.
- */
-interface GroupedWrite {
-  readonly prepare: () => (ctx: WriteContext) => unknown;
-  readonly resolve: (value: unknown) => void;
-  readonly reject: (error: unknown) => void;
-}
 
 export class StoreState {
   readonly tables: Tables;
@@ -353,34 +282,40 @@ export class StoreState {
     userTopics: { clear: () => this.userTopics.clear() },
   };
 
-  readonly #listeners = new Set<(batch: EventBatch) => void>();
-  readonly #changeListeners = new Set<(changes: ChangeSet) => void>();
   readonly #renderFailureListeners = new Set<(failure: RenderFailure) => void>();
-  readonly #rollbackListeners = new Set<() => void>();
-  readonly #commitHook: (() => void) | undefined;
-  readonly #onListenerError: (error: unknown) => void;
   counters: Counters;
-  #inWrite = false;
-  /** The running batch() (or group-commit write), whose actions' events and changes it collects. */
-  #batch: WriteUnit | null = null;
-  /** With checkChanges: the tables written by the running write unit. */
-  readonly #written: Set<TableName> | null;
-  /** Writes waiting for the next group commit (see writeGrouped). */
-  #grouped: GroupedWrite[] = [];
-  #groupScheduled = false;
+  /** The write path (write-coordinator.ts): every write, batch and listener goes through it. */
+  readonly #writes: WriteCoordinator;
 
   constructor(dir: string, renderer: MessageRenderer, options: StoreOptions) {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the write host's counters accessors
+    const state = this;
     this.tables = openTables(dir, { noSync: options.noSync ?? false });
     this.bitmaps = new BitmapStore(this.tables, options.bitmapCacheBytes);
     this.conversations = new Conversations(this.tables);
     this.userTopics = new UserTopicPolicies(this.tables);
     this.renderer = renderer;
     this.now = options.now ?? (() => Math.floor(Date.now() / 1000));
-    this.#commitHook = options.commitHook;
-    this.#onListenerError =
-      options.onListenerError ?? ((error) => console.error("parley engine: event listener failed", error));
-    const checkChanges = options.checkChanges ?? process.env["PARLEY_CHECK_CHANGES"] === "1";
-    this.#written = checkChanges ? this.#trackTableWrites() : null;
+    this.#writes = new WriteCoordinator(
+      {
+        tables: this.tables,
+        bitmaps: this.bitmaps,
+        get counters() {
+          return state.counters;
+        },
+        set counters(counters) {
+          state.counters = counters;
+        },
+        now: this.now,
+        forgetUncommitted: () => {
+          this.messageConversations.clear();
+          this.conversations.clear();
+          this.userTopics.clear();
+        },
+        reload: () => this.#reload(),
+      },
+      options,
+    );
     const version = this.tables.meta.get("schemaVersion");
     if (
       version !== undefined &&
@@ -428,281 +363,44 @@ export class StoreState {
     this.presenceSeqCeiling = this.presenceSeq;
   }
 
-  /** Runs `fn` as one LMDB write transaction; see the module invariant. */
+  /** Runs `fn` as one LMDB write transaction (write-coordinator.ts). */
   write<T>(fn: (ctx: WriteContext) => T): T {
-    // Inside a batch, each action's changes become visible at once (later actions of
-    // the batch depend on them); batch() restores everything if the whole fails, and
-    // releases the batch's events only after it commits.
-    const batch = this.#batch;
-    if (batch) return fn(batch.context((cb) => cb()));
-    if (this.#inWrite) throw new StorageError("nested write transaction");
-    const after: (() => void)[] = [];
-    const unit = new WriteUnit();
-    const result = this.#transaction(
-      () => {
-        this.#written?.clear();
-        const value = fn(unit.context((cb) => after.push(cb)));
-        this.#logChanges(unit);
-        return value;
-      },
-      () => undefined,
-    );
-    for (const cb of after) cb();
-    this.#release(unit);
-    return result;
+    return this.#writes.write(fn);
   }
 
-  /**
-   * Group commit: queues a write to share one LMDB transaction, and so one fsync, with
-   * every other grouped write that arrives before the queue is flushed (on the next
-   * turn of the event loop; writes that arrive while a commit blocks the thread wait in
-   * the sockets and join the one after). The promise settles only after the shared
-   * commit returned, so an acknowledgement still means durable.
-   *
-   * Writes run in arrival order, each seeing the ones before it (as batch() does, their
-   * afterCommit callbacks run at once; memory is reloaded if the commit fails). Each
-   * keeps its own change-log entry and event batch, released after the commit. A
-   * refusal from `prepare` rejects that write alone; a body that throws, or a failed
-   * commit, undoes the whole group, after which a body error reruns the others each in
-   * its own write, and a commit failure rejects every write of the group.
-   */
+  /** Queues a write for the next group commit (write-coordinator.ts). */
   writeGrouped<T>(prepare: () => (ctx: WriteContext) => T): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.#grouped.push({ prepare, resolve: resolve as (value: unknown) => void, reject });
-      if (this.#groupScheduled) return;
-      this.#groupScheduled = true;
-      setImmediate(() => this.#flushGrouped());
-    });
+    return this.#writes.writeGrouped(prepare);
   }
 
-  #flushGrouped(): void {
-    this.#groupScheduled = false;
-    const group = this.#grouped.splice(0);
-    if (group.length === 1) return this.#writeAlone(group[0]!);
-    const outcomes: ({ ok: true; value: unknown; unit: WriteUnit } | { ok: false; error: unknown })[] = [];
-    let bodyFailed = false;
-    try {
-      this.#transaction(
-        () => {
-          for (const entry of group) {
-            let body: (ctx: WriteContext) => unknown;
-            try {
-              body = entry.prepare();
-            } catch (error) {
-              outcomes.push({ ok: false, error });
-              continue;
-            }
-            const unit = new WriteUnit();
-            this.#batch = unit;
-            this.#written?.clear();
-            try {
-              const value = body(unit.context((cb) => cb()));
-              this.#logChanges(unit);
-              outcomes.push({ ok: true, value, unit });
-            } catch (error) {
-              bodyFailed = true;
-              throw error;
-            } finally {
-              this.#batch = null;
-            }
-          }
-        },
-        () => this.#reload(),
-      );
-    } catch (error) {
-      if (!bodyFailed) {
-        for (const entry of group) entry.reject(error);
-        return;
-      }
-      // A body failed half-way: the group was undone; each write now runs on its own,
-      // so that only the failing one fails.
-      for (const entry of group) this.#writeAlone(entry);
-      return;
-    }
-    group.forEach((entry, i) => {
-      const outcome = outcomes[i]!;
-      if (!outcome.ok) return entry.reject(outcome.error);
-      this.#release(outcome.unit);
-      entry.resolve(outcome.value);
-    });
-  }
-
-  #writeAlone(entry: GroupedWrite): void {
-    try {
-      const body = entry.prepare();
-      entry.resolve(this.write(body));
-    } catch (error) {
-      entry.reject(error);
-    }
-  }
-
-  /**
-   * Runs many actions as one transaction (bulk loads): bitmap chunks are written once
-   * per batch instead of once per action. If anything throws, nothing is committed,
-   * no event is released, and the in-memory state is reloaded from disk.
-   */
+  /** Runs many actions as one transaction (write-coordinator.ts). */
   batch<T>(fn: () => T): T {
-    if (this.#inWrite || this.#batch) throw new StorageError("nested batch");
-    const unit = new WriteUnit();
-    const result = this.#transaction(
-      () => {
-        this.#batch = unit;
-        this.#written?.clear();
-        try {
-          const value = fn();
-          this.#logChanges(unit);
-          return value;
-        } finally {
-          this.#batch = null;
-        }
-      },
-      () => this.#reload(),
-    );
-    this.#release(unit);
-    return result;
+    return this.#writes.batch(fn);
   }
 
-  /**
-   * One LMDB transaction: `body`, then counters and dirty bitmap chunks. Memory is
-   * never ahead of disk: bitmap mutations, counters and the record encoders' shared
-   * structures are undone exactly if anything fails, including the commit itself, and
-   * derived caches are told to forget.
-   */
-  #transaction<T>(body: () => T, onFailure: () => void): T {
-    const savedCounters = { ...this.counters };
-    this.#inWrite = true;
-    let failed = false;
-    try {
-      const value = this.tables.env.transactionSync(() => {
-        const inner = body();
-        this.tables.meta.putSync("counters", this.counters);
-        this.tables.meta.putSync("schemaVersion", SCHEMA_VERSION);
-        this.bitmaps.writeDirty();
-        this.#commitHook?.();
-        return inner;
-      });
-      this.bitmaps.committed();
-      return value;
-    } catch (error) {
-      this.bitmaps.rollback();
-      this.messageConversations.clear();
-      // Reads inside the failed transaction may have cached what it wrote.
-      this.conversations.clear();
-      this.userTopics.clear();
-      forgetUncommittedStructures(this.tables);
-      this.counters = savedCounters;
-      onFailure();
-      for (const listener of this.#rollbackListeners) listener();
-      failed = true;
-      throw error;
-    } finally {
-      this.#inWrite = false;
-      // Whatever was derived from the undone write's in-memory effects must go (listeners
-      // run outside the write: they may read, or write, the store).
-      if (failed) this.#releaseChanges(everythingChanged());
-    }
-  }
-
-  /**
-   * Writes the change-log entry of a write that changed anything (its events and its
-   * change set) and sets the unit's sequence number and change set; nothing if it
-   * changed nothing.
-   */
-  #logChanges(unit: WriteUnit): void {
-    if (this.#written) this.#checkDeclared(unit);
-    if (unit.events.length === 0 && unit.changes.isEmpty) return;
-    unit.seq = this.allocate("nextChangeSeq");
-    unit.changeSet = unit.changes.build(unit.seq);
-    const changes = unit.events.map(([event]) => logEntryOf(event));
-    const events = unit.events.map(([event]) => event);
-    const entry: ChangeLogEntry = { at: this.now(), changes, set: encodeChangeSet(unit.changeSet, events) };
-    this.tables.changeLog.putSync(unit.seq, entry);
-    trimChangeLog(this.tables, unit.seq);
-  }
-
-  /** Fails the write if it wrote a table whose change kind it did not declare (checkChanges). */
-  #checkDeclared(unit: WriteUnit): void {
-    for (const name of this.#written ?? []) {
-      const kind = TABLE_SPECS[name].change;
-      if (kind !== null && !unit.changes.has(kind)) {
-        throw new StorageError(
-          `a write changed table ${name} but its change set names no "${kind}" change: emit an event or call ctx.changed`,
-        );
-      }
-    }
-    this.#written?.clear();
-  }
-
-  /** Records which tables the running write unit writes (checkChanges): wraps each table's write methods. */
-  #trackTableWrites(): Set<TableName> {
-    const written = new Set<TableName>();
-    for (const name of TABLE_NAMES) {
-      const db = this.tables[name] as unknown as Record<"putSync" | "removeSync", (...args: unknown[]) => unknown>;
-      for (const method of ["putSync", "removeSync"] as const) {
-        const original = db[method].bind(db);
-        db[method] = (...args: unknown[]) => {
-          if (this.#inWrite) written.add(name);
-          return original(...args);
-        };
-      }
-    }
-    return written;
-  }
-
-  /**
-   * After the commit: the change set to change listeners, then the events (audiences
-   * computed on the committed state) to event listeners; caches drop what changed
-   * before any client hears of it.
-   */
-  #release(unit: WriteUnit): void {
-    if (unit.changeSet !== null) this.#releaseChanges(unit.changeSet);
-    if (unit.events.length === 0 || this.#listeners.size === 0) return;
-    const deliveries: Delivery[] = unit.events.map(([event, audience]) => ({ event, audience: audience() }));
-    this.dispatch({ seq: unit.seq, deliveries });
-  }
-
-  #releaseChanges(changes: ChangeSet): void {
-    for (const listener of this.#changeListeners) {
-      try {
-        listener(changes);
-      } catch (error) {
-        this.#onListenerError(error);
-      }
-    }
-  }
-
-  /**
-   * Releases changes made to memory only, outside any write (presence pings: the
-   * presence table is written later by flushPresence, whose write declares them again).
-   */
+  /** Releases changes made to memory only, outside any write (presence pings). */
   changedInMemory(change: Change): void {
-    if (this.#changeListeners.size === 0) return;
-    const changes = new ChangeSetBuilder();
-    changes.add(change);
-    this.#releaseChanges(changes.build(0));
+    this.#writes.changedInMemory(change);
   }
 
   /** Subscribes to every committed write's change set (`everything` after a failed one); returns the unsubscriber. */
   onChanges(listener: (changes: ChangeSet) => void): () => void {
-    this.#changeListeners.add(listener);
-    return () => this.#changeListeners.delete(listener);
+    return this.#writes.onChanges(listener);
   }
 
-  /** Hands a batch to every listener; a failing listener is reported, not propagated (the write is committed). */
+  /** Hands a batch to every event listener (events of no write: typing, presence). */
   dispatch(batch: EventBatch): void {
-    for (const listener of this.#listeners) {
-      try {
-        listener(batch);
-      } catch (error) {
-        this.#onListenerError(error);
-      }
-    }
+    this.#writes.dispatch(batch);
   }
 
   /** Subscribes to committed events; returns the unsubscribe function. */
   onEvents(listener: (batch: EventBatch) => void): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    return this.#writes.onEvents(listener);
+  }
+
+  /** Called after a failed transaction (derived caches forget what they saw inside it). */
+  onRollback(listener: () => void): () => void {
+    return this.#writes.onRollback(listener);
   }
 
   /** Messages stored with the renderer's fallback, reported once committed. */
@@ -713,12 +411,6 @@ export class StoreState {
 
   reportRenderFailure(failure: RenderFailure): void {
     for (const listener of this.#renderFailureListeners) listener(failure);
-  }
-
-  /** Called after a failed transaction (derived caches forget what they saw inside it). */
-  onRollback(listener: () => void): () => void {
-    this.#rollbackListeners.add(listener);
-    return () => this.#rollbackListeners.delete(listener);
   }
 
   /** A message's meta, falling back to its record for data written before message_meta existed. */
@@ -953,4 +645,5 @@ export class StoreState {
 export const PRESENCE_CEILING_KEY = "presenceSeqCeiling";
 
 export { channelKey, emailKey, nameKey } from "./index/keys.js";
+export type { Counters, WriteContext } from "./write-coordinator.js";
 export { userTopicKey } from "./index/user-topics.js";

@@ -1,0 +1,419 @@
+/**
+ * @module write-coordinator
+ * The store's one write path: single writes, group commit and batches, each one LMDB
+ * transaction; the change log written inside it; and, after the commit, the release of
+ * change sets and events to listeners. It holds no entity data: StoreState (state.ts)
+ * keeps the data and delegates its writes here.
+ *
+ * Invariant: in-memory entity maps are changed only by `afterCommit` callbacks, and
+ * bitmap changes are rolled back if the transaction throws, so a failed call changes
+ * nothing anywhere (after a failed batch or group the host reloads memory from disk).
+ */
+import type { BitmapStore } from "./index/bitmap-store.js";
+import { forgetUncommittedStructures, SCHEMA_VERSION, TABLE_NAMES, TABLE_SPECS } from "./storage/tables.js";
+import type { TableName, Tables } from "./storage/tables.js";
+import { StorageError } from "./errors.js";
+import type { Audience, Delivery, EngineEvent, EventBatch } from "./events/types.js";
+import { encodeChangeSet, logEntryOf, trimChangeLog, type ChangeLogEntry } from "./events/change-log.js";
+import { ChangeSetBuilder, changesOfEvent, everythingChanged } from "./events/change-set.js";
+import type { Change, ChangeSet } from "./events/change-set.js";
+
+export interface Counters {
+  nextMessageId: number;
+  nextRealmId: number;
+  nextUserId: number;
+  nextChannelId: number;
+  nextGroupId: number;
+  nextConversationId: number;
+  /** The next change-log sequence number (one per committed write that changed anything). */
+  nextChangeSeq: number;
+  nextScheduledMessageId: number;
+  nextPlaygroundId: number;
+  nextRealmEmojiId: number;
+  nextDraftId: number;
+  nextSavedSnippetId: number;
+  nextDeviceId: number;
+  nextPushOutboxId: number;
+  nextInviteId: number;
+  nextMailId: number;
+  nextAttachmentId: number;
+}
+
+/** During a write: defer work to after the commit, and queue events. */
+export interface WriteContext {
+  /** Runs after a successful commit, in order (in-memory maps change only here). */
+  afterCommit(fn: () => void): void;
+  /**
+   * Queues an event, released to listeners after the commit and after every
+   * afterCommit callback; its audience is computed then, on the committed state.
+   */
+  emit(event: EngineEvent, audience: () => Audience): void;
+  /**
+   * Declares a change that no emitted event names (events/change-set.ts): what the
+   * write's event says changed is recorded by emit already.
+   */
+  changed(change: Change): void;
+}
+
+type PendingEvent = readonly [EngineEvent, () => Audience];
+
+/** What one write (or one batch, or one write of a group commit) produced. */
+class WriteUnit {
+  readonly events: PendingEvent[] = [];
+  readonly changes = new ChangeSetBuilder();
+  /** Set by logging: the write's sequence number and change set (0 and null if it changed nothing). */
+  seq = 0;
+  changeSet: ChangeSet | null = null;
+
+  context(afterCommit: (cb: () => void) => void): WriteContext {
+    return {
+      afterCommit,
+      emit: (event, audience) => {
+        this.events.push([event, audience]);
+        changesOfEvent(event, this.changes);
+      },
+      changed: (change) => this.changes.add(change),
+    };
+  }
+}
+
+/**
+ * One write waiting for a group commit: `prepare` does every check (it must not
+ * write) and returns the write's body, run inside the shared transaction.
+ */
+interface GroupedWrite {
+  readonly prepare: () => (ctx: WriteContext) => unknown;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/** What the coordinator writes through: the store's tables, bitmaps and counters, and its memory. */
+export interface WriteHost {
+  readonly tables: Tables;
+  readonly bitmaps: BitmapStore;
+  /** Saved before each transaction and put back if it fails. */
+  counters: Counters;
+  now(): number;
+  /** After any failed transaction: caches filled by reads inside it forget (they may hold what it wrote). */
+  forgetUncommitted(): void;
+  /** After a failed batch or group commit, whose afterCommit callbacks ran: memory is loaded again from disk. */
+  reload(): void;
+}
+
+export interface WriteCoordinatorOptions {
+  /** See StoreOptions.commitHook. */
+  readonly commitHook?: () => void;
+  readonly onListenerError?: (error: unknown) => void;
+  /** See StoreOptions.checkChanges. */
+  readonly checkChanges?: boolean;
+}
+
+export class WriteCoordinator {
+  readonly #host: WriteHost;
+  readonly #listeners = new Set<(batch: EventBatch) => void>();
+  readonly #changeListeners = new Set<(changes: ChangeSet) => void>();
+  readonly #rollbackListeners = new Set<() => void>();
+  readonly #commitHook: (() => void) | undefined;
+  readonly #onListenerError: (error: unknown) => void;
+  #inWrite = false;
+  /** The running batch() (or group-commit write), whose actions' events and changes it collects. */
+  #batch: WriteUnit | null = null;
+  /** With checkChanges: the tables written by the running write unit. */
+  readonly #written: Set<TableName> | null;
+  /** Writes waiting for the next group commit (see writeGrouped). */
+  #grouped: GroupedWrite[] = [];
+  #groupScheduled = false;
+
+  constructor(host: WriteHost, options: WriteCoordinatorOptions) {
+    this.#host = host;
+    this.#commitHook = options.commitHook;
+    this.#onListenerError =
+      options.onListenerError ?? ((error) => console.error("parley engine: event listener failed", error));
+    const checkChanges = options.checkChanges ?? process.env["PARLEY_CHECK_CHANGES"] === "1";
+    this.#written = checkChanges ? this.#trackTableWrites() : null;
+  }
+
+  /** Runs `fn` as one LMDB write transaction; see the module invariant. */
+  write<T>(fn: (ctx: WriteContext) => T): T {
+    // Inside a batch, each action's changes become visible at once (later actions of
+    // the batch depend on them); batch() restores everything if the whole fails, and
+    // releases the batch's events only after it commits.
+    const batch = this.#batch;
+    if (batch) return fn(batch.context((cb) => cb()));
+    if (this.#inWrite) throw new StorageError("nested write transaction");
+    const after: (() => void)[] = [];
+    const unit = new WriteUnit();
+    const result = this.#transaction(
+      () => {
+        this.#written?.clear();
+        const value = fn(unit.context((cb) => after.push(cb)));
+        this.#logChanges(unit);
+        return value;
+      },
+      () => undefined,
+    );
+    for (const cb of after) cb();
+    this.#release(unit);
+    return result;
+  }
+
+  /**
+   * Group commit: queues a write to share one LMDB transaction, and so one fsync, with
+   * every other grouped write that arrives before the queue is flushed (on the next
+   * turn of the event loop; writes that arrive while a commit blocks the thread wait in
+   * the sockets and join the one after). The promise settles only after the shared
+   * commit returned, so an acknowledgement still means durable.
+   *
+   * Writes run in arrival order, each seeing the ones before it (as batch() does, their
+   * afterCommit callbacks run at once; memory is reloaded if the commit fails). Each
+   * keeps its own change-log entry and event batch, released after the commit. A
+   * refusal from `prepare` rejects that write alone; a body that throws, or a failed
+   * commit, undoes the whole group, after which a body error reruns the others each in
+   * its own write, and a commit failure rejects every write of the group.
+   */
+  writeGrouped<T>(prepare: () => (ctx: WriteContext) => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#grouped.push({ prepare, resolve: resolve as (value: unknown) => void, reject });
+      if (this.#groupScheduled) return;
+      this.#groupScheduled = true;
+      setImmediate(() => this.#flushGrouped());
+    });
+  }
+
+  #flushGrouped(): void {
+    this.#groupScheduled = false;
+    const group = this.#grouped.splice(0);
+    if (group.length === 1) return this.#writeAlone(group[0]!);
+    const outcomes: ({ ok: true; value: unknown; unit: WriteUnit } | { ok: false; error: unknown })[] = [];
+    let bodyFailed = false;
+    try {
+      this.#transaction(
+        () => {
+          for (const entry of group) {
+            let body: (ctx: WriteContext) => unknown;
+            try {
+              body = entry.prepare();
+            } catch (error) {
+              outcomes.push({ ok: false, error });
+              continue;
+            }
+            const unit = new WriteUnit();
+            this.#batch = unit;
+            this.#written?.clear();
+            try {
+              const value = body(unit.context((cb) => cb()));
+              this.#logChanges(unit);
+              outcomes.push({ ok: true, value, unit });
+            } catch (error) {
+              bodyFailed = true;
+              throw error;
+            } finally {
+              this.#batch = null;
+            }
+          }
+        },
+        () => this.#host.reload(),
+      );
+    } catch (error) {
+      if (!bodyFailed) {
+        for (const entry of group) entry.reject(error);
+        return;
+      }
+      // A body failed half-way: the group was undone; each write now runs on its own,
+      // so that only the failing one fails.
+      for (const entry of group) this.#writeAlone(entry);
+      return;
+    }
+    group.forEach((entry, i) => {
+      const outcome = outcomes[i]!;
+      if (!outcome.ok) return entry.reject(outcome.error);
+      this.#release(outcome.unit);
+      entry.resolve(outcome.value);
+    });
+  }
+
+  #writeAlone(entry: GroupedWrite): void {
+    try {
+      const body = entry.prepare();
+      entry.resolve(this.write(body));
+    } catch (error) {
+      entry.reject(error);
+    }
+  }
+
+  /**
+   * Runs many actions as one transaction (bulk loads): bitmap chunks are written once
+   * per batch instead of once per action. If anything throws, nothing is committed,
+   * no event is released, and the in-memory state is reloaded from disk.
+   */
+  batch<T>(fn: () => T): T {
+    if (this.#inWrite || this.#batch) throw new StorageError("nested batch");
+    const unit = new WriteUnit();
+    const result = this.#transaction(
+      () => {
+        this.#batch = unit;
+        this.#written?.clear();
+        try {
+          const value = fn();
+          this.#logChanges(unit);
+          return value;
+        } finally {
+          this.#batch = null;
+        }
+      },
+      () => this.#host.reload(),
+    );
+    this.#release(unit);
+    return result;
+  }
+
+  /**
+   * One LMDB transaction: `body`, then counters and dirty bitmap chunks. Memory is
+   * never ahead of disk: bitmap mutations, counters and the record encoders' shared
+   * structures are undone exactly if anything fails, including the commit itself, and
+   * derived caches are told to forget.
+   */
+  #transaction<T>(body: () => T, onFailure: () => void): T {
+    const savedCounters = { ...this.#host.counters };
+    this.#inWrite = true;
+    let failed = false;
+    try {
+      const value = this.#host.tables.env.transactionSync(() => {
+        const inner = body();
+        this.#host.tables.meta.putSync("counters", this.#host.counters);
+        this.#host.tables.meta.putSync("schemaVersion", SCHEMA_VERSION);
+        this.#host.bitmaps.writeDirty();
+        this.#commitHook?.();
+        return inner;
+      });
+      this.#host.bitmaps.committed();
+      return value;
+    } catch (error) {
+      this.#host.bitmaps.rollback();
+      // Reads inside the failed transaction may have cached what it wrote.
+      this.#host.forgetUncommitted();
+      forgetUncommittedStructures(this.#host.tables);
+      this.#host.counters = savedCounters;
+      onFailure();
+      for (const listener of this.#rollbackListeners) listener();
+      failed = true;
+      throw error;
+    } finally {
+      this.#inWrite = false;
+      // Whatever was derived from the undone write's in-memory effects must go (listeners
+      // run outside the write: they may read, or write, the store).
+      if (failed) this.#releaseChanges(everythingChanged());
+    }
+  }
+
+  /**
+   * Writes the change-log entry of a write that changed anything (its events and its
+   * change set) and sets the unit's sequence number and change set; nothing if it
+   * changed nothing.
+   */
+  #logChanges(unit: WriteUnit): void {
+    if (this.#written) this.#checkDeclared(unit);
+    if (unit.events.length === 0 && unit.changes.isEmpty) return;
+    unit.seq = this.#host.counters.nextChangeSeq++;
+    unit.changeSet = unit.changes.build(unit.seq);
+    const changes = unit.events.map(([event]) => logEntryOf(event));
+    const events = unit.events.map(([event]) => event);
+    const entry: ChangeLogEntry = { at: this.#host.now(), changes, set: encodeChangeSet(unit.changeSet, events) };
+    this.#host.tables.changeLog.putSync(unit.seq, entry);
+    trimChangeLog(this.#host.tables, unit.seq);
+  }
+
+  /** Fails the write if it wrote a table whose change kind it did not declare (checkChanges). */
+  #checkDeclared(unit: WriteUnit): void {
+    for (const name of this.#written ?? []) {
+      const kind = TABLE_SPECS[name].change;
+      if (kind !== null && !unit.changes.has(kind)) {
+        throw new StorageError(
+          `a write changed table ${name} but its change set names no "${kind}" change: emit an event or call ctx.changed`,
+        );
+      }
+    }
+    this.#written?.clear();
+  }
+
+  /** Records which tables the running write unit writes (checkChanges): wraps each table's write methods. */
+  #trackTableWrites(): Set<TableName> {
+    const written = new Set<TableName>();
+    for (const name of TABLE_NAMES) {
+      const db = this.#host.tables[name] as unknown as Record<
+        "putSync" | "removeSync",
+        (...args: unknown[]) => unknown
+      >;
+      for (const method of ["putSync", "removeSync"] as const) {
+        const original = db[method].bind(db);
+        db[method] = (...args: unknown[]) => {
+          if (this.#inWrite) written.add(name);
+          return original(...args);
+        };
+      }
+    }
+    return written;
+  }
+
+  /**
+   * After the commit: the change set to change listeners, then the events (audiences
+   * computed on the committed state) to event listeners; caches drop what changed
+   * before any client hears of it.
+   */
+  #release(unit: WriteUnit): void {
+    if (unit.changeSet !== null) this.#releaseChanges(unit.changeSet);
+    if (unit.events.length === 0 || this.#listeners.size === 0) return;
+    const deliveries: Delivery[] = unit.events.map(([event, audience]) => ({ event, audience: audience() }));
+    this.dispatch({ seq: unit.seq, deliveries });
+  }
+
+  #releaseChanges(changes: ChangeSet): void {
+    for (const listener of this.#changeListeners) {
+      try {
+        listener(changes);
+      } catch (error) {
+        this.#onListenerError(error);
+      }
+    }
+  }
+
+  /**
+   * Releases changes made to memory only, outside any write (presence pings: the
+   * presence table is written later by flushPresence, whose write declares them again).
+   */
+  changedInMemory(change: Change): void {
+    if (this.#changeListeners.size === 0) return;
+    const changes = new ChangeSetBuilder();
+    changes.add(change);
+    this.#releaseChanges(changes.build(0));
+  }
+
+  /** Subscribes to every committed write's change set (`everything` after a failed one); returns the unsubscriber. */
+  onChanges(listener: (changes: ChangeSet) => void): () => void {
+    this.#changeListeners.add(listener);
+    return () => this.#changeListeners.delete(listener);
+  }
+
+  /** Hands a batch to every listener; a failing listener is reported, not propagated (the write is committed). */
+  dispatch(batch: EventBatch): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener(batch);
+      } catch (error) {
+        this.#onListenerError(error);
+      }
+    }
+  }
+
+  /** Subscribes to committed events; returns the unsubscribe function. */
+  onEvents(listener: (batch: EventBatch) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Called after a failed transaction (derived caches forget what they saw inside it). */
+  onRollback(listener: () => void): () => void {
+    this.#rollbackListeners.add(listener);
+    return () => this.#rollbackListeners.delete(listener);
+  }
+}
