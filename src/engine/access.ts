@@ -4,11 +4,10 @@
  * applies the same ones: group-setting values with subgroup recursion, system-group
  * membership by role, channel visibility and history access, message access.
  */
-import type { StoreState } from "./state.js";
+import type { AccessReader } from "./directory.js";
 import type { Attachment, Channel, GroupSettingValue, Message, User } from "./types.js";
 import { ROLE } from "./types.js";
 import { key } from "./index/keys.js";
-import { getMessageRecord } from "./storage/message-records.js";
 
 /** System groups every realm has, and the roles they contain. */
 export const SYSTEM_GROUPS: readonly {
@@ -35,10 +34,10 @@ export const SYSTEM_GROUPS: readonly {
 ];
 
 /** Whether `user` belongs to group `groupId`, following subgroups (cycles are cut). */
-export function isGroupMember(state: StoreState, groupId: number, user: User, visited = new Set<number>()): boolean {
+export function isGroupMember(state: AccessReader, groupId: number, user: User, visited = new Set<number>()): boolean {
   if (visited.has(groupId)) return false;
   visited.add(groupId);
-  const group = state.groups.get(groupId);
+  const group = state.groupDirectory.get(groupId);
   if (!group || group.realmId !== user.realmId || group.deactivated) return false;
   if (!user.isActive) return false;
   if (group.systemRole !== null) {
@@ -50,7 +49,7 @@ export function isGroupMember(state: StoreState, groupId: number, user: User, vi
 }
 
 /** Whether `user` is allowed by a group-setting value. */
-export function isAllowedBy(state: StoreState, value: GroupSettingValue, user: User): boolean {
+export function isAllowedBy(state: AccessReader, value: GroupSettingValue, user: User): boolean {
   if (typeof value === "number") return isGroupMember(state, value, user);
   if (!user.isActive) return false;
   if (value.directMembers.includes(user.id)) return true;
@@ -59,24 +58,24 @@ export function isAllowedBy(state: StoreState, value: GroupSettingValue, user: U
 }
 
 /** Every active user of the realm that a group-setting value allows (recursion included). */
-export function membersOf(state: StoreState, realmId: number, value: GroupSettingValue): number[] {
+export function membersOf(state: AccessReader, realmId: number, value: GroupSettingValue): number[] {
   const out: number[] = [];
-  for (const id of state.usersOfRealm(realmId)) {
-    const user = state.users.get(id);
+  for (const id of state.userDirectory.ofRealm(realmId)) {
+    const user = state.userDirectory.get(id);
     if (user && isAllowedBy(state, value, user)) out.push(user.id);
   }
   return out;
 }
 
-export function isSubscribed(state: StoreState, userId: number, channelId: number): boolean {
-  return state.subscribers.get(channelId)?.has(userId) ?? false;
+export function isSubscribed(state: AccessReader, userId: number, channelId: number): boolean {
+  return state.channelDirectory.isSubscribed(userId, channelId);
 }
 
 /**
  * Whether `viewer` may see `target` (Zulip's can_access_all_users_group). parley's
  * realms grant it to everyone (register reports role:everyone), so: the same realm.
  */
-export function canSeeUser(_state: StoreState, viewer: User, target: User): boolean {
+export function canSeeUser(_state: AccessReader, viewer: User, target: User): boolean {
   return viewer.realmId === target.realmId;
 }
 
@@ -94,7 +93,7 @@ export function canCreateChannels(user: User): boolean {
 }
 
 /** Zulip's can_access_stream_history: may the user read messages sent before they joined? */
-export function canAccessChannelHistory(state: StoreState, user: User, channel: Channel): boolean {
+export function canAccessChannelHistory(state: AccessReader, user: User, channel: Channel): boolean {
   if (channel.realmId !== user.realmId) return false;
   if (channel.isWebPublic) return true;
   if (!channel.inviteOnly && user.role !== ROLE.GUEST) return true;
@@ -106,7 +105,7 @@ export function canAccessChannelHistory(state: StoreState, user: User, channel: 
  * narrow)? Public channels for non-guests, web-public for all, private ones for
  * subscribers and (metadata only) administrators.
  */
-export function canSeeChannel(state: StoreState, user: User, channel: Channel): boolean {
+export function canSeeChannel(state: AccessReader, user: User, channel: Channel): boolean {
   if (channel.realmId !== user.realmId) return false;
   if (channel.isWebPublic) return true;
   if (!channel.inviteOnly && user.role !== ROLE.GUEST) return true;
@@ -118,19 +117,19 @@ export function canSeeChannel(state: StoreState, user: User, channel: Channel): 
  * Zulip's access_stream_by_id with content access (require_content_access): the
  * channel's subscribers, and non-guests for public channels; web-public for all.
  */
-export function canAccessChannelContent(state: StoreState, user: User, channel: Channel): boolean {
+export function canAccessChannelContent(state: AccessReader, user: User, channel: Channel): boolean {
   if (channel.realmId !== user.realmId) return false;
   if (channel.isWebPublic || isSubscribed(state, user.id, channel.id)) return true;
   return !channel.inviteOnly && user.role !== ROLE.GUEST;
 }
 
 /** May the user list the channel's subscribers? Whoever may see the channel. */
-export function canSeeSubscribers(state: StoreState, user: User, channel: Channel): boolean {
+export function canSeeSubscribers(state: AccessReader, user: User, channel: Channel): boolean {
   return canSeeChannel(state, user, channel);
 }
 
 /** Zulip's access_stream_for_send_message, minus the mirroring cases. */
-export function canSendToChannel(state: StoreState, user: User, channel: Channel): boolean {
+export function canSendToChannel(state: AccessReader, user: User, channel: Channel): boolean {
   return sendRefusal(state, user, channel) === null;
 }
 
@@ -140,10 +139,10 @@ export function canSendToChannel(state: StoreState, user: User, channel: Channel
  * the channel is archived, in another realm, or private and the sender (or a bot's
  * owner) is not subscribed; null when sending is allowed.
  */
-export function sendRefusal(state: StoreState, user: User, channel: Channel): "group" | "access" | null {
+export function sendRefusal(state: AccessReader, user: User, channel: Channel): "group" | "access" | null {
   if (channel.realmId !== user.realmId) return "access";
   if (!isAllowedBy(state, channel.canSendMessageGroup, user)) {
-    const owner = user.isBot && user.botOwnerId !== null ? state.users.get(user.botOwnerId) : undefined;
+    const owner = user.isBot && user.botOwnerId !== null ? state.userDirectory.get(user.botOwnerId) : undefined;
     if (!owner || !isAllowedBy(state, channel.canSendMessageGroup, owner)) return "group";
   }
   if (channel.isArchived) return "access";
@@ -155,37 +154,37 @@ export function sendRefusal(state: StoreState, user: User, channel: Channel): "g
 }
 
 /** Did the user originally receive the message (a UserMessage row created at send)? */
-export function receivedAtSend(state: StoreState, userId: number, message: Message): boolean {
+export function receivedAtSend(state: AccessReader, userId: number, message: Message): boolean {
   if (message.senderId === userId) return true;
   if (message.recipient.type === "direct") {
     return state.conversations.get(message.recipient.conversationId)?.userIds.includes(userId) ?? false;
   }
-  const sub = state.subsByUser.get(userId)?.get(message.recipient.channelId);
+  const sub = state.channelDirectory.subscription(userId, message.recipient.channelId);
   if (!sub) return false;
   return sub.intervals.some((iv) => message.id >= iv.from && (iv.to === null || message.id < iv.to));
 }
 
 /** Does the user have a row for the message (received, or a materialised historical row)? */
-export function hasRow(state: StoreState, userId: number, message: Message): boolean {
+export function hasRow(state: AccessReader, userId: number, message: Message): boolean {
   return (
     receivedAtSend(state, userId, message) || state.bitmaps.get(key.userFlag(userId, "historical")).has(message.id)
   );
 }
 
 /** Zulip's has_message_access: a row, or a channel message whose history the user may read. */
-export function canAccessMessage(state: StoreState, user: User, message: Message): boolean {
+export function canAccessMessage(state: AccessReader, user: User, message: Message): boolean {
   if (message.realmId !== user.realmId) return false;
   if (hasRow(state, user.id, message)) return true;
   if (message.recipient.type !== "channel") return false;
-  const channel = state.channels.get(message.recipient.channelId);
+  const channel = state.channelDirectory.get(message.recipient.channelId);
   return channel !== undefined && canAccessChannelHistory(state, user, channel);
 }
 
 /** The messages that link an attachment and still exist. */
-function linkingMessages(state: StoreState, attachment: Attachment): Message[] {
+function linkingMessages(state: AccessReader, attachment: Attachment): Message[] {
   const out: Message[] = [];
   for (const id of attachment.messageIds) {
-    const message = getMessageRecord(state.tables, id);
+    const message = state.messageRecord(id);
     if (message) out.push(message);
   }
   return out;
@@ -204,17 +203,17 @@ function linkingMessages(state: StoreState, attachment: Attachment): Message[] {
  * as Zulip does, so a channel made private stops sharing its files at once.
  */
 export function canDownloadAttachment(
-  state: StoreState,
+  state: AccessReader,
   viewer: User | null,
   realmId: number,
   attachment: Attachment,
 ): boolean {
   if (attachment.realmId !== realmId) return false;
   if (viewer === null) {
-    const realm = state.realms.get(realmId);
+    const realm = state.realmDirectory.get(realmId);
     if (!realm?.enableSpectatorAccess) return false;
     return linkingMessages(state, attachment).some(
-      (m) => m.recipient.type === "channel" && state.channels.get(m.recipient.channelId)?.isWebPublic === true,
+      (m) => m.recipient.type === "channel" && state.channelDirectory.get(m.recipient.channelId)?.isWebPublic === true,
     );
   }
   if (viewer.realmId !== attachment.realmId || !viewer.isActive) return false;
@@ -224,7 +223,7 @@ export function canDownloadAttachment(
       if (hasRow(state, viewer.id, message)) return true;
       continue;
     }
-    const channel = state.channels.get(message.recipient.channelId);
+    const channel = state.channelDirectory.get(message.recipient.channelId);
     if (!channel || channel.realmId !== viewer.realmId) continue;
     if (!channel.inviteOnly && viewer.role !== ROLE.GUEST) return true;
     if (!isSubscribed(state, viewer.id, channel.id)) continue;

@@ -20,6 +20,8 @@ import { UserTopicPolicies } from "./index/user-topics.js";
 import type { PresenceLog } from "./index/presence-log.js";
 import type { Clearable, EntityIndex } from "./index/entities/entity-index.js";
 import { createEntityIndexes, type EntityRegistry } from "./index/entities/registry.js";
+import { directoriesOf, type Directories } from "./index/entities/directories.js";
+import type { ChannelDirectory, GroupDirectory, RealmDirectory, UserDirectory } from "./directory.js";
 import type { MessageRenderer, RenderFailure } from "./render.js";
 import {
   FIRST_ID,
@@ -40,6 +42,7 @@ import {
   type Draft,
   type EmailChange,
   type Invite,
+  type Message,
   type MessageMeta,
   type OutboxMail,
   type Playground,
@@ -121,6 +124,21 @@ export class StoreState {
       this.#systemGroupIds = null;
     },
   });
+
+  /** Narrow read interfaces over the registry (directory.ts): what access rules read. */
+  readonly #directories: Directories = directoriesOf(this.entities);
+  get userDirectory(): UserDirectory {
+    return this.#directories.users;
+  }
+  get channelDirectory(): ChannelDirectory {
+    return this.#directories.channels;
+  }
+  get groupDirectory(): GroupDirectory {
+    return this.#directories.groups;
+  }
+  get realmDirectory(): RealmDirectory {
+    return this.#directories.realms;
+  }
 
   // The registry's maps under the names callers use.
   get realms(): Map<number, Realm> {
@@ -411,6 +429,11 @@ export class StoreState {
 
   reportRenderFailure(failure: RenderFailure): void {
     for (const listener of this.#renderFailureListeners) listener(failure);
+  }
+
+  /** A stored message, if it still exists. */
+  messageRecord(id: number): Message | undefined {
+    return getMessageRecord(this.tables, id);
   }
 
   /** A message's meta, falling back to its record for data written before message_meta existed. */

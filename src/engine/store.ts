@@ -834,7 +834,7 @@ export class Store {
    * null for an empty narrow. A deactivated user's matcher matches nothing.
    */
   compileNarrow(userId: number, narrow: unknown): MessageMatcher | null {
-    const live = (): PlanContext | null => {
+    const live = (): PlanContext<StoreState> | null => {
       const user = this.#state.users.get(userId);
       return user && user.isActive ? { state: this.#state, received: this.#received, user } : null;
     };
@@ -955,7 +955,7 @@ export class Store {
   }
 
   /** The caller's context; a deactivated caller is refused. */
-  #context(userId: number): PlanContext {
+  #context(userId: number): PlanContext<StoreState> {
     const user = requireUser(this.#state, userId);
     if (!user.isActive) throw new NotFoundError("Account is deactivated");
     return { state: this.#state, received: this.#received, user };

@@ -8,6 +8,7 @@
  * (anything else is "Invalid message(s)", like an ID that does not exist). Cost grows
  * with the IDs touched.
  */
+import type { StoreState } from "../state.js";
 import { canAccessChannelHistory, canAccessMessage, canSeeChannel, isSubscribed } from "../access.js";
 import { BadRequestError, clip } from "../errors.js";
 import { key } from "../index/keys.js";
@@ -52,7 +53,7 @@ export interface FlagChangeResult {
  * without a row whose flag moves away from read+historical (access check).
  */
 export function applyFlagChange(
-  ctx: PlanContext,
+  ctx: PlanContext<StoreState>,
   ids: readonly number[] | ReadonlyBitmap,
   flag: EditableFlag,
   op: FlagOp,
@@ -135,7 +136,7 @@ export function applyFlagChange(
 }
 
 /** Where each message lives, for the read-removal event (Zulip's message_details). */
-function messageDetails(ctx: PlanContext, ids: readonly number[]): Map<number, MessageDetail> {
+function messageDetails(ctx: PlanContext<StoreState>, ids: readonly number[]): Map<number, MessageDetail> {
   const { state, user } = ctx;
   const out = new Map<number, MessageDetail>();
   // The unread summary's rule: personal and group mentions always count; wildcard
@@ -160,7 +161,7 @@ function messageDetails(ctx: PlanContext, ids: readonly number[]): Map<number, M
 
 /** POST /messages/flags. */
 export function updateFlagsByIds(
-  ctx: PlanContext,
+  ctx: PlanContext<StoreState>,
   messageIds: readonly number[],
   flagName: string,
   opName: string,
@@ -179,7 +180,7 @@ export interface NarrowFlagResult extends FlagChangeResult {
 
 /** POST /messages/flags/narrow: the GET /messages window, clamped to 5000, then the change. */
 export function updateFlagsForNarrow(
-  ctx: PlanContext,
+  ctx: PlanContext<StoreState>,
   input: WindowInput,
   flagName: string,
   opName: string,
@@ -208,7 +209,11 @@ export function updateFlagsForNarrow(
 }
 
 /** POST /mark_topic_as_read (and, with topic null, mark_stream_as_read). */
-export function markTopicAsRead(ctx: PlanContext, channelId: number, topicName: string | null): FlagChangeResult {
+export function markTopicAsRead(
+  ctx: PlanContext<StoreState>,
+  channelId: number,
+  topicName: string | null,
+): FlagChangeResult {
   const { state, user } = ctx;
   // Zulip's access_stream_by_id: an unknown or invisible channel is "Invalid channel ID" here.
   const found = state.channels.get(channelId);

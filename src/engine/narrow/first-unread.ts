@@ -11,6 +11,7 @@
  * message so moves the position back). New channel messages only add IDs above
  * everything, so they leave a found position valid and extend an "all read" one.
  */
+import type { StoreState } from "../state.js";
 import type { ReadonlyBitmap } from "../index/bitmap-store.js";
 import { RoaringBitmap32, valueRange } from "../index/bitmap-store.js";
 import { key } from "../index/keys.js";
@@ -42,7 +43,7 @@ function firstUnreadFrom(personal: ReadonlyBitmap, read: ReadonlyBitmap, from: n
 }
 
 /** min(personal(user) \ read(user)), or null when the user has read everything. */
-export function firstUnreadPosition(ctx: PlanContext): number | null {
+export function firstUnreadPosition(ctx: PlanContext<StoreState>): number | null {
   const userId = ctx.user.id;
   const received = ctx.received;
   const read = ctx.state.bitmaps.get(key.userFlag(userId, "read"));
@@ -74,7 +75,11 @@ export const NO_MATCH_FLOOR = 0x100000000;
  * (or `extraComplements`) excludes the user's read messages and ranges over personal
  * history, else 0.
  */
-export function matchFloor(ctx: PlanContext, plan: Plan, extraComplements: readonly ReadonlyBitmap[] = []): number {
+export function matchFloor(
+  ctx: PlanContext<StoreState>,
+  plan: Plan,
+  extraComplements: readonly ReadonlyBitmap[] = [],
+): number {
   if (plan.universe !== "personal") return 0;
   const read = ctx.state.bitmaps.get(key.userFlag(ctx.user.id, "read"));
   if (!extraComplements.includes(read) && !plan.steps.some((s) => s.complement && s.bitmap === read)) return 0;
@@ -82,7 +87,7 @@ export function matchFloor(ctx: PlanContext, plan: Plan, extraComplements: reado
 }
 
 /** For tests: the same minimum by brute force. */
-export function firstUnreadBruteForce(ctx: PlanContext): number | null {
+export function firstUnreadBruteForce(ctx: PlanContext<StoreState>): number | null {
   const read = ctx.state.bitmaps.get(key.userFlag(ctx.user.id, "read"));
   const unread = RoaringBitmap32.andNot(ctx.received.personal(ctx.user.id), read);
   return unread.isEmpty ? null : unread.minimum();

@@ -13,12 +13,11 @@ import { isIndexableTerm, key } from "../index/keys.js";
 import { MAX_TOPIC_LENGTH } from "../actions/send-message.js";
 import { exceedsCodePoints } from "../limits.js";
 import type { ReceivedSets } from "../received.js";
-import { type StoreState } from "../state.js";
+import type { NarrowReader } from "../directory.js";
 import type { User, UserTopic } from "../types.js";
 import { ROLE } from "../types.js";
 import { matchesPhrases, parseSearchQuery } from "../search/index.js";
 import type { Term } from "./terms.js";
-import { getMessageRecord } from "../storage/message-records.js";
 
 export type UniverseKind = "personal" | "shared";
 
@@ -34,8 +33,8 @@ export interface Plan {
   readonly steps: readonly PlanStep[];
 }
 
-export interface PlanContext {
-  readonly state: StoreState;
+export interface PlanContext<S extends NarrowReader = NarrowReader> {
+  readonly state: S;
   readonly received: ReceivedSets;
   readonly user: User;
 }
@@ -45,7 +44,7 @@ export function includesHistory(ctx: PlanContext, terms: readonly Term[]): boole
   let include = false;
   for (const t of terms) {
     if (t.kind === "channel" && !t.negated) {
-      const channel = ctx.state.channels.get(t.channelId);
+      const channel = ctx.state.channelDirectory.get(t.channelId);
       include = channel !== undefined && canAccessChannelHistory(ctx.state, ctx.user, channel);
     } else if (t.kind === "channels" && t.which === "public" && !t.negated && ctx.user.role !== ROLE.GUEST) {
       include = true;
@@ -177,7 +176,7 @@ export function evaluateTerm(ctx: PlanContext, t: Term): { bitmap: ReadonlyBitma
       return plain(b.get(key.channel(t.channelId)));
     case "channels": {
       const parts: ReadonlyBitmap[] = [];
-      for (const c of state.channels.values()) {
+      for (const c of state.channelDirectory.all()) {
         if (c.realmId !== realmId) continue;
         if (t.which === "public" ? !c.inviteOnly : c.isWebPublic) parts.push(b.get(key.channel(c.id)));
       }
@@ -332,7 +331,7 @@ function searchSet(ctx: PlanContext, query: string): ReadonlyBitmap {
   if (parsed.phrases.length === 0) return candidates;
   const out = new RoaringBitmap32();
   for (const id of candidates) {
-    const m = getMessageRecord(state.tables, id);
+    const m = state.messageRecord(id);
     if (m && matchesPhrases(m.topic, m.content, parsed.phrases)) out.add(id);
   }
   return out;

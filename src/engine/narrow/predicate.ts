@@ -10,6 +10,7 @@
  * building the union for every message; test/engine/narrow/predicate.property.test.ts
  * checks the two against each other.
  */
+import type { StoreState } from "../state.js";
 import { RoaringBitmap32 } from "../index/bitmap-store.js";
 import { isIndexableTerm, key } from "../index/keys.js";
 import { matchesPhrases, parseSearchQuery } from "../search/index.js";
@@ -38,9 +39,9 @@ export type MessageMatcher = (messageId: number) => boolean;
  * each call (user records are replaced when they change).
  */
 export function compileNarrow(
-  ctx: PlanContext,
+  ctx: PlanContext<StoreState>,
   narrow: unknown,
-  context: () => PlanContext | null,
+  context: () => PlanContext<StoreState> | null,
 ): MessageMatcher | null {
   const terms = normalizeNarrow(ctx.state, ctx.user, parseNarrow(narrow));
   if (terms.length === 0) return null;
@@ -59,7 +60,12 @@ function searchQueryOf(terms: readonly Term[]): SearchQuery | null {
   return search?.kind === "search" ? parseSearchQuery(search.query) : null;
 }
 
-function matchesMessage(ctx: PlanContext, terms: readonly Term[], query: SearchQuery | null, id: number): boolean {
+function matchesMessage(
+  ctx: PlanContext<StoreState>,
+  terms: readonly Term[],
+  query: SearchQuery | null,
+  id: number,
+): boolean {
   if (!Number.isInteger(id) || id < 0 || id > 0xffffffff) return false;
   const channelTerm = terms.find((t) => t.kind === "channel" && !t.negated);
   const namedChannel = channelTerm?.kind === "channel" ? channelTerm.channelId : null;
@@ -72,7 +78,7 @@ function matchesMessage(ctx: PlanContext, terms: readonly Term[], query: SearchQ
 
 /** Whether message `id` satisfies `term` read without its negation. */
 function termHolds(
-  ctx: PlanContext,
+  ctx: PlanContext<StoreState>,
   term: Term,
   namedChannel: number | null,
   query: SearchQuery | null,
@@ -109,7 +115,7 @@ function termHolds(
 }
 
 /** plan.ts mentionedSet, probed. */
-function mentionedHas(ctx: PlanContext, id: number): boolean {
+function mentionedHas(ctx: PlanContext<StoreState>, id: number): boolean {
   const b = ctx.state.bitmaps;
   const userId = ctx.user.id;
   if (b.get(key.userFlag(userId, "mentioned")).has(id)) return true;
@@ -120,13 +126,13 @@ function mentionedHas(ctx: PlanContext, id: number): boolean {
 }
 
 /** Whether `id` is in a topic the user gave `policy` (plan.ts topicPolicySet, probed). */
-function userTopicHas(ctx: PlanContext, policy: number, id: number): boolean {
+function userTopicHas(ctx: PlanContext<StoreState>, policy: number, id: number): boolean {
   const inTopic = (ut: UserTopic) => ctx.state.bitmaps.get(topicKeyOf(ut)).has(id);
   return ctx.state.userTopics.withPolicy(ctx.user.id, policy).some(inTopic);
 }
 
 /** plan.ts searchSet, probed: every stemmed term indexed for the message, then the phrases. */
-function searchHas(ctx: PlanContext, query: SearchQuery, id: number): boolean {
+function searchHas(ctx: PlanContext<StoreState>, query: SearchQuery, id: number): boolean {
   if (query.terms.length === 0 && query.phrases.length === 0) return false;
   const realmId = ctx.user.realmId;
   for (const term of query.terms) {

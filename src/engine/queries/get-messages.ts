@@ -3,6 +3,7 @@
  * GET /messages semantics: narrow -> plan -> bitmap -> anchor -> window -> messages
  * with the caller's flags and search highlights. Also used by flag updates by narrow.
  */
+import type { StoreState } from "../state.js";
 import { BadRequestError, MissingArgumentError } from "../errors.js";
 import { RoaringBitmap32 } from "../index/bitmap-store.js";
 import { key } from "../index/keys.js";
@@ -80,7 +81,7 @@ export interface GetMessagesResult {
 const INCOMPATIBLE = ["num_before", "num_after", "anchor", "message_ids", "include_anchor", "use_first_unread_anchor"];
 
 /** GET /messages as IDs and flags, without reading message records. */
-export function getMessageWindow(ctx: PlanContext, input: GetMessagesInput): MessageWindow {
+export function getMessageWindow(ctx: PlanContext<StoreState>, input: GetMessagesInput): MessageWindow {
   const flagsOf = (ids: readonly number[], allRows: boolean) =>
     flagsForWindow(ctx.state, ctx.received, ctx.user.id, ctx.user.realmId, ids, allRows);
   // Zulip validates the range parameters before it looks at the narrow.
@@ -129,7 +130,7 @@ export function getMessageWindow(ctx: PlanContext, input: GetMessagesInput): Mes
 }
 
 /** GET /messages with message records and highlights (what embedders usually want). */
-export function getMessages(ctx: PlanContext, input: GetMessagesInput): GetMessagesResult {
+export function getMessages(ctx: PlanContext<StoreState>, input: GetMessagesInput): GetMessagesResult {
   const w = getMessageWindow(ctx, input);
   const messages: MessageView[] = [];
   w.ids.forEach((id, i) => {
@@ -165,7 +166,7 @@ export function highlightsFor(
 
 /** Validates the range parameters, resolves the anchor and selects the window. */
 export function selectNarrowWindow(
-  ctx: PlanContext,
+  ctx: PlanContext<StoreState>,
   terms: readonly Term[],
   input: WindowInput,
 ): { window: WindowResult; anchor: number; universe: UniverseKind } {
@@ -212,7 +213,7 @@ export function requireRange(input: WindowInput): { anchor: AnchorSpec; numBefor
 
 /** `floor`: matchFloor of `plan` (the user's first unread position when the plan excludes read messages, else 0). */
 function resolveAnchor(
-  ctx: PlanContext,
+  ctx: PlanContext<StoreState>,
   terms: readonly Term[],
   matching: MatchingSet,
   plan: Plan,
@@ -244,7 +245,7 @@ function resolveAnchor(
  * skipping muted topics (and muted channels when no channel is named).
  */
 export function firstUnreadAnchor(
-  ctx: PlanContext,
+  ctx: PlanContext<StoreState>,
   terms: readonly Term[],
   personal?: { readonly plan: Plan; readonly matching: MatchingSet; readonly firstUnread: number | undefined },
 ): number {
@@ -279,7 +280,7 @@ export function parseAnchorDate(text: string): number {
 }
 
 /** First matching message sent at or after anchor_date; otherwise the newest. */
-function dateAnchor(ctx: PlanContext, matching: MatchingSet, anchorDate: string | undefined): number {
+function dateAnchor(ctx: PlanContext<StoreState>, matching: MatchingSet, anchorDate: string | undefined): number {
   if (anchorDate === undefined) throw new MissingArgumentError("anchor_date");
   const seconds = parseAnchorDate(anchorDate);
   for (const { key: k } of ctx.state.tables.dateMessage.getRange({ start: [seconds, 0], limit: 1 })) {

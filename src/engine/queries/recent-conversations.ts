@@ -3,6 +3,7 @@
  * Zulip's recent_private_conversations (/register): the user's direct-message
  * conversations among their newest direct messages, each with its newest message ID.
  */
+import type { StoreState } from "../state.js";
 import { sliceByRank } from "../index/bitmap-store.js";
 import { key } from "../index/keys.js";
 import type { PlanContext } from "../narrow/plan.js";
@@ -16,7 +17,7 @@ import type { RecentConversation } from "../types.js";
 export type { RecentConversation };
 
 /** Newest conversation first; cached per user until their `dm` bitmap changes. */
-export function recentConversations(ctx: PlanContext): RecentConversation[] {
+export function recentConversations(ctx: PlanContext<StoreState>): RecentConversation[] {
   const { state, user } = ctx;
   const dmKey = key.userFlag(user.id, "dm");
   const version = state.bitmaps.version(dmKey);
@@ -27,7 +28,7 @@ export function recentConversations(ctx: PlanContext): RecentConversation[] {
   return list;
 }
 
-function compute(ctx: PlanContext, dmKey: string): RecentConversation[] {
+function compute(ctx: PlanContext<StoreState>, dmKey: string): RecentConversation[] {
   const { state, user } = ctx;
   const dms = state.bitmaps.get(dmKey);
   const ids = sliceByRank(dms, Math.max(0, dms.size - RECENT_CONVERSATIONS_LIMIT), RECENT_CONVERSATIONS_LIMIT);

@@ -31,7 +31,7 @@ export interface UnreadSummary {
 }
 
 /** All of the user's unread message IDs (ascending), before the 50,000 cap. */
-export function unreadSet(ctx: PlanContext): Bitmap {
+export function unreadSet(ctx: PlanContext<StoreState>): Bitmap {
   const { state, user } = ctx;
   const unread = RoaringBitmap32.andNot(
     ctx.received.personal(user.id),
@@ -49,7 +49,7 @@ export function unreadSet(ctx: PlanContext): Bitmap {
  * message's row is decoded once per process, not once per summary. Groups are listed
  * in the order of their oldest unread ID.
  */
-export function unreadSummary(ctx: PlanContext): UnreadSummary {
+export function unreadSummary(ctx: PlanContext<StoreState>): UnreadSummary {
   const { state, user } = ctx;
   const all = unreadSet(ctx);
   const oldUnreadsMissing = all.size > MAX_UNREAD_MESSAGES;

@@ -40,11 +40,13 @@ describe("first-unread position", () => {
     const random = prng(12);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
     // Long-lived contexts, like the store's own: memos survive between checks.
-    let memoContexts = new Map<number, PlanContext>();
+    let memoContexts = new Map<number, PlanContext<ReturnType<typeof internals>>>();
     const contexts = (store: Store) => {
       const state = internals(store);
       const received = new ReceivedSets(state);
-      return new Map(users.map((u) => [u.id, { state, received, user: state.users.get(u.id)! } as PlanContext]));
+      return new Map(
+        users.map((u) => [u.id, { state, received, user: state.users.get(u.id)! } as PlanContext<typeof state>]),
+      );
     };
     memoContexts = contexts(t.store);
     const sent: number[] = [];
