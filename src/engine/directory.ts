@@ -49,7 +49,11 @@ export interface AccessReader {
   messageRecord(id: number): Message | undefined;
 }
 
-/** What the narrow planner (narrow/plan.ts) reads: the access rules' reads, and a user's topic and channel policies. */
+/**
+ * What the narrow engine reads (normalize, plan, windows, first_unread, flags of a
+ * window, GET /messages): the access rules' reads, a user's topic and channel policies,
+ * and where messages stand in time.
+ */
 export interface NarrowReader extends AccessReader {
   readonly conversations: AccessReader["conversations"] & {
     /** The conversation of exactly these members (sorted), if it exists. */
@@ -58,4 +62,10 @@ export interface NarrowReader extends AccessReader {
   readonly userTopics: { withPolicy(userId: number, policy: number): readonly UserTopic[] };
   /** The channels the user is subscribed to and has muted, ascending. */
   mutedChannelsOf(userId: number): readonly number[];
+  /** Bitmaps, with their change versions (memoized answers are stamped with them). */
+  readonly bitmaps: AccessReader["bitmaps"] & { version(key: string): number };
+  /** The newest message ID, 0 before the first. */
+  readonly lastMessageId: number;
+  /** The first message sent at or after `seconds` (UNIX time), if any (anchor_date). */
+  firstMessageSentFrom(seconds: number): number | undefined;
 }

@@ -436,6 +436,11 @@ export class StoreState {
     return getMessageRecord(this.tables, id);
   }
 
+  firstMessageSentFrom(seconds: number): number | undefined {
+    for (const { key } of this.tables.dateMessage.getRange({ start: [seconds, 0], limit: 1 })) return key[1];
+    return undefined;
+  }
+
   /** A message's meta, falling back to its record for data written before message_meta existed. */
   metaOf(id: number): MessageMeta | undefined {
     const meta = this.tables.messageMeta.get(id) as MessageMeta | undefined;

@@ -11,7 +11,7 @@
  * message so moves the position back). New channel messages only add IDs above
  * everything, so they leave a found position valid and extend an "all read" one.
  */
-import type { StoreState } from "../state.js";
+import type { NarrowReader } from "../directory.js";
 import type { ReadonlyBitmap } from "../index/bitmap-store.js";
 import { RoaringBitmap32, valueRange } from "../index/bitmap-store.js";
 import { key } from "../index/keys.js";
@@ -43,7 +43,7 @@ function firstUnreadFrom(personal: ReadonlyBitmap, read: ReadonlyBitmap, from: n
 }
 
 /** min(personal(user) \ read(user)), or null when the user has read everything. */
-export function firstUnreadPosition(ctx: PlanContext<StoreState>): number | null {
+export function firstUnreadPosition(ctx: PlanContext<NarrowReader>): number | null {
   const userId = ctx.user.id;
   const received = ctx.received;
   const read = ctx.state.bitmaps.get(key.userFlag(userId, "read"));
@@ -76,7 +76,7 @@ export const NO_MATCH_FLOOR = 0x100000000;
  * history, else 0.
  */
 export function matchFloor(
-  ctx: PlanContext<StoreState>,
+  ctx: PlanContext<NarrowReader>,
   plan: Plan,
   extraComplements: readonly ReadonlyBitmap[] = [],
 ): number {
@@ -87,7 +87,7 @@ export function matchFloor(
 }
 
 /** For tests: the same minimum by brute force. */
-export function firstUnreadBruteForce(ctx: PlanContext<StoreState>): number | null {
+export function firstUnreadBruteForce(ctx: PlanContext<NarrowReader>): number | null {
   const read = ctx.state.bitmaps.get(key.userFlag(ctx.user.id, "read"));
   const unread = RoaringBitmap32.andNot(ctx.received.personal(ctx.user.id), read);
   return unread.isEmpty ? null : unread.minimum();

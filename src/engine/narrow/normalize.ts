@@ -7,11 +7,9 @@
  */
 import { canAccessMessage, canSeeChannel } from "../access.js";
 import { BadNarrowError, clip } from "../errors.js";
-import { findChannelByName } from "../actions/channels.js";
-import type { StoreState } from "../state.js";
+import type { NarrowReader } from "../directory.js";
 import type { Channel, User } from "../types.js";
 import type { HasTermOperand, IsOperand, RawTerm, Term } from "./terms.js";
-import { getMessageRecord } from "../storage/message-records.js";
 
 const MAX_MESSAGE_ID = 2147483647;
 // A Map, not an object literal: operands are client input, and "constructor" or
@@ -29,7 +27,7 @@ const IS_OPERANDS: ReadonlyMap<string, IsOperand> = new Map([
 ]);
 const HAS_OPERANDS = new Set<string>(["link", "image", "attachment", "reaction"]);
 
-export function normalizeNarrow(state: StoreState, user: User, raw: readonly RawTerm[]): Term[] {
+export function normalizeNarrow(state: NarrowReader, user: User, raw: readonly RawTerm[]): Term[] {
   const rewritten = rewriteWith(state, user, raw);
   const terms: Term[] = [];
   const searches: string[] = [];
@@ -44,7 +42,7 @@ export function normalizeNarrow(state: StoreState, user: User, raw: readonly Raw
   return terms;
 }
 
-function normalizeTerm(state: StoreState, user: User, t: RawTerm): Term | null {
+function normalizeTerm(state: NarrowReader, user: User, t: RawTerm): Term | null {
   const negated = t.negated;
   switch (t.operator) {
     case "channel":
@@ -94,16 +92,17 @@ function normalizeTerm(state: StoreState, user: User, t: RawTerm): Term | null {
   }
 }
 
-function resolveChannel(state: StoreState, user: User, operand: RawTerm["operand"]): number {
+function resolveChannel(state: NarrowReader, user: User, operand: RawTerm["operand"]): number {
   if (typeof operand === "number") {
-    const channel = state.channels.get(operand);
+    const channel = state.channelDirectory.get(operand);
     if (!channel || !mayNameChannel(state, user, channel)) throw new BadNarrowError(`unknown channel ${operand}`);
     return channel.id;
   }
   const name = String(operand);
   // Zulip accepts a numeric string as a channel ID too.
   const channel =
-    findChannelByName(state, user.realmId, name) ?? (/^\d+$/.test(name) ? state.channels.get(Number(name)) : undefined);
+    state.channelDirectory.byName(user.realmId, name) ??
+    (/^\d+$/.test(name) ? state.channelDirectory.get(Number(name)) : undefined);
   if (!channel || !mayNameChannel(state, user, channel)) throw new BadNarrowError(`unknown channel ${clip(name)}`);
   return channel.id;
 }
@@ -114,32 +113,30 @@ function resolveChannel(state: StoreState, user: User, operand: RawTerm["operand
  * oracle. Here a channel the caller cannot see is unknown, unless they were ever
  * subscribed (they keep the messages they received, and know the channel).
  */
-function mayNameChannel(state: StoreState, user: User, channel: Channel): boolean {
+function mayNameChannel(state: NarrowReader, user: User, channel: Channel): boolean {
   return (
     canSeeChannel(state, user, channel) ||
-    (channel.realmId === user.realmId && state.subsByUser.get(user.id)?.has(channel.id) === true)
+    (channel.realmId === user.realmId && state.channelDirectory.subscription(user.id, channel.id) !== undefined)
   );
 }
 
-function findUser(state: StoreState, me: User, ref: string | number): User | undefined {
-  const id =
-    typeof ref === "number"
-      ? ref
-      : /^\d+$/.test(ref.trim())
-        ? Number(ref.trim())
-        : state.userByEmail.get(`${me.realmId}:${ref.trim().toLowerCase()}`);
-  const user = id === undefined ? undefined : state.users.get(id);
+function findUser(state: NarrowReader, me: User, ref: string | number): User | undefined {
+  const text = typeof ref === "number" ? "" : ref.trim();
+  const user =
+    typeof ref === "number" || /^\d+$/.test(text)
+      ? state.userDirectory.get(typeof ref === "number" ? ref : Number(text))
+      : state.userDirectory.byEmail(me.realmId, text);
   return user && user.realmId === me.realmId ? user : undefined;
 }
 
-function resolveUser(state: StoreState, me: User, operand: RawTerm["operand"], prefix: string): number {
+function resolveUser(state: NarrowReader, me: User, operand: RawTerm["operand"], prefix: string): number {
   if (Array.isArray(operand)) throw new BadNarrowError(`${prefix} ${quote(operand)}`);
   const user = findUser(state, me, operand as string | number);
   if (!user) throw new BadNarrowError(`${prefix} ${quote(operand)}`);
   return user.id;
 }
 
-function normalizeDm(state: StoreState, me: User, operand: RawTerm["operand"], negated: boolean): Term {
+function normalizeDm(state: NarrowReader, me: User, operand: RawTerm["operand"], negated: boolean): Term {
   const refs: (string | number)[] = Array.isArray(operand)
     ? [...operand]
     : String(operand)
@@ -164,8 +161,8 @@ function quote(operand: RawTerm["operand"]): string {
   return clip(operand.length > 20 ? `${shown.slice(0, -1)},…]` : shown);
 }
 
-function normalizeTopicOperand(state: StoreState, user: User, topic: string): string {
-  const realm = state.realms.get(user.realmId);
+function normalizeTopicOperand(state: NarrowReader, user: User, topic: string): string {
+  const realm = state.realmDirectory.get(user.realmId);
   return topic === realm?.emptyTopicDisplayName ? "" : topic;
 }
 
@@ -178,7 +175,7 @@ function parseMessageId(operand: RawTerm["operand"], error: string): number {
 }
 
 /** Zulip's update_narrow_terms_containing_with_operator. */
-function rewriteWith(state: StoreState, user: User, raw: readonly RawTerm[]): readonly RawTerm[] {
+function rewriteWith(state: NarrowReader, user: User, raw: readonly RawTerm[]): readonly RawTerm[] {
   const withTerms = raw.filter((t) => t.operator === "with");
   if (withTerms.length === 0) return raw;
   if (withTerms.length > 1) throw new BadNarrowError("Duplicate 'with' operators.", "combination");
@@ -188,7 +185,7 @@ function rewriteWith(state: StoreState, user: User, raw: readonly RawTerm[]): re
   }
   const messageId = Number(operand);
   const rest = raw.filter((t) => t.operator !== "with");
-  const message = messageId <= MAX_MESSAGE_ID ? getMessageRecord(state.tables, messageId) : undefined;
+  const message = messageId <= MAX_MESSAGE_ID ? state.messageRecord(messageId) : undefined;
   if (!message || !canAccessMessage(state, user, message)) {
     const has = (ops: string[]) => rest.some((t) => ops.includes(t.operator) && !t.negated);
     const definesConversation = (has(["channel", "stream"]) && has(["topic"])) || has(["dm", "pm-with", "pm_with"]);

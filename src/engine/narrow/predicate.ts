@@ -10,11 +10,10 @@
  * building the union for every message; test/engine/narrow/predicate.property.test.ts
  * checks the two against each other.
  */
-import type { StoreState } from "../state.js";
+import type { NarrowReader } from "../directory.js";
 import { RoaringBitmap32 } from "../index/bitmap-store.js";
 import { isIndexableTerm, key } from "../index/keys.js";
 import { matchesPhrases, parseSearchQuery } from "../search/index.js";
-import { getMessageRecord } from "../storage/message-records.js";
 import type { UserTopic } from "../types.js";
 import { normalizeNarrow } from "./normalize.js";
 import { parseNarrow } from "./parse.js";
@@ -39,9 +38,9 @@ export type MessageMatcher = (messageId: number) => boolean;
  * each call (user records are replaced when they change).
  */
 export function compileNarrow(
-  ctx: PlanContext<StoreState>,
+  ctx: PlanContext<NarrowReader>,
   narrow: unknown,
-  context: () => PlanContext<StoreState> | null,
+  context: () => PlanContext<NarrowReader> | null,
 ): MessageMatcher | null {
   const terms = normalizeNarrow(ctx.state, ctx.user, parseNarrow(narrow));
   if (terms.length === 0) return null;
@@ -61,7 +60,7 @@ function searchQueryOf(terms: readonly Term[]): SearchQuery | null {
 }
 
 function matchesMessage(
-  ctx: PlanContext<StoreState>,
+  ctx: PlanContext<NarrowReader>,
   terms: readonly Term[],
   query: SearchQuery | null,
   id: number,
@@ -78,7 +77,7 @@ function matchesMessage(
 
 /** Whether message `id` satisfies `term` read without its negation. */
 function termHolds(
-  ctx: PlanContext<StoreState>,
+  ctx: PlanContext<NarrowReader>,
   term: Term,
   namedChannel: number | null,
   query: SearchQuery | null,
@@ -90,9 +89,9 @@ function termHolds(
       if (!term.negated && namedChannel !== null) return channelTopicStep(ctx, namedChannel, term.topic).bitmap.has(id);
       break;
     case "channels": {
-      const message = getMessageRecord(state.tables, id);
+      const message = state.messageRecord(id);
       if (message?.recipient.type !== "channel") return false;
-      const channel = state.channels.get(message.recipient.channelId);
+      const channel = state.channelDirectory.get(message.recipient.channelId);
       return (
         channel !== undefined &&
         channel.realmId === user.realmId &&
@@ -115,7 +114,7 @@ function termHolds(
 }
 
 /** plan.ts mentionedSet, probed. */
-function mentionedHas(ctx: PlanContext<StoreState>, id: number): boolean {
+function mentionedHas(ctx: PlanContext<NarrowReader>, id: number): boolean {
   const b = ctx.state.bitmaps;
   const userId = ctx.user.id;
   if (b.get(key.userFlag(userId, "mentioned")).has(id)) return true;
@@ -126,13 +125,13 @@ function mentionedHas(ctx: PlanContext<StoreState>, id: number): boolean {
 }
 
 /** Whether `id` is in a topic the user gave `policy` (plan.ts topicPolicySet, probed). */
-function userTopicHas(ctx: PlanContext<StoreState>, policy: number, id: number): boolean {
+function userTopicHas(ctx: PlanContext<NarrowReader>, policy: number, id: number): boolean {
   const inTopic = (ut: UserTopic) => ctx.state.bitmaps.get(topicKeyOf(ut)).has(id);
   return ctx.state.userTopics.withPolicy(ctx.user.id, policy).some(inTopic);
 }
 
 /** plan.ts searchSet, probed: every stemmed term indexed for the message, then the phrases. */
-function searchHas(ctx: PlanContext<StoreState>, query: SearchQuery, id: number): boolean {
+function searchHas(ctx: PlanContext<NarrowReader>, query: SearchQuery, id: number): boolean {
   if (query.terms.length === 0 && query.phrases.length === 0) return false;
   const realmId = ctx.user.realmId;
   for (const term of query.terms) {
@@ -140,6 +139,6 @@ function searchHas(ctx: PlanContext<StoreState>, query: SearchQuery, id: number)
   }
   if (query.terms.length === 0 && !ctx.state.bitmaps.get(key.realm(realmId)).has(id)) return false;
   if (query.phrases.length === 0) return true;
-  const message = getMessageRecord(ctx.state.tables, id);
+  const message = ctx.state.messageRecord(id);
   return message !== undefined && matchesPhrases(message.topic, message.content, query.phrases);
 }

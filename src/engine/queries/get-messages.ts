@@ -3,7 +3,7 @@
  * GET /messages semantics: narrow -> plan -> bitmap -> anchor -> window -> messages
  * with the caller's flags and search highlights. Also used by flag updates by narrow.
  */
-import type { StoreState } from "../state.js";
+import type { NarrowReader } from "../directory.js";
 import { BadRequestError, MissingArgumentError } from "../errors.js";
 import { RoaringBitmap32 } from "../index/bitmap-store.js";
 import { key } from "../index/keys.js";
@@ -25,7 +25,6 @@ import { NEWEST_ANCHOR, selectWindow, type WindowResult } from "../narrow/window
 import { highlightHtml, highlightTopic, parseSearchQuery } from "../search/index.js";
 import type { Message } from "../types.js";
 import { flagsForWindow, type ApiFlag } from "./message-flags.js";
-import { getMessageRecord } from "../storage/message-records.js";
 
 export const MAX_MESSAGES_PER_FETCH = 5000;
 
@@ -81,7 +80,7 @@ export interface GetMessagesResult {
 const INCOMPATIBLE = ["num_before", "num_after", "anchor", "message_ids", "include_anchor", "use_first_unread_anchor"];
 
 /** GET /messages as IDs and flags, without reading message records. */
-export function getMessageWindow(ctx: PlanContext<StoreState>, input: GetMessagesInput): MessageWindow {
+export function getMessageWindow(ctx: PlanContext<NarrowReader>, input: GetMessagesInput): MessageWindow {
   const flagsOf = (ids: readonly number[], allRows: boolean) =>
     flagsForWindow(ctx.state, ctx.received, ctx.user.id, ctx.user.realmId, ids, allRows);
   // Zulip validates the range parameters before it looks at the narrow.
@@ -130,11 +129,11 @@ export function getMessageWindow(ctx: PlanContext<StoreState>, input: GetMessage
 }
 
 /** GET /messages with message records and highlights (what embedders usually want). */
-export function getMessages(ctx: PlanContext<StoreState>, input: GetMessagesInput): GetMessagesResult {
+export function getMessages(ctx: PlanContext<NarrowReader>, input: GetMessagesInput): GetMessagesResult {
   const w = getMessageWindow(ctx, input);
   const messages: MessageView[] = [];
   w.ids.forEach((id, i) => {
-    const message = getMessageRecord(ctx.state.tables, id);
+    const message = ctx.state.messageRecord(id);
     if (!message) return;
     const flags = w.flags[i]!;
     if (w.searchTerms) messages.push({ message, flags, ...highlightsFor(message, w.searchTerms) });
@@ -166,7 +165,7 @@ export function highlightsFor(
 
 /** Validates the range parameters, resolves the anchor and selects the window. */
 export function selectNarrowWindow(
-  ctx: PlanContext<StoreState>,
+  ctx: PlanContext<NarrowReader>,
   terms: readonly Term[],
   input: WindowInput,
 ): { window: WindowResult; anchor: number; universe: UniverseKind } {
@@ -213,7 +212,7 @@ export function requireRange(input: WindowInput): { anchor: AnchorSpec; numBefor
 
 /** `floor`: matchFloor of `plan` (the user's first unread position when the plan excludes read messages, else 0). */
 function resolveAnchor(
-  ctx: PlanContext<StoreState>,
+  ctx: PlanContext<NarrowReader>,
   terms: readonly Term[],
   matching: MatchingSet,
   plan: Plan,
@@ -245,7 +244,7 @@ function resolveAnchor(
  * skipping muted topics (and muted channels when no channel is named).
  */
 export function firstUnreadAnchor(
-  ctx: PlanContext<StoreState>,
+  ctx: PlanContext<NarrowReader>,
   terms: readonly Term[],
   personal?: { readonly plan: Plan; readonly matching: MatchingSet; readonly firstUnread: number | undefined },
 ): number {
@@ -280,11 +279,9 @@ export function parseAnchorDate(text: string): number {
 }
 
 /** First matching message sent at or after anchor_date; otherwise the newest. */
-function dateAnchor(ctx: PlanContext<StoreState>, matching: MatchingSet, anchorDate: string | undefined): number {
+function dateAnchor(ctx: PlanContext<NarrowReader>, matching: MatchingSet, anchorDate: string | undefined): number {
   if (anchorDate === undefined) throw new MissingArgumentError("anchor_date");
   const seconds = parseAnchorDate(anchorDate);
-  for (const { key: k } of ctx.state.tables.dateMessage.getRange({ start: [seconds, 0], limit: 1 })) {
-    return matching.firstFrom(k[1], 1)[0] ?? NEWEST_ANCHOR;
-  }
-  return NEWEST_ANCHOR;
+  const first = ctx.state.firstMessageSentFrom(seconds);
+  return first === undefined ? NEWEST_ANCHOR : (matching.firstFrom(first, 1)[0] ?? NEWEST_ANCHOR);
 }

@@ -6,7 +6,7 @@
 import { RoaringBitmap32, idsView, type ReadonlyBitmap } from "../index/bitmap-store.js";
 import { key } from "../index/keys.js";
 import type { ReceivedSets } from "../received.js";
-import type { StoreState } from "../state.js";
+import type { NarrowReader } from "../directory.js";
 
 import { API_FLAGS, type ApiFlag } from "../flags.js";
 
@@ -103,7 +103,7 @@ const WILDCARD_BITS = STREAM_WILDCARD_BIT | (1 << 5);
  * user's personal history, so every message has a row.
  */
 export function flagsForWindow(
-  state: StoreState,
+  state: NarrowReader,
   received: ReceivedSets,
   userId: number,
   realmId: number,
