@@ -244,6 +244,10 @@ export class WireEvent {
         return { type: "realm_user", op: "update", person };
       }
       case "realm":
+        if (e.op === "update_announcements_channel") {
+          const value = e.realm.newChannelAnnouncementsChannelId ?? -1;
+          return { type: "realm", op: "update", property: "new_stream_announcements_stream_id", value };
+        }
         return { type: "realm", op: "deactivated", realm_id: e.realm.id };
       case "invites_changed":
         return { type: "invites_changed" };

@@ -217,6 +217,17 @@ describe("POST /users/me/subscriptions", () => {
       ).toHaveLength(1);
       const registered = await s.call(alice, "POST", "/register", { fetch_event_types: JSON.stringify(["realm"]) });
       expect(registered.body["realm_new_stream_announcements_stream_id"]).toBe(general.id);
+      // Clearing the setting reaches open queues as Zulip's realm update event.
+      const queue = await s.call(alice, "POST", "/register", { event_types: JSON.stringify(["realm"]) });
+      s.t.store.setNewChannelAnnouncementsChannel(realm.id, null);
+      const polled = await s.call(alice, "GET", "/events", {
+        queue_id: queue.body["queue_id"],
+        last_event_id: -1,
+        dont_block: true,
+      });
+      expect(polled.body["events"]).toEqual([
+        { type: "realm", op: "update", property: "new_stream_announcements_stream_id", value: -1, id: 0 },
+      ]);
     } finally {
       s.t.store.setNewChannelAnnouncementsChannel(realm.id, null);
     }

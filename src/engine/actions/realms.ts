@@ -88,8 +88,7 @@ export function setNewChannelAnnouncementsChannel(state: StoreState, realmId: nu
   state.write((ctx) => {
     state.tables.realms.putSync(realmId, next);
     ctx.afterCommit(() => state.indexRealm(next));
-    // No client event: Zulip's realm update for it is not implemented here yet.
-    ctx.changed({ kind: "realm", id: realmId, fields: ["newChannelAnnouncementsChannelId"] });
+    ctx.emit({ type: "realm", op: "update_announcements_channel", realm: next }, () => realmAudience(state, realmId));
   });
 }
 

@@ -355,7 +355,9 @@ export function changesOfEvent(event: EngineEvent, out: ChangeSetBuilder): void 
         );
       return;
     case "realm":
-      out.entity("realm", event.realm.id, "changed", ["deactivated"]);
+      out.entity("realm", event.realm.id, "changed", [
+        event.op === "deactivated" ? "deactivated" : "newChannelAnnouncementsChannelId",
+      ]);
       return;
     case "invites_changed":
       out.entity("invites", event.realmId, "changed");

@@ -119,6 +119,8 @@ export type EngineEvent =
   | { readonly type: "realm_user"; readonly op: "add"; readonly person: User }
   | { readonly type: "realm_user"; readonly op: "update"; readonly userId: number; readonly changes: RealmUserChange }
   | { readonly type: "realm"; readonly op: "deactivated"; readonly realm: Realm }
+  /** Zulip's realm update of new_stream_announcements_stream_id (-1 for none on the wire). */
+  | { readonly type: "realm"; readonly op: "update_announcements_channel"; readonly realm: Realm }
   /** The realm's invitations changed; clients refetch GET /invites (Zulip sends no payload). */
   | { readonly type: "invites_changed"; readonly realmId: number }
   | { readonly type: "user_group"; readonly op: "add"; readonly group: UserGroup; readonly forReactivation: boolean }
