@@ -2,8 +2,8 @@
  * @module index/message-conversations
  * Message ID -> its conversation (a channel's topic, or a direct conversation), as a
  * small ordinal, filled on demand from message_meta and kept in memory. A message's
- * meta is written once, when it is sent, and never changes, so an entry never goes
- * stale; the unread summary then groups thousands of unread IDs by conversation
+ * meta changes only when the message is moved or deleted, and that write forgets its
+ * entry (actions/message-rewrite); the unread summary then groups thousands of unread IDs by conversation
  * without decoding a row per message each time.
  *
  * Memory: 4 bytes per message ID, in 2^16-ID chunks allocated only where IDs were
@@ -57,6 +57,12 @@ export class MessageConversations {
   /** The conversation of an ordinal from ordinalOf. */
   conversation(ordinal: number): ConversationOfMessage {
     return this.#groups[ordinal]!;
+  }
+
+  /** Forgets one message's conversation (it was moved or deleted): the next ordinalOf reads its meta again. */
+  forget(id: number): void {
+    const chunk = this.#chunks[id >>> CHUNK_BITS];
+    if (chunk) chunk[id & CHUNK_MASK] = UNKNOWN;
   }
 
   /** Forgets everything (after a failed write, whose IDs may be reused). */

@@ -1,0 +1,99 @@
+/**
+ * @module actions/message-rewrite
+ * The one way a stored message changes after it was sent (an edit, a move, a deletion):
+ * its record, its meta and time entries and every message-level index bit go from what
+ * `before` implies to what `after` implies, inside the caller's write. Index bits are
+ * diffed through indexMessage, the function send and verify use, so the three cannot
+ * disagree on which keys a message belongs to; bits both versions share are not touched.
+ *
+ * Per-user bits that depend on who received the message or on its mentions (read,
+ * mentioned, group_mentioned, topic_wildcard_mentioned, historical, starred, ...) are
+ * the caller's: an edit recomputes mentions, a move changes who may read, a deletion
+ * clears them all. The `dm` bits of direct messages are message-level (indexMessage
+ * writes them) and follow here.
+ *
+ * Many messages at once (a topic move) are grouped by key: one removeMany and one
+ * addMany per bitmap, not one per message.
+ */
+import type { WriteContext } from "../write-coordinator.js";
+import type { StoreState } from "../state.js";
+import { messageMetaOf, type Message } from "../types.js";
+import { putMessageRecord, partsOf } from "../storage/message-records.js";
+import type { MessageField } from "../events/change-set.js";
+import { indexMessage } from "./send-message.js";
+
+export interface MessageRewrite {
+  readonly before: Message;
+  /** The message as it is to be stored, same ID; null deletes it. */
+  readonly after: Message | null;
+}
+
+/** The message-level index keys of a message (what indexMessage would set). */
+export function indexKeysOf(state: StoreState, message: Message): Set<string> {
+  const keys = new Set<string>();
+  indexMessage(state, message, { add: (k) => keys.add(k) });
+  return keys;
+}
+
+/** Which change-set fields a rewrite touches, for the change set of the write. */
+export function rewriteFields(rewrite: MessageRewrite): MessageField[] {
+  const { before, after } = rewrite;
+  if (after === null) return ["deleted"];
+  const fields: MessageField[] = [];
+  if (after.content !== before.content || after.renderedContent !== before.renderedContent) fields.push("content");
+  if (after.topic !== before.topic) fields.push("topic");
+  const channelOf = (m: Message) => (m.recipient.type === "channel" ? m.recipient.channelId : null);
+  if (channelOf(after) !== channelOf(before)) fields.push("channel");
+  return fields;
+}
+
+/**
+ * Stores each rewrite inside `ctx`'s write: records, message_meta, date_message, index
+ * bits, and the message change for the write's change set. Callers emit the client
+ * events (update_message, delete_message) themselves: who hears of a move depends on
+ * access before and after, which only they know.
+ */
+export function rewriteMessages(state: StoreState, ctx: WriteContext, rewrites: readonly MessageRewrite[]): void {
+  const removals = new Map<string, number[]>();
+  const additions = new Map<string, number[]>();
+  const push = (into: Map<string, number[]>, k: string, id: number) => {
+    const ids = into.get(k);
+    if (ids) ids.push(id);
+    else into.set(k, [id]);
+  };
+  for (const rewrite of rewrites) {
+    const { before, after } = rewrite;
+    if (after !== null && (after.id !== before.id || after.realmId !== before.realmId))
+      throw new Error(`rewriteMessages: message ${before.id} cannot change its ID or realm`);
+    const old = indexKeysOf(state, before);
+    const next = after === null ? new Set<string>() : indexKeysOf(state, after);
+    for (const k of old) if (!next.has(k)) push(removals, k, before.id);
+    for (const k of next) if (!old.has(k)) push(additions, k, before.id);
+    if (after === null) {
+      const parts = partsOf(state.tables, before.id);
+      for (let i = 0; i < parts; i++) state.tables.messageParts.removeSync([before.id, i]);
+      state.tables.messages.removeSync(before.id);
+      state.tables.messageMeta.removeSync(before.id);
+      state.tables.dateMessage.removeSync([before.dateSent, before.id]);
+    } else {
+      putMessageRecord(state.tables, after);
+      state.tables.messageMeta.putSync(after.id, messageMetaOf(after));
+    }
+    const fields = rewriteFields(rewrite);
+    if (fields.length > 0) ctx.changed({ kind: "message", id: before.id, realmId: before.realmId, fields });
+  }
+  for (const [k, ids] of removals) state.bitmaps.removeMany(k, ids);
+  for (const [k, ids] of additions) state.bitmaps.addMany(k, ids);
+  // The conversation of a message was taken to be fixed at send; a move or deletion
+  // makes the remembered one wrong. Forget it now (reads inside this write see the new
+  // meta) and again after the commit (a failed write clears the whole index anyway).
+  const moved = rewrites.filter(
+    (r) => r.after === null || rewriteFields(r).some((f) => f === "topic" || f === "channel"),
+  );
+  if (moved.length > 0) {
+    for (const { before } of moved) state.messageConversations.forget(before.id);
+    ctx.afterCommit(() => {
+      for (const { before } of moved) state.messageConversations.forget(before.id);
+    });
+  }
+}

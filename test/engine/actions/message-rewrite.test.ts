@@ -1,0 +1,94 @@
+/**
+ * The one primitive every edit, move and deletion stores through: after a rewrite the
+ * narrows answer from the new version, verify (which rebuilds every derived index from
+ * the records) finds no difference, and a reopen reads the same.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { internals } from "../../../src/engine/internal.js";
+import { rewriteMessages } from "../../../src/engine/actions/message-rewrite.js";
+import { getMessageRecord } from "../../../src/engine/storage/message-records.js";
+import type { Message, Store } from "../../../src/engine/index.js";
+import { seedRealm, tempStore, type TempStore } from "../../support/temp-store.js";
+
+let t: TempStore;
+afterEach(() => t?.cleanup());
+
+function ids(store: Store, userId: number, narrow: unknown): number[] {
+  return store
+    .getMessages(userId, { narrow, anchor: "newest", numBefore: 100, numAfter: 0 })
+    .messages.map((v) => v.message.id);
+}
+
+function record(store: Store, id: number): Message {
+  return getMessageRecord(internals(store).tables, id)!;
+}
+
+describe("rewriteMessages", () => {
+  it("moves a message's topic, channel and search terms and deletes another, keeping verify clean", () => {
+    t = tempStore();
+    const { owner, general, secret } = seedRealm(t.store);
+    const send = (channel: string, topic: string, content: string) =>
+      t.store.sendMessage({ senderId: owner.id, to: { type: "channel", channel, topic }, content }).id;
+    const a = send("general", "lunch", "pizza today");
+    const b = send("general", "lunch", "pasta tomorrow");
+    const c = send("general", "other", "pizza again");
+    const state = internals(t.store);
+
+    state.write((ctx) => {
+      const before = record(t.store, a);
+      rewriteMessages(state, ctx, [
+        {
+          before,
+          after: {
+            ...before,
+            recipient: { type: "channel", channelId: secret.id },
+            topic: "✔ dinner",
+            content: "salad today",
+            renderedContent: "<p>salad today</p>",
+          },
+        },
+        { before: record(t.store, c), after: null },
+      ]);
+    });
+
+    const topic = (channel: string, name: string) => [
+      { operator: "channel", operand: channel },
+      { operator: "topic", operand: name },
+    ];
+    expect(ids(t.store, owner.id, topic("general", "lunch"))).toEqual([b]);
+    expect(ids(t.store, owner.id, topic("secret", "✔ dinner"))).toEqual([a]);
+    expect(ids(t.store, owner.id, [{ operator: "is", operand: "resolved" }])).toEqual([a]);
+    expect(ids(t.store, owner.id, [{ operator: "search", operand: "pizza" }])).toEqual([]);
+    expect(ids(t.store, owner.id, [{ operator: "search", operand: "salad" }])).toEqual([a]);
+    expect(ids(t.store, owner.id, [{ operator: "channel", operand: "general" }])).toEqual([b]);
+    expect(record(t.store, c)).toBeUndefined();
+    expect(t.store.verify().differences).toEqual([]);
+    expect(t.store.verify().problems).toEqual([]);
+    expect(general.id).not.toBe(secret.id);
+
+    const store = t.reopen();
+    expect(ids(store, owner.id, topic("secret", "✔ dinner"))).toEqual([a]);
+    expect(ids(store, owner.id, [])).toEqual([a, b]);
+    expect(store.verify().differences).toEqual([]);
+  });
+
+  it("changes nothing when the write fails", () => {
+    t = tempStore();
+    const { owner } = seedRealm(t.store);
+    const a = t.store.sendMessage({
+      senderId: owner.id,
+      to: { type: "channel", channel: "general", topic: "lunch" },
+      content: "pizza",
+    }).id;
+    const state = internals(t.store);
+    expect(() =>
+      state.write((ctx) => {
+        rewriteMessages(state, ctx, [{ before: record(t.store, a), after: null }]);
+        throw new Error("refused later in the same write");
+      }),
+    ).toThrow("refused later");
+    expect(ids(t.store, owner.id, [{ operator: "search", operand: "pizza" }])).toEqual([a]);
+    expect(record(t.store, a).content).toBe("pizza");
+    expect(t.store.verify().differences).toEqual([]);
+  });
+});
