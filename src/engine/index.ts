@@ -96,6 +96,13 @@ export {
 } from "./storage/snapshot.js";
 export { LOCK_FILE } from "./storage/lock.js";
 export { SETTING_DEFAULTS, SETTING_NAMES, isSettingName } from "./settings/defaults.js";
+export {
+  MESSAGE_POLICY_DEFAULTS,
+  MESSAGE_POLICY_WIRE_NAMES,
+  pastLimit,
+  type EditHistoryVisibility,
+} from "./settings/message-policy.js";
+export type { MessagePolicy, MessagePolicyChanges } from "./actions/realm-message-policy.js";
 export type {
   SettingName,
   SettingValue,

@@ -28,6 +28,12 @@ import {
   type CreateRealmInput,
 } from "./actions/realms.js";
 import { addReaction, removeReaction, type AddReactionInput, type RemoveReactionInput } from "./actions/reactions.js";
+import {
+  realmMessagePolicy,
+  setRealmMessagePolicy,
+  type MessagePolicy,
+  type MessagePolicyChanges,
+} from "./actions/realm-message-policy.js";
 import { sendMessage, sendMessageGrouped, type SendMessageInput, type SentMessage } from "./actions/send-message.js";
 import {
   deleteScheduledMessage,
@@ -740,6 +746,16 @@ export class Store {
     removeRealmEmoji(this.#state, actorId, name);
   }
   /** The realm's can_add_custom_emoji_group. */
+  /** The realm's message editing, moving and deletion rules, Zulip's defaults filled in. */
+  realmMessagePolicy(realmId: number): MessagePolicy {
+    return realmMessagePolicy(this.#state, realmId);
+  }
+
+  /** Changes some of those rules (administrators); sends Zulip's realm update_dict event. */
+  setRealmMessagePolicy(actorId: number, changes: MessagePolicyChanges): MessagePolicy {
+    return setRealmMessagePolicy(this.#state, actorId, changes);
+  }
+
   canAddCustomEmojiGroup(realmId: number): GroupSettingValue {
     return canAddCustomEmojiGroup(this.#state, realmId);
   }

@@ -3,6 +3,7 @@
  * The engine's records, as stored in LMDB (msgpack) and held in memory. Wire names
  * (snake_case) never appear here; src/http converts at its edge.
  */
+import type { MessagePolicy } from "./settings/message-policy.js";
 
 /** Zulip's roles. Lower is more powerful. */
 export const ROLE = { OWNER: 100, ADMINISTRATOR: 200, MODERATOR: 300, MEMBER: 400, GUEST: 600 } as const;
@@ -33,6 +34,8 @@ export interface Realm {
   uuid?: string;
   /** Zulip's can_add_custom_emoji_group; absent (older records): role:members, Zulip's default. */
   canAddCustomEmojiGroup?: GroupSettingValue;
+  /** Message editing, moving and deletion rules an administrator changed (the rest are Zulip's defaults). */
+  messagePolicy?: Partial<MessagePolicy<GroupSettingValue>>;
 }
 
 export interface User {

@@ -14,6 +14,7 @@
 import type { EngineEvent, Realm, Store, User } from "../engine/index.js";
 import { channelToWire, groupSettingToWire, subscriptionToWire } from "../wire/channel.js";
 import { messageBody } from "../wire/message.js";
+import { messagePolicyToWire } from "../wire/message-policy.js";
 import { userToWire } from "../wire/user.js";
 import { avatarUrl } from "../wire/avatar.js";
 import { userTopicToWire } from "../wire/user-topic.js";
@@ -247,6 +248,10 @@ export class WireEvent {
         if (e.op === "update_announcements_channel") {
           const value = e.realm.newChannelAnnouncementsChannelId ?? -1;
           return { type: "realm", op: "update", property: "new_stream_announcements_stream_id", value };
+        }
+        if (e.op === "update_message_policy") {
+          const data = messagePolicyToWire(store.realmMessagePolicy(e.realm.id), e.settings);
+          return { type: "realm", op: "update_dict", property: "default", data };
         }
         return { type: "realm", op: "deactivated", realm_id: e.realm.id };
       case "invites_changed":

@@ -356,7 +356,11 @@ export function changesOfEvent(event: EngineEvent, out: ChangeSetBuilder): void 
       return;
     case "realm":
       out.entity("realm", event.realm.id, "changed", [
-        event.op === "deactivated" ? "deactivated" : "newChannelAnnouncementsChannelId",
+        event.op === "deactivated"
+          ? "deactivated"
+          : event.op === "update_message_policy"
+            ? "messagePolicy"
+            : "newChannelAnnouncementsChannelId",
       ]);
       return;
     case "invites_changed":

@@ -9,6 +9,7 @@
  * decided in the engine under its access rules (private channels, guests, DMs).
  */
 import type { ApiFlag } from "../flags.js";
+import type { MessagePolicy } from "../settings/message-policy.js";
 import type {
   Channel,
   Device,
@@ -121,6 +122,13 @@ export type EngineEvent =
   | { readonly type: "realm"; readonly op: "deactivated"; readonly realm: Realm }
   /** Zulip's realm update of new_stream_announcements_stream_id (-1 for none on the wire). */
   | { readonly type: "realm"; readonly op: "update_announcements_channel"; readonly realm: Realm }
+  /** Zulip's realm update_dict for message editing, moving and deletion settings. */
+  | {
+      readonly type: "realm";
+      readonly op: "update_message_policy";
+      readonly realm: Realm;
+      readonly settings: readonly (keyof MessagePolicy<unknown>)[];
+    }
   /** The realm's invitations changed; clients refetch GET /invites (Zulip sends no payload). */
   | { readonly type: "invites_changed"; readonly realmId: number }
   | { readonly type: "user_group"; readonly op: "add"; readonly group: UserGroup; readonly forReactivation: boolean }

@@ -28,6 +28,7 @@ import {
 } from "../../../engine/index.js";
 import { emojiDataUrl } from "../../emoji-data.js";
 import { groupSettingToWire } from "../../../wire/channel.js";
+import { messagePolicyToWire } from "../../../wire/message-policy.js";
 
 /** Zulip's server_generation: when this server process started (seconds). */
 const SERVER_GENERATION = Math.floor(Date.now() / 1000);
@@ -47,15 +48,10 @@ const REALM_GROUP_SETTINGS: readonly (readonly [setting: string, group: string])
   ["can_create_private_channel_group", "role:members"],
   ["can_create_web_public_channel_group", "role:moderators"],
   ["can_create_write_only_bots_group", "role:members"],
-  ["can_delete_any_message_group", "role:administrators"],
-  ["can_delete_own_message_group", "role:everyone"],
   ["can_invite_users_group", "role:members"],
   ["can_manage_all_groups", "role:owners"],
   ["can_manage_billing_group", "role:administrators"],
   ["can_mention_many_users_group", "role:administrators"],
-  ["can_move_messages_between_channels_group", "role:members"],
-  ["can_move_messages_between_topics_group", "role:everyone"],
-  ["can_resolve_topics_group", "role:everyone"],
   ["can_set_delete_message_policy_group", "role:moderators"],
   ["can_set_topics_policy_group", "role:moderators"],
   ["can_summarize_topics_group", "role:everyone"],
@@ -110,6 +106,9 @@ export function realmSection(
     groups[`realm_${setting}`] = store.systemGroupId(realm.id, group);
   // Stored (role:members unless changed).
   groups["realm_can_add_custom_emoji_group"] = groupSettingToWire(store.canAddCustomEmojiGroup(realm.id));
+  // Stored, enforced by the engine's edit, move and delete rules.
+  for (const [name, value] of Object.entries(messagePolicyToWire(store.realmMessagePolicy(realm.id))))
+    groups[`realm_${name}`] = value;
   return {
     // Stored settings.
     realm_name: realm.name,
@@ -123,9 +122,8 @@ export function realmSection(
     realm_url: baseUrl,
     // Zulip's defaults (Realm.property_types).
     realm_description: "",
-    realm_allow_edit_history: true,
-    // No message editing yet: say so rather than offer an action that fails.
-    realm_allow_message_editing: false,
+    // Zulip's legacy form of message_edit_history_visibility_policy.
+    realm_allow_edit_history: store.realmMessagePolicy(realm.id).messageEditHistoryVisibilityPolicy !== "none",
     realm_avatar_changes_disabled: false,
     realm_default_code_block_language: "",
     realm_default_language: "en",
@@ -143,11 +141,6 @@ export function realmSection(
     realm_invite_required: true,
     realm_jitsi_server_url: null,
     realm_message_content_allowed_in_email_notifications: true,
-    realm_message_content_edit_limit_seconds: 600,
-    realm_message_content_delete_limit_seconds: null,
-    realm_move_messages_between_streams_limit_seconds: 604800,
-    realm_move_messages_within_stream_limit_seconds: 604800,
-    realm_message_edit_history_visibility_policy: "all",
     realm_message_retention_days: -1,
     realm_name_changes_disabled: false,
     realm_push_notifications_enabled: false,
