@@ -7,7 +7,9 @@
  * and their materialised historical rows.
  *
  * The channel part is cached per user and extended incrementally as messages arrive;
- * a subscription change (version bump) forces a rebuild. It may be built from an ID on
+ * a subscription change (version bump) forces a rebuild, and so does a message leaving
+ * or joining a channel other than by being sent (a move, a deletion: `forgetChanged`,
+ * which the store calls with every change set). It may be built from an ID on
  * only (a window's flags need no more), and is then extended downward when a reader
  * needs more: at 10M, a user's first newest-window after a cold start loaded the whole
  * history of their 25 channels (3,800 chunks, 1.3 s from disk) for one window's rows.
@@ -22,6 +24,7 @@ import {
 } from "./index/bitmap-store.js";
 import { BoundedCache } from "./index/bounded-cache.js";
 import { key } from "./index/keys.js";
+import type { ChangeSet } from "./events/change-set.js";
 import type { StoreState } from "./state.js";
 
 /** A user's oldest unread personal message as last computed, and what it depended on. */
@@ -216,6 +219,43 @@ export class ReceivedSets {
     this.#cache.clear();
     this.#personal.clear();
     this.firstUnreadMemo.clear();
+  }
+
+  /**
+   * After a commit: forgets the sets of every user whose channel part the write changed
+   * other than by new messages, that is where a message left or joined a channel (a
+   * move) or was deleted. A cached set holding one of those IDs is stale, and so is
+   * one of a user with a subscription (active or not) to a channel a message moved into:
+   * their intervals may now cover it. Costs one intersection per cached user.
+   */
+  forgetChanged(changes: ChangeSet): void {
+    if (changes.everything) {
+      this.clear();
+      return;
+    }
+    let changed: Bitmap | null = null;
+    const into = new Set<number>();
+    for (const [id, change] of changes.message) {
+      if (!change.fields.has("channel") && !change.fields.has("deleted")) continue;
+      (changed ??= new RoaringBitmap32()).add(id);
+      const meta = this.#state.metaOf(id);
+      if (meta !== undefined && meta[0] > 0) into.add(meta[0]);
+    }
+    if (changed === null) return;
+    const stale = (userId: number, bitmap: ReadonlyBitmap): boolean => {
+      if (bitmap.intersects(changed)) return true;
+      const subs = this.#state.subsByUser.get(userId);
+      if (subs) for (const channelId of into) if (subs.has(channelId)) return true;
+      return false;
+    };
+    for (const [userId, entry] of this.#cache.entries()) if (stale(userId, entry.bitmap)) this.#forget(userId);
+    for (const [userId, entry] of this.#personal.entries()) if (stale(userId, entry.bitmap)) this.#forget(userId);
+  }
+
+  #forget(userId: number): void {
+    this.#cache.delete(userId);
+    this.#personal.delete(userId);
+    this.firstUnreadMemo.delete(userId);
   }
 
   /** The channel part within IDs [from, to), loading channel bitmaps only from `from` on. */

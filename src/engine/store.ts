@@ -245,6 +245,8 @@ export class Store {
     }
     // A failed write may have extended derived sets with IDs it then gave back.
     this.#state.onRollback(() => this.#received.clear());
+    // Registered first, so every later listener and the write's events read fresh sets.
+    this.#state.onChanges((changes) => this.#received.forgetChanged(changes));
     registerInternals(this, this.#state);
   }
 

@@ -91,4 +91,33 @@ describe("rewriteMessages", () => {
     expect(record(t.store, a).content).toBe("pizza");
     expect(t.store.verify().differences).toEqual([]);
   });
+
+  it("refreshes a reader's received sets when a message leaves or joins their channels", () => {
+    t = tempStore();
+    const { owner, bob, secret } = seedRealm(t.store);
+    const send = (channel: string, content: string) =>
+      t.store.sendMessage({ senderId: owner.id, to: { type: "channel", channel, topic: "t" }, content }).id;
+    const inGeneral = send("general", "one");
+    const inSecret = send("secret", "two");
+    const state = internals(t.store);
+    // Bob (general only) reads first: his received sets are cached from here on.
+    expect(ids(t.store, bob.id, [])).toEqual([inGeneral]);
+    expect(t.store.unreadSummary(bob.id).count).toBe(1);
+    state.write((ctx) => {
+      const out = record(t.store, inGeneral);
+      const into = record(t.store, inSecret);
+      rewriteMessages(state, ctx, [
+        { before: out, after: { ...out, recipient: { type: "channel", channelId: secret.id } } },
+        {
+          before: into,
+          after: {
+            ...into,
+            recipient: { type: "channel", channelId: out.recipient.type === "channel" ? out.recipient.channelId : 0 },
+          },
+        },
+      ]);
+    });
+    expect(ids(t.store, bob.id, [])).toEqual([inSecret]);
+    expect(t.store.unreadSummary(bob.id).streams.flatMap((s) => s.unreadMessageIds)).toEqual([inSecret]);
+  });
 });
