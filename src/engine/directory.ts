@@ -5,7 +5,22 @@
  * whole StoreState. StoreState provides each one over its entity indexes.
  */
 import type { ReadonlyBitmap } from "./index/bitmap-store.js";
-import type { Channel, Conversation, Message, Realm, Subscription, User, UserGroup, UserTopic } from "./types.js";
+import type { ConversationOfMessage } from "./index/message-conversations.js";
+import type { PresenceLog } from "./index/presence-log.js";
+import type { UserSettingsRecord } from "./settings/defaults.js";
+import type {
+  Channel,
+  Conversation,
+  Message,
+  MessageMeta,
+  PresenceRecord,
+  Realm,
+  RecentConversation,
+  Subscription,
+  User,
+  UserGroup,
+  UserTopic,
+} from "./types.js";
 
 export interface UserDirectory {
   get(id: number): User | undefined;
@@ -13,6 +28,8 @@ export interface UserDirectory {
   byEmail(realmId: number, email: string): User | undefined;
   /** Every user ID of the realm (active or not); live, do not mutate. */
   ofRealm(realmId: number): ReadonlySet<number>;
+  /** The realm's bot IDs (active or not); live, do not mutate. */
+  botsOf(realmId: number): ReadonlySet<number>;
 }
 
 export interface ChannelDirectory {
@@ -23,12 +40,16 @@ export interface ChannelDirectory {
   subscription(userId: number, channelId: number): Subscription | undefined;
   /** Has the user an active subscription to the channel? */
   isSubscribed(userId: number, channelId: number): boolean;
+  /** Every subscription of the user, active or not. */
+  subscriptionsOf(userId: number): Iterable<Subscription>;
   /** Every channel of every realm. */
   all(): Iterable<Channel>;
 }
 
 export interface GroupDirectory {
   get(id: number): UserGroup | undefined;
+  /** Every group of every realm. */
+  all(): Iterable<UserGroup>;
 }
 
 export interface RealmDirectory {
@@ -68,4 +89,63 @@ export interface NarrowReader extends AccessReader {
   readonly lastMessageId: number;
   /** The first message sent at or after `seconds` (UNIX time), if any (anchor_date). */
   firstMessageSentFrom(seconds: number): number | undefined;
+}
+
+/** What the unread summary reads (queries/unread.ts): the narrow engine's reads, and messages by conversation. */
+export interface UnreadReader extends NarrowReader {
+  /** Message ID -> conversation ordinal, filled on demand (index/message-conversations.ts). */
+  readonly messageConversations: {
+    ordinalOf(id: number): number;
+    /** One more than the largest ordinal handed out so far. */
+    readonly size: number;
+    conversation(ordinal: number): ConversationOfMessage;
+  };
+}
+
+/** One user's recent_private_conversations as last computed, with the `dm` bitmap version it is valid for. */
+export interface RecentConversationsEntry {
+  readonly version: number;
+  readonly list: readonly RecentConversation[];
+}
+
+/** What recent_private_conversations reads (queries/recent-conversations.ts). */
+export interface RecentConversationsReader extends NarrowReader {
+  /** A message's meta (channel or conversation, topic...), if the message exists. */
+  metaOf(id: number): MessageMeta | undefined;
+  /** Per user, the last list computed; owned by the store, which empties it after a failed batch. */
+  readonly recentConversationsCache: {
+    get(userId: number): RecentConversationsEntry | undefined;
+    set(userId: number, entry: RecentConversationsEntry): void;
+  };
+}
+
+/** What the listings read (queries/listings.ts): channels, subscribers, users, groups, topic policies. */
+export interface ListingReader extends AccessReader {
+  /** Active users with an active subscription to the channel, ascending; shared, do not mutate. */
+  activeSubscriberList(channelId: number): readonly number[];
+  /** Cached members of a system group, ascending; `compute` builds them on a miss. Shared, do not mutate. */
+  systemGroupMembers(groupId: number, compute: () => number[]): readonly number[];
+  readonly userTopics: { of(userId: number): ReadonlyMap<string, UserTopic> };
+}
+
+/** What the presence queries read (queries/presence.ts). */
+export interface PresenceReader extends AccessReader {
+  /** The clock, in UNIX seconds. */
+  now(): number;
+  /** userId -> presence. */
+  readonly presence: { get(userId: number): PresenceRecord | undefined };
+  /** realmId -> its presence changes in sequence order. */
+  readonly presenceLogs: { get(realmId: number): Pick<PresenceLog, "forEachAfter"> | undefined };
+  /** userId -> the user's stored settings (presence_enabled among them). */
+  readonly userSettings: { get(userId: number): UserSettingsRecord | undefined };
+}
+
+/** What the storage figures read (queries/storage-stats.ts): LMDB's own counts and the bitmap cache's size. */
+export interface StatsReader {
+  readonly tables: {
+    /** lmdb-js types it as {}: its fields are LMDB's mdb_env_info and mdb_stat. */
+    readonly env: { getStats(): object };
+    readonly messages: { getKeysCount(options: { start: number }): number };
+  };
+  readonly bitmaps: { readonly cachedBytes: number };
 }

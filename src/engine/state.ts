@@ -21,7 +21,18 @@ import type { PresenceLog } from "./index/presence-log.js";
 import type { Clearable, EntityIndex } from "./index/entities/entity-index.js";
 import { createEntityIndexes, type EntityRegistry } from "./index/entities/registry.js";
 import { directoriesOf, type Directories } from "./index/entities/directories.js";
-import type { ChannelDirectory, GroupDirectory, RealmDirectory, UserDirectory } from "./directory.js";
+import type {
+  ChannelDirectory,
+  GroupDirectory,
+  ListingReader,
+  PresenceReader,
+  RealmDirectory,
+  RecentConversationsEntry,
+  RecentConversationsReader,
+  StatsReader,
+  UnreadReader,
+  UserDirectory,
+} from "./directory.js";
 import type { MessageRenderer, RenderFailure } from "./render.js";
 import {
   FIRST_ID,
@@ -35,7 +46,6 @@ import {
 } from "./storage/tables.js";
 import {
   messageMetaOf,
-  type RecentConversation,
   type Attachment,
   type Channel,
   type Device,
@@ -103,7 +113,11 @@ const PREFETCH_MIN_LEAF_PAGES = 512;
 /** Bounds the muted-channel lists kept by mutedChannelsOf (cleared when full; rebuilding is cheap). */
 const MAX_MUTED_CHANNEL_USERS = 100_000;
 
-export class StoreState {
+/**
+ * Queries, the narrow engine and the access rules read the state through the narrow
+ * interfaces of directory.ts, which it provides (test/architecture/engine-readers.test.ts).
+ */
+export class StoreState implements UnreadReader, RecentConversationsReader, ListingReader, PresenceReader, StatsReader {
   readonly tables: Tables;
   readonly bitmaps: BitmapStore;
   /** Message ID -> conversation, filled on demand (the unread summary groups by it). */
@@ -266,10 +280,7 @@ export class StoreState {
    * messages from LMDB (~10 ms). Any direct message to or from the user, or a deleted
    * one, changes that bitmap's version; conversations never change their members.
    */
-  readonly recentConversationsCache = new Map<
-    number,
-    { readonly version: number; readonly list: readonly RecentConversation[] }
-  >();
+  readonly recentConversationsCache = new Map<number, RecentConversationsEntry>();
   /**
    * `${realmId}:${role}` -> system group ID, built on first use and dropped on any
    * group change: channel creation and channel defaults look up about ten per
@@ -521,11 +532,6 @@ export class StoreState {
     return entry.channelIds;
   }
   readonly #mutedChannels = new Map<number, { readonly version: number; readonly channelIds: readonly number[] }>();
-
-  /** The realm's bot IDs (active or not); live, do not mutate. */
-  botsOfRealm(realmId: number): ReadonlySet<number> {
-    return this.entities.users.botsOf(realmId);
-  }
 
   /** Every user ID of the realm (active or not); live, do not mutate. */
   usersOfRealm(realmId: number): ReadonlySet<number> {

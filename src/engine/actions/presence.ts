@@ -23,8 +23,8 @@ import { BadRequestError } from "../errors.js";
 import { realmAudience } from "../events/audience.js";
 import { PRESENCE_CEILING_KEY, type StoreState } from "../state.js";
 import type { PresenceRecord, User } from "../types.js";
-import { SETTING_DEFAULTS } from "../settings/defaults.js";
 import { requireActiveUser } from "./users.js";
+import { presenceEnabled } from "../queries/presence.js";
 
 /** Zulip's PRESENCE_PING_INTERVAL_SECS and OFFLINE_THRESHOLD_SECS (as register reports them). */
 export const PRESENCE_PING_INTERVAL_SECS = 60;
@@ -129,10 +129,4 @@ export function flushPresence(state: StoreState): number {
   });
   state.presenceDirty.clear();
   return ids.length;
-}
-
-/** The user's presence_enabled, without building their whole settings object (hot path). */
-export function presenceEnabled(state: StoreState, userId: number): boolean {
-  const stored = state.userSettings.get(userId)?.values.presence_enabled;
-  return stored === undefined ? SETTING_DEFAULTS.presence_enabled : stored === true;
 }

@@ -13,7 +13,7 @@ import {
   membersOf,
 } from "../access.js";
 import { BadRequestError } from "../errors.js";
-import type { StoreState } from "../state.js";
+import type { ListingReader } from "../directory.js";
 import type { Channel, Subscription, User, UserGroup, UserTopic } from "../types.js";
 import { ROLE } from "../types.js";
 
@@ -36,7 +36,7 @@ export interface GetChannelsInput {
  * Zulip's do_get_streams: the union of the requested classes, or every channel with
  * includeAll (administrators only), then only channels the caller can see; by name.
  */
-export function getChannels(state: StoreState, user: User, input: GetChannelsInput): Channel[] {
+export function getChannels(state: ListingReader, user: User, input: GetChannelsInput): Channel[] {
   const o = {
     includePublic: true,
     includeWebPublic: false,
@@ -48,7 +48,7 @@ export function getChannels(state: StoreState, user: User, input: GetChannelsInp
     ...input,
   };
   if (o.includeAll && !isAdmin(user)) throw new BadRequestError("User not authorized for this query");
-  const owner = user.isBot && user.botOwnerId !== null ? state.users.get(user.botOwnerId) : undefined;
+  const owner = user.isBot && user.botOwnerId !== null ? state.userDirectory.get(user.botOwnerId) : undefined;
   const wanted = (channel: Channel): boolean => {
     if (o.includeAll) return true;
     if (o.includeSubscribed && isSubscribed(state, user.id, channel.id)) return true;
@@ -63,7 +63,7 @@ export function getChannels(state: StoreState, user: User, input: GetChannelsInp
     return false;
   };
   const out: Channel[] = [];
-  for (const channel of state.channels.values()) {
+  for (const channel of state.channelDirectory.all()) {
     if (channel.realmId !== user.realmId) continue;
     if (o.excludeArchived && channel.isArchived) continue;
     if (wanted(channel) && canSeeChannel(state, user, channel)) out.push(channel);
@@ -72,9 +72,9 @@ export function getChannels(state: StoreState, user: User, input: GetChannelsInp
 }
 
 /** The channels the user can see (register's `streams`), by name. */
-export function visibleChannels(state: StoreState, user: User, includeArchived: boolean): Channel[] {
+export function visibleChannels(state: ListingReader, user: User, includeArchived: boolean): Channel[] {
   const out: Channel[] = [];
-  for (const c of state.channels.values())
+  for (const c of state.channelDirectory.all())
     if (c.realmId === user.realmId && (includeArchived || !c.isArchived) && canSeeChannel(state, user, c)) out.push(c);
   return out.sort(byName);
 }
@@ -92,14 +92,13 @@ export interface SubscriptionLists {
 }
 
 /** register's subscriptions / unsubscribed / never_subscribed, each by name. */
-export function subscriptionLists(state: StoreState, user: User, includeArchived: boolean): SubscriptionLists {
-  const subs = state.subsByUser.get(user.id) ?? new Map<number, Subscription>();
+export function subscriptionLists(state: ListingReader, user: User, includeArchived: boolean): SubscriptionLists {
   const subscribed: SubscribedChannel[] = [];
   const unsubscribed: SubscribedChannel[] = [];
   const never: Channel[] = [];
-  for (const channel of state.channels.values()) {
+  for (const channel of state.channelDirectory.all()) {
     if (channel.realmId !== user.realmId || (channel.isArchived && !includeArchived)) continue;
-    const subscription = subs.get(channel.id);
+    const subscription = state.channelDirectory.subscription(user.id, channel.id);
     if (subscription?.active) subscribed.push({ subscription, channel });
     // A past subscription is listed only while the user may still see the channel:
     // leaving a private channel (or, for a guest, any channel) hides it, as the
@@ -112,52 +111,56 @@ export function subscriptionLists(state: StoreState, user: User, includeArchived
 }
 
 /** Active users with an active subscription, ascending (Zulip lists only active users). */
-export function activeSubscriberIds(state: StoreState, channelId: number): readonly number[] {
+export function activeSubscriberIds(state: ListingReader, channelId: number): readonly number[] {
   return state.activeSubscriberList(channelId);
 }
 
 /** The channel's subscriber IDs if the viewer may list them, else undefined. */
-export function subscribersVisibleTo(state: StoreState, viewer: User, channel: Channel): readonly number[] | undefined {
+export function subscribersVisibleTo(
+  state: ListingReader,
+  viewer: User,
+  channel: Channel,
+): readonly number[] | undefined {
   return canSeeSubscribers(state, viewer, channel) ? activeSubscriberIds(state, channel.id) : undefined;
 }
 
 /** Every user of the realm (active and deactivated), by ascending ID. */
-export function realmUsers(state: StoreState, realmId: number): User[] {
+export function realmUsers(state: ListingReader, realmId: number): User[] {
   const out: User[] = [];
-  for (const id of state.usersOfRealm(realmId)) {
-    const user = state.users.get(id);
+  for (const id of state.userDirectory.ofRealm(realmId)) {
+    const user = state.userDirectory.get(id);
     if (user) out.push(user);
   }
   return out.sort((a, b) => a.id - b.id);
 }
 
 /** The realm's bots (active and deactivated), by ascending ID, without walking every user. */
-export function realmBots(state: StoreState, realmId: number): User[] {
+export function realmBots(state: ListingReader, realmId: number): User[] {
   const out: User[] = [];
-  for (const id of state.botsOfRealm(realmId)) {
-    const user = state.users.get(id);
+  for (const id of state.userDirectory.botsOf(realmId)) {
+    const user = state.userDirectory.get(id);
     if (user?.isBot) out.push(user);
   }
   return out.sort((a, b) => a.id - b.id);
 }
 
 /** GET /users: the realm's users, or those named (each must be of the realm). */
-export function listUsers(state: StoreState, viewer: User, ids?: readonly number[]): User[] {
+export function listUsers(state: ListingReader, viewer: User, ids?: readonly number[]): User[] {
   const users = realmUsers(state, viewer.realmId);
   if (ids === undefined) return users;
   const wanted = new Set(ids);
   for (const id of wanted) {
-    const user = state.users.get(id);
+    const user = state.userDirectory.get(id);
     if (!user || user.realmId !== viewer.realmId) throw new BadRequestError(`Invalid user ID: ${id}`);
   }
   return users.filter((u) => wanted.has(u.id));
 }
 
 /** IDs of the realm's default channels, ascending; none for guests (as Zulip). */
-export function defaultChannelIds(state: StoreState, user: User): number[] {
+export function defaultChannelIds(state: ListingReader, user: User): number[] {
   if (user.role === ROLE.GUEST) return [];
   const ids: number[] = [];
-  for (const c of state.channels.values())
+  for (const c of state.channelDirectory.all())
     if (c.realmId === user.realmId && c.isDefault && !c.isArchived) ids.push(c.id);
   return ids.sort((a, b) => a - b);
 }
@@ -169,9 +172,9 @@ export interface GroupListing {
 }
 
 /** The realm's user groups by ID; deactivated ones only when asked. */
-export function userGroups(state: StoreState, user: User, includeDeactivated: boolean): GroupListing[] {
+export function userGroups(state: ListingReader, user: User, includeDeactivated: boolean): GroupListing[] {
   const out: GroupListing[] = [];
-  for (const g of state.groups.values()) {
+  for (const g of state.groupDirectory.all()) {
     if (g.realmId !== user.realmId || (g.deactivated && !includeDeactivated)) continue;
     out.push({
       group: g,
@@ -185,7 +188,7 @@ export function userGroups(state: StoreState, user: User, includeDeactivated: bo
 }
 
 /** The user's topic visibility policies. */
-export function userTopics(state: StoreState, user: User): UserTopic[] {
+export function userTopics(state: ListingReader, user: User): UserTopic[] {
   return [...state.userTopics.of(user.id).values()];
 }
 

@@ -7,9 +7,9 @@
  */
 import { canSeeUser } from "../access.js";
 import { BadRequestError, clip } from "../errors.js";
-import type { StoreState } from "../state.js";
+import type { PresenceReader } from "../directory.js";
+import { SETTING_DEFAULTS } from "../settings/defaults.js";
 import type { PresenceRecord, User } from "../types.js";
-import { presenceEnabled } from "../actions/presence.js";
 
 export interface PresenceQuery {
   /** The client's presence_last_update_id; null or absent: none. */
@@ -30,7 +30,7 @@ export interface PresenceListing {
 
 const DEFAULT_HISTORY_DAYS = 14;
 
-export function realmPresence(state: StoreState, viewer: User, query: PresenceQuery): PresenceListing {
+export function realmPresence(state: PresenceReader, viewer: User, query: PresenceQuery): PresenceListing {
   const clientId = query.lastUpdateId ?? null;
   const days = query.historyLimitDays ?? null;
   const rows: PresenceRow[] = [];
@@ -42,7 +42,7 @@ export function realmPresence(state: StoreState, viewer: User, query: PresenceQu
       // An older entry of a user changed again later: their live entry comes after.
       if (!presence || presence.lastUpdateId !== updateId) return;
       if (since !== null && presence.lastConnected < since) return;
-      const user = state.users.get(id);
+      const user = state.userDirectory.get(id);
       if (!user || !user.isActive || user.isBot || !presenceEnabled(state, id) || !canSeeUser(state, viewer, user))
         return;
       rows.push({ user, presence });
@@ -53,11 +53,17 @@ export function realmPresence(state: StoreState, viewer: User, query: PresenceQu
 }
 
 /** GET /users/{user_id_or_email}/presence: one user's presence, with Zulip's refusals. */
-export function userPresence(state: StoreState, viewer: User, target: User, named: string): PresenceRecord {
+export function userPresence(state: PresenceReader, viewer: User, target: User, named: string): PresenceRecord {
   if (target.realmId !== viewer.realmId || !target.isActive || !canSeeUser(state, viewer, target))
     throw new BadRequestError("No such user");
   if (target.isBot) throw new BadRequestError("Presence is not supported for bot users.");
   const presence = presenceEnabled(state, target.id) ? state.presence.get(target.id) : undefined;
   if (!presence) throw new BadRequestError(`No presence data for ${clip(named)}`);
   return presence;
+}
+
+/** The user's presence_enabled, without building their whole settings object (hot path). */
+export function presenceEnabled(state: Pick<PresenceReader, "userSettings">, userId: number): boolean {
+  const stored = state.userSettings.get(userId)?.values.presence_enabled;
+  return stored === undefined ? SETTING_DEFAULTS.presence_enabled : stored === true;
 }

@@ -3,11 +3,10 @@
  * Zulip's recent_private_conversations (/register): the user's direct-message
  * conversations among their newest direct messages, each with its newest message ID.
  */
-import type { StoreState } from "../state.js";
+import type { RecentConversationsReader } from "../directory.js";
 import { sliceByRank } from "../index/bitmap-store.js";
 import { key } from "../index/keys.js";
 import type { PlanContext } from "../narrow/plan.js";
-import { metaOf } from "./unread.js";
 
 /** Zulip looks at this many of the user's newest direct messages (RECENT_CONVERSATIONS_LIMIT). */
 export const RECENT_CONVERSATIONS_LIMIT = 1000;
@@ -17,7 +16,7 @@ import type { RecentConversation } from "../types.js";
 export type { RecentConversation };
 
 /** Newest conversation first; cached per user until their `dm` bitmap changes. */
-export function recentConversations(ctx: PlanContext<StoreState>): RecentConversation[] {
+export function recentConversations(ctx: PlanContext<RecentConversationsReader>): RecentConversation[] {
   const { state, user } = ctx;
   const dmKey = key.userFlag(user.id, "dm");
   const version = state.bitmaps.version(dmKey);
@@ -28,13 +27,13 @@ export function recentConversations(ctx: PlanContext<StoreState>): RecentConvers
   return list;
 }
 
-function compute(ctx: PlanContext<StoreState>, dmKey: string): RecentConversation[] {
+function compute(ctx: PlanContext<RecentConversationsReader>, dmKey: string): RecentConversation[] {
   const { state, user } = ctx;
   const dms = state.bitmaps.get(dmKey);
   const ids = sliceByRank(dms, Math.max(0, dms.size - RECENT_CONVERSATIONS_LIMIT), RECENT_CONVERSATIONS_LIMIT);
   const newest = new Map<number, number>();
   for (const id of ids) {
-    const meta = metaOf(state, id);
+    const meta = state.metaOf(id);
     if (!meta || meta[0] >= 0) continue;
     // IDs ascend, so the last one seen per conversation is its newest.
     newest.set(-meta[0], id);

@@ -4,7 +4,7 @@
  * the LMDB map and how much of it is in use, the bitmap cache, the message count.
  */
 import { FIRST_ID } from "../storage/tables.js";
-import type { StoreState } from "../state.js";
+import type { StatsReader } from "../directory.js";
 
 export interface StorageStats {
   /** Bytes of address space LMDB maps (the file may grow up to it before a remap). */
@@ -27,7 +27,7 @@ function numberField(record: Record<string, unknown>, name: string): number {
 }
 
 /** Cheap: reads LMDB's environment header, no iteration. */
-export function storageStats(state: StoreState): StorageStats {
+export function storageStats(state: StatsReader): StorageStats {
   // lmdb-js types getStats() as {}; its fields are LMDB's mdb_env_info and mdb_stat.
   const stats = state.tables.env.getStats() as Record<string, unknown>;
   return {
@@ -40,6 +40,6 @@ export function storageStats(state: StoreState): StorageStats {
 }
 
 /** How many messages the store holds (iterates the keys: O(messages), for tools, not per request). */
-export function countMessages(state: StoreState): number {
+export function countMessages(state: StatsReader): number {
   return state.tables.messages.getKeysCount({ start: FIRST_ID });
 }

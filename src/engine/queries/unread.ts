@@ -7,13 +7,7 @@
 import { RoaringBitmap32, numbersOf, valueRange, type Bitmap } from "../index/bitmap-store.js";
 import { key } from "../index/keys.js";
 import { mentionedSet, mutedSet, type PlanContext } from "../narrow/plan.js";
-import type { MessageMeta } from "../types.js";
-import type { StoreState } from "../state.js";
-
-/** A message's meta, falling back to its record for data written before message_meta existed. */
-export function metaOf(state: StoreState, id: number): MessageMeta | undefined {
-  return state.metaOf(id);
-}
+import type { UnreadReader } from "../directory.js";
 
 export const MAX_UNREAD_MESSAGES = 50000;
 
@@ -31,13 +25,13 @@ export interface UnreadSummary {
 }
 
 /** All of the user's unread message IDs (ascending), before the 50,000 cap. */
-export function unreadSet(ctx: PlanContext<StoreState>): Bitmap {
+export function unreadSet(ctx: PlanContext<UnreadReader>): Bitmap {
   const { state, user } = ctx;
   const unread = RoaringBitmap32.andNot(
     ctx.received.personal(user.id),
     state.bitmaps.get(key.userFlag(user.id, "read")),
   );
-  for (const sub of state.subsByUser.get(user.id)?.values() ?? []) {
+  for (const sub of state.channelDirectory.subscriptionsOf(user.id)) {
     if (!sub.active) unread.andNotInPlace(state.bitmaps.get(key.channel(sub.channelId)));
   }
   return unread;
@@ -49,7 +43,7 @@ export function unreadSet(ctx: PlanContext<StoreState>): Bitmap {
  * message's row is decoded once per process, not once per summary. Groups are listed
  * in the order of their oldest unread ID.
  */
-export function unreadSummary(ctx: PlanContext<StoreState>): UnreadSummary {
+export function unreadSummary(ctx: PlanContext<UnreadReader>): UnreadSummary {
   const { state, user } = ctx;
   const all = unreadSet(ctx);
   const oldUnreadsMissing = all.size > MAX_UNREAD_MESSAGES;

@@ -20,6 +20,7 @@ export function directoriesOf(entities: EntityRegistry): Directories {
         return id === undefined ? undefined : users.byId.get(id);
       },
       ofRealm: (realmId) => users.ofRealm(realmId),
+      botsOf: (realmId) => users.botsOf(realmId),
     },
     channels: {
       get: (id) => channels.byId.get(id),
@@ -29,9 +30,10 @@ export function directoriesOf(entities: EntityRegistry): Directories {
       },
       subscription: (userId, channelId) => subscriptions.byUser.get(userId)?.get(channelId),
       isSubscribed: (userId, channelId) => subscriptions.subscribers.get(channelId)?.has(userId) ?? false,
+      subscriptionsOf: (userId) => subscriptions.byUser.get(userId)?.values() ?? [],
       all: () => channels.byId.values(),
     },
-    groups: { get: (id) => groups.byId.get(id) },
+    groups: { get: (id) => groups.byId.get(id), all: () => groups.byId.values() },
     realms: { get: (id) => realms.byId.get(id) },
   };
 }
