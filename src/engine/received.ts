@@ -215,6 +215,15 @@ export class ReceivedSets {
   }
 
   /** Forget cached sets (after a failed write, or to bound memory). */
+  /** Users whose sets or memos are held, per kind (tests: after a failed batch, what a fresh open holds). */
+  cachedUsers(): { readonly channelParts: number[]; readonly personal: number[]; readonly firstUnread: number[] } {
+    return {
+      channelParts: this.#cache.entries().map(([userId]) => userId),
+      personal: this.#personal.entries().map(([userId]) => userId),
+      firstUnread: [...this.firstUnreadMemo.keys()],
+    };
+  }
+
   clear(): void {
     this.#cache.clear();
     this.#personal.clear();

@@ -18,7 +18,7 @@ import { MessageConversations } from "./index/message-conversations.js";
 import { buildMembersIndex, Conversations } from "./index/conversations.js";
 import { UserTopicPolicies } from "./index/user-topics.js";
 import type { PresenceLog } from "./index/presence-log.js";
-import type { Clearable, EntityIndex } from "./index/entities/entity-index.js";
+import type { DerivedCache, EntityIndex } from "./index/entities/entity-index.js";
 import { createEntityIndexes, type EntityRegistry } from "./index/entities/registry.js";
 import { directoriesOf, type Directories } from "./index/entities/directories.js";
 import type {
@@ -298,17 +298,22 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
   /** Durable bound on presenceSeq: no number above it was handed out before a crash. */
   presenceSeqCeiling = 0;
   /**
-   * Every cache derived from the entity indexes, by name: a reload clears each (a
-   * cache built from the undone write's effects must not survive it).
+   * Every cache derived from the entity indexes or the tables, by name: a reload clears
+   * each (a cache built from the undone write's effects must not survive it).
    */
-  readonly #derivedCaches: Readonly<Record<string, Clearable>> = {
+  readonly #derivedCaches: Readonly<Record<string, DerivedCache>> = {
     activeSubscriberLists: this.#activeSubscriberLists,
-    mutedChannels: { clear: () => this.#mutedChannels.clear() },
+    mutedChannels: { clear: () => this.#mutedChannels.clear(), keys: () => this.#mutedChannels.keys() },
     systemGroupMembers: this.#systemGroupMembers,
-    systemGroupIds: { clear: () => (this.#systemGroupIds = null) },
+    systemGroupIds: { clear: () => (this.#systemGroupIds = null), keys: () => this.#systemGroupIds?.keys() ?? [] },
     recentConversations: this.recentConversationsCache,
-    conversations: { clear: () => this.conversations.clear() },
-    userTopics: { clear: () => this.userTopics.clear() },
+    conversations: {
+      clear: () => this.conversations.clear(),
+      keys: () => this.conversations.cached().map(([id]) => id),
+    },
+    userTopics: { clear: () => this.userTopics.clear(), keys: () => this.userTopics.cached().map(([id]) => id) },
+    // Also forgotten after every failed write (forgetUncommitted), batch or not.
+    messageConversations: this.messageConversations,
   };
 
   readonly #renderFailureListeners = new Set<(failure: RenderFailure) => void>();
@@ -544,6 +549,11 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
 
   indexSubscription(sub: Subscription): void {
     this.entities.subscriptions.add(sub);
+  }
+
+  /** What each derived cache holds, by key (tests: after a failed batch, what a fresh open holds). */
+  derivedCacheKeys(): Record<string, unknown[]> {
+    return Object.fromEntries(Object.entries(this.#derivedCaches).map(([name, cache]) => [name, [...cache.keys()]]));
   }
 
   /**

@@ -247,7 +247,7 @@ export class Store {
     this.#state.onRollback(() => this.#received.clear());
     // Registered first, so every later listener and the write's events read fresh sets.
     this.#state.onChanges((changes) => this.#received.forgetChanged(changes));
-    registerInternals(this, this.#state);
+    registerInternals(this, this.#state, this.#received);
   }
 
   /**

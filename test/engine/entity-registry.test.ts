@@ -2,11 +2,14 @@
  * The entity registry (src/engine/index/entities) is what StoreState loads, reloads and
  * clears: it must cover every entity table, and after a failed batch every index must
  * hold exactly what a fresh open of the directory loads (a registered index that reload
- * forgot to clear would keep the undone batch's records).
+ * forgot to clear would keep the undone batch's records). So must every derived cache
+ * and read model (active subscribers, muted channels, system groups, recent
+ * conversations, conversations, topic policies, message -> conversation, cached
+ * bitmaps, received sets): they hold what a fresh open holds, and answer as it does.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Store } from "../../src/engine/index.js";
-import { internals } from "../../src/engine/internal.js";
+import { internals, receivedSetsOf } from "../../src/engine/internal.js";
 import { TABLE_NAMES, TABLE_SPECS } from "../../src/engine/storage/tables.js";
 import { seedRealm, tempStore, type TempStore } from "../support/temp-store.js";
 import { setUserSettings } from "../support/user-settings.js";
@@ -86,14 +89,73 @@ function touchEveryEntity(store: Store, tag: string): void {
   void realm;
 }
 
+/**
+ * Messages to a channel and to direct conversations (one new each time), some read,
+ * a topic muted: what the unread summary, recent conversations and received sets derive.
+ */
+function sendSome(store: Store, tag: string): void {
+  const topic = `talk ${tag}`;
+  const inGeneral = store.sendMessage({
+    senderId: w.bob.id,
+    to: { type: "channel", channel: "general", topic },
+    content: `hello ${tag}`,
+  });
+  store.sendMessage({ senderId: w.owner.id, to: { type: "channel", channel: "general", topic }, content: "again" });
+  store.sendMessage({ senderId: w.bob.id, to: { type: "direct", users: [w.alice.id] }, content: `psst ${tag}` });
+  const erin = store.findUserByEmail(w.realm.id, `erin${tag}@test.dev`)!;
+  store.sendMessage({ senderId: erin.id, to: { type: "direct", users: [w.alice.id, w.bob.id] }, content: "hi all" });
+  store.updateFlags(w.alice.id, [inGeneral.id], "read", "add");
+  store.setTopicPolicy(w.alice.id, w.general.id, topic, 1);
+}
+
+/** Every user ID and channel ID the store has, and a few above (the failed batch allocated those). */
+function probeIds(store: Store): { readonly users: number[]; readonly channels: number[] } {
+  const state = internals(store);
+  const upTo = (n: number) => Array.from({ length: n + 5 }, (_, i) => i + 1);
+  return { users: upTo(Math.max(...state.users.keys())), channels: upTo(Math.max(...state.channels.keys())) };
+}
+
+/**
+ * Reads every derived cache and read model StoreState and the received sets keep
+ * (which warms them), and returns the answers.
+ */
+function readDerived(store: Store): unknown {
+  const state = internals(store);
+  const { users, channels } = probeIds(store);
+  const realUsers = users.filter((id) => state.users.has(id));
+  return {
+    activeSubscribers: channels.map((id) => state.activeSubscriberList(id)),
+    mutedChannels: users.map((id) => state.mutedChannelsOf(id)),
+    systemGroup: state.systemGroupIdOf(w.realm.id, "role:members"),
+    groups: store.userGroups(w.owner.id, true),
+    perUser: realUsers.map((id) => ({
+      recent: store.recentConversations(id),
+      topics: store.userTopics(id),
+      unread: store.unreadSummary(id),
+      window: store.getMessageWindow(id, { anchor: "first_unread", numBefore: 5, numAfter: 5 }),
+    })),
+  };
+}
+
 /** Reads every derived cache StoreState keeps, so that a reload has something to clear. */
 function warmDerivedCaches(store: Store): void {
-  const state = internals(store);
-  for (const channel of state.channels.values()) state.activeSubscriberList(channel.id);
-  for (const user of state.users.values()) state.mutedChannelsOf(user.id);
-  state.systemGroupIdOf(w.realm.id, "role:members");
-  store.recentConversations(w.alice.id);
-  store.userTopics(w.alice.id);
+  readDerived(store);
+}
+
+/** What each derived cache holds, by key, order aside (a reload and a fresh open fill them in different orders). */
+function derivedHoldings(store: Store): Record<string, string[]> {
+  const sorted = (keys: Iterable<unknown>) => [...keys].map((k) => JSON.stringify(k)).sort();
+  const received = receivedSetsOf(store).cachedUsers();
+  const holdings: Record<string, string[]> = {};
+  for (const [name, keys] of Object.entries(internals(store).derivedCacheKeys())) holdings[name] = sorted(keys);
+  holdings.bitmaps = sorted(internals(store).bitmaps.cachedKeys());
+  for (const [kind, userIds] of Object.entries(received)) holdings[`received.${kind}`] = sorted(userIds);
+  return holdings;
+}
+
+function expectSameHoldings(live: Record<string, string[]>, fresh: Record<string, string[]>, when: string): void {
+  expect(Object.keys(live)).toEqual(Object.keys(fresh));
+  for (const [name, keys] of Object.entries(fresh)) expect(live[name], `${name} held ${when}`).toEqual(keys);
 }
 
 describe("entity registry", () => {
@@ -103,6 +165,7 @@ describe("entity registry", () => {
 
   it("after a batch whose commit fails, every registered index equals a fresh load of the directory", () => {
     touchEveryEntity(t.store, "a");
+    sendSome(t.store, "a");
     t.store.updatePresence(w.bob.id, "active");
     t.store.flushPresence();
     warmDerivedCaches(t.store);
@@ -110,6 +173,7 @@ describe("entity registry", () => {
     expect(() =>
       t.store.batch(() => {
         touchEveryEntity(t.store, "b");
+        sendSome(t.store, "b");
         warmDerivedCaches(t.store);
       }),
     ).toThrow(InjectedCommitFailure);
@@ -120,5 +184,30 @@ describe("entity registry", () => {
       const index = (live as Record<string, unknown>)[name];
       expect(index, `index of ${name}`).toEqual(reopened.get(name));
     }
+  });
+
+  it("after a batch whose commit fails, every derived cache holds and answers what a fresh open does", () => {
+    touchEveryEntity(t.store, "a");
+    sendSome(t.store, "a");
+    warmDerivedCaches(t.store);
+    // Every cache holds something before the batch (else this test would prove nothing about it).
+    for (const [name, keys] of Object.entries(derivedHoldings(t.store))) expect(keys, name).not.toEqual([]);
+    armed = true;
+    expect(() =>
+      t.store.batch(() => {
+        touchEveryEntity(t.store, "b");
+        sendSome(t.store, "b");
+        warmDerivedCaches(t.store);
+      }),
+    ).toThrow(InjectedCommitFailure);
+    expect(armed, "the batch reached its commit").toBe(false);
+    const liveHeld = derivedHoldings(t.store);
+    // The same reads on the store whose batch failed, then on a fresh open of its directory.
+    const liveAnswers = readDerived(t.store);
+    const liveWarm = derivedHoldings(t.store);
+    const fresh = t.reopen();
+    expectSameHoldings(liveHeld, derivedHoldings(fresh), "right after the failure");
+    expect(liveAnswers, "answers").toEqual(readDerived(fresh));
+    expectSameHoldings(liveWarm, derivedHoldings(fresh), "after the same reads");
   });
 });

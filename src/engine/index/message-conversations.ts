@@ -65,6 +65,11 @@ export class MessageConversations {
     if (chunk) chunk[id & CHUNK_MASK] = UNKNOWN;
   }
 
+  /** The conversations handed an ordinal so far, by ordinal (from 1). */
+  keys(): ConversationOfMessage[] {
+    return this.#groups.slice(1);
+  }
+
   /** Forgets everything (after a failed write, whose IDs may be reused). */
   clear(): void {
     this.#chunks = [];

@@ -11,6 +11,12 @@ export interface Clearable {
   clear(): void;
 }
 
+/** A cache derived from the indexes or the tables, rebuilt on demand: reload empties it. */
+export interface DerivedCache extends Clearable {
+  /** What it holds, by key (tests compare a reloaded store's with a fresh open's). */
+  keys(): Iterable<unknown>;
+}
+
 export interface EntityIndex<R> extends Clearable {
   /** Indexes a record, new or a new version of an indexed one (same key). */
   add(record: R): void;
