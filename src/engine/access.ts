@@ -180,6 +180,23 @@ export function canAccessMessage(state: AccessReader, user: User, message: Messa
   return channel !== undefined && canAccessChannelHistory(state, user, channel);
 }
 
+/**
+ * Zulip's access_message for a change (is_modifying_message): a direct message for its
+ * participants; a channel message only while its channel is not archived, and then by
+ * Zulip's has_message_access, where (unlike canAccessMessage) a row alone does not keep
+ * a message of a channel the user has left: public channels for non-guests, channels
+ * with shared history for subscribers, protected history for subscribers who received it.
+ */
+export function canChangeMessage(state: AccessReader, user: User, message: Message): boolean {
+  if (message.realmId !== user.realmId) return false;
+  if (message.recipient.type === "direct") return receivedAtSend(state, user.id, message);
+  const channel = state.channelDirectory.get(message.recipient.channelId);
+  if (!channel || channel.realmId !== user.realmId || channel.isArchived) return false;
+  if (!channel.inviteOnly && user.role !== ROLE.GUEST) return true;
+  if (!isSubscribed(state, user.id, channel.id)) return false;
+  return channel.historyPublicToSubscribers || hasRow(state, user.id, message);
+}
+
 /** The messages that link an attachment and still exist. */
 function linkingMessages(state: AccessReader, attachment: Attachment): Message[] {
   const out: Message[] = [];

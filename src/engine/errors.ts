@@ -36,6 +36,7 @@ export type ErrorCode =
   | "BAD_IMAGE"
   | "INVITATION_FAILED"
   | "REALM_UPLOAD_QUOTA"
+  | "EXPECTATION_MISMATCH"
   // Transport failures, raised by the HTTP layer (src/http/errors.ts) and mapped in
   // the same registry (src/http/error-map.ts) as every engine error.
   | "UNKNOWN_ROUTE"
@@ -323,5 +324,16 @@ export class InvalidLinkError extends EngineError {
 export class UploadQuotaError extends EngineError {
   constructor() {
     super("REALM_UPLOAD_QUOTA", "Upload would exceed your organization's upload quota.");
+  }
+}
+
+/**
+ * A request made against state the client no longer sees (Zulip's
+ * PreviousMessageContentMismatchedError: an edit whose prev_content_sha256 is not the
+ * stored content's).
+ */
+export class ExpectationMismatchError extends EngineError {
+  constructor(fieldName: string) {
+    super("EXPECTATION_MISMATCH", `'${fieldName}' value does not match the expected value.`, { field_name: fieldName });
   }
 }

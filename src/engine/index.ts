@@ -22,7 +22,9 @@ export type {
   EngineEvent,
   EngineEventType,
   EventBatch,
+  ContentEdit,
   MessageDetail,
+  MessageMove,
   MessageOrigin,
   RealmUserChange,
   UserGroupUpdate,
@@ -69,6 +71,10 @@ export type { SendMessageInput, MessageDestination, SentMessage } from "./action
 export { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from "./actions/send-message.js";
 export { MAX_CHANNEL_NAME_LENGTH, MAX_CHANNEL_DESCRIPTION_LENGTH } from "./actions/channels.js";
 export type { FlagChangeResult, NarrowFlagResult } from "./actions/update-flags.js";
+export type { UpdateMessageInput, UpdateMessageResult } from "./actions/update-message.js";
+export { EDIT_LIMIT_GRACE_SECONDS } from "./actions/update-message.js";
+export type { PropagateMode } from "./actions/move-messages.js";
+export { visibleHistory, type HistorySnapshot } from "./queries/message-history.js";
 export type {
   AnchorSpec,
   GetMessagesInput,

@@ -35,6 +35,8 @@ import {
   type MessagePolicyChanges,
 } from "./actions/realm-message-policy.js";
 import { sendMessage, sendMessageGrouped, type SendMessageInput, type SentMessage } from "./actions/send-message.js";
+import { updateMessage, type UpdateMessageInput, type UpdateMessageResult } from "./actions/update-message.js";
+import { messageEditHistory, type HistorySnapshot } from "./queries/message-history.js";
 import {
   deleteScheduledMessage,
   deliverDueScheduledMessages,
@@ -778,6 +780,20 @@ export class Store {
    */
   sendMessageGrouped(input: SendMessageInput): Promise<SentMessage> {
     return sendMessageGrouped(this.#state, input);
+  }
+
+  /**
+   * PATCH /messages/{id}: edits the content, moves the message (and others, by
+   * propagate mode) to another topic or channel, or both, in one write; refusals are
+   * Zulip's errors and change nothing.
+   */
+  updateMessage(actorId: number, messageId: number, input: UpdateMessageInput): UpdateMessageResult {
+    return updateMessage(this.#state, actorId, messageId, input);
+  }
+
+  /** GET /messages/{id}/history: the message after each change, oldest first, as the realm lets it be seen. */
+  messageEditHistory(userId: number, messageId: number): HistorySnapshot[] {
+    return messageEditHistory(this.#state, this.#context(userId).user, messageId);
   }
 
   // ---- scheduled messages ----

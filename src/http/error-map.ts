@@ -48,6 +48,7 @@ export const ERROR_MAP: Readonly<Record<ErrorCode, WireError>> = {
   BAD_IMAGE: { status: 400 },
   INVITATION_FAILED: { status: 400 },
   REALM_UPLOAD_QUOTA: { status: 400 },
+  EXPECTATION_MISMATCH: { status: 400 },
   // Zulip answers unknown /api/v1 paths with 404; this server answers JSON there.
   UNKNOWN_ROUTE: { status: 404, wire: "BAD_REQUEST" },
   METHOD_NOT_ALLOWED: { status: 405, wire: null },

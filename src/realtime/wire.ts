@@ -70,6 +70,8 @@ export class WireEvent {
         const local = e.origin !== null && e.origin.queueId === queue.id ? e.origin.localId : "";
         return `${o.applyMarkdown ? 1 : 0}${o.clientGravatar ? 1 : 0}${o.emptyTopicName ? 1 : 0}|${flags}|${local}|${recipient ? 1 : 0}`;
       }
+      case "update_message":
+        return `${e.flagsFor(queue.userId).join(",")}|${o.emptyTopicName ? "e" : ""}`;
       case "realm_user":
         return o.clientGravatar ? "g" : "";
       case "subscription":
@@ -115,6 +117,39 @@ export class WireEvent {
         const flags = recipient ? e.flagsFor(queue.userId) : ["read", "historical"];
         const out: Record<string, unknown> = { type: "message", message, flags };
         if (e.origin !== null && e.origin.queueId === queue.id) out["local_message_id"] = e.origin.localId;
+        return out;
+      }
+      case "update_message": {
+        const out: Record<string, unknown> = {
+          type: "update_message",
+          user_id: e.userId,
+          edit_timestamp: e.editTimestamp,
+          message_id: e.messageId,
+          message_ids: [...e.messageIds],
+          rendering_only: false,
+          flags: [...e.flagsFor(queue.userId)],
+        };
+        if (e.channelId !== null) {
+          out["stream_name"] = store.getChannel(e.channelId)?.name ?? "";
+          out["stream_id"] = e.channelId;
+        }
+        if (e.move !== null) {
+          out["propagate_mode"] = e.move.propagateMode;
+          out["orig_subject"] = this.#topic(queue, realm, e.move.origTopic);
+          if (e.move.newTopic !== undefined) {
+            out["subject"] = this.#topic(queue, realm, e.move.newTopic);
+            // parley has no linkifiers: a topic links nothing (as message objects' topic_links).
+            out["topic_links"] = [];
+          }
+          if (e.move.newChannelId !== undefined) out["new_stream_id"] = e.move.newChannelId;
+        }
+        if (e.content !== null) {
+          out["orig_content"] = e.content.origContent;
+          out["orig_rendered_content"] = e.content.origRenderedContent;
+          out["content"] = e.content.content;
+          out["rendered_content"] = e.content.renderedContent;
+          out["is_me_message"] = e.content.isMeMessage;
+        }
         return out;
       }
       case "update_message_flags": {

@@ -10,7 +10,7 @@ import { canDownloadAttachment } from "../access.js";
 import { userAudience } from "../events/audience.js";
 import { BadRequestError, UploadQuotaError } from "../errors.js";
 import type { StoreState, WriteContext } from "../state.js";
-import type { Attachment, AttachmentImage, User } from "../types.js";
+import type { Attachment, AttachmentImage, Message, User } from "../types.js";
 import { requireActiveUser } from "./users.js";
 
 /** Zulip's "Invalid attachment": another user's file answers exactly like a missing one. */
@@ -175,4 +175,53 @@ export function claimAttachments(
       () => userAudience(next.ownerId),
     );
   }
+}
+
+/** What a content edit did to a message's uploads. */
+export interface ReclaimResult {
+  /** Whether the message still claims an upload (its has_attachment). */
+  readonly hasAttachment: boolean;
+  /** Zulip's detached_uploads: the sender's uploads the edit unlinked that no message claims any more. */
+  readonly detached: readonly Attachment[];
+}
+
+/**
+ * A content edit's claims, inside its write (Zulip's check_attachment_reference_change):
+ * uploads the message claimed whose links the new content dropped are detached (the
+ * file stays; unclaimed for weeks, it is removed like any unclaimed upload), newly
+ * linked ones the sender may access are claimed. Each changed upload's owner hears of it.
+ */
+export function reclaimAttachments(
+  state: StoreState,
+  ctx: WriteContext,
+  message: Message,
+  sender: User,
+  pathIds: readonly string[],
+): ReclaimResult {
+  // No index from messages to uploads: a message that claimed none (has_attachment
+  // false, the common case) needs no look, one that did scans its realm's uploads.
+  const claimed = message.hasAttachment
+    ? [...state.attachments.values()].filter((a) => a.realmId === message.realmId && a.messageIds.includes(message.id))
+    : [];
+  const linked = new Set(pathIds);
+  const before = new Set(claimed.map((a) => a.pathId));
+  const dropped = claimed.filter((a) => !linked.has(a.pathId));
+  const added = claimableAttachments(
+    state,
+    sender,
+    [...linked].filter((pathId) => !before.has(pathId)),
+  );
+  const detached: Attachment[] = [];
+  for (const current of dropped) {
+    const next: Attachment = { ...current, messageIds: current.messageIds.filter((id) => id !== message.id) };
+    state.tables.attachments.putSync(next.id, next);
+    ctx.afterCommit(() => state.indexAttachment(next));
+    ctx.emit(
+      { type: "attachment", op: "update", attachment: next, uploadSpaceUsed: uploadSpaceUsed(state, next.realmId) },
+      () => userAudience(next.ownerId),
+    );
+    if (next.messageIds.length === 0 && next.ownerId === sender.id) detached.push(next);
+  }
+  claimAttachments(state, ctx, added, message.id);
+  return { hasAttachment: claimed.length - dropped.length + added.length > 0, detached };
 }

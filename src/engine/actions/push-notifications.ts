@@ -166,6 +166,73 @@ export function enqueueMessagePushes(
   }
 }
 
+/**
+ * Inside a channel message's content edit (Zulip's maybe_enqueue_notifications_for_message_update
+ * and do_update_mobile_push_notification): a user the edit newly mentions gets a
+ * notification, unless one already reached them at send (their channel's or followed
+ * topic's push) or a mention had (prior mentions are not notified twice); a user it no
+ * longer mentions loses the notification a mention gave them. Edits of direct messages
+ * notify no one, as in Zulip. `mentionedBefore` and `mentionFlags` tell each user's
+ * mention flags before and after the edit (the stream wildcard is the message's).
+ */
+export function enqueueEditPushes(
+  state: StoreState,
+  ctx: WriteContext,
+  message: Message,
+  channel: Channel,
+  mentionedBefore: (userId: number) => boolean,
+  mentionFlags: (userId: number) => readonly string[],
+): void {
+  if (state.devicesByUser.size === 0) return;
+  const removals: number[] = [];
+  for (const [userId, deviceIds] of state.devicesByUser) {
+    if (userId === message.senderId) continue;
+    const user = state.users.get(userId);
+    if (!user || user.realmId !== message.realmId || !user.isActive || user.isBot) continue;
+    const sub = state.subsByUser.get(userId)?.get(channel.id);
+    if (!sub || !sub.intervals.some((iv) => message.id >= iv.from && (iv.to === null || message.id < iv.to))) continue;
+    const settings = state.settingsOf(userId);
+    const flags = mentionFlags(userId);
+    const decision = channelTrigger(state, user, settings, message, channel, flags);
+    const notifiedAtSend =
+      decision?.trigger === "stream_push_notify" || decision?.trigger === "followed_topic_push_notify";
+    const mentionedNow = decision !== null && !notifiedAtSend;
+    const activeKey = key.userFlag(userId, "active_mobile_push_notification");
+    if (mentionedBefore(userId)) {
+      if (!mentionedNow && !notifiedAtSend && state.bitmaps.get(activeKey).has(message.id)) {
+        state.bitmaps.removeMany(activeKey, [message.id]);
+        removals.push(userId);
+      }
+      continue;
+    }
+    if (!mentionedNow || ![...deviceIds].some((id) => canPush(state.devices.get(id)!))) continue;
+    if (!settings.enable_online_push_notifications && recentlyActive(state, userId)) continue;
+    const item: PushOutboxItem = {
+      id: state.allocate("nextPushOutboxId"),
+      kind: "message",
+      userId,
+      messageId: message.id,
+      trigger: decision.trigger,
+      mentionedGroupId: decision.mentionedGroupId,
+      createdAt: state.now(),
+    };
+    state.tables.pushOutbox.putSync(item.id, item);
+    ctx.changed({ kind: "pushItem", id: item.id, op: "added" });
+    state.bitmaps.add(activeKey, message.id);
+  }
+  for (const userId of removals) {
+    const item: PushOutboxItem = {
+      id: state.allocate("nextPushOutboxId"),
+      kind: "remove",
+      userId,
+      messageIds: [message.id],
+      createdAt: state.now(),
+    };
+    state.tables.pushOutbox.putSync(item.id, item);
+    ctx.changed({ kind: "pushItem", id: item.id, op: "added" });
+  }
+}
+
 /** Inside a flag change's write: messages just read that a notification shows get a removal. */
 export function enqueueReadRemovals(state: StoreState, ctx: WriteContext, userId: number, read: ReadonlyBitmap): void {
   const activeKey = key.userFlag(userId, "active_mobile_push_notification");

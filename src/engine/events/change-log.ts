@@ -224,6 +224,12 @@ export function logEntryOf(event: EngineEvent): ChangeLogItem {
       ) as unknown as ChangeLogItem;
     case "reaction":
       return ["reaction", event.op, event.messageId, event.reaction.userId];
+    case "update_message": {
+      const what = `${event.content !== null ? "content" : ""}${event.move !== null ? "+move" : ""}`;
+      if (event.messageIds.length >= PACK_FROM && isAscending(event.messageIds))
+        return ["update_message", what, packIds(event.messageIds)];
+      return (["update_message", what] as (string | number)[]).concat(event.messageIds) as unknown as ChangeLogItem;
+    }
     case "subscription":
       switch (event.op) {
         case "add":

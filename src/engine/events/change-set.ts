@@ -308,6 +308,14 @@ export function changesOfEvent(event: EngineEvent, out: ChangeSetBuilder): void 
     case "update_message_flags":
       out.flags(event.userId, event.messages);
       return;
+    case "update_message": {
+      const moved: MessageField[] = [];
+      if (event.move?.newTopic !== undefined) moved.push("topic");
+      if (event.move?.newChannelId !== undefined) moved.push("channel");
+      for (const id of event.messageIds) for (const field of moved) out.message(id, event.realmId, field);
+      if (event.content !== null) out.message(event.messageId, event.realmId, "content");
+      return;
+    }
     case "reaction":
       out.message(event.messageId, event.realmId, "reactions");
       return;

@@ -62,6 +62,27 @@ export type EngineEvent =
       /** The sending request's queue and local ID (local_message_id echo). */
       readonly origin: MessageOrigin | null;
     }
+  /**
+   * Zulip's update_message (rendering_only false): a content edit, a move, or both, as
+   * one event. Its audience is who Zulip sends it to; each recipient gets their own flags.
+   */
+  | {
+      readonly type: "update_message";
+      readonly realmId: number;
+      /** The editor. */
+      readonly userId: number;
+      /** UNIX seconds. */
+      readonly editTimestamp: number;
+      readonly messageId: number;
+      /** Every message the edit changed, ascending (the target included). */
+      readonly messageIds: readonly number[];
+      /** The target's channel before the edit (Zulip's stream_id); null for a direct message. */
+      readonly channelId: number | null;
+      readonly content: ContentEdit | null;
+      readonly move: MessageMove | null;
+      /** The recipient's flags for the target after the edit (read at delivery). */
+      flagsFor(userId: number): readonly ApiFlag[];
+    }
   | {
       readonly type: "update_message_flags";
       /** Whose flags changed (flags are per reader; the audience is this user). */
@@ -253,6 +274,25 @@ export interface UserGroupUpdate {
   readonly canJoinGroup?: GroupSettingValue;
   readonly canLeaveGroup?: GroupSettingValue;
   readonly canRemoveMembersGroup?: GroupSettingValue;
+}
+
+/** The content part of an update_message event. */
+export interface ContentEdit {
+  readonly origContent: string;
+  readonly origRenderedContent: string;
+  readonly content: string;
+  readonly renderedContent: string;
+  readonly isMeMessage: boolean;
+}
+
+/** The move part of an update_message event (Zulip's orig_subject, subject, new_stream_id, propagate_mode). */
+export interface MessageMove {
+  readonly origTopic: string;
+  /** Absent when the topic did not change. */
+  readonly newTopic?: string;
+  /** Absent when the channel did not change. */
+  readonly newChannelId?: number;
+  readonly propagateMode: "change_one" | "change_later" | "change_all";
 }
 
 export interface MessageOrigin {

@@ -104,7 +104,7 @@ const WILDCARD_BITS = STREAM_WILDCARD_BIT | (1 << 5);
  */
 export function flagsForWindow(
   state: NarrowReader,
-  received: ReceivedSets,
+  received: ReceivedSets | null,
   userId: number,
   realmId: number,
   ids: readonly number[],
@@ -173,6 +173,7 @@ export function flagsForWindow(
   };
   const k = flagKeys(userId);
   if (!allRows) {
+    if (received === null) throw new Error("flagsForWindow: received sets are needed unless allRows");
     // Every ID received in a channel has a row: then direct and own messages add none.
     // (The channel part from the window's lowest ID on: a cold newest window then loads
     // the last chunks of the user's channels, not their whole history.)
@@ -204,6 +205,19 @@ export function flagsForWindow(
     out[i] = flagsForMask(mask);
   }
   return out;
+}
+
+/**
+ * A user's flags for messages they have a row for (received, or a historical row), from
+ * bitmaps alone: what an event about those messages tells each of its recipients.
+ */
+export function rowFlags(
+  state: NarrowReader,
+  userId: number,
+  realmId: number,
+  ids: readonly number[],
+): (readonly ApiFlag[])[] {
+  return flagsForWindow(state, null, userId, realmId, ids, true);
 }
 
 /**

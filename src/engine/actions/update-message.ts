@@ -1,0 +1,386 @@
+/**
+ * @module actions/update-message
+ * PATCH /messages/{id} (Zulip's check_update_message and do_update_message): a content
+ * edit, a move (topic and/or channel, actions/move-messages), or both, checked in
+ * Zulip's order and stored in one write with one history entry and one update_message
+ * event.
+ *
+ * A content edit re-renders the message with its sender's context and stores it through
+ * rewriteMessages (records, search terms, has:, the stream wildcard); the per-user
+ * mention bits (mentioned, group_mentioned, topic_wildcard_mentioned) go from what the
+ * old version set to what the new one sets, for the users who received it; uploads are
+ * claimed and detached; users it newly mentions get a push notification.
+ *
+ * With a move, the target is stored here with its content edit (no history entry yet)
+ * and writeMove then moves it and the others in the same write, taking the stored
+ * target as `edited` and adding the one history entry (the `historyEntry` given plus
+ * the move's fields). The record's lastEditTimestamp is Zulip's API last_edit_timestamp
+ * (the newest content edit); moves set lastMovedTimestamp.
+ */
+import { createHash } from "node:crypto";
+import { canChangeMessage, hasRow, receivedAtSend } from "../access.js";
+import { realmAudience, usersAudience } from "../events/audience.js";
+import type { ApiFlag } from "../flags.js";
+import { BadRequestError, ExpectationMismatchError, PermissionDeniedError } from "../errors.js";
+import type { ContentEdit, MessageMove } from "../events/types.js";
+import { key } from "../index/keys.js";
+import { rowFlags } from "../queries/message-flags.js";
+import type { RenderResult } from "../render.js";
+import { pastLimit } from "../settings/message-policy.js";
+import type { StoreState } from "../state.js";
+import { getMessageRecord } from "../storage/message-records.js";
+import type { Attachment, Channel, EditHistoryEntry, Message, Realm, User } from "../types.js";
+import type { WriteContext } from "../write-coordinator.js";
+import { reclaimAttachments } from "./attachments.js";
+import { requireActiveUser } from "./lookups.js";
+import { rewriteMessages } from "./message-rewrite.js";
+import { prepareMove, writeMove, type MoveResult, type PreparedMove, type PropagateMode } from "./move-messages.js";
+import { enqueueEditPushes } from "./push-notifications.js";
+import { realmMessagePolicy, type MessagePolicy } from "./realm-message-policy.js";
+import { renderContextFor } from "./render-context.js";
+import { normalizeContent, RESOLVED_TOPIC_PREFIX, writeMentionFlags } from "./send-message.js";
+
+export interface UpdateMessageInput {
+  /** New Markdown; only whitespace becomes "(deleted)", as in Zulip. */
+  readonly content?: string;
+  /** New topic, as sent (trimmed and checked here and by the move). */
+  readonly topic?: string;
+  /** Move to this channel. */
+  readonly channelId?: number;
+  /** Default change_one. */
+  readonly propagateMode?: PropagateMode;
+  /** Notification Bot's notice in the old topic (Zulip's default: false). */
+  readonly sendNotificationToOldThread?: boolean;
+  /** Notification Bot's notice in the new topic (Zulip's default: true). */
+  readonly sendNotificationToNewThread?: boolean;
+  /** Hex SHA-256 of the raw content the client last saw: the edit is refused when it is stale. */
+  readonly prevContentSha256?: string;
+}
+
+export interface UpdateMessageResult {
+  /** Every message the edit changed, ascending. */
+  readonly messageIds: readonly number[];
+  /** Zulip's detached_uploads: the sender's uploads the edit unlinked and no message claims any more. */
+  readonly detachedUploads: readonly Attachment[];
+}
+
+/**
+ * Zulip's edit_limit_buffer: the web app offers an edit up to 15 s past the limit, and a
+ * request may take a few seconds more to arrive.
+ */
+export const EDIT_LIMIT_GRACE_SECONDS = 20;
+
+/** Zulip's Message.EMPTY_TOPIC_FALLBACK_NAME, which a topic edit also accepts for the empty topic. */
+const GENERAL_CHAT = "general chat";
+
+/** Zulip's error for a message the caller may not change, existing or not. */
+const INVALID_MESSAGE = "Invalid message(s)";
+
+/** The rendered new version of a content edit, ready to store. */
+interface PreparedContent {
+  readonly content: string;
+  readonly rendered: RenderResult;
+}
+
+export function updateMessage(
+  state: StoreState,
+  actorId: number,
+  messageId: number,
+  input: UpdateMessageInput,
+): UpdateMessageResult {
+  const actor = requireActiveUser(state, actorId);
+  const realm = state.realms.get(actor.realmId);
+  if (!realm || realm.deactivated) throw new PermissionDeniedError("Account is deactivated");
+  const message =
+    Number.isSafeInteger(messageId) && messageId > 0 && messageId <= 0xffffffff
+      ? getMessageRecord(state.tables, messageId)
+      : undefined;
+  if (!message || !canChangeMessage(state, actor, message)) throw new BadRequestError(INVALID_MESSAGE);
+  const now = state.now();
+  const policy = realmMessagePolicy(state, realm.id);
+  if (input.content !== undefined) checkContentEditAllowed(actor, message, policy, now);
+
+  const topic = input.topic !== undefined && !sameTopic(realm, input.topic, message.topic) ? input.topic : undefined;
+  const { channelId } = input;
+  const propagateMode = input.propagateMode ?? "change_one";
+  checkPayload(message, input, topic, propagateMode);
+  const channel = message.recipient.type === "channel" ? state.channels.get(message.recipient.channelId) : undefined;
+  const moving = topic !== undefined || channelId !== undefined;
+  if (channel && !moving) checkTopicsPolicy(realm, channel, message.topic);
+
+  // Checks and rendering before the write: a refused move or a bad body writes nothing.
+  const prepared: PreparedMove | null = moving
+    ? prepareMove(
+        state,
+        actor,
+        message,
+        {
+          ...(topic !== undefined ? { topic } : {}),
+          ...(channelId !== undefined ? { channelId } : {}),
+          propagateMode,
+          sendNotificationToOldThread: input.sendNotificationToOldThread ?? false,
+          sendNotificationToNewThread: input.sendNotificationToNewThread ?? true,
+        },
+        now,
+      )
+    : null;
+  const edit: PreparedContent | null = input.content === undefined ? null : prepareContent(state, actor, input.content);
+
+  return state.write((ctx) => {
+    const entry: { userId: number; timestamp: number; prevContent?: string; prevRenderedContent?: string } = {
+      userId: actor.id,
+      timestamp: now,
+    };
+    let target = message;
+    let detached: readonly Attachment[] = [];
+    let contentEdit: ContentEdit | null = null;
+    if (edit !== null) {
+      entry.prevContent = message.content;
+      entry.prevRenderedContent = message.renderedContent;
+      const stored = storeContentEdit(state, ctx, actor, message, channel ?? null, edit, prepared ? null : entry, now);
+      target = stored.message;
+      detached = stored.detached;
+      contentEdit = {
+        origContent: message.content,
+        origRenderedContent: message.renderedContent,
+        content: target.content,
+        renderedContent: target.renderedContent,
+        isMeMessage: target.isMeMessage,
+      };
+    }
+    // The move (when asked) stores the target's location and the edit's one history entry.
+    const moved: MoveResult | null = prepared === null ? null : writeMove(state, ctx, prepared, target, entry);
+    const messageIds = moved?.messageIds ?? [message.id];
+    ctx.emit(
+      {
+        type: "update_message",
+        realmId: message.realmId,
+        userId: actor.id,
+        editTimestamp: now,
+        messageId: message.id,
+        messageIds,
+        channelId: message.recipient.type === "channel" ? message.recipient.channelId : null,
+        content: contentEdit,
+        move: moved === null ? null : moveOf(moved),
+        flagsFor: recipientFlags(state, message.id, message.realmId),
+      },
+      () => (moved === null ? editAudience(state, message.id) : usersAudience(moved.audience)),
+    );
+    return { messageIds, detachedUploads: detached };
+  });
+}
+
+/** Zulip's validate_user_can_edit_message: the realm allows edits, the actor sent it, in time. */
+function checkContentEditAllowed(actor: User, message: Message, policy: MessagePolicy, now: number): void {
+  if (!policy.allowMessageEditing) throw new BadRequestError("Your organization has turned off message editing");
+  if (message.senderId !== actor.id) throw new BadRequestError("You don't have permission to edit this message");
+  const limit = policy.messageContentEditLimitSeconds;
+  if (limit !== null && pastLimit(limit + EDIT_LIMIT_GRACE_SECONDS, message.dateSent, now))
+    throw new BadRequestError("The time limit for editing this message has passed");
+}
+
+/** Whether a topic as sent names the message's topic (Zulip then treats it as not sent). */
+function sameTopic(realm: Realm, raw: string, current: string): boolean {
+  const topic = raw.trim();
+  const empty =
+    topic === "" || topic === GENERAL_CHAT || topic === "(no topic)" || topic === realm.emptyTopicDisplayName;
+  return empty ? current === "" : topic === current;
+}
+
+/** Zulip's validate_message_edit_payload, in its order (the topic's own checks are the move's). */
+function checkPayload(
+  message: Message,
+  input: UpdateMessageInput,
+  topic: string | undefined,
+  propagateMode: PropagateMode,
+): void {
+  const { content, channelId } = input;
+  if (topic === undefined && content === undefined && channelId === undefined)
+    throw new BadRequestError("Nothing to change");
+  if (message.recipient.type === "direct") {
+    if (channelId !== undefined) throw new BadRequestError("Direct messages cannot be moved to channels.");
+    if (topic !== undefined) throw new BadRequestError("Direct messages cannot have topics.");
+  }
+  if (propagateMode !== "change_one" && topic === undefined && channelId === undefined)
+    throw new BadRequestError("Invalid propagate_mode without topic edit");
+  const trimmed = topic?.trim();
+  if (trimmed === RESOLVED_TOPIC_PREFIX.trim() || trimmed === `${RESOLVED_TOPIC_PREFIX}${GENERAL_CHAT}`)
+    throw new BadRequestError("General chat cannot be marked as resolved");
+  if (content !== undefined && channelId !== undefined)
+    throw new BadRequestError("Cannot change message content while changing channel");
+  if (input.prevContentSha256 !== undefined && input.prevContentSha256 !== sha256Hex(message.content))
+    throw new ExpectationMismatchError("prev_content_sha256");
+}
+
+function sha256Hex(text: string): string {
+  return createHash("sha256").update(text, "utf8").digest("hex");
+}
+
+/**
+ * Zulip applies the channel's topics policy to every edit, not only to moves: in a
+ * channel that now allows only the general chat, a message in a named topic cannot be
+ * edited until it is moved there. (A move checks its target itself.)
+ */
+function checkTopicsPolicy(realm: Realm, channel: Channel, topic: string): void {
+  const policy = channel.topicsPolicy === "inherit" ? realm.topicsPolicy : channel.topicsPolicy;
+  if (policy === "empty_topic_only" && topic !== "")
+    throw new BadRequestError("Only the general chat topic is allowed in this channel.");
+}
+
+function prepareContent(state: StoreState, sender: User, raw: string): PreparedContent {
+  const content = normalizeContent(raw.trimEnd() === "" ? "(deleted)" : raw);
+  return { content, rendered: state.renderer(content, renderContextFor(state, sender)) };
+}
+
+/**
+ * Stores the new version of the message (with `entry` prepended to its history unless
+ * a move adds the entry) and everything that follows from its content: uploads, the
+ * per-user mention bits and the notifications of newly mentioned users.
+ */
+function storeContentEdit(
+  state: StoreState,
+  ctx: WriteContext,
+  sender: User,
+  before: Message,
+  channel: Channel | null,
+  edit: PreparedContent,
+  entry: EditHistoryEntry | null,
+  now: number,
+): { message: Message; detached: readonly Attachment[] } {
+  const { rendered } = edit;
+  const failure = rendered.failure;
+  if (failure !== undefined) ctx.afterCommit(() => state.reportRenderFailure({ messageId: before.id, failure }));
+  const uploads = reclaimAttachments(state, ctx, before, sender, rendered.uploadPathIds);
+  const after: Message = {
+    ...before,
+    content: edit.content,
+    renderedContent: rendered.html,
+    isMeMessage: rendered.isMeMessage,
+    hasLink: rendered.hasLink,
+    hasImage: rendered.hasImage,
+    hasAttachment: uploads.hasAttachment,
+    mentionedUserIds: [...rendered.mentionedUserIds],
+    mentionedGroupIds: [...rendered.mentionedGroupIds],
+    wildcard: rendered.wildcard,
+    // Zulip keeps the history newest first.
+    editHistory: entry === null ? before.editHistory : [entry, ...(before.editHistory ?? [])],
+    lastEditTimestamp: now,
+  };
+  rewriteMessages(state, ctx, [{ before, after }]);
+  const mentions = rewriteMentionBits(state, ctx, before, after);
+  if (channel !== null && after.recipient.type === "channel")
+    enqueueEditPushes(state, ctx, after, channel, mentions.before, mentions.after);
+  return { message: after, detached: uploads.detached };
+}
+
+const USER_FLAG_KEY = /^u:(\d+):(\w+)$/;
+
+/** The per-user mention bit keys a version of the message sets (writeMentionFlags, as send and verify). */
+function derivedMentionKeys(state: StoreState, message: Message, groups: boolean): Set<string> {
+  const keys = new Set<string>();
+  writeMentionFlags(state, message, { add: (k) => keys.add(k) }, { groups });
+  return keys;
+}
+
+/**
+ * group_mentioned bits as stored: they follow group membership at send, which may have
+ * changed since, so the old ones are read, not derived. Only receivers can have one.
+ */
+function storedGroupMentionKeys(state: StoreState, message: Message): Set<string> {
+  const keys = new Set<string>();
+  if (message.mentionedGroupIds.length === 0) return keys;
+  for (const userId of state.usersOfRealm(message.realmId)) {
+    if (!receivedAtSend(state, userId, message)) continue;
+    const k = key.userFlag(userId, "group_mentioned");
+    if (state.bitmaps.get(k).has(message.id)) keys.add(k);
+  }
+  return keys;
+}
+
+/**
+ * Moves the message's per-user mention bits from the old version's to the new one's,
+ * and names the users whose flags changed in the write's change set. Returns who was
+ * mentioned before (any mention flag, the stream wildcard included) and each user's
+ * personal mention flags after, for the notifications.
+ */
+function rewriteMentionBits(
+  state: StoreState,
+  ctx: WriteContext,
+  before: Message,
+  after: Message,
+): { before: (userId: number) => boolean; after: (userId: number) => readonly string[] } {
+  const old = derivedMentionKeys(state, before, false);
+  for (const k of storedGroupMentionKeys(state, before)) old.add(k);
+  const next = derivedMentionKeys(state, after, true);
+  const changedUsers = new Set<number>();
+  const userOf = (k: string) => Number(USER_FLAG_KEY.exec(k)?.[1]);
+  for (const k of old)
+    if (!next.has(k)) {
+      state.bitmaps.removeMany(k, [before.id]);
+      changedUsers.add(userOf(k));
+    }
+  for (const k of next)
+    if (!old.has(k)) {
+      state.bitmaps.add(k, after.id);
+      changedUsers.add(userOf(k));
+    }
+  for (const userId of changedUsers) ctx.changed({ kind: "flags", userId, messageIds: [before.id] });
+  const flagsIn = (keys: Set<string>, userId: number): string[] =>
+    (["mentioned", "group_mentioned", "topic_wildcard_mentioned"] as const).filter((flag) =>
+      keys.has(key.userFlag(userId, flag)),
+    );
+  return {
+    before: (userId) =>
+      flagsIn(old, userId).length > 0 || (before.wildcard === "stream" && receivedAtSend(state, userId, before)),
+    after: (userId) => flagsIn(next, userId),
+  };
+}
+
+function moveOf(moved: MoveResult): MessageMove {
+  return {
+    origTopic: moved.origTopic,
+    ...(moved.newTopic !== undefined ? { newTopic: moved.newTopic } : {}),
+    ...(moved.newChannelId !== undefined ? { newChannelId: moved.newChannelId } : {}),
+    propagateMode: moved.propagateMode,
+  };
+}
+
+/**
+ * Who hears of a content edit (Zulip's do_update_message): every user with a row for the
+ * message (received at send, or a historical row), and in a channel whose history is
+ * shared with subscribers, its current subscribers too. Non-subscribers who merely read
+ * a public channel are not told, as in Zulip. The realm's users are the candidates, so
+ * delivery walks whichever is smaller, them or the users with event queues.
+ */
+function editAudience(state: StoreState, messageId: number) {
+  const message = getMessageRecord(state.tables, messageId);
+  const channel = message?.recipient.type === "channel" ? state.channels.get(message.recipient.channelId) : undefined;
+  const sharedWith = channel?.historyPublicToSubscribers === true ? state.subscribers.get(channel.id) : undefined;
+  return realmAudience(
+    state,
+    message?.realmId ?? -1,
+    (user) => message !== undefined && (hasRow(state, user.id, message) || sharedWith?.has(user.id) === true),
+  );
+}
+
+/**
+ * Each recipient's flags for the target after the edit, read at delivery (memoized per
+ * user: a queue's variant and its rendering both ask). Subscribers without a row get
+ * ["read"], as Zulip sends them.
+ */
+function recipientFlags(state: StoreState, messageId: number, realmId: number): (userId: number) => readonly ApiFlag[] {
+  const memo = new Map<number, readonly ApiFlag[]>();
+  const noRow: readonly ApiFlag[] = Object.freeze(["read"]);
+  return (userId) => {
+    let flags = memo.get(userId);
+    if (flags === undefined) {
+      const message = getMessageRecord(state.tables, messageId);
+      flags =
+        message !== undefined && hasRow(state, userId, message)
+          ? rowFlags(state, userId, realmId, [messageId])[0]!
+          : noRow;
+      memo.set(userId, flags);
+    }
+    return flags;
+  };
+}

@@ -1,0 +1,509 @@
+/**
+ * PATCH /messages/{id} in the engine (actions/update-message): Zulip's permission and
+ * payload checks in order, each refusal changing nothing; a content edit re-rendered
+ * and stored with its history entry, its search terms, has: and mention bits (flags,
+ * unread mentions) following, uploads claimed and detached, newly mentioned users
+ * notified; the update_message event to exactly Zulip's recipients with each one's
+ * flags; and verify clean and a reopen agreeing after it all. Moves are the move
+ * module's: until it lands, a topic or channel change is refused and changes nothing.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { afterEach, describe, expect, it } from "vitest";
+import type { EngineEvent, Store, UpdateMessageInput, User } from "../../../src/engine/index.js";
+import { internals } from "../../../src/engine/internal.js";
+import { getMessageRecord } from "../../../src/engine/storage/message-records.js";
+import { seedRealm, tempStore, type TempStore } from "../../support/temp-store.js";
+import { fingerprint } from "../../support/snapshot.js";
+
+let t: TempStore;
+afterEach(() => t?.cleanup());
+
+/** A store on a clock the test moves (UNIX seconds). */
+function setup() {
+  const clock = { now: 1_700_000_000 };
+  t = tempStore({ now: () => clock.now });
+  const seed = seedRealm(t.store);
+  const send = (sender: User, content: string, topic = "lunch", channel = "general") =>
+    t.store.sendMessage({ senderId: sender.id, to: { type: "channel", channel, topic }, content }).id;
+  const dm = (sender: User, to: User, content: string) =>
+    t.store.sendMessage({ senderId: sender.id, to: { type: "direct", users: [to.id] }, content }).id;
+  return { clock, ...seed, send, dm };
+}
+
+function ids(store: Store, userId: number, narrow: unknown): number[] {
+  return store
+    .getMessages(userId, { narrow, anchor: "newest", numBefore: 100, numAfter: 0 })
+    .messages.map((v) => v.message.id);
+}
+
+const record = (id: number) => getMessageRecord(internals(t.store).tables, id)!;
+const flagsOf = (userId: number, id: number) => t.store.getMessage(userId, id).flags;
+const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
+
+/** Runs `fn`, expecting Zulip's refusal, and checks that nothing changed. */
+function refused(fn: () => unknown, msg: string, code = "BAD_REQUEST"): void {
+  const before = fingerprint(t.store);
+  let error: unknown;
+  try {
+    fn();
+  } catch (e) {
+    error = e;
+  }
+  expect(error, `expected "${msg}"`).toMatchObject({ code, message: msg });
+  expect(fingerprint(t.store)).toBe(before);
+}
+
+function events(store: Store): EngineEvent[][] {
+  const seen: EngineEvent[][] = [];
+  store.onEvents((batch) => seen.push(batch.deliveries.map((d) => d.event)));
+  return seen;
+}
+
+describe("content edits", () => {
+  it("store the new version: content, rendering, search, history entry, last_edit_timestamp; verify and reopen agree", () => {
+    const { clock, alice, bob, send } = setup();
+    const id = send(alice, "pizza **today**");
+    clock.now += 30;
+    const result = t.store.updateMessage(alice.id, id, { content: "salad *tomorrow*" });
+    expect(result).toEqual({ messageIds: [id], detachedUploads: [] });
+    const m = record(id);
+    expect([m.content, m.renderedContent]).toEqual(["salad *tomorrow*", "<p>salad <em>tomorrow</em></p>"]);
+    expect(m.lastEditTimestamp).toBe(clock.now);
+    expect(m.lastMovedTimestamp).toBeNull();
+    expect(m.editHistory).toEqual([
+      {
+        userId: alice.id,
+        timestamp: clock.now,
+        prevContent: "pizza **today**",
+        prevRenderedContent: "<p>pizza <strong>today</strong></p>",
+      },
+    ]);
+    expect(ids(t.store, bob.id, [{ operator: "search", operand: "pizza" }])).toEqual([]);
+    expect(ids(t.store, bob.id, [{ operator: "search", operand: "salad" }])).toEqual([id]);
+
+    clock.now += 5;
+    t.store.updateMessage(alice.id, id, { content: "soup" });
+    expect(record(id).editHistory?.map((e) => e.prevContent)).toEqual(["salad *tomorrow*", "pizza **today**"]);
+    expect(t.store.verify().differences).toEqual([]);
+    const store = t.reopen();
+    expect(ids(store, bob.id, [{ operator: "search", operand: "soup" }])).toEqual([id]);
+    expect(store.verify().differences).toEqual([]);
+    expect(store.verify().problems).toEqual([]);
+  });
+
+  it("turn content of only whitespace into (deleted), as Zulip does, and keep has: operators exact", () => {
+    const { alice, bob, send } = setup();
+    const id = send(alice, "see https://example.com");
+    expect(ids(t.store, bob.id, [{ operator: "has", operand: "link" }])).toEqual([id]);
+    t.store.updateMessage(alice.id, id, { content: "  \n " });
+    expect(record(id).content).toBe("(deleted)");
+    expect(ids(t.store, bob.id, [{ operator: "has", operand: "link" }])).toEqual([]);
+    expect(t.store.verify().differences).toEqual([]);
+  });
+
+  it("edit direct messages too (their participants hear of it)", () => {
+    const { alice, bob, owner, dm } = setup();
+    const seen = events(t.store);
+    const id = dm(alice, bob, "hi");
+    t.store.updateMessage(alice.id, id, { content: "hello" });
+    const edit = seen.flat().find((e) => e.type === "update_message");
+    expect(edit).toMatchObject({ messageId: id, channelId: null, move: null });
+    expect(t.store.getMessage(bob.id, id).message.content).toBe("hello");
+    refused(() => t.store.getMessage(owner.id, id), "Invalid message(s)");
+  });
+});
+
+describe("who may edit, and when", () => {
+  it("only the sender (no administrator or bot-owner exemption)", () => {
+    const { alice, owner, send } = setup();
+    const id = send(alice, "mine");
+    refused(
+      () => t.store.updateMessage(owner.id, id, { content: "x" }),
+      "You don't have permission to edit this message",
+    );
+  });
+
+  it("only while the realm allows editing", () => {
+    const { alice, owner, send } = setup();
+    const id = send(alice, "mine");
+    t.store.setRealmMessagePolicy(owner.id, { allowMessageEditing: false });
+    refused(
+      () => t.store.updateMessage(alice.id, id, { content: "x" }),
+      "Your organization has turned off message editing",
+    );
+  });
+
+  it("within message_content_edit_limit_seconds plus Zulip's 20 s grace; null is no limit", () => {
+    const { clock, alice, owner, send } = setup();
+    const id = send(alice, "mine");
+    clock.now += 600 + 20;
+    t.store.updateMessage(alice.id, id, { content: "still in time" });
+    clock.now += 1;
+    refused(
+      () => t.store.updateMessage(alice.id, id, { content: "late" }),
+      "The time limit for editing this message has passed",
+    );
+    t.store.setRealmMessagePolicy(owner.id, { messageContentEditLimitSeconds: null });
+    t.store.updateMessage(alice.id, id, { content: "no limit" });
+    expect(record(id).content).toBe("no limit");
+  });
+
+  it("messages the editor cannot reach answer like messages that do not exist", () => {
+    const { alice, bob, guest, owner, send } = setup();
+    const secret = send(alice, "hidden", "t", "secret");
+    refused(() => t.store.updateMessage(bob.id, secret, { content: "x" }), "Invalid message(s)");
+    refused(() => t.store.updateMessage(bob.id, 999_999, { content: "x" }), "Invalid message(s)");
+    // A guest who left a public channel cannot change even their own message there (Zulip's has_message_access).
+    t.store.subscribe(owner.id, { channels: [{ name: "general" }], principals: [guest.id] });
+    const own = send(guest, "guest's");
+    t.store.updateMessage(guest.id, own, { content: "edited while subscribed" });
+    t.store.unsubscribe(guest.id, ["general"]);
+    refused(() => t.store.updateMessage(guest.id, own, { content: "after leaving" }), "Invalid message(s)");
+    // The same member who left a private channel with protected history.
+    const mine = send(alice, "in secret", "t", "secret");
+    t.store.unsubscribe(alice.id, ["secret"]);
+    refused(() => t.store.updateMessage(alice.id, mine, { content: "x" }), "Invalid message(s)");
+  });
+
+  it("not by deactivated users", () => {
+    const { alice, send } = setup();
+    const id = send(alice, "mine");
+    t.store.setUserActive(alice.id, false);
+    refused(() => t.store.updateMessage(alice.id, id, { content: "x" }), "Account is deactivated");
+  });
+});
+
+describe("payload checks, in Zulip's order", () => {
+  const cases: [string, UpdateMessageInput, string][] = [
+    ["nothing", {}, "Nothing to change"],
+    ["the current topic only", { topic: " lunch " }, "Nothing to change"],
+    [
+      "propagate_mode alone",
+      { content: "x", propagateMode: "change_all" },
+      "Invalid propagate_mode without topic edit",
+    ],
+    ["a resolved general chat", { topic: "✔ " }, "General chat cannot be marked as resolved"],
+    ["content and channel", { content: "x", channelId: 1 }, "Cannot change message content while changing channel"],
+    ["content with a NUL", { content: "a\0b" }, "Message must not contain null bytes"],
+  ];
+  for (const [what, input, msg] of cases) {
+    it(`refuses ${what}`, () => {
+      const { alice, send } = setup();
+      const id = send(alice, "mine");
+      refused(() => t.store.updateMessage(alice.id, id, input), msg);
+    });
+  }
+
+  it("refuses topics and channels for direct messages", () => {
+    const { alice, bob, secret, dm } = setup();
+    const id = dm(alice, bob, "hi");
+    refused(() => t.store.updateMessage(alice.id, id, { topic: "x" }), "Direct messages cannot have topics.");
+    refused(
+      () => t.store.updateMessage(alice.id, id, { channelId: secret.id }),
+      "Direct messages cannot be moved to channels.",
+    );
+    // The empty topic is a direct message's own: not a change.
+    refused(() => t.store.updateMessage(alice.id, id, { topic: "" }), "Nothing to change");
+  });
+
+  it("refuses an edit made against stale content (prev_content_sha256), and accepts a current one", () => {
+    const { alice, send } = setup();
+    const id = send(alice, "v1");
+    const stale = sha256("v1");
+    t.store.updateMessage(alice.id, id, { content: "v2", prevContentSha256: stale });
+    refused(
+      () => t.store.updateMessage(alice.id, id, { content: "v3", prevContentSha256: stale }),
+      "'prev_content_sha256' value does not match the expected value.",
+      "EXPECTATION_MISMATCH",
+    );
+    let error: unknown;
+    try {
+      t.store.updateMessage(alice.id, id, { content: "v3", prevContentSha256: stale });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toMatchObject({ data: { field_name: "prev_content_sha256" } });
+    t.store.updateMessage(alice.id, id, { content: "v3", prevContentSha256: sha256("v2") });
+    expect(record(id).content).toBe("v3");
+  });
+
+  it("hands topic and channel changes to the move module, writing nothing when it refuses (as it does until moves land)", () => {
+    const { alice, secret, send } = setup();
+    const id = send(alice, "mine");
+    refused(() => t.store.updateMessage(alice.id, id, { topic: "dinner" }), "Moving messages is not supported yet");
+    refused(
+      () => t.store.updateMessage(alice.id, id, { content: "and this", topic: "dinner" }),
+      "Moving messages is not supported yet",
+    );
+    refused(
+      () => t.store.updateMessage(alice.id, id, { channelId: secret.id }),
+      "Moving messages is not supported yet",
+    );
+  });
+});
+
+describe("mentions follow the content", () => {
+  it("personal mentions: flags, unread mentions and the mentioned narrow gain and lose the message", () => {
+    const { alice, bob, owner, send } = setup();
+    const id = send(alice, "no one yet");
+    const mentions = (userId: number) => t.store.unreadSummary(userId).mentions;
+    expect(flagsOf(bob.id, id)).toEqual([]);
+    t.store.updateMessage(alice.id, id, { content: "@**Bob** look" });
+    expect(flagsOf(bob.id, id)).toEqual(["mentioned"]);
+    expect(mentions(bob.id)).toEqual([id]);
+    expect(ids(t.store, bob.id, [{ operator: "is", operand: "mentioned" }])).toEqual([id]);
+    expect(mentions(owner.id)).toEqual([]);
+    t.store.updateMessage(alice.id, id, { content: "never mind" });
+    expect(flagsOf(bob.id, id)).toEqual([]);
+    expect(mentions(bob.id)).toEqual([]);
+    expect(ids(t.store, bob.id, [{ operator: "is", operand: "mentioned" }])).toEqual([]);
+    expect(t.store.verify().differences).toEqual([]);
+  });
+
+  it("group, channel-wide and topic wildcard mentions", () => {
+    const { alice, bob, owner, send } = setup();
+    const group = t.store.createGroup(owner.id, { name: "cooks", members: [bob.id] });
+    const earlier = send(bob, "I was here first");
+    const id = send(alice, "plain");
+    t.store.updateMessage(alice.id, id, { content: "@*cooks* dinner?" });
+    expect(flagsOf(bob.id, id)).toEqual(["group_mentioned"]);
+    t.store.updateMessage(alice.id, id, { content: "@**all** dinner?" });
+    expect(flagsOf(bob.id, id)).toEqual(["stream_wildcard_mentioned", "wildcard_mentioned"]);
+    expect(flagsOf(owner.id, id)).toEqual(["stream_wildcard_mentioned", "wildcard_mentioned"]);
+    t.store.updateMessage(alice.id, id, { content: "@**topic** dinner?" });
+    // Topic participants: bob had written in the topic, the owner had not.
+    expect(flagsOf(bob.id, id)).toEqual(["topic_wildcard_mentioned", "wildcard_mentioned"]);
+    expect(flagsOf(owner.id, id)).toEqual([]);
+    expect(group.id).toBeGreaterThan(0);
+    expect(earlier).toBeLessThan(id);
+    expect(t.store.verify().differences).toEqual([]);
+    const store = t.reopen();
+    expect(store.getMessage(bob.id, id).flags).toEqual(["topic_wildcard_mentioned", "wildcard_mentioned"]);
+  });
+
+  it("notifies users the edit newly mentions, not those mentioned before, and withdraws a dropped mention's notification", () => {
+    const { alice, bob, owner, send } = setup();
+    const pushDevice = (user: User) => {
+      const deviceId = t.store.registerClientDevice(user.id);
+      t.store.registerPushDevice(
+        user.id,
+        {
+          deviceId,
+          pushKey: Buffer.concat([Buffer.from([0x31]), randomBytes(32)]).toString("base64"),
+          pushKeyId: randomBytes(4).readUInt32BE(),
+          tokenKind: "fcm",
+          tokenId: randomBytes(8).toString("base64"),
+          bouncerPublicKey: "cHVibGljLWtleQ==",
+          encryptedPushRegistration: "c2VhbGVkLXJlZ2lzdHJhdGlvbg==",
+        },
+        true,
+      );
+    };
+    pushDevice(bob);
+    pushDevice(owner);
+    const items = () => t.store.pushOutboxItems(0, 1000).filter((i) => i.kind !== "register");
+    const id = send(alice, "@**Olive Owner** first");
+    expect(items().map((i) => [i.kind, i.userId])).toEqual([["message", owner.id]]);
+    t.store.updateMessage(alice.id, id, { content: "@**Olive Owner** @**Bob** both" });
+    expect(items().map((i) => [i.kind, i.userId, i.kind === "message" ? i.trigger : null])).toEqual([
+      ["message", owner.id, "mentioned"],
+      ["message", bob.id, "mentioned"],
+    ]);
+    // The owner follows the topic since the mention (Zulip's automatic follow), so the
+    // topic's pushes would reach them anyway: only bob's notification is withdrawn.
+    t.store.updateMessage(alice.id, id, { content: "@**Olive Owner** only" });
+    expect(items().at(-1)).toMatchObject({ kind: "remove", userId: bob.id, messageIds: [id] });
+    expect(items()).toHaveLength(3);
+    // Still mentioned: nothing more.
+    t.store.updateMessage(alice.id, id, { content: "@**Olive Owner** again" });
+    expect(items()).toHaveLength(3);
+  });
+});
+
+describe("uploads", () => {
+  it("links added claim uploads, links dropped detach them (answered as detached_uploads), files are kept", () => {
+    const { alice, bob, send } = setup();
+    const upload = (name: string, ownerId = alice.id) =>
+      t.store.createAttachment(
+        {
+          ownerId,
+          pathId: `${alice.realmId}/ab/${randomBytes(18).toString("base64url")}/${name}`,
+          name,
+          size: 10,
+          contentType: "text/plain",
+          image: null,
+        },
+        null,
+      );
+    const a = upload("a.txt");
+    const b = upload("b.txt");
+    const bobs = upload("bob.txt", bob.id);
+    const link = (x: { pathId: string }) => `[f](/user_uploads/${x.pathId})`;
+    const id = send(alice, `${link(a)} ${link(bobs)}`);
+    // bob's upload is not alice's to claim (she cannot reach it): only a is claimed.
+    expect(t.store.attachments(alice.id).map((x) => [x.name, x.messageIds])).toEqual([
+      ["a.txt", [id]],
+      ["b.txt", []],
+    ]);
+    const result = t.store.updateMessage(alice.id, id, { content: `now ${link(b)}` });
+    expect(result.detachedUploads.map((x) => [x.name, x.messageIds])).toEqual([["a.txt", []]]);
+    expect(t.store.attachments(alice.id).map((x) => [x.name, x.messageIds])).toEqual([
+      ["a.txt", []],
+      ["b.txt", [id]],
+    ]);
+    expect(ids(t.store, alice.id, [{ operator: "has", operand: "attachment" }])).toEqual([id]);
+    const gone = t.store.updateMessage(alice.id, id, { content: "no files" });
+    expect(gone.detachedUploads.map((x) => x.name)).toEqual(["b.txt"]);
+    expect(ids(t.store, alice.id, [{ operator: "has", operand: "attachment" }])).toEqual([]);
+    expect(t.store.verify().differences).toEqual([]);
+  });
+
+  it("an upload another message still claims is detached but not reported", () => {
+    const { alice, send } = setup();
+    const a = t.store.createAttachment(
+      {
+        ownerId: alice.id,
+        pathId: `${alice.realmId}/cd/${randomBytes(18).toString("base64url")}/a.txt`,
+        name: "a.txt",
+        size: 1,
+        contentType: "text/plain",
+        image: null,
+      },
+      null,
+    );
+    const first = send(alice, `[f](/user_uploads/${a.pathId})`);
+    const second = send(alice, `again [f](/user_uploads/${a.pathId})`);
+    expect(t.store.updateMessage(alice.id, first, { content: "gone" }).detachedUploads).toEqual([]);
+    expect(t.store.attachments(alice.id)[0]!.messageIds).toEqual([second]);
+  });
+});
+
+describe("the update_message event", () => {
+  function editEvent(seen: EngineEvent[][]) {
+    const e = seen.flat().find((x) => x.type === "update_message");
+    if (e?.type !== "update_message") throw new Error("no update_message event");
+    return e;
+  }
+
+  it("carries the old and new content to every user with a row, each with their flags", () => {
+    const { clock, alice, bob, owner, guest, send } = setup();
+    const id = send(alice, "hi **all**");
+    const deliveries: { audience: number[]; event: EngineEvent }[] = [];
+    t.store.onEvents((batch) => {
+      for (const d of batch.deliveries)
+        if (d.event.type === "update_message") deliveries.push({ audience: [...d.audience].sort(), event: d.event });
+    });
+    clock.now += 7;
+    t.store.updateMessage(alice.id, id, { content: "hi @**Bob**" });
+    expect(deliveries).toHaveLength(1);
+    const { audience, event } = deliveries[0]!;
+    expect(audience).toEqual([owner.id, alice.id, bob.id].sort());
+    expect(audience).not.toContain(guest.id);
+    if (event.type !== "update_message") throw new Error("type");
+    expect(event).toMatchObject({
+      userId: alice.id,
+      editTimestamp: clock.now,
+      messageId: id,
+      messageIds: [id],
+      channelId:
+        record(id).recipient.type === "channel" ? (record(id).recipient as { channelId: number }).channelId : -1,
+      move: null,
+      content: {
+        origContent: "hi **all**",
+        origRenderedContent: "<p>hi <strong>all</strong></p>",
+        content: "hi @**Bob**",
+        isMeMessage: false,
+      },
+    });
+    expect(event.content?.renderedContent).toContain('data-user-id="' + bob.id + '"');
+    expect(event.flagsFor(bob.id)).toEqual(["mentioned"]);
+    // Sent through the API client: unread for its sender too (Zulip's read_by_sender default).
+    expect(event.flagsFor(alice.id)).toEqual([]);
+  });
+
+  it("in a channel with shared history, reaches later subscribers (flags read); with protected history, only rows", () => {
+    const { alice, bob, owner, send } = setup();
+    const audienceOf = (fn: () => void): number[] => {
+      const out: number[] = [];
+      const stop = t.store.onEvents((batch) => {
+        for (const d of batch.deliveries) if (d.event.type === "update_message") out.push(...d.audience);
+      });
+      fn();
+      stop();
+      return out.sort();
+    };
+    t.store.subscribe(owner.id, {
+      channels: [{ name: "shared" }],
+      principals: [owner.id, alice.id],
+      newChannel: { inviteOnly: true, historyPublicToSubscribers: true },
+    });
+    const inShared = send(alice, "old news", "t", "shared");
+    const inSecret = send(alice, "old secret", "t", "secret");
+    t.store.subscribe(owner.id, { channels: [{ name: "shared" }, { name: "secret" }], principals: [bob.id] });
+    const seen = events(t.store);
+    expect(audienceOf(() => t.store.updateMessage(alice.id, inShared, { content: "edited" }))).toEqual(
+      [owner.id, alice.id, bob.id].sort(),
+    );
+    expect(editEvent(seen).flagsFor(bob.id)).toEqual(["read"]);
+    expect(audienceOf(() => t.store.updateMessage(alice.id, inSecret, { content: "edited" }))).toEqual(
+      [owner.id, alice.id].sort(),
+    );
+  });
+
+  it("names the fields the change set and the change log carry", () => {
+    const { alice, send } = setup();
+    const id = send(alice, "x");
+    const changes: { fields: string[]; flags: number[] }[] = [];
+    t.store.onChanges((set) => {
+      const m = set.message.get(id);
+      if (m) changes.push({ fields: [...m.fields], flags: [...set.flags.keys()] });
+    });
+    t.store.updateMessage(alice.id, id, { content: "@**Bob** y" });
+    expect(changes).toEqual([
+      { fields: ["content"], flags: [t.store.findUserByEmail(alice.realmId, "bob@test.dev")!.id] },
+    ]);
+  });
+});
+
+describe("edit history", () => {
+  it("snapshots oldest first, under the realm's visibility policy", () => {
+    const { clock, alice, bob, owner, send } = setup();
+    const sent = clock.now;
+    const id = send(alice, "one");
+    clock.now += 10;
+    t.store.updateMessage(alice.id, id, { content: "two" });
+    clock.now += 10;
+    t.store.updateMessage(alice.id, id, { content: "three" });
+    expect(t.store.messageEditHistory(bob.id, id)).toEqual([
+      { topic: "lunch", content: "one", renderedContent: "<p>one</p>", timestamp: sent, userId: alice.id },
+      {
+        topic: "lunch",
+        content: "two",
+        renderedContent: "<p>two</p>",
+        timestamp: sent + 10,
+        userId: alice.id,
+        prevContent: "one",
+        prevRenderedContent: "<p>one</p>",
+      },
+      {
+        topic: "lunch",
+        content: "three",
+        renderedContent: "<p>three</p>",
+        timestamp: sent + 20,
+        userId: alice.id,
+        prevContent: "two",
+        prevRenderedContent: "<p>two</p>",
+      },
+    ]);
+    t.store.setRealmMessagePolicy(owner.id, { messageEditHistoryVisibilityPolicy: "moves" });
+    expect(t.store.messageEditHistory(bob.id, id).map((s) => s.content)).toEqual(["one"]);
+    t.store.setRealmMessagePolicy(owner.id, { messageEditHistoryVisibilityPolicy: "none" });
+    refused(() => t.store.messageEditHistory(bob.id, id), "Message edit history is disabled in this organization");
+  });
+
+  it("is refused for messages the viewer cannot read", () => {
+    const { alice, bob, send } = setup();
+    const id = send(alice, "hidden", "t", "secret");
+    refused(() => t.store.messageEditHistory(bob.id, id), "Invalid message(s)");
+  });
+});
