@@ -7,6 +7,7 @@
 import type { MessageView, Store } from "../engine/index.js";
 import type { Message, Realm, User } from "../engine/index.js";
 import { avatarUrl } from "./avatar.js";
+import { visibleHistory } from "../engine/index.js";
 
 export interface MessageViewOptions {
   readonly applyMarkdown: boolean;
@@ -81,8 +82,10 @@ export function messageBody(
     out["display_recipient"] = (conversation?.userIds ?? []).map((id) => userBrief(store.findUser(id), id));
     out["subject"] = "";
   }
-  if (m.editHistory) {
-    out["edit_history"] = m.editHistory.map((e) => ({
+  // Zulip leaves edit_history out where the realm hides it, and under "moves" shows the moves only.
+  const policy = m.editHistory ? store.realmMessagePolicy(realm.id).messageEditHistoryVisibilityPolicy : "none";
+  if (m.editHistory && policy !== "none") {
+    out["edit_history"] = visibleHistory(policy, m.editHistory).map((e) => ({
       user_id: e.userId,
       timestamp: e.timestamp,
       ...(e.prevContent !== undefined ? { prev_content: e.prevContent } : {}),

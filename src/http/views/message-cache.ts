@@ -8,7 +8,7 @@
  * Invalidation, from the store's change sets (`dependencies` below): a message whose
  * content, topic, channel, reactions or existence changed drops its entries; a change
  * to a field a message object shows of its sender or DM participants (names, emails,
- * avatars), of its channel (the name) or of its realm (subdomain, empty topic name)
+ * avatars), of its channel (the name) or of its realm (subdomain, empty topic name, edit history visibility)
  * drops everything. New messages and flag changes touch nothing cached.
  */
 import type {
@@ -71,7 +71,12 @@ const SHOWN_USER_FIELDS: ReadonlySet<string> = new Set<FieldOf<"user">>([
   "avatarVersion",
 ]);
 const SHOWN_CHANNEL_FIELDS: ReadonlySet<string> = new Set<FieldOf<"channel">>(["name"]);
-const SHOWN_REALM_FIELDS: ReadonlySet<string> = new Set<FieldOf<"realm">>(["subdomain", "emptyTopicDisplayName"]);
+const SHOWN_REALM_FIELDS: ReadonlySet<string> = new Set<FieldOf<"realm">>([
+  "subdomain",
+  "emptyTopicDisplayName",
+  // The edit history visibility policy decides whether edit_history is shown.
+  "messagePolicy",
+]);
 
 /** Whether any of the changes altered a shown field of an existing record. */
 function altersShown(changes: ReadonlyMap<number, EntityChange<string>>, shown: ReadonlySet<string>): boolean {

@@ -1,20 +1,24 @@
 /**
  * @module http/endpoints/messages
- * Message endpoints: send, fetch, fetch one, flags by IDs and by narrow, mark topic read.
+ * Message endpoints: send, fetch, fetch one, edit, edit history, flags by IDs and by narrow, mark topic read.
  */
 import type { Endpoint } from "../../endpoint.js";
 import getMessage from "./get-message.js";
 import getMessages from "./get-messages.js";
 import markTopicAsRead from "./mark-topic-as-read.js";
+import messageHistory from "./message-history.js";
 import { addReactionEndpoint, removeReactionEndpoint } from "./reactions.js";
 import sendMessage from "./send-message.js";
 import updateFlagsNarrow from "./update-flags-narrow.js";
 import updateFlags from "./update-flags.js";
+import updateMessage from "./update-message.js";
 
 export const MESSAGE_ENDPOINTS: readonly Endpoint[] = [
   sendMessage,
   getMessages,
   getMessage,
+  updateMessage,
+  messageHistory,
   updateFlags,
   updateFlagsNarrow,
   markTopicAsRead,
