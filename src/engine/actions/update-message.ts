@@ -24,7 +24,7 @@ import type { ApiFlag } from "../flags.js";
 import { BadRequestError, ExpectationMismatchError, PermissionDeniedError } from "../errors.js";
 import type { ContentEdit, MessageMove } from "../events/types.js";
 import { key } from "../index/keys.js";
-import { rowFlags } from "../queries/message-flags.js";
+import { rowFlags, type KnownRow } from "../queries/message-flags.js";
 import type { RenderResult } from "../render.js";
 import { pastLimit } from "../settings/message-policy.js";
 import type { StoreState } from "../state.js";
@@ -134,12 +134,15 @@ export function updateMessage(
     let target = message;
     let detached: readonly Attachment[] = [];
     let contentEdit: ContentEdit | null = null;
+    let mentionsAfter: ((userId: number) => KnownRow["mentions"]) | null = null;
     if (edit !== null) {
       entry.prevContent = message.content;
       entry.prevRenderedContent = message.renderedContent;
       const stored = storeContentEdit(state, ctx, actor, message, channel ?? null, edit, prepared ? null : entry, now);
       target = stored.message;
       detached = stored.detached;
+      // A move may change topic wildcard mentions after this: then the flags are read.
+      if (prepared === null) mentionsAfter = stored.mentionsAfter;
       contentEdit = {
         origContent: message.content,
         origRenderedContent: message.renderedContent,
@@ -162,7 +165,7 @@ export function updateMessage(
         channelId: message.recipient.type === "channel" ? message.recipient.channelId : null,
         content: contentEdit,
         move: moved === null ? null : moveOf(moved),
-        flagsFor: recipientFlags(state, message.id, message.realmId),
+        flagsFor: recipientFlags(state, message.id, message.realmId, mentionsAfter),
       },
       () => (moved === null ? editAudience(state, message.id) : usersAudience(moved.audience)),
     );
@@ -246,7 +249,7 @@ function storeContentEdit(
   edit: PreparedContent,
   entry: EditHistoryEntry | null,
   now: number,
-): { message: Message; detached: readonly Attachment[] } {
+): { message: Message; detached: readonly Attachment[]; mentionsAfter: (userId: number) => KnownRow["mentions"] } {
   const { rendered } = edit;
   const failure = rendered.failure;
   if (failure !== undefined) ctx.afterCommit(() => state.reportRenderFailure({ messageId: before.id, failure }));
@@ -270,7 +273,7 @@ function storeContentEdit(
   const mentions = rewriteMentionBits(state, ctx, before, after);
   if (channel !== null && after.recipient.type === "channel")
     enqueueEditPushes(state, ctx, after, channel, mentions.before, mentions.after);
-  return { message: after, detached: uploads.detached };
+  return { message: after, detached: uploads.detached, mentionsAfter: mentions.after };
 }
 
 const USER_FLAG_KEY = /^u:(\d+):(\w+)$/;
@@ -308,7 +311,7 @@ function rewriteMentionBits(
   ctx: WriteContext,
   before: Message,
   after: Message,
-): { before: (userId: number) => boolean; after: (userId: number) => readonly string[] } {
+): { before: (userId: number) => boolean; after: (userId: number) => NonNullable<KnownRow["mentions"]> } {
   const old = derivedMentionKeys(state, before, false);
   for (const k of storedGroupMentionKeys(state, before)) old.add(k);
   const next = derivedMentionKeys(state, after, true);
@@ -325,7 +328,7 @@ function rewriteMentionBits(
       changedUsers.add(userOf(k));
     }
   for (const userId of changedUsers) ctx.changed({ kind: "flags", userId, messageIds: [before.id] });
-  const flagsIn = (keys: Set<string>, userId: number): string[] =>
+  const flagsIn = (keys: Set<string>, userId: number): NonNullable<KnownRow["mentions"]> =>
     (["mentioned", "group_mentioned", "topic_wildcard_mentioned"] as const).filter((flag) =>
       keys.has(key.userFlag(userId, flag)),
     );
@@ -366,21 +369,36 @@ function editAudience(state: StoreState, messageId: number) {
 /**
  * Each recipient's flags for the target after the edit, read at delivery (memoized per
  * user: a queue's variant and its rendering both ask). Subscribers without a row get
- * ["read"], as Zulip sends them.
+ * ["read"], as Zulip sends them. `mentions`: each user's mention flags as the content
+ * edit just wrote them (null when a move may have changed them since).
  */
-function recipientFlags(state: StoreState, messageId: number, realmId: number): (userId: number) => readonly ApiFlag[] {
+function recipientFlags(
+  state: StoreState,
+  messageId: number,
+  realmId: number,
+  mentions: ((userId: number) => KnownRow["mentions"]) | null,
+): (userId: number) => readonly ApiFlag[] {
   const memo = new Map<number, readonly ApiFlag[]>();
-  const noRow: readonly ApiFlag[] = Object.freeze(["read"]);
+  // Read once, after the commit (delivery runs then): a move changes where it lives.
+  let message: Message | undefined | null = null;
   return (userId) => {
     let flags = memo.get(userId);
     if (flags === undefined) {
-      const message = getMessageRecord(state.tables, messageId);
+      message ??= getMessageRecord(state.tables, messageId);
+      const received = message !== undefined && receivedAtSend(state, userId, message);
       flags =
-        message !== undefined && hasRow(state, userId, message)
-          ? rowFlags(state, userId, realmId, [messageId])[0]!
-          : noRow;
+        message === undefined || (!received && !hasRow(state, userId, message))
+          ? NO_ROW
+          : rowFlags(state, userId, realmId, messageId, {
+              received,
+              streamWildcard: message.wildcard === "stream",
+              ...(mentions !== null ? { mentions: mentions(userId) } : {}),
+            });
       memo.set(userId, flags);
     }
     return flags;
   };
 }
+
+/** What Zulip tells subscribers without a row for the message. */
+const NO_ROW: readonly ApiFlag[] = Object.freeze(["read"]);

@@ -104,7 +104,7 @@ const WILDCARD_BITS = STREAM_WILDCARD_BIT | (1 << 5);
  */
 export function flagsForWindow(
   state: NarrowReader,
-  received: ReceivedSets | null,
+  received: ReceivedSets,
   userId: number,
   realmId: number,
   ids: readonly number[],
@@ -173,7 +173,6 @@ export function flagsForWindow(
   };
   const k = flagKeys(userId);
   if (!allRows) {
-    if (received === null) throw new Error("flagsForWindow: received sets are needed unless allRows");
     // Every ID received in a channel has a row: then direct and own messages add none.
     // (The channel part from the window's lowest ID on: a cold newest window then loads
     // the last chunks of the user's channels, not their whole history.)
@@ -207,17 +206,50 @@ export function flagsForWindow(
   return out;
 }
 
+/** What a caller already knows of a user's row, saving the bitmap reads that would tell it. */
+export interface KnownRow {
+  /** The user received the message at send (so it is not a historical row). */
+  readonly received?: boolean;
+  /** The user's personal mention flags, just written by the caller. */
+  readonly mentions?: readonly ("mentioned" | "group_mentioned" | "topic_wildcard_mentioned")[];
+  /** The message mentions its whole channel (its record's wildcard is "stream"). */
+  readonly streamWildcard?: boolean;
+}
+
+const MENTION_BITS = { mentioned: 1 << 3, topic_wildcard_mentioned: 1 << 5, group_mentioned: 1 << 6 } as const;
+
 /**
- * A user's flags for messages they have a row for (received, or a historical row), from
- * bitmaps alone: what an event about those messages tells each of its recipients.
+ * A user's flags for one message they have a row for (received, or a historical row),
+ * from bitmaps alone: what an event about the message tells each recipient. One
+ * membership test per flag (flagsForWindow's range checks cost more than they save for
+ * one ID), and none for what the caller knows: an edit's event asks this for every
+ * recipient with a queue.
  */
 export function rowFlags(
   state: NarrowReader,
   userId: number,
   realmId: number,
-  ids: readonly number[],
-): (readonly ApiFlag[])[] {
-  return flagsForWindow(state, null, userId, realmId, ids, true);
+  id: number,
+  known: KnownRow = {},
+): readonly ApiFlag[] {
+  const b = state.bitmaps;
+  const k = flagKeys(userId);
+  let mask = 0;
+  if (b.get(k.read).has(id)) mask |= 1 << 0;
+  if (b.get(k.starred).has(id)) mask |= 1 << 1;
+  if (b.get(k.collapsed).has(id)) mask |= 1 << 2;
+  if (known.mentions !== undefined) for (const flag of known.mentions) mask |= MENTION_BITS[flag];
+  else {
+    if (b.get(k.mentioned).has(id)) mask |= MENTION_BITS.mentioned;
+    if (b.get(k.topicWildcard).has(id)) mask |= MENTION_BITS.topic_wildcard_mentioned;
+    if (b.get(k.groupMentioned).has(id)) mask |= MENTION_BITS.group_mentioned;
+  }
+  if (b.get(k.alertWord).has(id)) mask |= 1 << 7;
+  // A historical row is never stream-wildcard mentioned (it was not received at send).
+  if (known.received !== true && b.get(k.historical).has(id)) mask |= HISTORICAL_BIT;
+  else if (known.streamWildcard ?? b.get(key.streamWildcard(realmId)).has(id)) mask |= STREAM_WILDCARD_BIT;
+  if (mask & WILDCARD_BITS) mask |= 1 << 9;
+  return flagsForMask(mask);
 }
 
 /**

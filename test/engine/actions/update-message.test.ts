@@ -421,6 +421,20 @@ describe("the update_message event", () => {
     expect(event.flagsFor(alice.id)).toEqual([]);
   });
 
+  it("gives each recipient the flags a fetch of the message gives them (read, starred, wildcards)", () => {
+    const { alice, bob, owner, send } = setup();
+    const id = send(alice, "plain");
+    t.store.updateFlags(bob.id, [id], "starred", "add");
+    t.store.updateFlags(owner.id, [id], "read", "add");
+    for (const content of ["@**all** now", "@**topic** and @**Bob**", "@**Olive Owner** only"]) {
+      const seen = events(t.store);
+      t.store.updateMessage(alice.id, id, { content });
+      const e = seen.flat().find((x) => x.type === "update_message");
+      if (e?.type !== "update_message") throw new Error("no update_message event");
+      for (const user of [alice, bob, owner]) expect(e.flagsFor(user.id), content).toEqual(flagsOf(user.id, id));
+    }
+  });
+
   it("in a channel with shared history, reaches later subscribers (flags read); with protected history, only rows", () => {
     const { alice, bob, owner, send } = setup();
     const audienceOf = (fn: () => void): number[] => {
