@@ -153,8 +153,15 @@ export function sendRefusal(state: AccessReader, user: User, channel: Channel): 
   return "access";
 }
 
-/** Did the user originally receive the message (a UserMessage row created at send)? */
+/**
+ * Did the user receive the message (a UserMessage row created at send, or by moving it
+ * into a channel they were subscribed to when it was sent) and keep its row?
+ */
 export function receivedAtSend(state: AccessReader, userId: number, message: Message): boolean {
+  if (message.recipient.type === "channel") {
+    if (state.bitmaps.get(key.userFlag(userId, "withdrawn")).has(message.id)) return false;
+    if (state.bitmaps.get(key.userFlag(userId, "granted")).has(message.id)) return true;
+  }
   if (message.senderId === userId) return true;
   if (message.recipient.type === "direct") {
     return state.conversations.get(message.recipient.conversationId)?.userIds.includes(userId) ?? false;

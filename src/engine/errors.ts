@@ -22,6 +22,7 @@ export type ErrorCode =
   | "BAD_EVENT_QUEUE_ID"
   | "REACTION_ALREADY_EXISTS"
   | "REACTION_DOES_NOT_EXIST"
+  | "MOVE_MESSAGES_TIME_LIMIT_EXCEEDED"
   | "NOT_FOUND"
   | "ACCESS_DENIED"
   | "INTERNAL_SERVER_ERROR"
@@ -335,5 +336,23 @@ export class UploadQuotaError extends EngineError {
 export class ExpectationMismatchError extends EngineError {
   constructor(fieldName: string) {
     super("EXPECTATION_MISMATCH", `'${fieldName}' value does not match the expected value.`, { field_name: fieldName });
+  }
+}
+
+/**
+ * A change_all move of a topic some of whose messages are past the caller's time limit
+ * (Zulip's MessageMoveError): the client may retry with the newest ones only.
+ */
+export class MessageMoveError extends EngineError {
+  constructor(firstMessageIdAllowedToMove: number, totalMessagesInTopic: number, totalMessagesAllowedToMove: number) {
+    super(
+      "MOVE_MESSAGES_TIME_LIMIT_EXCEEDED",
+      `You only have permission to move the ${totalMessagesAllowedToMove}/${totalMessagesInTopic} most recent messages in this topic.`,
+      {
+        first_message_id_allowed_to_move: firstMessageIdAllowedToMove,
+        total_messages_in_topic: totalMessagesInTopic,
+        total_messages_allowed_to_move: totalMessagesAllowedToMove,
+      },
+    );
   }
 }

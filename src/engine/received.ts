@@ -4,7 +4,9 @@
  * per subscriber. A user's channel part is the union, over their subscription
  * intervals, of channel bitmap ∩ [from, to); their personal universe adds the direct
  * messages they are in, the messages they sent (Zulip always gives the sender a row)
- * and their materialised historical rows.
+ * their materialised historical rows and the rows a move between channels granted them,
+ * minus the rows such a move withdrew although the intervals of the message's new
+ * channel (or being its sender) derive them (index/keys.ts, actions/move-rows.ts).
  *
  * The channel part is cached per user and extended incrementally as messages arrive;
  * a subscription change (version bump) forces a rebuild, and so does a message leaving
@@ -41,6 +43,8 @@ interface PartKeys {
   readonly dm: string;
   readonly historical: string;
   readonly sender: string;
+  readonly granted: string;
+  readonly withdrawn: string;
 }
 
 interface CacheEntry {
@@ -123,6 +127,8 @@ export class ReceivedSets {
       return cached.bitmap;
     }
     const bitmap = RoaringBitmap32.orMany([channelPart, ...this.#otherParts(userId)]);
+    const withdrawn = this.#withdrawn(userId);
+    if (!withdrawn.isEmpty) bitmap.andNotInPlace(withdrawn);
     this.#personal.set(userId, { bitmap, upTo: last, stamp }, sizeOf(bitmap));
     return bitmap;
   }
@@ -136,9 +142,12 @@ export class ReceivedSets {
     const cached = this.#personal.peek(userId);
     if (cached && cached.stamp === this.#partsStamp(userId) && cached.upTo === this.#state.lastMessageId)
       return RoaringBitmap32.and(x, cached.bitmap);
-    return RoaringBitmap32.orMany(
+    const out = RoaringBitmap32.orMany(
       [this.channelPart(userId), ...this.#otherParts(userId)].map((part) => RoaringBitmap32.and(x, part)),
     );
+    const withdrawn = this.#withdrawn(userId);
+    if (!withdrawn.isEmpty) out.andNotInPlace(withdrawn);
+    return out;
   }
 
   /**
@@ -152,6 +161,8 @@ export class ReceivedSets {
       x.andInPlace(cached.bitmap);
       return;
     }
+    const withdrawn = this.#withdrawn(userId);
+    if (!withdrawn.isEmpty) x.andNotInPlace(withdrawn);
     const outside = this.#scratch.copyFrom(x);
     subtractInPlace(outside, this.channelPart(userId));
     for (const part of this.#otherParts(userId)) {
@@ -164,17 +175,26 @@ export class ReceivedSets {
   /** receivedAtSend(user) ∩ x, distributed the same way. */
   restrictToReceivedAtSend(userId: number, x: ReadonlyBitmap): Bitmap {
     const b = this.#state.bitmaps;
-    return RoaringBitmap32.orMany(
-      [this.channelPart(userId), b.get(key.userFlag(userId, "dm")), b.get(key.sender(userId))].map((part) =>
+    const k = this.#keys(userId);
+    const out = RoaringBitmap32.orMany(
+      [this.channelPart(userId), b.get(k.dm), b.get(k.sender), b.get(k.granted)].map((part) =>
         RoaringBitmap32.and(x, part),
       ),
     );
+    const withdrawn = this.#withdrawn(userId);
+    if (!withdrawn.isEmpty) out.andNotInPlace(withdrawn);
+    return out;
+  }
+
+  /** The user's withdrawn rows (usually none). */
+  #withdrawn(userId: number): ReadonlyBitmap {
+    return this.#state.bitmaps.get(this.#keys(userId).withdrawn);
   }
 
   #otherParts(userId: number): ReadonlyBitmap[] {
     const b = this.#state.bitmaps;
     const k = this.#keys(userId);
-    return [b.get(k.dm), b.get(k.historical), b.get(k.sender)];
+    return [b.get(k.dm), b.get(k.historical), b.get(k.sender), b.get(k.granted)];
   }
 
   /** The user's part keys, built once (every narrow over personal history checks their versions). */
@@ -186,6 +206,8 @@ export class ReceivedSets {
         dm: key.userFlag(userId, "dm"),
         historical: key.userFlag(userId, "historical"),
         sender: key.sender(userId),
+        granted: key.userFlag(userId, "granted"),
+        withdrawn: key.userFlag(userId, "withdrawn"),
       };
       this.#partKeys.set(userId, keys);
     }
@@ -201,17 +223,27 @@ export class ReceivedSets {
   #partsStamp(userId: number): string {
     const b = this.#state.bitmaps;
     const k = this.#keys(userId);
-    return `${this.#state.subscriptionVersion.get(userId) ?? 0}:${b.version(k.dm)}:${b.version(k.historical)}:${b.version(k.sender)}`;
+    const subscriptions = this.#state.subscriptionVersion.get(userId) ?? 0;
+    const rows = `${b.version(k.historical)}:${b.version(k.granted)}:${b.version(k.withdrawn)}`;
+    return `${subscriptions}:${b.version(k.dm)}:${b.version(k.sender)}:${rows}`;
   }
 
-  /** Messages received at send time (no historical rows; the sender always has a row). A new bitmap. */
+  /**
+   * Messages received (no historical rows; the sender always has a row, unless a move
+   * took it), counting rows a move granted. A new bitmap.
+   */
   receivedAtSend(userId: number): Bitmap {
     const bitmaps = this.#state.bitmaps;
-    return RoaringBitmap32.orMany([
+    const k = this.#keys(userId);
+    const out = RoaringBitmap32.orMany([
       this.channelPart(userId),
-      bitmaps.get(key.userFlag(userId, "dm")),
-      bitmaps.get(key.sender(userId)),
+      bitmaps.get(k.dm),
+      bitmaps.get(k.sender),
+      bitmaps.get(k.granted),
     ]);
+    const withdrawn = this.#withdrawn(userId);
+    if (!withdrawn.isEmpty) out.andNotInPlace(withdrawn);
+    return out;
   }
 
   /** Forget cached sets (after a failed write, or to bound memory). */

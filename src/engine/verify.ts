@@ -4,8 +4,11 @@
  * is persisted on disk, reporting each difference. Derivable: realm, sender,
  * channel, topic, conversation, has:, resolved, wildcard and term bitmaps, and the
  * per-user `dm`, `mentioned` and `topic_wildcard_mentioned` sets. Not derivable (user
- * state, checked for consistency only): read, starred, collapsed, historical; and
- * group_mentioned, which depends on group membership at send time.
+ * state, checked for consistency only): read, starred, collapsed, historical, granted,
+ * withdrawn; group_mentioned, which depends on group membership at send time; and the
+ * mention sets of moved messages, which keep the decision made when they were sent
+ * (Zulip does not recompute mentions on a move) while their topic participants and
+ * receivers are now those of their new place.
  */
 import { receivedAtSend as receivedOnly } from "./access.js";
 import { RoaringBitmap32, type Bitmap } from "./index/bitmap-store.js";
@@ -14,6 +17,7 @@ import type { StoreState } from "./state.js";
 import { FIRST_ID } from "./storage/tables.js";
 import { messageMetaOf, type Conversation, type Message, type MessageMeta, type ScheduledMessage } from "./types.js";
 import { membersKey } from "./index/conversations.js";
+import { key } from "./index/keys.js";
 import { getMessageRecord, partsOf } from "./storage/message-records.js";
 
 export interface IndexDifference {
@@ -33,6 +37,12 @@ export interface VerifyReport {
 }
 
 const DERIVED_USER_FLAGS = /^u:\d+:(dm|mentioned|topic_wildcard_mentioned)$/;
+const MENTION_FLAGS = /^u:\d+:(mentioned|topic_wildcard_mentioned)$/;
+
+/** Whether a move changed the message's topic or channel (its history says so). */
+function wasMoved(message: Message): boolean {
+  return message.editHistory?.some((e) => e.prevTopic !== undefined || e.prevStream !== undefined) ?? false;
+}
 const DERIVED = /^(r|s|c|ct|t|res|wc|d|dm|dmg|h|w):/;
 
 export function isDerivedKey(name: string): boolean {
@@ -49,6 +59,7 @@ export function verifyIndexes(state: StoreState, onProgress?: (done: number, tot
     },
   };
   const problems: string[] = [];
+  const moved = new RoaringBitmap32();
   const total = state.lastMessageId;
   let messages = 0;
   for (const { key: id } of state.tables.messages.getRange({ start: FIRST_ID })) {
@@ -61,7 +72,8 @@ export function verifyIndexes(state: StoreState, onProgress?: (done: number, tot
     if (meta !== undefined && (meta[0] !== expectedMeta[0] || meta[1] !== expectedMeta[1]))
       problems.push(`message ${id} meta ${JSON.stringify(meta)} differs from its record`);
     indexMessage(state, message, sink);
-    writeMentionFlags(state, message, sink, { groups: false });
+    if (wasMoved(message)) moved.add(id);
+    else writeMentionFlags(state, message, sink, { groups: false });
     messages++;
     if (onProgress && messages % 10000 === 0) onProgress(messages, total);
   }
@@ -73,6 +85,7 @@ export function verifyIndexes(state: StoreState, onProgress?: (done: number, tot
   for (const k of [...keys].sort()) {
     const want = expected.get(k) ?? new RoaringBitmap32();
     const have = state.bitmaps.loadFromDisk(k);
+    if (!moved.isEmpty && MENTION_FLAGS.test(k)) have.andNotInPlace(moved);
     if (want.isEqual(have)) continue;
     const missing = RoaringBitmap32.andNot(want, have);
     const extra = RoaringBitmap32.andNot(have, want);
@@ -86,6 +99,7 @@ export function verifyIndexes(state: StoreState, onProgress?: (done: number, tot
   }
   checkMessageParts(state, problems);
   checkHistoricalRows(state, problems);
+  checkMovedRows(state, problems);
   checkScheduledQueue(state, problems);
   checkConversationMembers(state, problems);
   return { messages, keysChecked: keys.size, differences, problems };
@@ -121,6 +135,40 @@ function checkHistoricalRows(state: StoreState, problems: string[]): void {
       if (!message) problems.push(`user ${userId} has a historical row for missing message ${id}`);
       else if (receivedOnly(state, userId, message))
         problems.push(`user ${userId} has a historical row for message ${id}, which they received`);
+    }
+  }
+}
+
+/**
+ * The rows moves between channels wrote: a withdrawn row only where the user would
+ * otherwise derive one (their intervals in the message's channel cover it, or they sent
+ * it), a granted row only where they would not; neither for a direct message, and
+ * neither together with the other or with a historical row.
+ */
+function checkMovedRows(state: StoreState, problems: string[]): void {
+  for (const k of state.bitmaps.persistedKeys()) {
+    const match = /^u:(\d+):(withdrawn|granted)$/.exec(k);
+    if (!match) continue;
+    const userId = Number(match[1]);
+    const kind = match[2]!;
+    const historical = state.bitmaps.loadFromDisk(key.userFlag(userId, "historical"));
+    const other = state.bitmaps.loadFromDisk(key.userFlag(userId, kind === "granted" ? "withdrawn" : "granted"));
+    for (const id of state.bitmaps.loadFromDisk(k)) {
+      const message = getMessageRecord(state.tables, id);
+      if (!message || message.recipient.type !== "channel") {
+        problems.push(`user ${userId} has a ${kind} row for ${message ? "direct" : "missing"} message ${id}`);
+        continue;
+      }
+      const sub = state.subsByUser.get(userId)?.get(message.recipient.channelId);
+      const derived =
+        message.senderId === userId ||
+        (sub?.intervals.some((iv) => id >= iv.from && (iv.to === null || id < iv.to)) ?? false);
+      if (derived !== (kind === "withdrawn"))
+        problems.push(
+          `user ${userId} has a ${kind} row for message ${id}, which they ${derived ? "" : "never "}received`,
+        );
+      if (historical.has(id) || other.has(id))
+        problems.push(`user ${userId} has a ${kind} row for message ${id} and another kind of row for it`);
     }
   }
 }

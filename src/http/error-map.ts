@@ -32,6 +32,7 @@ export const ERROR_MAP: Readonly<Record<ErrorCode, WireError>> = {
   BAD_EVENT_QUEUE_ID: { status: 400 },
   REACTION_ALREADY_EXISTS: { status: 400 },
   REACTION_DOES_NOT_EXIST: { status: 400 },
+  MOVE_MESSAGES_TIME_LIMIT_EXCEEDED: { status: 400 },
   NOT_FOUND: { status: 404, wire: "BAD_REQUEST" },
   ACCESS_DENIED: { status: 403, wire: "BAD_REQUEST" },
   INTERNAL_SERVER_ERROR: { status: 500 },

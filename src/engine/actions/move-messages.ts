@@ -6,15 +6,40 @@
  * Contract with actions/update-message (the PATCH orchestrator): prepareMove checks
  * everything and writes nothing; writeMove stores the move inside the orchestrator's
  * write, so an edit of content and topic together is one transaction and one
- * update_message event, built by the orchestrator from the MoveResult.
+ * update_message event, built by the orchestrator from the MoveResult; the orchestrator
+ * then calls MoveResult.writeNotices in the same write, so Notification Bot's messages
+ * follow the update_message event as in Zulip.
  *
- * NOT BUILT YET: prepareMove refuses every move. The mutable-messages issue (#28) fills
- * this module in; nothing outside it may depend on the refusal.
+ * What moves: change_one the message; change_later it and the later messages of its
+ * topic; change_all the whole topic (topics match case-insensitively). Within a channel
+ * every such message moves, readable by the mover or not, so that topics stay together;
+ * to another channel only those the mover can read (Zulip's rule: moving must not give
+ * access). Who may read them afterwards is actions/move-rows; users' topic policies
+ * follow as actions/move-topic-policies says.
+ *
+ * Deliberate deviations: a `stream_id` naming the message's own channel is no channel
+ * change (Zulip would delete the rows of the channel's former members); a case-only
+ * rename keeps users' policies (Zulip resets them); notices are in English.
  */
-import { BadRequestError } from "../errors.js";
+import { canAccessChannelContent, canAccessChannelHistory, isAdmin, isAllowedBy, isSubscribed } from "../access.js";
+import { BadRequestError, MessageMoveError } from "../errors.js";
+import { realmAudience } from "../events/audience.js";
+import type { Audience } from "../events/types.js";
+import { EMPTY, RoaringBitmap32, valueRange, type Bitmap, type ReadonlyBitmap } from "../index/bitmap-store.js";
+import { key } from "../index/keys.js";
+import { codePointPrefix, exceedsCodePoints } from "../limits.js";
+import { pastLimit } from "../settings/message-policy.js";
 import type { StoreState } from "../state.js";
-import type { EditHistoryEntry, Message, User } from "../types.js";
+import { getMessageRecord } from "../storage/message-records.js";
+import { ROLE, type Channel, type EditHistoryEntry, type Message, type Realm, type User } from "../types.js";
 import type { WriteContext } from "../write-coordinator.js";
+import { channelPermission } from "./channels.js";
+import { rewriteMessages, type MessageRewrite } from "./message-rewrite.js";
+import { writeMoveNotices } from "./move-notices.js";
+import { planChannelMoveRows, rowsAmong, type ChannelMoveRows } from "./move-rows.js";
+import { applyInitiationPolicy, migrateTopicPolicies, topicPolicies } from "./move-topic-policies.js";
+import { realmMessagePolicy, type MessagePolicy } from "./realm-message-policy.js";
+import { MAX_TOPIC_LENGTH, RESOLVED_TOPIC_PREFIX } from "./send-message.js";
 
 export type PropagateMode = "change_one" | "change_later" | "change_all";
 
@@ -30,7 +55,18 @@ export interface MoveRequest {
 
 /** A checked move, ready to write. Opaque to the orchestrator. */
 export interface PreparedMove {
+  /** Every message to move, ascending (the target included). */
   readonly messageIds: readonly number[];
+  readonly actorId: number;
+  readonly messageId: number;
+  readonly fromChannelId: number;
+  readonly toChannelId: number;
+  readonly fromTopic: string;
+  readonly toTopic: string;
+  readonly resolve: "resolved" | "unresolved" | null;
+  readonly propagateMode: PropagateMode;
+  readonly sendNotificationToOldThread: boolean;
+  readonly sendNotificationToNewThread: boolean;
 }
 
 /** What the orchestrator needs for the update_message event and its answer. */
@@ -44,23 +80,299 @@ export interface MoveResult {
   /** Absent when the topic did not change. */
   readonly newTopic?: string;
   readonly propagateMode: PropagateMode;
-  /** Users who receive the update_message event (those who can read the messages after the move). */
-  readonly audience: readonly number[];
+  /**
+   * Who receives the update_message event (Zulip's audience): the users who had a row
+   * for the target and keep it, and, when the old channel's history is shared, the
+   * current members of both channels who may read the messages (with ["read"] when they
+   * have no row). Decided at delivery for users of neither channel, whose rows the move
+   * did not change.
+   */
+  readonly audience: Audience;
+  /** Users who can no longer read the moved messages (a delete_message instead). */
+  readonly losingAccess: readonly number[];
+  /** Stores Notification Bot's notices; call in the same write, after emitting the event. */
+  writeNotices(): void;
+}
+
+/** Zulip's edit_limit_buffer (seconds past a limit a request is still accepted). */
+const LIMIT_GRACE_SECONDS = 20;
+/** Zulip's Message.EMPTY_TOPIC_FALLBACK_NAME. */
+const GENERAL_CHAT = "general chat";
+const TRUNCATION = "...";
+
+/**
+ * A topic as sent, normalised as a move takes it: trimmed, and the empty topic under any
+ * of its names ("general chat", the realm's display name, "(no topic)") is "".
+ */
+export function normalizeMoveTopic(realm: Realm, raw: string): string {
+  const topic = raw.trim();
+  return topic === GENERAL_CHAT || topic === "(no topic)" || topic === realm.emptyTopicDisplayName ? "" : topic;
+}
+
+/** Zulip's check_stream_topic: control characters, lone surrogates and non-characters are refused. */
+function checkTopicCharacters(topic: string): void {
+  let position = 0;
+  for (const ch of topic) {
+    position++;
+    const code = ch.codePointAt(0) ?? 0;
+    const control = code < 0x20 || (code >= 0x7f && code <= 0x9f);
+    const surrogate = code >= 0xd800 && code <= 0xdfff;
+    const nonCharacter = (code >= 0xfdd0 && code <= 0xfdef) || (code & 0xfffe) === 0xfffe;
+    if (control || surrogate || nonCharacter)
+      throw new BadRequestError(`Invalid character in topic, at position ${position}!`);
+  }
+}
+
+/** Zulip's truncate_topic: 60 characters, the last three "..." when cut. */
+function truncateTopic(topic: string): string {
+  return exceedsCodePoints(topic, MAX_TOPIC_LENGTH)
+    ? codePointPrefix(topic, MAX_TOPIC_LENGTH - TRUNCATION.length) + TRUNCATION
+    : topic;
+}
+
+/** Python's str.lstrip("✔ "): every leading check mark and space. */
+function stripResolvedPrefix(topic: string): string {
+  return topic.replace(/^[✔ ]+/u, "");
+}
+
+/** Zulip's build_message_edit_request: does the rename resolve or unresolve the topic? */
+function resolveToggle(oldTopic: string, newTopic: string, sent: string): "resolved" | "unresolved" | null {
+  const p = RESOLVED_TOPIC_PREFIX;
+  if (newTopic.startsWith(p) && !oldTopic.startsWith(p) && sent.slice(p.length) === oldTopic) return "resolved";
+  if (oldTopic.startsWith(p) && !newTopic.startsWith(p) && stripResolvedPrefix(oldTopic) === newTopic)
+    return "unresolved";
+  return null;
+}
+
+/**
+ * Zulip's topic_resolve_toggled, on a history entry (no pre-truncation name there):
+ * such a rename does not count as a move for last_moved_timestamp.
+ */
+function historyResolveToggled(topic: string, prevTopic: string): boolean {
+  const p = RESOLVED_TOPIC_PREFIX;
+  if (prevTopic.startsWith(p) && !topic.startsWith(p)) return prevTopic.slice(p.length) === topic;
+  if (topic.startsWith(p) && !prevTopic.startsWith(p)) {
+    if ([...prevTopic].length <= MAX_TOPIC_LENGTH - p.length) return topic.slice(p.length) === prevTopic;
+    if (topic.endsWith(TRUNCATION)) return prevTopic.startsWith(topic.slice(p.length, -TRUNCATION.length));
+  }
+  return false;
+}
+
+function isModerator(user: User): boolean {
+  return user.role <= ROLE.MODERATOR;
+}
+
+/** Zulip's can_administer_accessible_channel (a setting guests are never in). */
+function administersChannel(state: StoreState, user: User, channel: Channel): boolean {
+  return (
+    user.role !== ROLE.GUEST && isAllowedBy(state, channelPermission(state, channel, "canAdministerChannelGroup"), user)
+  );
+}
+
+/** Zulip's can_move_messages_within_channel. */
+function movesWithinChannel(state: StoreState, user: User, channel: Channel): boolean {
+  if (isAdmin(user) || administersChannel(state, user, channel)) return true;
+  return isAllowedBy(state, channelPermission(state, channel, "canMoveMessagesWithinChannelGroup"), user);
+}
+
+/** Zulip's can_edit_topic: the realm's setting, or either channel's. */
+function canEditTopic(state: StoreState, user: User, policy: MessagePolicy, from: Channel, to: Channel): boolean {
+  if (isAllowedBy(state, policy.canMoveMessagesBetweenTopicsGroup, user)) return true;
+  if (movesWithinChannel(state, user, from)) return true;
+  return from.id !== to.id && movesWithinChannel(state, user, to);
+}
+
+/** Zulip's can_resolve_topics: the realm's setting, or either channel's (no admin shortcut). */
+function canResolveTopics(state: StoreState, user: User, policy: MessagePolicy, from: Channel, to: Channel): boolean {
+  if (isAllowedBy(state, policy.canResolveTopicsGroup, user)) return true;
+  if (isAllowedBy(state, channelPermission(state, from, "canResolveTopicsGroup"), user)) return true;
+  return from.id !== to.id && isAllowedBy(state, channelPermission(state, to, "canResolveTopicsGroup"), user);
+}
+
+/** Zulip's can_move_messages_out_of_channel (the realm's setting excludes guests). */
+function canMoveOutOfChannel(state: StoreState, user: User, policy: MessagePolicy, channel: Channel): boolean {
+  if (isAdmin(user)) return true;
+  if (user.role !== ROLE.GUEST && isAllowedBy(state, policy.canMoveMessagesBetweenChannelsGroup, user)) return true;
+  if (administersChannel(state, user, channel)) return true;
+  return isAllowedBy(state, channelPermission(state, channel, "canMoveMessagesOutOfChannelGroup"), user);
+}
+
+/** Zulip's access_stream_by_id_for_message: an unarchived channel whose content the user may read. */
+function targetChannel(state: StoreState, user: User, channelId: number): Channel {
+  const channel = state.channels.get(channelId);
+  if (
+    !channel ||
+    channel.realmId !== user.realmId ||
+    channel.isArchived ||
+    !canAccessChannelContent(state, user, channel)
+  )
+    throw new BadRequestError("Invalid channel ID");
+  return channel;
+}
+
+/** The channel's topics policy, with the realm's for "inherit". */
+function topicsPolicyOf(realm: Realm, channel: Channel): Channel["topicsPolicy"] {
+  return channel.topicsPolicy === "inherit" ? realm.topicsPolicy : channel.topicsPolicy;
+}
+
+/**
+ * The part of `ids` (messages of `channel`) the user may read (Zulip's
+ * bulk_access_stream_messages_query): all of a public channel for non-guests; none
+ * without a subscription; of protected history, those they have a row for.
+ */
+export function accessibleAmong(state: StoreState, user: User, channel: Channel, ids: ReadonlyBitmap): ReadonlyBitmap {
+  if (!channel.inviteOnly && user.role !== ROLE.GUEST) return ids;
+  if (!isSubscribed(state, user.id, channel.id)) return EMPTY;
+  if (channel.historyPublicToSubscribers) return ids;
+  const sent = RoaringBitmap32.and(state.bitmaps.get(key.sender(user.id)), ids);
+  return rowsAmong(state, user.id, channel.id, ids, sent);
+}
+
+/**
+ * Zulip's check_time_limit_for_change_all_propagate_mode: every message of the topic the
+ * mover may see must be within the stricter applicable move limit (+20 s). Message IDs
+ * grow with their send times, so the first allowed one is found by bisection.
+ */
+function checkChangeAllLimit(
+  state: StoreState,
+  actor: User,
+  policy: MessagePolicy,
+  from: Channel,
+  topic: string,
+  topicChanged: boolean,
+  channelChanged: boolean,
+  now: number,
+): void {
+  const limits: number[] = [];
+  if (topicChanged && policy.moveMessagesWithinStreamLimitSeconds !== null)
+    limits.push(policy.moveMessagesWithinStreamLimitSeconds + LIMIT_GRACE_SECONDS);
+  if (channelChanged && policy.moveMessagesBetweenStreamsLimitSeconds !== null)
+    limits.push(policy.moveMessagesBetweenStreamsLimitSeconds + LIMIT_GRACE_SECONDS);
+  if (limits.length === 0) return;
+  const oldest = now - Math.min(...limits);
+  const all = state.bitmaps.get(key.channelTopic(from.id, topic));
+  const visible = canAccessChannelHistory(state, actor, from)
+    ? all
+    : rowsAmong(state, actor.id, from.id, all, RoaringBitmap32.and(state.bitmaps.get(key.sender(actor.id)), all));
+  const ids = visible.toUint32Array();
+  const dateOf = (i: number) => getMessageRecord(state.tables, ids[i]!)?.dateSent ?? 0;
+  let lo = 0;
+  let hi = ids.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (dateOf(mid) > oldest) hi = mid;
+    else lo = mid + 1;
+  }
+  if (lo === 0 || lo === ids.length) return;
+  throw new MessageMoveError(ids[lo]!, ids.length, ids.length - lo);
+}
+
+/** Zulip's check_for_can_create_topic_group_violation; a bot may use its owner's permission. */
+function checkCanCreateTopic(state: StoreState, user: User, channel: Channel, topic: string): void {
+  if (!state.bitmaps.isEmpty(key.channelTopic(channel.id, topic))) return;
+  const group = channelPermission(state, channel, "canCreateTopicGroup");
+  if (isAllowedBy(state, group, user)) return;
+  const owner = user.isBot && user.botOwnerId !== null ? state.users.get(user.botOwnerId) : undefined;
+  if (owner && isAllowedBy(state, group, owner)) return;
+  throw new BadRequestError("You do not have permission to create new topics in this channel.");
 }
 
 /**
  * Checks a move of `message` (and, by propagate mode, others) by `actor`: topic and
- * channel validity, every realm and channel permission and time limit. Throws the
- * engine error Zulip's answer maps from; writes nothing.
+ * channel validity, every realm and channel permission and time limit, in Zulip's
+ * order. Throws the engine error Zulip's answer maps from; writes nothing. Null when
+ * the request moves nothing (the topic is the current one and no other channel is named).
  */
 export function prepareMove(
-  _state: StoreState,
-  _actor: User,
-  _message: Message,
-  _request: MoveRequest,
-  _now: number,
-): PreparedMove {
-  throw new BadRequestError("Moving messages is not supported yet");
+  state: StoreState,
+  actor: User,
+  message: Message,
+  request: MoveRequest,
+  now: number,
+): PreparedMove | null {
+  if (message.recipient.type !== "channel") {
+    if (request.channelId !== undefined) throw new BadRequestError("Direct messages cannot be moved to channels.");
+    throw new BadRequestError("Direct messages cannot have topics.");
+  }
+  const realm = state.realms.get(message.realmId);
+  const from = state.channels.get(message.recipient.channelId);
+  if (!realm || !from) throw new BadRequestError("Invalid message(s)");
+  const sent = request.topic === undefined ? undefined : normalizeMoveTopic(realm, request.topic);
+  const topicChanged = sent !== undefined && sent !== message.topic;
+  const channelChanged = request.channelId !== undefined && request.channelId !== from.id;
+  if (!topicChanged && !channelChanged) return null;
+  if (topicChanged) {
+    if (sent === RESOLVED_TOPIC_PREFIX.trim() || sent === `${RESOLVED_TOPIC_PREFIX}${GENERAL_CHAT}`)
+      throw new BadRequestError("General chat cannot be marked as resolved");
+    checkTopicCharacters(sent);
+  }
+  const toTopic = topicChanged ? truncateTopic(sent) : message.topic;
+  const resolve = topicChanged ? resolveToggle(message.topic, toTopic, sent) : null;
+  const to = channelChanged ? targetChannel(state, actor, request.channelId!) : from;
+
+  const topicsPolicy = topicsPolicyOf(realm, to);
+  if (toTopic === "" && topicsPolicy === "disable_empty_topic")
+    throw new BadRequestError(`Sending messages to the ${realm.emptyTopicDisplayName} is not allowed in this channel.`);
+  if (toTopic !== "" && topicsPolicy === "empty_topic_only")
+    throw new BadRequestError(`Only the ${realm.emptyTopicDisplayName} topic is allowed in this channel.`);
+
+  const policy = realmMessagePolicy(state, realm.id);
+  if (topicChanged) {
+    if (resolve !== null) {
+      if (!canResolveTopics(state, actor, policy, from, to))
+        throw new BadRequestError("You don't have permission to resolve topics in this channel.");
+    } else {
+      if (!canEditTopic(state, actor, policy, from, to))
+        throw new BadRequestError("You don't have permission to edit this message");
+      const limit = policy.moveMessagesWithinStreamLimitSeconds;
+      if (limit !== null && !isModerator(actor) && pastLimit(limit + LIMIT_GRACE_SECONDS, message.dateSent, now))
+        throw new BadRequestError("The time limit for editing this message's topic has passed.");
+    }
+  }
+  if (channelChanged) {
+    if (!canMoveOutOfChannel(state, actor, policy, from))
+      throw new BadRequestError("You don't have permission to move this message");
+    if (!isAllowedBy(state, channelPermission(state, to, "canSendMessageGroup"), actor))
+      throw new BadRequestError("You do not have permission to post in this channel.");
+    const limit = policy.moveMessagesBetweenStreamsLimitSeconds;
+    if (limit !== null && !isModerator(actor) && pastLimit(limit + LIMIT_GRACE_SECONDS, message.dateSent, now))
+      throw new BadRequestError("The time limit for editing this message's channel has passed");
+  }
+  if (request.propagateMode === "change_all" && !isModerator(actor) && resolve === null)
+    checkChangeAllLimit(state, actor, policy, from, message.topic, topicChanged, channelChanged, now);
+  if (resolve === null) checkCanCreateTopic(state, actor, to, toTopic);
+
+  return {
+    messageIds: selectMessages(state, actor, message, from, request.propagateMode, channelChanged),
+    actorId: actor.id,
+    messageId: message.id,
+    fromChannelId: from.id,
+    toChannelId: to.id,
+    fromTopic: message.topic,
+    toTopic,
+    resolve,
+    propagateMode: request.propagateMode,
+    sendNotificationToOldThread: request.sendNotificationToOldThread,
+    sendNotificationToNewThread: request.sendNotificationToNewThread,
+  };
+}
+
+/** The messages a move takes (Zulip's update_messages_for_topic_edit), ascending. */
+function selectMessages(
+  state: StoreState,
+  actor: User,
+  message: Message,
+  from: Channel,
+  mode: PropagateMode,
+  channelChanged: boolean,
+): number[] {
+  if (mode === "change_one") return [message.id];
+  const topic = state.bitmaps.get(key.channelTopic(from.id, message.topic));
+  let ids: ReadonlyBitmap = mode === "change_later" ? valueRange(topic, message.id + 1) : topic;
+  if (channelChanged) ids = accessibleAmong(state, actor, from, ids);
+  const out = RoaringBitmap32.from(ids);
+  out.add(message.id);
+  return Array.from(out.toUint32Array());
 }
 
 /**
@@ -69,11 +381,155 @@ export function prepareMove(
  * that edit's history entry, so the target gets one entry naming both.
  */
 export function writeMove(
-  _state: StoreState,
-  _ctx: WriteContext,
-  _move: PreparedMove,
-  _edited: Message,
-  _historyEntry: Partial<EditHistoryEntry>,
+  state: StoreState,
+  ctx: WriteContext,
+  move: PreparedMove,
+  edited: Message,
+  historyEntry: Partial<EditHistoryEntry>,
 ): MoveResult {
-  throw new BadRequestError("Moving messages is not supported yet");
+  const actor = state.users.get(move.actorId)!;
+  const realm = state.realms.get(actor.realmId)!;
+  const from = state.channels.get(move.fromChannelId)!;
+  const to = state.channels.get(move.toChannelId)!;
+  const topicChanged = move.fromTopic !== move.toTopic;
+  const channelChanged = from.id !== to.id;
+  const timestamp = historyEntry.timestamp ?? state.now();
+
+  const records: Message[] = [];
+  for (const id of move.messageIds) {
+    const record = id === edited.id ? edited : getMessageRecord(state.tables, id);
+    if (record) records.push(record);
+  }
+  const moved = RoaringBitmap32.from(records.map((m) => m.id));
+
+  // Everything that depends on where the messages were, decided before they move.
+  const rows = channelChanged ? planChannelMoveRows(state, from, to, moved, sentBy(records), edited.id) : null;
+  const losingAccess = new Set(rows?.losingAccess ?? []);
+  const movedAll =
+    move.propagateMode === "change_all" ||
+    accessibleAmong(state, actor, from, RoaringBitmap32.andNot(topicBitmap(state, from, move.fromTopic), moved))
+      .isEmpty;
+  const targetHadMessages = !state.bitmaps.isEmpty(key.channelTopic(to.id, move.toTopic));
+  const policiesBefore = movedAll ? topicPolicies(state, from, move.fromTopic) : null;
+
+  const place: Partial<EditHistoryEntry> = {
+    ...(channelChanged ? { prevStream: from.id, stream: to.id } : {}),
+    ...(topicChanged ? { prevTopic: move.fromTopic, topic: move.toTopic } : {}),
+  };
+  const countsAsMove = channelChanged || (topicChanged && !historyResolveToggled(move.toTopic, move.fromTopic));
+  const rewrites: MessageRewrite[] = records.map((before) => {
+    const entry: EditHistoryEntry =
+      before.id === edited.id
+        ? { userId: actor.id, timestamp, ...historyEntry, ...place }
+        : { userId: actor.id, timestamp, ...place };
+    const after: Message = {
+      ...before,
+      recipient: { type: "channel", channelId: to.id },
+      topic: move.toTopic,
+      // Zulip keeps the history newest first.
+      editHistory: [entry, ...(before.editHistory ?? [])],
+      lastMovedTimestamp: countsAsMove ? timestamp : before.lastMovedTimestamp,
+    };
+    return { before, after };
+  });
+  rewriteMessages(state, ctx, rewrites);
+  rows?.apply(ctx);
+
+  if (policiesBefore !== null) {
+    migrateTopicPolicies(
+      state,
+      ctx,
+      { from, fromTopic: move.fromTopic, to, toTopic: move.toTopic, targetHadMessages, losingAccess },
+      policiesBefore,
+    );
+  } else {
+    const sender = state.users.get(edited.senderId);
+    const earlier = sender
+      ? accessibleAmong(state, sender, to, RoaringBitmap32.andNot(topicBitmap(state, to, move.toTopic), moved))
+      : EMPTY;
+    applyInitiationPolicy(state, ctx, edited, to, move.toTopic, earlier, losingAccess);
+  }
+
+  const followers =
+    policiesBefore === null ? null : new Set([...policiesBefore].filter(([, p]) => p === 3).map(([u]) => u));
+  return {
+    messageIds: Array.from(moved.toUint32Array()),
+    origChannelId: from.id,
+    ...(channelChanged ? { newChannelId: to.id } : {}),
+    origTopic: move.fromTopic,
+    ...(topicChanged ? { newTopic: move.toTopic } : {}),
+    propagateMode: move.propagateMode,
+    audience: moveAudience(state, from, to, edited.id, rows, losingAccess),
+    losingAccess: [...losingAccess].sort((a, b) => a - b),
+    writeNotices: () =>
+      writeMoveNotices(state, ctx, {
+        actor,
+        realm,
+        from,
+        fromTopic: move.fromTopic,
+        to,
+        toTopic: move.toTopic,
+        targetId: edited.id,
+        moved,
+        movedAll,
+        topicChanged,
+        channelChanged,
+        contentEdited: historyEntry.prevContent !== undefined,
+        resolve: move.resolve,
+        sendToOldThread: move.sendNotificationToOldThread,
+        sendToNewThread: move.sendNotificationToNewThread,
+        followers,
+        visibleInNewTopic: (exclude) =>
+          accessibleAmong(state, actor, to, RoaringBitmap32.andNot(topicBitmap(state, to, move.toTopic), exclude)),
+      }),
+  };
+}
+
+function topicBitmap(state: StoreState, channel: Channel, topic: string): ReadonlyBitmap {
+  return state.bitmaps.get(key.channelTopic(channel.id, topic));
+}
+
+/** Each sender of the messages, with the IDs they sent. */
+function sentBy(records: readonly Message[]): Map<number, Bitmap> {
+  const out = new Map<number, Bitmap>();
+  for (const m of records) {
+    let ids = out.get(m.senderId);
+    if (!ids) out.set(m.senderId, (ids = new RoaringBitmap32()));
+    ids.add(m.id);
+  }
+  return out;
+}
+
+/**
+ * Zulip's update_message audience for a move. Row holders of the target keep hearing
+ * of it unless the move took their row; with shared history in the old channel, so do
+ * the active members of the new channel (but guests who were not members of the old
+ * one) and of the old one, except users who lost access.
+ */
+function moveAudience(
+  state: StoreState,
+  from: Channel,
+  to: Channel,
+  targetId: number,
+  rows: ChannelMoveRows | null,
+  losingAccess: ReadonlySet<number>,
+): Audience {
+  return realmAudience(state, from.realmId, (user) => {
+    const hadRow = rows?.hadTargetRow(user.id) ?? hasRowNow(state, user.id, targetId);
+    if (hadRow && !(rows?.rowLosers.has(user.id) ?? false)) return true;
+    if (!from.historyPublicToSubscribers || losingAccess.has(user.id)) return false;
+    const inFrom = state.subscribers.get(from.id)?.has(user.id) ?? false;
+    if (from.id === to.id) return inFrom;
+    if (state.subscribers.get(to.id)?.has(user.id) === true) return user.role !== ROLE.GUEST || inFrom;
+    return inFrom;
+  });
+}
+
+/** Whether the user has a row for the (stored) message now. */
+function hasRowNow(state: StoreState, userId: number, messageId: number): boolean {
+  const message = getMessageRecord(state.tables, messageId);
+  if (!message || message.recipient.type !== "channel") return false;
+  const ids = new RoaringBitmap32([messageId]);
+  const sent = message.senderId === userId ? ids : EMPTY;
+  return rowsAmong(state, userId, message.recipient.channelId, ids, sent).has(messageId);
 }

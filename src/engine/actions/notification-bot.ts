@@ -32,21 +32,26 @@ export function findSystemBot(state: StoreState, realmId: number, email: string)
   return id === undefined ? undefined : state.users.get(id);
 }
 
-/** Creates the realm's notification bot inside an open write unless it exists. */
-export function ensureNotificationBotInTxn(state: StoreState, ctx: WriteContext, realm: Realm): void {
-  ensureSystemBotInTxn(state, ctx, realm, NOTIFICATION_BOT_EMAIL, NOTIFICATION_BOT_NAME);
+/**
+ * The realm's notification bot, created inside an open write unless it exists. A bot
+ * created here is indexed only once the write commits: send as the returned user.
+ */
+export function ensureNotificationBotInTxn(state: StoreState, ctx: WriteContext, realm: Realm): User {
+  return ensureSystemBotInTxn(state, ctx, realm, NOTIFICATION_BOT_EMAIL, NOTIFICATION_BOT_NAME);
 }
 
-/** Creates a system bot of the realm inside an open write unless it exists. */
+/** A system bot of the realm, created inside an open write unless it exists. */
 export function ensureSystemBotInTxn(
   state: StoreState,
   ctx: WriteContext,
   realm: Realm,
   email: string,
   fullName: string,
-): void {
-  if (findSystemBot(state, realm.id, email)) return;
-  createUserInTxn(state, ctx, { realmId: realm.id, email, fullName, bot: { type: 1, ownerId: null } }, realm);
+): User {
+  return (
+    findSystemBot(state, realm.id, email) ??
+    createUserInTxn(state, ctx, { realmId: realm.id, email, fullName, bot: { type: 1, ownerId: null } }, realm)
+  );
 }
 
 /** Zulip's silent_mention_syntax_for_user. */

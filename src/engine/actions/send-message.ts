@@ -213,16 +213,19 @@ export function sendInternalChannelMessage(
   return writeMessage(state, internalChannelMessage(state, senderId, channelId, topic, content, readBy));
 }
 
-/** The checked form of a system bot's channel message, for writeMessages to store with others. */
+/**
+ * The checked form of a system bot's channel message, for writeMessages to store with
+ * others. The sender may be given as a user, for a bot created in the running write.
+ */
 export function internalChannelMessage(
   state: StoreState,
-  senderId: number,
+  senderId: number | User,
   channelId: number,
   topic: string,
   content: string,
   readBy: readonly number[],
 ): MessageToWrite {
-  const sender = requireUser(state, senderId);
+  const sender = typeof senderId === "number" ? requireUser(state, senderId) : senderId;
   const channel = state.channels.get(channelId);
   if (!channel || channel.realmId !== sender.realmId) throw new ChannelNotFoundError({ id: channelId });
   const receivers = readBy.filter((userId) => userId === sender.id || isSubscribed(state, userId, channel.id));

@@ -62,7 +62,11 @@ export function setTopicPolicy(
   state.write((ctx) => writeTopicPolicy(state, ctx, user.id, channel.id, name, policy as VisibilityPolicy));
 }
 
-/** Stores one policy inside an open write, with its event to the user. */
+/**
+ * Stores one policy inside an open write, with its event to the user. `legacyEvent`:
+ * also the deprecated full muted_topics list (Zulip skips it where another change of
+ * the same action sends it right after).
+ */
 export function writeTopicPolicy(
   state: StoreState,
   ctx: WriteContext,
@@ -70,6 +74,7 @@ export function writeTopicPolicy(
   channelId: number,
   topic: string,
   policy: VisibilityPolicy,
+  legacyEvent = true,
 ): void {
   const record: UserTopic = { userId, channelId, topic, policy, lastUpdated: state.now() };
   const k: [number, number, string] = [userId, channelId, foldTopic(topic)];
@@ -77,7 +82,7 @@ export function writeTopicPolicy(
   else state.tables.userTopics.putSync(k, record);
   ctx.afterCommit(() => state.userTopics.apply(record));
   // Zulip sends the deprecated full list first (queues that asked for user_topic skip it).
-  ctx.emit({ type: "muted_topics", userId }, () => userAudience(userId));
+  if (legacyEvent) ctx.emit({ type: "muted_topics", userId }, () => userAudience(userId));
   ctx.emit({ type: "user_topic", userTopic: record }, () => userAudience(userId));
 }
 

@@ -79,6 +79,11 @@ export const HAS_OPERANDS: readonly HasOperand[] = ["link", "image", "attachment
 /**
  * Flags kept as a per-user bitmap. `dm` holds the direct messages the user received;
  * `historical` the messages the user did not receive but has a (materialised) row for.
+ * Two more only moves between channels write (actions/move-rows.ts), for channel
+ * messages: `granted`, rows the user has although their subscription intervals in the
+ * message's channel do not cover it (a row kept from the old channel, or given by the
+ * new one), not historical ones; `withdrawn`, rows the user does not have although
+ * those intervals cover it or they sent it (Zulip deleted their UserMessage row).
  * Stream-wildcard mentions are not stored per user: they derive from key.streamWildcard.
  */
 export type StoredFlag =
@@ -90,6 +95,8 @@ export type StoredFlag =
   | "group_mentioned"
   | "has_alert_word"
   | "historical"
+  | "granted"
+  | "withdrawn"
   | "dm"
   /** Messages a mobile notification is showing (Zulip's flag of that name): read ones get a removal. */
   | "active_mobile_push_notification";

@@ -51,6 +51,8 @@ interface FlagKeys {
   readonly dm: string;
   readonly sender: string;
   readonly historical: string;
+  readonly granted: string;
+  readonly withdrawn: string;
   readonly read: string;
   readonly starred: string;
   readonly collapsed: string;
@@ -75,6 +77,8 @@ function flagKeys(userId: number): FlagKeys {
       dm: key.userFlag(userId, "dm"),
       sender: key.sender(userId),
       historical: key.userFlag(userId, "historical"),
+      granted: key.userFlag(userId, "granted"),
+      withdrawn: key.userFlag(userId, "withdrawn"),
       read: key.userFlag(userId, "read"),
       starred: key.userFlag(userId, "starred"),
       collapsed: key.userFlag(userId, "collapsed"),
@@ -179,7 +183,12 @@ export function flagsForWindow(
     if (mark(received.channelPart(userId, lo), ROW_BIT) !== n) {
       mark(b.get(k.dm), ROW_BIT);
       mark(b.get(k.sender), ROW_BIT);
+      mark(b.get(k.granted), ROW_BIT);
     }
+    // Rows a move took away, which the channel part or the sender set still derive.
+    const withdrawn = b.get(k.withdrawn);
+    if (!withdrawn.isEmpty && withdrawn.maximum() >= lo && withdrawn.minimum() <= hi)
+      for (let i = 0; i < n; i++) if (withdrawn.has(ids[i]!)) masks[i]! &= ~ROW_BIT;
   }
   mark(b.get(k.historical), HISTORICAL_BIT | ROW_BIT);
   mark(b.get(k.read), 1 << 0);

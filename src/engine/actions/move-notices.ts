@@ -1,0 +1,151 @@
+/**
+ * @module actions/move-notices
+ * Notification Bot's messages about a move (Zulip's send_message_moved_breadcrumbs and
+ * maybe_send_resolve_topic_notifications), stored in the move's own write: the notice
+ * in the new topic first, then the one in the old topic, each read for the mover; and
+ * for a resolve or unresolve alone, "@_**X|id** has marked this topic as resolved."
+ * in the topic, unread only for the channel's members whose
+ * resolved_topic_notice_auto_read_policy asks for it.
+ *
+ * Zulip writes these texts in the realm's language; parley's are English. Zulip's
+ * message link is absolute (the realm's URL); the engine knows no URL, so it links
+ * relatively, as Zulip's renderer turns such links anyway.
+ */
+import { channelSlug, encodeHashComponent } from "../../markdown/narrow-url.js";
+import { RoaringBitmap32, type ReadonlyBitmap } from "../index/bitmap-store.js";
+import { key } from "../index/keys.js";
+import type { StoreState } from "../state.js";
+import type { Channel, Realm, User } from "../types.js";
+import type { WriteContext } from "../write-coordinator.js";
+import { ensureNotificationBotInTxn, silentMention } from "./notification-bot.js";
+import { internalChannelMessage, renderMessage, storeMessage } from "./send-message.js";
+
+/** Zulip's Message.EMPTY_TOPIC_FALLBACK_NAME, for link texts. */
+const GENERAL_CHAT = "general chat";
+const FOLLOWED = 3;
+
+/** Characters that break Zulip's #**channel>topic** syntax (topic_link_util). */
+const BROKEN_LINK = /[`>*&[\]]|\$\$/;
+const LINK_ESCAPES: Readonly<Record<string, string>> = {
+  "`": "&#96;",
+  ">": "&gt;",
+  "*": "&#42;",
+  "&": "&amp;",
+  $$: "&#36;&#36;",
+  "[": "&#91;",
+  "]": "&#93;",
+};
+
+function escapeLinkText(text: string): string {
+  return text.replace(/[`>*&[\]]|\$\$/g, (match) => LINK_ESCAPES[match] ?? match);
+}
+
+function topicUrl(channel: Channel, topic: string): string {
+  return `#narrow/channel/${channelSlug(channel.id, channel.name)}/topic/${encodeHashComponent(topic)}`;
+}
+
+/** Zulip's get_stream_topic_link_syntax: #**channel>topic**, or a plain link when the names would break it. */
+export function topicLinkSyntax(channel: Channel, topic: string): string {
+  if (!BROKEN_LINK.test(topic) && !BROKEN_LINK.test(channel.name)) return `#**${channel.name}>${topic}**`;
+  const shown = topic === "" ? GENERAL_CHAT : topic;
+  return `[#${escapeLinkText(channel.name)} > ${escapeLinkText(shown)}](${topicUrl(channel, topic)})`;
+}
+
+export interface MoveNotices {
+  readonly actor: User;
+  readonly realm: Realm;
+  readonly from: Channel;
+  readonly fromTopic: string;
+  readonly to: Channel;
+  readonly toTopic: string;
+  readonly targetId: number;
+  /** Every moved message. */
+  readonly moved: ReadonlyBitmap;
+  readonly movedAll: boolean;
+  readonly topicChanged: boolean;
+  readonly channelChanged: boolean;
+  readonly contentEdited: boolean;
+  readonly resolve: "resolved" | "unresolved" | null;
+  readonly sendToOldThread: boolean;
+  readonly sendToNewThread: boolean;
+  /** Users who followed the old topic, when the whole topic moved (Zulip's users_following_original_topic). */
+  readonly followers: ReadonlySet<number> | null;
+  /** The messages of the new topic the mover can see, other than the moved ones. */
+  readonly visibleInNewTopic: (exclude: ReadonlyBitmap) => ReadonlyBitmap;
+}
+
+/** Stores the move's notices inside `ctx`'s write. */
+export function writeMoveNotices(state: StoreState, ctx: WriteContext, notices: MoveNotices): void {
+  const bot = ensureNotificationBotInTxn(state, ctx, notices.realm);
+  const send = (channel: Channel, topic: string, content: string, readBy: readonly number[]): number => {
+    const input = internalChannelMessage(state, bot, channel.id, topic, content, readBy);
+    return storeMessage(state, ctx, input, renderMessage(state, input)).id;
+  };
+  const user = silentMention(notices.actor);
+  let resolveNotice: number | null = null;
+  if (notices.topicChanged && !notices.contentEdited && !notices.channelChanged && notices.resolve !== null) {
+    const unread = resolveNoticeUnread(state, notices);
+    const readBy = [...(state.subscribers.get(notices.from.id) ?? [])].filter((id) => !unread.has(id));
+    if (!readBy.includes(notices.actor.id)) readBy.push(notices.actor.id);
+    resolveNotice = send(notices.to, notices.toTopic, `${user} has marked this topic as ${notices.resolve}.`, readBy);
+  }
+  const count = notices.moved.size;
+  const newLocation = topicLinkSyntax(notices.to, notices.toTopic);
+  const oldLocation = topicLinkSyntax(notices.from, notices.fromTopic);
+  const readBy = [notices.actor.id];
+  const topicMove = notices.topicChanged && notices.resolve === null;
+  if (notices.sendToNewThread && (notices.channelChanged || topicMove)) {
+    const exclude = RoaringBitmap32.from(notices.moved);
+    if (resolveNotice !== null) exclude.add(resolveNotice);
+    const alone = notices.visibleInNewTopic(exclude).isEmpty;
+    const link = `${topicUrl(notices.to, notices.toTopic)}/near/${notices.targetId}`;
+    const text =
+      alone && notices.movedAll
+        ? `This topic was moved here from ${oldLocation} by ${user}.`
+        : count === 1
+          ? `[A message](${link}) was moved here from ${oldLocation} by ${user}.`
+          : `${count} messages were moved here from ${oldLocation} by ${user}.`;
+    send(notices.to, notices.toTopic, text, readBy);
+  }
+  if (notices.sendToOldThread) {
+    const text = notices.movedAll
+      ? `This topic was moved to ${newLocation} by ${user}.`
+      : count === 1
+        ? `A message was moved from this topic to ${newLocation} by ${user}.`
+        : `${count} messages were moved from this topic to ${newLocation} by ${user}.`;
+    send(notices.from, notices.fromTopic, text, readBy);
+  }
+}
+
+/**
+ * Zulip's get_unread_user_ids_for_resolved_topic_notifications: the channel's active
+ * human members whose policy is "never" auto-read, or "except_followed" while they
+ * follow the topic.
+ */
+function resolveNoticeUnread(state: StoreState, notices: MoveNotices): Set<number> {
+  const unread = new Set<number>();
+  for (const userId of state.subscribers.get(notices.from.id) ?? []) {
+    const user = state.users.get(userId);
+    if (!user || !user.isActive || user.isBot) continue;
+    const policy = state.settingsOf(userId).resolved_topic_notice_auto_read_policy;
+    if (policy === "never") unread.add(userId);
+    else if (policy === "except_followed") {
+      const follows =
+        notices.followers !== null
+          ? notices.followers.has(userId)
+          : state.userTopics.policyOf(userId, notices.to.id, notices.toTopic) === FOLLOWED;
+      if (follows) unread.add(userId);
+    }
+  }
+  return unread;
+}
+
+/** The topic's messages other than `exclude` (a helper for visibleInNewTopic). */
+export function topicMessagesExcept(
+  state: StoreState,
+  channelId: number,
+  topic: string,
+  exclude: ReadonlyBitmap,
+): ReadonlyBitmap {
+  return RoaringBitmap32.andNot(state.bitmaps.get(key.channelTopic(channelId, topic)), exclude);
+}

@@ -1,0 +1,209 @@
+/**
+ * @module actions/move-rows
+ * Who keeps, gains and loses the rows (Zulip's UserMessage rows) of messages moved to
+ * another channel, and how parley's derived received sets are made to say so.
+ *
+ * Zulip (do_update_message): users with any subscription to the old channel (active or
+ * not) who are not active subscribers of the new one lose their rows; if the new
+ * channel's history is protected, every active subscriber of it gets a row, marked
+ * read, unless they had one; everyone else keeps what they had, flags included. Of the
+ * users who lost rows, those who can no longer read the messages (all of them for a
+ * private channel, only guests for a public one) get a delete_message event.
+ *
+ * parley derives rows instead of storing them (received.ts): after rewriteMessages the
+ * messages are in the new channel's bitmap, so a user's subscription intervals there
+ * (or being the sender) derive a row, and nothing in the old channel does any more. The
+ * outcome above is reproduced per user and message by the `granted` bitmap, for a row
+ * the new place does not derive (kept, or gained; a historical row stays historical),
+ * and the `withdrawn` one, for a derived row Zulip took away. A gained row starts read
+ * with no other flag (stale bits of a row lost earlier are cleared); a lost row's flag
+ * bits stay, invisible without a row. A historical row the new place derives becomes
+ * an ordinary one: its "historical" flag is the one thing that does not survive.
+ *
+ * Only users with a subscription (of any state) to either channel can change: for
+ * anyone else the old place derived nothing but being the sender, and so does the new.
+ */
+import { EMPTY, RoaringBitmap32, type Bitmap, type ReadonlyBitmap } from "../index/bitmap-store.js";
+import { key, type StoredFlag } from "../index/keys.js";
+import type { StoreState } from "../state.js";
+import { ROLE, type Channel, type Subscription } from "../types.js";
+import type { WriteContext } from "../write-coordinator.js";
+
+/** Flags a gained row must not inherit from a row the user lost earlier (Zulip's new row is read only). */
+const STALE_ON_GAIN: readonly StoredFlag[] = [
+  "starred",
+  "collapsed",
+  "mentioned",
+  "group_mentioned",
+  "topic_wildcard_mentioned",
+  "has_alert_word",
+];
+
+/** What a channel move does to rows, decided before the messages move and applied after. */
+export interface ChannelMoveRows {
+  /** Users whose rows Zulip deletes (users_losing_usermessages). */
+  readonly rowLosers: ReadonlySet<number>;
+  /** Users who may no longer read the messages (users_losing_access): they get delete_message. */
+  readonly losingAccess: readonly number[];
+  /** Whether a user had a row for `targetId` before the move; undefined: not a user of either channel. */
+  hadTargetRow(userId: number): boolean | undefined;
+  /** Writes the bits; call inside the write, after the messages moved. */
+  apply(ctx: WriteContext): void;
+}
+
+/** One kind of row bits of one user among the moved messages: what there is, what there should be. */
+interface RowBits {
+  readonly want: ReadonlyBitmap;
+  readonly have: ReadonlyBitmap;
+}
+
+interface UserRows {
+  readonly userId: number;
+  readonly before: ReadonlyBitmap;
+  readonly after: ReadonlyBitmap;
+  readonly historical: RowBits;
+  readonly granted: RowBits;
+  readonly withdrawn: RowBits;
+}
+
+/**
+ * The part of `ids` a subscription's intervals cover: `ids` itself or EMPTY when the
+ * intervals cover all or none of its range (the usual cases, no bitmap built).
+ */
+function covered(ids: ReadonlyBitmap, sub: Subscription | undefined): ReadonlyBitmap {
+  if (!sub || ids.isEmpty) return EMPTY;
+  const min = ids.minimum();
+  const max = ids.maximum();
+  let parts: Bitmap | null = null;
+  for (const iv of sub.intervals) {
+    const to = iv.to ?? Number.POSITIVE_INFINITY;
+    if (iv.from <= min && to > max) return ids;
+    if (to <= min || iv.from > max) continue;
+    const range = new RoaringBitmap32().addRange(iv.from, Math.min(to, max + 1));
+    (parts ??= new RoaringBitmap32()).orInPlace(RoaringBitmap32.and(ids, range));
+  }
+  return parts ?? EMPTY;
+}
+
+function or(a: ReadonlyBitmap, b: ReadonlyBitmap): ReadonlyBitmap {
+  if (a.isEmpty || a === b) return b;
+  if (b.isEmpty) return a;
+  return RoaringBitmap32.or(a, b);
+}
+
+function andNot(a: ReadonlyBitmap, b: ReadonlyBitmap): ReadonlyBitmap {
+  if (a.isEmpty || b.isEmpty) return a;
+  if (a === b) return EMPTY;
+  return RoaringBitmap32.andNot(a, b);
+}
+
+function and(a: ReadonlyBitmap, b: ReadonlyBitmap): ReadonlyBitmap {
+  if (a.isEmpty || b.isEmpty) return EMPTY;
+  if (a === b) return a;
+  return RoaringBitmap32.and(a, b);
+}
+
+function same(a: ReadonlyBitmap, b: ReadonlyBitmap): boolean {
+  return a === b || (a.isEmpty && b.isEmpty) || a.isEqual(b);
+}
+
+/**
+ * A user's rows among `ids` as the store derives them now: their intervals in
+ * `channelId` (where the messages are), being the sender, historical and granted rows,
+ * minus withdrawn ones. `sent` is the part of `ids` the user sent.
+ */
+export function rowsAmong(
+  state: StoreState,
+  userId: number,
+  channelId: number,
+  ids: ReadonlyBitmap,
+  sent: ReadonlyBitmap,
+): ReadonlyBitmap {
+  const b = state.bitmaps;
+  const derived = or(covered(ids, state.subsByUser.get(userId)?.get(channelId)), sent);
+  const stored = or(
+    and(b.get(key.userFlag(userId, "historical")), ids),
+    and(b.get(key.userFlag(userId, "granted")), ids),
+  );
+  return andNot(or(derived, stored), and(b.get(key.userFlag(userId, "withdrawn")), ids));
+}
+
+/**
+ * Decides, before `moved` leave `from` for `to`, every row change of the move.
+ * `sentBy` maps each sender of a moved message to the part of `moved` they sent.
+ */
+export function planChannelMoveRows(
+  state: StoreState,
+  from: Channel,
+  to: Channel,
+  moved: ReadonlyBitmap,
+  sentBy: ReadonlyMap<number, ReadonlyBitmap>,
+  targetId: number,
+): ChannelMoveRows {
+  const b = state.bitmaps;
+  const protectedTarget = !to.historyPublicToSubscribers;
+  const rowLosers = new Set<number>();
+  const losingAccess: number[] = [];
+  const targetRows = new Map<number, boolean>();
+  const changes: UserRows[] = [];
+  for (const userId of state.usersOfRealm(from.realmId)) {
+    const subs = state.subsByUser.get(userId);
+    const subFrom = subs?.get(from.id);
+    const subTo = subs?.get(to.id);
+    if (subFrom === undefined && subTo === undefined) continue;
+    const sent = sentBy.get(userId) ?? EMPTY;
+    const historicalHave = and(b.get(key.userFlag(userId, "historical")), moved);
+    const grantedHave = and(b.get(key.userFlag(userId, "granted")), moved);
+    const withdrawnHave = and(b.get(key.userFlag(userId, "withdrawn")), moved);
+    const stored = or(historicalHave, grantedHave);
+    const before = andNot(or(or(covered(moved, subFrom), sent), stored), withdrawnHave);
+    const derivedAfter = or(covered(moved, subTo), sent);
+    const activeInTarget = subTo?.active === true;
+    const loser = subFrom !== undefined && !activeInTarget;
+    targetRows.set(userId, before.has(targetId));
+    if (loser) {
+      rowLosers.add(userId);
+      const user = state.users.get(userId);
+      if (to.inviteOnly || user?.role === ROLE.GUEST) losingAccess.push(userId);
+    }
+    const after = loser ? EMPTY : activeInTarget && protectedTarget ? moved : before;
+    const notDerived = andNot(after, derivedAfter);
+    const historical = { want: and(notDerived, historicalHave), have: historicalHave };
+    const granted = { want: andNot(notDerived, historicalHave), have: grantedHave };
+    const withdrawn = { want: andNot(derivedAfter, after), have: withdrawnHave };
+    if ([historical, granted, withdrawn].every((bits) => same(bits.want, bits.have)) && same(before, after)) continue;
+    changes.push({ userId, before, after, historical, granted, withdrawn });
+  }
+  return {
+    rowLosers,
+    losingAccess,
+    hadTargetRow: (userId) => targetRows.get(userId),
+    apply(ctx) {
+      for (const change of changes) applyUserRows(state, ctx, change);
+    },
+  };
+}
+
+function applyUserRows(state: StoreState, ctx: WriteContext, rows: UserRows): void {
+  const b = state.bitmaps;
+  const { userId } = rows;
+  const set = (flag: StoredFlag, bits: RowBits) => {
+    const add = andNot(bits.want, bits.have);
+    const remove = andNot(bits.have, bits.want);
+    if (!add.isEmpty) b.addBitmap(key.userFlag(userId, flag), add);
+    if (!remove.isEmpty) b.removeMany(key.userFlag(userId, flag), remove.toArray());
+  };
+  set("historical", rows.historical);
+  set("granted", rows.granted);
+  set("withdrawn", rows.withdrawn);
+  const gained = andNot(rows.after, rows.before);
+  if (!gained.isEmpty) {
+    b.addBitmap(key.userFlag(userId, "read"), gained);
+    for (const flag of STALE_ON_GAIN) {
+      const k = key.userFlag(userId, flag);
+      if (!b.isEmpty(k) && b.get(k).intersects(gained)) b.removeMany(k, gained.toArray());
+    }
+  }
+  const changed = or(gained, andNot(rows.before, rows.after));
+  if (!changed.isEmpty) ctx.changed({ kind: "flags", userId, messageIds: changed.toArray() });
+}
