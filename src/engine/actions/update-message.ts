@@ -19,7 +19,7 @@
  */
 import { createHash } from "node:crypto";
 import { canChangeMessage, hasRow, receivedAtSend } from "../access.js";
-import { realmAudience, usersAudience } from "../events/audience.js";
+import { realmAudience } from "../events/audience.js";
 import type { ApiFlag } from "../flags.js";
 import { BadRequestError, ExpectationMismatchError, PermissionDeniedError } from "../errors.js";
 import type { ContentEdit, MessageMove } from "../events/types.js";
@@ -124,6 +124,8 @@ export function updateMessage(
         now,
       )
     : null;
+  // A topic naming the current one and the message's own channel move nothing (see move-messages).
+  if (moving && prepared === null && input.content === undefined) throw new BadRequestError("Nothing to change");
   const edit: PreparedContent | null = input.content === undefined ? null : prepareContent(state, actor, input.content);
 
   return state.write((ctx) => {
@@ -167,8 +169,10 @@ export function updateMessage(
         move: moved === null ? null : moveOf(moved),
         flagsFor: recipientFlags(state, message.id, message.realmId, mentionsAfter),
       },
-      () => (moved === null ? editAudience(state, message.id) : usersAudience(moved.audience)),
+      () => (moved === null ? editAudience(state, message.id) : moved.audience),
     );
+    // Notification Bot's notices follow the event, as in Zulip.
+    moved?.writeNotices();
     return { messageIds, detachedUploads: detached };
   });
 }

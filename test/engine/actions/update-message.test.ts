@@ -4,8 +4,8 @@
  * and stored with its history entry, its search terms, has: and mention bits (flags,
  * unread mentions) following, uploads claimed and detached, newly mentioned users
  * notified; the update_message event to exactly Zulip's recipients with each one's
- * flags; and verify clean and a reopen agreeing after it all. Moves are the move
- * module's: until it lands, a topic or channel change is refused and changes nothing.
+ * flags; and verify clean and a reopen agreeing after it all. Moves themselves are
+ * the move module's (move-messages*.test.ts); here only their meeting with an edit.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
@@ -227,17 +227,34 @@ describe("payload checks, in Zulip's order", () => {
     expect(record(id).content).toBe("v3");
   });
 
-  it("hands topic and channel changes to the move module, writing nothing when it refuses (as it does until moves land)", () => {
-    const { alice, secret, send } = setup();
+  it("stores a content edit and a move together: one write, one history entry naming both", () => {
+    const { clock, alice, secret, send } = setup();
     const id = send(alice, "mine");
-    refused(() => t.store.updateMessage(alice.id, id, { topic: "dinner" }), "Moving messages is not supported yet");
+    clock.now += 5;
+    t.store.updateMessage(alice.id, id, { content: "and this", topic: "dinner" });
+    expect(record(id)).toMatchObject({ content: "and this", topic: "dinner", lastEditTimestamp: clock.now });
+    expect(record(id).editHistory).toEqual([
+      {
+        userId: alice.id,
+        timestamp: clock.now,
+        prevContent: "mine",
+        prevRenderedContent: "<p>mine</p>",
+        prevTopic: "lunch",
+        topic: "dinner",
+      },
+    ]);
+    // The message's own channel and topic move nothing.
     refused(
-      () => t.store.updateMessage(alice.id, id, { content: "and this", topic: "dinner" }),
-      "Moving messages is not supported yet",
+      () =>
+        t.store.updateMessage(alice.id, id, {
+          channelId:
+            record(id).recipient.type === "channel" ? (record(id).recipient as { channelId: number }).channelId : 0,
+        }),
+      "Nothing to change",
     );
     refused(
-      () => t.store.updateMessage(alice.id, id, { channelId: secret.id }),
-      "Moving messages is not supported yet",
+      () => t.store.updateMessage(alice.id, id, { content: "x", channelId: secret.id }),
+      "Cannot change message content while changing channel",
     );
   });
 });

@@ -3,7 +3,8 @@
  * error codes (each refusal changing nothing), detached_uploads, the update_message
  * event as clients receive it (narrowed queues included), and message objects after an
  * edit: new content through the message caches, edit_history under the realm's
- * visibility policy.
+ * visibility policy. Moves: topic and channel changes with their event fields and
+ * Notification Bot's notices after the event, the change_all time limit's error data.
  */
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -105,7 +106,7 @@ describe("PATCH /messages/{message_id}", () => {
         "BAD_REQUEST",
         "send_notification_to_old_thread is not a boolean",
       ],
-      [alice, id, { subject: "elsewhere" }, "BAD_REQUEST", "Moving messages is not supported yet"],
+      [bob, id, { topic: "x", stream_id: 999_999 }, "BAD_REQUEST", "Invalid channel ID"],
       [
         alice,
         id,
@@ -171,6 +172,107 @@ describe("the update_message event", () => {
       { ...expected, id: 0 },
     ]);
     expect((await events(guest, guests)).filter((e) => e["type"] === "update_message")).toEqual([]);
+  });
+});
+
+describe("moves", () => {
+  it("moves a topic with change_all: the event carries Zulip's move fields, then come the notices", async () => {
+    const { alice, bob } = s.seed;
+    const a = await send(alice, "one", "trip");
+    const b = await send(alice, "two", "trip");
+    const queue = await register(bob);
+    clock.now += 2;
+    const r = await patch(bob, b, {
+      subject: "voyage",
+      propagate_mode: "change_all",
+      send_notification_to_old_thread: "true",
+    });
+    expect([r.status, r.body]).toEqual([200, { result: "success", msg: "", detached_uploads: [] }]);
+    // Zulip's order: topic policy changes (Alice follows the topic she started), the
+    // update_message event, then Notification Bot's messages.
+    const got = (await events(bob, queue)).filter((e) => e["type"] === "update_message" || e["type"] === "message");
+    expect(got[0]).toEqual({
+      type: "update_message",
+      id: expect.any(Number),
+      user_id: bob.id,
+      edit_timestamp: clock.now,
+      message_id: b,
+      message_ids: [a, b],
+      rendering_only: false,
+      flags: [],
+      stream_name: "general",
+      stream_id: s.seed.general.id,
+      propagate_mode: "change_all",
+      orig_subject: "trip",
+      subject: "voyage",
+      topic_links: [],
+    });
+    const notices = got.slice(1).map((e) => {
+      const message = e["message"] as Record<string, unknown>;
+      return [e["type"], message["subject"], message["content"]];
+    });
+    const mention = `@_**Bob|${bob.id}**`;
+    expect(notices).toEqual([
+      ["message", "voyage", `This topic was moved here from #**general>trip** by ${mention}.`],
+      ["message", "trip", `This topic was moved to #**general>voyage** by ${mention}.`],
+    ]);
+    const noticeId = (got[1]!["message"] as Record<string, unknown>)["id"] as number;
+    const rendered = (await s.call(bob, "GET", `/messages/${noticeId}`)).body["message"] as Record<string, unknown>;
+    expect(rendered["content"]).toContain(`<span class="user-mention silent" data-user-id="${bob.id}">Bob</span>`);
+    expect(rendered["content"]).toContain(`class="stream-topic"`);
+    const moved = await s.call(bob, "GET", `/messages/${a}`, { apply_markdown: "false" });
+    const message = moved.body["message"] as Record<string, unknown>;
+    expect(message["subject"]).toBe("voyage");
+    expect(message["last_moved_timestamp"]).toBe(clock.now);
+    expect(message["edit_history"]).toEqual([
+      { user_id: bob.id, timestamp: clock.now, prev_topic: "trip", topic: "voyage" },
+    ]);
+  });
+
+  it("moves to a private channel: members hear of it, non-members no longer see the messages", async () => {
+    const { alice, bob, owner } = s.seed;
+    const a = await send(alice, "for the few", "plans");
+    const bobs = await register(bob);
+    const alices = await register(alice);
+    const r = await patch(owner, a, { stream_id: s.seed.secret.id, send_notification_to_new_thread: "false" });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const event = (await events(alice, alices)).find((e) => e["type"] === "update_message");
+    expect(event).toMatchObject({
+      type: "update_message",
+      message_ids: [a],
+      stream_id: s.seed.general.id,
+      new_stream_id: s.seed.secret.id,
+      orig_subject: "plans",
+      propagate_mode: "change_one",
+    });
+    expect(event).not.toHaveProperty("subject");
+    expect((await events(bob, bobs)).filter((e) => e["type"] === "update_message")).toEqual([]);
+    expect((await s.call(bob, "GET", `/messages/${a}`)).status).toBe(400);
+  });
+
+  it("answers MOVE_MESSAGES_TIME_LIMIT_EXCEEDED with what may move", async () => {
+    const { alice, bob, owner } = s.seed;
+    const old = await send(alice, "old", "ancient");
+    clock.now += 3600;
+    const recent = await send(alice, "recent", "ancient");
+    await s.t.store.setRealmMessagePolicy(owner.id, { moveMessagesWithinStreamLimitSeconds: 600 });
+    try {
+      const body = await expectRejectedUnchanged(
+        s,
+        () => patch(bob, recent, { topic: "newer", propagate_mode: "change_all" }),
+        400,
+        "MOVE_MESSAGES_TIME_LIMIT_EXCEEDED",
+        "You only have permission to move the 1/2 most recent messages in this topic.",
+      );
+      expect(body).toMatchObject({
+        first_message_id_allowed_to_move: recent,
+        total_messages_in_topic: 2,
+        total_messages_allowed_to_move: 1,
+      });
+      expect(old).toBeLessThan(recent);
+    } finally {
+      s.t.store.setRealmMessagePolicy(owner.id, { moveMessagesWithinStreamLimitSeconds: 604800 });
+    }
   });
 });
 
