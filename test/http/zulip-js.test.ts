@@ -105,4 +105,27 @@ describe("zulip-js client", () => {
     const unstar = await bob.messages.flags.remove({ flag: "starred", messages: [sent[1]] });
     expect(unstar.result).toBe("success");
   });
+
+  it("edits a message and reads its history", async () => {
+    const sent = await alice.messages.send({
+      to: "general",
+      type: "stream",
+      topic: "zulip-js edits",
+      content: "draft",
+    });
+    const id = sent["id"] as number;
+    const edit = await alice.messages.update({ message_id: id, content: "final, @**Bob**" });
+    expect(edit.result).toBe("success");
+    expect(edit["detached_uploads"]).toEqual([]);
+    const got = await bob.messages.getById({ message_id: id });
+    expect(got["raw_content"]).toBe("final, @**Bob**");
+    expect((got["message"] as { flags: string[] }).flags).toEqual(["mentioned"]);
+    const history = await bob.messages.getHistoryById({ message_id: id });
+    expect((history["message_history"] as { content: string }[]).map((h) => h.content)).toEqual([
+      "draft",
+      "final, @**Bob**",
+    ]);
+    const refused = await bob.messages.update({ message_id: id, content: "not mine" });
+    expect([refused.result, refused["msg"]]).toEqual(["error", "You don't have permission to edit this message"]);
+  });
 });

@@ -11,7 +11,14 @@ type Call = (p: Record<string, unknown>) => Promise<Result>;
 
 export interface ZulipClient {
   users: { me: { subscriptions: { add: Call } } };
-  messages: { send: Call; retrieve: Call; flags: { add: Call; remove: Call } };
+  messages: {
+    send: Call;
+    retrieve: Call;
+    update: Call;
+    getById: Call;
+    getHistoryById: Call;
+    flags: { add: Call; remove: Call };
+  };
   queues: { register: Call; deregister: Call };
   events: { retrieve: Call };
   reactions: { add: Call };

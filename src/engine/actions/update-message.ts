@@ -177,12 +177,21 @@ export function updateMessage(
   });
 }
 
-/** Zulip's validate_user_can_edit_message: the realm allows edits, the actor sent it, in time. */
-function checkContentEditAllowed(actor: User, message: Message, policy: MessagePolicy, now: number): void {
+/**
+ * Zulip's validate_user_can_edit_message: the realm allows edits, the actor sent it, in
+ * time. Edit typing notifications check the same with no grace (`graceSeconds` 0).
+ */
+export function checkContentEditAllowed(
+  actor: User,
+  message: Message,
+  policy: MessagePolicy,
+  now: number,
+  graceSeconds = EDIT_LIMIT_GRACE_SECONDS,
+): void {
   if (!policy.allowMessageEditing) throw new BadRequestError("Your organization has turned off message editing");
   if (message.senderId !== actor.id) throw new BadRequestError("You don't have permission to edit this message");
   const limit = policy.messageContentEditLimitSeconds;
-  if (limit !== null && pastLimit(limit + EDIT_LIMIT_GRACE_SECONDS, message.dateSent, now))
+  if (limit !== null && pastLimit(limit + graceSeconds, message.dateSent, now))
     throw new BadRequestError("The time limit for editing this message has passed");
 }
 
