@@ -19,10 +19,10 @@
  */
 import { createHash } from "node:crypto";
 import { canChangeMessage, hasRow, receivedAtSend } from "../access.js";
-import { realmAudience } from "../events/audience.js";
+import { realmAudience, usersAudience } from "../events/audience.js";
 import type { ApiFlag } from "../flags.js";
 import { BadRequestError, ExpectationMismatchError, PermissionDeniedError } from "../errors.js";
-import type { ContentEdit, MessageMove } from "../events/types.js";
+import type { Audience, ContentEdit, MessageMove } from "../events/types.js";
 import { key } from "../index/keys.js";
 import { rowFlags, type KnownRow } from "../queries/message-flags.js";
 import type { RenderResult } from "../render.js";
@@ -368,8 +368,13 @@ function moveOf(moved: MoveResult): MessageMove {
  * a public channel are not told, as in Zulip. The realm's users are the candidates, so
  * delivery walks whichever is smaller, them or the users with event queues.
  */
-function editAudience(state: StoreState, messageId: number) {
+function editAudience(state: StoreState, messageId: number): Audience {
   const message = getMessageRecord(state.tables, messageId);
+  // A direct message's rows are its participants': no need to ask every queue.
+  if (message?.recipient.type === "direct") {
+    const members = state.conversations.get(message.recipient.conversationId)?.userIds ?? [];
+    return usersAudience(members.filter((id) => state.users.get(id)?.isActive === true));
+  }
   const channel = message?.recipient.type === "channel" ? state.channels.get(message.recipient.channelId) : undefined;
   const sharedWith = channel?.historyPublicToSubscribers === true ? state.subscribers.get(channel.id) : undefined;
   return realmAudience(

@@ -103,11 +103,16 @@ describe("content edits", () => {
 
   it("edit direct messages too (their participants hear of it)", () => {
     const { alice, bob, owner, dm } = setup();
-    const seen = events(t.store);
     const id = dm(alice, bob, "hi");
+    const audiences: number[][] = [];
+    t.store.onEvents((batch) => {
+      for (const d of batch.deliveries) if (d.event.type === "update_message") audiences.push([...d.audience].sort());
+    });
+    const seen = events(t.store);
     t.store.updateMessage(alice.id, id, { content: "hello" });
     const edit = seen.flat().find((e) => e.type === "update_message");
     expect(edit).toMatchObject({ messageId: id, channelId: null, move: null });
+    expect(audiences).toEqual([[alice.id, bob.id].sort()]);
     expect(t.store.getMessage(bob.id, id).message.content).toBe("hello");
     refused(() => t.store.getMessage(owner.id, id), "Invalid message(s)");
   });
