@@ -369,6 +369,47 @@ export class BitmapStore {
     }
   }
 
+  /**
+   * Every non-empty bitmap whose key starts with `prefix` (not empty), in key order, with
+   * its largest ID: from the cached bitmap when it holds the newest chunk, else from that
+   * chunk alone, read and not cached (listing a channel's 100,000 topics must not load,
+   * nor cache, their whole histories). Reads what is committed: call between writes.
+   */
+  maximaWithPrefix(prefix: string): [string, number][] {
+    const end = prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
+    // Per key: its newest chunk, and whether that chunk has a delta (its key sorts after the base's).
+    const newest: { name: string; chunk: number; delta: boolean }[] = [];
+    for (const k of this.#tables.bitmapChunks.getKeys({ start: [prefix], end: [end] })) {
+      const last = newest[newest.length - 1];
+      if (last === undefined || last.name !== k[0]) newest.push({ name: k[0], chunk: k[1], delta: k.length === 3 });
+      else if (last.chunk !== k[1]) Object.assign(last, { chunk: k[1], delta: k.length === 3 });
+      else if (k.length === 3) last.delta = true;
+    }
+    const chunks = this.#tables.bitmapChunks;
+    const out: [string, number][] = [];
+    for (const { name, chunk, delta } of newest) {
+      const entry = this.#cache.get(name);
+      let max: number | undefined;
+      if (entry !== undefined && entry.from <= chunk) {
+        if (!entry.bitmap.isEmpty) max = entry.bitmap.maximum();
+      } else if (!delta) {
+        // Read in place, no bitmap built: deserializing cost 2.5 µs a topic, the lookup 1.
+        const base = chunks.getBinaryFast([name, chunk]);
+        max = base === undefined ? undefined : maximumOfPortable(base);
+      } else {
+        const { bitmap } = this.#load(name, chunk, chunk + 1);
+        if (!bitmap.isEmpty) max = bitmap.maximum();
+      }
+      // A persisted chunk is never empty; should one read so, the whole bitmap decides.
+      if (max === undefined) {
+        const whole = this.get(name);
+        if (!whole.isEmpty) max = whole.maximum();
+      }
+      if (max !== undefined) out.push([name, max]);
+    }
+    return out;
+  }
+
   /** Every key with a cached bitmap (tests compare memory with disk through it). */
   cachedKeys(): string[] {
     return [...this.#cache.keys()];
@@ -532,6 +573,61 @@ function deltaOf(bytes: Uint8Array): Uint16Array {
 
 function sizeOf(bitmap: ReadonlyBitmap): number {
   return ENTRY_OVERHEAD_BYTES + bitmap.getSerializationSizeInBytes("portable");
+}
+
+const SERIAL_COOKIE = 12347;
+const SERIAL_COOKIE_NO_RUNCONTAINER = 12346;
+const NO_OFFSET_THRESHOLD = 4;
+const ARRAY_MAX_CARDINALITY = 4096;
+const BITMAP_CONTAINER_BYTES = 8192;
+
+/**
+ * The largest ID of a bitmap in roaring's portable format, read from its bytes without
+ * building it; undefined for an empty or unreadable one. The format: a cookie (with the
+ * run-container flags, or followed by the container count), per container its high 16
+ * bits and cardinality - 1, offsets (absent when run containers and fewer than 4
+ * containers), then the containers: runs (count, then start/length pairs), arrays
+ * (sorted low 16 bits) or 2^16-bit bitmaps.
+ */
+export function maximumOfPortable(bytes: Uint8Array): number | undefined {
+  if (bytes.byteLength < 8) return undefined;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const cookie = view.getUint32(0, true);
+  let size: number;
+  let runFlags = -1;
+  let pos: number;
+  if ((cookie & 0xffff) === SERIAL_COOKIE) {
+    size = (cookie >>> 16) + 1;
+    runFlags = 4;
+    pos = 4 + ((size + 7) >>> 3);
+  } else if (cookie === SERIAL_COOKIE_NO_RUNCONTAINER) {
+    size = view.getUint32(4, true);
+    pos = 8;
+  } else return undefined;
+  if (size === 0) return undefined;
+  const header = pos;
+  const last = size - 1;
+  const isRun = (i: number) => runFlags >= 0 && (bytes[runFlags + (i >>> 3)]! & (1 << (i & 7))) !== 0;
+  const cardinality = (i: number) => view.getUint16(header + 4 * i + 2, true) + 1;
+  pos += 4 * size;
+  if (runFlags < 0 || size >= NO_OFFSET_THRESHOLD) pos = view.getUint32(pos + 4 * last, true);
+  else
+    for (let i = 0; i < last; i++) {
+      if (isRun(i)) pos += 2 + 4 * view.getUint16(pos, true);
+      else pos += cardinality(i) <= ARRAY_MAX_CARDINALITY ? 2 * cardinality(i) : BITMAP_CONTAINER_BYTES;
+    }
+  const high = view.getUint16(header + 4 * last, true) * CHUNK_SPAN;
+  if (isRun(last)) {
+    const runs = view.getUint16(pos, true);
+    const at = pos + 2 + 4 * (runs - 1);
+    return high + view.getUint16(at, true) + view.getUint16(at + 2, true);
+  }
+  if (cardinality(last) <= ARRAY_MAX_CARDINALITY) return high + view.getUint16(pos + 2 * (cardinality(last) - 1), true);
+  for (let j = BITMAP_CONTAINER_BYTES - 1; j >= 0; j--) {
+    const byte = bytes[pos + j]!;
+    if (byte !== 0) return high + j * 8 + (31 - Math.clz32(byte));
+  }
+  return undefined;
 }
 
 /** The portable bytes of one chunk of `bitmap`, or null when the chunk is empty. */

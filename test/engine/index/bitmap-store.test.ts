@@ -3,6 +3,7 @@ import {
   DELTA_LIMIT,
   MAX_KEY_NAME_BYTES,
   SMALL_CHUNK_IDS,
+  maximumOfPortable,
   RoaringBitmap32,
   serializeChunk,
   subtractInPlace,
@@ -555,6 +556,83 @@ describe("subtractInPlace", () => {
     const untouched = new RoaringBitmap32([5, 6]);
     subtractInPlace(untouched, new RoaringBitmap32());
     expect(untouched.toArray()).toEqual([5, 6]);
+  });
+});
+
+describe("maximumOfPortable", () => {
+  it("reads the largest ID from the bytes of array, bitmap and run containers, one or many", () => {
+    let seed = 11;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const cases: InstanceType<typeof RoaringBitmap32>[] = [
+      new RoaringBitmap32([0]),
+      new RoaringBitmap32([7]),
+      new RoaringBitmap32([CHUNK - 1]),
+      new RoaringBitmap32([0xffffffff]),
+      new RoaringBitmap32().addRange(5, 9000),
+      new RoaringBitmap32().addRange(3 * CHUNK, 3 * CHUNK + 70_000),
+    ];
+    for (let i = 0; i < 200; i++) {
+      const b = new RoaringBitmap32();
+      const containers = 1 + random(6);
+      for (let c = 0; c < containers; c++) {
+        const high = random(40) * CHUNK;
+        const kind = random(3);
+        if (kind === 0) for (let j = 0; j < 1 + random(50); j++) b.add(high + random(CHUNK));
+        else if (kind === 1) for (let j = 0; j < 5000 + random(3000); j++) b.add(high + random(CHUNK));
+        else b.addRange(high + random(1000), high + 1000 + random(CHUNK - 1000));
+      }
+      cases.push(b);
+    }
+    for (const b of cases) {
+      for (const optimize of [false, true]) {
+        const copy = new RoaringBitmap32(b);
+        if (optimize) copy.runOptimize();
+        expect(maximumOfPortable(copy.serialize("portable")), `${copy.size} ids`).toBe(copy.maximum());
+      }
+    }
+    expect(maximumOfPortable(new RoaringBitmap32().serialize("portable"))).toBeUndefined();
+    expect(maximumOfPortable(new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]))).toBeUndefined();
+  });
+});
+
+describe("maximaWithPrefix", () => {
+  let t: TempStore;
+  afterEach(() => t.cleanup());
+
+  it("lists every non-empty key under a prefix with its largest ID, from disk or cache, deltas included", () => {
+    t = tempStore();
+    const b = internals(t.store).bitmaps;
+    const big = Array.from({ length: SMALL_CHUNK_IDS + 10 }, (_, i) => 3 * i + 1);
+    internals(t.store).write(() => {
+      b.addMany("p:1:a", [1, 2, 5 * CHUNK + 3]);
+      b.addMany("p:1:b", big);
+      b.addMany("p:1:", [9]);
+      b.addMany("p:1:c", [4]);
+      b.addMany("p:10:x", [100]);
+      b.addMany("p:1", [101]);
+      b.addMany("p:2:y", [102]);
+    });
+    // "b" gets a delta raising its maximum; "c" is emptied (no chunk left).
+    internals(t.store).write(() => {
+      b.add("p:1:b", 3 * SMALL_CHUNK_IDS + 500);
+      b.removeMany("p:1:c", [4]);
+    });
+    expect(internals(t.store).tables.bitmapChunks.get(["p:1:b", 0, 1])).toBeDefined();
+    const expected = [
+      ["p:1:", 9],
+      ["p:1:a", 5 * CHUNK + 3],
+      ["p:1:b", 3 * SMALL_CHUNK_IDS + 500],
+    ];
+    expect(b.maximaWithPrefix("p:1:")).toEqual(expected);
+    b.clearCache();
+    expect(b.maximaWithPrefix("p:1:")).toEqual(expected);
+    // Listing caches nothing; a partly loaded entry answers from memory.
+    expect(b.cachedKeys()).toEqual([]);
+    b.getFrom("p:1:a", 5 * CHUNK);
+    expect(b.maximaWithPrefix("p:1:")).toEqual(expected);
   });
 });
 
