@@ -149,3 +149,18 @@ export interface StatsReader {
   };
   readonly bitmaps: { readonly cachedBytes: number };
 }
+
+/**
+ * What a channel's topic list reads (queries/channel-topics.ts): the access rules' reads,
+ * the topic bitmaps' newest IDs and where a message is.
+ */
+export interface TopicReader extends AccessReader {
+  readonly bitmaps: AccessReader["bitmaps"] & {
+    /** Every non-empty bitmap whose key starts with `prefix`, with its largest ID. */
+    maximaWithPrefix(prefix: string): [string, number][];
+    /** Loaded at least for IDs >= fromId (lower ones may be missing). */
+    getFrom(key: string, fromId: number): ReadonlyBitmap;
+  };
+  /** A message's channel (or minus its conversation) and topic; undefined once deleted. */
+  metaOf(id: number): MessageMeta | undefined;
+}

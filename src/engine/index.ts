@@ -91,6 +91,7 @@ export type { MessageMatcher } from "./narrow/predicate.js";
 export type { ApiFlag } from "./queries/message-flags.js";
 export type { UnreadSummary } from "./queries/unread.js";
 export type { RecentConversation } from "./queries/recent-conversations.js";
+export type { ChannelTopic } from "./queries/channel-topics.js";
 export { STOP_WORDS } from "./search/stop-words.js";
 export type { VerifyReport, IndexDifference } from "./verify.js";
 export type { StorageStats } from "./queries/storage-stats.js";

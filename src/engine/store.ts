@@ -121,6 +121,7 @@ import { unreadSummary, type UnreadSummary } from "./queries/unread.js";
 import { recentConversations, type RecentConversation } from "./queries/recent-conversations.js";
 import { countMessages, storageStats, type StorageStats } from "./queries/storage-stats.js";
 import { ReceivedSets } from "./received.js";
+import { ChannelTopicIndex, channelTopics, type ChannelTopic } from "./queries/channel-topics.js";
 import { StoreState, type StoreOptions } from "./state.js";
 import { lockDataDir, type DataDirLock } from "./storage/lock.js";
 import type {
@@ -227,6 +228,7 @@ import { warmUpSendPath, type WarmUpResult } from "./warm-up.js";
 export class Store {
   readonly #state: StoreState;
   readonly #received: ReceivedSets;
+  readonly #channelTopics: ChannelTopicIndex;
   readonly #lock: DataDirLock;
 
   /**
@@ -241,6 +243,7 @@ export class Store {
     try {
       this.#state = new StoreState(dir, options.renderer, options);
       this.#received = new ReceivedSets(this.#state);
+      this.#channelTopics = new ChannelTopicIndex(this.#state, this.#state);
     } catch (error) {
       this.#lock.release();
       throw error;
@@ -689,6 +692,11 @@ export class Store {
   }
   setTopicPolicy(userId: number, channelId: number, topic: string, policy: number): void {
     setTopicPolicy(this.#state, userId, channelId, topic, policy);
+  }
+  /** GET /users/me/{stream_id}/topics: the topics the caller may read messages of, newest first. */
+  channelTopics(userId: number, channelId: number): readonly ChannelTopic[] {
+    const { user } = this.#context(userId);
+    return channelTopics(this.#state, this.#received, this.#channelTopics, user, channelId);
   }
 
   // ---- presence ----

@@ -5,6 +5,7 @@
  */
 import type { Endpoint } from "../../endpoint.js";
 import getStreams from "./get-streams.js";
+import getStreamTopics from "./get-stream-topics.js";
 import getSubscriptions from "./get-subscriptions.js";
 import subscribe from "./subscribe.js";
 import unsubscribe from "./unsubscribe.js";
@@ -16,4 +17,5 @@ export const SUBSCRIPTION_ENDPOINTS: Endpoint[] = [
   getSubscriptions,
   getStreams,
   updateProperties,
+  getStreamTopics,
 ];
