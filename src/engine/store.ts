@@ -152,7 +152,7 @@ import { verifyIndexes, type VerifyReport } from "./verify.js";
 import { registerInternals } from "./internal.js";
 import type { EventBatch } from "./events/types.js";
 import type { ChangeSet } from "./events/change-set.js";
-import { notifyTyping, type TypingInput } from "./actions/typing.js";
+import { notifyEditTyping, notifyTyping, type TypingInput } from "./actions/typing.js";
 import {
   updateRealmSettingDefaults,
   updateSettings,
@@ -857,6 +857,10 @@ export class Store {
   /** POST /typing: checked like a send; an ephemeral event, nothing stored. */
   notifyTyping(userId: number, input: TypingInput): void {
     notifyTyping(this.#state, userId, input);
+  }
+  /** POST /messages/{id}/typing: the caller is (or stopped) editing the message; checked like the edit. */
+  notifyEditTyping(userId: number, messageId: number, op: "start" | "stop"): void {
+    notifyEditTyping(this.#state, userId, messageId, op);
   }
 
   /** GET /messages as IDs and flags only (no records read): for serializers with caches. */

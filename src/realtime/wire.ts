@@ -81,6 +81,8 @@ export class WireEvent {
         return o.emptyTopicName ? "e" : "";
       case "typing":
         return `${o.emptyTopicName ? "e" : ""}${o.streamTypingNotifications ? "s" : ""}`;
+      case "typing_edit_message":
+        return o.emptyTopicName ? "e" : "";
       case "user_group":
         return o.includeDeactivatedGroups ? "d" : "";
       case "scheduled_messages":
@@ -439,6 +441,19 @@ export class WireEvent {
           sender: brief(e.sender),
           stream_id: e.channelId,
           topic: this.#topic(queue, realm, e.topic ?? ""),
+        };
+      }
+      case "typing_edit_message": {
+        const r = e.recipient;
+        return {
+          type: "typing_edit_message",
+          op: e.op,
+          sender_id: e.senderId,
+          message_id: e.messageId,
+          recipient:
+            r.type === "channel"
+              ? { type: "channel", channel_id: r.channelId, topic: this.#topic(queue, realm, r.topic) }
+              : { type: "direct", user_ids: r.userIds },
         };
       }
     }

@@ -244,6 +244,7 @@ export function applyEvent(state: ClientState, event: Json): void {
   switch (type) {
     case "heartbeat":
     case "typing":
+    case "typing_edit_message":
     case "reaction":
     case "realm":
     case "restart":

@@ -6,12 +6,20 @@
  * channel's active subscribers, and the realtime layer passes it only to clients
  * that declared stream_typing_notifications. Users who turned off
  * receives_typing_notifications get neither.
+ *
+ * Typing while editing a message (POST /messages/{id}/typing, Zulip's
+ * send_message_edit_notification_backend) is checked like the edit itself would be,
+ * and reaches the same users: a channel message's channel subscribers, a direct
+ * message's participants (the editor included).
  */
-import { canSendToChannel } from "../access.js";
+import { canChangeMessage, canSendToChannel } from "../access.js";
 import { BadRequestError, ChannelNotFoundError } from "../errors.js";
 import { channelSubscribersAudience, excludingWhere, usersAudience } from "../events/audience.js";
 import type { StoreState } from "../state.js";
 import type { User } from "../types.js";
+import { getMessageRecord } from "../storage/message-records.js";
+import { realmMessagePolicy } from "./realm-message-policy.js";
+import { checkContentEditAllowed } from "./update-message.js";
 import { normalizeTopic, resolveRecipients } from "./send-message.js";
 import { requireActiveUser } from "./users.js";
 
@@ -53,6 +61,62 @@ export function notifyTyping(state: StoreState, senderId: number, input: TypingI
           channelSubscribersAudience(state, channel.id),
           (id) => !receivesTyping(state, state.users.get(id)),
         ),
+      },
+    ],
+  });
+}
+
+/** POST /messages/{message_id}/typing: `op` for the caller's edit of the message. */
+export function notifyEditTyping(state: StoreState, editorId: number, messageId: number, op: "start" | "stop"): void {
+  const editor = requireActiveUser(state, editorId);
+  const message =
+    Number.isSafeInteger(messageId) && messageId > 0 && messageId <= 0xffffffff
+      ? getMessageRecord(state.tables, messageId)
+      : undefined;
+  if (!message || !canChangeMessage(state, editor, message)) throw new BadRequestError("Invalid message(s)");
+  // As the edit itself would be checked, without the edit's grace period (as Zulip does).
+  checkContentEditAllowed(editor, message, realmMessagePolicy(state, editor.realmId), state.now(), 0);
+  const settings = state.settingsOf(editor.id);
+  const recipient = message.recipient;
+  if (recipient.type === "channel") {
+    if (!settings.send_stream_typing_notifications)
+      throw new BadRequestError("User has disabled typing notifications for channel messages");
+    state.dispatch({
+      seq: 0,
+      deliveries: [
+        {
+          event: {
+            type: "typing_edit_message",
+            op,
+            senderId: editor.id,
+            messageId: message.id,
+            recipient: { type: "channel", channelId: recipient.channelId, topic: message.topic },
+          },
+          audience: excludingWhere(
+            channelSubscribersAudience(state, recipient.channelId),
+            (id) => !receivesTyping(state, state.users.get(id)),
+          ),
+        },
+      ],
+    });
+    return;
+  }
+  if (!settings.send_private_typing_notifications)
+    throw new BadRequestError("User has disabled typing notifications for direct messages");
+  const participants = state.conversations.get(recipient.conversationId)?.userIds ?? [editor.id];
+  const userIds = participants.filter((id) => receivesTyping(state, state.users.get(id)));
+  state.dispatch({
+    seq: 0,
+    deliveries: [
+      {
+        event: {
+          type: "typing_edit_message",
+          op,
+          senderId: editor.id,
+          messageId: message.id,
+          recipient: { type: "direct", userIds },
+        },
+        audience: usersAudience(userIds),
       },
     ],
   });

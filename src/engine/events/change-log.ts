@@ -273,6 +273,8 @@ export function logEntryOf(event: EngineEvent): ChangeLogItem {
       return ["user_topic", String(event.userTopic.policy), event.userTopic.userId, event.userTopic.channelId];
     case "typing":
       return ["typing", event.op, event.sender.id];
+    case "typing_edit_message":
+      return ["typing_edit_message", event.op, event.senderId, event.messageId];
     case "muted_topics":
       return ["muted_topics", "update", event.userId];
     case "presence":

@@ -452,6 +452,7 @@ export function changesOfEvent(event: EngineEvent, out: ChangeSetBuilder): void 
       return;
     // Ephemeral: nothing stored.
     case "typing":
+    case "typing_edit_message":
       return;
     default: {
       const unclassified: never = event;

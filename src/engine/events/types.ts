@@ -240,6 +240,17 @@ export type EngineEvent =
       /** Channel typing. */
       readonly channelId: number | null;
       readonly topic: string | null;
+    }
+  /** Someone is editing a message (Zulip 10, feature level 351): to whoever would hear of the edit. */
+  | {
+      readonly type: "typing_edit_message";
+      readonly op: "start" | "stop";
+      readonly senderId: number;
+      readonly messageId: number;
+      readonly recipient:
+        | { readonly type: "channel"; readonly channelId: number; readonly topic: string }
+        /** The participants notified (active, receiving typing notifications). */
+        | { readonly type: "direct"; readonly userIds: readonly number[] };
     };
 
 /** The fields of a device update event (a subset of Device). */
