@@ -70,6 +70,36 @@ describe("GET /users/me/{stream_id}/topics", () => {
     }
   });
 
+  it("follows a PATCH /messages topic move after the list was cached", async () => {
+    const { owner, bob, general } = server.seed;
+    const a1 = await send(owner, "general", "a");
+    await send(owner, "general", "a");
+    await send(owner, "general", "b");
+    expect(((await topics(bob, general.id)).body["topics"] as { name: string }[]).map((t) => t.name)).toEqual([
+      "b",
+      "a",
+    ]);
+    const moved = await server.call(owner, "PATCH", `/messages/${a1}`, {
+      topic: "B",
+      propagate_mode: "change_all",
+      send_notification_to_new_thread: false,
+    });
+    expect(moved.status).toBe(200);
+    // What GET /messages shows the caller, grouped by case-folded topic at its newest message.
+    const r = await server.call(bob, "GET", "/messages", {
+      anchor: "newest",
+      num_before: 100,
+      num_after: 0,
+      narrow: [{ operator: "channel", operand: general.id }],
+    });
+    const newest = new Map<string, { name: string; max_id: number }>();
+    for (const m of (r.body["messages"] as { id: number; subject: string }[]).reverse())
+      if (!newest.has(m.subject.toUpperCase())) newest.set(m.subject.toUpperCase(), { name: m.subject, max_id: m.id });
+    expect((await topics(bob, general.id)).body["topics"]).toEqual([...newest.values()]);
+    // "a" merged into "b", whose newest message still spells it "b".
+    expect([...newest.values()].map((t) => t.name)).toEqual(["b"]);
+  });
+
   it("lives beside the /users/me/subscriptions routes without taking them", async () => {
     const { owner, general } = server.seed;
     expect((await server.call(owner, "GET", "/users/me/subscriptions")).body["subscriptions"]).toBeInstanceOf(Array);
