@@ -87,6 +87,7 @@ export { highlightsFor } from "./queries/get-messages.js";
 export { highlightsFromForms, messageTokenForms, type MessageTokenForms } from "./search/index.js";
 export { MAX_MESSAGES_PER_FETCH } from "./queries/get-messages.js";
 export { NEWEST_ANCHOR } from "./narrow/window.js";
+export { channelNarrowUrl, channelSlug, encodeHashComponent, messageNarrowUrl, topicNarrowUrl } from "./narrow/url.js";
 export type { MessageMatcher } from "./narrow/predicate.js";
 export type { ApiFlag } from "./queries/message-flags.js";
 export type { UnreadSummary } from "./queries/unread.js";

@@ -801,7 +801,9 @@ export class Store {
 
   /** GET /messages/{id}/history: the message after each change, oldest first, as the realm lets it be seen. */
   messageEditHistory(userId: number, messageId: number): HistorySnapshot[] {
-    return messageEditHistory(this.#state, this.#context(userId).user, messageId);
+    const viewer = this.#context(userId).user;
+    const policy = realmMessagePolicy(this.#state, viewer.realmId).messageEditHistoryVisibilityPolicy;
+    return messageEditHistory(this.#state, policy, viewer, messageId);
   }
 
   // ---- scheduled messages ----

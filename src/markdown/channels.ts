@@ -9,7 +9,7 @@ import type { StateInline } from "markdown-it";
 import type { RenderChannel, RenderContext } from "../engine/render.js";
 import { escapeAttr, escapeText } from "./escape.js";
 import { mayStartMention } from "./mentions.js";
-import { channelNarrowUrl, messageNarrowUrl, topicNarrowUrl } from "./narrow-url.js";
+import { channelNarrowUrl, messageNarrowUrl, topicNarrowUrl } from "../engine/index.js";
 import { pushInlineHtml } from "./raw-html.js";
 import { renderStateOf } from "./render-state.js";
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import type { RenderChannel, RenderContext, RenderGroup, RenderResult, RenderUser } from "../../src/engine/render.js";
 import { renderMarkdown } from "../../src/markdown/index.js";
-import { encodeHashComponent } from "../../src/markdown/narrow-url.js";
+import { encodeHashComponent } from "../../src/engine/index.js";
 
 const USERS: readonly RenderUser[] = [
   { id: 10, fullName: "Alice Smith", email: "alice@example.com" },

@@ -11,7 +11,7 @@
  * message link is absolute (the realm's URL); the engine knows no URL, so it links
  * relatively, as Zulip's renderer turns such links anyway.
  */
-import { channelSlug, encodeHashComponent } from "../../markdown/narrow-url.js";
+import { channelSlug, encodeHashComponent } from "../narrow/url.js";
 import { RoaringBitmap32, type ReadonlyBitmap } from "../index/bitmap-store.js";
 import { key } from "../index/keys.js";
 import type { StoreState } from "../state.js";

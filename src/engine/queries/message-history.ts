@@ -7,11 +7,9 @@
  */
 import { canAccessMessage } from "../access.js";
 import { BadRequestError } from "../errors.js";
-import type { StoreState } from "../state.js";
-import { getMessageRecord } from "../storage/message-records.js";
+import type { AccessReader } from "../directory.js";
 import type { EditHistoryEntry, User } from "../types.js";
 import type { EditHistoryVisibility } from "../settings/message-policy.js";
-import { realmMessagePolicy } from "../actions/realm-message-policy.js";
 
 /** The message as it was after one change (or as sent, for the first). */
 export interface HistorySnapshot {
@@ -29,12 +27,17 @@ export interface HistorySnapshot {
   readonly stream?: number;
 }
 
-export function messageEditHistory(state: StoreState, viewer: User, messageId: number): HistorySnapshot[] {
-  const policy = realmMessagePolicy(state, viewer.realmId).messageEditHistoryVisibilityPolicy;
+/** `policy` is the viewer's realm's message_edit_history_visibility_policy. */
+export function messageEditHistory(
+  state: AccessReader,
+  policy: EditHistoryVisibility,
+  viewer: User,
+  messageId: number,
+): HistorySnapshot[] {
   if (policy === "none") throw new BadRequestError("Message edit history is disabled in this organization");
   const message =
     Number.isSafeInteger(messageId) && messageId > 0 && messageId <= 0xffffffff
-      ? getMessageRecord(state.tables, messageId)
+      ? state.messageRecord(messageId)
       : undefined;
   if (!message || !canAccessMessage(state, viewer, message)) throw new BadRequestError("Invalid message(s)");
   const snapshots: HistorySnapshot[] = [];

@@ -1,11 +1,16 @@
 /**
- * @module markdown/narrow-url
+ * @module narrow/url
  * Zulip's `#narrow/...` URL fragments for channels, topics and messages. Zulip
  * encodes names in hash components its own way (percent-encoding with `.` in
  * place of `%`, and `.` itself as `.2E`), and clients parse links that way, so
- * links must be built exactly like this to open the right narrow.
+ * links must be built exactly like this to open the right narrow. Both the renderer
+ * (channel and topic links) and the engine (Notification Bot's move notices) build them.
  */
-import { toWellFormed } from "./escape.js";
+
+/** Lone surrogates replaced (encodeURIComponent throws on them; String#toWellFormed is ES2024). */
+function toWellFormed(text: string): string {
+  return text.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD");
+}
 
 /** Zulip's encode_hash_component: Python's quote(safe="*") with `%`→`.` and `.`→`.2E`. */
 export function encodeHashComponent(component: string): string {
