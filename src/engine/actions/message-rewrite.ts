@@ -20,7 +20,9 @@ import type { StoreState } from "../state.js";
 import { messageMetaOf, type Message } from "../types.js";
 import { putMessageRecord, partsOf } from "../storage/message-records.js";
 import type { MessageField } from "../events/change-set.js";
-import { indexMessage } from "./send-message.js";
+import { isIndexableTerm, key } from "../index/keys.js";
+import { indexTerms } from "../search/index.js";
+import { indexMessage, RESOLVED_TOPIC_PREFIX } from "./send-message.js";
 
 export interface MessageRewrite {
   readonly before: Message;
@@ -33,6 +35,54 @@ export function indexKeysOf(state: StoreState, message: Message): Set<string> {
   const keys = new Set<string>();
   indexMessage(state, message, { add: (k) => keys.add(k) });
   return keys;
+}
+
+/**
+ * Whether a rewrite only moves a channel message (another channel and/or topic, same
+ * content and everything else indexed): its index keys then differ only in the keys of
+ * its place, the same for every message moved between the same two places.
+ */
+function isRelocation(before: Message, after: Message): boolean {
+  return (
+    before.recipient.type === "channel" &&
+    after.recipient.type === "channel" &&
+    after.renderedContent === before.renderedContent &&
+    after.senderId === before.senderId &&
+    after.hasLink === before.hasLink &&
+    after.hasImage === before.hasImage &&
+    after.hasAttachment === before.hasAttachment &&
+    after.reactions.length > 0 === before.reactions.length > 0 &&
+    after.wildcard === before.wildcard
+  );
+}
+
+/** The keys a channel message has because of where it is: channel, topic, resolved, the topic's search terms. */
+function placeKeys(realmId: number, channelId: number, topic: string): { keys: Set<string>; terms: Set<string> } {
+  const keys = new Set([key.channel(channelId), key.channelTopic(channelId, topic), key.topic(realmId, topic)]);
+  if (topic.startsWith(RESOLVED_TOPIC_PREFIX)) keys.add(key.resolved(realmId));
+  const terms = new Set(indexTerms(topic, "").filter(isIndexableTerm));
+  return { keys, terms };
+}
+
+/** What moving a message between two places does to its keys. */
+interface Relocation {
+  readonly remove: readonly string[];
+  readonly add: readonly string[];
+  /** Terms of the old topic only: their keys lose the message unless its content has them. */
+  readonly oldTerms: readonly string[];
+  /** Terms of the new topic only (a message whose content has one is already there: adding is harmless). */
+  readonly newTerms: readonly string[];
+}
+
+function relocation(realmId: number, from: [number, string], to: [number, string]): Relocation {
+  const old = placeKeys(realmId, from[0], from[1]);
+  const next = placeKeys(realmId, to[0], to[1]);
+  return {
+    remove: [...old.keys].filter((k) => !next.keys.has(k)),
+    add: [...next.keys].filter((k) => !old.keys.has(k)),
+    oldTerms: [...old.terms].filter((t) => !next.terms.has(t)),
+    newTerms: [...next.terms].filter((t) => !old.terms.has(t)),
+  };
 }
 
 /** Which change-set fields a rewrite touches, for the change set of the write. */
@@ -54,6 +104,7 @@ export function rewriteFields(rewrite: MessageRewrite): MessageField[] {
  * access before and after, which only they know.
  */
 export function rewriteMessages(state: StoreState, ctx: WriteContext, rewrites: readonly MessageRewrite[]): void {
+  const relocations = new Map<string, Relocation>();
   const removals = new Map<string, number[]>();
   const additions = new Map<string, number[]>();
   const push = (into: Map<string, number[]>, k: string, id: number) => {
@@ -65,10 +116,28 @@ export function rewriteMessages(state: StoreState, ctx: WriteContext, rewrites: 
     const { before, after } = rewrite;
     if (after !== null && (after.id !== before.id || after.realmId !== before.realmId))
       throw new Error(`rewriteMessages: message ${before.id} cannot change its ID or realm`);
-    const old = indexKeysOf(state, before);
-    const next = after === null ? new Set<string>() : indexKeysOf(state, after);
-    for (const k of old) if (!next.has(k)) push(removals, k, before.id);
-    for (const k of next) if (!old.has(k)) push(additions, k, before.id);
+    if (after !== null && isRelocation(before, after)) {
+      // A move: the keys of the two places, worked out once per pair of places; the
+      // content is tokenised only when the old topic had words the new one lacks.
+      const from = messageMetaOf(before) as [number, string];
+      const to = messageMetaOf(after) as [number, string];
+      const pair = JSON.stringify([from, to]);
+      let change = relocations.get(pair);
+      if (!change) relocations.set(pair, (change = relocation(before.realmId, from, to)));
+      for (const k of change.remove) push(removals, k, before.id);
+      for (const k of change.add) push(additions, k, before.id);
+      for (const term of change.newTerms) push(additions, key.term(before.realmId, term), before.id);
+      if (change.oldTerms.length > 0) {
+        const content = new Set(indexTerms("", before.renderedContent));
+        for (const term of change.oldTerms)
+          if (!content.has(term)) push(removals, key.term(before.realmId, term), before.id);
+      }
+    } else {
+      const old = indexKeysOf(state, before);
+      const next = after === null ? new Set<string>() : indexKeysOf(state, after);
+      for (const k of old) if (!next.has(k)) push(removals, k, before.id);
+      for (const k of next) if (!old.has(k)) push(additions, k, before.id);
+    }
     if (after === null) {
       const parts = partsOf(state.tables, before.id);
       for (let i = 0; i < parts; i++) state.tables.messageParts.removeSync([before.id, i]);

@@ -433,7 +433,7 @@ export function writeMove(
     return { before, after };
   });
   rewriteMessages(state, ctx, rewrites);
-  rows?.apply(ctx);
+  rows?.apply();
 
   if (policiesBefore !== null) {
     migrateTopicPolicies(

@@ -27,7 +27,6 @@ import { EMPTY, RoaringBitmap32, type Bitmap, type ReadonlyBitmap } from "../ind
 import { key, type StoredFlag } from "../index/keys.js";
 import type { StoreState } from "../state.js";
 import { ROLE, type Channel, type Subscription } from "../types.js";
-import type { WriteContext } from "../write-coordinator.js";
 
 /** Flags a gained row must not inherit from a row the user lost earlier (Zulip's new row is read only). */
 const STALE_ON_GAIN: readonly StoredFlag[] = [
@@ -45,10 +44,13 @@ export interface ChannelMoveRows {
   readonly rowLosers: ReadonlySet<number>;
   /** Users who may no longer read the messages (users_losing_access): they get delete_message. */
   readonly losingAccess: readonly number[];
-  /** Whether a user had a row for `targetId` before the move; undefined: not a user of either channel. */
+  /**
+   * Whether a user had a row for `targetId` before the move; undefined when the move
+   * does not change their rows (read them afterwards).
+   */
   hadTargetRow(userId: number): boolean | undefined;
   /** Writes the bits; call inside the write, after the messages moved. */
-  apply(ctx: WriteContext): void;
+  apply(): void;
 }
 
 /** One kind of row bits of one user among the moved messages: what there is, what there should be. */
@@ -119,13 +121,19 @@ export function rowsAmong(
   ids: ReadonlyBitmap,
   sent: ReadonlyBitmap,
 ): ReadonlyBitmap {
-  const b = state.bitmaps;
   const derived = or(covered(ids, state.subsByUser.get(userId)?.get(channelId)), sent);
-  const stored = or(
-    and(b.get(key.userFlag(userId, "historical")), ids),
-    and(b.get(key.userFlag(userId, "granted")), ids),
-  );
-  return andNot(or(derived, stored), and(b.get(key.userFlag(userId, "withdrawn")), ids));
+  const stored = or(storedAmong(state, userId, "historical", ids), storedAmong(state, userId, "granted", ids));
+  return andNot(or(derived, stored), storedAmong(state, userId, "withdrawn", ids));
+}
+
+/**
+ * The part of `ids` in one of the user's row bitmaps. Most users have none of these:
+ * an absent key is found without loading (and caching) an empty bitmap.
+ */
+function storedAmong(state: StoreState, userId: number, flag: StoredFlag, ids: ReadonlyBitmap): ReadonlyBitmap {
+  const k = key.userFlag(userId, flag);
+  if (ids.isEmpty || !state.bitmaps.holdsAnyIn(k, ids.minimum(), ids.maximum())) return EMPTY;
+  return and(state.bitmaps.get(k), ids);
 }
 
 /**
@@ -140,7 +148,6 @@ export function planChannelMoveRows(
   sentBy: ReadonlyMap<number, ReadonlyBitmap>,
   targetId: number,
 ): ChannelMoveRows {
-  const b = state.bitmaps;
   const protectedTarget = !to.historyPublicToSubscribers;
   const rowLosers = new Set<number>();
   const losingAccess: number[] = [];
@@ -152,13 +159,23 @@ export function planChannelMoveRows(
     const subTo = subs?.get(to.id);
     if (subFrom === undefined && subTo === undefined) continue;
     const sent = sentBy.get(userId) ?? EMPTY;
-    const historicalHave = and(b.get(key.userFlag(userId, "historical")), moved);
-    const grantedHave = and(b.get(key.userFlag(userId, "granted")), moved);
-    const withdrawnHave = and(b.get(key.userFlag(userId, "withdrawn")), moved);
-    const stored = or(historicalHave, grantedHave);
-    const before = andNot(or(or(covered(moved, subFrom), sent), stored), withdrawnHave);
-    const derivedAfter = or(covered(moved, subTo), sent);
+    const coveredFrom = covered(moved, subFrom);
+    const coveredTo = covered(moved, subTo);
     const activeInTarget = subTo?.active === true;
+    if (coveredFrom === moved && coveredTo === moved && activeInTarget) {
+      // Received in both places (the common case): nothing changes, whatever was withdrawn,
+      // so whether they have the target's row is the same after the move (hadTargetRow
+      // leaves it to the caller to read then).
+      continue;
+    }
+    // Historical and granted rows are only for messages the intervals do not cover.
+    const uncovered = andNot(moved, coveredFrom);
+    const historicalHave = storedAmong(state, userId, "historical", uncovered);
+    const grantedHave = storedAmong(state, userId, "granted", uncovered);
+    const withdrawnHave = storedAmong(state, userId, "withdrawn", moved);
+    const stored = or(historicalHave, grantedHave);
+    const before = andNot(or(or(coveredFrom, sent), stored), withdrawnHave);
+    const derivedAfter = or(coveredTo, sent);
     const loser = subFrom !== undefined && !activeInTarget;
     targetRows.set(userId, before.has(targetId));
     if (loser) {
@@ -178,13 +195,19 @@ export function planChannelMoveRows(
     rowLosers,
     losingAccess,
     hadTargetRow: (userId) => targetRows.get(userId),
-    apply(ctx) {
-      for (const change of changes) applyUserRows(state, ctx, change);
+    apply() {
+      for (const change of changes) applyUserRows(state, change);
     },
   };
 }
 
-function applyUserRows(state: StoreState, ctx: WriteContext, rows: UserRows): void {
+/**
+ * Writes one user's row bits. No per-user entry goes into the change set: the write
+ * names every moved message with its "channel" field, and whatever keeps a user's rows
+ * or flags of a message must drop them on that (a 5,000-message move would otherwise
+ * list 5,000 IDs for each of thousands of users in the change log).
+ */
+function applyUserRows(state: StoreState, rows: UserRows): void {
   const b = state.bitmaps;
   const { userId } = rows;
   const set = (flag: StoredFlag, bits: RowBits) => {
@@ -204,6 +227,4 @@ function applyUserRows(state: StoreState, ctx: WriteContext, rows: UserRows): vo
       if (!b.isEmpty(k) && b.get(k).intersects(gained)) b.removeMany(k, gained.toArray());
     }
   }
-  const changed = or(gained, andNot(rows.before, rows.after));
-  if (!changed.isEmpty) ctx.changed({ kind: "flags", userId, messageIds: changed.toArray() });
 }

@@ -156,6 +156,25 @@ export class BitmapStore {
     return true;
   }
 
+  /**
+   * Whether `key` holds any ID in [firstId, lastId], loading and caching nothing: chunks
+   * a cached bitmap holds answer from memory, others by a point read of the chunk's base
+   * (a chunk with a delta always has one). For probing thousands of per-user keys of
+   * which most were never written (a move asks every member of two channels).
+   */
+  holdsAnyIn(key: string, firstId: number, lastId: number): boolean {
+    if (!storable(key) || lastId < firstId) return false;
+    const entry = this.#cache.get(key);
+    for (let chunk = firstId >>> CHUNK_BITS; chunk <= lastId >>> CHUNK_BITS; chunk++) {
+      if (entry && chunk >= entry.from) {
+        const start = Math.max(firstId, chunk * CHUNK_SPAN);
+        const end = Math.min(lastId + 1, (chunk + 1) * CHUNK_SPAN);
+        if (entry.bitmap.rangeCardinality(start, end) > 0) return true;
+      } else if (this.#tables.bitmapChunks.doesExist([key, chunk])) return true;
+    }
+    return false;
+  }
+
   /** Adds one ID; returns whether it was absent. */
   add(key: string, id: number): boolean {
     const entry = this.#writableEntry(key, id >>> CHUNK_BITS);

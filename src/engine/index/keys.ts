@@ -6,11 +6,25 @@
  */
 import { createHash } from "node:crypto";
 
+/** Recently folded topics: a topic's messages are indexed (sent, moved, verified) by the thousand. */
+const FOLDED = new Map<string, string>();
+const MAX_FOLDED = 10_000;
+
 /**
  * Folds a topic the way PostgreSQL's upper() does in Zulip's topic indexes: per
  * code point, never changing length (so "ß" stays "ß", unlike String#toUpperCase).
  */
 export function foldTopic(topic: string): string {
+  let out = FOLDED.get(topic);
+  if (out === undefined) {
+    out = foldCodePoints(topic);
+    if (FOLDED.size >= MAX_FOLDED) FOLDED.clear();
+    if (topic.length <= 240) FOLDED.set(topic, out);
+  }
+  return out;
+}
+
+function foldCodePoints(topic: string): string {
   let out = "";
   for (const ch of topic) {
     const upper = ch.toUpperCase();

@@ -46,22 +46,43 @@ function isSplitHead(value: unknown): value is SplitHead {
   return typeof value === "object" && value !== null && "parts" in value && !("content" in value);
 }
 
-/** Cheap bound on the record's encoded size, so short messages skip the trial encoding. */
+/** UTF-16 units of an edit history's strings, and entries (each with ~60 bytes of numbers and field names). */
+function historySize(message: Message): { units: number; entries: number } {
+  let units = 0;
+  for (const e of message.editHistory ?? [])
+    units +=
+      (e.prevContent?.length ?? 0) +
+      (e.prevRenderedContent?.length ?? 0) +
+      (e.prevTopic?.length ?? 0) +
+      (e.topic?.length ?? 0);
+  return { units, entries: message.editHistory?.length ?? 0 };
+}
+
+/**
+ * Cheap bound on the record's encoded size, so short messages skip the trial encoding
+ * (moved messages too: a move gives each a history entry of two topic names).
+ */
 function surelySmall(message: Message): boolean {
   // UTF-8 is at most 3 bytes per UTF-16 unit; the other fields of an ordinary message take well under 300 bytes.
+  const history = historySize(message);
   return (
-    (message.content.length + message.renderedContent.length + message.topic.length + message.client.length) * 3 <
+    (message.content.length +
+      message.renderedContent.length +
+      message.topic.length +
+      message.client.length +
+      history.units) *
+      3 +
+      history.entries * 80 <
       MAX_INLINE_BYTES - 300 &&
     message.reactions.length === 0 &&
-    message.editHistory === null &&
     message.mentionedUserIds.length + message.mentionedGroupIds.length < 16
   );
 }
 
 /** Stores (or replaces) a message record; call inside a write transaction. */
 export function putMessageRecord(tables: Tables, message: Message): void {
-  const previous = tables.messages.get(message.id);
-  const previousParts = isSplitHead(previous) ? previous.parts : 0;
+  // A record in parts always has part 0: an inline one (nearly all) is not decoded to find out.
+  const previousParts = tables.messageParts.doesExist([message.id, 0]) ? partsOf(tables, message.id) : 0;
   let parts = 0;
   if (!surelySmall(message)) {
     const bytes = codec.pack(message);

@@ -103,6 +103,18 @@ describe("topic moves", () => {
     expect(ids(store, owner.id, topicNarrow("general", "done"))).toEqual([b, c, d]);
   });
 
+  it("keeps a topic word in the search index where the content has it too", () => {
+    const { owner, alice, send } = setup();
+    const a = send(alice.id, "general", "trip", "packing list for the trip");
+    const b = send(alice.id, "general", "trip", "tickets booked");
+    const other = send(alice.id, "secret", "Trip", "elsewhere");
+    moveMessages(t.store, owner.id, a, { topic: "voyage ✔", propagateMode: "change_all" });
+    expect(ids(t.store, owner.id, [{ operator: "search", operand: "trip" }])).toEqual([a, other]);
+    expect(ids(t.store, owner.id, [{ operator: "search", operand: "voyage" }])).toEqual([a, b]);
+    expect(ids(t.store, owner.id, [{ operator: "topic", operand: "trip" }])).toEqual([other]);
+    expect(t.store.verify().differences).toEqual([]);
+  });
+
   it("writes one history entry per move and sets last_moved_timestamp, not last_edit_timestamp", () => {
     const { owner, alice, send } = setup();
     const a = send(alice.id, "general", "plans", "one");

@@ -1,0 +1,193 @@
+/**
+ * @module bench/move-topic
+ * `npm run build && node dist/bench/move-topic.js [--users 10000] [--messages 5000] [--runs 3]`
+ *
+ * How long the largest moves hold the event loop in the engine (the PATCH path without
+ * HTTP): a `change_all` of a 5,000-message topic from a channel every user is in to a
+ * public channel half of them are in, then on to a private channel with protected
+ * history (1,000 members), a rename inside it, and resolving a 1,000-message topic with
+ * its notice. Each move is timed in two parts, the checks before the write
+ * (prepareMove) and the write (writeMove, its notices, the commit); then one member's
+ * unread summary, which rebuilds the sets the move invalidated. Synthetic data, built in
+ * one batch per run; figures go to stdout and bench/results/move-topic.json.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { performance } from "node:perf_hooks";
+import { openStore } from "../src/index.js";
+import { internals } from "../src/engine/internal.js";
+import { prepareMove, writeMove, type MoveRequest } from "../src/engine/actions/move-messages.js";
+import { getMessageRecord } from "../src/engine/storage/message-records.js";
+import type { Store, User } from "../src/engine/index.js";
+
+const log = (line: string) => process.stderr.write(line + "\n");
+
+const { values } = parseArgs({
+  options: {
+    users: { type: "string", default: "10000" },
+    messages: { type: "string", default: "5000" },
+    runs: { type: "string", default: "3" },
+    out: { type: "string", default: "bench/results" },
+  },
+});
+const USERS = Number(values.users);
+const MESSAGES = Number(values.messages);
+const RUNS = Number(values.runs);
+
+interface Timing {
+  readonly move: string;
+  readonly messages: number;
+  readonly prepareMs: number;
+  readonly writeMs: number;
+  /** CPU time of the write (user + system): what the move costs when the machine is shared. */
+  readonly writeCpuMs: number;
+  readonly unreadAfterMs: number;
+}
+
+function cpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+}
+
+function channelId(store: Store, realmId: number, name: string): number {
+  return internals(store).channelByName.get(`${realmId}:${name.toUpperCase()}`)!;
+}
+
+/** A realm: USERS users in "big", half in "half", 1,000 in the protected "vault"; the topics to move. */
+function build(store: Store): { owner: User; users: User[]; moveTopicId: number; resolveTopicId: number } {
+  const { realm, owner } = store.createRealm({
+    subdomain: "",
+    name: "Bench",
+    owner: { email: "owner@bench.dev", fullName: "Owner" },
+  });
+  const users: User[] = [owner];
+  store.batch(() => {
+    for (let i = 1; i < USERS; i++)
+      users.push(store.createUser({ realmId: realm.id, email: `u${i}@bench.dev`, fullName: `User ${i}` }));
+  });
+  log(`  ${USERS} users`);
+  const ids = users.map((u) => u.id);
+  store.subscribe(owner.id, { channels: [{ name: "big" }], principals: ids });
+  store.subscribe(owner.id, { channels: [{ name: "half" }], principals: ids.filter((_, i) => i % 2 === 0) });
+  store.subscribe(owner.id, {
+    channels: [{ name: "vault" }],
+    principals: ids.filter((_, i) => i % 10 === 0),
+    newChannel: { inviteOnly: true, historyPublicToSubscribers: false },
+  });
+  log("  subscriptions");
+  let moveTopicId = 0;
+  let resolveTopicId = 0;
+  store.batch(() => {
+    for (let i = 0; i < MESSAGES; i++) {
+      const sender = users[(i * 7) % 100]!;
+      const send = (topic: string, content: string) =>
+        store.sendMessage({ senderId: sender.id, to: { type: "channel", channel: "big", topic }, content }).id;
+      const id = send("the big topic", `message ${i} about the plan, see @**User ${i % 50}**`);
+      if (i === 0) moveTopicId = id;
+      send(`other ${i % 20}`, `noise ${i}`);
+      if (i < 1000) {
+        const r = send("to resolve", `resolve me ${i}`);
+        if (i === 0) resolveTopicId = r;
+      }
+    }
+  });
+  log(`  ${MESSAGES} messages in the topic to move, ${MESSAGES} others, 1000 in the topic to resolve`);
+  // A few readers' flags: some read up to a point, some starred.
+  for (let i = 0; i < 200; i++) store.updateFlags(users[i * 3]!.id, [moveTopicId + i * 2], "starred", "add");
+  return { owner, users, moveTopicId, resolveTopicId };
+}
+
+function timeMove(store: Store, actor: User, messageId: number, request: Partial<MoveRequest>, reader: User): Timing {
+  const state = internals(store);
+  const message = getMessageRecord(state.tables, messageId)!;
+  const full: MoveRequest = {
+    propagateMode: "change_all",
+    sendNotificationToOldThread: true,
+    sendNotificationToNewThread: true,
+    ...request,
+  };
+  const t0 = performance.now();
+  const prepared = prepareMove(state, actor, message, full, state.now());
+  const t1 = performance.now();
+  if (!prepared) throw new Error("nothing to move");
+  const c1 = cpuMs();
+  state.write((ctx) => {
+    const result = writeMove(state, ctx, prepared, message, { userId: actor.id, timestamp: state.now() });
+    result.writeNotices();
+  });
+  const t2 = performance.now();
+  const c2 = cpuMs();
+  store.unreadSummary(reader.id);
+  const t3 = performance.now();
+  return {
+    move: "",
+    messages: prepared.messageIds.length,
+    prepareMs: t1 - t0,
+    writeMs: t2 - t1,
+    writeCpuMs: c2 - c1,
+    unreadAfterMs: t3 - t2,
+  };
+}
+
+function run(): Timing[] {
+  const dir = mkdtempSync(join(tmpdir(), "parley-move-bench-"));
+  const store = openStore(dir, { noSync: true });
+  try {
+    log("building");
+    const { owner, users, moveTopicId, resolveTopicId } = build(store);
+    const realmId = owner.realmId;
+    const reader = users[10]!; // in all three channels
+    store.unreadSummary(reader.id);
+    const out: Timing[] = [];
+    const named = (move: string, t: Timing) => out.push({ ...t, move });
+    named(
+      "public → public (10k → 5k members)",
+      timeMove(store, owner, moveTopicId, { channelId: channelId(store, realmId, "half") }, reader),
+    );
+    named(
+      "public → protected (5k → 1k members)",
+      timeMove(store, owner, moveTopicId, { channelId: channelId(store, realmId, "vault") }, reader),
+    );
+    named("rename in the protected channel", timeMove(store, owner, moveTopicId, { topic: "renamed" }, reader));
+    named("resolve a 1,000-message topic", timeMove(store, owner, resolveTopicId, { topic: "✔ to resolve" }, reader));
+    const report = store.verify();
+    if (report.differences.length > 0 || report.problems.length > 0) throw new Error("verify is not clean");
+    return out;
+  } finally {
+    store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const runs: Timing[][] = [];
+for (let i = 0; i < RUNS; i++) {
+  log(`run ${i + 1}/${RUNS}`);
+  runs.push(run());
+}
+const rows = runs[0]!.map((first, i) => {
+  const all = runs.map((r) => r[i]!);
+  const median = (pick: (t: Timing) => number) => {
+    const sorted = all.map(pick).sort((a, b) => a - b);
+    return Math.round(sorted[Math.floor(sorted.length / 2)]! * 10) / 10;
+  };
+  return {
+    move: first.move,
+    messages: first.messages,
+    prepareMs: median((t) => t.prepareMs),
+    writeMs: median((t) => t.writeMs),
+    writeCpuMs: median((t) => t.writeCpuMs),
+    unreadAfterMs: median((t) => t.unreadAfterMs),
+  };
+});
+console.log(`users ${USERS}, runs ${RUNS} (medians), load average ${loadavg()[0]!.toFixed(1)}`);
+console.log("| move | messages | prepare ms | write ms (wall) | write ms (CPU) | unread summary after ms |");
+console.log("|---|---|---|---|---|---|");
+for (const r of rows)
+  console.log(`| ${r.move} | ${r.messages} | ${r.prepareMs} | ${r.writeMs} | ${r.writeCpuMs} | ${r.unreadAfterMs} |`);
+mkdirSync(values.out, { recursive: true });
+writeFileSync(
+  join(values.out, "move-topic.json"),
+  JSON.stringify({ users: USERS, runs: RUNS, loadAverage: loadavg()[0], rows }, null, 2) + "\n",
+);
