@@ -75,6 +75,8 @@ export const MESSAGE_INDEXES = [
   `CREATE INDEX zerver_message_realm_id ON zerver_message (realm_id, id DESC)`,
   `CREATE INDEX zerver_message_sender_id ON zerver_message (sender_id)`,
   `CREATE INDEX zerver_message_recipient_id ON zerver_message (recipient_id)`,
+  // Empty until messages are edited or moved (the mutation rows keep it up to date).
+  `CREATE INDEX zerver_message_edit_history_id ON zerver_message (id) WHERE edit_history IS NOT NULL`,
 ];
 
 /** zerver_usermessage: the unique (user, message) index and the partial flag indexes with literal masks. */

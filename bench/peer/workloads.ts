@@ -20,8 +20,10 @@ export interface PeerWorkload {
   reset?(): Promise<void>;
 }
 
-const lit = (s: string) => `'${s.replace(/'/g, "''")}'`;
-const ids = (list: readonly number[]) => (list.length === 0 ? "NULL" : list.join(","));
+/** A SQL string literal, as psycopg2 inlines it. */
+export const lit = (s: string) => `'${s.replace(/'/g, "''")}'`;
+/** An IN list (NULL when empty, which matches nothing). */
+export const ids = (list: readonly number[]) => (list.length === 0 ? "NULL" : list.join(","));
 const B = (user: number) =>
   `SELECT message_id, flags FROM zerver_usermessage JOIN zerver_message ON zerver_usermessage.message_id = zerver_message.id WHERE user_profile_id = ${user}`;
 

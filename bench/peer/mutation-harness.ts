@@ -1,0 +1,190 @@
+/**
+ * @module bench/peer/mutation-harness
+ * Runs issue #28's rows (bench/workloads/mutations.ts, bench/peer/mutations.ts): per
+ * iteration, the same state is set up on both sides untimed, the operation is timed on
+ * the engine and then on PostgreSQL, PostgreSQL's search index catches up (timed apart:
+ * Zulip does it after the commit, in process_fts_updates), and every narrow the
+ * operation touches is compared ID for ID. The first iteration is a warm-up.
+ *
+ * Loop hold: the engine's calls are synchronous, so each holds the event loop for its
+ * whole duration; a perf_hooks delay histogram runs across the call and two turns after
+ * it, so work the store defers past the call (after-commit callbacks) counts too.
+ */
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import type pg from "pg";
+import type { Store } from "../../src/engine/index.js";
+import type { Manifest } from "../../tools/generate/manifest.js";
+import { compareIds, summarize, type Timing } from "../harness.js";
+import { MUTATION_ROWS, engineMutations, type CheckValues, type MutationKind } from "../workloads/mutations.js";
+import { chooseCast, peerMutations } from "./mutations.js";
+
+/** Timed iterations after the warm-up (a move sets up 5,000 messages on each side per iteration). */
+export const MUTATION_ITERATIONS: Record<MutationKind, number> = { edit: 12, move: 3, resolve: 5, deleteTopic: 5 };
+export const LOOP_BUDGET_MS = 50;
+const TARGET = 20;
+
+const DESCRIPTIONS: Record<MutationKind, string> = {
+  edit: "PATCH content of a fresh message in the 10,000-subscriber channel, one mention replaced by another",
+  move: "PATCH stream_id (change_all) of a 5,000-message topic from the 10,000-subscriber channel to a private channel with protected history (50 subscribers)",
+  resolve:
+    "PATCH topic to '✔ name' (change_all) of a 1,000-message topic in the 10,000-subscriber channel, with the resolve notice",
+  deleteTopic: "POST delete_topic of a 1,000-message topic in the 10,000-subscriber channel, repeated until complete",
+};
+
+export interface MutationResult {
+  readonly name: string;
+  readonly description: string;
+  /** Null when the engine's API for the operation is not there yet (the peer side still runs). */
+  readonly ours: Timing | null;
+  readonly peer: Timing;
+  readonly ratio: number | null;
+  readonly target: string;
+  readonly targetMet: boolean | null;
+  /** The longest the engine held the event loop, over every timed iteration. */
+  readonly oursLoopMaxMs: number | null;
+  /** Synchronous store calls per operation (delete_topic answers complete after several). */
+  readonly oursCallsPerOp: number;
+  readonly loopWithinBudget: boolean | null;
+  /** PostgreSQL's process_fts_updates after the request (not in the ratio). */
+  readonly peerFts: Timing;
+  readonly peerFtsRows: number;
+  readonly checks: readonly string[];
+  readonly idsMatch: boolean | null;
+  readonly mismatch: string | null;
+}
+
+function compareChecks(ours: CheckValues, peer: CheckValues): string | null {
+  const problems: string[] = [];
+  for (const [name, a] of Object.entries(ours)) {
+    const b = peer[name] ?? [];
+    const differs =
+      typeof a[0] === "string" || typeof b[0] === "string"
+        ? JSON.stringify(a) === JSON.stringify(b)
+          ? null
+          : `ours ${JSON.stringify(a)}, peer ${JSON.stringify(b)}`
+        : compareIds(a as number[], b as number[]);
+    if (differs) problems.push(`${name}: ${differs}`);
+  }
+  return problems.length === 0 ? null : problems.join("; ");
+}
+
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+export interface MutationRunOptions {
+  readonly store: Store;
+  readonly db: pg.Client;
+  readonly manifest: Manifest;
+  readonly selected: (name: string) => boolean;
+  readonly log: (line: string) => void;
+  /** Timed iterations per row instead of MUTATION_ITERATIONS. */
+  readonly iterations?: number;
+}
+
+export async function runMutations(options: MutationRunOptions): Promise<MutationResult[]> {
+  const { store, db, manifest: m, log } = options;
+  const kinds = (Object.keys(MUTATION_ROWS) as MutationKind[]).filter((k) => options.selected(MUTATION_ROWS[k]));
+  if (kinds.length === 0) return [];
+  const cast = await chooseCast(db, m);
+  const ours = engineMutations(store, m, cast);
+  if (ours.missing) log(`parley side of the mutation rows not run: ${ours.missing}; PostgreSQL side only`);
+  const bot = store.findUserByEmail(m.realmId, "notification-bot@zulip.com");
+  const botId = bot?.id ?? Math.max(...store.realmUsers(m.realmId).map((u) => u.id)) + 1;
+  const peer = await peerMutations(db, m, cast, ours.privateChannelId, botId);
+  const results: MutationResult[] = [];
+
+  for (const kind of kinds) {
+    const name = MUTATION_ROWS[kind];
+    const timed = options.iterations ?? MUTATION_ITERATIONS[kind];
+    log(`${name} (1 warm-up + ${timed} iterations)…`);
+    const oursMs: number[] = [];
+    const peerMs: number[] = [];
+    const ftsMs: number[] = [];
+    let ftsRows = 0;
+    let loopMax = 0;
+    let calls = 0;
+    let mismatch: string | null = null;
+    let checks: string[] = [];
+    for (let i = 0; i <= timed; i++) {
+      await peer.setup(kind, i, ours.missing ? null : await ours.setup(kind, i));
+
+      let oursElapsed = NaN;
+      let hold = NaN;
+      let callsNow = 0;
+      if (!ours.missing) {
+        const delay = monitorEventLoopDelay({ resolution: 1 });
+        delay.enable();
+        const t0 = performance.now();
+        const run = ours.run(kind, i);
+        oursElapsed = performance.now() - t0;
+        await turn();
+        await turn();
+        delay.disable();
+        hold = Math.max(...run.callsMs, delay.max / 1e6);
+        callsNow = run.callsMs.length;
+      }
+
+      const t1 = performance.now();
+      await peer.run(kind, i);
+      const peerElapsed = performance.now() - t1;
+      const t2 = performance.now();
+      const indexed = await peer.ftsCatchUp();
+      const ftsElapsed = performance.now() - t2;
+
+      const b = await peer.check(kind, i);
+      checks = Object.keys(b);
+      const differs = ours.missing ? null : compareChecks(ours.check(kind, i), b);
+      if (differs && mismatch === null) mismatch = `iteration ${i}: ${differs}`;
+      if (i > 0) {
+        oursMs.push(oursElapsed);
+        peerMs.push(peerElapsed);
+        ftsMs.push(ftsElapsed);
+        ftsRows = indexed;
+        loopMax = Math.max(loopMax, hold);
+        calls = callsNow;
+      }
+      log(
+        `  ${i === 0 ? "warm-up" : `#${i}`}: ours ${oursElapsed.toFixed(1)} ms (loop ${hold.toFixed(1)} ms, ${callsNow} call(s)), peer ${peerElapsed.toFixed(1)} ms + FTS ${ftsElapsed.toFixed(1)} ms${differs ? "  !!! MISMATCH" : ""}`,
+      );
+    }
+    const oursT = ours.missing ? null : summarize(oursMs);
+    const peerT = summarize(peerMs);
+    const ratio = oursT ? peerT.medianMs / oursT.medianMs : null;
+    if (mismatch) log(`  !!! MISMATCH in ${name}: ${mismatch}`);
+    results.push({
+      name,
+      description: DESCRIPTIONS[kind],
+      ours: oursT,
+      peer: peerT,
+      ratio,
+      target: `≥ ${TARGET}×`,
+      targetMet: ratio === null ? null : ratio >= TARGET,
+      oursLoopMaxMs: oursT ? loopMax : null,
+      oursCallsPerOp: calls,
+      loopWithinBudget: oursT ? loopMax <= LOOP_BUDGET_MS : null,
+      peerFts: summarize(ftsMs),
+      peerFtsRows: ftsRows,
+      checks,
+      idsMatch: oursT ? mismatch === null : null,
+      mismatch,
+    });
+    log(
+      `  ours ${oursT ? oursT.medianMs.toFixed(2) : "—"} ms, peer ${peerT.medianMs.toFixed(2)} ms, ${ratio?.toFixed(1) ?? "—"}×, loop max ${oursT ? loopMax.toFixed(1) : "—"} ms`,
+    );
+  }
+  return results;
+}
+
+const fmt = (ms: number) => (ms >= 100 ? ms.toFixed(0) : ms >= 1 ? ms.toFixed(1) : ms.toFixed(2));
+const yes = (v: boolean | null, no = "**no**") => (v === null ? "—" : v ? "yes" : no);
+
+export function mutationTable(results: readonly MutationResult[]): string {
+  const lines = [
+    "| operation | iterations | parley median ms (p90) | PostgreSQL median ms (p90) | PG/parley | target | met | parley loop hold max ms | ≤ 50 ms | PG search catch-up ms (rows) | same IDs |",
+    "|---|---:|---:|---:|---:|---|---|---:|---|---:|---|",
+  ];
+  for (const r of results)
+    lines.push(
+      `| ${r.name.replace(/^mutate: /, "")} | ${r.peer.iterations} | ${r.ours ? `${fmt(r.ours.medianMs)} (${fmt(r.ours.p90Ms)})` : "not run"} | ${fmt(r.peer.medianMs)} (${fmt(r.peer.p90Ms)}) | ${r.ratio === null ? "—" : `${r.ratio.toFixed(1)}×`} | ${r.target} | ${yes(r.targetMet)} | ${r.oursLoopMaxMs === null ? "—" : fmt(r.oursLoopMaxMs)}${r.oursCallsPerOp > 1 ? ` (${r.oursCallsPerOp} calls)` : ""} | ${yes(r.loopWithinBudget)} | ${fmt(r.peerFts.medianMs)} (${r.peerFtsRows}) | ${yes(r.idsMatch, "**NO**")} |`,
+    );
+  return lines.join("\n");
+}
