@@ -320,7 +320,7 @@ function writeMutationReport(
       ? `**${mismatched.length} row(s) left different IDs**: ${mismatched.map((r) => `${r.name}: ${r.mismatch}`).join(" | ")}`
       : notRun.length === results.length
         ? "parley's side was not run (its edit API is not on main yet): PostgreSQL figures only."
-        : "Every narrow checked held the same message IDs (and the same user_topic rows) on both systems after every iteration.",
+        : "In every row run on both sides, every narrow checked held the same message IDs (and the same user_topic rows) on both systems after every iteration.",
     "",
   ].join("\n");
   writeFileSync(`${prefix}.md`, md);
