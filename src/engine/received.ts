@@ -126,9 +126,7 @@ export class ReceivedSets {
       }
       return cached.bitmap;
     }
-    const bitmap = RoaringBitmap32.orMany([channelPart, ...this.#otherParts(userId)]);
-    const withdrawn = this.#withdrawn(userId);
-    if (!withdrawn.isEmpty) bitmap.andNotInPlace(withdrawn);
+    const bitmap = this.#withStored(userId, RoaringBitmap32.orMany([channelPart, ...this.#derivedParts(userId)]));
     this.#personal.set(userId, { bitmap, upTo: last, stamp }, sizeOf(bitmap));
     return bitmap;
   }
@@ -142,12 +140,10 @@ export class ReceivedSets {
     const cached = this.#personal.peek(userId);
     if (cached && cached.stamp === this.#partsStamp(userId) && cached.upTo === this.#state.lastMessageId)
       return RoaringBitmap32.and(x, cached.bitmap);
-    const out = RoaringBitmap32.orMany(
-      [this.channelPart(userId), ...this.#otherParts(userId)].map((part) => RoaringBitmap32.and(x, part)),
+    const derived = RoaringBitmap32.orMany(
+      [this.channelPart(userId), ...this.#derivedParts(userId)].map((part) => RoaringBitmap32.and(x, part)),
     );
-    const withdrawn = this.#withdrawn(userId);
-    if (!withdrawn.isEmpty) out.andNotInPlace(withdrawn);
-    return out;
+    return this.#withStored(userId, derived, x);
   }
 
   /**
@@ -161,11 +157,14 @@ export class ReceivedSets {
       x.andInPlace(cached.bitmap);
       return;
     }
-    const withdrawn = this.#withdrawn(userId);
-    if (!withdrawn.isEmpty) x.andNotInPlace(withdrawn);
+    if (!this.#withdrawn(userId).isEmpty) {
+      // Rare (a move took rows): the parts no longer simply add up.
+      x.copyFrom(this.restrictToPersonal(userId, x));
+      return;
+    }
     const outside = this.#scratch.copyFrom(x);
     subtractInPlace(outside, this.channelPart(userId));
-    for (const part of this.#otherParts(userId)) {
+    for (const part of [...this.#derivedParts(userId), ...this.#storedParts(userId)]) {
       if (outside.isEmpty) return;
       subtractInPlace(outside, part);
     }
@@ -177,12 +176,12 @@ export class ReceivedSets {
     const b = this.#state.bitmaps;
     const k = this.#keys(userId);
     const out = RoaringBitmap32.orMany(
-      [this.channelPart(userId), b.get(k.dm), b.get(k.sender), b.get(k.granted)].map((part) =>
-        RoaringBitmap32.and(x, part),
-      ),
+      [this.channelPart(userId), b.get(k.dm), b.get(k.sender)].map((part) => RoaringBitmap32.and(x, part)),
     );
     const withdrawn = this.#withdrawn(userId);
     if (!withdrawn.isEmpty) out.andNotInPlace(withdrawn);
+    const granted = b.get(k.granted);
+    if (!granted.isEmpty) out.orInPlace(RoaringBitmap32.and(x, granted));
     return out;
   }
 
@@ -191,10 +190,31 @@ export class ReceivedSets {
     return this.#state.bitmaps.get(this.#keys(userId).withdrawn);
   }
 
-  #otherParts(userId: number): ReadonlyBitmap[] {
+  /** Derived rows besides the channel part: direct messages, own messages. A move may withdraw them. */
+  #derivedParts(userId: number): ReadonlyBitmap[] {
     const b = this.#state.bitmaps;
     const k = this.#keys(userId);
-    return [b.get(k.dm), b.get(k.historical), b.get(k.sender), b.get(k.granted)];
+    return [b.get(k.dm), b.get(k.sender)];
+  }
+
+  /** Rows stored as such: historical ones, and those a move granted. */
+  #storedParts(userId: number): ReadonlyBitmap[] {
+    const b = this.#state.bitmaps;
+    const k = this.#keys(userId);
+    return [b.get(k.historical), b.get(k.granted)];
+  }
+
+  /**
+   * `derived` (the user's derived rows, within `within` when given) minus withdrawn rows,
+   * plus the stored rows: a historical row may be on a message whose derived row a move
+   * withdrew (the user starred it afterwards), never a granted one. In place; returned.
+   */
+  #withStored(userId: number, derived: Bitmap, within?: ReadonlyBitmap): Bitmap {
+    const withdrawn = this.#withdrawn(userId);
+    if (!withdrawn.isEmpty) derived.andNotInPlace(withdrawn);
+    for (const part of this.#storedParts(userId))
+      if (!part.isEmpty) derived.orInPlace(within === undefined ? part : RoaringBitmap32.and(within, part));
+    return derived;
   }
 
   /** The user's part keys, built once (every narrow over personal history checks their versions). */
@@ -235,15 +255,10 @@ export class ReceivedSets {
   receivedAtSend(userId: number): Bitmap {
     const bitmaps = this.#state.bitmaps;
     const k = this.#keys(userId);
-    const out = RoaringBitmap32.orMany([
-      this.channelPart(userId),
-      bitmaps.get(k.dm),
-      bitmaps.get(k.sender),
-      bitmaps.get(k.granted),
-    ]);
+    const out = RoaringBitmap32.orMany([this.channelPart(userId), bitmaps.get(k.dm), bitmaps.get(k.sender)]);
     const withdrawn = this.#withdrawn(userId);
     if (!withdrawn.isEmpty) out.andNotInPlace(withdrawn);
-    return out;
+    return out.orInPlace(bitmaps.get(k.granted));
   }
 
   /** Forget cached sets (after a failed write, or to bound memory). */

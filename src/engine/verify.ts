@@ -142,8 +142,9 @@ function checkHistoricalRows(state: StoreState, problems: string[]): void {
 /**
  * The rows moves between channels wrote: a withdrawn row only where the user would
  * otherwise derive one (their intervals in the message's channel cover it, or they sent
- * it), a granted row only where they would not; neither for a direct message, and
- * neither together with the other or with a historical row.
+ * it), a granted row only where they would not; neither for a direct message, and not
+ * both; a granted row is never also historical (a withdrawn one may be: the historical
+ * row stands in for it).
  */
 function checkMovedRows(state: StoreState, problems: string[]): void {
   for (const k of state.bitmaps.persistedKeys()) {
@@ -151,7 +152,8 @@ function checkMovedRows(state: StoreState, problems: string[]): void {
     if (!match) continue;
     const userId = Number(match[1]);
     const kind = match[2]!;
-    const historical = state.bitmaps.loadFromDisk(key.userFlag(userId, "historical"));
+    const historical =
+      kind === "granted" ? state.bitmaps.loadFromDisk(key.userFlag(userId, "historical")) : new RoaringBitmap32();
     const other = state.bitmaps.loadFromDisk(key.userFlag(userId, kind === "granted" ? "withdrawn" : "granted"));
     for (const id of state.bitmaps.loadFromDisk(k)) {
       const message = getMessageRecord(state.tables, id);

@@ -17,8 +17,8 @@
  * the new place does not derive (kept, or gained; a historical row stays historical),
  * and the `withdrawn` one, for a derived row Zulip took away. A gained row starts read
  * with no other flag (stale bits of a row lost earlier are cleared); a lost row's flag
- * bits stay, invisible without a row. A historical row the new place derives becomes
- * an ordinary one: its "historical" flag is the one thing that does not survive.
+ * bits stay, invisible without a row. A historical row stays historical wherever the
+ * messages go: where the new place would derive a row, that derived row is withdrawn.
  *
  * Only users with a subscription (of any state) to either channel can change: for
  * anyone else the old place derived nothing but being the sender, and so does the new.
@@ -123,7 +123,7 @@ export function rowsAmong(
 ): ReadonlyBitmap {
   const derived = or(covered(ids, state.subsByUser.get(userId)?.get(channelId)), sent);
   const stored = or(storedAmong(state, userId, "historical", ids), storedAmong(state, userId, "granted", ids));
-  return andNot(or(derived, stored), storedAmong(state, userId, "withdrawn", ids));
+  return or(andNot(derived, storedAmong(state, userId, "withdrawn", ids)), stored);
 }
 
 /**
@@ -162,19 +162,19 @@ export function planChannelMoveRows(
     const coveredFrom = covered(moved, subFrom);
     const coveredTo = covered(moved, subTo);
     const activeInTarget = subTo?.active === true;
-    if (coveredFrom === moved && coveredTo === moved && activeInTarget) {
-      // Received in both places (the common case): nothing changes, whatever was withdrawn,
-      // so whether they have the target's row is the same after the move (hadTargetRow
-      // leaves it to the caller to read then).
+    const withdrawnHave = storedAmong(state, userId, "withdrawn", moved);
+    if (coveredFrom === moved && coveredTo === moved && activeInTarget && withdrawnHave.isEmpty) {
+      // Received in both places (the common case): nothing changes, so whether they have
+      // the target's row is the same after the move (hadTargetRow leaves it to be read then).
       continue;
     }
-    // Historical and granted rows are only for messages the intervals do not cover.
+    // A granted row is only where the intervals do not cover the message; a historical
+    // one there or where a derived row was withdrawn.
     const uncovered = andNot(moved, coveredFrom);
-    const historicalHave = storedAmong(state, userId, "historical", uncovered);
+    const historicalHave = storedAmong(state, userId, "historical", or(uncovered, withdrawnHave));
     const grantedHave = storedAmong(state, userId, "granted", uncovered);
-    const withdrawnHave = storedAmong(state, userId, "withdrawn", moved);
     const stored = or(historicalHave, grantedHave);
-    const before = andNot(or(or(coveredFrom, sent), stored), withdrawnHave);
+    const before = or(andNot(or(coveredFrom, sent), withdrawnHave), stored);
     const derivedAfter = or(coveredTo, sent);
     const loser = subFrom !== undefined && !activeInTarget;
     targetRows.set(userId, before.has(targetId));
@@ -184,10 +184,11 @@ export function planChannelMoveRows(
       if (to.inviteOnly || user?.role === ROLE.GUEST) losingAccess.push(userId);
     }
     const after = loser ? EMPTY : activeInTarget && protectedTarget ? moved : before;
-    const notDerived = andNot(after, derivedAfter);
-    const historical = { want: and(notDerived, historicalHave), have: historicalHave };
-    const granted = { want: andNot(notDerived, historicalHave), have: grantedHave };
-    const withdrawn = { want: andNot(derivedAfter, after), have: withdrawnHave };
+    // A historical row stays one (flag included), standing in for a derived row it withdraws.
+    const historicalWant = and(after, historicalHave);
+    const historical = { want: historicalWant, have: historicalHave };
+    const granted = { want: andNot(andNot(after, derivedAfter), historicalWant), have: grantedHave };
+    const withdrawn = { want: or(andNot(derivedAfter, after), and(derivedAfter, historicalWant)), have: withdrawnHave };
     if ([historical, granted, withdrawn].every((bits) => same(bits.want, bits.have)) && same(before, after)) continue;
     changes.push({ userId, before, after, historical, granted, withdrawn });
   }

@@ -117,6 +117,7 @@ export function applyFlagChange(
     const details = markingUnread ? messageDetails(ctx, messages) : null;
     state.write((w) => {
       if (newRows.length > 0) {
+        clearLostRowFlags(ctx, newRows);
         state.bitmaps.addMany(key.userFlag(user.id, "historical"), newRows);
         if (!markingUnread) state.bitmaps.addMany(key.userFlag(user.id, "read"), newRows);
       }
@@ -133,6 +134,30 @@ export function applyFlagChange(
   return markingUnread
     ? { ...result, ignoredBecauseNotSubscribedChannels: [...ignored].sort((x, y) => x - y) }
     : result;
+}
+
+/** Flags a row may have carried before a move took it away (actions/move-rows.ts). */
+const LOST_ROW_FLAGS = [
+  "starred",
+  "collapsed",
+  "mentioned",
+  "group_mentioned",
+  "topic_wildcard_mentioned",
+  "has_alert_word",
+] as const;
+
+/**
+ * A new historical row starts with no flag but the ones being set (Zulip creates the
+ * row): bits left by a row a move took away (`newRows` ascending) are cleared first.
+ */
+function clearLostRowFlags(ctx: PlanContext<StoreState>, newRows: readonly number[]): void {
+  const bitmaps = ctx.state.bitmaps;
+  const first = newRows[0]!;
+  const last = newRows[newRows.length - 1]!;
+  for (const flag of LOST_ROW_FLAGS) {
+    const k = key.userFlag(ctx.user.id, flag);
+    if (bitmaps.holdsAnyIn(k, first, last)) bitmaps.removeMany(k, newRows);
+  }
 }
 
 /** Where each message lives, for the read-removal event (Zulip's message_details). */

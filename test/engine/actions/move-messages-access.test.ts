@@ -161,6 +161,36 @@ describe("moving between public channels", () => {
     clean(t.store);
   });
 
+  it("gives a user who lost a row a fresh one when they star it, historical wherever it goes", () => {
+    const { realm, owner, alice, bob, secret, send } = setup();
+    t.store.subscribe(owner.id, { channels: [{ name: "lounge" }], principals: [owner.id] });
+    const lounge = internals(t.store).channelByName.get(`${realm.id}:LOUNGE`)!;
+    const general = internals(t.store).channelByName.get(`${realm.id}:GENERAL`)!;
+    const m = send(alice, "general", "plans", "hi @**Bob**");
+    const own = send(bob, "general", "plans", "mine");
+    t.store.updateFlags(bob.id, [m], "starred", "add");
+    expect(flags(t.store, bob.id, m)).toEqual(["starred", "mentioned"]);
+    moveMessages(t.store, owner.id, m, { channelId: lounge, propagateMode: "change_all" });
+    expect(flags(t.store, bob.id, m)).toEqual(["read", "historical"]);
+    // Starring it again makes a new row (Zulip's historical one): the lost row's flags do not come back.
+    t.store.updateFlags(bob.id, [m], "starred", "add");
+    expect(flags(t.store, bob.id, m)).toEqual(["read", "starred", "historical"]);
+    // Back where his subscription covers it: the historical row stays what it is.
+    moveMessages(t.store, owner.id, m, { channelId: general, propagateMode: "change_all" });
+    expect(flags(t.store, bob.id, m)).toEqual(["read", "starred", "historical"]);
+    expect(t.store.starredMessageIds(bob.id)).toEqual([m]);
+    clean(t.store);
+    // His own message, moved through a private channel and back, stays without a row.
+    moveMessages(t.store, owner.id, own, { channelId: secret.id });
+    moveMessages(t.store, owner.id, own, { channelId: general });
+    expect(flags(t.store, bob.id, own)).toEqual(["read", "historical"]);
+    expect(ids(t.store, bob.id, [])).toEqual([m]);
+    clean(t.store);
+    const store = t.reopen();
+    expect(flags(store, bob.id, m)).toEqual(["read", "starred", "historical"]);
+    clean(store);
+  });
+
   it("leaves a historical row of a user of neither channel alone", () => {
     const { realm, owner, carol, send } = setup();
     t.store.subscribe(owner.id, { channels: [{ name: "lounge" }], principals: [owner.id] });
