@@ -133,7 +133,7 @@ function timeMove(store: Store, actor: User, messageId: number, request: Partial
 
 function run(): Timing[] {
   const dir = mkdtempSync(join(tmpdir(), "parley-move-bench-"));
-  const store = openStore(dir, { noSync: true });
+  const store = openStore(dir, { noSync: process.env["BENCH_SYNC"] !== "1" });
   try {
     log("building");
     const { owner, users, moveTopicId, resolveTopicId } = build(store);

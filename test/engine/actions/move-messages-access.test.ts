@@ -205,6 +205,41 @@ describe("moving between public channels", () => {
   });
 });
 
+describe("who hears of a move, and who may read what it carries", () => {
+  it("sends update_message to the rows kept and, with shared history, both channels' members", () => {
+    const { realm, owner, alice, bob, guest, carol, send } = setup();
+    t.store.subscribe(owner.id, { channels: [{ name: "lounge" }], principals: [owner.id, carol.id, guest.id] });
+    const lounge = internals(t.store).channelByName.get(`${realm.id}:LOUNGE`)!;
+    const m = send(alice, "general", "plans", "hello");
+    const later = send(alice, "general", "plans", "again");
+    // A topic move: the rows (owner, alice, bob, and carol's historical one) and general's members.
+    t.store.updateFlags(carol.id, [m], "starred", "add");
+    const rename = moveMessages(t.store, owner.id, m, { topic: "renamed" })!;
+    const hears = (result: typeof rename, users: User[]) =>
+      users.filter((u) => result.audience.has(u.id)).map((u) => u.fullName);
+    expect(hears(rename, [owner, alice, bob, carol, guest])).toEqual(["Olive Owner", "Alice", "Bob", "Carol"]);
+    // To a public channel: general's members who lose their rows (Alice, Bob) still hear of it (as
+    // readers of its history); Carol (in lounge) does; the guest, in lounge only, does not.
+    const moved = moveMessages(t.store, owner.id, later, { channelId: lounge })!;
+    expect(moved.losingAccess).toEqual([]);
+    expect(hears(moved, [owner, alice, bob, carol, guest])).toEqual(["Olive Owner", "Alice", "Bob", "Carol"]);
+  });
+
+  it("shares an upload through the channel the message is in now", () => {
+    const { owner, alice, bob, secret, send } = setup();
+    const pathId = `${owner.realmId}/ab/cdefghijklmnopqrstuvwxyz/plan.txt`;
+    t.store.createAttachment(
+      { ownerId: alice.id, pathId, name: "plan.txt", size: 4, contentType: "text/plain", image: null },
+      null,
+    );
+    const m = send(alice, "general", "plans", `[plan](/user_uploads/${pathId})`);
+    expect(t.store.attachmentForDownload(bob.id, owner.realmId, pathId)?.pathId).toBe(pathId);
+    moveMessages(t.store, owner.id, m, { channelId: secret.id });
+    expect(t.store.attachmentForDownload(bob.id, owner.realmId, pathId)).toBeUndefined();
+    expect(t.store.attachmentForDownload(owner.id, owner.realmId, pathId)?.pathId).toBe(pathId);
+  });
+});
+
 describe("topic policies", () => {
   it("follow the whole topic, merge with the target's, and leave users who lost access", () => {
     const { owner, alice, bob, secret, send } = setup();
