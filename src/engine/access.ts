@@ -83,6 +83,12 @@ export function isAdmin(user: User): boolean {
   return user.role <= ROLE.ADMINISTRATOR;
 }
 
+/** Zulip's can_admin_user: a bot's owner, or an administrator of the target's realm. */
+export function canAdminUser(actor: User, target: User): boolean {
+  if (target.botOwnerId === actor.id) return true;
+  return isAdmin(actor) && actor.realmId === target.realmId;
+}
+
 /**
  * May the user create channels at all (Zulip's can_create_public/private_channel_group,
  * which parley's realms leave at role:members)? Options such as web-public or default

@@ -28,6 +28,7 @@ export type ErrorCode =
   | "INTERNAL_SERVER_ERROR"
   | "DATA_DIRECTORY_LOCKED"
   | "CANNOT_DEACTIVATE_GROUP_IN_USE"
+  | "CANNOT_DEACTIVATE_LAST_USER"
   | "PUSH_SERVICE_NOT_CONFIGURED"
   | "NO_ACTIVE_PUSH_DEVICE"
   // Push bouncer failures, raised by src/push when a request waits on the bouncer.
@@ -241,6 +242,20 @@ export class DataDirectoryLockedError extends EngineError {
 export class GroupInUseError extends EngineError {
   constructor(objections: readonly Readonly<Record<string, unknown>>[]) {
     super("CANNOT_DEACTIVATE_GROUP_IN_USE", "Cannot deactivate user group in use.", { objections });
+  }
+}
+
+/**
+ * DELETE /users/me by the realm's only active user or only owner (Zulip's
+ * CannotDeactivateLastUserError, with its `is_last_owner` and `entity` fields).
+ */
+export class CannotDeactivateLastUserError extends EngineError {
+  constructor(isLastOwner: boolean) {
+    const entity = isLastOwner ? "organization owner" : "user";
+    super("CANNOT_DEACTIVATE_LAST_USER", `Cannot deactivate the only ${entity}.`, {
+      is_last_owner: isLastOwner,
+      entity,
+    });
   }
 }
 

@@ -26,6 +26,7 @@ export type {
   MessageDetail,
   MessageMove,
   MessageOrigin,
+  RealmBotField,
   RealmUserChange,
   UserGroupUpdate,
 } from "./events/types.js";
@@ -57,6 +58,13 @@ export { THUMBNAIL_FORMAT } from "./render.js";
 export { INVALID_ATTACHMENT, isValidPathId, type NewAttachment } from "./actions/attachments.js";
 export type { CreateRealmInput } from "./actions/realms.js";
 export type { CreateUserInput, UpdateUserInput } from "./actions/users.js";
+export { BOT_TYPE, type CreateBotInput, type UpdateBotInput } from "./actions/bots.js";
+export {
+  MAX_DEACTIVATION_COMMENT_LENGTH,
+  type CreateUserByAdminInput,
+  type DeactivationNotice,
+  type NewAccountInput,
+} from "./actions/user-lifecycle.js";
 export type {
   SubscribeInput,
   SubscribeResult,

@@ -91,6 +91,28 @@ import {
 } from "./actions/users.js";
 import { BadRequestError, NotFoundError } from "./errors.js";
 import {
+  botApiKey,
+  canCreateBotsGroup,
+  canCreateWriteOnlyBotsGroup,
+  createBot,
+  regenerateBotApiKey,
+  updateBot,
+  type CreateBotInput,
+  type UpdateBotInput,
+} from "./actions/bots.js";
+import {
+  checkCreateUserByAdmin,
+  createAccount,
+  createUserByAdmin,
+  deactivateBot,
+  deactivateOwnUser,
+  deactivateUser,
+  reactivateUser,
+  type CreateUserByAdminInput,
+  type DeactivationNotice,
+  type NewAccountInput,
+} from "./actions/user-lifecycle.js";
+import {
   registerClientDevice,
   registerPushDevice,
   removeClientDevice,
@@ -173,6 +195,7 @@ import {
   preparePasswordChange,
   regenerateApiKey,
   setCanChangeUserEmails,
+  setCanCreateUsers,
   type ScryptCost,
 } from "./actions/accounts.js";
 import {
@@ -343,6 +366,67 @@ export class Store {
   }
   setUserActive(userId: number, active: boolean): User {
     return setUserActive(this.#state, userId, active);
+  }
+
+  // ---- administering users and bots (actions/user-lifecycle, actions/bots) ----
+
+  /** A person's account as Zulip makes one (CLI, POST /users): default channels, Welcome Bot. */
+  createAccount(input: NewAccountInput): User {
+    return createAccount(this.#state, input);
+  }
+  /** POST /users before hashing the password: Zulip's checks; the trimmed email and name. */
+  checkCreateUserByAdmin(
+    actorId: number,
+    input: CreateUserByAdminInput & { readonly password: string },
+  ): { readonly email: string; readonly fullName: string } {
+    return checkCreateUserByAdmin(this.#state, actorId, input);
+  }
+  /** POST /users with the password hashed (hashNewPassword). */
+  createUserByAdmin(actorId: number, input: CreateUserByAdminInput & { readonly password: PasswordRecord }): User {
+    return createUserByAdmin(this.#state, actorId, input);
+  }
+  /** DELETE /users/{user_id}. */
+  deactivateUser(actorId: number, targetId: number, notice?: DeactivationNotice): void {
+    deactivateUser(this.#state, actorId, targetId, notice);
+  }
+  /** DELETE /users/me. */
+  deactivateOwnUser(userId: number): void {
+    deactivateOwnUser(this.#state, userId);
+  }
+  /** POST /users/{user_id}/reactivate. */
+  reactivateUser(actorId: number, targetId: number): void {
+    reactivateUser(this.#state, actorId, targetId);
+  }
+  /** POST /bots. */
+  createBot(actorId: number, input: CreateBotInput): User {
+    return createBot(this.#state, actorId, input);
+  }
+  /** PATCH /bots/{bot_id}: the bot as it now is. */
+  updateBot(actorId: number, botId: number, input: UpdateBotInput): User {
+    return updateBot(this.#state, actorId, botId, input);
+  }
+  /** DELETE /bots/{bot_id}. */
+  deactivateBot(actorId: number, botId: number): void {
+    deactivateBot(this.#state, actorId, botId);
+  }
+  /** GET /bots/{bot_id}/api_key. */
+  botApiKey(actorId: number, botId: number): string {
+    return botApiKey(this.#state, actorId, botId);
+  }
+  /** POST /bots/{bot_id}/api_key/regenerate. */
+  regenerateBotApiKey(actorId: number, botId: number): string {
+    return regenerateBotApiKey(this.#state, actorId, botId);
+  }
+  /** The realm's can_create_bots_group and can_create_write_only_bots_group (register). */
+  botCreationGroups(realmId: number): { readonly all: GroupSettingValue; readonly writeOnly: GroupSettingValue } {
+    return {
+      all: canCreateBotsGroup(this.#state, realmId),
+      writeOnly: canCreateWriteOnlyBotsGroup(this.#state, realmId),
+    };
+  }
+  /** Grants or revokes Zulip's can_create_users special permission (an operator's decision). */
+  setCanCreateUsers(userId: number, value: boolean): User {
+    return setCanCreateUsers(this.#state, userId, value);
   }
   getUser(userId: number): User {
     return requireUser(this.#state, userId);

@@ -36,6 +36,10 @@ export interface Realm {
   canAddCustomEmojiGroup?: GroupSettingValue;
   /** Message editing, moving and deletion rules an administrator changed (the rest are Zulip's defaults). */
   messagePolicy?: Partial<MessagePolicy<GroupSettingValue>>;
+  /** Zulip's can_create_bots_group (any bot type); absent: role:members, Zulip's default. */
+  canCreateBotsGroup?: GroupSettingValue;
+  /** Zulip's can_create_write_only_bots_group (incoming webhooks only); absent: role:members. */
+  canCreateWriteOnlyBotsGroup?: GroupSettingValue;
 }
 
 export interface User {
@@ -63,6 +67,36 @@ export interface User {
    * on older records: false.
    */
   canChangeUserEmails?: boolean;
+  /**
+   * Zulip's can_create_users special permission (operator-granted, like
+   * canChangeUserEmails): with the administrator role, POST /users. Absent: false.
+   */
+  canCreateUsers?: boolean;
+  /** A bot's own settings (Zulip's Bot object); absent on people and on older bot records (defaults). */
+  botConfig?: BotConfig;
+}
+
+/** Zulip's Service.GENERIC and Service.SLACK: how an outgoing webhook's payload is shaped. */
+export type ServiceInterface = 1 | 2;
+
+/** An outgoing webhook bot's endpoint (Zulip's Service row). */
+export interface BotService {
+  readonly name: string;
+  readonly baseUrl: string;
+  readonly interface: ServiceInterface;
+  /** Sent with each payload so the receiver can tell the request came from this server. */
+  readonly token: string;
+}
+
+/** What Zulip keeps on a bot's UserProfile and its Service and BotConfigData rows. */
+export interface BotConfig {
+  defaultSendingChannelId: number | null;
+  defaultEventsRegisterChannelId: number | null;
+  defaultAllPublicChannels: boolean;
+  /** Outgoing webhook bots only. */
+  service: BotService | null;
+  /** Zulip's BotConfigData: key/value settings (an incoming webhook's integration_id, ...). */
+  configData: Readonly<Record<string, string>>;
 }
 
 /** A group-setting value: a group ID, or an anonymous group of users and subgroups. */

@@ -31,6 +31,8 @@ export interface SweepFixture {
   readonly ownScheduledMessage: number;
   /** The caller's own draft. */
   readonly ownDraft: number;
+  /** A bot the caller owns. */
+  readonly ownBot: number;
   /** A group of the callers' realm that `groupManager` (a member) manages. */
   readonly managedGroup: number;
   readonly groupManager: number;

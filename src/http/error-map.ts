@@ -39,6 +39,7 @@ export const ERROR_MAP: Readonly<Record<ErrorCode, WireError>> = {
   // Only openStore raises it, before any server exists.
   DATA_DIRECTORY_LOCKED: { status: 500 },
   CANNOT_DEACTIVATE_GROUP_IN_USE: { status: 400 },
+  CANNOT_DEACTIVATE_LAST_USER: { status: 400 },
   PUSH_SERVICE_NOT_CONFIGURED: { status: 400 },
   NO_ACTIVE_PUSH_DEVICE: { status: 400 },
   // Zulip's statuses for bouncer trouble (the E2EE test notification): the server's

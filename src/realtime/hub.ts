@@ -389,7 +389,15 @@ export class EventHub {
   }
 
   #deliver(batch: EventBatch): void {
+    const deactivated: number[] = [];
     for (const { event, audience } of batch.deliveries) {
+      if (
+        event.type === "realm_user" &&
+        event.op === "update" &&
+        "isActive" in event.changes &&
+        !event.changes.isActive
+      )
+        deactivated.push(event.userId);
       const wire = new WireEvent(event, this.#store);
       const visit = (queue: EventQueue, recipient: boolean): void => {
         if (!queue.wants(event.type)) return;
@@ -411,5 +419,9 @@ export class EventHub {
           if (!audience.has(queue.userId)) visit(queue, false);
       }
     }
+    // A deactivated user's clients can no longer poll (their key is refused): their
+    // queues go at once, and a poll waiting on one is answered BAD_EVENT_QUEUE_ID.
+    for (const userId of deactivated)
+      for (const queue of [...(this.#byUser.get(userId)?.queues ?? [])]) this.#remove(queue);
   }
 }

@@ -18,7 +18,7 @@ import { messagePolicyToWire } from "../wire/message-policy.js";
 import { userToWire } from "../wire/user.js";
 import { avatarUrl } from "../wire/avatar.js";
 import { userTopicToWire } from "../wire/user-topic.js";
-import { botToWire } from "../wire/bot.js";
+import { BOT_WIRE_FIELD, botFieldToWire, botToWire } from "../wire/bot.js";
 import { groupToWire } from "../wire/group.js";
 import { scheduledMessageToWire } from "../wire/scheduled-message.js";
 import { deviceChangesToWire } from "../wire/device.js";
@@ -246,9 +246,13 @@ export class WireEvent {
         };
       case "default_streams":
         return { type: "default_streams", default_streams: [...e.channelIds] };
-      case "realm_bot":
+      case "realm_bot": {
         if (e.op === "delete") return { type: "realm_bot", op: "delete", bot: { user_id: e.botId } };
-        return { type: "realm_bot", op: "add", bot: botToWire(e.bot) };
+        if (e.op === "add") return { type: "realm_bot", op: "add", bot: botToWire(store, e.bot) };
+        const bot: Record<string, unknown> = { user_id: e.bot.id };
+        for (const field of e.fields) bot[BOT_WIRE_FIELD[field]] = botFieldToWire(store, e.bot, BOT_WIRE_FIELD[field]);
+        return { type: "realm_bot", op: "update", bot };
+      }
       case "realm_user": {
         if (e.op === "add")
           return {
@@ -267,6 +271,7 @@ export class WireEvent {
         else if ("timezone" in c) person["timezone"] = c.timezone;
         else if ("deliveryEmail" in c) person["delivery_email"] = c.deliveryEmail;
         else if ("newEmail" in c) person["new_email"] = c.newEmail;
+        else if ("botOwnerId" in c) person["bot_owner_id"] = c.botOwnerId;
         else if ("avatarOf" in c) {
           // Zulip's notify_avatar_url_change; parley's avatars are all Gravatars ("G"), and
           // register's avatar_url_medium is the same URL. Null for client_gravatar queues,

@@ -53,11 +53,13 @@ const ids = {
   realmA: 0,
   ownScheduled: new Map<number, number>(),
   ownDraft: new Map<number, number>(),
+  ownBot: new Map<number, number>(),
 };
 /** What the endpoints' sweep bases may use, for one caller. */
 const fixtureFor = (caller: User): SweepFixture => ({
   ownScheduledMessage: ids.ownScheduled.get(caller.id)!,
   ownDraft: ids.ownDraft.get(caller.id)!,
+  ownBot: ids.ownBot.get(caller.id)!,
   managedGroup: ids.bobsGroup,
   groupManager: ids.bob,
   fresh,
@@ -153,8 +155,12 @@ beforeAll(async () => {
   const aliceSnippets = [store.createSavedSnippet(alice.id, "t", "c").id];
   const foreignDevices = [store.registerClientDevice(drone.id)];
   const aliceDevices = [store.registerClientDevice(alice.id)];
-  for (const caller of [owner, bob, guest])
+  for (const caller of [owner, bob, guest]) {
     ids.ownDraft.set(caller.id, store.createDrafts(caller.id, [unaddressed])[0]!);
+    const bot = { type: 1 as const, ownerId: caller.id };
+    const email = `own-${caller.id}-bot@test.dev`;
+    ids.ownBot.set(caller.id, store.createUser({ realmId: ids.realmA, email, fullName: `Own ${caller.id}`, bot }).id);
+  }
   const inFuture = Math.floor(Date.now() / 1000) + 365 * 86_400;
   const schedule = (senderId: number, userIds: number[]) =>
     store.scheduleMessage(senderId, {

@@ -570,6 +570,11 @@ beforeAll(async () => {
 });
 afterAll(() => s.close());
 
+/** A request may deactivate a caller (DELETE /users/me, /users/{id}): they return, so later requests authenticate. */
+function reactivateCallers(): void {
+  for (const caller of callers) if (!s.t.store.getUser(caller.id).isActive) s.t.store.setUserActive(caller.id, true);
+}
+
 describe("fuzzing every endpoint of the route table", () => {
   ENDPOINTS.forEach((endpoint, index) => {
     it(`${endpoint.method} ${endpoint.path}: malformed parameters`, async () => {
@@ -577,6 +582,7 @@ describe("fuzzing every endpoint of the route table", () => {
         fc.asyncProperty(requestArb(endpoint), async (request) => {
           const before = fingerprint(s.t.store);
           check(await send(endpoint, request), before);
+          reactivateCallers();
         }),
         { seed: SEED + index, numRuns: RUNS },
       );
@@ -621,6 +627,7 @@ describe("fuzzing every endpoint of the route table", () => {
               { status: response.status, body: endpoint.method === "HEAD" ? HEAD_BODY : await parseJson(response) },
               before,
             );
+            reactivateCallers();
           },
         ),
         { seed: SEED + index, numRuns: RAW_RUNS },

@@ -8,9 +8,13 @@
  * `--password-file` from a file's, so that it never appears in `ps`; it must pass
  * Zulip's strength rule (6 to 100 characters, not trivially guessable).
  *
- * `parley user grant --realm S --email E --permission can_change_user_emails [--revoke]`:
- * Zulip's special permission (its `manage.py change_user_role`), which lets an owner
- * change other users' emails with PATCH /users/{id} new_email.
+ * A person is made as Zulip's do_create_user makes one: subscribed to the realm's
+ * default channels and greeted by the Welcome Bot.
+ *
+ * `parley user grant --realm S --email E --permission P [--revoke]`: Zulip's special
+ * permissions (its `manage.py change_user_role`): can_change_user_emails lets an owner
+ * change other users' emails with PATCH /users/{id} new_email; can_create_users lets an
+ * administrator create accounts with POST /users.
  */
 import { hashNewPassword, type Role } from "../../src/engine/index.js";
 import { passwordOption } from "../password-input.js";
@@ -28,11 +32,12 @@ import {
 
 const USAGE = [
   "parley user create [--data DIR] --realm S --email E --name NAME [--role owner|administrator|moderator|member|guest] [--bot --owner-email E] [--password | --password-file FILE] [--json]",
-  "       parley user grant [--data DIR] --realm S --email E --permission can_change_user_emails [--revoke] [--json]",
+  "       parley user grant [--data DIR] --realm S --email E --permission can_change_user_emails|can_create_users [--revoke] [--json]",
 ].join("\n");
 
 /** Special permissions an operator grants (Zulip's change_user_role names). */
-const PERMISSIONS = ["can_change_user_emails"] as const;
+const PERMISSIONS = ["can_change_user_emails", "can_create_users"] as const;
+type Permission = (typeof PERMISSIONS)[number];
 
 /** Zulip's bot type for a generic (API) bot; the only kind the CLI creates. */
 const GENERIC_BOT = 1;
@@ -65,6 +70,7 @@ export async function run(argv: string[]): Promise<number> {
         dir: parsed.values["data"] as string,
         subdomain: requireString(parsed, "realm"),
         email: requireString(parsed, "email"),
+        permission: permission as Permission,
         grant: parsed.values["revoke"] !== true,
       } as const;
     }
@@ -100,11 +106,15 @@ export async function run(argv: string[]): Promise<number> {
       const target = store.findUserByEmail(realm.id, options.email);
       if (!target)
         throw new Error(`no user with email '${options.email}' in realm ${describeSubdomain(realm.subdomain)}`);
-      const user = store.setCanChangeUserEmails(target.id, options.grant);
+      const user =
+        options.permission === "can_change_user_emails"
+          ? store.setCanChangeUserEmails(target.id, options.grant)
+          : store.setCanCreateUsers(target.id, options.grant);
+      const has = options.permission === "can_change_user_emails" ? user.canChangeUserEmails : user.canCreateUsers;
       output(
         options.parsed,
-        { user_id: user.id, email: user.email, can_change_user_emails: user.canChangeUserEmails === true },
-        `${user.email} ${options.grant ? "now has" : "no longer has"} can_change_user_emails`,
+        { user_id: user.id, email: user.email, [options.permission]: has === true },
+        `${user.email} ${options.grant ? "now has" : "no longer has"} ${options.permission}`,
       );
       return 0;
     }
@@ -122,14 +132,16 @@ export async function run(argv: string[]): Promise<number> {
       options.password === undefined
         ? undefined
         : await hashNewPassword(options.password, { email: options.email, fullName: options.name });
-    const user = store.createUser({
+    const details = {
       realmId: realm.id,
       email: options.email,
       fullName: options.name,
-      ...(password !== undefined ? { password } : {}),
       ...(options.role !== undefined ? { role: options.role } : {}),
-      ...(botOwnerId !== null ? { bot: { type: GENERIC_BOT, ownerId: botOwnerId } } : {}),
-    });
+    };
+    const user =
+      botOwnerId !== null
+        ? store.createUser({ ...details, bot: { type: GENERIC_BOT, ownerId: botOwnerId } })
+        : store.createAccount({ ...details, ...(password !== undefined ? { password } : {}) });
     const role: Role = user.role;
     output(
       options.parsed,

@@ -9,7 +9,7 @@
 import { hashPassword, verifyPassword, SCRYPT_COST, type PasswordRecord } from "../accounts/password.js";
 import { isStrongPassword } from "../accounts/password-strength.js";
 import { BadRequestError, LoginError, WrongPasswordError } from "../errors.js";
-import { emailKey, type StoreState } from "../state.js";
+import { emailKey, type StoreState, type WriteContext } from "../state.js";
 import type { User } from "../types.js";
 import { generateApiKey, passwordOf, requireActiveUser, requireUser } from "./users.js";
 
@@ -132,12 +132,15 @@ export async function hashNewPassword(
  */
 export function regenerateApiKey(state: StoreState, userId: number): string {
   const user = requireActiveUser(state, userId);
+  return state.write((ctx) => writeNewApiKeyInTxn(state, ctx, user));
+}
+
+/** Inside an open write: gives `user` a fresh API key (the old one fails from the commit on). */
+export function writeNewApiKeyInTxn(state: StoreState, ctx: WriteContext, user: User): string {
   const next: User = { ...user, apiKey: generateApiKey() };
-  state.write((ctx) => {
-    state.tables.users.putSync(next.id, next);
-    ctx.afterCommit(() => state.indexUser(next));
-    ctx.changed({ kind: "user", id: next.id, fields: ["apiKey"] });
-  });
+  state.tables.users.putSync(next.id, next);
+  ctx.afterCommit(() => state.indexUser(next));
+  ctx.changed({ kind: "user", id: next.id, fields: ["apiKey"] });
   return next.apiKey;
 }
 
@@ -150,6 +153,22 @@ export function setCanChangeUserEmails(state: StoreState, userId: number, value:
     state.tables.users.putSync(next.id, next);
     ctx.afterCommit(() => state.indexUser(next));
     ctx.changed({ kind: "user", id: next.id, fields: ["canChangeUserEmails"] });
+  });
+  return next;
+}
+
+/**
+ * Grants or revokes can_create_users (Zulip: manage.py change_user_role ... can_create_users),
+ * which POST /users needs besides the administrator role.
+ */
+export function setCanCreateUsers(state: StoreState, userId: number, value: boolean): User {
+  const user = requireUser(state, userId);
+  if ((user.canCreateUsers === true) === value) return user;
+  const next: User = { ...user, canCreateUsers: value };
+  state.write((ctx) => {
+    state.tables.users.putSync(next.id, next);
+    ctx.afterCommit(() => state.indexUser(next));
+    ctx.changed({ kind: "user", id: next.id, fields: ["canCreateUsers"] });
   });
   return next;
 }

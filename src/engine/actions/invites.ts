@@ -46,8 +46,8 @@ import {
 } from "./notification-bot.js";
 import { sendInternalDirectMessage } from "./send-message.js";
 import { canAddSubscribers, subscribeNewUserInTxn } from "./subscriptions.js";
-import { checkFullName, createUserInTxn, isValidEmail, requireActiveUser } from "./users.js";
-import { NOT_FOR_BOTS } from "./settings.js";
+import { checkFullName, createUserInTxn, isValidEmail } from "./users.js";
+import { requireMemberOrAdmin } from "./lookups.js";
 
 /** Zulip's Realm.MAX_REALM_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH (code points). */
 export const MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH = 8000;
@@ -98,14 +98,6 @@ export function parseInviteeEmails(raw: string): string[] {
     out.add((named ? named[1]! : part).trim());
   }
   return [...out];
-}
-
-/** Zulip's require_member_or_admin. */
-function requireMemberOrAdmin(state: StoreState, actorId: number): User {
-  const actor = requireActiveUser(state, actorId);
-  if (actor.isBot) throw new BadRequestError(NOT_FOR_BOTS);
-  if (actor.role === ROLE.GUEST) throw new BadRequestError("Not allowed for guest users");
-  return actor;
 }
 
 /**
@@ -388,6 +380,32 @@ export function revokeInvite(state: StoreState, actorId: number, inviteId: numbe
   });
 }
 
+/**
+ * Inside an open write: revokes the realm's pending invitations that `which` selects
+ * (Zulip revokes a deactivated user's invitations, and an address's invitations once an
+ * account exists for it); their referrers and the administrators hear of it.
+ */
+export function revokeInvitesInTxn(
+  state: StoreState,
+  ctx: WriteContext,
+  realmId: number,
+  which: (invite: Invite) => boolean,
+): void {
+  const revoked: Invite[] = [];
+  for (const invite of state.invites.values())
+    if (invite.realmId === realmId && invite.status === "pending" && which(invite))
+      revoked.push({ ...invite, status: "revoked" });
+  if (revoked.length === 0) return;
+  for (const next of revoked) state.tables.invites.putSync(next.id, next);
+  ctx.afterCommit(() => {
+    for (const next of revoked) state.indexInvite(next);
+  });
+  const referrers = new Set(revoked.map((i) => i.invitedById));
+  ctx.emit({ type: "invites_changed", realmId }, () =>
+    realmAudience(state, realmId, (u) => isAdmin(u) || referrers.has(u.id)),
+  );
+}
+
 /** POST /invites/{id}/resend: the same link mailed again (counts against the daily limit). */
 export function resendInvite(state: StoreState, actorId: number, inviteId: number, env: InviteEnvironment): void {
   const actor = requireMemberOrAdmin(state, actorId);
@@ -556,7 +574,8 @@ export function acceptInvite(state: StoreState, input: AcceptInviteInput): User 
   return user;
 }
 
-function welcomeText(realm: Realm): string {
+/** The Welcome Bot's greeting to a new user (an invited one, or one an administrator or the CLI created). */
+export function welcomeText(realm: Realm): string {
   return [
     `Hello, and welcome to ${realm.name}! 👋`,
     "",

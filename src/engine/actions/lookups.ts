@@ -8,6 +8,7 @@ import { BadRequestError, clip } from "../errors.js";
 import { MAX_LOOKUP_LENGTH } from "../limits.js";
 import { channelKey, type StoreState } from "../state.js";
 import type { Channel, User } from "../types.js";
+import { ROLE } from "../types.js";
 
 const EMAIL = /^[^\s@<>()[\]\\,;:"]+@[^\s@<>()[\]\\,;:"]+$/;
 
@@ -34,6 +35,14 @@ export function requireActiveUser(state: StoreState, userId: number): User {
   const user = requireUser(state, userId);
   if (!user.isActive) throw new BadRequestError("Account is deactivated");
   return user;
+}
+
+/** Zulip's require_member_or_admin: an active user who is neither a bot nor a guest. */
+export function requireMemberOrAdmin(state: StoreState, actorId: number): User {
+  const actor = requireActiveUser(state, actorId);
+  if (actor.isBot) throw new BadRequestError("This endpoint does not accept bot requests.");
+  if (actor.role === ROLE.GUEST) throw new BadRequestError("Not allowed for guest users");
+  return actor;
 }
 
 /** The channel by name in a realm, if any (case-insensitive). */

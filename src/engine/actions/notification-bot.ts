@@ -21,6 +21,18 @@ export const WELCOME_BOT_NAME = "Welcome Bot";
 export const CHANNEL_EVENTS_TOPIC = "channel events";
 export const NEW_CHANNELS_TOPIC = "new channels";
 
+/**
+ * The realm's copies of Zulip's system bots: in Zulip they belong to a realm of their
+ * own, so counts of an organization's users (the last-user rule) leave them out.
+ */
+export function isSystemBot(user: User): boolean {
+  return (
+    user.isBot &&
+    user.botOwnerId === null &&
+    (user.email === NOTIFICATION_BOT_EMAIL || user.email === WELCOME_BOT_EMAIL)
+  );
+}
+
 /** The realm's notification bot, if it has been created. */
 export function findNotificationBot(state: StoreState, realmId: number): User | undefined {
   return findSystemBot(state, realmId, NOTIFICATION_BOT_EMAIL);

@@ -252,33 +252,41 @@ export function unsubscribe(
       if (!allowed) throw new PermissionDeniedError("Insufficient permission");
     }
   }
-  return state.write((ctx) => {
-    const removed: string[] = [];
-    const notRemoved: string[] = [];
-    const changes: Subscription[] = [];
-    const to = state.counters.nextMessageId;
-    for (const user of users) {
-      for (const channel of channels) {
-        const current = state.subsByUser.get(user.id)?.get(channel.id);
-        if (!current?.active) {
-          notRemoved.push(channel.name);
-          continue;
-        }
-        const intervals = current.intervals.slice();
-        const last = intervals[intervals.length - 1];
-        if (last && last.to === null) intervals[intervals.length - 1] = { from: last.from, to };
-        const sub: Subscription = { ...current, active: false, intervals };
-        state.tables.subscriptions.putSync([user.id, channel.id], sub);
-        changes.push(sub);
-        removed.push(channel.name);
+  return state.write((ctx) => unsubscribeInTxn(state, ctx, users, channels));
+}
+
+/** Inside an open write: ends each user's active subscription to each channel, with Zulip's events. */
+export function unsubscribeInTxn(
+  state: StoreState,
+  ctx: WriteContext,
+  users: readonly User[],
+  channels: readonly Channel[],
+): UnsubscribeResult {
+  const removed: string[] = [];
+  const notRemoved: string[] = [];
+  const changes: Subscription[] = [];
+  const to = state.counters.nextMessageId;
+  for (const user of users) {
+    for (const channel of channels) {
+      const current = state.subsByUser.get(user.id)?.get(channel.id);
+      if (!current?.active) {
+        notRemoved.push(channel.name);
+        continue;
       }
+      const intervals = current.intervals.slice();
+      const last = intervals[intervals.length - 1];
+      if (last && last.to === null) intervals[intervals.length - 1] = { from: last.from, to };
+      const sub: Subscription = { ...current, active: false, intervals };
+      state.tables.subscriptions.putSync([user.id, channel.id], sub);
+      changes.push(sub);
+      removed.push(channel.name);
     }
-    ctx.afterCommit(() => {
-      for (const sub of changes) state.indexSubscription(sub);
-    });
-    emitUnsubscribed(state, ctx, changes);
-    return { removed, notRemoved };
+  }
+  ctx.afterCommit(() => {
+    for (const sub of changes) state.indexSubscription(sub);
   });
+  emitUnsubscribed(state, ctx, changes);
+  return { removed, notRemoved };
 }
 
 /** Mutes or unmutes a channel for the user (affects first_unread and in:home). */

@@ -10,7 +10,13 @@ import { randomBytes } from "node:crypto";
 import { isPasswordRecord, type PasswordRecord } from "../accounts/password.js";
 import { canSeeChannel, canSeeSubscribers, isAdmin, isGroupMember } from "../access.js";
 import { activeSubscriberIds } from "../queries/listings.js";
-import { excluding, realmAudience, subscriberViewersAudience, userAudience } from "../events/audience.js";
+import {
+  botManagersAudience,
+  excluding,
+  realmAudience,
+  subscriberViewersAudience,
+  userAudience,
+} from "../events/audience.js";
 import type { RealmUserChange } from "../events/types.js";
 import type { UserSettingsRecord } from "../settings/defaults.js";
 import { BadRequestError, PermissionDeniedError } from "../errors.js";
@@ -20,7 +26,7 @@ import { checkEmailAddress, isValidEmail, requireActiveUser, requireUser } from 
 
 export { checkEmailAddress, isValidEmail, requireActiveUser, requireUser };
 import { emailKey, type StoreState, type WriteContext } from "../state.js";
-import type { BotType, Channel, Realm, Role, Subscription, User } from "../types.js";
+import type { BotConfig, BotType, Channel, Realm, Role, Subscription, User } from "../types.js";
 import { ROLE, ROLES } from "../types.js";
 
 export interface CreateUserInput {
@@ -28,7 +34,7 @@ export interface CreateUserInput {
   readonly email: string;
   readonly fullName: string;
   readonly role?: Role;
-  readonly bot?: { readonly type: BotType; readonly ownerId: number | null };
+  readonly bot?: { readonly type: BotType; readonly ownerId: number | null; readonly config?: BotConfig };
   readonly timezone?: string;
   /** Fixed API key (tests, imports); a random one otherwise. */
   readonly apiKey?: string;
@@ -99,6 +105,7 @@ export function createUserInTxn(state: StoreState, ctx: WriteContext, input: Cre
     avatarVersion: 1,
     isImportedStub: false,
     profileData: {},
+    ...(input.bot?.config !== undefined ? { botConfig: input.bot.config } : {}),
   };
   state.tables.users.putSync(user.id, user);
   if (input.password !== undefined) {
@@ -115,12 +122,8 @@ export function createUserInTxn(state: StoreState, ctx: WriteContext, input: Cre
     ctx.changed({ kind: "userSettings", id: user.id, op: "added" });
   }
   ctx.emit({ type: "realm_user", op: "add", person: user }, () => realmAudience(state, realm.id));
-  if (user.isBot) {
-    // Administrators and the bot's owner manage it (register's realm_bots).
-    ctx.emit({ type: "realm_bot", op: "add", bot: user }, () =>
-      realmAudience(state, realm.id, (u) => isAdmin(u) || u.id === user.botOwnerId),
-    );
-  }
+  // Administrators and the bot's owner manage it (register's realm_bots).
+  if (user.isBot) ctx.emit({ type: "realm_bot", op: "add", bot: user }, () => botManagersAudience(state, user));
   emitSystemGroupChanges(state, ctx, null, user);
   return user;
 }
@@ -147,7 +150,7 @@ function emitSystemGroupChanges(state: StoreState, ctx: WriteContext, before: Us
  * metadata; guests see only their own channels): the user hears of each as stream
  * create or delete. Runs inside the write, on the state before it, with both records.
  */
-function emitVisibilityChanges(state: StoreState, ctx: WriteContext, before: User, after: User): void {
+export function emitVisibilityChanges(state: StoreState, ctx: WriteContext, before: User, after: User): void {
   if (before.role === after.role) return;
   const shown: Channel[] = [];
   const hidden: Channel[] = [];
@@ -192,6 +195,8 @@ export function emitUserUpdates(state: StoreState, ctx: WriteContext, before: Us
   if (before.timezone !== after.timezone) changes.push({ timezone: after.timezone });
   if (JSON.stringify(before.profileData) !== JSON.stringify(after.profileData))
     changes.push({ profileData: after.profileData });
+  if (before.botOwnerId !== after.botOwnerId && after.botOwnerId !== null)
+    changes.push({ botOwnerId: after.botOwnerId });
   for (const change of changes)
     ctx.emit({ type: "realm_user", op: "update", userId: after.id, changes: change }, () =>
       realmAudience(state, after.realmId),
@@ -265,20 +270,35 @@ export function updateUser(state: StoreState, actorId: number, targetId: number,
   });
 }
 
-function countOwners(state: StoreState, realmId: number): number {
+/** Active human owners of the realm (Zulip's get_human_owner_users: a bot owner never counts). */
+export function countOwners(state: StoreState, realmId: number): number {
   let n = 0;
   for (const u of state.users.values())
     if (u.realmId === realmId && u.isActive && u.role === ROLE.OWNER && !u.isBot) n++;
   return n;
 }
 
-/** Deactivates or reactivates a user, closing or reopening their receive intervals. */
+/**
+ * Deactivates or reactivates a user, closing or reopening their receive intervals
+ * (the engine's own operation, for tools and imports: no permission checks; the API's
+ * rules are in actions/user-lifecycle). The only human owner is never deactivated.
+ */
 export function setUserActive(state: StoreState, userId: number, active: boolean): User {
   const user = requireUser(state, userId);
   if (user.isActive === active) return user;
   if (!active && user.role === ROLE.OWNER && !user.isBot && countOwners(state, user.realmId) === 1) {
     throw new BadRequestError("Cannot deactivate the only organization owner");
   }
+  return state.write((ctx) => writeUserActiveInTxn(state, ctx, user, active));
+}
+
+/**
+ * Inside an open write: stores `user` (as read before the write) with isActive set,
+ * closes or reopens its receive intervals, removes a deactivated user's devices, and
+ * emits the realm_user update, system group changes and peer_add/peer_remove.
+ */
+export function writeUserActiveInTxn(state: StoreState, ctx: WriteContext, user: User, active: boolean): User {
+  const userId = user.id;
   const next: User = { ...user, isActive: active };
   const boundary = state.counters.nextMessageId;
   const subs: Subscription[] = [];
@@ -291,30 +311,28 @@ export function setUserActive(state: StoreState, userId: number, active: boolean
     else continue;
     subs.push({ ...sub, intervals });
   }
-  state.write((ctx) => {
-    state.tables.users.putSync(userId, next);
-    for (const sub of subs) {
-      state.tables.subscriptions.putSync([sub.userId, sub.channelId], sub);
-      ctx.changed({ kind: "subscription", userId: sub.userId, channelId: sub.channelId });
-    }
-    // Zulip logs a deactivated user out everywhere: their devices (and push registrations) go.
-    if (!active)
-      for (const id of state.devicesByUser.get(userId) ?? []) deleteDeviceInTxn(state, ctx, state.devices.get(id)!);
-    ctx.afterCommit(() => {
-      state.indexUser(next);
-      for (const sub of subs) state.indexSubscription(sub);
-    });
-    emitUserUpdates(state, ctx, user, next);
-    // Subscriber lists show active users only: the user leaves or rejoins them.
-    for (const sub of subs) {
-      const channel = state.channels.get(sub.channelId);
-      if (!channel) continue;
-      ctx.emit(
-        { type: "subscription", op: active ? "peer_add" : "peer_remove", channelIds: [channel.id], userIds: [userId] },
-        () => excluding(subscriberViewersAudience(state, channel), [userId]),
-      );
-    }
+  state.tables.users.putSync(userId, next);
+  for (const sub of subs) {
+    state.tables.subscriptions.putSync([sub.userId, sub.channelId], sub);
+    ctx.changed({ kind: "subscription", userId: sub.userId, channelId: sub.channelId });
+  }
+  // Zulip logs a deactivated user out everywhere: their devices (and push registrations) go.
+  if (!active)
+    for (const id of state.devicesByUser.get(userId) ?? []) deleteDeviceInTxn(state, ctx, state.devices.get(id)!);
+  ctx.afterCommit(() => {
+    state.indexUser(next);
+    for (const sub of subs) state.indexSubscription(sub);
   });
+  emitUserUpdates(state, ctx, user, next);
+  // Subscriber lists show active users only: the user leaves or rejoins them.
+  for (const sub of subs) {
+    const channel = state.channels.get(sub.channelId);
+    if (!channel) continue;
+    ctx.emit(
+      { type: "subscription", op: active ? "peer_add" : "peer_remove", channelIds: [channel.id], userIds: [userId] },
+      () => excluding(subscriberViewersAudience(state, channel), [userId]),
+    );
+  }
   return next;
 }
 

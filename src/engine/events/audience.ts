@@ -9,6 +9,7 @@
 import { canAccessMessage, canSeeChannel, canSeeSubscribers, hasRow } from "../access.js";
 import type { StoreState } from "../state.js";
 import type { Channel, Message, User } from "../types.js";
+import { ROLE } from "../types.js";
 import type { Audience } from "./types.js";
 
 class PredicateAudience implements Audience {
@@ -52,6 +53,17 @@ export function realmAudience(
     return user !== undefined && user.realmId === realmId && user.isActive && allowed(user);
   };
   return new PredicateAudience(has, state.usersOfRealm(realmId).size, () => realmUserIds(state, realmId));
+}
+
+/**
+ * Who administers a bot and hears of it (realm_bot events): its owner and the realm's
+ * active administrators, the users whose register lists it in realm_bots. Deviation:
+ * Zulip's bot_owner_user_ids leaves out administrators that are bots, and everyone but
+ * the owner when the bot's default channel is private, although its register lists
+ * the bot to all of them; their bot lists would go stale.
+ */
+export function botManagersAudience(state: StoreState, bot: User): Audience {
+  return realmAudience(state, bot.realmId, (u) => u.id === bot.botOwnerId || u.role <= ROLE.ADMINISTRATOR);
 }
 
 /** Users who may see that the channel exists (stream events). */

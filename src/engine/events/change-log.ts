@@ -248,6 +248,7 @@ export function logEntryOf(event: EngineEvent): ChangeLogItem {
       return ["default_streams", "update", ...event.channelIds];
     case "realm_bot":
       if (event.op === "add") return ["realm_bot", "add", event.bot.id];
+      if (event.op === "update") return ["realm_bot", `update:${event.fields.join(",")}`, event.bot.id];
       return ["realm_bot", "delete", event.botId];
     case "realm_user":
       return event.op === "add"

@@ -281,6 +281,7 @@ const REALM_USER_FIELDS: Readonly<Record<KeysOfUnion<RealmUserChange>, FieldOf<"
   deliveryEmail: "deliveryEmail",
   newEmail: "email",
   avatarOf: "avatarVersion",
+  botOwnerId: "botOwnerId",
 };
 
 /** stream update properties (Zulip's names) -> Channel fields; an unlisted one changes "any field". */
@@ -349,6 +350,7 @@ export function changesOfEvent(event: EngineEvent, out: ChangeSetBuilder): void 
       return;
     case "realm_bot":
       if (event.op === "add") out.entity("user", event.bot.id, "added");
+      else if (event.op === "update") out.entity("user", event.bot.id, "changed", ["botConfig"]);
       // Sent when a viewer can no longer see the bot; the change itself is named by its own event.
       else out.entity("user", event.botId, "changed");
       return;

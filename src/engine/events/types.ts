@@ -11,6 +11,7 @@
 import type { ApiFlag } from "../flags.js";
 import type { MessagePolicy } from "../settings/message-policy.js";
 import type {
+  BotConfig,
   Channel,
   Device,
   Draft,
@@ -138,6 +139,13 @@ export type EngineEvent =
   | { readonly type: "default_streams"; readonly realmId: number; readonly channelIds: readonly number[] }
   | { readonly type: "realm_bot"; readonly op: "add"; readonly bot: User }
   | { readonly type: "realm_bot"; readonly op: "delete"; readonly botId: number }
+  /** A bot's own settings changed (Zulip's realm_bot update): the bot after the change and which ones. */
+  | {
+      readonly type: "realm_bot";
+      readonly op: "update";
+      readonly bot: User;
+      readonly fields: readonly RealmBotField[];
+    }
   | { readonly type: "realm_user"; readonly op: "add"; readonly person: User }
   | { readonly type: "realm_user"; readonly op: "update"; readonly userId: number; readonly changes: RealmUserChange }
   | { readonly type: "realm"; readonly op: "deactivated"; readonly realm: Realm }
@@ -273,7 +281,15 @@ export type RealmUserChange =
   /** The API email changed (Zulip's `new_email`). */
   | { readonly newEmail: string }
   /** The avatar URL changed (a Gravatar follows the email): the user after the change. */
-  | { readonly avatarOf: User };
+  | { readonly avatarOf: User }
+  /** A bot's owner changed (Zulip's `bot_owner_id`). */
+  | { readonly botOwnerId: number };
+
+/**
+ * The bot settings a realm_bot update carries (Zulip's do_change_default_* and
+ * outgoing webhook service updates); configData changes are not announced.
+ */
+export type RealmBotField = Exclude<keyof BotConfig, "configData">;
 
 export interface UserGroupUpdate {
   readonly name?: string;

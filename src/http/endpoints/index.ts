@@ -10,6 +10,7 @@ import { REGISTER_ENDPOINTS } from "./register/index.js";
 import serverSettings from "./server/server-settings.js";
 import { SUBSCRIPTION_ENDPOINTS } from "./subscriptions/index.js";
 import { USER_ENDPOINTS } from "./users/index.js";
+import { BOT_ENDPOINTS } from "./bots/index.js";
 import { EVENT_ENDPOINTS } from "./events/index.js";
 import { TYPING_ENDPOINTS } from "./typing/index.js";
 import { USER_GROUP_ENDPOINTS } from "./user-groups/index.js";
@@ -31,6 +32,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   serverSettings,
   ...MESSAGE_ENDPOINTS,
   ...USER_ENDPOINTS,
+  ...BOT_ENDPOINTS,
   ...SUBSCRIPTION_ENDPOINTS,
   ...REGISTER_ENDPOINTS,
   ...EVENT_ENDPOINTS,

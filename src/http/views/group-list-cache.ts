@@ -20,7 +20,12 @@ import { RawJson } from "../respond.js";
 import { groupToWire } from "../../wire/group.js";
 
 /** User fields no group list depends on (system groups follow roles and activity). */
-const UNSHOWN_USER_FIELDS: ReadonlySet<FieldOf<"user">> = new Set(["apiKey", "canChangeUserEmails"] as const);
+const UNSHOWN_USER_FIELDS: ReadonlySet<FieldOf<"user">> = new Set([
+  "apiKey",
+  "canChangeUserEmails",
+  "canCreateUsers",
+  "botConfig",
+] as const);
 
 export class GroupListCache extends DerivedCache {
   readonly #store: Store;

@@ -12,7 +12,12 @@ import { RawJson } from "../respond.js";
 import { userToWire, type UserViewOptions } from "../../wire/user.js";
 
 /** User fields userToWire does not show. */
-const UNSHOWN_USER_FIELDS: ReadonlySet<FieldOf<"user">> = new Set(["apiKey", "canChangeUserEmails"] as const);
+const UNSHOWN_USER_FIELDS: ReadonlySet<FieldOf<"user">> = new Set([
+  "apiKey",
+  "canChangeUserEmails",
+  "canCreateUsers",
+  "botConfig",
+] as const);
 
 interface Lists {
   readonly all: Buffer;

@@ -34,7 +34,12 @@ interface Entry {
 }
 
 /** Fields no window shows or selects by: a change to only these keeps every answer. */
-const UNSHOWN_USER_FIELDS: ReadonlySet<FieldOf<"user">> = new Set(["apiKey", "canChangeUserEmails"] as const);
+const UNSHOWN_USER_FIELDS: ReadonlySet<FieldOf<"user">> = new Set([
+  "apiKey",
+  "canChangeUserEmails",
+  "canCreateUsers",
+  "botConfig",
+] as const);
 const UNSHOWN_REALM_FIELDS: ReadonlySet<FieldOf<"realm">> = new Set([
   "name",
   "newChannelAnnouncementsChannelId",

@@ -68,7 +68,7 @@ export function realmUserSection(
 export function realmBotSection(store: Store, user: User): Record<string, unknown> {
   const isAdmin = user.role <= ROLE.ADMINISTRATOR;
   const bots = store.realmBots(user.realmId).filter((bot) => isAdmin || bot.botOwnerId === user.id);
-  return { realm_bots: bots.map(botToWire) };
+  return { realm_bots: bots.map((bot) => botToWire(store, bot)) };
 }
 
 /** `recent_private_conversations`: the user's recent DM conversations, newest first. */

@@ -42,12 +42,10 @@ const REALM_GROUP_SETTINGS: readonly (readonly [setting: string, group: string])
   ["create_multiuse_invite_group", "role:administrators"],
   ["can_access_all_users_group", "role:everyone"],
   ["can_add_subscribers_group", "role:members"],
-  ["can_create_bots_group", "role:members"],
   ["can_create_groups", "role:members"],
   ["can_create_public_channel_group", "role:members"],
   ["can_create_private_channel_group", "role:members"],
   ["can_create_web_public_channel_group", "role:moderators"],
-  ["can_create_write_only_bots_group", "role:members"],
   ["can_invite_users_group", "role:members"],
   ["can_manage_all_groups", "role:owners"],
   ["can_manage_billing_group", "role:administrators"],
@@ -106,6 +104,9 @@ export function realmSection(
     groups[`realm_${setting}`] = store.systemGroupId(realm.id, group);
   // Stored (role:members unless changed).
   groups["realm_can_add_custom_emoji_group"] = groupSettingToWire(store.canAddCustomEmojiGroup(realm.id));
+  const bots = store.botCreationGroups(realm.id);
+  groups["realm_can_create_bots_group"] = groupSettingToWire(bots.all);
+  groups["realm_can_create_write_only_bots_group"] = groupSettingToWire(bots.writeOnly);
   // Stored, enforced by the engine's edit, move and delete rules.
   for (const [name, value] of Object.entries(messagePolicyToWire(store.realmMessagePolicy(realm.id))))
     groups[`realm_${name}`] = value;

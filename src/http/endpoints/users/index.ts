@@ -1,11 +1,24 @@
 /**
  * @module http/endpoints/users
- * User endpoints: list users, own user, one user by ID or email, update a user.
+ * User endpoints: list users, own user, one user by ID or email, update a user, and
+ * administering accounts (create, deactivate, reactivate).
  */
 import type { Endpoint } from "../../endpoint.js";
+import createUser from "./create-user.js";
+import { deactivateOwnUser, deactivateUser } from "./deactivate-user.js";
 import getOwnUser from "./get-own-user.js";
 import getUser from "./get-user.js";
 import getUsers from "./get-users.js";
+import reactivateUser from "./reactivate-user.js";
 import updateUser from "./update-user.js";
 
-export const USER_ENDPOINTS: Endpoint[] = [getUsers, getOwnUser, getUser, updateUser];
+export const USER_ENDPOINTS: Endpoint[] = [
+  getUsers,
+  createUser,
+  getOwnUser,
+  deactivateOwnUser,
+  getUser,
+  updateUser,
+  deactivateUser,
+  reactivateUser,
+];
