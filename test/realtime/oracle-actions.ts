@@ -73,7 +73,20 @@ export type Action =
   | { kind: "playground"; actor: UserName; op: "add" | "remove"; pick: number }
   | { kind: "presence"; user: UserName; status: "active" | "idle" }
   | { kind: "device"; user: UserName; op: "add" | "remove" | "register" | "rotate_key"; pick: number }
-  | { kind: "custom_emoji"; actor: UserName; op: "add" | "remove"; pick: number };
+  | { kind: "custom_emoji"; actor: UserName; op: "add" | "remove"; pick: number }
+  | { kind: "api_create_user"; n: number }
+  | { kind: "create_bot"; actor: UserName; botType: 1 | 2 | 3; channel: ChannelName | null; allPublic: boolean }
+  | { kind: "update_bot"; actor: UserName; pick: number; change: BotChange }
+  | { kind: "bot_active"; actor: UserName; pick: number; active: boolean };
+
+/** One PATCH /bots change: a default channel ("" for none), all-public, a name, or a new owner. */
+export type BotChange =
+  | { readonly channel: ChannelName | "" }
+  | { readonly allPublic: boolean }
+  | { readonly fullName: string }
+  | { readonly owner: UserName };
+/** Owners a bot may be given: never carol or dave, whose deactivation would take an observer bot with them. */
+const BOT_OWNERS: readonly UserName[] = ["owner", "admin", "alice", "bob", "guest"];
 
 const SUB_PROPERTIES = [
   "color",
@@ -356,6 +369,44 @@ export const actionArb: fc.Arbitrary<Action> = fc.oneof(
       pick: fc.nat(),
     }),
   },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("api_create_user" as const), n: fc.nat({ max: 1000 }) }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant("create_bot" as const),
+      actor,
+      botType: fc.constantFrom(1 as const, 2 as const, 3 as const),
+      channel: fc.option(channel, { nil: null }),
+      allPublic: fc.boolean(),
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant("update_bot" as const),
+      actor,
+      pick: fc.nat(),
+      change: fc.oneof(
+        fc.constantFrom<ChannelName | "">("", ...CHANNELS).map((c) => ({ channel: c })),
+        fc.boolean().map((allPublic) => ({ allPublic })),
+        fc.constantFrom("Bot Renamed", "Bot Again").map((fullName) => ({ fullName })),
+        fc.constantFrom(...BOT_OWNERS).map((owner) => ({ owner })),
+      ),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("bot_active" as const),
+      // Mostly those who may (administrators); sometimes anyone, to be refused.
+      actor: fc.oneof(
+        { weight: 3, arbitrary: fc.constantFrom<UserName>("owner", "admin") },
+        { weight: 1, arbitrary: actor },
+      ),
+      pick: fc.nat(),
+      active: fc.boolean(),
+    }),
+  },
 );
 
 /** A valid 2×2 PNG, for custom emoji uploads. */
@@ -377,14 +428,17 @@ export class World {
   readonly playgrounds: number[] = [];
   /** Client devices each user registered (removed ones stay: removing one again is refused). */
   readonly devices = new Map<UserName, number[]>();
+  /** Bots created by actions (the observer bot is never deactivated: its queue would go). */
+  readonly bots: number[] = [];
   #created = 0;
 
   constructor(readonly server: TestServer) {
     const { store } = server.t;
     const seed = server.seed;
     const realmId = seed.realm.id;
-    // The owner may change emails (update_user newEmail), as an operator can allow.
-    this.users.set("owner", store.setCanChangeUserEmails(seed.owner.id, true));
+    // The owner may change emails (update_user newEmail) and create users (POST /users), as an operator can allow.
+    store.setCanChangeUserEmails(seed.owner.id, true);
+    this.users.set("owner", store.setCanCreateUsers(seed.owner.id, true));
     this.users.set("alice", seed.alice);
     this.users.set("bob", seed.bob);
     this.users.set("guest", seed.guest);
@@ -593,8 +647,13 @@ export class World {
         });
         return note(r.status === 200, `reaction ${String(r.body["msg"] ?? "")}`);
       }
-      case "set_active":
-        return engine(() => store.setUserActive(this.user(action.target).id, action.active));
+      case "set_active": {
+        const id = this.user(action.target).id;
+        const r = action.active
+          ? await call("admin", "POST", `/users/${id}/reactivate`, {})
+          : await call("admin", "DELETE", `/users/${id}`, {});
+        return note(r.status === 200, `set_active ${String(r.body["msg"] ?? "")}`);
+      }
       case "create_group":
         return engine(() => {
           if (this.groupIds.has(action.name)) throw new Error("exists");
@@ -779,6 +838,52 @@ export class World {
           ...token,
         });
         return note(r.status === 200, `device ${action.op} ${String(r.body["msg"] ?? "")}`);
+      }
+      case "api_create_user": {
+        this.#created++;
+        const r = await call("owner", "POST", "/users", {
+          email: `made${this.#created}-${action.n}@test.dev`,
+          password: "correct horse battery",
+          full_name: `Made ${this.#created}`,
+        });
+        return note(r.status === 200, `api_create_user ${String(r.body["msg"] ?? "")}`);
+      }
+      case "create_bot": {
+        this.#created++;
+        const params: Record<string, unknown> = {
+          full_name: `Made Bot ${this.#created}`,
+          short_name: `made${this.#created}`,
+          bot_type: action.botType,
+          default_all_public_streams: action.allPublic,
+        };
+        if (action.botType === 3) params["payload_url"] = JSON.stringify("https://hooks.test/x");
+        if (action.channel !== null) params["default_sending_stream"] = action.channel;
+        const r = await call(action.actor, "POST", "/bots", params);
+        if (r.status === 200) this.bots.push(r.body["user_id"] as number);
+        return note(r.status === 200, `create_bot ${String(r.body["msg"] ?? "")}`);
+      }
+      case "update_bot": {
+        const targets = [this.user("bot").id, ...this.bots];
+        const id = targets[action.pick % targets.length]!;
+        const c = action.change;
+        const params =
+          "channel" in c
+            ? { default_events_register_stream: c.channel }
+            : "allPublic" in c
+              ? { default_all_public_streams: c.allPublic }
+              : "fullName" in c
+                ? { full_name: c.fullName }
+                : { bot_owner_id: this.user(c.owner).id };
+        const r = await call(action.actor, "PATCH", `/bots/${id}`, params);
+        return note(r.status === 200, `update_bot ${String(r.body["msg"] ?? "")}`);
+      }
+      case "bot_active": {
+        const id = this.bots[action.pick % Math.max(1, this.bots.length)];
+        if (id === undefined) return note(false, "bot_active: no bot created yet");
+        const r = action.active
+          ? await call(action.actor, "POST", `/users/${id}/reactivate`, {})
+          : await call(action.actor, "DELETE", `/bots/${id}`, {});
+        return note(r.status === 200, `bot_active ${String(r.body["msg"] ?? "")}`);
       }
       case "custom_emoji": {
         const name = `emoji_${action.pick % 3}`;

@@ -268,10 +268,19 @@ export function applyEvent(state: ClientState, event: Json): void {
       const op = str(event["op"], "realm_bot.op");
       const bots = arr(state.snapshot["realm_bots"] ?? [], "realm_bots");
       const bot = obj(event["bot"], "realm_bot.bot");
-      if (op === "add") state.snapshot["realm_bots"] = [...bots, bot];
-      else if (op === "delete")
+      const known = bots.some((b) => obj(b, "bot")["user_id"] === bot["user_id"]);
+      if (op === "add") {
+        if (known) throw new Error(`reducer: realm_bot add for a listed bot: ${JSON.stringify(event)}`);
+        state.snapshot["realm_bots"] = [...bots, bot];
+      } else if (op === "delete")
         state.snapshot["realm_bots"] = bots.filter((b) => obj(b, "bot")["user_id"] !== bot["user_id"]);
-      else throw new Error(`reducer: unexpected realm_bot op: ${JSON.stringify(event)}`);
+      else if (op === "update") {
+        // Zulip's apply_event: the changed Bot object fields, for a bot the client lists.
+        if (!known) throw new Error(`reducer: realm_bot update for an unlisted bot: ${JSON.stringify(event)}`);
+        state.snapshot["realm_bots"] = bots.map((b) =>
+          obj(b, "bot")["user_id"] === bot["user_id"] ? { ...obj(b, "bot"), ...clone(bot) } : b,
+        );
+      } else throw new Error(`reducer: unexpected realm_bot op: ${JSON.stringify(event)}`);
       return;
     }
     case "user_settings":
