@@ -95,6 +95,7 @@ import {
   canCreateBotsGroup,
   canCreateWriteOnlyBotsGroup,
   createBot,
+  queueDefaults,
   regenerateBotApiKey,
   updateBot,
   type CreateBotInput,
@@ -416,6 +417,10 @@ export class Store {
   /** POST /bots/{bot_id}/api_key/regenerate. */
   regenerateBotApiKey(actorId: number, botId: number): string {
     return regenerateBotApiKey(this.#state, actorId, botId);
+  }
+  /** What POST /register leaves out and a bot's settings fill in: all_public_streams and a default narrow. */
+  queueDefaults(userId: number): { readonly allPublicChannels: boolean; readonly channelName: string | null } {
+    return queueDefaults(this.#state, requireUser(this.#state, userId));
   }
   /** The realm's can_create_bots_group and can_create_write_only_bots_group (register). */
   botCreationGroups(realmId: number): { readonly all: GroupSettingValue; readonly writeOnly: GroupSettingValue } {

@@ -283,3 +283,45 @@ describe("the bot's API key", () => {
     }
   });
 });
+
+describe("a bot's default channel settings", () => {
+  it("fill in POST /register's all_public_streams and narrow when the bot leaves them out", async () => {
+    const { alice, owner } = s.seed;
+    s.t.store.subscribe(owner.id, { channels: [{ name: "elsewhere" }], principals: [owner.id] });
+    const watcher = await newBot(alice, { default_all_public_streams: true });
+    const narrowed = await newBot(alice, { default_events_register_stream: "general" });
+    s.t.store.subscribe(alice.id, {
+      channels: [{ name: "general" }, { name: "elsewhere" }],
+      principals: [narrowed.id],
+    });
+    const queues = await Promise.all(
+      [watcher, narrowed].map(async (b) => {
+        const r = await s.call(b, "POST", "/register", { event_types: ["message"] });
+        return { bot: b, id: r.body["queue_id"] as string, last: r.body["last_event_id"] as number };
+      }),
+    );
+    const sent = (channel: string) =>
+      s.t.store.sendMessage({ senderId: owner.id, to: { type: "channel", channel, topic: "t" }, content: channel }).id;
+    const inElsewhere = sent("elsewhere");
+    const inGeneral = sent("general");
+    const received = async (q: (typeof queues)[number]) => {
+      const r = await s.call(q.bot, "GET", "/events", { queue_id: q.id, last_event_id: q.last, dont_block: true });
+      return (r.body["events"] as Record<string, unknown>[]).map((e) => (e["message"] as { id: number }).id);
+    };
+    // All public channels, subscribed or not; only the default channel for the other.
+    expect(await received(queues[0]!)).toEqual([inElsewhere, inGeneral]);
+    expect(await received(queues[1]!)).toEqual([inGeneral]);
+    // An explicit choice wins.
+    const explicit = await s.call(watcher, "POST", "/register", {
+      event_types: ["message"],
+      all_public_streams: false,
+    });
+    sent("elsewhere");
+    const r = await s.call(watcher, "GET", "/events", {
+      queue_id: explicit.body["queue_id"],
+      last_event_id: explicit.body["last_event_id"],
+      dont_block: true,
+    });
+    expect(r.body["events"]).toEqual([]);
+  });
+});

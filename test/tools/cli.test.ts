@@ -343,6 +343,47 @@ describe("parley realm create, user create, serve", () => {
       expect(await server.stop()).toBe(0);
     }
   }, 60_000);
+
+  it("makes a person as Zulip does: the realm's default channels, the Welcome Bot's greeting", () => {
+    const before = openStore(dir);
+    try {
+      before.subscribe(owner.user_id, {
+        channels: [{ name: "general" }],
+        principals: [owner.user_id],
+        newChannel: { isDefault: true },
+      });
+    } finally {
+      before.close();
+    }
+    const joiner = json<Login>(
+      parley(
+        "user",
+        "create",
+        "--data",
+        dir,
+        "--realm",
+        "",
+        "--email",
+        "joiner@cli.test",
+        "--name",
+        "Joiner",
+        "--json",
+      ),
+    );
+    const store = openStore(dir);
+    try {
+      expect(store.subscriptionLists(joiner.user_id, false).subscribed.map((s) => s.channel.name)).toEqual(["general"]);
+      const dms = store.getMessages(joiner.user_id, {
+        anchor: "newest",
+        numBefore: 5,
+        numAfter: 0,
+        narrow: [{ operator: "is", operand: "dm" }],
+      });
+      expect(dms.messages.map((m) => store.getUser(m.message.senderId).fullName)).toEqual(["Welcome Bot"]);
+    } finally {
+      store.close();
+    }
+  });
 });
 
 describe("passwords and special permissions", () => {
@@ -459,6 +500,9 @@ describe("passwords and special permissions", () => {
         ),
       ),
     ).toMatchObject({ user_id: owner.user_id, can_change_user_emails: true });
+    const grant = (...extra: string[]) =>
+      json(parley("user", "grant", "--data", dir, "--realm", "", "--email", "owner@pw.test", ...extra, "--json"));
+    expect(grant("--permission", "can_create_users")).toMatchObject({ user_id: owner.user_id, can_create_users: true });
 
     const server = await launch(["serve", "--data", dir, "--port", "0", "--no-rate-limit"]);
     try {

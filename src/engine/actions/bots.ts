@@ -322,6 +322,23 @@ export function changeOwnerInTxn(state: StoreState, ctx: WriteContext, before: U
   if (leave.length > 0) unsubscribeInTxn(state, ctx, [after], leave);
 }
 
+/**
+ * What a POST /register leaves out, a bot's settings fill in (Zulip's
+ * _default_all_public_streams and _default_narrow): all public channels, and a narrow
+ * to its default events channel. People have neither. A guest bot never gets all
+ * public channels (Zulip would give them to its queue: it checks only an explicit request).
+ */
+export function queueDefaults(
+  state: StoreState,
+  user: User,
+): { readonly allPublicChannels: boolean; readonly channelName: string | null } {
+  const config = user.botConfig;
+  const channelId = config?.defaultEventsRegisterChannelId ?? null;
+  const channel = channelId === null ? undefined : state.channels.get(channelId);
+  const allPublicChannels = (config?.defaultAllPublicChannels ?? false) && user.role !== ROLE.GUEST;
+  return { allPublicChannels, channelName: channel?.name ?? null };
+}
+
 /** GET /bots/{bot_id}/api_key (feature level 463). */
 export function botApiKey(state: StoreState, actorId: number, botId: number): string {
   const actor = requireMemberOrAdmin(state, actorId);

@@ -98,7 +98,7 @@ export default defineEndpoint({
     presence_last_update_id: p.int().optional(),
     event_types: p.json(j.stringList(), { maxItems: MAX_EVENT_TYPES }).optional(),
     fetch_event_types: p.json(j.stringList(), { maxItems: MAX_EVENT_TYPES }).optional(),
-    all_public_streams: p.bool().default(false),
+    all_public_streams: p.bool().optional(),
     narrow: ref(
       p.json(z.array(narrowTerm), {
         maxItems: MAX_NARROW_TERMS,
@@ -183,10 +183,15 @@ export default defineEndpoint({
       ...unstored("navigation_views"),
       ...(want("saved_snippets") ? { saved_snippets: store.savedSnippets(user.id).map(savedSnippetToWire) } : {}),
     };
+    // A bot's default_all_public_streams and default_events_register_stream fill in what the client left out.
+    const defaults = store.queueDefaults(user.id);
+    const narrow = input.narrow.map((t) => (Array.isArray(t) ? { operator: t[0] ?? "", operand: t[1] } : t));
+    if (narrow.length === 0 && defaults.channelName !== null)
+      narrow.push({ operator: "stream", operand: defaults.channelName });
     const queue = ctx.events.register(user, {
       eventTypes: input.event_types ?? null,
-      allPublicStreams: input.all_public_streams,
-      narrow: input.narrow.map((t) => (Array.isArray(t) ? { operator: t[0] ?? "", operand: t[1] } : t)),
+      allPublicStreams: input.all_public_streams ?? defaults.allPublicChannels,
+      narrow,
       applyMarkdown: input.apply_markdown,
       clientGravatar: input.client_gravatar,
       emptyTopicName: options.emptyTopicName,
