@@ -80,7 +80,10 @@ export function writeTopicPolicy(
   const k: [number, number, string] = [userId, channelId, foldTopic(topic)];
   if (policy === 0) state.tables.userTopics.removeSync(k);
   else state.tables.userTopics.putSync(k, record);
-  ctx.afterCommit(() => state.userTopics.apply(record));
+  // Now, not after the commit: later reads in this write (a move's resolve notice asks
+  // who follows the topic it just made the sender follow) must see it; a failed write
+  // clears the whole cache (forgetUncommitted).
+  state.userTopics.apply(record);
   // Zulip sends the deprecated full list first (queues that asked for user_topic skip it).
   if (legacyEvent) ctx.emit({ type: "muted_topics", userId }, () => userAudience(userId));
   ctx.emit({ type: "user_topic", userTopic: record }, () => userAudience(userId));
