@@ -33,7 +33,7 @@ export interface MessagePolicy<Group> {
 export const MESSAGE_POLICY_DEFAULTS: MessagePolicy<string> = {
   allowMessageEditing: true,
   messageContentEditLimitSeconds: 600,
-  messageContentDeleteLimitSeconds: null,
+  messageContentDeleteLimitSeconds: 600,
   moveMessagesWithinStreamLimitSeconds: 604800,
   moveMessagesBetweenStreamsLimitSeconds: 604800,
   messageEditHistoryVisibilityPolicy: "all",

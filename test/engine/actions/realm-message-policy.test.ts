@@ -17,7 +17,7 @@ describe("realm message policy", () => {
     const policy = t.store.realmMessagePolicy(realm.id);
     expect(policy.allowMessageEditing).toBe(true);
     expect(policy.messageContentEditLimitSeconds).toBe(600);
-    expect(policy.messageContentDeleteLimitSeconds).toBeNull();
+    expect(policy.messageContentDeleteLimitSeconds).toBe(600);
     expect(policy.moveMessagesWithinStreamLimitSeconds).toBe(604800);
     expect(policy.messageEditHistoryVisibilityPolicy).toBe("all");
     expect(policy.canDeleteAnyMessageGroup).toBe(t.store.systemGroupId(realm.id, "role:administrators"));
@@ -58,7 +58,7 @@ describe("realm message policy", () => {
     const policy = store.realmMessagePolicy(realm.id);
     expect(policy.allowMessageEditing).toBe(false);
     expect(policy.messageContentEditLimitSeconds).toBeNull();
-    expect(policy.messageContentDeleteLimitSeconds).toBeNull();
+    expect(policy.messageContentDeleteLimitSeconds).toBe(600);
     expect(policy.canDeleteOwnMessageGroup).toBe(moderators);
     expect(policy.canResolveTopicsGroup).toEqual({ directMembers: [alice.id], directSubgroups: [] });
     expect(policy.canDeleteAnyMessageGroup).toBe(store.systemGroupId(realm.id, "role:administrators"));
