@@ -29,6 +29,12 @@ import {
 } from "./actions/realms.js";
 import { addReaction, removeReaction, type AddReactionInput, type RemoveReactionInput } from "./actions/reactions.js";
 import {
+  DELETE_TOPIC_BATCH_SIZE,
+  DELETE_TOPIC_TIME_BUDGET_MS,
+  deleteMessage,
+  deleteTopicBatch,
+} from "./actions/delete-messages.js";
+import {
   realmMessagePolicy,
   setRealmMessagePolicy,
   type MessagePolicy,
@@ -248,6 +254,12 @@ import { getMessageRecord } from "./storage/message-records.js";
 import { compileNarrow, type MessageMatcher } from "./narrow/predicate.js";
 import type { RenderFailure } from "./render.js";
 import { warmUpSendPath, type WarmUpResult } from "./warm-up.js";
+
+/** How POST /streams/{id}/delete_topic batches (Zulip: 100 messages a transaction, 50 s a request). */
+export interface DeleteTopicOptions {
+  readonly batchSize?: number;
+  readonly timeBudgetMs?: number;
+}
 
 export class Store {
   readonly #state: StoreState;
@@ -1004,6 +1016,33 @@ export class Store {
       message,
       flags: flagsForWindow(this.#state, this.#received, userId, user.realmId, [message.id], false)[0]!,
     };
+  }
+
+  /** DELETE /messages/{message_id}: Zulip's permissions and time limit; the message and every trace of it go. */
+  deleteMessage(userId: number, messageId: number): void {
+    deleteMessage(this.#state, this.#context(userId).user.id, messageId);
+  }
+
+  /**
+   * POST /streams/{stream_id}/delete_topic: the topic's messages the administrator can
+   * access, newest first, `batchSize` per transaction, yielding to the event loop
+   * between batches. `complete` is false when `timeBudgetMs` ran out first (the client
+   * calls again, as with Zulip); at least one batch always runs.
+   */
+  async deleteTopic(
+    userId: number,
+    channelId: number,
+    topicName: string,
+    options: DeleteTopicOptions = {},
+  ): Promise<{ complete: boolean }> {
+    const batchSize = options.batchSize ?? DELETE_TOPIC_BATCH_SIZE;
+    const budget = options.timeBudgetMs ?? DELETE_TOPIC_TIME_BUDGET_MS;
+    const start = Date.now();
+    for (;;) {
+      if (deleteTopicBatch(this.#context(userId), channelId, topicName, batchSize).complete) return { complete: true };
+      if (Date.now() - start >= budget) return { complete: false };
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
   }
 
   addReaction(userId: number, messageId: number, reaction: AddReactionInput): void {

@@ -547,6 +547,12 @@ export interface Attachment {
   readonly messageIds: readonly number[];
   /** Set for images the thumbnailer accepts; null otherwise. */
   readonly image: AttachmentImage | null;
+  /**
+   * UNIX seconds when a message claiming the file was last deleted: Zulip keeps a deleted
+   * message's uploads with its archive for ARCHIVED_DATA_VACUUMING_DELAY_DAYS, so the
+   * unclaimed-upload cleanup leaves the file alone until then.
+   */
+  readonly claimDeletedAt?: number;
 }
 
 /** A direct-message conversation of a user's recent_private_conversations. */

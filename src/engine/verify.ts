@@ -9,6 +9,8 @@
  * mention sets of moved messages, which keep the decision made when they were sent
  * (Zulip does not recompute mentions on a move) while their topic participants and
  * receivers are now those of their new place.
+ * entry, attachment claim or channel's first message may name a message without a
+ * record (a deleted one).
  */
 import { receivedAtSend as receivedOnly } from "./access.js";
 import { RoaringBitmap32, type Bitmap } from "./index/bitmap-store.js";
@@ -62,9 +64,11 @@ export function verifyIndexes(state: StoreState, onProgress?: (done: number, tot
   const moved = new RoaringBitmap32();
   const total = state.lastMessageId;
   let messages = 0;
+  const present = new RoaringBitmap32();
   for (const { key: id } of state.tables.messages.getRange({ start: FIRST_ID })) {
     const message = readRecord(state, id, problems);
     if (!message) continue;
+    present.add(id);
     if (message.id !== id) problems.push(`message record ${id} has id ${message.id}`);
     if (id > state.lastMessageId) problems.push(`message ${id} is above the allocated maximum ${state.lastMessageId}`);
     const meta = state.tables.messageMeta.get(id) as MessageMeta | undefined;
@@ -80,8 +84,24 @@ export function verifyIndexes(state: StoreState, onProgress?: (done: number, tot
   onProgress?.(messages, total);
 
   const keys = new Set<string>(expected.keys());
-  for (const k of state.bitmaps.persistedKeys()) if (isDerivedKey(k)) keys.add(k);
+  const userState: string[] = [];
+  for (const k of state.bitmaps.persistedKeys()) {
+    if (isDerivedKey(k)) keys.add(k);
+    else userState.push(k);
+  }
   const differences: IndexDifference[] = [];
+  // User state cannot be rebuilt, but may hold only messages that exist.
+  for (const k of userState) {
+    const extra = RoaringBitmap32.andNot(state.bitmaps.loadFromDisk(k), present);
+    if (extra.isEmpty) continue;
+    differences.push({
+      key: k,
+      missingCount: 0,
+      extraCount: extra.size,
+      missing: [],
+      extra: Array.from(extra.rangeUint32Array(0, 10)),
+    });
+  }
   for (const k of [...keys].sort()) {
     const want = expected.get(k) ?? new RoaringBitmap32();
     const have = state.bitmaps.loadFromDisk(k);
@@ -98,6 +118,7 @@ export function verifyIndexes(state: StoreState, onProgress?: (done: number, tot
     });
   }
   checkMessageParts(state, problems);
+  checkMessageReferences(state, present, problems);
   checkHistoricalRows(state, problems);
   checkMovedRows(state, problems);
   checkScheduledQueue(state, problems);
@@ -122,6 +143,24 @@ function checkMessageParts(state: StoreState, problems: string[]): void {
     if (part >= parts)
       problems.push(`message_parts has part ${part} of message ${id}, whose record has ${parts} parts`);
   }
+}
+
+/**
+ * Every entry keyed by a message ID, and every record naming one, names a stored message:
+ * message_meta and date_message entries, attachment claims, a channel's first message.
+ */
+function checkMessageReferences(state: StoreState, present: Bitmap, problems: string[]): void {
+  for (const id of state.tables.messageMeta.getKeys({ start: FIRST_ID }))
+    if (!present.has(id)) problems.push(`message_meta has message ${id}, which has no record`);
+  for (const [, id] of state.tables.dateMessage.getKeys())
+    if (!present.has(id)) problems.push(`date_message has message ${id}, which has no record`);
+  for (const attachment of state.attachments.values())
+    for (const id of attachment.messageIds)
+      if (!present.has(id))
+        problems.push(`attachment ${attachment.id} is claimed by message ${id}, which has no record`);
+  for (const channel of state.channels.values())
+    if (channel.firstMessageId !== null && !present.has(channel.firstMessageId))
+      problems.push(`channel ${channel.id} names message ${channel.firstMessageId} as its first, which has no record`);
 }
 
 /** A historical row is only for a message the user did not receive. */

@@ -402,10 +402,10 @@ export class EventHub {
       const visit = (queue: EventQueue, recipient: boolean): void => {
         if (!queue.wants(event.type)) return;
         if (event.type === "message" && queue.matchesNarrow && !queue.matchesNarrow(event.message.id)) return;
-        const body = wire.forQueue(queue, recipient);
-        if (body === null) return;
-        this.#delivered++;
-        this.#push(queue, body);
+        for (const body of wire.forQueue(queue, recipient)) {
+          this.#delivered++;
+          this.#push(queue, body);
+        }
       };
       if (audience.size <= this.#byUser.size) {
         for (const userId of audience) for (const queue of this.#byUser.get(userId)?.queues ?? []) visit(queue, true);

@@ -37,6 +37,11 @@ export interface QueueOptions {
    * rather than the whole map (absent in queues saved before it existed: false).
    */
   readonly individualEmojiChanges?: boolean;
+  /**
+   * client_capabilities.bulk_message_deletion: one delete_message event lists every
+   * deleted message (absent in queues saved before it existed: one event per message).
+   */
+  readonly bulkMessageDeletion?: boolean;
   /** Seconds without a connected poll after which the queue is collected. */
   readonly idleTimeoutSecs: number;
 }

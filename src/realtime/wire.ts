@@ -39,25 +39,31 @@ function brief(user: User): { user_id: number; email: string } {
   return { user_id: user.id, email: user.email };
 }
 
+const NONE: readonly string[] = [];
+
 /** One engine event, rendered lazily per distinct variant for the queues it reaches. */
 export class WireEvent {
-  readonly #cache = new Map<string, string | null>();
+  readonly #cache = new Map<string, readonly string[]>();
 
   constructor(
     readonly event: EngineEvent,
     readonly store: Store,
   ) {}
 
-  /** The queue's copy of the event (open JSON), or null when the queue must not get it. */
-  forQueue(queue: EventQueue, recipient = true): string | null {
+  /**
+   * The queue's copies of the event (open JSON), in order: none when the queue must not
+   * get it, several where Zulip splits one change for older clients (a deletion without
+   * bulk_message_deletion is one event per message).
+   */
+  forQueue(queue: EventQueue, recipient = true): readonly string[] {
     const key = this.#variant(queue, recipient);
-    let body = this.#cache.get(key);
-    if (body === undefined) {
+    let bodies = this.#cache.get(key);
+    if (bodies === undefined) {
       const wire = this.#render(queue, recipient);
-      body = wire === null ? null : openJson(wire);
-      this.#cache.set(key, body);
+      bodies = wire === null ? NONE : Array.isArray(wire) ? wire.map(openJson) : [openJson(wire)];
+      this.#cache.set(key, bodies);
     }
-    return body;
+    return bodies;
   }
 
   /** What the rendering depends on, for this event type. */
@@ -79,6 +85,8 @@ export class WireEvent {
       case "user_topic":
       case "update_message_flags":
         return o.emptyTopicName ? "e" : "";
+      case "delete_message":
+        return `${o.emptyTopicName ? "e" : ""}${o.bulkMessageDeletion === true ? "b" : ""}`;
       case "typing":
         return `${o.emptyTopicName ? "e" : ""}${o.streamTypingNotifications ? "s" : ""}`;
       case "typing_edit_message":
@@ -102,7 +110,7 @@ export class WireEvent {
     return topic === "" && !queue.options.emptyTopicName ? (realm?.emptyTopicDisplayName ?? topic) : topic;
   }
 
-  #render(queue: EventQueue, recipient: boolean): Record<string, unknown> | null {
+  #render(queue: EventQueue, recipient: boolean): Record<string, unknown> | Record<string, unknown>[] | null {
     const e = this.event;
     const store = this.store;
     const realm = store.findRealm(queue.realmId);
@@ -183,6 +191,19 @@ export class WireEvent {
           out["message_details"] = details;
         }
         return out;
+      }
+      case "delete_message": {
+        const where: Record<string, unknown> =
+          e.channel === null
+            ? { message_type: "private" }
+            : {
+                message_type: "stream",
+                stream_id: e.channel.channelId,
+                topic: this.#topic(queue, realm, e.channel.topic),
+              };
+        if (queue.options.bulkMessageDeletion === true)
+          return { type: "delete_message", message_ids: [...e.messageIds], ...where };
+        return e.messageIds.map((id) => ({ type: "delete_message", message_id: id, ...where }));
       }
       case "reaction":
         return {

@@ -108,17 +108,24 @@ function removeAttachments(state: StoreState, attachments: readonly Attachment[]
   });
 }
 
+/** Zulip's ARCHIVED_DATA_VACUUMING_DELAY_DAYS: how long a deleted message's uploads outlive it. */
+export const ARCHIVE_RETENTION_SECS = 30 * 86_400;
+
 /**
  * Zulip's delete_old_unclaimed_attachments: files no message links, uploaded before
- * `olderThan` (UNIX seconds), and not linked from a scheduled message that is still to
- * be sent. Returns the removed records; their bytes are the caller's to delete.
+ * `olderThan` (UNIX seconds), not linked from a scheduled message that is still to be
+ * sent, and not claimed by a message deleted within ARCHIVE_RETENTION_SECS (Zulip's
+ * archive still references those). Returns the removed records; their bytes are the
+ * caller's to delete.
  */
 export function removeOldUnclaimedAttachments(state: StoreState, olderThan: number): Attachment[] {
   const pending = [...state.scheduledMessages.values()].filter((s) => !s.delivered).map((s) => s.content);
+  const archivedSince = state.now() - ARCHIVE_RETENTION_SECS;
   const old = [...state.attachments.values()].filter(
     (a) =>
       a.messageIds.length === 0 &&
       a.createTime < olderThan &&
+      (a.claimDeletedAt === undefined || a.claimDeletedAt < archivedSince) &&
       !pending.some((content) => content.includes(`/user_uploads/${a.pathId}`)),
   );
   removeAttachments(state, old);

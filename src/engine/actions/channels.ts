@@ -34,7 +34,7 @@ const DEFAULT_GROUPS: Readonly<Record<Exclude<keyof ChannelPermissions, "canAdmi
   canAddSubscribersGroup: "role:nobody",
   canRemoveSubscribersGroup: "role:administrators",
   canDeleteAnyMessageGroup: "role:nobody",
-  canDeleteOwnMessageGroup: "role:everyone",
+  canDeleteOwnMessageGroup: "role:nobody",
   canMoveMessagesOutOfChannelGroup: "role:nobody",
   canMoveMessagesWithinChannelGroup: "role:nobody",
   canResolveTopicsGroup: "role:nobody",

@@ -250,6 +250,29 @@ export function enqueueReadRemovals(state: StoreState, ctx: WriteContext, userId
   ctx.changed({ kind: "pushItem", id: item.id, op: "added" });
 }
 
+/**
+ * Inside a deletion's write: the deleted messages a notification of the user's shows
+ * get a removal (Zulip's do_clear_mobile_push_notifications_for_ids); the caller has
+ * cleared their active_mobile_push_notification bits with the message.
+ */
+export function enqueueDeletedRemovals(
+  state: StoreState,
+  ctx: WriteContext,
+  userId: number,
+  messageIds: readonly number[],
+): void {
+  if (messageIds.length === 0) return;
+  const item: PushOutboxItem = {
+    id: state.allocate("nextPushOutboxId"),
+    kind: "remove",
+    userId,
+    messageIds: [...messageIds],
+    createdAt: state.now(),
+  };
+  state.tables.pushOutbox.putSync(item.id, item);
+  ctx.changed({ kind: "pushItem", id: item.id, op: "added" });
+}
+
 // ---- the outbox, as src/push drains it ----
 
 /** A device to encrypt for and address at the bouncer. */

@@ -222,6 +222,9 @@ export function logEntryOf(event: EngineEvent): ChangeLogItem {
       return (["update_message_flags", `${event.op}:${event.flag}`] as (string | number)[]).concat(
         event.messages,
       ) as unknown as ChangeLogItem;
+    case "delete_message":
+      if (event.messageIds.length >= PACK_FROM) return ["delete_message", "delete", packIds(event.messageIds)];
+      return ["delete_message", "delete", ...event.messageIds];
     case "reaction":
       return ["reaction", event.op, event.messageId, event.reaction.userId];
     case "update_message": {

@@ -306,6 +306,9 @@ export function changesOfEvent(event: EngineEvent, out: ChangeSetBuilder): void 
     case "message":
       out.message(event.message.id, event.message.realmId, "added");
       return;
+    case "delete_message":
+      for (const id of event.messageIds) out.message(id, event.realmId, "deleted");
+      return;
     case "update_message_flags":
       out.flags(event.userId, event.messages);
       return;

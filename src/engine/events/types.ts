@@ -84,6 +84,19 @@ export type EngineEvent =
       /** The recipient's flags for the target after the edit (read at delivery). */
       flagsFor(userId: number): readonly ApiFlag[];
     }
+  /**
+   * Zulip's delete_message: messages of one conversation deleted (one per channel topic,
+   * Zulip's lower-cased, or per direct-message conversation). Queues without the
+   * bulk_message_deletion capability get one event per message.
+   */
+  | {
+      readonly type: "delete_message";
+      readonly realmId: number;
+      /** Ascending. */
+      readonly messageIds: readonly number[];
+      /** The channel and the lower-cased topic; null for direct messages. */
+      readonly channel: { readonly channelId: number; readonly topic: string } | null;
+    }
   | {
       readonly type: "update_message_flags";
       /** Whose flags changed (flags are per reader; the audience is this user). */

@@ -275,6 +275,39 @@ export class BitmapStore {
   }
 
   /**
+   * Removes IDs (ascending) from a key that may well not hold them: only the chunks they
+   * fall in are loaded, and a key not cached with no persisted chunk there is answered
+   * by a point read per chunk, caching nothing. Deleting a message clears it from every
+   * reader's flag bitmaps, and most of those thousands of keys never held it.
+   * Returns the IDs that were present.
+   */
+  removeStored(key: string, ids: readonly number[]): number[] {
+    if (ids.length === 0 || !storable(key)) return [];
+    const first = ids[0]! >>> CHUNK_BITS;
+    const last = ids[ids.length - 1]! >>> CHUNK_BITS;
+    if (!this.#cache.has(key)) {
+      // A chunk with a delta always has a base (see writeDirty), so bases alone tell.
+      let stored = false;
+      for (let chunk = first; chunk <= last && !stored; chunk++)
+        stored = this.#tables.bitmapChunks.doesExist([key, chunk]);
+      if (!stored) return [];
+    }
+    const entry = this.#entry(key, first);
+    const removed: number[] = [];
+    for (const id of ids) {
+      if (entry.bitmap.delete(id)) {
+        removed.push(id);
+        this.#markDirty(key, id);
+      }
+    }
+    if (removed.length > 0) {
+      this.#bump(key);
+      this.#undo.push({ key, added: [], removed });
+    }
+    return removed;
+  }
+
+  /**
    * A counter that changes whenever the key's bitmap changes (for caches derived from
    * it). Counted only from the first time someone asks: no cache can hold an older
    * value, and a bulk load then keeps no entry for each of its millions of keys.

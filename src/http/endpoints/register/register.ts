@@ -199,6 +199,7 @@ export default defineEndpoint({
       includeDeactivatedGroups: options.includeDeactivatedGroups,
       presenceFormat: simplifiedPresence ? "modern" : slimPresence ? "slim" : "legacy",
       individualEmojiChanges: caps["individual_emoji_changes"] === true,
+      bulkMessageDeletion: caps["bulk_message_deletion"] === true,
       idleTimeoutSecs: input.idle_queue_timeout,
     });
     return {

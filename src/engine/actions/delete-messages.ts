@@ -1,0 +1,361 @@
+/**
+ * @module actions/delete-messages
+ * Deleting messages (Zulip's DELETE /messages/{id}, do_delete_messages) and whole topics
+ * (POST /streams/{id}/delete_topic, in atomic batches).
+ *
+ * A deleted message leaves no trace: its record and every message-level index bit go
+ * through rewriteMessages; every reader's per-user bits for it (read, starred, mention
+ * flags, historical rows, active notifications) are cleared here; uploads it claimed
+ * lose the claim but stay (Zulip keeps them with its archive); a notification showing
+ * it gets a `remove`; a channel whose first message it was gets its new first message.
+ *
+ * Who holds per-user bits for a message is derived, not scanned: the users who received
+ * it (subscription intervals, a conversation's members, the sender) may hold any; other
+ * readers only through a historical row, so one probe of their historical bitmap decides
+ * (BitmapStore.removeStored answers a key without the message by a point read).
+ *
+ * The delete_message audience is Zulip's event_recipient_ids_for_action_on_messages,
+ * computed in the write before the bits it reads are cleared, plus the acting user.
+ */
+import { canAccessChannelContent, canChangeMessage, isAdmin, isAllowedBy } from "../access.js";
+import { BadRequestError, PermissionDeniedError } from "../errors.js";
+import { usersAudience } from "../events/audience.js";
+import { EMPTY, type ReadonlyBitmap, sliceByRank } from "../index/bitmap-store.js";
+import { key, type StoredFlag } from "../index/keys.js";
+import { exceedsCodePoints } from "../limits.js";
+import type { PlanContext } from "../narrow/plan.js";
+import { pastLimit } from "../settings/message-policy.js";
+import type { StoreState, WriteContext } from "../state.js";
+import { getMessageRecord } from "../storage/message-records.js";
+import { ROLE, type Attachment, type Channel, type GroupSettingValue, type Message, type User } from "../types.js";
+import { uploadSpaceUsed } from "./attachments.js";
+import { channelPermission } from "./channels.js";
+import { rewriteMessages } from "./message-rewrite.js";
+import { enqueueDeletedRemovals } from "./push-notifications.js";
+import { realmMessagePolicy } from "./realm-message-policy.js";
+import { MAX_TOPIC_LENGTH } from "./send-message.js";
+import { requireActiveUser } from "./users.js";
+import { writeTopicPolicy } from "./user-topics.js";
+
+/** Zulip's RETENTION_STREAM_MESSAGE_BATCH_SIZE: messages deleted per transaction of a topic deletion. */
+export const DELETE_TOPIC_BATCH_SIZE = 100;
+/** Zulip's delete_in_topic gives up after 50 s with complete: false; the client calls again. */
+export const DELETE_TOPIC_TIME_BUDGET_MS = 50_000;
+
+export const INVALID_MESSAGE = "Invalid message(s)";
+export const CANNOT_DELETE = "You don't have permission to delete this message";
+export const DELETE_TIME_LIMIT_PASSED = "The time limit for deleting this message has passed";
+
+/** Per-user bitmaps a receiver of a message may hold for it (its `dm` bits are message-level). */
+const RECEIVER_FLAGS: readonly StoredFlag[] = [
+  "read",
+  "starred",
+  "collapsed",
+  "mentioned",
+  "group_mentioned",
+  "topic_wildcard_mentioned",
+  "has_alert_word",
+  "historical",
+  "active_mobile_push_notification",
+];
+/** What a reader who did not receive it may hold besides the historical row that made them a reader. */
+const HISTORICAL_ROW_FLAGS: readonly StoredFlag[] = ["read", "starred", "collapsed", "has_alert_word"];
+
+/** The realm's can_delete_any_message_group is one of Zulip's allow_everyone_group=False settings: never guests. */
+function allowsNonGuest(state: StoreState, value: GroupSettingValue, user: User): boolean {
+  return user.role !== ROLE.GUEST && isAllowedBy(state, value, user);
+}
+
+/**
+ * Zulip's validate_can_delete_message: anyone in the realm's or (for a channel message)
+ * the channel's can_delete_any_message_group, at any time; otherwise the sender or the
+ * sending bot's owner, if in the realm's or the channel's can_delete_own_message_group,
+ * within message_content_delete_limit_seconds.
+ */
+export function checkCanDelete(state: StoreState, actor: User, message: Message, now: number): void {
+  const policy = realmMessagePolicy(state, actor.realmId);
+  if (allowsNonGuest(state, policy.canDeleteAnyMessageGroup, actor)) return;
+  const channel = message.recipient.type === "channel" ? state.channels.get(message.recipient.channelId) : undefined;
+  // Unlike the realm's, the channel's setting may include guests (Zulip's allow_everyone_group).
+  if (channel && isAllowedBy(state, channelPermission(state, channel, "canDeleteAnyMessageGroup"), actor)) return;
+  const sender = state.users.get(message.senderId);
+  const own = message.senderId === actor.id || (sender?.isBot === true && sender.botOwnerId === actor.id);
+  if (!own) throw new BadRequestError(CANNOT_DELETE);
+  if (
+    !isAllowedBy(state, policy.canDeleteOwnMessageGroup, actor) &&
+    !(channel && isAllowedBy(state, channelPermission(state, channel, "canDeleteOwnMessageGroup"), actor))
+  )
+    throw new BadRequestError(CANNOT_DELETE);
+  if (pastLimit(policy.messageContentDeleteLimitSeconds, message.dateSent, now))
+    throw new BadRequestError(DELETE_TIME_LIMIT_PASSED);
+}
+
+/** DELETE /messages/{message_id}. */
+export function deleteMessage(state: StoreState, actorId: number, messageId: number): void {
+  const actor = requireActiveUser(state, actorId);
+  const message =
+    Number.isInteger(messageId) && messageId > 0 && messageId <= 0xffffffff
+      ? getMessageRecord(state.tables, messageId)
+      : undefined;
+  if (!message || !canChangeMessage(state, actor, message)) throw new BadRequestError(INVALID_MESSAGE);
+  checkCanDelete(state, actor, message, state.now());
+  state.write((ctx) => deleteMessagesInWrite(state, ctx, [message], actor.id));
+}
+
+/** One conversation's deleted messages: a channel topic (lower-cased, as Zulip groups) or a DM conversation. */
+interface DeletionGroup {
+  readonly channel: Channel | null;
+  readonly topicKey: string;
+  readonly messages: Message[];
+}
+
+/**
+ * Deletes `messages` inside `ctx`'s write, with Zulip's events: one delete_message per
+ * conversation (and a first_message_id update where a channel's first message went).
+ * `actingUserId` always hears of it, as in Zulip. No permission check: callers check.
+ */
+export function deleteMessagesInWrite(
+  state: StoreState,
+  ctx: WriteContext,
+  messages: readonly Message[],
+  actingUserId: number | null,
+): void {
+  const groups = new Map<string, DeletionGroup>();
+  for (const message of messages) {
+    const channel =
+      message.recipient.type === "channel" ? (state.channels.get(message.recipient.channelId) ?? null) : null;
+    const topicKey = message.topic.toLowerCase();
+    const k =
+      message.recipient.type === "channel"
+        ? `c:${message.recipient.channelId}:${topicKey}`
+        : `d:${message.recipient.conversationId}`;
+    let group = groups.get(k);
+    if (!group) groups.set(k, (group = { channel, topicKey, messages: [] }));
+    group.messages.push(message);
+  }
+  // Zulip's order: direct-message conversations, then channel topics.
+  const ordered = [...groups].sort(([a], [b]) => (a[0] === b[0] ? (a < b ? -1 : 1) : a[0] === "d" ? -1 : 1));
+  const shownByUser = new Map<number, number[]>();
+  const channels = new Map<number, Channel>();
+  for (const [, group] of ordered) {
+    group.messages.sort((a, b) => a.id - b.id);
+    const ids = group.messages.map((m) => m.id);
+    const rows = clearReaderBits(state, group, ids, shownByUser);
+    const audience = deletionAudience(state, group.channel, rows, actingUserId);
+    rewriteMessages(
+      state,
+      ctx,
+      group.messages.map((before) => ({ before, after: null })),
+    );
+    const realmId = group.messages[0]!.realmId;
+    if (group.channel !== null) {
+      const channel = channels.get(group.channel.id) ?? group.channel;
+      if (channel.firstMessageId !== null && ids.includes(channel.firstMessageId)) {
+        // Zulip's check_update_first_message_id, to the same users as the deletion.
+        const rest = state.bitmaps.getFrom(key.channel(channel.id), channel.firstMessageId);
+        const value = rest.isEmpty ? null : rest.minimum();
+        const next: Channel = { ...channel, firstMessageId: value };
+        channels.set(next.id, next);
+        state.tables.channels.putSync(next.id, next);
+        ctx.afterCommit(() => state.indexChannel(next));
+        ctx.emit({ type: "stream", op: "update", channel: next, property: "first_message_id", value }, () => audience);
+      }
+    }
+    const where = group.channel === null ? null : { channelId: group.channel.id, topic: group.topicKey };
+    ctx.emit({ type: "delete_message", realmId, messageIds: ids, channel: where }, () => audience);
+  }
+  detachUploads(state, ctx, messages);
+  for (const [userId, shown] of shownByUser)
+    enqueueDeletedRemovals(
+      state,
+      ctx,
+      userId,
+      shown.sort((a, b) => a - b),
+    );
+}
+
+/** Whether any of `ids` (ascending) is in [from, to); `to` null: no end. */
+function anyIn(ids: readonly number[], from: number, to: number | null): boolean {
+  let lo = 0;
+  let hi = ids.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (ids[mid]! < from) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < ids.length && (to === null || ids[lo]! < to);
+}
+
+/**
+ * Clears every reader's per-user bits for the group's messages and returns the users
+ * who had a row for any of them (Zulip's UserMessage holders): its receivers, and the
+ * readers who had a historical row. Messages a notification showed are added to
+ * `shownByUser` for their removal.
+ */
+function clearReaderBits(
+  state: StoreState,
+  group: DeletionGroup,
+  ids: readonly number[],
+  shownByUser: Map<number, number[]>,
+): Set<number> {
+  const receivers = new Set<number>(group.messages.map((m) => m.senderId));
+  const others: number[] = [];
+  const channel = group.channel;
+  if (channel === null) {
+    const first = group.messages[0]!;
+    if (first.recipient.type === "direct")
+      for (const userId of state.conversations.get(first.recipient.conversationId)?.userIds ?? [])
+        receivers.add(userId);
+  } else {
+    for (const userId of state.usersOfRealm(channel.realmId)) {
+      if (receivers.has(userId)) continue;
+      const sub = state.subsByUser.get(userId)?.get(channel.id);
+      if (sub && sub.intervals.some((iv) => anyIn(ids, iv.from, iv.to))) receivers.add(userId);
+      // Readers of a private channel have had a subscription; of a public one, anyone may have.
+      else if (sub !== undefined || !channel.inviteOnly) others.push(userId);
+    }
+  }
+  const rows = new Set(receivers);
+  for (const userId of receivers) {
+    for (const flag of RECEIVER_FLAGS) {
+      const removed = state.bitmaps.removeStored(key.userFlag(userId, flag), ids);
+      if (flag === "active_mobile_push_notification" && removed.length > 0) {
+        const shown = shownByUser.get(userId);
+        if (shown) shown.push(...removed);
+        else shownByUser.set(userId, removed);
+      }
+    }
+  }
+  for (const userId of others) {
+    if (state.bitmaps.removeStored(key.userFlag(userId, "historical"), ids).length === 0) continue;
+    rows.add(userId);
+    for (const flag of HISTORICAL_ROW_FLAGS) state.bitmaps.removeStored(key.userFlag(userId, flag), ids);
+  }
+  return rows;
+}
+
+/**
+ * Zulip's event_recipient_ids_for_action_on_messages, plus the acting user: a DM's row
+ * holders; a channel's active subscribers, intersected with the row holders for
+ * protected history, joined with the non-guest row holders for a public channel.
+ */
+function deletionAudience(
+  state: StoreState,
+  channel: Channel | null,
+  rows: ReadonlySet<number>,
+  actingUserId: number | null,
+): ReturnType<typeof usersAudience> {
+  const out = new Set<number>();
+  if (channel === null) for (const userId of rows) out.add(userId);
+  else {
+    const protectedHistory = channel.inviteOnly && !channel.historyPublicToSubscribers;
+    for (const userId of state.activeSubscriberList(channel.id))
+      if (!protectedHistory || rows.has(userId)) out.add(userId);
+    if (!channel.inviteOnly)
+      for (const userId of rows) if (state.users.get(userId)?.role !== ROLE.GUEST) out.add(userId);
+  }
+  if (actingUserId !== null) out.add(actingUserId);
+  return usersAudience(out);
+}
+
+/**
+ * The deleted messages' claims on uploads go; the uploads stay, marked with the time so
+ * that the unclaimed-upload cleanup keeps them as long as Zulip's archive would. Each
+ * owner hears of their upload's new claims.
+ */
+function detachUploads(state: StoreState, ctx: WriteContext, messages: readonly Message[]): void {
+  const ids = new Set(messages.filter((m) => m.hasAttachment).map((m) => m.id));
+  if (ids.size === 0) return;
+  const now = state.now();
+  for (const current of state.attachments.values()) {
+    if (!current.messageIds.some((id) => ids.has(id))) continue;
+    const next: Attachment = {
+      ...current,
+      messageIds: current.messageIds.filter((id) => !ids.has(id)),
+      claimDeletedAt: now,
+    };
+    state.tables.attachments.putSync(next.id, next);
+    ctx.afterCommit(() => state.indexAttachment(next));
+    ctx.emit(
+      { type: "attachment", op: "update", attachment: next, uploadSpaceUsed: uploadSpaceUsed(state, next.realmId) },
+      () => usersAudience([next.ownerId]),
+    );
+  }
+}
+
+export interface TopicDeletionStep {
+  /** Messages this step deleted. */
+  readonly deleted: number;
+  /** Nothing the caller may delete is left in the topic (and stale topic policies were reset). */
+  readonly complete: boolean;
+}
+
+/**
+ * One batch of POST /streams/{stream_id}/delete_topic (Zulip's delete_in_topic): an
+ * organization administrator deletes the newest `batchSize` messages of the topic they
+ * can access, in one transaction. When none are left, the users' policies for the topic
+ * are reset, except (protected history) for users who still have rows for messages
+ * the administrator could not delete.
+ */
+export function deleteTopicBatch(
+  ctx: PlanContext<StoreState>,
+  channelId: number,
+  topicName: string,
+  batchSize = DELETE_TOPIC_BATCH_SIZE,
+): TopicDeletionStep {
+  const { state, user } = ctx;
+  if (!isAdmin(user))
+    throw new PermissionDeniedError("Must be an organization administrator", "UNAUTHORIZED_PRINCIPAL");
+  const channel = Number.isInteger(channelId) ? state.channels.get(channelId) : undefined;
+  if (!channel || channel.isArchived || !canAccessChannelContent(state, user, channel))
+    throw new BadRequestError("Invalid channel ID");
+  if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError("batchSize must be a positive integer");
+  const realm = state.realms.get(user.realmId);
+  const topic = topicName === realm?.emptyTopicDisplayName ? "" : topicName;
+  // Topics are cut to MAX_TOPIC_LENGTH when sent: a longer name is no topic (and is not folded).
+  const inTopic: ReadonlyBitmap = exceedsCodePoints(topic, MAX_TOPIC_LENGTH)
+    ? EMPTY
+    : state.bitmaps.get(key.channelTopic(channel.id, topic));
+  // Zulip's bulk_access_stream_messages_query: protected history only where the admin has a row.
+  const deletable =
+    channel.inviteOnly && !channel.historyPublicToSubscribers
+      ? ctx.received.restrictToPersonal(user.id, inTopic)
+      : inTopic;
+  const ids = sliceByRank(deletable, Math.max(0, deletable.size - batchSize), batchSize);
+  const complete = ids.length === deletable.size;
+  const messages: Message[] = [];
+  for (const id of ids) {
+    const message = getMessageRecord(state.tables, id);
+    if (message) messages.push(message);
+  }
+  if (messages.length === 0 && !(complete && hasTopicPolicies(state, channel, topic))) return { deleted: 0, complete };
+  state.write((w) => {
+    if (messages.length > 0) deleteMessagesInWrite(state, w, messages, user.id);
+    if (complete) resetTopicPolicies(ctx, w, channel, topic);
+  });
+  return { deleted: messages.length, complete };
+}
+
+function hasTopicPolicies(state: StoreState, channel: Channel, topic: string): boolean {
+  for (const userId of state.usersOfRealm(channel.realmId))
+    if (state.userTopics.policyOf(userId, channel.id, topic) !== 0) return true;
+  return false;
+}
+
+/**
+ * Zulip's end of delete_in_topic: the topic is gone, so its users' policies are reset;
+ * in a channel with protected history, not for users who still have rows for messages
+ * left in it. Inside the last batch's write (the bitmaps already lack the deleted ones).
+ */
+function resetTopicPolicies(ctx: PlanContext<StoreState>, w: WriteContext, channel: Channel, topic: string): void {
+  const { state } = ctx;
+  const left = exceedsCodePoints(topic, MAX_TOPIC_LENGTH)
+    ? EMPTY
+    : state.bitmaps.get(key.channelTopic(channel.id, topic));
+  for (const userId of state.usersOfRealm(channel.realmId)) {
+    if (state.userTopics.policyOf(userId, channel.id, topic) === 0) continue;
+    if (!channel.historyPublicToSubscribers && !left.isEmpty && !ctx.received.restrictToPersonal(userId, left).isEmpty)
+      continue;
+    writeTopicPolicy(state, w, userId, channel.id, topic, 0);
+  }
+}

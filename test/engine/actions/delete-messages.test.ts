@@ -1,0 +1,440 @@
+/**
+ * Deleting messages and topics: Zulip's permissions and time limit (on a fake clock),
+ * no trace left in any narrow, search, unread count, flag bitmap, attachment claim or
+ * notification, the delete_message audience, channel first messages, and topic
+ * deletion in atomic batches; verify stays clean and a reopen agrees.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { internals } from "../../../src/engine/internal.js";
+import { key, type StoredFlag } from "../../../src/engine/index/keys.js";
+import { getMessageRecord } from "../../../src/engine/storage/message-records.js";
+import type { EngineEvent, EventBatch, Store, User } from "../../../src/engine/index.js";
+import { seedRealm, tempStore, type TempStore } from "../../support/temp-store.js";
+
+let t: TempStore;
+afterEach(() => t?.cleanup());
+
+const START = 1_700_000_000;
+let clock = START;
+
+function setup() {
+  clock = START;
+  t = tempStore({ now: () => clock });
+  return seedRealm(t.store);
+}
+
+const ALL_FLAGS: readonly StoredFlag[] = [
+  "read",
+  "starred",
+  "collapsed",
+  "mentioned",
+  "group_mentioned",
+  "topic_wildcard_mentioned",
+  "has_alert_word",
+  "historical",
+  "dm",
+  "active_mobile_push_notification",
+];
+
+/** "user:flag" for every per-user bitmap of `users` holding `id`. */
+function traces(store: Store, users: readonly User[], id: number): string[] {
+  const bitmaps = internals(store).bitmaps;
+  return users.flatMap((u) =>
+    ALL_FLAGS.filter((f) => bitmaps.get(key.userFlag(u.id, f)).has(id)).map((f) => `${u.fullName}:${f}`),
+  );
+}
+
+function send(store: Store, sender: User, channel: string, topic: string, content: string): number {
+  return store.sendMessage({ senderId: sender.id, to: { type: "channel", channel, topic }, content }).id;
+}
+
+function ids(store: Store, user: User, narrow: unknown = []): number[] {
+  return store.getMessageWindow(user.id, { narrow, anchor: "newest", numBefore: 1000, numAfter: 0 }).ids.slice();
+}
+
+function events(batches: readonly EventBatch[], type: EngineEvent["type"]) {
+  return batches.flatMap((b) =>
+    b.deliveries.filter((d) => d.event.type === type).map((d) => ({ event: d.event, to: [...d.audience].sort() })),
+  );
+}
+
+function expectClean(store: Store): void {
+  const report = store.verify();
+  expect(report.differences).toEqual([]);
+  expect(report.problems).toEqual([]);
+}
+
+describe("DELETE /messages/{id}: who may delete", () => {
+  it("lets the sender delete within message_content_delete_limit_seconds, admins any time, others never", () => {
+    const { owner, alice, bob } = setup();
+    const a = send(t.store, alice, "general", "t", "one");
+    const b = send(t.store, alice, "general", "t", "two");
+    expect(() => t.store.deleteMessage(bob.id, a)).toThrow("You don't have permission to delete this message");
+    clock += 600;
+    t.store.deleteMessage(alice.id, a);
+    clock += 1;
+    expect(() => t.store.deleteMessage(alice.id, b)).toThrow("The time limit for deleting this message has passed");
+    expect(getMessageRecord(internals(t.store).tables, b)).toBeDefined();
+    clock += 86_400 * 365;
+    t.store.deleteMessage(owner.id, b);
+    expect(ids(t.store, owner, [{ operator: "channel", operand: "general" }])).toEqual([]);
+    // Gone: a second delete, like any ID no message has, is "Invalid message(s)".
+    for (const id of [a, 0, -1, 2 ** 40, 1.5])
+      expect(() => t.store.deleteMessage(owner.id, id)).toThrow("Invalid message(s)");
+    expectClean(t.store);
+  });
+
+  it("follows the realm's and the channel's group settings, bots' owners, guests and the unlimited setting", () => {
+    const { realm, owner, alice, bob, guest } = setup();
+    const group = (name: string) => t.store.systemGroupId(realm.id, name);
+    t.store.setRealmMessagePolicy(owner.id, {
+      canDeleteOwnMessageGroup: group("role:administrators"),
+      messageContentDeleteLimitSeconds: null,
+    });
+    const own = send(t.store, alice, "general", "t", "mine");
+    expect(() => t.store.deleteMessage(alice.id, own)).toThrow("You don't have permission to delete this message");
+    // The channel's own setting lets members delete their messages there (not in DMs).
+    t.store.subscribe(owner.id, {
+      channels: [{ name: "lenient" }],
+      principals: [owner.id, alice.id, bob.id, guest.id],
+      newChannel: { permissions: { canDeleteOwnMessageGroup: group("role:members") } },
+    });
+    const there = send(t.store, alice, "lenient", "t", "mine");
+    clock += 86_400 * 30;
+    t.store.deleteMessage(alice.id, there);
+    const dm = t.store.sendMessage({ senderId: alice.id, to: { type: "direct", users: [bob.id] }, content: "dm" }).id;
+    expect(() => t.store.deleteMessage(alice.id, dm)).toThrow("You don't have permission to delete this message");
+
+    // Realm "delete any": guests never, even as direct members; a channel's may include them.
+    t.store.setRealmMessagePolicy(owner.id, {
+      canDeleteAnyMessageGroup: { directMembers: [bob.id, guest.id], directSubgroups: [] },
+    });
+    const other = send(t.store, owner, "general", "t", "owner's");
+    t.store.deleteMessage(bob.id, other);
+    t.store.subscribe(owner.id, { channels: [{ name: "general" }], principals: [guest.id] });
+    const another = send(t.store, owner, "general", "t", "owner's again");
+    expect(() => t.store.deleteMessage(guest.id, another)).toThrow("You don't have permission to delete this message");
+    t.store.subscribe(owner.id, {
+      channels: [{ name: "guestmods" }],
+      principals: [owner.id, guest.id],
+      newChannel: { permissions: { canDeleteAnyMessageGroup: { directMembers: [guest.id], directSubgroups: [] } } },
+    });
+    const inGuestmods = send(t.store, owner, "guestmods", "t", "owner's");
+    t.store.deleteMessage(guest.id, inGuestmods);
+
+    // A bot's owner deletes its messages as their own.
+    const bot = t.store.createUser({
+      realmId: realm.id,
+      email: "bot@test.dev",
+      fullName: "Alice's Bot",
+      bot: { type: 1, ownerId: alice.id },
+    });
+    t.store.subscribe(owner.id, { channels: [{ name: "general" }], principals: [bot.id] });
+    t.store.setRealmMessagePolicy(owner.id, {
+      canDeleteOwnMessageGroup: group("role:everyone"),
+      canDeleteAnyMessageGroup: group("role:administrators"),
+      messageContentDeleteLimitSeconds: 60,
+    });
+    const fromBot = send(t.store, bot, "general", "t", "beep");
+    expect(() => t.store.deleteMessage(bob.id, fromBot)).toThrow("You don't have permission to delete this message");
+    clock += 61;
+    expect(() => t.store.deleteMessage(alice.id, fromBot)).toThrow(
+      "The time limit for deleting this message has passed",
+    );
+    clock -= 61;
+    t.store.deleteMessage(alice.id, fromBot);
+    expectClean(t.store);
+  });
+
+  it("refuses messages the actor may not change: archived channels, protected history left, others' DMs", () => {
+    const { owner, alice, bob } = setup();
+    const secret = send(t.store, alice, "secret", "t", "protected");
+    t.store.unsubscribe(owner.id, ["secret"]);
+    // An administrator who left a channel with protected history cannot delete there.
+    expect(() => t.store.deleteMessage(owner.id, secret)).toThrow("Invalid message(s)");
+    const dm = t.store.sendMessage({ senderId: alice.id, to: { type: "direct", users: [bob.id] }, content: "x" }).id;
+    expect(() => t.store.deleteMessage(owner.id, dm)).toThrow("Invalid message(s)");
+    const state = internals(t.store);
+    const general = state.channels.get(state.channelByName.get(`${owner.realmId}:GENERAL`)!)!;
+    const inGeneral = send(t.store, alice, "general", "t", "x");
+    // parley has no channel archiving yet: the record as Zulip's do_deactivate_stream leaves it.
+    state.write((ctx) => {
+      state.tables.channels.putSync(general.id, { ...general, isArchived: true });
+      ctx.changed({ kind: "channel", id: general.id, fields: ["isArchived"] });
+      ctx.afterCommit(() => state.indexChannel({ ...general, isArchived: true }));
+    });
+    expect(() => t.store.deleteMessage(owner.id, inGeneral)).toThrow("Invalid message(s)");
+    t.store.setUserActive(alice.id, false);
+    expect(() => t.store.deleteMessage(alice.id, secret)).toThrow();
+    expect([secret, dm, inGeneral].every((id) => getMessageRecord(state.tables, id) !== undefined)).toBe(true);
+  });
+});
+
+describe("DELETE /messages/{id}: no trace left", () => {
+  it("clears every reader's bits, drops it from narrows, search, unread, starred and first_unread", () => {
+    const { realm, owner, alice, bob, guest } = setup();
+    const carol = t.store.createUser({ realmId: realm.id, email: "carol@test.dev", fullName: "Carol" });
+    t.store.createGroup(owner.id, { name: "crew", members: [owner.id] });
+    const device = t.store.registerClientDevice(bob.id);
+    t.store.registerPushDevice(
+      bob.id,
+      {
+        deviceId: device,
+        pushKey: Buffer.concat([Buffer.from([0x31]), Buffer.alloc(32, 7)]).toString("base64"),
+        pushKeyId: 5,
+        tokenKind: "fcm",
+        tokenId: Buffer.alloc(8, 3).toString("base64"),
+        bouncerPublicKey: "a2V5",
+        encryptedPushRegistration: "cmVn",
+      },
+      true,
+    );
+    const earlier = send(t.store, bob, "general", "plans", "first");
+    const doomed = send(t.store, alice, "general", "plans", "zebracorn @**Bob** @*crew* @**topic**");
+    const kept = send(t.store, alice, "general", "plans", "later @**Bob**");
+    t.store.updateFlags(alice.id, [doomed], "read", "add");
+    t.store.updateFlags(bob.id, [earlier], "read", "add");
+    t.store.updateFlags(bob.id, [doomed], "starred", "add");
+    t.store.updateFlags(bob.id, [doomed], "collapsed", "add");
+    t.store.addReaction(bob.id, doomed, { emojiName: "octopus" });
+    // A reader who never received it: a historical row.
+    t.store.updateFlags(carol.id, [doomed], "starred", "add");
+    const state = internals(t.store);
+    state.write(() => state.bitmaps.add(key.userFlag(bob.id, "has_alert_word"), doomed));
+    const everyone = [owner, alice, bob, guest, carol];
+    expect(traces(t.store, everyone, doomed).sort()).toEqual(
+      [
+        "Alice:read",
+        "Alice:topic_wildcard_mentioned",
+        "Bob:active_mobile_push_notification",
+        "Bob:collapsed",
+        "Bob:has_alert_word",
+        "Bob:mentioned",
+        "Bob:starred",
+        "Bob:topic_wildcard_mentioned",
+        "Carol:historical",
+        "Carol:read",
+        "Carol:starred",
+        "Olive Owner:group_mentioned",
+      ].sort(),
+    );
+    // Warm every cached read model first: the deletion must reach them, not just disk.
+    expect(ids(t.store, bob)).toEqual([earlier, doomed, kept]);
+    expect(t.store.unreadSummary(bob.id).count).toBe(2);
+    expect(t.store.starredMessageIds(bob.id)).toEqual([doomed]);
+    expect(t.store.starredMessageIds(carol.id)).toEqual([doomed]);
+    const firstUnread = () =>
+      t.store.getMessageWindow(bob.id, { narrow: [], anchor: "first_unread", numBefore: 0, numAfter: 0 }).anchor;
+    expect(firstUnread()).toBe(doomed);
+    const outboxBefore = t.store.pushOutboxItems().length;
+
+    t.store.deleteMessage(alice.id, doomed);
+
+    expect(traces(t.store, everyone, doomed)).toEqual([]);
+    expect(ids(t.store, bob)).toEqual([earlier, kept]);
+    expect(ids(t.store, carol)).toEqual([]);
+    expect(ids(t.store, bob, [{ operator: "search", operand: "zebracorn" }])).toEqual([]);
+    expect(ids(t.store, bob, [{ operator: "has", operand: "reaction" }])).toEqual([]);
+    expect(ids(t.store, bob, [{ operator: "is", operand: "mentioned" }])).toEqual([kept]);
+    expect(ids(t.store, owner, [{ operator: "is", operand: "starred" }])).toEqual([]);
+    expect(t.store.unreadSummary(bob.id)).toMatchObject({ count: 1, mentions: [kept] });
+    expect(t.store.starredMessageIds(bob.id)).toEqual([]);
+    expect(t.store.starredMessageIds(carol.id)).toEqual([]);
+    expect(firstUnread()).toBe(kept);
+    expect(() => t.store.getMessage(bob.id, doomed)).toThrow("Invalid message(s)");
+    // The notification showing it is withdrawn.
+    expect(t.store.pushOutboxItems().slice(outboxBefore)).toMatchObject([
+      { kind: "remove", userId: bob.id, messageIds: [doomed] },
+    ]);
+    expectClean(t.store);
+
+    const store = t.reopen();
+    expect(ids(store, bob)).toEqual([earlier, kept]);
+    expect(traces(store, everyone, doomed)).toEqual([]);
+    expectClean(store);
+  });
+
+  it("detaches the uploads it claimed without deleting them, and keeps them as long as Zulip's archive", () => {
+    const { realm, owner, alice } = setup();
+    const pathId = `${realm.id}/ab/${"x".repeat(24)}/notes.txt`;
+    const upload = t.store.createAttachment(
+      { ownerId: alice.id, pathId, name: "notes.txt", size: 10, contentType: "text/plain", image: null },
+      null,
+    );
+    const id = send(t.store, alice, "general", "files", `[notes](/user_uploads/${pathId})`);
+    expect(internals(t.store).attachments.get(upload.id)?.messageIds).toEqual([id]);
+    clock += 7 * 86_400 * 6;
+    t.store.deleteMessage(owner.id, id);
+    expect(internals(t.store).attachments.get(upload.id)).toMatchObject({ messageIds: [], claimDeletedAt: clock });
+    expect(t.store.attachmentForDownload(alice.id, realm.id, pathId)?.id).toBe(upload.id);
+    // Unclaimed and older than the cleanup's window, but its deleted message's archive keeps it.
+    expect(t.store.removeOldUnclaimedAttachments(clock)).toEqual([]);
+    clock += 31 * 86_400;
+    expect(t.store.removeOldUnclaimedAttachments(clock).map((a) => a.id)).toEqual([upload.id]);
+    expectClean(t.store);
+  });
+
+  it("moves a channel's first message on, to null when its last goes, and leaves scheduled messages alone", () => {
+    const { owner, alice } = setup();
+    const state = internals(t.store);
+    const channelId = state.channelByName.get(`${owner.realmId}:GENERAL`)!;
+    const first = send(t.store, alice, "general", "a", "1");
+    const second = send(t.store, alice, "general", "b", "2");
+    const scheduled = t.store.scheduleMessage(alice.id, {
+      to: { type: "channel", channelId, topic: "later" },
+      content: "tomorrow",
+      deliverAt: clock + 86_400,
+      client: "test",
+    });
+    const seen: EventBatch[] = [];
+    t.store.onEvents((b) => seen.push(b));
+    t.store.deleteMessage(alice.id, first);
+    expect(state.channels.get(channelId)?.firstMessageId).toBe(second);
+    const [update] = events(seen, "stream");
+    expect(update?.event).toMatchObject({ op: "update", property: "first_message_id", value: second });
+    t.store.deleteMessage(alice.id, second);
+    expect(state.channels.get(channelId)?.firstMessageId).toBeNull();
+    // The deleted message's topic is gone: nothing left to list under it.
+    expect(state.bitmaps.isEmpty(key.channelTopic(channelId, "b"))).toBe(true);
+    expect(state.scheduledMessages.get(scheduled.id)).toMatchObject({ delivered: false, failed: false });
+    expectClean(t.store);
+  });
+
+  it("changes nothing when its write fails", () => {
+    let fail = false;
+    clock = START;
+    t = tempStore({
+      now: () => clock,
+      commitHook: () => {
+        if (fail) throw new Error("disk gone");
+      },
+    });
+    const { alice, bob } = seedRealm(t.store);
+    const id = send(t.store, alice, "general", "t", "keep me @**Bob**");
+    t.store.updateFlags(bob.id, [id], "starred", "add");
+    expect(ids(t.store, bob)).toEqual([id]);
+    fail = true;
+    expect(() => t.store.deleteMessage(alice.id, id)).toThrow();
+    fail = false;
+    expect(ids(t.store, bob)).toEqual([id]);
+    expect(traces(t.store, [bob], id).sort()).toEqual(["Bob:mentioned", "Bob:starred"]);
+    expectClean(t.store);
+  });
+});
+
+describe("delete_message events", () => {
+  it("go to Zulip's audience: subscribers and non-guest row holders, protected history's holders, DM members", () => {
+    const { realm, owner, alice, bob, guest } = setup();
+    const carol = t.store.createUser({ realmId: realm.id, email: "carol@test.dev", fullName: "Carol" });
+    const seen: EventBatch[] = [];
+    t.store.onEvents((b) => seen.push(b));
+    const sorted = (...users: User[]) => users.map((u) => u.id).sort();
+
+    // Public: active subscribers, plus Carol through her historical row; not the guest.
+    const pub = send(t.store, alice, "general", "Mixed Case", "x");
+    t.store.updateFlags(carol.id, [pub], "starred", "add");
+    t.store.deleteMessage(owner.id, pub);
+    expect(events(seen, "delete_message").at(-1)).toEqual({
+      event: {
+        type: "delete_message",
+        realmId: realm.id,
+        messageIds: [pub],
+        channel: { channelId: expect.any(Number), topic: "mixed case" },
+      },
+      to: sorted(owner, alice, bob, carol),
+    });
+
+    // Protected history: subscribers who received it (not one who joined later), and the actor.
+    const prot = send(t.store, alice, "secret", "t", "x");
+    t.store.subscribe(owner.id, { channels: [{ name: "secret" }], principals: [bob.id] });
+    t.store.deleteMessage(alice.id, prot);
+    expect(events(seen, "delete_message").at(-1)?.to).toEqual(sorted(owner, alice));
+
+    // Private with shared history: every subscriber.
+    t.store.subscribe(owner.id, {
+      channels: [{ name: "shared" }],
+      principals: [owner.id, alice.id],
+      newChannel: { inviteOnly: true, historyPublicToSubscribers: true },
+    });
+    const shared = send(t.store, alice, "shared", "t", "x");
+    t.store.subscribe(owner.id, { channels: [{ name: "shared" }], principals: [guest.id] });
+    t.store.deleteMessage(alice.id, shared);
+    expect(events(seen, "delete_message").at(-1)?.to).toEqual(sorted(owner, alice, guest));
+
+    // Direct messages: the participants.
+    const dm = t.store.sendMessage({ senderId: alice.id, to: { type: "direct", users: [bob.id] }, content: "x" }).id;
+    t.store.deleteMessage(alice.id, dm);
+    expect(events(seen, "delete_message").at(-1)).toEqual({
+      event: { type: "delete_message", realmId: realm.id, messageIds: [dm], channel: null },
+      to: sorted(alice, bob),
+    });
+  });
+});
+
+describe("POST /streams/{id}/delete_topic", () => {
+  it("deletes newest first in atomic batches, answering complete only when nothing is left", async () => {
+    const { owner, alice, bob } = setup();
+    const state = internals(t.store);
+    const channelId = state.channelByName.get(`${owner.realmId}:GENERAL`)!;
+    const topic = [1, 2, 3, 4, 5].map((n) => send(t.store, alice, "general", "Doomed", `m${n}`));
+    const other = send(t.store, alice, "general", "other", "stays");
+    t.store.setTopicPolicy(bob.id, channelId, "doomed", 3);
+    const seen: EventBatch[] = [];
+    t.store.onEvents((b) => seen.push(b));
+
+    expect(await t.store.deleteTopic(owner.id, channelId, "doomed", { batchSize: 2, timeBudgetMs: 0 })).toEqual({
+      complete: false,
+    });
+    expect(ids(t.store, owner)).toEqual([...topic.slice(0, 3), other]);
+    expect(await t.store.deleteTopic(owner.id, channelId, "DOOMED", { batchSize: 2, timeBudgetMs: 0 })).toEqual({
+      complete: false,
+    });
+    expect(state.userTopics.policyOf(alice.id, channelId, "doomed")).toBe(3);
+    // The last batch empties the topic: its policies (Bob's, and Alice's automatic
+    // follow when she started it) go with it, in that write.
+    expect(await t.store.deleteTopic(owner.id, channelId, "doomed", { batchSize: 2, timeBudgetMs: 0 })).toEqual({
+      complete: true,
+    });
+    expect(
+      events(seen, "delete_message").map((e) => (e.event.type === "delete_message" ? e.event.messageIds : [])),
+    ).toEqual([topic.slice(3), topic.slice(1, 3), topic.slice(0, 1)]);
+    expect(state.userTopics.policyOf(bob.id, channelId, "doomed")).toBe(0);
+    expect(state.userTopics.policyOf(alice.id, channelId, "doomed")).toBe(0);
+    expect(events(seen, "user_topic").map((e) => e.to)).toEqual([[alice.id], [bob.id]]);
+    expect(ids(t.store, owner)).toEqual([other]);
+    // With a budget, one call does it all.
+    const again = [1, 2, 3].map((n) => send(t.store, alice, "general", "again", `a${n}`));
+    expect(await t.store.deleteTopic(owner.id, channelId, "again", { batchSize: 1 })).toEqual({ complete: true });
+    expect(ids(t.store, owner)).toEqual([other]);
+    expect(again).toHaveLength(3);
+    expectClean(t.store);
+  });
+
+  it("is for administrators, in channels they can read, and deletes only what they may see", async () => {
+    const { owner, alice, bob } = setup();
+    const state = internals(t.store);
+    const secretId = state.channelByName.get(`${owner.realmId}:SECRET`)!;
+    const generalId = state.channelByName.get(`${owner.realmId}:GENERAL`)!;
+    send(t.store, alice, "general", "t", "x");
+    await expect(t.store.deleteTopic(alice.id, generalId, "t")).rejects.toThrow(
+      "Must be an organization administrator",
+    );
+    await expect(t.store.deleteTopic(owner.id, 99_999, "t")).rejects.toThrow("Invalid channel ID");
+
+    // Protected history: the owner sees only what they received; the rest, and Alice's
+    // policy for it, stay.
+    t.store.unsubscribe(owner.id, ["secret"]);
+    const hidden = send(t.store, alice, "secret", "plans", "before the owner came back");
+    await expect(t.store.deleteTopic(owner.id, secretId, "plans")).rejects.toThrow("Invalid channel ID");
+    t.store.subscribe(owner.id, { channels: [{ name: "secret" }], principals: [owner.id, bob.id] });
+    const seenByOwner = send(t.store, alice, "secret", "plans", "after");
+    t.store.setTopicPolicy(alice.id, secretId, "plans", 1);
+    t.store.setTopicPolicy(bob.id, secretId, "plans", 1);
+    expect(await t.store.deleteTopic(owner.id, secretId, "plans")).toEqual({ complete: true });
+    expect(ids(t.store, alice, [{ operator: "channel", operand: "secret" }])).toEqual([hidden]);
+    expect(getMessageRecord(state.tables, seenByOwner)).toBeUndefined();
+    expect(state.userTopics.policyOf(alice.id, secretId, "plans")).toBe(1);
+    expect(state.userTopics.policyOf(bob.id, secretId, "plans")).toBe(0);
+    expectClean(t.store);
+  });
+});
