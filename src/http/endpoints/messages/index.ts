@@ -1,8 +1,9 @@
 /**
  * @module http/endpoints/messages
- * Message endpoints: send, fetch, fetch one, edit, edit history, flags by IDs and by narrow, mark topic read.
+ * Message endpoints: send, fetch, fetch one, edit, edit history, delete, flags by IDs and by narrow, mark topic read.
  */
 import type { Endpoint } from "../../endpoint.js";
+import deleteMessage from "./delete-message.js";
 import getMessage from "./get-message.js";
 import getMessages from "./get-messages.js";
 import markTopicAsRead from "./mark-topic-as-read.js";
@@ -19,6 +20,7 @@ export const MESSAGE_ENDPOINTS: readonly Endpoint[] = [
   getMessage,
   updateMessage,
   messageHistory,
+  deleteMessage,
   updateFlags,
   updateFlagsNarrow,
   markTopicAsRead,

@@ -1,9 +1,10 @@
 /**
  * @module http/endpoints/subscriptions
  * Subscription and channel-listing endpoints: subscribe, unsubscribe, list own
- * subscriptions, list channels, change a subscription's properties.
+ * subscriptions, list channels, change a subscription's properties, delete a topic.
  */
 import type { Endpoint } from "../../endpoint.js";
+import deleteTopic from "./delete-topic.js";
 import getStreams from "./get-streams.js";
 import getStreamTopics from "./get-stream-topics.js";
 import getSubscriptions from "./get-subscriptions.js";
@@ -18,4 +19,5 @@ export const SUBSCRIPTION_ENDPOINTS: Endpoint[] = [
   getStreams,
   updateProperties,
   getStreamTopics,
+  deleteTopic,
 ];
