@@ -29,6 +29,7 @@ import {
 } from "./actions/realms.js";
 import { addReaction, removeReaction, type AddReactionInput, type RemoveReactionInput } from "./actions/reactions.js";
 import {
+  continueReadPurge,
   DELETE_TOPIC_BATCH_SIZE,
   DELETE_TOPIC_TIME_BUDGET_MS,
   deleteMessage,
@@ -255,10 +256,12 @@ import { compileNarrow, type MessageMatcher } from "./narrow/predicate.js";
 import type { RenderFailure } from "./render.js";
 import { warmUpSendPath, type WarmUpResult } from "./warm-up.js";
 
-/** How POST /streams/{id}/delete_topic batches (Zulip: 100 messages a transaction, 50 s a request). */
+/** How deletions are cut into writes (delete_topic: Zulip's 100 messages a transaction, 50 s a request). */
 export interface DeleteTopicOptions {
   readonly batchSize?: number;
   readonly timeBudgetMs?: number;
+  /** Readers' read bitmaps a write may change (tests make it small to see the purge span writes). */
+  readonly readBitsPerWrite?: number;
 }
 
 export class Store {
@@ -288,6 +291,8 @@ export class Store {
     this.#state.onRollback(() => this.#received.clear());
     // Registered first, so every later listener and the write's events read fresh sets.
     this.#state.onChanges((changes) => this.#received.forgetChanged(changes));
+    // A crash may have cut a deletion's read-bit purge short: it ends before anything else.
+    while (continueReadPurge(this.#state));
     registerInternals(this, this.#state, this.#received);
   }
 
@@ -1018,9 +1023,21 @@ export class Store {
     };
   }
 
-  /** DELETE /messages/{message_id}: Zulip's permissions and time limit; the message and every trace of it go. */
-  deleteMessage(userId: number, messageId: number): void {
-    deleteMessage(this.#state, this.#context(userId).user.id, messageId);
+  /**
+   * DELETE /messages/{message_id}: Zulip's permissions and time limit; the message goes
+   * in one write, and with it every trace but readers' read bits beyond one write's
+   * share, which further writes clear (the event loop free between them) before this
+   * resolves (see actions/delete-messages readKeysPerWrite).
+   */
+  async deleteMessage(userId: number, messageId: number, options: DeleteTopicOptions = {}): Promise<void> {
+    deleteMessage(this.#state, this.#context(userId).user.id, messageId, options.readBitsPerWrite ?? null);
+    await this.#finishReadPurges(options.readBitsPerWrite);
+  }
+
+  /** Runs pending read-bit purges to the end, a write at a time. */
+  async #finishReadPurges(keysPerWrite?: number): Promise<void> {
+    while (continueReadPurge(this.#state, keysPerWrite ?? null))
+      await new Promise<void>((resolve) => setImmediate(resolve));
   }
 
   /**
@@ -1038,10 +1055,16 @@ export class Store {
     const batchSize = options.batchSize ?? DELETE_TOPIC_BATCH_SIZE;
     const budget = options.timeBudgetMs ?? DELETE_TOPIC_TIME_BUDGET_MS;
     const start = Date.now();
-    for (;;) {
-      if (deleteTopicBatch(this.#context(userId), channelId, topicName, batchSize).complete) return { complete: true };
-      if (Date.now() - start >= budget) return { complete: false };
-      await new Promise<void>((resolve) => setImmediate(resolve));
+    try {
+      for (;;) {
+        // Read bits wait for the last batch: one purge rewrites each read bitmap once.
+        if (deleteTopicBatch(this.#context(userId), channelId, topicName, batchSize, 0).complete)
+          return { complete: true };
+        if (Date.now() - start >= budget) return { complete: false };
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+    } finally {
+      await this.#finishReadPurges(options.readBitsPerWrite);
     }
   }
 

@@ -15,6 +15,7 @@
 import { receivedAtSend as receivedOnly } from "./access.js";
 import { RoaringBitmap32, type Bitmap } from "./index/bitmap-store.js";
 import { indexMessage, writeMentionFlags, type IndexSink } from "./actions/send-message.js";
+import { pendingReadPurges } from "./actions/delete-messages.js";
 import type { StoreState } from "./state.js";
 import { FIRST_ID } from "./storage/tables.js";
 import { messageMetaOf, type Conversation, type Message, type MessageMeta, type ScheduledMessage } from "./types.js";
@@ -90,9 +91,12 @@ export function verifyIndexes(state: StoreState, onProgress?: (done: number, tot
     else userState.push(k);
   }
   const differences: IndexDifference[] = [];
-  // User state cannot be rebuilt, but may hold only messages that exist.
+  // User state cannot be rebuilt, but may hold only messages that exist (read bits also
+  // those of a deletion whose read-bit purge is still under way).
+  const purging = new RoaringBitmap32(pendingReadPurges(state).flatMap((p) => p.messageIds));
   for (const k of userState) {
     const extra = RoaringBitmap32.andNot(state.bitmaps.loadFromDisk(k), present);
+    if (k.endsWith(":read")) extra.andNotInPlace(purging);
     if (extra.isEmpty) continue;
     differences.push({
       key: k,

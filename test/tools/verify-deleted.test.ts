@@ -17,7 +17,7 @@ let t: TempStore;
 afterEach(() => t?.cleanup());
 
 describe("verify finds traces of deleted messages", () => {
-  it("is clean after a deletion, and reports each reference to a message without a record", () => {
+  it("is clean after a deletion, and reports each reference to a message without a record", async () => {
     t = tempStore();
     const { realm, owner, alice } = seedRealm(t.store);
     const send = (content: string) =>
@@ -31,7 +31,7 @@ describe("verify finds traces of deleted messages", () => {
     const gone = send(`gone [a](/user_uploads/${pathId})`);
     const kept = send("kept");
     t.store.updateFlags(owner.id, [gone, kept], "starred", "add");
-    t.store.deleteMessage(owner.id, gone);
+    await t.store.deleteMessage(owner.id, gone);
     expect(t.store.verify()).toMatchObject({ messages: 2, differences: [], problems: [] });
 
     const state = internals(t.store);

@@ -20,7 +20,7 @@
 import { canAccessChannelContent, canChangeMessage, isAdmin, isAllowedBy } from "../access.js";
 import { BadRequestError, PermissionDeniedError } from "../errors.js";
 import { usersAudience } from "../events/audience.js";
-import { EMPTY, type ReadonlyBitmap, sliceByRank } from "../index/bitmap-store.js";
+import { EMPTY, RoaringBitmap32, type ReadonlyBitmap, sliceByRank } from "../index/bitmap-store.js";
 import { key, type StoredFlag } from "../index/keys.js";
 import { exceedsCodePoints } from "../limits.js";
 import type { PlanContext } from "../narrow/plan.js";
@@ -46,20 +46,98 @@ export const INVALID_MESSAGE = "Invalid message(s)";
 export const CANNOT_DELETE = "You don't have permission to delete this message";
 export const DELETE_TIME_LIMIT_PASSED = "The time limit for deleting this message has passed";
 
-/** Per-user bitmaps a receiver of a message may hold for it (its `dm` bits are message-level). */
+/**
+ * Readers' read bitmaps one write changes at most, by how many messages leave each: a
+ * message in a 10,000-user channel was read by 10,000 users, and each read bitmap is
+ * its own key: clearing all of them in the deletion's write held the event loop 350 ms
+ * (one message) to seconds (a topic's batch). What one write cannot clear is left to a
+ * read-bit purge (below), done in further writes before the request answers. Stale
+ * read bits are invisible meanwhile: every read of them intersects with sets the
+ * deletion already emptied. ~6 µs a key for a message or a few, ~30 µs for a thousand.
+ */
+export function readKeysPerWrite(messages: number): number {
+  return messages < 16 ? 2000 : 500;
+}
+
+/** Deleted messages whose readers' read bits are not all cleared yet (meta table, in order). */
+export interface ReadPurge {
+  readonly realmId: number;
+  /** Ascending. */
+  readonly messageIds: readonly number[];
+  /** Users of the realm up to this ID are done. */
+  readonly afterUserId: number;
+}
+
+const READ_PURGES_KEY = "readPurges";
+
+export function pendingReadPurges(state: StoreState): readonly ReadPurge[] {
+  return (state.tables.meta.get(READ_PURGES_KEY) as ReadPurge[] | undefined) ?? [];
+}
+
+/**
+ * Clears the purge's messages from the realm's read bitmaps, users in ID order, until
+ * `budget` keys changed. Returns the purge left, or null when every user is done.
+ */
+function purgeReadBits(state: StoreState, purge: ReadPurge, keysPerWrite: number | null): ReadPurge | null {
+  const ids = purge.messageIds;
+  const budget = keysPerWrite ?? readKeysPerWrite(ids.length);
+  const idSet = new RoaringBitmap32(ids);
+  const users = [...state.usersOfRealm(purge.realmId)].filter((id) => id > purge.afterUserId).sort((a, b) => a - b);
+  let changed = 0;
+  for (let i = 0; i < users.length; i++) {
+    if (changed >= budget) return { ...purge, afterUserId: users[i - 1]! };
+    if (state.bitmaps.removeStored(flagKey(users[i]!, "read"), ids, idSet).length > 0) changed++;
+  }
+  return null;
+}
+
+/**
+ * One write of the oldest pending read-bit purge; returns whether any is left. Callers
+ * loop (Store after each deletion, and at open for one a crash interrupted).
+ */
+export function continueReadPurge(state: StoreState, keysPerWrite: number | null = null): boolean {
+  const [purge, ...rest] = pendingReadPurges(state);
+  if (purge === undefined) return false;
+  return state.write(() => {
+    const left = purgeReadBits(state, purge, keysPerWrite);
+    const next = left === null ? rest : [left, ...rest];
+    if (next.length === 0) state.tables.meta.removeSync(READ_PURGES_KEY);
+    else state.tables.meta.putSync(READ_PURGES_KEY, next);
+    return next.length > 0;
+  });
+}
+
+/**
+ * Per-user bitmaps any receiver of a message may hold for it (its `dm` bits are
+ * message-level; mention flags are only where the message mentions: see clearReaderBits;
+ * read bits, which any user of the realm may hold, are the read purge's).
+ */
 const RECEIVER_FLAGS: readonly StoredFlag[] = [
-  "read",
   "starred",
   "collapsed",
-  "mentioned",
-  "group_mentioned",
-  "topic_wildcard_mentioned",
   "has_alert_word",
-  "historical",
   "active_mobile_push_notification",
 ];
 /** What a reader who did not receive it may hold besides the historical row that made them a reader. */
-const HISTORICAL_ROW_FLAGS: readonly StoredFlag[] = ["read", "starred", "collapsed", "has_alert_word"];
+const HISTORICAL_ROW_FLAGS: readonly StoredFlag[] = ["starred", "collapsed", "has_alert_word"];
+
+/**
+ * Per user, their flag keys: a deletion in a 10,000-user channel looks up ~50,000 of
+ * them, and building each string anew (its hash with it) was half of that cost.
+ */
+const flagKeys = new Map<number, Map<StoredFlag, string>>();
+const MAX_FLAG_KEY_USERS = 100_000;
+
+function flagKey(userId: number, flag: StoredFlag): string {
+  let keys = flagKeys.get(userId);
+  if (keys === undefined) {
+    if (flagKeys.size >= MAX_FLAG_KEY_USERS) flagKeys.clear();
+    flagKeys.set(userId, (keys = new Map()));
+  }
+  let k = keys.get(flag);
+  if (k === undefined) keys.set(flag, (k = key.userFlag(userId, flag)));
+  return k;
+}
 
 /** The realm's can_delete_any_message_group is one of Zulip's allow_everyone_group=False settings: never guests. */
 function allowsNonGuest(state: StoreState, value: GroupSettingValue, user: User): boolean {
@@ -91,7 +169,12 @@ export function checkCanDelete(state: StoreState, actor: User, message: Message,
 }
 
 /** DELETE /messages/{message_id}. */
-export function deleteMessage(state: StoreState, actorId: number, messageId: number): void {
+export function deleteMessage(
+  state: StoreState,
+  actorId: number,
+  messageId: number,
+  readBudget: number | null = null,
+): void {
   const actor = requireActiveUser(state, actorId);
   const message =
     Number.isInteger(messageId) && messageId > 0 && messageId <= 0xffffffff
@@ -99,7 +182,7 @@ export function deleteMessage(state: StoreState, actorId: number, messageId: num
       : undefined;
   if (!message || !canChangeMessage(state, actor, message)) throw new BadRequestError(INVALID_MESSAGE);
   checkCanDelete(state, actor, message, state.now());
-  state.write((ctx) => deleteMessagesInWrite(state, ctx, [message], actor.id));
+  state.write((ctx) => deleteMessagesInWrite(state, ctx, [message], actor.id, readBudget));
 }
 
 /** One conversation's deleted messages: a channel topic (lower-cased, as Zulip groups) or a DM conversation. */
@@ -113,12 +196,15 @@ interface DeletionGroup {
  * Deletes `messages` inside `ctx`'s write, with Zulip's events: one delete_message per
  * conversation (and a first_message_id update where a channel's first message went).
  * `actingUserId` always hears of it, as in Zulip. No permission check: callers check.
+ * Readers' read bits are cleared up to `readBudget` keys (null: readKeysPerWrite, 0:
+ * none) here; the rest is left to a pending read purge (continueReadPurge).
  */
 export function deleteMessagesInWrite(
   state: StoreState,
   ctx: WriteContext,
   messages: readonly Message[],
   actingUserId: number | null,
+  readBudget: number | null = null,
 ): void {
   const groups = new Map<string, DeletionGroup>();
   for (const message of messages) {
@@ -172,6 +258,30 @@ export function deleteMessagesInWrite(
       userId,
       shown.sort((a, b) => a - b),
     );
+  const byRealm = new Map<number, number[]>();
+  for (const message of messages) {
+    const ids = byRealm.get(message.realmId);
+    if (ids) ids.push(message.id);
+    else byRealm.set(message.realmId, [message.id]);
+  }
+  const pendingBefore = pendingReadPurges(state);
+  const pending = [...pendingBefore];
+  const before = pending.length;
+  for (const [realmId, ids] of byRealm) {
+    const purge: ReadPurge = { realmId, messageIds: ids.sort((a, b) => a - b), afterUserId: 0 };
+    const left = readBudget === 0 ? purge : purgeReadBits(state, purge, readBudget);
+    if (left === null) continue;
+    // A topic's batches defer all of theirs: one purge, so each read bitmap is rewritten once.
+    const last = pending[pending.length - 1];
+    if (last !== undefined && last.realmId === realmId && last.afterUserId === 0 && left.afterUserId === 0)
+      pending[pending.length - 1] = {
+        ...last,
+        messageIds: [...last.messageIds, ...left.messageIds].sort((a, b) => a - b),
+      };
+    else pending.push(left);
+  }
+  if (pending.length > before || pending.some((p, i) => p !== pendingBefore[i]))
+    state.tables.meta.putSync(READ_PURGES_KEY, pending);
 }
 
 /** Whether any of `ids` (ascending) is in [from, to); `to` null: no end. */
@@ -187,9 +297,11 @@ function anyIn(ids: readonly number[], from: number, to: number | null): boolean
 }
 
 /**
- * Clears every reader's per-user bits for the group's messages and returns the users
- * who had a row for any of them (Zulip's UserMessage holders): its receivers, and the
- * readers who had a historical row. Messages a notification showed are added to
+ * Clears every reader's per-user bits for the group's messages but the read bits (the
+ * read purge's: they also cover whole ranges a user never received, the data
+ * generator's "read up to X", so every user of the realm is looked at) and returns the
+ * users who had a row for any of them (Zulip's UserMessage holders): its receivers, and
+ * the readers who had a historical row. Messages a notification showed are added to
  * `shownByUser` for their removal.
  */
 function clearReaderBits(
@@ -199,37 +311,43 @@ function clearReaderBits(
   shownByUser: Map<number, number[]>,
 ): Set<number> {
   const receivers = new Set<number>(group.messages.map((m) => m.senderId));
-  const others: number[] = [];
+  const first = group.messages[0]!;
+  if (first.recipient.type === "direct")
+    for (const userId of state.conversations.get(first.recipient.conversationId)?.userIds ?? []) receivers.add(userId);
+  // Everyone else, and whether they may have had a historical row: readers of a private
+  // channel have had a subscription, of a public one anyone may have; of a DM, no one.
+  const others: { readonly userId: number; readonly reader: boolean }[] = [];
   const channel = group.channel;
-  if (channel === null) {
-    const first = group.messages[0]!;
-    if (first.recipient.type === "direct")
-      for (const userId of state.conversations.get(first.recipient.conversationId)?.userIds ?? [])
-        receivers.add(userId);
-  } else {
-    for (const userId of state.usersOfRealm(channel.realmId)) {
-      if (receivers.has(userId)) continue;
-      const sub = state.subsByUser.get(userId)?.get(channel.id);
-      if (sub && sub.intervals.some((iv) => anyIn(ids, iv.from, iv.to))) receivers.add(userId);
-      // Readers of a private channel have had a subscription; of a public one, anyone may have.
-      else if (sub !== undefined || !channel.inviteOnly) others.push(userId);
-    }
+  for (const userId of state.usersOfRealm(first.realmId)) {
+    if (receivers.has(userId)) continue;
+    const sub = channel === null ? undefined : state.subsByUser.get(userId)?.get(channel.id);
+    if (sub && sub.intervals.some((iv) => anyIn(ids, iv.from, iv.to))) receivers.add(userId);
+    else others.push({ userId, reader: channel !== null && (sub !== undefined || !channel.inviteOnly) });
   }
   const rows = new Set(receivers);
+  const idSet = new RoaringBitmap32(ids);
+  const clear = (userId: number, flag: StoredFlag) => state.bitmaps.removeStored(flagKey(userId, flag), ids, idSet);
+  // Mention flags are written at send (and by edits) only where the message mentions.
+  const mentioned = new Set(group.messages.flatMap((m) => m.mentionedUserIds));
+  const groupMentions = group.messages.some((m) => m.mentionedGroupIds.length > 0);
+  const topicWildcard = group.messages.some((m) => m.wildcard === "topic");
   for (const userId of receivers) {
     for (const flag of RECEIVER_FLAGS) {
-      const removed = state.bitmaps.removeStored(key.userFlag(userId, flag), ids);
+      const removed = clear(userId, flag);
       if (flag === "active_mobile_push_notification" && removed.length > 0) {
         const shown = shownByUser.get(userId);
         if (shown) shown.push(...removed);
         else shownByUser.set(userId, removed);
       }
     }
+    if (mentioned.has(userId)) clear(userId, "mentioned");
+    if (groupMentions) clear(userId, "group_mentioned");
+    if (topicWildcard) clear(userId, "topic_wildcard_mentioned");
   }
-  for (const userId of others) {
-    if (state.bitmaps.removeStored(key.userFlag(userId, "historical"), ids).length === 0) continue;
+  for (const { userId, reader } of others) {
+    if (!reader || clear(userId, "historical").length === 0) continue;
     rows.add(userId);
-    for (const flag of HISTORICAL_ROW_FLAGS) state.bitmaps.removeStored(key.userFlag(userId, flag), ids);
+    for (const flag of HISTORICAL_ROW_FLAGS) clear(userId, flag);
   }
   return rows;
 }
@@ -302,6 +420,7 @@ export function deleteTopicBatch(
   channelId: number,
   topicName: string,
   batchSize = DELETE_TOPIC_BATCH_SIZE,
+  readBudget: number | null = null,
 ): TopicDeletionStep {
   const { state, user } = ctx;
   if (!isAdmin(user))
@@ -330,7 +449,7 @@ export function deleteTopicBatch(
   }
   if (messages.length === 0 && !(complete && hasTopicPolicies(state, channel, topic))) return { deleted: 0, complete };
   state.write((w) => {
-    if (messages.length > 0) deleteMessagesInWrite(state, w, messages, user.id);
+    if (messages.length > 0) deleteMessagesInWrite(state, w, messages, user.id, readBudget);
     if (complete) resetTopicPolicies(ctx, w, channel, topic);
   });
   return { deleted: messages.length, complete };

@@ -52,6 +52,8 @@ export const DELTA_LIMIT = 256;
 export const SMALL_CHUNK_IDS = 1024;
 const NO_DELTA = new Uint16Array(0);
 const DEFAULT_CACHE_BYTES = 512 * 1024 * 1024;
+/** Bounds removeStored's memory of absent keys (~100 bytes each). */
+const MAX_ABSENT_KEYS = 1_000_000;
 /**
  * Memory a cached bitmap costs beyond its serialized bytes: the Map entry, the key
  * string, the Entry, roaring's JS wrapper and native header. Measured at ~650 bytes
@@ -119,6 +121,12 @@ export class BitmapStore {
   #cachedBytes = 0;
   #clock = 0;
   readonly #versions = new Map<string, number>();
+  /**
+   * Keys known to have no persisted chunk and no cached entry (removeStored's probes):
+   * deleting a message probes thousands of readers' flag keys, most of which never
+   * existed. Any load of a key (every write goes through one) takes it out.
+   */
+  readonly #absent = new Set<string>();
   readonly #maxCacheBytes: number;
 
   constructor(tables: Tables, maxCacheBytes = DEFAULT_CACHE_BYTES) {
@@ -281,23 +289,46 @@ export class BitmapStore {
    * reader's flag bitmaps, and most of those thousands of keys never held it.
    * Returns the IDs that were present.
    */
-  removeStored(key: string, ids: readonly number[]): number[] {
+  removeStored(key: string, ids: readonly number[], idSet: ReadonlyBitmap | null = null): number[] {
     if (ids.length === 0 || !storable(key)) return [];
-    const first = ids[0]! >>> CHUNK_BITS;
-    const last = ids[ids.length - 1]! >>> CHUNK_BITS;
-    if (!this.#cache.has(key)) {
+    const low = ids[0]!;
+    const high = ids[ids.length - 1]!;
+    const first = low >>> CHUNK_BITS;
+    const last = high >>> CHUNK_BITS;
+    if (this.#absent.has(key)) return [];
+    let entry = this.#cache.get(key);
+    if (entry === undefined) {
       // A chunk with a delta always has a base (see writeDirty), so bases alone tell.
       let stored = false;
       for (let chunk = first; chunk <= last && !stored; chunk++)
         stored = this.#tables.bitmapChunks.doesExist([key, chunk]);
-      if (!stored) return [];
+      if (!stored) {
+        if (this.#absent.size >= MAX_ABSENT_KEYS) this.#absent.clear();
+        this.#absent.add(key);
+        return [];
+      }
     }
-    const entry = this.#entry(key, first);
-    const removed: number[] = [];
-    for (const id of ids) {
-      if (entry.bitmap.delete(id)) {
-        removed.push(id);
-        this.#markDirty(key, id);
+    entry = this.#entry(key, first);
+    const inRange = entry.bitmap.rangeCardinality(low, high + 1);
+    if (inRange === 0) return [];
+    let removed: number[];
+    if (idSet !== null && ids.length > 1) {
+      // Native bulk calls: a topic's batch leaves 10,000 readers' read bitmaps. Every ID
+      // of a contiguous batch that the range holds fully is present; otherwise intersect.
+      removed =
+        inRange === ids.length && high - low + 1 === ids.length
+          ? ids.slice()
+          : RoaringBitmap32.and(entry.bitmap, idSet).toArray();
+      if (removed.length === 0) return [];
+      entry.bitmap.removeMany(new Uint32Array(removed));
+      this.#markDirtyMany(key, removed);
+    } else {
+      removed = [];
+      for (const id of ids) {
+        if (entry.bitmap.delete(id)) {
+          removed.push(id);
+          this.#markDirty(key, id);
+        }
       }
     }
     if (removed.length > 0) {
@@ -503,6 +534,7 @@ export class BitmapStore {
   clearCache(): void {
     if (this.#dirty.size > 0) throw new Error("clearCache with uncommitted bitmap changes");
     this.#cache.clear();
+    this.#absent.clear();
     this.#cachedBytes = 0;
   }
 
@@ -520,6 +552,7 @@ export class BitmapStore {
       if (entry.from > from) this.#extend(key, entry, from);
       return entry;
     }
+    this.#absent.delete(key);
     const { bitmap, deltas } = this.#load(key, from, CHUNK_SPAN);
     entry = { bitmap, from, deltas, bytes: sizeOf(bitmap), unmeasured: 0, used: ++this.#clock };
     this.#cache.set(key, entry);
@@ -560,6 +593,28 @@ export class BitmapStore {
     const low = id & LOW_MASK;
     if (!flips.delete(low)) flips.add(low);
     if (flips.size > DELTA_LIMIT) chunks.set(chunk, null);
+  }
+
+  /** #markDirty for many IDs (ascending), a chunk at a time. */
+  #markDirtyMany(key: string, ids: readonly number[]): void {
+    const chunks = this.#dirtyChunks(key);
+    let i = 0;
+    while (i < ids.length) {
+      const chunk = ids[i]! >>> CHUNK_BITS;
+      let j = i;
+      while (j < ids.length && ids[j]! >>> CHUNK_BITS === chunk) j++;
+      let flips = chunks.get(chunk);
+      if (flips !== null) {
+        if (flips === undefined) chunks.set(chunk, (flips = new Set()));
+        if (flips.size + (j - i) > DELTA_LIMIT) chunks.set(chunk, null);
+        else
+          for (let k = i; k < j; k++) {
+            const low = ids[k]! & LOW_MASK;
+            if (!flips.delete(low)) flips.add(low);
+          }
+      }
+      i = j;
+    }
   }
 
   #markChunkRewrite(key: string, chunk: number): void {

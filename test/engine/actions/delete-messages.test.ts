@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { internals } from "../../../src/engine/internal.js";
 import { key, type StoredFlag } from "../../../src/engine/index/keys.js";
 import { getMessageRecord } from "../../../src/engine/storage/message-records.js";
+import { deleteMessage, pendingReadPurges } from "../../../src/engine/actions/delete-messages.js";
 import type { EngineEvent, EventBatch, Store, User } from "../../../src/engine/index.js";
 import { seedRealm, tempStore, type TempStore } from "../../support/temp-store.js";
 
@@ -65,26 +66,28 @@ function expectClean(store: Store): void {
 }
 
 describe("DELETE /messages/{id}: who may delete", () => {
-  it("lets the sender delete within message_content_delete_limit_seconds, admins any time, others never", () => {
+  it("lets the sender delete within message_content_delete_limit_seconds, admins any time, others never", async () => {
     const { owner, alice, bob } = setup();
     const a = send(t.store, alice, "general", "t", "one");
     const b = send(t.store, alice, "general", "t", "two");
-    expect(() => t.store.deleteMessage(bob.id, a)).toThrow("You don't have permission to delete this message");
+    await expect(t.store.deleteMessage(bob.id, a)).rejects.toThrow("You don't have permission to delete this message");
     clock += 600;
-    t.store.deleteMessage(alice.id, a);
+    await t.store.deleteMessage(alice.id, a);
     clock += 1;
-    expect(() => t.store.deleteMessage(alice.id, b)).toThrow("The time limit for deleting this message has passed");
+    await expect(t.store.deleteMessage(alice.id, b)).rejects.toThrow(
+      "The time limit for deleting this message has passed",
+    );
     expect(getMessageRecord(internals(t.store).tables, b)).toBeDefined();
     clock += 86_400 * 365;
-    t.store.deleteMessage(owner.id, b);
+    await t.store.deleteMessage(owner.id, b);
     expect(ids(t.store, owner, [{ operator: "channel", operand: "general" }])).toEqual([]);
     // Gone: a second delete, like any ID no message has, is "Invalid message(s)".
     for (const id of [a, 0, -1, 2 ** 40, 1.5])
-      expect(() => t.store.deleteMessage(owner.id, id)).toThrow("Invalid message(s)");
+      await expect(t.store.deleteMessage(owner.id, id)).rejects.toThrow("Invalid message(s)");
     expectClean(t.store);
   });
 
-  it("follows the realm's and the channel's group settings, bots' owners, guests and the unlimited setting", () => {
+  it("follows the realm's and the channel's group settings, bots' owners, guests and the unlimited setting", async () => {
     const { realm, owner, alice, bob, guest } = setup();
     const group = (name: string) => t.store.systemGroupId(realm.id, name);
     t.store.setRealmMessagePolicy(owner.id, {
@@ -92,7 +95,9 @@ describe("DELETE /messages/{id}: who may delete", () => {
       messageContentDeleteLimitSeconds: null,
     });
     const own = send(t.store, alice, "general", "t", "mine");
-    expect(() => t.store.deleteMessage(alice.id, own)).toThrow("You don't have permission to delete this message");
+    await expect(t.store.deleteMessage(alice.id, own)).rejects.toThrow(
+      "You don't have permission to delete this message",
+    );
     // The channel's own setting lets members delete their messages there (not in DMs).
     t.store.subscribe(owner.id, {
       channels: [{ name: "lenient" }],
@@ -101,26 +106,30 @@ describe("DELETE /messages/{id}: who may delete", () => {
     });
     const there = send(t.store, alice, "lenient", "t", "mine");
     clock += 86_400 * 30;
-    t.store.deleteMessage(alice.id, there);
+    await t.store.deleteMessage(alice.id, there);
     const dm = t.store.sendMessage({ senderId: alice.id, to: { type: "direct", users: [bob.id] }, content: "dm" }).id;
-    expect(() => t.store.deleteMessage(alice.id, dm)).toThrow("You don't have permission to delete this message");
+    await expect(t.store.deleteMessage(alice.id, dm)).rejects.toThrow(
+      "You don't have permission to delete this message",
+    );
 
     // Realm "delete any": guests never, even as direct members; a channel's may include them.
     t.store.setRealmMessagePolicy(owner.id, {
       canDeleteAnyMessageGroup: { directMembers: [bob.id, guest.id], directSubgroups: [] },
     });
     const other = send(t.store, owner, "general", "t", "owner's");
-    t.store.deleteMessage(bob.id, other);
+    await t.store.deleteMessage(bob.id, other);
     t.store.subscribe(owner.id, { channels: [{ name: "general" }], principals: [guest.id] });
     const another = send(t.store, owner, "general", "t", "owner's again");
-    expect(() => t.store.deleteMessage(guest.id, another)).toThrow("You don't have permission to delete this message");
+    await expect(t.store.deleteMessage(guest.id, another)).rejects.toThrow(
+      "You don't have permission to delete this message",
+    );
     t.store.subscribe(owner.id, {
       channels: [{ name: "guestmods" }],
       principals: [owner.id, guest.id],
       newChannel: { permissions: { canDeleteAnyMessageGroup: { directMembers: [guest.id], directSubgroups: [] } } },
     });
     const inGuestmods = send(t.store, owner, "guestmods", "t", "owner's");
-    t.store.deleteMessage(guest.id, inGuestmods);
+    await t.store.deleteMessage(guest.id, inGuestmods);
 
     // A bot's owner deletes its messages as their own.
     const bot = t.store.createUser({
@@ -136,24 +145,26 @@ describe("DELETE /messages/{id}: who may delete", () => {
       messageContentDeleteLimitSeconds: 60,
     });
     const fromBot = send(t.store, bot, "general", "t", "beep");
-    expect(() => t.store.deleteMessage(bob.id, fromBot)).toThrow("You don't have permission to delete this message");
+    await expect(t.store.deleteMessage(bob.id, fromBot)).rejects.toThrow(
+      "You don't have permission to delete this message",
+    );
     clock += 61;
-    expect(() => t.store.deleteMessage(alice.id, fromBot)).toThrow(
+    await expect(t.store.deleteMessage(alice.id, fromBot)).rejects.toThrow(
       "The time limit for deleting this message has passed",
     );
     clock -= 61;
-    t.store.deleteMessage(alice.id, fromBot);
+    await t.store.deleteMessage(alice.id, fromBot);
     expectClean(t.store);
   });
 
-  it("refuses messages the actor may not change: archived channels, protected history left, others' DMs", () => {
+  it("refuses messages the actor may not change: archived channels, protected history left, others' DMs", async () => {
     const { owner, alice, bob } = setup();
     const secret = send(t.store, alice, "secret", "t", "protected");
     t.store.unsubscribe(owner.id, ["secret"]);
     // An administrator who left a channel with protected history cannot delete there.
-    expect(() => t.store.deleteMessage(owner.id, secret)).toThrow("Invalid message(s)");
+    await expect(t.store.deleteMessage(owner.id, secret)).rejects.toThrow("Invalid message(s)");
     const dm = t.store.sendMessage({ senderId: alice.id, to: { type: "direct", users: [bob.id] }, content: "x" }).id;
-    expect(() => t.store.deleteMessage(owner.id, dm)).toThrow("Invalid message(s)");
+    await expect(t.store.deleteMessage(owner.id, dm)).rejects.toThrow("Invalid message(s)");
     const state = internals(t.store);
     const general = state.channels.get(state.channelByName.get(`${owner.realmId}:GENERAL`)!)!;
     const inGeneral = send(t.store, alice, "general", "t", "x");
@@ -163,15 +174,15 @@ describe("DELETE /messages/{id}: who may delete", () => {
       ctx.changed({ kind: "channel", id: general.id, fields: ["isArchived"] });
       ctx.afterCommit(() => state.indexChannel({ ...general, isArchived: true }));
     });
-    expect(() => t.store.deleteMessage(owner.id, inGeneral)).toThrow("Invalid message(s)");
+    await expect(t.store.deleteMessage(owner.id, inGeneral)).rejects.toThrow("Invalid message(s)");
     t.store.setUserActive(alice.id, false);
-    expect(() => t.store.deleteMessage(alice.id, secret)).toThrow();
+    await expect(t.store.deleteMessage(alice.id, secret)).rejects.toThrow();
     expect([secret, dm, inGeneral].every((id) => getMessageRecord(state.tables, id) !== undefined)).toBe(true);
   });
 });
 
 describe("DELETE /messages/{id}: no trace left", () => {
-  it("clears every reader's bits, drops it from narrows, search, unread, starred and first_unread", () => {
+  it("clears every reader's bits, drops it from narrows, search, unread, starred and first_unread", async () => {
     const { realm, owner, alice, bob, guest } = setup();
     const carol = t.store.createUser({ realmId: realm.id, email: "carol@test.dev", fullName: "Carol" });
     t.store.createGroup(owner.id, { name: "crew", members: [owner.id] });
@@ -228,7 +239,7 @@ describe("DELETE /messages/{id}: no trace left", () => {
     expect(firstUnread()).toBe(doomed);
     const outboxBefore = t.store.pushOutboxItems().length;
 
-    t.store.deleteMessage(alice.id, doomed);
+    await t.store.deleteMessage(alice.id, doomed);
 
     expect(traces(t.store, everyone, doomed)).toEqual([]);
     expect(ids(t.store, bob)).toEqual([earlier, kept]);
@@ -254,7 +265,7 @@ describe("DELETE /messages/{id}: no trace left", () => {
     expectClean(store);
   });
 
-  it("detaches the uploads it claimed without deleting them, and keeps them as long as Zulip's archive", () => {
+  it("detaches the uploads it claimed without deleting them, and keeps them as long as Zulip's archive", async () => {
     const { realm, owner, alice } = setup();
     const pathId = `${realm.id}/ab/${"x".repeat(24)}/notes.txt`;
     const upload = t.store.createAttachment(
@@ -264,7 +275,7 @@ describe("DELETE /messages/{id}: no trace left", () => {
     const id = send(t.store, alice, "general", "files", `[notes](/user_uploads/${pathId})`);
     expect(internals(t.store).attachments.get(upload.id)?.messageIds).toEqual([id]);
     clock += 7 * 86_400 * 6;
-    t.store.deleteMessage(owner.id, id);
+    await t.store.deleteMessage(owner.id, id);
     expect(internals(t.store).attachments.get(upload.id)).toMatchObject({ messageIds: [], claimDeletedAt: clock });
     expect(t.store.attachmentForDownload(alice.id, realm.id, pathId)?.id).toBe(upload.id);
     // Unclaimed and older than the cleanup's window, but its deleted message's archive keeps it.
@@ -274,7 +285,7 @@ describe("DELETE /messages/{id}: no trace left", () => {
     expectClean(t.store);
   });
 
-  it("moves a channel's first message on, to null when its last goes, and leaves scheduled messages alone", () => {
+  it("moves a channel's first message on, to null when its last goes, and leaves scheduled messages alone", async () => {
     const { owner, alice } = setup();
     const state = internals(t.store);
     const channelId = state.channelByName.get(`${owner.realmId}:GENERAL`)!;
@@ -288,11 +299,11 @@ describe("DELETE /messages/{id}: no trace left", () => {
     });
     const seen: EventBatch[] = [];
     t.store.onEvents((b) => seen.push(b));
-    t.store.deleteMessage(alice.id, first);
+    await t.store.deleteMessage(alice.id, first);
     expect(state.channels.get(channelId)?.firstMessageId).toBe(second);
     const [update] = events(seen, "stream");
     expect(update?.event).toMatchObject({ op: "update", property: "first_message_id", value: second });
-    t.store.deleteMessage(alice.id, second);
+    await t.store.deleteMessage(alice.id, second);
     expect(state.channels.get(channelId)?.firstMessageId).toBeNull();
     // The deleted message's topic is gone: nothing left to list under it.
     expect(state.bitmaps.isEmpty(key.channelTopic(channelId, "b"))).toBe(true);
@@ -300,7 +311,34 @@ describe("DELETE /messages/{id}: no trace left", () => {
     expectClean(t.store);
   });
 
-  it("changes nothing when its write fails", () => {
+  it("clears read bits over several writes when there are many, finishing after a crash at the next open", async () => {
+    const { realm, owner, alice, bob, guest } = setup();
+    const state = internals(t.store);
+    const everyone = [owner, alice, bob, guest];
+    const a = send(t.store, alice, "general", "t", "a");
+    const b = send(t.store, alice, "general", "t", "b");
+    // Read by all, as the data generator marks whole ranges (guest never received them).
+    state.write(() => {
+      for (const u of everyone) state.bitmaps.addRange(key.userFlag(u.id, "read"), a, b + 1);
+    });
+    // One read bitmap per write: the deletion's write, then three more before it resolves.
+    await t.store.deleteMessage(owner.id, a, { readBitsPerWrite: 1 });
+    expect(traces(t.store, everyone, a)).toEqual([]);
+    expect(pendingReadPurges(state)).toEqual([]);
+
+    // Cut short after the deletion's write (as by a crash): verify allows what is pending,
+    // and the next open finishes it.
+    deleteMessage(state, owner.id, b, 1);
+    expect(pendingReadPurges(state)).toEqual([{ realmId: realm.id, messageIds: [b], afterUserId: owner.id }]);
+    expect(traces(t.store, everyone, b).sort()).toEqual(["Alice:read", "Bob:read", "Gus Guest:read"]);
+    expectClean(t.store);
+    const store = t.reopen();
+    expect(traces(store, everyone, b)).toEqual([]);
+    expect(pendingReadPurges(internals(store))).toEqual([]);
+    expectClean(store);
+  });
+
+  it("changes nothing when its write fails", async () => {
     let fail = false;
     clock = START;
     t = tempStore({
@@ -314,7 +352,7 @@ describe("DELETE /messages/{id}: no trace left", () => {
     t.store.updateFlags(bob.id, [id], "starred", "add");
     expect(ids(t.store, bob)).toEqual([id]);
     fail = true;
-    expect(() => t.store.deleteMessage(alice.id, id)).toThrow();
+    await expect(t.store.deleteMessage(alice.id, id)).rejects.toThrow();
     fail = false;
     expect(ids(t.store, bob)).toEqual([id]);
     expect(traces(t.store, [bob], id).sort()).toEqual(["Bob:mentioned", "Bob:starred"]);
@@ -323,7 +361,7 @@ describe("DELETE /messages/{id}: no trace left", () => {
 });
 
 describe("delete_message events", () => {
-  it("go to Zulip's audience: subscribers and non-guest row holders, protected history's holders, DM members", () => {
+  it("go to Zulip's audience: subscribers and non-guest row holders, protected history's holders, DM members", async () => {
     const { realm, owner, alice, bob, guest } = setup();
     const carol = t.store.createUser({ realmId: realm.id, email: "carol@test.dev", fullName: "Carol" });
     const seen: EventBatch[] = [];
@@ -333,7 +371,7 @@ describe("delete_message events", () => {
     // Public: active subscribers, plus Carol through her historical row; not the guest.
     const pub = send(t.store, alice, "general", "Mixed Case", "x");
     t.store.updateFlags(carol.id, [pub], "starred", "add");
-    t.store.deleteMessage(owner.id, pub);
+    await t.store.deleteMessage(owner.id, pub);
     expect(events(seen, "delete_message").at(-1)).toEqual({
       event: {
         type: "delete_message",
@@ -347,7 +385,7 @@ describe("delete_message events", () => {
     // Protected history: subscribers who received it (not one who joined later), and the actor.
     const prot = send(t.store, alice, "secret", "t", "x");
     t.store.subscribe(owner.id, { channels: [{ name: "secret" }], principals: [bob.id] });
-    t.store.deleteMessage(alice.id, prot);
+    await t.store.deleteMessage(alice.id, prot);
     expect(events(seen, "delete_message").at(-1)?.to).toEqual(sorted(owner, alice));
 
     // Private with shared history: every subscriber.
@@ -358,12 +396,12 @@ describe("delete_message events", () => {
     });
     const shared = send(t.store, alice, "shared", "t", "x");
     t.store.subscribe(owner.id, { channels: [{ name: "shared" }], principals: [guest.id] });
-    t.store.deleteMessage(alice.id, shared);
+    await t.store.deleteMessage(alice.id, shared);
     expect(events(seen, "delete_message").at(-1)?.to).toEqual(sorted(owner, alice, guest));
 
     // Direct messages: the participants.
     const dm = t.store.sendMessage({ senderId: alice.id, to: { type: "direct", users: [bob.id] }, content: "x" }).id;
-    t.store.deleteMessage(alice.id, dm);
+    await t.store.deleteMessage(alice.id, dm);
     expect(events(seen, "delete_message").at(-1)).toEqual({
       event: { type: "delete_message", realmId: realm.id, messageIds: [dm], channel: null },
       to: sorted(alice, bob),

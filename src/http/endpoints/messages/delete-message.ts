@@ -13,10 +13,10 @@ export default defineEndpoint({
   pathRefs: { message_id: "message" },
   auth: "user",
   params: {},
-  handler(ctx) {
+  async handler(ctx) {
     const raw = ctx.pathParams["message_id"] ?? "";
     if (!/^\d+$/.test(raw)) throw new BadRequestError("Invalid message(s)");
-    ctx.store.deleteMessage(ctx.user.id, Number(raw));
+    await ctx.store.deleteMessage(ctx.user.id, Number(raw));
     return {};
   },
 });
