@@ -401,7 +401,9 @@ describe("delete_message events", () => {
 
     // Direct messages: the participants.
     const dm = t.store.sendMessage({ senderId: alice.id, to: { type: "direct", users: [bob.id] }, content: "x" }).id;
+    expect(t.store.recentConversations(bob.id)).toEqual([{ maxMessageId: dm, userIds: [alice.id] }]);
     await t.store.deleteMessage(alice.id, dm);
+    expect(t.store.recentConversations(bob.id)).toEqual([]);
     expect(events(seen, "delete_message").at(-1)).toEqual({
       event: { type: "delete_message", realmId: realm.id, messageIds: [dm], channel: null },
       to: sorted(alice, bob),
