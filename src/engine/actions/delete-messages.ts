@@ -12,15 +12,19 @@
  * Who holds per-user bits for a message is derived, not scanned: the users who received
  * it (subscription intervals, a conversation's members, the sender) may hold any; other
  * readers only through a historical row, so one probe of their historical bitmap decides
- * (BitmapStore.removeStored answers a key without the message by a point read).
+ * (BitmapStore.removeStored answers a key without the message by a point read, and
+ * remembers it). Read bits are the exception: anyone may hold them (a read purge clears
+ * them, in bounded writes). So are messages moved from another channel, whose rows were
+ * granted or withdrawn and whose lost rows keep their bits: every user is looked at.
  *
  * The delete_message audience is Zulip's event_recipient_ids_for_action_on_messages,
  * computed in the write before the bits it reads are cleared, plus the acting user.
  */
 import { canAccessChannelContent, canChangeMessage, isAdmin, isAllowedBy } from "../access.js";
 import { BadRequestError, PermissionDeniedError } from "../errors.js";
-import { usersAudience } from "../events/audience.js";
-import { EMPTY, RoaringBitmap32, type ReadonlyBitmap, sliceByRank } from "../index/bitmap-store.js";
+import { channelViewersAudience, usersAudience } from "../events/audience.js";
+import type { Audience } from "../events/types.js";
+import { RoaringBitmap32, sliceByRank } from "../index/bitmap-store.js";
 import { key, type StoredFlag } from "../index/keys.js";
 import { exceedsCodePoints } from "../limits.js";
 import type { PlanContext } from "../narrow/plan.js";
@@ -118,6 +122,7 @@ const RECEIVER_FLAGS: readonly StoredFlag[] = [
   "has_alert_word",
   "active_mobile_push_notification",
 ];
+const MENTION_FLAGS: readonly StoredFlag[] = ["mentioned", "group_mentioned", "topic_wildcard_mentioned"];
 /** What a reader who did not receive it may hold besides the historical row that made them a reader. */
 const HISTORICAL_ROW_FLAGS: readonly StoredFlag[] = ["starred", "collapsed", "has_alert_word"];
 
@@ -234,21 +239,23 @@ export function deleteMessagesInWrite(
       group.messages.map((before) => ({ before, after: null })),
     );
     const realmId = group.messages[0]!.realmId;
-    if (group.channel !== null) {
-      const channel = channels.get(group.channel.id) ?? group.channel;
-      if (channel.firstMessageId !== null && ids.includes(channel.firstMessageId)) {
-        // Zulip's check_update_first_message_id, to the same users as the deletion.
-        const rest = state.bitmaps.getFrom(key.channel(channel.id), channel.firstMessageId);
-        const value = rest.isEmpty ? null : rest.minimum();
-        const next: Channel = { ...channel, firstMessageId: value };
-        channels.set(next.id, next);
-        state.tables.channels.putSync(next.id, next);
-        ctx.afterCommit(() => state.indexChannel(next));
-        ctx.emit({ type: "stream", op: "update", channel: next, property: "first_message_id", value }, () => audience);
-      }
-    }
+    // Zulip's check_update_first_message_id, to the same users as the deletion.
+    const channel = group.channel === null ? undefined : (channels.get(group.channel.id) ?? group.channel);
+    if (channel?.firstMessageId != null && ids.includes(channel.firstMessageId))
+      channels.set(
+        channel.id,
+        nextFirstMessage(state, ctx, channel, () => audience),
+      );
     const where = group.channel === null ? null : { channelId: group.channel.id, topic: group.topicKey };
     ctx.emit({ type: "delete_message", realmId, messageIds: ids, channel: where }, () => audience);
+  }
+  // A first message moved elsewhere before its deletion: its old channel names it too
+  // (Zulip leaves that stale; parley's channels name a stored message), told to its viewers.
+  const deleted = new Set(messages.map((m) => m.id));
+  for (const stored of state.channels.values()) {
+    const channel = channels.get(stored.id) ?? stored;
+    if (channel.firstMessageId !== null && deleted.has(channel.firstMessageId))
+      nextFirstMessage(state, ctx, channel, () => channelViewersAudience(state, channel));
   }
   detachUploads(state, ctx, messages);
   for (const [userId, shown] of shownByUser)
@@ -284,6 +291,18 @@ export function deleteMessagesInWrite(
     state.tables.meta.putSync(READ_PURGES_KEY, pending);
 }
 
+/** Stores the channel with its first stored message as first_message_id, with the stream update event. */
+function nextFirstMessage(state: StoreState, ctx: WriteContext, channel: Channel, audience: () => Audience): Channel {
+  // The whole bitmap: a message moved in may be older than the one deleted.
+  const rest = state.bitmaps.get(key.channel(channel.id));
+  const value = rest.isEmpty ? null : rest.minimum();
+  const next: Channel = { ...channel, firstMessageId: value };
+  state.tables.channels.putSync(next.id, next);
+  ctx.afterCommit(() => state.indexChannel(next));
+  ctx.emit({ type: "stream", op: "update", channel: next, property: "first_message_id", value }, audience);
+  return next;
+}
+
 /** Whether any of `ids` (ascending) is in [from, to); `to` null: no end. */
 function anyIn(ids: readonly number[], from: number, to: number | null): boolean {
   let lo = 0;
@@ -310,6 +329,16 @@ function clearReaderBits(
   ids: readonly number[],
   shownByUser: Map<number, number[]>,
 ): Set<number> {
+  const idSet = new RoaringBitmap32(ids);
+  const clear = (userId: number, flag: StoredFlag) => state.bitmaps.removeStored(flagKey(userId, flag), ids, idSet);
+  const noteShown = (userId: number, removed: number[]) => {
+    if (removed.length === 0) return;
+    const shown = shownByUser.get(userId);
+    if (shown) shown.push(...removed);
+    else shownByUser.set(userId, removed);
+  };
+  if (group.channel !== null && group.messages.some(movedChannel))
+    return clearMovedReaderBits(state, group.channel, group.messages, ids, clear, noteShown);
   const receivers = new Set<number>(group.messages.map((m) => m.senderId));
   const first = group.messages[0]!;
   if (first.recipient.type === "direct")
@@ -325,8 +354,6 @@ function clearReaderBits(
     else others.push({ userId, reader: channel !== null && (sub !== undefined || !channel.inviteOnly) });
   }
   const rows = new Set(receivers);
-  const idSet = new RoaringBitmap32(ids);
-  const clear = (userId: number, flag: StoredFlag) => state.bitmaps.removeStored(flagKey(userId, flag), ids, idSet);
   // Mention flags are written at send (and by edits) only where the message mentions.
   const mentioned = new Set(group.messages.flatMap((m) => m.mentionedUserIds));
   const groupMentions = group.messages.some((m) => m.mentionedGroupIds.length > 0);
@@ -334,11 +361,7 @@ function clearReaderBits(
   for (const userId of receivers) {
     for (const flag of RECEIVER_FLAGS) {
       const removed = clear(userId, flag);
-      if (flag === "active_mobile_push_notification" && removed.length > 0) {
-        const shown = shownByUser.get(userId);
-        if (shown) shown.push(...removed);
-        else shownByUser.set(userId, removed);
-      }
+      if (flag === "active_mobile_push_notification") noteShown(userId, removed);
     }
     if (mentioned.has(userId)) clear(userId, "mentioned");
     if (groupMentions) clear(userId, "group_mentioned");
@@ -348,6 +371,46 @@ function clearReaderBits(
     if (!reader || clear(userId, "historical").length === 0) continue;
     rows.add(userId);
     for (const flag of HISTORICAL_ROW_FLAGS) clear(userId, flag);
+  }
+  return rows;
+}
+
+/** Whether a message was moved from another channel (its rows then follow move-rows.ts). */
+function movedChannel(message: Message): boolean {
+  return message.editHistory?.some((e) => e.prevStream !== undefined) ?? false;
+}
+
+/**
+ * clearReaderBits for messages a move brought from another channel: a row may be
+ * granted or withdrawn (actions/move-rows.ts), and a row lost in the move keeps its flag
+ * bits, so every user of the realm is looked at for every kind of bit. A user has a row
+ * for a message they received and kept (not withdrawn), were granted, or hold a
+ * historical row for.
+ */
+function clearMovedReaderBits(
+  state: StoreState,
+  channel: Channel,
+  messages: readonly Message[],
+  ids: readonly number[],
+  clear: (userId: number, flag: StoredFlag) => number[],
+  noteShown: (userId: number, removed: number[]) => void,
+): Set<number> {
+  const rows = new Set<number>();
+  for (const userId of state.usersOfRealm(channel.realmId)) {
+    const sub = state.subsByUser.get(userId)?.get(channel.id);
+    const withdrawn = new Set(clear(userId, "withdrawn"));
+    const held = [...clear(userId, "granted"), ...clear(userId, "historical")];
+    const received = messages.some(
+      (m) =>
+        !withdrawn.has(m.id) &&
+        (m.senderId === userId ||
+          (sub?.intervals.some((iv) => m.id >= iv.from && (iv.to === null || m.id < iv.to)) ?? false)),
+    );
+    if (received || held.length > 0) rows.add(userId);
+    for (const flag of [...RECEIVER_FLAGS, ...MENTION_FLAGS]) {
+      const removed = clear(userId, flag);
+      if (flag === "active_mobile_push_notification") noteShown(userId, removed);
+    }
   }
   return rows;
 }
@@ -431,10 +494,9 @@ export function deleteTopicBatch(
   if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError("batchSize must be a positive integer");
   const realm = state.realms.get(user.realmId);
   const topic = topicName === realm?.emptyTopicDisplayName ? "" : topicName;
-  // Topics are cut to MAX_TOPIC_LENGTH when sent: a longer name is no topic (and is not folded).
-  const inTopic: ReadonlyBitmap = exceedsCodePoints(topic, MAX_TOPIC_LENGTH)
-    ? EMPTY
-    : state.bitmaps.get(key.channelTopic(channel.id, topic));
+  // Topics (and topic policies) are cut to MAX_TOPIC_LENGTH: a longer name is no topic.
+  if (exceedsCodePoints(topic, MAX_TOPIC_LENGTH)) return { deleted: 0, complete: true };
+  const inTopic = state.bitmaps.get(key.channelTopic(channel.id, topic));
   // Zulip's bulk_access_stream_messages_query: protected history only where the admin has a row.
   const deletable =
     channel.inviteOnly && !channel.historyPublicToSubscribers
@@ -468,9 +530,7 @@ function hasTopicPolicies(state: StoreState, channel: Channel, topic: string): b
  */
 function resetTopicPolicies(ctx: PlanContext<StoreState>, w: WriteContext, channel: Channel, topic: string): void {
   const { state } = ctx;
-  const left = exceedsCodePoints(topic, MAX_TOPIC_LENGTH)
-    ? EMPTY
-    : state.bitmaps.get(key.channelTopic(channel.id, topic));
+  const left = state.bitmaps.get(key.channelTopic(channel.id, topic));
   for (const userId of state.usersOfRealm(channel.realmId)) {
     if (state.userTopics.policyOf(userId, channel.id, topic) === 0) continue;
     if (!channel.historyPublicToSubscribers && !left.isEmpty && !ctx.received.restrictToPersonal(userId, left).isEmpty)

@@ -338,6 +338,32 @@ describe("DELETE /messages/{id}: no trace left", () => {
     expectClean(store);
   });
 
+  it("leaves nothing of a message moved from another channel: granted and withdrawn rows, bits of lost rows", async () => {
+    const { realm, owner, alice, bob, guest, secret } = setup();
+    const everyone = [owner, alice, bob, guest];
+    // Alice joins the protected channel after the message: the move grants her a row.
+    t.store.unsubscribe(owner.id, ["secret"], [alice.id]);
+    const id = send(t.store, bob, "general", "t", "hi @**Alice**");
+    t.store.subscribe(owner.id, { channels: [{ name: "secret" }], principals: [alice.id] });
+    t.store.updateFlags(bob.id, [id], "starred", "add");
+    t.store.updateMessage(owner.id, id, { channelId: secret.id, sendNotificationToNewThread: false });
+    const state = internals(t.store);
+    // Bob lost his row (his star stays, invisible); Alice's row was granted.
+    expect(state.bitmaps.get(key.userFlag(alice.id, "granted")).has(id)).toBe(true);
+    expect(traces(t.store, everyone, id)).toContain("Bob:starred");
+    const seen: EventBatch[] = [];
+    t.store.onEvents((b) => seen.push(b));
+    await t.store.deleteMessage(owner.id, id);
+    const bits = (u: User) =>
+      (["granted", "withdrawn"] as const).filter((f) => state.bitmaps.get(key.userFlag(u.id, f)).has(id));
+    expect(everyone.flatMap(bits)).toEqual([]);
+    expect(traces(t.store, everyone, id)).toEqual([]);
+    // Protected history: its subscribers with a row (Alice's granted one, the owner's own).
+    expect(events(seen, "delete_message")[0]?.to).toEqual([owner.id, alice.id].sort());
+    expect(realm.id).toBeGreaterThan(0);
+    expectClean(t.store);
+  });
+
   it("changes nothing when its write fails", async () => {
     let fail = false;
     clock = START;
@@ -460,6 +486,8 @@ describe("POST /streams/{id}/delete_topic", () => {
       "Must be an organization administrator",
     );
     await expect(t.store.deleteTopic(owner.id, 99_999, "t")).rejects.toThrow("Invalid channel ID");
+    // A name longer than any topic names none (and is no key LMDB could hold).
+    expect(await t.store.deleteTopic(owner.id, generalId, "x".repeat(5000))).toEqual({ complete: true });
 
     // Protected history: the owner sees only what they received; the rest, and Alice's
     // policy for it, stay.
