@@ -98,35 +98,111 @@ export function canCreateChannels(user: User): boolean {
   return user.role <= ROLE.MEMBER;
 }
 
-/** Zulip's can_access_stream_history: may the user read messages sent before they joined? */
+/**
+ * Zulip's can_create_web_public_channel_group. Deviation: moderators (Zulip's default
+ * is owners); register's realm_can_create_web_public_channel_group says so.
+ */
+export function canCreateWebPublicChannels(user: User): boolean {
+  return user.role <= ROLE.MODERATOR;
+}
+
+/**
+ * Zulip's can_set_topics_policy: administrators, and the realm's
+ * can_set_topics_policy_group (role:members, Zulip's default; not settable here yet).
+ */
+export function canSetTopicsPolicy(_state: AccessReader, user: User): boolean {
+  return user.role <= ROLE.MEMBER;
+}
+
+/**
+ * Zulip's can_set_delete_message_policy: the realm's can_set_delete_message_policy_group
+ * (role:moderators, Zulip's default; not settable here yet), for channels' can_delete_*.
+ */
+export function canSetChannelDeletePolicy(_state: AccessReader, user: User): boolean {
+  return user.role <= ROLE.MODERATOR;
+}
+
+/** Zulip's can_manage_default_streams: administrators. */
+export function canManageDefaultChannels(user: User): boolean {
+  return isAdmin(user);
+}
+
+/**
+ * Zulip's can_access_stream_history: may the user read messages sent before they
+ * joined? Private channels with shared history also to those with content access
+ * through can_subscribe_group or can_add_subscribers_group.
+ */
 export function canAccessChannelHistory(state: AccessReader, user: User, channel: Channel): boolean {
   if (channel.realmId !== user.realmId) return false;
   if (channel.isWebPublic) return true;
   if (!channel.inviteOnly && user.role !== ROLE.GUEST) return true;
-  return channel.historyPublicToSubscribers && isSubscribed(state, user.id, channel.id);
+  if (!channel.historyPublicToSubscribers) return false;
+  return isSubscribed(state, user.id, channel.id) || hasContentAccessViaGroups(state, user, channel);
 }
 
 /**
- * May the user see that the channel exists (metadata, subscribe to it, name it in a
- * narrow)? Public channels for non-guests, web-public for all, private ones for
- * subscribers and (metadata only) administrators.
+ * Zulip's has_metadata_access_to_channel_via_groups: membership of a setting that
+ * grants a private channel's metadata (can_administer_channel_group,
+ * can_add_subscribers_group, can_subscribe_group). All three exclude role:everyone,
+ * so guests never get access this way.
+ */
+export function hasMetadataAccessViaGroups(state: AccessReader, user: User, channel: Channel): boolean {
+  if (user.role === ROLE.GUEST || channel.realmId !== user.realmId) return false;
+  return (
+    isAllowedBy(state, channel.canAdministerChannelGroup, user) ||
+    isAllowedBy(state, channel.canAddSubscribersGroup, user) ||
+    isAllowedBy(state, channel.canSubscribeGroup, user)
+  );
+}
+
+/**
+ * Zulip's is_user_in_groups_granting_content_access: can_subscribe_group and
+ * can_add_subscribers_group give a private channel's content without a subscription
+ * (never to guests).
+ */
+export function hasContentAccessViaGroups(state: AccessReader, user: User, channel: Channel): boolean {
+  if (user.role === ROLE.GUEST || channel.realmId !== user.realmId) return false;
+  return (
+    isAllowedBy(state, channel.canSubscribeGroup, user) || isAllowedBy(state, channel.canAddSubscribersGroup, user)
+  );
+}
+
+/**
+ * May the user see that the channel exists (Zulip's user_has_metadata_access:
+ * metadata, subscribe to it, name it in a narrow)? Web-public for all, subscribers,
+ * public channels for non-guests, private ones also for administrators and for the
+ * members of can_administer_channel_group, can_add_subscribers_group and
+ * can_subscribe_group.
  */
 export function canSeeChannel(state: AccessReader, user: User, channel: Channel): boolean {
   if (channel.realmId !== user.realmId) return false;
   if (channel.isWebPublic) return true;
-  if (!channel.inviteOnly && user.role !== ROLE.GUEST) return true;
   if (isSubscribed(state, user.id, channel.id)) return true;
-  return !channel.inviteOnly ? false : isAdmin(user);
+  if (user.role === ROLE.GUEST) return false;
+  if (!channel.inviteOnly || isAdmin(user)) return true;
+  return hasMetadataAccessViaGroups(state, user, channel);
 }
 
 /**
- * Zulip's access_stream_by_id with content access (require_content_access): the
- * channel's subscribers, and non-guests for public channels; web-public for all.
+ * Zulip's user_has_content_access (access_stream_by_id with require_content_access):
+ * the channel's subscribers, non-guests for public channels, web-public for all, and
+ * for private ones the members of can_subscribe_group and can_add_subscribers_group.
  */
 export function canAccessChannelContent(state: AccessReader, user: User, channel: Channel): boolean {
   if (channel.realmId !== user.realmId) return false;
   if (channel.isWebPublic || isSubscribed(state, user.id, channel.id)) return true;
-  return !channel.inviteOnly && user.role !== ROLE.GUEST;
+  if (user.role === ROLE.GUEST) return false;
+  return !channel.inviteOnly || hasContentAccessViaGroups(state, user, channel);
+}
+
+/**
+ * Zulip's can_administer_accessible_channel, for a user who has the channel's
+ * metadata: administrators, and non-guest members of can_administer_channel_group.
+ */
+export function canAdministerChannel(state: AccessReader, user: User, channel: Channel): boolean {
+  if (channel.realmId !== user.realmId || !user.isActive) return false;
+  if (isAdmin(user)) return true;
+  return user.role !== ROLE.GUEST && isAllowedBy(state, channel.canAdministerChannelGroup, user);
 }
 
 /** May the user list the channel's subscribers? Whoever may see the channel. */
@@ -156,6 +232,7 @@ export function sendRefusal(state: AccessReader, user: User, channel: Channel): 
   if (!channel.inviteOnly && user.role !== ROLE.GUEST) return null;
   if (isSubscribed(state, user.id, channel.id)) return null;
   if (user.isBot && user.botOwnerId !== null && isSubscribed(state, user.botOwnerId, channel.id)) return null;
+  if (channel.historyPublicToSubscribers && hasContentAccessViaGroups(state, user, channel)) return null;
   return "access";
 }
 
@@ -227,7 +304,8 @@ function linkingMessages(state: AccessReader, attachment: Attachment): Message[]
  * - a direct message they are a participant of;
  * - a channel message of a public channel, for non-guests of the realm;
  * - a channel message they received and whose channel they are still subscribed to;
- * - any message of a channel they are subscribed to whose history is public to subscribers.
+ * - any message of a channel they are subscribed to whose history is public to subscribers, or
+ *   whose content can_subscribe_group or can_add_subscribers_group gives them.
  * Visitors without credentials only for files linked from web-public channels of a
  * realm that allows spectators. Publicity is evaluated live, not cached on the record
  * as Zulip does, so a channel made private stops sharing its files at once.
@@ -256,7 +334,10 @@ export function canDownloadAttachment(
     const channel = state.channelDirectory.get(message.recipient.channelId);
     if (!channel || channel.realmId !== viewer.realmId) continue;
     if (!channel.inviteOnly && viewer.role !== ROLE.GUEST) return true;
-    if (!isSubscribed(state, viewer.id, channel.id)) continue;
+    if (!isSubscribed(state, viewer.id, channel.id)) {
+      if (channel.historyPublicToSubscribers && hasContentAccessViaGroups(state, viewer, channel)) return true;
+      continue;
+    }
     if (channel.historyPublicToSubscribers || hasRow(state, viewer.id, message)) return true;
   }
   return false;

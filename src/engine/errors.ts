@@ -39,6 +39,8 @@ export type ErrorCode =
   | "INVITATION_FAILED"
   | "REALM_UPLOAD_QUOTA"
   | "EXPECTATION_MISMATCH"
+  | "CANNOT_ADMINISTER_CHANNEL"
+  | "CHANNEL_ALREADY_EXISTS"
   // Transport failures, raised by the HTTP layer (src/http/errors.ts) and mapped in
   // the same registry (src/http/error-map.ts) as every engine error.
   | "UNKNOWN_ROUTE"
@@ -186,6 +188,38 @@ export class NoSuchRealmError extends EngineError {
 export class PermissionDeniedError extends EngineError {
   constructor(message: string, code: "BAD_REQUEST" | "ACCESS_DENIED" | "UNAUTHORIZED_PRINCIPAL" = "BAD_REQUEST") {
     super(code, message);
+  }
+}
+
+/** Zulip's OrganizationOwnerRequiredError. */
+export class OrganizationOwnerRequiredError extends EngineError {
+  constructor() {
+    super("UNAUTHORIZED_PRINCIPAL", "Must be an organization owner");
+  }
+}
+
+/** Zulip's IncompatibleParametersError: parameters that may not be given together. */
+export class IncompatibleParametersError extends EngineError {
+  constructor(parameters: readonly string[]) {
+    const list = parameters.join(", ");
+    super("BAD_REQUEST", `Unsupported parameter combination: ${list}`, { parameters: list });
+  }
+}
+
+/**
+ * Zulip's CannotAdministerChannelError: the caller may see the channel's content but
+ * not administer it (callers who may not see it get "Invalid channel ID").
+ */
+export class CannotAdministerChannelError extends EngineError {
+  constructor() {
+    super("CANNOT_ADMINISTER_CHANNEL", "You do not have permission to administer this channel.");
+  }
+}
+
+/** Zulip's ChannelExistsError (a rename or creation to a name in use). */
+export class ChannelExistsError extends EngineError {
+  constructor(name: string) {
+    super("CHANNEL_ALREADY_EXISTS", `Channel '${clip(name)}' already exists`, { channel_name: clip(name) });
   }
 }
 

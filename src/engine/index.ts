@@ -82,7 +82,14 @@ export { GROUP_SETTINGS, MAX_GROUP_NAME_LENGTH } from "./actions/groups.js";
 export type { AddReactionInput, ReactionInput, RemoveReactionInput } from "./actions/reactions.js";
 export type { SendMessageInput, MessageDestination, SentMessage } from "./actions/send-message.js";
 export { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from "./actions/send-message.js";
-export { MAX_CHANNEL_NAME_LENGTH, MAX_CHANNEL_DESCRIPTION_LENGTH } from "./actions/channels.js";
+export {
+  CHANNEL_GROUP_SETTINGS,
+  MAX_CHANNEL_NAME_LENGTH,
+  MAX_CHANNEL_DESCRIPTION_LENGTH,
+  type ChannelGroupField,
+  type ChannelGroupSettingSpec,
+} from "./actions/channels.js";
+export type { GroupSettingChange, UpdateChannelInput } from "./actions/channel-settings.js";
 export type { FlagChangeResult, NarrowFlagResult } from "./actions/update-flags.js";
 export type { UpdateMessageInput, UpdateMessageResult } from "./actions/update-message.js";
 export { EDIT_LIMIT_GRACE_SECONDS } from "./actions/update-message.js";

@@ -19,7 +19,8 @@ import {
   type GroupSettingField,
   type UpdateGroupInput,
 } from "./actions/groups.js";
-import { channelGroupSettings, streamPostPolicy } from "./actions/channels.js";
+import { accessChannelById, accessChannelByName, channelGroupSettings, streamPostPolicy } from "./actions/channels.js";
+import { archiveChannel, updateChannel, type UpdateChannelInput } from "./actions/channel-settings.js";
 import {
   createRealm,
   setNewChannelAnnouncementsChannel,
@@ -705,6 +706,28 @@ export class Store {
   }
   getChannel(channelId: number): Channel | undefined {
     return this.#state.channels.get(channelId);
+  }
+  /** GET /streams/{id}: a channel whose metadata the viewer has, not archived ("Invalid channel ID" otherwise). */
+  channelForViewer(viewerId: number, channelId: number): Channel {
+    return accessChannelById(this.#state, this.#actor(viewerId), channelId, { content: false });
+  }
+  /** GET /get_stream_id: a channel whose content the viewer has, by name. */
+  channelIdByName(viewerId: number, name: string): number {
+    return accessChannelByName(this.#state, this.#actor(viewerId), name).id;
+  }
+  /** GET /streams/{id}/members: the subscribers of a channel whose metadata the viewer has. */
+  channelMembers(viewerId: number, channelId: number): readonly number[] {
+    const viewer = this.#actor(viewerId);
+    const channel = accessChannelById(this.#state, viewer, channelId, { content: false });
+    return subscribersVisibleTo(this.#state, viewer, channel) ?? [];
+  }
+  /** PATCH /streams/{id}: Zulip's channel administration, all or nothing. */
+  updateChannel(actorId: number, channelId: number, input: UpdateChannelInput): void {
+    updateChannel(this.#state, actorId, channelId, input);
+  }
+  /** DELETE /streams/{id}: archives the channel. */
+  archiveChannel(actorId: number, channelId: number): void {
+    archiveChannel(this.#state, actorId, channelId);
   }
   /** Zulip's do_get_streams for `userId` (GET /streams). */
   getChannels(userId: number, input: GetChannelsInput): Channel[] {

@@ -36,6 +36,8 @@ export interface SweepFixture {
   /** A group of the callers' realm that `groupManager` (a member) manages. */
   readonly managedGroup: number;
   readonly groupManager: number;
+  /** A public channel of the callers' realm (#general): the owner administers it, the member and guest do not. */
+  readonly publicChannel: number;
   /** A name not used before, starting with `prefix`. */
   fresh(prefix: string): string;
   /** A delivery time far enough ahead that no scheduler delivers it during the test. */

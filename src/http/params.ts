@@ -72,6 +72,8 @@ export type RefKind =
   | "narrow"
   | "channel"
   | "channelList"
+  /** A channel's name, as the caller typed it. */
+  | "channelName"
   | "channelNameList"
   /** A message's `to`: channel ID or name when type is a channel, user IDs or emails when direct. */
   | "recipient"

@@ -51,6 +51,7 @@ const savedQueue = z.object({
     includeDeactivatedGroups: z.boolean().default(false),
     presenceFormat: z.enum(["legacy", "slim", "modern"]).default("legacy"),
     individualEmojiChanges: z.boolean().default(false),
+    archivedChannels: z.boolean().default(false),
     idleTimeoutSecs: z.number().positive(),
   }),
   events: z.array(z.object({ id: z.number().int(), body: z.string() })),

@@ -42,6 +42,11 @@ export interface QueueOptions {
    * deleted message (absent in queues saved before it existed: one event per message).
    */
   readonly bulkMessageDeletion?: boolean;
+  /**
+   * client_capabilities.archived_channels: archiving and unarchiving are stream
+   * updates of is_archived, not a delete and a create (absent in older saved queues: false).
+   */
+  readonly archivedChannels?: boolean;
   /** Seconds without a connected poll after which the queue is collected. */
   readonly idleTimeoutSecs: number;
 }

@@ -99,6 +99,8 @@ export class WireEvent {
         return o.presenceFormat;
       case "realm_emoji":
         return o.individualEmojiChanges === true ? "i" : "";
+      case "stream":
+        return o.archivedChannels === true ? "a" : "";
       case "muted_topics":
         return `${o.emptyTopicName ? "e" : ""}${o.eventTypes?.includes("user_topic") === true ? "u" : ""}`;
       default:
@@ -239,16 +241,28 @@ export class WireEvent {
           default:
             return { type: "subscription", op: e.op, stream_ids: [...e.channelIds], user_ids: [...e.userIds] };
         }
-      case "stream":
-        if (e.op === "update")
+      case "stream": {
+        // Zulip (FL 378): archiving is an is_archived update for clients that declared
+        // archived_channels, and a delete (unarchiving a create) for the others.
+        const archivedChannels = queue.options.archivedChannels === true;
+        if (e.op === "update") {
+          if (e.property === "is_archived" && !archivedChannels) return null;
+          const value = e.value;
           return {
             type: "stream",
             op: "update",
             stream_id: e.channel.id,
             name: e.channel.name,
             property: e.property,
-            value: e.value,
+            value: value !== null && typeof value === "object" ? groupSettingToWire(value) : value,
+            ...(e.renderedDescription !== undefined ? { rendered_description: e.renderedDescription } : {}),
+            ...(e.historyPublicToSubscribers !== undefined
+              ? { history_public_to_subscribers: e.historyPublicToSubscribers }
+              : {}),
+            ...(e.isWebPublic !== undefined ? { is_web_public: e.isWebPublic } : {}),
           };
+        }
+        if ((e.op === "create" ? e.forUnarchiving : e.forArchiving) === true && archivedChannels) return null;
         if (e.op === "create") {
           // Each channel as it stands at delivery, a BasicChannel exactly (Zulip's schema
           // has no subscribers here: a revealed channel's subscribers follow as peer_add,
@@ -265,6 +279,7 @@ export class WireEvent {
           streams: e.channels.map((c) => ({ stream_id: c.id, name: c.name })),
           stream_ids: e.channels.map((c) => c.id),
         };
+      }
       case "default_streams":
         return { type: "default_streams", default_streams: [...e.channelIds] };
       case "realm_bot": {

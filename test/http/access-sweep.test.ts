@@ -50,6 +50,7 @@ const fresh = (prefix: string) => `${prefix}-${++counter}`;
 const ids = {
   bobsGroup: 0,
   bob: 0,
+  general: 0,
   realmA: 0,
   ownScheduled: new Map<number, number>(),
   ownDraft: new Map<number, number>(),
@@ -62,6 +63,7 @@ const fixtureFor = (caller: User): SweepFixture => ({
   ownBot: ids.ownBot.get(caller.id)!,
   managedGroup: ids.bobsGroup,
   groupManager: ids.bob,
+  publicChannel: ids.general,
   fresh,
   // Far enough ahead that no scheduler delivers it during the test.
   later: () => String(Math.floor(Date.now() / 1000) + 365 * 86_400),
@@ -107,6 +109,7 @@ beforeAll(async () => {
   // Uploads (records only: access is decided on them, the bytes are never reached here), linked from the messages
   // below.
   ids.realmA = s.seed.realm.id;
+  ids.general = general.id;
   const uploadOf = (ownerId: number, realmId: number, name: string) => {
     const pathId = `${realmId}/ab/${fresh("upload").padEnd(24, "x")}/${name}`;
     return store.createAttachment(

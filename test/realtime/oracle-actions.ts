@@ -77,7 +77,22 @@ export type Action =
   | { kind: "api_create_user"; n: number }
   | { kind: "create_bot"; actor: UserName; botType: 1 | 2 | 3; channel: ChannelName | null; allPublic: boolean }
   | { kind: "update_bot"; actor: UserName; pick: number; change: BotChange }
-  | { kind: "bot_active"; actor: UserName; pick: number; active: boolean };
+  | { kind: "bot_active"; actor: UserName; pick: number; active: boolean }
+  | { kind: "channel_settings"; actor: UserName; channel: ChannelName; change: ChannelChange }
+  | { kind: "archive_channel"; actor: UserName; channel: ChannelName; archive: boolean };
+
+/** One PATCH /streams/{id} change (a rename only flips the name's case: actions name channels by name). */
+export type ChannelChange =
+  | { readonly description: string }
+  | { readonly access: "public" | "private_shared" | "private_protected" }
+  | { readonly renameCase: true }
+  | { readonly topicsPolicy: "inherit" | "allow_empty_topic" | "disable_empty_topic" }
+  | { readonly isDefault: boolean }
+  | { readonly retention: number | "unlimited" }
+  | {
+      readonly group: "can_administer_channel_group" | "can_subscribe_group" | "can_send_message_group";
+      readonly to: "members" | "nobody" | "administrators" | UserName;
+    };
 
 /** One PATCH /bots change: a default channel ("" for none), all-public, a name, or a new owner. */
 export type BotChange =
@@ -130,6 +145,29 @@ const mention: fc.Arbitrary<Mention> = fc.oneof(
   { weight: 2, arbitrary: fc.constant({ kind: "all" } as const) },
   { weight: 2, arbitrary: fc.constant({ kind: "topic" } as const) },
   { weight: 1, arbitrary: group.map((name) => ({ kind: "group", name }) as const) },
+);
+const channelChange: fc.Arbitrary<ChannelChange> = fc.oneof(
+  fc.constantFrom("About lunch", "", "**Plans**").map((description) => ({ description })),
+  fc.constantFrom("public" as const, "private_shared" as const, "private_protected" as const).map((access) => ({
+    access,
+  })),
+  fc.constant({ renameCase: true } as const),
+  fc
+    .constantFrom("inherit" as const, "allow_empty_topic" as const, "disable_empty_topic" as const)
+    .map((topicsPolicy) => ({ topicsPolicy })),
+  fc.boolean().map((isDefault) => ({ isDefault })),
+  fc.constantFrom(30, "unlimited" as const).map((retention) => ({ retention })),
+  fc.record({
+    group: fc.constantFrom(
+      "can_administer_channel_group" as const,
+      "can_subscribe_group" as const,
+      "can_send_message_group" as const,
+    ),
+    to: fc.oneof(
+      fc.constantFrom("members" as const, "nobody" as const, "administrators" as const),
+      fc.constantFrom(...USERS),
+    ),
+  }),
 );
 const roles = fc.constantFrom<Role>(ROLE.OWNER, ROLE.ADMINISTRATOR, ROLE.MODERATOR, ROLE.MEMBER, ROLE.GUEST);
 
@@ -361,6 +399,19 @@ export const actionArb: fc.Arbitrary<Action> = fc.oneof(
     }),
   },
   {
+    weight: 4,
+    arbitrary: fc.record({ kind: fc.constant("channel_settings" as const), actor, channel, change: channelChange }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("archive_channel" as const),
+      actor,
+      channel,
+      archive: fc.boolean(),
+    }),
+  },
+  {
     weight: 1,
     arbitrary: fc.record({
       kind: fc.constant("custom_emoji" as const),
@@ -538,6 +589,30 @@ export class World {
     }
   }
 
+  #channelParams(channelId: number, change: ChannelChange): Record<string, unknown> {
+    const { store } = this.server.t;
+    if ("description" in change) return { description: change.description };
+    if ("access" in change)
+      return {
+        is_private: change.access !== "public",
+        history_public_to_subscribers: change.access !== "private_protected",
+      };
+    if ("renameCase" in change) {
+      const name = store.getChannel(channelId)!.name;
+      const flipped = name[0] === name[0]!.toUpperCase() ? name.toLowerCase() : name[0]!.toUpperCase() + name.slice(1);
+      return { new_name: flipped };
+    }
+    if ("topicsPolicy" in change) return { topics_policy: change.topicsPolicy };
+    if ("isDefault" in change) return { is_default_stream: change.isDefault };
+    if ("retention" in change) return { message_retention_days: change.retention };
+    const realmId = this.server.seed.realm.id;
+    const value =
+      change.to === "members" || change.to === "nobody" || change.to === "administrators"
+        ? store.systemGroupId(realmId, `role:${change.to}`)
+        : { direct_members: [this.user(change.to).id], direct_subgroups: [] };
+    return { [change.group]: { new: value } };
+  }
+
   /** Performs one action; failures (refusals) are recorded, not thrown. */
   async perform(requested: Action): Promise<void> {
     let action = requested;
@@ -611,6 +686,25 @@ export class World {
           topic_name: action.topic,
         });
         return note(r.status === 200, `mark_topic_read ${String(r.body["msg"] ?? "")}`);
+      }
+      case "channel_settings": {
+        const channelId = this.channelId(action.channel);
+        if (channelId === undefined) return note(false, "channel_settings: no such channel yet");
+        const r = await call(
+          action.actor,
+          "PATCH",
+          `/streams/${channelId}`,
+          this.#channelParams(channelId, action.change),
+        );
+        return note(r.status === 200, `channel_settings ${String(r.body["msg"] ?? "")}`);
+      }
+      case "archive_channel": {
+        const channelId = this.channelId(action.channel);
+        if (channelId === undefined) return note(false, "archive_channel: no such channel yet");
+        const r = action.archive
+          ? await call(action.actor, "DELETE", `/streams/${channelId}`, {})
+          : await call(action.actor, "PATCH", `/streams/${channelId}`, { is_archived: false });
+        return note(r.status === 200, `archive_channel ${String(r.body["msg"] ?? "")}`);
       }
       case "subscribe": {
         const params: Record<string, unknown> = {

@@ -89,6 +89,13 @@ export interface ClientState {
    * because a private channel one left may vanish from every list (stream delete).
    */
   readonly left: Set<number>;
+  /**
+   * Past subscriptions to channels the client stopped seeing (stream delete): a fresh
+   * register lists them in `unsubscribed` again, with their personal settings, once the
+   * channel is visible again (a role change, a channel made public), so a `stream
+   * create` for one puts it back there.
+   */
+  readonly hiddenLeft: Map<number, Json>;
 }
 
 // ---- small JSON accessors (the events are parsed JSON: unknown until checked) ----
@@ -152,7 +159,7 @@ export function fromSnapshot(register: Json): ClientState {
   // The snapshot cannot say which kind of mention each was; listed ones are kept listed.
   for (const id of nums(u["mentions"], "unread_msgs.mentions")) unread.personal.add(id);
   const left = new Set(objs(snapshot["unsubscribed"], "unsubscribed").map((s) => num(s["stream_id"], "stream_id")));
-  return { userId, snapshot, unread, left };
+  return { userId, snapshot, unread, left, hiddenLeft: new Map() };
 }
 
 // ---- channel records: one channel appears in several lists ----
@@ -472,6 +479,7 @@ function applySubscription(state: ClientState, event: Json): void {
         const streamId = num(sub["stream_id"], "stream_id");
         removeChannelEverywhere(state, new Set([streamId]), CHANNEL_LISTS);
         state.left.delete(streamId);
+        state.hiddenLeft.delete(streamId);
         list(state, "subscriptions").push(clone(sub));
         // The client's one record of the channel takes the fresh channel fields.
         const stream = list(state, "streams").find((s) => s["stream_id"] === streamId);
@@ -552,7 +560,16 @@ function applyStream(state: ClientState, event: Json): void {
       const subscribers = Array.isArray(stream["subscribers"])
         ? nums(stream["subscribers"], "subscribers").sort(ascending)
         : [];
-      list(state, "never_subscribed").push({ ...clone(basic), subscribers, subscriber_count: subscribers.length });
+      const past = state.hiddenLeft.get(streamId);
+      state.hiddenLeft.delete(streamId);
+      if (past !== undefined)
+        list(state, "unsubscribed").push({
+          ...clone(past),
+          ...clone(basic),
+          subscribers,
+          subscriber_count: subscribers.length,
+        });
+      else list(state, "never_subscribed").push({ ...clone(basic), subscribers, subscriber_count: subscribers.length });
       list(state, "streams").push({ ...clone(basic), subscriber_count: subscribers.length });
     }
     return;
@@ -560,6 +577,8 @@ function applyStream(state: ClientState, event: Json): void {
   if (op === "delete") {
     const ids = streamIdsOf(event);
     for (const streamId of ids) requireKnown(state, streamId, "stream delete");
+    for (const record of removeChannelEverywhere(state, ids, ["unsubscribed"]))
+      state.hiddenLeft.set(num(record["stream_id"], "stream_id"), record);
     removeChannelEverywhere(state, ids);
     return;
   }

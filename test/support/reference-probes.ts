@@ -55,6 +55,7 @@ export const PROBES: Readonly<Record<RefKind, readonly ProbeSpec[]>> = {
   ],
   channel: [{ names: "channel", label: "ID", encode: String }],
   channelList: [{ names: "channel", label: "ID list", encode: list }],
+  channelName: [{ names: "channelName", label: "name", encode: String }],
   channelNameList: [{ names: "channelName", label: "name list", encode: list }],
   recipient: [
     { names: "channel", label: "channel ID", encode: String, when: toChannel },

@@ -3,8 +3,25 @@
  * Channel creation and name lookup. Channels are usually created through subscribe
  * (Zulip creates unknown names), which calls checkNewChannel + channelRecord here.
  */
-import { BadRequestError, ChannelNotFoundError, PermissionDeniedError } from "../errors.js";
-import { canCreateChannels, canSeeChannel, isAdmin } from "../access.js";
+import {
+  BadRequestError,
+  ChannelNotFoundError,
+  clip,
+  IncompatibleParametersError,
+  OrganizationOwnerRequiredError,
+  PermissionDeniedError,
+} from "../errors.js";
+import {
+  canAccessChannelContent,
+  canCreateChannels,
+  canCreateWebPublicChannels,
+  canSeeChannel,
+  canSetChannelDeletePolicy,
+  canSetTopicsPolicy,
+  isAdmin,
+  isAllowedBy,
+} from "../access.js";
+import { key } from "../index/keys.js";
 import type { StoreState } from "../state.js";
 import type { Channel, ChannelPermissions, ChannelTopicsPolicy, GroupSettingValue, User } from "../types.js";
 import { ROLE } from "../types.js";
@@ -29,22 +46,84 @@ export interface NewChannelOptions {
   readonly permissions?: Partial<ChannelPermissions>;
 }
 
-/** Each channel group setting's default system group (Zulip's stream_permission_group_settings). */
-const DEFAULT_GROUPS: Readonly<Record<Exclude<keyof ChannelPermissions, "canAdministerChannelGroup">, string>> = {
-  canAddSubscribersGroup: "role:nobody",
-  canRemoveSubscribersGroup: "role:administrators",
-  canDeleteAnyMessageGroup: "role:nobody",
-  canDeleteOwnMessageGroup: "role:nobody",
-  canMoveMessagesOutOfChannelGroup: "role:nobody",
-  canMoveMessagesWithinChannelGroup: "role:nobody",
-  canResolveTopicsGroup: "role:nobody",
-  canCreateTopicGroup: "role:everyone",
-  canSendMessageGroup: "role:everyone",
-  canSubscribeGroup: "role:nobody",
-};
+export type ChannelGroupField = keyof ChannelPermissions;
 
-/** Settings Zulip configures with allow_everyone_group=False (none allows role:internet). */
-const EVERYONE_NOT_ALLOWED: ReadonlySet<keyof ChannelPermissions> = new Set([
+/** One channel group setting: its wire name, whether role:everyone may hold it, its default. */
+export interface ChannelGroupSettingSpec {
+  readonly field: ChannelGroupField;
+  readonly wire: string;
+  /** Zulip's allow_everyone_group (no setting allows role:internet). */
+  readonly allowEveryone: boolean;
+  /** A system group, or "creator": an anonymous group of the channel's creator. */
+  readonly byDefault: string;
+}
+
+/** Zulip's Stream.stream_permission_group_settings. */
+export const CHANNEL_GROUP_SETTINGS: readonly ChannelGroupSettingSpec[] = [
+  {
+    field: "canAddSubscribersGroup",
+    wire: "can_add_subscribers_group",
+    allowEveryone: false,
+    byDefault: "role:nobody",
+  },
+  {
+    field: "canAdministerChannelGroup",
+    wire: "can_administer_channel_group",
+    allowEveryone: false,
+    byDefault: "creator",
+  },
+  { field: "canCreateTopicGroup", wire: "can_create_topic_group", allowEveryone: true, byDefault: "role:everyone" },
+  {
+    field: "canDeleteAnyMessageGroup",
+    wire: "can_delete_any_message_group",
+    allowEveryone: true,
+    byDefault: "role:nobody",
+  },
+  {
+    field: "canDeleteOwnMessageGroup",
+    wire: "can_delete_own_message_group",
+    allowEveryone: true,
+    byDefault: "role:nobody",
+  },
+  {
+    field: "canMoveMessagesOutOfChannelGroup",
+    wire: "can_move_messages_out_of_channel_group",
+    allowEveryone: true,
+    byDefault: "role:nobody",
+  },
+  {
+    field: "canMoveMessagesWithinChannelGroup",
+    wire: "can_move_messages_within_channel_group",
+    allowEveryone: true,
+    byDefault: "role:nobody",
+  },
+  {
+    field: "canRemoveSubscribersGroup",
+    wire: "can_remove_subscribers_group",
+    allowEveryone: true,
+    byDefault: "role:administrators",
+  },
+  { field: "canResolveTopicsGroup", wire: "can_resolve_topics_group", allowEveryone: true, byDefault: "role:nobody" },
+  { field: "canSendMessageGroup", wire: "can_send_message_group", allowEveryone: true, byDefault: "role:everyone" },
+  { field: "canSubscribeGroup", wire: "can_subscribe_group", allowEveryone: false, byDefault: "role:nobody" },
+];
+
+const SPEC_BY_FIELD: ReadonlyMap<ChannelGroupField, ChannelGroupSettingSpec> = new Map(
+  CHANNEL_GROUP_SETTINGS.map((spec) => [spec.field, spec]),
+);
+
+function specOf(field: ChannelGroupField): ChannelGroupSettingSpec {
+  return SPEC_BY_FIELD.get(field)!;
+}
+
+/** Zulip's stream_permission_group_settings_requiring_content_access. */
+export const SETTINGS_REQUIRING_CONTENT_ACCESS: ReadonlySet<ChannelGroupField> = new Set([
+  "canAddSubscribersGroup",
+  "canSubscribeGroup",
+]);
+
+/** Zulip's stream_permission_group_settings_granting_metadata_access. */
+export const SETTINGS_GRANTING_METADATA_ACCESS: ReadonlySet<ChannelGroupField> = new Set([
   "canAddSubscribersGroup",
   "canAdministerChannelGroup",
   "canSubscribeGroup",
@@ -58,16 +137,14 @@ export function channelPermission(
 ): GroupSettingValue {
   const value = channel[field];
   if (value !== undefined) return value;
-  return field === "canAdministerChannelGroup"
-    ? systemGroupId(state, channel.realmId, "role:nobody")
-    : systemGroupId(state, channel.realmId, DEFAULT_GROUPS[field]);
+  const byDefault = specOf(field).byDefault;
+  return systemGroupId(state, channel.realmId, byDefault === "creator" ? "role:nobody" : byDefault);
 }
 
 /** Every group setting of a channel, with defaults filled in for older records. */
 export function channelGroupSettings(state: StoreState, channel: Channel): Required<ChannelPermissions> {
   const out = {} as Record<keyof ChannelPermissions, GroupSettingValue>;
-  for (const field of [...Object.keys(DEFAULT_GROUPS), "canAdministerChannelGroup"] as (keyof ChannelPermissions)[])
-    out[field] = channelPermission(state, channel, field);
+  for (const { field } of CHANNEL_GROUP_SETTINGS) out[field] = channelPermission(state, channel, field);
   return out;
 }
 
@@ -89,15 +166,82 @@ export function streamPostPolicy(state: StoreState, channel: Channel): 1 | 2 | 3
   return (role != null ? POST_POLICY_BY_GROUP.get(role) : undefined) ?? 1;
 }
 
-/** Zulip's check_setting_configuration_for_system_groups for channel settings. */
-function checkSystemGroupAllowed(state: StoreState, field: keyof ChannelPermissions, value: GroupSettingValue): void {
-  if (typeof value !== "number") return;
-  const role = state.groups.get(value)?.systemRole;
-  const wire = field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-  if (role === "role:internet") throw new BadRequestError(`'${wire}' setting cannot be set to 'role:internet' group.`);
-  if (role === "role:everyone" && EVERYONE_NOT_ALLOWED.has(field))
-    throw new BadRequestError(`'${wire}' setting cannot be set to 'role:everyone' group.`);
+/**
+ * Zulip's parse_group_setting_value: an anonymous value of one subgroup and no members
+ * is that group, and an empty one is role:nobody.
+ */
+export function normalizeGroupSetting(state: StoreState, realmId: number, value: GroupSettingValue): GroupSettingValue {
+  if (typeof value === "number") return value;
+  if (value.directMembers.length === 0 && value.directSubgroups.length === 1) return value.directSubgroups[0]!;
+  if (value.directMembers.length === 0 && value.directSubgroups.length === 0)
+    return systemGroupId(state, realmId, "role:nobody");
+  return value;
 }
+
+/** Zulip's are_both_group_setting_values_equal (anonymous values compare as sets). */
+export function sameGroupSetting(a: GroupSettingValue, b: GroupSettingValue): boolean {
+  if (typeof a === "number" || typeof b === "number") return a === b;
+  const sorted = (xs: readonly number[]) => [...new Set(xs)].sort((x, y) => x - y).join(",");
+  return sorted(a.directMembers) === sorted(b.directMembers) && sorted(a.directSubgroups) === sorted(b.directSubgroups);
+}
+
+/**
+ * Zulip's access_user_group_for_setting for a channel setting: normalized, naming
+ * groups of the realm that are not deactivated and its active users, and no system
+ * group the setting excludes (role:internet always, role:everyone where not allowed).
+ */
+export function checkChannelGroupSetting(
+  state: StoreState,
+  realmId: number,
+  field: ChannelGroupField,
+  raw: GroupSettingValue,
+): GroupSettingValue {
+  const value = normalizeGroupSetting(state, realmId, raw);
+  const spec = specOf(field);
+  if (typeof value === "number") {
+    const group = state.groups.get(value);
+    if (!group || group.realmId !== realmId) throw new BadRequestError(`Invalid user group ID: ${value}`);
+    if (group.deactivated) throw new BadRequestError("User group is deactivated.");
+    if (group.systemRole === "role:internet")
+      throw new BadRequestError(`'${spec.wire}' setting cannot be set to 'role:internet' group.`);
+    if (group.systemRole === "role:everyone" && !spec.allowEveryone)
+      throw new BadRequestError(`'${spec.wire}' setting cannot be set to 'role:everyone' group.`);
+    return value;
+  }
+  for (const id of value.directSubgroups) {
+    const group = state.groups.get(id);
+    if (!group || group.realmId !== realmId) throw new BadRequestError(`Invalid user group ID: ${id}`);
+    if (group.deactivated) throw new BadRequestError("User group is deactivated.");
+  }
+  for (const id of value.directMembers) {
+    const user = state.users.get(id);
+    if (!user || user.realmId !== realmId || !user.isActive) throw new BadRequestError(`Invalid user ID: ${id}`);
+  }
+  const sorted = (xs: readonly number[]) => [...new Set(xs)].sort((a, b) => a - b);
+  return { directMembers: sorted(value.directMembers), directSubgroups: sorted(value.directSubgroups) };
+}
+
+/**
+ * Zulip's validate_can_create_topic_group_setting_for_protected_history_streams: a
+ * channel with protected history lets everyone start topics, so its
+ * can_create_topic_group must be role:everyone itself.
+ */
+export function checkTopicCreationForProtectedHistory(
+  state: StoreState,
+  realmId: number,
+  historyPublicToSubscribers: boolean,
+  canCreateTopicGroup: GroupSettingValue,
+): void {
+  if (historyPublicToSubscribers) return;
+  if (canCreateTopicGroup !== systemGroupId(state, realmId, "role:everyone"))
+    throw new IncompatibleParametersError(["history_public_to_subscribers", "can_create_topic_group"]);
+}
+
+/** The system group settings whose change needs can_set_delete_message_policy_group. */
+export const DELETE_POLICY_SETTINGS: ReadonlySet<ChannelGroupField> = new Set([
+  "canDeleteAnyMessageGroup",
+  "canDeleteOwnMessageGroup",
+]);
 
 /** Zulip's check_stream_name: the trimmed name, or a BadRequestError. */
 export function checkChannelName(raw: string): string {
@@ -154,47 +298,48 @@ export function newChannelRecord(
   if (isWebPublic) {
     const realm = state.realms.get(creator.realmId);
     if (!realm?.enableSpectatorAccess) throw new BadRequestError("Web-public channels are not enabled.");
-    if (creator.role > ROLE.MODERATOR) throw new PermissionDeniedError("Insufficient permission");
+    if (!canCreateWebPublicChannels(creator)) throw new PermissionDeniedError("Insufficient permission");
   }
-  if (options.messageRetentionDays != null && creator.role !== ROLE.OWNER)
-    throw new PermissionDeniedError("Must be an organization owner", "UNAUTHORIZED_PRINCIPAL");
+  if (options.messageRetentionDays != null && creator.role !== ROLE.OWNER) throw new OrganizationOwnerRequiredError();
   if (inviteOnly && isWebPublic) throw new BadRequestError("A web-public channel cannot be private.");
   // Zulip: a private channel's history is protected unless asked; public channels always share it.
   const historyPublicToSubscribers = inviteOnly ? (options.historyPublicToSubscribers ?? false) : true;
+  const topicsPolicy = options.topicsPolicy ?? "inherit";
+  if (topicsPolicy !== "inherit" && !canSetTopicsPolicy(state, creator))
+    throw new PermissionDeniedError("Insufficient permission");
   const realmId = creator.realmId;
-  const group = (name: string): GroupSettingValue => systemGroupId(state, realmId, name);
-  for (const [field, value] of Object.entries(options.permissions ?? {}) as [
-    keyof ChannelPermissions,
-    GroupSettingValue,
-  ][]) {
-    checkSystemGroupAllowed(state, field, value);
+  const permissions = {} as Record<ChannelGroupField, GroupSettingValue>;
+  for (const spec of CHANNEL_GROUP_SETTINGS) {
+    const given = options.permissions?.[spec.field];
+    if (given === undefined) {
+      permissions[spec.field] =
+        spec.byDefault === "creator"
+          ? { directMembers: [creator.id], directSubgroups: [] }
+          : systemGroupId(state, realmId, spec.byDefault);
+      continue;
+    }
+    const value = checkChannelGroupSetting(state, realmId, spec.field, given);
+    if (
+      DELETE_POLICY_SETTINGS.has(spec.field) &&
+      value !== systemGroupId(state, realmId, "role:nobody") &&
+      !canSetChannelDeletePolicy(state, creator)
+    )
+      throw new PermissionDeniedError("Insufficient permission");
+    permissions[spec.field] = value;
   }
-  const permissions: Required<ChannelPermissions> = {
-    canAddSubscribersGroup: group(DEFAULT_GROUPS.canAddSubscribersGroup),
-    canRemoveSubscribersGroup: group(DEFAULT_GROUPS.canRemoveSubscribersGroup),
-    canAdministerChannelGroup: { directMembers: [creator.id], directSubgroups: [] },
-    canDeleteAnyMessageGroup: group(DEFAULT_GROUPS.canDeleteAnyMessageGroup),
-    canDeleteOwnMessageGroup: group(DEFAULT_GROUPS.canDeleteOwnMessageGroup),
-    canMoveMessagesOutOfChannelGroup: group(DEFAULT_GROUPS.canMoveMessagesOutOfChannelGroup),
-    canMoveMessagesWithinChannelGroup: group(DEFAULT_GROUPS.canMoveMessagesWithinChannelGroup),
-    canResolveTopicsGroup: group(DEFAULT_GROUPS.canResolveTopicsGroup),
-    canCreateTopicGroup: group(DEFAULT_GROUPS.canCreateTopicGroup),
-    canSendMessageGroup: group(DEFAULT_GROUPS.canSendMessageGroup),
-    canSubscribeGroup: group(DEFAULT_GROUPS.canSubscribeGroup),
-    ...options.permissions,
-  };
-  for (const value of Object.values(permissions)) checkGroupSettingValue(state, realmId, value);
+  if (options.permissions?.canCreateTopicGroup !== undefined)
+    checkTopicCreationForProtectedHistory(state, realmId, historyPublicToSubscribers, permissions.canCreateTopicGroup);
   return {
     id,
     realmId,
     name,
     description,
     // Zulip renders channel descriptions as Markdown, like messages.
-    renderedDescription: description === "" ? "" : state.renderer(description, renderContextFor(state, creator)).html,
+    renderedDescription: renderChannelDescription(state, creator, description),
     inviteOnly,
     isWebPublic,
     historyPublicToSubscribers,
-    topicsPolicy: options.topicsPolicy ?? "inherit",
+    topicsPolicy,
     messageRetentionDays: options.messageRetentionDays ?? null,
     dateCreated: state.now(),
     creatorId: creator.id,
@@ -205,17 +350,49 @@ export function newChannelRecord(
   };
 }
 
-/** A group-setting value must name groups and users of the realm. */
-export function checkGroupSettingValue(state: StoreState, realmId: number, value: GroupSettingValue): void {
-  const groups = typeof value === "number" ? [value] : value.directSubgroups;
-  for (const id of groups) {
-    const group = state.groups.get(id);
-    if (!group || group.realmId !== realmId) throw new BadRequestError(`Invalid user group ID: ${id}`);
-  }
-  if (typeof value !== "number") {
-    for (const id of value.directMembers) {
-      const user = state.users.get(id);
-      if (!user || user.realmId !== realmId) throw new BadRequestError(`Invalid user ID: ${id}`);
-    }
-  }
+/** Zulip's render_stream_description: Markdown, as messages are rendered. */
+export function renderChannelDescription(state: StoreState, actor: User, description: string): string {
+  return description === "" ? "" : state.renderer(description, renderContextFor(state, actor)).html;
+}
+
+/**
+ * Zulip's access_stream_by_id: the channel, for a user who has its metadata (or, with
+ * `content`, its content) and, unless `archived` is allowed, while it is not archived;
+ * "Invalid channel ID" otherwise, as for a channel that does not exist.
+ */
+export function accessChannelById(
+  state: StoreState,
+  user: User,
+  channelId: number,
+  options: { readonly content: boolean; readonly archived?: boolean },
+): Channel {
+  const channel = state.channels.get(channelId);
+  const reachable =
+    channel !== undefined &&
+    (options.archived === true || !channel.isArchived) &&
+    (options.content ? canAccessChannelContent(state, user, channel) : canSeeChannel(state, user, channel));
+  if (!reachable) throw new BadRequestError("Invalid channel ID");
+  return channel;
+}
+
+/** Zulip's access_stream_by_name (content access, not archived): "Invalid channel name 'NAME'" otherwise. */
+export function accessChannelByName(state: StoreState, user: User, name: string): Channel {
+  const channel = findChannelByName(state, user.realmId, name.trim());
+  if (!channel || channel.isArchived || !canAccessChannelContent(state, user, channel))
+    throw new BadRequestError(`Invalid channel name '${clip(name)}'`);
+  return channel;
+}
+
+/**
+ * Zulip's check_for_can_create_topic_group_violation: a topic the channel has no
+ * message in yet needs can_create_topic_group (a bot may use its owner's).
+ */
+export function checkTopicCreation(state: StoreState, user: User, channel: Channel, topic: string): void {
+  const group = channelPermission(state, channel, "canCreateTopicGroup");
+  if (group === systemGroupId(state, channel.realmId, "role:everyone")) return;
+  if (!state.bitmaps.isEmpty(key.channelTopic(channel.id, topic))) return;
+  if (isAllowedBy(state, group, user)) return;
+  const owner = user.isBot && user.botOwnerId !== null ? state.users.get(user.botOwnerId) : undefined;
+  if (owner && isAllowedBy(state, group, owner)) return;
+  throw new BadRequestError("You do not have permission to create new topics in this channel.");
 }

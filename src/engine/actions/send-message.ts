@@ -13,7 +13,7 @@ import { indexTerms } from "../search/index.js";
 import { codePointPrefix, exceedsCodePoints, MAX_DIRECT_RECIPIENTS } from "../limits.js";
 import { type StoreState, type WriteContext } from "../state.js";
 import { messageMetaOf, type Channel, type Conversation, type Message, type User } from "../types.js";
-import { findChannelByName } from "./channels.js";
+import { checkTopicCreation, findChannelByName } from "./channels.js";
 import { renderContextFor } from "./render-context.js";
 import { channelViewersAudience, messageAudience } from "../events/audience.js";
 import type { MessageOrigin } from "../events/types.js";
@@ -179,6 +179,7 @@ export function prepareMessage(state: StoreState, input: SendMessageInput): Mess
   if (input.to.type === "channel") {
     channel = resolveChannel(state, sender, input.to.channel);
     topic = normalizeTopic(state, channel, input.to.topic);
+    checkTopicCreation(state, sender, channel, topic);
   } else {
     participants = resolveRecipients(state, sender, input.to.users);
   }
@@ -220,13 +221,15 @@ export function sendInternalChannelMessage(
 export function internalChannelMessage(
   state: StoreState,
   senderId: number | User,
-  channelId: number,
+  channelOrId: number | Channel,
   topic: string,
   content: string,
   readBy: readonly number[],
 ): MessageToWrite {
   const sender = typeof senderId === "number" ? requireUser(state, senderId) : senderId;
-  const channel = state.channels.get(channelId);
+  // A record given directly is the one a write in progress is changing (not yet in state.channels).
+  const channelId = typeof channelOrId === "number" ? channelOrId : channelOrId.id;
+  const channel = typeof channelOrId === "number" ? state.channels.get(channelOrId) : channelOrId;
   if (!channel || channel.realmId !== sender.realmId) throw new ChannelNotFoundError({ id: channelId });
   const receivers = readBy.filter((userId) => userId === sender.id || isSubscribed(state, userId, channel.id));
   // A channel that allows only the general chat gets the notice there rather than none.

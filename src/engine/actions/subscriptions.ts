@@ -106,16 +106,14 @@ export function canAddSubscribers(state: StoreState, actor: User, channel: Chann
   return actor.role <= ROLE.MEMBER || isAllowedBy(state, channel.canAddSubscribersGroup, actor);
 }
 
-/** May `actor` subscribe themselves to an existing `channel`? */
+/**
+ * May `actor` subscribe themselves to an existing `channel`? Zulip's
+ * filter_stream_authorization_for_adding_subscribers: whoever has its content
+ * (can_subscribe_group and can_add_subscribers_group give it for private channels,
+ * never to guests).
+ */
 function canSubscribeSelf(state: StoreState, actor: User, channel: Channel): boolean {
-  if (isSubscribed(state, actor.id, channel.id)) return true;
-  if (channel.isWebPublic) return true;
-  if (!channel.inviteOnly && actor.role !== ROLE.GUEST) return true;
-  return (
-    isAllowedBy(state, channel.canSubscribeGroup, actor) ||
-    isAllowedBy(state, channel.canAdministerChannelGroup, actor) ||
-    isAllowedBy(state, channel.canAddSubscribersGroup, actor)
-  );
+  return canAccessChannelContent(state, actor, channel);
 }
 
 export function subscribe(state: StoreState, actorId: number, input: SubscribeInput): SubscribeResult {
@@ -244,11 +242,14 @@ export function unsubscribe(
     if (user.id === actor.id) continue;
     for (const channel of channels) {
       const ownsBot = user.isBot && user.botOwnerId === actor.id;
+      // Zulip's bulk_can_remove_subscribers_from_streams: never guests (both settings exclude
+      // role:everyone); channel administrators even without access; the removers' group with it.
       const allowed =
         isAdmin(actor) ||
         ownsBot ||
-        isAllowedBy(state, channel.canRemoveSubscribersGroup, actor) ||
-        isAllowedBy(state, channel.canAdministerChannelGroup, actor);
+        (actor.role !== ROLE.GUEST &&
+          (isAllowedBy(state, channel.canAdministerChannelGroup, actor) ||
+            isAllowedBy(state, channel.canRemoveSubscribersGroup, actor)));
       if (!allowed) throw new PermissionDeniedError("Insufficient permission");
     }
   }

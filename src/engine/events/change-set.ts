@@ -295,6 +295,19 @@ const STREAM_PROPERTY_FIELDS: Readonly<Record<string, FieldOf<"channel">>> = {
   message_retention_days: "messageRetentionDays",
   topics_policy: "topicsPolicy",
   is_archived: "isArchived",
+  can_add_subscribers_group: "canAddSubscribersGroup",
+  can_remove_subscribers_group: "canRemoveSubscribersGroup",
+  can_administer_channel_group: "canAdministerChannelGroup",
+  can_delete_any_message_group: "canDeleteAnyMessageGroup",
+  can_delete_own_message_group: "canDeleteOwnMessageGroup",
+  can_move_messages_out_of_channel_group: "canMoveMessagesOutOfChannelGroup",
+  can_move_messages_within_channel_group: "canMoveMessagesWithinChannelGroup",
+  can_resolve_topics_group: "canResolveTopicsGroup",
+  can_create_topic_group: "canCreateTopicGroup",
+  can_send_message_group: "canSendMessageGroup",
+  can_subscribe_group: "canSubscribeGroup",
+  stream_post_policy: "canSendMessageGroup",
+  is_announcement_only: "canSendMessageGroup",
 };
 
 /**
@@ -343,6 +356,9 @@ export function changesOfEvent(event: EngineEvent, out: ChangeSetBuilder): void 
       if (event.op === "update") {
         const field = STREAM_PROPERTY_FIELDS[event.property];
         out.entity("channel", event.channel.id, "changed", field === undefined ? null : [field]);
+      } else if (event.op === "create" ? event.forUnarchiving === true : event.forArchiving === true) {
+        // Archiving keeps the channel; older clients are only told it as a delete or create.
+        for (const channel of event.channels) out.entity("channel", channel.id, "changed", ["isArchived"]);
       } else {
         for (const channel of event.channels)
           out.entity("channel", channel.id, event.op === "create" ? "added" : "removed");

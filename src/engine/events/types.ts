@@ -140,14 +140,32 @@ export type EngineEvent =
       readonly channelIds: readonly number[];
       readonly userIds: readonly number[];
     }
-  | { readonly type: "stream"; readonly op: "create"; readonly channels: readonly Channel[] }
-  | { readonly type: "stream"; readonly op: "delete"; readonly channels: readonly Channel[] }
+  | {
+      readonly type: "stream";
+      readonly op: "create";
+      readonly channels: readonly Channel[];
+      /** An unarchived channel: only for queues without the archived_channels capability. */
+      readonly forUnarchiving?: boolean;
+    }
+  | {
+      readonly type: "stream";
+      readonly op: "delete";
+      readonly channels: readonly Channel[];
+      /** An archived channel: only for queues without the archived_channels capability. */
+      readonly forArchiving?: boolean;
+    }
   | {
       readonly type: "stream";
       readonly op: "update";
+      /** The channel as the event names it (Zulip's `name` is the old one for a rename). */
       readonly channel: Channel;
       readonly property: string;
-      readonly value: unknown;
+      readonly value: StreamPropertyValue;
+      /** With `description`. */
+      readonly renderedDescription?: string;
+      /** With `invite_only`: the other two access fields, as they now are. */
+      readonly historyPublicToSubscribers?: boolean;
+      readonly isWebPublic?: boolean;
     }
   | { readonly type: "default_streams"; readonly realmId: number; readonly channelIds: readonly number[] }
   | { readonly type: "realm_bot"; readonly op: "add"; readonly bot: User }
@@ -356,6 +374,9 @@ export interface EventBatch {
   readonly seq: number;
   readonly deliveries: readonly Delivery[];
 }
+
+/** The new value a `stream update` event carries (a group setting for the can_*_group properties). */
+export type StreamPropertyValue = string | number | boolean | null | GroupSettingValue;
 
 /** A subscription property a `subscription update` event names (Zulip's names). */
 export type SubscriptionProperty = "is_muted" | "in_home_view" | "pin_to_top" | "color" | SubscriptionNotification;

@@ -9,6 +9,7 @@ import { MESSAGE_ENDPOINTS } from "./messages/index.js";
 import { REGISTER_ENDPOINTS } from "./register/index.js";
 import serverSettings from "./server/server-settings.js";
 import { SUBSCRIPTION_ENDPOINTS } from "./subscriptions/index.js";
+import { CHANNEL_ENDPOINTS } from "./channels/index.js";
 import { USER_ENDPOINTS } from "./users/index.js";
 import { BOT_ENDPOINTS } from "./bots/index.js";
 import { EVENT_ENDPOINTS } from "./events/index.js";
@@ -34,6 +35,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   ...USER_ENDPOINTS,
   ...BOT_ENDPOINTS,
   ...SUBSCRIPTION_ENDPOINTS,
+  ...CHANNEL_ENDPOINTS,
   ...REGISTER_ENDPOINTS,
   ...EVENT_ENDPOINTS,
   ...TYPING_ENDPOINTS,

@@ -51,7 +51,7 @@ const REALM_GROUP_SETTINGS: readonly (readonly [setting: string, group: string])
   ["can_manage_billing_group", "role:administrators"],
   ["can_mention_many_users_group", "role:administrators"],
   ["can_set_delete_message_policy_group", "role:moderators"],
-  ["can_set_topics_policy_group", "role:moderators"],
+  ["can_set_topics_policy_group", "role:members"],
   ["can_summarize_topics_group", "role:everyone"],
   ["direct_message_initiator_group", "role:everyone"],
   ["direct_message_permission_group", "role:everyone"],

@@ -200,6 +200,7 @@ export default defineEndpoint({
       presenceFormat: simplifiedPresence ? "modern" : slimPresence ? "slim" : "legacy",
       individualEmojiChanges: caps["individual_emoji_changes"] === true,
       bulkMessageDeletion: caps["bulk_message_deletion"] === true,
+      archivedChannels: options.archivedChannels,
       idleTimeoutSecs: input.idle_queue_timeout,
     });
     return {
