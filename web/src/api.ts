@@ -95,6 +95,9 @@ export class Api {
   post(path: string, params: Params = {}): Promise<Json> {
     return request("POST", path, params, { Authorization: this.#auth });
   }
+  patch(path: string, params: Params = {}): Promise<Json> {
+    return request("PATCH", path, params, { Authorization: this.#auth });
+  }
   delete(path: string, params: Params = {}): Promise<Json> {
     return request("DELETE", path, params, { Authorization: this.#auth });
   }

@@ -7,6 +7,7 @@ import type { Api } from "./api.js";
 import { Compose } from "./compose.js";
 import { h } from "./dom.js";
 import { EventLoop } from "./events.js";
+import { moveOf } from "./message-events.js";
 import { MessageList } from "./message-list.js";
 import { conversationOf, dmKey, parseSearch, sameNarrow, topicKey, type Narrow } from "./narrow.js";
 import { dmLabel, renderInbox, renderSidebar, type View } from "./sidebar.js";
@@ -30,6 +31,24 @@ export interface Timings {
 declare global {
   interface Window {
     parleyTimings?: Timings;
+  }
+}
+
+/** Events after which the message actions offered may differ. */
+function changesPermissions(e: ServerEvent, me: number): boolean {
+  switch (e.type) {
+    case "realm":
+    case "user_group":
+      return true;
+    case "subscription":
+      // A new channel may name groups not asked about yet.
+      return e["op"] === "add";
+    case "realm_user": {
+      const person = e["person"] as { user_id?: unknown; role?: unknown } | undefined;
+      return person?.user_id === me && person.role !== undefined;
+    }
+    default:
+      return false;
   }
 }
 
@@ -58,6 +77,10 @@ export class App {
   readonly #keyHandler = (ev: KeyboardEvent) => this.#onKey(ev);
   #typingTimer: number | null = null;
   #self: Promise<Record<string, unknown>> | null = null;
+  /** The channel whose whole topic list the sidebar shows (else the newest few). */
+  #allTopicsOf: number | null = null;
+  /** Topic lists being fetched, by channel. */
+  readonly #topicFetches = new Set<number>();
 
   constructor(
     root: HTMLElement,
@@ -148,7 +171,11 @@ export class App {
     const t0 = performance.now();
     const state = new ClientState(
       { ...initial, user_id: Number(self["user_id"]) },
-      { email: String(self["email"]), full_name: String(self["full_name"]) },
+      {
+        email: String(self["email"]),
+        full_name: String(self["full_name"]),
+        ...(typeof self["role"] === "number" ? { role: self["role"] } : {}),
+      },
     );
     this.#state = state;
     this.#list = new MessageList(this.api, state, {
@@ -161,6 +188,7 @@ export class App {
     this.#compose = new Compose(this.api, state, (text) => this.#showError(text));
     this.#composeSlot.replaceChildren(this.#compose.element);
     this.#timings.phases["state"] = performance.now() - t0;
+    void this.#loadMemberships(state);
     // First view: Inbox when something is unread, else the combined feed.
     const view: View = first ? (state.unreads.total > 0 ? { kind: "inbox" } : { kind: "all" }) : this.#view;
     void this.open(view).then(() => {
@@ -183,6 +211,7 @@ export class App {
     this.#error.textContent = "";
     this.#title.textContent = this.#titleOf(view);
     this.#drawSidebar();
+    if (view.kind === "channel" || view.kind === "topic") void this.#loadTopics(state, view.streamId);
     if (view.kind === "inbox") {
       list.suspend();
       renderInbox(this.#centre, state, (v) => void this.open(v));
@@ -233,6 +262,57 @@ export class App {
     }
   }
 
+  /**
+   * Whether this user is in each group the realm's and channels' message permissions
+   * name (a few small requests, instead of every group's members in register); the
+   * list then shows the actions they allow.
+   */
+  async #loadMemberships(state: ClientState): Promise<boolean> {
+    const p = state.permissions;
+    const ids = p.unknownGroups(state.subs.values());
+    if (ids.length === 0) return false;
+    await Promise.all(
+      ids.map(async (id) => {
+        try {
+          const reply = await this.api.get(`/user_groups/${id}/members/${state.me}`);
+          p.setMember(id, reply["is_user_group_member"] === true);
+        } catch {
+          // Not visible to this user, or gone: no permission through it.
+          p.setMember(id, false);
+        }
+      }),
+    );
+    if (this.#state === state) this.#list?.refreshActions();
+    return true;
+  }
+
+  /** The channel's topics from GET /users/me/{stream_id}/topics, when not known or out of date. */
+  async #loadTopics(state: ClientState, streamId: number): Promise<void> {
+    if (state.topicsLoaded.has(streamId) && !state.topicsStale.has(streamId)) return;
+    if (this.#topicFetches.has(streamId)) return;
+    this.#topicFetches.add(streamId);
+    try {
+      const reply = await this.api.get(`/users/me/${streamId}/topics`);
+      const topics = Array.isArray(reply["topics"]) ? (reply["topics"] as { name: string; max_id: number }[]) : [];
+      if (this.#state !== state) return;
+      state.setChannelTopics(streamId, topics);
+      this.#scheduleDraw();
+    } catch (error) {
+      this.#showError(error instanceof Error ? `Could not load topics: ${error.message}` : "Could not load topics");
+    } finally {
+      this.#topicFetches.delete(streamId);
+      // Changed again while the answer was on its way.
+      if (this.#state === state && state.topicsStale.has(streamId) && this.#openChannel() === streamId)
+        void this.#loadTopics(state, streamId);
+    }
+  }
+
+  /** The channel open in the centre (its topics show in the sidebar). */
+  #openChannel(): number | null {
+    const v = this.#view;
+    return v.kind === "channel" || v.kind === "topic" ? v.streamId : null;
+  }
+
   /** Everyone in the realm, after the first view (see FETCH_EVENT_TYPES in events.ts). */
   async #loadPeople(state: ClientState): Promise<void> {
     try {
@@ -251,12 +331,24 @@ export class App {
     const state = this.#state;
     if (!state) return;
     let choices = false;
+    let permissions = false;
+    let follow: Narrow | null = null;
     for (const e of events) {
+      follow = this.#followMove(e) ?? follow;
       state.apply(e);
       this.#list?.apply(e);
       if (e.type === "subscription" || e.type === "realm_user") choices = true;
+      if (e.type === "user_group") state.permissions.forgetMemberships();
+      if (changesPermissions(e, state.me)) permissions = true;
     }
     if (choices) this.#compose?.refreshChoices();
+    if (permissions)
+      void this.#loadMemberships(state).then((loaded) => {
+        if (!loaded && this.#state === state) this.#list?.refreshActions();
+      });
+    const channel = this.#openChannel();
+    if (channel !== null && state.topicsStale.has(channel)) void this.#loadTopics(state, channel);
+    if (follow) void this.open(follow);
     this.#scheduleDraw();
   }
 
@@ -273,8 +365,29 @@ export class App {
     });
   }
 
+  /**
+   * Zulip's clients follow a topic that moves away under the reader: when the open
+   * topic's selected message moved with the ones after it, open where it went.
+   */
+  #followMove(e: ServerEvent): Narrow | null {
+    const move = moveOf(e);
+    const view = this.#view;
+    if (!move || move.mode === "change_one" || view.kind !== "topic") return null;
+    if (view.streamId !== move.fromStream || view.topic.toLowerCase() !== move.fromTopic.toLowerCase()) return null;
+    const selected = this.#list?.selectedMessage();
+    if (selected && !move.ids.includes(selected.id)) return null;
+    return { kind: "topic", streamId: move.toStream, topic: move.toTopic };
+  }
+
   #drawSidebar(): void {
-    if (this.#state) renderSidebar(this.#sidebar, this.#state, this.#view, (v) => void this.open(v));
+    if (this.#state)
+      renderSidebar(this.#sidebar, this.#state, this.#view, (v) => void this.open(v), {
+        allTopicsOf: this.#allTopicsOf,
+        onToggleTopics: (streamId) => {
+          this.#allTopicsOf = this.#allTopicsOf === streamId ? null : streamId;
+          this.#drawSidebar();
+        },
+      });
   }
 
   #drawTyping(): void {
@@ -314,6 +427,8 @@ export class App {
 
   #onKey(ev: KeyboardEvent): void {
     if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    // A modal dialog handles its own keys (Escape closes it).
+    if (document.querySelector("dialog[open]")) return;
     const t = ev.target;
     const typing = t instanceof HTMLInputElement || t instanceof HTMLTextAreaElement || t instanceof HTMLSelectElement;
     if (ev.key === "Escape") {
@@ -336,6 +451,9 @@ export class App {
       if (!m) return;
       ev.preventDefault();
       this.#reply(conversationOf(m, state.me));
+    } else if (ev.key === "e" && inList) {
+      ev.preventDefault();
+      list.editSelected();
     } else if (ev.key === "s" && inList) {
       const m = list.selectedMessage();
       if (m) void list.toggleStar(m);

@@ -2,11 +2,16 @@
  * The centre: the messages of one narrow, fetched by anchor (first unread on entry,
  * older pages on scroll up, newer on scroll down), at most MAX_RENDERED at a time so the
  * DOM stays bounded at any history size. Live events update it in place. Messages are
- * marked read as they scroll into view; j/k move a selection; r replies.
+ * marked read as they scroll into view; j/k move a selection; r replies; e edits.
+ * Each message offers the changes its reader may make (edit in place, move, delete),
+ * each topic header the resolve toggle and the topic move.
  */
 import { ApiError, type Api } from "./api.js";
 import { emojiGlyph, h, serverHtml } from "./dom.js";
-import { conversationKey, dmUserIds, matches, termsOf, type Narrow } from "./narrow.js";
+import { confirmDelete, MessageEditor, openMoveDialog, resolveLabel, toggleResolve } from "./message-actions.js";
+import { contentEditOf, deletedIdsOf, moveOf, type Move } from "./message-events.js";
+import { conversationKey, dmUserIds, holdsConversation, matches, termsOf, type Narrow } from "./narrow.js";
+import { NO_ACTIONS, toggledTopic, type MessageActions } from "./permissions.js";
 import type { ClientState } from "./state.js";
 import type { Message, MessagesReply, Reaction, ServerEvent } from "./types.js";
 
@@ -49,6 +54,8 @@ export class MessageList {
   readonly #observer: IntersectionObserver;
   readonly #toMark = new Set<number>();
   #markTimer: number | null = null;
+  /** Open edit forms by message ID (kept across redraws of the message). */
+  readonly #editors = new Map<number, MessageEditor>();
 
   constructor(
     private readonly api: Api,
@@ -133,6 +140,7 @@ export class MessageList {
   #reset(messages: Message[]): void {
     this.#observer.disconnect();
     this.#els.clear();
+    this.#editors.clear();
     this.#messages = messages;
     this.#selected = null;
     const frag = document.createDocumentFragment();
@@ -243,11 +251,15 @@ export class MessageList {
     const m = this.#messages[i];
     const old = this.#els.get(id);
     if (!m || !old) return;
+    const focusedRow = document.activeElement === old;
+    // An open editor moves into the new row, which takes its focus away: give it back.
+    const focusedEditor = !focusedRow && old.contains(document.activeElement);
     const fresh = this.#render(m, this.#messages[i - 1]);
     this.#observer.unobserve(old);
     old.replaceWith(fresh);
     if (this.#selected === id) fresh.classList.add("selected");
-    if (document.activeElement === old) fresh.focus({ preventScroll: true });
+    if (focusedRow) fresh.focus({ preventScroll: true });
+    else if (focusedEditor) this.#editors.get(id)?.focus();
   }
 
   #render(m: Message, prev: Message | undefined): HTMLLIElement {
@@ -259,8 +271,14 @@ export class MessageList {
     const when = new Date(m.timestamp * 1000);
     const starred = m.flags.includes("starred");
     const unread = !m.flags.includes("read");
-    const content = h("div", { class: "content" });
-    serverHtml(content, m.content);
+    const actions = this.#actionsFor(m);
+    const editor = this.#editors.get(m.id);
+    let content: HTMLElement;
+    if (editor) content = editor.form;
+    else {
+      content = h("div", { class: "content" });
+      serverHtml(content, m.content);
+    }
     const li = h(
       "li",
       {
@@ -269,7 +287,7 @@ export class MessageList {
         tabindex: "-1",
         "aria-label": `${m.sender_full_name}, ${when.toLocaleString()}`,
       },
-      newConversation ? h("div", { class: "recipient" }, this.#recipientLabel(m)) : null,
+      newConversation ? this.#recipientHeader(m, actions) : null,
       h(
         "div",
         { class: "meta" },
@@ -279,6 +297,11 @@ export class MessageList {
           { datetime: when.toISOString(), title: when.toLocaleString() },
           when.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }),
         ),
+        m.last_edit_timestamp !== undefined
+          ? h("span", { class: "edited" }, "edited")
+          : m.last_moved_timestamp !== undefined
+            ? h("span", { class: "edited" }, "moved")
+            : null,
         h(
           "button",
           {
@@ -303,6 +326,9 @@ export class MessageList {
           },
           "☺+",
         ),
+        actions.edit ? this.#actionButton("edit", "Edit message", "✎") : null,
+        actions.moveTopic || actions.moveChannel ? this.#actionButton("move", "Move message", "⇄") : null,
+        actions.delete ? this.#actionButton("delete", "Delete message", "🗑") : null,
       ),
       content,
       this.#reactions(m),
@@ -310,6 +336,36 @@ export class MessageList {
     this.#els.set(m.id, li);
     if (unread && this.#narrow.kind !== "search") this.#observer.observe(li);
     return li;
+  }
+
+  #actionButton(action: string, label: string, glyph: string): HTMLButtonElement {
+    return h(
+      "button",
+      { type: "button", class: "msg-action", "data-action": action, "aria-label": label, title: label },
+      glyph,
+    );
+  }
+
+  /** What the reader may do to the message now (the server still decides). */
+  #actionsFor(m: Message): MessageActions {
+    if (m.id <= 0) return NO_ACTIONS;
+    const sub = m.stream_id === undefined ? undefined : this.state.subs.get(m.stream_id);
+    return this.state.permissions.actions(m, sub, Date.now() / 1000, this.state.sentByMyBot(m));
+  }
+
+  /** The conversation's header; a channel topic's has the resolve toggle and the topic move. */
+  #recipientHeader(m: Message, actions: MessageActions): HTMLElement {
+    const header = h("div", { class: "recipient" }, h("span", { class: "recipient-label" }, this.#recipientLabel(m)));
+    if (m.type !== "stream") return header;
+    if (actions.resolve) {
+      const label = resolveLabel(m.subject);
+      header.append(
+        h("button", { type: "button", class: "topic-action", "data-action": "resolve", title: label }, label),
+      );
+    }
+    if (actions.moveTopic || actions.moveChannel)
+      header.append(h("button", { type: "button", class: "topic-action", "data-action": "move-topic" }, "Move topic"));
+    return header;
   }
 
   #recipientLabel(m: Message): string {
@@ -368,6 +424,15 @@ export class MessageList {
     const action = target.dataset["action"];
     if (action === "star") void this.toggleStar(m);
     else if (action === "picker") this.#togglePicker(li, target);
+    else if (action === "edit") void this.edit(m);
+    else if (action === "delete") void this.#delete(m, li);
+    else if (action === "move" || action === "move-topic") void this.#move(m, action === "move-topic");
+    else if (action === "resolve")
+      toggleResolve(this.api, m).catch((error: unknown) =>
+        this.hooks.onError(
+          error instanceof Error ? error.message : `Could not rename the topic to ${toggledTopic(m.subject)}`,
+        ),
+      );
     else if (action === "toggle-reaction" || action === "add-reaction") {
       const name = target.dataset["name"] ?? "";
       const mine = m.reactions.some((r) => r.user_id === this.state.me && r.emoji_name === name);
@@ -378,6 +443,49 @@ export class MessageList {
         : this.api.post(`/messages/${id}/reactions`, params);
       call.catch((error: unknown) => this.hooks.onError(error instanceof Error ? error.message : "Reaction failed"));
     }
+  }
+
+  /** Opens the in-place editor for one of the reader's messages (e on the selected one). */
+  async edit(m: Message): Promise<void> {
+    const open = this.#editors.get(m.id);
+    if (open) {
+      open.focus();
+      return;
+    }
+    if (!this.#actionsFor(m).edit) {
+      this.hooks.onError("You can no longer edit this message.");
+      this.#rerender(m.id);
+      return;
+    }
+    const editor = new MessageEditor(this.api, m.id, () => {
+      if (this.#editors.get(m.id) !== editor) return;
+      this.#editors.delete(m.id);
+      this.#rerender(m.id);
+      this.#els.get(m.id)?.focus({ preventScroll: true });
+    });
+    this.#editors.set(m.id, editor);
+    this.#rerender(m.id);
+    await editor.load();
+  }
+
+  /** Edits the selected message, when the reader may (the e key). */
+  editSelected(): void {
+    const m = this.selectedMessage();
+    if (m && this.#actionsFor(m).edit) void this.edit(m);
+  }
+
+  async #delete(m: Message, li: HTMLLIElement): Promise<void> {
+    const preview = li.querySelector(".content")?.textContent ?? "";
+    await confirmDelete(this.api, m, preview.trim());
+  }
+
+  async #move(m: Message, wholeTopic: boolean): Promise<void> {
+    await openMoveDialog(this.api, this.state, m, this.#actionsFor(m), wholeTopic);
+  }
+
+  /** Redraws every message's actions (permissions became known or changed). */
+  refreshActions(): void {
+    for (const m of this.#messages) this.#rerender(m.id);
   }
 
   #togglePicker(li: HTMLLIElement, button: HTMLButtonElement): void {
@@ -510,28 +618,81 @@ export class MessageList {
         return;
       }
       case "delete_message": {
-        const ids = Array.isArray(e["message_ids"]) ? (e["message_ids"] as number[]) : [Number(e["message_id"])];
-        for (const id of ids) {
-          const i = this.#messages.findIndex((m) => m.id === id);
-          if (i < 0) continue;
-          this.#messages.splice(i, 1);
-          this.#drop(id);
-          const next = this.#messages[i];
-          if (next) this.#rerender(next.id);
+        for (const id of deletedIdsOf(e)) {
+          this.#editors.delete(id);
+          this.#remove(id);
         }
         return;
       }
       case "update_message": {
-        const m = this.#messages.find((x) => x.id === Number(e["message_id"]));
-        if (m && typeof e["rendered_content"] === "string") {
-          this.#messages[this.#messages.indexOf(m)] = { ...m, content: e["rendered_content"] };
+        const edit = contentEditOf(e);
+        const i = edit ? this.#messages.findIndex((x) => x.id === edit.id) : -1;
+        const m = this.#messages[i];
+        if (edit && m) {
+          const edited = edit.renderingOnly || edit.editedAt === null ? {} : { last_edit_timestamp: edit.editedAt };
+          this.#messages[i] = { ...m, ...edited, content: edit.renderedContent, flags: [...(edit.flags ?? m.flags)] };
           this.#rerender(m.id);
         }
+        const move = moveOf(e);
+        if (move) this.#applyMove(move);
         return;
       }
       default:
         return;
     }
+  }
+
+  /** Takes a message out of the list (deleted, or moved out of this narrow). */
+  #remove(id: number): void {
+    const i = this.#messages.findIndex((m) => m.id === id);
+    if (i < 0) return;
+    this.#messages.splice(i, 1);
+    this.#drop(id);
+    const next = this.#messages[i];
+    if (next) this.#rerender(next.id);
+    if (this.#messages.length === 0) this.#notice.textContent = "No messages here yet.";
+  }
+
+  /**
+   * Messages moved: those shown get their new channel and topic, and leave when this
+   * narrow no longer holds them; when some that were not shown moved into the range
+   * shown, the page is fetched again (only the server knows where they fall).
+   */
+  #applyMove(move: Move): void {
+    const moved = new Set(move.ids);
+    const resolveToggle = move.fromStream === move.toStream && toggledTopic(move.fromTopic) === move.toTopic;
+    const placed: Partial<Message> = {
+      stream_id: move.toStream,
+      subject: move.toTopic,
+      display_recipient: this.state.channelName(move.toStream),
+      ...(move.movedAt !== null && !resolveToggle ? { last_moved_timestamp: move.movedAt } : {}),
+    };
+    const gone: number[] = [];
+    const redraw = new Set<number>();
+    let shown = 0;
+    this.#messages.forEach((m, i) => {
+      if (!moved.has(m.id)) return;
+      shown++;
+      const after: Message = { ...m, ...placed };
+      this.#messages[i] = after;
+      if (matches(this.#narrow, after, this.state.me) === false) gone.push(m.id);
+      else {
+        redraw.add(m.id);
+        // The next message's header depends on this one's conversation.
+        const next = this.#messages[i + 1];
+        if (next) redraw.add(next.id);
+      }
+    });
+    for (const id of gone) this.#remove(id);
+    for (const id of redraw) this.#rerender(id);
+    if (shown === move.ids.length || this.#loading) return;
+    if (!holdsConversation(this.#narrow, move.toStream, move.toTopic)) return;
+    const first = this.#messages[0];
+    const last = this.#messages[this.#messages.length - 1];
+    const inRange = move.ids.some(
+      (id) => !first || !last || (id >= first.id && id <= last.id) || (this.#foundNewest && id > last.id),
+    );
+    if (inRange) void this.open(this.#narrow);
   }
 
   /** The selected message, else the newest one shown. */

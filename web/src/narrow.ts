@@ -100,6 +100,20 @@ export function matches(narrow: Narrow, message: Message, me: number): boolean |
   }
 }
 
+/** Whether the narrow shows every message of a channel topic (where messages moved to, say). */
+export function holdsConversation(narrow: Narrow, streamId: number, topic: string): boolean {
+  switch (narrow.kind) {
+    case "all":
+      return true;
+    case "channel":
+      return narrow.streamId === streamId;
+    case "topic":
+      return narrow.streamId === streamId && narrow.topic.toLowerCase() === topic.toLowerCase();
+    default:
+      return false;
+  }
+}
+
 export interface Directory {
   channelIdByName(name: string): number | undefined;
   userIdByEmail(email: string): number | undefined;

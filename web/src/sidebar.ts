@@ -1,18 +1,23 @@
 /**
- * The left pane (views, channels with the open channel's topics, DM conversations) and
+ * The left pane (views, channels with the open channel's topics newest first, DM
+ * conversations) and
  * the Inbox view (unread conversations). Both are redrawn whole from ClientState — a
  * few hundred elements at most, since every list is capped — keeping keyboard focus.
  */
 import { h } from "./dom.js";
 import { dmKey, sameNarrow, topicKey, type Narrow } from "./narrow.js";
 import type { ClientState } from "./state.js";
+import { topicsToShow } from "./topics.js";
 
 export type View = { readonly kind: "inbox" } | Narrow;
 
-const TOPICS_SHOWN = 12;
-/** Unread topics past this are reached through the Inbox (the DOM stays bounded). */
-const MAX_TOPICS_SHOWN = 60;
 const DMS_SHOWN = 25;
+
+export interface SidebarOptions {
+  /** The channel whose every topic is listed, not only the newest. */
+  readonly allTopicsOf: number | null;
+  readonly onToggleTopics: (streamId: number) => void;
+}
 
 function badge(count: number): HTMLElement | null {
   return count > 0
@@ -44,7 +49,13 @@ export function dmLabel(state: ClientState, userIds: readonly number[]): string 
   return userIds.map((id) => (id === state.me ? `${state.userName(id)} (you)` : state.userName(id))).join(", ");
 }
 
-export function renderSidebar(root: HTMLElement, state: ClientState, current: View, onOpen: (v: View) => void): void {
+export function renderSidebar(
+  root: HTMLElement,
+  state: ClientState,
+  current: View,
+  onOpen: (v: View) => void,
+  options: SidebarOptions = { allTopicsOf: null, onToggleTopics: () => undefined },
+): void {
   const focusedKey =
     document.activeElement instanceof HTMLElement && root.contains(document.activeElement)
       ? document.activeElement.dataset["key"]
@@ -73,17 +84,11 @@ export function renderSidebar(root: HTMLElement, state: ClientState, current: Vi
       onOpen,
     );
     if (sub.stream_id === openChannel) {
-      // Topics with unreads first, then the most recent ones this client has seen.
-      const unreadTopics = u.topicsOf(sub.stream_id);
-      const names = new Map<string, string>();
-      for (const t of unreadTopics.sort((a, b) => b.maxId - a.maxId)) names.set(t.topic.toLowerCase(), t.topic);
-      for (const t of state.topicsOf(sub.stream_id))
-        if (!names.has(t.name.toLowerCase())) names.set(t.name.toLowerCase(), t.name);
-      const topics = h("ul", { class: "topics", "aria-label": `Topics in ${sub.name}` });
-      for (const name of [...names.values()].slice(
-        0,
-        Math.max(TOPICS_SHOWN, Math.min(unreadTopics.length, MAX_TOPICS_SHOWN)),
-      )) {
+      const expanded = options.allTopicsOf === sub.stream_id;
+      const { shown, total } = topicsToShow(state, sub.stream_id, expanded);
+      const listId = `topics-${sub.stream_id}`;
+      const topics = h("ul", { class: "topics", id: listId, "aria-label": `Topics in ${sub.name}` });
+      for (const { name } of shown) {
         topics.append(
           item(
             name,
@@ -97,6 +102,21 @@ export function renderSidebar(root: HTMLElement, state: ClientState, current: Vi
         );
       }
       li.append(topics);
+      if (expanded || total > shown.length)
+        li.append(
+          h(
+            "button",
+            {
+              type: "button",
+              class: "more-topics",
+              "data-key": `more-topics:${sub.stream_id}`,
+              "aria-expanded": String(expanded),
+              "aria-controls": listId,
+              onclick: () => options.onToggleTopics(sub.stream_id),
+            },
+            expanded ? "Fewer topics" : `All topics (${total})`,
+          ),
+        );
     }
     channels.append(li);
   }

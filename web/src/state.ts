@@ -3,11 +3,13 @@
  * DM conversations, recent topics per channel and unread counts. Built from register's
  * state, changed only by events (apply) and by messages the list loads (noteMessages).
  */
-import { conversationKey, dmKey, dmUserIds, type Directory } from "./narrow.js";
+import { contentEditOf, deletedIdsOf, isMention, moveOf } from "./message-events.js";
+import { conversationKey, dmKey, dmUserIds, topicKey, type Directory } from "./narrow.js";
+import { Permissions, policyFrom, ROLE } from "./permissions.js";
 import type { InitialState, Message, ServerEvent, Subscription, User } from "./types.js";
 import { Unreads } from "./unread.js";
 
-/** Topics remembered per channel (the sidebar shows the newest few). */
+/** Topics remembered per channel from messages seen (a channel's list from the server is kept whole). */
 const TOPICS_PER_CHANNEL = 200;
 
 export interface TypingNote {
@@ -24,13 +26,19 @@ export class ClientState implements Directory {
   readonly dms = new Map<string, { userIds: readonly number[]; maxId: number }>();
   /** Channel -> lower-case topic -> [display name, newest message ID]. */
   readonly topics = new Map<number, Map<string, { name: string; maxId: number }>>();
+  /** Channels whose whole topic list came from GET /users/me/{stream_id}/topics. */
+  readonly topicsLoaded = new Set<number>();
+  /** Loaded channels whose list a move or deletion may have changed (fetched again when shown). */
+  readonly topicsStale = new Set<number>();
   readonly unreads: Unreads;
+  readonly permissions: Permissions;
   /** Who is typing where (conversation key), until when (ms). */
   typing: TypingNote[] = [];
 
   /** `self`: from GET /users/me (register's realm_user section, which has it, is not fetched). */
-  constructor(state: InitialState, self: { email: string; full_name: string }) {
+  constructor(state: InitialState, self: { email: string; full_name: string; role?: number }) {
     this.me = state.user_id;
+    this.permissions = new Permissions(this.me, self.role ?? ROLE.member, policyFrom(state));
     for (const u of state.realm_users ?? []) this.users.set(u.user_id, { ...u });
     this.users.set(
       this.me,
@@ -73,6 +81,22 @@ export class ClientState implements Directory {
     return [...(this.topics.get(streamId)?.values() ?? [])].sort((a, b) => b.maxId - a.maxId);
   }
 
+  /** A channel's topics from the server (newest first), keeping any that arrived since it answered. */
+  setChannelTopics(streamId: number, topics: readonly { name: string; max_id: number }[]): void {
+    const newest = topics.reduce((max, t) => Math.max(max, t.max_id), 0);
+    const map = new Map<string, { name: string; maxId: number }>();
+    for (const t of topics) map.set(t.name.toLowerCase(), { name: t.name, maxId: t.max_id });
+    for (const [key, t] of this.topics.get(streamId) ?? []) if (t.maxId > newest) map.set(key, t);
+    this.topics.set(streamId, map);
+    this.topicsLoaded.add(streamId);
+    this.topicsStale.delete(streamId);
+  }
+
+  /** Whether the message was sent by a bot this user owns (they may delete its messages). */
+  sentByMyBot(m: Message): boolean {
+    return this.users.get(m.sender_id)?.bot_owner_id === this.me;
+  }
+
   /** The realm's people (GET /users), replacing what messages taught. */
   setUsers(users: readonly User[]): void {
     for (const u of users) this.users.set(u.user_id, { ...u });
@@ -105,7 +129,7 @@ export class ClientState implements Directory {
     const known = map.get(key);
     if (known && known.maxId >= id) return;
     map.set(key, { name: known?.name ?? topic, maxId: id });
-    if (map.size > TOPICS_PER_CHANNEL) {
+    if (map.size > TOPICS_PER_CHANNEL && !this.topicsLoaded.has(streamId)) {
       const oldest = [...map.entries()].sort((a, b) => a[1].maxId - b[1].maxId)[0];
       if (oldest) map.delete(oldest[0]);
     }
@@ -125,9 +149,7 @@ export class ClientState implements Directory {
         const flags = (e["flags"] ?? []) as string[];
         this.noteMessages([m]);
         if (!flags.includes("read")) {
-          const mentioned = flags.some(
-            (f) => f === "mentioned" || f === "stream_wildcard_mentioned" || f === "topic_wildcard_mentioned",
-          );
+          const mentioned = flags.some(isMention);
           this.unreads.add(
             m.id,
             m.type === "stream"
@@ -174,6 +196,39 @@ export class ClientState implements Directory {
         }
         return;
       }
+      case "update_message": {
+        const edit = contentEditOf(e);
+        if (edit?.flags) this.unreads.setMentioned(edit.id, edit.flags.some(isMention));
+        const move = moveOf(e);
+        if (!move) return;
+        const conv = {
+          key: topicKey(move.toStream, move.toTopic),
+          streamId: move.toStream,
+          topic: move.toTopic,
+          userIds: [],
+        };
+        for (const id of move.ids) this.unreads.move(id, conv);
+        if (move.mode === "change_all") this.topics.get(move.fromStream)?.delete(move.fromTopic.toLowerCase());
+        this.#noteTopic(
+          move.toStream,
+          move.toTopic,
+          move.ids.reduce((a, b) => Math.max(a, b), 0),
+        );
+        // What is left in the old topic (and the new topic's casing) only the server knows.
+        for (const id of [move.fromStream, move.toStream]) if (this.topicsLoaded.has(id)) this.topicsStale.add(id);
+        return;
+      }
+      case "delete_message": {
+        for (const id of deletedIdsOf(e)) this.unreads.remove(id);
+        const streamId = e["stream_id"];
+        if (typeof streamId === "number" && this.topicsLoaded.has(streamId)) this.topicsStale.add(streamId);
+        return;
+      }
+      case "realm": {
+        if (e["op"] === "update_dict" && typeof e["data"] === "object" && e["data"] !== null)
+          this.permissions.updateRealm(e["data"] as Record<string, unknown>);
+        return;
+      }
       case "subscription": {
         const op = e["op"];
         if (op === "add")
@@ -196,6 +251,10 @@ export class ClientState implements Directory {
         else if (e["op"] === "update") {
           const u = this.users.get(person.user_id);
           if (u && typeof person.full_name === "string") u.full_name = person.full_name;
+          if (typeof person.role === "number") {
+            if (u) u.role = person.role;
+            if (person.user_id === this.me) this.permissions.role = person.role;
+          }
         }
         return;
       }

@@ -30,6 +30,10 @@ export interface Message {
   readonly display_recipient: string | readonly DisplayRecipient[];
   reactions: Reaction[];
   flags: string[];
+  /** Set once the content was edited (moves alone do not count). */
+  readonly last_edit_timestamp?: number;
+  /** Set once the message changed channel or topic (resolving does not count). */
+  readonly last_moved_timestamp?: number;
 }
 
 export interface User {
@@ -38,7 +42,13 @@ export interface User {
   full_name: string;
   readonly is_bot: boolean;
   is_active?: boolean;
+  /** Zulip's roles: 100 owner, 200 administrator, 300 moderator, 400 member, 600 guest. */
+  role?: number;
+  readonly bot_owner_id?: number | null;
 }
+
+/** A permission setting: a group's ID, or an anonymous group of users and subgroups. */
+export type GroupSettingValue = number | { readonly direct_members: number[]; readonly direct_subgroups: number[] };
 
 export interface Subscription {
   readonly stream_id: number;
@@ -46,6 +56,14 @@ export interface Subscription {
   color: string;
   invite_only: boolean;
   is_muted?: boolean;
+  is_archived?: boolean;
+  /** The channel's message permissions (Zulip 11+; absent on older servers). */
+  can_administer_channel_group?: GroupSettingValue;
+  can_move_messages_within_channel_group?: GroupSettingValue;
+  can_move_messages_out_of_channel_group?: GroupSettingValue;
+  can_resolve_topics_group?: GroupSettingValue;
+  can_delete_any_message_group?: GroupSettingValue;
+  can_delete_own_message_group?: GroupSettingValue;
 }
 
 export interface UnreadMsgs {
@@ -68,6 +86,17 @@ export interface InitialState {
   readonly subscriptions: readonly Subscription[];
   readonly unread_msgs: UnreadMsgs;
   readonly recent_private_conversations: readonly { max_message_id: number; user_ids: readonly number[] }[];
+  /** The realm's rules for changing sent messages (register's realm section). */
+  readonly realm_allow_message_editing?: boolean;
+  readonly realm_message_content_edit_limit_seconds?: number | null;
+  readonly realm_message_content_delete_limit_seconds?: number | null;
+  readonly realm_move_messages_within_stream_limit_seconds?: number | null;
+  readonly realm_move_messages_between_streams_limit_seconds?: number | null;
+  readonly realm_can_move_messages_between_topics_group?: GroupSettingValue;
+  readonly realm_can_move_messages_between_channels_group?: GroupSettingValue;
+  readonly realm_can_resolve_topics_group?: GroupSettingValue;
+  readonly realm_can_delete_any_message_group?: GroupSettingValue;
+  readonly realm_can_delete_own_message_group?: GroupSettingValue;
 }
 
 export interface MessagesReply {

@@ -65,6 +65,24 @@ export class Unreads {
     return true;
   }
 
+  /** A message moved to another conversation: its unread and mention state go with it. */
+  move(id: number, conv: Conversation): void {
+    const mentioned = this.#mentions.has(id);
+    if (this.remove(id)) this.add(id, conv, mentioned);
+  }
+
+  /** An edit added or removed a mention of this user. */
+  setMentioned(id: number, mentioned: boolean): void {
+    if (!this.#convOf.has(id)) return;
+    if (mentioned) this.#mentions.add(id);
+    else this.#mentions.delete(id);
+  }
+
+  /** The conversation an unread message is in. */
+  conversationOf(id: number): Conversation | undefined {
+    return this.#convOf.get(id);
+  }
+
   clear(): void {
     for (const id of [...this.#convOf.keys()]) this.remove(id);
   }
