@@ -249,6 +249,132 @@ describe("web client at /", () => {
     expect(pageErrors).toEqual([]);
   });
 
+  it("edits in place, deletes, resolves and moves topics live for another reader; lists a channel's topics newest first", async () => {
+    const { owner, alice, bob } = server.seed;
+    const store = server.t.store;
+    store.subscribe(owner.id, { channels: [{ name: "edits" }], principals: [owner.id, alice.id, bob.id] });
+    const send = (senderId: number, topic: string, content: string): number =>
+      store.sendMessage({ senderId, to: { type: "channel", channel: "edits", topic }, content }).id;
+    send(bob.id, "older topic", "first");
+    send(bob.id, "middle", "second");
+    const lunchId = send(alice.id, "plans", "lunch at noon?");
+    send(bob.id, "plans", "sounds good");
+    const channelId = store.getMessage(alice.id, lunchId).message.recipient;
+    const edits = channelId.type === "channel" ? channelId.channelId : 0;
+    for (const user of [alice, bob])
+      for (const topic of ["older topic", "middle", "plans"])
+        await server.call(user, "POST", "/mark_topic_as_read", { stream_id: edits, topic_name: topic });
+    // Something unread elsewhere: both start on the Inbox, which loads no messages, so
+    // no topic of #edits is known but from the channel's topic list.
+    store.sendMessage({
+      senderId: owner.id,
+      to: { type: "channel", channel: "general", topic: "elsewhere" },
+      content: "unread",
+    });
+
+    const alicePage = await newPage();
+    const bobPage = await newPage();
+    await loginWithKey(alicePage, alice);
+    await loginWithKey(bobPage, bob);
+    const openTopic = async (page: Page, topic: string): Promise<void> => {
+      await page.fill("#search", `channel:edits topic:"${topic}"`);
+      await page.press("#search", "Enter");
+      await page.locator(".view-title", { hasText: `#edits › ${topic}` }).waitFor();
+    };
+    await openTopic(alicePage, "plans");
+    await openTopic(bobPage, "plans");
+
+    // The sidebar lists every topic of the channel, newest first, though this view
+    // loaded only one topic's messages and none is unread.
+    const sidebarTopics = (page: Page) =>
+      page
+        .locator(`.sidebar button[data-channel-id='${edits}'] + .topics button.topic`)
+        .evaluateAll((els) => els.map((el) => el.getAttribute("data-topic")));
+    await expect.poll(() => sidebarTopics(alicePage)).toEqual(["plans", "middle", "older topic"]);
+
+    // Actions follow permissions: Alice may edit and delete her own message; Bob may
+    // not (he may still move and resolve the topic, as everyone may by default).
+    const aliceLunch = alicePage.locator(`li.msg[data-id='${lunchId}']`);
+    const bobLunch = bobPage.locator(`li.msg[data-id='${lunchId}']`);
+    await aliceLunch.locator("button[data-action=delete]").waitFor();
+    await bobLunch.locator(".recipient button[data-action=resolve]").waitFor();
+    expect(await aliceLunch.locator("button[data-action=edit]").count()).toBe(1);
+    expect(await bobLunch.locator("button[data-action=edit], button[data-action=delete]").count()).toBe(0);
+    expect(await bobLunch.locator("button[data-action=move]").count()).toBe(1);
+
+    // Edit in place: the Markdown comes back into a textarea; Escape leaves it unchanged.
+    await aliceLunch.locator("button[data-action=edit]").click();
+    const editor = aliceLunch.locator("textarea.edit-text");
+    await expect.poll(() => editor.inputValue()).toBe("lunch at noon?");
+    await editor.fill("never mind");
+    await editor.press("Escape");
+    await editor.waitFor({ state: "detached" });
+    expect(await aliceLunch.locator(".content").textContent()).toBe("lunch at noon?");
+    // Enter saves; Bob sees the new rendering live, marked edited.
+    await aliceLunch.locator("button[data-action=edit]").click();
+    await expect.poll(() => editor.inputValue()).toBe("lunch at noon?");
+    await editor.fill("lunch at **one**?");
+    await editor.press("Enter");
+    await bobLunch.locator(".content strong", { hasText: "one" }).waitFor();
+    expect(await bobLunch.locator(".edited").textContent()).toBe("edited");
+    await aliceLunch.locator(".content strong", { hasText: "one" }).waitFor();
+    // An edit against text changed elsewhere meanwhile is refused, and the reason shown.
+    await aliceLunch.locator("button[data-action=edit]").click();
+    await expect.poll(() => editor.inputValue()).toBe("lunch at **one**?");
+    await server.call(alice, "PATCH", `/messages/${lunchId}`, { content: "lunch at two?" });
+    await editor.fill("lunch at three?");
+    await editor.press("Enter");
+    await aliceLunch.locator(".edit-status", { hasText: "prev_content_sha256" }).waitFor();
+    await editor.press("Escape");
+    await bobLunch.locator(".content", { hasText: "lunch at two?" }).waitFor();
+    await shot(bobPage, "edited");
+    // The realm turns editing off: the action goes, live; and comes back.
+    store.setRealmMessagePolicy(owner.id, { allowMessageEditing: false });
+    await aliceLunch.locator("button[data-action=edit]").waitFor({ state: "detached" });
+    store.setRealmMessagePolicy(owner.id, { allowMessageEditing: true });
+    await aliceLunch.locator("button[data-action=edit]").waitFor();
+
+    // Delete, after confirming: gone from Bob's open view.
+    const oopsId = send(alice.id, "plans", "oops, wrong topic");
+    const aliceOops = alicePage.locator(`li.msg[data-id='${oopsId}']`);
+    await bobPage.locator(`li.msg[data-id='${oopsId}']`).waitFor();
+    await aliceOops.locator("button[data-action=delete]").click();
+    const dialog = alicePage.locator("dialog[open]");
+    await dialog.locator("blockquote", { hasText: "oops, wrong topic" }).waitFor();
+    await shot(alicePage, "delete-dialog");
+    await dialog.locator("button[type=submit]").click();
+    await dialog.waitFor({ state: "detached" });
+    await bobPage.locator(`li.msg[data-id='${oopsId}']`).waitFor({ state: "detached" });
+    await aliceOops.waitFor({ state: "detached" });
+    // An unread message elsewhere counts for Bob until it is deleted.
+    const elsewhereId = send(alice.id, "middle", "unread for bob");
+    const bobChannel = `.sidebar button[data-channel-id='${edits}']`;
+    await bobPage.locator(`${bobChannel} .badge`).waitFor();
+    expect(await badge(bobPage, bobChannel)).toBe("1");
+    await server.call(alice, "DELETE", `/messages/${elsewhereId}`);
+    await bobPage.locator(`${bobChannel} .badge`).waitFor({ state: "detached" });
+
+    // Resolve from the topic header: the topic is renamed for everyone, and Bob's view,
+    // which had that topic open, follows it.
+    await aliceLunch.locator(".recipient button[data-action=resolve]").click();
+    await bobPage.locator(".view-title", { hasText: "#edits › ✔ plans" }).waitFor();
+    await bobPage.locator(`li.msg[data-id='${lunchId}']`).waitFor();
+    await expect.poll(() => sidebarTopics(bobPage)).toEqual(["✔ plans", "middle", "older topic"]);
+    await alicePage.locator(".view-title", { hasText: "#edits › ✔ plans" }).waitFor();
+    expect(await aliceLunch.locator(".recipient button[data-action=resolve]").textContent()).toBe("Mark as unresolved");
+
+    // Move through the dialog: a new name for the whole topic.
+    await aliceLunch.locator(".recipient button[data-action=move-topic]").click();
+    await dialog.locator("input.move-topic").fill("lunch");
+    expect(await dialog.locator("select.move-mode").inputValue()).toBe("change_all");
+    await dialog.locator("button[type=submit]").click();
+    await dialog.waitFor({ state: "detached" });
+    await bobPage.locator(".view-title", { hasText: "#edits › lunch" }).waitFor();
+    await bobPage.locator(`li.msg[data-id='${lunchId}'] .edited`, { hasText: "moved" }).waitFor({ state: "attached" });
+    await expect.poll(() => sidebarTopics(bobPage)).toEqual(["lunch", "middle", "older topic"]);
+    expect(pageErrors).toEqual([]);
+  });
+
   it("logs in with a password through POST /fetch_api_key, or says the server has no password login", async () => {
     const { owner } = server.seed;
     server.t.store.setPassword(owner.id, await hashPassword("correct horse", { N: 1024, r: 8, p: 1 }));

@@ -291,19 +291,27 @@ export class App {
     if (state.topicsLoaded.has(streamId) && !state.topicsStale.has(streamId)) return;
     if (this.#topicFetches.has(streamId)) return;
     this.#topicFetches.add(streamId);
+    // Set again by any move or deletion while the request is on its way.
+    const wasStale = state.topicsStale.delete(streamId);
+    let reply: Record<string, unknown>;
     try {
-      const reply = await this.api.get(`/users/me/${streamId}/topics`);
-      const topics = Array.isArray(reply["topics"]) ? (reply["topics"] as { name: string; max_id: number }[]) : [];
-      if (this.#state !== state) return;
-      state.setChannelTopics(streamId, topics);
-      this.#scheduleDraw();
+      reply = await this.api.get(`/users/me/${streamId}/topics`);
     } catch (error) {
+      if (wasStale) state.topicsStale.add(streamId);
       this.#showError(error instanceof Error ? `Could not load topics: ${error.message}` : "Could not load topics");
+      return;
     } finally {
       this.#topicFetches.delete(streamId);
-      // Changed again while the answer was on its way.
-      if (this.#state === state && state.topicsStale.has(streamId) && this.#openChannel() === streamId)
-        void this.#loadTopics(state, streamId);
+    }
+    if (this.#state !== state) return;
+    const changedMeanwhile = state.topicsStale.has(streamId);
+    // GET /users/me/{stream_id}/topics answers { topics: [{ name, max_id }] }, newest first.
+    const topics = Array.isArray(reply["topics"]) ? (reply["topics"] as { name: string; max_id: number }[]) : [];
+    state.setChannelTopics(streamId, topics);
+    this.#scheduleDraw();
+    if (changedMeanwhile) {
+      state.topicsStale.add(streamId);
+      if (this.#openChannel() === streamId) void this.#loadTopics(state, streamId);
     }
   }
 

@@ -42,7 +42,15 @@ export class MessageEditor {
     private readonly onClose: () => void,
   ) {
     const textId = `edit-text-${messageId}`;
-    this.#text = h("textarea", { id: textId, class: "edit-text", rows: "3", disabled: true });
+    this.#text = h("textarea", {
+      id: textId,
+      class: "edit-text",
+      rows: "3",
+      disabled: true,
+      placeholder: "Loading…",
+      "aria-busy": "true",
+    });
+    // Refusals only: progress shows on the controls, not read out.
     this.#status = h("p", { class: "edit-status", role: "alert" });
     this.#save = h("button", { type: "submit", class: "primary", disabled: true }, "Save");
     this.form = h(
@@ -77,7 +85,6 @@ export class MessageEditor {
 
   /** Fetches the message's Markdown (the list only has its HTML) and focuses the text. */
   async load(): Promise<void> {
-    this.#status.textContent = "Loading…";
     try {
       const reply = await this.api.get(`/messages/${this.messageId}`, { apply_markdown: false });
       const message = reply["message"] as { content?: unknown } | undefined;
@@ -86,8 +93,9 @@ export class MessageEditor {
       this.#sha = await sha256Hex(raw);
       this.#text.value = raw;
       this.#text.disabled = false;
+      this.#text.removeAttribute("aria-busy");
+      this.#text.placeholder = "";
       this.#save.disabled = false;
-      this.#status.textContent = "";
       this.focus();
       this.#text.setSelectionRange(raw.length, raw.length);
     } catch (error) {
@@ -108,7 +116,8 @@ export class MessageEditor {
     }
     this.#busy = true;
     this.#save.disabled = true;
-    this.#status.textContent = "Saving…";
+    this.#save.textContent = "Saving…";
+    this.#status.textContent = "";
     try {
       await this.api.patch(`/messages/${this.messageId}`, { content, prev_content_sha256: this.#sha });
       this.onClose();
@@ -118,6 +127,7 @@ export class MessageEditor {
       this.focus();
     } finally {
       this.#busy = false;
+      this.#save.textContent = "Save";
     }
   }
 

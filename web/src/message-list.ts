@@ -11,7 +11,7 @@ import { emojiGlyph, h, serverHtml } from "./dom.js";
 import { confirmDelete, MessageEditor, openMoveDialog, resolveLabel, toggleResolve } from "./message-actions.js";
 import { contentEditOf, deletedIdsOf, moveOf, type Move } from "./message-events.js";
 import { conversationKey, dmUserIds, holdsConversation, matches, termsOf, type Narrow } from "./narrow.js";
-import { NO_ACTIONS, toggledTopic, type MessageActions } from "./permissions.js";
+import { toggledTopic, type MessageActions } from "./permissions.js";
 import type { ClientState } from "./state.js";
 import type { Message, MessagesReply, Reaction, ServerEvent } from "./types.js";
 
@@ -326,9 +326,9 @@ export class MessageList {
           },
           "☺+",
         ),
-        actions.edit ? this.#actionButton("edit", "Edit message", "✎") : null,
-        actions.moveTopic || actions.moveChannel ? this.#actionButton("move", "Move message", "⇄") : null,
-        actions.delete ? this.#actionButton("delete", "Delete message", "🗑") : null,
+        actions.edit ? this.#actionButton("edit", "Edit message", "Edit") : null,
+        actions.moveTopic || actions.moveChannel ? this.#actionButton("move", "Move message", "Move") : null,
+        actions.delete ? this.#actionButton("delete", "Delete message", "Delete") : null,
       ),
       content,
       this.#reactions(m),
@@ -338,17 +338,16 @@ export class MessageList {
     return li;
   }
 
-  #actionButton(action: string, label: string, glyph: string): HTMLButtonElement {
+  #actionButton(action: string, label: string, text: string): HTMLButtonElement {
     return h(
       "button",
       { type: "button", class: "msg-action", "data-action": action, "aria-label": label, title: label },
-      glyph,
+      text,
     );
   }
 
   /** What the reader may do to the message now (the server still decides). */
   #actionsFor(m: Message): MessageActions {
-    if (m.id <= 0) return NO_ACTIONS;
     const sub = m.stream_id === undefined ? undefined : this.state.subs.get(m.stream_id);
     return this.state.permissions.actions(m, sub, Date.now() / 1000, this.state.sentByMyBot(m));
   }
@@ -618,10 +617,7 @@ export class MessageList {
         return;
       }
       case "delete_message": {
-        for (const id of deletedIdsOf(e)) {
-          this.#editors.delete(id);
-          this.#remove(id);
-        }
+        for (const id of deletedIdsOf(e)) this.#remove(id);
         return;
       }
       case "update_message": {
@@ -644,12 +640,17 @@ export class MessageList {
 
   /** Takes a message out of the list (deleted, or moved out of this narrow). */
   #remove(id: number): void {
+    this.#editors.delete(id);
     const i = this.#messages.findIndex((m) => m.id === id);
     if (i < 0) return;
+    // The reader was on it (its delete button, say): keep them in the list.
+    const focused = this.#els.get(id)?.contains(document.activeElement) === true;
     this.#messages.splice(i, 1);
     this.#drop(id);
     const next = this.#messages[i];
     if (next) this.#rerender(next.id);
+    const neighbour = next ?? this.#messages[i - 1];
+    if (focused && neighbour) this.#select(neighbour.id, true);
     if (this.#messages.length === 0) this.#notice.textContent = "No messages here yet.";
   }
 
