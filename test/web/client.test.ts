@@ -258,7 +258,7 @@ describe("web client at /", () => {
     send(bob.id, "older topic", "first");
     send(bob.id, "middle", "second");
     const lunchId = send(alice.id, "plans", "lunch at noon?");
-    send(bob.id, "plans", "sounds good");
+    const replyId = send(bob.id, "plans", "sounds good");
     const channelId = store.getMessage(alice.id, lunchId).message.recipient;
     const edits = channelId.type === "channel" ? channelId.channelId : 0;
     for (const user of [alice, bob])
@@ -294,6 +294,7 @@ describe("web client at /", () => {
 
     // Actions follow permissions: Alice may edit and delete her own message; Bob may
     // not (he may still move and resolve the topic, as everyone may by default).
+    const dialog = alicePage.locator("dialog[open]");
     const aliceLunch = alicePage.locator(`li.msg[data-id='${lunchId}']`);
     const bobLunch = bobPage.locator(`li.msg[data-id='${lunchId}']`);
     await aliceLunch.locator("button[data-action=delete]").waitFor();
@@ -339,7 +340,6 @@ describe("web client at /", () => {
     const aliceOops = alicePage.locator(`li.msg[data-id='${oopsId}']`);
     await bobPage.locator(`li.msg[data-id='${oopsId}']`).waitFor();
     await aliceOops.locator("button[data-action=delete]").click();
-    const dialog = alicePage.locator("dialog[open]");
     await dialog.locator("blockquote", { hasText: "oops, wrong topic" }).waitFor();
     await shot(alicePage, "delete-dialog");
     await dialog.locator("button[type=submit]").click();
@@ -360,18 +360,29 @@ describe("web client at /", () => {
     await bobPage.locator(".view-title", { hasText: "#edits › ✔ plans" }).waitFor();
     await bobPage.locator(`li.msg[data-id='${lunchId}']`).waitFor();
     await expect.poll(() => sidebarTopics(bobPage)).toEqual(["✔ plans", "middle", "older topic"]);
+    expect(await bobPage.locator(`li.msg[data-id='${replyId}'] .edited`).count()).toBe(0);
     await alicePage.locator(".view-title", { hasText: "#edits › ✔ plans" }).waitFor();
     expect(await aliceLunch.locator(".recipient button[data-action=resolve]").textContent()).toBe("Mark as unresolved");
 
     // Move through the dialog: a new name for the whole topic.
     await aliceLunch.locator(".recipient button[data-action=move-topic]").click();
     await dialog.locator("input.move-topic").fill("lunch");
+    await shot(alicePage, "move-dialog");
     expect(await dialog.locator("select.move-mode").inputValue()).toBe("change_all");
     await dialog.locator("button[type=submit]").click();
     await dialog.waitFor({ state: "detached" });
     await bobPage.locator(".view-title", { hasText: "#edits › lunch" }).waitFor();
-    await bobPage.locator(`li.msg[data-id='${lunchId}'] .edited`, { hasText: "moved" }).waitFor({ state: "attached" });
+    // Marked moved (resolving alone did not count); an edited message stays marked edited.
+    await bobPage.locator(`li.msg[data-id='${replyId}'] .edited`, { hasText: "moved" }).waitFor();
+    expect(await bobPage.locator(`li.msg[data-id='${lunchId}'] .edited`).textContent()).toBe("edited");
     await expect.poll(() => sidebarTopics(bobPage)).toEqual(["lunch", "middle", "older topic"]);
+    // And to another channel.
+    await aliceLunch.locator(".recipient button[data-action=move-topic]").click();
+    await dialog.locator("select.move-channel").selectOption({ label: "general" });
+    await dialog.locator("button[type=submit]").click();
+    await dialog.waitFor({ state: "detached" });
+    await bobPage.locator(".view-title", { hasText: "#general › lunch" }).waitFor();
+    await bobPage.locator(`li.msg[data-id='${replyId}']`).waitFor();
     expect(pageErrors).toEqual([]);
   });
 
