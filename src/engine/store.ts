@@ -35,6 +35,7 @@ import {
   DELETE_TOPIC_TIME_BUDGET_MS,
   deleteMessage,
   deleteTopicBatch,
+  pendingReadPurges,
 } from "./actions/delete-messages.js";
 import {
   realmMessagePolicy,
@@ -925,7 +926,12 @@ export class Store {
    * Zulip's errors and change nothing.
    */
   updateMessage(actorId: number, messageId: number, input: UpdateMessageInput): UpdateMessageResult {
-    return updateMessage(this.#state, actorId, messageId, input);
+    const result = updateMessage(this.#state, actorId, messageId, input);
+    // Undoing a resolve deletes its notice: read bits one write could not clear are purged
+    // in later writes (invisible meanwhile). A failure leaves the purge to the next
+    // deletion or open, which resume it.
+    if (pendingReadPurges(this.#state).length > 0) this.#finishReadPurges().catch(() => undefined);
+    return result;
   }
 
   /** GET /messages/{id}/history: the message after each change, oldest first, as the realm lets it be seen. */

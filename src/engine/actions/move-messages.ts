@@ -23,7 +23,7 @@
  */
 import { canAccessChannelContent, canAccessChannelHistory, isAdmin, isAllowedBy, isSubscribed } from "../access.js";
 import { BadRequestError, MessageMoveError } from "../errors.js";
-import { realmAudience } from "../events/audience.js";
+import { realmAudience, usersAudience } from "../events/audience.js";
 import type { Audience } from "../events/types.js";
 import { EMPTY, RoaringBitmap32, valueRange, type Bitmap, type ReadonlyBitmap } from "../index/bitmap-store.js";
 import { key } from "../index/keys.js";
@@ -88,7 +88,7 @@ export interface MoveResult {
    * did not change.
    */
   readonly audience: Audience;
-  /** Users who can no longer read the moved messages (a delete_message instead). */
+  /** Users who can no longer read the moved messages: writeMove sent them a delete_message instead. */
   readonly losingAccess: readonly number[];
   /** Stores Notification Bot's notices; call in the same write, after emitting the event. */
   writeNotices(): void;
@@ -434,6 +434,19 @@ export function writeMove(
   });
   rewriteMessages(state, ctx, rewrites);
   rows?.apply();
+  if (losingAccess.size > 0) {
+    // For those who can no longer read them, the messages are gone (Zulip's delete_message,
+    // naming where they were).
+    ctx.emit(
+      {
+        type: "delete_message",
+        realmId: realm.id,
+        messageIds: Array.from(moved.toUint32Array()),
+        channel: { channelId: from.id, topic: move.fromTopic },
+      },
+      () => usersAudience(losingAccess),
+    );
+  }
 
   if (policiesBefore !== null) {
     migrateTopicPolicies(

@@ -17,6 +17,8 @@ import { key } from "../index/keys.js";
 import type { StoreState } from "../state.js";
 import type { Channel, Realm, User } from "../types.js";
 import type { WriteContext } from "../write-coordinator.js";
+import { getMessageRecord } from "../storage/message-records.js";
+import { deleteMessagesInWrite } from "./delete-messages.js";
 import { ensureNotificationBotInTxn, silentMention } from "./notification-bot.js";
 import { internalChannelMessage, renderMessage, storeMessage } from "./send-message.js";
 
@@ -83,7 +85,13 @@ export function writeMoveNotices(state: StoreState, ctx: WriteContext, notices: 
   };
   const user = silentMention(notices.actor);
   let resolveNotice: number | null = null;
-  if (notices.topicChanged && !notices.contentEdited && !notices.channelChanged && notices.resolve !== null) {
+  if (
+    notices.topicChanged &&
+    !notices.contentEdited &&
+    !notices.channelChanged &&
+    notices.resolve !== null &&
+    !deletePreviousResolveNotice(state, ctx, notices, bot)
+  ) {
     const unread = resolveNoticeUnread(state, notices);
     const readBy = [...(state.subscribers.get(notices.from.id) ?? [])].filter((id) => !unread.has(id));
     if (!readBy.includes(notices.actor.id)) readBy.push(notices.actor.id);
@@ -115,6 +123,27 @@ export function writeMoveNotices(state: StoreState, ctx: WriteContext, notices: 
         : `${count} messages were moved from this topic to ${newLocation} by ${user}.`;
     send(notices.from, notices.fromTopic, text, readBy);
   }
+}
+
+/** Zulip's RESOLVE_TOPIC_UNDO_GRACE_PERIOD_SECONDS (production). */
+export const RESOLVE_TOPIC_UNDO_GRACE_PERIOD_SECONDS = 60;
+
+/** A resolve or unresolve notice's text (only Notification Bot sends them). */
+const RESOLVE_NOTICE = /^@_\*\*[^\n]*\|\d+\*\* has marked this topic as (un)?resolved\.$/;
+
+/**
+ * Zulip's maybe_delete_previous_resolve_topic_notification: a resolve undone (or an
+ * unresolve redone) soon after deletes the notice the first one left, the newest
+ * message of the topic, instead of adding another. Returns whether it did.
+ */
+function deletePreviousResolveNotice(state: StoreState, ctx: WriteContext, notices: MoveNotices, bot: User): boolean {
+  const topic = state.bitmaps.get(key.channelTopic(notices.to.id, notices.toTopic));
+  if (topic.isEmpty) return false;
+  const last = getMessageRecord(state.tables, topic.maximum());
+  if (!last || last.senderId !== bot.id || !RESOLVE_NOTICE.test(last.content)) return false;
+  if (state.now() - last.dateSent > RESOLVE_TOPIC_UNDO_GRACE_PERIOD_SECONDS) return false;
+  deleteMessagesInWrite(state, ctx, [last], notices.actor.id);
+  return true;
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { internals } from "../../../src/engine/internal.js";
-import type { Store, User } from "../../../src/engine/index.js";
+import type { EngineEvent, Store, User } from "../../../src/engine/index.js";
 import { seedRealm, tempStore, type TempStore } from "../../support/temp-store.js";
 import { moveMessages, record } from "../../support/move.js";
 
@@ -223,6 +223,25 @@ describe("who hears of a move, and who may read what it carries", () => {
     const moved = moveMessages(t.store, owner.id, later, { channelId: lounge })!;
     expect(moved.losingAccess).toEqual([]);
     expect(hears(moved, [owner, alice, bob, carol, guest])).toEqual(["Olive Owner", "Alice", "Bob", "Carol"]);
+  });
+
+  it("tells users who lose the messages with delete_message, before update_message reaches the others", () => {
+    const { owner, bob, guest, secret, send } = setup();
+    t.store.subscribe(owner.id, { channels: [{ name: "general" }], principals: [guest.id] });
+    const a = send(owner, "general", "plans", "one");
+    const b = send(owner, "general", "plans", "two");
+    const seen: { type: string; audience: number[]; event: EngineEvent }[] = [];
+    t.store.onEvents((batch) => {
+      for (const d of batch.deliveries)
+        if (d.event.type === "delete_message" || d.event.type === "update_message")
+          seen.push({ type: d.event.type, audience: [...d.audience].sort((x, y) => x - y), event: d.event });
+    });
+    t.store.updateMessage(owner.id, a, { channelId: secret.id, propagateMode: "change_all" });
+    expect(seen.map((s) => s.type)).toEqual(["delete_message", "update_message"]);
+    expect(seen[0]!.audience).toEqual([bob.id, guest.id].sort((x, y) => x - y));
+    const general = record(t.store, a).editHistory![0]!.prevStream;
+    expect(seen[0]!.event).toMatchObject({ messageIds: [a, b], channel: { channelId: general, topic: "plans" } });
+    expect(seen[1]!.audience).not.toContain(bob.id);
   });
 
   it("shares an upload through the channel the message is in now", () => {

@@ -190,6 +190,8 @@ describe("resolving topics", () => {
     expect(record(t.store, a).lastMovedTimestamp).toBeNull();
     expect(record(t.store, a).editHistory?.[0]).toMatchObject({ prevTopic: "plans", topic: "✔ plans" });
 
+    // Past Zulip's undo grace (a minute), unresolving adds its own notice.
+    clock += 61;
     moveMessages(t.store, bob.id, b, { topic: "plans", propagateMode: "change_all" });
     expect(record(t.store, a).topic).toBe("plans");
     expect(record(t.store, a).lastMovedTimestamp).toBeNull();
@@ -206,6 +208,28 @@ describe("resolving topics", () => {
     expect(t.store.getMessage(owner.id, unresolveNotice!).flags).toContain("read");
     expect(t.store.userTopics(alice.id).map((ut) => [ut.topic, ut.policy])).toEqual([["plans", 3]]);
     expect(t.store.verify().differences).toEqual([]);
+  });
+
+  it("takes the notice back when a resolve is undone within a minute, as Zulip does", () => {
+    const { owner, alice, send } = setup();
+    const a = send(alice.id, "general", "plans", "one");
+    moveMessages(t.store, alice.id, a, { topic: "✔ plans", propagateMode: "change_all" });
+    const notice = ids(t.store, owner.id, topicNarrow("general", "✔ plans")).at(-1)!;
+    clock += 60;
+    // Unresolved at once: the resolve notice (moved along) is deleted and no other is sent.
+    moveMessages(t.store, alice.id, a, { topic: "plans", propagateMode: "change_all" });
+    expect(ids(t.store, owner.id, topicNarrow("general", "plans"))).toEqual([a]);
+    expect(() => t.store.getMessage(owner.id, notice)).toThrow("Invalid message(s)");
+    // A minute later a resolve notice stays.
+    moveMessages(t.store, alice.id, a, { topic: "✔ plans", propagateMode: "change_all" });
+    clock += 61;
+    moveMessages(t.store, alice.id, a, { topic: "plans", propagateMode: "change_all" });
+    expect(notices(t.store, owner.id, "general").map(([, text]) => text)).toEqual([
+      `@_**Alice|${alice.id}** has marked this topic as resolved.`,
+      `@_**Alice|${alice.id}** has marked this topic as unresolved.`,
+    ]);
+    expect(t.store.verify().differences).toEqual([]);
+    expect(t.store.verify().problems).toEqual([]);
   });
 
   it("counts a rename that only looks like a resolve as a move", () => {

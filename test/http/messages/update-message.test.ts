@@ -246,7 +246,19 @@ describe("moves", () => {
       propagate_mode: "change_one",
     });
     expect(event).not.toHaveProperty("subject");
-    expect((await events(bob, bobs)).filter((e) => e["type"] === "update_message")).toEqual([]);
+    // Bob can no longer read it: to his queue (no bulk_message_deletion) it is deleted.
+    const bobSees = await events(bob, bobs);
+    expect(bobSees.filter((e) => e["type"] === "update_message")).toEqual([]);
+    expect(bobSees.filter((e) => e["type"] === "delete_message")).toEqual([
+      {
+        type: "delete_message",
+        id: expect.any(Number),
+        message_id: a,
+        message_type: "stream",
+        stream_id: s.seed.general.id,
+        topic: "plans",
+      },
+    ]);
     expect((await s.call(bob, "GET", `/messages/${a}`)).status).toBe(400);
   });
 
