@@ -131,6 +131,20 @@ export {
   type EditHistoryVisibility,
 } from "./settings/message-policy.js";
 export type { MessagePolicy, MessagePolicyChanges } from "./actions/realm-message-policy.js";
+export {
+  REALM_GROUP_SETTINGS,
+  REALM_PROPERTIES,
+  REALM_PROPERTY_NAMES,
+  type RealmPropertyName,
+  type RealmPropertyValue,
+  type RealmProperties,
+} from "./settings/realm-settings.js";
+export {
+  MAX_REALM_NAME_LENGTH,
+  REALM_GROUP_SETTING_WIRE_NAMES,
+  type GroupSettingChange,
+  type UpdateRealmInput,
+} from "./actions/realm-settings.js";
 export type {
   SettingName,
   SettingValue,

@@ -43,6 +43,14 @@ import {
   type MessagePolicy,
   type MessagePolicyChanges,
 } from "./actions/realm-message-policy.js";
+import {
+  realmGroupSettingByWire,
+  realmProperties,
+  realmPropertyValue,
+  updateRealm,
+  type UpdateRealmInput,
+} from "./actions/realm-settings.js";
+import type { RealmProperties, RealmPropertyValue } from "./settings/realm-settings.js";
 import { sendMessage, sendMessageGrouped, type SendMessageInput, type SentMessage } from "./actions/send-message.js";
 import { updateMessage, type UpdateMessageInput, type UpdateMessageResult } from "./actions/update-message.js";
 import { messageEditHistory, type HistorySnapshot } from "./queries/message-history.js";
@@ -896,6 +904,23 @@ export class Store {
   /** Changes some of those rules (administrators); sends Zulip's realm update_dict event. */
   setRealmMessagePolicy(actorId: number, changes: MessagePolicyChanges): MessagePolicy {
     return setRealmMessagePolicy(this.#state, actorId, changes);
+  }
+
+  /** PATCH /realm (administrators; owners for some settings): Zulip's names of what changed. */
+  updateRealm(actorId: number, input: UpdateRealmInput): Set<string> {
+    return updateRealm(this.#state, actorId, input);
+  }
+  /** The realm's PATCH /realm settings (settings/realm-settings), defaults filled in. */
+  realmProperties(realmId: number): RealmProperties {
+    return realmProperties(this.#state, realmId);
+  }
+  /** A realm permission setting by Zulip's name (any of those PATCH /realm takes). */
+  realmGroupSetting(realmId: number, wireName: string): GroupSettingValue {
+    return realmGroupSettingByWire(this.#state, realmId, wireName);
+  }
+  /** A realm setting in Zulip's form for a realm update event. */
+  realmPropertyValue(realm: Realm, property: string): RealmPropertyValue {
+    return realmPropertyValue(this.#state, realm, property);
   }
 
   canAddCustomEmojiGroup(realmId: number): GroupSettingValue {

@@ -4,6 +4,7 @@
  * (snake_case) never appear here; src/http converts at its edge.
  */
 import type { MessagePolicy } from "./settings/message-policy.js";
+import type { RealmGroupSettingName, RealmProperties } from "./settings/realm-settings.js";
 
 /** Zulip's roles. Lower is more powerful. */
 export const ROLE = { OWNER: 100, ADMINISTRATOR: 200, MODERATOR: 300, MEMBER: 400, GUEST: 600 } as const;
@@ -40,6 +41,10 @@ export interface Realm {
   canCreateBotsGroup?: GroupSettingValue;
   /** Zulip's can_create_write_only_bots_group (incoming webhooks only); absent: role:members. */
   canCreateWriteOnlyBotsGroup?: GroupSettingValue;
+  /** PATCH /realm's other settings an administrator changed (settings/realm-settings; the rest are defaults). */
+  properties?: Partial<RealmProperties>;
+  /** Realm permission settings an administrator changed (settings/realm-settings' REALM_GROUP_SETTINGS). */
+  groupSettings?: Partial<Record<RealmGroupSettingName, GroupSettingValue>>;
 }
 
 export interface User {

@@ -331,6 +331,14 @@ export class WireEvent {
           const data = messagePolicyToWire(store.realmMessagePolicy(e.realm.id), e.settings);
           return { type: "realm", op: "update_dict", property: "default", data };
         }
+        if (e.op === "update_property") {
+          const value = store.realmPropertyValue(e.realm, e.property);
+          return { type: "realm", op: "update", property: e.property, value };
+        }
+        if (e.op === "update_group_setting") {
+          const data = { [e.setting]: groupSettingToWire(store.realmGroupSetting(e.realm.id, e.setting)) };
+          return { type: "realm", op: "update_dict", property: "default", data };
+        }
         return { type: "realm", op: "deactivated", realm_id: e.realm.id };
       case "invites_changed":
         return { type: "invites_changed" };

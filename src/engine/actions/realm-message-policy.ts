@@ -1,9 +1,9 @@
 /**
  * @module actions/realm-message-policy
  * Reading and changing the realm's message editing, moving and deletion rules
- * (settings/message-policy). parley has no PATCH /realm yet: the setter is the engine's
- * way in (embedders, tests, the administration issue's endpoint later); it sends Zulip's
- * realm update_dict event so open clients follow.
+ * (settings/message-policy). PATCH /realm changes them through actions/realm-settings
+ * with the checks here; the setter is the engine's way in for embedders and tests. Both
+ * send Zulip's realm update_dict event so open clients follow.
  */
 import { isAdmin } from "../access.js";
 import { realmAudience } from "../events/audience.js";
@@ -44,16 +44,8 @@ const LIMIT_SETTINGS = [
   "moveMessagesBetweenStreamsLimitSeconds",
 ] as const;
 
-/** Changes some of the rules (organization administrators, as in Zulip). Invalid values change nothing. */
-export function setRealmMessagePolicy(
-  state: StoreState,
-  actorId: number,
-  changes: MessagePolicyChanges,
-): MessagePolicy {
-  const actor = requireActiveUser(state, actorId);
-  if (!isAdmin(actor)) throw new PermissionDeniedError("Must be an organization administrator");
-  const realm = state.realms.get(actor.realmId);
-  if (!realm) throw new BadRequestError("Invalid realm");
+/** Zulip's checks of the rules' values (PATCH /realm checks them all before changing any). */
+export function checkMessagePolicyChanges(state: StoreState, realm: Realm, changes: MessagePolicyChanges): void {
   for (const name of LIMIT_SETTINGS) {
     const value = changes[name];
     if (value !== undefined && value !== null && (!Number.isInteger(value) || value <= 0))
@@ -72,6 +64,19 @@ export function setRealmMessagePolicy(
     for (const id of userIds)
       if (state.users.get(id)?.realmId !== realm.id) throw new BadRequestError("Invalid user ID");
   }
+}
+
+/** Changes some of the rules (organization administrators, as in Zulip). Invalid values change nothing. */
+export function setRealmMessagePolicy(
+  state: StoreState,
+  actorId: number,
+  changes: MessagePolicyChanges,
+): MessagePolicy {
+  const actor = requireActiveUser(state, actorId);
+  if (!isAdmin(actor)) throw new PermissionDeniedError("Must be an organization administrator");
+  const realm = state.realms.get(actor.realmId);
+  if (!realm) throw new BadRequestError("Invalid realm");
+  checkMessagePolicyChanges(state, realm, changes);
   const names = (Object.keys(changes) as (keyof MessagePolicy)[]).filter((k) => changes[k] !== undefined);
   if (names.length === 0) return realmMessagePolicy(state, realm.id);
   const next: Realm = { ...realm, messagePolicy: { ...realm.messagePolicy, ...changes } };

@@ -156,6 +156,20 @@ export function everythingChanged(seq = 0): ChangeSet {
  */
 const EMPTY_PARTS = Object.fromEntries(CHANGE_KINDS.map((kind) => [kind, NO_CHANGES])) as unknown as ChangeParts;
 
+/** Which Realm field a realm event changed (a window cache drops what depends on it). */
+const REALM_EVENT_FIELDS = {
+  deactivated: "deactivated",
+  update_message_policy: "messagePolicy",
+  update_announcements_channel: "newChannelAnnouncementsChannelId",
+  update_group_setting: "groupSettings",
+} as const satisfies Record<string, FieldOf<"realm">>;
+
+const REALM_FIELD_OF_PROPERTY: Readonly<Record<string, FieldOf<"realm">>> = {
+  name: "name",
+  topics_policy: "topicsPolicy",
+  enable_spectator_access: "enableSpectatorAccess",
+};
+
 function emptySet(seq: number, everything: boolean): ChangeSet {
   const set = Object.create(EMPTY_PARTS) as { seq: number; everything: boolean };
   set.seq = seq;
@@ -385,11 +399,9 @@ export function changesOfEvent(event: EngineEvent, out: ChangeSetBuilder): void 
       return;
     case "realm":
       out.entity("realm", event.realm.id, "changed", [
-        event.op === "deactivated"
-          ? "deactivated"
-          : event.op === "update_message_policy"
-            ? "messagePolicy"
-            : "newChannelAnnouncementsChannelId",
+        event.op === "update_property"
+          ? (REALM_FIELD_OF_PROPERTY[event.property] ?? "properties")
+          : REALM_EVENT_FIELDS[event.op],
       ]);
       return;
     case "invites_changed":

@@ -189,6 +189,10 @@ export type EngineEvent =
       readonly realm: Realm;
       readonly settings: readonly (keyof MessagePolicy<unknown>)[];
     }
+  /** Zulip's realm update of one setting (name, topics_policy, a settings/realm-settings property, ...). */
+  | { readonly type: "realm"; readonly op: "update_property"; readonly realm: Realm; readonly property: string }
+  /** Zulip's realm update_dict of one permission group setting, by Zulip's name. */
+  | { readonly type: "realm"; readonly op: "update_group_setting"; readonly realm: Realm; readonly setting: string }
   /** The realm's invitations changed; clients refetch GET /invites (Zulip sends no payload). */
   | { readonly type: "invites_changed"; readonly realmId: number }
   | { readonly type: "user_group"; readonly op: "add"; readonly group: UserGroup; readonly forReactivation: boolean }

@@ -1,6 +1,6 @@
 /**
  * @module http/endpoints/realm
- * Organization-level settings objects: code playgrounds and custom emoji.
+ * The organization: its settings (PATCH /realm), code playgrounds and custom emoji.
  */
 import type { Endpoint } from "../../endpoint.js";
 import addPlayground from "./add-playground.js";
@@ -8,6 +8,7 @@ import removePlayground from "./remove-playground.js";
 import deleteEmoji from "./delete-emoji.js";
 import listEmoji from "./list-emoji.js";
 import uploadEmoji from "./upload-emoji.js";
+import updateRealm from "./update-realm.js";
 
 export const REALM_ENDPOINTS: readonly Endpoint[] = [
   addPlayground,
@@ -15,4 +16,5 @@ export const REALM_ENDPOINTS: readonly Endpoint[] = [
   listEmoji,
   uploadEmoji,
   deleteEmoji,
+  updateRealm,
 ];

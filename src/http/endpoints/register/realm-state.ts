@@ -3,11 +3,10 @@
  * The `realm` section of POST /register: organization settings, permission group
  * settings and server limits (zerver/lib/events.py's realm block).
  *
- * Deviations: the engine stores only a few realm settings (name, date created,
- * topics policy, spectator access, the new-channel announcements channel). Every
- * other setting is Zulip's default for a new self-hosted organization, except where
- * parley lacks the feature and the setting says so (message editing off, GIPHY off, no icon or logo uploads, no
- * announcement channels but one).
+ * Settings an administrator changes (PATCH /realm) are stored where changed and
+ * otherwise Zulip's defaults (engine settings/realm-settings), except where parley lacks
+ * the feature and the default says so (GIFs off, no image or URL previews). Icons and
+ * logos are not uploadable; the rest below are server facts.
  * Absent (see KNOWN_GAPS in test/http/openapi-conformance.test.ts):
  * server_supported_permission_settings, max_reminder_note_length, realm_uuid,
  * realm_workplace_users_group and the deactivated-realm deletion windows.
@@ -23,6 +22,9 @@ import {
   PASSWORD_MAX_LENGTH,
   PASSWORD_MIN_GUESSES,
   PASSWORD_MIN_LENGTH,
+  REALM_GROUP_SETTINGS,
+  REALM_PROPERTIES,
+  REALM_PROPERTY_NAMES,
   type Realm,
   type Store,
 } from "../../../engine/index.js";
@@ -32,30 +34,6 @@ import { messagePolicyToWire } from "../../../wire/message-policy.js";
 
 /** Zulip's server_generation: when this server process started (seconds). */
 const SERVER_GENERATION = Math.floor(Date.now() / 1000);
-
-/**
- * Realm permission settings and the system group each holds. Zulip's defaults,
- * except can_create_web_public_channel_group: the engine lets moderators create
- * web-public channels (Zulip's default is owners).
- */
-const REALM_GROUP_SETTINGS: readonly (readonly [setting: string, group: string])[] = [
-  ["create_multiuse_invite_group", "role:administrators"],
-  ["can_access_all_users_group", "role:everyone"],
-  ["can_add_subscribers_group", "role:members"],
-  ["can_create_groups", "role:members"],
-  ["can_create_public_channel_group", "role:members"],
-  ["can_create_private_channel_group", "role:members"],
-  ["can_create_web_public_channel_group", "role:moderators"],
-  ["can_invite_users_group", "role:members"],
-  ["can_manage_all_groups", "role:owners"],
-  ["can_manage_billing_group", "role:administrators"],
-  ["can_mention_many_users_group", "role:administrators"],
-  ["can_set_delete_message_policy_group", "role:moderators"],
-  ["can_set_topics_policy_group", "role:members"],
-  ["can_summarize_topics_group", "role:everyone"],
-  ["direct_message_initiator_group", "role:everyone"],
-  ["direct_message_permission_group", "role:everyone"],
-];
 
 /**
  * Zulip's JITSI_SERVER_URL default: Jitsi Meet is the default video call provider
@@ -100,8 +78,8 @@ export function realmSection(
   config: ServerConfig,
 ): Record<string, unknown> {
   const groups: Record<string, unknown> = {};
-  for (const [setting, group] of REALM_GROUP_SETTINGS)
-    groups[`realm_${setting}`] = store.systemGroupId(realm.id, group);
+  for (const { wire } of Object.values(REALM_GROUP_SETTINGS))
+    groups[`realm_${wire}`] = groupSettingToWire(store.realmGroupSetting(realm.id, wire));
   // Stored (role:members unless changed).
   groups["realm_can_add_custom_emoji_group"] = groupSettingToWire(store.canAddCustomEmojiGroup(realm.id));
   const bots = store.botCreationGroups(realm.id);
@@ -110,6 +88,12 @@ export function realmSection(
   // Stored, enforced by the engine's edit, move and delete rules.
   for (const [name, value] of Object.entries(messagePolicyToWire(store.realmMessagePolicy(realm.id))))
     groups[`realm_${name}`] = value;
+  const props = store.realmProperties(realm.id);
+  const properties: Record<string, unknown> = {};
+  for (const name of REALM_PROPERTY_NAMES) {
+    const { wire, type } = REALM_PROPERTIES[name];
+    properties[`realm_${wire}`] = type === "channel" ? (props[name] ?? -1) : props[name];
+  }
   return {
     // Stored settings.
     realm_name: realm.name,
@@ -121,39 +105,12 @@ export function realmSection(
     realm_new_stream_announcements_stream_id: realm.newChannelAnnouncementsChannelId ?? -1,
     realm_uri: baseUrl,
     realm_url: baseUrl,
-    // Zulip's defaults (Realm.property_types).
-    realm_description: "",
+    // Stored where an administrator changed them (PATCH /realm), Zulip's defaults otherwise.
+    ...properties,
     // Zulip's legacy form of message_edit_history_visibility_policy.
     realm_allow_edit_history: store.realmMessagePolicy(realm.id).messageEditHistoryVisibilityPolicy !== "none",
-    realm_avatar_changes_disabled: false,
-    realm_default_code_block_language: "",
-    realm_default_language: "en",
-    realm_digest_emails_enabled: false,
-    realm_digest_weekday: 1,
-    realm_disallow_disposable_email_addresses: true,
-    realm_email_changes_disabled: false,
-    realm_emails_restricted_to_domains: false,
-    realm_enable_guest_user_indicator: true,
-    realm_enable_read_receipts: false,
-    // GIF pickers are off (0): parley has no GIPHY, Tenor or KLIPY keys.
-    realm_gif_rating_policy: 0,
-    realm_inline_image_preview: false,
-    realm_inline_url_embed_preview: false,
-    realm_invite_required: true,
-    realm_jitsi_server_url: null,
-    realm_message_content_allowed_in_email_notifications: true,
-    realm_message_retention_days: -1,
-    realm_name_changes_disabled: false,
     realm_push_notifications_enabled: false,
     realm_push_notifications_enabled_end_timestamp: null,
-    realm_require_e2ee_push_notifications: false,
-    realm_require_unique_names: false,
-    realm_send_welcome_emails: true,
-    realm_send_channel_events_messages: true,
-    realm_video_chat_provider: 1,
-    realm_waiting_period_threshold: 0,
-    realm_want_advertise_in_communities_directory: false,
-    realm_welcome_message_custom_text: "",
     // Legacy policy that clients still read; 5 = administrators, as can_mention_many_users_group.
     realm_wildcard_mention_policy: 5,
     // Deprecated policies (feature levels 264-280), from the group settings below:
@@ -161,7 +118,6 @@ export function realmSection(
     realm_create_public_stream_policy: 1,
     realm_create_private_stream_policy: 1,
     realm_create_web_public_stream_policy: 4,
-    realm_enable_guest_user_dm_warning: true,
     realm_media_preview_size: 100,
     realm_default_avatar_source: "G",
     realm_owner_full_content_access: false,
@@ -179,12 +135,8 @@ export function realmSection(
     realm_night_logo_source: "D",
     realm_bot_domain: new URL(baseUrl).hostname,
     realm_available_video_chat_providers: VIDEO_CHAT_PROVIDERS,
-    realm_org_type: 0,
     realm_plan_type: 1,
     realm_upload_quota_mib: config.REALM_UPLOAD_QUOTA_MIB,
-    realm_signup_announcements_stream_id: -1,
-    realm_zulip_update_announcements_stream_id: -1,
-    realm_moderation_request_channel_id: -1,
     realm_default_external_accounts: DEFAULT_EXTERNAL_ACCOUNTS,
     zulip_plan_is_not_limited: true,
     upgrade_text_for_wide_organization_logo: "",
@@ -192,7 +144,7 @@ export function realmSection(
     development_environment: false,
     gif_rating_policy_options: GIF_RATING_POLICY_OPTIONS,
     // Zulip's deprecated alias of realm_jitsi_server_url || server_jitsi_server_url.
-    jitsi_server_url: JITSI_SERVER_URL,
+    jitsi_server_url: props.jitsiServerUrl ?? JITSI_SERVER_URL,
     // Server limits.
     max_message_length: MAX_MESSAGE_LENGTH,
     max_topic_length: MAX_TOPIC_LENGTH,
