@@ -142,7 +142,6 @@ export {
 export {
   MAX_REALM_NAME_LENGTH,
   REALM_GROUP_SETTING_WIRE_NAMES,
-  type GroupSettingChange,
   type UpdateRealmInput,
 } from "./actions/realm-settings.js";
 export type {

@@ -22,18 +22,13 @@ import {
 import { MESSAGE_POLICY_WIRE_NAMES, type MessagePolicyGroupSetting } from "../settings/message-policy.js";
 import type { StoreState } from "../state.js";
 import { ROLE, type GroupSettingValue, type Realm, type User } from "../types.js";
+import type { GroupSettingChange } from "./channel-settings.js";
 import { checkMessagePolicyChanges, realmMessagePolicy, type MessagePolicyChanges } from "./realm-message-policy.js";
 import { systemGroupId } from "./realms.js";
 import { requireActiveUser } from "./users.js";
 
 /** Zulip's MAX_REALM_NAME_LENGTH. */
 export const MAX_REALM_NAME_LENGTH = 40;
-
-export interface GroupSettingChange {
-  readonly new: GroupSettingValue;
-  /** When given, the current value must equal it. */
-  readonly old?: GroupSettingValue;
-}
 
 export interface UpdateRealmInput {
   readonly name?: string;
