@@ -5,11 +5,13 @@
  * How long the largest moves hold the event loop in the engine (the PATCH path without
  * HTTP): a `change_all` of a 5,000-message topic from a channel every user is in to a
  * public channel half of them are in, then on to a private channel with protected
- * history (1,000 members), a rename inside it, and resolving a 1,000-message topic with
- * its notice. Each move is timed in two parts, the checks before the write
- * (prepareMove) and the write (writeMove, its notices, the commit); then one member's
- * unread summary, which rebuilds the sets the move invalidated. Synthetic data, built in
- * one batch per run; figures go to stdout and bench/results/move-topic.json.
+ * history (1,000 members), a rename inside it, resolving a 1,000-message topic with
+ * its notice, and a second 5,000-message topic from the channel of all straight to a
+ * private channel with protected history and 50 members (nearly every user loses it).
+ * Each move is timed in two parts, the checks before the write (prepareMove) and the
+ * write (writeMove, its notices, the commit); then one member's unread summary, which
+ * rebuilds the sets the move invalidated. Synthetic data, built in one batch per run;
+ * figures go to stdout and bench/results/move-topic.json.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -56,7 +58,13 @@ function channelId(store: Store, realmId: number, name: string): number {
 }
 
 /** A realm: USERS users in "big", half in "half", 1,000 in the protected "vault"; the topics to move. */
-function build(store: Store): { owner: User; users: User[]; moveTopicId: number; resolveTopicId: number } {
+function build(store: Store): {
+  owner: User;
+  users: User[];
+  moveTopicId: number;
+  resolveTopicId: number;
+  closetTopicId: number;
+} {
   const { realm, owner } = store.createRealm({
     subdomain: "",
     name: "Bench",
@@ -76,9 +84,15 @@ function build(store: Store): { owner: User; users: User[]; moveTopicId: number;
     principals: ids.filter((_, i) => i % 10 === 0),
     newChannel: { inviteOnly: true, historyPublicToSubscribers: false },
   });
+  store.subscribe(owner.id, {
+    channels: [{ name: "closet" }],
+    principals: ids.slice(0, 50),
+    newChannel: { inviteOnly: true, historyPublicToSubscribers: false },
+  });
   log("  subscriptions");
   let moveTopicId = 0;
   let resolveTopicId = 0;
+  let closetTopicId = 0;
   store.batch(() => {
     for (let i = 0; i < MESSAGES; i++) {
       const sender = users[(i * 7) % 100]!;
@@ -86,6 +100,8 @@ function build(store: Store): { owner: User; users: User[]; moveTopicId: number;
         store.sendMessage({ senderId: sender.id, to: { type: "channel", channel: "big", topic }, content }).id;
       const id = send("the big topic", `message ${i} about the plan, see @**User ${i % 50}**`);
       if (i === 0) moveTopicId = id;
+      const c = send("to the closet", `closet ${i}`);
+      if (i === 0) closetTopicId = c;
       send(`other ${i % 20}`, `noise ${i}`);
       if (i < 1000) {
         const r = send("to resolve", `resolve me ${i}`);
@@ -93,10 +109,10 @@ function build(store: Store): { owner: User; users: User[]; moveTopicId: number;
       }
     }
   });
-  log(`  ${MESSAGES} messages in the topic to move, ${MESSAGES} others, 1000 in the topic to resolve`);
+  log(`  ${MESSAGES} messages in each topic to move, ${MESSAGES} others, 1000 in the topic to resolve`);
   // A few readers' flags: some read up to a point, some starred.
   for (let i = 0; i < 200; i++) store.updateFlags(users[i * 3]!.id, [moveTopicId + i * 2], "starred", "add");
-  return { owner, users, moveTopicId, resolveTopicId };
+  return { owner, users, moveTopicId, resolveTopicId, closetTopicId };
 }
 
 function timeMove(store: Store, actor: User, messageId: number, request: Partial<MoveRequest>, reader: User): Timing {
@@ -136,7 +152,7 @@ function run(): Timing[] {
   const store = openStore(dir, { noSync: process.env["BENCH_SYNC"] !== "1" });
   try {
     log("building");
-    const { owner, users, moveTopicId, resolveTopicId } = build(store);
+    const { owner, users, moveTopicId, resolveTopicId, closetTopicId } = build(store);
     const realmId = owner.realmId;
     const reader = users[10]!; // in all three channels
     store.unreadSummary(reader.id);
@@ -152,6 +168,10 @@ function run(): Timing[] {
     );
     named("rename in the protected channel", timeMove(store, owner, moveTopicId, { topic: "renamed" }, reader));
     named("resolve a 1,000-message topic", timeMove(store, owner, resolveTopicId, { topic: "✔ to resolve" }, reader));
+    named(
+      "public → protected (10k → 50 members)",
+      timeMove(store, owner, closetTopicId, { channelId: channelId(store, realmId, "closet") }, reader),
+    );
     const report = store.verify();
     if (report.differences.length > 0 || report.problems.length > 0) throw new Error("verify is not clean");
     return out;

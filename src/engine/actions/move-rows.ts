@@ -153,6 +153,11 @@ export function planChannelMoveRows(
   const losingAccess: number[] = [];
   const targetRows = new Map<number, boolean>();
   const changes: UserRows[] = [];
+  const movedHasTarget = moved.has(targetId);
+  const loses = (userId: number) => {
+    rowLosers.add(userId);
+    if (to.inviteOnly || state.users.get(userId)?.role === ROLE.GUEST) losingAccess.push(userId);
+  };
   for (const userId of state.usersOfRealm(from.realmId)) {
     const subs = state.subsByUser.get(userId);
     const subFrom = subs?.get(from.id);
@@ -160,9 +165,17 @@ export function planChannelMoveRows(
     if (subFrom === undefined && subTo === undefined) continue;
     const sent = sentBy.get(userId) ?? EMPTY;
     const coveredFrom = covered(moved, subFrom);
+    const withdrawnHave = storedAmong(state, userId, "withdrawn", moved);
+    if (subTo === undefined && coveredFrom === moved && sent.isEmpty && withdrawnHave.isEmpty) {
+      // Received only from the old channel (most users leaving a large channel for a small
+      // one): the row goes, and the new place derives none, so no bit is written, whatever
+      // historical or granted bits may lie under their intervals (neither counts there).
+      loses(userId);
+      targetRows.set(userId, movedHasTarget);
+      continue;
+    }
     const coveredTo = covered(moved, subTo);
     const activeInTarget = subTo?.active === true;
-    const withdrawnHave = storedAmong(state, userId, "withdrawn", moved);
     if (coveredFrom === moved && coveredTo === moved && activeInTarget && withdrawnHave.isEmpty) {
       // Received in both places (the common case): nothing changes, so whether they have
       // the target's row is the same after the move (hadTargetRow leaves it to be read then).
@@ -178,18 +191,16 @@ export function planChannelMoveRows(
     const derivedAfter = or(coveredTo, sent);
     const loser = subFrom !== undefined && !activeInTarget;
     targetRows.set(userId, before.has(targetId));
-    if (loser) {
-      rowLosers.add(userId);
-      const user = state.users.get(userId);
-      if (to.inviteOnly || user?.role === ROLE.GUEST) losingAccess.push(userId);
-    }
+    if (loser) loses(userId);
     const after = loser ? EMPTY : activeInTarget && protectedTarget ? moved : before;
     // A historical row stays one (flag included), standing in for a derived row it withdraws.
     const historicalWant = and(after, historicalHave);
     const historical = { want: historicalWant, have: historicalHave };
     const granted = { want: andNot(andNot(after, derivedAfter), historicalWant), have: grantedHave };
     const withdrawn = { want: or(andNot(derivedAfter, after), and(derivedAfter, historicalWant)), have: withdrawnHave };
-    if ([historical, granted, withdrawn].every((bits) => same(bits.want, bits.have)) && same(before, after)) continue;
+    // Only bits to write make a change: a row lost with nothing stored needs none.
+    const unchanged = [historical, granted, withdrawn].every((bits) => same(bits.want, bits.have));
+    if (unchanged && andNot(after, before).isEmpty) continue;
     changes.push({ userId, before, after, historical, granted, withdrawn });
   }
   return {
