@@ -100,9 +100,12 @@ export function editCases(add: AddCase, m: Manifest, auth: { main: string; owner
       },
       {
         method: "GET",
-        path: "/get_stream_id",
-        body: form({ stream: PRIVATE_TARGET }),
-        capture: (reply, ctx) => (ctx["privateTarget"] = reply["stream_id"]),
+        path: "/users/me/subscriptions",
+        body: none,
+        capture: (reply, ctx) =>
+          (ctx["privateTarget"] = (reply["subscriptions"] as { name: string; stream_id: number }[]).find(
+            (sub) => sub.name === PRIVATE_TARGET,
+          )?.stream_id),
         unless: "privateTarget",
       },
     ];

@@ -8,6 +8,7 @@
  * The PostgreSQL cluster is private to the run and removed at the end (also on error
  * or Ctrl-C).
  */
+import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
@@ -299,16 +300,22 @@ function writeMutationReport(
   loadAfter: readonly number[],
 ): void {
   const load = (l: readonly number[]) => l.map((x) => x.toFixed(2)).join(" / ");
+  let commit = "unknown";
+  try {
+    commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim();
+  } catch {
+    // Not a git checkout: the report says so.
+  }
   writeFileSync(
     `${prefix}.json`,
-    JSON.stringify({ scale: label, postgres, loadBefore, loadAfter, results }, null, 2) + "\n",
+    JSON.stringify({ scale: label, commit, postgres, loadBefore, loadAfter, results }, null, 2) + "\n",
   );
   const mismatched = results.filter((r) => r.idsMatch === false);
   const notRun = results.filter((r) => r.ours === null);
   const md = [
     `# parley vs PostgreSQL (Zulip's SQL): editing, moving and deleting messages, ${label} messages`,
     "",
-    `${manifest.scale.messages} messages, ${manifest.scale.users} users (${manifest.scale.activeUsers} active), ${postgres}, same machine, same run (\`npm run bench:peer -- --scale ${label} --only mutate\`). Issue #28's rows. Each iteration sets up its own message or topic on both sides untimed (sent the same way, so IDs line up), then times the operation on parley's engine (the Store call) and on PostgreSQL (Zulip's statements for the request, in its transactions; see bench/peer/mutations.ts), and compares afterwards every narrow the operation touches ID for ID: ${[...new Set(results.flatMap((r) => r.checks))].join(", ")}. Ratios are PostgreSQL median / parley median; both commit durably. PostgreSQL's search index is updated after the commit (Zulip's process_fts_updates), timed apart and not in the ratio; parley's search index changes inside the operation. Neither side delivers events (no queues), and Zulip's memcached, Python and Markdown work is not in the PostgreSQL figure, while parley's renders the edited message: both count against parley.`,
+    `${manifest.scale.messages} messages, ${manifest.scale.users} users (${manifest.scale.activeUsers} active), ${postgres}, same machine, same run (\`npm run bench:peer -- --scale ${label} --only mutate\` at commit ${commit}). Issue #28's rows. Each iteration sets up its own message or topic on both sides untimed (sent the same way, so IDs line up), then times the operation on parley's engine (the Store call) and on PostgreSQL (Zulip's statements for the request, in its transactions; see bench/peer/mutations.ts), and compares afterwards every narrow the operation touches ID for ID: ${[...new Set(results.flatMap((r) => r.checks))].join(", ")}. Ratios are PostgreSQL median / parley median; both commit durably. PostgreSQL's search index is updated after the commit (Zulip's process_fts_updates), timed apart and not in the ratio; parley's search index changes inside the operation. Neither side delivers events (no queues), and Zulip's memcached, Python and Markdown work is not in the PostgreSQL figure, while parley's renders the edited message: both count against parley.`,
     "",
     `"parley loop hold max" is the longest the engine held the event loop in any timed iteration (each synchronous Store call, or a longer stall measured by a delay histogram across the call and two turns after it); budget ${LOOP_BUDGET_MS} ms. Load average (1/5/15 min) before the rows ${load(loadBefore)}, after ${load(loadAfter)}: a shared 2-core machine, so absolute times are noisy; the ratio is the number to read.`,
     "",
