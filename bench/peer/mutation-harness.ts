@@ -34,22 +34,30 @@ const DESCRIPTIONS: Record<MutationKind, string> = {
 export interface MutationResult {
   readonly name: string;
   readonly description: string;
-  /** Null when the engine's API for the operation is not there yet (the peer side still runs). */
-  readonly ours: Timing | null;
+  readonly ours: Timing;
   readonly peer: Timing;
-  readonly ratio: number | null;
+  readonly ratio: number;
   readonly target: string;
-  readonly targetMet: boolean | null;
+  readonly targetMet: boolean;
   /** The longest the engine held the event loop, over every timed iteration. */
-  readonly oursLoopMaxMs: number | null;
+  readonly oursLoopMaxMs: number;
   /** Synchronous store calls per operation (delete_topic answers complete after several). */
   readonly oursCallsPerOp: number;
-  readonly loopWithinBudget: boolean | null;
+  readonly loopWithinBudget: boolean;
   /** PostgreSQL's process_fts_updates after the request (not in the ratio). */
   readonly peerFts: Timing;
   readonly peerFtsRows: number;
   readonly checks: readonly string[];
-  readonly idsMatch: boolean | null;
+  /**
+   * Moves: the losing users' UserMessage DELETE as Zulip writes it (the warm-up, and that
+   * whole request) and with its IDs inlined (the timed runs' median).
+   */
+  readonly losingRowsDelete: {
+    readonly asWrittenMs: number;
+    readonly asWrittenRequestMs: number;
+    readonly inlinedMedianMs: number;
+  } | null;
+  readonly idsMatch: boolean;
   readonly mismatch: string | null;
 }
 
@@ -69,6 +77,29 @@ function compareChecks(ours: CheckValues, peer: CheckValues): string | null {
 }
 
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * The longest the event loop went without turning while it ran: a 1 ms interval's
+ * largest gap and perf_hooks' loop-delay maximum, whichever is larger.
+ */
+function probeLoop(): { stop(): number } {
+  let maxGap = 0;
+  let last = performance.now();
+  const timer = setInterval(() => {
+    const now = performance.now();
+    maxGap = Math.max(maxGap, now - last);
+    last = now;
+  }, 1);
+  const delay = monitorEventLoopDelay({ resolution: 1 });
+  delay.enable();
+  return {
+    stop() {
+      clearInterval(timer);
+      delay.disable();
+      return Math.max(maxGap, performance.now() - last, delay.max / 1e6);
+    },
+  };
+}
 
 export interface MutationRunOptions {
   readonly store: Store;
@@ -94,8 +125,7 @@ export async function runMutations(options: MutationRunOptions): Promise<Mutatio
   for (const kind of kinds) {
     const name = MUTATION_ROWS[kind];
     const timed = options.iterations ?? MUTATION_ITERATIONS[kind];
-    const missing = ours.missing(kind);
-    log(`${name} (1 warm-up + ${timed} iterations)${missing ? `: parley's side not run (${missing})` : ""}…`);
+    log(`${name} (1 warm-up + ${timed} iterations)…`);
     const oursMs: number[] = [];
     const peerMs: number[] = [];
     const ftsMs: number[] = [];
@@ -104,35 +134,33 @@ export async function runMutations(options: MutationRunOptions): Promise<Mutatio
     let calls = 0;
     let mismatch: string | null = null;
     let checks: string[] = [];
+    const asWrittenDeleteMs: number[] = [];
+    const inlinedDeleteMs: number[] = [];
+    let asWrittenRequestMs = 0;
     for (let i = 0; i <= timed; i++) {
-      await peer.setup(kind, i, missing ? null : await ours.setup(kind, i));
+      await peer.setup(kind, i, await ours.setup(kind, i));
 
-      let oursElapsed = NaN;
-      let hold = NaN;
-      let callsNow = 0;
-      if (!missing) {
-        const delay = monitorEventLoopDelay({ resolution: 1 });
-        delay.enable();
-        const t0 = performance.now();
-        const run = ours.run(kind, i);
-        oursElapsed = performance.now() - t0;
-        await turn();
-        await turn();
-        delay.disable();
-        hold = Math.max(...run.callsMs, delay.max / 1e6);
-        callsNow = run.callsMs.length;
-      }
+      const probe = probeLoop();
+      const t0 = performance.now();
+      const run = await ours.run(kind, i);
+      const oursElapsed = performance.now() - t0;
+      await turn();
+      await turn();
+      const hold = Math.max(...run.callsMs, probe.stop());
 
+      // The warm-up runs Zulip's statements exactly as written; see PeerMutations.run.
       const t1 = performance.now();
-      await peer.run(kind, i);
+      const { losingRowsDeleteMs } = await peer.run(kind, i, i === 0);
       const peerElapsed = performance.now() - t1;
+      if (losingRowsDeleteMs !== null) (i === 0 ? asWrittenDeleteMs : inlinedDeleteMs).push(losingRowsDeleteMs);
+      if (i === 0) asWrittenRequestMs = peerElapsed;
       const t2 = performance.now();
       const indexed = await peer.ftsCatchUp();
       const ftsElapsed = performance.now() - t2;
 
       const b = await peer.check(kind, i);
       checks = Object.keys(b);
-      const differs = missing ? null : compareChecks(ours.check(kind, i), b);
+      const differs = compareChecks(ours.check(kind, i), b);
       if (differs && mismatch === null) mismatch = `iteration ${i}: ${differs}`;
       if (i > 0) {
         oursMs.push(oursElapsed);
@@ -140,15 +168,15 @@ export async function runMutations(options: MutationRunOptions): Promise<Mutatio
         ftsMs.push(ftsElapsed);
         ftsRows = indexed;
         loopMax = Math.max(loopMax, hold);
-        calls = callsNow;
+        calls = run.calls;
       }
       log(
-        `  ${i === 0 ? "warm-up" : `#${i}`}: ours ${oursElapsed.toFixed(1)} ms (loop ${hold.toFixed(1)} ms, ${callsNow} call(s)), peer ${peerElapsed.toFixed(1)} ms + FTS ${ftsElapsed.toFixed(1)} ms${differs ? "  !!! MISMATCH" : ""}`,
+        `  ${i === 0 ? "warm-up" : `#${i}`}: ours ${oursElapsed.toFixed(1)} ms (loop ${hold.toFixed(1)} ms, ${run.calls} call(s)), peer ${peerElapsed.toFixed(1)} ms + FTS ${ftsElapsed.toFixed(1)} ms${differs ? "  !!! MISMATCH" : ""}`,
       );
     }
-    const oursT = missing ? null : summarize(oursMs);
+    const oursT = summarize(oursMs);
     const peerT = summarize(peerMs);
-    const ratio = oursT ? peerT.medianMs / oursT.medianMs : null;
+    const ratio = peerT.medianMs / oursT.medianMs;
     if (mismatch) log(`  !!! MISMATCH in ${name}: ${mismatch}`);
     results.push({
       name,
@@ -157,25 +185,33 @@ export async function runMutations(options: MutationRunOptions): Promise<Mutatio
       peer: peerT,
       ratio,
       target: `≥ ${TARGET}×`,
-      targetMet: ratio === null ? null : ratio >= TARGET,
-      oursLoopMaxMs: oursT ? loopMax : null,
+      targetMet: ratio >= TARGET,
+      oursLoopMaxMs: loopMax,
       oursCallsPerOp: calls,
-      loopWithinBudget: oursT ? loopMax <= LOOP_BUDGET_MS : null,
+      loopWithinBudget: loopMax <= LOOP_BUDGET_MS,
       peerFts: summarize(ftsMs),
       peerFtsRows: ftsRows,
       checks,
-      idsMatch: oursT ? mismatch === null : null,
+      losingRowsDelete:
+        asWrittenDeleteMs.length > 0
+          ? {
+              asWrittenMs: asWrittenDeleteMs[0]!,
+              asWrittenRequestMs,
+              inlinedMedianMs: summarize(inlinedDeleteMs).medianMs,
+            }
+          : null,
+      idsMatch: mismatch === null,
       mismatch,
     });
     log(
-      `  ours ${oursT ? oursT.medianMs.toFixed(2) : "—"} ms, peer ${peerT.medianMs.toFixed(2)} ms, ${ratio?.toFixed(1) ?? "—"}×, loop max ${oursT ? loopMax.toFixed(1) : "—"} ms`,
+      `  ours ${oursT.medianMs.toFixed(2)} ms, peer ${peerT.medianMs.toFixed(2)} ms, ${ratio.toFixed(1)}×, loop max ${loopMax.toFixed(1)} ms`,
     );
   }
   return results;
 }
 
 const fmt = (ms: number) => (ms >= 100 ? ms.toFixed(0) : ms >= 1 ? ms.toFixed(1) : ms.toFixed(2));
-const yes = (v: boolean | null, no = "**no**") => (v === null ? "—" : v ? "yes" : no);
+const yes = (v: boolean, no = "**no**") => (v ? "yes" : no);
 
 export function mutationTable(results: readonly MutationResult[]): string {
   const lines = [
@@ -184,7 +220,7 @@ export function mutationTable(results: readonly MutationResult[]): string {
   ];
   for (const r of results)
     lines.push(
-      `| ${r.name.replace(/^mutate: /, "")} | ${r.peer.iterations} | ${r.ours ? `${fmt(r.ours.medianMs)} (${fmt(r.ours.p90Ms)})` : "not run"} | ${fmt(r.peer.medianMs)} (${fmt(r.peer.p90Ms)}) | ${r.ratio === null ? "—" : `${r.ratio.toFixed(1)}×`} | ${r.target} | ${yes(r.targetMet)} | ${r.oursLoopMaxMs === null ? "—" : fmt(r.oursLoopMaxMs)}${r.oursCallsPerOp > 1 ? ` (${r.oursCallsPerOp} calls)` : ""} | ${yes(r.loopWithinBudget)} | ${fmt(r.peerFts.medianMs)} (${r.peerFtsRows}) | ${yes(r.idsMatch, "**NO**")} |`,
+      `| ${r.name.replace(/^mutate: /, "")} | ${r.peer.iterations} | ${fmt(r.ours.medianMs)} (${fmt(r.ours.p90Ms)}) | ${fmt(r.peer.medianMs)} (${fmt(r.peer.p90Ms)}) | ${r.ratio.toFixed(1)}× | ${r.target} | ${yes(r.targetMet)} | ${fmt(r.oursLoopMaxMs)}${r.oursCallsPerOp > 1 ? ` (${r.oursCallsPerOp} calls)` : ""} | ${yes(r.loopWithinBudget)} | ${fmt(r.peerFts.medianMs)} (${r.peerFtsRows}) | ${yes(r.idsMatch, "**NO**")} |`,
     );
   return lines.join("\n");
 }
