@@ -90,6 +90,7 @@ export {
   type ChannelGroupSettingSpec,
 } from "./actions/channels.js";
 export type { GroupSettingChange, UpdateChannelInput } from "./actions/channel-settings.js";
+export type { CreateChannelInput } from "./actions/subscriptions.js";
 export type { FlagChangeResult, NarrowFlagResult } from "./actions/update-flags.js";
 export type { UpdateMessageInput, UpdateMessageResult } from "./actions/update-message.js";
 export { EDIT_LIMIT_GRACE_SECONDS } from "./actions/update-message.js";

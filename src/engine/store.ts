@@ -19,8 +19,20 @@ import {
   type GroupSettingField,
   type UpdateGroupInput,
 } from "./actions/groups.js";
-import { accessChannelById, accessChannelByName, channelGroupSettings, streamPostPolicy } from "./actions/channels.js";
-import { archiveChannel, updateChannel, type UpdateChannelInput } from "./actions/channel-settings.js";
+import {
+  accessChannelById,
+  accessChannelByName,
+  channelGroupSettings,
+  isUserSubscribed,
+  streamPostPolicy,
+  userChannelIds,
+} from "./actions/channels.js";
+import {
+  archiveChannel,
+  setDefaultChannel,
+  updateChannel,
+  type UpdateChannelInput,
+} from "./actions/channel-settings.js";
 import {
   createRealm,
   setNewChannelAnnouncementsChannel,
@@ -66,9 +78,12 @@ import {
   type ScheduleMessageInput,
 } from "./actions/scheduled-messages.js";
 import {
+  checkUnsubscribe,
+  createChannel,
   setChannelMuted,
   subscribe,
   unsubscribe,
+  type CreateChannelInput,
   updateSubscriptionProperties,
   type SubscriptionPropertyChange,
   type Principal,
@@ -77,6 +92,7 @@ import {
   type UnsubscribeResult,
 } from "./actions/subscriptions.js";
 import {
+  markAllAsRead,
   markTopicAsRead,
   updateFlagsByIds,
   updateFlagsForNarrow,
@@ -716,9 +732,9 @@ export class Store {
   getChannel(channelId: number): Channel | undefined {
     return this.#state.channels.get(channelId);
   }
-  /** GET /streams/{id}: a channel whose metadata the viewer has, not archived ("Invalid channel ID" otherwise). */
+  /** GET /streams/{id}: a channel whose metadata the viewer has, archived ones too (Zulip's FL 480). */
   channelForViewer(viewerId: number, channelId: number): Channel {
-    return accessChannelById(this.#state, this.#actor(viewerId), channelId, { content: false });
+    return accessChannelById(this.#state, this.#actor(viewerId), channelId, { content: false, archived: true });
   }
   /** GET /get_stream_id: a channel whose content the viewer has, by name. */
   channelIdByName(viewerId: number, name: string): number {
@@ -727,7 +743,7 @@ export class Store {
   /** GET /streams/{id}/members: the subscribers of a channel whose metadata the viewer has. */
   channelMembers(viewerId: number, channelId: number): readonly number[] {
     const viewer = this.#actor(viewerId);
-    const channel = accessChannelById(this.#state, viewer, channelId, { content: false });
+    const channel = accessChannelById(this.#state, viewer, channelId, { content: false, archived: true });
     return subscribersVisibleTo(this.#state, viewer, channel) ?? [];
   }
   /** PATCH /streams/{id}: Zulip's channel administration, all or nothing. */
@@ -737,6 +753,26 @@ export class Store {
   /** DELETE /streams/{id}: archives the channel. */
   archiveChannel(actorId: number, channelId: number): void {
     archiveChannel(this.#state, actorId, channelId);
+  }
+  /** What unsubscribing oneself from these channels would refuse, without writing. */
+  checkUnsubscribe(actorId: number, channelNames: readonly string[]): void {
+    checkUnsubscribe(this.#state, actorId, channelNames);
+  }
+  /** POST /channels/create: a new channel (never an existing one) and its subscribers; its ID. */
+  createChannel(actorId: number, input: CreateChannelInput): number {
+    return createChannel(this.#state, actorId, input);
+  }
+  /** POST/DELETE /default_streams (administrators). */
+  setDefaultChannel(actorId: number, channelId: number, isDefault: boolean): void {
+    setDefaultChannel(this.#state, actorId, channelId, isDefault);
+  }
+  /** GET /users/{id}/subscriptions/{stream_id}. */
+  isUserSubscribed(viewerId: number, userId: number, channelId: number): boolean {
+    return isUserSubscribed(this.#state, this.#actor(viewerId), userId, channelId);
+  }
+  /** GET /users/{id}/channels: the user's channels whose metadata the viewer has. */
+  userChannelIds(viewerId: number, userId: number): number[] {
+    return userChannelIds(this.#state, this.#actor(viewerId), userId);
   }
   /** Zulip's do_get_streams for `userId` (GET /streams). */
   getChannels(userId: number, input: GetChannelsInput): Channel[] {
@@ -1138,6 +1174,10 @@ export class Store {
   /** Marks a topic (or, with topic null, a whole channel) read. */
   markTopicAsRead(userId: number, channelId: number, topic: string | null): FlagChangeResult {
     return markTopicAsRead(this.#context(userId), channelId, topic);
+  }
+  /** POST /mark_all_as_read: at most `limit` messages marked; complete when none are left unread. */
+  markAllAsRead(userId: number, limit: number): { complete: boolean } {
+    return markAllAsRead(this.#context(userId), limit);
   }
   unreadSummary(userId: number): UnreadSummary {
     return unreadSummary(this.#context(userId));

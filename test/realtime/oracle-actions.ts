@@ -79,7 +79,11 @@ export type Action =
   | { kind: "update_bot"; actor: UserName; pick: number; change: BotChange }
   | { kind: "bot_active"; actor: UserName; pick: number; active: boolean }
   | { kind: "channel_settings"; actor: UserName; channel: ChannelName; change: ChannelChange }
-  | { kind: "archive_channel"; actor: UserName; channel: ChannelName; archive: boolean };
+  | { kind: "archive_channel"; actor: UserName; channel: ChannelName; archive: boolean }
+  | { kind: "create_channel"; actor: UserName; name: "new-a" | "new-b"; subscribers: UserName[]; inviteOnly: boolean }
+  | { kind: "default_channel"; actor: UserName; channel: ChannelName; add: boolean }
+  | { kind: "patch_subscriptions"; user: UserName; add: ChannelName[]; remove: ChannelName[] }
+  | { kind: "mark_read"; user: UserName; channel: ChannelName | null };
 
 /** One PATCH /streams/{id} change (a rename only flips the name's case: actions name channels by name). */
 export type ChannelChange =
@@ -405,6 +409,37 @@ export const actionArb: fc.Arbitrary<Action> = fc.oneof(
   {
     weight: 2,
     arbitrary: fc.record({
+      kind: fc.constant("create_channel" as const),
+      actor,
+      name: fc.constantFrom("new-a" as const, "new-b" as const),
+      subscribers: fc.uniqueArray(user, { maxLength: 3 }),
+      inviteOnly: fc.boolean(),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant("default_channel" as const), actor, channel, add: fc.boolean() }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("patch_subscriptions" as const),
+      user: observer,
+      add: fc.uniqueArray(channel, { maxLength: 2 }),
+      remove: fc.uniqueArray(channel, { maxLength: 2 }),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("mark_read" as const),
+      user: observer,
+      channel: fc.option(channel, { nil: null }),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
       kind: fc.constant("archive_channel" as const),
       actor,
       channel,
@@ -697,6 +732,40 @@ export class World {
           this.#channelParams(channelId, action.change),
         );
         return note(r.status === 200, `channel_settings ${String(r.body["msg"] ?? "")}`);
+      }
+      case "create_channel": {
+        const r = await call(action.actor, "POST", "/channels/create", {
+          name: action.name,
+          subscribers: action.subscribers.map((n) => this.user(n).id),
+          invite_only: action.inviteOnly,
+        });
+        return note(r.status === 200, `create_channel ${String(r.body["msg"] ?? "")}`);
+      }
+      case "default_channel": {
+        const channelId = this.channelId(action.channel);
+        if (channelId === undefined) return note(false, "default_channel: no such channel yet");
+        const r = await call(action.actor, action.add ? "POST" : "DELETE", "/default_streams", {
+          stream_id: channelId,
+        });
+        return note(r.status === 200, `default_channel ${String(r.body["msg"] ?? "")}`);
+      }
+      case "patch_subscriptions": {
+        const remove = action.remove.filter((c) => !action.add.includes(c));
+        const r = await call(action.user, "PATCH", "/users/me/subscriptions", {
+          add: action.add.map((name) => ({ name })),
+          delete: remove,
+        });
+        return note(r.status === 200, `patch_subscriptions ${String(r.body["msg"] ?? "")}`);
+      }
+      case "mark_read": {
+        if (action.channel === null) {
+          const r = await call(action.user, "POST", "/mark_all_as_read", {});
+          return note(r.status === 200, `mark_read ${String(r.body["msg"] ?? "")}`);
+        }
+        const channelId = this.channelId(action.channel);
+        if (channelId === undefined) return note(false, "mark_read: no such channel yet");
+        const r = await call(action.user, "POST", "/mark_stream_as_read", { stream_id: channelId });
+        return note(r.status === 200, `mark_read ${String(r.body["msg"] ?? "")}`);
       }
       case "archive_channel": {
         const channelId = this.channelId(action.channel);

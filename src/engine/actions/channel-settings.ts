@@ -40,6 +40,7 @@ import type { StoreState, WriteContext } from "../state.js";
 import type { Channel, ChannelTopicsPolicy, GroupSettingValue, Realm, User } from "../types.js";
 import { ROLE } from "../types.js";
 import {
+  accessChannelById,
   CHANNEL_GROUP_SETTINGS,
   channelPermission,
   checkChannelGroupSetting,
@@ -401,6 +402,8 @@ function writeChannel(
   state.write((ctx) => {
     state.tables.channels.putSync(final.id, final);
     ctx.afterCommit(() => state.indexChannel(final));
+    // Some changes (the default flag) have no stream event to name the record.
+    ctx.changed({ kind: "channel", id: final.id });
     const stayers = () =>
       realmAudience(state, final.realmId, (u) => viewersBefore.has(u.id) && canSeeChannel(state, u, final));
     const update: UpdateEmitter = (named, property, value, extra = {}) =>
@@ -518,4 +521,27 @@ function describeSetting(state: StoreState, value: GroupSettingValue): string {
     .filter((u): u is User => u !== undefined)
     .map(silentMention);
   return [...groups, ...users].join(", ");
+}
+
+/**
+ * POST and DELETE /default_streams (Zulip's add_default_stream, remove_default_stream):
+ * administrators only; adding needs the channel's content and refuses private ones,
+ * removing needs its metadata; archived channels are "Invalid channel ID". Setting
+ * the current state again still tells clients the list (Zulip does too).
+ */
+export function setDefaultChannel(state: StoreState, actorId: number, channelId: number, isDefault: boolean): void {
+  const actor = requireActiveUser(state, actorId);
+  if (!canManageDefaultChannels(actor))
+    throw new PermissionDeniedError("You do not have permission to change default channels.");
+  const channel = accessChannelById(state, actor, channelId, { content: isDefault });
+  if (isDefault && channel.inviteOnly) throw new BadRequestError("Private channels cannot be made default.");
+  const next: Channel = { ...channel, isDefault };
+  state.write((ctx) => {
+    if (next.isDefault !== channel.isDefault) {
+      state.tables.channels.putSync(next.id, next);
+      ctx.afterCommit(() => state.indexChannel(next));
+      ctx.changed({ kind: "channel", id: next.id, fields: ["isDefault"] });
+    }
+    emitDefaultChannels(state, ctx, next);
+  });
 }

@@ -396,3 +396,31 @@ export function checkTopicCreation(state: StoreState, user: User, channel: Chann
   if (owner && isAllowedBy(state, group, owner)) return;
   throw new BadRequestError("You do not have permission to create new topics in this channel.");
 }
+
+/** Zulip's access_user_by_id for reading (bots included, deactivated users not): "No such user" otherwise. */
+function accessUserForViewer(state: StoreState, viewer: User, userId: number): User {
+  const target = state.users.get(userId);
+  if (!target || target.realmId !== viewer.realmId || !target.isActive) throw new BadRequestError("No such user");
+  return target;
+}
+
+/** GET /users/{user_id}/subscriptions/{stream_id}: is the user subscribed to a channel the viewer can see? */
+export function isUserSubscribed(state: StoreState, viewer: User, userId: number, channelId: number): boolean {
+  const target = accessUserForViewer(state, viewer, userId);
+  const channel = accessChannelById(state, viewer, channelId, { content: false });
+  return state.subscribers.get(channel.id)?.has(target.id) ?? false;
+}
+
+/**
+ * GET /users/{user_id}/channels: the channels the user is subscribed to whose
+ * metadata the viewer has (all of them, for administrators), by ID.
+ */
+export function userChannelIds(state: StoreState, viewer: User, userId: number): number[] {
+  const target = accessUserForViewer(state, viewer, userId);
+  const out: number[] = [];
+  for (const [channelId, sub] of state.subsByUser.get(target.id) ?? []) {
+    const channel = state.channels.get(channelId);
+    if (sub.active && channel && canSeeChannel(state, viewer, channel)) out.push(channelId);
+  }
+  return out.sort((a, b) => a - b);
+}

@@ -12,7 +12,7 @@ import {
   isAllowedBy,
   isSubscribed,
 } from "../access.js";
-import { BadRequestError, ChannelNotFoundError, clip, PermissionDeniedError } from "../errors.js";
+import { BadRequestError, ChannelExistsError, ChannelNotFoundError, clip, PermissionDeniedError } from "../errors.js";
 import type { SubscriptionProperty } from "../events/types.js";
 import type { StoreState, WriteContext } from "../state.js";
 import {
@@ -232,12 +232,7 @@ export function unsubscribe(
   const actor = requireActiveUser(state, actorId);
   if (channelNames.length === 0) throw new BadRequestError("Nothing to do. Specify at least one channel.");
   const users = resolvePrincipals(state, actor, principals);
-  const channels: Channel[] = [];
-  for (const raw of channelNames) {
-    const channel = findChannelByName(state, actor.realmId, raw.trim());
-    if (!channel || !canSeeChannel(state, actor, channel)) throw new ChannelNotFoundError({ name: raw });
-    if (!channels.includes(channel)) channels.push(channel);
-  }
+  const channels = channelsToLeave(state, actor, channelNames);
   for (const user of users) {
     if (user.id === actor.id) continue;
     for (const channel of channels) {
@@ -254,6 +249,23 @@ export function unsubscribe(
     }
   }
   return state.write((ctx) => unsubscribeInTxn(state, ctx, users, channels));
+}
+
+/** The channels an unsubscribe names, each one the actor can see (STREAM_DOES_NOT_EXIST otherwise). */
+function channelsToLeave(state: StoreState, actor: User, channelNames: readonly string[]): Channel[] {
+  if (channelNames.length === 0) throw new BadRequestError("Nothing to do. Specify at least one channel.");
+  const channels: Channel[] = [];
+  for (const raw of channelNames) {
+    const channel = findChannelByName(state, actor.realmId, raw.trim());
+    if (!channel || !canSeeChannel(state, actor, channel)) throw new ChannelNotFoundError({ name: raw });
+    if (!channels.includes(channel)) channels.push(channel);
+  }
+  return channels;
+}
+
+/** What unsubscribing oneself from `channelNames` would refuse, without writing (PATCH checks it before adding). */
+export function checkUnsubscribe(state: StoreState, actorId: number, channelNames: readonly string[]): void {
+  channelsToLeave(state, requireActiveUser(state, actorId), channelNames);
 }
 
 /** Inside an open write: ends each user's active subscription to each channel, with Zulip's events. */
@@ -514,4 +526,33 @@ function push<T>(map: Map<number, T[]>, id: number, name: T): void {
   const list = map.get(id);
   if (list) list.push(name);
   else map.set(id, [name]);
+}
+
+export interface CreateChannelInput {
+  readonly name: string;
+  readonly description?: string;
+  /** Users to subscribe (the creator only if listed). */
+  readonly subscribers: readonly number[];
+  readonly options: Omit<NewChannelOptions, "description">;
+  readonly announce: boolean;
+}
+
+/**
+ * POST /channels/create (Zulip's create_channel): a new channel, never an existing
+ * one (CHANNEL_ALREADY_EXISTS), with the creation options and the Notification Bot's
+ * messages of subscribe; the listed users subscribed in the same write.
+ */
+export function createChannel(state: StoreState, actorId: number, input: CreateChannelInput): number {
+  const actor = requireActiveUser(state, actorId);
+  const name = checkChannelName(input.name);
+  if (findChannelByName(state, actor.realmId, name) !== undefined) throw new ChannelExistsError(name);
+  if (!canCreateChannels(actor)) throw new PermissionDeniedError("Insufficient permission");
+  const result = subscribe(state, actorId, {
+    channels: [input.description === undefined ? { name } : { name, description: input.description }],
+    principals: input.subscribers,
+    newChannel: input.options,
+    creationMessages: { announce: input.announce },
+    maxNewChannels: 1,
+  });
+  return result.createdChannelIds[0]!;
 }

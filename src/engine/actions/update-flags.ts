@@ -259,3 +259,31 @@ export function markTopicAsRead(
   // mine is every received, unread message of the scope: exactly what changes.
   return applyFlagChange(ctx, mine, "read", "add", true);
 }
+
+/** Messages one mark-all-as-read write marks (Zulip's batches are 2000 rows). */
+export const MARK_ALL_BATCH = MAX_MESSAGES_PER_UPDATE;
+
+/**
+ * POST /mark_all_as_read (deprecated): every unread message of the user's, oldest
+ * first, in writes of MARK_ALL_BATCH, at most `limit` per call. Zulip stops after 50
+ * seconds and answers complete: false; here a count bounds the event loop's time and
+ * `complete` says whether unread messages remain (the client calls again). Each write
+ * sends its own update_message_flags event listing its messages (Zulip sends one with
+ * `all: true` and no IDs).
+ */
+export function markAllAsRead(ctx: PlanContext<StoreState>, limit: number): { complete: boolean } {
+  const { state, user } = ctx;
+  let done = 0;
+  while (done < limit) {
+    const unread = RoaringBitmap32.andNot(
+      ctx.received.personal(user.id),
+      state.bitmaps.get(key.userFlag(user.id, "read")),
+    );
+    if (unread.size === 0) return { complete: true };
+    const batch = new RoaringBitmap32(unread.rangeUint32Array(0, Math.min(MARK_ALL_BATCH, limit - done)));
+    applyFlagChange(ctx, batch, "read", "add", true);
+    done += batch.size;
+  }
+  const left = RoaringBitmap32.andNot(ctx.received.personal(user.id), state.bitmaps.get(key.userFlag(user.id, "read")));
+  return { complete: left.size === 0 };
+}

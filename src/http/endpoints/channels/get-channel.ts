@@ -3,8 +3,8 @@
  * GET /streams/{stream_id} — https://zulip.com/api/get-stream-by-id
  * The channel for anyone with its metadata (Zulip's access_stream_by_id without
  * content access): subscribers, non-guests for public channels, administrators and
- * the channel's permission groups for private ones. Archived channels answer
- * "Invalid channel ID", as in Zulip.
+ * the channel's permission groups for private ones; archived channels too (Zulip
+ * since feature level 480).
  */
 import { defineEndpoint } from "../../endpoint.js";
 import { channelToWire } from "../../../wire/channel.js";

@@ -1,19 +1,28 @@
 /**
  * @module http/endpoints/channels
- * Channel administration and lookups: GET, PATCH and DELETE /streams/{stream_id},
- * its members, and GET /get_stream_id.
+ * Channel administration and lookups: creation, GET, PATCH and DELETE
+ * /streams/{stream_id}, its members, GET /get_stream_id, default channels, and other
+ * users' subscriptions.
  */
 import type { Endpoint } from "../../endpoint.js";
 import archiveChannel from "./archive-channel.js";
 import channelMembers from "./channel-members.js";
+import createChannel from "./create-channel.js";
+import { addDefaultChannel, removeDefaultChannel } from "./default-channels.js";
 import getChannel from "./get-channel.js";
 import getChannelId from "./get-channel-id.js";
 import updateChannel from "./update-channel.js";
+import { subscriptionStatus, userChannels } from "./user-channels.js";
 
 export const CHANNEL_ENDPOINTS: readonly Endpoint[] = [
+  createChannel,
   getChannel,
   updateChannel,
   archiveChannel,
   channelMembers,
   getChannelId,
+  addDefaultChannel,
+  removeDefaultChannel,
+  subscriptionStatus,
+  userChannels,
 ];

@@ -7,6 +7,7 @@ import deleteMessage from "./delete-message.js";
 import getMessage from "./get-message.js";
 import getMessages from "./get-messages.js";
 import markTopicAsRead from "./mark-topic-as-read.js";
+import { markAllAsRead, markStreamAsRead } from "./mark-as-read.js";
 import messageHistory from "./message-history.js";
 import { addReactionEndpoint, removeReactionEndpoint } from "./reactions.js";
 import sendMessage from "./send-message.js";
@@ -24,6 +25,8 @@ export const MESSAGE_ENDPOINTS: readonly Endpoint[] = [
   updateFlags,
   updateFlagsNarrow,
   markTopicAsRead,
+  markStreamAsRead,
+  markAllAsRead,
   addReactionEndpoint,
   removeReactionEndpoint,
 ];

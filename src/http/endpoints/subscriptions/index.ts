@@ -11,6 +11,8 @@ import getSubscriptions from "./get-subscriptions.js";
 import subscribe from "./subscribe.js";
 import unsubscribe from "./unsubscribe.js";
 import updateProperties from "./update-properties.js";
+import updateProperty from "./update-property.js";
+import updateSubscriptions from "./update-subscriptions.js";
 
 export const SUBSCRIPTION_ENDPOINTS: Endpoint[] = [
   subscribe,
@@ -20,4 +22,6 @@ export const SUBSCRIPTION_ENDPOINTS: Endpoint[] = [
   updateProperties,
   getStreamTopics,
   deleteTopic,
+  updateSubscriptions,
+  updateProperty,
 ];
