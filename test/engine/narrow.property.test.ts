@@ -550,8 +550,19 @@ class Realm {
         const channelId = this.channelId(op.c);
         if (!u.active || m.isSubscribed(u.id, channelId) === op.on) return;
         const name = m.channel(channelId).name;
-        if (op.on) s.subscribe(this.ownerId, { channels: [{ name }], principals: [u.id] });
-        else s.unsubscribe(this.ownerId, [name], [u.id]);
+        if (op.on) {
+          // Zulip adds subscribers to a private channel only for someone with its content
+          // (filter_stream_authorization_for_adding_subscribers): the owner if still
+          // subscribed, else a member who is; with nobody left, nobody can.
+          const actor = [this.ownerId, ...this.users.map((x) => x.id)].find(
+            (id) =>
+              m.user(id).active &&
+              m.user(id).role !== ROLE_GUEST &&
+              (!m.channel(channelId).inviteOnly || m.isSubscribed(id, channelId)),
+          );
+          if (actor === undefined) return;
+          s.subscribe(actor, { channels: [{ name }], principals: [u.id] });
+        } else s.unsubscribe(this.ownerId, [name], [u.id]);
         m.setSubscribed(u.id, channelId, op.on);
         return;
       }
