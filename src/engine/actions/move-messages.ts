@@ -403,7 +403,10 @@ export function writeMove(
   const moved = RoaringBitmap32.from(records.map((m) => m.id));
 
   // Everything that depends on where the messages were, decided before they move.
-  const rows = channelChanged ? planChannelMoveRows(state, from, to, moved, sentBy(records), edited.id) : null;
+  const movedBefore = records.some((m) => m.editHistory?.some((e) => e.prevStream !== undefined) ?? false);
+  const rows = channelChanged
+    ? planChannelMoveRows(state, from, to, moved, sentBy(records), edited.id, movedBefore)
+    : null;
   const losingAccess = new Set(rows?.losingAccess ?? []);
   const movedAll =
     move.propagateMode === "change_all" ||

@@ -139,6 +139,10 @@ function storedAmong(state: StoreState, userId: number, flag: StoredFlag, ids: R
 /**
  * Decides, before `moved` leave `from` for `to`, every row change of the move.
  * `sentBy` maps each sender of a moved message to the part of `moved` they sent.
+ * `movedBefore` says whether any of them was moved between channels before (its edit
+ * history names a previous channel): only such a move writes granted or withdrawn bits
+ * (delete-messages.ts relies on the same), so without one nobody's are probed; at
+ * 10,000 members those probes, one LMDB read each, were most of the plan.
  */
 export function planChannelMoveRows(
   state: StoreState,
@@ -147,7 +151,10 @@ export function planChannelMoveRows(
   moved: ReadonlyBitmap,
   sentBy: ReadonlyMap<number, ReadonlyBitmap>,
   targetId: number,
+  movedBefore = true,
 ): ChannelMoveRows {
+  const movedRows = (userId: number, flag: "granted" | "withdrawn", ids: ReadonlyBitmap) =>
+    movedBefore ? storedAmong(state, userId, flag, ids) : EMPTY;
   const protectedTarget = !to.historyPublicToSubscribers;
   const rowLosers = new Set<number>();
   const losingAccess: number[] = [];
@@ -165,7 +172,7 @@ export function planChannelMoveRows(
     if (subFrom === undefined && subTo === undefined) continue;
     const sent = sentBy.get(userId) ?? EMPTY;
     const coveredFrom = covered(moved, subFrom);
-    const withdrawnHave = storedAmong(state, userId, "withdrawn", moved);
+    const withdrawnHave = movedRows(userId, "withdrawn", moved);
     if (subTo === undefined && coveredFrom === moved && sent.isEmpty && withdrawnHave.isEmpty) {
       // Received only from the old channel (most users leaving a large channel for a small
       // one): the row goes, and the new place derives none, so no bit is written, whatever
@@ -185,7 +192,7 @@ export function planChannelMoveRows(
     // one there or where a derived row was withdrawn.
     const uncovered = andNot(moved, coveredFrom);
     const historicalHave = storedAmong(state, userId, "historical", or(uncovered, withdrawnHave));
-    const grantedHave = storedAmong(state, userId, "granted", uncovered);
+    const grantedHave = movedRows(userId, "granted", uncovered);
     const stored = or(historicalHave, grantedHave);
     const before = or(andNot(or(coveredFrom, sent), withdrawnHave), stored);
     const derivedAfter = or(coveredTo, sent);
