@@ -7,7 +7,7 @@
 import type { AccessReader } from "./directory.js";
 import type { Attachment, Channel, GroupSettingValue, Message, User } from "./types.js";
 import { ROLE } from "./types.js";
-import { key } from "./index/keys.js";
+import { userFlagHas } from "./index/user-flag-holders.js";
 
 /** System groups every realm has, and the roles they contain. */
 export const SYSTEM_GROUPS: readonly {
@@ -242,8 +242,8 @@ export function sendRefusal(state: AccessReader, user: User, channel: Channel): 
  */
 export function receivedAtSend(state: AccessReader, userId: number, message: Message): boolean {
   if (message.recipient.type === "channel") {
-    if (state.bitmaps.get(key.userFlag(userId, "withdrawn")).has(message.id)) return false;
-    if (state.bitmaps.get(key.userFlag(userId, "granted")).has(message.id)) return true;
+    if (userFlagHas(state.bitmaps, userId, "withdrawn", message.id)) return false;
+    if (userFlagHas(state.bitmaps, userId, "granted", message.id)) return true;
   }
   if (message.senderId === userId) return true;
   if (message.recipient.type === "direct") {
@@ -256,9 +256,7 @@ export function receivedAtSend(state: AccessReader, userId: number, message: Mes
 
 /** Does the user have a row for the message (received, or a materialised historical row)? */
 export function hasRow(state: AccessReader, userId: number, message: Message): boolean {
-  return (
-    receivedAtSend(state, userId, message) || state.bitmaps.get(key.userFlag(userId, "historical")).has(message.id)
-  );
+  return receivedAtSend(state, userId, message) || userFlagHas(state.bitmaps, userId, "historical", message.id);
 }
 
 /** Zulip's has_message_access: a row, or a channel message whose history the user may read. */

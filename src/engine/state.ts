@@ -16,6 +16,8 @@
 import { BitmapStore } from "./index/bitmap-store.js";
 import { MessageConversations } from "./index/message-conversations.js";
 import { buildMembersIndex, Conversations } from "./index/conversations.js";
+import { userFlagHolderOf } from "./index/keys.js";
+import { buildUserFlagHolders } from "./index/user-flag-holders.js";
 import { UserTopicPolicies } from "./index/user-topics.js";
 import type { PresenceLog } from "./index/presence-log.js";
 import type { DerivedCache, EntityIndex } from "./index/entities/entity-index.js";
@@ -325,7 +327,7 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
     // eslint-disable-next-line @typescript-eslint/no-this-alias -- the write host's counters accessors
     const state = this;
     this.tables = openTables(dir, { noSync: options.noSync ?? false });
-    this.bitmaps = new BitmapStore(this.tables, options.bitmapCacheBytes);
+    this.bitmaps = new BitmapStore(this.tables, options.bitmapCacheBytes, userFlagHolderOf);
     this.conversations = new Conversations(this.tables);
     this.userTopics = new UserTopicPolicies(this.tables);
     this.renderer = renderer;
@@ -392,6 +394,7 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
     this.counters.nextAttachmentId ??= 1;
     buildMembersIndex(this.tables);
     this.#load(true);
+    buildUserFlagHolders(this.tables, this.bitmaps, (body) => this.write(body));
     const ceiling = this.tables.meta.get(PRESENCE_CEILING_KEY);
     this.presenceSeq = Math.max(this.presenceSeq, typeof ceiling === "number" ? ceiling : 0);
     this.presenceSeqCeiling = this.presenceSeq;

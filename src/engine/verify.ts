@@ -10,7 +10,8 @@
  * (Zulip does not recompute mentions on a move) while their topic participants and
  * receivers are now those of their new place.
  * entry, attachment claim or channel's first message may name a message without a
- * record (a deleted one).
+ * record (a deleted one). Every user flag bitmap must be listed in its flag's holders
+ * (index/user-flag-holders.ts), which may list more.
  */
 import { receivedAtSend as receivedOnly } from "./access.js";
 import { RoaringBitmap32, type Bitmap } from "./index/bitmap-store.js";
@@ -21,6 +22,7 @@ import { FIRST_ID } from "./storage/tables.js";
 import { messageMetaOf, type Conversation, type Message, type MessageMeta, type ScheduledMessage } from "./types.js";
 import { membersKey } from "./index/conversations.js";
 import { key } from "./index/keys.js";
+import { unlistedUserFlagBitmaps } from "./index/user-flag-holders.js";
 import { getMessageRecord, partsOf } from "./storage/message-records.js";
 
 export interface IndexDifference {
@@ -121,6 +123,7 @@ export function verifyIndexes(state: StoreState, onProgress?: (done: number, tot
       extra: Array.from(extra.rangeUint32Array(0, 10)),
     });
   }
+  problems.push(...unlistedUserFlagBitmaps(state.tables, state.bitmaps));
   checkMessageParts(state, problems);
   checkMessageReferences(state, present, problems);
   checkHistoricalRows(state, problems);

@@ -25,6 +25,7 @@
  */
 import { EMPTY, RoaringBitmap32, type Bitmap, type ReadonlyBitmap } from "../index/bitmap-store.js";
 import { key, type StoredFlag } from "../index/keys.js";
+import { holdsUserFlag } from "../index/user-flag-holders.js";
 import type { StoreState } from "../state.js";
 import { ROLE, type Channel, type Subscription } from "../types.js";
 
@@ -127,12 +128,13 @@ export function rowsAmong(
 }
 
 /**
- * The part of `ids` in one of the user's row bitmaps. Most users have none of these:
- * an absent key is found without loading (and caching) an empty bitmap.
+ * The part of `ids` in one of the user's row bitmaps. Most users have none of these: the
+ * flag's holders say so, and a held key without IDs there is found without loading it.
  */
 function storedAmong(state: StoreState, userId: number, flag: StoredFlag, ids: ReadonlyBitmap): ReadonlyBitmap {
   const k = key.userFlag(userId, flag);
-  if (ids.isEmpty || !state.bitmaps.holdsAnyIn(k, ids.minimum(), ids.maximum())) return EMPTY;
+  if (ids.isEmpty || !holdsUserFlag(state.bitmaps, userId, flag)) return EMPTY;
+  if (!state.bitmaps.holdsAnyIn(k, ids.minimum(), ids.maximum())) return EMPTY;
   return and(state.bitmaps.get(k), ids);
 }
 

@@ -24,6 +24,7 @@ import type { ApiFlag } from "../flags.js";
 import { BadRequestError, ExpectationMismatchError, PermissionDeniedError } from "../errors.js";
 import type { Audience, ContentEdit, MessageMove } from "../events/types.js";
 import { key } from "../index/keys.js";
+import { userFlagHas } from "../index/user-flag-holders.js";
 import { rowFlags, type KnownRow } from "../queries/message-flags.js";
 import type { RenderResult } from "../render.js";
 import { pastLimit } from "../settings/message-policy.js";
@@ -307,8 +308,8 @@ function storedGroupMentionKeys(state: StoreState, message: Message): Set<string
   if (message.mentionedGroupIds.length === 0) return keys;
   for (const userId of state.usersOfRealm(message.realmId)) {
     if (!receivedAtSend(state, userId, message)) continue;
-    const k = key.userFlag(userId, "group_mentioned");
-    if (state.bitmaps.get(k).has(message.id)) keys.add(k);
+    if (userFlagHas(state.bitmaps, userId, "group_mentioned", message.id))
+      keys.add(key.userFlag(userId, "group_mentioned"));
   }
   return keys;
 }
@@ -341,15 +342,34 @@ function rewriteMentionBits(
       changedUsers.add(userOf(k));
     }
   for (const userId of changedUsers) ctx.changed({ kind: "flags", userId, messageIds: [before.id] });
-  const flagsIn = (keys: Set<string>, userId: number): NonNullable<KnownRow["mentions"]> =>
-    (["mentioned", "group_mentioned", "topic_wildcard_mentioned"] as const).filter((flag) =>
-      keys.has(key.userFlag(userId, flag)),
-    );
+  const mentionedBefore = mentionFlagsByUser(old);
+  const mentionedAfter = mentionFlagsByUser(next);
   return {
     before: (userId) =>
-      flagsIn(old, userId).length > 0 || (before.wildcard === "stream" && receivedAtSend(state, userId, before)),
-    after: (userId) => flagsIn(next, userId),
+      mentionedBefore.has(userId) || (before.wildcard === "stream" && receivedAtSend(state, userId, before)),
+    // Asked for every recipient of the event: one lookup, the few mentioned users listed once.
+    after: (userId) => mentionedAfter.get(userId) ?? NO_MENTIONS,
   };
+}
+
+type MentionFlag = NonNullable<KnownRow["mentions"]>[number];
+const MENTION_FLAGS: readonly MentionFlag[] = ["mentioned", "group_mentioned", "topic_wildcard_mentioned"];
+const NO_MENTIONS: readonly MentionFlag[] = Object.freeze([]);
+
+/** Each user's personal mention flags among a version's mention bit keys, in MENTION_FLAGS order. */
+function mentionFlagsByUser(keys: ReadonlySet<string>): Map<number, MentionFlag[]> {
+  const out = new Map<number, MentionFlag[]>();
+  for (const k of keys) {
+    const match = USER_FLAG_KEY.exec(k);
+    const flag = MENTION_FLAGS.find((f) => f === match?.[2]);
+    if (!match || flag === undefined) continue;
+    const userId = Number(match[1]);
+    const flags = out.get(userId) ?? [];
+    flags.push(flag);
+    out.set(userId, flags);
+  }
+  for (const flags of out.values()) flags.sort((a, b) => MENTION_FLAGS.indexOf(a) - MENTION_FLAGS.indexOf(b));
+  return out;
 }
 
 function moveOf(moved: MoveResult): MessageMove {
@@ -380,7 +400,8 @@ function editAudience(state: StoreState, messageId: number): Audience {
   return realmAudience(
     state,
     message?.realmId ?? -1,
-    (user) => message !== undefined && (hasRow(state, user.id, message) || sharedWith?.has(user.id) === true),
+    // Members first: a set lookup answers for nearly everyone, the row needs bitmap reads.
+    (user) => message !== undefined && (sharedWith?.has(user.id) === true || hasRow(state, user.id, message)),
   );
 }
 

@@ -91,6 +91,12 @@ interface UndoRecord {
   readonly charged?: number;
 }
 
+/** The directory bitmap a key is listed in, and its member ID there; null when it has none. */
+export type DirectoryOf = (key: string) => readonly [string, number] | null;
+
+/** Entries of the listed-keys memo past which it starts over (it only saves lookups). */
+const MAX_LISTED_MEMO = 200_000;
+
 /** An always-empty bitmap for "no such key" fast paths. Never mutate it. */
 export const EMPTY: ReadonlyBitmap = new RoaringBitmap32();
 
@@ -128,10 +134,19 @@ export class BitmapStore {
    */
   readonly #absent = new Set<string>();
   readonly #maxCacheBytes: number;
+  readonly #directoryOf: DirectoryOf | null;
+  /** Keys known to be in their directory (a memo: cleared on rollback and when large). */
+  readonly #listed = new Set<string>();
 
-  constructor(tables: Tables, maxCacheBytes = DEFAULT_CACHE_BYTES) {
+  /**
+   * `directoryOf` names, for keys that have one, a directory bitmap and the member a key
+   * stands for there: every key that ever gets an ID is added to it in the same write
+   * (index/user-flag-holders.ts), so readers can skip keys their directory lacks.
+   */
+  constructor(tables: Tables, maxCacheBytes = DEFAULT_CACHE_BYTES, directoryOf: DirectoryOf | null = null) {
     this.#tables = tables;
     this.#maxCacheBytes = maxCacheBytes;
+    this.#directoryOf = directoryOf;
   }
 
   /** The bitmap for `key` (empty if none). Live and cached: do not mutate. */
@@ -191,6 +206,7 @@ export class BitmapStore {
     this.#bump(key);
     this.#markDirty(key, id);
     this.#undo.push({ key, added: [id], removed: [] });
+    this.#list(key);
     return true;
   }
 
@@ -209,6 +225,7 @@ export class BitmapStore {
       this.#bump(key);
       this.#grow(entry, 4 * added.length);
       this.#undo.push({ key, added, removed: [] });
+      this.#list(key);
     }
     return added;
   }
@@ -237,6 +254,7 @@ export class BitmapStore {
     this.#bump(key);
     this.#grow(entry, 4 * added.length);
     this.#undo.push({ key, added, removed: [] });
+    this.#list(key);
     return added;
   }
 
@@ -261,6 +279,7 @@ export class BitmapStore {
     this.#bump(key);
     this.#grow(entry, charged);
     this.#undo.push({ key, added: fresh, removed: [], charged });
+    this.#list(key);
     return fresh.size;
   }
 
@@ -438,6 +457,8 @@ export class BitmapStore {
     this.#undo = [];
     this.#dirty.clear();
     this.#pendingDeltas = [];
+    // Listings the failed write made were undone with it.
+    this.#listed.clear();
   }
 
   /** Every key that has persisted chunks, in key order (for verify). */
@@ -574,6 +595,16 @@ export class BitmapStore {
     this.#cachedBytes += bytes - entry.bytes;
     entry.bytes = bytes;
     entry.unmeasured = 0;
+  }
+
+  /** Adds a key that just got an ID to its directory, if it has one (see the constructor). */
+  #list(key: string): void {
+    if (this.#directoryOf === null || this.#listed.has(key)) return;
+    const place = this.#directoryOf(key);
+    if (place === null) return;
+    this.add(place[0], place[1]);
+    if (this.#listed.size >= MAX_LISTED_MEMO) this.#listed.clear();
+    this.#listed.add(key);
   }
 
   /** Size changes are estimates (4 bytes an ID); committed() re-measures past REMEASURE_BYTES of them. */

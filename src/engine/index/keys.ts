@@ -73,7 +73,12 @@ export const key = {
   /** Full-text term. */
   term: (realmId: number, term: string) => bounded(`w:${realmId}:${term}`),
   /** Per-user stored flag or the user's received direct messages. */
-  userFlag: (userId: number, flag: StoredFlag) => `u:${userId}:${flag}`,
+  userFlag: (userId: number, flag: StoredFlag) => userFlagKey(userId, flag),
+  /**
+   * The users who hold a `userFlag` bitmap of this flag (user IDs, not message IDs): every
+   * user whose bitmap ever got an ID (index/user-flag-holders.ts).
+   */
+  userFlagHolders: (flag: StoredFlag) => HOLDER_KEYS.get(flag) ?? `uh:${flag}`,
 } as const;
 
 /**
@@ -100,20 +105,55 @@ export const HAS_OPERANDS: readonly HasOperand[] = ["link", "image", "attachment
  * those intervals cover it or they sent it (Zulip deleted their UserMessage row).
  * Stream-wildcard mentions are not stored per user: they derive from key.streamWildcard.
  */
-export type StoredFlag =
-  | "read"
-  | "starred"
-  | "collapsed"
-  | "mentioned"
-  | "topic_wildcard_mentioned"
-  | "group_mentioned"
-  | "has_alert_word"
-  | "historical"
-  | "granted"
-  | "withdrawn"
-  | "dm"
+export const STORED_FLAGS = [
+  "read",
+  "starred",
+  "collapsed",
+  "mentioned",
+  "topic_wildcard_mentioned",
+  "group_mentioned",
+  "has_alert_word",
+  "historical",
+  "granted",
+  "withdrawn",
+  "dm",
   /** Messages a mobile notification is showing (Zulip's flag of that name): read ones get a removal. */
-  | "active_mobile_push_notification";
+  "active_mobile_push_notification",
+] as const;
+export type StoredFlag = (typeof STORED_FLAGS)[number];
+
+const HOLDER_KEYS = new Map<StoredFlag, string>(STORED_FLAGS.map((flag) => [flag, `uh:${flag}`]));
+const USER_FLAG_KEY = /^u:(\d+):(\w+)$/;
+
+/**
+ * The holders bitmap a user flag key registers in, and the user: [key.userFlagHolders(flag),
+ * userId]; null for any other key.
+ */
+export function userFlagHolderOf(name: string): readonly [string, number] | null {
+  if (name.charCodeAt(0) !== 117 || name.charCodeAt(1) !== 58) return null; // "u:"
+  const match = USER_FLAG_KEY.exec(name);
+  const holders = match ? HOLDER_KEYS.get(match[2] as StoredFlag) : undefined;
+  return holders === undefined ? null : [holders, Number(match![1])];
+}
+
+/**
+ * Each user's flag keys, built once: a freshly concatenated key is hashed again by every
+ * cache lookup, and an event to 10,000 users asks each of them for half a dozen flags.
+ * Bounded by clearing (rebuilding is cheap).
+ */
+const USER_FLAG_KEYS = new Map<number, Map<StoredFlag, string>>();
+const MAX_USER_FLAG_KEY_USERS = 100_000;
+
+function userFlagKey(userId: number, flag: StoredFlag): string {
+  let keys = USER_FLAG_KEYS.get(userId);
+  if (keys === undefined) {
+    if (USER_FLAG_KEYS.size >= MAX_USER_FLAG_KEY_USERS) USER_FLAG_KEYS.clear();
+    USER_FLAG_KEYS.set(userId, (keys = new Map()));
+  }
+  let k = keys.get(flag);
+  if (k === undefined) keys.set(flag, (k = `u:${userId}:${flag}`));
+  return k;
+}
 
 /** `${realmId}:${lowercased email}`: users by API or delivery email. */
 export function emailKey(realmId: number, email: string): string {

@@ -4,7 +4,8 @@
  * Messages without a row (shared history) are ["read", "historical"], like Zulip.
  */
 import { RoaringBitmap32, idsView, type ReadonlyBitmap } from "../index/bitmap-store.js";
-import { key } from "../index/keys.js";
+import { key, type StoredFlag } from "../index/keys.js";
+import { userFlagHas } from "../index/user-flag-holders.js";
 import type { ReceivedSets } from "../received.js";
 import type { NarrowReader } from "../directory.js";
 
@@ -242,20 +243,21 @@ export function rowFlags(
   known: KnownRow = {},
 ): readonly ApiFlag[] {
   const b = state.bitmaps;
-  const k = flagKeys(userId);
+  // Users who never held a flag's bitmap are skipped without reading it (most users, most flags).
+  const has = (flag: StoredFlag) => userFlagHas(b, userId, flag, id);
   let mask = 0;
-  if (b.get(k.read).has(id)) mask |= 1 << 0;
-  if (b.get(k.starred).has(id)) mask |= 1 << 1;
-  if (b.get(k.collapsed).has(id)) mask |= 1 << 2;
+  if (has("read")) mask |= 1 << 0;
+  if (has("starred")) mask |= 1 << 1;
+  if (has("collapsed")) mask |= 1 << 2;
   if (known.mentions !== undefined) for (const flag of known.mentions) mask |= MENTION_BITS[flag];
   else {
-    if (b.get(k.mentioned).has(id)) mask |= MENTION_BITS.mentioned;
-    if (b.get(k.topicWildcard).has(id)) mask |= MENTION_BITS.topic_wildcard_mentioned;
-    if (b.get(k.groupMentioned).has(id)) mask |= MENTION_BITS.group_mentioned;
+    if (has("mentioned")) mask |= MENTION_BITS.mentioned;
+    if (has("topic_wildcard_mentioned")) mask |= MENTION_BITS.topic_wildcard_mentioned;
+    if (has("group_mentioned")) mask |= MENTION_BITS.group_mentioned;
   }
-  if (b.get(k.alertWord).has(id)) mask |= 1 << 7;
+  if (has("has_alert_word")) mask |= 1 << 7;
   // A historical row is never stream-wildcard mentioned (it was not received at send).
-  if (known.received !== true && b.get(k.historical).has(id)) mask |= HISTORICAL_BIT;
+  if (known.received !== true && has("historical")) mask |= HISTORICAL_BIT;
   else if (known.streamWildcard ?? b.get(key.streamWildcard(realmId)).has(id)) mask |= STREAM_WILDCARD_BIT;
   if (mask & WILDCARD_BITS) mask |= 1 << 9;
   return flagsForMask(mask);
