@@ -18,6 +18,16 @@
  * characters; past any of these the least recently polled queue (of that user, or of
  * that realm) is collected, as an idle one would be. save()/restore() carry queues
  * across a graceful restart.
+ *
+ * Delivery is sliced: an event for 10,000 queues (a message or an edit in a channel of
+ * 10,000 members, each with a waiting poll answered on the way) held the event loop
+ * 70-150 ms in one piece. Who gets each event is decided at the commit, on the state
+ * it left (the queues, by the audience, event types and narrow); the copies are then
+ * rendered and pushed in commit order, a slice per turn of the loop (see
+ * DELIVERY_SLICE_*), so no queue ever gets events out of order. A queue registered
+ * while a delivery is under way gets none of it: its snapshot already holds that
+ * commit. What a copy says per user (an edit's flags) is read when it is rendered, so
+ * it may already show a later commit's change, whose own event follows.
  */
 import { randomUUID } from "node:crypto";
 import { EngineError, type EventBatch, type Store, type User } from "../engine/index.js";
@@ -45,6 +55,41 @@ export interface HubOptions {
   readonly random?: () => number;
   /** The `restart` event restored queues get (version fields). */
   readonly restartEvent?: Readonly<Record<string, unknown>>;
+  /** Slicing of deliveries (see DELIVERY_SLICE_*). */
+  readonly deliverySlice?: DeliverySlice;
+}
+
+/** How much delivery one turn of the event loop does before yielding to the next. */
+export interface DeliverySlice {
+  /** Copies pushed in a turn before the clock is looked at: smaller deliveries never yield. */
+  readonly minCopies: number;
+  /** Past minCopies, a turn yields after this many milliseconds... */
+  readonly maxMs: number;
+  /** ...or this many copies, whichever comes first. */
+  readonly maxCopies: number;
+}
+
+/**
+ * A few milliseconds of pushes per turn: a copy costs 2-10 µs (rendering shared, the
+ * poll's answer in the microtask after), more when its flags must be read from disk.
+ * Deliveries of up to minCopies copies (every test realm's) complete in the commit's turn.
+ */
+export const DEFAULT_DELIVERY_SLICE: DeliverySlice = { minCopies: 500, maxMs: 5, maxCopies: 1_000 };
+/** The clock is read once per this many copies. */
+const SLICE_CLOCK_EVERY = 64;
+
+/** One event's copies still to push: queues decided at the commit, in order. */
+interface PendingDelivery {
+  readonly wire: WireEvent;
+  readonly queues: readonly EventQueue[];
+  /** Per queue: false when it gets the event only through all_public_streams. */
+  readonly recipient: readonly boolean[];
+  next: number;
+}
+
+/** Queues to collect once every delivery before them is pushed (users deactivated by that commit). */
+interface PendingRemoval {
+  readonly removeUsers: readonly number[];
 }
 
 export const DEFAULT_MAX_QUEUE_EVENTS = 10_000;
@@ -136,6 +181,10 @@ export class EventHub {
   readonly #allPublic = new Map<number, Set<EventQueue>>();
   readonly #unsubscribe: () => void;
   readonly #gcInterval: number;
+  readonly #slice: DeliverySlice;
+  /** Deliveries not yet pushed, in commit order. */
+  #pending: (PendingDelivery | PendingRemoval)[] = [];
+  #drainScheduled: ReturnType<typeof setImmediate> | null = null;
   #gcTimer: unknown = null;
   #delivered = 0;
   #evicted = 0;
@@ -154,14 +203,16 @@ export class EventHub {
     this.#random = options.random ?? Math.random;
     this.#restartEvent = options.restartEvent ?? {};
     this.#gcInterval = (options.gcIntervalSecs ?? 30) * 1000;
+    this.#slice = options.deliverySlice ?? DEFAULT_DELIVERY_SLICE;
     this.#unsubscribe = store.onEvents((batch) => this.#deliver(batch));
     this.#scheduleGc();
   }
 
   /**
    * Creates a queue for `user`. Call in the same synchronous step as the snapshot it
-   * goes with: events are delivered synchronously after each commit, so none can
-   * fall between the snapshot and the queue.
+   * goes with: who gets an event is decided synchronously at its commit, so none can
+   * fall between the snapshot and the queue (deliveries still being pushed then were
+   * decided before the queue existed, and their commits are in the snapshot).
    */
   register(user: User, options: QueueOptions): EventQueue {
     if (options.allPublicStreams) this.#store.checkAllPublicStreams(user.id);
@@ -256,6 +307,7 @@ export class EventHub {
    * first, so that a save cut short by its deadline keeps the clients most likely alive.
    */
   save(): SavedQueue[] {
+    this.flush();
     const now = this.#clock.now();
     const recency = (q: EventQueue): number => (q.polling ? now : q.lastActivity);
     return [...this.#queues.values()].sort((a, b) => recency(b) - recency(a)).map((q) => q.save());
@@ -288,11 +340,26 @@ export class EventHub {
     return restored.filter((q) => this.#queues.get(q.id) === q).length;
   }
 
+  /** Pushes every delivery still under way, now (before saving queues, and for tests). */
+  flush(): void {
+    this.#drain(Number.POSITIVE_INFINITY);
+  }
+
+  /** Copies of committed events not yet pushed to their queues. */
+  get pendingCopies(): number {
+    let n = 0;
+    for (const item of this.#pending) if ("wire" in item) n += item.queues.length - item.next;
+    return n;
+  }
+
   /** Stops listening; waiting polls are answered (empty) so connections can close. */
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
     this.#unsubscribe();
+    if (this.#drainScheduled !== null) clearImmediate(this.#drainScheduled);
+    this.#drainScheduled = null;
+    this.#pending = [];
     if (this.#gcTimer !== null) this.#clock.clearTimeout(this.#gcTimer);
     for (const queue of this.#queues.values()) queue.releaseAll();
   }
@@ -388,6 +455,11 @@ export class EventHub {
     this.#account(queue, () => queue.acknowledge(lastEventId));
   }
 
+  /**
+   * Decides, on the state the commit left, which queues get each event of the batch,
+   * then pushes as much as a slice allows (all of it for small deliveries); the rest
+   * follows on later turns, behind any delivery already under way.
+   */
   #deliver(batch: EventBatch): void {
     const deactivated: number[] = [];
     for (const { event, audience } of batch.deliveries) {
@@ -398,30 +470,70 @@ export class EventHub {
         !event.changes.isActive
       )
         deactivated.push(event.userId);
-      const wire = new WireEvent(event, this.#store);
-      const visit = (queue: EventQueue, recipient: boolean): void => {
+      const queues: EventQueue[] = [];
+      const recipient: boolean[] = [];
+      const take = (queue: EventQueue, isRecipient: boolean): void => {
         if (!queue.wants(event.type)) return;
         if (event.type === "message" && queue.matchesNarrow && !queue.matchesNarrow(event.message.id)) return;
-        for (const body of wire.forQueue(queue, recipient)) {
-          this.#delivered++;
-          this.#push(queue, body);
-        }
+        queues.push(queue);
+        recipient.push(isRecipient);
       };
       if (audience.size <= this.#byUser.size) {
-        for (const userId of audience) for (const queue of this.#byUser.get(userId)?.queues ?? []) visit(queue, true);
+        for (const userId of audience) for (const queue of this.#byUser.get(userId)?.queues ?? []) take(queue, true);
       } else {
         for (const [userId, mine] of this.#byUser) {
-          if (audience.has(userId)) for (const queue of mine.queues) visit(queue, true);
+          if (audience.has(userId)) for (const queue of mine.queues) take(queue, true);
         }
       }
       if (event.type === "message" && event.publicChannelRealmId !== null) {
         for (const queue of this.#allPublic.get(event.publicChannelRealmId) ?? [])
-          if (!audience.has(queue.userId)) visit(queue, false);
+          if (!audience.has(queue.userId)) take(queue, false);
       }
+      if (queues.length > 0)
+        this.#pending.push({ wire: new WireEvent(event, this.#store), queues, recipient, next: 0 });
     }
     // A deactivated user's clients can no longer poll (their key is refused): their
-    // queues go at once, and a poll waiting on one is answered BAD_EVENT_QUEUE_ID.
-    for (const userId of deactivated)
-      for (const queue of [...(this.#byUser.get(userId)?.queues ?? [])]) this.#remove(queue);
+    // queues go once this batch is pushed, and a poll waiting on one is answered BAD_EVENT_QUEUE_ID.
+    if (deactivated.length > 0) this.#pending.push({ removeUsers: deactivated });
+    if (this.#drainScheduled === null) this.#drain(this.#slice.maxCopies);
+  }
+
+  /** Pushes pending copies in order, up to `maxCopies` (and the slice's time); schedules the rest. */
+  #drain(maxCopies: number): void {
+    const { minCopies, maxMs } = this.#slice;
+    const started = performance.now();
+    let pushed = 0;
+    while (this.#pending.length > 0) {
+      const item = this.#pending[0]!;
+      if ("removeUsers" in item) {
+        for (const userId of item.removeUsers)
+          for (const queue of [...(this.#byUser.get(userId)?.queues ?? [])]) this.#remove(queue);
+        this.#pending.shift();
+        continue;
+      }
+      const { wire, queues, recipient } = item;
+      while (item.next < queues.length) {
+        if (
+          pushed >= minCopies &&
+          (pushed >= maxCopies || (pushed % SLICE_CLOCK_EVERY === 0 && performance.now() - started > maxMs))
+        ) {
+          this.#drainScheduled ??= setImmediate(() => {
+            this.#drainScheduled = null;
+            this.#drain(this.#slice.maxCopies);
+          });
+          return;
+        }
+        const i = item.next++;
+        const queue = queues[i]!;
+        // Collected since the commit (idle, over a cap, deleted): it gets nothing more.
+        if (this.#queues.get(queue.id) !== queue) continue;
+        pushed++;
+        for (const body of wire.forQueue(queue, recipient[i])) {
+          this.#delivered++;
+          this.#push(queue, body);
+        }
+      }
+      this.#pending.shift();
+    }
   }
 }
