@@ -22,7 +22,7 @@ import { FIRST_ID } from "./storage/tables.js";
 import { messageMetaOf, type Conversation, type Message, type MessageMeta, type ScheduledMessage } from "./types.js";
 import { membersKey } from "./index/conversations.js";
 import { key } from "./index/keys.js";
-import { unlistedUserFlagBitmaps } from "./index/user-flag-holders.js";
+import { isUserFlagHoldersKey, unlistedUserFlagBitmaps } from "./index/user-flag-holders.js";
 import { getMessageRecord, partsOf } from "./storage/message-records.js";
 
 export interface IndexDifference {
@@ -90,7 +90,8 @@ export function verifyIndexes(state: StoreState, onProgress?: (done: number, tot
   const userState: string[] = [];
   for (const k of state.bitmaps.persistedKeys()) {
     if (isDerivedKey(k)) keys.add(k);
-    else userState.push(k);
+    // Holders list user IDs, not messages (checked below).
+    else if (!isUserFlagHoldersKey(k)) userState.push(k);
   }
   const differences: IndexDifference[] = [];
   // User state cannot be rebuilt, but may hold only messages that exist (read bits also

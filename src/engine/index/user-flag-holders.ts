@@ -28,6 +28,11 @@ interface BitmapReader {
   get(key: string): ReadonlyBitmap;
 }
 
+/** Whether a bitmap key is one of the holders (its IDs are users, not messages). */
+export function isUserFlagHoldersKey(name: string): boolean {
+  return name.startsWith("uh:");
+}
+
 /** Whether the user may hold a `flag` bitmap (false: they have none; true: read it). */
 export function holdsUserFlag(bitmaps: BitmapReader, userId: number, flag: StoredFlag): boolean {
   return bitmaps.get(key.userFlagHolders(flag)).has(userId);
