@@ -58,6 +58,7 @@ import {
   type MessageMeta,
   type OutboxMail,
   type Playground,
+  type ChannelFolder,
   type PresenceRecord,
   type Realm,
   type RealmEmoji,
@@ -222,6 +223,9 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
   get playgrounds(): Map<number, Playground> {
     return this.entities.playgrounds.byKey;
   }
+  get channelFolders(): Map<number, ChannelFolder> {
+    return this.entities.channelFolders.byKey;
+  }
   get realmEmoji(): Map<number, RealmEmoji> {
     return this.entities.realmEmoji.byKey;
   }
@@ -371,6 +375,7 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
       nextChangeSeq: 1,
       nextScheduledMessageId: 1,
       nextPlaygroundId: 1,
+      nextChannelFolderId: 1,
       nextRealmEmojiId: 1,
       nextDraftId: 1,
       nextSavedSnippetId: 1,
@@ -384,6 +389,7 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
     this.counters.nextChangeSeq ??= 1;
     this.counters.nextScheduledMessageId ??= 1;
     this.counters.nextPlaygroundId ??= 1;
+    this.counters.nextChannelFolderId ??= 1;
     this.counters.nextRealmEmojiId ??= 1;
     this.counters.nextDraftId ??= 1;
     this.counters.nextSavedSnippetId ??= 1;

@@ -22,11 +22,18 @@ import {
 import {
   accessChannelById,
   accessChannelByName,
+  channelEmailToken,
   channelGroupSettings,
   isUserSubscribed,
   streamPostPolicy,
   userChannelIds,
 } from "./actions/channels.js";
+import {
+  createChannelFolder,
+  realmChannelFolders,
+  reorderChannelFolders,
+  updateChannelFolder,
+} from "./actions/channel-folders.js";
 import {
   archiveChannel,
   setDefaultChannel,
@@ -182,6 +189,7 @@ import { StoreState, type StoreOptions } from "./state.js";
 import { lockDataDir, type DataDirLock } from "./storage/lock.js";
 import type {
   Channel,
+  ChannelFolder,
   ChannelPermissions,
   Conversation,
   Device,
@@ -762,6 +770,26 @@ export class Store {
   createChannel(actorId: number, input: CreateChannelInput): number {
     return createChannel(this.#state, actorId, input);
   }
+  /** The viewer's realm's channel folders in their order (register, GET /channel_folders). */
+  channelFolders(viewerId: number, includeArchived: boolean): ChannelFolder[] {
+    return realmChannelFolders(this.#state, this.#actor(viewerId).realmId, includeArchived);
+  }
+  /** POST /channel_folders/create (administrators). */
+  createChannelFolder(actorId: number, input: { readonly name: string; readonly description: string }): ChannelFolder {
+    return createChannelFolder(this.#state, actorId, input);
+  }
+  /** PATCH /channel_folders/{id}: name, description, archiving (administrators). */
+  updateChannelFolder(
+    actorId: number,
+    folderId: number,
+    input: { readonly name?: string; readonly description?: string; readonly isArchived?: boolean },
+  ): void {
+    updateChannelFolder(this.#state, actorId, folderId, input);
+  }
+  /** PATCH /channel_folders: every folder's ID in the new order (administrators). */
+  reorderChannelFolders(actorId: number, order: readonly number[]): void {
+    reorderChannelFolders(this.#state, actorId, order);
+  }
   /** POST/DELETE /default_streams (administrators). */
   setDefaultChannel(actorId: number, channelId: number, isDefault: boolean): void {
     setDefaultChannel(this.#state, actorId, channelId, isDefault);
@@ -769,6 +797,10 @@ export class Store {
   /** GET /users/{id}/subscriptions/{stream_id}. */
   isUserSubscribed(viewerId: number, userId: number, channelId: number): boolean {
     return isUserSubscribed(this.#state, this.#actor(viewerId), userId, channelId);
+  }
+  /** GET /streams/{id}/email_address: the channel and its email token for `senderId` (null: the gateway). */
+  channelEmailToken(viewerId: number, channelId: number, senderId: number | null): { channel: Channel; token: string } {
+    return channelEmailToken(this.#state, this.#actor(viewerId), channelId, senderId);
   }
   /** GET /users/{id}/channels: the user's channels whose metadata the viewer has. */
   userChannelIds(viewerId: number, userId: number): number[] {

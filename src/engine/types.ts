@@ -146,6 +146,22 @@ export interface Channel extends ChannelPermissions {
   isDefault: boolean;
   /** ID of the first message sent to it, or null. */
   firstMessageId: number | null;
+  /** The channel folder it is in; absent (older records) or null: none. */
+  folderId?: number | null;
+}
+
+/** A realm's channel folder (Zulip's ChannelFolder). */
+export interface ChannelFolder {
+  readonly id: number;
+  readonly realmId: number;
+  name: string;
+  description: string;
+  renderedDescription: string;
+  /** Position in the realm's list (Zulip's `order`), from 0. */
+  order: number;
+  readonly dateCreated: number;
+  readonly creatorId: number | null;
+  isArchived: boolean;
 }
 
 /**

@@ -29,6 +29,7 @@ export interface Counters {
   nextChangeSeq: number;
   nextScheduledMessageId: number;
   nextPlaygroundId: number;
+  nextChannelFolderId: number;
   nextRealmEmojiId: number;
   nextDraftId: number;
   nextSavedSnippetId: number;

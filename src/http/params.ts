@@ -95,6 +95,7 @@ export type RefKind =
   | "draft"
   | "snippet"
   | "device"
+  | "channelFolder"
   | "attachment"
   | "tusUpload"
   /** An upload's path_id, spread over the path segments realm_id/path_hash/path_random/filename. */
@@ -112,6 +113,7 @@ export type ObjectKind =
   | "draft"
   | "snippet"
   | "device"
+  | "channelFolder"
   | "upload"
   | "attachment"
   | "tusUpload";

@@ -12,7 +12,7 @@
  * `,"id":N}` without re-encoding.
  */
 import type { EngineEvent, Realm, Store, User } from "../engine/index.js";
-import { channelToWire, groupSettingToWire, subscriptionToWire } from "../wire/channel.js";
+import { channelFolderToWire, channelToWire, groupSettingToWire, subscriptionToWire } from "../wire/channel.js";
 import { messageBody } from "../wire/message.js";
 import { messagePolicyToWire } from "../wire/message-policy.js";
 import { userToWire } from "../wire/user.js";
@@ -282,6 +282,21 @@ export class WireEvent {
       }
       case "default_streams":
         return { type: "default_streams", default_streams: [...e.channelIds] };
+      case "channel_folder":
+        if (e.op === "add") return { type: "channel_folder", op: "add", channel_folder: channelFolderToWire(e.folder) };
+        if (e.op === "reorder") return { type: "channel_folder", op: "reorder", order: [...e.order] };
+        return {
+          type: "channel_folder",
+          op: "update",
+          channel_folder_id: e.folder.id,
+          data: {
+            ...(e.fields.includes("name") ? { name: e.folder.name } : {}),
+            ...(e.fields.includes("description")
+              ? { description: e.folder.description, rendered_description: e.folder.renderedDescription }
+              : {}),
+            ...(e.fields.includes("isArchived") ? { is_archived: e.folder.isArchived } : {}),
+          },
+        };
       case "realm_bot": {
         if (e.op === "delete") return { type: "realm_bot", op: "delete", bot: { user_id: e.botId } };
         if (e.op === "add") return { type: "realm_bot", op: "add", bot: botToWire(store, e.bot) };

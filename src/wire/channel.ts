@@ -5,13 +5,13 @@
  * /users/me/subscriptions, /register subscriptions and unsubscribed). Keep in step
  * with BasicChannel and Subscription in the API spec.
  *
- * Deviations: no channel folders (folder_id null), no traffic statistics
+ * Deviations: no traffic statistics
  * (stream_weekly_traffic null, is_recently_active true), per-subscription
  * notification settings always null (inherit). stream_post_policy and
  * is_announcement_only are derived from can_send_message_group, as in Zulip.
  */
 import type { Store } from "../engine/index.js";
-import type { Channel, GroupSettingValue, Subscription, User } from "../engine/index.js";
+import type { Channel, ChannelFolder, GroupSettingValue, Subscription, User } from "../engine/index.js";
 
 /** A group-setting value on the wire: a group ID or {direct_members, direct_subgroups}. */
 export function groupSettingToWire(
@@ -31,6 +31,20 @@ export function groupSettingFromWire(
     : { directMembers: value.direct_members, directSubgroups: value.direct_subgroups };
 }
 
+/** Zulip's ChannelFolder object. */
+export function channelFolderToWire(folder: ChannelFolder): Record<string, unknown> {
+  return {
+    id: folder.id,
+    name: folder.name,
+    order: folder.order,
+    date_created: folder.dateCreated,
+    creator_id: folder.creatorId,
+    description: folder.description,
+    rendered_description: folder.renderedDescription,
+    is_archived: folder.isArchived,
+  };
+}
+
 /** The basic channel object (BasicChannel). */
 export function channelToWire(store: Store, channel: Channel): Record<string, unknown> {
   const groups = store.channelGroupSettings(channel);
@@ -47,7 +61,7 @@ export function channelToWire(store: Store, channel: Channel): Record<string, un
     is_archived: channel.isArchived,
     history_public_to_subscribers: channel.historyPublicToSubscribers,
     first_message_id: channel.firstMessageId,
-    folder_id: null,
+    folder_id: channel.folderId ?? null,
     topics_policy: channel.topicsPolicy,
     is_recently_active: true,
     message_retention_days: channel.messageRetentionDays,

@@ -91,6 +91,7 @@ const nowhere = (kind: Kind): Ref =>
     snippet: 1_999_993,
     attachment: 1_999_992,
     device: 1_999_991,
+    channelFolder: 1_999_990,
     channelName: fresh("no-such-channel"),
     email: `${fresh("nobody")}@nowhere.test`,
     upload: `${ids.realmA}/00/AAAAAAAAAAAAAAAAAAAAAAAA/nothing.png`,
@@ -157,6 +158,7 @@ beforeAll(async () => {
   const aliceDrafts = store.createDrafts(alice.id, [unaddressed]);
   const aliceSnippets = [store.createSavedSnippet(alice.id, "t", "c").id];
   const foreignDevices = [store.registerClientDevice(drone.id)];
+  const foreignFolder = store.createChannelFolder(b.owner.id, { name: "hive folder", description: "" }).id;
   const aliceDevices = [store.registerClientDevice(alice.id)];
   for (const caller of [owner, bob, guest]) {
     ids.ownDraft.set(caller.id, store.createDrafts(caller.id, [unaddressed])[0]!);
@@ -202,6 +204,7 @@ beforeAll(async () => {
       snippet: foreignSnippets,
       scheduled: foreignScheduled,
       device: foreignDevices,
+      channelFolder: [foreignFolder],
     })[kind];
   scenarios = [
     { name: "bob: another realm", caller: bob, refs: foreign },

@@ -317,10 +317,10 @@ describe("POST /users/me/subscriptions", () => {
   it("reports unknown parameters", async () => {
     const r = await s.call(s.seed.alice, "POST", "/users/me/subscriptions", {
       subscriptions: [{ name: "general" }],
-      folder_id: 3,
+      send_new_subscription_messages: false,
     });
     expect(r.status).toBe(200);
-    expect(r.body["ignored_parameters_unsupported"]).toEqual(["folder_id"]);
+    expect(r.body["ignored_parameters_unsupported"]).toEqual(["send_new_subscription_messages"]);
   });
 
   it("rejects bad input with Zulip's errors and changes nothing", async () => {

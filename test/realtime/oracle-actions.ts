@@ -83,7 +83,14 @@ export type Action =
   | { kind: "create_channel"; actor: UserName; name: "new-a" | "new-b"; subscribers: UserName[]; inviteOnly: boolean }
   | { kind: "default_channel"; actor: UserName; channel: ChannelName; add: boolean }
   | { kind: "patch_subscriptions"; user: UserName; add: ChannelName[]; remove: ChannelName[] }
-  | { kind: "mark_read"; user: UserName; channel: ChannelName | null };
+  | { kind: "mark_read"; user: UserName; channel: ChannelName | null }
+  | {
+      kind: "channel_folder";
+      actor: UserName;
+      op: "create" | "rename" | "archive" | "unarchive" | "reorder" | "file";
+      pick: number;
+      channel: ChannelName;
+    };
 
 /** One PATCH /streams/{id} change (a rename only flips the name's case: actions name channels by name). */
 export type ChannelChange =
@@ -430,6 +437,25 @@ export const actionArb: fc.Arbitrary<Action> = fc.oneof(
     }),
   },
   {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant("channel_folder" as const),
+      actor,
+      op: fc.constantFrom(
+        "create" as const,
+        "create" as const,
+        "rename" as const,
+        "archive" as const,
+        "unarchive" as const,
+        "reorder" as const,
+        "file" as const,
+        "file" as const,
+      ),
+      pick: fc.nat(),
+      channel,
+    }),
+  },
+  {
     weight: 2,
     arbitrary: fc.record({
       kind: fc.constant("mark_read" as const),
@@ -756,6 +782,31 @@ export class World {
           delete: remove,
         });
         return note(r.status === 200, `patch_subscriptions ${String(r.body["msg"] ?? "")}`);
+      }
+      case "channel_folder": {
+        const folders = store.channelFolders(this.user("owner").id, true);
+        const folder = folders.length === 0 ? undefined : folders[action.pick % folders.length];
+        if (action.op === "create") {
+          const r = await call(action.actor, "POST", "/channel_folders/create", { name: `folder ${action.pick % 5}` });
+          return note(r.status === 200, `channel_folder ${String(r.body["msg"] ?? "")}`);
+        }
+        if (action.op === "reorder") {
+          const order = folders.map((f) => f.id).reverse();
+          const r = await call(action.actor, "PATCH", "/channel_folders", { order });
+          return note(r.status === 200, `channel_folder ${String(r.body["msg"] ?? "")}`);
+        }
+        if (action.op === "file") {
+          const channelId = this.channelId(action.channel);
+          if (channelId === undefined) return note(false, "channel_folder: no such channel yet");
+          const folderId = folder === undefined || action.pick % 3 === 0 ? null : folder.id;
+          const r = await call(action.actor, "PATCH", `/streams/${channelId}`, { folder_id: folderId });
+          return note(r.status === 200, `channel_folder ${String(r.body["msg"] ?? "")}`);
+        }
+        if (folder === undefined) return note(false, "channel_folder: none yet");
+        const params =
+          action.op === "rename" ? { name: `renamed ${action.pick % 7}` } : { is_archived: action.op === "archive" };
+        const r = await call(action.actor, "PATCH", `/channel_folders/${folder.id}`, params);
+        return note(r.status === 200, `channel_folder ${String(r.body["msg"] ?? "")}`);
       }
       case "mark_read": {
         if (action.channel === null) {

@@ -28,6 +28,7 @@ export const MAINTAINED_SECTIONS = [
   "never_subscribed",
   "streams",
   "realm_default_streams",
+  "channel_folders",
   "realm_bots",
   "realm_user_groups",
   "user_topics",
@@ -377,6 +378,26 @@ export function applyEvent(state: ClientState, event: Json): void {
         ...objs(state.snapshot["realm_non_active_users"] ?? [], "realm_non_active_users"),
       ].some((u) => u["user_id"] === userId);
       if (!known) throw new Error(`reducer: presence of user ${userId}, whom this client does not know`);
+      return;
+    }
+    case "channel_folder": {
+      // Kept in Zulip's order (`order`, then ID), as register lists them.
+      const folders = objs(state.snapshot["channel_folders"], "channel_folders");
+      const op = str(event["op"], "channel_folder.op");
+      if (op === "add") folders.push(clone(obj(event["channel_folder"], "channel_folder")));
+      else if (op === "update") {
+        const id = num(event["channel_folder_id"], "channel_folder_id");
+        const folder = folders.find((f) => f["id"] === id);
+        if (!folder) throw new Error(`reducer: channel_folder update for unknown folder ${id}`);
+        Object.assign(folder, clone(obj(event["data"], "channel_folder.data")));
+      } else if (op === "reorder") {
+        const order = nums(event["order"], "channel_folder.order");
+        for (const folder of folders) folder["order"] = order.indexOf(num(folder["id"], "id"));
+      } else throw new Error(`reducer: unexpected channel_folder op: ${JSON.stringify(event)}`);
+      folders.sort(
+        (a, b) => num(a["order"], "order") - num(b["order"], "order") || num(a["id"], "id") - num(b["id"], "id"),
+      );
+      state.snapshot["channel_folders"] = folders;
       return;
     }
     case "default_streams": {

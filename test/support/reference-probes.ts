@@ -99,6 +99,7 @@ export const PROBES: Readonly<Record<RefKind, readonly ProbeSpec[]>> = {
   draft: [{ names: "draft", label: "ID", encode: String }],
   snippet: [{ names: "snippet", label: "ID", encode: String }],
   device: [{ names: "device", label: "ID", encode: String }],
+  channelFolder: [{ names: "channelFolder", label: "ID", encode: String }],
   attachment: [{ names: "attachment", label: "ID", encode: String }],
   tusUpload: [{ names: "tusUpload", label: "ID", encode: String }],
   uploadPath: [

@@ -33,7 +33,7 @@ import {
   OrganizationOwnerRequiredError,
   PermissionDeniedError,
 } from "../errors.js";
-import { channelViewersAudience, realmAudience, usersAudience } from "../events/audience.js";
+import { botManagersAudience, channelViewersAudience, realmAudience, usersAudience } from "../events/audience.js";
 import type { EngineEvent, StreamPropertyValue } from "../events/types.js";
 import { key } from "../index/keys.js";
 import type { StoreState, WriteContext } from "../state.js";
@@ -51,6 +51,7 @@ import {
   MAX_CHANNEL_DESCRIPTION_LENGTH,
   normalizeGroupSetting,
   renderChannelDescription,
+  requireChannelFolder,
   sameGroupSetting,
   SETTINGS_GRANTING_METADATA_ACCESS,
   SETTINGS_REQUIRING_CONTENT_ACCESS,
@@ -80,6 +81,8 @@ export interface UpdateChannelInput {
   /** Only false does anything: unarchiving (archiving is archiveChannel). */
   readonly isArchived?: boolean;
   readonly topicsPolicy?: ChannelTopicsPolicy;
+  /** A channel folder of the realm; null takes the channel out of its folder. */
+  readonly folderId?: number | null;
   readonly permissions?: Partial<Record<ChannelGroupField, GroupSettingChange>>;
 }
 
@@ -305,10 +308,27 @@ export function updateChannel(state: StoreState, actorId: number, channelId: num
     const oldName = channel.name;
     next = { ...next, name };
     steps.push({
-      // Zulip's rename event names the channel by its old name.
-      events: (final, update) => update({ ...final, name: oldName }, "name", final.name),
+      events: (final, update, ctx) => {
+        // Zulip's rename event names the channel by its old name.
+        update({ ...final, name: oldName }, "name", final.name);
+        // Bots name their default channels by name: those who see bots hear the new one.
+        for (const bot of botsDefaultingTo(state, final)) {
+          const fields = (["defaultSendingChannelId", "defaultEventsRegisterChannelId"] as const).filter(
+            (field) => bot.botConfig?.[field] === final.id,
+          );
+          ctx.emit({ type: "realm_bot", op: "update", bot, fields }, () => botManagersAudience(state, bot));
+        }
+      },
       notice: `${mention} renamed channel **${oldName}** to **${name}**.`,
     });
+  }
+
+  if (input.folderId !== undefined) {
+    if (input.folderId !== null) requireChannelFolder(state, realmId, input.folderId);
+    if (input.folderId !== (channel.folderId ?? null)) {
+      next = { ...next, folderId: input.folderId };
+      steps.push({ events: (final, update) => update(final, "folder_id", final.folderId ?? null) });
+    }
   }
 
   const groupChanges = checkGroupSettingChanges(state, actor, channel, contentAccess, input.permissions ?? {});
@@ -426,6 +446,19 @@ function writeChannel(
       if (current.firstMessageId === null) current = { ...current, firstMessageId: id };
     }
   });
+}
+
+/** Active bots of the channel's realm whose default sending or events channel it is. */
+function botsDefaultingTo(state: StoreState, channel: Channel): User[] {
+  const out: User[] = [];
+  for (const id of state.usersOfRealm(channel.realmId)) {
+    const user = state.users.get(id);
+    const config = user?.botConfig;
+    if (user?.isActive && config)
+      if (config.defaultSendingChannelId === channel.id || config.defaultEventsRegisterChannelId === channel.id)
+        out.push(user);
+  }
+  return out;
 }
 
 /** Who may see the channel now (its metadata): a snapshot, taken before a change. */

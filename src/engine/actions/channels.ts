@@ -20,12 +20,21 @@ import {
   canSetTopicsPolicy,
   isAdmin,
   isAllowedBy,
+  sendRefusal,
 } from "../access.js";
+import { createHash } from "node:crypto";
 import { key } from "../index/keys.js";
 import type { StoreState } from "../state.js";
-import type { Channel, ChannelPermissions, ChannelTopicsPolicy, GroupSettingValue, User } from "../types.js";
+import type {
+  Channel,
+  ChannelFolder,
+  ChannelPermissions,
+  ChannelTopicsPolicy,
+  GroupSettingValue,
+  User,
+} from "../types.js";
 import { ROLE } from "../types.js";
-import { systemGroupId } from "./realms.js";
+import { realmUuid, systemGroupId } from "./realms.js";
 import { renderContextFor } from "./render-context.js";
 import { findChannelByName } from "./lookups.js";
 
@@ -44,6 +53,8 @@ export interface NewChannelOptions {
   readonly messageRetentionDays?: number | null;
   readonly topicsPolicy?: ChannelTopicsPolicy;
   readonly permissions?: Partial<ChannelPermissions>;
+  /** The channel folder it starts in. */
+  readonly folderId?: number;
 }
 
 export type ChannelGroupField = keyof ChannelPermissions;
@@ -308,6 +319,7 @@ export function newChannelRecord(
   if (topicsPolicy !== "inherit" && !canSetTopicsPolicy(state, creator))
     throw new PermissionDeniedError("Insufficient permission");
   const realmId = creator.realmId;
+  if (options.folderId !== undefined) requireChannelFolder(state, realmId, options.folderId);
   const permissions = {} as Record<ChannelGroupField, GroupSettingValue>;
   for (const spec of CHANNEL_GROUP_SETTINGS) {
     const given = options.permissions?.[spec.field];
@@ -346,8 +358,16 @@ export function newChannelRecord(
     isArchived: false,
     isDefault: options.isDefault ?? false,
     firstMessageId: null,
+    ...(options.folderId !== undefined ? { folderId: options.folderId } : {}),
     ...permissions,
   };
+}
+
+/** A channel folder of the realm by ID (Zulip's get_channel_folder_by_id): "Invalid channel folder ID" otherwise. */
+export function requireChannelFolder(state: StoreState, realmId: number, folderId: number): ChannelFolder {
+  const folder = state.channelFolders.get(folderId);
+  if (!folder || folder.realmId !== realmId) throw new BadRequestError("Invalid channel folder ID");
+  return folder;
 }
 
 /** Zulip's render_stream_description: Markdown, as messages are rendered. */
@@ -423,4 +443,33 @@ export function userChannelIds(state: StoreState, viewer: User, userId: number):
     if (sub.active && channel && canSeeChannel(state, viewer, channel)) out.push(channelId);
   }
   return out.sort((a, b) => a - b);
+}
+
+/**
+ * GET /streams/{stream_id}/email_address: the token of the channel's email address for
+ * `senderId` (Zulip's get_channel_email_token), for a caller who may post there (Zulip
+ * since feature level 448). The sender is the caller, a bot the caller owns (any bot,
+ * for administrators), or null for Zulip's email gateway bot. parley receives no mail:
+ * the token is derived (stable per realm, channel and sender) and nothing is stored.
+ */
+export function channelEmailToken(
+  state: StoreState,
+  viewer: User,
+  channelId: number,
+  senderId: number | null,
+): { channel: Channel; token: string } {
+  const channel = accessChannelById(state, viewer, channelId, { content: true });
+  if (sendRefusal(state, viewer, channel) !== null)
+    throw new BadRequestError("You do not have permission to post in this channel.");
+  if (senderId !== null && senderId !== viewer.id) {
+    const bot = state.users.get(senderId);
+    if (!bot || bot.realmId !== viewer.realmId || !bot.isBot || !bot.isActive) throw new BadRequestError("No such bot");
+    if (bot.botOwnerId !== viewer.id && !isAdmin(viewer)) throw new PermissionDeniedError("Insufficient permission");
+  }
+  const realm = state.realms.get(channel.realmId)!;
+  const token = createHash("sha256")
+    .update(`parley-channel-email:${realmUuid(realm)}:${channel.id}:${senderId ?? "gateway"}`)
+    .digest("hex")
+    .slice(0, 32);
+  return { channel, token };
 }

@@ -25,7 +25,13 @@ import {
 } from "../events/audience.js";
 import type { Channel, Subscription, User } from "../types.js";
 import { ROLE, SUBSCRIPTION_NOTIFICATIONS } from "../types.js";
-import { checkChannelName, findChannelByName, newChannelRecord, type NewChannelOptions } from "./channels.js";
+import {
+  checkChannelName,
+  findChannelByName,
+  newChannelRecord,
+  requireChannelFolder,
+  type NewChannelOptions,
+} from "./channels.js";
 import { ensureNotificationBotInTxn, sendChannelCreationMessages } from "./notification-bot.js";
 import { requireActiveUser } from "./users.js";
 
@@ -119,6 +125,8 @@ function canSubscribeSelf(state: StoreState, actor: User, channel: Channel): boo
 export function subscribe(state: StoreState, actorId: number, input: SubscribeInput): SubscribeResult {
   const actor = requireActiveUser(state, actorId);
   if (input.channels.length === 0) throw new BadRequestError("Nothing to do. Specify at least one channel.");
+  // Zulip looks the folder up first, whether or not a channel is created.
+  if (input.newChannel?.folderId !== undefined) requireChannelFolder(state, actor.realmId, input.newChannel.folderId);
   const users = resolvePrincipals(state, actor, input.principals);
   const othersIncluded = users.some((u) => u.id !== actor.id);
 

@@ -249,6 +249,9 @@ export function logEntryOf(event: EngineEvent): ChangeLogItem {
       return ["stream", event.op, ...event.channels.map((c) => c.id)];
     case "default_streams":
       return ["default_streams", "update", ...event.channelIds];
+    case "channel_folder":
+      if (event.op === "reorder") return ["channel_folder", "reorder", ...event.order];
+      return ["channel_folder", event.op, event.folder.id];
     case "realm_bot":
       if (event.op === "add") return ["realm_bot", "add", event.bot.id];
       if (event.op === "update") return ["realm_bot", `update:${event.fields.join(",")}`, event.bot.id];

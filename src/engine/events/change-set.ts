@@ -49,6 +49,7 @@ export const ENTITY_KINDS = [
   "invites",
   /** Per realm: its code playgrounds. */
   "playgrounds",
+  "channelFolder",
   "user",
   /** Per user: their personal settings. */
   "userSettings",
@@ -309,6 +310,7 @@ const STREAM_PROPERTY_FIELDS: Readonly<Record<string, FieldOf<"channel">>> = {
   message_retention_days: "messageRetentionDays",
   topics_policy: "topicsPolicy",
   is_archived: "isArchived",
+  folder_id: "folderId",
   can_add_subscribers_group: "canAddSubscribersGroup",
   can_remove_subscribers_group: "canRemoveSubscribersGroup",
   can_administer_channel_group: "canAdministerChannelGroup",
@@ -380,6 +382,10 @@ export function changesOfEvent(event: EngineEvent, out: ChangeSetBuilder): void 
       return;
     case "default_streams":
       out.entity("defaultChannels", event.realmId, "changed");
+      return;
+    case "channel_folder":
+      if (event.op === "reorder") for (const id of event.order) out.entity("channelFolder", id, "changed");
+      else out.entity("channelFolder", event.folder.id, event.op === "add" ? "added" : "changed");
       return;
     case "realm_bot":
       if (event.op === "add") out.entity("user", event.bot.id, "added");

@@ -13,6 +13,7 @@ import type { MessagePolicy } from "../settings/message-policy.js";
 import type {
   BotConfig,
   Channel,
+  ChannelFolder,
   Device,
   Draft,
   GroupSettingValue,
@@ -168,6 +169,20 @@ export type EngineEvent =
       readonly isWebPublic?: boolean;
     }
   | { readonly type: "default_streams"; readonly realmId: number; readonly channelIds: readonly number[] }
+  | { readonly type: "channel_folder"; readonly op: "add"; readonly folder: ChannelFolder }
+  | {
+      readonly type: "channel_folder";
+      readonly op: "update";
+      readonly folder: ChannelFolder;
+      /** The fields that changed (Zulip's `data`). */
+      readonly fields: readonly ("name" | "description" | "isArchived")[];
+    }
+  | {
+      readonly type: "channel_folder";
+      readonly op: "reorder";
+      readonly realmId: number;
+      readonly order: readonly number[];
+    }
   | { readonly type: "realm_bot"; readonly op: "add"; readonly bot: User }
   | { readonly type: "realm_bot"; readonly op: "delete"; readonly botId: number }
   /** A bot's own settings changed (Zulip's realm_bot update): the bot after the change and which ones. */

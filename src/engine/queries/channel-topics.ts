@@ -139,6 +139,7 @@ export class ChannelTopicIndex extends DerivedCache {
     defaultChannels: "ignore",
     invites: "ignore",
     playgrounds: "ignore",
+    channelFolder: "ignore",
     user: "ignore",
     userSettings: "ignore",
     password: "ignore",

@@ -29,6 +29,7 @@
  * | scheduled_due     | [deliverAt, scheduledMessageId]  | null (pending ones, by time)  |
  * | presence          | userId (uint32)                  | PresenceRecord (flushed in batches) |
  * | playgrounds       | playgroundId (uint32)            | Playground                    |
+ * | channel_folders   | channelFolderId (uint32)         | ChannelFolder                 |
  * | drafts            | draftId (uint32)                 | Draft                         |
  * | saved_snippets    | savedSnippetId (uint32)          | SavedSnippet                  |
  * | passwords         | userId (uint32)                  | PasswordRecord (scrypt)       |
@@ -81,6 +82,7 @@ export interface Tables {
   readonly scheduledDue: Database<null, [number, number]>;
   readonly presence: Database<unknown, number>;
   readonly playgrounds: Database<unknown, number>;
+  readonly channelFolders: Database<unknown, number>;
   readonly drafts: Database<unknown, number>;
   readonly savedSnippets: Database<unknown, number>;
   readonly passwords: Database<unknown, number>;
@@ -178,6 +180,7 @@ export const TABLE_SPECS = {
   // Written by flushPresence every few seconds, not per ping (actions/presence.ts).
   presence: { db: "presence", role: "entity", keys: "id", values: "msgpack", change: "presence" },
   playgrounds: { db: "playgrounds", role: "entity", keys: "id", values: "msgpack", change: "playgrounds" },
+  channelFolders: { db: "channel_folders", role: "entity", keys: "id", values: "msgpack", change: "channelFolder" },
   drafts: { db: "drafts", role: "entity", keys: "id", values: "msgpack", change: "draft" },
   savedSnippets: { db: "saved_snippets", role: "entity", keys: "id", values: "msgpack", change: "savedSnippet" },
   // Apart from users so that no code path that renders a User can carry a hash; read on login only.

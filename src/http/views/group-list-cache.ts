@@ -43,6 +43,7 @@ export class GroupListCache extends DerivedCache {
     defaultChannels: "ignore",
     invites: "ignore",
     playgrounds: "ignore",
+    channelFolder: "ignore",
     userSettings: "ignore",
     password: "ignore",
     presence: "ignore",

@@ -120,6 +120,7 @@ export class MessageJsonCache extends DerivedCache {
     defaultChannels: "ignore",
     invites: "ignore",
     playgrounds: "ignore",
+    channelFolder: "ignore",
     userSettings: "ignore",
     password: "ignore",
     presence: "ignore",

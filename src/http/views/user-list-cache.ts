@@ -49,6 +49,7 @@ export class UserListCache extends DerivedCache {
     defaultChannels: "ignore",
     invites: "ignore",
     playgrounds: "ignore",
+    channelFolder: "ignore",
     userSettings: "ignore",
     password: "ignore",
     presence: "ignore",

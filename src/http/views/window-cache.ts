@@ -86,6 +86,7 @@ export class WindowReplyCache extends DerivedCache {
     defaultChannels: "ignore",
     invites: "ignore",
     playgrounds: "ignore",
+    channelFolder: "ignore",
     password: "ignore",
     presence: "ignore",
     emailChange: "ignore",

@@ -15,6 +15,7 @@ import type {
   Invite,
   OutboxMail,
   Playground,
+  ChannelFolder,
   PresenceRecord,
   Realm,
   RealmEmoji,
@@ -48,6 +49,7 @@ export interface EntityRecords {
   scheduledMessages: ScheduledMessage;
   presence: PresenceRecord;
   playgrounds: Playground;
+  channelFolders: ChannelFolder;
   drafts: Draft;
   savedSnippets: SavedSnippet;
   devices: Device;
@@ -83,6 +85,8 @@ export function createEntityIndexes(hooks: EntityHooks) {
     scheduledMessages: new KeyedIndex((record: ScheduledMessage) => record.id),
     presence: new PresenceIndex(),
     playgrounds: new KeyedIndex((record: Playground) => record.id),
+    /** Archived ones too. */
+    channelFolders: new KeyedIndex((record: ChannelFolder) => record.id),
     drafts: new OwnedIndex((record: Draft) => record.userId),
     savedSnippets: new OwnedIndex((record: SavedSnippet) => record.userId),
     devices: new DeviceIndex(),

@@ -34,6 +34,7 @@ export default defineEndpoint({
     is_web_public: p.bool().default(false),
     is_default_stream: p.bool().default(false),
     history_public_to_subscribers: p.bool().optional(),
+    folder_id: ref(p.int(), "channelFolder").optional(),
     message_retention_days: retentionDays().optional(),
     topics_policy: oneOfLoose([
       "inherit",
@@ -74,6 +75,7 @@ export default defineEndpoint({
         inviteOnly: input.invite_only,
         isWebPublic: input.is_web_public,
         isDefault: input.is_default_stream,
+        ...(input.folder_id !== undefined ? { folderId: input.folder_id } : {}),
         ...(input.history_public_to_subscribers !== undefined
           ? { historyPublicToSubscribers: input.history_public_to_subscribers }
           : {}),

@@ -7,7 +7,14 @@
 import type { Endpoint } from "../../endpoint.js";
 import archiveChannel from "./archive-channel.js";
 import channelMembers from "./channel-members.js";
+import {
+  createChannelFolder,
+  listChannelFolders,
+  reorderChannelFolders,
+  updateChannelFolder,
+} from "./channel-folders.js";
 import createChannel from "./create-channel.js";
+import channelEmailAddress from "./email-address.js";
 import { addDefaultChannel, removeDefaultChannel } from "./default-channels.js";
 import getChannel from "./get-channel.js";
 import getChannelId from "./get-channel-id.js";
@@ -20,9 +27,14 @@ export const CHANNEL_ENDPOINTS: readonly Endpoint[] = [
   updateChannel,
   archiveChannel,
   channelMembers,
+  channelEmailAddress,
   getChannelId,
   addDefaultChannel,
   removeDefaultChannel,
   subscriptionStatus,
   userChannels,
+  createChannelFolder,
+  listChannelFolders,
+  reorderChannelFolders,
+  updateChannelFolder,
 ];

@@ -10,8 +10,8 @@
  * Deviations: the request is one write (Zulip commits each kind of change on its own,
  * so a refusal part-way keeps the earlier ones); a value equal to the current one
  * changes nothing and posts no notice (Zulip re-announces an unchanged access policy).
- * `folder_id` and the deprecated `stream_post_policy` are not supported yet and come
- * back in ignored_parameters_unsupported.
+ * The deprecated `stream_post_policy` is not supported and comes back in
+ * ignored_parameters_unsupported.
  */
 import { z } from "zod";
 import {
@@ -51,6 +51,8 @@ export default defineEndpoint({
       "disable_empty_topic",
       "empty_topic_only",
     ] as const).optional(),
+    // A folder of the realm, or null to take the channel out of its folder.
+    folder_id: ref(p.json(z.number().int().nullable()), "channelFolder").optional(),
     can_add_subscribers_group: change(),
     can_administer_channel_group: change(),
     can_create_topic_group: change(),
@@ -95,6 +97,7 @@ export default defineEndpoint({
       ...(input.is_archived !== undefined ? { isArchived: input.is_archived } : {}),
       ...(input.message_retention_days !== undefined ? { messageRetentionDays: input.message_retention_days } : {}),
       ...(input.topics_policy !== undefined ? { topicsPolicy: input.topics_policy } : {}),
+      ...(input.folder_id !== undefined ? { folderId: input.folder_id } : {}),
       permissions,
     };
     ctx.store.updateChannel(ctx.user.id, channelIdParam(ctx), update);

@@ -48,6 +48,7 @@ import { UNSTORED_SECTIONS, type UnstoredSection } from "./unstored-sections.js"
 import { realmUserSettingsDefaultsSection, userSettingsSection } from "./user-settings.js";
 import { draftToWire, savedSnippetToWire } from "../../../wire/personal.js";
 import { devicesToWire } from "../../../wire/device.js";
+import { channelFolderToWire } from "../../../wire/channel.js";
 
 /** Zulip's default idle queue timeout, and what "mobile" means. */
 const DEFAULT_IDLE_QUEUE_TIMEOUT = 600;
@@ -165,7 +166,9 @@ export default defineEndpoint({
       ...unstored("realm_incoming_webhook_bots"),
       ...(want("recent_private_conversations") ? recentConversationsSection(store, user) : {}),
       ...(want("subscription") ? subscriptionSection(store, user, options) : {}),
-      ...unstored("channel_folders"),
+      ...(want("channel_folders")
+        ? { channel_folders: store.channelFolders(user.id, true).map(channelFolderToWire) }
+        : {}),
       ...(want("message") && want("update_message_flags") ? unreadSection(store, realm, user, options) : {}),
       ...(want("starred_messages") ? starredSection(store, user) : {}),
       ...(want("stream") && input.include_streams ? streamSection(store, user, options) : {}),

@@ -42,7 +42,6 @@ export const UNSTORED_SECTIONS = {
   tenor: () => ({ tenor_api_key: "" }),
   klipy: () => ({ klipy_api_key: "" }),
   realm_billing: () => ({ realm_billing: { has_pending_sponsorship_request: false } }),
-  channel_folders: () => ({ channel_folders: [] }),
   navigation_views: () => ({ navigation_views: [] }),
 } as const satisfies Record<string, SectionBuilder>;
 

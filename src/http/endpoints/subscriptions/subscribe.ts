@@ -7,8 +7,8 @@
  *
  * Deviations: at most MAX_NEW_CHANNELS_PER_REQUEST (100) channels are created per
  * request (Zulip has no such cap; see wire-params.ts); no "you were subscribed"
- * direct messages to other users; folder_id and send_new_subscription_messages are
- * not supported and come back in ignored_parameters_unsupported. Per-item `color` is accepted and ignored (the engine
+ * direct messages to other users; send_new_subscription_messages is not supported
+ * and comes back in ignored_parameters_unsupported. Per-item `color` is accepted and ignored (the engine
  * picks colors). A caller who may not create channels (a guest) naming a free name is
  * refused as for a channel they cannot see ("Unable to access channel (NAME).", or
  * listed in `unauthorized`), where Zulip answers "Insufficient permission": Zulip's
@@ -71,6 +71,7 @@ export default defineEndpoint({
     is_default_stream: p.bool().optional(),
     history_public_to_subscribers: p.bool().optional(),
     message_retention_days: retentionDays().optional(),
+    folder_id: ref(p.int(), "channelFolder").optional(),
     topics_policy: oneOfLoose([
       "inherit",
       "allow_empty_topic",
@@ -133,6 +134,7 @@ export default defineEndpoint({
           : {}),
         ...(input.message_retention_days !== undefined ? { messageRetentionDays: input.message_retention_days } : {}),
         ...(input.topics_policy !== undefined ? { topicsPolicy: input.topics_policy } : {}),
+        ...(input.folder_id !== undefined ? { folderId: input.folder_id } : {}),
         permissions,
       },
       creationMessages: { announce: input.announce },
