@@ -239,12 +239,14 @@ export function deleteMessagesInWrite(
       group.messages.map((before) => ({ before, after: null })),
     );
     const realmId = group.messages[0]!.realmId;
-    // Zulip's check_update_first_message_id, to the same users as the deletion.
+    // Zulip's check_update_first_message_id. Told to everyone who sees the channel, as
+    // the first message's own update was at send (Zulip tells only the deletion's
+    // audience, which leaves its administrators and other metadata viewers stale).
     const channel = group.channel === null ? undefined : (channels.get(group.channel.id) ?? group.channel);
     if (channel?.firstMessageId != null && ids.includes(channel.firstMessageId))
       channels.set(
         channel.id,
-        nextFirstMessage(state, ctx, channel, () => audience),
+        nextFirstMessage(state, ctx, channel, () => channelViewersAudience(state, channel)),
       );
     const where = group.channel === null ? null : { channelId: group.channel.id, topic: group.topicKey };
     ctx.emit({ type: "delete_message", realmId, messageIds: ids, channel: where }, () => audience);
