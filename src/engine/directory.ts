@@ -100,6 +100,8 @@ export interface UnreadReader extends NarrowReader {
     readonly size: number;
     conversation(ordinal: number): ConversationOfMessage;
   };
+  /** A message's meta (channel or conversation, topic), if the message exists. */
+  metaOf(id: number): MessageMeta | undefined;
 }
 
 /** One user's recent_private_conversations as last computed, with the `dm` bitmap version it is valid for. */

@@ -101,7 +101,10 @@ export function unreadSummary(ctx: PlanContext<UnreadReader>): UnreadSummary {
     const groupIds = lists[g]!;
     const { where, topic } = index.conversation(ordinal);
     if (where > 0) {
-      streams.push({ streamId: where, topic, unreadMessageIds: groupIds });
+      // Zulip lists a topic under its oldest unread message's spelling; the index keeps
+      // the first spelling it met, which a case-only rename may have left on no message.
+      const spelling = state.metaOf(groupIds[0]!)?.[1] ?? topic;
+      streams.push({ streamId: where, topic: spelling, unreadMessageIds: groupIds });
       if (!mutedGroups.has(ordinal)) count += groupIds.length;
       continue;
     }

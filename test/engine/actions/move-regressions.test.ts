@@ -52,3 +52,28 @@ describe("moves", () => {
     ]);
   });
 });
+
+describe("unread_msgs after a case-only rename", () => {
+  it("lists the topic under its oldest unread message's spelling, as Zulip's aggregate_streams does", () => {
+    const { s, owner, ben } = realm();
+    const c = s.subscribe(owner.id, { channels: [{ name: "general" }], principals: [owner.id, ben.id] })
+      .createdChannelIds[0]!;
+    const first = s.sendMessage({
+      senderId: owner.id,
+      to: { type: "channel", channel: c, topic: "lunch" },
+      content: "a",
+    });
+    const second = s.sendMessage({
+      senderId: owner.id,
+      to: { type: "channel", channel: c, topic: "lunch" },
+      content: "b",
+    });
+    expect(s.unreadSummary(ben.id).streams).toEqual([
+      { streamId: c, topic: "lunch", unreadMessageIds: [first.id, second.id] },
+    ]);
+    s.updateMessage(owner.id, first.id, { topic: "Lunch", propagateMode: "change_all", ...noNotices });
+    expect(s.unreadSummary(ben.id).streams).toEqual([
+      { streamId: c, topic: "Lunch", unreadMessageIds: [first.id, second.id] },
+    ]);
+  });
+});
