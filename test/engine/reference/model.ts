@@ -18,6 +18,7 @@ import { LARGER_THAN_MAX_MESSAGE_ID, referenceWindow } from "./window.js";
 
 export const ROLE_OWNER = 100;
 export const ROLE_ADMIN = 200;
+export const ROLE_MODERATOR = 300;
 export const ROLE_MEMBER = 400;
 export const ROLE_GUEST = 600;
 
@@ -45,19 +46,37 @@ export interface RefChannel {
   readonly historyPublicToSubscribers: boolean;
 }
 
+/**
+ * A message as stored now: edits change its content fields, moves its channel and
+ * topic (./mutations.ts).
+ */
 export interface RefMessage {
   readonly id: number;
   readonly realmId: number;
   readonly senderId: number;
-  readonly channelId: number | null;
+  channelId: number | null;
   /** DM participants, sorted, sender included; null for channel messages. */
   readonly dmUsers: readonly number[] | null;
   /** Stored topic ("" for DMs). */
-  readonly topic: string;
-  /** Lower-case plain words of content and topic (search). */
-  readonly words: ReadonlySet<string>;
-  readonly hasLink: boolean;
-  readonly mentionedUserIds: readonly number[];
+  topic: string;
+  /** The raw content as sent or last edited (what prev_content_sha256 hashes). */
+  content: string;
+  /** Lower-case plain words of the content (search adds the topic's, see wordsOf). */
+  contentWords: ReadonlySet<string>;
+  hasLink: boolean;
+  mentionedUserIds: readonly number[];
+  /** The model's clock when sent (UNIX seconds): edit, move and undo time limits. */
+  readonly dateSent: number;
+  /** Notification Bot's "marked this topic as resolved/unresolved" (Zulip's RESOLVE_TOPIC_NOTIFICATION). */
+  readonly resolveNotice: boolean;
+}
+
+/** Lower-case plain words of a topic, as search sees them. */
+export function topicWords(topic: string): string[] {
+  return topic
+    .split(/[^A-Za-z0-9]+/)
+    .filter((w) => w !== "")
+    .map((w) => w.toLowerCase());
 }
 
 /** One UserMessage row's editable and send-time flags. */
@@ -159,6 +178,19 @@ export interface RefQuirks {
    * with this quirk only a non-negated channel term counts.
    */
   readonly firstUnreadIgnoresNegatedChannel?: boolean;
+  /**
+   * A rename that changes only letter case (same channel) leaves users' topic policies
+   * alone when nothing else of the topic is left behind; Zulip resets them (its orig
+   * and target policies are the same rows: the first is cleared, the second is then
+   * taken as already right), and for change_one/change_later counts the renamed
+   * messages themselves as left behind, so its sender follows the topic "on initiation".
+   */
+  readonly caseOnlyRenameKeepsPolicies?: boolean;
+  /**
+   * A content edit leaves `mentioned` alone on historical rows; Zulip's
+   * update_user_message_flags sets it on every row of the message, historical ones too.
+   */
+  readonly editMentionsSkipHistorical?: boolean;
 }
 
 export class RefModel {
@@ -176,6 +208,10 @@ export class RefModel {
   readonly topicPolicies = new Map<number, Map<string, { channelId: number; topicUpper: string; policy: number }>>();
   /** Every operation applied, for failure reports. */
   readonly log: string[] = [];
+  /** IDs of deleted messages (refused actions name them). */
+  readonly deletedIds: number[] = [];
+  /** The clock the engine under test is given (UNIX seconds); messages take it as their date. */
+  now = 1_700_000_000;
 
   constructor(realmId: number, quirks: RefQuirks = {}) {
     this.realmId = realmId;
@@ -243,12 +279,16 @@ export class RefModel {
     hasLink: boolean;
     mentionedUserIds: readonly number[];
     readBySender: boolean;
-  }): void {
+    /** The raw content (defaults to the words joined). */
+    content?: string;
+    /** A Notification Bot resolve notice: no automatic topic policies (its sender is a bot). */
+    resolveNotice?: boolean;
+    /** Zulip's limit_unread_user_ids and mark_as_read: receivers who get the message read. */
+    readBy?: ReadonlySet<number>;
+  }): RefMessage {
     const topic = input.channelId === null ? "" : this.normalizeTopic(input.topic);
-    if (input.realmId === this.realmId && input.channelId !== null)
+    if (input.realmId === this.realmId && input.channelId !== null && input.resolveNotice !== true)
       this.automaticPolicies(input.senderId, input.channelId, topic, input.mentionedUserIds);
-    const words = new Set<string>(input.contentWords.map((w) => w.toLowerCase()));
-    for (const w of topic.split(/[^A-Za-z0-9]+/)) if (w !== "") words.add(w.toLowerCase());
     const message: RefMessage = {
       id: input.id,
       realmId: input.realmId,
@@ -256,14 +296,21 @@ export class RefModel {
       channelId: input.channelId,
       dmUsers: input.dmUsers === null ? null : [...new Set(input.dmUsers)].sort((a, b) => a - b),
       topic,
-      words,
+      content: input.content ?? input.contentWords.join(" "),
+      contentWords: new Set<string>(input.contentWords.map((w) => w.toLowerCase())),
       hasLink: input.hasLink,
       mentionedUserIds: [...input.mentionedUserIds],
+      dateSent: this.now,
+      resolveNotice: input.resolveNotice ?? false,
     };
     this.messages.push(message);
-    this.log.push(`send ${JSON.stringify({ ...input, topic })}`);
-    if (input.realmId !== this.realmId) return;
-    const recipients = new Set<number>([input.senderId]);
+    const { readBy, ...logged } = input;
+    this.log.push(
+      `send ${JSON.stringify({ ...logged, topic, ...(readBy ? { readBy: [...readBy] } : {}), at: this.now })}`,
+    );
+    if (input.realmId !== this.realmId) return message;
+    // The Notification Bot is not one of the modelled users: its own row is never read.
+    const recipients = new Set<number>(message.resolveNotice ? [] : [input.senderId]);
     if (message.dmUsers !== null) for (const u of message.dmUsers) recipients.add(u);
     else {
       for (const user of this.users.values()) {
@@ -271,14 +318,40 @@ export class RefModel {
       }
     }
     for (const userId of recipients) {
+      const read = userId === input.senderId ? input.readBySender : (readBy?.has(userId) ?? false);
       this.rowsOf(userId).set(message.id, {
-        read: userId === input.senderId ? input.readBySender : false,
+        read,
         starred: false,
         collapsed: false,
         mentioned: message.mentionedUserIds.includes(userId),
         historical: false,
       });
     }
+    return message;
+  }
+
+  /** The ID the next message gets (IDs are global, in send order). */
+  nextMessageId(): number {
+    const last = Math.max(0, ...this.messages.map((m) => m.id), ...this.deletedIds);
+    return last + 1;
+  }
+
+  /** Words search matches a message by: its content's and its topic's. */
+  wordsOf(m: RefMessage): ReadonlySet<string> {
+    const words = new Set(m.contentWords);
+    for (const w of topicWords(m.topic)) words.add(w);
+    return words;
+  }
+
+  /** Deletes messages and every UserMessage row of them (Zulip moves both to the archive). */
+  removeMessages(ids: ReadonlySet<number>): void {
+    for (let i = this.messages.length - 1; i >= 0; i--) if (ids.has(this.messages[i]!.id)) this.messages.splice(i, 1);
+    for (const rows of this.rows.values()) for (const id of ids) rows.delete(id);
+    this.deletedIds.push(...ids);
+  }
+
+  message(id: number): RefMessage | undefined {
+    return this.messages.find((m) => m.id === id && m.realmId === this.realmId);
   }
 
   /**
@@ -611,7 +684,7 @@ export class RefModel {
       case "inAll":
         return true;
       case "search":
-        return t.words.every((w) => m.words.has(w));
+        return t.words.every((w) => this.wordsOf(m).has(w));
       case "id":
         return m.id === t.messageId;
     }
