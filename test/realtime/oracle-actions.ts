@@ -90,7 +90,29 @@ export type Action =
       op: "create" | "rename" | "archive" | "unarchive" | "reorder" | "file";
       pick: number;
       channel: ChannelName;
-    };
+    }
+  | {
+      kind: "edit";
+      actor: UserName;
+      bySender: boolean;
+      pick: number;
+      mention: Mention;
+      topic: MoveTopic | null;
+      mode: PropagateMode;
+    }
+  | {
+      kind: "move";
+      actor: UserName;
+      pick: number;
+      topic: MoveTopic | null;
+      channel: ChannelName | null;
+      mode: PropagateMode;
+      notifyOld: boolean;
+      notifyNew: boolean;
+    }
+  | { kind: "resolve"; actor: UserName; pick: number; mode: PropagateMode }
+  | { kind: "delete"; actor: UserName; bySender: boolean; pick: number }
+  | { kind: "delete_topic"; actor: UserName; channel: ChannelName; topic: MoveTopic };
 
 /** One PATCH /streams/{id} change (a rename only flips the name's case: actions name channels by name). */
 export type ChannelChange =
@@ -113,6 +135,11 @@ export type BotChange =
   | { readonly owner: UserName };
 /** Owners a bot may be given: never carol or dave, whose deactivation would take an observer bot with them. */
 const BOT_OWNERS: readonly UserName[] = ["owner", "admin", "alice", "bob", "guest"];
+
+const MOVE_TOPICS = ["lunch", "plans", "", "Lunch", "dinner"] as const;
+type MoveTopic = (typeof MOVE_TOPICS)[number];
+const PROPAGATE_MODES = ["change_one", "change_later", "change_all"] as const;
+type PropagateMode = (typeof PROPAGATE_MODES)[number];
 
 const SUB_PROPERTIES = [
   "color",
@@ -181,6 +208,50 @@ const channelChange: fc.Arbitrary<ChannelChange> = fc.oneof(
   }),
 );
 const roles = fc.constantFrom<Role>(ROLE.OWNER, ROLE.ADMINISTRATOR, ROLE.MODERATOR, ROLE.MEMBER, ROLE.GUEST);
+
+const moveTopic = fc.constantFrom(...MOVE_TOPICS);
+const propagateMode = fc.constantFrom(...PROPAGATE_MODES);
+
+/** Edits, moves, resolves and deletions of messages sent earlier in the sequence. */
+const mutationArbs: fc.WeightedArbitrary<Action>[] = [
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant("edit" as const),
+      actor,
+      bySender: fc.oneof({ weight: 4, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
+      pick: fc.nat(),
+      mention,
+      topic: fc.option(moveTopic, { freq: 4, nil: null }),
+      mode: propagateMode,
+    }),
+  },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant("move" as const),
+      actor,
+      pick: fc.nat(),
+      topic: fc.option(moveTopic, { freq: 3, nil: null }),
+      channel: fc.option(channel, { freq: 2, nil: null }),
+      mode: propagateMode,
+      notifyOld: fc.boolean(),
+      notifyNew: fc.boolean(),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant("resolve" as const), actor, pick: fc.nat(), mode: propagateMode }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant("delete" as const), actor, bySender: fc.boolean(), pick: fc.nat() }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant("delete_topic" as const), actor, channel, topic: moveTopic }),
+  },
+];
 
 export const actionArb: fc.Arbitrary<Action> = fc.oneof(
   {
@@ -519,6 +590,7 @@ export const actionArb: fc.Arbitrary<Action> = fc.oneof(
       active: fc.boolean(),
     }),
   },
+  ...mutationArbs,
 );
 
 /** A valid 2×2 PNG, for custom emoji uploads. */
@@ -531,6 +603,8 @@ const EMOJI_PNG = Buffer.from(
 export class World {
   readonly users = new Map<UserName, User>();
   readonly sent: number[] = [];
+  /** Who sent each message of `sent` (edits and deletions by the sender are the permitted ones). */
+  readonly senders = new Map<number, UserName>();
   readonly groupIds = new Map<string, number>();
   readonly outcomes: string[] = [];
   /** Draft and snippet IDs each user created (some may be gone: editing those is a refused action). */
@@ -590,6 +664,21 @@ export class World {
       "team",
       store.createGroup(seed.owner.id, { name: "team", members: [id("alice"), id("guest"), id("carol")] }).id,
     );
+    // A few messages from the start (in every kind of channel, and a DM), so that edits,
+    // moves and deletions early in a sequence have something to act on.
+    const seedMessages: [UserName, ChannelName | UserName, string][] = [
+      ["owner", "general", "lunch"],
+      ["alice", "lobby", "plans"],
+      ["bob", "shared", ""],
+      ["alice", "secret", "lunch"],
+      ["carol", "bob", ""],
+    ];
+    for (const [sender, where, topic] of seedMessages) {
+      const to = (CHANNELS as readonly string[]).includes(where)
+        ? ({ type: "channel", channel: where, topic } as const)
+        : ({ type: "direct", users: [this.user(where as UserName).id] } as const);
+      this.#sent(store.sendMessage({ senderId: id(sender), to, content: `hello from ${sender}` }).id, sender);
+    }
   }
 
   user(name: UserName): User {
@@ -620,6 +709,36 @@ export class World {
       }
     });
     return [...new Set(picks.map((p) => this.#pick(p, readable)).filter((x): x is number => x !== undefined))];
+  }
+
+  /**
+   * The message a move names: three times in four a channel message `actor` can read
+   * (so that most moves are allowed), else any message sent (refusals).
+   */
+  #pickToMove(actor: UserName, n: number): number | undefined {
+    if (n % 4 === 0) return this.#pick(n >> 2);
+    const inChannels = this.pickIds(
+      actor,
+      [...this.sent.keys()].map((i) => 2 * i + 1),
+    ).filter((id) => this.#location(id) !== undefined);
+    return this.#pick(n >> 2, inChannels) ?? this.#pick(n >> 2);
+  }
+
+  #sent(id: number, sender: UserName): void {
+    this.sent.push(id);
+    this.senders.set(id, sender);
+  }
+
+  /** The acting user of an edit or deletion: the message's sender when asked, else `actor`. */
+  #editor(actor: UserName, bySender: boolean, id: number): UserName {
+    return bySender ? (this.senders.get(id) ?? actor) : actor;
+  }
+
+  /** The message's current channel and topic, as the store has them (undefined: a DM or gone). */
+  #location(id: number): { channelId: number; topic: string } | undefined {
+    const m = this.server.t.store.findMessageRecord(id);
+    if (!m || m.recipient.type !== "channel") return undefined;
+    return { channelId: m.recipient.channelId, topic: m.topic };
   }
 
   /** A message of `from`: half the picks among the newest few, where unread ones are. */
@@ -715,7 +834,7 @@ export class World {
           content: this.#mentionText(action.mention),
           read_by_sender: action.readBySender,
         });
-        if (r.status === 200) this.sent.push(r.body["id"] as number);
+        if (r.status === 200) this.#sent(r.body["id"] as number, action.sender);
         return note(r.status === 200, `send_channel ${String(r.body["msg"] ?? "")}`);
       }
       case "send_dm": {
@@ -726,7 +845,7 @@ export class World {
           content: this.#mentionText(action.mention),
           read_by_sender: action.readBySender,
         });
-        if (r.status === 200) this.sent.push(r.body["id"] as number);
+        if (r.status === 200) this.#sent(r.body["id"] as number, action.sender);
         return note(r.status === 200, `send_dm ${String(r.body["msg"] ?? "")}`);
       }
       case "flags": {
@@ -1098,6 +1217,52 @@ export class World {
           ? await call(action.actor, "POST", `/users/${id}/reactivate`, {})
           : await call(action.actor, "DELETE", `/bots/${id}`, {});
         return note(r.status === 200, `bot_active ${String(r.body["msg"] ?? "")}`);
+      }
+      case "edit": {
+        const id = this.#pick(action.pick);
+        if (id === undefined) return note(false, "edit: nothing sent yet");
+        const who = this.#editor(action.actor, action.bySender, id);
+        const params: Record<string, unknown> = { content: this.#mentionText(action.mention) };
+        if (action.topic !== null) Object.assign(params, { topic: action.topic, propagate_mode: action.mode });
+        const r = await call(who, "PATCH", `/messages/${id}`, params);
+        return note(r.status === 200, `edit ${String(r.body["msg"] ?? "")}`);
+      }
+      case "move": {
+        const id = this.#pickToMove(action.actor, action.pick);
+        if (id === undefined) return note(false, "move: nothing sent yet");
+        const params: Record<string, unknown> = {
+          propagate_mode: action.mode,
+          send_notification_to_old_thread: action.notifyOld,
+          send_notification_to_new_thread: action.notifyNew,
+        };
+        if (action.topic !== null) params["topic"] = action.topic;
+        if (action.channel !== null) {
+          const channelId = this.channelId(action.channel);
+          if (channelId === undefined) return note(false, "move: no such channel yet");
+          params["stream_id"] = channelId;
+        }
+        const r = await call(action.actor, "PATCH", `/messages/${id}`, params);
+        return note(r.status === 200, `move ${String(r.body["msg"] ?? "")}`);
+      }
+      case "resolve": {
+        const id = this.#pickToMove(action.actor, action.pick);
+        if (id === undefined) return note(false, "resolve: nothing sent yet");
+        const current = this.#location(id)?.topic ?? "lunch";
+        const topic = current.startsWith("✔ ") ? current.replace(/^[✔ ]+/, "") : `✔ ${current}`;
+        const r = await call(action.actor, "PATCH", `/messages/${id}`, { topic, propagate_mode: action.mode });
+        return note(r.status === 200, `resolve ${String(r.body["msg"] ?? "")}`);
+      }
+      case "delete": {
+        const id = this.#pick(action.pick);
+        if (id === undefined) return note(false, "delete: nothing sent yet");
+        const r = await call(this.#editor(action.actor, action.bySender, id), "DELETE", `/messages/${id}`, {});
+        return note(r.status === 200, `delete ${String(r.body["msg"] ?? "")}`);
+      }
+      case "delete_topic": {
+        const channelId = this.channelId(action.channel);
+        if (channelId === undefined) return note(false, "delete_topic: no such channel yet");
+        const r = await call(action.actor, "POST", `/streams/${channelId}/delete_topic`, { topic_name: action.topic });
+        return note(r.status === 200 && r.body["complete"] === true, `delete_topic ${String(r.body["msg"] ?? "")}`);
       }
       case "custom_emoji": {
         const name = `emoji_${action.pick % 3}`;

@@ -97,6 +97,17 @@ export interface ClientState {
    * create` for one puts it back there.
    */
   readonly hiddenLeft: Map<number, Json>;
+  /**
+   * What the client knows of its UserMessage rows, for max_message_id (the newest row):
+   * the snapshot's max_message_id and the IDs events gave it rows for since. A deletion
+   * of the newest row leaves the next one unknowable when it was older than the
+   * snapshot's newest and never seen; then `maxMessageIdUnknown` is set and the oracle
+   * takes max_message_id from the fresh snapshot (Zulip's apply_event asks its database).
+   */
+  readonly rows: { readonly initialMax: number; readonly seen: Set<number>; readonly deleted: Set<number> };
+  maxMessageIdUnknown: boolean;
+  /** The client declared bulk_message_deletion: delete_message events must carry `message_ids`. */
+  readonly bulkMessageDeletion: boolean;
 }
 
 // ---- small JSON accessors (the events are parsed JSON: unknown until checked) ----
@@ -136,7 +147,7 @@ const fold = (topic: string) => topic.toLowerCase();
 // ---- building the state ----
 
 /** A client state from a POST /register response. */
-export function fromSnapshot(register: Json): ClientState {
+export function fromSnapshot(register: Json, options: { bulkMessageDeletion?: boolean } = {}): ClientState {
   const snapshot = clone(register);
   const userId = num(snapshot["user_id"], "user_id");
   const unread: RawUnread = { places: new Map(), personal: new Set(), wildcard: new Set() };
@@ -160,7 +171,21 @@ export function fromSnapshot(register: Json): ClientState {
   // The snapshot cannot say which kind of mention each was; listed ones are kept listed.
   for (const id of nums(u["mentions"], "unread_msgs.mentions")) unread.personal.add(id);
   const left = new Set(objs(snapshot["unsubscribed"], "unsubscribed").map((s) => num(s["stream_id"], "stream_id")));
-  return { userId, snapshot, unread, left, hiddenLeft: new Map() };
+  const rows = {
+    initialMax: num(snapshot["max_message_id"], "max_message_id"),
+    seen: new Set<number>(),
+    deleted: new Set<number>(),
+  };
+  return {
+    userId,
+    snapshot,
+    unread,
+    left,
+    hiddenLeft: new Map(),
+    rows,
+    maxMessageIdUnknown: false,
+    bulkMessageDeletion: options.bulkMessageDeletion ?? false,
+  };
 }
 
 // ---- channel records: one channel appears in several lists ----
@@ -262,6 +287,10 @@ export function applyEvent(state: ClientState, event: Json): void {
       return applyMessage(state, event);
     case "update_message_flags":
       return applyFlags(state, event);
+    case "update_message":
+      return applyUpdateMessage(state, event);
+    case "delete_message":
+      return applyDeleteMessage(state, event);
     case "subscription":
       return applySubscription(state, event);
     case "stream":
@@ -416,6 +445,7 @@ function applyMessage(state: ClientState, event: Json): void {
   const message = obj(event["message"], "message");
   const id = num(message["id"], "message.id");
   state.snapshot["max_message_id"] = Math.max(num(state.snapshot["max_message_id"], "max_message_id"), id);
+  state.rows.seen.add(id);
   const flags = arr(event["flags"], "flags").map((f) => str(f, "flag"));
   if (message["type"] === "stream") {
     const streamId = num(message["stream_id"], "stream_id");
@@ -432,6 +462,105 @@ function applyMessage(state: ClientState, event: Json): void {
     flags.includes("wildcard_mentioned")
   )
     state.unread.wildcard.add(id);
+}
+
+const PERSONAL_MENTION_FLAGS = ["mentioned", "group_mentioned"];
+const WILDCARD_MENTION_FLAGS = ["stream_wildcard_mentioned", "topic_wildcard_mentioned", "wildcard_mentioned"];
+
+/**
+ * update_message, as a client keeps its unreads (zulip-flutter's Unreads): a content
+ * edit's `flags` (the user's flags on `message_id`) say whether an unread message is
+ * still a mention; a move (new_stream_id and/or subject) carries every unread message
+ * of `message_ids` to the new channel and topic. rendering_only events change nothing
+ * a snapshot holds.
+ */
+function applyUpdateMessage(state: ClientState, event: Json): void {
+  if (event["rendering_only"] === true) return;
+  const messageIds = nums(event["message_ids"], "update_message.message_ids");
+  const flags = arr(event["flags"], "update_message.flags").map((f) => str(f, "flag"));
+  if (typeof event["content"] === "string") {
+    const id = num(event["message_id"], "update_message.message_id");
+    if (state.unread.places.has(id)) {
+      if (flags.some((f) => PERSONAL_MENTION_FLAGS.includes(f))) state.unread.personal.add(id);
+      else state.unread.personal.delete(id);
+      if (flags.some((f) => WILDCARD_MENTION_FLAGS.includes(f))) state.unread.wildcard.add(id);
+      else state.unread.wildcard.delete(id);
+    }
+  }
+  const newStreamId = event["new_stream_id"] === undefined ? undefined : num(event["new_stream_id"], "new_stream_id");
+  const newTopic = event["subject"] === undefined ? undefined : str(event["subject"], "subject");
+  if (newStreamId === undefined && newTopic === undefined) return;
+  // Either channel may be one this client cannot see: Zulip tells the new channel's
+  // subscribers of a move out of any channel with shared history, and a sender who was
+  // never subscribed keeps the row of a message moved into a private channel.
+  const origStreamId = num(event["stream_id"], "update_message.stream_id");
+  for (const id of messageIds) {
+    const place = state.unread.places.get(id);
+    if (place?.kind !== "stream") continue;
+    if (newStreamId !== undefined) place.streamId = newStreamId;
+    if (newTopic !== undefined) place.topic = newTopic;
+  }
+  if (newStreamId === undefined || newStreamId === origStreamId) return;
+  // Zulip's rows on a channel move, which a client can work out from its subscription
+  // lists: whoever ever subscribed to the origin and is no active subscriber of the
+  // destination loses the rows (read, starred and all); every active subscriber of a
+  // protected-history destination gains rows marked read.
+  const subscribed = (streamId: number) => list(state, "subscriptions").some((x) => x["stream_id"] === streamId);
+  const everSubscribed = subscribed(origStreamId) || state.left.has(origStreamId);
+  if (everSubscribed && !subscribed(newStreamId)) {
+    forgetRows(state, messageIds);
+    return;
+  }
+  const target = channelRecords(state, newStreamId)[0];
+  if (subscribed(newStreamId) && target?.["history_public_to_subscribers"] === false) {
+    for (const id of messageIds) state.rows.seen.add(id);
+    state.snapshot["max_message_id"] = Math.max(num(state.snapshot["max_message_id"], "max_message_id"), ...messageIds);
+  }
+}
+
+/**
+ * The user's rows of `ids` are gone (deleted messages, or rows a move took): out of the
+ * unreads, the mentions and the starred list; max_message_id falls back to the newest
+ * row still known.
+ */
+function forgetRows(state: ClientState, ids: readonly number[]): void {
+  for (const id of ids) {
+    state.unread.places.delete(id);
+    state.unread.personal.delete(id);
+    state.unread.wildcard.delete(id);
+    state.rows.seen.delete(id);
+    state.rows.deleted.add(id);
+  }
+  const gone = new Set(ids);
+  state.snapshot["starred_messages"] = nums(state.snapshot["starred_messages"], "starred_messages").filter(
+    (id) => !gone.has(id),
+  );
+  const max = num(state.snapshot["max_message_id"], "max_message_id");
+  if (!gone.has(max)) return;
+  const { initialMax, seen, deleted } = state.rows;
+  const candidates = [...seen, ...(deleted.has(initialMax) || initialMax < 0 ? [] : [initialMax])];
+  const next = candidates.length === 0 ? -1 : Math.max(...candidates);
+  // Rows older than the snapshot's newest one were never listed: past a deleted
+  // initialMax the next row may be one of them.
+  if (deleted.has(initialMax) && next < initialMax) state.maxMessageIdUnknown = true;
+  state.snapshot["max_message_id"] = next;
+}
+
+/**
+ * delete_message (both forms: `message_ids`, or `message_id` for clients without the
+ * bulk_message_deletion capability): the messages leave the unreads, the mentions and
+ * the starred list; max_message_id falls back to the newest row still known.
+ */
+function applyDeleteMessage(state: ClientState, event: Json): void {
+  const bulk = event["message_ids"] !== undefined;
+  if (bulk !== state.bulkMessageDeletion || (bulk && event["message_id"] !== undefined))
+    throw new Error(`reducer: delete_message in the form the client did not ask for: ${JSON.stringify(event)}`);
+  const ids = bulk
+    ? nums(event["message_ids"], "delete_message.message_ids")
+    : [num(event["message_id"], "delete_message.message_id")];
+  const type = str(event["message_type"], "delete_message.message_type");
+  if (type === "stream") requireKnown(state, num(event["stream_id"], "delete_message.stream_id"), "delete_message");
+  forgetRows(state, ids);
 }
 
 function placeOfMessage(me: number, message: Json): UnreadPlace {
@@ -462,6 +591,7 @@ function applyFlags(state: ClientState, event: Json): void {
   // row, and max_message_id is the newest row: Zulip's apply_event misses this.
   if ((flag === "starred" && op === "add") || (flag === "read" && op === "remove")) {
     state.snapshot["max_message_id"] = Math.max(num(state.snapshot["max_message_id"], "max_message_id"), ...messages);
+    for (const id of messages) state.rows.seen.add(id);
   }
   if (flag === "read" && op === "add") {
     const ids = event["all"] === true ? [...state.unread.places.keys()] : messages;
