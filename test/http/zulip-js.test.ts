@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/http.js";
-import { zulipClient, type ZulipClient } from "../support/zulip-js.js";
+import { zulipClient, type Result, type ZulipClient } from "../support/zulip-js.js";
 
 let s: TestServer;
 let alice: ZulipClient;
@@ -128,4 +128,92 @@ describe("zulip-js client", () => {
     const refused = await bob.messages.update({ message_id: id, content: "not mine" });
     expect([refused.result, refused["msg"]]).toEqual(["error", "You don't have permission to edit this message"]);
   });
+
+  it("edits, moves and deletes messages (messages.update, messages.deleteById)", async () => {
+    const sub = await alice.users.me.subscriptions.add({
+      subscriptions: JSON.stringify([{ name: "zulip-js edits" }, { name: "zulip-js archive" }]),
+      principals: JSON.stringify([s.seed.alice.id, s.seed.bob.id]),
+    });
+    expect(sub.result).toBe("success");
+    const ids: number[] = [];
+    for (const content of ["first draft", "second", "third"]) {
+      const r = await alice.messages.send({ to: "zulip-js edits", type: "stream", topic: "drafts", content });
+      expect(r.result).toBe("success");
+      ids.push(r["id"] as number);
+    }
+    const [first, second, third] = ids as [number, number, number];
+    const bobSees = async (narrow: { operator: string; operand: string }[]) => {
+      const r = await bob.messages.retrieve({ anchor: "newest", num_before: 20, num_after: 0, narrow });
+      expect(r.result).toBe("success");
+      return (r["messages"] as { id: number; content: string; subject: string }[]).map((m) => ({
+        id: m.id,
+        content: m.content,
+        topic: m.subject,
+      }));
+    };
+
+    // An edit: the sender changes the content; readers get the new rendering.
+    const edited = await alice.messages.update({ message_id: first, content: "final **text**" });
+    expect(edited.result).toBe("success");
+    const one = await bob.messages.getById({ message_id: first });
+    expect((one["message"] as { content: string }).content).toBe("<p>final <strong>text</strong></p>");
+
+    // A topic move of the later messages, then the whole topic to another channel.
+    const moved = await alice.messages.update({
+      message_id: second,
+      topic: "published",
+      propagate_mode: "change_later",
+      send_notification_to_new_thread: false,
+    });
+    expect(moved.result).toBe("success");
+    expect(
+      await bobSees([
+        { operator: "channel", operand: "zulip-js edits" },
+        { operator: "topic", operand: "drafts" },
+      ]),
+    ).toEqual([{ id: first, content: "<p>final <strong>text</strong></p>", topic: "drafts" }]);
+    const topicList = (await bob.streams.topics.retrieve({ stream_id: channelIdOf("zulip-js edits") })) as Result;
+    expect(topicList.result).toBe("success");
+    // Newest first; the channel's creation notice has its own topic, older than these.
+    const topics = (topicList["topics"] as { name: string; max_id: number }[]).map((t) => [t.name, t.max_id]);
+    expect(topics.filter(([name]) => name !== "channel events")).toEqual([
+      ["published", third],
+      ["drafts", first],
+    ]);
+    const toChannel = await alice.messages.update({
+      message_id: second,
+      stream_id: channelIdOf("zulip-js archive"),
+      propagate_mode: "change_all",
+      send_notification_to_old_thread: false,
+      send_notification_to_new_thread: false,
+    });
+    expect(toChannel.result).toBe("success");
+    const archived = [
+      { operator: "channel", operand: "zulip-js archive" },
+      { operator: "topic", operand: "published" },
+    ];
+    expect((await bobSees(archived)).map((m) => [m.id, m.topic])).toEqual([
+      [second, "published"],
+      [third, "published"],
+    ]);
+    expect(
+      await bobSees([
+        { operator: "channel", operand: "zulip-js edits" },
+        { operator: "topic", operand: "published" },
+      ]),
+    ).toEqual([]);
+
+    // A deletion: gone from every narrow, and a second one is refused.
+    const deleted = await alice.messages.deleteById({ message_id: third });
+    expect(deleted.result).toBe("success");
+    expect((await bobSees(archived)).map((m) => m.id)).toEqual([second]);
+    const again = await alice.messages.deleteById({ message_id: third });
+    expect(again.result).toBe("error");
+  });
 });
+
+function channelIdOf(name: string): number {
+  const channel = s.t.store.getChannels(s.seed.owner.id, {}).find((c) => c.name === name);
+  if (!channel) throw new Error(`no channel ${name}`);
+  return channel.id;
+}

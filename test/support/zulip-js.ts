@@ -15,10 +15,12 @@ export interface ZulipClient {
     send: Call;
     retrieve: Call;
     update: Call;
+    deleteById: Call;
     getById: Call;
     getHistoryById: Call;
     flags: { add: Call; remove: Call };
   };
+  streams: { topics: { retrieve: Call } };
   queues: { register: Call; deregister: Call };
   events: { retrieve: Call };
   reactions: { add: Call };
