@@ -160,6 +160,8 @@ export interface TopicReader extends AccessReader {
   readonly bitmaps: AccessReader["bitmaps"] & {
     /** Every non-empty bitmap whose key starts with `prefix`, with its largest ID. */
     maximaWithPrefix(prefix: string): [string, number][];
+    /** The same for at most `limit` keys from `from` on, and the key the next page starts at. */
+    maximaPage(prefix: string, from: string | null, limit: number): { maxima: [string, number][]; next: string | null };
     /** Loaded at least for IDs >= fromId (lower ones may be missing). */
     getFrom(key: string, fromId: number): ReadonlyBitmap;
   };

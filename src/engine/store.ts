@@ -184,7 +184,7 @@ import { unreadSummary, type UnreadSummary } from "./queries/unread.js";
 import { recentConversations, type RecentConversation } from "./queries/recent-conversations.js";
 import { countMessages, storageStats, type StorageStats } from "./queries/storage-stats.js";
 import { ReceivedSets } from "./received.js";
-import { ChannelTopicIndex, channelTopics, type ChannelTopic } from "./queries/channel-topics.js";
+import { ChannelTopicIndex, channelTopics, channelTopicsAsync, type ChannelTopic } from "./queries/channel-topics.js";
 import { StoreState, type StoreOptions } from "./state.js";
 import { lockDataDir, type DataDirLock } from "./storage/lock.js";
 import type {
@@ -903,6 +903,14 @@ export class Store {
   channelTopics(userId: number, channelId: number): readonly ChannelTopic[] {
     const { user } = this.#context(userId);
     return channelTopics(this.#state, this.#received, this.#channelTopics, user, channelId);
+  }
+  /**
+   * channelTopics for servers: a list not cached yet is built (and a protected channel's
+   * filtered) a page per turn of the event loop (queries/channel-topics.ts).
+   */
+  async channelTopicsAsync(userId: number, channelId: number): Promise<readonly ChannelTopic[]> {
+    const { user } = this.#context(userId);
+    return channelTopicsAsync(this.#state, this.#received, this.#channelTopics, user, channelId);
   }
 
   // ---- presence ----

@@ -480,13 +480,28 @@ export class BitmapStore {
    * nor cache, their whole histories). Reads what is committed: call between writes.
    */
   maximaWithPrefix(prefix: string): [string, number][] {
+    return this.maximaPage(prefix, null, Number.POSITIVE_INFINITY).maxima;
+  }
+
+  /**
+   * maximaWithPrefix for at most `limit` keys, from the key `from` on (null: the first):
+   * `next` is the key the following page starts at, null after the last. For listing
+   * 100,000 topics a page per turn of the event loop.
+   */
+  maximaPage(prefix: string, from: string | null, limit: number): { maxima: [string, number][]; next: string | null } {
     const end = prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
     // Per key: its newest chunk, and whether that chunk has a delta (its key sorts after the base's).
     const newest: { name: string; chunk: number; delta: boolean }[] = [];
-    for (const k of this.#tables.bitmapChunks.getKeys({ start: [prefix], end: [end] })) {
+    let next: string | null = null;
+    for (const k of this.#tables.bitmapChunks.getKeys({ start: [from ?? prefix], end: [end] })) {
       const last = newest[newest.length - 1];
-      if (last === undefined || last.name !== k[0]) newest.push({ name: k[0], chunk: k[1], delta: k.length === 3 });
-      else if (last.chunk !== k[1]) Object.assign(last, { chunk: k[1], delta: k.length === 3 });
+      if (last === undefined || last.name !== k[0]) {
+        if (newest.length === limit) {
+          next = k[0];
+          break;
+        }
+        newest.push({ name: k[0], chunk: k[1], delta: k.length === 3 });
+      } else if (last.chunk !== k[1]) Object.assign(last, { chunk: k[1], delta: k.length === 3 });
       else if (k.length === 3) last.delta = true;
     }
     const chunks = this.#tables.bitmapChunks;
@@ -511,7 +526,7 @@ export class BitmapStore {
       }
       if (max !== undefined) out.push([name, max]);
     }
-    return out;
+    return { maxima: out, next };
   }
 
   /** Every key with a cached bitmap (tests compare memory with disk through it). */

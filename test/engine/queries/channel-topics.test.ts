@@ -10,7 +10,7 @@ import { BadRequestError, type ChannelTopic, type Message, type Store } from "..
 import { internals } from "../../../src/engine/internal.js";
 import { rewriteMessages } from "../../../src/engine/actions/message-rewrite.js";
 import { getMessageRecord } from "../../../src/engine/storage/message-records.js";
-import { channelTopics, ChannelTopicIndex } from "../../../src/engine/queries/channel-topics.js";
+import { channelTopics, channelTopicsAsync, ChannelTopicIndex } from "../../../src/engine/queries/channel-topics.js";
 import { ReceivedSets } from "../../../src/engine/received.js";
 import { foldTopic } from "../../../src/engine/index/keys.js";
 import type { TopicReader } from "../../../src/engine/directory.js";
@@ -271,5 +271,68 @@ describe("channel topics", () => {
     });
     expect(plain(t.store.channelTopics(owner.id, general.id))).toEqual(reference(t.store, owner.id, general.id));
     expect(t.store.channelTopics(owner.id, general.id)[0]!.maxId).toBe(ids[ids.length - 1]);
+  });
+});
+
+describe("channel topics built a page per turn", () => {
+  const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+  it("agrees with the reference when sends, moves and deletions land between its pages", async () => {
+    const { owner, alice, general, secret, send } = world();
+    const state = internals(t.store);
+    const live: number[] = [];
+    for (let i = 0; i < 40; i++) live.push(send(i % 4 === 0 ? "secret" : "general", `topic ${i % 25}`));
+    let seed = 11;
+    // The high bits: an LCG's low bits repeat with a short period.
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return Math.floor(seed / 65536) % n;
+    };
+    for (let round = 0; round < 12; round++) {
+      // A fresh index: nothing cached, three topics a page.
+      const index = new ChannelTopicIndex(state, state, undefined, 3);
+      let answer: readonly ChannelTopic[] | null = null;
+      const user = round % 2 === 0 ? owner : alice;
+      void channelTopicsAsync(state, new ReceivedSets(state), index, user, general.id).then((a) => (answer = a));
+      let turns = 0;
+      while (answer === null) {
+        const r = random(4);
+        if (r === 0) live.push(send("general", `topic ${random(30)}`));
+        else if (r === 1) {
+          const id = live[random(live.length)]!;
+          const channelId = random(3) === 0 ? secret.id : general.id;
+          rewrite(t.store, [
+            [id, (m) => ({ ...m, topic: `topic ${random(30)}`, recipient: { type: "channel", channelId } })],
+          ]);
+        } else if (r === 2 && live.length > 10) rewrite(t.store, [[live.splice(random(live.length), 1)[0]!, null]]);
+        // Another channel's list read meanwhile takes the moves noted so far.
+        channelTopics(state, new ReceivedSets(state), index, owner, secret.id);
+        await nextTurn();
+        turns++;
+      }
+      expect(turns, `round ${round}`).toBeGreaterThan(2);
+      expect(plain(answer!), `round ${round}`).toEqual(reference(t.store, user.id, general.id));
+      // The list it left in the cache follows later changes as any other.
+      live.push(send("general", "afterwards"));
+      expect(plain(await channelTopicsAsync(state, new ReceivedSets(state), index, user, general.id))).toEqual(
+        reference(t.store, user.id, general.id),
+      );
+    }
+  });
+
+  it("filters a protected channel's topics a page per turn, as the one-turn list does", async () => {
+    const { owner, alice, bob, secret, send } = world();
+    const state = internals(t.store);
+    for (let i = 0; i < 20; i++) send("secret", `topic ${i}`);
+    t.store.subscribe(owner.id, { channels: [{ name: "secret" }], principals: [bob.id] });
+    for (let i = 0; i < 20; i += 3) send("secret", `topic ${i}`);
+    for (const user of [owner, alice, bob]) {
+      const index = new ChannelTopicIndex(state, state, undefined, 4);
+      const paged = await channelTopicsAsync(state, new ReceivedSets(state), index, user, secret.id);
+      expect(plain(paged)).toEqual(reference(t.store, user.id, secret.id));
+    }
+    // Bob joined later: only the topics written to since.
+    const index = new ChannelTopicIndex(state, state, undefined, 4);
+    expect(await channelTopicsAsync(state, new ReceivedSets(state), index, bob, secret.id)).toHaveLength(7);
   });
 });
