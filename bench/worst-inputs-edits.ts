@@ -3,10 +3,10 @@
  * The worst inputs of issue #28's routes: PATCH /messages/{id} (a 10,000-character
  * Markdown edit and a wildcard mention added in the 10,000-subscriber channel, the
  * channel's biggest topic moved to a private channel with change_all, and resolved),
- * DELETE /messages/{id} (a message of that channel) and POST
- * /streams/{id}/delete_topic (its biggest topic, once: each request deletes what it
- * can and the later runs finish the rest), plus the refused inputs generated from each
- * route's parameters. Inputs are added only for routes the server has. Run last of the
+ * DELETE /messages/{id} (a message of that channel), GET /users/me/{id}/topics (its
+ * first listing, once) and POST /streams/{id}/delete_topic (its biggest topic, once:
+ * each request deletes what it can and the later runs finish the rest), plus the
+ * refused inputs generated from each route's parameters. Inputs are added only for routes the server has. Run last of the
  * case lists: the topic deletion cannot be undone.
  */
 import type { Manifest } from "../tools/generate/manifest.js";
@@ -142,6 +142,19 @@ export function editCases(add: AddCase, m: Manifest, auth: { main: string; owner
       prepare: [sendStep("doomed", auth.owner)],
       undo: sendStep("doomed", auth.owner),
     });
+  }
+
+  const topics = "GET /users/me/:stream_id/topics";
+  if (have.has(topics)) {
+    generated(topics);
+    // Sent once, measured: the first listing builds the channel's list (later ones are cached).
+    add(
+      topics,
+      "every topic of the 10,000-subscriber channel, not cached yet (accepted)",
+      `/users/me/${general}/topics`,
+      form({ allow_empty_topic_name: true }),
+      { once: true },
+    );
   }
 
   const deleteTopic = "POST /streams/:stream_id/delete_topic";
