@@ -89,39 +89,6 @@ export function canAdminUser(actor: User, target: User): boolean {
   return isAdmin(actor) && actor.realmId === target.realmId;
 }
 
-/**
- * May the user create channels at all (Zulip's can_create_public/private_channel_group,
- * which parley's realms leave at role:members)? Options such as web-public or default
- * add their own checks at creation.
- */
-export function canCreateChannels(user: User): boolean {
-  return user.role <= ROLE.MEMBER;
-}
-
-/**
- * Zulip's can_create_web_public_channel_group. Deviation: moderators (Zulip's default
- * is owners); register's realm_can_create_web_public_channel_group says so.
- */
-export function canCreateWebPublicChannels(user: User): boolean {
-  return user.role <= ROLE.MODERATOR;
-}
-
-/**
- * Zulip's can_set_topics_policy: administrators, and the realm's
- * can_set_topics_policy_group (role:members, Zulip's default; not settable here yet).
- */
-export function canSetTopicsPolicy(_state: AccessReader, user: User): boolean {
-  return user.role <= ROLE.MEMBER;
-}
-
-/**
- * Zulip's can_set_delete_message_policy: the realm's can_set_delete_message_policy_group
- * (role:moderators, Zulip's default; not settable here yet), for channels' can_delete_*.
- */
-export function canSetChannelDeletePolicy(_state: AccessReader, user: User): boolean {
-  return user.role <= ROLE.MODERATOR;
-}
-
 /** Zulip's can_manage_default_streams: administrators. */
 export function canManageDefaultChannels(user: User): boolean {
   return isAdmin(user);

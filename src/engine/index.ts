@@ -91,6 +91,7 @@ export {
 } from "./actions/channels.js";
 export type { GroupSettingChange, UpdateChannelInput } from "./actions/channel-settings.js";
 export type { CreateChannelInput } from "./actions/subscriptions.js";
+export type { ChannelRights } from "./actions/channel-permissions.js";
 export { MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH, MAX_CHANNEL_FOLDER_NAME_LENGTH } from "./actions/channel-folders.js";
 export type { FlagChangeResult, NarrowFlagResult } from "./actions/update-flags.js";
 export type { UpdateMessageInput, UpdateMessageResult } from "./actions/update-message.js";

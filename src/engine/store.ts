@@ -28,6 +28,7 @@ import {
   streamPostPolicy,
   userChannelIds,
 } from "./actions/channels.js";
+import { channelRights, type ChannelRights } from "./actions/channel-permissions.js";
 import {
   createChannelFolder,
   realmChannelFolders,
@@ -789,6 +790,10 @@ export class Store {
   /** PATCH /channel_folders: every folder's ID in the new order (administrators). */
   reorderChannelFolders(actorId: number, order: readonly number[]): void {
     reorderChannelFolders(this.#state, actorId, order);
+  }
+  /** What the user may do with channels under the realm's settings (register's can_create_*_streams). */
+  channelRights(userId: number): ChannelRights {
+    return channelRights(this.#state, this.#actor(userId));
   }
   /** POST/DELETE /default_streams (administrators). */
   setDefaultChannel(actorId: number, channelId: number, isDefault: boolean): void {

@@ -124,3 +124,63 @@ describe("channel permission groups", () => {
     );
   });
 });
+
+describe("the organization's channel permissions (PATCH /realm)", () => {
+  const setRealm = async (setting: string, group: string) => {
+    const r = await server.call(server.seed.owner, "PATCH", "/realm", { [setting]: { new: sys(group) } });
+    expect(r.body, JSON.stringify(r.body)).toMatchObject({ result: "success" });
+  };
+
+  it("can_create_public/private_channel_group decide who creates which channels, and register says so", async () => {
+    const { bob } = server.seed;
+    await setRealm("can_create_public_channel_group", "role:administrators");
+    const create = (inviteOnly: boolean) =>
+      server.call(bob, "POST", "/channels/create", {
+        name: `c${String(inviteOnly)}`,
+        subscribers: [],
+        invite_only: inviteOnly,
+      });
+    expect((await create(false)).body["msg"]).toBe("Insufficient permission");
+    expect((await create(true)).status).toBe(200);
+    const reg = await server.call(bob, "POST", "/register", { fetch_event_types: ["realm_user"] });
+    expect([reg.body["can_create_public_streams"], reg.body["can_create_private_streams"]]).toEqual([false, true]);
+  });
+
+  it("can_add_subscribers_group: members outside it may not subscribe others; content access is needed first", async () => {
+    const { bob, alice, owner } = server.seed;
+    const add = (actor: User, channel: string) =>
+      server.call(actor, "POST", "/users/me/subscriptions", {
+        subscriptions: [{ name: channel }],
+        principals: [alice.id],
+      });
+    await server.call(owner, "POST", "/users/me/subscriptions", {
+      subscriptions: [{ name: "general" }],
+      principals: [bob.id],
+    });
+    await server.call(owner, "DELETE", "/users/me/subscriptions", {
+      subscriptions: ["general"],
+      principals: [alice.id],
+    });
+    await setRealm("can_add_subscribers_group", "role:administrators");
+    expect((await add(bob, "general")).body["msg"]).toBe("Insufficient permission");
+    // An administrator not subscribed to a private channel cannot reach it to add anyone.
+    const admin = server.t.store.createUser({
+      realmId: server.seed.realm.id,
+      email: "admin@test.dev",
+      fullName: "Ada Admin",
+      role: 200,
+    });
+    expect((await add(admin, "club")).body["msg"]).toBe("Unable to access channel (club).");
+    expect((await add(admin, "general")).status).toBe(200);
+  });
+
+  it("can_set_topics_policy_group: administrators always; channel administrators only when in it", async () => {
+    const { alice, owner } = server.seed;
+    await setGroup("can_administer_channel_group", only(alice));
+    await setRealm("can_set_topics_policy_group", "role:nobody");
+    const set = (user: User) =>
+      server.call(user, "PATCH", `/streams/${club.id}`, { topics_policy: "disable_empty_topic" });
+    expect((await set(alice)).body["msg"]).toBe("Insufficient permission");
+    expect((await set(owner)).status).toBe(200);
+  });
+});

@@ -17,12 +17,8 @@
 import {
   canAccessChannelContent,
   canAdministerChannel,
-  canCreateChannels,
-  canCreateWebPublicChannels,
   canManageDefaultChannels,
   canSeeChannel,
-  canSetChannelDeletePolicy,
-  canSetTopicsPolicy,
   isAdmin,
   isSubscribed,
 } from "../access.js";
@@ -59,6 +55,12 @@ import {
   type ChannelGroupField,
 } from "./channels.js";
 import { requireActiveUser } from "./lookups.js";
+import {
+  canCreateChannel,
+  canCreateWebPublicChannel,
+  canSetChannelDeletePolicy,
+  canSetTopicsPolicy,
+} from "./channel-permissions.js";
 import { CHANNEL_EVENTS_TOPIC, ensureNotificationBotInTxn, silentMention } from "./notification-bot.js";
 import { systemGroupId } from "./realms.js";
 import { internalChannelMessage, renderMessage, storeMessage } from "./send-message.js";
@@ -172,11 +174,11 @@ export function updateChannel(state: StoreState, actorId: number, channelId: num
   if (!proposedPrivate && !proposedHistory) throw new BadRequestError("Invalid parameters");
   if (proposedPrivate && proposedDefault) throw new BadRequestError("A default channel cannot be private.");
   if (input.isPrivate !== undefined && !contentAccess) throw new BadRequestError("Channel content access is required.");
-  if (input.isPrivate !== undefined && !canCreateChannels(actor))
+  if (input.isPrivate !== undefined && !canCreateChannel(state, actor, input.isPrivate))
     throw new PermissionDeniedError("Insufficient permission");
   if (input.isWebPublic === true) {
     if (!realm.enableSpectatorAccess) throw new BadRequestError("Web-public channels are not enabled.");
-    if (!canCreateWebPublicChannels(actor)) throw new PermissionDeniedError("Insufficient permission");
+    if (!canCreateWebPublicChannel(state, actor)) throw new PermissionDeniedError("Insufficient permission");
   }
   if (
     policyName(channel) !==

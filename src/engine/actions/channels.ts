@@ -13,17 +13,19 @@ import {
 } from "../errors.js";
 import {
   canAccessChannelContent,
-  canCreateChannels,
-  canCreateWebPublicChannels,
   canSeeChannel,
-  canSetChannelDeletePolicy,
-  canSetTopicsPolicy,
   isAdmin,
   isAllowedBy,
   sendRefusal,
 } from "../access.js";
 import { createHash } from "node:crypto";
 import { key } from "../index/keys.js";
+import {
+  canCreateChannel,
+  canCreateWebPublicChannel,
+  canSetChannelDeletePolicy,
+  canSetTopicsPolicy,
+} from "./channel-permissions.js";
 import type { StoreState } from "../state.js";
 import type {
   Channel,
@@ -294,13 +296,13 @@ export function newChannelRecord(
   id: number,
 ): Channel {
   const name = checkChannelName(rawName);
-  if (!canCreateChannels(creator)) throw new PermissionDeniedError("Insufficient permission");
+  const inviteOnly = options.inviteOnly ?? false;
+  if (!canCreateChannel(state, creator, inviteOnly)) throw new PermissionDeniedError("Insufficient permission");
   const description = (options.description ?? "").trim();
   if (description.length > MAX_CHANNEL_DESCRIPTION_LENGTH) {
     throw new BadRequestError(`Channel description too long (limit: ${MAX_CHANNEL_DESCRIPTION_LENGTH} characters).`);
   }
   const isWebPublic = options.isWebPublic ?? false;
-  const inviteOnly = options.inviteOnly ?? false;
   // Zulip's check_channel_creation_permissions, in its order.
   if (options.isDefault === true) {
     if (!isAdmin(creator)) throw new PermissionDeniedError("Insufficient permission");
@@ -309,7 +311,7 @@ export function newChannelRecord(
   if (isWebPublic) {
     const realm = state.realms.get(creator.realmId);
     if (!realm?.enableSpectatorAccess) throw new BadRequestError("Web-public channels are not enabled.");
-    if (!canCreateWebPublicChannels(creator)) throw new PermissionDeniedError("Insufficient permission");
+    if (!canCreateWebPublicChannel(state, creator)) throw new PermissionDeniedError("Insufficient permission");
   }
   if (options.messageRetentionDays != null && creator.role !== ROLE.OWNER) throw new OrganizationOwnerRequiredError();
   if (inviteOnly && isWebPublic) throw new BadRequestError("A web-public channel cannot be private.");

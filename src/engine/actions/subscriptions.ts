@@ -6,11 +6,9 @@
  */
 import {
   canAccessChannelContent,
-  canCreateChannels,
   canSeeChannel,
   isAdmin,
   isAllowedBy,
-  isSubscribed,
 } from "../access.js";
 import { BadRequestError, ChannelExistsError, ChannelNotFoundError, clip, PermissionDeniedError } from "../errors.js";
 import type { SubscriptionProperty } from "../events/types.js";
@@ -26,6 +24,7 @@ import {
 import type { Channel, Subscription, User } from "../types.js";
 import { ROLE, SUBSCRIPTION_NOTIFICATIONS } from "../types.js";
 import {
+  channelPermission,
   checkChannelName,
   findChannelByName,
   newChannelRecord,
@@ -34,6 +33,7 @@ import {
 } from "./channels.js";
 import { ensureNotificationBotInTxn, sendChannelCreationMessages } from "./notification-bot.js";
 import { requireActiveUser } from "./users.js";
+import { canCreateChannel, canSubscribeOthersEverywhere } from "./channel-permissions.js";
 
 const COLORS = [
   "#76ce90",
@@ -100,26 +100,19 @@ export function resolvePrincipals(
   return [...out.values()];
 }
 
-/** May `actor` subscribe users other than themselves to `channel`? */
-export function canAddSubscribers(state: StoreState, actor: User, channel: Channel | null): boolean {
-  if (actor.role === ROLE.GUEST) return false;
-  if (isAdmin(actor)) return true;
-  if (channel === null) return actor.role <= ROLE.MEMBER;
-  if (isAllowedBy(state, channel.canAdministerChannelGroup, actor)) return true;
-  if (channel.inviteOnly && !isSubscribed(state, actor.id, channel.id))
-    return isAllowedBy(state, channel.canAddSubscribersGroup, actor);
-  // The realm-wide default lets every member add subscribers to channels they can see.
-  return actor.role <= ROLE.MEMBER || isAllowedBy(state, channel.canAddSubscribersGroup, actor);
-}
-
 /**
- * May `actor` subscribe themselves to an existing `channel`? Zulip's
- * filter_stream_authorization_for_adding_subscribers: whoever has its content
- * (can_subscribe_group and can_add_subscribers_group give it for private channels,
- * never to guests).
+ * May `actor` subscribe users other than themselves to `channel`, whose content they
+ * have (Zulip's get_streams_to_which_user_cannot_add_subscribers)? The realm's
+ * can_add_subscribers_group (role:members by default), administrators, the channel's
+ * administrators and its can_add_subscribers_group; never guests.
  */
-function canSubscribeSelf(state: StoreState, actor: User, channel: Channel): boolean {
-  return canAccessChannelContent(state, actor, channel);
+export function canAddSubscribers(state: StoreState, actor: User, channel: Channel): boolean {
+  if (actor.role === ROLE.GUEST) return false;
+  if (isAdmin(actor) || canSubscribeOthersEverywhere(state, actor)) return true;
+  return (
+    isAllowedBy(state, channelPermission(state, channel, "canAdministerChannelGroup"), actor) ||
+    isAllowedBy(state, channel.canAddSubscribersGroup, actor)
+  );
 }
 
 export function subscribe(state: StoreState, actorId: number, input: SubscribeInput): SubscribeResult {
@@ -136,7 +129,7 @@ export function subscribe(state: StoreState, actorId: number, input: SubscribeIn
   // cannot see (Zulip answers "Insufficient permission" for the first, which lets a
   // guest probe private channel names); for callers who may create, a free name
   // creates a channel, so the existence of a name is theirs to learn anyway.
-  const mayCreate = canCreateChannels(actor);
+  const mayCreate = canCreateChannel(state, actor, input.newChannel?.inviteOnly ?? false);
   const unauthorized: string[] = [];
   const authorized: Channel[] = [];
   const toCreate: { name: string; description?: string }[] = [];
@@ -149,10 +142,8 @@ export function subscribe(state: StoreState, actorId: number, input: SubscribeIn
     if (!channel) {
       if (mayCreate) toCreate.push(item.description === undefined ? { name } : { name, description: item.description });
       else unauthorized.push(name);
-    } else if (
-      canSubscribeSelf(state, actor, channel) ||
-      (othersIncluded && canSeeChannel(state, actor, channel) && canAddSubscribers(state, actor, channel))
-    ) {
+    } else if (canAccessChannelContent(state, actor, channel)) {
+      // Zulip's filter_stream_authorization_for_adding_subscribers: content access, for oneself or others.
       authorized.push(channel);
     } else {
       unauthorized.push(name);
@@ -167,12 +158,10 @@ export function subscribe(state: StoreState, actorId: number, input: SubscribeIn
   if (unauthorized.length > 0 && (input.authorizationErrorsFatal ?? true)) {
     throw new BadRequestError(`Unable to access channel (${unauthorized[0]}).`);
   }
-  if (othersIncluded) {
+  // Channels this call creates are the creator's to fill (they administer them), as in Zulip.
+  if (othersIncluded)
     for (const channel of authorized)
       if (!canAddSubscribers(state, actor, channel)) throw new PermissionDeniedError("Insufficient permission");
-    if (toCreate.length > 0 && !canAddSubscribers(state, actor, null))
-      throw new PermissionDeniedError("Insufficient permission");
-  }
   // Validate new channels before writing anything (IDs are assigned inside the write).
   for (const item of toCreate) newChannelRecord(state, actor, item.name, { ...input.newChannel, ...item }, 0);
 
@@ -554,7 +543,8 @@ export function createChannel(state: StoreState, actorId: number, input: CreateC
   const actor = requireActiveUser(state, actorId);
   const name = checkChannelName(input.name);
   if (findChannelByName(state, actor.realmId, name) !== undefined) throw new ChannelExistsError(name);
-  if (!canCreateChannels(actor)) throw new PermissionDeniedError("Insufficient permission");
+  if (!canCreateChannel(state, actor, input.options.inviteOnly ?? false))
+    throw new PermissionDeniedError("Insufficient permission");
   const result = subscribe(state, actorId, {
     channels: [input.description === undefined ? { name } : { name, description: input.description }],
     principals: input.subscribers,

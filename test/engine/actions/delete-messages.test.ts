@@ -494,7 +494,8 @@ describe("POST /streams/{id}/delete_topic", () => {
     t.store.unsubscribe(owner.id, ["secret"]);
     const hidden = send(t.store, alice, "secret", "plans", "before the owner came back");
     await expect(t.store.deleteTopic(owner.id, secretId, "plans")).rejects.toThrow("Invalid channel ID");
-    t.store.subscribe(owner.id, { channels: [{ name: "secret" }], principals: [owner.id, bob.id] });
+    // A subscriber brings them back (one without the channel's content cannot rejoin it, as in Zulip).
+    t.store.subscribe(alice.id, { channels: [{ name: "secret" }], principals: [owner.id, bob.id] });
     const seenByOwner = send(t.store, alice, "secret", "plans", "after");
     t.store.setTopicPolicy(alice.id, secretId, "plans", 1);
     t.store.setTopicPolicy(bob.id, secretId, "plans", 1);

@@ -33,7 +33,7 @@ export function realmUserSection(
   options: StateOptions,
   userJson: UserListCache,
 ): Record<string, unknown> {
-  const canCreateChannels = user.role <= ROLE.MEMBER;
+  const rights = store.channelRights(user.id);
   // Zulip's register includes humans' profile_data, as realm_user add events do.
   const userOptions = { clientGravatar: options.clientGravatar, includeCustomProfileFields: true };
   const lists = userJson.lists(user.realmId, userOptions);
@@ -54,12 +54,12 @@ export function realmUserSection(
     // Moderators and above since feature level 380.
     is_moderator: user.role <= ROLE.MODERATOR,
     is_guest: user.role === ROLE.GUEST,
-    // What the engine enforces (see newChannelRecord and canAddSubscribers).
-    can_create_public_streams: canCreateChannels,
-    can_create_private_streams: canCreateChannels,
-    can_create_streams: canCreateChannels,
-    can_create_web_public_streams: realm.enableSpectatorAccess && user.role <= ROLE.MODERATOR,
-    can_subscribe_other_users: user.role <= ROLE.MEMBER,
+    // What the engine enforces, from the realm's channel permission settings.
+    can_create_public_streams: rights.createPublic,
+    can_create_private_streams: rights.createPrivate,
+    can_create_streams: rights.createPublic || rights.createPrivate,
+    can_create_web_public_streams: rights.createWebPublic,
+    can_subscribe_other_users: rights.subscribeOthers,
     can_invite_others_to_realm: store.canInviteByEmail(user.id),
   };
 }
