@@ -52,6 +52,7 @@ const savedQueue = z.object({
     presenceFormat: z.enum(["legacy", "slim", "modern"]).default("legacy"),
     individualEmojiChanges: z.boolean().default(false),
     archivedChannels: z.boolean().default(false),
+    bulkMessageDeletion: z.boolean().default(false),
     idleTimeoutSecs: z.number().positive(),
   }),
   events: z.array(z.object({ id: z.number().int(), body: z.string() })),

@@ -36,6 +36,7 @@ const OPTIONS: SavedQueue["options"] = {
   presenceFormat: "legacy",
   individualEmojiChanges: false,
   archivedChannels: false,
+  bulkMessageDeletion: false,
   idleTimeoutSecs: 600,
 };
 
@@ -56,6 +57,14 @@ describe("saving event queues", () => {
     expect(await loadSavedQueues(dir)).toEqual(queues);
     expect(existsSync(path())).toBe(false);
     expect(await loadSavedQueues(dir)).toEqual([]);
+  });
+
+  it("keeps the client capabilities a queue registered with, bulk_message_deletion included", async () => {
+    const capable = { ...queue(0, 1), options: { ...OPTIONS, bulkMessageDeletion: true, archivedChannels: true } };
+    await writeSavedQueues(dir, [capable]);
+    const [loaded] = await loadSavedQueues(dir);
+    expect(loaded?.options.bulkMessageDeletion).toBe(true);
+    expect(loaded?.options.archivedChannels).toBe(true);
   });
 
   it("writes an event text that many queues hold once, then refers to it", async () => {
