@@ -89,7 +89,7 @@ export {
   type ChannelGroupField,
   type ChannelGroupSettingSpec,
 } from "./actions/channels.js";
-export type { GroupSettingChange, UpdateChannelInput } from "./actions/channel-settings.js";
+export type { UpdateChannelInput } from "./actions/channel-settings.js";
 export type { CreateChannelInput } from "./actions/subscriptions.js";
 export type { ChannelRights } from "./actions/channel-permissions.js";
 export { MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH, MAX_CHANNEL_FOLDER_NAME_LENGTH } from "./actions/channel-folders.js";

@@ -108,6 +108,12 @@ export interface BotConfig {
 export type GroupSettingValue =
   number | { readonly directMembers: readonly number[]; readonly directSubgroups: readonly number[] };
 
+/** A change of a group setting, with the value the client last saw (Zulip's {new, old}). */
+export interface GroupSettingChange {
+  readonly new: GroupSettingValue;
+  readonly old?: GroupSettingValue;
+}
+
 export type ChannelTopicsPolicy = "inherit" | "allow_empty_topic" | "disable_empty_topic" | "empty_topic_only";
 
 export interface ChannelPermissions {

@@ -33,7 +33,7 @@ import { botManagersAudience, channelViewersAudience, realmAudience, usersAudien
 import type { EngineEvent, StreamPropertyValue } from "../events/types.js";
 import { key } from "../index/keys.js";
 import type { StoreState, WriteContext } from "../state.js";
-import type { Channel, ChannelTopicsPolicy, GroupSettingValue, Realm, User } from "../types.js";
+import type { Channel, ChannelTopicsPolicy, GroupSettingChange, GroupSettingValue, Realm, User } from "../types.js";
 import { ROLE } from "../types.js";
 import {
   accessChannelById,
@@ -66,10 +66,6 @@ import { systemGroupId } from "./realms.js";
 import { internalChannelMessage, renderMessage, storeMessage } from "./send-message.js";
 
 /** A group setting change as PATCH takes it: the new value and, to guard against races, the expected old one. */
-export interface GroupSettingChange {
-  readonly new: GroupSettingValue;
-  readonly old?: GroupSettingValue;
-}
 
 export interface UpdateChannelInput {
   readonly name?: string;

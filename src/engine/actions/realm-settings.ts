@@ -21,8 +21,7 @@ import {
 } from "../settings/realm-settings.js";
 import { MESSAGE_POLICY_WIRE_NAMES, type MessagePolicyGroupSetting } from "../settings/message-policy.js";
 import type { StoreState } from "../state.js";
-import { ROLE, type GroupSettingValue, type Realm, type User } from "../types.js";
-import type { GroupSettingChange } from "./channel-settings.js";
+import { ROLE, type GroupSettingChange, type GroupSettingValue, type Realm, type User } from "../types.js";
 import { checkMessagePolicyChanges, realmMessagePolicy, type MessagePolicyChanges } from "./realm-message-policy.js";
 import { systemGroupId } from "./realms.js";
 import { requireActiveUser } from "./users.js";
