@@ -6,8 +6,8 @@
  * DELETE /messages/{id} (a message of that channel), GET /users/me/{id}/topics (its
  * first listing, once) and POST /streams/{id}/delete_topic (its biggest topic, once:
  * each request deletes what it can and the later runs finish the rest), plus the
- * refused inputs generated from each route's parameters. Inputs are added only for routes the server has. Run last of the
- * case lists: the topic deletion cannot be undone.
+ * refused inputs generated from each route's parameters. Inputs are added only for
+ * routes the server has. Run last of the case lists: the topic deletion cannot be undone.
  */
 import type { Manifest } from "../tools/generate/manifest.js";
 import { ENDPOINTS } from "../src/http/endpoints/index.js";
