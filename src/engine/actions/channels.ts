@@ -11,13 +11,7 @@ import {
   OrganizationOwnerRequiredError,
   PermissionDeniedError,
 } from "../errors.js";
-import {
-  canAccessChannelContent,
-  canSeeChannel,
-  isAdmin,
-  isAllowedBy,
-  sendRefusal,
-} from "../access.js";
+import { canAccessChannelContent, canSeeChannel, isAdmin, isAllowedBy, sendRefusal } from "../access.js";
 import { createHash } from "node:crypto";
 import { key } from "../index/keys.js";
 import {

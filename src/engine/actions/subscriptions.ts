@@ -4,12 +4,7 @@
  * who may subscribe or remove whom. A subscription keeps every receive interval, so
  * "what did this user receive" stays exact across leaves and rejoins.
  */
-import {
-  canAccessChannelContent,
-  canSeeChannel,
-  isAdmin,
-  isAllowedBy,
-} from "../access.js";
+import { canAccessChannelContent, canSeeChannel, isAdmin, isAllowedBy } from "../access.js";
 import { BadRequestError, ChannelExistsError, ChannelNotFoundError, clip, PermissionDeniedError } from "../errors.js";
 import type { SubscriptionProperty } from "../events/types.js";
 import type { StoreState, WriteContext } from "../state.js";
