@@ -137,6 +137,8 @@ export class BitmapStore {
   readonly #directoryOf: DirectoryOf | null;
   /** Keys known to be in their directory (a memo: cleared on rollback and when large). */
   readonly #listed = new Set<string>();
+  /** Whether every key on disk is listed in its directory (see directoryComplete). */
+  #directoryReady = false;
 
   /**
    * `directoryOf` names, for keys that have one, a directory bitmap and the member a key
@@ -149,9 +151,27 @@ export class BitmapStore {
     this.#directoryOf = directoryOf;
   }
 
+  /**
+   * From now on, a key its directory does not list is known to hold nothing: it is read
+   * as empty without a disk read (and without caching an empty bitmap). Call once every
+   * key on disk is listed (index/user-flag-holders.ts builds the listing of older stores).
+   */
+  directoryComplete(): void {
+    this.#directoryReady = true;
+  }
+
+  /** Whether `key` (not cached) is known to hold nothing: its directory does not list it. */
+  #unlisted(key: string): boolean {
+    if (!this.#directoryReady || this.#directoryOf === null) return false;
+    const place = this.#directoryOf(key);
+    return place !== null && !this.#entry(place[0]).bitmap.has(place[1]);
+  }
+
   /** The bitmap for `key` (empty if none). Live and cached: do not mutate. */
   get(key: string): ReadonlyBitmap {
-    return storable(key) ? this.#entry(key).bitmap : EMPTY;
+    if (!storable(key)) return EMPTY;
+    if (!this.#cache.has(key) && this.#unlisted(key)) return EMPTY;
+    return this.#entry(key).bitmap;
   }
 
   /**
@@ -161,13 +181,16 @@ export class BitmapStore {
    * last chunks, not all of them. Live and cached: do not mutate.
    */
   getFrom(key: string, fromId: number): ReadonlyBitmap {
-    return storable(key) ? this.#entry(key, chunkStartOf(fromId) / CHUNK_SPAN).bitmap : EMPTY;
+    if (!storable(key)) return EMPTY;
+    if (!this.#cache.has(key) && this.#unlisted(key)) return EMPTY;
+    return this.#entry(key, chunkStartOf(fromId) / CHUNK_SPAN).bitmap;
   }
 
   /** Whether `key` holds no ID, without loading its history when it is not cached. */
   isEmpty(key: string): boolean {
     if (!storable(key)) return true;
     const entry = this.#cache.get(key);
+    if (entry === undefined && this.#unlisted(key)) return true;
     if (entry && (!entry.bitmap.isEmpty || entry.from === 0)) return entry.bitmap.isEmpty;
     // Only chunks below the cached ones (or all): a chunk is persisted only while non-empty.
     for (const _ of this.#tables.bitmapChunks.getKeys({
@@ -188,6 +211,7 @@ export class BitmapStore {
   holdsAnyIn(key: string, firstId: number, lastId: number): boolean {
     if (!storable(key) || lastId < firstId) return false;
     const entry = this.#cache.get(key);
+    if (entry === undefined && this.#unlisted(key)) return false;
     for (let chunk = firstId >>> CHUNK_BITS; chunk <= lastId >>> CHUNK_BITS; chunk++) {
       if (entry && chunk >= entry.from) {
         const start = Math.max(firstId, chunk * CHUNK_SPAN);
@@ -316,6 +340,7 @@ export class BitmapStore {
     const last = high >>> CHUNK_BITS;
     if (this.#absent.has(key)) return [];
     let entry = this.#cache.get(key);
+    if (entry === undefined && this.#unlisted(key)) return [];
     if (entry === undefined) {
       // A chunk with a delta always has a base (see writeDirty), so bases alone tell.
       let stored = false;
@@ -589,7 +614,12 @@ export class BitmapStore {
       return entry;
     }
     this.#absent.delete(key);
-    const { bitmap, deltas } = this.#load(key, from, CHUNK_SPAN);
+    // A key its directory does not list has nothing on disk: no read (a write's first ID).
+    const unlisted = this.#unlisted(key);
+    const { bitmap, deltas } = unlisted
+      ? { bitmap: new RoaringBitmap32(), deltas: null }
+      : this.#load(key, from, CHUNK_SPAN);
+    if (unlisted) from = 0;
     entry = { bitmap, from, deltas, bytes: sizeOf(bitmap), unmeasured: 0, used: ++this.#clock };
     this.#cache.set(key, entry);
     this.#cachedBytes += entry.bytes;

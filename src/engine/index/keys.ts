@@ -131,6 +131,8 @@ const USER_FLAG_KEY = /^u:(\d+):(\w+)$/;
  */
 export function userFlagHolderOf(name: string): readonly [string, number] | null {
   if (name.charCodeAt(0) !== 117 || name.charCodeAt(1) !== 58) return null; // "u:"
+  const known = HOLDER_OF_KEY.get(name);
+  if (known !== undefined) return known;
   const match = USER_FLAG_KEY.exec(name);
   const holders = match ? HOLDER_KEYS.get(match[2] as StoredFlag) : undefined;
   return holders === undefined ? null : [holders, Number(match![1])];
@@ -142,16 +144,24 @@ export function userFlagHolderOf(name: string): readonly [string, number] | null
  * Bounded by clearing (rebuilding is cheap).
  */
 const USER_FLAG_KEYS = new Map<number, Map<StoredFlag, string>>();
+/** The same keys the other way: each key's holders bitmap and user (userFlagHolderOf, per bitmap read). */
+const HOLDER_OF_KEY = new Map<string, readonly [string, number]>();
 const MAX_USER_FLAG_KEY_USERS = 100_000;
 
 function userFlagKey(userId: number, flag: StoredFlag): string {
   let keys = USER_FLAG_KEYS.get(userId);
   if (keys === undefined) {
-    if (USER_FLAG_KEYS.size >= MAX_USER_FLAG_KEY_USERS) USER_FLAG_KEYS.clear();
+    if (USER_FLAG_KEYS.size >= MAX_USER_FLAG_KEY_USERS) {
+      USER_FLAG_KEYS.clear();
+      HOLDER_OF_KEY.clear();
+    }
     USER_FLAG_KEYS.set(userId, (keys = new Map()));
   }
   let k = keys.get(flag);
-  if (k === undefined) keys.set(flag, (k = `u:${userId}:${flag}`));
+  if (k === undefined) {
+    keys.set(flag, (k = `u:${userId}:${flag}`));
+    HOLDER_OF_KEY.set(k, [HOLDER_KEYS.get(flag) ?? `uh:${flag}`, userId]);
+  }
   return k;
 }
 

@@ -66,15 +66,19 @@ export function usersWithFlagBitmaps(tables: Tables): Map<StoredFlag, Bitmap> {
 
 /**
  * Lists every user flag bitmap on disk in its holders, once per store (a store written
- * before the holders existed): one scan of the user flag keys and one write.
+ * before the holders existed): one scan of the user flag keys and one write. Then tells
+ * the bitmap store that the listing is complete.
  */
 export function buildUserFlagHolders(tables: Tables, bitmaps: BitmapStore, write: (body: () => void) => void): void {
-  if (tables.meta.get(USER_FLAG_HOLDERS_KEY) === true) return;
-  const holders = usersWithFlagBitmaps(tables);
-  write(() => {
-    for (const [flag, users] of holders) if (!users.isEmpty) bitmaps.addBitmap(key.userFlagHolders(flag), users);
-    tables.meta.putSync(USER_FLAG_HOLDERS_KEY, true);
-  });
+  if (tables.meta.get(USER_FLAG_HOLDERS_KEY) !== true) {
+    const holders = usersWithFlagBitmaps(tables);
+    write(() => {
+      for (const [flag, users] of holders) if (!users.isEmpty) bitmaps.addBitmap(key.userFlagHolders(flag), users);
+      tables.meta.putSync(USER_FLAG_HOLDERS_KEY, true);
+    });
+  }
+  // Now a user flag key the holders do not list is read as empty without touching the disk.
+  bitmaps.directoryComplete();
 }
 
 /** For verify: user flag bitmaps on disk whose user their holders do not list. */

@@ -4,7 +4,7 @@
  * a store written before they existed, checked by verify; and readers of a message's
  * flags for many users (an edit's event) no longer read the bitmaps of users who hold none.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { EngineEvent, User } from "../../../src/engine/index.js";
 import { internals } from "../../../src/engine/internal.js";
 import { key } from "../../../src/engine/index/keys.js";
@@ -82,6 +82,34 @@ describe("user flag holders", () => {
     expect(t.store.verify().problems).toEqual([
       `user ${alice.id} has a starred bitmap that ${key.userFlagHolders("starred")} does not list`,
     ]);
+  });
+
+  it("let the bitmap store read a key its holders do not list as empty, without touching the disk", () => {
+    const { alice, bob, send } = setup();
+    const id = send(bob, "hello");
+    t.store.updateFlags(alice.id, [id], "starred", "add");
+    const state = internals(t.store);
+    state.bitmaps.clearCache();
+    state.bitmaps.get(key.userFlagHolders("starred"));
+    const reads = [
+      vi.spyOn(state.tables.bitmapChunks, "getRange"),
+      vi.spyOn(state.tables.bitmapChunks, "getKeys"),
+      vi.spyOn(state.tables.bitmapChunks, "doesExist"),
+    ];
+    const bobs = key.userFlag(bob.id, "starred");
+    expect(state.bitmaps.get(bobs).isEmpty).toBe(true);
+    expect(state.bitmaps.getFrom(bobs, id).isEmpty).toBe(true);
+    expect(state.bitmaps.isEmpty(bobs)).toBe(true);
+    expect(state.bitmaps.holdsAnyIn(bobs, 1, id)).toBe(false);
+    for (const read of reads) expect(read).not.toHaveBeenCalled();
+    // Nothing cached for it either, and a listed key is still read.
+    expect(state.bitmaps.cachedKeys()).not.toContain(bobs);
+    expect([...state.bitmaps.get(key.userFlag(alice.id, "starred"))]).toEqual([id]);
+    // A first ID written to an unlisted key lists it, and the write persists.
+    t.store.updateFlags(bob.id, [id], "starred", "add");
+    state.bitmaps.clearCache();
+    expect([...state.bitmaps.get(bobs)]).toEqual([id]);
+    expect(holders("starred")).toEqual([alice.id, bob.id].sort((a, b) => a - b));
   });
 
   it("spare an edit's event the flag bitmaps of recipients who hold none", () => {
