@@ -21,7 +21,14 @@
  * change (Zulip would delete the rows of the channel's former members); a case-only
  * rename keeps users' policies (Zulip resets them); notices are in English.
  */
-import { canAccessChannelContent, canAccessChannelHistory, isAdmin, isAllowedBy, isSubscribed } from "../access.js";
+import {
+  canAccessChannelContent,
+  canAccessChannelHistory,
+  hasRow,
+  isAdmin,
+  isAllowedBy,
+  isSubscribed,
+} from "../access.js";
 import { BadRequestError, MessageMoveError } from "../errors.js";
 import { realmAudience, usersAudience } from "../events/audience.js";
 import type { Audience } from "../events/types.js";
@@ -530,22 +537,21 @@ function moveAudience(
   rows: ChannelMoveRows | null,
   losingAccess: ReadonlySet<number>,
 ): Audience {
-  return realmAudience(state, from.realmId, (user) => {
-    const hadRow = rows?.hadTargetRow(user.id) ?? hasRowNow(state, user.id, targetId);
-    if (hadRow && !(rows?.rowLosers.has(user.id) ?? false)) return true;
-    if (!from.historyPublicToSubscribers || losingAccess.has(user.id)) return false;
+  const byMembership = (user: User): boolean => {
     const inFrom = state.subscribers.get(from.id)?.has(user.id) ?? false;
     if (from.id === to.id) return inFrom;
     if (state.subscribers.get(to.id)?.has(user.id) === true) return user.role !== ROLE.GUEST || inFrom;
     return inFrom;
+  };
+  // The moved target as committed, read once (asked of up to every user of the realm).
+  let target: Message | undefined | null = null;
+  return realmAudience(state, from.realmId, (user) => {
+    // Membership answers for most users without reading their rows.
+    if (from.historyPublicToSubscribers && !losingAccess.has(user.id) && byMembership(user)) return true;
+    if (rows?.rowLosers.has(user.id) === true) return false;
+    const hadRow = rows?.hadTargetRow(user.id);
+    if (hadRow !== undefined) return hadRow;
+    target ??= getMessageRecord(state.tables, targetId);
+    return target?.recipient.type === "channel" && hasRow(state, user.id, target);
   });
-}
-
-/** Whether the user has a row for the (stored) message now. */
-function hasRowNow(state: StoreState, userId: number, messageId: number): boolean {
-  const message = getMessageRecord(state.tables, messageId);
-  if (!message || message.recipient.type !== "channel") return false;
-  const ids = new RoaringBitmap32([messageId]);
-  const sent = message.senderId === userId ? ids : EMPTY;
-  return rowsAmong(state, userId, message.recipient.channelId, ids, sent).has(messageId);
 }
