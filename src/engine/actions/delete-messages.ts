@@ -24,7 +24,7 @@ import { canAccessChannelContent, canChangeMessage, isAdmin, isAllowedBy } from 
 import { BadRequestError, PermissionDeniedError } from "../errors.js";
 import { channelViewersAudience, usersAudience } from "../events/audience.js";
 import type { Audience } from "../events/types.js";
-import { RoaringBitmap32, sliceByRank } from "../index/bitmap-store.js";
+import { RoaringBitmap32, sliceByRank, type ReadonlyBitmap } from "../index/bitmap-store.js";
 import { key, type StoredFlag } from "../index/keys.js";
 import { exceedsCodePoints } from "../limits.js";
 import type { PlanContext } from "../narrow/plan.js";
@@ -332,7 +332,13 @@ function clearReaderBits(
   shownByUser: Map<number, number[]>,
 ): Set<number> {
   const idSet = new RoaringBitmap32(ids);
-  const clear = (userId: number, flag: StoredFlag) => state.bitmaps.removeStored(flagKey(userId, flag), ids, idSet);
+  // Most of the realm's users hold none of these bitmaps: their holders say so in one bitmap probe.
+  const holders = new Map<StoredFlag, ReadonlyBitmap>();
+  const clear = (userId: number, flag: StoredFlag): number[] => {
+    let held = holders.get(flag);
+    if (held === undefined) holders.set(flag, (held = state.bitmaps.get(key.userFlagHolders(flag))));
+    return held.has(userId) ? state.bitmaps.removeStored(flagKey(userId, flag), ids, idSet) : [];
+  };
   const noteShown = (userId: number, removed: number[]) => {
     if (removed.length === 0) return;
     const shown = shownByUser.get(userId);
