@@ -18,7 +18,10 @@
  * user+system time over the operation. The machine is shared: the load average is
  * printed with each row. Writes commit durably unless --no-sync.
  */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { Session } from "node:inspector";
 import { loadavg } from "node:os";
+import { dirname, join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { openStore } from "../src/index.js";
@@ -38,6 +41,8 @@ const { values } = parseArgs({
     "no-queues": { type: "boolean", default: false },
     /** minCopies,maxMs,maxCopies of the hub's delivery slices (default: the hub's). */
     slice: { type: "string" },
+    /** Write a CPU profile of each timed operation (setup excluded) into this directory. */
+    profile: { type: "string" },
   },
   strict: true,
 });
@@ -54,6 +59,8 @@ const QUEUE: QueueOptions = {
   streamTypingNotifications: true,
   includeDeactivatedGroups: false,
   presenceFormat: "modern",
+  // As the web app and the mobile app register (one delete_message event for many messages).
+  bulkMessageDeletion: true,
   idleTimeoutSecs: 600,
 };
 
@@ -294,7 +301,9 @@ async function main(): Promise<void> {
       for (let run = 0; run < RUNS; run++) {
         const go = op.setup(run);
         const queues = op.name.includes("topic list") ? null : withQueues(store, users);
+        const profiler = values.profile === undefined ? null : await startProfile();
         const t = await timed(go, () => queues?.busy() ?? false);
+        if (profiler) await profiler.stop(join(values.profile!, `${op.name.replace(/\W+/g, "-")}-${run}.cpuprofile`));
         samples.push({ ...t, events: queues?.delivered() ?? 0, load: loadavg()[0]! });
         queues?.close();
         progress.update(run + 1);
@@ -331,6 +340,27 @@ async function main(): Promise<void> {
     store.close();
     copy.cleanup();
   }
+}
+
+/** A CPU profile (node:inspector) from now until stop(), written as a .cpuprofile file. */
+async function startProfile(): Promise<{ stop(file: string): Promise<void> }> {
+  const session = new Session();
+  session.connect();
+  const post = (method: string, params: object = {}) =>
+    new Promise<unknown>((resolve, reject) =>
+      session.post(method, params, (error, result) => (error ? reject(error) : resolve(result))),
+    );
+  await post("Profiler.enable");
+  await post("Profiler.setSamplingInterval", { interval: 200 });
+  await post("Profiler.start");
+  return {
+    async stop(file) {
+      const { profile } = (await post("Profiler.stop")) as { profile: unknown };
+      mkdirSync(dirname(file), { recursive: true });
+      writeFileSync(file, JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
 }
 
 /** The channel with the most topics (by its topic bitmaps' keys). */
