@@ -252,6 +252,24 @@ async function main(): Promise<void> {
         },
       },
       {
+        // bench:worst's undo of its private move: the topic comes back to the channel of all.
+        name: "move a 5000-message topic back from the private channel (change_all)",
+        setup: (run) => {
+          const first = fillTopic(`bench move back ${run}`, 5000);
+          store.updateMessage(owner.id, first, { channelId: privateTarget, propagateMode: "change_all" });
+          return () => store.updateMessage(owner.id, first, { channelId: general, propagateMode: "change_all" });
+        },
+      },
+      {
+        name: "move a 5000-message topic to the private channel after a round trip (change_all)",
+        setup: (run) => {
+          const first = fillTopic(`bench move again ${run}`, 5000);
+          store.updateMessage(owner.id, first, { channelId: privateTarget, propagateMode: "change_all" });
+          store.updateMessage(owner.id, first, { channelId: general, propagateMode: "change_all" });
+          return () => store.updateMessage(owner.id, first, { channelId: privateTarget, propagateMode: "change_all" });
+        },
+      },
+      {
         name: "resolve 1000-message topic",
         setup: (run) => {
           const topic = `bench resolve ${run}`;

@@ -135,7 +135,11 @@ function storedAmong(state: StoreState, userId: number, flag: StoredFlag, ids: R
   const k = key.userFlag(userId, flag);
   if (ids.isEmpty || !holdsUserFlag(state.bitmaps, userId, flag)) return EMPTY;
   if (!state.bitmaps.holdsAnyIn(k, ids.minimum(), ids.maximum())) return EMPTY;
-  return and(state.bitmaps.get(k), ids);
+  const stored = state.bitmaps.get(k);
+  // All or none of them (a topic moved out and back: thousands of users withdrawn from
+  // all of it) is `ids` itself or EMPTY, which the set helpers above answer without work.
+  const common = stored.andCardinality(ids);
+  return common === 0 ? EMPTY : common === ids.size ? ids : RoaringBitmap32.and(stored, ids);
 }
 
 /**
@@ -234,18 +238,16 @@ function applyUserRows(state: StoreState, rows: UserRows): void {
   const set = (flag: StoredFlag, bits: RowBits) => {
     const add = andNot(bits.want, bits.have);
     const remove = andNot(bits.have, bits.want);
-    if (!add.isEmpty) b.addBitmap(key.userFlag(userId, flag), add);
-    if (!remove.isEmpty) b.removeMany(key.userFlag(userId, flag), remove.toArray());
+    // In bulk: thousands of users may each get or lose the 5,000 IDs of a move.
+    if (!add.isEmpty) b.addAll(key.userFlag(userId, flag), add);
+    if (!remove.isEmpty) b.removeAll(key.userFlag(userId, flag), remove);
   };
   set("historical", rows.historical);
   set("granted", rows.granted);
   set("withdrawn", rows.withdrawn);
   const gained = andNot(rows.after, rows.before);
   if (!gained.isEmpty) {
-    b.addBitmap(key.userFlag(userId, "read"), gained);
-    for (const flag of STALE_ON_GAIN) {
-      const k = key.userFlag(userId, flag);
-      if (!b.isEmpty(k) && b.get(k).intersects(gained)) b.removeMany(k, gained.toArray());
-    }
+    b.addAll(key.userFlag(userId, "read"), gained);
+    for (const flag of STALE_ON_GAIN) b.removeAll(key.userFlag(userId, flag), gained);
   }
 }
