@@ -283,14 +283,27 @@ async function main(): Promise<void> {
     };
     if (typeof withDelete.deleteTopic === "function") {
       const deleteTopic = withDelete.deleteTopic.bind(store);
-      ops.push({
-        name: "delete 1000-message topic",
-        setup: (run) => {
-          const topic = `bench delete ${run}`;
-          fillTopic(topic, 1000);
-          return () => deleteTopic(owner.id, general, topic);
+      ops.push(
+        {
+          name: "delete 1000-message topic",
+          setup: (run) => {
+            const topic = `bench delete ${run}`;
+            fillTopic(topic, 1000);
+            return () => deleteTopic(owner.id, general, topic);
+          },
         },
-      });
+        {
+          // bench:worst deletes the topic its moves took to the private channel and back.
+          name: "delete 1000-message topic moved to the private channel and back",
+          setup: (run) => {
+            const topic = `bench delete moved ${run}`;
+            const first = fillTopic(topic, 1000);
+            store.updateMessage(owner.id, first, { channelId: privateTarget, propagateMode: "change_all" });
+            store.updateMessage(owner.id, first, { channelId: general, propagateMode: "change_all" });
+            return () => deleteTopic(owner.id, general, topic);
+          },
+        },
+      );
     } else log("(no Store.deleteTopic in this build: delete_topic skipped)");
     const busiest = busiestTopicChannel(store, manifest.channelIds);
     ops.push(

@@ -408,12 +408,15 @@ function clearMovedReaderBits(
     const sub = state.subsByUser.get(userId)?.get(channel.id);
     const withdrawn = new Set(clear(userId, "withdrawn"));
     const held = [...clear(userId, "granted"), ...clear(userId, "historical")];
-    const received = messages.some(
-      (m) =>
-        !withdrawn.has(m.id) &&
-        (m.senderId === userId ||
-          (sub?.intervals.some((iv) => m.id >= iv.from && (iv.to === null || m.id < iv.to)) ?? false)),
-    );
+    // Withdrawn from all of them (a topic moved out and back): received none, no need to look.
+    const received =
+      withdrawn.size < messages.length &&
+      messages.some(
+        (m) =>
+          !withdrawn.has(m.id) &&
+          (m.senderId === userId ||
+            (sub?.intervals.some((iv) => m.id >= iv.from && (iv.to === null || m.id < iv.to)) ?? false)),
+      );
     if (received || held.length > 0) rows.add(userId);
     for (const flag of [...RECEIVER_FLAGS, ...MENTION_FLAGS]) {
       const removed = clear(userId, flag);

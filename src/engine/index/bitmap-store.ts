@@ -402,7 +402,7 @@ export class BitmapStore {
           : RoaringBitmap32.and(entry.bitmap, idSet).toArray();
       if (removed.length === 0) return [];
       entry.bitmap.removeMany(new Uint32Array(removed));
-      this.#markDirtyMany(key, removed);
+      this.#markDirtyMany(key, removed, entry.bitmap);
     } else {
       removed = [];
       for (const id of ids) {
@@ -710,7 +710,7 @@ export class BitmapStore {
   }
 
   /** #markDirty for many IDs (ascending), a chunk at a time. */
-  #markDirtyMany(key: string, ids: readonly number[]): void {
+  #markDirtyMany(key: string, ids: readonly number[], bitmap: ReadonlyBitmap): void {
     const chunks = this.#dirtyChunks(key);
     let i = 0;
     while (i < ids.length) {
@@ -720,7 +720,10 @@ export class BitmapStore {
       let flips = chunks.get(chunk);
       if (flips !== null) {
         if (flips === undefined) chunks.set(chunk, (flips = new Set()));
-        if (flips.size + (j - i) > DELTA_LIMIT) chunks.set(chunk, null);
+        // A small chunk is rewritten whole (writeDirty): no need to track its flips one by one.
+        const small =
+          j - i > 8 && bitmap.rangeCardinality(chunk * CHUNK_SPAN, (chunk + 1) * CHUNK_SPAN) <= SMALL_CHUNK_IDS;
+        if (small || flips.size + (j - i) > DELTA_LIMIT) chunks.set(chunk, null);
         else
           for (let k = i; k < j; k++) {
             const low = ids[k]! & LOW_MASK;

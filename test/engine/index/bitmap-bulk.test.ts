@@ -72,6 +72,33 @@ describe("bulk bitmap writes", () => {
     expect(b.loadFromDisk(K).size).toBe(5000 - DELTA_LIMIT);
   });
 
+  it("removeStored of many IDs rewrites a small chunk whole and a big one as a delta, memory and disk alike", () => {
+    t = tempStore();
+    const state = internals(t.store);
+    const b = state.bitmaps;
+    const small = "test:small";
+    const big = "test:big";
+    state.write(() => {
+      b.addAll(small, new RoaringBitmap32().addRange(CHUNK, CHUNK + 500));
+      b.addAll(big, new RoaringBitmap32().addRange(CHUNK, CHUNK + 5000));
+    });
+    const puts: unknown[] = [];
+    const put = state.tables.bitmapChunks.putSync.bind(state.tables.bitmapChunks);
+    state.tables.bitmapChunks.putSync = (k, v) => (puts.push(k), put(k, v));
+    const ids = Array.from({ length: 100 }, (_, i) => CHUNK + 2 * i);
+    state.write(() => {
+      expect(b.removeStored(small, ids, new RoaringBitmap32(ids))).toHaveLength(100);
+      expect(b.removeStored(big, ids, new RoaringBitmap32(ids))).toHaveLength(100);
+    });
+    expect(puts).toEqual([
+      [small, 1],
+      [big, 1, 1],
+    ]);
+    for (const k of [small, big]) expect(b.loadFromDisk(k).isEqual(b.get(k))).toBe(true);
+    expect(b.get(small).size).toBe(400);
+    expect(b.get(big).size).toBe(4900);
+  });
+
   it("serializes a chunk that is the whole bitmap as the cut-out chunk would be", () => {
     for (const ids of [[CHUNK + 3], spread(6, 300).filter((id) => id < 2 * CHUNK), [2 * CHUNK, 2 * CHUNK + 1]]) {
       const bitmap = new RoaringBitmap32(ids);
