@@ -9,7 +9,8 @@
  */
 import { createHash } from "node:crypto";
 import { lookup as dnsLookup } from "node:dns";
-import { createWriteStream } from "node:fs";
+import { createWriteStream, type WriteStream } from "node:fs";
+import { once } from "node:events";
 import { unlink } from "node:fs/promises";
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
@@ -210,7 +211,7 @@ export async function fetchImage(urlText: string, destination: string, limits: F
   const url = httpUrl(urlText);
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), limits.timeoutMs);
-  let wrote = false;
+  let file: WriteStream | null = null;
   try {
     const response = await finalResponse(url, limits, controller.signal);
     const contentType = imageContentType(response.headers["content-type"]);
@@ -223,13 +224,16 @@ export async function fetchImage(urlText: string, destination: string, limits: F
     if (declared > limits.maxBytes)
       throw new ImageFetchRefused("too-large", `The image is larger than ${limits.maxBytes} bytes`);
     const meter = new BodyMeter(limits.maxBytes);
-    wrote = true;
-    await pipeline(response, meter, createWriteStream(destination, { flags: "wx", mode: 0o600 }), {
-      signal: controller.signal,
-    });
+    file = createWriteStream(destination, { flags: "wx", mode: 0o600 });
+    await pipeline(response, meter, file, { signal: controller.signal });
     return { contentType, size: meter.bytes, sha256: meter.digest() };
   } catch (error) {
-    if (wrote) await unlink(destination).catch(() => undefined);
+    // A stream destroyed while its open() is pending still creates the file when
+    // the open completes, so the unlink waits for the stream to close first.
+    if (file !== null) {
+      if (!file.closed) await once(file, "close").catch(() => undefined);
+      await unlink(destination).catch(() => undefined);
+    }
     throw upstreamFailure(error, controller.signal, limits.timeoutMs);
   } finally {
     clearTimeout(timer);
