@@ -1,13 +1,25 @@
 /**
  * @module http/router
  * Matches /api/v1 paths to endpoints. ":name" segments capture one non-empty,
- * URL-decoded path segment. A path that exists with other methods gives 405 with the allowed list.
+ * URL-decoded path segment.
+ *
+ * Routes are grouped by shape (their segments with every parameter alike), and the most specific shape matching a path
+ * decides it alone, as Zulip's URL table does: a literal segment wins over a parameter at the first position where two
+ * shapes differ. So "/messages/render" is never "/messages/:message_id" with id "render", whatever the method; a method
+ * the deciding shape lacks gives 405 with that shape's allowed list.
  */
 import type { Endpoint, Method } from "./endpoint.js";
 
-interface Route {
+/** One endpoint with its own segments (parameter names may differ between the methods of one shape). */
+interface Target {
+  readonly endpoint: Endpoint;
   readonly segments: readonly string[];
-  readonly byMethod: Map<Method, Endpoint>;
+}
+
+interface Shape {
+  /** Segments with parameters as null: what the shape matches. */
+  readonly pattern: readonly (string | null)[];
+  readonly byMethod: Map<Method, Target>;
 }
 
 export type RouteMatch =
@@ -16,31 +28,32 @@ export type RouteMatch =
   | { readonly kind: "not-found" };
 
 export class Router {
-  readonly #routes: Route[] = [];
+  readonly #shapes: Shape[] = [];
 
   constructor(endpoints: readonly Endpoint[]) {
+    const byKey = new Map<string, Shape>();
     for (const endpoint of endpoints) {
       const segments = split(endpoint.path);
-      let route = this.#routes.find((r) => r.segments.join("/") === segments.join("/"));
-      if (!route) this.#routes.push((route = { segments, byMethod: new Map() }));
-      if (route.byMethod.has(endpoint.method)) throw new Error(`duplicate route ${endpoint.method} ${endpoint.path}`);
-      route.byMethod.set(endpoint.method, endpoint);
+      const pattern = segments.map((s) => (s.startsWith(":") ? null : s));
+      const key = pattern.map((s) => (s === null ? ":" : `=${s}`)).join("/");
+      let shape = byKey.get(key);
+      if (!shape) byKey.set(key, (shape = { pattern, byMethod: new Map() }));
+      if (shape.byMethod.has(endpoint.method)) throw new Error(`duplicate route ${endpoint.method} ${endpoint.path}`);
+      shape.byMethod.set(endpoint.method, { endpoint, segments });
     }
-    // Literal segments win over parameters: /users/me before /users/:email.
-    this.#routes.sort((a, b) => literalScore(b) - literalScore(a));
+    this.#shapes = [...byKey.values()].sort((a, b) => comparePrecedence(a.pattern, b.pattern));
   }
 
   match(method: string, path: string): RouteMatch {
-    const segments = split(path);
-    const allowed = new Set<Method>();
-    for (const route of this.#routes) {
-      const params = matchSegments(route.segments, segments);
-      if (!params) continue;
-      const endpoint = route.byMethod.get(method as Method);
-      if (endpoint) return { kind: "found", endpoint, pathParams: params };
-      for (const m of route.byMethod.keys()) allowed.add(m);
+    const actual = split(path);
+    for (const shape of this.#shapes) {
+      if (!matchesPattern(shape.pattern, actual)) continue;
+      const target = shape.byMethod.get(method as Method);
+      if (!target) return { kind: "method-not-allowed", allowed: [...shape.byMethod.keys()].sort() };
+      const pathParams = decodeParams(target.segments, actual);
+      return pathParams ? { kind: "found", endpoint: target.endpoint, pathParams } : { kind: "not-found" };
     }
-    return allowed.size > 0 ? { kind: "method-not-allowed", allowed: [...allowed].sort() } : { kind: "not-found" };
+    return { kind: "not-found" };
   }
 }
 
@@ -52,25 +65,31 @@ function split(path: string): string[] {
   return segments;
 }
 
-function literalScore(route: Route): number {
-  return route.segments.reduce((n, s, i) => n + (s.startsWith(":") ? 0 : 2 ** (10 - i)), 0);
+/** Negative when `a` is tried first: at the first position where one has a literal and the other a parameter. */
+function comparePrecedence(a: readonly (string | null)[], b: readonly (string | null)[]): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    const aLiteral = a[i] !== null;
+    if (aLiteral !== (b[i] !== null)) return aLiteral ? -1 : 1;
+  }
+  return 0;
 }
 
-function matchSegments(pattern: readonly string[], actual: readonly string[]): Record<string, string> | null {
-  if (pattern.length !== actual.length) return null;
+function matchesPattern(pattern: readonly (string | null)[], actual: readonly string[]): boolean {
+  if (pattern.length !== actual.length) return false;
+  // "/messages//reactions" names no message: an empty segment is no parameter.
+  return pattern.every((p, i) => (p === null ? actual[i] !== "" : p === actual[i]));
+}
+
+function decodeParams(segments: readonly string[], actual: readonly string[]): Record<string, string> | null {
   const params: Record<string, string> = {};
-  for (let i = 0; i < pattern.length; i++) {
-    const p = pattern[i]!;
-    const a = actual[i]!;
-    if (p.startsWith(":")) {
-      // "/messages//reactions" names no message: it must not match "/messages/:message_id".
-      if (a === "") return null;
-      try {
-        params[p.slice(1)] = decodeURIComponent(a);
-      } catch {
-        return null;
-      }
-    } else if (p !== a) return null;
+  for (let i = 0; i < segments.length; i++) {
+    const s = segments[i]!;
+    if (!s.startsWith(":")) continue;
+    try {
+      params[s.slice(1)] = decodeURIComponent(actual[i]!);
+    } catch {
+      return null;
+    }
   }
   return params;
 }
