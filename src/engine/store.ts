@@ -74,6 +74,7 @@ import type { RealmProperties, RealmPropertyValue } from "./settings/realm-setti
 import { sendMessage, sendMessageGrouped, type SendMessageInput, type SentMessage } from "./actions/send-message.js";
 import { updateMessage, type UpdateMessageInput, type UpdateMessageResult } from "./actions/update-message.js";
 import { messageEditHistory, type HistorySnapshot } from "./queries/message-history.js";
+import { renderPreview } from "./actions/render-preview.js";
 import {
   deleteScheduledMessage,
   deliverDueScheduledMessages,
@@ -1045,6 +1046,11 @@ export class Store {
     const viewer = this.#context(userId).user;
     const policy = realmMessagePolicy(this.#state, viewer.realmId).messageEditHistoryVisibilityPolicy;
     return messageEditHistory(this.#state, policy, viewer, messageId);
+  }
+
+  /** POST /messages/render: `content` rendered for `userId` as their send would render it; nothing is stored. */
+  renderPreview(userId: number, content: string): string {
+    return renderPreview(this.#state, this.#context(userId).user, content);
   }
 
   // ---- scheduled messages ----

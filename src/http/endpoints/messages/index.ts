@@ -9,6 +9,7 @@ import getMessages from "./get-messages.js";
 import markTopicAsRead from "./mark-topic-as-read.js";
 import { markAllAsRead, markStreamAsRead } from "./mark-as-read.js";
 import messageHistory from "./message-history.js";
+import renderMessage from "./render-message.js";
 import { addReactionEndpoint, removeReactionEndpoint } from "./reactions.js";
 import sendMessage from "./send-message.js";
 import updateFlagsNarrow from "./update-flags-narrow.js";
@@ -17,6 +18,7 @@ import updateMessage from "./update-message.js";
 
 export const MESSAGE_ENDPOINTS: readonly Endpoint[] = [
   sendMessage,
+  renderMessage,
   getMessages,
   getMessage,
   updateMessage,
