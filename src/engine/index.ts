@@ -147,6 +147,11 @@ export {
   REALM_GROUP_SETTING_WIRE_NAMES,
   type UpdateRealmInput,
 } from "./actions/realm-settings.js";
+export {
+  MAX_DEACTIVATED_REALM_DELETION_DAYS,
+  MIN_DEACTIVATED_REALM_DELETION_DAYS,
+  type DeactivateRealmInput,
+} from "./actions/realm-deactivation.js";
 export type {
   SettingName,
   SettingValue,

@@ -63,6 +63,7 @@ import {
   type MessagePolicy,
   type MessagePolicyChanges,
 } from "./actions/realm-message-policy.js";
+import { deactivateRealmByOwner, type DeactivateRealmInput } from "./actions/realm-deactivation.js";
 import {
   realmGroupSettingByWire,
   realmProperties,
@@ -991,6 +992,10 @@ export class Store {
   /** PATCH /realm (administrators; owners for some settings): Zulip's names of what changed. */
   updateRealm(actorId: number, input: UpdateRealmInput): Set<string> {
     return updateRealm(this.#state, actorId, input);
+  }
+  /** POST /realm/deactivate (owners): keys refused from the commit on, data kept. */
+  deactivateRealm(actorId: number, input: DeactivateRealmInput): void {
+    deactivateRealmByOwner(this.#state, actorId, input);
   }
   /** The realm's PATCH /realm settings (settings/realm-settings), defaults filled in. */
   realmProperties(realmId: number): RealmProperties {

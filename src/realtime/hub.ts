@@ -470,6 +470,9 @@ export class EventHub {
         !event.changes.isActive
       )
         deactivated.push(event.userId);
+      // A deactivated realm's keys are refused: its clients can poll no more (Zulip's clients reload on this event).
+      if (event.type === "realm" && event.op === "deactivated")
+        for (const userId of this.#byUser.keys()) if (audience.has(userId)) deactivated.push(userId);
       const queues: EventQueue[] = [];
       const recipient: boolean[] = [];
       const take = (queue: EventQueue, isRecipient: boolean): void => {
@@ -492,7 +495,7 @@ export class EventHub {
       if (queues.length > 0)
         this.#pending.push({ wire: new WireEvent(event, this.#store), queues, recipient, next: 0 });
     }
-    // A deactivated user's clients can no longer poll (their key is refused): their
+    // A deactivated user's (or realm's) clients can no longer poll (their key is refused): their
     // queues go once this batch is pushed, and a poll waiting on one is answered BAD_EVENT_QUEUE_ID.
     if (deactivated.length > 0) this.#pending.push({ removeUsers: deactivated });
     if (this.#drainScheduled === null) this.#drain(this.#slice.maxCopies);
@@ -506,9 +509,14 @@ export class EventHub {
     while (this.#pending.length > 0) {
       const item = this.#pending[0]!;
       if ("removeUsers" in item) {
-        for (const userId of item.removeUsers)
-          for (const queue of [...(this.#byUser.get(userId)?.queues ?? [])]) this.#remove(queue);
+        const { removeUsers } = item;
         this.#pending.shift();
+        // After the polls this batch woke have answered (each in a microtask queued before this one), so that a
+        // realm's clients get its `deactivated` event before their queues go.
+        queueMicrotask(() => {
+          for (const userId of removeUsers)
+            for (const queue of [...(this.#byUser.get(userId)?.queues ?? [])]) this.#remove(queue);
+        });
         continue;
       }
       const { wire, queues, recipient } = item;

@@ -570,9 +570,13 @@ beforeAll(async () => {
 });
 afterAll(() => s.close());
 
-/** A request may deactivate a caller (DELETE /users/me, /users/{id}): they return, so later requests authenticate. */
+/**
+ * A request may deactivate a caller (DELETE /users/me, /users/{id}) or the owner their realm
+ * (POST /realm/deactivate): they return, so later requests authenticate.
+ */
 function reactivateCallers(): void {
   for (const caller of callers) if (!s.t.store.getUser(caller.id).isActive) s.t.store.setUserActive(caller.id, true);
+  if (s.t.store.findRealm(s.seed.realm.id)?.deactivated) s.t.store.setRealmDeactivated(s.seed.realm.id, false);
 }
 
 describe("fuzzing every endpoint of the route table", () => {

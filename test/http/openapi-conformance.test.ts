@@ -25,8 +25,6 @@ const KNOWN_GAPS: Readonly<Record<string, string>> = {
   max_reminder_note_length: "no reminders (the reminders list is always empty)",
   realm_uuid: "realms store no UUID; adding one needs a stored field and a migration",
   realm_workplace_users_group: "a Zulip Cloud billing setting parley has no equivalent of",
-  server_min_deactivated_realm_deletion_days: "parley never deletes a deactivated organization's data",
-  server_max_deactivated_realm_deletion_days: "as above",
   receives_typing_notifications: "documented at the top level without a gating event type; sent inside user_settings",
 };
 /** Keys that are present only in situations this test does not create. */

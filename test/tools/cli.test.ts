@@ -642,6 +642,30 @@ describe("errors", () => {
     expect(r.stderr).toContain("already in use");
   });
 
+  it("realm deactivate and reactivate switch a realm, keeping its users; an unknown realm fails", () => {
+    const off = json(parley("realm", "deactivate", "--data", dir, "--subdomain", "acme", "--json"));
+    expect(off).toMatchObject({ subdomain: "acme", deactivated: true, changed: true });
+    const store = openStore(dir);
+    try {
+      const realm = store.findRealmBySubdomain("acme")!;
+      expect(realm.deactivated).toBe(true);
+      expect(store.findUserByEmail(realm.id, "boss@acme.test")?.isActive).toBe(true);
+    } finally {
+      store.close();
+    }
+    const on = parley("realm", "reactivate", "--data", dir, "--subdomain", "acme");
+    expect(on.code).toBe(0);
+    expect(on.stdout).toContain("'Acme' with subdomain 'acme' is now active");
+    expect(json(parley("realm", "reactivate", "--data", dir, "--subdomain", "acme", "--json"))).toMatchObject({
+      deactivated: false,
+      changed: false,
+    });
+    const unknown = parley("realm", "reactivate", "--data", dir, "--subdomain", "nope");
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain("no realm with subdomain 'nope'");
+    expect(parley("realm", "reactivate", "--data", dir).stderr).toContain("missing --subdomain");
+  });
+
   it("an unknown command exits 2 with the usage", () => {
     const r = parley("frobnicate");
     expect(r.code).toBe(2);

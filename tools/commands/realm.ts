@@ -6,16 +6,32 @@
  * everything needed to log in over the API. The subdomain '' creates the default
  * realm, served on bare hosts such as 127.0.0.1. The owner's password (for POST
  * /fetch_api_key) comes from standard input's first line or a file's, never argv.
+ *
+ * `parley realm deactivate|reactivate --subdomain S`: the operator's switch (Zulip's
+ * `manage.py deactivate_realm` / `reactivate_realm`). A deactivated realm refuses every
+ * key and login but keeps its data, so reactivating brings it back as it was; an owner
+ * deactivates over the API with POST /realm/deactivate.
  */
 import { hashNewPassword } from "../../src/engine/index.js";
 import { output, parseOptions, requireString } from "../args.js";
 import { passwordOption } from "../password-input.js";
-import { describeSubdomain, openForCommand, parseOrUsage, USAGE_EXIT } from "../demo/cli.js";
+import {
+  describeSubdomain,
+  openForCommand,
+  parseOrUsage,
+  requireDataDir,
+  requireRealm,
+  USAGE_EXIT,
+} from "../demo/cli.js";
 
-const USAGE =
-  "parley realm create [--data DIR] --subdomain S --name NAME --owner-email E [--owner-name N] [--owner-password | --owner-password-file FILE] [--json]";
+const USAGE = [
+  "parley realm create [--data DIR] --subdomain S --name NAME --owner-email E [--owner-name N] [--owner-password | --owner-password-file FILE] [--json]",
+  "       parley realm deactivate|reactivate [--data DIR] --subdomain S [--json]",
+].join("\n");
 
 export async function run(argv: string[]): Promise<number> {
+  const [first] = argv;
+  if (first === "deactivate" || first === "reactivate") return setActive(argv, first);
   const options = parseOrUsage("realm", USAGE, () => {
     const parsed = parseOptions(argv, {
       subdomain: { type: "string" },
@@ -27,7 +43,11 @@ export async function run(argv: string[]): Promise<number> {
     });
     const [action, ...extra] = parsed.positionals;
     if (action !== "create")
-      throw new Error(action === undefined ? "missing action: create" : `unknown action '${action}'`);
+      throw new Error(
+        action === undefined
+          ? "missing action: create, deactivate or reactivate"
+          : `unknown action '${action}' (known: create, deactivate, reactivate)`,
+      );
     if (extra.length > 0) throw new Error(`unexpected argument '${extra[0]}'`);
     const ownerEmail = requireString(parsed, "owner-email");
     const ownerName = parsed.values["owner-name"];
@@ -74,6 +94,33 @@ export async function run(argv: string[]): Promise<number> {
         `email:   ${owner.email}`,
         `api key: ${owner.apiKey}`,
       ].join("\n"),
+    );
+    return 0;
+  } finally {
+    store.close();
+  }
+}
+
+async function setActive(argv: string[], action: "deactivate" | "reactivate"): Promise<number> {
+  const options = parseOrUsage("realm", USAGE, () => {
+    const parsed = parseOptions(argv.slice(1), { subdomain: { type: "string" } });
+    if (parsed.positionals.length > 0) throw new Error(`unexpected argument '${parsed.positionals[0]}'`);
+    return { parsed, dir: parsed.values["data"] as string, subdomain: requireString(parsed, "subdomain") };
+  });
+  if (!options) return USAGE_EXIT;
+  requireDataDir(options.dir, options.subdomain);
+  const store = openForCommand(options.dir, `realm ${action}`);
+  try {
+    const realm = requireRealm(store, options.subdomain, options.dir);
+    const deactivated = action === "deactivate";
+    const changed = realm.deactivated !== deactivated;
+    if (changed) store.setRealmDeactivated(realm.id, deactivated);
+    const state = `${changed ? "is now" : "was already"} ${deactivated ? "deactivated" : "active"}`;
+    const where = `with subdomain ${describeSubdomain(realm.subdomain)}`;
+    output(
+      options.parsed,
+      { realm_id: realm.id, subdomain: realm.subdomain, deactivated, changed },
+      `realm ${realm.id} '${realm.name}' ${where} ${state}`,
     );
     return 0;
   } finally {

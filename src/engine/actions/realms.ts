@@ -6,7 +6,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { realmAudience } from "../events/audience.js";
 import { SYSTEM_GROUPS } from "../access.js";
 import { BadRequestError, clip } from "../errors.js";
-import type { StoreState } from "../state.js";
+import type { StoreState, WriteContext } from "../state.js";
 import type { Realm, User, UserGroup } from "../types.js";
 import { ROLE } from "../types.js";
 import { createUserInTxn, type CreateUserInput } from "./users.js";
@@ -92,11 +92,18 @@ export function setNewChannelAnnouncementsChannel(state: StoreState, realmId: nu
   });
 }
 
-export function setRealmDeactivated(state: StoreState, realmId: number, deactivated: boolean): void {
+/** Sets the realm's flag; `alsoInTxn` writes what goes with it (the owners' mail) in the same transaction. */
+export function setRealmDeactivated(
+  state: StoreState,
+  realmId: number,
+  deactivated: boolean,
+  alsoInTxn?: (ctx: WriteContext) => void,
+): void {
   const realm = state.realms.get(realmId);
   if (!realm) throw new BadRequestError("Invalid realm");
   const next: Realm = { ...realm, deactivated };
   state.write((ctx) => {
+    alsoInTxn?.(ctx);
     state.tables.realms.putSync(realmId, next);
     ctx.afterCommit(() => state.indexRealm(next));
     ctx.changed({ kind: "realm", id: realmId, fields: ["deactivated"] });

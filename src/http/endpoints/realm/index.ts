@@ -9,6 +9,7 @@ import deleteEmoji from "./delete-emoji.js";
 import listEmoji from "./list-emoji.js";
 import uploadEmoji from "./upload-emoji.js";
 import updateRealm from "./update-realm.js";
+import deactivateRealm from "./deactivate-realm.js";
 
 export const REALM_ENDPOINTS: readonly Endpoint[] = [
   addPlayground,
@@ -17,4 +18,5 @@ export const REALM_ENDPOINTS: readonly Endpoint[] = [
   uploadEmoji,
   deleteEmoji,
   updateRealm,
+  deactivateRealm,
 ];

@@ -9,7 +9,7 @@
  * logos are not uploadable; the rest below are server facts.
  * Absent (see KNOWN_GAPS in test/http/openapi-conformance.test.ts):
  * server_supported_permission_settings, max_reminder_note_length, realm_uuid,
- * realm_workplace_users_group and the deactivated-realm deletion windows.
+ * realm_workplace_users_group.
  */
 import type { ServerConfig } from "../../../config/index.js";
 import { Uploads } from "../../../uploads/index.js";
@@ -17,8 +17,10 @@ import { createHash } from "node:crypto";
 import {
   MAX_CHANNEL_DESCRIPTION_LENGTH,
   MAX_CHANNEL_NAME_LENGTH,
+  MAX_DEACTIVATED_REALM_DELETION_DAYS,
   MAX_MESSAGE_LENGTH,
   MAX_TOPIC_LENGTH,
+  MIN_DEACTIVATED_REALM_DELETION_DAYS,
   PASSWORD_MAX_LENGTH,
   PASSWORD_MIN_GUESSES,
   PASSWORD_MIN_LENGTH,
@@ -167,6 +169,9 @@ export function realmSection(
     server_presence_offline_threshold_seconds: 140,
     server_typing_started_wait_period_milliseconds: 10000,
     server_typing_stopped_wait_period_milliseconds: 5000,
+    // The window POST /realm/deactivate checks; parley keeps the data whatever is chosen.
+    server_min_deactivated_realm_deletion_days: MIN_DEACTIVATED_REALM_DELETION_DAYS,
+    server_max_deactivated_realm_deletion_days: MAX_DEACTIVATED_REALM_DELETION_DAYS,
     server_typing_started_expiry_period_milliseconds: 15000,
     server_web_public_streams_enabled: false,
     server_avatar_changes_disabled: true,
