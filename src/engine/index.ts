@@ -107,6 +107,7 @@ export type {
   WindowInput,
 } from "./queries/get-messages.js";
 export { highlightsFor } from "./queries/get-messages.js";
+export type { NarrowMatch } from "./queries/matches-narrow.js";
 export { highlightsFromForms, messageTokenForms, type MessageTokenForms } from "./search/index.js";
 export { MAX_MESSAGES_PER_FETCH } from "./queries/get-messages.js";
 export { NEWEST_ANCHOR } from "./narrow/window.js";

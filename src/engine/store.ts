@@ -76,6 +76,7 @@ import { sendMessage, sendMessageGrouped, type SendMessageInput, type SentMessag
 import { updateMessage, type UpdateMessageInput, type UpdateMessageResult } from "./actions/update-message.js";
 import { messageEditHistory, type HistorySnapshot } from "./queries/message-history.js";
 import { renderPreview } from "./actions/render-preview.js";
+import { messagesMatchingNarrow, type NarrowMatch } from "./queries/matches-narrow.js";
 import {
   deleteScheduledMessage,
   deliverDueScheduledMessages,
@@ -1139,6 +1140,11 @@ export class Store {
       return user && user.isActive ? { state: this.#state, received: this.#received, user } : null;
     };
     return compileNarrow(this.#context(userId), narrow, live);
+  }
+
+  /** GET /messages/matches_narrow: which of `messageIds` GET /messages with `narrow` would return to `userId` now. */
+  messagesMatchingNarrow(userId: number, narrow: unknown, messageIds: readonly number[]): NarrowMatch[] {
+    return messagesMatchingNarrow(this.#context(userId), narrow, messageIds);
   }
 
   /**

@@ -42,7 +42,14 @@ export function compileNarrow(
   narrow: unknown,
   context: () => PlanContext<NarrowReader> | null,
 ): MessageMatcher | null {
-  const terms = normalizeNarrow(ctx.state, ctx.user, parseNarrow(narrow));
+  return compileTerms(normalizeNarrow(ctx.state, ctx.user, parseNarrow(narrow)), context);
+}
+
+/** compileNarrow for terms already parsed and resolved. */
+export function compileTerms(
+  terms: readonly Term[],
+  context: () => PlanContext<NarrowReader> | null,
+): MessageMatcher | null {
   if (terms.length === 0) return null;
   const query = searchQueryOf(terms);
   return (id) => {

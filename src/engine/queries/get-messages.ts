@@ -144,7 +144,7 @@ export function getMessages(ctx: PlanContext<NarrowReader>, input: GetMessagesIn
 }
 
 /** The stems of every non-negated search term, or null when the narrow does not search. */
-function searchTermsOf(terms: readonly Term[]): ReadonlySet<string> | null {
+export function searchTermsOf(terms: readonly Term[]): ReadonlySet<string> | null {
   const query = terms
     .filter((t) => t.kind === "search" && !t.negated)
     .map((t) => (t.kind === "search" ? t.query : ""))

@@ -7,6 +7,7 @@ import deleteMessage from "./delete-message.js";
 import getMessage from "./get-message.js";
 import getMessages from "./get-messages.js";
 import markTopicAsRead from "./mark-topic-as-read.js";
+import matchesNarrow from "./matches-narrow.js";
 import { markAllAsRead, markStreamAsRead } from "./mark-as-read.js";
 import messageHistory from "./message-history.js";
 import renderMessage from "./render-message.js";
@@ -19,6 +20,7 @@ import updateMessage from "./update-message.js";
 export const MESSAGE_ENDPOINTS: readonly Endpoint[] = [
   sendMessage,
   renderMessage,
+  matchesNarrow,
   getMessages,
   getMessage,
   updateMessage,
