@@ -64,6 +64,7 @@ import {
   type MessagePolicyChanges,
 } from "./actions/realm-message-policy.js";
 import { deactivateRealmByOwner, type DeactivateRealmInput } from "./actions/realm-deactivation.js";
+import { sendTestWelcomeBotCustomMessage } from "./actions/welcome-bot.js";
 import {
   realmGroupSettingByWire,
   realmProperties,
@@ -993,6 +994,10 @@ export class Store {
   /** PATCH /realm (administrators; owners for some settings): Zulip's names of what changed. */
   updateRealm(actorId: number, input: UpdateRealmInput): Set<string> {
     return updateRealm(this.#state, actorId, input);
+  }
+  /** POST /realm/test_welcome_bot_custom_message (administrators): the Welcome Bot's DM to the actor. */
+  sendTestWelcomeBotCustomMessage(actorId: number, text: string): { id: number } {
+    return sendTestWelcomeBotCustomMessage(this.#state, actorId, text);
   }
   /** POST /realm/deactivate (owners): keys refused from the commit on, data kept. */
   deactivateRealm(actorId: number, input: DeactivateRealmInput): void {

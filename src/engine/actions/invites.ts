@@ -564,14 +564,14 @@ export function acceptInvite(state: StoreState, input: AcceptInviteInput): User 
     sendInternalDirectMessage(state, welcomeBot.id, user.id, welcomeText(realm));
     const custom = invite.welcomeMessageCustomText ?? "";
     if (custom.trim() !== "")
-      sendInternalDirectMessage(
-        state,
-        welcomeBot.id,
-        user.id,
-        `A message from the administrators of ${realm.name}:\n\n${custom}`,
-      );
+      sendInternalDirectMessage(state, welcomeBot.id, user.id, customWelcomeText(realm, custom));
   }
   return user;
+}
+
+/** The Welcome Bot's message with an organization's custom welcome text (Zulip's get_custom_welcome_message_string). */
+export function customWelcomeText(realm: Realm, custom: string): string {
+  return `A message from the administrators of ${realm.name}:\n\n${custom}`;
 }
 
 /** The Welcome Bot's greeting to a new user (an invited one, or one an administrator or the CLI created). */

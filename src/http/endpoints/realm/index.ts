@@ -1,6 +1,7 @@
 /**
  * @module http/endpoints/realm
- * The organization: its settings (PATCH /realm), code playgrounds and custom emoji.
+ * The organization: its settings (PATCH /realm), deactivation, code playgrounds, custom emoji
+ * and the Welcome Bot's test message.
  */
 import type { Endpoint } from "../../endpoint.js";
 import addPlayground from "./add-playground.js";
@@ -10,6 +11,7 @@ import listEmoji from "./list-emoji.js";
 import uploadEmoji from "./upload-emoji.js";
 import updateRealm from "./update-realm.js";
 import deactivateRealm from "./deactivate-realm.js";
+import testWelcomeBotMessage from "./test-welcome-bot-message.js";
 
 export const REALM_ENDPOINTS: readonly Endpoint[] = [
   addPlayground,
@@ -19,4 +21,5 @@ export const REALM_ENDPOINTS: readonly Endpoint[] = [
   deleteEmoji,
   updateRealm,
   deactivateRealm,
+  testWelcomeBotMessage,
 ];
