@@ -65,13 +65,16 @@ function split(path: string): string[] {
   return segments;
 }
 
-/** Negative when `a` is tried first: at the first position where one has a literal and the other a parameter. */
+/**
+ * Negative when `a` is tried first: at the first position where one has a literal and the other a parameter. Only
+ * shapes of one length can match one path, but the order must be total for the sort: a shorter prefix goes first.
+ */
 function comparePrecedence(a: readonly (string | null)[], b: readonly (string | null)[]): number {
   for (let i = 0; i < Math.min(a.length, b.length); i++) {
     const aLiteral = a[i] !== null;
     if (aLiteral !== (b[i] !== null)) return aLiteral ? -1 : 1;
   }
-  return 0;
+  return a.length - b.length;
 }
 
 function matchesPattern(pattern: readonly (string | null)[], actual: readonly string[]): boolean {
