@@ -59,6 +59,7 @@ import {
   type OutboxMail,
   type Playground,
   type ChannelFolder,
+  type RealmDomain,
   type PresenceRecord,
   type Realm,
   type RealmEmoji,
@@ -226,6 +227,9 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
   get channelFolders(): Map<number, ChannelFolder> {
     return this.entities.channelFolders.byKey;
   }
+  get realmDomains(): Map<number, RealmDomain> {
+    return this.entities.realmDomains.byKey;
+  }
   get realmEmoji(): Map<number, RealmEmoji> {
     return this.entities.realmEmoji.byKey;
   }
@@ -376,6 +380,7 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
       nextScheduledMessageId: 1,
       nextPlaygroundId: 1,
       nextChannelFolderId: 1,
+      nextRealmDomainId: 1,
       nextRealmEmojiId: 1,
       nextDraftId: 1,
       nextSavedSnippetId: 1,
@@ -390,6 +395,7 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
     this.counters.nextScheduledMessageId ??= 1;
     this.counters.nextPlaygroundId ??= 1;
     this.counters.nextChannelFolderId ??= 1;
+    this.counters.nextRealmDomainId ??= 1;
     this.counters.nextRealmEmojiId ??= 1;
     this.counters.nextDraftId ??= 1;
     this.counters.nextSavedSnippetId ??= 1;

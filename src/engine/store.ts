@@ -114,6 +114,7 @@ import {
 import { setTopicPolicy } from "./actions/user-topics.js";
 import { flushPresence, updatePresence, type PresenceStatus } from "./actions/presence.js";
 import { realmPresence, userPresence, type PresenceListing, type PresenceQuery } from "./queries/presence.js";
+import { addRealmDomain, changeRealmDomain, realmDomains, removeRealmDomain } from "./actions/realm-domains.js";
 import { addPlayground, realmPlaygrounds, removePlayground, type PlaygroundInput } from "./actions/playgrounds.js";
 import {
   addRealmEmoji,
@@ -203,6 +204,7 @@ import type {
   GroupSettingValue,
   Message,
   Playground,
+  RealmDomain,
   PresenceRecord,
   Realm,
   SavedSnippet,
@@ -945,6 +947,25 @@ export class Store {
    */
   userPresence(viewerId: number, targetId: number, named: string = String(targetId)): PresenceRecord {
     return userPresence(this.#state, this.#actor(viewerId), this.#actor(targetId), named);
+  }
+
+  // ---- email domains ----
+
+  /** The viewer's realm's email domains in the order they were added (GET /realm/domains, register). */
+  realmDomains(viewerId: number): RealmDomain[] {
+    return realmDomains(this.#state, this.#actor(viewerId).realmId);
+  }
+  /** POST /realm/domains (owners). */
+  addRealmDomain(actorId: number, domain: string, allowSubdomains: boolean): RealmDomain {
+    return addRealmDomain(this.#state, actorId, domain, allowSubdomains);
+  }
+  /** PATCH /realm/domains/{domain} (owners). */
+  changeRealmDomain(actorId: number, domain: string, allowSubdomains: boolean): void {
+    changeRealmDomain(this.#state, actorId, domain, allowSubdomains);
+  }
+  /** DELETE /realm/domains/{domain} (owners). */
+  removeRealmDomain(actorId: number, domain: string): void {
+    removeRealmDomain(this.#state, actorId, domain);
   }
 
   // ---- code playgrounds ----

@@ -380,6 +380,15 @@ export interface Playground {
   readonly urlTemplate: string;
 }
 
+/** A domain whose addresses may join the realm (Zulip's RealmDomain), unique per realm. */
+export interface RealmDomain {
+  readonly id: number;
+  readonly realmId: number;
+  /** Lower case. */
+  readonly domain: string;
+  allowSubdomains: boolean;
+}
+
 /** A draft's addressee kind, in Zulip's wire spelling: "" for an unaddressed draft. */
 export type DraftType = "" | "stream" | "private";
 

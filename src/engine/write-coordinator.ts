@@ -30,6 +30,7 @@ export interface Counters {
   nextScheduledMessageId: number;
   nextPlaygroundId: number;
   nextChannelFolderId: number;
+  nextRealmDomainId: number;
   nextRealmEmojiId: number;
   nextDraftId: number;
   nextSavedSnippetId: number;

@@ -454,6 +454,13 @@ export class WireEvent {
           data: { deactivated: e.emoji.deactivated },
         };
       }
+      case "realm_domains":
+        if (e.op === "remove") return { type: "realm_domains", op: "remove", domain: e.domain };
+        return {
+          type: "realm_domains",
+          op: e.op,
+          realm_domain: { domain: e.domain, allow_subdomains: e.allowSubdomains },
+        };
       case "realm_playgrounds":
         return { type: "realm_playgrounds", realm_playgrounds: e.playgrounds.map(playgroundToWire) };
       case "user_settings": {

@@ -71,6 +71,7 @@ export type Action =
   | { kind: "snippet"; user: UserName; op: "create" | "edit" | "delete"; pick: number }
   | { kind: "sub_property"; user: UserName; channel: ChannelName; property: SubProperty; pick: number }
   | { kind: "playground"; actor: UserName; op: "add" | "remove"; pick: number }
+  | { kind: "realm_domain"; actor: UserName; op: "add" | "change" | "remove"; pick: number }
   | { kind: "presence"; user: UserName; status: "active" | "idle" }
   | { kind: "device"; user: UserName; op: "add" | "remove" | "register" | "rotate_key"; pick: number }
   | { kind: "custom_emoji"; actor: UserName; op: "add" | "remove"; pick: number }
@@ -454,6 +455,16 @@ export const actionArb: fc.Arbitrary<Action> = fc.oneof(
       kind: fc.constant("playground" as const),
       actor,
       op: fc.constantFrom("add" as const, "add" as const, "remove" as const),
+      pick: fc.nat(),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("realm_domain" as const),
+      // Owners change domains: mostly the owner, so that the changes happen.
+      actor: fc.constantFrom<UserName>("owner", "owner", "owner", "admin", "bob"),
+      op: fc.constantFrom("add" as const, "change" as const, "remove" as const),
       pick: fc.nat(),
     }),
   },
@@ -1135,6 +1146,19 @@ export class World {
         if (id === undefined) return note(false, "playground: none added yet");
         const r = await call(action.actor, "DELETE", `/realm/playgrounds/${id}`, {});
         return note(r.status === 200, `playground remove ${String(r.body["msg"] ?? "")}`);
+      }
+      case "realm_domain": {
+        // Three names, so that adds meet duplicates and removals meet missing ones.
+        const domain = `d${action.pick % 3}.test`;
+        const r =
+          action.op === "add"
+            ? await call(action.actor, "POST", "/realm/domains", { domain, allow_subdomains: action.pick % 2 === 0 })
+            : action.op === "change"
+              ? await call(action.actor, "PATCH", `/realm/domains/${domain}`, {
+                  allow_subdomains: action.pick % 2 === 0,
+                })
+              : await call(action.actor, "DELETE", `/realm/domains/${domain}`, {});
+        return note(r.status === 200, `realm_domain ${action.op} ${String(r.body["msg"] ?? "")}`);
       }
       case "presence": {
         const r = await call(action.user, "POST", "/users/me/presence", { status: action.status, ping_only: true });

@@ -63,6 +63,8 @@ export const MAINTAINED_SECTIONS = [
   // The realm's code playgrounds (complete list in each event).
   "realm_playgrounds",
   "realm_emoji",
+  // The realm's email domains (add/change/remove by domain).
+  "realm_domains",
 ] as const;
 
 type UnreadPlace =
@@ -395,6 +397,23 @@ export function applyEvent(state: ClientState, event: Json): void {
     case "realm_playgrounds":
       state.snapshot["realm_playgrounds"] = objs(event["realm_playgrounds"], "realm_playgrounds").map(clone);
       return;
+    case "realm_domains": {
+      const domains = objs(state.snapshot["realm_domains"], "realm_domains");
+      const op = str(event["op"], "realm_domains.op");
+      if (op === "remove") {
+        const gone = str(event["domain"], "realm_domains.domain");
+        if (!domains.some((d) => d["domain"] === gone)) throw new Error(`reducer: remove of unknown domain ${gone}`);
+        state.snapshot["realm_domains"] = domains.filter((d) => d["domain"] !== gone);
+        return;
+      }
+      const changed = clone(obj(event["realm_domain"], "realm_domain"));
+      const known = domains.find((d) => d["domain"] === changed["domain"]);
+      if (op === "add" && !known) domains.push(changed);
+      else if (op === "change" && known) Object.assign(known, changed);
+      else throw new Error(`reducer: unexpected realm_domains event: ${JSON.stringify(event)}`);
+      state.snapshot["realm_domains"] = domains;
+      return;
+    }
     case "presence": {
       // Presence is kept by polling (the presences section is not compared); the event
       // must still name a user this client knows.

@@ -35,6 +35,8 @@ import { emailKey, type StoreState, type WriteContext } from "../state.js";
 import type { Channel, Invite, Realm, Role, User, UserGroup } from "../types.js";
 import { ROLE, ROLES } from "../types.js";
 import { accessForUpdate } from "./groups.js";
+import { codePointPrefix } from "../limits.js";
+import { emailDomainRefusal } from "./realm-domains.js";
 import {
   ensureNotificationBotInTxn,
   ensureSystemBotInTxn,
@@ -184,6 +186,17 @@ function checkDailyLimit(state: StoreState, realmId: number, count: number, limi
 }
 
 /** Zulip's get_existing_user_errors (non-verbose texts). */
+/** Zulip's validate_email_is_valid answers for an address the realm's domains refuse. */
+const INVITEE_REFUSALS = {
+  domain: "Outside your domain.",
+  plus: "Email addresses containing + are not allowed.",
+} as const;
+
+/** An address as a refusal quotes it (the join form takes any text). */
+function clipEmail(email: string): string {
+  return codePointPrefix(email, 100);
+}
+
 function existingUserError(state: StoreState, realmId: number, email: string): InviteeError | null {
   const id = state.userByEmail.get(emailKey(realmId, email));
   const user = id === undefined ? undefined : state.users.get(id);
@@ -238,7 +251,9 @@ export function inviteUsers(
   const good: string[] = [];
   for (const email of emails) {
     if (email === "") continue;
+    const refusal = isValidEmail(email) ? emailDomainRefusal(state, actor.realmId, email) : null;
     if (!isValidEmail(email)) errors.push([email, "Invalid address.", false]);
+    else if (refusal !== null) errors.push([email, INVITEE_REFUSALS[refusal], false]);
     else {
       const existing = existingUserError(state, actor.realmId, email);
       if (existing) skipped.push(existing);
@@ -472,6 +487,15 @@ function checkJoinDetails(state: StoreState, input: JoinDetails): CheckedJoin {
   const realm = realmOf(state, invite.realmId);
   const email = invite.kind === "email" ? invite.email! : (input.email ?? "").trim();
   if (invite.kind === "multiuse" && !isValidEmail(email)) throw new BadRequestError("Invalid address.");
+  // Zulip's registration form checks the realm's domains again, for emailed invitations too.
+  const refusal = emailDomainRefusal(state, realm.id, email);
+  if (refusal === "domain")
+    throw new BadRequestError(
+      `Your email address, ${clipEmail(email)}, is not in one of the domains that are allowed to register ` +
+        "for accounts in this organization.",
+    );
+  if (refusal === "plus")
+    throw new BadRequestError("Email addresses containing + are not allowed in this organization.");
   const existing = existingUserError(state, realm.id, email);
   if (existing) throw new BadRequestError(existing[1]);
   return { invite, realm, email, fullName: checkFullName(input.fullName) };

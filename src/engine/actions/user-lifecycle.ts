@@ -30,6 +30,7 @@ import {
   WELCOME_BOT_EMAIL,
   WELCOME_BOT_NAME,
 } from "./notification-bot.js";
+import { emailDomainRefusal } from "./realm-domains.js";
 import { sendInternalDirectMessage } from "./send-message.js";
 import { subscribeNewUserInTxn } from "./subscriptions.js";
 import { checkFullName, countOwners, createUserInTxn, emitUserUpdates, writeUserActiveInTxn } from "./users.js";
@@ -108,10 +109,18 @@ export function checkCreateUserByAdmin(
   } catch {
     throw new BadRequestError("Bad name or username");
   }
+  checkEmailAllowed(state, actor.realmId, email);
   if (state.userByEmail.has(emailKey(actor.realmId, email)))
     throw new BadRequestError(`Email '${clip(email)}' already in use`);
   if (!isStrongPassword(input.password, { email, fullName })) throw new BadRequestError("The password is too weak.");
   return { email, fullName };
+}
+
+/** Zulip's create_user_backend answers to email_allowed_for_realm. */
+function checkEmailAllowed(state: StoreState, realmId: number, email: string): void {
+  const refusal = emailDomainRefusal(state, realmId, email);
+  if (refusal === "domain") throw new BadRequestError(`Email '${clip(email)}' not allowed in this organization`);
+  if (refusal === "plus") throw new BadRequestError("Email addresses containing + are not allowed.");
 }
 
 /** POST /users once the password is hashed: checked again (the state may have changed), then created. */
@@ -127,6 +136,7 @@ export function createUserByAdmin(
   if (actor.canCreateUsers !== true) throw new BadRequestError("User not authorized to create users");
   const fullName = checkFullName(input.fullName);
   const email = checkEmailAddress(input.email);
+  checkEmailAllowed(state, actor.realmId, email);
   if (state.userByEmail.has(emailKey(actor.realmId, email)))
     throw new BadRequestError(`Email '${clip(email)}' already in use`);
   return createAccount(state, { realmId: actor.realmId, email, fullName, password: input.password });

@@ -288,6 +288,8 @@ export function logEntryOf(event: EngineEvent): ChangeLogItem {
       return ["presence", "update", event.user.id];
     case "realm_emoji":
       return ["realm_emoji", event.op, event.realmId, event.emoji.id];
+    case "realm_domains":
+      return ["realm_domains", event.op, event.realmId];
     case "realm_playgrounds":
       return ["realm_playgrounds", "update", event.realmId, ...event.playgrounds.map((p) => p.id)];
     case "scheduled_messages":

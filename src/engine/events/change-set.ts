@@ -50,6 +50,8 @@ export const ENTITY_KINDS = [
   /** Per realm: its code playgrounds. */
   "playgrounds",
   "channelFolder",
+  /** Per realm: its email domains. */
+  "realmDomains",
   "user",
   /** Per user: their personal settings. */
   "userSettings",
@@ -448,6 +450,9 @@ export function changesOfEvent(event: EngineEvent, out: ChangeSetBuilder): void 
       return;
     case "realm_playgrounds":
       out.entity("playgrounds", event.realmId, "changed");
+      return;
+    case "realm_domains":
+      out.entity("realmDomains", event.realmId, "changed");
       return;
     case "realm_emoji":
       out.entity("realmEmoji", event.emoji.id, event.op === "add" ? "added" : "changed");

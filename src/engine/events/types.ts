@@ -235,6 +235,14 @@ export type EngineEvent =
       readonly presence: PresenceRecord;
       readonly serverTimestamp: number;
     }
+  /** A realm email domain added, changed (allow_subdomains) or removed. */
+  | {
+      readonly type: "realm_domains";
+      readonly op: "add" | "change" | "remove";
+      readonly realmId: number;
+      readonly domain: string;
+      readonly allowSubdomains: boolean;
+    }
   /** The realm's complete list of code playgrounds after a change. */
   | { readonly type: "realm_playgrounds"; readonly realmId: number; readonly playgrounds: readonly Playground[] }
   /**

@@ -186,6 +186,7 @@ export class ChannelTopicIndex extends DerivedCache {
     invites: "ignore",
     playgrounds: "ignore",
     channelFolder: "ignore",
+    realmDomains: "ignore",
     user: "ignore",
     userSettings: "ignore",
     password: "ignore",

@@ -30,6 +30,7 @@
  * | presence          | userId (uint32)                  | PresenceRecord (flushed in batches) |
  * | playgrounds       | playgroundId (uint32)            | Playground                    |
  * | channel_folders   | channelFolderId (uint32)         | ChannelFolder                 |
+ * | realm_domains     | realmDomainId (uint32)           | RealmDomain                   |
  * | drafts            | draftId (uint32)                 | Draft                         |
  * | saved_snippets    | savedSnippetId (uint32)          | SavedSnippet                  |
  * | passwords         | userId (uint32)                  | PasswordRecord (scrypt)       |
@@ -83,6 +84,7 @@ export interface Tables {
   readonly presence: Database<unknown, number>;
   readonly playgrounds: Database<unknown, number>;
   readonly channelFolders: Database<unknown, number>;
+  readonly realmDomains: Database<unknown, number>;
   readonly drafts: Database<unknown, number>;
   readonly savedSnippets: Database<unknown, number>;
   readonly passwords: Database<unknown, number>;
@@ -181,6 +183,7 @@ export const TABLE_SPECS = {
   presence: { db: "presence", role: "entity", keys: "id", values: "msgpack", change: "presence" },
   playgrounds: { db: "playgrounds", role: "entity", keys: "id", values: "msgpack", change: "playgrounds" },
   channelFolders: { db: "channel_folders", role: "entity", keys: "id", values: "msgpack", change: "channelFolder" },
+  realmDomains: { db: "realm_domains", role: "entity", keys: "id", values: "msgpack", change: "realmDomains" },
   drafts: { db: "drafts", role: "entity", keys: "id", values: "msgpack", change: "draft" },
   savedSnippets: { db: "saved_snippets", role: "entity", keys: "id", values: "msgpack", change: "savedSnippet" },
   // Apart from users so that no code path that renders a User can carry a hash; read on login only.

@@ -44,6 +44,7 @@ export class GroupListCache extends DerivedCache {
     invites: "ignore",
     playgrounds: "ignore",
     channelFolder: "ignore",
+    realmDomains: "ignore",
     userSettings: "ignore",
     password: "ignore",
     presence: "ignore",

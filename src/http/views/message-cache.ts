@@ -121,6 +121,7 @@ export class MessageJsonCache extends DerivedCache {
     invites: "ignore",
     playgrounds: "ignore",
     channelFolder: "ignore",
+    realmDomains: "ignore",
     userSettings: "ignore",
     password: "ignore",
     presence: "ignore",

@@ -50,6 +50,7 @@ export class UserListCache extends DerivedCache {
     invites: "ignore",
     playgrounds: "ignore",
     channelFolder: "ignore",
+    realmDomains: "ignore",
     userSettings: "ignore",
     password: "ignore",
     presence: "ignore",

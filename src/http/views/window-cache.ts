@@ -87,6 +87,7 @@ export class WindowReplyCache extends DerivedCache {
     invites: "ignore",
     playgrounds: "ignore",
     channelFolder: "ignore",
+    realmDomains: "ignore",
     password: "ignore",
     presence: "ignore",
     emailChange: "ignore",

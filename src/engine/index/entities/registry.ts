@@ -16,6 +16,7 @@ import type {
   OutboxMail,
   Playground,
   ChannelFolder,
+  RealmDomain,
   PresenceRecord,
   Realm,
   RealmEmoji,
@@ -50,6 +51,7 @@ export interface EntityRecords {
   presence: PresenceRecord;
   playgrounds: Playground;
   channelFolders: ChannelFolder;
+  realmDomains: RealmDomain;
   drafts: Draft;
   savedSnippets: SavedSnippet;
   devices: Device;
@@ -87,6 +89,7 @@ export function createEntityIndexes(hooks: EntityHooks) {
     playgrounds: new KeyedIndex((record: Playground) => record.id),
     /** Archived ones too. */
     channelFolders: new KeyedIndex((record: ChannelFolder) => record.id),
+    realmDomains: new KeyedIndex((record: RealmDomain) => record.id),
     drafts: new OwnedIndex((record: Draft) => record.userId),
     savedSnippets: new OwnedIndex((record: SavedSnippet) => record.userId),
     devices: new DeviceIndex(),

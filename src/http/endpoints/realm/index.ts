@@ -1,7 +1,7 @@
 /**
  * @module http/endpoints/realm
- * The organization: its settings (PATCH /realm), deactivation, code playgrounds, custom emoji
- * and the Welcome Bot's test message.
+ * The organization: its settings (PATCH /realm), deactivation, email domains, code playgrounds,
+ * custom emoji and the Welcome Bot's test message.
  */
 import type { Endpoint } from "../../endpoint.js";
 import addPlayground from "./add-playground.js";
@@ -12,6 +12,7 @@ import uploadEmoji from "./upload-emoji.js";
 import updateRealm from "./update-realm.js";
 import deactivateRealm from "./deactivate-realm.js";
 import testWelcomeBotMessage from "./test-welcome-bot-message.js";
+import { addRealmDomain, changeRealmDomain, listRealmDomains, removeRealmDomain } from "./realm-domains.js";
 
 export const REALM_ENDPOINTS: readonly Endpoint[] = [
   addPlayground,
@@ -22,4 +23,8 @@ export const REALM_ENDPOINTS: readonly Endpoint[] = [
   updateRealm,
   deactivateRealm,
   testWelcomeBotMessage,
+  listRealmDomains,
+  addRealmDomain,
+  changeRealmDomain,
+  removeRealmDomain,
 ];

@@ -49,6 +49,7 @@ import { realmUserSettingsDefaultsSection, userSettingsSection } from "./user-se
 import { draftToWire, savedSnippetToWire } from "../../../wire/personal.js";
 import { devicesToWire } from "../../../wire/device.js";
 import { channelFolderToWire } from "../../../wire/channel.js";
+import { realmDomainToWire } from "../../../wire/realm-domain.js";
 
 /** Zulip's default idle queue timeout, and what "mobile" means. */
 const DEFAULT_IDLE_QUEUE_TIMEOUT = 600;
@@ -154,7 +155,7 @@ export default defineEndpoint({
         : {}),
       ...(want("realm") ? realmSection(store, realm, ctx.server.baseUrl, ctx.server.config) : {}),
       ...(want("realm_user_settings_defaults") ? realmUserSettingsDefaultsSection(store, user) : {}),
-      ...unstored("realm_domains"),
+      ...(want("realm_domains") ? { realm_domains: store.realmDomains(user.id).map(realmDomainToWire) } : {}),
       ...(want("realm_emoji") ? realmEmojiSection(store, realm) : {}),
       ...unstored("realm_linkifiers"),
       ...unstored("realm_filters"),

@@ -28,7 +28,6 @@ export const UNSTORED_SECTIONS = {
   onboarding_steps: () => ({ onboarding_steps: [], navigation_tour_video_url: null }),
   reminders: () => ({ reminders: [] }),
   muted_users: () => ({ muted_users: [] }),
-  realm_domains: () => ({ realm_domains: [] }),
   realm_linkifiers: () => ({ realm_linkifiers: [] }),
   // Zulip always sends an empty legacy list.
   realm_filters: () => ({ realm_filters: [] }),
