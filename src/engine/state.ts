@@ -64,6 +64,8 @@ import {
   type Realm,
   type RealmEmoji,
   type SavedSnippet,
+  type UserStatusRecord,
+  type MutedUsersRecord,
   type ScheduledMessage,
   type Subscription,
   type User,
@@ -236,6 +238,18 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
   /** userId -> draftId -> the user's stored drafts. */
   get draftsByUser(): Map<number, Map<number, Draft>> {
     return this.entities.drafts.byOwner;
+  }
+  /** userId -> the user's status, for users who ever set one. */
+  get userStatuses(): Map<number, UserStatusRecord> {
+    return this.entities.userStatus.byKey;
+  }
+  /** muter's userId -> the users they muted. */
+  get mutedUsersOf(): Map<number, MutedUsersRecord> {
+    return this.entities.mutedUsers.byMuter;
+  }
+  /** muted user's ID -> the users who mute them (Zulip's get_muting_users). */
+  get mutingUsers(): Map<number, Set<number>> {
+    return this.entities.mutedUsers.mutingUsers;
   }
   /** userId -> savedSnippetId -> the user's saved snippets. */
   get snippetsByUser(): Map<number, Map<number, SavedSnippet>> {
@@ -606,6 +620,14 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
 
   unindexDraft(userId: number, draftId: number): void {
     this.entities.drafts.removeKey(userId, draftId);
+  }
+
+  indexUserStatus(status: UserStatusRecord): void {
+    this.entities.userStatus.add(status);
+  }
+
+  indexMutedUsers(record: MutedUsersRecord): void {
+    this.entities.mutedUsers.add(record);
   }
 
   indexSavedSnippet(snippet: SavedSnippet): void {

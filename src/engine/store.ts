@@ -237,6 +237,14 @@ import {
   editSavedSnippet,
   listSavedSnippets,
 } from "./actions/saved-snippets.js";
+import {
+  realmUserStatuses,
+  updateOwnStatus,
+  updateStatusFor,
+  userStatusOf,
+  type UserStatusInput,
+  type UserStatusView,
+} from "./actions/user-status.js";
 import type { PasswordRecord } from "./accounts/password.js";
 import {
   loginByEmail,
@@ -652,6 +660,24 @@ export class Store {
   }
   savedSnippets(userId: number): SavedSnippet[] {
     return listSavedSnippets(this.#state, userId);
+  }
+  // ---- user status (text, emoji; the deprecated away) ----
+
+  /** POST /users/me/status. */
+  updateOwnStatus(userId: number, input: UserStatusInput): void {
+    updateOwnStatus(this.#state, userId, input);
+  }
+  /** POST /users/{user_id}/status: administrators, for human users. */
+  updateStatusFor(actorId: number, targetId: number, input: Omit<UserStatusInput, "away">): void {
+    updateStatusFor(this.#state, actorId, targetId, input);
+  }
+  /** GET /users/{user_id}/status. */
+  userStatus(viewerId: number, targetId: number): UserStatusView {
+    return userStatusOf(this.#state, viewerId, targetId);
+  }
+  /** register's user_status. */
+  realmUserStatuses(viewerId: number): Record<string, UserStatusView> {
+    return realmUserStatuses(this.#state, viewerId);
   }
   // ---- uploaded files (bytes on disk, records here) ----
 

@@ -409,6 +409,28 @@ export interface Draft {
   lastEditTime: number;
 }
 
+/**
+ * A user's status (Zulip's UserStatus): text and emoji. Zulip's deprecated `away` is
+ * not stored here: it is the inverse of the presence_enabled setting.
+ */
+export interface UserStatusRecord {
+  readonly userId: number;
+  /** "" when none. */
+  readonly statusText: string;
+  /** "" when none (then emojiCode is "" and reactionType unicode_emoji). */
+  readonly emojiName: string;
+  readonly emojiCode: string;
+  readonly reactionType: Reaction["reactionType"];
+  /** UNIX seconds of the last change. */
+  readonly timestamp: number;
+}
+
+/** The users one user muted (Zulip's MutedUser rows of one muter), oldest first. */
+export interface MutedUsersRecord {
+  readonly userId: number;
+  readonly muted: readonly { readonly id: number; /** UNIX seconds. */ readonly dateMuted: number }[];
+}
+
 /** A reusable piece of message text (Zulip's SavedSnippet). */
 export interface SavedSnippet {
   readonly id: number;

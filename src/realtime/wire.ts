@@ -490,6 +490,18 @@ export class WireEvent {
       case "saved_snippets":
         if (e.op === "remove") return { type: "saved_snippets", op: "remove", saved_snippet_id: e.snippetId };
         return { type: "saved_snippets", op: e.op, saved_snippet: savedSnippetToWire(e.snippet) };
+      case "user_status":
+        return {
+          type: "user_status",
+          user_id: e.userId,
+          ...(e.away === undefined ? {} : { away: e.away }),
+          ...(e.statusText === undefined ? {} : { status_text: e.statusText }),
+          ...(e.emoji === undefined
+            ? {}
+            : { emoji_name: e.emoji.name, emoji_code: e.emoji.code, reaction_type: e.emoji.reactionType }),
+        };
+      case "muted_users":
+        return { type: "muted_users", muted_users: e.muted.map((m) => ({ id: m.id, timestamp: m.dateMuted })) };
       case "device":
         if (e.op === "update")
           return { type: "device", op: "update", device_id: e.deviceId, ...deviceChangesToWire(e.changes) };

@@ -128,6 +128,13 @@ const USER_SETTINGS: Model = {
   emojiset: str,
   presence_enabled: bool,
 };
+// UserStatusChange.fromJson (model.dart): nullable strings; a set emoji's type is ReactionType's.
+const USER_STATUS: Model = {
+  status_text: opt("string"),
+  emoji_name: opt("string"),
+  emoji_code: opt("string"),
+  reaction_type: { kind: "string", nullable: true, oneOf: ["unicode_emoji", "realm_emoji", "zulip_extra_emoji"] },
+};
 const USER_TOPIC: Model = { stream_id: int, topic_name: str, last_updated: int, visibility_policy: int };
 const UNREAD: Model = {
   count: int,
@@ -164,7 +171,7 @@ const INITIAL_SNAPSHOT: Model = {
   channel_folders: { kind: "list", nullable: true, entries: CHANNEL_FOLDER },
   unread_msgs: { kind: "map" },
   streams: { kind: "list", entries: CHANNEL },
-  user_status: { kind: "map" },
+  user_status: { kind: "map", entries: USER_STATUS },
   user_settings: { kind: "map" },
   user_topics: { kind: "list", entries: USER_TOPIC },
   realm_can_delete_any_message_group: GROUP_SETTING_OR_NULL,
@@ -260,6 +267,8 @@ beforeAll(async () => {
     fullName: "Helper",
     bot: { type: 1, ownerId: bob.id },
   });
+  s.t.store.updateOwnStatus(alice.id, { statusText: "busy", emojiName: "car", away: true });
+  s.t.store.updateOwnStatus(owner.id, { emojiName: "zulip" });
   s.t.store.setUserActive(guest.id, false);
 });
 afterAll(() => s.close());
@@ -281,6 +290,7 @@ describe("POST /register for zulip-flutter", () => {
     ]) {
       expect((b[list] as unknown[]).length, list).toBeGreaterThan(0);
     }
+    expect(Object.keys(b["user_status"] as object).length, "user_status").toBe(2);
     const unread = b["unread_msgs"] as Record<string, unknown[]>;
     for (const list of ["pms", "streams", "huddles", "mentions"]) expect(unread[list]!.length, list).toBeGreaterThan(0);
     expect([

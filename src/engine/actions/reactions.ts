@@ -40,7 +40,7 @@ export interface RemoveReactionInput {
 }
 
 /** Zulip's get_emoji_data: the code and type an emoji name stands for (custom emoji first). */
-function emojiData(
+export function emojiData(
   state: StoreState,
   realmId: number,
   name: string,
@@ -54,7 +54,7 @@ function emojiData(
 }
 
 /** Zulip's check_emoji_request: does the name go with the code, for this type? */
-function checkEmojiRequest(state: StoreState, realmId: number, input: ReactionInput): void {
+export function checkEmojiRequest(state: StoreState, realmId: number, input: ReactionInput): void {
   const { emojiName, emojiCode, reactionType } = input;
   if (reactionType === "realm_emoji") {
     const custom = /^[1-9]\d{0,9}$/.test(emojiCode) ? state.realmEmoji.get(Number(emojiCode)) : undefined;

@@ -133,6 +133,25 @@ function putUserSettings(
   }
 }
 
+/**
+ * One personal setting the user changes through another endpoint (the deprecated
+ * `away` of POST /users/me/status is presence_enabled), inside that endpoint's write:
+ * stored and announced as PATCH /settings would; nothing when it already has the value.
+ */
+export function changeOwnSettingInTxn(
+  state: StoreState,
+  ctx: WriteContext,
+  user: User,
+  name: SettingName,
+  value: SettingValue,
+): void {
+  if (state.settingsOf(user.id)[name] === value) return;
+  putUserSettings(state, ctx, user, [[name, value]], true);
+  ctx.emit({ type: "user_settings", op: "update", userIds: [user.id], property: name, value }, () =>
+    userAudience(user.id),
+  );
+}
+
 /** PATCH /settings: the caller's own settings, or (with targetUsers) an administrator's bulk edit. */
 export function updateSettings(state: StoreState, actorId: number, input: UpdateSettingsInput): void {
   const actor = requireActiveUser(state, actorId);

@@ -312,6 +312,10 @@ export function logEntryOf(event: EngineEvent): ChangeLogItem {
         : ["saved_snippets", event.op, event.snippet.userId, event.snippet.id];
     case "device":
       return ["device", event.op, event.userId, event.deviceId];
+    case "user_status":
+      return ["user_status", "update", event.userId];
+    case "muted_users":
+      return ["muted_users", "update", event.userId];
   }
 }
 

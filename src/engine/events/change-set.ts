@@ -74,6 +74,10 @@ export const ENTITY_KINDS = [
   "mail",
   /** Work for the push bouncer (the push outbox). */
   "pushItem",
+  /** Per user: their status (text and emoji). */
+  "userStatus",
+  /** Per user: the users they muted. */
+  "mutedUsers",
 ] as const;
 export type EntityKind = (typeof ENTITY_KINDS)[number];
 
@@ -493,6 +497,12 @@ export function changesOfEvent(event: EngineEvent, out: ChangeSetBuilder): void 
         event.attachment.id,
         event.op === "add" ? "added" : event.op === "remove" ? "removed" : "changed",
       );
+      return;
+    case "user_status":
+      out.entity("userStatus", event.userId, "changed");
+      return;
+    case "muted_users":
+      out.entity("mutedUsers", event.userId, "changed");
       return;
     // Ephemeral: nothing stored.
     case "typing":

@@ -26,6 +26,7 @@ import type {
   Realm,
   Role,
   SavedSnippet,
+  MutedUsersRecord,
   ScheduledMessage,
   Subscription,
   User,
@@ -279,6 +280,16 @@ export type EngineEvent =
   | { readonly type: "drafts"; readonly op: "add"; readonly userId: number; readonly drafts: readonly Draft[] }
   | { readonly type: "drafts"; readonly op: "update"; readonly draft: Draft }
   | { readonly type: "drafts"; readonly op: "remove"; readonly userId: number; readonly draftId: number }
+  /** A status change: only what the request set (Zulip's do_update_user_status). */
+  | {
+      readonly type: "user_status";
+      readonly userId: number;
+      readonly away?: boolean;
+      readonly statusText?: string;
+      readonly emoji?: { readonly name: string; readonly code: string; readonly reactionType: string };
+    }
+  /** The muter's whole list after a change. */
+  | { readonly type: "muted_users"; readonly userId: number; readonly muted: MutedUsersRecord["muted"] }
   | { readonly type: "saved_snippets"; readonly op: "add" | "update"; readonly snippet: SavedSnippet }
   | { readonly type: "saved_snippets"; readonly op: "remove"; readonly userId: number; readonly snippetId: number }
   | { readonly type: "device"; readonly op: "add" | "remove"; readonly userId: number; readonly deviceId: number }

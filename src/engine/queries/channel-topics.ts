@@ -199,6 +199,8 @@ export class ChannelTopicIndex extends DerivedCache {
     realmEmoji: "ignore",
     draft: "ignore",
     savedSnippet: "ignore",
+    userStatus: "ignore",
+    mutedUsers: "ignore",
     device: "ignore",
     attachment: "ignore",
     mail: "ignore",

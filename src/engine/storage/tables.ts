@@ -41,6 +41,8 @@
  * | email_changes     | confirmation key (string)        | EmailChange (pending or used) |
  * | outbox            | mailId (uint32)                  | OutboxMail (durable mail queue) |
  * | attachments       | attachmentId (uint32)            | Attachment (bytes on disk)    |
+ * | user_status       | userId (uint32)                  | UserStatusRecord              |
+ * | muted_users       | muter's userId (uint32)          | MutedUsersRecord              |
  */
 import { open, type Database, type RootDatabase } from "lmdb";
 import type { ChangeKind } from "../events/change-set.js";
@@ -95,6 +97,8 @@ export interface Tables {
   readonly emailChanges: Database<unknown, string>;
   readonly outbox: Database<unknown, number>;
   readonly attachments: Database<unknown, number>;
+  readonly userStatus: Database<unknown, number>;
+  readonly mutedUsers: Database<unknown, number>;
 }
 
 export type TableName = Exclude<keyof Tables, "env">;
@@ -199,6 +203,8 @@ export const TABLE_SPECS = {
   outbox: { db: "outbox", role: "entity", keys: "id", values: "msgpack", change: "mail" },
   // Uploaded files' records; the bytes are files under DATA/uploads (src/uploads).
   attachments: { db: "attachments", role: "entity", keys: "id", values: "msgpack", change: "attachment" },
+  userStatus: { db: "user_status", role: "entity", keys: "id", values: "msgpack", change: "userStatus" },
+  mutedUsers: { db: "muted_users", role: "entity", keys: "id", values: "msgpack", change: "mutedUsers" },
 } as const satisfies Readonly<Record<TableName, TableSpec>>;
 
 export const TABLE_NAMES = Object.keys(TABLE_SPECS) as TableName[];
@@ -252,7 +258,7 @@ export interface OpenTablesOptions {
 
 /**
  * LMDB's limit on named databases per environment, read at each open (not stored in
- * the file), so raising it needs no migration. Tables take 32 of it; the rest is room.
+ * the file), so raising it needs no migration. Tables take 34 of it; the rest is room.
  */
 export const MAX_DBS = 64;
 

@@ -55,6 +55,8 @@ export class GroupListCache extends DerivedCache {
     realmEmoji: "ignore",
     draft: "ignore",
     savedSnippet: "ignore",
+    userStatus: "ignore",
+    mutedUsers: "ignore",
     device: "ignore",
     attachment: "ignore",
     mail: "ignore",

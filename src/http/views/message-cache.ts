@@ -131,6 +131,8 @@ export class MessageJsonCache extends DerivedCache {
     realmEmoji: "ignore",
     draft: "ignore",
     savedSnippet: "ignore",
+    userStatus: "ignore",
+    mutedUsers: "ignore",
     device: "ignore",
     attachment: "ignore",
     mail: "ignore",

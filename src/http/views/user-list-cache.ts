@@ -62,6 +62,8 @@ export class UserListCache extends DerivedCache {
     realmEmoji: "ignore",
     draft: "ignore",
     savedSnippet: "ignore",
+    userStatus: "ignore",
+    mutedUsers: "ignore",
     device: "ignore",
     attachment: "ignore",
     mail: "ignore",

@@ -95,6 +95,8 @@ export class WindowReplyCache extends DerivedCache {
     realmEmoji: "ignore",
     draft: "ignore",
     savedSnippet: "ignore",
+    userStatus: "ignore",
+    mutedUsers: "ignore",
     device: "ignore",
     attachment: "ignore",
     mail: "ignore",

@@ -25,6 +25,8 @@ import type {
   Subscription,
   User,
   UserGroup,
+  UserStatusRecord,
+  MutedUsersRecord,
 } from "../../types.js";
 import type { RealmSettingDefaultsRecord, UserSettingsRecord } from "../../settings/defaults.js";
 import type { EntityTableName } from "../../storage/tables.js";
@@ -34,6 +36,7 @@ import { DeviceIndex } from "./devices.js";
 import { KeyedIndex, OwnedIndex, type EntityIndex } from "./entity-index.js";
 import { GroupIndex } from "./groups.js";
 import { InviteIndex } from "./invites.js";
+import { MutedUsersIndex } from "./muted-users.js";
 import { PresenceIndex } from "./presence.js";
 import { RealmIndex } from "./realms.js";
 import { UserIndex } from "./users.js";
@@ -60,6 +63,8 @@ export interface EntityRecords {
   emailChanges: EmailChange;
   outbox: OutboxMail;
   attachments: Attachment;
+  userStatus: UserStatusRecord;
+  mutedUsers: MutedUsersRecord;
 }
 
 export type EntityIndexes = { readonly [T in EntityTableName]: EntityIndex<EntityRecords[T]> };
@@ -101,6 +106,9 @@ export function createEntityIndexes(hooks: EntityHooks) {
     /** Mail not yet delivered (pending or failed). */
     outbox: new KeyedIndex((record: OutboxMail) => record.id),
     attachments: new AttachmentIndex(),
+    /** Users who ever set a status (cleared ones too: Zulip keeps the row). */
+    userStatus: new KeyedIndex((record: UserStatusRecord) => record.userId),
+    mutedUsers: new MutedUsersIndex(),
   } satisfies EntityIndexes;
 }
 

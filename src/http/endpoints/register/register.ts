@@ -177,7 +177,7 @@ export default defineEndpoint({
       ...unstored("default_stream_groups"),
       ...(want("stop_words") ? stopWordsSection() : {}),
       ...(want("user_settings") ? userSettingsSection(store, user) : {}),
-      ...unstored("user_status"),
+      ...(want("user_status") ? { user_status: store.realmUserStatuses(user.id) } : {}),
       ...(want("user_topic") ? userTopicSection(store, realm, user, options) : {}),
       ...unstored("video_calls"),
       ...unstored("giphy"),
