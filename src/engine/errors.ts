@@ -50,7 +50,11 @@ export type ErrorCode =
   | "UNSUPPORTED_MEDIA_TYPE"
   // The image proxy's upstream failed (src/http/endpoints/external-content).
   | "EXTERNAL_IMAGE_UNAVAILABLE"
-  | "SERVER_BUSY";
+  | "SERVER_BUSY"
+  // Incoming webhooks (src/http/webhooks): their API key parameter and the services' payloads.
+  | "INVALID_API_KEY"
+  | "UNSUPPORTED_WEBHOOK_EVENT_TYPE"
+  | "MISSING_HTTP_EVENT_HEADER";
 
 export type ErrorData = Readonly<
   Record<

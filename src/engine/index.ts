@@ -64,6 +64,7 @@ export { INVALID_ATTACHMENT, isValidPathId, type NewAttachment } from "./actions
 export type { CreateRealmInput } from "./actions/realms.js";
 export type { CreateUserInput, UpdateUserInput } from "./actions/users.js";
 export { BOT_TYPE, type CreateBotInput, type UpdateBotInput } from "./actions/bots.js";
+export { type WebhookDestination } from "./actions/webhooks.js";
 export {
   MAX_DEACTIVATION_COMMENT_LENGTH,
   type CreateUserByAdminInput,

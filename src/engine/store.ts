@@ -147,6 +147,7 @@ import {
   type CreateBotInput,
   type UpdateBotInput,
 } from "./actions/bots.js";
+import { notifyBotOwner, sendWebhookMessage, type WebhookDestination } from "./actions/webhooks.js";
 import {
   checkCreateUserByAdmin,
   createAccount,
@@ -483,6 +484,19 @@ export class Store {
   /** POST /bots/{bot_id}/api_key/regenerate. */
   regenerateBotApiKey(actorId: number, botId: number): string {
     return regenerateBotApiKey(this.#state, actorId, botId);
+  }
+  /** An incoming webhook's message, sent as `senderId`; null when its channel does not exist (the owner is told). */
+  sendWebhookMessage(
+    senderId: number,
+    destination: WebhookDestination,
+    content: string,
+    client: string,
+  ): SentMessage | null {
+    return sendWebhookMessage(this.#state, senderId, destination, content, client);
+  }
+  /** Tells a bot's owner about a problem with its webhook (at most once a minute per bot). */
+  notifyBotOwner(botId: number, content: string): void {
+    notifyBotOwner(this.#state, botId, content);
   }
   /** What POST /register leaves out and a bot's settings fill in: all_public_streams and a default narrow. */
   queueDefaults(userId: number): { readonly allPublicChannels: boolean; readonly channelName: string | null } {

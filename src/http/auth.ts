@@ -11,6 +11,7 @@
 import { timingSafeEqual } from "node:crypto";
 import {
   AuthError,
+  BOT_TYPE,
   BadRequestError,
   EngineError,
   NoSuchRealmError,
@@ -97,6 +98,9 @@ export function authenticate(
   if (owner.realmId !== realm.id) throw new AuthError("Account is not associated with this subdomain");
   if (realm.deactivated) throw new AuthError("This organization has been deactivated");
   if (!owner.isActive) throw new AuthError("Account is deactivated");
+  // An incoming webhook bot's key is given to third-party services: it may only post to /external/ (no Basic auth).
+  if (owner.botType === BOT_TYPE.INCOMING_WEBHOOK)
+    throw new AuthError("This API is not available to incoming webhook bots.");
   return { realm, user: owner };
 }
 

@@ -38,6 +38,8 @@ export interface SweepFixture {
   readonly groupManager: number;
   /** A public channel of the callers' realm (#general): the owner administers it, the member and guest do not. */
   readonly publicChannel: number;
+  /** The caller's own API key (incoming webhooks take it as a parameter). */
+  readonly apiKey: string;
   /** A name not used before, starting with `prefix`. */
   fresh(prefix: string): string;
   /** A delivery time far enough ahead that no scheduler delivers it during the test. */

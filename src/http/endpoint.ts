@@ -97,6 +97,8 @@ export interface PublicContext {
   readonly remoteAddress: string;
   readonly head: RequestHead;
   readonly uploads: Uploads;
+  /** Endpoints with `body: "raw"`: the whole body as received; null for the others. */
+  readonly rawBody: Buffer | null;
 }
 
 export type SuccessData = Record<string, unknown>;
@@ -139,8 +141,11 @@ interface EndpointBase<P extends ParamShape> {
   /**
    * "stream": the body is not read before the handler runs; the handler gets it as
    * ctx.body, after authentication, and parameters come from the query string only.
+   * "raw" (incoming webhooks, whose body is a service's payload of any type): read whole
+   * under the body limit like the others, parameters from the query string and from a
+   * form body, and the body itself handed over as ctx.rawBody (a public endpoint's).
    */
-  readonly body?: "stream";
+  readonly body?: "stream" | "raw";
   /** The path is outside /api/v1 (file downloads at /user_uploads/...). */
   readonly root?: true;
   /** What the ":name" path segments name; one that names nothing is in testing.notRefs. */

@@ -64,4 +64,9 @@ export const ERROR_MAP: Readonly<Record<ErrorCode, WireError>> = {
   EXTERNAL_IMAGE_UNAVAILABLE: { status: 502, wire: "BAD_REQUEST" },
   // Load shedding (http/load-limits): Zulip's nginx answers 503 too; no code of its own.
   SERVER_BUSY: { status: 503, wire: "BAD_REQUEST" },
+  // A webhook's `api_key` parameter: Zulip's InvalidAPIKeyError keeps its code there (no Basic-auth conversion).
+  INVALID_API_KEY: { status: 401 },
+  // Zulip answers 200 so that the service does not retry (or disable the hook) for an event it will never post.
+  UNSUPPORTED_WEBHOOK_EVENT_TYPE: { status: 200 },
+  MISSING_HTTP_EVENT_HEADER: { status: 400 },
 };

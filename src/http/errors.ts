@@ -4,7 +4,7 @@
  * src/http/error-map.ts maps them like every other error). Each may add response
  * headers (Allow, Retry-After).
  */
-import { EngineError, type ErrorCode, type ErrorData } from "../engine/index.js";
+import { clip, EngineError, type ErrorCode, type ErrorData } from "../engine/index.js";
 
 export class HttpError extends EngineError {
   readonly headers: readonly (readonly [string, string])[];
@@ -54,5 +54,40 @@ const BUSY_RETRY_AFTER_SECONDS = 1;
 export class ServerBusyError extends HttpError {
   constructor(message: string) {
     super("SERVER_BUSY", message, {}, [["Retry-After", String(BUSY_RETRY_AFTER_SECONDS)]]);
+  }
+}
+
+/** A webhook's `api_key` parameter names no account (Zulip's InvalidAPIKeyError and InvalidAPIKeyFormatError). */
+export class InvalidApiKeyError extends HttpError {
+  constructor(malformed: boolean) {
+    super("INVALID_API_KEY", malformed ? "Malformed API key" : "Invalid API key");
+  }
+}
+
+/**
+ * An event a webhook integration knows but does not post (Zulip's
+ * UnsupportedWebhookEventTypeError): status 200, so that the service keeps the hook.
+ */
+export class UnsupportedWebhookEventError extends HttpError {
+  constructor(webhookName: string, eventType: string) {
+    super(
+      "UNSUPPORTED_WEBHOOK_EVENT_TYPE",
+      `The '${clip(eventType)}' event isn't currently supported by the ${webhookName} webhook; ignoring`,
+      { webhook_name: webhookName, event_type: clip(eventType) },
+    );
+  }
+}
+
+/** The header a webhook integration reads its event type from is missing (Zulip's MissingHTTPEventHeaderError). */
+export class MissingEventHeaderError extends HttpError {
+  constructor(header: string) {
+    super("MISSING_HTTP_EVENT_HEADER", `Missing the HTTP event header '${header}'`, { header });
+  }
+}
+
+/** A webhook payload that is not JSON (Zulip's InvalidJSONError); the endpoint also tells the bot's owner. */
+export class InvalidJsonError extends HttpError {
+  constructor() {
+    super("BAD_REQUEST", "Malformed JSON");
   }
 }

@@ -39,6 +39,9 @@ export const EXTRA_HEADERS = [
   "upload-metadata",
   "upload-defer-length",
   "upload-concat",
+  // Incoming webhooks: the event type of GitHub's and GitLab's payloads.
+  "x-github-event",
+  "x-gitlab-event",
 ] as const;
 export type ExtraHeader = (typeof EXTRA_HEADERS)[number];
 
@@ -81,6 +84,12 @@ export function readHead(req: HttpRequest, res: HttpResponse): RequestHead {
     remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString("utf8"),
     extra: Object.fromEntries(EXTRA_HEADERS.map((name) => [name, req.getHeader(name)])) as Record<ExtraHeader, string>,
   };
+}
+
+/** Whether a body of this Content-Type is a form parseBody decodes (no type counts as one). */
+export function isFormBody(contentType: string): boolean {
+  const type = contentType.split(";")[0]!.trim().toLowerCase();
+  return type === "" || type === "application/x-www-form-urlencoded" || type === "multipart/form-data";
 }
 
 /** Decodes a form body into fields. */

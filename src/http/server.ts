@@ -37,7 +37,7 @@ import {
 } from "./rate-limit.js";
 import { DEFAULT_EMAIL_CHANGE_LIMITS, WindowLimiter } from "./rate-limit.js";
 import { DEFAULT_JOIN_LIMITS, JoinGuard, type JoinLimits } from "./pages/join-limits.js";
-import { parseBody, parseQuery, readHead, type RequestHead } from "./request.js";
+import { isFormBody, parseBody, parseQuery, readHead, type RequestHead } from "./request.js";
 import { RequestLog, type RequestLogOptions } from "./request-log.js";
 import { mayReadMetrics, METRICS_PATH, ServerMetrics } from "./metrics.js";
 import {
@@ -494,7 +494,9 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
       const input = parseQuery(head.query);
       // A streamed body is the endpoint's to read; parameters come from the query string then.
       const source = endpoint.body === "stream" ? (Buffer.isBuffer(body) ? bufferSource(body) : body) : null;
-      if (source === null) {
+      const raw = endpoint.body === "raw" && Buffer.isBuffer(body) ? body : null;
+      // A raw body is parsed only when it is a form (a webhook's parameters may be in it).
+      if (source === null && (raw === null || isFormBody(head.contentType))) {
         const { fields } = await parseBody(head, Buffer.isBuffer(body) ? body : Buffer.alloc(0));
         for (const [k, v] of fields) input.set(k, v);
       }
@@ -511,6 +513,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
             remoteAddress: head.remoteAddress,
             head,
             uploads,
+            rawBody: raw,
           },
           parsed.values,
         );

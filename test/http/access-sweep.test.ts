@@ -64,6 +64,7 @@ const fixtureFor = (caller: User): SweepFixture => ({
   managedGroup: ids.bobsGroup,
   groupManager: ids.bob,
   publicChannel: ids.general,
+  apiKey: s.t.store.getUser(caller.id).apiKey,
   fresh,
   // Far enough ahead that no scheduler delivers it during the test.
   later: () => String(Math.floor(Date.now() / 1000) + 365 * 86_400),

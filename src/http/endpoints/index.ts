@@ -28,6 +28,7 @@ import { INVITE_ENDPOINTS } from "./invites/index.js";
 
 import { UPLOAD_ENDPOINTS } from "./uploads/index.js";
 import { EXTERNAL_CONTENT_ENDPOINTS } from "./external-content/index.js";
+import { WEBHOOK_ENDPOINTS } from "./webhooks/index.js";
 
 export const ENDPOINTS: readonly Endpoint[] = [
   serverSettings,
@@ -52,4 +53,5 @@ export const ENDPOINTS: readonly Endpoint[] = [
   ...INVITE_ENDPOINTS,
   ...UPLOAD_ENDPOINTS,
   ...EXTERNAL_CONTENT_ENDPOINTS,
+  ...WEBHOOK_ENDPOINTS,
 ];
