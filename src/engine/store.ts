@@ -78,6 +78,7 @@ import { updateMessage, type UpdateMessageInput, type UpdateMessageResult } from
 import { messageEditHistory, type HistorySnapshot } from "./queries/message-history.js";
 import { renderPreview } from "./actions/render-preview.js";
 import { messagesMatchingNarrow, type NarrowMatch } from "./queries/matches-narrow.js";
+import { readReceipts } from "./queries/read-receipts.js";
 import {
   deleteScheduledMessage,
   deliverDueScheduledMessages,
@@ -1211,6 +1212,11 @@ export class Store {
   /** GET /messages/matches_narrow: which of `messageIds` GET /messages with `narrow` would return to `userId` now. */
   messagesMatchingNarrow(userId: number, narrow: unknown, messageIds: readonly number[]): NarrowMatch[] {
     return messagesMatchingNarrow(this.#context(userId), narrow, messageIds);
+  }
+
+  /** GET /messages/{id}/read_receipts: who read the message, as `userId` may learn it (Zulip's rules). */
+  readReceipts(userId: number, messageId: number): number[] {
+    return readReceipts(this.#context(userId), messageId);
   }
 
   /**

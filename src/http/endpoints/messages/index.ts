@@ -10,6 +10,7 @@ import markTopicAsRead from "./mark-topic-as-read.js";
 import matchesNarrow from "./matches-narrow.js";
 import { markAllAsRead, markStreamAsRead } from "./mark-as-read.js";
 import messageHistory from "./message-history.js";
+import readReceipts from "./read-receipts.js";
 import renderMessage from "./render-message.js";
 import { addReactionEndpoint, removeReactionEndpoint } from "./reactions.js";
 import sendMessage from "./send-message.js";
@@ -25,6 +26,7 @@ export const MESSAGE_ENDPOINTS: readonly Endpoint[] = [
   getMessage,
   updateMessage,
   messageHistory,
+  readReceipts,
   deleteMessage,
   updateFlags,
   updateFlagsNarrow,
