@@ -239,6 +239,7 @@ import {
   editSavedSnippet,
   listSavedSnippets,
 } from "./actions/saved-snippets.js";
+import { muteUser, mutedUsersView, unmuteUser, type MutedUserView } from "./actions/muted-users.js";
 import {
   realmUserStatuses,
   updateOwnStatus,
@@ -693,6 +694,20 @@ export class Store {
   /** register's user_status. */
   realmUserStatuses(viewerId: number): Record<string, UserStatusView> {
     return realmUserStatuses(this.#state, viewerId);
+  }
+  // ---- muted users ----
+
+  /** POST /users/me/muted_users/{id}: then the muted user's earlier messages are marked read for the muter. */
+  muteUser(userId: number, mutedId: number): void {
+    muteUser(this.#context(userId), mutedId);
+  }
+  /** DELETE /users/me/muted_users/{id}. */
+  unmuteUser(userId: number, mutedId: number): void {
+    unmuteUser(this.#state, this.#context(userId).user, mutedId);
+  }
+  /** register's muted_users. */
+  mutedUsers(userId: number): MutedUserView[] {
+    return mutedUsersView(this.#state, userId);
   }
   // ---- uploaded files (bytes on disk, records here) ----
 

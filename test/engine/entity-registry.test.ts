@@ -62,6 +62,8 @@ function touchEveryEntity(store: Store, tag: string): void {
   });
   store.createDrafts(w.alice.id, [{ type: "stream", to: [w.general.id], topic: "t", content: `draft ${tag}` }]);
   store.createSavedSnippet(w.alice.id, `title ${tag}`, `snippet ${tag}`);
+  store.updateOwnStatus(w.alice.id, { statusText: `status ${tag}` });
+  store.muteUser(w.bob.id, erin.id);
   store.registerClientDevice(w.alice.id);
   store.addRealmEmoji(w.owner.id, { name: `emoji_${tag}`, fileName: `${tag.repeat(16)}.png`, isAnimated: false });
   store.createAttachment(

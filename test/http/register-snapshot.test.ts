@@ -261,12 +261,13 @@ beforeAll(async () => {
     content: "@**Bob** food?",
   });
   s.t.store.setTopicPolicy(bob.id, general.id, "lunch", 1);
-  s.t.store.createUser({
+  const helper = s.t.store.createUser({
     realmId: s.seed.realm.id,
     email: "helper-bot@test.dev",
     fullName: "Helper",
     bot: { type: 1, ownerId: bob.id },
   });
+  s.t.store.muteUser(bob.id, helper.id);
   s.t.store.updateOwnStatus(alice.id, { statusText: "busy", emojiName: "car", away: true });
   s.t.store.updateOwnStatus(owner.id, { emojiName: "zulip" });
   s.t.store.setUserActive(guest.id, false);
@@ -291,6 +292,7 @@ describe("POST /register for zulip-flutter", () => {
       expect((b[list] as unknown[]).length, list).toBeGreaterThan(0);
     }
     expect(Object.keys(b["user_status"] as object).length, "user_status").toBe(2);
+    expect((b["muted_users"] as unknown[]).length, "muted_users").toBe(1);
     const unread = b["unread_msgs"] as Record<string, unknown[]>;
     for (const list of ["pms", "streams", "huddles", "mentions"]) expect(unread[list]!.length, list).toBeGreaterThan(0);
     expect([

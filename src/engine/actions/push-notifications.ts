@@ -130,8 +130,9 @@ export function enqueueMessagePushes(
   flags: FlagsAtSend,
 ): void {
   if (state.devicesByUser.size === 0) return;
+  const muters = state.mutingUsers.get(message.senderId);
   for (const [userId, deviceIds] of state.devicesByUser) {
-    if (userId === message.senderId) continue;
+    if (userId === message.senderId || muters?.has(userId)) continue;
     const user = state.users.get(userId);
     if (!user || user.realmId !== message.realmId || !user.isActive || user.isBot) continue;
     if (![...deviceIds].some((id) => canPush(state.devices.get(id)!))) continue;
@@ -185,8 +186,10 @@ export function enqueueEditPushes(
 ): void {
   if (state.devicesByUser.size === 0) return;
   const removals: number[] = [];
+  // A muted sender's edits notify the muter of nothing either (Zulip's muted_sender_user_ids).
+  const muters = state.mutingUsers.get(message.senderId);
   for (const [userId, deviceIds] of state.devicesByUser) {
-    if (userId === message.senderId) continue;
+    if (userId === message.senderId || muters?.has(userId)) continue;
     const user = state.users.get(userId);
     if (!user || user.realmId !== message.realmId || !user.isActive || user.isBot) continue;
     const sub = state.subsByUser.get(userId)?.get(channel.id);

@@ -377,6 +377,7 @@ export function storeMessage(
     };
     indexMessage(state, message, sink, conversation);
     for (const userId of input.readBy) sink.add(key.userFlag(userId, "read"), id);
+    markReadForMuters(state, message, sink, input.readBy, participants);
     writeMentionFlags(state, message, sink, { groups: true, conversation });
     enqueueMessagePushes(state, ctx, message, channel, participants, flags);
     if (channel && channel.firstMessageId === null) {
@@ -398,6 +399,28 @@ export function storeMessage(
       () => messageAudience(state, message),
     );
     return automatic === null ? { id } : { id, automaticNewVisibilityPolicy: automatic };
+  }
+}
+
+/**
+ * Zulip's muted_sender_user_ids: a message arrives read for the recipients who mute its
+ * sender. Only those users are looked at (the sender's muters, one map lookup), never
+ * every recipient.
+ */
+function markReadForMuters(
+  state: StoreState,
+  message: Message,
+  sink: IndexSink,
+  readBy: readonly number[],
+  participants: readonly number[],
+): void {
+  const muters = state.mutingUsers.get(message.senderId);
+  if (muters === undefined) return;
+  for (const userId of muters) {
+    if (readBy.includes(userId)) continue;
+    const receives =
+      message.recipient.type === "direct" ? participants.includes(userId) : receivedAtSend(state, userId, message);
+    if (receives) sink.add(key.userFlag(userId, "read"), message.id);
   }
 }
 

@@ -149,7 +149,7 @@ export default defineEndpoint({
       ...(want("muted_topics") && (wanted === null || !want("user_topic"))
         ? mutedTopicsSection(store, realm, user)
         : {}),
-      ...unstored("muted_users"),
+      ...(want("muted_users") ? { muted_users: store.mutedUsers(user.id) } : {}),
       ...(want("presence")
         ? presenceSection(store, user, slimPresence, input.presence_last_update_id, input.presence_history_limit_days)
         : {}),

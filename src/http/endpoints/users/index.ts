@@ -1,7 +1,7 @@
 /**
  * @module http/endpoints/users
  * User endpoints: list users, own user, one user by ID or email, update a user, and
- * administering accounts (create, deactivate, reactivate), user status.
+ * administering accounts (create, deactivate, reactivate), user status, muted users.
  */
 import type { Endpoint } from "../../endpoint.js";
 import createUser from "./create-user.js";
@@ -11,6 +11,7 @@ import getUser from "./get-user.js";
 import getUsers from "./get-users.js";
 import reactivateUser from "./reactivate-user.js";
 import updateUser from "./update-user.js";
+import { muteUserEndpoint, unmuteUserEndpoint } from "./muted-users.js";
 import { getUserStatusEndpoint, updateOwnStatusEndpoint, updateStatusForUserEndpoint } from "./user-status.js";
 
 export const USER_ENDPOINTS: Endpoint[] = [
@@ -25,4 +26,6 @@ export const USER_ENDPOINTS: Endpoint[] = [
   updateOwnStatusEndpoint,
   updateStatusForUserEndpoint,
   getUserStatusEndpoint,
+  muteUserEndpoint,
+  unmuteUserEndpoint,
 ];
