@@ -150,6 +150,10 @@ export {
   type UpdateRealmInput,
 } from "./actions/realm-settings.js";
 export {
+  MAX_DEFAULT_CHANNEL_GROUP_DESCRIPTION_LENGTH,
+  MAX_DEFAULT_CHANNEL_GROUP_NAME_LENGTH,
+} from "./actions/default-channel-groups.js";
+export {
   MAX_DEACTIVATED_REALM_DELETION_DAYS,
   MIN_DEACTIVATED_REALM_DELETION_DAYS,
   type DeactivateRealmInput,

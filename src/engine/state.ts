@@ -395,6 +395,7 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
       nextPlaygroundId: 1,
       nextChannelFolderId: 1,
       nextRealmDomainId: 1,
+      nextDefaultChannelGroupId: 1,
       nextRealmEmojiId: 1,
       nextDraftId: 1,
       nextSavedSnippetId: 1,
@@ -410,6 +411,7 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
     this.counters.nextPlaygroundId ??= 1;
     this.counters.nextChannelFolderId ??= 1;
     this.counters.nextRealmDomainId ??= 1;
+    this.counters.nextDefaultChannelGroupId ??= 1;
     this.counters.nextRealmEmojiId ??= 1;
     this.counters.nextDraftId ??= 1;
     this.counters.nextSavedSnippetId ??= 1;

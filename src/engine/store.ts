@@ -66,6 +66,13 @@ import {
 import { deactivateRealmByOwner, type DeactivateRealmInput } from "./actions/realm-deactivation.js";
 import { sendTestWelcomeBotCustomMessage } from "./actions/welcome-bot.js";
 import {
+  createDefaultChannelGroup,
+  defaultChannelGroupsFor,
+  removeDefaultChannelGroup,
+  updateDefaultChannelGroupChannels,
+  updateDefaultChannelGroupInfo,
+} from "./actions/default-channel-groups.js";
+import {
   realmGroupSettingByWire,
   realmProperties,
   realmPropertyValue,
@@ -198,6 +205,7 @@ import { lockDataDir, type DataDirLock } from "./storage/lock.js";
 import type {
   Channel,
   ChannelFolder,
+  DefaultChannelGroup,
   ChannelPermissions,
   Conversation,
   Device,
@@ -860,6 +868,33 @@ export class Store {
   /** POST/DELETE /default_streams (administrators). */
   setDefaultChannel(actorId: number, channelId: number, isDefault: boolean): void {
     setDefaultChannel(this.#state, actorId, channelId, isDefault);
+  }
+  /** Register's realm_default_stream_groups (none for guests), by name. */
+  defaultChannelGroups(userId: number): readonly DefaultChannelGroup[] {
+    return defaultChannelGroupsFor(this.#state, userId);
+  }
+  /** POST /default_stream_groups/create (administrators). */
+  createDefaultChannelGroup(
+    actorId: number,
+    input: { readonly name: string; readonly description: string; readonly channelNames: readonly string[] },
+  ): DefaultChannelGroup {
+    return createDefaultChannelGroup(this.#state, actorId, input);
+  }
+  /** PATCH /default_stream_groups/{group_id}: a new name or description. */
+  updateDefaultChannelGroupInfo(
+    actorId: number,
+    groupId: number,
+    input: { readonly name?: string | undefined; readonly description?: string | undefined },
+  ): void {
+    updateDefaultChannelGroupInfo(this.#state, actorId, groupId, input);
+  }
+  /** PATCH /default_stream_groups/{group_id}/streams: op "add" or "remove". */
+  updateDefaultChannelGroupChannels(actorId: number, groupId: number, op: string, names: readonly string[]): void {
+    updateDefaultChannelGroupChannels(this.#state, actorId, groupId, op, names);
+  }
+  /** DELETE /default_stream_groups/{group_id}. */
+  removeDefaultChannelGroup(actorId: number, groupId: number): void {
+    removeDefaultChannelGroup(this.#state, actorId, groupId);
   }
   /** GET /users/{id}/subscriptions/{stream_id}. */
   isUserSubscribed(viewerId: number, userId: number, channelId: number): boolean {

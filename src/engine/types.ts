@@ -45,6 +45,18 @@ export interface Realm {
   properties?: Partial<RealmProperties>;
   /** Realm permission settings an administrator changed (settings/realm-settings' REALM_GROUP_SETTINGS). */
   groupSettings?: Partial<Record<RealmGroupSettingName, GroupSettingValue>>;
+  /** Zulip's DefaultStreamGroup rows: channel groups offered to new users at signup. Absent (older records): none. */
+  defaultChannelGroups?: readonly DefaultChannelGroup[];
+}
+
+/** A default channel group (Zulip's DefaultStreamGroup), kept on its realm's record. */
+export interface DefaultChannelGroup {
+  /** Unique across realms (the counter nextDefaultChannelGroupId). */
+  readonly id: number;
+  readonly name: string;
+  readonly description: string;
+  /** In the order added; archiving a channel takes it out. */
+  readonly channelIds: readonly number[];
 }
 
 export interface User {

@@ -31,6 +31,7 @@ export interface Counters {
   nextPlaygroundId: number;
   nextChannelFolderId: number;
   nextRealmDomainId: number;
+  nextDefaultChannelGroupId: number;
   nextRealmEmojiId: number;
   nextDraftId: number;
   nextSavedSnippetId: number;

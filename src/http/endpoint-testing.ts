@@ -36,6 +36,8 @@ export interface SweepFixture {
   /** A group of the callers' realm that `groupManager` (a member) manages. */
   readonly managedGroup: number;
   readonly groupManager: number;
+  /** A default channel group of the callers' realm. */
+  readonly defaultChannelGroup: number;
   /** A public channel of the callers' realm (#general): the owner administers it, the member and guest do not. */
   readonly publicChannel: number;
   /** The caller's own API key (incoming webhooks take it as a parameter). */

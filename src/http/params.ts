@@ -96,6 +96,7 @@ export type RefKind =
   | "snippet"
   | "device"
   | "channelFolder"
+  | "defaultChannelGroup"
   | "attachment"
   | "tusUpload"
   /** An upload's path_id, spread over the path segments realm_id/path_hash/path_random/filename. */
@@ -114,6 +115,7 @@ export type ObjectKind =
   | "snippet"
   | "device"
   | "channelFolder"
+  | "defaultChannelGroup"
   | "upload"
   | "attachment"
   | "tusUpload";

@@ -12,7 +12,13 @@
  * `,"id":N}` without re-encoding.
  */
 import type { EngineEvent, Realm, Store, User } from "../engine/index.js";
-import { channelFolderToWire, channelToWire, groupSettingToWire, subscriptionToWire } from "../wire/channel.js";
+import {
+  channelFolderToWire,
+  channelToWire,
+  defaultChannelGroupToWire,
+  groupSettingToWire,
+  subscriptionToWire,
+} from "../wire/channel.js";
 import { messageBody } from "../wire/message.js";
 import { messagePolicyToWire } from "../wire/message-policy.js";
 import { userToWire } from "../wire/user.js";
@@ -282,6 +288,11 @@ export class WireEvent {
       }
       case "default_streams":
         return { type: "default_streams", default_streams: [...e.channelIds] };
+      case "default_stream_groups":
+        return {
+          type: "default_stream_groups",
+          default_stream_groups: e.groups.map((g) => defaultChannelGroupToWire(store, g)),
+        };
       case "channel_folder":
         if (e.op === "add") return { type: "channel_folder", op: "add", channel_folder: channelFolderToWire(e.folder) };
         if (e.op === "reorder") return { type: "channel_folder", op: "reorder", order: [...e.order] };

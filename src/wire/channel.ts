@@ -11,7 +11,14 @@
  * is_announcement_only are derived from can_send_message_group, as in Zulip.
  */
 import type { Store } from "../engine/index.js";
-import type { Channel, ChannelFolder, GroupSettingValue, Subscription, User } from "../engine/index.js";
+import type {
+  Channel,
+  ChannelFolder,
+  DefaultChannelGroup,
+  GroupSettingValue,
+  Subscription,
+  User,
+} from "../engine/index.js";
 
 /** A group-setting value on the wire: a group ID or {direct_members, direct_subgroups}. */
 export function groupSettingToWire(
@@ -42,6 +49,20 @@ export function channelFolderToWire(folder: ChannelFolder): Record<string, unkno
     description: folder.description,
     rendered_description: folder.renderedDescription,
     is_archived: folder.isArchived,
+  };
+}
+
+/** Zulip's DefaultStreamGroup.to_dict: its channels as basic channel objects, by name. */
+export function defaultChannelGroupToWire(store: Store, group: DefaultChannelGroup): Record<string, unknown> {
+  const channels = group.channelIds
+    .map((id) => store.getChannel(id))
+    .filter((c): c is Channel => c !== undefined)
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return {
+    name: group.name,
+    id: group.id,
+    description: group.description,
+    streams: channels.map((c) => channelToWire(store, c)),
   };
 }
 

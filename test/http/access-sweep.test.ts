@@ -49,6 +49,7 @@ const fresh = (prefix: string) => `${prefix}-${++counter}`;
 /** Realm A objects the bases name, set in beforeAll. */
 const ids = {
   bobsGroup: 0,
+  defaultGroup: 0,
   bob: 0,
   general: 0,
   realmA: 0,
@@ -62,6 +63,7 @@ const fixtureFor = (caller: User): SweepFixture => ({
   ownDraft: ids.ownDraft.get(caller.id)!,
   ownBot: ids.ownBot.get(caller.id)!,
   managedGroup: ids.bobsGroup,
+  defaultChannelGroup: ids.defaultGroup,
   groupManager: ids.bob,
   publicChannel: ids.general,
   apiKey: s.t.store.getUser(caller.id).apiKey,
@@ -93,6 +95,7 @@ const nowhere = (kind: Kind): Ref =>
     attachment: 1_999_992,
     device: 1_999_991,
     channelFolder: 1_999_990,
+    defaultChannelGroup: 1_999_989,
     channelName: fresh("no-such-channel"),
     email: `${fresh("nobody")}@nowhere.test`,
     upload: `${ids.realmA}/00/AAAAAAAAAAAAAAAAAAAAAAAA/nothing.png`,
@@ -160,6 +163,11 @@ beforeAll(async () => {
   const aliceSnippets = [store.createSavedSnippet(alice.id, "t", "c").id];
   const foreignDevices = [store.registerClientDevice(drone.id)];
   const foreignFolder = store.createChannelFolder(b.owner.id, { name: "hive folder", description: "" }).id;
+  const foreignDefaultGroup = store.createDefaultChannelGroup(b.owner.id, {
+    name: "hive group",
+    description: "",
+    channelNames: [],
+  }).id;
   const aliceDevices = [store.registerClientDevice(alice.id)];
   for (const caller of [owner, bob, guest]) {
     ids.ownDraft.set(caller.id, store.createDrafts(caller.id, [unaddressed])[0]!);
@@ -179,6 +187,11 @@ beforeAll(async () => {
   // Realm A: a group bob manages, each caller's own scheduled message, and alice's.
   ids.bob = bob.id;
   ids.bobsGroup = store.createGroup(bob.id, { name: "bobs", members: [bob.id] }).id;
+  ids.defaultGroup = store.createDefaultChannelGroup(owner.id, {
+    name: "starters",
+    description: "",
+    channelNames: [],
+  }).id;
   for (const caller of [owner, bob, guest]) ids.ownScheduled.set(caller.id, schedule(caller.id, [caller.id]));
   const alicesScheduled = [schedule(alice.id, [bob.id]), schedule(alice.id, [alice.id])];
   const freshChannel = (prefix: string, inviteOnly: boolean) => {
@@ -206,6 +219,7 @@ beforeAll(async () => {
       scheduled: foreignScheduled,
       device: foreignDevices,
       channelFolder: [foreignFolder],
+      defaultChannelGroup: [foreignDefaultGroup],
     })[kind];
   scenarios = [
     { name: "bob: another realm", caller: bob, refs: foreign },

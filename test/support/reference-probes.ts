@@ -100,6 +100,7 @@ export const PROBES: Readonly<Record<RefKind, readonly ProbeSpec[]>> = {
   snippet: [{ names: "snippet", label: "ID", encode: String }],
   device: [{ names: "device", label: "ID", encode: String }],
   channelFolder: [{ names: "channelFolder", label: "ID", encode: String }],
+  defaultChannelGroup: [{ names: "defaultChannelGroup", label: "ID", encode: String }],
   attachment: [{ names: "attachment", label: "ID", encode: String }],
   tusUpload: [{ names: "tusUpload", label: "ID", encode: String }],
   uploadPath: [

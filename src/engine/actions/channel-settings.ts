@@ -29,6 +29,7 @@ import {
   OrganizationOwnerRequiredError,
   PermissionDeniedError,
 } from "../errors.js";
+import { withoutArchivedChannelInTxn } from "./default-channel-groups.js";
 import { botManagersAudience, channelViewersAudience, realmAudience, usersAudience } from "../events/audience.js";
 import type { EngineEvent, StreamPropertyValue } from "../events/types.js";
 import { key } from "../index/keys.js";
@@ -367,8 +368,9 @@ export function updateChannel(state: StoreState, actorId: number, channelId: num
 
 /**
  * DELETE /streams/{stream_id}: archives the channel (Zulip's do_deactivate_stream). It
- * stops being a default channel and the organization's new-channel announcements
- * channel; subscriptions and messages stay; the Notification Bot says so, read by all.
+ * stops being a default channel, a member of default channel groups and the
+ * organization's new-channel announcements channel; subscriptions and messages stay;
+ * the Notification Bot says so, read by all.
  */
 export function archiveChannel(state: StoreState, actorId: number, channelId: number): void {
   const actor = requireActiveUser(state, actorId);
@@ -380,13 +382,18 @@ export function archiveChannel(state: StoreState, actorId: number, channelId: nu
   if (channel.isDefault) steps.push({ events: (after, _update, ctx) => emitDefaultChannels(state, ctx, after) });
   steps.push({
     events: (after, update, ctx) => {
+      let nextRealm = realm;
       if (realm.newChannelAnnouncementsChannelId === channel.id) {
-        const nextRealm: Realm = { ...realm, newChannelAnnouncementsChannelId: null };
-        state.tables.realms.putSync(realm.id, nextRealm);
-        ctx.afterCommit(() => state.indexRealm(nextRealm));
+        nextRealm = { ...realm, newChannelAnnouncementsChannelId: null };
         ctx.emit({ type: "realm", op: "update_announcements_channel", realm: nextRealm }, () =>
           realmAudience(state, realm.id),
         );
+      }
+      nextRealm = withoutArchivedChannelInTxn(state, ctx, nextRealm, channel.id);
+      if (nextRealm !== realm) {
+        const stored = nextRealm;
+        state.tables.realms.putSync(realm.id, stored);
+        ctx.afterCommit(() => state.indexRealm(stored));
       }
       update(after, "is_archived", true);
       ctx.emit({ type: "stream", op: "delete", channels: [after], forArchiving: true }, () =>

@@ -249,6 +249,8 @@ export function logEntryOf(event: EngineEvent): ChangeLogItem {
       return ["stream", event.op, ...event.channels.map((c) => c.id)];
     case "default_streams":
       return ["default_streams", "update", ...event.channelIds];
+    case "default_stream_groups":
+      return ["default_stream_groups", "update", ...event.groups.map((g) => g.id)];
     case "channel_folder":
       if (event.op === "reorder") return ["channel_folder", "reorder", ...event.order];
       return ["channel_folder", event.op, event.folder.id];

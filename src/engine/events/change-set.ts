@@ -389,6 +389,9 @@ export function changesOfEvent(event: EngineEvent, out: ChangeSetBuilder): void 
     case "default_streams":
       out.entity("defaultChannels", event.realmId, "changed");
       return;
+    case "default_stream_groups":
+      out.entity("realm", event.realmId, "changed", ["defaultChannelGroups"]);
+      return;
     case "channel_folder":
       if (event.op === "reorder") for (const id of event.order) out.entity("channelFolder", id, "changed");
       else out.entity("channelFolder", event.folder.id, event.op === "add" ? "added" : "changed");

@@ -14,6 +14,7 @@ import type {
   BotConfig,
   Channel,
   ChannelFolder,
+  DefaultChannelGroup,
   Device,
   Draft,
   GroupSettingValue,
@@ -170,6 +171,12 @@ export type EngineEvent =
       readonly isWebPublic?: boolean;
     }
   | { readonly type: "default_streams"; readonly realmId: number; readonly channelIds: readonly number[] }
+  /** The realm's default channel groups after a change, by name (Zulip's notify_default_stream_groups). */
+  | {
+      readonly type: "default_stream_groups";
+      readonly realmId: number;
+      readonly groups: readonly DefaultChannelGroup[];
+    }
   | { readonly type: "channel_folder"; readonly op: "add"; readonly folder: ChannelFolder }
   | {
       readonly type: "channel_folder";

@@ -48,7 +48,7 @@ import { UNSTORED_SECTIONS, type UnstoredSection } from "./unstored-sections.js"
 import { realmUserSettingsDefaultsSection, userSettingsSection } from "./user-settings.js";
 import { draftToWire, savedSnippetToWire } from "../../../wire/personal.js";
 import { devicesToWire } from "../../../wire/device.js";
-import { channelFolderToWire } from "../../../wire/channel.js";
+import { channelFolderToWire, defaultChannelGroupToWire } from "../../../wire/channel.js";
 import { realmDomainToWire } from "../../../wire/realm-domain.js";
 
 /** Zulip's default idle queue timeout, and what "mobile" means. */
@@ -174,7 +174,13 @@ export default defineEndpoint({
       ...(want("starred_messages") ? starredSection(store, user) : {}),
       ...(want("stream") && input.include_streams ? streamSection(store, user, options) : {}),
       ...(want("default_streams") ? defaultStreamsSection(store, user) : {}),
-      ...unstored("default_stream_groups"),
+      ...(want("default_stream_groups")
+        ? {
+            realm_default_stream_groups: store
+              .defaultChannelGroups(user.id)
+              .map((g) => defaultChannelGroupToWire(store, g)),
+          }
+        : {}),
       ...(want("stop_words") ? stopWordsSection() : {}),
       ...(want("user_settings") ? userSettingsSection(store, user) : {}),
       ...(want("user_status") ? { user_status: store.realmUserStatuses(user.id) } : {}),

@@ -33,7 +33,6 @@ export const UNSTORED_SECTIONS = {
   // No embedded bots or incoming-webhook integrations are offered.
   realm_embedded_bots: () => ({ realm_embedded_bots: [] }),
   realm_incoming_webhook_bots: () => ({ realm_incoming_webhook_bots: [] }),
-  default_stream_groups: () => ({ realm_default_stream_groups: [] }),
   video_calls: () => ({ has_zoom_token: false, has_webex_token: false }),
   giphy: () => ({ giphy_api_key: "" }),
   tenor: () => ({ tenor_api_key: "" }),
