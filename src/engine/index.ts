@@ -219,3 +219,5 @@ export {
 export { MAX_MAIL_ATTEMPTS } from "./mail/outbox.js";
 export { joinLink, emailChangeLink } from "./mail/templates.js";
 export { checkPasswordPolicy } from "./accounts/password-policy.js";
+export { EXPORT_LIMIT, MAX_EXPORT_MESSAGES, type ExportBounds } from "./actions/realm-exports.js";
+export type { ExportPlan, Row as ExportRow, Tables as ExportTables } from "./export/zulip-tables.js";

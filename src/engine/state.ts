@@ -404,6 +404,7 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
       nextInviteId: 1,
       nextMailId: 1,
       nextAttachmentId: 1,
+      nextRealmExportId: 1,
     };
     // Stores created before the change log have no sequence counter yet.
     this.counters.nextChangeSeq ??= 1;
@@ -420,6 +421,7 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
     this.counters.nextInviteId ??= 1;
     this.counters.nextMailId ??= 1;
     this.counters.nextAttachmentId ??= 1;
+    this.counters.nextRealmExportId ??= 1;
     buildMembersIndex(this.tables);
     this.#load(true);
     buildUserFlagHolders(this.tables, this.bitmaps, (body) => this.write(body));

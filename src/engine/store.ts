@@ -217,6 +217,8 @@ import type {
   RealmDomain,
   PresenceRecord,
   Realm,
+  RealmExport,
+  RealmExportType,
   SavedSnippet,
   ScheduledMessage,
   User,
@@ -312,6 +314,28 @@ import {
   type SubscriptionLists,
 } from "./queries/listings.js";
 import { getMessageRecord } from "./storage/message-records.js";
+import {
+  consentedUserIds,
+  deleteRealmExport,
+  downloadableExport,
+  exportConsents,
+  listRealmExports,
+  markExportFailed,
+  markExportStarted,
+  markExportSucceeded,
+  requestRealmExport,
+  unfinishedExports,
+  type ExportBounds,
+} from "./actions/realm-exports.js";
+import {
+  attachmentTable,
+  messageSlice,
+  planExport,
+  realmTables,
+  type ExportPlan,
+  type Row,
+  type Tables,
+} from "./export/zulip-tables.js";
 import { compileNarrow, type MessageMatcher } from "./narrow/predicate.js";
 import type { RenderFailure } from "./render.js";
 import { warmUpSendPath, type WarmUpResult } from "./warm-up.js";
@@ -1425,6 +1449,77 @@ export class Store {
   /** Clears registrations the bouncer reported gone (delete_token_ids). */
   clearPushTokens(userId: number, tokenIds: readonly string[]): void {
     clearPushTokens(this.#state, userId, tokenIds);
+  }
+
+  // ---- organization data exports (actions/realm-exports.ts, export/zulip-tables.ts) ----
+
+  /** POST /export/realm: checks and records the request (the caller runs the export). */
+  requestRealmExport(actorId: number, type: RealmExportType, bounds: ExportBounds): RealmExport {
+    return requestRealmExport(this.#state, actorId, type, bounds);
+  }
+
+  realmExports(actorId: number): RealmExport[] {
+    return listRealmExports(this.#state, actorId);
+  }
+
+  exportConsents(actorId: number): { userId: number; consented: boolean }[] {
+    return exportConsents(this.#state, actorId);
+  }
+
+  /** DELETE /export/realm/{id}: returns the export whose file the caller removes. */
+  deleteRealmExport(actorId: number, exportId: number): RealmExport {
+    return deleteRealmExport(this.#state, actorId, exportId);
+  }
+
+  /** The succeeded export at `exportPath` if the viewer administers its realm, else null. */
+  downloadableExport(viewerId: number, exportPath: string): RealmExport | null {
+    return downloadableExport(this.#state, viewerId, exportPath);
+  }
+
+  markExportStarted(realmId: number, exportId: number): RealmExport {
+    return markExportStarted(this.#state, realmId, exportId);
+  }
+
+  markExportSucceeded(
+    realmId: number,
+    exportId: number,
+    file: {
+      readonly exportPath: string;
+      readonly exportUrl: string;
+      readonly sha256: string;
+      readonly sizeBytes: number;
+    },
+  ): RealmExport {
+    return markExportSucceeded(this.#state, realmId, exportId, file);
+  }
+
+  markExportFailed(realmId: number, exportId: number): RealmExport {
+    return markExportFailed(this.#state, realmId, exportId);
+  }
+
+  /** Exports a previous process left unfinished. */
+  unfinishedExports(): RealmExport[] {
+    return unfinishedExports(this.#state);
+  }
+
+  /** Chooses an export's messages (a bitmap union; the slices then read them). */
+  planRealmExport(realmId: number, type: RealmExportType): ExportPlan {
+    return planExport(this.#state, this.#received, realmId, type, consentedUserIds(this.#state, realmId));
+  }
+
+  /** One messages-NNNNNN.json of the plan: `ids` is a slice of plan.messageIds. */
+  exportMessageSlice(plan: ExportPlan, ids: ArrayLike<number>): { zerver_message: Row[]; zerver_usermessage: Row[] } {
+    return messageSlice(this.#state, this.#received, plan, ids);
+  }
+
+  /** realm.json's tables, after every slice. */
+  exportRealmTables(plan: ExportPlan): Tables {
+    return realmTables(this.#state, plan);
+  }
+
+  /** attachment.json's zerver_attachment rows. */
+  exportAttachments(plan: ExportPlan): Row[] {
+    return attachmentTable(this.#state, plan);
   }
 
   #actor(userId: number): User {

@@ -631,3 +631,32 @@ export interface RecentConversation {
   /** The other participants, ascending; empty for the conversation with oneself. */
   readonly userIds: readonly number[];
 }
+
+/** Zulip's RealmExport.type: what an export holds (EXPORT_FULL_WITHOUT_CONSENT is the command line's only). */
+export const REALM_EXPORT_TYPE = { PUBLIC: 1, FULL_WITH_CONSENT: 2 } as const;
+export type RealmExportType = (typeof REALM_EXPORT_TYPE)[keyof typeof REALM_EXPORT_TYPE];
+
+/** Zulip's RealmExport.status. */
+export const REALM_EXPORT_STATUS = { REQUESTED: 1, STARTED: 2, SUCCEEDED: 3, FAILED: 4, DELETED: 5 } as const;
+export type RealmExportStatus = (typeof REALM_EXPORT_STATUS)[keyof typeof REALM_EXPORT_STATUS];
+
+/** A data export of an organization (Zulip's RealmExport row); the tarball is a file outside LMDB. */
+export interface RealmExport {
+  readonly id: number;
+  readonly realmId: number;
+  readonly actingUserId: number;
+  readonly type: RealmExportType;
+  readonly status: RealmExportStatus;
+  /** UNIX seconds. */
+  readonly dateRequested: number;
+  readonly dateStarted: number | null;
+  readonly dateSucceeded: number | null;
+  readonly dateFailed: number | null;
+  readonly dateDeleted: number | null;
+  /** The tarball, relative to the exports directory, once written. */
+  readonly exportPath: string | null;
+  /** Where it is downloaded (absolute, the realm's URL), once written. */
+  readonly exportUrl: string | null;
+  readonly sha256: string | null;
+  readonly sizeBytes: number | null;
+}

@@ -40,6 +40,8 @@ export interface Counters {
   nextInviteId: number;
   nextMailId: number;
   nextAttachmentId: number;
+  /** Absent in stores written before data exports (state.ts starts it at 1). */
+  nextRealmExportId: number;
 }
 
 /** During a write: defer work to after the commit, and queue events. */

@@ -34,6 +34,7 @@ import { languageName } from "../engine/index.js";
 import type { EventQueue } from "./queue.js";
 import { legacyClientPresence, presenceTimestamps } from "../wire/presence.js";
 import { playgroundToWire } from "../wire/playground.js";
+import { realmExportToWire } from "../wire/realm-export.js";
 import { realmEmojiMapToWire, realmEmojiToWire } from "../wire/realm-emoji.js";
 
 /** The JSON text of an event object, open at the end (see module comment). */
@@ -474,6 +475,8 @@ export class WireEvent {
         };
       case "realm_playgrounds":
         return { type: "realm_playgrounds", realm_playgrounds: e.playgrounds.map(playgroundToWire) };
+      case "realm_export":
+        return { type: "realm_export", exports: e.exports.map(realmExportToWire) };
       case "user_settings": {
         const out: Record<string, unknown> = {
           type: "user_settings",

@@ -294,6 +294,8 @@ export function logEntryOf(event: EngineEvent): ChangeLogItem {
       return ["realm_domains", event.op, event.realmId];
     case "realm_playgrounds":
       return ["realm_playgrounds", "update", event.realmId, ...event.playgrounds.map((p) => p.id)];
+    case "realm_export":
+      return ["realm_export", "update", event.realmId, ...event.exports.map((e) => e.id)];
     case "scheduled_messages":
       return ["scheduled_messages", event.op, event.op === "remove" ? event.scheduledMessageId : event.scheduled.id];
     case "user_settings":

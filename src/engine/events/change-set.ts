@@ -509,6 +509,8 @@ export function changesOfEvent(event: EngineEvent, out: ChangeSetBuilder): void 
       return;
     // Ephemeral: nothing stored.
     case "typing":
+    // Kept in the meta table, which no reader derives from.
+    case "realm_export":
     case "typing_edit_message":
       return;
     default: {

@@ -34,6 +34,7 @@ import type {
   UserGroup,
   UserTopic,
   RealmEmoji,
+  RealmExport,
   Attachment,
 } from "../types.js";
 import type { SettingName, SettingValue } from "../settings/defaults.js";
@@ -253,6 +254,8 @@ export type EngineEvent =
     }
   /** The realm's complete list of code playgrounds after a change. */
   | { readonly type: "realm_playgrounds"; readonly realmId: number; readonly playgrounds: readonly Playground[] }
+  /** The realm's complete list of data exports after a change (to its human administrators). */
+  | { readonly type: "realm_export"; readonly realmId: number; readonly exports: readonly RealmExport[] }
   /**
    * A custom emoji added or deactivated: the emoji as it now is, and every custom
    * emoji of the realm after the change (Zulip's legacy realm_emoji/update sends the

@@ -1,0 +1,427 @@
+/**
+ * @module export/zulip-tables
+ * A realm as the tables of a Zulip organization export (zerver/lib/export.py's
+ * layout, what tools/import/zulip-export.ts reads): realm.json's tables and, per slice
+ * of message IDs, a messages-NNNNNN.json's zerver_message and zerver_usermessage.
+ * IDs are parley's own, so messages and users keep theirs; Zulip's Recipient rows,
+ * which parley has no table for, get IDs derived from what they name (RECIPIENT_ID).
+ *
+ * Which messages: Zulip's export_partial_message_files. A public export holds the
+ * messages of public channels. One with consent adds, for the users who allow it
+ * (allow_private_data_export, active people): private channels with shared history
+ * they were ever subscribed to, the messages of private channels with protected
+ * history they received, and every direct message they sent or received; its
+ * zerver_usermessage rows are those consenting users' only (a public export's are
+ * everyone's), as in Zulip.
+ *
+ * Subscription histories become zerver_realmauditlog's subscription events, placed
+ * between messages by event_last_message_id (parley's receive intervals are message
+ * IDs, so the placement is exact); the importer replays them in that order.
+ */
+import { RoaringBitmap32, type Bitmap, type ReadonlyBitmap } from "../index/bitmap-store.js";
+import { key } from "../index/keys.js";
+import { flagsForWindow } from "../queries/message-flags.js";
+import type { ReceivedSets } from "../received.js";
+import type { StoreState } from "../state.js";
+import { REALM_EXPORT_TYPE, type Message, type RealmExportType } from "../types.js";
+
+export type Row = Record<string, unknown>;
+export type Tables = Record<string, Row[]>;
+
+/** Recipient.type in Zulip. */
+const RECIPIENT_TYPE = { PERSONAL: 1, STREAM: 2, DIRECT_MESSAGE_GROUP: 3 } as const;
+/** Recipient row IDs: one ID space over users, channels and group conversations. */
+const RECIPIENT_ID = {
+  personal: (userId: number) => 3 * userId,
+  stream: (channelId: number) => 3 * channelId + 1,
+  group: (conversationId: number) => 3 * conversationId + 2,
+};
+/** AuditLogEventType values for subscription changes. */
+const AUDIT = { SUBSCRIPTION_CREATED: 301, SUBSCRIPTION_ACTIVATED: 302, SUBSCRIPTION_DEACTIVATED: 303 } as const;
+/** UserMessage.ALL_FLAGS, in bit order (flags_mask). */
+const USER_MESSAGE_FLAG_BITS: Readonly<Record<string, number>> = {
+  read: 0,
+  starred: 1,
+  collapsed: 2,
+  mentioned: 3,
+  stream_wildcard_mentioned: 4,
+  topic_wildcard_mentioned: 5,
+  group_mentioned: 6,
+  has_alert_word: 9,
+  historical: 10,
+  is_private: 11,
+};
+/** Zulip's Stream.topics_policy codes (StreamTopicsPolicyEnum). */
+const TOPICS_POLICY = { inherit: 1, allow_empty_topic: 2, disable_empty_topic: 3, empty_topic_only: 4 } as const;
+
+/** What the slices of one export share: the chosen messages and what the rows found along the way. */
+export class ExportPlan {
+  readonly realmId: number;
+  readonly type: RealmExportType;
+  /** Users whose zerver_usermessage rows are exported. */
+  readonly rowUsers: readonly number[];
+  readonly consented: ReadonlySet<number>;
+  /** The exported message IDs, ascending (messages deleted meanwhile are skipped when read). */
+  readonly messageIds: Uint32Array;
+  /** Client name -> zerver_client ID. */
+  readonly clients = new Map<string, number>();
+  /** Group conversations (three or more people) of exported messages. */
+  readonly groupConversations = new Set<number>();
+  readonly reactions: Row[] = [];
+  nextUserMessageId = 1;
+
+  constructor(
+    realmId: number,
+    type: RealmExportType,
+    consented: ReadonlySet<number>,
+    rowUsers: readonly number[],
+    ids: Uint32Array,
+  ) {
+    this.realmId = realmId;
+    this.type = type;
+    this.consented = consented;
+    this.rowUsers = rowUsers;
+    this.messageIds = ids;
+  }
+}
+
+function orInto(target: Bitmap, part: ReadonlyBitmap): void {
+  if (!part.isEmpty) target.orInPlace(part);
+}
+
+/** Chooses the messages (see the module comment); `consented` as consentedUserIds gives it. */
+export function planExport(
+  state: StoreState,
+  received: ReceivedSets,
+  realmId: number,
+  type: RealmExportType,
+  consented: ReadonlySet<number>,
+): ExportPlan {
+  const b = state.bitmaps;
+  const ids = new RoaringBitmap32();
+  const withConsent = type === REALM_EXPORT_TYPE.FULL_WITH_CONSENT;
+  for (const channel of state.channels.values()) {
+    if (channel.realmId !== realmId) continue;
+    const messages = b.get(key.channel(channel.id));
+    if (!channel.inviteOnly) {
+      orInto(ids, messages);
+      continue;
+    }
+    if (!withConsent) continue;
+    const subscribed = [...consented].filter((u) => state.subsByUser.get(u)?.has(channel.id) === true);
+    if (subscribed.length === 0) continue;
+    if (channel.historyPublicToSubscribers) orInto(ids, messages);
+    else for (const user of subscribed) orInto(ids, received.restrictToPersonal(user, messages));
+  }
+  if (withConsent) {
+    const direct = b.get(key.allDirect(realmId));
+    for (const user of consented) {
+      orInto(ids, b.get(key.userFlag(user, "dm")));
+      orInto(ids, RoaringBitmap32.and(direct, b.get(key.sender(user))));
+    }
+  }
+  const rowUsers = withConsent
+    ? [...consented].sort((x, y) => x - y)
+    : [...state.usersOfRealm(realmId)].sort((x, y) => x - y);
+  return new ExportPlan(realmId, type, consented, rowUsers, ids.toUint32Array());
+}
+
+function recipientOf(state: StoreState, plan: ExportPlan, message: Message): number {
+  if (message.recipient.type === "channel") return RECIPIENT_ID.stream(message.recipient.channelId);
+  const conversation = state.conversations.get(message.recipient.conversationId);
+  const members = conversation?.userIds ?? [message.senderId];
+  if (members.length <= 2) {
+    // Zulip addresses a one-to-one message to the other person's personal recipient (oneself: one's own).
+    const other = members.find((u) => u !== message.senderId) ?? message.senderId;
+    return RECIPIENT_ID.personal(other);
+  }
+  plan.groupConversations.add(message.recipient.conversationId);
+  return RECIPIENT_ID.group(message.recipient.conversationId);
+}
+
+function clientId(plan: ExportPlan, name: string): number {
+  let id = plan.clients.get(name);
+  if (id === undefined) plan.clients.set(name, (id = plan.clients.size + 1));
+  return id;
+}
+
+function editHistoryJson(message: Message): string | null {
+  if (message.editHistory === null) return null;
+  return JSON.stringify(
+    message.editHistory.map((e) => ({
+      user_id: e.userId,
+      timestamp: e.timestamp,
+      ...(e.prevContent !== undefined ? { prev_content: e.prevContent } : {}),
+      ...(e.prevRenderedContent !== undefined ? { prev_rendered_content: e.prevRenderedContent } : {}),
+      ...(e.prevStream !== undefined ? { prev_stream: e.prevStream, stream: e.stream } : {}),
+      ...(e.prevTopic !== undefined ? { prev_topic: e.prevTopic, topic: e.topic } : {}),
+    })),
+  );
+}
+
+/** One messages-NNNNNN.json: the messages of `ids` (ascending) that still exist, and their rows. */
+export function messageSlice(
+  state: StoreState,
+  received: ReceivedSets,
+  plan: ExportPlan,
+  ids: ArrayLike<number>,
+): { zerver_message: Row[]; zerver_usermessage: Row[] } {
+  const messages: Row[] = [];
+  const present: number[] = [];
+  const isPrivate = new Set<number>();
+  for (let i = 0; i < ids.length; i++) {
+    const message = state.messageRecord(ids[i]!);
+    if (!message || message.realmId !== plan.realmId) continue;
+    present.push(message.id);
+    if (message.recipient.type === "direct") isPrivate.add(message.id);
+    messages.push({
+      id: message.id,
+      realm: message.realmId,
+      sender: message.senderId,
+      recipient: recipientOf(state, plan, message),
+      subject: message.topic,
+      is_channel_message: message.recipient.type === "channel",
+      content: message.content,
+      rendered_content: message.renderedContent,
+      rendered_content_version: 1,
+      date_sent: message.dateSent,
+      last_edit_time: message.lastEditTimestamp,
+      edit_history: editHistoryJson(message),
+      sending_client: clientId(plan, message.client),
+      has_attachment: message.hasAttachment,
+      has_image: message.hasImage,
+      has_link: message.hasLink,
+      type: 1,
+    });
+    for (const r of message.reactions)
+      plan.reactions.push({
+        id: plan.reactions.length + 1,
+        user_profile: r.userId,
+        message: message.id,
+        emoji_name: r.emojiName,
+        emoji_code: r.emojiCode,
+        reaction_type: r.reactionType,
+      });
+  }
+  const rows: Row[] = [];
+  if (present.length > 0) {
+    const slice = RoaringBitmap32.from(present);
+    for (const user of plan.rowUsers) {
+      const had = received.restrictToPersonal(user, slice);
+      if (had.isEmpty) continue;
+      const rowIds = had.toArray();
+      const flags = flagsForWindow(state, received, user, plan.realmId, rowIds, true);
+      rowIds.forEach((id, i) => {
+        let mask = isPrivate.has(id) ? 1 << USER_MESSAGE_FLAG_BITS["is_private"]! : 0;
+        for (const flag of flags[i]!) {
+          const bit = USER_MESSAGE_FLAG_BITS[flag];
+          if (bit !== undefined) mask |= 1 << bit;
+        }
+        rows.push({ id: plan.nextUserMessageId++, user_profile: user, message: id, flags_mask: mask });
+      });
+    }
+  }
+  return { zerver_message: messages, zerver_usermessage: rows };
+}
+
+/** realm.json's tables, once every message slice is written (they add clients, group conversations and reactions). */
+export function realmTables(state: StoreState, plan: ExportPlan): Tables {
+  const realm = state.realms.get(plan.realmId)!;
+  const userIds = [...state.usersOfRealm(plan.realmId)].sort((x, y) => x - y);
+  const users = userIds.map((id) => state.users.get(id)!);
+  const channels = [...state.channels.values()].filter((c) => c.realmId === plan.realmId).sort((x, y) => x.id - y.id);
+  const timeOfMessage = (id: number) => (id > 0 ? state.messageRecord(id)?.dateSent : undefined);
+
+  const recipients: Row[] = [
+    ...users.map((u) => ({ id: RECIPIENT_ID.personal(u.id), type: RECIPIENT_TYPE.PERSONAL, type_id: u.id })),
+    ...channels.map((c) => ({ id: RECIPIENT_ID.stream(c.id), type: RECIPIENT_TYPE.STREAM, type_id: c.id })),
+  ];
+  const subscriptions: Row[] = [];
+  const audit: Row[] = [];
+  const subscribe = (row: Omit<Row, "id">) => subscriptions.push({ id: subscriptions.length + 1, ...row });
+  for (const u of users) subscribe({ user_profile: u.id, recipient: RECIPIENT_ID.personal(u.id), active: u.isActive });
+  const huddles: Row[] = [];
+  for (const conversationId of [...plan.groupConversations].sort((x, y) => x - y)) {
+    const conversation = state.conversations.get(conversationId);
+    if (!conversation) continue;
+    huddles.push({
+      id: conversationId,
+      huddle_hash: conversation.userIds.join(","),
+      group_size: conversation.userIds.length,
+    });
+    recipients.push({
+      id: RECIPIENT_ID.group(conversationId),
+      type: RECIPIENT_TYPE.DIRECT_MESSAGE_GROUP,
+      type_id: conversationId,
+    });
+    for (const member of conversation.userIds)
+      subscribe({ user_profile: member, recipient: RECIPIENT_ID.group(conversationId), active: true });
+  }
+  for (const u of users) {
+    for (const sub of [...(state.subsByUser.get(u.id)?.values() ?? [])].sort((x, y) => x.channelId - y.channelId)) {
+      const channel = state.channels.get(sub.channelId);
+      if (!channel) continue;
+      subscribe({
+        user_profile: u.id,
+        recipient: RECIPIENT_ID.stream(sub.channelId),
+        active: sub.active,
+        is_muted: sub.isMuted,
+        color: sub.color,
+        pin_to_top: sub.pinToTop,
+      });
+      sub.intervals.forEach((interval, i) => {
+        const opened = interval.from - 1;
+        audit.push({
+          event_type: i === 0 ? AUDIT.SUBSCRIPTION_CREATED : AUDIT.SUBSCRIPTION_ACTIVATED,
+          event_time: timeOfMessage(opened) ?? channel.dateCreated,
+          modified_user: u.id,
+          modified_stream: sub.channelId,
+          event_last_message_id: opened,
+        });
+        if (interval.to !== null) {
+          const closed = interval.to - 1;
+          audit.push({
+            event_type: AUDIT.SUBSCRIPTION_DEACTIVATED,
+            event_time: timeOfMessage(closed) ?? channel.dateCreated,
+            modified_user: u.id,
+            modified_stream: sub.channelId,
+            event_last_message_id: closed,
+          });
+        }
+      });
+    }
+  }
+  audit.sort((x, y) => (x["event_last_message_id"] as number) - (y["event_last_message_id"] as number));
+  audit.forEach((row, i) => (row["id"] = i + 1));
+
+  const groups = [...state.groups.values()].filter((g) => g.realmId === plan.realmId).sort((x, y) => x.id - y.id);
+  const memberships: Row[] = [];
+  const subgroupRows: Row[] = [];
+  for (const g of groups) {
+    if (g.systemRole !== null) continue;
+    for (const member of g.members)
+      memberships.push({ id: memberships.length + 1, user_group: g.id, user_profile: member });
+    for (const sub of g.subgroups) subgroupRows.push({ id: subgroupRows.length + 1, supergroup: g.id, subgroup: sub });
+  }
+
+  const userTopics: Row[] = [];
+  for (const u of users)
+    for (const t of state.userTopics.of(u.id).values()) {
+      if (!state.channels.has(t.channelId)) continue;
+      userTopics.push({
+        id: userTopics.length + 1,
+        user_profile: u.id,
+        stream: t.channelId,
+        recipient: RECIPIENT_ID.stream(t.channelId),
+        topic_name: t.topic,
+        last_updated: t.lastUpdated,
+        visibility_policy: t.policy,
+      });
+    }
+
+  return {
+    zerver_realm: [
+      {
+        id: realm.id,
+        string_id: realm.subdomain,
+        name: realm.name,
+        date_created: realm.dateCreated,
+        deactivated: realm.deactivated,
+        uuid: realm.uuid ?? null,
+        topics_policy: TOPICS_POLICY[realm.topicsPolicy],
+      },
+    ],
+    zerver_userprofile: users.map((u) => {
+      const settings = state.settingsOf(u.id);
+      // An address no administrator may see stays out unless its owner consents (Zulip scrubs it too).
+      const hidden = settings.email_address_visibility === 4 && !plan.consented.has(u.id);
+      return {
+        id: u.id,
+        realm: u.realmId,
+        email: u.email,
+        delivery_email: hidden ? u.email : u.deliveryEmail,
+        full_name: u.fullName,
+        role: u.role,
+        is_bot: u.isBot,
+        bot_type: u.botType,
+        bot_owner: u.botOwnerId,
+        is_active: u.isActive,
+        is_mirror_dummy: false,
+        date_joined: u.dateJoined,
+        timezone: u.timezone,
+        recipient: RECIPIENT_ID.personal(u.id),
+        allow_private_data_export: settings.allow_private_data_export,
+      };
+    }),
+    zerver_userprofile_crossrealm: [],
+    zerver_userprofile_mirrordummy: [],
+    zerver_stream: channels.map((c) => ({
+      id: c.id,
+      realm: c.realmId,
+      name: c.name,
+      description: c.description,
+      rendered_description: c.renderedDescription,
+      invite_only: c.inviteOnly,
+      history_public_to_subscribers: c.historyPublicToSubscribers,
+      is_web_public: c.isWebPublic,
+      deactivated: c.isArchived,
+      date_created: c.dateCreated,
+      creator: c.creatorId,
+      recipient: RECIPIENT_ID.stream(c.id),
+      message_retention_days: c.messageRetentionDays,
+      topics_policy: TOPICS_POLICY[c.topicsPolicy],
+      first_message_id: c.firstMessageId,
+      folder: c.folderId ?? null,
+    })),
+    zerver_defaultstream: channels
+      .filter((c) => c.isDefault)
+      .map((c, i) => ({ id: i + 1, realm: c.realmId, stream: c.id })),
+    zerver_recipient: recipients,
+    zerver_subscription: subscriptions,
+    zerver_huddle: huddles,
+    zerver_realmauditlog: audit,
+    zerver_usergroup: groups.map((g) => ({ id: g.id, realm: g.realmId })),
+    zerver_namedusergroup: groups.map((g) => ({
+      usergroup_ptr: g.id,
+      realm_for_sharding: g.realmId,
+      name: g.name,
+      description: g.description,
+      is_system_group: g.systemRole !== null,
+      deactivated: g.deactivated,
+      date_created: g.dateCreated,
+      creator: g.creatorId,
+    })),
+    zerver_usergroupmembership: memberships,
+    zerver_groupgroupmembership: subgroupRows,
+    zerver_usertopic: userTopics,
+    zerver_reaction: plan.reactions,
+    zerver_client: [...plan.clients].map(([name, id]) => ({ id, name })),
+  };
+}
+
+/** attachment.json's zerver_attachment, and the uploads to copy (path_id, size). */
+export function attachmentTable(state: StoreState, plan: ExportPlan): Row[] {
+  const exported = RoaringBitmap32.from(plan.messageIds);
+  const rows: Row[] = [];
+  for (const a of state.attachments.values()) {
+    if (a.realmId !== plan.realmId) continue;
+    const messages = a.messageIds.filter((id) => exported.has(id));
+    // Zulip exports the uploads of exported messages (and, with consent, consenting owners' others).
+    if (messages.length === 0 && !(plan.type === REALM_EXPORT_TYPE.FULL_WITH_CONSENT && plan.consented.has(a.ownerId)))
+      continue;
+    rows.push({
+      id: a.id,
+      realm: a.realmId,
+      owner: a.ownerId,
+      path_id: a.pathId,
+      file_name: a.name,
+      size: a.size,
+      content_type: a.contentType,
+      create_time: a.createTime,
+      messages,
+      is_realm_public: null,
+      is_web_public: null,
+    });
+  }
+  return rows.sort((x, y) => (x["id"] as number) - (y["id"] as number));
+}
