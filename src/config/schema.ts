@@ -54,6 +54,8 @@ export const CONFIG_SCHEMA = z
     EMAIL_USE_SSL: z.boolean().default(false),
     /** Sender of automated mail. Zulip's default is noreply@EXTERNAL_HOST. */
     NOREPLY_EMAIL_ADDRESS: z.string().email().optional(),
+    /** Where users are told to ask for help (Zulip's ZULIP_ADMINISTRATOR): zulip-admin@EXTERNAL_HOST when absent. */
+    ZULIP_ADMINISTRATOR: z.string().email().optional(),
     /** How long an invitation link stays valid by default (10 days, Zulip's default). */
     INVITATION_LINK_VALIDITY_MINUTES: z.number().int().min(1).default(14_400),
     /** Invitation mails a realm may send per 24 hours (Zulip's INVITES_DEFAULT_REALM_DAILY_MAX). */

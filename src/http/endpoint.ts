@@ -3,6 +3,7 @@
  * The shape of one endpoint file: method, path, auth, its parameter schema and a
  * handler that calls one engine operation and returns the success data fields.
  */
+import type { RealmExports } from "../exports/realm-exports.js";
 import type { Realm, Store, User } from "../engine/index.js";
 import type { EventHub } from "../realtime/index.js";
 import type { ParamShape, ParamValues, RefKind } from "./params.js";
@@ -45,6 +46,8 @@ export interface ServerInfo {
   readonly emailChanges: WindowLimiter | null;
   /** The /external_content/ image proxy; null without a camo key. */
   readonly imageProxy: ImageProxy | null;
+  /** Organization data exports: their background work and tarballs (src/exports). */
+  readonly exports: RealmExports;
 }
 
 /** What a handler sees: the store, the caller and request facts, already authenticated. */

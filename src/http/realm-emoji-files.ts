@@ -17,9 +17,12 @@ const TYPES: Readonly<Record<string, string>> = {
   webp: "image/webp",
 };
 
-/** Whether the URL is one of these files' (so that anything else falls through to the API router). */
+/**
+ * Whether the URL is one of these files' (so that anything else falls through to the API router). Data exports'
+ * tarballs, also under /user_avatars/ as in Zulip, are a route of their own (endpoints/exports).
+ */
 export function isRealmEmojiPath(url: string): boolean {
-  return url.startsWith("/user_avatars/");
+  return url.startsWith("/user_avatars/") && !url.startsWith("/user_avatars/exports/");
 }
 
 /** The reply for a GET/HEAD of an emoji image. */

@@ -26,6 +26,7 @@ import { linger, sheds, type Admission, type Caller, type Pipeline } from "./adm
 import { BodyBudget, OpenRequests, type LoadLimitOptions } from "./load-limits.js";
 import { guardReply, type HeaderList } from "./response-head.js";
 import { Uploads } from "../uploads/index.js";
+import { RealmExports } from "../exports/realm-exports.js";
 import { ENDPOINTS } from "./endpoints/index.js";
 import { parseParams, type ParamShape } from "./params.js";
 import {
@@ -166,6 +167,8 @@ export interface ParleyServer {
   readonly baseUrl: string;
   /** Uploaded files (the periodic cleanup runs on it; tests wait for thumbnails). */
   readonly uploads: Uploads;
+  /** Organization data exports (tests wait for them). */
+  readonly exports: RealmExports;
   /**
    * Also serves the API on Node's HTTP parser, for clients the uWS listener leaves
    * unanswered (HTTP/1.0, malformed heads): see http/compat-listener. Resolves with
@@ -256,6 +259,13 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   const imageProxyRoot = options.dataDir === undefined ? null : join(options.dataDir, "external_content");
   const imageProxy =
     camoKey === undefined ? null : new ImageProxy({ key: camoKey, root: imageProxyRoot, ...options.externalContent });
+  const realmExports = new RealmExports(store, {
+    root:
+      options.dataDir !== undefined ? join(options.dataDir, "exports") : mkdtempSync(join(tmpdir(), "parley-exports-")),
+    uploads: uploads.files,
+    logError: logErrorForUploads,
+  });
+  realmExports.failInterrupted();
   let info: ServerInfo = {
     baseUrl: options.baseUrl ?? `http://${externalHost}`,
     externalHost,
@@ -267,6 +277,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     joins,
     emailChanges,
     imageProxy,
+    exports: realmExports,
   };
   const messageJson = new MessageJsonCache(store, options.messageCacheBytes);
   const windows = new WindowReplyCache(store, options.windowCacheBytes);
@@ -613,6 +624,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
       });
     },
     uploads,
+    exports: realmExports,
     windows,
     load: {
       get openRequests() {
@@ -636,6 +648,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
       stopRenderFailureLog();
       compat?.close();
       compat = null;
+      realmExports.close();
       requestLog.flush();
     },
   };

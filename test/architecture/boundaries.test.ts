@@ -104,6 +104,8 @@ const LAYER_ARROWS: Readonly<Record<string, readonly string[]>> = {
   push: ["engine", "wire", "realtime"],
   mail: ["engine", "config", "realtime"],
   scheduler: ["engine", "realtime", "uploads"],
+  // Organization data exports: the engine's tables written as a tarball, uploads copied in.
+  exports: ["engine", "uploads"],
   http: [
     "engine",
     "config",
@@ -116,6 +118,7 @@ const LAYER_ARROWS: Readonly<Record<string, readonly string[]>> = {
     "mail",
     "scheduler",
     "external-content",
+    "exports",
   ],
 };
 

@@ -25,6 +25,7 @@ import { SAVED_SNIPPET_ENDPOINTS } from "./saved-snippets/index.js";
 import { PUSH_ENDPOINTS } from "./push/index.js";
 import { ACCOUNT_ENDPOINTS } from "./accounts/index.js";
 import { INVITE_ENDPOINTS } from "./invites/index.js";
+import { EXPORT_ENDPOINTS } from "./exports/index.js";
 
 import { UPLOAD_ENDPOINTS } from "./uploads/index.js";
 import { EXTERNAL_CONTENT_ENDPOINTS } from "./external-content/index.js";
@@ -51,6 +52,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   ...PUSH_ENDPOINTS,
   ...ACCOUNT_ENDPOINTS,
   ...INVITE_ENDPOINTS,
+  ...EXPORT_ENDPOINTS,
   ...UPLOAD_ENDPOINTS,
   ...EXTERNAL_CONTENT_ENDPOINTS,
   ...WEBHOOK_ENDPOINTS,

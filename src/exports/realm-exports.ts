@@ -1,0 +1,185 @@
+/**
+ * @module exports/realm-exports
+ * Runs organization data exports in the background (Zulip's deferred_work queue) and
+ * keeps their tarballs: EXPORTS/<realm>/<random>/zulip-export-<random>.tar.gz, in the
+ * layout of `manage.py export` (realm.json, messages-000001.json, ...,
+ * attachment.json, uploads/records.json and the uploaded files) under one
+ * zulip-export-<random>/ folder, which `parley import --from` reads back.
+ *
+ * The event loop is never held for long: the messages are read SLICE_MESSAGES at a
+ * time (each slice's per-user flag rows included), and the work yields between
+ * slices; a message file is closed at FILE_MESSAGES messages or FILE_ROWS flag rows,
+ * whichever comes first, so that no file outgrows what the importer reads into memory.
+ * Messages sent or changed while an export runs may or may not be in it (Zulip's
+ * export is not a snapshot either). A restart fails the exports it interrupted.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdir, rename, rm, stat } from "node:fs/promises";
+import { setImmediate as yieldToLoop } from "node:timers/promises";
+import { dirname, join } from "node:path";
+import type { ExportPlan, ExportRow, RealmExport, Store } from "../engine/index.js";
+import type { UploadFiles } from "../uploads/files.js";
+import { TarballWriter } from "./tarball.js";
+
+/** Messages read per step of the event loop. */
+export const SLICE_MESSAGES = 100;
+/** Zulip's MESSAGE_BATCH_CHUNK_SIZE: messages per messages-NNNNNN.json. */
+export const FILE_MESSAGES = 1000;
+/** Flag rows past which a message file is closed early (a slice may go over by one slice's rows). */
+export const FILE_ROWS = 200_000;
+
+export interface RealmExportsOptions {
+  /** Where tarballs are kept. */
+  readonly root: string;
+  /** Uploaded files, copied into the tarball. */
+  readonly uploads: UploadFiles;
+  readonly logError: (message: string, error: unknown) => void;
+  /** Messages per step (tests make it small to see the work span steps). */
+  readonly sliceMessages?: number;
+  readonly fileMessages?: number;
+}
+
+/** A relative tarball path as exports name it: digits, a random hex folder, the file name. */
+const EXPORT_PATH = /^\d+\/[0-9a-f]{32}\/zulip-export-[0-9a-f]{8}\.tar\.gz$/;
+
+export class RealmExports {
+  readonly #store: Store;
+  readonly #options: RealmExportsOptions;
+  readonly #running = new Set<Promise<void>>();
+  #closed = false;
+
+  constructor(store: Store, options: RealmExportsOptions) {
+    this.#store = store;
+    this.#options = options;
+  }
+
+  /** Fails the exports a previous process left unfinished (called once, at start). */
+  failInterrupted(): void {
+    for (const e of this.#store.unfinishedExports()) this.#store.markExportFailed(e.realmId, e.id);
+  }
+
+  /** Starts an export in the background; `realmUrl` prefixes its download URL. */
+  start(row: RealmExport, realmUrl: string): void {
+    const job = this.#run(row, realmUrl).catch((error: unknown) => {
+      this.#options.logError(`data export ${row.id} of realm ${row.realmId} failed`, error);
+      try {
+        this.#store.markExportFailed(row.realmId, row.id);
+      } catch (failure) {
+        this.#options.logError(`data export ${row.id}: could not record the failure`, failure);
+      }
+    });
+    this.#running.add(job);
+    void job.finally(() => this.#running.delete(job));
+  }
+
+  /** Resolves once no export is running (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.#running.size > 0) await Promise.all([...this.#running]);
+  }
+
+  /** Stops starting new slices; running exports fail at their next step. */
+  close(): void {
+    this.#closed = true;
+  }
+
+  /** The file of a tarball path that exports name, or null for any other path. */
+  fileOf(exportPath: string): string | null {
+    return EXPORT_PATH.test(exportPath) ? join(this.#options.root, exportPath) : null;
+  }
+
+  /** Removes a deleted export's tarball (and its folder). */
+  async remove(exportPath: string): Promise<void> {
+    const file = this.fileOf(exportPath);
+    if (file !== null) await rm(dirname(file), { recursive: true, force: true });
+  }
+
+  async #run(row: RealmExport, realmUrl: string): Promise<void> {
+    const store = this.#store;
+    store.markExportStarted(row.realmId, row.id);
+    const random = randomBytes(16).toString("hex");
+    const folder = `zulip-export-${randomBytes(4).toString("hex")}`;
+    const exportPath = `${row.realmId}/${random}/${folder}.tar.gz`;
+    const file = join(this.#options.root, exportPath);
+    await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+    const partial = `${file}.part`;
+    const tar = new TarballWriter(partial, store.now());
+    try {
+      const plan = store.planRealmExport(row.realmId, row.type);
+      await this.#writeMessages(tar, folder, plan);
+      const tables = store.exportRealmTables(plan);
+      const attachments = store.exportAttachments(plan);
+      await tar.add(`${folder}/attachment.json`, json({ zerver_attachment: attachments }));
+      await this.#writeUploads(tar, folder, attachments);
+      await tar.add(`${folder}/realm.json`, json(tables));
+      const done = await tar.finish();
+      await rename(partial, file);
+      store.markExportSucceeded(row.realmId, row.id, {
+        exportPath,
+        exportUrl: `${realmUrl}/${EXPORT_URL_PREFIX}/${exportPath}`,
+        ...done,
+      });
+    } catch (error) {
+      await tar.abort();
+      await rm(dirname(file), { recursive: true, force: true });
+      throw error;
+    }
+  }
+
+  async #writeMessages(tar: TarballWriter, folder: string, plan: ExportPlan): Promise<void> {
+    const slice = this.#options.sliceMessages ?? SLICE_MESSAGES;
+    const perFile = this.#options.fileMessages ?? FILE_MESSAGES;
+    const ids = plan.messageIds;
+    let fileNumber = 1;
+    let messages: ExportRow[] = [];
+    let rows: ExportRow[] = [];
+    const flush = async () => {
+      const name = `${folder}/messages-${String(fileNumber++).padStart(6, "0")}.json`;
+      await tar.add(name, json({ zerver_message: messages, zerver_usermessage: rows }));
+      messages = [];
+      rows = [];
+    };
+    for (let at = 0; at < ids.length; at += slice) {
+      if (this.#closed) throw new Error("the server is shutting down");
+      const part = this.#store.exportMessageSlice(plan, ids.subarray(at, at + slice));
+      for (const m of part.zerver_message) messages.push(m);
+      for (const r of part.zerver_usermessage) rows.push(r);
+      if (messages.length >= perFile || rows.length >= FILE_ROWS) await flush();
+      await yieldToLoop();
+    }
+    if (messages.length > 0 || fileNumber === 1) await flush();
+  }
+
+  async #writeUploads(tar: TarballWriter, folder: string, attachments: readonly ExportRow[]): Promise<void> {
+    const records: ExportRow[] = [];
+    for (const a of attachments) {
+      const pathId = String(a["path_id"]);
+      const size = Number(a["size"]);
+      const path = this.#options.uploads.pathOf(pathId);
+      try {
+        await stat(path);
+      } catch (error) {
+        // A file gone from disk (removed meanwhile): its record stays, its bytes cannot.
+        this.#options.logError(`data export: upload ${pathId} could not be read`, error);
+        continue;
+      }
+      await tar.addFile(`${folder}/uploads/${pathId}`, path, size);
+      records.push({
+        path: pathId,
+        s3_path: pathId,
+        realm_id: a["realm"],
+        user_profile_id: a["owner"],
+        size,
+        content_type: a["content_type"],
+        last_modified: a["create_time"],
+      });
+    }
+    await tar.add(`${folder}/uploads/records.json`, json(records));
+  }
+}
+
+/** Download URLs: /user_avatars/exports/<exportPath> as in Zulip (served here to the realm's administrators only). */
+export const EXPORT_URL_PREFIX = "user_avatars/exports";
+
+function json(value: unknown): Buffer {
+  return Buffer.from(JSON.stringify(value), "utf8");
+}

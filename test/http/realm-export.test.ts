@@ -1,0 +1,397 @@
+/**
+ * Organization data exports over HTTP (POST/GET/DELETE /export/realm, GET
+ * /export/realm/consents, the tarball's download) and the round trip: a realm with
+ * roles, a bot, a deactivated user, public and private channels with subscription
+ * churn, groups, channel and direct messages, flags, reactions, topic policies and
+ * mutes is exported with consent, downloaded, imported with `parley import` into a
+ * fresh data directory, and compared. What the importer or Zulip's export rules do
+ * not carry is asserted as such: flags of users who do not consent (bots, deactivated
+ * users), channels that never had a subscriber or message.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openStore, type Store } from "../../src/index.js";
+import { REALM_EXPORT_STATUS, type User } from "../../src/engine/index.js";
+import { basicAuth, startServer, type TestServer } from "../support/http.js";
+import { openExport, readExport } from "../../tools/import/zulip-export.js";
+import { DEFAULT_LIMITS } from "../../tools/import/limits.js";
+
+const CLI = resolve(import.meta.dirname, "../../dist/tools/parley.js");
+const root = mkdtempSync(join(tmpdir(), "parley-export-"));
+
+let s: TestServer;
+let admin: User;
+let moderator: User;
+let bot: User;
+let gone: User;
+let queueId: string;
+afterAll(() => {
+  s?.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+type Call = Awaited<ReturnType<TestServer["call"]>>;
+const ok = (r: Call) => {
+  expect(r.body).toMatchObject({ result: "success" });
+  return r.body;
+};
+
+beforeAll(async () => {
+  s = await startServer();
+  const store = s.t.store;
+  const { realm, owner, alice, bob, guest } = s.seed;
+  admin = store.createUser({ realmId: realm.id, email: "admin@test.dev", fullName: "Ada Admin", role: 200 });
+  moderator = store.createUser({ realmId: realm.id, email: "mod@test.dev", fullName: "Mo Mod", role: 300 });
+  gone = store.createUser({ realmId: realm.id, email: "gone@test.dev", fullName: "Gone Soon" });
+  bot = store.createUser({
+    realmId: realm.id,
+    email: "helper-bot@test.dev",
+    fullName: "Helper",
+    bot: { type: 1, ownerId: alice.id },
+  });
+  const send = (senderId: number, to: Parameters<Store["sendMessage"]>[0]["to"], content: string) =>
+    store.sendMessage({ senderId, to, content }).id;
+  const channel = (channelName: string, topic: string) => ({ type: "channel" as const, channel: channelName, topic });
+  store.subscribe(owner.id, { channels: [{ name: "general" }], principals: [admin.id, moderator.id, gone.id, bot.id] });
+  store.subscribe(owner.id, {
+    channels: [{ name: "shared", description: "private, shared history" }],
+    principals: [owner.id, bob.id],
+    newChannel: { inviteOnly: true, historyPublicToSubscribers: true },
+  });
+  const m1 = send(alice.id, channel("general", "plans"), "hello **world**");
+  send(bob.id, channel("general", "plans"), "reply from bob");
+  store.unsubscribe(owner.id, ["general"], [bob.id]);
+  send(alice.id, channel("general", "plans"), "bob is away for this one");
+  store.subscribe(owner.id, { channels: [{ name: "general" }], principals: [bob.id] });
+  send(bot.id, channel("general", "bots"), "beep");
+  send(gone.id, channel("general", "plans"), "last words");
+  const s1 = send(alice.id, channel("secret", "hidden"), "only the secret's members");
+  store.subscribe(owner.id, { channels: [{ name: "secret" }], principals: [guest.id] });
+  send(owner.id, channel("secret", "hidden"), "after the guest joined");
+  send(owner.id, channel("shared", "t"), "shared history message");
+  const d1 = send(alice.id, { type: "direct", users: [bob.id] }, "a DM to bob");
+  send(bob.id, { type: "direct", users: [alice.id, owner.id] }, "a group DM");
+  send(alice.id, { type: "direct", users: [alice.id] }, "note to self");
+  send(gone.id, { type: "direct", users: [owner.id] }, "a DM from the leaver");
+  send(bot.id, { type: "direct", users: [alice.id] }, "a DM from the bot");
+  store.updateFlags(bob.id, [m1, d1], "read", "add");
+  store.updateFlags(alice.id, [m1, s1], "starred", "add");
+  store.updateFlags(owner.id, [s1], "read", "add");
+  store.updateFlags(gone.id, [m1], "read", "add");
+  store.addReaction(bob.id, m1, { emojiName: "smile", emojiCode: "1f604", reactionType: "unicode_emoji" });
+  store.addReaction(owner.id, m1, { emojiName: "tada", emojiCode: "1f389", reactionType: "unicode_emoji" });
+  const devs = store.createGroup(owner.id, { name: "devs", description: "developers", members: [alice.id, bob.id] });
+  const leads = store.createGroup(owner.id, { name: "leads", description: "", members: [owner.id] });
+  store.updateGroupSubgroups(owner.id, leads.id, [devs.id], []);
+  store.setTopicPolicy(bob.id, s.seed.general.id, "plans", 1);
+  store.setTopicPolicy(alice.id, s.seed.general.id, "bots", 3);
+  store.setChannelMuted(moderator.id, s.seed.general.id, true);
+  store.setUserActive(gone.id, false);
+  // Every active person consents, except the moderator (whose flags then stay out).
+  for (const u of [owner, alice, bob, guest, admin])
+    ok(await s.call(u, "PATCH", "/settings", { allow_private_data_export: true }));
+  queueId = String(ok(await s.call(owner, "POST", "/register", { event_types: ["realm_export"] }))["queue_id"]);
+});
+
+describe("POST /export/realm and the round trip through parley import", () => {
+  let exportId: number;
+  let tarball: string;
+
+  it("a full export with consent is requested, runs in the background, and is listed with its URL", async () => {
+    const r = await s.call(s.seed.owner, "POST", "/export/realm", { export_type: 2 });
+    exportId = Number(ok(r)["id"]);
+    await s.server.exports.idle();
+    const list = ok(await s.call(admin, "GET", "/export/realm"))["exports"] as Record<string, unknown>[];
+    expect(list).toHaveLength(1);
+    expect(list[0]).toMatchObject({
+      id: exportId,
+      acting_user_id: s.seed.owner.id,
+      deleted_timestamp: null,
+      failed_timestamp: null,
+      pending: false,
+      export_type: 2,
+    });
+    expect(typeof list[0]!["export_time"]).toBe("number");
+    const url = String(list[0]!["export_url"]);
+    expect(url).toMatch(/\/user_avatars\/exports\/\d+\/[0-9a-f]{32}\/zulip-export-[0-9a-f]{8}\.tar\.gz$/);
+    const path = new URL(url).pathname;
+    // Only an administrator of the realm downloads it.
+    const asMember = await fetch(`${s.base}${path}`, { headers: { Authorization: basicAuth(s.seed.alice) } });
+    expect(asMember.status).toBe(404);
+    const anonymous = await fetch(`${s.base}${path}`);
+    expect(anonymous.status).toBe(401);
+    const download = await fetch(`${s.base}${path}`, { headers: { Authorization: basicAuth(admin) } });
+    expect(download.status, await download.clone().text()).toBe(200);
+    tarball = join(root, "export.tar.gz");
+    writeFileSync(tarball, Buffer.from(await download.arrayBuffer()));
+  });
+
+  it("sends realm_export to the administrators as the export is requested, started and finished", async () => {
+    const r = await s.call(s.seed.owner, "GET", "/events", { queue_id: queueId, last_event_id: -1, dont_block: true });
+    const events = (ok(r)["events"] as Record<string, unknown>[]).filter((e) => e["type"] === "realm_export");
+    expect(events.map((e) => (e["exports"] as Record<string, unknown>[])[0]!["pending"])).toEqual([true, true, false]);
+    const last = (events.at(-1)!["exports"] as Record<string, unknown>[])[0]!;
+    expect(last["export_url"]).toMatch(/zulip-export-/);
+  });
+
+  it("holds what Zulip's export with consent holds", async () => {
+    const opened = await openExport(tarball, DEFAULT_LIMITS);
+    try {
+      const data = readExport(opened.root, DEFAULT_LIMITS);
+      const contents = data.messages.map((m) => m.content);
+      // The moderator does not consent: nothing of theirs is private here anyway; every DM has a consenting member.
+      expect(contents).toContain("a DM from the leaver");
+      expect(contents).toContain("only the secret's members");
+      expect(
+        data.userMessages.every((um) => um.user !== moderator.id && um.user !== bot.id && um.user !== gone.id),
+      ).toBe(true);
+      expect(data.ignoredTables).toEqual({});
+    } finally {
+      opened.cleanup();
+    }
+  });
+
+  it("parley import reads it back: users, channels, subscriptions, messages, flags, reactions, groups, policies", () => {
+    const dataDir = join(root, "imported");
+    const r = spawnSync(
+      process.execPath,
+      [CLI, "import", "--data", dataDir, "--from", tarball, "--subdomain", "copy", "--json"],
+      {
+        encoding: "utf8",
+        timeout: 60_000,
+      },
+    );
+    expect(r.stderr).toBe("");
+    expect(r.status).toBe(0);
+    const copy = openStore(dataDir, { noSync: true });
+    try {
+      compareRealms(s.t.store, s.seed.realm.id, copy, copy.findRealmBySubdomain("copy")!.id, [
+        moderator.id,
+        bot.id,
+        gone.id,
+      ]);
+    } finally {
+      copy.close();
+    }
+  });
+
+  it("DELETE removes the tarball and marks the export deleted; a second DELETE is refused", async () => {
+    const list = ok(await s.call(admin, "GET", "/export/realm"))["exports"] as Record<string, unknown>[];
+    const path = new URL(String(list[0]!["export_url"])).pathname;
+    ok(await s.call(admin, "DELETE", `/export/realm/${exportId}`));
+    const after = ok(await s.call(admin, "GET", "/export/realm"))["exports"] as Record<string, unknown>[];
+    expect(after[0]).toMatchObject({ id: exportId, export_url: null, pending: false });
+    expect(typeof after[0]!["deleted_timestamp"]).toBe("number");
+    const gone404 = await fetch(`${s.base}${path}`, { headers: { Authorization: basicAuth(admin) } });
+    expect(gone404.status).toBe(404);
+    const again = await s.call(admin, "DELETE", `/export/realm/${exportId}`);
+    expect(again.status).toBe(400);
+    expect(again.body).toMatchObject({ code: "BAD_REQUEST", msg: "Export already deleted" });
+  });
+});
+
+/** Users by delivery email, channels by name, messages in order: the copy must hold what the original does. */
+function compareRealms(a: Store, realmA: number, b: Store, realmB: number, withoutFlags: readonly number[]): void {
+  const usersA = a.realmUsers(realmA).concat(a.realmBots(realmA));
+  const usersB = b.realmUsers(realmB).concat(b.realmBots(realmB));
+  const emailA = new Map(usersA.map((u) => [u.id, u.deliveryEmail]));
+  const emailB = new Map(usersB.map((u) => [u.id, u.deliveryEmail]));
+  const user = (u: User, email: Map<number, string>) => ({
+    email: u.deliveryEmail,
+    name: u.fullName,
+    role: u.role,
+    isBot: u.isBot,
+    active: u.isActive,
+    botOwner: u.botOwnerId === null ? null : email.get(u.botOwnerId),
+  });
+  const byEmail = (x: { email: string }, y: { email: string }) => x.email.localeCompare(y.email);
+  expect(usersB.map((u) => user(u, emailB)).sort(byEmail)).toEqual(usersA.map((u) => user(u, emailA)).sort(byEmail));
+  const twin = new Map(usersA.map((u) => [u.id, usersB.find((v) => v.deliveryEmail === u.deliveryEmail)!.id]));
+  const ownerA = usersA.find((u) => u.role === 100)!;
+  const ownerB = twin.get(ownerA.id)!;
+
+  const channels = (store: Store, owner: number, email: Map<number, string>) =>
+    store
+      .visibleChannels(owner, true)
+      .map((c) => ({
+        name: c.name,
+        description: c.description,
+        inviteOnly: c.inviteOnly,
+        history: c.historyPublicToSubscribers,
+        subscribers: [...store.channelMembers(owner, c.id)].map((id) => email.get(id)).sort(),
+      }))
+      .sort((x, y) => x.name.localeCompare(y.name));
+  expect(channels(b, ownerB, emailB)).toEqual(channels(a, ownerA.id, emailA));
+
+  const messages = (store: Store, realmId: number, email: Map<number, string>) => {
+    const out = [];
+    for (let id = 1; id <= store.lastMessageId; id++) {
+      const m = store.findMessageRecord(id);
+      if (!m || m.realmId !== realmId) continue;
+      const to =
+        m.recipient.type === "channel"
+          ? `#${store.getChannel(m.recipient.channelId)!.name} > ${m.topic}`
+          : store
+              .findConversation(m.recipient.conversationId)!
+              .userIds.map((u) => email.get(u))
+              .sort()
+              .join(",");
+      out.push({
+        id,
+        sender: email.get(m.senderId),
+        to,
+        content: m.content,
+        dateSent: m.dateSent,
+        reactions: m.reactions.map((r) => `${r.emojiName}:${email.get(r.userId)}`).sort(),
+      });
+    }
+    return out;
+  };
+  const listA = messages(a, realmA, emailA);
+  const listB = messages(b, realmB, emailB);
+  const strip = (list: typeof listA) => list.map(({ id: _id, ...rest }) => rest);
+  expect(listA.length).toBe(14);
+  expect(strip(listB)).toEqual(strip(listA));
+  const messageTwin = new Map(listA.map((m, i) => [m.id, listB[i]!.id]));
+
+  // Flags of every user who consented, message by message; and what each user may read at all.
+  for (const u of usersA) {
+    const v = twin.get(u.id)!;
+    if (!u.isActive) continue;
+    for (const [idA, idB] of messageTwin) {
+      let flagsA: readonly string[] | null = null;
+      let flagsB: readonly string[] | null = null;
+      try {
+        flagsA = a.getMessage(u.id, idA).flags;
+      } catch {
+        flagsA = null;
+      }
+      try {
+        flagsB = b.getMessage(v, idB).flags;
+      } catch {
+        flagsB = null;
+      }
+      const keep = (f: readonly string[] | null) =>
+        f === null ? null : f.filter((x) => x === "read" || x === "starred" || x === "historical").sort();
+      if (withoutFlags.includes(u.id)) expect(flagsB === null, `${u.email} access to ${idA}`).toBe(flagsA === null);
+      else expect(keep(flagsB), `${u.email} flags of message ${idA}`).toEqual(keep(flagsA));
+    }
+  }
+
+  const groups = (store: Store, owner: number, email: Map<number, string>) => {
+    const all = store.userGroups(owner, true).filter((g) => !g.group.name.startsWith("role:"));
+    const nameOf = new Map(all.map((g) => [g.group.id, g.group.name]));
+    return all
+      .map((g) => ({
+        name: g.group.name,
+        description: g.group.description,
+        members: g.group.members.map((id) => email.get(id)).sort(),
+        subgroups: g.group.subgroups.map((id) => nameOf.get(id)).sort(),
+      }))
+      .sort((x, y) => x.name.localeCompare(y.name));
+  };
+  expect(groups(b, ownerB, emailB)).toEqual(groups(a, ownerA.id, emailA));
+
+  for (const u of usersA) {
+    const v = twin.get(u.id)!;
+    if (!u.isActive) continue;
+    const policies = (store: Store, id: number) =>
+      store
+        .userTopics(id)
+        .map((t) => `${store.getChannel(t.channelId)!.name}/${t.topic}:${t.policy}`)
+        .sort();
+    expect(policies(b, v), `${u.email} topic policies`).toEqual(policies(a, u.id));
+    const muted = (store: Store, id: number) =>
+      store
+        .subscriptionLists(id, true)
+        .subscribed.filter((c) => c.subscription.isMuted)
+        .map((c) => c.channel.name)
+        .sort();
+    expect(muted(b, v), `${u.email} muted channels`).toEqual(muted(a, u.id));
+  }
+}
+
+describe("who may export", () => {
+  it("owners and administrators only; others get Zulip's refusal and change nothing", async () => {
+    const { owner, alice, guest } = s.seed;
+    for (const u of [moderator, alice, guest, bot]) {
+      for (const [method, path] of [
+        ["POST", "/export/realm"],
+        ["GET", "/export/realm"],
+        ["GET", "/export/realm/consents"],
+        ["DELETE", "/export/realm/1"],
+      ] as const) {
+        const r = await s.call(u, method, path);
+        expect(r.status, `${u.email} ${method} ${path}`).toBe(400);
+        expect(r.body).toMatchObject({ code: "UNAUTHORIZED_PRINCIPAL", msg: "Must be an organization administrator" });
+      }
+    }
+    const consents = ok(await s.call(owner, "GET", "/export/realm/consents"))["export_consents"] as {
+      user_id: number;
+      consented: boolean;
+    }[];
+    expect(consents.find((c) => c.user_id === moderator.id)).toEqual({ user_id: moderator.id, consented: false });
+    expect(consents.find((c) => c.user_id === alice.id)).toEqual({ user_id: alice.id, consented: true });
+    expect(consents.some((c) => c.user_id === bot.id || c.user_id === gone.id)).toBe(false);
+  });
+
+  it("another realm's export answers like a missing one; bad IDs and export types are refused", async () => {
+    const store = s.t.store;
+    const other = store.createRealm({
+      subdomain: "other",
+      name: "Other",
+      owner: { email: "o@other.test", fullName: "Oscar" },
+    });
+    const foreign = store.requestRealmExport(other.owner.id, 1, { supportAddress: "admin@test.dev" });
+    store.markExportSucceeded(other.realm.id, foreign.id, {
+      exportPath: `${other.realm.id}/${"0".repeat(32)}/zulip-export-00000000.tar.gz`,
+      exportUrl: "http://other.localhost/x",
+      sha256: "0",
+      sizeBytes: 1,
+    });
+    const theirs = await s.call(s.seed.owner, "DELETE", `/export/realm/${foreign.id}`);
+    const missing = await s.call(s.seed.owner, "DELETE", "/export/realm/999999");
+    expect(theirs.body).toEqual(missing.body);
+    expect(missing.body).toMatchObject({ code: "BAD_REQUEST", msg: "Invalid data export ID" });
+    const bad = await s.call(s.seed.owner, "POST", "/export/realm", { export_type: 3 });
+    expect(bad.status).toBe(400);
+    expect(store.realmExports(other.owner.id).map((e) => e.status)).toEqual([REALM_EXPORT_STATUS.SUCCEEDED]);
+  });
+
+  it("refuses a sixth request in seven days, with Zulip's message, and a public export holds public channels only", async () => {
+    const owner = s.seed.owner;
+    const ids: number[] = [];
+    const before = (ok(await s.call(owner, "GET", "/export/realm"))["exports"] as unknown[]).length;
+    for (let n = before; n < 5; n++) ids.push(Number(ok(await s.call(owner, "POST", "/export/realm"))["id"]));
+    await s.server.exports.idle();
+    const sixth = await s.call(owner, "POST", "/export/realm", { export_type: 1 });
+    expect(sixth.status).toBe(400);
+    expect(sixth.body).toMatchObject({ code: "BAD_REQUEST", msg: "Exceeded rate limit." });
+    const list = ok(await s.call(owner, "GET", "/export/realm"))["exports"] as Record<string, unknown>[];
+    expect(list).toHaveLength(5);
+    const publicOne = list.find((e) => e["id"] === ids[0])!;
+    expect(publicOne).toMatchObject({ export_type: 1, pending: false });
+    const download = await fetch(`${s.base}${new URL(String(publicOne["export_url"])).pathname}`, {
+      headers: { Authorization: basicAuth(owner) },
+    });
+    const file = join(root, "public.tar.gz");
+    writeFileSync(file, Buffer.from(await download.arrayBuffer()));
+    const opened = await openExport(file, DEFAULT_LIMITS);
+    try {
+      const data = readExport(opened.root, DEFAULT_LIMITS);
+      const general = data.streams.find((c) => c.name === "general")!;
+      const generalRecipients = new Set(
+        [...data.recipients.values()].filter((r) => r.type === 2 && r.type_id === general.id).map((r) => r.id),
+      );
+      expect(data.messages.length).toBeGreaterThan(0);
+      expect(data.messages.every((m) => generalRecipients.has(m.recipient))).toBe(true);
+      // Everyone's rows, as Zulip's public export has them.
+      expect(data.userMessages.some((um) => um.user === moderator.id)).toBe(true);
+    } finally {
+      opened.cleanup();
+    }
+  });
+});
