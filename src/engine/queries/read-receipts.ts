@@ -2,7 +2,8 @@
  * @module queries/read-receipts
  * GET /messages/{message_id}/read_receipts (Zulip's views/read_receipts.py): the users who have the message marked
  * read, for a caller who can access it, when the realm enables read receipts. As Zulip: only users with a row for the
- * message (historical ones included), active, with `send_read_receipts` on, never the sender.
+ * message (historical ones included), active, with `send_read_receipts` on, never the sender, nor users who muted the
+ * caller or whom the caller muted.
  *
  * Answered from the per-user read bitmaps without reading every user's: direct-message rows exist only for the
  * conversation's participants; otherwise only users listed in the read holders (anyone who ever had a message marked
@@ -15,11 +16,16 @@ import type { ReadonlyBitmap } from "../index/bitmap-store.js";
 import { key } from "../index/keys.js";
 import type { PlanContext } from "../narrow/plan.js";
 import type { Settings } from "../settings/defaults.js";
+import type { MutedUsersRecord } from "../types.js";
 import { REALM_PROPERTIES } from "../settings/realm-settings.js";
 
 export interface ReadReceiptsReader extends NarrowReader {
   readonly bitmaps: NarrowReader["bitmaps"] & { getFrom(key: string, fromId: number): ReadonlyBitmap };
   settingsOf(userId: number): Settings;
+  /** muter -> the users they muted. */
+  readonly mutedUsersOf: ReadonlyMap<number, MutedUsersRecord>;
+  /** muted user -> the users who mute them. */
+  readonly mutingUsers: ReadonlyMap<number, ReadonlySet<number>>;
 }
 
 /** The IDs of the users who read `messageId`, ascending, as `ctx.user` may learn them. */
@@ -45,9 +51,14 @@ export function readReceipts(ctx: PlanContext<ReadReceiptsReader>, messageId: nu
         ? holders.toArray().filter((id) => realmUsers.has(id))
         : [...realmUsers].filter((id) => holders.has(id));
   }
+  // Users who muted the caller (their reads would tell the caller so), and users the caller muted.
+  const mutedOnEitherSide = new Set([
+    ...(state.mutingUsers.get(user.id) ?? []),
+    ...(state.mutedUsersOf.get(user.id)?.muted.map((m) => m.id) ?? []),
+  ]);
   const out: number[] = [];
   for (const readerId of candidates) {
-    if (readerId === message.senderId || !holders.has(readerId)) continue;
+    if (readerId === message.senderId || !holders.has(readerId) || mutedOnEitherSide.has(readerId)) continue;
     const reader = state.userDirectory.get(readerId);
     if (!reader?.isActive || reader.realmId !== user.realmId) continue;
     if (!state.settingsOf(readerId).send_read_receipts) continue;

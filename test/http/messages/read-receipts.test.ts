@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { User } from "../../../src/engine/index.js";
+import { internals } from "../../../src/engine/internal.js";
 import { expectRejectedUnchanged, startServer, type TestServer } from "../../support/http.js";
 
 let s: TestServer;
@@ -78,6 +79,25 @@ describe("GET /messages/{message_id}/read_receipts", () => {
     expect((await s.call(owner, "POST", `/users/${carol.id}/reactivate`)).status).toBe(200);
     expect((await s.call(bob, "PATCH", "/settings", { send_read_receipts: true })).status).toBe(200);
     expect(await receipts(alice, id)).toEqual([bob.id, carol.id]);
+  });
+
+  it("leaves out users who muted the caller and users the caller muted", async () => {
+    const { owner, alice, bob } = s.seed;
+    const id = await toGeneral(owner);
+    await flag(bob, id, "add");
+    await flag(carol, id, "add");
+    expect(await receipts(alice, id)).toEqual([bob.id, carol.id]);
+    // No mute action is built yet: the records go straight into the muted-users index the engine reads.
+    const state = internals(s.t.store);
+    state.indexMutedUsers({ userId: bob.id, muted: [{ id: alice.id, dateMuted: 0 }] });
+    state.indexMutedUsers({ userId: alice.id, muted: [{ id: carol.id, dateMuted: 0 }] });
+    try {
+      expect(await receipts(alice, id)).toEqual([]);
+      expect(await receipts(owner, id)).toEqual([bob.id, carol.id]);
+    } finally {
+      state.indexMutedUsers({ userId: bob.id, muted: [] });
+      state.indexMutedUsers({ userId: alice.id, muted: [] });
+    }
   });
 
   it("answers direct messages to their participants only", async () => {
