@@ -69,6 +69,16 @@ export type Action =
   | { kind: "realm_defaults"; actor: UserName; colorScheme: 1 | 2 | 3 }
   | { kind: "draft"; user: UserName; op: "create" | "edit" | "delete"; channel: ChannelName; pick: number }
   | { kind: "snippet"; user: UserName; op: "create" | "edit" | "delete"; pick: number }
+  /** Own status (target null, with away) or an administrator's change of another's; never deactivated users. */
+  | {
+      kind: "user_status";
+      actor: UserName;
+      target: UserName | null;
+      text: "" | "busy" | null;
+      emoji: "" | "car" | "zulip" | null;
+      away: boolean | null;
+    }
+  | { kind: "mute_user"; user: UserName; target: UserName; mute: boolean }
   | { kind: "sub_property"; user: UserName; channel: ChannelName; property: SubProperty; pick: number }
   | { kind: "playground"; actor: UserName; op: "add" | "remove"; pick: number }
   | { kind: "realm_domain"; actor: UserName; op: "add" | "change" | "remove"; pick: number }
@@ -429,6 +439,21 @@ export const actionArb: fc.Arbitrary<Action> = fc.oneof(
       channel,
       pick: fc.nat(),
     }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("user_status" as const),
+      actor: observer,
+      target: fc.option(observer, { nil: null }),
+      text: fc.constantFrom("" as const, "busy" as const, null),
+      emoji: fc.constantFrom("" as const, "car" as const, "zulip" as const, null),
+      away: fc.option(fc.boolean(), { nil: null }),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant("mute_user" as const), user: actor, target: user, mute: fc.boolean() }),
   },
   {
     weight: 2,
@@ -1103,6 +1128,25 @@ export class World {
             ? await call(action.user, "PATCH", `/drafts/${id}`, { draft })
             : await call(action.user, "DELETE", `/drafts/${id}`, {});
         return note(r.status === 200, `draft ${action.op} ${String(r.body["msg"] ?? "")}`);
+      }
+      case "user_status": {
+        const params = {
+          ...(action.text === null ? {} : { status_text: action.text }),
+          ...(action.emoji === null ? {} : { emoji_name: action.emoji }),
+        };
+        const r =
+          action.target === null
+            ? await call(action.actor, "POST", "/users/me/status", {
+                ...params,
+                ...(action.away === null ? {} : { away: action.away }),
+              })
+            : await call(action.actor, "POST", `/users/${this.user(action.target).id}/status`, params);
+        return note(r.status === 200, `user_status ${String(r.body["msg"] ?? "")}`);
+      }
+      case "mute_user": {
+        const path = `/users/me/muted_users/${this.user(action.target).id}`;
+        const r = await call(action.user, action.mute ? "POST" : "DELETE", path, {});
+        return note(r.status === 200, `mute_user ${String(r.body["msg"] ?? "")}`);
       }
       case "snippet": {
         const mine = this.snippets.get(action.user) ?? [];

@@ -58,6 +58,9 @@ export const MAINTAINED_SECTIONS = [
   "realm_user_settings_defaults",
   "drafts",
   "saved_snippets",
+  // Everyone's statuses (user_status events) and the user's muted users (muted_users events).
+  "user_status",
+  "muted_users",
   // The user's client devices and their push registration (device events, FL 468).
   "devices",
   // The realm's code playgrounds (complete list in each event).
@@ -364,6 +367,30 @@ export function applyEvent(state: ClientState, event: Json): void {
       } else throw new Error(`reducer: unexpected device op: ${JSON.stringify(event)}`);
       break;
     }
+    case "user_status": {
+      // Zulip's apply_event: each field the event carries sets or ("", false) clears; an empty status goes.
+      const statuses = obj(state.snapshot["user_status"], "user_status");
+      const key = String(num(event["user_id"], "user_status.user_id"));
+      const status: Json = { ...(isObj(statuses[key]) ? statuses[key] : {}) };
+      if (event["away"] === true) status["away"] = true;
+      else if (event["away"] === false) delete status["away"];
+      if (typeof event["status_text"] === "string") {
+        if (event["status_text"] === "") delete status["status_text"];
+        else status["status_text"] = event["status_text"];
+      }
+      if (typeof event["emoji_name"] === "string") {
+        for (const field of ["emoji_name", "emoji_code", "reaction_type"]) {
+          if (event["emoji_name"] === "") delete status[field];
+          else status[field] = str(event[field], `user_status.${field}`);
+        }
+      }
+      if (Object.keys(status).length === 0) delete statuses[key];
+      else statuses[key] = status;
+      return;
+    }
+    case "muted_users":
+      state.snapshot["muted_users"] = objs(event["muted_users"], "muted_users").map(clone);
+      return;
     case "saved_snippets": {
       const op = str(event["op"], "saved_snippets.op");
       const snippets = objs(state.snapshot["saved_snippets"], "saved_snippets");
