@@ -53,6 +53,8 @@ export type ErrorCode =
   | "SERVER_BUSY"
   // Incoming webhooks (src/http/webhooks): their API key parameter and the services' payloads.
   | "INVALID_API_KEY"
+  // Bot-only endpoints (/bot_storage) called by a person.
+  | "PERMISSION_DENIED"
   | "UNSUPPORTED_WEBHOOK_EVENT_TYPE"
   | "MISSING_HTTP_EVENT_HEADER";
 
@@ -192,6 +194,13 @@ export class NoSuchRealmError extends EngineError {
 export class PermissionDeniedError extends EngineError {
   constructor(message: string, code: "BAD_REQUEST" | "ACCESS_DENIED" | "UNAUTHORIZED_PRINCIPAL" = "BAD_REQUEST") {
     super(code, message);
+  }
+}
+
+/** A bot-only endpoint (/bot_storage) called by a person (Zulip's feature level 494). */
+export class BotRequiredError extends EngineError {
+  constructor() {
+    super("PERMISSION_DENIED", "Must be a bot user");
   }
 }
 

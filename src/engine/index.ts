@@ -65,6 +65,7 @@ export type { CreateRealmInput } from "./actions/realms.js";
 export type { CreateUserInput, UpdateUserInput } from "./actions/users.js";
 export { BOT_TYPE, type CreateBotInput, type UpdateBotInput } from "./actions/bots.js";
 export { type WebhookDestination } from "./actions/webhooks.js";
+export { USER_STATE_SIZE_LIMIT } from "./actions/bot-storage.js";
 export {
   MAX_DEACTIVATION_COMMENT_LENGTH,
   type CreateUserByAdminInput,

@@ -156,6 +156,7 @@ import {
   type UpdateBotInput,
 } from "./actions/bots.js";
 import { notifyBotOwner, sendWebhookMessage, type WebhookDestination } from "./actions/webhooks.js";
+import { getBotStorage, removeBotStorage, setBotStorage } from "./actions/bot-storage.js";
 import {
   checkCreateUserByAdmin,
   createAccount,
@@ -527,6 +528,18 @@ export class Store {
     client: string,
   ): SentMessage | null {
     return sendWebhookMessage(this.#state, senderId, destination, content, client);
+  }
+  /** GET /bot_storage: the calling bot's values of `keys` (every key when empty). */
+  botStorage(botId: number, keys?: readonly string[]): Record<string, string> {
+    return getBotStorage(this.#state, botId, keys);
+  }
+  /** PUT /bot_storage: sets every entry, or none past the bot's size limit. */
+  setBotStorage(botId: number, storage: Readonly<Record<string, string>>): void {
+    setBotStorage(this.#state, botId, storage);
+  }
+  /** DELETE /bot_storage: removes `keys` (every key when empty), or none when one is missing. */
+  removeBotStorage(botId: number, keys?: readonly string[]): void {
+    removeBotStorage(this.#state, botId, keys);
   }
   /** Tells a bot's owner about a problem with its webhook (at most once a minute per bot). */
   notifyBotOwner(botId: number, content: string): void {

@@ -78,6 +78,8 @@ export const ENTITY_KINDS = [
   "userStatus",
   /** Per user: the users they muted. */
   "mutedUsers",
+  /** Per bot: its key-value storage (/bot_storage). */
+  "botStorage",
 ] as const;
 export type EntityKind = (typeof ENTITY_KINDS)[number];
 

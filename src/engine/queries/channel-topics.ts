@@ -201,6 +201,7 @@ export class ChannelTopicIndex extends DerivedCache {
     savedSnippet: "ignore",
     userStatus: "ignore",
     mutedUsers: "ignore",
+    botStorage: "ignore",
     device: "ignore",
     attachment: "ignore",
     mail: "ignore",

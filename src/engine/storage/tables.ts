@@ -43,6 +43,7 @@
  * | attachments       | attachmentId (uint32)            | Attachment (bytes on disk)    |
  * | user_status       | userId (uint32)                  | UserStatusRecord              |
  * | muted_users       | muter's userId (uint32)          | MutedUsersRecord              |
+ * | bot_storage       | [botId, key]                     | the value (string)            |
  */
 import { open, type Database, type RootDatabase } from "lmdb";
 import type { ChangeKind } from "../events/change-set.js";
@@ -99,6 +100,7 @@ export interface Tables {
   readonly attachments: Database<unknown, number>;
   readonly userStatus: Database<unknown, number>;
   readonly mutedUsers: Database<unknown, number>;
+  readonly botStorage: Database<unknown, [number, string]>;
 }
 
 export type TableName = Exclude<keyof Tables, "env">;
@@ -205,6 +207,8 @@ export const TABLE_SPECS = {
   attachments: { db: "attachments", role: "entity", keys: "id", values: "msgpack", change: "attachment" },
   userStatus: { db: "user_status", role: "entity", keys: "id", values: "msgpack", change: "userStatus" },
   mutedUsers: { db: "muted_users", role: "entity", keys: "id", values: "msgpack", change: "mutedUsers" },
+  // Bots' key-value storage (/bot_storage), read per bot on demand: up to 10 million characters each.
+  botStorage: { db: "bot_storage", role: "record", keys: "msgpack", values: "msgpack", change: "botStorage" },
 } as const satisfies Readonly<Record<TableName, TableSpec>>;
 
 export const TABLE_NAMES = Object.keys(TABLE_SPECS) as TableName[];
@@ -258,7 +262,7 @@ export interface OpenTablesOptions {
 
 /**
  * LMDB's limit on named databases per environment, read at each open (not stored in
- * the file), so raising it needs no migration. Tables take 34 of it; the rest is room.
+ * the file), so raising it needs no migration. Tables take 36 of it; the rest is room.
  */
 export const MAX_DBS = 64;
 

@@ -30,6 +30,7 @@ import { EXPORT_ENDPOINTS } from "./exports/index.js";
 import { UPLOAD_ENDPOINTS } from "./uploads/index.js";
 import { EXTERNAL_CONTENT_ENDPOINTS } from "./external-content/index.js";
 import { WEBHOOK_ENDPOINTS } from "./webhooks/index.js";
+import { BOT_STORAGE_ENDPOINTS } from "./bot-storage/index.js";
 
 export const ENDPOINTS: readonly Endpoint[] = [
   serverSettings,
@@ -56,4 +57,5 @@ export const ENDPOINTS: readonly Endpoint[] = [
   ...UPLOAD_ENDPOINTS,
   ...EXTERNAL_CONTENT_ENDPOINTS,
   ...WEBHOOK_ENDPOINTS,
+  ...BOT_STORAGE_ENDPOINTS,
 ];

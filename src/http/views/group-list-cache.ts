@@ -57,6 +57,7 @@ export class GroupListCache extends DerivedCache {
     savedSnippet: "ignore",
     userStatus: "ignore",
     mutedUsers: "ignore",
+    botStorage: "ignore",
     device: "ignore",
     attachment: "ignore",
     mail: "ignore",

@@ -133,6 +133,7 @@ export class MessageJsonCache extends DerivedCache {
     savedSnippet: "ignore",
     userStatus: "ignore",
     mutedUsers: "ignore",
+    botStorage: "ignore",
     device: "ignore",
     attachment: "ignore",
     mail: "ignore",

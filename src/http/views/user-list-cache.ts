@@ -64,6 +64,7 @@ export class UserListCache extends DerivedCache {
     savedSnippet: "ignore",
     userStatus: "ignore",
     mutedUsers: "ignore",
+    botStorage: "ignore",
     device: "ignore",
     attachment: "ignore",
     mail: "ignore",

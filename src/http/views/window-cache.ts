@@ -97,6 +97,7 @@ export class WindowReplyCache extends DerivedCache {
     savedSnippet: "ignore",
     userStatus: "ignore",
     mutedUsers: "ignore",
+    botStorage: "ignore",
     device: "ignore",
     attachment: "ignore",
     mail: "ignore",
