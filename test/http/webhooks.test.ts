@@ -600,3 +600,47 @@ describe("parameters in a form body", () => {
     await expectPosted(r, "", "from a form");
   });
 });
+
+describe("Alertmanager", () => {
+  const query = { ...GENERAL, name: "topic", desc: "description" };
+  const source =
+    "http://cobalt:9090/graph?g0.expr=avg+by%28host%29+%28sensors_temp_input%7Bfeature%3D~%22core_%5B0-9%5D%2B%22%7D" +
+    "%29+%3E+15&g0.tab=0";
+
+  it("firing alerts of one group: one message listing them, the group as the topic", async () => {
+    await expectPosted(
+      hook("alertmanager", fixture("alertmanager/alert.json"), { query }),
+      "andromeda",
+      `:alert: **FIRING**\n* CPU core temperature is 34.75C ([source](${source}))\n` +
+        `* CPU core temperature is 17.625C ([source](${source}))`,
+    );
+  });
+
+  it("a single resolved alert", async () => {
+    await expectPosted(
+      hook("alertmanager", fixture("alertmanager/single_alert.json"), { query }),
+      "andromeda",
+      `:squared_ok: **Resolved** CPU core temperature is 34.75C ([source](${source}))`,
+    );
+  });
+
+  it("one message per group and status; default fields, and their fallbacks", async () => {
+    const payload = JSON.parse(fixture("alertmanager/alert.json")) as { alerts: Json[] };
+    const [first, second] = payload.alerts as [Json, Json];
+    second["status"] = "resolved";
+    payload.alerts.push({ ...first, labels: { instance: "db1" }, annotations: {} });
+    const before = s.t.store.maxMessageId(s.seed.bob.id);
+    const r = await hook("alertmanager", JSON.stringify(payload), { query: GENERAL });
+    expect(r.body).toMatchObject({ result: "success" });
+    const { store } = s.t;
+    const ids = store
+      .getMessageWindow(s.seed.bob.id, { narrow: [], anchor: "newest", numBefore: 3, numAfter: 0 })
+      .ids.filter((id) => id > before);
+    const posted = ids.map((id) => store.getMessage(s.seed.bob.id, id).message);
+    expect(posted.map((m) => [m.topic, m.content])).toEqual([
+      ["(unknown)", `:alert: **FIRING** High CPU Temperature ([source](${source}))`],
+      ["(unknown)", `:squared_ok: **Resolved** High CPU Temperature ([source](${source}))`],
+      ["db1", `:alert: **FIRING** <missing field: alertname> ([source](${source}))`],
+    ]);
+  });
+});

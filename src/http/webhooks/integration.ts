@@ -1,7 +1,7 @@
 /**
  * @module http/webhooks/integration
  * What one incoming-webhook integration is: its URL name, the name Zulip shows for it,
- * and how a request becomes the topic and content of one message (or nothing). The
+ * and how a request becomes the topic and content of its messages (usually one). The
  * integrations are pure functions of the request: posting, the `stream`/`topic`
  * parameters and event filtering are the endpoint's (endpoints/webhooks/external).
  */
@@ -33,8 +33,8 @@ export interface WebhookIntegration {
   readonly displayName: string;
   /** Headers of the request the integration reads (copied from the request head). */
   readonly headers?: readonly string[];
-  /** The message to post, or null when the request is valid but posts nothing. */
-  parse(request: WebhookRequest): WebhookPost | null;
+  /** The messages to post, in order (none when the request is valid but posts nothing). */
+  parse(request: WebhookRequest): readonly WebhookPost[];
 }
 
 /** The request body as JSON (Zulip's JsonBodyPayload: read whatever the content type). */

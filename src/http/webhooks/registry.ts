@@ -3,6 +3,7 @@
  * The incoming webhook integrations served at /api/v1/external/<name>, by name.
  */
 import type { WebhookIntegration } from "./integration.js";
+import { alertmanagerIntegration } from "./integrations/alertmanager.js";
 import { githubIntegration } from "./integrations/github.js";
 import { jsonIntegration } from "./integrations/json.js";
 import { slackIncomingIntegration } from "./integrations/slack-incoming.js";
@@ -11,6 +12,7 @@ export const WEBHOOK_INTEGRATIONS: readonly WebhookIntegration[] = [
   jsonIntegration,
   slackIncomingIntegration,
   githubIntegration,
+  alertmanagerIntegration,
 ];
 
 const byName = new Map(WEBHOOK_INTEGRATIONS.map((integration) => [integration.name, integration]));

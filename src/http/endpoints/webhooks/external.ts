@@ -70,9 +70,12 @@ export default defineEndpoint({
     topic: p.str().optional(),
     only_events: p.json(j.stringList()).optional(),
     exclude_events: p.json(j.stringList()).optional(),
-    // Read by integrations: GitHub's and GitLab's branch filter, Slack's form-encoded payload.
+    // Read by integrations: GitHub's and GitLab's branch filter, Slack's form-encoded payload,
+    // Alertmanager's grouping and description fields.
     branches: p.str().optional(),
     payload: p.str().optional(),
+    name: p.str().optional(),
+    desc: p.str().optional(),
   },
   testing: {
     notRefs: { integration: "an integration's name (json, github, ...), the same list for every caller" },
@@ -96,9 +99,9 @@ export default defineEndpoint({
         return value === undefined || value === "" ? undefined : value;
       },
     };
-    let post: WebhookPost | null;
+    let posts: readonly WebhookPost[];
     try {
-      post = integration.parse(request);
+      posts = integration.parse(request);
     } catch (error) {
       if (error instanceof InvalidJsonError)
         ctx.store.notifyBotOwner(sender.id, invalidJsonNotice(integration.displayName));
@@ -109,20 +112,22 @@ export default defineEndpoint({
         );
       throw error;
     }
-    if (post === null || filteredOut(post, input.only_events, input.exclude_events)) return {};
     const stream = input.stream;
-    ctx.store.sendWebhookMessage(
-      sender.id,
-      stream === undefined
-        ? { type: "owner" }
-        : {
-            type: "channel",
-            channel: /^[0-9]+$/.test(stream) ? Number(stream) : stream,
-            topic: input.topic ?? post.topic,
-          },
-      post.body,
-      `Zulip${integration.displayName}Webhook`,
-    );
+    for (const post of posts) {
+      if (filteredOut(post, input.only_events, input.exclude_events)) continue;
+      ctx.store.sendWebhookMessage(
+        sender.id,
+        stream === undefined
+          ? { type: "owner" }
+          : {
+              type: "channel",
+              channel: /^[0-9]+$/.test(stream) ? Number(stream) : stream,
+              topic: input.topic ?? post.topic,
+            },
+        post.body,
+        `Zulip${integration.displayName}Webhook`,
+      );
+    }
     return {};
   },
 });

@@ -315,8 +315,8 @@ export const githubIntegration: WebhookIntegration = {
     const header = request.header("x-github-event");
     if (header === undefined) throw new MissingEventHeaderError("X-GitHub-Event");
     const event = zulipEvent(header, payload, request.params.get("branches"));
-    if (event === null) return null;
+    if (event === null) return [];
     const body = BODIES[event]!({ payload, includeTitle: request.params.has("topic") });
-    return { topic: topicOf(payload, event), body, eventType: event };
+    return [{ topic: topicOf(payload, event), body, eventType: event }];
   },
 };

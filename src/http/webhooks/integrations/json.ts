@@ -12,6 +12,6 @@ export const jsonIntegration: WebhookIntegration = {
   parse(request) {
     const payload = jsonBody(request);
     payload.keys();
-    return { topic: "JSON", body: "```json\n" + pythonJson(payload.value) + "\n```" };
+    return [{ topic: "JSON", body: "```json\n" + pythonJson(payload.value) + "\n```" }];
   },
 };

@@ -180,7 +180,7 @@ export const slackIncomingIntegration: WebhookIntegration = {
       if (emoji?.truthy) body = emoji.str() + " ";
       body = (body + text.str()).trim();
     }
-    if (body === "") return null;
-    return { topic, body: replaceFormatting(replaceLinks(body).trim()) };
+    if (body === "") return [];
+    return [{ topic, body: replaceFormatting(replaceLinks(body).trim()) }];
   },
 };
