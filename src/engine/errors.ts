@@ -68,6 +68,8 @@ export type ErrorData = Readonly<
     | readonly (string | number)[]
     | readonly Readonly<Record<string, unknown>>[]
     | readonly (readonly (string | boolean)[])[]
+    /** Messages by field (Zulip's ValidationFailureError `errors`). */
+    | Readonly<Record<string, readonly string[]>>
   >
 >;
 

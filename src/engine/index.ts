@@ -181,6 +181,8 @@ export {
 } from "./actions/presence.js";
 export type { PresenceListing, PresenceQuery, PresenceRow } from "./queries/presence.js";
 export type { PlaygroundInput } from "./actions/playgrounds.js";
+export type { LinkifierInput } from "./actions/linkifiers.js";
+export { compileLinkifier, type CompiledLinkifier, type TopicLink } from "./linkifiers/linkifier.js";
 export type { AddRealmEmojiInput } from "./actions/realm-emoji.js";
 export type { SettingChanges, TargetUsers, UpdateSettingsInput } from "./actions/settings.js";
 export {

@@ -7,6 +7,10 @@
  * (Zulip-flavoured Markdown) unless the embedder passes their own.
  */
 
+import type { CompiledLinkifier } from "./linkifiers/linkifier.js";
+
+export type { CompiledLinkifier } from "./linkifiers/linkifier.js";
+
 /** A user as the renderer may refer to it. */
 export interface RenderUser {
   readonly id: number;
@@ -65,6 +69,8 @@ export interface RenderContext {
   readonly realmUrl: string;
   /** The image URL of the realm's active custom emoji with this name (it wins over a unicode name). */
   findRealmEmoji?(name: string): string | undefined;
+  /** The realm's linkifiers in their order (earlier ones win where matches overlap). */
+  readonly linkifiers?: readonly CompiledLinkifier[];
 }
 
 /** Which wildcard mention a message carries. */

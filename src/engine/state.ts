@@ -58,6 +58,7 @@ import {
   type MessageMeta,
   type OutboxMail,
   type Playground,
+  type Linkifier,
   type ChannelFolder,
   type RealmDomain,
   type PresenceRecord,
@@ -226,6 +227,9 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
   get playgrounds(): Map<number, Playground> {
     return this.entities.playgrounds.byKey;
   }
+  get linkifiers(): Map<number, Linkifier> {
+    return this.entities.linkifiers.byKey;
+  }
   get channelFolders(): Map<number, ChannelFolder> {
     return this.entities.channelFolders.byKey;
   }
@@ -393,6 +397,7 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
       nextChangeSeq: 1,
       nextScheduledMessageId: 1,
       nextPlaygroundId: 1,
+      nextLinkifierId: 1,
       nextChannelFolderId: 1,
       nextRealmDomainId: 1,
       nextDefaultChannelGroupId: 1,
@@ -410,6 +415,7 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
     this.counters.nextChangeSeq ??= 1;
     this.counters.nextScheduledMessageId ??= 1;
     this.counters.nextPlaygroundId ??= 1;
+    this.counters.nextLinkifierId ??= 1;
     this.counters.nextChannelFolderId ??= 1;
     this.counters.nextRealmDomainId ??= 1;
     this.counters.nextDefaultChannelGroupId ??= 1;

@@ -125,6 +125,16 @@ import { realmPresence, userPresence, type PresenceListing, type PresenceQuery }
 import { addRealmDomain, changeRealmDomain, realmDomains, removeRealmDomain } from "./actions/realm-domains.js";
 import { addPlayground, realmPlaygrounds, removePlayground, type PlaygroundInput } from "./actions/playgrounds.js";
 import {
+  addLinkifier,
+  realmLinkifiers,
+  realmTopicLinks,
+  removeLinkifier,
+  reorderLinkifiers,
+  updateLinkifier,
+  type LinkifierInput,
+} from "./actions/linkifiers.js";
+import type { TopicLink } from "./linkifiers/linkifier.js";
+import {
   addRealmEmoji,
   canAddCustomEmojiGroup,
   checkAddRealmEmoji,
@@ -216,6 +226,7 @@ import type {
   Message,
   Playground,
   RealmDomain,
+  Linkifier,
   PresenceRecord,
   Realm,
   RealmExport,
@@ -1109,6 +1120,33 @@ export class Store {
   /** DELETE /realm/playgrounds/{id} (administrators). */
   removePlayground(actorId: number, playgroundId: number): void {
     removePlayground(this.#state, actorId, playgroundId);
+  }
+
+  // ---- linkifiers ----
+
+  /** The viewer's realm's linkifiers in their order (GET /realm/linkifiers, register). */
+  linkifiers(viewerId: number): Linkifier[] {
+    return realmLinkifiers(this.#state, this.#actor(viewerId).realmId);
+  }
+  /** A topic's `topic_links` under the realm's current linkifiers. */
+  topicLinks(realmId: number, topic: string): TopicLink[] {
+    return realmTopicLinks(this.#state, realmId, topic);
+  }
+  /** POST /realm/filters (administrators). */
+  addLinkifier(actorId: number, input: LinkifierInput): Linkifier {
+    return addLinkifier(this.#state, actorId, input);
+  }
+  /** PATCH /realm/filters/{id} (administrators). */
+  updateLinkifier(actorId: number, linkifierId: number, input: LinkifierInput): void {
+    updateLinkifier(this.#state, actorId, linkifierId, input);
+  }
+  /** DELETE /realm/filters/{id} (administrators). */
+  removeLinkifier(actorId: number, linkifierId: number): void {
+    removeLinkifier(this.#state, actorId, linkifierId);
+  }
+  /** PATCH /realm/linkifiers: every linkifier's ID in the new order (administrators). */
+  reorderLinkifiers(actorId: number, orderedIds: readonly number[]): void {
+    reorderLinkifiers(this.#state, actorId, orderedIds);
   }
 
   // ---- custom emoji ----

@@ -401,6 +401,18 @@ export interface RealmDomain {
   allowSubdomains: boolean;
 }
 
+/** A realm's linkifier (Zulip's RealmFilter): a pattern whose matches link to its URL template. */
+export interface Linkifier {
+  readonly id: number;
+  readonly realmId: number;
+  /** An RE2 pattern whose named groups are the template's variables. */
+  readonly pattern: string;
+  /** An RFC 6570 URL template. */
+  readonly urlTemplate: string;
+  /** Position in the realm's list (Zulip's `order`): earlier linkifiers win where matches overlap. */
+  readonly order: number;
+}
+
 /** A draft's addressee kind, in Zulip's wire spelling: "" for an unaddressed draft. */
 export type DraftType = "" | "stream" | "private";
 

@@ -29,6 +29,7 @@ export interface Counters {
   nextChangeSeq: number;
   nextScheduledMessageId: number;
   nextPlaygroundId: number;
+  nextLinkifierId: number;
   nextChannelFolderId: number;
   nextRealmDomainId: number;
   nextDefaultChannelGroupId: number;

@@ -97,6 +97,7 @@ export type RefKind =
   | "device"
   | "channelFolder"
   | "defaultChannelGroup"
+  | "linkifier"
   | "attachment"
   | "tusUpload"
   /** An upload's path_id, spread over the path segments realm_id/path_hash/path_random/filename. */
@@ -116,6 +117,7 @@ export type ObjectKind =
   | "device"
   | "channelFolder"
   | "defaultChannelGroup"
+  | "linkifier"
   | "upload"
   | "attachment"
   | "tusUpload";

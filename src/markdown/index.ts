@@ -14,6 +14,7 @@ import { renderFence, renderIndentedCode } from "./code.js";
 import { emojiRule, unicodeEmojiCore } from "./emoji.js";
 import { escapeText } from "./escape.js";
 import { isAllowedUrl, processLinks } from "./links.js";
+import { linkifierRule } from "./linkifiers.js";
 import { mentionRule } from "./mentions.js";
 import { expandContainerFences, quoteAwareInline } from "./quotes.js";
 import { installRawHtmlRenderers } from "./raw-html.js";
@@ -35,6 +36,7 @@ function createMarkdownIt(): MarkdownIt {
   md.core.ruler.after("block", "zulip_container_fences", expandContainerFences);
   md.core.ruler.at("inline", quoteAwareInline);
   md.core.ruler.after("linkify", "zulip_links", processLinks);
+  md.core.ruler.before("zulip_links", "zulip_linkifiers", linkifierRule);
   // Last, on the finished text tokens: emoji typed as themselves (markdown-it's text
   // rule swallows them whole, so no inline rule ever starts on one).
   md.core.ruler.push("zulip_unicode_emoji", unicodeEmojiCore);
@@ -126,7 +128,8 @@ function plainResult(html: string): RenderResult {
  */
 export function createMarkdownRenderer(options: MarkdownOptions = {}): MessageRenderer {
   return (content, context) => {
-    const plain = renderPlainText(content);
+    // Linkifiers can match plain words: a realm with any gets the full renderer.
+    const plain = (context.linkifiers?.length ?? 0) > 0 ? null : renderPlainText(content);
     return plain === null ? renderFull(content, context, options) : plainResult(plain);
   };
 }

@@ -53,6 +53,7 @@ const savedQueue = z.object({
     individualEmojiChanges: z.boolean().default(false),
     archivedChannels: z.boolean().default(false),
     bulkMessageDeletion: z.boolean().default(false),
+    linkifierUrlTemplate: z.boolean().default(false),
     idleTimeoutSecs: z.number().positive(),
   }),
   events: z.array(z.object({ id: z.number().int(), body: z.string() })),

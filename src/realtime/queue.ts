@@ -47,6 +47,11 @@ export interface QueueOptions {
    * updates of is_archived, not a delete and a create (absent in older saved queues: false).
    */
   readonly archivedChannels?: boolean;
+  /**
+   * client_capabilities.linkifier_url_template: realm_linkifiers events are sent
+   * (absent in older saved queues: false, as Zulip sends none without it).
+   */
+  readonly linkifierUrlTemplate?: boolean;
   /** Seconds without a connected poll after which the queue is collected. */
   readonly idleTimeoutSecs: number;
 }

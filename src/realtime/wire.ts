@@ -35,6 +35,7 @@ import type { EventQueue } from "./queue.js";
 import { legacyClientPresence, presenceTimestamps } from "../wire/presence.js";
 import { playgroundToWire } from "../wire/playground.js";
 import { realmExportToWire } from "../wire/realm-export.js";
+import { linkifierToWire, topicLinksToWire } from "../wire/linkifier.js";
 import { realmEmojiMapToWire, realmEmojiToWire } from "../wire/realm-emoji.js";
 
 /** The JSON text of an event object, open at the end (see module comment). */
@@ -106,6 +107,8 @@ export class WireEvent {
         return o.presenceFormat;
       case "realm_emoji":
         return o.individualEmojiChanges === true ? "i" : "";
+      case "realm_linkifiers":
+        return o.linkifierUrlTemplate === true ? "l" : "";
       case "stream":
         return o.archivedChannels === true ? "a" : "";
       case "muted_topics":
@@ -157,8 +160,7 @@ export class WireEvent {
           out["orig_subject"] = this.#topic(queue, realm, e.move.origTopic);
           if (e.move.newTopic !== undefined) {
             out["subject"] = this.#topic(queue, realm, e.move.newTopic);
-            // parley has no linkifiers: a topic links nothing (as message objects' topic_links).
-            out["topic_links"] = [];
+            out["topic_links"] = topicLinksToWire(store.topicLinks(queue.realmId, e.move.newTopic));
           }
           if (e.move.newChannelId !== undefined) out["new_stream_id"] = e.move.newChannelId;
         }
@@ -477,6 +479,10 @@ export class WireEvent {
         return { type: "realm_playgrounds", realm_playgrounds: e.playgrounds.map(playgroundToWire) };
       case "realm_export":
         return { type: "realm_export", exports: e.exports.map(realmExportToWire) };
+      case "realm_linkifiers":
+        // Zulip sends linkifiers (URL templates since feature level 176) only to clients that say they read them.
+        if (queue.options.linkifierUrlTemplate !== true) return null;
+        return { type: "realm_linkifiers", realm_linkifiers: e.linkifiers.map(linkifierToWire) };
       case "user_settings": {
         const out: Record<string, unknown> = {
           type: "user_settings",

@@ -7,6 +7,7 @@
 import type { MessageView, Store } from "../engine/index.js";
 import type { Message, Realm, User } from "../engine/index.js";
 import { avatarUrl } from "./avatar.js";
+import { topicLinksToWire } from "./linkifier.js";
 import { visibleHistory } from "../engine/index.js";
 
 export interface MessageViewOptions {
@@ -68,7 +69,7 @@ export function messageBody(
       user_id: r.userId,
     })),
     submessages: [],
-    topic_links: [],
+    topic_links: m.recipient.type === "channel" ? topicLinksToWire(store.topicLinks(realm.id, m.topic)) : [],
   };
   if (m.recipient.type === "channel") {
     const channel = store.getChannel(m.recipient.channelId);

@@ -96,6 +96,7 @@ const nowhere = (kind: Kind): Ref =>
     device: 1_999_991,
     channelFolder: 1_999_990,
     defaultChannelGroup: 1_999_989,
+    linkifier: 1_999_988,
     channelName: fresh("no-such-channel"),
     email: `${fresh("nobody")}@nowhere.test`,
     upload: `${ids.realmA}/00/AAAAAAAAAAAAAAAAAAAAAAAA/nothing.png`,
@@ -168,6 +169,10 @@ beforeAll(async () => {
     description: "",
     channelNames: [],
   }).id;
+  const foreignLinkifier = store.addLinkifier(b.owner.id, {
+    pattern: "HIVE-(?P<id>[0-9]+)",
+    urlTemplate: "https://hive.example/{id}",
+  }).id;
   const aliceDevices = [store.registerClientDevice(alice.id)];
   for (const caller of [owner, bob, guest]) {
     ids.ownDraft.set(caller.id, store.createDrafts(caller.id, [unaddressed])[0]!);
@@ -220,6 +225,7 @@ beforeAll(async () => {
       device: foreignDevices,
       channelFolder: [foreignFolder],
       defaultChannelGroup: [foreignDefaultGroup],
+      linkifier: [foreignLinkifier],
     })[kind];
   scenarios = [
     { name: "bob: another realm", caller: bob, refs: foreign },

@@ -6,10 +6,10 @@
  * most 40 characters of Zulip's allowed set. (realm, language, name) is unique. Every
  * change sends the realm's complete list to every active user of the realm.
  */
-import { parse as parseUriTemplate } from "uri-template";
 import { isAdmin } from "../access.js";
 import { BadRequestError, PermissionDeniedError } from "../errors.js";
 import { realmAudience } from "../events/audience.js";
+import { parseUrlTemplate } from "../linkifiers/url-template.js";
 import type { StoreState, WriteContext } from "../state.js";
 import type { Playground, User } from "../types.js";
 import { requireActiveUser } from "./users.js";
@@ -37,18 +37,10 @@ function requireAdmin(state: StoreState, actorId: number): User {
 }
 
 /** The template's variable names, or "Invalid URL template." (Zulip's url_template_validator). */
-function templateVariables(template: string): Set<string> {
-  let names: string[];
-  try {
-    names = parseUriTemplate(template).ast.parts.flatMap((part) =>
-      part.type === "expression" ? part.variables.map((v) => v.name) : [],
-    );
-  } catch {
-    throw new BadRequestError("Invalid URL template.");
-  }
-  // A stray brace the parser kept as a literal makes no valid template either.
-  if (/[{}]/.test(template.replace(/\{[^{}]*\}/g, ""))) throw new BadRequestError("Invalid URL template.");
-  return new Set(names);
+function templateVariables(template: string): ReadonlySet<string> {
+  const parsed = parseUrlTemplate(template);
+  if (parsed === null) throw new BadRequestError("Invalid URL template.");
+  return parsed.variables;
 }
 
 /**

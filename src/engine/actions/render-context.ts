@@ -10,12 +10,18 @@ import { findChannelByName } from "./lookups.js";
 import { activeRealmEmoji } from "./realm-emoji.js";
 import { realmEmojiUrl } from "../../emoji/realm.js";
 import { attachmentForViewer } from "./attachments.js";
+import { realmLinkifiers } from "./linkifiers.js";
+import { compileLinkifier, type CompiledLinkifier } from "../linkifiers/linkifier.js";
 
 export function renderContextFor(state: StoreState, sender: User): RenderContext {
   const realmId = sender.realmId;
   const asRender = (u: User): RenderUser => ({ id: u.id, fullName: u.fullName, email: u.email });
+  const linkifiers = realmLinkifiers(state, realmId)
+    .map(compileLinkifier)
+    .filter((l): l is CompiledLinkifier => l !== null);
   return {
     realmUrl: "",
+    linkifiers,
     findUsersByName(fullName) {
       const out: RenderUser[] = [];
       for (const id of state.usersByName.get(nameKey(realmId, fullName)) ?? []) {

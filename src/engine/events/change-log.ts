@@ -296,6 +296,8 @@ export function logEntryOf(event: EngineEvent): ChangeLogItem {
       return ["realm_playgrounds", "update", event.realmId, ...event.playgrounds.map((p) => p.id)];
     case "realm_export":
       return ["realm_export", "update", event.realmId, ...event.exports.map((e) => e.id)];
+    case "realm_linkifiers":
+      return ["realm_linkifiers", "update", event.realmId, ...event.linkifiers.map((l) => l.id)];
     case "scheduled_messages":
       return ["scheduled_messages", event.op, event.op === "remove" ? event.scheduledMessageId : event.scheduled.id];
     case "user_settings":

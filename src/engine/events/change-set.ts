@@ -49,6 +49,8 @@ export const ENTITY_KINDS = [
   "invites",
   /** Per realm: its code playgrounds. */
   "playgrounds",
+  /** Per realm: its linkifiers (they change every message object's topic_links). */
+  "linkifiers",
   "channelFolder",
   /** Per realm: its email domains. */
   "realmDomains",
@@ -462,6 +464,9 @@ export function changesOfEvent(event: EngineEvent, out: ChangeSetBuilder): void 
       return;
     case "realm_domains":
       out.entity("realmDomains", event.realmId, "changed");
+      return;
+    case "realm_linkifiers":
+      out.entity("linkifiers", event.realmId, "changed");
       return;
     case "realm_emoji":
       out.entity("realmEmoji", event.emoji.id, event.op === "add" ? "added" : "changed");

@@ -22,6 +22,7 @@ import type {
   Message,
   MessageRecipient,
   Playground,
+  Linkifier,
   PresenceRecord,
   Reaction,
   Realm,
@@ -256,6 +257,8 @@ export type EngineEvent =
   | { readonly type: "realm_playgrounds"; readonly realmId: number; readonly playgrounds: readonly Playground[] }
   /** The realm's complete list of data exports after a change (to its human administrators). */
   | { readonly type: "realm_export"; readonly realmId: number; readonly exports: readonly RealmExport[] }
+  /** The realm's complete list of linkifiers, in their order, after a change. */
+  | { readonly type: "realm_linkifiers"; readonly realmId: number; readonly linkifiers: readonly Linkifier[] }
   /**
    * A custom emoji added or deactivated: the emoji as it now is, and every custom
    * emoji of the realm after the change (Zulip's legacy realm_emoji/update sends the

@@ -185,6 +185,7 @@ export class ChannelTopicIndex extends DerivedCache {
     defaultChannels: "ignore",
     invites: "ignore",
     playgrounds: "ignore",
+    linkifiers: "ignore",
     channelFolder: "ignore",
     realmDomains: "ignore",
     user: "ignore",

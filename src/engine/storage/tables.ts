@@ -29,6 +29,7 @@
  * | scheduled_due     | [deliverAt, scheduledMessageId]  | null (pending ones, by time)  |
  * | presence          | userId (uint32)                  | PresenceRecord (flushed in batches) |
  * | playgrounds       | playgroundId (uint32)            | Playground                    |
+ * | linkifiers        | linkifierId (uint32)             | Linkifier                     |
  * | channel_folders   | channelFolderId (uint32)         | ChannelFolder                 |
  * | realm_domains     | realmDomainId (uint32)           | RealmDomain                   |
  * | drafts            | draftId (uint32)                 | Draft                         |
@@ -86,6 +87,7 @@ export interface Tables {
   readonly scheduledDue: Database<null, [number, number]>;
   readonly presence: Database<unknown, number>;
   readonly playgrounds: Database<unknown, number>;
+  readonly linkifiers: Database<unknown, number>;
   readonly channelFolders: Database<unknown, number>;
   readonly realmDomains: Database<unknown, number>;
   readonly drafts: Database<unknown, number>;
@@ -188,6 +190,7 @@ export const TABLE_SPECS = {
   // Written by flushPresence every few seconds, not per ping (actions/presence.ts).
   presence: { db: "presence", role: "entity", keys: "id", values: "msgpack", change: "presence" },
   playgrounds: { db: "playgrounds", role: "entity", keys: "id", values: "msgpack", change: "playgrounds" },
+  linkifiers: { db: "linkifiers", role: "entity", keys: "id", values: "msgpack", change: "linkifiers" },
   channelFolders: { db: "channel_folders", role: "entity", keys: "id", values: "msgpack", change: "channelFolder" },
   realmDomains: { db: "realm_domains", role: "entity", keys: "id", values: "msgpack", change: "realmDomains" },
   drafts: { db: "drafts", role: "entity", keys: "id", values: "msgpack", change: "draft" },

@@ -43,6 +43,7 @@ export class GroupListCache extends DerivedCache {
     defaultChannels: "ignore",
     invites: "ignore",
     playgrounds: "ignore",
+    linkifiers: "ignore",
     channelFolder: "ignore",
     realmDomains: "ignore",
     userSettings: "ignore",

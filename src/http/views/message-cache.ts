@@ -120,6 +120,8 @@ export class MessageJsonCache extends DerivedCache {
     defaultChannels: "ignore",
     invites: "ignore",
     playgrounds: "ignore",
+    // Every message object of the realm shows topic_links, which the realm's linkifiers make.
+    linkifiers: () => this.clear(),
     channelFolder: "ignore",
     realmDomains: "ignore",
     userSettings: "ignore",

@@ -49,6 +49,7 @@ export class UserListCache extends DerivedCache {
     defaultChannels: "ignore",
     invites: "ignore",
     playgrounds: "ignore",
+    linkifiers: "ignore",
     channelFolder: "ignore",
     realmDomains: "ignore",
     userSettings: "ignore",

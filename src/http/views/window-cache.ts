@@ -86,6 +86,7 @@ export class WindowReplyCache extends DerivedCache {
     defaultChannels: "ignore",
     invites: "ignore",
     playgrounds: "ignore",
+    linkifiers: "ignore",
     channelFolder: "ignore",
     realmDomains: "ignore",
     password: "ignore",

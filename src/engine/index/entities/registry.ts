@@ -13,6 +13,7 @@ import type {
   Draft,
   EmailChange,
   Invite,
+  Linkifier,
   OutboxMail,
   Playground,
   ChannelFolder,
@@ -53,6 +54,7 @@ export interface EntityRecords {
   scheduledMessages: ScheduledMessage;
   presence: PresenceRecord;
   playgrounds: Playground;
+  linkifiers: Linkifier;
   channelFolders: ChannelFolder;
   realmDomains: RealmDomain;
   drafts: Draft;
@@ -92,6 +94,7 @@ export function createEntityIndexes(hooks: EntityHooks) {
     scheduledMessages: new KeyedIndex((record: ScheduledMessage) => record.id),
     presence: new PresenceIndex(),
     playgrounds: new KeyedIndex((record: Playground) => record.id),
+    linkifiers: new KeyedIndex((record: Linkifier) => record.id),
     /** Archived ones too. */
     channelFolders: new KeyedIndex((record: ChannelFolder) => record.id),
     realmDomains: new KeyedIndex((record: RealmDomain) => record.id),

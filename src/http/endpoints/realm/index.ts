@@ -6,6 +6,7 @@
 import type { Endpoint } from "../../endpoint.js";
 import addPlayground from "./add-playground.js";
 import removePlayground from "./remove-playground.js";
+import { addLinkifier, listLinkifiers, removeLinkifier, reorderLinkifiers, updateLinkifier } from "./linkifiers.js";
 import deleteEmoji from "./delete-emoji.js";
 import listEmoji from "./list-emoji.js";
 import uploadEmoji from "./upload-emoji.js";
@@ -17,6 +18,11 @@ import { addRealmDomain, changeRealmDomain, listRealmDomains, removeRealmDomain 
 export const REALM_ENDPOINTS: readonly Endpoint[] = [
   addPlayground,
   removePlayground,
+  listLinkifiers,
+  addLinkifier,
+  updateLinkifier,
+  removeLinkifier,
+  reorderLinkifiers,
   listEmoji,
   uploadEmoji,
   deleteEmoji,

@@ -50,6 +50,7 @@ import { draftToWire, savedSnippetToWire } from "../../../wire/personal.js";
 import { devicesToWire } from "../../../wire/device.js";
 import { channelFolderToWire, defaultChannelGroupToWire } from "../../../wire/channel.js";
 import { realmDomainToWire } from "../../../wire/realm-domain.js";
+import { linkifierToWire } from "../../../wire/linkifier.js";
 
 /** Zulip's default idle queue timeout, and what "mobile" means. */
 const DEFAULT_IDLE_QUEUE_TIMEOUT = 600;
@@ -157,7 +158,13 @@ export default defineEndpoint({
       ...(want("realm_user_settings_defaults") ? realmUserSettingsDefaultsSection(store, user) : {}),
       ...(want("realm_domains") ? { realm_domains: store.realmDomains(user.id).map(realmDomainToWire) } : {}),
       ...(want("realm_emoji") ? realmEmojiSection(store, realm) : {}),
-      ...unstored("realm_linkifiers"),
+      // Zulip lists linkifiers only to clients that read URL templates (feature level 176).
+      ...(want("realm_linkifiers")
+        ? {
+            realm_linkifiers:
+              caps["linkifier_url_template"] === true ? store.linkifiers(user.id).map(linkifierToWire) : [],
+          }
+        : {}),
       ...unstored("realm_filters"),
       ...(want("realm_playgrounds") ? playgroundsSection(store, realm) : {}),
       ...(want("realm_user_groups") ? userGroupsSection(user, options, ctx.groupJson) : {}),
@@ -210,6 +217,7 @@ export default defineEndpoint({
       presenceFormat: simplifiedPresence ? "modern" : slimPresence ? "slim" : "legacy",
       individualEmojiChanges: caps["individual_emoji_changes"] === true,
       bulkMessageDeletion: caps["bulk_message_deletion"] === true,
+      linkifierUrlTemplate: caps["linkifier_url_template"] === true,
       archivedChannels: options.archivedChannels,
       idleTimeoutSecs: input.idle_queue_timeout,
     });

@@ -27,7 +27,6 @@ export const UNSTORED_SECTIONS = {
   custom_profile_fields: () => ({ custom_profile_fields: [], custom_profile_field_types: CUSTOM_PROFILE_FIELD_TYPES }),
   onboarding_steps: () => ({ onboarding_steps: [], navigation_tour_video_url: null }),
   reminders: () => ({ reminders: [] }),
-  realm_linkifiers: () => ({ realm_linkifiers: [] }),
   // Zulip always sends an empty legacy list.
   realm_filters: () => ({ realm_filters: [] }),
   // No embedded bots or incoming-webhook integrations are offered.
