@@ -56,6 +56,7 @@ const CAPABILITIES = {
   archived_channels: true,
   user_avatar_url_field_optional: false,
   individual_emoji_changes: true,
+  linkifier_url_template: true,
 };
 
 const RUNS = 40;

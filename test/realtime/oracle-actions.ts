@@ -82,6 +82,7 @@ export type Action =
   | { kind: "sub_property"; user: UserName; channel: ChannelName; property: SubProperty; pick: number }
   | { kind: "playground"; actor: UserName; op: "add" | "remove"; pick: number }
   | { kind: "realm_domain"; actor: UserName; op: "add" | "change" | "remove"; pick: number }
+  | { kind: "linkifier"; actor: UserName; op: "add" | "update" | "remove" | "reorder"; pick: number }
   | { kind: "presence"; user: UserName; status: "active" | "idle" }
   | { kind: "device"; user: UserName; op: "add" | "remove" | "register" | "rotate_key"; pick: number }
   | { kind: "custom_emoji"; actor: UserName; op: "add" | "remove"; pick: number }
@@ -490,6 +491,19 @@ export const actionArb: fc.Arbitrary<Action> = fc.oneof(
       // Owners change domains: mostly the owner, so that the changes happen.
       actor: fc.constantFrom<UserName>("owner", "owner", "owner", "admin", "bob"),
       op: fc.constantFrom("add" as const, "change" as const, "remove" as const),
+      pick: fc.nat(),
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant("linkifier" as const),
+      // Mostly administrators, so that most of these change something.
+      actor: fc.oneof(
+        { weight: 3, arbitrary: fc.constantFrom<UserName>("owner", "admin") },
+        { weight: 1, arbitrary: actor },
+      ),
+      op: fc.constantFrom("add" as const, "add" as const, "update" as const, "remove" as const, "reorder" as const),
       pick: fc.nat(),
     }),
   },
@@ -1203,6 +1217,30 @@ export class World {
                 })
               : await call(action.actor, "DELETE", `/realm/domains/${domain}`, {});
         return note(r.status === 200, `realm_domain ${action.op} ${String(r.body["msg"] ?? "")}`);
+      }
+      case "linkifier": {
+        const ids = this.server.t.store.linkifiers(this.user("owner").id).map((l) => l.id);
+        const params = {
+          pattern: `L${action.pick % 7}-(?P<id>[0-9]+)`,
+          url_template: `https://l.test/${action.pick}/{id}`,
+        };
+        let r: { status: number; body: Record<string, unknown> };
+        if (action.op === "add") r = await call(action.actor, "POST", "/realm/filters", params);
+        else if (action.op === "reorder") {
+          const rotated = [
+            ...ids.slice(action.pick % Math.max(1, ids.length)),
+            ...ids.slice(0, action.pick % Math.max(1, ids.length)),
+          ];
+          r = await call(action.actor, "PATCH", "/realm/linkifiers", { ordered_linkifier_ids: rotated });
+        } else {
+          const id = ids[action.pick % Math.max(1, ids.length)];
+          if (id === undefined) return note(false, "linkifier: none yet");
+          r =
+            action.op === "update"
+              ? await call(action.actor, "PATCH", `/realm/filters/${id}`, params)
+              : await call(action.actor, "DELETE", `/realm/filters/${id}`, {});
+        }
+        return note(r.status === 200, `linkifier ${action.op} ${String(r.body["msg"] ?? "")}`);
       }
       case "presence": {
         const r = await call(action.user, "POST", "/users/me/presence", { status: action.status, ping_only: true });

@@ -65,6 +65,8 @@ export const MAINTAINED_SECTIONS = [
   "devices",
   // The realm's code playgrounds (complete list in each event).
   "realm_playgrounds",
+  // The realm's linkifiers in their order (complete list in each event).
+  "realm_linkifiers",
   "realm_emoji",
   // The realm's email domains (add/change/remove by domain).
   "realm_domains",
@@ -441,6 +443,9 @@ export function applyEvent(state: ClientState, event: Json): void {
       state.snapshot["realm_domains"] = domains;
       return;
     }
+    case "realm_linkifiers":
+      state.snapshot["realm_linkifiers"] = objs(event["realm_linkifiers"], "realm_linkifiers").map(clone);
+      return;
     case "presence": {
       // Presence is kept by polling (the presences section is not compared); the event
       // must still name a user this client knows.
