@@ -266,6 +266,11 @@ describe("linkifier requests", () => {
     const send = async (topic: string, content: string) =>
       (await as(alice, "POST", "/messages", { type: "stream", to: "general", topic, content })).body["id"] as number;
     const old = await send("about #123", "fix #123");
+    // Fetched (and cached) before the realm has linkifiers: the cached message object must not be served again.
+    const early = (await as(bob, "GET", "/messages", { anchor: "newest", num_before: 1, num_after: 0 })).body[
+      "messages"
+    ] as Record<string, unknown>[];
+    expect(early[0]?.["topic_links"]).toEqual([]);
     await addLinkifier();
     const fresh = await send("about #123 and #4567", "fix #123");
     const dm = (await as(alice, "POST", "/messages", { type: "direct", to: JSON.stringify([bob.id]), content: "#123" }))

@@ -37,6 +37,7 @@ const OPTIONS: SavedQueue["options"] = {
   individualEmojiChanges: false,
   archivedChannels: false,
   bulkMessageDeletion: false,
+  linkifierUrlTemplate: false,
   idleTimeoutSecs: 600,
 };
 
@@ -60,11 +61,15 @@ describe("saving event queues", () => {
   });
 
   it("keeps the client capabilities a queue registered with, bulk_message_deletion included", async () => {
-    const capable = { ...queue(0, 1), options: { ...OPTIONS, bulkMessageDeletion: true, archivedChannels: true } };
+    const capable = {
+      ...queue(0, 1),
+      options: { ...OPTIONS, bulkMessageDeletion: true, archivedChannels: true, linkifierUrlTemplate: true },
+    };
     await writeSavedQueues(dir, [capable]);
     const [loaded] = await loadSavedQueues(dir);
     expect(loaded?.options.bulkMessageDeletion).toBe(true);
     expect(loaded?.options.archivedChannels).toBe(true);
+    expect(loaded?.options.linkifierUrlTemplate).toBe(true);
   });
 
   it("writes an event text that many queues hold once, then refers to it", async () => {

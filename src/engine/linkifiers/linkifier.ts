@@ -8,7 +8,7 @@
  */
 import { BadRequestError } from "../errors.js";
 import type { Linkifier } from "../types.js";
-import { MAX_PROGRAM_SIZE, Re2Program } from "./re2-match.js";
+import { firstCharTest, MAX_PROGRAM_SIZE, Re2Program } from "./re2-match.js";
 import { parseRe2, Re2SyntaxError } from "./re2-parse.js";
 import { parseUrlTemplate, type UrlTemplate } from "./url-template.js";
 
@@ -38,19 +38,32 @@ export interface LinkifierMatch {
 export class CompiledLinkifier {
   readonly #program: Re2Program;
   readonly #template: UrlTemplate;
+  /**
+   * Where a match may begin: its linked text's first character passes the pattern's
+   * first-character test, right at the start or after the one "before" character.
+   */
+  readonly #canStart: ((text: string) => (pos: number) => boolean) | undefined;
 
   constructor(
     readonly linkifier: Linkifier,
     program: Re2Program,
     template: UrlTemplate,
+    firstChar: ((cp: number) => boolean) | null,
   ) {
     this.#program = program;
     this.#template = template;
+    this.#canStart =
+      firstChar === null
+        ? undefined
+        : (text) => (pos) => {
+            const at = (i: number) => i < text.length && firstChar(text.codePointAt(i) ?? -1);
+            return (pos === 0 && at(0)) || at(pos + 1);
+          };
   }
 
   /** The first match in `text` at or after `from` (`^` holds only at 0 of `text`). */
   find(text: string, from: number): LinkifierMatch | null {
-    const m = this.#program.search(text, from);
+    const m = this.#program.search(text, from, this.#canStart?.(text));
     if (m === null) return null;
     const names = this.#program.names;
     const span = (name: string): [number, number] => {
@@ -81,8 +94,10 @@ export function compileLinkifier(linkifier: Linkifier): CompiledLinkifier | null
   out = null;
   const template = parseUrlTemplate(linkifier.urlTemplate);
   try {
-    if (template !== null)
-      out = new CompiledLinkifier(linkifier, new Re2Program(parseRe2(preparedPattern(linkifier.pattern))), template);
+    if (template !== null) {
+      const program = new Re2Program(parseRe2(preparedPattern(linkifier.pattern)));
+      out = new CompiledLinkifier(linkifier, program, template, firstCharTest(parseRe2(linkifier.pattern).root));
+    }
   } catch (error) {
     if (!(error instanceof Re2SyntaxError)) throw error;
   }

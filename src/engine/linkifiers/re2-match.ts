@@ -60,6 +60,59 @@ function classTest(cls: CharClass): (cp: number) => boolean {
   return cls.negated ? (cp) => !folded(cp) : folded;
 }
 
+/**
+ * A test every first character of a match passes, or null when the pattern may match
+ * the empty string or start with nearly anything: searches skip positions it refuses.
+ */
+export function firstCharTest(node: Re2Node): ((cp: number) => boolean) | null {
+  const first = firstOf(node);
+  return first.nullable ? null : first.test;
+}
+
+interface First {
+  /** null: any character may come first. */
+  readonly test: ((cp: number) => boolean) | null;
+  readonly nullable: boolean;
+}
+
+const union = (a: First["test"], b: First["test"]): First["test"] =>
+  a === null || b === null ? null : (cp) => a(cp) || b(cp);
+
+function firstOf(node: Re2Node): First {
+  switch (node.t) {
+    case "empty":
+    case "assert":
+      return { test: () => false, nullable: true };
+    case "literal": {
+      const variants = node.fold ? caseVariants(node.cp) : [node.cp];
+      return { test: (cp) => variants.includes(cp), nullable: false };
+    }
+    case "class":
+      return { test: classTest(node.cls), nullable: false };
+    case "any":
+      return { test: null, nullable: false };
+    case "group":
+      return firstOf(node.body);
+    case "repeat": {
+      const body = firstOf(node.body);
+      return { test: body.test, nullable: body.nullable || node.min === 0 };
+    }
+    case "alt":
+      return node.items
+        .map(firstOf)
+        .reduce((a, b) => ({ test: union(a.test, b.test), nullable: a.nullable || b.nullable }));
+    case "concat": {
+      let test: First["test"] = () => false;
+      for (const item of node.items) {
+        const first = firstOf(item);
+        test = union(test, first.test);
+        if (!first.nullable) return { test, nullable: false };
+      }
+      return { test, nullable: true };
+    }
+  }
+}
+
 class Compiler {
   readonly prog: Draft[] = [];
 
@@ -200,8 +253,12 @@ export class Re2Program {
     this.names = parsed.names;
   }
 
-  /** The leftmost-first match starting at or after `from` in `text`, or null. `^` and `\A` hold only at 0. */
-  search(text: string, from = 0): Re2Match | null {
+  /**
+   * The leftmost-first match starting at or after `from` in `text`, or null. `^` and
+   * `\A` hold only at 0. `canStart`, when given, says where a match may begin (no
+   * attempt is started elsewhere, and stretches with none are skipped).
+   */
+  search(text: string, from = 0, canStart?: (pos: number) => boolean): Re2Match | null {
     const prog = this.#prog;
     const marks = new Int32Array(prog.length).fill(-1);
     let generation = 0;
@@ -263,9 +320,19 @@ export class Re2Program {
     let currentGeneration = ++generation;
     for (let pos = from; ;) {
       // A new attempt starting here ranks below every attempt that started earlier.
-      if (matched === null) add(current, 0, empty, pos, currentGeneration);
-      // No thread left: done once something matched; otherwise the next position seeds a new attempt.
-      if (current.length === 0 && matched !== null) break;
+      if (matched === null && (canStart === undefined || canStart(pos))) add(current, 0, empty, pos, currentGeneration);
+      if (current.length === 0) {
+        // No thread left: done once something matched; otherwise on to where an attempt may start.
+        if (matched !== null || pos >= text.length) break;
+        if (canStart !== undefined) {
+          let next = pos + 1;
+          while (next < text.length && !canStart(next)) next++;
+          if (next >= text.length && !canStart(text.length)) break;
+          pos = next;
+          currentGeneration = ++generation;
+          continue;
+        }
+      }
       const cp = pos < text.length ? (text.codePointAt(pos) ?? -1) : -1;
       const width = cp > 0xffff ? 2 : 1;
       const next: Thread[] = [];

@@ -6,7 +6,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { Re2Program } from "../../../src/engine/linkifiers/re2-match.js";
+import { firstCharTest, Re2Program } from "../../../src/engine/linkifiers/re2-match.js";
 import { parseRe2, Re2SyntaxError } from "../../../src/engine/linkifiers/re2-parse.js";
 
 function refusal(pattern: string): string {
@@ -149,6 +149,18 @@ describe("RE2 matching", () => {
     const concat = fc.array(piece, { minLength: 1, maxLength: 4 }).map((p) => p.join(""));
     const pattern = fc.array(concat, { minLength: 1, maxLength: 3 }).map((alts) => `(${alts.join("|")})`);
     const text = fc.string({ unit: fc.constantFrom("a", "b", "x", "1", "\n"), maxLength: 12 });
+    // Skipping the positions no match can start at (the first-character test) changes no result.
+    fc.assert(
+      fc.property(pattern, text, (p, t) => {
+        const parsed = parseRe2(p);
+        const program = new Re2Program(parsed);
+        const firstChar = firstCharTest(parsed.root);
+        const skipping =
+          firstChar === null ? undefined : (pos: number) => pos < t.length && firstChar(t.codePointAt(pos) ?? -1);
+        return JSON.stringify(program.search(t, 0, skipping)) === JSON.stringify(program.search(t));
+      }),
+      { numRuns: 300 },
+    );
     fc.assert(
       fc.property(pattern, text, (p, t) => {
         const ours = new Re2Program(parseRe2(p)).search(t);
