@@ -514,9 +514,8 @@ export function changesOfEvent(event: EngineEvent, out: ChangeSetBuilder): void 
     case "muted_users":
       out.entity("mutedUsers", event.userId, "changed");
       return;
-    // Ephemeral: nothing stored.
+    // Ephemeral (typing), or kept in the meta table, which no reader derives from (realm_export).
     case "typing":
-    // Kept in the meta table, which no reader derives from.
     case "realm_export":
     case "typing_edit_message":
       return;
