@@ -79,6 +79,7 @@ export type {
   Principal,
   SubscriptionPropertyChange,
 } from "./actions/subscriptions.js";
+export { MAX_BULK_NEW_SUBSCRIPTION_MESSAGES } from "./actions/subscriptions.js";
 export type { CreateGroupInput, GroupSettingField, UpdateGroupInput } from "./actions/groups.js";
 export { GROUP_SETTINGS, MAX_GROUP_NAME_LENGTH } from "./actions/groups.js";
 export type { AddReactionInput, ReactionInput, RemoveReactionInput } from "./actions/reactions.js";

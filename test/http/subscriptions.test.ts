@@ -37,6 +37,7 @@ describe("POST /users/me/subscriptions", () => {
       msg: "",
       subscribed: { [String(alice.id)]: ["design"] },
       already_subscribed: {},
+      new_subscription_messages_sent: true,
     });
     const channel = s.t.store.getChannel(channelId("design")!)!;
     expect(channel.inviteOnly).toBe(true);
@@ -317,10 +318,10 @@ describe("POST /users/me/subscriptions", () => {
   it("reports unknown parameters", async () => {
     const r = await s.call(s.seed.alice, "POST", "/users/me/subscriptions", {
       subscriptions: [{ name: "general" }],
-      send_new_subscription_messages: false,
+      no_such_parameter: false,
     });
     expect(r.status).toBe(200);
-    expect(r.body["ignored_parameters_unsupported"]).toEqual(["send_new_subscription_messages"]);
+    expect(r.body["ignored_parameters_unsupported"]).toEqual(["no_such_parameter"]);
   });
 
   it("rejects bad input with Zulip's errors and changes nothing", async () => {

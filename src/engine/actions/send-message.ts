@@ -255,9 +255,19 @@ export function sendInternalDirectMessage(
   recipientId: number,
   content: string,
 ): { id: number } {
+  return writeMessage(state, internalDirectMessage(state, senderId, recipientId, content));
+}
+
+/** The message sendInternalDirectMessage writes, for writeMessages to store several in one transaction. */
+export function internalDirectMessage(
+  state: StoreState,
+  senderId: number,
+  recipientId: number,
+  content: string,
+): MessageToWrite {
   const sender = requireUser(state, senderId);
   const participants = [...new Set([senderId, recipientId])].sort((a, b) => a - b);
-  return writeMessage(state, {
+  return {
     sender,
     channel: null,
     topic: "",
@@ -266,7 +276,7 @@ export function sendInternalDirectMessage(
     client: "Internal",
     readBy: [],
     dateSent: state.now(),
-  });
+  };
 }
 
 export interface MessageToWrite {

@@ -26,7 +26,13 @@ import {
   requireChannelFolder,
   type NewChannelOptions,
 } from "./channels.js";
-import { ensureNotificationBotInTxn, sendChannelCreationMessages } from "./notification-bot.js";
+import {
+  ensureNotificationBotInTxn,
+  findNotificationBot,
+  sendChannelCreationMessages,
+  silentMention,
+} from "./notification-bot.js";
+import { internalDirectMessage, writeMessages, type MessageToWrite } from "./send-message.js";
 import { requireActiveUser } from "./users.js";
 import { canCreateChannel, canSubscribeOthersEverywhere } from "./channel-permissions.js";
 
@@ -45,8 +51,12 @@ const COLORS = [
 
 export type Principal = number | string;
 
+/** Zulip's MAX_BULK_NEW_SUBSCRIPTION_MESSAGES (register's max_bulk_new_subscription_messages). */
+export const MAX_BULK_NEW_SUBSCRIPTION_MESSAGES = 100;
+
 export interface SubscribeInput {
-  readonly channels: readonly { readonly name: string; readonly description?: string }[];
+  /** `color`: the new subscriptions' color (Zulip's check_color), for every subscriber; default: picked. */
+  readonly channels: readonly { readonly name: string; readonly description?: string; readonly color?: string }[];
   /** User IDs or API emails; default: the actor. */
   readonly principals?: readonly Principal[];
   readonly authorizationErrorsFatal?: boolean;
@@ -65,6 +75,12 @@ export interface SubscribeInput {
    * event loop for half a second. Bulk loaders leave it unset.
    */
   readonly maxNewChannels?: number;
+  /**
+   * Zulip's send_new_subscription_messages: the Notification Bot tells each person the
+   * actor subscribed (not the actor, not bots) which existing channels they were added
+   * to, unless more than `maxUsers` users were newly subscribed. Absent: no messages.
+   */
+  readonly subscriptionMessages?: { readonly maxUsers: number };
 }
 
 export interface SubscribeResult {
@@ -73,6 +89,8 @@ export interface SubscribeResult {
   readonly alreadySubscribed: ReadonlyMap<number, readonly string[]>;
   readonly unauthorized: readonly string[];
   readonly createdChannelIds: readonly number[];
+  /** With subscriptionMessages: whether they were sent (false: over the limit). */
+  readonly newSubscriptionMessagesSent?: boolean;
 }
 
 /** Resolves principals to active users of the actor's realm ("No such user" otherwise). */
@@ -113,6 +131,12 @@ export function canAddSubscribers(state: StoreState, actor: User, channel: Chann
 export function subscribe(state: StoreState, actorId: number, input: SubscribeInput): SubscribeResult {
   const actor = requireActiveUser(state, actorId);
   if (input.channels.length === 0) throw new BadRequestError("Nothing to do. Specify at least one channel.");
+  const colors = new Map<string, string>();
+  for (const item of input.channels) {
+    if (item.color === undefined) continue;
+    if (!HEX_COLOR.test(item.color)) throw new BadRequestError("add.color is not a valid hex color code");
+    colors.set(item.name.trim().toLowerCase(), item.color);
+  }
   // Zulip looks the folder up first, whether or not a channel is created.
   if (input.newChannel?.folderId !== undefined) requireChannelFolder(state, actor.realmId, input.newChannel.folderId);
   const users = resolvePrincipals(state, actor, input.principals);
@@ -186,9 +210,11 @@ export function subscribe(state: StoreState, actorId: number, input: SubscribeIn
           push(already, user.id, channel.name);
           continue;
         }
+        // A returning subscriber keeps their color, as in Zulip's bulk_add_subscriptions.
+        const color = colors.get(channel.name.toLowerCase());
         const sub: Subscription = current
           ? { ...current, active: true, intervals: [...current.intervals, { from, to: null }] }
-          : firstSubscription(user.id, channel.id, from);
+          : { ...firstSubscription(user.id, channel.id, from), ...(color !== undefined ? { color } : {}) };
         state.tables.subscriptions.putSync([user.id, channel.id], sub);
         changes.push(sub);
         push(subscribed, user.id, channel.name);
@@ -207,7 +233,38 @@ export function subscribe(state: StoreState, actorId: number, input: SubscribeIn
       .filter((c): c is Channel => c !== undefined);
     sendChannelCreationMessages(state, actor, created, input.creationMessages.announce);
   }
-  return result;
+  if (!input.subscriptionMessages) return result;
+  const sent = result.subscribed.size <= input.subscriptionMessages.maxUsers;
+  if (sent) sendSubscribedMessages(state, actor, result);
+  return { ...result, newSubscriptionMessagesSent: sent };
+}
+
+/**
+ * Zulip's send_messages_for_new_subscribers: each person the actor subscribed to existing
+ * channels hears it from the Notification Bot, in one transaction.
+ */
+function sendSubscribedMessages(state: StoreState, actor: User, result: SubscribeResult): void {
+  const created = new Set(result.createdChannelIds.map((id) => state.channels.get(id)?.name));
+  const realm = state.realms.get(actor.realmId);
+  const notices: MessageToWrite[] = [];
+  let bot: User | undefined;
+  for (const [userId, names] of result.subscribed) {
+    const user = state.users.get(userId);
+    if (userId === actor.id || !user || user.isBot) continue;
+    const channels = [...new Set(names.filter((name) => !created.has(name)))].sort();
+    if (channels.length === 0 || !realm) continue;
+    bot ??= findNotificationBot(state, realm.id) ?? state.write((ctx) => ensureNotificationBotInTxn(state, ctx, realm));
+    notices.push(internalDirectMessage(state, bot.id, userId, subscribedText(actor, channels)));
+  }
+  writeMessages(state, notices);
+}
+
+/** Zulip's you_were_just_subscribed_message. */
+function subscribedText(actor: User, channels: readonly string[]): string {
+  if (channels.length === 1) return `${silentMention(actor)} subscribed you to #**${channels[0]}**.`;
+  return `${silentMention(actor)} subscribed you to the following channels:\n\n${channels
+    .map((name) => `* #**${name}**\n`)
+    .join("")}`;
 }
 
 export interface UnsubscribeResult {

@@ -16,6 +16,7 @@ import { Uploads } from "../../../uploads/index.js";
 import { createHash } from "node:crypto";
 import {
   MAX_CHANNEL_DESCRIPTION_LENGTH,
+  MAX_BULK_NEW_SUBSCRIPTION_MESSAGES,
   MAX_CHANNEL_NAME_LENGTH,
   MAX_DEACTIVATED_REALM_DELETION_DAYS,
   MAX_MESSAGE_LENGTH,
@@ -158,7 +159,7 @@ export function realmSection(
     max_avatar_file_size_mib: 5,
     max_icon_file_size_mib: 5,
     max_logo_file_size_mib: 5,
-    max_bulk_new_subscription_messages: 100,
+    max_bulk_new_subscription_messages: MAX_BULK_NEW_SUBSCRIPTION_MESSAGES,
     password_min_length: PASSWORD_MIN_LENGTH,
     password_max_length: PASSWORD_MAX_LENGTH,
     password_min_guesses: PASSWORD_MIN_GUESSES,

@@ -5,17 +5,19 @@
  * optional settings; who may subscribe whom is decided by the engine's subscribe.
  * Response keys of subscribed/already_subscribed are user IDs (FL 289).
  *
+ * Per-item `color` colors the new subscriptions (every subscriber's). With
+ * send_new_subscription_messages (default true) the Notification Bot tells the people
+ * subscribed by the caller, unless more than max_bulk_new_subscription_messages (100)
+ * users were newly subscribed; new_subscription_messages_sent says which.
+ *
  * Deviations: at most MAX_NEW_CHANNELS_PER_REQUEST (100) channels are created per
- * request (Zulip has no such cap; see wire-params.ts); no "you were subscribed"
- * direct messages to other users; send_new_subscription_messages is not supported
- * and comes back in ignored_parameters_unsupported. Per-item `color` is accepted and ignored (the engine
- * picks colors). A caller who may not create channels (a guest) naming a free name is
- * refused as for a channel they cannot see ("Unable to access channel (NAME).", or
- * listed in `unauthorized`), where Zulip answers "Insufficient permission": Zulip's
- * answer tells a guest which private channel names exist.
+ * request (Zulip has no such cap; see wire-params.ts). A caller who may not create
+ * channels (a guest) naming a free name is refused as for a channel they cannot see
+ * ("Unable to access channel (NAME).", or listed in `unauthorized`), where Zulip answers
+ * "Insufficient permission": Zulip's answer tells a guest which private channel names exist.
  */
 import { z } from "zod";
-import type { ChannelPermissions } from "../../../engine/index.js";
+import { MAX_BULK_NEW_SUBSCRIPTION_MESSAGES, type ChannelPermissions } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
 import { compoundRef, j, p, ref } from "../../params.js";
 import { groupSettingFromWire } from "../../../wire/channel.js";
@@ -65,6 +67,7 @@ export default defineEndpoint({
       "userListOrEmails",
     ).optional(),
     authorization_errors_fatal: p.bool().default(true),
+    send_new_subscription_messages: p.bool().default(true),
     announce: p.bool().default(false),
     invite_only: p.bool().optional(),
     is_web_public: p.bool().optional(),
@@ -118,11 +121,11 @@ export default defineEndpoint({
     }
     const result = ctx.store.subscribe(ctx.user.id, {
       // Zulip does not allow newlines in channel descriptions: they become spaces.
-      channels: input.subscriptions.map((s) =>
-        s.description === undefined
-          ? { name: s.name }
-          : { name: s.name, description: s.description.replace(/\r?\n/g, " ") },
-      ),
+      channels: input.subscriptions.map((s) => ({
+        name: s.name,
+        ...(s.description !== undefined ? { description: s.description.replace(/\r?\n/g, " ") } : {}),
+        ...(s.color !== undefined ? { color: s.color } : {}),
+      })),
       ...(input.principals !== undefined ? { principals: input.principals } : {}),
       authorizationErrorsFatal: input.authorization_errors_fatal,
       newChannel: {
@@ -139,12 +142,18 @@ export default defineEndpoint({
       },
       creationMessages: { announce: input.announce },
       maxNewChannels: MAX_NEW_CHANNELS_PER_REQUEST,
+      ...(input.send_new_subscription_messages
+        ? { subscriptionMessages: { maxUsers: MAX_BULK_NEW_SUBSCRIPTION_MESSAGES } }
+        : {}),
     });
     return {
       subscribed: byUser(result.subscribed),
       already_subscribed: byUser(result.alreadySubscribed),
       ...(result.unauthorized.length > 0 && !input.authorization_errors_fatal
         ? { unauthorized: [...result.unauthorized] }
+        : {}),
+      ...(result.newSubscriptionMessagesSent !== undefined
+        ? { new_subscription_messages_sent: result.newSubscriptionMessagesSent }
         : {}),
     };
   },
