@@ -644,3 +644,107 @@ describe("Alertmanager", () => {
     ]);
   });
 });
+
+describe("GitLab", () => {
+  const gitlab = (name: string, event: string, query: Record<string, string> = GENERAL, edit?: (p: Json) => void) => {
+    const payload = JSON.parse(fixture(`gitlab/${name}.json`)) as Json;
+    edit?.(payload);
+    return hook("gitlab", JSON.stringify(payload), { query, headers: { "X-Gitlab-Event": event } });
+  };
+  const attrs = (p: Json) => p["object_attributes"] as Json;
+  const PROJECT = "https://gitlab.com/tomaszkolek0/my-awesome-project";
+  const PUSHED =
+    `Tomasz Kolek [pushed](${PROJECT}/-/compare/5fcdd5551fc3085df79bece2c32b1400802ac407...` +
+    "eb6ae1e591e0819dc5bf187c6bfe18ec065a80e9) 2 commits to branch tomek.\n\n" +
+    `* b ([66abd2da288](${PROJECT}/commit/66abd2da28809ffa128ed0447965cf11d7f863a7))\n` +
+    `* c ([eb6ae1e591e](${PROJECT}/commit/eb6ae1e591e0819dc5bf187c6bfe18ec065a80e9))`;
+
+  it("push: Zulip's text; with a topic parameter, led by a link to the project; the branches filter", async () => {
+    await expectPosted(gitlab("push_hook", "Push Hook"), "my-awesome-project / tomek", PUSHED);
+    await expectPosted(
+      gitlab("push_hook", "Push Hook", { ...GENERAL, topic: "Specific topic" }),
+      "Specific topic",
+      `[[my-awesome-project](${PROJECT})] ${PUSHED}`,
+    );
+    await expectPosted(
+      gitlab("push_hook", "Push Hook", { ...GENERAL, branches: "master,tomek" }),
+      "my-awesome-project / tomek",
+      PUSHED,
+    );
+    await expectNothingPosted(gitlab("push_hook", "Push Hook", { ...GENERAL, branches: "master" }));
+  });
+
+  it("push: a deleted branch; a System Hook named from the payload", async () => {
+    const removed = (p: Json) => void (p["after"] = "0000000000000000000000000000000000000000");
+    await expectPosted(
+      gitlab("push_hook", "Push Hook", GENERAL, removed),
+      "my-awesome-project / tomek",
+      "Tomasz Kolek deleted branch tomek.",
+    );
+    await expectPosted(gitlab("push_hook", "System Hook"), "my-awesome-project / tomek", PUSHED);
+  });
+
+  it("issues: closed, and opened with its assignee and description", async () => {
+    const topic = "my-awesome-project / issue #1 Issue title_new";
+    await expectPosted(
+      gitlab("issue_hook__issue_closed", "Issue Hook"),
+      topic,
+      `Tomasz Kolek closed [issue #1](${PROJECT}/issues/1).`,
+    );
+    const opened = (p: Json) => void (attrs(p)["action"] = "open");
+    await expectPosted(
+      gitlab("issue_hook__issue_closed", "Issue Hook", GENERAL, opened),
+      topic,
+      `Tomasz Kolek created [issue #1](${PROJECT}/issues/1) (assigned to Tomasz Kolek):\n\n~~~ quote\nIssue description\n~~~`,
+    );
+    const hidden = (p: Json) => {
+      attrs(p)["action"] = "open";
+      attrs(p)["description"] = "Visible <!-- hidden\ncomment -->  ";
+      p["assignees"] = [{ name: "Ann" }, { name: "Bo" }, { name: "Cy" }];
+    };
+    await expectPosted(
+      gitlab("issue_hook__issue_closed", "Confidential Issue Hook", GENERAL, hidden),
+      topic,
+      `Tomasz Kolek created [issue #1](${PROJECT}/issues/1) (assigned to Ann, Bo and Cy):\n\n~~~ quote\nVisible\n~~~`,
+    );
+  });
+
+  it("merge requests: opened and merged; the title left out of the topic on request", async () => {
+    await expectPosted(
+      gitlab("merge_request_hook__merge_request_created_with_assignee", "Merge Request Hook"),
+      "my-awesome-project / MR #3 New Merge Request",
+      `Tomasz Kolek created [MR #3](${PROJECT}/merge_requests/3) from \`tomek\` to \`master\` ` +
+        "(assigned to Tomasz Kolek):\n\n~~~ quote\ndescription of merge request\n~~~",
+    );
+    const merged = (p: Json) => void (attrs(p)["action"] = "merge");
+    await expectPosted(
+      gitlab("merge_request_hook__merge_request_created_with_assignee", "Merge Request Hook", GENERAL, merged),
+      "my-awesome-project / MR #3 New Merge Request",
+      `Tomasz Kolek merged [MR #3](${PROJECT}/merge_requests/3) from \`tomek\` to \`master\`.`,
+    );
+    const closed = (p: Json) => void (attrs(p)["action"] = "close");
+    await expectPosted(
+      gitlab(
+        "merge_request_hook__merge_request_created_with_assignee",
+        "Merge Request Hook",
+        {
+          ...GENERAL,
+          use_merge_request_title: "false",
+        },
+        closed,
+      ),
+      "my-awesome-project / MR #3",
+      `Tomasz Kolek closed [MR #3](${PROJECT}/merge_requests/3).`,
+    );
+  });
+
+  it("an event not served is unsupported; a missing header is refused", async () => {
+    const r = await expectNothingPosted(gitlab("push_hook", "Pipeline Hook"));
+    expect(r).toMatchObject({
+      status: 200,
+      body: { code: "UNSUPPORTED_WEBHOOK_EVENT_TYPE", event_type: "Pipeline Hook", webhook_name: "GitLab" },
+    });
+    const missing = await hook("gitlab", fixture("gitlab/push_hook.json"), { query: GENERAL, as: genericBot });
+    expect(missing).toMatchObject({ status: 400, body: { msg: "Missing the HTTP event header 'X-GitLab-Event'" } });
+  });
+});

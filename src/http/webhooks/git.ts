@@ -89,6 +89,8 @@ export interface EventMessageInput {
   readonly baseBranch?: string | null;
   readonly message?: string | null;
   readonly assignee?: string | null;
+  /** Several assignees' names: "(assigned to A, B and C)"; wins over `assignee`. */
+  readonly assignees?: readonly string[];
   readonly type?: string;
   readonly title?: string | null;
 }
@@ -101,9 +103,14 @@ export function pullRequestOrIssueMessage(input: EventMessageInput): string {
   let main = `${input.userName} ${input.action} [${type}${id}${title}](${input.url})`;
   const branches = Boolean(input.targetBranch && input.baseBranch);
   if (branches) main += ` from \`${input.targetBranch}\` to \`${input.baseBranch}\``;
-  if (input.assignee) main += ` (assigned to ${input.assignee})`;
+  const assignees = input.assignees ?? [];
+  const assigned =
+    assignees.length > 1 ? `${assignees.slice(0, -1).join(", ")} and ${assignees[assignees.length - 1]}` : assignees[0];
+  if (assigned) main += ` (assigned to ${assigned})`;
+  else if (input.assignee) main += ` (assigned to ${input.assignee})`;
   const punctuation = input.message ? ":" : ".";
   if (
+    assigned ||
     input.assignee ||
     branches ||
     input.title == null ||

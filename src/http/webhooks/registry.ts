@@ -5,6 +5,7 @@
 import type { WebhookIntegration } from "./integration.js";
 import { alertmanagerIntegration } from "./integrations/alertmanager.js";
 import { githubIntegration } from "./integrations/github.js";
+import { gitlabIntegration } from "./integrations/gitlab.js";
 import { jsonIntegration } from "./integrations/json.js";
 import { slackIncomingIntegration } from "./integrations/slack-incoming.js";
 
@@ -13,6 +14,7 @@ export const WEBHOOK_INTEGRATIONS: readonly WebhookIntegration[] = [
   slackIncomingIntegration,
   githubIntegration,
   alertmanagerIntegration,
+  gitlabIntegration,
 ];
 
 const byName = new Map(WEBHOOK_INTEGRATIONS.map((integration) => [integration.name, integration]));

@@ -76,6 +76,7 @@ export default defineEndpoint({
     payload: p.str().optional(),
     name: p.str().optional(),
     desc: p.str().optional(),
+    use_merge_request_title: p.bool().optional(),
   },
   testing: {
     notRefs: { integration: "an integration's name (json, github, ...), the same list for every caller" },
@@ -89,7 +90,8 @@ export default defineEndpoint({
     if (!integration) throw new UnknownRouteError();
     const sender = authenticateWebhook(ctx.store, ctx.realm, input.api_key);
     const params = new Map<string, string>();
-    for (const [name, value] of Object.entries(input)) if (typeof value === "string") params.set(name, value);
+    for (const [name, value] of Object.entries(input))
+      if (typeof value === "string" || typeof value === "boolean") params.set(name, String(value));
     const request: WebhookRequest = {
       body: ctx.rawBody ?? Buffer.alloc(0),
       contentType: ctx.head.contentType.split(";")[0]!.trim().toLowerCase(),
