@@ -67,6 +67,7 @@ import {
   type SavedSnippet,
   type UserStatusRecord,
   type MutedUsersRecord,
+  type NavigationViewsRecord,
   type ScheduledMessage,
   type Subscription,
   type User,
@@ -250,6 +251,10 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
   /** muter's userId -> the users they muted. */
   get mutedUsersOf(): Map<number, MutedUsersRecord> {
     return this.entities.mutedUsers.byMuter;
+  }
+  /** userId -> the user's navigation views, for users who have any record. */
+  get navigationViewsOf(): Map<number, NavigationViewsRecord> {
+    return this.entities.navigationViews.byKey;
   }
   /** muted user's ID -> the users who mute them (Zulip's get_muting_users). */
   get mutingUsers(): Map<number, Set<number>> {
@@ -634,6 +639,10 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
 
   indexUserStatus(status: UserStatusRecord): void {
     this.entities.userStatus.add(status);
+  }
+
+  indexNavigationViews(record: NavigationViewsRecord): void {
+    this.entities.navigationViews.add(record);
   }
 
   indexMutedUsers(record: MutedUsersRecord): void {

@@ -87,6 +87,12 @@ import { renderPreview } from "./actions/render-preview.js";
 import { messagesMatchingNarrow, type NarrowMatch } from "./queries/matches-narrow.js";
 import { readReceipts } from "./queries/read-receipts.js";
 import {
+  addNavigationView,
+  listNavigationViews,
+  removeNavigationView,
+  updateNavigationView,
+} from "./actions/navigation-views.js";
+import {
   deleteScheduledMessage,
   deliverDueScheduledMessages,
   editScheduledMessage,
@@ -232,6 +238,7 @@ import type {
   RealmExport,
   RealmExportType,
   SavedSnippet,
+  NavigationView,
   ScheduledMessage,
   User,
   UserGroup,
@@ -732,6 +739,26 @@ export class Store {
   }
   savedSnippets(userId: number): SavedSnippet[] {
     return listSavedSnippets(this.#state, userId);
+  }
+  /** GET /navigation_views: the user's own, in the order added. */
+  navigationViews(userId: number): readonly NavigationView[] {
+    return listNavigationViews(this.#state, userId);
+  }
+  addNavigationView(
+    userId: number,
+    input: { readonly fragment: string; readonly isPinned: boolean; readonly name?: string },
+  ): void {
+    addNavigationView(this.#state, userId, input);
+  }
+  updateNavigationView(
+    userId: number,
+    fragment: string,
+    changes: { readonly isPinned?: boolean; readonly name?: string },
+  ): void {
+    updateNavigationView(this.#state, userId, fragment, changes);
+  }
+  removeNavigationView(userId: number, fragment: string): void {
+    removeNavigationView(this.#state, userId, fragment);
   }
   // ---- user status (text, emoji; the deprecated away) ----
 

@@ -449,6 +449,21 @@ export interface UserStatusRecord {
   readonly timestamp: number;
 }
 
+/** A view in a user's left sidebar (Zulip's NavigationView): a built-in one's pinning, or a custom one. */
+export interface NavigationView {
+  /** The URL hash the view opens ("inbox", "narrow/is/starred", ...); unique per user. */
+  readonly fragment: string;
+  readonly isPinned: boolean;
+  /** Custom views' name; null for built-in views. */
+  readonly name: string | null;
+}
+
+/** One user's navigation views, in the order they were added. */
+export interface NavigationViewsRecord {
+  readonly userId: number;
+  readonly views: readonly NavigationView[];
+}
+
 /** The users one user muted (Zulip's MutedUser rows of one muter), oldest first. */
 export interface MutedUsersRecord {
   readonly userId: number;

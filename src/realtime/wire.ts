@@ -28,7 +28,7 @@ import { BOT_WIRE_FIELD, botFieldToWire, botToWire } from "../wire/bot.js";
 import { groupToWire } from "../wire/group.js";
 import { scheduledMessageToWire } from "../wire/scheduled-message.js";
 import { deviceChangesToWire } from "../wire/device.js";
-import { draftToWire, savedSnippetToWire } from "../wire/personal.js";
+import { draftToWire, navigationViewToWire, savedSnippetToWire } from "../wire/personal.js";
 import { attachmentToWire } from "../wire/attachment.js";
 import { languageName } from "../engine/index.js";
 import type { EventQueue } from "./queue.js";
@@ -522,6 +522,19 @@ export class WireEvent {
         };
       case "muted_users":
         return { type: "muted_users", muted_users: e.muted.map((m) => ({ id: m.id, timestamp: m.dateMuted })) };
+      case "navigation_view":
+        if (e.op === "add")
+          return { type: "navigation_view", op: "add", navigation_view: navigationViewToWire(e.view) };
+        if (e.op === "remove") return { type: "navigation_view", op: "remove", fragment: e.fragment };
+        return {
+          type: "navigation_view",
+          op: "update",
+          fragment: e.fragment,
+          data: {
+            ...(e.name === undefined ? {} : { name: e.name }),
+            ...(e.isPinned === undefined ? {} : { is_pinned: e.isPinned }),
+          },
+        };
       case "device":
         if (e.op === "update")
           return { type: "device", op: "update", device_id: e.deviceId, ...deviceChangesToWire(e.changes) };

@@ -1,9 +1,9 @@
 /**
  * @module wire/personal
- * Wire shapes of a user's own drafts and saved snippets (Zulip's Draft.to_dict and
- * SavedSnippet.to_api_dict).
+ * Wire shapes of a user's own drafts, saved snippets and navigation views (Zulip's Draft.to_dict,
+ * SavedSnippet.to_api_dict and NavigationView.to_api_dict).
  */
-import type { Draft, SavedSnippet } from "../engine/index.js";
+import type { Draft, NavigationView, SavedSnippet } from "../engine/index.js";
 
 export function draftToWire(draft: Draft): Record<string, unknown> {
   // Zulip sends whole seconds: int(last_edit_time.timestamp()).
@@ -19,4 +19,8 @@ export function draftToWire(draft: Draft): Record<string, unknown> {
 
 export function savedSnippetToWire(snippet: SavedSnippet): Record<string, unknown> {
   return { id: snippet.id, title: snippet.title, content: snippet.content, date_created: snippet.dateCreated };
+}
+
+export function navigationViewToWire(view: NavigationView): Record<string, unknown> {
+  return { fragment: view.fragment, is_pinned: view.isPinned, name: view.name };
 }

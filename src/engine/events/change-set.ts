@@ -82,6 +82,8 @@ export const ENTITY_KINDS = [
   "mutedUsers",
   /** Per bot: its key-value storage (/bot_storage). */
   "botStorage",
+  /** Per user: their navigation views. */
+  "navigationViews",
 ] as const;
 export type EntityKind = (typeof ENTITY_KINDS)[number];
 
@@ -513,6 +515,9 @@ export function changesOfEvent(event: EngineEvent, out: ChangeSetBuilder): void 
       return;
     case "muted_users":
       out.entity("mutedUsers", event.userId, "changed");
+      return;
+    case "navigation_view":
+      out.entity("navigationViews", event.userId, "changed");
       return;
     // Ephemeral (typing), or kept in the meta table, which no reader derives from (realm_export).
     case "typing":

@@ -29,6 +29,7 @@ import type {
   Role,
   SavedSnippet,
   MutedUsersRecord,
+  NavigationView,
   ScheduledMessage,
   Subscription,
   User,
@@ -303,6 +304,17 @@ export type EngineEvent =
     }
   /** The muter's whole list after a change. */
   | { readonly type: "muted_users"; readonly userId: number; readonly muted: MutedUsersRecord["muted"] }
+  | { readonly type: "navigation_view"; readonly op: "add"; readonly userId: number; readonly view: NavigationView }
+  /** Only what the request changed (Zulip's do_update_navigation_view). */
+  | {
+      readonly type: "navigation_view";
+      readonly op: "update";
+      readonly userId: number;
+      readonly fragment: string;
+      readonly name?: string;
+      readonly isPinned?: boolean;
+    }
+  | { readonly type: "navigation_view"; readonly op: "remove"; readonly userId: number; readonly fragment: string }
   | { readonly type: "saved_snippets"; readonly op: "add" | "update"; readonly snippet: SavedSnippet }
   | { readonly type: "saved_snippets"; readonly op: "remove"; readonly userId: number; readonly snippetId: number }
   | { readonly type: "device"; readonly op: "add" | "remove"; readonly userId: number; readonly deviceId: number }

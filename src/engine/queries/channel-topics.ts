@@ -203,6 +203,7 @@ export class ChannelTopicIndex extends DerivedCache {
     userStatus: "ignore",
     mutedUsers: "ignore",
     botStorage: "ignore",
+    navigationViews: "ignore",
     device: "ignore",
     attachment: "ignore",
     mail: "ignore",

@@ -45,6 +45,7 @@
  * | user_status       | userId (uint32)                  | UserStatusRecord              |
  * | muted_users       | muter's userId (uint32)          | MutedUsersRecord              |
  * | bot_storage       | [botId, key]                     | the value (string)            |
+ * | navigation_views  | userId (uint32)                  | NavigationViewsRecord         |
  */
 import { open, type Database, type RootDatabase } from "lmdb";
 import type { ChangeKind } from "../events/change-set.js";
@@ -103,6 +104,7 @@ export interface Tables {
   readonly userStatus: Database<unknown, number>;
   readonly mutedUsers: Database<unknown, number>;
   readonly botStorage: Database<unknown, [number, string]>;
+  readonly navigationViews: Database<unknown, number>;
 }
 
 export type TableName = Exclude<keyof Tables, "env">;
@@ -212,6 +214,13 @@ export const TABLE_SPECS = {
   mutedUsers: { db: "muted_users", role: "entity", keys: "id", values: "msgpack", change: "mutedUsers" },
   // Bots' key-value storage (/bot_storage), read per bot on demand: up to 10 million characters each.
   botStorage: { db: "bot_storage", role: "record", keys: "msgpack", values: "msgpack", change: "botStorage" },
+  navigationViews: {
+    db: "navigation_views",
+    role: "entity",
+    keys: "id",
+    values: "msgpack",
+    change: "navigationViews",
+  },
 } as const satisfies Readonly<Record<TableName, TableSpec>>;
 
 export const TABLE_NAMES = Object.keys(TABLE_SPECS) as TableName[];
@@ -265,7 +274,7 @@ export interface OpenTablesOptions {
 
 /**
  * LMDB's limit on named databases per environment, read at each open (not stored in
- * the file), so raising it needs no migration. Tables take 36 of it; the rest is room.
+ * the file), so raising it needs no migration. Tables take 37 of it; the rest is room.
  */
 export const MAX_DBS = 64;
 

@@ -22,6 +22,7 @@ import { USER_TOPIC_ENDPOINTS } from "./user-topics/index.js";
 import { SETTINGS_ENDPOINTS } from "./settings/index.js";
 import { DRAFT_ENDPOINTS } from "./drafts/index.js";
 import { SAVED_SNIPPET_ENDPOINTS } from "./saved-snippets/index.js";
+import { NAVIGATION_VIEW_ENDPOINTS } from "./navigation-views/index.js";
 import { PUSH_ENDPOINTS } from "./push/index.js";
 import { ACCOUNT_ENDPOINTS } from "./accounts/index.js";
 import { INVITE_ENDPOINTS } from "./invites/index.js";
@@ -47,6 +48,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   ...SETTINGS_ENDPOINTS,
   ...DRAFT_ENDPOINTS,
   ...SAVED_SNIPPET_ENDPOINTS,
+  ...NAVIGATION_VIEW_ENDPOINTS,
   ...PRESENCE_ENDPOINTS,
   ...REALM_ENDPOINTS,
   ...USER_TOPIC_ENDPOINTS,

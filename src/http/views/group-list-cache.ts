@@ -59,6 +59,7 @@ export class GroupListCache extends DerivedCache {
     userStatus: "ignore",
     mutedUsers: "ignore",
     botStorage: "ignore",
+    navigationViews: "ignore",
     device: "ignore",
     attachment: "ignore",
     mail: "ignore",

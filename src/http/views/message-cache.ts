@@ -136,6 +136,7 @@ export class MessageJsonCache extends DerivedCache {
     userStatus: "ignore",
     mutedUsers: "ignore",
     botStorage: "ignore",
+    navigationViews: "ignore",
     device: "ignore",
     attachment: "ignore",
     mail: "ignore",

@@ -66,6 +66,7 @@ export class UserListCache extends DerivedCache {
     userStatus: "ignore",
     mutedUsers: "ignore",
     botStorage: "ignore",
+    navigationViews: "ignore",
     device: "ignore",
     attachment: "ignore",
     mail: "ignore",

@@ -99,6 +99,7 @@ export class WindowReplyCache extends DerivedCache {
     userStatus: "ignore",
     mutedUsers: "ignore",
     botStorage: "ignore",
+    navigationViews: "ignore",
     device: "ignore",
     attachment: "ignore",
     mail: "ignore",

@@ -28,6 +28,7 @@ import type {
   UserGroup,
   UserStatusRecord,
   MutedUsersRecord,
+  NavigationViewsRecord,
 } from "../../types.js";
 import type { RealmSettingDefaultsRecord, UserSettingsRecord } from "../../settings/defaults.js";
 import type { EntityTableName } from "../../storage/tables.js";
@@ -67,6 +68,7 @@ export interface EntityRecords {
   attachments: Attachment;
   userStatus: UserStatusRecord;
   mutedUsers: MutedUsersRecord;
+  navigationViews: NavigationViewsRecord;
 }
 
 export type EntityIndexes = { readonly [T in EntityTableName]: EntityIndex<EntityRecords[T]> };
@@ -112,6 +114,7 @@ export function createEntityIndexes(hooks: EntityHooks) {
     /** Users who ever set a status (cleared ones too: Zulip keeps the row). */
     userStatus: new KeyedIndex((record: UserStatusRecord) => record.userId),
     mutedUsers: new MutedUsersIndex(),
+    navigationViews: new KeyedIndex((record: NavigationViewsRecord) => record.userId),
   } satisfies EntityIndexes;
 }
 

@@ -46,7 +46,7 @@ import {
 import { realmSection } from "./realm-state.js";
 import { UNSTORED_SECTIONS, type UnstoredSection } from "./unstored-sections.js";
 import { realmUserSettingsDefaultsSection, userSettingsSection } from "./user-settings.js";
-import { draftToWire, savedSnippetToWire } from "../../../wire/personal.js";
+import { draftToWire, navigationViewToWire, savedSnippetToWire } from "../../../wire/personal.js";
 import { devicesToWire } from "../../../wire/device.js";
 import { channelFolderToWire, defaultChannelGroupToWire } from "../../../wire/channel.js";
 import { realmDomainToWire } from "../../../wire/realm-domain.js";
@@ -197,7 +197,9 @@ export default defineEndpoint({
       ...unstored("tenor"),
       ...unstored("klipy"),
       ...unstored("realm_billing"),
-      ...unstored("navigation_views"),
+      ...(want("navigation_views")
+        ? { navigation_views: store.navigationViews(user.id).map(navigationViewToWire) }
+        : {}),
       ...(want("saved_snippets") ? { saved_snippets: store.savedSnippets(user.id).map(savedSnippetToWire) } : {}),
     };
     // A bot's default_all_public_streams and default_events_register_stream fill in what the client left out.

@@ -37,7 +37,6 @@ export const UNSTORED_SECTIONS = {
   tenor: () => ({ tenor_api_key: "" }),
   klipy: () => ({ klipy_api_key: "" }),
   realm_billing: () => ({ realm_billing: { has_pending_sponsorship_request: false } }),
-  navigation_views: () => ({ navigation_views: [] }),
 } as const satisfies Record<string, SectionBuilder>;
 
 export type UnstoredSection = keyof typeof UNSTORED_SECTIONS;
