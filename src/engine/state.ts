@@ -353,6 +353,7 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
   counters: Counters;
   /** The write path (write-coordinator.ts): every write, batch and listener goes through it. */
   readonly #writes: WriteCoordinator;
+  #closed = false;
 
   constructor(dir: string, renderer: MessageRenderer, options: StoreOptions) {
     // eslint-disable-next-line @typescript-eslint/no-this-alias -- the write host's counters accessors
@@ -374,6 +375,9 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
           state.counters = counters;
         },
         now: this.now,
+        get closed() {
+          return state.#closed;
+        },
         forgetUncommitted: () => {
           this.messageConversations.clear();
           this.conversations.clear();
@@ -736,7 +740,13 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
     for (const keys of stripes.reverse()) void this.tables.subscriptions.prefetch(keys, () => undefined);
   }
 
+  /** Writes every bitmap key addDeferred left (at open and close; writes between do it a slice at a time). */
+  settleDeferredBitmaps(): void {
+    this.#writes.settleAll();
+  }
+
   close(): void {
+    this.#closed = true;
     void this.tables.env.close();
   }
 }

@@ -396,6 +396,8 @@ export class Store {
     this.#state.onChanges((changes) => this.#received.forgetChanged(changes));
     // A crash may have cut a deletion's read-bit purge short: it ends before anything else.
     while (continueReadPurge(this.#state));
+    // A crash may have left bitmap adds journaled but not written (index/deferred-adds.ts).
+    this.#state.settleDeferredBitmaps();
     registerInternals(this, this.#state, this.#received);
   }
 
@@ -412,6 +414,7 @@ export class Store {
   close(): void {
     try {
       try {
+        this.#state.settleDeferredBitmaps();
         flushPresence(this.#state);
       } finally {
         this.#state.close();

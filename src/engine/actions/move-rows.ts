@@ -23,7 +23,7 @@
  * Only users with a subscription (of any state) to either channel can change: for
  * anyone else the old place derived nothing but being the sender, and so does the new.
  */
-import { EMPTY, RoaringBitmap32, type Bitmap, type ReadonlyBitmap } from "../index/bitmap-store.js";
+import { EMPTY, RoaringBitmap32, type Bitmap, type BitmapStore, type ReadonlyBitmap } from "../index/bitmap-store.js";
 import { key, type StoredFlag } from "../index/keys.js";
 import { holdsUserFlag } from "../index/user-flag-holders.js";
 import type { StoreState } from "../state.js";
@@ -221,9 +221,62 @@ export function planChannelMoveRows(
     losingAccess,
     hadTargetRow: (userId) => targetRows.get(userId),
     apply() {
-      for (const change of changes) applyUserRows(state, change);
+      const rows = new RowWriter(state.bitmaps);
+      for (const change of changes) applyUserRows(rows, change);
+      rows.flush();
     },
   };
+}
+
+/**
+ * Below this many keys getting the same IDs, a move writes their chunks itself; from
+ * it on, later writes do (BitmapStore.addDeferred: ~20-40 µs a key of loading and
+ * serializing, 10,000 users' rows held the event loop most of a second).
+ */
+const DEFER_KEYS_FROM = 64;
+
+/**
+ * Collects a move's row writes, keys grouped by the IDs they gain or lose (most users
+ * get or lose the same moved set), and writes them: many keys with the same IDs
+ * deferred, the others at once. A key gets disjoint IDs from its add and its remove, so
+ * their order does not matter.
+ */
+class RowWriter {
+  readonly #bitmaps: BitmapStore;
+  /** By the IDs' size: groups of equal ID sets. */
+  readonly #groups = new Map<number, { ids: ReadonlyBitmap; add: string[]; remove: string[] }[]>();
+
+  constructor(bitmaps: BitmapStore) {
+    this.#bitmaps = bitmaps;
+  }
+
+  addAll(k: string, ids: ReadonlyBitmap): void {
+    this.#group(ids).add.push(k);
+  }
+
+  removeAll(k: string, ids: ReadonlyBitmap): void {
+    this.#group(ids).remove.push(k);
+  }
+
+  #group(ids: ReadonlyBitmap) {
+    let sameSize = this.#groups.get(ids.size);
+    if (sameSize === undefined) this.#groups.set(ids.size, (sameSize = []));
+    let group = sameSize.find((g) => g.ids === ids || g.ids.isEqual(ids));
+    if (group === undefined) sameSize.push((group = { ids, add: [], remove: [] }));
+    return group;
+  }
+
+  flush(): void {
+    const b = this.#bitmaps;
+    for (const sameSize of this.#groups.values()) {
+      for (const { ids, add, remove } of sameSize) {
+        if (add.length >= DEFER_KEYS_FROM) b.addDeferred(add, ids);
+        else for (const k of add) b.addAll(k, ids);
+        if (remove.length >= DEFER_KEYS_FROM) b.removeDeferred(remove, ids);
+        else for (const k of remove) b.removeAll(k, ids);
+      }
+    }
+  }
 }
 
 /**
@@ -232,8 +285,7 @@ export function planChannelMoveRows(
  * or flags of a message must drop them on that (a 5,000-message move would otherwise
  * list 5,000 IDs for each of thousands of users in the change log).
  */
-function applyUserRows(state: StoreState, rows: UserRows): void {
-  const b = state.bitmaps;
+function applyUserRows(b: RowWriter, rows: UserRows): void {
   const { userId } = rows;
   const set = (flag: StoredFlag, bits: RowBits) => {
     const add = andNot(bits.want, bits.have);

@@ -8,6 +8,7 @@
  */
 import { canSeeChannel, isGroupMember, isSubscribed, receivedAtSend, sendRefusal } from "../access.js";
 import { BadRequestError, ChannelNotFoundError, clip, PermissionDeniedError } from "../errors.js";
+import { RoaringBitmap32 } from "../index/bitmap-store.js";
 import { HAS_OPERANDS, isIndexableTerm, key } from "../index/keys.js";
 import { indexTerms } from "../search/index.js";
 import { codePointPrefix, exceedsCodePoints, MAX_DIRECT_RECIPIENTS } from "../limits.js";
@@ -386,8 +387,18 @@ export function storeMessage(
       },
     };
     indexMessage(state, message, sink, conversation);
-    for (const userId of input.readBy) sink.add(key.userFlag(userId, "read"), id);
-    markReadForMuters(state, message, sink, input.readBy, participants);
+    const readers = [...input.readBy, ...mutersReceiving(state, message, input.readBy, participants)];
+    if (readers.length <= 1) for (const userId of readers) sink.add(key.userFlag(userId, "read"), id);
+    else {
+      // Born read for many (a notice for a channel's thousands of subscribers, a sender
+      // muted by many): BitmapStore.addDeferred writes their read bitmaps in later writes
+      // when they are many, readable at once.
+      for (const userId of readers) flags.record(userId, "read");
+      state.bitmaps.addDeferred(
+        readers.map((userId) => key.userFlag(userId, "read")),
+        new RoaringBitmap32([id]),
+      );
+    }
     writeMentionFlags(state, message, sink, { groups: true, conversation });
     enqueueMessagePushes(state, ctx, message, channel, participants, flags);
     if (channel && channel.firstMessageId === null) {
@@ -413,25 +424,27 @@ export function storeMessage(
 }
 
 /**
- * Zulip's muted_sender_user_ids: a message arrives read for the recipients who mute its
- * sender. Only those users are looked at (the sender's muters, one map lookup), never
+ * Zulip's muted_sender_user_ids: the recipients who mute the message's sender, not in
+ * `readBy`, for whom it arrives read. Only those users are looked at (the sender's muters, one map lookup), never
  * every recipient.
  */
-function markReadForMuters(
+function mutersReceiving(
   state: StoreState,
   message: Message,
-  sink: IndexSink,
   readBy: readonly number[],
   participants: readonly number[],
-): void {
+): number[] {
   const muters = state.mutingUsers.get(message.senderId);
-  if (muters === undefined) return;
+  if (muters === undefined) return [];
+  const already = new Set(readBy);
+  const out: number[] = [];
   for (const userId of muters) {
-    if (readBy.includes(userId)) continue;
+    if (already.has(userId)) continue;
     const receives =
       message.recipient.type === "direct" ? participants.includes(userId) : receivedAtSend(state, userId, message);
-    if (receives) sink.add(key.userFlag(userId, "read"), message.id);
+    if (receives) out.push(userId);
   }
+  return out;
 }
 
 /**

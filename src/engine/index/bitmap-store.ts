@@ -13,7 +13,8 @@
  * then the next change folds it into a new base.
  *
  * Invariant: between write transactions, every cached bitmap equals the union of its
- * persisted chunks from the entry's `from` chunk on (0 for most: the whole bitmap), and
+ * persisted chunks from the entry's `from` chunk on (0 for most: the whole bitmap) and
+ * the effects addDeferred/removeDeferred journaled for it there (index/deferred-writes.ts), and
  * every cached entry's deltas equal the persisted ones of those chunks. add() of one ID
  * to a key not cached loads only the chunks from that ID's on: a send to a topic last
  * active long ago must not read (and cache) the topic's whole history, and at 10M
@@ -28,6 +29,7 @@
 import roaring from "roaring";
 import { StorageError } from "../errors.js";
 import type { Tables } from "../storage/tables.js";
+import { DeferredWrites, type DeferredOp } from "./deferred-writes.js";
 
 const { RoaringBitmap32 } = roaring;
 export type Bitmap = InstanceType<typeof RoaringBitmap32>;
@@ -140,6 +142,8 @@ export class BitmapStore {
   readonly #listed = new Set<string>();
   /** Whether every key on disk is listed in its directory (see directoryComplete). */
   #directoryReady = false;
+  /** Changes whose chunks later writes write (addDeferred, removeDeferred); applied over every load. */
+  readonly #deferred: DeferredWrites;
 
   /**
    * `directoryOf` names, for keys that have one, a directory bitmap and the member a key
@@ -150,6 +154,7 @@ export class BitmapStore {
     this.#tables = tables;
     this.#maxCacheBytes = maxCacheBytes;
     this.#directoryOf = directoryOf;
+    this.#deferred = new DeferredWrites(tables.meta);
   }
 
   /**
@@ -190,6 +195,7 @@ export class BitmapStore {
   /** Whether `key` holds no ID, without loading its history when it is not cached. */
   isEmpty(key: string): boolean {
     if (!storable(key)) return true;
+    if (this.#deferred.has(key)) return this.get(key).isEmpty;
     const entry = this.#cache.get(key);
     if (entry === undefined && this.#unlisted(key)) return true;
     if (entry && (!entry.bitmap.isEmpty || entry.from === 0)) return entry.bitmap.isEmpty;
@@ -213,6 +219,7 @@ export class BitmapStore {
     if (!storable(key) || lastId < firstId) return false;
     const entry = this.#cache.get(key);
     if (entry === undefined && this.#unlisted(key)) return false;
+    if (this.#deferred.has(key)) return this.getFrom(key, firstId).rangeCardinality(firstId, lastId + 1) > 0;
     for (let chunk = firstId >>> CHUNK_BITS; chunk <= lastId >>> CHUNK_BITS; chunk++) {
       if (entry && chunk >= entry.from) {
         const start = Math.max(firstId, chunk * CHUNK_SPAN);
@@ -344,6 +351,88 @@ export class BitmapStore {
     return fresh.size;
   }
 
+  /**
+   * Adds `ids` to many keys, at once in memory, their chunks written by later writes
+   * (settleDeferred): this transaction writes one journal entry instead of chunks for
+   * each key (index/deferred-writes.ts). For IDs going into thousands of per-user bitmaps.
+   * `ids` must not change afterwards.
+   */
+  addDeferred(keys: readonly string[], ids: ReadonlyBitmap): void {
+    this.#deferredWrite("add", keys, ids);
+  }
+
+  /** removeAll for many keys, deferred as addDeferred is. */
+  removeDeferred(keys: readonly string[], ids: ReadonlyBitmap): void {
+    this.#deferredWrite("remove", keys, ids);
+  }
+
+  #deferredWrite(op: DeferredOp, keys: readonly string[], ids: ReadonlyBitmap): void {
+    if (ids.isEmpty) return;
+    const firstChunk = ids.minimum() >>> CHUNK_BITS;
+    const journaled: string[] = [];
+    for (const key of keys) {
+      if (!storable(key))
+        throw new StorageError(`bitmap key longer than ${MAX_KEY_NAME_BYTES} bytes: ${key.slice(0, 40)}...`);
+      const entry = this.#cache.get(key);
+      if (entry === undefined && op === "remove" && !this.#deferred.has(key) && this.#unlisted(key)) continue;
+      if (entry !== undefined) {
+        // A partly loaded entry gets the rest when those chunks are loaded (entries are applied over loads).
+        const inMemory =
+          entry.from <= firstChunk
+            ? ids
+            : RoaringBitmap32.and(ids, new RoaringBitmap32().addRange(entry.from * CHUNK_SPAN, 2 ** 32));
+        const changed =
+          op === "add" ? RoaringBitmap32.andNot(inMemory, entry.bitmap) : RoaringBitmap32.and(entry.bitmap, inMemory);
+        // A whole entry the operation does not change: memory is disk plus pending entries, which stay.
+        if (changed.isEmpty && entry.from === 0) continue;
+        if (!changed.isEmpty) {
+          entry.used = ++this.#clock;
+          if (op === "add") {
+            entry.bitmap.orInPlace(changed);
+            this.#grow(entry, 4 * changed.size);
+            this.#undo.push({ key, added: changed, removed: [] });
+          } else {
+            entry.bitmap.andNotInPlace(changed);
+            this.#undo.push({ key, added: [], removed: changed });
+          }
+        }
+      }
+      this.#bump(key);
+      if (op === "add") {
+        this.#absent.delete(key);
+        this.#list(key);
+      }
+      journaled.push(key);
+    }
+    if (journaled.length > 0) this.#deferred.record(op, ids, journaled);
+  }
+
+  /** Whether addDeferred or removeDeferred left keys to write. */
+  get hasDeferred(): boolean {
+    return !this.#deferred.isEmpty;
+  }
+
+  /** Inside a write: up to `maxKeys` keys of the oldest deferred operation are written by it. */
+  settleDeferred(maxKeys: number): void {
+    for (const key of this.#deferred.nextToSettle(maxKeys)) this.#settle(key);
+  }
+
+  /** The transaction writes every chunk of `key` its deferred operations touch whole, from memory. */
+  #settle(key: string): void {
+    const touched = this.#deferred.touched(key);
+    if (touched.isEmpty) return;
+    // Loaded from the first touched chunk on: the rewrite serializes those chunks from memory.
+    const first = touched.minimum() >>> CHUNK_BITS;
+    this.#entry(key, first);
+    // Whole chunks even where memory ends up as the disk was: a flip there would be
+    // relative to a persisted chunk the deferred operation never reached.
+    const last = touched.maximum() >>> CHUNK_BITS;
+    for (let chunk = first; chunk <= last; chunk++)
+      if (first === last || touched.rangeCardinality(chunk * CHUNK_SPAN, (chunk + 1) * CHUNK_SPAN) > 0)
+        this.#markChunkRewrite(key, chunk);
+    this.#deferred.settling(key);
+  }
+
   /** Removes many IDs; returns those that were present. */
   removeMany(key: string, ids: Iterable<number>): number[] {
     if (!storable(key)) return [];
@@ -378,7 +467,7 @@ export class BitmapStore {
     if (this.#absent.has(key)) return [];
     let entry = this.#cache.get(key);
     if (entry === undefined && this.#unlisted(key)) return [];
-    if (entry === undefined) {
+    if (entry === undefined && !this.#deferred.has(key)) {
       // A chunk with a delta always has a base (see writeDirty), so bases alone tell.
       let stored = false;
       for (let chunk = first; chunk <= last && !stored; chunk++)
@@ -444,6 +533,8 @@ export class BitmapStore {
    */
   writeDirty(): void {
     const chunks = this.#tables.bitmapChunks;
+    // A journaled key written for any reason is written whole where journaled, and settled.
+    for (const key of [...this.#dirty.keys()]) if (this.#deferred.has(key)) this.#settle(key);
     for (const [key, changed] of this.#dirty) {
       // Dirty keys stay cached (eviction runs only after commit) and hold their dirty chunks.
       const entry = this.#cache.get(key)!;
@@ -471,6 +562,7 @@ export class BitmapStore {
         }
       }
     }
+    this.#deferred.write();
   }
 
   /**
@@ -486,6 +578,7 @@ export class BitmapStore {
       else entry.deltas?.delete(chunk);
     }
     this.#pendingDeltas = [];
+    this.#deferred.committed();
     for (const key of this.#dirty.keys()) {
       const entry = this.#cache.get(key);
       if (!entry || entry.unmeasured < REMEASURE_BYTES) continue;
@@ -520,6 +613,13 @@ export class BitmapStore {
     this.#undo = [];
     this.#dirty.clear();
     this.#pendingDeltas = [];
+    for (const key of this.#deferred.rollback()) {
+      const entry = this.#cache.get(key);
+      if (entry === undefined) continue;
+      this.#cache.delete(key);
+      this.#cachedBytes -= entry.bytes;
+      this.#bump(key);
+    }
     // Listings the failed write made were undone with it.
     this.#listed.clear();
   }
@@ -621,6 +721,7 @@ export class BitmapStore {
         }
       }
     }
+    this.#deferred.overlay(key, bitmap, from * CHUNK_SPAN, to * CHUNK_SPAN);
     return { bitmap, deltas };
   }
 
@@ -653,7 +754,7 @@ export class BitmapStore {
     }
     this.#absent.delete(key);
     // A key its directory does not list has nothing on disk: no read (a write's first ID).
-    const unlisted = this.#unlisted(key);
+    const unlisted = !this.#deferred.has(key) && this.#unlisted(key);
     const { bitmap, deltas } = unlisted
       ? { bitmap: new RoaringBitmap32(), deltas: null }
       : this.#load(key, from, CHUNK_SPAN);
