@@ -95,6 +95,12 @@ export interface StoreOptions {
   readonly noSync?: boolean;
   /** Bitmap cache budget in bytes. */
   readonly bitmapCacheBytes?: number;
+  /**
+   * From how many keys getting the same IDs in one write their chunks are written by
+   * later writes (index/deferred-writes.ts); default DEFER_KEYS_FROM. Infinity writes
+   * everything in the write itself (tests compare the two).
+   */
+  readonly deferBitmapWritesFrom?: number;
   /** Clock in UNIX seconds (tests and data generators inject their own). */
   readonly now?: () => number;
   /**
@@ -359,7 +365,11 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
     // eslint-disable-next-line @typescript-eslint/no-this-alias -- the write host's counters accessors
     const state = this;
     this.tables = openTables(dir, { noSync: options.noSync ?? false });
-    this.bitmaps = new BitmapStore(this.tables, options.bitmapCacheBytes, userFlagHolderOf);
+    this.bitmaps = new BitmapStore(this.tables, {
+      maxCacheBytes: options.bitmapCacheBytes,
+      directoryOf: userFlagHolderOf,
+      deferFrom: options.deferBitmapWritesFrom,
+    });
     this.conversations = new Conversations(this.tables);
     this.userTopics = new UserTopicPolicies(this.tables);
     this.renderer = renderer;

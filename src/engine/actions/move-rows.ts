@@ -229,18 +229,13 @@ export function planChannelMoveRows(
 }
 
 /**
- * Below this many keys getting the same IDs, a move writes their chunks itself; from
- * it on, later writes do (BitmapStore.addDeferred: ~20-40 µs a key of loading and
- * serializing, 10,000 users' rows held the event loop most of a second).
- */
-const DEFER_KEYS_FROM = 64;
-
-/**
  * Collects a move's row writes, keys grouped by the IDs they gain or lose (most users
- * get or lose the same moved set), and writes them: many keys with the same IDs
- * deferred, the others at once. A key gets disjoint IDs from its add and its remove, so
+ * get or lose the same moved set), and writes them (BitmapStore defers the chunks of
+ * many keys with the same IDs to later writes). A key gets disjoint IDs from its add and its remove, so
  * their order does not matter.
  */
+const MAX_COMPARED_GROUPS = 8;
+
 class RowWriter {
   readonly #bitmaps: BitmapStore;
   /** By the IDs' size: groups of equal ID sets. */
@@ -261,7 +256,8 @@ class RowWriter {
   #group(ids: ReadonlyBitmap) {
     let sameSize = this.#groups.get(ids.size);
     if (sameSize === undefined) this.#groups.set(ids.size, (sameSize = []));
-    let group = sameSize.find((g) => g.ids === ids || g.ids.isEqual(ids));
+    // The first few groups of a size only: thousands of distinct sets must not compare pairwise.
+    let group = sameSize.slice(0, MAX_COMPARED_GROUPS).find((g) => g.ids === ids || g.ids.isEqual(ids));
     if (group === undefined) sameSize.push((group = { ids, add: [], remove: [] }));
     return group;
   }
@@ -270,10 +266,8 @@ class RowWriter {
     const b = this.#bitmaps;
     for (const sameSize of this.#groups.values()) {
       for (const { ids, add, remove } of sameSize) {
-        if (add.length >= DEFER_KEYS_FROM) b.addDeferred(add, ids);
-        else for (const k of add) b.addAll(k, ids);
-        if (remove.length >= DEFER_KEYS_FROM) b.removeDeferred(remove, ids);
-        else for (const k of remove) b.removeAll(k, ids);
+        b.addDeferred(add, ids);
+        b.removeDeferred(remove, ids);
       }
     }
   }

@@ -29,7 +29,7 @@
 import roaring from "roaring";
 import { StorageError } from "../errors.js";
 import type { Tables } from "../storage/tables.js";
-import { DeferredWrites, type DeferredOp } from "./deferred-writes.js";
+import { DeferredWrites, within, type DeferredOp } from "./deferred-writes.js";
 
 const { RoaringBitmap32 } = roaring;
 export type Bitmap = InstanceType<typeof RoaringBitmap32>;
@@ -97,6 +97,26 @@ interface UndoRecord {
 /** The directory bitmap a key is listed in, and its member ID there; null when it has none. */
 export type DirectoryOf = (key: string) => readonly [string, number] | null;
 
+/**
+ * Below this many keys getting the same IDs, addDeferred writes their chunks in the
+ * write itself: a journal entry and a later write cost more than a few chunks, and
+ * ~20-40 µs a key of loading and serializing only adds up in the thousands.
+ */
+export const DEFER_KEYS_FROM = 64;
+
+export interface BitmapStoreOptions {
+  /** Cache budget in bytes (DEFAULT_CACHE_BYTES). */
+  readonly maxCacheBytes?: number | undefined;
+  /**
+   * Names, for keys that have one, a directory bitmap and the member a key stands for
+   * there: every key that ever gets an ID is added to it in the same write
+   * (index/user-flag-holders.ts), so readers can skip keys their directory lacks.
+   */
+  readonly directoryOf?: DirectoryOf | null | undefined;
+  /** From how many keys addDeferred/removeDeferred defer (DEFER_KEYS_FROM; Infinity: never). */
+  readonly deferFrom?: number | undefined;
+}
+
 /** Entries of the listed-keys memo past which it starts over (it only saves lookups). */
 const MAX_LISTED_MEMO = 200_000;
 
@@ -144,16 +164,13 @@ export class BitmapStore {
   #directoryReady = false;
   /** Changes whose chunks later writes write (addDeferred, removeDeferred); applied over every load. */
   readonly #deferred: DeferredWrites;
+  readonly #deferFrom: number;
 
-  /**
-   * `directoryOf` names, for keys that have one, a directory bitmap and the member a key
-   * stands for there: every key that ever gets an ID is added to it in the same write
-   * (index/user-flag-holders.ts), so readers can skip keys their directory lacks.
-   */
-  constructor(tables: Tables, maxCacheBytes = DEFAULT_CACHE_BYTES, directoryOf: DirectoryOf | null = null) {
+  constructor(tables: Tables, options: BitmapStoreOptions = {}) {
     this.#tables = tables;
-    this.#maxCacheBytes = maxCacheBytes;
-    this.#directoryOf = directoryOf;
+    this.#maxCacheBytes = options.maxCacheBytes ?? DEFAULT_CACHE_BYTES;
+    this.#directoryOf = options.directoryOf ?? null;
+    this.#deferFrom = options.deferFrom ?? DEFER_KEYS_FROM;
     this.#deferred = new DeferredWrites(tables.meta);
   }
 
@@ -353,9 +370,9 @@ export class BitmapStore {
 
   /**
    * Adds `ids` to many keys, at once in memory, their chunks written by later writes
+   * when there are DEFER_KEYS_FROM keys or more
    * (settleDeferred): this transaction writes one journal entry instead of chunks for
    * each key (index/deferred-writes.ts). For IDs going into thousands of per-user bitmaps.
-   * `ids` must not change afterwards.
    */
   addDeferred(keys: readonly string[], ids: ReadonlyBitmap): void {
     this.#deferredWrite("add", keys, ids);
@@ -368,6 +385,13 @@ export class BitmapStore {
 
   #deferredWrite(op: DeferredOp, keys: readonly string[], ids: ReadonlyBitmap): void {
     if (ids.isEmpty) return;
+    if (keys.length < this.#deferFrom) {
+      for (const key of keys) {
+        if (op === "add") this.addAll(key, ids);
+        else this.removeAll(key, ids);
+      }
+      return;
+    }
     const firstChunk = ids.minimum() >>> CHUNK_BITS;
     const journaled: string[] = [];
     for (const key of keys) {
@@ -377,10 +401,7 @@ export class BitmapStore {
       if (entry === undefined && op === "remove" && !this.#deferred.has(key) && this.#unlisted(key)) continue;
       if (entry !== undefined) {
         // A partly loaded entry gets the rest when those chunks are loaded (entries are applied over loads).
-        const inMemory =
-          entry.from <= firstChunk
-            ? ids
-            : RoaringBitmap32.and(ids, new RoaringBitmap32().addRange(entry.from * CHUNK_SPAN, 2 ** 32));
+        const inMemory = entry.from <= firstChunk ? ids : within(ids, entry.from * CHUNK_SPAN, 2 ** 32);
         const changed =
           op === "add" ? RoaringBitmap32.andNot(inMemory, entry.bitmap) : RoaringBitmap32.and(entry.bitmap, inMemory);
         // A whole entry the operation does not change: memory is disk plus pending entries, which stay.
@@ -420,6 +441,7 @@ export class BitmapStore {
   /** The transaction writes every chunk of `key` its deferred operations touch whole, from memory. */
   #settle(key: string): void {
     const touched = this.#deferred.touched(key);
+    this.#deferred.settling(key);
     if (touched.isEmpty) return;
     // Loaded from the first touched chunk on: the rewrite serializes those chunks from memory.
     const first = touched.minimum() >>> CHUNK_BITS;
@@ -430,7 +452,6 @@ export class BitmapStore {
     for (let chunk = first; chunk <= last; chunk++)
       if (first === last || touched.rangeCardinality(chunk * CHUNK_SPAN, (chunk + 1) * CHUNK_SPAN) > 0)
         this.#markChunkRewrite(key, chunk);
-    this.#deferred.settling(key);
   }
 
   /** Removes many IDs; returns those that were present. */

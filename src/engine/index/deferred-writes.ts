@@ -81,10 +81,9 @@ export class DeferredWrites {
   overlay(key: string, bitmap: Bitmap, low: number, high: number): void {
     const seqs = this.#of.get(key);
     if (seqs === undefined) return;
-    const range = low === 0 && high >= 2 ** 32 ? null : new RoaringBitmap32().addRange(low, high);
     for (const seq of seqs) {
       const journal = this.#journals.get(seq)!;
-      const ids = range === null ? journal.ids : RoaringBitmap32.and(journal.ids, range);
+      const ids = within(journal.ids, low, high);
       if (journal.op === "add") bitmap.orInPlace(ids);
       else bitmap.andNotInPlace(ids);
     }
@@ -97,10 +96,10 @@ export class DeferredWrites {
     return RoaringBitmap32.orMany(seqs.map((seq) => this.#journals.get(seq)!.ids));
   }
 
-  /** Journals `op` of `ids` on `keys` in the running transaction (`ids` must not change afterwards). */
+  /** Journals `op` of `ids` (copied: callers' bitmaps change) on `keys` in the running transaction. */
   record(op: DeferredOp, ids: ReadonlyBitmap, keys: readonly string[]): void {
     const seq = this.#nextSeq++;
-    this.#add(seq, { op, ids, keys: new Set(keys) });
+    this.#add(seq, { op, ids: new RoaringBitmap32(ids), keys: new Set(keys) });
     this.#created.push(seq);
   }
 
@@ -179,4 +178,17 @@ export class DeferredWrites {
       else seqs.push(seq);
     }
   }
+}
+
+/**
+ * The IDs of `ids` in [low, high). The range bitmap spans `ids` only: one from a chunk to
+ * 2^32 is 65,536 containers, and built for each load it cost ~50 ms a key.
+ */
+export function within(ids: ReadonlyBitmap, low: number, high: number): ReadonlyBitmap {
+  if (ids.isEmpty) return ids;
+  const first = Math.max(low, ids.minimum());
+  const end = Math.min(high, ids.maximum() + 1);
+  if (first >= end) return new RoaringBitmap32();
+  if (first === ids.minimum() && end === ids.maximum() + 1) return ids;
+  return RoaringBitmap32.and(ids, new RoaringBitmap32().addRange(first, end));
 }

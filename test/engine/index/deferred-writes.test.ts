@@ -22,8 +22,11 @@ const arr = (b: ReadonlyBitmap) => [...b];
 
 /** What a store opened on these tables now reads (a process that crashed before settling). */
 function fresh(state: StoreState): BitmapStore {
-  return new BitmapStore(state.tables);
+  return new BitmapStore(state.tables, { deferFrom: 1 });
 }
+
+/** A store that defers from one key on (the engine's threshold is DEFER_KEYS_FROM). */
+const deferring = () => tempStore({ deferBitmapWritesFrom: 1 });
 
 function settleAll(state: StoreState): number {
   let writes = 0;
@@ -36,7 +39,7 @@ function settleAll(state: StoreState): number {
 
 describe("deferred bitmap writes", () => {
   it("are read at once from cached and uncached keys, survive a crash as a journal, and settle a slice a write", () => {
-    t = tempStore();
+    t = deferring();
     const state = internals(t.store);
     const b = state.bitmaps;
     state.write(() => void b.addMany("k:cached", [1, 2, CHUNK + 3]));
@@ -66,7 +69,7 @@ describe("deferred bitmap writes", () => {
   });
 
   it("a write of a journaled key settles it, with whatever the write changed, and leaves the others journaled", () => {
-    t = tempStore();
+    t = deferring();
     const state = internals(t.store);
     const b = state.bitmaps;
     state.write(() => void b.addMany("k:a", [1, 2, 3]));
@@ -88,7 +91,7 @@ describe("deferred bitmap writes", () => {
   });
 
   it("removeDeferred after addDeferred applies in order, over partly loaded entries too", () => {
-    t = tempStore();
+    t = deferring();
     const state = internals(t.store);
     const b = state.bitmaps;
     state.write(() => void b.addMany("k:p", [1, CHUNK + 1, 2 * CHUNK + 1]));
@@ -106,7 +109,7 @@ describe("deferred bitmap writes", () => {
   });
 
   it("a failed write leaves no journal and no trace in memory, even in bitmaps it loaded after deferring", () => {
-    t = tempStore();
+    t = deferring();
     const state = internals(t.store);
     const b = state.bitmaps;
     state.write(() => void b.addMany("k:x", [1]));
@@ -125,7 +128,7 @@ describe("deferred bitmap writes", () => {
   });
 
   it("the store settles what a crash left at open", () => {
-    t = tempStore();
+    t = deferring();
     const state = internals(t.store);
     state.write(() => state.bitmaps.addDeferred(["k:1", "k:2"], ids(4)));
     // Closing settles too; a crash would not: close as a crash leaves it.
@@ -175,7 +178,7 @@ describe("deferred bitmap writes", () => {
     );
     fc.assert(
       fc.property(fc.array(op, { maxLength: 25 }), (ops) => {
-        const store = tempStore();
+        const store = deferring();
         try {
           const state = internals(store.store);
           const b = state.bitmaps;
@@ -219,7 +222,7 @@ describe("deferred bitmap writes", () => {
             }
           }
           settleAll(state);
-          const settled = new BitmapStore(state.tables);
+          const settled = fresh(state);
           if (settled.hasDeferred) return false;
           return KEYS.every((k) => arr(settled.get(k)).join() === [...model.get(k)!].sort((x, y) => x - y).join());
         } finally {
