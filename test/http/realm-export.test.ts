@@ -9,13 +9,14 @@
  * users), channels that never had a subscriber or message.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStore, type Store } from "../../src/index.js";
 import { REALM_EXPORT_STATUS, type User } from "../../src/engine/index.js";
 import { basicAuth, startServer, type TestServer } from "../support/http.js";
+import { RealmExports } from "../../src/exports/realm-exports.js";
 import { openExport, readExport } from "../../tools/import/zulip-export.js";
 import { DEFAULT_LIMITS } from "../../tools/import/limits.js";
 
@@ -175,6 +176,46 @@ describe("POST /export/realm and the round trip through parley import", () => {
       ]);
     } finally {
       copy.close();
+    }
+  });
+
+  it("cut into many small slices and files, the export holds the same messages and rows", async () => {
+    const store = s.t.store;
+    const small = new RealmExports(store, {
+      root: join(root, "small"),
+      uploads: s.server.uploads.files,
+      logError: (message, error) => {
+        throw new Error(`${message}: ${String(error)}`);
+      },
+      sliceMessages: 2,
+      fileMessages: 3,
+    });
+    const row = store.requestRealmExport(s.seed.owner.id, 2, { supportAddress: "admin@test.dev" });
+    small.start(row, "http://localhost");
+    await small.idle();
+    const done = store.realmExports(s.seed.owner.id).find((e) => e.id === row.id)!;
+    expect(done.status).toBe(REALM_EXPORT_STATUS.SUCCEEDED);
+    const [whole, sliced] = await Promise.all([
+      openExport(tarball, DEFAULT_LIMITS),
+      openExport(small.fileOf(done.exportPath!)!, DEFAULT_LIMITS),
+    ]);
+    try {
+      expect(readdirSync(sliced.root).filter((f) => f.startsWith("messages-"))).toEqual([
+        "messages-000001.json",
+        "messages-000002.json",
+        "messages-000003.json",
+        "messages-000004.json",
+      ]);
+      const a = readExport(whole.root, DEFAULT_LIMITS);
+      const b = readExport(sliced.root, DEFAULT_LIMITS);
+      expect(b.messages).toEqual(a.messages);
+      const rows = (d: typeof a) =>
+        d.userMessages.map((um) => `${um.user}:${um.message}:${[...um.flags].sort().join(",")}`).sort();
+      expect(rows(b)).toEqual(rows(a));
+      expect(rows(a).length).toBeGreaterThan(20);
+    } finally {
+      whole.cleanup();
+      sliced.cleanup();
     }
   });
 
