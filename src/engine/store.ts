@@ -1588,9 +1588,13 @@ export class Store {
     return planExport(this.#state, this.#received, realmId, type, consentedUserIds(this.#state, realmId));
   }
 
-  /** One messages-NNNNNN.json of the plan: `ids` is a slice of plan.messageIds. */
-  exportMessageSlice(plan: ExportPlan, ids: ArrayLike<number>): { zerver_message: Row[]; zerver_usermessage: Row[] } {
-    return messageSlice(this.#state, this.#received, plan, ids);
+  /** One step of a messages-NNNNNN.json: from `ids` (a part of plan.messageIds), messages until maxRows flag rows. */
+  exportMessageSlice(
+    plan: ExportPlan,
+    ids: ArrayLike<number>,
+    maxRows?: number,
+  ): { zerver_message: Row[]; zerver_usermessage: Row[]; consumed: number } {
+    return messageSlice(this.#state, plan, ids, maxRows);
   }
 
   /** realm.json's tables, after every slice. */

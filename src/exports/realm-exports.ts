@@ -21,8 +21,12 @@ import type { ExportPlan, ExportRow, RealmExport, Store } from "../engine/index.
 import type { UploadFiles } from "../uploads/files.js";
 import { TarballWriter } from "./tarball.js";
 
-/** Messages read per step of the event loop. */
+/** Messages read per step of the event loop, at most... */
 export const SLICE_MESSAGES = 100;
+/** ...and flag rows: a step ends after the message that reaches this many (a message to 10,000 users is one step).
+ * Measured on a generated 100k-message, 10,000-user store: ~10 µs a row (40-130 ms per 10,000 rows, load average
+ * 16 on 2 cores), so a step holds the loop for ~20-30 ms. */
+export const SLICE_ROWS = 2_000;
 /** Zulip's MESSAGE_BATCH_CHUNK_SIZE: messages per messages-NNNNNN.json. */
 export const FILE_MESSAGES = 1000;
 /** Flag rows past which a message file is closed early (a slice may go over by one slice's rows). */
@@ -138,9 +142,10 @@ export class RealmExports {
       messages = [];
       rows = [];
     };
-    for (let at = 0; at < ids.length; at += slice) {
+    for (let at = 0; at < ids.length;) {
       if (this.#closed) throw new Error("the server is shutting down");
-      const part = this.#store.exportMessageSlice(plan, ids.subarray(at, at + slice));
+      const part = this.#store.exportMessageSlice(plan, ids.subarray(at, at + slice), SLICE_ROWS);
+      at += part.consumed;
       for (const m of part.zerver_message) messages.push(m);
       for (const r of part.zerver_usermessage) rows.push(r);
       if (messages.length >= perFile || rows.length >= FILE_ROWS) await flush();

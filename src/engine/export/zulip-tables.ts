@@ -20,7 +20,8 @@
  */
 import { RoaringBitmap32, type Bitmap, type ReadonlyBitmap } from "../index/bitmap-store.js";
 import { key } from "../index/keys.js";
-import { flagsForWindow } from "../queries/message-flags.js";
+import { hasRow } from "../access.js";
+import { rowFlags } from "../queries/message-flags.js";
 import type { ReceivedSets } from "../received.js";
 import type { StoreState } from "../state.js";
 import { REALM_EXPORT_TYPE, type Message, type RealmExportType } from "../types.js";
@@ -68,6 +69,11 @@ export class ExportPlan {
   /** Group conversations (three or more people) of exported messages. */
   readonly groupConversations = new Set<number>();
   readonly reactions: Row[] = [];
+  readonly rowUserSet: ReadonlySet<number>;
+  /** Channel ID -> users with a subscription record of it (built at the first slice). */
+  readonly channelSubscribers = new Map<number, readonly number[]>();
+  /** Users with historical or granted rows (read at the first slice). */
+  extraHolders: readonly number[] | undefined;
   nextUserMessageId = 1;
 
   constructor(
@@ -81,6 +87,7 @@ export class ExportPlan {
     this.type = type;
     this.consented = consented;
     this.rowUsers = rowUsers;
+    this.rowUserSet = new Set(rowUsers);
     this.messageIds = ids;
   }
 }
@@ -159,69 +166,103 @@ function editHistoryJson(message: Message): string | null {
   );
 }
 
-/** One messages-NNNNNN.json: the messages of `ids` (ascending) that still exist, and their rows. */
+/** Users who may hold a row of a channel message: everyone with a subscription record of it (any interval). */
+function channelCandidates(state: StoreState, plan: ExportPlan, channelId: number): readonly number[] {
+  if (plan.channelSubscribers.size === 0) {
+    // One pass over every subscription record (a few per user), bucketed by channel.
+    const byChannel = plan.channelSubscribers as Map<number, number[]>;
+    for (const [userId, subs] of state.subsByUser)
+      for (const channel of subs.keys()) {
+        const list = byChannel.get(channel);
+        if (list === undefined) byChannel.set(channel, [userId]);
+        else list.push(userId);
+      }
+  }
+  return plan.channelSubscribers.get(channelId) ?? [];
+}
+
+/** Users holding a stored row flag that adds rows beyond the intervals (historical, granted by a move). */
+function extraRowHolders(state: StoreState): number[] {
+  const out = new Set<number>();
+  for (const flag of ["historical", "granted"] as const)
+    for (const id of state.bitmaps.get(key.userFlagHolders(flag)).toArray()) out.add(id);
+  return [...out];
+}
+
+/**
+ * One step of a messages-NNNNNN.json: the messages of `ids` (ascending) that still
+ * exist, read until their flag rows reach `maxRows` (at least one message), with
+ * those rows. Rows are found per message from who could hold one (the channel's
+ * subscribers, the sender, holders of stored rows; a direct message's members) and
+ * checked exactly as the API's access rules check a row, so the cost follows the
+ * rows written, not the realm's users. `consumed`: how many of `ids` were read.
+ */
 export function messageSlice(
   state: StoreState,
-  received: ReceivedSets,
   plan: ExportPlan,
   ids: ArrayLike<number>,
-): { zerver_message: Row[]; zerver_usermessage: Row[] } {
+  maxRows = Number.POSITIVE_INFINITY,
+): { zerver_message: Row[]; zerver_usermessage: Row[]; consumed: number } {
   const messages: Row[] = [];
-  const present: number[] = [];
-  const isPrivate = new Set<number>();
-  for (let i = 0; i < ids.length; i++) {
-    const message = state.messageRecord(ids[i]!);
-    if (!message || message.realmId !== plan.realmId) continue;
-    present.push(message.id);
-    if (message.recipient.type === "direct") isPrivate.add(message.id);
-    messages.push({
-      id: message.id,
-      realm: message.realmId,
-      sender: message.senderId,
-      recipient: recipientOf(state, plan, message),
-      subject: message.topic,
-      is_channel_message: message.recipient.type === "channel",
-      content: message.content,
-      rendered_content: message.renderedContent,
-      rendered_content_version: 1,
-      date_sent: message.dateSent,
-      last_edit_time: message.lastEditTimestamp,
-      edit_history: editHistoryJson(message),
-      sending_client: clientId(plan, message.client),
-      has_attachment: message.hasAttachment,
-      has_image: message.hasImage,
-      has_link: message.hasLink,
-      type: 1,
-    });
-    for (const r of message.reactions)
-      plan.reactions.push({
-        id: plan.reactions.length + 1,
-        user_profile: r.userId,
-        message: message.id,
-        emoji_name: r.emojiName,
-        emoji_code: r.emojiCode,
-        reaction_type: r.reactionType,
-      });
-  }
   const rows: Row[] = [];
-  if (present.length > 0) {
-    const slice = RoaringBitmap32.from(present);
-    for (const user of plan.rowUsers) {
-      const had = received.restrictToPersonal(user, slice);
-      if (had.isEmpty) continue;
-      const rowIds = had.toArray();
-      const flags = flagsForWindow(state, received, user, plan.realmId, rowIds, true);
-      rowIds.forEach((id, i) => {
-        let mask = isPrivate.has(id) ? 1 << USER_MESSAGE_FLAG_BITS["is_private"]! : 0;
-        for (const flag of flags[i]!) {
-          const bit = USER_MESSAGE_FLAG_BITS[flag];
-          if (bit !== undefined) mask |= 1 << bit;
-        }
-        rows.push({ id: plan.nextUserMessageId++, user_profile: user, message: id, flags_mask: mask });
-      });
+  const rowUsers = plan.rowUserSet;
+  plan.extraHolders ??= extraRowHolders(state);
+  let consumed = 0;
+  while (consumed < ids.length && (consumed === 0 || rows.length < maxRows)) {
+    const message = state.messageRecord(ids[consumed++]!);
+    if (!message || message.realmId !== plan.realmId) continue;
+    messages.push(messageRow(state, plan, message));
+    const recipient = message.recipient;
+    const direct = recipient.type === "direct";
+    const candidates =
+      recipient.type === "direct"
+        ? (state.conversations.get(recipient.conversationId)?.userIds ?? [message.senderId])
+        : new Set([...channelCandidates(state, plan, recipient.channelId), message.senderId, ...plan.extraHolders]);
+    const streamWildcard = message.wildcard === "stream";
+    const mine: number[] = [];
+    for (const user of candidates) if (rowUsers.has(user) && hasRow(state, user, message)) mine.push(user);
+    mine.sort((x, y) => x - y);
+    for (const user of mine) {
+      let mask = direct ? 1 << USER_MESSAGE_FLAG_BITS["is_private"]! : 0;
+      for (const flag of rowFlags(state, user, plan.realmId, message.id, { streamWildcard })) {
+        const bit = USER_MESSAGE_FLAG_BITS[flag];
+        if (bit !== undefined) mask |= 1 << bit;
+      }
+      rows.push({ id: plan.nextUserMessageId++, user_profile: user, message: message.id, flags_mask: mask });
     }
   }
-  return { zerver_message: messages, zerver_usermessage: rows };
+  return { zerver_message: messages, zerver_usermessage: rows, consumed };
+}
+
+function messageRow(state: StoreState, plan: ExportPlan, message: Message): Row {
+  for (const r of message.reactions)
+    plan.reactions.push({
+      id: plan.reactions.length + 1,
+      user_profile: r.userId,
+      message: message.id,
+      emoji_name: r.emojiName,
+      emoji_code: r.emojiCode,
+      reaction_type: r.reactionType,
+    });
+  return {
+    id: message.id,
+    realm: message.realmId,
+    sender: message.senderId,
+    recipient: recipientOf(state, plan, message),
+    subject: message.topic,
+    is_channel_message: message.recipient.type === "channel",
+    content: message.content,
+    rendered_content: message.renderedContent,
+    rendered_content_version: 1,
+    date_sent: message.dateSent,
+    last_edit_time: message.lastEditTimestamp,
+    edit_history: editHistoryJson(message),
+    sending_client: clientId(plan, message.client),
+    has_attachment: message.hasAttachment,
+    has_image: message.hasImage,
+    has_link: message.hasLink,
+    type: 1,
+  };
 }
 
 /** realm.json's tables, once every message slice is written (they add clients, group conversations and reactions). */
