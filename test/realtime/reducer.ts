@@ -28,6 +28,7 @@ export const MAINTAINED_SECTIONS = [
   "never_subscribed",
   "streams",
   "realm_default_streams",
+  "realm_default_stream_groups",
   "channel_folders",
   "realm_bots",
   "realm_user_groups",
@@ -487,6 +488,10 @@ export function applyEvent(state: ClientState, event: Json): void {
       );
       return;
     }
+    case "default_stream_groups":
+      // The whole list, as Zulip sends it (role changes across the guest line send it to the user).
+      state.snapshot["realm_default_stream_groups"] = arr(event["default_stream_groups"], "default_stream_groups");
+      return;
     default:
       throw new Error(`reducer: unexpected event type ${type}: ${JSON.stringify(event)}`);
   }

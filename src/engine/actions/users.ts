@@ -6,6 +6,7 @@
  */
 import { changedFields } from "../events/change-set.js";
 import { deleteDeviceInTxn } from "./devices.js";
+import { defaultChannelGroupsOf } from "./default-channel-groups.js";
 import { randomBytes } from "node:crypto";
 import { isPasswordRecord, type PasswordRecord } from "../accounts/password.js";
 import { canSeeChannel, canSeeSubscribers, isAdmin, isGroupMember } from "../access.js";
@@ -173,6 +174,7 @@ export function emitVisibilityChanges(state: StoreState, ctx: WriteContext, befo
     }
   }
   if (hidden.length > 0) ctx.emit({ type: "stream", op: "delete", channels: hidden }, () => userAudience(after.id));
+  if ((before.role === ROLE.GUEST) !== (after.role === ROLE.GUEST)) emitGuestLineCrossed(state, ctx, after);
   // Administrators manage every bot; others only their own (register's realm_bots).
   if (isAdmin(before) !== isAdmin(after)) {
     for (const id of state.usersOfRealm(after.realmId)) {
@@ -182,6 +184,26 @@ export function emitVisibilityChanges(state: StoreState, ctx: WriteContext, befo
       else ctx.emit({ type: "realm_bot", op: "delete", botId: bot.id }, () => userAudience(after.id));
     }
   }
+}
+
+/**
+ * Register lists the realm's default channels and default channel groups to non-guests
+ * only: a user who becomes or stops being a guest hears the lists they now have.
+ */
+function emitGuestLineCrossed(state: StoreState, ctx: WriteContext, after: User): void {
+  const realm = state.realms.get(after.realmId);
+  if (!realm) return;
+  const guest = after.role === ROLE.GUEST;
+  const channelIds: number[] = [];
+  if (!guest)
+    for (const c of state.channels.values())
+      if (c.realmId === realm.id && c.isDefault && !c.isArchived) channelIds.push(c.id);
+  channelIds.sort((a, b) => a - b);
+  ctx.emit({ type: "default_streams", realmId: realm.id, channelIds }, () => userAudience(after.id));
+  ctx.emit(
+    { type: "default_stream_groups", realmId: realm.id, groups: guest ? [] : defaultChannelGroupsOf(realm) },
+    () => userAudience(after.id),
+  );
 }
 
 /** realm_user update events, one per changed property group (Zulip's shape). */
