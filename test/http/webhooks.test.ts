@@ -748,3 +748,18 @@ describe("GitLab", () => {
     expect(missing).toMatchObject({ status: 400, body: { msg: "Missing the HTTP event header 'X-GitLab-Event'" } });
   });
 });
+
+describe("creating an incoming webhook bot for an integration", () => {
+  it("takes an integration served here as service_name, and refuses another", async () => {
+    const create = (short: string, service: string) =>
+      s.call(s.seed.alice, "POST", "/bots", {
+        full_name: `Hook ${short}`,
+        short_name: short,
+        bot_type: 2,
+        service_name: service,
+      });
+    const r = await create("gh", "github");
+    expect(r.body).toMatchObject({ result: "success" });
+    await expectRejectedUnchanged(s, () => create("jira", "jira"), 400, "BAD_REQUEST", "Invalid integration 'jira'.");
+  });
+});

@@ -146,6 +146,8 @@ export interface CreateBotInput {
   readonly serviceName?: string | null;
   /** Zulip's BotConfigData for an incoming webhook bot. */
   readonly configData?: Readonly<Record<string, string>>;
+  /** The incoming webhook integrations the server serves (their URL names), which `serviceName` must be one of. */
+  readonly integrations?: readonly string[];
   /** An outgoing webhook's payload format: 1 Zulip's, 2 Slack's; default 1. */
   readonly interfaceType?: number;
   /** Channel names (Zulip sends and takes names here). */
@@ -181,8 +183,8 @@ export function createBot(state: StoreState, actorId: number, input: CreateBotIn
     input.defaultEventsRegisterChannel == null
       ? null
       : defaultChannel(state, actor, input.defaultEventsRegisterChannel);
-  // Zulip checks the integration against its list of incoming webhooks; parley has none yet.
-  if (botType === BOT_TYPE.INCOMING_WEBHOOK && serviceName)
+  // Zulip checks the integration against its list of incoming webhooks (the HTTP layer's registry here).
+  if (botType === BOT_TYPE.INCOMING_WEBHOOK && serviceName && !(input.integrations ?? []).includes(serviceName))
     throw new BadRequestError(`Invalid integration '${clip(serviceName)}'.`);
   const service: BotService | null =
     botType === BOT_TYPE.OUTGOING_WEBHOOK

@@ -6,15 +6,16 @@
  * create which bot, and every check, are the engine's (actions/bots). Answers the
  * bot's ID, API key, avatar URL and default channel settings.
  *
- * Deviations: no avatar upload (bots get Gravatars); an incoming webhook bot cannot
- * name an integration (`service_name`: parley has no incoming webhooks yet); at most
- * 100 `config_data` keys (Zulip: no limit).
+ * Deviations: no avatar upload (bots get Gravatars); an incoming webhook bot may name
+ * only the integrations served here (`service_name`: src/http/webhooks/registry); at
+ * most 100 `config_data` keys (Zulip: no limit).
  */
 import { z } from "zod";
 import { defineEndpoint } from "../../endpoint.js";
 import { p } from "../../params.js";
 import { avatarUrl } from "../../../wire/avatar.js";
 import { botFieldToWire } from "../../../wire/bot.js";
+import { WEBHOOK_INTEGRATIONS } from "../../webhooks/registry.js";
 import { CHANNEL_NAME_PROBES, channelNameParam, checkUrl, jsonString } from "./params.js";
 
 export default defineEndpoint({
@@ -45,6 +46,7 @@ export default defineEndpoint({
       ...(input.bot_type !== undefined ? { botType: input.bot_type } : {}),
       ...(input.payload_url !== undefined ? { payloadUrl: checkUrl(input.payload_url, "payload_url") } : {}),
       ...(input.service_name !== undefined ? { serviceName: input.service_name } : {}),
+      integrations: WEBHOOK_INTEGRATIONS.map((integration) => integration.name),
       ...(input.config_data !== undefined ? { configData: input.config_data } : {}),
       ...(input.interface_type !== undefined ? { interfaceType: input.interface_type } : {}),
       ...(input.default_sending_stream !== undefined ? { defaultSendingChannel: input.default_sending_stream } : {}),
