@@ -184,6 +184,14 @@ export type { PresenceListing, PresenceQuery, PresenceRow } from "./queries/pres
 export type { PlaygroundInput } from "./actions/playgrounds.js";
 export type { LinkifierInput } from "./actions/linkifiers.js";
 export { compileLinkifier, type CompiledLinkifier, type TopicLink } from "./linkifiers/linkifier.js";
+export {
+  DEFAULT_EXTERNAL_ACCOUNTS,
+  MAX_PROFILE_FIELD_HINT_LENGTH,
+  MAX_PROFILE_FIELD_NAME_LENGTH,
+  type ProfileFieldData,
+  type ProfileFieldSettings,
+} from "./actions/profile-fields.js";
+export type { ProfileDataItem } from "./actions/profile-data.js";
 export type { AddRealmEmojiInput } from "./actions/realm-emoji.js";
 export type { SettingChanges, TargetUsers, UpdateSettingsInput } from "./actions/settings.js";
 export {

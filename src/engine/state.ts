@@ -61,6 +61,7 @@ import {
   type Linkifier,
   type ChannelFolder,
   type RealmDomain,
+  type ProfileField,
   type PresenceRecord,
   type Realm,
   type RealmEmoji,
@@ -243,6 +244,9 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
   get realmDomains(): Map<number, RealmDomain> {
     return this.entities.realmDomains.byKey;
   }
+  get profileFields(): Map<number, ProfileField> {
+    return this.entities.profileFields.byKey;
+  }
   get realmEmoji(): Map<number, RealmEmoji> {
     return this.entities.realmEmoji.byKey;
   }
@@ -420,6 +424,7 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
       nextChannelFolderId: 1,
       nextRealmDomainId: 1,
       nextDefaultChannelGroupId: 1,
+      nextProfileFieldId: 1,
       nextRealmEmojiId: 1,
       nextDraftId: 1,
       nextSavedSnippetId: 1,
@@ -438,6 +443,7 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
     this.counters.nextChannelFolderId ??= 1;
     this.counters.nextRealmDomainId ??= 1;
     this.counters.nextDefaultChannelGroupId ??= 1;
+    this.counters.nextProfileFieldId ??= 1;
     this.counters.nextRealmEmojiId ??= 1;
     this.counters.nextDraftId ??= 1;
     this.counters.nextSavedSnippetId ??= 1;

@@ -129,6 +129,18 @@ import { setTopicPolicy } from "./actions/user-topics.js";
 import { flushPresence, updatePresence, type PresenceStatus } from "./actions/presence.js";
 import { realmPresence, userPresence, type PresenceListing, type PresenceQuery } from "./queries/presence.js";
 import { addRealmDomain, changeRealmDomain, realmDomains, removeRealmDomain } from "./actions/realm-domains.js";
+import {
+  checkProfileDataOf,
+  createProfileField,
+  deleteProfileField,
+  realmProfileFields,
+  removeOwnProfileData,
+  reorderProfileFields,
+  updateOwnProfileData,
+  updateProfileField,
+  type ProfileFieldSettings,
+} from "./actions/profile-fields.js";
+import type { ProfileDataItem } from "./actions/profile-data.js";
 import { addPlayground, realmPlaygrounds, removePlayground, type PlaygroundInput } from "./actions/playgrounds.js";
 import {
   addLinkifier,
@@ -233,6 +245,7 @@ import type {
   Playground,
   RealmDomain,
   Linkifier,
+  ProfileField,
   PresenceRecord,
   Realm,
   RealmExport,
@@ -486,7 +499,9 @@ export class Store {
     return passwordOf(this.#state, userId);
   }
   updateUser(actorId: number, targetId: number, input: UpdateUserInput): User {
-    return updateUser(this.#state, actorId, targetId, input);
+    const profile = input.profileData;
+    const profileValues = profile === undefined ? [] : checkProfileDataOf(this.#state, actorId, targetId, profile);
+    return updateUser(this.#state, actorId, targetId, { ...input, profileValues });
   }
   setUserActive(userId: number, active: boolean): User {
     return setUserActive(this.#state, userId, active);
@@ -1116,6 +1131,37 @@ export class Store {
    */
   userPresence(viewerId: number, targetId: number, named: string = String(targetId)): PresenceRecord {
     return userPresence(this.#state, this.#actor(viewerId), this.#actor(targetId), named);
+  }
+
+  // ---- custom profile fields ----
+
+  /** The viewer's realm's custom profile fields in their order (GET /realm/profile_fields, register). */
+  profileFields(viewerId: number): ProfileField[] {
+    return realmProfileFields(this.#state, this.#actor(viewerId).realmId);
+  }
+  /** POST /realm/profile_fields (administrators). */
+  createProfileField(actorId: number, type: number, settings: ProfileFieldSettings): ProfileField {
+    return createProfileField(this.#state, actorId, type, settings);
+  }
+  /** PATCH /realm/profile_fields/{id} (administrators). */
+  updateProfileField(actorId: number, fieldId: number, settings: ProfileFieldSettings): void {
+    updateProfileField(this.#state, actorId, fieldId, settings);
+  }
+  /** DELETE /realm/profile_fields/{id} (administrators): the field and every value of it. */
+  deleteProfileField(actorId: number, fieldId: number): void {
+    deleteProfileField(this.#state, actorId, fieldId);
+  }
+  /** PATCH /realm/profile_fields: the new order, every field of the realm in it (administrators). */
+  reorderProfileFields(actorId: number, order: readonly number[]): void {
+    reorderProfileFields(this.#state, actorId, order);
+  }
+  /** PATCH /users/me/profile_data (human users). */
+  updateOwnProfileData(actorId: number, items: readonly ProfileDataItem[]): void {
+    updateOwnProfileData(this.#state, actorId, items);
+  }
+  /** DELETE /users/me/profile_data (human users). */
+  removeOwnProfileData(actorId: number, fieldIds: readonly number[]): void {
+    removeOwnProfileData(this.#state, actorId, fieldIds);
   }
 
   // ---- email domains ----

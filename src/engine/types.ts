@@ -78,6 +78,8 @@ export interface User {
   isImportedStub: boolean;
   /** Custom profile field ID -> value. */
   profileData: Record<string, string | number[]>;
+  /** Custom profile field ID -> the value rendered as Markdown (text fields only; absent on older records). */
+  profileRendered?: Record<string, string>;
   /**
    * Zulip's can_change_user_emails special permission (granted by the server operator,
    * never through the API): with the owner role, changing other users' emails. Absent
@@ -390,6 +392,36 @@ export interface Playground {
   readonly name: string;
   readonly pygmentsLanguage: string;
   readonly urlTemplate: string;
+}
+
+/** Zulip's custom profile field types (CustomProfileField.SHORT_TEXT ... PRONOUNS). */
+export const PROFILE_FIELD_TYPE = {
+  SHORT_TEXT: 1,
+  LONG_TEXT: 2,
+  SELECT: 3,
+  DATE: 4,
+  URL: 5,
+  USER: 6,
+  EXTERNAL_ACCOUNT: 7,
+  PRONOUNS: 8,
+} as const;
+
+/** A realm's custom profile field (Zulip's CustomProfileField); users' values are in User.profileData. */
+export interface ProfileField {
+  readonly id: number;
+  readonly realmId: number;
+  name: string;
+  hint: string;
+  /** One of PROFILE_FIELD_TYPE. */
+  readonly type: number;
+  /** JSON text of the options (select) or the account type (external account); "" for the other types. */
+  fieldData: string;
+  /** Position in the realm's list (Zulip's `order`). */
+  order: number;
+  displayInProfileSummary: boolean;
+  required: boolean;
+  editableByUser: boolean;
+  useForUserMatching: boolean;
 }
 
 /** A domain whose addresses may join the realm (Zulip's RealmDomain), unique per realm. */

@@ -33,6 +33,7 @@ export interface Counters {
   nextChannelFolderId: number;
   nextRealmDomainId: number;
   nextDefaultChannelGroupId: number;
+  nextProfileFieldId: number;
   nextRealmEmojiId: number;
   nextDraftId: number;
   nextSavedSnippetId: number;

@@ -98,6 +98,7 @@ export type RefKind =
   | "channelFolder"
   | "defaultChannelGroup"
   | "linkifier"
+  | "profileField"
   | "attachment"
   | "tusUpload"
   /** An upload's path_id, spread over the path segments realm_id/path_hash/path_random/filename. */
@@ -118,6 +119,7 @@ export type ObjectKind =
   | "channelFolder"
   | "defaultChannelGroup"
   | "linkifier"
+  | "profileField"
   | "upload"
   | "attachment"
   | "tusUpload";

@@ -36,6 +36,7 @@ import { legacyClientPresence, presenceTimestamps } from "../wire/presence.js";
 import { playgroundToWire } from "../wire/playground.js";
 import { realmExportToWire } from "../wire/realm-export.js";
 import { linkifierToWire, topicLinksToWire } from "../wire/linkifier.js";
+import { profileFieldToWire } from "../wire/profile-field.js";
 import { realmEmojiMapToWire, realmEmojiToWire } from "../wire/realm-emoji.js";
 
 /** The JSON text of an event object, open at the end (see module comment). */
@@ -348,7 +349,11 @@ export class WireEvent {
             avatar_url_medium: url,
             avatar_version: c.avatarOf.avatarVersion,
           });
-        } else person["custom_profile_field"] = c.profileData;
+        } else {
+          const { id, value, renderedValue } = c.customProfileField;
+          // Zulip leaves rendered_value out when it is empty or there is none.
+          person["custom_profile_field"] = renderedValue ? { id, value, rendered_value: renderedValue } : { id, value };
+        }
         return { type: "realm_user", op: "update", person };
       }
       case "realm":
@@ -468,6 +473,8 @@ export class WireEvent {
           data: { deactivated: e.emoji.deactivated },
         };
       }
+      case "custom_profile_fields":
+        return { type: "custom_profile_fields", fields: e.fields.map(profileFieldToWire) };
       case "realm_domains":
         if (e.op === "remove") return { type: "realm_domains", op: "remove", domain: e.domain };
         return {

@@ -3,9 +3,8 @@
  * Zulip's User object from engine records (GET /users, /users/me, /users/{id},
  * /register realm_users). Keep in step with the User object of the API spec.
  *
- * Deviations: the engine has no email-visibility setting and no custom profile field
- * definitions, so `email` is the API email, `delivery_email` is always the real one,
- * and profile_data values carry no rendered_value.
+ * Deviation: the engine has no email-visibility setting, so `email` is the API email and
+ * `delivery_email` is always the real one.
  */
 import type {} from "../engine/index.js";
 import type { User } from "../engine/index.js";
@@ -24,11 +23,17 @@ export function isoDate(unixSeconds: number): string {
   return new Date(unixSeconds * 1000).toISOString().replace(/\.\d{3}Z$/, "+00:00");
 }
 
-/** profile_data: field ID -> {value}; list values (user fields) are JSON text, as Zulip stores them. */
-export function profileDataToWire(user: User): Record<string, { value: string }> {
-  const out: Record<string, { value: string }> = {};
-  for (const [id, value] of Object.entries(user.profileData))
-    out[id] = { value: typeof value === "string" ? value : JSON.stringify(value) };
+/**
+ * profile_data: field ID -> {value, rendered_value for text fields}; list values (user
+ * fields) are JSON text, as Zulip stores them.
+ */
+export function profileDataToWire(user: User): Record<string, { value: string; rendered_value?: string }> {
+  const out: Record<string, { value: string; rendered_value?: string }> = {};
+  for (const [id, value] of Object.entries(user.profileData)) {
+    const rendered = user.profileRendered?.[id];
+    const text = typeof value === "string" ? value : JSON.stringify(value);
+    out[id] = rendered === undefined ? { value: text } : { value: text, rendered_value: rendered };
+  }
   return out;
 }
 

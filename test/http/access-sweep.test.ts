@@ -97,6 +97,7 @@ const nowhere = (kind: Kind): Ref =>
     channelFolder: 1_999_990,
     defaultChannelGroup: 1_999_989,
     linkifier: 1_999_988,
+    profileField: 1_999_987,
     channelName: fresh("no-such-channel"),
     email: `${fresh("nobody")}@nowhere.test`,
     upload: `${ids.realmA}/00/AAAAAAAAAAAAAAAAAAAAAAAA/nothing.png`,
@@ -173,6 +174,7 @@ beforeAll(async () => {
     pattern: "HIVE-(?P<id>[0-9]+)",
     urlTemplate: "https://hive.example/{id}",
   }).id;
+  const foreignProfileField = store.createProfileField(b.owner.id, 1, { name: "Hive role" }).id;
   const aliceDevices = [store.registerClientDevice(alice.id)];
   for (const caller of [owner, bob, guest]) {
     ids.ownDraft.set(caller.id, store.createDrafts(caller.id, [unaddressed])[0]!);
@@ -226,6 +228,7 @@ beforeAll(async () => {
       channelFolder: [foreignFolder],
       defaultChannelGroup: [foreignDefaultGroup],
       linkifier: [foreignLinkifier],
+      profileField: [foreignProfileField],
     })[kind];
   scenarios = [
     { name: "bob: another realm", caller: bob, refs: foreign },

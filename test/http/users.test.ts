@@ -183,12 +183,14 @@ describe("GET /users/{user_id} and /users/{email}", () => {
 describe("PATCH /users/{user_id} and /users/{email}", () => {
   it("lets an administrator change name, role and profile data", async () => {
     const { owner, bob } = s.seed;
+    const title = s.t.store.createProfileField(owner.id, 1, { name: "Title" }).id;
+    const mentor = s.t.store.createProfileField(owner.id, 6, { name: "Mentor" }).id;
     const r = await s.call(owner, "PATCH", `/users/${bob.id}`, {
       full_name: "Robert",
       role: 300,
       profile_data: [
-        { id: 1, value: "Engineer" },
-        { id: 2, value: [bob.id] },
+        { id: title, value: "Engineer" },
+        { id: mentor, value: [bob.id] },
       ],
     });
     expect(r.body).toEqual({ result: "success", msg: "" });
@@ -197,16 +199,16 @@ describe("PATCH /users/{user_id} and /users/{email}", () => {
     expect(stored.role).toBe(300);
     const wire = await s.call(owner, "GET", `/users/${bob.id}`, { include_custom_profile_fields: true });
     expect((wire.body["user"] as Wire)["profile_data"]).toEqual({
-      "1": { value: "Engineer" },
-      "2": { value: `[${bob.id}]` },
+      [title]: { value: "Engineer", rendered_value: "<p>Engineer</p>" },
+      [mentor]: { value: `[${bob.id}]` },
     });
     const byEmail = await s.call(owner, "PATCH", "/users/bob@test.dev", {
       role: 400,
-      profile_data: [{ id: 1, value: null }],
+      profile_data: [{ id: title, value: null }],
     });
     expect(byEmail.body["result"]).toBe("success");
     expect(s.t.store.getUser(bob.id).role).toBe(400);
-    expect(s.t.store.getUser(bob.id).profileData).toEqual({ "2": [bob.id] });
+    expect(s.t.store.getUser(bob.id).profileData).toEqual({ [mentor]: [bob.id] });
   });
 
   it("enforces admin-only and the owner-role rules", async () => {

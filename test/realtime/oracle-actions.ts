@@ -83,6 +83,7 @@ export type Action =
   | { kind: "playground"; actor: UserName; op: "add" | "remove"; pick: number }
   | { kind: "realm_domain"; actor: UserName; op: "add" | "change" | "remove"; pick: number }
   | { kind: "linkifier"; actor: UserName; op: "add" | "update" | "remove" | "reorder"; pick: number }
+  | { kind: "profile_field"; actor: UserName; op: "create" | "options" | "delete" | "set" | "clear"; pick: number }
   | { kind: "presence"; user: UserName; status: "active" | "idle" }
   | { kind: "device"; user: UserName; op: "add" | "remove" | "register" | "rotate_key"; pick: number }
   | { kind: "custom_emoji"; actor: UserName; op: "add" | "remove"; pick: number }
@@ -481,6 +482,16 @@ export const actionArb: fc.Arbitrary<Action> = fc.oneof(
       kind: fc.constant("playground" as const),
       actor,
       op: fc.constantFrom("add" as const, "add" as const, "remove" as const),
+      pick: fc.nat(),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("profile_field" as const),
+      // Administrators define fields; anyone sets values.
+      actor: fc.constantFrom<UserName>("owner", "owner", "admin", "alice", "bob", "guest"),
+      op: fc.constantFrom(...(["create", "create", "options", "delete", "set", "set", "set", "clear"] as const)),
       pick: fc.nat(),
     }),
   },
@@ -1204,6 +1215,39 @@ export class World {
         if (id === undefined) return note(false, "playground: none added yet");
         const r = await call(action.actor, "DELETE", `/realm/playgrounds/${id}`, {});
         return note(r.status === 200, `playground remove ${String(r.body["msg"] ?? "")}`);
+      }
+      case "profile_field": {
+        const fields = store.profileFields(this.user("owner").id);
+        const field = fields.length === 0 ? undefined : fields[action.pick % fields.length];
+        const OPTIONS = { a: { text: "A", order: "1" }, b: { text: "B", order: "2" } };
+        let r;
+        // Without a field yet, any operation creates one (so that values get set early in a run).
+        if (action.op === "create" || field === undefined) {
+          // A text field, a select field and a user field, by turns.
+          const type = [2, 3, 6][action.pick % 3]!;
+          r = await call(action.actor, "POST", "/realm/profile_fields", {
+            name: `Field ${action.pick % 4}`,
+            field_type: type,
+            ...(type === 3 ? { field_data: OPTIONS } : {}),
+          });
+        } else if (action.op === "options")
+          r = await call(action.actor, "PATCH", `/realm/profile_fields/${field.id}`, {
+            ...(field.type === 3 ? { field_data: { b: OPTIONS.b } } : { hint: `hint ${action.pick % 3}` }),
+          });
+        else if (action.op === "delete")
+          r = await call(action.actor, "DELETE", `/realm/profile_fields/${field.id}`, {});
+        else if (action.op === "clear")
+          r = await call(action.actor, "DELETE", "/users/me/profile_data", { data: [field.id] });
+        else {
+          const value =
+            field.type === 3
+              ? ["a", "b"][action.pick % 2]!
+              : field.type === 6
+                ? [this.user("alice").id]
+                : `**about** ${action.pick % 3}`;
+          r = await call(action.actor, "PATCH", "/users/me/profile_data", { data: [{ id: field.id, value }] });
+        }
+        return note(r.status === 200, `profile_field ${action.op} ${String(r.body["msg"] ?? "")}`);
       }
       case "realm_domain": {
         // Three names, so that adds meet duplicates and removals meet missing ones.

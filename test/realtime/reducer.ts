@@ -71,6 +71,8 @@ export const MAINTAINED_SECTIONS = [
   "realm_emoji",
   // The realm's email domains (add/change/remove by domain).
   "realm_domains",
+  // The realm's custom profile fields (complete list in each event).
+  "custom_profile_fields",
 ] as const;
 
 type UnreadPlace =
@@ -427,6 +429,20 @@ export function applyEvent(state: ClientState, event: Json): void {
     case "realm_playgrounds":
       state.snapshot["realm_playgrounds"] = objs(event["realm_playgrounds"], "realm_playgrounds").map(clone);
       return;
+    case "custom_profile_fields": {
+      const fields = objs(event["fields"], "custom_profile_fields.fields").map(clone);
+      state.snapshot["custom_profile_fields"] = fields;
+      // A deleted field's values go with it (Zulip's clients drop them; no realm_user event says so).
+      const live = new Set(fields.map((f) => String(f["id"])));
+      for (const section of ["realm_users", "realm_non_active_users"])
+        for (const u of objs(state.snapshot[section] ?? [], section)) {
+          const data = u["profile_data"];
+          if (data === undefined) continue;
+          for (const key of Object.keys(obj(data, "profile_data")))
+            if (!live.has(key)) delete obj(data, "profile_data")[key];
+        }
+      return;
+    }
     case "realm_domains": {
       const domains = objs(state.snapshot["realm_domains"], "realm_domains");
       const op = str(event["op"], "realm_domains.op");
@@ -825,6 +841,19 @@ function applyRealmUser(state: ClientState, event: Json): void {
   const user = findUser(state, userId);
   if (!user) throw new Error(`reducer: realm_user update for an unknown user ${userId}`);
   for (const [k, v] of Object.entries(person)) if (k !== "user_id" && k in user.record) user.record[k] = clone(v);
+  // A custom profile field value: {id, value, rendered_value?}; null value removes it.
+  if (person["custom_profile_field"] !== undefined) {
+    const change = obj(person["custom_profile_field"], "custom_profile_field");
+    const data = obj(user.record["profile_data"] ?? {}, "profile_data");
+    const key = String(num(change["id"], "custom_profile_field.id"));
+    if (change["value"] === null) delete data[key];
+    else
+      data[key] =
+        change["rendered_value"] === undefined
+          ? { value: change["value"] }
+          : { value: change["value"], rendered_value: change["rendered_value"] };
+    user.record["profile_data"] = data;
+  }
   // Zulip's apply_event: new_email is the API email.
   if (typeof person["new_email"] === "string") user.record["email"] = person["new_email"];
   if (typeof person["role"] === "number") {

@@ -102,6 +102,7 @@ export const PROBES: Readonly<Record<RefKind, readonly ProbeSpec[]>> = {
   channelFolder: [{ names: "channelFolder", label: "ID", encode: String }],
   defaultChannelGroup: [{ names: "defaultChannelGroup", label: "ID", encode: String }],
   linkifier: [{ names: "linkifier", label: "ID", encode: String }],
+  profileField: [{ names: "profileField", label: "ID", encode: String }],
   attachment: [{ names: "attachment", label: "ID", encode: String }],
   tusUpload: [{ names: "tusUpload", label: "ID", encode: String }],
   uploadPath: [

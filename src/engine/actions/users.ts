@@ -23,6 +23,7 @@ import type { UserSettingsRecord } from "../settings/defaults.js";
 import { BadRequestError, PermissionDeniedError } from "../errors.js";
 import { exceedsCodePoints } from "../limits.js";
 import { checkNewEmail, writeEmailChange } from "./user-email.js";
+import { applyProfileValues, type CheckedProfileValue } from "./profile-data.js";
 import { checkEmailAddress, isValidEmail, requireActiveUser, requireUser } from "./lookups.js";
 
 export { checkEmailAddress, isValidEmail, requireActiveUser, requireUser };
@@ -206,6 +207,22 @@ function emitGuestLineCrossed(state: StoreState, ctx: WriteContext, after: User)
   );
 }
 
+/** realm_user updates for custom profile values: removed ones first, then set or changed ones. */
+function profileValueChanges(before: User, after: User): RealmUserChange[] {
+  const out: RealmUserChange[] = [];
+  const wire = (value: string | number[]) => (typeof value === "string" ? value : JSON.stringify(value));
+  for (const key of Object.keys(before.profileData))
+    if (!Object.hasOwn(after.profileData, key))
+      out.push({ customProfileField: { id: Number(key), value: null, renderedValue: null } });
+  for (const [key, value] of Object.entries(after.profileData)) {
+    const old = before.profileData[key];
+    if (old !== undefined && wire(old) === wire(value)) continue;
+    const renderedValue = after.profileRendered?.[key] ?? null;
+    out.push({ customProfileField: { id: Number(key), value: wire(value), renderedValue } });
+  }
+  return out;
+}
+
 /** realm_user update events, one per changed property group (Zulip's shape). */
 export function emitUserUpdates(state: StoreState, ctx: WriteContext, before: User, after: User): void {
   // Every field, the ones no event names too (clients hear only of some).
@@ -215,8 +232,7 @@ export function emitUserUpdates(state: StoreState, ctx: WriteContext, before: Us
   if (before.role !== after.role) changes.push({ role: after.role });
   if (before.isActive !== after.isActive) changes.push({ isActive: after.isActive });
   if (before.timezone !== after.timezone) changes.push({ timezone: after.timezone });
-  if (JSON.stringify(before.profileData) !== JSON.stringify(after.profileData))
-    changes.push({ profileData: after.profileData });
+  changes.push(...profileValueChanges(before, after));
   if (before.botOwnerId !== after.botOwnerId && after.botOwnerId !== null)
     changes.push({ botOwnerId: after.botOwnerId });
   for (const change of changes)
@@ -231,7 +247,9 @@ export function emitUserUpdates(state: StoreState, ctx: WriteContext, before: Us
 export interface UpdateUserInput {
   readonly fullName?: string;
   readonly role?: Role;
-  readonly profileData?: readonly { readonly id: number; readonly value: string | number[] | null }[];
+  readonly profileData?: readonly { readonly id: number; readonly value: string | readonly number[] | null }[];
+  /** profileData checked and rendered (actions/profile-fields' checkProfileDataOf): what updateUser stores. */
+  readonly profileValues?: readonly CheckedProfileValue[];
   /**
    * The user's new email address: an owner with the operator-granted
    * can_change_user_emails permission only (the seed's rule for PATCH /users/{id}).
@@ -261,7 +279,7 @@ export function updateUser(state: StoreState, actorId: number, targetId: number,
     if (target.isBot) throw new BadRequestError("A bot's email address cannot be changed");
   }
   const email = newEmail === undefined ? undefined : checkNewEmail(state, target, newEmail);
-  const next: User = { ...target, profileData: { ...target.profileData } };
+  const next: User = { ...target };
   if (input.fullName !== undefined) next.fullName = checkFullName(input.fullName);
   if (input.role !== undefined) {
     if (!ROLES.includes(input.role)) throw new BadRequestError("Invalid role");
@@ -279,10 +297,7 @@ export function updateUser(state: StoreState, actorId: number, targetId: number,
     }
     next.role = input.role;
   }
-  for (const item of input.profileData ?? []) {
-    if (item.value === null || item.value === "") delete next.profileData[String(item.id)];
-    else next.profileData[String(item.id)] = item.value;
-  }
+  applyProfileValues(next, input.profileValues ?? []);
   return state.write((ctx) => {
     state.tables.users.putSync(next.id, next);
     ctx.afterCommit(() => state.indexUser(next));

@@ -292,6 +292,8 @@ export function logEntryOf(event: EngineEvent): ChangeLogItem {
       return ["realm_emoji", event.op, event.realmId, event.emoji.id];
     case "realm_domains":
       return ["realm_domains", event.op, event.realmId];
+    case "custom_profile_fields":
+      return ["custom_profile_fields", "update", event.realmId, ...event.fields.map((f) => f.id)];
     case "realm_playgrounds":
       return ["realm_playgrounds", "update", event.realmId, ...event.playgrounds.map((p) => p.id)];
     case "realm_export":

@@ -54,6 +54,8 @@ export const ENTITY_KINDS = [
   "channelFolder",
   /** Per realm: its email domains. */
   "realmDomains",
+  /** Per realm: its custom profile fields (users' values are user changes). */
+  "profileFields",
   "user",
   /** Per user: their personal settings. */
   "userSettings",
@@ -304,7 +306,7 @@ const REALM_USER_FIELDS: Readonly<Record<KeysOfUnion<RealmUserChange>, FieldOf<"
   role: "role",
   isActive: "isActive",
   timezone: "timezone",
-  profileData: "profileData",
+  customProfileField: "profileData",
   deliveryEmail: "deliveryEmail",
   newEmail: "email",
   avatarOf: "avatarVersion",
@@ -469,6 +471,9 @@ export function changesOfEvent(event: EngineEvent, out: ChangeSetBuilder): void 
       return;
     case "realm_linkifiers":
       out.entity("linkifiers", event.realmId, "changed");
+      return;
+    case "custom_profile_fields":
+      out.entity("profileFields", event.realmId, "changed");
       return;
     case "realm_emoji":
       out.entity("realmEmoji", event.emoji.id, event.op === "add" ? "added" : "changed");

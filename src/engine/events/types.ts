@@ -23,6 +23,7 @@ import type {
   MessageRecipient,
   Playground,
   Linkifier,
+  ProfileField,
   PresenceRecord,
   Reaction,
   Realm,
@@ -246,6 +247,8 @@ export type EngineEvent =
       readonly presence: PresenceRecord;
       readonly serverTimestamp: number;
     }
+  /** The realm's complete list of custom profile fields after a change. */
+  | { readonly type: "custom_profile_fields"; readonly realmId: number; readonly fields: readonly ProfileField[] }
   /** A realm email domain added, changed (allow_subdomains) or removed. */
   | {
       readonly type: "realm_domains";
@@ -369,7 +372,14 @@ export type RealmUserChange =
   | { readonly role: Role }
   | { readonly isActive: boolean }
   | { readonly timezone: string }
-  | { readonly profileData: User["profileData"] }
+  /** One custom profile field's value (null: removed); renderedValue for text fields. */
+  | {
+      readonly customProfileField: {
+        readonly id: number;
+        readonly value: string | null;
+        readonly renderedValue: string | null;
+      };
+    }
   /** The real (delivery) email changed (Zulip sends it to those who may see it). */
   | { readonly deliveryEmail: string }
   /** The API email changed (Zulip's `new_email`). */

@@ -188,6 +188,7 @@ export class ChannelTopicIndex extends DerivedCache {
     linkifiers: "ignore",
     channelFolder: "ignore",
     realmDomains: "ignore",
+    profileFields: "ignore",
     user: "ignore",
     userSettings: "ignore",
     password: "ignore",

@@ -32,6 +32,7 @@
  * | linkifiers        | linkifierId (uint32)             | Linkifier                     |
  * | channel_folders   | channelFolderId (uint32)         | ChannelFolder                 |
  * | realm_domains     | realmDomainId (uint32)           | RealmDomain                   |
+ * | profile_fields    | profileFieldId (uint32)          | ProfileField (values: User.profileData) |
  * | drafts            | draftId (uint32)                 | Draft                         |
  * | saved_snippets    | savedSnippetId (uint32)          | SavedSnippet                  |
  * | passwords         | userId (uint32)                  | PasswordRecord (scrypt)       |
@@ -91,6 +92,7 @@ export interface Tables {
   readonly linkifiers: Database<unknown, number>;
   readonly channelFolders: Database<unknown, number>;
   readonly realmDomains: Database<unknown, number>;
+  readonly profileFields: Database<unknown, number>;
   readonly drafts: Database<unknown, number>;
   readonly savedSnippets: Database<unknown, number>;
   readonly passwords: Database<unknown, number>;
@@ -195,6 +197,7 @@ export const TABLE_SPECS = {
   linkifiers: { db: "linkifiers", role: "entity", keys: "id", values: "msgpack", change: "linkifiers" },
   channelFolders: { db: "channel_folders", role: "entity", keys: "id", values: "msgpack", change: "channelFolder" },
   realmDomains: { db: "realm_domains", role: "entity", keys: "id", values: "msgpack", change: "realmDomains" },
+  profileFields: { db: "profile_fields", role: "entity", keys: "id", values: "msgpack", change: "profileFields" },
   drafts: { db: "drafts", role: "entity", keys: "id", values: "msgpack", change: "draft" },
   savedSnippets: { db: "saved_snippets", role: "entity", keys: "id", values: "msgpack", change: "savedSnippet" },
   // Apart from users so that no code path that renders a User can carry a hash; read on login only.

@@ -46,6 +46,7 @@ export class GroupListCache extends DerivedCache {
     linkifiers: "ignore",
     channelFolder: "ignore",
     realmDomains: "ignore",
+    profileFields: "ignore",
     userSettings: "ignore",
     password: "ignore",
     presence: "ignore",

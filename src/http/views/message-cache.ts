@@ -124,6 +124,7 @@ export class MessageJsonCache extends DerivedCache {
     linkifiers: () => this.clear(),
     channelFolder: "ignore",
     realmDomains: "ignore",
+    profileFields: "ignore",
     userSettings: "ignore",
     password: "ignore",
     presence: "ignore",

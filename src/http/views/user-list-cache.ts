@@ -52,6 +52,7 @@ export class UserListCache extends DerivedCache {
     linkifiers: "ignore",
     channelFolder: "ignore",
     realmDomains: "ignore",
+    profileFields: "ignore",
     userSettings: "ignore",
     password: "ignore",
     presence: "ignore",

@@ -89,6 +89,7 @@ export class WindowReplyCache extends DerivedCache {
     linkifiers: "ignore",
     channelFolder: "ignore",
     realmDomains: "ignore",
+    profileFields: "ignore",
     password: "ignore",
     presence: "ignore",
     emailChange: "ignore",

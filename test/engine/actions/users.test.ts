@@ -114,20 +114,26 @@ describe("createUser", () => {
 
 describe("updateUser", () => {
   it("administrators change names, roles and profile data", () => {
+    const text = s.createProfileField(admin.id, 1, { name: "Title" }).id;
+    const users = s.createProfileField(admin.id, 6, { name: "Mentors" }).id;
     const u = s.updateUser(admin.id, w.alice.id, {
       fullName: "Alicia",
       role: ROLE.MODERATOR,
       profileData: [
-        { id: 1, value: "x" },
-        { id: 2, value: [3, 4] },
+        { id: text, value: "x" },
+        { id: users, value: [admin.id] },
       ],
     });
-    expect(u).toMatchObject({ fullName: "Alicia", role: ROLE.MODERATOR, profileData: { "1": "x", "2": [3, 4] } });
+    expect(u).toMatchObject({
+      fullName: "Alicia",
+      role: ROLE.MODERATOR,
+      profileData: { [text]: "x", [users]: [admin.id] },
+    });
     expect(s.getUser(w.alice.id)).toEqual(u);
     const cleared = s.updateUser(admin.id, w.alice.id, {
       profileData: [
-        { id: 1, value: null },
-        { id: 2, value: "" },
+        { id: text, value: null },
+        { id: users, value: "" },
       ],
     });
     expect(cleared.profileData).toEqual({});

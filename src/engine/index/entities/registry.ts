@@ -18,6 +18,7 @@ import type {
   Playground,
   ChannelFolder,
   RealmDomain,
+  ProfileField,
   PresenceRecord,
   Realm,
   RealmEmoji,
@@ -58,6 +59,7 @@ export interface EntityRecords {
   linkifiers: Linkifier;
   channelFolders: ChannelFolder;
   realmDomains: RealmDomain;
+  profileFields: ProfileField;
   drafts: Draft;
   savedSnippets: SavedSnippet;
   devices: Device;
@@ -100,6 +102,7 @@ export function createEntityIndexes(hooks: EntityHooks) {
     /** Archived ones too. */
     channelFolders: new KeyedIndex((record: ChannelFolder) => record.id),
     realmDomains: new KeyedIndex((record: RealmDomain) => record.id),
+    profileFields: new KeyedIndex((record: ProfileField) => record.id),
     drafts: new OwnedIndex((record: Draft) => record.userId),
     savedSnippets: new OwnedIndex((record: SavedSnippet) => record.userId),
     devices: new DeviceIndex(),

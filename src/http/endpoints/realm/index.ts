@@ -1,7 +1,7 @@
 /**
  * @module http/endpoints/realm
  * The organization: its settings (PATCH /realm), deactivation, email domains, code playgrounds,
- * custom emoji and the Welcome Bot's test message.
+ * custom emoji, custom profile fields and the Welcome Bot's test message.
  */
 import type { Endpoint } from "../../endpoint.js";
 import addPlayground from "./add-playground.js";
@@ -14,6 +14,13 @@ import updateRealm from "./update-realm.js";
 import deactivateRealm from "./deactivate-realm.js";
 import testWelcomeBotMessage from "./test-welcome-bot-message.js";
 import { addRealmDomain, changeRealmDomain, listRealmDomains, removeRealmDomain } from "./realm-domains.js";
+import {
+  createProfileField,
+  deleteProfileField,
+  listProfileFields,
+  reorderProfileFields,
+  updateProfileField,
+} from "./profile-fields.js";
 
 export const REALM_ENDPOINTS: readonly Endpoint[] = [
   addPlayground,
@@ -33,4 +40,9 @@ export const REALM_ENDPOINTS: readonly Endpoint[] = [
   addRealmDomain,
   changeRealmDomain,
   removeRealmDomain,
+  listProfileFields,
+  createProfileField,
+  reorderProfileFields,
+  updateProfileField,
+  deleteProfileField,
 ];

@@ -15,6 +15,7 @@ import type { ServerConfig } from "../../../config/index.js";
 import { Uploads } from "../../../uploads/index.js";
 import { createHash } from "node:crypto";
 import {
+  DEFAULT_EXTERNAL_ACCOUNTS,
   MAX_CHANNEL_DESCRIPTION_LENGTH,
   MAX_BULK_NEW_SUBSCRIPTION_MESSAGES,
   MAX_CHANNEL_NAME_LENGTH,
@@ -54,17 +55,6 @@ const GIF_RATING_POLICY_OPTIONS = {
   pg: { name: "Allow GIFs rated PG (Parental guidance)", id: 3 },
   "pg-13": { name: "Allow GIFs rated PG-13 (Parental guidance - under 13)", id: 4 },
   r: { name: "Allow GIFs rated R (Restricted)", id: 5 },
-};
-
-/** Zulip's built-in external account profile field types. */
-const DEFAULT_EXTERNAL_ACCOUNTS = {
-  github: {
-    name: "GitHub",
-    text: "GitHub",
-    hint: "Enter your GitHub username",
-    url_pattern: "https://github.com/%(username)s",
-  },
-  twitter: { name: "X", text: "X", hint: "Enter your X username", url_pattern: "https://x.com/%(username)s" },
 };
 
 /** Zulip's icon for an organization without an uploaded one: a Gravatar identicon of its subdomain. */

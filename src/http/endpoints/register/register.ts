@@ -51,6 +51,7 @@ import { devicesToWire } from "../../../wire/device.js";
 import { channelFolderToWire, defaultChannelGroupToWire } from "../../../wire/channel.js";
 import { realmDomainToWire } from "../../../wire/realm-domain.js";
 import { linkifierToWire } from "../../../wire/linkifier.js";
+import { CUSTOM_PROFILE_FIELD_TYPES, profileFieldToWire } from "../../../wire/profile-field.js";
 
 /** Zulip's default idle queue timeout, and what "mobile" means. */
 const DEFAULT_IDLE_QUEUE_TIMEOUT = 600;
@@ -139,7 +140,12 @@ export default defineEndpoint({
       zulip_version: ZULIP_VERSION,
       zulip_merge_base: ZULIP_MERGE_BASE,
       ...unstored("alert_words"),
-      ...unstored("custom_profile_fields"),
+      ...(want("custom_profile_fields")
+        ? {
+            custom_profile_fields: store.profileFields(user.id).map(profileFieldToWire),
+            custom_profile_field_types: CUSTOM_PROFILE_FIELD_TYPES,
+          }
+        : {}),
       ...unstored("onboarding_steps"),
       ...(want("message") ? { max_message_id: store.maxMessageId(user.id) } : {}),
       ...(want("drafts") ? { drafts: store.registerDrafts(user.id).map(draftToWire) } : {}),

@@ -9,22 +9,8 @@
 /** A state section keyed by the event type that gates it (Zulip's fetch_initial_state_data). */
 export type SectionBuilder = () => Record<string, unknown>;
 
-/** Zulip's custom profile field types (CustomProfileField.ALL_FIELD_TYPES), keyed by name. */
-const CUSTOM_PROFILE_FIELD_TYPES = {
-  SHORT_TEXT: { id: 1, name: "Text (short)" },
-  LONG_TEXT: { id: 2, name: "Text (long)" },
-  SELECT: { id: 3, name: "List of options" },
-  DATE: { id: 4, name: "Date picker" },
-  URL: { id: 5, name: "Link" },
-  USER: { id: 6, name: "Users" },
-  EXTERNAL_ACCOUNT: { id: 7, name: "External account" },
-  PRONOUNS: { id: 8, name: "Pronouns" },
-};
-
 export const UNSTORED_SECTIONS = {
   alert_words: () => ({ alert_words: [] }),
-  // No field definitions are stored (users' profile_data values are, by field ID).
-  custom_profile_fields: () => ({ custom_profile_fields: [], custom_profile_field_types: CUSTOM_PROFILE_FIELD_TYPES }),
   onboarding_steps: () => ({ onboarding_steps: [], navigation_tour_video_url: null }),
   reminders: () => ({ reminders: [] }),
   // Zulip always sends an empty legacy list.

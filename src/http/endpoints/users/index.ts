@@ -13,6 +13,7 @@ import reactivateUser from "./reactivate-user.js";
 import updateUser from "./update-user.js";
 import { muteUserEndpoint, unmuteUserEndpoint } from "./muted-users.js";
 import { getUserStatusEndpoint, updateOwnStatusEndpoint, updateStatusForUserEndpoint } from "./user-status.js";
+import { removeProfileData, updateProfileData } from "./profile-data.js";
 
 export const USER_ENDPOINTS: Endpoint[] = [
   getUsers,
@@ -28,4 +29,6 @@ export const USER_ENDPOINTS: Endpoint[] = [
   getUserStatusEndpoint,
   muteUserEndpoint,
   unmuteUserEndpoint,
+  updateProfileData,
+  removeProfileData,
 ];

@@ -4,9 +4,8 @@
  * Administrators change full_name, role and profile_data; owners with the
  * operator-granted can_change_user_emails permission change new_email directly. The
  * owner-role rules and permission checks are the engine's updateUser.
- *
- * Deviation: the engine has no custom profile field definitions, so profile_data
- * field IDs and value types are not checked against field types.
+ * profile_data is checked against the realm's custom profile fields (an empty value
+ * removes one), as Zulip's update_user_backend.
  */
 import { z } from "zod";
 import type { Role } from "../../../engine/index.js";
@@ -32,7 +31,9 @@ export default defineEndpoint({
   },
   testing: {
     notRefs: {
-      profile_data: "names custom profile fields, which do not exist here",
+      profile_data:
+        "field IDs and, in user fields, user IDs: another realm's field is 'Field id N not found.' and another " +
+        "realm's user 'Invalid user ID: N', exactly as missing ones (test/http/profile-fields.test.ts)",
       new_email: "the target's new address: addresses are unique per realm, so no other realm's account is consulted",
     },
     sweepBases: [{ params: { full_name: "Renamed" } }],
