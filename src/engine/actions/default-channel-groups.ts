@@ -13,19 +13,12 @@ import type { StoreState, WriteContext } from "../state.js";
 import { ROLE, type Channel, type DefaultChannelGroup, type Realm, type User } from "../types.js";
 import { accessChannelByName } from "./channels.js";
 import { requireActiveUser } from "./lookups.js";
+import { defaultChannelGroupsOf } from "../queries/default-channel-groups.js";
 
 /** Zulip's DefaultStreamGroup.MAX_NAME_LENGTH. */
 export const MAX_DEFAULT_CHANNEL_GROUP_NAME_LENGTH = 60;
 /** Zulip's DefaultStreamGroup.description column (max_length 1024). */
 export const MAX_DEFAULT_CHANNEL_GROUP_DESCRIPTION_LENGTH = 1024;
-
-const byName = (a: { readonly name: string }, b: { readonly name: string }) =>
-  a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
-
-/** The realm's groups by name, as Zulip lists them (register, events). */
-export function defaultChannelGroupsOf(realm: Realm): readonly DefaultChannelGroup[] {
-  return [...(realm.defaultChannelGroups ?? [])].sort(byName);
-}
 
 /** What register's realm_default_stream_groups holds for `user`: nothing for guests, as in Zulip. */
 export function defaultChannelGroupsFor(state: StoreState, userId: number): readonly DefaultChannelGroup[] {

@@ -6,7 +6,7 @@
  */
 import { changedFields } from "../events/change-set.js";
 import { deleteDeviceInTxn } from "./devices.js";
-import { defaultChannelGroupsOf } from "./default-channel-groups.js";
+import { defaultChannelGroupsOf } from "../queries/default-channel-groups.js";
 import { randomBytes } from "node:crypto";
 import { isPasswordRecord, type PasswordRecord } from "../accounts/password.js";
 import { canSeeChannel, canSeeSubscribers, isAdmin, isGroupMember } from "../access.js";
