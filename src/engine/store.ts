@@ -368,7 +368,7 @@ import {
   type Row,
   type Tables,
 } from "./export/zulip-tables.js";
-import { compileNarrow, type MessageMatcher } from "./narrow/predicate.js";
+import { compileNarrow, compileTerms, type MessageMatcher } from "./narrow/predicate.js";
 import type { RenderFailure } from "./render.js";
 import { warmUpSendPath, type WarmUpResult } from "./warm-up.js";
 
@@ -582,7 +582,11 @@ export class Store {
     notifyBotOwner(this.#state, botId, content);
   }
   /** What POST /register leaves out and a bot's settings fill in: all_public_streams and a default narrow. */
-  queueDefaults(userId: number): { readonly allPublicChannels: boolean; readonly channelName: string | null } {
+  queueDefaults(userId: number): {
+    readonly allPublicChannels: boolean;
+    readonly channelName: string | null;
+    readonly channelId: number | null;
+  } {
     return queueDefaults(this.#state, requireUser(this.#state, userId));
   }
   /** The realm's can_create_bots_group and can_create_write_only_bots_group (register). */
@@ -1403,11 +1407,21 @@ export class Store {
    * null for an empty narrow. A deactivated user's matcher matches nothing.
    */
   compileNarrow(userId: number, narrow: unknown): MessageMatcher | null {
-    const live = (): PlanContext<StoreState> | null => {
+    return compileNarrow(this.#context(userId), narrow, this.#liveContext(userId));
+  }
+  /**
+   * The matcher of a bot's default events channel: its messages only, with no check that
+   * the bot can see the channel (Zulip never refuses the registration; the messages reach
+   * the queue only while the bot has access).
+   */
+  compileChannelNarrow(userId: number, channelId: number): MessageMatcher | null {
+    return compileTerms([{ kind: "channel", channelId, negated: false }], this.#liveContext(userId));
+  }
+  #liveContext(userId: number): () => PlanContext<StoreState> | null {
+    return () => {
       const user = this.#state.users.get(userId);
       return user && user.isActive ? { state: this.#state, received: this.#received, user } : null;
     };
-    return compileNarrow(this.#context(userId), narrow, live);
   }
 
   /** GET /messages/matches_narrow: which of `messageIds` GET /messages with `narrow` would return to `userId` now. */

@@ -216,11 +216,17 @@ export class EventHub {
    */
   register(user: User, options: QueueOptions): EventQueue {
     if (options.allPublicStreams) this.#store.checkAllPublicStreams(user.id);
-    const matches = this.#store.compileNarrow(user.id, options.narrow);
+    const matches = this.#compileNarrow(user.id, options);
     const queue = new EventQueue(randomUUID(), user.id, user.realmId, options, matches, this.#clock.now());
     this.#makeRoom(user.id, user.realmId);
     this.#add(queue);
     return queue;
+  }
+
+  #compileNarrow(userId: number, options: QueueOptions) {
+    return options.narrow.length === 0 && options.defaultChannelId !== undefined
+      ? this.#store.compileChannelNarrow(userId, options.defaultChannelId)
+      : this.#store.compileNarrow(userId, options.narrow);
   }
 
   /** The caller's queue, or BAD_EVENT_QUEUE_ID (unknown, collected, deleted, or someone else's). */
@@ -326,7 +332,7 @@ export class EventHub {
       if (!user || !user.isActive || user.realmId !== s.realmId || this.#queues.has(s.id)) continue;
       let matches;
       try {
-        matches = this.#store.compileNarrow(s.userId, s.options.narrow);
+        matches = this.#compileNarrow(s.userId, s.options);
       } catch {
         continue;
       }

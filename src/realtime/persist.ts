@@ -55,6 +55,7 @@ const savedQueue = z.object({
     bulkMessageDeletion: z.boolean().default(false),
     linkifierUrlTemplate: z.boolean().default(false),
     idleTimeoutSecs: z.number().positive(),
+    defaultChannelId: z.number().int().optional(),
   }),
   events: z.array(z.object({ id: z.number().int(), body: z.string() })),
 });

@@ -20,6 +20,12 @@ export interface QueueOptions {
   readonly eventTypes: readonly string[] | null;
   readonly allPublicStreams: boolean;
   readonly narrow: readonly NarrowTermInput[];
+  /**
+   * A bot's default_events_register_stream, standing for an empty narrow: the queue gets
+   * that channel's messages only, whether or not the bot can see it now (Zulip filters by
+   * the channel, it never refuses the registration).
+   */
+  readonly defaultChannelId?: number | undefined;
   readonly applyMarkdown: boolean;
   readonly clientGravatar: boolean;
   readonly emptyTopicName: boolean;

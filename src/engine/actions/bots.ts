@@ -333,12 +333,12 @@ export function changeOwnerInTxn(state: StoreState, ctx: WriteContext, before: U
 export function queueDefaults(
   state: StoreState,
   user: User,
-): { readonly allPublicChannels: boolean; readonly channelName: string | null } {
+): { readonly allPublicChannels: boolean; readonly channelName: string | null; readonly channelId: number | null } {
   const config = user.botConfig;
   const channelId = config?.defaultEventsRegisterChannelId ?? null;
   const channel = channelId === null ? undefined : state.channels.get(channelId);
   const allPublicChannels = (config?.defaultAllPublicChannels ?? false) && user.role !== ROLE.GUEST;
-  return { allPublicChannels, channelName: channel?.name ?? null };
+  return { allPublicChannels, channelName: channel?.name ?? null, channelId: channel?.id ?? null };
 }
 
 /** GET /bots/{bot_id}/api_key (feature level 463). */

@@ -211,12 +211,12 @@ export default defineEndpoint({
     // A bot's default_all_public_streams and default_events_register_stream fill in what the client left out.
     const defaults = store.queueDefaults(user.id);
     const narrow = input.narrow.map((t) => (Array.isArray(t) ? { operator: t[0] ?? "", operand: t[1] } : t));
-    if (narrow.length === 0 && defaults.channelName !== null)
-      narrow.push({ operator: "stream", operand: defaults.channelName });
     const queue = ctx.events.register(user, {
       eventTypes: input.event_types ?? null,
       allPublicStreams: input.all_public_streams ?? defaults.allPublicChannels,
       narrow,
+      // By ID, not as a `stream` term: the bot may not see the channel, and Zulip registers anyway.
+      ...(narrow.length === 0 && defaults.channelId !== null ? { defaultChannelId: defaults.channelId } : {}),
       applyMarkdown: input.apply_markdown,
       clientGravatar: input.client_gravatar,
       emptyTopicName: options.emptyTopicName,
