@@ -131,6 +131,25 @@ describe("POST /realm/test_welcome_bot_custom_message", () => {
       "BAD_REQUEST",
       "welcome_message_custom_text is too long (limit: 8000 characters)",
     );
+    // Refused by the message's own checks before the Welcome Bot is created (a realm without one yet).
+    const bee = s.t.store.createRealm({
+      subdomain: "wasp",
+      name: "Wasp",
+      owner: { email: "owner@wasp.test", fullName: "Wasp Owner" },
+    }).owner;
+    const asWasp = () =>
+      rawRequest(
+        s.base,
+        "POST",
+        PATH,
+        {
+          Host: "wasp.localhost",
+          Authorization: basicAuth(s.t.store.getUser(bee.id)),
+          "Content-Type": "application/x-www-form-urlencoded",
+        },
+        encodeParams({ welcome_message_custom_text: "a\0b" }).toString(),
+      );
+    await expectRejectedUnchanged(s, asWasp, 400, "BAD_REQUEST", "Message must not contain null bytes");
     expect((await send(admin, "🐝".repeat(8000))).status).toBe(200);
     expect((await send(admin, " ")).status).toBe(200);
   });

@@ -10,7 +10,7 @@ import type { StoreState } from "../state.js";
 import { customWelcomeText } from "./invites.js";
 import { requireActiveUser } from "./lookups.js";
 import { ensureSystemBotInTxn, findSystemBot, WELCOME_BOT_EMAIL, WELCOME_BOT_NAME } from "./notification-bot.js";
-import { sendInternalDirectMessage } from "./send-message.js";
+import { normalizeContent, sendInternalDirectMessage } from "./send-message.js";
 
 /** Sends the test message; answers its ID. The length bound (8000 code points) is the caller's parameter check. */
 export function sendTestWelcomeBotCustomMessage(state: StoreState, actorId: number, text: string): { id: number } {
@@ -20,9 +20,11 @@ export function sendTestWelcomeBotCustomMessage(state: StoreState, actorId: numb
   // Zulip refuses only the empty string: whitespace is sent as given.
   if (text.length === 0) throw new BadRequestError("Message must not be empty");
   const realm = state.realms.get(actor.realmId)!;
+  // The message's own checks (null bytes, ...) before the Welcome Bot may be created: a refusal writes nothing.
+  const content = normalizeContent(customWelcomeText(realm, text));
   // Realms made before system bots existed get their Welcome Bot here, as at a first signup.
   const bot =
     findSystemBot(state, realm.id, WELCOME_BOT_EMAIL) ??
     state.write((ctx) => ensureSystemBotInTxn(state, ctx, realm, WELCOME_BOT_EMAIL, WELCOME_BOT_NAME));
-  return sendInternalDirectMessage(state, bot.id, actor.id, customWelcomeText(realm, text));
+  return sendInternalDirectMessage(state, bot.id, actor.id, content);
 }
