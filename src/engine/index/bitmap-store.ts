@@ -393,13 +393,27 @@ export class BitmapStore {
       return;
     }
     const firstChunk = ids.minimum() >>> CHUNK_BITS;
+    const single = ids.size === 1 ? ids.minimum() : null;
     const journaled: string[] = [];
     for (const key of keys) {
       if (!storable(key))
         throw new StorageError(`bitmap key longer than ${MAX_KEY_NAME_BYTES} bytes: ${key.slice(0, 40)}...`);
       const entry = this.#cache.get(key);
       if (entry === undefined && op === "remove" && !this.#deferred.has(key) && this.#unlisted(key)) continue;
-      if (entry !== undefined) {
+      if (entry !== undefined && single !== null) {
+        // One ID (a message born read for thousands): no bitmap per key.
+        if (entry.from <= firstChunk) {
+          const changed = op === "add" ? entry.bitmap.tryAdd(single) : entry.bitmap.delete(single);
+          if (!changed && entry.from === 0) continue;
+          if (changed) {
+            entry.used = ++this.#clock;
+            if (op === "add") this.#grow(entry, 4);
+            this.#undo.push(
+              op === "add" ? { key, added: [single], removed: [] } : { key, added: [], removed: [single] },
+            );
+          }
+        }
+      } else if (entry !== undefined) {
         // A partly loaded entry gets the rest when those chunks are loaded (entries are applied over loads).
         const inMemory = entry.from <= firstChunk ? ids : within(ids, entry.from * CHUNK_SPAN, 2 ** 32);
         const changed =
