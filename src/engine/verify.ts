@@ -5,7 +5,8 @@
  * channel, topic, conversation, has:, resolved, wildcard and term bitmaps, and the
  * per-user `dm`, `mentioned` and `topic_wildcard_mentioned` sets. Not derivable (user
  * state, checked for consistency only): read, starred, collapsed, historical, granted,
- * withdrawn; group_mentioned, which depends on group membership at send time; and the
+ * withdrawn; group_mentioned, which depends on group membership at send time; the
+ * mention flags of historical rows, set by the edits made after the row was created; and the
  * mention sets of moved messages, which keep the decision made when they were sent
  * (Zulip does not recompute mentions on a move) while their topic participants and
  * receivers are now those of their new place.
@@ -22,7 +23,7 @@ import { FIRST_ID } from "./storage/tables.js";
 import { messageMetaOf, type Conversation, type Message, type MessageMeta, type ScheduledMessage } from "./types.js";
 import { membersKey } from "./index/conversations.js";
 import { key } from "./index/keys.js";
-import { isUserFlagHoldersKey, unlistedUserFlagBitmaps } from "./index/user-flag-holders.js";
+import { isUserFlagHoldersKey, unlistedUserFlagBitmaps, userFlagBitmap } from "./index/user-flag-holders.js";
 import { getMessageRecord, partsOf } from "./storage/message-records.js";
 
 export interface IndexDifference {
@@ -42,7 +43,7 @@ export interface VerifyReport {
 }
 
 const DERIVED_USER_FLAGS = /^u:\d+:(dm|mentioned|topic_wildcard_mentioned)$/;
-const MENTION_FLAGS = /^u:\d+:(mentioned|topic_wildcard_mentioned)$/;
+const MENTION_FLAGS = /^u:(\d+):(mentioned|topic_wildcard_mentioned)$/;
 
 /** Whether a move changed the message's topic or channel (its history says so). */
 function wasMoved(message: Message): boolean {
@@ -112,7 +113,16 @@ export function verifyIndexes(state: StoreState, onProgress?: (done: number, tot
   for (const k of [...keys].sort()) {
     const want = expected.get(k) ?? new RoaringBitmap32();
     const have = state.bitmaps.loadFromDisk(k);
-    if (!moved.isEmpty && MENTION_FLAGS.test(k)) have.andNotInPlace(moved);
+    const mention = MENTION_FLAGS.exec(k);
+    if (mention) {
+      if (!moved.isEmpty) have.andNotInPlace(moved);
+      // A historical row's mention flags follow the edits made after it was created: not derivable.
+      const historical = userFlagBitmap(state.bitmaps, Number(mention[1]), "historical");
+      if (!historical.isEmpty) {
+        have.andNotInPlace(historical);
+        want.andNotInPlace(historical);
+      }
+    }
     if (want.isEqual(have)) continue;
     const missing = RoaringBitmap32.andNot(want, have);
     const extra = RoaringBitmap32.andNot(have, want);

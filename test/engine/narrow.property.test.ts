@@ -59,14 +59,6 @@ const MUTATION_RUNS = Number(process.env["PARLEY_PROPERTY_RUNS"] ?? 150);
  * ("none" also turns off the deliberate deviation the reference follows: a case-only rename keeps topic policies.)
  */
 const TOLERATE = new Set((process.env["PARLEY_PROPERTY_TOLERATE"] ?? "").split(",").filter((s) => s !== ""));
-/**
- * Divergences this test found in src/ that are not fixed yet: the reference follows
- * the engine there (RefQuirks), so the rest stays covered. Remove an entry once fixed;
- * PARLEY_PROPERTY_STRICT=1 turns them all into failures.
- *   edit-mentions-historical  a content edit sets no `mentioned` flag on historical rows (Zulip's
- *                             update_user_message_flags sets it on every row of the message)
- */
-const KNOWN_GAPS = new Set(process.env["PARLEY_PROPERTY_STRICT"] === "1" ? [] : ["edit-mentions-historical"]);
 
 function tolerated(expected: unknown, actual: unknown): boolean {
   const err = (x: unknown): { code: string; message: string } | undefined =>
@@ -498,7 +490,6 @@ class Realm {
       firstUnreadIgnoresNegatedChannel: TOLERATE.has("first-unread-negated"),
       // parley's deliberate deviation (actions/move-topic-policies): strict with PARLEY_PROPERTY_TOLERATE=none.
       caseOnlyRenameKeepsPolicies: !TOLERATE.has("none"),
-      editMentionsSkipHistorical: KNOWN_GAPS.has("edit-mentions-historical"),
     });
     this.model.now = this.clock.now;
     this.ownerId = owner.id;

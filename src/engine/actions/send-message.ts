@@ -524,17 +524,22 @@ function conversationFor(state: StoreState, ctx: WriteContext, realmId: number, 
 /**
  * Per-user mention flags, for users who receive the message (Zulip gives flags only
  * to UserMessage rows). Stream-wildcard mentions are message-level (key.streamWildcard).
+ * `historicalRows`: users holding a historical row, who count as receivers too (an edit
+ * sets their flags as Zulip's update_user_message_flags does for every row).
  */
 export function writeMentionFlags(
   state: StoreState,
   message: Message,
   sink: IndexSink,
-  options: { groups: boolean; conversation?: Conversation | null },
+  options: { groups: boolean; conversation?: Conversation | null; historicalRows?: ReadonlySet<number> },
 ): void {
   // Deactivation closes receive intervals, so receivedAtSend is what the user received at send time.
   const members = conversationMembers(state, message, options.conversation ?? null);
+  const historical = options.historicalRows;
   const receives = (userId: number) =>
-    message.recipient.type === "direct" ? members.includes(userId) : receivedAtSend(state, userId, message);
+    message.recipient.type === "direct"
+      ? members.includes(userId)
+      : historical?.has(userId) === true || receivedAtSend(state, userId, message);
   for (const userId of message.mentionedUserIds) {
     if (receives(userId)) sink.add(key.userFlag(userId, "mentioned"), message.id);
   }

@@ -293,9 +293,40 @@ function storeContentEdit(
 const USER_FLAG_KEY = /^u:(\d+):(\w+)$/;
 
 /** The per-user mention bit keys a version of the message sets (writeMentionFlags, as send and verify). */
-function derivedMentionKeys(state: StoreState, message: Message, groups: boolean): Set<string> {
+function derivedMentionKeys(
+  state: StoreState,
+  message: Message,
+  groups: boolean,
+  historicalRows?: ReadonlySet<number>,
+): Set<string> {
   const keys = new Set<string>();
-  writeMentionFlags(state, message, { add: (k) => keys.add(k) }, { groups });
+  writeMentionFlags(state, message, { add: (k) => keys.add(k) }, { groups, ...(historicalRows && { historicalRows }) });
+  return keys;
+}
+
+/**
+ * Users holding a historical row for a channel message (they read or starred it without
+ * having received it). Only the few users listed as ever holding one are asked.
+ */
+function historicalRowUsers(state: StoreState, message: Message): Set<number> {
+  const out = new Set<number>();
+  if (message.recipient.type !== "channel") return out;
+  for (const userId of state.bitmaps.get(key.userFlagHolders("historical"))) {
+    if (userFlagHas(state.bitmaps, userId, "historical", message.id) && !receivedAtSend(state, userId, message))
+      out.add(userId);
+  }
+  return out;
+}
+
+/**
+ * Mention bits of historical rows as stored: the row may have been created after the
+ * last edit (with no mention flags, as Zulip creates it), so they are read, not derived.
+ */
+function storedHistoricalMentionKeys(state: StoreState, message: Message, users: ReadonlySet<number>): Set<string> {
+  const keys = new Set<string>();
+  for (const userId of users)
+    for (const flag of MENTION_FLAGS)
+      if (userFlagHas(state.bitmaps, userId, flag, message.id)) keys.add(key.userFlag(userId, flag));
   return keys;
 }
 
@@ -326,9 +357,12 @@ function rewriteMentionBits(
   before: Message,
   after: Message,
 ): { before: (userId: number) => boolean; after: (userId: number) => NonNullable<KnownRow["mentions"]> } {
+  // Zulip's update_user_message_flags sets the flags of every row, historical ones too.
+  const historical = historicalRowUsers(state, before);
   const old = derivedMentionKeys(state, before, false);
   for (const k of storedGroupMentionKeys(state, before)) old.add(k);
-  const next = derivedMentionKeys(state, after, true);
+  for (const k of storedHistoricalMentionKeys(state, before, historical)) old.add(k);
+  const next = derivedMentionKeys(state, after, true, historical);
   const changedUsers = new Set<number>();
   const userOf = (k: string) => Number(USER_FLAG_KEY.exec(k)?.[1]);
   for (const k of old)

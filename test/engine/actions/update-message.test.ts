@@ -303,6 +303,36 @@ describe("mentions follow the content", () => {
     expect(store.getMessage(bob.id, id).flags).toEqual(["topic_wildcard_mentioned", "wildcard_mentioned"]);
   });
 
+  it("set and clear the flags of historical rows too (Zulip's update_user_message_flags takes every row)", () => {
+    const { alice, bob, owner, send } = setup();
+    t.store.subscribe(owner.id, {
+      channels: [{ name: "shared" }],
+      principals: [owner.id, alice.id],
+      newChannel: { inviteOnly: true, historyPublicToSubscribers: true },
+    });
+    const plain = send(alice, "before Bob came", "t", "shared");
+    const mentioning = send(alice, "@**Bob** before Bob came", "t", "shared");
+    t.store.subscribe(owner.id, { channels: [{ name: "shared" }], principals: [bob.id] });
+    // Starring a message Bob did not receive gives him a historical row.
+    t.store.updateFlags(bob.id, [plain, mentioning], "starred", "add");
+    const mentionedIds = () => ids(t.store, bob.id, [{ operator: "is", operand: "mentioned" }]);
+    // A row created after the mention carries no mention flag, as Zulip creates it.
+    expect(flagsOf(bob.id, mentioning)).not.toContain("mentioned");
+    expect(t.store.verify().differences).toEqual([]);
+    t.store.updateMessage(alice.id, plain, { content: "@**Bob** look" });
+    expect(flagsOf(bob.id, plain)).toContain("mentioned");
+    expect(mentionedIds()).toEqual([plain]);
+    t.store.updateMessage(alice.id, mentioning, { content: "@**Bob** still you" });
+    expect(flagsOf(bob.id, mentioning)).toContain("mentioned");
+    expect(mentionedIds()).toEqual([plain, mentioning]);
+    expect(t.store.verify().differences).toEqual([]);
+    t.store.updateMessage(alice.id, plain, { content: "never mind" });
+    expect(flagsOf(bob.id, plain)).not.toContain("mentioned");
+    expect(mentionedIds()).toEqual([mentioning]);
+    expect(t.store.verify().differences).toEqual([]);
+    expect(t.reopen().getMessage(bob.id, mentioning).flags).toContain("mentioned");
+  });
+
   it("notifies users the edit newly mentions, not those mentioned before, and withdraws a dropped mention's notification", () => {
     const { alice, bob, owner, send } = setup();
     const pushDevice = (user: User) => {

@@ -186,11 +186,6 @@ export interface RefQuirks {
    * messages themselves as left behind, so its sender follows the topic "on initiation".
    */
   readonly caseOnlyRenameKeepsPolicies?: boolean;
-  /**
-   * A content edit leaves `mentioned` alone on historical rows; Zulip's
-   * update_user_message_flags sets it on every row of the message, historical ones too.
-   */
-  readonly editMentionsSkipHistorical?: boolean;
 }
 
 export class RefModel {

@@ -358,8 +358,7 @@ function applyContent(model: RefModel, m: RefMessage, content: NonNullable<RefUp
   m.mentionedUserIds = [...content.mentionedUserIds];
   for (const [userId, rows] of model.rows) {
     const row = rows.get(m.id);
-    if (row && !(row.historical && model.quirks.editMentionsSkipHistorical))
-      row.mentioned = m.mentionedUserIds.includes(userId);
+    if (row) row.mentioned = m.mentionedUserIds.includes(userId);
   }
 }
 
