@@ -119,3 +119,47 @@ describe("POST /messages/{message_id}/typing", () => {
     expect((await typing(owner, id)).status).toBe(200);
   });
 });
+
+describe("POST /typing and the sender's send_*_typing_notifications", () => {
+  it("refuses with Zulip's errors when the sender turned them off, before checking recipients, and tells no one", async () => {
+    const { owner, alice, general } = server.seed;
+    const q = (
+      await server.call(alice, "POST", "/register", {
+        event_types: ["typing"],
+        client_capabilities: { stream_typing_notifications: true },
+      })
+    ).body["queue_id"] as string;
+    const post = (params: Record<string, unknown>) => server.call(owner, "POST", "/typing", { op: "start", ...params });
+    const direct = { to: [alice.id] };
+    const channel = { type: "channel", stream_id: general.id, topic: "t" };
+    const refusedWith = async (params: Record<string, unknown>, msg: string) => {
+      const r = await post(params);
+      expect([r.status, r.body["code"], r.body["msg"]]).toEqual([400, "BAD_REQUEST", msg]);
+    };
+    setUserSettings(server.t.store, owner.id, { send_private_typing_notifications: false });
+    await refusedWith(direct, "User has disabled typing notifications for direct messages");
+    // Zulip checks the setting before the recipients, after the empty list.
+    await refusedWith({ to: [999_999] }, "User has disabled typing notifications for direct messages");
+    await refusedWith({ to: [] }, "Empty 'to' list");
+    // The other kind is unaffected.
+    expect((await post(channel)).status).toBe(200);
+    setUserSettings(server.t.store, owner.id, {
+      send_private_typing_notifications: true,
+      send_stream_typing_notifications: false,
+    });
+    await refusedWith(channel, "User has disabled typing notifications for channel messages");
+    await refusedWith(
+      { ...channel, stream_id: 999_999 },
+      "User has disabled typing notifications for channel messages",
+    );
+    await refusedWith({ type: "channel", topic: "t" }, "Missing channel ID");
+    expect((await post(direct)).status).toBe(200);
+    const got = (await server.call(alice, "GET", "/events", { queue_id: q, last_event_id: -1, dont_block: true })).body[
+      "events"
+    ] as Ev[];
+    expect(got.map((e) => [e.type, e["message_type"]])).toEqual([
+      ["typing", "stream"],
+      ["typing", "direct"],
+    ]);
+  });
+});

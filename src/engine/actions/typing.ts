@@ -5,7 +5,9 @@
  * typing reaches every participant, the sender included; channel typing reaches the
  * channel's active subscribers, and the realtime layer passes it only to clients
  * that declared stream_typing_notifications. Users who turned off
- * receives_typing_notifications get neither.
+ * receives_typing_notifications get neither. A sender who turned off
+ * send_private_typing_notifications / send_stream_typing_notifications is refused
+ * (a 400, as Zulip; not silently dropped).
  *
  * Typing while editing a message (POST /messages/{id}/typing, Zulip's
  * send_message_edit_notification_backend) is checked like the edit itself would be,
@@ -27,6 +29,10 @@ export type TypingInput =
   | { readonly type: "direct"; readonly op: "start" | "stop"; readonly to: readonly number[] }
   | { readonly type: "channel"; readonly op: "start" | "stop"; readonly channelId: number; readonly topic: string };
 
+/** The sender turned off the typing notifications of this kind (send_*_typing_notifications). */
+const channelTypingOff = () => new BadRequestError("User has disabled typing notifications for channel messages");
+const directTypingOff = () => new BadRequestError("User has disabled typing notifications for direct messages");
+
 function receivesTyping(state: StoreState, user: User | undefined): user is User {
   return user !== undefined && user.isActive && state.settingsOf(user.id).receives_typing_notifications;
 }
@@ -35,6 +41,8 @@ export function notifyTyping(state: StoreState, senderId: number, input: TypingI
   const sender = requireActiveUser(state, senderId);
   if (input.type === "direct") {
     if (input.to.length === 0) throw new BadRequestError("Empty 'to' list");
+    // Refused, not dropped, and before the recipients are checked, as Zulip's send_notification_backend.
+    if (!state.settingsOf(sender.id).send_private_typing_notifications) throw directTypingOff();
     const ids = resolveRecipients(state, sender, input.to);
     const recipients = ids.map((id) => state.users.get(id)!);
     state.dispatch({
@@ -48,6 +56,7 @@ export function notifyTyping(state: StoreState, senderId: number, input: TypingI
     });
     return;
   }
+  if (!state.settingsOf(sender.id).send_stream_typing_notifications) throw channelTypingOff();
   const channel = state.channels.get(input.channelId);
   // An invisible channel is reported exactly like a missing one.
   if (!channel || !canSendToChannel(state, sender, channel)) throw new ChannelNotFoundError({ id: input.channelId });
@@ -79,8 +88,7 @@ export function notifyEditTyping(state: StoreState, editorId: number, messageId:
   const settings = state.settingsOf(editor.id);
   const recipient = message.recipient;
   if (recipient.type === "channel") {
-    if (!settings.send_stream_typing_notifications)
-      throw new BadRequestError("User has disabled typing notifications for channel messages");
+    if (!settings.send_stream_typing_notifications) throw channelTypingOff();
     state.dispatch({
       seq: 0,
       deliveries: [
@@ -101,8 +109,7 @@ export function notifyEditTyping(state: StoreState, editorId: number, messageId:
     });
     return;
   }
-  if (!settings.send_private_typing_notifications)
-    throw new BadRequestError("User has disabled typing notifications for direct messages");
+  if (!settings.send_private_typing_notifications) throw directTypingOff();
   const participants = state.conversations.get(recipient.conversationId)?.userIds ?? [editor.id];
   const userIds = participants.filter((id) => receivesTyping(state, state.users.get(id)));
   state.dispatch({
