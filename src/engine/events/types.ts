@@ -72,7 +72,9 @@ export type EngineEvent =
     }
   /**
    * Zulip's update_message (rendering_only false): a content edit, a move, or both, as
-   * one event. Its audience is who Zulip sends it to; each recipient gets their own flags.
+   * one event. Always false: a stored message is re-rendered only by a user's edit (no
+   * link previews or background re-renders, Zulip's rendering_only true events). Its
+   * audience is who Zulip sends it to; each recipient gets their own flags.
    */
   | {
       readonly type: "update_message";
