@@ -66,6 +66,7 @@ export type { CreateUserInput, UpdateUserInput } from "./actions/users.js";
 export { BOT_TYPE, type CreateBotInput, type UpdateBotInput } from "./actions/bots.js";
 export { type WebhookDestination } from "./actions/webhooks.js";
 export { USER_STATE_SIZE_LIMIT } from "./actions/bot-storage.js";
+export { MAX_REPORT_DESCRIPTION_LENGTH, REPORT_TYPES } from "./actions/message-report.js";
 export {
   MAX_DEACTIVATION_COMMENT_LENGTH,
   type CreateUserByAdminInput,

@@ -86,6 +86,7 @@ import { messageEditHistory, type HistorySnapshot } from "./queries/message-hist
 import { renderPreview } from "./actions/render-preview.js";
 import { messagesMatchingNarrow, type NarrowMatch } from "./queries/matches-narrow.js";
 import { readReceipts } from "./queries/read-receipts.js";
+import { reportMessage, type MessageReport } from "./actions/message-report.js";
 import {
   addNavigationView,
   listNavigationViews,
@@ -1427,6 +1428,11 @@ export class Store {
   /** GET /messages/matches_narrow: which of `messageIds` GET /messages with `narrow` would return to `userId` now. */
   messagesMatchingNarrow(userId: number, narrow: unknown, messageIds: readonly number[]): NarrowMatch[] {
     return messagesMatchingNarrow(this.#context(userId), narrow, messageIds);
+  }
+
+  /** POST /messages/{id}/report: Notification Bot's report in the moderation request channel; its message ID. */
+  reportMessage(userId: number, messageId: number, report: MessageReport): number {
+    return reportMessage(this.#state, this.#context(userId).user, messageId, report);
   }
 
   /** GET /messages/{id}/read_receipts: who read the message, as `userId` may learn it (Zulip's rules). */

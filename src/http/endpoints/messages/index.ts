@@ -1,6 +1,7 @@
 /**
  * @module http/endpoints/messages
- * Message endpoints: send, fetch, fetch one, edit, edit history, delete, flags by IDs and by narrow, mark topic read.
+ * Message endpoints: send, fetch, fetch one, edit, edit history, delete, report, flags by IDs and by narrow,
+ * mark topic read.
  */
 import type { Endpoint } from "../../endpoint.js";
 import deleteMessage from "./delete-message.js";
@@ -11,6 +12,7 @@ import matchesNarrow from "./matches-narrow.js";
 import { markAllAsRead, markStreamAsRead } from "./mark-as-read.js";
 import messageHistory from "./message-history.js";
 import readReceipts from "./read-receipts.js";
+import reportMessage from "./report-message.js";
 import renderMessage from "./render-message.js";
 import { addReactionEndpoint, removeReactionEndpoint } from "./reactions.js";
 import sendMessage from "./send-message.js";
@@ -27,6 +29,7 @@ export const MESSAGE_ENDPOINTS: readonly Endpoint[] = [
   updateMessage,
   messageHistory,
   readReceipts,
+  reportMessage,
   deleteMessage,
   updateFlags,
   updateFlagsNarrow,
