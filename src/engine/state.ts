@@ -18,6 +18,7 @@ import { MessageConversations } from "./index/message-conversations.js";
 import { buildMembersIndex, Conversations } from "./index/conversations.js";
 import { userFlagHolderOf } from "./index/keys.js";
 import { buildUserFlagHolders } from "./index/user-flag-holders.js";
+import { buildTopicPolicyHolders } from "./index/topic-policy-holders.js";
 import { UserTopicPolicies } from "./index/user-topics.js";
 import type { PresenceLog } from "./index/presence-log.js";
 import type { DerivedCache, EntityIndex } from "./index/entities/entity-index.js";
@@ -456,6 +457,7 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
     buildMembersIndex(this.tables);
     this.#load(true);
     buildUserFlagHolders(this.tables, this.bitmaps, (body) => this.write(body));
+    buildTopicPolicyHolders(this.tables, this.bitmaps, (body) => this.write(body));
     const ceiling = this.tables.meta.get(PRESENCE_CEILING_KEY);
     this.presenceSeq = Math.max(this.presenceSeq, typeof ceiling === "number" ? ceiling : 0);
     this.presenceSeqCeiling = this.presenceSeq;

@@ -24,6 +24,7 @@ import { messageMetaOf, type Conversation, type Message, type MessageMeta, type 
 import { membersKey } from "./index/conversations.js";
 import { key } from "./index/keys.js";
 import { isUserFlagHoldersKey, unlistedUserFlagBitmaps, userFlagBitmap } from "./index/user-flag-holders.js";
+import { unlistedTopicPolicies } from "./index/topic-policy-holders.js";
 import { getMessageRecord, partsOf } from "./storage/message-records.js";
 
 export interface IndexDifference {
@@ -135,6 +136,7 @@ export function verifyIndexes(state: StoreState, onProgress?: (done: number, tot
     });
   }
   problems.push(...unlistedUserFlagBitmaps(state.tables, state.bitmaps));
+  problems.push(...unlistedTopicPolicies(state.tables, state.bitmaps));
   checkMessageParts(state, problems);
   checkMessageReferences(state, present, problems);
   checkHistoricalRows(state, problems);

@@ -20,10 +20,10 @@ const MUTED = 1;
 const UNMUTED = 2;
 const FOLLOWED = 3;
 
-/** Every user of the realm with a policy on the topic, by user. */
+/** Every user with a policy on the topic, by user (asking only the channel's policy holders). */
 export function topicPolicies(state: StoreState, channel: Channel, topic: string): Map<number, VisibilityPolicy> {
   const out = new Map<number, VisibilityPolicy>();
-  for (const userId of state.usersOfRealm(channel.realmId)) {
+  for (const userId of state.bitmaps.get(key.topicPolicyHolders(channel.id))) {
     const policy = state.userTopics.policyOf(userId, channel.id, topic);
     if (policy !== NONE) out.set(userId, policy as VisibilityPolicy);
   }

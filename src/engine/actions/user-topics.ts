@@ -79,7 +79,10 @@ export function writeTopicPolicy(
   const record: UserTopic = { userId, channelId, topic, policy, lastUpdated: state.now() };
   const k: [number, number, string] = [userId, channelId, foldTopic(topic)];
   if (policy === 0) state.tables.userTopics.removeSync(k);
-  else state.tables.userTopics.putSync(k, record);
+  else {
+    state.tables.userTopics.putSync(k, record);
+    state.bitmaps.add(key.topicPolicyHolders(channelId), userId);
+  }
   // Now, not after the commit: later reads in this write (a move's resolve notice asks
   // who follows the topic it just made the sender follow) must see it; a failed write
   // clears the whole cache (forgetUncommitted).

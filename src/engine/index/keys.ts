@@ -79,6 +79,11 @@ export const key = {
    * user whose bitmap ever got an ID (index/user-flag-holders.ts).
    */
   userFlagHolders: (flag: StoredFlag) => HOLDER_KEYS.get(flag) ?? `uh:${flag}`,
+  /**
+   * User IDs (not messages, as every `uh:` key): who ever had a topic policy in the
+   * channel (index/topic-policy-holders.ts).
+   */
+  topicPolicyHolders: (channelId: number) => `uh:topic-policies:${channelId}`,
 } as const;
 
 /**

@@ -9,6 +9,7 @@ import type { EngineEvent, User } from "../../../src/engine/index.js";
 import { internals } from "../../../src/engine/internal.js";
 import { key } from "../../../src/engine/index/keys.js";
 import { USER_FLAG_HOLDERS_KEY } from "../../../src/engine/index/user-flag-holders.js";
+import { TOPIC_POLICY_HOLDERS_KEY } from "../../../src/engine/index/topic-policy-holders.js";
 import { seedRealm, tempStore, type TempStore } from "../../support/temp-store.js";
 
 let t: TempStore;
@@ -67,6 +68,8 @@ describe("user flag holders", () => {
       for (const k of [...state.tables.bitmapChunks.getKeys({ start: ["uh:"], end: ["uh;"] })])
         state.tables.bitmapChunks.removeSync(k);
       state.tables.meta.removeSync(USER_FLAG_HOLDERS_KEY);
+      // Every uh: bitmap went, the topic policies' holders too: a store from before both.
+      state.tables.meta.removeSync(TOPIC_POLICY_HOLDERS_KEY);
     });
     expect(holders("starred")).toEqual([]);
     t.reopen();
