@@ -207,6 +207,7 @@ export { MAX_DRAFTS_PER_REQUEST } from "./actions/drafts.js";
 export { MAX_SNIPPET_TITLE_LENGTH } from "./actions/saved-snippets.js";
 export { MAX_NAVIGATION_FRAGMENT_LENGTH, MAX_NAVIGATION_NAME_LENGTH } from "./actions/navigation-views.js";
 export type { MutedUserView } from "./actions/muted-users.js";
+export { MAX_ALERT_WORD_LENGTH } from "./actions/alert-words.js";
 export { MAX_STATUS_TEXT_LENGTH, type UserStatusInput, type UserStatusView } from "./actions/user-status.js";
 export { hashPassword, verifyPassword, SCRYPT_COST, type PasswordRecord } from "./accounts/password.js";
 export { HashPool, defaultHashPoolLimits, passwordHashPool, type HashPoolLimits } from "./accounts/hash-pool.js";

@@ -21,6 +21,7 @@ import { buildUserFlagHolders } from "./index/user-flag-holders.js";
 import { buildTopicPolicyHolders } from "./index/topic-policy-holders.js";
 import { UserTopicPolicies } from "./index/user-topics.js";
 import type { PresenceLog } from "./index/presence-log.js";
+import type { AlertWordsIndex } from "./index/entities/alert-words.js";
 import type { DerivedCache, EntityIndex } from "./index/entities/entity-index.js";
 import { createEntityIndexes, type EntityRegistry } from "./index/entities/registry.js";
 import { directoriesOf, type Directories } from "./index/entities/directories.js";
@@ -69,6 +70,7 @@ import {
   type SavedSnippet,
   type UserStatusRecord,
   type MutedUsersRecord,
+  type AlertWordsRecord,
   type NavigationViewsRecord,
   type ScheduledMessage,
   type Subscription,
@@ -266,6 +268,10 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
   /** userId -> the user's navigation views, for users who have any record. */
   get navigationViewsOf(): Map<number, NavigationViewsRecord> {
     return this.entities.navigationViews.byKey;
+  }
+  /** The users' alert words and each realm's matcher. */
+  get alertWords(): AlertWordsIndex {
+    return this.entities.alertWords;
   }
   /** muted user's ID -> the users who mute them (Zulip's get_muting_users). */
   get mutingUsers(): Map<number, Set<number>> {
@@ -665,6 +671,10 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
 
   indexNavigationViews(record: NavigationViewsRecord): void {
     this.entities.navigationViews.add(record);
+  }
+
+  indexAlertWords(record: AlertWordsRecord): void {
+    this.entities.alertWords.add(record);
   }
 
   indexMutedUsers(record: MutedUsersRecord): void {

@@ -283,6 +283,7 @@ import {
   listSavedSnippets,
 } from "./actions/saved-snippets.js";
 import { muteUser, mutedUsersView, unmuteUser, type MutedUserView } from "./actions/muted-users.js";
+import { addAlertWords, alertWordsOf, removeAlertWords } from "./actions/alert-words.js";
 import {
   realmUserStatuses,
   updateOwnStatus,
@@ -814,6 +815,20 @@ export class Store {
   /** register's muted_users. */
   mutedUsers(userId: number): MutedUserView[] {
     return mutedUsersView(this.#state, userId);
+  }
+  // ---- alert words ----
+
+  /** GET /users/me/alert_words and register's alert_words. */
+  alertWords(userId: number): readonly string[] {
+    return alertWordsOf(this.#state, userId);
+  }
+  /** POST /users/me/alert_words: the whole list after. */
+  addAlertWords(userId: number, words: readonly string[]): readonly string[] {
+    return addAlertWords(this.#state, this.#context(userId).user, words);
+  }
+  /** DELETE /users/me/alert_words: the whole list after. */
+  removeAlertWords(userId: number, words: readonly string[]): readonly string[] {
+    return removeAlertWords(this.#state, this.#context(userId).user, words);
   }
   // ---- uploaded files (bytes on disk, records here) ----
 

@@ -496,6 +496,13 @@ export interface NavigationViewsRecord {
   readonly views: readonly NavigationView[];
 }
 
+/** One user's alert words (Zulip's AlertWord rows of one user), lower-cased, in the order added. */
+export interface AlertWordsRecord {
+  readonly userId: number;
+  readonly realmId: number;
+  readonly words: readonly string[];
+}
+
 /** The users one user muted (Zulip's MutedUser rows of one muter), oldest first. */
 export interface MutedUsersRecord {
   readonly userId: number;

@@ -527,6 +527,8 @@ export class WireEvent {
             ? {}
             : { emoji_name: e.emoji.name, emoji_code: e.emoji.code, reaction_type: e.emoji.reactionType }),
         };
+      case "alert_words":
+        return { type: "alert_words", alert_words: e.words };
       case "muted_users":
         return { type: "muted_users", muted_users: e.muted.map((m) => ({ id: m.id, timestamp: m.dateMuted })) };
       case "navigation_view":

@@ -18,6 +18,7 @@ import { checkTopicCreation, findChannelByName } from "./channels.js";
 import { renderContextFor } from "./render-context.js";
 import { channelViewersAudience, messageAudience } from "../events/audience.js";
 import type { MessageOrigin } from "../events/types.js";
+import { alertedReceivers } from "./alert-words.js";
 import { FlagsAtSend } from "../queries/message-flags.js";
 import type { RenderResult } from "../render.js";
 
@@ -400,6 +401,9 @@ export function storeMessage(
       );
     }
     writeMentionFlags(state, message, sink, { groups: true, conversation });
+    const receives = receiverCheck(state, message, conversation);
+    for (const userId of alertedReceivers(state, message.realmId, message.content, receives))
+      sink.add(key.userFlag(userId, "has_alert_word"), id);
     enqueueMessagePushes(state, ctx, message, channel, participants, flags);
     if (channel && channel.firstMessageId === null) {
       const next: Channel = { ...channel, firstMessageId: id };
@@ -533,13 +537,7 @@ export function writeMentionFlags(
   sink: IndexSink,
   options: { groups: boolean; conversation?: Conversation | null; historicalRows?: ReadonlySet<number> },
 ): void {
-  // Deactivation closes receive intervals, so receivedAtSend is what the user received at send time.
-  const members = conversationMembers(state, message, options.conversation ?? null);
-  const historical = options.historicalRows;
-  const receives = (userId: number) =>
-    message.recipient.type === "direct"
-      ? members.includes(userId)
-      : historical?.has(userId) === true || receivedAtSend(state, userId, message);
+  const receives = receiverCheck(state, message, options.conversation ?? null, options.historicalRows);
   for (const userId of message.mentionedUserIds) {
     if (receives(userId)) sink.add(key.userFlag(userId, "mentioned"), message.id);
   }
@@ -555,6 +553,24 @@ export function writeMentionFlags(
       if (receives(userId)) sink.add(key.userFlag(userId, "topic_wildcard_mentioned"), message.id);
     }
   }
+}
+
+/**
+ * Whether a user has the message (Zulip's UserMessage row), for per-user flags:
+ * received at send, or one of `historicalRows` (users holding a historical row).
+ */
+export function receiverCheck(
+  state: StoreState,
+  message: Message,
+  conversation: Conversation | null,
+  historicalRows?: ReadonlySet<number>,
+): (userId: number) => boolean {
+  // Deactivation closes receive intervals, so receivedAtSend is what the user received at send time.
+  const members = conversationMembers(state, message, conversation);
+  return (userId) =>
+    message.recipient.type === "direct"
+      ? members.includes(userId)
+      : historicalRows?.has(userId) === true || receivedAtSend(state, userId, message);
 }
 
 /** Users who had sent a message to the topic before `message` (Zulip's topic participants). */

@@ -39,7 +39,8 @@ import { prepareMove, writeMove, type MoveResult, type PreparedMove, type Propag
 import { enqueueEditPushes } from "./push-notifications.js";
 import { realmMessagePolicy, type MessagePolicy } from "./realm-message-policy.js";
 import { renderContextFor } from "./render-context.js";
-import { normalizeContent, RESOLVED_TOPIC_PREFIX, writeMentionFlags } from "./send-message.js";
+import { alertedReceivers } from "./alert-words.js";
+import { normalizeContent, receiverCheck, RESOLVED_TOPIC_PREFIX, writeMentionFlags } from "./send-message.js";
 
 export interface UpdateMessageInput {
   /** New Markdown; only whitespace becomes "(deleted)", as in Zulip. */
@@ -285,12 +286,34 @@ function storeContentEdit(
   };
   rewriteMessages(state, ctx, [{ before, after }]);
   const mentions = rewriteMentionBits(state, ctx, before, after);
+  rewriteAlertWordBits(state, ctx, before, after);
   if (channel !== null && after.recipient.type === "channel")
     enqueueEditPushes(state, ctx, after, channel, mentions.before, mentions.after);
   return { message: after, detached: uploads.detached, mentionsAfter: mentions.after };
 }
 
 const USER_FLAG_KEY = /^u:(\d+):(\w+)$/;
+
+/**
+ * Zulip's update_user_message_flags for has_alert_word: after a content edit the flag
+ * says whether the new content holds one of the user's words now. The users holding it
+ * before are read among the flag's few holders.
+ */
+function rewriteAlertWordBits(state: StoreState, ctx: WriteContext, before: Message, after: Message): void {
+  const alerted = new Set(alertedReceivers(state, after.realmId, after.content, receiverCheck(state, after, null)));
+  const changed: number[] = [];
+  for (const userId of state.bitmaps.get(key.userFlagHolders("has_alert_word"))) {
+    if (alerted.has(userId) || !userFlagHas(state.bitmaps, userId, "has_alert_word", before.id)) continue;
+    state.bitmaps.removeMany(key.userFlag(userId, "has_alert_word"), [before.id]);
+    changed.push(userId);
+  }
+  for (const userId of alerted) {
+    if (userFlagHas(state.bitmaps, userId, "has_alert_word", before.id)) continue;
+    state.bitmaps.add(key.userFlag(userId, "has_alert_word"), after.id);
+    changed.push(userId);
+  }
+  for (const userId of changed) ctx.changed({ kind: "flags", userId, messageIds: [before.id] });
+}
 
 /** The per-user mention bit keys a version of the message sets (writeMentionFlags, as send and verify). */
 function derivedMentionKeys(

@@ -324,6 +324,8 @@ export function logEntryOf(event: EngineEvent): ChangeLogItem {
       return ["user_status", "update", event.userId];
     case "muted_users":
       return ["muted_users", "update", event.userId];
+    case "alert_words":
+      return ["alert_words", "update", event.userId];
     case "navigation_view":
       return ["navigation_view", event.op, event.userId];
   }

@@ -82,6 +82,8 @@ export const ENTITY_KINDS = [
   "userStatus",
   /** Per user: the users they muted. */
   "mutedUsers",
+  /** Per user: their alert words. */
+  "alertWords",
   /** Per bot: its key-value storage (/bot_storage). */
   "botStorage",
   /** Per user: their navigation views. */
@@ -520,6 +522,9 @@ export function changesOfEvent(event: EngineEvent, out: ChangeSetBuilder): void 
       return;
     case "muted_users":
       out.entity("mutedUsers", event.userId, "changed");
+      return;
+    case "alert_words":
+      out.entity("alertWords", event.userId, "changed");
       return;
     case "navigation_view":
       out.entity("navigationViews", event.userId, "changed");

@@ -309,6 +309,8 @@ export type EngineEvent =
     }
   /** The muter's whole list after a change. */
   | { readonly type: "muted_users"; readonly userId: number; readonly muted: MutedUsersRecord["muted"] }
+  /** The user's whole list of alert words after a change. */
+  | { readonly type: "alert_words"; readonly userId: number; readonly words: readonly string[] }
   | { readonly type: "navigation_view"; readonly op: "add"; readonly userId: number; readonly view: NavigationView }
   /** Only what the request changed (Zulip's do_update_navigation_view). */
   | {

@@ -203,6 +203,7 @@ export class ChannelTopicIndex extends DerivedCache {
     savedSnippet: "ignore",
     userStatus: "ignore",
     mutedUsers: "ignore",
+    alertWords: "ignore",
     botStorage: "ignore",
     navigationViews: "ignore",
     device: "ignore",

@@ -45,6 +45,7 @@
  * | attachments       | attachmentId (uint32)            | Attachment (bytes on disk)    |
  * | user_status       | userId (uint32)                  | UserStatusRecord              |
  * | muted_users       | muter's userId (uint32)          | MutedUsersRecord              |
+ * | alert_words       | userId (uint32)                  | AlertWordsRecord              |
  * | bot_storage       | [botId, key]                     | the value (string)            |
  * | navigation_views  | userId (uint32)                  | NavigationViewsRecord         |
  */
@@ -105,6 +106,7 @@ export interface Tables {
   readonly attachments: Database<unknown, number>;
   readonly userStatus: Database<unknown, number>;
   readonly mutedUsers: Database<unknown, number>;
+  readonly alertWords: Database<unknown, number>;
   readonly botStorage: Database<unknown, [number, string]>;
   readonly navigationViews: Database<unknown, number>;
 }
@@ -215,6 +217,7 @@ export const TABLE_SPECS = {
   attachments: { db: "attachments", role: "entity", keys: "id", values: "msgpack", change: "attachment" },
   userStatus: { db: "user_status", role: "entity", keys: "id", values: "msgpack", change: "userStatus" },
   mutedUsers: { db: "muted_users", role: "entity", keys: "id", values: "msgpack", change: "mutedUsers" },
+  alertWords: { db: "alert_words", role: "entity", keys: "id", values: "msgpack", change: "alertWords" },
   // Bots' key-value storage (/bot_storage), read per bot on demand: up to 10 million characters each.
   botStorage: { db: "bot_storage", role: "record", keys: "msgpack", values: "msgpack", change: "botStorage" },
   navigationViews: {

@@ -59,6 +59,7 @@ export class GroupListCache extends DerivedCache {
     savedSnippet: "ignore",
     userStatus: "ignore",
     mutedUsers: "ignore",
+    alertWords: "ignore",
     botStorage: "ignore",
     navigationViews: "ignore",
     device: "ignore",

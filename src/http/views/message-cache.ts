@@ -136,6 +136,7 @@ export class MessageJsonCache extends DerivedCache {
     savedSnippet: "ignore",
     userStatus: "ignore",
     mutedUsers: "ignore",
+    alertWords: "ignore",
     botStorage: "ignore",
     navigationViews: "ignore",
     device: "ignore",

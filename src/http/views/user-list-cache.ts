@@ -66,6 +66,7 @@ export class UserListCache extends DerivedCache {
     savedSnippet: "ignore",
     userStatus: "ignore",
     mutedUsers: "ignore",
+    alertWords: "ignore",
     botStorage: "ignore",
     navigationViews: "ignore",
     device: "ignore",

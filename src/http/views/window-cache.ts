@@ -99,6 +99,7 @@ export class WindowReplyCache extends DerivedCache {
     savedSnippet: "ignore",
     userStatus: "ignore",
     mutedUsers: "ignore",
+    alertWords: "ignore",
     botStorage: "ignore",
     navigationViews: "ignore",
     device: "ignore",

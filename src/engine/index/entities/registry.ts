@@ -29,10 +29,12 @@ import type {
   UserGroup,
   UserStatusRecord,
   MutedUsersRecord,
+  AlertWordsRecord,
   NavigationViewsRecord,
 } from "../../types.js";
 import type { RealmSettingDefaultsRecord, UserSettingsRecord } from "../../settings/defaults.js";
 import type { EntityTableName } from "../../storage/tables.js";
+import { AlertWordsIndex } from "./alert-words.js";
 import { AttachmentIndex } from "./attachments.js";
 import { ChannelIndex, SubscriptionIndex } from "./channels.js";
 import { DeviceIndex } from "./devices.js";
@@ -70,6 +72,7 @@ export interface EntityRecords {
   attachments: Attachment;
   userStatus: UserStatusRecord;
   mutedUsers: MutedUsersRecord;
+  alertWords: AlertWordsRecord;
   navigationViews: NavigationViewsRecord;
 }
 
@@ -117,6 +120,7 @@ export function createEntityIndexes(hooks: EntityHooks) {
     /** Users who ever set a status (cleared ones too: Zulip keeps the row). */
     userStatus: new KeyedIndex((record: UserStatusRecord) => record.userId),
     mutedUsers: new MutedUsersIndex(),
+    alertWords: new AlertWordsIndex(),
     navigationViews: new KeyedIndex((record: NavigationViewsRecord) => record.userId),
   } satisfies EntityIndexes;
 }

@@ -139,7 +139,7 @@ export default defineEndpoint({
       zulip_feature_level: ZULIP_FEATURE_LEVEL,
       zulip_version: ZULIP_VERSION,
       zulip_merge_base: ZULIP_MERGE_BASE,
-      ...unstored("alert_words"),
+      ...(want("alert_words") ? { alert_words: store.alertWords(user.id) } : {}),
       ...(want("custom_profile_fields")
         ? {
             custom_profile_fields: store.profileFields(user.id).map(profileFieldToWire),

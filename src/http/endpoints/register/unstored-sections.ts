@@ -10,7 +10,6 @@
 export type SectionBuilder = () => Record<string, unknown>;
 
 export const UNSTORED_SECTIONS = {
-  alert_words: () => ({ alert_words: [] }),
   onboarding_steps: () => ({ onboarding_steps: [], navigation_tour_video_url: null }),
   reminders: () => ({ reminders: [] }),
   // Zulip always sends an empty legacy list.

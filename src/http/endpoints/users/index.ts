@@ -1,7 +1,7 @@
 /**
  * @module http/endpoints/users
  * User endpoints: list users, own user, one user by ID or email, update a user, and
- * administering accounts (create, deactivate, reactivate), user status, muted users.
+ * administering accounts (create, deactivate, reactivate), user status, muted users, alert words.
  */
 import type { Endpoint } from "../../endpoint.js";
 import createUser from "./create-user.js";
@@ -12,6 +12,7 @@ import getUsers from "./get-users.js";
 import reactivateUser from "./reactivate-user.js";
 import updateUser from "./update-user.js";
 import { muteUserEndpoint, unmuteUserEndpoint } from "./muted-users.js";
+import { addAlertWordsEndpoint, listAlertWordsEndpoint, removeAlertWordsEndpoint } from "./alert-words.js";
 import { getUserStatusEndpoint, updateOwnStatusEndpoint, updateStatusForUserEndpoint } from "./user-status.js";
 import { removeProfileData, updateProfileData } from "./profile-data.js";
 
@@ -29,6 +30,9 @@ export const USER_ENDPOINTS: Endpoint[] = [
   getUserStatusEndpoint,
   muteUserEndpoint,
   unmuteUserEndpoint,
+  listAlertWordsEndpoint,
+  addAlertWordsEndpoint,
+  removeAlertWordsEndpoint,
   updateProfileData,
   removeProfileData,
 ];
