@@ -7,6 +7,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { User } from "../../src/engine/index.js";
+import { decodeAlertWordsEvent } from "../support/flutter-decoders.js";
 import { expectRejectedUnchanged, startServer, type TestServer } from "../support/http.js";
 
 let server: TestServer;
@@ -76,7 +77,10 @@ describe("GET/POST/DELETE /users/me/alert_words", () => {
     const qBob = await queue(bob, ["alert_words"]);
     await add(alice, ["one", "two"]);
     await remove(alice, ["one"]);
-    const evs = (await events(alice, qAlice)).map(({ id: _id, ...e }) => e);
+    const raw = await events(alice, qAlice);
+    // zulip-flutter's decoder accepts them.
+    expect(raw.map((e) => decodeAlertWordsEvent(e))).toEqual([["one", "two"], ["two"]]);
+    const evs = raw.map(({ id: _id, ...e }) => e);
     expect(evs).toEqual([
       { type: "alert_words", alert_words: ["one", "two"] },
       { type: "alert_words", alert_words: ["two"] },

@@ -4,7 +4,7 @@
  * muted users, transcribed from lib/api/model/events.g.dart (UserStatusEvent,
  * MutedUsersEvent), model.dart (UserStatusChange.fromJson, MutedUserItem),
  * reaction.dart (ReactionType.fromApiValue) and initial_snapshot.g.dart (`user_status`,
- * `muted_users`), zulip/zulip-flutter at e989e4f. Each throws where the Dart code would
+ * `muted_users`) and AlertWordsEvent, zulip/zulip-flutter at e989e4f. Each throws where the Dart code would
  * (a failed cast, a null `!`): what parley sends must decode without throwing.
  */
 
@@ -89,4 +89,14 @@ export function decodeSnapshotSections(snapshot: Json): {
     userStatuses.set(Number(k), decodeUserStatusChange(obj(v, `$.user_status.${k}`), `$.user_status.${k}`));
   }
   return { userStatuses, mutedUsers: mutedList(snapshot["muted_users"], "$.muted_users") };
+}
+
+/** AlertWordsEvent.fromJson (events.g.dart): `id` as num, `alert_words` a List cast to String each. */
+export function decodeAlertWordsEvent(json: Json): string[] {
+  int(json, "id", "$");
+  const list = json["alert_words"];
+  if (!Array.isArray(list)) fail("$.alert_words", `expected List, got ${JSON.stringify(list)}`);
+  return list.map((w, i) =>
+    typeof w === "string" ? w : fail(`$.alert_words[${i}]`, `expected String, got ${JSON.stringify(w)}`),
+  );
 }
