@@ -16,7 +16,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/http.js";
 import { DEFAULT_CONFIG } from "../../src/config/index.js";
-import { decodeMutedUsersEvent, decodeUserStatusEvent } from "../support/flutter-decoders.js";
+import { decodeAlertWordsEvent, decodeMutedUsersEvent, decodeUserStatusEvent } from "../support/flutter-decoders.js";
 import { actionArb, OBSERVERS, World, type Action, type UserName } from "./oracle-actions.js";
 import {
   applyEvent,
@@ -109,6 +109,7 @@ async function drain(world: World, o: Observer): Promise<void> {
       // zulip-flutter must decode what it is sent (its decoders throw where the Dart casts would).
       if (event["type"] === "user_status") decodeUserStatusEvent(event);
       if (event["type"] === "muted_users") decodeMutedUsersEvent(event);
+      if (event["type"] === "alert_words") decodeAlertWordsEvent(event);
       if (event["type"] !== "heartbeat") o.events.push(event);
     }
   }

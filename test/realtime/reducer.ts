@@ -62,6 +62,8 @@ export const MAINTAINED_SECTIONS = [
   // Everyone's statuses (user_status events) and the user's muted users (muted_users events).
   "user_status",
   "muted_users",
+  // The user's alert words (complete list in each event).
+  "alert_words",
   // The user's client devices and their push registration (device events, FL 468).
   "devices",
   // The realm's code playgrounds (complete list in each event).
@@ -395,6 +397,9 @@ export function applyEvent(state: ClientState, event: Json): void {
     }
     case "muted_users":
       state.snapshot["muted_users"] = objs(event["muted_users"], "muted_users").map(clone);
+      return;
+    case "alert_words":
+      state.snapshot["alert_words"] = arr(event["alert_words"], "alert_words").map((w) => str(w, "alert_words[]"));
       return;
     case "saved_snippets": {
       const op = str(event["op"], "saved_snippets.op");
