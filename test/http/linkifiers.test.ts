@@ -8,62 +8,25 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { User } from "../../src/engine/index.js";
-import {
-  basicAuth,
-  encodeParams,
-  expectRejectedUnchanged,
-  rawRequest,
-  startServer,
-  type TestServer,
-} from "../support/http.js";
+import { expectRejectedUnchanged, startServer, type TestServer } from "../support/http.js";
+import { roleMatrix, type RoleMatrix } from "../support/role-matrix.js";
 
 let server: TestServer;
+let matrix: RoleMatrix;
 let admin: User;
-let mod: User;
-let bot: User;
 let stranger: User;
 beforeEach(async () => {
   server = await startServer({ externalHost: "chat.example.com" });
-  const { store } = server.t;
-  const realmId = server.seed.realm.id;
-  admin = store.createUser({ realmId, email: "admin@test.dev", fullName: "Ada Admin", role: 200 });
-  mod = store.createUser({ realmId, email: "mod@test.dev", fullName: "Moe Mod", role: 300 });
-  bot = store.createUser({
-    realmId,
-    email: "helper-bot@test.dev",
-    fullName: "Helper",
-    bot: { type: 1, ownerId: server.seed.bob.id },
-  });
-  stranger = store.createRealm({
-    subdomain: "bee",
-    name: "Bee",
-    owner: { email: "queen@bee.test", fullName: "Queen" },
-  }).owner;
+  matrix = roleMatrix(server, "chat.example.com");
+  ({ admin, "another realm": stranger } = matrix.users);
 });
 afterEach(() => server.close());
 
 /** A request as `user`, to their own realm (another realm's owner asks their own subdomain). */
-async function as(user: User, method: string, path: string, params: Record<string, unknown> = {}) {
-  if (user.realmId === server.seed.realm.id) return server.call(user, method, path, params);
-  const form = encodeParams(params).toString();
-  const query = method === "GET" || method === "DELETE";
-  const headers: Record<string, string> = {
-    Host: "bee.chat.example.com",
-    Authorization: basicAuth(server.t.store.getUser(user.id)),
-    ...(query ? {} : { "Content-Type": "application/x-www-form-urlencoded" }),
-  };
-  return rawRequest(server.base, method, query && form !== "" ? `${path}?${form}` : path, headers, query ? "" : form);
-}
+const as = (user: User, method: string, path: string, params: Record<string, unknown> = {}) =>
+  matrix.as(user, method, path, params);
 
-const everyone = (): [string, User][] => [
-  ["owner", server.seed.owner],
-  ["admin", admin],
-  ["moderator", mod],
-  ["member", server.seed.bob],
-  ["guest", server.seed.guest],
-  ["bot", bot],
-  ["another realm", stranger],
-];
+const everyone = () => matrix.everyone;
 
 const TRAC = { pattern: "#(?P<id>[0-9]{2,8})", url_template: "https://trac.example.com/ticket/{id}" };
 

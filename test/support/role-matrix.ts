@@ -21,8 +21,11 @@ export interface RoleMatrix {
   ): Promise<{ status: number; body: Record<string, unknown> }>;
 }
 
-/** Needs a server started with `externalHost: "chat.example.com"` (the other realm is `bee.`). */
-export function roleMatrix(server: TestServer): RoleMatrix {
+/**
+ * `externalHost` is the server's (startServer's default is "localhost"); the other realm
+ * is its `bee.` subdomain, asked by a raw request since fetch cannot set Host.
+ */
+export function roleMatrix(server: TestServer, externalHost = "chat.example.com"): RoleMatrix {
   const { store } = server.t;
   const realmId = server.seed.realm.id;
   const users: Record<Caller, User> = {
@@ -51,7 +54,7 @@ export function roleMatrix(server: TestServer): RoleMatrix {
       const form = encodeParams(params).toString();
       const query = method === "GET" || method === "DELETE";
       const headers: Record<string, string> = {
-        Host: "bee.chat.example.com",
+        Host: `bee.${externalHost}`,
         Authorization: basicAuth(store.getUser(user.id)),
         ...(query ? {} : { "Content-Type": "application/x-www-form-urlencoded" }),
       };
