@@ -569,7 +569,8 @@ export class BitmapStore {
   writeDirty(): void {
     const chunks = this.#tables.bitmapChunks;
     // A journaled key written for any reason is written whole where journaled, and settled.
-    for (const key of [...this.#dirty.keys()]) if (this.#deferred.has(key)) this.#settle(key);
+    if (!this.#deferred.isEmpty)
+      for (const key of [...this.#dirty.keys()]) if (this.#deferred.has(key)) this.#settle(key);
     for (const [key, changed] of this.#dirty) {
       // Dirty keys stay cached (eviction runs only after commit) and hold their dirty chunks.
       const entry = this.#cache.get(key)!;
