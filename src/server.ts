@@ -23,6 +23,7 @@ import { PushSender } from "./push/sender.js";
 import { DEFAULT_SAVE_DEADLINE_MS, loadSavedQueues, writeSavedQueues } from "./realtime/index.js";
 import { PresenceFlusher } from "./scheduler/presence-flusher.js";
 import { Scheduler } from "./scheduler/scheduler.js";
+import { FullMemberPromoter } from "./scheduler/full-member-promoter.js";
 import { UploadsCleanup } from "./scheduler/uploads-cleanup.js";
 
 /** How a server process runs: the configuration file's settings and the command line's. */
@@ -199,6 +200,10 @@ export async function startParley(
     onError: (error) => log(`uploads cleanup failed: ${reason(error)}`),
   });
   await uploadsCleanup.start();
+  const fullMemberPromoter = new FullMemberPromoter(store, {
+    onError: (error) => log(`full-member pass failed: ${reason(error)}`),
+  });
+  fullMemberPromoter.start();
 
   let stopping: Promise<void> | null = null;
   return {
@@ -216,6 +221,7 @@ export async function startParley(
         void pushSender?.stop();
         mailSender.stop();
         uploadsCleanup.stop();
+        fullMemberPromoter.stop();
         // Closed first: no event reaches a queue while it is written, and waiting polls are answered.
         http.close();
         // Event queues outlive a graceful restart, as Zulip's do.

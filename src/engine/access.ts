@@ -5,7 +5,7 @@
  * membership by role, channel visibility and history access, message access.
  */
 import type { AccessReader } from "./directory.js";
-import type { Attachment, Channel, GroupSettingValue, Message, User } from "./types.js";
+import type { Attachment, Channel, GroupSettingValue, Message, Realm, User } from "./types.js";
 import { ROLE } from "./types.js";
 import { userFlagHas } from "./index/user-flag-holders.js";
 
@@ -33,6 +33,37 @@ export const SYSTEM_GROUPS: readonly {
   { name: "role:nobody", maxRole: null, description: "Nobody" },
 ];
 
+const FULL_MEMBERS = "role:fullmembers";
+const SECONDS_PER_DAY = 86_400;
+
+/** The realm's waiting_period_threshold in days (0: everyone is a full member at once). */
+export function waitingPeriodDays(realm: Realm): number {
+  const days = realm.properties?.waitingPeriodThreshold;
+  return typeof days === "number" ? days : 0;
+}
+
+/**
+ * The time full membership is evaluated at: the realm's last promotion pass (Zulip
+ * promotes once a day by cron; parley's server hourly, with events). Evaluating at the
+ * pass, not at the request, keeps every client's group lists in step with the events.
+ * PATCH /realm sets it with the threshold; a realm without one has threshold 0, where
+ * the time does not matter.
+ */
+export function fullMembersAsOf(realm: Realm): number {
+  return realm.fullMembersAsOf ?? Number.POSITIVE_INFINITY;
+}
+
+/**
+ * Zulip's role:fullmembers: moderators and above, and members whose account is at least
+ * waiting_period_threshold whole days old (UserProfile.is_provisional_member inverted).
+ */
+export function isFullMember(user: User, thresholdDays: number, asOf: number): boolean {
+  if (user.role < ROLE.MEMBER) return true;
+  if (user.role !== ROLE.MEMBER) return false;
+  if (thresholdDays === 0) return true;
+  return Math.floor((asOf - user.dateJoined) / SECONDS_PER_DAY) >= thresholdDays;
+}
+
 /** Whether `user` belongs to group `groupId`, following subgroups (cycles are cut). */
 export function isGroupMember(state: AccessReader, groupId: number, user: User, visited = new Set<number>()): boolean {
   if (visited.has(groupId)) return false;
@@ -42,7 +73,10 @@ export function isGroupMember(state: AccessReader, groupId: number, user: User, 
   if (!user.isActive) return false;
   if (group.systemRole !== null) {
     const system = SYSTEM_GROUPS.find((g) => g.name === group.systemRole);
-    return system?.maxRole != null && user.role <= system.maxRole;
+    if (system?.maxRole == null || user.role > system.maxRole) return false;
+    if (group.systemRole !== FULL_MEMBERS) return true;
+    const realm = state.realmDirectory.get(user.realmId);
+    return realm === undefined || isFullMember(user, waitingPeriodDays(realm), fullMembersAsOf(realm));
   }
   if (group.members.includes(user.id)) return true;
   return group.subgroups.some((sub) => isGroupMember(state, sub, user, visited));

@@ -41,6 +41,8 @@ export type ErrorCode =
   | "EXPECTATION_MISMATCH"
   | "CANNOT_ADMINISTER_CHANNEL"
   | "CHANNEL_ALREADY_EXISTS"
+  | "STREAM_WILDCARD_MENTION_NOT_ALLOWED"
+  | "TOPIC_WILDCARD_MENTION_NOT_ALLOWED"
   // Transport failures, raised by the HTTP layer (src/http/errors.ts) and mapped in
   // the same registry (src/http/error-map.ts) as every engine error.
   | "UNKNOWN_ROUTE"
@@ -235,6 +237,22 @@ export class CannotAdministerChannelError extends EngineError {
 export class ChannelExistsError extends EngineError {
   constructor(name: string) {
     super("CHANNEL_ALREADY_EXISTS", `Channel '${clip(name)}' already exists`, { channel_name: clip(name) });
+  }
+}
+
+/**
+ * Zulip's StreamWildcardMentionNotAllowedError / TopicWildcardMentionNotAllowedError:
+ * a wildcard mention in a large channel or topic by someone outside the realm's
+ * can_mention_many_users_group.
+ */
+export class WildcardMentionNotAllowedError extends EngineError {
+  constructor(kind: "stream" | "topic") {
+    super(
+      kind === "stream" ? "STREAM_WILDCARD_MENTION_NOT_ALLOWED" : "TOPIC_WILDCARD_MENTION_NOT_ALLOWED",
+      kind === "stream"
+        ? "You do not have permission to use channel wildcard mentions in this channel."
+        : "You do not have permission to use topic wildcard mentions in this topic.",
+    );
   }
 }
 

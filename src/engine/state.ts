@@ -553,6 +553,8 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
 
   indexRealm(realm: Realm): void {
     this.entities.realms.add(realm);
+    // role:fullmembers depends on the realm's waiting period and its last promotion pass.
+    this.#systemGroupMembers.clear();
   }
 
   /** Indexes a new user or a new version of one (the index finds the version it replaces). */

@@ -93,6 +93,7 @@ import {
   removeNavigationView,
   updateNavigationView,
 } from "./actions/navigation-views.js";
+import { promoteNewFullMembers } from "./actions/full-members.js";
 import {
   deleteScheduledMessage,
   deliverDueScheduledMessages,
@@ -1371,6 +1372,10 @@ export class Store {
    */
   deliverDueScheduledMessages(nowSeconds: number, limit?: number): DeliveryOutcome[] {
     return deliverDueScheduledMessages(this.#state, nowSeconds, limit);
+  }
+  /** Zulip's promote_new_full_members: members past the waiting period join role:fullmembers. */
+  promoteNewFullMembers(): number {
+    return promoteNewFullMembers(this.#state);
   }
   /** The earliest pending delivery time (UNIX seconds), or null when none is pending. */
   nextScheduledDelivery(): number | null {

@@ -45,6 +45,11 @@ export interface Realm {
   properties?: Partial<RealmProperties>;
   /** Realm permission settings an administrator changed (settings/realm-settings' REALM_GROUP_SETTINGS). */
   groupSettings?: Partial<Record<RealmGroupSettingName, GroupSettingValue>>;
+  /**
+   * When role:fullmembers was last evaluated (access.ts fullMembersAsOf): set with
+   * waiting_period_threshold and moved on by promoteNewFullMembers. Absent: never set.
+   */
+  fullMembersAsOf?: number;
   /** Zulip's DefaultStreamGroup rows: channel groups offered to new users at signup. Absent (older records): none. */
   defaultChannelGroups?: readonly DefaultChannelGroup[];
 }

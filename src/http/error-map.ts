@@ -54,6 +54,8 @@ export const ERROR_MAP: Readonly<Record<ErrorCode, WireError>> = {
   CANNOT_ADMINISTER_CHANNEL: { status: 400 },
   // Zulip's OpenAPI: 409 Conflict for a name already in use.
   CHANNEL_ALREADY_EXISTS: { status: 409 },
+  STREAM_WILDCARD_MENTION_NOT_ALLOWED: { status: 400 },
+  TOPIC_WILDCARD_MENTION_NOT_ALLOWED: { status: 400 },
   // Zulip answers unknown /api/v1 paths with 404; this server answers JSON there.
   UNKNOWN_ROUTE: { status: 404, wire: "BAD_REQUEST" },
   METHOD_NOT_ALLOWED: { status: 405, wire: null },

@@ -7,18 +7,10 @@
  * /realm stores them: what channel creation, subscribing others and channel settings
  * check, and what register's can_create_*_streams and can_subscribe_other_users say.
  */
-import { isAdmin, isAllowedBy } from "../access.js";
-import { REALM_GROUP_SETTINGS, type RealmGroupSettingName } from "../settings/realm-settings.js";
+import { isAdmin } from "../access.js";
 import type { StoreState } from "../state.js";
 import { ROLE, type User } from "../types.js";
-import { realmGroupSettings } from "./realm-settings.js";
-
-/** Zulip's user_has_permission_for_group_setting for a realm setting: guests never pass one that excludes everyone. */
-function hasRealmPermission(state: StoreState, user: User, setting: RealmGroupSettingName): boolean {
-  if (!user.isActive) return false;
-  if (!REALM_GROUP_SETTINGS[setting].allowEveryone && user.role === ROLE.GUEST) return false;
-  return isAllowedBy(state, realmGroupSettings(state, user.realmId)[setting], user);
-}
+import { hasRealmPermission } from "./realm-permissions.js";
 
 /** Zulip's can_create_public_streams / can_create_private_streams. */
 export function canCreateChannel(state: StoreState, user: User, inviteOnly: boolean): boolean {

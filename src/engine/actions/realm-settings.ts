@@ -23,6 +23,7 @@ import { MESSAGE_POLICY_WIRE_NAMES, type MessagePolicyGroupSetting } from "../se
 import type { StoreState } from "../state.js";
 import { ROLE, type GroupSettingChange, type GroupSettingValue, type Realm, type User } from "../types.js";
 import { checkMessagePolicyChanges, realmMessagePolicy, type MessagePolicyChanges } from "./realm-message-policy.js";
+import { emitFullMemberChanges } from "./full-members.js";
 import { systemGroupId } from "./realms.js";
 import { requireActiveUser } from "./users.js";
 
@@ -258,6 +259,8 @@ export function updateRealm(state: StoreState, actorId: number, input: UpdateRea
   for (const k of policyNames) changed.add(MESSAGE_POLICY_WIRE_NAMES[k]);
   if (policyNames.length > 0) next.messagePolicy = { ...realm.messagePolicy, ...policy };
   if (changed.size === 0) return changed;
+  // Full membership is evaluated from now on at this change (actions/full-members).
+  if (changed.has("waiting_period_threshold")) next.fullMembersAsOf = state.now();
 
   state.write((ctx) => {
     state.tables.realms.putSync(realm.id, next);
@@ -274,6 +277,7 @@ export function updateRealm(state: StoreState, actorId: number, input: UpdateRea
       ctx.emit({ type: "realm", op: "update_group_setting", realm: next, setting }, audience);
     if (policyNames.length > 0)
       ctx.emit({ type: "realm", op: "update_message_policy", realm: next, settings: policyNames }, audience);
+    if (changed.has("waiting_period_threshold")) emitFullMemberChanges(state, ctx, realm, next);
   });
   return changed;
 }

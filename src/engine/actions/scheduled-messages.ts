@@ -13,10 +13,12 @@
 import { BadRequestError, EngineError, NotFoundError } from "../errors.js";
 import type { StoreState } from "../state.js";
 import type { ScheduledMessage, ScheduledRecipient, User } from "../types.js";
+import type { RenderResult } from "../render.js";
 import { userAudience } from "../events/audience.js";
 import {
   defaultReadBySender,
   prepareMessage,
+  checkRenderedMessage,
   renderMessage,
   sendInternalDirectMessage,
   storeMessage,
@@ -85,6 +87,7 @@ export function scheduleMessage(state: StoreState, senderId: number, input: Sche
   const { recipient, prepared } = check(state, sender, input.to, input.content, input.client);
   checkFuture(state, input.deliverAt);
   const rendered = renderMessage(state, prepared);
+  checkRenderedMessage(state, prepared, rendered);
   return state.write((ctx) => {
     const scheduled: ScheduledMessage = {
       id: state.allocate("nextScheduledMessageId"),
@@ -174,6 +177,7 @@ export function editScheduledMessage(
   else if (current.failed) throw new BadRequestError(DELIVERY_TIME_NOT_IN_FUTURE);
   const { recipient, prepared } = check(state, sender, to, input.content ?? current.content, current.client);
   const rendered = renderMessage(state, prepared);
+  checkRenderedMessage(state, prepared, rendered);
   const next: ScheduledMessage = {
     ...current,
     recipient,
@@ -261,6 +265,7 @@ export function deliverDueScheduledMessages(
 
 function deliverOne(state: StoreState, scheduled: ScheduledMessage): DeliveryOutcome {
   let prepared: MessageToWrite;
+  let rendered: RenderResult;
   try {
     const sender = state.users.get(scheduled.senderId);
     if (!sender) throw new BadRequestError("Invalid user");
@@ -273,11 +278,12 @@ function deliverOne(state: StoreState, scheduled: ScheduledMessage): DeliveryOut
       readBy: scheduled.readBySender ? [sender.id] : [],
       dateSent: state.now(),
     };
+    rendered = renderMessage(state, prepared);
+    checkRenderedMessage(state, prepared, rendered);
   } catch (error) {
     if (!(error instanceof EngineError)) throw error;
     return fail(state, scheduled, error.message);
   }
-  const rendered = renderMessage(state, prepared);
   return state.write((ctx) => {
     const { id } = storeMessage(state, ctx, prepared, rendered);
     const next: ScheduledMessage = { ...scheduled, delivered: true, deliveredMessageId: id };

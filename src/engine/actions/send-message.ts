@@ -16,6 +16,7 @@ import { type StoreState, type WriteContext } from "../state.js";
 import { messageMetaOf, type Channel, type Conversation, type Message, type User } from "../types.js";
 import { checkTopicCreation, findChannelByName } from "./channels.js";
 import { renderContextFor } from "./render-context.js";
+import { checkDirectMessagePermission, checkWildcardMention } from "./message-permissions.js";
 import { channelViewersAudience, messageAudience } from "../events/audience.js";
 import type { MessageOrigin } from "../events/types.js";
 import { alertedReceivers } from "./alert-words.js";
@@ -147,7 +148,15 @@ export function resolveRecipients(state: StoreState, sender: User, refs: readonl
 }
 
 export function sendMessage(state: StoreState, input: SendMessageInput): SentMessage {
-  return writeMessage(state, prepareMessage(state, input));
+  const prepared = prepareMessage(state, input);
+  const rendered = renderMessage(state, prepared);
+  checkRenderedMessage(state, prepared, rendered);
+  return state.write((ctx) => storeMessage(state, ctx, prepared, rendered));
+}
+
+/** The checks of a send that need the rendered content (Zulip's check_message after rendering). */
+export function checkRenderedMessage(state: StoreState, prepared: MessageToWrite, rendered: RenderResult): void {
+  if (prepared.channel) checkWildcardMention(state, prepared.sender, prepared.channel, prepared.topic, rendered);
 }
 
 /**
@@ -159,6 +168,7 @@ export function sendMessageGrouped(state: StoreState, input: SendMessageInput): 
   return state.writeGrouped(() => {
     const prepared = prepareMessage(state, input);
     const rendered = renderMessage(state, prepared);
+    checkRenderedMessage(state, prepared, rendered);
     return (ctx) => storeMessage(state, ctx, prepared, rendered);
   });
 }
@@ -184,6 +194,7 @@ export function prepareMessage(state: StoreState, input: SendMessageInput): Mess
     checkTopicCreation(state, sender, channel, topic);
   } else {
     participants = resolveRecipients(state, sender, input.to.users);
+    checkDirectMessagePermission(state, sender, participants);
   }
   const readBySender = input.readBySender ?? defaultReadBySender(client);
   return {

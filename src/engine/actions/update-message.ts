@@ -40,6 +40,7 @@ import { enqueueEditPushes } from "./push-notifications.js";
 import { realmMessagePolicy, type MessagePolicy } from "./realm-message-policy.js";
 import { renderContextFor } from "./render-context.js";
 import { alertedReceivers } from "./alert-words.js";
+import { checkWildcardMention } from "./message-permissions.js";
 import { normalizeContent, receiverCheck, RESOLVED_TOPIC_PREFIX, writeMentionFlags } from "./send-message.js";
 
 export interface UpdateMessageInput {
@@ -129,6 +130,12 @@ export function updateMessage(
   // A topic naming the current one and the message's own channel move nothing (see move-messages).
   if (moving && prepared === null && input.content === undefined) throw new BadRequestError("Nothing to change");
   const edit: PreparedContent | null = input.content === undefined ? null : prepareContent(state, actor, input.content);
+  // Zulip's check_update_message: a wildcard mention in the new content is checked for the message's sender.
+  if (edit !== null && message.recipient.type === "channel") {
+    const channel = state.channels.get(message.recipient.channelId);
+    const sender = state.users.get(message.senderId);
+    if (channel && sender) checkWildcardMention(state, sender, channel, message.topic, edit.rendered);
+  }
 
   return state.write((ctx) => {
     const entry: { userId: number; timestamp: number; prevContent?: string; prevRenderedContent?: string } = {
