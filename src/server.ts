@@ -12,12 +12,13 @@
 import { createServer as createProbe } from "node:net";
 import { camoKeyFor, type ServerConfig } from "./config/index.js";
 import type { MessageRenderer, Store } from "./engine/index.js";
-import { signedImageUrls } from "./external-content/index.js";
+import { publicAddressesOnly, publicAndLoopbackAddresses, signedImageUrls } from "./external-content/index.js";
 import { createServer, type ParleyServer } from "./http/server.js";
 import type { LogLevel } from "./http/request-log.js";
 import { createMarkdownRenderer } from "./markdown/index.js";
 import { fromHeader, transportFor } from "./mail/transports.js";
 import { MailSender } from "./mail/sender.js";
+import { WebhookSender } from "./outgoing-webhooks/sender.js";
 import { BouncerClient } from "./push/bouncer-client.js";
 import { PushSender } from "./push/sender.js";
 import { DEFAULT_SAVE_DEADLINE_MS, loadSavedQueues, writeSavedQueues } from "./realtime/index.js";
@@ -196,6 +197,16 @@ export async function startParley(
       ),
   });
   mailSender.start();
+  // Calls to outgoing webhook bots left by the last run are made now; new ones within a second.
+  const webhookSender = new WebhookSender(store, {
+    baseUrl: () => http.baseUrl,
+    timeoutMs: settings.config.OUTGOING_WEBHOOK_TIMEOUT_SECONDS * 1000,
+    isAllowedAddress: settings.config.OUTGOING_WEBHOOK_ALLOW_LOOPBACK
+      ? publicAndLoopbackAddresses
+      : publicAddressesOnly,
+    onError: (error) => log(`outgoing webhooks: ${reason(error)}`),
+  });
+  webhookSender.start();
   const uploadsCleanup = new UploadsCleanup(store, http.uploads, {
     onError: (error) => log(`uploads cleanup failed: ${reason(error)}`),
   });
@@ -220,6 +231,7 @@ export async function startParley(
         // A request in flight is abandoned; its item stays in the outbox for the next start.
         void pushSender?.stop();
         mailSender.stop();
+        webhookSender.stop();
         uploadsCleanup.stop();
         fullMemberPromoter.stop();
         // Closed first: no event reaches a queue while it is written, and waiting polls are answered.

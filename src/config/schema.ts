@@ -93,6 +93,14 @@ export const CONFIG_SCHEMA = z
      * already sent.
      */
     CAMO_KEY: z.string().min(16, "use at least 16 characters (a generated key has 64)").optional(),
+    /** How long an outgoing webhook bot's service may take to answer (Zulip's default 10). */
+    OUTGOING_WEBHOOK_TIMEOUT_SECONDS: z.number().int().min(1).max(600).default(10),
+    /**
+     * parley's own: let outgoing webhook bots call loopback addresses (127.0.0.0/8, ::1), for
+     * a bot server on this machine and for tests. Other private and internal addresses stay
+     * refused (Zulip refuses them through its Smokescreen proxy).
+     */
+    OUTGOING_WEBHOOK_ALLOW_LOOPBACK: z.boolean().default(false),
     /** Turns the per-user API rate limit off when false (Zulip: RATE_LIMITING). */
     RATE_LIMITING: z.boolean().default(true),
     /**

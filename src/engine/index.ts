@@ -232,6 +232,7 @@ export {
   parseInviteeEmails,
 } from "./actions/invites.js";
 export { MAX_MAIL_ATTEMPTS } from "./mail/outbox.js";
+export type { WebhookCallResult, WebhookDelivery } from "./outgoing-webhooks/outbox.js";
 export { joinLink, emailChangeLink } from "./mail/templates.js";
 export { checkPasswordPolicy } from "./accounts/password-policy.js";
 export { EXPORT_LIMIT, MAX_EXPORT_MESSAGES, type ExportBounds } from "./actions/realm-exports.js";

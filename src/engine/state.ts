@@ -439,6 +439,7 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
       nextPushOutboxId: 1,
       nextInviteId: 1,
       nextMailId: 1,
+      nextWebhookItemId: 1,
       nextAttachmentId: 1,
       nextRealmExportId: 1,
     };
@@ -458,6 +459,7 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
     this.counters.nextPushOutboxId ??= 1;
     this.counters.nextInviteId ??= 1;
     this.counters.nextMailId ??= 1;
+    this.counters.nextWebhookItemId ??= 1;
     this.counters.nextAttachmentId ??= 1;
     this.counters.nextRealmExportId ??= 1;
     buildMembersIndex(this.tables);

@@ -261,6 +261,7 @@ import type {
   RealmEmoji,
   Invite,
   OutboxMail,
+  WebhookOutboxItem,
   Attachment,
 } from "./types.js";
 import { key } from "./index/keys.js";
@@ -321,6 +322,16 @@ import {
 import { checkJoinForm, type JoinDetails } from "./actions/invites.js";
 import { confirmEmailChange } from "./actions/email-change.js";
 import { dueMail, markMailAttemptFailed, markMailDelivered, nextMailAttempt } from "./mail/outbox.js";
+import {
+  dueWebhookItems,
+  finishWebhookItem,
+  nextWebhookAttempt,
+  resolveWebhookItem,
+  retryWebhookItem,
+  webhookOutboxItems,
+  type WebhookCallResult,
+  type WebhookDelivery,
+} from "./outgoing-webhooks/outbox.js";
 import {
   attachmentForViewer,
   checkUploadQuota,
@@ -732,6 +743,33 @@ export class Store {
   /** A failed attempt: retried at `retryAt` (UNIX ms), or given up when null. */
   markMailAttemptFailed(mailId: number, error: string, retryAt: number | null): OutboxMail | undefined {
     return markMailAttemptFailed(this.#state, mailId, error, retryAt);
+  }
+
+  // ---- the webhook outbox (outgoing webhook bots; src/outgoing-webhooks sends) ----
+
+  /** Every call waiting for an outgoing webhook bot, oldest first. */
+  webhookOutboxItems(limit = 1000): WebhookOutboxItem[] {
+    return webhookOutboxItems(this.#state, limit);
+  }
+  /** Calls whose attempt is due at `nowMs` (UNIX ms), oldest first. */
+  dueWebhookItems(nowMs: number, limit = 100): WebhookOutboxItem[] {
+    return dueWebhookItems(this.#state, nowMs, limit);
+  }
+  /** The earliest next attempt (UNIX ms), or null when the outbox is empty. */
+  nextWebhookAttempt(): number | null {
+    return nextWebhookAttempt(this.#state);
+  }
+  /** What a call needs sent now, or null when nothing is left to call (finish it with nothing to post). */
+  resolveWebhookItem(itemId: number): WebhookDelivery | null {
+    return resolveWebhookItem(this.#state, itemId);
+  }
+  /** Removes a call and posts what it produced, in one write; the IDs of the messages posted. */
+  finishWebhookItem(itemId: number, result: WebhookCallResult): number[] {
+    return finishWebhookItem(this.#state, itemId, result);
+  }
+  /** A failed attempt, tried again at `retryAt` (UNIX ms). */
+  retryWebhookItem(itemId: number, error: string, retryAt: number): void {
+    retryWebhookItem(this.#state, itemId, error, retryAt);
   }
 
   // ---- drafts and saved snippets (each user's own) ----

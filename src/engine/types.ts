@@ -659,6 +659,24 @@ export interface OutboxMail {
   readonly state: "pending" | "failed";
 }
 
+/** Why a message calls an outgoing webhook bot (Zulip's service event trigger). */
+export type WebhookTrigger = "mention" | "direct_message";
+
+/** A call to an outgoing webhook bot's service, waiting in the webhook outbox. */
+export interface WebhookOutboxItem {
+  readonly id: number;
+  readonly botId: number;
+  readonly messageId: number;
+  readonly trigger: WebhookTrigger;
+  /** UNIX seconds. */
+  readonly createdAt: number;
+  /** Failed attempts so far that are retried (timeouts, connection errors). */
+  readonly attempts: number;
+  /** UNIX milliseconds of the next attempt. */
+  readonly nextAttemptAt: number;
+  readonly lastError: string | null;
+}
+
 /** What the engine knows of an uploaded image (Zulip's ImageAttachment), read from its header at upload. */
 export interface AttachmentImage {
   readonly width: number;

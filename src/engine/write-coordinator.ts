@@ -41,6 +41,8 @@ export interface Counters {
   nextPushOutboxId: number;
   nextInviteId: number;
   nextMailId: number;
+  /** Absent in stores written before outgoing webhooks (state.ts starts it at 1). */
+  nextWebhookItemId: number;
   nextAttachmentId: number;
   /** Absent in stores written before data exports (state.ts starts it at 1). */
   nextRealmExportId: number;

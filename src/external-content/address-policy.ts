@@ -8,7 +8,8 @@
  * made to a checked address (src/external-content/fetch-image.ts), so a name cannot
  * switch to an internal address between check and connect.
  */
-import { BlockList, isIPv4 } from "node:net";
+import { lookup as dnsLookup } from "node:dns";
+import { BlockList, isIP, isIPv4, type LookupFunction } from "node:net";
 
 /** May the proxy connect to `address` (an IP literal of `family`)? */
 export type AddressPolicy = (address: string, family: 4 | 6) => boolean;
@@ -98,3 +99,36 @@ export const publicAndLoopbackAddresses: AddressPolicy = (address, family) => {
   const loopback = family === 4 ? address.startsWith("127.") : ipv6Groups(address)?.join(":") === "0:0:0:0:0:0:0:1";
   return loopback || publicAddressesOnly(address, family);
 };
+
+/**
+ * A resolver for a connection that answers only addresses the policy allows, and
+ * refuses the host (with `refuse(host)`) if any of its addresses is not: a name that
+ * also resolves to an internal address is not connected to at all. Pass it as the
+ * request's `lookup` with `agent: false`, so no pooled socket skips the check.
+ */
+export function checkedLookup(policy: AddressPolicy, refuse: (host: string) => Error): LookupFunction {
+  return (hostname, options, callback) => {
+    dnsLookup(hostname, { all: true, family: options.family ?? 0 }, (error, addresses) => {
+      if (error) {
+        callback(error, "");
+        return;
+      }
+      const first = addresses[0];
+      if (first === undefined || addresses.some((a) => !policy(a.address, a.family === 6 ? 6 : 4))) {
+        callback(refuse(hostname), "");
+        return;
+      }
+      if (options.all) callback(null, addresses);
+      else callback(null, first.address, first.family);
+    });
+  };
+}
+
+/**
+ * Whether `host` (a URL's hostname, brackets removed) is an IP literal the policy
+ * refuses. Node connects to a literal without calling lookup, so it is checked here.
+ */
+export function isRefusedLiteral(host: string, policy: AddressPolicy): boolean {
+  const literal = isIP(host);
+  return literal !== 0 && !policy(host, literal === 6 ? 6 : 4);
+}

@@ -8,16 +8,14 @@
  * the size limit; only image types the browser renders as images are kept.
  */
 import { createHash } from "node:crypto";
-import { lookup as dnsLookup } from "node:dns";
 import { createWriteStream, type WriteStream } from "node:fs";
 import { once } from "node:events";
 import { unlink } from "node:fs/promises";
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
-import { isIP, type LookupFunction } from "node:net";
 import { Transform, type TransformCallback } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import type { AddressPolicy } from "./address-policy.js";
+import { checkedLookup, isRefusedLiteral, type AddressPolicy } from "./address-policy.js";
 
 export interface FetchLimits {
   /** The whole exchange, redirects and body included. */
@@ -90,34 +88,9 @@ function refusedAddress(host: string): ImageFetchRefused {
   return new ImageFetchRefused("address", `The image's host ${host} is not a public address`);
 }
 
-/**
- * A resolver for the connection that answers only addresses the policy allows, and
- * refuses the host if any of its addresses is not: a name that also resolves to an
- * internal address is not fetched at all.
- */
-function checkedLookup(policy: AddressPolicy): LookupFunction {
-  return (hostname, options, callback) => {
-    dnsLookup(hostname, { all: true, family: options.family ?? 0 }, (error, addresses) => {
-      if (error) {
-        callback(error, "");
-        return;
-      }
-      const first = addresses[0];
-      if (first === undefined || addresses.some((a) => !policy(a.address, a.family === 6 ? 6 : 4))) {
-        callback(refusedAddress(hostname), "");
-        return;
-      }
-      if (options.all) callback(null, addresses);
-      else callback(null, first.address, first.family);
-    });
-  };
-}
-
 function requestOnce(url: URL, policy: AddressPolicy, signal: AbortSignal): Promise<IncomingMessage> {
   const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
-  const literal = isIP(host);
-  // Node connects to an IP literal without calling lookup: check it here.
-  if (literal !== 0 && !policy(host, literal === 6 ? 6 : 4)) return Promise.reject(refusedAddress(host));
+  if (isRefusedLiteral(host, policy)) return Promise.reject(refusedAddress(host));
   const request = url.protocol === "https:" ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
     const req = request(
@@ -130,7 +103,7 @@ function requestOnce(url: URL, policy: AddressPolicy, signal: AbortSignal): Prom
         headers: REQUEST_HEADERS,
         // A connection of its own: never one a pooled agent resolved without the check.
         agent: false,
-        lookup: checkedLookup(policy),
+        lookup: checkedLookup(policy, refusedAddress),
         signal,
       },
       resolve,

@@ -85,7 +85,7 @@ describe("engine boundary", () => {
 /**
  * The arrows allowed between src/'s top-level folders, lowest layer first:
  * generated and emoji (data) < engine < markdown, config < wire (Zulip's shapes) <
- * realtime, uploads, push, mail, scheduler, external-content (services) < http.
+ * realtime, uploads, push, mail, outgoing-webhooks, scheduler, external-content (services) < http.
  * src/index.ts (the package entry: the engine with Markdown) sits above them all;
  * tools/ may import anything (it is the operator's composition), nothing in src/
  * imports tools/.
@@ -103,6 +103,8 @@ const LAYER_ARROWS: Readonly<Record<string, readonly string[]>> = {
   uploads: ["engine"],
   push: ["engine", "wire", "realtime"],
   mail: ["engine", "config", "realtime"],
+  // Calls to outgoing webhook bots: payloads in Zulip's shapes, the proxy's address guard.
+  "outgoing-webhooks": ["engine", "wire", "realtime", "external-content"],
   scheduler: ["engine", "realtime", "uploads"],
   // Organization data exports: the engine's tables written as a tarball, uploads copied in.
   exports: ["engine", "uploads"],
@@ -199,9 +201,18 @@ describe("the engine's import graph", () => {
 
 describe("the composition root", () => {
   it("builds the background workers in src/server.ts only (the HTTP server makes its own hub and bouncer client only when not handed one)", () => {
-    const built = /new (BouncerClient|Scheduler|PushSender|MailSender|PresenceFlusher|UploadsCleanup|EventHub)\(/g;
+    const built =
+      /new (BouncerClient|Scheduler|PushSender|MailSender|WebhookSender|PresenceFlusher|UploadsCleanup|EventHub)\(/g;
     const allowed: Readonly<Record<string, readonly string[]>> = {
-      "src/server.ts": ["BouncerClient", "Scheduler", "PushSender", "MailSender", "PresenceFlusher", "UploadsCleanup"],
+      "src/server.ts": [
+        "BouncerClient",
+        "Scheduler",
+        "PushSender",
+        "MailSender",
+        "WebhookSender",
+        "PresenceFlusher",
+        "UploadsCleanup",
+      ],
       "src/http/server.ts": ["BouncerClient", "EventHub"],
     };
     const offenders: string[] = [];

@@ -12,8 +12,9 @@
  *   can_create_users takes an owner.
  * Reactivating is actions/user-lifecycle's (POST /users/{id}/reactivate).
  *
- * Outgoing webhook bots store their service (URL, interface, token) and report it, but
- * parley does not post to it yet.
+ * Outgoing webhook bots store their service (URL, interface, token); the messages that
+ * call it are decided at send (outgoing-webhooks/triggers.ts) and src/outgoing-webhooks
+ * makes the calls.
  */
 import { canAccessChannelContent, canAdminUser, isAdmin, isAllowedBy } from "../access.js";
 import { BadRequestError, PermissionDeniedError, clip } from "../errors.js";

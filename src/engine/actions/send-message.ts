@@ -29,6 +29,7 @@ import { requireUser } from "./users.js";
 import { claimableAttachments, claimAttachments } from "./attachments.js";
 import { applyAutomaticPolicies } from "./user-topics.js";
 import { enqueueMessagePushes } from "./push-notifications.js";
+import { enqueueServiceBotCallsInTxn } from "../outgoing-webhooks/triggers.js";
 import { getMessageRecord, putMessageRecord } from "../storage/message-records.js";
 
 export const MAX_MESSAGE_LENGTH = 10000;
@@ -416,6 +417,7 @@ export function storeMessage(
     for (const userId of alertedReceivers(state, message.realmId, message.content, receives))
       sink.add(key.userFlag(userId, "has_alert_word"), id);
     enqueueMessagePushes(state, ctx, message, channel, participants, flags);
+    enqueueServiceBotCallsInTxn(state, ctx, sender, message, channel, participants);
     if (channel && channel.firstMessageId === null) {
       const next: Channel = { ...channel, firstMessageId: id };
       state.tables.channels.putSync(next.id, next);

@@ -78,6 +78,8 @@ export const ENTITY_KINDS = [
   "mail",
   /** Work for the push bouncer (the push outbox). */
   "pushItem",
+  /** Calls for outgoing webhook bots (the webhook outbox). */
+  "webhookItem",
   /** Per user: their status (text and emoji). */
   "userStatus",
   /** Per user: the users they muted. */

@@ -210,6 +210,7 @@ export class ChannelTopicIndex extends DerivedCache {
     attachment: "ignore",
     mail: "ignore",
     pushItem: "ignore",
+    webhookItem: "ignore",
     // Who may read which topic is decided per request (channelTopics); the lists hold every message.
     subscription: "ignore",
     userTopic: "ignore",

@@ -42,6 +42,7 @@
  * | invites           | inviteId (uint32)                | Invite (email or reusable link) |
  * | email_changes     | confirmation key (string)        | EmailChange (pending or used) |
  * | outbox            | mailId (uint32)                  | OutboxMail (durable mail queue) |
+ * | webhook_outbox    | itemId (uint32, ascending)       | WebhookOutboxItem (outgoing webhook calls) |
  * | attachments       | attachmentId (uint32)            | Attachment (bytes on disk)    |
  * | user_status       | userId (uint32)                  | UserStatusRecord              |
  * | muted_users       | muter's userId (uint32)          | MutedUsersRecord              |
@@ -103,6 +104,7 @@ export interface Tables {
   readonly invites: Database<unknown, number>;
   readonly emailChanges: Database<unknown, string>;
   readonly outbox: Database<unknown, number>;
+  readonly webhookOutbox: Database<unknown, number>;
   readonly attachments: Database<unknown, number>;
   readonly userStatus: Database<unknown, number>;
   readonly mutedUsers: Database<unknown, number>;
@@ -213,6 +215,8 @@ export const TABLE_SPECS = {
   emailChanges: { db: "email_changes", role: "entity", keys: "msgpack", values: "msgpack", change: "emailChange" },
   // Mail waiting for the sender (src/mail): written in the transaction of what caused it, removed once delivered.
   outbox: { db: "outbox", role: "entity", keys: "id", values: "msgpack", change: "mail" },
+  // Calls to outgoing webhook bots (src/outgoing-webhooks): written with the message that triggers them.
+  webhookOutbox: { db: "webhook_outbox", role: "record", keys: "id", values: "msgpack", change: "webhookItem" },
   // Uploaded files' records; the bytes are files under DATA/uploads (src/uploads).
   attachments: { db: "attachments", role: "entity", keys: "id", values: "msgpack", change: "attachment" },
   userStatus: { db: "user_status", role: "entity", keys: "id", values: "msgpack", change: "userStatus" },

@@ -66,6 +66,7 @@ export class GroupListCache extends DerivedCache {
     attachment: "ignore",
     mail: "ignore",
     pushItem: "ignore",
+    webhookItem: "ignore",
     subscription: "ignore",
     userTopic: "ignore",
     message: "ignore",

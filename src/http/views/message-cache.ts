@@ -143,6 +143,7 @@ export class MessageJsonCache extends DerivedCache {
     attachment: "ignore",
     mail: "ignore",
     pushItem: "ignore",
+    webhookItem: "ignore",
   };
 
   constructor(store: Store, maxBytes = DEFAULT_MAX_BYTES) {

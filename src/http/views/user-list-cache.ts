@@ -73,6 +73,7 @@ export class UserListCache extends DerivedCache {
     attachment: "ignore",
     mail: "ignore",
     pushItem: "ignore",
+    webhookItem: "ignore",
     subscription: "ignore",
     userTopic: "ignore",
     message: "ignore",

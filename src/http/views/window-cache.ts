@@ -106,6 +106,7 @@ export class WindowReplyCache extends DerivedCache {
     attachment: "ignore",
     mail: "ignore",
     pushItem: "ignore",
+    webhookItem: "ignore",
   };
 
   constructor(store: Store, maxBytes = DEFAULT_MAX_BYTES) {
