@@ -37,7 +37,12 @@ export const MAX_TOPIC_LENGTH = 60;
 export const RESOLVED_TOPIC_PREFIX = "✔ ";
 
 export type MessageDestination =
-  | { readonly type: "channel"; readonly channel: number | string; readonly topic: string | undefined }
+  | {
+      readonly type: "channel";
+      /** A name or ID; null: the sender's default sending channel (a bot's default_sending_stream). */
+      readonly channel: number | string | null;
+      readonly topic: string | undefined;
+    }
   | { readonly type: "direct"; readonly users: readonly (number | string)[] };
 
 export interface SendMessageInput {
@@ -175,6 +180,17 @@ export function sendMessageGrouped(state: StoreState, input: SendMessageInput): 
 }
 
 /**
+ * Zulip's Addressee.legacy_build for a channel message without `to`: the sender's
+ * default_sending_stream (only bots have one), else "Missing channel". The usual
+ * sending checks then apply to it.
+ */
+function defaultSendingChannel(sender: User): number {
+  const channelId = sender.botConfig?.defaultSendingChannelId ?? null;
+  if (channelId === null) throw new BadRequestError("Missing channel");
+  return channelId;
+}
+
+/**
  * Every check of a send (Zulip's check_message), without writing: the validated
  * message, ready for writeMessage or storeMessage. Scheduled messages run it when
  * scheduled and again when delivered.
@@ -190,7 +206,7 @@ export function prepareMessage(state: StoreState, input: SendMessageInput): Mess
   let topic = "";
   let participants: number[] = [];
   if (input.to.type === "channel") {
-    channel = resolveChannel(state, sender, input.to.channel);
+    channel = resolveChannel(state, sender, input.to.channel ?? defaultSendingChannel(sender));
     topic = normalizeTopic(state, channel, input.to.topic);
     checkTopicCreation(state, sender, channel, topic);
   } else {

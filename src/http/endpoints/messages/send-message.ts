@@ -3,6 +3,9 @@
  * POST /messages — https://zulip.com/api/send-message
  * - `to`: for channel messages a name or ID (plain, or JSON: "general", 5, [5]); for
  *   direct messages a JSON list of user IDs or emails, or comma-separated emails.
+ *   Optional, as in Zulip: a channel message without it goes to the sender's
+ *   default_sending_stream (a bot's; "Missing channel" without one), a direct message
+ *   without it is refused ("Message must have recipients").
  * - queue_id/local_id (local echo) must come together; the sender's event on that
  *   queue carries local_message_id.
  * - automatic_new_visibility_policy (2 unmuted, 3 followed) only when the send changed
@@ -61,7 +64,7 @@ export default defineEndpoint({
   aliases: { subject: "topic" },
   params: {
     type: p.oneOf(["direct", "channel", "stream", "private"] as const),
-    to: ref(p.str(), "recipient"),
+    to: ref(p.str(), "recipient").optional(),
     content: p.str(),
     topic: p.str().optional(),
     queue_id: p.str({ maxLength: 64 }).optional(),
@@ -83,12 +86,14 @@ export default defineEndpoint({
       throw new MissingArgumentError(input.queue_id === undefined ? "queue_id" : "local_id");
     }
     const channel = input.type === "channel" || input.type === "stream";
+    // Zulip's send_message_backend: a missing `to` is an empty recipient list.
+    if (!channel && input.to === undefined) throw new BadRequestError("Message must have recipients");
     // Concurrent sends share one fsync; the answer still waits for the commit.
     const sent = await ctx.store.sendMessageGrouped({
       senderId: ctx.user.id,
       to: channel
-        ? { type: "channel", channel: parseChannelTo(input.to), topic: input.topic }
-        : { type: "direct", users: parseDirectTo(input.to) },
+        ? { type: "channel", channel: input.to === undefined ? null : parseChannelTo(input.to), topic: input.topic }
+        : { type: "direct", users: parseDirectTo(input.to ?? "") },
       content: input.content,
       client: ctx.client,
       ...(input.queue_id !== undefined && input.local_id !== undefined
