@@ -124,6 +124,13 @@ describe("what calls an outgoing webhook bot", () => {
     sendToGeneral(alice, "@*echoes* unsubscribed");
     t!.store.subscribe(owner.id, { channels: [{ name: general.name }], principals: [bot.id] });
     const viaGroup = sendToGeneral(alice, "@*echoes* subscribed");
+    // An import replaying history calls no bot.
+    t!.store.sendMessage({
+      senderId: alice.id,
+      to: { type: "channel", channel: "general", topic: "old" },
+      content: "@**Echo Bot** from the past",
+      callServiceBots: false,
+    });
     expect(echoes.id).toBeGreaterThan(0);
     expect(t!.store.webhookOutboxItems().map((i) => [i.botId, i.messageId, i.trigger])).toEqual([
       [bot.id, mentioned, "mention"],

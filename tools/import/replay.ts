@@ -300,6 +300,8 @@ export function replayExport(
         dateSent: Math.floor(m.date_sent),
         readBySender: false,
         automaticPolicies: false,
+        // History, not new messages: no outgoing webhook bot is called for it.
+        callServiceBots: false,
         ...(client ? { client } : {}),
       });
       ids.messages.set(m.id, id);

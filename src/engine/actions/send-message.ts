@@ -62,6 +62,8 @@ export interface SendMessageInput {
    * turn them off: the export already holds the policies that resulted.
    */
   readonly automaticPolicies?: boolean;
+  /** Call the outgoing webhook bots the message triggers (default true); imports replaying history do not. */
+  readonly callServiceBots?: boolean;
 }
 
 /** Clients that are full UIs used by humans: their sends start read for the sender. */
@@ -225,6 +227,7 @@ export function prepareMessage(state: StoreState, input: SendMessageInput): Mess
     dateSent: input.dateSent ?? state.now(),
     origin: input.origin,
     automaticPolicies: input.automaticPolicies ?? true,
+    callServiceBots: input.callServiceBots ?? true,
   };
 }
 
@@ -322,6 +325,8 @@ export interface MessageToWrite {
   readonly origin?: MessageOrigin | undefined;
   /** Apply Zulip's automatic topic policies (default true; internal sends are by bots, which never get them). */
   readonly automaticPolicies?: boolean;
+  /** Call the outgoing webhook bots the message triggers (default true). */
+  readonly callServiceBots?: boolean;
 }
 
 /** Renders and stores a validated message in one write. */
@@ -433,7 +438,8 @@ export function storeMessage(
     for (const userId of alertedReceivers(state, message.realmId, message.content, receives))
       sink.add(key.userFlag(userId, "has_alert_word"), id);
     enqueueMessagePushes(state, ctx, message, channel, participants, flags);
-    enqueueServiceBotCallsInTxn(state, ctx, sender, message, channel, participants);
+    if (input.callServiceBots !== false)
+      enqueueServiceBotCallsInTxn(state, ctx, sender, message, channel, participants);
     if (channel && channel.firstMessageId === null) {
       const next: Channel = { ...channel, firstMessageId: id };
       state.tables.channels.putSync(next.id, next);
