@@ -124,6 +124,8 @@ export interface StoreOptions {
   readonly checkChanges?: boolean;
 }
 
+const NO_SUBSCRIPTIONS: ReadonlyMap<number, Subscription> = new Map();
+
 /** How many background reads prefetch the subscriptions table at open (LMDB runs them on libuv's threads). */
 const PREFETCH_STRIPES = 16;
 /** ...when the table spans at least this many leaf pages (2 MB; the 10M bench store's: 3,181). */
@@ -207,6 +209,10 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
   /** channelId -> userIds with an active subscription. */
   get subscribers(): Map<number, Set<number>> {
     return this.entities.subscriptions.subscribers;
+  }
+  /** The channel's subscription records, active or not, by user; live, do not mutate. */
+  everSubscribed(channelId: number): ReadonlyMap<number, Subscription> {
+    return this.entities.subscriptions.everSubscribed.get(channelId) ?? NO_SUBSCRIPTIONS;
   }
   /** Bumped per user on any subscription change: invalidates derived caches. */
   get subscriptionVersion(): ReadonlyMap<number, number> {

@@ -6,6 +6,7 @@
  * candidates and looks up queues, whichever is smaller — so delivering an event costs
  * what the connected queues cost, not what the realm or the channel holds.
  */
+import type roaring from "roaring";
 import { canAccessMessage, canSeeChannel, canSeeSubscribers, hasRow } from "../access.js";
 import type { StoreState } from "../state.js";
 import type { Channel, Message, User } from "../types.js";
@@ -30,6 +31,15 @@ export function usersAudience(ids: Iterable<number>): Audience {
     (id) => set.has(id),
     set.size,
     () => set,
+  );
+}
+
+/** Exactly the users of `bitmap`, which the caller hands over (a deletion's audience is 10,000 users). */
+export function bitmapAudience(bitmap: roaring.ReadonlyRoaringBitmap32): Audience {
+  return new PredicateAudience(
+    (id) => bitmap.has(id),
+    bitmap.size,
+    () => bitmap,
   );
 }
 

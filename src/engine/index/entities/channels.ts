@@ -9,6 +9,11 @@ export class SubscriptionIndex implements EntityIndex<Subscription> {
   /** channelId -> userIds with an active subscription (every channel has an entry). */
   readonly subscribers = new Map<number, Set<number>>();
   /**
+   * channelId -> userId -> subscription record, active or not (records are never
+   * removed): who may have received a channel message, without walking the realm.
+   */
+  readonly everSubscribed = new Map<number, Map<number, Subscription>>();
+  /**
    * Bumped per user on any subscription change, and for every user on clear: derived
    * caches keyed by it (received.ts, mutedChannelsOf) never see an old version again.
    * A version, not content: a reload keeps it.
@@ -28,6 +33,9 @@ export class SubscriptionIndex implements EntityIndex<Subscription> {
     if (!set) this.subscribers.set(sub.channelId, (set = new Set()));
     if (sub.active) set.add(sub.userId);
     else set.delete(sub.userId);
+    let ever = this.everSubscribed.get(sub.channelId);
+    if (!ever) this.everSubscribed.set(sub.channelId, (ever = new Map()));
+    ever.set(sub.userId, sub);
     this.#onChange(sub);
     this.#versions.set(sub.userId, (this.#versions.get(sub.userId) ?? 0) + 1);
   }
@@ -44,6 +52,7 @@ export class SubscriptionIndex implements EntityIndex<Subscription> {
   clear(): void {
     this.byUser.clear();
     this.subscribers.clear();
+    this.everSubscribed.clear();
     for (const [userId, version] of this.#versions) this.#versions.set(userId, version + 1);
   }
 }
