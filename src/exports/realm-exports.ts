@@ -3,7 +3,8 @@
  * Runs organization data exports in the background (Zulip's deferred_work queue) and
  * keeps their tarballs: EXPORTS/<realm>/<random>/zulip-export-<random>.tar.gz, in the
  * layout of `manage.py export` (realm.json, messages-000001.json, ...,
- * attachment.json, uploads/records.json and the uploaded files) under one
+ * attachment.json, uploads/records.json and the uploaded files, emoji/records.json and
+ * the custom emoji images) under one
  * zulip-export-<random>/ folder, which `parley import --from` reads back.
  *
  * The event loop is never held for long: the messages are read SLICE_MESSAGES at a
@@ -37,6 +38,8 @@ export interface RealmExportsOptions {
   readonly root: string;
   /** Uploaded files, copied into the tarball. */
   readonly uploads: UploadFiles;
+  /** A custom emoji image's file (its still PNG with `still`), or null where emoji are not kept. */
+  readonly emojiFile?: (realmId: number, fileName: string, still: boolean) => string | null;
   readonly logError: (message: string, error: unknown) => void;
   /** Messages per step (tests make it small to see the work span steps). */
   readonly sliceMessages?: number;
@@ -114,6 +117,7 @@ export class RealmExports {
       const attachments = store.exportAttachments(plan);
       await tar.add(`${folder}/attachment.json`, json({ zerver_attachment: attachments }));
       await this.#writeUploads(tar, folder, attachments);
+      await this.#writeEmoji(tar, folder, row.realmId, tables["zerver_realmemoji"] ?? []);
       await tar.add(`${folder}/realm.json`, json(tables));
       const done = await tar.finish();
       await rename(partial, file);
@@ -154,6 +158,41 @@ export class RealmExports {
     if (messages.length > 0 || fileNumber === 1) await flush();
   }
 
+  /**
+   * Custom emoji images as Zulip's export_emoji_from_local lays them out: emoji/<path> for each
+   * path <realm>/emoji/images/<file> (and .../still/<name>.png of an animated one), listed in emoji/records.json.
+   */
+  async #writeEmoji(tar: TarballWriter, folder: string, realmId: number, emoji: readonly ExportRow[]): Promise<void> {
+    const records: ExportRow[] = [];
+    const locate = this.#options.emojiFile;
+    for (const e of emoji) {
+      const fileName = String(e["file_name"]);
+      const image = await readable(locate?.(realmId, fileName, false) ?? null);
+      if (image === null) {
+        this.#options.logError(`data export: emoji image ${fileName} could not be read`, new Error("missing file"));
+        continue;
+      }
+      const path = `${realmId}/emoji/images/${fileName}`;
+      await tar.addFile(`${folder}/emoji/${path}`, image.path, image.size);
+      records.push({
+        realm_id: realmId,
+        author: e["author"],
+        user_profile_id: e["author"],
+        name: e["name"],
+        file_name: fileName,
+        deactivated: e["deactivated"],
+        path,
+        s3_path: path,
+      });
+      if (e["is_animated"] !== true) continue;
+      const still = await readable(locate?.(realmId, fileName, true) ?? null);
+      const stillName = fileName.replace(/\.[a-z]+$/, ".png");
+      if (still !== null)
+        await tar.addFile(`${folder}/emoji/${realmId}/emoji/images/still/${stillName}`, still.path, still.size);
+    }
+    await tar.add(`${folder}/emoji/records.json`, json(records));
+  }
+
   async #writeUploads(tar: TarballWriter, folder: string, attachments: readonly ExportRow[]): Promise<void> {
     const records: ExportRow[] = [];
     for (const a of attachments) {
@@ -179,6 +218,17 @@ export class RealmExports {
       });
     }
     await tar.add(`${folder}/uploads/records.json`, json(records));
+  }
+}
+
+/** Where a stored file is, or null when it cannot be read (removed meanwhile: its record stays, its bytes cannot). */
+async function readable(path: string | null): Promise<{ path: string; size: number } | null> {
+  if (path === null) return null;
+  try {
+    const s = await stat(path);
+    return s.isFile() ? { path, size: s.size } : null;
+  } catch {
+    return null;
   }
 }
 

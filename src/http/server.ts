@@ -10,6 +10,7 @@ import { EngineError, RateLimitError, SCRYPT_COST, type ScryptCost, type Store }
 import { MethodNotAllowedError, UnknownRouteError } from "./errors.js";
 import { emojiDataReply } from "./emoji-data.js";
 import { isRealmEmojiPath, realmEmojiFileReply } from "./realm-emoji-files.js";
+import { emojiFilePath } from "../emoji/images.js";
 import { AuthFailureGuard, clientName, LoginGuard, realmFor } from "./auth.js";
 import { listenCompat, type CompatListener } from "./compat-listener.js";
 import {
@@ -263,6 +264,8 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     root:
       options.dataDir !== undefined ? join(options.dataDir, "exports") : mkdtempSync(join(tmpdir(), "parley-exports-")),
     uploads: uploads.files,
+    emojiFile: (realmId, fileName, still) =>
+      options.dataDir === undefined ? null : emojiFilePath(options.dataDir, realmId, fileName, still),
     logError: logErrorForUploads,
   });
   realmExports.failInterrupted();

@@ -25,18 +25,12 @@ import { rowFlags } from "../queries/message-flags.js";
 import type { ReceivedSets } from "../received.js";
 import type { StoreState } from "../state.js";
 import { REALM_EXPORT_TYPE, type Message, type RealmExportType } from "../types.js";
+import { RECIPIENT_ID, RECIPIENT_TYPE } from "./zulip-ids.js";
+import { settingsTables } from "./zulip-settings-tables.js";
 
 export type Row = Record<string, unknown>;
 export type Tables = Record<string, Row[]>;
 
-/** Recipient.type in Zulip. */
-const RECIPIENT_TYPE = { PERSONAL: 1, STREAM: 2, DIRECT_MESSAGE_GROUP: 3 } as const;
-/** Recipient row IDs: one ID space over users, channels and group conversations. */
-const RECIPIENT_ID = {
-  personal: (userId: number) => 3 * userId,
-  stream: (channelId: number) => 3 * channelId + 1,
-  group: (conversationId: number) => 3 * conversationId + 2,
-};
 /** AuditLogEventType values for subscription changes. */
 const AUDIT = { SUBSCRIPTION_CREATED: 301, SUBSCRIPTION_ACTIVATED: 302, SUBSCRIPTION_DEACTIVATED: 303 } as const;
 /** UserMessage.ALL_FLAGS, in bit order (flags_mask). */
@@ -144,6 +138,21 @@ function recipientOf(state: StoreState, plan: ExportPlan, message: Message): num
   }
   plan.groupConversations.add(message.recipient.conversationId);
   return RECIPIENT_ID.group(message.recipient.conversationId);
+}
+
+/** The recipient of a direct conversation of `userId` with `others` (drafts, scheduled messages), or null. */
+function directRecipient(
+  state: StoreState,
+  plan: ExportPlan,
+  userId: number,
+  others: readonly number[],
+): number | null {
+  const members = [...new Set([userId, ...others])].sort((x, y) => x - y);
+  if (members.length <= 2) return RECIPIENT_ID.personal(members.find((u) => u !== userId) ?? userId);
+  const conversationId = state.conversations.idOf(plan.realmId, members);
+  if (conversationId === undefined) return null;
+  plan.groupConversations.add(conversationId);
+  return RECIPIENT_ID.group(conversationId);
 }
 
 function clientId(plan: ExportPlan, name: string): number {
@@ -273,6 +282,14 @@ export function realmTables(state: StoreState, plan: ExportPlan): Tables {
   const channels = [...state.channels.values()].filter((c) => c.realmId === plan.realmId).sort((x, y) => x.id - y.id);
   const timeOfMessage = (id: number) => (id > 0 ? state.messageRecord(id)?.dateSent : undefined);
 
+  const settings = settingsTables(state, {
+    realmId: plan.realmId,
+    type: plan.type,
+    consented: plan.consented,
+    clientId: (name) => clientId(plan, name),
+    directRecipient: (userId, others) => directRecipient(state, plan, userId, others),
+    maxGroupId: Math.max(0, ...state.groups.keys()),
+  });
   const recipients: Row[] = [
     ...users.map((u) => ({ id: RECIPIENT_ID.personal(u.id), type: RECIPIENT_TYPE.PERSONAL, type_id: u.id })),
     ...channels.map((c) => ({ id: RECIPIENT_ID.stream(c.id), type: RECIPIENT_TYPE.STREAM, type_id: c.id })),
@@ -344,6 +361,8 @@ export function realmTables(state: StoreState, plan: ExportPlan): Tables {
       memberships.push({ id: memberships.length + 1, user_group: g.id, user_profile: member });
     for (const sub of g.subgroups) subgroupRows.push({ id: subgroupRows.length + 1, supergroup: g.id, subgroup: sub });
   }
+  for (const m of settings.anonymousMembers) memberships.push({ id: memberships.length + 1, ...m });
+  for (const m of settings.anonymousSubgroups) subgroupRows.push({ id: subgroupRows.length + 1, ...m });
 
   const userTopics: Row[] = [];
   for (const u of users)
@@ -413,6 +432,7 @@ export function realmTables(state: StoreState, plan: ExportPlan): Tables {
       topics_policy: TOPICS_POLICY[c.topicsPolicy],
       first_message_id: c.firstMessageId,
       folder: c.folderId ?? null,
+      ...settings.streamColumns.get(c.id),
     })),
     zerver_defaultstream: channels
       .filter((c) => c.isDefault)
@@ -421,7 +441,7 @@ export function realmTables(state: StoreState, plan: ExportPlan): Tables {
     zerver_subscription: subscriptions,
     zerver_huddle: huddles,
     zerver_realmauditlog: audit,
-    zerver_usergroup: groups.map((g) => ({ id: g.id, realm: g.realmId })),
+    zerver_usergroup: [...groups.map((g) => ({ id: g.id, realm: g.realmId })), ...settings.anonymousGroups],
     zerver_namedusergroup: groups.map((g) => ({
       usergroup_ptr: g.id,
       realm_for_sharding: g.realmId,
@@ -437,6 +457,7 @@ export function realmTables(state: StoreState, plan: ExportPlan): Tables {
     zerver_usertopic: userTopics,
     zerver_reaction: plan.reactions,
     zerver_client: [...plan.clients].map(([name, id]) => ({ id, name })),
+    ...settings.tables,
   };
 }
 
@@ -460,6 +481,7 @@ export function attachmentTable(state: StoreState, plan: ExportPlan): Row[] {
       content_type: a.contentType,
       create_time: a.createTime,
       messages,
+      scheduled_messages: [],
       is_realm_public: null,
       is_web_public: null,
     });
