@@ -981,9 +981,9 @@ export class Store {
   updateChannel(actorId: number, channelId: number, input: UpdateChannelInput): void {
     updateChannel(this.#state, actorId, channelId, input);
   }
-  /** DELETE /streams/{id}: archives the channel. */
-  archiveChannel(actorId: number, channelId: number): void {
-    archiveChannel(this.#state, actorId, channelId);
+  /** DELETE /streams/{id}: archives the channel (`notice: false`: without the Notification Bot's notice). */
+  archiveChannel(actorId: number, channelId: number, options: { readonly notice?: boolean } = {}): void {
+    archiveChannel(this.#state, actorId, channelId, options);
   }
   /** What unsubscribing oneself from these channels would refuse, without writing. */
   checkUnsubscribe(actorId: number, channelNames: readonly string[]): void {

@@ -9,14 +9,22 @@
  * users), channels that never had a subscriber or message.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStore, type Store } from "../../src/index.js";
-import { REALM_EXPORT_STATUS, type User } from "../../src/engine/index.js";
+import {
+  CHANNEL_GROUP_SETTINGS,
+  REALM_EXPORT_STATUS,
+  type GroupSettingValue,
+  type User,
+} from "../../src/engine/index.js";
 import { basicAuth, startServer, type TestServer } from "../support/http.js";
 import { RealmExports } from "../../src/exports/realm-exports.js";
+import { emojiFilePath } from "../../src/emoji/images.js";
+import { UploadFiles } from "../../src/uploads/files.js";
 import { openExport, readExport } from "../../tools/import/zulip-export.js";
 import { DEFAULT_LIMITS } from "../../tools/import/limits.js";
 
@@ -90,12 +98,123 @@ beforeAll(async () => {
   store.setTopicPolicy(bob.id, s.seed.general.id, "plans", 1);
   store.setTopicPolicy(alice.id, s.seed.general.id, "bots", 3);
   store.setChannelMuted(moderator.id, s.seed.general.id, true);
+  await addSettingsAndPersonalData(send, channel);
   store.setUserActive(gone.id, false);
   // Every active person consents, except the moderator (whose flags then stay out).
   for (const u of [owner, alice, bob, guest, admin])
     ok(await s.call(u, "PATCH", "/settings", { allow_private_data_export: true }));
   queueId = String(ok(await s.call(owner, "POST", "/register", { event_types: ["realm_export"] }))["queue_id"]);
 });
+
+const png = () =>
+  sharp({ create: { width: 80, height: 80, channels: 4, background: { r: 10, g: 200, b: 10, alpha: 1 } } })
+    .png()
+    .toBuffer();
+
+/**
+ * What the round trip carries beyond messages: custom profile fields and values,
+ * linkifiers, realm domains, alert words, muted users, statuses, an archived channel and
+ * one nobody ever joined, channel permission groups (named, system and anonymous) and
+ * folders, an upload linked from a message, a custom emoji used in a reaction and a
+ * status, drafts and a scheduled message.
+ */
+async function addSettingsAndPersonalData(
+  send: (senderId: number, to: Parameters<Store["sendMessage"]>[0]["to"], content: string) => number,
+  channel: (name: string, topic: string) => { type: "channel"; channel: string; topic: string },
+): Promise<void> {
+  const store = s.t.store;
+  const { owner, alice, bob, general } = s.seed;
+  const team = store.createProfileField(owner.id, 1, { name: "Team", hint: "Which team" });
+  const level = store.createProfileField(owner.id, 3, {
+    name: "Level",
+    fieldData: { a: { text: "Junior", order: "1" }, b: { text: "Senior", order: "2" } },
+    displayInProfileSummary: true,
+  });
+  const mentor = store.createProfileField(owner.id, 6, { name: "Mentor", editableByUser: false });
+  store.updateOwnProfileData(alice.id, [
+    { id: team.id, value: "Platform" },
+    { id: level.id, value: "b" },
+  ]);
+  store.updateUser(owner.id, bob.id, { profileData: [{ id: mentor.id, value: [alice.id, owner.id] }] });
+  store.addLinkifier(owner.id, { pattern: "#(?P<id>[0-9]+)", urlTemplate: "https://tracker.example/{id}" });
+  store.addLinkifier(owner.id, { pattern: "RFC(?P<n>[0-9]+)", urlTemplate: "https://rfc.example/{n}" });
+  store.addRealmDomain(owner.id, "example.org", true);
+  store.addRealmDomain(owner.id, "test.dev", false);
+  store.addAlertWords(alice.id, ["deploy", "Urgent"]);
+  store.muteUser(owner.id, bot.id);
+  store.muteUser(bob.id, moderator.id);
+
+  const emoji = await s.call(
+    alice,
+    "POST",
+    "/realm/emoji/teamlogo",
+    {},
+    { body: formOf("file", new Blob([await png()], { type: "image/png" }), "teamlogo.png") },
+  );
+  expect(emoji.body, JSON.stringify(emoji.body)).toMatchObject({ result: "success" });
+  const teamlogo = store.realmEmoji(s.seed.realm.id).find((e) => e.name === "teamlogo")!;
+  store.updateOwnStatus(alice.id, { statusText: "at lunch", emojiName: "teamlogo" });
+  store.updateOwnStatus(bob.id, { statusText: "on call", emojiName: "smile" });
+
+  const file = await s.call(
+    alice,
+    "POST",
+    "/user_uploads",
+    {},
+    { body: formOf("file", new Blob(["the notes, in full"], { type: "text/plain" }), "notes.txt") },
+  );
+  const uri = String((file.body as Record<string, unknown>)["url"]);
+  expect(uri).toMatch(/^\/user_uploads\//);
+  const linking = send(alice.id, channel("general", "files"), `see [notes.txt](${uri})`);
+  store.addReaction(bob.id, linking, {
+    emojiName: "teamlogo",
+    emojiCode: String(teamlogo.id),
+    reactionType: "realm_emoji",
+  });
+
+  const old = store.subscribe(owner.id, { channels: [{ name: "old news" }], principals: [owner.id, alice.id] });
+  send(alice.id, channel("old news", "t"), "before the archive");
+  store.subscribe(owner.id, { channels: [{ name: "quiet", description: "nobody here" }], principals: [] });
+  const folder = store.createChannelFolder(owner.id, { name: "Engineering", description: "builds" });
+  const shelf = store.createChannelFolder(owner.id, { name: "Shelf", description: "" });
+  const devs = store.createGroup(owner.id, { name: "reviewers", description: "", members: [bob.id] });
+  store.updateChannel(owner.id, general.id, {
+    folderId: folder.id,
+    permissions: {
+      canAdministerChannelGroup: { new: devs.id },
+      canRemoveSubscribersGroup: { new: store.systemGroupId(s.seed.realm.id, "role:moderators") },
+      canAddSubscribersGroup: { new: { directMembers: [alice.id], directSubgroups: [devs.id] } },
+    },
+  });
+  store.archiveChannel(owner.id, old.createdChannelIds[0]!);
+  store.updateChannelFolder(owner.id, shelf.id, { isArchived: true });
+
+  store.createDrafts(alice.id, [
+    { type: "stream", to: [general.id], topic: "plans", content: "half a thought", timestamp: 1_700_000_000.5 },
+    { type: "private", to: [bob.id], topic: "", content: "psst", timestamp: 1_700_000_100 },
+    { type: "private", to: [bob.id, owner.id], topic: "", content: "to both", timestamp: 1_700_000_200 },
+    { type: "", to: [], topic: "", content: "unaddressed", timestamp: 1_700_000_300 },
+  ]);
+  store.scheduleMessage(alice.id, {
+    to: { type: "channel", channelId: general.id, topic: "later" },
+    content: "from the past",
+    deliverAt: store.now() + 30 * 86_400,
+    client: "website",
+  });
+  store.scheduleMessage(bob.id, {
+    to: { type: "direct", userIds: [alice.id] },
+    content: "a reminder for alice",
+    deliverAt: store.now() + 40 * 86_400,
+    readBySender: true,
+    client: "website",
+  });
+}
+
+function formOf(field: string, blob: Blob, name: string): FormData {
+  const form = new FormData();
+  form.append(field, blob, name);
+  return form;
+}
 
 describe("POST /export/realm and the round trip through parley import", () => {
   let exportId: number;
@@ -169,11 +288,9 @@ describe("POST /export/realm and the round trip through parley import", () => {
     expect(r.status).toBe(0);
     const copy = openStore(dataDir, { noSync: true });
     try {
-      compareRealms(s.t.store, s.seed.realm.id, copy, copy.findRealmBySubdomain("copy")!.id, [
-        moderator.id,
-        bot.id,
-        gone.id,
-      ]);
+      const realmB = copy.findRealmBySubdomain("copy")!.id;
+      compareRealms(s.t.store, s.seed.realm.id, copy, realmB, [moderator.id, bot.id, gone.id]);
+      compareSettings(s.t.store, s.t.dir, s.seed.realm.id, copy, dataDir, realmB);
     } finally {
       copy.close();
     }
@@ -184,6 +301,7 @@ describe("POST /export/realm and the round trip through parley import", () => {
     const small = new RealmExports(store, {
       root: join(root, "small"),
       uploads: s.server.uploads.files,
+      emojiFile: (realmId, fileName, still) => emojiFilePath(s.t.dir, realmId, fileName, still),
       logError: (message, error) => {
         throw new Error(`${message}: ${String(error)}`);
       },
@@ -262,6 +380,7 @@ function compareRealms(a: Store, realmA: number, b: Store, realmB: number, witho
         description: c.description,
         inviteOnly: c.inviteOnly,
         history: c.historyPublicToSubscribers,
+        archived: c.isArchived,
         subscribers: [...store.channelMembers(owner, c.id)].map((id) => email.get(id)).sort(),
       }))
       .sort((x, y) => x.name.localeCompare(y.name));
@@ -284,7 +403,8 @@ function compareRealms(a: Store, realmA: number, b: Store, realmB: number, witho
         id,
         sender: email.get(m.senderId),
         to,
-        content: m.content,
+        // An upload's path_id starts with its realm's ID.
+        content: m.content.replace(/\/user_uploads\/\d+\//g, "/user_uploads/R/"),
         dateSent: m.dateSent,
         reactions: m.reactions.map((r) => `${r.emojiName}:${email.get(r.userId)}`).sort(),
       });
@@ -294,8 +414,8 @@ function compareRealms(a: Store, realmA: number, b: Store, realmB: number, witho
   const listA = messages(a, realmA, emailA);
   const listB = messages(b, realmB, emailB);
   const strip = (list: typeof listA) => list.map(({ id: _id, ...rest }) => rest);
-  expect(listA.length).toBe(13);
   expect(strip(listB)).toEqual(strip(listA));
+  expect(listA.length).toBe(16);
   const messageTwin = new Map(listA.map((m, i) => [m.id, listB[i]!.id]));
 
   // Flags of every user who consented, message by message; and what each user may read at all.
@@ -353,6 +473,120 @@ function compareRealms(a: Store, realmA: number, b: Store, realmB: number, witho
         .sort();
     expect(muted(b, v), `${u.email} muted channels`).toEqual(muted(a, u.id));
   }
+}
+
+/** The realm's settings and each person's own data, by names and emails (IDs differ between the two stores). */
+function compareSettings(a: Store, dirA: string, realmA: number, b: Store, dirB: string, realmB: number): void {
+  const view = (store: Store, dir: string, realmId: number) => {
+    const users = store.realmUsers(realmId).concat(store.realmBots(realmId));
+    const email = new Map(users.map((u) => [u.id, u.deliveryEmail]));
+    const owner = users.find((u) => u.role === 100 && u.isActive)!.id;
+    const fields = store.profileFields(owner);
+    const fieldName = new Map(fields.map((f) => [String(f.id), f.name]));
+    const groupName = (value: GroupSettingValue): unknown =>
+      typeof value === "number"
+        ? store.userGroups(owner, true).find((g) => g.group.id === value)?.group.name
+        : {
+            members: value.directMembers.map((id) => email.get(id)).sort(),
+            subgroups: value.directSubgroups.map((id) => groupName(id)),
+          };
+    const folders = store.channelFolders(owner, true);
+    const folderName = new Map(folders.map((f) => [f.id, f.name]));
+    const emoji = store.realmEmoji(realmId);
+    const emojiName = new Map(emoji.map((e) => [String(e.id), e.name]));
+    const uploads = new UploadFiles(join(dir, "uploads"));
+    const perUser = users
+      .filter((u) => u.isActive)
+      .map((u) => ({
+        email: u.deliveryEmail,
+        profile: Object.fromEntries(
+          Object.entries(u.profileData).map(([id, value]) => [
+            fieldName.get(id),
+            typeof value === "string" ? value : value.map((v) => email.get(v)).sort(),
+          ]),
+        ),
+        alertWords: store.alertWords(u.id),
+        muted: store.mutedUsers(u.id).map((m) => `${email.get(m.id)}@${m.timestamp}`),
+        drafts: u.isBot
+          ? []
+          : store.drafts(u.id).map((d) => ({
+              type: d.type,
+              to:
+                d.type === "stream"
+                  ? d.to.map((id) => store.getChannel(id)!.name)
+                  : d.to.map((id) => email.get(id)).sort(),
+              topic: d.topic,
+              content: d.content,
+              time: d.lastEditTime,
+            })),
+        scheduled: store.scheduledMessages(u.id).map((m) => ({
+          to:
+            m.recipient.type === "channel"
+              ? `#${store.getChannel(m.recipient.channelId)!.name} > ${m.recipient.topic}`
+              : m.recipient.userIds.map((id) => email.get(id)).sort(),
+          content: m.content,
+          at: m.deliverAt,
+          readBySender: m.readBySender,
+        })),
+        uploads: store.attachments(u.id).map((f) => ({
+          name: f.name,
+          size: f.size,
+          type: f.contentType,
+          claims: f.messageIds.map((id) => store.findMessageRecord(id)!.content.slice(0, 10)),
+          bytes: readFileSync(uploads.pathOf(f.pathId), "utf8"),
+        })),
+      }))
+      .sort((x, y) => x.email.localeCompare(y.email));
+    const statuses = Object.entries(store.realmUserStatuses(owner))
+      .map(([id, st]) => ({
+        user: email.get(Number(id)),
+        text: st.status_text,
+        emoji: st.reaction_type === "realm_emoji" ? `:${emojiName.get(st.emoji_code ?? "")}:` : st.emoji_code,
+        type: st.reaction_type,
+      }))
+      .sort((x, y) => String(x.user).localeCompare(String(y.user)));
+    return {
+      fields: fields.map((f) => ({
+        name: f.name,
+        hint: f.hint,
+        type: f.type,
+        data: f.fieldData,
+        summary: f.displayInProfileSummary,
+        editable: f.editableByUser,
+      })),
+      linkifiers: store.linkifiers(owner).map((l) => `${l.pattern} -> ${l.urlTemplate}`),
+      domains: store.realmDomains(owner).map((d) => `${d.domain}:${d.allowSubdomains}`),
+      emoji: emoji.map((e) => ({
+        name: e.name,
+        author: e.authorId === null ? null : email.get(e.authorId),
+        deactivated: e.deactivated,
+        image: readFileSync(emojiFilePath(dir, realmId, e.fileName, false)!).toString("base64"),
+      })),
+      folders: folders.map((f) => `${f.name}: ${f.description} ${f.isArchived ? "(archived)" : ""}`),
+      channels: store
+        .visibleChannels(owner, true)
+        .map((c) => ({
+          name: c.name,
+          folder: c.folderId === null || c.folderId === undefined ? null : folderName.get(c.folderId),
+          permissions: Object.fromEntries(
+            CHANNEL_GROUP_SETTINGS.map((spec) => [spec.wire, groupName(store.channelGroupSettings(c)[spec.field])]),
+          ),
+        }))
+        .sort((x, y) => x.name.localeCompare(y.name)),
+      statuses,
+      perUser,
+    };
+  };
+  const original = view(a, dirA, realmA);
+  // The setup's data is all there to compare.
+  expect(original.fields).toHaveLength(3);
+  expect(original.emoji).toHaveLength(1);
+  expect(original.perUser.find((u) => u.email === s.seed.alice.deliveryEmail)!.drafts).toHaveLength(4);
+  expect(original.perUser.flatMap((u) => u.uploads)).toHaveLength(1);
+  expect(original.statuses.map((st) => st.emoji)).toContain(":teamlogo:");
+  const copy = view(b, dirB, realmB);
+  for (const part of Object.keys(original) as (keyof typeof original)[])
+    expect(copy[part], part).toEqual(original[part]);
 }
 
 describe("who may export", () => {
@@ -423,12 +657,14 @@ describe("who may export", () => {
     const opened = await openExport(file, DEFAULT_LIMITS);
     try {
       const data = readExport(opened.root, DEFAULT_LIMITS);
-      const general = data.streams.find((c) => c.name === "general")!;
-      const generalRecipients = new Set(
-        [...data.recipients.values()].filter((r) => r.type === 2 && r.type_id === general.id).map((r) => r.id),
+      const open = new Set(data.streams.filter((c) => c.invite_only !== true).map((c) => c.id));
+      const openRecipients = new Set(
+        [...data.recipients.values()].filter((r) => r.type === 2 && open.has(r.type_id)).map((r) => r.id),
       );
       expect(data.messages.length).toBeGreaterThan(0);
-      expect(data.messages.every((m) => generalRecipients.has(m.recipient))).toBe(true);
+      expect(data.messages.every((m) => openRecipients.has(m.recipient))).toBe(true);
+      // Drafts and scheduled messages are private: none without consent.
+      expect([data.drafts.length, data.scheduledMessages.length]).toEqual([0, 0]);
       // Everyone's rows, as Zulip's public export has them.
       expect(data.userMessages.some((um) => um.user === moderator.id)).toBe(true);
     } finally {

@@ -106,7 +106,7 @@ function parley(...args: string[]): { code: number | null; stdout: string; stder
 }
 
 describe("parley import of hostile exports", () => {
-  it("reads a tarball with pax and GNU long names and an uploads folder it streams past", async () => {
+  it("reads a tarball with pax and GNU long names and unpacks its uploads folder", async () => {
     const longUpload = `${TOP}/uploads/2/${"a".repeat(120)}/photo.png`;
     const path = write("valid.tar.gz", [
       ...validParts(),
@@ -118,8 +118,17 @@ describe("parley import of hostile exports", () => {
     const opened = await openExport(path, DEFAULT_LIMITS);
     try {
       expect(readExport(opened.root, DEFAULT_LIMITS).realm.string_id).toBe("evil");
-      // Only the data files were written.
-      expect(readdirSync(opened.root).sort()).toEqual(["messages-000001.json", "realm.json"]);
+      // The data files and the uploads (the importer copies those a records.json lists).
+      expect(readdirSync(opened.root).sort()).toEqual(["messages-000001.json", "realm.json", "uploads"]);
+      expect(readdirSync(opened.root, { recursive: true }).map(String).sort()).toEqual([
+        "messages-000001.json",
+        "realm.json",
+        "uploads",
+        "uploads/2",
+        `uploads/2/${"a".repeat(120)}`,
+        `uploads/2/${"a".repeat(120)}/photo.png`,
+        `uploads/${"b".repeat(130)}.json`,
+      ]);
     } finally {
       opened.cleanup();
     }

@@ -47,8 +47,15 @@ function limitsFrom(parsed: Parsed): ExportLimits {
   };
 }
 
-/** The whole export, read and checked; unpacking a tarball shows progress unless quiet. */
-async function loadExport(from: string, limits: ExportLimits, quiet: boolean): Promise<ZulipExport> {
+/**
+ * The whole export, read and checked; unpacking a tarball shows progress unless quiet. The
+ * unpacked files (uploads, emoji images) stay until `cleanup`: the replay copies them.
+ */
+async function loadExport(
+  from: string,
+  limits: ExportLimits,
+  quiet: boolean,
+): Promise<{ data: ZulipExport; cleanup: () => void }> {
   const isFile = statSync(from, { throwIfNoEntry: false })?.isFile() === true;
   const bar = quiet || !isFile ? null : progressBar("unpacking", statSync(from).size);
   let opened: Awaited<ReturnType<typeof openExport>>;
@@ -58,9 +65,10 @@ async function loadExport(from: string, limits: ExportLimits, quiet: boolean): P
     bar?.stop();
   }
   try {
-    return readExport(opened.root, limits);
-  } finally {
+    return { data: readExport(opened.root, limits), cleanup: opened.cleanup };
+  } catch (error) {
     opened.cleanup();
+    throw error;
   }
 }
 
@@ -75,8 +83,9 @@ export async function run(argv: string[]): Promise<number> {
   const { parsed, from, limits, dir } = options;
   const quiet = parsed.values["json"] === true;
   let data: ZulipExport;
+  let cleanup: () => void;
   try {
-    data = await loadExport(from, limits, quiet);
+    ({ data, cleanup } = await loadExport(from, limits, quiet));
   } catch (error) {
     // What is wrong with --from is for the operator to fix, as with a bad flag.
     console.error(`parley import: ${error instanceof Error ? error.message : String(error)}\n\nusage: ${USAGE}`);
@@ -84,6 +93,21 @@ export async function run(argv: string[]): Promise<number> {
   }
   const subdomain = typeof parsed.values["subdomain"] === "string" ? parsed.values["subdomain"] : data.realm.string_id;
 
+  try {
+    return importInto(parsed, dir, from, data, subdomain, quiet);
+  } finally {
+    cleanup();
+  }
+}
+
+function importInto(
+  parsed: Parsed,
+  dir: string,
+  from: string,
+  data: ZulipExport,
+  subdomain: string,
+  quiet: boolean,
+): number {
   const existed = existsSync(dir);
   let clock = Math.floor(Date.now() / 1000);
   // noSync: one fsync per replayed action would make large imports crawl; the file is
@@ -107,7 +131,12 @@ export async function run(argv: string[]): Promise<number> {
       // with, a storage error) leaves nothing behind. Refused rows do not fail it: the
       // engine's actions check before they write, and the replay skips and counts them.
       result = store.batch(() =>
-        replayExport(store, data, { subdomain, setClock: (t) => (clock = t), onProgress: (done) => bar?.update(done) }),
+        replayExport(store, data, {
+          subdomain,
+          dataDir: dir,
+          setClock: (t) => (clock = t),
+          onProgress: (done) => bar?.update(done),
+        }),
       );
     } finally {
       bar?.stop();

@@ -14,6 +14,7 @@
  * through the same permission checks as the API.
  */
 import { ROLE, type BotType, type Role, type Store } from "../../src/engine/index.js";
+import { replayChannelsAndPersonalData, replayRealmSettings, type SettingsReplay } from "./replay-settings.js";
 import { AUDIT, RECIPIENT, type ZulipExport, type ZulipMessage, type ZulipUser } from "./zulip-export.js";
 
 export interface IdMaps {
@@ -38,6 +39,8 @@ export interface ReplayOptions {
   readonly onProgress?: (done: number, total: number) => void;
   /** Sets the clock the store's actions read (the store was opened with it). */
   readonly setClock: (unixSeconds: number) => void;
+  /** The data directory uploads and emoji images are copied into (the export's unpacked files are read). */
+  readonly dataDir?: string;
 }
 
 const ROLES = new Set<number>([ROLE.OWNER, ROLE.ADMINISTRATOR, ROLE.MODERATOR, ROLE.MEMBER, ROLE.GUEST]);
@@ -59,6 +62,14 @@ type TimelineItem =
       readonly at: number;
       readonly message: ZulipMessage;
     };
+
+function decodeURIComponentSafe(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
 
 function reason(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -132,6 +143,23 @@ export function replayExport(
       skip(`user refused: ${reason(error)}`, `user ${u.id} (${emailOf(u)})`);
     }
   }
+
+  // ---- the realm's settings, custom emoji and uploads: before the messages that use them ----
+  const settings: SettingsReplay = {
+    store,
+    data,
+    realmId: realm.id,
+    ownerId,
+    users: ids.users,
+    channels: ids.channels,
+    groups: ids.groups,
+    count,
+    skip,
+    setClock: options.setClock,
+    dataDir: options.dataDir,
+    emoji: new Map(),
+  };
+  const uploadPaths = replayRealmSettings(settings);
 
   // ---- the timeline: subscription changes and messages ----
   const streamByRecipient = new Map<number, number>();
@@ -230,15 +258,20 @@ export function replayExport(
     if (created === undefined) throw new Error(`channel ${s.name} was not created`);
     ids.channels.set(streamId, created);
     count("channels");
-    if (s.deactivated === true) skip("archived channel imported as active (parley cannot archive channels)", s.name);
     return created;
   };
   const mentionIds = /(@_?\*\*)([^*|]+)\|(\d+)(\*\*)/g;
+  const uploadLink = /\/user_uploads\/([^\s)\]"'<>]+)/g;
   const rewrite = (content: string) =>
-    content.replace(mentionIds, (all, open: string, name: string, zid: string, close: string) => {
-      const mapped = ids.users.get(Number(zid));
-      return mapped === undefined ? all : `${open}${name}|${mapped}${close}`;
-    });
+    content
+      .replace(mentionIds, (all, open: string, name: string, zid: string, close: string) => {
+        const mapped = ids.users.get(Number(zid));
+        return mapped === undefined ? all : `${open}${name}|${mapped}${close}`;
+      })
+      .replace(uploadLink, (all, path: string) => {
+        const mapped = uploadPaths.get(path) ?? uploadPaths.get(decodeURIComponentSafe(path));
+        return mapped === undefined ? all : `/user_uploads/${mapped}`;
+      });
 
   const total = data.messages.length;
   let done = 0;
@@ -351,15 +384,21 @@ export function replayExport(
     const user = ids.users.get(r.user_profile);
     const message = ids.messages.get(r.message);
     if (user === undefined || message === undefined) continue;
-    if (r.reaction_type === "realm_emoji") {
-      skip("reaction with a custom emoji (parley has no custom emoji)", `:${r.emoji_name}: on message ${r.message}`);
+    const realmEmoji = r.reaction_type === "realm_emoji";
+    const emojiCode = realmEmoji ? settings.emoji.get(Number(r.emoji_code)) : r.emoji_code;
+    if (emojiCode === undefined) {
+      skip("reaction with a custom emoji that was not imported", `:${r.emoji_name}: on message ${r.message}`);
       continue;
     }
     try {
       store.addReaction(user, message, {
         emojiName: r.emoji_name,
-        emojiCode: r.emoji_code,
-        reactionType: r.reaction_type === "zulip_extra_emoji" ? "zulip_extra_emoji" : "unicode_emoji",
+        emojiCode: String(emojiCode),
+        reactionType: realmEmoji
+          ? "realm_emoji"
+          : r.reaction_type === "zulip_extra_emoji"
+            ? "zulip_extra_emoji"
+            : "unicode_emoji",
       });
       count("reactions");
     } catch (error) {
@@ -430,6 +469,9 @@ export function replayExport(
       skip(`topic policy refused: ${reason(error)}`, `${t.topic_name}`);
     }
   }
+
+  // ---- channels nobody used, channel folders and permissions, archiving; each person's own data ----
+  replayChannelsAndPersonalData(settings, membersOfRecipient);
 
   // ---- deactivations last: deactivated users still sent and received their messages ----
   for (const u of data.users) {

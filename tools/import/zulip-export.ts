@@ -58,6 +58,7 @@ const streamRow = z.looseObject({
   is_web_public: z.boolean().optional(),
   deactivated: z.boolean().optional(),
   date_created: time,
+  folder: id.nullable().optional(),
 });
 const recipientRow = z.looseObject({ id, type: z.number().int(), type_id: id });
 const subscriptionRow = z.looseObject({
@@ -116,6 +117,98 @@ const userMessageRow = z.looseObject({
   flags: z.union([z.number().int(), z.array(z.string())]).optional(),
 });
 const clientRow = z.looseObject({ id, name: z.string() });
+const profileFieldRow = z.looseObject({
+  id,
+  name: z.string(),
+  hint: z.string().optional(),
+  order: z.number().int().optional(),
+  field_type: z.number().int(),
+  field_data: z.string().nullable().optional(),
+  display_in_profile_summary: z.boolean().optional(),
+  required: z.boolean().optional(),
+  editable_by_user: z.boolean().optional(),
+  use_for_user_matching: z.boolean().optional(),
+});
+const profileValueRow = z.looseObject({ user_profile: id, field: id, value: z.string() });
+const linkifierRow = z.looseObject({
+  id,
+  pattern: z.string(),
+  url_template: z.string().optional(),
+  url_format_string: z.string().optional(),
+  order: z.number().int().optional(),
+});
+const realmDomainRow = z.looseObject({ domain: z.string(), allow_subdomains: z.boolean().optional() });
+const realmEmojiRow = z.looseObject({
+  id,
+  name: z.string(),
+  author: id.nullable().optional(),
+  file_name: z.string().nullable().optional(),
+  is_animated: z.boolean().optional(),
+  deactivated: z.boolean().optional(),
+});
+const channelFolderRow = z.looseObject({
+  id,
+  name: z.string(),
+  description: z.string().optional(),
+  order: z.number().int().optional(),
+  is_archived: z.boolean().optional(),
+});
+const alertWordRow = z.looseObject({ user_profile: id, word: z.string() });
+const mutedUserRow = z.looseObject({ user_profile: id, muted_user: id, date_muted: z.number().optional() });
+const userStatusRow = z.looseObject({
+  user_profile: id,
+  timestamp: z.number().optional(),
+  status_text: z.string().optional(),
+  emoji_name: z.string().optional(),
+  emoji_code: z.string().optional(),
+  reaction_type: z.string().optional(),
+});
+const draftRow = z.looseObject({
+  user_profile: id,
+  recipient: id.nullable().optional(),
+  topic: z.string().optional(),
+  content: z.string(),
+  last_edit_time: z.number().optional(),
+});
+const scheduledRow = z.looseObject({
+  id,
+  sender: id,
+  recipient: id,
+  subject: z.string().optional(),
+  content: z.string(),
+  sending_client: id.nullable().optional(),
+  scheduled_timestamp: z.number(),
+  read_by_sender: z.boolean().nullable().optional(),
+  delivered: z.boolean().optional(),
+  failed: z.boolean().optional(),
+  delivery_type: z.number().int().optional(),
+});
+const attachmentRow = z.looseObject({
+  id,
+  owner: id,
+  path_id: z.string(),
+  file_name: z.string(),
+  size: z.number().int().nonnegative(),
+  content_type: z.string().nullable().optional(),
+  create_time: z.number().optional(),
+  messages: z.array(id).optional(),
+});
+const uploadRecordRow = z.looseObject({ path: z.string(), s3_path: z.string().optional() });
+const emojiRecordRow = z.looseObject({ path: z.string(), file_name: z.string(), realm_id: id.optional() });
+/** The can_*_group columns of zerver_stream (Zulip's Stream.stream_permission_group_settings). */
+export const STREAM_GROUP_COLUMNS = [
+  "can_add_subscribers_group",
+  "can_administer_channel_group",
+  "can_create_topic_group",
+  "can_delete_any_message_group",
+  "can_delete_own_message_group",
+  "can_move_messages_out_of_channel_group",
+  "can_move_messages_within_channel_group",
+  "can_remove_subscribers_group",
+  "can_resolve_topics_group",
+  "can_send_message_group",
+  "can_subscribe_group",
+] as const;
 
 export type ZulipUser = z.infer<typeof userRow>;
 export type ZulipStream = z.infer<typeof streamRow>;
@@ -159,6 +252,30 @@ export interface ZulipExport {
   readonly messages: ZulipMessage[];
   /** Flag names per [user, message], from flags_mask (or flags). */
   readonly userMessages: { user: number; message: number; flags: Set<string> }[];
+  /** System groups by ID: their names (role:members, ...). */
+  readonly systemGroups: Map<number, string>;
+  /** Anonymous groups (a zerver_usergroup row without a named row), by ID. */
+  readonly anonymousGroups: Set<number>;
+  readonly profileFields: z.infer<typeof profileFieldRow>[];
+  readonly profileValues: z.infer<typeof profileValueRow>[];
+  readonly linkifiers: z.infer<typeof linkifierRow>[];
+  readonly realmDomains: z.infer<typeof realmDomainRow>[];
+  readonly realmEmoji: z.infer<typeof realmEmojiRow>[];
+  readonly channelFolders: z.infer<typeof channelFolderRow>[];
+  readonly alertWords: z.infer<typeof alertWordRow>[];
+  readonly mutedUsers: z.infer<typeof mutedUserRow>[];
+  readonly userStatuses: z.infer<typeof userStatusRow>[];
+  readonly drafts: z.infer<typeof draftRow>[];
+  readonly scheduledMessages: z.infer<typeof scheduledRow>[];
+  /** attachment.json's zerver_attachment. */
+  readonly attachments: z.infer<typeof attachmentRow>[];
+  /**
+   * The export's files the importer copies, by the path their record names (an upload's
+   * path_id, an emoji's <realm>/emoji/images/<file>): where they were unpacked. Only files
+   * listed in uploads/records.json or emoji/records.json and present as regular files.
+   */
+  readonly uploadFiles: Map<string, string>;
+  readonly emojiFiles: Map<string, string>;
   /** Tables present that the importer does not read, with row counts. */
   readonly ignoredTables: Record<string, number>;
 }
@@ -181,6 +298,17 @@ const READ_TABLES = new Set([
   "zerver_client",
   "zerver_huddle",
   "zerver_directmessagegroup",
+  "zerver_customprofilefield",
+  "zerver_customprofilefieldvalue",
+  "zerver_realmfilter",
+  "zerver_realmdomain",
+  "zerver_realmemoji",
+  "zerver_channelfolder",
+  "zerver_alertword",
+  "zerver_muteduser",
+  "zerver_userstatus",
+  "zerver_draft",
+  "zerver_scheduledmessage",
 ]);
 
 function rows<T extends z.ZodType>(
@@ -329,6 +457,7 @@ export async function openExport(
 /** Reads and checks every file the importer needs. */
 export function readExport(root: string, limits: Pick<ExportLimits, "maxJsonBytes">): ZulipExport {
   const realmFile = join(root, "realm.json");
+  const attachmentFile = join(root, "attachment.json");
   const data = readJson(realmFile, limits.maxJsonBytes);
   const realms = rows(data, "zerver_realm", realmRow, realmFile);
   if (realms.length !== 1)
@@ -339,8 +468,17 @@ export function readExport(root: string, limits: Pick<ExportLimits, "maxJsonByte
 
   // Named groups: zerver_namedusergroup (Zulip 10+, keyed by usergroup_ptr) or the older zerver_usergroup with names.
   const named = rows(data, "zerver_namedusergroup", groupRow, realmFile);
-  const groups = (named.length > 0 ? named : rows(data, "zerver_usergroup", groupRow, realmFile))
-    .filter((g) => g.name !== undefined && g.is_system_group !== true)
+  const allGroups = rows(data, "zerver_usergroup", groupRow, realmFile);
+  const namedGroups = (named.length > 0 ? named : allGroups).filter((g) => g.name !== undefined);
+  const namedIds = new Set(namedGroups.map((g) => (g.usergroup_ptr ?? g.id)!));
+  const systemGroups = new Map(
+    namedGroups.filter((g) => g.is_system_group === true).map((g) => [(g.usergroup_ptr ?? g.id)!, g.name!]),
+  );
+  const anonymousGroups = new Set(
+    allGroups.map((g) => g.id).filter((g): g is number => g !== undefined && !namedIds.has(g)),
+  );
+  const groups = namedGroups
+    .filter((g) => g.is_system_group !== true)
     .map((g) => ({
       id: (g.usergroup_ptr ?? g.id)!,
       name: g.name!,
@@ -378,6 +516,60 @@ export function readExport(root: string, limits: Pick<ExportLimits, "maxJsonByte
     clients: new Map(rows(data, "zerver_client", clientRow, realmFile).map((c) => [c.id, c.name])),
     messages,
     userMessages,
+    systemGroups,
+    anonymousGroups,
+    profileFields: rows(data, "zerver_customprofilefield", profileFieldRow, realmFile),
+    profileValues: rows(data, "zerver_customprofilefieldvalue", profileValueRow, realmFile),
+    linkifiers: rows(data, "zerver_realmfilter", linkifierRow, realmFile),
+    realmDomains: rows(data, "zerver_realmdomain", realmDomainRow, realmFile),
+    realmEmoji: rows(data, "zerver_realmemoji", realmEmojiRow, realmFile),
+    channelFolders: rows(data, "zerver_channelfolder", channelFolderRow, realmFile),
+    alertWords: rows(data, "zerver_alertword", alertWordRow, realmFile),
+    mutedUsers: rows(data, "zerver_muteduser", mutedUserRow, realmFile),
+    userStatuses: rows(data, "zerver_userstatus", userStatusRow, realmFile),
+    drafts: rows(data, "zerver_draft", draftRow, realmFile),
+    scheduledMessages: rows(data, "zerver_scheduledmessage", scheduledRow, realmFile),
+    attachments: present(attachmentFile)
+      ? rows(readJson(attachmentFile, limits.maxJsonBytes), "zerver_attachment", attachmentRow, attachmentFile)
+      : [],
+    uploadFiles: listedFiles(root, "uploads", uploadRecordRow, limits),
+    emojiFiles: listedFiles(root, "emoji", emojiRecordRow, limits),
     ignoredTables,
   };
+}
+
+/**
+ * The files a records.json lists (Zulip's uploads/ and emoji/ folders): record path ->
+ * unpacked file, for regular files inside the folder only (no link is followed, no
+ * path leaves it).
+ */
+function listedFiles(
+  root: string,
+  folder: "uploads" | "emoji",
+  schema: z.ZodType<{ path: string }>,
+  limits: Pick<ExportLimits, "maxJsonBytes">,
+): Map<string, string> {
+  const out = new Map<string, string>();
+  const recordsFile = join(root, folder, "records.json");
+  if (!present(recordsFile)) return out;
+  const raw = readDataFile(recordsFile, limits.maxJsonBytes);
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    throw new Error(`${recordsFile} is not valid JSON`);
+  }
+  const parsed = z.array(schema).safeParse(value);
+  if (!parsed.success) throw new Error(`${recordsFile} is not a list of file records with a path`);
+  for (const record of parsed.data) {
+    const parts = record.path.split("/");
+    if (parts.some((p) => p === "" || p === "." || p === "..")) continue;
+    const file = join(root, folder, ...parts);
+    try {
+      if (lstatSync(file).isFile()) out.set(record.path, file);
+    } catch {
+      // Listed but absent: the record's file was not exported; the replay reports it.
+    }
+  }
+  return out;
 }

@@ -372,7 +372,12 @@ export function updateChannel(state: StoreState, actorId: number, channelId: num
  * organization's new-channel announcements channel; subscriptions and messages stay;
  * the Notification Bot says so, read by all.
  */
-export function archiveChannel(state: StoreState, actorId: number, channelId: number): void {
+export function archiveChannel(
+  state: StoreState,
+  actorId: number,
+  channelId: number,
+  options: { readonly notice?: boolean } = {},
+): void {
   const actor = requireActiveUser(state, actorId);
   const channel = channelToAdminister(state, actor, channelId);
   if (channel.isArchived) throw new BadRequestError("Channel is already deactivated");
@@ -400,7 +405,8 @@ export function archiveChannel(state: StoreState, actorId: number, channelId: nu
         channelViewersAudience(state, after),
       );
     },
-    notice: `Channel ${channel.name} has been archived.`,
+    // An import replays the archiving whose notice is already among the imported messages.
+    ...(options.notice === false ? {} : { notice: `Channel ${channel.name} has been archived.` }),
   });
   // Zulip posts the notice read for everyone (limit_unread_user_ids empty).
   writeChannel(state, realm, channel, final, steps, {
