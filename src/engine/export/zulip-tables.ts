@@ -140,6 +140,13 @@ function recipientOf(state: StoreState, plan: ExportPlan, message: Message): num
   return RECIPIENT_ID.group(message.recipient.conversationId);
 }
 
+/** The largest ID (0 for none), without spreading a realm's worth of IDs into arguments. */
+function maxKey(ids: Iterable<number>): number {
+  let max = 0;
+  for (const id of ids) if (id > max) max = id;
+  return max;
+}
+
 /** The recipient of a direct conversation of `userId` with `others` (drafts, scheduled messages), or null. */
 function directRecipient(
   state: StoreState,
@@ -288,7 +295,7 @@ export function realmTables(state: StoreState, plan: ExportPlan): Tables {
     consented: plan.consented,
     clientId: (name) => clientId(plan, name),
     directRecipient: (userId, others) => directRecipient(state, plan, userId, others),
-    maxGroupId: Math.max(0, ...state.groups.keys()),
+    maxGroupId: maxKey(state.groups.keys()),
   });
   const recipients: Row[] = [
     ...users.map((u) => ({ id: RECIPIENT_ID.personal(u.id), type: RECIPIENT_TYPE.PERSONAL, type_id: u.id })),
