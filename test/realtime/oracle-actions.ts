@@ -79,6 +79,7 @@ export type Action =
       away: boolean | null;
     }
   | { kind: "mute_user"; user: UserName; target: UserName; mute: boolean }
+  | { kind: "alert_words"; user: UserName; op: "add" | "remove"; words: string[] }
   | { kind: "sub_property"; user: UserName; channel: ChannelName; property: SubProperty; pick: number }
   | { kind: "playground"; actor: UserName; op: "add" | "remove"; pick: number }
   | { kind: "realm_domain"; actor: UserName; op: "add" | "change" | "remove"; pick: number }
@@ -456,6 +457,20 @@ export const actionArb: fc.Arbitrary<Action> = fc.oneof(
   {
     weight: 2,
     arbitrary: fc.record({ kind: fc.constant("mute_user" as const), user: actor, target: user, mute: fc.boolean() }),
+  },
+  {
+    // Words the oracle's messages hold ("hello", "hi", "hey"), one they never do, and one
+    // past Zulip's 100 characters (refused, changing nothing).
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("alert_words" as const),
+      user: actor,
+      op: fc.constantFrom("add" as const, "remove" as const),
+      words: fc.uniqueArray(fc.constantFrom("hello", "HEY", "hi there", "zebra", "x".repeat(101)), {
+        minLength: 1,
+        maxLength: 3,
+      }),
+    }),
   },
   {
     weight: 2,
@@ -1167,6 +1182,12 @@ export class World {
               })
             : await call(action.actor, "POST", `/users/${this.user(action.target).id}/status`, params);
         return note(r.status === 200, `user_status ${String(r.body["msg"] ?? "")}`);
+      }
+      case "alert_words": {
+        const r = await call(action.user, action.op === "add" ? "POST" : "DELETE", "/users/me/alert_words", {
+          alert_words: JSON.stringify(action.words),
+        });
+        return note(r.status === 200, `alert_words ${String(r.body["msg"] ?? "")}`);
       }
       case "mute_user": {
         const path = `/users/me/muted_users/${this.user(action.target).id}`;

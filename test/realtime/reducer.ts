@@ -969,7 +969,9 @@ function applyUserTopic(state: ClientState, event: Json): void {
   const streamId = num(event["stream_id"], "stream_id");
   const topic = str(event["topic_name"], "topic_name");
   const policy = num(event["visibility_policy"], "visibility_policy");
-  requireKnown(state, streamId, "user_topic");
+  // No requireKnown: a user keeps topic policies in channels they left (Zulip's
+  // get_user_topics has no subscription filter, and register lists them), and a topic
+  // move migrates every holder's policy with its user_topic event (message_edit.py).
   const kept = list(state, "user_topics").filter(
     (t) => !(t["stream_id"] === streamId && fold(str(t["topic_name"], "topic_name")) === fold(topic)),
   );
