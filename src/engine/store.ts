@@ -703,11 +703,11 @@ export class Store {
   }
   /** May the user invite by email (register's can_invite_others_to_realm)? */
   canInviteByEmail(userId: number): boolean {
-    return canInviteByEmail(requireUser(this.#state, userId));
+    return canInviteByEmail(this.#state, requireUser(this.#state, userId));
   }
   /** May the user create reusable invitation links? */
   canCreateMultiuseInvite(userId: number): boolean {
-    return canCreateMultiuseInvite(requireUser(this.#state, userId));
+    return canCreateMultiuseInvite(this.#state, requireUser(this.#state, userId));
   }
   /** The invitation behind a join link, if it can still be used in the realm (InvalidLinkError otherwise). */
   usableInvite(realmId: number, key: string): Invite {

@@ -237,3 +237,101 @@ describe("can_mention_many_users_group", () => {
     expect((await post(moderator, general.id, "@**all**")).status).toBe(200);
   });
 });
+
+describe("name and email locks, require_unique_names", () => {
+  const settings = (user: User, params: Record<string, unknown>) => s.call(user, "PATCH", "/settings", params);
+
+  it("name_changes_disabled: others' renames are ignored (Zulip's silent refusal), administrators' taken", async () => {
+    const { owner, alice } = s.seed;
+    await setRealm({ name_changes_disabled: true });
+    expect((await settings(alice, { full_name: "Alicia" })).body).toMatchObject({ result: "success" });
+    expect(s.t.store.getUser(alice.id).fullName).toBe("Alice");
+    expect((await settings(owner, { full_name: "Olivia Owner" })).status).toBe(200);
+    expect(s.t.store.getUser(owner.id).fullName).toBe("Olivia Owner");
+    // An administrator still renames others.
+    expect((await s.call(owner, "PATCH", `/users/${alice.id}`, { full_name: "Alicia" })).status).toBe(200);
+    expect(s.t.store.getUser(alice.id).fullName).toBe("Alicia");
+    await setRealm({ name_changes_disabled: false });
+    expect((await settings(alice, { full_name: "Alice" })).status).toBe(200);
+    expect(s.t.store.getUser(alice.id).fullName).toBe("Alice");
+  });
+
+  it("email_changes_disabled refuses others' changes; administrators may", async () => {
+    const { owner, alice } = s.seed;
+    await setRealm({ email_changes_disabled: true });
+    expect((await settings(alice, { email: "alice2@test.dev" })).body).toMatchObject({
+      result: "error",
+      code: "BAD_REQUEST",
+      msg: "Email address changes are disabled in this organization.",
+    });
+    expect((await settings(alice, { email: "alice@test.dev" })).status).toBe(200); // unchanged: nothing to refuse
+    expect((await settings(owner, { email: "olive2@test.dev" })).status).toBe(200);
+    await setRealm({ email_changes_disabled: false });
+  });
+
+  it("require_unique_names: no two accounts share a name, compared as Zulip (NFKC, case-folded)", async () => {
+    const { owner, alice, bob } = s.seed;
+    const taken = { result: "error", msg: "Unique names required in this organization." };
+    expect((await settings(bob, { full_name: "ALICE" })).status).toBe(200); // allowed while off
+    expect((await settings(bob, { full_name: "Bob" })).status).toBe(200);
+    await setRealm({ require_unique_names: true });
+    expect((await settings(bob, { full_name: "ALICE" })).body).toMatchObject(taken);
+    expect((await settings(bob, { full_name: "ａｌｉｃｅ" })).body).toMatchObject(taken);
+    expect((await s.call(owner, "PATCH", `/users/${bob.id}`, { full_name: "alice" })).body).toMatchObject(taken);
+    expect((await s.call(alice, "POST", "/bots", { full_name: "Helper", short_name: "twin" })).body).toMatchObject(
+      taken,
+    );
+    // One's own name, in another case, is not a clash.
+    expect((await settings(alice, { full_name: "ALICE" })).status).toBe(200);
+    expect((await settings(bob, { full_name: "Robert" })).status).toBe(200);
+    await setRealm({ require_unique_names: false });
+  });
+});
+
+describe("group and invitation permissions", () => {
+  const insufficient = { result: "error", code: "BAD_REQUEST", msg: "Insufficient permission" };
+  const only = (user: User) => ({ direct_members: [user.id], direct_subgroups: [] });
+  const createGroup = (user: User, name: string) =>
+    s.call(user, "POST", "/user_groups/create", { name, description: "d", members: [] });
+
+  it("can_create_groups and can_manage_all_groups", async () => {
+    const { owner, alice, bob } = s.seed;
+    await setRealmGroup("can_create_groups", group("role:moderators"));
+    expect((await createGroup(alice, "alices")).body).toMatchObject(insufficient);
+    await setRealmGroup("can_create_groups", only(alice));
+    const created = await createGroup(alice, "alices");
+    expect(created.status).toBe(200);
+    const id = created.body["group_id"] as number;
+    await setRealmGroup("can_create_groups", group("role:members"));
+
+    const rename = (user: User, name: string) => s.call(user, "PATCH", `/user_groups/${id}`, { name });
+    expect((await rename(bob, "bobs")).body).toMatchObject(insufficient);
+    await setRealmGroup("can_manage_all_groups", only(bob));
+    expect((await rename(bob, "bobs")).status).toBe(200);
+    // Owners manage every group only while the setting names them.
+    expect((await rename(owner, "olives")).body).toMatchObject(insufficient);
+    await setRealmGroup("can_manage_all_groups", group("role:owners"));
+    expect((await rename(owner, "olives")).status).toBe(200);
+  });
+
+  it("can_invite_users_group and create_multiuse_invite_group", async () => {
+    const { alice } = s.seed;
+    const invite = () => s.call(alice, "POST", "/invites", { invitee_emails: "friend@test.dev", stream_ids: [] });
+    const canInvite = async () =>
+      (await s.call(alice, "POST", "/register", { fetch_event_types: ["realm_user"] })).body[
+        "can_invite_others_to_realm"
+      ];
+    await setRealmGroup("can_invite_users_group", group("role:administrators"));
+    expect((await invite()).body).toMatchObject(insufficient);
+    expect(await canInvite()).toBe(false);
+    await setRealmGroup("can_invite_users_group", group("role:members"));
+    expect(await canInvite()).toBe(true);
+    expect((await invite()).status).toBe(200);
+
+    const link = () => s.call(alice, "POST", "/invites/multiuse", {});
+    expect((await link()).body).toMatchObject(insufficient);
+    await setRealmGroup("create_multiuse_invite_group", only(alice));
+    expect((await link()).body).toMatchObject({ result: "success" });
+    await setRealmGroup("create_multiuse_invite_group", group("role:administrators"));
+  });
+});

@@ -37,7 +37,13 @@ import { writeNewApiKeyInTxn } from "./accounts.js";
 import { findChannelByName, isValidEmail, requireMemberOrAdmin } from "./lookups.js";
 import { systemGroupId } from "./realms.js";
 import { unsubscribeInTxn } from "./subscriptions.js";
-import { checkFullName, createUserInTxn, emitUserUpdates, emitVisibilityChanges, generateApiKey } from "./users.js";
+import {
+  checkChosenFullName,
+  createUserInTxn,
+  emitUserUpdates,
+  emitVisibilityChanges,
+  generateApiKey,
+} from "./users.js";
 
 /** Zulip's UserProfile bot types. */
 export const BOT_TYPE = { GENERIC: 1, INCOMING_WEBHOOK: 2, OUTGOING_WEBHOOK: 3, EMBEDDED: 4 } as const;
@@ -168,7 +174,7 @@ export function createBot(state: StoreState, actorId: number, input: CreateBotIn
   if (shortName === "") throw new BadRequestError(BAD_NAME);
   const serviceName =
     botType === BOT_TYPE.INCOMING_WEBHOOK ? (input.serviceName ?? null) : input.serviceName || shortName;
-  const fullName = checkFullName(input.fullName);
+  const fullName = checkChosenFullName(state, realm.id, input.fullName, null);
   const email = `${shortName}-bot@${input.botDomain}`;
   if (!isValidEmail(email)) throw new BadRequestError(BAD_NAME);
   if (botType === BOT_TYPE.EMBEDDED) throw new BadRequestError("Embedded bots are not enabled.");
@@ -241,7 +247,7 @@ export function updateBot(state: StoreState, actorId: number, botId: number, inp
   const nextConfig = next.botConfig!;
   const fields: RealmBotField[] = [];
   if (input.fullName !== undefined) {
-    const name = checkFullName(input.fullName);
+    const name = checkChosenFullName(state, bot.realmId, input.fullName, bot.id);
     // Zulip's web app sends the name unchanged with every save: that is not a rename.
     if (name !== bot.fullName) {
       checkBotNameAvailable(state, bot.realmId, name, false);

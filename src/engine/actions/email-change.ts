@@ -5,6 +5,7 @@
  * new address is opened; opening it changes the address (API and delivery email),
  * tells the old address, and announces the change with realm_user updates.
  */
+import { isAdmin } from "../access.js";
 import { BadRequestError, InvalidLinkError } from "../errors.js";
 import { enqueueMailInTxn } from "../mail/outbox.js";
 import { emailChangeConfirmationMail, emailChangedNoticeMail } from "../mail/templates.js";
@@ -74,6 +75,9 @@ export function confirmEmailChange(state: StoreState, realmId: number, key: stri
   const user = state.users.get(change.userId);
   const realm = state.realms.get(realmId);
   if (!user?.isActive || !realm || realm.deactivated) throw new InvalidLinkError("revoked");
+  // Zulip's validate_email_change_request again: the lock may have come since the request.
+  if (realm.properties?.emailChangesDisabled === true && !isAdmin(user))
+    throw new BadRequestError("Email address changes are disabled in this organization.");
   // The address may have been taken since the request.
   const newEmail = checkNewEmail(state, user, change.newEmail);
   const used: EmailChange = { ...change, usedAt: state.now() };

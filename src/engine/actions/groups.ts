@@ -25,6 +25,7 @@ import { systemGroupId } from "./realms.js";
 import { requireActiveUser } from "./users.js";
 import { realmAudience } from "../events/audience.js";
 import type { UserGroupUpdate } from "../events/types.js";
+import { hasRealmPermission } from "./realm-permissions.js";
 
 export const MAX_GROUP_NAME_LENGTH = 100;
 const INVALID_NAME_PREFIXES = ["@", "role:", "user:", "stream:", "channel:"];
@@ -96,9 +97,9 @@ function hasGroupPermission(state: StoreState, group: UserGroup, field: GroupSet
   return isAllowedBy(state, groupSetting(state, group, field), user);
 }
 
-/** The realm's can_manage_all_groups (Zulip's default, owners; no realm setting here yet). */
-function canManageAllGroups(user: User): boolean {
-  return user.role === ROLE.OWNER;
+/** The realm's can_manage_all_groups (owners by default). */
+function canManageAllGroups(state: StoreState, user: User): boolean {
+  return hasRealmPermission(state, user, "canManageAllGroups");
 }
 
 /** Zulip's check_user_group_name. */
@@ -172,8 +173,7 @@ export interface CreateGroupInput {
 
 export function createGroup(state: StoreState, actorId: number, input: CreateGroupInput): UserGroup {
   const actor = requireActiveUser(state, actorId);
-  // Zulip's can_create_groups defaults to role:members.
-  if (actor.role > ROLE.MEMBER) throw new BadRequestError("Insufficient permission");
+  if (!hasRealmPermission(state, actor, "canCreateGroups")) throw new BadRequestError("Insufficient permission");
   const name = checkGroupName(input.name);
   checkNameFree(state, actor.realmId, name, null);
   const members = requireActiveMembers(state, actor.realmId, input.members ?? []);
@@ -232,7 +232,7 @@ export function accessForUpdate(
   const group = requireGroup(state, actor.realmId, groupId);
   if (!allowDeactivated && group.deactivated) throw new BadRequestError("User group is deactivated.");
   if (group.systemRole !== null) throw new BadRequestError("Insufficient permission");
-  if (canManageAllGroups(actor) || hasGroupPermission(state, group, "canManageGroup", actor)) return group;
+  if (canManageAllGroups(state, actor) || hasGroupPermission(state, group, "canManageGroup", actor)) return group;
   if (field !== "canManageGroup" && hasGroupPermission(state, group, field, actor)) return group;
   throw new BadRequestError("Insufficient permission");
 }

@@ -5,8 +5,8 @@
  * revocation and resending, and the account created when a link is used.
  *
  * Who may do what:
- * - inviting by email needs the realm's can_invite_users_group (members, Zulip's
- *   default); reusable links need create_multiuse_invite_group (administrators);
+ * - inviting by email needs the realm's can_invite_users_group (members by default);
+ *   reusable links need create_multiuse_invite_group (administrators by default);
  *   guests and bots never (Zulip's require_member_or_admin);
  * - inviting as owner needs an owner; as administrator or moderator, an administrator;
  * - channels must be ones the inviter may add subscribers to, or default channels;
@@ -48,8 +48,9 @@ import {
 } from "./notification-bot.js";
 import { sendInternalDirectMessage } from "./send-message.js";
 import { canAddSubscribers, subscribeNewUserInTxn } from "./subscriptions.js";
-import { checkFullName, createUserInTxn, isValidEmail } from "./users.js";
+import { checkChosenFullName, createUserInTxn, isValidEmail } from "./users.js";
 import { requireMemberOrAdmin } from "./lookups.js";
+import { hasRealmPermission } from "./realm-permissions.js";
 
 /** Zulip's Realm.MAX_REALM_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH (code points). */
 export const MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH = 8000;
@@ -103,17 +104,17 @@ export function parseInviteeEmails(raw: string): string[] {
 }
 
 /**
- * Membership of the realm's can_invite_users_group (role:members, Zulip's default; no
- * realm setting here yet). Bots are members too, as in Zulip (register's
- * can_invite_others_to_realm), though the endpoints refuse bot requests.
+ * Membership of the realm's can_invite_users_group (role:members by default; never
+ * guests). Bots may be members too, as in Zulip (register's can_invite_others_to_realm),
+ * though the endpoints refuse bot requests.
  */
-export function canInviteByEmail(user: User): boolean {
-  return user.isActive && user.role <= ROLE.MEMBER;
+export function canInviteByEmail(state: StoreState, user: User): boolean {
+  return hasRealmPermission(state, user, "canInviteUsersGroup");
 }
 
-/** Membership of the realm's create_multiuse_invite_group (role:administrators, Zulip's default). */
-export function canCreateMultiuseInvite(user: User): boolean {
-  return user.isActive && isAdmin(user);
+/** Membership of the realm's create_multiuse_invite_group (role:administrators by default). */
+export function canCreateMultiuseInvite(state: StoreState, user: User): boolean {
+  return hasRealmPermission(state, user, "createMultiuseInviteGroup");
 }
 
 /** Zulip's check_role_based_permissions. */
@@ -238,7 +239,7 @@ export function inviteUsers(
   env: InviteEnvironment,
 ): InviteUsersResult {
   const actor = requireMemberOrAdmin(state, actorId);
-  if (!canInviteByEmail(actor)) throw new BadRequestError("Insufficient permission");
+  if (!canInviteByEmail(state, actor)) throw new BadRequestError("Insufficient permission");
   const role = checkInvitedAs(options.invitedAs);
   checkRoleBasedPermissions(actor, role, role <= ROLE.MODERATOR);
   if (rawEmails === "") throw new BadRequestError("You must specify at least one email address.");
@@ -340,7 +341,7 @@ export function createMultiuseInvite(
   env: Pick<InviteEnvironment, "realmUrl">,
 ): { invite: Invite; link: string } {
   const actor = requireMemberOrAdmin(state, actorId);
-  if (!canCreateMultiuseInvite(actor)) throw new BadRequestError("Insufficient permission");
+  if (!canCreateMultiuseInvite(state, actor)) throw new BadRequestError("Insufficient permission");
   const { role, channels, groups, expiresAt } = checkOptions(state, actor, options);
   const invite = state.write((ctx) => {
     const made = newInvite(state, actor, null, { role, channels, groups, expiresAt }, options, state.now());
@@ -498,7 +499,7 @@ function checkJoinDetails(state: StoreState, input: JoinDetails): CheckedJoin {
     throw new BadRequestError("Email addresses containing + are not allowed in this organization.");
   const existing = existingUserError(state, realm.id, email);
   if (existing) throw new BadRequestError(existing[1]);
-  return { invite, realm, email, fullName: checkFullName(input.fullName) };
+  return { invite, realm, email, fullName: checkChosenFullName(state, realm.id, input.fullName, null) };
 }
 
 /**

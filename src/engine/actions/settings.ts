@@ -31,7 +31,7 @@ import {
 } from "../settings/validation.js";
 import type { StoreState, WriteContext } from "../state.js";
 import type { User } from "../types.js";
-import { checkFullName, emitUserUpdates, requireActiveUser } from "./users.js";
+import { checkChosenFullName, emitUserUpdates, requireActiveUser } from "./users.js";
 import { checkNewEmail, startEmailChangeInTxn } from "./email-change.js";
 
 export type SettingChanges = Readonly<Partial<Record<SettingName, SettingValue>>>;
@@ -167,12 +167,18 @@ export function updateSettings(state: StoreState, actorId: number, input: Update
     throw new StorageError("a password change prepared for another user");
   if (input.newPassword !== undefined && input.newPassword !== "" && password === undefined)
     throw new WrongPasswordError();
-  const newEmail =
-    input.email !== undefined && input.email.trim() !== actor.deliveryEmail
-      ? checkNewEmail(state, actor, input.email)
-      : null;
+  const locks = state.realms.get(actor.realmId)?.properties ?? {};
+  const admin = isAdmin(actor);
+  const changingEmail = input.email !== undefined && input.email.trim() !== actor.deliveryEmail;
+  if (changingEmail && locks.emailChangesDisabled === true && !admin)
+    throw new BadRequestError("Email address changes are disabled in this organization.");
+  const newEmail = changingEmail ? checkNewEmail(state, actor, input.email!) : null;
+  // Zulip ignores a locked name silently: its clients offer no way to send one.
+  const nameLocked = locks.nameChangesDisabled === true && !admin;
   const fullName =
-    input.fullName !== undefined && input.fullName !== actor.fullName ? checkFullName(input.fullName) : actor.fullName;
+    input.fullName !== undefined && input.fullName !== actor.fullName && !nameLocked
+      ? checkChosenFullName(state, actor.realmId, input.fullName, actor.id)
+      : actor.fullName;
   const current = state.settingsOf(actor.id);
   const changed = changes.filter(([name, value]) => current[name] !== value);
   const next: User = { ...actor, fullName, timezone: timezone ?? actor.timezone };

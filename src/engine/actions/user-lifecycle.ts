@@ -33,7 +33,7 @@ import {
 import { emailDomainRefusal } from "./realm-domains.js";
 import { sendInternalDirectMessage } from "./send-message.js";
 import { subscribeNewUserInTxn } from "./subscriptions.js";
-import { checkFullName, countOwners, createUserInTxn, emitUserUpdates, writeUserActiveInTxn } from "./users.js";
+import { checkChosenFullName, countOwners, createUserInTxn, emitUserUpdates, writeUserActiveInTxn } from "./users.js";
 
 /** Zulip's deactivation_notification_comment limit (characters). */
 export const MAX_DEACTIVATION_COMMENT_LENGTH = 2000;
@@ -102,7 +102,7 @@ export function checkCreateUserByAdmin(
   if (!isAdmin(actor))
     throw new PermissionDeniedError("Must be an organization administrator", "UNAUTHORIZED_PRINCIPAL");
   if (actor.canCreateUsers !== true) throw new BadRequestError("User not authorized to create users");
-  const fullName = checkFullName(input.fullName);
+  const fullName = checkChosenFullName(state, actor.realmId, input.fullName, null);
   let email: string;
   try {
     email = checkEmailAddress(input.email);
@@ -134,7 +134,7 @@ export function createUserByAdmin(
   if (!isAdmin(actor))
     throw new PermissionDeniedError("Must be an organization administrator", "UNAUTHORIZED_PRINCIPAL");
   if (actor.canCreateUsers !== true) throw new BadRequestError("User not authorized to create users");
-  const fullName = checkFullName(input.fullName);
+  const fullName = checkChosenFullName(state, actor.realmId, input.fullName, null);
   const email = checkEmailAddress(input.email);
   checkEmailAllowed(state, actor.realmId, email);
   if (state.userByEmail.has(emailKey(actor.realmId, email)))

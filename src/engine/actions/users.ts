@@ -73,6 +73,30 @@ export function checkFullName(name: string): string {
   return trimmed;
 }
 
+/** How Zulip compares names under require_unique_names: NFKC, then case-folded. */
+function nameKey(name: string): string {
+  return name.normalize("NFKC").toLowerCase();
+}
+
+/**
+ * Zulip's check_full_name for a name a person or an administrator chooses (forms,
+ * POST /users, settings, bots): with the realm's require_unique_names, no other account
+ * of the realm (deactivated ones and bots included) may have it. `userId`: the account
+ * being renamed, whose own name does not count.
+ */
+export function checkChosenFullName(state: StoreState, realmId: number, raw: string, userId: number | null): string {
+  const name = checkFullName(raw);
+  if (state.realms.get(realmId)?.properties?.requireUniqueNames !== true) return name;
+  const wanted = nameKey(name);
+  for (const id of state.usersOfRealm(realmId)) {
+    if (id === userId) continue;
+    const other = state.users.get(id);
+    if (other && nameKey(other.fullName) === wanted)
+      throw new BadRequestError("Unique names required in this organization.");
+  }
+  return name;
+}
+
 export function createUser(state: StoreState, input: CreateUserInput): User {
   const realm = state.realms.get(input.realmId);
   if (!realm) throw new BadRequestError("Invalid realm");
@@ -280,7 +304,8 @@ export function updateUser(state: StoreState, actorId: number, targetId: number,
   }
   const email = newEmail === undefined ? undefined : checkNewEmail(state, target, newEmail);
   const next: User = { ...target };
-  if (input.fullName !== undefined) next.fullName = checkFullName(input.fullName);
+  if (input.fullName !== undefined)
+    next.fullName = checkChosenFullName(state, target.realmId, input.fullName, target.id);
   if (input.role !== undefined) {
     if (!ROLES.includes(input.role)) throw new BadRequestError("Invalid role");
     const touchesOwner = input.role === ROLE.OWNER || target.role === ROLE.OWNER;
