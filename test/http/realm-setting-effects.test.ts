@@ -335,3 +335,60 @@ describe("group and invitation permissions", () => {
     await setRealmGroup("create_multiuse_invite_group", group("role:administrators"));
   });
 });
+
+describe("new users: signup announcements, welcome mail, welcome message", () => {
+  const create = (email: string, fullName: string) =>
+    s.call(s.seed.owner, "POST", "/users", { email, password: "correct horse battery staple", full_name: fullName });
+  const lastMessages = async (channelId: number, topic: string) => {
+    const r = await s.call(s.seed.owner, "GET", "/messages", {
+      anchor: "newest",
+      num_before: 5,
+      num_after: 0,
+      apply_markdown: false,
+      narrow: JSON.stringify([
+        { operator: "channel", operand: channelId },
+        { operator: "topic", operand: topic },
+      ]),
+    });
+    return r.body["messages"] as { content: string; sender_email: string }[];
+  };
+
+  it("the Notification Bot announces new people in signup_announcements_stream_id", async () => {
+    const { owner, general } = s.seed;
+    s.t.store.setCanCreateUsers(owner.id, true);
+    const quiet = await create("quiet@test.dev", "Quiet One");
+    expect(quiet.status).toBe(200);
+    expect(await lastMessages(general.id, "signups")).toEqual([]);
+    await setRealm({ signup_announcements_stream_id: general.id });
+    const r = await create("loud@test.dev", "Loud One");
+    expect(r.status).toBe(200);
+    const messages = await lastMessages(general.id, "signups");
+    expect(messages.map((m) => m.content)).toEqual([
+      `@_**Loud One|${r.body["user_id"] as number}** joined this organization.`,
+    ]);
+    expect(messages[0]!.sender_email).toBe("notification-bot@zulip.com");
+    await setRealm({ signup_announcements_stream_id: -1 });
+  });
+
+  it("send_welcome_emails mails new people; welcome_message_custom_text follows the Welcome Bot's greeting", async () => {
+    const mailsTo = (address: string) => s.t.store.outboxMail().filter((m) => m.to.includes(address));
+    expect((await create("mailed@test.dev", "Mailed")).status).toBe(200);
+    expect(mailsTo("mailed@test.dev").map((m) => m.subject)).toEqual(["Welcome to Test"]);
+    await setRealm({ send_welcome_emails: false, welcome_message_custom_text: "Read #**general** first." });
+    const r = await create("unmailed@test.dev", "Unmailed");
+    expect(r.status).toBe(200);
+    expect(mailsTo("unmailed@test.dev")).toEqual([]);
+    const user = s.t.store.getUser(r.body["user_id"] as number);
+    const inbox = await s.call(user, "GET", "/messages", {
+      anchor: "newest",
+      num_before: 5,
+      num_after: 0,
+      apply_markdown: false,
+      narrow: JSON.stringify([{ operator: "is", operand: "dm" }]),
+    });
+    const texts = (inbox.body["messages"] as { content: string }[]).map((m) => m.content);
+    expect(texts).toHaveLength(2);
+    expect(texts[1]).toBe("A message from the administrators of Test:\n\nRead #**general** first.");
+    await setRealm({ send_welcome_emails: true, welcome_message_custom_text: "" });
+  });
+});

@@ -51,6 +51,7 @@ import { canAddSubscribers, subscribeNewUserInTxn } from "./subscriptions.js";
 import { checkChosenFullName, createUserInTxn, isValidEmail } from "./users.js";
 import { requireMemberOrAdmin } from "./lookups.js";
 import { hasRealmPermission } from "./realm-permissions.js";
+import { announceSignup, newUserNoticesInTxn } from "./new-user-notices.js";
 
 /** Zulip's Realm.MAX_REALM_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH (code points). */
 export const MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH = 8000;
@@ -572,8 +573,10 @@ export function acceptInvite(state: StoreState, input: AcceptInviteInput): User 
       for (const next of changed) state.indexInvite(next);
     });
     if (changed.length > 0) emitInvitesChanged(state, ctx, realm.id, referrerId);
+    newUserNoticesInTxn(state, ctx, realm, created);
     return created;
   });
+  announceSignup(state, realm, user);
 
   const referrer = state.users.get(referrerId);
   const notificationBot = findNotificationBot(state, realm.id);
@@ -587,11 +590,18 @@ export function acceptInvite(state: StoreState, input: AcceptInviteInput): User 
   const welcomeBot = findSystemBot(state, realm.id, WELCOME_BOT_EMAIL);
   if (welcomeBot) {
     sendInternalDirectMessage(state, welcomeBot.id, user.id, welcomeText(realm));
-    const custom = invite.welcomeMessageCustomText ?? "";
+    // Invitations without their own text use the organization's (Zulip's welcome_message_custom_text).
+    const custom = invite.welcomeMessageCustomText ?? realmWelcomeText(realm);
     if (custom.trim() !== "")
       sendInternalDirectMessage(state, welcomeBot.id, user.id, customWelcomeText(realm, custom));
   }
   return user;
+}
+
+/** The realm's welcome_message_custom_text ("" when none). */
+export function realmWelcomeText(realm: Realm): string {
+  const text = realm.properties?.welcomeMessageCustomText;
+  return typeof text === "string" ? text : "";
 }
 
 /** The Welcome Bot's message with an organization's custom welcome text (Zulip's get_custom_welcome_message_string). */

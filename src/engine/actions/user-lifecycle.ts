@@ -21,7 +21,7 @@ import { enqueueMailInTxn } from "../mail/outbox.js";
 import { emailKey, type StoreState, type WriteContext } from "../state.js";
 import { ROLE, type Channel, type Realm, type Role, type User } from "../types.js";
 import { accessBot, changeOwnerInTxn, checkMayHaveBot } from "./bots.js";
-import { revokeInvitesInTxn, welcomeText } from "./invites.js";
+import { customWelcomeText, realmWelcomeText, revokeInvitesInTxn, welcomeText } from "./invites.js";
 import { checkEmailAddress, requireActiveUser } from "./lookups.js";
 import {
   ensureSystemBotInTxn,
@@ -34,6 +34,7 @@ import { emailDomainRefusal } from "./realm-domains.js";
 import { sendInternalDirectMessage } from "./send-message.js";
 import { subscribeNewUserInTxn } from "./subscriptions.js";
 import { checkChosenFullName, countOwners, createUserInTxn, emitUserUpdates, writeUserActiveInTxn } from "./users.js";
+import { announceSignup, newUserNoticesInTxn } from "./new-user-notices.js";
 
 /** Zulip's deactivation_notification_comment limit (characters). */
 export const MAX_DEACTIVATION_COMMENT_LENGTH = 2000;
@@ -72,10 +73,17 @@ export function createAccount(state: StoreState, input: NewAccountInput): User {
     subscribeNewUserInTxn(state, ctx, created, defaultChannels(state, realm));
     const address = created.deliveryEmail.toLowerCase();
     revokeInvitesInTxn(state, ctx, realm.id, (i) => i.kind === "email" && i.email?.toLowerCase() === address);
+    newUserNoticesInTxn(state, ctx, realm, created);
     return created;
   });
+  announceSignup(state, realm, user);
   const welcomeBot = findSystemBot(state, realm.id, WELCOME_BOT_EMAIL);
-  if (welcomeBot) sendInternalDirectMessage(state, welcomeBot.id, user.id, welcomeText(realm));
+  if (welcomeBot) {
+    sendInternalDirectMessage(state, welcomeBot.id, user.id, welcomeText(realm));
+    const custom = realmWelcomeText(realm);
+    if (custom.trim() !== "")
+      sendInternalDirectMessage(state, welcomeBot.id, user.id, customWelcomeText(realm, custom));
+  }
   return user;
 }
 

@@ -91,3 +91,18 @@ export function emailChangedNoticeMail(input: {
     ].join("\n"),
   };
 }
+
+/** The mail a new account gets when the realm's send_welcome_emails is on (Zulip's account_registered). */
+export function welcomeMail(input: { to: string; fullName: string; realmName: string }): MailInput {
+  return {
+    to: [input.to],
+    subject: `Welcome to ${input.realmName}`,
+    text: [
+      `Hi ${input.fullName},`,
+      "",
+      `Your account on ${input.realmName} is ready: sign in with ${input.to}.`,
+      "",
+      "Conversations happen in channels, each split into topics. The Welcome Bot has sent you a first message there.",
+    ].join("\n"),
+  };
+}
