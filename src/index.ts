@@ -5,7 +5,13 @@
  * (src/markdown). The engine itself takes its renderer as a dependency and imports no
  * renderer; pass `renderer` to use another one.
  */
-import { openStore as openEngineStore, type MessageRenderer, type Store, type StoreOptions } from "./engine/index.js";
+import {
+  openFollower as openEngineFollower,
+  openStore as openEngineStore,
+  type MessageRenderer,
+  type Store,
+  type StoreOptions,
+} from "./engine/index.js";
 import { renderMarkdown } from "./markdown/index.js";
 
 export * from "./engine/index.js";
@@ -17,4 +23,9 @@ export type OpenStoreOptions = Omit<StoreOptions, "renderer"> & { readonly rende
 /** Opens (or creates) the store in `dir`, rendering messages as Zulip-flavoured Markdown unless told otherwise. */
 export function openStore(dir: string, options: OpenStoreOptions = {}): Store {
   return openEngineStore(dir, { ...options, renderer: options.renderer ?? renderMarkdown });
+}
+
+/** Opens `dir` as a follower of its server's writer (the engine's openFollower), rendering as openStore does. */
+export function openFollower(dir: string, options: OpenStoreOptions & { readonly lockToken: string }): Store {
+  return openEngineFollower(dir, { ...options, renderer: options.renderer ?? renderMarkdown });
 }

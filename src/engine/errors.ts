@@ -292,6 +292,17 @@ export class StorageError extends EngineError {
 }
 
 /**
+ * A write (or an event, or a presence ping held in memory) asked of a follower store
+ * (openFollower): it only reads the data directory its writer writes. A bug in the
+ * server's routing, so a 500 like StorageError; the message names the operation.
+ */
+export class FollowerWriteError extends StorageError {
+  constructor(operation: string) {
+    super(`this store is a follower: it reads only, and ${operation} must go to the writer of its data directory`);
+  }
+}
+
+/**
  * The data directory is held by another live process (or by another Store in this
  * one), or its lock file cannot be judged. Raised by openStore, never by a request.
  */

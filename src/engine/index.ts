@@ -13,13 +13,14 @@
  * store.getMessages(owner.id, { anchor: "newest", numBefore: 100, numAfter: 0, narrow: [{ operator: "channel", operand:
  * "general" }] });
  */
-export { Store, openStore, type DeleteTopicOptions } from "./store.js";
+export { Store, openStore, openFollower, type DeleteTopicOptions } from "./store.js";
+export type { CatchUpResult } from "./follower.js";
 export {
   DELETE_TOPIC_BATCH_SIZE,
   DELETE_TOPIC_TIME_BUDGET_MS,
   type TopicDeletionStep,
 } from "./actions/delete-messages.js";
-export type { StoreOptions } from "./state.js";
+export type { StoreOptions, StoreRole } from "./state.js";
 export type { WarmUpResult } from "./warm-up.js";
 export type {
   Audience,

@@ -15,10 +15,10 @@
  */
 import { BitmapStore } from "./index/bitmap-store.js";
 import { MessageConversations } from "./index/message-conversations.js";
-import { buildMembersIndex, Conversations } from "./index/conversations.js";
+import { buildMembersIndex, Conversations, MEMBERS_INDEXED_KEY } from "./index/conversations.js";
 import { userFlagHolderOf } from "./index/keys.js";
-import { buildUserFlagHolders } from "./index/user-flag-holders.js";
-import { buildTopicPolicyHolders } from "./index/topic-policy-holders.js";
+import { buildUserFlagHolders, USER_FLAG_HOLDERS_KEY } from "./index/user-flag-holders.js";
+import { buildTopicPolicyHolders, TOPIC_POLICY_HOLDERS_KEY } from "./index/topic-policy-holders.js";
 import { UserTopicPolicies } from "./index/user-topics.js";
 import type { PresenceLog } from "./index/presence-log.js";
 import type { AlertWordsIndex } from "./index/entities/alert-words.js";
@@ -122,9 +122,18 @@ export interface StoreOptions {
    * in the environment (the test suite sets it).
    */
   readonly checkChanges?: boolean;
+  /**
+   * Join the lock the holder of this token took on the directory (storage/lock.ts
+   * joinDataDirLock) instead of taking it: a worker of a server whose parent, or whose
+   * writer, holds it. Required by openFollower.
+   */
+  readonly lockToken?: string;
 }
 
 const NO_SUBSCRIPTIONS: ReadonlyMap<number, Subscription> = new Map();
+
+/** A store's part: the one writer of its directory, or a follower that reads it and catches up (follower.ts). */
+export type StoreRole = "writer" | "follower";
 
 /** How many background reads prefetch the subscriptions table at open (LMDB runs them on libuv's threads). */
 const PREFETCH_STRIPES = 16;
@@ -378,10 +387,13 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
   readonly #writes: WriteCoordinator;
   #closed = false;
 
-  constructor(dir: string, renderer: MessageRenderer, options: StoreOptions) {
+  readonly role: StoreRole;
+
+  constructor(dir: string, renderer: MessageRenderer, options: StoreOptions, role: StoreRole = "writer") {
     // eslint-disable-next-line @typescript-eslint/no-this-alias -- the write host's counters accessors
     const state = this;
-    this.tables = openTables(dir, { noSync: options.noSync ?? false });
+    this.role = role;
+    this.tables = openTables(dir, { noSync: options.noSync ?? false, readOnly: role === "follower" });
     this.bitmaps = new BitmapStore(this.tables, {
       maxCacheBytes: options.bitmapCacheBytes,
       directoryOf: userFlagHolderOf,
@@ -412,7 +424,7 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
         },
         reload: () => this.#reload(),
       },
-      options,
+      { ...options, follower: role === "follower" },
     );
     const version = this.tables.meta.get("schemaVersion");
     if (
@@ -468,13 +480,24 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
     this.counters.nextWebhookItemId ??= 1;
     this.counters.nextAttachmentId ??= 1;
     this.counters.nextRealmExportId ??= 1;
-    buildMembersIndex(this.tables);
+    if (role === "follower") this.#checkMigrated();
+    else buildMembersIndex(this.tables);
     this.#load(true);
     buildUserFlagHolders(this.tables, this.bitmaps, (body) => this.write(body));
     buildTopicPolicyHolders(this.tables, this.bitmaps, (body) => this.write(body));
     const ceiling = this.tables.meta.get(PRESENCE_CEILING_KEY);
     this.presenceSeq = Math.max(this.presenceSeq, typeof ceiling === "number" ? ceiling : 0);
     this.presenceSeqCeiling = this.presenceSeq;
+  }
+
+  /** A follower cannot build what an older store lacks (it never writes): its writer, opened first, has. */
+  #checkMigrated(): void {
+    for (const flag of [MEMBERS_INDEXED_KEY, USER_FLAG_HOLDERS_KEY, TOPIC_POLICY_HOLDERS_KEY]) {
+      if (this.tables.meta.get(flag) !== true)
+        throw new StorageError(
+          `the data directory was not yet opened by this build's writer (${flag} is not set): open the writer first`,
+        );
+    }
   }
 
   /** Runs `fn` as one LMDB write transaction (write-coordinator.ts). */
@@ -638,6 +661,34 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
     return Object.fromEntries(Object.entries(this.#derivedCaches).map(([name, cache]) => [name, [...cache.keys()]]));
   }
 
+  // ---- a follower's catch-up (follower.ts) ----
+
+  /** Every derived cache forgets (a follower reloaded a whole table, or removed a record). */
+  clearDerivedCaches(): void {
+    for (const cache of Object.values(this.#derivedCaches)) cache.clear();
+  }
+
+  /** A follower that cannot tell what changed: every index, cache, bitmap and the journal, from disk. */
+  reloadAll(): void {
+    for (const index of Object.values(this.entities) as EntityIndex<unknown>[]) index.clear();
+    this.clearDerivedCaches();
+    this.bitmaps.reloadDeferred();
+    this.bitmaps.forgetAll();
+    this.#load();
+  }
+
+  /** Loads one entity table into its (cleared) index. */
+  loadEntityTable(name: EntityTableName): void {
+    const index = this.entities[name] as EntityIndex<unknown>;
+    const db = this.tables[name] as unknown as { getRange(options?: { start?: number }): Iterable<{ value: unknown }> };
+    for (const { value } of db.getRange(TABLE_SPECS[name].keys === "id" ? { start: FIRST_ID } : {})) index.add(value);
+  }
+
+  /** Releases a change set a follower caught up with to the change listeners (write-coordinator.ts). */
+  releaseCaughtUp(changes: ChangeSet): void {
+    this.#writes.releaseCaughtUp(changes);
+  }
+
   /**
    * After a failed batch: every registered index (but one ahead of disk) and every
    * derived cache forgets, and the entity tables are loaded again.
@@ -745,12 +796,8 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
     for (const name of TABLE_NAMES) {
       const spec = TABLE_SPECS[name];
       if (spec.role !== "entity") continue;
-      const index = this.entities[name as EntityTableName] as EntityIndex<unknown>;
       if (atOpen && name === "subscriptions") this.#prefetchSubscriptions();
-      const db = this.tables[name] as unknown as {
-        getRange(options?: { start?: number }): Iterable<{ value: unknown }>;
-      };
-      for (const { value } of db.getRange(spec.keys === "id" ? { start: FIRST_ID } : {})) index.add(value);
+      this.loadEntityTable(name as EntityTableName);
     }
     this.presenceSeq = Math.max(this.presenceSeq, this.entities.presence.highestSeq);
   }

@@ -231,8 +231,9 @@ import { recentConversations, type RecentConversation } from "./queries/recent-c
 import { countMessages, storageStats, type StorageStats } from "./queries/storage-stats.js";
 import { ReceivedSets } from "./received.js";
 import { ChannelTopicIndex, channelTopics, channelTopicsAsync, type ChannelTopic } from "./queries/channel-topics.js";
-import { StoreState, type StoreOptions } from "./state.js";
-import { lockDataDir, type DataDirLock } from "./storage/lock.js";
+import { StoreState, type StoreOptions, type StoreRole } from "./state.js";
+import { joinDataDirLock, lockDataDir, type DataDirLock } from "./storage/lock.js";
+import { FollowerCatchUp, type CatchUpResult } from "./follower.js";
 import type {
   Channel,
   ChannelFolder,
@@ -399,18 +400,29 @@ export class Store {
   readonly #received: ReceivedSets;
   readonly #channelTopics: ChannelTopicIndex;
   readonly #lock: DataDirLock;
+  /** A follower's catch-up with its writer (follower.ts); null on the writer. */
+  readonly #follower: FollowerCatchUp | null;
 
   /**
    * Opens `dir` (creating it) as its only writer: throws DataDirectoryLockedError
-   * while another live process, or another Store in this one, has it open.
+   * while another live process, or another Store in this one, has it open. With
+   * options.lockToken it joins the lock of the server holding it instead; as a follower
+   * (openFollower) it must.
    */
-  constructor(dir: string, options: StoreOptions) {
-    this.#lock = lockDataDir(dir, {
-      durable: !(options.noSync ?? false),
-      ...(options.holder !== undefined ? { command: options.holder } : {}),
-    });
+  constructor(dir: string, options: StoreOptions, role: StoreRole = "writer") {
+    if (role === "follower" && options.lockToken === undefined)
+      throw new BadRequestError("a follower store joins its server's lock: pass lockToken (Store.lockToken)");
+    this.#lock =
+      options.lockToken !== undefined
+        ? joinDataDirLock(dir, options.lockToken)
+        : lockDataDir(dir, {
+            durable: !(options.noSync ?? false),
+            ...(options.holder !== undefined ? { command: options.holder } : {}),
+          });
     try {
-      this.#state = new StoreState(dir, options.renderer, options);
+      this.#state = new StoreState(dir, options.renderer, options, role);
+      // In the load's snapshot: the log's end that memory reflects.
+      this.#follower = role === "follower" ? new FollowerCatchUp(this.#state) : null;
       this.#received = new ReceivedSets(this.#state);
       this.#channelTopics = new ChannelTopicIndex(this.#state, this.#state);
     } catch (error) {
@@ -421,11 +433,36 @@ export class Store {
     this.#state.onRollback(() => this.#received.clear());
     // Registered first, so every later listener and the write's events read fresh sets.
     this.#state.onChanges((changes) => this.#received.forgetChanged(changes));
-    // A crash may have cut a deletion's read-bit purge short: it ends before anything else.
-    while (continueReadPurge(this.#state));
-    // A crash may have left bitmap adds journaled but not written (index/deferred-adds.ts).
-    this.#state.settleDeferredBitmaps();
+    if (role === "writer") {
+      // A crash may have cut a deletion's read-bit purge short: it ends before anything else.
+      while (continueReadPurge(this.#state));
+      // A crash may have left bitmap adds journaled but not written (index/deferred-adds.ts).
+      this.#state.settleDeferredBitmaps();
+    }
     registerInternals(this, this.#state, this.#received);
+  }
+
+  /** "writer", or "follower" for a store opened with openFollower. */
+  get role(): StoreRole {
+    return this.#state.role;
+  }
+
+  /**
+   * The token of the lock this store holds or joined: what a follower of the same server
+   * presents (StoreOptions.lockToken). Hand it only to the server's own workers.
+   */
+  get lockToken(): string {
+    return this.#lock.holder.token;
+  }
+
+  /**
+   * A follower: applies every write its writer committed since the last call, so that
+   * the next read sees them (follower.ts). Call before answering each request; costs one
+   * key read when nothing changed. On the writer: nothing to do.
+   */
+  catchUp(): CatchUpResult {
+    if (this.#follower === null) return { applied: 0, reloadedAll: false, seq: this.#state.counters.nextChangeSeq - 1 };
+    return this.#follower.catchUp();
   }
 
   /**
@@ -441,8 +478,10 @@ export class Store {
   close(): void {
     try {
       try {
-        this.#state.settleDeferredBitmaps();
-        flushPresence(this.#state);
+        if (this.#follower === null) {
+          this.#state.settleDeferredBitmaps();
+          flushPresence(this.#state);
+        }
       } finally {
         this.#state.close();
       }
@@ -1750,4 +1789,14 @@ function internalsOutbox(state: StoreState): OutboxMail[] {
 /** Opens (creating if needed) a store in `dir`, taking its one-writer lock (see storage/lock.ts). */
 export function openStore(dir: string, options: StoreOptions): Store {
   return new Store(dir, options);
+}
+
+/**
+ * Opens `dir` as a follower of the writer of the same server (options.lockToken: the
+ * token of the lock that server holds, Store.lockToken): LMDB read-only, every write
+ * refused with FollowerWriteError, and catchUp() to see what the writer committed
+ * (follower.ts). The writer must have opened the directory first.
+ */
+export function openFollower(dir: string, options: StoreOptions & { readonly lockToken: string }): Store {
+  return new Store(dir, options, "follower");
 }

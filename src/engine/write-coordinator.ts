@@ -12,9 +12,17 @@
 import type { BitmapStore } from "./index/bitmap-store.js";
 import { forgetUncommittedStructures, SCHEMA_VERSION, TABLE_NAMES, TABLE_SPECS } from "./storage/tables.js";
 import type { TableName, Tables } from "./storage/tables.js";
-import { StorageError } from "./errors.js";
+import { FollowerWriteError, StorageError } from "./errors.js";
 import type { Audience, Delivery, EngineEvent, EventBatch } from "./events/types.js";
-import { encodeChangeSet, logEntryOf, trimChangeLog, type ChangeLogEntry } from "./events/change-log.js";
+import {
+  encodeChangeSet,
+  logEntryOf,
+  MAX_LOGGED_BITMAP_KEYS,
+  MAX_LOGGED_ROWS,
+  trimChangeLog,
+  type ChangeLogEntry,
+  type FollowerNotes,
+} from "./events/change-log.js";
 import { ChangeSetBuilder, changesOfEvent, everythingChanged } from "./events/change-set.js";
 import type { Change, ChangeSet } from "./events/change-set.js";
 
@@ -123,6 +131,14 @@ export interface WriteCoordinatorOptions {
   readonly onListenerError?: (error: unknown) => void;
   /** See StoreOptions.checkChanges. */
   readonly checkChanges?: boolean;
+  /** A follower's coordinator: every write, event and in-memory change is refused (FollowerWriteError). */
+  readonly follower?: boolean;
+}
+
+/** A change-log entry written at the end of its transaction (after the bitmaps: the last one names them). */
+interface PendingLogEntry {
+  readonly seq: number;
+  readonly entry: { -readonly [K in keyof ChangeLogEntry]: ChangeLogEntry[K] };
 }
 
 export class WriteCoordinator {
@@ -141,18 +157,30 @@ export class WriteCoordinator {
   #grouped: GroupedWrite[] = [];
   #groupScheduled = false;
   #settleScheduled = false;
+  readonly #follower: boolean;
+  /** Keys of in-memory (entity) tables the running write unit put or removed, by table: its follower notes. */
+  readonly #rowsWritten = new Map<TableName, unknown[]>();
+  /** The running transaction's change-log entries, written after its bitmaps. */
+  #pendingLog: PendingLogEntry[] = [];
 
   constructor(host: WriteHost, options: WriteCoordinatorOptions) {
     this.#host = host;
     this.#commitHook = options.commitHook;
     this.#onListenerError =
       options.onListenerError ?? ((error) => console.error("parley engine: event listener failed", error));
+    this.#follower = options.follower ?? false;
     const checkChanges = options.checkChanges ?? process.env["PARLEY_CHECK_CHANGES"] === "1";
-    this.#written = checkChanges ? this.#trackTableWrites() : null;
+    this.#written = checkChanges && !this.#follower ? this.#trackTableWrites() : null;
+    if (!this.#follower) this.#trackRowWrites();
+  }
+
+  #refuseOnFollower(operation: string): void {
+    if (this.#follower) throw new FollowerWriteError(operation);
   }
 
   /** Runs `fn` as one LMDB write transaction; see the module invariant. */
   write<T>(fn: (ctx: WriteContext) => T): T {
+    this.#refuseOnFollower("a write");
     // Inside a batch, each action's changes become visible at once (later actions of
     // the batch depend on them); batch() restores everything if the whole fails, and
     // releases the batch's events only after it commits.
@@ -164,6 +192,7 @@ export class WriteCoordinator {
     const result = this.#transaction(
       () => {
         this.#written?.clear();
+        this.#rowsWritten.clear();
         const value = fn(unit.context((cb) => after.push(cb)));
         this.#logChanges(unit);
         return value;
@@ -190,6 +219,7 @@ export class WriteCoordinator {
    * its own write, and a commit failure rejects every write of the group.
    */
   writeGrouped<T>(prepare: () => (ctx: WriteContext) => T): Promise<T> {
+    if (this.#follower) return Promise.reject(new FollowerWriteError("a write"));
     return new Promise<T>((resolve, reject) => {
       this.#grouped.push({ prepare, resolve: resolve as (value: unknown) => void, reject });
       if (this.#groupScheduled) return;
@@ -218,6 +248,7 @@ export class WriteCoordinator {
             const unit = new WriteUnit();
             this.#batch = unit;
             this.#written?.clear();
+            this.#rowsWritten.clear();
             try {
               const value = body(unit.context((cb) => cb()));
               this.#logChanges(unit);
@@ -289,12 +320,14 @@ export class WriteCoordinator {
    * no event is released, and the in-memory state is reloaded from disk.
    */
   batch<T>(fn: () => T): T {
+    this.#refuseOnFollower("a batch of writes");
     if (this.#inWrite || this.#batch) throw new StorageError("nested batch");
     const unit = new WriteUnit();
     const result = this.#transaction(
       () => {
         this.#batch = unit;
         this.#written?.clear();
+        this.#rowsWritten.clear();
         try {
           const value = fn();
           this.#logChanges(unit);
@@ -318,13 +351,14 @@ export class WriteCoordinator {
   #transaction<T>(body: () => T, onFailure: () => void): T {
     const savedCounters = { ...this.#host.counters };
     this.#inWrite = true;
+    this.#pendingLog = [];
     let failed = false;
     try {
       const value = this.#host.tables.env.transactionSync(() => {
         const inner = body();
+        this.#writeLog(this.#host.bitmaps.writeDirty(MAX_LOGGED_BITMAP_KEYS));
         this.#host.tables.meta.putSync("counters", this.#host.counters);
         this.#host.tables.meta.putSync("schemaVersion", SCHEMA_VERSION);
-        this.#host.bitmaps.writeDirty();
         this.#commitHook?.();
         return inner;
       });
@@ -350,20 +384,77 @@ export class WriteCoordinator {
   }
 
   /**
-   * Writes the change-log entry of a write that changed anything (its events and its
-   * change set) and sets the unit's sequence number and change set; nothing if it
-   * changed nothing.
+   * Prepares the change-log entry of a write that changed anything (its events, its
+   * change set and the in-memory tables' keys it wrote) and sets the unit's sequence
+   * number and change set; nothing if it changed nothing. #writeLog writes it.
    */
   #logChanges(unit: WriteUnit): void {
     if (this.#written) this.#checkDeclared(unit);
-    if (unit.events.length === 0 && unit.changes.isEmpty) return;
+    const rows = this.#rowsWritten.size === 0 ? null : this.#loggedRows();
+    if (unit.events.length === 0 && unit.changes.isEmpty && rows === null) return;
     unit.seq = this.#host.counters.nextChangeSeq++;
     unit.changeSet = unit.changes.build(unit.seq);
     const changes = unit.events.map(([event]) => logEntryOf(event));
     const events = unit.events.map(([event]) => event);
-    const entry: ChangeLogEntry = { at: this.#host.now(), changes, set: encodeChangeSet(unit.changeSet, events) };
-    this.#host.tables.changeLog.putSync(unit.seq, entry);
-    trimChangeLog(this.#host.tables, unit.seq);
+    const follow: FollowerNotes = rows === null ? {} : { rows };
+    const entry = { at: this.#host.now(), changes, set: encodeChangeSet(unit.changeSet, events), follow };
+    this.#pendingLog.push({ seq: unit.seq, entry });
+  }
+
+  #loggedRows(): unknown[][] {
+    const out: unknown[][] = [];
+    for (const [table, keys] of this.#rowsWritten)
+      out.push(keys.length > MAX_LOGGED_ROWS ? [table] : ([table] as unknown[]).concat(keys));
+    this.#rowsWritten.clear();
+    return out;
+  }
+
+  /**
+   * Inside the transaction, after its bitmaps were written: its entries, the last naming
+   * the bitmap keys written and whether the deferred journal changed. A transaction that
+   * wrote only bitmaps (settling deferred ones) gets an entry of its own: a follower must
+   * hear of the journal's change.
+   */
+  #writeLog(bitmaps: { keys: readonly string[] | null; journal: boolean }): void {
+    if (bitmaps.keys !== null && bitmaps.keys.length === 0 && !bitmaps.journal && this.#pendingLog.length === 0) return;
+    if (this.#pendingLog.length === 0) {
+      const entry = { at: this.#host.now(), changes: [], set: [], follow: {} };
+      this.#pendingLog.push({ seq: this.#host.counters.nextChangeSeq++, entry });
+    }
+    const last = this.#pendingLog[this.#pendingLog.length - 1]!.entry;
+    const keys = bitmaps.keys === null || bitmaps.keys.length > MAX_LOGGED_BITMAP_KEYS ? 0 : bitmaps.keys;
+    last.follow = {
+      ...last.follow,
+      ...(keys === 0 || keys.length > 0 ? { bitmaps: keys } : {}),
+      ...(bitmaps.journal ? { journal: 1 } : {}),
+    };
+    for (const { seq, entry } of this.#pendingLog) {
+      this.#host.tables.changeLog.putSync(seq, entry);
+      trimChangeLog(this.#host.tables, seq);
+    }
+    this.#pendingLog = [];
+  }
+
+  /** Records the keys of in-memory tables' records each write unit puts or removes (its follower notes). */
+  #trackRowWrites(): void {
+    for (const name of TABLE_NAMES) {
+      if (TABLE_SPECS[name].role !== "entity") continue;
+      const db = this.#host.tables[name] as unknown as Record<
+        "putSync" | "removeSync",
+        (...args: unknown[]) => unknown
+      >;
+      for (const method of ["putSync", "removeSync"] as const) {
+        const original = db[method].bind(db);
+        db[method] = (...args: unknown[]) => {
+          if (this.#inWrite) {
+            const keys = this.#rowsWritten.get(name);
+            if (keys === undefined) this.#rowsWritten.set(name, [args[0]]);
+            else keys.push(args[0]);
+          }
+          return original(...args);
+        };
+      }
+    }
   }
 
   /** Fails the write if it wrote a table whose change kind it did not declare (checkChanges). */
@@ -425,10 +516,16 @@ export class WriteCoordinator {
    * presence table is written later by flushPresence, whose write declares them again).
    */
   changedInMemory(change: Change): void {
+    this.#refuseOnFollower("a change held in memory (a presence ping)");
     if (this.#changeListeners.size === 0) return;
     const changes = new ChangeSetBuilder();
     changes.add(change);
     this.#releaseChanges(changes.build(0));
+  }
+
+  /** A follower releases the change sets it caught up with (follower.ts), as the writer does after its commits. */
+  releaseCaughtUp(changes: ChangeSet): void {
+    this.#releaseChanges(changes);
   }
 
   /** Subscribes to every committed write's change set (`everything` after a failed one); returns the unsubscriber. */
@@ -439,6 +536,7 @@ export class WriteCoordinator {
 
   /** Hands a batch to every listener; a failing listener is reported, not propagated (the write is committed). */
   dispatch(batch: EventBatch): void {
+    this.#refuseOnFollower("an event (typing)");
     for (const listener of this.#listeners) {
       try {
         listener(batch);

@@ -99,7 +99,36 @@ export interface ChangeLogEntry {
   readonly changes: readonly ChangeLogItem[];
   /** The change set, as encodeChangeSet wrote it; absent in entries older than change sets. */
   readonly set?: readonly LoggedChange[];
+  /** What a follower reloads (follower.ts); absent in entries older than followers. */
+  readonly follow?: FollowerNotes;
 }
+
+/**
+ * The exact storage keys a write changed, for a follower store to reload (follower.ts).
+ * The change set says what changed in the API's terms (a realm's linkifiers, a message's
+ * topic) and is what caches consume; a follower's memory mirrors tables and bitmaps, and
+ * these name them. Cheap for the writer: a send writes no in-memory table, and its
+ * bitmap keys are the BitmapStore's dirty keys, already at hand.
+ */
+export interface FollowerNotes {
+  /**
+   * Per in-memory table (role "entity") the write put or removed records of: [table,
+   * ...keys], or [table] alone for more than MAX_LOGGED_ROWS keys (reload the table).
+   */
+  readonly rows?: readonly (readonly unknown[])[];
+  /**
+   * Bitmap keys whose chunks the transaction wrote (on its last entry), or 0 for more than
+   * MAX_LOGGED_BITMAP_KEYS (drop every cached bitmap).
+   */
+  readonly bitmaps?: readonly string[] | 0;
+  /** 1 when the transaction changed the deferred bitmap-write journal (index/deferred-writes.ts). */
+  readonly journal?: 1;
+}
+
+/** Past this many keys of one table, an entry says "the whole table" (a bulk load). */
+export const MAX_LOGGED_ROWS = 1000;
+/** Past this many written bitmap keys, an entry says "every bitmap" (a bulk load, a big move). */
+export const MAX_LOGGED_BITMAP_KEYS = 20_000;
 
 /**
  * One group of a logged change set, IDs last (plain, or packed as in ChangeLogItem):
@@ -343,6 +372,12 @@ export function trimChangeLog(tables: Tables, seq: number): void {
 export function* changesSince(tables: Tables, afterSeq: number): Generator<{ seq: number; entry: ChangeLogEntry }> {
   for (const { key, value } of tables.changeLog.getRange({ start: afterSeq + 1 }))
     yield { seq: key, entry: value as ChangeLogEntry };
+}
+
+/** The newest logged sequence number (0 when the log is empty): one cursor step, for a follower's poll. */
+export function lastLoggedSeq(tables: Tables): number {
+  for (const key of tables.changeLog.getKeys({ reverse: true, limit: 1 })) return key;
+  return 0;
 }
 
 /** The change sets logged after `afterSeq`, ascending: what a cache in another process replays. */

@@ -564,9 +564,10 @@ export class BitmapStore {
    * Writes every dirty chunk: its delta when the flipped IDs since its base stay within
    * DELTA_LIMIT and the chunk is not small, else a new base (and no delta). Call inside
    * the LMDB write transaction. The undo log is kept: the transaction may still fail to
-   * commit, and then rollback() needs it.
+   * commit, and then rollback() needs it. Returns the keys written (null past
+   * `maxKeys`) and whether the deferred journal changed: what a follower drops.
    */
-  writeDirty(): void {
+  writeDirty(maxKeys = Number.POSITIVE_INFINITY): { keys: string[] | null; journal: boolean } {
     const chunks = this.#tables.bitmapChunks;
     // A journaled key written for any reason is written whole where journaled, and settled.
     if (!this.#deferred.isEmpty)
@@ -598,7 +599,38 @@ export class BitmapStore {
         }
       }
     }
-    this.#deferred.write();
+    const journal = this.#deferred.write();
+    return { keys: this.#dirty.size > maxKeys ? null : [...this.#dirty.keys()], journal };
+  }
+
+  /**
+   * A follower's catch-up (follower.ts): another process wrote these keys. Their cached
+   * bitmaps go (the next read loads them from disk) and their versions move, so caches
+   * derived from them (received.ts, recent conversations) are rebuilt.
+   */
+  forgetKeys(keys: Iterable<string>): void {
+    for (const key of keys) {
+      this.#absent.delete(key);
+      this.#bump(key);
+      const entry = this.#cache.get(key);
+      if (entry === undefined) continue;
+      this.#cache.delete(key);
+      this.#cachedBytes -= entry.bytes;
+    }
+  }
+
+  /** forgetKeys for every key: a follower that cannot tell which keys changed. */
+  forgetAll(): void {
+    this.clearCache();
+    for (const [key, version] of this.#versions) this.#versions.set(key, version + 1);
+  }
+
+  /**
+   * A follower's catch-up: the writer changed the deferred journal; read it again (before
+   * any load). Returns the keys its new entries name (forget them: see DeferredWrites.reload).
+   */
+  reloadDeferred(): string[] {
+    return this.#deferred.reload();
   }
 
   /**

@@ -59,13 +59,33 @@ export class DeferredWrites {
 
   constructor(meta: Tables["meta"]) {
     this.#meta = meta;
-    for (const { key, value } of meta.getRange({ start: RECORD_PREFIX, end: RECORD_END })) {
+    this.reload();
+  }
+
+  /**
+   * Reads the journal from the meta table, forgetting what memory held. At open, and in a
+   * follower each time its writer changed the journal (a follower overlays it on loads as
+   * the writer does, and never settles it). Returns the keys named by entries it did not
+   * hold before: those bitmaps changed in the writer's memory, not on disk.
+   */
+  reload(): string[] {
+    const before = new Map(this.#journals);
+    this.#journals.clear();
+    this.#of.clear();
+    for (const { key, value } of this.#meta.getRange({ start: RECORD_PREFIX, end: RECORD_END })) {
       const seq = Number(key.slice(RECORD_PREFIX.length));
       const stored = value as StoredJournal;
       const ids = RoaringBitmap32.deserialize(Buffer.from(stored.ids), "portable");
       this.#add(seq, { op: stored.op, ids, keys: new Set(stored.keys) });
       this.#nextSeq = Math.max(this.#nextSeq, seq + 1);
     }
+    // An entry only loses keys as they settle: a key it did not name before is new.
+    const fresh: string[] = [];
+    for (const [seq, journal] of this.#journals) {
+      const known = before.get(seq);
+      for (const key of journal.keys) if (known?.keys.has(key) !== true) fresh.push(key);
+    }
+    return fresh;
   }
 
   get isEmpty(): boolean {
@@ -121,8 +141,9 @@ export class DeferredWrites {
     this.#settling.add(key);
   }
 
-  /** Inside the transaction, after the bitmaps' chunks: the entries it created or changed. */
-  write(): void {
+  /** Inside the transaction, after the bitmaps' chunks: the entries it created or changed; whether any. */
+  write(): boolean {
+    if (this.#created.length === 0 && this.#settling.size === 0) return false;
     const touched = new Set(this.#created);
     for (const key of this.#settling) for (const seq of this.#of.get(key) ?? []) touched.add(seq);
     for (const seq of touched) {
@@ -134,6 +155,7 @@ export class DeferredWrites {
         this.#meta.putSync(RECORD_PREFIX + seq, { op: journal.op, ids, keys } satisfies StoredJournal);
       }
     }
+    return touched.size > 0;
   }
 
   committed(): void {

@@ -96,6 +96,11 @@ export class UserTopicPolicies {
     if (delta !== 0) this.#cache.resize(record.userId, delta * RECORD_BYTES);
   }
 
+  /** A follower's catch-up: another process changed the user's policies; read them again when asked. */
+  forget(userId: number): void {
+    this.#cache.delete(userId);
+  }
+
   /** Users whose lists are cached, with them (tests compare them with disk). */
   cached(): [number, ReadonlyMap<string, UserTopic>][] {
     return this.#cache.entries();

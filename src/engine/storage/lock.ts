@@ -326,6 +326,33 @@ export function lockDataDir(dir: string, options: LockOptions = {}): DataDirLock
   return lock;
 }
 
+/**
+ * Joins the lock another process of the same server holds on DIR (a follower store joins
+ * its writer's, or every worker joins the lock their supervising parent took): `token`
+ * is the holder's LockHolder.token, handed down by that server. Takes nothing, and its
+ * release() leaves the lock to its holder. Throws DataDirectoryLockedError when DIR is
+ * not locked, or locked by a dead holder or by another server (another token): an
+ * unrelated server never gets in this way, since only the holder knows its token.
+ */
+export function joinDataDirLock(dir: string, token: string): DataDirLock {
+  const path = join(dir, LOCK_FILE);
+  const raw = readOptional(path);
+  const holder = raw === null ? null : parseHolder(raw);
+  if (holder === null || !holderAlive(holder)) {
+    throw new DataDirectoryLockedError(
+      `${dir} is not held by a running parley server (${raw === null ? "no lock" : "a stale or incomplete lock"}): start the server that owns it first; a follower only joins a live writer`,
+      holder,
+    );
+  }
+  if (holder.token !== token) {
+    throw new DataDirectoryLockedError(
+      `${dir} is in use by ${describeHolder(holder)}, another server than the one this worker belongs to: stop it first, or use another data directory`,
+      holder,
+    );
+  }
+  return { path, holder, release: () => undefined };
+}
+
 function describeHolder(holder: LockHolder): string {
   const where =
     holder.host !== hostname() ? ` on host ${holder.host}` : holder.pid === process.pid ? ", this process" : "";

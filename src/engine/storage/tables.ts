@@ -280,6 +280,11 @@ interface ReadAheadOptions {
 export interface OpenTablesOptions {
   /** Skip fsync at commit: survives a process crash, not a power loss. */
   readonly noSync?: boolean;
+  /**
+   * Open read-only (a follower store): LMDB refuses every write, lmdb-js defines no write
+   * method, and no table is created (its writer, opened first, created them).
+   */
+  readonly readOnly?: boolean;
 }
 
 /**
@@ -301,6 +306,7 @@ export function openTables(dir: string, options: OpenTablesOptions = {}): Tables
     noSubdir: false,
     maxDbs: MAX_DBS,
     noSync: options.noSync ?? false,
+    readOnly: options.readOnly ?? false,
     compression: false,
     ...freeSpace,
     ...readAhead,
