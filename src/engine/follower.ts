@@ -33,7 +33,13 @@
  * memory it caught up: at worst it sees a write early; the next catchUp() drops it.
  */
 import { TABLE_SPECS, type EntityTableName, type TableName } from "./storage/tables.js";
-import { changesSince, decodeChangeSet, lastLoggedSeq, type ChangeLogEntry } from "./events/change-log.js";
+import {
+  changesSince,
+  decodeChangeSet,
+  lastLoggedSeq,
+  unpackBitmapKeys,
+  type ChangeLogEntry,
+} from "./events/change-log.js";
 import { everythingChanged, type ChangeSet } from "./events/change-set.js";
 import type { EntityIndex } from "./index/entities/entity-index.js";
 import type { StoreState } from "./state.js";
@@ -141,7 +147,8 @@ export class FollowerCatchUp {
       else for (let i = 1; i < row.length; i++) keys.push(row[i]);
     }
     if (follow.bitmaps === 0) pending.allBitmaps = true;
-    else if (!pending.allBitmaps) for (const key of follow.bitmaps ?? []) pending.bitmapKeys.add(key);
+    else if (!pending.allBitmaps && follow.bitmaps !== undefined)
+      for (const key of unpackBitmapKeys(follow.bitmaps)) pending.bitmapKeys.add(key);
     if (follow.journal === 1) pending.journal = true;
     pending.sets.push(set);
     return true;

@@ -19,6 +19,7 @@ import {
   logEntryOf,
   MAX_LOGGED_BITMAP_KEYS,
   MAX_LOGGED_ROWS,
+  packBitmapKeys,
   trimChangeLog,
   type ChangeLogEntry,
   type FollowerNotes,
@@ -425,7 +426,7 @@ export class WriteCoordinator {
     const keys = bitmaps.keys === null || bitmaps.keys.length > MAX_LOGGED_BITMAP_KEYS ? 0 : bitmaps.keys;
     last.follow = {
       ...last.follow,
-      ...(keys === 0 || keys.length > 0 ? { bitmaps: keys } : {}),
+      ...(keys === 0 ? { bitmaps: 0 } : keys.length > 0 ? { bitmaps: packBitmapKeys(keys) } : {}),
       ...(bitmaps.journal ? { journal: 1 } : {}),
     };
     for (const { seq, entry } of this.#pendingLog) {

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { DataDirectoryLockedError, FollowerWriteError, type Store, type User } from "../../src/engine/index.js";
 import { openFollower, openStore } from "../../src/index.js";
 import { internals } from "../../src/engine/internal.js";
-import { changesSince } from "../../src/engine/events/change-log.js";
+import { changesSince, packBitmapKeys, unpackBitmapKeys } from "../../src/engine/events/change-log.js";
 import { seedRealm, tempStore, type TempStore } from "../support/temp-store.js";
 import { fingerprint } from "../support/snapshot.js";
 import { followerView } from "../support/follower-view.js";
@@ -139,6 +139,13 @@ describe("follower store", () => {
     expect(follower.catchUp().reloadedAll).toBe(true);
     expect(follower.getUser(w.bob.id).fullName).toBe("Bobby");
     expectCaughtUp(follower, [w.alice, w.bob]);
+  });
+
+  it("logs a transaction's bitmap keys as one string, or as a list when a key holds the separator", () => {
+    t = tempStore();
+    for (const keys of [["c:1", "t:1:lunch", "w:appl"], ["t:1:a\0b", "c:1"], ["only"]])
+      expect(unpackBitmapKeys(packBitmapKeys(keys))).toEqual(keys);
+    expect(typeof packBitmapKeys(["c:1", "s:2"])).toBe("string");
   });
 
   it("refuses every write with FollowerWriteError and changes nothing", async () => {

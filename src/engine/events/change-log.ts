@@ -117,10 +117,11 @@ export interface FollowerNotes {
    */
   readonly rows?: readonly (readonly unknown[])[];
   /**
-   * Bitmap keys whose chunks the transaction wrote (on its last entry), or 0 for more than
-   * MAX_LOGGED_BITMAP_KEYS (drop every cached bitmap).
+   * Bitmap keys whose chunks the transaction wrote (on its last entry): one string of
+   * them separated by NUL (packBitmapKeys; no key holds one: topics and texts refuse it),
+   * a list if one did, or 0 for more than MAX_LOGGED_BITMAP_KEYS (drop every cached bitmap).
    */
-  readonly bitmaps?: readonly string[] | 0;
+  readonly bitmaps?: string | readonly string[] | 0;
   /** 1 when the transaction changed the deferred bitmap-write journal (index/deferred-writes.ts). */
   readonly journal?: 1;
 }
@@ -372,6 +373,21 @@ export function trimChangeLog(tables: Tables, seq: number): void {
 export function* changesSince(tables: Tables, afterSeq: number): Generator<{ seq: number; entry: ChangeLogEntry }> {
   for (const { key, value } of tables.changeLog.getRange({ start: afterSeq + 1 }))
     yield { seq: key, entry: value as ChangeLogEntry };
+}
+
+/**
+ * Bitmap keys as one NUL-separated string: msgpack writes one string about as fast as
+ * a number, and a send's ~15 keys as a list doubled the cost of encoding its entry.
+ */
+export function packBitmapKeys(keys: readonly string[]): string | readonly string[] {
+  for (const key of keys) if (key.includes("\0")) return keys;
+  return keys.join("\0");
+}
+
+/** packBitmapKeys' inverse. */
+export function unpackBitmapKeys(packed: string | readonly string[]): readonly string[] {
+  if (typeof packed !== "string") return packed;
+  return packed === "" ? [] : packed.split("\0");
 }
 
 /** The newest logged sequence number (0 when the log is empty): one cursor step, for a follower's poll. */
