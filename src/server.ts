@@ -20,11 +20,13 @@ import { fromHeader, transportFor } from "./mail/transports.js";
 import { MailSender } from "./mail/sender.js";
 import { WebhookSender } from "./outgoing-webhooks/sender.js";
 import { BouncerClient } from "./push/bouncer-client.js";
+import { realmUrl } from "./push/payload.js";
 import { PushSender } from "./push/sender.js";
 import { DEFAULT_SAVE_DEADLINE_MS, loadSavedQueues, writeSavedQueues } from "./realtime/index.js";
 import { PresenceFlusher } from "./scheduler/presence-flusher.js";
 import { Scheduler } from "./scheduler/scheduler.js";
 import { FullMemberPromoter } from "./scheduler/full-member-promoter.js";
+import { MissedEmailBatcher } from "./scheduler/missed-email-batcher.js";
 import { UploadsCleanup } from "./scheduler/uploads-cleanup.js";
 
 /** How a server process runs: the configuration file's settings and the command line's. */
@@ -207,6 +209,11 @@ export async function startParley(
     onError: (error) => log(`outgoing webhooks: ${reason(error)}`),
   });
   webhookSender.start();
+  // Missed-message batches due while the server was down become mail now, the rest when due.
+  const missedEmailBatcher = new MissedEmailBatcher(store, (realm) => realmUrl(http.baseUrl, realm), {
+    onError: (error) => log(`missed-message email failed: ${reason(error)}`),
+  });
+  missedEmailBatcher.start();
   const uploadsCleanup = new UploadsCleanup(store, http.uploads, {
     onError: (error) => log(`uploads cleanup failed: ${reason(error)}`),
   });
@@ -230,6 +237,7 @@ export async function startParley(
         presenceFlusher.stop();
         // A request in flight is abandoned; its item stays in the outbox for the next start.
         void pushSender?.stop();
+        missedEmailBatcher.stop();
         mailSender.stop();
         webhookSender.stop();
         uploadsCleanup.stop();

@@ -263,6 +263,7 @@ import type {
   Invite,
   OutboxMail,
   WebhookOutboxItem,
+  MissedEmailBatch,
   Attachment,
 } from "./types.js";
 import { key } from "./index/keys.js";
@@ -323,6 +324,7 @@ import {
 import { checkJoinForm, type JoinDetails } from "./actions/invites.js";
 import { confirmEmailChange } from "./actions/email-change.js";
 import { dueMail, markMailAttemptFailed, markMailDelivered, nextMailAttempt } from "./mail/outbox.js";
+import { missedEmailBatches, nextMissedEmailDue, sendDueMissedEmails } from "./actions/missed-message-emails.js";
 import {
   dueWebhookItems,
   finishWebhookItem,
@@ -771,6 +773,18 @@ export class Store {
   /** The earliest next delivery attempt (UNIX ms), or null when nothing is pending. */
   nextMailAttempt(): number | null {
     return nextMailAttempt(this.#state);
+  }
+  /** Turns the missed-message batches due at `now` (UNIX seconds) into outbox mail; answers how many mails. */
+  sendDueMissedEmails(now: number, realmUrl: (realm: Realm) => string): number {
+    return sendDueMissedEmails(this.#state, now, realmUrl);
+  }
+  /** When the next missed-message batch is due (UNIX seconds), or null when none waits. */
+  nextMissedEmailDue(): number | null {
+    return nextMissedEmailDue(this.#state);
+  }
+  /** Every missed-message batch waiting for its email. */
+  missedEmailBatches(): MissedEmailBatch[] {
+    return missedEmailBatches(this.#state);
   }
   /** Every mail still in the outbox (pending or failed), by ID. */
   outboxMail(): OutboxMail[] {

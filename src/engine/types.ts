@@ -560,7 +560,30 @@ export type PushTrigger =
   | "topic_wildcard_mentioned"
   | "stream_wildcard_mentioned"
   | "followed_topic_push_notify"
-  | "stream_push_notify";
+  | "stream_push_notify"
+  /** One of the user's alert words (not a Zulip trigger: its server notifies alert words on desktops only). */
+  | "alert_word";
+
+/** Why a missed message is in a user's email (Zulip's NotificationTriggers for email, and alert words). */
+export type EmailTrigger =
+  Exclude<PushTrigger, "followed_topic_push_notify" | "stream_push_notify"> | "followed_topic_email_notify";
+
+/**
+ * A user's missed messages waiting for their email (Zulip's ScheduledMessageNotificationEmail
+ * rows, one record per user): sent together at `dueAt`, which the first of them set to its
+ * time plus the user's batching period.
+ */
+export interface MissedEmailBatch {
+  readonly userId: number;
+  /** UNIX seconds. */
+  readonly dueAt: number;
+  readonly items: readonly {
+    readonly messageId: number;
+    readonly trigger: EmailTrigger;
+    /** The group whose mention triggered it (never for a personal mention). */
+    readonly mentionedGroupId: number | null;
+  }[];
+}
 
 /**
  * Work for the push bouncer, written in the same transaction as its cause (a message,
@@ -648,6 +671,8 @@ export interface OutboxMail {
   readonly subject: string;
   /** The plain-text body. */
   readonly text: string;
+  /** An HTML alternative of the body (missed-message emails); absent in mail queued before it existed. */
+  readonly html?: string | null;
   /** Display name of the sender ("Alice (via parley)"); the address is the server's noreply one. */
   readonly fromName: string | null;
   readonly createdAt: number;

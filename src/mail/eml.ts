@@ -1,8 +1,9 @@
 /**
  * @module mail/eml
  * Reading back the .eml files the file transport writes (for `parley mail list/show`
- * and tests): header unfolding, RFC 2047 encoded words, and quoted-printable or
- * base64 single-part bodies, which is all nodemailer produces for a text mail.
+ * and tests): header unfolding, RFC 2047 encoded words, quoted-printable or base64
+ * bodies, single-part or multipart/alternative (text and HTML), which is all
+ * nodemailer produces for the mail parley sends.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -15,6 +16,8 @@ export interface ReadMail {
   readonly subject: string;
   readonly date: string;
   readonly text: string;
+  /** The HTML alternative, null for a text-only mail. */
+  readonly html: string | null;
 }
 
 function decodeWords(value: string): string {
@@ -40,8 +43,12 @@ export function decodeQuotedPrintable(text: string): string {
   return Buffer.from(bytes).toString("utf8");
 }
 
-/** Parses one .eml file's text. */
-export function parseEml(raw: string): Omit<ReadMail, "id" | "file"> {
+interface Part {
+  readonly headers: Map<string, string>;
+  readonly body: string;
+}
+
+function splitPart(raw: string): Part {
   const split = raw.search(/\r?\n\r?\n/);
   const head = split < 0 ? raw : raw.slice(0, split);
   const body = split < 0 ? "" : raw.slice(split).replace(/^\r?\n\r?\n/, "");
@@ -50,19 +57,48 @@ export function parseEml(raw: string): Omit<ReadMail, "id" | "file"> {
     const colon = line.indexOf(":");
     if (colon > 0) headers.set(line.slice(0, colon).trim().toLowerCase(), decodeWords(line.slice(colon + 1).trim()));
   }
-  const encoding = (headers.get("content-transfer-encoding") ?? "7bit").toLowerCase();
-  const text =
-    encoding === "quoted-printable"
-      ? decodeQuotedPrintable(body)
-      : encoding === "base64"
-        ? Buffer.from(body.replace(/\s+/g, ""), "base64").toString("utf8")
-        : body;
+  return { headers, body };
+}
+
+function decodeBody(part: Part): string {
+  const encoding = (part.headers.get("content-transfer-encoding") ?? "7bit").toLowerCase();
+  if (encoding === "quoted-printable") return decodeQuotedPrintable(part.body);
+  if (encoding === "base64") return Buffer.from(part.body.replace(/\s+/g, ""), "base64").toString("utf8");
+  return part.body;
+}
+
+/** The parts of a multipart body, by its boundary. */
+function subParts(part: Part, boundary: string): Part[] {
+  const out: Part[] = [];
+  const pieces = part.body.split(`--${boundary}`);
+  for (const piece of pieces.slice(1)) {
+    if (piece.startsWith("--")) break;
+    out.push(splitPart(piece.replace(/^\r?\n/, "").replace(/\r?\n$/, "")));
+  }
+  return out;
+}
+
+/** Parses one .eml file's text. */
+export function parseEml(raw: string): Omit<ReadMail, "id" | "file"> {
+  const top = splitPart(raw);
+  const type = top.headers.get("content-type") ?? "text/plain";
+  const boundary = /boundary="?([^";]+)"?/i.exec(type)?.[1];
+  let text = "";
+  let html: string | null = null;
+  if (type.toLowerCase().startsWith("multipart/") && boundary !== undefined) {
+    for (const part of subParts(top, boundary)) {
+      const partType = (part.headers.get("content-type") ?? "text/plain").toLowerCase();
+      if (partType.startsWith("text/html")) html = decodeBody(part);
+      else if (partType.startsWith("text/plain")) text = decodeBody(part);
+    }
+  } else text = decodeBody(top);
   return {
-    from: headers.get("from") ?? "",
-    to: headers.get("to") ?? "",
-    subject: headers.get("subject") ?? "",
-    date: headers.get("date") ?? "",
+    from: top.headers.get("from") ?? "",
+    to: top.headers.get("to") ?? "",
+    subject: top.headers.get("subject") ?? "",
+    date: top.headers.get("date") ?? "",
     text,
+    html,
   };
 }
 

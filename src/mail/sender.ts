@@ -91,6 +91,7 @@ export class MailSender {
           to: mail.to,
           subject: mail.subject,
           text: mail.text,
+          html: mail.html ?? null,
         });
       } catch (error) {
         if (this.#stopped) return delivered;

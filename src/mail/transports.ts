@@ -16,6 +16,8 @@ export interface OutgoingMail {
   readonly to: readonly string[];
   readonly subject: string;
   readonly text: string;
+  /** An HTML alternative (multipart/alternative with the text). */
+  readonly html?: string | null;
 }
 
 export interface MailTransport {
@@ -63,7 +65,13 @@ export class SmtpTransport implements MailTransport {
   }
 
   async deliver(mail: OutgoingMail): Promise<void> {
-    await this.#transport.sendMail({ from: mail.from, to: [...mail.to], subject: mail.subject, text: mail.text });
+    await this.#transport.sendMail({
+      from: mail.from,
+      to: [...mail.to],
+      subject: mail.subject,
+      text: mail.text,
+      ...(mail.html ? { html: mail.html } : {}),
+    });
   }
 
   close(): void {
@@ -92,6 +100,7 @@ export class FileTransport implements MailTransport {
       to: [...mail.to],
       subject: mail.subject,
       text: mail.text,
+      ...(mail.html ? { html: mail.html } : {}),
       textEncoding: "quoted-printable",
     });
     const message = (info as { message?: unknown }).message;

@@ -12,6 +12,7 @@ export interface ReceivedMail {
   readonly subject: string;
   readonly from: string;
   readonly text: string;
+  readonly html: string | null;
 }
 
 export interface TestSmtp {
@@ -58,6 +59,7 @@ export async function startSmtp(port = 0, options: { rejectRecipients?: boolean 
           subject: parsed.subject,
           from: parsed.from,
           text: parsed.text,
+          html: parsed.html,
         };
         received.push(mail);
         waiting.shift()?.(mail);

@@ -333,8 +333,9 @@ export function replayExport(
         dateSent: Math.floor(m.date_sent),
         readBySender: false,
         automaticPolicies: false,
-        // History, not new messages: no outgoing webhook bot is called for it.
+        // History, not new messages: no outgoing webhook bot is called for it, no one is emailed about it.
         callServiceBots: false,
+        missedMessageEmails: false,
         ...(client ? { client } : {}),
       });
       ids.messages.set(m.id, id);

@@ -7,9 +7,10 @@
  * push — found through the device index, so a send costs what the realm's push users
  * cost, not what the channel's subscribers cost — Zulip's rules pick a trigger (its
  * order of precedence: direct message, mention, wildcard mentions in followed topics,
- * wildcard mentions, followed topic, channel push), and an outbox item is written with
- * the message. Zulip's notification rules: never the sender; direct messages and
- * personal or group mentions with enable_offline_push_notifications; wildcard mentions
+ * wildcard mentions, alert word, followed topic, channel push; actions/notification-triggers.ts,
+ * shared with missed-message email), and an outbox item is written with the message.
+ * Zulip's notification rules: never the sender; direct messages, personal or group
+ * mentions and alert words with enable_offline_push_notifications; wildcard mentions
  * per wildcard_mentions_notify (the subscription's, else the user's), not in muted
  * channels or topics unless followed; followed topics with
  * enable_followed_topic_push_notifications; channels whose push_notifications is on
@@ -20,15 +21,12 @@
  * Each notified message is marked active_mobile_push_notification for the user (Zulip's
  * flag); marking such messages read writes a removal item in the flag change's write.
  */
-import { isGroupMember, membersOf } from "../access.js";
 import { key } from "../index/keys.js";
-import { OFFLINE_THRESHOLD_SECS } from "./presence.js";
 import { RoaringBitmap32, type ReadonlyBitmap } from "../index/bitmap-store.js";
 import type { FlagsAtSend } from "../queries/message-flags.js";
-import type { Settings } from "../settings/defaults.js";
 import type { StoreState, WriteContext } from "../state.js";
 import type { Channel, Device, Message, PushOutboxItem, PushTrigger, PushTokenKind, Realm, User } from "../types.js";
-import { topicPolicyOf } from "./user-topics.js";
+import { channelTrigger, directTrigger, recentlyActive, type TriggerDecision } from "./notification-triggers.js";
 import { requireHuman, updateDeviceInTxn } from "./devices.js";
 import { NoActivePushDeviceError } from "../errors.js";
 import { realmUuid } from "./realms.js";
@@ -59,64 +57,6 @@ function pushTargets(state: StoreState, userId: number): PushTarget[] {
   return out.sort((a, b) => a.deviceId - b.deviceId);
 }
 
-/** Zulip's "user is active elsewhere" test, from presence. */
-function recentlyActive(state: StoreState, userId: number): boolean {
-  const last = state.presence.get(userId)?.lastActive ?? null;
-  return last !== null && state.now() - last < OFFLINE_THRESHOLD_SECS;
-}
-
-interface Decision {
-  readonly trigger: PushTrigger;
-  readonly mentionedGroupId: number | null;
-}
-
-/** The trigger for one recipient of a channel message, or null. */
-function channelTrigger(
-  state: StoreState,
-  user: User,
-  settings: Settings,
-  message: Message,
-  channel: Channel,
-  flags: readonly string[],
-): Decision | null {
-  const sub = state.subsByUser.get(user.id)?.get(channel.id);
-  if (!sub) return null;
-  const policy = topicPolicyOf(state, user.id, channel.id, message.topic);
-  const followed = policy === 3;
-  const muted = policy === 1 || (sub.isMuted && policy !== 2 && !followed);
-  const offline = settings.enable_offline_push_notifications;
-  if (offline && flags.includes("mentioned")) return { trigger: "mentioned", mentionedGroupId: null };
-  if (offline && flags.includes("group_mentioned"))
-    return { trigger: "mentioned", mentionedGroupId: smallestMentionedGroup(state, user, message) };
-  const wildcardNotify = sub.notifications?.wildcard_mentions_notify ?? settings.wildcard_mentions_notify;
-  const topicWildcard = flags.includes("topic_wildcard_mentioned");
-  const streamWildcard = message.wildcard === "stream";
-  if (offline && followed && settings.enable_followed_topic_wildcard_mentions_notify) {
-    if (topicWildcard) return { trigger: "topic_wildcard_mentioned_in_followed_topic", mentionedGroupId: null };
-    if (streamWildcard) return { trigger: "stream_wildcard_mentioned_in_followed_topic", mentionedGroupId: null };
-  }
-  if (offline && !muted && wildcardNotify) {
-    if (topicWildcard) return { trigger: "topic_wildcard_mentioned", mentionedGroupId: null };
-    if (streamWildcard) return { trigger: "stream_wildcard_mentioned", mentionedGroupId: null };
-  }
-  if (followed && settings.enable_followed_topic_push_notifications)
-    return { trigger: "followed_topic_push_notify", mentionedGroupId: null };
-  if (!muted && (sub.notifications?.push_notifications ?? settings.enable_stream_push_notifications))
-    return { trigger: "stream_push_notify", mentionedGroupId: null };
-  return null;
-}
-
-/** Zulip's get_mentioned_user_group: of the mentioned groups the user is in, the one with the fewest members. */
-function smallestMentionedGroup(state: StoreState, user: User, message: Message): number | null {
-  let best: { id: number; size: number } | null = null;
-  for (const groupId of message.mentionedGroupIds) {
-    if (!isGroupMember(state, groupId, user)) continue;
-    const size = membersOf(state, user.realmId, groupId).length;
-    if (best === null || size < best.size || (size === best.size && groupId < best.id)) best = { id: groupId, size };
-  }
-  return best?.id ?? null;
-}
-
 /**
  * Writes the outbox items of a new message, inside its write. `participants` are a
  * direct message's (the conversation may be new in this very write).
@@ -138,18 +78,17 @@ export function enqueueMessagePushes(
     if (![...deviceIds].some((id) => canPush(state.devices.get(id)!))) continue;
     const settings = state.settingsOf(userId);
     if (!settings.enable_online_push_notifications && recentlyActive(state, userId)) continue;
-    let decision: Decision | null;
+    let decision: TriggerDecision<PushTrigger> | null;
     if (channel === null) {
-      decision =
-        participants.includes(userId) && settings.enable_offline_push_notifications
-          ? { trigger: "direct_message", mentionedGroupId: null }
-          : null;
+      decision = participants.includes(userId) ? directTrigger(settings, "push") : null;
     } else {
       const sub = state.subsByUser.get(userId)?.get(channel.id);
       const received =
         sub !== undefined &&
         sub.intervals.some((iv) => message.id >= iv.from && (iv.to === null || message.id < iv.to));
-      decision = received ? channelTrigger(state, user, settings, message, channel, flags.flagsFor(userId)) : null;
+      decision = received
+        ? channelTrigger(state, user, settings, message, channel, flags.flagsFor(userId), "push")
+        : null;
     }
     if (decision === null) continue;
     const item: PushOutboxItem = {
@@ -196,7 +135,7 @@ export function enqueueEditPushes(
     if (!sub || !sub.intervals.some((iv) => message.id >= iv.from && (iv.to === null || message.id < iv.to))) continue;
     const settings = state.settingsOf(userId);
     const flags = mentionFlags(userId);
-    const decision = channelTrigger(state, user, settings, message, channel, flags);
+    const decision = channelTrigger(state, user, settings, message, channel, flags, "push");
     const notifiedAtSend =
       decision?.trigger === "stream_push_notify" || decision?.trigger === "followed_topic_push_notify";
     const mentionedNow = decision !== null && !notifiedAtSend;

@@ -30,6 +30,7 @@ import { claimableAttachments, claimAttachments } from "./attachments.js";
 import { applyAutomaticPolicies } from "./user-topics.js";
 import { enqueueMessagePushes } from "./push-notifications.js";
 import { enqueueServiceBotCallsInTxn } from "../outgoing-webhooks/triggers.js";
+import { enqueueMissedEmails } from "./missed-message-emails.js";
 import { getMessageRecord, putMessageRecord } from "../storage/message-records.js";
 
 export const MAX_MESSAGE_LENGTH = 10000;
@@ -64,6 +65,8 @@ export interface SendMessageInput {
   readonly automaticPolicies?: boolean;
   /** Call the outgoing webhook bots the message triggers (default true); imports replaying history do not. */
   readonly callServiceBots?: boolean;
+  /** Add the message to away recipients' missed-message emails (default true); imports replaying history do not. */
+  readonly missedMessageEmails?: boolean;
 }
 
 /** Clients that are full UIs used by humans: their sends start read for the sender. */
@@ -228,6 +231,7 @@ export function prepareMessage(state: StoreState, input: SendMessageInput): Mess
     origin: input.origin,
     automaticPolicies: input.automaticPolicies ?? true,
     callServiceBots: input.callServiceBots ?? true,
+    missedMessageEmails: input.missedMessageEmails ?? true,
   };
 }
 
@@ -327,6 +331,8 @@ export interface MessageToWrite {
   readonly automaticPolicies?: boolean;
   /** Call the outgoing webhook bots the message triggers (default true). */
   readonly callServiceBots?: boolean;
+  /** Add the message to away recipients' missed-message emails (default true). */
+  readonly missedMessageEmails?: boolean;
 }
 
 /** Renders and stores a validated message in one write. */
@@ -440,6 +446,7 @@ export function storeMessage(
     enqueueMessagePushes(state, ctx, message, channel, participants, flags);
     if (input.callServiceBots !== false)
       enqueueServiceBotCallsInTxn(state, ctx, sender, message, channel, participants);
+    if (input.missedMessageEmails !== false) enqueueMissedEmails(state, ctx, message, channel, participants, flags);
     if (channel && channel.firstMessageId === null) {
       const next: Channel = { ...channel, firstMessageId: id };
       state.tables.channels.putSync(next.id, next);

@@ -80,6 +80,8 @@ export const ENTITY_KINDS = [
   "pushItem",
   /** Calls for outgoing webhook bots (the webhook outbox). */
   "webhookItem",
+  /** Per user: their missed messages waiting for the batched email. */
+  "missedEmail",
   /** Per user: their status (text and emoji). */
   "userStatus",
   /** Per user: the users they muted. */

@@ -13,6 +13,8 @@ export interface MailInput {
   readonly to: readonly string[];
   readonly subject: string;
   readonly text: string;
+  /** An HTML alternative of `text`. */
+  readonly html?: string;
   readonly fromName?: string | null;
 }
 
@@ -26,6 +28,7 @@ export function enqueueMailInTxn(state: StoreState, ctx: WriteContext, input: Ma
     to: [...input.to],
     subject: input.subject,
     text: input.text,
+    html: input.html ?? null,
     fromName: input.fromName ?? null,
     createdAt: state.now(),
     attempts: 0,

@@ -209,6 +209,7 @@ export class ChannelTopicIndex extends DerivedCache {
     device: "ignore",
     attachment: "ignore",
     mail: "ignore",
+    missedEmail: "ignore",
     pushItem: "ignore",
     webhookItem: "ignore",
     // Who may read which topic is decided per request (channelTopics); the lists hold every message.

@@ -289,4 +289,9 @@ export class FlagsAtSend {
   flagsFor(userId: number): readonly ApiFlag[] {
     return flagsForMask(this.#base | (this.#masks.get(userId) ?? 0));
   }
+
+  /** The users the send wrote a bit for (mentions, alert words, born read): the few a notification may concern. */
+  usersWithBits(): IterableIterator<number> {
+    return this.#masks.keys();
+  }
 }

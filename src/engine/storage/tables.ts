@@ -38,6 +38,7 @@
  * | passwords         | userId (uint32)                  | PasswordRecord (scrypt)       |
  * | devices           | deviceId (uint32)                | Device                        |
  * | push_outbox       | itemId (uint32, ascending)       | PushOutboxItem                |
+ * | missed_emails     | userId (uint32)                  | MissedEmailBatch (waiting for its email) |
  * | realm_emoji       | realmEmojiId (uint32)            | RealmEmoji                    |
  * | invites           | inviteId (uint32)                | Invite (email or reusable link) |
  * | email_changes     | confirmation key (string)        | EmailChange (pending or used) |
@@ -100,6 +101,7 @@ export interface Tables {
   readonly passwords: Database<unknown, number>;
   readonly devices: Database<unknown, number>;
   readonly pushOutbox: Database<unknown, number>;
+  readonly missedEmails: Database<unknown, number>;
   readonly realmEmoji: Database<unknown, number>;
   readonly invites: Database<unknown, number>;
   readonly emailChanges: Database<unknown, string>;
@@ -209,6 +211,8 @@ export const TABLE_SPECS = {
   devices: { db: "devices", role: "entity", keys: "id", values: "msgpack", change: "device" },
   // Work for the push bouncer, written with its cause and deleted once delivered (src/push).
   pushOutbox: { db: "push_outbox", role: "record", keys: "id", values: "msgpack", change: "pushItem" },
+  // Missed messages waiting for their user's batched email (actions/missed-message-emails.ts).
+  missedEmails: { db: "missed_emails", role: "record", keys: "id", values: "msgpack", change: "missedEmail" },
   // Custom emoji records; their images are files under DATA/uploads/avatars (http layer).
   realmEmoji: { db: "realm_emoji", role: "entity", keys: "id", values: "msgpack", change: "realmEmoji" },
   invites: { db: "invites", role: "entity", keys: "id", values: "msgpack", change: "invites" },

@@ -65,6 +65,7 @@ export class GroupListCache extends DerivedCache {
     device: "ignore",
     attachment: "ignore",
     mail: "ignore",
+    missedEmail: "ignore",
     pushItem: "ignore",
     webhookItem: "ignore",
     subscription: "ignore",

@@ -142,6 +142,7 @@ export class MessageJsonCache extends DerivedCache {
     device: "ignore",
     attachment: "ignore",
     mail: "ignore",
+    missedEmail: "ignore",
     pushItem: "ignore",
     webhookItem: "ignore",
   };

@@ -72,6 +72,7 @@ export class UserListCache extends DerivedCache {
     device: "ignore",
     attachment: "ignore",
     mail: "ignore",
+    missedEmail: "ignore",
     pushItem: "ignore",
     webhookItem: "ignore",
     subscription: "ignore",

@@ -105,6 +105,7 @@ export class WindowReplyCache extends DerivedCache {
     device: "ignore",
     attachment: "ignore",
     mail: "ignore",
+    missedEmail: "ignore",
     pushItem: "ignore",
     webhookItem: "ignore",
   };

@@ -1,0 +1,193 @@
+/**
+ * @module actions/missed-message-emails
+ * Zulip's missed-message emails. On send (inside the message's write) each recipient
+ * who is away (actions/notification-triggers.ts, the test push uses) and for whom a
+ * trigger applies with their email settings gets the message added to their batch
+ * (table missed_emails, one record per user): the first message of a batch sets it due
+ * after the user's email_notifications_batching_period_seconds, later ones join it, as
+ * Zulip's ScheduledMessageNotificationEmail rows do.
+ *
+ * When a batch is due, one write removes it and enqueues its emails in the durable mail
+ * outbox: the messages still there, still unread and still the user's, one email per
+ * conversation (Zulip's buckets: a channel topic, a one-on-one sender, a group direct
+ * message), the least recently active first. Nothing is sent when nothing remains.
+ * A restart between the two writes loses nothing and sends nothing twice: the batch is
+ * on disk until the write that turns it into mail.
+ *
+ * Who is looked at on send, so that a send to a 10,000-subscriber channel does not
+ * cost 10,000 checks: the direct message's participants; in a channel, the users the
+ * send wrote a bit for (mentions, alert words), those with a topic policy in the
+ * channel (followers), and every subscriber only for a channel-wide wildcard mention.
+ * Channel email notifications (enable_stream_email_notifications and the subscription's
+ * email_notifications) are not sent: they would need every subscriber looked at.
+ */
+import { key } from "../index/keys.js";
+import { missedMessageMail, type MissedMessage } from "../mail/missed-message.js";
+import { enqueueMailInTxn } from "../mail/outbox.js";
+import type { FlagsAtSend } from "../queries/message-flags.js";
+import type { StoreState, WriteContext } from "../state.js";
+import type { Channel, EmailTrigger, Message, MissedEmailBatch, Realm, User } from "../types.js";
+import { getMessageRecord } from "../storage/message-records.js";
+import { receivedAtSend } from "../access.js";
+import { realmPropertyValue } from "./realm-settings.js";
+import { channelTrigger, directTrigger, offlineEnabled, recentlyActive } from "./notification-triggers.js";
+
+/** Inside a new message's write: adds it to the batch of each away recipient it triggers an email for. */
+export function enqueueMissedEmails(
+  state: StoreState,
+  ctx: WriteContext,
+  message: Message,
+  channel: Channel | null,
+  participants: readonly number[],
+  flags: FlagsAtSend,
+): void {
+  const candidates = new Set<number>();
+  if (channel === null) for (const id of participants) candidates.add(id);
+  else {
+    for (const id of flags.usersWithBits()) candidates.add(id);
+    for (const id of state.bitmaps.get(key.topicPolicyHolders(channel.id))) candidates.add(id);
+    if (message.wildcard === "stream") for (const id of state.subscribers.get(channel.id) ?? []) candidates.add(id);
+  }
+  candidates.delete(message.senderId);
+  if (candidates.size === 0) return;
+  const muters = state.mutingUsers.get(message.senderId);
+  for (const userId of candidates) {
+    if (muters?.has(userId)) continue;
+    const user = state.users.get(userId);
+    if (!user || user.realmId !== message.realmId || !user.isActive || user.isBot) continue;
+    if (recentlyActive(state, userId)) continue;
+    const settings = state.settingsOf(userId);
+    const decision =
+      channel === null
+        ? directTrigger(settings, "email")
+        : receivedAtSend(state, userId, message)
+          ? channelTrigger(state, user, settings, message, channel, flags.flagsFor(userId), "email")
+          : null;
+    if (decision === null) continue;
+    const before = state.tables.missedEmails.get(userId) as MissedEmailBatch | undefined;
+    const batch: MissedEmailBatch = {
+      userId,
+      dueAt: before?.dueAt ?? state.now() + settings.email_notifications_batching_period_seconds,
+      items: [
+        ...(before?.items ?? []),
+        { messageId: message.id, trigger: decision.trigger, mentionedGroupId: decision.mentionedGroupId },
+      ],
+    };
+    state.tables.missedEmails.putSync(userId, batch);
+    ctx.changed({ kind: "missedEmail", id: userId, op: before ? "changed" : "added" });
+  }
+}
+
+/** Every waiting batch (tests and tools). */
+export function missedEmailBatches(state: StoreState): MissedEmailBatch[] {
+  const out: MissedEmailBatch[] = [];
+  // Key 0 holds the table's msgpackr shared structures.
+  for (const { value } of state.tables.missedEmails.getRange({ start: 1 })) out.push(value as MissedEmailBatch);
+  return out;
+}
+
+/** The earliest due time of a waiting batch (UNIX seconds), or null when none waits. */
+export function nextMissedEmailDue(state: StoreState): number | null {
+  let next: number | null = null;
+  for (const batch of missedEmailBatches(state)) if (next === null || batch.dueAt < next) next = batch.dueAt;
+  return next;
+}
+
+/** Whether the trigger's setting is still on when the batch goes (the user may have turned it off meanwhile). */
+function stillWanted(state: StoreState, userId: number, trigger: EmailTrigger): boolean {
+  const settings = state.settingsOf(userId);
+  return trigger === "followed_topic_email_notify"
+    ? settings.enable_followed_topic_email_notifications
+    : offlineEnabled(settings, "email");
+}
+
+/** Zulip's realm_name_in_email_notifications_policy: 1 automatic (accounts in several realms), 2 always, 3 never. */
+function realmNameInSubject(state: StoreState, user: User): boolean {
+  const policy = state.settingsOf(user.id).realm_name_in_email_notifications_policy;
+  if (policy !== 1) return policy === 2;
+  const email = user.deliveryEmail.toLowerCase();
+  for (const other of state.users.values())
+    if (other.realmId !== user.realmId && other.isActive && other.deliveryEmail.toLowerCase() === email) return true;
+  return false;
+}
+
+/**
+ * Turns each batch due at `now` (UNIX seconds) into its emails, one write per user;
+ * answers how many emails were enqueued. `realmUrl` gives a realm's URL (the engine
+ * knows no host).
+ */
+export function sendDueMissedEmails(state: StoreState, now: number, realmUrl: (realm: Realm) => string): number {
+  let sent = 0;
+  for (const batch of missedEmailBatches(state)) {
+    if (batch.dueAt > now) continue;
+    state.write((ctx) => {
+      state.tables.missedEmails.removeSync(batch.userId);
+      ctx.changed({ kind: "missedEmail", id: batch.userId, op: "removed" });
+      sent += enqueueBatchMails(state, ctx, batch, realmUrl);
+    });
+  }
+  return sent;
+}
+
+function enqueueBatchMails(
+  state: StoreState,
+  ctx: WriteContext,
+  batch: MissedEmailBatch,
+  realmUrl: (realm: Realm) => string,
+): number {
+  const user = state.users.get(batch.userId);
+  const realm = user && state.realms.get(user.realmId);
+  if (!user || !realm || !user.isActive || realm.deactivated) return 0;
+  const read = state.bitmaps.get(key.userFlag(user.id, "read"));
+  const buckets = new Map<string, { channel: Channel | null; others: User[]; messages: MissedMessage[] }>();
+  const seen = new Set<number>();
+  for (const item of [...batch.items].sort((a, b) => a.messageId - b.messageId)) {
+    if (seen.has(item.messageId) || read.has(item.messageId) || !stillWanted(state, user.id, item.trigger)) continue;
+    seen.add(item.messageId);
+    // Deleted meanwhile: no record. Moved out of the user's reach: not received any more.
+    const message = getMessageRecord(state.tables, item.messageId);
+    const sender = message && state.users.get(message.senderId);
+    if (!message || !sender || !receivedAtSend(state, user.id, message)) continue;
+    let bucket: string;
+    let channel: Channel | null = null;
+    let others: User[] = [];
+    if (message.recipient.type === "channel") {
+      channel = state.channels.get(message.recipient.channelId) ?? null;
+      if (channel === null) continue;
+      bucket = `c:${channel.id}:${message.topic.toLowerCase()}`;
+    } else {
+      const userIds = state.conversations.get(message.recipient.conversationId)?.userIds ?? [];
+      others = userIds.filter((id) => id !== user.id).flatMap((id) => state.users.get(id) ?? []);
+      bucket = others.length >= 2 ? `d:${message.recipient.conversationId}` : `p:${message.senderId}`;
+    }
+    const group = item.mentionedGroupId === null ? undefined : state.groups.get(item.mentionedGroupId);
+    const entry = buckets.get(bucket) ?? { channel, others, messages: [] };
+    entry.messages.push({ message, sender, trigger: item.trigger, mentionedGroupName: group?.name ?? null });
+    buckets.set(bucket, entry);
+  }
+  const contentAllowedByRealm = realmPropertyValue(state, realm, "message_content_allowed_in_email_notifications");
+  const settings = state.settingsOf(user.id);
+  const withRealmName = buckets.size > 0 && realmNameInSubject(state, user);
+  // Zulip sends the least recently active conversation first.
+  const ordered = [...buckets.values()].sort(
+    (a, b) => a.messages[a.messages.length - 1]!.message.id - b.messages[b.messages.length - 1]!.message.id,
+  );
+  for (const b of ordered) {
+    enqueueMailInTxn(
+      state,
+      ctx,
+      missedMessageMail({
+        user,
+        realm,
+        realmUrl: realmUrl(realm),
+        channel: b.channel,
+        otherParticipants: b.others,
+        messages: b.messages,
+        contentAllowedByRealm: contentAllowedByRealm !== false,
+        contentAllowedByUser: settings.message_content_in_email_notifications,
+        realmNameInSubject: withRealmName,
+      }),
+    );
+  }
+  return ordered.length;
+}
