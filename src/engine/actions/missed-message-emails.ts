@@ -56,12 +56,15 @@ export function enqueueMissedEmails(
     const user = state.users.get(userId);
     if (!user || user.realmId !== message.realmId || !user.isActive || user.isBot) continue;
     if (recentlyActive(state, userId)) continue;
+    const userFlags = flags.flagsFor(userId);
+    // Born read (a notice, a muted sender's message): nothing was missed.
+    if (userFlags.includes("read")) continue;
     const settings = state.settingsOf(userId);
     const decision =
       channel === null
         ? directTrigger(settings, "email")
         : receivedAtSend(state, userId, message)
-          ? channelTrigger(state, user, settings, message, channel, flags.flagsFor(userId), "email")
+          ? channelTrigger(state, user, settings, message, channel, userFlags, "email")
           : null;
     if (decision === null) continue;
     const before = state.tables.missedEmails.get(userId) as MissedEmailBatch | undefined;
