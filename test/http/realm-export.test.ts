@@ -4,9 +4,12 @@
  * roles, a bot, a deactivated user, public and private channels with subscription
  * churn, groups, channel and direct messages, flags, reactions, topic policies and
  * mutes is exported with consent, downloaded, imported with `parley import` into a
- * fresh data directory, and compared. What the importer or Zulip's export rules do
- * not carry is asserted as such: flags of users who do not consent (bots, deactivated
- * users), channels that never had a subscriber or message.
+ * fresh data directory, and compared; so are the realm's settings and people's own data
+ * (addSettingsAndPersonalData: profile fields, linkifiers, domains, custom emoji,
+ * uploads, folders, channel permission groups, archived and unused channels, alert
+ * words, muted users, statuses, drafts, scheduled messages). What Zulip's export rules
+ * do not carry is asserted as such: flags of users who do not consent (bots,
+ * deactivated users), drafts and scheduled messages in a public export.
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -274,7 +277,7 @@ describe("POST /export/realm and the round trip through parley import", () => {
     }
   });
 
-  it("parley import reads it back: users, channels, subscriptions, messages, flags, reactions, groups, policies", () => {
+  it("parley import reads it back: users, channels, messages, flags, reactions, groups, policies, settings, own data", () => {
     const dataDir = join(root, "imported");
     const r = spawnSync(
       process.execPath,
@@ -286,6 +289,29 @@ describe("POST /export/realm and the round trip through parley import", () => {
     );
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);
+    // Nothing refused: only what parley never takes over is reported.
+    const report = JSON.parse(r.stdout) as { notCarried: Record<string, unknown>; imported: Record<string, number> };
+    expect(Object.keys(report.notCarried).sort()).toEqual([
+      "API keys and passwords (every user gets a new API key)",
+      "channel colors (parley assigns its own)",
+    ]);
+    expect(report.imported).toMatchObject({
+      "custom profile fields": 3,
+      "custom profile values": 3,
+      linkifiers: 2,
+      "realm domains": 2,
+      "custom emoji": 1,
+      uploads: 1,
+      channels: 5,
+      "channel folders": 2,
+      "alert words": 2,
+      "muted users": 2,
+      "user statuses": 2,
+      drafts: 4,
+      "scheduled messages": 2,
+      "archived channels": 1,
+      "archived channel folders": 1,
+    });
     const copy = openStore(dataDir, { noSync: true });
     try {
       const realmB = copy.findRealmBySubdomain("copy")!.id;
