@@ -169,6 +169,8 @@ export type {
   UserSettingsRecord,
   RealmSettingDefaultsRecord,
 } from "./settings/defaults.js";
+export { MAX_REMINDER_NOTE_LENGTH } from "./actions/reminders.js";
+export type { CreateReminderInput } from "./actions/reminders.js";
 export type {
   DeliveryOutcome,
   EditScheduledMessageInput,

@@ -105,6 +105,7 @@ import {
   type EditScheduledMessageInput,
   type ScheduleMessageInput,
 } from "./actions/scheduled-messages.js";
+import { createReminder, deleteReminder, listReminders, type CreateReminderInput } from "./actions/reminders.js";
 import {
   checkUnsubscribe,
   createChannel,
@@ -1471,6 +1472,20 @@ export class Store {
   /** The earliest pending delivery time (UNIX seconds), or null when none is pending. */
   nextScheduledDelivery(): number | null {
     return nextScheduledDelivery(this.#state);
+  }
+
+  // ---- reminders (scheduled messages Notification Bot delivers) ----
+
+  /** POST /reminders. */
+  createReminder(userId: number, input: CreateReminderInput): ScheduledMessage {
+    return createReminder(this.#state, userId, input);
+  }
+  /** The user's undelivered reminders (failed included), by delivery time. */
+  reminders(userId: number): ScheduledMessage[] {
+    return listReminders(this.#state, userId);
+  }
+  deleteReminder(userId: number, id: number): void {
+    deleteReminder(this.#state, userId, id);
   }
 
   /**

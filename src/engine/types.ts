@@ -339,7 +339,7 @@ export type ScheduledRecipient =
   | { readonly type: "channel"; readonly channelId: number; readonly topic: string }
   | { readonly type: "direct"; readonly userIds: readonly number[] };
 
-/** A message to send later (Zulip's ScheduledMessage, delivery type "send later"). */
+/** A message to send later (Zulip's ScheduledMessage, delivery type "send later", or a reminder). */
 export interface ScheduledMessage {
   readonly id: number;
   readonly realmId: number;
@@ -356,6 +356,17 @@ export interface ScheduledMessage {
   failureMessage: string | null;
   delivered: boolean;
   deliveredMessageId: number | null;
+  /** Present on a reminder (Zulip's delivery type "remind"): a direct message to oneself Notification Bot sends. */
+  readonly reminder?: ReminderTarget;
+}
+
+/** What a reminder is about (Zulip's reminder_target_message_id and reminder_note). */
+export interface ReminderTarget {
+  readonly messageId: number;
+  /** The note as given; "" for none. */
+  readonly note: string;
+  /** The realm's URL when the reminder was made: its text links the message absolutely. */
+  readonly realmUrl: string;
 }
 
 /**

@@ -236,7 +236,7 @@ function checkMovedRows(state: StoreState, problems: string[]): void {
 
 /**
  * The scheduler's queue holds exactly the pending scheduled messages, each at its
- * time, and a delivered one points at a stored message from its sender.
+ * time, and a delivered one points at a stored message from its sender (a reminder's, at one).
  */
 function checkScheduledQueue(state: StoreState, problems: string[]): void {
   const keys = new Set<string>();
@@ -254,7 +254,9 @@ function checkScheduledQueue(state: StoreState, problems: string[]): void {
     if (record.delivered) {
       const message =
         record.deliveredMessageId === null ? undefined : getMessageRecord(state.tables, record.deliveredMessageId);
-      if (!message || message.senderId !== record.senderId)
+      // A reminder's message is Notification Bot's, to the reminder's owner.
+      const fromRightSender = record.reminder !== undefined || message?.senderId === record.senderId;
+      if (!message || !fromRightSender)
         problems.push(`scheduled message ${record.id} is marked delivered without its message`);
     }
   }

@@ -27,6 +27,7 @@ import { userTopicToWire } from "../wire/user-topic.js";
 import { BOT_WIRE_FIELD, botFieldToWire, botToWire } from "../wire/bot.js";
 import { groupToWire } from "../wire/group.js";
 import { scheduledMessageToWire } from "../wire/scheduled-message.js";
+import { reminderToWire } from "../wire/reminder.js";
 import { deviceChangesToWire } from "../wire/device.js";
 import { draftToWire, navigationViewToWire, savedSnippetToWire } from "../wire/personal.js";
 import { attachmentToWire } from "../wire/attachment.js";
@@ -529,6 +530,10 @@ export class WireEvent {
         };
       case "alert_words":
         return { type: "alert_words", alert_words: e.words };
+      case "reminders":
+        return e.op === "add"
+          ? { type: "reminders", op: "add", reminders: [reminderToWire(e.reminder)] }
+          : { type: "reminders", op: "remove", reminder_id: e.reminderId };
       case "muted_users":
         return { type: "muted_users", muted_users: e.muted.map((m) => ({ id: m.id, timestamp: m.dateMuted })) };
       case "navigation_view":

@@ -22,7 +22,6 @@ import { loadFixture, OpenApiValidator, type Schema } from "../support/openapi.j
 /** Register keys parley does not produce, and why. */
 const KNOWN_GAPS: Readonly<Record<string, string>> = {
   server_supported_permission_settings: "metadata for ~40 group settings; clients fall back to their own tables",
-  max_reminder_note_length: "no reminders (the reminders list is always empty)",
   realm_uuid: "realms store no UUID; adding one needs a stored field and a migration",
   realm_workplace_users_group: "a Zulip Cloud billing setting parley has no equivalent of",
   receives_typing_notifications: "documented at the top level without a gating event type; sent inside user_settings",

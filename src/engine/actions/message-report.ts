@@ -119,14 +119,14 @@ function messageLinkSyntax(channel: Channel, topic: string, messageId: number): 
 }
 
 /** A fence longer than any fence inside the quoted text, so the quote cannot close it (Zulip's get_unused_fence). */
-function unusedFence(content: string): string {
+export function unusedFence(content: string): string {
   let length = 3;
   for (const match of content.matchAll(/^ {0,3}(`{3,})/gm)) length = Math.max(length, match[1]!.length + 1);
   return "`".repeat(length);
 }
 
 /** "A", "A and B", "A, B and C". */
-function displayList(items: readonly string[]): string {
+export function displayList(items: readonly string[]): string {
   if (items.length <= 1) return items.join("");
   return `${items.slice(0, -1).join(", ")} and ${items[items.length - 1]}`;
 }

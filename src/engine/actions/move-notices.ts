@@ -38,11 +38,11 @@ const LINK_ESCAPES: Readonly<Record<string, string>> = {
   "]": "&#93;",
 };
 
-function escapeLinkText(text: string): string {
+export function escapeLinkText(text: string): string {
   return text.replace(/[`>*&[\]]|\$\$/g, (match) => LINK_ESCAPES[match] ?? match);
 }
 
-function topicUrl(channel: Channel, topic: string): string {
+export function topicUrl(channel: Channel, topic: string): string {
   return `#narrow/channel/${channelSlug(channel.id, channel.name)}/topic/${encodeHashComponent(topic)}`;
 }
 

@@ -27,8 +27,10 @@ import {
 } from "./send-message.js";
 import { requireActiveUser } from "./users.js";
 import { ensureNotificationBotInTxn, findNotificationBot } from "./notification-bot.js";
+import { checkDeliveryTime, DELIVERY_TIME_NOT_IN_FUTURE } from "./delivery-time.js";
+import { deliverReminder } from "./reminders.js";
 
-export const DELIVERY_TIME_NOT_IN_FUTURE = "Scheduled delivery time must be in the future.";
+export { DELIVERY_TIME_NOT_IN_FUTURE, LATEST_DELIVERY_TIME } from "./delivery-time.js";
 const DOES_NOT_EXIST = "Scheduled message does not exist";
 
 export type ScheduledDestination =
@@ -72,20 +74,11 @@ function readBySenderDefault(client: string, sender: User, recipient: ScheduledR
   return defaultReadBySender(client) && !toSelfOnly;
 }
 
-/** The last second of year 9999: the latest time Zulip's datetimes (and the failure notice's <time:…>) can name. */
-export const LATEST_DELIVERY_TIME = 253_402_300_799;
-
-function checkFuture(state: StoreState, deliverAt: number): void {
-  if (!Number.isSafeInteger(deliverAt) || deliverAt <= state.now())
-    throw new BadRequestError(DELIVERY_TIME_NOT_IN_FUTURE);
-  if (deliverAt > LATEST_DELIVERY_TIME) throw new BadRequestError("scheduled_delivery_timestamp is too large");
-}
-
 /** POST /scheduled_messages. */
 export function scheduleMessage(state: StoreState, senderId: number, input: ScheduleMessageInput): ScheduledMessage {
   const sender = requireActiveUser(state, senderId);
   const { recipient, prepared } = check(state, sender, input.to, input.content, input.client);
-  checkFuture(state, input.deliverAt);
+  checkDeliveryTime(state, input.deliverAt);
   const rendered = renderMessage(state, prepared);
   checkRenderedMessage(state, prepared, rendered);
   return state.write((ctx) => {
@@ -112,10 +105,11 @@ export function scheduleMessage(state: StoreState, senderId: number, input: Sche
   });
 }
 
-/** The caller's own scheduled message that is not yet sent (Zulip's access_scheduled_message). */
+/** The caller's own scheduled message, not a reminder (Zulip's access_scheduled_message). */
 function requireOwn(state: StoreState, sender: User, id: number): ScheduledMessage {
   const scheduled = state.scheduledMessages.get(id);
-  if (!scheduled || scheduled.senderId !== sender.id) throw new NotFoundError(DOES_NOT_EXIST);
+  if (!scheduled || scheduled.senderId !== sender.id || scheduled.reminder !== undefined)
+    throw new NotFoundError(DOES_NOT_EXIST);
   return scheduled;
 }
 
@@ -173,7 +167,7 @@ export function editScheduledMessage(
     to = { type: "direct", userIds };
   }
   // A failed message needs a new time; a new time must be in the future.
-  if (input.deliverAt !== undefined) checkFuture(state, input.deliverAt);
+  if (input.deliverAt !== undefined) checkDeliveryTime(state, input.deliverAt);
   else if (current.failed) throw new BadRequestError(DELIVERY_TIME_NOT_IN_FUTURE);
   const { recipient, prepared } = check(state, sender, to, input.content ?? current.content, current.client);
   const rendered = renderMessage(state, prepared);
@@ -211,11 +205,12 @@ export function deleteScheduledMessage(state: StoreState, senderId: number, id: 
   });
 }
 
-/** GET /scheduled_messages: the caller's undelivered ones (failed included), by delivery time. */
+/** GET /scheduled_messages: the caller's undelivered ones (failed included, reminders not), by delivery time. */
 export function listScheduledMessages(state: StoreState, senderId: number): ScheduledMessage[] {
   const sender = requireActiveUser(state, senderId);
   const out: ScheduledMessage[] = [];
-  for (const s of state.scheduledMessages.values()) if (s.senderId === sender.id && !s.delivered) out.push(s);
+  for (const s of state.scheduledMessages.values())
+    if (s.senderId === sender.id && !s.delivered && s.reminder === undefined) out.push(s);
   return out.sort((a, b) => a.deliverAt - b.deliverAt || a.id - b.id);
 }
 
@@ -258,7 +253,7 @@ export function deliverDueScheduledMessages(
       });
       continue;
     }
-    out.push(deliverOne(state, scheduled));
+    out.push(scheduled.reminder !== undefined ? deliverReminder(state, scheduled) : deliverOne(state, scheduled));
   }
   return out;
 }

@@ -332,6 +332,8 @@ export function logEntryOf(event: EngineEvent): ChangeLogItem {
       return ["realm_linkifiers", "update", event.realmId, ...event.linkifiers.map((l) => l.id)];
     case "scheduled_messages":
       return ["scheduled_messages", event.op, event.op === "remove" ? event.scheduledMessageId : event.scheduled.id];
+    case "reminders":
+      return ["reminders", event.op, event.op === "remove" ? event.reminderId : event.reminder.id];
     case "user_settings":
       return ["user_settings", `update:${event.property}`, ...event.userIds];
     case "realm_user_settings_defaults":

@@ -488,6 +488,10 @@ export function changesOfEvent(event: EngineEvent, out: ChangeSetBuilder): void 
       if (event.op === "remove") out.entity("scheduledMessage", event.scheduledMessageId, "removed");
       else out.entity("scheduledMessage", event.scheduled.id, event.op === "add" ? "added" : "changed");
       return;
+    case "reminders":
+      if (event.op === "remove") out.entity("scheduledMessage", event.reminderId, "removed");
+      else out.entity("scheduledMessage", event.reminder.id, "added");
+      return;
     case "user_settings":
       for (const userId of event.userIds) {
         out.entity("userSettings", userId, "changed");

@@ -279,6 +279,8 @@ export type EngineEvent =
     }
   | { readonly type: "scheduled_messages"; readonly op: "add" | "update"; readonly scheduled: ScheduledMessage }
   | { readonly type: "scheduled_messages"; readonly op: "remove"; readonly scheduledMessageId: number }
+  | { readonly type: "reminders"; readonly op: "add"; readonly reminder: ScheduledMessage }
+  | { readonly type: "reminders"; readonly op: "remove"; readonly reminderId: number }
   /**
    * One changed personal setting (timezone included, as Zulip sends it), for one user or an administrator's bulk edit.
    */

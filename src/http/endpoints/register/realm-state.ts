@@ -8,8 +8,7 @@
  * the feature and the default says so (GIFs off, no image or URL previews). Icons and
  * logos are not uploadable; the rest below are server facts.
  * Absent (see KNOWN_GAPS in test/http/openapi-conformance.test.ts):
- * server_supported_permission_settings, max_reminder_note_length, realm_uuid,
- * realm_workplace_users_group.
+ * server_supported_permission_settings, realm_uuid, realm_workplace_users_group.
  */
 import type { ServerConfig } from "../../../config/index.js";
 import { Uploads } from "../../../uploads/index.js";
@@ -21,6 +20,7 @@ import {
   MAX_CHANNEL_NAME_LENGTH,
   MAX_DEACTIVATED_REALM_DELETION_DAYS,
   MAX_MESSAGE_LENGTH,
+  MAX_REMINDER_NOTE_LENGTH,
   MAX_TOPIC_LENGTH,
   MIN_DEACTIVATED_REALM_DELETION_DAYS,
   PASSWORD_MAX_LENGTH,
@@ -145,6 +145,7 @@ export function realmSection(
     max_stream_description_length: MAX_CHANNEL_DESCRIPTION_LENGTH,
     max_channel_folder_name_length: 60,
     max_channel_folder_description_length: 1024,
+    max_reminder_note_length: MAX_REMINDER_NOTE_LENGTH,
     max_file_upload_size_mib: config.MAX_FILE_UPLOAD_SIZE,
     max_avatar_file_size_mib: 5,
     max_icon_file_size_mib: 5,

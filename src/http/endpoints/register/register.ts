@@ -22,6 +22,7 @@ import { z } from "zod";
 import { MAX_NARROW_TERMS } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
 import { j, p, ref } from "../../params.js";
+import { reminderToWire } from "../../../wire/reminder.js";
 import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from "../../../wire/version.js";
 import { includeSubscribers, unquote } from "../subscriptions/wire-params.js";
 import {
@@ -151,7 +152,7 @@ export default defineEndpoint({
       ...(want("drafts") ? { drafts: store.registerDrafts(user.id).map(draftToWire) } : {}),
       ...(want("device") ? { devices: devicesToWire(store.devices(user.id)) } : {}),
       ...(want("scheduled_messages") ? scheduledMessagesSection(store, realm, user, options) : {}),
-      ...unstored("reminders"),
+      ...(want("reminders") ? { reminders: store.reminders(user.id).map(reminderToWire) } : {}),
       // Zulip leaves the deprecated list out for clients that asked for user_topic.
       ...(want("muted_topics") && (wanted === null || !want("user_topic"))
         ? mutedTopicsSection(store, realm, user)

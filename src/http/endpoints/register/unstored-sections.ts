@@ -11,7 +11,6 @@ export type SectionBuilder = () => Record<string, unknown>;
 
 export const UNSTORED_SECTIONS = {
   onboarding_steps: () => ({ onboarding_steps: [], navigation_tour_video_url: null }),
-  reminders: () => ({ reminders: [] }),
   // Zulip always sends an empty legacy list.
   realm_filters: () => ({ realm_filters: [] }),
   // No embedded bots or incoming-webhook integrations are offered.
