@@ -107,6 +107,12 @@ import {
 } from "./actions/scheduled-messages.js";
 import { createReminder, deleteReminder, listReminders, type CreateReminderInput } from "./actions/reminders.js";
 import {
+  addLegacyPushToken,
+  legacyPushTokens,
+  removeLegacyPushToken,
+  type LegacyTokenKind,
+} from "./actions/legacy-push-tokens.js";
+import {
   checkUnsubscribe,
   createChannel,
   setChannelMuted,
@@ -1486,6 +1492,18 @@ export class Store {
   }
   deleteReminder(userId: number, id: number): void {
     deleteReminder(this.#state, userId, id);
+  }
+
+  // ---- legacy push tokens (stored, never sent to) ----
+
+  addLegacyPushToken(userId: number, kind: LegacyTokenKind, token: string, iosAppId: string | null): void {
+    addLegacyPushToken(this.#state, userId, kind, token, iosAppId);
+  }
+  removeLegacyPushToken(userId: number, kind: LegacyTokenKind, token: string, usesBouncer: boolean): void {
+    removeLegacyPushToken(this.#state, userId, kind, token, usesBouncer);
+  }
+  legacyPushTokens(userId: number, kind: LegacyTokenKind): string[] {
+    return legacyPushTokens(this.#state, userId, kind);
   }
 
   /**

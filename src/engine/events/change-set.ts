@@ -90,6 +90,8 @@ export const ENTITY_KINDS = [
   "alertWords",
   /** Per bot: its key-value storage (/bot_storage). */
   "botStorage",
+  /** Per user: push tokens registered through Zulip's legacy endpoints. */
+  "legacyPushTokens",
   /** Per user: their navigation views. */
   "navigationViews",
 ] as const;

@@ -205,6 +205,7 @@ export class ChannelTopicIndex extends DerivedCache {
     mutedUsers: "ignore",
     alertWords: "ignore",
     botStorage: "ignore",
+    legacyPushTokens: "ignore",
     navigationViews: "ignore",
     device: "ignore",
     attachment: "ignore",

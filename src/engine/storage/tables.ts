@@ -49,6 +49,7 @@
  * | muted_users       | muter's userId (uint32)          | MutedUsersRecord              |
  * | alert_words       | userId (uint32)                  | AlertWordsRecord              |
  * | bot_storage       | [botId, key]                     | the value (string)            |
+ * | legacy_push_tokens| [userId, kind, sha256(token)]    | LegacyPushToken               |
  * | navigation_views  | userId (uint32)                  | NavigationViewsRecord         |
  */
 import { open, type Database, type RootDatabase } from "lmdb";
@@ -112,6 +113,7 @@ export interface Tables {
   readonly mutedUsers: Database<unknown, number>;
   readonly alertWords: Database<unknown, number>;
   readonly botStorage: Database<unknown, [number, string]>;
+  readonly legacyPushTokens: Database<unknown, [number, number, string]>;
   readonly navigationViews: Database<unknown, number>;
 }
 
@@ -228,6 +230,14 @@ export const TABLE_SPECS = {
   alertWords: { db: "alert_words", role: "entity", keys: "id", values: "msgpack", change: "alertWords" },
   // Bots' key-value storage (/bot_storage), read per bot on demand: up to 10 million characters each.
   botStorage: { db: "bot_storage", role: "record", keys: "msgpack", values: "msgpack", change: "botStorage" },
+  // Tokens of Zulip's legacy push endpoints: stored so that they can be removed, never sent to (src/push).
+  legacyPushTokens: {
+    db: "legacy_push_tokens",
+    role: "record",
+    keys: "msgpack",
+    values: "msgpack",
+    change: "legacyPushTokens",
+  },
   navigationViews: {
     db: "navigation_views",
     role: "entity",

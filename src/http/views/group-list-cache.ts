@@ -61,6 +61,7 @@ export class GroupListCache extends DerivedCache {
     mutedUsers: "ignore",
     alertWords: "ignore",
     botStorage: "ignore",
+    legacyPushTokens: "ignore",
     navigationViews: "ignore",
     device: "ignore",
     attachment: "ignore",

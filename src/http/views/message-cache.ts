@@ -138,6 +138,7 @@ export class MessageJsonCache extends DerivedCache {
     mutedUsers: "ignore",
     alertWords: "ignore",
     botStorage: "ignore",
+    legacyPushTokens: "ignore",
     navigationViews: "ignore",
     device: "ignore",
     attachment: "ignore",

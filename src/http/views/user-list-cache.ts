@@ -68,6 +68,7 @@ export class UserListCache extends DerivedCache {
     mutedUsers: "ignore",
     alertWords: "ignore",
     botStorage: "ignore",
+    legacyPushTokens: "ignore",
     navigationViews: "ignore",
     device: "ignore",
     attachment: "ignore",

@@ -101,6 +101,7 @@ export class WindowReplyCache extends DerivedCache {
     mutedUsers: "ignore",
     alertWords: "ignore",
     botStorage: "ignore",
+    legacyPushTokens: "ignore",
     navigationViews: "ignore",
     device: "ignore",
     attachment: "ignore",
