@@ -392,3 +392,40 @@ describe("new users: signup announcements, welcome mail, welcome message", () =>
     await setRealm({ send_welcome_emails: true, welcome_message_custom_text: "" });
   });
 });
+
+describe("disallow_disposable_email_addresses", () => {
+  it("refuses throwaway mail services' addresses on invitations, POST /users and the join form", async () => {
+    const { owner } = s.seed;
+    s.t.store.setCanCreateUsers(owner.id, true);
+    const invite = (email: string) => s.call(owner, "POST", "/invites", { invitee_emails: email, stream_ids: [] });
+    const create = (email: string) =>
+      s.call(owner, "POST", "/users", { email, password: "correct horse battery staple", full_name: "Throwaway" });
+    const link = (await s.call(owner, "POST", "/invites/multiuse", {})).body["invite_link"] as string;
+    const join = async (email: string) => {
+      const r = await fetch(`${s.base}${new URL(link).pathname}`, {
+        method: "POST",
+        body: new URLSearchParams({ email, full_name: "Joiner", password: "correct horse battery staple" }),
+      });
+      return { status: r.status, text: await r.text() };
+    };
+
+    expect((await invite("someone@mailinator.com")).body).toMatchObject({
+      result: "error",
+      code: "INVITATION_FAILED",
+      errors: [["someone@mailinator.com", "Please use your real email address.", false]],
+    });
+    expect((await create("someone@MAILINATOR.com")).body).toMatchObject({
+      result: "error",
+      msg: "Disposable email addresses are not allowed in this organization",
+    });
+    const joined = await join("joiner@yopmail.com");
+    expect(joined.status).toBe(400);
+    expect(joined.text).toContain("Please use your real email address.");
+
+    await setRealm({ disallow_disposable_email_addresses: false });
+    expect((await invite("someone@mailinator.com")).status).toBe(200);
+    expect((await create("other@mailinator.com")).status).toBe(200);
+    expect((await join("joiner@yopmail.com")).status).toBe(200);
+    await setRealm({ disallow_disposable_email_addresses: true });
+  });
+});

@@ -191,6 +191,7 @@ function checkDailyLimit(state: StoreState, realmId: number, count: number, limi
 /** Zulip's validate_email_is_valid answers for an address the realm's domains refuse. */
 const INVITEE_REFUSALS = {
   domain: "Outside your domain.",
+  disposable: "Please use your real email address.",
   plus: "Email addresses containing + are not allowed.",
 } as const;
 
@@ -498,6 +499,7 @@ function checkJoinDetails(state: StoreState, input: JoinDetails): CheckedJoin {
     );
   if (refusal === "plus")
     throw new BadRequestError("Email addresses containing + are not allowed in this organization.");
+  if (refusal === "disposable") throw new BadRequestError("Please use your real email address.");
   const existing = existingUserError(state, realm.id, email);
   if (existing) throw new BadRequestError(existing[1]);
   return { invite, realm, email, fullName: checkChosenFullName(state, realm.id, input.fullName, null) };

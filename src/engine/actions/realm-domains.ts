@@ -12,6 +12,7 @@ import { codePointPrefix } from "../limits.js";
 import type { StoreState } from "../state.js";
 import { ROLE, type RealmDomain, type User } from "../types.js";
 import { requireActiveUser } from "./lookups.js";
+import { isDisposableDomain } from "../accounts/disposable-domains.js";
 
 /** The realm's domains in the order they were added. */
 export function realmDomains(state: StoreState, realmId: number): RealmDomain[] {
@@ -122,15 +123,23 @@ export function removeRealmDomain(state: StoreState, actorId: number, domain: st
 }
 
 /**
- * Zulip's get_realm_email_validator for a realm with emails_restricted_to_domains: why
- * an address may not join ("plus": a `+` before the `@`; "domain": not at one of the
- * realm's domains nor under one that allows subdomains), or null. Deviation: the
- * disposable-address rule is not applied (parley has no list of such domains).
+ * Zulip's email_allowed_for_realm (get_realm_email_validator): why an address may not
+ * join, or null. A realm restricted to its domains refuses "plus" (a `+` before the
+ * `@`) and "domain" (not at one of the realm's domains nor under one that allows
+ * subdomains); any other realm refuses "disposable" (a throwaway mail service's domain)
+ * while disallow_disposable_email_addresses is on, as it is by default.
  */
-export function emailDomainRefusal(state: StoreState, realmId: number, email: string): "plus" | "domain" | null {
+export function emailDomainRefusal(
+  state: StoreState,
+  realmId: number,
+  email: string,
+): "plus" | "domain" | "disposable" | null {
   const realm = state.realms.get(realmId);
-  if (realm?.properties?.emailsRestrictedToDomains !== true) return null;
   const at = email.lastIndexOf("@");
+  if (realm?.properties?.emailsRestrictedToDomains !== true) {
+    const disallow = realm?.properties?.disallowDisposableEmailAddresses ?? true;
+    return disallow && isDisposableDomain(email.slice(at + 1)) ? "disposable" : null;
+  }
   if (email.slice(0, Math.max(0, at)).includes("+")) return "plus";
   let domain = email.slice(at + 1).toLowerCase();
   const domains = realmDomains(state, realmId);

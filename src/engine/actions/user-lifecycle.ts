@@ -129,6 +129,8 @@ function checkEmailAllowed(state: StoreState, realmId: number, email: string): v
   const refusal = emailDomainRefusal(state, realmId, email);
   if (refusal === "domain") throw new BadRequestError(`Email '${clip(email)}' not allowed in this organization`);
   if (refusal === "plus") throw new BadRequestError("Email addresses containing + are not allowed.");
+  if (refusal === "disposable")
+    throw new BadRequestError("Disposable email addresses are not allowed in this organization");
 }
 
 /** POST /users once the password is hashed: checked again (the state may have changed), then created. */
