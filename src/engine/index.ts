@@ -85,6 +85,7 @@ export { MAX_BULK_NEW_SUBSCRIPTION_MESSAGES } from "./actions/subscriptions.js";
 export type { CreateGroupInput, GroupSettingField, UpdateGroupInput } from "./actions/groups.js";
 export { GROUP_SETTINGS, MAX_GROUP_NAME_LENGTH } from "./actions/groups.js";
 export type { AddReactionInput, ReactionInput, RemoveReactionInput } from "./actions/reactions.js";
+export type { SubmessageInput } from "./actions/submessages.js";
 export type { SendMessageInput, MessageDestination, SentMessage } from "./actions/send-message.js";
 export { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from "./actions/send-message.js";
 export {

@@ -460,6 +460,7 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
       nextWebhookItemId: 1,
       nextAttachmentId: 1,
       nextRealmExportId: 1,
+      nextSubmessageId: 1,
     };
     // Stores created before the change log have no sequence counter yet.
     this.counters.nextChangeSeq ??= 1;
@@ -480,6 +481,7 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
     this.counters.nextWebhookItemId ??= 1;
     this.counters.nextAttachmentId ??= 1;
     this.counters.nextRealmExportId ??= 1;
+    this.counters.nextSubmessageId ??= 1;
     if (role === "follower") this.#checkMigrated();
     else buildMembersIndex(this.tables);
     this.#load(true);

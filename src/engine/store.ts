@@ -49,6 +49,7 @@ import {
   type CreateRealmInput,
 } from "./actions/realms.js";
 import { addReaction, removeReaction, type AddReactionInput, type RemoveReactionInput } from "./actions/reactions.js";
+import { addSubmessage, type SubmessageInput } from "./actions/submessages.js";
 import {
   continueReadPurge,
   DELETE_TOPIC_BATCH_SIZE,
@@ -1662,6 +1663,10 @@ export class Store {
   }
   removeReaction(userId: number, messageId: number, reaction: RemoveReactionInput): void {
     removeReaction(this.#state, userId, messageId, reaction);
+  }
+  /** POST /submessage: a widget event (a vote, a new option, a task toggle) on a message. */
+  addSubmessage(userId: number, input: SubmessageInput): { id: number } {
+    return addSubmessage(this.#state, userId, input);
   }
 
   updateFlags(userId: number, messageIds: readonly number[], flag: string, op: string): FlagChangeResult {

@@ -268,6 +268,16 @@ export interface Reaction {
   readonly userId: number;
 }
 
+/** One of a message's submessages (Zulip's SubMessage): a widget, or an event acting on it. */
+export interface Submessage {
+  readonly id: number;
+  readonly senderId: number;
+  /** "widget" for polls and todo lists; Zulip stores whatever a client sends. */
+  readonly msgType: string;
+  /** JSON text, stored as sent. */
+  readonly content: string;
+}
+
 export interface EditHistoryEntry {
   readonly userId: number | null;
   readonly timestamp: number;
@@ -304,6 +314,8 @@ export interface Message {
   mentionedGroupIds: number[];
   wildcard: "stream" | "topic" | null;
   reactions: Reaction[];
+  /** Oldest first; absent when there are none (ordinary messages, and records older than widgets). */
+  submessages?: Submessage[];
   editHistory: EditHistoryEntry[] | null;
   lastEditTimestamp: number | null;
   lastMovedTimestamp: number | null;

@@ -55,6 +55,8 @@ export interface Counters {
   nextAttachmentId: number;
   /** Absent in stores written before data exports (state.ts starts it at 1). */
   nextRealmExportId: number;
+  /** Absent in stores written before widgets (state.ts starts it at 1). */
+  nextSubmessageId: number;
 }
 
 /** During a write: defer work to after the commit, and queue events. */

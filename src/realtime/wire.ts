@@ -228,6 +228,15 @@ export class WireEvent {
           emoji_code: e.reaction.emojiCode,
           reaction_type: e.reaction.reactionType,
         };
+      case "submessage":
+        return {
+          type: "submessage",
+          msg_type: e.submessage.msgType,
+          message_id: e.messageId,
+          submessage_id: e.submessage.id,
+          sender_id: e.submessage.senderId,
+          content: e.submessage.content,
+        };
       case "subscription":
         switch (e.op) {
           case "add": {

@@ -68,7 +68,13 @@ export function messageBody(
       reaction_type: r.reactionType,
       user_id: r.userId,
     })),
-    submessages: [],
+    submessages: (m.submessages ?? []).map((s) => ({
+      msg_type: s.msgType,
+      content: s.content,
+      message_id: m.id,
+      sender_id: s.senderId,
+      id: s.id,
+    })),
     topic_links: m.recipient.type === "channel" ? topicLinksToWire(store.topicLinks(realm.id, m.topic)) : [],
   };
   if (m.recipient.type === "channel") {

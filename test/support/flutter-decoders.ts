@@ -4,7 +4,8 @@
  * muted users, transcribed from lib/api/model/events.g.dart (UserStatusEvent,
  * MutedUsersEvent), model.dart (UserStatusChange.fromJson, MutedUserItem),
  * reaction.dart (ReactionType.fromApiValue) and initial_snapshot.g.dart (`user_status`,
- * `muted_users`) and AlertWordsEvent, zulip/zulip-flutter at e989e4f. Each throws where the Dart code would
+ * `muted_users`), AlertWordsEvent and SubmessageEvent, zulip/zulip-flutter at e989e4f, and
+ * submessage.dart (Submessage, WidgetData, PollWidgetData) at 06ce603. Each throws where the Dart code would
  * (a failed cast, a null `!`): what parley sends must decode without throwing.
  */
 
@@ -99,4 +100,62 @@ export function decodeAlertWordsEvent(json: Json): string[] {
   return list.map((w, i) =>
     typeof w === "string" ? w : fail(`$.alert_words[${i}]`, `expected String, got ${JSON.stringify(w)}`),
   );
+}
+
+function str(json: Json, key: string, path: string): string {
+  const v = json[key];
+  if (typeof v !== "string") fail(`${path}.${key}`, `expected String, got ${JSON.stringify(v)}`);
+  return v;
+}
+
+/** SubmessageType with unknownEnumValue: any string decodes ("widget" or unknown). */
+function submessageType(json: Json, path: string): "widget" | "unknown" {
+  return str(json, "msg_type", path) === "widget" ? "widget" : "unknown";
+}
+
+export interface FlutterSubmessage {
+  readonly senderId: number;
+  readonly msgType: "widget" | "unknown";
+  readonly content: string;
+}
+
+/** Submessage.fromJson (submessage.g.dart): sender_id as num, msg_type an enum with a fallback, content a String. */
+export function decodeSubmessage(v: unknown, path = "$"): FlutterSubmessage {
+  const json = obj(v, path);
+  return {
+    senderId: int(json, "sender_id", path),
+    msgType: submessageType(json, path),
+    content: str(json, "content", path),
+  };
+}
+
+/** SubmessageEvent.fromJson (events.g.dart): id, msg_type, content, message_id, sender_id, submessage_id. */
+export function decodeSubmessageEvent(json: Json): FlutterSubmessage & { messageId: number; submessageId: number } {
+  int(json, "id", "$");
+  return {
+    msgType: submessageType(json, "$"),
+    content: str(json, "content", "$"),
+    messageId: int(json, "message_id", "$"),
+    senderId: int(json, "sender_id", "$"),
+    submessageId: int(json, "submessage_id", "$"),
+  };
+}
+
+/**
+ * WidgetData.fromJson then PollWidgetData / PollWidgetExtraData (submessage.dart): the
+ * first submessage's content as a Map, `widget_type` a String (todo is "unknown" there),
+ * a poll's question a String (default "") and options a List of String (default []).
+ */
+export function decodeWidgetData(content: string): { widgetType: string; question?: string; options?: string[] } {
+  const json = obj(JSON.parse(content), "$");
+  const widgetType = str(json, "widget_type", "$");
+  if (widgetType !== "poll") return { widgetType };
+  const extra = obj(json["extra_data"], "$.extra_data");
+  const question = extra["question"] === undefined ? "" : str(extra, "question", "$.extra_data");
+  const rawOptions = extra["options"] ?? [];
+  if (!Array.isArray(rawOptions)) fail("$.extra_data.options", `expected List, got ${JSON.stringify(rawOptions)}`);
+  const options = rawOptions.map((o, i) =>
+    typeof o === "string" ? o : fail(`$.extra_data.options[${i}]`, `expected String, got ${JSON.stringify(o)}`),
+  );
+  return { widgetType, question, options };
 }

@@ -32,6 +32,7 @@ import { enqueueMessagePushes } from "./push-notifications.js";
 import { enqueueServiceBotCallsInTxn } from "../outgoing-webhooks/triggers.js";
 import { enqueueMissedEmails } from "./missed-message-emails.js";
 import { getMessageRecord, putMessageRecord } from "../storage/message-records.js";
+import { widgetContentFor } from "../widgets.js";
 
 export const MAX_MESSAGE_LENGTH = 10000;
 export const MAX_TOPIC_LENGTH = 60;
@@ -409,6 +410,7 @@ export function storeMessage(
       mentionedGroupIds: [...rendered.mentionedGroupIds],
       wildcard: rendered.wildcard,
       reactions: [],
+      ...widgetOf(state, sender.id, content),
       editHistory: null,
       lastEditTimestamp: null,
       lastMovedTimestamp: null,
@@ -467,6 +469,16 @@ export function storeMessage(
     );
     return automatic === null ? { id } : { id, automaticNewVisibilityPolicy: automatic };
   }
+}
+
+/**
+ * Zulip's do_widget_post_save_actions: a message starting with `/poll` or `/todo` is
+ * stored with its widget as its first submessage, in the same write.
+ */
+function widgetOf(state: StoreState, senderId: number, content: string): Pick<Message, "submessages"> {
+  const widget = widgetContentFor(content);
+  if (widget === null) return {};
+  return { submessages: [{ id: state.allocate("nextSubmessageId"), senderId, msgType: "widget", content: widget }] };
 }
 
 /**

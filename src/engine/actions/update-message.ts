@@ -233,6 +233,9 @@ function checkPayload(
     throw new BadRequestError("General chat cannot be marked as resolved");
   if (content !== undefined && channelId !== undefined)
     throw new BadRequestError("Cannot change message content while changing channel");
+  // Zulip's is_widget_message: any submessage makes the content fixed.
+  if (content !== undefined && (message.submessages?.length ?? 0) > 0)
+    throw new BadRequestError("Widgets cannot be edited.");
   if (input.prevContentSha256 !== undefined && input.prevContentSha256 !== sha256Hex(message.content))
     throw new ExpectationMismatchError("prev_content_sha256");
 }

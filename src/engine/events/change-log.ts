@@ -257,6 +257,8 @@ export function logEntryOf(event: EngineEvent): ChangeLogItem {
       return ["delete_message", "delete", ...event.messageIds];
     case "reaction":
       return ["reaction", event.op, event.messageId, event.reaction.userId];
+    case "submessage":
+      return ["submessage", "add", event.messageId, event.submessage.id];
     case "update_message": {
       const what = `${event.content !== null ? "content" : ""}${event.move !== null ? "+move" : ""}`;
       if (event.messageIds.length >= PACK_FROM && isAscending(event.messageIds))

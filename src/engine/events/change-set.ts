@@ -29,7 +29,7 @@
  *   topic policies changed for that user (null: any of the user's channels).
  * - `message` maps a message ID to its realm and the fields that changed: "added" (a new
  *   message, with its initial flags for every recipient), "content", "topic", "channel",
- *   "reactions", "deleted". Flags are per reader and go in `flags` instead: user ID to
+ *   "reactions", "submessages", "deleted". Flags are per reader and go in `flags` instead: user ID to
  *   the message IDs whose flags changed for that user (a "mark all read" names 50,000
  *   messages; one list per user costs nothing, one map entry per message would).
  */
@@ -116,7 +116,7 @@ export interface EntityChange<F extends string = never> {
 export const PAIR_KINDS = ["subscription", "userTopic"] as const;
 export type PairKind = (typeof PAIR_KINDS)[number];
 
-export const MESSAGE_FIELDS = ["added", "content", "topic", "channel", "reactions", "deleted"] as const;
+export const MESSAGE_FIELDS = ["added", "content", "topic", "channel", "reactions", "submessages", "deleted"] as const;
 export type MessageField = (typeof MESSAGE_FIELDS)[number];
 
 export interface MessageChange {
@@ -373,6 +373,9 @@ export function changesOfEvent(event: EngineEvent, out: ChangeSetBuilder): void 
     }
     case "reaction":
       out.message(event.messageId, event.realmId, "reactions");
+      return;
+    case "submessage":
+      out.message(event.messageId, event.realmId, "submessages");
       return;
     case "subscription":
       switch (event.op) {

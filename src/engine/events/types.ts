@@ -32,6 +32,7 @@ import type {
   MutedUsersRecord,
   NavigationView,
   ScheduledMessage,
+  Submessage,
   Subscription,
   User,
   UserGroup,
@@ -122,6 +123,12 @@ export type EngineEvent =
       readonly messageId: number;
       readonly realmId: number;
       readonly reaction: Reaction;
+    }
+  | {
+      readonly type: "submessage";
+      readonly messageId: number;
+      readonly realmId: number;
+      readonly submessage: Submessage;
     }
   | {
       readonly type: "subscription";

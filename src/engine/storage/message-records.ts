@@ -75,6 +75,7 @@ function surelySmall(message: Message): boolean {
       history.entries * 80 <
       MAX_INLINE_BYTES - 300 &&
     message.reactions.length === 0 &&
+    message.submessages === undefined &&
     message.mentionedUserIds.length + message.mentionedGroupIds.length < 16
   );
 }

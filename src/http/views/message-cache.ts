@@ -6,7 +6,7 @@
  * object for the last flag list served is kept too, so a repeated read is one copy.
  *
  * Invalidation, from the store's change sets (`dependencies` below): a message whose
- * content, topic, channel, reactions or existence changed drops its entries; a change
+ * content, topic, channel, reactions, submessages or existence changed drops its entries; a change
  * to a field a message object shows of its sender or DM participants (names, emails,
  * avatars), of its channel (the name) or of its realm (subdomain, empty topic name, edit history visibility)
  * drops everything. New messages and flag changes touch nothing cached.
@@ -61,6 +61,7 @@ const SHOWN_MESSAGE_FIELDS: Readonly<Record<MessageField, boolean>> = {
   topic: true,
   channel: true,
   reactions: true,
+  submessages: true,
   deleted: true,
 };
 /** Fields of other records that every message object showing them repeats (messageBody). */

@@ -1,7 +1,7 @@
 /**
  * @module http/endpoints/messages
  * Message endpoints: send, fetch, fetch one, edit, edit history, delete, report, flags by IDs and by narrow,
- * mark topic read.
+ * mark topic read, submessages (widget events).
  */
 import type { Endpoint } from "../../endpoint.js";
 import deleteMessage from "./delete-message.js";
@@ -16,6 +16,7 @@ import reportMessage from "./report-message.js";
 import renderMessage from "./render-message.js";
 import { addReactionEndpoint, removeReactionEndpoint } from "./reactions.js";
 import sendMessage from "./send-message.js";
+import submessage from "./submessage.js";
 import updateFlagsNarrow from "./update-flags-narrow.js";
 import updateFlags from "./update-flags.js";
 import updateMessage from "./update-message.js";
@@ -38,4 +39,5 @@ export const MESSAGE_ENDPOINTS: readonly Endpoint[] = [
   markAllAsRead,
   addReactionEndpoint,
   removeReactionEndpoint,
+  submessage,
 ];
