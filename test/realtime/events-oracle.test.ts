@@ -16,7 +16,13 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/http.js";
 import { DEFAULT_CONFIG } from "../../src/config/index.js";
-import { decodeAlertWordsEvent, decodeMutedUsersEvent, decodeUserStatusEvent } from "../support/flutter-decoders.js";
+import {
+  decodeAlertWordsEvent,
+  decodeMutedUsersEvent,
+  decodeSubmessage,
+  decodeSubmessageEvent,
+  decodeUserStatusEvent,
+} from "../support/flutter-decoders.js";
 import { actionArb, OBSERVERS, World, type Action, type UserName } from "./oracle-actions.js";
 import {
   applyEvent,
@@ -110,6 +116,12 @@ async function drain(world: World, o: Observer): Promise<void> {
       if (event["type"] === "user_status") decodeUserStatusEvent(event);
       if (event["type"] === "muted_users") decodeMutedUsersEvent(event);
       if (event["type"] === "alert_words") decodeAlertWordsEvent(event);
+      if (event["type"] === "submessage") decodeSubmessageEvent(event);
+      if (event["type"] === "message" && isObj(event["message"])) {
+        const submessages = event["message"]["submessages"];
+        if (!Array.isArray(submessages)) throw new Error(`message without submessages: ${JSON.stringify(event)}`);
+        submessages.forEach((s, i) => decodeSubmessage(s, `$.message.submessages[${i}]`));
+      }
       if (event["type"] !== "heartbeat") o.events.push(event);
     }
   }

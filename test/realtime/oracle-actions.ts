@@ -827,7 +827,8 @@ export class World {
   #mentionText(m: Mention): string {
     switch (m.kind) {
       case "none":
-        return "hello";
+        // Every third message a poll, so that votes (reaction actions below) have widgets to act on.
+        return this.sent.length % 3 === 0 ? "/poll Lunch?\nPizza\nSushi" : "hello";
       case "user": {
         const u = this.current(m.who);
         return `hi @**${u.fullName}|${u.id}**`;
@@ -1051,6 +1052,17 @@ export class World {
       case "reaction": {
         const id = this.#pick(action.pick);
         if (id === undefined) return note(false, "reaction: nothing sent yet");
+        // Derived from the action, not drawn: a new kind of action would shift every generated sequence.
+        if (action.op === "add" && action.pick % 2 === 0) {
+          // Half of them by the message's sender, who may attach to any message of theirs.
+          const voter = action.pick % 4 === 0 ? (this.senders.get(id) ?? action.user) : action.user;
+          const r = await call(voter, "POST", "/submessage", {
+            message_id: id,
+            msg_type: "widget",
+            content: JSON.stringify({ type: "vote", key: "canned,0", vote: 1 }),
+          });
+          return note(r.status === 200, `submessage ${String(r.body["msg"] ?? "")}`);
+        }
         const r = await call(action.user, action.op === "add" ? "POST" : "DELETE", `/messages/${id}/reactions`, {
           emoji_name: "octopus",
         });

@@ -291,9 +291,10 @@ export function applyEvent(state: ClientState, event: Json): void {
     case "typing":
     case "typing_edit_message":
     case "reaction":
+    case "submessage":
     case "realm":
     case "restart":
-      // No /register section holds these (reactions travel with messages).
+      // No /register section holds these (reactions and submessages travel with messages).
       return;
     case "message":
       return applyMessage(state, event);
