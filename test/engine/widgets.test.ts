@@ -73,6 +73,18 @@ describe("submessage JSON", () => {
   });
 });
 
+describe("sending", () => {
+  it("makes no widget for a replayed send (imports: Zulip's export holds no submessages)", () => {
+    t = tempStore();
+    const w = seedRealm(t.store);
+    const to = { type: "channel", channel: "general", topic: "t" } as const;
+    const live = t.store.sendMessage({ senderId: w.alice.id, to, content: "/todo Chores" });
+    const replayed = t.store.sendMessage({ senderId: w.alice.id, to, content: "/todo Chores", widgets: false });
+    expect(t.store.findMessageRecord(live.id)!.submessages).toHaveLength(1);
+    expect(t.store.findMessageRecord(replayed.id)!.submessages).toBeUndefined();
+  });
+});
+
 describe("addSubmessage", () => {
   it("stores the submessage durably and names the message's submessages in the change set", () => {
     t = tempStore();

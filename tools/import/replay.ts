@@ -336,6 +336,8 @@ export function replayExport(
         // History, not new messages: no outgoing webhook bot is called for it, no one is emailed about it.
         callServiceBots: false,
         missedMessageEmails: false,
+        // Zulip's export carries no submessages and its import makes none: a /poll arrives as text.
+        widgets: false,
         ...(client ? { client } : {}),
       });
       ids.messages.set(m.id, id);

@@ -68,6 +68,11 @@ export interface SendMessageInput {
   readonly callServiceBots?: boolean;
   /** Add the message to away recipients' missed-message emails (default true); imports replaying history do not. */
   readonly missedMessageEmails?: boolean;
+  /**
+   * Make a `/poll` or `/todo` message a widget (default true). Imports replaying history
+   * do not: Zulip's export holds no submessages and its import creates none.
+   */
+  readonly widgets?: boolean;
 }
 
 /** Clients that are full UIs used by humans: their sends start read for the sender. */
@@ -233,6 +238,7 @@ export function prepareMessage(state: StoreState, input: SendMessageInput): Mess
     automaticPolicies: input.automaticPolicies ?? true,
     callServiceBots: input.callServiceBots ?? true,
     missedMessageEmails: input.missedMessageEmails ?? true,
+    widgets: input.widgets ?? true,
   };
 }
 
@@ -334,6 +340,8 @@ export interface MessageToWrite {
   readonly callServiceBots?: boolean;
   /** Add the message to away recipients' missed-message emails (default true). */
   readonly missedMessageEmails?: boolean;
+  /** Make a `/poll` or `/todo` message a widget (default true). */
+  readonly widgets?: boolean;
 }
 
 /** Renders and stores a validated message in one write. */
@@ -410,7 +418,7 @@ export function storeMessage(
       mentionedGroupIds: [...rendered.mentionedGroupIds],
       wildcard: rendered.wildcard,
       reactions: [],
-      ...widgetOf(state, sender.id, content),
+      ...(input.widgets === false ? {} : widgetOf(state, sender.id, content)),
       editHistory: null,
       lastEditTimestamp: null,
       lastMovedTimestamp: null,
