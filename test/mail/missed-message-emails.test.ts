@@ -221,6 +221,27 @@ describe("missed-message emails", () => {
     expect(s.t.store.outboxMail()).toEqual([]);
   });
 
+  it("an edit that newly mentions a user adds the message to their email, once", async () => {
+    const { alice, bob, owner } = s.seed;
+    const id = await send(bob, toChannel("edited", "plain words"));
+    const mentioned = await send(bob, toChannel("edited", "hi @**Olive Owner**"));
+    expect(s.t.store.missedEmailBatches().map((b) => b.userId)).toEqual([owner.id]);
+    await call(bob, "PATCH", `/messages/${id}`, { content: "now @**Alice**" });
+    await call(bob, "PATCH", `/messages/${id}`, { content: "still @**Alice**, again" });
+    // Owner was mentioned at send: the edit adds nothing for them.
+    await call(bob, "PATCH", `/messages/${mentioned}`, { content: "hi @**Olive Owner** edited" });
+    expect(s.t.store.missedEmailBatches().map((b) => [b.userId, b.items.map((i) => [i.messageId, i.trigger])])).toEqual(
+      [
+        [owner.id, [[mentioned, "mentioned"]]],
+        [alice.id, [[id, "mentioned"]]],
+      ].sort((a, b) => (a[0] as number) - (b[0] as number)),
+    );
+    const toAlice = (await afterBatchingPeriod()).filter((m) => m.envelopeTo[0] === "alice@test.dev");
+    expect(toAlice.map((m) => [m.subject, m.text.split("\n")[0]])).toEqual([
+      ["#general > edited", "Bob: still @**Alice**, again"],
+    ]);
+  });
+
   it("a restart in the middle of a batch still sends it, once", async () => {
     const { alice, bob } = s.seed;
     await send(bob, { type: "direct", to: [alice.id], content: "before the restart" });

@@ -20,6 +20,7 @@
  * channel (followers), and every subscriber only for a channel-wide wildcard mention.
  * Channel email notifications (enable_stream_email_notifications and the subscription's
  * email_notifications) are not sent: they would need every subscriber looked at.
+ * A content edit adds the users it newly mentions (enqueueEditMissedEmails).
  */
 import { key } from "../index/keys.js";
 import { missedMessageMail, type MissedMessage } from "../mail/missed-message.js";
@@ -31,6 +32,7 @@ import { getMessageRecord } from "../storage/message-records.js";
 import { receivedAtSend } from "../access.js";
 import { realmPropertyValue } from "./realm-settings.js";
 import { channelTrigger, directTrigger, offlineEnabled, recentlyActive } from "./notification-triggers.js";
+import { topicPolicyOf } from "./user-topics.js";
 
 /** Inside a new message's write: adds it to the batch of each away recipient it triggers an email for. */
 export function enqueueMissedEmails(
@@ -68,17 +70,68 @@ export function enqueueMissedEmails(
           : null;
     if (decision === null) continue;
     const before = state.tables.missedEmails.get(userId) as MissedEmailBatch | undefined;
-    const batch: MissedEmailBatch = {
-      userId,
-      dueAt: before?.dueAt ?? state.now() + settings.email_notifications_batching_period_seconds,
-      items: [
-        ...(before?.items ?? []),
-        { messageId: message.id, trigger: decision.trigger, mentionedGroupId: decision.mentionedGroupId },
-      ],
-    };
-    state.tables.missedEmails.putSync(userId, batch);
-    ctx.changed({ kind: "missedEmail", id: userId, op: before ? "changed" : "added" });
+    addToBatch(state, ctx, userId, before, settings.email_notifications_batching_period_seconds, {
+      messageId: message.id,
+      trigger: decision.trigger,
+      mentionedGroupId: decision.mentionedGroupId,
+    });
   }
+}
+
+/**
+ * Inside a channel message's content edit (Zulip's maybe_enqueue_notifications_for_message_update):
+ * a user the edit newly mentions (personally, through a group or a wildcard) gets the message in
+ * their email, unless a mention was there before or it is in their batch already. `candidates`
+ * hold every such user (the mentioned ones, or the subscribers when the edit adds a channel-wide
+ * wildcard); `mentionedBefore` and `mentionFlags` tell each user's mentions before and after.
+ */
+export function enqueueEditMissedEmails(
+  state: StoreState,
+  ctx: WriteContext,
+  message: Message,
+  channel: Channel,
+  candidates: Iterable<number>,
+  mentionedBefore: (userId: number) => boolean,
+  mentionFlags: (userId: number) => readonly string[],
+): void {
+  const muters = state.mutingUsers.get(message.senderId);
+  for (const userId of candidates) {
+    if (userId === message.senderId || muters?.has(userId) || mentionedBefore(userId)) continue;
+    const user = state.users.get(userId);
+    if (!user || user.realmId !== message.realmId || !user.isActive || user.isBot) continue;
+    if (recentlyActive(state, userId) || !receivedAtSend(state, userId, message)) continue;
+    if (state.bitmaps.get(key.userFlag(userId, "read")).has(message.id)) continue;
+    const settings = state.settingsOf(userId);
+    // A followed topic's message was in the email at send already (Zulip skips users notified at send).
+    const followed = topicPolicyOf(state, userId, channel.id, message.topic) === 3;
+    if (followed && settings.enable_followed_topic_email_notifications) continue;
+    const decision = channelTrigger(state, user, settings, message, channel, mentionFlags(userId), "email");
+    if (decision === null || decision.trigger === "followed_topic_email_notify") continue;
+    const before = state.tables.missedEmails.get(userId) as MissedEmailBatch | undefined;
+    if (before?.items.some((i) => i.messageId === message.id)) continue;
+    addToBatch(state, ctx, userId, before, settings.email_notifications_batching_period_seconds, {
+      messageId: message.id,
+      trigger: decision.trigger,
+      mentionedGroupId: decision.mentionedGroupId,
+    });
+  }
+}
+
+function addToBatch(
+  state: StoreState,
+  ctx: WriteContext,
+  userId: number,
+  before: MissedEmailBatch | undefined,
+  periodSecs: number,
+  item: MissedEmailBatch["items"][number],
+): void {
+  const batch: MissedEmailBatch = {
+    userId,
+    dueAt: before?.dueAt ?? state.now() + periodSecs,
+    items: [...(before?.items ?? []), item],
+  };
+  state.tables.missedEmails.putSync(userId, batch);
+  ctx.changed({ kind: "missedEmail", id: userId, op: before ? "changed" : "added" });
 }
 
 /** Every waiting batch (tests and tools). */

@@ -37,6 +37,7 @@ import { requireActiveUser } from "./lookups.js";
 import { rewriteMessages } from "./message-rewrite.js";
 import { prepareMove, writeMove, type MoveResult, type PreparedMove, type PropagateMode } from "./move-messages.js";
 import { enqueueEditPushes } from "./push-notifications.js";
+import { enqueueEditMissedEmails } from "./missed-message-emails.js";
 import { realmMessagePolicy, type MessagePolicy } from "./realm-message-policy.js";
 import { renderContextFor } from "./render-context.js";
 import { alertedReceivers } from "./alert-words.js";
@@ -297,8 +298,12 @@ function storeContentEdit(
   rewriteMessages(state, ctx, [{ before, after }]);
   const mentions = rewriteMentionBits(state, ctx, before, after);
   rewriteAlertWordBits(state, ctx, before, after);
-  if (channel !== null && after.recipient.type === "channel")
+  if (channel !== null && after.recipient.type === "channel") {
     enqueueEditPushes(state, ctx, after, channel, mentions.before, mentions.after);
+    const newlyWildcard = after.wildcard === "stream" && before.wildcard !== "stream";
+    const candidates = newlyWildcard ? (state.subscribers.get(channel.id) ?? []) : mentions.mentionedAfter();
+    enqueueEditMissedEmails(state, ctx, after, channel, candidates, mentions.before, mentions.after);
+  }
   return { message: after, detached: uploads.detached, mentionsAfter: mentions.after };
 }
 
@@ -389,7 +394,12 @@ function rewriteMentionBits(
   ctx: WriteContext,
   before: Message,
   after: Message,
-): { before: (userId: number) => boolean; after: (userId: number) => NonNullable<KnownRow["mentions"]> } {
+): {
+  before: (userId: number) => boolean;
+  after: (userId: number) => NonNullable<KnownRow["mentions"]>;
+  /** The users with a personal mention flag after the edit. */
+  mentionedAfter: () => Iterable<number>;
+} {
   // Zulip's update_user_message_flags sets the flags of every row, historical ones too.
   const historical = historicalRowUsers(state, before);
   const old = derivedMentionKeys(state, before, false);
@@ -416,6 +426,7 @@ function rewriteMentionBits(
       mentionedBefore.has(userId) || (before.wildcard === "stream" && receivedAtSend(state, userId, before)),
     // Asked for every recipient of the event: one lookup, the few mentioned users listed once.
     after: (userId) => mentionedAfter.get(userId) ?? NO_MENTIONS,
+    mentionedAfter: () => mentionedAfter.keys(),
   };
 }
 
