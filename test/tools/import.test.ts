@@ -265,7 +265,19 @@ function writeExport(dir: string): void {
     JSON.stringify({ zerver_message: messages, zerver_usermessage: userMessages }),
   );
   writeFileSync(join(dir, "attachment.json"), JSON.stringify({ zerver_attachment: [] }));
+  // Zulip's export_emoji_from_local: emoji/<realm>/emoji/images/<file>, listed in emoji/records.json.
+  mkdirSync(join(dir, "emoji", "7", "emoji", "images"), { recursive: true });
+  writeFileSync(join(dir, "emoji", "7", "emoji", "images", "3.gif"), PARROT_GIF);
+  writeFileSync(
+    join(dir, "emoji", "records.json"),
+    JSON.stringify([
+      { realm_id: 7, author: IAGO, name: "party_parrot", file_name: "3.gif", path: "7/emoji/images/3.gif" },
+    ]),
+  );
 }
+
+/** The emoji image's bytes (the importer copies them; they need not decode). */
+const PARROT_GIF = Buffer.from("GIF89a parrot frames");
 
 interface Result {
   readonly code: number | null;
@@ -305,7 +317,8 @@ describe("parley import from a Zulip export", () => {
       bots: 1,
       channels: 3,
       messages: 9,
-      reactions: 1,
+      reactions: 2,
+      "custom emoji": 1,
       "user groups": 1,
       "topic policies": 1,
       "deactivated users": 1,
@@ -314,9 +327,7 @@ describe("parley import from a Zulip export", () => {
     });
     const reasons = Object.keys(report.notCarried).join("\n");
     expect(reasons).toMatch(/message from a Zulip system bot/);
-    // The emoji's record is read, but this export has no emoji/ folder with its image.
-    expect(reasons).toMatch(/custom emoji without its image in the export/);
-    expect(reasons).toMatch(/reaction with a custom emoji that was not imported/);
+    expect(reasons).not.toMatch(/emoji/);
     expect(reasons).toMatch(/collapsed flag/);
     expect(reasons).toMatch(/API keys/);
     expect(report.ignoredTables).toEqual({});
@@ -421,7 +432,18 @@ describe("parley import from a Zulip export", () => {
       expect(general[0]!.flags).toEqual(expect.arrayContaining(["read", "mentioned"]));
       expect(general[0]!.timestamp).toBe(T0 + 100);
       expect(general[0]!.subject).toBe("greetings");
-      expect(general[0]!.reactions).toEqual([expect.objectContaining({ emoji_name: "+1", user_id: hamlet!.id })]);
+      expect(general[0]!.reactions).toEqual([
+        expect.objectContaining({ emoji_name: "+1", user_id: hamlet!.id }),
+        expect.objectContaining({ emoji_name: "party_parrot", reaction_type: "realm_emoji" }),
+      ]);
+      // The custom emoji, its image copied under a fresh file name and served where register says.
+      const emoji = await get(users["hamlet"]!, "/realm/emoji");
+      const parrot = Object.values(emoji["emoji"] as Record<string, { name: string; source_url: string }>).find(
+        (e) => e.name === "party_parrot",
+      )!;
+      expect(parrot.source_url).toMatch(/\/user_avatars\/\d+\/emoji\/images\/[0-9a-f]{16}\.gif$/);
+      const image = await fetch(new URL(parrot.source_url, url));
+      expect(Buffer.from(await image.arrayBuffer())).toEqual(PARROT_GIF);
       expect(general[2]!.flags).toContain("historical");
       expect(general[3]!.flags).not.toContain("historical");
       expect(general[3]!.flags).not.toContain("read");

@@ -21,7 +21,7 @@ import {
   type GroupSettingValue,
   type Store,
 } from "../../src/engine/index.js";
-import { emojiFilePath } from "../../src/emoji/images.js";
+import { emojiFilePath, newEmojiFileName } from "../../src/emoji/images.js";
 import { UploadFiles } from "../../src/uploads/files.js";
 import { RECIPIENT, type ZulipExport } from "./zulip-export.js";
 
@@ -41,6 +41,15 @@ export interface SettingsReplay {
   /** Zulip emoji ID -> parley's (reactions and statuses name custom emoji by ID). */
   readonly emoji: Map<number, number>;
 }
+
+/** Image formats parley serves emoji in, by file extension. */
+const EMOJI_EXTENSIONS: Readonly<Record<string, string>> = {
+  png: "png",
+  gif: "gif",
+  jpg: "jpeg",
+  jpeg: "jpeg",
+  webp: "webp",
+};
 
 function reason(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -119,12 +128,20 @@ function destination(path: string): string {
 /** Custom emoji with their images, in ID order (a deactivated one's name may be reused by a later one). */
 function importRealmEmoji(c: SettingsReplay): void {
   for (const e of [...c.data.realmEmoji].sort((a, b) => a.id - b.id)) {
-    const fileName = e.file_name ?? "";
-    const source = c.data.emojiFiles.get(`${c.data.realm.id}/emoji/images/${fileName}`);
-    const target = c.dataDir === undefined ? null : emojiFilePath(c.dataDir, c.realmId, fileName, false);
-    if (source === undefined || target === null) {
+    const zulipName = e.file_name ?? "";
+    const source = c.data.emojiFiles.get(`${c.data.realm.id}/emoji/images/${zulipName}`);
+    // Zulip names the file after the emoji's ID (3.gif); parley's names are unguessable: a fresh one, same format.
+    const extension = EMOJI_EXTENSIONS[/\.([a-z]+)$/i.exec(zulipName)?.[1]?.toLowerCase() ?? ""];
+    const fileName = /^[0-9a-f]{16}\.(png|gif|jpeg|webp)$/.test(zulipName)
+      ? zulipName
+      : extension === undefined
+        ? null
+        : newEmojiFileName(extension);
+    const target =
+      c.dataDir === undefined || fileName === null ? null : emojiFilePath(c.dataDir, c.realmId, fileName, false);
+    if (source === undefined || fileName === null || target === null) {
       c.skip(
-        source === undefined ? "custom emoji without its image in the export" : "custom emoji (unusual file name)",
+        source === undefined ? "custom emoji without its image in the export" : "custom emoji of an unknown format",
         `:${e.name}:`,
       );
       continue;
@@ -133,7 +150,7 @@ function importRealmEmoji(c: SettingsReplay): void {
     try {
       copyFileSync(source, destination(target));
       const still = c.data.emojiFiles.get(
-        `${c.data.realm.id}/emoji/images/still/${fileName.replace(/\.[a-z]+$/, ".png")}`,
+        `${c.data.realm.id}/emoji/images/still/${zulipName.replace(/\.[a-z]+$/i, ".png")}`,
       );
       const stillTarget = emojiFilePath(c.dataDir!, c.realmId, fileName.replace(/\.[a-z]+$/, ".png"), true);
       if (e.is_animated === true && still !== undefined && stillTarget !== null)
