@@ -211,6 +211,14 @@ async function addSettingsAndPersonalData(
     readBySender: true,
     client: "website",
   });
+  // A reminder is a scheduled message too: exported as Zulip's delivery type REMIND, not imported.
+  store.createReminder(alice.id, {
+    messageId: linking,
+    deliverAt: store.now() + 50 * 86_400,
+    note: "read it",
+    client: "website",
+    realmUrl: "http://localhost",
+  });
 }
 
 function formOf(field: string, blob: Blob, name: string): FormData {
@@ -272,6 +280,13 @@ describe("POST /export/realm and the round trip through parley import", () => {
         data.userMessages.every((um) => um.user !== moderator.id && um.user !== bot.id && um.user !== gone.id),
       ).toBe(true);
       expect(data.ignoredTables).toEqual({});
+      const reminders = data.scheduledMessages.filter((m) => m["delivery_type"] === 2);
+      expect(reminders).toHaveLength(1);
+      expect(reminders[0]).toMatchObject({ reminder_note: "read it", stream: null, subject: "" });
+      expect(data.messages.find((m) => m.id === reminders[0]!["reminder_target_message_id"])?.content).toMatch(
+        /^see \[notes\.txt\]/,
+      );
+      expect(data.scheduledMessages.filter((m) => m["delivery_type"] === 1)).toHaveLength(2);
     } finally {
       opened.cleanup();
     }
@@ -294,6 +309,7 @@ describe("POST /export/realm and the round trip through parley import", () => {
     expect(Object.keys(report.notCarried).sort()).toEqual([
       "API keys and passwords (every user gets a new API key)",
       "channel colors (parley assigns its own)",
+      "scheduled message that failed, or a reminder",
     ]);
     expect(report.imported).toMatchObject({
       "custom profile fields": 3,

@@ -16,8 +16,9 @@ import { RECIPIENT_ID } from "./zulip-ids.js";
 
 type Row = Record<string, unknown>;
 
-/** Zulip's ScheduledMessage.SEND_LATER. */
+/** Zulip's ScheduledMessage.SEND_LATER and REMIND. */
 const SEND_LATER = 1;
+const REMIND = 2;
 
 export interface SettingsContext {
   readonly realmId: number;
@@ -152,7 +153,9 @@ export function settingsTables(state: StoreState, ctx: SettingsContext): Setting
         has_attachment: false,
         failed: m.failed,
         failure_message: m.failureMessage,
-        delivery_type: SEND_LATER,
+        delivery_type: m.reminder === undefined ? SEND_LATER : REMIND,
+        reminder_target_message_id: m.reminder?.messageId ?? null,
+        reminder_note: m.reminder === undefined || m.reminder.note === "" ? null : m.reminder.note,
       });
     }
   }
