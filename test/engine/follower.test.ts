@@ -158,6 +158,7 @@ describe("follower store", () => {
     });
     const follower = follow(t.store);
     const before = fingerprint(follower);
+    const presence = [...internals(follower).presence.values()];
     const refused = (fn: () => unknown) => expect(fn).toThrow(FollowerWriteError);
     refused(() =>
       follower.sendMessage({
@@ -179,6 +180,7 @@ describe("follower store", () => {
       }),
     ).rejects.toThrow(FollowerWriteError);
     expect(fingerprint(follower)).toBe(before);
+    expect([...internals(follower).presence.values()]).toEqual(presence);
     expect(follower.role).toBe("follower");
   });
 

@@ -19,7 +19,7 @@
  * store resumes above that bound: numbers clients saw before a crash are never
  * handed out again, so `last_update_id` stays correct across a crash.
  */
-import { BadRequestError } from "../errors.js";
+import { BadRequestError, FollowerWriteError } from "../errors.js";
 import { realmAudience } from "../events/audience.js";
 import { PRESENCE_CEILING_KEY, type StoreState } from "../state.js";
 import type { PresenceRecord, User } from "../types.js";
@@ -49,6 +49,8 @@ const NEVER = 86_400;
 
 /** Records a ping from `userId` at the store's clock. Bots are refused, as Zulip's human_users_only. */
 export function updatePresence(state: StoreState, userId: number, status: PresenceStatus): void {
+  // A ping changes memory first (the flush writes it later): a follower must refuse before that.
+  if (state.role === "follower") throw new FollowerWriteError("a presence ping");
   const user = requireActiveUser(state, userId);
   if (user.isBot) throw new BadRequestError("This endpoint does not accept bot requests.");
   if (!presenceEnabled(state, user.id)) return;
