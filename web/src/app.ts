@@ -8,6 +8,7 @@ import { Compose } from "./compose.js";
 import { h } from "./dom.js";
 import { EventLoop } from "./events.js";
 import { moveOf } from "./message-events.js";
+import { hashOf, parseHash } from "./hash.js";
 import { MessageList } from "./message-list.js";
 import { conversationOf, dmKey, parseSearch, sameNarrow, topicKey, type Narrow } from "./narrow.js";
 import { dmLabel, renderInbox, renderSidebar, type View } from "./sidebar.js";
@@ -75,6 +76,8 @@ export class App {
   readonly #timings: Timings = { firstView: null, bootToView: null, narrowSwitches: [], switchLog: [], phases: {} };
   readonly #startedAt = performance.now();
   readonly #keyHandler = (ev: KeyboardEvent) => this.#onKey(ev);
+  /** Back/Forward, an edited address, or a `#narrow/...` link clicked in a message. */
+  readonly #urlHandler = () => this.#onUrl();
   #typingTimer: number | null = null;
   #self: Promise<Record<string, unknown>> | null = null;
   /** The channel whose whole topic list the sidebar shows (else the newest few). */
@@ -150,6 +153,8 @@ export class App {
       ),
     );
     document.addEventListener("keydown", this.#keyHandler);
+    window.addEventListener("hashchange", this.#urlHandler);
+    window.addEventListener("popstate", this.#urlHandler);
     // Who we are: in register's realm_user section, which this client does not fetch
     // (see events.ts); asked for alongside register, so it costs no extra round trip.
     this.#self = this.api.get("/users/me");
@@ -157,7 +162,7 @@ export class App {
     try {
       await this.#loop.start();
     } catch (error) {
-      document.removeEventListener("keydown", this.#keyHandler);
+      this.#unlisten();
       throw error;
     }
   }
@@ -189,9 +194,11 @@ export class App {
     this.#composeSlot.replaceChildren(this.#compose.element);
     this.#timings.phases["state"] = performance.now() - t0;
     void this.#loadMemberships(state);
-    // First view: Inbox when something is unread, else the combined feed.
-    const view: View = first ? (state.unreads.total > 0 ? { kind: "inbox" } : { kind: "all" }) : this.#view;
-    void this.open(view).then(() => {
+    // First view: the one the address names (a reload, a deep link), else Inbox when
+    // something is unread, else the combined feed.
+    const fallback: View = state.unreads.total > 0 ? { kind: "inbox" } : { kind: "all" };
+    const view: View = first ? (parseHash(location.hash, state) ?? fallback) : this.#view;
+    void this.open(view, "replace").then(() => {
       if (this.#timings.firstView === null) {
         this.#timings.firstView = performance.now();
         this.#timings.bootToView = performance.now() - this.#startedAt;
@@ -201,13 +208,22 @@ export class App {
     });
   }
 
-  /** Opens a view: Inbox, or a narrow's message list (with compose pointed at it). */
-  async open(view: View): Promise<void> {
+  /**
+   * Opens a view: Inbox, or a narrow's message list (with compose pointed at it). The
+   * address follows: a new history entry ("push", so Back returns), the current one
+   * rewritten ("replace"), or left as it is ("keep", when the address chose the view).
+   */
+  async open(view: View, history: "push" | "replace" | "keep" = "push"): Promise<void> {
     const state = this.#state;
     const list = this.#list;
     if (!state || !list) return;
     const started = performance.now();
     this.#view = view;
+    const hash = hashOf(view, state);
+    if (history !== "keep" && location.hash !== hash) {
+      if (history === "push") window.history.pushState(null, "", hash);
+      else window.history.replaceState(null, "", hash);
+    }
     this.#error.textContent = "";
     this.#title.textContent = this.#titleOf(view);
     this.#drawSidebar();
@@ -220,7 +236,7 @@ export class App {
       this.#timings.phases["inbox"] = performance.now() - started;
       return;
     }
-    if (view.kind !== "search") this.#search.value = "";
+    this.#search.value = view.kind === "search" ? view.query : "";
     if (view.kind === "channel" || view.kind === "topic")
       this.#compose?.setTarget({
         kind: "channel",
@@ -237,6 +253,19 @@ export class App {
     const ms = performance.now() - started;
     this.#timings.narrowSwitches.push(ms);
     this.#timings.switchLog.push({ view: JSON.stringify(view), ms });
+  }
+
+  #onUrl(): void {
+    const state = this.#state;
+    if (!state) return;
+    const view = parseHash(location.hash, state);
+    if (view && !this.isOpen(view)) void this.open(view, "keep");
+  }
+
+  #unlisten(): void {
+    document.removeEventListener("keydown", this.#keyHandler);
+    window.removeEventListener("hashchange", this.#urlHandler);
+    window.removeEventListener("popstate", this.#urlHandler);
   }
 
   #titleOf(view: View): string {
@@ -356,7 +385,7 @@ export class App {
       });
     const channel = this.#openChannel();
     if (channel !== null && state.topicsStale.has(channel)) void this.#loadTopics(state, channel);
-    if (follow) void this.open(follow);
+    if (follow) void this.open(follow, "replace");
     this.#scheduleDraw();
   }
 
@@ -487,7 +516,7 @@ export class App {
 
   /** Deletes the event queue, then forgets the key. */
   async logout(message: string): Promise<void> {
-    document.removeEventListener("keydown", this.#keyHandler);
+    this.#unlisten();
     this.#list?.destroy();
     this.#compose?.destroy();
     await this.#loop.stop();

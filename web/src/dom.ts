@@ -4,6 +4,8 @@
  * the server, goes through `serverHtml` and nowhere else.
  */
 
+import { inAppHash } from "./hash.js";
+
 type Child = Node | string | null | undefined | false;
 type Attrs = Record<string, string | number | boolean | EventListener | undefined>;
 
@@ -26,6 +28,13 @@ export function h<K extends keyof HTMLElementTagNameMap>(
 export function serverHtml(el: HTMLElement, html: string): void {
   el.innerHTML = html;
   for (const a of el.querySelectorAll("a[href]")) {
+    // Links to views of this app (channel and topic links) stay in this tab, where the
+    // key is: a new tab would ask to log in again.
+    const hash = inAppHash(a.getAttribute("href") ?? "", location.href);
+    if (hash !== null) {
+      a.setAttribute("href", hash);
+      continue;
+    }
     a.setAttribute("target", "_blank");
     a.setAttribute("rel", "noopener noreferrer");
   }

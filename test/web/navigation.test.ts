@@ -1,0 +1,122 @@
+/**
+ * The web client's address and history in headless Chromium against a real server:
+ * the view lives in the URL in Zulip's `#narrow/...` format, so a deep link opens it,
+ * reload keeps it, Back and Forward move between views, and channel and topic links
+ * inside messages change the view in the same tab (where the key is).
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildWeb } from "../../tools/build-web.js";
+import type { User } from "../../src/engine/types.js";
+import { launchChromium } from "../support/chromium.js";
+import { startServer, type TestServer } from "../support/http.js";
+
+describe("web client navigation", () => {
+  let dir: string;
+  let server: TestServer;
+  let browser: Browser;
+  const contexts: BrowserContext[] = [];
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "parley-webnav-"));
+    await buildWeb(join(dir, "web"));
+    server = await startServer({ webRoot: join(dir, "web") });
+    browser = await launchChromium();
+  }, 600_000);
+  afterAll(async () => {
+    for (const c of contexts) await c.close().catch(() => undefined);
+    await browser?.close();
+    server?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function loggedIn(user: User, viewport: { width: number; height: number }): Promise<Page> {
+    const context = await browser.newContext({ viewport });
+    contexts.push(context);
+    const page = await context.newPage();
+    page.setDefaultTimeout(10_000);
+    page.on("pageerror", (error) => pageErrors.push(error.stack ?? error.message));
+    await page.goto(server.base);
+    await page.fill("#key-email", user.email);
+    await page.fill("#key-value", server.t.store.getUser(user.id).apiKey);
+    await page.click("#key-form button[type=submit]");
+    await page.waitForSelector("body[data-ready='1']");
+    return page;
+  }
+
+  const title = (page: Page, text: string) => page.locator(".view-title", { hasText: text }).waitFor();
+  const hash = (page: Page) => new URL(page.url()).hash;
+
+  it("opens a deep link into a topic, keeps it on reload, moves with Back and Forward, follows links in messages", async () => {
+    const { owner, alice, general } = server.seed;
+    const store = server.t.store;
+    store.subscribe(owner.id, { channels: [{ name: "url tests" }], principals: [owner.id, alice.id] });
+    const topic = "release 1.0 (final)";
+    const sent = store.sendMessage({
+      senderId: owner.id,
+      to: { type: "channel", channel: "url tests", topic },
+      content: "the release topic",
+    });
+    const recipient = store.getMessage(owner.id, sent.id).message.recipient;
+    const channelId = recipient.type === "channel" ? recipient.channelId : 0;
+    store.sendMessage({
+      senderId: owner.id,
+      to: { type: "channel", channel: "general", topic: "links" },
+      content: `see #**url tests>${topic}** and https://example.com/#narrow/channel/1-elsewhere`,
+    });
+    // Zulip's spelling: spaces become `-` in the channel's slug; `.`, `(`, `)` and `%`
+    // escapes are written with `.` in the topic.
+    const topicHash = `#narrow/channel/${channelId}-url-tests/topic/release.201.2E0.20.28final.29`;
+
+    const page = await loggedIn(alice, { width: 1200, height: 760 });
+    // A deep link, opened as a new page load in a tab that holds the key.
+    await page.goto("about:blank");
+    await page.goto(`${server.base}/${topicHash}`);
+    await page.waitForSelector("body[data-ready='1']");
+    await title(page, `#url tests › ${topic}`);
+    await page.locator("li.msg", { hasText: "the release topic" }).waitFor();
+    expect(hash(page)).toBe(topicHash);
+
+    await page.reload();
+    await page.waitForSelector("body[data-ready='1']");
+    await title(page, `#url tests › ${topic}`);
+    expect(hash(page)).toBe(topicHash);
+
+    // Views opened in the app become history entries.
+    await page.click(`.sidebar button[data-channel-id='${general.id}']`);
+    await title(page, "#general");
+    expect(hash(page)).toBe(`#narrow/channel/${general.id}-general`);
+    await page.click(".sidebar button[data-key='view:inbox']");
+    await title(page, "Inbox");
+    expect(hash(page)).toBe("#inbox");
+    await page.goBack();
+    await title(page, "#general");
+    await page.goBack();
+    await title(page, `#url tests › ${topic}`);
+    expect(hash(page)).toBe(topicHash);
+    await page.goForward();
+    await title(page, "#general");
+    expect(hash(page)).toBe(`#narrow/channel/${general.id}-general`);
+
+    // A topic link inside a message: same tab, a view change, and Back returns.
+    await page.fill("#search", "channel:general topic:links");
+    await page.press("#search", "Enter");
+    await title(page, "#general › links");
+    const link = page.locator("li.msg .content a.stream-topic");
+    expect(await link.getAttribute("target")).toBeNull();
+    // Other links still open elsewhere, even one shaped like a narrow on another server.
+    expect(await page.locator("li.msg .content a[href^='https://example.com']").getAttribute("target")).toBe("_blank");
+    await link.click();
+    await title(page, `#url tests › ${topic}`);
+    await page.locator("li.msg", { hasText: "the release topic" }).waitFor();
+    expect(hash(page)).toBe(topicHash);
+    expect(page.context().pages()).toHaveLength(1);
+    await page.goBack();
+    await title(page, "#general › links");
+    expect(pageErrors).toEqual([]);
+  });
+});
