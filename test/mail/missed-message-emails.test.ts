@@ -255,6 +255,27 @@ describe("missed-message emails", () => {
   });
 });
 
+describe("Welcome Bot", () => {
+  it("its messages notify no one outside the app (Zulip's disable_external_notifications)", async () => {
+    const { owner } = s.seed;
+    const store = s.t.store;
+    store.setCanCreateUsers(owner.id, true);
+    const created = await call(owner, "POST", "/users", {
+      email: "newcomer@test.dev",
+      password: "correct horse battery staple",
+      full_name: "Newcomer",
+    });
+    await call(owner, "POST", "/realm/test_welcome_bot_custom_message", { welcome_message_custom_text: "Hi!" });
+    const newcomer = created["user_id"] as number;
+    // Both received Welcome Bot's direct messages, unread, while away.
+    expect(store.unreadSummary(newcomer).count).toBeGreaterThan(0);
+    expect(store.missedEmailBatches()).toEqual([]);
+    expect(store.pushOutboxItems(0, 1000).filter((i) => i.kind === "message")).toEqual([]);
+    // Only the welcome mail (send_welcome_emails), no "DMs with Welcome Bot".
+    expect((await afterBatchingPeriod()).map((m) => m.subject)).toEqual(["Welcome to Test"]);
+  });
+});
+
 describe("alert words and push", () => {
   it("a message with one of the user's alert words is a push notification with the alert_word trigger", async () => {
     const { alice, bob } = s.seed;

@@ -47,6 +47,9 @@ import {
   WELCOME_BOT_NAME,
 } from "./notification-bot.js";
 import { sendInternalDirectMessage } from "./send-message.js";
+
+/** Welcome Bot's messages notify no phone or mailbox (Zulip: "intended to be seen contextually in the application"). */
+const QUIET = { externalNotifications: false } as const;
 import { canAddSubscribers, subscribeNewUserInTxn } from "./subscriptions.js";
 import { checkChosenFullName, createUserInTxn, isValidEmail } from "./users.js";
 import { requireMemberOrAdmin } from "./lookups.js";
@@ -591,11 +594,11 @@ export function acceptInvite(state: StoreState, input: AcceptInviteInput): User 
     );
   const welcomeBot = findSystemBot(state, realm.id, WELCOME_BOT_EMAIL);
   if (welcomeBot) {
-    sendInternalDirectMessage(state, welcomeBot.id, user.id, welcomeText(realm));
+    sendInternalDirectMessage(state, welcomeBot.id, user.id, welcomeText(realm), QUIET);
     // Invitations without their own text use the organization's (Zulip's welcome_message_custom_text).
     const custom = invite.welcomeMessageCustomText ?? realmWelcomeText(realm);
     if (custom.trim() !== "")
-      sendInternalDirectMessage(state, welcomeBot.id, user.id, customWelcomeText(realm, custom));
+      sendInternalDirectMessage(state, welcomeBot.id, user.id, customWelcomeText(realm, custom), QUIET);
   }
   return user;
 }

@@ -298,8 +298,9 @@ export function sendInternalDirectMessage(
   senderId: number,
   recipientId: number,
   content: string,
+  options: { readonly externalNotifications?: boolean } = {},
 ): { id: number } {
-  return writeMessage(state, internalDirectMessage(state, senderId, recipientId, content));
+  return writeMessage(state, { ...internalDirectMessage(state, senderId, recipientId, content), ...options });
 }
 
 /** The message sendInternalDirectMessage writes, for writeMessages to store several in one transaction. */
@@ -342,6 +343,11 @@ export interface MessageToWrite {
   readonly missedMessageEmails?: boolean;
   /** Make a `/poll` or `/todo` message a widget (default true). */
   readonly widgets?: boolean;
+  /**
+   * Push notifications and missed-message emails for it (default true). Zulip's
+   * disable_external_notifications: Welcome Bot's messages are meant to be read in the app.
+   */
+  readonly externalNotifications?: boolean;
 }
 
 /** Renders and stores a validated message in one write. */
@@ -453,10 +459,12 @@ export function storeMessage(
     const receives = receiverCheck(state, message, conversation);
     for (const userId of alertedReceivers(state, message.realmId, message.content, receives))
       sink.add(key.userFlag(userId, "has_alert_word"), id);
-    enqueueMessagePushes(state, ctx, message, channel, participants, flags);
+    const external = input.externalNotifications !== false;
+    if (external) enqueueMessagePushes(state, ctx, message, channel, participants, flags);
     if (input.callServiceBots !== false)
       enqueueServiceBotCallsInTxn(state, ctx, sender, message, channel, participants);
-    if (input.missedMessageEmails !== false) enqueueMissedEmails(state, ctx, message, channel, participants, flags);
+    if (external && input.missedMessageEmails !== false)
+      enqueueMissedEmails(state, ctx, message, channel, participants, flags);
     if (channel && channel.firstMessageId === null) {
       const next: Channel = { ...channel, firstMessageId: id };
       state.tables.channels.putSync(next.id, next);

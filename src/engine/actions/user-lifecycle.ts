@@ -32,6 +32,9 @@ import {
 } from "./notification-bot.js";
 import { emailDomainRefusal } from "./realm-domains.js";
 import { sendInternalDirectMessage } from "./send-message.js";
+
+/** Welcome Bot's messages notify no phone or mailbox (Zulip: "intended to be seen contextually in the application"). */
+const QUIET = { externalNotifications: false } as const;
 import { subscribeNewUserInTxn } from "./subscriptions.js";
 import { checkChosenFullName, countOwners, createUserInTxn, emitUserUpdates, writeUserActiveInTxn } from "./users.js";
 import { announceSignup, newUserNoticesInTxn } from "./new-user-notices.js";
@@ -79,10 +82,10 @@ export function createAccount(state: StoreState, input: NewAccountInput): User {
   announceSignup(state, realm, user);
   const welcomeBot = findSystemBot(state, realm.id, WELCOME_BOT_EMAIL);
   if (welcomeBot) {
-    sendInternalDirectMessage(state, welcomeBot.id, user.id, welcomeText(realm));
+    sendInternalDirectMessage(state, welcomeBot.id, user.id, welcomeText(realm), QUIET);
     const custom = realmWelcomeText(realm);
     if (custom.trim() !== "")
-      sendInternalDirectMessage(state, welcomeBot.id, user.id, customWelcomeText(realm, custom));
+      sendInternalDirectMessage(state, welcomeBot.id, user.id, customWelcomeText(realm, custom), QUIET);
   }
   return user;
 }

@@ -26,5 +26,5 @@ export function sendTestWelcomeBotCustomMessage(state: StoreState, actorId: numb
   const bot =
     findSystemBot(state, realm.id, WELCOME_BOT_EMAIL) ??
     state.write((ctx) => ensureSystemBotInTxn(state, ctx, realm, WELCOME_BOT_EMAIL, WELCOME_BOT_NAME));
-  return sendInternalDirectMessage(state, bot.id, actor.id, content);
+  return sendInternalDirectMessage(state, bot.id, actor.id, content, { externalNotifications: false });
 }
