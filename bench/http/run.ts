@@ -16,10 +16,8 @@
  * and on Ctrl-C. Before the server starts, the cost of building a full presence answer
  * (query, wire shape, JSON) is also timed in process.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import { type Store, type User } from "../../src/engine/index.js";
@@ -28,6 +26,7 @@ import { presencesToWire } from "../../src/wire/presence.js";
 import { bodyByteLength, success } from "../../src/http/respond.js";
 import { chooseDataset, ensureDataset, workingCopy } from "../dataset.js";
 import { runWrk } from "./wrk.js";
+import { cpuSeconds, rssMB, startServer } from "../server-process.js";
 
 const log = (line: string) => process.stderr.write(line + "\n");
 
@@ -91,49 +90,6 @@ interface Row {
   readonly errors: number;
   readonly serverCpuCores: number;
   readonly serverRssMB: number;
-}
-
-/** utime + stime of a process in seconds (from /proc/PID/stat). */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-function rssMB(pid: number): number {
-  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return match ? Math.round(Number(match[1]) / 1024) : 0;
-}
-
-/** Starts `parley serve` and resolves with its port from the `listening on` line. */
-async function startServer(dir: string, nodeArgs: readonly string[]): Promise<{ child: ChildProcess; port: number }> {
-  const cli = join("dist", "tools", "parley.js");
-  const child = spawn(
-    process.execPath,
-    [...nodeArgs, cli, "serve", "--data", dir, "--port", "0", "--no-rate-limit", "--log-level", "silent"],
-    { stdio: ["ignore", "pipe", "inherit"] },
-  );
-  const lines = createInterface({ input: child.stdout! });
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error("parley serve printed no 'listening on' line within 120 s")),
-      120_000,
-    );
-    child.once("exit", (code) =>
-      reject(
-        new Error(
-          `parley serve exited with code ${code}: is the build current (npm run build) and the data directory free?`,
-        ),
-      ),
-    );
-    lines.on("line", (line) => {
-      const match = /listening on https?:\/\/[^:]+:(\d+)/.exec(line);
-      if (match) {
-        clearTimeout(timer);
-        resolve(Number(match[1]));
-      }
-    });
-  });
-  return { child, port };
 }
 
 function fromAutocannon(result: autocannon.Result): {
