@@ -47,6 +47,7 @@ import {
 
 const log = (line: string) => process.stderr.write(line + "\n");
 const round1 = (x: number) => Math.round(x * 10) / 10;
+const round2 = (x: number) => Math.round(x * 100) / 100;
 const EMOJI = ["tada", "heart", "smile", "eyes", "rocket"];
 
 interface Client {
@@ -56,6 +57,8 @@ interface Client {
   queueId: string;
   lastEventId: number;
   presenceUpdateId: number;
+  /** A client does one thing at a time (besides its poll): an action due while it is busy is shed. */
+  busy: boolean;
 }
 
 /** Per-kind timings and failures of the current phase. */
@@ -63,6 +66,7 @@ class Recorder {
   readonly latencies = new Map<Kind, number[]>(KINDS.map((k) => [k, []]));
   readonly errors = new Map<Kind, number>(KINDS.map((k) => [k, 0]));
   readonly readShapes = new Map<string, number>();
+  shed = 0;
   lastError = "";
   pollErrors = 0;
   polls = 0;
@@ -128,7 +132,15 @@ class Day {
       this.members.set(channelId, set);
     }
     this.byUser.set(user.id, index);
-    return { index, auth, view, queueId: state.queue_id, lastEventId: state.last_event_id, presenceUpdateId: -1 };
+    return {
+      index,
+      auth,
+      view,
+      queueId: state.queue_id,
+      lastEventId: state.last_event_id,
+      presenceUpdateId: -1,
+      busy: false,
+    };
   }
 
   poll(client: Client): void {
@@ -286,6 +298,7 @@ interface PhaseResult {
   readonly events: Record<string, number>;
   readonly polls: number;
   readonly errors: number;
+  readonly shed: number;
   readonly lastError: string;
   readonly serverCpuCores: number;
   readonly serverRssMB: number;
@@ -324,17 +337,25 @@ async function runPhase(
   while (performance.now() < end) {
     await new Promise((r) => setTimeout(r, 20));
     const now = performance.now();
-    for (let i = pacers.read.due(now); i > 0; i--) void day.read(pick());
-    for (let i = pacers.reaction.due(now); i > 0; i--) void day.react(pick());
-    for (let i = pacers.send.due(now); i > 0; i--) void day.send(pick());
+    const act = (client: Client, action: (c: Client) => Promise<void>) => {
+      if (client.busy) {
+        day.rec.shed++;
+        return;
+      }
+      client.busy = true;
+      void action(client).finally(() => (client.busy = false));
+    };
+    for (let i = pacers.read.due(now); i > 0; i--) act(pick(), (c) => day.read(c));
+    for (let i = pacers.reaction.due(now); i > 0; i--) act(pick(), (c) => day.react(c));
+    for (let i = pacers.send.due(now); i > 0; i--) act(pick(), (c) => day.send(c));
     for (let i = pacers.presence.due(now); i > 0; i--)
-      void day.presence(day.clients[presenceNext++ % day.clients.length]!);
+      act(day.clients[presenceNext++ % day.clients.length]!, (c) => day.presence(c));
     if (now - lastLog >= 5000) {
       lastLog = now;
       const done = KINDS.reduce((s, k) => s + day.rec.latencies.get(k)!.length, 0);
       const errs = KINDS.reduce((s, k) => s + day.rec.errors.get(k)!, 0) + day.rec.pollErrors;
       log(
-        `    ${Math.round((now - start) / 1000)}/${seconds} s: ${done} requests answered, ${day.inFlight} in flight, ${day.seq - firstSeq} sent, errors ${errs}`,
+        `    ${Math.round((now - start) / 1000)}/${seconds} s: ${done} requests answered, ${day.inFlight} in flight, ${day.rec.shed} actions shed (client busy), ${day.seq - firstSeq} sent, errors ${errs}`,
       );
     }
   }
@@ -406,6 +427,7 @@ async function runPhase(
     events: Object.fromEntries(rec.events),
     polls: rec.polls,
     errors,
+    shed: rec.shed,
     lastError: rec.lastError,
     serverCpuCores: Math.round(((usage.cpuSeconds - cpu0) / wall) * 100) / 100,
     serverRssMB: usage.rssMB,
@@ -459,6 +481,13 @@ async function runRow(dataDir: string, workers: string, serveArgs: readonly stri
     if (child.exitCode === null) child.kill("SIGTERM");
   };
   process.once("exit", stop);
+  const interrupted = () => {
+    stop();
+    work.cleanup();
+    process.exit(130);
+  };
+  process.once("SIGINT", interrupted);
+  process.once("SIGTERM", interrupted);
   try {
     log(`  server on port ${port} (${treeUsage(child.pid!).processes} processes); registering ${o.clients} queues…`);
     const day = new Day(port, [...WORDS.slice(0, 300)]);
@@ -475,15 +504,17 @@ async function runRow(dataDir: string, workers: string, serveArgs: readonly stri
     await pool(day.clients, 16, (c) => day.presence(c));
     const phases: PhaseResult[] = [];
     phases.push(await runPhase(day, child, "day", o.compress, o.seconds, o.breakP99));
-    // Up from the day's rate if it held, else from a quarter of it.
+    // Up ×1.5 a step from the day's rate while steps hold; if the day phase broke, down ÷1.5 until one holds.
     let saturation: PhaseResult | null = phases[0]!.broke ? null : phases[0]!;
-    let compress = saturation ? o.compress * 1.5 : o.compress / 4;
+    const up = saturation !== null;
+    let compress = o.compress;
     for (let step = 0; step < o.rampSteps; step++) {
-      const p = await runPhase(day, child, `ramp ${step + 1}`, compress, o.stepSeconds, o.breakP99);
+      compress = up ? compress * 1.5 : compress / 1.5;
+      const p = await runPhase(day, child, `ramp ${step + 1}`, round2(compress), o.stepSeconds, o.breakP99);
       phases.push(p);
-      if (p.broke) break;
-      saturation = p;
-      compress *= 1.5;
+      if (up && p.broke) break;
+      if (!p.broke) saturation = p;
+      if (!up && !p.broke) break;
     }
     day.polling = false;
     return {
@@ -497,6 +528,8 @@ async function runRow(dataDir: string, workers: string, serveArgs: readonly stri
       orphans: day.ledger.orphans,
     };
   } finally {
+    process.off("SIGINT", interrupted);
+    process.off("SIGTERM", interrupted);
     stop();
     await new Promise((r) => (child.exitCode === null ? child.once("exit", r) : r(null)));
     work.cleanup();
@@ -515,7 +548,7 @@ function report(rows: readonly Row[], o: Options, dataset: string): string {
     "",
     `Machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${Math.round(totalmem() / 1024 ** 3)} GB, Node ${process.version}. The cores are shared with the load generator and with other engineers' work: the load average is printed with every phase and the figures move with it.`,
     "",
-    `Dataset: ${dataset}. ${o.clients} active clients (the first active human users), each with an event queue (message, reaction, typing, update_message_flags) it keeps long-polling; before measuring, each pings presence once with no last_update_id (a client's start: the full presence list), later pings are incremental. Time compressed ×${o.compress} in the day phase: per client and real minute 2 narrow reads (channel 30%, topic 25%, DM 15%, search 15%, combined feed 15%; anchored at the client's own oldest unread message in that narrow, else newest), marking the unread messages of each answer read, 0.2 reactions (add, or remove one of its own), 1 presence ping, and 0.1 messages (70% to a channel topic it knows, else a DM) with typing start/stop around each. Day phase ${o.seconds} s, then steps of ${o.stepSeconds} s from ×${o.compress * 1.5} (or ×${o.compress / 4} if the day phase broke) up ×1.5 each until one breaks (any error, any lost event, < 90% of the offered rate answered, or p99 of all requests > ${o.breakP99} ms); the saturation rate is the last step that held.`,
+    `Dataset: ${dataset}. ${o.clients} active clients (the first active human users), each with an event queue (message, reaction, typing, update_message_flags) it keeps long-polling; before measuring, each pings presence once with no last_update_id (a client's start: the full presence list), later pings are incremental. Time compressed ×${o.compress} in the day phase: per client and real minute 2 narrow reads (channel 30%, topic 25%, DM 15%, search 15%, combined feed 15%; anchored at the client's own oldest unread message in that narrow, else newest), marking the unread messages of each answer read, 0.2 reactions (add, or remove one of its own), 1 presence ping, and 0.1 messages (70% to a channel topic it knows, else a DM) with typing start/stop around each. A client does one thing at a time besides its poll (a read and its marking read, or typing, sending and typing stop, are one action): an action that falls due while the client is still waiting is shed and counted, so an overloaded server shows as a shortfall, not as an ever-growing pile of requests. Day phase ${o.seconds} s, then steps of ${o.stepSeconds} s: up ×1.5 a step while they hold, or, if the day phase broke, down ÷1.5 a step until one holds (at most ${o.rampSteps} steps). A step breaks on any error, any lost event, < 90% of the offered rate answered, or p99 of all requests > ${o.breakP99} ms; the saturation rate is the highest phase that held.`,
     "",
     "Delivery: for every message sent, each queue of its audience (the clients subscribed to the channel, or the DM's participants including the sender) must get its event exactly once. Pair latency = poll answer carrying the event − send issued; all-queues latency = the last of its queues' arrivals − send issued. The generator is this one Node process (all clients on node:http); its CPU is measured (process.cpuUsage) and shown per phase; it shares the 2 cores with the server, so at saturation part of what limits the rate is the generator.",
     "",
@@ -529,11 +562,11 @@ function report(rows: readonly Row[], o: Options, dataset: string): string {
     lines.push(
       `Registered ${row.setup!.clients} queues in ${row.setup!.registerSecs} s (clients subscribed to ${row.setup!.channels} channels). Over the whole run: duplicate events ${row.duplicates}, events at a queue outside the audience ${row.unexpected}, events of a send that failed ${row.orphans}.`,
       "",
-      "| phase | time × | load avg | offered req/s | answered req/s (incl. flags) | errors | sends | deliveries got/expected | lost | delivery pair p50/p99 ms | all queues p50/p99/max ms | server CPU cores | server RSS MB (procs) | generator CPU cores | broke |",
-      "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+      "| phase | time × | load avg | offered req/s | answered req/s (incl. flags) | actions shed | errors | sends | deliveries got/expected | lost | delivery pair p50/p99 ms | all queues p50/p99/max ms | server CPU cores | server RSS MB (procs) | generator CPU cores | broke |",
+      "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
       ...row.phases.map(
         (p) =>
-          `| ${p.label} | ${p.compress} | ${p.load} | ${p.offered} | ${p.achieved} | ${p.errors} | ${p.sends} | ${p.delivery.received}/${p.delivery.expected} | ${p.delivery.lost} | ${ms(p.delivery.pairP50)} / ${ms(p.delivery.pairP99)} | ${ms(p.delivery.allP50)} / ${ms(p.delivery.allP99)} / ${ms(p.delivery.allMax)} | ${p.serverCpuCores} | ${p.serverRssMB} (${p.serverProcesses}) | ${p.generatorCpuCores} | ${p.broke ?? ""} |`,
+          `| ${p.label} | ${p.compress} | ${p.load} | ${p.offered} | ${p.achieved} | ${p.shed} | ${p.errors} | ${p.sends} | ${p.delivery.received}/${p.delivery.expected} | ${p.delivery.lost} | ${ms(p.delivery.pairP50)} / ${ms(p.delivery.pairP99)} | ${ms(p.delivery.allP50)} / ${ms(p.delivery.allP99)} / ${ms(p.delivery.allMax)} | ${p.serverCpuCores} | ${p.serverRssMB} (${p.serverProcesses}) | ${p.generatorCpuCores} | ${p.broke ?? ""} |`,
       ),
       "",
       "By kind (day phase, then the saturation step):",
@@ -557,7 +590,7 @@ function report(rows: readonly Row[], o: Options, dataset: string): string {
         .join(", ")}; ${first.polls} poll answers.${first.lastError ? ` Last error: ${first.lastError}` : ""}`,
       "",
       row.saturation
-        ? `Saturation at ${row.workers} worker(s): the last step that held was ×${row.saturation.compress}, ${row.saturation.achieved} req/s answered (${row.saturation.byKind.read.rps} reads/s); delivery to all queues p99 there ${ms(row.saturation.delivery.allP99)} ms (target ≤ 100 ms at the 1-worker saturation rate).`
+        ? `Saturation at ${row.workers} worker(s): the highest phase that held was ×${row.saturation.compress}, ${row.saturation.achieved} req/s answered (${row.saturation.byKind.read.rps} reads/s); delivery to all queues p99 there ${ms(row.saturation.delivery.allP99)} ms (target ≤ 100 ms at the 1-worker saturation rate).`
         : "Saturation: no ramp step held (the first step already broke), so no saturation rate is given for this row.",
       "",
     );
