@@ -15,7 +15,7 @@
  * workload.ts). Server CPU and RSS come from /proc over its whole process tree; the
  * generator (this process) measures its own CPU. One row per `--workers` value; a value
  * other than 1 is passed as `parley serve --workers V`, and reported missing while the
- * server has no such option. Writes bench/results/day-<date>.md and .json.
+ * server has no such option. Writes bench/results/day-<date>-<clients>.md and .json.
  */
 import { execSync, type ChildProcess } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -399,7 +399,7 @@ async function runPhase(
     errors > 0
       ? `${errors} errors`
       : lost > 0
-        ? `${lost} events lost`
+        ? `${lost} deliveries missing 30 s after the phase`
         : achievedOffered < 0.9 * offered
           ? `answered ${Math.round(achievedOffered)} of ${Math.round(offered)} req/s offered`
           : p99 > breakP99
@@ -450,6 +450,8 @@ interface Row {
   readonly setup?: { registerSecs: number; clients: number; channels: number };
   readonly phases: readonly PhaseResult[];
   readonly saturation?: PhaseResult | null;
+  /** Every send of the row, counted after the final wait. */
+  readonly whole?: { sends: number; expected: number; received: number };
   readonly duplicates?: number;
   readonly unexpected?: number;
   readonly orphans?: number;
@@ -516,8 +518,16 @@ async function runRow(dataDir: string, workers: string, serveArgs: readonly stri
       if (!p.broke) saturation = p;
       if (!up && !p.broke) break;
     }
+    // A phase's summary is taken after at most 30 s of drain; deliveries later than that are late, not lost.
+    // The whole run's tally waits up to 60 s more for them.
+    log(`  final tally: waiting up to 60 s for late deliveries…`);
+    const tallyEnd = performance.now() + 60_000;
+    while (!day.ledger.complete(0, day.seq) && performance.now() < tallyEnd)
+      await new Promise((r) => setTimeout(r, 100));
+    const whole = day.ledger.summary(0, day.seq);
     day.polling = false;
     return {
+      whole: { sends: day.seq, expected: whole.expected, received: whole.received },
       workers,
       missing: null,
       setup: { registerSecs, clients: o.clients, channels: day.members.size },
@@ -548,7 +558,7 @@ function report(rows: readonly Row[], o: Options, dataset: string): string {
     "",
     `Machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${Math.round(totalmem() / 1024 ** 3)} GB, Node ${process.version}. The cores are shared with the load generator and with other engineers' work: the load average is printed with every phase and the figures move with it.`,
     "",
-    `Dataset: ${dataset}. ${o.clients} active clients (the first active human users), each with an event queue (message, reaction, typing, update_message_flags) it keeps long-polling; before measuring, each pings presence once with no last_update_id (a client's start: the full presence list), later pings are incremental. Time compressed ×${o.compress} in the day phase: per client and real minute 2 narrow reads (channel 30%, topic 25%, DM 15%, search 15%, combined feed 15%; anchored at the client's own oldest unread message in that narrow, else newest), marking the unread messages of each answer read, 0.2 reactions (add, or remove one of its own), 1 presence ping, and 0.1 messages (70% to a channel topic it knows, else a DM) with typing start/stop around each. A client does one thing at a time besides its poll (a read and its marking read, or typing, sending and typing stop, are one action): an action that falls due while the client is still waiting is shed and counted, so an overloaded server shows as a shortfall, not as an ever-growing pile of requests. Day phase ${o.seconds} s, then steps of ${o.stepSeconds} s: up ×1.5 a step while they hold, or, if the day phase broke, down ÷1.5 a step until one holds (at most ${o.rampSteps} steps). A step breaks on any error, any lost event, < 90% of the offered rate answered, or p99 of all requests > ${o.breakP99} ms; the saturation rate is the highest phase that held.`,
+    `Dataset: ${dataset}. ${o.clients} active clients (the first active human users), each with an event queue (message, reaction, typing, update_message_flags) it keeps long-polling; before measuring, each pings presence once with no last_update_id (a client's start: the full presence list), later pings are incremental. Time compressed ×${o.compress} in the day phase: per client and real minute 2 narrow reads (channel 30%, topic 25%, DM 15%, search 15%, combined feed 15%; anchored at the client's own oldest unread message in that narrow, else newest), marking the unread messages of each answer read, 0.2 reactions (add, or remove one of its own), 1 presence ping, and 0.1 messages (70% to a channel topic it knows, else a DM) with typing start/stop around each. A client does one thing at a time besides its poll (a read and its marking read, or typing, sending and typing stop, are one action): an action that falls due while the client is still waiting is shed and counted, so an overloaded server shows as a shortfall, not as an ever-growing pile of requests. Day phase ${o.seconds} s, then steps of ${o.stepSeconds} s: up ×1.5 a step while they hold, or, if the day phase broke, down ÷1.5 a step until one holds (at most ${o.rampSteps} steps). A step breaks on any error, any delivery still missing 30 s after it, < 90% of the offered rate answered, or p99 of all requests > ${o.breakP99} ms; the saturation rate is the highest phase that held.`,
     "",
     "Delivery: for every message sent, each queue of its audience (the clients subscribed to the channel, or the DM's participants including the sender) must get its event exactly once. Pair latency = poll answer carrying the event − send issued; all-queues latency = the last of its queues' arrivals − send issued. The generator is this one Node process (all clients on node:http); its CPU is measured (process.cpuUsage) and shown per phase; it shares the 2 cores with the server, so at saturation part of what limits the rate is the generator.",
     "",
@@ -560,9 +570,9 @@ function report(rows: readonly Row[], o: Options, dataset: string): string {
       continue;
     }
     lines.push(
-      `Registered ${row.setup!.clients} queues in ${row.setup!.registerSecs} s (clients subscribed to ${row.setup!.channels} channels). Over the whole run: duplicate events ${row.duplicates}, events at a queue outside the audience ${row.unexpected}, events of a send that failed ${row.orphans}.`,
+      `Registered ${row.setup!.clients} queues in ${row.setup!.registerSecs} s (clients subscribed to ${row.setup!.channels} channels). Over the whole run, after a final wait of up to 60 s: ${row.whole!.sends} messages sent, ${row.whole!.received}/${row.whole!.expected} deliveries, **${row.whole!.expected - row.whole!.received} lost**, duplicate events ${row.duplicates}, events at a queue outside the audience ${row.unexpected}, events of a send that failed ${row.orphans}.`,
       "",
-      "| phase | time × | load avg | offered req/s | answered req/s (incl. flags) | actions shed | errors | sends | deliveries got/expected | lost | delivery pair p50/p99 ms | all queues p50/p99/max ms | server CPU cores | server RSS MB (procs) | generator CPU cores | broke |",
+      "| phase | time × | load avg | offered req/s | answered req/s (incl. flags) | actions shed | errors | sends | deliveries got/expected | missing 30 s after the phase | delivery pair p50/p99 ms | all queues p50/p99/max ms | server CPU cores | server RSS MB (procs) | generator CPU cores | broke |",
       "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
       ...row.phases.map(
         (p) =>
@@ -652,7 +662,7 @@ async function main(): Promise<number> {
   const md = report(rows, o, dataset);
   const outDir = values.out ?? join("bench", "results");
   mkdirSync(outDir, { recursive: true });
-  const file = join(outDir, `day-${new Date().toISOString().slice(0, 10)}.md`);
+  const file = join(outDir, `day-${new Date().toISOString().slice(0, 10)}-${o.clients}.md`);
   writeFileSync(file, md);
   writeFileSync(file.replace(/\.md$/, ".json"), JSON.stringify({ options: o, rows }, null, 2) + "\n");
   process.stdout.write(md + "\n");
