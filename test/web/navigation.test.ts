@@ -2,9 +2,11 @@
  * The web client's address and history in headless Chromium against a real server:
  * the view lives in the URL in Zulip's `#narrow/...` format, so a deep link opens it,
  * reload keeps it, Back and Forward move between views, and channel and topic links
- * inside messages change the view in the same tab (where the key is).
+ * inside messages change the view in the same tab (where the key is). And the phone
+ * layout: at 390 px nothing scrolls sideways, the sidebar sits behind a button, and a
+ * message can be written and sent with controls big enough for a finger.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
@@ -48,6 +50,12 @@ describe("web client navigation", () => {
     return page;
   }
 
+  const shot = async (page: Page, name: string): Promise<void> => {
+    const to =
+      process.env["PARLEY_SCREENSHOTS"] === "1" ? join(process.cwd(), "docs", "screenshots") : join(dir, "shots");
+    mkdirSync(to, { recursive: true });
+    await page.screenshot({ path: join(to, `${name}.png`) });
+  };
   const title = (page: Page, text: string) => page.locator(".view-title", { hasText: text }).waitFor();
   const hash = (page: Page) => new URL(page.url()).hash;
 
@@ -117,6 +125,73 @@ describe("web client navigation", () => {
     expect(page.context().pages()).toHaveLength(1);
     await page.goBack();
     await title(page, "#general › links");
+    expect(pageErrors).toEqual([]);
+  });
+
+  it("works at phone width: no sideways scroll, sidebar behind a button, 44 px controls, a message sent", async () => {
+    const { alice, bob, general } = server.seed;
+    const width = 390;
+    // Bob's Inbox has Alice's unread topic: a long name, which must wrap or be cut, not widen the page.
+    await server.call(alice, "POST", "/messages", {
+      type: "stream",
+      to: general.id,
+      topic: "a rather long topic name that would not fit on a phone screen at all",
+      content: "averyveryverylongwordwithoutanyspacesthatmustnotwidenthepageatallwhateverhappens",
+    });
+    const page = await loggedIn(bob, { width, height: 844 });
+    const overflow = () => page.evaluate<number>("document.documentElement.scrollWidth - window.innerWidth");
+    await page.locator(".inbox-item", { hasText: "a rather long topic" }).waitFor();
+    expect(await overflow()).toBeLessThanOrEqual(0);
+    await shot(page, "phone-inbox");
+
+    // The sidebar is hidden until the menu button opens it.
+    const sidebar = page.locator("#sidebar");
+    const menu = page.locator("button.menu-toggle");
+    expect(await sidebar.isVisible()).toBe(false);
+    expect(await menu.getAttribute("aria-expanded")).toBe("false");
+    await menu.click();
+    await sidebar.waitFor({ state: "visible" });
+    expect(await menu.getAttribute("aria-expanded")).toBe("true");
+    expect(await overflow()).toBeLessThanOrEqual(0);
+    await shot(page, "phone-sidebar");
+    // Choosing a channel opens it and puts the sidebar away.
+    await page.click(`.sidebar button[data-channel-id='${general.id}']`);
+    await title(page, "#general");
+    await sidebar.waitFor({ state: "hidden" });
+    expect(await menu.getAttribute("aria-expanded")).toBe("false");
+    await page.locator("li.msg", { hasText: "averyvery" }).waitFor();
+    expect(await overflow()).toBeLessThanOrEqual(0);
+
+    // Log out, the compose box and Send are on screen, and every visible control is at least 44 px.
+    const inView = async (selector: string): Promise<boolean> => {
+      const box = await page.locator(selector).first().boundingBox();
+      return box !== null && box.x >= 0 && box.x + box.width <= width && box.y >= 0 && box.y + box.height <= 844;
+    };
+    for (const selector of [".logout", "#compose-topic", "#compose-text", ".compose .send", "#search"])
+      expect(await inView(selector), selector).toBe(true);
+    // Run in the page (this file is type-checked without the DOM library, hence a string).
+    const small = await page.evaluate<string[]>(`
+      [...document.querySelectorAll("button, select, input, textarea, .nav-item")]
+        .filter((el) => el.offsetParent !== null && !el.closest(".visually-hidden"))
+        .map((el) => ({ el, r: el.getBoundingClientRect() }))
+        .filter(({ r }) => r.width > 0 && (r.width < 44 || r.height < 44))
+        .map(({ el, r }) => el.tagName + "." + el.className + " " + Math.round(r.width) + "x" + Math.round(r.height))
+    `);
+    expect(small).toEqual([]);
+
+    await page.fill("#compose-topic", "from a phone");
+    await page.fill("#compose-text", "sent at 390 px");
+    await page.click(".compose .send");
+    await page.locator("li.msg", { hasText: "sent at 390 px" }).waitFor();
+    expect(await overflow()).toBeLessThanOrEqual(0);
+    await shot(page, "phone-channel");
+    const sent = await server.call(alice, "GET", "/messages", {
+      anchor: "newest",
+      num_before: 1,
+      num_after: 0,
+      narrow: JSON.stringify([{ operator: "channel", operand: general.id }]),
+    });
+    expect(sent.body["messages"]).toMatchObject([{ subject: "from a phone", content: "<p>sent at 390 px</p>" }]);
     expect(pageErrors).toEqual([]);
   });
 });

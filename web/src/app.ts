@@ -72,6 +72,19 @@ export class App {
   readonly #error = h("p", { class: "error-line", role: "alert" });
   readonly #search: HTMLInputElement;
   readonly #composeSlot = h("div", { class: "compose-slot" });
+  /** Shows the sidebar on narrow screens, where it sits over the centre (style.css). */
+  readonly #menu = h(
+    "button",
+    {
+      type: "button",
+      class: "menu-toggle",
+      "aria-controls": "sidebar",
+      "aria-expanded": "false",
+      onclick: () => this.#showSidebar(this.#menu.getAttribute("aria-expanded") !== "true"),
+    },
+    h("span", { "aria-hidden": "true" }, "☰"),
+    h("span", { class: "visually-hidden" }, "Channels and conversations"),
+  );
   #drawPending = false;
   readonly #timings: Timings = { firstView: null, bootToView: null, narrowSwitches: [], switchLog: [], phases: {} };
   readonly #startedAt = performance.now();
@@ -134,13 +147,14 @@ export class App {
         h(
           "header",
           { class: "top" },
+          this.#menu,
           h("span", { class: "brand" }, "parley"),
           searchForm,
           this.#conn,
           h("span", { class: "whoami" }, this.api.creds.email),
           logout,
         ),
-        h("aside", { class: "sidebar", "aria-label": "Conversations" }, this.#sidebar),
+        h("aside", { class: "sidebar", id: "sidebar", "aria-label": "Conversations" }, this.#sidebar),
         h(
           "main",
           { class: "centre", "aria-labelledby": "view-title" },
@@ -219,6 +233,7 @@ export class App {
     if (!state || !list) return;
     const started = performance.now();
     this.#view = view;
+    this.#showSidebar(false);
     const hash = hashOf(view, state);
     if (history !== "keep" && location.hash !== hash) {
       if (history === "push") window.history.pushState(null, "", hash);
@@ -253,6 +268,11 @@ export class App {
     const ms = performance.now() - started;
     this.#timings.narrowSwitches.push(ms);
     this.#timings.switchLog.push({ view: JSON.stringify(view), ms });
+  }
+
+  #showSidebar(shown: boolean): void {
+    this.#menu.setAttribute("aria-expanded", String(shown));
+    this.#root.querySelector(".app")?.classList.toggle("sidebar-open", shown);
   }
 
   #onUrl(): void {
@@ -470,6 +490,11 @@ export class App {
     const typing = t instanceof HTMLInputElement || t instanceof HTMLTextAreaElement || t instanceof HTMLSelectElement;
     if (ev.key === "Escape") {
       if (this.#list?.closePicker()) return;
+      if (this.#menu.getAttribute("aria-expanded") === "true") {
+        this.#showSidebar(false);
+        this.#menu.focus();
+        return;
+      }
       if (typing) (t as HTMLElement).blur();
       if (t === this.#search && this.#search.value !== "") this.#search.value = "";
       if (this.#view.kind !== "inbox") this.#list?.focusSelected();
