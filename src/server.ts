@@ -13,7 +13,7 @@ import { createServer as createProbe } from "node:net";
 import { camoKeyFor, type ServerConfig } from "./config/index.js";
 import type { MessageRenderer, Store } from "./engine/index.js";
 import { publicAddressesOnly, publicAndLoopbackAddresses, signedImageUrls } from "./external-content/index.js";
-import { createServer, type ParleyServer } from "./http/server.js";
+import { createServer, type ParleyServer, type WorkerHooks } from "./http/server.js";
 import type { LogLevel } from "./http/request-log.js";
 import { createMarkdownRenderer } from "./markdown/index.js";
 import { fromHeader, transportFor } from "./mail/transports.js";
@@ -142,8 +142,10 @@ export async function startParley(
   dataDir: string,
   images: ExternalImages,
   log: Log = stderrLog,
+  worker?: WorkerHooks,
 ): Promise<Parley> {
-  await checkPortFree(settings.host, settings.port);
+  // The writer of `parley serve --workers` shares the port its supervisor checked (src/workers).
+  if (worker === undefined) await checkPortFree(settings.host, settings.port);
   // Before the first request: a fresh process renders a long message several times slower (src/engine/warm-up.ts).
   store.warmUp();
   const bouncer = bouncerFor(settings.config);
@@ -158,6 +160,7 @@ export async function startParley(
     requestLog: { level: settings.logLevel, destination: settings.logFile ?? "stdout", slowMs: settings.slowRequestMs },
     // From the environment rather than a flag, which any local user could read in ps.
     ...(process.env["PARLEY_METRICS_TOKEN"] ? { metricsToken: process.env["PARLEY_METRICS_TOKEN"] } : {}),
+    ...(worker !== undefined ? { worker } : {}),
   });
   // Queues saved by a graceful shutdown come back (each with a restart event).
   const restored = http.events.restore(await loadSavedQueues(dataDir, log));

@@ -24,9 +24,10 @@ const USAGE = `usage: parley <command> [options]
 commands:
   start     [--port N] [--host H] [serve options]  create a demo realm if DIR has none, then serve (npm start)
   serve     [--port N] [--host H] [--external-host NAME] [--compat-port N] [--no-rate-limit] [--no-sync]
-            [--log-level silent|error|warn|info|debug] [--log-file PATH] [--slow-request-ms N]
+            [--log-level silent|error|warn|info|debug] [--log-file PATH] [--slow-request-ms N] [--workers N|auto]
                                                  serve the Zulip API (default port 9991); --compat-port
-                                                 adds a listener that also answers HTTP/1.0
+                                                 adds a listener that also answers HTTP/1.0; --workers
+                                                 serves from N processes (auto: one per core)
   realm create --subdomain S --name NAME --owner-email E [--owner-name N] [--owner-password | --owner-password-file F]
   user create --realm S --email E --name NAME [--role R] [--bot --owner-email E] [--password | --password-file F]
   user grant --realm S --email E --permission can_change_user_emails [--revoke]

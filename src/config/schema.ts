@@ -117,6 +117,11 @@ export const CONFIG_SCHEMA = z
     MAX_OPEN_REQUESTS: z.number().int().min(0).default(10_000),
     /** parley's own: MiB of request bodies held in memory in all before requests are refused with 503. */
     BODY_MEMORY_MIB: z.number().int().min(1).max(65_536).default(64),
+    /**
+     * parley's own: processes serving the data directory (`parley serve --workers`, src/workers): one writer and
+     * WORKERS-1 readers on one port; "auto" for one per core. 1 serves from one process, as before.
+     */
+    WORKERS: z.union([z.literal("auto"), z.number().int().min(1).max(256)]).default(1),
   })
   .strict()
   .superRefine((config, ctx) => {

@@ -132,7 +132,7 @@ export {
   type SnapshotOptions,
   type SnapshotResult,
 } from "./storage/snapshot.js";
-export { LOCK_FILE } from "./storage/lock.js";
+export { LOCK_FILE, lockDataDir, type DataDirLock } from "./storage/lock.js";
 export { SETTING_DEFAULTS, SETTING_NAMES, isSettingName } from "./settings/defaults.js";
 export {
   MESSAGE_POLICY_DEFAULTS,

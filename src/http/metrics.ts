@@ -13,7 +13,7 @@
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import { BlockList, isIP } from "node:net";
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Store } from "../engine/index.js";
 import type { EventHub } from "../realtime/index.js";
 import { errorReply, type Reply } from "./respond.js";
@@ -155,24 +155,32 @@ export class ServerMetrics {
       };
     new Gauge({
       name: "parley_lmdb_map_size_bytes",
+      // One environment, seen by every worker of `parley serve --workers`: not a sum.
+      aggregator: "max",
       help: "LMDB map size (address space reserved for the data file)",
       registers,
       collect: storage((s) => s.mapSizeBytes),
     });
     new Gauge({
       name: "parley_lmdb_pages_used",
+      // One environment, seen by every worker of `parley serve --workers`: not a sum.
+      aggregator: "max",
       help: "LMDB pages up to the highest one written (freed pages inside are reused first)",
       registers,
       collect: storage((s) => s.pagesUsed),
     });
     new Gauge({
       name: "parley_lmdb_page_size_bytes",
+      // One environment, seen by every worker of `parley serve --workers`: not a sum.
+      aggregator: "max",
       help: "LMDB page size",
       registers,
       collect: storage((s) => s.pageSize),
     });
     new Gauge({
       name: "parley_lmdb_readers",
+      // One environment, seen by every worker of `parley serve --workers`: not a sum.
+      aggregator: "max",
       help: "LMDB read transactions open, from any process (a running backup holds one)",
       registers,
       collect: storage((s) => s.readers),
@@ -191,10 +199,28 @@ export class ServerMetrics {
     this.#latency.observe({ method, path }, seconds);
   }
 
-  /** The response to GET /metrics (access already checked). */
-  async scrape(): Promise<Reply> {
+  /**
+   * The response to GET /metrics (access already checked). With `peers` (the other
+   * workers of `parley serve --workers`), every series is summed over the workers
+   * (LMDB's, which all see alike, take the largest), so it reports the whole server.
+   */
+  async scrape(peers?: () => Promise<readonly unknown[]>): Promise<Reply> {
+    if (peers !== undefined) {
+      const all = [await this.json(), ...(await peers()).filter((p): p is unknown[] => Array.isArray(p))];
+      const body = await AggregatorRegistry.aggregate(all).metrics();
+      return { status: 200, body, contentType: this.registry.contentType };
+    }
     const [process, server] = await Promise.all([processMetrics().metrics(), this.registry.metrics()]);
     return { status: 200, body: `${process}\n${server}`, contentType: this.registry.contentType };
+  }
+
+  /** This process's series as prom-client JSON, for the worker that aggregates. */
+  async json(): Promise<unknown[]> {
+    const [process, server] = await Promise.all([
+      processMetrics().getMetricsAsJSON(),
+      this.registry.getMetricsAsJSON(),
+    ]);
+    return [...process, ...server];
   }
 
   /** Refusals: 405 for other methods, 401 without loopback or the token. */

@@ -12,7 +12,8 @@ import { emojiDataReply } from "./emoji-data.js";
 import { isRealmEmojiPath, realmEmojiFileReply } from "./realm-emoji-files.js";
 import { emojiFilePath } from "../emoji/images.js";
 import { AuthFailureGuard, clientName, LoginGuard, realmFor } from "./auth.js";
-import { listenCompat, type CompatListener } from "./compat-listener.js";
+import { listenCompat, listenInternal, type CompatListener } from "./compat-listener.js";
+import { WORKER_HEADER } from "./worker-headers.js";
 import {
   DEFAULT_MAX_BODY_BYTES,
   RawReply,
@@ -35,6 +36,7 @@ import {
   DEFAULT_LOGIN_LIMIT,
   DEFAULT_RATE_LIMIT,
   RateLimiter,
+  type RateDecision,
   type RateLimitConfig,
 } from "./rate-limit.js";
 import { DEFAULT_EMAIL_CHANGE_LIMITS, WindowLimiter } from "./rate-limit.js";
@@ -157,6 +159,33 @@ export interface ServerOptions {
   readonly camoKey?: string;
   /** The proxy's limits; tests let it reach a loopback image server (publicAndLoopbackAddresses). */
   readonly externalContent?: Partial<FetchLimits>;
+  /** One worker of `parley serve --workers` (src/workers); absent for a server alone in its process. */
+  readonly worker?: WorkerHooks;
+}
+
+/** How a worker shares one port and the writer's state with the other workers (src/workers). */
+export interface WorkerHooks {
+  /** Sent in X-Parley-Worker on every answer. */
+  readonly name: string;
+  /** A reader: its store is a follower, which never writes (repairs at start are the writer's). */
+  readonly reader?: boolean;
+  /**
+   * A reader's: takes the request away (forwards it to the writer) when it returns true;
+   * called synchronously with uWS's request. `unauthorized`: the head's credentials were
+   * refused here, and the writer, which keeps the failed-authentication counts, should answer.
+   */
+  readonly divert?: (res: uWS.HttpResponse, req: uWS.HttpRequest, head: RequestHead, unauthorized: boolean) => boolean;
+  /** Runs before a request is answered here (a reader's store catches up with the writer). */
+  readonly beforeLocal?: () => void;
+  /** The per-user limit all workers share, in place of this server's own. */
+  readonly rateLimiter?: SharedRateLimiter;
+  /** The other workers' metrics (prom-client JSON), for a /metrics answer covering the whole server. */
+  readonly peerMetrics?: () => Promise<readonly unknown[]>;
+}
+
+/** A per-user limiter kept elsewhere (http/shared-limits). */
+export interface SharedRateLimiter {
+  take(key: number): Promise<RateDecision>;
 }
 
 export interface ParleyServer {
@@ -180,6 +209,12 @@ export interface ParleyServer {
   readonly windows: WindowReplyCache;
   /** Requests in progress and bytes of request bodies held, on both listeners (http/load-limits). */
   readonly load: { readonly openRequests: number; readonly bodyBytes: number };
+  /** The per-user limiter (null with rate limiting off): the writer worker serves it to the readers. */
+  readonly rateLimiter: RateLimiter | null;
+  /** This process's metrics as prom-client JSON (a reader worker's, for the writer's /metrics). */
+  metricsJson(): Promise<unknown[]>;
+  /** The writer worker's listener for what readers forward (http/compat-listener's listenInternal). */
+  listenInternal(socketPath: string): Promise<void>;
   close(): void;
 }
 
@@ -214,6 +249,8 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     realmQuotaMib: config.REALM_UPLOAD_QUOTA_MIB,
     now: options.now ?? (() => Date.now()),
     onError: logErrorForUploads,
+    // A reader worker's would delete the writer's uploads in progress.
+    ...(options.worker?.reader ? { recover: false } : {}),
   });
   /** The endpoint a request names: /api/v1 paths, or the few routes outside it (file downloads). */
   const matchRoute = (method: string, url: string): RouteMatch =>
@@ -268,7 +305,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
       options.dataDir === undefined ? null : emojiFilePath(options.dataDir, realmId, fileName, still),
     logError: logErrorForUploads,
   });
-  realmExports.failInterrupted();
+  if (!options.worker?.reader) realmExports.failInterrupted();
   let info: ServerInfo = {
     baseUrl: options.baseUrl ?? `http://${externalHost}`,
     externalHost,
@@ -293,6 +330,9 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   const app = uWS.App();
   let listenSocket: uWS.us_listen_socket | null = null;
   let compat: CompatListener | null = null;
+  let internal: CompatListener | null = null;
+  const worker = options.worker;
+  const workerHeader: HeaderList = worker ? [[WORKER_HEADER, worker.name]] : [];
   const requestLog = new RequestLog(options.requestLog ?? { level: "silent" });
   const metrics = new ServerMetrics(store, events);
   const stopRenderFailureLog = store.onRenderFailure(({ messageId, failure }) =>
@@ -351,7 +391,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     delivered: boolean,
   ): { reply: Reply; headers: HeaderList } {
     // Nothing is written for a client that went away (thousands may go at once when uWS's idle timeout sweeps).
-    const extra: HeaderList = [...headers, ["X-Request-Id", admission.note.id]];
+    const extra: HeaderList = [...headers, ...workerHeader, ["X-Request-Id", admission.note.id]];
     const type = reply.file ? FILE_TYPE : JSON_TYPE;
     const safe = delivered ? guardReply(reply, extra, type, logError) : { reply, headers: extra };
     const ms = performance.now() - admission.note.startedAt;
@@ -376,7 +416,13 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     const head = readHead(req, res);
     // uWS closes a "Connection: close" request's socket as soon as its answer ends.
     const closeAsked = /(^|,)\s*close\s*(,|$)/i.test(req.getHeader("connection"));
+    if (worker?.divert?.(res, req, head, false)) return;
+    worker?.beforeLocal?.();
     const admission = admit(head);
+    if (admission.refusal?.status === 401 && worker?.divert?.(res, req, head, true)) {
+      if (admission.counted) openRequests.leave(head.remoteAddress);
+      return;
+    }
     const bodiless = head.method === "GET" || head.method === "HEAD";
     const empty = head.contentLength === 0 || (bodiless && head.contentLength === null);
     const body = new UwsBody(res, empty, admission.mode, admission.maxBodyBytes, budget, head.contentLength);
@@ -481,7 +527,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
         mayReadMetrics(head.remoteAddress, head.authorization, options.metricsToken),
         options.metricsToken !== undefined,
       );
-      return { reply: refused ?? (await metrics.scrape()), headers: none };
+      return { reply: refused ?? (await metrics.scrape(worker?.peerMetrics)), headers: none };
     }
     const pageRoute = matchPage(head.url);
     if (pageRoute) {
@@ -547,7 +593,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
       note.realmId = realm.id;
       note.userId = user.id;
       if (limiter) {
-        const decision = limiter.take(user.id);
+        const decision = worker?.rateLimiter ? await worker.rateLimiter.take(user.id) : limiter.take(user.id);
         rateHeaders = decision.headers;
         if (!decision.allowed) {
           return {
@@ -609,7 +655,9 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
           options: number,
           cb: (socket: uWS.us_listen_socket | false) => void,
         ) => void;
-        listenExclusive.call(app, host, port, LIBUS_LISTEN_EXCLUSIVE_PORT, (socket) => {
+        // Workers of one server all bind the port (the supervisor checked it was free).
+        const exclusivity = worker ? 0 : LIBUS_LISTEN_EXCLUSIVE_PORT;
+        listenExclusive.call(app, host, port, exclusivity, (socket) => {
           if (!socket) {
             reject(new Error(`cannot listen on ${host}:${port}: is the port in use? Pass --port N to choose another`));
             return;
@@ -637,6 +685,12 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
         return budget.held;
       },
     },
+    rateLimiter: limiter,
+    metricsJson: () => metrics.json(),
+    async listenInternal(socketPath) {
+      internal?.close();
+      internal = await listenInternal(pipeline, socketPath);
+    },
     async listenCompat(port, host = "127.0.0.1") {
       compat?.close();
       compat = await listenCompat(pipeline, port, host);
@@ -651,6 +705,8 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
       stopRenderFailureLog();
       compat?.close();
       compat = null;
+      internal?.close();
+      internal = null;
       realmExports.close();
       requestLog.flush();
     },

@@ -40,6 +40,11 @@ export interface UploadsOptions {
   /** Milliseconds (temporary URLs). */
   readonly now: () => number;
   readonly onError: (message: string, error: unknown) => void;
+  /**
+   * Recover the temporary folders at start (default true). False for a reader worker of
+   * `parley serve --workers`: the temporaries are the writer's uploads in progress.
+   */
+  readonly recover?: boolean;
 }
 
 /** What the start's recovery found in the temporary folders. */
@@ -69,10 +74,13 @@ export class Uploads {
     this.maxFileMib = options.maxFileMib;
     this.maxFileBytes = options.maxFileMib * MiB;
     this.quotaBytes = options.realmQuotaMib === null ? null : options.realmQuotaMib * MiB;
-    this.ready = this.#recover().catch((error: unknown) => {
-      options.onError("recovering uploads in progress failed", error);
-      return { resumed: 0, removed: 0 };
-    });
+    this.ready =
+      options.recover === false
+        ? Promise.resolve({ resumed: 0, removed: 0 })
+        : this.#recover().catch((error: unknown) => {
+            options.onError("recovering uploads in progress failed", error);
+            return { resumed: 0, removed: 0 };
+          });
     this.files.holdNewFilesUntil(this.ready);
   }
 

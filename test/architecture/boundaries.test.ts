@@ -122,6 +122,8 @@ const LAYER_ARROWS: Readonly<Record<string, readonly string[]>> = {
     "external-content",
     "exports",
   ],
+  // `parley serve --workers`: the supervisor and its messages (the roles are composed in src/serve-workers.ts).
+  workers: [],
 };
 
 describe("layers of src/", () => {

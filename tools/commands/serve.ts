@@ -10,9 +10,20 @@
  * and the process exits 0. The settings and signal steps are exported for `parley start`.
  */
 import { checkJwtKeys, ConfigError, resolveConfig } from "../../src/config/index.js";
-import type { Store } from "../../src/engine/index.js";
+import { DataDirectoryLockedError, lockDataDir, type DataDirLock, type Store } from "../../src/engine/index.js";
 import { DEFAULT_SLOW_MS, LOG_LEVELS, type LogLevel } from "../../src/http/request-log.js";
-import { checkPortFree, externalImages, startParley, type Parley, type ServerSettings } from "../../src/server.js";
+import {
+  checkPortFree,
+  externalImages,
+  startParley,
+  urlHost,
+  type Parley,
+  type ServerSettings,
+} from "../../src/server.js";
+import { Supervisor } from "../../src/workers/supervisor.js";
+import { runReader, runWriter, workerEnv, type WorkerEnv } from "../../src/serve-workers.js";
+import { availableParallelism } from "node:os";
+import { createServer as createProbe } from "node:net";
 import { intOption, parseOptions, type OptionSpec, type Parsed } from "../args.js";
 import { describeSubdomain, openForCommand, parseOrUsage, USAGE_EXIT } from "../demo/cli.js";
 
@@ -31,10 +42,18 @@ export const SERVE_OPTIONS: OptionSpec = {
   "log-level": { type: "string", default: "info" },
   "log-file": { type: "string" },
   "slow-request-ms": { type: "string" },
+  workers: { type: "string" },
 };
 
-/** The settings serve and start run with (src/server.ts). */
-export type ServeSettings = ServerSettings;
+/** The settings serve and start run with (src/server.ts), and how many worker processes serve (src/workers). */
+export type ServeSettings = ServerSettings & { readonly workers: number };
+
+/** --workers N|auto, else the configuration's WORKERS: "auto" is one per core. */
+function workerCount(parsed: Parsed, configured: number | "auto"): number {
+  const flag = parsed.values["workers"];
+  const value = flag === undefined ? configured : flag === "auto" ? "auto" : intOption(parsed, "workers", 1, 1, 256);
+  return value === "auto" ? availableParallelism() : value;
+}
 
 /**
  * Resolves with exit code 0 after the first SIGINT or SIGTERM has stopped the server
@@ -93,6 +112,7 @@ export function readServeSettings(parsed: Parsed): ServeSettings {
     logLevel: logLevel(parsed.values["log-level"]),
     logFile: typeof parsed.values["log-file"] === "string" ? parsed.values["log-file"] : null,
     slowRequestMs: intOption(parsed, "slow-request-ms", DEFAULT_SLOW_MS, 0, 3_600_000),
+    workers: workerCount(parsed, config.WORKERS),
   };
 }
 
@@ -123,7 +143,91 @@ export function realmLines(store: Store, url: string): string[] {
 }
 
 const USAGE =
-  "parley serve [--data DIR] [--config FILE] [--port N] [--host H] [--external-host NAME] [--compat-port N] [--no-rate-limit] [--no-sync] [--log-level L] [--log-file PATH] [--slow-request-ms N] [--json]";
+  "parley serve [--data DIR] [--config FILE] [--port N] [--host H] [--external-host NAME] [--compat-port N] [--no-rate-limit] [--no-sync] [--log-level L] [--log-file PATH] [--slow-request-ms N] [--workers N|auto] [--json]";
+
+/** A free port for --port 0 with workers: every worker must bind the same one. */
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createProbe();
+    probe.once("error", reject);
+    probe.listen({ port: 0, host, exclusive: true }, () => {
+      const address = probe.address();
+      const port = typeof address === "object" && address !== null ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** One process of a supervised server (src/serve-workers): its role came in the environment. */
+async function runWorker(worker: WorkerEnv, dir: string, settings: ServeSettings): Promise<number> {
+  const log = (line: string): void => console.error(`parley ${worker.name}: ${line}`);
+  const images = externalImages(settings.config, dir);
+  if (worker.name !== "writer") return runReader(worker, settings, dir, images);
+  const store = openForCommand(dir, "serve (writer worker)", {
+    noSync: settings.noSync,
+    renderer: images.renderer,
+    lockToken: worker.lockToken,
+  });
+  try {
+    return await runWriter(worker, store, settings, dir, images, log);
+  } catch (error) {
+    store.close();
+    throw error;
+  }
+}
+
+/** The supervisor of --workers N (src/workers/supervisor): greets once every worker listens, stops them at a signal. */
+async function runSupervisor(argv: string[], dir: string, json: boolean, settings: ServeSettings): Promise<number> {
+  await checkPortFree(settings.host, settings.port);
+  const port = settings.port === 0 ? await freePort(settings.host) : settings.port;
+  // Held by the supervisor, joined by every worker: a restarting writer leaves no moment for another server to enter.
+  let lock: DataDirLock;
+  try {
+    lock = lockDataDir(dir, { command: "parley serve --workers", durable: !settings.noSync });
+  } catch (error) {
+    if (error instanceof DataDirectoryLockedError)
+      throw new Error(`${error.message}. Pass --data DIR to use another directory.`);
+    throw error;
+  }
+  const supervisor = new Supervisor({
+    lockToken: lock.holder.token,
+    count: settings.workers,
+    script: process.argv[1] ?? "",
+    args: ["serve", ...argv],
+    port,
+    log: (line) => console.error(`parley: ${line}`),
+  });
+  const stopped = new Promise<number>((resolve) => {
+    const stop = (signal: NodeJS.Signals): void => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      console.error(`parley: ${signal}: stopping ${settings.workers} workers`);
+      void supervisor.stop().then(() => {
+        lock.release();
+        resolve(0);
+      });
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+  try {
+    await supervisor.start();
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+  const url = `http://${urlHost(settings.host)}:${port}`;
+  if (json) {
+    const pids = supervisor.pids;
+    console.log(JSON.stringify({ url, port, host: settings.host, data: dir, workers: settings.workers, pids }));
+  } else {
+    console.log(`listening on ${url}`);
+    console.log(`data: ${dir}`);
+    console.log(`workers: 1 writer and ${settings.workers - 1} reader(s), pids ${JSON.stringify(supervisor.pids)}`);
+    console.log("press Ctrl+C to stop");
+  }
+  return stopped;
+}
 
 export async function run(argv: string[]): Promise<number> {
   const options = parseOrUsage("serve", USAGE, () => {
@@ -132,6 +236,10 @@ export async function run(argv: string[]): Promise<number> {
     return { parsed, dir: parsed.values["data"] as string, settings: readServeSettings(parsed) };
   });
   if (!options || !(await jwtKeysUsable("serve", options.settings))) return USAGE_EXIT;
+  const worker = workerEnv();
+  if (worker !== null) return runWorker(worker, options.dir, options.settings);
+  if (options.settings.workers > 1)
+    return runSupervisor(argv, options.dir, options.parsed.values["json"] === true, options.settings);
 
   let store: Store | null = null;
   let parley: Parley;

@@ -1,0 +1,166 @@
+/**
+ * @module http/forward
+ * A reader worker of `parley serve --workers` (src/workers) hands the requests it must
+ * not answer itself (writes, event queues, uploads in progress) to the writer worker,
+ * over the writer's internal listener: Node's HTTP parser on a Unix socket in a
+ * directory only the server's user can enter (http/compat-listener with a trusted
+ * client-address header). The request goes on unchanged (method, target, headers,
+ * body streamed as it arrives, with backpressure), plus the client's address, which
+ * the writer uses for its per-address limits and its request log; the answer comes
+ * back unchanged (status, headers, body). A client that goes away aborts the
+ * forwarded request, so a long-poll it left ends on the writer too.
+ *
+ * Answers are read whole before they are written: every forwarded route answers a
+ * small JSON body (file downloads are reads, answered where they arrive).
+ */
+import { Agent, request as httpRequest, type IncomingMessage } from "node:http";
+import type { HttpRequest, HttpResponse } from "uWebSockets.js";
+import { errorReply, send } from "./respond.js";
+import { METRICS_PATH } from "./metrics.js";
+import { matchPage } from "./pages/index.js";
+import type { RequestHead } from "./request.js";
+import { CLIENT_ADDRESS_HEADER, WORKER_HEADER } from "./worker-headers.js";
+
+/** Hop-by-hop headers, and those the uWS answer sets itself. */
+const REQUEST_DROPPED = new Set(["connection", "keep-alive", "transfer-encoding", "upgrade", CLIENT_ADDRESS_HEADER]);
+const ANSWER_DROPPED = new Set([
+  "connection",
+  "keep-alive",
+  "transfer-encoding",
+  "content-length",
+  "date",
+  WORKER_HEADER.toLowerCase(),
+]);
+
+/**
+ * What only the writer answers: every write (any method but GET and HEAD), the event
+ * queues (GET /events long-polls), tus uploads in progress (HEAD reports an offset the
+ * writer holds), the pages followed from mail (some confirm something on GET), and
+ * /metrics (the writer sums every worker's).
+ */
+export function writerOnly(head: RequestHead): boolean {
+  if (head.method !== "GET" && head.method !== "HEAD") return true;
+  const url = head.url;
+  return (
+    url === "/api/v1/events" ||
+    url.startsWith("/api/v1/tus") ||
+    url === METRICS_PATH ||
+    (!url.startsWith("/api/") && matchPage(url) !== null)
+  );
+}
+
+export class Forwarder {
+  readonly #socketPath: string;
+  readonly #worker: string;
+  // Keep-alive: a forwarded request costs no connect; long-polls each hold one connection.
+  readonly #agent = new Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY, scheduling: "lifo" });
+  #inFlight = 0;
+  #idle: (() => void)[] = [];
+
+  constructor(socketPath: string, worker: string) {
+    this.#socketPath = socketPath;
+    this.#worker = worker;
+  }
+
+  /** Requests forwarded and not yet answered. */
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  /** Resolves once every forwarded request has been answered (or its client left). */
+  drained(): Promise<void> {
+    return this.#inFlight === 0 ? Promise.resolve() : new Promise((resolve) => this.#idle.push(resolve));
+  }
+
+  close(): void {
+    this.#agent.destroy();
+  }
+
+  /** Takes the request: call synchronously from the uWS handler (headers are read now). */
+  forward(res: HttpResponse, req: HttpRequest, remoteAddress: string): void {
+    const method = req.getMethod().toUpperCase();
+    const query = req.getQuery();
+    const path = query ? `${req.getUrl()}?${query}` : req.getUrl();
+    const headers: string[] = [];
+    let hasBody = false;
+    let chunked = false;
+    req.forEach((name, value) => {
+      if (name === "content-length") hasBody = value !== "0";
+      if (name === "transfer-encoding") chunked = hasBody = true;
+      if (!REQUEST_DROPPED.has(name)) headers.push(name, value);
+    });
+    if (chunked) headers.push("transfer-encoding", "chunked");
+    headers.push(CLIENT_ADDRESS_HEADER, remoteAddress);
+    const closeAsked = /(^|,)\s*close\s*(,|$)/i.test(req.getHeader("connection"));
+
+    this.#inFlight++;
+    let done = false;
+    let aborted = false;
+    const settle = (): void => {
+      if (done) return;
+      done = true;
+      if (--this.#inFlight === 0) for (const resolve of this.#idle.splice(0)) resolve();
+    };
+    const upstream = httpRequest({ socketPath: this.#socketPath, method, path, headers, agent: this.#agent });
+    res.onAborted(() => {
+      aborted = true;
+      upstream.destroy();
+      settle();
+    });
+    upstream.on("error", () => {
+      if (aborted || done) return;
+      // The writer is restarting (or gone): clients retry a 502, as they do behind nginx.
+      send(res, () => aborted, errorReply(502, "The server is restarting; try again in a moment", null), [
+        [WORKER_HEADER, this.#worker],
+        ["Retry-After", "1"],
+      ]);
+      settle();
+    });
+    upstream.on("response", (answer) => this.#answer(res, answer, method, closeAsked, () => aborted, settle));
+    if (!hasBody) {
+      upstream.end();
+      return;
+    }
+    res.onData((chunk, isLast) => {
+      if (aborted) return;
+      // uWS reuses the chunk's memory after this callback: copy.
+      const more = upstream.write(Buffer.from(new Uint8Array(chunk)));
+      if (isLast) upstream.end();
+      else if (!more) {
+        res.pause();
+        upstream.once("drain", () => {
+          if (!aborted) res.resume();
+        });
+      }
+    });
+  }
+
+  #answer(
+    res: HttpResponse,
+    answer: IncomingMessage,
+    method: string,
+    closeAsked: boolean,
+    aborted: () => boolean,
+    settle: () => void,
+  ): void {
+    const chunks: Buffer[] = [];
+    answer.on("data", (chunk: Buffer) => chunks.push(chunk));
+    answer.on("error", () => settle());
+    answer.on("end", () => {
+      if (aborted()) return;
+      const raw = answer.rawHeaders;
+      res.cork(() => {
+        res.writeStatus(`${answer.statusCode ?? 502} ${answer.statusMessage ?? ""}`);
+        for (let i = 0; i + 1 < raw.length; i += 2) {
+          const name = raw[i] as string;
+          if (!ANSWER_DROPPED.has(name.toLowerCase())) res.writeHeader(name, raw[i + 1] as string);
+        }
+        res.writeHeader(WORKER_HEADER, `${this.#worker}>writer`);
+        // See http/respond's send: uWS 20.30 mishandles a reported length here.
+        if (method === "HEAD") res.endWithoutBody();
+        else res.end(Buffer.concat(chunks), closeAsked);
+      });
+      settle();
+    });
+  }
+}

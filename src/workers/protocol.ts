@@ -1,0 +1,38 @@
+/**
+ * @module workers/protocol
+ * What the supervisor of `parley serve --workers` and its workers tell each other over
+ * Node's IPC channel, and the environment a worker starts with.
+ */
+import { z } from "zod";
+
+/** Set in a worker's environment: "writer", or "reader-N". */
+export const WORKER_ENV = "PARLEY_WORKER";
+/** The private directory (mode 0700) of the server's Unix sockets. */
+export const WORKER_DIR_ENV = "PARLEY_WORKER_DIR";
+/** The token of the data directory's lock, which the supervisor holds and every worker joins. */
+export const LOCK_TOKEN_ENV = "PARLEY_LOCK_TOKEN";
+/** The public port every worker binds (chosen by the supervisor, also for --port 0). */
+export const WORKER_PORT_ENV = "PARLEY_WORKER_PORT";
+
+/** The writer's listener for forwarded requests, in the worker directory. */
+export const WRITER_SOCKET = "writer.sock";
+/** The writer's shared rate limits (http/shared-limits), in the worker directory. */
+export const LIMITS_SOCKET = "limits.sock";
+
+export const workerMessage = z.discriminatedUnion("type", [
+  /** Listening: the supervisor may start the readers (after the writer) and greet the operator. */
+  z.object({ type: z.literal("ready") }),
+  /** The writer answers GET /metrics: it asks for every reader's series. */
+  z.object({ type: z.literal("collect-metrics"), id: z.number() }),
+  /** A reader's series (prom-client JSON). */
+  z.object({ type: z.literal("metrics"), id: z.number(), series: z.array(z.unknown()) }),
+]);
+export type WorkerMessage = z.infer<typeof workerMessage>;
+
+export const supervisorMessage = z.discriminatedUnion("type", [
+  /** To a reader: send your series. */
+  z.object({ type: z.literal("send-metrics"), id: z.number() }),
+  /** To the writer: the readers' series it asked for. */
+  z.object({ type: z.literal("peer-metrics"), id: z.number(), series: z.array(z.array(z.unknown())) }),
+]);
+export type SupervisorMessage = z.infer<typeof supervisorMessage>;
