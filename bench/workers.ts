@@ -1,0 +1,154 @@
+/**
+ * @module bench/workers
+ * `node dist/bench/workers.js [--requests N] [--messages N]`
+ *
+ * What `parley serve --workers 2` costs a request (src/workers, src/serve-workers.ts):
+ * one keep-alive connection held to each worker (told apart by X-Parley-Worker), the
+ * same requests sent one at a time over each, interleaved so the shared machine's
+ * drifting load falls on both alike:
+ * - forwarded: GET /events?dont_block=true on a fresh queue (answered by the writer
+ *   from memory): straight to the writer, and through the reader (forwarded over the
+ *   writer's Unix socket);
+ * - local read: GET /messages (newest 20 of a channel) on the writer, and on the reader
+ *   (which first catches up with the change log: one key read when nothing changed);
+ * - read after a write: a send through the writer, then the same read on the reader,
+ *   whose catch-up applies the send's change-log entry (the read alone is timed).
+ * Reports median, p90 and p99 per case, in ms.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { Agent, request } from "node:http";
+import { loadavg, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { parseArgs } from "node:util";
+import { openStore } from "../src/index.js";
+
+const { values } = parseArgs({
+  options: { requests: { type: "string", default: "1000" }, messages: { type: "string", default: "2000" } },
+});
+const requests = Number(values.requests);
+const CLI = resolve(import.meta.dirname, "../tools/parley.js");
+
+const dir = mkdtempSync(join(tmpdir(), "parley-bench-workers-"));
+const store = openStore(dir, { noSync: true });
+const { owner } = store.createRealm({ subdomain: "", name: "Bench", owner: { email: "o@b.dev", fullName: "Owner" } });
+store.subscribe(owner.id, { channels: [{ name: "general" }] });
+for (let i = 0; i < Number(values.messages); i++)
+  store.sendMessage({
+    senderId: owner.id,
+    to: { type: "channel", channel: "general", topic: `t${i % 50}` },
+    content: `message ${i}`,
+  });
+store.close();
+const auth = `Basic ${Buffer.from(`${owner.email}:${owner.apiKey}`).toString("base64")}`;
+
+const child = spawn(
+  process.execPath,
+  [CLI, "serve", "--data", dir, "--port", "0", "--json", "--no-rate-limit", "--no-sync", "--workers", "2"],
+  { stdio: ["ignore", "pipe", "inherit"] },
+);
+const url = await new Promise<string>((ok) =>
+  createInterface({ input: child.stdout! }).once("line", (line) => ok((JSON.parse(line) as { url: string }).url)),
+);
+
+interface Answer {
+  readonly worker: string;
+  readonly body: Record<string, unknown>;
+  readonly ms: number;
+}
+
+function call(agent: Agent, method: string, path: string, params: Record<string, string> = {}): Promise<Answer> {
+  const form = new URLSearchParams(params).toString();
+  const target = `${url}/api/v1${path}${method === "GET" && form ? `?${form}` : ""}`;
+  const started = performance.now();
+  return new Promise((done, fail) => {
+    const req = request(target, { method, agent, headers: { Authorization: auth } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () =>
+        done({
+          worker: String(res.headers["x-parley-worker"] ?? ""),
+          body: JSON.parse(Buffer.concat(chunks).toString()) as Record<string, unknown>,
+          ms: performance.now() - started,
+        }),
+      );
+    });
+    req.on("error", fail);
+    if (method === "GET") req.end();
+    else {
+      req.setHeader("Content-Type", "application/x-www-form-urlencoded");
+      req.end(form);
+    }
+  });
+}
+
+/** One keep-alive connection to each worker: new connections until the kernel has given one to each. */
+const agents = new Map<string, Agent>();
+while (agents.size < 2) {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const worker = (await call(agent, "GET", "/server_settings")).worker.split(">")[0]!;
+  if (agents.has(worker)) agent.destroy();
+  else agents.set(worker, agent);
+}
+const writer = agents.get("writer")!;
+const reader = agents.get("reader-1")!;
+
+const queue = String((await call(writer, "POST", "/register", { event_types: '["message"]' })).body["queue_id"]);
+const poll = { queue_id: queue, last_event_id: "-1", dont_block: "true" };
+const read = {
+  anchor: "newest",
+  num_before: "20",
+  num_after: "0",
+  narrow: '[{"operator":"channel","operand":"general"}]',
+};
+
+const cases: Record<string, number[]> = {
+  "GET /events (dont_block), writer": [],
+  "GET /events (dont_block), reader -> writer": [],
+  "GET /messages, writer": [],
+  "GET /messages, reader (catch-up: nothing new)": [],
+  "GET /messages, reader (catch-up: one send)": [],
+};
+const time = async (name: string, answer: Promise<Answer>, expectWorker: string): Promise<void> => {
+  const got = await answer;
+  if (got.worker !== expectWorker) throw new Error(`${name}: answered by ${got.worker}, not ${expectWorker}`);
+  cases[name]!.push(got.ms);
+};
+// Warm-up: both processes' code paths compiled before anything is timed.
+for (let i = 0; i < 200; i++) {
+  await call(reader, "GET", "/messages", read);
+  await call(reader, "GET", "/events", poll);
+}
+for (let i = 0; i < requests; i++) {
+  await time("GET /events (dont_block), writer", call(writer, "GET", "/events", poll), "writer");
+  await time("GET /events (dont_block), reader -> writer", call(reader, "GET", "/events", poll), "reader-1>writer");
+  await time("GET /messages, writer", call(writer, "GET", "/messages", read), "writer");
+  await time("GET /messages, reader (catch-up: nothing new)", call(reader, "GET", "/messages", read), "reader-1");
+  await call(writer, "POST", "/messages", { type: "stream", to: "general", topic: "t", content: `sent ${i}` });
+  await time("GET /messages, reader (catch-up: one send)", call(reader, "GET", "/messages", read), "reader-1");
+  if (i % 100 === 99) process.stderr.write(`\r${i + 1}/${requests}`);
+}
+process.stderr.write("\n");
+
+const quantile = (sorted: number[], q: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+console.log(
+  `load average ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(" ")}; ${requests} requests per case`,
+);
+console.log("| case | median ms | p90 ms | p99 ms |");
+console.log("|---|---|---|---|");
+for (const [name, times] of Object.entries(cases)) {
+  const sorted = [...times].sort((a, b) => a - b);
+  const cells = [0.5, 0.9, 0.99].map((q) => quantile(sorted, q).toFixed(3));
+  console.log(`| ${name} | ${cells.join(" | ")} |`);
+}
+
+for (const agent of agents.values()) agent.destroy();
+await new Promise<void>((done) => {
+  child.once("exit", () => done());
+  child.kill("SIGTERM");
+});
+rmSync(dir, { recursive: true, force: true });
