@@ -153,6 +153,13 @@ interface EndpointBase<P extends ParamShape> {
   readonly root?: true;
   /** What the ":name" path segments name; one that names nothing is in testing.notRefs. */
   readonly pathRefs?: Readonly<Record<string, RefKind>>;
+  /**
+   * Why a reader worker of `parley serve --workers` forwards this read to the writer
+   * (http/forward's writerOnly) instead of answering it from its follower store: the
+   * answer is held in the writer's memory only, or the read writes. Checked by
+   * test/workers/reader-gets.test.ts, which asks every GET route through a reader.
+   */
+  readonly answeredByWriter?: string;
   /** What the route-table tests need to know about this endpoint (src/http/endpoint-testing.ts). */
   readonly testing?: EndpointTesting;
 }

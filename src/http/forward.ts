@@ -15,10 +15,12 @@
  */
 import { Agent, request as httpRequest, type IncomingMessage } from "node:http";
 import type { HttpRequest, HttpResponse } from "uWebSockets.js";
+import { ENDPOINTS } from "./endpoints/index.js";
 import { errorReply, send } from "./respond.js";
 import { METRICS_PATH } from "./metrics.js";
 import { matchPage } from "./pages/index.js";
 import type { RequestHead } from "./request.js";
+import { Router } from "./router.js";
 import { CLIENT_ADDRESS_HEADER, WORKER_HEADER } from "./worker-headers.js";
 
 /** Hop-by-hop headers, and those the uWS answer sets itself. */
@@ -32,11 +34,27 @@ const ANSWER_DROPPED = new Set([
   WORKER_HEADER.toLowerCase(),
 ]);
 
+const API_PREFIX = "/api/v1";
+const apiRoutes = new Router(ENDPOINTS.filter((e) => !e.root));
+// Few routes: a request that matches none of them pays no lookup in the whole table.
+const writerRoutes = new Router(ENDPOINTS.filter((e) => !e.root && e.answeredByWriter !== undefined));
+
+/** An API read whose endpoint says the writer answers it (Endpoint.answeredByWriter). */
+function answeredByWriter(method: string, url: string): boolean {
+  if (!url.startsWith(`${API_PREFIX}/`)) return false;
+  const path = url.slice(API_PREFIX.length);
+  if (writerRoutes.match(method, path).kind !== "found") return false;
+  // The whole table decides: a literal route of another shape may take the path (/users/me/...).
+  const match = apiRoutes.match(method, path);
+  return match.kind === "found" && match.endpoint.answeredByWriter !== undefined;
+}
+
 /**
  * What only the writer answers: every write (any method but GET and HEAD), the event
  * queues (GET /events long-polls), tus uploads in progress (HEAD reports an offset the
- * writer holds), the pages followed from mail (some confirm something on GET), and
- * /metrics (the writer sums every worker's).
+ * writer holds), the reads whose endpoint says so (Endpoint.answeredByWriter: presence),
+ * the pages followed from mail (some confirm something on GET), and /metrics (the writer
+ * sums every worker's).
  */
 export function writerOnly(head: RequestHead): boolean {
   if (head.method !== "GET" && head.method !== "HEAD") return true;
@@ -45,6 +63,7 @@ export function writerOnly(head: RequestHead): boolean {
     url === "/api/v1/events" ||
     url.startsWith("/api/v1/tus") ||
     url === METRICS_PATH ||
+    answeredByWriter(head.method, url) ||
     (!url.startsWith("/api/") && matchPage(url) !== null)
   );
 }

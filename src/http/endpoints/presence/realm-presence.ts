@@ -10,6 +10,7 @@ export default defineEndpoint({
   method: "GET",
   path: "/realm/presence",
   auth: "user",
+  answeredByWriter: "presence pings change the writer's memory only until its flush (every 2 s)",
   params: {},
   handler(ctx) {
     return {

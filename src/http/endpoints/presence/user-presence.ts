@@ -14,6 +14,7 @@ export default defineEndpoint({
   path: "/users/:user_id_or_email/presence",
   pathRefs: { user_id_or_email: "userOrEmail" },
   auth: "user",
+  answeredByWriter: "presence pings change the writer's memory only until its flush (every 2 s)",
   params: {},
   handler(ctx) {
     const named = ctx.pathParams["user_id_or_email"] ?? "";
