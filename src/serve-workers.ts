@@ -23,6 +23,7 @@ import { createServer, type WorkerHooks } from "./http/server.js";
 import { RemoteRateLimiter, serveRateLimits } from "./http/shared-limits.js";
 import { startParley, type ExternalImages, type Log, type ServerSettings } from "./server.js";
 import {
+  DOWNLOAD_KEY_ENV,
   LIMITS_SOCKET,
   LOCK_TOKEN_ENV,
   supervisorMessage,
@@ -41,6 +42,8 @@ export interface WorkerEnv {
   readonly port: number;
   /** The token of the lock the supervisor holds on the data directory: every worker's store joins it. */
   readonly lockToken: string;
+  /** The supervisor's key for temporary download URLs, shared by every worker. */
+  readonly downloadKey: Buffer;
 }
 
 /** This process's worker role, when a supervisor started it. */
@@ -49,8 +52,10 @@ export function workerEnv(env: NodeJS.ProcessEnv = process.env): WorkerEnv | nul
   const dir = env[WORKER_DIR_ENV];
   const port = Number(env[WORKER_PORT_ENV]);
   const lockToken = env[LOCK_TOKEN_ENV];
+  const downloadKey = env[DOWNLOAD_KEY_ENV];
   if (name === undefined || dir === undefined || lockToken === undefined || !Number.isInteger(port)) return null;
-  return { name, dir, port, lockToken };
+  if (downloadKey === undefined || !/^[0-9a-f]{64}$/.test(downloadKey)) return null;
+  return { name, dir, port, lockToken, downloadKey: Buffer.from(downloadKey, "hex") };
 }
 
 function tell(message: WorkerMessage): void {
@@ -95,6 +100,7 @@ export async function runWriter(
   });
   const hooks: WorkerHooks = {
     name: worker.name,
+    downloadKey: worker.downloadKey,
     peerMetrics: () =>
       new Promise((resolve) => {
         const id = nextId++;
@@ -151,6 +157,7 @@ export async function runReader(
     worker: {
       name: worker.name,
       reader: true,
+      downloadKey: worker.downloadKey,
       divert: (res, req, head, unauthorized) => {
         if (!unauthorized && !writerOnly(head)) return false;
         forwarder.forward(res, req, head.remoteAddress);

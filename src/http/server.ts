@@ -169,6 +169,8 @@ export interface WorkerHooks {
   readonly name: string;
   /** A reader: its store is a follower, which never writes (repairs at start are the writer's). */
   readonly reader?: boolean;
+  /** The key every worker signs temporary download URLs with (a URL one hands out opens on any). */
+  readonly downloadKey?: Buffer;
   /**
    * A reader's: takes the request away (forwards it to the writer) when it returns true;
    * called synchronously with uWS's request. `unauthorized`: the head's credentials were
@@ -251,6 +253,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     onError: logErrorForUploads,
     // A reader worker's would delete the writer's uploads in progress.
     ...(options.worker?.reader ? { recover: false } : {}),
+    ...(options.worker?.downloadKey ? { tokenKey: options.worker.downloadKey } : {}),
   });
   /** The endpoint a request names: /api/v1 paths, or the few routes outside it (file downloads). */
   const matchRoute = (method: string, url: string): RouteMatch =>

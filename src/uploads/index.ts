@@ -40,6 +40,8 @@ export interface UploadsOptions {
   /** Milliseconds (temporary URLs). */
   readonly now: () => number;
   readonly onError: (message: string, error: unknown) => void;
+  /** The key of temporary download URLs (default: random, this process's own). */
+  readonly tokenKey?: Buffer;
   /**
    * Recover the temporary folders at start (default true). False for a reader worker of
    * `parley serve --workers`: the temporaries are the writer's uploads in progress.
@@ -69,7 +71,7 @@ export class Uploads {
   constructor(options: UploadsOptions) {
     this.files = new UploadFiles(options.root);
     this.thumbnails = new Thumbnailer(this.files, (error) => options.onError("thumbnail failed", error));
-    this.tokens = new DownloadTokens(options.now);
+    this.tokens = new DownloadTokens(options.now, undefined, options.tokenKey);
     this.tus = new TusUploads(this.files, options.now);
     this.maxFileMib = options.maxFileMib;
     this.maxFileBytes = options.maxFileMib * MiB;

@@ -2,8 +2,10 @@
  * @module uploads/tokens
  * Temporary download URLs (Zulip's generate_unauthed_file_access_url): a token that
  * signs the path_id and when it was made, valid for SIGNED_ACCESS_TOKEN_VALIDITY_IN_SECONDS
- * without credentials. The key is random per process: a restart ends every token,
- * which at a 60-second lifetime costs nothing.
+ * without credentials. The key is random per process (a restart ends every token,
+ * which at a 60-second lifetime costs nothing), or under `parley serve --workers` the
+ * supervisor's, shared by every worker: a client may open the URL on another worker
+ * than the one that handed it out.
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 
@@ -11,14 +13,15 @@ import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 export const TOKEN_VALIDITY_SECONDS = 60;
 
 export class DownloadTokens {
-  readonly #key = randomBytes(32);
+  readonly #key: Buffer;
   readonly #now: () => number;
   readonly #validity: number;
 
   /** `now` in milliseconds. */
-  constructor(now: () => number, validitySeconds = TOKEN_VALIDITY_SECONDS) {
+  constructor(now: () => number, validitySeconds = TOKEN_VALIDITY_SECONDS, key: Buffer = randomBytes(32)) {
     this.#now = now;
     this.#validity = validitySeconds;
+    this.#key = key;
   }
 
   #sign(text: string): string {

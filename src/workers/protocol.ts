@@ -11,6 +11,11 @@ export const WORKER_ENV = "PARLEY_WORKER";
 export const WORKER_DIR_ENV = "PARLEY_WORKER_DIR";
 /** The token of the data directory's lock, which the supervisor holds and every worker joins. */
 export const LOCK_TOKEN_ENV = "PARLEY_LOCK_TOKEN";
+/**
+ * The key (hex) every worker signs and checks temporary download URLs with
+ * (uploads/tokens), random per supervisor: a URL one worker hands out opens on any.
+ */
+export const DOWNLOAD_KEY_ENV = "PARLEY_DOWNLOAD_KEY";
 /** The public port every worker binds (chosen by the supervisor, also for --port 0). */
 export const WORKER_PORT_ENV = "PARLEY_WORKER_PORT";
 

@@ -21,10 +21,12 @@
  * - A worker whose supervisor dies stops by itself (its IPC channel closes).
  */
 import { fork, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
+  DOWNLOAD_KEY_ENV,
   LOCK_TOKEN_ENV,
   WORKER_DIR_ENV,
   WORKER_ENV,
@@ -69,6 +71,8 @@ interface Slot {
 export class Supervisor {
   readonly #options: SupervisorOptions;
   readonly #dir = mkdtempSync(join(tmpdir(), "parley-workers-"));
+  // One for the supervisor's life: a restarted worker still opens the URLs the others handed out.
+  readonly #downloadKey = randomBytes(32).toString("hex");
   readonly #slots: Slot[];
   #stopping: Promise<void> | null = null;
   #nextMetricsId = 1;
@@ -131,6 +135,7 @@ export class Supervisor {
         [WORKER_DIR_ENV]: this.#dir,
         [WORKER_PORT_ENV]: String(this.#options.port),
         [LOCK_TOKEN_ENV]: this.#options.lockToken,
+        [DOWNLOAD_KEY_ENV]: this.#downloadKey,
       },
       stdio: ["ignore", "ignore", "inherit", "ipc"],
     });

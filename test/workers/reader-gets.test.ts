@@ -16,6 +16,7 @@
  * answer is a 5xx, and where the writer answers 200 so does the reader, with the same
  * body (but for the clock, a download token's signature time and the port).
  */
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -50,7 +51,9 @@ const fixtures = new Map<number, SweepFixture>();
 const callers: User[] = [];
 
 beforeAll(async () => {
-  s = await startServer();
+  // The key every worker of one supervisor signs temporary download URLs with.
+  const downloadKey = randomBytes(32);
+  s = await startServer({ worker: { name: "writer", downloadKey } });
   const store = s.t.store;
   const { owner, alice, bob, general } = s.seed;
   const image = await sharp({ create: { width: 900, height: 600, channels: 3, background: { r: 9, g: 9, b: 9 } } })
@@ -136,6 +139,7 @@ beforeAll(async () => {
     worker: {
       name: "reader-1",
       reader: true,
+      downloadKey,
       divert: (res, req, head, unauthorized) => {
         if (!unauthorized && !writerOnly(head)) return false;
         forwarder.forward(res, req, head.remoteAddress);
@@ -238,12 +242,17 @@ describe("GET routes on a reader worker", () => {
               problems.push(`${where}: reader ${onReader.status} ${onReader.body}, writer 200`);
             else if (onWriter.status === 200 && comparable(onReader.body) !== comparable(onWriter.body))
               problems.push(`${where}: reader answered\n    ${onReader.body}\n  writer\n    ${onWriter.body}`);
-            // A download URL an answer hands out (GET /user_uploads/...: a temporary URL) is asked too.
-            const handedOut = /"url":"(\/user_uploads\/temporary\/[^"]+)"/.exec(onReader.body)?.[1];
-            if (handedOut !== undefined) {
-              const download = await ask(readerBase, handedOut, caller);
+            // A temporary download URL (GET /user_uploads/...) opens on another worker than the one handing it out.
+            for (const [from, to, on] of [
+              [onReader, s.base, "writer"],
+              [onWriter, readerBase, "reader"],
+            ] as const) {
+              const handedOut = /"url":"(\/user_uploads\/temporary\/[^"]+)"/.exec(from.body)?.[1];
+              if (handedOut === undefined) continue;
+              const download = await ask(to, handedOut, caller);
               requests++;
-              if (download.status !== 200) problems.push(`${where}: its temporary URL answers ${download.status}`);
+              if (download.status !== 200)
+                problems.push(`${where}: its temporary URL answers ${download.status} on the ${on} ${download.body}`);
             }
           }
         }
@@ -255,6 +264,6 @@ describe("GET routes on a reader worker", () => {
         .map(endpointKey)
         .sort(),
     );
-    expect(requests).toBeGreaterThan(90);
+    expect(requests).toBeGreaterThan(300);
   }, 60_000);
 });

@@ -147,6 +147,26 @@ async function connectionTo(url: string, worker: string): Promise<Agent> {
   }
 }
 
+/** A GET on a given connection: status, the worker that answered, body text. */
+function getVia(agent: Agent, target: string, auth: string | null) {
+  return new Promise<{ status: number; worker: string; body: string }>((resolve, reject) => {
+    const headers = auth === null ? {} : { Authorization: auth };
+    const req = request(target, { agent, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          worker: String(res.headers["x-parley-worker"] ?? ""),
+          body: Buffer.concat(chunks).toString(),
+        }),
+      );
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
 /** A tus request (uploads in progress): status and headers. */
 function tus(url: string, auth: string, method: string, path: string, headers: Record<string, string>, body = "") {
   return new Promise<{ status: number; headers: Record<string, unknown> }>((resolve, reject) => {
@@ -282,6 +302,22 @@ describe("parley serve --workers 2", () => {
     expect(uploaded.status).toBe(200);
     const file = await fetch(`${url}${String(uploaded.body["url"])}`, { headers: { Authorization: auth } });
     expect(await file.text()).toBe("first half, second half");
+    // A temporary download URL one worker hands out opens on the other (the replaced reader included).
+    const via = { writer: await connectionTo(url, "writer"), "reader-1": await connectionTo(url, "reader-1") };
+    for (const [from, to] of [
+      ["writer", "reader-1"],
+      ["reader-1", "writer"],
+    ] as const) {
+      const handed = await getVia(via[from], `${url}/api/v1${String(uploaded.body["url"])}`, auth);
+      expect(handed.worker).toBe(from);
+      const temporary = (JSON.parse(handed.body) as { url: string }).url;
+      expect(await getVia(via[to], `${url}${temporary}`, null)).toEqual({
+        status: 200,
+        worker: to,
+        body: "first half, second half",
+      });
+    }
+    for (const agent of Object.values(via)) agent.destroy();
     const head = await tus(url, auth, "HEAD", location, {});
     expect([head.status, head.headers["upload-offset"]]).toEqual([200, "5"]);
     expect((await tus(url, auth, "PATCH", location, { ...octets, "Upload-Offset": "5" }, "67890")).status).toBe(200);
