@@ -14,7 +14,9 @@
  * naming an object the caller can reach. The reader is asked first (so that nothing
  * the writer makes on its own first view hides a write), then the writer: no reader
  * answer is a 5xx, and where the writer answers 200 so does the reader, with the same
- * body (but for the clock, a download token's signature time and the port).
+ * body (but for the clock, a download token's signature time and the port); the
+ * downloads an answer hands out (an upload's temporary URL, an export) open on the
+ * other worker.
  */
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -121,6 +123,9 @@ beforeAll(async () => {
   callers.push(owner, bob, ownersBot);
   fixtures.set(ownersBot.id, fixtures.get(owner.id)!);
   reachable.set(ownersBot.id, reachable.get(owner.id)!);
+  // An export, whose download GET /export/realm hands out.
+  expect((await s.call(owner, "POST", "/export/realm", { export_type: "1" })).status).toBe(200);
+  await s.server.exports.idle();
   // The thumbnail is made on first view, on the reader.
   await s.server.uploads.thumbnails.idle();
   rmSync(s.server.uploads.files.thumbnailPathOf(imagePath, THUMBNAIL_FORMAT.name), { force: true });
@@ -215,6 +220,10 @@ const comparable = (body: string) =>
     .replace(/\/user_uploads\/temporary\/[0-9A-F]+\//g, "/user_uploads/temporary/TOKEN/")
     .replace(/\/\/127\.0\.0\.1:\d+|\/\/localhost:\d+/g, "//HOST");
 
+/** Download URLs in an answer: a temporary URL to an upload (/api/v1/user_uploads/...), an export's. */
+const HANDED_OUT =
+  /"(?:url|export_url)":"(?:https?:\/\/[^/"]+)?(\/user_(?:uploads\/temporary|avatars\/exports)\/[^"]+)"/g;
+
 async function ask(base: string, path: string, caller: User): Promise<{ status: number; body: string }> {
   const response = await fetch(`${base}${path}`, {
     headers: { Authorization: basicAuth(s.t.store.getUser(caller.id)) },
@@ -242,17 +251,17 @@ describe("GET routes on a reader worker", () => {
               problems.push(`${where}: reader ${onReader.status} ${onReader.body}, writer 200`);
             else if (onWriter.status === 200 && comparable(onReader.body) !== comparable(onWriter.body))
               problems.push(`${where}: reader answered\n    ${onReader.body}\n  writer\n    ${onWriter.body}`);
-            // A temporary download URL (GET /user_uploads/...) opens on another worker than the one handing it out.
+            // The downloads an answer hands out (a temporary URL, an export) open on the other worker too.
             for (const [from, to, on] of [
               [onReader, s.base, "writer"],
               [onWriter, readerBase, "reader"],
             ] as const) {
-              const handedOut = /"url":"(\/user_uploads\/temporary\/[^"]+)"/.exec(from.body)?.[1];
-              if (handedOut === undefined) continue;
-              const download = await ask(to, handedOut, caller);
-              requests++;
-              if (download.status !== 200)
-                problems.push(`${where}: its temporary URL answers ${download.status} on the ${on} ${download.body}`);
+              for (const [, handedOut] of from.body.matchAll(HANDED_OUT)) {
+                const download = await ask(to, handedOut!, caller);
+                requests++;
+                if (download.status !== 200)
+                  problems.push(`${where}: ${handedOut} answers ${download.status} on the ${on} ${download.body}`);
+              }
             }
           }
         }
