@@ -8,6 +8,7 @@
  * for a thumbnail not made yet waits for it (Zulip renders a missing current format on
  * demand too).
  */
+import { randomBytes } from "node:crypto";
 import { rename, stat } from "node:fs/promises";
 import type { Sharp } from "sharp";
 import { THUMBNAIL_FORMAT, type AttachmentImage } from "../engine/index.js";
@@ -93,7 +94,10 @@ export class Thumbnailer {
   async #make(pathId: string): Promise<string | null> {
     const target = this.#files.thumbnailPathOf(pathId, THUMBNAIL_FORMAT.name);
     if (await exists(target)) return target;
-    const partial = `${target}.partial`;
+    // Its own name per attempt: a reader worker making a thumbnail on first view may race
+    // the writer's queue making the same one; each writes its own file, and each rename
+    // replaces the target whole.
+    const partial = `${target}.${randomBytes(6).toString("hex")}.partial`;
     try {
       // Checked again here: records stored before the magic bytes were checked may name an SVG as an image.
       const raster = await openRaster(this.#files.pathOf(pathId));
