@@ -149,6 +149,7 @@ export {
   type RealmPropertyValue,
   type RealmProperties,
 } from "./settings/realm-settings.js";
+export { EDIT_HISTORY_VISIBILITY, realmChannelColumn } from "./export/zulip-realm-columns.js";
 export {
   MAX_REALM_NAME_LENGTH,
   REALM_GROUP_SETTING_WIRE_NAMES,

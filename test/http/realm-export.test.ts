@@ -21,6 +21,7 @@ import { openStore, type Store } from "../../src/index.js";
 import {
   CHANNEL_GROUP_SETTINGS,
   REALM_EXPORT_STATUS,
+  REALM_GROUP_SETTING_WIRE_NAMES,
   type GroupSettingValue,
   type User,
 } from "../../src/engine/index.js";
@@ -177,7 +178,10 @@ async function addSettingsAndPersonalData(
 
   const old = store.subscribe(owner.id, { channels: [{ name: "old news" }], principals: [owner.id, alice.id] });
   send(alice.id, channel("old news", "t"), "before the archive");
-  store.subscribe(owner.id, { channels: [{ name: "quiet", description: "nobody here" }], principals: [] });
+  const quietId = store.subscribe(owner.id, {
+    channels: [{ name: "quiet", description: "nobody here" }],
+    principals: [],
+  }).createdChannelIds[0]!;
   const folder = store.createChannelFolder(owner.id, { name: "Engineering", description: "builds" });
   const shelf = store.createChannelFolder(owner.id, { name: "Shelf", description: "" });
   const devs = store.createGroup(owner.id, { name: "reviewers", description: "", members: [bob.id] });
@@ -187,6 +191,28 @@ async function addSettingsAndPersonalData(
       canAdministerChannelGroup: { new: devs.id },
       canRemoveSubscribersGroup: { new: store.systemGroupId(s.seed.realm.id, "role:moderators") },
       canAddSubscribersGroup: { new: { directMembers: [alice.id], directSubgroups: [devs.id] } },
+    },
+  });
+  const members = store.systemGroupId(s.seed.realm.id, "role:members");
+  // The realm's settings: properties, the editing rules and permission groups (system, named, anonymous).
+  store.updateRealm(owner.id, {
+    topicsPolicy: "disable_empty_topic",
+    enableSpectatorAccess: true,
+    newChannelAnnouncementsChannelId: quietId,
+    properties: {
+      description: "the copied org",
+      waitingPeriodThreshold: 7,
+      inviteRequired: false,
+      defaultLanguage: "de",
+      signupAnnouncementsChannelId: general.id,
+      messageRetentionDays: 90,
+    },
+    messagePolicy: { messageContentEditLimitSeconds: 1200, messageEditHistoryVisibilityPolicy: "moves" },
+    groups: {
+      can_create_public_channel_group: { new: devs.id },
+      can_invite_users_group: { new: { directMembers: [alice.id], directSubgroups: [devs.id] } },
+      can_resolve_topics_group: { new: members },
+      can_create_bots_group: { new: store.systemGroupId(s.seed.realm.id, "role:administrators") },
     },
   });
   store.archiveChannel(owner.id, old.createdChannelIds[0]!);
@@ -587,7 +613,30 @@ function compareSettings(a: Store, dirA: string, realmA: number, b: Store, dirB:
         type: st.reaction_type,
       }))
       .sort((x, y) => String(x.user).localeCompare(String(y.user)));
+    const realm = store.findRealm(realmId)!;
+    const channelName = (id: number | null | undefined) => (id == null ? null : store.getChannel(id)?.name);
+    const realmSettings = {
+      topicsPolicy: realm.topicsPolicy,
+      spectators: realm.enableSpectatorAccess,
+      announcements: channelName(realm.newChannelAnnouncementsChannelId),
+      properties: Object.fromEntries(
+        Object.entries(store.realmProperties(realmId)).map(([k, v]) => [
+          k,
+          k.endsWith("ChannelId") && typeof v === "number" ? channelName(v) : v,
+        ]),
+      ),
+      policy: Object.fromEntries(
+        Object.entries(store.realmMessagePolicy(realmId)).map(([k, v]) => [
+          k,
+          typeof v === "object" || k.endsWith("Group") ? groupName(v as GroupSettingValue) : v,
+        ]),
+      ),
+      groups: Object.fromEntries(
+        REALM_GROUP_SETTING_WIRE_NAMES.map((w) => [w, groupName(store.realmGroupSetting(realmId, w))]),
+      ),
+    };
     return {
+      realmSettings,
       fields: fields.map((f) => ({
         name: f.name,
         hint: f.hint,
@@ -622,6 +671,16 @@ function compareSettings(a: Store, dirA: string, realmA: number, b: Store, dirB:
   const original = view(a, dirA, realmA);
   // The setup's data is all there to compare.
   expect(original.fields).toHaveLength(3);
+  expect(original.realmSettings).toMatchObject({
+    topicsPolicy: "disable_empty_topic",
+    announcements: "quiet",
+    properties: { description: "the copied org", signupAnnouncementsChannelId: "general", waitingPeriodThreshold: 7 },
+    policy: { messageEditHistoryVisibilityPolicy: "moves", canResolveTopicsGroup: "role:members" },
+    groups: {
+      can_create_public_channel_group: "reviewers",
+      can_invite_users_group: { members: [s.seed.alice.deliveryEmail], subgroups: ["reviewers"] },
+    },
+  });
   expect(original.emoji).toHaveLength(1);
   expect(original.perUser.find((u) => u.email === s.seed.alice.deliveryEmail)!.drafts).toHaveLength(4);
   expect(original.perUser.flatMap((u) => u.uploads)).toHaveLength(1);

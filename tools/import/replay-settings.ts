@@ -24,6 +24,7 @@ import {
 import { emojiFilePath, newEmojiFileName } from "../../src/emoji/images.js";
 import { UploadFiles } from "../../src/uploads/files.js";
 import { RECIPIENT, type ZulipExport } from "./zulip-export.js";
+import { replayRealmSettingColumns } from "./replay-realm.js";
 
 export interface SettingsReplay {
   readonly store: Store;
@@ -51,11 +52,11 @@ const EMOJI_EXTENSIONS: Readonly<Record<string, string>> = {
   webp: "webp",
 };
 
-function reason(error: unknown): string {
+export function reason(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-function attempt(c: SettingsReplay, what: string, example: string, work: () => void): boolean {
+export function attempt(c: SettingsReplay, what: string, example: string, work: () => void): boolean {
   try {
     work();
     c.count(what);
@@ -228,7 +229,11 @@ export function replayRealmSettings(c: SettingsReplay): Map<string, string> {
 }
 
 /** A group setting's value in the new realm: a system group by name, a named group by its new ID, or anonymous. */
-function groupValue(c: SettingsReplay, zulipId: number, members: Map<number, GroupSettingValue>): GroupSettingValue {
+export function groupValue(
+  c: SettingsReplay,
+  zulipId: number,
+  members: Map<number, GroupSettingValue>,
+): GroupSettingValue {
   const system = c.data.systemGroups.get(zulipId);
   if (system !== undefined) return c.store.systemGroupId(c.realmId, system);
   const named = c.groups.get(zulipId);
@@ -238,7 +243,7 @@ function groupValue(c: SettingsReplay, zulipId: number, members: Map<number, Gro
   throw new Error(`group ${zulipId} is not in the export`);
 }
 
-function anonymousGroups(c: SettingsReplay): Map<number, GroupSettingValue> {
+export function anonymousGroups(c: SettingsReplay): Map<number, GroupSettingValue> {
   const out = new Map<number, { directMembers: number[]; directSubgroups: number[] }>();
   for (const id of c.data.anonymousGroups) out.set(id, { directMembers: [], directSubgroups: [] });
   for (const m of c.data.groupMembers) {
@@ -440,5 +445,7 @@ export function replayChannelsAndPersonalData(c: SettingsReplay, membersOfRecipi
   createEmptyChannels(c);
   const folders = replayChannelSettings(c);
   replayPersonalData(c, membersOfRecipient);
+  // Last but archiving: a send or move the realm's rules would refuse today was allowed then.
+  replayRealmSettingColumns(c);
   archive(c, folders);
 }

@@ -13,6 +13,7 @@ import { CHANNEL_GROUP_SETTINGS, channelPermission } from "../actions/channels.j
 import type { StoreState } from "../state.js";
 import { REALM_EXPORT_TYPE, type Channel, type GroupSettingValue } from "../types.js";
 import { RECIPIENT_ID } from "./zulip-ids.js";
+import { realmSettingColumns } from "./zulip-realm-columns.js";
 
 type Row = Record<string, unknown>;
 
@@ -36,6 +37,8 @@ export interface SettingsTables {
   readonly tables: Record<string, Row[]>;
   /** Per channel, its group columns for zerver_stream. */
   readonly streamColumns: Map<number, Row>;
+  /** The realm's settings for zerver_realm. */
+  readonly realmColumns: Row;
   /** Anonymous groups: zerver_usergroup rows and their memberships. */
   readonly anonymousGroups: Row[];
   readonly anonymousMembers: Row[];
@@ -105,6 +108,7 @@ export function settingsTables(state: StoreState, ctx: SettingsContext): Setting
       columns[spec.wire] = groupIdOf(channelPermission(state, channel, spec.field));
     streamColumns.set(channel.id, columns);
   }
+  const realmColumns = realmSettingColumns(state, realmId, groupIdOf);
 
   const drafts: Row[] = [];
   const scheduled: Row[] = [];
@@ -216,6 +220,7 @@ export function settingsTables(state: StoreState, ctx: SettingsContext): Setting
       zerver_scheduledmessage: scheduled,
     },
     streamColumns,
+    realmColumns,
     anonymousGroups,
     anonymousMembers,
     anonymousSubgroups,

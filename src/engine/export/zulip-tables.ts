@@ -396,6 +396,7 @@ export function realmTables(state: StoreState, plan: ExportPlan): Tables {
         deactivated: realm.deactivated,
         uuid: realm.uuid ?? null,
         topics_policy: TOPICS_POLICY[realm.topicsPolicy],
+        ...settings.realmColumns,
       },
     ],
     zerver_userprofile: users.map((u) => {
