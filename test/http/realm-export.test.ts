@@ -215,6 +215,8 @@ async function addSettingsAndPersonalData(
       can_create_bots_group: { new: store.systemGroupId(s.seed.realm.id, "role:administrators") },
     },
   });
+  store.setDefaultChannel(owner.id, general.id, true);
+  store.setDefaultChannel(owner.id, quietId, true);
   store.archiveChannel(owner.id, old.createdChannelIds[0]!);
   store.updateChannelFolder(owner.id, shelf.id, { isArchived: true });
 
@@ -637,6 +639,10 @@ function compareSettings(a: Store, dirA: string, realmA: number, b: Store, dirB:
     };
     return {
       realmSettings,
+      defaultChannels: store
+        .defaultChannelIds(owner)
+        .map((id) => channelName(id))
+        .sort(),
       fields: fields.map((f) => ({
         name: f.name,
         hint: f.hint,
@@ -671,6 +677,7 @@ function compareSettings(a: Store, dirA: string, realmA: number, b: Store, dirB:
   const original = view(a, dirA, realmA);
   // The setup's data is all there to compare.
   expect(original.fields).toHaveLength(3);
+  expect(original.defaultChannels).toEqual(["general", "quiet"]);
   expect(original.realmSettings).toMatchObject({
     topicsPolicy: "disable_empty_topic",
     announcements: "quiet",

@@ -77,3 +77,15 @@ export function replayRealmSettingColumns(c: SettingsReplay): void {
       c.store.updateRealm(c.ownerId, input);
     });
 }
+
+/** zerver_defaultstream: set while the channels are active (Zulip keeps no archived channel as default). */
+export function replayDefaultChannels(c: SettingsReplay): void {
+  for (const d of c.data.defaultStreams) {
+    const channelId = c.channels.get(d.stream);
+    if (channelId === undefined) {
+      c.skip("default channel not in the export", String(d.stream));
+      continue;
+    }
+    attempt(c, "default channels", String(d.stream), () => c.store.setDefaultChannel(c.ownerId, channelId, true));
+  }
+}

@@ -146,6 +146,7 @@ const realmEmojiRow = z.looseObject({
   is_animated: z.boolean().optional(),
   deactivated: z.boolean().optional(),
 });
+const defaultStreamRow = z.looseObject({ id, stream: id });
 const channelFolderRow = z.looseObject({
   id,
   name: z.string(),
@@ -262,6 +263,8 @@ export interface ZulipExport {
   readonly realmDomains: z.infer<typeof realmDomainRow>[];
   readonly realmEmoji: z.infer<typeof realmEmojiRow>[];
   readonly channelFolders: z.infer<typeof channelFolderRow>[];
+  /** zerver_defaultstream: the channels new users join. */
+  readonly defaultStreams: z.infer<typeof defaultStreamRow>[];
   readonly alertWords: z.infer<typeof alertWordRow>[];
   readonly mutedUsers: z.infer<typeof mutedUserRow>[];
   readonly userStatuses: z.infer<typeof userStatusRow>[];
@@ -304,6 +307,7 @@ const READ_TABLES = new Set([
   "zerver_realmdomain",
   "zerver_realmemoji",
   "zerver_channelfolder",
+  "zerver_defaultstream",
   "zerver_alertword",
   "zerver_muteduser",
   "zerver_userstatus",
@@ -524,6 +528,7 @@ export function readExport(root: string, limits: Pick<ExportLimits, "maxJsonByte
     realmDomains: rows(data, "zerver_realmdomain", realmDomainRow, realmFile),
     realmEmoji: rows(data, "zerver_realmemoji", realmEmojiRow, realmFile),
     channelFolders: rows(data, "zerver_channelfolder", channelFolderRow, realmFile),
+    defaultStreams: rows(data, "zerver_defaultstream", defaultStreamRow, realmFile),
     alertWords: rows(data, "zerver_alertword", alertWordRow, realmFile),
     mutedUsers: rows(data, "zerver_muteduser", mutedUserRow, realmFile),
     userStatuses: rows(data, "zerver_userstatus", userStatusRow, realmFile),
