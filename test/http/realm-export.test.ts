@@ -22,6 +22,7 @@ import {
   CHANNEL_GROUP_SETTINGS,
   REALM_EXPORT_STATUS,
   REALM_GROUP_SETTING_WIRE_NAMES,
+  SUBSCRIPTION_NOTIFICATIONS,
   type GroupSettingValue,
   type User,
 } from "../../src/engine/index.js";
@@ -215,6 +216,17 @@ async function addSettingsAndPersonalData(
       can_create_bots_group: { new: store.systemGroupId(s.seed.realm.id, "role:administrators") },
     },
   });
+  store.updateSettings(alice.id, {
+    settings: { enter_sends: true, twenty_four_hour_time: true, emojiset: "text", default_language: "fr" },
+  });
+  store.updateSettings(bob.id, { settings: { enable_desktop_notifications: false, color_scheme: 2 } });
+  store.updateSubscriptionProperties(alice.id, [
+    { channelId: general.id, property: "color", value: "#abcdef" },
+    { channelId: general.id, property: "pin_to_top", value: true },
+    { channelId: general.id, property: "desktop_notifications", value: false },
+    { channelId: general.id, property: "wildcard_mentions_notify", value: true },
+  ]);
+  store.updateSubscriptionProperties(bob.id, [{ channelId: general.id, property: "push_notifications", value: true }]);
   store.setDefaultChannel(owner.id, general.id, true);
   store.setDefaultChannel(owner.id, quietId, true);
   store.archiveChannel(owner.id, old.createdChannelIds[0]!);
@@ -336,7 +348,6 @@ describe("POST /export/realm and the round trip through parley import", () => {
     const report = JSON.parse(r.stdout) as { notCarried: Record<string, unknown>; imported: Record<string, number> };
     expect(Object.keys(report.notCarried).sort()).toEqual([
       "API keys and passwords (every user gets a new API key)",
-      "channel colors (parley assigns its own)",
       "scheduled message that failed, or a reminder",
     ]);
     expect(report.imported).toMatchObject({
@@ -575,6 +586,17 @@ function compareSettings(a: Store, dirA: string, realmA: number, b: Store, dirB:
             typeof value === "string" ? value : value.map((v) => email.get(v)).sort(),
           ]),
         ),
+        settings: u.isBot ? null : store.userSettings(u.id),
+        subscriptions: store
+          .subscriptionLists(u.id, false)
+          .subscribed.map(({ subscription: sub, channel }) => ({
+            channel: channel.name,
+            muted: sub.isMuted,
+            color: sub.color,
+            pin: sub.pinToTop,
+            notifications: SUBSCRIPTION_NOTIFICATIONS.map((n) => sub.notifications?.[n] ?? null),
+          }))
+          .sort((x, y) => x.channel.localeCompare(y.channel)),
         alertWords: store.alertWords(u.id),
         muted: store.mutedUsers(u.id).map((m) => `${email.get(m.id)}@${m.timestamp}`),
         drafts: u.isBot
@@ -678,6 +700,13 @@ function compareSettings(a: Store, dirA: string, realmA: number, b: Store, dirB:
   // The setup's data is all there to compare.
   expect(original.fields).toHaveLength(3);
   expect(original.defaultChannels).toEqual(["general", "quiet"]);
+  const aliceView = original.perUser.find((u) => u.email === s.seed.alice.deliveryEmail)!;
+  expect(aliceView.settings).toMatchObject({ enter_sends: true, emojiset: "text", default_language: "fr" });
+  expect(aliceView.subscriptions.find((x) => x.channel === "general")).toMatchObject({
+    color: "#abcdef",
+    pin: true,
+    notifications: [false, null, null, null, true],
+  });
   expect(original.realmSettings).toMatchObject({
     topicsPolicy: "disable_empty_topic",
     announcements: "quiet",

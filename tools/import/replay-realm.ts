@@ -8,13 +8,17 @@
 import {
   EDIT_HISTORY_VISIBILITY,
   MESSAGE_POLICY_WIRE_NAMES,
+  PERSONAL_SETTING_NAMES,
   REALM_GROUP_SETTING_WIRE_NAMES,
   REALM_PROPERTIES,
   REALM_PROPERTY_NAMES,
   realmChannelColumn,
+  SUBSCRIPTION_NOTIFICATIONS,
   type EditHistoryVisibility,
   type MessagePolicyChanges,
+  type SettingChanges,
   type RealmPropertyValue,
+  type SubscriptionPropertyChange,
   type UpdateRealmInput,
 } from "../../src/engine/index.js";
 import { anonymousGroups, attempt, groupValue, reason, type SettingsReplay } from "./replay-settings.js";
@@ -87,5 +91,49 @@ export function replayDefaultChannels(c: SettingsReplay): void {
       continue;
     }
     attempt(c, "default channels", String(d.stream), () => c.store.setDefaultChannel(c.ownerId, channelId, true));
+  }
+}
+
+/** Zulip's check_color. */
+const HEX_COLOR = /^#([a-fA-F0-9]{3,6})$/;
+
+/**
+ * A zerver_subscription row's own settings as PATCH /users/me/subscriptions changes:
+ * colour, pin and the notification overrides (null: the user's default, left alone).
+ * Muting is set by the importer's own step.
+ */
+export function subscriptionProperties(row: Record<string, unknown>, channelId: number): SubscriptionPropertyChange[] {
+  const changes: SubscriptionPropertyChange[] = [];
+  const color = row.color;
+  if (typeof color === "string" && HEX_COLOR.test(color)) changes.push({ channelId, property: "color", value: color });
+  if (row.pin_to_top === true) changes.push({ channelId, property: "pin_to_top", value: true });
+  for (const property of SUBSCRIPTION_NOTIFICATIONS) {
+    const value = row[property];
+    if (typeof value === "boolean") changes.push({ channelId, property, value });
+  }
+  return changes;
+}
+
+/** zerver_userprofile's settings columns, set as each person through PATCH /settings (bots have none). */
+export function replayPersonalSettings(c: SettingsReplay): void {
+  for (const u of c.data.users) {
+    const userId = c.users.get(u.id);
+    if (userId === undefined || u.is_bot === true) continue;
+    const row = u as Record<string, unknown>;
+    const settings: Record<string, boolean | number | string> = {};
+    for (const name of PERSONAL_SETTING_NAMES) {
+      const value = row[name];
+      if (typeof value === "boolean" || typeof value === "number" || typeof value === "string") settings[name] = value;
+    }
+    if (Object.keys(settings).length === 0) continue;
+    const apply = (changes: SettingChanges) => () => c.store.updateSettings(userId, { settings: changes });
+    try {
+      apply(settings as SettingChanges)();
+      c.count("personal settings");
+    } catch {
+      // One refused value (a newer Zulip's choice parley lacks) keeps the others.
+      for (const [name, value] of Object.entries(settings))
+        attempt(c, "personal settings", `${u.email}: ${name}`, apply({ [name]: value } as SettingChanges));
+    }
   }
 }

@@ -24,7 +24,7 @@ import {
 import { emojiFilePath, newEmojiFileName } from "../../src/emoji/images.js";
 import { UploadFiles } from "../../src/uploads/files.js";
 import { RECIPIENT, type ZulipExport } from "./zulip-export.js";
-import { replayDefaultChannels, replayRealmSettingColumns } from "./replay-realm.js";
+import { replayDefaultChannels, replayPersonalSettings, replayRealmSettingColumns } from "./replay-realm.js";
 
 export interface SettingsReplay {
   readonly store: Store;
@@ -448,5 +448,6 @@ export function replayChannelsAndPersonalData(c: SettingsReplay, membersOfRecipi
   // Last but archiving: a send or move the realm's rules would refuse today was allowed then.
   replayRealmSettingColumns(c);
   replayDefaultChannels(c);
+  replayPersonalSettings(c);
   archive(c, folders);
 }

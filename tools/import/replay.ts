@@ -14,6 +14,7 @@
  * through the same permission checks as the API.
  */
 import { ROLE, type BotType, type Role, type Store } from "../../src/engine/index.js";
+import { subscriptionProperties } from "./replay-realm.js";
 import { replayChannelsAndPersonalData, replayRealmSettings, type SettingsReplay } from "./replay-settings.js";
 import { AUDIT, RECIPIENT, type ZulipExport, type ZulipMessage, type ZulipUser } from "./zulip-export.js";
 
@@ -456,11 +457,16 @@ export function replayExport(
         skip(`channel mute refused: ${reason(error)}`, `user ${s.user_profile} stream ${stream}`);
       }
     }
-    if (s.pin_to_top === true)
-      skip("pinned channels (parley does not import pin_to_top)", `user ${s.user_profile} stream ${stream}`);
+    const changes = subscriptionProperties(s, channel);
+    // A subscription the replayed history ended (its owner's deactivation) has no settings to take.
+    if (changes.length === 0 || !store.isUserSubscribed(user, user, channel)) continue;
+    try {
+      store.updateSubscriptionProperties(user, changes);
+      count("subscription properties");
+    } catch (error) {
+      skip(`subscription properties refused: ${reason(error)}`, `user ${s.user_profile} stream ${stream}`);
+    }
   }
-  if (data.subscriptions.some((s) => s.color !== undefined))
-    skip("channel colors (parley assigns its own)", `${data.subscriptions.length} subscription(s)`);
   for (const t of data.userTopics) {
     const user = ids.users.get(t.user_profile);
     const channel = ids.channels.get(t.stream);

@@ -24,7 +24,8 @@ import { hasRow } from "../access.js";
 import { rowFlags } from "../queries/message-flags.js";
 import type { ReceivedSets } from "../received.js";
 import type { StoreState } from "../state.js";
-import { REALM_EXPORT_TYPE, type Message, type RealmExportType } from "../types.js";
+import { SETTING_NAMES } from "../settings/defaults.js";
+import { REALM_EXPORT_TYPE, SUBSCRIPTION_NOTIFICATIONS, type Message, type RealmExportType } from "../types.js";
 import { RECIPIENT_ID, RECIPIENT_TYPE } from "./zulip-ids.js";
 import { settingsTables } from "./zulip-settings-tables.js";
 
@@ -333,6 +334,7 @@ export function realmTables(state: StoreState, plan: ExportPlan): Tables {
         is_muted: sub.isMuted,
         color: sub.color,
         pin_to_top: sub.pinToTop,
+        ...Object.fromEntries(SUBSCRIPTION_NOTIFICATIONS.map((n) => [n, sub.notifications?.[n] ?? null])),
       });
       sub.intervals.forEach((interval, i) => {
         const opened = interval.from - 1;
@@ -418,7 +420,8 @@ export function realmTables(state: StoreState, plan: ExportPlan): Tables {
         date_joined: u.dateJoined,
         timezone: u.timezone,
         recipient: RECIPIENT_ID.personal(u.id),
-        allow_private_data_export: settings.allow_private_data_export,
+        // Zulip's UserProfile columns carry the personal settings under their API names.
+        ...Object.fromEntries(SETTING_NAMES.map((name) => [name, settings[name]])),
       };
     }),
     zerver_userprofile_crossrealm: [],
