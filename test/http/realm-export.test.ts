@@ -227,6 +227,13 @@ async function addSettingsAndPersonalData(
     { channelId: general.id, property: "wildcard_mentions_notify", value: true },
   ]);
   store.updateSubscriptionProperties(bob.id, [{ channelId: general.id, property: "push_notifications", value: true }]);
+  store.updateGroup(owner.id, devs.id, {
+    settings: {
+      canManageGroup: { new: { directMembers: [alice.id], directSubgroups: [] } },
+      canMentionGroup: { new: members },
+      canJoinGroup: { new: members },
+    },
+  });
   store.setDefaultChannel(owner.id, general.id, true);
   store.setDefaultChannel(owner.id, quietId, true);
   store.archiveChannel(owner.id, old.createdChannelIds[0]!);
@@ -659,8 +666,17 @@ function compareSettings(a: Store, dirA: string, realmA: number, b: Store, dirB:
         REALM_GROUP_SETTING_WIRE_NAMES.map((w) => [w, groupName(store.realmGroupSetting(realmId, w))]),
       ),
     };
+    const groups = store
+      .userGroups(owner, true)
+      .filter(({ group }) => group.systemRole === null)
+      .map(({ group }) => ({
+        name: group.name,
+        settings: Object.fromEntries(Object.entries(store.groupSettings(group)).map(([k, v]) => [k, groupName(v)])),
+      }))
+      .sort((x, y) => x.name.localeCompare(y.name));
     return {
       realmSettings,
+      groups,
       defaultChannels: store
         .defaultChannelIds(owner)
         .map((id) => channelName(id))
@@ -700,6 +716,10 @@ function compareSettings(a: Store, dirA: string, realmA: number, b: Store, dirB:
   // The setup's data is all there to compare.
   expect(original.fields).toHaveLength(3);
   expect(original.defaultChannels).toEqual(["general", "quiet"]);
+  expect(original.groups.find((g) => g.name === "reviewers")?.settings).toMatchObject({
+    canManageGroup: { members: [s.seed.alice.deliveryEmail], subgroups: [] },
+    canJoinGroup: "role:members",
+  });
   const aliceView = original.perUser.find((u) => u.email === s.seed.alice.deliveryEmail)!;
   expect(aliceView.settings).toMatchObject({ enter_sends: true, emojiset: "text", default_language: "fr" });
   expect(aliceView.subscriptions.find((x) => x.channel === "general")).toMatchObject({

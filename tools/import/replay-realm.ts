@@ -7,6 +7,7 @@
  */
 import {
   EDIT_HISTORY_VISIBILITY,
+  GROUP_SETTINGS,
   MESSAGE_POLICY_WIRE_NAMES,
   PERSONAL_SETTING_NAMES,
   REALM_GROUP_SETTING_WIRE_NAMES,
@@ -134,6 +135,22 @@ export function replayPersonalSettings(c: SettingsReplay): void {
       // One refused value (a newer Zulip's choice parley lacks) keeps the others.
       for (const [name, value] of Object.entries(settings))
         attempt(c, "personal settings", `${u.email}: ${name}`, apply({ [name]: value } as SettingChanges));
+    }
+  }
+}
+
+/** Each named group's own permission settings, after every group and subgroup exists, as the owner. */
+export function replayGroupSettings(c: SettingsReplay): void {
+  const anonymous = anonymousGroups(c);
+  for (const g of c.data.groups) {
+    const groupId = c.groups.get(g.id);
+    if (groupId === undefined) continue;
+    for (const spec of GROUP_SETTINGS) {
+      const raw = g.settings[spec.wire];
+      if (raw === undefined) continue;
+      attempt(c, "user group settings", `${g.name}: ${spec.wire}`, () =>
+        c.store.updateGroup(c.ownerId, groupId, { settings: { [spec.field]: { new: groupValue(c, raw, anonymous) } } }),
+      );
     }
   }
 }

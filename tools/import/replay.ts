@@ -14,7 +14,7 @@
  * through the same permission checks as the API.
  */
 import { ROLE, type BotType, type Role, type Store } from "../../src/engine/index.js";
-import { subscriptionProperties } from "./replay-realm.js";
+import { replayGroupSettings, subscriptionProperties } from "./replay-realm.js";
 import { replayChannelsAndPersonalData, replayRealmSettings, type SettingsReplay } from "./replay-settings.js";
 import { AUDIT, RECIPIENT, type ZulipExport, type ZulipMessage, type ZulipUser } from "./zulip-export.js";
 
@@ -438,6 +438,7 @@ export function replayExport(
       skip(`subgroups refused: ${reason(error)}`, `group ${parent}`);
     }
   }
+  replayGroupSettings(settings);
   for (const g of data.groups) {
     const id = ids.groups.get(g.id);
     if (g.deactivated && id !== undefined) store.deactivateGroup(ownerId, id);

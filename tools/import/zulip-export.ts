@@ -244,7 +244,14 @@ export interface ZulipExport {
   readonly recipients: Map<number, z.infer<typeof recipientRow>>;
   readonly subscriptions: z.infer<typeof subscriptionRow>[];
   readonly reactions: z.infer<typeof reactionRow>[];
-  readonly groups: { id: number; name: string; description: string; deactivated: boolean }[];
+  readonly groups: {
+    id: number;
+    name: string;
+    description: string;
+    deactivated: boolean;
+    /** The group's own permission settings (can_manage_group, ...) as UserGroup IDs. */
+    settings: Record<string, number>;
+  }[];
   readonly groupMembers: z.infer<typeof membershipRow>[];
   readonly groupSubgroups: z.infer<typeof groupMembershipRow>[];
   readonly userTopics: z.infer<typeof userTopicRow>[];
@@ -488,6 +495,9 @@ export function readExport(root: string, limits: Pick<ExportLimits, "maxJsonByte
       name: g.name!,
       description: g.description ?? "",
       deactivated: g.deactivated === true,
+      settings: Object.fromEntries(
+        Object.entries(g).filter(([k, v]) => /^can_[a-z_]+_group$/.test(k) && typeof v === "number"),
+      ) as Record<string, number>,
     }));
 
   const messages: ZulipMessage[] = [];

@@ -10,8 +10,9 @@
  * exported for the people who consent, in an export with consent only.
  */
 import { CHANNEL_GROUP_SETTINGS, channelPermission } from "../actions/channels.js";
+import { GROUP_SETTINGS, groupSetting } from "../actions/groups.js";
 import type { StoreState } from "../state.js";
-import { REALM_EXPORT_TYPE, type Channel, type GroupSettingValue } from "../types.js";
+import { REALM_EXPORT_TYPE, type Channel, type GroupSettingValue, type UserGroup } from "../types.js";
 import { RECIPIENT_ID } from "./zulip-ids.js";
 import { realmSettingColumns } from "./zulip-realm-columns.js";
 
@@ -37,6 +38,8 @@ export interface SettingsTables {
   readonly tables: Record<string, Row[]>;
   /** Per channel, its group columns for zerver_stream. */
   readonly streamColumns: Map<number, Row>;
+  /** Per named group, its permission columns for zerver_namedusergroup. */
+  readonly groupColumns: Map<number, Row>;
   /** The realm's settings for zerver_realm. */
   readonly realmColumns: Row;
   /** Anonymous groups: zerver_usergroup rows and their memberships. */
@@ -109,6 +112,12 @@ export function settingsTables(state: StoreState, ctx: SettingsContext): Setting
     streamColumns.set(channel.id, columns);
   }
   const realmColumns = realmSettingColumns(state, realmId, groupIdOf);
+  const groupColumns = new Map<number, Row>();
+  for (const group of inRealm<UserGroup>(state.groups.values())) {
+    const columns: Row = {};
+    for (const spec of GROUP_SETTINGS) columns[spec.wire] = groupIdOf(groupSetting(state, group, spec.field));
+    groupColumns.set(group.id, columns);
+  }
 
   const drafts: Row[] = [];
   const scheduled: Row[] = [];
@@ -221,6 +230,7 @@ export function settingsTables(state: StoreState, ctx: SettingsContext): Setting
     },
     streamColumns,
     realmColumns,
+    groupColumns,
     anonymousGroups,
     anonymousMembers,
     anonymousSubgroups,

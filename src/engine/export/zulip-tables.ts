@@ -462,6 +462,7 @@ export function realmTables(state: StoreState, plan: ExportPlan): Tables {
       deactivated: g.deactivated,
       date_created: g.dateCreated,
       creator: g.creatorId,
+      ...settings.groupColumns.get(g.id),
     })),
     zerver_usergroupmembership: memberships,
     zerver_groupgroupmembership: subgroupRows,
