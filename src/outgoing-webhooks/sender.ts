@@ -17,6 +17,7 @@
  * stops is made again after the restart, but what it posts is posted once (the post
  * and the item's removal are one write).
  */
+import { realmUrl as realmUrlOf } from "../wire/realm-url.js";
 import type { Store, WebhookDelivery } from "../engine/index.js";
 import { systemClock, type Clock } from "../realtime/clock.js";
 import type { AddressPolicy } from "../external-content/index.js";
@@ -56,13 +57,6 @@ export interface WebhookSenderOptions {
 type Outcome =
   | { readonly kind: "finish"; readonly reply: string | null; readonly ownerNotice: string | null }
   | { readonly kind: "retry"; readonly error: string };
-
-/** A realm's URL: the server's base URL, on the realm's subdomain when it has one. */
-function realmUrlOf(baseUrl: string, subdomain: string): URL {
-  const url = new URL(baseUrl);
-  if (subdomain !== "") url.hostname = `${subdomain}.${url.hostname}`;
-  return url;
-}
 
 export class WebhookSender {
   readonly #store: Store;
@@ -127,7 +121,7 @@ export class WebhookSender {
   }
 
   async #call(delivery: WebhookDelivery): Promise<Outcome> {
-    const realmUrl = realmUrlOf(this.#options.baseUrl(), delivery.realm.subdomain);
+    const realmUrl = new URL(realmUrlOf(this.#options.baseUrl(), delivery.realm));
     const body =
       delivery.service.interface === SLACK_INTERFACE
         ? slackRequest(this.#store, delivery, realmUrl.host)

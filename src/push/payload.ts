@@ -5,17 +5,13 @@
  */
 import type { PushDelivery, PushTarget, Realm } from "../engine/index.js";
 import { avatarUrl } from "../wire/avatar.js";
+import { realmUrl } from "../wire/realm-url.js";
 import { encryptForDevice } from "./crypto.js";
 
 /** Zulip's truncate_content: notification text is cut to this many characters, with "…". */
 export const MAX_PUSH_CONTENT_CHARS = 200;
 
-/** The realm's URL: the server's base URL, on the realm's subdomain when it has one. */
-export function realmUrl(baseUrl: string, realm: Realm): string {
-  const url = new URL(baseUrl);
-  if (realm.subdomain !== "") url.hostname = `${realm.subdomain}.${url.hostname}`;
-  return url.origin;
-}
+export { realmUrl };
 
 const ENTITIES: Readonly<Record<string, string>> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " " };
 
