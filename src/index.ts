@@ -7,6 +7,7 @@
  */
 import {
   openFollower as openEngineFollower,
+  openReplica as openEngineReplica,
   openStore as openEngineStore,
   type MessageRenderer,
   type Store,
@@ -28,4 +29,9 @@ export function openStore(dir: string, options: OpenStoreOptions = {}): Store {
 /** Opens `dir` as a follower of its server's writer (the engine's openFollower), rendering as openStore does. */
 export function openFollower(dir: string, options: OpenStoreOptions & { readonly lockToken: string }): Store {
   return openEngineFollower(dir, { ...options, renderer: options.renderer ?? renderMarkdown });
+}
+
+/** Opens `dir` as a cluster replica (the engine's openReplica), rendering as openStore does. */
+export function openReplica(dir: string, options: OpenStoreOptions = {}): Store {
+  return openEngineReplica(dir, { ...options, renderer: options.renderer ?? renderMarkdown });
 }

@@ -13,7 +13,8 @@
  * store.getMessages(owner.id, { anchor: "newest", numBefore: 100, numAfter: 0, narrow: [{ operator: "channel", operand:
  * "general" }] });
  */
-export { Store, openStore, openFollower, type DeleteTopicOptions } from "./store.js";
+export { Store, openStore, openFollower, openReplica, type DeleteTopicOptions } from "./store.js";
+export { decodeTxn, encodeTxn, type ReplicaPosition, type ReplicatedTxn, type ReplicationSink } from "./replication.js";
 export type { CatchUpResult } from "./follower.js";
 export {
   DELETE_TOPIC_BATCH_SIZE,

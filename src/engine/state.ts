@@ -88,6 +88,7 @@ import type { EventBatch } from "./events/types.js";
 import type { Change, ChangeSet } from "./events/change-set.js";
 import { getMessageRecord } from "./storage/message-records.js";
 import { WriteCoordinator, type Counters, type WriteContext } from "./write-coordinator.js";
+import { ReplicationCapture, type ReplicationSink } from "./replication.js";
 
 export interface StoreOptions {
   /**
@@ -128,12 +129,24 @@ export interface StoreOptions {
    * writer, holds it. Required by openFollower.
    */
   readonly lockToken?: string;
+  /** A cluster leader's: every committed transaction goes to this sink for the replicated log (replication.ts). */
+  readonly replication?: ReplicationSink;
+}
+
+/** The coordinator takes the capture built from the sink, not the sink. */
+function withoutSink(options: StoreOptions): Omit<StoreOptions, "replication"> {
+  const { replication: _sink, ...rest } = options;
+  return rest;
 }
 
 const NO_SUBSCRIPTIONS: ReadonlyMap<number, Subscription> = new Map();
 
-/** A store's part: the one writer of its directory, or a follower that reads it and catches up (follower.ts). */
-export type StoreRole = "writer" | "follower";
+/**
+ * A store's part: the one writer of its directory, a follower that reads it and catches
+ * up (follower.ts), or a cluster replica: its own directory, written only by applying
+ * the leader's transactions (replication.ts), refusing every engine write as a follower.
+ */
+export type StoreRole = "writer" | "follower" | "replica";
 
 /** How many background reads prefetch the subscriptions table at open (LMDB runs them on libuv's threads). */
 const PREFETCH_STRIPES = 16;
@@ -388,12 +401,18 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
   #closed = false;
 
   readonly role: StoreRole;
+  /** A cluster leader's capture of its transactions (replication.ts); null elsewhere. */
+  readonly replication: ReplicationCapture | null;
 
   constructor(dir: string, renderer: MessageRenderer, options: StoreOptions, role: StoreRole = "writer") {
     // eslint-disable-next-line @typescript-eslint/no-this-alias -- the write host's counters accessors
     const state = this;
     this.role = role;
     this.tables = openTables(dir, { noSync: options.noSync ?? false, readOnly: role === "follower" });
+    this.replication =
+      options.replication !== undefined && role === "writer"
+        ? new ReplicationCapture(this.tables, options.replication)
+        : null;
     this.bitmaps = new BitmapStore(this.tables, {
       maxCacheBytes: options.bitmapCacheBytes,
       directoryOf: userFlagHolderOf,
@@ -424,7 +443,11 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
         },
         reload: () => this.#reload(),
       },
-      { ...options, follower: role === "follower" },
+      {
+        ...withoutSink(options),
+        follower: role !== "writer",
+        ...(this.replication !== null ? { replication: this.replication } : {}),
+      },
     );
     const version = this.tables.meta.get("schemaVersion");
     if (
@@ -482,7 +505,7 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
     this.counters.nextAttachmentId ??= 1;
     this.counters.nextRealmExportId ??= 1;
     this.counters.nextSubmessageId ??= 1;
-    if (role === "follower") this.#checkMigrated();
+    if (role !== "writer") this.#checkMigrated();
     else buildMembersIndex(this.tables);
     this.#load(true);
     buildUserFlagHolders(this.tables, this.bitmaps, (body) => this.write(body));
@@ -689,6 +712,11 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
   /** Releases a change set a follower caught up with to the change listeners (write-coordinator.ts). */
   releaseCaughtUp(changes: ChangeSet): void {
     this.#writes.releaseCaughtUp(changes);
+  }
+
+  /** A replica's: the event batches of a transaction it applied, to its own queues. */
+  releaseReplicated(batch: EventBatch): void {
+    this.#writes.releaseReplicated(batch);
   }
 
   /**

@@ -181,7 +181,7 @@ import {
   type CreateUserInput,
   type UpdateUserInput,
 } from "./actions/users.js";
-import { BadRequestError, NotFoundError } from "./errors.js";
+import { BadRequestError, FollowerWriteError, NotFoundError } from "./errors.js";
 import {
   botApiKey,
   canCreateBotsGroup,
@@ -242,6 +242,14 @@ import { ChannelTopicIndex, channelTopics, channelTopicsAsync, type ChannelTopic
 import { StoreState, type StoreOptions, type StoreRole } from "./state.js";
 import { joinDataDirLock, lockDataDir, type DataDirLock } from "./storage/lock.js";
 import { FollowerCatchUp, type CatchUpResult } from "./follower.js";
+import {
+  audienceOf,
+  openReplicationDb,
+  ReplicaApplier,
+  readPosition,
+  type ReplicaPosition,
+  type ReplicatedTxn,
+} from "./replication.js";
 import type {
   Channel,
   ChannelFolder,
@@ -412,6 +420,8 @@ export class Store {
   readonly #lock: DataDirLock;
   /** A follower's catch-up with its writer (follower.ts); null on the writer. */
   readonly #follower: FollowerCatchUp | null;
+  /** A cluster replica's apply path (replication.ts); null elsewhere. */
+  readonly #replica: ReplicaApplier | null;
 
   /**
    * Opens `dir` (creating it) as its only writer: throws DataDirectoryLockedError
@@ -432,7 +442,8 @@ export class Store {
     try {
       this.#state = new StoreState(dir, options.renderer, options, role);
       // In the load's snapshot: the log's end that memory reflects.
-      this.#follower = role === "follower" ? new FollowerCatchUp(this.#state) : null;
+      this.#follower = role === "writer" ? null : new FollowerCatchUp(this.#state);
+      this.#replica = role === "replica" ? new ReplicaApplier(this.#state.tables) : null;
       this.#received = new ReceivedSets(this.#state);
       this.#channelTopics = new ChannelTopicIndex(this.#state, this.#state);
     } catch (error) {
@@ -473,6 +484,55 @@ export class Store {
   catchUp(): CatchUpResult {
     if (this.#follower === null) return { applied: 0, reloadedAll: false, seq: this.#state.counters.nextChangeSeq - 1 };
     return this.#follower.catchUp();
+  }
+
+  /**
+   * The stream position this store reflects (docs/cluster.md): a replica's last applied
+   * transaction, a cluster leader's last committed one; { seq: 0 } for a store never in a cluster.
+   */
+  get replicationPosition(): ReplicaPosition {
+    if (this.#state.replication !== null) return this.#state.replication.position;
+    return readPosition(openReplicationDb(this.#state.tables));
+  }
+
+  /** A cluster leader's: the stream stored transactions up to `seq` (their undo records may go). */
+  confirmReplicated(seq: number): void {
+    this.#state.replication?.confirm(seq);
+  }
+
+  /**
+   * A replica's: applies one leader transaction (the next stream message) by key in
+   * one LMDB transaction, brings memory up to date as a follower does, then releases
+   * the transaction's events to this store's listeners (the node's event queues).
+   */
+  applyReplicated(txn: ReplicatedTxn): CatchUpResult {
+    if (this.#replica === null || this.#follower === null)
+      throw new FollowerWriteError("applying a replicated transaction (open the store with openReplica)");
+    this.#replica.apply(txn);
+    const result = this.#follower.catchUp();
+    for (const batch of txn.batches) {
+      const deliveries = batch.deliveries.map((d) => ({ event: d.event, audience: audienceOf(d.audience) }));
+      this.#state.releaseReplicated({ seq: batch.seq, deliveries });
+    }
+    return result;
+  }
+
+  /**
+   * A replica's: undoes the transaction at its position, which this node committed as
+   * leader and the stream does not have (docs/cluster.md §6); false when it has no undo
+   * record for it. Memory is reloaded whole.
+   */
+  undoUnreplicated(): boolean {
+    if (this.#replica === null || this.#follower === null)
+      throw new FollowerWriteError("undoing a transaction (open the store with openReplica)");
+    const undone = this.#replica.undoLast();
+    if (undone) this.#follower.catchUp();
+    return undone;
+  }
+
+  /** A replica's: drops undo records of transactions the stream has (at or below `seq`). */
+  dropUndoThrough(seq: number): void {
+    this.#replica?.dropUndoThrough(seq);
   }
 
   /**
@@ -1851,4 +1911,13 @@ export function openStore(dir: string, options: StoreOptions): Store {
  */
 export function openFollower(dir: string, options: StoreOptions & { readonly lockToken: string }): Store {
   return new Store(dir, options, "follower");
+}
+
+/**
+ * Opens `dir` as a cluster replica (docs/cluster.md §2): the directory's only opener,
+ * its tables writable, but written only by applyReplicated and undoUnreplicated; every
+ * engine write is refused with FollowerWriteError.
+ */
+export function openReplica(dir: string, options: StoreOptions): Store {
+  return new Store(dir, options, "replica");
 }

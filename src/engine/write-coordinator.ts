@@ -25,6 +25,7 @@ import {
   type FollowerNotes,
 } from "./events/change-log.js";
 import { ChangeSetBuilder, changesOfEvent, everythingChanged } from "./events/change-set.js";
+import type { ReplicationCapture } from "./replication.js";
 import type { Change, ChangeSet } from "./events/change-set.js";
 
 export interface Counters {
@@ -136,6 +137,8 @@ export interface WriteCoordinatorOptions {
   readonly checkChanges?: boolean;
   /** A follower's coordinator: every write, event and in-memory change is refused (FollowerWriteError). */
   readonly follower?: boolean;
+  /** A cluster leader's: every transaction captured for the replicated log (replication.ts). */
+  readonly replication?: ReplicationCapture;
 }
 
 /** A change-log entry written at the end of its transaction (after the bitmaps: the last one names them). */
@@ -165,9 +168,11 @@ export class WriteCoordinator {
   readonly #rowsWritten = new Map<TableName, unknown[]>();
   /** The running transaction's change-log entries, written after its bitmaps. */
   #pendingLog: PendingLogEntry[] = [];
+  readonly #replication: ReplicationCapture | null;
 
   constructor(host: WriteHost, options: WriteCoordinatorOptions) {
     this.#host = host;
+    this.#replication = options.replication ?? null;
     this.#commitHook = options.commitHook;
     this.#onListenerError =
       options.onListenerError ?? ((error) => console.error("parley engine: event listener failed", error));
@@ -358,17 +363,21 @@ export class WriteCoordinator {
     let failed = false;
     try {
       const value = this.#host.tables.env.transactionSync(() => {
+        this.#replication?.begin();
         const inner = body();
         this.#writeLog(this.#host.bitmaps.writeDirty(MAX_LOGGED_BITMAP_KEYS));
         this.#host.tables.meta.putSync("counters", this.#host.counters);
         this.#host.tables.meta.putSync("schemaVersion", SCHEMA_VERSION);
+        this.#replication?.end();
         this.#commitHook?.();
         return inner;
       });
+      this.#replication?.committed();
       this.#host.bitmaps.committed();
       if (this.#host.bitmaps.hasDeferred) this.#scheduleSettle();
       return value;
     } catch (error) {
+      this.#replication?.aborted();
       this.#host.bitmaps.rollback();
       // Reads inside the failed transaction may have cached what it wrote.
       this.#host.forgetUncommitted();
@@ -499,9 +508,21 @@ export class WriteCoordinator {
    */
   #release(unit: WriteUnit): void {
     if (unit.changeSet !== null) this.#releaseChanges(unit.changeSet);
-    if (unit.events.length === 0 || this.#listeners.size === 0) return;
+    if (unit.events.length === 0 || (this.#listeners.size === 0 && this.#replication === null)) return;
     const deliveries: Delivery[] = unit.events.map(([event, audience]) => ({ event, audience: audience() }));
+    this.#replication?.deliveries({ seq: unit.seq, deliveries });
     this.dispatch({ seq: unit.seq, deliveries });
+  }
+
+  /** A replica releases the event batches of a transaction it applied (replication.ts) to its own queues. */
+  releaseReplicated(batch: EventBatch): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener(batch);
+      } catch (error) {
+        this.#onListenerError(error);
+      }
+    }
   }
 
   #releaseChanges(changes: ChangeSet): void {

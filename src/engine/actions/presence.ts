@@ -50,7 +50,7 @@ const NEVER = 86_400;
 /** Records a ping from `userId` at the store's clock. Bots are refused, as Zulip's human_users_only. */
 export function updatePresence(state: StoreState, userId: number, status: PresenceStatus): void {
   // A ping changes memory first (the flush writes it later): a follower must refuse before that.
-  if (state.role === "follower") throw new FollowerWriteError("a presence ping");
+  if (state.role !== "writer") throw new FollowerWriteError("a presence ping");
   const user = requireActiveUser(state, userId);
   if (user.isBot) throw new BadRequestError("This endpoint does not accept bot requests.");
   if (!presenceEnabled(state, user.id)) return;

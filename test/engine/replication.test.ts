@@ -1,0 +1,165 @@
+/**
+ * A cluster replica applies a leader's captured transactions (src/engine/replication.ts,
+ * docs/cluster.md §1-2) and ends up holding what the leader holds, answering as it
+ * does and releasing the same events; and a leader's transactions that never reached
+ * the log are undone exactly (§6).
+ */
+import { cpSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  decodeTxn,
+  encodeTxn,
+  openReplica,
+  openStore,
+  type EngineEvent,
+  type ReplicatedTxn,
+  type Store,
+} from "../../src/index.js";
+import { internals } from "../../src/engine/internal.js";
+import { FIRST_ID, TABLE_NAMES, TABLE_SPECS } from "../../src/engine/storage/tables.js";
+import { seedRealm } from "../support/temp-store.js";
+import { answers, entityMaps } from "../support/follower-view.js";
+
+const dirs: string[] = [];
+const open: Store[] = [];
+afterEach(() => {
+  for (const store of open.splice(0)) store.close();
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "parley-replication-"));
+  dirs.push(dir);
+  return dir;
+}
+
+/** Every table's records (key 0 of uint32 tables, msgpackr's structures, is each store's own). */
+function disk(store: Store): unknown {
+  const tables = internals(store).tables as unknown as Record<
+    string,
+    { getRange(o?: { start?: number }): Iterable<{ key: unknown; value: unknown }> }
+  >;
+  const enc = (v: unknown): unknown => (v instanceof Uint8Array ? Buffer.from(v).toString("hex") : v);
+  return Object.fromEntries(
+    TABLE_NAMES.map((name) => [
+      name,
+      [...tables[name]!.getRange(TABLE_SPECS[name].keys === "id" ? { start: FIRST_ID } : {})].map(({ key, value }) => [
+        key,
+        enc(value),
+      ]),
+    ]),
+  );
+}
+
+function view(store: Store, viewers: readonly number[]): unknown {
+  return { answers: answers(store, viewers), entities: entityMaps(store), disk: disk(store) };
+}
+
+/** A seeded directory, closed, and a copy of it: the leader's and the replica's (a cluster is created so). */
+function twoDirectories(): { leaderDir: string; replicaDir: string; viewers: number[] } {
+  const leaderDir = tempDir();
+  const seed = openStore(leaderDir, { noSync: true });
+  const w = seedRealm(seed);
+  seed.close();
+  const replicaDir = tempDir();
+  cpSync(leaderDir, replicaDir, { recursive: true });
+  return { leaderDir, replicaDir, viewers: [w.owner.id, w.alice.id, w.bob.id, w.guest.id] };
+}
+
+function openLeader(dir: string, txns: ReplicatedTxn[]): Store {
+  // Through the wire encoding: what a follower applies is what it decoded.
+  const store = openStore(dir, {
+    noSync: true,
+    replication: { committed: (txn) => txns.push(decodeTxn(encodeTxn(txn))) },
+  });
+  open.push(store);
+  return store;
+}
+
+/** A mix of writes that touch records, bitmaps, in-memory tables and the deferred journal. */
+async function writeSome(s: Store, viewers: readonly number[]): Promise<void> {
+  const [owner, alice, bob] = viewers as [number, number, number];
+  const first = s.sendMessage({
+    senderId: alice,
+    to: { type: "channel", channel: "general", topic: "t" },
+    content: "hi",
+  });
+  s.sendMessage({ senderId: bob, to: { type: "direct", users: [alice] }, content: "a DM" });
+  s.sendMessage({ senderId: owner, to: { type: "channel", channel: "secret", topic: "x" }, content: "psst" });
+  s.updateFlags(bob, [first.id], "read", "add");
+  s.updateFlags(bob, [first.id], "starred", "add");
+  s.addReaction(owner, first.id, { emojiName: "smile" });
+  s.subscribe(owner, { channels: [{ name: "new channel" }], principals: [owner, bob] });
+  // A group commit: several writes, one transaction, one replicated message.
+  await Promise.all(
+    [1, 2, 3].map((i) =>
+      s.sendMessageGrouped({ senderId: bob, to: { type: "channel", channel: "general", topic: "g" }, content: `${i}` }),
+    ),
+  );
+}
+
+describe("replication", () => {
+  it("a replica applying the leader's transactions holds and answers what the leader does, with the same events", async () => {
+    const { leaderDir, replicaDir, viewers } = twoDirectories();
+    const txns: ReplicatedTxn[] = [];
+    const leader = openLeader(leaderDir, txns);
+    const leaderEvents: EngineEvent[] = [];
+    leader.onEvents((batch) => leaderEvents.push(...batch.deliveries.map((d) => d.event)));
+    await writeSome(leader, viewers);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(txns.length).toBeGreaterThan(5);
+    expect(txns.map((t) => t.seq)).toEqual(txns.map((_, i) => i + 1));
+
+    const replica = openReplica(replicaDir, { noSync: true });
+    open.push(replica);
+    const replicaEvents: EngineEvent[] = [];
+    replica.onEvents((batch) => replicaEvents.push(...batch.deliveries.map((d) => d.event)));
+    // The replica answers reads before, between and after applies (its caches fill, then must follow).
+    answers(replica, viewers);
+    for (const txn of txns) {
+      replica.applyReplicated(txn);
+      answers(replica, viewers);
+    }
+    expect(replica.replicationPosition.seq).toBe(txns.length);
+    expect(view(replica, viewers)).toEqual(view(leader, viewers));
+    expect(JSON.stringify(replicaEvents)).toBe(JSON.stringify(leaderEvents));
+    // A replica refuses engine writes: only the leader's transactions change it.
+    expect(() =>
+      replica.sendMessage({
+        senderId: viewers[0]!,
+        to: { type: "channel", channel: "general", topic: "t" },
+        content: "x",
+      }),
+    ).toThrow(/follower|replica/i);
+    // A transaction out of order is refused (a gap would silently lose writes).
+    expect(() => replica.applyReplicated({ ...txns[0]!, seq: txns.length + 5 })).toThrow(/does not follow/);
+  });
+
+  it("undoes transactions a leader committed that never reached the log, back to what the log has", async () => {
+    const { leaderDir, replicaDir, viewers } = twoDirectories();
+    const txns: ReplicatedTxn[] = [];
+    const leader = openLeader(leaderDir, txns);
+    await writeSome(leader, viewers);
+    await new Promise((resolve) => setImmediate(resolve));
+    // Say the stream stored only the first `kept` transactions; the leader then died.
+    const kept = 3;
+    leader.close();
+    open.splice(open.indexOf(leader), 1);
+
+    const replica = openReplica(replicaDir, { noSync: true });
+    open.push(replica);
+    for (const txn of txns.slice(0, kept)) replica.applyReplicated(txn);
+
+    const rejoined = openReplica(leaderDir, { noSync: true });
+    open.push(rejoined);
+    expect(rejoined.replicationPosition.seq).toBe(txns.length);
+    while (rejoined.replicationPosition.seq > kept) expect(rejoined.undoUnreplicated()).toBe(true);
+    expect(rejoined.replicationPosition).toEqual({ seq: kept, id: txns[kept - 1]!.id });
+    expect(view(rejoined, viewers)).toEqual(view(replica, viewers));
+    // And it follows the log from there like any replica.
+    rejoined.dropUndoThrough(kept);
+    expect(rejoined.undoUnreplicated()).toBe(false);
+  });
+});
