@@ -26,6 +26,7 @@ import { DEFAULT_SAVE_DEADLINE_MS, loadSavedQueues, writeSavedQueues } from "./r
 import { PresenceFlusher } from "./scheduler/presence-flusher.js";
 import { Scheduler } from "./scheduler/scheduler.js";
 import { FullMemberPromoter } from "./scheduler/full-member-promoter.js";
+import { MessageRetention } from "./scheduler/message-retention.js";
 import { MissedEmailBatcher } from "./scheduler/missed-email-batcher.js";
 import { UploadsCleanup } from "./scheduler/uploads-cleanup.js";
 
@@ -225,6 +226,12 @@ export async function startParley(
     onError: (error) => log(`full-member pass failed: ${reason(error)}`),
   });
   fullMemberPromoter.start();
+  // Messages past their retention policy while the server was down go now, then hourly.
+  const messageRetention = new MessageRetention(store, {
+    onError: (error) => log(`retention pass failed: ${reason(error)}`),
+    onDeleted: (count) => log(`retention: deleted ${count} message(s) past their retention period`),
+  });
+  messageRetention.start();
 
   let stopping: Promise<void> | null = null;
   return {
@@ -245,6 +252,8 @@ export async function startParley(
         webhookSender.stop();
         uploadsCleanup.stop();
         fullMemberPromoter.stop();
+        // Ends between two of its writes, before the store closes.
+        await messageRetention.stop();
         // Closed first: no event reaches a queue while it is written, and waiting polls are answered.
         http.close();
         // Event queues outlive a graceful restart, as Zulip's do.

@@ -95,6 +95,7 @@ import {
   updateNavigationView,
 } from "./actions/navigation-views.js";
 import { promoteNewFullMembers } from "./actions/full-members.js";
+import { deleteExpiredMessagesBatch, retentionTargets, RETENTION_PURGE_EVERY } from "./actions/retention.js";
 import {
   deleteScheduledMessage,
   deliverDueScheduledMessages,
@@ -1535,6 +1536,39 @@ export class Store {
   /** Zulip's promote_new_full_members: members past the waiting period join role:fullmembers. */
   promoteNewFullMembers(): number {
     return promoteNewFullMembers(this.#state);
+  }
+  /**
+   * Zulip's archive_messages: deletes the messages older than their channel's or realm's
+   * retention policy (actions/retention), a batch per write, yielding to the event loop
+   * between writes, then clears their readers' read bits. Stops early, between writes,
+   * once `stopped()` answers true. Returns how many messages were deleted.
+   */
+  async deleteExpiredMessages(options: { batchSize?: number; stopped?: () => boolean } = {}): Promise<number> {
+    const stopped = options.stopped ?? (() => false);
+    const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+    // Batches merge their read-bit purges (each read bitmap rewritten once per purge);
+    // a purge is run every RETENTION_PURGE_EVERY messages so that its list stays short.
+    const purge = async () => {
+      while (!stopped() && continueReadPurge(this.#state)) await yieldToLoop();
+    };
+    let deleted = 0;
+    let unpurged = 0;
+    for (const target of retentionTargets(this.#state)) {
+      for (;;) {
+        if (stopped()) return deleted;
+        const batch = deleteExpiredMessagesBatch(this.#state, target, options.batchSize);
+        if (batch === 0) break;
+        deleted += batch;
+        unpurged += batch;
+        if (unpurged >= RETENTION_PURGE_EVERY) {
+          await purge();
+          unpurged = 0;
+        }
+        await yieldToLoop();
+      }
+    }
+    await purge();
+    return deleted;
   }
   /** The earliest pending delivery time (UNIX seconds), or null when none is pending. */
   nextScheduledDelivery(): number | null {

@@ -64,6 +64,7 @@ import {
 } from "./channel-permissions.js";
 import { CHANNEL_EVENTS_TOPIC, ensureNotificationBotInTxn, silentMention } from "./notification-bot.js";
 import { systemGroupId } from "./realms.js";
+import { realmPropertyValue } from "./realm-settings.js";
 import { internalChannelMessage, renderMessage, storeMessage } from "./send-message.js";
 
 /** A group setting change as PATCH takes it: the new value and, to guard against races, the expected old one. */
@@ -116,9 +117,6 @@ const TOPICS_POLICY_NAMES: Readonly<Record<ChannelTopicsPolicy, string>> = {
   disable_empty_topic: "No *general chat* topic",
   empty_topic_only: "Only *general chat* topic allowed",
 };
-
-/** The realm's retention when a channel follows it: parley's realms keep messages forever (Zulip's -1). */
-const REALM_RETENTION_DAYS = -1;
 
 function retentionPeriod(days: number): string {
   return days === -1 ? "Forever" : `${days} days`;
@@ -224,8 +222,11 @@ export function updateChannel(state: StoreState, actorId: number, channelId: num
     if (actor.role !== ROLE.OWNER) throw new OrganizationOwnerRequiredError();
     const days = input.messageRetentionDays;
     if (days !== channel.messageRetentionDays) {
-      const oldDays = channel.messageRetentionDays ?? REALM_RETENTION_DAYS;
-      const newDays = days ?? REALM_RETENTION_DAYS;
+      // Zulip names the realm's policy where the channel follows it (null).
+      const realmDays = realmPropertyValue(state, realm, "message_retention_days");
+      const realmPolicy = typeof realmDays === "number" ? realmDays : -1;
+      const oldDays = channel.messageRetentionDays ?? realmPolicy;
+      const newDays = days ?? realmPolicy;
       next = { ...next, messageRetentionDays: days };
       const summary =
         newDays === -1
