@@ -62,7 +62,12 @@ import {
   canSetChannelDeletePolicy,
   canSetTopicsPolicy,
 } from "./channel-permissions.js";
-import { CHANNEL_EVENTS_TOPIC, ensureNotificationBotInTxn, silentMention } from "./notification-bot.js";
+import {
+  CHANNEL_EVENTS_TOPIC,
+  ensureNotificationBotInTxn,
+  sendsChannelEventsMessages,
+  silentMention,
+} from "./notification-bot.js";
 import { systemGroupId } from "./realms.js";
 import { realmPropertyValue } from "./realm-settings.js";
 import { internalChannelMessage, renderMessage, storeMessage } from "./send-message.js";
@@ -446,7 +451,7 @@ function writeChannel(
       step.events(final, update, ctx);
       if (step.notice !== undefined) notices.push(step.notice);
     }
-    if (notices.length === 0) return;
+    if (notices.length === 0 || !sendsChannelEventsMessages(realm)) return;
     const bot = ensureNotificationBotInTxn(state, ctx, realm);
     let current = final;
     for (const content of notices) {

@@ -6,6 +6,7 @@
  * transaction that creates the channels, so realms and data directories written
  * before it existed open unchanged.
  */
+import { REALM_PROPERTIES } from "../settings/realm-settings.js";
 import type { StoreState, WriteContext } from "../state.js";
 import { emailKey } from "../state.js";
 import type { Channel, Realm, User } from "../types.js";
@@ -66,6 +67,16 @@ export function ensureSystemBotInTxn(
   );
 }
 
+/**
+ * The realm's send_channel_events_messages: whether the Notification Bot posts to a
+ * channel's "channel events" topic (creation, renames, descriptions, permissions,
+ * archiving...). Zulip's maybe_send_channel_events_notice; other notices do not ask.
+ */
+export function sendsChannelEventsMessages(realm: Realm | undefined): boolean {
+  const value = realm?.properties?.sendChannelEventsMessages ?? REALM_PROPERTIES.sendChannelEventsMessages.byDefault;
+  return value !== false;
+}
+
 /** Zulip's silent_mention_syntax_for_user. */
 export function silentMention(user: User): string {
   return `@_**${user.fullName}|${user.id}**`;
@@ -81,7 +92,8 @@ function policyLabel(channel: Channel): string {
 /**
  * After channels were created by `creator`: the announcement in the realm's
  * new-channel-announcements channel when `announce` is set, then each new channel's
- * first message to "channel events". The creator gets them as read.
+ * first message to "channel events" (unless the realm turned those off). The creator
+ * gets them as read.
  */
 export function sendChannelCreationMessages(
   state: StoreState,
@@ -105,7 +117,7 @@ export function sendChannelCreationMessages(
         : `${silentMention(creator)} created a new channel ${links}.`;
     notices.push(internalChannelMessage(state, bot.id, target.id, NEW_CHANNELS_TOPIC, content, [creator.id]));
   }
-  for (const channel of created) {
+  for (const channel of sendsChannelEventsMessages(realm) ? created : []) {
     const description = channel.description === "" ? "*No description.*" : channel.description;
     const content = `${policyLabel(channel)} channel created by ${silentMention(creator)}. **Description:**\n\`\`\`\` quote\n${description}\n\`\`\`\``;
     notices.push(internalChannelMessage(state, bot.id, channel.id, CHANNEL_EVENTS_TOPIC, content, [creator.id]));
