@@ -7,6 +7,7 @@
  */
 import type { Token } from "markdown-it";
 import { escapeAttr } from "./escape.js";
+import { mathBlockHtml } from "./math.js";
 
 /** Language (lower-cased alias) → Pygments lexer name, for the languages people use most. */
 const LANGUAGE_NAMES: ReadonlyMap<string, string> = new Map(
@@ -104,7 +105,10 @@ export function codeBlockHtml(code: string, lang: string): string {
 export function renderFence(tokens: Token[], idx: number): string {
   const token = tokens[idx];
   if (!token) return "";
-  return codeBlockHtml(token.content, fenceLanguage(token.info).lang);
+  const { lang } = fenceLanguage(token.info);
+  // Zulip's fence handler takes only `math` as TeX (`tex` and `latex` are code).
+  if (lang.toLowerCase() === "math") return mathBlockHtml(token.content);
+  return codeBlockHtml(token.content, lang);
 }
 
 /** Renderer rule for four-space-indented code. */

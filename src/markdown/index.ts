@@ -15,6 +15,7 @@ import { emojiRule, unicodeEmojiCore } from "./emoji.js";
 import { escapeText } from "./escape.js";
 import { isAllowedUrl, processLinks } from "./links.js";
 import { linkifierRule } from "./linkifiers.js";
+import { mathInlineRule, renderMathInline } from "./math.js";
 import { mentionRule } from "./mentions.js";
 import { expandContainerFences, quoteAwareInline } from "./quotes.js";
 import { installRawHtmlRenderers } from "./raw-html.js";
@@ -47,11 +48,14 @@ function createMarkdownIt(): MarkdownIt {
   md.inline.ruler.before("linkify", "zulip_channel_link", channelLinkRule);
   md.inline.ruler.after("linkify", "zulip_emoji", emojiRule);
   md.inline.ruler.before("emphasis", "zulip_literal_underscore", literalUnderscoreRule);
+  // Before "escape" and "emphasis": TeX's `\` and `_` belong to the formula.
+  md.inline.ruler.before("escape", "zulip_math", mathInlineRule);
 
   boundLinkLabelNesting(md);
 
   md.renderer.rules.fence = renderFence;
   md.renderer.rules.code_block = renderIndentedCode;
+  md.renderer.rules["zulip_math_inline"] = renderMathInline;
   installZulipRenderers(md);
   installRawHtmlRenderers(md);
   return md;
