@@ -7,6 +7,7 @@
  * (in `npm run typecheck` and `npm test`) does that.
  */
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build, type Plugin } from "esbuild";
@@ -40,6 +41,22 @@ export async function buildWeb(outDir = join(repoRoot(), "dist", "web")): Promis
   const root = repoRoot();
   rmSync(outDir, { recursive: true, force: true });
   mkdirSync(outDir, { recursive: true });
+  // KaTeX's stylesheet and fonts first, on their own (fetched only once a formula is
+  // shown): the app learns the stylesheet's hashed name through PARLEY_KATEX_CSS.
+  const katex = await build({
+    entryPoints: { katex: createRequire(import.meta.url).resolve("katex/dist/katex.min.css") },
+    bundle: true,
+    minify: true,
+    entryNames: "[name]-[hash]",
+    assetNames: "[name]-[hash]",
+    loader: { ".woff2": "file", ".woff": "file", ".ttf": "file" },
+    outdir: outDir,
+    metafile: true,
+    logLevel: "warning",
+  });
+  const katexOutputs = Object.keys(katex.metafile.outputs).map((p) => basename(p));
+  const katexCss = katexOutputs.find((f) => f.endsWith(".css"));
+  if (!katexCss) throw new Error(`KaTeX stylesheet not built: ${katexOutputs.join(", ")}`);
   const result = await build({
     entryPoints: { app: join(root, "web", "src", "main.ts") },
     bundle: true,
@@ -49,6 +66,10 @@ export async function buildWeb(outDir = join(repoRoot(), "dist", "web")): Promis
     target: "es2022",
     entryNames: "[name]-[hash]",
     assetNames: "[name]-[hash]",
+    chunkNames: "[name]-[hash]",
+    // Lazily imported modules (the code highlighter) become chunks of their own.
+    splitting: true,
+    define: { PARLEY_KATEX_CSS: JSON.stringify(katexCss) },
     loader: { ".png": "file" },
     plugins: [emojiSprite],
     outdir: outDir,
@@ -56,7 +77,7 @@ export async function buildWeb(outDir = join(repoRoot(), "dist", "web")): Promis
     logLevel: "warning",
   });
   const outputs = Object.keys(result.metafile.outputs).map((p) => basename(p));
-  const js = outputs.find((f) => f.endsWith(".js"));
+  const js = outputs.find((f) => f.startsWith("app-") && f.endsWith(".js"));
   const css = outputs.find((f) => f.startsWith("app-") && f.endsWith(".css"));
   if (!js || !css) throw new Error(`web build produced no script or stylesheet: ${outputs.join(", ")}`);
   const html = readFileSync(join(root, "web", "index.html"), "utf8")
@@ -64,8 +85,10 @@ export async function buildWeb(outDir = join(repoRoot(), "dist", "web")): Promis
     .replace("%APP_CSS%", css);
   writeFileSync(join(outDir, "index.html"), html);
   copyFileSync(join(root, "web", "favicon.svg"), join(outDir, "favicon.svg"));
-  const files = [...outputs, "index.html", "favicon.svg"];
-  const bytes = Object.values(result.metafile.outputs).reduce((n, o) => n + o.bytes, 0) + Buffer.byteLength(html);
+  const files = [...outputs, ...katexOutputs, "index.html", "favicon.svg"];
+  const bytes = [result, katex]
+    .flatMap((r) => Object.values(r.metafile.outputs))
+    .reduce((n, o) => n + o.bytes, Buffer.byteLength(html));
   return { outDir, files, bytes };
 }
 

@@ -24,6 +24,8 @@ const CONTENT_TYPES: Record<string, string> = {
   ".ico": "image/x-icon",
   ".txt": "text/plain; charset=utf-8",
   ".woff2": "font/woff2",
+  ".woff": "font/woff",
+  ".ttf": "font/ttf",
 };
 /** esbuild's [name]-[hash] file names: the content can never change under them. */
 const HASHED = /-[A-Z0-9]{8}(\.[a-z0-9]+)+$/;
@@ -33,10 +35,12 @@ const IMMUTABLE = "public, max-age=31536000, immutable";
  * script out of the page even if some markup slipped through. Images come from this
  * server only: external images in messages are rendered as /external_content/ URLs
  * (the image proxy), so a reader's browser never contacts a sender's host, and a
- * direct external URL (in HTML stored before the proxy existed) is not loaded.
+ * direct external URL (in HTML stored before the proxy existed) is not loaded. Style
+ * attributes are allowed: the server's KaTeX output sizes its boxes with them (a style
+ * attribute runs no script).
  */
 const CSP =
-  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+  "default-src 'self'; script-src 'self'; style-src 'self'; style-src-attr 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 interface StaticFile {
   readonly body: Buffer;

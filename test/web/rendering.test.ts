@@ -34,10 +34,16 @@ describe("web client rendering", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  /** Every URL each page asked for, to tell what was fetched lazily. */
+  const requested = new Map<Page, string[]>();
+
   async function signedIn(user: User, width = 1200): Promise<Page> {
     const context = await browser.newContext({ viewport: { width, height: 760 } });
     contexts.push(context);
     const page = await context.newPage();
+    const urls: string[] = [];
+    requested.set(page, urls);
+    page.on("request", (r) => urls.push(new URL(r.url()).pathname));
     page.setDefaultTimeout(10_000);
     page.on("pageerror", (error) => pageErrors.push(error.stack ?? error.message));
     await page.goto(server.base);
@@ -79,6 +85,10 @@ describe("web client rendering", () => {
       return { url, loaded, text: style.color };
     })()`);
   }
+
+  /** A computed style property of the first element the selector finds. */
+  const computed = (page: Page, selector: string, property: string): Promise<string> =>
+    page.evaluate(`getComputedStyle(document.querySelector(${JSON.stringify(selector)}))[${JSON.stringify(property)}]`);
 
   /** An image's natural width once decoded (0 when it could not be). */
   const naturalWidth = (page: Page, selector: string): Promise<number> =>
@@ -125,6 +135,55 @@ describe("web client rendering", () => {
       200,
     );
     await msg.locator("button.reaction img.emoji[alt=':party_parrot:']").waitFor();
+    expect(pageErrors).toEqual([]);
+  });
+
+  it("highlights code blocks and shows math with KaTeX, each loaded only when a message needs it", async () => {
+    const { alice, bob } = server.seed;
+    const code = await send(alice, "code", "```python\ndef answer():\n    return 42  # the answer\n```");
+    const math = await send(
+      alice,
+      "math",
+      "Euler: $$e^{i\\pi} + 1 = 0$$\n```math\n\\int_0^1 x^2\\,dx = \\frac{1}{3}\n```",
+    );
+    for (const width of [1200, 390]) {
+      const page = await signedIn(bob, width);
+      const urls = requested.get(page) ?? [];
+      // The first view (the Inbox: both are unread) needs neither the highlighter nor
+      // KaTeX's stylesheet. The second time, nothing is unread and the first view is
+      // the combined feed, which shows both.
+      if (width === 1200) expect(urls.filter((u) => /\/(highlight|katex)-/.test(u))).toEqual([]);
+
+      await openTopic(page, "code");
+      const block = page.locator(`li.msg[data-id='${code}'] div.codehilite[data-code-language=Python] code.hljs`);
+      await block.waitFor();
+      expect(await block.locator("span.hljs-keyword").first().textContent()).toBe("def");
+      expect(await block.locator("span.hljs-number").textContent()).toBe("42");
+      expect(await block.locator("span.hljs-comment").textContent()).toBe("# the answer");
+      // The text itself is unchanged, and coloured.
+      expect(await block.textContent()).toBe("def answer():\n    return 42  # the answer\n");
+      expect(await computed(page, `li.msg[data-id='${code}'] span.hljs-keyword`, "color")).toBe("rgb(207, 34, 46)");
+      expect(urls.some((u) => /^\/highlight-[A-Z0-9]{8}\.js$/.test(u))).toBe(true);
+      if (width === 1200) expect(urls.filter((u) => u.includes("katex"))).toEqual([]);
+
+      await openTopic(page, "math");
+      const msg = page.locator(`li.msg[data-id='${math}']`);
+      await msg.waitFor();
+      expect(await msg.locator("p > span.katex .katex-html").count()).toBe(1);
+      expect(await msg.locator("span.katex-display span.katex").count()).toBe(1);
+      // KaTeX's stylesheet and fonts arrive and apply: the formula is set in KaTeX's fonts.
+      await expect.poll(() => computed(page, `li.msg[data-id='${math}'] .katex`, "fontFamily")).toContain("KaTeX_Main");
+      await expect
+        .poll(() =>
+          page.evaluate(
+            "document.fonts.ready.then(() => [...document.fonts].some((f) => f.family.includes('KaTeX') && f.status === 'loaded'))",
+          ),
+        )
+        .toBe(true);
+      expect(urls.some((u) => /^\/katex-[A-Z0-9]{8}\.css$/.test(u))).toBe(true);
+      // The display formula scrolls inside the message rather than widening the page.
+      expect(await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")).toBe(true);
+    }
     expect(pageErrors).toEqual([]);
   });
 });

@@ -9,6 +9,7 @@
 import { ApiError, type Api } from "./api.js";
 import { h, serverHtml } from "./dom.js";
 import { emojiElement } from "./emoji.js";
+import { enhanceContent } from "./rich-content.js";
 import { confirmDelete, MessageEditor, openMoveDialog, resolveLabel, toggleResolve } from "./message-actions.js";
 import { contentEditOf, deletedIdsOf, moveOf, type Move } from "./message-events.js";
 import { conversationKey, dmUserIds, holdsConversation, matches, termsOf, type Narrow } from "./narrow.js";
@@ -279,6 +280,7 @@ export class MessageList {
     else {
       content = h("div", { class: "content" });
       serverHtml(content, m.content);
+      enhanceContent(content);
     }
     const li = h(
       "li",
