@@ -105,6 +105,7 @@ export type { UpdateMessageInput, UpdateMessageResult } from "./actions/update-m
 export { EDIT_LIMIT_GRACE_SECONDS } from "./actions/update-message.js";
 export type { PropagateMode } from "./actions/move-messages.js";
 export { visibleHistory, type HistorySnapshot } from "./queries/message-history.js";
+export type { ImportedEdit } from "./actions/imported-history.js";
 export type {
   AnchorSpec,
   GetMessagesInput,

@@ -84,6 +84,7 @@ import type { RealmProperties, RealmPropertyValue } from "./settings/realm-setti
 import { sendMessage, sendMessageGrouped, type SendMessageInput, type SentMessage } from "./actions/send-message.js";
 import { updateMessage, type UpdateMessageInput, type UpdateMessageResult } from "./actions/update-message.js";
 import { messageEditHistory, type HistorySnapshot } from "./queries/message-history.js";
+import { importEditHistory, type ImportedEdit } from "./actions/imported-history.js";
 import { renderPreview } from "./actions/render-preview.js";
 import { messagesMatchingNarrow, type NarrowMatch } from "./queries/matches-narrow.js";
 import { readReceipts } from "./queries/read-receipts.js";
@@ -1501,6 +1502,11 @@ export class Store {
     const viewer = this.#context(userId).user;
     const policy = realmMessagePolicy(this.#state, viewer.realmId).messageEditHistoryVisibilityPolicy;
     return messageEditHistory(this.#state, policy, viewer, messageId);
+  }
+
+  /** For imports: a replayed message's edit history as the export holds it (see actions/imported-history). */
+  importEditHistory(messageId: number, edits: readonly ImportedEdit[]): void {
+    importEditHistory(this.#state, messageId, edits);
   }
 
   /** POST /messages/render: `content` rendered for `userId` as their send would render it; nothing is stored. */

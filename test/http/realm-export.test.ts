@@ -81,7 +81,7 @@ beforeAll(async () => {
   send(alice.id, channel("general", "plans"), "bob is away for this one");
   store.subscribe(owner.id, { channels: [{ name: "general" }], principals: [bob.id] });
   send(bot.id, channel("general", "bots"), "beep");
-  send(gone.id, channel("general", "plans"), "last words");
+  const lastWords = send(gone.id, channel("general", "plans"), "last words");
   const s1 = send(alice.id, channel("secret", "hidden"), "only the secret's members");
   store.subscribe(owner.id, { channels: [{ name: "secret" }], principals: [guest.id] });
   send(owner.id, channel("secret", "hidden"), "after the guest joined");
@@ -103,6 +103,17 @@ beforeAll(async () => {
   store.setTopicPolicy(bob.id, s.seed.general.id, "plans", 1);
   store.setTopicPolicy(alice.id, s.seed.general.id, "bots", 3);
   store.setChannelMuted(moderator.id, s.seed.general.id, true);
+  // Edit histories: a content edit, a move to another topic, a move between two channels with the same members.
+  store.updateMessage(alice.id, m1, { content: "hello **everyone**" });
+  const quietly = { sendNotificationToNewThread: false, sendNotificationToOldThread: false };
+  store.updateMessage(owner.id, lastWords, { topic: "epilogue", ...quietly });
+  const [, west] = store.subscribe(owner.id, {
+    channels: [{ name: "east" }, { name: "west" }],
+    principals: [owner.id, alice.id],
+  }).createdChannelIds;
+  const wandering = send(alice.id, channel("east", "travel"), `I was written in the east, @**Ada Admin|${admin.id}**`);
+  store.updateMessage(owner.id, wandering, { channelId: west!, ...quietly });
+  store.updateMessage(alice.id, wandering, { content: "I was written in the east, and edited in the west" });
   await addSettingsAndPersonalData(send, channel);
   store.setUserActive(gone.id, false);
   // Every active person consents, except the moderator (whose flags then stay out).
@@ -364,7 +375,8 @@ describe("POST /export/realm and the round trip through parley import", () => {
       "realm domains": 2,
       "custom emoji": 1,
       uploads: 1,
-      channels: 5,
+      channels: 7,
+      "edit histories": 3,
       "channel folders": 2,
       "alert words": 2,
       "muted users": 2,
@@ -411,6 +423,7 @@ describe("POST /export/realm and the round trip through parley import", () => {
         "messages-000002.json",
         "messages-000003.json",
         "messages-000004.json",
+        "messages-000005.json",
       ]);
       const a = readExport(whole.root, DEFAULT_LIMITS);
       const b = readExport(sliced.root, DEFAULT_LIMITS);
@@ -495,6 +508,19 @@ function compareRealms(a: Store, realmA: number, b: Store, realmB: number, witho
         content: m.content.replace(/\/user_uploads\/\d+\//g, "/user_uploads/R/"),
         dateSent: m.dateSent,
         reactions: m.reactions.map((r) => `${r.emojiName}:${email.get(r.userId)}`).sort(),
+        edited: m.lastEditTimestamp,
+        moved: m.lastMovedTimestamp,
+        history: m.editHistory?.map((e) => ({
+          by: e.userId === null ? null : email.get(e.userId),
+          at: e.timestamp,
+          prevContent: e.prevContent,
+          // Rendered again on import (mentions name the new IDs): the same text, not the same HTML.
+          rendered: e.prevRenderedContent?.replace(/data-user-id="\d+"/g, ""),
+          prevTopic: e.prevTopic,
+          topic: e.topic,
+          prevStream: e.prevStream === undefined ? undefined : store.getChannel(e.prevStream)?.name,
+          stream: e.stream === undefined ? undefined : store.getChannel(e.stream)?.name,
+        })),
       });
     }
     return out;
@@ -503,7 +529,17 @@ function compareRealms(a: Store, realmA: number, b: Store, realmB: number, witho
   const listB = messages(b, realmB, emailB);
   const strip = (list: typeof listA) => list.map(({ id: _id, ...rest }) => rest);
   expect(strip(listB)).toEqual(strip(listA));
-  expect(listA.length).toBe(16);
+  expect(listA.length).toBe(17);
+  // The three edited messages are there to compare, as the engine's own edits left them.
+  const edited = listA.filter((m) => m.history !== undefined);
+  expect(edited.map((m) => m.history!.length)).toEqual([1, 1, 2]);
+  expect(edited.map((m) => [m.edited !== null, m.moved !== null])).toEqual([
+    [true, false],
+    [false, true],
+    [true, true],
+  ]);
+  expect(edited[2]!.history![1]).toMatchObject({ prevStream: "east", stream: "west" });
+  expect(edited[2]!.history![0]!.rendered).toMatch(/class="user-mention"[^>]*>@Ada Admin</);
   const messageTwin = new Map(listA.map((m, i) => [m.id, listB[i]!.id]));
 
   // Flags of every user who consented, message by message; and what each user may read at all.

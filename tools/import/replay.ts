@@ -14,6 +14,7 @@
  * through the same permission checks as the API.
  */
 import { ROLE, type BotType, type Role, type Store } from "../../src/engine/index.js";
+import { replayEditHistories } from "./replay-history.js";
 import { replayGroupSettings, subscriptionProperties } from "./replay-realm.js";
 import { replayChannelsAndPersonalData, replayRealmSettings, type SettingsReplay } from "./replay-settings.js";
 import { AUDIT, RECIPIENT, type ZulipExport, type ZulipMessage, type ZulipUser } from "./zulip-export.js";
@@ -482,6 +483,11 @@ export function replayExport(
 
   // ---- channels nobody used, channel folders and permissions, archiving; each person's own data ----
   replayChannelsAndPersonalData(settings, membersOfRecipient);
+  // Edit histories once every channel a move names exists (unused channels are made just above).
+  replayEditHistories(
+    { store, users: ids.users, channels: ids.channels, messages: ids.messages, rewrite, count, skip },
+    data.messages,
+  );
 
   // ---- deactivations last: deactivated users still sent and received their messages ----
   for (const u of data.users) {

@@ -109,6 +109,8 @@ const messageRow = z.looseObject({
   content: z.string(),
   date_sent: z.number(),
   sending_client: id.optional(),
+  /** JSON text of the entries, newest first (tools/import/replay-history.ts parses it). */
+  edit_history: z.string().nullable().optional(),
 });
 const userMessageRow = z.looseObject({
   user_profile: id,

@@ -155,7 +155,7 @@ function resolveToggle(oldTopic: string, newTopic: string, sent: string): "resol
  * Zulip's topic_resolve_toggled, on a history entry (no pre-truncation name there):
  * such a rename does not count as a move for last_moved_timestamp.
  */
-function historyResolveToggled(topic: string, prevTopic: string): boolean {
+export function historyResolveToggled(topic: string, prevTopic: string): boolean {
   const p = RESOLVED_TOPIC_PREFIX;
   if (prevTopic.startsWith(p) && !topic.startsWith(p)) return prevTopic.slice(p.length) === topic;
   if (topic.startsWith(p) && !prevTopic.startsWith(p)) {

@@ -272,7 +272,8 @@ function messageRow(state: StoreState, plan: ExportPlan, message: Message): Row 
     rendered_content: message.renderedContent,
     rendered_content_version: 1,
     date_sent: message.dateSent,
-    last_edit_time: message.lastEditTimestamp,
+    // Zulip's column: the last change of any kind (its API's two timestamps follow from edit_history).
+    last_edit_time: message.editHistory?.[0]?.timestamp ?? null,
     edit_history: editHistoryJson(message),
     sending_client: clientId(plan, message.client),
     has_attachment: message.hasAttachment,
