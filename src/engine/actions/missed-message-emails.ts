@@ -54,13 +54,14 @@ export function enqueueMissedEmails(
   if (candidates.size === 0) return;
   const muters = state.mutingUsers.get(message.senderId);
   for (const userId of candidates) {
+    // Born read (a notice, a muted sender's message): nothing was missed. Asked first: a
+    // resolve notice is born read for a channel's thousands of subscribers, all candidates.
+    if (flags.bornRead(userId)) continue;
     if (muters?.has(userId)) continue;
     const user = state.users.get(userId);
     if (!user || user.realmId !== message.realmId || !user.isActive || user.isBot) continue;
     if (recentlyActive(state, userId)) continue;
     const userFlags = flags.flagsFor(userId);
-    // Born read (a notice, a muted sender's message): nothing was missed.
-    if (userFlags.includes("read")) continue;
     const settings = state.settingsOf(userId);
     const decision =
       channel === null

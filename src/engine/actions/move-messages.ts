@@ -514,13 +514,14 @@ function topicBitmap(state: StoreState, channel: Channel, topic: string): Readon
 
 /** Each sender of the messages, with the IDs they sent. */
 function sentBy(records: readonly Message[]): Map<number, Bitmap> {
-  const out = new Map<number, Bitmap>();
+  // Plain arrays first: one native call per sender, not one per message (5,000 in a topic move).
+  const ids = new Map<number, number[]>();
   for (const m of records) {
-    let ids = out.get(m.senderId);
-    if (!ids) out.set(m.senderId, (ids = new RoaringBitmap32()));
-    ids.add(m.id);
+    const list = ids.get(m.senderId);
+    if (list) list.push(m.id);
+    else ids.set(m.senderId, [m.id]);
   }
-  return out;
+  return new Map([...ids].map(([senderId, list]) => [senderId, RoaringBitmap32.from(list)]));
 }
 
 /**

@@ -69,14 +69,23 @@ interface UserRows {
   readonly withdrawn: RowBits;
 }
 
+/** The smallest and largest of a set of IDs (asked once for a move's thousands of users). */
+interface IdRange {
+  readonly min: number;
+  readonly max: number;
+}
+
 /**
  * The part of `ids` a subscription's intervals cover: `ids` itself or EMPTY when the
  * intervals cover all or none of its range (the usual cases, no bitmap built).
  */
-function covered(ids: ReadonlyBitmap, sub: Subscription | undefined): ReadonlyBitmap {
-  if (!sub || ids.isEmpty) return EMPTY;
-  const min = ids.minimum();
-  const max = ids.maximum();
+function covered(
+  ids: ReadonlyBitmap,
+  sub: Subscription | undefined,
+  range: IdRange | null = ids.isEmpty ? null : { min: ids.minimum(), max: ids.maximum() },
+): ReadonlyBitmap {
+  if (!sub || range === null) return EMPTY;
+  const { min, max } = range;
   let parts: Bitmap | null = null;
   for (const iv of sub.intervals) {
     const to = iv.to ?? Number.POSITIVE_INFINITY;
@@ -167,6 +176,7 @@ export function planChannelMoveRows(
   const targetRows = new Map<number, boolean>();
   const changes: UserRows[] = [];
   const movedHasTarget = moved.has(targetId);
+  const movedRange = moved.isEmpty ? null : { min: moved.minimum(), max: moved.maximum() };
   const loses = (userId: number) => {
     rowLosers.add(userId);
     if (to.inviteOnly || state.users.get(userId)?.role === ROLE.GUEST) losingAccess.push(userId);
@@ -177,7 +187,7 @@ export function planChannelMoveRows(
     const subTo = subs?.get(to.id);
     if (subFrom === undefined && subTo === undefined) continue;
     const sent = sentBy.get(userId) ?? EMPTY;
-    const coveredFrom = covered(moved, subFrom);
+    const coveredFrom = covered(moved, subFrom, movedRange);
     const withdrawnHave = movedRows(userId, "withdrawn", moved);
     if (subTo === undefined && coveredFrom === moved && sent.isEmpty && withdrawnHave.isEmpty) {
       // Received only from the old channel (most users leaving a large channel for a small
@@ -187,7 +197,7 @@ export function planChannelMoveRows(
       targetRows.set(userId, movedHasTarget);
       continue;
     }
-    const coveredTo = covered(moved, subTo);
+    const coveredTo = covered(moved, subTo, movedRange);
     const activeInTarget = subTo?.active === true;
     if (coveredFrom === moved && coveredTo === moved && activeInTarget && withdrawnHave.isEmpty) {
       // Received in both places (the common case): nothing changes, so whether they have

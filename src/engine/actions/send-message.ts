@@ -449,7 +449,7 @@ export function storeMessage(
       // Born read for many (a notice for a channel's thousands of subscribers, a sender
       // muted by many): BitmapStore.addDeferred writes their read bitmaps in later writes
       // when they are many, readable at once.
-      for (const userId of readers) flags.record(userId, "read");
+      flags.recordMany(readers, "read");
       state.bitmaps.addDeferred(
         readers.map((userId) => key.userFlag(userId, "read")),
         new RoaringBitmap32([id]),

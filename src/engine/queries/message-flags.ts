@@ -13,6 +13,9 @@ import { API_FLAGS, type ApiFlag } from "../flags.js";
 
 export { API_FLAGS, EDITABLE_FLAGS, type ApiFlag } from "../flags.js";
 
+/** The bit of "read" in a flag mask (API_FLAGS' order). */
+const READ_BIT = API_FLAGS.indexOf("read");
+
 /** Flag lists are interned per bitmask (10 bits): equal flags are the same (frozen) array. */
 const INTERNED: (readonly ApiFlag[] | undefined)[] = new Array<readonly ApiFlag[] | undefined>(
   1 << API_FLAGS.length,
@@ -284,6 +287,19 @@ export class FlagsAtSend {
     let mask = (this.#masks.get(userId) ?? 0) | (1 << bit);
     if (bit === 5) mask |= 1 << 9;
     this.#masks.set(userId, mask);
+  }
+
+  /** record() of one flag for many users (a notice born read for a channel's thousands): the bit is found once. */
+  recordMany(userIds: Iterable<number>, flag: string): void {
+    const bit = (API_FLAGS as readonly string[]).indexOf(flag);
+    if (bit < 0) return;
+    const add = bit === 5 ? (1 << bit) | (1 << 9) : 1 << bit;
+    for (const userId of userIds) this.#masks.set(userId, (this.#masks.get(userId) ?? 0) | add);
+  }
+
+  /** Whether the send wrote the user's read bit (born read), without building their flag list. */
+  bornRead(userId: number): boolean {
+    return ((this.#masks.get(userId) ?? 0) & (1 << READ_BIT)) !== 0;
   }
 
   flagsFor(userId: number): readonly ApiFlag[] {
