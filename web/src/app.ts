@@ -10,10 +10,22 @@ import { EventLoop } from "./events.js";
 import { moveOf } from "./message-events.js";
 import { hashOf, parseHash } from "./hash.js";
 import { MessageList } from "./message-list.js";
-import { conversationOf, dmKey, parseSearch, sameNarrow, topicKey, type Narrow } from "./narrow.js";
+import { conversationOf, dmKey, matches, parseSearch, sameNarrow, topicKey, type Narrow } from "./narrow.js";
 import { dmLabel, renderInbox, renderSidebar, type View } from "./sidebar.js";
 import { ClientState } from "./state.js";
 import type { InitialState, ServerEvent, User } from "./types.js";
+import { ChannelsPage } from "./channels-page.js";
+import { moveInboxFocus, openKeyboardHelp } from "./keyboard.js";
+import { openMessageMenu, TopicPolicies } from "./message-menu.js";
+import { askNotificationPermission, Notifier } from "./notifications.js";
+import { PAGES, pageOfHash, type Page, type PageContext, type PageName } from "./pages.js";
+import { openUserCard, PeoplePage } from "./people.js";
+import { Presence } from "./presence.js";
+import { ReconnectBanner } from "./reconnect-banner.js";
+import { RecentPage } from "./recent-page.js";
+import { DraftsPage, ScheduledPage } from "./saved-pages.js";
+import { OrganizationPage, SettingsPage, SettingsStore } from "./settings-page.js";
+import { ROLE } from "./permissions.js";
 
 /** Figures the browser measured (read by the browser test and the bench notes). */
 export interface Timings {
@@ -97,6 +109,14 @@ export class App {
   #allTopicsOf: number | null = null;
   /** Topic lists being fetched, by channel. */
   readonly #topicFetches = new Set<number>();
+  /** The page in the centre instead of a view (pages.ts), if any. */
+  #page: { readonly name: PageName; readonly page: Page } | null = null;
+  readonly #pagesNav = h("nav", { class: "pages-nav", "aria-labelledby": "pages-heading" });
+  readonly #presence: Presence;
+  readonly #banner = new ReconnectBanner(() => this.#loop.retryNow());
+  #settings = new SettingsStore({});
+  #topicPolicies = new TopicPolicies({});
+  #notifier: Notifier | null = null;
 
   constructor(
     root: HTMLElement,
@@ -105,6 +125,7 @@ export class App {
   ) {
     this.#root = root;
     window.parleyTimings = this.#timings;
+    this.#presence = new Presence(api, () => this.#page?.page.onEvents?.([{ id: -1, type: "presence" }]));
     this.#search = h("input", {
       id: "search",
       type: "search",
@@ -117,6 +138,7 @@ export class App {
       onEvents: (events) => this.#onEvents(events),
       onStatus: (text) => (this.#conn.textContent = text),
       onUnauthorized: () => void this.logout("Your session ended: log in again."),
+      onRetry: (at) => this.#banner.set(at),
     });
   }
 
@@ -154,10 +176,11 @@ export class App {
           h("span", { class: "whoami" }, this.api.creds.email),
           logout,
         ),
-        h("aside", { class: "sidebar", id: "sidebar", "aria-label": "Conversations" }, this.#sidebar),
+        h("aside", { class: "sidebar", id: "sidebar", "aria-label": "Conversations" }, this.#sidebar, this.#pagesNav),
         h(
           "main",
           { class: "centre", "aria-labelledby": "view-title" },
+          this.#banner.element,
           this.#title,
           this.#error,
           this.#centre,
@@ -197,7 +220,27 @@ export class App {
       },
     );
     this.#state = state;
+    const raw = initial as unknown as Record<string, unknown>;
+    this.#settings = new SettingsStore(raw);
+    this.#topicPolicies = new TopicPolicies(raw);
+    this.#notifier = new Notifier(
+      state,
+      this.#settings.user,
+      (m) => this.#page === null && this.#view.kind !== "inbox" && matches(this.#view, m, state.me) === true,
+      (m) => void this.open(conversationOf(m, state.me)),
+    );
     this.#list = new MessageList(this.api, state, {
+      onMore: (m) => {
+        const view = this.#view;
+        if (view.kind === "inbox") return;
+        openMessageMenu(this.api, state, view, m, {
+          compose: (target, text) => this.#composeText(target, text, false),
+          error: (text) => this.#showError(text),
+          isTopicMuted: (streamId, topic) => this.#topicPolicies.isMuted(streamId, topic),
+          noteTopicPolicy: (streamId, topic, policy) => this.#topicPolicies.set(streamId, topic, policy),
+        });
+      },
+      onUser: (userId) => this.#showUser(userId),
       onMarkedRead: (ids) => {
         for (const id of ids) state.unreads.remove(id);
         this.#scheduleDraw();
@@ -212,14 +255,140 @@ export class App {
     // something is unread, else the combined feed.
     const fallback: View = state.unreads.total > 0 ? { kind: "inbox" } : { kind: "all" };
     const view: View = first ? (parseHash(location.hash, state) ?? fallback) : this.#view;
-    void this.open(view, "replace").then(() => {
+    const page = first ? pageOfHash(location.hash) : (this.#page?.name ?? null);
+    this.#drawPagesNav();
+    const shown = page !== null ? this.openPage(page, "replace") : this.open(view, "replace");
+    void shown.then(() => {
       if (this.#timings.firstView === null) {
         this.#timings.firstView = performance.now();
         this.#timings.bootToView = performance.now() - this.#startedAt;
         document.body.dataset["ready"] = "1";
       }
       void this.#loadPeople(state);
+      if (first) this.#presence.start();
     });
+  }
+
+  /** Opens a page (pages.ts) in the centre; the address follows as in open(). */
+  async openPage(name: PageName, history: "push" | "replace" | "keep" = "push"): Promise<void> {
+    const state = this.#state;
+    if (!state) return;
+    this.#showSidebar(false);
+    this.#closePage();
+    const hash = PAGES[name].hash;
+    if (history !== "keep" && location.hash !== hash) {
+      if (history === "push") window.history.pushState(null, "", hash);
+      else window.history.replaceState(null, "", hash);
+    }
+    this.#list?.suspend();
+    this.#error.textContent = "";
+    this.#title.textContent = PAGES[name].title;
+    this.#composeSlot.hidden = true;
+    this.#typing.hidden = true;
+    const page = this.#makePage(name, state);
+    this.#page = { name, page };
+    this.#centre.replaceChildren(page.element);
+    this.#drawSidebar();
+    this.#drawPagesNav();
+    this.#updateDocumentTitle();
+    await nextFrame();
+  }
+
+  #makePage(name: PageName, state: ClientState): Page {
+    const ctx: PageContext = {
+      api: this.api,
+      state,
+      initial: {},
+      open: (view) => void this.open(view),
+      compose: (target, text) => this.#composeText(target, text, true),
+      showUser: (userId) => this.#showUser(userId),
+      error: (text) => this.#showError(text),
+    };
+    switch (name) {
+      case "channels":
+        return new ChannelsPage(ctx);
+      case "recent":
+        return new RecentPage(ctx);
+      case "drafts":
+        return new DraftsPage(ctx);
+      case "scheduled":
+        return new ScheduledPage(ctx);
+      case "people":
+        return new PeoplePage(ctx, this.#presence);
+      case "settings":
+        return new SettingsPage(ctx, this.#settings, askNotificationPermission);
+      case "organization":
+        return new OrganizationPage(ctx, this.#settings, state.permissions.role <= ROLE.admin);
+    }
+  }
+
+  #closePage(): void {
+    if (!this.#page) return;
+    this.#page.page.destroy?.();
+    this.#page = null;
+    this.#composeSlot.hidden = false;
+    this.#typing.hidden = false;
+    this.#drawPagesNav();
+  }
+
+  /** Links to the pages, under the sidebar's lists. */
+  #drawPagesNav(): void {
+    const current = this.#page?.name;
+    const state = this.#state;
+    const names = (Object.keys(PAGES) as PageName[]).filter(
+      (n) => n !== "organization" || (state !== null && state.permissions.role <= ROLE.admin),
+    );
+    this.#pagesNav.replaceChildren(
+      h("h2", { id: "pages-heading" }, "More"),
+      h(
+        "ul",
+        { class: "nav-list" },
+        ...names.map((n) =>
+          h(
+            "li",
+            {},
+            h(
+              "button",
+              {
+                type: "button",
+                class: "nav-item",
+                "data-page": n,
+                "aria-current": n === current ? "page" : undefined,
+                onclick: () => void this.openPage(n),
+              },
+              h("span", { class: "label" }, PAGES[n].title),
+            ),
+          ),
+        ),
+      ),
+    );
+  }
+
+  #showUser(userId: number): void {
+    const state = this.#state;
+    if (state) openUserCard(this.api, state, this.#presence, userId, (view) => void this.open(view));
+  }
+
+  /** Puts text into the compose box for a conversation (quote and reply, a restored draft). */
+  #composeText(target: Narrow, text: string, navigate: boolean): void {
+    const go = navigate ? this.open(target) : Promise.resolve();
+    void go.then(() => {
+      this.#reply(target);
+      const box = this.#composeSlot.querySelector<HTMLTextAreaElement>("textarea");
+      if (!box) return;
+      box.value = box.value === "" ? text : `${box.value}\n${text}`;
+      box.dispatchEvent(new Event("input", { bubbles: true }));
+      box.focus();
+      box.setSelectionRange(box.value.length, box.value.length);
+    });
+  }
+
+  /** "(3) Inbox - parley": the unread count where a tab strip shows it. */
+  #updateDocumentTitle(): void {
+    const total = this.#state?.unreads.total ?? 0;
+    const view = this.#title.textContent ?? "";
+    const text = `${total > 0 ? `(${total}) ` : ""}${view === "" ? "" : `${view} - `}parley`;
+    if (document.title !== text) document.title = text;
   }
 
   /**
@@ -233,6 +402,7 @@ export class App {
     if (!state || !list) return;
     const started = performance.now();
     this.#view = view;
+    this.#closePage();
     this.#showSidebar(false);
     const hash = hashOf(view, state);
     if (history !== "keep" && location.hash !== hash) {
@@ -241,6 +411,7 @@ export class App {
     }
     this.#error.textContent = "";
     this.#title.textContent = this.#titleOf(view);
+    this.#updateDocumentTitle();
     this.#drawSidebar();
     if (view.kind === "channel" || view.kind === "topic") void this.#loadTopics(state, view.streamId);
     if (view.kind === "inbox") {
@@ -278,8 +449,13 @@ export class App {
   #onUrl(): void {
     const state = this.#state;
     if (!state) return;
+    const page = pageOfHash(location.hash);
+    if (page !== null) {
+      if (this.#page?.name !== page) void this.openPage(page, "keep");
+      return;
+    }
     const view = parseHash(location.hash, state);
-    if (view && !this.isOpen(view)) void this.open(view, "keep");
+    if (view && (this.#page !== null || !this.isOpen(view))) void this.open(view, "keep");
   }
 
   #unlisten(): void {
@@ -393,6 +569,10 @@ export class App {
     for (const e of events) {
       follow = this.#followMove(e) ?? follow;
       state.apply(e);
+      this.#presence.apply(e);
+      this.#settings.apply(e);
+      this.#topicPolicies.apply(e);
+      this.#notifier?.apply(e);
       this.#list?.apply(e);
       if (e.type === "subscription" || e.type === "realm_user") choices = true;
       if (e.type === "user_group") state.permissions.forgetMemberships();
@@ -405,7 +585,9 @@ export class App {
       });
     const channel = this.#openChannel();
     if (channel !== null && state.topicsStale.has(channel)) void this.#loadTopics(state, channel);
-    if (follow) void this.open(follow, "replace");
+    if (follow && this.#page === null) void this.open(follow, "replace");
+    this.#page?.page.onEvents?.(events);
+    if (events.some((e) => e.type === "realm_user")) this.#drawPagesNav();
     this.#scheduleDraw();
   }
 
@@ -417,8 +599,10 @@ export class App {
       this.#drawPending = false;
       this.#drawSidebar();
       const state = this.#state;
-      if (state && this.#view.kind === "inbox") renderInbox(this.#centre, state, (v) => void this.open(v));
+      if (state && this.#view.kind === "inbox" && this.#page === null)
+        renderInbox(this.#centre, state, (v) => void this.open(v));
       this.#drawTyping();
+      this.#updateDocumentTitle();
     });
   }
 
@@ -437,8 +621,10 @@ export class App {
   }
 
   #drawSidebar(): void {
+    // With a page open, no view in the sidebar is the current one.
+    const current: View = this.#page ? { kind: "search", query: "", terms: [] } : this.#view;
     if (this.#state)
-      renderSidebar(this.#sidebar, this.#state, this.#view, (v) => void this.open(v), {
+      renderSidebar(this.#sidebar, this.#state, current, (v) => void this.open(v), {
         allTopicsOf: this.#allTopicsOf,
         onToggleTopics: (streamId) => {
           this.#allTopicsOf = this.#allTopicsOf === streamId ? null : streamId;
@@ -504,6 +690,18 @@ export class App {
     const list = this.#list;
     const state = this.#state;
     if (!list || !state) return;
+    if (ev.key === "?") {
+      ev.preventDefault();
+      openKeyboardHelp();
+      return;
+    }
+    if (this.#page !== null) return;
+    const inbox = this.#view.kind === "inbox";
+    if (inbox && ["ArrowDown", "ArrowUp", "j", "k"].includes(ev.key)) {
+      const down = ev.key === "ArrowDown" || ev.key === "j";
+      if (moveInboxFocus(this.#centre, down ? 1 : -1)) ev.preventDefault();
+      return;
+    }
     const inList = this.#view.kind !== "inbox";
     if ((ev.key === "j" || ev.key === "k") && inList) {
       ev.preventDefault();
@@ -542,6 +740,9 @@ export class App {
   /** Deletes the event queue, then forgets the key. */
   async logout(message: string): Promise<void> {
     this.#unlisten();
+    this.#presence.stop();
+    this.#banner.destroy();
+    this.#closePage();
     this.#list?.destroy();
     this.#compose?.destroy();
     await this.#loop.stop();

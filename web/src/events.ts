@@ -22,6 +22,11 @@ const EVENT_TYPES = [
   "realm",
   "user_group",
   "realm_emoji",
+  // Channel browser, user list, settings pages and mute state (pages.ts).
+  "stream",
+  "presence",
+  "user_settings",
+  "user_topic",
 ];
 /**
  * The initial state leaves out realm_users: with thousands of people it is most of
@@ -30,7 +35,12 @@ const EVENT_TYPES = [
  * realm_user_groups likewise (~200 KB of member IDs for 10,000 users): the client asks
  * only whether it is in the few groups the message permissions name.
  */
-const FETCH_EVENT_TYPES = EVENT_TYPES.filter((t) => t !== "realm_user" && t !== "user_group");
+/**
+ * Channels not subscribed to and presence are fetched when a page needs them (GET
+ * /streams; POST /users/me/presence answers with everyone's), not in every register.
+ */
+const NOT_FETCHED = new Set(["realm_user", "user_group", "stream", "presence"]);
+const FETCH_EVENT_TYPES = EVENT_TYPES.filter((t) => !NOT_FETCHED.has(t));
 const MAX_BACKOFF_MS = 30_000;
 
 export interface EventLoopHandlers {
@@ -41,6 +51,8 @@ export interface EventLoopHandlers {
   onStatus(text: string): void;
   /** The credentials stopped working. */
   onUnauthorized(): void;
+  /** The next try's time (Date.now() ms) while the server cannot be reached, null once it answers. */
+  onRetry?(at: number | null): void;
 }
 
 export class EventLoop {
@@ -49,6 +61,8 @@ export class EventLoop {
   #stopped = false;
   #failures = 0;
   readonly #abort = new AbortController();
+  /** Ends the wait before the next try ("Try now"). */
+  #wake: (() => void) | null = null;
 
   constructor(
     private readonly api: Api,
@@ -84,6 +98,8 @@ export class EventLoop {
         empty_topic_name: false,
         // One delete_message event with message_ids for a batch, not one per message.
         bulk_message_deletion: true,
+        // presence events by user ID with both timestamps (presence.ts).
+        simplified_presence_events: true,
       },
     });
     // The server's register reply is the InitialState shape (types.ts lists what is read).
@@ -105,7 +121,10 @@ export class EventLoop {
         );
         const events = (reply["events"] ?? []) as ServerEvent[];
         for (const e of events) this.#lastEventId = Math.max(this.#lastEventId, e.id);
-        if (this.#failures > 0) this.handlers.onStatus("");
+        if (this.#failures > 0) {
+          this.handlers.onStatus("");
+          this.handlers.onRetry?.(null);
+        }
         this.#failures = 0;
         const real = events.filter((e) => e.type !== "heartbeat");
         if (real.length > 0) this.handlers.onEvents(real);
@@ -126,9 +145,22 @@ export class EventLoop {
             ? error.retryAfter * 1000
             : Math.min(MAX_BACKOFF_MS, 500 * 2 ** this.#failures) * (0.5 + Math.random() / 2);
         this.handlers.onStatus(`Reconnecting in ${Math.ceil(wait / 1000)} s…`);
-        await new Promise((resolve) => setTimeout(resolve, wait));
+        this.handlers.onRetry?.(Date.now() + wait);
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, wait);
+          this.#wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        this.#wake = null;
       }
     }
+  }
+
+  /** Tries again at once instead of waiting out the back-off. */
+  retryNow(): void {
+    this.#wake?.();
   }
 
   /** Stops polling and deletes the queue (logout). */

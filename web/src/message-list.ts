@@ -37,6 +37,10 @@ export interface ListHooks {
   /** Messages were marked read here (before the server confirms), for counts. */
   onMarkedRead(ids: readonly number[]): void;
   onError(text: string): void;
+  /** The "more actions" menu of a message (message-menu.ts). */
+  onMore?(m: Message): void;
+  /** A sender's name was clicked (the user card). */
+  onUser?(userId: number): void;
 }
 
 export class MessageList {
@@ -294,7 +298,9 @@ export class MessageList {
       h(
         "div",
         { class: "meta" },
-        continued ? null : h("span", { class: "sender" }, m.sender_full_name),
+        continued
+          ? null
+          : h("button", { type: "button", class: "sender", "data-action": "user-card" }, m.sender_full_name),
         h(
           "time",
           { datetime: when.toISOString(), title: when.toLocaleString() },
@@ -332,6 +338,7 @@ export class MessageList {
         actions.edit ? this.#actionButton("edit", "Edit message", "Edit") : null,
         actions.moveTopic || actions.moveChannel ? this.#actionButton("move", "Move message", "Move") : null,
         actions.delete ? this.#actionButton("delete", "Delete message", "Delete") : null,
+        this.#actionButton("more", "More actions", "⋯"),
       ),
       content,
       this.#reactions(m),
@@ -423,6 +430,8 @@ export class MessageList {
     if (action === "star") void this.toggleStar(m);
     else if (action === "picker") this.#togglePicker(li, target);
     else if (action === "edit") void this.edit(m);
+    else if (action === "more") this.hooks.onMore?.(m);
+    else if (action === "user-card") this.hooks.onUser?.(m.sender_id);
     else if (action === "delete") void this.#delete(m, li);
     else if (action === "move" || action === "move-topic") void this.#move(m, action === "move-topic");
     else if (action === "resolve")
