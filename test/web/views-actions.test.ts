@@ -158,6 +158,11 @@ describe("web client: views and message actions", () => {
     await expect.poll(unread).toEqual([]);
     await menuOf(first, "mark-unread");
     expect(await unread()).toEqual([first, second, quoteId]);
+    // The rows, still on screen, show unread and are not marked read again by being seen
+    // (the list marks what it shows after 150 ms; this waits well past that).
+    await page.locator(`li.msg.unread[data-id='${quoteId}']`).waitFor();
+    await page.waitForTimeout(600);
+    expect(await unread()).toEqual([first, second, quoteId]);
     await page.click(".sidebar button[data-key='view:inbox']");
     await page.locator(".inbox-item", { hasText: "quoting" }).locator(".badge", { hasText: "3" }).waitFor();
     expect(web.pageErrors).toEqual([]);

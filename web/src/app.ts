@@ -238,6 +238,7 @@ export class App {
           error: (text) => this.#showError(text),
           isTopicMuted: (streamId, topic) => this.#topicPolicies.isMuted(streamId, topic),
           noteTopicPolicy: (streamId, topic, policy) => this.#topicPolicies.set(streamId, topic, policy),
+          holdReading: () => this.#list?.holdReading(),
         });
       },
       onUser: (userId) => this.#showUser(userId),

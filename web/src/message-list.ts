@@ -60,6 +60,8 @@ export class MessageList {
   readonly #observer: IntersectionObserver;
   readonly #toMark = new Set<number>();
   #markTimer: number | null = null;
+  /** After "mark as unread" here: nothing on screen is marked read until another narrow opens (as Zulip). */
+  #readingHeld = false;
   /** Open edit forms by message ID (kept across redraws of the message). */
   readonly #editors = new Map<number, MessageEditor>();
 
@@ -92,6 +94,7 @@ export class MessageList {
   async open(narrow: Narrow): Promise<void> {
     const generation = ++this.#generation;
     this.#narrow = narrow;
+    this.#readingHeld = false;
     this.#loading = true;
     const anchor =
       narrow.kind === "mentions" || narrow.kind === "starred" || narrow.kind === "search" ? "newest" : "first_unread";
@@ -344,7 +347,7 @@ export class MessageList {
       this.#reactions(m),
     );
     this.#els.set(m.id, li);
-    if (unread && this.#narrow.kind !== "search") this.#observer.observe(li);
+    if (unread && this.#narrow.kind !== "search" && !this.#readingHeld) this.#observer.observe(li);
     return li;
   }
 
@@ -450,6 +453,13 @@ export class MessageList {
         : this.api.post(`/messages/${id}/reactions`, params);
       call.catch((error: unknown) => this.hooks.onError(error instanceof Error ? error.message : "Reaction failed"));
     }
+  }
+
+  /** Stops marking messages read by showing them, until another narrow opens. */
+  holdReading(): void {
+    this.#readingHeld = true;
+    this.#observer.disconnect();
+    this.#toMark.clear();
   }
 
   /** Opens the in-place editor for one of the reader's messages (e on the selected one). */

@@ -21,6 +21,8 @@ export interface MenuHooks {
   /** Whether the topic is muted as far as this client knows. */
   isTopicMuted(streamId: number, topic: string): boolean;
   noteTopicPolicy(streamId: number, topic: string, policy: number): void;
+  /** Called before marking unread, so the open list does not mark the messages read again. */
+  holdReading(): void;
 }
 
 /** `#narrow/channel/…/topic/…/near/ID`, the link Zulip's "Copy link" gives. */
@@ -80,6 +82,7 @@ export function openMessageMenu(api: Api, state: ClientState, view: Narrow, m: M
       return "";
     }),
     button("mark-unread", "Mark as unread from here", async () => {
+      hooks.holdReading();
       await api.post("/messages/flags/narrow", {
         anchor: String(m.id),
         include_anchor: true,
