@@ -33,11 +33,9 @@ const EVENT_TYPES = [
  * register's bytes (3.8 MB of 4 MB for 10,000 users), and the first view needs none of
  * it. The client fetches GET /users after the first view; realm_user events still flow.
  * realm_user_groups likewise (~200 KB of member IDs for 10,000 users): the client asks
- * only whether it is in the few groups the message permissions name.
- */
-/**
- * Channels not subscribed to and presence are fetched when a page needs them (GET
- * /streams; POST /users/me/presence answers with everyone's), not in every register.
+ * only whether it is in the few groups the message permissions name. Channels not
+ * subscribed to and presence are fetched when a page needs them (GET /streams; POST
+ * /users/me/presence answers with everyone's), not in every register.
  */
 const NOT_FETCHED = new Set(["realm_user", "user_group", "stream", "presence"]);
 const FETCH_EVENT_TYPES = EVENT_TYPES.filter((t) => !NOT_FETCHED.has(t));
