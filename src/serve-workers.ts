@@ -6,21 +6,21 @@
  * The writer is `parley serve` as it runs alone (src/server.ts: the one store that
  * writes, the event queues, the scheduler, presence flush, mail and push senders,
  * uploads cleanup), sharing the public port, plus what the readers reach: its
- * internal listener for forwarded requests (http/forward) and the shared rate limits
- * (http/shared-limits), on Unix sockets in the supervisor's private directory.
+ * internal listener for forwarded requests (http/forward) and the limits kept for the
+ * whole server (http/shared-limits), on Unix sockets in the supervisor's private directory.
  *
  * A reader serves the public port too, from a follower store (engine/follower: the
  * directory opened read-only beside the writer): it answers reads itself, each after
  * catching up with the writer's change log (read-your-writes across workers), and
- * forwards the rest (http/forward's writerOnly, and requests whose credentials fail, so
- * that the writer counts failed authentication for every worker).
+ * forwards the rest (http/forward's writerOnly, requests with a body, and requests whose
+ * credentials fail, so that the writer counts failed authentication for every worker).
  */
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { openFollower, type Store } from "./engine/index.js";
-import { Forwarder, writerOnly } from "./http/forward.js";
+import { carriesBody, Forwarder, writerOnly } from "./http/forward.js";
 import { createServer, type WorkerHooks } from "./http/server.js";
-import { RemoteRateLimiter, serveRateLimits } from "./http/shared-limits.js";
+import { RemoteLimits, serveSharedLimits } from "./http/shared-limits.js";
 import { startParley, type ExternalImages, type Log, type ServerSettings } from "./server.js";
 import {
   DOWNLOAD_KEY_ENV,
@@ -115,8 +115,7 @@ export async function runWriter(
     // A writer killed before it could close leaves its socket file, which would refuse the bind.
     rmSync(socketPath, { force: true });
     await parley.http.listenInternal(socketPath);
-    const limiter = parley.http.rateLimiter;
-    if (limiter !== null) limits = await serveRateLimits(limiter, join(worker.dir, LIMITS_SOCKET));
+    limits = await serveSharedLimits(parley.http.limits, join(worker.dir, LIMITS_SOCKET));
   } catch (error) {
     await parley.stop();
     throw error;
@@ -143,7 +142,7 @@ export async function runReader(
     lockToken: worker.lockToken,
     holder: "parley serve (reader worker)",
   });
-  const limiter = new RemoteRateLimiter(join(worker.dir, LIMITS_SOCKET));
+  const limits = new RemoteLimits(join(worker.dir, LIMITS_SOCKET));
   const http = createServer(store, {
     config: settings.config,
     dataDir,
@@ -159,12 +158,13 @@ export async function runReader(
       reader: true,
       downloadKey: worker.downloadKey,
       divert: (res, req, head, unauthorized) => {
-        if (!unauthorized && !writerOnly(head)) return false;
+        // A body is buffered by the writer only, against its budget, which is then the whole server's.
+        if (!unauthorized && !writerOnly(head) && !carriesBody(head, req)) return false;
         forwarder.forward(res, req, head.remoteAddress);
         return true;
       },
       beforeLocal: () => void store.catchUp(),
-      ...(settings.rateLimit ? { rateLimiter: limiter } : {}),
+      limits,
     },
   });
   process.on("message", (raw: unknown) => {
@@ -182,7 +182,7 @@ export async function runReader(
   }
   const stopped = onStop(async () => {
     http.close();
-    limiter.close();
+    limits.close();
     // Forwarded requests (long-polls the stopping writer answers) are passed on before the exit.
     await Promise.race([forwarder.drained(), new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
     forwarder.close();

@@ -68,6 +68,11 @@ export function writerOnly(head: RequestHead): boolean {
   );
 }
 
+/** A request with a body (a length above 0, or chunked): read by the writer, against its body budget. */
+export function carriesBody(head: RequestHead, req: HttpRequest): boolean {
+  return (head.contentLength !== null && head.contentLength > 0) || req.getHeader("transfer-encoding") !== "";
+}
+
 export class Forwarder {
   readonly #socketPath: string;
   readonly #worker: string;

@@ -42,8 +42,11 @@ function isLocalProxyAddress(address: string): boolean {
   );
 }
 
-const TOO_MANY_IN_ALL = new ServerBusyError("Too many requests in progress; try again shortly");
-const TOO_MANY_FROM_ADDRESS = new ServerBusyError("Too many requests in progress from this address; try again shortly");
+/** The refusals OpenRequests.enter returns (http/shared-limits tells them apart). */
+export const TOO_MANY_IN_ALL = new ServerBusyError("Too many requests in progress; try again shortly");
+export const TOO_MANY_FROM_ADDRESS = new ServerBusyError(
+  "Too many requests in progress from this address; try again shortly",
+);
 
 /** Requests in progress, per client address and in all. */
 export class OpenRequests {

@@ -36,13 +36,13 @@ import {
   DEFAULT_LOGIN_LIMIT,
   DEFAULT_RATE_LIMIT,
   RateLimiter,
-  type RateDecision,
   type RateLimitConfig,
 } from "./rate-limit.js";
 import { DEFAULT_EMAIL_CHANGE_LIMITS, WindowLimiter } from "./rate-limit.js";
 import { DEFAULT_JOIN_LIMITS, JoinGuard, type JoinLimits } from "./pages/join-limits.js";
 import { isFormBody, parseBody, parseQuery, readHead, type RequestHead } from "./request.js";
 import { RequestLog, type RequestLogOptions } from "./request-log.js";
+import type { ServerLimits, SharedAdmission, SharedLimits } from "./shared-limits.js";
 import { mayReadMetrics, METRICS_PATH, ServerMetrics } from "./metrics.js";
 import {
   bodyByteLength,
@@ -179,15 +179,10 @@ export interface WorkerHooks {
   readonly divert?: (res: uWS.HttpResponse, req: uWS.HttpRequest, head: RequestHead, unauthorized: boolean) => boolean;
   /** Runs before a request is answered here (a reader's store catches up with the writer). */
   readonly beforeLocal?: () => void;
-  /** The per-user limit all workers share, in place of this server's own. */
-  readonly rateLimiter?: SharedRateLimiter;
+  /** The per-address, failed-authentication and per-user limits all workers share (http/shared-limits). */
+  readonly limits?: SharedLimits;
   /** The other workers' metrics (prom-client JSON), for a /metrics answer covering the whole server. */
   readonly peerMetrics?: () => Promise<readonly unknown[]>;
-}
-
-/** A per-user limiter kept elsewhere (http/shared-limits). */
-export interface SharedRateLimiter {
-  take(key: number): Promise<RateDecision>;
 }
 
 export interface ParleyServer {
@@ -211,8 +206,8 @@ export interface ParleyServer {
   readonly windows: WindowReplyCache;
   /** Requests in progress and bytes of request bodies held, on both listeners (http/load-limits). */
   readonly load: { readonly openRequests: number; readonly bodyBytes: number };
-  /** The per-user limiter (null with rate limiting off): the writer worker serves it to the readers. */
-  readonly rateLimiter: RateLimiter | null;
+  /** Open requests, failed-authentication blocks and the per-user limit: the writer worker serves them to readers. */
+  readonly limits: ServerLimits;
   /** This process's metrics as prom-client JSON (a reader worker's, for the writer's /metrics). */
   metricsJson(): Promise<unknown[]>;
   /** The writer worker's listener for what readers forward (http/compat-listener's listenInternal). */
@@ -386,6 +381,9 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     }
   }
 
+  /** A reader's requests as the writer counted them (http/shared-limits), freed by finish. */
+  const sharedAdmissions = new WeakMap<Admission, SharedAdmission>();
+
   /** The reply as it will be written (head checked, request ID added), logged and counted; the request's slot freed. */
   function finish(
     admission: Admission,
@@ -403,6 +401,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     requestLog.finish(admission.note, status, delivered ? bytes : 0, ms);
     metrics.observe(admission.head.method, RequestLog.pathOf(admission.note), status, ms / 1000);
     if (admission.counted) openRequests.leave(admission.head.remoteAddress);
+    sharedAdmissions.get(admission)?.release();
     return safe;
   }
 
@@ -519,6 +518,13 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   ): Promise<{ reply: Reply; headers: HeaderList }> {
     const { head, note } = admission;
     const none: HeaderList = [];
+    let shared: SharedAdmission | null = null;
+    if (worker?.limits) {
+      // A reader: the writer counts the request for the whole server (per address, blocked addresses, per user).
+      shared = await worker.limits.admit(head.remoteAddress, admission.caller?.user.id ?? null);
+      sharedAdmissions.set(admission, shared);
+      if (shared.refusal) return { reply: engineErrorReply(shared.refusal), headers: shared.rate?.headers ?? none };
+    }
     const emojiData = emojiDataReply(head.method, head.url, head.ifNoneMatch);
     if (emojiData) return { reply: emojiData, headers: none };
     if (isRealmEmojiPath(head.url))
@@ -595,8 +601,9 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
       const { realm, user } = admission.caller ?? authGuard.authenticate(store, head, externalHost);
       note.realmId = realm.id;
       note.userId = user.id;
-      if (limiter) {
-        const decision = worker?.rateLimiter ? await worker.rateLimiter.take(user.id) : limiter.take(user.id);
+      // A reader has the writer's decision (none while the writer restarts: let through).
+      const decision = limiter === null ? null : shared !== null ? shared.rate : limiter.take(user.id);
+      if (decision !== null) {
         rateHeaders = decision.headers;
         if (!decision.allowed) {
           return {
@@ -688,7 +695,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
         return budget.held;
       },
     },
-    rateLimiter: limiter,
+    limits: { open: openRequests, authFailures, rate: limiter },
     metricsJson: () => metrics.json(),
     async listenInternal(socketPath) {
       internal?.close();

@@ -1,29 +1,87 @@
 /**
  * @module http/shared-limits
- * The per-user API rate limit of `parley serve --workers`, kept once, in the writer.
- * Writes reach the writer anyway (readers forward them), so only the reads a reader
- * answers itself need the writer's count: the reader asks over a Unix socket, one line
- * per request ("ID USER" -> "ID ALLOWED RETRY_AFTER LIMIT REMAINING RESET"), many in
- * flight on one connection.
+ * The limits of `parley serve --workers` that hold for the whole server, kept once, in
+ * the writer: the requests in progress per client address and in all
+ * (http/load-limits' OpenRequests: MAX_REQUESTS_PER_ADDRESS, MAX_OPEN_REQUESTS), the
+ * block of an address after failed authentication (http/auth's AuthFailureGuard) and
+ * the per-user API rate limit. Everything a reader forwards reaches the writer's own
+ * pipeline anyway, bodies included (a reader answers only bodiless reads itself, so the
+ * writer's body budget is the server's); only the requests a reader answers need the
+ * writer's counts. The reader asks over a Unix socket, one line per request, many in
+ * flight on one connection:
  *
- * Why in the writer rather than a store all workers write: a bucket's take is a read,
- * an update and a decision that must be atomic across workers; the writer's event loop
- * makes it so for free, where a shared LMDB table would cost a write transaction (and
- * the writer's lock) per read. The price is one local round trip per read (bench/workers).
+ *   "ID ADDRESS USER"  ->  "ID OUTCOME RETRY_AFTER LIMIT REMAINING RESET"
+ *   "- ADDRESS"            (the request's answer went out: its slot is free)
  *
- * While the writer restarts, readers let reads through unlimited (and send no
- * X-RateLimit headers) rather than refuse them: the limit protects the server from a
+ * USER is "-" for a request without credentials (no block, no rate limit, as on a
+ * single server). OUTCOME is `ok`, `limited` (rate limit), `blocked` (failed
+ * authentication from the address; RETRY_AFTER: seconds), `busy-all` or
+ * `busy-address` (a cap: nothing counted). The writer counts each connection's
+ * requests and frees them when it closes, so a reader that dies leaks no slot.
+ *
+ * Why in the writer rather than a store all workers write: each decision is a read, an
+ * update and a choice that must be atomic across workers; the writer's event loop makes
+ * it so for free, where a shared LMDB table would cost a write transaction (and the
+ * writer's lock) per read. The price is one local round trip per read (bench/workers).
+ *
+ * While the writer restarts, readers let reads through uncounted (and send no
+ * X-RateLimit headers) rather than refuse them: the limits protect the server from a
  * flood, not data.
  */
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { chmodSync, rmSync } from "node:fs";
+import { RateLimitError } from "../engine/index.js";
+import type { ServerBusyError } from "./errors.js";
+import { TOO_MANY_FROM_ADDRESS, TOO_MANY_IN_ALL, type OpenRequests } from "./load-limits.js";
 import type { RateDecision, RateLimiter } from "./rate-limit.js";
-import type { SharedRateLimiter } from "./server.js";
 
-/** Serves `limiter` to the readers on `socketPath` (only the server's user may connect). */
-export function serveRateLimits(limiter: RateLimiter, socketPath: string): Promise<Server> {
+/** What the writer keeps for every worker. */
+export interface ServerLimits {
+  readonly open: OpenRequests;
+  /** Failed authentication per address (null: off, with rate limiting). */
+  readonly authFailures: RateLimiter | null;
+  /** The per-user limit (null: off). */
+  readonly rate: RateLimiter | null;
+}
+
+/** The writer's answer for one request a reader answers. */
+export interface SharedAdmission {
+  /** Refused before the endpoint runs: 503 for a cap, 429 for a blocked address or the rate limit. */
+  readonly refusal: ServerBusyError | RateLimitError | null;
+  /** The rate limit's decision when a user was named and the limit is on (its headers go on the answer). */
+  readonly rate: RateDecision | null;
+  /** Call once when the answer went out: frees the request's slot (nothing when it was not counted). */
+  readonly release: () => void;
+}
+
+/** A reader's side of the shared limits. */
+export interface SharedLimits {
+  admit(address: string, user: number | null): Promise<SharedAdmission>;
+}
+
+const RATE_HEADERS = ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"] as const;
+
+/** The writer's decision for one line "ID ADDRESS USER"; counts the request into `held` when it is let in. */
+function decide(limits: ServerLimits, address: string, user: string, held: Map<string, number>): string {
+  const busy = limits.open.enter(address);
+  if (busy !== null) return `${busy === TOO_MANY_IN_ALL ? "busy-all" : "busy-address"} 0 - - -`;
+  held.set(address, (held.get(address) ?? 0) + 1);
+  if (user === "-") return "ok 0 - - -";
+  const wait = limits.authFailures?.wait(address) ?? 0;
+  if (wait > 0) return `blocked ${wait} - - -`;
+  const userId = Number(user);
+  if (limits.rate === null || !Number.isSafeInteger(userId)) return "ok 0 - - -";
+  const d = limits.rate.take(userId);
+  const fields = RATE_HEADERS.map((name) => d.headers.find(([n]) => n === name)?.[1] ?? "-");
+  return `${d.allowed ? "ok" : "limited"} ${d.retryAfter} ${fields.join(" ")}`;
+}
+
+/** Serves `limits` to the readers on `socketPath` (only the server's user may connect). */
+export function serveSharedLimits(limits: ServerLimits, socketPath: string): Promise<Server> {
   rmSync(socketPath, { force: true });
   const server = createServer((socket) => {
+    // This reader's requests in progress, by address: freed together if it goes away.
+    const held = new Map<string, number>();
     let pending = "";
     socket.setEncoding("utf8");
     socket.on("data", (text: string) => {
@@ -31,18 +89,24 @@ export function serveRateLimits(limiter: RateLimiter, socketPath: string): Promi
       let out = "";
       let end: number;
       while ((end = pending.indexOf("\n")) >= 0) {
-        const [id, key] = pending.slice(0, end).split(" ");
+        const [id, address, user] = pending.slice(0, end).split(" ");
         pending = pending.slice(end + 1);
-        const user = Number(key);
-        if (id === undefined || !Number.isSafeInteger(user)) continue;
-        const d = limiter.take(user);
-        const header = (name: string): string => d.headers.find(([n]) => n === name)?.[1] ?? "";
-        const fields = [header("X-RateLimit-Limit"), header("X-RateLimit-Remaining"), header("X-RateLimit-Reset")];
-        out += `${id} ${d.allowed ? 1 : 0} ${d.retryAfter} ${fields.join(" ")}\n`;
+        if (id === undefined || address === undefined || address === "") continue;
+        if (id === "-") {
+          const count = held.get(address) ?? 0;
+          if (count === 0) continue;
+          if (count === 1) held.delete(address);
+          else held.set(address, count - 1);
+          limits.open.leave(address);
+        } else if (user !== undefined) out += `${id} ${decide(limits, address, user, held)}\n`;
       }
       if (out !== "") socket.write(out);
     });
     socket.on("error", () => socket.destroy());
+    socket.on("close", () => {
+      for (const [address, count] of held) for (let i = 0; i < count; i++) limits.open.leave(address);
+      held.clear();
+    });
   });
   return new Promise((resolve, reject) => {
     server.once("error", reject);
@@ -54,26 +118,27 @@ export function serveRateLimits(limiter: RateLimiter, socketPath: string): Promi
   });
 }
 
-const UNLIMITED: RateDecision = { allowed: true, retryAfter: 0, headers: [] };
+const NOTHING_TO_FREE = (): void => undefined;
+const UNCOUNTED: SharedAdmission = { refusal: null, rate: null, release: NOTHING_TO_FREE };
 
-/** A reader's view of the writer's limiter. */
-export class RemoteRateLimiter implements SharedRateLimiter {
+/** A reader's view of the writer's limits. */
+export class RemoteLimits implements SharedLimits {
   readonly #socketPath: string;
   #socket: Socket | null = null;
   #nextId = 1;
-  readonly #waiting = new Map<number, (decision: RateDecision) => void>();
+  readonly #waiting = new Map<number, { address: string; socket: Socket; resolve: (a: SharedAdmission) => void }>();
   #pending = "";
 
   constructor(socketPath: string) {
     this.#socketPath = socketPath;
   }
 
-  take(key: number): Promise<RateDecision> {
+  admit(address: string, user: number | null): Promise<SharedAdmission> {
     const socket = this.#connected();
     const id = this.#nextId++;
     return new Promise((resolve) => {
-      this.#waiting.set(id, resolve);
-      socket.write(`${id} ${key}\n`);
+      this.#waiting.set(id, { address, socket, resolve });
+      socket.write(`${id} ${address} ${user ?? "-"}\n`);
     });
   }
 
@@ -87,7 +152,7 @@ export class RemoteRateLimiter implements SharedRateLimiter {
     const socket = connect(this.#socketPath);
     socket.setEncoding("utf8");
     socket.on("data", (text: string) => this.#read(text));
-    // The writer is gone (restarting): what waits goes through; the next take reconnects.
+    // The writer is gone (restarting): what waits goes through; the next admit reconnects.
     const lost = (): void => {
       if (this.#socket === socket) this.#socket = null;
       this.#pending = "";
@@ -103,25 +168,46 @@ export class RemoteRateLimiter implements SharedRateLimiter {
     this.#pending += text;
     let end: number;
     while ((end = this.#pending.indexOf("\n")) >= 0) {
-      const [id, allowed, retryAfter, limit, remaining, reset] = this.#pending.slice(0, end).split(" ");
+      const [id, outcome, retryAfter, ...rate] = this.#pending.slice(0, end).split(" ");
       this.#pending = this.#pending.slice(end + 1);
-      const resolve = this.#waiting.get(Number(id));
-      if (resolve === undefined) continue;
+      const waiting = this.#waiting.get(Number(id));
+      if (waiting === undefined) continue;
       this.#waiting.delete(Number(id));
-      resolve({
-        allowed: allowed === "1",
-        retryAfter: Number(retryAfter),
-        headers: [
-          ["X-RateLimit-Limit", limit ?? ""],
-          ["X-RateLimit-Remaining", remaining ?? ""],
-          ["X-RateLimit-Reset", reset ?? ""],
-        ],
-      });
+      waiting.resolve(this.#admission(waiting.address, waiting.socket, outcome, Number(retryAfter), rate));
     }
   }
 
+  #admission(
+    address: string,
+    socket: Socket,
+    outcome: string | undefined,
+    retryAfter: number,
+    rate: string[],
+  ): SharedAdmission {
+    if (outcome === "busy-all") return { ...UNCOUNTED, refusal: TOO_MANY_IN_ALL };
+    if (outcome === "busy-address") return { ...UNCOUNTED, refusal: TOO_MANY_FROM_ADDRESS };
+    let freed = false;
+    const release = (): void => {
+      // A slot counted by a writer that has since gone is not the new writer's to free.
+      if (freed || this.#socket !== socket) return;
+      freed = true;
+      socket.write(`- ${address}\n`);
+    };
+    if (outcome === "blocked") return { refusal: new RateLimitError(retryAfter), rate: null, release };
+    const decision: RateDecision | null =
+      rate[0] === "-" || rate[0] === undefined
+        ? null
+        : {
+            allowed: outcome === "ok",
+            retryAfter,
+            headers: RATE_HEADERS.map((name, i) => [name, rate[i] ?? ""] as const),
+          };
+    const refusal = decision !== null && !decision.allowed ? new RateLimitError(retryAfter) : null;
+    return { refusal, rate: decision, release };
+  }
+
   #failAll(): void {
-    for (const resolve of this.#waiting.values()) resolve(UNLIMITED);
+    for (const { resolve } of this.#waiting.values()) resolve(UNCOUNTED);
     this.#waiting.clear();
   }
 }

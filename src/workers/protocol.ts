@@ -21,7 +21,7 @@ export const WORKER_PORT_ENV = "PARLEY_WORKER_PORT";
 
 /** The writer's listener for forwarded requests, in the worker directory. */
 export const WRITER_SOCKET = "writer.sock";
-/** The writer's shared rate limits (http/shared-limits), in the worker directory. */
+/** The limits the writer keeps for the whole server (http/shared-limits), in the worker directory. */
 export const LIMITS_SOCKET = "limits.sock";
 
 export const workerMessage = z.discriminatedUnion("type", [
