@@ -124,6 +124,7 @@ describe("parley serve --workers 2: per-address limits are the whole server's", 
     // Requests in progress from 127.0.0.2: two long-polls (held by the writer, whichever worker took them)
     // fill its share; a read the reader would answer itself is then refused as on a single server.
     const toReader = await connectionTo(url, "reader-1", "127.0.0.2");
+    const toWriter = await connectionTo(url, "writer", "127.0.0.2");
     // One queue each: a second poll of one queue would end the first.
     const register = (): Promise<string> =>
       new Promise((resolve, reject) => {
@@ -148,8 +149,8 @@ describe("parley serve --workers 2: per-address limits are the whole server's", 
       polls.push(held);
     }
     await until("the writer holding both polls", async () => {
-      const probe = await ask(url, { from: "127.0.0.2" }, "GET", messages, auth);
-      return probe.worker === "writer" && probe.status === 503 ? probe : null;
+      const probe = await ask(url, { agent: toWriter }, "GET", messages, auth);
+      return probe.status === 503 ? probe : null;
     });
     expect(await ask(url, { agent: toReader }, "GET", messages, auth)).toEqual({
       status: 503,
