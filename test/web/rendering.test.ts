@@ -20,11 +20,13 @@ describe("web client rendering", () => {
   let browser: Browser;
   const contexts: BrowserContext[] = [];
   const pageErrors: string[] = [];
+  let clockBack = 0;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "parley-webrender-"));
     await buildWeb(join(dir, "web"));
-    server = await startServer({ webRoot: join(dir, "web") });
+    // A clock the date test sets back, to send messages on earlier days.
+    server = await startServer({ webRoot: join(dir, "web") }, { now: () => Math.floor(Date.now() / 1000) - clockBack });
     browser = await launchChromium();
   }, 600_000);
   afterAll(async () => {
@@ -186,4 +188,120 @@ describe("web client rendering", () => {
     }
     expect(pageErrors).toEqual([]);
   });
+
+  it("spoilers open on click; days get a date line and times their full date; muted topics leave the Inbox", async () => {
+    const { alice, bob } = server.seed;
+    clockBack = 2 * 86_400;
+    const old = await send(alice, "days", "two days ago");
+    clockBack = 0;
+    const today = await send(alice, "days", "today");
+    const spoiler = await send(alice, "spoiler", "```spoiler Who did it?\nThe **butler**\n```");
+    await send(alice, "muted one", "noise");
+    await send(alice, "muted one", "more noise");
+    await send(alice, "kept", "signal");
+    const muted = await server.call(bob, "POST", "/user_topics", {
+      stream_id: server.seed.general.id,
+      topic: "muted one",
+      visibility_policy: 1,
+    });
+    expect(muted.status).toBe(200);
+    for (const width of [1200, 390]) {
+      const page = await signedIn(bob, width);
+      if (width === 1200) {
+        // Inbox (the first view): the muted topic is not listed and the channel badge
+        // counts the rest (days 2, spoiler 1, kept 1).
+        await page.locator(".inbox-item", { hasText: "kept" }).waitFor();
+        expect(await page.locator(".inbox-item", { hasText: "muted one" }).count()).toBe(0);
+        const channelBadge = page.locator(`.sidebar button[data-channel-id='${server.seed.general.id}'] .badge`);
+        expect(await channelBadge.textContent()).toBe("4 unread");
+        // Muted live: the topic leaves the Inbox without a reload.
+        await server.call(bob, "POST", "/user_topics", {
+          stream_id: server.seed.general.id,
+          topic: "kept",
+          visibility_policy: 1,
+        });
+        await page.locator(".inbox-item", { hasText: "kept" }).waitFor({ state: "detached" });
+        expect(await channelBadge.textContent()).toBe("3 unread");
+      }
+
+      await openTopic(page, "spoiler");
+      const block = page.locator(`li.msg[data-id='${spoiler}'] .spoiler-block`);
+      await block.waitFor();
+      const header = block.locator(".spoiler-header");
+      const hidden = block.locator(".spoiler-content");
+      expect(await header.getAttribute("aria-expanded")).toBe("false");
+      expect(await hidden.isVisible()).toBe(false);
+      expect(await header.textContent()).toContain("Who did it?");
+      await header.click();
+      expect(await hidden.isVisible()).toBe(true);
+      expect(await hidden.locator("strong").textContent()).toBe("butler");
+      expect(await hidden.getAttribute("aria-hidden")).toBe("false");
+      // And shut again from the keyboard.
+      await header.focus();
+      await page.keyboard.press("Enter");
+      expect(await hidden.isVisible()).toBe(false);
+
+      await openTopic(page, "days");
+      const first = page.locator(`li.msg[data-id='${old}']`);
+      const second = page.locator(`li.msg[data-id='${today}']`);
+      await second.waitFor();
+      const day = (ts: number) =>
+        new Date(ts * 1000).toLocaleDateString("en-US", { weekday: "short", month: "short", day: "numeric" });
+      const now = Math.floor(Date.now() / 1000);
+      expect(await first.locator(".date-separator").textContent()).toBe(day(now - 2 * 86_400));
+      expect(await second.locator(".date-separator").textContent()).toBe(day(now));
+      expect(await second.locator(".date-separator").isVisible()).toBe(true);
+      // Hovering a time shows its full date.
+      const title = (await second.locator(".meta time").getAttribute("title")) ?? "";
+      expect(title).toContain(new Date(now * 1000).getFullYear().toString());
+      expect(title).toMatch(/day, /);
+    }
+    expect(pageErrors).toEqual([]);
+  });
+
+  it("sender:me searches; a failed login keeps the email; a view that failed while the server was down loads on reconnect", async () => {
+    const { alice, bob } = server.seed;
+    await send(alice, "beacons", "beacon from Alice");
+    await send(bob, "beacons", "beacon from Bob");
+    const context = await browser.newContext({ viewport: { width: 1200, height: 760 } });
+    contexts.push(context);
+    const page = await context.newPage();
+    page.setDefaultTimeout(10_000);
+    page.on("pageerror", (error) => pageErrors.push(error.stack ?? error.message));
+    await page.goto(server.base);
+    await page.fill("#login-email", alice.email);
+    await page.fill("#login-password", "not her password");
+    await page.click("#password-form button[type=submit]");
+    await page.locator("#login-error:not(:empty)").waitFor();
+    expect(await page.inputValue("#login-email")).toBe(alice.email);
+    expect(await page.inputValue("#login-password")).toBe("");
+    await page.fill("#key-email", alice.email);
+    await page.fill("#key-value", "wrong key");
+    await page.click("#key-form button[type=submit]");
+    await page.locator("#login-error:not(:empty)").waitFor();
+    expect(await page.inputValue("#key-email")).toBe(alice.email);
+    await page.fill("#key-value", server.t.store.getUser(alice.id).apiKey);
+    await page.click("#key-form button[type=submit]");
+    await page.waitForSelector("body[data-ready='1']");
+
+    await page.fill("#search", "sender:me beacon");
+    await page.press("#search", "Enter");
+    await page.locator("li.msg", { hasText: "beacon from Alice" }).waitFor();
+    expect(await page.locator(".error-line").first().textContent()).toBe("");
+    expect(await page.locator("li.msg").count()).toBe(1);
+
+    // The server goes away (every API request fails), a channel is opened, then it comes back.
+    await page.route("**/api/v1/**", (route) => route.abort());
+    await page.click(`.sidebar button[data-channel-id='${server.seed.general.id}']`);
+    await page.locator(".list-notice", { hasText: "could not be reached" }).waitFor();
+    // A message ends the long poll already under way; the next one fails as the rest do.
+    await send(bob, "beacons", "while away");
+    await page.locator(".conn", { hasText: "Reconnecting" }).waitFor();
+    await page.unroute("**/api/v1/**");
+    await page.locator("li.msg", { hasText: "beacon from Alice" }).waitFor({ timeout: 40_000 });
+    await page.locator("li.msg", { hasText: "while away" }).waitFor();
+    expect(await page.locator(".list-notice").textContent()).toBe("");
+    await expect.poll(() => page.locator(".conn").textContent()).toBe("");
+    expect(pageErrors).toEqual([]);
+  }, 90_000);
 });

@@ -136,7 +136,10 @@ export class App {
     this.#loop = new EventLoop(api, {
       onState: (state) => this.#onState(state),
       onEvents: (events) => this.#onEvents(events),
-      onStatus: (text) => (this.#conn.textContent = text),
+      onStatus: (text) => {
+        this.#conn.textContent = text;
+        if (text === "") this.#reconnected();
+      },
       onUnauthorized: () => void this.logout("Your session ended: log in again."),
       onRetry: (at) => this.#banner.set(at),
     });
@@ -656,6 +659,15 @@ export class App {
         this.#drawTyping();
       }, 1000);
     }
+  }
+
+  /** The server answers again: what failed to load meanwhile loads now, and its error goes. */
+  #reconnected(): void {
+    this.#error.textContent = "";
+    if (this.#view.kind !== "inbox") this.#list?.retryFailed();
+    const state = this.#state;
+    const channel = this.#openChannel();
+    if (state && channel !== null) void this.#loadTopics(state, channel);
   }
 
   #showError(text: string): void {

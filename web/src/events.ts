@@ -114,7 +114,8 @@ export class EventLoop {
         if (this.#queueId === null) await this.#register();
         const reply = await this.api.get(
           "/events",
-          { queue_id: this.#queueId ?? "", last_event_id: this.#lastEventId },
+          // After a failure, a poll that answers at once tells the client the server is back.
+          { queue_id: this.#queueId ?? "", last_event_id: this.#lastEventId, dont_block: this.#failures > 0 },
           this.#abort.signal,
         );
         const events = (reply["events"] ?? []) as ServerEvent[];

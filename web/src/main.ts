@@ -36,7 +36,8 @@ async function startApp(root: HTMLElement, creds: Credentials): Promise<void> {
   sessionStorage.setItem(KEY, JSON.stringify(creds));
 }
 
-function showLogin(root: HTMLElement, message: string): void {
+/** `email`: what was typed before a failed attempt, kept so only the secret is typed again. */
+function showLogin(root: HTMLElement, message: string, typedEmail = ""): void {
   const error = h("p", { class: "error-line", role: "alert", id: "login-error" }, message);
   const [emailLabel, email] = field("login-email", "Email", { type: "email", autocomplete: "username" });
   const [passwordLabel, password] = field("login-password", "Password", {
@@ -76,7 +77,8 @@ function showLogin(root: HTMLElement, message: string): void {
       h("div", { class: "login-forms" }, passwordForm, keyForm),
     ),
   );
-  email.focus();
+  email.value = keyEmail.value = typedEmail;
+  (typedEmail === "" ? email : password).focus();
   fetch("/api/v1/server_settings")
     .then((r) => r.json())
     .then((s: unknown) => {
@@ -92,7 +94,7 @@ function showLogin(root: HTMLElement, message: string): void {
     try {
       await startApp(root, await get());
     } catch (e) {
-      showLogin(root, loginError(e));
+      showLogin(root, loginError(e), (form === keyForm ? keyEmail : email).value.trim());
     }
   };
   passwordForm.addEventListener("submit", (ev) => {

@@ -33,6 +33,18 @@ export const QUICK_REACTIONS: readonly (readonly [string, string])[] = [
   ["check", "2705"],
 ];
 
+/** The line above a day's first message: its date, the year only when not this one. */
+function dateSeparator(when: Date): HTMLElement {
+  const thisYear = when.getFullYear() === new Date().getFullYear();
+  const text = when.toLocaleDateString([], {
+    weekday: "short",
+    month: "short",
+    day: "numeric",
+    ...(thisYear ? {} : { year: "numeric" }),
+  });
+  return h("div", { class: "date-separator", role: "separator" }, h("time", { datetime: when.toISOString() }, text));
+}
+
 export interface ListHooks {
   /** Messages were marked read here (before the server confirms), for counts. */
   onMarkedRead(ids: readonly number[]): void;
@@ -54,6 +66,8 @@ export class MessageList {
   #foundOldest = false;
   #foundNewest = false;
   #loading = false;
+  /** The open narrow's first page failed (say, the server was down): fetched again on reconnect. */
+  #failed = false;
   /** Bumped on every narrow switch: replies for an older narrow are dropped. */
   #generation = 0;
   #selected: number | null = null;
@@ -102,6 +116,7 @@ export class MessageList {
       const reply = await this.#fetch(anchor, FIRST_PAGE, FIRST_PAGE);
       if (generation !== this.#generation) return;
       this.#reset(reply.messages);
+      this.#failed = false;
       this.#foundOldest = reply.found_oldest;
       this.#foundNewest = reply.found_newest;
       this.#notice.textContent = reply.messages.length === 0 ? "No messages here yet." : "";
@@ -122,12 +137,20 @@ export class MessageList {
       }
     } catch (error) {
       if (generation === this.#generation) {
+        this.#failed = true;
+        // Nothing live is appended to a list that never loaded.
+        this.#foundNewest = false;
         this.#reset([]);
         this.#notice.textContent = error instanceof ApiError ? error.message : "Could not load messages.";
       }
     } finally {
       if (generation === this.#generation) this.#loading = false;
     }
+  }
+
+  /** Opens the narrow again if its first page failed (the connection is back). */
+  retryFailed(): void {
+    if (this.#failed) void this.open(this.#narrow);
   }
 
   async #fetch(anchor: string | number, before: number, after: number): Promise<MessagesReply> {
@@ -275,9 +298,14 @@ export class MessageList {
     const me = this.state.me;
     const key = conversationKey(m, me);
     const newConversation = !prev || conversationKey(prev, me) !== key;
-    const continued =
-      !newConversation && prev !== undefined && prev.sender_id === m.sender_id && m.timestamp - prev.timestamp < 600;
     const when = new Date(m.timestamp * 1000);
+    const newDay = !prev || new Date(prev.timestamp * 1000).toDateString() !== when.toDateString();
+    const continued =
+      !newConversation &&
+      !newDay &&
+      prev !== undefined &&
+      prev.sender_id === m.sender_id &&
+      m.timestamp - prev.timestamp < 600;
     const starred = m.flags.includes("starred");
     const unread = !m.flags.includes("read");
     const actions = this.#actionsFor(m);
@@ -297,6 +325,7 @@ export class MessageList {
         tabindex: "-1",
         "aria-label": `${m.sender_full_name}, ${when.toLocaleString()}`,
       },
+      newDay ? dateSeparator(when) : null,
       newConversation ? this.#recipientHeader(m, actions) : null,
       h(
         "div",
@@ -306,7 +335,7 @@ export class MessageList {
           : h("button", { type: "button", class: "sender", "data-action": "user-card" }, m.sender_full_name),
         h(
           "time",
-          { datetime: when.toISOString(), title: when.toLocaleString() },
+          { datetime: when.toISOString(), title: when.toLocaleString([], { dateStyle: "full", timeStyle: "short" }) },
           when.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }),
         ),
         m.last_edit_timestamp !== undefined

@@ -117,6 +117,8 @@ export function holdsConversation(narrow: Narrow, streamId: number, topic: strin
 export interface Directory {
   channelIdByName(name: string): number | undefined;
   userIdByEmail(email: string): number | undefined;
+  /** The reader's user ID (for `sender:me`). */
+  readonly me?: number;
 }
 
 /** Words of a search, honouring double quotes: `topic:"a b"` is one token. */
@@ -179,6 +181,8 @@ export function parseSearch(query: string, dir: Directory): Narrow {
                 : operator;
     let value: Term["operand"] = operand;
     if (op === "channel") value = dir.channelIdByName(operand) ?? operand;
+    // Zulip's `sender:me`, which its clients resolve: the server takes an email or an ID.
+    if (op === "sender" && operand.toLowerCase() === "me" && dir.me !== undefined) value = dir.me;
     if (op === "dm") {
       const ids = operand.split(",").map((e) => dir.userIdByEmail(e.trim()));
       if (ids.every((id): id is number => id !== undefined)) value = ids;

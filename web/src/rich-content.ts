@@ -1,7 +1,7 @@
 /**
  * What a message body needs beyond the server's HTML, fetched only when a message needs
  * it: highlight.js (a separate chunk) for code blocks, KaTeX's stylesheet and fonts for
- * math the server rendered.
+ * math the server rendered. Spoilers start collapsed, opened by their header.
  */
 import { h } from "./dom.js";
 
@@ -24,4 +24,32 @@ export function enhanceContent(content: HTMLElement): void {
     highlighter.then((m) => m.highlightCode(content)).catch(() => (highlighter = null));
   }
   if (content.querySelector(".katex")) loadKatexCss();
+  for (const block of content.querySelectorAll<HTMLElement>(".spoiler-block")) collapseSpoiler(block);
+}
+
+/**
+ * Zulip's spoiler markup (`div.spoiler-block` > `.spoiler-header` + `.spoiler-content`):
+ * the content stays hidden (style: content.css) until the header is clicked or, from the
+ * keyboard, pressed with Enter or Space.
+ */
+function collapseSpoiler(block: HTMLElement): void {
+  const header = block.querySelector<HTMLElement>(":scope > .spoiler-header");
+  const body = block.querySelector<HTMLElement>(":scope > .spoiler-content");
+  if (!header || !body) return;
+  if ((header.textContent ?? "").trim() === "") header.replaceChildren(h("p", {}, "Spoiler"));
+  header.setAttribute("role", "button");
+  header.setAttribute("tabindex", "0");
+  header.setAttribute("aria-expanded", "false");
+  const toggle = (ev: Event): void => {
+    // A link in the header opens the link, not the spoiler.
+    if (ev.target instanceof Element && ev.target.closest("a")) return;
+    ev.preventDefault();
+    const open = block.classList.toggle("spoiler-open");
+    header.setAttribute("aria-expanded", String(open));
+    body.setAttribute("aria-hidden", String(!open));
+  };
+  header.addEventListener("click", toggle);
+  header.addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter" || ev.key === " ") toggle(ev);
+  });
 }

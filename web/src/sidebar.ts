@@ -77,7 +77,7 @@ export function renderSidebar(
     if (/^#[0-9a-fA-F]{3,8}$/.test(sub.color)) swatch.style.backgroundColor = sub.color;
     const li = item(
       h("span", {}, swatch, sub.name),
-      u.channel(sub.stream_id),
+      state.channelUnread(sub.stream_id),
       { kind: "channel", streamId: sub.stream_id },
       current,
       { key: `channel:${sub.stream_id}`, "channel-id": String(sub.stream_id) },
@@ -151,7 +151,10 @@ export function renderInbox(root: HTMLElement, state: ClientState, onOpen: (v: V
     document.activeElement instanceof HTMLElement && root.contains(document.activeElement)
       ? document.activeElement.dataset["key"]
       : undefined;
-  const convs = state.unreads.conversations().slice(0, 300);
+  const convs = state.unreads
+    .conversations()
+    .filter((c) => c.conv.streamId === null || !state.isMutedTopic(c.conv.streamId, c.conv.topic))
+    .slice(0, 300);
   if (convs.length === 0) {
     root.replaceChildren(h("p", { class: "list-notice" }, "You have no unread messages."));
     return;

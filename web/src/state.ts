@@ -35,6 +35,8 @@ export class ClientState implements Directory {
   readonly permissions: Permissions;
   /** The realm's custom emoji (register's realm_emoji, then realm_emoji events). */
   readonly realmEmoji: RealmEmojiSet;
+  /** Topics this user muted (user_topic visibility_policy 1): channel -> lower-case names. */
+  readonly mutedTopics = new Map<number, Set<string>>();
   /** Who is typing where (conversation key), until when (ms). */
   typing: TypingNote[] = [];
 
@@ -54,6 +56,7 @@ export class ClientState implements Directory {
     }
     this.unreads = new Unreads(state.unread_msgs, this.me);
     this.realmEmoji = new RealmEmojiSet(state.realm_emoji);
+    for (const t of state.user_topics ?? []) this.#setTopicPolicy(t.stream_id, t.topic_name, t.visibility_policy);
     for (const c of this.unreads.conversations()) {
       if (c.conv.streamId !== null) this.#noteTopic(c.conv.streamId, c.conv.topic, c.maxId);
       else this.#noteDm(c.conv.userIds, c.maxId);
@@ -94,6 +97,27 @@ export class ClientState implements Directory {
     this.topics.set(streamId, map);
     this.topicsLoaded.add(streamId);
     this.topicsStale.delete(streamId);
+  }
+
+  isMutedTopic(streamId: number, topic: string): boolean {
+    return this.mutedTopics.get(streamId)?.has(topic.toLowerCase()) === true;
+  }
+
+  /** Unread messages a channel's badge counts: none in the topics this user muted. */
+  channelUnread(streamId: number): number {
+    let count = this.unreads.channel(streamId);
+    for (const topic of this.mutedTopics.get(streamId) ?? [])
+      count -= this.unreads.conversation(topicKey(streamId, topic));
+    return count;
+  }
+
+  #setTopicPolicy(streamId: number, topic: string, policy: number): void {
+    const muted = this.mutedTopics.get(streamId) ?? new Set<string>();
+    // Zulip's visibility policies: 1 muted (0 inherit, 2 unmuted, 3 followed are not).
+    if (policy === 1) muted.add(topic.toLowerCase());
+    else muted.delete(topic.toLowerCase());
+    if (muted.size > 0) this.mutedTopics.set(streamId, muted);
+    else this.mutedTopics.delete(streamId);
   }
 
   /** Whether the message was sent by a bot this user owns (they may delete its messages). */
@@ -260,6 +284,10 @@ export class ClientState implements Directory {
             if (person.user_id === this.me) this.permissions.role = person.role;
           }
         }
+        return;
+      }
+      case "user_topic": {
+        this.#setTopicPolicy(Number(e["stream_id"]), String(e["topic_name"]), Number(e["visibility_policy"]));
         return;
       }
       case "realm_emoji": {

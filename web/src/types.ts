@@ -84,6 +84,8 @@ export interface InitialState {
   /** Absent: this client fetches people with GET /users after the first view. */
   readonly realm_users?: readonly User[];
   readonly subscriptions: readonly Subscription[];
+  /** Topics with a visibility policy for this user (1 = muted). */
+  readonly user_topics?: readonly { stream_id: number; topic_name: string; visibility_policy: number }[];
   /** The realm's custom emoji by ID (parsed in emoji.ts). */
   readonly realm_emoji?: unknown;
   readonly unread_msgs: UnreadMsgs;
