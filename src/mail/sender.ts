@@ -13,6 +13,7 @@
  */
 import type { OutboxMail, Store } from "../engine/index.js";
 import { systemClock, type Clock } from "../realtime/clock.js";
+import { doublingBackoff, DueWorkLoop } from "../realtime/due-work-loop.js";
 import { isPermanentFailure, type MailTransport } from "./transports.js";
 
 /** The longest sleep: new mail waits at most this long. */
@@ -35,17 +36,20 @@ export class MailSender {
   readonly #transport: MailTransport;
   readonly #clock: Clock;
   readonly #options: MailSenderOptions;
-  #timer: unknown = null;
-  #running = false;
-  /** Set by stop(): outcomes of deliveries still in flight are no longer recorded. */
-  #stopped = false;
-  #round: Promise<number> | null = null;
+  readonly #loop: DueWorkLoop;
 
   constructor(store: Store, transport: MailTransport, options: MailSenderOptions) {
     this.#store = store;
     this.#transport = transport;
     this.#clock = options.clock ?? systemClock;
     this.#options = options;
+    this.#loop = new DueWorkLoop({
+      clock: this.#clock,
+      pollMs: MAIL_POLL_MS,
+      round: (stopped) => this.#deliverDue(stopped),
+      nextDue: () => this.#store.nextMailAttempt(),
+      onError: (error) => console.error("parley mail:", error),
+    });
   }
 
   get description(): string {
@@ -54,9 +58,7 @@ export class MailSender {
 
   /** Delivers what is due now (mail left by the last run included), then keeps polling until stop(). */
   start(): void {
-    if (this.#running) return;
-    this.#running = true;
-    this.#tick();
+    this.#loop.start();
   }
 
   /**
@@ -65,25 +67,19 @@ export class MailSender {
    * out again after the restart.
    */
   stop(): void {
-    this.#running = false;
-    this.#stopped = true;
-    if (this.#timer !== null) this.#clock.clearTimeout(this.#timer);
-    this.#timer = null;
+    this.#loop.stop();
     this.#transport.close();
   }
 
   /** One round: every due mail, one at a time; resolves with how many were delivered. Rounds never overlap. */
   runOnce(): Promise<number> {
-    this.#round ??= this.#deliverDue().finally(() => {
-      this.#round = null;
-    });
-    return this.#round;
+    return this.#loop.runOnce();
   }
 
-  async #deliverDue(): Promise<number> {
+  async #deliverDue(stopped: () => boolean): Promise<number> {
     let delivered = 0;
     for (const mail of this.#store.dueMail(this.#clock.now())) {
-      if (this.#stopped) return delivered;
+      if (stopped()) return delivered;
       try {
         await this.#transport.deliver({
           id: mail.id,
@@ -94,38 +90,27 @@ export class MailSender {
           html: mail.html ?? null,
         });
       } catch (error) {
-        if (this.#stopped) return delivered;
+        if (stopped()) return delivered;
         const permanent = isPermanentFailure(error);
-        const retryAt = permanent ? null : this.#clock.now() + this.#backoff(mail.attempts);
-        const after = this.#store.markMailAttemptFailed(mail.id, describe(error), retryAt);
+        const backoff = doublingBackoff(
+          mail.attempts,
+          this.#options.baseBackoffMs ?? 10_000,
+          this.#options.maxBackoffMs ?? 10 * 60_000,
+        );
+        const after = this.#store.markMailAttemptFailed(
+          mail.id,
+          describe(error),
+          permanent ? null : this.#clock.now() + backoff,
+        );
         this.#options.onFailure?.(mail, error, after?.state === "failed");
         continue;
       }
-      if (this.#stopped) return delivered;
+      if (stopped()) return delivered;
       this.#store.markMailDelivered(mail.id);
       delivered++;
       this.#options.onDelivered?.(mail);
     }
     return delivered;
-  }
-
-  #backoff(previousAttempts: number): number {
-    const base = this.#options.baseBackoffMs ?? 10_000;
-    const max = this.#options.maxBackoffMs ?? 10 * 60_000;
-    return Math.min(max, base * 2 ** Math.min(previousAttempts, 30));
-  }
-
-  #tick(): void {
-    this.#timer = null;
-    if (!this.#running) return;
-    void this.runOnce()
-      .catch((error: unknown) => console.error("parley mail:", error))
-      .finally(() => {
-        if (!this.#running) return;
-        const next = this.#store.nextMailAttempt();
-        const wait = next === null ? MAIL_POLL_MS : Math.min(MAIL_POLL_MS, Math.max(0, next - this.#clock.now()));
-        this.#timer = this.#clock.setTimeout(() => this.#tick(), wait);
-      });
   }
 }
 

@@ -20,6 +20,7 @@
 import { realmUrl as realmUrlOf } from "../wire/realm-url.js";
 import type { Store, WebhookDelivery } from "../engine/index.js";
 import { systemClock, type Clock } from "../realtime/clock.js";
+import { doublingBackoff, DueWorkLoop } from "../realtime/due-work-loop.js";
 import type { AddressPolicy } from "../external-content/index.js";
 import { CallFailed, postToService, type CallAnswer } from "./http-call.js";
 import { failureReply, messageLink, ownerNotice, type OwnerNoticeCause } from "./notices.js";
@@ -62,23 +63,24 @@ export class WebhookSender {
   readonly #store: Store;
   readonly #clock: Clock;
   readonly #options: WebhookSenderOptions;
-  #timer: unknown = null;
-  #running = false;
-  /** Set by stop(): outcomes of calls still in flight are not recorded. */
-  #stopped = false;
-  #round: Promise<number> | null = null;
+  readonly #loop: DueWorkLoop;
 
   constructor(store: Store, options: WebhookSenderOptions) {
     this.#store = store;
     this.#clock = options.clock ?? systemClock;
     this.#options = options;
+    this.#loop = new DueWorkLoop({
+      clock: this.#clock,
+      pollMs: WEBHOOK_POLL_MS,
+      round: (stopped) => this.#callDue(stopped),
+      nextDue: () => this.#store.nextWebhookAttempt(),
+      onError: options.onError ?? ((error) => console.error("parley webhooks:", error)),
+    });
   }
 
   /** Makes the calls due now (those left by the last run too), then keeps polling until stop(). */
   start(): void {
-    if (this.#running) return;
-    this.#running = true;
-    this.#tick();
+    this.#loop.start();
   }
 
   /**
@@ -87,31 +89,30 @@ export class WebhookSender {
    * restart.
    */
   stop(): void {
-    this.#running = false;
-    this.#stopped = true;
-    if (this.#timer !== null) this.#clock.clearTimeout(this.#timer);
-    this.#timer = null;
+    this.#loop.stop();
   }
 
   /** One round: every due call, one at a time; resolves with how many were finished. Rounds never overlap. */
   runOnce(): Promise<number> {
-    this.#round ??= this.#callDue().finally(() => {
-      this.#round = null;
-    });
-    return this.#round;
+    return this.#loop.runOnce();
   }
 
-  async #callDue(): Promise<number> {
+  async #callDue(stopped: () => boolean): Promise<number> {
     let finished = 0;
     for (const item of this.#store.dueWebhookItems(this.#clock.now())) {
-      if (this.#stopped) return finished;
+      if (stopped()) return finished;
       const delivery = this.#store.resolveWebhookItem(item.id);
       const outcome: Outcome =
         delivery === null ? { kind: "finish", reply: null, ownerNotice: null } : await this.#call(delivery);
       // Stopped meanwhile: the store may be closing; the item stays for the next start.
-      if (this.#stopped) return finished;
+      if (stopped()) return finished;
       if (outcome.kind === "retry") {
-        this.#store.retryWebhookItem(item.id, outcome.error, this.#clock.now() + this.#backoff(item.attempts));
+        const backoff = doublingBackoff(
+          item.attempts,
+          this.#options.baseBackoffMs ?? 1000,
+          this.#options.maxBackoffMs ?? 60_000,
+        );
+        this.#store.retryWebhookItem(item.id, outcome.error, this.#clock.now() + backoff);
         continue;
       }
       this.#store.finishWebhookItem(item.id, { reply: outcome.reply, ownerNotice: outcome.ownerNotice });
@@ -194,24 +195,5 @@ export class WebhookSender {
         ? (this.#store.findConversation(delivery.message.recipient.conversationId)?.userIds ?? [])
         : [];
     return messageLink(realmUrl, delivery, participants);
-  }
-
-  #backoff(previousAttempts: number): number {
-    const base = this.#options.baseBackoffMs ?? 1000;
-    const max = this.#options.maxBackoffMs ?? 60_000;
-    return Math.min(max, base * 2 ** Math.min(previousAttempts, 30));
-  }
-
-  #tick(): void {
-    this.#timer = null;
-    if (!this.#running) return;
-    void this.runOnce()
-      .catch((error: unknown) => (this.#options.onError ?? ((e) => console.error("parley webhooks:", e)))(error))
-      .finally(() => {
-        if (!this.#running) return;
-        const next = this.#store.nextWebhookAttempt();
-        const wait = next === null ? WEBHOOK_POLL_MS : Math.min(WEBHOOK_POLL_MS, Math.max(0, next - this.#clock.now()));
-        this.#timer = this.#clock.setTimeout(() => this.#tick(), wait);
-      });
   }
 }
