@@ -27,6 +27,7 @@ import {
   LIMITS_SOCKET,
   LOCK_TOKEN_ENV,
   supervisorMessage,
+  WORKER_COMPAT_PORT_ENV,
   WORKER_DIR_ENV,
   WORKER_ENV,
   WORKER_PORT_ENV,
@@ -44,6 +45,8 @@ export interface WorkerEnv {
   readonly lockToken: string;
   /** The supervisor's key for temporary download URLs, shared by every worker. */
   readonly downloadKey: Buffer;
+  /** The port of the HTTP/1.0-capable listener the writer binds (--compat-port, fixed by the supervisor), or null. */
+  readonly compatPort: number | null;
 }
 
 /** This process's worker role, when a supervisor started it. */
@@ -55,7 +58,10 @@ export function workerEnv(env: NodeJS.ProcessEnv = process.env): WorkerEnv | nul
   const downloadKey = env[DOWNLOAD_KEY_ENV];
   if (name === undefined || dir === undefined || lockToken === undefined || !Number.isInteger(port)) return null;
   if (downloadKey === undefined || !/^[0-9a-f]{64}$/.test(downloadKey)) return null;
-  return { name, dir, port, lockToken, downloadKey: Buffer.from(downloadKey, "hex") };
+  const compat = env[WORKER_COMPAT_PORT_ENV];
+  const compatPort = compat === undefined ? null : Number(compat);
+  if (compatPort !== null && !(Number.isInteger(compatPort) && compatPort > 0)) return null;
+  return { name, dir, port, lockToken, downloadKey: Buffer.from(downloadKey, "hex"), compatPort };
 }
 
 function tell(message: WorkerMessage): void {
@@ -108,7 +114,9 @@ export async function runWriter(
         tell({ type: "collect-metrics", id });
       }),
   };
-  const parley = await startParley(store, { ...settings, port: worker.port }, dataDir, images, log, hooks);
+  // The HTTP/1.0-capable listener is the writer's alone, on the port the supervisor fixed.
+  const own = { ...settings, port: worker.port, compatPort: worker.compatPort };
+  const parley = await startParley(store, own, dataDir, images, log, hooks);
   let limits: { close(): void } | null = null;
   try {
     const socketPath = join(worker.dir, WRITER_SOCKET);

@@ -18,6 +18,12 @@ export const LOCK_TOKEN_ENV = "PARLEY_LOCK_TOKEN";
 export const DOWNLOAD_KEY_ENV = "PARLEY_DOWNLOAD_KEY";
 /** The public port every worker binds (chosen by the supervisor, also for --port 0). */
 export const WORKER_PORT_ENV = "PARLEY_WORKER_PORT";
+/**
+ * The port of the HTTP/1.0-capable listener (--compat-port), which the writer alone
+ * binds: chosen by the supervisor (also for --compat-port 0), so a restarted writer
+ * binds the same one. Absent without --compat-port.
+ */
+export const WORKER_COMPAT_PORT_ENV = "PARLEY_WORKER_COMPAT_PORT";
 
 /** The writer's listener for forwarded requests, in the worker directory. */
 export const WRITER_SOCKET = "writer.sock";

@@ -28,6 +28,7 @@ import { join } from "node:path";
 import {
   DOWNLOAD_KEY_ENV,
   LOCK_TOKEN_ENV,
+  WORKER_COMPAT_PORT_ENV,
   WORKER_DIR_ENV,
   WORKER_ENV,
   WORKER_PORT_ENV,
@@ -43,6 +44,8 @@ export interface SupervisorOptions {
   readonly args: readonly string[];
   /** The public port, already checked free (never 0: every worker must bind the same one). */
   readonly port: number;
+  /** The writer's --compat-port, already checked free (never 0: a restarted writer binds it again), or null. */
+  readonly compatPort?: number | null;
   /** Operator messages (stderr). */
   readonly log: (line: string) => void;
   /** The token of the data directory's lock the supervisor holds (engine/storage/lock), which workers join. */
@@ -136,6 +139,7 @@ export class Supervisor {
         [WORKER_PORT_ENV]: String(this.#options.port),
         [LOCK_TOKEN_ENV]: this.#options.lockToken,
         [DOWNLOAD_KEY_ENV]: this.#downloadKey,
+        ...(this.#options.compatPort != null ? { [WORKER_COMPAT_PORT_ENV]: String(this.#options.compatPort) } : {}),
       },
       stdio: ["ignore", "ignore", "inherit", "ipc"],
     });

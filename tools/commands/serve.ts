@@ -176,10 +176,30 @@ async function runWorker(worker: WorkerEnv, dir: string, settings: ServeSettings
   }
 }
 
-/** The supervisor of --workers N (src/workers/supervisor): greets once every worker listens, stops them at a signal. */
-async function runSupervisor(argv: string[], dir: string, json: boolean, settings: ServeSettings): Promise<number> {
+/** A running `--workers` server, as its supervisor started it. */
+export interface SupervisedServer {
+  readonly url: string;
+  readonly port: number;
+  /** The writer's HTTP/1.0-capable listener (--compat-port), or null. */
+  readonly compatUrl: string | null;
+  readonly pids: Record<string, number | null>;
+  /** Resolves with exit code 0 once a SIGINT or SIGTERM has stopped every worker. */
+  readonly stopped: Promise<number>;
+}
+
+/**
+ * The supervisor of --workers N (src/workers/supervisor), for serve and start: holds the
+ * data directory's lock, fixes the ports (a restarted worker binds the same ones), starts
+ * the workers (each runs `parley serve` with `argv`) and stops them at a signal.
+ */
+export async function startSupervisor(argv: string[], dir: string, settings: ServeSettings): Promise<SupervisedServer> {
   await checkPortFree(settings.host, settings.port);
   const port = settings.port === 0 ? await freePort(settings.host) : settings.port;
+  let compatPort: number | null = null;
+  if (settings.compatPort !== null) {
+    await checkPortFree(settings.host, settings.compatPort, "--compat-port");
+    compatPort = settings.compatPort === 0 ? await freePort(settings.host) : settings.compatPort;
+  }
   // Held by the supervisor, joined by every worker: a restarting writer leaves no moment for another server to enter.
   let lock: DataDirLock;
   try {
@@ -195,6 +215,7 @@ async function runSupervisor(argv: string[], dir: string, json: boolean, setting
     script: process.argv[1] ?? "",
     args: ["serve", ...argv],
     port,
+    compatPort,
     log: (line) => console.error(`parley: ${line}`),
   });
   const stopped = new Promise<number>((resolve) => {
@@ -216,14 +237,27 @@ async function runSupervisor(argv: string[], dir: string, json: boolean, setting
     lock.release();
     throw error;
   }
-  const url = `http://${urlHost(settings.host)}:${port}`;
+  const host = urlHost(settings.host);
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    compatUrl: compatPort === null ? null : `http://${host}:${compatPort}`,
+    pids: supervisor.pids,
+    stopped,
+  };
+}
+
+/** `serve --workers N`: greets once every worker listens. */
+async function runSupervisor(argv: string[], dir: string, json: boolean, settings: ServeSettings): Promise<number> {
+  const { url, port, compatUrl, pids, stopped } = await startSupervisor(argv, dir, settings);
   if (json) {
-    const pids = supervisor.pids;
-    console.log(JSON.stringify({ url, port, host: settings.host, data: dir, workers: settings.workers, pids }));
+    const greeting = { url, port, host: settings.host, data: dir, compat_url: compatUrl, workers: settings.workers };
+    console.log(JSON.stringify({ ...greeting, pids }));
   } else {
     console.log(`listening on ${url}`);
     console.log(`data: ${dir}`);
-    console.log(`workers: 1 writer and ${settings.workers - 1} reader(s), pids ${JSON.stringify(supervisor.pids)}`);
+    if (compatUrl !== null) console.log(`HTTP/1.0-capable listener on ${compatUrl} (served by the writer)`);
+    console.log(`workers: 1 writer and ${settings.workers - 1} reader(s), pids ${JSON.stringify(pids)}`);
     console.log("press Ctrl+C to stop");
   }
   return stopped;

@@ -5,18 +5,20 @@
  * the data directory; when it holds no realm yet, creates the demo realm (default
  * subdomain, see tools/demo/realm.ts); then serves like `parley serve` and prints the
  * URL, the demo owner's login (API email and key) and a curl command that works as
- * printed. Default port 9991, Zulip's development port.
+ * printed. Default port 9991, Zulip's development port. With --workers N (or the
+ * configuration's WORKERS) it serves from N processes as `parley serve --workers` does,
+ * once the demo realm is written.
  */
 import type { Store } from "../../src/engine/index.js";
 import { parseOptions } from "../args.js";
 import { openForCommand, parseOrUsage, USAGE_EXIT } from "../demo/cli.js";
 import { readDemoLogin, rememberDemoLogin } from "../demo/login.js";
 import { createDemoRealm } from "../demo/realm.js";
-import { jwtKeysUsable, readServeSettings, SERVE_OPTIONS, untilSignal } from "./serve.js";
+import { jwtKeysUsable, readServeSettings, SERVE_OPTIONS, startSupervisor, untilSignal } from "./serve.js";
 import { checkPortFree, externalImages, startParley, type Parley } from "../../src/server.js";
 
 const USAGE =
-  "parley start [--data DIR] [--config FILE] [--port N] [--host H] [--external-host NAME] [--compat-port N] [--no-rate-limit] [--no-sync] [--log-level L] [--log-file PATH] [--slow-request-ms N] [--json]";
+  "parley start [--data DIR] [--config FILE] [--port N] [--host H] [--external-host NAME] [--compat-port N] [--no-rate-limit] [--no-sync] [--log-level L] [--log-file PATH] [--slow-request-ms N] [--workers N|auto] [--json]";
 
 interface Login {
   readonly subdomain: string;
@@ -72,8 +74,9 @@ export async function run(argv: string[]): Promise<number> {
   const { dir, settings } = options;
 
   let store: Store | null = null;
-  let parley: Parley;
+  let running: { port: number; url: string; compatUrl: string | null; stopped: Promise<number> };
   let createdDemo = false;
+  let login: Login | null;
   try {
     // A busy port is found before the demo is written, so the first thing the
     // operator sees is the port problem and the fix (--port N).
@@ -86,16 +89,23 @@ export async function run(argv: string[]): Promise<number> {
       rememberDemoLogin(dir, { subdomain: demo.realm.subdomain, email: demo.owner.email });
       createdDemo = true;
     }
-    parley = await startParley(store, settings, dir, images);
+    login = findLogin(store, dir);
+    if (settings.workers > 1) {
+      // The workers open the directory themselves (src/workers): this process only supervises them.
+      store.close();
+      store = null;
+      running = await startSupervisor(argv, dir, settings);
+    } else {
+      const parley: Parley = await startParley(store, settings, dir, images);
+      // Handlers go in before the greeting: whoever reads it may signal at once, and a
+      // signal arriving before them would kill the process without closing the store.
+      running = { port: parley.port, url: parley.url, compatUrl: parley.compatUrl, stopped: untilSignal(parley) };
+    }
   } catch (error) {
     store?.close();
     throw error;
   }
-  const { port, url, compatUrl } = parley;
-  // Handlers go in before the greeting: whoever reads it may signal at once, and a
-  // signal arriving before them would kill the process without closing the store.
-  const stopped = untilSignal(parley);
-  const login = findLogin(store, dir);
+  const { port, url, compatUrl, stopped } = running;
   const curl = login ? curlExample(url, login, settings.externalHost) : null;
 
   if (options.parsed.values["json"]) {
@@ -108,6 +118,7 @@ export async function run(argv: string[]): Promise<number> {
         data: dir,
         created_demo: createdDemo,
         compat_url: compatUrl,
+        workers: settings.workers,
         login: login && { subdomain: login.subdomain, email: login.email, api_key: login.apiKey },
         curl,
       }),
@@ -116,6 +127,7 @@ export async function run(argv: string[]): Promise<number> {
     console.log(`listening on ${url}`);
     console.log(`data: ${dir}${createdDemo ? " (demo realm created)" : ""}`);
     if (compatUrl !== null) console.log(`HTTP/1.0-capable listener on ${compatUrl}`);
+    if (settings.workers > 1) console.log(`workers: 1 writer and ${settings.workers - 1} reader(s)`);
     if (login) {
       console.log(`login: ${login.email}`);
       console.log(`api key: ${login.apiKey}`);
