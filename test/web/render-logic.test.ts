@@ -1,11 +1,20 @@
 /**
  * The web client's logic behind what test/web/rendering.test.ts shows, without a
- * browser: `sender:me`, and topics muted through the API left out of the counts.
+ * browser: `sender:me`, topics muted through the API left out of the counts, and the
+ * compose box's typeahead.
  */
 import { describe, expect, it } from "vitest";
 import { parseSearch, type Directory } from "../../web/src/narrow.js";
 import { ClientState } from "../../web/src/state.js";
 import type { InitialState } from "../../web/src/types.js";
+import {
+  bestMatches,
+  channelLink,
+  findTrigger,
+  groupMention,
+  topicLink,
+  userMention,
+} from "../../web/src/typeahead.js";
 
 const dir: Directory = { channelIdByName: () => undefined, userIdByEmail: () => undefined, me: 10 };
 
@@ -61,5 +70,33 @@ describe("muted topics", () => {
     expect(state.channelUnread(1)).toBe(3);
     state.apply({ id: 3, type: "user_topic", stream_id: 1, topic_name: "quiet", visibility_policy: 3 });
     expect(state.channelUnread(1)).toBe(4);
+  });
+});
+
+describe("compose typeahead triggers and syntax", () => {
+  it("finds the trigger the text before the caret ends in", () => {
+    expect(findTrigger("hi @ali")).toEqual({ kind: "mention", start: 3, query: "ali", silent: false });
+    expect(findTrigger("@_**Ali")).toEqual({ kind: "mention", start: 0, query: "Ali", silent: true });
+    expect(findTrigger("(#gen")).toEqual({ kind: "channel", start: 1, query: "gen" });
+    expect(findTrigger("x #**general>rel")).toEqual({ kind: "topic", start: 2, channel: "general", query: "rel" });
+    expect(findTrigger("so :octo")).toEqual({ kind: "emoji", start: 3, query: "octo" });
+    // Not triggers: an email, a finished mention, a heading, a time, a lone colon.
+    for (const text of ["mail a@b", "@**Bob** ok", "# Title", "at 10:30", "hm :o", "@ bob"])
+      expect(findTrigger(text)).toBeNull();
+  });
+
+  it("ranks names matched from their start before those matched at a word", () => {
+    const names = ["Maria Lopez", "Lopez Jr", "Al Lo", "Bob"];
+    expect(bestMatches(names, "lo", (n) => [n])).toEqual(["Lopez Jr", "Maria Lopez", "Al Lo"]);
+    expect(bestMatches(names, "zz", (n) => [n])).toEqual([]);
+  });
+
+  it("writes Zulip's mention and link syntax", () => {
+    expect(userMention("Bob", 7, false, false)).toBe("@**Bob**");
+    expect(userMention("Bob", 7, true, true)).toBe("@_**Bob|7**");
+    expect(groupMention("support crew", false)).toBe("@*support crew*");
+    expect(groupMention("support crew", true)).toBe("@_*support crew*");
+    expect(channelLink("general")).toBe("#**general**");
+    expect(topicLink("general", "release 1.0")).toBe("#**general>release 1.0**");
   });
 });

@@ -304,4 +304,107 @@ describe("web client rendering", () => {
     await expect.poll(() => page.locator(".conn").textContent()).toBe("");
     expect(pageErrors).toEqual([]);
   }, 90_000);
+
+  it("compose autocompletes mentions, groups, channel and topic links, emoji and topics; the full emoji picker", async () => {
+    const { alice, bob } = server.seed;
+    const group = await server.call(alice, "POST", "/user_groups/create", {
+      name: "support crew",
+      description: "First line",
+      members: [bob.id],
+    });
+    expect(group.status).toBe(200);
+    const image = await sharp({ create: { width: 64, height: 64, channels: 4, background: "#0a0" } })
+      .png()
+      .toBuffer();
+    const body = new FormData();
+    body.append("file", new Blob([image], { type: "image/png" }), "wave.png");
+    expect((await server.call(alice, "POST", "/realm/emoji/wave_cat", {}, { body })).status).toBe(200);
+    await send(bob, "autocomplete", "a topic to link to");
+
+    for (const width of [1200, 390]) {
+      const page = await signedIn(alice, width);
+      await openTopic(page, "autocomplete");
+      await page.locator("li.msg", { hasText: "a topic to link to" }).waitFor();
+      const text = page.locator("#compose-text");
+      const list = page.locator("#compose-suggestions");
+      const fits = async (selector: string): Promise<void> => {
+        const box = await page.locator(selector).boundingBox();
+        expect(box?.x).toBeGreaterThanOrEqual(0);
+        expect((box?.x ?? 0) + (box?.width ?? 0)).toBeLessThanOrEqual(width);
+      };
+      /** Types, waits for the suggestion, picks it with the keyboard. */
+      const choose = async (typed: string, option: string): Promise<void> => {
+        await text.pressSequentially(typed);
+        await list.locator("[role=option]", { hasText: option }).first().waitFor();
+        expect(await text.getAttribute("aria-expanded")).toBe("true");
+        await fits("#compose-suggestions");
+        while ((await list.locator("[role=option][aria-selected=true]").textContent())?.includes(option) !== true)
+          await text.press("ArrowDown");
+        await text.press("Enter");
+        await list.waitFor({ state: "hidden" });
+      };
+      await text.fill("");
+      await text.focus();
+      await choose("Hi @bo", "Bob");
+      await choose("and @_Ali", "Alice");
+      await choose("ping @supp", "support crew");
+      await choose("see #gen", "general");
+      await choose("#**general>auto", "autocomplete");
+      await choose("go :octo", ":octopus:");
+      expect(await list.locator(".emoji-sprite").count()).toBe(0);
+      expect(await text.inputValue()).toBe(
+        "Hi @**Bob** and @_**Alice** ping @*support crew* see #**general** #**general>autocomplete** go :octopus: ",
+      );
+      // The emoji suggestion shows its image.
+      await text.pressSequentially(":wave");
+      await list.locator("[role=option] img.emoji[alt=':wave_cat:']").waitFor();
+      await text.press("Escape");
+      await list.waitFor({ state: "hidden" });
+      // Escape closed the list and kept the text; Enter now sends.
+      expect(await text.inputValue()).toMatch(/ :wave$/);
+      await text.press("Backspace");
+      // The full picker inserts at the caret.
+      await page.click(".compose-emoji");
+      const picker = page.locator("dialog.emoji-picker[open]");
+      await picker.waitFor();
+      await fits("dialog.emoji-picker[open]");
+      await page.fill("#emoji-search", "wave_c");
+      await picker.locator("button[data-name=wave_cat] img.emoji").click();
+      await picker.waitFor({ state: "detached" });
+      expect(await text.inputValue()).toMatch(/ :wav:wave_cat: $/);
+      await text.fill(`${(await text.inputValue()).replace(" :wav:wave_cat: ", " :wave_cat: ")}(${width})`);
+      await text.press("Enter");
+      const sent = page.locator("li.msg", { hasText: `(${width})` });
+      await sent.waitFor();
+      expect(await sent.locator(".user-mention").first().textContent()).toBe("@Bob");
+      expect(await sent.locator(".user-group-mention").textContent()).toBe("@support crew");
+      expect(await sent.locator("a.stream-topic").textContent()).toContain("autocomplete");
+      expect(await sent.locator("span.emoji.emoji-1f419").count()).toBe(1);
+      expect(await sent.locator("img.emoji[alt=':wave_cat:']").count()).toBe(1);
+
+      // The topic field suggests the channel's topics.
+      const topic = page.locator("#compose-topic");
+      await topic.fill("");
+      await topic.pressSequentially("auto");
+      await page.locator("#topic-suggestions [role=option]", { hasText: "autocomplete" }).waitFor();
+      await topic.fill("");
+      await topic.pressSequentially("a top");
+      await page
+        .locator("#topic-suggestions [role=option]", { hasText: "autocomplete" })
+        .waitFor({ state: "detached" });
+      await topic.fill("");
+      await topic.pressSequentially("au");
+      await page.locator("#topic-suggestions [role=option]", { hasText: "autocomplete" }).click();
+      expect(await topic.inputValue()).toBe("autocomplete");
+
+      // Reactions: the quick row's "More…" opens the full picker.
+      await sent.locator("button[data-action=picker]").click();
+      await sent.locator(".picker button[data-action=more-reactions]").click();
+      await picker.waitFor();
+      await page.fill("#emoji-search", "octopus");
+      await page.press("#emoji-search", "Enter");
+      await sent.locator("button.reaction .emoji-sprite.emoji-1f419").waitFor();
+    }
+    expect(pageErrors).toEqual([]);
+  });
 });

@@ -4,7 +4,9 @@
  * 10 s as Zulip's clients do, and stop after 5 s idle or on send).
  */
 import type { Api } from "./api.js";
+import { ComposeAutocomplete } from "./compose-autocomplete.js";
 import { h } from "./dom.js";
+import { openEmojiPicker } from "./emoji-picker.js";
 import type { ClientState } from "./state.js";
 
 export type ComposeTarget =
@@ -94,6 +96,17 @@ export class Compose {
         { class: "compose-body" },
         h("label", { for: "compose-text", class: "visually-hidden" }, "Message"),
         this.#text,
+        h(
+          "button",
+          {
+            type: "button",
+            class: "compose-emoji",
+            "aria-label": "Add emoji",
+            title: "Add emoji",
+            onclick: () => void openEmojiPicker(state, "Add emoji to the message", (e) => this.#insert(`:${e.name}: `)),
+          },
+          "☺",
+        ),
         h("button", { type: "submit", class: "send" }, "Send"),
       ),
       this.#status,
@@ -111,7 +124,25 @@ export class Compose {
       }
     });
     this.#text.addEventListener("input", () => this.#typing());
+    new ComposeAutocomplete(
+      api,
+      state,
+      this.#text,
+      this.#topic,
+      () => (this.#mode.value === "channel" ? Number(this.#channel.value) || null : null),
+      this.element,
+    );
     this.refreshChoices();
+  }
+
+  /** Text typed in at the caret (an emoji from the picker), the caret after it. */
+  #insert(text: string): void {
+    const t = this.#text;
+    const at = t.selectionStart ?? t.value.length;
+    t.value = t.value.slice(0, at) + text + t.value.slice(t.selectionEnd ?? at);
+    t.focus();
+    t.setSelectionRange(at + text.length, at + text.length);
+    t.dispatchEvent(new Event("input", { bubbles: true }));
   }
 
   /** Channel and people choices, after subscriptions or users change. */

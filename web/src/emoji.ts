@@ -5,14 +5,9 @@
  * machine without an emoji font shows as an empty box.
  */
 import { h } from "./dom.js";
-import type { RealmEmojiSet } from "./realm-emoji.js";
+import type { EmojiRef, RealmEmojiSet } from "./realm-emoji.js";
 
-/** What a reaction or picker entry names: Zulip's reaction_type, emoji_code and emoji_name. */
-export interface EmojiRef {
-  readonly type: string;
-  readonly code: string;
-  readonly name: string;
-}
+export type { EmojiRef } from "./realm-emoji.js";
 
 const CODE = /^[0-9a-f]{1,6}(-[0-9a-f]{1,6})*$/;
 

@@ -9,6 +9,7 @@
 import { ApiError, type Api } from "./api.js";
 import { h, serverHtml } from "./dom.js";
 import { emojiElement } from "./emoji.js";
+import { openEmojiPicker } from "./emoji-picker.js";
 import { enhanceContent } from "./rich-content.js";
 import { confirmDelete, MessageEditor, openMoveDialog, resolveLabel, toggleResolve } from "./message-actions.js";
 import { contentEditOf, deletedIdsOf, moveOf, type Move } from "./message-events.js";
@@ -472,7 +473,14 @@ export class MessageList {
           error instanceof Error ? error.message : `Could not rename the topic to ${toggledTopic(m.subject)}`,
         ),
       );
-    else if (action === "toggle-reaction" || action === "add-reaction") {
+    else if (action === "more-reactions") {
+      li.querySelector(".picker")?.remove();
+      void openEmojiPicker(this.state, "Add a reaction", (e) =>
+        this.api
+          .post(`/messages/${id}/reactions`, { emoji_name: e.name })
+          .catch((error: unknown) => this.hooks.onError(error instanceof Error ? error.message : "Reaction failed")),
+      );
+    } else if (action === "toggle-reaction" || action === "add-reaction") {
       const name = target.dataset["name"] ?? "";
       const mine = m.reactions.some((r) => r.user_id === this.state.me && r.emoji_name === name);
       li.querySelector(".picker")?.remove();
@@ -551,6 +559,13 @@ export class MessageList {
         ),
       );
     }
+    picker.append(
+      h(
+        "button",
+        { type: "button", class: "more-emoji", "data-action": "more-reactions", "aria-label": "More emoji" },
+        "More…",
+      ),
+    );
     button.setAttribute("aria-expanded", "true");
     li.querySelector(".meta")?.after(picker);
     picker.querySelector("button")?.focus();

@@ -1,6 +1,13 @@
 /**
  * The realm's custom emoji as the client knows them (no DOM here: state.ts holds them).
  */
+/** What a reaction or picker entry names: Zulip's reaction_type, emoji_code and emoji_name. */
+export interface EmojiRef {
+  readonly type: string;
+  readonly code: string;
+  readonly name: string;
+}
+
 export interface RealmEmoji {
   readonly id: string;
   readonly name: string;

@@ -5,6 +5,7 @@
  */
 import { contentEditOf, deletedIdsOf, isMention, moveOf } from "./message-events.js";
 import { conversationKey, dmKey, dmUserIds, topicKey, type Directory } from "./narrow.js";
+import { EmojiCatalog } from "./emoji-catalog.js";
 import { RealmEmojiSet } from "./realm-emoji.js";
 import { Permissions, policyFrom, ROLE } from "./permissions.js";
 import type { InitialState, Message, ServerEvent, Subscription, User } from "./types.js";
@@ -35,6 +36,8 @@ export class ClientState implements Directory {
   readonly permissions: Permissions;
   /** The realm's custom emoji (register's realm_emoji, then realm_emoji events). */
   readonly realmEmoji: RealmEmojiSet;
+  /** Every emoji by name, for the picker and `:` autocomplete (loaded when first needed). */
+  readonly emojiCatalog: EmojiCatalog;
   /** Topics this user muted (user_topic visibility_policy 1): channel -> lower-case names. */
   readonly mutedTopics = new Map<number, Set<string>>();
   /** Who is typing where (conversation key), until when (ms). */
@@ -56,6 +59,7 @@ export class ClientState implements Directory {
     }
     this.unreads = new Unreads(state.unread_msgs, this.me);
     this.realmEmoji = new RealmEmojiSet(state.realm_emoji);
+    this.emojiCatalog = new EmojiCatalog(state.server_emoji_data_url ?? null, this.realmEmoji);
     for (const t of state.user_topics ?? []) this.#setTopicPolicy(t.stream_id, t.topic_name, t.visibility_policy);
     for (const c of this.unreads.conversations()) {
       if (c.conv.streamId !== null) this.#noteTopic(c.conv.streamId, c.conv.topic, c.maxId);

@@ -86,6 +86,8 @@ export interface InitialState {
   readonly subscriptions: readonly Subscription[];
   /** Topics with a visibility policy for this user (1 = muted). */
   readonly user_topics?: readonly { stream_id: number; topic_name: string; visibility_policy: number }[];
+  /** Zulip's emoji_api.json: unicode emoji names (emoji-catalog.ts). */
+  readonly server_emoji_data_url?: string;
   /** The realm's custom emoji by ID (parsed in emoji.ts). */
   readonly realm_emoji?: unknown;
   readonly unread_msgs: UnreadMsgs;
