@@ -442,9 +442,10 @@ export class BitmapStore {
     if (journaled.length > 0) this.#deferred.record(op, ids, journaled);
   }
 
-  /** Whether addDeferred or removeDeferred left keys to write. */
+  /** Whether addDeferred or removeDeferred left keys due to be written by settleDeferred. */
   get hasDeferred(): boolean {
-    return !this.#deferred.isEmpty;
+    // Lasting entries (index/deferred-writes.ts) stay until a write of their keys.
+    return this.#deferred.hasUnsettled;
   }
 
   /** Inside a write: up to `maxKeys` keys of the oldest deferred operation are written by it. */

@@ -59,8 +59,13 @@ import type { ChangeKind } from "../events/change-set.js";
  * 2: bitmap chunks may carry a delta entry ([key, chunk, 1]). A version-1 store has no
  * deltas and reads the same, so it is opened and marked 2 by its first write; a build
  * that reads only version 1 refuses a version-2 store instead of misreading it.
+ *
+ * 3: a deferred bitmap write's journal entry (meta deferredBitmapWrites:<seq>) may name
+ * per-user flag keys as each flag's user IDs (`users`), and such entries last
+ * (index/deferred-writes.ts). Older stores read the same; a version-2 build would miss
+ * those keys, so it refuses the store.
  */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 /** Oldest store format this build opens (and upgrades in place by writing). */
 export const OLDEST_SCHEMA_VERSION = 1;
 /** [key, chunk] holds a chunk's base bytes; [key, chunk, 1] its delta (index/bitmap-store.ts). */

@@ -10,6 +10,7 @@ import {
 } from "../../../src/engine/index/bitmap-store.js";
 import { internals } from "../../../src/engine/internal.js";
 import { foldName, foldTopic, key } from "../../../src/engine/index/keys.js";
+import { SCHEMA_VERSION } from "../../../src/engine/storage/tables.js";
 import type { Store } from "../../../src/engine/index.js";
 import { tempStore, type TempStore } from "../../support/temp-store.js";
 
@@ -680,7 +681,7 @@ describe("store format versions", () => {
   });
   afterEach(() => t.cleanup());
 
-  it("opens a version-1 store (no deltas) and marks it 2 at its first write; refuses a newer one", () => {
+  it("opens a version-1 store (no deltas) and marks it current at its first write; refuses a newer one", () => {
     const b = internals(t.store).bitmaps;
     const ids = Array.from({ length: SMALL_CHUNK_IDS + 1 }, (_, i) => i + 1);
     internals(t.store).write(() => void b.addMany(K, ids));
@@ -691,9 +692,11 @@ describe("store format versions", () => {
     expect(reopened.tables.meta.get("schemaVersion")).toBe(1);
     expect(reopened.bitmaps.get(K).toArray()).toEqual(ids);
     reopened.write(() => void reopened.bitmaps.add(K, 5000));
-    expect(reopened.tables.meta.get("schemaVersion")).toBe(2);
+    expect(reopened.tables.meta.get("schemaVersion")).toBe(SCHEMA_VERSION);
     expect(layoutOf(t.store, K)).toEqual(["0", "0+"]);
-    reopened.tables.meta.putSync("schemaVersion", 3);
-    expect(() => t.reopen()).toThrow(/schema version 3; this build reads versions 1 to 2/);
+    reopened.tables.meta.putSync("schemaVersion", SCHEMA_VERSION + 1);
+    expect(() => t.reopen()).toThrow(
+      new RegExp(`schema version ${SCHEMA_VERSION + 1}; this build reads versions 1 to ${SCHEMA_VERSION}`),
+    );
   });
 });

@@ -9,6 +9,8 @@ import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { BitmapStore, RoaringBitmap32, type ReadonlyBitmap } from "../../../src/engine/index/bitmap-store.js";
 import { internals } from "../../../src/engine/internal.js";
+import { MAX_LASTING_ENTRIES } from "../../../src/engine/index/deferred-writes.js";
+import { key } from "../../../src/engine/index/keys.js";
 import type { StoreState } from "../../../src/engine/state.js";
 import { tempStore, type TempStore } from "../../support/temp-store.js";
 
@@ -141,8 +143,65 @@ describe("deferred bitmap writes", () => {
     expect(arr(reopened.bitmaps.loadFromDisk("k:2"))).toEqual([4]);
   });
 
+  it("names thousands of per-user flag keys by user ID, as an overlay that lasts until a write of one of them", () => {
+    t = deferring();
+    const state = internals(t.store);
+    const b = state.bitmaps;
+    const readKeys = Array.from({ length: 3000 }, (_, i) => key.userFlag(i + 1, "read"));
+    state.write(() => void b.addMany(key.userFlag(5, "read"), [1, 2]));
+    b.clearCache();
+    b.get(key.userFlag(6, "read"));
+    state.write(() => b.addDeferred([...readKeys, key.userFlag(9, "starred")], ids(77)));
+    const journal = () => [...state.tables.meta.getRange({ start: "deferred", end: "deferree" })];
+    expect(journal()).toHaveLength(1);
+    const stored = journal()[0]!.value as { keys: string[]; users: [string, Uint8Array][] };
+    // The 3,001 keys as two small bitmaps of user IDs, not as 3,001 strings.
+    expect(stored.keys).toEqual([]);
+    expect(stored.users.map(([flag]) => flag).sort()).toEqual(["read", "starred"]);
+    expect(stored.users.reduce((n, [, bytes]) => n + bytes.length, 0)).toBeLessThan(200);
+    // Nothing to settle: the entry stays, read by every load (cached, cold, or another process's).
+    expect(b.hasDeferred).toBe(false);
+    expect(arr(b.get(key.userFlag(5, "read")))).toEqual([1, 2, 77]);
+    expect(arr(b.get(key.userFlag(6, "read")))).toEqual([77]);
+    expect(arr(fresh(state).get(key.userFlag(3000, "read")))).toEqual([77]);
+    expect(arr(fresh(state).get(key.userFlag(3001, "read")))).toEqual([]);
+    expect(arr(fresh(state).get(key.userFlag(9, "starred")))).toEqual([77]);
+    expect(arr(fresh(state).get(key.userFlag(10, "starred")))).toEqual([]);
+    // A write of one key settles that key: marking the message unread again sticks, here and after a reopen.
+    state.write(() => void b.removeMany(key.userFlag(7, "read"), [77]));
+    expect(arr(b.get(key.userFlag(7, "read")))).toEqual([]);
+    expect(arr(fresh(state).get(key.userFlag(7, "read")))).toEqual([]);
+    const reopened = internals(t.reopen());
+    expect(reopened.bitmaps.hasDeferred).toBe(false);
+    expect([...reopened.tables.meta.getKeys({ start: "deferred", end: "deferree" })]).toHaveLength(1);
+    expect(arr(reopened.bitmaps.get(key.userFlag(7, "read")))).toEqual([]);
+    expect(arr(reopened.bitmaps.get(key.userFlag(8, "read")))).toEqual([77]);
+    expect(arr(reopened.bitmaps.get(key.userFlag(5, "read")))).toEqual([1, 2, 77]);
+  });
+
+  it("settles the oldest lasting entries once there are more than MAX_LASTING_ENTRIES", () => {
+    t = deferring();
+    const state = internals(t.store);
+    const b = state.bitmaps;
+    const readers = [key.userFlag(1, "read"), key.userFlag(2, "read")];
+    for (let i = 0; i <= MAX_LASTING_ENTRIES; i++) state.write(() => b.addDeferred(readers, ids(100 + i)));
+    const entries = () => [...state.tables.meta.getKeys({ start: "deferred", end: "deferree" })].length;
+    expect(entries()).toBe(MAX_LASTING_ENTRIES + 1);
+    expect(b.hasDeferred).toBe(true);
+    // One slice settles the oldest entry's two keys, which leave every entry: the others went with them.
+    state.write(() => b.settleDeferred(500));
+    expect(b.hasDeferred).toBe(false);
+    expect(entries()).toBe(0);
+    const all = Array.from({ length: MAX_LASTING_ENTRIES + 1 }, (_, i) => 100 + i);
+    expect(arr(fresh(state).get(readers[0]!))).toEqual(all);
+    state.write(() => b.addDeferred([key.userFlag(3, "read")], ids(500)));
+    expect(b.hasDeferred).toBe(false);
+    expect(entries()).toBe(1);
+  });
+
   it("random sequences of writes agree with a model in memory, in a crashed store's view and after settling", () => {
-    const KEYS = ["r:a", "r:b", "r:c", "r:d"];
+    // Plain keys and per-user flag keys (journaled as user IDs, lasting when only those) of two flags.
+    const KEYS = ["r:a", "r:b", key.userFlag(7, "read"), key.userFlag(8, "read"), key.userFlag(7, "starred")];
     // Few IDs over three chunks, so that writes of every kind meet on the same IDs.
     const id = fc.constantFrom(1, 2, 3, CHUNK + 1, CHUNK + 2, 2 * CHUNK + 5, 2 * CHUNK + 6, 3 * CHUNK - 1);
     const someKeys = fc.subarray(KEYS, { minLength: 1 });
