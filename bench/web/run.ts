@@ -13,6 +13,7 @@ import { parseArgs } from "node:util";
 import { chromium, type Page } from "playwright-core";
 import { openStore } from "../../src/index.js";
 import { createServer } from "../../src/http/server.js";
+import { csrfTokenFor } from "../../src/http/session.js";
 import { chooseDataset, ensureDataset, workingCopy } from "../dataset.js";
 
 interface Timings {
@@ -65,10 +66,12 @@ async function main(): Promise<void> {
   try {
     // bypassCSP: waitForFunction evaluates strings, which the page's policy forbids.
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, bypassCSP: true });
-    // Credentials already in session storage: each load goes straight to the client.
-    await context.addInitScript(
-      `sessionStorage.setItem("parley.credentials", ${JSON.stringify(JSON.stringify({ email: user.email, apiKey: user.apiKey }))})`,
-    );
+    // A session cookie already set, as after a login: each load goes straight to the client.
+    const token = store.createWebSession(user.id);
+    await context.addCookies([
+      { name: "sessionid", value: token, url: base, httpOnly: true, sameSite: "Lax" },
+      { name: "csrftoken", value: csrfTokenFor(token), url: base, sameSite: "Lax" },
+    ]);
     const page = await context.newPage();
     page.setDefaultTimeout(60_000);
     const loads: number[] = [];

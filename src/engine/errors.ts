@@ -58,7 +58,9 @@ export type ErrorCode =
   // Bot-only endpoints (/bot_storage) called by a person.
   | "PERMISSION_DENIED"
   | "UNSUPPORTED_WEBHOOK_EVENT_TYPE"
-  | "MISSING_HTTP_EVENT_HEADER";
+  | "MISSING_HTTP_EVENT_HEADER"
+  // The web client's session requests (src/http/session.ts).
+  | "CSRF_FAILED";
 
 export type ErrorData = Readonly<
   Record<

@@ -174,6 +174,7 @@ export type {
   RealmSettingDefaultsRecord,
 } from "./settings/defaults.js";
 export { MAX_REMINDER_NOTE_LENGTH } from "./actions/reminders.js";
+export { WEB_SESSION_SECONDS } from "./actions/web-sessions.js";
 export type { LegacyTokenKind } from "./actions/legacy-push-tokens.js";
 export type { CreateReminderInput } from "./actions/reminders.js";
 export type {

@@ -5,6 +5,7 @@
  * Methods acting for a user take that user's ID and apply their permissions.
  */
 import { canAccessMessage } from "./access.js";
+import { createWebSession, endWebSession, webSessionCount, webSessionUser } from "./actions/web-sessions.js";
 import {
   createGroup,
   deactivateGroup,
@@ -1605,6 +1606,23 @@ export class Store {
   }
   legacyPushTokens(userId: number, kind: LegacyTokenKind): string[] {
     return legacyPushTokens(this.#state, userId, kind);
+  }
+
+  // ---- web client sessions (actions/web-sessions) ----
+
+  /** A session token for a user whose credentials the caller checked. */
+  createWebSession(userId: number): string {
+    return createWebSession(this.#state, userId);
+  }
+  /** The user a session token logs in, or null (unknown, expired, or password / API key changed since). */
+  webSessionUser(token: string): User | null {
+    return webSessionUser(this.#state, token);
+  }
+  endWebSession(token: string): void {
+    endWebSession(this.#state, token);
+  }
+  webSessionCount(userId: number): number {
+    return webSessionCount(this.#state, userId);
   }
 
   /**

@@ -21,6 +21,8 @@ import {
 import { HashingBusyError } from "../engine/index.js";
 import type { Realm, User } from "../engine/index.js";
 import type { RateLimiter } from "./rate-limit.js";
+import type { RequestHead } from "./request.js";
+import { checkCsrf, sessionTokenOf } from "./session.js";
 
 /**
  * The subdomain a Host header names, by Zulip's get_subdomain_from_hostname: the part
@@ -40,6 +42,8 @@ export function subdomainOf(hostHeader: string, externalHost: string): string {
 export function realmFor(store: Store, hostHeader: string, externalHost: string): Realm | undefined {
   return store.findRealmBySubdomain(subdomainOf(hostHeader, externalHost));
 }
+
+const NOT_LOGGED_IN = "Not logged in: API authentication or user session required";
 
 function constantTimeEqual(a: string, b: string): boolean {
   const x = Buffer.from(a);
@@ -87,7 +91,7 @@ export function authenticate(
   hostHeader: string,
   externalHost: string,
 ): { realm: Realm; user: User } {
-  if (authorization === "") throw new AuthError("Not logged in: API authentication or user session required");
+  if (authorization === "") throw new AuthError(NOT_LOGGED_IN);
   const { email, apiKey } = parseBasic(authorization);
   const realm = realmFor(store, hostHeader, externalHost);
   if (!realm) throw new NoSuchRealmError();
@@ -104,8 +108,38 @@ export function authenticate(
   return { realm, user: owner };
 }
 
+/** The head fields authentication reads. */
+export type AuthHead = Pick<RequestHead, "method" | "authorization" | "host" | "remoteAddress"> & {
+  readonly extra: Pick<RequestHead["extra"], "cookie" | "origin" | "x-csrftoken">;
+};
+
+/** Whether the head carries credentials of either kind: an Authorization header or the web client's session cookie. */
+export function hasCredentials(head: Pick<AuthHead, "authorization" | "extra">): boolean {
+  return head.authorization !== "" || sessionTokenOf(head) !== null;
+}
+
 /**
- * authenticate(), with failed attempts limited per client address: each failure takes
+ * HTTP Basic when the request has an Authorization header; otherwise the web client's
+ * session cookie (http/session), whose writes must also pass the CSRF check. An
+ * unknown, expired or outdated session is "not logged in", as Zulip answers a request
+ * without a session.
+ */
+export function authenticateRequest(store: Store, head: AuthHead, externalHost: string): { realm: Realm; user: User } {
+  if (head.authorization !== "") return authenticate(store, head.authorization, head.host, externalHost);
+  const token = sessionTokenOf(head);
+  if (token === null) throw new AuthError(NOT_LOGGED_IN);
+  const realm = realmFor(store, head.host, externalHost);
+  if (!realm) throw new NoSuchRealmError();
+  const user = store.webSessionUser(token);
+  if (user === null || user.realmId !== realm.id) throw new AuthError(NOT_LOGGED_IN);
+  if (realm.deactivated) throw new AuthError("This organization has been deactivated");
+  if (!user.isActive) throw new AuthError("Account is deactivated");
+  checkCsrf(head, token);
+  return { realm, user };
+}
+
+/**
+ * authenticateRequest(), with failed attempts limited per client address: each failure takes
  * a token from the address's bucket, and an address with none left gets 429
  * RATE_LIMIT_HIT before its credentials are even looked at, so keys cannot be probed
  * faster than the limit. Successful requests take nothing here (the per-user limit
@@ -118,17 +152,13 @@ export class AuthFailureGuard {
     this.#limiter = limiter;
   }
 
-  authenticate(
-    store: Store,
-    head: { readonly authorization: string; readonly host: string; readonly remoteAddress: string },
-    externalHost: string,
-  ): { realm: Realm; user: User } {
+  authenticate(store: Store, head: AuthHead, externalHost: string): { realm: Realm; user: User } {
     const limiter = this.#limiter;
-    if (limiter === null) return authenticate(store, head.authorization, head.host, externalHost);
+    if (limiter === null) return authenticateRequest(store, head, externalHost);
     const wait = limiter.wait(head.remoteAddress);
     if (wait > 0) throw new RateLimitError(wait);
     try {
-      return authenticate(store, head.authorization, head.host, externalHost);
+      return authenticateRequest(store, head, externalHost);
     } catch (error) {
       if (error instanceof EngineError) limiter.take(head.remoteAddress);
       throw error;

@@ -71,6 +71,7 @@ export const ERROR_MAP: Readonly<Record<ErrorCode, WireError>> = {
   // Zulip answers 200 so that the service does not retry (or disable the hook) for an event it will never post.
   UNSUPPORTED_WEBHOOK_EVENT_TYPE: { status: 200 },
   MISSING_HTTP_EVENT_HEADER: { status: 400 },
+  CSRF_FAILED: { status: 403 },
   // A JsonableError in Zulip: 400 (its OpenAPI description shows this code for /bot_storage).
   PERMISSION_DENIED: { status: 400 },
 };

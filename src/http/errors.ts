@@ -91,3 +91,13 @@ export class InvalidJsonError extends HttpError {
     super("BAD_REQUEST", "Malformed JSON");
   }
 }
+
+/**
+ * A write with the session cookie but without the page's CSRF token, or from another
+ * site's page (Zulip's CsrfFailureError: 403 CSRF_FAILED, with Django's reason).
+ */
+export class CsrfError extends HttpError {
+  constructor(reason: string) {
+    super("CSRF_FAILED", `CSRF error: ${reason}`, { reason });
+  }
+}

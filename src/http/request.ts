@@ -42,6 +42,12 @@ export const EXTRA_HEADERS = [
   // Incoming webhooks: the event type of GitHub's and GitLab's payloads.
   "x-github-event",
   "x-gitlab-event",
+  // The web client's session (http/session): its cookie, CSRF token and the page's origin.
+  "cookie",
+  "x-csrftoken",
+  "origin",
+  "sec-fetch-mode",
+  "sec-fetch-site",
 ] as const;
 export type ExtraHeader = (typeof EXTRA_HEADERS)[number];
 

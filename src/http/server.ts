@@ -11,7 +11,8 @@ import { MethodNotAllowedError, UnknownRouteError } from "./errors.js";
 import { emojiDataReply } from "./emoji-data.js";
 import { isRealmEmojiPath, realmEmojiFileReply } from "./realm-emoji-files.js";
 import { emojiFilePath } from "../emoji/images.js";
-import { AuthFailureGuard, clientName, LoginGuard, realmFor } from "./auth.js";
+import { AuthFailureGuard, clientName, hasCredentials, LoginGuard, realmFor } from "./auth.js";
+import { sessionChallenge } from "./session.js";
 import { listenCompat, listenInternal, type CompatListener } from "./compat-listener.js";
 import { WORKER_HEADER } from "./worker-headers.js";
 import {
@@ -367,7 +368,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
       let caller: Caller | null = null;
       // Credentials in the head are checked before the body is read: a client without
       // valid ones gets its 401 without the server holding a byte of its body.
-      if (endpoint.auth === "user" || (endpoint.auth === "optional" && head.authorization !== "")) {
+      if (endpoint.auth === "user" || (endpoint.auth === "optional" && hasCredentials(head))) {
         caller = authGuard.authenticate(store, head, externalHost);
         note.realmId = caller.realm.id;
         note.userId = caller.user.id;
@@ -393,8 +394,9 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   ): { reply: Reply; headers: HeaderList } {
     // Nothing is written for a client that went away (thousands may go at once when uWS's idle timeout sweeps).
     const extra: HeaderList = [...headers, ...workerHeader, ["X-Request-Id", admission.note.id]];
-    const type = reply.file ? FILE_TYPE : JSON_TYPE;
-    const safe = delivered ? guardReply(reply, extra, type, logError) : { reply, headers: extra };
+    const answer = sessionChallenge(admission.head, reply);
+    const type = answer.file ? FILE_TYPE : JSON_TYPE;
+    const safe = delivered ? guardReply(answer, extra, type, logError) : { reply: answer, headers: extra };
     const ms = performance.now() - admission.note.startedAt;
     const status = delivered ? safe.reply.status : null;
     const bytes = safe.reply.file ? safe.reply.file.length : bodyByteLength(safe.reply.body);
@@ -588,7 +590,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
         );
         return { reply: replyOf(data, parsed.ignored), headers: none };
       }
-      if (endpoint.auth === "optional" && head.authorization === "") {
+      if (endpoint.auth === "optional" && !hasCredentials(head)) {
         const parsed = parseParams(endpoint.params as ParamShape, input, endpoint.aliases);
         const realm = realmFor(store, head.host, externalHost);
         note.realmId = realm?.id ?? null;

@@ -31,6 +31,8 @@ describe("AuthFailureGuard", () => {
         authorization: basic(key),
         host: "localhost",
         remoteAddress,
+        method: "GET",
+        extra: { cookie: "", origin: "", "x-csrftoken": "" },
       });
       for (let i = 0; i < 2; i++)
         expect(() => guard.authenticate(t.store, head("10.0.0.1", "y".repeat(32)), "localhost")).toThrow(

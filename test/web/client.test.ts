@@ -81,9 +81,12 @@ describe("web client at /", () => {
     // Nothing is unread yet, so Bob starts on the combined feed, where arriving messages
     // would be read at once; the Inbox keeps them unread.
     await bobPage.click(".sidebar button[data-key='view:inbox']");
-    // The key stays in this tab's session storage, never in the address.
+    // The page never holds the key: the session is an HttpOnly cookie.
     expect(alicePage.url()).not.toContain(alice.apiKey);
-    expect(await alicePage.evaluate("sessionStorage.getItem('parley.credentials')")).toContain(alice.apiKey);
+    const stored = "JSON.stringify([document.cookie, {...sessionStorage}, {...localStorage}])";
+    expect(await alicePage.evaluate(stored)).not.toContain(alice.apiKey);
+    const aliceCookies = await alicePage.context().cookies();
+    expect(aliceCookies.find((c) => c.name === "sessionid")).toMatchObject({ httpOnly: true, sameSite: "Lax" });
 
     // Alice writes to #general > web test.
     const channelButton = `.sidebar button[data-channel-id='${general.id}']`;
@@ -198,12 +201,12 @@ describe("web client at /", () => {
     });
     await bobPage.locator("li.msg", { hasText: "after the queue was lost" }).waitFor();
 
-    // Log out deletes the event queue and forgets the key.
+    // Log out deletes the event queue and ends the session on the server.
     const queuesBefore = server.server.events.stats.queues;
     await bobPage.click("button.logout");
     await bobPage.locator("#key-form").waitFor();
     expect(server.server.events.stats.queues).toBe(queuesBefore - 1);
-    expect(await bobPage.evaluate("sessionStorage.getItem('parley.credentials')")).toBeNull();
+    await expect.poll(() => server.t.store.webSessionCount(bob.id)).toBe(0);
     const timings = (await alicePage.evaluate("window.parleyTimings")) as { narrowSwitches: number[] };
     expect(timings.narrowSwitches.length).toBeGreaterThan(0);
     expect(pageErrors).toEqual([]);
@@ -386,28 +389,19 @@ describe("web client at /", () => {
     expect(pageErrors).toEqual([]);
   });
 
-  it("logs in with a password through POST /fetch_api_key, or says the server has no password login", async () => {
+  it("logs in with a password through POST /accounts/login/; a wrong one keeps the email typed", async () => {
     const { owner } = server.seed;
     server.t.store.setPassword(owner.id, await hashPassword("correct horse", { N: 1024, r: 8, p: 1 }));
-    const probe = await server.call(null, "POST", "/fetch_api_key", {
-      username: owner.email,
-      password: "correct horse",
-    });
     const page = await newPage();
     await page.fill("#login-email", owner.email);
     await page.fill("#login-password", "wrong");
     await page.click("#password-form button[type=submit]");
-    if (probe.status === 404) {
-      await page.locator("#login-error", { hasText: "does not offer password login" }).waitFor();
-      return;
-    }
     await page.locator("#login-error:not(:empty)").waitFor();
-    await page.fill("#login-email", owner.email);
+    expect(await page.inputValue("#login-email")).toBe(owner.email);
     await page.fill("#login-password", "correct horse");
     await page.click("#password-form button[type=submit]");
     await page.waitForSelector("body[data-ready='1']");
-    expect(await page.evaluate("sessionStorage.getItem('parley.credentials')")).toContain(
-      server.t.store.getUser(owner.id).apiKey,
-    );
+    expect(await page.evaluate("document.cookie")).not.toContain("sessionid");
+    expect(server.t.store.webSessionCount(owner.id)).toBeGreaterThan(0);
   });
 });

@@ -1,13 +1,10 @@
 /**
  * The public Zulip API, same origin, form-encoded like every Zulip client: strings as
- * they are, everything else as JSON text. Credentials travel in the Authorization
- * header only, never in a URL.
+ * they are, everything else as JSON text. The browser's session cookie (HttpOnly, set
+ * by POST /accounts/login/) is the credential, as in Zulip's web app: the page never
+ * holds an API key. Every request that may write carries the CSRF token from the
+ * `csrftoken` cookie in X-CSRFToken.
  */
-
-export interface Credentials {
-  readonly email: string;
-  readonly apiKey: string;
-}
 
 export class ApiError extends Error {
   constructor(
@@ -37,32 +34,36 @@ function encode(params: Params): URLSearchParams {
   return form;
 }
 
-function basic(creds: Credentials): string {
-  // btoa takes Latin-1 only; emails may not be.
-  const bytes = new TextEncoder().encode(`${creds.email}:${creds.apiKey}`);
-  let binary = "";
-  for (const b of bytes) binary += String.fromCharCode(b);
-  return `Basic ${btoa(binary)}`;
+/** The session's CSRF token (Django's `csrftoken` cookie, readable by the page by design); "" without one. */
+export function csrfToken(): string {
+  // Through globalThis: the unit tests type-check this module without the DOM library.
+  const cookies = (globalThis as { document?: { cookie?: string } }).document?.cookie ?? "";
+  for (const part of cookies.split(";")) {
+    const [name, value] = part.trim().split("=");
+    if (name === "csrftoken" && value) return value;
+  }
+  return "";
 }
 
-async function request(
-  method: string,
-  path: string,
-  params: Params,
-  headers: Record<string, string>,
-  signal?: AbortSignal,
-): Promise<Json> {
+/** Headers of a request: the CSRF token on everything but reads. */
+function headersFor(method: string): Record<string, string> {
+  return method === "GET" || method === "HEAD" ? {} : { "X-CSRFToken": csrfToken() };
+}
+
+/** `path` under /api/v1, or a full path from the server's root ("/accounts/login/"). */
+async function request(method: string, path: string, params: Params, signal?: AbortSignal): Promise<Json> {
   const form = encode(params);
   const inQuery = method === "GET" || method === "DELETE";
-  const url = `/api/v1${path}${inQuery && form.size > 0 ? `?${form}` : ""}`;
+  const prefix = path.startsWith("/accounts/") ? "" : "/api/v1";
+  const url = `${prefix}${path}${inQuery && form.size > 0 ? `?${form}` : ""}`;
   let response: Response;
   try {
     response = await fetch(url, {
       method,
-      headers,
+      headers: headersFor(method),
       body: inQuery ? null : form,
       signal: signal ?? null,
-      credentials: "omit",
+      credentials: "same-origin",
     });
   } catch (error) {
     if (signal?.aborted) throw error;
@@ -84,31 +85,45 @@ async function request(
   return obj;
 }
 
+/** The API as the logged-in browser: `email` is whose session it is. */
 export class Api {
-  readonly #auth: string;
-  constructor(readonly creds: Credentials) {
-    this.#auth = basic(creds);
-  }
+  constructor(readonly email: string) {}
   get(path: string, params: Params = {}, signal?: AbortSignal): Promise<Json> {
-    return request("GET", path, params, { Authorization: this.#auth }, signal);
+    return request("GET", path, params, signal);
   }
   post(path: string, params: Params = {}): Promise<Json> {
-    return request("POST", path, params, { Authorization: this.#auth });
+    return request("POST", path, params);
   }
   patch(path: string, params: Params = {}): Promise<Json> {
-    return request("PATCH", path, params, { Authorization: this.#auth });
+    return request("PATCH", path, params);
   }
   delete(path: string, params: Params = {}): Promise<Json> {
-    return request("DELETE", path, params, { Authorization: this.#auth });
+    return request("DELETE", path, params);
   }
 }
 
-/** POST /fetch_api_key (Zulip's password login): the user's API key. */
-export async function fetchApiKey(username: string, password: string): Promise<Credentials> {
-  const reply = await request("POST", "/fetch_api_key", { username, password }, {});
-  const apiKey = reply["api_key"];
+/** POST /accounts/login/: a session for the password or API key; the email it belongs to. */
+export async function logIn(username: string, secret: { password: string } | { api_key: string }): Promise<string> {
+  const reply = await request("POST", "/accounts/login/", { username, ...secret });
   const email = reply["email"];
-  if (typeof apiKey !== "string" || typeof email !== "string")
-    throw new ApiError(200, "BAD_REPLY", "The server sent no API key", null);
-  return { email, apiKey };
+  if (typeof email !== "string") throw new ApiError(200, "BAD_REPLY", "The server sent no email", null);
+  return email;
+}
+
+/** POST /accounts/logout/: ends the session on the server (for every tab) and clears its cookies. */
+export async function logOut(): Promise<void> {
+  await request("POST", "/accounts/logout/", {});
+}
+
+/** The session's owner, when this browser has one (a reload, a new tab); null when it must log in. */
+export async function currentSession(): Promise<string | null> {
+  // Without the CSRF cookie there is no session: no request, which would count as a failed login.
+  if (csrfToken() === "") return null;
+  try {
+    const me = await request("GET", "/users/me", {});
+    return typeof me["email"] === "string" ? me["email"] : null;
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) return null;
+    throw error;
+  }
 }

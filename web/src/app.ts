@@ -176,7 +176,7 @@ export class App {
           h("span", { class: "brand" }, "parley"),
           searchForm,
           this.#conn,
-          h("span", { class: "whoami" }, this.api.creds.email),
+          h("span", { class: "whoami" }, this.api.email),
           logout,
         ),
         h("aside", { class: "sidebar", id: "sidebar", "aria-label": "Conversations" }, this.#sidebar, this.#pagesNav),

@@ -9,6 +9,7 @@ import { deleteDeviceInTxn } from "./devices.js";
 import { defaultChannelGroupsOf } from "../queries/default-channel-groups.js";
 import { randomBytes } from "node:crypto";
 import { isPasswordRecord, type PasswordRecord } from "../accounts/password.js";
+import { endWebSessionsInTxn } from "./web-sessions.js";
 import { canSeeChannel, canSeeSubscribers, isAdmin, isGroupMember } from "../access.js";
 import { activeSubscriberIds } from "../queries/listings.js";
 import {
@@ -379,8 +380,10 @@ export function writeUserActiveInTxn(state: StoreState, ctx: WriteContext, user:
     ctx.changed({ kind: "subscription", userId: sub.userId, channelId: sub.channelId });
   }
   // Zulip logs a deactivated user out everywhere: their devices (and push registrations) go.
-  if (!active)
+  if (!active) {
     for (const id of state.devicesByUser.get(userId) ?? []) deleteDeviceInTxn(state, ctx, state.devices.get(id)!);
+    endWebSessionsInTxn(state, ctx, userId);
+  }
   ctx.afterCommit(() => {
     state.indexUser(next);
     for (const sub of subs) state.indexSubscription(sub);

@@ -94,6 +94,8 @@ export const ENTITY_KINDS = [
   "legacyPushTokens",
   /** Per user: their navigation views. */
   "navigationViews",
+  /** Per user: their web client sessions. */
+  "webSession",
 ] as const;
 export type EntityKind = (typeof ENTITY_KINDS)[number];
 

@@ -206,6 +206,7 @@ export class ChannelTopicIndex extends DerivedCache {
     alertWords: "ignore",
     botStorage: "ignore",
     legacyPushTokens: "ignore",
+    webSession: "ignore",
     navigationViews: "ignore",
     device: "ignore",
     attachment: "ignore",

@@ -51,6 +51,7 @@
  * | bot_storage       | [botId, key]                     | the value (string)            |
  * | legacy_push_tokens| [userId, kind, sha256(token)]    | LegacyPushToken               |
  * | navigation_views  | userId (uint32)                  | NavigationViewsRecord         |
+ * | web_sessions      | [userId, sha256(secret)]         | WebSessionRecord (actions/web-sessions.ts) |
  */
 import { open, type Database, type RootDatabase } from "lmdb";
 import type { ChangeKind } from "../events/change-set.js";
@@ -120,6 +121,7 @@ export interface Tables {
   readonly botStorage: Database<unknown, [number, string]>;
   readonly legacyPushTokens: Database<unknown, [number, number, string]>;
   readonly navigationViews: Database<unknown, number>;
+  readonly webSessions: Database<unknown, [number, string]>;
 }
 
 export type TableName = Exclude<keyof Tables, "env">;
@@ -250,6 +252,8 @@ export const TABLE_SPECS = {
     values: "msgpack",
     change: "navigationViews",
   },
+  // The web client's browser sessions, read per request that carries the cookie.
+  webSessions: { db: "web_sessions", role: "record", keys: "msgpack", values: "msgpack", change: "webSession" },
 } as const satisfies Readonly<Record<TableName, TableSpec>>;
 
 export const TABLE_NAMES = Object.keys(TABLE_SPECS) as TableName[];
@@ -308,7 +312,7 @@ export interface OpenTablesOptions {
 
 /**
  * LMDB's limit on named databases per environment, read at each open (not stored in
- * the file), so raising it needs no migration. Tables take 37 of it; the rest is room.
+ * the file), so raising it needs no migration. Tables take 38 of it; the rest is room.
  */
 export const MAX_DBS = 64;
 

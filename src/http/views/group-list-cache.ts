@@ -62,6 +62,7 @@ export class GroupListCache extends DerivedCache {
     alertWords: "ignore",
     botStorage: "ignore",
     legacyPushTokens: "ignore",
+    webSession: "ignore",
     navigationViews: "ignore",
     device: "ignore",
     attachment: "ignore",

@@ -140,6 +140,7 @@ export class MessageJsonCache extends DerivedCache {
     alertWords: "ignore",
     botStorage: "ignore",
     legacyPushTokens: "ignore",
+    webSession: "ignore",
     navigationViews: "ignore",
     device: "ignore",
     attachment: "ignore",

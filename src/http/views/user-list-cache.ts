@@ -69,6 +69,7 @@ export class UserListCache extends DerivedCache {
     alertWords: "ignore",
     botStorage: "ignore",
     legacyPushTokens: "ignore",
+    webSession: "ignore",
     navigationViews: "ignore",
     device: "ignore",
     attachment: "ignore",

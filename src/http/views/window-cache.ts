@@ -102,6 +102,7 @@ export class WindowReplyCache extends DerivedCache {
     alertWords: "ignore",
     botStorage: "ignore",
     legacyPushTokens: "ignore",
+    webSession: "ignore",
     navigationViews: "ignore",
     device: "ignore",
     attachment: "ignore",
