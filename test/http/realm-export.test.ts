@@ -238,6 +238,19 @@ async function addSettingsAndPersonalData(
     { channelId: general.id, property: "wildcard_mentions_notify", value: true },
   ]);
   store.updateSubscriptionProperties(bob.id, [{ channelId: general.id, property: "push_notifications", value: true }]);
+  // Subscriptions that end keep their settings: a channel left, and a person deactivated (below, in beforeAll).
+  const west = store.visibleChannels(alice.id, false).find((c) => c.name === "west")!.id;
+  store.updateSubscriptionProperties(alice.id, [
+    { channelId: west, property: "color", value: "#123456" },
+    { channelId: west, property: "pin_to_top", value: true },
+    { channelId: west, property: "audible_notifications", value: false },
+  ]);
+  store.setChannelMuted(alice.id, west, true);
+  store.unsubscribe(owner.id, ["west"], [alice.id]);
+  store.updateSubscriptionProperties(gone.id, [
+    { channelId: general.id, property: "color", value: "#654321" },
+    { channelId: general.id, property: "email_notifications", value: true },
+  ]);
   store.updateGroup(owner.id, devs.id, {
     settings: {
       canManageGroup: { new: { directMembers: [alice.id], directSubgroups: [] } },
@@ -388,6 +401,7 @@ describe("POST /export/realm and the round trip through parley import", () => {
     });
     const copy = openStore(dataDir, { noSync: true });
     try {
+      expect(copy.verify().differences).toEqual([]);
       const realmB = copy.findRealmBySubdomain("copy")!.id;
       compareRealms(s.t.store, s.seed.realm.id, copy, realmB, [moderator.id, bot.id, gone.id]);
       compareSettings(s.t.store, s.t.dir, s.seed.realm.id, copy, dataDir, realmB);
@@ -710,8 +724,27 @@ function compareSettings(a: Store, dirA: string, realmA: number, b: Store, dirB:
         settings: Object.fromEntries(Object.entries(store.groupSettings(group)).map(([k, v]) => [k, groupName(v)])),
       }))
       .sort((x, y) => x.name.localeCompare(y.name));
+    // Everyone's subscriptions, ended ones too (channels left, people deactivated), with their own settings.
+    const everySubscription = users
+      .flatMap((u) => {
+        const lists = store.subscriptionLists(u.id, true);
+        return [
+          ...lists.subscribed.map((x) => ({ ...x, active: true })),
+          ...lists.unsubscribed.map((x) => ({ ...x, active: false })),
+        ].map(({ subscription: sub, channel, active }) => ({
+          who: `${email.get(u.id)} ${u.isActive ? "" : "(deactivated)"}`,
+          channel: channel.name,
+          active,
+          muted: sub.isMuted,
+          color: sub.color,
+          pin: sub.pinToTop,
+          notifications: SUBSCRIPTION_NOTIFICATIONS.map((n) => sub.notifications?.[n] ?? null),
+        }));
+      })
+      .sort((x, y) => `${x.who} ${x.channel}`.localeCompare(`${y.who} ${y.channel}`));
     return {
       realmSettings,
+      everySubscription,
       groups,
       defaultChannels: store
         .defaultChannelIds(owner)
@@ -756,6 +789,12 @@ function compareSettings(a: Store, dirA: string, realmA: number, b: Store, dirB:
     canManageGroup: { members: [s.seed.alice.deliveryEmail], subgroups: [] },
     canJoinGroup: "role:members",
   });
+  expect(original.everySubscription).toContainEqual(
+    expect.objectContaining({ channel: "west", active: false, muted: true, color: "#123456", pin: true }),
+  );
+  expect(original.everySubscription).toContainEqual(
+    expect.objectContaining({ who: "gone@test.dev (deactivated)", channel: "general", active: true, color: "#654321" }),
+  );
   const aliceView = original.perUser.find((u) => u.email === s.seed.alice.deliveryEmail)!;
   expect(aliceView.settings).toMatchObject({ enter_sends: true, emojiset: "text", default_language: "fr" });
   expect(aliceView.subscriptions.find((x) => x.channel === "general")).toMatchObject({
