@@ -440,6 +440,9 @@ describe("access sweep over the route table", () => {
     const swept = new Set<string>();
     let requests = 0;
     let probes = 0;
+    // The store's fingerprint before the next probe: a probe that must change nothing leaves the same one,
+    // so it is taken again only after a probe that may write (halves the fingerprints, the sweep's main cost).
+    let before: string | null = null;
     for (const endpoint of ENDPOINTS) {
       const key = endpointKey(endpoint);
       for (const spec of referenceParams(endpoint)) {
@@ -456,13 +459,15 @@ describe("access sweep over the route table", () => {
           )) {
             for (const scenario of scenarios) {
               const refs = scenario.refs(probe.names);
+              // Channel-name refs are fresh channels made by refs(): the last fingerprint is stale.
+              if (probe.names === "channelName") before = null;
               if (refs.length === 0) continue;
               swept.add(`${key} ${param}`);
               probes++;
               const caller = scenario.caller;
               // An export an earlier probe started writes in the background: not this probe's change.
               await s.server.exports.idle();
-              const before = fingerprint(s.t.store);
+              before ??= fingerprint(s.t.store);
               const nowhereRef = nowhere(probe.names);
               const expected = await ask(caller, endpoint, base, param, probe, nowhereRef);
               const nothingExpectedToChange = expected.status >= 400;
@@ -480,8 +485,12 @@ describe("access sweep over the route table", () => {
                   mismatches.push(`${where}:\n    got      ${show(got)}\n    expected ${show(expected)}`);
                 }
               }
-              if (nothingExpectedToChange && !exception && fingerprint(s.t.store) !== before)
-                mismatches.push(`${key} ${param} (${probe.label}) as ${scenario.name}: the store changed`);
+              if (nothingExpectedToChange && !exception) {
+                const after = fingerprint(s.t.store);
+                if (after !== before)
+                  mismatches.push(`${key} ${param} (${probe.label}) as ${scenario.name}: the store changed`);
+                before = after;
+              } else before = null;
             }
           }
         }
