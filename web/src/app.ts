@@ -16,7 +16,7 @@ import { ClientState } from "./state.js";
 import type { InitialState, ServerEvent, User } from "./types.js";
 import { ChannelsPage } from "./channels-page.js";
 import { moveInboxFocus, openKeyboardHelp } from "./keyboard.js";
-import { openMessageMenu, TopicPolicies } from "./message-menu.js";
+import { openMessageMenu } from "./message-menu.js";
 import { askNotificationPermission, Notifier } from "./notifications.js";
 import { PAGES, pageOfHash, type Page, type PageContext, type PageName } from "./pages.js";
 import { openUserCard, PeoplePage } from "./people.js";
@@ -115,7 +115,6 @@ export class App {
   readonly #presence: Presence;
   readonly #banner = new ReconnectBanner(() => this.#loop.retryNow());
   #settings = new SettingsStore({});
-  #topicPolicies = new TopicPolicies({});
   #notifier: Notifier | null = null;
 
   constructor(
@@ -225,7 +224,6 @@ export class App {
     this.#state = state;
     const raw = initial as unknown as Record<string, unknown>;
     this.#settings = new SettingsStore(raw);
-    this.#topicPolicies = new TopicPolicies(raw);
     this.#notifier = new Notifier(
       state,
       this.#settings.user,
@@ -239,8 +237,8 @@ export class App {
         openMessageMenu(this.api, state, view, m, {
           compose: (target, text) => this.#composeText(target, text, false),
           error: (text) => this.#showError(text),
-          isTopicMuted: (streamId, topic) => this.#topicPolicies.isMuted(streamId, topic),
-          noteTopicPolicy: (streamId, topic, policy) => this.#topicPolicies.set(streamId, topic, policy),
+          isTopicMuted: (streamId, topic) => state.isMutedTopic(streamId, topic),
+          noteTopicPolicy: (streamId, topic, policy) => state.setTopicPolicy(streamId, topic, policy),
           holdReading: () => this.#list?.holdReading(),
         });
       },
@@ -575,7 +573,6 @@ export class App {
       state.apply(e);
       this.#presence.apply(e);
       this.#settings.apply(e);
-      this.#topicPolicies.apply(e);
       this.#notifier?.apply(e);
       this.#list?.apply(e);
       if (e.type === "subscription" || e.type === "realm_user") choices = true;

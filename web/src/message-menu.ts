@@ -125,33 +125,3 @@ export function openMessageMenu(api: Api, state: ClientState, view: Narrow, m: M
   document.body.append(dialog);
   dialog.showModal();
 }
-
-/** Topic visibility policies (register's user_topics, then user_topic events). */
-export class TopicPolicies {
-  readonly #policies = new Map<string, number>();
-
-  constructor(initial: Readonly<Record<string, unknown>>) {
-    const list = Array.isArray(initial["user_topics"]) ? (initial["user_topics"] as Record<string, unknown>[]) : [];
-    for (const t of list) this.#note(t);
-  }
-
-  #note(t: Record<string, unknown>): void {
-    const streamId = Number(t["stream_id"]);
-    const topic = String(t["topic_name"] ?? "");
-    this.set(streamId, topic, Number(t["visibility_policy"] ?? 0));
-  }
-
-  set(streamId: number, topic: string, policy: number): void {
-    const key = `${streamId}:${topic.toLowerCase()}`;
-    if (policy === VISIBILITY.inherit) this.#policies.delete(key);
-    else this.#policies.set(key, policy);
-  }
-
-  isMuted(streamId: number, topic: string): boolean {
-    return this.#policies.get(`${streamId}:${topic.toLowerCase()}`) === VISIBILITY.muted;
-  }
-
-  apply(e: { readonly type: string; readonly [k: string]: unknown }): void {
-    if (e.type === "user_topic") this.#note(e);
-  }
-}

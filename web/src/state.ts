@@ -60,7 +60,7 @@ export class ClientState implements Directory {
     this.unreads = new Unreads(state.unread_msgs, this.me);
     this.realmEmoji = new RealmEmojiSet(state.realm_emoji);
     this.emojiCatalog = new EmojiCatalog(state.server_emoji_data_url ?? null, this.realmEmoji);
-    for (const t of state.user_topics ?? []) this.#setTopicPolicy(t.stream_id, t.topic_name, t.visibility_policy);
+    for (const t of state.user_topics ?? []) this.setTopicPolicy(t.stream_id, t.topic_name, t.visibility_policy);
     for (const c of this.unreads.conversations()) {
       if (c.conv.streamId !== null) this.#noteTopic(c.conv.streamId, c.conv.topic, c.maxId);
       else this.#noteDm(c.conv.userIds, c.maxId);
@@ -115,7 +115,8 @@ export class ClientState implements Directory {
     return count;
   }
 
-  #setTopicPolicy(streamId: number, topic: string, policy: number): void {
+  /** A topic's visibility policy for this user (register, a user_topic event, or the user's own change). */
+  setTopicPolicy(streamId: number, topic: string, policy: number): void {
     const muted = this.mutedTopics.get(streamId) ?? new Set<string>();
     // Zulip's visibility policies: 1 muted (0 inherit, 2 unmuted, 3 followed are not).
     if (policy === 1) muted.add(topic.toLowerCase());
@@ -291,7 +292,7 @@ export class ClientState implements Directory {
         return;
       }
       case "user_topic": {
-        this.#setTopicPolicy(Number(e["stream_id"]), String(e["topic_name"]), Number(e["visibility_policy"]));
+        this.setTopicPolicy(Number(e["stream_id"]), String(e["topic_name"]), Number(e["visibility_policy"]));
         return;
       }
       case "realm_emoji": {
