@@ -41,6 +41,8 @@ describe("web client: channels and people", () => {
     await openPage(alice, "channels");
     await title(alice, "All channels");
     expect(new URL(alice.url()).hash).toBe("#channels/all");
+    // The page is the current item; no view in the sidebar is.
+    expect(await alice.locator(".sidebar [aria-current='page']").allTextContents()).toEqual(["All channels"]);
     await row(alice, "secret").waitFor();
     await openPage(bob, "channels");
     await row(bob, "general").waitFor();

@@ -135,8 +135,9 @@ export class App {
     this.#loop = new EventLoop(api, {
       onState: (state) => this.#onState(state),
       onEvents: (events) => this.#onEvents(events),
+      // The reconnecting banner says it, with a countdown and "Try now".
       onStatus: (text) => {
-        this.#conn.textContent = text;
+        this.#conn.textContent = "";
         if (text === "") this.#reconnected();
       },
       onUnauthorized: () => void this.logout("Your session ended: log in again."),
@@ -622,8 +623,10 @@ export class App {
   }
 
   #drawSidebar(): void {
-    // With a page open, no view in the sidebar is the current one.
-    const current: View = this.#page ? { kind: "search", query: "", terms: [] } : this.#view;
+    // With a page open, no view in the sidebar is the current one (no item has this narrow).
+    const page = this.#page?.name;
+    const current: View =
+      page !== undefined ? { kind: "search", query: "", terms: [{ operator: "page", operand: page }] } : this.#view;
     if (this.#state)
       renderSidebar(this.#sidebar, this.#state, current, (v) => void this.open(v), {
         allTopicsOf: this.#allTopicsOf,
