@@ -135,9 +135,8 @@ export class App {
     this.#loop = new EventLoop(api, {
       onState: (state) => this.#onState(state),
       onEvents: (events) => this.#onEvents(events),
-      // The reconnecting banner says it, with a countdown and "Try now".
       onStatus: (text) => {
-        this.#conn.textContent = "";
+        this.#conn.textContent = text;
         if (text === "") this.#reconnected();
       },
       onUnauthorized: () => void this.logout("Your session ended: log in again."),
