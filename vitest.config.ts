@@ -1,8 +1,10 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    // Clusters of server processes over nats-server take minutes: `npm run test:cluster` (vitest.cluster.config.ts).
+    exclude: [...configDefaults.exclude, "test/cluster/**"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",

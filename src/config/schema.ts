@@ -122,6 +122,18 @@ export const CONFIG_SCHEMA = z
      * WORKERS-1 readers on one port; "auto" for one per core. 1 serves from one process, as before.
      */
     WORKERS: z.union([z.literal("auto"), z.number().int().min(1).max(256)]).default(1),
+    /** parley's own: serve as a node of a cluster (docs/cluster.md): the NATS server's nats://HOST:PORT. */
+    CLUSTER_NATS_URL: z
+      .string()
+      .regex(/^nats:\/\/[^\s/]+$/, "nats://HOST:PORT")
+      .optional(),
+    /** parley's own: this node's name in its cluster (letters, digits, - and _). */
+    CLUSTER_NODE: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,64}$/)
+      .optional(),
+    /** parley's own: messages the cluster's log keeps; a node further behind must bootstrap from a backup. */
+    CLUSTER_MAX_LOG: z.number().int().min(1000).default(1_000_000),
   })
   .strict()
   .superRefine((config, ctx) => {

@@ -19,7 +19,8 @@ import { randomUUID } from "node:crypto";
 import type { Database } from "lmdb";
 import { Packr } from "msgpackr";
 import { TABLE_NAMES, TABLE_SPECS, type TableName, type Tables } from "./storage/tables.js";
-import type { Audience, EngineEvent, EventBatch } from "./events/types.js";
+import type { Audience, Delivery, EngineEvent, EventBatch } from "./events/types.js";
+import type { ApiFlag } from "./flags.js";
 import { StorageError } from "./errors.js";
 
 /** Maps, Sets and typed arrays as they are (events hold Sets); no shared structures: each message stands alone. */
@@ -28,10 +29,37 @@ const codec = new Packr({ structuredClone: true, mapsAsObjects: false });
 /** [table, key, msgpack of the value, or null for removed]. */
 export type ReplicatedOp = readonly [TableName, unknown, Uint8Array | null];
 
+/**
+ * An event as it travels: functions do not, so an event's per-recipient flags
+ * (`flagsFor`) are read for each member of its audience at the leader's release.
+ */
+export interface ReplicatedDelivery {
+  readonly event: Record<string, unknown>;
+  readonly audience: readonly number[];
+  readonly flags?: readonly (readonly [number, readonly ApiFlag[]])[];
+}
+
 export interface ReplicatedBatch {
   /** The change-log sequence number of the write that released it. */
   readonly seq: number;
-  readonly deliveries: readonly { readonly event: EngineEvent; readonly audience: readonly number[] }[];
+  readonly deliveries: readonly ReplicatedDelivery[];
+}
+
+function packDelivery(delivery: Delivery): ReplicatedDelivery {
+  const audience = [...delivery.audience];
+  const event = delivery.event as EngineEvent & { flagsFor?: (userId: number) => readonly ApiFlag[] };
+  if (typeof event.flagsFor !== "function") return { event: { ...event }, audience };
+  const { flagsFor, ...rest } = event;
+  return { event: rest, audience, flags: audience.map((userId) => [userId, flagsFor(userId)] as const) };
+}
+
+/** A delivery as the replica's queues take it: the audience a set again, flagsFor from the flags read. */
+export function unpackDelivery(delivery: ReplicatedDelivery): Delivery {
+  const audience: Audience = new Set(delivery.audience);
+  if (delivery.flags === undefined) return { event: delivery.event as unknown as EngineEvent, audience };
+  const flags = new Map(delivery.flags);
+  const flagsFor = (userId: number): readonly ApiFlag[] => flags.get(userId) ?? [];
+  return { event: { ...delivery.event, flagsFor } as unknown as EngineEvent, audience };
 }
 
 /** One leader transaction: one stream message. */
@@ -93,11 +121,6 @@ export function decodeTxn(bytes: Uint8Array): ReplicatedTxn {
       throw new StorageError(`replicated transaction: unknown table ${JSON.stringify(table)}`);
   }
   return { seq, id, ops: ops as ReplicatedOp[], batches: batches as ReplicatedBatch[] };
-}
-
-/** An audience that arrived as a list of user IDs. */
-export function audienceOf(ids: readonly number[]): Audience {
-  return new Set(ids);
 }
 
 type WritableTable = {
@@ -200,10 +223,7 @@ export class ReplicationCapture {
   deliveries(batch: EventBatch): void {
     const txn = this.#committed[this.#committed.length - 1];
     if (txn === undefined || batch.seq === 0) return;
-    txn.batches.push({
-      seq: batch.seq,
-      deliveries: batch.deliveries.map((d) => ({ event: d.event, audience: [...d.audience] })),
-    });
+    txn.batches.push({ seq: batch.seq, deliveries: batch.deliveries.map(packDelivery) });
   }
 
   /** The stream stored transactions up to `seq`: their undo records go with the next transaction. */

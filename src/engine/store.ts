@@ -246,12 +246,12 @@ import { StoreState, type StoreOptions, type StoreRole } from "./state.js";
 import { joinDataDirLock, lockDataDir, type DataDirLock } from "./storage/lock.js";
 import { FollowerCatchUp, type CatchUpResult } from "./follower.js";
 import {
-  audienceOf,
   openReplicationDb,
   ReplicaApplier,
   readPosition,
   type ReplicaPosition,
   type ReplicatedTxn,
+  unpackDelivery,
 } from "./replication.js";
 import type {
   Channel,
@@ -514,8 +514,7 @@ export class Store {
     this.#replica.apply(txn);
     const result = this.#follower.catchUp();
     for (const batch of txn.batches) {
-      const deliveries = batch.deliveries.map((d) => ({ event: d.event, audience: audienceOf(d.audience) }));
-      this.#state.releaseReplicated({ seq: batch.seq, deliveries });
+      this.#state.releaseReplicated({ seq: batch.seq, deliveries: batch.deliveries.map(unpackDelivery) });
     }
     return result;
   }

@@ -16,7 +16,7 @@
 import { Agent, request as httpRequest, type IncomingMessage } from "node:http";
 import type { HttpRequest, HttpResponse } from "uWebSockets.js";
 import { ENDPOINTS } from "./endpoints/index.js";
-import { errorReply, send } from "./respond.js";
+import { errorReply, send, type Reply } from "./respond.js";
 import { METRICS_PATH } from "./metrics.js";
 import { matchPage } from "./pages/index.js";
 import type { RequestHead } from "./request.js";
@@ -73,17 +73,55 @@ export function carriesBody(head: RequestHead, req: HttpRequest): boolean {
   return (head.contentLength !== null && head.contentLength > 0) || req.getHeader("transfer-encoding") !== "";
 }
 
+/** Where a cluster follower forwards (src/cluster): the leader's base URL, null while none is known. */
+export interface ForwardTarget {
+  url(): string | null;
+}
+
+export interface ForwarderOptions {
+  /** Named in X-Parley-Worker after ">" (default "writer"). */
+  readonly upstream?: string;
+  /** Runs before an answer is passed on (a cluster follower waits until it applied the write's log entry). */
+  readonly beforeAnswer?: (answer: IncomingMessage) => Promise<void>;
+}
+
+/**
+ * Answers `reply` once the request's body has arrived (uWS leaves a client that is
+ * still sending without its answer otherwise): for a request refused without being
+ * forwarded.
+ */
+export function refuseAfterBody(
+  res: HttpResponse,
+  hasBody: boolean,
+  reply: Reply,
+  headers: readonly (readonly [string, string])[],
+): void {
+  let aborted = false;
+  res.onAborted(() => {
+    aborted = true;
+  });
+  if (!hasBody) return send(res, () => aborted, reply, headers);
+  res.onData((_chunk, isLast) => {
+    if (isLast && !aborted) send(res, () => aborted, reply, headers);
+  });
+}
+
 export class Forwarder {
-  readonly #socketPath: string;
+  readonly #target: string | ForwardTarget;
   readonly #worker: string;
+  readonly #upstream: string;
+  readonly #beforeAnswer: ((answer: IncomingMessage) => Promise<void>) | null;
   // Keep-alive: a forwarded request costs no connect; long-polls each hold one connection.
   readonly #agent = new Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY, scheduling: "lifo" });
   #inFlight = 0;
   #idle: (() => void)[] = [];
 
-  constructor(socketPath: string, worker: string) {
-    this.#socketPath = socketPath;
+  /** `target`: the writer's Unix socket path, or a cluster's leader. */
+  constructor(target: string | ForwardTarget, worker: string, options: ForwarderOptions = {}) {
+    this.#target = target;
     this.#worker = worker;
+    this.#upstream = options.upstream ?? "writer";
+    this.#beforeAnswer = options.beforeAnswer ?? null;
   }
 
   /** Requests forwarded and not yet answered. */
@@ -116,6 +154,15 @@ export class Forwarder {
     if (chunked) headers.push("transfer-encoding", "chunked");
     headers.push(CLIENT_ADDRESS_HEADER, remoteAddress);
     const closeAsked = /(^|,)\s*close\s*(,|$)/i.test(req.getHeader("connection"));
+    const base = typeof this.#target === "string" ? null : this.#target.url();
+    if (typeof this.#target !== "string" && base === null) {
+      const reply = errorReply(503, "No leader is known yet; try again in a moment", null);
+      refuseAfterBody(res, hasBody, reply, [
+        [WORKER_HEADER, this.#worker],
+        ["Retry-After", "1"],
+      ]);
+      return;
+    }
 
     this.#inFlight++;
     let done = false;
@@ -125,7 +172,11 @@ export class Forwarder {
       done = true;
       if (--this.#inFlight === 0) for (const resolve of this.#idle.splice(0)) resolve();
     };
-    const upstream = httpRequest({ socketPath: this.#socketPath, method, path, headers, agent: this.#agent });
+    const where =
+      base === null
+        ? { socketPath: this.#target as string }
+        : { host: new URL(base).hostname, port: Number(new URL(base).port) };
+    const upstream = httpRequest({ ...where, method, path, headers, agent: this.#agent });
     res.onAborted(() => {
       aborted = true;
       upstream.destroy();
@@ -171,7 +222,11 @@ export class Forwarder {
     answer.on("data", (chunk: Buffer) => chunks.push(chunk));
     answer.on("error", () => settle());
     answer.on("end", () => {
-      if (aborted()) return;
+      if (this.#beforeAnswer === null) return pass();
+      this.#beforeAnswer(answer).then(pass, pass);
+    });
+    const pass = (): void => {
+      if (aborted()) return settle();
       const raw = answer.rawHeaders;
       res.cork(() => {
         res.writeStatus(`${answer.statusCode ?? 502} ${answer.statusMessage ?? ""}`);
@@ -179,12 +234,12 @@ export class Forwarder {
           const name = raw[i] as string;
           if (!ANSWER_DROPPED.has(name.toLowerCase())) res.writeHeader(name, raw[i + 1] as string);
         }
-        res.writeHeader(WORKER_HEADER, `${this.#worker}>writer`);
+        res.writeHeader(WORKER_HEADER, `${this.#worker}>${this.#upstream}`);
         // See http/respond's send: uWS 20.30 mishandles a reported length here.
         if (method === "HEAD") res.endWithoutBody();
         else res.end(Buffer.concat(chunks), closeAsked);
       });
       settle();
-    });
+    };
   }
 }

@@ -17,6 +17,7 @@ import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, R
 import type { Store } from "../engine/index.js";
 import type { EventHub } from "../realtime/index.js";
 import { errorReply, type Reply } from "./respond.js";
+import type { ClusterStatus } from "./cluster-hooks.js";
 
 export const METRICS_PATH = "/metrics";
 
@@ -63,8 +64,9 @@ export class ServerMetrics {
   readonly #latency: Histogram<"method" | "path">;
   readonly #unsubscribe: () => void;
 
-  constructor(store: Store, events: EventHub) {
+  constructor(store: Store, events: EventHub, cluster?: () => ClusterStatus) {
     const registers = [this.registry];
+    if (cluster !== undefined) ServerMetrics.#clusterGauges(registers, cluster);
     this.#requests = new Counter({
       name: "parley_http_requests_total",
       help: 'HTTP requests by method, route template and status ("aborted" when the client left first)',
@@ -191,6 +193,24 @@ export class ServerMetrics {
       registers,
       collect: storage((s) => s.bitmapCacheBytes),
     });
+  }
+
+  /** A cluster node's role, applied log sequence and lag (docs/cluster.md §9). */
+  static #clusterGauges(registers: Registry[], status: () => ClusterStatus): void {
+    const gauge = (name: string, help: string, pick: (s: ClusterStatus) => number): void => {
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect(this: Gauge) {
+          this.set(pick(status()));
+        },
+      });
+    };
+    gauge("parley_cluster_role", "1 on the cluster's leader, 0 on a follower", (s) => (s.role === "leader" ? 1 : 0));
+    gauge("parley_cluster_serving", "1 while the node serves (see GET /health)", (s) => (s.serving ? 1 : 0));
+    gauge("parley_cluster_applied_seq", "The replicated log's sequence this node has applied", (s) => s.applied);
+    gauge("parley_cluster_lag", "Log messages stored by JetStream and not yet applied here", (s) => s.lag);
   }
 
   /** One finished request. `status` null: the client went away first. */

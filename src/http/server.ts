@@ -56,6 +56,7 @@ import {
   success,
 } from "./respond.js";
 import type { Reply } from "./respond.js";
+import type { ClusterHooks } from "./cluster-hooks.js";
 import { matchPage, methodNotAllowedPage, type PageRoute } from "./pages/index.js";
 import { escapeHtml, page } from "./pages/html.js";
 import { ERROR_MAP } from "./error-map.js";
@@ -184,7 +185,11 @@ export interface WorkerHooks {
   readonly limits?: SharedLimits;
   /** The other workers' metrics (prom-client JSON), for a /metrics answer covering the whole server. */
   readonly peerMetrics?: () => Promise<readonly unknown[]>;
+  /** A cluster node's (src/cluster): GET /health, its /metrics gauges, and the replication gate on writes. */
+  readonly cluster?: ClusterHooks;
 }
+
+const HEALTH_PATH = "/health";
 
 export interface ParleyServer {
   /** Starts listening; resolves with the bound port (pass 0 for a free one). */
@@ -214,6 +219,12 @@ export interface ParleyServer {
   /** The writer worker's listener for what readers forward (http/compat-listener's listenInternal). */
   listenInternal(socketPath: string): Promise<void>;
   close(): void;
+  /**
+   * Closes every connection still open after close() (keep-alive ones would otherwise be
+   * answered by this closed server): a cluster node hands its port to the server of its
+   * new role (src/serve-cluster.ts).
+   */
+  dropConnections(): void;
 }
 
 /** A handler's answer as a reply: Zulip's envelope, or the endpoint's own raw reply. */
@@ -333,7 +344,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   const worker = options.worker;
   const workerHeader: HeaderList = worker ? [[WORKER_HEADER, worker.name]] : [];
   const requestLog = new RequestLog(options.requestLog ?? { level: "silent" });
-  const metrics = new ServerMetrics(store, events);
+  const metrics = new ServerMetrics(store, events, worker?.cluster?.status);
   const stopRenderFailureLog = store.onRenderFailure(({ messageId, failure }) =>
     logError(`message ${messageId}: Markdown rendering failed; stored as plain text without mentions`, failure),
   );
@@ -475,7 +486,10 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
           return;
         }
         const out = await handle(admission, input, signal);
-        reply(out.reply, out.headers);
+        const gate = worker?.cluster?.beforeReply;
+        if (gate === undefined || bodiless) return reply(out.reply, out.headers);
+        const replicated = await gate();
+        reply(replicated.refusal ?? out.reply, [...out.headers, ...replicated.headers]);
       })
       .catch((error: unknown) => {
         if (error instanceof EngineError) reply(engineErrorReply(error));
@@ -539,6 +553,13 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
         options.metricsToken !== undefined,
       );
       return { reply: refused ?? (await metrics.scrape(worker?.peerMetrics)), headers: none };
+    }
+    const cluster = worker?.cluster;
+    if (head.url === HEALTH_PATH && cluster !== undefined) {
+      note.fixedPath = HEALTH_PATH;
+      const status = cluster.status();
+      const body = { role: status.role, applied: status.applied, ...(status.serving ? {} : { reason: status.reason }) };
+      return { reply: { status: status.serving ? 200 : 503, body: JSON.stringify(body) }, headers: none };
     }
     const pageRoute = matchPage(head.url);
     if (pageRoute) {
@@ -721,6 +742,10 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
       internal = null;
       realmExports.close();
       requestLog.flush();
+    },
+    dropConnections() {
+      // In the binary (uWS 20.30), absent from the bundled type declarations.
+      (app as unknown as { close(): void }).close();
     },
   };
 }

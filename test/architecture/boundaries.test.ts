@@ -124,6 +124,8 @@ const LAYER_ARROWS: Readonly<Record<string, readonly string[]>> = {
   ],
   // `parley serve --workers`: the supervisor and its messages (the roles are composed in src/serve-workers.ts).
   workers: [],
+  // `parley serve --cluster`: the replicated log and lease in NATS (the node is composed in src/serve-cluster.ts).
+  cluster: ["engine"],
 };
 
 describe("layers of src/", () => {

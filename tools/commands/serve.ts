@@ -22,6 +22,7 @@ import {
 } from "../../src/server.js";
 import { Supervisor } from "../../src/workers/supervisor.js";
 import { runReader, runWriter, workerEnv, type WorkerEnv } from "../../src/serve-workers.js";
+import { ClusterNode, type ClusterSettings } from "../../src/serve-cluster.js";
 import { availableParallelism } from "node:os";
 import { createServer as createProbe } from "node:net";
 import { intOption, parseOptions, type OptionSpec, type Parsed } from "../args.js";
@@ -143,7 +144,65 @@ export function realmLines(store: Store, url: string): string[] {
 }
 
 const USAGE =
-  "parley serve [--data DIR] [--config FILE] [--port N] [--host H] [--external-host NAME] [--compat-port N] [--no-rate-limit] [--no-sync] [--log-level L] [--log-file PATH] [--slow-request-ms N] [--workers N|auto] [--json]";
+  "parley serve [--data DIR] [--config FILE] [--port N] [--host H] [--external-host NAME] [--compat-port N] [--no-rate-limit] [--no-sync] [--log-level L] [--log-file PATH] [--slow-request-ms N] [--workers N|auto] [--cluster nats://HOST:PORT --node NAME [--advertise-url URL]] [--json]";
+
+/** serve's own options: a cluster node's (docs/cluster.md). */
+const CLUSTER_OPTIONS: OptionSpec = {
+  cluster: { type: "string" },
+  node: { type: "string" },
+  "advertise-url": { type: "string" },
+};
+
+/** --cluster/--node, else the configuration's CLUSTER_NATS_URL/CLUSTER_NODE; null when not a cluster node. */
+function clusterSettings(parsed: Parsed, settings: ServeSettings): ClusterSettings | null {
+  const natsUrl = (parsed.values["cluster"] as string | undefined) ?? settings.config.CLUSTER_NATS_URL;
+  const node = (parsed.values["node"] as string | undefined) ?? settings.config.CLUSTER_NODE;
+  if (natsUrl === undefined && node === undefined) return null;
+  if (natsUrl === undefined || !/^nats:\/\/[^\s/]+$/.test(natsUrl))
+    throw new Error("--cluster needs the NATS server's URL, nats://HOST:PORT (or CLUSTER_NATS_URL in the config)");
+  if (node === undefined || !/^[A-Za-z0-9_-]{1,64}$/.test(node))
+    throw new Error("--node needs this node's name: letters, digits, - and _ (or CLUSTER_NODE in the config)");
+  if (settings.workers > 1) throw new Error("--cluster serves from one process: drop --workers");
+  if (settings.compatPort !== null) throw new Error("--cluster does not take --compat-port yet");
+  const advertiseUrl = parsed.values["advertise-url"] as string | undefined;
+  return {
+    natsUrl,
+    node,
+    maxLog: settings.config.CLUSTER_MAX_LOG,
+    ...(advertiseUrl !== undefined ? { advertiseUrl } : {}),
+  };
+}
+
+/** A node of a cluster: follows, leads when it takes the lease, until a signal (src/serve-cluster). */
+async function runClusterNode(dir: string, json: boolean, settings: ServeSettings, cluster: ClusterSettings) {
+  await checkPortFree(settings.host, settings.port);
+  const images = externalImages(settings.config, dir);
+  const node = new ClusterNode(settings, cluster, dir, images, (line) =>
+    console.error(`parley ${cluster.node}: ${line}`),
+  );
+  await node.start();
+  const stopped = new Promise<number>((resolve) => {
+    const stop = (signal: NodeJS.Signals): void => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      console.error(`parley ${cluster.node}: ${signal}: leaving the cluster`);
+      void node.stop().finally(() => {
+        setTimeout(() => process.exit(), 200).unref();
+        resolve(0);
+      });
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+  const url = `http://${urlHost(settings.host)}:${node.port}`;
+  if (json) console.log(JSON.stringify({ url, port: node.port, host: settings.host, data: dir, node: cluster.node }));
+  else {
+    console.log(`listening on ${url}`);
+    console.log(`data: ${dir}`);
+    console.log(`cluster: node ${cluster.node} of ${cluster.natsUrl}; GET /health says its role`);
+  }
+  return stopped;
+}
 
 /** A free port for --port 0 with workers: every worker must bind the same one. */
 function freePort(host: string): Promise<number> {
@@ -265,11 +324,14 @@ async function runSupervisor(argv: string[], dir: string, json: boolean, setting
 
 export async function run(argv: string[]): Promise<number> {
   const options = parseOrUsage("serve", USAGE, () => {
-    const parsed = parseOptions(argv, SERVE_OPTIONS);
+    const parsed = parseOptions(argv, { ...SERVE_OPTIONS, ...CLUSTER_OPTIONS });
     if (parsed.positionals.length > 0) throw new Error(`unexpected argument '${parsed.positionals[0]}'`);
-    return { parsed, dir: parsed.values["data"] as string, settings: readServeSettings(parsed) };
+    const settings = readServeSettings(parsed);
+    return { parsed, dir: parsed.values["data"] as string, settings, cluster: clusterSettings(parsed, settings) };
   });
   if (!options || !(await jwtKeysUsable("serve", options.settings))) return USAGE_EXIT;
+  if (options.cluster !== null)
+    return runClusterNode(options.dir, options.parsed.values["json"] === true, options.settings, options.cluster);
   const worker = workerEnv();
   if (worker !== null) return runWorker(worker, options.dir, options.settings);
   if (options.settings.workers > 1)
