@@ -251,6 +251,7 @@ export class App {
     });
     this.#compose = new Compose(this.api, state, (text) => this.#showError(text));
     this.#composeSlot.replaceChildren(this.#compose.element);
+    void this.#compose.restoreDraft();
     this.#timings.phases["state"] = performance.now() - t0;
     void this.#loadMemberships(state);
     // First view: the one the address names (a reload, a deep link), else Inbox when
@@ -426,12 +427,12 @@ export class App {
     }
     this.#search.value = view.kind === "search" ? view.query : "";
     if (view.kind === "channel" || view.kind === "topic")
-      this.#compose?.setTarget({
+      this.#compose?.followView({
         kind: "channel",
         streamId: view.streamId,
         topic: view.kind === "topic" ? view.topic : "",
       });
-    if (view.kind === "dm") this.#compose?.setTarget({ kind: "dm", userIds: view.userIds });
+    if (view.kind === "dm") this.#compose?.followView({ kind: "dm", userIds: view.userIds });
     if (this.#centre.firstChild !== list.element) this.#centre.replaceChildren(list.element);
     await list.open(view);
     if (this.#view !== view) return;

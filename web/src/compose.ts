@@ -6,6 +6,7 @@
 import type { Api } from "./api.js";
 import { ComposeAutocomplete } from "./compose-autocomplete.js";
 import { h } from "./dom.js";
+import { DraftSync, type WireDraft } from "./draft-sync.js";
 import { openEmojiPicker } from "./emoji-picker.js";
 import type { ClientState } from "./state.js";
 
@@ -30,6 +31,8 @@ export class Compose {
   #typingSentAt = 0;
   #typingTarget = "";
   #idleTimer: number | null = null;
+  /** The half-written message, kept on the server (draft-sync). */
+  readonly #drafts: DraftSync;
 
   constructor(
     private readonly api: Api,
@@ -124,6 +127,9 @@ export class Compose {
       }
     });
     this.#text.addEventListener("input", () => this.#typing());
+    this.#drafts = new DraftSync(api);
+    for (const field of [this.#text, this.#topic, this.#to, this.#mode, this.#channel])
+      field.addEventListener(field instanceof HTMLSelectElement ? "change" : "input", () => this.#draftChanged());
     new ComposeAutocomplete(
       api,
       state,
@@ -197,6 +203,37 @@ export class Compose {
     this.#showMode();
   }
 
+  /**
+   * Follows the view the user opened, unless a message is half written: that one keeps
+   * its own recipient (it would otherwise be sent to the new view's conversation).
+   */
+  followView(target: ComposeTarget): void {
+    if (this.#text.value.trim() === "") this.setTarget(target);
+  }
+
+  /** Puts back the draft this tab was writing before a reload (draft-sync), if compose is still empty. */
+  async restoreDraft(): Promise<void> {
+    const draft = await this.#drafts.restore();
+    if (draft === null || this.#text.value !== "") return;
+    if (draft.type === "stream" && draft.to[0] !== undefined)
+      this.setTarget({ kind: "channel", streamId: draft.to[0], topic: draft.topic });
+    else if (draft.type === "private" && draft.to.length > 0) this.setTarget({ kind: "dm", userIds: draft.to });
+    this.#text.value = draft.content;
+  }
+
+  #draftChanged(): void {
+    const target = this.#target();
+    const timestamp = Math.floor(Date.now() / 1000);
+    const content = this.#text.value;
+    const draft: WireDraft =
+      typeof target === "string"
+        ? { type: "", to: [], topic: "", content, timestamp }
+        : target.kind === "channel"
+          ? { type: "stream", to: [target.streamId], topic: target.topic, content, timestamp }
+          : { type: "private", to: target.userIds, topic: "", content, timestamp };
+    this.#drafts.changed(draft);
+  }
+
   focus(): void {
     (this.#mode.value === "channel" && this.#topic.value === "" ? this.#topic : this.#text).focus();
   }
@@ -243,6 +280,9 @@ export class Compose {
       await this.api.post("/messages", params);
       // Only clear what was sent: the user may have typed on meanwhile.
       if (this.#text.value === content) this.#text.value = "";
+      this.#drafts.sent();
+      // Typed on while it was sent: that is a new draft.
+      if (this.#text.value !== "") this.#draftChanged();
       this.#status.textContent = "";
     } catch (error) {
       this.#status.textContent = error instanceof Error ? error.message : "Could not send";
@@ -288,5 +328,6 @@ export class Compose {
   /** Clears timers (logout). */
   destroy(): void {
     this.#stopTyping();
+    this.#drafts.flush();
   }
 }
