@@ -28,9 +28,13 @@
  * cache and bitmap is loaded again, and listeners get a set with `everything`.
  *
  * Snapshots: catchUp() starts a fresh read transaction, so the entries and the records
- * it reads agree. lmdb-js renews a process's read transaction at the next turn of the
- * event loop, so a request that spans turns may read bitmaps or records newer than the
- * memory it caught up: at worst it sees a write early; the next catchUp() drops it.
+ * it reads agree, and memory and LMDB show one state until the turn of the event loop
+ * ends. lmdb-js renews a process's read transaction after it (a setTimeout(0)); pinning
+ * one per request (useReadTransaction) would mean passing it to every read of the
+ * engine, so instead a reader catches up again wherever a request resumes after an
+ * await before reading on: the HTTP layer after the shared limits' round trip, and
+ * Store.nextTurn for reads that yield between slices. Each turn of a request then sees
+ * one state, as each turn on the writer does (where commits also land between turns).
  */
 import { TABLE_SPECS, type EntityTableName, type TableName } from "./storage/tables.js";
 import {

@@ -448,7 +448,8 @@ export class Store {
       this.#follower = role === "writer" ? null : new FollowerCatchUp(this.#state);
       this.#replica = role === "replica" ? new ReplicaApplier(this.#state.tables) : null;
       this.#received = new ReceivedSets(this.#state);
-      this.#channelTopics = new ChannelTopicIndex(this.#state, this.#state);
+      const nextTurn = (): Promise<void> => this.nextTurn();
+      this.#channelTopics = new ChannelTopicIndex(this.#state, this.#state, undefined, undefined, nextTurn);
     } catch (error) {
       this.#lock.release();
       throw error;
@@ -487,6 +488,20 @@ export class Store {
   catchUp(): CatchUpResult {
     if (this.#follower === null) return { applied: 0, reloadedAll: false, seq: this.#state.counters.nextChangeSeq - 1 };
     return this.#follower.catchUp();
+  }
+
+  /**
+   * Lets other work run (setImmediate), then, on a follower, catches up before the
+   * caller reads on. lmdb-js renews a process's read snapshot between turns of the event
+   * loop, while a follower's memory moves only at catchUp: a read that yields and goes
+   * on could mix the memory it caught up with newer records (a message moved to a
+   * channel memory does not know yet). Reads that yield (a GET /messages answer rendered
+   * in slices, a channel's topics) go through here, so each of their turns sees one
+   * state, as each turn on the writer does. A replica applies what it writes itself.
+   */
+  async nextTurn(): Promise<void> {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    if (this.#replica === null) this.#follower?.catchUp();
   }
 
   /**

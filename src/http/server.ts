@@ -179,7 +179,10 @@ export interface WorkerHooks {
    * refused here, and the writer, which keeps the failed-authentication counts, should answer.
    */
   readonly divert?: (res: uWS.HttpResponse, req: uWS.HttpRequest, head: RequestHead, unauthorized: boolean) => boolean;
-  /** Runs before a request is answered here (a reader's store catches up with the writer). */
+  /**
+   * Runs before a request is answered here, and again after the shared limits' round
+   * trip, right before the endpoint: a reader's store catches up with the writer.
+   */
   readonly beforeLocal?: () => void;
   /** The per-address, failed-authentication and per-user limits all workers share (http/shared-limits). */
   readonly limits?: SharedLimits;
@@ -540,6 +543,9 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
       shared = await worker.limits.admit(head.remoteAddress, admission.caller?.user.id ?? null);
       sharedAdmissions.set(admission, shared);
       if (shared.refusal) return { reply: engineErrorReply(shared.refusal), headers: shared.rate?.headers ?? none };
+      // The round trip crossed turns of the event loop, and lmdb-js renews the read snapshot between turns: catch
+      // up again, or the endpoint would read records newer than the memory it caught up (engine/follower).
+      worker.beforeLocal?.();
     }
     const emojiData = emojiDataReply(head.method, head.url, head.ifNoneMatch);
     if (emojiData) return { reply: emojiData, headers: none };

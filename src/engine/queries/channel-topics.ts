@@ -57,8 +57,8 @@ const MAX_PENDING_MOVES = 200_000;
 /** Topics read (a chunk and a meta each) or filtered per turn by the asynchronous builds: a few ms. */
 export const PAGE_TOPICS = 500;
 
-/** Lets other work run before the next page. */
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+/** Lets other work run before the next page (a store's: a follower catches up there, see Store.nextTurn). */
+const nextImmediate = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 function bytesOf(entry: TopicEntry): number {
   return ENTRY_BYTES + 2 * (entry.name.length + entry.key.length);
@@ -223,11 +223,21 @@ export class ChannelTopicIndex extends DerivedCache {
   /** Topics per page of the asynchronous builds and filters. */
   readonly pageTopics: number;
 
-  constructor(source: ChangeSource, reader: TopicReader, maxBytes = DEFAULT_CACHE_BYTES, pageTopics = PAGE_TOPICS) {
+  /** How the asynchronous builds and filters yield between pages. */
+  readonly nextTurn: () => Promise<void>;
+
+  constructor(
+    source: ChangeSource,
+    reader: TopicReader,
+    maxBytes = DEFAULT_CACHE_BYTES,
+    pageTopics = PAGE_TOPICS,
+    nextTurn: () => Promise<void> = nextImmediate,
+  ) {
     super(source);
     this.#reader = reader;
     this.#lists = new BoundedCache(maxBytes);
     this.pageTopics = pageTopics;
+    this.nextTurn = nextTurn;
   }
 
   /** Every topic of the channel holding a message, newest first. Shared: do not mutate. */
@@ -305,7 +315,7 @@ export class ChannelTopicIndex extends DerivedCache {
         this.#addEntries(entries, page.maxima);
         list.gather(entries);
         from = page.next;
-        await nextTurn();
+        await this.nextTurn();
       } while (from !== null && generation === this.#generation);
       if (generation !== this.#generation) continue;
       list.sortGathered(upTo);
@@ -443,7 +453,7 @@ export async function channelTopicsAsync(
     const personal = new PersonalTopics(reader, received, user, channel.id);
     const page = index.pageTopics;
     for (let from = 0; from < list.length && !personal.finished; from += page) {
-      if (from > 0) await nextTurn();
+      if (from > 0) await index.nextTurn();
       personal.filter(list, from, Math.min(list.length, from + page));
     }
     if (index.changes === changes) return personal.done();

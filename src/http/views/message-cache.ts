@@ -181,7 +181,8 @@ export class MessageJsonCache extends DerivedCache {
     let sliceStart = performance.now();
     for (let i = 0; i < window.ids.length; i++) {
       if ((i & 31) === 31 && performance.now() - sliceStart >= yieldAfterMs) {
-        await new Promise<void>((resolve) => setImmediate(resolve));
+        // A follower catches up there (Store.nextTurn): the next slice reads one state.
+        await this.#store.nextTurn();
         sliceStart = performance.now();
       }
       this.#append(parts, realm, window, i, options);
