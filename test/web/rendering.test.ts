@@ -117,7 +117,7 @@ describe("web client rendering", () => {
     const smile = msg.locator(".content span.emoji.emoji-1f604");
     await smile.waitFor();
     const drawn = await spriteOf(page, `li.msg[data-id='${id}'] .content span.emoji.emoji-1f604`);
-    expect(drawn.url).toMatch(/\/64-[A-Z0-9]{8}\.png$/);
+    expect(drawn.url).toMatch(/\/32-[A-Z0-9]{8}\.png$/);
     expect(drawn.loaded).toBe(true);
     expect(drawn.text).toBe("rgba(0, 0, 0, 0)");
     expect((await smile.boundingBox())?.width).toBeGreaterThan(15);

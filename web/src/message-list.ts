@@ -34,16 +34,35 @@ export const QUICK_REACTIONS: readonly (readonly [string, string])[] = [
   ["check", "2705"],
 ];
 
-/** The line above a day's first message: its date, the year only when not this one. */
-function dateSeparator(when: Date): HTMLElement {
-  const thisYear = when.getFullYear() === new Date().getFullYear();
-  const text = when.toLocaleDateString([], {
+/**
+ * Date formats, made once: toLocaleString with options builds a new formatter per call
+ * (tenths of a millisecond each, times a few per message on every narrow switch).
+ */
+const FORMATS = {
+  day: new Intl.DateTimeFormat(undefined, { weekday: "short", month: "short", day: "numeric" }),
+  dayWithYear: new Intl.DateTimeFormat(undefined, {
     weekday: "short",
     month: "short",
     day: "numeric",
-    ...(thisYear ? {} : { year: "numeric" }),
-  });
-  return h("div", { class: "date-separator", role: "separator" }, h("time", { datetime: when.toISOString() }, text));
+    year: "numeric",
+  }),
+  full: new Intl.DateTimeFormat(undefined, { dateStyle: "full", timeStyle: "short" }),
+  time: new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" }),
+  label: new Intl.DateTimeFormat(undefined, { dateStyle: "short", timeStyle: "medium" }),
+};
+
+function sameDay(a: Date, b: Date): boolean {
+  return a.getDate() === b.getDate() && a.getMonth() === b.getMonth() && a.getFullYear() === b.getFullYear();
+}
+
+/** The line above a day's first message: its date, the year only when not this one. */
+function dateSeparator(when: Date): HTMLElement {
+  const format = when.getFullYear() === new Date().getFullYear() ? FORMATS.day : FORMATS.dayWithYear;
+  return h(
+    "div",
+    { class: "date-separator", role: "separator" },
+    h("time", { datetime: when.toISOString() }, format.format(when)),
+  );
 }
 
 export interface ListHooks {
@@ -300,7 +319,7 @@ export class MessageList {
     const key = conversationKey(m, me);
     const newConversation = !prev || conversationKey(prev, me) !== key;
     const when = new Date(m.timestamp * 1000);
-    const newDay = !prev || new Date(prev.timestamp * 1000).toDateString() !== when.toDateString();
+    const newDay = !prev || !sameDay(new Date(prev.timestamp * 1000), when);
     const continued =
       !newConversation &&
       !newDay &&
@@ -324,7 +343,7 @@ export class MessageList {
         class: `msg${continued ? " continued" : ""}${unread ? " unread" : ""}`,
         "data-id": m.id,
         tabindex: "-1",
-        "aria-label": `${m.sender_full_name}, ${when.toLocaleString()}`,
+        "aria-label": `${m.sender_full_name}, ${FORMATS.label.format(when)}`,
       },
       newDay ? dateSeparator(when) : null,
       newConversation ? this.#recipientHeader(m, actions) : null,
@@ -334,11 +353,7 @@ export class MessageList {
         continued
           ? null
           : h("button", { type: "button", class: "sender", "data-action": "user-card" }, m.sender_full_name),
-        h(
-          "time",
-          { datetime: when.toISOString(), title: when.toLocaleString([], { dateStyle: "full", timeStyle: "short" }) },
-          when.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }),
-        ),
+        h("time", { datetime: when.toISOString(), title: FORMATS.full.format(when) }, FORMATS.time.format(when)),
         m.last_edit_timestamp !== undefined
           ? h("span", { class: "edited" }, "edited")
           : m.last_moved_timestamp !== undefined
