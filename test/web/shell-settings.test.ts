@@ -98,6 +98,8 @@ describe("web client: title, notifications, keyboard, reconnecting, settings", (
   it("shows a reconnecting banner that counts down, and Try now reconnects at once", async () => {
     const { bob, general } = web.server.seed;
     const page = await web.loggedIn(bob, PHONE);
+    const headerHeight = async () => (await page.locator("header.top").boundingBox())?.height;
+    const normalHeader = await headerHeight();
     // The server says "come back in a minute" to every event poll.
     await page.route("**/api/v1/events?**", (route) =>
       route.request().method() === "GET"
@@ -113,6 +115,8 @@ describe("web client: title, notifications, keyboard, reconnecting, settings", (
     const banner = page.locator(".reconnect-banner");
     await banner.waitFor();
     expect(await banner.textContent()).toMatch(/Trying again in (60|59|58) s\./);
+    // The header keeps its shape at 390 px ("Log out" stays on its row).
+    expect(await headerHeight()).toBe(normalHeader);
     await web.shot(page, "phone-reconnecting");
     await page.unroute("**/api/v1/events?**");
     await say("alice", { type: "stream", to: general.id, topic: "wake", content: "after the outage" });
