@@ -258,6 +258,17 @@ async function addSettingsAndPersonalData(
       canJoinGroup: { new: members },
     },
   });
+  store.updateRealmSettingDefaults(owner.id, { enter_sends: true, emojiset: "text", color_scheme: 3 });
+  store.createDefaultChannelGroup(owner.id, {
+    name: "starter",
+    description: "for newcomers",
+    channelNames: ["general", "old news", "quiet"],
+  });
+  store.addPlayground(owner.id, {
+    name: "Rust playground",
+    pygmentsLanguage: "Rust",
+    urlTemplate: "https://play.rust-lang.org/?code={code}",
+  });
   store.setDefaultChannel(owner.id, general.id, true);
   store.setDefaultChannel(owner.id, quietId, true);
   store.archiveChannel(owner.id, old.createdChannelIds[0]!);
@@ -390,6 +401,9 @@ describe("POST /export/realm and the round trip through parley import", () => {
       uploads: 1,
       channels: 7,
       "edit histories": 3,
+      "realm defaults for new users": 1,
+      "default channel groups": 1,
+      "code playgrounds": 1,
       "channel folders": 2,
       "alert words": 2,
       "muted users": 2,
@@ -742,8 +756,18 @@ function compareSettings(a: Store, dirA: string, realmA: number, b: Store, dirB:
         }));
       })
       .sort((x, y) => `${x.who} ${x.channel}`.localeCompare(`${y.who} ${y.channel}`));
+    const configuration = {
+      defaultsForNewUsers: store.realmSettingDefaults(realmId),
+      defaultChannelGroups: store.defaultChannelGroups(owner).map((g) => ({
+        name: g.name,
+        description: g.description,
+        channels: g.channelIds.map((id) => channelName(id)),
+      })),
+      playgrounds: store.realmPlaygrounds(realmId).map((p) => `${p.name} ${p.pygmentsLanguage} ${p.urlTemplate}`),
+    };
     return {
       realmSettings,
+      configuration,
       everySubscription,
       groups,
       defaultChannels: store
@@ -795,6 +819,11 @@ function compareSettings(a: Store, dirA: string, realmA: number, b: Store, dirB:
   expect(original.everySubscription).toContainEqual(
     expect.objectContaining({ who: "gone@test.dev (deactivated)", channel: "general", active: true, color: "#654321" }),
   );
+  expect(original.configuration).toMatchObject({
+    defaultsForNewUsers: { enter_sends: true, emojiset: "text", color_scheme: 3 },
+    defaultChannelGroups: [{ name: "starter", channels: ["general", "quiet"] }],
+    playgrounds: ["Rust playground Rust https://play.rust-lang.org/?code={code}"],
+  });
   const aliceView = original.perUser.find((u) => u.email === s.seed.alice.deliveryEmail)!;
   expect(aliceView.settings).toMatchObject({ enter_sends: true, emojiset: "text", default_language: "fr" });
   expect(aliceView.subscriptions.find((x) => x.channel === "general")).toMatchObject({

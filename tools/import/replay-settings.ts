@@ -25,6 +25,7 @@ import { emojiFilePath, newEmojiFileName } from "../../src/emoji/images.js";
 import { UploadFiles } from "../../src/uploads/files.js";
 import { RECIPIENT, type ZulipExport } from "./zulip-export.js";
 import { replayDefaultChannels, replayPersonalSettings, replayRealmSettingColumns } from "./replay-realm.js";
+import { replayDefaultChannelGroups, replayPlaygrounds, replayRealmUserDefaults } from "./replay-realm-extras.js";
 
 export interface SettingsReplay {
   readonly store: Store;
@@ -447,7 +448,11 @@ export function replayChannelsAndPersonalData(c: SettingsReplay, membersOfRecipi
   replayPersonalData(c, membersOfRecipient);
   // Last but archiving: a send or move the realm's rules would refuse today was allowed then.
   replayRealmSettingColumns(c);
+  // Groups first: a channel that is already a default one cannot join a group (it may become one after).
+  replayDefaultChannelGroups(c);
   replayDefaultChannels(c);
+  replayRealmUserDefaults(c);
+  replayPlaygrounds(c);
   replayPersonalSettings(c);
   archive(c, folders);
 }

@@ -156,6 +156,14 @@ const channelFolderRow = z.looseObject({
   order: z.number().int().optional(),
   is_archived: z.boolean().optional(),
 });
+const realmUserDefaultRow = z.looseObject({ realm: id.optional() });
+const defaultStreamGroupRow = z.looseObject({
+  id,
+  name: z.string(),
+  description: z.string().optional(),
+  streams: z.array(id).optional(),
+});
+const playgroundRow = z.looseObject({ id, name: z.string(), pygments_language: z.string(), url_template: z.string() });
 const alertWordRow = z.looseObject({ user_profile: id, word: z.string() });
 const mutedUserRow = z.looseObject({ user_profile: id, muted_user: id, date_muted: z.number().optional() });
 const userStatusRow = z.looseObject({
@@ -274,6 +282,10 @@ export interface ZulipExport {
   readonly channelFolders: z.infer<typeof channelFolderRow>[];
   /** zerver_defaultstream: the channels new users join. */
   readonly defaultStreams: z.infer<typeof defaultStreamRow>[];
+  /** zerver_realmuserdefault's one row (settings columns under their API names), if the export has it. */
+  readonly realmUserDefaults: z.infer<typeof realmUserDefaultRow> | null;
+  readonly defaultStreamGroups: z.infer<typeof defaultStreamGroupRow>[];
+  readonly playgrounds: z.infer<typeof playgroundRow>[];
   readonly alertWords: z.infer<typeof alertWordRow>[];
   readonly mutedUsers: z.infer<typeof mutedUserRow>[];
   readonly userStatuses: z.infer<typeof userStatusRow>[];
@@ -318,6 +330,9 @@ const READ_TABLES = new Set([
   "zerver_channelfolder",
   "zerver_defaultstream",
   "zerver_alertword",
+  "zerver_realmuserdefault",
+  "zerver_defaultstreamgroup",
+  "zerver_realmplayground",
   "zerver_muteduser",
   "zerver_userstatus",
   "zerver_draft",
@@ -541,6 +556,9 @@ export function readExport(root: string, limits: Pick<ExportLimits, "maxJsonByte
     realmEmoji: rows(data, "zerver_realmemoji", realmEmojiRow, realmFile),
     channelFolders: rows(data, "zerver_channelfolder", channelFolderRow, realmFile),
     defaultStreams: rows(data, "zerver_defaultstream", defaultStreamRow, realmFile),
+    realmUserDefaults: rows(data, "zerver_realmuserdefault", realmUserDefaultRow, realmFile)[0] ?? null,
+    defaultStreamGroups: rows(data, "zerver_defaultstreamgroup", defaultStreamGroupRow, realmFile),
+    playgrounds: rows(data, "zerver_realmplayground", playgroundRow, realmFile),
     alertWords: rows(data, "zerver_alertword", alertWordRow, realmFile),
     mutedUsers: rows(data, "zerver_muteduser", mutedUserRow, realmFile),
     userStatuses: rows(data, "zerver_userstatus", userStatusRow, realmFile),

@@ -28,6 +28,7 @@ import { SETTING_NAMES } from "../settings/defaults.js";
 import { REALM_EXPORT_TYPE, SUBSCRIPTION_NOTIFICATIONS, type Message, type RealmExportType } from "../types.js";
 import { RECIPIENT_ID, RECIPIENT_TYPE } from "./zulip-ids.js";
 import { settingsTables } from "./zulip-settings-tables.js";
+import { realmExtraTables } from "./zulip-realm-extras.js";
 
 export type Row = Record<string, unknown>;
 export type Tables = Record<string, Row[]>;
@@ -471,6 +472,7 @@ export function realmTables(state: StoreState, plan: ExportPlan): Tables {
     zerver_reaction: plan.reactions,
     zerver_client: [...plan.clients].map(([name, id]) => ({ id, name })),
     ...settings.tables,
+    ...realmExtraTables(state, plan.realmId),
   };
 }
 
