@@ -105,14 +105,6 @@ export function isSubscribed(state: AccessReader, userId: number, channelId: num
   return state.channelDirectory.isSubscribed(userId, channelId);
 }
 
-/**
- * Whether `viewer` may see `target` (Zulip's can_access_all_users_group). parley's
- * realms grant it to everyone (register reports role:everyone), so: the same realm.
- */
-export function canSeeUser(_state: AccessReader, viewer: User, target: User): boolean {
-  return viewer.realmId === target.realmId;
-}
-
 export function isAdmin(user: User): boolean {
   return user.role <= ROLE.ADMINISTRATOR;
 }

@@ -130,8 +130,25 @@ export interface ListingReader extends AccessReader {
   readonly userTopics: { of(userId: number): ReadonlyMap<string, UserTopic> };
 }
 
+/**
+ * What the limited-guest rule reads (user-access.ts) beyond the permission rules' reads:
+ * subscribers, the conversations of the guest's direct messages, and its own cache.
+ */
+export interface UserAccessReader extends AccessReader {
+  /** Active users with an active subscription to the channel, ascending. */
+  activeSubscriberList(channelId: number): readonly number[];
+  /** A message's conversation: channel ID, or minus the direct conversation's ID. */
+  metaOf(id: number): MessageMeta | undefined;
+  readonly bitmaps: AccessReader["bitmaps"] & { version(key: string): number };
+  /** Per guest, the users they may see, with the version of their `dm` bitmap. */
+  readonly accessibleUsers: {
+    get(viewerId: number, dmVersion: number): ReadonlySet<number> | undefined;
+    set(viewerId: number, dmVersion: number, ids: ReadonlySet<number>): void;
+  };
+}
+
 /** What the presence queries read (queries/presence.ts). */
-export interface PresenceReader extends AccessReader {
+export interface PresenceReader extends UserAccessReader {
   /** The clock, in UNIX seconds. */
   now(): number;
   /** userId -> presence. */

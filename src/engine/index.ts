@@ -57,6 +57,7 @@ export { DerivedCache, onlyFieldsChanged, type Dependencies, type Dependency } f
 export type { TypingInput } from "./actions/typing.js";
 export type { GetChannelsInput, GroupListing, SubscribedChannel, SubscriptionLists } from "./queries/listings.js";
 export { SYSTEM_GROUPS } from "./access.js";
+export { INACCESSIBLE_USER_NAME } from "./user-access.js";
 export * from "./errors.js";
 export * from "./limits.js";
 export * from "./types.js";

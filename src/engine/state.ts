@@ -15,6 +15,7 @@
  */
 import { BitmapStore } from "./index/bitmap-store.js";
 import { MessageConversations } from "./index/message-conversations.js";
+import { AccessibleUsers } from "./user-access.js";
 import { buildMembersIndex, Conversations, MEMBERS_INDEXED_KEY } from "./index/conversations.js";
 import { userFlagHolderOf } from "./index/keys.js";
 import { buildUserFlagHolders, USER_FLAG_HOLDERS_KEY } from "./index/user-flag-holders.js";
@@ -367,6 +368,8 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
   #systemGroupIds: Map<string, number> | null = null;
   /** Direct-message conversations, by ID and by members (read on demand, cached). */
   readonly conversations: Conversations;
+  /** Per limited guest, the users they may see (user-access.ts); the Store drops it on change sets. */
+  readonly accessibleUsers = new AccessibleUsers();
   /** Per-user topic policies (read per user on demand, cached). */
   readonly userTopics: UserTopicPolicies;
   /** Users whose presence changed since the last flush. */
@@ -383,6 +386,7 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
     activeSubscriberLists: this.#activeSubscriberLists,
     mutedChannels: { clear: () => this.#mutedChannels.clear(), keys: () => this.#mutedChannels.keys() },
     systemGroupMembers: this.#systemGroupMembers,
+    accessibleUsers: this.accessibleUsers,
     systemGroupIds: { clear: () => (this.#systemGroupIds = null), keys: () => this.#systemGroupIds?.keys() ?? [] },
     recentConversations: this.recentConversationsCache,
     conversations: {

@@ -382,6 +382,7 @@ import {
   type SubscriptionLists,
 } from "./queries/listings.js";
 import { getMessageRecord } from "./storage/message-records.js";
+import { accessibleUserIds, canAccessUser } from "./user-access.js";
 import {
   consentedUserIds,
   deleteRealmExport,
@@ -458,6 +459,7 @@ export class Store {
     this.#state.onRollback(() => this.#received.clear());
     // Registered first, so every later listener and the write's events read fresh sets.
     this.#state.onChanges((changes) => this.#received.forgetChanged(changes));
+    this.#state.onChanges((changes) => this.#state.accessibleUsers.forgetChanged(changes));
     if (role === "writer") {
       // A crash may have cut a deletion's read-bit purge short: it ends before anything else.
       while (continueReadPurge(this.#state));
@@ -1071,6 +1073,17 @@ export class Store {
     return realmBots(this.#state, realmId);
   }
   /** GET /users for `viewerId`: the realm's users, or those named ("Invalid user ID: N"). */
+  /**
+   * The human users a limited guest may see (themselves included), or null when the
+   * viewer sees everyone; bots are always visible (user-access.ts).
+   */
+  accessibleUserIds(viewerId: number): ReadonlySet<number> | null {
+    return accessibleUserIds(this.#state, this.#actor(viewerId));
+  }
+  /** Zulip's check_can_access_user. */
+  canAccessUser(viewerId: number, target: User): boolean {
+    return canAccessUser(this.#state, this.#actor(viewerId), target);
+  }
   listUsers(viewerId: number, ids?: readonly number[]): User[] {
     return listUsers(this.#state, this.#actor(viewerId), ids);
   }

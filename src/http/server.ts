@@ -64,6 +64,7 @@ import { Router, type RouteMatch } from "./router.js";
 import { defaultWebRoot, StaticFiles } from "./static-files.js";
 import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from "../wire/version.js";
 import { MessageJsonCache } from "./views/message-cache.js";
+import { placeholderEmailDomain } from "./views/limited-guest-users.js";
 import { UserListCache } from "./views/user-list-cache.js";
 import { WindowReplyCache } from "./views/window-cache.js";
 import { GroupListCache } from "./views/group-list-cache.js";
@@ -338,7 +339,11 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   const groupJson = new GroupListCache(store, options.listCaches ?? true);
   const ownsHub = !(options.events instanceof EventHub);
   const maxQueuesPerRealm = config.MAX_EVENT_QUEUES_PER_REALM;
-  const hubOptions = { restartEvent: RESTART_EVENT, maxQueuesPerRealm, ...options.events };
+  const emailDomainOf = (realmId: number): string => {
+    const realm = store.findRealm(realmId);
+    return realm === undefined ? new URL(info.baseUrl).host : placeholderEmailDomain(info, realm);
+  };
+  const hubOptions = { restartEvent: RESTART_EVENT, maxQueuesPerRealm, emailDomainOf, ...options.events };
   const events = options.events instanceof EventHub ? options.events : new EventHub(store, hubOptions);
   const app = uWS.App();
   let listenSocket: uWS.us_listen_socket | null = null;

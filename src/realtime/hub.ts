@@ -37,6 +37,8 @@ import { openJson, WireEvent } from "./wire.js";
 
 export interface HubOptions {
   readonly clock?: Clock;
+  /** The realm's host, for placeholder emails of users hidden from limited guests (Zulip's fake email domain). */
+  readonly emailDomainOf?: (realmId: number) => string;
   /** A waiting poll gets a heartbeat after a random time in [min, max] seconds (Zulip: 45–55). */
   readonly heartbeatMinSecs?: number;
   readonly heartbeatMaxSecs?: number;
@@ -174,6 +176,7 @@ export class EventHub {
   readonly #maxUserChars: number;
   readonly #random: () => number;
   readonly #restartEvent: Readonly<Record<string, unknown>>;
+  readonly #emailDomainOf: (realmId: number) => string;
   readonly #queues = new Map<string, EventQueue>();
   readonly #byUser = new Map<number, UserQueues>();
   /** Each realm's queues, least recently polled first. */
@@ -202,6 +205,7 @@ export class EventHub {
     this.#maxUserChars = options.maxUserEventChars ?? DEFAULT_MAX_USER_EVENT_CHARS;
     this.#random = options.random ?? Math.random;
     this.#restartEvent = options.restartEvent ?? {};
+    this.#emailDomainOf = options.emailDomainOf ?? (() => "localhost");
     this.#gcInterval = (options.gcIntervalSecs ?? 30) * 1000;
     this.#slice = options.deliverySlice ?? DEFAULT_DELIVERY_SLICE;
     this.#unsubscribe = store.onEvents((batch) => this.#deliver(batch));
@@ -499,7 +503,12 @@ export class EventHub {
           if (!audience.has(queue.userId)) take(queue, false);
       }
       if (queues.length > 0)
-        this.#pending.push({ wire: new WireEvent(event, this.#store), queues, recipient, next: 0 });
+        this.#pending.push({
+          wire: new WireEvent(event, this.#store, this.#emailDomainOf),
+          queues,
+          recipient,
+          next: 0,
+        });
     }
     // A deactivated user's (or realm's) clients can no longer poll (their key is refused): their
     // queues go once this batch is pushed, and a poll waiting on one is answered BAD_EVENT_QUEUE_ID.

@@ -51,6 +51,7 @@ const savedQueue = z.object({
     includeDeactivatedGroups: z.boolean().default(false),
     presenceFormat: z.enum(["legacy", "slim", "modern"]).default("legacy"),
     individualEmojiChanges: z.boolean().default(false),
+    userListIncomplete: z.boolean().default(false),
     archivedChannels: z.boolean().default(false),
     bulkMessageDeletion: z.boolean().default(false),
     linkifierUrlTemplate: z.boolean().default(false),

@@ -44,6 +44,11 @@ export interface QueueOptions {
    */
   readonly individualEmojiChanges?: boolean;
   /**
+   * client_capabilities.user_list_incomplete: no realm_user add for a user the (limited
+   * guest) queue owner may not see, instead of an "Unknown user" placeholder.
+   */
+  readonly userListIncomplete?: boolean;
+  /**
    * client_capabilities.bulk_message_deletion: one delete_message event lists every
    * deleted message (absent in queues saved before it existed: one event per message).
    */

@@ -21,7 +21,7 @@ import {
 } from "../wire/channel.js";
 import { messageBody } from "../wire/message.js";
 import { messagePolicyToWire } from "../wire/message-policy.js";
-import { userToWire } from "../wire/user.js";
+import { inaccessibleUserToWire, userToWire } from "../wire/user.js";
 import { avatarUrl } from "../wire/avatar.js";
 import { userTopicToWire } from "../wire/user-topic.js";
 import { BOT_WIRE_FIELD, botFieldToWire, botToWire } from "../wire/bot.js";
@@ -58,6 +58,7 @@ export class WireEvent {
   constructor(
     readonly event: EngineEvent,
     readonly store: Store,
+    readonly emailDomainOf: (realmId: number) => string = () => "localhost",
   ) {}
 
   /**
@@ -89,6 +90,8 @@ export class WireEvent {
       case "update_message":
         return `${e.flagsFor(queue.userId).join(",")}|${o.emptyTopicName ? "e" : ""}`;
       case "realm_user":
+        if (e.op === "add" && !this.store.canAccessUser(queue.userId, e.person))
+          return o.userListIncomplete === true ? "hidden-skip" : "hidden";
         return o.clientGravatar ? "g" : "";
       case "subscription":
         return e.op === "add" ? String(queue.userId) : "";
@@ -330,6 +333,16 @@ export class WireEvent {
         return { type: "realm_bot", op: "update", bot };
       }
       case "realm_user": {
+        // Zulip's notify_created_user: a limited guest who may not see the new user gets a
+        // placeholder, or nothing when the client keeps an incomplete user list.
+        if (e.op === "add" && !store.canAccessUser(queue.userId, e.person)) {
+          if (queue.options.userListIncomplete === true) return null;
+          return {
+            type: "realm_user",
+            op: "add",
+            person: inaccessibleUserToWire(e.person.id, this.emailDomainOf(e.person.realmId)),
+          };
+        }
         if (e.op === "add")
           return {
             type: "realm_user",

@@ -8,7 +8,7 @@
  */
 import type {} from "../engine/index.js";
 import type { User } from "../engine/index.js";
-import { ROLE } from "../engine/index.js";
+import { INACCESSIBLE_USER_NAME, ROLE } from "../engine/index.js";
 import { avatarUrl } from "./avatar.js";
 
 export interface UserViewOptions {
@@ -60,4 +60,32 @@ export function userToWire(user: User, options: UserViewOptions): Record<string,
   if (user.isBot) out["bot_owner_id"] = user.botOwnerId;
   else if (options.includeCustomProfileFields) out["profile_data"] = profileDataToWire(user);
   return out;
+}
+
+/** Zulip's get_avatar_for_inaccessible_user: a static image, the same for everyone hidden. */
+export const INACCESSIBLE_USER_AVATAR = "/static/images/unknown-user-avatar.png";
+
+/**
+ * Zulip's get_data_for_inaccessible_user: what a limited guest is told of a user they may
+ * not see (an "Unknown user" member with a dummy email, joined at the epoch).
+ */
+export function inaccessibleUserToWire(userId: number, emailDomain: string): Record<string, unknown> {
+  return {
+    email: `user${userId}@${emailDomain}`,
+    user_id: userId,
+    avatar_version: 1,
+    is_admin: false,
+    is_owner: false,
+    is_guest: false,
+    role: ROLE.MEMBER,
+    is_bot: false,
+    full_name: INACCESSIBLE_USER_NAME,
+    timezone: "",
+    is_active: true,
+    date_joined: isoDate(0),
+    delivery_email: null,
+    avatar_url: INACCESSIBLE_USER_AVATAR,
+    profile_data: {},
+    is_imported_stub: false,
+  };
 }

@@ -35,6 +35,7 @@ const OPTIONS: SavedQueue["options"] = {
   includeDeactivatedGroups: false,
   presenceFormat: "legacy",
   individualEmojiChanges: false,
+  userListIncomplete: false,
   archivedChannels: false,
   bulkMessageDeletion: false,
   linkifierUrlTemplate: false,

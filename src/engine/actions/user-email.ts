@@ -9,7 +9,7 @@
  * email_address_visibility, "everyone", and no other): the API email follows the real
  * one, and all three events go to the whole realm.
  */
-import { realmAudience } from "../events/audience.js";
+import { userViewersAudience } from "../events/audience.js";
 import { BadRequestError } from "../errors.js";
 import { emailKey, type StoreState, type WriteContext } from "../state.js";
 import type { User } from "../types.js";
@@ -39,7 +39,7 @@ export function writeEmailChange(state: StoreState, ctx: WriteContext, before: U
   const next: User = { ...before, email, deliveryEmail: email };
   state.tables.users.putSync(next.id, next);
   ctx.afterCommit(() => state.indexUser(next));
-  const everyone = () => realmAudience(state, next.realmId);
+  const everyone = () => userViewersAudience(state, next);
   ctx.emit({ type: "realm_user", op: "update", userId: next.id, changes: { deliveryEmail: email } }, everyone);
   ctx.emit({ type: "realm_user", op: "update", userId: next.id, changes: { avatarOf: next } }, everyone);
   ctx.emit({ type: "realm_user", op: "update", userId: next.id, changes: { newEmail: email } }, everyone);

@@ -18,6 +18,7 @@ import {
   realmAudience,
   subscriberViewersAudience,
   userAudience,
+  userViewersAudience,
 } from "../events/audience.js";
 import type { RealmUserChange } from "../events/types.js";
 import type { UserSettingsRecord } from "../settings/defaults.js";
@@ -262,7 +263,7 @@ export function emitUserUpdates(state: StoreState, ctx: WriteContext, before: Us
     changes.push({ botOwnerId: after.botOwnerId });
   for (const change of changes)
     ctx.emit({ type: "realm_user", op: "update", userId: after.id, changes: change }, () =>
-      realmAudience(state, after.realmId),
+      userViewersAudience(state, after),
     );
   // No realm_bot update: since feature level 474 a bot's name and activity are only on
   // its User object, which the realm_user updates above carry.

@@ -9,6 +9,7 @@
 import type roaring from "roaring";
 import { canAccessMessage, canSeeChannel, canSeeSubscribers, hasRow } from "../access.js";
 import type { StoreState } from "../state.js";
+import { canAccessUser } from "../user-access.js";
 import type { Channel, Message, User } from "../types.js";
 import { ROLE } from "../types.js";
 import type { Audience } from "./types.js";
@@ -74,6 +75,14 @@ export function realmAudience(
  */
 export function botManagersAudience(state: StoreState, bot: User): Audience {
   return realmAudience(state, bot.realmId, (u) => u.id === bot.botOwnerId || u.role <= ROLE.ADMINISTRATOR);
+}
+
+/**
+ * Users who may see `target` (realm_user updates: Zulip's get_user_ids_who_can_access_user):
+ * everyone active in the realm but the limited guests it is hidden from.
+ */
+export function userViewersAudience(state: StoreState, target: User): Audience {
+  return realmAudience(state, target.realmId, (viewer) => canAccessUser(state, viewer, target));
 }
 
 /** Users who may see that the channel exists (stream events). */

@@ -5,7 +5,7 @@
  * changed after the client's last_update_id; without a positive last_update_id, those
  * connected within history_limit_days (default 14; 0 asks for nothing).
  */
-import { canSeeUser } from "../access.js";
+import { canAccessUser } from "../user-access.js";
 import { BadRequestError, clip } from "../errors.js";
 import type { PresenceReader } from "../directory.js";
 import { SETTING_DEFAULTS } from "../settings/defaults.js";
@@ -43,7 +43,7 @@ export function realmPresence(state: PresenceReader, viewer: User, query: Presen
       if (!presence || presence.lastUpdateId !== updateId) return;
       if (since !== null && presence.lastConnected < since) return;
       const user = state.userDirectory.get(id);
-      if (!user || !user.isActive || user.isBot || !presenceEnabled(state, id) || !canSeeUser(state, viewer, user))
+      if (!user || !user.isActive || user.isBot || !presenceEnabled(state, id) || !canAccessUser(state, viewer, user))
         return;
       rows.push({ user, presence });
       newest = updateId;
@@ -54,7 +54,7 @@ export function realmPresence(state: PresenceReader, viewer: User, query: Presen
 
 /** GET /users/{user_id_or_email}/presence: one user's presence, with Zulip's refusals. */
 export function userPresence(state: PresenceReader, viewer: User, target: User, named: string): PresenceRecord {
-  if (target.realmId !== viewer.realmId || !target.isActive || !canSeeUser(state, viewer, target))
+  if (target.realmId !== viewer.realmId || !target.isActive || !canAccessUser(state, viewer, target))
     throw new BadRequestError("No such user");
   if (target.isBot) throw new BadRequestError("Presence is not supported for bot users.");
   const presence = presenceEnabled(state, target.id) ? state.presence.get(target.id) : undefined;

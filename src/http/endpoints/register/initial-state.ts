@@ -14,6 +14,8 @@ import { playgroundToWire } from "../../../wire/playground.js";
 import { realmEmojiMapToWire } from "../../../wire/realm-emoji.js";
 import { presencesToWire } from "../../../wire/presence.js";
 import type { UserListCache } from "../../views/user-list-cache.js";
+import { limitedGuestUserLists } from "../../views/limited-guest-users.js";
+import type { ServerInfo } from "../../endpoint.js";
 import type { GroupListCache } from "../../views/group-list-cache.js";
 
 export interface StateOptions {
@@ -23,6 +25,8 @@ export interface StateOptions {
   readonly emptyTopicName: boolean;
   readonly archivedChannels: boolean;
   readonly includeDeactivatedGroups: boolean;
+  /** client_capabilities.user_list_incomplete: leave out users a limited guest may not see. */
+  readonly userListIncomplete: boolean;
 }
 
 /** `realm_user`: realm_users, realm_non_active_users, cross_realm_bots and own-user fields. */
@@ -32,11 +36,19 @@ export function realmUserSection(
   user: User,
   options: StateOptions,
   userJson: UserListCache,
+  server: ServerInfo,
 ): Record<string, unknown> {
   const rights = store.channelRights(user.id);
   // Zulip's register includes humans' profile_data, as realm_user add events do.
   const userOptions = { clientGravatar: options.clientGravatar, includeCustomProfileFields: true };
-  const lists = userJson.lists(user.realmId, userOptions);
+  const accessible = store.accessibleUserIds(user.id);
+  const lists =
+    accessible === null
+      ? userJson.lists(user.realmId, userOptions)
+      : limitedGuestUserLists(store, realm, server, accessible, {
+          ...userOptions,
+          placeholders: !options.userListIncomplete,
+        });
   const ownAvatar = avatarUrl(user, false);
   return {
     realm_users: lists.active,

@@ -131,6 +131,7 @@ export default defineEndpoint({
       emptyTopicName: caps["empty_topic_name"] === true,
       archivedChannels: caps["archived_channels"] === true,
       includeDeactivatedGroups: caps["include_deactivated_groups"] === true,
+      userListIncomplete: caps["user_list_incomplete"] === true,
     };
     // Zulip's events.py: a last_update_id or the simplified events capability implies the modern format.
     const simplifiedPresence = caps["simplified_presence_events"] === true;
@@ -175,7 +176,7 @@ export default defineEndpoint({
       ...unstored("realm_filters"),
       ...(want("realm_playgrounds") ? playgroundsSection(store, realm) : {}),
       ...(want("realm_user_groups") ? userGroupsSection(user, options, ctx.groupJson) : {}),
-      ...(want("realm_user") ? realmUserSection(store, realm, user, options, ctx.userJson) : {}),
+      ...(want("realm_user") ? realmUserSection(store, realm, user, options, ctx.userJson, ctx.server) : {}),
       ...(want("realm_bot") ? realmBotSection(store, user) : {}),
       ...unstored("realm_embedded_bots"),
       ...unstored("realm_incoming_webhook_bots"),
@@ -225,6 +226,7 @@ export default defineEndpoint({
       includeDeactivatedGroups: options.includeDeactivatedGroups,
       presenceFormat: simplifiedPresence ? "modern" : slimPresence ? "slim" : "legacy",
       individualEmojiChanges: caps["individual_emoji_changes"] === true,
+      userListIncomplete: options.userListIncomplete,
       bulkMessageDeletion: caps["bulk_message_deletion"] === true,
       linkifierUrlTemplate: caps["linkifier_url_template"] === true,
       archivedChannels: options.archivedChannels,
