@@ -105,11 +105,3 @@ export function canAccessUser(state: UserAccessReader, viewer: User, target: Use
   const ids = accessibleUserIds(state, viewer);
   return ids === null || ids.has(target.id);
 }
-
-/** The active users of the realm who may see `target` (Zulip's get_user_ids_who_can_access_user, plus the rest). */
-export function whoCanAccess(state: UserAccessReader, target: User): (viewerId: number) => boolean {
-  return (viewerId) => {
-    const viewer = state.userDirectory.get(viewerId);
-    return viewer !== undefined && canAccessUser(state, viewer, target);
-  };
-}
