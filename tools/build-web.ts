@@ -57,6 +57,24 @@ export async function buildWeb(outDir = join(repoRoot(), "dist", "web")): Promis
   const katexOutputs = Object.keys(katex.metafile.outputs).map((p) => basename(p));
   const katexCss = katexOutputs.find((f) => f.endsWith(".css"));
   if (!katexCss) throw new Error(`KaTeX stylesheet not built: ${katexOutputs.join(", ")}`);
+  // The code highlighter on its own too, imported by URL the first time a code block is
+  // drawn: as a split chunk it would share esbuild's module helpers with the app, one
+  // more request on every first view.
+  const highlight = await build({
+    entryPoints: { highlight: join(root, "web", "src", "highlight.ts") },
+    bundle: true,
+    minify: true,
+    sourcemap: "linked",
+    format: "esm",
+    target: "es2022",
+    entryNames: "[name]-[hash]",
+    outdir: outDir,
+    metafile: true,
+    logLevel: "warning",
+  });
+  const highlightOutputs = Object.keys(highlight.metafile.outputs).map((p) => basename(p));
+  const highlightJs = highlightOutputs.find((f) => f.endsWith(".js"));
+  if (!highlightJs) throw new Error(`highlighter not built: ${highlightOutputs.join(", ")}`);
   const result = await build({
     entryPoints: { app: join(root, "web", "src", "main.ts") },
     bundle: true,
@@ -66,10 +84,7 @@ export async function buildWeb(outDir = join(repoRoot(), "dist", "web")): Promis
     target: "es2022",
     entryNames: "[name]-[hash]",
     assetNames: "[name]-[hash]",
-    chunkNames: "[name]-[hash]",
-    // Lazily imported modules (the code highlighter) become chunks of their own.
-    splitting: true,
-    define: { PARLEY_KATEX_CSS: JSON.stringify(katexCss) },
+    define: { PARLEY_KATEX_CSS: JSON.stringify(katexCss), PARLEY_HIGHLIGHT_JS: JSON.stringify(highlightJs) },
     loader: { ".png": "file" },
     plugins: [emojiSprite],
     outdir: outDir,
@@ -85,8 +100,8 @@ export async function buildWeb(outDir = join(repoRoot(), "dist", "web")): Promis
     .replace("%APP_CSS%", css);
   writeFileSync(join(outDir, "index.html"), html);
   copyFileSync(join(root, "web", "favicon.svg"), join(outDir, "favicon.svg"));
-  const files = [...outputs, ...katexOutputs, "index.html", "favicon.svg"];
-  const bytes = [result, katex]
+  const files = [...outputs, ...katexOutputs, ...highlightOutputs, "index.html", "favicon.svg"];
+  const bytes = [result, katex, highlight]
     .flatMap((r) => Object.values(r.metafile.outputs))
     .reduce((n, o) => n + o.bytes, Buffer.byteLength(html));
   return { outDir, files, bytes };

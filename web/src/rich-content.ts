@@ -5,10 +5,21 @@
  */
 import { h } from "./dom.js";
 
-/** The KaTeX stylesheet's hashed file name (tools/build-web.ts defines it). */
+/** The KaTeX stylesheet's and the highlighter's hashed file names (tools/build-web.ts defines them). */
 declare const PARLEY_KATEX_CSS: string | undefined;
+declare const PARLEY_HIGHLIGHT_JS: string | undefined;
 
-let highlighter: Promise<typeof import("./highlight.js")> | null = null;
+type Highlight = (root: ParentNode) => void;
+let highlighter: Promise<Highlight> | null = null;
+
+/** The highlighter, built apart (highlight.ts), imported by URL: the bundler leaves this import alone. */
+async function loadHighlighter(): Promise<Highlight> {
+  if (typeof PARLEY_HIGHLIGHT_JS !== "string") throw new Error("no highlighter in this build");
+  const url = `/${PARLEY_HIGHLIGHT_JS}`;
+  const loaded = (await import(url)) as { highlightCode?: unknown };
+  if (typeof loaded.highlightCode !== "function") throw new Error("highlighter without highlightCode");
+  return loaded.highlightCode as Highlight;
+}
 let katexCss = false;
 
 function loadKatexCss(): void {
@@ -20,8 +31,8 @@ function loadKatexCss(): void {
 /** Decorates one message body once it is in the page or about to be. */
 export function enhanceContent(content: HTMLElement): void {
   if (content.querySelector("div.codehilite[data-code-language]")) {
-    highlighter ??= import("./highlight.js");
-    highlighter.then((m) => m.highlightCode(content)).catch(() => (highlighter = null));
+    highlighter ??= loadHighlighter();
+    highlighter.then((highlight) => highlight(content)).catch(() => (highlighter = null));
   }
   if (content.querySelector(".katex")) loadKatexCss();
   for (const block of content.querySelectorAll<HTMLElement>(".spoiler-block")) collapseSpoiler(block);
