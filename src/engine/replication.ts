@@ -190,8 +190,9 @@ export class ReplicationCapture {
     this.#db.putSync(["undo", position.seq], codec.pack(undo));
     this.#db.putSync(POSITION_KEY, position);
     if (this.#confirmed > this.#undoFloor) {
-      for (const key of this.#db.getKeys({ start: ["undo", this.#undoFloor], end: ["undo", this.#confirmed + 1] }))
-        this.#db.removeSync(key);
+      // Listed first: keys are removed from the range being read.
+      const done = [...this.#db.getKeys({ start: ["undo", this.#undoFloor], end: ["undo", this.#confirmed + 1] })];
+      for (const key of done) this.#db.removeSync(key);
       this.#undoFloor = this.#confirmed;
     }
     this.#txn = { seq: position.seq, id: position.id, ops, batches: [] };
@@ -299,7 +300,8 @@ export class ReplicaApplier {
   /** Undo records of transactions the stream has (at or below `seq`) are no longer needed. */
   dropUndoThrough(seq: number): void {
     this.#tables.env.transactionSync(() => {
-      for (const key of this.#db.getKeys({ start: ["undo", 0], end: ["undo", seq + 1] })) this.#db.removeSync(key);
+      const done = [...this.#db.getKeys({ start: ["undo", 0], end: ["undo", seq + 1] })];
+      for (const key of done) this.#db.removeSync(key);
     });
   }
 }

@@ -155,6 +155,17 @@ describe("replication", () => {
     await new Promise((resolve) => setImmediate(resolve));
     // Say the stream stored only the first `kept` transactions; the leader then died.
     const kept = 3;
+    // Acknowledged transactions' undo records go with the next transaction; the others stay.
+    leader.confirmReplicated(kept);
+    leader.sendMessage({
+      senderId: viewers[1]!,
+      to: { type: "channel", channel: "general", topic: "t" },
+      content: "+",
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    const replication = internals(leader).tables.env.openDB<unknown, [string, number]>({ name: "replication" });
+    const undoSeqs = [...replication.getKeys({ start: ["undo", 0], end: ["undo", Number.MAX_SAFE_INTEGER] })];
+    expect(undoSeqs.map((key) => key[1])).toEqual(txns.slice(kept).map((t) => t.seq));
     leader.close();
     open.splice(open.indexOf(leader), 1);
 
