@@ -7,6 +7,7 @@ import type { Api } from "./api.js";
 import { ComposeAutocomplete } from "./compose-autocomplete.js";
 import { h } from "./dom.js";
 import { DraftSync, type WireDraft } from "./draft-sync.js";
+import { ComposeUploads } from "./compose-uploads.js";
 import { openEmojiPicker } from "./emoji-picker.js";
 import type { ClientState } from "./state.js";
 
@@ -33,6 +34,7 @@ export class Compose {
   #idleTimer: number | null = null;
   /** The half-written message, kept on the server (draft-sync). */
   readonly #drafts: DraftSync;
+  readonly #uploads: ComposeUploads;
 
   constructor(
     private readonly api: Api,
@@ -110,6 +112,7 @@ export class Compose {
           },
           "☺",
         ),
+        ...(this.#uploads = new ComposeUploads(this.#text, this.#status, this.#text, onError)).elements,
         h("button", { type: "submit", class: "send" }, "Send"),
       ),
       this.#status,
@@ -266,6 +269,10 @@ export class Compose {
     const target = this.#target();
     if (typeof target === "string") {
       this.#status.textContent = target;
+      return;
+    }
+    if (this.#uploads.busy) {
+      this.#status.textContent = "Wait for the upload to finish.";
       return;
     }
     this.#stopTyping();
