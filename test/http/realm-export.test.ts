@@ -264,6 +264,10 @@ async function addSettingsAndPersonalData(
     description: "for newcomers",
     channelNames: ["general", "old news", "quiet"],
   });
+  store.createSavedSnippet(alice.id, "greeting", "Welcome aboard! See #**general**.");
+  store.createSavedSnippet(bob.id, "sign-off", "-- bob");
+  store.addNavigationView(alice.id, { fragment: "narrow/is/starred", isPinned: true });
+  store.addNavigationView(alice.id, { fragment: "narrow/channel/9-general", isPinned: false, name: "Main room" });
   store.addPlayground(owner.id, {
     name: "Rust playground",
     pygmentsLanguage: "Rust",
@@ -404,6 +408,8 @@ describe("POST /export/realm and the round trip through parley import", () => {
       "realm defaults for new users": 1,
       "default channel groups": 1,
       "code playgrounds": 1,
+      "saved snippets": 2,
+      "navigation views": 2,
       "channel folders": 2,
       "alert words": 2,
       "muted users": 2,
@@ -669,6 +675,8 @@ function compareSettings(a: Store, dirA: string, realmA: number, b: Store, dirB:
           }))
           .sort((x, y) => x.channel.localeCompare(y.channel)),
         alertWords: store.alertWords(u.id),
+        snippets: u.isBot ? [] : store.savedSnippets(u.id).map((x) => `${x.title}: ${x.content} @${x.dateCreated}`),
+        views: u.isBot ? [] : store.navigationViews(u.id),
         muted: store.mutedUsers(u.id).map((m) => `${email.get(m.id)}@${m.timestamp}`),
         drafts: u.isBot
           ? []
@@ -825,6 +833,8 @@ function compareSettings(a: Store, dirA: string, realmA: number, b: Store, dirB:
     playgrounds: ["Rust playground Rust https://play.rust-lang.org/?code={code}"],
   });
   const aliceView = original.perUser.find((u) => u.email === s.seed.alice.deliveryEmail)!;
+  expect(aliceView.snippets).toHaveLength(1);
+  expect(aliceView.views).toHaveLength(2);
   expect(aliceView.settings).toMatchObject({ enter_sends: true, emojiset: "text", default_language: "fr" });
   expect(aliceView.subscriptions.find((x) => x.channel === "general")).toMatchObject({
     color: "#abcdef",

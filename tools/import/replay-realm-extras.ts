@@ -4,7 +4,8 @@
  * PATCH /realm/user_settings_defaults' action, one at a time if one is refused), code
  * playgrounds and default channel groups (their channels by new ID), each as the owner.
  * Default channel groups go in before archiving, which takes archived channels out of
- * them as it does live.
+ * them as it does live. Each person's saved snippets (at their creation time) and
+ * navigation views are set as that person.
  */
 import { REALM_DEFAULT_SETTING_NAMES, type SettingChanges } from "../../src/engine/index.js";
 import { attempt, type SettingsReplay } from "./replay-settings.js";
@@ -53,6 +54,28 @@ export function replayDefaultChannelGroups(c: SettingsReplay): void {
         name: g.name,
         description: g.description ?? "",
         channelNames: names,
+      }),
+    );
+  }
+}
+
+export function replaySnippetsAndViews(c: SettingsReplay): void {
+  for (const s of c.data.savedSnippets) {
+    const userId = c.users.get(s.user_profile);
+    if (userId === undefined) continue;
+    if (s.date_created !== undefined) c.setClock(Math.floor(s.date_created));
+    attempt(c, "saved snippets", `user ${s.user_profile}: ${s.title}`, () =>
+      c.store.createSavedSnippet(userId, s.title, s.content),
+    );
+  }
+  for (const v of c.data.navigationViews) {
+    const userId = c.users.get(v.user);
+    if (userId === undefined) continue;
+    attempt(c, "navigation views", `user ${v.user}: ${v.fragment}`, () =>
+      c.store.addNavigationView(userId, {
+        fragment: v.fragment,
+        isPinned: v.is_pinned ?? false,
+        ...(v.name !== null && v.name !== undefined ? { name: v.name } : {}),
       }),
     );
   }

@@ -25,7 +25,12 @@ import { emojiFilePath, newEmojiFileName } from "../../src/emoji/images.js";
 import { UploadFiles } from "../../src/uploads/files.js";
 import { RECIPIENT, type ZulipExport } from "./zulip-export.js";
 import { replayDefaultChannels, replayPersonalSettings, replayRealmSettingColumns } from "./replay-realm.js";
-import { replayDefaultChannelGroups, replayPlaygrounds, replayRealmUserDefaults } from "./replay-realm-extras.js";
+import {
+  replayDefaultChannelGroups,
+  replayPlaygrounds,
+  replayRealmUserDefaults,
+  replaySnippetsAndViews,
+} from "./replay-realm-extras.js";
 
 export interface SettingsReplay {
   readonly store: Store;
@@ -453,6 +458,7 @@ export function replayChannelsAndPersonalData(c: SettingsReplay, membersOfRecipi
   replayDefaultChannels(c);
   replayRealmUserDefaults(c);
   replayPlaygrounds(c);
+  replaySnippetsAndViews(c);
   replayPersonalSettings(c);
   archive(c, folders);
 }

@@ -164,6 +164,18 @@ const defaultStreamGroupRow = z.looseObject({
   streams: z.array(id).optional(),
 });
 const playgroundRow = z.looseObject({ id, name: z.string(), pygments_language: z.string(), url_template: z.string() });
+const savedSnippetRow = z.looseObject({
+  user_profile: id,
+  title: z.string(),
+  content: z.string(),
+  date_created: z.number().optional(),
+});
+const navigationViewRow = z.looseObject({
+  user: id,
+  fragment: z.string(),
+  is_pinned: z.boolean().optional(),
+  name: z.string().nullable().optional(),
+});
 const alertWordRow = z.looseObject({ user_profile: id, word: z.string() });
 const mutedUserRow = z.looseObject({ user_profile: id, muted_user: id, date_muted: z.number().optional() });
 const userStatusRow = z.looseObject({
@@ -286,6 +298,8 @@ export interface ZulipExport {
   readonly realmUserDefaults: z.infer<typeof realmUserDefaultRow> | null;
   readonly defaultStreamGroups: z.infer<typeof defaultStreamGroupRow>[];
   readonly playgrounds: z.infer<typeof playgroundRow>[];
+  readonly savedSnippets: z.infer<typeof savedSnippetRow>[];
+  readonly navigationViews: z.infer<typeof navigationViewRow>[];
   readonly alertWords: z.infer<typeof alertWordRow>[];
   readonly mutedUsers: z.infer<typeof mutedUserRow>[];
   readonly userStatuses: z.infer<typeof userStatusRow>[];
@@ -333,6 +347,8 @@ const READ_TABLES = new Set([
   "zerver_realmuserdefault",
   "zerver_defaultstreamgroup",
   "zerver_realmplayground",
+  "zerver_savedsnippet",
+  "zerver_navigationview",
   "zerver_muteduser",
   "zerver_userstatus",
   "zerver_draft",
@@ -559,6 +575,8 @@ export function readExport(root: string, limits: Pick<ExportLimits, "maxJsonByte
     realmUserDefaults: rows(data, "zerver_realmuserdefault", realmUserDefaultRow, realmFile)[0] ?? null,
     defaultStreamGroups: rows(data, "zerver_defaultstreamgroup", defaultStreamGroupRow, realmFile),
     playgrounds: rows(data, "zerver_realmplayground", playgroundRow, realmFile),
+    savedSnippets: rows(data, "zerver_savedsnippet", savedSnippetRow, realmFile),
+    navigationViews: rows(data, "zerver_navigationview", navigationViewRow, realmFile),
     alertWords: rows(data, "zerver_alertword", alertWordRow, realmFile),
     mutedUsers: rows(data, "zerver_muteduser", mutedUserRow, realmFile),
     userStatuses: rows(data, "zerver_userstatus", userStatusRow, realmFile),

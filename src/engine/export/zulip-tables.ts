@@ -472,7 +472,7 @@ export function realmTables(state: StoreState, plan: ExportPlan): Tables {
     zerver_reaction: plan.reactions,
     zerver_client: [...plan.clients].map(([name, id]) => ({ id, name })),
     ...settings.tables,
-    ...realmExtraTables(state, plan.realmId),
+    ...realmExtraTables(state, plan.realmId, plan),
   };
 }
 
