@@ -77,6 +77,13 @@ export class WireEvent {
     return bodies;
   }
 
+  /** Whether the message event's sender is hidden from the queue's (limited guest) owner. */
+  #senderHidden(queue: EventQueue): boolean {
+    if (this.event.type !== "message") return false;
+    const sender = this.store.findUser(this.event.message.senderId);
+    return sender !== undefined && !this.store.canAccessUser(queue.userId, sender);
+  }
+
   /** What the rendering depends on, for this event type. */
   #variant(queue: EventQueue, recipient: boolean): string {
     const e = this.event;
@@ -85,7 +92,8 @@ export class WireEvent {
       case "message": {
         const flags = recipient ? e.flagsFor(queue.userId).join(",") : "";
         const local = e.origin !== null && e.origin.queueId === queue.id ? e.origin.localId : "";
-        return `${o.applyMarkdown ? 1 : 0}${o.clientGravatar ? 1 : 0}${o.emptyTopicName ? 1 : 0}|${flags}|${local}|${recipient ? 1 : 0}`;
+        const hidden = this.#senderHidden(queue) ? "h" : "";
+        return `${o.applyMarkdown ? 1 : 0}${o.clientGravatar ? 1 : 0}${o.emptyTopicName ? 1 : 0}${hidden}|${flags}|${local}|${recipient ? 1 : 0}`;
       }
       case "update_message":
         return `${e.flagsFor(queue.userId).join(",")}|${o.emptyTopicName ? "e" : ""}`;
@@ -139,6 +147,9 @@ export class WireEvent {
           applyMarkdown: o.applyMarkdown,
           clientGravatar: o.clientGravatar,
           allowEmptyTopicName: o.emptyTopicName,
+          ...(this.#senderHidden(queue)
+            ? { hiddenSenders: { has: () => true, emailDomain: this.emailDomainOf(realm.id) } }
+            : {}),
         });
         // Queues that get the message only through all_public_streams have no row for it.
         const flags = recipient ? e.flagsFor(queue.userId) : ["read", "historical"];

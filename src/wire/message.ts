@@ -8,12 +8,18 @@ import type { MessageView, Store } from "../engine/index.js";
 import type { Message, Realm, User } from "../engine/index.js";
 import { avatarUrl } from "./avatar.js";
 import { topicLinksToWire } from "./linkifier.js";
-import { visibleHistory } from "../engine/index.js";
+import { INACCESSIBLE_USER_NAME, visibleHistory } from "../engine/index.js";
+import { INACCESSIBLE_USER_AVATAR } from "./user.js";
 
 export interface MessageViewOptions {
   readonly applyMarkdown: boolean;
   readonly clientGravatar: boolean;
   readonly allowEmptyTopicName: boolean;
+  /**
+   * For a limited guest: the senders they may not see, and the realm host for their
+   * placeholder email (Zulip's finalize_payload with can_access_sender false).
+   */
+  readonly hiddenSenders?: { readonly has: (senderId: number) => boolean; readonly emailDomain: string };
 }
 
 /** Zulip's recipient_id: one ID space for channels and DM conversations. */
@@ -49,13 +55,15 @@ export function messageBody(
   options: MessageViewOptions,
 ): Record<string, unknown> {
   const sender = store.findUser(m.senderId);
+  const hidden = options.hiddenSenders;
+  const hide = hidden !== undefined && hidden.has(m.senderId);
   const out: Record<string, unknown> = {
     id: m.id,
     sender_id: m.senderId,
-    sender_email: sender?.email ?? "",
-    sender_full_name: sender?.fullName ?? "",
+    sender_email: hide ? `user${m.senderId}@${hidden.emailDomain}` : (sender?.email ?? ""),
+    sender_full_name: hide ? INACCESSIBLE_USER_NAME : (sender?.fullName ?? ""),
     sender_realm_str: realm.subdomain,
-    avatar_url: sender ? avatarUrl(sender, options.clientGravatar) : null,
+    avatar_url: hide ? INACCESSIBLE_USER_AVATAR : sender ? avatarUrl(sender, options.clientGravatar) : null,
     client: m.client,
     content: options.applyMarkdown ? m.renderedContent : m.content,
     content_type: options.applyMarkdown ? "text/html" : "text/x-markdown",

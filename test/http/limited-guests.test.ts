@@ -163,4 +163,54 @@ describe("can_access_all_users_group = role:members", () => {
     expect(adds(memberEvents).map((e) => (e["person"] as Person).full_name)).toEqual(["Newbie"]);
     expect(updates(memberEvents).map((e) => (e["person"] as Person).full_name)).toEqual(["Robert", "Alicia"]);
   });
+
+  it("message senders a limited guest may not see are Unknown user, in GET /messages and message events", async () => {
+    const { owner, alice, bob, guest } = s.seed;
+    s.t.store.subscribe(owner.id, { channels: [{ name: "town" }], principals: [alice.id, guest.id] });
+    await limit();
+    const q = (await s.call(guest, "POST", "/register", { event_types: JSON.stringify(["message"]) })).body[
+      "queue_id"
+    ] as string;
+    // Bob is not subscribed: he may still post to the public channel.
+    for (const [sender, content] of [
+      [bob, "from bob"],
+      [alice, "from alice"],
+    ] as const) {
+      const r = await s.call(sender, "POST", "/messages", { type: "stream", to: "town", topic: "t", content });
+      expect(r.status).toBe(200);
+    }
+    type Msg = { sender_id: number; sender_full_name: string; sender_email: string; avatar_url: string | null };
+    const check = (messages: Msg[]) => {
+      const bobs = messages.find((m) => m.sender_id === bob.id);
+      expect(bobs).toMatchObject({
+        sender_full_name: "Unknown user",
+        avatar_url: "/static/images/unknown-user-avatar.png",
+      });
+      expect(bobs?.sender_email).toMatch(new RegExp(`^user${bob.id}@`));
+      expect(messages.find((m) => m.sender_id === alice.id)?.sender_full_name).toBe("Alice");
+      expect(JSON.stringify(messages)).not.toContain("bob@test.dev");
+    };
+    check((await events(guest, q)).filter((e) => e.type === "message").map((e) => e["message"] as Msg));
+    const window = await s.call(guest, "GET", "/messages", {
+      anchor: "newest",
+      num_before: 10,
+      num_after: 0,
+      narrow: JSON.stringify([{ operator: "channel", operand: "town" }]),
+    });
+    check(window.body["messages"] as Msg[]);
+    // Alice, a member, sees Bob's name (and the shared message cache still holds it).
+    const forAlice = await s.call(alice, "GET", "/messages", {
+      anchor: "newest",
+      num_before: 10,
+      num_after: 0,
+      narrow: JSON.stringify([{ operator: "channel", operand: "town" }]),
+    });
+    const seen = forAlice.body["messages"] as Msg[];
+    expect(seen.find((m) => m.sender_id === bob.id)?.sender_full_name).toBe("Bob");
+    const bobsId = (window.body["messages"] as { id: number; sender_id: number }[]).find(
+      (m) => m.sender_id === bob.id,
+    )?.id;
+    const single = await s.call(guest, "GET", `/messages/${bobsId ?? 0}`);
+    expect((single.body["message"] as Msg).sender_full_name).toBe("Unknown user");
+  });
 });

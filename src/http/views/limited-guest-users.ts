@@ -53,3 +53,21 @@ export function limitedGuestUserLists(
   }
   return { all, active, inactive };
 }
+
+/** The message view option that hides senders from a limited guest; nothing for everyone else. */
+export function hiddenSendersFor(
+  store: Store,
+  viewer: User,
+  emailDomain: () => string,
+): { hiddenSenders?: { has: (senderId: number) => boolean; emailDomain: string } } {
+  if (store.accessibleUserIds(viewer.id) === null) return {};
+  return {
+    hiddenSenders: {
+      has: (senderId) => {
+        const sender = store.findUser(senderId);
+        return sender !== undefined && !store.canAccessUser(viewer.id, sender);
+      },
+      emailDomain: emailDomain(),
+    },
+  };
+}

@@ -194,7 +194,13 @@ export class MessageJsonCache extends DerivedCache {
   /** Appends the window's i-th message (with a comma after the first). */
   #append(parts: Buffer[], realm: Realm, window: MessageWindow, i: number, options: MessageViewOptions): void {
     const id = window.ids[i]!;
-    const entry = this.#entry(realm, id, variantOf(options), options);
+    const hidden = options.hiddenSenders;
+    // A sender hidden from a limited guest: a placeholder entry for this request only.
+    const senderId = hidden === undefined ? undefined : this.#store.findMessageRecord(id)?.senderId;
+    const entry =
+      senderId !== undefined && hidden?.has(senderId) === true
+        ? this.#entry(realm, id, -1, options)
+        : this.#entry(realm, id, variantOf(options), options);
     if (!entry) return;
     // The first item ("[" is the only piece so far) goes without its comma.
     const first = parts.length === 1;
@@ -249,14 +255,14 @@ export class MessageJsonCache extends DerivedCache {
 
   #entry(realm: Realm, id: number, variant: number, options: MessageViewOptions): Entry | null {
     const cacheKey = id * 8 + variant;
-    const hit = this.#entries.get(cacheKey);
+    const hit = variant < 0 ? undefined : this.#entries.get(cacheKey);
     if (hit) return hit;
     const message: Message | undefined = this.#store.findMessageRecord(id);
     if (!message) return null;
     const json = JSON.stringify(messageBody(this.#store, realm, message, options));
     const prefix = Buffer.from(`,${json.slice(0, -1)},"flags":`);
     // A budget of 0 (or a disposed cache) keeps nothing: the entry serves this request only.
-    const stored = this.#maxBytes > 0 && !this.disposed;
+    const stored = this.#maxBytes > 0 && !this.disposed && variant >= 0;
     const entry: Entry = {
       prefix,
       lastFlags: null,

@@ -3,6 +3,7 @@
  * GET /messages/{message_id} — https://zulip.com/api/get-message
  * Returns `message` (with flags) and the deprecated `raw_content`.
  */
+import { hiddenSendersFor, placeholderEmailDomain } from "../../views/limited-guest-users.js";
 import { BadRequestError } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
 import { p } from "../../params.js";
@@ -25,6 +26,7 @@ export default defineEndpoint({
       applyMarkdown: input.apply_markdown,
       clientGravatar: false,
       allowEmptyTopicName: input.allow_empty_topic_name,
+      ...hiddenSendersFor(ctx.store, ctx.user, () => placeholderEmailDomain(ctx.server, ctx.realm)),
     };
     return { raw_content: message.content, message: messageToWire(ctx.store, ctx.realm, { message, flags }, options) };
   },

@@ -10,6 +10,7 @@ import type { WorstCase } from "../../endpoint-testing.js";
 import { defineEndpoint } from "../../endpoint.js";
 import { j, p, ref } from "../../params.js";
 import { RawJson } from "../../respond.js";
+import { hiddenSendersFor, placeholderEmailDomain } from "../../views/limited-guest-users.js";
 import { z } from "zod";
 
 const INCOMPATIBLE = "anchor, use_first_unread_anchor";
@@ -108,6 +109,7 @@ export default defineEndpoint({
       applyMarkdown: input.apply_markdown,
       clientGravatar: input.client_gravatar,
       allowEmptyTopicName: input.allow_empty_topic_name,
+      ...hiddenSendersFor(ctx.store, ctx.user, () => placeholderEmailDomain(ctx.server, ctx.realm)),
     };
     const data = {
       ...(result.anchor !== undefined ? { anchor: result.anchor } : {}),
