@@ -95,6 +95,7 @@ beforeAll(async () => {
   store.updateFlags(alice.id, [m1, s1], "starred", "add");
   store.updateFlags(owner.id, [s1], "read", "add");
   store.updateFlags(gone.id, [m1], "read", "add");
+  store.updateFlags(bob.id, [m1], "collapsed", "add");
   store.addReaction(bob.id, m1, { emojiName: "smile", emojiCode: "1f604", reactionType: "unicode_emoji" });
   store.addReaction(owner.id, m1, { emojiName: "tada", emojiCode: "1f389", reactionType: "unicode_emoji" });
   const devs = store.createGroup(owner.id, { name: "devs", description: "developers", members: [alice.id, bob.id] });
@@ -594,7 +595,7 @@ function compareRealms(a: Store, realmA: number, b: Store, realmB: number, witho
         flagsB = null;
       }
       const keep = (f: readonly string[] | null) =>
-        f === null ? null : f.filter((x) => x === "read" || x === "starred" || x === "historical").sort();
+        f === null ? null : f.filter((x) => ["read", "starred", "historical", "collapsed"].includes(x)).sort();
       if (withoutFlags.includes(u.id)) expect(flagsB === null, `${u.email} access to ${idA}`).toBe(flagsA === null);
       else expect(keep(flagsB), `${u.email} flags of message ${idA}`).toEqual(keep(flagsA));
     }

@@ -368,19 +368,17 @@ export function replayExport(
   const lastTime = data.messages.reduce((t, m) => Math.max(t, m.date_sent), firstTime);
   options.setClock(Math.floor(Number.isFinite(lastTime) ? lastTime : Date.now() / 1000));
 
-  // ---- flags: read and starred as Zulip had them; mentions are recomputed from content ----
+  // ---- flags: read, starred and collapsed as Zulip had them; mentions are recomputed from content ----
   const byUserFlag = new Map<string, number[]>();
   for (const um of data.userMessages) {
     const user = ids.users.get(um.user);
     const message = ids.messages.get(um.message);
     if (user === undefined || message === undefined) continue;
-    for (const flag of ["read", "starred"])
+    for (const flag of ["read", "starred", "collapsed"])
       if (um.flags.has(flag))
         (byUserFlag.get(`${user}:${flag}`) ?? byUserFlag.set(`${user}:${flag}`, []).get(`${user}:${flag}`)!).push(
           message,
         );
-    if (um.flags.has("collapsed"))
-      skip("collapsed flag (parley does not keep it)", `message ${um.message} user ${um.user}`);
   }
   for (const [keyText, messages] of byUserFlag) {
     const [user, flag] = keyText.split(":") as [string, string];
