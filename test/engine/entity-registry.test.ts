@@ -8,7 +8,7 @@
  * bitmaps, received sets): they hold what a fresh open holds, and answer as it does.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Store } from "../../src/engine/index.js";
+import { ROLE, type Store, type User } from "../../src/engine/index.js";
 import { internals, receivedSetsOf } from "../../src/engine/internal.js";
 import { TABLE_NAMES, TABLE_SPECS } from "../../src/engine/storage/tables.js";
 import { seedRealm, tempStore, type TempStore } from "../support/temp-store.js";
@@ -19,6 +19,7 @@ class InjectedCommitFailure extends Error {}
 let t: TempStore;
 let armed = false;
 let w: ReturnType<typeof seedRealm>;
+let guest: User;
 
 beforeEach(() => {
   armed = false;
@@ -30,6 +31,10 @@ beforeEach(() => {
     },
   });
   w = seedRealm(t.store);
+  // A limited guest (Zulip's can_access_all_users_group = role:members), so the accessible-users cache has entries.
+  guest = t.store.createUser({ realmId: w.realm.id, email: "gus@test.dev", fullName: "Gus Guest", role: ROLE.GUEST });
+  const members = t.store.systemGroupId(w.realm.id, "role:members");
+  t.store.updateRealm(w.owner.id, { groups: { can_access_all_users_group: { new: members } } });
 });
 afterEach(() => t.cleanup());
 
@@ -130,6 +135,7 @@ function readDerived(store: Store): unknown {
     mutedChannels: users.map((id) => state.mutedChannelsOf(id)),
     systemGroup: state.systemGroupIdOf(w.realm.id, "role:members"),
     groups: store.userGroups(w.owner.id, true),
+    accessibleUsers: [...(store.accessibleUserIds(guest.id) ?? [])].sort((a, b) => a - b),
     perUser: realUsers.map((id) => ({
       recent: store.recentConversations(id),
       topics: store.userTopics(id),
