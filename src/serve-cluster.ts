@@ -297,6 +297,8 @@ export class ClusterNode {
     const parts: FollowerParts = { store, http, forwarder, follow: null };
     this.#follower = parts;
     parts.follow = await log.follow(this.#applied + 1, (txn, seq) => this.#applyFromLog(parts, txn, seq));
+    // Know the leader before serving: else writes sent here in the first second answer "No leader is known yet".
+    this.#lease = await withTimeout(log.lease(), LEASE_RENEW_MS, "lease read").catch(() => null);
     this.#serving = true;
     this.#reason = null;
     this.#log(`following the cluster's log from sequence ${this.#applied + 1} (${this.url})`);
