@@ -8,7 +8,7 @@
  * navigation views are set as that person.
  */
 import { REALM_DEFAULT_SETTING_NAMES, type SettingChanges } from "../../src/engine/index.js";
-import { attempt, type SettingsReplay } from "./replay-settings.js";
+import { attempt, type SettingsReplay } from "./settings-replay.js";
 
 export function replayRealmUserDefaults(c: SettingsReplay): void {
   const row = c.data.realmUserDefaults as Record<string, unknown> | null;

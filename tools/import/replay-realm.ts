@@ -22,7 +22,7 @@ import {
   type SubscriptionPropertyChange,
   type UpdateRealmInput,
 } from "../../src/engine/index.js";
-import { anonymousGroups, attempt, groupValue, reason, type SettingsReplay } from "./replay-settings.js";
+import { anonymousGroups, attempt, groupValue, reason, type SettingsReplay } from "./settings-replay.js";
 
 const TOPICS_POLICY: Record<number, "allow_empty_topic" | "disable_empty_topic"> = {
   2: "allow_empty_topic",

@@ -19,11 +19,11 @@ import {
   type ChannelGroupField,
   type DraftType,
   type GroupSettingValue,
-  type Store,
 } from "../../src/engine/index.js";
 import { emojiFilePath, newEmojiFileName } from "../../src/emoji/images.js";
 import { UploadFiles } from "../../src/uploads/files.js";
-import { RECIPIENT, type ZulipExport } from "./zulip-export.js";
+import { RECIPIENT } from "./zulip-export.js";
+import { anonymousGroups, attempt, groupValue, reason, type SettingsReplay } from "./settings-replay.js";
 import { replayDefaultChannels, replayPersonalSettings, replayRealmSettingColumns } from "./replay-realm.js";
 import {
   replayDefaultChannelGroups,
@@ -31,23 +31,6 @@ import {
   replayRealmUserDefaults,
   replaySnippetsAndViews,
 } from "./replay-realm-extras.js";
-
-export interface SettingsReplay {
-  readonly store: Store;
-  readonly data: ZulipExport;
-  readonly realmId: number;
-  readonly ownerId: number;
-  readonly users: Map<number, number>;
-  readonly channels: Map<number, number>;
-  readonly groups: Map<number, number>;
-  readonly count: (what: string, n?: number) => void;
-  readonly skip: (why: string, example: string) => void;
-  readonly setClock: (unixSeconds: number) => void;
-  /** The data directory files are copied into; undefined: files are not copied (reported). */
-  readonly dataDir: string | undefined;
-  /** Zulip emoji ID -> parley's (reactions and statuses name custom emoji by ID). */
-  readonly emoji: Map<number, number>;
-}
 
 /** Image formats parley serves emoji in, by file extension. */
 const EMOJI_EXTENSIONS: Readonly<Record<string, string>> = {
@@ -57,21 +40,6 @@ const EMOJI_EXTENSIONS: Readonly<Record<string, string>> = {
   jpeg: "jpeg",
   webp: "webp",
 };
-
-export function reason(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-export function attempt(c: SettingsReplay, what: string, example: string, work: () => void): boolean {
-  try {
-    work();
-    c.count(what);
-    return true;
-  } catch (error) {
-    c.skip(`${what} refused: ${reason(error)}`, example);
-    return false;
-  }
-}
 
 /** Custom profile fields in their order, then every user's values (as the owner, who may set anyone's). */
 function importProfileFields(c: SettingsReplay): void {
@@ -232,37 +200,6 @@ export function replayRealmSettings(c: SettingsReplay): Map<string, string> {
     });
   importRealmEmoji(c);
   return importUploads(c);
-}
-
-/** A group setting's value in the new realm: a system group by name, a named group by its new ID, or anonymous. */
-export function groupValue(
-  c: SettingsReplay,
-  zulipId: number,
-  members: Map<number, GroupSettingValue>,
-): GroupSettingValue {
-  const system = c.data.systemGroups.get(zulipId);
-  if (system !== undefined) return c.store.systemGroupId(c.realmId, system);
-  const named = c.groups.get(zulipId);
-  if (named !== undefined) return named;
-  const anonymous = members.get(zulipId);
-  if (anonymous !== undefined) return anonymous;
-  throw new Error(`group ${zulipId} is not in the export`);
-}
-
-export function anonymousGroups(c: SettingsReplay): Map<number, GroupSettingValue> {
-  const out = new Map<number, { directMembers: number[]; directSubgroups: number[] }>();
-  for (const id of c.data.anonymousGroups) out.set(id, { directMembers: [], directSubgroups: [] });
-  for (const m of c.data.groupMembers) {
-    const user = c.users.get(m.user_profile);
-    if (user !== undefined) out.get(m.user_group)?.directMembers.push(user);
-  }
-  for (const g of c.data.groupSubgroups) {
-    const sub = c.data.systemGroups.has(g.subgroup)
-      ? c.store.systemGroupId(c.realmId, c.data.systemGroups.get(g.subgroup)!)
-      : c.groups.get(g.subgroup);
-    if (sub !== undefined) out.get(g.supergroup)?.directSubgroups.push(sub);
-  }
-  return out;
 }
 
 /** Channels nobody ever joined or wrote in: created empty, as the export lists them. */

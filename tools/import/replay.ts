@@ -17,7 +17,8 @@ import { ROLE, type BotType, type Role, type Store } from "../../src/engine/inde
 import { replayEditHistories } from "./replay-history.js";
 import { replayGroupSettings } from "./replay-realm.js";
 import { applySubscriptionSettings } from "./replay-subscriptions.js";
-import { replayChannelsAndPersonalData, replayRealmSettings, type SettingsReplay } from "./replay-settings.js";
+import { replayChannelsAndPersonalData, replayRealmSettings } from "./replay-settings.js";
+import type { SettingsReplay } from "./settings-replay.js";
 import { AUDIT, RECIPIENT, type ZulipExport, type ZulipMessage, type ZulipUser } from "./zulip-export.js";
 
 export interface IdMaps {

@@ -1,0 +1,72 @@
+/**
+ * @module tools/import/settings-replay
+ * What every settings step of an import shares (tools/import/replay-settings.ts,
+ * replay-realm.ts, replay-realm-extras.ts): the replay's context, one refusal-counting
+ * call, and group-setting values mapped into the new realm. A leaf, so the steps can
+ * call each other without import circles.
+ */
+import type { GroupSettingValue, Store } from "../../src/engine/index.js";
+import type { ZulipExport } from "./zulip-export.js";
+
+export interface SettingsReplay {
+  readonly store: Store;
+  readonly data: ZulipExport;
+  readonly realmId: number;
+  readonly ownerId: number;
+  readonly users: Map<number, number>;
+  readonly channels: Map<number, number>;
+  readonly groups: Map<number, number>;
+  readonly count: (what: string, n?: number) => void;
+  readonly skip: (why: string, example: string) => void;
+  readonly setClock: (unixSeconds: number) => void;
+  /** The data directory files are copied into; undefined: files are not copied (reported). */
+  readonly dataDir: string | undefined;
+  /** Zulip emoji ID -> parley's (reactions and statuses name custom emoji by ID). */
+  readonly emoji: Map<number, number>;
+}
+
+export function reason(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+export function attempt(c: SettingsReplay, what: string, example: string, work: () => void): boolean {
+  try {
+    work();
+    c.count(what);
+    return true;
+  } catch (error) {
+    c.skip(`${what} refused: ${reason(error)}`, example);
+    return false;
+  }
+}
+
+/** A group setting's value in the new realm: a system group by name, a named group by its new ID, or anonymous. */
+export function groupValue(
+  c: SettingsReplay,
+  zulipId: number,
+  members: Map<number, GroupSettingValue>,
+): GroupSettingValue {
+  const system = c.data.systemGroups.get(zulipId);
+  if (system !== undefined) return c.store.systemGroupId(c.realmId, system);
+  const named = c.groups.get(zulipId);
+  if (named !== undefined) return named;
+  const anonymous = members.get(zulipId);
+  if (anonymous !== undefined) return anonymous;
+  throw new Error(`group ${zulipId} is not in the export`);
+}
+
+export function anonymousGroups(c: SettingsReplay): Map<number, GroupSettingValue> {
+  const out = new Map<number, { directMembers: number[]; directSubgroups: number[] }>();
+  for (const id of c.data.anonymousGroups) out.set(id, { directMembers: [], directSubgroups: [] });
+  for (const m of c.data.groupMembers) {
+    const user = c.users.get(m.user_profile);
+    if (user !== undefined) out.get(m.user_group)?.directMembers.push(user);
+  }
+  for (const g of c.data.groupSubgroups) {
+    const sub = c.data.systemGroups.has(g.subgroup)
+      ? c.store.systemGroupId(c.realmId, c.data.systemGroups.get(g.subgroup)!)
+      : c.groups.get(g.subgroup);
+    if (sub !== undefined) out.get(g.supergroup)?.directSubgroups.push(sub);
+  }
+  return out;
+}
