@@ -116,6 +116,7 @@ beforeAll(async () => {
   store.updateMessage(owner.id, wandering, { channelId: west!, ...quietly });
   store.updateMessage(alice.id, wandering, { content: "I was written in the east, and edited in the west" });
   await addSettingsAndPersonalData(send, channel);
+  addBotsBeyondAccounts();
   store.setUserActive(gone.id, false);
   // Every active person consents, except the moderator (whose flags then stay out).
   for (const u of [owner, alice, bob, guest, admin])
@@ -308,6 +309,42 @@ async function addSettingsAndPersonalData(
   });
 }
 
+/** Bots' services, configuration, default channels and storage (a deactivated bot keeps its service). */
+function addBotsBeyondAccounts(): void {
+  const store = s.t.store;
+  const { owner, alice } = s.seed;
+  const botDomain = "test.dev";
+  store.createBot(owner.id, {
+    fullName: "Echo",
+    shortName: "echo",
+    botType: 3,
+    payloadUrl: "https://bots.example/echo",
+    interfaceType: 2,
+    defaultSendingChannel: "general",
+    botDomain,
+  });
+  store.createBot(owner.id, {
+    fullName: "Hook",
+    shortName: "hook",
+    botType: 2,
+    serviceName: "github",
+    integrations: ["github"],
+    configData: { branches: "main,release", integration_id: "github" },
+    defaultAllPublicChannels: true,
+    botDomain,
+  });
+  const retired = store.createBot(owner.id, {
+    fullName: "Retired",
+    shortName: "retired",
+    botType: 3,
+    payloadUrl: "https://bots.example/old",
+    botDomain,
+  });
+  store.deactivateBot(owner.id, retired.id);
+  store.updateBot(alice.id, bot.id, { defaultSendingChannel: "general", defaultEventsRegisterChannel: "general" });
+  store.setBotStorage(bot.id, { counter: "41", "last seen": JSON.stringify({ at: 1_700_000_000 }) });
+}
+
 function formOf(field: string, blob: Blob, name: string): FormData {
   const form = new FormData();
   form.append(field, blob, name);
@@ -419,6 +456,8 @@ describe("POST /export/realm and the round trip through parley import", () => {
       "scheduled messages": 2,
       "archived channels": 1,
       "archived channel folders": 1,
+      "bot default channels": 2,
+      "bot storage keys": 2,
     });
     const copy = openStore(dataDir, { noSync: true });
     try {
@@ -634,6 +673,20 @@ function compareRealms(a: Store, realmA: number, b: Store, realmB: number, witho
   }
 }
 
+/** A bot's settings beyond its account: service (token included), configuration, default channels, storage. */
+function botView(store: Store, bot: User) {
+  const config = bot.botConfig;
+  const channelName = (id: number | null | undefined) => (id == null ? null : store.getChannel(id)?.name);
+  return {
+    service: config?.service ?? null,
+    configData: config?.configData ?? {},
+    sending: channelName(config?.defaultSendingChannelId),
+    events: channelName(config?.defaultEventsRegisterChannelId),
+    allPublic: config?.defaultAllPublicChannels ?? false,
+    storage: bot.isActive ? store.botStorage(bot.id) : null,
+  };
+}
+
 /** The realm's settings and each person's own data, by names and emails (IDs differ between the two stores). */
 function compareSettings(a: Store, dirA: string, realmA: number, b: Store, dirB: string, realmB: number): void {
   const view = (store: Store, dir: string, realmId: number) => {
@@ -765,6 +818,10 @@ function compareSettings(a: Store, dirA: string, realmA: number, b: Store, dirB:
         }));
       })
       .sort((x, y) => `${x.who} ${x.channel}`.localeCompare(`${y.who} ${y.channel}`));
+    const bots = users
+      .filter((u) => u.isBot)
+      .map((u) => ({ email: u.deliveryEmail, active: u.isActive, ...botView(store, u) }))
+      .sort((x, y) => x.email.localeCompare(y.email));
     const configuration = {
       defaultsForNewUsers: store.realmSettingDefaults(realmId),
       defaultChannelGroups: store.defaultChannelGroups(owner).map((g) => ({
@@ -775,6 +832,7 @@ function compareSettings(a: Store, dirA: string, realmA: number, b: Store, dirB:
       playgrounds: store.realmPlaygrounds(realmId).map((p) => `${p.name} ${p.pygmentsLanguage} ${p.urlTemplate}`),
     };
     return {
+      bots,
       realmSettings,
       configuration,
       everySubscription,
@@ -816,6 +874,25 @@ function compareSettings(a: Store, dirA: string, realmA: number, b: Store, dirB:
   };
   const original = view(a, dirA, realmA);
   // The setup's data is all there to compare.
+  const bots = original.bots;
+  expect(bots).toContainEqual(
+    expect.objectContaining({
+      service: expect.objectContaining({ baseUrl: "https://bots.example/echo", interface: 2 }),
+      sending: "general",
+    }),
+  );
+  expect(bots).toContainEqual(
+    expect.objectContaining({ configData: { branches: "main,release", integration_id: "github" }, allPublic: true }),
+  );
+  expect(bots).toContainEqual(
+    expect.objectContaining({ storage: expect.objectContaining({ counter: "41" }), events: "general" }),
+  );
+  expect(bots).toContainEqual(
+    expect.objectContaining({
+      active: false,
+      service: expect.objectContaining({ baseUrl: "https://bots.example/old" }),
+    }),
+  );
   expect(original.fields).toHaveLength(3);
   expect(original.defaultChannels).toEqual(["general", "quiet"]);
   expect(original.groups.find((g) => g.name === "reviewers")?.settings).toMatchObject({

@@ -23,6 +23,7 @@ import {
 import { emojiFilePath, newEmojiFileName } from "../../src/emoji/images.js";
 import { UploadFiles } from "../../src/uploads/files.js";
 import { RECIPIENT } from "./zulip-export.js";
+import { replayBotDefaultChannels } from "./replay-bots.js";
 import { anonymousGroups, attempt, groupValue, reason, type SettingsReplay } from "./settings-replay.js";
 import { replayDefaultChannels, replayPersonalSettings, replayRealmSettingColumns } from "./replay-realm.js";
 import {
@@ -397,5 +398,6 @@ export function replayChannelsAndPersonalData(c: SettingsReplay, membersOfRecipi
   replayPlaygrounds(c);
   replaySnippetsAndViews(c);
   replayPersonalSettings(c);
+  replayBotDefaultChannels(c);
   archive(c, folders);
 }

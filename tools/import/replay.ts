@@ -14,6 +14,7 @@
  * through the same permission checks as the API.
  */
 import { ROLE, type BotType, type Role, type Store } from "../../src/engine/index.js";
+import { botConfigAtCreation, replayBotStorage } from "./replay-bots.js";
 import { replayEditHistories } from "./replay-history.js";
 import { replayGroupSettings } from "./replay-realm.js";
 import { applySubscriptionSettings } from "./replay-subscriptions.js";
@@ -137,6 +138,7 @@ export function replayExport(
                   ? u.bot_type
                   : 1) as BotType,
                 ownerId: botOwner,
+                config: botConfigAtCreation(data, u),
               },
             }
           : {}),
@@ -502,6 +504,7 @@ export function replayExport(
     data.messages,
   );
 
+  replayBotStorage(settings);
   // ---- deactivations last: deactivated users still sent and received their messages ----
   for (const u of data.users) {
     const id = ids.users.get(u.id);

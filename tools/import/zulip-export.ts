@@ -216,6 +216,15 @@ const attachmentRow = z.looseObject({
   create_time: z.number().optional(),
   messages: z.array(id).optional(),
 });
+const serviceRow = z.looseObject({
+  user_profile: id,
+  name: z.string(),
+  base_url: z.string(),
+  interface: z.number().int().optional(),
+  token: z.string(),
+});
+/** zerver_botconfigdata and zerver_botstoragedata: one key/value of a bot. */
+const botKeyValueRow = z.looseObject({ bot_profile: id, key: z.string(), value: z.string() });
 const uploadRecordRow = z.looseObject({ path: z.string(), s3_path: z.string().optional() });
 const emojiRecordRow = z.looseObject({ path: z.string(), file_name: z.string(), realm_id: id.optional() });
 /** The can_*_group columns of zerver_stream (Zulip's Stream.stream_permission_group_settings). */
@@ -305,6 +314,10 @@ export interface ZulipExport {
   readonly userStatuses: z.infer<typeof userStatusRow>[];
   readonly drafts: z.infer<typeof draftRow>[];
   readonly scheduledMessages: z.infer<typeof scheduledRow>[];
+  /** Outgoing webhook bots' endpoints. */
+  readonly services: z.infer<typeof serviceRow>[];
+  readonly botConfigData: z.infer<typeof botKeyValueRow>[];
+  readonly botStorage: z.infer<typeof botKeyValueRow>[];
   /** attachment.json's zerver_attachment. */
   readonly attachments: z.infer<typeof attachmentRow>[];
   /**
@@ -353,6 +366,9 @@ const READ_TABLES = new Set([
   "zerver_userstatus",
   "zerver_draft",
   "zerver_scheduledmessage",
+  "zerver_service",
+  "zerver_botconfigdata",
+  "zerver_botstoragedata",
 ]);
 
 function rows<T extends z.ZodType>(
@@ -582,6 +598,9 @@ export function readExport(root: string, limits: Pick<ExportLimits, "maxJsonByte
     userStatuses: rows(data, "zerver_userstatus", userStatusRow, realmFile),
     drafts: rows(data, "zerver_draft", draftRow, realmFile),
     scheduledMessages: rows(data, "zerver_scheduledmessage", scheduledRow, realmFile),
+    services: rows(data, "zerver_service", serviceRow, realmFile),
+    botConfigData: rows(data, "zerver_botconfigdata", botKeyValueRow, realmFile),
+    botStorage: rows(data, "zerver_botstoragedata", botKeyValueRow, realmFile),
     attachments: present(attachmentFile)
       ? rows(readJson(attachmentFile, limits.maxJsonBytes), "zerver_attachment", attachmentRow, attachmentFile)
       : [],

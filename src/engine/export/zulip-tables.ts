@@ -29,6 +29,7 @@ import { REALM_EXPORT_TYPE, SUBSCRIPTION_NOTIFICATIONS, type Message, type Realm
 import { RECIPIENT_ID, RECIPIENT_TYPE } from "./zulip-ids.js";
 import { settingsTables } from "./zulip-settings-tables.js";
 import { realmExtraTables } from "./zulip-realm-extras.js";
+import { botProfileColumns, botTables } from "./zulip-bot-tables.js";
 
 export type Row = Record<string, unknown>;
 export type Tables = Record<string, Row[]>;
@@ -422,6 +423,7 @@ export function realmTables(state: StoreState, plan: ExportPlan): Tables {
         date_joined: u.dateJoined,
         timezone: u.timezone,
         recipient: RECIPIENT_ID.personal(u.id),
+        ...botProfileColumns(u),
         // Zulip's UserProfile columns carry the personal settings under their API names.
         ...Object.fromEntries(SETTING_NAMES.map((name) => [name, settings[name]])),
       };
@@ -473,6 +475,7 @@ export function realmTables(state: StoreState, plan: ExportPlan): Tables {
     zerver_client: [...plan.clients].map(([name, id]) => ({ id, name })),
     ...settings.tables,
     ...realmExtraTables(state, plan.realmId, plan),
+    ...botTables(state, userIds),
   };
 }
 
