@@ -349,6 +349,8 @@ describe("GET /messages/{message_id}/history", () => {
           user_id: alice.id,
           prev_content: "v1",
           prev_rendered_content: "<p>v1</p>",
+          content_html_diff:
+            '<div><p><span class="highlight_text_inserted">v2</span></p> <p><span class="highlight_text_deleted">v1</span></p></div>',
         },
       ],
     });

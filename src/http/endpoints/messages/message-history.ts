@@ -2,12 +2,13 @@
  * @module http/endpoints/messages/message-history
  * GET /messages/{message_id}/history — https://zulip.com/api/get-message-history
  * The message after each change, oldest first (the original first), under the realm's
- * message_edit_history_visibility_policy. `content_html_diff` (Zulip's highlighted HTML
- * diff of each content change) is not produced: clients show the two renderings instead.
+ * message_edit_history_visibility_policy. Each content change carries `content_html_diff`,
+ * the new rendering with the changed words highlighted (markdown/html-diff).
  */
 import { BadRequestError, type HistorySnapshot, type Realm } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
 import { p } from "../../params.js";
+import { highlightHtmlDifferences } from "../../../markdown/html-diff.js";
 
 function snapshotToWire(s: HistorySnapshot, topic: (name: string) => string): Record<string, unknown> {
   return {
@@ -18,7 +19,12 @@ function snapshotToWire(s: HistorySnapshot, topic: (name: string) => string): Re
     user_id: s.userId,
     ...(s.prevTopic !== undefined ? { prev_topic: topic(s.prevTopic) } : {}),
     ...(s.prevContent !== undefined ? { prev_content: s.prevContent } : {}),
-    ...(s.prevRenderedContent !== undefined ? { prev_rendered_content: s.prevRenderedContent } : {}),
+    ...(s.prevRenderedContent !== undefined
+      ? {
+          prev_rendered_content: s.prevRenderedContent,
+          content_html_diff: highlightHtmlDifferences(s.prevRenderedContent, s.renderedContent),
+        }
+      : {}),
     ...(s.prevStream !== undefined ? { prev_stream: s.prevStream } : {}),
     ...(s.stream !== undefined ? { stream: s.stream } : {}),
   };
