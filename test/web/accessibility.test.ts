@@ -5,36 +5,9 @@
  * with a user card and a message menu open too. No serious or critical violation may
  * remain; the rest are reported by the test's failure message if they turn serious.
  */
-import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { seriousViolations, type Violation } from "../support/axe.js";
 import { DESKTOP, PHONE, startWebHarness, type WebHarness } from "../support/web-client.js";
-
-const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
-
-interface Violation {
-  readonly id: string;
-  readonly impact: string | null;
-  readonly help: string;
-  readonly nodes: string[];
-}
-
-/** axe's violations of impact serious or critical in the page as it is now. */
-async function seriousViolations(page: Page): Promise<Violation[]> {
-  if (!(await page.evaluate<boolean>("typeof window.axe === 'object'"))) await page.evaluate(AXE);
-  const all = await page.evaluate<Violation[]>(`
-    axe.run(document, { resultTypes: ["violations"] }).then((r) =>
-      r.violations.map((v) => ({
-        id: v.id,
-        impact: v.impact ?? null,
-        help: v.help,
-        nodes: v.nodes.slice(0, 5).map((n) => n.target.join(" ")),
-      })),
-    )
-  `);
-  return all.filter((v) => v.impact === "serious" || v.impact === "critical");
-}
 
 describe("web client accessibility (axe-core)", () => {
   let web: WebHarness;

@@ -26,6 +26,8 @@ import { RecentPage } from "./recent-page.js";
 import { DraftsPage, ScheduledPage } from "./saved-pages.js";
 import { OrganizationPage, SettingsPage, SettingsStore } from "./settings-page.js";
 import { ROLE } from "./permissions.js";
+import { setColorScheme } from "./theme.js";
+import { setTwentyFourHourTime } from "./time-format.js";
 
 /** Figures the browser measured (read by the browser test and the bench notes). */
 export interface Timings {
@@ -224,6 +226,8 @@ export class App {
     this.#state = state;
     const raw = initial as unknown as Record<string, unknown>;
     this.#settings = new SettingsStore(raw);
+    setColorScheme(this.#settings.user["color_scheme"]);
+    setTwentyFourHourTime(this.#settings.user["twenty_four_hour_time"]);
     this.#notifier = new Notifier(
       state,
       this.#settings.user,
@@ -510,7 +514,7 @@ export class App {
         }
       }),
     );
-    if (this.#state === state) this.#list?.refreshActions();
+    if (this.#state === state) this.#list?.redrawRows();
     return true;
   }
 
@@ -569,21 +573,28 @@ export class App {
     let choices = false;
     let permissions = false;
     let follow: Narrow | null = null;
+    /** Every row shows something that changed: the time format, or someone's avatar. */
+    let rows = false;
     for (const e of events) {
       follow = this.#followMove(e) ?? follow;
       state.apply(e);
       this.#presence.apply(e);
-      this.#settings.apply(e);
+      if (this.#settings.apply(e) && e.type === "user_settings") {
+        if (e["property"] === "color_scheme") setColorScheme(e["value"]);
+        if (e["property"] === "twenty_four_hour_time" && setTwentyFourHourTime(e["value"])) rows = true;
+      }
       this.#notifier?.apply(e);
       this.#list?.apply(e);
       if (e.type === "subscription" || e.type === "realm_user") choices = true;
+      if (e.type === "realm_user" && e["op"] === "update" && isAvatarChange(e)) rows = true;
       if (e.type === "user_group") state.permissions.forgetMemberships();
       if (changesPermissions(e, state.me)) permissions = true;
     }
     if (choices) this.#compose?.refreshChoices();
+    if (rows) this.#list?.redrawRows();
     if (permissions)
       void this.#loadMemberships(state).then((loaded) => {
-        if (!loaded && this.#state === state) this.#list?.refreshActions();
+        if (!loaded && this.#state === state) this.#list?.redrawRows();
       });
     const channel = this.#openChannel();
     if (channel !== null && state.topicsStale.has(channel)) void this.#loadTopics(state, channel);
@@ -761,4 +772,9 @@ export class App {
     await this.#loop.stop();
     this.onLogout(message);
   }
+}
+
+function isAvatarChange(e: ServerEvent): boolean {
+  const person = e["person"];
+  return typeof person === "object" && person !== null && "avatar_url" in person;
 }

@@ -9,6 +9,7 @@ import type { Api } from "./api.js";
 import { Autocomplete, type Suggestion, type Suggestions } from "./autocomplete.js";
 import { h } from "./dom.js";
 import { emojiElement } from "./emoji.js";
+import { avatar } from "./people.js";
 import type { ClientState } from "./state.js";
 import {
   bestMatches,
@@ -93,7 +94,7 @@ export class ComposeAutocomplete {
     const counts = new Map<string, number>();
     for (const u of people) counts.set(u.full_name.toLowerCase(), (counts.get(u.full_name.toLowerCase()) ?? 0) + 1);
     const users: Suggestion[] = bestMatches(people, query, (u) => [u.full_name, u.email]).map((u) => ({
-      label: [u.full_name, h("span", { class: "detail" }, u.email)],
+      label: [avatar(u, u.user_id, "tiny"), u.full_name, h("span", { class: "detail" }, u.email)],
       insert: `${userMention(u.full_name, u.user_id, (counts.get(u.full_name.toLowerCase()) ?? 0) > 1, silent)} `,
     }));
     const groups: Suggestion[] = bestMatches(await this.#loadGroups(), query, (g) => [g.name]).map((g) => ({

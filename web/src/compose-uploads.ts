@@ -73,7 +73,8 @@ export class ComposeUploads {
         title: "Upload files",
         onclick: () => this.#input.click(),
       },
-      "📎",
+      // Zulip's paperclip image from the emoji sheet: the glyph is an empty box without an emoji font.
+      h("span", { class: "emoji-sprite emoji-1f4ce", "aria-hidden": "true" }),
     );
     this.elements = [button, this.#input];
     this.#input.addEventListener("change", () => {

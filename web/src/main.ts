@@ -11,6 +11,7 @@ import "./content.css";
 import { Api, ApiError, currentSession, logIn, logOut } from "./api.js";
 import { App } from "./app.js";
 import { h } from "./dom.js";
+import { setColorScheme } from "./theme.js";
 
 /** Tabs of this browser tell each other of logins and logouts. */
 const tabs = typeof BroadcastChannel === "function" ? new BroadcastChannel("parley-session") : null;
@@ -45,6 +46,8 @@ const endedElsewhere = new WeakSet<App>();
 
 /** `email`: what was typed before a failed attempt, kept so only the secret is typed again. */
 function showLogin(root: HTMLElement, message: string, typedEmail = ""): void {
+  // Nobody's settings apply here: the system's theme.
+  setColorScheme(undefined);
   const error = h("p", { class: "error-line", role: "alert", id: "login-error" }, message);
   const [emailLabel, email] = field("login-email", "Email", { type: "email", autocomplete: "username" });
   const [passwordLabel, password] = field("login-password", "Password", {

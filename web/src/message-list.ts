@@ -13,6 +13,8 @@ import { openEmojiPicker } from "./emoji-picker.js";
 import { enhanceContent } from "./rich-content.js";
 import { confirmDelete, MessageEditor, openMoveDialog, resolveLabel, toggleResolve } from "./message-actions.js";
 import { contentEditOf, deletedIdsOf, moveOf, type Move } from "./message-events.js";
+import { avatar } from "./people.js";
+import { dayHeading, fullDateTime, shortDateTime, timeOfDay } from "./time-format.js";
 import { conversationKey, dmUserIds, holdsConversation, matches, termsOf, type Narrow } from "./narrow.js";
 import { toggledTopic, type MessageActions } from "./permissions.js";
 import type { ClientState } from "./state.js";
@@ -34,34 +36,16 @@ export const QUICK_REACTIONS: readonly (readonly [string, string])[] = [
   ["check", "2705"],
 ];
 
-/**
- * Date formats, made once: toLocaleString with options builds a new formatter per call
- * (tenths of a millisecond each, times a few per message on every narrow switch).
- */
-const FORMATS = {
-  day: new Intl.DateTimeFormat(undefined, { weekday: "short", month: "short", day: "numeric" }),
-  dayWithYear: new Intl.DateTimeFormat(undefined, {
-    weekday: "short",
-    month: "short",
-    day: "numeric",
-    year: "numeric",
-  }),
-  full: new Intl.DateTimeFormat(undefined, { dateStyle: "full", timeStyle: "short" }),
-  time: new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" }),
-  label: new Intl.DateTimeFormat(undefined, { dateStyle: "short", timeStyle: "medium" }),
-};
-
 function sameDay(a: Date, b: Date): boolean {
   return a.getDate() === b.getDate() && a.getMonth() === b.getMonth() && a.getFullYear() === b.getFullYear();
 }
 
 /** The line above a day's first message: its date, the year only when not this one. */
 function dateSeparator(when: Date): HTMLElement {
-  const format = when.getFullYear() === new Date().getFullYear() ? FORMATS.day : FORMATS.dayWithYear;
   return h(
     "div",
     { class: "date-separator", role: "separator" },
-    h("time", { datetime: when.toISOString() }, format.format(when)),
+    h("time", { datetime: when.toISOString() }, dayHeading(when)),
   );
 }
 
@@ -343,7 +327,7 @@ export class MessageList {
         class: `msg${continued ? " continued" : ""}${unread ? " unread" : ""}`,
         "data-id": m.id,
         tabindex: "-1",
-        "aria-label": `${m.sender_full_name}, ${FORMATS.label.format(when)}`,
+        "aria-label": `${m.sender_full_name}, ${shortDateTime(when)}`,
       },
       newDay ? dateSeparator(when) : null,
       newConversation ? this.#recipientHeader(m, actions) : null,
@@ -352,8 +336,17 @@ export class MessageList {
         { class: "meta" },
         continued
           ? null
-          : h("button", { type: "button", class: "sender", "data-action": "user-card" }, m.sender_full_name),
-        h("time", { datetime: when.toISOString(), title: FORMATS.full.format(when) }, FORMATS.time.format(when)),
+          : h(
+              "button",
+              { type: "button", class: "sender", "data-action": "user-card" },
+              avatar(
+                this.state.users.get(m.sender_id) ?? { full_name: m.sender_full_name, avatar_url: m.avatar_url },
+                m.sender_id,
+                "tiny",
+              ),
+              m.sender_full_name,
+            ),
+        h("time", { datetime: when.toISOString(), title: fullDateTime(when) }, timeOfDay(when)),
         m.last_edit_timestamp !== undefined
           ? h("span", { class: "edited" }, "edited")
           : m.last_moved_timestamp !== undefined
@@ -552,8 +545,8 @@ export class MessageList {
     await openMoveDialog(this.api, this.state, m, this.#actionsFor(m), wholeTopic);
   }
 
-  /** Redraws every message's actions (permissions became known or changed). */
-  refreshActions(): void {
+  /** Redraws every row (permissions became known or changed, or the time format did). */
+  redrawRows(): void {
     for (const m of this.#messages) this.#rerender(m.id);
   }
 

@@ -1,9 +1,14 @@
 /**
  * People: avatars, the user list with presence (a page: everyone, active first) and
  * the user card (a dialog: name, email where the realm shows it, role, status text,
- * presence, and "Send direct message"). Avatars are initials on a colour derived from
- * the user ID unless the server gives a same-origin image: with client_gravatar the
- * server sends no URL for Gravatar avatars, and the page's CSP allows no other origin.
+ * presence, and "Send direct message"). Avatars (here, in the message list and in
+ * compose suggestions) are the server's own images when it has one for the person,
+ * else initials on a colour derived from the user ID. Gravatar is not loaded: the
+ * page's CSP allows images from this server only, and proxying Gravatar through the
+ * server's camo (/external_content) would have the server send the MD5 of every
+ * person's email address (reversible for most addresses by guessing) to gravatar.com,
+ * needs a camo key the server may not have, and fails on servers without internet
+ * access; for the many people with no Gravatar it would only show an identicon.
  */
 import type { Api } from "./api.js";
 import { h } from "./dom.js";
@@ -36,15 +41,38 @@ function initials(name: string): string {
   return letters.map((w) => [...(w ?? "?")][0]?.toUpperCase() ?? "").join("") || "?";
 }
 
-export function avatar(user: User | undefined, id: number, size: "small" | "large" = "small"): HTMLElement {
-  const name = user?.full_name ?? `user ${id}`;
-  const url = (user as { avatar_url?: unknown } | undefined)?.avatar_url;
-  if (typeof url === "string" && url.startsWith("/") && !url.startsWith("//"))
-    return h("img", { class: `avatar ${size}`, src: url, alt: "" });
+/** A URL the page's CSP lets an image load from: this server's own (an uploaded avatar). */
+function sameOrigin(url: unknown): url is string {
+  return typeof url === "string" && url.startsWith("/") && !url.startsWith("//");
+}
+
+function initialsAvatar(name: string, id: number, size: AvatarSize): HTMLElement {
   const el = h("span", { class: `avatar ${size}`, "aria-hidden": "true" }, initials(name));
   // A stable hue per person; lightness low enough for white text (contrast ≥ 4.5:1).
   el.style.backgroundColor = `hsl(${(id * 137) % 360} 55% 32%)`;
   return el;
+}
+
+export type AvatarSize = "tiny" | "small" | "large";
+
+/**
+ * A person's avatar: the image the server hosts, else initials on a colour. With
+ * client_gravatar the server sends no URL for Gravatar avatars (Zulip's clients compute
+ * it); the page does not load them, see the module comment. A message's sender may
+ * be known by the message alone (`{ full_name, avatar_url }` from it).
+ */
+export function avatar(
+  user: Pick<User, "full_name" | "avatar_url"> | undefined,
+  id: number,
+  size: AvatarSize = "small",
+): HTMLElement {
+  const name = user?.full_name ?? `user ${id}`;
+  const url = user?.avatar_url;
+  if (!sameOrigin(url)) return initialsAvatar(name, id, size);
+  const img = h("img", { class: `avatar ${size}`, src: url, alt: "" });
+  // A removed image (an avatar deleted since) shows the initials rather than a broken picture.
+  img.addEventListener("error", () => img.replaceWith(initialsAvatar(name, id, size)), { once: true });
+  return img;
 }
 
 export function presenceDot(status: PresenceStatus): HTMLElement {

@@ -8,6 +8,7 @@ import { conversationKey, conversationOf, type Narrow } from "./narrow.js";
 import { errorText, type Page, type PageContext } from "./pages.js";
 import { dmLabel } from "./sidebar.js";
 import type { Message, ServerEvent } from "./types.js";
+import { listDateTime } from "./time-format.js";
 
 const MESSAGES_READ = 1000;
 const ROWS_SHOWN = 200;
@@ -101,7 +102,7 @@ export class RecentPage implements Page {
           unread > 0
             ? h("span", { class: "badge" }, String(unread), h("span", { class: "visually-hidden" }, " unread"))
             : null,
-          h("time", { class: "row-detail", datetime: when.toISOString() }, when.toLocaleString()),
+          h("time", { class: "row-detail", datetime: when.toISOString() }, listDateTime(when)),
         );
       }),
     );

@@ -8,6 +8,7 @@ import type { Narrow } from "./narrow.js";
 import { errorText, type Page, type PageContext } from "./pages.js";
 import { dmLabel } from "./sidebar.js";
 import type { ServerEvent } from "./types.js";
+import { listDateTime } from "./time-format.js";
 
 interface Saved {
   readonly id: number;
@@ -81,7 +82,7 @@ abstract class SavedPage implements Page {
               "span",
               { class: "row-detail" },
               `${this.timeLabel} `,
-              h("time", { datetime: when.toISOString() }, when.toLocaleString()),
+              h("time", { datetime: when.toISOString() }, listDateTime(when)),
               item.failed ? " (failed to send)" : "",
             ),
           ),

@@ -284,6 +284,7 @@ export class ClientState implements Directory {
         else if (e["op"] === "update") {
           const u = this.users.get(person.user_id);
           if (u && typeof person.full_name === "string") u.full_name = person.full_name;
+          if (u && person.avatar_url !== undefined) u.avatar_url = person.avatar_url;
           if (typeof person.role === "number") {
             if (u) u.role = person.role;
             if (person.user_id === this.me) this.permissions.role = person.role;

@@ -21,6 +21,8 @@ export interface Message {
   readonly sender_id: number;
   readonly sender_full_name: string;
   readonly sender_email: string;
+  /** Null with client_gravatar for Gravatar avatars. */
+  readonly avatar_url?: string | null;
   /** Server-rendered HTML (parley's Markdown renderer escapes user text). */
   readonly content: string;
   readonly timestamp: number;
@@ -45,6 +47,8 @@ export interface User {
   /** Zulip's roles: 100 owner, 200 administrator, 300 moderator, 400 member, 600 guest. */
   role?: number;
   readonly bot_owner_id?: number | null;
+  /** Null with client_gravatar for Gravatar avatars; a path on this server for uploaded ones. */
+  avatar_url?: string | null;
 }
 
 /** A permission setting: a group's ID, or an anonymous group of users and subgroups. */

@@ -1,0 +1,176 @@
+/**
+ * How the web client looks, in headless Chromium: avatars in the message list, the
+ * people list, the user card and compose suggestions (initials; an image only from
+ * this server); the theme from the color_scheme setting (dark, light, automatic
+ * following the system) and times by twenty_four_hour_time, both applied live when
+ * the setting changes; axe-core finds no serious violation in the dark theme. Makes the
+ * rich-content and dark-theme screenshots (PARLEY_SCREENSHOTS=1). One browser launch.
+ */
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { User } from "../../src/engine/types.js";
+import { seriousViolations, type Violation } from "../support/axe.js";
+import { DESKTOP, PHONE, startWebHarness, type WebHarness } from "../support/web-client.js";
+
+describe("web client appearance", () => {
+  let web: WebHarness;
+  let richTopic = "";
+
+  beforeAll(async () => {
+    web = await startWebHarness("webappearance");
+    const { alice, bob, general } = web.server.seed;
+    const send = (topic: string, content: string) =>
+      web.server.call(alice, "POST", "/messages", { type: "stream", to: general.id, topic, content });
+    await send("avatars", "a message with my avatar beside it");
+    richTopic = "rich content";
+    await send(richTopic, "Shipping on **Friday** :tada: :rocket: @**Bob**");
+    await send(richTopic, "```python\ndef answer():\n    return 42  # the answer\n```");
+    await send(richTopic, "Euler: $$e^{i\\pi} + 1 = 0$$\n```math\n\\int_0^1 x^2\\,dx = \\frac{1}{3}\n```");
+    await send(richTopic, "```spoiler Who did it?\nThe **butler**, with `the candlestick`\n```");
+    await web.server.call(alice, "POST", "/messages", { type: "private", to: JSON.stringify([bob.id]), content: "hi" });
+  }, 600_000);
+  afterAll(async () => {
+    await web?.close();
+  });
+
+  const topicHash = (topic: string) =>
+    `#narrow/channel/${web.server.seed.general.id}-general/topic/${encodeURIComponent(topic)}`;
+
+  async function openTopic(page: Page, topic: string): Promise<void> {
+    await page.evaluate(`location.hash = ${JSON.stringify(topicHash(topic))}`);
+    await page.locator(".view-title", { hasText: topic }).waitFor();
+    await page.locator("li.msg").first().waitFor();
+  }
+
+  const setting = async (user: User, name: string, value: unknown) =>
+    expect((await web.server.call(user, "PATCH", "/settings", { [name]: value })).status).toBe(200);
+
+  const theme = (page: Page) => page.evaluate<string | undefined>("document.documentElement.dataset.theme");
+  const background = (page: Page) =>
+    page.evaluate<string>("getComputedStyle(document.documentElement).backgroundColor");
+
+  it("shows avatars in the message list, people list, user card and compose suggestions, from this server only", async () => {
+    const { alice, bob } = web.server.seed;
+    const context = await web.newContext(DESKTOP);
+    const imageHosts = new Set<string>();
+    context.on("request", (r) => {
+      if (r.resourceType() === "image") imageHosts.add(new URL(r.url()).origin);
+    });
+    // Parley hosts no uploaded avatars yet (Gravatar only): GET /users is given one for
+    // Alice, a path on this server (its favicon), to see the client load such an image.
+    await context.route("**/api/v1/users?*", async (route) => {
+      const reply = await route.fetch();
+      const body = (await reply.json()) as { members: { user_id: number; avatar_url?: string | null }[] };
+      for (const m of body.members) if (m.user_id === alice.id) m.avatar_url = "/favicon.svg";
+      await route.fulfill({ response: reply, json: body });
+    });
+    const page = await web.open(context, topicHash("avatars"));
+    await web.logIn(page, bob);
+    const row = page.locator("li.msg", { hasText: "with my avatar" });
+    await row.waitFor();
+    // Rendered before everyone's records arrived: the message's own data (no Gravatar URL).
+    expect(await row.locator("button.sender .avatar").textContent()).toBe("A");
+
+    await page.evaluate(`location.hash = "#people"`);
+    const person = (id: number) => page.locator(`.people-page li[data-user-id='${id}'] .avatar`);
+    await person(alice.id).waitFor();
+    expect(await person(alice.id).evaluate((el) => el.tagName)).toBe("IMG");
+    await expect
+      .poll(() => person(alice.id).evaluate((el) => (el as unknown as { naturalWidth: number }).naturalWidth))
+      .toBeGreaterThan(0);
+    expect(await person(web.server.seed.guest.id).textContent()).toBe("GG");
+
+    await page.locator(`.people-page li[data-user-id='${web.server.seed.guest.id}'] button`).click();
+    expect(await page.locator("dialog.user-card .avatar.large").textContent()).toBe("GG");
+    await page.keyboard.press("Escape");
+
+    await openTopic(page, "avatars");
+    await page.fill("#compose-text", "@gus");
+    const suggestion = page.locator(".autocomplete li", { hasText: "Gus Guest" });
+    await suggestion.waitFor();
+    expect(await suggestion.locator(".avatar").textContent()).toBe("GG");
+    expect([...imageHosts]).toEqual([web.server.base]);
+    expect(web.pageErrors).toEqual([]);
+  });
+
+  it("applies the theme live: dark, light, and automatic following the system; no serious axe violation in dark", async () => {
+    const { bob } = web.server.seed;
+    const context = await web.newContext(DESKTOP);
+    const page = await web.open(context, topicHash(richTopic));
+    await page.emulateMedia({ colorScheme: "light" });
+    await web.logIn(page, bob);
+    // Automatic by default, the system is light.
+    expect(await theme(page)).toBe("light");
+    const light = await background(page);
+
+    await setting(bob, "color_scheme", 2);
+    await expect.poll(() => theme(page)).toBe("dark");
+    expect(await background(page)).not.toBe(light);
+    await setting(bob, "color_scheme", 1);
+    await expect.poll(() => theme(page)).toBe("light");
+    await page.emulateMedia({ colorScheme: "dark" });
+    await expect.poll(() => theme(page)).toBe("dark");
+    await setting(bob, "color_scheme", 3);
+    await expect.poll(() => theme(page)).toBe("light");
+    await page.locator(".spoiler-header").first().click();
+    await page.locator(".katex").first().waitFor();
+    await page.locator(".hljs-keyword").first().waitFor();
+    await web.shot(page, "desktop-rich-content");
+    await setting(bob, "color_scheme", 2);
+    await expect.poll(() => theme(page)).toBe("dark");
+
+    const found: Record<string, Violation[]> = {};
+    found["topic"] = await seriousViolations(page);
+    await web.shot(page, "desktop-dark-topic");
+    await page.locator("li.msg button.sender").first().click();
+    await page.locator("dialog.user-card").waitFor();
+    found["user card"] = await seriousViolations(page);
+    await page.keyboard.press("Escape");
+    for (const [name, hash, title] of [
+      ["inbox", "#inbox", "Inbox"],
+      ["people", "#people", "People"],
+      ["settings", "#settings/profile", "Settings"],
+    ] as const) {
+      await page.evaluate(`location.hash = ${JSON.stringify(hash)}`);
+      await page.locator(".view-title", { hasText: title }).waitFor();
+      if (name === "inbox") await page.locator(".inbox-item").first().waitFor();
+      found[name] = await seriousViolations(page);
+    }
+    await web.shot(page, "desktop-dark-settings");
+    expect(found).toEqual(Object.fromEntries(Object.keys(found).map((k) => [k, []])));
+
+    // A reload starts in the stored theme.
+    await page.reload();
+    await page.waitForSelector("body[data-ready='1']");
+    expect(await theme(page)).toBe("dark");
+    // Logging out leaves the person's theme: the login screen follows the system.
+    await page.emulateMedia({ colorScheme: "light" });
+    await page.click("button.logout");
+    await page.locator("#key-form").waitFor();
+    expect(await theme(page)).toBe("light");
+    await setting(bob, "color_scheme", 1);
+    expect(web.pageErrors).toEqual([]);
+  });
+
+  it("formats times by the 24-hour setting, live; phone width in both themes", async () => {
+    const { alice } = web.server.seed;
+    await setting(alice, "twenty_four_hour_time", false);
+    const page = await web.loggedIn(alice, PHONE, { hash: topicHash(richTopic) });
+    const time = page.locator("li.msg .meta time").first();
+    await time.waitFor();
+    expect(await time.textContent()).toMatch(/^\d{1,2}:\d{2}\s?[AP]M$/u);
+    await setting(alice, "twenty_four_hour_time", true);
+    await expect.poll(() => time.textContent()).toMatch(/^\d{2}:\d{2}$/u);
+    expect(await time.getAttribute("title")).not.toMatch(/[AP]M/u);
+    await page.locator(".spoiler-header").first().click();
+    await page.locator(".katex").first().waitFor();
+    await web.shot(page, "phone-rich-content");
+    await setting(alice, "color_scheme", 2);
+    await expect.poll(() => theme(page)).toBe("dark");
+    await web.shot(page, "phone-dark-topic");
+    expect(await seriousViolations(page)).toEqual([]);
+    await setting(alice, "twenty_four_hour_time", false);
+    await expect.poll(() => time.textContent()).toMatch(/[AP]M$/u);
+    expect(web.pageErrors).toEqual([]);
+  });
+});
