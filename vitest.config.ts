@@ -8,6 +8,10 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Vitest's default is one worker per core minus one: on CI's 2 cores that ran the files one at a
+    // time while most of them wait on servers, browsers and fsync (the whole run used ~1.2 cores).
+    // Three forks keep both cores busy; the suite passed at 3 under load average 15.
+    maxWorkers: 3,
     // Every write must declare what it changed (engine/events/change-set.ts).
     env: { PARLEY_CHECK_CHANGES: "1" },
   },
