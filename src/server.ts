@@ -28,6 +28,7 @@ import { Scheduler } from "./scheduler/scheduler.js";
 import { FullMemberPromoter } from "./scheduler/full-member-promoter.js";
 import { MessageRetention } from "./scheduler/message-retention.js";
 import { MissedEmailBatcher } from "./scheduler/missed-email-batcher.js";
+import { DigestMailer } from "./scheduler/digest-emails.js";
 import { UploadsCleanup } from "./scheduler/uploads-cleanup.js";
 
 /** How a server process runs: the configuration file's settings and the command line's. */
@@ -218,6 +219,12 @@ export async function startParley(
     onError: (error) => log(`missed-message email failed: ${reason(error)}`),
   });
   missedEmailBatcher.start();
+  // On a realm's digest day: its weekly digests, or what a restart left of them.
+  const digestMailer = new DigestMailer(store, (realm) => realmUrl(http.baseUrl, realm), {
+    onError: (error) => log(`digest email failed: ${reason(error)}`),
+    onSent: (count) => log(`digest: ${count} email(s) queued`),
+  });
+  digestMailer.start();
   const uploadsCleanup = new UploadsCleanup(store, http.uploads, {
     onError: (error) => log(`uploads cleanup failed: ${reason(error)}`),
   });
@@ -248,6 +255,7 @@ export async function startParley(
         // A request in flight is abandoned; its item stays in the outbox for the next start.
         void pushSender?.stop();
         missedEmailBatcher.stop();
+        digestMailer.stop();
         mailSender.stop();
         webhookSender.stop();
         uploadsCleanup.stop();

@@ -55,6 +55,7 @@ export type {
 export { CHANGE_KINDS, ENTITY_KINDS, MESSAGE_FIELDS, PAIR_KINDS, isEmptyChangeSet } from "./events/change-set.js";
 export { DerivedCache, onlyFieldsChanged, type Dependencies, type Dependency } from "./events/derived-cache.js";
 export type { TypingInput } from "./actions/typing.js";
+export type { DigestCache } from "./actions/digest-emails.js";
 export type { GetChannelsInput, GroupListing, SubscribedChannel, SubscriptionLists } from "./queries/listings.js";
 export { SYSTEM_GROUPS } from "./access.js";
 export { INACCESSIBLE_USER_NAME } from "./user-access.js";

@@ -344,6 +344,7 @@ import { checkJoinForm, type JoinDetails } from "./actions/invites.js";
 import { confirmEmailChange } from "./actions/email-change.js";
 import { dueMail, markMailAttemptFailed, markMailDelivered, nextMailAttempt } from "./mail/outbox.js";
 import { missedEmailBatches, nextMissedEmailDue, sendDueMissedEmails } from "./actions/missed-message-emails.js";
+import { newDigestCache, sendDigestChunk, type DigestCache } from "./actions/digest-emails.js";
 import {
   dueWebhookItems,
   finishWebhookItem,
@@ -864,6 +865,17 @@ export class Store {
   /** Turns the missed-message batches due at `now` (UNIX seconds) into outbox mail; answers how many mails. */
   sendDueMissedEmails(now: number, realmUrl: (realm: Realm) => string): number {
     return sendDueMissedEmails(this.#state, now, realmUrl);
+  }
+  /** Topic tallies for one round of digest runs (sendDigestChunk); a new one per round. */
+  newDigestCache(): DigestCache {
+    return newDigestCache();
+  }
+  /**
+   * One write of the weekly digests due at `now` (UNIX seconds): answers how many mails
+   * it enqueued, or null when no realm's digest run has work left today.
+   */
+  sendDigestChunk(now: number, realmUrl: (realm: Realm) => string, cache: DigestCache): number | null {
+    return sendDigestChunk(this.#state, now, realmUrl, cache);
   }
   /** When the next missed-message batch is due (UNIX seconds), or null when none waits. */
   nextMissedEmailDue(): number | null {

@@ -40,7 +40,7 @@ export interface MissedConversation {
 }
 
 const HTML_ESCAPES: Readonly<Record<string, string>> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" };
-function escapeHtml(text: string): string {
+export function escapeHtml(text: string): string {
   return text.replace(/[&<>"]/g, (c) => HTML_ESCAPES[c]!);
 }
 
@@ -113,16 +113,16 @@ function reasonOf(c: MissedConversation): string | null {
 }
 
 /** Site-relative links and images (uploads, narrows, emoji) made absolute, as Zulip's relative_to_full_url. */
-function absoluteHtml(html: string, realmUrl: string): string {
+export function absoluteHtml(html: string, realmUrl: string): string {
   return html.replace(/\b(href|src)="\/(?!\/)/g, `$1="${realmUrl}/`);
 }
 
-function absoluteText(text: string, realmUrl: string): string {
+export function absoluteText(text: string, realmUrl: string): string {
   return text.replace(/(^|[\s(])\/user_uploads\//g, `$1${realmUrl}/user_uploads/`);
 }
 
 /** Zulip's prepend_sender_to_message: the sender in bold at the start of the first paragraph. */
-function prependSender(html: string, name: string): string {
+export function prependSender(html: string, name: string): string {
   const bold = `<b>${escapeHtml(name)}</b>: `;
   return html.startsWith("<p>") ? `<p>${bold}${html.slice(3)}` : `<p>${bold}</p>${html}`;
 }

@@ -133,7 +133,7 @@ export function realmSection(
     realm_default_external_accounts: DEFAULT_EXTERNAL_ACCOUNTS,
     zulip_plan_is_not_limited: true,
     upgrade_text_for_wide_organization_logo: "",
-    settings_send_digest_emails: false,
+    settings_send_digest_emails: true,
     development_environment: false,
     gif_rating_policy_options: GIF_RATING_POLICY_OPTIONS,
     // Zulip's deprecated alias of realm_jitsi_server_url || server_jitsi_server_url.
