@@ -236,6 +236,7 @@ export {
 export { hashNewPassword, type ScryptCost } from "./actions/accounts.js";
 export type { AcceptInviteInput, InviteEnvironment, InviteOptions, InviteUsersResult } from "./actions/invites.js";
 export type { JoinDetails } from "./actions/invites.js";
+export type { ImportedInvite } from "./actions/imported-invites.js";
 export {
   DEFAULT_DAILY_INVITE_LIMIT,
   MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH,

@@ -340,6 +340,7 @@ import {
   type InviteOptions,
   type InviteUsersResult,
 } from "./actions/invites.js";
+import { importInvite, type ImportedInvite } from "./actions/imported-invites.js";
 import { checkJoinForm, type JoinDetails } from "./actions/invites.js";
 import { confirmEmailChange } from "./actions/email-change.js";
 import { dueMail, markMailAttemptFailed, markMailDelivered, nextMailAttempt } from "./mail/outbox.js";
@@ -817,6 +818,10 @@ export class Store {
     env: Pick<InviteEnvironment, "realmUrl">,
   ): { invite: Invite; link: string } {
     return createMultiuseInvite(this.#state, actorId, options, env);
+  }
+  /** An invitation as an export had it (parley import): same key, times and status; nothing mailed. */
+  importInvite(realmId: number, input: ImportedInvite): Invite {
+    return importInvite(this.#state, realmId, input);
   }
   /** GET /invites: live invitations the caller controls. */
   listInvites(actorId: number): Invite[] {

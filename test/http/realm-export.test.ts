@@ -42,6 +42,7 @@ let moderator: User;
 let bot: User;
 let gone: User;
 let queueId: string;
+let revokedKey: string;
 afterAll(() => {
   s?.close();
   rmSync(root, { recursive: true, force: true });
@@ -117,6 +118,7 @@ beforeAll(async () => {
   store.updateMessage(alice.id, wandering, { content: "I was written in the east, and edited in the west" });
   await addSettingsAndPersonalData(send, channel);
   addBotsBeyondAccounts();
+  addInvitations();
   store.setUserActive(gone.id, false);
   // Every active person consents, except the moderator (whose flags then stay out).
   for (const u of [owner, alice, bob, guest, admin])
@@ -345,6 +347,30 @@ function addBotsBeyondAccounts(): void {
   store.setBotStorage(bot.id, { counter: "41", "last seen": JSON.stringify({ at: 1_700_000_000 }) });
 }
 
+/** A pending email invitation with channels, a group and an expiry; a link that never expires; a revoked one. */
+function addInvitations(): void {
+  const store = s.t.store;
+  const { owner, alice, general } = s.seed;
+  const env = { realmUrl: "http://localhost", dailyLimit: 100 };
+  const reviewers = store.userGroups(owner.id, false).find((g) => g.group.name === "reviewers")!.group.id;
+  const options = {
+    invitedAs: 400,
+    channelIds: [general.id],
+    groupIds: [reviewers],
+    includeRealmDefaultSubscriptions: false,
+    notifyReferrerOnJoin: true,
+    welcomeMessageCustomText: "Welcome to the copy",
+    expiresInMinutes: 3 * 24 * 60,
+  };
+  // The realm's can_invite_users_group is alice and the reviewers (set above): she invites by email.
+  const byAlice = { ...options, groupIds: [], welcomeMessageCustomText: null };
+  store.inviteUsers(alice.id, "newcomer@example.org", byAlice, env);
+  store.createMultiuseInvite(owner.id, { ...options, invitedAs: 600, expiresInMinutes: null }, env);
+  const [withdrawn] = store.inviteUsers(alice.id, "never@example.org", byAlice, env).invites;
+  store.revokeInvite(owner.id, withdrawn!.id, "email");
+  revokedKey = withdrawn!.key;
+}
+
 function formOf(field: string, blob: Blob, name: string): FormData {
   const form = new FormData();
   form.append(field, blob, name);
@@ -458,6 +484,8 @@ describe("POST /export/realm and the round trip through parley import", () => {
       "archived channel folders": 1,
       "bot default channels": 2,
       "bot storage keys": 2,
+      invitations: 2,
+      "invitation links": 1,
     });
     const copy = openStore(dataDir, { noSync: true });
     try {
@@ -822,6 +850,28 @@ function compareSettings(a: Store, dirA: string, realmA: number, b: Store, dirB:
       .filter((u) => u.isBot)
       .map((u) => ({ email: u.deliveryEmail, active: u.isActive, ...botView(store, u) }))
       .sort((x, y) => x.email.localeCompare(y.email));
+    const invitations = store.listInvites(owner).map((i) => ({
+      kind: i.kind,
+      email: i.email,
+      by: email.get(i.invitedById),
+      as: i.invitedAs,
+      channels: i.channelIds.map((id) => channelName(id)),
+      groups: i.groupIds.map((id) => groupName(id)),
+      defaults: i.includeRealmDefaultSubscriptions,
+      notify: i.notifyReferrerOnJoin,
+      text: i.welcomeMessageCustomText,
+      at: i.invitedAt,
+      expires: i.expiresAt,
+      key: i.key,
+      usable: store.usableInvite(realmId, i.key).id === i.id,
+    }));
+    let revoked: string;
+    try {
+      store.usableInvite(realmId, revokedKey);
+      revoked = "usable";
+    } catch (error) {
+      revoked = String(error);
+    }
     const configuration = {
       defaultsForNewUsers: store.realmSettingDefaults(realmId),
       defaultChannelGroups: store.defaultChannelGroups(owner).map((g) => ({
@@ -833,6 +883,8 @@ function compareSettings(a: Store, dirA: string, realmA: number, b: Store, dirB:
     };
     return {
       bots,
+      invitations,
+      revoked,
       realmSettings,
       configuration,
       everySubscription,
@@ -875,6 +927,11 @@ function compareSettings(a: Store, dirA: string, realmA: number, b: Store, dirB:
   const original = view(a, dirA, realmA);
   // The setup's data is all there to compare.
   const bots = original.bots;
+  expect(original.invitations).toMatchObject([
+    { kind: "email", email: "newcomer@example.org", channels: ["general"], text: null, usable: true },
+    { kind: "multiuse", as: 600, groups: ["reviewers"], text: "Welcome to the copy", expires: null, usable: true },
+  ]);
+  expect(original.revoked).toMatch(/revoked/);
   expect(bots).toContainEqual(
     expect.objectContaining({
       service: expect.objectContaining({ baseUrl: "https://bots.example/echo", interface: 2 }),

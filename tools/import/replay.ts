@@ -16,6 +16,7 @@
 import { ROLE, type BotType, type Role, type Store } from "../../src/engine/index.js";
 import { botConfigAtCreation, replayBotStorage } from "./replay-bots.js";
 import { replayEditHistories } from "./replay-history.js";
+import { replayInvites } from "./replay-invites.js";
 import { replayGroupSettings } from "./replay-realm.js";
 import { applySubscriptionSettings } from "./replay-subscriptions.js";
 import { replayChannelsAndPersonalData, replayRealmSettings } from "./replay-settings.js";
@@ -505,6 +506,7 @@ export function replayExport(
   );
 
   replayBotStorage(settings);
+  replayInvites(settings);
   // ---- deactivations last: deactivated users still sent and received their messages ----
   for (const u of data.users) {
     const id = ids.users.get(u.id);

@@ -225,6 +225,29 @@ const serviceRow = z.looseObject({
 });
 /** zerver_botconfigdata and zerver_botstoragedata: one key/value of a bot. */
 const botKeyValueRow = z.looseObject({ bot_profile: id, key: z.string(), value: z.string() });
+/** zerver_preregistrationuser (email invitations) and zerver_multiuseinvite (links): what parley's invitations hold. */
+const inviteRow = z.looseObject({
+  id,
+  email: z.string().nullable().optional(),
+  referred_by: id.nullable().optional(),
+  invited_as: z.number().int().optional(),
+  streams: z.array(id).optional(),
+  groups: z.array(id).optional(),
+  include_realm_default_subscriptions: z.boolean().optional(),
+  notify_referrer_on_join: z.boolean().optional(),
+  welcome_message_custom_text: z.string().nullable().optional(),
+  invited_at: z.number().optional(),
+  status: z.number().int().optional(),
+  realm_creation: z.boolean().optional(),
+});
+/** A link key of an invitation (confirmation_confirmation, Zulip's Confirmation). */
+const confirmationRow = z.looseObject({
+  type: z.number().int(),
+  object_id: id,
+  confirmation_key: z.string(),
+  date_sent: z.number().optional(),
+  expiry_date: z.number().nullable().optional(),
+});
 const uploadRecordRow = z.looseObject({ path: z.string(), s3_path: z.string().optional() });
 const emojiRecordRow = z.looseObject({ path: z.string(), file_name: z.string(), realm_id: id.optional() });
 /** The can_*_group columns of zerver_stream (Zulip's Stream.stream_permission_group_settings). */
@@ -318,6 +341,9 @@ export interface ZulipExport {
   readonly services: z.infer<typeof serviceRow>[];
   readonly botConfigData: z.infer<typeof botKeyValueRow>[];
   readonly botStorage: z.infer<typeof botKeyValueRow>[];
+  readonly emailInvites: z.infer<typeof inviteRow>[];
+  readonly multiuseInvites: z.infer<typeof inviteRow>[];
+  readonly confirmations: z.infer<typeof confirmationRow>[];
   /** attachment.json's zerver_attachment. */
   readonly attachments: z.infer<typeof attachmentRow>[];
   /**
@@ -369,6 +395,9 @@ const READ_TABLES = new Set([
   "zerver_service",
   "zerver_botconfigdata",
   "zerver_botstoragedata",
+  "zerver_preregistrationuser",
+  "zerver_multiuseinvite",
+  "confirmation_confirmation",
 ]);
 
 function rows<T extends z.ZodType>(
@@ -601,6 +630,9 @@ export function readExport(root: string, limits: Pick<ExportLimits, "maxJsonByte
     services: rows(data, "zerver_service", serviceRow, realmFile),
     botConfigData: rows(data, "zerver_botconfigdata", botKeyValueRow, realmFile),
     botStorage: rows(data, "zerver_botstoragedata", botKeyValueRow, realmFile),
+    emailInvites: rows(data, "zerver_preregistrationuser", inviteRow, realmFile),
+    multiuseInvites: rows(data, "zerver_multiuseinvite", inviteRow, realmFile),
+    confirmations: rows(data, "confirmation_confirmation", confirmationRow, realmFile),
     attachments: present(attachmentFile)
       ? rows(readJson(attachmentFile, limits.maxJsonBytes), "zerver_attachment", attachmentRow, attachmentFile)
       : [],

@@ -30,6 +30,7 @@ import { RECIPIENT_ID, RECIPIENT_TYPE } from "./zulip-ids.js";
 import { settingsTables } from "./zulip-settings-tables.js";
 import { realmExtraTables } from "./zulip-realm-extras.js";
 import { botProfileColumns, botTables } from "./zulip-bot-tables.js";
+import { inviteTables } from "./zulip-invite-tables.js";
 
 export type Row = Record<string, unknown>;
 export type Tables = Record<string, Row[]>;
@@ -476,6 +477,7 @@ export function realmTables(state: StoreState, plan: ExportPlan): Tables {
     ...settings.tables,
     ...realmExtraTables(state, plan.realmId, plan),
     ...botTables(state, userIds),
+    ...inviteTables(state, plan.realmId),
   };
 }
 
