@@ -12,7 +12,7 @@
 import type { Manifest } from "../tools/generate/manifest.js";
 import { ENDPOINTS } from "../src/http/endpoints/index.js";
 import { generatedWorstInputs } from "../src/http/worst-inputs.js";
-import type { AddCase, Captured, Step } from "./worst-inputs.js";
+import type { AddCase, Captured, Step } from "./worst-inputs-case.js";
 
 const form = (params: Record<string, unknown>) => {
   const out = new URLSearchParams();

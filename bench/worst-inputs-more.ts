@@ -9,7 +9,7 @@
  * are captured from the answers of unmeasured setup requests.
  */
 import type { Manifest } from "../tools/generate/manifest.js";
-import type { AddCase, Captured } from "./worst-inputs.js";
+import type { AddCase, Captured } from "./worst-inputs-case.js";
 
 const form = (params: Record<string, unknown>) => {
   const out = new URLSearchParams();

@@ -15,6 +15,7 @@ import type { MessageJsonCache } from "./views/message-cache.js";
 import type { UserListCache } from "./views/user-list-cache.js";
 import type { WindowReplyCache } from "./views/window-cache.js";
 import type { ReadyReply } from "./respond.js";
+import type { SuccessData } from "./reply.js";
 import type { GroupListCache } from "./views/group-list-cache.js";
 import type { ServerConfig } from "../config/index.js";
 import type { BouncerClient } from "../push/bouncer-client.js";
@@ -104,7 +105,7 @@ export interface PublicContext {
   readonly rawBody: Buffer | null;
 }
 
-export type SuccessData = Record<string, unknown>;
+export type { SuccessData };
 
 /**
  * A reply other than Zulip's success envelope: a file (streamed from disk, maybe a

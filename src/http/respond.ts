@@ -9,6 +9,9 @@ import { ERROR_MAP } from "./error-map.js";
 import { HttpError } from "./errors.js";
 import { RawJson } from "../wire/raw-json.js";
 import { responseHead, type HeaderList, type ResponseHead } from "./response-head.js";
+import { bodyByteLength, JsonParts, type Reply } from "./reply.js";
+
+export { bodyByteLength, JsonParts, type Reply };
 
 export { RawJson };
 
@@ -42,16 +45,6 @@ export const FILE_TYPE = "application/octet-stream";
 function writeHead(res: HttpResponse, head: ResponseHead): void {
   res.writeStatus(`${head.status} ${REASONS[head.status] ?? ""}`);
   for (const [k, v] of head.fields) res.writeHeader(k, v);
-}
-
-export interface Reply {
-  readonly status: number;
-  readonly body: string | Buffer | JsonParts;
-  readonly headers?: readonly (readonly [string, string])[];
-  /** Default application/json (every API reply); /metrics sends Prometheus text. */
-  readonly contentType?: string;
-  /** A byte range of a file to stream as the body (downloads); `body` is then ignored. */
-  readonly file?: { readonly path: string; readonly start: number; readonly length: number };
 }
 
 /**
@@ -157,53 +150,6 @@ async function sendFile(
     await handle.close();
   }
 }
-
-/** Pre-serialized JSON for one field of a success response (spliced, not re-encoded). */
-/**
- * A JSON body still in pieces (envelope plus cached message JSON). uWS copies a body
- * out during end(), so the pieces are joined into one buffer reused by every answer
- * just before it: a fresh Buffer.concat per answer cost ~3x the copy itself in
- * allocation and GC (100-message window, 55 KB: 26 us against 9 us).
- */
-export class JsonParts {
-  readonly byteLength: number;
-  constructor(readonly parts: readonly Buffer[]) {
-    let n = 0;
-    for (const p of parts) n += p.length;
-    this.byteLength = n;
-  }
-
-  /**
-   * The whole body in the shared buffer: valid only until the next call, so it must be
-   * handed at once to a writer that copies (uWS's end does). Bodies over the shared
-   * buffer's ceiling get their own buffer.
-   */
-  joinedTransiently(): Buffer {
-    if (this.byteLength > SHARED_BODY_MAX_BYTES) return this.joined();
-    if (this.byteLength > sharedBody.length)
-      sharedBody = Buffer.allocUnsafeSlow(Math.min(SHARED_BODY_MAX_BYTES, 2 ** Math.ceil(Math.log2(this.byteLength))));
-    let offset = 0;
-    for (const p of this.parts) {
-      sharedBody.set(p, offset);
-      offset += p.length;
-    }
-    return sharedBody.subarray(0, offset);
-  }
-
-  /** An owned copy, for writers that may keep the buffer after returning (Node's). */
-  joined(): Buffer {
-    return Buffer.concat(this.parts, this.byteLength);
-  }
-}
-
-/** How many bytes a reply body is on the wire. */
-export function bodyByteLength(body: Reply["body"]): number {
-  return typeof body === "string" ? Buffer.byteLength(body) : body instanceof JsonParts ? body.byteLength : body.length;
-}
-
-/** The shared buffer's ceiling: larger bodies (a full register at 10,000 users) are rare. */
-const SHARED_BODY_MAX_BYTES = 8 * 1024 * 1024;
-let sharedBody = Buffer.allocUnsafeSlow(256 * 1024);
 
 /**
  * A success answer already in bytes (a kept window). `headLength`: the bytes before

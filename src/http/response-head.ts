@@ -14,7 +14,7 @@
  * code did not mean to; and the cause is always a missing check upstream, which a 500
  * in the error log makes visible.
  */
-import type { Reply } from "./respond.js";
+import type { Reply } from "./reply.js";
 
 export type HeaderList = readonly (readonly [string, string])[];
 

@@ -19,7 +19,7 @@
  */
 import { DerivedCache, onlyFieldsChanged, type Dependencies, type FieldOf, type Store } from "../../engine/index.js";
 import { ReadyReply } from "../respond.js";
-import type { SuccessData } from "../endpoint.js";
+import type { SuccessData } from "../reply.js";
 
 const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
 /** Map and set bookkeeping per entry, on top of its key and body. */
