@@ -167,6 +167,27 @@ function getVia(agent: Agent, target: string, auth: string | null) {
   });
 }
 
+/** Any request on a given connection: status, the worker that answered, Set-Cookie headers, body text. */
+function sendVia(agent: Agent, method: string, target: string, headers: Record<string, string>, body = "") {
+  return new Promise<{ status: number; worker: string; cookies: string[]; body: string }>((resolve, reject) => {
+    const all = body === "" ? headers : { "Content-Type": "application/x-www-form-urlencoded", ...headers };
+    const req = request(target, { method, agent, headers: all }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          worker: String(res.headers["x-parley-worker"] ?? ""),
+          cookies: res.headers["set-cookie"] ?? [],
+          body: Buffer.concat(chunks).toString(),
+        }),
+      );
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
 /** A tus request (uploads in progress): status and headers. */
 function tus(url: string, auth: string, method: string, path: string, headers: Record<string, string>, body = "") {
   return new Promise<{ status: number; headers: Record<string, unknown> }>((resolve, reject) => {
@@ -347,6 +368,67 @@ describe("parley serve --workers 2", () => {
     await stopProcess(child, "SIGTERM");
     expect(child.exitCode).toBe(0);
     expect(pollers.size).toBeGreaterThan(0);
+  });
+
+  it("a web session made through one worker is accepted by the other; logout through either ends it on both", async () => {
+    const { dir, auth } = newOrg();
+    const [email, apiKey] = Buffer.from(auth.slice("Basic ".length), "base64").toString().split(":") as [
+      string,
+      string,
+    ];
+    const { child, url } = await startWorkers(dir);
+    const via = { writer: await connectionTo(url, "writer"), "reader-1": await connectionTo(url, "reader-1") };
+    const origin = { Origin: url };
+    for (const [loginAt, logoutAt] of [
+      ["reader-1", "writer"],
+      ["writer", "reader-1"],
+    ] as const) {
+      // The login form's POST: a reader forwards it to the writer, which makes the session.
+      const login = await sendVia(
+        via[loginAt],
+        "POST",
+        `${url}/accounts/login/`,
+        origin,
+        `username=${email}&api_key=${apiKey}`,
+      );
+      expect([login.status, login.worker]).toEqual([200, loginAt === "writer" ? "writer" : "reader-1>writer"]);
+      const cookie = login.cookies.map((c) => c.split(";")[0]).join("; ");
+      const csrf = /csrftoken=([^;]+)/u.exec(cookie)?.[1] ?? "";
+      expect(cookie).toMatch(/sessionid=.+; csrftoken=.+/u);
+      const me = `${url}/api/v1/users/me`;
+      for (const worker of ["writer", "reader-1"] as const) {
+        // Each worker answers the session's reads itself: the reader's store has the session at once.
+        const read = await sendVia(via[worker], "GET", me, { Cookie: cookie });
+        expect([read.status, read.worker, (JSON.parse(read.body) as { email: string }).email]).toEqual([
+          200,
+          worker,
+          email,
+        ]);
+        // A write from the page: the CSRF token is checked wherever it arrives.
+        const send = (headers: Record<string, string>) =>
+          sendVia(
+            via[worker],
+            "POST",
+            `${url}/api/v1/messages`,
+            { Cookie: cookie, ...origin, ...headers },
+            `type=stream&to=general&topic=web&content=from+${worker}`,
+          );
+        expect((await send({})).status).toBe(403);
+        expect((await send({ "X-CSRFToken": csrf })).status).toBe(200);
+      }
+      const logout = await sendVia(
+        via[logoutAt],
+        "POST",
+        `${url}/accounts/logout/`,
+        { Cookie: cookie, ...origin, "X-CSRFToken": csrf },
+        "x=1",
+      );
+      expect(logout.status).toBe(200);
+      for (const worker of ["writer", "reader-1"] as const)
+        expect((await sendVia(via[worker], "GET", me, { Cookie: cookie })).status).toBe(401);
+    }
+    for (const agent of Object.values(via)) agent.destroy();
+    await stopProcess(child, "SIGTERM");
   });
 
   it("SIGTERM stops every worker and saves the event queues; an unrelated server is refused", async () => {
