@@ -17,6 +17,7 @@ const COMMANDS: Record<string, () => Promise<{ run(argv: string[]): Promise<numb
   restore: () => import("./commands/restore.js"),
   import: () => import("./commands/import.js"),
   mail: () => import("./commands/mail.js"),
+  shard: () => import("./commands/shard.js"),
 };
 
 const USAGE = `usage: parley <command> [options]
@@ -29,6 +30,9 @@ commands:
                                                  adds a listener that also answers HTTP/1.0; --workers
                                                  serves from N processes (auto: one per core)
   realm create --subdomain S --name NAME --owner-email E [--owner-name N] [--owner-password | --owner-password-file F]
+  realm move --subdomain S --to-shard NAME --map FILE --nginx-conf FILE --source-data DIR --target-data DIR
+            [--nginx-pid FILE] [--stop-target CMD] [--start-target CMD]   move a realm to another shard (docs/cluster.md)
+  shard nginx-config --map FILE [--out FILE]     nginx's routing by Host from a shard map (docs/cluster.md)
   user create --realm S --email E --name NAME [--role R] [--bot --owner-email E] [--password | --password-file F]
   user grant --realm S --email E --permission can_change_user_emails [--revoke]
   demo      [--data DIR]                         create a demo realm with users, channels and messages

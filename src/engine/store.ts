@@ -321,6 +321,7 @@ import {
   loginWithPassword,
   preparePasswordChange,
   regenerateApiKey,
+  restoreApiKey,
   setCanChangeUserEmails,
   setCanCreateUsers,
   type ScryptCost,
@@ -402,6 +403,7 @@ import {
   attachmentTable,
   messageSlice,
   planExport,
+  planWholeExport,
   realmTables,
   type ExportPlan,
   type Row,
@@ -795,6 +797,11 @@ export class Store {
   /** A new API key for the user; the old one is refused from now on. */
   regenerateApiKey(userId: number): string {
     return regenerateApiKey(this.#state, userId);
+  }
+
+  /** The key the user had on another server (`parley realm move`); refused if another user here holds it. */
+  restoreApiKey(userId: number, apiKey: string): void {
+    restoreApiKey(this.#state, userId, apiKey);
   }
   /** Grants or revokes Zulip's can_change_user_emails special permission (an operator's decision). */
   setCanChangeUserEmails(userId: number, value: boolean): User {
@@ -1963,6 +1970,11 @@ export class Store {
   /** Chooses an export's messages (a bitmap union; the slices then read them). */
   planRealmExport(realmId: number, type: RealmExportType): ExportPlan {
     return planExport(this.#state, this.#received, realmId, type, consentedUserIds(this.#state, realmId));
+  }
+
+  /** The whole realm, everyone's data included: an operator's copy for `parley realm move`, never an API export. */
+  planWholeRealmExport(realmId: number): ExportPlan {
+    return planWholeExport(this.#state, realmId);
   }
 
   /** One step of a messages-NNNNNN.json: from `ids` (a part of plan.messageIds), messages until maxRows flag rows. */

@@ -109,17 +109,8 @@ export class RealmExports {
     const file = join(this.#options.root, exportPath);
     await mkdir(dirname(file), { recursive: true, mode: 0o700 });
     const partial = `${file}.part`;
-    const tar = new TarballWriter(partial, store.now());
     try {
-      const plan = store.planRealmExport(row.realmId, row.type);
-      await this.#writeMessages(tar, folder, plan);
-      const tables = store.exportRealmTables(plan);
-      const attachments = store.exportAttachments(plan);
-      await tar.add(`${folder}/attachment.json`, json({ zerver_attachment: attachments }));
-      await this.#writeUploads(tar, folder, attachments);
-      await this.#writeEmoji(tar, folder, row.realmId, tables["zerver_realmemoji"] ?? []);
-      await tar.add(`${folder}/realm.json`, json(tables));
-      const done = await tar.finish();
+      const done = await this.writeTarball(store.planRealmExport(row.realmId, row.type), partial, folder);
       await rename(partial, file);
       store.markExportSucceeded(row.realmId, row.id, {
         exportPath,
@@ -127,8 +118,29 @@ export class RealmExports {
         ...done,
       });
     } catch (error) {
-      await tar.abort();
       await rm(dirname(file), { recursive: true, force: true });
+      throw error;
+    }
+  }
+
+  /**
+   * Writes the plan's export to `file`, everything under `folder`/ (a failed one removes its file). Also used
+   * on its own by `parley realm move`, with a whole-realm plan on a snapshot of the store.
+   */
+  async writeTarball(plan: ExportPlan, file: string, folder: string): Promise<{ sha256: string; sizeBytes: number }> {
+    const store = this.#store;
+    const tar = new TarballWriter(file, store.now());
+    try {
+      await this.#writeMessages(tar, folder, plan);
+      const tables = store.exportRealmTables(plan);
+      const attachments = store.exportAttachments(plan);
+      await tar.add(`${folder}/attachment.json`, json({ zerver_attachment: attachments }));
+      await this.#writeUploads(tar, folder, attachments);
+      await this.#writeEmoji(tar, folder, plan.realmId, tables["zerver_realmemoji"] ?? []);
+      await tar.add(`${folder}/realm.json`, json(tables));
+      return await tar.finish();
+    } catch (error) {
+      await tar.abort();
       throw error;
     }
   }

@@ -93,21 +93,45 @@ export async function run(argv: string[]): Promise<number> {
   }
   const subdomain = typeof parsed.values["subdomain"] === "string" ? parsed.values["subdomain"] : data.realm.string_id;
 
+  let done: Imported | null;
   try {
-    return importInto(parsed, dir, from, data, subdomain, quiet);
+    done = importInto(dir, from, data, subdomain, quiet);
+  } finally {
+    cleanup();
+  }
+  if (done === null) {
+    console.error(
+      `parley import: ${dir} already has a realm with subdomain '${subdomain}': pass --subdomain S to import under another\n\nusage: ${USAGE}`,
+    );
+    return USAGE_EXIT;
+  }
+  output(parsed, { ...done.report, report_file: done.reportFile }, done.lines.join("\n"));
+  return 0;
+}
+
+interface Imported {
+  readonly report: ReturnType<typeof replayExport>["report"];
+  /** Export ID -> parley ID. */
+  readonly ids: ReturnType<typeof replayExport>["ids"];
+  readonly reportFile: string;
+  /** What the import says to a person. */
+  readonly lines: readonly string[];
+}
+
+/**
+ * `parley realm move`'s import: the export at `from` (checked with the default limits) into `dir` as `subdomain`;
+ * null when `dir` has that subdomain already.
+ */
+export async function importRealmExport(dir: string, from: string, subdomain: string): Promise<Imported | null> {
+  const { data, cleanup } = await loadExport(from, DEFAULT_LIMITS, true);
+  try {
+    return importInto(resolve(dir), from, data, subdomain, true);
   } finally {
     cleanup();
   }
 }
 
-function importInto(
-  parsed: Parsed,
-  dir: string,
-  from: string,
-  data: ZulipExport,
-  subdomain: string,
-  quiet: boolean,
-): number {
+function importInto(dir: string, from: string, data: ZulipExport, subdomain: string, quiet: boolean): Imported | null {
   const existed = existsSync(dir);
   let clock = Math.floor(Date.now() / 1000);
   // noSync: one fsync per replayed action would make large imports crawl; the file is
@@ -120,10 +144,7 @@ function importInto(
     if (store.findRealmBySubdomain(subdomain)) {
       store.close();
       if (!existed) rmSync(dir, { recursive: true, force: true });
-      console.error(
-        `parley import: ${dir} already has a realm with subdomain '${subdomain}': pass --subdomain S to import under another\n\nusage: ${USAGE}`,
-      );
-      return USAGE_EXIT;
+      return null;
     }
     const bar = quiet ? null : progressBar("import", data.messages.length);
     try {
@@ -182,6 +203,5 @@ function importInto(
       : []),
     `report and ID mapping: ${reportFile}`,
   ];
-  output(parsed, { ...report, report_file: reportFile }, lines.join("\n"));
-  return 0;
+  return { report, ids, reportFile, lines };
 }

@@ -11,6 +11,8 @@
  * `manage.py deactivate_realm` / `reactivate_realm`). A deactivated realm refuses every
  * key and login but keeps its data, so reactivating brings it back as it was; an owner
  * deactivates over the API with POST /realm/deactivate.
+ *
+ * `parley realm move`: to another shard (tools/commands/realm-move.ts).
  */
 import { hashNewPassword } from "../../src/engine/index.js";
 import { output, parseOptions, requireString } from "../args.js";
@@ -27,11 +29,13 @@ import {
 const USAGE = [
   "parley realm create [--data DIR] --subdomain S --name NAME --owner-email E [--owner-name N] [--owner-password | --owner-password-file FILE] [--json]",
   "       parley realm deactivate|reactivate [--data DIR] --subdomain S [--json]",
+  "       parley realm move --subdomain S --to-shard NAME --map FILE ... (parley realm move --help)",
 ].join("\n");
 
 export async function run(argv: string[]): Promise<number> {
   const [first] = argv;
   if (first === "deactivate" || first === "reactivate") return setActive(argv, first);
+  if (first === "move") return (await import("./realm-move.js")).run(argv.slice(1));
   const options = parseOrUsage("realm", USAGE, () => {
     const parsed = parseOptions(argv, {
       subdomain: { type: "string" },
@@ -45,8 +49,8 @@ export async function run(argv: string[]): Promise<number> {
     if (action !== "create")
       throw new Error(
         action === undefined
-          ? "missing action: create, deactivate or reactivate"
-          : `unknown action '${action}' (known: create, deactivate, reactivate)`,
+          ? "missing action: create, deactivate, reactivate or move"
+          : `unknown action '${action}' (known: create, deactivate, reactivate, move)`,
       );
     if (extra.length > 0) throw new Error(`unexpected argument '${extra[0]}'`);
     const ownerEmail = requireString(parsed, "owner-email");

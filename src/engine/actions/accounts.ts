@@ -135,6 +135,23 @@ export function regenerateApiKey(state: StoreState, userId: number): string {
   return state.write((ctx) => writeNewApiKeyInTxn(state, ctx, user));
 }
 
+/**
+ * Gives a user the API key they had on another server (`parley realm move`), so that clients and bots keep
+ * working after their realm moves. A key another user holds here is refused (keys are unique per server).
+ */
+export function restoreApiKey(state: StoreState, userId: number, apiKey: string): void {
+  const user = requireUser(state, userId);
+  if (user.apiKey === apiKey) return;
+  const holder = state.userByApiKey.get(apiKey);
+  if (holder !== undefined && holder !== userId) throw new BadRequestError("This API key belongs to another user.");
+  state.write((ctx) => {
+    const next: User = { ...user, apiKey };
+    state.tables.users.putSync(next.id, next);
+    ctx.afterCommit(() => state.indexUser(next));
+    ctx.changed({ kind: "user", id: next.id, fields: ["apiKey"] });
+  });
+}
+
 /** Inside an open write: gives `user` a fresh API key (the old one fails from the commit on). */
 export function writeNewApiKeyInTxn(state: StoreState, ctx: WriteContext, user: User): string {
   const next: User = { ...user, apiKey: generateApiKey() };

@@ -94,6 +94,17 @@ function orInto(target: Bitmap, part: ReadonlyBitmap): void {
   if (!part.isEmpty) target.orInPlace(part);
 }
 
+/**
+ * Every message of the realm and every person's rows and private data, as if all consented:
+ * the operator's copy of a whole realm (`parley realm move`), which no API request can ask for.
+ */
+export function planWholeExport(state: StoreState, realmId: number): ExportPlan {
+  const everyone = [...state.usersOfRealm(realmId)].sort((x, y) => x - y);
+  const ids = new RoaringBitmap32();
+  orInto(ids, state.bitmaps.get(key.realm(realmId)));
+  return new ExportPlan(realmId, REALM_EXPORT_TYPE.FULL_WITH_CONSENT, new Set(everyone), everyone, ids.toUint32Array());
+}
+
 /** Chooses the messages (see the module comment); `consented` as consentedUserIds gives it. */
 export function planExport(
   state: StoreState,
