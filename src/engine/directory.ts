@@ -142,9 +142,18 @@ export interface UserAccessReader extends AccessReader {
   readonly bitmaps: AccessReader["bitmaps"] & { version(key: string): number };
   /** Per guest, the users they may see, with the version of their `dm` bitmap. */
   readonly accessibleUsers: {
-    get(viewerId: number, dmVersion: number): ReadonlySet<number> | undefined;
-    set(viewerId: number, dmVersion: number, ids: ReadonlySet<number>): void;
+    get(viewerId: number, dmVersion: number): AccessEntry | undefined;
+    set(viewerId: number, entry: AccessEntry): void;
   };
+}
+
+/** What a limited guest may see, computed from one version of their `dm` bitmap. */
+export interface AccessEntry {
+  readonly dmVersion: number;
+  /** The human users they may see, themselves included. */
+  readonly ids: ReadonlySet<number>;
+  /** The participants of their direct-message conversations (deactivated ones too). */
+  readonly dmPartners: ReadonlySet<number>;
 }
 
 /** What the presence queries read (queries/presence.ts). */

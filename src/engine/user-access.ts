@@ -11,7 +11,7 @@
  * (realm settings, users, groups, subscriptions) or the guest's `dm` bitmap moves.
  */
 import { isAllowedBy } from "./access.js";
-import type { AccessReader, UserAccessReader } from "./directory.js";
+import type { AccessEntry, AccessReader, UserAccessReader } from "./directory.js";
 import type { ChangeSet } from "./events/change-set.js";
 import { key } from "./index/keys.js";
 import type { User } from "./types.js";
@@ -20,23 +20,17 @@ import { ROLE } from "./types.js";
 /** Zulip's UserProfile.INACCESSIBLE_USER_NAME. */
 export const INACCESSIBLE_USER_NAME = "Unknown user";
 
-interface Entry {
-  /** Version of the guest's `dm` bitmap the set was computed from. */
-  readonly dmVersion: number;
-  readonly ids: ReadonlySet<number>;
-}
-
 /** Per guest, the users they may see; dropped by the change sets that can alter it. */
 export class AccessibleUsers {
-  readonly #entries = new Map<number, Entry>();
+  readonly #entries = new Map<number, AccessEntry>();
 
-  get(viewerId: number, dmVersion: number): ReadonlySet<number> | undefined {
+  get(viewerId: number, dmVersion: number): AccessEntry | undefined {
     const entry = this.#entries.get(viewerId);
-    return entry !== undefined && entry.dmVersion === dmVersion ? entry.ids : undefined;
+    return entry !== undefined && entry.dmVersion === dmVersion ? entry : undefined;
   }
 
-  set(viewerId: number, dmVersion: number, ids: ReadonlySet<number>): void {
-    this.#entries.set(viewerId, { dmVersion, ids });
+  set(viewerId: number, entry: AccessEntry): void {
+    this.#entries.set(viewerId, entry);
   }
 
   /** Subscriptions, roles, activity and the realm's setting decide the sets; messages only through `dm`. */
@@ -77,25 +71,110 @@ export function isLimitedGuest(state: AccessReader, viewer: User): boolean {
  * visible and not listed); null when the viewer sees everyone.
  */
 export function accessibleUserIds(state: UserAccessReader, viewer: User): ReadonlySet<number> | null {
-  if (!isLimitedGuest(state, viewer)) return null;
+  return isLimitedGuest(state, viewer) ? entryOf(state, viewer).ids : null;
+}
+
+function entryOf(state: UserAccessReader, viewer: User): AccessEntry {
   const dmKey = key.userFlag(viewer.id, "dm");
   const dmVersion = state.bitmaps.version(dmKey);
   const kept = state.accessibleUsers.get(viewer.id, dmVersion);
   if (kept !== undefined) return kept;
-  const ids = new Set<number>([viewer.id]);
-  for (const sub of state.channelDirectory.subscriptionsOf(viewer.id)) {
-    if (!sub.active) continue;
-    for (const id of state.activeSubscriberList(sub.channelId)) ids.add(id);
-  }
+  const dmPartners = new Set<number>();
+  for (const ids of conversationPartners(state, viewer.id)) for (const id of ids) dmPartners.add(id);
+  const entry: AccessEntry = { dmVersion, ids: collect(state, viewer, dmPartners, NO_CHANGE), dmPartners };
+  state.accessibleUsers.set(viewer.id, entry);
+  return entry;
+}
+
+/** The participants of each of the user's direct-message conversations (the user included), once each. */
+export function* conversationPartners(state: UserAccessReader, userId: number): Generator<readonly number[]> {
   const seen = new Set<number>();
-  for (const messageId of state.bitmaps.get(dmKey)) {
+  for (const messageId of state.bitmaps.get(key.userFlag(userId, "dm"))) {
     const where = state.metaOf(messageId)?.[0];
     if (where === undefined || where >= 0 || seen.has(-where)) continue;
     seen.add(-where);
-    for (const id of state.conversations.get(-where)?.userIds ?? []) ids.add(id);
+    yield state.conversations.get(-where)?.userIds ?? [];
   }
-  state.accessibleUsers.set(viewer.id, dmVersion, ids);
+}
+
+/** Whether the realm's can_access_all_users_group leaves guests out (it is role:members, not role:everyone). */
+export function isAccessRestricted(state: AccessReader, realmId: number): boolean {
+  const setting = state.realmDirectory.get(realmId)?.groupSettings?.canAccessAllUsersGroup;
+  if (setting === undefined) return false;
+  return typeof setting !== "number" || state.groupDirectory.get(setting)?.systemRole !== "role:everyone";
+}
+
+/** A subscription a write starts (`active`) or ends, not yet in the state it reads. */
+export interface SubscriptionChange {
+  readonly userId: number;
+  readonly channelId: number;
+  readonly active: boolean;
+}
+
+const NO_CHANGE: readonly SubscriptionChange[] = [];
+
+/** Self, the active subscribers of the viewer's channels as `changes` leave them, and the DM partners. */
+function collect(
+  state: UserAccessReader,
+  viewer: User,
+  dmPartners: ReadonlySet<number>,
+  changes: readonly SubscriptionChange[],
+): Set<number> {
+  const ids = new Set<number>([viewer.id]);
+  const channels = new Set<number>();
+  for (const sub of state.channelDirectory.subscriptionsOf(viewer.id)) if (sub.active) channels.add(sub.channelId);
+  for (const c of changes) {
+    if (c.userId !== viewer.id) continue;
+    if (c.active) channels.add(c.channelId);
+    else channels.delete(c.channelId);
+  }
+  for (const channelId of channels) {
+    const leaving = new Set<number>();
+    for (const c of changes) {
+      if (c.channelId !== channelId) continue;
+      if (!c.active) leaving.add(c.userId);
+      else if (state.userDirectory.get(c.userId)?.isActive === true) ids.add(c.userId);
+    }
+    for (const id of state.activeSubscriberList(channelId)) if (!leaving.has(id)) ids.add(id);
+  }
+  for (const id of dmPartners) ids.add(id);
   return ids;
+}
+
+/**
+ * What a write's subscription changes do to limited guests' access (Zulip's
+ * send_user_creation_events_on_adding_subscriptions and
+ * send_user_remove_events_on_removing_subscriptions): per human user, the guests who
+ * gain access to them and those who lose it. Read before the write's state is applied;
+ * the guests concerned are those of the changed channels and the changed users.
+ */
+export function accessChanges(
+  state: UserAccessReader,
+  changes: readonly SubscriptionChange[],
+): { readonly gained: Map<number, number[]>; readonly lost: Map<number, number[]> } {
+  const gained = new Map<number, number[]>();
+  const lost = new Map<number, number[]>();
+  const guests = new Set<number>();
+  for (const c of changes) {
+    guests.add(c.userId);
+    for (const id of state.activeSubscriberList(c.channelId)) guests.add(id);
+  }
+  for (const guestId of guests) {
+    const guest = state.userDirectory.get(guestId);
+    if (guest === undefined || !guest.isActive || !isLimitedGuest(state, guest)) continue;
+    const entry = entryOf(state, guest);
+    const after = collect(state, guest, entry.dmPartners, changes);
+    const human = (id: number) => state.userDirectory.get(id)?.isBot === false;
+    for (const id of after) if (!entry.ids.has(id) && human(id)) push(gained, id, guestId);
+    for (const id of entry.ids) if (!after.has(id) && human(id)) push(lost, id, guestId);
+  }
+  return { gained, lost };
+}
+
+function push(map: Map<number, number[]>, key: number, value: number): void {
+  const list = map.get(key);
+  if (list === undefined) map.set(key, [value]);
+  else list.push(value);
 }
 
 /** Zulip's check_can_access_user. */

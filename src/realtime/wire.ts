@@ -31,7 +31,7 @@ import { reminderToWire } from "../wire/reminder.js";
 import { deviceChangesToWire } from "../wire/device.js";
 import { draftToWire, navigationViewToWire, savedSnippetToWire } from "../wire/personal.js";
 import { attachmentToWire } from "../wire/attachment.js";
-import { languageName } from "../engine/index.js";
+import { INACCESSIBLE_USER_NAME, languageName } from "../engine/index.js";
 import type { EventQueue } from "./queue.js";
 import { legacyClientPresence, presenceTimestamps } from "../wire/presence.js";
 import { playgroundToWire } from "../wire/playground.js";
@@ -354,6 +354,8 @@ export class WireEvent {
             person: inaccessibleUserToWire(e.person.id, this.emailDomainOf(e.person.realmId)),
           };
         }
+        if (e.op === "remove")
+          return { type: "realm_user", op: "remove", person: { user_id: e.userId, full_name: INACCESSIBLE_USER_NAME } };
         if (e.op === "add")
           return {
             type: "realm_user",

@@ -4,6 +4,7 @@
  * who may subscribe or remove whom. A subscription keeps every receive interval, so
  * "what did this user receive" stays exact across leaves and rejoins.
  */
+import { emitGuestAccessChanges } from "./guest-access-events.js";
 import { canAccessChannelContent, canSeeChannel, isAdmin, isAllowedBy } from "../access.js";
 import { BadRequestError, ChannelExistsError, ChannelNotFoundError, clip, PermissionDeniedError } from "../errors.js";
 import type { SubscriptionProperty } from "../events/types.js";
@@ -529,6 +530,8 @@ function emitSubscribed(
       () => userAudience(userId),
     );
   }
+  // Zulip's order: the guests' realm_user adds come between the subscription adds and peer_add.
+  emitGuestAccessChanges(state, ctx, changes);
   for (const [channelId, userIds] of byChannel(changes)) {
     const channel = channelOf(channelId);
     ctx.emit({ type: "subscription", op: "peer_add", channelIds: [channelId], userIds }, () =>
@@ -569,6 +572,7 @@ function emitUnsubscribed(state: StoreState, ctx: WriteContext, changes: readonl
       }),
     );
   }
+  emitGuestAccessChanges(state, ctx, changes);
 }
 
 function push<T>(map: Map<number, T[]>, id: number, name: T): void {

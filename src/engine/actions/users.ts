@@ -19,8 +19,10 @@ import {
   subscriberViewersAudience,
   userAudience,
   userViewersAudience,
+  usersWhere,
 } from "../events/audience.js";
-import type { RealmUserChange } from "../events/types.js";
+import type { Audience, RealmUserChange } from "../events/types.js";
+import { deactivationAudiences } from "./guest-access-events.js";
 import type { UserSettingsRecord } from "../settings/defaults.js";
 import { BadRequestError, PermissionDeniedError } from "../errors.js";
 import { exceedsCodePoints } from "../limits.js";
@@ -249,8 +251,17 @@ function profileValueChanges(before: User, after: User): RealmUserChange[] {
   return out;
 }
 
-/** realm_user update events, one per changed property group (Zulip's shape). */
-export function emitUserUpdates(state: StoreState, ctx: WriteContext, before: User, after: User): void {
+/**
+ * realm_user update events, one per changed property group (Zulip's shape), to
+ * everyone who may see the user unless `audience` says otherwise.
+ */
+export function emitUserUpdates(
+  state: StoreState,
+  ctx: WriteContext,
+  before: User,
+  after: User,
+  audience: () => Audience = () => userViewersAudience(state, after),
+): void {
   // Every field, the ones no event names too (clients hear only of some).
   ctx.changed({ kind: "user", id: after.id, fields: changedFields(before, after) });
   const changes: RealmUserChange[] = [];
@@ -262,9 +273,7 @@ export function emitUserUpdates(state: StoreState, ctx: WriteContext, before: Us
   if (before.botOwnerId !== after.botOwnerId && after.botOwnerId !== null)
     changes.push({ botOwnerId: after.botOwnerId });
   for (const change of changes)
-    ctx.emit({ type: "realm_user", op: "update", userId: after.id, changes: change }, () =>
-      userViewersAudience(state, after),
-    );
+    ctx.emit({ type: "realm_user", op: "update", userId: after.id, changes: change }, audience);
   // No realm_bot update: since feature level 474 a bot's name and activity are only on
   // its User object, which the realm_user updates above carry.
   emitSystemGroupChanges(state, ctx, before, after);
@@ -364,6 +373,8 @@ export function setUserActive(state: StoreState, userId: number, active: boolean
 export function writeUserActiveInTxn(state: StoreState, ctx: WriteContext, user: User, active: boolean): User {
   const userId = user.id;
   const next: User = { ...user, isActive: active };
+  // Read before the write: who shared a channel or a group DM with the user.
+  const limited = active ? null : deactivationAudiences(state, user);
   const boundary = state.counters.nextMessageId;
   const subs: Subscription[] = [];
   for (const sub of state.subsByUser.get(userId)?.values() ?? []) {
@@ -389,7 +400,7 @@ export function writeUserActiveInTxn(state: StoreState, ctx: WriteContext, user:
     state.indexUser(next);
     for (const sub of subs) state.indexSubscription(sub);
   });
-  emitUserUpdates(state, ctx, user, next);
+  emitUserUpdates(state, ctx, user, next, limited?.update);
   // Subscriber lists show active users only: the user leaves or rejoins them.
   for (const sub of subs) {
     const channel = state.channels.get(sub.channelId);
@@ -397,6 +408,12 @@ export function writeUserActiveInTxn(state: StoreState, ctx: WriteContext, user:
     ctx.emit(
       { type: "subscription", op: active ? "peer_add" : "peer_remove", channelIds: [channel.id], userIds: [userId] },
       () => excluding(subscriberViewersAudience(state, channel), [userId]),
+    );
+  }
+  if (limited !== null && limited.removeTo.length > 0) {
+    const removeTo = limited.removeTo;
+    ctx.emit({ type: "realm_user", op: "remove", userId }, () =>
+      usersWhere(removeTo, (id) => state.users.get(id)?.isActive === true),
     );
   }
   return next;

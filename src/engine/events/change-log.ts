@@ -291,9 +291,9 @@ export function logEntryOf(event: EngineEvent): ChangeLogItem {
       if (event.op === "update") return ["realm_bot", `update:${event.fields.join(",")}`, event.bot.id];
       return ["realm_bot", "delete", event.botId];
     case "realm_user":
-      return event.op === "add"
-        ? ["realm_user", "add", event.person.id]
-        : ["realm_user", `update:${Object.keys(event.changes).join(",")}`, event.userId];
+      if (event.op === "add") return ["realm_user", "add", event.person.id];
+      if (event.op === "remove") return ["realm_user", "remove", event.userId];
+      return ["realm_user", `update:${Object.keys(event.changes).join(",")}`, event.userId];
     case "realm":
       return ["realm", event.op, event.realm.id];
     case "user_group":

@@ -425,6 +425,8 @@ export function changesOfEvent(event: EngineEvent, out: ChangeSetBuilder): void 
       return;
     case "realm_user":
       if (event.op === "add") out.entity("user", event.person.id, "added");
+      // Sent when a guest can no longer see the user; the change itself is named by its own event.
+      else if (event.op === "remove") out.entity("user", event.userId, "changed");
       else
         out.entity(
           "user",

@@ -215,6 +215,8 @@ export type EngineEvent =
     }
   | { readonly type: "realm_user"; readonly op: "add"; readonly person: User }
   | { readonly type: "realm_user"; readonly op: "update"; readonly userId: number; readonly changes: RealmUserChange }
+  /** A limited guest lost access to the user (Zulip's remove with an "Unknown user" person). */
+  | { readonly type: "realm_user"; readonly op: "remove"; readonly userId: number }
   | { readonly type: "realm"; readonly op: "deactivated"; readonly realm: Realm }
   /** Zulip's realm update of new_stream_announcements_stream_id (-1 for none on the wire). */
   | { readonly type: "realm"; readonly op: "update_announcements_channel"; readonly realm: Realm }

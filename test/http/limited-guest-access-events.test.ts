@@ -1,0 +1,200 @@
+/**
+ * realm_user add / remove events when a limited guest (can_access_all_users_group =
+ * role:members) gains or loses access to a user, as Zulip sends them: on subscription
+ * changes (send_user_creation_events_on_adding_subscriptions,
+ * send_user_remove_events_on_removing_subscriptions) and on deactivation
+ * (send_events_for_user_deactivation).
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { User } from "../../src/engine/index.js";
+import { startServer, type TestServer } from "../support/http.js";
+
+let s: TestServer;
+let bot: User;
+beforeEach(async () => {
+  s = await startServer();
+  const { owner, alice, guest } = s.seed;
+  bot = s.t.store.createUser({
+    realmId: owner.realmId,
+    email: "helper-bot@test.dev",
+    fullName: "Helper",
+    bot: { type: 1, ownerId: alice.id },
+  });
+  // The guest shares one private channel, with Alice only.
+  s.t.store.subscribe(owner.id, {
+    channels: [{ name: "lobby" }],
+    principals: [alice.id, guest.id],
+    newChannel: { inviteOnly: true, historyPublicToSubscribers: true },
+  });
+  s.t.store.subscribe(owner.id, { channels: [{ name: "hall" }], principals: [owner.id, s.seed.bob.id, bot.id] });
+  const members = s.t.store.systemGroupId(s.seed.realm.id, "role:members");
+  const r = await s.call(owner, "PATCH", "/realm", { can_access_all_users_group: JSON.stringify({ new: members }) });
+  expect(r.status).toBe(200);
+});
+afterEach(() => s.close());
+
+type Ev = Record<string, unknown> & { type: string; op?: string };
+type Person = { user_id: number; full_name: string };
+
+const queue = async (user: User, caps: Record<string, boolean> = {}) =>
+  (
+    await s.call(user, "POST", "/register", {
+      event_types: JSON.stringify(["realm_user"]),
+      client_capabilities: JSON.stringify(caps),
+    })
+  ).body["queue_id"] as string;
+const userEvents = async (user: User, q: string) =>
+  ((await s.call(user, "GET", "/events", { queue_id: q, last_event_id: -1, dont_block: true })).body["events"] as Ev[])
+    // The Notification Bot's account appears with its first notice (a realm_user add to everyone).
+    .filter((e) => e.type === "realm_user" && (e["person"] as { is_bot?: boolean }).is_bot !== true);
+const ops = (evs: Ev[]) => evs.map((e) => `${e.op}:${(e["person"] as Person).user_id}`);
+const subscribe = async (actor: User, channel: string, principals: number[]) => {
+  const r = await s.call(actor, "POST", "/users/me/subscriptions", {
+    subscriptions: JSON.stringify([{ name: channel }]),
+    principals: JSON.stringify(principals),
+  });
+  expect(r.body["msg"] ?? "").toBe("");
+};
+const unsubscribe = async (actor: User, channel: string, principals?: number[]) => {
+  const r = await s.call(actor, "DELETE", "/users/me/subscriptions", {
+    subscriptions: JSON.stringify([channel]),
+    ...(principals ? { principals: JSON.stringify(principals) } : {}),
+  });
+  expect(r.status).toBe(200);
+};
+const names = async (user: User) =>
+  new Map(((await s.call(user, "GET", "/users")).body["members"] as Person[]).map((p) => [p.user_id, p.full_name]));
+
+describe("limited guests: realm_user add / remove on subscription changes", () => {
+  it("another user joining or leaving the guest's channel: a full add, then a remove", async () => {
+    const { alice, bob, guest } = s.seed;
+    const [g, incomplete, a] = [
+      await queue(guest),
+      await queue(guest, { user_list_incomplete: true }),
+      await queue(alice),
+    ];
+    await subscribe(s.seed.alice, "lobby", [bob.id]);
+    const added = await userEvents(guest, g);
+    expect(added).toEqual([
+      { id: expect.any(Number), type: "realm_user", op: "add", person: expect.objectContaining({ user_id: bob.id }) },
+    ]);
+    expect(added[0]!["person"]).toMatchObject({ full_name: "Bob", email: "bob@test.dev", is_active: true });
+    // A full add is not the placeholder Zulip withholds from user_list_incomplete clients.
+    expect(ops(await userEvents(guest, incomplete))).toEqual([`add:${bob.id}`]);
+
+    await unsubscribe(bob, "lobby");
+    const removed = (await userEvents(guest, g)).slice(1);
+    expect(removed).toEqual([
+      {
+        id: expect.any(Number),
+        type: "realm_user",
+        op: "remove",
+        person: { user_id: bob.id, full_name: "Unknown user" },
+      },
+    ]);
+    expect(ops(await userEvents(guest, incomplete))).toEqual([`add:${bob.id}`, `remove:${bob.id}`]);
+    expect((await names(guest)).get(bob.id)).toBe("Unknown user");
+    // Members see everyone: no such events.
+    expect(await userEvents(alice, a)).toEqual([]);
+  });
+
+  it("no remove while another channel or a direct message still connects them", async () => {
+    const { owner, bob, guest } = s.seed;
+    await subscribe(s.seed.alice, "lobby", [bob.id]);
+    await subscribe(owner, "patio", [bob.id, guest.id]);
+    const g = await queue(guest);
+    await unsubscribe(bob, "lobby");
+    expect(await userEvents(guest, g)).toEqual([]);
+    const sent = await s.call(bob, "POST", "/messages", {
+      type: "direct",
+      to: JSON.stringify([guest.id]),
+      content: "hi",
+    });
+    expect(sent.status).toBe(200);
+    await unsubscribe(bob, "patio");
+    expect(await userEvents(guest, g)).toEqual([]);
+    expect((await names(guest)).get(bob.id)).toBe("Bob");
+  });
+
+  it("the guest joining a channel gains its subscribers, and loses them on leaving", async () => {
+    const { owner, alice, bob, guest } = s.seed;
+    await subscribe(owner, "hall", [alice.id]);
+    const g = await queue(guest);
+    expect((await names(guest)).get(owner.id)).toBe("Unknown user");
+    await subscribe(owner, "hall", [guest.id]);
+    const added = await userEvents(guest, g);
+    // Alice was already visible (lobby), the bot always is.
+    expect(ops(added).sort()).toEqual([`add:${owner.id}`, `add:${bob.id}`].sort());
+    expect(added.map((e) => (e["person"] as Person).full_name).sort()).toEqual(["Bob", "Olive Owner"]);
+    expect((await names(guest)).get(owner.id)).toBe("Olive Owner");
+
+    await unsubscribe(guest, "hall");
+    expect(ops((await userEvents(guest, g)).slice(2)).sort()).toEqual(
+      [`remove:${owner.id}`, `remove:${bob.id}`].sort(),
+    );
+    expect((await names(guest)).get(bob.id)).toBe("Unknown user");
+    expect((await names(guest)).get(alice.id)).toBe("Alice");
+    expect((await names(guest)).get(bot.id)).toBe("Helper");
+  });
+
+  it("another guest joining hears of the first, and the first of them", async () => {
+    const { owner, guest } = s.seed;
+    const other = s.t.store.createUser({
+      realmId: owner.realmId,
+      email: "gwen@test.dev",
+      fullName: "Gwen Guest",
+      role: 600,
+    });
+    const [g, o] = [await queue(guest), await queue(other)];
+    await subscribe(s.seed.alice, "lobby", [other.id]);
+    expect(ops(await userEvents(guest, g))).toEqual([`add:${other.id}`]);
+    // Gwen gains Alice and Gus, not the bot.
+    expect(ops(await userEvents(other, o)).sort()).toEqual([`add:${s.seed.alice.id}`, `add:${guest.id}`].sort());
+  });
+});
+
+describe("limited guests: a deactivated user", () => {
+  it("a guest who shared only a channel gets a remove, not the is_active update", async () => {
+    const { owner, alice, bob, guest } = s.seed;
+    await subscribe(s.seed.alice, "lobby", [bob.id]);
+    const [g, a] = [await queue(guest), await queue(alice)];
+    expect((await s.call(owner, "DELETE", `/users/${bob.id}`)).status).toBe(200);
+    expect(await userEvents(guest, g)).toEqual([
+      {
+        id: expect.any(Number),
+        type: "realm_user",
+        op: "remove",
+        person: { user_id: bob.id, full_name: "Unknown user" },
+      },
+    ]);
+    expect((await userEvents(alice, a)).map((e) => e["person"])).toEqual([{ user_id: bob.id, is_active: false }]);
+  });
+
+  it("a one-to-one DM does not keep the update (Zulip counts group DMs only); a group DM does", async () => {
+    const { owner, alice, bob, guest } = s.seed;
+    await subscribe(s.seed.alice, "lobby", [bob.id]);
+    const dm = await s.call(bob, "POST", "/messages", {
+      type: "direct",
+      to: JSON.stringify([guest.id]),
+      content: "hi",
+    });
+    expect(dm.status).toBe(200);
+    const g = await queue(guest);
+    expect((await s.call(owner, "DELETE", `/users/${bob.id}`)).status).toBe(200);
+    expect(ops(await userEvents(guest, g))).toEqual([`remove:${bob.id}`]);
+
+    const group = await s.call(alice, "POST", "/messages", {
+      type: "direct",
+      to: JSON.stringify([guest.id, owner.id]),
+      content: "all of us",
+    });
+    expect(group.status).toBe(200);
+    const g2 = await queue(guest);
+    expect((await s.call(owner, "DELETE", `/users/${alice.id}`)).status).toBe(200);
+    // Alice's bot goes with her: every user hears of a bot.
+    expect((await userEvents(guest, g2)).map((e) => e["person"])).toEqual([
+      { user_id: bot.id, is_active: false },
+      { user_id: alice.id, is_active: false },
+    ]);
+  });
+});
