@@ -16,40 +16,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { monitorEventLoopDelay } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { openStore } from "../src/index.js";
 import { internals } from "../src/engine/internal.js";
 import { key } from "../src/engine/index/keys.js";
 import { EventHub } from "../src/realtime/index.js";
 import type { Store, User } from "../src/engine/index.js";
-import { progressBar } from "../tools/progress.js";
-
-interface Probe {
-  stop(): { longestBlockMs: number; loopDelayMaxMs: number };
-}
-
-function probeLoop(): Probe {
-  let maxGap = 0;
-  let last = performance.now();
-  const timer = setInterval(() => {
-    const t = performance.now();
-    maxGap = Math.max(maxGap, t - last);
-    last = t;
-  }, 1);
-  const histogram = monitorEventLoopDelay({ resolution: 1 });
-  histogram.enable();
-  return {
-    stop() {
-      clearInterval(timer);
-      histogram.disable();
-      return {
-        longestBlockMs: Number(Math.max(maxGap, performance.now() - last).toFixed(1)),
-        loopDelayMaxMs: Number((histogram.max / 1e6).toFixed(1)),
-      };
-    },
-  };
-}
+import { crowdedRealm } from "./crowded-realm.js";
+import { probeLoop } from "./loop-probe.js";
 
 /** A topic of `count` messages from rotating senders, read by every subscriber (as after a day of use). */
 function fillTopic(store: Store, senders: readonly User[], channel: string, topic: string, count: number): number[] {
@@ -82,26 +56,9 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "parley-delete-topic-"));
   const store = openStore(dir, { noSync: values["no-sync"] });
   try {
-    const { realm, owner } = store.createRealm({
-      subdomain: "",
-      name: "Deletions",
-      owner: { email: "owner@bench.dev", fullName: "Owner" },
-    });
-    const setup = progressBar(`creating ${userCount} users`, userCount);
-    const users: User[] = [owner];
-    store.batch(() => {
-      for (let i = 1; i < userCount; i++) {
-        users.push(store.createUser({ realmId: realm.id, email: `u${i}@bench.dev`, fullName: `User ${i}` }));
-        if (i % 500 === 0) setup.update(i);
-      }
-    });
-    setup.stop();
+    const { realm, owner, users } = crowdedRealm(store, "Deletions", userCount, "everyone");
     const ids = users.map((u) => u.id);
-    store.batch(() => {
-      for (let i = 0; i < ids.length; i += 1000)
-        store.subscribe(owner.id, { channels: [{ name: "everyone" }], principals: ids.slice(i, i + 1000) });
-      store.subscribe(owner.id, { channels: [{ name: "small" }], principals: ids.slice(0, 50) });
-    });
+    store.subscribe(owner.id, { channels: [{ name: "small" }], principals: ids.slice(0, 50) });
     const state = internals(store);
     const channelId = (name: string) => state.channelByName.get(`${realm.id}:${name.toUpperCase()}`)!;
     const senders = users.slice(0, 20);

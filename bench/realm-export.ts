@@ -13,7 +13,6 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { monitorEventLoopDelay } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { openStore } from "../src/index.js";
 import { RealmExports } from "../src/exports/realm-exports.js";
@@ -21,6 +20,7 @@ import { UploadFiles } from "../src/uploads/files.js";
 import { REALM_EXPORT_STATUS, ROLE, type RealmExportType } from "../src/engine/index.js";
 import { openExport, readExport } from "../tools/import/zulip-export.js";
 import { DEFAULT_LIMITS } from "../tools/import/limits.js";
+import { probeLoop } from "./loop-probe.js";
 
 const { values } = parseArgs({ options: { data: { type: "string" }, type: { type: "string", default: "1" } } });
 if (values.data === undefined) {
@@ -42,22 +42,13 @@ const exports = new RealmExports(store, {
   logError: (message, error) => console.error(message, error),
 });
 
-let maxGap = 0;
-let last = performance.now();
-const timer = setInterval(() => {
-  const t = performance.now();
-  maxGap = Math.max(maxGap, t - last);
-  last = t;
-}, 1);
-const histogram = monitorEventLoopDelay({ resolution: 1 });
-histogram.enable();
+const probe = probeLoop();
 const started = performance.now();
 const row = store.requestRealmExport(owner.id, type, { supportAddress: "admin@bench", maxMessages: Infinity });
 exports.start(row, "http://bench");
 await exports.idle();
 const seconds = (performance.now() - started) / 1000;
-clearInterval(timer);
-histogram.disable();
+const loop = probe.stop();
 const done = store.realmExports(owner.id).find((e) => e.id === row.id)!;
 if (done.status !== REALM_EXPORT_STATUS.SUCCEEDED) throw new Error(`export ended with status ${done.status}`);
 const opened = await openExport(exports.fileOf(done.exportPath!)!, DEFAULT_LIMITS);
@@ -73,8 +64,8 @@ console.log(
       flagRows: data.userMessages.length,
       seconds: Number(seconds.toFixed(1)),
       tarballMiB: Number(((done.sizeBytes ?? 0) / 1024 / 1024).toFixed(1)),
-      longestBlockMs: Number(maxGap.toFixed(1)),
-      loopDelayMaxMs: Number((histogram.max / 1e6).toFixed(1)),
+      longestBlockMs: loop.longestBlockMs,
+      loopDelayMaxMs: loop.loopDelayMaxMs,
       loadAverage: loadavg()[0]!.toFixed(2),
     },
     null,

@@ -18,7 +18,8 @@ import { internals } from "../src/engine/internal.js";
 import { key } from "../src/engine/index/keys.js";
 import { RETENTION_BATCH_SIZE } from "../src/engine/actions/retention.js";
 import type { Store, User } from "../src/engine/index.js";
-import { progressBar } from "../tools/progress.js";
+import { crowdedRealm } from "./crowded-realm.js";
+import { probeLoop } from "./loop-probe.js";
 
 const DAY = 86_400;
 
@@ -53,25 +54,8 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "parley-retention-"));
   const store = openStore(dir, { noSync: values["no-sync"], now: () => now });
   try {
-    const { realm, owner } = store.createRealm({
-      subdomain: "",
-      name: "Retention",
-      owner: { email: "owner@bench.dev", fullName: "Owner" },
-    });
-    const setup = progressBar(`creating ${userCount} users`, userCount);
-    const users: User[] = [owner];
-    store.batch(() => {
-      for (let i = 1; i < userCount; i++) {
-        users.push(store.createUser({ realmId: realm.id, email: `u${i}@bench.dev`, fullName: `User ${i}` }));
-        if (i % 500 === 0) setup.update(i);
-      }
-    });
-    setup.stop();
+    const { owner, users } = crowdedRealm(store, "Retention", userCount, "everyone");
     const ids = users.map((u) => u.id);
-    store.batch(() => {
-      for (let i = 0; i < ids.length; i += 1000)
-        store.subscribe(owner.id, { channels: [{ name: "everyone" }], principals: ids.slice(i, i + 1000) });
-    });
     const state = internals(store);
     const senders = users.slice(0, 20);
     console.error(`sending ${count} old and 500 recent messages`);
@@ -95,17 +79,11 @@ async function main(): Promise<void> {
         writes.push({ wall: performance.now() - wall, cpu: (used.user + used.system) / 1000 });
       }
     }) as typeof state.write;
-    let maxGap = 0;
-    let last = performance.now();
-    const timer = setInterval(() => {
-      const t = performance.now();
-      maxGap = Math.max(maxGap, t - last);
-      last = t;
-    }, 1);
+    const probe = probeLoop();
     const started = performance.now();
     const deleted = await store.deleteExpiredMessages({ batchSize: Number(values.batch) });
     const ms = performance.now() - started;
-    clearInterval(timer);
+    const loop = probe.stop();
     const cpu = writes.map((w) => w.cpu).sort((a, b) => a - b);
     const report = store.verify();
     console.log(
@@ -121,7 +99,7 @@ async function main(): Promise<void> {
           longest_write_ms: Number(Math.max(...writes.map((w) => w.wall)).toFixed(1)),
           longest_write_cpu_ms: Number(cpu[cpu.length - 1]!.toFixed(1)),
           median_write_cpu_ms: Number(cpu[cpu.length >> 1]!.toFixed(1)),
-          longest_block_ms: Number(maxGap.toFixed(1)),
+          longest_block_ms: loop.longestBlockMs,
           verify: report.differences.length === 0 && report.problems.length === 0 ? "clean" : report,
           load: loadavg()[0]!.toFixed(1),
         },

@@ -11,11 +11,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { monitorEventLoopDelay } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { openStore } from "../src/index.js";
 import { Scheduler } from "../src/scheduler/scheduler.js";
 import { progressBar } from "../tools/progress.js";
+import { probeLoop } from "./loop-probe.js";
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -52,15 +52,7 @@ async function main(): Promise<void> {
     // Downtime: everything is due when the server comes back.
     nowSeconds += 3600;
     let delivered = 0;
-    let maxGap = 0;
-    let last = performance.now();
-    const probe = setInterval(() => {
-      const t = performance.now();
-      maxGap = Math.max(maxGap, t - last);
-      last = t;
-    }, 1);
-    const histogram = monitorEventLoopDelay({ resolution: 1 });
-    histogram.enable();
+    const probe = probeLoop();
     const started = performance.now();
     await new Promise<void>((resolve) => {
       const scheduler = new Scheduler(store, {
@@ -79,16 +71,15 @@ async function main(): Promise<void> {
       scheduler.start();
     });
     const totalMs = performance.now() - started;
-    clearInterval(probe);
-    histogram.disable();
+    const loop = probe.stop();
     const line = {
       count,
       durable: !values["no-sync"],
       total_ms: Math.round(totalMs),
       per_message_ms: Number((totalMs / count).toFixed(3)),
-      longest_block_ms: Number(maxGap.toFixed(1)),
-      loop_delay_max_ms: Number((histogram.max / 1e6).toFixed(1)),
-      loop_delay_p99_ms: Number((histogram.percentile(99) / 1e6).toFixed(1)),
+      longest_block_ms: loop.longestBlockMs,
+      loop_delay_max_ms: loop.loopDelayMaxMs,
+      loop_delay_p99_ms: loop.loopDelayP99Ms,
     };
     console.log(JSON.stringify(line));
   } finally {
