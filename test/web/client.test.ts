@@ -4,66 +4,32 @@
  * launch for the file. Screenshots go to a temporary directory, or to docs/screenshots
  * when PARLEY_SCREENSHOTS=1 (how the README's pictures are made).
  */
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildWeb } from "../../tools/build-web.js";
 import { hashPassword } from "../../src/engine/index.js";
 import type { User } from "../../src/engine/types.js";
-import { launchChromium } from "../support/chromium.js";
-import { startServer, type TestServer } from "../support/http.js";
-
-const SHOTS = process.env["PARLEY_SCREENSHOTS"] === "1" ? join(process.cwd(), "docs", "screenshots") : null;
+import type { TestServer } from "../support/http.js";
+import { startWebHarness, type WebHarness } from "../support/web-client.js";
 
 describe("web client at /", () => {
-  let dir: string;
+  let web: WebHarness;
   let server: TestServer;
-  let browser: Browser;
-  const contexts: BrowserContext[] = [];
   /** Uncaught errors in any page: each test ends by asserting there were none. */
-  const pageErrors: string[] = [];
+  let pageErrors: string[];
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), "parley-webclient-"));
-    await buildWeb(join(dir, "web"));
-    server = await startServer({ webRoot: join(dir, "web") });
-    browser = await launchChromium();
+    web = await startWebHarness("webclient");
+    server = web.server;
+    pageErrors = web.pageErrors;
     // Installing chromium on a fresh machine can take minutes.
   }, 600_000);
   afterAll(async () => {
-    for (const c of contexts) await c.close().catch(() => undefined);
-    await browser?.close();
-    server?.close();
-    rmSync(dir, { recursive: true, force: true });
+    await web?.close();
   });
 
-  async function newPage(): Promise<Page> {
-    const context = await browser.newContext({ viewport: { width: 1200, height: 760 } });
-    contexts.push(context);
-    const page = await context.newPage();
-    page.setDefaultTimeout(10_000);
-    page.on("pageerror", (error) => {
-      pageErrors.push(error.stack ?? error.message);
-      console.error(`page error: ${error.stack ?? error.message}`);
-    });
-    await page.goto(server.base);
-    return page;
-  }
-
-  async function loginWithKey(page: Page, user: User): Promise<void> {
-    await page.fill("#key-email", user.email);
-    await page.fill("#key-value", server.t.store.getUser(user.id).apiKey);
-    await page.click("#key-form button[type=submit]");
-    await page.waitForSelector("body[data-ready='1']");
-  }
-
-  const shot = async (page: Page, name: string): Promise<void> => {
-    const to = SHOTS ?? join(dir, "shots");
-    mkdirSync(to, { recursive: true });
-    await page.screenshot({ path: join(to, `${name}.png`) });
-  };
+  const newPage = async (): Promise<Page> => web.open(await web.newContext({ width: 1200, height: 760 }));
+  const loginWithKey = (page: Page, user: User) => web.logIn(page, user);
+  const shot = (page: Page, name: string) => web.shot(page, name);
 
   /** The badge of a sidebar entry ("" when there is none). */
   const badge = async (page: Page, selector: string): Promise<string> => {

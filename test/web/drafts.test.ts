@@ -4,49 +4,24 @@
  * conversation), and it survives a reload through the server's drafts (POST/PATCH/
  * DELETE /drafts), at desktop and phone widths. One browser launch.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildWeb } from "../../tools/build-web.js";
 import type { User } from "../../src/engine/types.js";
-import { launchChromium } from "../support/chromium.js";
-import { startServer, type TestServer } from "../support/http.js";
+import type { TestServer } from "../support/http.js";
+import { startWebHarness, type WebHarness } from "../support/web-client.js";
 
 describe("web client drafts", () => {
-  let dir: string;
+  let web: WebHarness;
   let server: TestServer;
-  let browser: Browser;
-  const contexts: BrowserContext[] = [];
-  const pageErrors: string[] = [];
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), "parley-webdrafts-"));
-    await buildWeb(join(dir, "web"));
-    server = await startServer({ webRoot: join(dir, "web") });
-    browser = await launchChromium();
+    web = await startWebHarness("webdrafts");
+    server = web.server;
   }, 600_000);
   afterAll(async () => {
-    for (const c of contexts) await c.close().catch(() => undefined);
-    await browser?.close();
-    server?.close();
-    rmSync(dir, { recursive: true, force: true });
+    await web?.close();
   });
-
-  async function loggedIn(user: User, viewport: { width: number; height: number }): Promise<Page> {
-    const context = await browser.newContext({ viewport });
-    contexts.push(context);
-    const page = await context.newPage();
-    page.setDefaultTimeout(10_000);
-    page.on("pageerror", (error) => pageErrors.push(error.stack ?? error.message));
-    await page.goto(server.base);
-    await page.fill("#key-email", user.email);
-    await page.fill("#key-value", server.t.store.getUser(user.id).apiKey);
-    await page.click("#key-form button[type=submit]");
-    await page.waitForSelector("body[data-ready='1']");
-    return page;
-  }
+  const loggedIn = (user: User, viewport: { width: number; height: number }) => web.loggedIn(user, viewport);
 
   /** The newest message of a channel's topic, as the server has it. */
   async function newestIn(user: User, channel: string, topic: string): Promise<string | undefined> {
@@ -89,7 +64,7 @@ describe("web client drafts", () => {
       await openChannel(page, general.id, phone);
       await openChannel(page, secret.id, phone);
       expect(await page.inputValue("#compose-channel")).toBe(String(secret.id));
-      expect(pageErrors).toEqual([]);
+      expect(web.pageErrors).toEqual([]);
     });
   }
 
@@ -113,6 +88,6 @@ describe("web client drafts", () => {
     await page.press("#compose-text", "Enter");
     await expect.poll(() => newestIn(bob, "general", "reload")).toBe("<p>survives a reload!</p>");
     await expect.poll(async () => (await drafts(bob)).length).toBe(0);
-    expect(pageErrors).toEqual([]);
+    expect(web.pageErrors).toEqual([]);
   });
 });

@@ -6,56 +6,25 @@
  * layout: at 390 px nothing scrolls sideways, the sidebar sits behind a button, and a
  * message can be written and sent with controls big enough for a finger.
  */
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildWeb } from "../../tools/build-web.js";
 import type { User } from "../../src/engine/types.js";
-import { launchChromium } from "../support/chromium.js";
-import { startServer, type TestServer } from "../support/http.js";
+import type { TestServer } from "../support/http.js";
+import { startWebHarness, type WebHarness } from "../support/web-client.js";
 
 describe("web client navigation", () => {
-  let dir: string;
+  let web: WebHarness;
   let server: TestServer;
-  let browser: Browser;
-  const contexts: BrowserContext[] = [];
-  const pageErrors: string[] = [];
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), "parley-webnav-"));
-    await buildWeb(join(dir, "web"));
-    server = await startServer({ webRoot: join(dir, "web") });
-    browser = await launchChromium();
+    web = await startWebHarness("webnav");
+    server = web.server;
   }, 600_000);
   afterAll(async () => {
-    for (const c of contexts) await c.close().catch(() => undefined);
-    await browser?.close();
-    server?.close();
-    rmSync(dir, { recursive: true, force: true });
+    await web?.close();
   });
-
-  async function loggedIn(user: User, viewport: { width: number; height: number }): Promise<Page> {
-    const context = await browser.newContext({ viewport });
-    contexts.push(context);
-    const page = await context.newPage();
-    page.setDefaultTimeout(10_000);
-    page.on("pageerror", (error) => pageErrors.push(error.stack ?? error.message));
-    await page.goto(server.base);
-    await page.fill("#key-email", user.email);
-    await page.fill("#key-value", server.t.store.getUser(user.id).apiKey);
-    await page.click("#key-form button[type=submit]");
-    await page.waitForSelector("body[data-ready='1']");
-    return page;
-  }
-
-  const shot = async (page: Page, name: string): Promise<void> => {
-    const to =
-      process.env["PARLEY_SCREENSHOTS"] === "1" ? join(process.cwd(), "docs", "screenshots") : join(dir, "shots");
-    mkdirSync(to, { recursive: true });
-    await page.screenshot({ path: join(to, `${name}.png`) });
-  };
+  const loggedIn = (user: User, viewport: { width: number; height: number }) => web.loggedIn(user, viewport);
+  const shot = (page: Page, name: string) => web.shot(page, name);
   const title = (page: Page, text: string) => page.locator(".view-title", { hasText: text }).waitFor();
   const hash = (page: Page) => new URL(page.url()).hash;
 
@@ -125,7 +94,7 @@ describe("web client navigation", () => {
     expect(page.context().pages()).toHaveLength(1);
     await page.goBack();
     await title(page, "#general › links");
-    expect(pageErrors).toEqual([]);
+    expect(web.pageErrors).toEqual([]);
   });
 
   it("works at phone width: no sideways scroll, sidebar behind a button, 44 px controls, a message sent", async () => {
@@ -192,6 +161,6 @@ describe("web client navigation", () => {
       narrow: JSON.stringify([{ operator: "channel", operand: general.id }]),
     });
     expect(sent.body["messages"]).toMatchObject([{ subject: "from a phone", content: "<p>sent at 390 px</p>" }]);
-    expect(pageErrors).toEqual([]);
+    expect(web.pageErrors).toEqual([]);
   });
 });

@@ -3,59 +3,30 @@
  * browser, shared by new tabs and kept across reloads; logging out in one tab ends
  * every tab; a write forged by another site's page is refused. One browser launch.
  */
-import { mkdtempSync, rmSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildWeb } from "../../tools/build-web.js";
 import type { User } from "../../src/engine/types.js";
-import { launchChromium } from "../support/chromium.js";
-import { startServer, type TestServer } from "../support/http.js";
+import type { TestServer } from "../support/http.js";
+import { startWebHarness, type WebHarness } from "../support/web-client.js";
 
 describe("web client session", () => {
-  let dir: string;
+  let web: WebHarness;
   let server: TestServer;
-  let browser: Browser;
-  const contexts: BrowserContext[] = [];
-  const pageErrors: string[] = [];
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), "parley-websession-"));
-    await buildWeb(join(dir, "web"));
-    server = await startServer({ webRoot: join(dir, "web") });
-    browser = await launchChromium();
+    web = await startWebHarness("websession");
+    server = web.server;
   }, 600_000);
   afterAll(async () => {
-    for (const c of contexts) await c.close().catch(() => undefined);
-    await browser?.close();
-    server?.close();
-    rmSync(dir, { recursive: true, force: true });
+    await web?.close();
   });
 
   /** A fresh browser profile (its own cookie jar). */
-  async function newBrowser(): Promise<BrowserContext> {
-    const context = await browser.newContext({ viewport: { width: 1200, height: 760 } });
-    contexts.push(context);
-    return context;
-  }
-
-  async function open(context: BrowserContext): Promise<Page> {
-    const page = await context.newPage();
-    page.setDefaultTimeout(10_000);
-    page.on("pageerror", (error) => pageErrors.push(error.stack ?? error.message));
-    await page.goto(server.base);
-    return page;
-  }
-
-  async function logIn(page: Page, user: User): Promise<void> {
-    await page.fill("#key-email", user.email);
-    await page.fill("#key-value", server.t.store.getUser(user.id).apiKey);
-    await page.click("#key-form button[type=submit]");
-    await page.waitForSelector("body[data-ready='1']");
-  }
+  const newBrowser = () => web.newContext({ width: 1200, height: 760 });
+  const open = (context: BrowserContext) => web.open(context);
+  const logIn = (page: Page, user: User) => web.logIn(page, user);
 
   const whoami = (page: Page) => page.locator(".whoami").textContent();
 
@@ -78,7 +49,7 @@ describe("web client session", () => {
     const elsewhere = await open(await newBrowser());
     await elsewhere.locator("#key-form").waitFor();
     expect(server.t.store.webSessionCount(alice.id)).toBe(1);
-    expect(pageErrors).toEqual([]);
+    expect(web.pageErrors).toEqual([]);
   });
 
   it("logging out in one tab ends the session on the server and logs out the other tab", async () => {
@@ -107,7 +78,7 @@ describe("web client session", () => {
     // A reload stays logged out.
     await second.reload();
     await second.locator("#key-form").waitFor();
-    expect(pageErrors).toEqual([]);
+    expect(web.pageErrors).toEqual([]);
   });
 
   it("a tab whose session ended on the server (deactivation) returns to the login screen", async () => {
@@ -118,7 +89,7 @@ describe("web client session", () => {
     // The next request of the page (its event poll, answered by the deactivation's events) is refused.
     await page.locator("#key-form").waitFor({ timeout: 30_000 });
     await server.call(owner, "POST", `/users/${guest.id}/reactivate`);
-    expect(pageErrors).toEqual([]);
+    expect(web.pageErrors).toEqual([]);
   });
 
   it("refuses a write another site's page makes with the logged-in browser's cookie", async () => {
@@ -170,6 +141,6 @@ describe("web client session", () => {
     await page.fill("#compose-text", "from the real page");
     await page.press("#compose-text", "Enter");
     await page.locator("li.msg", { hasText: "from the real page" }).waitFor();
-    expect(pageErrors).toEqual([]);
+    expect(web.pageErrors).toEqual([]);
   });
 });

@@ -4,17 +4,13 @@
  * link; the image shows inline to a second person (at phone width), whose browser
  * loads it with the session cookie; a file link opens. One browser launch.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { deflateSync } from "node:zlib";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildWeb } from "../../tools/build-web.js";
 import { DEFAULT_CONFIG } from "../../src/config/index.js";
 import type { User } from "../../src/engine/types.js";
-import { launchChromium } from "../support/chromium.js";
-import { startServer, type TestServer } from "../support/http.js";
+import type { TestServer } from "../support/http.js";
+import { startWebHarness, type WebHarness } from "../support/web-client.js";
 
 /** CRC-32 as PNG chunks need it. */
 function crc32(bytes: Buffer): number {
@@ -51,36 +47,21 @@ function png(size: number): Buffer {
 }
 
 describe("web client uploads", () => {
-  let dir: string;
+  let web: WebHarness;
   let server: TestServer;
-  let browser: Browser;
-  const contexts: BrowserContext[] = [];
-  const pageErrors: string[] = [];
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), "parley-webuploads-"));
-    await buildWeb(join(dir, "web"));
-    server = await startServer({ webRoot: join(dir, "web"), config: { ...DEFAULT_CONFIG, MAX_FILE_UPLOAD_SIZE: 1 } });
-    browser = await launchChromium();
+    web = await startWebHarness("webuploads", { config: { ...DEFAULT_CONFIG, MAX_FILE_UPLOAD_SIZE: 1 } });
+    server = web.server;
   }, 600_000);
   afterAll(async () => {
-    for (const c of contexts) await c.close().catch(() => undefined);
-    await browser?.close();
-    server?.close();
-    rmSync(dir, { recursive: true, force: true });
+    await web?.close();
   });
 
   async function loggedIn(user: User, viewport: { width: number; height: number }): Promise<Page> {
-    const context = await browser.newContext({ viewport });
-    contexts.push(context);
-    const page = await context.newPage();
+    const page = await web.loggedIn(user, viewport);
+    // Uploads and image decoding take longer than a click under load.
     page.setDefaultTimeout(15_000);
-    page.on("pageerror", (error) => pageErrors.push(error.stack ?? error.message));
-    await page.goto(server.base);
-    await page.fill("#key-email", user.email);
-    await page.fill("#key-value", server.t.store.getUser(user.id).apiKey);
-    await page.click("#key-form button[type=submit]");
-    await page.waitForSelector("body[data-ready='1']");
     return page;
   }
 
@@ -132,7 +113,7 @@ describe("web client uploads", () => {
       const download = await bobPage.request.get(`${server.base}${href}`);
       expect([download.status(), await download.text()]).toEqual([200, `contents of ${name}`]);
     }
-    expect(pageErrors).toEqual([]);
+    expect(web.pageErrors).toEqual([]);
   });
 
   it("shows the server's refusal and leaves no placeholder behind", async () => {
@@ -145,6 +126,6 @@ describe("web client uploads", () => {
     await page.setInputFiles("#compose-file", big);
     await page.locator(".compose-status", { hasText: /^big\.bin: .*larger/ }).waitFor();
     expect(await page.inputValue("#compose-text")).toBe("before");
-    expect(pageErrors).toEqual([]);
+    expect(web.pageErrors).toEqual([]);
   });
 });
