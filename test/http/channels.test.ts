@@ -517,4 +517,32 @@ describe("archiving", () => {
     expect(reg.body["realm_default_streams"]).toEqual([]);
     expect(reg.body["realm_new_stream_announcements_stream_id"]).toBe(-1);
   });
+
+  it("archiving clears the realm's other channel settings that name it, with realm update events", async () => {
+    const { owner, alice } = server.seed;
+    const club = await createChannel(owner, "club");
+    const other = await createChannel(owner, "other");
+    const settings = {
+      signup_announcements_stream_id: club.id,
+      zulip_update_announcements_stream_id: club.id,
+      moderation_request_channel_id: other.id,
+    };
+    expect((await server.call(owner, "PATCH", "/realm", settings)).status).toBe(200);
+    const reg = await server.call(alice, "POST", "/register", { event_types: ["realm"] });
+    const q = { user: alice, queueId: reg.body["queue_id"] as string, last: reg.body["last_event_id"] as number };
+    expect((await server.call(owner, "DELETE", `/streams/${club.id}`)).status).toBe(200);
+    expect((await drain(q)).filter((e) => e["type"] === "realm")).toEqual([
+      { type: "realm", op: "update", property: "signup_announcements_stream_id", value: -1 },
+      { type: "realm", op: "update", property: "zulip_update_announcements_stream_id", value: -1 },
+    ]);
+    const after = await server.call(owner, "POST", "/register", { fetch_event_types: ["realm"] });
+    expect(after.body).toMatchObject({
+      realm_signup_announcements_stream_id: -1,
+      realm_zulip_update_announcements_stream_id: -1,
+      realm_moderation_request_channel_id: other.id,
+    });
+    // An archived channel is refused as a setting's value, as Zulip's access_stream_by_id does.
+    const refused = await server.call(owner, "PATCH", "/realm", { zulip_update_announcements_stream_id: club.id });
+    expect(refused).toMatchObject({ status: 400, body: { msg: "Invalid channel ID" } });
+  });
 });

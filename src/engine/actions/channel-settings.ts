@@ -30,6 +30,7 @@ import {
   PermissionDeniedError,
 } from "../errors.js";
 import { withoutArchivedChannelInTxn } from "./default-channel-groups.js";
+import { withoutArchivedChannelSettingsInTxn } from "./realm-settings.js";
 import { botManagersAudience, channelViewersAudience, realmAudience, usersAudience } from "../events/audience.js";
 import type { EngineEvent, StreamPropertyValue } from "../events/types.js";
 import { key } from "../index/keys.js";
@@ -401,6 +402,7 @@ export function archiveChannel(
         );
       }
       nextRealm = withoutArchivedChannelInTxn(state, ctx, nextRealm, channel.id);
+      nextRealm = withoutArchivedChannelSettingsInTxn(state, ctx, nextRealm, channel.id);
       if (nextRealm !== realm) {
         const stored = nextRealm;
         state.tables.realms.putSync(realm.id, stored);

@@ -20,7 +20,7 @@ import {
   type RealmPropertyValue,
 } from "../settings/realm-settings.js";
 import { MESSAGE_POLICY_WIRE_NAMES, type MessagePolicyGroupSetting } from "../settings/message-policy.js";
-import type { StoreState } from "../state.js";
+import type { StoreState, WriteContext } from "../state.js";
 import { ROLE, type GroupSettingChange, type GroupSettingValue, type Realm, type User } from "../types.js";
 import { checkMessagePolicyChanges, realmMessagePolicy, type MessagePolicyChanges } from "./realm-message-policy.js";
 import { emitFullMemberChanges } from "./full-members.js";
@@ -162,6 +162,32 @@ function checkChannel(state: StoreState, realmId: number, id: number): number | 
   const channel = state.channels.get(id);
   if (!channel || channel.realmId !== realmId || channel.isArchived) throw new BadRequestError("Invalid channel ID");
   return id;
+}
+
+/**
+ * Inside a channel's archiving (Zulip's maybe_set_moderation_or_announcement_channels_none):
+ * the channel settings of the settings table (signup announcements, Zulip updates,
+ * moderation requests) that named it name none now, each with its realm update event.
+ * Answers the realm as it is after (the same object when nothing named the channel).
+ */
+export function withoutArchivedChannelSettingsInTxn(
+  state: StoreState,
+  ctx: WriteContext,
+  realm: Realm,
+  channelId: number,
+): Realm {
+  const cleared = REALM_PROPERTY_NAMES.filter(
+    (name) => REALM_PROPERTIES[name].type === "channel" && realm.properties?.[name] === channelId,
+  );
+  if (cleared.length === 0) return realm;
+  const properties = { ...realm.properties };
+  for (const name of cleared) properties[name] = null;
+  const next: Realm = { ...realm, properties };
+  for (const name of cleared)
+    ctx.emit({ type: "realm", op: "update_property", realm: next, property: REALM_PROPERTIES[name].wire }, () =>
+      realmAudience(state, realm.id),
+    );
+  return next;
 }
 
 function requireOwner(actor: User): void {
