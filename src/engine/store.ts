@@ -139,7 +139,7 @@ import {
   type NarrowFlagResult,
 } from "./actions/update-flags.js";
 import { setTopicPolicy } from "./actions/user-topics.js";
-import { flushPresence, updatePresence, type PresenceStatus } from "./actions/presence.js";
+import { flushPresence, restorePresence, updatePresence, type PresenceStatus } from "./actions/presence.js";
 import { realmPresence, userPresence, type PresenceListing, type PresenceQuery } from "./queries/presence.js";
 import { addRealmDomain, changeRealmDomain, realmDomains, removeRealmDomain } from "./actions/realm-domains.js";
 import {
@@ -1350,6 +1350,10 @@ export class Store {
    */
   updatePresence(userId: number, status: PresenceStatus): void {
     updatePresence(this.#state, userId, status);
+  }
+  /** A presence record as an export had it (parley import); flushed like a ping. */
+  restorePresence(userId: number, lastActive: number | null, lastConnected: number): void {
+    restorePresence(this.#state, userId, lastActive, lastConnected);
   }
   /** Writes presence changed since the last flush (the server calls this every few seconds). */
   flushPresence(): number {

@@ -119,6 +119,9 @@ beforeAll(async () => {
   await addSettingsAndPersonalData(send, channel);
   addBotsBeyondAccounts();
   addInvitations();
+  // Presence: alice active, bob only connected (idle), at the store's clock.
+  store.updatePresence(alice.id, "active");
+  store.updatePresence(bob.id, "idle");
   store.setUserActive(gone.id, false);
   // Every active person consents, except the moderator (whose flags then stay out).
   for (const u of [owner, alice, bob, guest, admin])
@@ -486,6 +489,7 @@ describe("POST /export/realm and the round trip through parley import", () => {
       "bot storage keys": 2,
       invitations: 2,
       "invitation links": 1,
+      presence: 2,
     });
     const copy = openStore(dataDir, { noSync: true });
     try {
@@ -872,6 +876,17 @@ function compareSettings(a: Store, dirA: string, realmA: number, b: Store, dirB:
     } catch (error) {
       revoked = String(error);
     }
+    const presence = users
+      .filter((u) => u.isActive && !u.isBot)
+      .map((u) => {
+        try {
+          const p = store.userPresence(owner, u.id);
+          return { user: email.get(u.id), active: p.lastActive, connected: p.lastConnected };
+        } catch {
+          return { user: email.get(u.id), active: null, connected: null };
+        }
+      })
+      .sort((x, y) => String(x.user).localeCompare(String(y.user)));
     const configuration = {
       defaultsForNewUsers: store.realmSettingDefaults(realmId),
       defaultChannelGroups: store.defaultChannelGroups(owner).map((g) => ({
@@ -883,6 +898,7 @@ function compareSettings(a: Store, dirA: string, realmA: number, b: Store, dirB:
     };
     return {
       bots,
+      presence,
       invitations,
       revoked,
       realmSettings,
@@ -932,6 +948,11 @@ function compareSettings(a: Store, dirA: string, realmA: number, b: Store, dirB:
     { kind: "multiuse", as: 600, groups: ["reviewers"], text: "Welcome to the copy", expires: null, usable: true },
   ]);
   expect(original.revoked).toMatch(/revoked/);
+  expect(original.presence.filter((p) => p.connected !== null).map((p) => p.user)).toEqual([
+    s.seed.alice.deliveryEmail,
+    s.seed.bob.deliveryEmail,
+  ]);
+  expect(original.presence.find((p) => p.user === s.seed.bob.deliveryEmail)?.active).toBeNull();
   expect(bots).toContainEqual(
     expect.objectContaining({
       service: expect.objectContaining({ baseUrl: "https://bots.example/echo", interface: 2 }),

@@ -17,6 +17,7 @@ import { ROLE, type BotType, type Role, type Store } from "../../src/engine/inde
 import { botConfigAtCreation, replayBotStorage } from "./replay-bots.js";
 import { replayEditHistories } from "./replay-history.js";
 import { replayInvites } from "./replay-invites.js";
+import { replayPresence } from "./replay-presence.js";
 import { replayGroupSettings } from "./replay-realm.js";
 import { applySubscriptionSettings } from "./replay-subscriptions.js";
 import { replayChannelsAndPersonalData, replayRealmSettings } from "./replay-settings.js";
@@ -507,6 +508,7 @@ export function replayExport(
 
   replayBotStorage(settings);
   replayInvites(settings);
+  replayPresence(settings);
   // ---- deactivations last: deactivated users still sent and received their messages ----
   for (const u of data.users) {
     const id = ids.users.get(u.id);

@@ -248,6 +248,11 @@ const confirmationRow = z.looseObject({
   date_sent: z.number().optional(),
   expiry_date: z.number().nullable().optional(),
 });
+const presenceRow = z.looseObject({
+  user_profile: id,
+  last_active_time: z.number().nullable().optional(),
+  last_connected_time: z.number().nullable().optional(),
+});
 const uploadRecordRow = z.looseObject({ path: z.string(), s3_path: z.string().optional() });
 const emojiRecordRow = z.looseObject({ path: z.string(), file_name: z.string(), realm_id: id.optional() });
 /** The can_*_group columns of zerver_stream (Zulip's Stream.stream_permission_group_settings). */
@@ -344,6 +349,7 @@ export interface ZulipExport {
   readonly emailInvites: z.infer<typeof inviteRow>[];
   readonly multiuseInvites: z.infer<typeof inviteRow>[];
   readonly confirmations: z.infer<typeof confirmationRow>[];
+  readonly presence: z.infer<typeof presenceRow>[];
   /** attachment.json's zerver_attachment. */
   readonly attachments: z.infer<typeof attachmentRow>[];
   /**
@@ -398,6 +404,7 @@ const READ_TABLES = new Set([
   "zerver_preregistrationuser",
   "zerver_multiuseinvite",
   "confirmation_confirmation",
+  "zerver_userpresence",
 ]);
 
 function rows<T extends z.ZodType>(
@@ -633,6 +640,7 @@ export function readExport(root: string, limits: Pick<ExportLimits, "maxJsonByte
     emailInvites: rows(data, "zerver_preregistrationuser", inviteRow, realmFile),
     multiuseInvites: rows(data, "zerver_multiuseinvite", inviteRow, realmFile),
     confirmations: rows(data, "confirmation_confirmation", confirmationRow, realmFile),
+    presence: rows(data, "zerver_userpresence", presenceRow, realmFile),
     attachments: present(attachmentFile)
       ? rows(readJson(attachmentFile, limits.maxJsonBytes), "zerver_attachment", attachmentRow, attachmentFile)
       : [],

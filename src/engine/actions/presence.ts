@@ -92,6 +92,30 @@ export function updatePresence(state: StoreState, userId: number, status: Presen
 }
 
 /** The next sequence number; extends the durable lease first when it is used up. */
+/**
+ * A person's presence as an export had it (parley import): last active and last
+ * connected times set as they were, not as a ping at the import's clock would set them
+ * (a ping rounds to PRESENCE_UPDATE_MIN_FREQ_SECONDS). In memory like a ping, flushed
+ * with them; no event (nobody is told an imported person came online).
+ */
+export function restorePresence(
+  state: StoreState,
+  userId: number,
+  lastActive: number | null,
+  lastConnected: number,
+): void {
+  if (state.role !== "writer") throw new FollowerWriteError("a presence import");
+  const user = requireActiveUser(state, userId);
+  if (user.isBot) throw new BadRequestError("Presence is not supported for bot users.");
+  if (!Number.isFinite(lastConnected) || (lastActive !== null && !Number.isFinite(lastActive)))
+    throw new BadRequestError("Invalid presence times");
+  const record: PresenceRecord = { userId: user.id, realmId: user.realmId, lastActive, lastConnected, lastUpdateId: 0 };
+  record.lastUpdateId = nextPresenceSeq(state);
+  state.indexPresence(record);
+  state.presenceDirty.add(user.id);
+  state.changedInMemory({ kind: "presence", id: user.id });
+}
+
 function nextPresenceSeq(state: StoreState): number {
   if (state.presenceSeq >= state.presenceSeqCeiling) {
     const ceiling = state.presenceSeq + PRESENCE_SEQ_BLOCK;

@@ -31,6 +31,7 @@ import { settingsTables } from "./zulip-settings-tables.js";
 import { realmExtraTables } from "./zulip-realm-extras.js";
 import { botProfileColumns, botTables } from "./zulip-bot-tables.js";
 import { inviteTables } from "./zulip-invite-tables.js";
+import { presenceTables } from "./zulip-presence-tables.js";
 
 export type Row = Record<string, unknown>;
 export type Tables = Record<string, Row[]>;
@@ -489,6 +490,7 @@ export function realmTables(state: StoreState, plan: ExportPlan): Tables {
     ...realmExtraTables(state, plan.realmId, plan),
     ...botTables(state, userIds),
     ...inviteTables(state, plan.realmId),
+    ...presenceTables(state, userIds),
   };
 }
 
