@@ -162,7 +162,15 @@ function clusterSettings(parsed: Parsed, settings: ServeSettings): ClusterSettin
     throw new Error("--cluster needs the NATS server's URL, nats://HOST:PORT (or CLUSTER_NATS_URL in the config)");
   if (node === undefined || !/^[A-Za-z0-9_-]{1,64}$/.test(node))
     throw new Error("--node needs this node's name: letters, digits, - and _ (or CLUSTER_NODE in the config)");
-  if (settings.workers > 1) throw new Error("--cluster serves from one process: drop --workers");
+  if (settings.workers > 1)
+    throw new Error(
+      `--cluster runs a node as one process, and this start asks for ${settings.workers} workers ` +
+        `(${parsed.values["workers"] !== undefined ? "--workers" : "WORKERS in the configuration"}): a node ` +
+        "changes role by closing its store and opening it again as the leader's writer or a follower's replica, " +
+        "which --workers' readers (following one writer's store for the server's lifetime) cannot follow. " +
+        "Nothing was started: drop --workers (or set WORKERS to 1) and add nodes to the cluster to spread reads " +
+        "(docs/cluster.md section 8)",
+    );
   if (settings.compatPort !== null) throw new Error("--cluster does not take --compat-port yet");
   const advertiseUrl = parsed.values["advertise-url"] as string | undefined;
   return {
