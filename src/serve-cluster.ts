@@ -512,9 +512,11 @@ export class ClusterNode {
 
   #hooks(publisher?: LogPublisher, store?: Store): ClusterHooks {
     const status = (): ClusterStatus => this.status();
-    if (publisher === undefined || store === undefined) return { status };
+    const uploads = this.#requireLog().uploads;
+    if (publisher === undefined || store === undefined) return { status, uploads };
     return {
       status,
+      uploads,
       beforeReply: async () => {
         const seq = store.replicationPosition.seq;
         try {

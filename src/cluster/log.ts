@@ -19,6 +19,7 @@ import {
   type NatsConnection,
 } from "nats";
 import { decodeTxn, encodeTxn, type ReplicatedTxn } from "../engine/index.js";
+import { ObjectStoreUploads } from "./uploads.js";
 
 export const STREAM = "PARLEY_LOG";
 export const SUBJECT = "parley.log";
@@ -64,13 +65,22 @@ export class ClusterLog {
   readonly #jsm: JetStreamManager;
   readonly #js: JetStreamClient;
   readonly #kv: KV;
+  /** Uploaded files' bytes, for every node. */
+  readonly uploads: ObjectStoreUploads;
   #connected = true;
 
-  private constructor(nc: NatsConnection, jsm: JetStreamManager, js: JetStreamClient, kv: KV) {
+  private constructor(
+    nc: NatsConnection,
+    jsm: JetStreamManager,
+    js: JetStreamClient,
+    kv: KV,
+    uploads: ObjectStoreUploads,
+  ) {
     this.#nc = nc;
     this.#jsm = jsm;
     this.#js = js;
     this.#kv = kv;
+    this.uploads = uploads;
   }
 
   /** Connects, and creates the stream and the lease bucket when they do not exist yet. */
@@ -100,7 +110,7 @@ export class ClusterLog {
       }
       const js = nc.jetstream();
       const kv = await js.views.kv(LEASE_BUCKET, { history: 1, ttl: options.leaseTtlMs });
-      const log = new ClusterLog(nc, jsm, js, kv);
+      const log = new ClusterLog(nc, jsm, js, kv, await ObjectStoreUploads.open(js));
       void log.#watchStatus(options.onConnection);
       return log;
     } catch (error) {

@@ -212,6 +212,7 @@ export class RealmExports {
       const size = Number(a["size"]);
       const path = this.#options.uploads.pathOf(pathId);
       try {
+        await this.#options.uploads.ensureLocal(pathId);
         await stat(path);
       } catch (error) {
         // A file gone from disk (removed meanwhile): its record stays, its bytes cannot.

@@ -4,6 +4,7 @@
  * GET /health, its /metrics gauges, and the gate that holds a write's answer until
  * the replicated log has it.
  */
+import type { UploadReplica } from "../uploads/index.js";
 import type { Reply } from "./respond.js";
 import type { HeaderList } from "./response-head.js";
 
@@ -17,6 +18,8 @@ export interface ClusterHooks {
    * with headers to add, or with a refusal (503) that replaces the answer.
    */
   beforeReply?(): Promise<{ readonly refusal?: Reply; readonly headers: HeaderList }>;
+  /** Where every node's uploaded files are kept for the others (JetStream's object store). */
+  readonly uploads?: UploadReplica;
 }
 
 export interface ClusterStatus {

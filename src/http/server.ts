@@ -265,6 +265,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     // A reader worker's would delete the writer's uploads in progress.
     ...(options.worker?.reader ? { recover: false } : {}),
     ...(options.worker?.downloadKey ? { tokenKey: options.worker.downloadKey } : {}),
+    ...(options.worker?.cluster?.uploads ? { replica: options.worker.cluster.uploads } : {}),
   });
   /** The endpoint a request names: /api/v1 paths, or the few routes outside it (file downloads). */
   const matchRoute = (method: string, url: string): RouteMatch =>

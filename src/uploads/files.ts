@@ -24,13 +24,65 @@ import { TempFile } from "./temp-file.js";
  */
 export const ORPHAN_GRACE_MS = 3600 * 1000;
 
+/**
+ * Where a cluster keeps uploaded files' bytes for every node (src/cluster/uploads: JetStream's object store;
+ * docs/cluster.md section 8). A node stores locally and puts here; a node missing a file gets it from here.
+ */
+export interface UploadReplica {
+  /** Stores the file at `path` as `pathId`; resolves once it is stored durably. */
+  put(pathId: string, path: string): Promise<void>;
+  /** Writes `pathId`'s bytes to `path`; false when it is not stored. */
+  get(pathId: string, path: string): Promise<boolean>;
+  remove(pathId: string): Promise<void>;
+}
+
 export class UploadFiles {
   readonly root: string;
   /** New temporary files wait for this (the start's cleanup of the temporary folders). */
   #ready: Promise<unknown> = Promise.resolve();
+  readonly #replica: UploadReplica | null;
+  /** pathId -> its fetch from the replica under way (two readers of one missing file fetch it once). */
+  readonly #fetching = new Map<string, Promise<boolean>>();
 
-  constructor(root: string) {
+  constructor(root: string, replica: UploadReplica | null = null) {
     this.root = root;
+    this.#replica = replica;
+  }
+
+  /** Puts a stored file in the cluster's replica (none: nothing to do); resolves once the replica has it. */
+  async replicate(pathId: string): Promise<void> {
+    await this.#replica?.put(pathId, this.pathOf(pathId));
+  }
+
+  /**
+   * Whether the file is on this node's disk, fetching it from the cluster's replica first when it is not (a file
+   * another node stored). Callers check before they open the file.
+   */
+  async ensureLocal(pathId: string): Promise<boolean> {
+    const target = this.pathOf(pathId);
+    if (await isFile(target)) return true;
+    const replica = this.#replica;
+    if (replica === null) return false;
+    const pending = this.#fetching.get(pathId);
+    if (pending) return pending;
+    const fetching = (async () => {
+      await mkdir(join(target, ".."), { recursive: true, mode: 0o700 });
+      // Its own name per fetch, renamed whole into place: a reader never sees half a file.
+      const partial = `${target}.${randomBytes(6).toString("hex")}.partial`;
+      try {
+        if (!(await replica.get(pathId, partial))) return false;
+        await rename(partial, target);
+        return true;
+      } finally {
+        await unlink(partial).catch(() => undefined);
+      }
+    })();
+    this.#fetching.set(pathId, fetching);
+    try {
+      return await fetching;
+    } finally {
+      this.#fetching.delete(pathId);
+    }
   }
 
   /** Holds the creation of temporary files until `work` (which may delete old ones) is done. */
@@ -87,8 +139,10 @@ export class UploadFiles {
     await syncDirectory(dir);
   }
 
-  /** Deletes a stored file and its thumbnails; a missing file is not an error. */
+  /** Deletes a stored file and its thumbnails, and the replica's copy; a missing file is not an error. */
   async remove(pathId: string): Promise<void> {
+    // Best effort: a copy left in the replica (NATS unreachable) is never served without its record.
+    await this.#replica?.remove(pathId).catch(() => undefined);
     const target = this.pathOf(pathId);
     const dir = join(target, "..");
     const base = target.slice(dir.length + 1);
@@ -178,4 +232,11 @@ async function syncDirectory(dir: string): Promise<void> {
   } finally {
     await handle.close();
   }
+}
+
+function isFile(path: string): Promise<boolean> {
+  return stat(path).then(
+    (s) => s.isFile(),
+    () => false,
+  );
 }

@@ -3,14 +3,14 @@
  * Uploaded files outside the engine: bytes on disk (files), image facts and
  * thumbnails (thumbnails), temporary download tokens (tokens), resumable uploads in
  * progress (tus). `Uploads.store` turns a received temporary file into an attachment:
- * fsync, image facts, rename into place, then the engine's record (which checks the
+ * fsync, image facts, rename into place (and into a cluster's replica), then the engine's record (which checks the
  * quota); if the record is refused the file is deleted, so nothing is left on disk.
  * At construction the temporary folders a previous process left are put in order
  * (`ready`): tus uploads in progress are resumed, every other half-received file is
  * deleted, before any new temporary file is made.
  */
 import { THUMBNAIL_FORMAT, type Attachment, type Store, type User } from "../engine/index.js";
-import { UploadFiles } from "./files.js";
+import { UploadFiles, type UploadReplica } from "./files.js";
 import { newPathId, sanitizeName } from "./names.js";
 import type { TempFile } from "./temp-file.js";
 import { readImage, Thumbnailer } from "./thumbnails.js";
@@ -18,7 +18,7 @@ import { DownloadTokens } from "./tokens.js";
 import { TusUploads } from "./tus.js";
 
 export { TempFile } from "./temp-file.js";
-export { ORPHAN_GRACE_MS, UploadFiles } from "./files.js";
+export { ORPHAN_GRACE_MS, UploadFiles, type UploadReplica } from "./files.js";
 export { DownloadTokens, TOKEN_VALIDITY_SECONDS } from "./tokens.js";
 export { MAX_TUS_UPLOADS_PER_USER, TUS_ID, TusUploads, type TusUpload } from "./tus.js";
 export * from "./names.js";
@@ -47,6 +47,8 @@ export interface UploadsOptions {
    * `parley serve --workers`: the temporaries are the writer's uploads in progress.
    */
   readonly recover?: boolean;
+  /** A cluster's copy of every file for the other nodes (files.ts's UploadReplica), or none. */
+  readonly replica?: UploadReplica;
 }
 
 /** What the start's recovery found in the temporary folders. */
@@ -69,7 +71,7 @@ export class Uploads {
   readonly quotaBytes: number | null;
 
   constructor(options: UploadsOptions) {
-    this.files = new UploadFiles(options.root);
+    this.files = new UploadFiles(options.root, options.replica ?? null);
     this.thumbnails = new Thumbnailer(this.files, (error) => options.onError("thumbnail failed", error));
     this.tokens = new DownloadTokens(options.now, undefined, options.tokenKey);
     this.tus = new TusUploads(this.files, options.now);
@@ -135,6 +137,8 @@ export class Uploads {
     const image = await readImage(temp.path, contentType);
     try {
       await this.files.install(temp, pathId);
+      // Before the record: once any node can see the attachment, every node can get its bytes.
+      await this.files.replicate(pathId);
     } catch (error) {
       await temp.discard();
       await this.files.remove(pathId);

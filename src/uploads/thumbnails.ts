@@ -100,6 +100,7 @@ export class Thumbnailer {
     const partial = `${target}.${randomBytes(6).toString("hex")}.partial`;
     try {
       // Checked again here: records stored before the magic bytes were checked may name an SVG as an image.
+      if (!(await this.#files.ensureLocal(pathId))) return null;
       const raster = await openRaster(this.#files.pathOf(pathId));
       if (raster === null) return null;
       await raster.image

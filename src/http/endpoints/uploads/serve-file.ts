@@ -160,7 +160,13 @@ export function fileReply(file: FileToServe, head: OptionalContext["head"]): Raw
   });
 }
 
-function originalOf(ctx: OptionalContext | PublicContext, attachment: Attachment, forceAttachment: boolean): RawReply {
+async function originalOf(
+  ctx: OptionalContext | PublicContext,
+  attachment: Attachment,
+  forceAttachment: boolean,
+): Promise<RawReply> {
+  // A cluster node may not have a file another node stored yet; unreachable, it is served as a missing file is.
+  await ctx.uploads.files.ensureLocal(attachment.pathId).catch(() => false);
   const served = servedType(attachment.contentType);
   return fileReply(
     {
