@@ -86,6 +86,7 @@ import { sendMessage, sendMessageGrouped, type SendMessageInput, type SentMessag
 import { updateMessage, type UpdateMessageInput, type UpdateMessageResult } from "./actions/update-message.js";
 import { messageEditHistory, type HistorySnapshot } from "./queries/message-history.js";
 import { importEditHistory, type ImportedEdit } from "./actions/imported-history.js";
+import { deleteMessageEditHistory } from "./actions/delete-edit-history.js";
 import { renderPreview } from "./actions/render-preview.js";
 import { messagesMatchingNarrow, type NarrowMatch } from "./queries/matches-narrow.js";
 import { readReceipts } from "./queries/read-receipts.js";
@@ -139,6 +140,7 @@ import {
   type NarrowFlagResult,
 } from "./actions/update-flags.js";
 import { setTopicPolicy } from "./actions/user-topics.js";
+import { updateLegacyMutedTopic, type LegacyMutedTopicChange } from "./actions/legacy-muted-topics.js";
 import { flushPresence, restorePresence, updatePresence, type PresenceStatus } from "./actions/presence.js";
 import { realmPresence, userPresence, type PresenceListing, type PresenceQuery } from "./queries/presence.js";
 import { addRealmDomain, changeRealmDomain, realmDomains, removeRealmDomain } from "./actions/realm-domains.js";
@@ -1328,6 +1330,11 @@ export class Store {
   setTopicPolicy(userId: number, channelId: number, topic: string, policy: number): void {
     setTopicPolicy(this.#state, userId, channelId, topic, policy);
   }
+
+  /** PATCH /users/me/subscriptions/muted_topics (deprecated): mute or unmute, Zulip's legacy errors. */
+  updateLegacyMutedTopic(userId: number, change: LegacyMutedTopicChange): void {
+    updateLegacyMutedTopic(this.#state, userId, change);
+  }
   /** GET /users/me/{stream_id}/topics: the topics the caller may read messages of, newest first. */
   channelTopics(userId: number, channelId: number): readonly ChannelTopic[] {
     const { user } = this.#context(userId);
@@ -1558,6 +1565,11 @@ export class Store {
     const viewer = this.#context(userId).user;
     const policy = realmMessagePolicy(this.#state, viewer.realmId).messageEditHistoryVisibilityPolicy;
     return messageEditHistory(this.#state, policy, viewer, messageId);
+  }
+
+  /** DELETE /messages/{id}/history: the earlier versions of the content go, for whoever may delete the message. */
+  deleteMessageEditHistory(userId: number, messageId: number): void {
+    deleteMessageEditHistory(this.#state, this.#context(userId).user.id, messageId);
   }
 
   /** For imports: a replayed message's edit history as the export holds it (see actions/imported-history). */

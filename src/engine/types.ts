@@ -319,6 +319,8 @@ export interface Message {
   editHistory: EditHistoryEntry[] | null;
   lastEditTimestamp: number | null;
   lastMovedTimestamp: number | null;
+  /** Who deleted the earlier versions of its content (DELETE /messages/{id}/history); absent if nobody. */
+  historyDeletedBy?: number;
 }
 
 /**

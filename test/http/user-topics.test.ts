@@ -421,3 +421,71 @@ describe("POST /users/me/subscriptions/properties", () => {
     );
   });
 });
+
+describe("PATCH /users/me/subscriptions/muted_topics (deprecated)", () => {
+  const legacy = (user: User, params: Record<string, unknown>) =>
+    server.call(user, "PATCH", "/users/me/subscriptions/muted_topics", params);
+
+  it("mutes by channel ID or name and unmutes, with user_topic events; a followed topic is not unmuted", async () => {
+    const { bob, general } = server.seed;
+    const q = await queue(bob, ["user_topic"]);
+    expect((await legacy(bob, { stream_id: general.id, topic: "quiet", op: "add" })).body).toEqual({
+      result: "success",
+      msg: "",
+    });
+    expect((await legacy(bob, { stream: "general", topic: "general chat", op: "add" })).status).toBe(200);
+    expect(await topicsOf(bob)).toEqual(
+      expect.arrayContaining([
+        [general.id, "quiet", 1],
+        [general.id, "general chat", 1],
+      ]),
+    );
+    expect((await legacy(bob, { stream: "general", topic: "quiet", op: "remove" })).status).toBe(200);
+    expect((await legacy(bob, { stream_id: general.id, topic: "general chat", op: "remove" })).status).toBe(200);
+    expect(await topicsOf(bob)).toEqual([]);
+    expect((await events(bob, q)).map((e) => [e["topic_name"], e["visibility_policy"]])).toEqual([
+      ["quiet", 1],
+      ["general chat", 1],
+      ["quiet", 0],
+      ["general chat", 0],
+    ]);
+    await setPolicy(bob, general.id, "loud", 3);
+    await expectRejectedUnchanged(
+      server,
+      () => legacy(bob, { stream_id: general.id, topic: "loud", op: "remove" }),
+      400,
+      "BAD_REQUEST",
+      "Topic is not muted",
+    );
+    expect(await topicsOf(bob)).toEqual([[general.id, "loud", 3]]);
+  });
+
+  it("refuses with Zulip's legacy errors, changing nothing", async () => {
+    const { bob, general, secret } = server.seed;
+    await legacy(bob, { stream_id: general.id, topic: "quiet", op: "add" });
+    const refuse = (params: Record<string, unknown>, code: string, msg: string) =>
+      expectRejectedUnchanged(server, () => legacy(bob, params), 400, code, msg);
+    await refuse({ stream_id: general.id, topic: "quiet", op: "add" }, "BAD_REQUEST", "Topic already muted");
+    await refuse({ stream: "general", topic: "Quiet", op: "add" }, "BAD_REQUEST", "Topic already muted");
+    await refuse({ stream_id: general.id, topic: "other", op: "remove" }, "BAD_REQUEST", "Topic is not muted");
+    await refuse({ stream_id: secret.id, topic: "t", op: "add" }, "BAD_REQUEST", "Invalid channel ID");
+    await refuse({ stream_id: 99999, topic: "t", op: "add" }, "BAD_REQUEST", "Invalid channel ID");
+    await refuse({ stream: "secret", topic: "t", op: "add" }, "BAD_REQUEST", "Invalid channel name 'secret'");
+    await refuse({ stream: "nowhere", topic: "t", op: "add" }, "BAD_REQUEST", "Invalid channel name 'nowhere'");
+    await refuse({ stream_id: 99999, topic: "quiet", op: "remove" }, "BAD_REQUEST", "Topic is not muted");
+    await refuse({ stream: "nowhere", topic: "quiet", op: "remove" }, "BAD_REQUEST", "Topic is not muted");
+    await refuse({ topic: "t", op: "add" }, "REQUEST_VARIABLE_MISSING", "Missing 'stream_id' argument");
+    await refuse(
+      { stream_id: general.id, stream: "general", topic: "t", op: "add" },
+      "BAD_REQUEST",
+      "Unsupported parameter combination: stream_id, stream",
+    );
+    await refuse({ stream_id: general.id, topic: "t", op: "toggle" }, "BAD_REQUEST", "Invalid op");
+    await refuse(
+      { stream_id: general.id, topic: "x".repeat(61), op: "add" },
+      "BAD_REQUEST",
+      "topic is too long (limit: 60 characters)",
+    );
+    expect(await topicsOf(bob)).toEqual([[general.id, "quiet", 1]]);
+  });
+});

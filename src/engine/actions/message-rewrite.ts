@@ -94,6 +94,12 @@ export function rewriteFields(rewrite: MessageRewrite): MessageField[] {
   if (after.topic !== before.topic) fields.push("topic");
   const channelOf = (m: Message) => (m.recipient.type === "channel" ? m.recipient.channelId : null);
   if (channelOf(after) !== channelOf(before)) fields.push("channel");
+  if (
+    after.editHistory !== before.editHistory ||
+    after.lastEditTimestamp !== before.lastEditTimestamp ||
+    after.historyDeletedBy !== before.historyDeletedBy
+  )
+    fields.push("history");
   return fields;
 }
 

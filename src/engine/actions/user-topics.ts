@@ -36,6 +36,16 @@ export function topicPolicyOf(state: StoreState, userId: number, channelId: numb
   return state.userTopics.policyOf(userId, channelId, topic);
 }
 
+/** The topic a policy request names: trimmed, the realm's empty-topic display name for "", checked. */
+export function policyTopicName(state: StoreState, user: User, topic: string): string {
+  if (topic.includes("\0")) throw new BadRequestError("Topic must not contain null bytes");
+  const realm = state.realms.get(user.realmId);
+  const name = topic.trim() === realm?.emptyTopicDisplayName ? "" : topic.trim();
+  if (exceedsCodePoints(name, MAX_TOPIC_LENGTH))
+    throw new BadRequestError(`topic is too long (limit: ${MAX_TOPIC_LENGTH} characters)`);
+  return name;
+}
+
 export function setTopicPolicy(
   state: StoreState,
   userId: number,
@@ -52,11 +62,7 @@ export function setTopicPolicy(
     (policy === 0 ? channel.realmId === user.realmId : canAccessChannelContent(state, user, channel));
   if (![0, 1, 2, 3].includes(policy)) throw new BadRequestError("Invalid visibility_policy");
   if (!allowed) throw new BadRequestError("Invalid channel ID");
-  if (topic.includes("\0")) throw new BadRequestError("Topic must not contain null bytes");
-  const realm = state.realms.get(user.realmId);
-  const name = topic.trim() === realm?.emptyTopicDisplayName ? "" : topic.trim();
-  if (exceedsCodePoints(name, MAX_TOPIC_LENGTH))
-    throw new BadRequestError(`topic is too long (limit: ${MAX_TOPIC_LENGTH} characters)`);
+  const name = policyTopicName(state, user, topic);
   // Setting the current policy again (or removing none) changes nothing and tells no one.
   if (topicPolicyOf(state, user.id, channel.id, name) === policy) return;
   state.write((ctx) => writeTopicPolicy(state, ctx, user.id, channel.id, name, policy as VisibilityPolicy));

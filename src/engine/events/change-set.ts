@@ -29,9 +29,10 @@
  *   topic policies changed for that user (null: any of the user's channels).
  * - `message` maps a message ID to its realm and the fields that changed: "added" (a new
  *   message, with its initial flags for every recipient), "content", "topic", "channel",
- *   "reactions", "submessages", "deleted". Flags are per reader and go in `flags` instead: user ID to
- *   the message IDs whose flags changed for that user (a "mark all read" names 50,000
- *   messages; one list per user costs nothing, one map entry per message would).
+ *   "reactions", "submessages", "history" (edit history), "deleted". Flags are per
+ *   reader and go in `flags` instead: user ID to the message IDs whose flags changed for
+ *   that user (a "mark all read" names 50,000 messages; one list per user costs nothing,
+ *   one map entry per message would).
  */
 import type { Channel, Realm, User, UserGroup } from "../types.js";
 import type { EngineEvent, RealmUserChange } from "./types.js";
@@ -118,7 +119,16 @@ export interface EntityChange<F extends string = never> {
 export const PAIR_KINDS = ["subscription", "userTopic"] as const;
 export type PairKind = (typeof PAIR_KINDS)[number];
 
-export const MESSAGE_FIELDS = ["added", "content", "topic", "channel", "reactions", "submessages", "deleted"] as const;
+export const MESSAGE_FIELDS = [
+  "added",
+  "content",
+  "topic",
+  "channel",
+  "reactions",
+  "submessages",
+  "history",
+  "deleted",
+] as const;
 export type MessageField = (typeof MESSAGE_FIELDS)[number];
 
 export interface MessageChange {

@@ -25,6 +25,8 @@ export interface HistorySnapshot {
   readonly prevRenderedContent?: string;
   readonly prevStream?: number;
   readonly stream?: number;
+  /** On the first snapshot: who deleted the earlier versions of the content. */
+  readonly historyDeletedBy?: number;
 }
 
 /** `policy` is the viewer's realm's message_edit_history_visibility_policy. */
@@ -63,7 +65,14 @@ export function messageEditHistory(
     }
     snapshots.push(snapshot);
   }
-  snapshots.push({ topic, content, renderedContent, timestamp: message.dateSent, userId: message.senderId });
+  snapshots.push({
+    topic,
+    content,
+    renderedContent,
+    timestamp: message.dateSent,
+    userId: message.senderId,
+    ...(message.historyDeletedBy !== undefined ? { historyDeletedBy: message.historyDeletedBy } : {}),
+  });
   return visibleHistory(policy, snapshots.reverse());
 }
 

@@ -62,6 +62,8 @@ const SHOWN_MESSAGE_FIELDS: Readonly<Record<MessageField, boolean>> = {
   channel: true,
   reactions: true,
   submessages: true,
+  // edit_history and last_edit_timestamp (a history deletion changes nothing else).
+  history: true,
   deleted: true,
 };
 /** Fields of other records that every message object showing them repeats (messageBody). */

@@ -388,3 +388,88 @@ describe("GET /messages/{message_id}/history", () => {
     }
   });
 });
+
+describe("DELETE /messages/{message_id}/history", () => {
+  const history = async (user: User, id: number) =>
+    (await s.call(user, "GET", `/messages/${id}/history`)).body["message_history"] as Record<string, unknown>[];
+
+  it("drops the earlier contents for whoever may delete the message, keeps moves and who did it", async () => {
+    const { alice, bob } = s.seed;
+    const id = await send(alice, "v1", "drafts");
+    clock.now += 5;
+    expect((await patch(alice, id, { content: "v2" })).status).toBe(200);
+    expect((await patch(alice, id, { topic: "final" })).status).toBe(200);
+    expect((await patch(alice, id, { content: "v3" })).status).toBe(200);
+    await expectRejectedUnchanged(
+      s,
+      () => s.call(bob, "DELETE", `/messages/${id}/history`),
+      400,
+      "BAD_REQUEST",
+      "You don't have permission to delete this message",
+    );
+    // Cached with the full history first: the deletion must reach the message cache.
+    const fetchOne = async () =>
+      (
+        (await s.call(bob, "GET", "/messages", { anchor: id, num_before: 0, num_after: 0 })).body["messages"] as Record<
+          string,
+          unknown
+        >[]
+      )[0]!;
+    expect((await fetchOne())["edit_history"]).toHaveLength(3);
+    const ok = await s.call(alice, "DELETE", `/messages/${id}/history`);
+    expect([ok.status, ok.body]).toEqual([200, { result: "success", msg: "" }]);
+    const after = await history(bob, id);
+    expect(after).toEqual([
+      expect.objectContaining({ content: "v3", topic: "drafts", user_id: alice.id, history_deleted_by: alice.id }),
+      expect.objectContaining({ content: "v3", topic: "final", prev_topic: "drafts" }),
+    ]);
+    expect(after.some((h) => "prev_content" in h || "content_html_diff" in h)).toBe(false);
+    const message = await fetchOne();
+    expect(message["edit_history"]).toEqual([
+      { user_id: alice.id, timestamp: clock.now, prev_topic: "drafts", topic: "final" },
+    ]);
+    expect(message).not.toHaveProperty("last_edit_timestamp");
+    // Nothing left to delete.
+    await expectRejectedUnchanged(
+      s,
+      () => s.call(alice, "DELETE", `/messages/${id}/history`),
+      400,
+      "BAD_REQUEST",
+      "Invalid message(s)",
+    );
+  });
+
+  it("lets an administrator delete another's history; refuses unknown, hidden and unedited messages and late senders", async () => {
+    const { alice, bob, owner } = s.seed;
+    const edited = await send(bob, "first");
+    expect((await patch(bob, edited, { content: "second" })).status).toBe(200);
+    expect((await s.call(owner, "DELETE", `/messages/${edited}/history`)).status).toBe(200);
+    expect((await history(alice, edited))[0]).toMatchObject({ content: "second", history_deleted_by: owner.id });
+    const unedited = await send(alice, "as sent");
+    const secret = await send(alice, "hidden", "t", "secret");
+    expect((await patch(alice, secret, { content: "hidden too" })).status).toBe(200);
+    for (const [user, target] of [
+      [alice, "abc"],
+      [alice, 9_999_999],
+      [alice, unedited],
+      [bob, secret],
+    ] as const)
+      await expectRejectedUnchanged(
+        s,
+        () => s.call(user, "DELETE", `/messages/${target}/history`),
+        400,
+        "BAD_REQUEST",
+        "Invalid message(s)",
+      );
+    const late = await send(alice, "old");
+    expect((await patch(alice, late, { content: "older" })).status).toBe(200);
+    clock.now += 3600;
+    await expectRejectedUnchanged(
+      s,
+      () => s.call(alice, "DELETE", `/messages/${late}/history`),
+      400,
+      "BAD_REQUEST",
+      "The time limit for deleting this message has passed",
+    );
+  });
+});

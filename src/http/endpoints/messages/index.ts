@@ -1,10 +1,11 @@
 /**
  * @module http/endpoints/messages
- * Message endpoints: send, fetch, fetch one, edit, edit history, delete, report, flags by IDs and by narrow,
- * mark topic read, submessages (widget events).
+ * Message endpoints: send, fetch, fetch one, edit, edit history (and its deletion), delete, report,
+ * flags by IDs and by narrow, mark topic read, submessages (widget events).
  */
 import type { Endpoint } from "../../endpoint.js";
 import deleteMessage from "./delete-message.js";
+import deleteMessageHistory from "./delete-message-history.js";
 import getMessage from "./get-message.js";
 import getMessages from "./get-messages.js";
 import markTopicAsRead from "./mark-topic-as-read.js";
@@ -29,6 +30,7 @@ export const MESSAGE_ENDPOINTS: readonly Endpoint[] = [
   getMessage,
   updateMessage,
   messageHistory,
+  deleteMessageHistory,
   readReceipts,
   reportMessage,
   deleteMessage,

@@ -27,6 +27,7 @@ function snapshotToWire(s: HistorySnapshot, topic: (name: string) => string): Re
       : {}),
     ...(s.prevStream !== undefined ? { prev_stream: s.prevStream } : {}),
     ...(s.stream !== undefined ? { stream: s.stream } : {}),
+    ...(s.historyDeletedBy !== undefined ? { history_deleted_by: s.historyDeletedBy } : {}),
   };
 }
 
