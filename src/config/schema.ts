@@ -101,6 +101,12 @@ export const CONFIG_SCHEMA = z
      * refused (Zulip refuses them through its Smokescreen proxy).
      */
     OUTGOING_WEBHOOK_ALLOW_LOOPBACK: z.boolean().default(false),
+    /**
+     * parley's own: serve POST /dev_fetch_api_key and GET /dev_list_users, which log anyone
+     * of a realm in by email alone. For development servers only (Zulip enables its
+     * DevAuthBackend only in development); off, they answer "Endpoint not available in production.".
+     */
+    DEV_AUTH_BACKEND: z.boolean().default(false),
     /** Turns the per-user API rate limit off when false (Zulip: RATE_LIMITING). */
     RATE_LIMITING: z.boolean().default(true),
     /**

@@ -1,8 +1,11 @@
 /**
  * @module http/endpoints/accounts
- * Logging in and API keys: password login, JWT login, key regeneration, the web client's session.
+ * Logging in and API keys: password login, JWT login, key regeneration, the web client's session,
+ * and a development server's login without a password (off unless configured).
  */
 import type { Endpoint } from "../../endpoint.js";
+import devFetchApiKey from "./dev-fetch-api-key.js";
+import devListUsers from "./dev-list-users.js";
 import fetchApiKey from "./fetch-api-key.js";
 import jwtFetchApiKey from "./jwt-fetch-api-key.js";
 import regenerateApiKey from "./regenerate-api-key.js";
@@ -15,4 +18,6 @@ export const ACCOUNT_ENDPOINTS: readonly Endpoint[] = [
   regenerateApiKey,
   webLogin,
   webLogout,
+  devFetchApiKey,
+  devListUsers,
 ];
