@@ -86,6 +86,11 @@ export class Thumbnailer {
     return this.#jobs.get(pathId) ?? ((await exists(target)) ? target : null);
   }
 
+  /** Whether the thumbnail is made (GET /thumbnail/status): asks, never starts one. */
+  async made(pathId: string): Promise<boolean> {
+    return exists(this.#files.thumbnailPathOf(pathId, THUMBNAIL_FORMAT.name));
+  }
+
   /** Resolves when every queued thumbnail is done (tests, shutdown). */
   async idle(): Promise<void> {
     await this.#chain;
