@@ -154,9 +154,9 @@ describe("limited guests: realm_user add / remove on subscription changes", () =
 });
 
 describe("limited guests: a deactivated user", () => {
-  it("a guest who shared only a channel gets a remove, not the is_active update", async () => {
+  it("a guest who shared only a channel gets a remove, not the is_active update; reactivation adds them back", async () => {
     const { owner, alice, bob, guest } = s.seed;
-    await subscribe(s.seed.alice, "lobby", [bob.id]);
+    await subscribe(alice, "lobby", [bob.id]);
     const [g, a] = [await queue(guest), await queue(alice)];
     expect((await s.call(owner, "DELETE", `/users/${bob.id}`)).status).toBe(200);
     expect(await userEvents(guest, g)).toEqual([
@@ -167,12 +167,19 @@ describe("limited guests: a deactivated user", () => {
         person: { user_id: bob.id, full_name: "Unknown user" },
       },
     ]);
+    expect((await names(guest)).get(bob.id)).toBe("Unknown user");
     expect((await userEvents(alice, a)).map((e) => e["person"])).toEqual([{ user_id: bob.id, is_active: false }]);
+
+    expect((await s.call(owner, "POST", `/users/${bob.id}/reactivate`)).status).toBe(200);
+    const back = (await userEvents(guest, g)).slice(1);
+    expect(ops(back)).toEqual([`add:${bob.id}`, `update:${bob.id}`]);
+    expect(back[0]!["person"]).toMatchObject({ full_name: "Bob", is_active: true });
+    expect((await names(guest)).get(bob.id)).toBe("Bob");
   });
 
-  it("a one-to-one DM does not keep the update (Zulip counts group DMs only); a group DM does", async () => {
+  it("a guest who shares a direct message keeps seeing them, deactivated: the update, no remove", async () => {
     const { owner, alice, bob, guest } = s.seed;
-    await subscribe(s.seed.alice, "lobby", [bob.id]);
+    await subscribe(alice, "lobby", [bob.id]);
     const dm = await s.call(bob, "POST", "/messages", {
       type: "direct",
       to: JSON.stringify([guest.id]),
@@ -181,20 +188,66 @@ describe("limited guests: a deactivated user", () => {
     expect(dm.status).toBe(200);
     const g = await queue(guest);
     expect((await s.call(owner, "DELETE", `/users/${bob.id}`)).status).toBe(200);
-    expect(ops(await userEvents(guest, g))).toEqual([`remove:${bob.id}`]);
+    expect((await userEvents(guest, g)).map((e) => e["person"])).toEqual([{ user_id: bob.id, is_active: false }]);
+    const listed = (await s.call(guest, "POST", "/register", { fetch_event_types: JSON.stringify(["realm_user"]) }))
+      .body["realm_non_active_users"] as Person[];
+    expect(listed.find((p) => p.user_id === bob.id)?.full_name).toBe("Bob");
+  });
+});
 
+describe("limited guests: access through direct messages and role changes", () => {
+  it("a direct message gives its guest participants the others, before the message", async () => {
+    const { owner, alice, bob, guest } = s.seed;
+    const q = (await s.call(guest, "POST", "/register", { event_types: JSON.stringify(["realm_user", "message"]) }))
+      .body["queue_id"] as string;
     const group = await s.call(alice, "POST", "/messages", {
       type: "direct",
-      to: JSON.stringify([guest.id, owner.id]),
-      content: "all of us",
+      to: JSON.stringify([guest.id, bob.id]),
+      content: "the three of us",
     });
     expect(group.status).toBe(200);
-    const g2 = await queue(guest);
-    expect((await s.call(owner, "DELETE", `/users/${alice.id}`)).status).toBe(200);
-    // Alice's bot goes with her: every user hears of a bot.
-    expect((await userEvents(guest, g2)).map((e) => e["person"])).toEqual([
-      { user_id: bot.id, is_active: false },
-      { user_id: alice.id, is_active: false },
+    const dm = await s.call(owner, "POST", "/messages", {
+      type: "direct",
+      to: JSON.stringify([guest.id]),
+      content: "hi",
+    });
+    expect(dm.status).toBe(200);
+    const evs = (
+      (await s.call(guest, "GET", "/events", { queue_id: q, last_event_id: -1, dont_block: true })).body[
+        "events"
+      ] as Ev[]
+    ).filter((e) => e.type === "message" || (e["person"] as { is_bot?: boolean } | undefined)?.is_bot !== true);
+    expect(evs.map((e) => (e.type === "message" ? "message" : ops([e])[0]))).toEqual([
+      `add:${bob.id}`,
+      "message",
+      `add:${owner.id}`,
+      "message",
     ]);
+    expect(evs[2]!["person"]).toMatchObject({ full_name: "Olive Owner" });
+    // Already visible: nothing more.
+    const again = await s.call(owner, "POST", "/messages", {
+      type: "direct",
+      to: JSON.stringify([guest.id]),
+      content: "2",
+    });
+    expect(again.status).toBe(200);
+    expect(ops(await userEvents(guest, q))).toEqual([`add:${bob.id}`, `add:${owner.id}`]);
+  });
+
+  it("a guest made a member hears of everyone; a member made a guest loses who they cannot see", async () => {
+    const { owner, alice, bob, guest } = s.seed;
+    const [g, a] = [await queue(guest), await queue(alice)];
+    expect((await s.call(owner, "PATCH", `/users/${guest.id}`, { role: 400 })).status).toBe(200);
+    const gained = (await userEvents(guest, g)).filter((e) => e.op === "add");
+    expect(ops(gained).sort()).toEqual([`add:${owner.id}`, `add:${bob.id}`].sort());
+    expect((await names(guest)).get(bob.id)).toBe("Bob");
+
+    // Bob shares #general with Olive and Alice, #hall with Olive: he loses only Gus.
+    const b = await queue(bob);
+    expect((await s.call(owner, "PATCH", `/users/${bob.id}`, { role: 600 })).status).toBe(200);
+    expect(ops((await userEvents(bob, b)).filter((e) => e.op !== "update"))).toEqual([`remove:${guest.id}`]);
+    expect((await names(bob)).get(guest.id)).toBe("Unknown user");
+    expect((await names(bob)).get(alice.id)).toBe("Alice");
+    expect(ops(await userEvents(alice, a)).filter((op) => !op.startsWith("update"))).toEqual([]);
   });
 });

@@ -694,10 +694,18 @@ export class World {
   readonly bots: number[] = [];
   #created = 0;
 
-  constructor(readonly server: TestServer) {
+  /** `limitedGuests`: the realm's can_access_all_users_group is role:members (Zulip's limited guests). */
+  constructor(
+    readonly server: TestServer,
+    options: { readonly limitedGuests?: boolean } = {},
+  ) {
     const { store } = server.t;
     const seed = server.seed;
     const realmId = seed.realm.id;
+    if (options.limitedGuests === true) {
+      const members = store.systemGroupId(realmId, "role:members");
+      store.updateRealm(seed.owner.id, { groups: { can_access_all_users_group: { new: members } } });
+    }
     // The owner may change emails (update_user newEmail) and create users (POST /users), as an operator can allow.
     store.setCanChangeUserEmails(seed.owner.id, true);
     this.users.set("owner", store.setCanCreateUsers(seed.owner.id, true));

@@ -839,8 +839,34 @@ function applyRealmUser(state: ClientState, event: Json): void {
   const person = obj(event["person"], "person");
   const userId = num(person["user_id"], "person.user_id");
   if (op === "add") {
-    if (findUser(state, userId)) throw new Error(`reducer: realm_user add for a known user ${userId}`);
-    list(state, "realm_users").push({ ...clone(person), is_active: true });
+    // A limited guest gaining access gets the full user in place of its placeholder (Zulip's apply_event overwrites).
+    const known = findUser(state, userId);
+    if (known && !isPlaceholder(known.record)) throw new Error(`reducer: realm_user add for a known user ${userId}`);
+    if (known)
+      setList(
+        state,
+        known.list,
+        list(state, known.list).filter((u) => u !== known.record),
+      );
+    list(state, person["is_active"] === false ? "realm_non_active_users" : "realm_users").push({
+      ...clone(person),
+      is_active: person["is_active"] ?? true,
+    });
+    return;
+  }
+  if (op === "remove") {
+    // A limited guest lost access: Zulip's apply_event puts get_data_for_inaccessible_user in its place.
+    const known = findUser(state, userId);
+    if (!known || isPlaceholder(known.record))
+      throw new Error(`reducer: realm_user remove for a user not seen ${JSON.stringify(event)}`);
+    if (person["full_name"] !== "Unknown user")
+      throw new Error(`reducer: remove naming the user ${JSON.stringify(event)}`);
+    setList(
+      state,
+      known.list,
+      list(state, known.list).filter((u) => u !== known.record),
+    );
+    list(state, "realm_users").push(placeholder(state, userId));
     return;
   }
   if (op !== "update") throw new Error(`reducer: unexpected realm_user op ${op}`);
@@ -908,6 +934,33 @@ function applyRealmUser(state: ClientState, event: Json): void {
           state.snapshot["realm_enable_spectator_access"] === true && role <= ROLE_MODERATOR;
     }
   }
+}
+
+/** Zulip's get_data_for_inaccessible_user, as register lists it for a limited guest. */
+function placeholder(state: ClientState, userId: number): Json {
+  const host = new URL(str(state.snapshot["realm_url"], "realm_url")).host;
+  return {
+    email: `user${userId}@${host}`,
+    user_id: userId,
+    avatar_version: 1,
+    is_admin: false,
+    is_owner: false,
+    is_guest: false,
+    role: ROLE_MEMBER,
+    is_bot: false,
+    full_name: "Unknown user",
+    timezone: "",
+    is_active: true,
+    date_joined: "1970-01-01T00:00:00+00:00",
+    delivery_email: null,
+    avatar_url: "/static/images/unknown-user-avatar.png",
+    profile_data: {},
+    is_imported_stub: false,
+  };
+}
+
+function isPlaceholder(record: Json): boolean {
+  return record["full_name"] === "Unknown user" && record["date_joined"] === "1970-01-01T00:00:00+00:00";
 }
 
 function findUser(state: ClientState, userId: number): { record: Json; list: string } | undefined {

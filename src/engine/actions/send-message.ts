@@ -6,6 +6,7 @@
  * are written only for the few users a message singles out (sender's read flag,
  * personal/group/topic mentions, direct-message participants).
  */
+import { directMessageAccessGains, emitDirectMessageAccessGains } from "./guest-access-events.js";
 import { canSeeChannel, isGroupMember, isSubscribed, receivedAtSend, sendRefusal } from "../access.js";
 import { BadRequestError, ChannelNotFoundError, clip, PermissionDeniedError } from "../errors.js";
 import { RoaringBitmap32 } from "../index/bitmap-store.js";
@@ -442,6 +443,8 @@ export function storeMessage(
         return state.bitmaps.add(k, bit);
       },
     };
+    // Before the message is indexed: who a limited guest could see until now.
+    const gains = channel ? null : directMessageAccessGains(state, participants);
     indexMessage(state, message, sink, conversation);
     const readers = [...input.readBy, ...mutersReceiving(state, message, input.readBy, participants)];
     if (readers.length <= 1) for (const userId of readers) sink.add(key.userFlag(userId, "read"), id);
@@ -473,6 +476,7 @@ export function storeMessage(
         channelViewersAudience(state, next),
       );
     }
+    if (gains !== null) emitDirectMessageAccessGains(state, ctx, gains);
     ctx.emit(
       {
         type: "message",

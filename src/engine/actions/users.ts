@@ -22,7 +22,7 @@ import {
   usersWhere,
 } from "../events/audience.js";
 import type { Audience, RealmUserChange } from "../events/types.js";
-import { deactivationAudiences } from "./guest-access-events.js";
+import { emitOwnAccessChange, guestsSharingOnlyChannels } from "./guest-access-events.js";
 import type { UserSettingsRecord } from "../settings/defaults.js";
 import { BadRequestError, PermissionDeniedError } from "../errors.js";
 import { exceedsCodePoints } from "../limits.js";
@@ -339,6 +339,7 @@ export function updateUser(state: StoreState, actorId: number, targetId: number,
     ctx.afterCommit(() => state.indexUser(next));
     emitUserUpdates(state, ctx, target, next);
     emitVisibilityChanges(state, ctx, target, next);
+    emitOwnAccessChange(state, ctx, target, next);
     return email === undefined ? next : writeEmailChange(state, ctx, next, email);
   });
 }
@@ -373,8 +374,9 @@ export function setUserActive(state: StoreState, userId: number, active: boolean
 export function writeUserActiveInTxn(state: StoreState, ctx: WriteContext, user: User, active: boolean): User {
   const userId = user.id;
   const next: User = { ...user, isActive: active };
-  // Read before the write: who shared a channel or a group DM with the user.
-  const limited = active ? null : deactivationAudiences(state, user);
+  // Read before the write: the limited guests who see the user through channels only.
+  const channelOnlyGuests = guestsSharingOnlyChannels(state, user);
+  const isActiveId = (id: number) => state.users.get(id)?.isActive === true;
   const boundary = state.counters.nextMessageId;
   const subs: Subscription[] = [];
   for (const sub of state.subsByUser.get(userId)?.values() ?? []) {
@@ -400,7 +402,11 @@ export function writeUserActiveInTxn(state: StoreState, ctx: WriteContext, user:
     state.indexUser(next);
     for (const sub of subs) state.indexSubscription(sub);
   });
-  emitUserUpdates(state, ctx, user, next, limited?.update);
+  // Deviation: Zulip sends those guests no add on reactivation, which leaves them the
+  // "Unknown user" its remove put in place while their register lists the user again.
+  if (active && channelOnlyGuests.length > 0)
+    ctx.emit({ type: "realm_user", op: "add", person: next }, () => usersWhere(channelOnlyGuests, isActiveId));
+  emitUserUpdates(state, ctx, user, next);
   // Subscriber lists show active users only: the user leaves or rejoins them.
   for (const sub of subs) {
     const channel = state.channels.get(sub.channelId);
@@ -410,12 +416,8 @@ export function writeUserActiveInTxn(state: StoreState, ctx: WriteContext, user:
       () => excluding(subscriberViewersAudience(state, channel), [userId]),
     );
   }
-  if (limited !== null && limited.removeTo.length > 0) {
-    const removeTo = limited.removeTo;
-    ctx.emit({ type: "realm_user", op: "remove", userId }, () =>
-      usersWhere(removeTo, (id) => state.users.get(id)?.isActive === true),
-    );
-  }
+  if (!active && channelOnlyGuests.length > 0)
+    ctx.emit({ type: "realm_user", op: "remove", userId }, () => usersWhere(channelOnlyGuests, isActiveId));
   return next;
 }
 
