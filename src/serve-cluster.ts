@@ -47,6 +47,8 @@ export interface ClusterSettings {
 export const LEASE_TTL_MS = 3_000;
 const LEASE_RENEW_MS = 1_000;
 const LEASE_GIVE_UP_MS = 2_500;
+/** Bytes the stream of large entries' parts keeps (docs/cluster.md §7). */
+const LOG_PART_BYTES = 1024 ** 3;
 /** Header of a leader's answer to a write: the log sequence that covers it (a follower waits to apply it). */
 export const LOG_SEQ_HEADER = "X-Parley-Log-Seq";
 /** How long a follower holds a forwarded write's answer for its own apply of it (read-your-writes). */
@@ -158,6 +160,7 @@ export class ClusterNode {
       url: this.#cluster.natsUrl,
       node: this.#cluster.node,
       maxMessages: this.#cluster.maxLog,
+      maxPartBytes: LOG_PART_BYTES,
       leaseTtlMs: LEASE_TTL_MS,
       onConnection: (connected) =>
         this.#log(connected ? "NATS connection back" : "NATS connection lost: writes are refused until it is back"),
@@ -296,7 +299,11 @@ export class ClusterNode {
     }
     const parts: FollowerParts = { store, http, forwarder, follow: null };
     this.#follower = parts;
-    parts.follow = await log.follow(this.#applied + 1, (txn, seq) => this.#applyFromLog(parts, txn, seq));
+    parts.follow = await log.follow(
+      this.#applied + 1,
+      (txn, seq) => this.#applyFromLog(parts, txn, seq),
+      (seq, error) => this.#cannotApply(parts, seq, error),
+    );
     // Know the leader before serving: else writes sent here in the first second answer "No leader is known yet".
     this.#lease = await withTimeout(log.lease(), LEASE_RENEW_MS, "lease read").catch(() => null);
     this.#serving = true;
@@ -312,8 +319,7 @@ export class ClusterNode {
       if (position.seq === 0) break;
       if (position.seq <= range.last) {
         if (position.seq < range.first) break;
-        const stored = await log.transactionAt(position.seq);
-        if (stored !== null && stored.id === position.id) break;
+        if ((await log.idAt(position.seq)) === position.id) break;
       }
       if (!store.undoUnreplicated())
         throw new Error(
@@ -337,11 +343,7 @@ export class ClusterNode {
       if (seq !== txn.seq) throw new Error(`log message ${seq} holds transaction ${txn.seq}`);
       parts.store.applyReplicated(txn);
     } catch (error) {
-      this.#log(`cannot apply log sequence ${seq}: ${reason(error)}; starting over as a follower`);
-      this.#serving = false;
-      this.#reason = `cannot apply log sequence ${seq}`;
-      parts.follow?.stop();
-      void this.#restartFollower();
+      this.#cannotApply(parts, seq, error);
       return;
     }
     this.#applied = seq;
@@ -353,6 +355,15 @@ export class ClusterNode {
       if (waiter.seq <= seq) waiter.resolve();
       else this.#applyWaiters.push(waiter);
     }
+  }
+
+  #cannotApply(parts: FollowerParts, seq: number, error: unknown): void {
+    if (this.#follower !== parts) return;
+    this.#log(`cannot apply log sequence ${seq}: ${reason(error)}; starting over as a follower`);
+    this.#serving = false;
+    this.#reason = `cannot apply log sequence ${seq}`;
+    parts.follow?.stop();
+    void this.#restartFollower();
   }
 
   async #restartFollower(): Promise<void> {

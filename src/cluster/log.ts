@@ -4,9 +4,15 @@
  * stream, one message per leader transaction) and the leader lease (a key-value
  * bucket whose entries expire). NATS does the consensus; this module only names the
  * stream and bucket and wraps the few calls a node makes.
+ *
+ * An entry larger than one NATS message (the server's max_payload) is stored in parts
+ * on a second stream first; the log then gets one small entry naming them, appended
+ * only once every part is stored (docs/cluster.md §7), so a reader never sees half an
+ * entry and a leader that dies mid-parts leaves nothing in the log.
  */
 import {
   connect,
+  headers,
   DeliverPolicy,
   DiscardPolicy,
   nanos,
@@ -16,7 +22,9 @@ import {
   type JetStreamClient,
   type JetStreamManager,
   type KV,
+  type MsgHdrs,
   type NatsConnection,
+  type PubAck,
 } from "nats";
 import { decodeTxn, encodeTxn, type ReplicatedTxn } from "../engine/index.js";
 import { ObjectStoreUploads } from "./uploads.js";
@@ -24,6 +32,14 @@ import { ObjectStoreUploads } from "./uploads.js";
 export const STREAM = "PARLEY_LOG";
 export const SUBJECT = "parley.log";
 export const LEASE_BUCKET = "parley_lease";
+/** The parts of entries too large for one message: subject `parley.logpart.<entry id>`. */
+export const PARTS_STREAM = "PARLEY_LOG_PARTS";
+const PARTS_SUBJECT = "parley.logpart";
+/** On a log entry stored in parts: how many; its data is then a PartsPointer. */
+const PARTS_HEADER = "Parley-Parts";
+/** Room left in each message for the headers (message ID, expected sequence, parts count). */
+const HEADER_ROOM = 2_048;
+const PUBLISH_TIMEOUT_MS = 5_000;
 const LEASE_KEY = "leader";
 
 export interface ClusterLogOptions {
@@ -34,6 +50,8 @@ export interface ClusterLogOptions {
   readonly maxMessages: number;
   /** The lease's time to live (ms). */
   readonly leaseTtlMs: number;
+  /** Bytes the parts stream keeps (oldest discarded): how far back large entries can be read. */
+  readonly maxPartBytes: number;
   /** Told when the NATS connection drops or comes back. */
   readonly onConnection?: (connected: boolean) => void;
 }
@@ -49,6 +67,26 @@ export interface StreamRange {
   /** The first sequence still stored (1 on a fresh stream; last + 1 when empty). */
   readonly first: number;
   readonly last: number;
+}
+
+/** A log entry stored in parts: the parts stream's sequences, in order, and the whole entry's length. */
+interface PartsPointer {
+  readonly seq: number;
+  readonly id: string;
+  readonly parts: readonly number[];
+  readonly bytes: number;
+}
+
+function isPartsPointer(value: unknown): value is PartsPointer {
+  if (typeof value !== "object" || value === null) return false;
+  const { seq, id, parts, bytes } = value as Record<string, unknown>;
+  return (
+    typeof seq === "number" &&
+    typeof id === "string" &&
+    typeof bytes === "number" &&
+    Array.isArray(parts) &&
+    parts.every((part) => Number.isInteger(part))
+  );
 }
 
 function isLease(value: unknown): value is { node: string; url: string } {
@@ -68,6 +106,8 @@ export class ClusterLog {
   /** Uploaded files' bytes, for every node. */
   readonly uploads: ObjectStoreUploads;
   #connected = true;
+  /** Resolves once the previous append went out: appends leave in commit order (each names its predecessor). */
+  #sending: Promise<void> = Promise.resolve();
 
   private constructor(
     nc: NatsConnection,
@@ -108,6 +148,19 @@ export class ClusterLog {
           duplicate_window: nanos(120_000),
         });
       }
+      try {
+        await jsm.streams.info(PARTS_STREAM);
+      } catch {
+        await jsm.streams.add({
+          name: PARTS_STREAM,
+          subjects: [`${PARTS_SUBJECT}.*`],
+          storage: StorageType.File,
+          retention: RetentionPolicy.Limits,
+          discard: DiscardPolicy.Old,
+          max_bytes: options.maxPartBytes,
+          duplicate_window: nanos(120_000),
+        });
+      }
       const js = nc.jetstream();
       const kv = await js.views.kv(LEASE_BUCKET, { history: 1, ttl: options.leaseTtlMs });
       const log = new ClusterLog(nc, jsm, js, kv, await ObjectStoreUploads.open(js));
@@ -137,34 +190,106 @@ export class ClusterLog {
     return { first: info.state.first_seq, last: info.state.last_seq };
   }
 
-  /** The stored message `seq`, decoded; null when the stream does not hold it. */
+  /** The stored message `seq`, decoded (its parts read when stored in parts); null when the stream does not hold it. */
   async transactionAt(seq: number): Promise<ReplicatedTxn | null> {
     try {
       const message = await this.#jsm.streams.getMessage(STREAM, { seq });
-      return decodeTxn(message.data);
+      return await this.#entry(message.data, message.header);
     } catch (error) {
       if (error instanceof Error && /no message found|not found/i.test(error.message)) return null;
       throw error;
     }
   }
 
+  /** The ID of the stored message `seq` (without reading its parts); null when the stream does not hold it. */
+  async idAt(seq: number): Promise<string | null> {
+    try {
+      const message = await this.#jsm.streams.getMessage(STREAM, { seq });
+      if (message.header.get(PARTS_HEADER) === "") return decodeTxn(message.data).id;
+      const pointer: unknown = message.json();
+      return isPartsPointer(pointer) ? pointer.id : null;
+    } catch (error) {
+      if (error instanceof Error && /no message found|not found/i.test(error.message)) return null;
+      throw error;
+    }
+  }
+
+  /** A log message's transaction: its data, or the parts its pointer names, put together. */
+  async #entry(data: Uint8Array, header: MsgHdrs | undefined): Promise<ReplicatedTxn> {
+    if ((header?.get(PARTS_HEADER) ?? "") === "") return decodeTxn(data);
+    const pointer: unknown = JSON.parse(new TextDecoder().decode(data));
+    if (!isPartsPointer(pointer)) throw new Error("a log entry stored in parts names them wrongly");
+    const subject = `${PARTS_SUBJECT}.${pointer.id}`;
+    const whole = new Uint8Array(pointer.bytes);
+    let at = 0;
+    for (const seq of pointer.parts) {
+      const part = await this.#jsm.streams.getMessage(PARTS_STREAM, { seq }).catch((error: unknown) => {
+        throw new Error(
+          `log sequence ${pointer.seq} is stored in parts and part ${seq} is gone (${String(error)}): ` +
+            "this node fell too far behind; bootstrap it again from a backup of another node",
+        );
+      });
+      if (part.subject !== subject || at + part.data.length > whole.length)
+        throw new Error(`log sequence ${pointer.seq}: part ${seq} does not belong to it`);
+      whole.set(part.data, at);
+      at += part.data.length;
+    }
+    if (at !== whole.length)
+      throw new Error(`log sequence ${pointer.seq}: its parts hold ${at} of ${whole.length} bytes`);
+    const txn = decodeTxn(whole);
+    if (txn.id !== pointer.id || txn.seq !== pointer.seq)
+      throw new Error(`log sequence ${pointer.seq}: its parts hold another transaction`);
+    return txn;
+  }
+
   /**
    * Appends a leader transaction, refused unless the stream's last sequence is the one
    * before it (docs/cluster.md §4: two leaders cannot both append). Resolves once
-   * JetStream stored it.
+   * JetStream stored it. One larger than a NATS message is stored in parts first (§7).
    */
   async append(txn: ReplicatedTxn): Promise<void> {
-    const ack = await this.#js.publish(SUBJECT, encodeTxn(txn), {
-      msgID: txn.id,
-      expect: { lastSequence: txn.seq - 1 },
-      timeout: 5_000,
-    });
+    const bytes = encodeTxn(txn);
+    // Wrapped: the chain waits for the publish to leave, not for its acknowledgement.
+    const issued = this.#sending.then(() => this.#issue(txn, bytes));
+    this.#sending = issued.then(
+      () => undefined,
+      () => undefined,
+    );
+    const ack = await (await issued).ack;
     if (ack.seq !== txn.seq)
       throw new Error(`the log stored transaction ${txn.seq} as ${ack.seq}${ack.duplicate ? " (duplicate)" : ""}`);
   }
 
-  /** Delivers every message from `from` on, in order, until stopped. */
-  async follow(from: number, apply: (txn: ReplicatedTxn, seq: number) => void): Promise<{ stop(): void }> {
+  async #issue(txn: ReplicatedTxn, bytes: Uint8Array): Promise<{ ack: Promise<PubAck> }> {
+    const options = { msgID: txn.id, expect: { lastSequence: txn.seq - 1 }, timeout: PUBLISH_TIMEOUT_MS };
+    const room = this.#nc.info === undefined ? 0 : this.#nc.info.max_payload - HEADER_ROOM;
+    if (room <= 0 || bytes.length <= room) return { ack: this.#js.publish(SUBJECT, bytes, options) };
+    const subject = `${PARTS_SUBJECT}.${txn.id}`;
+    const stored = [];
+    for (let at = 0, n = 0; at < bytes.length; at += room, n++)
+      stored.push(
+        this.#js.publish(subject, bytes.subarray(at, at + room), {
+          msgID: `${txn.id}.${n}`,
+          timeout: PUBLISH_TIMEOUT_MS,
+        }),
+      );
+    const parts = (await Promise.all(stored)).map((ack) => ack.seq);
+    const pointer: PartsPointer = { seq: txn.seq, id: txn.id, parts, bytes: bytes.length };
+    const header = headers();
+    header.set(PARTS_HEADER, String(parts.length));
+    const data = new TextEncoder().encode(JSON.stringify(pointer));
+    return { ack: this.#js.publish(SUBJECT, data, { ...options, headers: header }) };
+  }
+
+  /**
+   * Delivers every message from `from` on, in order, until stopped; `fail` is told when
+   * one cannot be read (and nothing after it is delivered).
+   */
+  async follow(
+    from: number,
+    apply: (txn: ReplicatedTxn, seq: number) => void,
+    fail: (seq: number, error: Error) => void,
+  ): Promise<{ stop(): void }> {
     const consumer = await this.#js.consumers.get(STREAM, {
       deliver_policy: DeliverPolicy.StartSequence,
       opt_start_seq: from,
@@ -174,7 +299,17 @@ export class ClusterLog {
     void (async () => {
       for await (const message of messages) {
         if (stopped) break;
-        apply(decodeTxn(message.data), message.seq);
+        let txn: ReplicatedTxn;
+        try {
+          txn = await this.#entry(message.data, message.headers);
+        } catch (error) {
+          stopped = true;
+          messages.stop();
+          fail(message.seq, error instanceof Error ? error : new Error(String(error)));
+          break;
+        }
+        if (stopped) break;
+        apply(txn, message.seq);
       }
     })();
     return {

@@ -5,7 +5,7 @@
  * started on a free loopback port with its store in a temporary directory.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createConnection, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -53,12 +53,21 @@ function accepts(port: number): Promise<boolean> {
   });
 }
 
-/** A JetStream-enabled nats-server on loopback; stop() kills it and removes its store. */
-export async function startNats(): Promise<NatsServer> {
+/**
+ * A JetStream-enabled nats-server on loopback; stop() kills it and removes its store.
+ * `maxPayload`: the server's max_payload (bytes; its default is 1 MiB), through a configuration file.
+ */
+export async function startNats(options: { readonly maxPayload?: number } = {}): Promise<NatsServer> {
   const binary = ensureNatsServer();
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), "parley-nats-"));
-  const child = spawn(binary, ["-js", "-a", "127.0.0.1", "-p", String(port), "-sd", dir], { stdio: "ignore" });
+  const args = ["-js", "-a", "127.0.0.1", "-p", String(port), "-sd", dir];
+  if (options.maxPayload !== undefined) {
+    const config = join(dir, "nats.conf");
+    writeFileSync(config, `max_payload: ${options.maxPayload}\n`);
+    args.push("-c", config);
+  }
+  const child = spawn(binary, args, { stdio: "ignore" });
   for (let i = 0; i < 100 && !(await accepts(port)); i++) await new Promise((r) => setTimeout(r, 50));
   return {
     url: `nats://127.0.0.1:${port}`,
