@@ -182,6 +182,7 @@ export type { CreateReminderInput } from "./actions/reminders.js";
 export type {
   DeliveryOutcome,
   EditScheduledMessageInput,
+  ImportedScheduledMessage,
   ScheduleMessageInput,
   ScheduledDestination,
 } from "./actions/scheduled-messages.js";

@@ -103,7 +103,10 @@ import {
   deleteScheduledMessage,
   deliverDueScheduledMessages,
   editScheduledMessage,
+  importScheduledMessage,
   listScheduledMessages,
+  scheduledMessageRecords,
+  type ImportedScheduledMessage,
   nextScheduledDelivery,
   scheduleMessage,
   type DeliveryOutcome,
@@ -1597,6 +1600,14 @@ export class Store {
   /** The user's undelivered scheduled messages (failed included), by delivery time. */
   scheduledMessages(senderId: number): ScheduledMessage[] {
     return listScheduledMessages(this.#state, senderId);
+  }
+  /** A scheduled message or reminder as an export had it, delivered or failed ones too (parley import). */
+  importScheduledMessage(senderId: number, input: ImportedScheduledMessage): ScheduledMessage {
+    return importScheduledMessage(this.#state, senderId, input);
+  }
+  /** Every scheduled message and reminder of the sender, delivered and failed ones too. */
+  scheduledMessageRecords(senderId: number): ScheduledMessage[] {
+    return scheduledMessageRecords(this.#state, senderId);
   }
   /**
    * Delivers every pending scheduled message due at `nowSeconds`, one transaction each

@@ -119,6 +119,7 @@ beforeAll(async () => {
   await addSettingsAndPersonalData(send, channel);
   addBotsBeyondAccounts();
   addInvitations();
+  addSettledScheduledMessages();
   // Presence: alice active, bob only connected (idle), at the store's clock.
   store.updatePresence(alice.id, "active");
   store.updatePresence(bob.id, "idle");
@@ -374,6 +375,29 @@ function addInvitations(): void {
   revokedKey = withdrawn!.key;
 }
 
+/** A scheduled message delivered and one that failed (its sender left the private channel first). */
+function addSettledScheduledMessages(): void {
+  const store = s.t.store;
+  const { owner, alice, general } = s.seed;
+  const soon = store.now() + 60;
+  const [room] = store.subscribe(owner.id, {
+    channels: [{ name: "short-lived" }],
+    principals: [owner.id, alice.id],
+    newChannel: { inviteOnly: true, historyPublicToSubscribers: true },
+  }).createdChannelIds;
+  const to = (channelId: number, topic: string) => ({ type: "channel" as const, channelId, topic });
+  store.scheduleMessage(alice.id, { to: to(room!, "t"), content: "never arrives", deliverAt: soon, client: "website" });
+  store.scheduleMessage(alice.id, {
+    to: to(general.id, "on time"),
+    content: "delivered as planned",
+    deliverAt: soon,
+    client: "website",
+  });
+  store.unsubscribe(owner.id, ["short-lived"], [alice.id]);
+  const outcomes = store.deliverDueScheduledMessages(soon + 1);
+  expect(outcomes.map((o) => o.failure === null)).toEqual([false, true]);
+}
+
 function formOf(field: string, blob: Blob, name: string): FormData {
   const form = new FormData();
   form.append(field, blob, name);
@@ -439,7 +463,10 @@ describe("POST /export/realm and the round trip through parley import", () => {
       expect(data.messages.find((m) => m.id === reminders[0]!["reminder_target_message_id"])?.content).toMatch(
         /^see \[notes\.txt\]/,
       );
-      expect(data.scheduledMessages.filter((m) => m["delivery_type"] === 1)).toHaveLength(2);
+      // Pending, failed and delivered ones.
+      expect(data.scheduledMessages.filter((m) => m["delivery_type"] === 1)).toHaveLength(4);
+      expect(data.scheduledMessages.filter((m) => m.failed === true)).toHaveLength(1);
+      expect(data.scheduledMessages.filter((m) => m.delivered === true)).toHaveLength(1);
     } finally {
       opened.cleanup();
     }
@@ -459,10 +486,7 @@ describe("POST /export/realm and the round trip through parley import", () => {
     expect(r.status).toBe(0);
     // Nothing refused: only what parley never takes over is reported.
     const report = JSON.parse(r.stdout) as { notCarried: Record<string, unknown>; imported: Record<string, number> };
-    expect(Object.keys(report.notCarried).sort()).toEqual([
-      "API keys and passwords (every user gets a new API key)",
-      "scheduled message that failed, or a reminder",
-    ]);
+    expect(Object.keys(report.notCarried).sort()).toEqual(["API keys and passwords (every user gets a new API key)"]);
     expect(report.imported).toMatchObject({
       "custom profile fields": 3,
       "custom profile values": 3,
@@ -470,7 +494,7 @@ describe("POST /export/realm and the round trip through parley import", () => {
       "realm domains": 2,
       "custom emoji": 1,
       uploads: 1,
-      channels: 7,
+      channels: 8,
       "edit histories": 3,
       "realm defaults for new users": 1,
       "default channel groups": 1,
@@ -482,7 +506,8 @@ describe("POST /export/realm and the round trip through parley import", () => {
       "muted users": 2,
       "user statuses": 2,
       drafts: 4,
-      "scheduled messages": 2,
+      "scheduled messages": 4,
+      reminders: 1,
       "archived channels": 1,
       "archived channel folders": 1,
       "bot default channels": 2,
@@ -635,7 +660,7 @@ function compareRealms(a: Store, realmA: number, b: Store, realmB: number, witho
   const listB = messages(b, realmB, emailB);
   const strip = (list: typeof listA) => list.map(({ id: _id, ...rest }) => rest);
   expect(strip(listB)).toEqual(strip(listA));
-  expect(listA.length).toBe(17);
+  expect(listA.length).toBe(19);
   // The three edited messages are there to compare, as the engine's own edits left them.
   const edited = listA.filter((m) => m.history !== undefined);
   expect(edited.map((m) => m.history!.length)).toEqual([1, 1, 2]);
@@ -776,7 +801,8 @@ function compareSettings(a: Store, dirA: string, realmA: number, b: Store, dirB:
               content: d.content,
               time: d.lastEditTime,
             })),
-        scheduled: store.scheduledMessages(u.id).map((m) => ({
+        // Pending, failed and delivered ones, and reminders.
+        scheduled: store.scheduledMessageRecords(u.id).map((m) => ({
           to:
             m.recipient.type === "channel"
               ? `#${store.getChannel(m.recipient.channelId)!.name} > ${m.recipient.topic}`
@@ -784,6 +810,13 @@ function compareSettings(a: Store, dirA: string, realmA: number, b: Store, dirB:
           content: m.content,
           at: m.deliverAt,
           readBySender: m.readBySender,
+          failed: m.failureMessage,
+          delivered: m.delivered,
+          deliveredAs: m.deliveredMessageId === null ? null : store.findMessageRecord(m.deliveredMessageId)?.content,
+          reminder:
+            m.reminder === undefined
+              ? null
+              : { of: store.findMessageRecord(m.reminder.messageId)?.content, note: m.reminder.note },
         })),
         uploads: store.attachments(u.id).map((f) => ({
           name: f.name,
@@ -989,6 +1022,15 @@ function compareSettings(a: Store, dirA: string, realmA: number, b: Store, dirB:
     playgrounds: ["Rust playground Rust https://play.rust-lang.org/?code={code}"],
   });
   const aliceView = original.perUser.find((u) => u.email === s.seed.alice.deliveryEmail)!;
+  expect(aliceView.scheduled).toContainEqual(
+    expect.objectContaining({ content: "never arrives", failed: expect.any(String), delivered: false }),
+  );
+  expect(aliceView.scheduled).toContainEqual(
+    expect.objectContaining({ delivered: true, deliveredAs: "delivered as planned", failed: null }),
+  );
+  expect(aliceView.scheduled).toContainEqual(
+    expect.objectContaining({ reminder: { of: expect.stringMatching(/^see \[notes/), note: "read it" } }),
+  );
   expect(aliceView.snippets).toHaveLength(1);
   expect(aliceView.views).toHaveLength(2);
   expect(aliceView.settings).toMatchObject({ enter_sends: true, emojiset: "text", default_language: "fr" });

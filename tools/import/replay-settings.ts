@@ -22,9 +22,9 @@ import {
 } from "../../src/engine/index.js";
 import { emojiFilePath, newEmojiFileName } from "../../src/emoji/images.js";
 import { UploadFiles } from "../../src/uploads/files.js";
-import { RECIPIENT } from "./zulip-export.js";
 import { replayBotDefaultChannels } from "./replay-bots.js";
-import { anonymousGroups, attempt, groupValue, reason, type SettingsReplay } from "./settings-replay.js";
+import { addressee, anonymousGroups, attempt, groupValue, reason, type SettingsReplay } from "./settings-replay.js";
+import { replayScheduledMessages } from "./replay-scheduled.js";
 import { replayDefaultChannels, replayPersonalSettings, replayRealmSettingColumns } from "./replay-realm.js";
 import {
   replayDefaultChannelGroups,
@@ -275,27 +275,7 @@ function archive(c: SettingsReplay, folders: Map<number, number>): void {
   }
 }
 
-/** A Zulip recipient as a draft's or scheduled message's addressee, from `userId`'s side. */
-function addressee(
-  c: SettingsReplay,
-  userId: number,
-  recipientId: number,
-  membersOfRecipient: Map<number, number[]>,
-): { type: "channel"; channelId: number } | { type: "direct"; userIds: number[] } | null {
-  const r = c.data.recipients.get(recipientId);
-  if (r === undefined) return null;
-  if (r.type === RECIPIENT.STREAM) {
-    const channelId = c.channels.get(r.type_id);
-    return channelId === undefined ? null : { type: "channel", channelId };
-  }
-  const zulipMembers = r.type === RECIPIENT.PERSONAL ? [r.type_id] : (membersOfRecipient.get(r.id) ?? []);
-  const members = zulipMembers.map((u) => c.users.get(u));
-  if (members.some((u) => u === undefined)) return null;
-  const others = (members as number[]).filter((u) => u !== userId);
-  return { type: "direct", userIds: others.length === 0 ? [userId] : others };
-}
-
-/** Each person's own data: alert words, muted users, status, drafts, scheduled messages. */
+/** Each person's own data: alert words, muted users, status, drafts. */
 function replayPersonalData(c: SettingsReplay, membersOfRecipient: Map<number, number[]>): void {
   const words = new Map<number, string[]>();
   for (const w of c.data.alertWords) {
@@ -354,34 +334,6 @@ function replayPersonalData(c: SettingsReplay, membersOfRecipient: Map<number, n
       ]),
     );
   }
-  for (const m of c.data.scheduledMessages) {
-    const sender = c.users.get(m.sender);
-    if (sender === undefined || m.delivered === true) continue;
-    // Reminders (delivery type 2) are Zulip's other use of the table; parley schedules sends only.
-    if (m.failed === true || (m.delivery_type !== undefined && m.delivery_type !== 1)) {
-      c.skip("scheduled message that failed, or a reminder", `scheduled message ${m.id}`);
-      continue;
-    }
-    const to = addressee(c, sender, m.recipient, membersOfRecipient);
-    if (to === null) {
-      c.skip("scheduled message to a recipient that was not imported", `scheduled message ${m.id}`);
-      continue;
-    }
-    const client =
-      m.sending_client === null || m.sending_client === undefined ? undefined : c.data.clients.get(m.sending_client);
-    attempt(c, "scheduled messages", `scheduled message ${m.id}`, () =>
-      c.store.scheduleMessage(sender, {
-        to:
-          to.type === "channel"
-            ? { type: "channel", channelId: to.channelId, topic: m.subject ?? "" }
-            : { type: "direct", userIds: to.userIds },
-        content: m.content,
-        deliverAt: Math.floor(m.scheduled_timestamp),
-        readBySender: m.read_by_sender === true,
-        client: client ?? "internal",
-      }),
-    );
-  }
 }
 
 /** After the messages, flags, groups and subscriptions, before deactivations. */
@@ -389,6 +341,7 @@ export function replayChannelsAndPersonalData(c: SettingsReplay, membersOfRecipi
   createEmptyChannels(c);
   const folders = replayChannelSettings(c);
   replayPersonalData(c, membersOfRecipient);
+  replayScheduledMessages(c, membersOfRecipient);
   // Last but archiving: a send or move the realm's rules would refuse today was allowed then.
   replayRealmSettingColumns(c);
   // Groups first: a channel that is already a default one cannot join a group (it may become one after).

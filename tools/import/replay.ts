@@ -161,6 +161,7 @@ export function replayExport(
     users: ids.users,
     channels: ids.channels,
     groups: ids.groups,
+    messages: ids.messages,
     count,
     skip,
     setClock: options.setClock,

@@ -6,7 +6,7 @@
  * call each other without import circles.
  */
 import type { GroupSettingValue, Store } from "../../src/engine/index.js";
-import type { ZulipExport } from "./zulip-export.js";
+import { RECIPIENT, type ZulipExport } from "./zulip-export.js";
 
 export interface SettingsReplay {
   readonly store: Store;
@@ -16,6 +16,8 @@ export interface SettingsReplay {
   readonly users: Map<number, number>;
   readonly channels: Map<number, number>;
   readonly groups: Map<number, number>;
+  /** Zulip message ID -> parley's (filled as messages are replayed). */
+  readonly messages: Map<number, number>;
   readonly count: (what: string, n?: number) => void;
   readonly skip: (why: string, example: string) => void;
   readonly setClock: (unixSeconds: number) => void;
@@ -69,4 +71,24 @@ export function anonymousGroups(c: SettingsReplay): Map<number, GroupSettingValu
     if (sub !== undefined) out.get(g.supergroup)?.directSubgroups.push(sub);
   }
   return out;
+}
+
+/** A Zulip recipient as a draft's or scheduled message's addressee, from `userId`'s side. */
+export function addressee(
+  c: SettingsReplay,
+  userId: number,
+  recipientId: number,
+  membersOfRecipient: Map<number, number[]>,
+): { type: "channel"; channelId: number } | { type: "direct"; userIds: number[] } | null {
+  const r = c.data.recipients.get(recipientId);
+  if (r === undefined) return null;
+  if (r.type === RECIPIENT.STREAM) {
+    const channelId = c.channels.get(r.type_id);
+    return channelId === undefined ? null : { type: "channel", channelId };
+  }
+  const zulipMembers = r.type === RECIPIENT.PERSONAL ? [r.type_id] : (membersOfRecipient.get(r.id) ?? []);
+  const members = zulipMembers.map((u) => c.users.get(u));
+  if (members.some((u) => u === undefined)) return null;
+  const others = (members as number[]).filter((u) => u !== userId);
+  return { type: "direct", userIds: others.length === 0 ? [userId] : others };
 }

@@ -203,8 +203,14 @@ const scheduledRow = z.looseObject({
   scheduled_timestamp: z.number(),
   read_by_sender: z.boolean().nullable().optional(),
   delivered: z.boolean().optional(),
+  delivered_message: id.nullable().optional(),
   failed: z.boolean().optional(),
+  failure_message: z.string().nullable().optional(),
   delivery_type: z.number().int().optional(),
+  reminder_target_message_id: id.nullable().optional(),
+  reminder_note: z.string().nullable().optional(),
+  /** parley's own column (a reminder's links); absent from Zulip's exports. */
+  reminder_realm_url: z.string().optional(),
 });
 const attachmentRow = z.looseObject({
   id,

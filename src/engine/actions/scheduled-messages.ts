@@ -12,7 +12,7 @@
  */
 import { BadRequestError, EngineError, NotFoundError } from "../errors.js";
 import type { StoreState } from "../state.js";
-import type { ScheduledMessage, ScheduledRecipient, User } from "../types.js";
+import type { ReminderTarget, ScheduledMessage, ScheduledRecipient, User } from "../types.js";
 import type { RenderResult } from "../render.js";
 import { userAudience } from "../events/audience.js";
 import {
@@ -103,6 +103,107 @@ export function scheduleMessage(state: StoreState, senderId: number, input: Sche
     ctx.emit({ type: "scheduled_messages", op: "add", scheduled }, () => userAudience(sender.id));
     return scheduled;
   });
+}
+
+/** A scheduled message or reminder as an export had it (parley import): its state, not only pending ones. */
+export interface ImportedScheduledMessage extends ScheduleMessageInput {
+  readonly failed: boolean;
+  readonly failureMessage: string | null;
+  /** The message it became (a message of the realm), if delivered and that message was carried. */
+  readonly delivered: boolean;
+  readonly deliveredMessageId: number | null;
+  readonly reminder?: ReminderTarget;
+}
+
+/**
+ * parley import's scheduled messages and reminders: checked as a send now (its
+ * channel or people, its content, rendered again), written with the exported state
+ * (failed with Zulip's failure message, delivered and to which message, a reminder's
+ * target), a pending one due at its time even if that has passed (it goes out at the
+ * next delivery round, as after a server's downtime). No event: it is not new.
+ */
+export function importScheduledMessage(
+  state: StoreState,
+  senderId: number,
+  input: ImportedScheduledMessage,
+): ScheduledMessage {
+  const sender = requireActiveUser(state, senderId);
+  const { recipient, prepared } =
+    input.failed || input.delivered
+      ? checkSettled(state, sender, input.to, input.content, input.client)
+      : check(state, sender, input.to, input.content, input.client);
+  const inRealm = (id: number | null) => id === null || state.messageRecord(id)?.realmId === sender.realmId;
+  if (!inRealm(input.deliveredMessageId) || (input.reminder !== undefined && !inRealm(input.reminder.messageId)))
+    throw new BadRequestError("Invalid message(s)");
+  if (!Number.isFinite(input.deliverAt)) throw new BadRequestError("Invalid scheduled_delivery_timestamp");
+  const rendered = renderMessage(state, prepared);
+  checkRenderedMessage(state, prepared, rendered);
+  return state.write((ctx) => {
+    const scheduled: ScheduledMessage = {
+      id: state.allocate("nextScheduledMessageId"),
+      realmId: sender.realmId,
+      senderId: sender.id,
+      recipient,
+      content: prepared.content,
+      renderedContent: rendered.html,
+      deliverAt: input.deliverAt,
+      readBySender: input.readBySender ?? readBySenderDefault(input.client, sender, recipient),
+      client: input.client,
+      failed: input.failed,
+      failureMessage: input.failed ? input.failureMessage : null,
+      delivered: input.delivered,
+      deliveredMessageId: input.delivered ? input.deliveredMessageId : null,
+      ...(input.reminder !== undefined ? { reminder: input.reminder } : {}),
+    };
+    state.tables.scheduledMessages.putSync(scheduled.id, scheduled);
+    if (!scheduled.failed && !scheduled.delivered)
+      state.tables.scheduledDue.putSync([scheduled.deliverAt, scheduled.id], null);
+    ctx.afterCommit(() => state.indexScheduledMessage(scheduled));
+    ctx.changed({ kind: "scheduledMessage", id: scheduled.id });
+    return scheduled;
+  });
+}
+
+/**
+ * A failed or delivered one's recipient and rendering: checked as a send when it still
+ * could be sent, else (it failed because the sender lost the channel, say) its channel
+ * or people only checked to be of the realm, its content rendered as to the sender.
+ */
+function checkSettled(
+  state: StoreState,
+  sender: User,
+  to: ScheduledDestination,
+  content: string,
+  client: string,
+): { recipient: ScheduledRecipient; prepared: MessageToWrite } {
+  try {
+    return check(state, sender, to, content, client);
+  } catch (error) {
+    if (!(error instanceof EngineError)) throw error;
+  }
+  const ofRealm = (realmId: number | undefined) => realmId === sender.realmId;
+  if (to.type === "channel" ? !ofRealm(state.channels.get(to.channelId)?.realmId) : to.userIds.length === 0)
+    throw new BadRequestError("Invalid recipient");
+  if (to.type === "direct" && to.userIds.some((id) => !ofRealm(state.users.get(id)?.realmId)))
+    throw new BadRequestError("Invalid recipient");
+  const prepared = prepareMessage(state, {
+    senderId: sender.id,
+    to: { type: "direct", users: [sender.id] },
+    content,
+    client,
+  });
+  const recipient: ScheduledRecipient =
+    to.type === "channel"
+      ? { type: "channel", channelId: to.channelId, topic: to.topic ?? "" }
+      : { type: "direct", userIds: [...new Set(to.userIds)].sort((a, b) => a - b) };
+  return { recipient, prepared };
+}
+
+/** Every scheduled message and reminder of the sender, delivered and failed ones too (imports, tests), by ID. */
+export function scheduledMessageRecords(state: StoreState, senderId: number): ScheduledMessage[] {
+  const out: ScheduledMessage[] = [];
+  for (const s of state.scheduledMessages.values()) if (s.senderId === senderId) out.push(s);
+  return out.sort((a, b) => a.id - b.id);
 }
 
 /** The caller's own scheduled message, not a reminder (Zulip's access_scheduled_message). */

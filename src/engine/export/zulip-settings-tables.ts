@@ -7,7 +7,8 @@
  * can_*_group columns of zerver_stream, as UserGroup IDs: anonymous groups become
  * zerver_usergroup rows without a named row, as Zulip stores them), alert words,
  * muted users and statuses. Drafts and scheduled messages are private text: they are
- * exported for the people who consent, in an export with consent only.
+ * exported for the people who consent, in an export with consent only (scheduled
+ * messages pending, failed and delivered, and reminders, as Zulip's export has them).
  */
 import { CHANNEL_GROUP_SETTINGS, channelPermission } from "../actions/channels.js";
 import { GROUP_SETTINGS, groupSetting } from "../actions/groups.js";
@@ -143,7 +144,7 @@ export function settingsTables(state: StoreState, ctx: SettingsContext): Setting
       }
     }
     for (const m of [...state.scheduledMessages.values()].sort(byId)) {
-      if (m.realmId !== realmId || !ctx.consented.has(m.senderId) || m.delivered) continue;
+      if (m.realmId !== realmId || !ctx.consented.has(m.senderId)) continue;
       const recipient =
         m.recipient.type === "channel"
           ? RECIPIENT_ID.stream(m.recipient.channelId)
@@ -161,14 +162,16 @@ export function settingsTables(state: StoreState, ctx: SettingsContext): Setting
         sending_client: ctx.clientId(m.client),
         scheduled_timestamp: m.deliverAt,
         read_by_sender: m.readBySender,
-        delivered: false,
-        delivered_message: null,
+        delivered: m.delivered,
+        delivered_message: m.deliveredMessageId,
         has_attachment: false,
         failed: m.failed,
         failure_message: m.failureMessage,
         delivery_type: m.reminder === undefined ? SEND_LATER : REMIND,
         reminder_target_message_id: m.reminder?.messageId ?? null,
         reminder_note: m.reminder === undefined || m.reminder.note === "" ? null : m.reminder.note,
+        // parley's own column: the realm URL a reminder's text links its message with.
+        ...(m.reminder !== undefined ? { reminder_realm_url: m.reminder.realmUrl } : {}),
       });
     }
   }
