@@ -111,31 +111,41 @@ export interface SubscriptionChange {
   readonly active: boolean;
 }
 
-const NO_CHANGE: readonly SubscriptionChange[] = [];
+/** A write's subscription changes, by channel and by user: true for a start, false for an end. */
+interface Delta {
+  readonly byChannel: ReadonlyMap<number, ReadonlyMap<number, boolean>>;
+  readonly byUser: ReadonlyMap<number, ReadonlyMap<number, boolean>>;
+}
 
-/** Self, the active subscribers of the viewer's channels as `changes` leave them, and the DM partners. */
-function collect(
-  state: UserAccessReader,
-  viewer: User,
-  dmPartners: ReadonlySet<number>,
-  changes: readonly SubscriptionChange[],
-): Set<number> {
+const NO_CHANGE: Delta = { byChannel: new Map(), byUser: new Map() };
+
+function deltaOf(changes: readonly SubscriptionChange[]): Delta {
+  const byChannel = new Map<number, Map<number, boolean>>();
+  const byUser = new Map<number, Map<number, boolean>>();
+  for (const c of changes) {
+    let users = byChannel.get(c.channelId);
+    if (users === undefined) byChannel.set(c.channelId, (users = new Map()));
+    users.set(c.userId, c.active);
+    let channels = byUser.get(c.userId);
+    if (channels === undefined) byUser.set(c.userId, (channels = new Map()));
+    channels.set(c.channelId, c.active);
+  }
+  return { byChannel, byUser };
+}
+
+/** Self, the active subscribers of the viewer's channels as `delta` leaves them, and the DM partners. */
+function collect(state: UserAccessReader, viewer: User, dmPartners: ReadonlySet<number>, delta: Delta): Set<number> {
   const ids = new Set<number>([viewer.id]);
   const channels = new Set<number>();
   for (const sub of state.channelDirectory.subscriptionsOf(viewer.id)) if (sub.active) channels.add(sub.channelId);
-  for (const c of changes) {
-    if (c.userId !== viewer.id) continue;
-    if (c.active) channels.add(c.channelId);
-    else channels.delete(c.channelId);
+  for (const [channelId, on] of delta.byUser.get(viewer.id) ?? []) {
+    if (on) channels.add(channelId);
+    else channels.delete(channelId);
   }
   for (const channelId of channels) {
-    const leaving = new Set<number>();
-    for (const c of changes) {
-      if (c.channelId !== channelId) continue;
-      if (!c.active) leaving.add(c.userId);
-      else if (state.userDirectory.get(c.userId)?.isActive === true) ids.add(c.userId);
-    }
-    for (const id of state.activeSubscriberList(channelId)) if (!leaving.has(id)) ids.add(id);
+    const changed = delta.byChannel.get(channelId);
+    for (const id of state.activeSubscriberList(channelId)) if (changed?.get(id) !== false) ids.add(id);
+    for (const [id, on] of changed ?? []) if (on && state.userDirectory.get(id)?.isActive === true) ids.add(id);
   }
   for (const id of dmPartners) ids.add(id);
   return ids;
@@ -154,17 +164,19 @@ export function accessChanges(
 ): { readonly gained: Map<number, number[]>; readonly lost: Map<number, number[]> } {
   const gained = new Map<number, number[]>();
   const lost = new Map<number, number[]>();
-  const guests = new Set<number>();
-  for (const c of changes) {
-    guests.add(c.userId);
-    for (const id of state.activeSubscriberList(c.channelId)) guests.add(id);
-  }
+  const realmId = changes.length > 0 ? state.userDirectory.get(changes[0]!.userId)?.realmId : undefined;
+  // Where everyone sees everyone (most realms), nothing to walk.
+  if (realmId === undefined || !isAccessRestricted(state, realmId)) return { gained, lost };
+  const delta = deltaOf(changes);
+  const guests = new Set<number>(delta.byUser.keys());
+  for (const channelId of delta.byChannel.keys())
+    for (const id of state.activeSubscriberList(channelId)) guests.add(id);
+  const human = (id: number) => state.userDirectory.get(id)?.isBot === false;
   for (const guestId of guests) {
     const guest = state.userDirectory.get(guestId);
     if (guest === undefined || !guest.isActive || !isLimitedGuest(state, guest)) continue;
     const entry = entryOf(state, guest);
-    const after = collect(state, guest, entry.dmPartners, changes);
-    const human = (id: number) => state.userDirectory.get(id)?.isBot === false;
+    const after = collect(state, guest, entry.dmPartners, delta);
     for (const id of after) if (!entry.ids.has(id) && human(id)) push(gained, id, guestId);
     for (const id of entry.ids) if (!after.has(id) && human(id)) push(lost, id, guestId);
   }
