@@ -251,3 +251,28 @@ describe("limited guests: access through direct messages and role changes", () =
     expect(ops(await userEvents(alice, a)).filter((op) => !op.startsWith("update"))).toEqual([]);
   });
 });
+
+describe("limited guests: subscriber lists", () => {
+  it("name users the guest may not see, as Zulip's do (a web-public channel's)", async () => {
+    const { owner, bob, guest } = s.seed;
+    const spectators = await s.call(owner, "PATCH", "/realm", { enable_spectator_access: true });
+    expect(spectators.status).toBe(200);
+    const created = await s.call(owner, "POST", "/users/me/subscriptions", {
+      subscriptions: JSON.stringify([{ name: "plaza" }]),
+      principals: JSON.stringify([bob.id]),
+      is_web_public: true,
+    });
+    expect(created.body["msg"] ?? "").toBe("");
+    const id = (await s.call(owner, "GET", "/get_stream_id", { stream: "plaza" })).body["stream_id"] as number;
+    expect((await names(guest)).get(bob.id)).toBe("Unknown user");
+    const members = await s.call(guest, "GET", `/streams/${id}/members`);
+    expect(members.body["subscribers"]).toEqual([bob.id]);
+    const listed = (
+      await s.call(guest, "POST", "/register", {
+        fetch_event_types: JSON.stringify(["subscription"]),
+        include_subscribers: true,
+      })
+    ).body["never_subscribed"] as { stream_id: number; subscribers: number[] }[];
+    expect(listed.find((c) => c.stream_id === id)?.subscribers).toEqual([bob.id]);
+  });
+});
