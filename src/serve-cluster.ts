@@ -27,6 +27,8 @@ import { carriesBody, Forwarder, refuseAfterBody, writerOnly } from "./http/forw
 import { METRICS_PATH } from "./http/metrics.js";
 import { errorReply } from "./http/respond.js";
 import type { RequestHead } from "./http/request.js";
+import type { HttpRequest, HttpResponse } from "uWebSockets.js";
+import { listenStandby } from "./http/standby.js";
 import { createServer, type ParleyServer } from "./http/server.js";
 import { WORKER_HEADER } from "./http/worker-headers.js";
 import { SAVED_QUEUES_FILE } from "./realtime/index.js";
@@ -162,11 +164,22 @@ export class ClusterNode {
       maxMessages: this.#cluster.maxLog,
       maxPartBytes: LOG_PART_BYTES,
       leaseTtlMs: LEASE_TTL_MS,
-      onConnection: (connected) =>
-        this.#log(connected ? "NATS connection back" : "NATS connection lost: writes are refused until it is back"),
+      onConnection: (connected) => this.#connectionChanged(connected),
     });
     await this.#becomeFollower();
     this.#timer = setInterval(() => void this.#tick(), LEASE_RENEW_MS);
+  }
+
+  #connectionChanged(connected: boolean): void {
+    this.#log(connected ? "NATS connection back" : "NATS connection lost: writes are refused until it is back");
+    if (connected || this.#leader === null || this.#stopped) return;
+    // Cut off, a leader can neither store a write nor keep its lease: it stops serving at once (§5).
+    this.#serving = false;
+    void this.#stepDownLater("its connection to the cluster's NATS server was lost");
+  }
+
+  async #untilConnected(): Promise<void> {
+    while (!this.#stopped && !this.#requireLog().connected) await new Promise((resolve) => setTimeout(resolve, 250));
   }
 
   async stop(): Promise<void> {
@@ -237,6 +250,9 @@ export class ClusterNode {
     this.#role = "follower";
     this.#serving = false;
     this.#reason = "catching up with the cluster's log";
+    // Reconciling needs the log: a node cut off waits (its port answers 503 meanwhile, see #stepDown).
+    await this.#untilConnected();
+    if (this.#stopped) return;
     const store = openReplica(this.#dataDir, {
       noSync: this.#settings.noSync,
       renderer: this.#images.renderer,
@@ -464,7 +480,11 @@ export class ClusterNode {
         this.#dataDir,
         this.#images,
         this.#log,
-        { name: this.#cluster.node, cluster: this.#hooks(publisher, store) },
+        {
+          name: this.#cluster.node,
+          cluster: this.#hooks(publisher, store),
+          divert: (res, req, head) => this.#refuseUnlessServing(res, req, head),
+        },
       );
       leader = { parley, publisher, revision, renewedAt: Date.now() };
       this.#closeFollower(false);
@@ -484,15 +504,42 @@ export class ClusterNode {
     this.#log(`leading the cluster from log sequence ${this.#applied} (${this.url})`);
   }
 
-  /** Becomes a follower again while #busy is already held by the caller. */
+  /**
+   * A leader's request while it cannot serve (stepping down, cut off from NATS): 503
+   * saying why, but /health and /metrics. Reads too: its store may hold writes the
+   * log lacks, which it undoes before it serves again (§6).
+   */
+  #refuseUnlessServing(res: HttpResponse, req: HttpRequest, head: RequestHead): boolean {
+    if (head.url === "/health" || head.url === METRICS_PATH) return false;
+    const now = this.status();
+    if (now.serving) return false;
+    const refusal = errorReply(503, `This node cannot serve now (${now.reason ?? "changing role"}): try again`, null);
+    refuseAfterBody(res, carriesBody(head, req), refusal, [
+      [WORKER_HEADER, this.#cluster.node],
+      ["Retry-After", "1"],
+    ]);
+    return true;
+  }
+
+  /** Becomes a follower again while #busy is already held by the caller; waits for NATS when it is away. */
   async #restartFollowerHeld(): Promise<void> {
     this.#closeFollower();
-    try {
-      await this.#becomeFollower();
-    } catch (error) {
-      this.#log(`could not start again as a follower: ${reason(error)}`);
-      process.exitCode = 1;
-      void this.stop();
+    for (;;) {
+      try {
+        await this.#becomeFollower();
+        return;
+      } catch (error) {
+        this.#closeFollower();
+        if (this.#stopped) return;
+        if (!this.#requireLog().connected) {
+          this.#log(`rejoining as a follower once NATS is back (${reason(error)})`);
+          continue;
+        }
+        this.#log(`could not start again as a follower: ${reason(error)}`);
+        process.exitCode = 1;
+        void this.stop();
+        return;
+      }
     }
   }
 
@@ -512,13 +559,26 @@ export class ClusterNode {
     if (leader === null || this.#stopped) return;
     this.#log(`stepping down: ${why}`);
     this.#serving = false;
-    this.#reason = "stepping down";
+    this.#reason = `stepping down: ${why}`;
     this.#leader = null;
     this.#role = "follower";
-    await leader.parley.stop();
-    leader.parley.http.dropConnections();
-    await leader.publisher.drained();
-    await this.#restartFollowerHeld();
+    // Until the follower's server takes the port (after NATS is back, if it is away), it answers 503 saying why.
+    const standby = await listenStandby(this.#settings.host, this.#port, this.#cluster.node, () => this.status()).catch(
+      (error: unknown) => {
+        this.#log(`the port answers nothing until this node follows again (${reason(error)})`);
+        return null;
+      },
+    );
+    try {
+      // Appends settle first (stored, or refused: their requests get 503), then the server stops.
+      await leader.publisher.drained();
+      await new Promise((resolve) => setImmediate(resolve));
+      await leader.parley.stop();
+      leader.parley.http.dropConnections();
+      await this.#restartFollowerHeld();
+    } finally {
+      standby?.close();
+    }
   }
 
   #hooks(publisher?: LogPublisher, store?: Store): ClusterHooks {
