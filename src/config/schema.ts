@@ -78,6 +78,8 @@ export const CONFIG_SCHEMA = z
      * here: the upload route reads its body whole, with a fixed ceiling.
      */
     MAX_EMOJI_FILE_SIZE_MIB: z.number().int().min(0).max(25).default(5),
+    /** Largest avatar image one may upload, in MiB (Zulip's default 5); at most 25, as for emoji. */
+    MAX_AVATAR_FILE_SIZE_MIB: z.number().int().min(0).max(25).default(5),
     /** Largest file a user may upload, in MiB (Zulip's default 100). */
     MAX_FILE_UPLOAD_SIZE: z.number().int().min(0).max(1_000_000).default(100),
     /**

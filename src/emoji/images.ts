@@ -108,7 +108,8 @@ export function emojiFilePath(dataDir: string, realmId: number, fileName: string
   return still ? join(dir, "still", fileName) : join(dir, fileName);
 }
 
-async function writeAtomically(path: string, data: Buffer): Promise<void> {
+/** Writes the file whole or not at all (a temporary name, then a rename). */
+export async function writeAtomically(path: string, data: Buffer): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
   const temporary = `${path}.${randomBytes(6).toString("hex")}.tmp`;
   try {

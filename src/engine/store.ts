@@ -189,6 +189,7 @@ import {
   type CreateUserInput,
   type UpdateUserInput,
 } from "./actions/users.js";
+import { checkAvatarChange, setAvatar } from "./actions/avatar.js";
 import { BadRequestError, FollowerWriteError, NotFoundError } from "./errors.js";
 import {
   botApiKey,
@@ -653,6 +654,14 @@ export class Store {
     const profile = input.profileData;
     const profileValues = profile === undefined ? [] : checkProfileDataOf(this.#state, actorId, targetId, profile);
     return updateUser(this.#state, actorId, targetId, { ...input, profileValues });
+  }
+  /** Refuses before an image is stored when the person may not change their avatar. */
+  checkAvatarChange(userId: number): void {
+    checkAvatarChange(this.#state, userId);
+  }
+  /** The person's own avatar: an uploaded image's file name, or null for Gravatar; returns the file replaced. */
+  setAvatar(userId: number, fileName: string | null): { readonly user: User; readonly replaced: string | null } {
+    return setAvatar(this.#state, userId, fileName);
   }
   setUserActive(userId: number, active: boolean): User {
     return setUserActive(this.#state, userId, active);

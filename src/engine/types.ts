@@ -80,6 +80,8 @@ export interface User {
   readonly dateJoined: number;
   timezone: string;
   avatarVersion: number;
+  /** The uploaded avatar's file (a name under DATA/uploads/avatars/{realm}/); absent: Gravatar. */
+  avatarFile?: string;
   isImportedStub: boolean;
   /** Custom profile field ID -> value. */
   profileData: Record<string, string | number[]>;

@@ -1,15 +1,19 @@
 /**
  * @module http/realm-emoji-files
- * Serves custom emoji images at Zulip's local-upload URLs
- * (/user_avatars/{realm_id}/emoji/images/{file} and .../images/still/{name}.png).
+ * Serves custom emoji images and uploaded avatars at Zulip's local-upload URLs
+ * (/user_avatars/{realm_id}/emoji/images/{file}, .../images/still/{name}.png, and
+ * /user_avatars/{realm_id}/{file}.png for avatars, http/avatar-images).
  * Outside /api/v1 and without authentication: Zulip serves /user_avatars/ publicly,
  * and the file names are unguessable. Each name is written once, so the files are
  * immutable.
  */
 import { emojiFilePath, readEmojiFile } from "../emoji/images.js";
+import { avatarFilePath } from "./avatar-images.js";
 import type { Reply } from "./respond.js";
 
 const PATH = /^\/user_avatars\/([1-9]\d{0,8})\/emoji\/images\/(still\/)?([0-9a-f]{16}\.(png|gif|jpeg|webp))$/;
+/** An avatar; `?version=N` (which changes with each avatar) may follow. */
+const AVATAR_PATH = /^\/user_avatars\/([1-9]\d{0,8})\/([0-9a-f]{16}\.png)(\?version=\d{1,9})?$/;
 const TYPES: Readonly<Record<string, string>> = {
   png: "image/png",
   gif: "image/gif",
@@ -28,17 +32,21 @@ export function isRealmEmojiPath(url: string): boolean {
 /** The reply for a GET/HEAD of an emoji image. */
 export async function realmEmojiFileReply(method: string, url: string, dataDir: string | null): Promise<Reply> {
   const notFound: Reply = { status: 404, body: "Not Found", contentType: "text/plain; charset=utf-8" };
-  const match = PATH.exec(url);
-  if (!match || dataDir === null || (method !== "GET" && method !== "HEAD")) return notFound;
-  const still = match[2] !== undefined;
-  if (still && match[4] !== "png") return notFound;
-  const path = emojiFilePath(dataDir, Number(match[1]), match[3] ?? "", still);
+  if (dataDir === null || (method !== "GET" && method !== "HEAD")) return notFound;
+  const avatar = AVATAR_PATH.exec(url);
+  const match = avatar ? null : PATH.exec(url);
+  if (!avatar && !match) return notFound;
+  const still = match?.[2] !== undefined;
+  if (match && still && match[4] !== "png") return notFound;
+  const path = avatar
+    ? avatarFilePath(dataDir, Number(avatar[1]), avatar[2] ?? "")
+    : emojiFilePath(dataDir, Number(match?.[1]), match?.[3] ?? "", still);
   const data = path === null ? null : await readEmojiFile(path);
   if (data === null) return notFound;
   return {
     status: 200,
     body: method === "HEAD" ? "" : data,
-    contentType: TYPES[match[4] ?? ""] ?? "application/octet-stream",
+    contentType: avatar ? "image/png" : (TYPES[match?.[4] ?? ""] ?? "application/octet-stream"),
     headers: [
       ["Cache-Control", "public, max-age=31536000, immutable"],
       ["X-Content-Type-Options", "nosniff"],

@@ -45,7 +45,8 @@ export function messagePayload(d: MessageDelivery, baseUrl: string): Record<stri
     message_id: d.message.id,
     realm_name: d.realm.name,
     realm_url: realmUrl(baseUrl, d.realm),
-    sender_avatar_url: avatarUrl(d.sender, false),
+    // Absolute, as Zulip's absolute_avatar_url: an uploaded avatar's path is on the realm's host.
+    sender_avatar_url: new URL(avatarUrl(d.sender, false) ?? "", realmUrl(baseUrl, d.realm)).href,
     sender_full_name: d.sender.fullName,
     sender_id: d.sender.id,
     time: d.message.dateSent,

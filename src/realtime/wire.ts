@@ -22,7 +22,7 @@ import {
 import { messageBody } from "../wire/message.js";
 import { messagePolicyToWire } from "../wire/message-policy.js";
 import { inaccessibleUserToWire, userToWire } from "../wire/user.js";
-import { avatarUrl } from "../wire/avatar.js";
+import { avatarSource, avatarUrl } from "../wire/avatar.js";
 import { userTopicToWire } from "../wire/user-topic.js";
 import { BOT_WIRE_FIELD, botFieldToWire, botToWire } from "../wire/bot.js";
 import { groupToWire } from "../wire/group.js";
@@ -375,12 +375,12 @@ export class WireEvent {
         else if ("newEmail" in c) person["new_email"] = c.newEmail;
         else if ("botOwnerId" in c) person["bot_owner_id"] = c.botOwnerId;
         else if ("avatarOf" in c) {
-          // Zulip's notify_avatar_url_change; parley's avatars are all Gravatars ("G"), and
-          // register's avatar_url_medium is the same URL. Null for client_gravatar queues,
-          // as in realm_user add events (the client computes Gravatars itself).
+          // Zulip's notify_avatar_url_change: an uploaded avatar ("U") or a Gravatar ("G");
+          // parley keeps one size, so avatar_url_medium is the same URL. Null for Gravatars
+          // on client_gravatar queues, as in realm_user add events (the client computes them).
           const url = avatarUrl(c.avatarOf, queue.options.clientGravatar);
           Object.assign(person, {
-            avatar_source: "G",
+            avatar_source: avatarSource(c.avatarOf),
             avatar_url: url,
             avatar_url_medium: url,
             avatar_version: c.avatarOf.avatarVersion,

@@ -629,6 +629,24 @@ describe("worst inputs per endpoint", () => {
     );
   });
 
+  it(route("POST", "/users/me/avatar"), async () => {
+    const { alice } = s.seed;
+    await refused(
+      () => send(alice, "POST", "/users/me/avatar", form({ [huge(200)]: huge(200_000) })),
+      400,
+      "BAD_REQUEST",
+      "You must upload exactly one avatar.",
+    );
+    // Streamed as the emoji route's: 26 MiB that are not multipart hold no file; a file over
+    // MAX_AVATAR_FILE_SIZE_MIB is refused while it streams.
+    await refused(
+      () => send(alice, "POST", "/users/me/avatar", Buffer.alloc(26 * MiB, 120), { chunked: true }),
+      400,
+      "BAD_REQUEST",
+      "You must upload exactly one avatar.",
+    );
+  });
+
   it(route("DELETE", "/realm/emoji/:emoji_name"), async () => {
     await refused(
       () => send(s.seed.owner, "DELETE", `/realm/emoji/${huge(2000)}`, ""),

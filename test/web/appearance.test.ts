@@ -1,12 +1,14 @@
 /**
  * How the web client looks, in headless Chromium: avatars in the message list, the
- * people list, the user card and compose suggestions (initials; an image only from
- * this server); the theme from the color_scheme setting (dark, light, automatic
- * following the system) and times by twenty_four_hour_time, both applied live when
- * the setting changes; axe-core finds no serious violation in the dark theme. Makes the
- * rich-content and dark-theme screenshots (PARLEY_SCREENSHOTS=1). One browser launch.
+ * people list, the user card and compose suggestions (an uploaded one as the server's
+ * image, live when it changes; initials for Gravatar ones); the theme from the
+ * color_scheme setting (dark, light, automatic following the system) and times by
+ * twenty_four_hour_time, both applied live when the setting changes; axe-core finds no
+ * serious violation in the dark theme. Makes the rich-content, dark-theme and avatar
+ * screenshots (PARLEY_SCREENSHOTS=1). One browser launch.
  */
-import type { Page } from "playwright-core";
+import type { Locator, Page } from "playwright-core";
+import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { User } from "../../src/engine/types.js";
 import { seriousViolations, type Violation } from "../support/axe.js";
@@ -50,38 +52,41 @@ describe("web client appearance", () => {
     page.evaluate<string>("getComputedStyle(document.documentElement).backgroundColor");
 
   it("shows avatars in the message list, people list, user card and compose suggestions, from this server only", async () => {
-    const { alice, bob } = web.server.seed;
+    const { alice, bob, guest } = web.server.seed;
+    // Alice uploads an avatar (POST /users/me/avatar); the others keep Gravatar, shown as initials.
+    const form = new FormData();
+    const png = await sharp({ create: { width: 120, height: 120, channels: 3, background: "#2a7" } })
+      .png()
+      .toBuffer();
+    form.append("file", new Blob([png], { type: "image/png" }), "me.png");
+    expect((await web.server.call(alice, "POST", "/users/me/avatar", {}, { body: form })).status).toBe(200);
     const context = await web.newContext(DESKTOP);
     const imageHosts = new Set<string>();
     context.on("request", (r) => {
       if (r.resourceType() === "image") imageHosts.add(new URL(r.url()).origin);
     });
-    // Parley hosts no uploaded avatars yet (Gravatar only): GET /users is given one for
-    // Alice, a path on this server (its favicon), to see the client load such an image.
-    await context.route("**/api/v1/users?*", async (route) => {
-      const reply = await route.fetch();
-      const body = (await reply.json()) as { members: { user_id: number; avatar_url?: string | null }[] };
-      for (const m of body.members) if (m.user_id === alice.id) m.avatar_url = "/favicon.svg";
-      await route.fulfill({ response: reply, json: body });
-    });
     const page = await web.open(context, topicHash("avatars"));
     await web.logIn(page, bob);
+    const loaded = (avatar: Locator) =>
+      avatar.evaluate((el) => (el as unknown as { naturalWidth: number }).naturalWidth);
     const row = page.locator("li.msg", { hasText: "with my avatar" });
     await row.waitFor();
-    // Rendered before everyone's records arrived: the message's own data (no Gravatar URL).
-    expect(await row.locator("button.sender .avatar").textContent()).toBe("A");
+    const rowAvatar = row.locator("button.sender .avatar");
+    expect(await rowAvatar.evaluate((el) => el.tagName)).toBe("IMG");
+    await expect.poll(() => loaded(rowAvatar)).toBe(100);
 
     await page.evaluate(`location.hash = "#people"`);
     const person = (id: number) => page.locator(`.people-page li[data-user-id='${id}'] .avatar`);
     await person(alice.id).waitFor();
     expect(await person(alice.id).evaluate((el) => el.tagName)).toBe("IMG");
-    await expect
-      .poll(() => person(alice.id).evaluate((el) => (el as unknown as { naturalWidth: number }).naturalWidth))
-      .toBeGreaterThan(0);
-    expect(await person(web.server.seed.guest.id).textContent()).toBe("GG");
+    expect(await person(guest.id).textContent()).toBe("GG");
+    await web.shot(page, "desktop-people-avatars");
 
-    await page.locator(`.people-page li[data-user-id='${web.server.seed.guest.id}'] button`).click();
+    await page.locator(`.people-page li[data-user-id='${guest.id}'] button`).click();
     expect(await page.locator("dialog.user-card .avatar.large").textContent()).toBe("GG");
+    await page.keyboard.press("Escape");
+    await page.locator(`.people-page li[data-user-id='${alice.id}'] button`).click();
+    expect(await page.locator("dialog.user-card .avatar.large").evaluate((el) => el.tagName)).toBe("IMG");
     await page.keyboard.press("Escape");
 
     await openTopic(page, "avatars");
@@ -89,6 +94,14 @@ describe("web client appearance", () => {
     const suggestion = page.locator(".autocomplete li", { hasText: "Gus Guest" });
     await suggestion.waitFor();
     expect(await suggestion.locator(".avatar").textContent()).toBe("GG");
+    await page.fill("#compose-text", "@ali");
+    await page.locator(".autocomplete li", { hasText: "Alice" }).locator("img.avatar").waitFor();
+    await page.fill("#compose-text", "");
+
+    // Back to Gravatar while the page is open: the realm_user update redraws the rows with initials.
+    expect((await web.server.call(alice, "DELETE", "/users/me/avatar")).status).toBe(200);
+    await expect.poll(() => rowAvatar.evaluate((el) => el.tagName)).toBe("SPAN");
+    expect(await rowAvatar.textContent()).toBe("A");
     expect([...imageHosts]).toEqual([web.server.base]);
     expect(web.pageErrors).toEqual([]);
   });

@@ -144,6 +144,7 @@ export class ClientState implements Directory {
           email: m.sender_email,
           full_name: m.sender_full_name,
           is_bot: false,
+          ...(m.avatar_url !== undefined ? { avatar_url: m.avatar_url } : {}),
         });
       if (typeof m.display_recipient !== "string") {
         for (const r of m.display_recipient)

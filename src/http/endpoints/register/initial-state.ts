@@ -6,7 +6,7 @@
 import { ROLE, STOP_WORDS, type Realm, type Store, type User, type UserTopic } from "../../../engine/index.js";
 import { userTopicToWire } from "../../../wire/user-topic.js";
 import { botToWire } from "../../../wire/bot.js";
-import { avatarUrl } from "../../../wire/avatar.js";
+import { avatarSource, avatarUrl } from "../../../wire/avatar.js";
 import { channelListJson, subscriptionListJson } from "../../views/channel-json.js";
 import { scheduledMessageToWire } from "../../../wire/scheduled-message.js";
 import {} from "../../../wire/user.js";
@@ -58,7 +58,7 @@ export function realmUserSection(
     email: user.email,
     delivery_email: user.deliveryEmail,
     full_name: user.fullName,
-    avatar_source: "G",
+    avatar_source: avatarSource(user),
     avatar_url: ownAvatar,
     avatar_url_medium: ownAvatar,
     is_admin: user.role <= ROLE.ADMINISTRATOR,

@@ -1,7 +1,8 @@
 /**
  * @module http/endpoints/users
  * User endpoints: list users, own user, one user by ID or email, update a user, and
- * administering accounts (create, deactivate, reactivate), user status, muted users, alert words.
+ * administering accounts (create, deactivate, reactivate), user status, muted users, alert words,
+ * one's own avatar.
  */
 import type { Endpoint } from "../../endpoint.js";
 import createUser from "./create-user.js";
@@ -15,6 +16,7 @@ import { muteUserEndpoint, unmuteUserEndpoint } from "./muted-users.js";
 import { addAlertWordsEndpoint, listAlertWordsEndpoint, removeAlertWordsEndpoint } from "./alert-words.js";
 import { getUserStatusEndpoint, updateOwnStatusEndpoint, updateStatusForUserEndpoint } from "./user-status.js";
 import { removeProfileData, updateProfileData } from "./profile-data.js";
+import { deleteAvatarEndpoint, uploadAvatarEndpoint } from "./avatar.js";
 
 export const USER_ENDPOINTS: Endpoint[] = [
   getUsers,
@@ -35,4 +37,6 @@ export const USER_ENDPOINTS: Endpoint[] = [
   removeAlertWordsEndpoint,
   updateProfileData,
   removeProfileData,
+  uploadAvatarEndpoint,
+  deleteAvatarEndpoint,
 ];
