@@ -8,121 +8,24 @@
  * alike, `parley verify` is clean on each; a follower's event queue sees each message
  * event once; and with NATS gone a follower refuses writes and says why.
  */
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { cpSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { afterAll, describe, expect, it } from "vitest";
-import { openStore } from "../../src/index.js";
-import { CLI, sleep, stopProcess } from "../support/serve-process.js";
+import { sleep, stopProcess } from "../support/serve-process.js";
 import { startNats, type NatsServer } from "../support/nats.js";
+import {
+  api,
+  ClusterFixture,
+  health,
+  messagesOn,
+  verify,
+  type ClusterNodeProcess as Node,
+} from "../support/cluster-nodes.js";
 
-const dirs: string[] = [];
-const children: ChildProcess[] = [];
-/** Every node's stderr, said when a wait times out. */
-let logs = "";
+const fixture = new ClusterFixture();
 let nats: NatsServer | null = null;
 afterAll(async () => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  fixture.cleanUp();
   await nats?.stop();
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
-
-interface Node {
-  readonly name: string;
-  readonly dir: string;
-  child: ChildProcess;
-  url: string;
-}
-
-interface Health {
-  readonly status: number;
-  readonly role: string;
-  readonly applied: number;
-  readonly reason?: string;
-}
-
-function seedDirectory(): { dir: string; auth: string } {
-  const dir = mkdtempSync(join(tmpdir(), "parley-cluster-seed-"));
-  dirs.push(dir);
-  const store = openStore(dir, { noSync: true });
-  const { owner } = store.createRealm({ subdomain: "", name: "R", owner: { email: "o@r.dev", fullName: "Owner" } });
-  store.subscribe(owner.id, { channels: [{ name: "general" }] });
-  store.close();
-  return { dir, auth: `Basic ${Buffer.from(`${owner.email}:${owner.apiKey}`).toString("base64")}` };
-}
-
-function startNode(name: string, dir: string, natsUrl: string): Promise<Node> {
-  const child = spawn(
-    process.execPath,
-    [
-      CLI,
-      "serve",
-      "--data",
-      dir,
-      "--port",
-      "0",
-      "--json",
-      "--no-rate-limit",
-      "--no-sync",
-      "--log-level",
-      "silent",
-    ].concat(["--cluster", natsUrl, "--node", name]),
-    { stdio: ["ignore", "pipe", "pipe"] },
-  );
-  children.push(child);
-  let stderr = "";
-  child.stderr!.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString();
-    logs += chunk.toString();
-  });
-  return new Promise((ok, reject) => {
-    child.once("exit", (code) => reject(new Error(`node ${name} exited with ${code}: ${stderr}`)));
-    createInterface({ input: child.stdout! }).once("line", (line) =>
-      ok({ name, dir, child, url: (JSON.parse(line) as { url: string }).url }),
-    );
-  });
-}
-
-async function health(node: Node): Promise<Health | null> {
-  try {
-    const res = await fetch(`${node.url}/health`, { signal: AbortSignal.timeout(2_000) });
-    return { status: res.status, ...((await res.json()) as { role: string; applied: number; reason?: string }) };
-  } catch {
-    return null;
-  }
-}
-
-async function waitFor<T>(what: string, probe: () => Promise<T | null>, timeoutMs = 30_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== null) return value;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}; the nodes said:\n${logs}`);
-    await sleep(100);
-  }
-}
-
-function leaderOf(nodes: readonly Node[]): Promise<Node> {
-  return waitFor("a leader", async () => {
-    for (const node of nodes) {
-      const h = await health(node);
-      if (h?.status === 200 && h.role === "leader") return node;
-    }
-    return null;
-  });
-}
-
-async function api(node: Node, auth: string, method: string, path: string, form?: Record<string, string>) {
-  const res = await fetch(`${node.url}/api/v1${path}`, {
-    method,
-    headers: { authorization: auth, ...(form ? { "content-type": "application/x-www-form-urlencoded" } : {}) },
-    ...(form ? { body: new URLSearchParams(form).toString() } : {}),
-    signal: AbortSignal.timeout(15_000),
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-}
 
 /** One send; true only when the server acknowledged it. */
 async function send(node: Node, auth: string, content: string): Promise<boolean> {
@@ -134,25 +37,14 @@ async function send(node: Node, auth: string, content: string): Promise<boolean>
   }
 }
 
-async function messagesOn(node: Node, auth: string): Promise<{ id: number; content: string }[]> {
-  const query = new URLSearchParams({ anchor: "newest", num_before: "5000", num_after: "0", apply_markdown: "false" });
-  const res = await api(node, auth, "GET", `/messages?${query}`);
-  expect(res.status).toBe(200);
-  return res.body["messages"] as { id: number; content: string }[];
-}
-
 describe("parley serve --cluster", () => {
   it("loses no acknowledged write when the leader is killed mid-burst, and every node ends up alike", async () => {
     nats = await startNats();
-    const seed = seedDirectory();
+    const seed = fixture.seed();
     const nodes: Node[] = [];
-    for (const name of ["n1", "n2", "n3"]) {
-      const dir = mkdtempSync(join(tmpdir(), `parley-cluster-${name}-`));
-      dirs.push(dir);
-      cpSync(seed.dir, dir, { recursive: true });
-      nodes.push(await startNode(name, dir, nats.url));
-    }
-    await leaderOf(nodes);
+    for (const name of ["n1", "n2", "n3"])
+      nodes.push(await fixture.start(name, fixture.nodeDir(name, seed.dir), nats.url));
+    await fixture.leaderOf(nodes);
 
     const acked: string[] = [];
     let writing = true;
@@ -165,31 +57,26 @@ describe("parley serve --cluster", () => {
     });
 
     for (let kill = 0; kill < 2; kill++) {
-      const leader = await leaderOf(nodes);
+      const leader = await fixture.leaderOf(nodes);
       const before = acked.length;
-      await waitFor("writes under way", async () => (acked.length >= before + 20 ? true : null));
+      await fixture.waitFor("writes under way", async () => (acked.length >= before + 20 ? true : null));
       await stopProcess(leader.child, "SIGKILL");
       const others = nodes.filter((n) => n !== leader);
-      const next = await leaderOf(others);
+      const next = await fixture.leaderOf(others);
       expect(next).not.toBe(leader);
       // The killed leader comes back on its directory and rejoins as a follower.
-      const restarted = await startNode(leader.name, leader.dir, nats.url);
+      const restarted = await fixture.start(leader.name, leader.dir, nats.url);
       leader.child = restarted.child;
       leader.url = restarted.url;
       const afterKill = acked.length;
-      await waitFor("writes on the new leader", async () => (acked.length >= afterKill + 20 ? true : null));
+      await fixture.waitFor("writes on the new leader", async () => (acked.length >= afterKill + 20 ? true : null));
     }
     writing = false;
     await Promise.all(writers);
     expect(acked.length).toBeGreaterThan(80);
 
     // Every node serving, and at the same place in the log.
-    await waitFor("every node caught up", async () => {
-      const all = await Promise.all(nodes.map(health));
-      if (all.some((h) => h?.status !== 200)) return null;
-      const applied = new Set(all.map((h) => h!.applied));
-      return applied.size === 1 ? true : null;
-    });
+    await fixture.allCaughtUp(nodes);
     const answers = await Promise.all(nodes.map((n) => messagesOn(n, seed.auth)));
     for (const answer of answers) expect(answer).toEqual(answers[0]);
     const contents = new Set(answers[0]!.map((m) => m.content));
@@ -197,7 +84,7 @@ describe("parley serve --cluster", () => {
     expect(lost).toEqual([]);
 
     // A follower's event queue sees each message event once, sent through any node.
-    const leader = await leaderOf(nodes);
+    const leader = await fixture.leaderOf(nodes);
     const follower = nodes.find((n) => n !== leader)!;
     const other = nodes.find((n) => n !== leader && n !== follower)!;
     const queue = await api(follower, seed.auth, "POST", "/register", { event_types: '["message"]' });
@@ -223,7 +110,7 @@ describe("parley serve --cluster", () => {
 
     // Cut off from NATS, a follower keeps reading but refuses writes, saying why.
     await nats.stop();
-    const cutOff = await waitFor("a follower noticing NATS is gone", async () => {
+    const cutOff = await fixture.waitFor("a follower noticing NATS is gone", async () => {
       const h = await health(follower);
       return h !== null && h.status === 503 ? h : null;
     });
@@ -240,8 +127,8 @@ describe("parley serve --cluster", () => {
 
     for (const node of nodes) await stopProcess(node.child, "SIGTERM");
     for (const node of nodes) {
-      const verify = spawnSync(process.execPath, [CLI, "verify", "--data", node.dir], { encoding: "utf8" });
-      expect(verify.status, `${node.name}: ${verify.stdout}${verify.stderr}`).toBe(0);
+      const checked = verify(node.dir);
+      expect(checked.status, `${node.name}: ${checked.output}`).toBe(0);
     }
   }, 180_000);
 });
