@@ -190,6 +190,19 @@ async function addSettingsAndPersonalData(
   const uri = String((file.body as Record<string, unknown>)["url"]);
   expect(uri).toMatch(/^\/user_uploads\//);
   const linking = send(alice.id, channel("general", "files"), `see [notes.txt](${uri})`);
+  // An image: its facts are read again on import (Zulip exports no ImageAttachment), so its preview renders the same.
+  const picture = await s.call(
+    alice,
+    "POST",
+    "/user_uploads",
+    {},
+    { body: formOf("file", new Blob([await png()], { type: "image/png" }), "green.png") },
+  );
+  send(
+    alice.id,
+    channel("general", "files"),
+    `[green.png](${String((picture.body as Record<string, unknown>)["url"])})`,
+  );
   store.addReaction(bob.id, linking, {
     emojiName: "teamlogo",
     emojiCode: String(teamlogo.id),
@@ -493,7 +506,7 @@ describe("POST /export/realm and the round trip through parley import", () => {
       linkifiers: 2,
       "realm domains": 2,
       "custom emoji": 1,
-      uploads: 1,
+      uploads: 2,
       channels: 8,
       "edit histories": 3,
       "realm defaults for new users": 1,
@@ -660,7 +673,7 @@ function compareRealms(a: Store, realmA: number, b: Store, realmB: number, witho
   const listB = messages(b, realmB, emailB);
   const strip = (list: typeof listA) => list.map(({ id: _id, ...rest }) => rest);
   expect(strip(listB)).toEqual(strip(listA));
-  expect(listA.length).toBe(19);
+  expect(listA.length).toBe(20);
   // The three edited messages are there to compare, as the engine's own edits left them.
   const edited = listA.filter((m) => m.history !== undefined);
   expect(edited.map((m) => m.history!.length)).toEqual([1, 1, 2]);
@@ -823,7 +836,11 @@ function compareSettings(a: Store, dirA: string, realmA: number, b: Store, dirB:
           size: f.size,
           type: f.contentType,
           claims: f.messageIds.map((id) => store.findMessageRecord(id)!.content.slice(0, 10)),
-          bytes: readFileSync(uploads.pathOf(f.pathId), "utf8"),
+          bytes: readFileSync(uploads.pathOf(f.pathId)).toString("base64"),
+          image: f.image,
+          rendered: f.messageIds.map((id) =>
+            store.findMessageRecord(id)!.renderedContent.replace(/(user_uploads\/(?:thumbnail\/)?)\d+\//g, "$1R/"),
+          ),
         })),
       }))
       .sort((x, y) => x.email.localeCompare(y.email));
@@ -1051,7 +1068,11 @@ function compareSettings(a: Store, dirA: string, realmA: number, b: Store, dirB:
   });
   expect(original.emoji).toHaveLength(1);
   expect(original.perUser.find((u) => u.email === s.seed.alice.deliveryEmail)!.drafts).toHaveLength(4);
-  expect(original.perUser.flatMap((u) => u.uploads)).toHaveLength(1);
+  expect(original.perUser.flatMap((u) => u.uploads)).toHaveLength(2);
+  expect(original.perUser.flatMap((u) => u.uploads).find((f) => f.name === "green.png")).toMatchObject({
+    image: { width: 80, height: 80, animated: false },
+    rendered: [expect.stringContaining("thumbnail")],
+  });
   expect(original.statuses.map((st) => st.emoji)).toContain(":teamlogo:");
   const copy = view(b, dirB, realmB);
   for (const part of Object.keys(original) as (keyof typeof original)[])

@@ -19,6 +19,7 @@ import { intOption, output, parseOptions, requireString, type Parsed } from "../
 import { openForCommand, parseOrUsage, USAGE_EXIT } from "../demo/cli.js";
 import { DEFAULT_LIMITS, LIMIT_FLAGS, MAX_JSON_BYTES_CEILING, parseSize, type ExportLimits } from "../import/limits.js";
 import { replayExport } from "../import/replay.js";
+import { readUploadImages } from "../import/upload-images.js";
 import { openExport, readExport, type ZulipExport } from "../import/zulip-export.js";
 import { progressBar } from "../progress.js";
 import { resolveConfig } from "../../src/config/index.js";
@@ -65,7 +66,9 @@ async function loadExport(
     bar?.stop();
   }
   try {
-    return { data: readExport(opened.root, limits), cleanup: opened.cleanup };
+    const data = readExport(opened.root, limits);
+    await readUploadImages(data);
+    return { data, cleanup: opened.cleanup };
   } catch (error) {
     opened.cleanup();
     throw error;

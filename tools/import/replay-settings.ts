@@ -174,7 +174,7 @@ function importUploads(c: SettingsReplay): Map<string, string> {
           name: a.file_name,
           size: a.size,
           contentType: a.content_type ?? "application/octet-stream",
-          image: null,
+          image: c.data.uploadImages.get(a.path_id) ?? null,
         },
         null,
       );

@@ -30,6 +30,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
+import type { AttachmentImage } from "../../src/engine/index.js";
 import { describeBytes, ExportRefusedError, LIMIT_FLAGS, type ExportLimits } from "./limits.js";
 import { unpackExportTarball, type UnpackProgress } from "./tar.js";
 
@@ -365,6 +366,8 @@ export interface ZulipExport {
    */
   readonly uploadFiles: Map<string, string>;
   readonly emojiFiles: Map<string, string>;
+  /** Image facts of uploads (path_id -> facts), filled from the files by import/upload-images before the replay. */
+  readonly uploadImages: Map<string, AttachmentImage>;
   /** Tables present that the importer does not read, with row counts. */
   readonly ignoredTables: Record<string, number>;
 }
@@ -652,6 +655,7 @@ export function readExport(root: string, limits: Pick<ExportLimits, "maxJsonByte
       : [],
     uploadFiles: listedFiles(root, "uploads", uploadRecordRow, limits),
     emojiFiles: listedFiles(root, "emoji", emojiRecordRow, limits),
+    uploadImages: new Map(),
     ignoredTables,
   };
 }
