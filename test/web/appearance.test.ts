@@ -102,6 +102,18 @@ describe("web client appearance", () => {
     expect((await web.server.call(alice, "DELETE", "/users/me/avatar")).status).toBe(200);
     await expect.poll(() => rowAvatar.evaluate((el) => el.tagName)).toBe("SPAN");
     expect(await rowAvatar.textContent()).toBe("A");
+
+    // Bob sets his own in Settings, and removes it again.
+    const ownAvatar = async () =>
+      String((await web.server.call(bob, "GET", "/users/me", { client_gravatar: false })).body["avatar_url"]);
+    await page.evaluate(`location.hash = "#settings/profile"`);
+    await page.locator("#setting-avatar").setInputFiles({ name: "bob.png", mimeType: "image/png", buffer: png });
+    await page.locator(".avatar-field img.avatar").waitFor();
+    expect(await ownAvatar()).toMatch(/^\/user_avatars\//u);
+    await page.click("#remove-avatar");
+    await page.locator(".avatar-field span.avatar").waitFor();
+    expect(await page.locator("#remove-avatar").isVisible()).toBe(false);
+    expect(await ownAvatar()).toMatch(/^https:\/\/secure\.gravatar\.com\//u);
     expect([...imageHosts]).toEqual([web.server.base]);
     expect(web.pageErrors).toEqual([]);
   });

@@ -51,7 +51,13 @@ function headersFor(method: string): Record<string, string> {
 }
 
 /** `path` under /api/v1, or a full path from the server's root ("/accounts/login/"). */
-async function request(method: string, path: string, params: Params, signal?: AbortSignal): Promise<Json> {
+async function request(
+  method: string,
+  path: string,
+  params: Params,
+  signal?: AbortSignal,
+  files?: FormData,
+): Promise<Json> {
   const form = encode(params);
   const inQuery = method === "GET" || method === "DELETE";
   const prefix = path.startsWith("/accounts/") ? "" : "/api/v1";
@@ -61,7 +67,7 @@ async function request(method: string, path: string, params: Params, signal?: Ab
     response = await fetch(url, {
       method,
       headers: headersFor(method),
-      body: inQuery ? null : form,
+      body: inQuery ? null : (files ?? form),
       signal: signal ?? null,
       credentials: "same-origin",
     });
@@ -99,6 +105,10 @@ export class Api {
   }
   delete(path: string, params: Params = {}): Promise<Json> {
     return request("DELETE", path, params);
+  }
+  /** A multipart POST (files), e.g. POST /users/me/avatar. */
+  postFiles(path: string, files: FormData): Promise<Json> {
+    return request("POST", path, {}, undefined, files);
   }
 }
 

@@ -7,7 +7,8 @@
  */
 import { h } from "./dom.js";
 import { errorText, type Page, type PageContext } from "./pages.js";
-import type { ServerEvent } from "./types.js";
+import { avatar } from "./people.js";
+import type { ServerEvent, User } from "./types.js";
 
 type Kind = "bool" | "text" | "int" | { readonly choices: readonly (readonly [string | number, string])[] };
 
@@ -156,6 +157,7 @@ export class SettingsPage implements Page {
       ev.preventDefault();
       void this.#save({ full_name: name.value.trim() });
     });
+    nameForm.insertBefore(this.#avatarControls(me), nameForm.querySelector(".dialog-field"));
     const notifyButton =
       typeof Notification === "undefined"
         ? h("p", {}, "This browser has no desktop notifications.")
@@ -177,6 +179,58 @@ export class SettingsPage implements Page {
       this.#group("display", "Display", DISPLAY),
       this.#group("notifications", "Notifications", NOTIFICATIONS, notifyButton),
       this.#status,
+    );
+  }
+
+  /** The avatar: upload an image (POST /users/me/avatar) or go back to the default (DELETE). */
+  #avatarControls(me: User | undefined): HTMLElement {
+    const id = this.ctx.state.me;
+    let preview = avatar(me, id, "large");
+    const show = (url: string | null): void => {
+      if (me) me.avatar_url = url;
+      const next = avatar(me, id, "large");
+      preview.replaceWith(next);
+      preview = next;
+      remove.hidden = url === null;
+    };
+    const file = h("input", {
+      id: "setting-avatar",
+      type: "file",
+      accept: "image/png,image/gif,image/jpeg,image/webp",
+    });
+    const remove = h("button", { type: "button", class: "secondary", id: "remove-avatar" }, "Remove avatar");
+    remove.hidden = typeof me?.avatar_url !== "string";
+    file.addEventListener("change", () => {
+      const chosen = file.files?.[0];
+      if (!chosen) return;
+      const form = new FormData();
+      form.append("file", chosen, chosen.name);
+      this.#status.textContent = "Uploading…";
+      this.ctx.api
+        .postFiles("/users/me/avatar", form)
+        .then((reply) => {
+          show(typeof reply["avatar_url"] === "string" ? reply["avatar_url"] : null);
+          this.#status.textContent = "Saved.";
+        })
+        .catch((error: unknown) => (this.#status.textContent = errorText(error, "Could not upload the avatar")))
+        .finally(() => (file.value = ""));
+    });
+    remove.addEventListener("click", () => {
+      this.ctx.api
+        .delete("/users/me/avatar")
+        .then(() => {
+          // The default is a Gravatar, which this client shows as initials (people.ts).
+          show(null);
+          this.#status.textContent = "Saved.";
+        })
+        .catch((error: unknown) => (this.#status.textContent = errorText(error, "Could not remove the avatar")));
+    });
+    return h(
+      "div",
+      { class: "avatar-field" },
+      preview,
+      h("div", { class: "dialog-field" }, h("label", { for: "setting-avatar" }, "Upload avatar"), file),
+      remove,
     );
   }
 
