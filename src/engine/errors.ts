@@ -31,6 +31,8 @@ export type ErrorCode =
   | "CANNOT_DEACTIVATE_LAST_USER"
   | "PUSH_SERVICE_NOT_CONFIGURED"
   | "NO_ACTIVE_PUSH_DEVICE"
+  | "INVALID_PUSH_DEVICE_TOKEN"
+  | "INVALID_REMOTE_PUSH_DEVICE_TOKEN"
   // Push bouncer failures, raised by src/push when a request waits on the bouncer.
   | "ADMIN_ACTION_REQUIRED"
   | "FAILED_TO_CONNECT_BOUNCER"
@@ -343,6 +345,20 @@ export class CannotDeactivateLastUserError extends EngineError {
 export class PushServiceNotConfiguredError extends EngineError {
   constructor() {
     super("PUSH_SERVICE_NOT_CONFIGURED", "Server is not configured to use push notification service.");
+  }
+}
+
+/** A legacy push token the caller has not registered (Zulip's InvalidPushDeviceTokenError). */
+export class InvalidPushDeviceTokenError extends EngineError {
+  constructor() {
+    super("INVALID_PUSH_DEVICE_TOKEN", "Device not recognized");
+  }
+}
+
+/** The bouncer does not know a legacy token (Zulip's InvalidRemotePushDeviceTokenError). */
+export class InvalidRemotePushDeviceTokenError extends EngineError {
+  constructor() {
+    super("INVALID_REMOTE_PUSH_DEVICE_TOKEN", "Device not recognized by the push bouncer");
   }
 }
 

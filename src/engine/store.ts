@@ -45,6 +45,7 @@ import {
 import {
   createRealm,
   setNewChannelAnnouncementsChannel,
+  realmUuid,
   setRealmDeactivated,
   systemGroupId,
   type CreateRealmInput,
@@ -117,7 +118,9 @@ import { createReminder, deleteReminder, listReminders, type CreateReminderInput
 import {
   addLegacyPushToken,
   legacyPushTokens,
+  legacyTestTargets,
   removeLegacyPushToken,
+  type LegacyTestTarget,
   type LegacyTokenKind,
 } from "./actions/legacy-push-tokens.js";
 import {
@@ -1683,7 +1686,7 @@ export class Store {
     deleteReminder(this.#state, userId, id);
   }
 
-  // ---- legacy push tokens (stored, never sent to) ----
+  // ---- legacy push tokens (stored; only the test notification names them to the bouncer) ----
 
   addLegacyPushToken(userId: number, kind: LegacyTokenKind, token: string, iosAppId: string | null): void {
     addLegacyPushToken(this.#state, userId, kind, token, iosAppId);
@@ -1693,6 +1696,15 @@ export class Store {
   }
   legacyPushTokens(userId: number, kind: LegacyTokenKind): string[] {
     return legacyPushTokens(this.#state, userId, kind);
+  }
+  /** POST /mobile_push/test_notification: the caller's legacy tokens (or the one named) and their realm. */
+  legacyTestTargets(
+    userId: number,
+    token: string | null,
+  ): { realm: Realm; realmUuid: string; targets: LegacyTestTarget[] } {
+    const targets = legacyTestTargets(this.#state, userId, token);
+    const realm = this.#state.realms.get(this.#context(userId).user.realmId)!;
+    return { realm, realmUuid: realmUuid(realm), targets };
   }
 
   // ---- web client sessions (actions/web-sessions) ----

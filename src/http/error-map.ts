@@ -42,6 +42,8 @@ export const ERROR_MAP: Readonly<Record<ErrorCode, WireError>> = {
   CANNOT_DEACTIVATE_LAST_USER: { status: 400 },
   PUSH_SERVICE_NOT_CONFIGURED: { status: 400 },
   NO_ACTIVE_PUSH_DEVICE: { status: 400 },
+  INVALID_PUSH_DEVICE_TOKEN: { status: 400 },
+  INVALID_REMOTE_PUSH_DEVICE_TOKEN: { status: 400 },
   // Zulip's statuses for bouncer trouble (the E2EE test notification): the server's
   // configuration is 403, the bouncer unreachable or failing is 502 Bad Gateway.
   ADMIN_ACTION_REQUIRED: { status: 403 },

@@ -10,6 +10,7 @@
 import {
   BadRequestError,
   clip,
+  InvalidRemotePushDeviceTokenError,
   NoActivePushDeviceError,
   PushBouncerError,
   PushServiceNotConfiguredError,
@@ -24,7 +25,7 @@ import {
   SERVER_LEVEL_CODES,
   type BouncerClient,
 } from "./bouncer-client.js";
-import { messagePayload, pushRequests, removePayload, testPayload } from "./payload.js";
+import { legacyBasePayload, messagePayload, pushRequests, removePayload, testPayload } from "./payload.js";
 
 /** The bouncer cannot take requests now; try again later. */
 export class RetryLaterError extends Error {}
@@ -71,6 +72,56 @@ export async function deliverPushItem(
   }
 }
 
+/**
+ * A test request's bouncer trouble as the client sees it (both test notifications; only
+ * the legacy one passes INVALID_REMOTE_PUSH_DEVICE_TOKEN on as such, as Zulip's does).
+ */
+function testFailure(error: unknown, legacy: boolean): unknown {
+  if (error instanceof BouncerUnreachableError)
+    return new PushBouncerError("FAILED_TO_CONNECT_BOUNCER", { cause: error });
+  if (error instanceof BouncerServerError)
+    return new PushBouncerError("INTERNAL_SERVER_ERROR_ON_BOUNCER", { cause: error });
+  if (error instanceof BouncerRefusedError) {
+    if (isServerLevel(error)) return new PushBouncerError("ADMIN_ACTION_REQUIRED", { cause: error });
+    if (legacy && error.code === "INVALID_REMOTE_PUSH_DEVICE_TOKEN") return new InvalidRemotePushDeviceTokenError();
+    return new BadRequestError(clip(error.message));
+  }
+  return error;
+}
+
+/**
+ * POST /mobile_push/test_notification (deprecated): Zulip's send_test_push_notification
+ * through the bouncer, one request per legacy token, sent while the client waits; the
+ * bouncer finds the token among those registered for this server (parley registers
+ * none itself: a token it does not know is "Device not recognized by the push
+ * bouncer"). Without a bouncer nothing is sent, as on a Zulip server with no push
+ * service set up.
+ */
+export async function sendLegacyTestNotification(
+  store: Store,
+  client: BouncerClient | null,
+  userId: number,
+  token: string | null,
+  baseUrl: string,
+): Promise<void> {
+  const { realm, realmUuid, targets } = store.legacyTestTargets(userId, token);
+  if (client === null) return;
+  const basePayload = legacyBasePayload(realm, baseUrl, userId);
+  for (const target of targets) {
+    try {
+      await client.post("push/test_notification", {
+        realm_uuid: realmUuid,
+        user_id: userId,
+        token: target.token,
+        token_kind: target.kind,
+        base_payload: basePayload,
+      });
+    } catch (error) {
+      throw testFailure(error, true);
+    }
+  }
+}
+
 function tokenIdsOf(answer: Record<string, unknown>): string[] {
   const ids = answer["delete_token_ids"];
   return Array.isArray(ids) ? ids.filter((id): id is string => typeof id === "string") : [];
@@ -97,15 +148,7 @@ export async function sendTestNotification(
       push_requests: pushRequests(targets, payload, true),
     });
   } catch (error) {
-    if (error instanceof BouncerUnreachableError)
-      throw new PushBouncerError("FAILED_TO_CONNECT_BOUNCER", { cause: error });
-    if (error instanceof BouncerServerError)
-      throw new PushBouncerError("INTERNAL_SERVER_ERROR_ON_BOUNCER", { cause: error });
-    if (error instanceof BouncerRefusedError) {
-      if (isServerLevel(error)) throw new PushBouncerError("ADMIN_ACTION_REQUIRED", { cause: error });
-      throw new BadRequestError(clip(error.message));
-    }
-    throw error;
+    throw testFailure(error, false);
   }
   const gone = tokenIdsOf(answer);
   store.clearPushTokens(userId, gone);

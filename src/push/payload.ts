@@ -88,6 +88,22 @@ export function testPayload(realm: Realm, baseUrl: string, userId: number, time:
 }
 
 /**
+ * Zulip's get_base_payload, which the legacy test notification hands the bouncer to
+ * complete: who the notification is for, and on which server and realm.
+ */
+export function legacyBasePayload(realm: Realm, baseUrl: string, userId: number): Record<string, unknown> {
+  const url = realmUrl(baseUrl, realm);
+  return {
+    server: new URL(baseUrl).host,
+    realm_id: realm.id,
+    realm_name: realm.name,
+    realm_uri: url,
+    realm_url: url,
+    user_id: userId,
+  };
+}
+
+/**
  * One push request per device, encrypted for it. Alerts wake the app's notification
  * extension on iOS (mutable-content with a placeholder title) and go at high priority;
  * removals change nothing on screen until the app runs, so they go as background

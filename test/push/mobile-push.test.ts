@@ -700,3 +700,78 @@ describe("POST /mobile_push/e2ee/test_notification", () => {
     ]);
   });
 });
+
+describe("POST /mobile_push/test_notification (legacy tokens)", () => {
+  it("asks the bouncer to test the named token or all of the caller's, and answers Zulip's errors", async () => {
+    const { alice } = s.seed;
+    const call =
+      (params: Record<string, unknown> = {}) =>
+      () =>
+        s.call(alice, "POST", "/mobile_push/test_notification", params);
+    // No legacy token: nothing to test, as in Zulip.
+    expect((await call()()).body).toEqual({ result: "success", msg: "" });
+    expect(bouncer.to("push/test_notification")).toEqual([]);
+    await expectRejectedUnchanged(
+      s,
+      call({ token: "not-mine" }),
+      400,
+      "INVALID_PUSH_DEVICE_TOKEN",
+      "Device not recognized",
+    );
+    expect((await s.call(alice, "POST", "/users/me/android_gcm_reg_id", { token: "fcm-token-1" })).status).toBe(200);
+    const apns = { token: "c0ffee", appid: "org.zulip.Zulip" };
+    expect((await s.call(alice, "POST", "/users/me/apns_device_token", apns)).status).toBe(200);
+    expect((await call({ token: "fcm-token-1" })()).status).toBe(200);
+    const [request] = bouncer.to("push/test_notification");
+    expect(request!.authorization).toBe(AUTH);
+    expect(request!.body).toEqual({
+      realm_uuid: expect.any(String),
+      user_id: alice.id,
+      token: "fcm-token-1",
+      token_kind: 2,
+      base_payload: {
+        server: new URL(s.server.baseUrl).host,
+        realm_id: s.seed.realm.id,
+        realm_name: "Test",
+        realm_uri: realmUrl(),
+        realm_url: realmUrl(),
+        user_id: alice.id,
+      },
+    });
+    bouncer.requests.length = 0;
+    expect((await call()()).status).toBe(200);
+    expect(bouncer.to("push/test_notification").map((r) => [r.body["token"], r.body["token_kind"]])).toEqual([
+      ["c0ffee", 1],
+      ["fcm-token-1", 2],
+    ]);
+    bouncer.mode = { kind: "refuse", status: 400, code: "INVALID_REMOTE_PUSH_DEVICE_TOKEN" };
+    await expectRejectedUnchanged(
+      s,
+      call({ token: "c0ffee" }),
+      400,
+      "INVALID_REMOTE_PUSH_DEVICE_TOKEN",
+      "Device not recognized by the push bouncer",
+    );
+    bouncer.mode = { kind: "error", status: 500 };
+    await expectRejectedUnchanged(
+      s,
+      call(),
+      502,
+      "INTERNAL_SERVER_ERROR_ON_BOUNCER",
+      "Internal server error on Zulip push notification service, retry later.",
+    );
+  });
+
+  it("sends nothing and succeeds on a server without a bouncer, as Zulip with no push service", async () => {
+    const plain = await startServer();
+    try {
+      const { bob } = plain.seed;
+      expect((await plain.call(bob, "POST", "/users/me/android_gcm_reg_id", { token: "fcm-x" })).status).toBe(200);
+      expect((await plain.call(bob, "POST", "/mobile_push/test_notification", { token: "fcm-x" })).status).toBe(200);
+      const refused = await plain.call(bob, "POST", "/mobile_push/test_notification", { token: "fcm-y" });
+      expect([refused.status, refused.body["code"]]).toEqual([400, "INVALID_PUSH_DEVICE_TOKEN"]);
+    } finally {
+      plain.close();
+    }
+  });
+});

@@ -5,11 +5,12 @@
  * views/push_notifications.py and lib/push_notifications.py add_push_device_token /
  * remove_push_device_token). Zulip stores the token whatever the server's push setup,
  * so parley does too, to answer its removal as Zulip does. parley's push sender speaks
- * only the E2EE protocol (POST /mobile_push/register): nothing is sent to a legacy
- * token, nor is it registered with the bouncer.
+ * the E2EE protocol (POST /mobile_push/register) for notifications: no message is sent
+ * to a legacy token, nor is it registered with the bouncer. Only POST
+ * /mobile_push/test_notification names them to the bouncer, as Zulip's does.
  */
 import { createHash } from "node:crypto";
-import { BadRequestError } from "../errors.js";
+import { BadRequestError, InvalidPushDeviceTokenError } from "../errors.js";
 import type { StoreState } from "../state.js";
 import { requireHuman } from "./devices.js";
 
@@ -94,4 +95,25 @@ export function legacyPushTokens(state: StoreState, userId: number, kind: Legacy
   for (const { value } of state.tables.legacyPushTokens.getRange({ start: [userId, k], end: [userId, k + 1] }))
     out.push((value as LegacyPushToken).token);
   return out.sort();
+}
+
+/** One legacy token a test notification goes to; `kind` is Zulip's PushDeviceToken.kind (1 APNs, 2 FCM). */
+export interface LegacyTestTarget {
+  readonly token: string;
+  readonly kind: number;
+}
+
+/**
+ * POST /mobile_push/test_notification (Zulip's send_test_push_notification_api): the
+ * caller's legacy tokens, or the one named ("Device not recognized" if it is not theirs).
+ */
+export function legacyTestTargets(state: StoreState, userId: number, token: string | null): LegacyTestTarget[] {
+  const user = requireHuman(state, userId);
+  const targets: LegacyTestTarget[] = [];
+  for (const { key, value } of state.tables.legacyPushTokens.getRange({ start: [user.id], end: [user.id + 1] })) {
+    const record = value as LegacyPushToken;
+    if (token === null || record.token === token) targets.push({ token: record.token, kind: key[1] });
+  }
+  if (token !== null && targets.length === 0) throw new InvalidPushDeviceTokenError();
+  return targets;
 }
