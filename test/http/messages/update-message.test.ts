@@ -316,6 +316,9 @@ describe("message objects after an edit", () => {
     try {
       s.t.store.setRealmMessagePolicy(owner.id, { messageEditHistoryVisibilityPolicy: "moves" });
       expect((await window())["edit_history"]).toEqual([]);
+      // Nor does GET history show the content change, its diff included.
+      const history = (await s.call(bob, "GET", `/messages/${id}/history`)).body["message_history"];
+      expect(history).toEqual([expect.not.objectContaining({ content_html_diff: expect.anything() })]);
       s.t.store.setRealmMessagePolicy(owner.id, { messageEditHistoryVisibilityPolicy: "none" });
       const hidden = await window();
       expect("edit_history" in hidden).toBe(false);
