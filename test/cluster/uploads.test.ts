@@ -2,18 +2,21 @@
  * Uploaded files in a cluster (docs/cluster.md section 8): the leader puts each upload's bytes in JetStream's object
  * store before its record is committed, and a node lacking a file gets it from there. Two nodes over Debian's
  * nats-server: a file uploaded through the follower (forwarded) is served by the follower; one uploaded on the
- * leader is served by the follower after the leader is killed with SIGKILL and the follower took over.
+ * leader is served by the follower after the leader is killed with SIGKILL and the follower took over. And a realm
+ * move's export from a node lacking a file gets it from the object store.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { cpSync, mkdtempSync, rmSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/index.js";
+import { exportFromSnapshot, refuseClusterTarget } from "../../tools/shard/realm-move.js";
+import { connectSourceCluster } from "../../tools/shard/source-cluster.js";
 import { startNats, type NatsServer } from "../support/nats.js";
-import { CLI, sleep } from "../support/serve-process.js";
+import { CLI, sleep, stopProcess } from "../support/serve-process.js";
 
 const dirs: string[] = [];
 const children: ChildProcess[] = [];
@@ -27,6 +30,7 @@ afterAll(async () => {
 
 interface Node {
   readonly name: string;
+  readonly dir: string;
   readonly child: ChildProcess;
   readonly url: string;
 }
@@ -50,7 +54,7 @@ function startNode(name: string, dir: string, natsUrl: string): Promise<Node> {
   return new Promise((ok, reject) => {
     child.once("exit", (code) => reject(new Error(`node ${name} exited with ${code}: ${logs}`)));
     createInterface({ input: child.stdout! }).once("line", (line) =>
-      ok({ name, child, url: (JSON.parse(line) as { url: string }).url }),
+      ok({ name, dir, child, url: (JSON.parse(line) as { url: string }).url }),
     );
   });
 }
@@ -125,5 +129,36 @@ describe("uploads in a cluster", () => {
     expect(afterFailover.status).toBe(200);
     expect(afterFailover.bytes.equals(direct)).toBe(true);
     expect((await download(follower, seed.auth, forwardedUrl)).bytes.equals(forwarded)).toBe(true);
+
+    // parley realm move out of this cluster, from the old leader's directory once it rejoined: it never had the
+    // upload stored after its death, and the export takes it from the object store.
+    const late = randomBytes(2_000);
+    const lateUrl = await upload(follower, seed.auth, late, "after-failover.txt");
+    const rejoined = await startNode(leader.name, leader.dir, nats.url);
+    const work = mkdtempSync(join(tmpdir(), "parley-cluster-move-"));
+    dirs.push(work);
+    const source = await connectSourceCluster(nats.url);
+    const warnings: string[] = [];
+    try {
+      await exportFromSnapshot(rejoined.dir, "", work, {
+        sourceCluster: source.cluster,
+        warn: (w) => warnings.push(w),
+      });
+    } finally {
+      await source.close();
+    }
+    expect(warnings).toEqual([]);
+    const unpacked = join(work, "unpacked");
+    mkdirSync(unpacked);
+    execFileSync("tar", ["-xzf", join(work, "realm.tar.gz"), "-C", unpacked]);
+    const exported = (url: string) =>
+      readFileSync(join(unpacked, "zulip-export-move", "uploads", url.slice("/user_uploads/".length)));
+    expect(exported(lateUrl).equals(late)).toBe(true);
+    expect(exported(directUrl).equals(direct)).toBe(true);
+    expect(exported(forwardedUrl).equals(forwarded)).toBe(true);
+
+    // A move never imports into a cluster node's directory: the import would bypass the log.
+    await stopProcess(rejoined.child);
+    expect(() => refuseClusterTarget(rejoined.dir)).toThrow(/is a node of a cluster \(log sequence \d+\)/);
   });
 });

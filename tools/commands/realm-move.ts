@@ -10,11 +10,13 @@ import { resolve } from "node:path";
 import { output, parseOptions, requireString } from "../args.js";
 import { parseOrUsage, USAGE_EXIT } from "../demo/cli.js";
 import { nginxByPidFile } from "../shard/nginx-control.js";
-import { moveRealm } from "../shard/realm-move.js";
+import { moveRealm, type RealmMoveReport } from "../shard/realm-move.js";
+import { connectSourceCluster } from "../shard/source-cluster.js";
 
 const USAGE =
   "parley realm move --subdomain S --to-shard NAME --map FILE --nginx-conf FILE --source-data DIR --target-data DIR\n" +
-  "       [--nginx-pid FILE (default /run/nginx.pid)] [--stop-target CMD] [--start-target CMD] [--json]";
+  "       [--nginx-pid FILE (default /run/nginx.pid)] [--stop-target CMD] [--start-target CMD]\n" +
+  "       [--source-cluster nats://HOST:PORT (the source is a cluster node)] [--json]";
 
 /** Runs an operator's shell command; fails with its exit status. */
 function shell(command: string): () => Promise<void> {
@@ -40,6 +42,7 @@ export async function run(argv: string[]): Promise<number> {
       "target-data": { type: "string" },
       "stop-target": { type: "string" },
       "start-target": { type: "string" },
+      "source-cluster": { type: "string" },
     });
     if (parsed.positionals.length > 0) throw new Error(`unexpected argument '${parsed.positionals[0]}'`);
     const value = (name: string): string | undefined => {
@@ -57,13 +60,25 @@ export async function run(argv: string[]): Promise<number> {
       sourceDir: resolve(requireString(parsed, "source-data")),
       targetDir: resolve(requireString(parsed, "target-data")),
       nginx: nginxByPidFile({ pidFile: value("nginx-pid") ?? "/run/nginx.pid" }),
+      sourceClusterUrl: value("source-cluster"),
       ...(stop !== undefined ? { stopTarget: shell(stop) } : {}),
       ...(start !== undefined ? { startTarget: shell(start) } : {}),
     };
   });
   if (!options) return USAGE_EXIT;
   const quiet = options.parsed.values["json"] === true;
-  const report = await moveRealm({ ...options, progress: (line) => (quiet ? undefined : console.error(line)) });
+  const { sourceClusterUrl, ...move } = options;
+  const source = sourceClusterUrl === undefined ? null : await connectSourceCluster(sourceClusterUrl);
+  let report: RealmMoveReport;
+  try {
+    report = await moveRealm({
+      ...move,
+      ...(source ? { sourceCluster: source.cluster } : {}),
+      progress: (line) => (quiet ? undefined : console.error(line)),
+    });
+  } finally {
+    await source?.close();
+  }
   output(
     options.parsed,
     report,

@@ -6,7 +6,9 @@
  *    answers the realm's writes 503 (Retry-After), and once the old workers are gone no write routed before can
  *    still be acknowledged: every write a client was told succeeded is in the source's store.
  * 2. export: an online snapshot of the source's store (the server keeps running), the whole realm exported from
- *    it in the Zulip format that `parley import` reads (everyone's data, as `manage.py export` does).
+ *    it in the Zulip format that `parley import` reads (everyone's data, as `manage.py export` does). A cluster
+ *    source: the snapshot is taken again until its node has applied the log as far as it reached after the
+ *    freeze, and files the node lacks come from the cluster's object store.
  * 3. import into the target's data directory (its server stopped for this: the import holds the directory's
  *    one-writer lock), then each person's API key and password hash, so clients and bots keep working.
  * 4. switch: the shard map names the target shard, nginx is reloaded and drained: the realm's Host reaches the
@@ -20,11 +22,11 @@ import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { snapshotEnvironment, type PasswordRecord } from "../../src/engine/index.js";
+import { snapshotEnvironment, type PasswordRecord, type Store } from "../../src/engine/index.js";
 import { emojiFilePath } from "../../src/emoji/images.js";
 import { RealmExports } from "../../src/exports/realm-exports.js";
 import { openStore } from "../../src/index.js";
-import { UploadFiles } from "../../src/uploads/files.js";
+import { UploadFiles, type UploadReplica } from "../../src/uploads/files.js";
 import { importRealmExport } from "../commands/import.js";
 import { openForCommand } from "../demo/cli.js";
 import { renderNginxConfig } from "./nginx-config.js";
@@ -48,7 +50,20 @@ export interface RealmMoveOptions {
   /** How long the target may take to answer for the realm once started. */
   readonly targetTimeoutMs?: number;
   readonly progress?: (line: string) => void;
+  /** When the source is a cluster: its object store and its log (the source directory is one node's). */
+  readonly sourceCluster?: SourceCluster;
 }
+
+/** A cluster source: files its node has not fetched come from `uploads`; the log says what the node must hold. */
+export interface SourceCluster {
+  readonly uploads: UploadReplica;
+  /** The replicated log's last sequence. */
+  lastSeq(): Promise<number>;
+}
+
+/** Snapshots of a cluster node that has not yet applied every acknowledged write are taken again, this often. */
+const BEHIND_RETRIES = 50;
+const BEHIND_WAIT_MS = 200;
 
 export interface RealmMoveReport {
   readonly subdomain: string;
@@ -111,33 +126,81 @@ function answersFor(node: string, host: string): Promise<boolean> {
   });
 }
 
-/** The realm's export from an online snapshot of the source, and everyone's credentials (by export user ID). */
-async function exportFromSnapshot(
-  options: RealmMoveOptions,
+export interface SnapshotExport {
+  readonly tarball: string;
+  readonly bytes: number;
+  readonly messages: number;
+  /** Everyone's credentials, by the export's (the source's) user ID. */
+  readonly credentials: ReadonlyMap<number, Credentials>;
+}
+
+/**
+ * The realm's export from an online snapshot of the source's store, written under `work`. A file missing from the
+ * source's disk is fetched from `sourceUploads` (a cluster's object store) into that disk when given, as the
+ * source node itself would on a read; else it is left out with a warning.
+ */
+export async function exportFromSnapshot(
+  sourceDir: string,
+  subdomain: string,
   work: string,
-): Promise<{ tarball: string; bytes: number; messages: number; credentials: Map<number, Credentials> }> {
-  const snapshot = join(work, "source");
-  await snapshotEnvironment(options.sourceDir, snapshot, { compact: false });
-  // The copy is this process's own store; the export's bookkeeping never touches the source.
-  const store = openStore(snapshot, { noSync: true });
+  options: { readonly sourceCluster?: SourceCluster; readonly warn: (line: string) => void },
+): Promise<SnapshotExport> {
+  // Every write acknowledged before now is in the log up to here; a follower may not have applied it all yet.
+  const needed = options.sourceCluster ? await options.sourceCluster.lastSeq() : 0;
+  let store: Store | null = null;
+  for (let attempt = 0; store === null; attempt++) {
+    const snapshot = join(work, `source-${attempt}`);
+    await snapshotEnvironment(sourceDir, snapshot, { compact: false });
+    // The copy is this process's own store; the export's bookkeeping never touches the source.
+    const opened = openStore(snapshot, { noSync: true });
+    const seq = opened.replicationPosition.seq;
+    if (seq >= needed) store = opened;
+    else {
+      opened.close();
+      rmSync(snapshot, { recursive: true, force: true });
+      if (attempt === BEHIND_RETRIES)
+        throw new Error(
+          `the source ${sourceDir} has applied the cluster's log up to ${seq}, not ${needed}: is its node running ` +
+            "and following the log? Pass a running node's directory",
+        );
+      await sleep(BEHIND_WAIT_MS);
+    }
+  }
   try {
-    const realm = store.findRealmBySubdomain(options.subdomain);
-    if (!realm) throw new Error(`the source ${options.sourceDir} has no realm '${options.subdomain}'`);
+    const realm = store.findRealmBySubdomain(subdomain);
+    if (!realm) throw new Error(`the source ${sourceDir} has no realm '${subdomain}'`);
     const exports = new RealmExports(store, {
       root: work,
-      uploads: new UploadFiles(join(options.sourceDir, "uploads")),
-      emojiFile: (realmId, fileName, still) => emojiFilePath(options.sourceDir, realmId, fileName, still),
+      uploads: new UploadFiles(join(sourceDir, "uploads"), options.sourceCluster?.uploads ?? null),
+      emojiFile: (realmId, fileName, still) => emojiFilePath(sourceDir, realmId, fileName, still),
       logError: (message, error) =>
-        options.progress?.(`warning: ${message}: ${error instanceof Error ? error.message : String(error)}`),
+        options.warn(`warning: ${message}: ${error instanceof Error ? error.message : String(error)}`),
     });
     const plan = store.planWholeRealmExport(realm.id);
     const tarball = join(work, "realm.tar.gz");
     const { sizeBytes } = await exports.writeTarball(plan, tarball, "zulip-export-move");
     const credentials = new Map<number, Credentials>();
-    for (const id of plan.rowUsers) {
+    for (const id of plan.rowUsers)
       credentials.set(id, { apiKey: store.getUser(id).apiKey, password: store.passwordOf(id) });
-    }
     return { tarball, bytes: sizeBytes, messages: plan.messageIds.length, credentials };
+  } finally {
+    store.close();
+  }
+}
+
+/**
+ * Refuses a target that is a node of a cluster: the import writes its store directly, outside the replicated log,
+ * so the other nodes would never get the realm and the node would no longer match the log.
+ */
+export function refuseClusterTarget(targetDir: string): void {
+  const store = openForCommand(targetDir, "realm move");
+  try {
+    const seq = store.replicationPosition.seq;
+    if (seq > 0)
+      throw new Error(
+        `the target ${targetDir} is a node of a cluster (log sequence ${seq}): a move imports outside the ` +
+          "replicated log, so its target must be a single server (docs/cluster.md section 12)",
+      );
   } finally {
     store.close();
   }
@@ -188,10 +251,14 @@ export async function moveRealm(options: RealmMoveOptions): Promise<RealmMoveRep
 
   const work = mkdtempSync(join(tmpdir(), "parley-move-"));
   let switched = false;
+  let targetStopped = false;
   try {
     say(`exporting '${subdomain}' from an online snapshot of ${options.sourceDir}`);
     const exportStart = performance.now();
-    const exported = await exportFromSnapshot(options, work);
+    const exported = await exportFromSnapshot(options.sourceDir, subdomain, work, {
+      ...(options.sourceCluster ? { sourceCluster: options.sourceCluster } : {}),
+      warn: say,
+    });
     const exportSeconds = seconds(exportStart);
     say(`exported ${exported.messages} messages, ${exported.credentials.size} users (${exported.bytes} bytes)`);
 
@@ -199,8 +266,10 @@ export async function moveRealm(options: RealmMoveOptions): Promise<RealmMoveRep
     if (options.stopTarget) {
       say("stopping the target server");
       await options.stopTarget();
+      targetStopped = true;
     }
     const stopSeconds = seconds(stopStart);
+    refuseClusterTarget(options.targetDir);
     const importStart = performance.now();
     say(`importing into ${options.targetDir}`);
     const imported = await importRealmExport(options.targetDir, exported.tarball, subdomain);
@@ -210,6 +279,7 @@ export async function moveRealm(options: RealmMoveOptions): Promise<RealmMoveRep
     const startStart = performance.now();
     if (options.startTarget) {
       say("starting the target server");
+      targetStopped = false;
       await options.startTarget();
     }
     const nodes = original.shards[toShard] ?? [];
@@ -254,6 +324,12 @@ export async function moveRealm(options: RealmMoveOptions): Promise<RealmMoveRep
     say(`moved '${subdomain}' from '${from}' to '${toShard}' in ${seconds(started)} s`);
     return report;
   } catch (error) {
+    if (targetStopped && options.startTarget) {
+      say("the move failed; starting the target server again");
+      await options.startTarget().catch((start: unknown) => {
+        say(`could not start the target server: ${start instanceof Error ? start.message : String(start)}`);
+      });
+    }
     if (!switched) {
       say(`the move failed; unfreezing ${host} on shard '${from}'`);
       await publish(options, original, false).catch((unfreeze: unknown) => {
