@@ -12,6 +12,7 @@ import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { buildWeb } from "../../tools/build-web.js";
 import type { ServerConfig } from "../../src/config/index.js";
+import type { OpenStoreOptions } from "../../src/index.js";
 import type { User } from "../../src/engine/types.js";
 import { launchChromium } from "./chromium.js";
 import { startServer, type TestServer } from "./http.js";
@@ -37,14 +38,20 @@ export interface WebHarness {
   close(): Promise<void>;
 }
 
-/** `config`: the server's, where a test needs other limits (DEFAULT_CONFIG otherwise). */
-export async function startWebHarness(prefix: string, options: { config?: ServerConfig } = {}): Promise<WebHarness> {
+/**
+ * `config`: the server's, where a test needs other limits (DEFAULT_CONFIG otherwise);
+ * `store`: the store's options (a test clock).
+ */
+export async function startWebHarness(
+  prefix: string,
+  options: { config?: ServerConfig; store?: OpenStoreOptions } = {},
+): Promise<WebHarness> {
   const dir = mkdtempSync(join(tmpdir(), `parley-${prefix}-`));
   await buildWeb(join(dir, "web"));
-  const server = await startServer({
-    webRoot: join(dir, "web"),
-    ...(options.config ? { config: options.config } : {}),
-  });
+  const server = await startServer(
+    { webRoot: join(dir, "web"), ...(options.config ? { config: options.config } : {}) },
+    options.store ?? {},
+  );
   const browser = await launchChromium();
   const contexts: BrowserContext[] = [];
   const pageErrors: string[] = [];

@@ -3,56 +3,37 @@
  * and custom emoji), highlighted code, math, spoilers and dates; in headless Chromium
  * against a real server, asserting what a reader sees.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildWeb } from "../../tools/build-web.js";
 import type { User } from "../../src/engine/types.js";
-import { launchChromium } from "../support/chromium.js";
-import { startServer, type TestServer } from "../support/http.js";
+import type { TestServer } from "../support/http.js";
+import { startWebHarness, type WebHarness } from "../support/web-client.js";
 
 describe("web client rendering", () => {
-  let dir: string;
+  let web: WebHarness;
   let server: TestServer;
-  let browser: Browser;
-  const contexts: BrowserContext[] = [];
-  const pageErrors: string[] = [];
   let clockBack = 0;
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), "parley-webrender-"));
-    await buildWeb(join(dir, "web"));
     // A clock the date test sets back, to send messages on earlier days.
-    server = await startServer({ webRoot: join(dir, "web") }, { now: () => Math.floor(Date.now() / 1000) - clockBack });
-    browser = await launchChromium();
+    web = await startWebHarness("webrender", { store: { now: () => Math.floor(Date.now() / 1000) - clockBack } });
+    server = web.server;
   }, 600_000);
   afterAll(async () => {
-    for (const c of contexts) await c.close().catch(() => undefined);
-    await browser?.close();
-    server?.close();
-    rmSync(dir, { recursive: true, force: true });
+    await web?.close();
   });
 
   /** Every URL each page asked for, to tell what was fetched lazily. */
   const requested = new Map<Page, string[]>();
 
   async function signedIn(user: User, width = 1200): Promise<Page> {
-    const context = await browser.newContext({ viewport: { width, height: 760 } });
-    contexts.push(context);
-    const page = await context.newPage();
+    const context = await web.newContext({ width, height: 760 });
     const urls: string[] = [];
+    context.on("request", (r) => urls.push(new URL(r.url()).pathname));
+    const page = await web.open(context);
     requested.set(page, urls);
-    page.on("request", (r) => urls.push(new URL(r.url()).pathname));
-    page.setDefaultTimeout(10_000);
-    page.on("pageerror", (error) => pageErrors.push(error.stack ?? error.message));
-    await page.goto(server.base);
-    await page.fill("#key-email", user.email);
-    await page.fill("#key-value", server.t.store.getUser(user.id).apiKey);
-    await page.click("#key-form button[type=submit]");
-    await page.waitForSelector("body[data-ready='1']");
+    await web.logIn(page, user);
     return page;
   }
 
@@ -137,7 +118,7 @@ describe("web client rendering", () => {
       200,
     );
     await msg.locator("button.reaction img.emoji[alt=':party_parrot:']").waitFor();
-    expect(pageErrors).toEqual([]);
+    expect(web.pageErrors).toEqual([]);
   });
 
   it("highlights code blocks and shows math with KaTeX, each loaded only when a message needs it", async () => {
@@ -186,7 +167,7 @@ describe("web client rendering", () => {
       // The display formula scrolls inside the message rather than widening the page.
       expect(await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")).toBe(true);
     }
-    expect(pageErrors).toEqual([]);
+    expect(web.pageErrors).toEqual([]);
   });
 
   it("spoilers open on click; days get a date line and times their full date; muted topics leave the Inbox", async () => {
@@ -256,19 +237,14 @@ describe("web client rendering", () => {
       expect(title).toContain(new Date(now * 1000).getFullYear().toString());
       expect(title).toMatch(/day, /);
     }
-    expect(pageErrors).toEqual([]);
+    expect(web.pageErrors).toEqual([]);
   });
 
   it("sender:me searches; a failed login keeps the email; a view that failed while the server was down loads on reconnect", async () => {
     const { alice, bob } = server.seed;
     await send(alice, "beacons", "beacon from Alice");
     await send(bob, "beacons", "beacon from Bob");
-    const context = await browser.newContext({ viewport: { width: 1200, height: 760 } });
-    contexts.push(context);
-    const page = await context.newPage();
-    page.setDefaultTimeout(10_000);
-    page.on("pageerror", (error) => pageErrors.push(error.stack ?? error.message));
-    await page.goto(server.base);
+    const page = await web.open(await web.newContext({ width: 1200, height: 760 }));
     await page.fill("#login-email", alice.email);
     await page.fill("#login-password", "not her password");
     await page.click("#password-form button[type=submit]");
@@ -302,7 +278,7 @@ describe("web client rendering", () => {
     await page.locator("li.msg", { hasText: "while away" }).waitFor();
     expect(await page.locator(".list-notice").textContent()).toBe("");
     await expect.poll(() => page.locator(".conn").textContent()).toBe("");
-    expect(pageErrors).toEqual([]);
+    expect(web.pageErrors).toEqual([]);
   }, 90_000);
 
   it("compose autocompletes mentions, groups, channel and topic links, emoji and topics; the full emoji picker", async () => {
@@ -405,6 +381,6 @@ describe("web client rendering", () => {
       await page.press("#emoji-search", "Enter");
       await sent.locator("button.reaction .emoji-sprite.emoji-1f419").waitFor();
     }
-    expect(pageErrors).toEqual([]);
+    expect(web.pageErrors).toEqual([]);
   });
 });
