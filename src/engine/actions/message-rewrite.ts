@@ -110,7 +110,9 @@ export function rewriteFields(rewrite: MessageRewrite): MessageField[] {
  * access before and after, which only they know.
  */
 export function rewriteMessages(state: StoreState, ctx: WriteContext, rewrites: readonly MessageRewrite[]): void {
-  const relocations = new Map<string, Relocation>();
+  // Relocated messages by pair of places: a topic move's thousands share one pair, whose
+  // keys get the whole ID list at once instead of one map lookup per key and message.
+  const relocations = new Map<string, { change: Relocation; realmId: number; ids: number[] }>();
   const removals = new Map<string, number[]>();
   const additions = new Map<string, number[]>();
   const push = (into: Map<string, number[]>, k: string, id: number) => {
@@ -118,6 +120,12 @@ export function rewriteMessages(state: StoreState, ctx: WriteContext, rewrites: 
     if (ids) ids.push(id);
     else into.set(k, [id]);
   };
+  const pushAll = (into: Map<string, number[]>, k: string, ids: readonly number[]) => {
+    const known = into.get(k);
+    if (known) for (const id of ids) known.push(id);
+    else into.set(k, [...ids]);
+  };
+  const moved: number[] = [];
   for (const rewrite of rewrites) {
     const { before, after } = rewrite;
     if (after !== null && (after.id !== before.id || after.realmId !== before.realmId))
@@ -127,15 +135,18 @@ export function rewriteMessages(state: StoreState, ctx: WriteContext, rewrites: 
       // content is tokenised only when the old topic had words the new one lacks.
       const from = messageMetaOf(before) as [number, string];
       const to = messageMetaOf(after) as [number, string];
-      const pair = JSON.stringify([from, to]);
-      let change = relocations.get(pair);
-      if (!change) relocations.set(pair, (change = relocation(before.realmId, from, to)));
-      for (const k of change.remove) push(removals, k, before.id);
-      for (const k of change.add) push(additions, k, before.id);
-      for (const term of change.newTerms) push(additions, key.term(before.realmId, term), before.id);
-      if (change.oldTerms.length > 0) {
+      // The first topic's length keeps the key unambiguous whatever the topics hold.
+      const pair = `${before.realmId}:${from[0]}:${to[0]}:${from[1].length}:${from[1]}${to[1]}`;
+      let group = relocations.get(pair);
+      if (!group) {
+        const change = relocation(before.realmId, from, to);
+        group = { change, realmId: before.realmId, ids: [] };
+        relocations.set(pair, group);
+      }
+      group.ids.push(before.id);
+      if (group.change.oldTerms.length > 0) {
         const content = new Set(indexTerms("", before.renderedContent));
-        for (const term of change.oldTerms)
+        for (const term of group.change.oldTerms)
           if (!content.has(term)) push(removals, key.term(before.realmId, term), before.id);
       }
     } else {
@@ -151,24 +162,27 @@ export function rewriteMessages(state: StoreState, ctx: WriteContext, rewrites: 
       state.tables.messageMeta.removeSync(before.id);
       state.tables.dateMessage.removeSync([before.dateSent, before.id]);
     } else {
-      putMessageRecord(state.tables, after);
+      putMessageRecord(state.tables, after, before);
       state.tables.messageMeta.putSync(after.id, messageMetaOf(after));
     }
     const fields = rewriteFields(rewrite);
     if (fields.length > 0) ctx.changed({ kind: "message", id: before.id, realmId: before.realmId, fields });
+    if (after === null || fields.includes("topic") || fields.includes("channel")) moved.push(before.id);
+  }
+  for (const { change, realmId, ids } of relocations.values()) {
+    for (const k of change.remove) pushAll(removals, k, ids);
+    for (const k of change.add) pushAll(additions, k, ids);
+    for (const term of change.newTerms) pushAll(additions, key.term(realmId, term), ids);
   }
   for (const [k, ids] of removals) state.bitmaps.removeMany(k, ids);
   for (const [k, ids] of additions) state.bitmaps.addMany(k, ids);
   // The conversation of a message was taken to be fixed at send; a move or deletion
   // makes the remembered one wrong. Forget it now (reads inside this write see the new
   // meta) and again after the commit (a failed write clears the whole index anyway).
-  const moved = rewrites.filter(
-    (r) => r.after === null || rewriteFields(r).some((f) => f === "topic" || f === "channel"),
-  );
   if (moved.length > 0) {
-    for (const { before } of moved) state.messageConversations.forget(before.id);
+    for (const id of moved) state.messageConversations.forget(id);
     ctx.afterCommit(() => {
-      for (const { before } of moved) state.messageConversations.forget(before.id);
+      for (const id of moved) state.messageConversations.forget(id);
     });
   }
 }

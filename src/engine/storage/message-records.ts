@@ -80,10 +80,17 @@ function surelySmall(message: Message): boolean {
   );
 }
 
-/** Stores (or replaces) a message record; call inside a write transaction. */
-export function putMessageRecord(tables: Tables, message: Message): void {
+/**
+ * Stores (or replaces) a message record; call inside a write transaction. `previous`,
+ * the version being replaced when the caller has it, spares the probe for its parts when
+ * it was surely stored inline (a topic move rewrites thousands of such records).
+ */
+export function putMessageRecord(tables: Tables, message: Message, previous?: Message): void {
   // A record in parts always has part 0: an inline one (nearly all) is not decoded to find out.
-  const previousParts = tables.messageParts.doesExist([message.id, 0]) ? partsOf(tables, message.id) : 0;
+  // surelySmall depends on the record alone, so a version it accepts was written inline.
+  const inlineBefore = previous !== undefined && previous.id === message.id && surelySmall(previous);
+  const previousParts =
+    !inlineBefore && tables.messageParts.doesExist([message.id, 0]) ? partsOf(tables, message.id) : 0;
   let parts = 0;
   if (!surelySmall(message)) {
     const bytes = codec.pack(message);

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Message, Store } from "../../../src/engine/index.js";
 import { internals } from "../../../src/engine/internal.js";
-import { getMessageRecord, messageRecords } from "../../../src/engine/storage/message-records.js";
+import { getMessageRecord, messageRecords, putMessageRecord } from "../../../src/engine/storage/message-records.js";
 import { seedRealm, tempStore, type TempStore } from "../../support/temp-store.js";
 
 let t: TempStore;
@@ -84,6 +84,37 @@ describe("large message records", () => {
     expect(overflowPages("messages")).toBe(0);
     expect(overflowPages("messageParts")).toBe(0);
     s = t.reopen();
+    expect(s.verify().problems).toEqual([]);
+  });
+
+  it("a rewrite from a version in parts to an inline one removes the parts", () => {
+    const tables = internals(s).tables;
+    const partsOf = (id: number) => [...tables.messageParts.getKeys()].filter(([m]) => m === id).length;
+    const id = send(multiByteText("axolotl"));
+    expect(partsOf(id)).toBeGreaterThan(1);
+    const previous = getMessageRecord(tables, id)!;
+    const small = { ...previous, content: "short now", renderedContent: "<p>short now</p>" } satisfies Message;
+    tables.env.transactionSync(() => putMessageRecord(tables, small, previous));
+    expect(partsOf(id)).toBe(0);
+    expect(getMessageRecord(tables, id)?.content).toBe("short now");
+  });
+
+  it("a record in parts moved with its topic keeps exactly its parts", () => {
+    const partsOf = (id: number) => [...internals(s).tables.messageParts.getKeys()].filter(([m]) => m === id).length;
+    const large = multiByteText("axolotl");
+    const id = send("short first");
+    const other = send("a neighbour");
+    expect(partsOf(id)).toBe(0);
+    s.updateMessage(w.alice.id, id, { content: large });
+    const parts = partsOf(id);
+    expect(parts).toBeGreaterThan(1);
+    s.updateMessage(w.alice.id, id, { topic: "moved", propagateMode: "change_all" });
+    expect(partsOf(id)).toBe(parts);
+    expect(partsOf(other)).toBe(0);
+    expect(fetch(id).content).toBe(large);
+    expect([fetch(id).topic, fetch(other).topic]).toEqual(["moved", "moved"]);
+    s = t.reopen();
+    expect(fetch(id).content).toBe(large);
     expect(s.verify().problems).toEqual([]);
   });
 
