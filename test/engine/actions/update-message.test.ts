@@ -526,7 +526,7 @@ describe("the update_message event", () => {
     });
     t.store.updateMessage(alice.id, id, { content: "@**Bob** y" });
     expect(changes).toEqual([
-      { fields: ["content"], flags: [t.store.findUserByEmail(alice.realmId, "bob@test.dev")!.id] },
+      { fields: ["content", "history"], flags: [t.store.findUserByEmail(alice.realmId, "bob@test.dev")!.id] },
     ]);
   });
 });
