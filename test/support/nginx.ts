@@ -8,6 +8,7 @@ import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { childrenOf } from "../../tools/shard/nginx-control.js";
 import { freePort } from "./nats.js";
 
 const NGINX = "/usr/sbin/nginx";
@@ -96,15 +97,19 @@ export async function startNginx(writeInclude: (file: string, port: number) => v
     includeFile,
     pidFile,
     child,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        const done = (): void => {
-          rmSync(prefix, { recursive: true, force: true });
-          resolve();
-        };
-        if (child.exitCode !== null || child.signalCode !== null) return done();
-        child.once("exit", done);
-        child.kill("SIGKILL");
-      }),
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+        // nginx's fast shutdown: the master stops its workers, then exits. SIGKILL would orphan the workers.
+        child.kill("SIGTERM");
+        const force = setTimeout(() => {
+          for (const worker of childrenOf(child.pid!)) process.kill(worker, "SIGKILL");
+          child.kill("SIGKILL");
+        }, 5_000);
+        await exited;
+        clearTimeout(force);
+      }
+      rmSync(prefix, { recursive: true, force: true });
+    },
   };
 }
