@@ -73,7 +73,8 @@ describe("web client: views and message actions", () => {
       const rows = page.locator(".recent-page li .label");
       await rows.first().waitFor();
       expect(await rows.allTextContents()).toEqual(orders[i]);
-      expect(await page.locator(".recent-page li[data-key^='s:'] .badge").count()).toBe(2);
+      // Both channel conversations are unread the first time; the desktop pass then reads "newer".
+      expect(await page.locator(".recent-page li[data-key^='s:'] .badge").count()).toBe(i === 0 ? 2 : 1);
       expect(await overflow(page)).toBeLessThanOrEqual(0);
       await web.shot(page, `${tag}-recent`);
       // A new message moves its conversation to the top.
@@ -81,6 +82,23 @@ describe("web client: views and message actions", () => {
       await expect.poll(() => rows.first().textContent()).toBe(i === 0 ? "#general › older" : "#general › newer");
       await page.locator(".recent-page li", { hasText: "› newer" }).locator("button").click();
       await title(page, "#general › newer");
+      // Opening the topic marks it read a moment later: wait for that, or whether the phone pass
+      // finds it read would depend on how fast the machine is (it failed once under load).
+      await expect
+        .poll(async () => {
+          const unread = await web.server.call(bob, "GET", "/messages", {
+            anchor: "newest",
+            num_before: 10,
+            num_after: 0,
+            narrow: JSON.stringify([
+              { operator: "channel", operand: general.id },
+              { operator: "topic", operand: "newer" },
+              { operator: "is", operand: "unread" },
+            ]),
+          });
+          return (unread.body["messages"] as unknown[]).length;
+        })
+        .toBe(0);
       await page.close();
     }
 
