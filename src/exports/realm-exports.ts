@@ -4,7 +4,7 @@
  * keeps their tarballs: EXPORTS/<realm>/<random>/zulip-export-<random>.tar.gz, in the
  * layout of `manage.py export` (realm.json, messages-000001.json, ...,
  * attachment.json, uploads/records.json and the uploaded files, emoji/records.json and
- * the custom emoji images) under one
+ * the custom emoji images, avatars/records.json and the uploaded avatars) under one
  * zulip-export-<random>/ folder, which `parley import --from` reads back.
  *
  * The event loop is never held for long: the messages are read SLICE_MESSAGES at a
@@ -40,6 +40,8 @@ export interface RealmExportsOptions {
   readonly uploads: UploadFiles;
   /** A custom emoji image's file (its still PNG with `still`), or null where emoji are not kept. */
   readonly emojiFile?: (realmId: number, fileName: string, still: boolean) => string | null;
+  /** An uploaded avatar's file (a name under the realm's avatars), or null where avatars are not kept. */
+  readonly avatarFile?: (realmId: number, fileName: string) => string | null;
   readonly logError: (message: string, error: unknown) => void;
   /** Messages per step (tests make it small to see the work span steps). */
   readonly sliceMessages?: number;
@@ -137,6 +139,7 @@ export class RealmExports {
       await tar.add(`${folder}/attachment.json`, json({ zerver_attachment: attachments }));
       await this.#writeUploads(tar, folder, attachments);
       await this.#writeEmoji(tar, folder, plan.realmId, tables["zerver_realmemoji"] ?? []);
+      await this.#writeAvatars(tar, folder, plan.realmId, tables["zerver_userprofile"] ?? []);
       await tar.add(`${folder}/realm.json`, json(tables));
       return await tar.finish();
     } catch (error) {
@@ -203,6 +206,31 @@ export class RealmExports {
         await tar.addFile(`${folder}/emoji/${realmId}/emoji/images/still/${stillName}`, still.path, still.size);
     }
     await tar.add(`${folder}/emoji/records.json`, json(records));
+  }
+
+  /** Uploaded avatars as Zulip lays them out: avatars/<realm>/<avatar_hash>.png, listed in avatars/records.json. */
+  async #writeAvatars(tar: TarballWriter, folder: string, realmId: number, users: readonly ExportRow[]): Promise<void> {
+    const records: ExportRow[] = [];
+    for (const u of users) {
+      if (u["avatar_source"] !== "U" || typeof u["avatar_hash"] !== "string") continue;
+      const fileName = `${u["avatar_hash"]}.png`;
+      const image = await readable(this.#options.avatarFile?.(realmId, fileName) ?? null);
+      if (image === null) {
+        this.#options.logError(`data export: avatar ${fileName} could not be read`, new Error("missing file"));
+        continue;
+      }
+      const path = `${realmId}/${fileName}`;
+      await tar.addFile(`${folder}/avatars/${path}`, image.path, image.size);
+      records.push({
+        path,
+        s3_path: path,
+        realm_id: realmId,
+        user_profile_id: u["id"],
+        user_profile_email: u["email"],
+        size: image.size,
+      });
+    }
+    await tar.add(`${folder}/avatars/records.json`, json(records));
   }
 
   async #writeUploads(tar: TarballWriter, folder: string, attachments: readonly ExportRow[]): Promise<void> {

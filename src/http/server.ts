@@ -11,6 +11,7 @@ import { MethodNotAllowedError, UnknownRouteError } from "./errors.js";
 import { emojiDataReply } from "./emoji-data.js";
 import { isRealmEmojiPath, realmEmojiFileReply } from "./realm-emoji-files.js";
 import { emojiFilePath } from "../emoji/images.js";
+import { avatarFilePath } from "./avatar-images.js";
 import { AuthFailureGuard, clientName, hasCredentials, LoginGuard, realmFor } from "./auth.js";
 import { sessionChallenge } from "./session.js";
 import { listenCompat, listenInternal, type CompatListener } from "./compat-listener.js";
@@ -318,6 +319,8 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     uploads: uploads.files,
     emojiFile: (realmId, fileName, still) =>
       options.dataDir === undefined ? null : emojiFilePath(options.dataDir, realmId, fileName, still),
+    avatarFile: (realmId, fileName) =>
+      options.dataDir === undefined ? null : avatarFilePath(options.dataDir, realmId, fileName),
     logError: logErrorForUploads,
   });
   if (!options.worker?.reader) realmExports.failInterrupted();

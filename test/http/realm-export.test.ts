@@ -29,6 +29,7 @@ import {
 import { basicAuth, startServer, type TestServer } from "../support/http.js";
 import { RealmExports } from "../../src/exports/realm-exports.js";
 import { emojiFilePath } from "../../src/emoji/images.js";
+import { avatarFilePath } from "../../src/http/avatar-images.js";
 import { UploadFiles } from "../../src/uploads/files.js";
 import { openExport, readExport } from "../../tools/import/zulip-export.js";
 import { DEFAULT_LIMITS } from "../../tools/import/limits.js";
@@ -190,6 +191,15 @@ async function addSettingsAndPersonalData(
   const uri = String((file.body as Record<string, unknown>)["url"]);
   expect(uri).toMatch(/^\/user_uploads\//);
   const linking = send(alice.id, channel("general", "files"), `see [notes.txt](${uri})`);
+  // An uploaded avatar (the image parley keeps, 100×100) goes along.
+  const avatar = await s.call(
+    bob,
+    "POST",
+    "/users/me/avatar",
+    {},
+    { body: formOf("file", new Blob([await png()], { type: "image/png" }), "me.png") },
+  );
+  expect(avatar.body).toMatchObject({ result: "success" });
   // An image: its facts are read again on import (Zulip exports no ImageAttachment), so its preview renders the same.
   const picture = await s.call(
     alice,
@@ -470,6 +480,8 @@ describe("POST /export/realm and the round trip through parley import", () => {
         data.userMessages.every((um) => um.user !== moderator.id && um.user !== bot.id && um.user !== gone.id),
       ).toBe(true);
       expect(data.ignoredTables).toEqual({});
+      expect(data.users.find((u) => u.id === s.seed.bob.id)).toMatchObject({ avatar_source: "U" });
+      expect([...data.avatarFiles.keys()]).toEqual([s.seed.bob.id]);
       const reminders = data.scheduledMessages.filter((m) => m["delivery_type"] === 2);
       expect(reminders).toHaveLength(1);
       expect(reminders[0]).toMatchObject({ reminder_note: "read it", stream: null, subject: "" });
@@ -507,6 +519,7 @@ describe("POST /export/realm and the round trip through parley import", () => {
       "realm domains": 2,
       "custom emoji": 1,
       uploads: 2,
+      avatars: 1,
       channels: 8,
       "edit histories": 3,
       "realm defaults for new users": 1,
@@ -546,6 +559,7 @@ describe("POST /export/realm and the round trip through parley import", () => {
       root: join(root, "small"),
       uploads: s.server.uploads.files,
       emojiFile: (realmId, fileName, still) => emojiFilePath(s.t.dir, realmId, fileName, still),
+      avatarFile: (realmId, fileName) => avatarFilePath(s.t.dir, realmId, fileName),
       logError: (message, error) => {
         throw new Error(`${message}: ${String(error)}`);
       },
@@ -788,6 +802,12 @@ function compareSettings(a: Store, dirA: string, realmA: number, b: Store, dirB:
           ]),
         ),
         settings: u.isBot ? null : store.userSettings(u.id),
+        avatar:
+          u.avatarFile === undefined
+            ? null
+            : readFileSync(avatarFilePath(dir, realmId, u.avatarFile)!)
+                .toString("base64")
+                .slice(0, 200),
         subscriptions: store
           .subscriptionLists(u.id, false)
           .subscribed.map(({ subscription: sub, channel }) => ({
@@ -1048,6 +1068,7 @@ function compareSettings(a: Store, dirA: string, realmA: number, b: Store, dirB:
   expect(aliceView.scheduled).toContainEqual(
     expect.objectContaining({ reminder: { of: expect.stringMatching(/^see \[notes/), note: "read it" } }),
   );
+  expect(original.perUser.filter((u) => u.avatar !== null).map((u) => u.email)).toEqual([s.seed.bob.deliveryEmail]);
   expect(aliceView.snippets).toHaveLength(1);
   expect(aliceView.views).toHaveLength(2);
   expect(aliceView.settings).toMatchObject({ enter_sends: true, emojiset: "text", default_language: "fr" });

@@ -14,6 +14,7 @@
  * through the same permission checks as the API.
  */
 import { ROLE, type BotType, type Role, type Store } from "../../src/engine/index.js";
+import { replayAvatars } from "./replay-avatars.js";
 import { botConfigAtCreation, replayBotStorage } from "./replay-bots.js";
 import { replayEditHistories } from "./replay-history.js";
 import { replayInvites } from "./replay-invites.js";
@@ -168,6 +169,7 @@ export function replayExport(
     dataDir: options.dataDir,
     emoji: new Map(),
   };
+  replayAvatars(settings);
   const uploadPaths = replayRealmSettings(settings);
 
   // ---- the timeline: subscription changes and messages ----

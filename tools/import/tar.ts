@@ -3,9 +3,10 @@
  * Reads an export tarball (.tar.gz, .tgz or .tar; the ustar, GNU and pax formats tar
  * writes) in one pass, checking every entry before any of its content is read, and
  * writes only the export's data files (.json at the top or in the one top folder) to
- * a fresh directory, and the files under uploads/ and emoji/ (uploaded files, custom
- * emoji images), which the importer copies into the data directory. Everything else
- * (avatars, realm icons) is counted and streamed past: the importer does not read it.
+ * a fresh directory, and the files under uploads/, emoji/ and avatars/ (uploaded files,
+ * custom emoji images, uploaded avatars), which the importer copies into the data
+ * directory. Everything else (realm icons and logos) is counted and streamed past: the
+ * importer does not read it.
  *
  * Refused, naming the entry, with nothing left behind: any entry but regular files,
  * directories and the metadata headers (symbolic and hard links, devices, FIFOs, GNU
@@ -141,10 +142,10 @@ function isDataFile(path: string): boolean {
   return path.endsWith(".json") && path.split("/").length <= 2;
 }
 
-/** A file under uploads/ or emoji/ (at the top or in the one top folder): bytes the importer copies. */
+/** A file under uploads/, emoji/ or avatars/ (at the top or in the one top folder): bytes the importer copies. */
 function isCopiedFile(path: string): boolean {
   const parts = path.split("/");
-  const folder = parts.findIndex((p) => p === "uploads" || p === "emoji");
+  const folder = parts.findIndex((p) => p === "uploads" || p === "emoji" || p === "avatars");
   return folder >= 0 && folder <= 1 && parts.length > folder + 1;
 }
 

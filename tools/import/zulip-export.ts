@@ -260,6 +260,7 @@ const presenceRow = z.looseObject({
   last_active_time: z.number().nullable().optional(),
   last_connected_time: z.number().nullable().optional(),
 });
+const avatarRecordRow = z.looseObject({ path: z.string(), user_profile_id: id });
 const uploadRecordRow = z.looseObject({ path: z.string(), s3_path: z.string().optional() });
 const emojiRecordRow = z.looseObject({ path: z.string(), file_name: z.string(), realm_id: id.optional() });
 /** The can_*_group columns of zerver_stream (Zulip's Stream.stream_permission_group_settings). */
@@ -366,6 +367,8 @@ export interface ZulipExport {
    */
   readonly uploadFiles: Map<string, string>;
   readonly emojiFiles: Map<string, string>;
+  /** Zulip user ID -> their uploaded avatar's unpacked file (avatars/records.json; the full-size .png). */
+  readonly avatarFiles: Map<number, string>;
   /** Image facts of uploads (path_id -> facts), filled from the files by import/upload-images before the replay. */
   readonly uploadImages: Map<string, AttachmentImage>;
   /** Tables present that the importer does not read, with row counts. */
@@ -655,6 +658,7 @@ export function readExport(root: string, limits: Pick<ExportLimits, "maxJsonByte
       : [],
     uploadFiles: listedFiles(root, "uploads", uploadRecordRow, limits),
     emojiFiles: listedFiles(root, "emoji", emojiRecordRow, limits),
+    avatarFiles: avatarFiles(root, limits),
     uploadImages: new Map(),
     ignoredTables,
   };
@@ -667,7 +671,7 @@ export function readExport(root: string, limits: Pick<ExportLimits, "maxJsonByte
  */
 function listedFiles(
   root: string,
-  folder: "uploads" | "emoji",
+  folder: "uploads" | "emoji" | "avatars",
   schema: z.ZodType<{ path: string }>,
   limits: Pick<ExportLimits, "maxJsonBytes">,
 ): Map<string, string> {
@@ -692,6 +696,23 @@ function listedFiles(
     } catch {
       // Listed but absent: the record's file was not exported; the replay reports it.
     }
+  }
+  return out;
+}
+
+/**
+ * Each user's uploaded avatar: Zulip lists <hash>.original, <hash>.png and
+ * <hash>-medium.png per user; the .png is the full-size one parley keeps (100×100).
+ */
+function avatarFiles(root: string, limits: Pick<ExportLimits, "maxJsonBytes">): Map<number, string> {
+  const out = new Map<number, string>();
+  const files = listedFiles(root, "avatars", avatarRecordRow, limits);
+  if (files.size === 0) return out;
+  const raw = JSON.parse(readDataFile(join(root, "avatars", "records.json"), limits.maxJsonBytes)) as unknown;
+  for (const record of z.array(avatarRecordRow).parse(raw)) {
+    const file = files.get(record.path);
+    if (file !== undefined && record.path.endsWith(".png") && !record.path.endsWith("-medium.png"))
+      out.set(record.user_profile_id, file);
   }
   return out;
 }

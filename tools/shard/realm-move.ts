@@ -24,6 +24,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { snapshotEnvironment, type PasswordRecord, type Store } from "../../src/engine/index.js";
 import { emojiFilePath } from "../../src/emoji/images.js";
+import { avatarFilePath } from "../../src/http/avatar-images.js";
 import { RealmExports } from "../../src/exports/realm-exports.js";
 import { openStore } from "../../src/index.js";
 import { UploadFiles, type UploadReplica } from "../../src/uploads/files.js";
@@ -173,6 +174,7 @@ export async function exportFromSnapshot(
       root: work,
       uploads: new UploadFiles(join(sourceDir, "uploads"), options.sourceCluster?.uploads ?? null),
       emojiFile: (realmId, fileName, still) => emojiFilePath(sourceDir, realmId, fileName, still),
+      avatarFile: (realmId, fileName) => avatarFilePath(sourceDir, realmId, fileName),
       logError: (message, error) =>
         options.warn(`warning: ${message}: ${error instanceof Error ? error.message : String(error)}`),
     });

@@ -437,6 +437,10 @@ export function realmTables(state: StoreState, plan: ExportPlan): Tables {
         timezone: u.timezone,
         recipient: RECIPIENT_ID.personal(u.id),
         ...botProfileColumns(u),
+        // Zulip's avatar columns: "U" an uploaded image (avatar_hash: its file's name here), "G" Gravatar.
+        avatar_source: u.avatarFile === undefined ? "G" : "U",
+        avatar_version: u.avatarVersion,
+        avatar_hash: u.avatarFile === undefined ? null : u.avatarFile.replace(/\.png$/, ""),
         // Zulip's UserProfile columns carry the personal settings under their API names.
         ...Object.fromEntries(SETTING_NAMES.map((name) => [name, settings[name]])),
       };
