@@ -482,7 +482,7 @@ export function writeMove(
     origTopic: move.fromTopic,
     ...(topicChanged ? { newTopic: move.toTopic } : {}),
     propagateMode: move.propagateMode,
-    audience: moveAudience(state, from, to, edited.id, rows, losingAccess),
+    audience: moveAudience(state, from, to, edited.id, rows, losingAccess, new Set(records.map((m) => m.senderId))),
     losingAccess: [...losingAccess].sort((a, b) => a - b),
     writeNotices: () =>
       writeMoveNotices(state, ctx, {
@@ -529,6 +529,10 @@ function sentBy(records: readonly Message[]): Map<number, Bitmap> {
  * of it unless the move took their row; with shared history in the old channel, so do
  * the active members of the new channel (but guests who were not members of the old
  * one) and of the old one, except users who lost access.
+ * Beyond Zulip: the senders of the moved messages hear of it too. Zulip asks only the
+ * target's rows, so a sender who is not a member and sent a later message of a
+ * change_later move keeps it in the old topic until they register again (the events
+ * oracle found this).
  */
 function moveAudience(
   state: StoreState,
@@ -537,6 +541,7 @@ function moveAudience(
   targetId: number,
   rows: ChannelMoveRows | null,
   losingAccess: ReadonlySet<number>,
+  senders: ReadonlySet<number>,
 ): Audience {
   const byMembership = (user: User): boolean => {
     const inFrom = state.subscribers.get(from.id)?.has(user.id) ?? false;
@@ -550,6 +555,7 @@ function moveAudience(
     // Membership answers for most users without reading their rows.
     if (from.historyPublicToSubscribers && !losingAccess.has(user.id) && byMembership(user)) return true;
     if (rows?.rowLosers.has(user.id) === true) return false;
+    if (senders.has(user.id) && !losingAccess.has(user.id)) return true;
     const hadRow = rows?.hadTargetRow(user.id);
     if (hadRow !== undefined) return hadRow;
     target ??= getMessageRecord(state.tables, targetId);

@@ -262,6 +262,22 @@ describe("moves", () => {
     expect((await s.call(bob, "GET", `/messages/${a}`)).status).toBe(400);
   });
 
+  it("tells a sender outside the channel that a change_later move took their message (beyond Zulip)", async () => {
+    const { alice, owner } = s.seed;
+    const sub = await s.call(owner, "POST", "/users/me/subscriptions", {
+      subscriptions: JSON.stringify([{ name: "lobby" }]),
+    });
+    expect(sub.status, JSON.stringify(sub.body)).toBe(200);
+    const target = await send(owner, "first", "plans", "lobby");
+    const hers = await send(alice, "me too, from outside", "plans", "lobby");
+    const queue = await register(alice);
+    const r = await patch(owner, target, { topic: "dinner", propagate_mode: "change_later" });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    // Zulip asks only the target's rows and the channel's members: Alice has neither.
+    const moved = (await events(alice, queue)).filter((e) => e["type"] === "update_message");
+    expect(moved).toMatchObject([{ message_ids: [target, hers], orig_subject: "plans", subject: "dinner" }]);
+  });
+
   it("answers MOVE_MESSAGES_TIME_LIMIT_EXCEEDED with what may move", async () => {
     const { alice, bob, owner } = s.seed;
     const old = await send(alice, "old", "ancient");
