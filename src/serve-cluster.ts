@@ -151,6 +151,7 @@ export class ClusterNode {
       reason: serving ? null : connected ? this.#reason : "this node cannot reach the cluster's NATS server",
       applied: this.#role === "leader" ? (this.#leader?.publisher.stored ?? this.#applied) : this.#applied,
       lag: Math.max(0, this.#streamLast - this.#applied),
+      leader: this.#role === "leader" ? this.#cluster.node : (this.#lease?.node ?? null),
     };
   }
 

@@ -29,4 +29,9 @@ export interface ClusterStatus {
   readonly reason: string | null;
   readonly applied: number;
   readonly lag: number;
+  /**
+   * The node this one knows as the leader (itself when leading), or null: a follower that
+   * has not yet read a lease would answer writes "No leader is known yet".
+   */
+  readonly leader: string | null;
 }

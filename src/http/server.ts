@@ -573,7 +573,12 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     if (head.url === HEALTH_PATH && cluster !== undefined) {
       note.fixedPath = HEALTH_PATH;
       const status = cluster.status();
-      const body = { role: status.role, applied: status.applied, ...(status.serving ? {} : { reason: status.reason }) };
+      const body = {
+        role: status.role,
+        applied: status.applied,
+        leader: status.leader,
+        ...(status.serving ? {} : { reason: status.reason }),
+      };
       return { reply: { status: status.serving ? 200 : 503, body: JSON.stringify(body) }, headers: none };
     }
     const pageRoute = matchPage(head.url);

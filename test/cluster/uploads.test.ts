@@ -15,6 +15,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/index.js";
 import { exportFromSnapshot, refuseClusterTarget } from "../../tools/shard/realm-move.js";
 import { connectSourceCluster } from "../../tools/shard/source-cluster.js";
+import { health } from "../support/cluster-nodes.js";
 import { startNats, type NatsServer } from "../support/nats.js";
 import { CLI, sleep, stopProcess } from "../support/serve-process.js";
 
@@ -60,18 +61,17 @@ function startNode(name: string, dir: string, natsUrl: string): Promise<Node> {
 }
 
 async function role(node: Node): Promise<string | null> {
-  try {
-    const res = await fetch(`${node.url}/health`, { signal: AbortSignal.timeout(2_000) });
-    return res.status === 200 ? ((await res.json()) as { role: string }).role : null;
-  } catch {
-    return null;
-  }
+  const h = await health(node);
+  return h?.status === 200 ? h.role : null;
 }
 
+/** The leader, once every other node serving knows it (else a write there answers "No leader is known yet"). */
 async function leaderOf(nodes: readonly Node[]): Promise<Node> {
   const until = Date.now() + 30_000;
   for (;;) {
-    for (const node of nodes) if ((await role(node)) === "leader") return node;
+    const all = await Promise.all(nodes.map(health));
+    const leader = nodes.find((_, i) => all[i]?.status === 200 && all[i]?.role === "leader");
+    if (leader && all.every((h) => h === null || h.status !== 200 || h.leader === leader.name)) return leader;
     if (Date.now() > until) throw new Error(`no leader; the nodes said:\n${logs}`);
     await sleep(100);
   }

@@ -10,6 +10,7 @@ import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { request as httpRequest } from "node:http";
 import { openStore, type Store } from "../../src/index.js";
 import { CLI, sleep } from "./serve-process.js";
 
@@ -25,6 +26,8 @@ export interface Health {
   readonly role: string;
   readonly applied: number;
   readonly reason?: string;
+  /** The node it knows as the leader (itself when leading); null before a follower read a lease. */
+  readonly leader?: string | null;
 }
 
 /** Directories, processes and logs of one test file's nodes; `cleanUp` for its afterAll. */
@@ -93,7 +96,10 @@ export class ClusterFixture {
     return this.waitFor("a leader", async () => {
       for (const node of nodes) {
         const h = await health(node);
-        if (h?.status === 200 && h.role === "leader") return node;
+        if (h?.status !== 200 || h.role !== "leader") continue;
+        // and every other node serving knows it, or a write sent there answers "No leader is known yet".
+        const others = await Promise.all(nodes.filter((n) => n !== node).map(health));
+        if (others.every((o) => o === null || o.status !== 200 || o.leader === node.name)) return node;
       }
       return null;
     });
@@ -115,10 +121,38 @@ export class ClusterFixture {
   }
 }
 
+/**
+ * One request on a connection of its own. Nodes swap servers on the same port when they
+ * change role (and a cut-off leader hands the port to a standby listener): a pooled
+ * keep-alive connection to the old server is closed under a request reusing it ("other
+ * side closed"), which a client would retry but a test must not mistake for an answer.
+ */
+function request(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string; timeoutMs: number },
+): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      url,
+      { method: options.method ?? "GET", headers: options.headers, agent: false, timeout: options.timeoutMs },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => (text += chunk));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
+        res.on("error", reject);
+      },
+    );
+    req.on("timeout", () => req.destroy(new Error(`no answer from ${url} in ${options.timeoutMs} ms`)));
+    req.on("error", reject);
+    req.end(options.body);
+  });
+}
+
 export async function health(node: ClusterNodeProcess): Promise<Health | null> {
   try {
-    const res = await fetch(`${node.url}/health`, { signal: AbortSignal.timeout(2_000) });
-    return { status: res.status, ...((await res.json()) as { role: string; applied: number; reason?: string }) };
+    const res = await request(`${node.url}/health`, { timeoutMs: 2_000 });
+    return { status: res.status, ...(JSON.parse(res.text) as Omit<Health, "status">) };
   } catch {
     return null;
   }
@@ -131,13 +165,13 @@ export async function api(
   path: string,
   form?: Record<string, string>,
 ): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await fetch(`${node.url}/api/v1${path}`, {
+  const res = await request(`${node.url}/api/v1${path}`, {
     method,
     headers: { authorization: auth, ...(form ? { "content-type": "application/x-www-form-urlencoded" } : {}) },
     ...(form ? { body: new URLSearchParams(form).toString() } : {}),
-    signal: AbortSignal.timeout(15_000),
+    timeoutMs: 15_000,
   });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  return { status: res.status, body: JSON.parse(res.text) as Record<string, unknown> };
 }
 
 export interface ListedMessage {
