@@ -311,7 +311,7 @@ async function addSettingsAndPersonalData(
 
   store.createDrafts(alice.id, [
     { type: "stream", to: [general.id], topic: "plans", content: "half a thought", timestamp: 1_700_000_000.5 },
-    { type: "private", to: [bob.id], topic: "", content: "psst", timestamp: 1_700_000_100 },
+    { type: "private", to: [bob.id], topic: "", content: `psst @**Bob|${bob.id}**`, timestamp: 1_700_000_100 },
     { type: "private", to: [bob.id, owner.id], topic: "", content: "to both", timestamp: 1_700_000_200 },
     { type: "", to: [], topic: "", content: "unaddressed", timestamp: 1_700_000_300 },
   ]);
@@ -323,7 +323,7 @@ async function addSettingsAndPersonalData(
   });
   store.scheduleMessage(bob.id, {
     to: { type: "direct", userIds: [alice.id] },
-    content: "a reminder for alice",
+    content: `@**Alice|${alice.id}** a reminder`,
     deliverAt: store.now() + 40 * 86_400,
     readBySender: true,
     client: "website",
@@ -776,6 +776,12 @@ function compareSettings(a: Store, dirA: string, realmA: number, b: Store, dirB:
   const view = (store: Store, dir: string, realmId: number) => {
     const users = store.realmUsers(realmId).concat(store.realmBots(realmId));
     const email = new Map(users.map((u) => [u.id, u.deliveryEmail]));
+    // Mentions name people by ID, which an import renumbers: compare them by address.
+    const byEmail = (content: string) =>
+      content.replace(
+        /(@_?\*\*[^*|]+)\|(\d+)\*\*/g,
+        (_, open: string, id: string) => `${open}|${email.get(Number(id))}**`,
+      );
     const owner = users.find((u) => u.role === 100 && u.isActive)!.id;
     const fields = store.profileFields(owner);
     const fieldName = new Map(fields.map((f) => [String(f.id), f.name]));
@@ -831,7 +837,7 @@ function compareSettings(a: Store, dirA: string, realmA: number, b: Store, dirB:
                   ? d.to.map((id) => store.getChannel(id)!.name)
                   : d.to.map((id) => email.get(id)).sort(),
               topic: d.topic,
-              content: d.content,
+              content: byEmail(d.content),
               time: d.lastEditTime,
             })),
         // Pending, failed and delivered ones, and reminders.
@@ -840,7 +846,7 @@ function compareSettings(a: Store, dirA: string, realmA: number, b: Store, dirB:
             m.recipient.type === "channel"
               ? `#${store.getChannel(m.recipient.channelId)!.name} > ${m.recipient.topic}`
               : m.recipient.userIds.map((id) => email.get(id)).sort(),
-          content: m.content,
+          content: byEmail(m.content),
           at: m.deliverAt,
           readBySender: m.readBySender,
           failed: m.failureMessage,

@@ -205,6 +205,8 @@ function writeExport(dir: string): void {
     zerver_realmemoji: [
       { id: 3, name: "party_parrot", realm: 7, author: IAGO, file_name: "3.gif", deactivated: false },
     ],
+    // A draft mentions a person by Zulip's ID: the import must rename it as it does in messages.
+    zerver_draft: [{ user_profile: IAGO, recipient: null, topic: "", content: "ask @**Hamlet|11** later" }],
   };
   const message = (id: number, sender: number, recipient: number, at: number, content: string, subject = "") => ({
     id,
@@ -363,6 +365,13 @@ describe("parley import from a Zulip export", () => {
       ids: { users: Record<string, number>; messages: Record<string, number> };
     };
     expect(Object.keys(saved.ids.messages)).toHaveLength(9);
+    const store = openStore(dataDir, { noSync: true });
+    try {
+      const drafts = store.drafts(saved.ids.users[String(IAGO)]!).map((d) => d.content);
+      expect(drafts).toEqual([`ask @**Hamlet|${saved.ids.users[String(HAMLET)]}** later`]);
+    } finally {
+      store.close();
+    }
     expect(saved.ids.messages["107"]).toBeUndefined();
     expect(readFileSync(join(dataDir, "data.mdb")).includes("SECRET-KEY-11")).toBe(false);
   });

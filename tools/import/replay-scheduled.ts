@@ -43,7 +43,7 @@ export function replayScheduledMessages(c: SettingsReplay, membersOfRecipient: M
           to.type === "channel"
             ? { type: "channel", channelId: to.channelId, topic: m.subject ?? "" }
             : { type: "direct", userIds: to.userIds },
-        content: m.content,
+        content: c.rewriteContent(m.content),
         deliverAt: m.scheduled_timestamp,
         readBySender: m.read_by_sender === true,
         client: client ?? "internal",

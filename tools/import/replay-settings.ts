@@ -328,7 +328,7 @@ function replayPersonalData(c: SettingsReplay, membersOfRecipient: Map<number, n
           type,
           to: to === null ? [] : to.type === "channel" ? [to.channelId] : to.userIds,
           topic: type === "stream" ? (d.topic ?? "") : "",
-          content: d.content,
+          content: c.rewriteContent(d.content),
           ...(d.last_edit_time !== undefined ? { timestamp: d.last_edit_time } : {}),
         },
       ]),

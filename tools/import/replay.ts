@@ -168,6 +168,7 @@ export function replayExport(
     setClock: options.setClock,
     dataDir: options.dataDir,
     emoji: new Map(),
+    rewriteContent: (content) => content,
   };
   replayAvatars(settings);
   const uploadPaths = replayRealmSettings(settings);
@@ -294,6 +295,7 @@ export function replayExport(
         const mapped = uploadPaths.get(path) ?? uploadPaths.get(decodeURIComponentSafe(path));
         return mapped === undefined ? all : `/user_uploads/${mapped}`;
       });
+  settings.rewriteContent = rewrite;
 
   const total = data.messages.length;
   let done = 0;

@@ -25,6 +25,11 @@ export interface SettingsReplay {
   readonly dataDir: string | undefined;
   /** Zulip emoji ID -> parley's (reactions and statuses name custom emoji by ID). */
   readonly emoji: Map<number, number>;
+  /**
+   * Message content as it is stored here: mentions' user IDs and upload links renamed.
+   * Set once the users and uploads are imported; drafts and scheduled messages use it too.
+   */
+  rewriteContent: (content: string) => string;
 }
 
 export function reason(error: unknown): string {
