@@ -11,7 +11,7 @@
  * that fails marks it failed (and drops its key) in one transaction too.
  */
 import { BadRequestError, EngineError, NotFoundError } from "../errors.js";
-import type { StoreState } from "../state.js";
+import type { StoreState, WriteContext } from "../state.js";
 import type { ReminderTarget, ScheduledMessage, ScheduledRecipient, User } from "../types.js";
 import type { RenderResult } from "../render.js";
 import { userAudience } from "../events/audience.js";
@@ -82,27 +82,49 @@ export function scheduleMessage(state: StoreState, senderId: number, input: Sche
   const rendered = renderMessage(state, prepared);
   checkRenderedMessage(state, prepared, rendered);
   return state.write((ctx) => {
-    const scheduled: ScheduledMessage = {
-      id: state.allocate("nextScheduledMessageId"),
-      realmId: sender.realmId,
-      senderId: sender.id,
-      recipient,
-      content: prepared.content,
-      renderedContent: rendered.html,
-      deliverAt: input.deliverAt,
-      readBySender: input.readBySender ?? readBySenderDefault(input.client, sender, recipient),
-      client: input.client,
+    const scheduled = putScheduled(state, ctx, {
+      ...newRecord(state, sender, recipient, prepared, rendered, input),
       failed: false,
       failureMessage: null,
       delivered: false,
       deliveredMessageId: null,
-    };
-    state.tables.scheduledMessages.putSync(scheduled.id, scheduled);
-    state.tables.scheduledDue.putSync([scheduled.deliverAt, scheduled.id], null);
-    ctx.afterCommit(() => state.indexScheduledMessage(scheduled));
+    });
     ctx.emit({ type: "scheduled_messages", op: "add", scheduled }, () => userAudience(sender.id));
     return scheduled;
   });
+}
+
+type SettledFields = "failed" | "failureMessage" | "delivered" | "deliveredMessageId" | "reminder";
+
+/** A new scheduled message's record, but for its state (pending, failed, delivered) and reminder target. */
+function newRecord(
+  state: StoreState,
+  sender: User,
+  recipient: ScheduledRecipient,
+  prepared: MessageToWrite,
+  rendered: RenderResult,
+  input: ScheduleMessageInput,
+): Omit<ScheduledMessage, SettledFields> {
+  return {
+    id: state.allocate("nextScheduledMessageId"),
+    realmId: sender.realmId,
+    senderId: sender.id,
+    recipient,
+    content: prepared.content,
+    renderedContent: rendered.html,
+    deliverAt: input.deliverAt,
+    readBySender: input.readBySender ?? readBySenderDefault(input.client, sender, recipient),
+    client: input.client,
+  };
+}
+
+/** Stores a scheduled message (due for delivery only while pending), indexed once the write commits. */
+function putScheduled(state: StoreState, ctx: WriteContext, scheduled: ScheduledMessage): ScheduledMessage {
+  state.tables.scheduledMessages.putSync(scheduled.id, scheduled);
+  if (!scheduled.failed && !scheduled.delivered)
+    state.tables.scheduledDue.putSync([scheduled.deliverAt, scheduled.id], null);
+  ctx.afterCommit(() => state.indexScheduledMessage(scheduled));
+  return scheduled;
 }
 
 /** A scheduled message or reminder as an export had it (parley import): its state, not only pending ones. */
@@ -139,26 +161,14 @@ export function importScheduledMessage(
   const rendered = renderMessage(state, prepared);
   checkRenderedMessage(state, prepared, rendered);
   return state.write((ctx) => {
-    const scheduled: ScheduledMessage = {
-      id: state.allocate("nextScheduledMessageId"),
-      realmId: sender.realmId,
-      senderId: sender.id,
-      recipient,
-      content: prepared.content,
-      renderedContent: rendered.html,
-      deliverAt: input.deliverAt,
-      readBySender: input.readBySender ?? readBySenderDefault(input.client, sender, recipient),
-      client: input.client,
+    const scheduled = putScheduled(state, ctx, {
+      ...newRecord(state, sender, recipient, prepared, rendered, input),
       failed: input.failed,
       failureMessage: input.failed ? input.failureMessage : null,
       delivered: input.delivered,
       deliveredMessageId: input.delivered ? input.deliveredMessageId : null,
       ...(input.reminder !== undefined ? { reminder: input.reminder } : {}),
-    };
-    state.tables.scheduledMessages.putSync(scheduled.id, scheduled);
-    if (!scheduled.failed && !scheduled.delivered)
-      state.tables.scheduledDue.putSync([scheduled.deliverAt, scheduled.id], null);
-    ctx.afterCommit(() => state.indexScheduledMessage(scheduled));
+    });
     ctx.changed({ kind: "scheduledMessage", id: scheduled.id });
     return scheduled;
   });
