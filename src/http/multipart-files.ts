@@ -8,7 +8,7 @@
  * `maxFileBytes` stops the receipt at once.
  */
 import busboy from "busboy";
-import type { EngineError } from "../engine/index.js";
+import { BadRequestError, type EngineError } from "../engine/index.js";
 import type { TempFile } from "../uploads/index.js";
 import type { BodySource } from "./body-source.js";
 import { BodyError } from "./errors.js";
@@ -121,4 +121,23 @@ export async function receiveMultipartFiles(
     throw limits.tooLarge();
   }
   return { fields, files, severalFiles };
+}
+
+/**
+ * An image upload's files (a custom emoji, an avatar): the multipart body's files, each
+ * at most `limitMib` MiB with Zulip's error naming the limit; none for any other body,
+ * so the endpoint refuses with its own "exactly one" error.
+ */
+export function receiveImageFiles(
+  body: BodySource | null,
+  contentType: string,
+  openTemp: () => Promise<TempFile>,
+  limitMib: number,
+): Promise<{ files: ReceivedFile[]; severalFiles: boolean }> {
+  const type = contentType.split(";")[0]!.trim().toLowerCase();
+  if (type !== "multipart/form-data" || body === null) return Promise.resolve({ files: [], severalFiles: false });
+  return receiveMultipartFiles(body, contentType, openTemp, {
+    maxFileBytes: limitMib * 1024 * 1024,
+    tooLarge: () => new BadRequestError(`Uploaded file is larger than the allowed limit of ${limitMib} MiB`),
+  });
 }

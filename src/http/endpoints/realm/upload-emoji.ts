@@ -10,7 +10,7 @@
 import { readFile } from "node:fs/promises";
 import { BadImageError, BadRequestError } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
-import { receiveMultipartFiles } from "../../multipart-files.js";
+import { receiveImageFiles } from "../../multipart-files.js";
 import {
   EmojiImageError,
   emojiContentType,
@@ -35,18 +35,12 @@ export default defineEndpoint({
     },
   },
   async handler(ctx) {
-    const limitMib = ctx.server.config.MAX_EMOJI_FILE_SIZE_MIB;
-    const tooLarge = () => new BadRequestError(`Uploaded file is larger than the allowed limit of ${limitMib} MiB`);
-    const type = ctx.head.contentType.split(";")[0]!.trim().toLowerCase();
-    const received =
-      type === "multipart/form-data" && ctx.body !== null
-        ? await receiveMultipartFiles(
-            ctx.body,
-            ctx.head.contentType,
-            () => ctx.uploads.files.createTemp(ctx.realm.id, "emoji"),
-            { maxFileBytes: limitMib * 1024 * 1024, tooLarge },
-          )
-        : { files: [], severalFiles: false };
+    const received = await receiveImageFiles(
+      ctx.body,
+      ctx.head.contentType,
+      () => ctx.uploads.files.createTemp(ctx.realm.id, "emoji"),
+      ctx.server.config.MAX_EMOJI_FILE_SIZE_MIB,
+    );
     try {
       const name = ctx.store.checkAddRealmEmoji(
         ctx.user.id,

@@ -13,7 +13,7 @@ import { emojiContentType } from "../../../emoji/images.js";
 import { avatarUrl } from "../../../wire/avatar.js";
 import { AvatarImageError, removeAvatarImage, resizeAvatar, storeAvatarImage } from "../../avatar-images.js";
 import { defineEndpoint } from "../../endpoint.js";
-import { receiveMultipartFiles } from "../../multipart-files.js";
+import { receiveImageFiles } from "../../multipart-files.js";
 
 export const uploadAvatarEndpoint = defineEndpoint({
   method: "POST",
@@ -24,18 +24,12 @@ export const uploadAvatarEndpoint = defineEndpoint({
   params: {},
   // test/http/avatars
   async handler(ctx) {
-    const limitMib = ctx.server.config.MAX_AVATAR_FILE_SIZE_MIB;
-    const tooLarge = () => new BadRequestError(`Uploaded file is larger than the allowed limit of ${limitMib} MiB`);
-    const type = ctx.head.contentType.split(";")[0]!.trim().toLowerCase();
-    const received =
-      type === "multipart/form-data" && ctx.body !== null
-        ? await receiveMultipartFiles(
-            ctx.body,
-            ctx.head.contentType,
-            () => ctx.uploads.files.createTemp(ctx.realm.id, "avatar"),
-            { maxFileBytes: limitMib * 1024 * 1024, tooLarge },
-          )
-        : { files: [], severalFiles: false };
+    const received = await receiveImageFiles(
+      ctx.body,
+      ctx.head.contentType,
+      () => ctx.uploads.files.createTemp(ctx.realm.id, "avatar"),
+      ctx.server.config.MAX_AVATAR_FILE_SIZE_MIB,
+    );
     try {
       const file = received.files[0];
       if (!file || received.severalFiles || received.files.length !== 1)
