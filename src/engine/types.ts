@@ -597,8 +597,9 @@ export type EmailTrigger =
 
 /**
  * A user's missed messages waiting for their email (Zulip's ScheduledMessageNotificationEmail
- * rows, one record per user): sent together at `dueAt`, which the first of them set to its
- * time plus the user's batching period.
+ * rows): sent together at `dueAt`, which the first of them set to its time plus the user's
+ * batching period. Stored as a head in missed_emails (items empty since schema 4) and one
+ * missed_email_items key per message (actions/missed-message-emails.ts).
  */
 export interface MissedEmailBatch {
   readonly userId: number;

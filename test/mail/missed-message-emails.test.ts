@@ -8,7 +8,8 @@
 import { randomBytes } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG } from "../../src/config/index.js";
-import type { User } from "../../src/engine/types.js";
+import { internals } from "../../src/engine/internal.js";
+import type { MissedEmailBatch, User } from "../../src/engine/types.js";
 import { MailSender } from "../../src/mail/sender.js";
 import { fromHeader, SmtpTransport } from "../../src/mail/transports.js";
 import { realmUrl } from "../../src/push/payload.js";
@@ -252,6 +253,33 @@ describe("missed-message emails", () => {
     expect(mails.map((m) => m.subject)).toEqual(["DMs with Bob"]);
     clock.advance(121_000);
     expect(await deliver()).toEqual([]);
+  });
+  it("a batch keeps one key per message (a long one is not rewritten per message); a head with inline items still sends", async () => {
+    const { alice, bob } = s.seed;
+    const tables = internals(s.t.store).tables;
+    const first = await send(bob, { type: "direct", to: [alice.id], content: "from an older build" });
+    // The batch as a store before schema 4 kept it: the items inside the head.
+    tables.env.transactionSync(() => {
+      const head = tables.missedEmails.get(alice.id) as MissedEmailBatch;
+      tables.missedEmails.putSync(alice.id, { ...head, items: s.t.store.missedEmailBatches()[0]!.items });
+      tables.missedEmailItems.removeSync([alice.id, first]);
+    });
+    const second = await send(bob, { type: "direct", to: [alice.id], content: "second" });
+    const third = await send(bob, { type: "direct", to: [alice.id], content: "third" });
+    // Later messages join as keys of their own; the head keeps what it had.
+    expect((tables.missedEmails.get(alice.id) as MissedEmailBatch).items.map((i) => i.messageId)).toEqual([first]);
+    expect([...tables.missedEmailItems.getKeys({ start: [alice.id], end: [alice.id + 1] })]).toEqual([
+      [alice.id, second],
+      [alice.id, third],
+    ]);
+    expect(s.t.store.missedEmailBatches().map((b) => b.items.map((i) => i.messageId))).toEqual([
+      [first, second, third],
+    ]);
+    const mails = await afterBatchingPeriod();
+    expect(mails.map((m) => m.subject)).toEqual(["DMs with Bob"]);
+    for (const text of ["from an older build", "second", "third"]) expect(mails[0]!.text).toContain(text);
+    expect(s.t.store.missedEmailBatches()).toEqual([]);
+    expect([...tables.missedEmailItems.getKeys({ start: [alice.id], end: [alice.id + 1] })]).toEqual([]);
   });
 });
 

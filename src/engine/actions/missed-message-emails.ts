@@ -3,9 +3,14 @@
  * Zulip's missed-message emails. On send (inside the message's write) each recipient
  * who is away (actions/notification-triggers.ts, the test push uses) and for whom a
  * trigger applies with their email settings gets the message added to their batch
- * (table missed_emails, one record per user): the first message of a batch sets it due
+ * (one per user): the first message of a batch sets it due
  * after the user's email_notifications_batching_period_seconds, later ones join it, as
  * Zulip's ScheduledMessageNotificationEmail rows do.
+ *
+ * A batch is a head (missed_emails: the user and the due time) and one key per message
+ * (missed_email_items), so adding a message costs the same however long the batch is: a
+ * user away while a followed topic is busy had every later send rewrite their whole list.
+ * Heads written before schema 4 carry their items inline and are read with the keys.
  *
  * When a batch is due, one write removes it and enqueues its emails in the durable mail
  * outbox: the messages still there, still unread and still the user's, one email per
@@ -109,7 +114,7 @@ export function enqueueEditMissedEmails(
     const decision = channelTrigger(state, user, settings, message, channel, mentionFlags(userId), "email");
     if (decision === null || decision.trigger === "followed_topic_email_notify") continue;
     const before = state.tables.missedEmails.get(userId) as MissedEmailBatch | undefined;
-    if (before?.items.some((i) => i.messageId === message.id)) continue;
+    if (before !== undefined && inBatch(state, before, message.id)) continue;
     addToBatch(state, ctx, userId, before, settings.email_notifications_batching_period_seconds, {
       messageId: message.id,
       trigger: decision.trigger,
@@ -118,35 +123,59 @@ export function enqueueEditMissedEmails(
   }
 }
 
+type BatchItem = MissedEmailBatch["items"][number];
+/** A missed_email_items value (its key is [userId, messageId]). */
+type StoredItem = Omit<BatchItem, "messageId">;
+
 function addToBatch(
   state: StoreState,
   ctx: WriteContext,
   userId: number,
   before: MissedEmailBatch | undefined,
   periodSecs: number,
-  item: MissedEmailBatch["items"][number],
+  item: BatchItem,
 ): void {
-  const batch: MissedEmailBatch = {
-    userId,
-    dueAt: before?.dueAt ?? state.now() + periodSecs,
-    items: [...(before?.items ?? []), item],
-  };
-  state.tables.missedEmails.putSync(userId, batch);
+  if (before === undefined)
+    state.tables.missedEmails.putSync(userId, { userId, dueAt: state.now() + periodSecs, items: [] });
+  const stored: StoredItem = { trigger: item.trigger, mentionedGroupId: item.mentionedGroupId };
+  state.tables.missedEmailItems.putSync([userId, item.messageId], stored);
   ctx.changed({ kind: "missedEmail", id: userId, op: before ? "changed" : "added" });
 }
 
-/** Every waiting batch (tests and tools). */
-export function missedEmailBatches(state: StoreState): MissedEmailBatch[] {
+function inBatch(state: StoreState, head: MissedEmailBatch, messageId: number): boolean {
+  return (
+    head.items.some((i) => i.messageId === messageId) ||
+    state.tables.missedEmailItems.doesExist([head.userId, messageId])
+  );
+}
+
+/** The user's item keys' range in missed_email_items. */
+const itemRange = (userId: number) => ({ start: [userId], end: [userId + 1] });
+
+/** A head with every item of its batch: those it carries (stores before schema 4), then its keys'. */
+function withItems(state: StoreState, head: MissedEmailBatch): MissedEmailBatch {
+  const items: BatchItem[] = [...head.items];
+  for (const { key, value } of state.tables.missedEmailItems.getRange(itemRange(head.userId)))
+    items.push({ messageId: key[1], ...(value as StoredItem) });
+  return { ...head, items };
+}
+
+function missedEmailHeads(state: StoreState): MissedEmailBatch[] {
   const out: MissedEmailBatch[] = [];
   // Key 0 holds the table's msgpackr shared structures.
   for (const { value } of state.tables.missedEmails.getRange({ start: 1 })) out.push(value as MissedEmailBatch);
   return out;
 }
 
+/** Every waiting batch (tests and tools). */
+export function missedEmailBatches(state: StoreState): MissedEmailBatch[] {
+  return missedEmailHeads(state).map((head) => withItems(state, head));
+}
+
 /** The earliest due time of a waiting batch (UNIX seconds), or null when none waits. */
 export function nextMissedEmailDue(state: StoreState): number | null {
   let next: number | null = null;
-  for (const batch of missedEmailBatches(state)) if (next === null || batch.dueAt < next) next = batch.dueAt;
+  for (const head of missedEmailHeads(state)) if (next === null || head.dueAt < next) next = head.dueAt;
   return next;
 }
 
@@ -175,10 +204,13 @@ function realmNameInSubject(state: StoreState, user: User): boolean {
  */
 export function sendDueMissedEmails(state: StoreState, now: number, realmUrl: (realm: Realm) => string): number {
   let sent = 0;
-  for (const batch of missedEmailBatches(state)) {
-    if (batch.dueAt > now) continue;
+  for (const head of missedEmailHeads(state)) {
+    if (head.dueAt > now) continue;
     state.write((ctx) => {
+      const batch = withItems(state, head);
       state.tables.missedEmails.removeSync(batch.userId);
+      for (const key of state.tables.missedEmailItems.getKeys(itemRange(batch.userId)))
+        state.tables.missedEmailItems.removeSync(key);
       ctx.changed({ kind: "missedEmail", id: batch.userId, op: "removed" });
       sent += enqueueBatchMails(state, ctx, batch, realmUrl);
     });

@@ -38,7 +38,8 @@
  * | passwords         | userId (uint32)                  | PasswordRecord (scrypt)       |
  * | devices           | deviceId (uint32)                | Device                        |
  * | push_outbox       | itemId (uint32, ascending)       | PushOutboxItem                |
- * | missed_emails     | userId (uint32)                  | MissedEmailBatch (waiting for its email) |
+ * | missed_emails     | userId (uint32)                  | MissedEmailBatch head (waiting for its email) |
+ * | missed_email_items| [userId, messageId]              | the batch's items since schema 4 (trigger, group) |
  * | realm_emoji       | realmEmojiId (uint32)            | RealmEmoji                    |
  * | invites           | inviteId (uint32)                | Invite (email or reusable link) |
  * | email_changes     | confirmation key (string)        | EmailChange (pending or used) |
@@ -65,8 +66,12 @@ import type { ChangeKind } from "../events/change-set.js";
  * per-user flag keys as each flag's user IDs (`users`), and such entries last
  * (index/deferred-writes.ts). Older stores read the same; a version-2 build would miss
  * those keys, so it refuses the store.
+ *
+ * 4: a missed-email batch's items may be in missed_email_items (one key per message)
+ * rather than in its missed_emails record. Older stores read the same; a version-3
+ * build would send those emails without the items, so it refuses the store.
  */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 /** Oldest store format this build opens (and upgrades in place by writing). */
 export const OLDEST_SCHEMA_VERSION = 1;
 /** [key, chunk] holds a chunk's base bytes; [key, chunk, 1] its delta (index/bitmap-store.ts). */
@@ -109,6 +114,7 @@ export interface Tables {
   readonly devices: Database<unknown, number>;
   readonly pushOutbox: Database<unknown, number>;
   readonly missedEmails: Database<unknown, number>;
+  readonly missedEmailItems: Database<unknown, [number, number]>;
   readonly realmEmoji: Database<unknown, number>;
   readonly invites: Database<unknown, number>;
   readonly emailChanges: Database<unknown, string>;
@@ -222,6 +228,14 @@ export const TABLE_SPECS = {
   pushOutbox: { db: "push_outbox", role: "record", keys: "id", values: "msgpack", change: "pushItem" },
   // Missed messages waiting for their user's batched email (actions/missed-message-emails.ts).
   missedEmails: { db: "missed_emails", role: "record", keys: "id", values: "msgpack", change: "missedEmail" },
+  // One key per missed message of a batch, so adding one costs the same whatever the batch holds.
+  missedEmailItems: {
+    db: "missed_email_items",
+    role: "record",
+    keys: "msgpack",
+    values: "msgpack",
+    change: "missedEmail",
+  },
   // Custom emoji records; their images are files under DATA/uploads/avatars (http layer).
   realmEmoji: { db: "realm_emoji", role: "entity", keys: "id", values: "msgpack", change: "realmEmoji" },
   invites: { db: "invites", role: "entity", keys: "id", values: "msgpack", change: "invites" },
@@ -312,7 +326,7 @@ export interface OpenTablesOptions {
 
 /**
  * LMDB's limit on named databases per environment, read at each open (not stored in
- * the file), so raising it needs no migration. Tables take 38 of it; the rest is room.
+ * the file), so raising it needs no migration. Tables take 39 of it; the rest is room.
  */
 export const MAX_DBS = 64;
 
