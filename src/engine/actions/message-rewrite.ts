@@ -18,11 +18,15 @@
 import type { WriteContext } from "../write-coordinator.js";
 import type { StoreState } from "../state.js";
 import { messageMetaOf, type Message } from "../types.js";
-import { putMessageRecord, partsOf } from "../storage/message-records.js";
+import { putMessageRecord, removeMessageRecord } from "../storage/message-records.js";
 import type { MessageField } from "../events/change-set.js";
+import { RoaringBitmap32 } from "../index/bitmap-store.js";
 import { isIndexableTerm, key } from "../index/keys.js";
 import { indexTerms } from "../search/index.js";
 import { indexMessage, RESOLVED_TOPIC_PREFIX } from "./send-message.js";
+
+/** From how many IDs a key's removals go as one bitmap (below, per-ID calls cost less than building it). */
+const BULK_IDS = 16;
 
 export interface MessageRewrite {
   readonly before: Message;
@@ -149,16 +153,17 @@ export function rewriteMessages(state: StoreState, ctx: WriteContext, rewrites: 
         for (const term of group.change.oldTerms)
           if (!content.has(term)) push(removals, key.term(before.realmId, term), before.id);
       }
+    } else if (after === null) {
+      // A deletion loses every key: no per-message set of them to diff.
+      indexMessage(state, before, { add: (k, id) => push(removals, k, id) });
     } else {
       const old = indexKeysOf(state, before);
-      const next = after === null ? new Set<string>() : indexKeysOf(state, after);
+      const next = indexKeysOf(state, after);
       for (const k of old) if (!next.has(k)) push(removals, k, before.id);
       for (const k of next) if (!old.has(k)) push(additions, k, before.id);
     }
     if (after === null) {
-      const parts = partsOf(state.tables, before.id);
-      for (let i = 0; i < parts; i++) state.tables.messageParts.removeSync([before.id, i]);
-      state.tables.messages.removeSync(before.id);
+      removeMessageRecord(state.tables, before);
       state.tables.messageMeta.removeSync(before.id);
       state.tables.dateMessage.removeSync([before.dateSent, before.id]);
     } else {
@@ -174,7 +179,10 @@ export function rewriteMessages(state: StoreState, ctx: WriteContext, rewrites: 
     for (const k of change.add) pushAll(additions, k, ids);
     for (const term of change.newTerms) pushAll(additions, key.term(realmId, term), ids);
   }
-  for (const [k, ids] of removals) state.bitmaps.removeMany(k, ids);
+  // A topic's thousand IDs leave its keys in one native difference, not one delete and dirty mark each.
+  for (const [k, ids] of removals)
+    if (ids.length >= BULK_IDS) state.bitmaps.removeAll(k, new RoaringBitmap32(ids));
+    else state.bitmaps.removeMany(k, ids);
   for (const [k, ids] of additions) state.bitmaps.addMany(k, ids);
   // The conversation of a message was taken to be fixed at send; a move or deletion
   // makes the remembered one wrong. Forget it now (reads inside this write see the new

@@ -104,6 +104,18 @@ export function putMessageRecord(tables: Tables, message: Message, previous?: Me
   tables.messages.putSync(message.id, parts > 0 ? ({ id: message.id, parts } satisfies SplitHead) : message);
 }
 
+/**
+ * Removes a message record whatever its layout; call inside a write transaction.
+ * `stored` is the record as read: one surelySmall accepts was written inline, so its
+ * parts need no probe (a topic deletion removes a thousand records, and reading each
+ * head again to learn its layout decoded every one twice).
+ */
+export function removeMessageRecord(tables: Tables, stored: Message): void {
+  const parts = surelySmall(stored) ? 0 : partsOf(tables, stored.id);
+  for (let i = 0; i < parts; i++) tables.messageParts.removeSync([stored.id, i]);
+  tables.messages.removeSync(stored.id);
+}
+
 /** The record of message `id` whatever its layout, or undefined. */
 export function getMessageRecord(tables: Tables, id: number): Message | undefined {
   const value = tables.messages.get(id);

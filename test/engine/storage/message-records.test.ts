@@ -118,6 +118,23 @@ describe("large message records", () => {
     expect(s.verify().problems).toEqual([]);
   });
 
+  it("a deleted record in parts leaves none of its parts, and an inline neighbour's deletion takes none", async () => {
+    const partsOf = (id: number) => [...internals(s).tables.messageParts.getKeys()].filter(([m]) => m === id).length;
+    const large = send(multiByteText("axolotl"));
+    const small = send("a neighbour");
+    const kept = send(multiByteText("narwhal"));
+    const parts = partsOf(kept);
+    expect(partsOf(large)).toBeGreaterThan(1);
+    await s.deleteMessage(w.owner.id, small);
+    expect(partsOf(large)).toBeGreaterThan(1);
+    await s.deleteMessage(w.owner.id, large);
+    expect(partsOf(large)).toBe(0);
+    expect(partsOf(kept)).toBe(parts);
+    expect(search("axolotl")).toEqual([]);
+    expect(fetch(kept).content).toBe(multiByteText("narwhal"));
+    expect(s.verify().problems).toEqual([]);
+  });
+
   it("reads a large record stored inline, as stores written before the split hold them", () => {
     const id = send("placeholder");
     const text = multiByteText("narwhal");
