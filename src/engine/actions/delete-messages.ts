@@ -37,12 +37,22 @@ import { channelPermission } from "./channels.js";
 import { rewriteMessages } from "./message-rewrite.js";
 import { enqueueDeletedRemovals } from "./push-notifications.js";
 import { realmMessagePolicy } from "./realm-message-policy.js";
+import { topicPolicies } from "./move-topic-policies.js";
 import { MAX_TOPIC_LENGTH } from "./send-message.js";
 import { requireActiveUser } from "./users.js";
 import { writeTopicPolicy } from "./user-topics.js";
 
 /** Zulip's RETENTION_STREAM_MESSAGE_BATCH_SIZE: messages deleted per transaction of a topic deletion. */
 export const DELETE_TOPIC_BATCH_SIZE = 100;
+/** The most messages a batch of a topic deletion grows to (see nextTopicBatchSize). */
+export const DELETE_TOPIC_MAX_BATCH_SIZE = 1000;
+/**
+ * How long one batch of a topic deletion should hold the event loop. Every batch
+ * commits durably (an fsync) and repeats work that does not grow with its messages (the
+ * channel's subscribers, the audience, the bitmap chunks, the change set): ten batches
+ * of Zulip's 100 spent more time on that than on the messages.
+ */
+export const DELETE_TOPIC_BATCH_TARGET_MS = 20;
 /** Zulip's delete_in_topic gives up after 50 s with complete: false; the client calls again. */
 export const DELETE_TOPIC_TIME_BUDGET_MS = 50_000;
 
@@ -100,15 +110,19 @@ function purgeReadBits(state: StoreState, purge: ReadPurge, keysPerWrite: number
  * loop (Store after each deletion, and at open for one a crash interrupted).
  */
 export function continueReadPurge(state: StoreState, keysPerWrite: number | null = null): boolean {
+  if (pendingReadPurges(state).length === 0) return false;
+  return state.write(() => readPurgeStep(state, keysPerWrite));
+}
+
+/** continueReadPurge's work inside the caller's write; returns whether any purge is left. */
+function readPurgeStep(state: StoreState, keysPerWrite: number | null): boolean {
   const [purge, ...rest] = pendingReadPurges(state);
   if (purge === undefined) return false;
-  return state.write(() => {
-    const left = purgeReadBits(state, purge, keysPerWrite);
-    const next = left === null ? rest : [left, ...rest];
-    if (next.length === 0) state.tables.meta.removeSync(READ_PURGES_KEY);
-    else state.tables.meta.putSync(READ_PURGES_KEY, next);
-    return next.length > 0;
-  });
+  const left = purgeReadBits(state, purge, keysPerWrite);
+  const next = left === null ? rest : [left, ...rest];
+  if (next.length === 0) state.tables.meta.removeSync(READ_PURGES_KEY);
+  else state.tables.meta.putSync(READ_PURGES_KEY, next);
+  return next.length > 0;
 }
 
 /**
@@ -492,6 +506,19 @@ function detachUploads(state: StoreState, ctx: WriteContext, messages: readonly 
   }
 }
 
+/**
+ * The size of a topic deletion's next batch, from the last one's: what the time it
+ * took per message says fits DELETE_TOPIC_BATCH_TARGET_MS, at most four times as many
+ * (one quick batch is not much of a measure), between DELETE_TOPIC_BATCH_SIZE and
+ * DELETE_TOPIC_MAX_BATCH_SIZE. Batches cheaper than Zulip's 100 are never taken: a
+ * slow batch is slow for what it repeats (a moved topic's readers), not for its size.
+ */
+export function nextTopicBatchSize(size: number, deleted: number, elapsedMs: number): number {
+  if (deleted === 0) return size;
+  const fitting = Math.floor((DELETE_TOPIC_BATCH_TARGET_MS * deleted) / Math.max(elapsedMs, 0.01));
+  return Math.max(DELETE_TOPIC_BATCH_SIZE, Math.min(DELETE_TOPIC_MAX_BATCH_SIZE, size * 4, fitting));
+}
+
 export interface TopicDeletionStep {
   /** Messages this step deleted. */
   readonly deleted: number;
@@ -504,7 +531,9 @@ export interface TopicDeletionStep {
  * organization administrator deletes the newest `batchSize` messages of the topic they
  * can access, in one transaction. When none are left, the users' policies for the topic
  * are reset, except (protected history) for users who still have rows for messages
- * the administrator could not delete.
+ * the administrator could not delete. Readers' read bits are left to a read purge
+ * (continueReadPurge), whose first `readBudget` keys (null: readKeysPerWrite, 0: none)
+ * the last batch clears.
  */
 export function deleteTopicBatch(
   ctx: PlanContext<StoreState>,
@@ -539,16 +568,19 @@ export function deleteTopicBatch(
   }
   if (messages.length === 0 && !(complete && hasTopicPolicies(state, channel, topic))) return { deleted: 0, complete };
   state.write((w) => {
-    if (messages.length > 0) deleteMessagesInWrite(state, w, messages, user.id, readBudget);
-    if (complete) resetTopicPolicies(ctx, w, channel, topic);
+    // Read bits wait for the last batch: one purge rewrites each read bitmap once, and
+    // its first share goes in this write rather than a durable write of its own.
+    if (messages.length > 0) deleteMessagesInWrite(state, w, messages, user.id, 0);
+    if (complete) {
+      resetTopicPolicies(ctx, w, channel, topic);
+      if (readBudget !== 0) readPurgeStep(state, readBudget);
+    }
   });
   return { deleted: messages.length, complete };
 }
 
 function hasTopicPolicies(state: StoreState, channel: Channel, topic: string): boolean {
-  for (const userId of state.usersOfRealm(channel.realmId))
-    if (state.userTopics.policyOf(userId, channel.id, topic) !== 0) return true;
-  return false;
+  return topicPolicies(state, channel, topic).size > 0;
 }
 
 /**
@@ -559,8 +591,9 @@ function hasTopicPolicies(state: StoreState, channel: Channel, topic: string): b
 function resetTopicPolicies(ctx: PlanContext<StoreState>, w: WriteContext, channel: Channel, topic: string): void {
   const { state } = ctx;
   const left = state.bitmaps.get(key.channelTopic(channel.id, topic));
-  for (const userId of state.usersOfRealm(channel.realmId)) {
-    if (state.userTopics.policyOf(userId, channel.id, topic) === 0) continue;
+  // Only the channel's policy holders may have one: asking every user of a 10,000-user
+  // realm was an LMDB read each, twice in the last batch.
+  for (const userId of topicPolicies(state, channel, topic).keys()) {
     if (!channel.historyPublicToSubscribers && !left.isEmpty && !ctx.received.restrictToPersonal(userId, left).isEmpty)
       continue;
     writeTopicPolicy(state, w, userId, channel.id, topic, 0);

@@ -8,7 +8,13 @@ import { afterEach, describe, expect, it } from "vitest";
 import { internals } from "../../../src/engine/internal.js";
 import { key, type StoredFlag } from "../../../src/engine/index/keys.js";
 import { getMessageRecord } from "../../../src/engine/storage/message-records.js";
-import { deleteMessage, pendingReadPurges } from "../../../src/engine/actions/delete-messages.js";
+import {
+  DELETE_TOPIC_BATCH_SIZE,
+  DELETE_TOPIC_MAX_BATCH_SIZE,
+  deleteMessage,
+  nextTopicBatchSize,
+  pendingReadPurges,
+} from "../../../src/engine/actions/delete-messages.js";
 import type { EngineEvent, EventBatch, Store, User } from "../../../src/engine/index.js";
 import { seedRealm, tempStore, type TempStore } from "../../support/temp-store.js";
 
@@ -474,6 +480,61 @@ describe("POST /streams/{id}/delete_topic", () => {
     expect(ids(t.store, owner)).toEqual([other]);
     expect(again).toHaveLength(3);
     expectClean(t.store);
+  });
+
+  it("sizes batches from Zulip's 100 toward the loop budget, growing at most fourfold, capped", () => {
+    expect(DELETE_TOPIC_BATCH_SIZE).toBe(100);
+    // 100 in 2 ms: 1,000 would fit 20 ms, but one quick batch is not much of a measure.
+    expect(nextTopicBatchSize(100, 100, 2)).toBe(400);
+    expect(nextTopicBatchSize(400, 400, 16)).toBe(500);
+    expect(nextTopicBatchSize(400, 400, 1)).toBe(DELETE_TOPIC_MAX_BATCH_SIZE);
+    // Never below Zulip's 100, however slow; an empty batch says nothing.
+    expect(nextTopicBatchSize(400, 400, 500)).toBe(100);
+    expect(nextTopicBatchSize(300, 0, 0)).toBe(300);
+    expect(nextTopicBatchSize(100, 100, 0)).toBe(400);
+  });
+
+  it("deletes a topic past one batch in contiguous atomic batches, read bits and all, in no extra write", async () => {
+    const { owner, alice, bob } = setup();
+    const state = internals(t.store);
+    const channelId = state.channelByName.get(`${owner.realmId}:GENERAL`)!;
+    const kept = send(t.store, alice, "general", "kept", "before zebracorn");
+    const topic = t.store.batch(() =>
+      Array.from({ length: 260 }, (_, i) => send(t.store, alice, "general", "big", `zebracorn ${i}`)),
+    );
+    const after = send(t.store, bob, "general", "kept", "after zebracorn");
+    // Read by everyone, as the data generator marks whole ranges (the guest received none).
+    const everyone = [owner, alice, bob];
+    state.write(() => {
+      for (const u of everyone) state.bitmaps.addRange(key.userFlag(u.id, "read"), kept, after + 1);
+    });
+    t.store.updateFlags(bob.id, [topic[7]!, topic[250]!], "starred", "add");
+    const seen: EventBatch[] = [];
+    t.store.onEvents((b) => seen.push(b));
+    let writes = 0;
+    const write = state.write.bind(state);
+    state.write = ((fn: Parameters<typeof write>[0]) => {
+      writes++;
+      return write(fn);
+    }) as typeof state.write;
+
+    expect(await t.store.deleteTopic(owner.id, channelId, "big")).toEqual({ complete: true });
+    const batches = events(seen, "delete_message").map((e) =>
+      e.event.type === "delete_message" ? e.event.messageIds : [],
+    );
+    // Newest first, Zulip's 100 before any measure, each batch one write and one event.
+    expect(batches[0]).toEqual(topic.slice(-DELETE_TOPIC_BATCH_SIZE));
+    expect(batches.flatMap((b) => b).sort((a, b) => a - b)).toEqual(topic);
+    for (let i = 1; i < batches.length; i++)
+      expect(batches[i]![batches[i]!.length - 1]! < batches[i - 1]![0]!).toBe(true);
+    // The read purge's first share rides on the last batch's write.
+    expect(writes).toBe(batches.length);
+    expect(pendingReadPurges(state)).toEqual([]);
+    for (const id of [topic[0]!, topic[7]!, topic[250]!]) expect(traces(t.store, [owner, alice, bob], id)).toEqual([]);
+    expect(ids(t.store, bob)).toEqual([kept, after]);
+    expect(ids(t.store, bob, [{ operator: "search", operand: "zebracorn" }])).toEqual([kept, after]);
+    expectClean(t.store);
+    expectClean(t.reopen());
   });
 
   it("is for administrators, in channels they can read, and deletes only what they may see", async () => {
