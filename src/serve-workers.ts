@@ -19,15 +19,20 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { openFollower, type Store } from "./engine/index.js";
 import { carriesBody, Forwarder, writerOnly } from "./http/forward.js";
-import { createServer, type WorkerHooks } from "./http/server.js";
+import { loadSavedQueues, writeSavedQueues } from "./realtime/persist.js";
+import { EventBroadcaster, EventSubscriber } from "./realtime/writer-stream.js";
+import { internalSocket, QueueRouter, queueIdPrefix } from "./http/queue-routing.js";
+import { createServer, type ParleyServer, type WorkerHooks } from "./http/server.js";
 import { RemoteLimits, serveSharedLimits } from "./http/shared-limits.js";
 import { startParley, type ExternalImages, type Log, type ServerSettings } from "./server.js";
 import {
   DOWNLOAD_KEY_ENV,
+  EVENTS_SOCKET,
   LIMITS_SOCKET,
   LOCK_TOKEN_ENV,
   supervisorMessage,
   WORKER_COMPAT_PORT_ENV,
+  WORKER_COUNT_ENV,
   WORKER_DIR_ENV,
   WORKER_ENV,
   WORKER_PORT_ENV,
@@ -41,6 +46,8 @@ export interface WorkerEnv {
   /** The supervisor's private directory of Unix sockets. */
   readonly dir: string;
   readonly port: number;
+  /** How many workers the server runs (the writer and the readers). */
+  readonly workers: number;
   /** The token of the lock the supervisor holds on the data directory: every worker's store joins it. */
   readonly lockToken: string;
   /** The supervisor's key for temporary download URLs, shared by every worker. */
@@ -54,15 +61,19 @@ export function workerEnv(env: NodeJS.ProcessEnv = process.env): WorkerEnv | nul
   const name = env[WORKER_ENV];
   const dir = env[WORKER_DIR_ENV];
   const port = Number(env[WORKER_PORT_ENV]);
+  const workers = Number(env[WORKER_COUNT_ENV]);
   const lockToken = env[LOCK_TOKEN_ENV];
   const downloadKey = env[DOWNLOAD_KEY_ENV];
   if (name === undefined || dir === undefined || lockToken === undefined || !Number.isInteger(port)) return null;
+  if (!Number.isInteger(workers) || workers < 1) return null;
   if (downloadKey === undefined || !/^[0-9a-f]{64}$/.test(downloadKey)) return null;
   const compat = env[WORKER_COMPAT_PORT_ENV];
   const compatPort = compat === undefined ? null : Number(compat);
   if (compatPort !== null && !(Number.isInteger(compatPort) && compatPort > 0)) return null;
-  return { name, dir, port, lockToken, downloadKey: Buffer.from(downloadKey, "hex"), compatPort };
+  return { name, dir, port, workers, lockToken, downloadKey: Buffer.from(downloadKey, "hex"), compatPort };
 }
+
+const reason = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 function tell(message: WorkerMessage): void {
   process.send?.(message);
@@ -104,9 +115,12 @@ export async function runWriter(
     waiting.get(parsed.data.id)?.(parsed.data.series);
     waiting.delete(parsed.data.id);
   });
+  const router = new QueueRouter(worker.name, worker.dir, worker.workers);
   const hooks: WorkerHooks = {
     name: worker.name,
     downloadKey: worker.downloadKey,
+    // A reader's queue is polled and deleted where it lives (http/queue-routing).
+    divert: (res, req, head, unauthorized) => !unauthorized && router.route(res, req, head),
     peerMetrics: () =>
       new Promise((resolve) => {
         const id = nextId++;
@@ -118,32 +132,48 @@ export async function runWriter(
   const own = { ...settings, port: worker.port, compatPort: worker.compatPort };
   const parley = await startParley(store, own, dataDir, images, log, hooks);
   let limits: { close(): void } | null = null;
+  let broadcaster: EventBroadcaster | null = null;
   try {
     const socketPath = join(worker.dir, WRITER_SOCKET);
     // A writer killed before it could close leaves its socket file, which would refuse the bind.
     rmSync(socketPath, { force: true });
     await parley.http.listenInternal(socketPath);
     limits = await serveSharedLimits(parley.http.limits, join(worker.dir, LIMITS_SOCKET));
+    broadcaster = await EventBroadcaster.listen(join(worker.dir, EVENTS_SOCKET), store);
   } catch (error) {
     await parley.stop();
+    broadcaster?.close();
+    router.close();
     throw error;
   }
   const stopped = onStop(async () => {
     limits?.close();
+    // The store is closed by then: the stream ends after the last batch, and readers may save their queues.
     await parley.stop();
+    broadcaster?.close();
+    router.close();
   });
   tell({ type: "ready" });
   return stopped;
 }
 
-/** A reader: answers reads from a follower store, forwards the rest to the writer. */
+/** How long a stopping reader waits for the writer's last events before saving its queues. */
+const WRITER_END_WAIT_MS = 20_000;
+
+/**
+ * A reader: answers reads from a follower store, and its own event queues (fed by the
+ * writer's event stream); forwards the rest to the writer, and polls of another
+ * worker's queue to that worker.
+ */
 export async function runReader(
   worker: WorkerEnv,
   settings: ServerSettings,
   dataDir: string,
   images: ExternalImages,
+  log: Log,
 ): Promise<number> {
   const forwarder = new Forwarder(join(worker.dir, WRITER_SOCKET), worker.name);
+  const router = new QueueRouter(worker.name, worker.dir, worker.workers);
   const store = openFollower(dataDir, {
     noSync: settings.noSync,
     renderer: images.renderer,
@@ -151,6 +181,8 @@ export async function runReader(
     holder: "parley serve (reader worker)",
   });
   const limits = new RemoteLimits(join(worker.dir, LIMITS_SOCKET));
+  let stopping = false;
+  let subscriber: EventSubscriber | null = null;
   const http = createServer(store, {
     config: settings.config,
     dataDir,
@@ -161,11 +193,19 @@ export async function runReader(
     authFailureLimit: false,
     requestLog: { level: settings.logLevel, destination: settings.logFile ?? "stdout", slowMs: settings.slowRequestMs },
     ...(process.env["PARLEY_METRICS_TOKEN"] ? { metricsToken: process.env["PARLEY_METRICS_TOKEN"] } : {}),
+    events: { queueIdPrefix: queueIdPrefix(worker.name), followsWriter: true },
     worker: {
       name: worker.name,
       reader: true,
       downloadKey: worker.downloadKey,
       divert: (res, req, head, unauthorized) => {
+        if (!unauthorized) {
+          if (router.route(res, req, head)) return true;
+          // This worker's own queues; registered here while the writer's events arrive (else the writer registers).
+          if (head.url === "/api/v1/events" && (head.method === "GET" || head.method === "DELETE")) return false;
+          if (head.method === "POST" && head.url === "/api/v1/register" && subscriber?.subscribed === true)
+            return false;
+        }
         // A body is buffered by the writer only, against its budget, which is then the whole server's.
         if (!unauthorized && !writerOnly(head) && !carriesBody(head, req)) return false;
         forwarder.forward(res, req, head.remoteAddress);
@@ -175,6 +215,23 @@ export async function runReader(
       limits,
     },
   });
+  subscriber = new EventSubscriber(join(worker.dir, EVENTS_SOCKET), {
+    batch: (batch) => {
+      try {
+        store.releaseWriterBatch(batch);
+      } catch (error) {
+        log(`${worker.name}: could not deliver the writer's events: ${reason(error)}`);
+      }
+    },
+    subscribed: () => undefined,
+    lost: () => {
+      if (stopping) return;
+      // Events released meanwhile would be missing from every queue here: their clients register again.
+      const dropped = http.events.dropAll();
+      if (dropped > 0) log(`${worker.name}: lost the writer's events; dropped ${dropped} event queue(s)`);
+    },
+  });
+  const savedFile = `event-queues.${worker.name}.json`;
   process.on("message", (raw: unknown) => {
     const parsed = supervisorMessage.safeParse(raw);
     if (!parsed.success || parsed.data.type !== "send-metrics") return;
@@ -182,20 +239,80 @@ export async function runReader(
     void http.metricsJson().then((series) => tell({ type: "metrics", id, series }));
   });
   try {
+    // Started after the writer was ready: its stream is there (a writer dying meanwhile only delays registrations).
+    await Promise.race([subscriber.whenSubscribed(), new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
+    await restoreQueues(http, store, dataDir, savedFile, subscriber.subscribed, log);
+    const socketPath = internalSocket(worker.dir, worker.name);
+    // A reader killed before it could close leaves its socket file, which would refuse the bind.
+    rmSync(socketPath, { force: true });
+    await http.listenInternal(socketPath);
     await http.listen(worker.port, settings.host);
   } catch (error) {
+    subscriber.close();
     http.close();
     store.close();
     throw error;
   }
   const stopped = onStop(async () => {
+    stopping = true;
+    // The writer stops too: its last events (of requests it still answers) reach these queues before they are saved.
+    const complete = await subscriber.ended(WRITER_END_WAIT_MS);
+    subscriber.close();
+    http.events.flush();
+    const seq = store.catchUp().seq;
     http.close();
     limits.close();
+    if (complete) await saveQueues(http.events.save(), dataDir, savedFile, seq, log);
+    else if (http.events.stats.queues > 0)
+      log(`${worker.name}: the writer's events did not end cleanly; event queues not saved (clients register again)`);
     // Forwarded requests (long-polls the stopping writer answers) are passed on before the exit.
-    await Promise.race([forwarder.drained(), new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
+    const drained = Promise.all([forwarder.drained(), router.drained()]);
+    await Promise.race([drained, new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
     forwarder.close();
+    router.close();
     store.close();
   });
   tell({ type: "ready" });
   return stopped;
+}
+
+/**
+ * A reader's queues saved at its last clean stop come back when no write was committed
+ * since (the writer's events of any such write never reached them); otherwise the file
+ * is discarded and their clients get BAD_EVENT_QUEUE_ID and register again.
+ */
+async function restoreQueues(
+  http: ParleyServer,
+  store: Store,
+  dataDir: string,
+  file: string,
+  subscribed: boolean,
+  log: Log,
+): Promise<void> {
+  const seq = store.catchUp().seq;
+  // Not subscribed: events would be missed from here on; -1 matches no file, which is then discarded.
+  const saved = await loadSavedQueues(dataDir, log, { file, seq: subscribed ? seq : -1 });
+  if (saved.length === 0) return;
+  if (store.catchUp().seq !== seq) {
+    log(`discarded ${saved.length} saved event queue(s): writes were committed while they loaded`);
+    return;
+  }
+  const restored = http.events.restore(saved);
+  if (restored > 0) log(`restored ${restored} event queue(s) from the last shutdown`);
+}
+
+async function saveQueues(
+  queues: ReturnType<ParleyServer["events"]["save"]>,
+  dataDir: string,
+  file: string,
+  seq: number,
+  log: Log,
+): Promise<void> {
+  if (queues.length === 0) return;
+  try {
+    const { saved, dropped } = await writeSavedQueues(dataDir, queues, { file, seq });
+    log(`saved ${saved} event queue(s)` + (dropped > 0 ? `; dropped ${dropped} (their clients register again)` : ""));
+  } catch (error) {
+    log(`could not save event queues (their clients will register again): ${reason(error)}`);
+  }
 }

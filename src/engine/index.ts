@@ -14,7 +14,17 @@
  * "general" }] });
  */
 export { Store, openStore, openFollower, openReplica, type DeleteTopicOptions } from "./store.js";
-export { decodeTxn, encodeTxn, type ReplicaPosition, type ReplicatedTxn, type ReplicationSink } from "./replication.js";
+export {
+  decodeBatch,
+  decodeTxn,
+  encodeBatch,
+  encodeTxn,
+  packDelivery,
+  type ReplicaPosition,
+  type ReplicatedBatch,
+  type ReplicatedTxn,
+  type ReplicationSink,
+} from "./replication.js";
 export type { CatchUpResult } from "./follower.js";
 export {
   DELETE_TOPIC_BATCH_SIZE,

@@ -260,6 +260,7 @@ import {
   ReplicaApplier,
   readPosition,
   type ReplicaPosition,
+  type ReplicatedBatch,
   type ReplicatedTxn,
   unpackDelivery,
 } from "./replication.js";
@@ -504,6 +505,27 @@ export class Store {
   catchUp(): CatchUpResult {
     if (this.#follower === null) return { applied: 0, reloadedAll: false, seq: this.#state.counters.nextChangeSeq - 1 };
     return this.#follower.catchUp();
+  }
+
+  /**
+   * The last change-log sequence number this store's memory reflects: a follower's last
+   * catch-up (without catching up), the writer's last commit.
+   */
+  get caughtUpSeq(): number {
+    return this.#follower?.appliedSeq ?? this.#state.counters.nextChangeSeq - 1;
+  }
+
+  /**
+   * A follower worker's: an event batch its writer released (packed as replication.ts
+   * ships them), to this process's event listeners (its own queues). Memory first catches
+   * up to the batch's write, so that who gets each event and how it reads are decided on
+   * state that holds it; batches of ephemeral events (seq 0) go out as they are.
+   */
+  releaseWriterBatch(batch: ReplicatedBatch): void {
+    if (this.#follower === null || this.#replica !== null)
+      throw new FollowerWriteError("releasing a writer's events (open the store with openFollower)");
+    if (batch.seq > this.#follower.appliedSeq) this.#follower.catchUp();
+    this.#state.releaseReplicated({ seq: batch.seq, deliveries: batch.deliveries.map(unpackDelivery) });
   }
 
   /**

@@ -106,6 +106,36 @@ export function refuseAfterBody(
   });
 }
 
+/** What a forwarded request carries on, read in the uWS handler (uWS's request is valid only there). */
+export interface ForwardedHead {
+  readonly method: string;
+  /** Path and query. */
+  readonly path: string;
+  /** Name, value, name, value... */
+  readonly headers: readonly string[];
+  readonly hasBody: boolean;
+  readonly closeAsked: boolean;
+}
+
+/** Reads what a forward needs from uWS's request: call synchronously in the handler. */
+export function captureHead(req: HttpRequest, remoteAddress: string): ForwardedHead {
+  const method = req.getMethod().toUpperCase();
+  const query = req.getQuery();
+  const path = query ? `${req.getUrl()}?${query}` : req.getUrl();
+  const headers: string[] = [];
+  let hasBody = false;
+  let chunked = false;
+  req.forEach((name, value) => {
+    if (name === "content-length") hasBody = value !== "0";
+    if (name === "transfer-encoding") chunked = hasBody = true;
+    if (!REQUEST_DROPPED.has(name)) headers.push(name, value);
+  });
+  if (chunked) headers.push("transfer-encoding", "chunked");
+  headers.push(CLIENT_ADDRESS_HEADER, remoteAddress);
+  const closeAsked = /(^|,)\s*close\s*(,|$)/i.test(req.getHeader("connection"));
+  return { method, path, headers, hasBody, closeAsked };
+}
+
 export class Forwarder {
   readonly #target: string | ForwardTarget;
   readonly #worker: string;
@@ -140,24 +170,23 @@ export class Forwarder {
 
   /** Takes the request: call synchronously from the uWS handler (headers are read now). */
   forward(res: HttpResponse, req: HttpRequest, remoteAddress: string): void {
-    const method = req.getMethod().toUpperCase();
-    const query = req.getQuery();
-    const path = query ? `${req.getUrl()}?${query}` : req.getUrl();
-    const headers: string[] = [];
-    let hasBody = false;
-    let chunked = false;
-    req.forEach((name, value) => {
-      if (name === "content-length") hasBody = value !== "0";
-      if (name === "transfer-encoding") chunked = hasBody = true;
-      if (!REQUEST_DROPPED.has(name)) headers.push(name, value);
-    });
-    if (chunked) headers.push("transfer-encoding", "chunked");
-    headers.push(CLIENT_ADDRESS_HEADER, remoteAddress);
-    const closeAsked = /(^|,)\s*close\s*(,|$)/i.test(req.getHeader("connection"));
+    this.#send(res, captureHead(req, remoteAddress), null);
+  }
+
+  /**
+   * Passes on a request whose head was captured in the uWS handler and whose body was
+   * read whole since (http/forward's callers that must look at it to choose the target).
+   */
+  forwardRead(res: HttpResponse, head: ForwardedHead, body: Buffer): void {
+    this.#send(res, head, body);
+  }
+
+  #send(res: HttpResponse, head: ForwardedHead, readBody: Buffer | null): void {
+    const { method, path, headers, hasBody, closeAsked } = head;
     const base = typeof this.#target === "string" ? null : this.#target.url();
     if (typeof this.#target !== "string" && base === null) {
       const reply = errorReply(503, "No leader is known yet; try again in a moment", null);
-      refuseAfterBody(res, hasBody, reply, [
+      refuseAfterBody(res, hasBody && readBody === null, reply, [
         [WORKER_HEADER, this.#worker],
         ["Retry-After", "1"],
       ]);
@@ -192,6 +221,10 @@ export class Forwarder {
       settle();
     });
     upstream.on("response", (answer) => this.#answer(res, answer, method, closeAsked, () => aborted, settle));
+    if (readBody !== null) {
+      upstream.end(readBody);
+      return;
+    }
     if (!hasBody) {
       upstream.end();
       return;

@@ -59,6 +59,14 @@ export interface HubOptions {
   readonly restartEvent?: Readonly<Record<string, unknown>>;
   /** Slicing of deliveries (see DELIVERY_SLICE_*). */
   readonly deliverySlice?: DeliverySlice;
+  /** Begins every queue ID: a worker of `parley serve --workers` names itself (src/http/queue-routing). */
+  readonly queueIdPrefix?: string;
+  /**
+   * A reader worker's hub: its store is a follower that gets the writer's event batches
+   * after their commits (Store.releaseWriterBatch). A queue then takes only the batches
+   * of writes after the state its snapshot was built on (Store.caughtUpSeq at register).
+   */
+  readonly followsWriter?: boolean;
 }
 
 /** How much delivery one turn of the event loop does before yielding to the next. */
@@ -185,6 +193,8 @@ export class EventHub {
   readonly #unsubscribe: () => void;
   readonly #gcInterval: number;
   readonly #slice: DeliverySlice;
+  readonly #idPrefix: string;
+  readonly #followsWriter: boolean;
   /** Deliveries not yet pushed, in commit order. */
   #pending: (PendingDelivery | PendingRemoval)[] = [];
   #drainScheduled: ReturnType<typeof setImmediate> | null = null;
@@ -208,6 +218,8 @@ export class EventHub {
     this.#emailDomainOf = options.emailDomainOf ?? (() => "localhost");
     this.#gcInterval = (options.gcIntervalSecs ?? 30) * 1000;
     this.#slice = options.deliverySlice ?? DEFAULT_DELIVERY_SLICE;
+    this.#idPrefix = options.queueIdPrefix ?? "";
+    this.#followsWriter = options.followsWriter ?? false;
     this.#unsubscribe = store.onEvents((batch) => this.#deliver(batch));
     this.#scheduleGc();
   }
@@ -221,7 +233,10 @@ export class EventHub {
   register(user: User, options: QueueOptions): EventQueue {
     if (options.allPublicStreams) this.#store.checkAllPublicStreams(user.id);
     const matches = this.#compileNarrow(user.id, options);
-    const queue = new EventQueue(randomUUID(), user.id, user.realmId, options, matches, this.#clock.now());
+    const id = this.#idPrefix + randomUUID();
+    const queue = new EventQueue(id, user.id, user.realmId, options, matches, this.#clock.now());
+    // The snapshot built in this synchronous step holds every write up to here (see Store.releaseWriterBatch).
+    if (this.#followsWriter) queue.afterSeq = this.#store.caughtUpSeq;
     this.#makeRoom(user.id, user.realmId);
     this.#add(queue);
     return queue;
@@ -341,6 +356,7 @@ export class EventHub {
         continue;
       }
       const queue = new EventQueue(s.id, s.userId, s.realmId, s.options, matches, this.#clock.now(), s.nextEventId);
+      if (this.#followsWriter) queue.afterSeq = this.#store.caughtUpSeq;
       this.#makeRoom(s.userId, s.realmId);
       this.#add(queue);
       this.#account(queue, () => queue.restoreEvents(s.events));
@@ -348,6 +364,18 @@ export class EventHub {
       restored.push(queue);
     }
     return restored.filter((q) => this.#queues.get(q.id) === q).length;
+  }
+
+  /**
+   * Collects every queue (their clients get BAD_EVENT_QUEUE_ID and register again): a
+   * reader worker that lost its writer's events can no longer tell what they missed.
+   * Returns how many there were.
+   */
+  dropAll(): number {
+    const queues = [...this.#queues.values()];
+    this.#pending = [];
+    for (const queue of queues) this.#remove(queue);
+    return queues.length;
   }
 
   /** Pushes every delivery still under way, now (before saving queues, and for tests). */
@@ -487,6 +515,8 @@ export class EventHub {
       const recipient: boolean[] = [];
       const take = (queue: EventQueue, isRecipient: boolean): void => {
         if (!queue.wants(event.type)) return;
+        // Registered on a state that holds this write already (followsWriter; ephemeral events have seq 0).
+        if (batch.seq !== 0 && batch.seq <= queue.afterSeq) return;
         if (event.type === "message" && queue.matchesNarrow && !queue.matchesNarrow(event.message.id)) return;
         queues.push(queue);
         recipient.push(isRecipient);

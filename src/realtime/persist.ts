@@ -65,7 +65,7 @@ const savedQueue = z.object({
  * reference to one) are checked by withBodies: zod took ~1 s per million of them.
  */
 const savedLine = savedQueue.extend({ events: z.custom<readonly unknown[]>((v) => Array.isArray(v)) });
-const headerV2 = z.object({ version: z.literal(2) });
+const headerV2 = z.object({ version: z.literal(2), seq: z.number().int().optional() });
 const fileV1 = z.object({ version: z.literal(1), queues: z.array(savedQueue) });
 
 export interface SaveOptions {
@@ -75,6 +75,14 @@ export interface SaveOptions {
   readonly chunkBytes?: number;
   /** Milliseconds, for the deadline (injectable for tests). */
   readonly now?: () => number;
+  /** The file's name in the data directory (default SAVED_QUEUES_FILE; a reader worker's is its own). */
+  readonly file?: string;
+  /**
+   * A reader worker's: the change-log sequence number its queues hold every event up to.
+   * Written in the header; loading with another `seq` discards the file (events of the
+   * writes between were never delivered to these queues).
+   */
+  readonly seq?: number;
 }
 
 export interface SaveResult {
@@ -157,7 +165,7 @@ export async function writeSavedQueues(
 ): Promise<SaveResult> {
   const now = options.now ?? Date.now;
   const deadline = now() + (options.deadlineMs ?? DEFAULT_SAVE_DEADLINE_MS);
-  const path = join(dataDir, SAVED_QUEUES_FILE);
+  const path = join(dataDir, options.file ?? SAVED_QUEUES_FILE);
   const tmp = `${path}.${process.pid}.tmp`;
   const file = await open(tmp, "w");
   let saved = 0;
@@ -166,7 +174,7 @@ export async function writeSavedQueues(
     const out = new LineWriter(file, options.chunkBytes ?? CHUNK_BYTES);
     // Event texts already written, by key. Strings hash once (V8 caches it), so a lookup is cheap.
     const keys = new Map<string, number>();
-    out.add(`${JSON.stringify({ version: 2 })}\n`);
+    out.add(`${JSON.stringify(options.seq === undefined ? { version: 2 } : { version: 2, seq: options.seq })}\n`);
     let late = false;
     for (const queue of queues) {
       if (now() >= deadline) break;
@@ -218,11 +226,11 @@ export async function writeSavedQueues(
 export async function loadSavedQueues(
   dataDir: string,
   warn: (message: string) => void = () => undefined,
-  options: Pick<SaveOptions, "deadlineMs" | "now"> = {},
+  options: Pick<SaveOptions, "deadlineMs" | "now" | "file" | "seq"> = {},
 ): Promise<SavedQueue[]> {
   const now = options.now ?? Date.now;
   const deadline = now() + (options.deadlineMs ?? DEFAULT_SAVE_DEADLINE_MS);
-  const path = join(dataDir, SAVED_QUEUES_FILE);
+  const path = join(dataDir, options.file ?? SAVED_QUEUES_FILE);
   removeStaleTemporaries(dataDir);
   let input;
   try {
@@ -248,8 +256,16 @@ export async function loadSavedQueues(
         if (v1.success) {
           queues.push(...(v1.data.queues as SavedQueue[]));
           version = 1;
-        } else if (headerV2.safeParse(first).success) version = 2;
-        else {
+        } else if (headerV2.safeParse(first).success) {
+          const saved = headerV2.parse(first).seq;
+          if (options.seq !== undefined && saved !== options.seq) {
+            warn(
+              `ignoring ${path}: writes were committed since its queues were saved; their clients will register again`,
+            );
+            break;
+          }
+          version = 2;
+        } else {
           warn(`ignoring ${path}: not a saved event queue file; its clients will register again`);
           break;
         }

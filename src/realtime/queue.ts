@@ -91,6 +91,12 @@ export class EventQueue {
   #waiter: Waiter | null = null;
   /** Milliseconds: creation, or when the last poll began or ended. */
   lastActivity: number;
+  /**
+   * The change-log sequence number its snapshot holds, on a worker that gets its
+   * writer's events after the fact (realtime/hub's followsWriter): batches of writes at
+   * or below it are in the snapshot already. 0 elsewhere.
+   */
+  afterSeq = 0;
 
   constructor(
     readonly id: string,

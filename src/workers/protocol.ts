@@ -25,10 +25,15 @@ export const WORKER_PORT_ENV = "PARLEY_WORKER_PORT";
  */
 export const WORKER_COMPAT_PORT_ENV = "PARLEY_WORKER_COMPAT_PORT";
 
-/** The writer's listener for forwarded requests, in the worker directory. */
+/** How many workers the server runs (one writer, the rest readers): queue IDs name one (http/queue-routing). */
+export const WORKER_COUNT_ENV = "PARLEY_WORKER_COUNT";
+
+/** The writer's listener for forwarded requests, in the worker directory (a reader's is `<name>.sock`). */
 export const WRITER_SOCKET = "writer.sock";
 /** The limits the writer keeps for the whole server (http/shared-limits), in the worker directory. */
 export const LIMITS_SOCKET = "limits.sock";
+/** The writer's released event batches, to every reader's own queues (realtime/writer-stream). */
+export const EVENTS_SOCKET = "events.sock";
 
 export const workerMessage = z.discriminatedUnion("type", [
   /** Listening: the supervisor may start the readers (after the writer) and greet the operator. */

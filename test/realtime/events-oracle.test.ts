@@ -14,7 +14,11 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { startServer, type TestServer } from "../support/http.js";
+import { join } from "node:path";
+import { basicAuth, encodeParams, startServer, type TestServer } from "../support/http.js";
+import { openFollower, type Store } from "../../src/index.js";
+import { createServer } from "../../src/http/server.js";
+import { EventBroadcaster, EventSubscriber } from "../../src/realtime/writer-stream.js";
 import { DEFAULT_CONFIG } from "../../src/config/index.js";
 import {
   decodeAlertWordsEvent,
@@ -84,8 +88,11 @@ interface Observer {
  */
 const BULK_DELETION_OBSERVERS: ReadonlySet<UserName> = new Set(["owner", "alice", "guest"]);
 
-async function register(world: World, name: UserName): Promise<Json> {
-  const r = await world.server.call(world.user(name), "POST", "/register", {
+/** Where observers register and poll: the server the actions go to, or a reader worker beside it. */
+type QueueCall = TestServer["call"];
+
+async function register(world: World, name: UserName, call: QueueCall): Promise<Json> {
+  const r = await call(world.user(name), "POST", "/register", {
     client_capabilities: { ...CAPABILITIES, bulk_message_deletion: BULK_DELETION_OBSERVERS.has(name) },
     include_subscribers: true,
     apply_markdown: true,
@@ -96,9 +103,9 @@ async function register(world: World, name: UserName): Promise<Json> {
 }
 
 /** Polls the queue without blocking until it has nothing more, acknowledging as it goes. */
-async function drain(world: World, o: Observer): Promise<void> {
+async function drain(world: World, o: Observer, call: QueueCall): Promise<void> {
   for (let round = 0; round < 1000; round++) {
-    const r = await world.server.call(world.user(o.name), "GET", "/events", {
+    const r = await call(world.user(o.name), "GET", "/events", {
       queue_id: o.queueId,
       last_event_id: o.lastEventId,
       dont_block: true,
@@ -161,26 +168,86 @@ function bump(map: Map<string, number>, key: string): void {
   map.set(key, (map.get(key) ?? 0) + 1);
 }
 
+interface QueueSide {
+  readonly call: QueueCall;
+  /** Resolves once every batch the writer released has reached the side's queues. */
+  settle(): Promise<void>;
+  close(): void;
+}
+
+/**
+ * A reader worker of `parley serve --workers` in this process (src/serve-workers.ts's
+ * runReader, without the forwarding): a follower store, its own hub fed by the writer's
+ * event stream over a Unix socket, and its own HTTP server that observers register on.
+ */
+async function readerSide(server: TestServer, config: typeof DEFAULT_CONFIG): Promise<QueueSide> {
+  const { dir, store: writer } = server.t;
+  const follower: Store = openFollower(dir, { noSync: true, lockToken: writer.lockToken });
+  const socket = join(dir, "events.sock");
+  const broadcaster = await EventBroadcaster.listen(socket, writer);
+  const subscriber = new EventSubscriber(socket, {
+    batch: (batch) => follower.releaseWriterBatch(batch),
+    subscribed: () => undefined,
+    lost: () => undefined,
+  });
+  await subscriber.whenSubscribed();
+  const http = createServer(follower, {
+    config,
+    rateLimit: false,
+    logError: () => undefined,
+    dataDir: dir,
+    events: { queueIdPrefix: "reader-1.", followsWriter: true },
+    worker: { name: "reader-1", reader: true, beforeLocal: () => void follower.catchUp() },
+  });
+  const base = `http://127.0.0.1:${await http.listen(0, "127.0.0.1")}`;
+  return {
+    async call(user, method, path, params = {}) {
+      const form = encodeParams(params);
+      const headers: Record<string, string> = user ? { Authorization: basicAuth(writer.getUser(user.id)) } : {};
+      const isQuery = method === "GET" || method === "DELETE";
+      const url = `${base}/api/v1${path}${isQuery && form.size > 0 ? `?${form}` : ""}`;
+      const response = await fetch(url, { method, headers, ...(isQuery ? {} : { body: form }) });
+      return {
+        status: response.status,
+        body: (await response.json()) as Record<string, unknown>,
+        headers: response.headers,
+      };
+    },
+    async settle() {
+      while (subscriber.batchesReceived < broadcaster.batchesSent) await new Promise((r) => setTimeout(r, 5));
+    },
+    close() {
+      http.close();
+      subscriber.close();
+      broadcaster.close();
+      follower.close();
+    },
+  };
+}
+
 /** Runs one sequence; returns the differences found (empty: the oracle holds). */
 async function runSequence(
   actions: readonly Action[],
   limitedGuests = false,
+  onReader = false,
 ): Promise<{ problems: string[]; outcomes: string[] }> {
   let server: TestServer | null = null;
+  let side: QueueSide | null = null;
   try {
     // A bouncer is configured (so devices can register for push) but never reached: no sender runs here.
-    server = await startServer({
-      config: {
-        ...DEFAULT_CONFIG,
-        PUSH_NOTIFICATION_BOUNCER_URL: "http://127.0.0.1:9",
-        ZULIP_ORG_ID: "oracle",
-        ZULIP_ORG_KEY: "oracle",
-      },
-    });
+    const config = {
+      ...DEFAULT_CONFIG,
+      PUSH_NOTIFICATION_BOUNCER_URL: "http://127.0.0.1:9",
+      ZULIP_ORG_ID: "oracle",
+      ZULIP_ORG_KEY: "oracle",
+    };
+    server = await startServer({ config });
     const world = new World(server, { limitedGuests });
+    if (onReader) side = await readerSide(server, config);
+    const call: QueueCall = side?.call ?? server.call.bind(server);
     const observers: Observer[] = [];
     for (const name of OBSERVERS) {
-      const initial = await register(world, name);
+      const initial = await register(world, name, call);
       observers.push({
         name,
         queueId: String(initial["queue_id"]),
@@ -194,9 +261,10 @@ async function runSequence(
       await world.perform(action);
       bump(coverage.actions, `${action.kind} ${(world.outcomes[world.outcomes.length - 1] ?? "").split(":")[0]}`);
     }
+    await side?.settle();
     const problems: string[] = [];
     for (const o of observers) {
-      await drain(world, o);
+      await drain(world, o, call);
       for (const e of o.events)
         bump(coverage.events, `${String(e["type"])}${typeof e["op"] === "string" ? `/${e["op"]}` : ""}`);
       try {
@@ -205,7 +273,7 @@ async function runSequence(
         problems.push(`${o.name}: ${(e as Error).message}`);
         continue;
       }
-      const fresh = await register(world, o.name);
+      const fresh = await register(world, o.name, call);
       // A named gap: after the newest row is deleted, the next one can be a row no event
       // ever named (see ClientState.rows); only the server knows it.
       if (o.client.maxMessageIdUnknown) o.client.snapshot["max_message_id"] = fresh["max_message_id"];
@@ -217,6 +285,7 @@ async function runSequence(
     }
     return { problems, outcomes: world.outcomes };
   } finally {
+    side?.close();
     server?.close();
   }
 }
@@ -229,17 +298,18 @@ async function runSequence(
 async function minimize(
   actions: readonly Action[],
   limitedGuests: boolean,
+  onReader: boolean,
   budget = 150,
 ): Promise<{ actions: readonly Action[]; problems: string[]; outcomes: string[] }> {
   let best = actions;
-  let last = await runSequence(best, limitedGuests);
+  let last = await runSequence(best, limitedGuests, onReader);
   let runs = 1;
   let progress = true;
   while (progress && runs < budget) {
     progress = false;
     for (let i = best.length - 1; i >= 0 && runs < budget; i--) {
       const candidate = [...best.slice(0, i), ...best.slice(i + 1)];
-      const result = await runSequence(candidate, limitedGuests);
+      const result = await runSequence(candidate, limitedGuests, onReader);
       runs++;
       if (result.problems.length > 0) {
         best = candidate;
@@ -258,18 +328,22 @@ function describeRun(actions: readonly Action[], outcomes: readonly string[], pr
 const REPLAY = process.env["PARLEY_EVENTS_REPLAY"];
 /** PARLEY_EVENTS_LIMITED=1 replays in the limited-guests realm. */
 const REPLAY_LIMITED = process.env["PARLEY_EVENTS_LIMITED"] === "1";
+/** PARLEY_EVENTS_ON_READER=1 replays with the queues on a reader worker. */
+const REPLAY_ON_READER = process.env["PARLEY_EVENTS_ON_READER"] === "1";
 /** Runs with limited guests (fewer: the same actions, one more realm setting). */
 const LIMITED_RUNS = 15;
+/** Runs with the observers' queues on a reader worker (the same actions; the packing and the stream on top). */
+const READER_RUNS = 10;
 
 /** The property over random sequences; fails with a minimized sequence. */
-async function holds(limitedGuests: boolean, numRuns: number): Promise<void> {
-  const replay = limitedGuests ? " PARLEY_EVENTS_LIMITED=1" : "";
+async function holds(limitedGuests: boolean, numRuns: number, onReader = false): Promise<void> {
+  const replay = (limitedGuests ? " PARLEY_EVENTS_LIMITED=1" : "") + (onReader ? " PARLEY_EVENTS_ON_READER=1" : "");
   console.log(`events oracle seed: ${SEED} (replay with PARLEY_EVENTS_SEED=${SEED}${replay})`);
   let failing: readonly Action[] | null = null;
   await fc
     .assert(
       fc.asyncProperty(fc.array(actionArb, { minLength: 15, maxLength: 30 }), async (actions) => {
-        const { problems } = await runSequence(actions, limitedGuests);
+        const { problems } = await runSequence(actions, limitedGuests, onReader);
         if (problems.length > 0) failing = actions;
         return problems.length === 0;
       }),
@@ -280,7 +354,7 @@ async function holds(limitedGuests: boolean, numRuns: number): Promise<void> {
       // problems list to minimize: report what it threw.
       if (failing === null) throw error instanceof Error && error.cause !== undefined ? error.cause : error;
       const found: readonly Action[] = failing;
-      const min = await minimize(found, limitedGuests);
+      const min = await minimize(found, limitedGuests, onReader);
       throw new Error(
         `events oracle failed, seed ${SEED} (replay with PARLEY_EVENTS_SEED=${SEED}${replay})\nminimized ${describeRun(min.actions, min.outcomes, min.problems)}\n\noriginal sequence: ${JSON.stringify(found)}`,
       );
@@ -298,7 +372,7 @@ describe("events oracle: register snapshot + events == fresh register snapshot",
   if (REPLAY !== undefined) {
     it("holds for the sequence in PARLEY_EVENTS_REPLAY", async () => {
       const actions = JSON.parse(REPLAY) as Action[];
-      const { problems, outcomes } = await runSequence(actions, REPLAY_LIMITED);
+      const { problems, outcomes } = await runSequence(actions, REPLAY_LIMITED, REPLAY_ON_READER);
       expect(problems, describeRun(actions, outcomes, problems)).toEqual([]);
     }, 120_000);
     return;
@@ -309,4 +383,8 @@ describe("events oracle: register snapshot + events == fresh register snapshot",
   // can_access_all_users_group = role:members: the guest observer sees placeholders, and
   // subscription changes and deactivations give or take its access (realm_user add/remove).
   it(`holds with limited guests (seed ${SEED})`, () => holds(true, LIMITED_RUNS), 300_000);
+
+  // Queues on a reader worker of `parley serve --workers` (src/realtime/writer-stream.ts): the writer's
+  // batches packed, sent over a socket and delivered by the reader's own hub after it caught up with the log.
+  it(`holds with every queue on a reader worker (seed ${SEED})`, () => holds(false, READER_RUNS, true), 300_000);
 });

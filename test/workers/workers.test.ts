@@ -3,7 +3,7 @@
  * reader on one port (src/workers). Requests reach both workers (each answer names
  * its worker in X-Parley-Worker; every request here opens its own connection, which
  * the kernel gives to either); what one acknowledged the next request sees whichever
- * worker answers; a queue registered through one is polled through the other; a
+ * worker answers; a queue registered through one is polled through either; a
  * reader or the writer killed with SIGKILL is replaced while the other keeps
  * answering, with every acknowledged write kept; SIGTERM stops every process and
  * saves the queues; the data directory stays closed to an unrelated server.
@@ -443,13 +443,23 @@ describe("parley serve --workers 2", () => {
     expect(alone.status).not.toBe(0);
     expect(alone.stderr).toMatch(/in use by/);
 
-    const queue = (await call(url, auth, "POST", "/register", { event_types: '["message"]' })).body["queue_id"];
+    // Registered on the writer: a reader's queues are its own, saved in its own file (test/workers/queues.test.ts).
+    const toWriter = await connectionTo(url, "writer");
+    const registered = await sendVia(
+      toWriter,
+      "POST",
+      `${url}/api/v1/register`,
+      { Authorization: auth },
+      "event_types=%5B%22message%22%5D",
+    );
+    toWriter.destroy();
+    const queue = (JSON.parse(registered.body) as { queue_id: string }).queue_id;
     await call(url, auth, "POST", "/messages", { type: "stream", to: "general", topic: "t", content: "kept" });
     await stopProcess(child, "SIGTERM");
     expect(child.exitCode).toBe(0);
     for (const pid of workers) expect(() => process.kill(pid, 0)).toThrow();
 
-    // The writer saved the queue: a plain server restores it.
+    // The writer saved its queue: a plain server restores it.
     const single = await serveProcess(dir);
     const polled = await call(single.url, auth, "GET", "/events", {
       queue_id: String(queue),

@@ -229,7 +229,7 @@ function freePort(host: string): Promise<number> {
 async function runWorker(worker: WorkerEnv, dir: string, settings: ServeSettings): Promise<number> {
   const log = (line: string): void => console.error(`parley ${worker.name}: ${line}`);
   const images = externalImages(settings.config, dir);
-  if (worker.name !== "writer") return runReader(worker, settings, dir, images);
+  if (worker.name !== "writer") return runReader(worker, settings, dir, images, log);
   const store = openForCommand(dir, "serve (writer worker)", {
     noSync: settings.noSync,
     renderer: images.renderer,

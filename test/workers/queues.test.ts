@@ -1,0 +1,283 @@
+/**
+ * Event queues of `parley serve --workers 2` live in the worker where they were
+ * registered (src/http/queue-routing, realtime/writer-stream): every event reaches
+ * every queue on every worker once, in order, whichever worker the write or the
+ * registration went through; a poll or DELETE /events reaching the other worker is
+ * forwarded to the owner; a reader killed with SIGKILL takes only its own queues with
+ * it; a reader's queues come back after a clean stop.
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { Agent, request } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { ChildProcess } from "node:child_process";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openStore } from "../../src/index.js";
+import { killStartedProcesses, serveProcess, sleep, stopProcess } from "../support/serve-process.js";
+
+const dirs: string[] = [];
+afterAll(() => {
+  killStartedProcesses();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+function newOrg(): { dir: string; auth: string } {
+  const dir = mkdtempSync(join(tmpdir(), "parley-worker-queues-"));
+  dirs.push(dir);
+  const store = openStore(dir, { noSync: true });
+  const { owner } = store.createRealm({ subdomain: "", name: "R", owner: { email: "o@r.dev", fullName: "Owner" } });
+  store.subscribe(owner.id, { channels: [{ name: "general" }] });
+  store.close();
+  return { dir, auth: `Basic ${Buffer.from(`${owner.email}:${owner.apiKey}`).toString("base64")}` };
+}
+
+const workers = (extra: readonly string[] = []) => ["--workers", "2", ...extra];
+
+/** The worker processes by role ("writer", "reader-1"), from the role in their environment. */
+function workerPids(pid: number): Record<string, number> {
+  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(" ").filter(Boolean);
+  return Object.fromEntries(
+    children.map((child) => {
+      const env = readFileSync(`/proc/${child}/environ`, "utf8").split("\0");
+      return [env.find((v) => v.startsWith("PARLEY_WORKER="))?.slice("PARLEY_WORKER=".length) ?? "?", Number(child)];
+    }),
+  );
+}
+
+interface Answer {
+  readonly status: number;
+  readonly worker: string;
+  readonly body: Record<string, unknown>;
+}
+
+/** A request on `agent` (a connection to one worker), or on a new connection (either worker) when null. */
+function call(
+  agent: Agent | null,
+  url: string,
+  auth: string,
+  method: string,
+  path: string,
+  params: Record<string, string> = {},
+  inQuery = method === "GET",
+): Promise<Answer> {
+  const form = new URLSearchParams(params).toString();
+  const target = `${url}/api/v1${path}${inQuery && form ? `?${form}` : ""}`;
+  return new Promise((resolve, reject) => {
+    const req = request(target, { method, agent: agent ?? false, headers: { Authorization: auth } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          worker: String(res.headers["x-parley-worker"] ?? ""),
+          body: JSON.parse(Buffer.concat(chunks).toString() || "{}") as Record<string, unknown>,
+        }),
+      );
+    });
+    req.on("error", (error) => reject(new Error(`${method} ${path}: ${error.message}`)));
+    if (!inQuery) {
+      req.setHeader("Content-Type", "application/x-www-form-urlencoded");
+      // Node frames no body of a DELETE by itself.
+      req.setHeader("Content-Length", Buffer.byteLength(form));
+      req.end(form);
+    } else req.end();
+  });
+}
+
+/** A keep-alive connection the kernel gave to `worker` (new ones until it does). */
+async function connectionTo(url: string, auth: string, worker: string): Promise<Agent> {
+  for (;;) {
+    const agent = new Agent({ keepAlive: true, maxSockets: 4 });
+    const answered = await call(agent, url, auth, "GET", "/users/me").catch(() => null);
+    if (answered?.worker === worker) return agent;
+    agent.destroy();
+  }
+}
+
+interface Event {
+  readonly id: number;
+  readonly type: string;
+  readonly message?: { id: number; content: string };
+}
+
+/** Polls `queue` (through `agent`) until `done` says its events so far are all; returns them. */
+async function pollUntil(
+  agent: Agent | null,
+  url: string,
+  auth: string,
+  queue: string,
+  done: (events: readonly Event[]) => boolean,
+): Promise<{ events: Event[]; workers: Set<string> }> {
+  const events: Event[] = [];
+  const seen = new Set<string>();
+  let last = -1;
+  // At least one poll: one that expects nothing must see nothing.
+  for (let i = 0; i < 400 && (i === 0 || !done(events)); i++) {
+    const params = { queue_id: queue, last_event_id: String(last), dont_block: "true" };
+    const answer = await call(agent, url, auth, "GET", "/events", params);
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    seen.add(answer.worker);
+    const got = answer.body["events"] as Event[];
+    events.push(...got);
+    if (got.length > 0) last = got.at(-1)!.id;
+    else await sleep(25);
+  }
+  return { events, workers: seen };
+}
+
+const messagesOf = (events: readonly Event[]) => events.filter((e) => e.type === "message").map((e) => e.message!);
+const send = (agent: Agent | null, url: string, auth: string, content: string) =>
+  call(agent, url, auth, "POST", "/messages", { type: "stream", to: "general", topic: "t", content });
+const register = (agent: Agent | null, url: string, auth: string, types = '["message"]') =>
+  call(agent, url, auth, "POST", "/register", { event_types: types });
+
+describe("event queues of parley serve --workers 2", () => {
+  // One server for the first three (the last kills its reader): each start costs seconds.
+  let server: { child: ChildProcess; url: string; auth: string };
+  beforeAll(async () => {
+    const { dir, auth } = newOrg();
+    server = { ...(await serveProcess(dir, workers())), auth };
+  });
+  afterAll(() => stopProcess(server.child, "SIGTERM"));
+
+  it("live where registered: every event once and in order on both workers, polls and deletes forwarded", async () => {
+    const { url, auth } = server;
+    const via = { writer: await connectionTo(url, auth, "writer"), reader: await connectionTo(url, auth, "reader-1") };
+    const onReader = await register(via.reader, url, auth, '["message","typing"]');
+    const onWriter = await register(via.writer, url, auth, '["message","typing"]');
+    expect([onReader.worker, onWriter.worker]).toEqual(["reader-1", "writer"]);
+    const readerQueue = String(onReader.body["queue_id"]);
+    const writerQueue = String(onWriter.body["queue_id"]);
+    expect(readerQueue).toMatch(/^reader-1\./);
+    expect(writerQueue).not.toMatch(/^reader-/);
+
+    // Sent through either worker (the reader forwards writes): both queues get each, once, in the writer's order.
+    const sent: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      const content = `m${i}`;
+      expect((await send(i % 2 === 0 ? via.reader : via.writer, url, auth, content)).status).toBe(200);
+      sent.push(content);
+    }
+    // Not a write: typing notifications reach the reader's queue too.
+    const me = (await call(via.reader, url, auth, "GET", "/users/me")).body["user_id"] as number;
+    const dm = await call(via.reader, url, auth, "POST", "/typing", { op: "start", to: JSON.stringify([me]) });
+    expect(dm.status).toBe(200);
+    const complete = (events: readonly Event[]) =>
+      messagesOf(events).length >= sent.length && events.some((e) => e.type === "typing");
+    // Each queue polled through the other worker (forwarded to its owner), then through its own.
+    for (const [queue, other] of [
+      [readerQueue, via.writer],
+      [writerQueue, via.reader],
+    ] as const) {
+      const { events, workers: answeredBy } = await pollUntil(other, url, auth, queue, complete);
+      expect(messagesOf(events).map((m) => m.content)).toEqual(sent);
+      expect(events.filter((e) => e.type === "typing")).toHaveLength(1);
+      expect([...answeredBy]).toEqual([other === via.writer ? "writer>reader-1" : "reader-1>writer"]);
+    }
+    const local = await call(via.reader, url, auth, "GET", "/events", { queue_id: readerQueue, dont_block: "true" });
+    expect([local.status, local.worker]).toEqual([200, "reader-1"]);
+
+    // DELETE /events through the other worker: queue_id in a form body (read to find the owner), or in the query.
+    const deleted = await call(via.writer, url, auth, "DELETE", "/events", { queue_id: readerQueue });
+    expect([deleted.status, deleted.worker], JSON.stringify(deleted.body)).toEqual([200, "writer>reader-1"]);
+    const gone = await call(via.reader, url, auth, "GET", "/events", { queue_id: readerQueue, dont_block: "true" });
+    expect([gone.status, gone.body["code"]]).toEqual([400, "BAD_EVENT_QUEUE_ID"]);
+    const byQuery = await call(via.reader, url, auth, "DELETE", "/events", { queue_id: writerQueue }, true);
+    expect([byQuery.status, byQuery.worker]).toEqual([200, "reader-1>writer"]);
+    const again = await call(via.reader, url, auth, "DELETE", "/events", { queue_id: writerQueue });
+    expect([again.status, again.body["code"]]).toEqual([400, "BAD_EVENT_QUEUE_ID"]);
+    // An ID naming a worker the server does not run is nobody's queue.
+    const stranger = await call(via.reader, url, auth, "GET", "/events", {
+      queue_id: "reader-7.x",
+      dont_block: "true",
+    });
+    expect([stranger.status, stranger.body["code"]]).toEqual([400, "BAD_EVENT_QUEUE_ID"]);
+
+    for (const agent of Object.values(via)) agent.destroy();
+  });
+
+  it("a burst of sends racing registrations on both workers: no event lost or duplicated", async () => {
+    const { url, auth } = server;
+    const via = [await connectionTo(url, auth, "writer"), await connectionTo(url, auth, "reader-1")];
+    const queues: { id: string; after: number; worker: string }[] = [];
+    const sent: number[] = [];
+    const sending = (async () => {
+      for (let i = 0; i < 40; i++) {
+        const answer = await send(via[i % 2]!, url, auth, `burst ${i}`);
+        expect(answer.status).toBe(200);
+        sent.push(answer.body["id"] as number);
+      }
+    })();
+    const registering = (async () => {
+      for (let i = 0; i < 16; i++) {
+        const answer = await register(via[i % 2]!, url, auth);
+        expect(answer.status).toBe(200);
+        const after = answer.body["max_message_id"] as number;
+        queues.push({ id: String(answer.body["queue_id"]), after, worker: answer.worker });
+        await sleep(i * 3);
+      }
+    })();
+    await Promise.all([sending, registering]);
+    expect(new Set(queues.map((q) => q.worker))).toEqual(new Set(["writer", "reader-1"]));
+    for (const queue of queues) {
+      const expected = sent.filter((id) => id > queue.after);
+      const { events } = await pollUntil(null, url, auth, queue.id, (got) => messagesOf(got).length >= expected.length);
+      expect(
+        messagesOf(events).map((m) => m.id),
+        `${queue.worker} queue after ${queue.after}`,
+      ).toEqual(expected);
+      const last = String(events.at(-1)?.id ?? -1);
+      const more = await call(null, url, auth, "GET", "/events", {
+        queue_id: queue.id,
+        last_event_id: last,
+        dont_block: "true",
+      });
+      expect(more.body["events"]).toEqual([]);
+    }
+    for (const agent of via) agent.destroy();
+  });
+
+  it("kill -9 of a reader: its queues answer BAD_EVENT_QUEUE_ID, the writer's keep working", async () => {
+    const { child, url, auth } = server;
+    const onReader = String((await register(await connectionTo(url, auth, "reader-1"), url, auth)).body["queue_id"]);
+    const writer = await connectionTo(url, auth, "writer");
+    const onWriter = String((await register(writer, url, auth)).body["queue_id"]);
+    process.kill(workerPids(child.pid!)["reader-1"]!, "SIGKILL");
+
+    expect((await send(writer, url, auth, "after the kill")).status).toBe(200);
+    const kept = await pollUntil(writer, url, auth, onWriter, (events) => messagesOf(events).length > 0);
+    expect(messagesOf(kept.events).map((m) => m.content)).toEqual(["after the kill"]);
+    // Through the writer: 502 while no reader-1 answers (clients retry), then its replacement's answer.
+    let answer: Answer;
+    for (;;) {
+      answer = await call(writer, url, auth, "GET", "/events", { queue_id: onReader, dont_block: "true" });
+      if (answer.status !== 502) break;
+      await sleep(50);
+    }
+    expect([answer.status, answer.body["code"], answer.worker]).toEqual([400, "BAD_EVENT_QUEUE_ID", "writer>reader-1"]);
+    // The replacement takes registrations, and gets the writer's events.
+    const reader = await connectionTo(url, auth, "reader-1");
+    const fresh = String((await register(reader, url, auth)).body["queue_id"]);
+    expect((await send(writer, url, auth, "to the new reader")).status).toBe(200);
+    const got = await pollUntil(reader, url, auth, fresh, (events) => messagesOf(events).length > 0);
+    expect(messagesOf(got.events).map((m) => m.content)).toEqual(["to the new reader"]);
+    for (const agent of [writer, reader]) agent.destroy();
+  });
+
+  it("a reader's queues are saved at a clean stop and come back with the workers", async () => {
+    const { dir, auth } = newOrg();
+    const first = await serveProcess(dir, workers());
+    const reader = await connectionTo(first.url, auth, "reader-1");
+    const queue = String((await register(reader, first.url, auth)).body["queue_id"]);
+    expect((await send(null, first.url, auth, "before the stop")).status).toBe(200);
+    // The reader got the message before the stop: it is saved with the queue.
+    await pollUntil(reader, first.url, auth, queue, (events) => messagesOf(events).length > 0);
+    reader.destroy();
+    await stopProcess(first.child, "SIGTERM");
+
+    const second = await serveProcess(dir, workers());
+    const { events } = await pollUntil(null, second.url, auth, queue, (got) => got.some((e) => e.type === "restart"));
+    expect(events.map((e) => e.type)).toEqual(["message", "restart"]);
+    await stopProcess(second.child, "SIGTERM");
+  });
+});
