@@ -51,7 +51,8 @@ export function enqueueMissedEmails(
   const candidates = new Set<number>();
   if (channel === null) for (const id of participants) candidates.add(id);
   else {
-    for (const id of flags.usersWithBits()) candidates.add(id);
+    // Born read (a notice for a channel's thousands, a muted sender's message): nothing was missed.
+    for (const id of flags.unreadUsersWithBits()) candidates.add(id);
     for (const id of state.bitmaps.get(key.topicPolicyHolders(channel.id))) candidates.add(id);
     if (message.wildcard === "stream") for (const id of state.subscribers.get(channel.id) ?? []) candidates.add(id);
   }
@@ -59,8 +60,6 @@ export function enqueueMissedEmails(
   if (candidates.size === 0) return;
   const muters = state.mutingUsers.get(message.senderId);
   for (const userId of candidates) {
-    // Born read (a notice, a muted sender's message): nothing was missed. Asked first: a
-    // resolve notice is born read for a channel's thousands of subscribers, all candidates.
     if (flags.bornRead(userId)) continue;
     if (muters?.has(userId)) continue;
     const user = state.users.get(userId);

@@ -450,13 +450,10 @@ export function storeMessage(
     if (readers.length <= 1) for (const userId of readers) sink.add(key.userFlag(userId, "read"), id);
     else {
       // Born read for many (a notice for a channel's thousands of subscribers, a sender
-      // muted by many): BitmapStore.addDeferred writes their read bitmaps in later writes
+      // muted by many): BitmapStore.addDeferredForUsers writes their read bitmaps in later writes
       // when they are many, readable at once.
-      flags.recordMany(readers, "read");
-      state.bitmaps.addDeferred(
-        readers.map((userId) => key.userFlag(userId, "read")),
-        new RoaringBitmap32([id]),
-      );
+      flags.recordBornRead(readers);
+      state.bitmaps.addDeferredForUsers("read", readers, new RoaringBitmap32([id]));
     }
     writeMentionFlags(state, message, sink, { groups: true, conversation });
     const receives = receiverCheck(state, message, conversation);

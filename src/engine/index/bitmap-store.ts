@@ -30,6 +30,7 @@ import roaring from "roaring";
 import { StorageError } from "../errors.js";
 import type { Tables } from "../storage/tables.js";
 import { DeferredWrites, within, type DeferredOp } from "./deferred-writes.js";
+import { key as keyOf, type StoredFlag } from "./keys.js";
 
 const { RoaringBitmap32 } = roaring;
 export type Bitmap = InstanceType<typeof RoaringBitmap32>;
@@ -392,54 +393,82 @@ export class BitmapStore {
       }
       return;
     }
-    const firstChunk = ids.minimum() >>> CHUNK_BITS;
-    const single = ids.size === 1 ? ids.minimum() : null;
     const journaled: string[] = [];
     for (const key of keys) {
       if (!storable(key))
         throw new StorageError(`bitmap key longer than ${MAX_KEY_NAME_BYTES} bytes: ${key.slice(0, 40)}...`);
-      const entry = this.#cache.get(key);
-      if (entry === undefined && op === "remove" && !this.#deferred.has(key) && this.#unlisted(key)) continue;
-      if (entry !== undefined && single !== null) {
-        // One ID (a message born read for thousands): no bitmap per key.
-        if (entry.from <= firstChunk) {
-          const changed = op === "add" ? entry.bitmap.tryAdd(single) : entry.bitmap.delete(single);
-          if (!changed && entry.from === 0) continue;
-          if (changed) {
-            entry.used = ++this.#clock;
-            if (op === "add") this.#grow(entry, 4);
-            this.#undo.push(
-              op === "add" ? { key, added: [single], removed: [] } : { key, added: [], removed: [single] },
-            );
-          }
-        }
-      } else if (entry !== undefined) {
-        // A partly loaded entry gets the rest when those chunks are loaded (entries are applied over loads).
-        const inMemory = entry.from <= firstChunk ? ids : within(ids, entry.from * CHUNK_SPAN, 2 ** 32);
-        const changed =
-          op === "add" ? RoaringBitmap32.andNot(inMemory, entry.bitmap) : RoaringBitmap32.and(entry.bitmap, inMemory);
-        // A whole entry the operation does not change: memory is disk plus pending entries, which stay.
-        if (changed.isEmpty && entry.from === 0) continue;
-        if (!changed.isEmpty) {
-          entry.used = ++this.#clock;
-          if (op === "add") {
-            entry.bitmap.orInPlace(changed);
-            this.#grow(entry, 4 * changed.size);
-            this.#undo.push({ key, added: changed, removed: [] });
-          } else {
-            entry.bitmap.andNotInPlace(changed);
-            this.#undo.push({ key, added: [], removed: changed });
-          }
-        }
+      if (this.#deferKey(op, key, ids)) {
+        if (op === "add") this.#list(key);
+        journaled.push(key);
       }
-      this.#bump(key);
-      if (op === "add") {
-        this.#absent.delete(key);
-        this.#list(key);
-      }
-      journaled.push(key);
     }
     if (journaled.length > 0) this.#deferred.record(op, ids, journaled);
+  }
+
+  /**
+   * addDeferred of one flag's per-user keys (key.userFlag), the users given by ID: a
+   * notice born read for a channel's 10,000 members. The same as addDeferred on their
+   * keys, without a key string to parse per user: the users are listed among the
+   * flag's holders in one bitmap operation and journaled as one bitmap of user IDs.
+   */
+  addDeferredForUsers(flag: StoredFlag, userIds: readonly number[], ids: ReadonlyBitmap): void {
+    if (ids.isEmpty || userIds.length === 0) return;
+    if (userIds.length < this.#deferFrom) {
+      for (const userId of userIds) this.addAll(keyOf.userFlag(userId, flag), ids);
+      return;
+    }
+    const journaled: number[] = [];
+    for (const userId of userIds) if (this.#deferKey("add", keyOf.userFlag(userId, flag), ids)) journaled.push(userId);
+    if (journaled.length === 0) return;
+    const users = RoaringBitmap32.from(journaled);
+    const place = this.#directoryOf?.(keyOf.userFlag(journaled[0]!, flag)) ?? null;
+    if (place !== null) this.addAll(place[0], users);
+    this.#deferred.recordUsers("add", ids, flag, users);
+  }
+
+  /**
+   * One key of a deferred operation: applied to its cached entry, if any; answers
+   * whether the key is to be journaled (not when the entry shows the operation changes
+   * nothing on disk either).
+   */
+  #deferKey(op: DeferredOp, key: string, ids: ReadonlyBitmap): boolean {
+    const firstChunk = ids.minimum() >>> CHUNK_BITS;
+    const entry = this.#cache.get(key);
+    if (entry === undefined && op === "remove" && !this.#deferred.has(key) && this.#unlisted(key)) return false;
+    if (entry !== undefined && ids.size === 1) {
+      // One ID (a message born read for thousands): no bitmap per key.
+      const single = ids.minimum();
+      if (entry.from <= firstChunk) {
+        const changed = op === "add" ? entry.bitmap.tryAdd(single) : entry.bitmap.delete(single);
+        if (!changed && entry.from === 0) return false;
+        if (changed) {
+          entry.used = ++this.#clock;
+          if (op === "add") this.#grow(entry, 4);
+          this.#undo.push(op === "add" ? { key, added: [single], removed: [] } : { key, added: [], removed: [single] });
+        }
+      }
+    } else if (entry !== undefined) {
+      // A partly loaded entry gets the rest when those chunks are loaded (entries are applied over loads).
+      const inMemory = entry.from <= firstChunk ? ids : within(ids, entry.from * CHUNK_SPAN, 2 ** 32);
+      const changed =
+        op === "add" ? RoaringBitmap32.andNot(inMemory, entry.bitmap) : RoaringBitmap32.and(entry.bitmap, inMemory);
+      // A whole entry the operation does not change: memory is disk plus pending entries, which stay.
+      if (changed.isEmpty && entry.from === 0) return false;
+      if (!changed.isEmpty) {
+        entry.used = ++this.#clock;
+        if (op === "add") {
+          entry.bitmap.orInPlace(changed);
+          this.#grow(entry, 4 * changed.size);
+          this.#undo.push({ key, added: changed, removed: [] });
+        } else {
+          entry.bitmap.andNotInPlace(changed);
+          this.#undo.push({ key, added: [], removed: changed });
+        }
+      }
+    }
+    this.#bump(key);
+    if (op === "add") this.#absent.delete(key);
+    return true;
   }
 
   /** Whether addDeferred or removeDeferred left keys due to be written by settleDeferred. */

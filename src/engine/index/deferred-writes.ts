@@ -190,7 +190,6 @@ export class DeferredWrites {
 
   /** Journals `op` of `ids` (copied: callers' bitmaps change) on `keys` in the running transaction. */
   record(op: DeferredOp, ids: ReadonlyBitmap, keys: readonly string[]): void {
-    const seq = this.#nextSeq++;
     const plain = new Set<string>();
     const userIds = new Map<StoredFlag, number[]>();
     for (const key of keys) {
@@ -202,14 +201,19 @@ export class DeferredWrites {
         else list.push(userFlag.userId);
       }
     }
+    const users = new Map([...userIds].map(([flag, list]) => [flag, RoaringBitmap32.from(list)] as const));
+    this.#record(op, ids, plain, users);
+  }
+
+  /** record() of one flag's per-user keys, given as the users' IDs (copied, as `ids`). */
+  recordUsers(op: DeferredOp, ids: ReadonlyBitmap, flag: StoredFlag, userIds: ReadonlyBitmap): void {
+    this.#record(op, ids, new Set(), new Map([[flag, new RoaringBitmap32(userIds)]]));
+  }
+
+  #record(op: DeferredOp, ids: ReadonlyBitmap, plain: Set<string>, users: Map<StoredFlag, Bitmap>): void {
+    const seq = this.#nextSeq++;
     // Run containers: a channel's subscribers are mostly runs of consecutive user IDs.
-    const users = new Map(
-      [...userIds].map(([flag, list]) => {
-        const bitmap = RoaringBitmap32.from(list);
-        bitmap.runOptimize();
-        return [flag, bitmap] as const;
-      }),
-    );
+    for (const bitmap of users.values()) bitmap.runOptimize();
     const lasting = plain.size === 0 && users.size > 0;
     this.#add(seq, { op, ids: new RoaringBitmap32(ids), keys: plain, users, lasting });
     this.#created.push(seq);

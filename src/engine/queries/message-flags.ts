@@ -275,6 +275,8 @@ export function rowFlags(
 export class FlagsAtSend {
   readonly #masks = new Map<number, number>();
   readonly #base: number;
+  /** Users born read in bulk (recordBornRead): a bitmap, not 10,000 map entries. */
+  #bornRead: ReadonlyBitmap | null = null;
 
   constructor(streamWildcard: boolean) {
     this.#base = streamWildcard ? (1 << 4) | (1 << 9) : 0;
@@ -289,25 +291,33 @@ export class FlagsAtSend {
     this.#masks.set(userId, mask);
   }
 
-  /** record() of one flag for many users (a notice born read for a channel's thousands): the bit is found once. */
-  recordMany(userIds: Iterable<number>, flag: string): void {
-    const bit = (API_FLAGS as readonly string[]).indexOf(flag);
-    if (bit < 0) return;
-    const add = bit === 5 ? (1 << bit) | (1 << 9) : 1 << bit;
-    for (const userId of userIds) this.#masks.set(userId, (this.#masks.get(userId) ?? 0) | add);
+  /** The read bit for many users (a notice born read for a channel's thousands); once per send. */
+  recordBornRead(userIds: readonly number[]): void {
+    if (this.#bornRead !== null) throw new Error("FlagsAtSend.recordBornRead: called twice");
+    this.#bornRead = RoaringBitmap32.from(userIds);
+  }
+
+  #mask(userId: number): number {
+    const mask = this.#masks.get(userId) ?? 0;
+    return this.#bornRead?.has(userId) === true ? mask | (1 << READ_BIT) : mask;
   }
 
   /** Whether the send wrote the user's read bit (born read), without building their flag list. */
   bornRead(userId: number): boolean {
-    return ((this.#masks.get(userId) ?? 0) & (1 << READ_BIT)) !== 0;
+    return (this.#mask(userId) & (1 << READ_BIT)) !== 0;
   }
 
   flagsFor(userId: number): readonly ApiFlag[] {
-    return flagsForMask(this.#base | (this.#masks.get(userId) ?? 0));
+    return flagsForMask(this.#base | this.#mask(userId));
   }
 
-  /** The users the send wrote a bit for (mentions, alert words, born read): the few a notification may concern. */
-  usersWithBits(): IterableIterator<number> {
-    return this.#masks.keys();
+  /**
+   * The users the send wrote a bit for (mentions, alert words) and who were not born
+   * read: the few a missed-message email may concern.
+   */
+  unreadUsersWithBits(): number[] {
+    const out: number[] = [];
+    for (const userId of this.#masks.keys()) if (!this.bornRead(userId)) out.push(userId);
+    return out;
   }
 }

@@ -179,6 +179,67 @@ describe("deferred bitmap writes", () => {
     expect(arr(reopened.bitmaps.get(key.userFlag(5, "read")))).toEqual([1, 2, 77]);
   });
 
+  it("addDeferredForUsers (user IDs) journals, lists and reads exactly as addDeferred on the users' keys", () => {
+    const users = [...Array.from({ length: 3000 }, (_, i) => i + 1), 5000];
+    // The same writes through each API: one user's bitmap cached with the ID already in it, one cached without.
+    const run = (viaUsers: boolean) => {
+      const store = deferring();
+      const state = internals(store.store);
+      const b = state.bitmaps;
+      state.write(() => void b.addMany(key.userFlag(5, "read"), [1, 2, 77]));
+      state.write(() => void b.addMany(key.userFlag(6, "read"), [1]));
+      b.clearCache();
+      b.get(key.userFlag(5, "read"));
+      b.get(key.userFlag(6, "read"));
+      state.write(() =>
+        viaUsers
+          ? b.addDeferredForUsers("read", users, ids(77))
+          : b.addDeferred(
+              users.map((u) => key.userFlag(u, "read")),
+              ids(77),
+            ),
+      );
+      const journal = [...state.tables.meta.getRange({ start: "deferred", end: "deferree" })].map(({ key, value }) => {
+        const { users: byFlag, ...rest } = value as { users: [string, Uint8Array][] };
+        return {
+          key,
+          ...rest,
+          users: byFlag.map(([flag, bytes]) => [
+            flag,
+            [...RoaringBitmap32.deserialize(Buffer.from(bytes), "portable")],
+          ]),
+        };
+      });
+      const reads = [5, 6, 7, 3000, 3001, 5000].map((u) => [
+        arr(b.get(key.userFlag(u, "read"))),
+        arr(fresh(state).get(key.userFlag(u, "read"))),
+      ]);
+      const holders = arr(fresh(state).get(key.userFlagHolders("read")));
+      store.cleanup();
+      return { journal, reads, holders, deferred: b.hasDeferred };
+    };
+    const viaUsers = run(true);
+    expect(viaUsers).toEqual(run(false));
+    // User 5 held the ID already (cached whole): not journaled; every other user is, and listed as a holder.
+    const journaled = viaUsers.journal[0]!.users[0]![1] as number[];
+    expect(journaled).toEqual(users.filter((u) => u !== 5));
+    expect(viaUsers.holders).toEqual(expect.arrayContaining(users));
+    expect(viaUsers.reads).toEqual([
+      [
+        [1, 2, 77],
+        [1, 2, 77],
+      ],
+      [
+        [1, 77],
+        [1, 77],
+      ],
+      [[77], [77]],
+      [[77], [77]],
+      [[], []],
+      [[77], [77]],
+    ]);
+  });
+
   it("settles the oldest lasting entries once there are more than MAX_LASTING_ENTRIES", () => {
     t = deferring();
     const state = internals(t.store);
