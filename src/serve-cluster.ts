@@ -19,8 +19,8 @@ import { createServer as createProbe } from "node:net";
 import { join } from "node:path";
 import type { IncomingMessage } from "node:http";
 import { LogPublisher } from "./cluster/publisher.js";
-import { ClusterLog, type Lease } from "./cluster/log.js";
-import type { ReplicatedTxn, Store } from "./engine/index.js";
+import { ClusterLog, type Lease, type LogEntry } from "./cluster/log.js";
+import type { Store } from "./engine/index.js";
 import { openReplica, openStore } from "./index.js";
 import type { ClusterHooks, ClusterStatus } from "./http/cluster-hooks.js";
 import { carriesBody, Forwarder, refuseAfterBody, writerOnly } from "./http/forward.js";
@@ -113,6 +113,8 @@ export class ClusterNode {
   #serving = false;
   #reason: string | null = "starting";
   #applied = 0;
+  /** LMDB transactions this node applied log messages in (/metrics: several messages read together share one). */
+  #applyCommits = 0;
   #streamLast = 0;
   #lease: Lease | null = null;
   #follower: FollowerParts | null = null;
@@ -151,6 +153,7 @@ export class ClusterNode {
       reason: serving ? null : connected ? this.#reason : "this node cannot reach the cluster's NATS server",
       applied: this.#role === "leader" ? (this.#leader?.publisher.stored ?? this.#applied) : this.#applied,
       lag: Math.max(0, this.#streamLast - this.#applied),
+      applyCommits: this.#applyCommits,
       leader: this.#role === "leader" ? this.#cluster.node : (this.#lease?.node ?? null),
     };
   }
@@ -318,7 +321,7 @@ export class ClusterNode {
     this.#follower = parts;
     parts.follow = await log.follow(
       this.#applied + 1,
-      (txn, seq) => this.#applyFromLog(parts, txn, seq),
+      (entries) => this.#applyFromLog(parts, entries),
       (seq, error) => this.#cannotApply(parts, seq, error),
     );
     // Know the leader before serving: else writes sent here in the first second answer "No leader is known yet".
@@ -354,15 +357,22 @@ export class ClusterNode {
     store.dropUndoThrough(at);
   }
 
-  #applyFromLog(parts: FollowerParts, txn: ReplicatedTxn, seq: number): void {
-    if (this.#follower !== parts || seq <= this.#applied) return;
+  /** Log messages read together: one LMDB transaction (§2). */
+  #applyFromLog(parts: FollowerParts, entries: readonly LogEntry[]): void {
+    if (this.#follower !== parts) return;
+    const fresh = entries.filter((entry) => entry.seq > this.#applied);
+    const last = fresh[fresh.length - 1]?.seq;
+    if (last === undefined) return;
     try {
-      if (seq !== txn.seq) throw new Error(`log message ${seq} holds transaction ${txn.seq}`);
-      parts.store.applyReplicated(txn);
+      for (const { txn, seq } of fresh)
+        if (seq !== txn.seq) throw new Error(`log message ${seq} holds transaction ${txn.seq}`);
+      parts.store.applyReplicated(fresh.map((entry) => entry.txn));
+      this.#applyCommits++;
     } catch (error) {
-      this.#cannotApply(parts, seq, error);
+      this.#cannotApply(parts, fresh[0]!.seq, error);
       return;
     }
+    const seq = last;
     this.#applied = seq;
     this.#streamLast = Math.max(this.#streamLast, seq);
     if (this.#applyWaiters.length === 0) return;
@@ -443,7 +453,8 @@ export class ClusterNode {
       while (this.#applied < range.last) {
         const txn = await log.transactionAt(this.#applied + 1);
         if (txn === null) throw new Error(`log sequence ${this.#applied + 1} is missing`);
-        parts.store.applyReplicated(txn);
+        parts.store.applyReplicated([txn]);
+        this.#applyCommits++;
         this.#applied = txn.seq;
       }
     } catch (error) {

@@ -40,6 +40,8 @@ const PARTS_HEADER = "Parley-Parts";
 /** Room left in each message for the headers (message ID, expected sequence, parts count). */
 const HEADER_ROOM = 2_048;
 const PUBLISH_TIMEOUT_MS = 5_000;
+/** Log messages a follower applies in one LMDB transaction at most (and pulls at a time). */
+const MAX_APPLY_BATCH = 256;
 const LEASE_KEY = "leader";
 
 export interface ClusterLogOptions {
@@ -61,6 +63,12 @@ export interface Lease {
   readonly node: string;
   readonly url: string;
   readonly revision: number;
+}
+
+/** A log message's transaction and its stream sequence (the same, once checked). */
+export interface LogEntry {
+  readonly txn: ReplicatedTxn;
+  readonly seq: number;
 }
 
 export interface StreamRange {
@@ -283,19 +291,29 @@ export class ClusterLog {
 
   /**
    * Delivers every message from `from` on, in order, until stopped; `fail` is told when
-   * one cannot be read (and nothing after it is delivered).
+   * one cannot be read (and nothing after it is delivered). Messages read in one turn of
+   * the event loop are delivered together (at most MAX_APPLY_BATCH), so that a follower
+   * applies them in one LMDB transaction (docs/cluster.md §2).
    */
   async follow(
     from: number,
-    apply: (txn: ReplicatedTxn, seq: number) => void,
+    apply: (entries: readonly LogEntry[]) => void,
     fail: (seq: number, error: Error) => void,
   ): Promise<{ stop(): void }> {
     const consumer = await this.#js.consumers.get(STREAM, {
       deliver_policy: DeliverPolicy.StartSequence,
       opt_start_seq: from,
     });
-    const messages: ConsumerMessages = await consumer.consume({ max_messages: 256 });
+    const messages: ConsumerMessages = await consumer.consume({ max_messages: MAX_APPLY_BATCH });
     let stopped = false;
+    let read: LogEntry[] = [];
+    let scheduled = false;
+    const deliver = (): void => {
+      scheduled = false;
+      const entries = read;
+      read = [];
+      if (!stopped && entries.length > 0) apply(entries);
+    };
     void (async () => {
       for await (const message of messages) {
         if (stopped) break;
@@ -309,7 +327,12 @@ export class ClusterLog {
           break;
         }
         if (stopped) break;
-        apply(txn, message.seq);
+        read.push({ txn, seq: message.seq });
+        if (read.length >= MAX_APPLY_BATCH) deliver();
+        else if (!scheduled) {
+          scheduled = true;
+          setImmediate(deliver);
+        }
       }
     })();
     return {

@@ -19,6 +19,8 @@ export class LogPublisher implements ReplicationSink {
   readonly #onStored: (seq: number) => void;
   readonly #onFailure: (error: Error) => void;
   #stored: number;
+  /** The last sequence handed over to append. */
+  #handed: number;
   /** Sequences acknowledged out of order, waiting for the ones before them. */
   readonly #acked = new Set<number>();
   #waiters: Waiter[] = [];
@@ -29,6 +31,7 @@ export class LogPublisher implements ReplicationSink {
   constructor(log: ClusterLog, stored: number, onStored: (seq: number) => void, onFailure: (error: Error) => void) {
     this.#log = log;
     this.#stored = stored;
+    this.#handed = stored;
     this.#onStored = onStored;
     this.#onFailure = onFailure;
   }
@@ -40,6 +43,7 @@ export class LogPublisher implements ReplicationSink {
 
   committed(txn: ReplicatedTxn): void {
     if (this.#failure !== null) return;
+    this.#handed = txn.seq;
     const append = this.#log.append(txn).then(
       () => this.#ack(txn.seq),
       (error: unknown) => this.#fail(error instanceof Error ? error : new Error(String(error))),
@@ -53,6 +57,12 @@ export class LogPublisher implements ReplicationSink {
     if (seq <= this.#stored) return Promise.resolve();
     if (this.#failure !== null) return Promise.reject(this.#failure);
     return new Promise((resolve, reject) => this.#waiters.push({ seq, resolve, reject }));
+  }
+
+  /** Null when every transaction handed over is stored (or storing failed: nothing more is appended). */
+  pending(): Promise<void> | null {
+    if (this.#failure !== null || this.#handed <= this.#stored) return null;
+    return this.whenStored(this.#handed).catch(() => undefined);
   }
 
   /** Resolves once no append is under way (before the store is reconciled with the stream). */

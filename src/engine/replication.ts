@@ -118,6 +118,12 @@ const START: ReplicaPosition = { seq: 0, id: "" };
 export interface ReplicationSink {
   /** Called once per transaction that wrote anything, in commit order, after the write's events were released. */
   committed(txn: ReplicatedTxn): void;
+  /**
+   * Null when every transaction handed over is stored; else a promise that settles once
+   * they are (or once storing failed). The write coordinator holds its next group commit
+   * until then, so the writes arriving meanwhile share one transaction (docs/cluster.md §4).
+   */
+  pending?(): Promise<void> | null;
 }
 
 export function openReplicationDb(tables: Tables): Database<unknown, ReplicationKey> {
@@ -195,6 +201,11 @@ export class ReplicationCapture {
   /** The stream sequence of the last committed transaction. */
   get position(): ReplicaPosition {
     return this.#position;
+  }
+
+  /** See ReplicationSink.pending: null also while committed transactions wait for the sink (a microtask). */
+  pending(): Promise<void> | null {
+    return this.#sink.pending?.() ?? null;
   }
 
   begin(): void {
@@ -296,13 +307,23 @@ export class ReplicaApplier {
     return readPosition(this.#db);
   }
 
-  /** One LMDB transaction: the ops by key and the new position. */
-  apply(txn: ReplicatedTxn): void {
-    const at = this.position.seq;
-    if (txn.seq !== at + 1) throw new StorageError(`replicated transaction ${txn.seq} does not follow position ${at}`);
+  /**
+   * One LMDB transaction (one fsync) for consecutive stream messages, in order: their ops
+   * by key and the last one's position. Several messages that arrived together cost a
+   * follower one commit, not one each (docs/cluster.md §2).
+   */
+  apply(txns: readonly ReplicatedTxn[]): void {
+    let at = this.position.seq;
+    for (const txn of txns) {
+      if (txn.seq !== at + 1)
+        throw new StorageError(`replicated transaction ${txn.seq} does not follow position ${at}`);
+      at = txn.seq;
+    }
+    const last = txns[txns.length - 1];
+    if (last === undefined) return;
     this.#tables.env.transactionSync(() => {
-      writeOps(this.#tables, txn.ops);
-      this.#db.putSync(POSITION_KEY, { seq: txn.seq, id: txn.id });
+      for (const txn of txns) writeOps(this.#tables, txn.ops);
+      this.#db.putSync(POSITION_KEY, { seq: last.seq, id: last.id });
     });
   }
 

@@ -557,18 +557,18 @@ export class Store {
   }
 
   /**
-   * A replica's: applies one leader transaction (the next stream message) by key in
-   * one LMDB transaction, brings memory up to date as a follower does, then releases
-   * the transaction's events to this store's listeners (the node's event queues).
+   * A replica's: applies leader transactions (the next stream messages, in order) by key
+   * in one LMDB transaction, brings memory up to date as a follower does, then releases
+   * their events, in order, to this store's listeners (the node's event queues).
    */
-  applyReplicated(txn: ReplicatedTxn): CatchUpResult {
+  applyReplicated(txns: readonly ReplicatedTxn[]): CatchUpResult {
     if (this.#replica === null || this.#follower === null)
       throw new FollowerWriteError("applying a replicated transaction (open the store with openReplica)");
-    this.#replica.apply(txn);
+    this.#replica.apply(txns);
     const result = this.#follower.catchUp();
-    for (const batch of txn.batches) {
-      this.#state.releaseReplicated({ seq: batch.seq, deliveries: batch.deliveries.map(unpackDelivery) });
-    }
+    for (const txn of txns)
+      for (const batch of txn.batches)
+        this.#state.releaseReplicated({ seq: batch.seq, deliveries: batch.deliveries.map(unpackDelivery) });
     return result;
   }
 

@@ -237,6 +237,15 @@ export class WriteCoordinator {
   }
 
   #flushGrouped(): void {
+    // A cluster leader answers a write only once the log stored it: while an append is
+    // under way the group keeps growing, and goes out as one transaction (one fsync, one
+    // log message) once it is stored, instead of many small ones whose fsyncs would hold
+    // the thread while the acknowledgements wait (docs/cluster.md §4).
+    const appending = this.#replication?.pending() ?? null;
+    if (appending !== null) {
+      void appending.then(() => setImmediate(() => this.#flushGrouped()));
+      return;
+    }
     this.#groupScheduled = false;
     const group = this.#grouped.splice(0);
     if (group.length === 1) return this.#writeAlone(group[0]!);

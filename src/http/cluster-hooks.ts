@@ -29,6 +29,8 @@ export interface ClusterStatus {
   readonly reason: string | null;
   readonly applied: number;
   readonly lag: number;
+  /** LMDB transactions the node applied log messages in, since it started (§2: messages read together share one). */
+  readonly applyCommits: number;
   /**
    * The node this one knows as the leader (itself when leading), or null: a follower that
    * has not yet read a lease would answer writes "No leader is known yet".

@@ -211,6 +211,11 @@ export class ServerMetrics {
     gauge("parley_cluster_serving", "1 while the node serves (see GET /health)", (s) => (s.serving ? 1 : 0));
     gauge("parley_cluster_applied_seq", "The replicated log's sequence this node has applied", (s) => s.applied);
     gauge("parley_cluster_lag", "Log messages stored by JetStream and not yet applied here", (s) => s.lag);
+    gauge(
+      "parley_cluster_apply_commits",
+      "LMDB transactions this node applied log messages in (messages read together share one)",
+      (s) => s.applyCommits,
+    );
   }
 
   /** One finished request. `status` null: the client went away first. */

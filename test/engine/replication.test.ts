@@ -128,7 +128,7 @@ describe("replication", () => {
     // The replica answers reads before, between and after applies (its caches fill, then must follow).
     answers(replica, viewers);
     for (const txn of txns) {
-      replica.applyReplicated(txn);
+      replica.applyReplicated([txn]);
       answers(replica, viewers);
     }
     expect(replica.replicationPosition.seq).toBe(txns.length);
@@ -144,7 +144,78 @@ describe("replication", () => {
       }),
     ).toThrow(/follower|replica/i);
     // A transaction out of order is refused (a gap would silently lose writes).
-    expect(() => replica.applyReplicated({ ...txns[0]!, seq: txns.length + 5 })).toThrow(/does not follow/);
+    expect(() => replica.applyReplicated([{ ...txns[0]!, seq: txns.length + 5 }])).toThrow(/does not follow/);
+  });
+
+  it("a replica applies consecutive transactions in one call as it applies them one by one", async () => {
+    const { leaderDir, replicaDir, viewers } = twoDirectories();
+    const txns: ReplicatedTxn[] = [];
+    const leader = openLeader(leaderDir, txns);
+    const leaderEvents: unknown[] = [];
+    leader.onEvents((batch) => leaderEvents.push(...batch.deliveries.map(delivered)));
+    await writeSome(leader, viewers);
+    await new Promise((resolve) => setImmediate(resolve));
+
+    const replica = openReplica(replicaDir, { noSync: true });
+    open.push(replica);
+    const replicaEvents: unknown[] = [];
+    replica.onEvents((batch) => replicaEvents.push(...batch.deliveries.map(delivered)));
+    answers(replica, viewers);
+    replica.applyReplicated(txns.slice(0, 2));
+    answers(replica, viewers);
+    replica.applyReplicated(txns.slice(2));
+    expect(replica.replicationPosition).toEqual({ seq: txns.length, id: txns[txns.length - 1]!.id });
+    expect(view(replica, viewers)).toEqual(view(leader, viewers));
+    expect(replicaEvents).toEqual(leaderEvents);
+    // A gap inside a batch refuses the whole batch: nothing of it is applied.
+    const more = [
+      { ...txns[0]!, seq: txns.length + 1 },
+      { ...txns[1]!, seq: txns.length + 3 },
+    ];
+    expect(() => replica.applyReplicated(more)).toThrow(/does not follow/);
+    expect(replica.replicationPosition.seq).toBe(txns.length);
+  });
+
+  it("holds a leader's group commit while the log stores an append: writes arriving meanwhile share one", async () => {
+    const { leaderDir, viewers } = twoDirectories();
+    const txns: ReplicatedTxn[] = [];
+    let appending: { promise: Promise<void>; resolve: () => void } | null = null;
+    const leader = openStore(leaderDir, {
+      noSync: true,
+      replication: { committed: (txn) => txns.push(txn), pending: () => appending?.promise ?? null },
+    });
+    open.push(leader);
+    const send = (content: string): Promise<unknown> =>
+      leader.sendMessageGrouped({
+        senderId: viewers[1]!,
+        to: { type: "channel", channel: "general", topic: "g" },
+        content,
+      });
+    const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+    // Nothing under way: a send commits at once.
+    await send("first");
+    expect(txns.length).toBe(1);
+    // Its append is under way: sends arriving on later turns wait for it, then commit together.
+    let resolve = (): void => undefined;
+    appending = { promise: new Promise<void>((r) => (resolve = r)), resolve: () => resolve() };
+    const later: Promise<unknown>[] = [];
+    for (let i = 0; i < 4; i++) {
+      later.push(send(`later ${i}`));
+      await nextTurn();
+      await nextTurn();
+    }
+    expect(txns.length).toBe(1);
+    const stored = appending;
+    appending = null;
+    stored.resolve();
+    await Promise.all(later);
+    expect(txns.length).toBe(2);
+    expect(txns[1]!.batches.length).toBe(4);
+    // Committed, and in order.
+    const contents = leader
+      .getMessages(viewers[1]!, { anchor: "newest", numBefore: 5, numAfter: 0 })
+      .messages.map((view) => view.message.content);
+    expect(contents.slice(-5)).toEqual(["first", "later 0", "later 1", "later 2", "later 3"]);
   });
 
   it("undoes transactions a leader committed that never reached the log, back to what the log has", async () => {
@@ -171,7 +242,7 @@ describe("replication", () => {
 
     const replica = openReplica(replicaDir, { noSync: true });
     open.push(replica);
-    for (const txn of txns.slice(0, kept)) replica.applyReplicated(txn);
+    replica.applyReplicated(txns.slice(0, kept));
 
     const rejoined = openReplica(leaderDir, { noSync: true });
     open.push(rejoined);
