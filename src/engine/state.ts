@@ -412,7 +412,12 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
     // eslint-disable-next-line @typescript-eslint/no-this-alias -- the write host's counters accessors
     const state = this;
     this.role = role;
-    this.tables = openTables(dir, { noSync: options.noSync ?? false, readOnly: role === "follower" });
+    this.tables = openTables(dir, {
+      noSync: options.noSync ?? false,
+      // A cluster node's commits are durable in the replicated log: what a crash undoes it applies again.
+      noMetaSync: role === "replica" || options.replication !== undefined,
+      readOnly: role === "follower",
+    });
     this.replication =
       options.replication !== undefined && role === "writer"
         ? new ReplicationCapture(this.tables, options.replication)

@@ -218,6 +218,19 @@ describe("replication", () => {
     expect(contents.slice(-5)).toEqual(["first", "later 0", "later 1", "later 2", "later 3"]);
   });
 
+  it("a cluster node's store commits with one disk flush (no meta sync); a single server's with both", () => {
+    const { leaderDir, replicaDir } = twoDirectories();
+    const metaSync = (store: Store): boolean =>
+      (internals(store).tables.env as unknown as { noMetaSync?: boolean }).noMetaSync !== true;
+    const single = openStore(leaderDir, { noSync: true });
+    expect(metaSync(single)).toBe(true);
+    single.close();
+    const leader = openLeader(leaderDir, []);
+    const replica = openReplica(replicaDir, { noSync: true });
+    open.push(replica);
+    expect([metaSync(leader), metaSync(replica)]).toEqual([false, false]);
+  });
+
   it("undoes transactions a leader committed that never reached the log, back to what the log has", async () => {
     const { leaderDir, replicaDir, viewers } = twoDirectories();
     const txns: ReplicatedTxn[] = [];

@@ -318,6 +318,13 @@ export interface OpenTablesOptions {
   /** Skip fsync at commit: survives a process crash, not a power loss. */
   readonly noSync?: boolean;
   /**
+   * Flush the data pages at commit but not the meta page (LMDB's MDB_NOMETASYNC: one disk
+   * flush per commit instead of two). The store stays consistent; a system crash may undo
+   * the last commit, which only a store that can get it back may accept: a cluster node's,
+   * which applies it again from the replicated log (docs/cluster.md §6).
+   */
+  readonly noMetaSync?: boolean;
+  /**
    * Open read-only (a follower store): LMDB refuses every write, lmdb-js defines no write
    * method, and no table is created (its writer, opened first, created them).
    */
@@ -343,6 +350,7 @@ export function openTables(dir: string, options: OpenTablesOptions = {}): Tables
     noSubdir: false,
     maxDbs: MAX_DBS,
     noSync: options.noSync ?? false,
+    noMetaSync: options.noMetaSync ?? false,
     readOnly: options.readOnly ?? false,
     compression: false,
     ...freeSpace,
