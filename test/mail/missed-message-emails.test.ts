@@ -254,7 +254,7 @@ describe("missed-message emails", () => {
     clock.advance(121_000);
     expect(await deliver()).toEqual([]);
   });
-  it("a batch keeps one key per message (a long one is not rewritten per message); a head with inline items still sends", async () => {
+  it("a batch keeps one key per message (not rewritten per message); a head with inline items moves to keys and sends", async () => {
     const { alice, bob } = s.seed;
     const tables = internals(s.t.store).tables;
     const first = await send(bob, { type: "direct", to: [alice.id], content: "from an older build" });
@@ -265,10 +265,12 @@ describe("missed-message emails", () => {
       tables.missedEmailItems.removeSync([alice.id, first]);
     });
     const second = await send(bob, { type: "direct", to: [alice.id], content: "second" });
+    expect(s.t.store.missedEmailBatches().map((b) => b.items.map((i) => i.messageId))).toEqual([[first, second]]);
     const third = await send(bob, { type: "direct", to: [alice.id], content: "third" });
-    // Later messages join as keys of their own; the head keeps what it had.
-    expect((tables.missedEmails.get(alice.id) as MissedEmailBatch).items.map((i) => i.messageId)).toEqual([first]);
+    // The head's items moved to keys when the batch grew; later messages join as keys of their own.
+    expect((tables.missedEmails.get(alice.id) as MissedEmailBatch).items).toEqual([]);
     expect([...tables.missedEmailItems.getKeys({ start: [alice.id], end: [alice.id + 1] })]).toEqual([
+      [alice.id, first],
       [alice.id, second],
       [alice.id, third],
     ]);
@@ -280,6 +282,19 @@ describe("missed-message emails", () => {
     for (const text of ["from an older build", "second", "third"]) expect(mails[0]!.text).toContain(text);
     expect(s.t.store.missedEmailBatches()).toEqual([]);
     expect([...tables.missedEmailItems.getKeys({ start: [alice.id], end: [alice.id + 1] })]).toEqual([]);
+  });
+  it("a head with inline items that never grows again is still mailed, and removed", async () => {
+    const { alice, bob } = s.seed;
+    const tables = internals(s.t.store).tables;
+    const only = await send(bob, { type: "direct", to: [alice.id], content: "kept inline" });
+    tables.env.transactionSync(() => {
+      const head = tables.missedEmails.get(alice.id) as MissedEmailBatch;
+      tables.missedEmails.putSync(alice.id, { ...head, items: s.t.store.missedEmailBatches()[0]!.items });
+      tables.missedEmailItems.removeSync([alice.id, only]);
+    });
+    const mails = await afterBatchingPeriod();
+    expect(mails.map((m) => m.text.split("\n")[0])).toEqual(["Bob: kept inline"]);
+    expect(s.t.store.missedEmailBatches()).toEqual([]);
   });
 });
 

@@ -10,7 +10,8 @@
  * A batch is a head (missed_emails: the user and the due time) and one key per message
  * (missed_email_items), so adding a message costs the same however long the batch is: a
  * user away while a followed topic is busy had every later send rewrite their whole list.
- * Heads written before schema 4 carry their items inline and are read with the keys.
+ * Heads written before schema 4 carry their items inline: read with the keys, and moved to
+ * keys when the batch next grows.
  *
  * When a batch is due, one write removes it and enqueues its emails in the durable mail
  * outbox: the messages still there, still unread and still the user's, one email per
@@ -136,6 +137,17 @@ function addToBatch(
 ): void {
   if (before === undefined)
     state.tables.missedEmails.putSync(userId, { userId, dueAt: state.now() + periodSecs, items: [] });
+  else if (before.items.length > 0) {
+    // A head from before schema 4 carries its items: they move to keys of their own, once,
+    // so that later reads of the head decode no list (the first of duplicates is kept, as sending keeps it).
+    for (const old of before.items)
+      if (!state.tables.missedEmailItems.doesExist([userId, old.messageId]))
+        state.tables.missedEmailItems.putSync([userId, old.messageId], {
+          trigger: old.trigger,
+          mentionedGroupId: old.mentionedGroupId,
+        } satisfies StoredItem);
+    state.tables.missedEmails.putSync(userId, { ...before, items: [] });
+  }
   const stored: StoredItem = { trigger: item.trigger, mentionedGroupId: item.mentionedGroupId };
   state.tables.missedEmailItems.putSync([userId, item.messageId], stored);
   ctx.changed({ kind: "missedEmail", id: userId, op: before ? "changed" : "added" });
