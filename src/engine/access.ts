@@ -8,6 +8,7 @@ import type { AccessReader } from "./directory.js";
 import type { Attachment, Channel, GroupSettingValue, Message, Realm, User } from "./types.js";
 import { ROLE } from "./types.js";
 import { userFlagHas } from "./index/user-flag-holders.js";
+import { isWithdrawn } from "./index/withdrawn-rows.js";
 
 /** System groups every realm has, and the roles they contain. */
 export const SYSTEM_GROUPS: readonly {
@@ -235,7 +236,7 @@ export function sendRefusal(state: AccessReader, user: User, channel: Channel): 
  */
 export function receivedAtSend(state: AccessReader, userId: number, message: Message): boolean {
   if (message.recipient.type === "channel") {
-    if (userFlagHas(state.bitmaps, userId, "withdrawn", message.id)) return false;
+    if (isWithdrawn(state.bitmaps, userId, message.id)) return false;
     if (userFlagHas(state.bitmaps, userId, "granted", message.id)) return true;
   }
   if (message.senderId === userId) return true;

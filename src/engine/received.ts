@@ -26,6 +26,7 @@ import {
 } from "./index/bitmap-store.js";
 import { BoundedCache } from "./index/bounded-cache.js";
 import { key } from "./index/keys.js";
+import { withdrawnRows, withdrawnVersion } from "./index/withdrawn-rows.js";
 import type { ChangeSet } from "./events/change-set.js";
 import type { StoreState } from "./state.js";
 
@@ -44,7 +45,6 @@ interface PartKeys {
   readonly historical: string;
   readonly sender: string;
   readonly granted: string;
-  readonly withdrawn: string;
 }
 
 interface CacheEntry {
@@ -185,9 +185,9 @@ export class ReceivedSets {
     return out;
   }
 
-  /** The user's withdrawn rows (usually none). */
+  /** The user's withdrawn rows, own and grouped (usually none). */
   #withdrawn(userId: number): ReadonlyBitmap {
-    return this.#state.bitmaps.get(this.#keys(userId).withdrawn);
+    return withdrawnRows(this.#state.bitmaps, userId);
   }
 
   /** Derived rows besides the channel part: direct messages, own messages. A move may withdraw them. */
@@ -227,7 +227,6 @@ export class ReceivedSets {
         historical: key.userFlag(userId, "historical"),
         sender: key.sender(userId),
         granted: key.userFlag(userId, "granted"),
-        withdrawn: key.userFlag(userId, "withdrawn"),
       };
       this.#partKeys.set(userId, keys);
     }
@@ -244,7 +243,7 @@ export class ReceivedSets {
     const b = this.#state.bitmaps;
     const k = this.#keys(userId);
     const subscriptions = this.#state.subscriptionVersion.get(userId) ?? 0;
-    const rows = `${b.version(k.historical)}:${b.version(k.granted)}:${b.version(k.withdrawn)}`;
+    const rows = `${b.version(k.historical)}:${b.version(k.granted)}:${withdrawnVersion(b, userId)}`;
     return `${subscriptions}:${b.version(k.dm)}:${b.version(k.sender)}:${rows}`;
   }
 

@@ -26,6 +26,7 @@ import { key } from "./index/keys.js";
 import { isUserFlagHoldersKey, unlistedUserFlagBitmaps, userFlagBitmap } from "./index/user-flag-holders.js";
 import { unlistedTopicPolicies } from "./index/topic-policy-holders.js";
 import { getMessageRecord, partsOf } from "./storage/message-records.js";
+import { isWithdrawnGroupKey, persistedWithdrawnGroups } from "./index/withdrawn-rows.js";
 
 export interface IndexDifference {
   readonly key: string;
@@ -92,8 +93,8 @@ export function verifyIndexes(state: StoreState, onProgress?: (done: number, tot
   const userState: string[] = [];
   for (const k of state.bitmaps.persistedKeys()) {
     if (isDerivedKey(k)) keys.add(k);
-    // Holders list user IDs, not messages (checked below).
-    else if (!isUserFlagHoldersKey(k)) userState.push(k);
+    // Holders list user IDs, not messages (checked below); so do withdrawn groups but for their messages.
+    else if (!isUserFlagHoldersKey(k) && !(isWithdrawnGroupKey(k) && !k.endsWith(":m"))) userState.push(k);
   }
   const differences: IndexDifference[] = [];
   // User state cannot be rebuilt, but may hold only messages that exist (read bits also
@@ -141,6 +142,7 @@ export function verifyIndexes(state: StoreState, onProgress?: (done: number, tot
   checkMessageReferences(state, present, problems);
   checkHistoricalRows(state, problems);
   checkMovedRows(state, problems);
+  checkWithdrawnGroups(state, problems);
   checkScheduledQueue(state, problems);
   checkConversationMembers(state, problems);
   return { messages, keysChecked: keys.size, differences, problems };
@@ -230,6 +232,49 @@ function checkMovedRows(state: StoreState, problems: string[]): void {
         );
       if (historical.has(id) || other.has(id))
         problems.push(`user ${userId} has a ${kind} row for message ${id} and another kind of row for it`);
+    }
+  }
+}
+
+/**
+ * Withdrawn groups (index/withdrawn-rows.ts): each names messages and users, every one
+ * of those messages a channel message each of those users would otherwise derive a row
+ * for (subscription intervals or being the sender), none of them granted to them; no key
+ * of a group the list does not name.
+ */
+function checkWithdrawnGroups(state: StoreState, problems: string[]): void {
+  const groups = persistedWithdrawnGroups(state.bitmaps);
+  const listed = new Set(groups.map((g) => `wg:${g.id}:`));
+  for (const k of state.bitmaps.persistedKeys())
+    if (isWithdrawnGroupKey(k) && k !== "wg" && !listed.has(k.slice(0, k.lastIndexOf(":") + 1)))
+      problems.push(`withdrawn group key ${k} belongs to no listed group`);
+  for (const g of groups) {
+    if (g.messages.isEmpty || g.users.isEmpty) problems.push(`withdrawn group ${g.id} has no messages or no users`);
+    const byChannel = new Map<number, Bitmap>();
+    for (const id of g.messages) {
+      const message = getMessageRecord(state.tables, id);
+      if (!message || message.recipient.type !== "channel") {
+        problems.push(`withdrawn group ${g.id} names ${message ? "direct" : "missing"} message ${id}`);
+        continue;
+      }
+      const channelId = message.recipient.channelId;
+      let ids = byChannel.get(channelId);
+      if (ids === undefined) byChannel.set(channelId, (ids = new RoaringBitmap32()));
+      ids.add(id);
+    }
+    for (const userId of g.users) {
+      const granted = state.bitmaps.loadFromDisk(key.userFlag(userId, "granted"));
+      for (const [channelId, ids] of byChannel) {
+        const underived = RoaringBitmap32.andNot(ids, state.bitmaps.get(key.sender(userId)));
+        for (const iv of state.subsByUser.get(userId)?.get(channelId)?.intervals ?? [])
+          underived.removeRange(iv.from, iv.to ?? 2 ** 32);
+        if (!underived.isEmpty)
+          problems.push(
+            `withdrawn group ${g.id} withdraws message ${underived.minimum()} from user ${userId}, who never received it`,
+          );
+        if (granted.intersects(ids))
+          problems.push(`withdrawn group ${g.id} withdraws a message granted to user ${userId}`);
+      }
     }
   }
 }

@@ -26,6 +26,7 @@ import { bitmapAudience, channelViewersAudience, usersAudience } from "../events
 import type { Audience } from "../events/types.js";
 import { RoaringBitmap32, sliceByRank, type ReadonlyBitmap } from "../index/bitmap-store.js";
 import { key, type StoredFlag } from "../index/keys.js";
+import { groupedAmong, stripWithdrawnGroups } from "../index/withdrawn-rows.js";
 import { exceedsCodePoints } from "../limits.js";
 import type { PlanContext } from "../narrow/plan.js";
 import { pastLimit } from "../settings/message-policy.js";
@@ -421,7 +422,7 @@ function movedChannel(message: Message): boolean {
 
 /**
  * clearReaderBits for messages a move brought from another channel: a row may be
- * granted or withdrawn (actions/move-rows.ts), and a row lost in the move keeps its flag
+ * granted or withdrawn, per user or grouped (actions/move-rows.ts), and a row lost in the move keeps its flag
  * bits, so every user of the realm is looked at for every kind of bit. A user has a row
  * for a message they received and kept (not withdrawn), were granted, or hold a
  * historical row for.
@@ -435,9 +436,11 @@ function clearMovedReaderBits(
   noteShown: (userId: number, removed: number[]) => void,
 ): Set<number> {
   const rows = new Set<number>();
+  const idSet = new RoaringBitmap32(ids);
+  const grouped = groupedAmong(state.bitmaps, idSet);
   for (const userId of state.usersOfRealm(channel.realmId)) {
     const sub = state.subsByUser.get(userId)?.get(channel.id);
-    const withdrawn = new Set(clear(userId, "withdrawn"));
+    const withdrawn = new Set([...clear(userId, "withdrawn"), ...grouped.of(userId)]);
     const held = [...clear(userId, "granted"), ...clear(userId, "historical")];
     // Withdrawn from all of them (a topic moved out and back): received none, no need to look.
     const received =
@@ -454,6 +457,7 @@ function clearMovedReaderBits(
       if (flag === "active_mobile_push_notification") noteShown(userId, removed);
     }
   }
+  if (grouped.parts.length > 0) stripWithdrawnGroups(state.bitmaps, idSet);
   return rows;
 }
 

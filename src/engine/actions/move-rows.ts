@@ -22,10 +22,17 @@
  *
  * Only users with a subscription (of any state) to either channel can change: for
  * anyone else the old place derived nothing but being the sender, and so does the new.
+ *
+ * Withdrawn rows are written grouped (index/withdrawn-rows.ts) where many users end up
+ * with the same withdrawn set among the moved messages (a topic moved into a public
+ * channel is withdrawn from each of its members): every group loses the moved messages
+ * and the move's outcome is written anew, so planning and writing cost per group, not
+ * per member holding a bitmap.
  */
 import { EMPTY, RoaringBitmap32, type Bitmap, type BitmapStore, type ReadonlyBitmap } from "../index/bitmap-store.js";
 import { key, type StoredFlag } from "../index/keys.js";
 import { holdsUserFlag } from "../index/user-flag-holders.js";
+import { addWithdrawnGroup, groupedAmong, stripWithdrawnGroups, type GroupedAmong } from "../index/withdrawn-rows.js";
 import type { StoreState } from "../state.js";
 import { ROLE, type Channel, type Subscription } from "../types.js";
 
@@ -66,8 +73,22 @@ interface UserRows {
   readonly after: ReadonlyBitmap;
   readonly historical: RowBits;
   readonly granted: RowBits;
-  readonly withdrawn: RowBits;
 }
+
+/** A user's withdrawn rows among the moved messages after the move, and those of their own bitmap before. */
+interface WithdrawnAfter {
+  readonly after: ReadonlyBitmap;
+  readonly own: ReadonlyBitmap;
+}
+
+/**
+ * Fewest users sharing a withdrawn set that are written as a group (fewer: per-user
+ * bitmaps, as stores before groups hold). A setting so that tests can write either form
+ * and compare what readers see.
+ */
+export const WITHDRAWN_GROUPING = { minUsers: 32 };
+
+const NO_GROUPS: GroupedAmong = { parts: [], of: () => EMPTY, users: () => new Set() };
 
 /** The smallest and largest of a set of IDs (asked once for a move's thousands of users). */
 interface IdRange {
@@ -170,6 +191,9 @@ export function planChannelMoveRows(
 ): ChannelMoveRows {
   const movedRows = (userId: number, flag: "granted" | "withdrawn", ids: ReadonlyBitmap) =>
     movedBefore ? storedAmong(state, userId, flag, ids) : EMPTY;
+  const grouped = movedBefore ? groupedAmong(state.bitmaps, moved) : NO_GROUPS;
+  /** Users whose withdrawn rows among `moved` are written anew: the groups' users and whoever changes. */
+  const withdrawnAfter = new Map<number, WithdrawnAfter>();
   const protectedTarget = !to.historyPublicToSubscribers;
   const rowLosers = new Set<number>();
   const losingAccess: number[] = [];
@@ -188,7 +212,9 @@ export function planChannelMoveRows(
     if (subFrom === undefined && subTo === undefined) continue;
     const sent = sentBy.get(userId) ?? EMPTY;
     const coveredFrom = covered(moved, subFrom, movedRange);
-    const withdrawnHave = movedRows(userId, "withdrawn", moved);
+    const withdrawnOwn = movedRows(userId, "withdrawn", moved);
+    const withdrawnGrouped = grouped.of(userId);
+    const withdrawnHave = or(withdrawnOwn, withdrawnGrouped);
     if (subTo === undefined && coveredFrom === moved && sent.isEmpty && withdrawnHave.isEmpty) {
       // Received only from the old channel (most users leaving a large channel for a small
       // one): the row goes, and the new place derives none, so no bit is written, whatever
@@ -221,10 +247,20 @@ export function planChannelMoveRows(
     const historical = { want: historicalWant, have: historicalHave };
     const granted = { want: andNot(andNot(after, derivedAfter), historicalWant), have: grantedHave };
     const withdrawn = { want: or(andNot(derivedAfter, after), and(derivedAfter, historicalWant)), have: withdrawnHave };
+    // The groups lose the moved messages: what they withdrew from this user is written again.
+    if (!same(withdrawn.want, withdrawn.have) || !withdrawnGrouped.isEmpty)
+      withdrawnAfter.set(userId, { after: withdrawn.want, own: withdrawnOwn });
     // Only bits to write make a change: a row lost with nothing stored needs none.
-    const unchanged = [historical, granted, withdrawn].every((bits) => same(bits.want, bits.have));
+    const unchanged = [historical, granted].every((bits) => same(bits.want, bits.have));
     if (unchanged && andNot(after, before).isEmpty) continue;
-    changes.push({ userId, before, after, historical, granted, withdrawn });
+    changes.push({ userId, before, after, historical, granted });
+  }
+  // A group's user the loop passed over (a sender without a subscription to either
+  // channel) keeps what it withdrew from them.
+  for (const userId of grouped.users()) {
+    if (withdrawnAfter.has(userId)) continue;
+    const own = movedRows(userId, "withdrawn", moved);
+    withdrawnAfter.set(userId, { after: or(own, grouped.of(userId)), own });
   }
   return {
     rowLosers,
@@ -233,6 +269,7 @@ export function planChannelMoveRows(
     apply() {
       const rows = new RowWriter(state.bitmaps);
       for (const change of changes) applyUserRows(rows, change);
+      writeWithdrawn(state.bitmaps, rows, moved, withdrawnAfter, grouped.parts.length > 0);
       rows.flush();
     },
   };
@@ -245,6 +282,55 @@ export function planChannelMoveRows(
  * their order does not matter.
  */
 const MAX_COMPARED_GROUPS = 8;
+
+/**
+ * The entry of `groups` (by the sets' sizes) for a set equal to `ids`, made by `make` if
+ * none: most users of a move get or lose the same moved set, often the very same bitmap.
+ */
+function groupOfSet<T extends { readonly ids: ReadonlyBitmap }>(
+  groups: Map<number, T[]>,
+  ids: ReadonlyBitmap,
+  make: () => T,
+): T {
+  let sameSize = groups.get(ids.size);
+  if (sameSize === undefined) groups.set(ids.size, (sameSize = []));
+  // The first few groups of a size only: thousands of distinct sets must not compare pairwise.
+  let group = sameSize.slice(0, MAX_COMPARED_GROUPS).find((g) => g.ids === ids || g.ids.isEqual(ids));
+  if (group === undefined) sameSize.push((group = make()));
+  return group;
+}
+
+/**
+ * Writes the withdrawn rows among `moved` after the move: the groups lose the moved
+ * messages (when any held them), users sharing a set with at least
+ * WITHDRAWN_GROUPING.minUsers others get it as a group, and each other user's own bitmap is made to hold their set.
+ */
+function writeWithdrawn(
+  bitmaps: BitmapStore,
+  rows: RowWriter,
+  moved: ReadonlyBitmap,
+  withdrawnAfter: ReadonlyMap<number, WithdrawnAfter>,
+  groupsHeldMoved: boolean,
+): void {
+  const sets = new Map<number, { ids: ReadonlyBitmap; users: number[] }[]>();
+  for (const [userId, { after }] of withdrawnAfter)
+    if (!after.isEmpty) groupOfSet(sets, after, () => ({ ids: after, users: [] })).users.push(userId);
+  if (groupsHeldMoved) stripWithdrawnGroups(bitmaps, moved);
+  const inGroups = new Set<number>();
+  for (const sameSize of sets.values())
+    for (const { ids, users } of sameSize) {
+      if (users.length < WITHDRAWN_GROUPING.minUsers) continue;
+      addWithdrawnGroup(bitmaps, ids, new RoaringBitmap32(users));
+      for (const userId of users) inGroups.add(userId);
+    }
+  for (const [userId, { after, own }] of withdrawnAfter) {
+    const want = inGroups.has(userId) ? EMPTY : after;
+    const add = andNot(want, own);
+    const remove = andNot(own, want);
+    if (!add.isEmpty) rows.addAll(key.userFlag(userId, "withdrawn"), add);
+    if (!remove.isEmpty) rows.removeAll(key.userFlag(userId, "withdrawn"), remove);
+  }
+}
 
 class RowWriter {
   readonly #bitmaps: BitmapStore;
@@ -264,12 +350,7 @@ class RowWriter {
   }
 
   #group(ids: ReadonlyBitmap) {
-    let sameSize = this.#groups.get(ids.size);
-    if (sameSize === undefined) this.#groups.set(ids.size, (sameSize = []));
-    // The first few groups of a size only: thousands of distinct sets must not compare pairwise.
-    let group = sameSize.slice(0, MAX_COMPARED_GROUPS).find((g) => g.ids === ids || g.ids.isEqual(ids));
-    if (group === undefined) sameSize.push((group = { ids, add: [], remove: [] }));
-    return group;
+    return groupOfSet(this.#groups, ids, () => ({ ids, add: [], remove: [] }));
   }
 
   flush(): void {
@@ -300,7 +381,6 @@ function applyUserRows(b: RowWriter, rows: UserRows): void {
   };
   set("historical", rows.historical);
   set("granted", rows.granted);
-  set("withdrawn", rows.withdrawn);
   const gained = andNot(rows.after, rows.before);
   if (!gained.isEmpty) {
     b.addAll(key.userFlag(userId, "read"), gained);

@@ -6,6 +6,7 @@
 import { RoaringBitmap32, idsView, type ReadonlyBitmap } from "../index/bitmap-store.js";
 import { key, type StoredFlag } from "../index/keys.js";
 import { userFlagHas } from "../index/user-flag-holders.js";
+import { withdrawnRows } from "../index/withdrawn-rows.js";
 import type { ReceivedSets } from "../received.js";
 import type { NarrowReader } from "../directory.js";
 
@@ -56,7 +57,6 @@ interface FlagKeys {
   readonly sender: string;
   readonly historical: string;
   readonly granted: string;
-  readonly withdrawn: string;
   readonly read: string;
   readonly starred: string;
   readonly collapsed: string;
@@ -82,7 +82,6 @@ function flagKeys(userId: number): FlagKeys {
       sender: key.sender(userId),
       historical: key.userFlag(userId, "historical"),
       granted: key.userFlag(userId, "granted"),
-      withdrawn: key.userFlag(userId, "withdrawn"),
       read: key.userFlag(userId, "read"),
       starred: key.userFlag(userId, "starred"),
       collapsed: key.userFlag(userId, "collapsed"),
@@ -190,7 +189,7 @@ export function flagsForWindow(
       mark(b.get(k.granted), ROW_BIT);
     }
     // Rows a move took away, which the channel part or the sender set still derive.
-    const withdrawn = b.get(k.withdrawn);
+    const withdrawn = withdrawnRows(b, userId);
     if (!withdrawn.isEmpty && withdrawn.maximum() >= lo && withdrawn.minimum() <= hi)
       for (let i = 0; i < n; i++) if (withdrawn.has(ids[i]!)) masks[i]! &= ~ROW_BIT;
   }

@@ -1,0 +1,124 @@
+/**
+ * @module bench/move-rows-cpu
+ * `npm run build && node dist/bench/move-rows-cpu.js [--users 10000] [--messages 5000] [--runs 5]`
+ *
+ * CPU time (user + system, process.cpuUsage) of the channel moves whose row planning
+ * once cost per user: a fresh topic of the channel every user is in moved to a private
+ * channel with protected history and 50 members (bench:peer's move row), and a topic
+ * moved back out of the big channel after it had been moved into it (every member of the
+ * big channel then had the moved messages withdrawn). Each figure is the minimum over
+ * `runs` repetitions, which a shared machine's load inflates least. Synthetic data.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { openStore } from "../src/index.js";
+import { internals } from "../src/engine/internal.js";
+import type { Store, User } from "../src/engine/index.js";
+
+const started = performance.now();
+const log = (line: string) =>
+  process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(1)} s] ${line}\n`);
+const { values } = parseArgs({
+  options: {
+    users: { type: "string", default: "10000" },
+    messages: { type: "string", default: "5000" },
+    runs: { type: "string", default: "5" },
+  },
+});
+const USERS = Number(values.users);
+const MESSAGES = Number(values.messages);
+const RUNS = Number(values.runs);
+
+function cpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+}
+
+function timed(fn: () => void): { cpu: number; wall: number } {
+  const c0 = cpuMs();
+  const t0 = performance.now();
+  fn();
+  return { cpu: cpuMs() - c0, wall: performance.now() - t0 };
+}
+
+function channelId(store: Store, realmId: number, name: string): number {
+  return internals(store).channelByName.get(`${realmId}:${name.toUpperCase()}`)!;
+}
+
+const dir = mkdtempSync(join(tmpdir(), "parley-move-rows-"));
+const store = openStore(dir, { noSync: true });
+try {
+  const { realm, owner } = store.createRealm({
+    subdomain: "",
+    name: "Bench",
+    owner: { email: "owner@bench.dev", fullName: "Owner" },
+  });
+  const users: User[] = [owner];
+  store.batch(() => {
+    for (let i = 1; i < USERS; i++)
+      users.push(store.createUser({ realmId: realm.id, email: `u${i}@bench.dev`, fullName: `User ${i}` }));
+  });
+  log(`${USERS} users`);
+  const ids = users.map((u) => u.id);
+  store.subscribe(owner.id, { channels: [{ name: "big" }], principals: ids });
+  store.subscribe(owner.id, {
+    channels: [{ name: "closet" }],
+    principals: ids.slice(0, 50),
+    newChannel: { inviteOnly: true, historyPublicToSubscribers: false },
+  });
+  const big = channelId(store, realm.id, "big");
+  const closet = channelId(store, realm.id, "closet");
+  const topic = (name: string) => {
+    let first = 0;
+    store.batch(() => {
+      for (let i = 0; i < MESSAGES; i++) {
+        const id = store.sendMessage({
+          senderId: users[(i * 7) % 100]!.id,
+          to: { type: "channel", channel: "big", topic: name },
+          content: `message ${i} of ${name}`,
+        }).id;
+        if (i === 0) first = id;
+      }
+    });
+    return first;
+  };
+  const move = (messageId: number, channel: number) =>
+    timed(() =>
+      store.updateMessage(owner.id, messageId, {
+        channelId: channel,
+        propagateMode: "change_all",
+        sendNotificationToOldThread: false,
+        sendNotificationToNewThread: true,
+      }),
+    );
+  log(`${USERS} users, ${MESSAGES} messages a topic`);
+  const fresh: number[] = [];
+  const backIn: number[] = [];
+  const backOut: number[] = [];
+  log("subscribed");
+  const there = topic("there and back");
+  log("first topic sent");
+  move(there, closet);
+  for (let run = 0; run < RUNS; run++) {
+    const id = topic(`fresh ${run}`);
+    fresh.push(move(id, closet).cpu);
+    backIn.push(move(there, big).cpu);
+    backOut.push(move(there, closet).cpu);
+    log(
+      `  run ${run + 1}: fresh ${fresh.at(-1)!.toFixed(0)} ms, back in ${backIn.at(-1)!.toFixed(0)} ms, out again ${backOut.at(-1)!.toFixed(0)} ms CPU`,
+    );
+  }
+  log("verify");
+  const report = store.verify();
+  if (report.differences.length > 0 || report.problems.length > 0) throw new Error("verify is not clean");
+  const min = (xs: number[]) => Math.min(...xs).toFixed(0);
+  console.log(`users ${USERS}, messages ${MESSAGES}, runs ${RUNS}, load average ${loadavg()[0]!.toFixed(1)}`);
+  console.log(`fresh topic, big -> private (50): min ${min(fresh)} ms CPU`);
+  console.log(`private -> big (moved back in): min ${min(backIn)} ms CPU`);
+  console.log(`big -> private again (moved back out): min ${min(backOut)} ms CPU`);
+} finally {
+  store.close();
+  rmSync(dir, { recursive: true, force: true });
+}
