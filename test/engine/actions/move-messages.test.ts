@@ -210,6 +210,20 @@ describe("resolving topics", () => {
     expect(t.store.verify().differences).toEqual([]);
   });
 
+  it("leaves the resolve notice unread for members whose auto-read policy is never, but never for the mover", () => {
+    const { owner, alice, bob, send } = setup();
+    for (const userId of [bob.id, owner.id])
+      t.store.updateSettings(userId, { settings: { resolved_topic_notice_auto_read_policy: "never" } });
+    const a = send(alice.id, "general", "plans", "one");
+    moveMessages(t.store, owner.id, a, { topic: "✔ plans", propagateMode: "change_all" });
+    const notice = ids(t.store, owner.id, topicNarrow("general", "✔ plans")).at(-1)!;
+    expect(t.store.getMessage(bob.id, notice).flags).not.toContain("read");
+    // Alice follows the topic she started (except_followed); the owner moved it.
+    expect(t.store.getMessage(alice.id, notice).flags).not.toContain("read");
+    expect(t.store.getMessage(owner.id, notice).flags).toContain("read");
+    expect(t.store.verify().differences).toEqual([]);
+  });
+
   it("takes the notice back when a resolve is undone within a minute, as Zulip does", () => {
     const { owner, alice, send } = setup();
     const a = send(alice.id, "general", "plans", "one");
