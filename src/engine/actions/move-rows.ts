@@ -32,7 +32,13 @@
 import { EMPTY, RoaringBitmap32, type Bitmap, type BitmapStore, type ReadonlyBitmap } from "../index/bitmap-store.js";
 import { key, type StoredFlag } from "../index/keys.js";
 import { holdsUserFlag } from "../index/user-flag-holders.js";
-import { addWithdrawnGroup, groupedAmong, stripWithdrawnGroups, type GroupedAmong } from "../index/withdrawn-rows.js";
+import {
+  addWithdrawnGroup,
+  groupedAmong,
+  stripWithdrawnGroups,
+  withdrawnRows,
+  type GroupedAmong,
+} from "../index/withdrawn-rows.js";
 import type { StoreState } from "../state.js";
 import { ROLE, type Channel, type Subscription } from "../types.js";
 
@@ -143,7 +149,7 @@ function same(a: ReadonlyBitmap, b: ReadonlyBitmap): boolean {
 /**
  * A user's rows among `ids` as the store derives them now: their intervals in
  * `channelId` (where the messages are), being the sender, historical and granted rows,
- * minus withdrawn ones. `sent` is the part of `ids` the user sent.
+ * minus withdrawn ones (own and grouped). `sent` is the part of `ids` the user sent.
  */
 export function rowsAmong(
   state: StoreState,
@@ -154,7 +160,8 @@ export function rowsAmong(
 ): ReadonlyBitmap {
   const derived = or(covered(ids, state.subsByUser.get(userId)?.get(channelId)), sent);
   const stored = or(storedAmong(state, userId, "historical", ids), storedAmong(state, userId, "granted", ids));
-  return or(andNot(derived, storedAmong(state, userId, "withdrawn", ids)), stored);
+  const withdrawn = withdrawnRows(state.bitmaps, userId);
+  return or(andNot(derived, withdrawn.isEmpty ? EMPTY : RoaringBitmap32.and(withdrawn, ids)), stored);
 }
 
 /**

@@ -22,6 +22,7 @@ import { hasRow } from "../../../src/engine/access.js";
 import { getMessageRecord } from "../../../src/engine/storage/message-records.js";
 import { seedRealm, tempStore, type TempStore } from "../../support/temp-store.js";
 import { moveMessages } from "../../support/move.js";
+import { accessibleAmong } from "../../../src/engine/actions/move-messages.js";
 
 const stores: TempStore[] = [];
 afterEach(() => {
@@ -186,6 +187,34 @@ describe("withdrawn rows written as groups", () => {
 
   it("read and rewrite per-user bitmaps of a store written before groups existed", async () => {
     await compareForms(true);
+  });
+});
+
+describe("a former member of a protected channel the topic moved into", () => {
+  it("cannot read the messages a group withdrew from them after joining again", () => {
+    const readable: number[][] = [];
+    for (const minUsers of [Number.POSITIVE_INFINITY, 2]) {
+      WITHDRAWN_GROUPING.minUsers = minUsers;
+      const t = tempStore();
+      stores.push(t);
+      const w = build(t);
+      const former = w.extra.slice(0, 3);
+      const principals = former.map((u) => u.id);
+      t.store.subscribe(w.owner.id, { channels: [{ name: "secret" }], principals: former.map((u) => u.id) });
+      const ids = [w.send(w.owner, "general", "plans", "one"), w.send(w.bob, "general", "plans", "two")];
+      t.store.unsubscribe(w.owner.id, ["secret"], principals);
+      // Their old intervals in the private channel cover the messages: the move withdraws those rows.
+      moveMessages(t.store, w.owner.id, ids[0]!, { channelId: w.secret.id, propagateMode: "change_all" });
+      expect(withdrawnGroups(internals(t.store).bitmaps).length).toBe(minUsers === 2 ? 1 : 0);
+      t.store.subscribe(w.owner.id, { channels: [{ name: "secret" }], principals: [former[0]!.id] });
+      const state = internals(t.store);
+      const all = new RoaringBitmap32(ids);
+      readable.push([
+        ...accessibleAmong(state, state.users.get(former[0]!.id)!, state.channels.get(w.secret.id)!, all),
+      ]);
+      clean(t.store);
+    }
+    expect(readable).toEqual([[], []]);
   });
 });
 
