@@ -14,8 +14,9 @@
  * readers only through a historical row, so one probe of their historical bitmap decides
  * (BitmapStore.removeStored answers a key without the message by a point read, and
  * remembers it). Read bits are the exception: anyone may hold them (a read purge clears
- * them, in bounded writes). So are messages moved from another channel, whose rows were
- * granted or withdrawn and whose lost rows keep their bits: every user is looked at.
+ * them, in bounded writes, for every user the read holders list). So are messages
+ * moved from another channel, whose rows were granted or withdrawn and whose lost rows
+ * keep their bits: every user is looked at.
  *
  * The delete_message audience is Zulip's event_recipient_ids_for_action_on_messages,
  * computed in the write before the bits it reads are cleared, plus the acting user.
@@ -90,18 +91,22 @@ export function pendingReadPurges(state: StoreState): readonly ReadPurge[] {
 }
 
 /**
- * Clears the purge's messages from the realm's read bitmaps, users in ID order, until
+ * Clears the purge's messages from the realm's read bitmaps, holders in ID order, until
  * `budget` keys changed. Returns the purge left, or null when every user is done.
  */
 function purgeReadBits(state: StoreState, purge: ReadPurge, keysPerWrite: number | null): ReadPurge | null {
   const ids = purge.messageIds;
   const budget = keysPerWrite ?? readKeysPerWrite(ids.length);
   const idSet = new RoaringBitmap32(ids);
-  const users = [...state.usersOfRealm(purge.realmId)].filter((id) => id > purge.afterUserId).sort((a, b) => a - b);
+  // Only users who ever had a read bit (the flag's holders, ascending): in the 100k
+  // dataset 492 of a realm's 10,000, each of whom the walk over every user probed.
+  let last = purge.afterUserId;
   let changed = 0;
-  for (let i = 0; i < users.length; i++) {
-    if (changed >= budget) return { ...purge, afterUserId: users[i - 1]! };
-    if (state.bitmaps.removeStored(flagKey(users[i]!, "read"), ids, idSet).length > 0) changed++;
+  for (const userId of state.bitmaps.get(key.userFlagHolders("read")).toUint32Array()) {
+    if (userId <= purge.afterUserId || state.users.get(userId)?.realmId !== purge.realmId) continue;
+    if (changed >= budget) return { ...purge, afterUserId: last };
+    if (state.bitmaps.removeStored(flagKey(userId, "read"), ids, idSet).length > 0) changed++;
+    last = userId;
   }
   return null;
 }
@@ -335,7 +340,7 @@ function anyIn(ids: readonly number[], from: number, to: number | null): boolean
 /**
  * Clears every reader's per-user bits for the group's messages but the read bits (the
  * read purge's: they also cover whole ranges a user never received, the data
- * generator's "read up to X", so every user of the realm is looked at) and returns the
+ * generator's "read up to X", so every read holder of the realm is looked at) and returns the
  * users who had a row for any of them (Zulip's UserMessage holders): its receivers, and
  * the readers who had a historical row. Messages a notification showed are added to
  * `shownByUser` for their removal.
