@@ -335,6 +335,10 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
   get attachments(): Map<number, Attachment> {
     return this.entities.attachments.byId;
   }
+  /** messageId -> IDs of the attachments claimed by it. */
+  get attachmentsByMessage(): ReadonlyMap<number, ReadonlySet<number>> {
+    return this.entities.attachments.byMessage;
+  }
   /** pathId -> attachment ID. */
   get attachmentByPath(): Map<string, number> {
     return this.entities.attachments.byPath;

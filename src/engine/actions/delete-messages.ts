@@ -498,9 +498,13 @@ function deletionAudience(
 function detachUploads(state: StoreState, ctx: WriteContext, messages: readonly Message[]): void {
   const ids = new Set(messages.filter((m) => m.hasAttachment).map((m) => m.id));
   if (ids.size === 0) return;
+  const claimed = new Set<number>();
+  for (const id of ids) for (const attachmentId of state.attachmentsByMessage.get(id) ?? []) claimed.add(attachmentId);
   const now = state.now();
-  for (const current of state.attachments.values()) {
-    if (!current.messageIds.some((id) => ids.has(id))) continue;
+  // In ID order, as the walk over every upload went.
+  for (const attachmentId of [...claimed].sort((a, b) => a - b)) {
+    const current = state.attachments.get(attachmentId);
+    if (current === undefined) continue;
     const next: Attachment = {
       ...current,
       messageIds: current.messageIds.filter((id) => !ids.has(id)),

@@ -291,6 +291,50 @@ describe("DELETE /messages/{id}: no trace left", () => {
     expectClean(t.store);
   });
 
+  it("detaches exactly the claims of a topic's messages, in batches, whatever the uploads' other claims", async () => {
+    const { realm, owner, alice } = setup();
+    const state = internals(t.store);
+    const channelId = state.channelByName.get(`${realm.id}:GENERAL`)!;
+    const upload = (owner: User, name: string) => {
+      const pathId = `${realm.id}/ab/${name.padEnd(24, "x")}/${name}.txt`;
+      const made = t.store.createAttachment(
+        { ownerId: owner.id, pathId, name: `${name}.txt`, size: 10, contentType: "text/plain", image: null },
+        null,
+      );
+      return { id: made.id, link: `[${name}](/user_uploads/${pathId})` };
+    };
+    const [shared, doomedOnly, keptOnly] = [upload(alice, "shared"), upload(alice, "doomed"), upload(alice, "kept")];
+    const kept = send(t.store, alice, "general", "kept", `${shared.link} ${keptOnly.link}`);
+    const doomed = [1, 2, 3, 4, 5].map((n) =>
+      send(t.store, alice, "general", "doomed", n % 2 === 0 ? `${shared.link} ${doomedOnly.link}` : shared.link),
+    );
+    // An edit drops one message's claim first: the deletion must not find it there.
+    t.store.updateMessage(alice.id, doomed[1]!, { content: "no files now" });
+    expect(state.attachments.get(doomedOnly.id)?.messageIds).toEqual([doomed[3]!]);
+    expect(state.attachmentsByMessage.get(doomed[1]!)).toBeUndefined();
+    const seen: EventBatch[] = [];
+    t.store.onEvents((b) => seen.push(b));
+    clock += 60;
+    expect(await t.store.deleteTopic(owner.id, channelId, "doomed", { batchSize: 2 })).toEqual({ complete: true });
+    expect(state.attachments.get(shared.id)).toMatchObject({ messageIds: [kept], claimDeletedAt: clock });
+    expect(state.attachments.get(doomedOnly.id)).toMatchObject({ messageIds: [], claimDeletedAt: clock });
+    expect(state.attachments.get(keptOnly.id)?.messageIds).toEqual([kept]);
+    expect(state.attachments.get(keptOnly.id)?.claimDeletedAt ?? null).toBeNull();
+    // Each batch tells the owners of the uploads it detached, in upload order.
+    expect(events(seen, "attachment").map((e) => (e.event.type === "attachment" ? e.event.attachment.id : 0))).toEqual([
+      shared.id,
+      doomedOnly.id,
+      shared.id,
+      shared.id,
+    ]);
+    for (const id of doomed) expect(state.attachmentsByMessage.get(id)).toBeUndefined();
+    expect([...(state.attachmentsByMessage.get(kept) ?? [])].sort()).toEqual([shared.id, keptOnly.id].sort());
+    expectClean(t.store);
+    expect([...(internals(t.reopen()).attachmentsByMessage.get(kept) ?? [])].sort()).toEqual(
+      [shared.id, keptOnly.id].sort(),
+    );
+  });
+
   it("moves a channel's first message on, to null when its last goes, and leaves scheduled messages alone", async () => {
     const { owner, alice } = setup();
     const state = internals(t.store);
