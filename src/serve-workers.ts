@@ -24,7 +24,7 @@ import { EventBroadcaster, EventSubscriber } from "./realtime/writer-stream.js";
 import { internalSocket, QueueRouter, queueIdPrefix } from "./http/queue-routing.js";
 import { createServer, type ParleyServer, type WorkerHooks } from "./http/server.js";
 import { RemoteLimits, serveSharedLimits } from "./http/shared-limits.js";
-import { startParley, type ExternalImages, type Log, type ServerSettings } from "./server.js";
+import { startParley, type ExternalImages, type Log, type Parley, type ServerSettings } from "./server.js";
 import {
   DOWNLOAD_KEY_ENV,
   EVENTS_SOCKET,
@@ -130,19 +130,27 @@ export async function runWriter(
   };
   // The HTTP/1.0-capable listener is the writer's alone, on the port the supervisor fixed.
   const own = { ...settings, port: worker.port, compatPort: worker.compatPort };
-  const parley = await startParley(store, own, dataDir, images, log, hooks);
+  // Before the public port: readers of a writer being replaced connect again while it warms up, so that no
+  // client's write lands before their stream begins (they would drop their queues, unable to tell what they missed).
+  const broadcaster = await EventBroadcaster.listen(join(worker.dir, EVENTS_SOCKET), store);
+  let parley: Parley;
+  try {
+    parley = await startParley(store, own, dataDir, images, log, hooks);
+  } catch (error) {
+    broadcaster.close();
+    router.close();
+    throw error;
+  }
   let limits: { close(): void } | null = null;
-  let broadcaster: EventBroadcaster | null = null;
   try {
     const socketPath = join(worker.dir, WRITER_SOCKET);
     // A writer killed before it could close leaves its socket file, which would refuse the bind.
     rmSync(socketPath, { force: true });
     await parley.http.listenInternal(socketPath);
     limits = await serveSharedLimits(parley.http.limits, join(worker.dir, LIMITS_SOCKET));
-    broadcaster = await EventBroadcaster.listen(join(worker.dir, EVENTS_SOCKET), store);
   } catch (error) {
     await parley.stop();
-    broadcaster?.close();
+    broadcaster.close();
     router.close();
     throw error;
   }
@@ -150,7 +158,7 @@ export async function runWriter(
     limits?.close();
     // The store is closed by then: the stream ends after the last batch, and readers may save their queues.
     await parley.stop();
-    broadcaster?.close();
+    broadcaster.close();
     router.close();
   });
   tell({ type: "ready" });
@@ -183,6 +191,13 @@ export async function runReader(
   const limits = new RemoteLimits(join(worker.dir, LIMITS_SOCKET));
   let stopping = false;
   let subscriber: EventSubscriber | null = null;
+  /** The change-log end when the writer's stream ended cleanly, until the next stream begins. */
+  let endedAt: number | null = null;
+  // Events released meanwhile would be missing from every queue here: their clients register again.
+  const dropQueues = (why: string): void => {
+    const dropped = http.events.dropAll();
+    if (dropped > 0) log(`${worker.name}: ${why}; dropped ${dropped} event queue(s)`);
+  };
   const http = createServer(store, {
     config: settings.config,
     dataDir,
@@ -223,12 +238,16 @@ export async function runReader(
         log(`${worker.name}: could not deliver the writer's events: ${reason(error)}`);
       }
     },
-    subscribed: () => undefined,
+    subscribed: () => {
+      // After a writer's clean stop, the queues here missed nothing unless a write was committed before this stream.
+      if (endedAt !== null && store.catchUp().seq !== endedAt) dropQueues("the writer restarted");
+      endedAt = null;
+    },
     lost: () => {
       if (stopping) return;
-      // Events released meanwhile would be missing from every queue here: their clients register again.
-      const dropped = http.events.dropAll();
-      if (dropped > 0) log(`${worker.name}: lost the writer's events; dropped ${dropped} event queue(s)`);
+      // A writer stopping cleanly (the server stops: this reader's signal may come a moment later) sent every batch.
+      if (subscriber?.endedCleanly === true) endedAt = store.catchUp().seq;
+      else dropQueues("lost the writer's events");
     },
   });
   const savedFile = `event-queues.${worker.name}.json`;

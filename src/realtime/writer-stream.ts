@@ -146,6 +146,11 @@ export class EventSubscriber {
     return this.#received;
   }
 
+  /** The last stream ended with the writer's END (it stopped cleanly after its last batch). */
+  get endedCleanly(): boolean {
+    return this.#endedCleanly;
+  }
+
   /** True while every batch the writer releases arrives. */
   get subscribed(): boolean {
     return this.#subscribed;

@@ -4,7 +4,8 @@
  * every queue on every worker once, in order, whichever worker the write or the
  * registration went through; a poll or DELETE /events reaching the other worker is
  * forwarded to the owner; a reader killed with SIGKILL takes only its own queues with
- * it; a reader's queues come back after a clean stop.
+ * it; a reader's queues come back after a clean stop, and live through a clean restart
+ * of the writer alone.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
@@ -107,10 +108,11 @@ async function pollUntil(
   auth: string,
   queue: string,
   done: (events: readonly Event[]) => boolean,
+  after = "-1",
 ): Promise<{ events: Event[]; workers: Set<string> }> {
   const events: Event[] = [];
   const seen = new Set<string>();
-  let last = -1;
+  let last = Number(after);
   // At least one poll: one that expects nothing must see nothing.
   for (let i = 0; i < 400 && (i === 0 || !done(events)); i++) {
     const params = { queue_id: queue, last_event_id: String(last), dont_block: "true" };
@@ -264,7 +266,7 @@ describe("event queues of parley serve --workers 2", () => {
     for (const agent of [writer, reader]) agent.destroy();
   });
 
-  it("a reader's queues are saved at a clean stop and come back with the workers", async () => {
+  it("a reader's queues are saved at a clean stop and come back; a clean restart of the writer costs them nothing", async () => {
     const { dir, auth } = newOrg();
     const first = await serveProcess(dir, workers());
     const reader = await connectionTo(first.url, auth, "reader-1");
@@ -278,6 +280,20 @@ describe("event queues of parley serve --workers 2", () => {
     const second = await serveProcess(dir, workers());
     const { events } = await pollUntil(null, second.url, auth, queue, (got) => got.some((e) => e.type === "restart"));
     expect(events.map((e) => e.type)).toEqual(["message", "restart"]);
+
+    // The writer alone stopped cleanly and replaced: its stream ended after its last batch, and no write came
+    // before the new one's stream (this realm has nothing due at a start), so the reader's queue missed nothing.
+    const writerPid = workerPids(second.child.pid!)["writer"]!;
+    process.kill(writerPid, "SIGTERM");
+    for (;;) {
+      const sent = await send(null, second.url, auth, "after the writer's restart").catch(() => null);
+      if (sent?.status === 200) break;
+      await sleep(100);
+    }
+    expect(workerPids(second.child.pid!)["writer"]).not.toBe(writerPid);
+    const last = String(events.at(-1)!.id);
+    const after = await pollUntil(null, second.url, auth, queue, (got) => messagesOf(got).length > 0, last);
+    expect(messagesOf(after.events).map((m) => m.content)).toEqual(["after the writer's restart"]);
     await stopProcess(second.child, "SIGTERM");
   });
 });
