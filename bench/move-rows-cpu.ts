@@ -17,6 +17,9 @@ import { Session } from "node:inspector";
 import { openStore } from "../src/index.js";
 import { internals } from "../src/engine/internal.js";
 import type { Store, User } from "../src/engine/index.js";
+import { planChannelMoveRows } from "../src/engine/actions/move-rows.js";
+import { RoaringBitmap32, type Bitmap } from "../src/engine/index/bitmap-store.js";
+import { key } from "../src/engine/index/keys.js";
 
 const started = performance.now();
 const log = (line: string) =>
@@ -28,6 +31,8 @@ const { values } = parseArgs({
     runs: { type: "string", default: "5" },
     /** Writes a CPU profile of each fresh-topic move there (node:inspector), and times only those. */
     profile: { type: "string" },
+    /** Times planChannelMoveRows alone (no write), fresh topic and moved back out, min of `runs`. */
+    "plan-only": { type: "boolean", default: false },
   },
 });
 const USERS = Number(values.users);
@@ -115,6 +120,30 @@ try {
   const backIn: number[] = [];
   const backOut: number[] = [];
   log("subscribed");
+  if (values["plan-only"]) {
+    const state = internals(store);
+    const plan = (topicName: string, from: number, to: number, movedBefore: boolean) => {
+      const moved = state.bitmaps.get(key.channelTopic(from, topicName));
+      const sentBy = new Map<number, Bitmap>();
+      for (const u of users.slice(0, 100)) {
+        const sent = RoaringBitmap32.and(state.bitmaps.get(key.sender(u.id)), moved);
+        if (!sent.isEmpty) sentBy.set(u.id, sent);
+      }
+      const [a, b] = [state.channels.get(from)!, state.channels.get(to)!];
+      const cpu: number[] = [];
+      for (let i = 0; i < RUNS; i++)
+        cpu.push(timed(() => planChannelMoveRows(state, a, b, moved, sentBy, moved.minimum(), movedBefore)).cpu);
+      return Math.min(...cpu).toFixed(1);
+    };
+    topic("fresh");
+    const back = topic("back");
+    move(back, closet);
+    move(back, big);
+    console.log(`load average ${loadavg()[0]!.toFixed(1)}, planChannelMoveRows min of ${RUNS}:`);
+    console.log(`  fresh topic, big -> private: ${plan("fresh", big, closet, false)} ms CPU`);
+    console.log(`  moved back out, big -> private: ${plan("back", big, closet, true)} ms CPU`);
+    process.exit(0);
+  }
   const profileDir = values.profile;
   const there = profileDir === undefined ? topic("there and back") : 0;
   log("first topic sent");

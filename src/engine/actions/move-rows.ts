@@ -169,8 +169,8 @@ export function rowsAmong(
  * flag's holders say so, and a held key without IDs there is found without loading it.
  */
 function storedAmong(state: StoreState, userId: number, flag: StoredFlag, ids: ReadonlyBitmap): ReadonlyBitmap {
-  const k = key.userFlag(userId, flag);
   if (ids.isEmpty || !holdsUserFlag(state.bitmaps, userId, flag)) return EMPTY;
+  const k = key.userFlag(userId, flag);
   if (!state.bitmaps.holdsAnyIn(k, ids.minimum(), ids.maximum())) return EMPTY;
   const stored = state.bitmaps.get(k);
   // All or none of them (a topic moved out and back: thousands of users withdrawn from
@@ -228,6 +228,19 @@ export function planChannelMoveRows(
       // historical or granted bits may lie under their intervals (neither counts there).
       loses(userId);
       targetRows.set(userId, movedHasTarget);
+      continue;
+    }
+    if (
+      subTo === undefined &&
+      coveredFrom === moved &&
+      sent.isEmpty &&
+      storedAmong(state, userId, "historical", withdrawnHave).isEmpty
+    ) {
+      // The same, with rows withdrawn (a topic moved into the old channel and out again):
+      // they lose the rows they had, and the withdrawn bits go (the new place derives none).
+      loses(userId);
+      targetRows.set(userId, !withdrawnHave.has(targetId));
+      withdrawnAfter.set(userId, { after: EMPTY, own: withdrawnOwn });
       continue;
     }
     const coveredTo = covered(moved, subTo, movedRange);
