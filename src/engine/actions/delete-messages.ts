@@ -532,6 +532,13 @@ export function nextTopicBatchSize(size: number, deleted: number, elapsedMs: num
   return Math.max(DELETE_TOPIC_BATCH_SIZE, Math.min(DELETE_TOPIC_MAX_BATCH_SIZE, size * 4, fitting));
 }
 
+/**
+ * Read bitmaps the last batch of a topic deletion clears in its own write: enough for a
+ * topic its readers mostly left unread (its senders' bits), few enough (~3 ms) that a
+ * batch sized for the loop budget without them stays within it when every user read it.
+ */
+export const LAST_BATCH_READ_KEYS = 100;
+
 export interface TopicDeletionStep {
   /** Messages this step deleted. */
   readonly deleted: number;
@@ -545,8 +552,8 @@ export interface TopicDeletionStep {
  * can access, in one transaction. When none are left, the users' policies for the topic
  * are reset, except (protected history) for users who still have rows for messages
  * the administrator could not delete. Readers' read bits are left to a read purge
- * (continueReadPurge), whose first `readBudget` keys (null: readKeysPerWrite, 0: none)
- * the last batch clears.
+ * (continueReadPurge), whose first `readBudget` keys (null: LAST_BATCH_READ_KEYS, 0:
+ * none) the last batch clears.
  */
 export function deleteTopicBatch(
   ctx: PlanContext<StoreState>,
@@ -586,7 +593,7 @@ export function deleteTopicBatch(
     if (messages.length > 0) deleteMessagesInWrite(state, w, messages, user.id, 0);
     if (complete) {
       resetTopicPolicies(ctx, w, channel, topic);
-      if (readBudget !== 0) readPurgeStep(state, readBudget);
+      if (readBudget !== 0) readPurgeStep(state, readBudget ?? LAST_BATCH_READ_KEYS);
     }
   });
   return { deleted: messages.length, complete };

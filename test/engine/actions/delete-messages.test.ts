@@ -581,6 +581,31 @@ describe("POST /streams/{id}/delete_topic", () => {
     expectClean(t.reopen());
   });
 
+  it("leaves read bits past the last batch's share to further writes, and finishes them before answering", async () => {
+    const { owner, alice, bob } = setup();
+    const state = internals(t.store);
+    const channelId = state.channelByName.get(`${owner.realmId}:GENERAL`)!;
+    const topic = [1, 2, 3].map((n) => send(t.store, alice, "general", "read", `m${n}`));
+    const readers = [owner, alice, bob];
+    state.write(() => {
+      for (const u of readers) state.bitmaps.addRange(key.userFlag(u.id, "read"), topic[0]!, topic[2]! + 1);
+    });
+    let writes = 0;
+    const write = state.write.bind(state);
+    state.write = ((fn: Parameters<typeof write>[0]) => {
+      writes++;
+      return write(fn);
+    }) as typeof state.write;
+    // One read bitmap a write: the batch's write clears one, two more writes the rest.
+    expect(await t.store.deleteTopic(owner.id, channelId, "read", { readBitsPerWrite: 1 })).toEqual({
+      complete: true,
+    });
+    expect(writes).toBe(3);
+    expect(pendingReadPurges(state)).toEqual([]);
+    for (const id of topic) expect(traces(t.store, readers, id)).toEqual([]);
+    expectClean(t.store);
+  });
+
   it("is for administrators, in channels they can read, and deletes only what they may see", async () => {
     const { owner, alice, bob } = setup();
     const state = internals(t.store);
