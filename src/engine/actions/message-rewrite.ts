@@ -168,7 +168,10 @@ export function rewriteMessages(state: StoreState, ctx: WriteContext, rewrites: 
       state.tables.dateMessage.removeSync([before.dateSent, before.id]);
     } else {
       putMessageRecord(state.tables, after, before);
-      state.tables.messageMeta.putSync(after.id, messageMetaOf(after));
+      // A content edit leaves the place as it was: no write of message_meta, one table fewer in its commit.
+      const place = messageMetaOf(after);
+      const was = messageMetaOf(before);
+      if (place[0] !== was[0] || place[1] !== was[1]) state.tables.messageMeta.putSync(after.id, place);
     }
     const fields = rewriteFields(rewrite);
     if (fields.length > 0) ctx.changed({ kind: "message", id: before.id, realmId: before.realmId, fields });

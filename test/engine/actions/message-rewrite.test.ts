@@ -120,4 +120,29 @@ describe("rewriteMessages", () => {
     expect(ids(t.store, bob.id, [])).toEqual([inSecret]);
     expect(t.store.unreadSummary(bob.id).streams.flatMap((s) => s.unreadMessageIds)).toEqual([inSecret]);
   });
+
+  it("writes message_meta only when the place changes (a content edit's commit touches one table fewer)", () => {
+    t = tempStore();
+    const { owner } = seedRealm(t.store);
+    const id = t.store.sendMessage({
+      senderId: owner.id,
+      to: { type: "channel", channel: "general", topic: "lunch" },
+      content: "pizza",
+    }).id;
+    const meta = internals(t.store).tables.messageMeta;
+    const put = meta.putSync.bind(meta);
+    const written: unknown[] = [];
+    meta.putSync = (key: number, value: unknown) => {
+      written.push(key);
+      return put(key, value);
+    };
+    t.store.updateMessage(owner.id, id, { content: "pasta" });
+    expect(written).toEqual([]);
+    // A move writes it (and Notification Bot's notice, another message, its own).
+    t.store.updateMessage(owner.id, id, { topic: "dinner" });
+    expect(written.filter((key) => key === id)).toEqual([id]);
+    const { recipient } = record(t.store, id);
+    expect(meta.get(id)).toEqual([recipient.type === "channel" ? recipient.channelId : null, "dinner"]);
+    expect(t.store.verify().differences).toEqual([]);
+  });
 });
