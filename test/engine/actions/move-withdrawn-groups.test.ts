@@ -21,6 +21,8 @@ import { key } from "../../../src/engine/index/keys.js";
 import { hasRow } from "../../../src/engine/access.js";
 import { getMessageRecord } from "../../../src/engine/storage/message-records.js";
 import { seedRealm, tempStore, type TempStore } from "../../support/temp-store.js";
+import { followerView } from "../../support/follower-view.js";
+import { openFollower } from "../../../src/index.js";
 import { moveMessages } from "../../support/move.js";
 import { accessibleAmong } from "../../../src/engine/actions/move-messages.js";
 
@@ -215,6 +217,50 @@ describe("a former member of a protected channel the topic moved into", () => {
       clean(t.store);
     }
     expect(readable).toEqual([[], []]);
+  });
+});
+
+describe("a follower", () => {
+  it("reads the groups the writer writes and strips, its cached sets dropped", async () => {
+    WITHDRAWN_GROUPING.minUsers = 2;
+    const t = tempStore();
+    stores.push(t);
+    const w = build(t);
+    const follower = openFollower(t.dir, { noSync: true, lockToken: t.store.lockToken });
+    try {
+      const viewers = [w.owner.id, w.alice.id, w.bob.id, w.extra[0]!.id, w.extra[30]!.id];
+      const caughtUp = () => {
+        follower.catchUp();
+        const fresh = openFollower(t.dir, { noSync: true, lockToken: t.store.lockToken });
+        try {
+          expect(followerView(follower, viewers)).toEqual(followerView(fresh, viewers));
+        } finally {
+          fresh.close();
+        }
+      };
+      const id = w.send(w.owner, "secret", "plans", "one");
+      w.send(w.alice, "secret", "plans", "two");
+      caughtUp();
+      moveMessages(t.store, w.owner.id, id, { channelId: w.general.id, propagateMode: "change_all" });
+      expect(withdrawnGroups(internals(t.store).bitmaps).length).toBe(1);
+      caughtUp();
+      expect(follower.unreadSummary(w.extra[0]!.id).streams).toEqual([]);
+      // Another topic joins the group (the same users): the follower's memo of it must go.
+      const more = w.send(w.alice, "secret", "more", "three");
+      caughtUp();
+      moveMessages(t.store, w.owner.id, more, { channelId: w.general.id, propagateMode: "change_all" });
+      expect(withdrawnGroups(internals(t.store).bitmaps).length).toBe(1);
+      caughtUp();
+      expect(follower.unreadSummary(w.extra[0]!.id).streams).toEqual([]);
+      await t.store.deleteMessage(w.owner.id, id);
+      caughtUp();
+      moveMessages(t.store, w.owner.id, id + 1, { channelId: w.secret.id, propagateMode: "change_all" });
+      // The group keeps the other topic only.
+      expect([...withdrawnGroups(internals(t.store).bitmaps)[0]!.messages]).toEqual([more]);
+      caughtUp();
+    } finally {
+      follower.close();
+    }
   });
 });
 
