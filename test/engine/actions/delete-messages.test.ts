@@ -528,9 +528,9 @@ describe("POST /streams/{id}/delete_topic", () => {
 
   it("sizes batches from Zulip's 100 toward the loop budget, growing at most fourfold, capped", () => {
     expect(DELETE_TOPIC_BATCH_SIZE).toBe(100);
-    // 100 in 2 ms: 1,000 would fit 20 ms, but one quick batch is not much of a measure.
+    // 100 in 2 ms: 750 would fit 15 ms, but one quick batch is not much of a measure.
     expect(nextTopicBatchSize(100, 100, 2)).toBe(400);
-    expect(nextTopicBatchSize(400, 400, 16)).toBe(500);
+    expect(nextTopicBatchSize(400, 400, 12)).toBe(500);
     expect(nextTopicBatchSize(400, 400, 1)).toBe(DELETE_TOPIC_MAX_BATCH_SIZE);
     // Never below Zulip's 100, however slow; an empty batch says nothing.
     expect(nextTopicBatchSize(400, 400, 500)).toBe(100);
