@@ -7,7 +7,9 @@
  * Store call timed in CPU time (user + system) and wall time; min and median of the
  * runs. On a shared machine the CPU minimum is the figure to compare between builds
  * (wall time includes waiting for other processes and the fsync). Also the fsync floor:
- * a one-key durable LMDB commit next to the store (same disk).
+ * a one-key durable LMDB commit next to the store (same disk). BENCH_EACH=1 prints each
+ * iteration (the first few are slower: V8 and the caches warm up); --trace-puts counts
+ * the last run's puts per table; --no-sync opens the store without fsync.
  */
 import { parseArgs } from "node:util";
 import { loadavg } from "node:os";
@@ -125,6 +127,7 @@ async function main(): Promise<void> {
       tracing = false;
       const t1 = performance.now();
       const c1 = cpuMs();
+      if (process.env["BENCH_EACH"]) log(`  #${i}: cpu ${(c1 - c0).toFixed(1)} ms, wall ${(t1 - t0).toFixed(1)} ms`);
       if (i > 0) {
         cpu.push(c1 - c0);
         sys.push((process.cpuUsage().system - s0) / 1000);
