@@ -7,7 +7,7 @@
  * it; a reader's queues come back after a clean stop, and live through a clean restart
  * of the writer alone.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -285,6 +285,10 @@ describe("event queues of parley serve --workers 2", () => {
     // before the new one's stream (this realm has nothing due at a start), so the reader's queue missed nothing.
     const writerPid = workerPids(second.child.pid!)["writer"]!;
     process.kill(writerPid, "SIGTERM");
+    // A writer stopping answers what reached it before it closed its port (on a loaded machine a send can
+    // get there before its signal handler runs): send only once it has exited, so that the send below is
+    // the replacement's.
+    while (existsSync(`/proc/${writerPid}`)) await sleep(50);
     for (;;) {
       const sent = await send(null, second.url, auth, "after the writer's restart").catch(() => null);
       if (sent?.status === 200) break;
