@@ -276,8 +276,14 @@ describe("parley serve --workers 2", () => {
     // Uploads in progress, which a reader starting must leave alone: they are the writer's. One streams
     // (its temporary file exists) while the reader is replaced, on a connection to the writer (one to the
     // reader would die with it); a tus one waits for its second half.
+    // The streaming one keeps sending while it waits, as a client uploading a file does: uWS closes a
+    // connection whose body brings less than 16 KB/s over 10 s ("socket hang up"), and replacing the reader
+    // took longer than that on a loaded machine.
     const toWriter = await connectionTo(url, "writer");
     const boundary = "b0undary";
+    const padding = "-".repeat(32 * 1024);
+    let padded = 0;
+    let streaming: NodeJS.Timeout | undefined;
     let uploading = (): void => undefined;
     const streamed = new Promise<Answer>((resolve, reject) => {
       const type = `multipart/form-data; boundary=${boundary}`;
@@ -290,10 +296,20 @@ describe("parley serve --workers 2", () => {
           resolve({ status: res.statusCode ?? 0, worker: "", remaining: NaN, body });
         });
       });
-      req.on("error", reject);
+      req.on("error", (error) => {
+        clearInterval(streaming);
+        reject(error);
+      });
       req.write(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n`);
       req.write("Content-Type: text/plain\r\n\r\nfirst half, ");
-      uploading = () => req.end(`second half\r\n--${boundary}--\r\n`);
+      streaming = setInterval(() => {
+        req.write(padding);
+        padded++;
+      }, 500);
+      uploading = () => {
+        clearInterval(streaming);
+        req.end(`second half\r\n--${boundary}--\r\n`);
+      };
     });
     const tmp = join(dir, "uploads", String(realmId), "tmp");
     await until("the upload's temporary file", () =>
@@ -322,7 +338,8 @@ describe("parley serve --workers 2", () => {
     toWriter.destroy();
     expect(uploaded.status).toBe(200);
     const file = await fetch(`${url}${String(uploaded.body["url"])}`, { headers: { Authorization: auth } });
-    expect(await file.text()).toBe("first half, second half");
+    const content = `first half, ${padding.repeat(padded)}second half`;
+    expect(await file.text()).toBe(content);
     // A temporary download URL one worker hands out opens on the other (the replaced reader included).
     const via = { writer: await connectionTo(url, "writer"), "reader-1": await connectionTo(url, "reader-1") };
     for (const [from, to] of [
@@ -335,7 +352,7 @@ describe("parley serve --workers 2", () => {
       expect(await getVia(via[to], `${url}${temporary}`, null)).toEqual({
         status: 200,
         worker: to,
-        body: "first half, second half",
+        body: content,
       });
     }
     for (const agent of Object.values(via)) agent.destroy();
