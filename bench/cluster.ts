@@ -7,12 +7,19 @@
  * over --kills kills, counting acknowledged sends lost. Loopback only; needs Debian's
  * nats-server (apt-get install nats-server). Writes bench/results/cluster.json.
  *
- *   node dist/bench/cluster.js [--seconds 10] [--clients 8] [--kills 10]
+ * Every process of a phase is on this one machine, so the cluster phases run three
+ * parley processes, nats-server and the load generator where the single-node phase
+ * runs one server and the generator: the CPU each used per acknowledged send is
+ * measured (/proc/PID/stat) and reported beside the rates. --pin gives the serving
+ * process (the single node, then the leader) CPU 0 to itself and puts everything else
+ * on the other CPUs (taskset), an approximation of nodes on machines of their own.
+ *
+ *   node dist/bench/cluster.js [--seconds 10] [--clients 8] [--kills 10] [--pin]
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
@@ -25,8 +32,12 @@ const { values } = parseArgs({
     seconds: { type: "string", default: "10" },
     clients: { type: "string", default: "8" },
     kills: { type: "string", default: "10" },
+    pin: { type: "boolean", default: false },
   },
 });
+const PIN = values.pin;
+/** Read before the first pin narrows this process's own affinity. */
+const CPUS = availableParallelism();
 const SECONDS = Number(values.seconds);
 const CLIENTS = Number(values.clients);
 const KILLS = Number(values.kills);
@@ -134,13 +145,62 @@ async function throughput(node: Node, auth: string, acked: string[]): Promise<nu
   return Math.round(count / SECONDS);
 }
 
+/** user+system CPU seconds a process used so far (its threads included). */
+function cpuSeconds(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  try {
+    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/** Cores each named process used over a phase, and CPU milliseconds per acknowledged send. */
+async function measured(
+  processes: Record<string, number | undefined>,
+  run: () => Promise<number>,
+): Promise<{ rate: number; cores: Record<string, number>; cpuMsPerSend: number }> {
+  const before = Object.fromEntries(Object.entries(processes).map(([name, pid]) => [name, cpuSeconds(pid)]));
+  const selfBefore = process.cpuUsage();
+  const started = Date.now();
+  const rate = await run();
+  const seconds = (Date.now() - started) / 1000;
+  const cores: Record<string, number> = {};
+  let serverCpu = 0;
+  for (const [name, pid] of Object.entries(processes)) {
+    const used = cpuSeconds(pid) - before[name]!;
+    cores[name] = Math.round((used / seconds) * 100) / 100;
+    serverCpu += used;
+  }
+  const self = process.cpuUsage(selfBefore);
+  cores["generator"] = Math.round(((self.user + self.system) / 1e6 / seconds) * 100) / 100;
+  const sends = rate * seconds;
+  return { rate, cores, cpuMsPerSend: sends > 0 ? Math.round(((serverCpu * 1000) / sends) * 100) / 100 : 0 };
+}
+
+/** Under --pin: the serving process alone on CPU 0, every other process of the bench on the rest. */
+function pin(serving: number | undefined, others: readonly (number | undefined)[]): void {
+  if (!PIN) return;
+  const cpus = CPUS;
+  if (cpus < 2) throw new Error("--pin needs at least 2 CPUs");
+  const rest = `1-${cpus - 1}`;
+  if (serving !== undefined) execFileSync("taskset", ["-a", "-p", "-c", "0", String(serving)], { stdio: "ignore" });
+  for (const pid of [process.pid, ...others]) {
+    if (pid !== undefined) execFileSync("taskset", ["-a", "-p", "-c", rest, String(pid)], { stdio: "ignore" });
+  }
+}
+
 function percentile(sorted: readonly number[], p: number): number {
   return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
+let natsPid: number | undefined;
 function startNats(port: number, dir: string): ChildProcess {
   const child = spawn(NATS_SERVER, ["-js", "-a", "127.0.0.1", "-p", String(port), "-sd", dir], { stdio: "ignore" });
   children.push(child);
+  natsPid = child.pid;
   return child;
 }
 
@@ -153,7 +213,8 @@ async function main(): Promise<void> {
   const singleDir = tempDir("single");
   cpSync(seedDir, singleDir, { recursive: true });
   const single = await serve("single", singleDir, []);
-  const singleRate = await throughput(single, auth, []);
+  pin(single.child.pid, []);
+  const singlePhase = await measured({ single: single.child.pid }, () => throughput(single, auth, []));
   single.child.kill("SIGTERM");
 
   const natsPort = await freePort();
@@ -168,6 +229,11 @@ async function main(): Promise<void> {
   }
   let leader = await leaderOf(nodes);
   const follower = nodes.find((n) => n !== leader)!;
+  const clusterProcesses = (): Record<string, number | undefined> => ({
+    ...Object.fromEntries(nodes.map((n) => [n === leader ? `${n.name} (leader)` : n.name, n.child.pid])),
+    "nats-server": natsPid,
+  });
+  pin(leader.child.pid, [...nodes.filter((n) => n !== leader).map((n) => n.child.pid), natsPid]);
 
   console.error(`cluster, through the leader ${leader.name}`);
   const lags: number[] = [];
@@ -179,9 +245,10 @@ async function main(): Promise<void> {
       await sleep(100);
     }
   })();
-  const leaderRate = await throughput(leader, auth, acked);
+  const leaderPhase = await measured(clusterProcesses(), () => throughput(leader, auth, acked));
   console.error(`cluster, through the follower ${follower.name}`);
-  const followerRate = await throughput(follower, auth, acked);
+  const followerPhase = await measured(clusterProcesses(), () => throughput(follower, auth, acked));
+  const [singleRate, leaderRate, followerRate] = [singlePhase.rate, leaderPhase.rate, followerPhase.rate];
   sampling = false;
   await sampler;
   lags.sort((a, b) => a - b);
@@ -248,6 +315,17 @@ async function main(): Promise<void> {
     seconds: SECONDS,
     sendsPerSecond: { singleNode: singleRate, clusterLeader: leaderRate, clusterFollower: followerRate },
     leaderVsSingle: Math.round((leaderRate / singleRate) * 100) / 100,
+    pinned: PIN,
+    coresUsed: {
+      singleNode: singlePhase.cores,
+      clusterLeader: leaderPhase.cores,
+      clusterFollower: followerPhase.cores,
+    },
+    serverCpuMsPerSend: {
+      singleNode: singlePhase.cpuMsPerSend,
+      clusterLeader: leaderPhase.cpuMsPerSend,
+      clusterFollower: followerPhase.cpuMsPerSend,
+    },
     replicationLagMessages: { samples: lags.length, p50: percentile(lags, 50), p99: percentile(lags, 99) },
     failoverMs: {
       kills: KILLS,
@@ -261,7 +339,7 @@ async function main(): Promise<void> {
   console.log(JSON.stringify(result, null, 2));
   const out = resolve(import.meta.dirname, "../../bench/results");
   mkdirSync(out, { recursive: true });
-  writeFileSync(join(out, "cluster.json"), `${JSON.stringify(result, null, 2)}\n`);
+  writeFileSync(join(out, PIN ? "cluster-pinned.json" : "cluster.json"), `${JSON.stringify(result, null, 2)}\n`);
 }
 
 try {
