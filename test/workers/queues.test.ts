@@ -8,13 +8,14 @@
  * of the writer alone.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { Agent, request } from "node:http";
+import { Agent } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/index.js";
 import { killStartedProcesses, serveProcess, sleep, stopProcess } from "../support/serve-process.js";
+import { workerCall, type WorkerAnswer } from "../support/worker-call.js";
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -45,45 +46,9 @@ function workerPids(pid: number): Record<string, number> {
   );
 }
 
-interface Answer {
-  readonly status: number;
-  readonly worker: string;
-  readonly body: Record<string, unknown>;
-}
-
+type Answer = WorkerAnswer;
 /** A request on `agent` (a connection to one worker), or on a new connection (either worker) when null. */
-function call(
-  agent: Agent | null,
-  url: string,
-  auth: string,
-  method: string,
-  path: string,
-  params: Record<string, string> = {},
-  inQuery = method === "GET",
-): Promise<Answer> {
-  const form = new URLSearchParams(params).toString();
-  const target = `${url}/api/v1${path}${inQuery && form ? `?${form}` : ""}`;
-  return new Promise((resolve, reject) => {
-    const req = request(target, { method, agent: agent ?? false, headers: { Authorization: auth } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () =>
-        resolve({
-          status: res.statusCode ?? 0,
-          worker: String(res.headers["x-parley-worker"] ?? ""),
-          body: JSON.parse(Buffer.concat(chunks).toString() || "{}") as Record<string, unknown>,
-        }),
-      );
-    });
-    req.on("error", (error) => reject(new Error(`${method} ${path}: ${error.message}`)));
-    if (!inQuery) {
-      req.setHeader("Content-Type", "application/x-www-form-urlencoded");
-      // Node frames no body of a DELETE by itself.
-      req.setHeader("Content-Length", Buffer.byteLength(form));
-      req.end(form);
-    } else req.end();
-  });
-}
+const call = workerCall;
 
 /** A keep-alive connection the kernel gave to `worker` (new ones until it does). */
 async function connectionTo(url: string, auth: string, worker: string): Promise<Agent> {

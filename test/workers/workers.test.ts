@@ -17,6 +17,7 @@ import { createInterface } from "node:readline";
 import { afterAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/index.js";
 import { CLI, killStartedProcesses, serveProcess, sleep, stopProcess } from "../support/serve-process.js";
+import { workerCall, type WorkerAnswer } from "../support/worker-call.js";
 
 const dirs: string[] = [];
 const supervisors: ChildProcess[] = [];
@@ -98,37 +99,11 @@ function gone(pid: number): boolean {
   return !existsSync(`/proc/${pid}`);
 }
 
-interface Answer {
-  readonly status: number;
-  readonly worker: string;
-  readonly remaining: number;
-  readonly body: Record<string, unknown>;
-}
+type Answer = WorkerAnswer;
 
 /** One request on a connection of its own (so the kernel may hand it to either worker). */
-function call(url: string, auth: string, method: string, path: string, params: Record<string, string> = {}) {
-  const form = new URLSearchParams(params).toString();
-  const target = `${url}/api/v1${path}${method === "GET" && form ? `?${form}` : ""}`;
-  return new Promise<Answer>((resolve, reject) => {
-    const req = request(target, { method, agent: false, headers: { Authorization: auth } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () =>
-        resolve({
-          status: res.statusCode ?? 0,
-          worker: String(res.headers["x-parley-worker"] ?? ""),
-          remaining: Number(res.headers["x-ratelimit-remaining"] ?? NaN),
-          body: JSON.parse(Buffer.concat(chunks).toString() || "{}") as Record<string, unknown>,
-        }),
-      );
-    });
-    req.on("error", (error) => reject(new Error(`${method} ${path}: ${error.message}`)));
-    if (method !== "GET") {
-      req.setHeader("Content-Type", "application/x-www-form-urlencoded");
-      req.end(form);
-    } else req.end();
-  });
-}
+const call = (url: string, auth: string, method: string, path: string, params: Record<string, string> = {}) =>
+  workerCall(null, url, auth, method, path, params);
 
 /** A keep-alive connection the kernel gave to `worker` (new ones until it does). */
 async function connectionTo(url: string, worker: string): Promise<Agent> {
