@@ -8,8 +8,15 @@
  * runs. On a shared machine the CPU minimum is the figure to compare between builds
  * (wall time includes waiting for other processes and the fsync). Also the fsync floor:
  * a one-key durable LMDB commit next to the store (same disk). BENCH_EACH=1 prints each
- * iteration (the first few are slower: V8 and the caches warm up); --trace-puts counts
- * the last run's puts per table; --no-sync opens the store without fsync.
+ * iteration (the first few are slower: V8 and the caches warm up); --trace-puts lists
+ * the last run's puts and removes by table and key; --no-sync opens the store without fsync.
+ *
+ * Bytes written are the bytes the process passed to write calls (/proc/self/io wchar):
+ * LMDB writes each dirty page of a commit with its own pwrite, so this is 4 KiB a page
+ * plus its 128-byte meta page. The kernel's write_bytes is no measure of that: on a
+ * kernel whose page cache holds a file in large folios (ext4 since Linux 6.16) it
+ * counts each folio a write dirties in full, ~2 MB for an edit's 21 pages (the device
+ * wrote ~25 KiB a commit, measured on /sys/block's counters); it is printed as such.
  */
 import { parseArgs } from "node:util";
 import { loadavg } from "node:os";
@@ -40,8 +47,12 @@ const cpuMs = () => {
   const { user, system } = process.cpuUsage();
   return (user + system) / 1000;
 };
-/** Bytes this process caused to be written to storage (Linux /proc/self/io). */
-const writtenBytes = () => Number(/write_bytes: (\d+)/.exec(readFileSync("/proc/self/io", "utf8"))?.[1] ?? "NaN");
+/** Linux /proc/self/io: bytes passed to write calls (wchar), and page-cache bytes dirtied (write_bytes). */
+const ioCounters = () => {
+  const io = readFileSync("/proc/self/io", "utf8");
+  const field = (name: string) => Number(new RegExp(`${name}: (\\d+)`).exec(io)?.[1] ?? "NaN");
+  return { wchar: field("wchar"), dirtied: field("write_bytes") };
+};
 const stats = (xs: readonly number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return `min ${s[0]!.toFixed(2)} median ${s[Math.floor(s.length / 2)]!.toFixed(2)}`;
@@ -52,11 +63,11 @@ function fsyncFloor(dir: string): void {
   const wall: number[] = [];
   const bytes: number[] = [];
   for (let i = 0; i < 30; i++) {
-    const b0 = writtenBytes();
+    const b0 = ioCounters().wchar;
     const t0 = performance.now();
     env.transactionSync(() => env.putSync(1, i));
     wall.push(performance.now() - t0);
-    bytes.push((writtenBytes() - b0) / 1024);
+    bytes.push((ioCounters().wchar - b0) / 1024);
   }
   env.close();
   log(
@@ -91,22 +102,38 @@ async function main(): Promise<void> {
     ],
   };
   const ours = engineMutations(store, manifest, cast);
-  // --trace-puts: per table, puts and value bytes during the timed calls (msgpack sizes estimated).
-  const puts = new Map<string, { n: number; bytes: number }>();
+  // --trace-puts: per table, puts (with value bytes, msgpack sizes estimated) and removes during the timed calls.
+  const puts = new Map<string, { n: number; removes: number; bytes: number; keys: string[] }>();
   let tracing = false;
   if (values["trace-puts"]) {
-    const tables = internals(store).tables as unknown as Record<string, { putSync: (...a: unknown[]) => unknown }>;
+    type Writes = Record<"putSync" | "removeSync", (...a: unknown[]) => unknown>;
+    const tables = internals(store).tables as unknown as Record<string, Writes>;
+    const traced = (name: string) => {
+      const t = puts.get(name) ?? { n: 0, removes: 0, bytes: 0, keys: [] };
+      puts.set(name, t);
+      return t;
+    };
     for (const name of TABLE_NAMES) {
       const db = tables[name]!;
-      const original = db.putSync.bind(db);
+      const put = db.putSync.bind(db);
+      const remove = db.removeSync.bind(db);
       db.putSync = (k: unknown, v: unknown, ...rest: unknown[]) => {
         if (tracing) {
-          const t = puts.get(name) ?? { n: 0, bytes: 0 };
+          const t = traced(name);
+          const size = v instanceof Uint8Array ? v.length : v === null || v === undefined ? 0 : pack(v).length;
           t.n++;
-          t.bytes += v instanceof Uint8Array ? v.length : v === null || v === undefined ? 0 : pack(v).length;
-          puts.set(name, t);
+          t.bytes += size;
+          t.keys.push(`${JSON.stringify(k)} (${size} B)`);
         }
-        return original(k, v, ...rest);
+        return put(k, v, ...rest);
+      };
+      db.removeSync = (k: unknown, ...rest: unknown[]) => {
+        if (tracing) {
+          const t = traced(name);
+          t.removes++;
+          t.keys.push(`-${JSON.stringify(k)}`);
+        }
+        return remove(k, ...rest);
       };
     }
   }
@@ -115,11 +142,12 @@ async function main(): Promise<void> {
     const cpu: number[] = [];
     const sys: number[] = [];
     const bytes: number[] = [];
+    const dirtied: number[] = [];
     const wall: number[] = [];
     for (let i = 0; i <= RUNS; i++) {
       await ours.setup(kind, i);
       const s0 = process.cpuUsage().system;
-      const b0 = writtenBytes();
+      const io0 = ioCounters();
       const c0 = cpuMs();
       tracing = i === RUNS;
       const t0 = performance.now();
@@ -127,18 +155,24 @@ async function main(): Promise<void> {
       tracing = false;
       const t1 = performance.now();
       const c1 = cpuMs();
+      const io1 = ioCounters();
       if (process.env["BENCH_EACH"]) log(`  #${i}: cpu ${(c1 - c0).toFixed(1)} ms, wall ${(t1 - t0).toFixed(1)} ms`);
       if (i > 0) {
         cpu.push(c1 - c0);
         sys.push((process.cpuUsage().system - s0) / 1000);
-        bytes.push((writtenBytes() - b0) / 1024);
+        bytes.push((io1.wchar - io0.wchar) / 1024);
+        dirtied.push((io1.dirtied - io0.dirtied) / 1024);
         wall.push(t1 - t0);
       }
     }
-    for (const [name, t] of puts) log(`  last run: ${name} ${t.n} puts, ${(t.bytes / 1024).toFixed(1)} KiB`);
+    for (const [name, t] of puts) {
+      log(`  last run: ${name} ${t.n} puts, ${(t.bytes / 1024).toFixed(1)} KiB, ${t.removes} removes`);
+      for (const k of t.keys) log(`    ${k}`);
+    }
     puts.clear();
     log(
-      `${kind}: cpu ms ${stats(cpu)} (system ${stats(sys)}); wall ms ${stats(wall)}; KiB written ${stats(bytes)} (${RUNS} runs after a warm-up)`,
+      `${kind}: cpu ms ${stats(cpu)} (system ${stats(sys)}); wall ms ${stats(wall)}; KiB written ${stats(bytes)}` +
+        ` (page cache KiB dirtied ${stats(dirtied)}) (${RUNS} runs after a warm-up)`,
     );
   }
   log(
