@@ -317,7 +317,8 @@ const USER_FLAG_KEY = /^u:(\d+):(\w+)$/;
 function rewriteAlertWordBits(state: StoreState, ctx: WriteContext, before: Message, after: Message): void {
   const alerted = new Set(alertedReceivers(state, after.realmId, after.content, receiverCheck(state, after, null)));
   const changed: number[] = [];
-  for (const userId of state.bitmaps.get(key.userFlagHolders("has_alert_word"))) {
+  // Copied out, not iterated: roaring's iterator costs ~20 µs to set up, empty or not (an edit's few holders).
+  for (const userId of state.bitmaps.get(key.userFlagHolders("has_alert_word")).toUint32Array()) {
     if (alerted.has(userId) || !userFlagHas(state.bitmaps, userId, "has_alert_word", before.id)) continue;
     state.bitmaps.removeMany(key.userFlag(userId, "has_alert_word"), [before.id]);
     changed.push(userId);
@@ -349,7 +350,7 @@ function derivedMentionKeys(
 function historicalRowUsers(state: StoreState, message: Message): Set<number> {
   const out = new Set<number>();
   if (message.recipient.type !== "channel") return out;
-  for (const userId of state.bitmaps.get(key.userFlagHolders("historical"))) {
+  for (const userId of state.bitmaps.get(key.userFlagHolders("historical")).toUint32Array()) {
     if (userFlagHas(state.bitmaps, userId, "historical", message.id) && !receivedAtSend(state, userId, message))
       out.add(userId);
   }
