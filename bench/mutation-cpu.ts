@@ -15,8 +15,9 @@
  * LMDB writes each dirty page of a commit with its own pwrite, so this is 4 KiB a page
  * plus its 128-byte meta page. The kernel's write_bytes is no measure of that: on a
  * kernel whose page cache holds a file in large folios (ext4 since Linux 6.16) it
- * counts each folio a write dirties in full, ~2 MB for an edit's 21 pages (the device
- * wrote ~25 KiB a commit, measured on /sys/block's counters); it is printed as such.
+ * counts each folio a write dirties in full, ~2 MB for an edit's 21 pages, while the
+ * disk's own counters (/sys/block/.../stat) showed ~100 KiB a commit of the same pages:
+ * the 84 KiB and ext4's journal. It is printed as page cache dirtied.
  */
 import { parseArgs } from "node:util";
 import { loadavg } from "node:os";
