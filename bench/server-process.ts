@@ -66,6 +66,27 @@ export function treeUsage(root: number): { cpuSeconds: number; rssMB: number; pr
   };
 }
 
+/** A worker's name from its environment (PARLEY_WORKER), else "parent" (the supervisor, or a lone server). */
+function processName(pid: number): string {
+  try {
+    const env = readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
+    const worker = env.find((entry) => entry.startsWith("PARLEY_WORKER="));
+    return worker ? worker.slice("PARLEY_WORKER=".length) : "parent";
+  } catch {
+    return "gone";
+  }
+}
+
+/** CPU seconds of each process of the tree by name ("parent", "writer", "reader-1", ...; a replaced worker's go). */
+export function cpuByProcess(root: number): Map<string, number> {
+  const byName = new Map<string, number>();
+  for (const pid of processTree(root)) {
+    const name = processName(pid);
+    byName.set(name, (byName.get(name) ?? 0) + cpuSeconds(pid));
+  }
+  return byName;
+}
+
 /** Starts `parley serve` and resolves with its port from the `listening on` line. */
 export async function startServer(
   dir: string,

@@ -1,7 +1,8 @@
 /**
  * @module bench/day/run
  * `npm run bench:day [-- --clients 1000] [--seconds 120] [--compress 10] [--workers 1,auto]
- *   [--ramp-steps 6] [--step-seconds 20] [--break-p99-ms 1000] [--scale 100k] [--data DIR] [--long]`
+ *   [--ramp-steps 6] [--step-seconds 20] [--break-p99-ms 1000] [--scale 100k] [--data DIR] [--long]
+ *   [--cpu-prof DIR]`
  *
  * A realistic day against `parley serve` (issue #31's benchmark). The generated 100k
  * organization (10,000 users) is served from a private copy; `--clients` of its users
@@ -12,23 +13,26 @@
  * send at a steady rate (rates: workload.ts). Then the offered rate is stepped up until
  * errors, lost events, a throughput shortfall or p99 > --break-p99-ms show saturation.
  * Every message event must reach every queue of its audience exactly once (ledger in
- * workload.ts). Server CPU and RSS come from /proc over its whole process tree; the
- * generator (this process) measures its own CPU. One row per `--workers` value; a value
- * other than 1 is passed as `parley serve --workers V`, and reported missing while the
- * server has no such option. Writes bench/results/day-<date>-<clients>.md and .json.
+ * workload.ts). `--ramp-steps 0` runs the day phase alone (a fixed rate, for CPU A/B
+ * comparisons); `--cpu-prof DIR` has every server process write a V8 CPU profile there
+ * (workers inherit the flag). Server CPU and RSS come from /proc over its whole process
+ * tree, also per worker per answered request; the generator (this process) measures its
+ * own CPU. One row per `--workers` value; a value other than 1 is passed as `parley
+ * serve --workers V`, and reported missing while the server has no such option.
+ * Writes bench/results/day-<date>-<clients>.md and .json.
  */
 import { execSync, type ChildProcess } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { cpus, loadavg, totalmem } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { openStore } from "../../src/index.js";
 import { Rng } from "../../tools/generate/prng.js";
 import { WORDS } from "../../tools/generate/vocab.js";
 import { chooseDataset, ensureDataset, workingCopy } from "../dataset.js";
 import { basicAuth, pool, request, type Answer } from "../events/clients.js";
-import { startServer, treeUsage } from "../server-process.js";
+import { cpuByProcess, startServer, treeUsage } from "../server-process.js";
 import {
   ClientView,
   type Conversation,
@@ -303,6 +307,9 @@ interface PhaseResult {
   readonly shed: number;
   readonly lastError: string;
   readonly serverCpuCores: number;
+  /** Server CPU (every process) per answered request (polls not counted), and each process's share of it. */
+  readonly serverCpuMsPerRequest: number;
+  readonly cpuMsPerRequestByProcess: Record<string, number>;
   readonly serverRssMB: number;
   readonly serverProcesses: number;
   readonly generatorCpuCores: number;
@@ -331,6 +338,7 @@ async function runPhase(
     send: new Pacer(rates.send, start),
   };
   const cpu0 = treeUsage(server.pid!).cpuSeconds;
+  const byProcess0 = cpuByProcess(server.pid!);
   const gen0 = process.cpuUsage();
   let presenceNext = 0;
   const pick = () => day.clients[day.rng.int(day.clients.length)]!;
@@ -370,6 +378,7 @@ async function runPhase(
     await new Promise((r) => setTimeout(r, 50));
   const wall = (performance.now() - start) / 1000;
   const usage = treeUsage(server.pid!);
+  const byProcess = cpuByProcess(server.pid!);
   const gen = process.cpuUsage(gen0);
   const rec = day.rec;
   const byKind = Object.fromEntries(
@@ -395,6 +404,11 @@ async function runPhase(
   // Flags follow from reads (only when an answer held unread messages), so they are not part of what was offered.
   const achievedOffered = achieved - byKind.flags.rps;
   const lost = d.expected - d.received;
+  const answered = KINDS.reduce((s, k) => s + rec.latencies.get(k)!.length, 0);
+  const msPerRequest = (seconds: number) => round2((seconds * 1000) / Math.max(1, answered));
+  const cpuMsPerRequestByProcess = Object.fromEntries(
+    [...byProcess].map(([name, s]) => [name, msPerRequest(s - (byProcess0.get(name) ?? 0))]),
+  );
   const allRequests = KINDS.flatMap((k) => rec.latencies.get(k)!).sort((a, b) => a - b);
   const p99 = percentile(allRequests, 0.99);
   const broke =
@@ -432,6 +446,8 @@ async function runPhase(
     shed: rec.shed,
     lastError: rec.lastError,
     serverCpuCores: Math.round(((usage.cpuSeconds - cpu0) / wall) * 100) / 100,
+    serverCpuMsPerRequest: msPerRequest(usage.cpuSeconds - cpu0),
+    cpuMsPerRequestByProcess,
     serverRssMB: usage.rssMB,
     serverProcesses: usage.processes,
     generatorCpuCores: Math.round(((gen.user + gen.system) / 1e6 / wall) * 100) / 100,
@@ -441,7 +457,13 @@ async function runPhase(
     broke,
   };
   log(
-    `    → ${result.achieved} req/s answered, delivery ${d.received}/${d.expected} (all queues p99 ${result.delivery.allP99} ms), server ${result.serverCpuCores} cores ${result.serverRssMB} MB, generator ${result.generatorCpuCores} cores, load ${result.load}${broke ? `; broke: ${broke}` : ""}${result.lastError ? ` (last error: ${result.lastError})` : ""}`,
+    `    → ${result.achieved} req/s answered, delivery ${d.received}/${d.expected} (all queues p99 ${result.delivery.allP99} ms), server ${result.serverCpuCores} cores ${result.serverRssMB} MB, ${result.serverCpuMsPerRequest} ms CPU a request (${Object.entries(
+      result.cpuMsPerRequestByProcess,
+    )
+      .map(([n, ms]) => `${n} ${ms}`)
+      .join(
+        ", ",
+      )}), generator ${result.generatorCpuCores} cores, load ${result.load}${broke ? `; broke: ${broke}` : ""}${result.lastError ? ` (last error: ${result.lastError})` : ""}`,
   );
   return result;
 }
@@ -466,6 +488,8 @@ interface Options {
   readonly rampSteps: number;
   readonly stepSeconds: number;
   readonly breakP99: number;
+  /** --cpu-prof DIR: every server process (workers inherit the flag) writes a V8 CPU profile there at its exit. */
+  readonly cpuProfDir?: string;
 }
 
 async function runRow(dataDir: string, workers: string, serveArgs: readonly string[], o: Options): Promise<Row> {
@@ -480,7 +504,8 @@ async function runRow(dataDir: string, workers: string, serveArgs: readonly stri
     .map((u) => ({ id: u.id, email: u.email, apiKey: u.apiKey }));
   store.close();
   if (humans.length < o.clients) throw new Error(`the dataset has only ${humans.length} active human users`);
-  const { child, port } = await startServer(work.dir, [], serveArgs);
+  const nodeArgs = o.cpuProfDir ? ["--cpu-prof", "--cpu-prof-dir", o.cpuProfDir] : [];
+  const { child, port } = await startServer(work.dir, nodeArgs, serveArgs);
   const stop = () => {
     if (child.exitCode === null) child.kill("SIGTERM");
   };
@@ -624,6 +649,7 @@ async function main(): Promise<number> {
       data: { type: "string" },
       out: { type: "string" },
       long: { type: "boolean" },
+      "cpu-prof": { type: "string" },
     },
     strict: true,
   });
@@ -634,9 +660,12 @@ async function main(): Promise<number> {
     rampSteps: Number(values["ramp-steps"] ?? (values.long ? 10 : 6)),
     stepSeconds: Number(values["step-seconds"] ?? (values.long ? 60 : 20)),
     breakP99: Number(values["break-p99-ms"] ?? 1000),
+    ...(values["cpu-prof"] ? { cpuProfDir: resolve(values["cpu-prof"]) } : {}),
   };
   for (const [name, value] of Object.entries(o))
-    if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
+    if (typeof value !== "number") continue;
+    else if (!Number.isFinite(value) || value < 0 || (value === 0 && name !== "rampSteps"))
+      throw new Error(`--${name} must be a positive number (--ramp-steps may be 0: the day phase alone)`);
   const workersList = (values.workers ?? "1,auto").split(",").map((w) => w.trim());
   for (const w of workersList)
     if (w !== "auto" && !/^\d+$/.test(w))
