@@ -165,6 +165,9 @@ export async function runWriter(
   return stopped;
 }
 
+/** How often a reader tells the writer which users no longer have queues here. */
+const UNWATCH_EVERY_MS = 10_000;
+
 /** How long a stopping reader waits for the writer's last events before saving its queues. */
 const WRITER_END_WAIT_MS = 20_000;
 
@@ -228,8 +231,11 @@ export async function runReader(
       },
       beforeLocal: () => void store.catchUp(),
       limits,
+      watchUser: (userId) => subscriber?.watch(userId) ?? { ready: Promise.resolve(), release: () => undefined },
     },
   });
+  // Set once the saved queues are back: from then on the writer's batches name only the users with queues here.
+  let queuesInPlace = false;
   subscriber = new EventSubscriber(join(worker.dir, EVENTS_SOCKET), {
     batch: (batch) => {
       try {
@@ -242,6 +248,7 @@ export async function runReader(
       // After a writer's clean stop, the queues here missed nothing unless a write was committed before this stream.
       if (endedAt !== null && store.catchUp().seq !== endedAt) dropQueues("the writer restarted");
       endedAt = null;
+      if (queuesInPlace) subscriber?.select(http.events.usersWithQueues());
     },
     lost: () => {
       if (stopping) return;
@@ -261,6 +268,8 @@ export async function runReader(
     // Started after the writer was ready: its stream is there (a writer dying meanwhile only delays registrations).
     await Promise.race([subscriber.whenSubscribed(), new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
     await restoreQueues(http, store, dataDir, savedFile, subscriber.subscribed, log);
+    queuesInPlace = true;
+    subscriber.select(http.events.usersWithQueues());
     const socketPath = internalSocket(worker.dir, worker.name);
     // A reader killed before it could close leaves its socket file, which would refuse the bind.
     rmSync(socketPath, { force: true });
@@ -272,8 +281,12 @@ export async function runReader(
     store.close();
     throw error;
   }
+  // Users whose queues went (collected, deleted) are left out of the writer's batches again.
+  const sweep = setInterval(() => subscriber.sweep(http.events.usersWithQueues()), UNWATCH_EVERY_MS);
+  sweep.unref();
   const stopped = onStop(async () => {
     stopping = true;
+    clearInterval(sweep);
     // The writer stops too: its last events (of requests it still answers) reach these queues before they are saved.
     const complete = await subscriber.ended(WRITER_END_WAIT_MS);
     subscriber.close();

@@ -50,9 +50,11 @@ export interface ReplicatedBatch {
  * audience read now, while it is valid, and each member's flags. Members without flags
  * are left out of `flags` (unpackDelivery answers [] for them): most recipients of a
  * channel message have none, and a 10,000-member audience would otherwise double in size.
+ * `only`: the audience narrowed to these users (those with event queues on the receiving
+ * worker; realtime/writer-stream), the flags read for them alone.
  */
-export function packDelivery(delivery: Delivery): ReplicatedDelivery {
-  const audience = [...delivery.audience];
+export function packDelivery(delivery: Delivery, only?: ReadonlySet<number>): ReplicatedDelivery {
+  const audience = only === undefined ? [...delivery.audience] : audienceAmong(delivery.audience, only);
   const event = delivery.event as EngineEvent & { flagsFor?: (userId: number) => readonly ApiFlag[] };
   if (typeof event.flagsFor !== "function") return { event: { ...event }, audience };
   const { flagsFor, ...rest } = event;
@@ -62,6 +64,21 @@ export function packDelivery(delivery: Delivery): ReplicatedDelivery {
     if (own.length > 0) flags.push([userId, own]);
   }
   return { event: rest, audience, flags };
+}
+
+/**
+ * The members of `audience` among `users`, walking the smaller side: an audience is a
+ * lazy view (a predicate over candidates), and a reader worker's queues may belong to a
+ * few hundred of a 10,000-member channel's subscribers.
+ */
+function audienceAmong(audience: Audience, users: ReadonlySet<number>): number[] {
+  const members: number[] = [];
+  if (audience.size <= users.size) {
+    for (const id of audience) if (users.has(id)) members.push(id);
+  } else {
+    for (const id of users) if (audience.has(id)) members.push(id);
+  }
+  return members;
 }
 
 /** One released batch as bytes (the workers of one server pass them over a Unix socket). */
@@ -259,7 +276,7 @@ export class ReplicationCapture {
   deliveries(batch: EventBatch): void {
     const txn = this.#committed[this.#committed.length - 1];
     if (txn === undefined || batch.seq === 0) return;
-    txn.batches.push({ seq: batch.seq, deliveries: batch.deliveries.map(packDelivery) });
+    txn.batches.push({ seq: batch.seq, deliveries: batch.deliveries.map((d) => packDelivery(d)) });
   }
 
   /** The stream stored transactions up to `seq`: their undo records go with the next transaction. */

@@ -188,6 +188,12 @@ export interface WorkerHooks {
   readonly beforeLocal?: () => void;
   /** The per-address, failed-authentication and per-user limits all workers share (http/shared-limits). */
   readonly limits?: SharedLimits;
+  /**
+   * A reader's, for POST /api/v1/register answered here: the writer sends its events'
+   * audiences narrowed to the users with queues here (realtime/writer-stream), so the
+   * user is named to it before the snapshot (`ready`), and `release` once answered.
+   */
+  readonly watchUser?: (userId: number) => { readonly ready: Promise<void>; release(): void };
   /** The other workers' metrics (prom-client JSON), for a /metrics answer covering the whole server. */
   readonly peerMetrics?: () => Promise<readonly unknown[]>;
   /** A cluster node's (src/cluster): GET /health, its /metrics gauges, and the replication gate on writes. */
@@ -407,6 +413,8 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
 
   /** A reader's requests as the writer counted them (http/shared-limits), freed by finish. */
   const sharedAdmissions = new WeakMap<Admission, SharedAdmission>();
+  /** A reader's registrations whose users were named to the writer (WorkerHooks.watchUser), released by finish. */
+  const watchedRegistrations = new WeakMap<Admission, { release(): void }>();
 
   /** The reply as it will be written (head checked, request ID added), logged and counted; the request's slot freed. */
   function finish(
@@ -427,6 +435,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     metrics.observe(admission.head.method, RequestLog.pathOf(admission.note), status, ms / 1000);
     if (admission.counted) openRequests.leave(admission.head.remoteAddress);
     sharedAdmissions.get(admission)?.release();
+    watchedRegistrations.get(admission)?.release();
     return safe;
   }
 
@@ -547,6 +556,12 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     const { head, note } = admission;
     const none: HeaderList = [];
     let shared: SharedAdmission | null = null;
+    const userId = admission.caller?.user.id;
+    const watch =
+      worker?.watchUser && userId !== undefined && head.method === "POST" && head.url === "/api/v1/register"
+        ? worker.watchUser(userId)
+        : null;
+    if (watch) watchedRegistrations.set(admission, watch);
     if (worker?.limits) {
       // A reader: the writer counts the request for the whole server (per address, blocked addresses, per user).
       shared = await worker.limits.admit(head.remoteAddress, admission.caller?.user.id ?? null);
@@ -555,6 +570,11 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
       // The round trip crossed turns of the event loop, and lmdb-js renews the read snapshot between turns: catch
       // up again, or the endpoint would read records newer than the memory it caught up (engine/follower).
       worker.beforeLocal?.();
+    }
+    if (watch) {
+      // Named to the writer in parallel with the limits' round trip; the snapshot is taken after (catching up again).
+      await watch.ready;
+      worker?.beforeLocal?.();
     }
     const emojiData = emojiDataReply(head.method, head.url, head.ifNoneMatch);
     if (emojiData) return { reply: emojiData, headers: none };

@@ -378,6 +378,11 @@ export class EventHub {
     return queues.length;
   }
 
+  /** The users with a queue here (a reader worker names them to its writer: realtime/writer-stream). */
+  usersWithQueues(): Iterable<number> {
+    return this.#byUser.keys();
+  }
+
   /** Pushes every delivery still under way, now (before saving queues, and for tests). */
   flush(): void {
     this.#drain(Number.POSITIVE_INFINITY);

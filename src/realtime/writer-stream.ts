@@ -15,6 +15,16 @@
  * last frame of a writer that stops cleanly, after its store released its last batch:
  * a reader that got it holds every event its queues should (they may be saved).
  *
+ * A batch carries, of each delivery's audience, only the users the reader named (those
+ * with event queues there, and those registering one): packing and sending whole
+ * audiences cost the writer a walk of every member of a 10,000-member channel for each
+ * reaction, and the reader as much to decode. The reader names its users right after
+ * HELLO (SELECT; until then the writer sends whole audiences), each new one before its
+ * registration's snapshot (WATCH, acknowledged by WATCHED in the stream: every batch
+ * after the acknowledgement has the user, and every batch before it was of a write the
+ * snapshot, taken after the acknowledgement, already holds), and drops those whose
+ * queues went (UNWATCH) from time to time.
+ *
  * A reader that falls behind (the writer holding more than MAX_BUFFERED_BYTES for it)
  * is cut off rather than let the writer's memory grow: like one whose writer died, it
  * can no longer tell what its queues missed, drops them (clients register again) and
@@ -35,6 +45,14 @@ const HELLO = 1;
 const BATCH = 2;
 /** The writer stopped after its last batch (rather than died): the reader has every batch. */
 const END = 3;
+/** Writer to reader: the WATCH of this token (u32) is in effect for every later batch. */
+const WATCHED = 4;
+/** Reader to writer: from now on, audiences narrowed to these users (u32 each). */
+const SELECT = 5;
+/** Reader to writer: a token (u32), then users (u32 each) to add to its audiences. */
+const WATCH = 6;
+/** Reader to writer: users (u32 each) to leave out of its audiences again. */
+const UNWATCH = 7;
 /** A reader this far behind is cut off (its queues are dropped and its clients register again). */
 const MAX_BUFFERED_BYTES = 256 * 1024 * 1024;
 /** Frames larger than this are not ours: the connection is dropped. */
@@ -49,10 +67,52 @@ function frame(kind: number, payload: Uint8Array): Buffer {
   return out;
 }
 
+function u32s(values: readonly number[]): Buffer {
+  const out = Buffer.allocUnsafe(4 * values.length);
+  values.forEach((value, i) => out.writeUInt32BE(value, 4 * i));
+  return out;
+}
+
+function readU32s(payload: Buffer): number[] {
+  const values: number[] = [];
+  for (let at = 0; at + 4 <= payload.length; at += 4) values.push(payload.readUInt32BE(at));
+  return values;
+}
+
+/**
+ * Calls `onFrame` with each whole frame the socket brings (kind, payload); a frame
+ * whose length is impossible destroys the socket.
+ */
+function readFrames(socket: Socket, onFrame: (kind: number, payload: Buffer) => void): void {
+  let pending: Buffer = Buffer.alloc(0);
+  socket.on("data", (chunk: Buffer) => {
+    pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+    let at = 0;
+    while (pending.length - at >= 4) {
+      const length = pending.readUInt32BE(at);
+      if (length === 0 || length > MAX_FRAME_BYTES) {
+        socket.destroy();
+        return;
+      }
+      if (pending.length - at - 4 < length) break;
+      const kind = pending[at + 4]!;
+      const payload = pending.subarray(at + 5, at + 4 + length);
+      at += 4 + length;
+      onFrame(kind, payload);
+    }
+    pending = at === pending.length ? Buffer.alloc(0) : pending.subarray(at);
+  });
+}
+
+/** What the writer knows of one connected reader: the users it named, or null (whole audiences). */
+interface ReaderLink {
+  users: Set<number> | null;
+}
+
 /** The writer's side: every batch its store releases, to every connected reader. */
 export class EventBroadcaster {
   readonly #server: Server;
-  readonly #readers = new Set<Socket>();
+  readonly #readers = new Map<Socket, ReaderLink>();
   readonly #unsubscribe: () => void;
   #sent = 0;
 
@@ -61,9 +121,17 @@ export class EventBroadcaster {
     server.on("connection", (socket) => {
       socket.on("error", () => socket.destroy());
       socket.on("close", () => this.#readers.delete(socket));
-      // Readers only listen: anything they send is ignored.
-      socket.on("data", () => undefined);
-      this.#readers.add(socket);
+      const link: ReaderLink = { users: null };
+      readFrames(socket, (kind, payload) => {
+        if (kind === SELECT) link.users = new Set(readU32s(payload));
+        else if (kind === WATCH) {
+          const [token, ...users] = readU32s(payload);
+          if (token === undefined) return;
+          for (const id of users) link.users?.add(id);
+          socket.write(frame(WATCHED, u32s([token])));
+        } else if (kind === UNWATCH) for (const id of readU32s(payload)) link.users?.delete(id);
+      });
+      this.#readers.set(socket, link);
       socket.write(frame(HELLO, new Uint8Array(0)));
     });
     this.#unsubscribe = store.onEvents((batch) => this.#send(batch));
@@ -98,18 +166,24 @@ export class EventBroadcaster {
   close(): void {
     this.#unsubscribe();
     this.#server.close();
-    for (const socket of this.#readers) socket.end(frame(END, new Uint8Array(0)));
+    for (const socket of this.#readers.keys()) socket.end(frame(END, new Uint8Array(0)));
   }
 
   /** Synchronous at the release: an audience is valid only then (engine/events/types' Audience). */
   #send(batch: EventBatch): void {
     if (this.#readers.size === 0) return;
-    const packed: ReplicatedBatch = { seq: batch.seq, deliveries: batch.deliveries.map(packDelivery) };
-    const bytes = frame(BATCH, encodeBatch(packed));
+    const pack = (only?: ReadonlySet<number>): Buffer => {
+      const packed: ReplicatedBatch = {
+        seq: batch.seq,
+        deliveries: batch.deliveries.map((d) => packDelivery(d, only)),
+      };
+      return frame(BATCH, encodeBatch(packed));
+    };
+    let whole: Buffer | null = null;
     this.#sent++;
-    for (const socket of this.#readers) {
+    for (const [socket, link] of this.#readers) {
       if (socket.writableLength > MAX_BUFFERED_BYTES) socket.destroy();
-      else socket.write(bytes);
+      else socket.write(link.users === null ? (whole ??= pack()) : pack(link.users));
     }
   }
 }
@@ -134,6 +208,14 @@ export class EventSubscriber {
   #received = 0;
   #timer: ReturnType<typeof setTimeout> | null = null;
   #ended: (() => void)[] = [];
+  /** The users named to the writer on this connection, or null before select (the writer sends whole audiences). */
+  #named: Set<number> | null = null;
+  /** Registrations under way, by user: their users stay named until they end. */
+  readonly #registering = new Map<number, number>();
+  /** The acknowledgement each user's WATCH awaits, and each token's resolver. */
+  readonly #awaiting = new Map<number, Promise<void>>();
+  readonly #acks = new Map<number, () => void>();
+  #nextToken = 1;
 
   constructor(socketPath: string, handlers: SubscriberHandlers) {
     this.#socketPath = socketPath;
@@ -184,6 +266,70 @@ export class EventSubscriber {
     });
   }
 
+  /**
+   * For a registration of `userId` here: `ready` resolves once every later batch names
+   * the user in its audiences (take the snapshot after it); `release` when the
+   * registration is over (its queue, if made, keeps the user named).
+   */
+  watch(userId: number): { ready: Promise<void>; release(): void } {
+    this.#registering.set(userId, (this.#registering.get(userId) ?? 0) + 1);
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      const left = (this.#registering.get(userId) ?? 1) - 1;
+      if (left > 0) this.#registering.set(userId, left);
+      else this.#registering.delete(userId);
+    };
+    return { ready: this.#name(userId), release };
+  }
+
+  /**
+   * Narrows this connection's batches to `users` (those with queues here) and the users
+   * of registrations under way. Call once the queues are in place (after a restore).
+   */
+  select(users: Iterable<number>): void {
+    if (this.#socket === null || !this.#subscribed) return;
+    const named = new Set(users);
+    for (const id of this.#registering.keys()) named.add(id);
+    this.#named = named;
+    this.#socket.write(frame(SELECT, u32s([...named])));
+  }
+
+  /** Stops naming the users without a queue in `users` nor a registration under way. */
+  sweep(users: Iterable<number>): void {
+    const named = this.#named;
+    if (named === null || this.#socket === null) return;
+    const keep = new Set(users);
+    const gone = [...named].filter((id) => !keep.has(id) && !this.#registering.has(id));
+    if (gone.length === 0) return;
+    for (const id of gone) named.delete(id);
+    this.#socket.write(frame(UNWATCH, u32s(gone)));
+  }
+
+  #name(userId: number): Promise<void> {
+    const named = this.#named;
+    if (named === null || this.#socket === null) return Promise.resolve();
+    if (named.has(userId)) return this.#awaiting.get(userId) ?? Promise.resolve();
+    named.add(userId);
+    const token = this.#nextToken++;
+    const ready = new Promise<void>((resolve) => this.#acks.set(token, resolve));
+    this.#awaiting.set(userId, ready);
+    void ready.then(() => {
+      if (this.#awaiting.get(userId) === ready) this.#awaiting.delete(userId);
+    });
+    this.#socket.write(frame(WATCH, u32s([token, userId])));
+    return ready;
+  }
+
+  /** The connection is gone: nothing is named any more, and registrations waiting go on (their stream is lost). */
+  #forgetNames(): void {
+    this.#named = null;
+    for (const resolve of this.#acks.values()) resolve();
+    this.#acks.clear();
+    this.#awaiting.clear();
+  }
+
   close(): void {
     this.#closed = true;
     if (this.#timer !== null) clearTimeout(this.#timer);
@@ -195,35 +341,26 @@ export class EventSubscriber {
     if (this.#closed) return;
     const socket = connect(this.#socketPath);
     this.#socket = socket;
-    let pending: Buffer = Buffer.alloc(0);
-    socket.on("data", (chunk: Buffer) => {
-      pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
-      let at = 0;
-      while (pending.length - at >= 4) {
-        const length = pending.readUInt32BE(at);
-        if (length === 0 || length > MAX_FRAME_BYTES) {
-          socket.destroy();
-          return;
-        }
-        if (pending.length - at - 4 < length) break;
-        const kind = pending[at + 4];
-        const payload = pending.subarray(at + 5, at + 4 + length);
-        at += 4 + length;
-        if (kind === END) this.#endedCleanly = this.#subscribed;
-        else if (kind === HELLO) {
-          this.#endedCleanly = false;
-          this.#subscribed = true;
-          this.#handlers.subscribed();
-        } else if (kind === BATCH && this.#subscribed) {
-          this.#received++;
-          this.#handlers.batch(decodeBatch(payload));
-        }
+    readFrames(socket, (kind, payload) => {
+      if (kind === END) this.#endedCleanly = this.#subscribed;
+      else if (kind === HELLO) {
+        this.#endedCleanly = false;
+        this.#forgetNames();
+        this.#subscribed = true;
+        this.#handlers.subscribed();
+      } else if (kind === BATCH && this.#subscribed) {
+        this.#received++;
+        this.#handlers.batch(decodeBatch(payload));
+      } else if (kind === WATCHED) {
+        const token = payload.length >= 4 ? payload.readUInt32BE(0) : 0;
+        this.#acks.get(token)?.();
+        this.#acks.delete(token);
       }
-      pending = at === pending.length ? Buffer.alloc(0) : pending.subarray(at);
     });
     socket.on("error", () => socket.destroy());
     socket.on("close", () => {
       if (this.#socket === socket) this.#socket = null;
+      this.#forgetNames();
       const was = this.#subscribed;
       this.#subscribed = false;
       if (was) this.#handlers.lost();

@@ -197,8 +197,15 @@ async function readerSide(server: TestServer, config: typeof DEFAULT_CONFIG): Pr
     logError: () => undefined,
     dataDir: dir,
     events: { queueIdPrefix: "reader-1.", followsWriter: true },
-    worker: { name: "reader-1", reader: true, beforeLocal: () => void follower.catchUp() },
+    worker: {
+      name: "reader-1",
+      reader: true,
+      beforeLocal: () => void follower.catchUp(),
+      watchUser: (userId) => subscriber.watch(userId),
+    },
   });
+  // As runReader does: the writer's audiences narrowed to the users with queues here (and those registering).
+  subscriber.select(http.events.usersWithQueues());
   const base = `http://127.0.0.1:${await http.listen(0, "127.0.0.1")}`;
   return {
     async call(user, method, path, params = {}) {
@@ -215,6 +222,8 @@ async function readerSide(server: TestServer, config: typeof DEFAULT_CONFIG): Pr
     },
     async settle() {
       while (subscriber.batchesReceived < broadcaster.batchesSent) await new Promise((r) => setTimeout(r, 5));
+      // Users whose queues went (a deactivated user's) leave the writer's audiences, as runReader's sweep does.
+      subscriber.sweep(http.events.usersWithQueues());
     },
     close() {
       http.close();
