@@ -1,6 +1,6 @@
 /**
  * @module bench/move-topic
- * `npm run build && node dist/bench/move-topic.js [--users 10000] [--messages 5000] [--runs 3]`
+ * `npm run build && node dist/bench/move-topic.js [--users 10000] [--messages 5000] [--runs 3] [--staged]`
  *
  * How long the largest moves hold the event loop in the engine (the PATCH path without
  * HTTP): a `change_all` of a 5,000-message topic from a channel every user is in to a
@@ -11,13 +11,20 @@
  * Each move is timed in two parts, the checks before the write (prepareMove) and the
  * write (writeMove, its notices, the commit); then one member's unread summary, which
  * rebuilds the sets the move invalidated. Synthetic data, built in one batch per run;
- * figures go to stdout and bench/results/move-topic.json.
+ * figures go to stdout and bench/results/move-topic.json (move-topic-staged.json).
+ *
+ * With --staged each move goes through Store.updateMessageAsync, as PATCH does: a large
+ * move is staged over several turns of the event loop before its one write
+ * (actions/move-staging). "prepare" is then the whole request, staging included, and
+ * "longest block" the longest the event loop was held meanwhile (bench/loop-probe).
+ * Without it, the longest block is prepare and write together (one synchronous call).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { performance } from "node:perf_hooks";
+import { probeLoop } from "./loop-probe.js";
 import { openStore } from "../src/index.js";
 import { internals } from "../src/engine/internal.js";
 import { prepareMove, writeMove, type MoveRequest } from "../src/engine/actions/move-messages.js";
@@ -32,11 +39,13 @@ const { values } = parseArgs({
     messages: { type: "string", default: "5000" },
     runs: { type: "string", default: "3" },
     out: { type: "string", default: "bench/results" },
+    staged: { type: "boolean", default: false },
   },
 });
 const USERS = Number(values.users);
 const MESSAGES = Number(values.messages);
 const RUNS = Number(values.runs);
+const STAGED = values.staged;
 
 interface Timing {
   readonly move: string;
@@ -45,6 +54,10 @@ interface Timing {
   readonly writeMs: number;
   /** CPU time of the write (user + system): what the move costs when the machine is shared. */
   readonly writeCpuMs: number;
+  /** The longest the event loop was held by the move. */
+  readonly longestBlockMs: number;
+  /** CPU time of the whole move (prepare and write, staging included). */
+  readonly totalCpuMs: number;
   readonly unreadAfterMs: number;
 }
 
@@ -115,15 +128,26 @@ function build(store: Store): {
   return { owner, users, moveTopicId, resolveTopicId, closetTopicId };
 }
 
-function timeMove(store: Store, actor: User, messageId: number, request: Partial<MoveRequest>, reader: User): Timing {
-  const state = internals(store);
-  const message = getMessageRecord(state.tables, messageId)!;
-  const full: MoveRequest = {
+function fullRequest(request: Partial<MoveRequest>): MoveRequest {
+  return {
     propagateMode: "change_all",
     sendNotificationToOldThread: true,
     sendNotificationToNewThread: true,
     ...request,
   };
+}
+
+function timeSyncMove(
+  store: Store,
+  actor: User,
+  messageId: number,
+  request: Partial<MoveRequest>,
+  reader: User,
+): Timing {
+  const state = internals(store);
+  const message = getMessageRecord(state.tables, messageId)!;
+  const full = fullRequest(request);
+  const c0 = cpuMs();
   const t0 = performance.now();
   const prepared = prepareMove(state, actor, message, full, state.now());
   const t1 = performance.now();
@@ -143,11 +167,65 @@ function timeMove(store: Store, actor: User, messageId: number, request: Partial
     prepareMs: t1 - t0,
     writeMs: t2 - t1,
     writeCpuMs: c2 - c1,
+    longestBlockMs: t2 - t0,
+    totalCpuMs: c2 - c0,
     unreadAfterMs: t3 - t2,
   };
 }
 
-function run(): Timing[] {
+/** The move as PATCH makes it (Store.updateMessageAsync): staged when large, then one write. */
+async function timeStagedMove(
+  store: Store,
+  actor: User,
+  messageId: number,
+  request: Partial<MoveRequest>,
+  reader: User,
+): Promise<Timing> {
+  const full = fullRequest(request);
+  // Let the loop probe's timer start before the move.
+  await new Promise<void>((resolve) => setTimeout(resolve, 5));
+  // The CPU time of the move's write (staging runs between writes).
+  const state = internals(store);
+  const write = state.write.bind(state);
+  let writeCpu = 0;
+  state.write = (fn) => {
+    const before = cpuMs();
+    try {
+      return write(fn);
+    } finally {
+      writeCpu = Math.max(writeCpu, cpuMs() - before);
+    }
+  };
+  const probe = probeLoop();
+  const c0 = cpuMs();
+  const t0 = performance.now();
+  const result = await store.updateMessageAsync(actor.id, messageId, {
+    ...(full.topic !== undefined ? { topic: full.topic } : {}),
+    ...(full.channelId !== undefined ? { channelId: full.channelId } : {}),
+    propagateMode: full.propagateMode,
+    sendNotificationToOldThread: full.sendNotificationToOldThread,
+    sendNotificationToNewThread: full.sendNotificationToNewThread,
+  });
+  const t1 = performance.now();
+  const c1 = cpuMs();
+  await new Promise<void>((resolve) => setTimeout(resolve, 5));
+  const loop = probe.stop();
+  state.write = write;
+  store.unreadSummary(reader.id);
+  const t2 = performance.now();
+  return {
+    move: "",
+    messages: result.messageIds.length,
+    prepareMs: t1 - t0,
+    writeMs: 0,
+    writeCpuMs: writeCpu,
+    longestBlockMs: loop.longestBlockMs,
+    totalCpuMs: c1 - c0,
+    unreadAfterMs: t2 - t1,
+  };
+}
+
+async function run(): Promise<Timing[]> {
   const dir = mkdtempSync(join(tmpdir(), "parley-move-bench-"));
   const store = openStore(dir, { noSync: process.env["BENCH_SYNC"] !== "1" });
   try {
@@ -158,19 +236,23 @@ function run(): Timing[] {
     store.unreadSummary(reader.id);
     const out: Timing[] = [];
     const named = (move: string, t: Timing) => out.push({ ...t, move });
+    const timeMove = STAGED ? timeStagedMove : timeSyncMove;
     named(
       "public → public (10k → 5k members)",
-      timeMove(store, owner, moveTopicId, { channelId: channelId(store, realmId, "half") }, reader),
+      await timeMove(store, owner, moveTopicId, { channelId: channelId(store, realmId, "half") }, reader),
     );
     named(
       "public → protected (5k → 1k members)",
-      timeMove(store, owner, moveTopicId, { channelId: channelId(store, realmId, "vault") }, reader),
+      await timeMove(store, owner, moveTopicId, { channelId: channelId(store, realmId, "vault") }, reader),
     );
-    named("rename in the protected channel", timeMove(store, owner, moveTopicId, { topic: "renamed" }, reader));
-    named("resolve a 1,000-message topic", timeMove(store, owner, resolveTopicId, { topic: "✔ to resolve" }, reader));
+    named("rename in the protected channel", await timeMove(store, owner, moveTopicId, { topic: "renamed" }, reader));
+    named(
+      "resolve a 1,000-message topic",
+      await timeMove(store, owner, resolveTopicId, { topic: "✔ to resolve" }, reader),
+    );
     named(
       "public → protected (10k → 50 members)",
-      timeMove(store, owner, closetTopicId, { channelId: channelId(store, realmId, "closet") }, reader),
+      await timeMove(store, owner, closetTopicId, { channelId: channelId(store, realmId, "closet") }, reader),
     );
     const report = store.verify();
     if (report.differences.length > 0 || report.problems.length > 0) throw new Error("verify is not clean");
@@ -184,7 +266,7 @@ function run(): Timing[] {
 const runs: Timing[][] = [];
 for (let i = 0; i < RUNS; i++) {
   log(`run ${i + 1}/${RUNS}`);
-  runs.push(run());
+  runs.push(await run());
 }
 const rows = runs[0]!.map((first, i) => {
   const all = runs.map((r) => r[i]!);
@@ -198,16 +280,24 @@ const rows = runs[0]!.map((first, i) => {
     prepareMs: median((t) => t.prepareMs),
     writeMs: median((t) => t.writeMs),
     writeCpuMs: median((t) => t.writeCpuMs),
+    longestBlockMs: median((t) => t.longestBlockMs),
+    totalCpuMs: median((t) => t.totalCpuMs),
     unreadAfterMs: median((t) => t.unreadAfterMs),
   };
 });
-console.log(`users ${USERS}, runs ${RUNS} (medians), load average ${loadavg()[0]!.toFixed(1)}`);
-console.log("| move | messages | prepare ms | write ms (wall) | write ms (CPU) | unread summary after ms |");
-console.log("|---|---|---|---|---|---|");
+const path = STAGED ? "staged (updateMessageAsync)" : "one write (prepareMove, writeMove)";
+console.log(`users ${USERS}, runs ${RUNS} (medians), ${path}, load average ${loadavg()[0]!.toFixed(1)}`);
+console.log(
+  "| move | messages | prepare ms | write ms (wall) | write ms (CPU) | longest block ms | total CPU ms | unread after ms |",
+);
+console.log("|---|---|---|---|---|---|---|---|");
 for (const r of rows)
-  console.log(`| ${r.move} | ${r.messages} | ${r.prepareMs} | ${r.writeMs} | ${r.writeCpuMs} | ${r.unreadAfterMs} |`);
+  console.log(
+    `| ${r.move} | ${r.messages} | ${r.prepareMs} | ${r.writeMs} | ${r.writeCpuMs} | ${r.longestBlockMs} | ` +
+      `${r.totalCpuMs} | ${r.unreadAfterMs} |`,
+  );
 mkdirSync(values.out, { recursive: true });
 writeFileSync(
-  join(values.out, "move-topic.json"),
-  JSON.stringify({ users: USERS, runs: RUNS, loadAverage: loadavg()[0], rows }, null, 2) + "\n",
+  join(values.out, STAGED ? "move-topic-staged.json" : "move-topic.json"),
+  JSON.stringify({ users: USERS, runs: RUNS, staged: STAGED, loadAverage: loadavg()[0], rows }, null, 2) + "\n",
 );

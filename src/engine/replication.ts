@@ -170,6 +170,23 @@ export function decodeTxn(bytes: Uint8Array): ReplicatedTxn {
   return { seq, id, ops: ops as ReplicatedOp[], batches: batches as ReplicatedBatch[] };
 }
 
+/** lmdb-js's asBinary wrapper: a value put as the table's own encoding, bytes already made. */
+const BINARY_DATA = "\x10binary-data\x02";
+
+/**
+ * The record a put stores: for bytes encoded ahead by the table's encoder (a large
+ * move's, storage/message-records), the record they decode to. A replica encodes with
+ * its own shared structures, so the leader's bytes must not travel as they are.
+ */
+function decodedIfBinary(db: WritableTable, value: unknown): unknown {
+  const bytes =
+    typeof value === "object" && value !== null ? (value as Record<string, unknown>)[BINARY_DATA] : undefined;
+  if (!(bytes instanceof Uint8Array)) return value;
+  const decoder = (db as unknown as { decoder?: { decode?: (bytes: Uint8Array) => unknown } }).decoder;
+  if (typeof decoder?.decode !== "function") throw new StorageError("lmdb-js changed: a table has no decoder");
+  return decoder.decode(bytes);
+}
+
 type WritableTable = {
   putSync(key: unknown, value: unknown): unknown;
   removeSync(key: unknown): unknown;
@@ -299,7 +316,7 @@ export class ReplicationCapture {
         this.#ops.push([name, key, value]);
       };
       db.putSync = (key: unknown, value: unknown, ...rest: unknown[]) => {
-        record(key, codec.pack(value));
+        record(key, codec.pack(decodedIfBinary(db, value)));
         return (put as (...args: unknown[]) => unknown)(key, value, ...rest);
       };
       db.removeSync = (key: unknown, ...rest: unknown[]) => {

@@ -85,7 +85,12 @@ import {
 } from "./actions/realm-settings.js";
 import type { RealmProperties, RealmPropertyValue } from "./settings/realm-settings.js";
 import { sendMessage, sendMessageGrouped, type SendMessageInput, type SentMessage } from "./actions/send-message.js";
-import { updateMessage, type UpdateMessageInput, type UpdateMessageResult } from "./actions/update-message.js";
+import {
+  updateMessage,
+  updateMessageStaged,
+  type UpdateMessageInput,
+  type UpdateMessageResult,
+} from "./actions/update-message.js";
 import { messageEditHistory, type HistorySnapshot } from "./queries/message-history.js";
 import { importEditHistory, type ImportedEdit } from "./actions/imported-history.js";
 import { deleteMessageEditHistory } from "./actions/delete-edit-history.js";
@@ -1597,6 +1602,23 @@ export class Store {
     // the meta read, the first read after its commit (~60 µs of an edit's ~2 ms).
     const moved = input.topic !== undefined || input.channelId !== undefined;
     if (moved && pendingReadPurges(this.#state).length > 0) this.#finishReadPurges().catch(() => undefined);
+    return result;
+  }
+
+  /**
+   * updateMessage for the PATCH endpoint: a move of MOVE_STAGING.minMessages or more is
+   * prepared between turns of the event loop and written in one short write
+   * (actions/move-staging); anything smaller is written at once, as updateMessage does.
+   */
+  async updateMessageAsync(
+    actorId: number,
+    messageId: number,
+    input: UpdateMessageInput,
+  ): Promise<UpdateMessageResult> {
+    // A follower refuses every write: at once, not after staging.
+    if (this.#follower !== null) return this.updateMessage(actorId, messageId, input);
+    const result = await updateMessageStaged(this.#state, actorId, messageId, input, () => this.nextTurn());
+    if (pendingReadPurges(this.#state).length > 0) this.#finishReadPurges().catch(() => undefined);
     return result;
   }
 

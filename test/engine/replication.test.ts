@@ -19,6 +19,7 @@ import {
   type Store,
 } from "../../src/index.js";
 import { internals } from "../../src/engine/internal.js";
+import { MOVE_STAGING } from "../../src/engine/actions/move-staging.js";
 import { FIRST_ID, TABLE_NAMES, TABLE_SPECS } from "../../src/engine/storage/tables.js";
 import { seedRealm } from "../support/temp-store.js";
 import { answers, entityMaps } from "../support/follower-view.js";
@@ -145,6 +146,34 @@ describe("replication", () => {
     ).toThrow(/follower|replica/i);
     // A transaction out of order is refused (a gap would silently lose writes).
     expect(() => replica.applyReplicated([{ ...txns[0]!, seq: txns.length + 5 }])).toThrow(/does not follow/);
+  });
+
+  it("a replica holds what the leader does after a staged move, whose records the leader encoded ahead", async () => {
+    const { leaderDir, replicaDir, viewers } = twoDirectories();
+    const [owner, alice] = viewers as [number, number];
+    const txns: ReplicatedTxn[] = [];
+    const leader = openLeader(leaderDir, txns);
+    const ids = [1, 2, 3, 4, 5].map(
+      (i) =>
+        leader.sendMessage({
+          senderId: alice,
+          to: { type: "channel", channel: "general", topic: "t" },
+          content: `${i}`,
+        }).id,
+    );
+    const state = internals(leader);
+    const secret = state.channelByName.get(`${state.users.get(owner)!.realmId}:SECRET`)!;
+    const defaults = { ...MOVE_STAGING };
+    Object.assign(MOVE_STAGING, { minMessages: 2, chunkMessages: 2 });
+    try {
+      await leader.updateMessageAsync(owner, ids[0]!, { channelId: secret, propagateMode: "change_all" });
+    } finally {
+      Object.assign(MOVE_STAGING, defaults);
+    }
+    const replica = openReplica(replicaDir, { noSync: true });
+    open.push(replica);
+    replica.applyReplicated(txns);
+    expect(view(replica, viewers)).toEqual(view(leader, viewers));
   });
 
   it("a replica applies consecutive transactions in one call as it applies them one by one", async () => {

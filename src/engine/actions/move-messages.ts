@@ -41,7 +41,7 @@ import { getMessageRecord } from "../storage/message-records.js";
 import { ROLE, type Channel, type EditHistoryEntry, type Message, type Realm, type User } from "../types.js";
 import type { WriteContext } from "../write-coordinator.js";
 import { channelPermission } from "./channels.js";
-import { rewriteMessages, type MessageRewrite } from "./message-rewrite.js";
+import { rewriteMessages, type MessageRewrite, type RewritePlan } from "./message-rewrite.js";
 import { writeMoveNotices } from "./move-notices.js";
 import { planChannelMoveRows, rowsAmong, type ChannelMoveRows } from "./move-rows.js";
 import { applyInitiationPolicy, migrateTopicPolicies, topicPolicies } from "./move-topic-policies.js";
@@ -383,6 +383,20 @@ function selectMessages(
 }
 
 /**
+ * A move's records as read and its rewrites planned before its write (actions/move-staging),
+ * valid while no write since changed those messages; writeMove then stores them as planned.
+ */
+export interface StagedRewrites {
+  /** The moved messages' records, ascending. */
+  readonly records: readonly Message[];
+  /** Their IDs. */
+  readonly moved: ReadonlyBitmap;
+  readonly plan: RewritePlan;
+  /** planMoveRows's answer when staging ended. */
+  readonly rows: ChannelMoveRows | null;
+}
+
+/**
  * Stores a prepared move inside `ctx`'s write. `edited` is the target message as the
  * orchestrator changed it (its content edit, if any), and `historyEntry` the fields of
  * that edit's history entry, so the target gets one entry naming both.
@@ -393,6 +407,7 @@ export function writeMove(
   move: PreparedMove,
   edited: Message,
   historyEntry: Partial<EditHistoryEntry>,
+  staged: StagedRewrites | null = null,
 ): MoveResult {
   const actor = state.users.get(move.actorId)!;
   const realm = state.realms.get(actor.realmId)!;
@@ -402,18 +417,20 @@ export function writeMove(
   const channelChanged = from.id !== to.id;
   const timestamp = historyEntry.timestamp ?? state.now();
 
-  const records: Message[] = [];
-  for (const id of move.messageIds) {
-    const record = id === edited.id ? edited : getMessageRecord(state.tables, id);
-    if (record) records.push(record);
+  let records: readonly Message[];
+  if (staged !== null) records = staged.records;
+  else {
+    const read: Message[] = [];
+    for (const id of move.messageIds) {
+      const record = id === edited.id ? edited : getMessageRecord(state.tables, id);
+      if (record) read.push(record);
+    }
+    records = read;
   }
-  const moved = RoaringBitmap32.from(records.map((m) => m.id));
+  const moved = staged?.moved ?? RoaringBitmap32.from(records.map((m) => m.id));
 
   // Everything that depends on where the messages were, decided before they move.
-  const movedBefore = records.some((m) => m.editHistory?.some((e) => e.prevStream !== undefined) ?? false);
-  const rows = channelChanged
-    ? planChannelMoveRows(state, from, to, moved, sentBy(records), edited.id, movedBefore)
-    : null;
+  const rows = staged !== null ? staged.rows : planMoveRows(state, from, to, moved, records, edited.id);
   const losingAccess = new Set(rows?.losingAccess ?? []);
   const movedAll =
     move.propagateMode === "change_all" ||
@@ -422,27 +439,8 @@ export function writeMove(
   const targetHadMessages = !state.bitmaps.isEmpty(key.channelTopic(to.id, move.toTopic));
   const policiesBefore = movedAll ? topicPolicies(state, from, move.fromTopic) : null;
 
-  const place: Partial<EditHistoryEntry> = {
-    ...(channelChanged ? { prevStream: from.id, stream: to.id } : {}),
-    ...(topicChanged ? { prevTopic: move.fromTopic, topic: move.toTopic } : {}),
-  };
-  const countsAsMove = channelChanged || (topicChanged && !historyResolveToggled(move.toTopic, move.fromTopic));
-  const rewrites: MessageRewrite[] = records.map((before) => {
-    const entry: EditHistoryEntry =
-      before.id === edited.id
-        ? { userId: actor.id, timestamp, ...historyEntry, ...place }
-        : { userId: actor.id, timestamp, ...place };
-    const after: Message = {
-      ...before,
-      recipient: { type: "channel", channelId: to.id },
-      topic: move.toTopic,
-      // Zulip keeps the history newest first.
-      editHistory: [entry, ...(before.editHistory ?? [])],
-      lastMovedTimestamp: countsAsMove ? timestamp : before.lastMovedTimestamp,
-    };
-    return { before, after };
-  });
-  rewriteMessages(state, ctx, rewrites);
+  if (staged !== null) staged.plan.apply(state, ctx);
+  else rewriteMessages(state, ctx, moveRewrites(move, records, edited.id, historyEntry, timestamp));
   rows?.apply();
   if (losingAccess.size > 0) {
     // For those who can no longer read them, the messages are gone (Zulip's delete_message,
@@ -506,6 +504,55 @@ export function writeMove(
           accessibleAmong(state, actor, to, RoaringBitmap32.andNot(topicBitmap(state, to, move.toTopic), exclude)),
       }),
   };
+}
+
+/** Who keeps, gains and loses the rows of messages moved to another channel (null: the channel stays). */
+export function planMoveRows(
+  state: StoreState,
+  from: Channel,
+  to: Channel,
+  moved: ReadonlyBitmap,
+  records: readonly Message[],
+  targetId: number,
+): ChannelMoveRows | null {
+  if (from.id === to.id) return null;
+  const movedBefore = records.some((m) => m.editHistory?.some((e) => e.prevStream !== undefined) ?? false);
+  return planChannelMoveRows(state, from, to, moved, sentBy(records), targetId, movedBefore);
+}
+
+/**
+ * The records of a move as they are to be stored: in their new place, each with a
+ * history entry (the target's with `historyEntry`'s fields too).
+ */
+export function moveRewrites(
+  move: PreparedMove,
+  records: readonly Message[],
+  targetId: number,
+  historyEntry: Partial<EditHistoryEntry>,
+  timestamp: number,
+): MessageRewrite[] {
+  const topicChanged = move.fromTopic !== move.toTopic;
+  const channelChanged = move.fromChannelId !== move.toChannelId;
+  const place: Partial<EditHistoryEntry> = {
+    ...(channelChanged ? { prevStream: move.fromChannelId, stream: move.toChannelId } : {}),
+    ...(topicChanged ? { prevTopic: move.fromTopic, topic: move.toTopic } : {}),
+  };
+  const countsAsMove = channelChanged || (topicChanged && !historyResolveToggled(move.toTopic, move.fromTopic));
+  return records.map((before) => {
+    const entry: EditHistoryEntry =
+      before.id === targetId
+        ? { userId: move.actorId, timestamp, ...historyEntry, ...place }
+        : { userId: move.actorId, timestamp, ...place };
+    const after: Message = {
+      ...before,
+      recipient: { type: "channel", channelId: move.toChannelId },
+      topic: move.toTopic,
+      // Zulip keeps the history newest first.
+      editHistory: [entry, ...(before.editHistory ?? [])],
+      lastMovedTimestamp: countsAsMove ? timestamp : before.lastMovedTimestamp,
+    };
+    return { before, after };
+  });
 }
 
 function topicBitmap(state: StoreState, channel: Channel, topic: string): ReadonlyBitmap {

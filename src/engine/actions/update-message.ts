@@ -35,7 +35,15 @@ import type { WriteContext } from "../write-coordinator.js";
 import { reclaimAttachments } from "./attachments.js";
 import { requireActiveUser } from "./lookups.js";
 import { rewriteMessages } from "./message-rewrite.js";
-import { prepareMove, writeMove, type MoveResult, type PreparedMove, type PropagateMode } from "./move-messages.js";
+import {
+  prepareMove,
+  writeMove,
+  type MoveResult,
+  type PreparedMove,
+  type PropagateMode,
+  type StagedRewrites,
+} from "./move-messages.js";
+import { MOVE_STAGING, sameMove, shouldStage, stageMove } from "./move-staging.js";
 import { enqueueEditPushes } from "./push-notifications.js";
 import { enqueueEditMissedEmails } from "./missed-message-emails.js";
 import { realmMessagePolicy, type MessagePolicy } from "./realm-message-policy.js";
@@ -86,12 +94,66 @@ interface PreparedContent {
   readonly rendered: RenderResult;
 }
 
+/** A PATCH checked and rendered, ready to write. */
+interface CheckedUpdate {
+  readonly actor: User;
+  readonly message: Message;
+  readonly channel: Channel | undefined;
+  readonly now: number;
+  readonly prepared: PreparedMove | null;
+  readonly edit: PreparedContent | null;
+}
+
 export function updateMessage(
   state: StoreState,
   actorId: number,
   messageId: number,
   input: UpdateMessageInput,
 ): UpdateMessageResult {
+  return writeUpdate(state, checkUpdate(state, actorId, messageId, input, state.now()), null);
+}
+
+/**
+ * updateMessage for a request that may move thousands of messages: such a move is staged
+ * between turns of the event loop (awaiting `pause` between chunks) and written in one
+ * short write (actions/move-staging); everything else is written at once, as
+ * updateMessage does. The request is checked again just before its write, at the time it
+ * arrived; a refusal then is its answer, and changes nothing.
+ */
+export async function updateMessageStaged(
+  state: StoreState,
+  actorId: number,
+  messageId: number,
+  input: UpdateMessageInput,
+  pause: () => Promise<void>,
+): Promise<UpdateMessageResult> {
+  const now = state.now();
+  let checked = checkUpdate(state, actorId, messageId, input, now);
+  for (let attempt = 0; attempt < MOVE_STAGING.attempts; attempt++) {
+    const move = checked.prepared;
+    // A content edit with the move changes the target in the write: not staged (see writeMove's `edited`).
+    if (move === null || checked.edit !== null || !shouldStage(move)) break;
+    const staged = await stageMove(state, move, { userId: move.actorId, timestamp: now }, now, pause);
+    try {
+      checked = checkUpdate(state, actorId, messageId, input, now);
+      const again = checked.prepared;
+      if (!staged.spoiled && again !== null && checked.edit === null && sameMove(move, again))
+        return writeUpdate(state, checked, staged);
+    } finally {
+      staged.release();
+    }
+  }
+  return writeUpdate(state, checked, null);
+}
+
+/** Every check of the request, in Zulip's order, and the rendering of new content; writes nothing. */
+function checkUpdate(
+  state: StoreState,
+  actorId: number,
+  messageId: number,
+  input: UpdateMessageInput,
+  now: number,
+): CheckedUpdate {
   const actor = requireActiveUser(state, actorId);
   const realm = state.realms.get(actor.realmId);
   if (!realm || realm.deactivated) throw new PermissionDeniedError("Account is deactivated");
@@ -100,7 +162,6 @@ export function updateMessage(
       ? getMessageRecord(state.tables, messageId)
       : undefined;
   if (!message || !canChangeMessage(state, actor, message)) throw new BadRequestError(INVALID_MESSAGE);
-  const now = state.now();
   const policy = realmMessagePolicy(state, realm.id);
   if (input.content !== undefined) checkContentEditAllowed(actor, message, policy, now);
 
@@ -137,7 +198,12 @@ export function updateMessage(
     const sender = state.users.get(message.senderId);
     if (channel && sender) checkWildcardMention(state, sender, channel, message.topic, edit.rendered);
   }
+  return { actor, message, channel, now, prepared, edit };
+}
 
+/** The write of a checked request; `staged`, the move's rewrites staged for it (only without a content edit). */
+function writeUpdate(state: StoreState, checked: CheckedUpdate, staged: StagedRewrites | null): UpdateMessageResult {
+  const { actor, message, channel, now, prepared, edit } = checked;
   return state.write((ctx) => {
     const entry: { userId: number; timestamp: number; prevContent?: string; prevRenderedContent?: string } = {
       userId: actor.id,
@@ -164,7 +230,8 @@ export function updateMessage(
       };
     }
     // The move (when asked) stores the target's location and the edit's one history entry.
-    const moved: MoveResult | null = prepared === null ? null : writeMove(state, ctx, prepared, target, entry);
+    const moved: MoveResult | null =
+      prepared === null ? null : writeMove(state, ctx, prepared, target, entry, edit === null ? staged : null);
     const messageIds = moved?.messageIds ?? [message.id];
     ctx.emit(
       {

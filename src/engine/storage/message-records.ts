@@ -19,6 +19,7 @@
  */
 import { Packr } from "msgpackr";
 import type { Message } from "../types.js";
+import { encodeAhead, encodedValue } from "./encoded-ahead.js";
 import { FIRST_ID, type Tables } from "./tables.js";
 
 /**
@@ -84,13 +85,21 @@ function surelySmall(message: Message): boolean {
  * Stores (or replaces) a message record; call inside a write transaction. `previous`,
  * the version being replaced when the caller has it, spares the probe for its parts when
  * it was surely stored inline (a topic move rewrites thousands of such records).
+ * `encoded`, its bytes from encodeMessageRecord: the write then only copies them.
  */
-export function putMessageRecord(tables: Tables, message: Message, previous?: Message): void {
-  // A record in parts always has part 0: an inline one (nearly all) is not decoded to find out.
-  // surelySmall depends on the record alone, so a version it accepts was written inline.
-  const inlineBefore = previous !== undefined && previous.id === message.id && surelySmall(previous);
-  const previousParts =
-    !inlineBefore && tables.messageParts.doesExist([message.id, 0]) ? partsOf(tables, message.id) : 0;
+export function putMessageRecord(
+  tables: Tables,
+  message: Message,
+  previous?: Message,
+  encoded?: EncodedMessageRecord,
+): void {
+  if (encoded !== undefined) {
+    if (encoded.message !== message) throw new Error(`putMessageRecord: message ${message.id} was encoded otherwise`);
+    for (let i = 0; i < encoded.previousParts; i++) tables.messageParts.removeSync([message.id, i]);
+    tables.messages.putSync(message.id, encodedValue(encoded.bytes));
+    return;
+  }
+  const previousParts = previousPartsOf(tables, message, previous);
   let parts = 0;
   if (!surelySmall(message)) {
     const bytes = codec.pack(message);
@@ -102,6 +111,35 @@ export function putMessageRecord(tables: Tables, message: Message, previous?: Me
   }
   for (let i = parts; i < previousParts; i++) tables.messageParts.removeSync([message.id, i]);
   tables.messages.putSync(message.id, parts > 0 ? ({ id: message.id, parts } satisfies SplitHead) : message);
+}
+
+/** A record's bytes, encoded before its write transaction by the table's own encoder; stored inline. */
+export interface EncodedMessageRecord {
+  readonly message: Message;
+  readonly bytes: Uint8Array;
+  /** The parts the version it replaces has in message_parts (probed when encoding, when not surely inline). */
+  readonly previousParts: number;
+}
+
+/**
+ * Encodes a record ahead of the write that stores it, exactly as the write would
+ * (storage/encoded-ahead). Null for a record surelySmall does not accept (putMessageRecord
+ * then decides its layout in the write): an encoded record is always inline, as
+ * putMessageRecord and removeMessageRecord assume of such a record.
+ */
+export function encodeMessageRecord(tables: Tables, message: Message, previous: Message): EncodedMessageRecord | null {
+  if (!surelySmall(message)) return null;
+  const bytes = encodeAhead(tables.messages, message);
+  if (bytes.length > MAX_INLINE_BYTES) return null;
+  return { message, bytes, previousParts: previousPartsOf(tables, message, previous) };
+}
+
+/** How many parts the stored version of `message` has: `previous`, when the caller has it. */
+function previousPartsOf(tables: Tables, message: Message, previous: Message | undefined): number {
+  // A record in parts always has part 0: an inline one (nearly all) is not decoded to find out.
+  // surelySmall depends on the record alone, so a version it accepts was written inline.
+  const inlineBefore = previous !== undefined && previous.id === message.id && surelySmall(previous);
+  return !inlineBefore && tables.messageParts.doesExist([message.id, 0]) ? partsOf(tables, message.id) : 0;
 }
 
 /**

@@ -4,6 +4,8 @@
  * Content edits, topic and channel moves (propagate_mode), resolving, or content and
  * topic together; every check is the engine's (actions/update-message). Answers
  * `detached_uploads`: the sender's uploads the edit unlinked that no message claims now.
+ * A move of hundreds of messages is prepared over several turns of the event loop
+ * before its one write (engine actions/move-staging).
  */
 import { BadRequestError } from "../../../engine/index.js";
 import { defineEndpoint } from "../../endpoint.js";
@@ -34,10 +36,10 @@ export default defineEndpoint({
       { params: { message_id: "1", topic: "swept" }, for: ["stream_id"] },
     ],
   },
-  handler(ctx, input) {
+  async handler(ctx, input) {
     const raw = ctx.pathParams["message_id"] ?? "";
     if (!/^\d+$/.test(raw)) throw new BadRequestError("Invalid message(s)");
-    const result = ctx.store.updateMessage(ctx.user.id, Number(raw), {
+    const result = await ctx.store.updateMessageAsync(ctx.user.id, Number(raw), {
       ...(input.content !== undefined ? { content: input.content } : {}),
       ...(input.topic !== undefined ? { topic: input.topic } : {}),
       ...(input.stream_id !== undefined ? { channelId: input.stream_id } : {}),

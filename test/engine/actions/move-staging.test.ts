@@ -1,0 +1,177 @@
+/**
+ * Large moves in two phases (actions/move-staging): staged between turns of the event
+ * loop, then one write. The staged path must store what the one-write path stores, and
+ * a write committed between the phases must not be lost: the move stages again.
+ * MOVE_STAGING is lowered so that a dozen messages stage in several turns.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { MOVE_STAGING } from "../../../src/engine/actions/move-staging.js";
+import { internals } from "../../../src/engine/internal.js";
+import { messageRecords } from "../../../src/engine/storage/message-records.js";
+import type { Store } from "../../../src/engine/index.js";
+import type { UpdateMessageInput } from "../../../src/engine/actions/update-message.js";
+import { record } from "../../support/move.js";
+import { seedRealm, tempStore, type TempStore } from "../../support/temp-store.js";
+
+const DEFAULTS = { ...MOVE_STAGING };
+const stores: TempStore[] = [];
+function open(): TempStore {
+  const t = tempStore({ now: () => 1_700_000_000 });
+  stores.push(t);
+  return t;
+}
+beforeEach(() => Object.assign(MOVE_STAGING, { minMessages: 2, chunkMessages: 3, attempts: 3 }));
+afterEach(() => {
+  Object.assign(MOVE_STAGING, DEFAULTS);
+  for (const t of stores.splice(0)) t.cleanup();
+});
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** A realm with a 12-message topic in "general", some of it read and starred. */
+function seed(store: Store) {
+  const r = seedRealm(store);
+  const senders = [r.alice, r.bob, r.owner];
+  const ids: number[] = [];
+  for (let i = 0; i < 12; i++)
+    ids.push(
+      store.sendMessage({
+        senderId: senders[i % 3]!.id,
+        to: { type: "channel", channel: r.general.id, topic: "plan" },
+        content: `step ${i} @**Bob**`,
+      }).id,
+    );
+  store.sendMessage({
+    senderId: r.bob.id,
+    to: { type: "channel", channel: r.general.id, topic: "other" },
+    content: "x",
+  });
+  store.updateFlags(r.bob.id, ids.slice(0, 4), "starred", "add");
+  store.updateFlags(r.alice.id, ids.slice(2, 9), "read", "add");
+  return { ...r, ids };
+}
+
+/** What readers see: every record, each user's narrows and unread counts, and the change log's entries. */
+function observe(store: Store, users: readonly number[]) {
+  const state = internals(store);
+  const log = [...state.tables.changeLog.getRange({})].map(({ key, value }) => {
+    const { at: _at, ...entry } = value as { at: number };
+    return [key, entry];
+  });
+  return {
+    records: [...messageRecords(state.tables)],
+    views: users.map((userId) => ({
+      all: store.getMessages(userId, { anchor: "newest", numBefore: 100, numAfter: 0 }),
+      unread: store.unreadSummary(userId),
+    })),
+    log,
+  };
+}
+
+describe("a staged move", () => {
+  it.each<[string, (r: ReturnType<typeof seed>) => UpdateMessageInput]>([
+    ["to a private channel with protected history", (r) => ({ channelId: r.secret.id })],
+    ["to another topic", () => ({ topic: "renamed" })],
+    ["resolving the topic", () => ({ topic: "✔ plan" })],
+  ])("%s stores what the one-write move stores", async (_name, request) => {
+    const [one, two] = [open().store, open().store];
+    const [a, b] = [seed(one), seed(two)];
+    const input = (r: ReturnType<typeof seed>): UpdateMessageInput => ({
+      ...request(r),
+      propagateMode: "change_all",
+      sendNotificationToOldThread: true,
+      sendNotificationToNewThread: true,
+    });
+    const sync = one.updateMessage(a.owner.id, a.ids[5]!, input(a));
+    const staged = await two.updateMessageAsync(b.owner.id, b.ids[5]!, input(b));
+    expect(staged).toEqual(sync);
+    expect(staged.messageIds).toHaveLength(12);
+    const users = [a.owner.id, a.alice.id, a.bob.id, a.guest.id];
+    expect(observe(two, users)).toEqual(observe(one, users));
+    expect(two.verify().differences).toEqual([]);
+    expect(two.verify().problems).toEqual([]);
+  });
+
+  it("keeps an edit, a reaction and a flag written between its phases, staging again", async () => {
+    const { store } = open();
+    const r = seed(store);
+    const moving = store.updateMessageAsync(r.owner.id, r.ids[0]!, {
+      channelId: r.secret.id,
+      propagateMode: "change_all",
+      sendNotificationToNewThread: false,
+    });
+    // Staging has read the first chunks: each of these writes changes what it read.
+    await nextTurn();
+    await nextTurn();
+    store.updateMessage(r.alice.id, r.ids[9]!, { content: "step 9, edited" });
+    store.addReaction(r.bob.id, r.ids[10]!, { emojiName: "octopus" });
+    store.updateFlags(r.alice.id, [r.ids[11]!], "starred", "add");
+    const result = await moving;
+
+    expect(result.messageIds).toEqual(r.ids);
+    const edited = record(store, r.ids[9]!);
+    expect(edited.content).toBe("step 9, edited");
+    expect(edited.recipient).toEqual({ type: "channel", channelId: r.secret.id });
+    expect(record(store, r.ids[10]!).reactions.map((x) => x.emojiName)).toEqual(["octopus"]);
+    const starred = store.getMessages(r.alice.id, {
+      anchor: "newest",
+      numBefore: 100,
+      numAfter: 0,
+      narrow: [["is", "starred"]],
+    });
+    expect(starred.messages.map((m) => m.message.id)).toEqual([r.ids[11]]);
+    expect(store.verify().problems).toEqual([]);
+    expect(store.verify().differences).toEqual([]);
+  });
+
+  it("takes a message sent into the topic between its phases (change_all), staging again", async () => {
+    const { store } = open();
+    const r = seed(store);
+    const moving = store.updateMessageAsync(r.owner.id, r.ids[0]!, { topic: "moved", propagateMode: "change_all" });
+    await nextTurn();
+    const late = store.sendMessage({
+      senderId: r.bob.id,
+      to: { type: "channel", channel: r.general.id, topic: "plan" },
+      content: "one more",
+    }).id;
+    const result = await moving;
+    expect(result.messageIds).toEqual([...r.ids, late]);
+    expect(record(store, late).topic).toBe("moved");
+    expect(store.verify().differences).toEqual([]);
+  });
+
+  it("is written in one phase once staging was spoiled `attempts` times, and completes", async () => {
+    MOVE_STAGING.attempts = 2;
+    const { store } = open();
+    const r = seed(store);
+    let done = false;
+    let edits = 0;
+    const moving = store
+      .updateMessageAsync(r.owner.id, r.ids[0]!, { topic: "busy", propagateMode: "change_all" })
+      .finally(() => (done = true));
+    // A message of the topic is edited at every turn until the move is written.
+    while (!done) {
+      await nextTurn();
+      if (!done) store.updateMessage(r.alice.id, r.ids[3]!, { content: `edit ${++edits}` });
+    }
+    const result = await moving;
+    expect(result.messageIds).toEqual(r.ids);
+    expect(edits).toBeGreaterThan(2);
+    expect(record(store, r.ids[3]!)).toMatchObject({ topic: "busy", content: `edit ${edits}` });
+    expect(store.verify().differences).toEqual([]);
+  });
+
+  it("refuses at its write a move the mover may no longer make, changing nothing", async () => {
+    const { store } = open();
+    const r = seed(store);
+    const moving = store.updateMessageAsync(r.alice.id, r.ids[0]!, {
+      channelId: r.secret.id,
+      propagateMode: "change_all",
+    });
+    await nextTurn();
+    // Alice leaves the private channel while the move is staged.
+    store.unsubscribe(r.alice.id, ["secret"]);
+    await expect(moving).rejects.toThrow("Invalid channel ID");
+    expect(record(store, r.ids[0]!).recipient).toEqual({ type: "channel", channelId: r.general.id });
+  });
+});
