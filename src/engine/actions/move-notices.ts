@@ -148,7 +148,8 @@ function deletePreviousResolveNotice(state: StoreState, ctx: WriteContext, notic
  * Who gets the resolve notice read: the channel's members but those Zulip's
  * get_unread_user_ids_for_resolved_topic_notifications leaves it unread for (active
  * humans whose policy is "never" auto-read, or "except_followed" while they follow the
- * topic), and the mover. One pass over the members (10,000 in a large channel).
+ * topic), and the mover. One pass over the members (10,000 in a large channel), the
+ * policy asked first: most members read it by policy alone, without their user record.
  */
 function resolveNoticeReaders(state: StoreState, notices: MoveNotices): number[] {
   const readBy: number[] = [];
@@ -163,14 +164,14 @@ function resolveNoticeReaders(state: StoreState, notices: MoveNotices): number[]
 }
 
 function unreadResolveNotice(state: StoreState, notices: MoveNotices, userId: number): boolean {
+  const policy = state.settingsOf(userId).resolved_topic_notice_auto_read_policy;
+  if (policy !== "never" && policy !== "except_followed") return false;
+  // Followers known (a whole-topic move): a set lookup before the user record.
+  if (policy === "except_followed" && notices.followers !== null && !notices.followers.has(userId)) return false;
   const user = state.users.get(userId);
   if (!user || !user.isActive || user.isBot) return false;
-  const policy = state.settingsOf(userId).resolved_topic_notice_auto_read_policy;
-  if (policy === "never") return true;
-  if (policy !== "except_followed") return false;
-  return notices.followers !== null
-    ? notices.followers.has(userId)
-    : state.userTopics.policyOf(userId, notices.to.id, notices.toTopic) === FOLLOWED;
+  if (policy === "never" || notices.followers !== null) return true;
+  return state.userTopics.policyOf(userId, notices.to.id, notices.toTopic) === FOLLOWED;
 }
 
 /** The topic's messages other than `exclude` (a helper for visibleInNewTopic). */

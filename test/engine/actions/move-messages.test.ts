@@ -224,6 +224,33 @@ describe("resolving topics", () => {
     expect(t.store.verify().differences).toEqual([]);
   });
 
+  it("decides each member's copy of a partial resolve's notice by policy, the new topic's follow and the account", () => {
+    const { realm, owner, alice, bob, general, send } = setup();
+    const carol = t.store.createUser({ realmId: realm.id, email: "carol@test.dev", fullName: "Carol" });
+    const dave = t.store.createUser({ realmId: realm.id, email: "dave@test.dev", fullName: "Dave" });
+    t.store.subscribe(owner.id, { channels: [{ name: "general" }], principals: [carol.id, dave.id] });
+    for (const userId of [carol.id, dave.id, owner.id])
+      t.store.updateSettings(userId, { settings: { resolved_topic_notice_auto_read_policy: "never" } });
+    // Bob follows the resolved name already (the rule for a partial move asks the new topic).
+    t.store.setTopicPolicy(bob.id, general.id, "✔ plans", 3);
+    t.store.deactivateUser(owner.id, dave.id);
+    // Bob sends (a sender follows the topic his moved message starts, when his automation says so).
+    const a = send(bob.id, "general", "plans", "one");
+    send(bob.id, "general", "plans", "two");
+    // change_one of a two-message topic: not the whole topic, so no followers are carried over.
+    moveMessages(t.store, owner.id, a, { topic: "✔ plans", propagateMode: "change_one" });
+    const notice = ids(t.store, owner.id, topicNarrow("general", "✔ plans")).at(-1)!;
+    expect(t.store.getMessage(owner.id, notice).message.content).toBe(
+      `@_**Olive Owner|${owner.id}** has marked this topic as resolved.`,
+    );
+    const read = (userId: number) => internals(t.store).bitmaps.get(`u:${userId}:read`).has(notice);
+    // Unread: a follower of the new topic (except_followed), a member whose policy is never.
+    expect([bob.id, carol.id].map(read)).toEqual([false, false]);
+    // Read: a member who does not follow it, the mover whatever their policy, a deactivated member.
+    expect([alice.id, owner.id, dave.id].map(read)).toEqual([true, true, true]);
+    expect(t.store.verify().differences).toEqual([]);
+  });
+
   it("takes the notice back when a resolve is undone within a minute, as Zulip does", () => {
     const { owner, alice, send } = setup();
     const a = send(alice.id, "general", "plans", "one");
