@@ -106,9 +106,12 @@ function serve(pipeline: Pipeline, req: IncomingMessage, res: ServerResponse, in
     write(req, res, errorReply(500, "Internal server error", null));
     return;
   }
-  // A client that goes away ends its long poll.
+  // A client that goes away ends its long poll. Not once answered: an abort builds a DOMException with its stack
+  // (3% of the writer worker's CPU when every forwarded request's close aborted).
   const gone = new AbortController();
-  res.on("close", () => gone.abort());
+  res.on("close", () => {
+    if (!res.writableFinished) gone.abort();
+  });
   let buffered: BufferedBody | null = null;
   let streamed: NodeBodySource | null = null;
   const answer = (reply: Reply, headers: HeaderList = []): void => {
