@@ -107,6 +107,21 @@ function readFrames(socket: Socket, onFrame: (kind: number, payload: Buffer) => 
 /** What the writer knows of one connected reader: the users it named, or null (whole audiences). */
 interface ReaderLink {
   users: Set<number> | null;
+  /** Frames written in this turn are held until its end: one writev for the batches a group commit releases. */
+  corked: boolean;
+}
+
+/** Writes a frame; the frames of one turn go out together, in order (batches and acknowledgements alike). */
+function writeFrame(socket: Socket, link: ReaderLink, bytes: Buffer): void {
+  if (!link.corked) {
+    link.corked = true;
+    socket.cork();
+    process.nextTick(() => {
+      link.corked = false;
+      socket.uncork();
+    });
+  }
+  socket.write(bytes);
 }
 
 /** The writer's side: every batch its store releases, to every connected reader. */
@@ -121,14 +136,14 @@ export class EventBroadcaster {
     server.on("connection", (socket) => {
       socket.on("error", () => socket.destroy());
       socket.on("close", () => this.#readers.delete(socket));
-      const link: ReaderLink = { users: null };
+      const link: ReaderLink = { users: null, corked: false };
       readFrames(socket, (kind, payload) => {
         if (kind === SELECT) link.users = new Set(readU32s(payload));
         else if (kind === WATCH) {
           const [token, ...users] = readU32s(payload);
           if (token === undefined) return;
           for (const id of users) link.users?.add(id);
-          socket.write(frame(WATCHED, u32s([token])));
+          writeFrame(socket, link, frame(WATCHED, u32s([token])));
         } else if (kind === UNWATCH) for (const id of readU32s(payload)) link.users?.delete(id);
       });
       this.#readers.set(socket, link);
@@ -183,7 +198,7 @@ export class EventBroadcaster {
     this.#sent++;
     for (const [socket, link] of this.#readers) {
       if (socket.writableLength > MAX_BUFFERED_BYTES) socket.destroy();
-      else socket.write(link.users === null ? (whole ??= pack()) : pack(link.users));
+      else writeFrame(socket, link, link.users === null ? (whole ??= pack()) : pack(link.users));
     }
   }
 }
