@@ -1,6 +1,7 @@
 /**
  * @module bench/move-topic
  * `npm run build && node dist/bench/move-topic.js [--users 10000] [--messages 5000] [--runs 3] [--staged]`
+ * `[--stage-from N]`
  *
  * How long the largest moves hold the event loop in the engine (the PATCH path without
  * HTTP): a `change_all` of a 5,000-message topic from a channel every user is in to a
@@ -17,6 +18,7 @@
  * move is staged over several turns of the event loop before its one write
  * (actions/move-staging). "prepare" is then the whole request, staging included, and
  * "longest block" the longest the event loop was held meanwhile (bench/loop-probe).
+ * --stage-from sets MOVE_STAGING.minMessages (a huge one: the same request path in one write, for A/B).
  * Without it, the longest block is prepare and write together (one synchronous call).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -29,6 +31,7 @@ import { openStore } from "../src/index.js";
 import { internals } from "../src/engine/internal.js";
 import { prepareMove, writeMove, type MoveRequest } from "../src/engine/actions/move-messages.js";
 import { getMessageRecord } from "../src/engine/storage/message-records.js";
+import { MOVE_STAGING } from "../src/engine/actions/move-staging.js";
 import type { Store, User } from "../src/engine/index.js";
 
 const log = (line: string) => process.stderr.write(line + "\n");
@@ -40,12 +43,14 @@ const { values } = parseArgs({
     runs: { type: "string", default: "3" },
     out: { type: "string", default: "bench/results" },
     staged: { type: "boolean", default: false },
+    "stage-from": { type: "string" },
   },
 });
 const USERS = Number(values.users);
 const MESSAGES = Number(values.messages);
 const RUNS = Number(values.runs);
 const STAGED = values.staged;
+if (values["stage-from"] !== undefined) MOVE_STAGING.minMessages = Number(values["stage-from"]);
 
 interface Timing {
   readonly move: string;
@@ -285,7 +290,9 @@ const rows = runs[0]!.map((first, i) => {
     unreadAfterMs: median((t) => t.unreadAfterMs),
   };
 });
-const path = STAGED ? "staged (updateMessageAsync)" : "one write (prepareMove, writeMove)";
+const path = STAGED
+  ? `updateMessageAsync, staged from ${MOVE_STAGING.minMessages} messages`
+  : "one write (prepareMove, writeMove)";
 console.log(`users ${USERS}, runs ${RUNS} (medians), ${path}, load average ${loadavg()[0]!.toFixed(1)}`);
 console.log(
   "| move | messages | prepare ms | write ms (wall) | write ms (CPU) | longest block ms | total CPU ms | unread after ms |",
