@@ -7,9 +7,11 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { MOVE_STAGING } from "../../../src/engine/actions/move-staging.js";
 import { internals } from "../../../src/engine/internal.js";
+import { openFollower } from "../../../src/index.js";
 import { messageRecords } from "../../../src/engine/storage/message-records.js";
 import type { Store } from "../../../src/engine/index.js";
 import type { UpdateMessageInput } from "../../../src/engine/actions/update-message.js";
+import { followerView } from "../../support/follower-view.js";
 import { record } from "../../support/move.js";
 import { seedRealm, tempStore, type TempStore } from "../../support/temp-store.js";
 
@@ -159,6 +161,27 @@ describe("a staged move", () => {
     expect(edits).toBeGreaterThan(2);
     expect(record(store, r.ids[3]!)).toMatchObject({ topic: "busy", content: `edit ${edits}` });
     expect(store.verify().differences).toEqual([]);
+  });
+
+  it("is followed by a follower store: after catchUp it answers as one opened afterwards", async () => {
+    const t = open();
+    const r = seed(t.store);
+    const follower = openFollower(t.dir, { noSync: true, lockToken: t.store.lockToken });
+    try {
+      const users = [r.owner.id, r.alice.id, r.bob.id, r.guest.id];
+      followerView(follower, users);
+      await t.store.updateMessageAsync(r.owner.id, r.ids[0]!, { channelId: r.secret.id, propagateMode: "change_all" });
+      follower.catchUp();
+      const fresh = openFollower(t.dir, { noSync: true, lockToken: t.store.lockToken });
+      try {
+        expect(followerView(follower, users)).toEqual(followerView(fresh, users));
+        expect(followerView(fresh, users)["answers"]).toEqual(followerView(t.store, users)["answers"]);
+      } finally {
+        fresh.close();
+      }
+    } finally {
+      follower.close();
+    }
   });
 
   it("refuses at its write a move the mover may no longer make, changing nothing", async () => {
