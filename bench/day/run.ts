@@ -457,7 +457,7 @@ async function runPhase(
     broke,
   };
   log(
-    `    → ${result.achieved} req/s answered, delivery ${d.received}/${d.expected} (all queues p99 ${result.delivery.allP99} ms), server ${result.serverCpuCores} cores ${result.serverRssMB} MB, ${result.serverCpuMsPerRequest} ms CPU a request (${Object.entries(
+    `    → ${result.achieved} req/s answered (+ ${round1(result.polls / result.seconds)} poll answers/s), delivery ${d.received}/${d.expected} (all queues p99 ${result.delivery.allP99} ms), server ${result.serverCpuCores} cores ${result.serverRssMB} MB, ${result.serverCpuMsPerRequest} ms CPU a request (${Object.entries(
       result.cpuMsPerRequestByProcess,
     )
       .map(([n, ms]) => `${n} ${ms}`)
