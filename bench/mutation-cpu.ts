@@ -1,13 +1,17 @@
 /**
  * @module bench/mutation-cpu
- * `npm run build && node dist/bench/mutation-cpu.js [--data bench/tmp/100k] [--only edit|resolve] [--runs 8]`
+ * `npm run build && node dist/bench/mutation-cpu.js [--data bench/tmp/100k] [--only edit|resolve|move] [--runs 8]`
+ * `[--stage-from N]`
  *
  * CPU time of issue #28's engine calls on a bench:peer dataset, without PostgreSQL: the
- * edit and resolve rows of bench/workloads/mutations.ts, each set up untimed, then the
- * Store call timed in CPU time (user + system) and wall time; min and median of the
- * runs. On a shared machine the CPU minimum is the figure to compare between builds
- * (wall time includes waiting for other processes and the fsync). Also the fsync floor:
- * a one-key durable LMDB commit next to the store (same disk). BENCH_EACH=1 prints each
+ * edit, resolve and move rows of bench/workloads/mutations.ts, each set up untimed, then
+ * the Store call timed in CPU time (user + system) and wall time, and the longest the
+ * event loop was held meanwhile (bench/loop-probe: PATCH stages a large move over several
+ * turns, actions/move-staging; --stage-from N sets MOVE_STAGING.minMessages, a huge N
+ * writes every move at once); min and median of the runs. On a shared machine the CPU
+ * minimum is the figure to compare between builds (wall time includes waiting for other
+ * processes and the fsync). Also the fsync floor: a one-key durable LMDB commit next to
+ * the store (same disk). BENCH_EACH=1 prints each
  * iteration (the first few are slower: V8 and the caches warm up); --trace-puts lists
  * the last run's puts and removes by table and key; --no-sync opens the store without fsync.
  *
@@ -27,6 +31,8 @@ import { open } from "lmdb";
 import { openStore } from "../src/index.js";
 import { internals } from "../src/engine/internal.js";
 import { TABLE_NAMES } from "../src/engine/storage/tables.js";
+import { MOVE_STAGING } from "../src/engine/actions/move-staging.js";
+import { probeLoop } from "./loop-probe.js";
 import { pack } from "msgpackr";
 import { readManifest } from "../tools/generate/manifest.js";
 import { workingCopy } from "./dataset.js";
@@ -39,9 +45,11 @@ const { values } = parseArgs({
     runs: { type: "string", default: "8" },
     "no-sync": { type: "boolean", default: false },
     "trace-puts": { type: "boolean", default: false },
+    "stage-from": { type: "string" },
   },
 });
 const RUNS = Number(values.runs);
+if (values["stage-from"] !== undefined) MOVE_STAGING.minMessages = Number(values["stage-from"]);
 const log = (line: string) => process.stderr.write(line + "\n");
 
 const cpuMs = () => {
@@ -138,24 +146,27 @@ async function main(): Promise<void> {
       };
     }
   }
-  const kinds: MutationKind[] = (["edit", "resolve"] as const).filter((k) => !values.only || k === values.only);
+  const kinds: MutationKind[] = (["edit", "resolve", "move"] as const).filter((k) => !values.only || k === values.only);
   for (const kind of kinds) {
     const cpu: number[] = [];
     const sys: number[] = [];
     const bytes: number[] = [];
     const dirtied: number[] = [];
     const wall: number[] = [];
+    const held: number[] = [];
     for (let i = 0; i <= RUNS; i++) {
       await ours.setup(kind, i);
       const s0 = process.cpuUsage().system;
       const io0 = ioCounters();
       const c0 = cpuMs();
       tracing = i === RUNS;
+      const probe = probeLoop();
       const t0 = performance.now();
       await ours.run(kind, i);
       tracing = false;
       const t1 = performance.now();
       const c1 = cpuMs();
+      const loop = probe.stop();
       const io1 = ioCounters();
       if (process.env["BENCH_EACH"]) log(`  #${i}: cpu ${(c1 - c0).toFixed(1)} ms, wall ${(t1 - t0).toFixed(1)} ms`);
       if (i > 0) {
@@ -164,6 +175,7 @@ async function main(): Promise<void> {
         bytes.push((io1.wchar - io0.wchar) / 1024);
         dirtied.push((io1.dirtied - io0.dirtied) / 1024);
         wall.push(t1 - t0);
+        held.push(Math.max(loop.longestBlockMs, loop.loopDelayMaxMs));
       }
     }
     for (const [name, t] of puts) {
@@ -172,7 +184,8 @@ async function main(): Promise<void> {
     }
     puts.clear();
     log(
-      `${kind}: cpu ms ${stats(cpu)} (system ${stats(sys)}); wall ms ${stats(wall)}; KiB written ${stats(bytes)}` +
+      `${kind}: cpu ms ${stats(cpu)} (system ${stats(sys)}); wall ms ${stats(wall)}; loop held ms ${stats(held)}; ` +
+        `KiB written ${stats(bytes)}` +
         ` (page cache KiB dirtied ${stats(dirtied)}) (${RUNS} runs after a warm-up)`,
     );
   }

@@ -10,9 +10,10 @@
  * (V8 recompiles the record encoder once edit history appears), which with five timed
  * iterations decided the median.
  *
- * Loop hold: the engine's calls are synchronous, so each holds the event loop for its
- * whole duration; a perf_hooks delay histogram runs across the call and two turns after
- * it, so work the store defers past the call (after-commit callbacks) counts too.
+ * Loop hold: a synchronous engine call holds the event loop for its whole duration, an
+ * asynchronous one (PATCH's updateMessageAsync, delete_topic) for its longest turn; a
+ * loop probe runs across the call and two turns after it, so work the store defers past
+ * the call (after-commit callbacks) counts too.
  */
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import type pg from "pg";
