@@ -289,14 +289,24 @@ export class ReceivedSets {
       return;
     }
     let changed: Bitmap | null = null;
-    const into = new Set<number>();
     for (const [id, change] of changes.message) {
       if (!change.fields.has("channel") && !change.fields.has("deleted")) continue;
       (changed ??= new RoaringBitmap32()).add(id);
-      const meta = this.#state.metaOf(id);
-      if (meta !== undefined && meta[0] > 0) into.add(meta[0]);
     }
     if (changed === null) return;
+    // The channels they are in now. A move's thousands are in one: once one of them names
+    // it, its bitmap answers for the others (a meta read each was a tenth of a 5,000-message
+    // move's write).
+    const into = new Set<number>();
+    const landed: ReadonlyBitmap[] = [];
+    const first = changed.minimum();
+    for (const id of changed) {
+      if (landed.some((bitmap) => bitmap.has(id))) continue;
+      const meta = this.#state.metaOf(id);
+      if (meta === undefined || meta[0] <= 0 || into.has(meta[0])) continue;
+      into.add(meta[0]);
+      landed.push(this.#state.bitmaps.getFrom(key.channel(meta[0]), first));
+    }
     const stale = (userId: number, bitmap: ReadonlyBitmap): boolean => {
       if (bitmap.intersects(changed)) return true;
       const subs = this.#state.subsByUser.get(userId);
