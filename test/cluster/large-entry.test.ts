@@ -1,6 +1,7 @@
 /**
  * A write whose log entry exceeds the NATS server's max_payload (docs/cluster.md §7):
- * a topic move of a few hundred messages against a server whose max_payload is 16 KiB
+ * a topic move of 600 messages (staged before its one write, engine actions/move-staging)
+ * against a server whose max_payload is 16 KiB
  * (1 MiB by default: the same write at a few thousand messages). The leader stores the
  * entry's bytes in parts and appends one small entry naming them; the write is
  * acknowledged, every node applies it whole, and the leader keeps leading.
@@ -12,7 +13,7 @@ import { stopProcess } from "../support/serve-process.js";
 import { startNats, type NatsServer } from "../support/nats.js";
 import { api, ClusterFixture, health, messagesOn, verify } from "../support/cluster-nodes.js";
 
-const MESSAGES = 300;
+const MESSAGES = 600;
 const fixture = new ClusterFixture();
 let nats: NatsServer | null = null;
 afterAll(async () => {
