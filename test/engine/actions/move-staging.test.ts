@@ -163,6 +163,22 @@ describe("a staged move", () => {
     expect(store.verify().differences).toEqual([]);
   });
 
+  it("two staged moves of one topic at once: the later one moves it again, from where the first put it", async () => {
+    const { store } = open();
+    const r = seed(store);
+    const quiet = { propagateMode: "change_all", sendNotificationToNewThread: false } as const;
+    const first = store.updateMessageAsync(r.owner.id, r.ids[0]!, { topic: "a", ...quiet });
+    const second = store.updateMessageAsync(r.alice.id, r.ids[0]!, { topic: "b", ...quiet });
+    expect((await first).messageIds).toEqual(r.ids);
+    expect((await second).messageIds).toEqual(r.ids);
+    expect(r.ids.map((id) => record(store, id).topic)).toEqual(r.ids.map(() => "b"));
+    expect(record(store, r.ids[0]!).editHistory?.map((e) => [e.prevTopic, e.topic])).toEqual([
+      ["a", "b"],
+      ["plan", "a"],
+    ]);
+    expect(store.verify().differences).toEqual([]);
+  });
+
   it("is followed by a follower store: after catchUp it answers as one opened afterwards", async () => {
     const t = open();
     const r = seed(t.store);
