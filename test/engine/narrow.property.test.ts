@@ -12,7 +12,9 @@
  *    past the edit and move time limits (./reference/mutations.ts): after each, every
  *    user's combined feed, the narrows of the channels and topics involved, is:resolved,
  *    is:mentioned, is:followed, in:home, searches for the edited words, first_unread
- *    anchors, unread_msgs and flags; a refused action must change none of them.
+ *    anchors, unread_msgs and flags; a refused action must change none of them. Edits
+ *    and moves go through updateMessageAsync, as PATCH does, with MOVE_STAGING lowered
+ *    so that every move of two messages or more is staged (actions/move-staging).
  *
  * Reproducible: seed and run count come from PARLEY_PROPERTY_SEED / PARLEY_PROPERTY_RUNS
  * (defaults below); a failure prints the seed, the counterexample path and the
@@ -20,7 +22,8 @@
  * script alone (with -t to pick the test it came from).
  */
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MOVE_STAGING } from "../../src/engine/actions/move-staging.js";
 import { EngineError, type GetMessagesResult, type Store, type UnreadSummary } from "../../src/engine/index.js";
 import { tempStore, type TempStore } from "../support/temp-store.js";
 import {
@@ -942,8 +945,8 @@ class Realm {
     if (req.channelId !== undefined) channels.add(req.channelId);
     if (req.topic !== undefined) topics.add(req.topic);
     const expected = refUpdateMessage(m, actor.id, messageId, req);
-    const actual = capture(() => {
-      s.updateMessage(actor.id, messageId, {
+    const actual = await captureAsync(async () => {
+      await s.updateMessageAsync(actor.id, messageId, {
         ...(req.content !== undefined ? { content: req.content.text } : {}),
         ...(req.topic !== undefined ? { topic: req.topic } : {}),
         ...(req.channelId !== undefined ? { channelId: req.channelId } : {}),
@@ -1118,6 +1121,10 @@ const minimumChecks = (n: number): number => (REPLAY === undefined ? n : 0);
 const TIMEOUT = Math.max(300_000, RUNS * 500);
 
 describe("narrow engine vs. brute-force Zulip reference", () => {
+  const staging = { ...MOVE_STAGING };
+  beforeAll(() => Object.assign(MOVE_STAGING, { minMessages: 2, chunkMessages: 2 }));
+  afterAll(() => Object.assign(MOVE_STAGING, staging));
+
   it(
     "getMessages (and flag changes by IDs) match the reference",
     async () => {
