@@ -1596,13 +1596,19 @@ export class Store {
    */
   updateMessage(actorId: number, messageId: number, input: UpdateMessageInput): UpdateMessageResult {
     const result = updateMessage(this.#state, actorId, messageId, input);
-    // Undoing a resolve deletes its notice: read bits one write could not clear are purged
-    // in later writes (invisible meanwhile). A failure leaves the purge to the next
-    // deletion or open, which resume it. Only a move can delete a notice: a content edit skips
-    // the meta read, the first read after its commit (~60 µs of an edit's ~2 ms).
+    this.#purgeAfterUpdate(input);
+    return result;
+  }
+
+  /**
+   * Undoing a resolve deletes its notice: read bits one write could not clear are purged
+   * in later writes (invisible meanwhile). A failure leaves the purge to the next
+   * deletion or open, which resume it. Only a move can delete a notice: a content edit skips
+   * the meta read, the first read after its commit (~60 µs of an edit's ~2 ms).
+   */
+  #purgeAfterUpdate(input: UpdateMessageInput): void {
     const moved = input.topic !== undefined || input.channelId !== undefined;
     if (moved && pendingReadPurges(this.#state).length > 0) this.#finishReadPurges().catch(() => undefined);
-    return result;
   }
 
   /**
@@ -1618,7 +1624,7 @@ export class Store {
     // A follower refuses every write: at once, not after staging.
     if (this.#follower !== null) return this.updateMessage(actorId, messageId, input);
     const result = await updateMessageStaged(this.#state, actorId, messageId, input, () => this.nextTurn());
-    if (pendingReadPurges(this.#state).length > 0) this.#finishReadPurges().catch(() => undefined);
+    this.#purgeAfterUpdate(input);
     return result;
   }
 
