@@ -13,7 +13,7 @@
  * Answers are read whole before they are written: every forwarded route answers a
  * small JSON body (file downloads are reads, answered where they arrive).
  */
-import { Agent, request as httpRequest, type IncomingMessage } from "node:http";
+import { Agent, request as httpRequest, type ClientRequest, type IncomingMessage } from "node:http";
 import type { HttpRequest, HttpResponse } from "uWebSockets.js";
 import { ENDPOINTS } from "./endpoints/index.js";
 import { errorReply, send, type Reply } from "./respond.js";
@@ -33,6 +33,9 @@ const ANSWER_DROPPED = new Set([
   "date",
   WORKER_HEADER.toLowerCase(),
 ]);
+
+/** Below the internal listener's keep-alive timeout (10 min); also what Node's agent applies to no request. */
+const IDLE_CONNECTION_MS = 60 * 1000;
 
 const API_PREFIX = "/api/v1";
 const apiRoutes = new Router(ENDPOINTS.filter((e) => !e.root));
@@ -83,6 +86,8 @@ export interface ForwarderOptions {
   readonly upstream?: string;
   /** Runs before an answer is passed on (a cluster follower waits until it applied the write's log entry). */
   readonly beforeAnswer?: (answer: IncomingMessage) => Promise<void>;
+  /** How long a kept-alive connection may stay unused (tests shorten it). */
+  readonly idleConnectionMs?: number;
 }
 
 /**
@@ -141,8 +146,7 @@ export class Forwarder {
   readonly #worker: string;
   readonly #upstream: string;
   readonly #beforeAnswer: ((answer: IncomingMessage) => Promise<void>) | null;
-  // Keep-alive: a forwarded request costs no connect; long-polls each hold one connection.
-  readonly #agent = new Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY, scheduling: "lifo" });
+  readonly #agent: Agent;
   #inFlight = 0;
   #idle: (() => void)[] = [];
 
@@ -152,6 +156,16 @@ export class Forwarder {
     this.#worker = worker;
     this.#upstream = options.upstream ?? "writer";
     this.#beforeAnswer = options.beforeAnswer ?? null;
+    // Keep-alive: a forwarded request costs no connect; long-polls each hold one connection (no cap, so polls held
+    // for minutes never queue other requests). An idle connection is closed here well before the internal listener
+    // would close it (http/compat-listener's INTERNAL_KEEP_ALIVE_MS), so that a request is not sent on a connection
+    // the other side is closing at that moment.
+    this.#agent = new Agent({
+      keepAlive: true,
+      maxSockets: Number.POSITIVE_INFINITY,
+      scheduling: "lifo",
+      timeout: options.idleConnectionMs ?? IDLE_CONNECTION_MS,
+    });
   }
 
   /** Requests forwarded and not yet answered. */
@@ -205,22 +219,41 @@ export class Forwarder {
       base === null
         ? { socketPath: this.#target as string }
         : { host: new URL(base).hostname, port: Number(new URL(base).port) };
-    const upstream = httpRequest({ ...where, method, path, headers, agent: this.#agent });
+    // A kept-alive connection the other side closed as this request went out (it was being replaced, or stopped)
+    // fails with ECONNRESET before any answer: a request without a body is sent again once, on a new connection,
+    // as Node's documentation advises; a body may already have been acted on.
+    const retriable = (method === "GET" || method === "HEAD") && !hasBody && readBody === null;
+    const open = (retried: boolean): ClientRequest => {
+      const upstream = httpRequest({ ...where, method, path, headers, agent: this.#agent });
+      let answered = false;
+      upstream.on("error", (error: NodeJS.ErrnoException) => {
+        if (aborted || done) return;
+        if (retriable && !retried && !answered && upstream.reusedSocket && error.code === "ECONNRESET") {
+          current = open(true);
+          current.end();
+          return;
+        }
+        // The writer is restarting (or gone): clients retry a 502, as they do behind nginx.
+        send(res, () => aborted, errorReply(502, "The server is restarting; try again in a moment", null), [
+          [WORKER_HEADER, this.#worker],
+          ["Retry-After", "1"],
+        ]);
+        settle();
+      });
+      upstream.on("response", (answer) => {
+        answered = true;
+        this.#answer(res, answer, method, closeAsked, () => aborted, settle);
+      });
+      return upstream;
+    };
+    let current = open(false);
+    const upstream = current;
     res.onAborted(() => {
       aborted = true;
-      upstream.destroy();
+      // Destroyed, not returned to the pool: the other side sees its client leave (a long-poll ends there).
+      current.destroy();
       settle();
     });
-    upstream.on("error", () => {
-      if (aborted || done) return;
-      // The writer is restarting (or gone): clients retry a 502, as they do behind nginx.
-      send(res, () => aborted, errorReply(502, "The server is restarting; try again in a moment", null), [
-        [WORKER_HEADER, this.#worker],
-        ["Retry-After", "1"],
-      ]);
-      settle();
-    });
-    upstream.on("response", (answer) => this.#answer(res, answer, method, closeAsked, () => aborted, settle));
     if (readBody !== null) {
       upstream.end(readBody);
       return;
