@@ -28,7 +28,7 @@ import { EngineError } from "../engine/index.js";
 import { linger, sheds, type Admission, type Pipeline } from "./admission.js";
 import { NodeBodySource, tooLarge, type BodySource } from "./body-source.js";
 import type { BodyBudget } from "./load-limits.js";
-import { EXTRA_HEADERS, type ExtraHeader, type RequestHead } from "./request.js";
+import { extraHeaders, type RequestHead } from "./request.js";
 import { engineErrorReply, errorReply, FILE_TYPE, JsonParts, JSON_TYPE, type Reply } from "./respond.js";
 import { responseHead, type HeaderList } from "./response-head.js";
 import { CLIENT_ADDRESS_HEADER } from "./worker-headers.js";
@@ -207,10 +207,7 @@ function headOf(req: IncomingMessage, internal: boolean): RequestHead {
     userAgent: one(req.headers["user-agent"]),
     ifNoneMatch: one(req.headers["if-none-match"]),
     remoteAddress: internal ? one(req.headers[CLIENT_ADDRESS_HEADER]) : (req.socket.remoteAddress ?? ""),
-    extra: Object.fromEntries(EXTRA_HEADERS.map((name) => [name, one(req.headers[name])])) as Record<
-      ExtraHeader,
-      string
-    >,
+    extra: extraHeaders((name) => one(req.headers[name])),
   };
 }
 
