@@ -43,7 +43,8 @@ export interface Pipeline {
   handle(
     admission: Admission,
     body: Buffer | BodySource,
-    signal: AbortSignal,
+    /** Fires when the client leaves before its answer; made on first call (most endpoints never ask). */
+    signal: () => AbortSignal,
   ): Promise<{ reply: Reply; headers: HeaderList }>;
   /** Call once per admission, when the reply goes out (or the client is gone): what to write. */
   finish(

@@ -441,7 +441,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
 
   const pipeline: Pipeline = {
     admit,
-    handle: (admission, body, signal) => handle(admission, body, () => signal),
+    handle,
     finish,
     budget,
     maxConnections: options.loadLimits?.total ?? config.MAX_OPEN_REQUESTS,

@@ -39,7 +39,8 @@ function pipeline(signals: AbortSignal[]): Pipeline {
       maxBodyBytes: 1024,
       caller: null,
     }),
-    handle: (admission, _body, signal) => {
+    handle: (admission, _body, signalOf) => {
+      const signal = signalOf();
       signals.push(signal);
       const reply: Reply = success({}, []);
       if (admission.head.url !== "/wait") return Promise.resolve({ reply, headers: [] });
