@@ -42,7 +42,7 @@ import { ROLE, type Channel, type EditHistoryEntry, type Message, type Realm, ty
 import type { WriteContext } from "../write-coordinator.js";
 import { channelPermission } from "./channels.js";
 import { rewriteMessages, type MessageRewrite, type RewritePlan } from "./message-rewrite.js";
-import { writeMoveNotices } from "./move-notices.js";
+import { prerenderMoveNotices, writeMoveNotices, type MoveNotices, type NoticeRenders } from "./move-notices.js";
 import { planChannelMoveRows, rowsAmong, type ChannelMoveRows } from "./move-rows.js";
 import { applyInitiationPolicy, migrateTopicPolicies, topicPolicies } from "./move-topic-policies.js";
 import { realmMessagePolicy, type MessagePolicy } from "./realm-message-policy.js";
@@ -394,6 +394,8 @@ export interface StagedRewrites {
   readonly plan: RewritePlan;
   /** planMoveRows's answer when staging ended. */
   readonly rows: ChannelMoveRows | null;
+  /** Notification Bot's notices rendered before the write (null once any write committed since). */
+  readonly noticeRenders: NoticeRenders | null;
 }
 
 /**
@@ -483,27 +485,58 @@ export function writeMove(
     audience: moveAudience(state, from, to, edited.id, rows, losingAccess, new Set(records.map((m) => m.senderId))),
     losingAccess: [...losingAccess].sort((a, b) => a - b),
     writeNotices: () =>
-      writeMoveNotices(state, ctx, {
-        actor,
-        realm,
-        from,
-        fromTopic: move.fromTopic,
-        to,
-        toTopic: move.toTopic,
-        targetId: edited.id,
-        moved,
-        movedAll,
-        topicChanged,
-        channelChanged,
-        contentEdited: historyEntry.prevContent !== undefined,
-        resolve: move.resolve,
-        sendToOldThread: move.sendNotificationToOldThread,
-        sendToNewThread: move.sendNotificationToNewThread,
-        followers,
-        visibleInNewTopic: (exclude) =>
-          accessibleAmong(state, actor, to, RoaringBitmap32.andNot(topicBitmap(state, to, move.toTopic), exclude)),
-      }),
+      writeMoveNotices(
+        state,
+        ctx,
+        moveNotices(state, move, { actor, realm, from, to, moved, movedAll, followers }, edited.id, historyEntry),
+        staged?.noticeRenders ?? null,
+      ),
   };
+}
+
+/** What writeMoveNotices needs to know of a move. */
+function moveNotices(
+  state: StoreState,
+  move: PreparedMove,
+  known: Pick<MoveNotices, "actor" | "realm" | "from" | "to" | "moved" | "movedAll" | "followers">,
+  targetId: number,
+  historyEntry: Partial<EditHistoryEntry>,
+): MoveNotices {
+  const { actor, to } = known;
+  return {
+    ...known,
+    fromTopic: move.fromTopic,
+    toTopic: move.toTopic,
+    targetId,
+    topicChanged: move.fromTopic !== move.toTopic,
+    channelChanged: known.from.id !== to.id,
+    contentEdited: historyEntry.prevContent !== undefined,
+    resolve: move.resolve,
+    sendToOldThread: move.sendNotificationToOldThread,
+    sendToNewThread: move.sendNotificationToNewThread,
+    visibleInNewTopic: (exclude) =>
+      accessibleAmong(state, actor, to, RoaringBitmap32.andNot(topicBitmap(state, to, move.toTopic), exclude)),
+  };
+}
+
+/**
+ * The notices of a staged move (no content edit) rendered before its write, from the
+ * state before the move (move-notices' prerenderMoveNotices); empty when a place or
+ * the actor is gone.
+ */
+export function prerenderNotices(state: StoreState, move: PreparedMove, moved: ReadonlyBitmap): NoticeRenders {
+  const actor = state.users.get(move.actorId);
+  const realm = actor && state.realms.get(actor.realmId);
+  const from = state.channels.get(move.fromChannelId);
+  const to = state.channels.get(move.toChannelId);
+  if (!actor || !realm || !from || !to) return new Map();
+  // As writeMove decides it before the messages move.
+  const movedAll =
+    move.propagateMode === "change_all" ||
+    accessibleAmong(state, actor, from, RoaringBitmap32.andNot(topicBitmap(state, from, move.fromTopic), moved))
+      .isEmpty;
+  const known = { actor, realm, from, to, moved, movedAll, followers: null };
+  return prerenderMoveNotices(state, moveNotices(state, move, known, move.messageId, {}));
 }
 
 /** Who keeps, gains and loses the rows of messages moved to another channel (null: the channel stays). */

@@ -19,7 +19,8 @@ import type { Channel, Realm, User } from "../types.js";
 import type { WriteContext } from "../write-coordinator.js";
 import { getMessageRecord } from "../storage/message-records.js";
 import { deleteMessagesInWrite } from "./delete-messages.js";
-import { ensureNotificationBotInTxn, silentMention } from "./notification-bot.js";
+import type { RenderResult } from "../render.js";
+import { ensureNotificationBotInTxn, findNotificationBot, silentMention } from "./notification-bot.js";
 import { internalChannelMessage, renderMessage, storeMessage } from "./send-message.js";
 
 /** Zulip's Message.EMPTY_TOPIC_FALLBACK_NAME, for link texts. */
@@ -76,51 +77,98 @@ export interface MoveNotices {
   readonly visibleInNewTopic: (exclude: ReadonlyBitmap) => ReadonlyBitmap;
 }
 
-/** Stores the move's notices inside `ctx`'s write. */
-export function writeMoveNotices(state: StoreState, ctx: WriteContext, notices: MoveNotices): void {
+/** The notices' renderings by content, made before the write (see prerenderMoveNotices). */
+export type NoticeRenders = ReadonlyMap<string, RenderResult>;
+
+/** Whether the move leaves Notification Bot's resolve (or unresolve) notice in the topic. */
+function sendsResolveNotice(notices: MoveNotices): boolean {
+  return notices.topicChanged && !notices.contentEdited && !notices.channelChanged && notices.resolve !== null;
+}
+
+function sendsNewThreadNotice(notices: MoveNotices): boolean {
+  const topicMove = notices.topicChanged && notices.resolve === null;
+  return notices.sendToNewThread && (notices.channelChanged || topicMove);
+}
+
+function resolveNoticeText(notices: MoveNotices): string {
+  return `${silentMention(notices.actor)} has marked this topic as ${notices.resolve}.`;
+}
+
+/** The notice in the new topic; `alone`: the mover sees no other message there. */
+function newThreadText(notices: MoveNotices, alone: boolean): string {
+  const user = silentMention(notices.actor);
+  const oldLocation = topicLinkSyntax(notices.from, notices.fromTopic);
+  const count = notices.moved.size;
+  const link = `${topicUrl(notices.to, notices.toTopic)}/near/${notices.targetId}`;
+  return alone && notices.movedAll
+    ? `This topic was moved here from ${oldLocation} by ${user}.`
+    : count === 1
+      ? `[A message](${link}) was moved here from ${oldLocation} by ${user}.`
+      : `${count} messages were moved here from ${oldLocation} by ${user}.`;
+}
+
+function oldThreadText(notices: MoveNotices): string {
+  const user = silentMention(notices.actor);
+  const newLocation = topicLinkSyntax(notices.to, notices.toTopic);
+  const count = notices.moved.size;
+  return notices.movedAll
+    ? `This topic was moved to ${newLocation} by ${user}.`
+    : count === 1
+      ? `A message was moved from this topic to ${newLocation} by ${user}.`
+      : `${count} messages were moved from this topic to ${newLocation} by ${user}.`;
+}
+
+/**
+ * Renders, outside the write, the notices a staged move is expected to send, as
+ * writeMoveNotices would render them (the same sender, the same texts as far as the
+ * state before the move tells; the move changes nothing a notice's rendering reads).
+ * Rendering a notice took a few milliseconds of the move's write. Valid only while
+ * no write commits (the caller drops them on any change set); a notice whose text
+ * turns out different is rendered in the write, as without them.
+ */
+export function prerenderMoveNotices(state: StoreState, notices: MoveNotices): NoticeRenders {
+  const renders = new Map<string, RenderResult>();
+  const bot = findNotificationBot(state, notices.realm.id);
+  // Created in the write when missing: nothing to render as yet.
+  if (!bot) return renders;
+  const render = (channel: Channel, topic: string, text: string): void => {
+    const input = internalChannelMessage(state, bot, channel.id, topic, text, []);
+    renders.set(input.content, renderMessage(state, input));
+  };
+  if (sendsResolveNotice(notices)) render(notices.to, notices.toTopic, resolveNoticeText(notices));
+  // Before the move the new topic holds no resolve notice of this move: only the moved messages are excluded.
+  if (sendsNewThreadNotice(notices))
+    render(notices.to, notices.toTopic, newThreadText(notices, notices.visibleInNewTopic(notices.moved).isEmpty));
+  if (notices.sendToOldThread) render(notices.from, notices.fromTopic, oldThreadText(notices));
+  return renders;
+}
+
+/** Stores the move's notices inside `ctx`'s write; `renders`, those rendered before it (prerenderMoveNotices). */
+export function writeMoveNotices(
+  state: StoreState,
+  ctx: WriteContext,
+  notices: MoveNotices,
+  renders: NoticeRenders | null = null,
+): void {
   const bot = ensureNotificationBotInTxn(state, ctx, notices.realm);
   const send = (channel: Channel, topic: string, content: string, readBy: readonly number[]): number => {
     const input = internalChannelMessage(state, bot, channel.id, topic, content, readBy);
-    return storeMessage(state, ctx, input, renderMessage(state, input)).id;
+    const rendered = renders?.get(input.content) ?? renderMessage(state, input);
+    return storeMessage(state, ctx, input, rendered).id;
   };
-  const user = silentMention(notices.actor);
   let resolveNotice: number | null = null;
-  if (
-    notices.topicChanged &&
-    !notices.contentEdited &&
-    !notices.channelChanged &&
-    notices.resolve !== null &&
-    !deletePreviousResolveNotice(state, ctx, notices, bot)
-  ) {
+  if (sendsResolveNotice(notices) && !deletePreviousResolveNotice(state, ctx, notices, bot)) {
     const readBy = resolveNoticeReaders(state, notices);
-    resolveNotice = send(notices.to, notices.toTopic, `${user} has marked this topic as ${notices.resolve}.`, readBy);
+    resolveNotice = send(notices.to, notices.toTopic, resolveNoticeText(notices), readBy);
   }
-  const count = notices.moved.size;
-  const newLocation = topicLinkSyntax(notices.to, notices.toTopic);
-  const oldLocation = topicLinkSyntax(notices.from, notices.fromTopic);
   const readBy = [notices.actor.id];
-  const topicMove = notices.topicChanged && notices.resolve === null;
-  if (notices.sendToNewThread && (notices.channelChanged || topicMove)) {
+  if (sendsNewThreadNotice(notices)) {
     const exclude = RoaringBitmap32.from(notices.moved);
     if (resolveNotice !== null) exclude.add(resolveNotice);
     const alone = notices.visibleInNewTopic(exclude).isEmpty;
-    const link = `${topicUrl(notices.to, notices.toTopic)}/near/${notices.targetId}`;
-    const text =
-      alone && notices.movedAll
-        ? `This topic was moved here from ${oldLocation} by ${user}.`
-        : count === 1
-          ? `[A message](${link}) was moved here from ${oldLocation} by ${user}.`
-          : `${count} messages were moved here from ${oldLocation} by ${user}.`;
-    send(notices.to, notices.toTopic, text, readBy);
+    send(notices.to, notices.toTopic, newThreadText(notices, alone), readBy);
   }
-  if (notices.sendToOldThread) {
-    const text = notices.movedAll
-      ? `This topic was moved to ${newLocation} by ${user}.`
-      : count === 1
-        ? `A message was moved from this topic to ${newLocation} by ${user}.`
-        : `${count} messages were moved from this topic to ${newLocation} by ${user}.`;
-    send(notices.from, notices.fromTopic, text, readBy);
-  }
+  if (notices.sendToOldThread) send(notices.from, notices.fromTopic, oldThreadText(notices), readBy);
 }
 
 /** Zulip's RESOLVE_TOPIC_UNDO_GRACE_PERIOD_SECONDS (production). */

@@ -8,7 +8,10 @@
  * the change log holds what the one-phase write would have logged.
  *
  * When the messages change channel, staging ends with the rows plan (actions/move-rows:
- * who keeps, gains and loses them), in a turn of its own.
+ * who keeps, gains and loses them), in a turn of its own, where Notification Bot's
+ * notices are also rendered (move-notices: prerenderMoveNotices; a few milliseconds of
+ * the write before). Those renderings are dropped when any write commits before the
+ * move's: the write then renders the notices itself.
  *
  * The staged work stays right only while nothing it read changes. So staging listens to
  * every committed change set (events/change-set, the contract every cache of the store
@@ -28,7 +31,14 @@ import type { StoreState } from "../state.js";
 import { getMessageRecord } from "../storage/message-records.js";
 import type { EditHistoryEntry, Message } from "../types.js";
 import { RewritePlan } from "./message-rewrite.js";
-import { moveRewrites, planMoveRows, type PreparedMove, type StagedRewrites } from "./move-messages.js";
+import {
+  moveRewrites,
+  planMoveRows,
+  prerenderNotices,
+  type PreparedMove,
+  type StagedRewrites,
+} from "./move-messages.js";
+import type { NoticeRenders } from "./move-notices.js";
 import type { ChannelMoveRows } from "./move-rows.js";
 
 /**
@@ -67,8 +77,11 @@ export async function stageMove(
   let spoiled = false;
   const ids = new Set(move.messageIds);
   const channels = [move.fromChannelId, move.toChannelId];
+  let noticeRenders: NoticeRenders | null = null;
   const stopListening = state.onChanges((changes) => {
     spoiled ||= touchesMove(changes, ids, channels);
+    // A rendering reads users, channels, emoji, linkifiers...: any commit may change it.
+    noticeRenders = null;
   });
   const records: Message[] = [];
   const plan = new RewritePlan();
@@ -97,8 +110,10 @@ export async function stageMove(
       // The IDs of the records found (a message deleted meanwhile has none, and spoiled the staging).
       if (records.length !== move.messageIds.length) spoiled = true;
       else rows = planMoveRows(state, from, to, moved, records, move.messageId);
+      const renders = spoiled ? null : prerenderNotices(state, move, moved);
+      noticeRenders = renders;
       // And the write in a turn of its own.
-      if (rows !== null) await pause();
+      if (rows !== null || (renders?.size ?? 0) > 0) await pause();
     }
   } catch (error) {
     stopListening();
@@ -112,6 +127,9 @@ export async function stageMove(
     rows,
     get spoiled() {
       return spoiled;
+    },
+    get noticeRenders() {
+      return noticeRenders;
     },
     release: stopListening,
   };

@@ -213,4 +213,80 @@ describe("a staged move", () => {
     await expect(moving).rejects.toThrow("Invalid channel ID");
     expect(record(store, r.ids[0]!).recipient).toEqual({ type: "channel", channelId: r.general.id });
   });
+
+  it.each<[string, UpdateMessageInput]>([
+    ["a move to another topic", { topic: "renamed", sendNotificationToOldThread: true }],
+    ["a resolve", { topic: "✔ plan" }],
+  ])("renders Notification Bot's notices of %s before its write, as the write would", async (_name, request) => {
+    const { store } = open();
+    const r = withNotificationBot(store, seed(store));
+    const renders = watchNoticeRenders(store);
+    const input: UpdateMessageInput = { ...request, propagateMode: "change_all" };
+    await store.updateMessageAsync(r.owner.id, r.ids[5]!, input);
+    expect(renders.length).toBeGreaterThan(0);
+    expect(renders.filter((x) => x.inWrite)).toEqual([]);
+    // As the one-write move stores them.
+    const one = open().store;
+    const a = withNotificationBot(one, seed(one));
+    one.updateMessage(a.owner.id, a.ids[5]!, input);
+    const users = [a.owner.id, a.alice.id, a.bob.id];
+    expect(observe(store, users)).toEqual(observe(one, users));
+  });
+
+  it("renders a notice again in its write when a write committed after it was rendered", async () => {
+    const { store } = open();
+    const r = withNotificationBot(store, seed(store));
+    const renders = watchNoticeRenders(store, () =>
+      // Changes how the notice renders, not its text nor anything the staged rewrites read.
+      store.addLinkifier(r.owner.id, { pattern: "marked", urlTemplate: "https://example.com/marked" }),
+    );
+    await store.updateMessageAsync(r.owner.id, r.ids[5]!, { topic: "✔ plan", propagateMode: "change_all" });
+    expect(renders.map((x) => x.inWrite)).toEqual([false, true]);
+    const newest = store.getMessages(r.owner.id, { anchor: "newest", numBefore: 1, numAfter: 0 }).messages.at(-1)!;
+    const notice = record(store, newest.message.id);
+    expect(notice.content).toMatch(/has marked this topic as resolved/);
+    expect(notice.renderedContent).toContain('href="https://example.com/marked"');
+  });
 });
+
+/** The realm's Notification Bot, made by a first notice (one made in the move's write cannot render before it). */
+function withNotificationBot<R extends ReturnType<typeof seed>>(store: Store, r: R): R {
+  const { id } = store.sendMessage({
+    senderId: r.bob.id,
+    to: { type: "channel", channel: r.general.id, topic: "bot" },
+    content: "x",
+  });
+  store.updateMessage(r.owner.id, id, { topic: "bot, moved" });
+  return r;
+}
+
+/**
+ * Records each rendering of a Notification Bot notice and whether a write was open;
+ * `afterFirst` runs once, in a microtask after the first (between staging's turns).
+ */
+function watchNoticeRenders(store: Store, afterFirst?: () => void): { content: string; inWrite: boolean }[] {
+  const state = internals(store) as unknown as {
+    renderer: (content: string, context: unknown) => unknown;
+    write: (fn: unknown) => unknown;
+  };
+  const seen: { content: string; inWrite: boolean }[] = [];
+  let inWrite = false;
+  const write = state.write.bind(state);
+  state.write = (fn) => {
+    inWrite = true;
+    try {
+      return write(fn);
+    } finally {
+      inWrite = false;
+    }
+  };
+  const render = state.renderer;
+  state.renderer = (content, context) => {
+    if (/moved|marked this topic/.test(content)) {
+      seen.push({ content, inWrite });
+      if (seen.length === 1 && afterFirst) queueMicrotask(afterFirst);
+    }
+    return render(content, context);
+  };
+  return seen;
+}
