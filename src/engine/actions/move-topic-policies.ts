@@ -23,8 +23,9 @@ const FOLLOWED = 3;
 /** Every user with a policy on the topic, by user (asking only the channel's policy holders). */
 export function topicPolicies(state: StoreState, channel: Channel, topic: string): Map<number, VisibilityPolicy> {
   const out = new Map<number, VisibilityPolicy>();
+  const folded = foldTopic(topic);
   for (const userId of state.bitmaps.get(key.topicPolicyHolders(channel.id))) {
-    const policy = state.userTopics.policyOf(userId, channel.id, topic);
+    const policy = state.userTopics.policyOfFolded(userId, channel.id, folded);
     if (policy !== NONE) out.set(userId, policy as VisibilityPolicy);
   }
   return out;

@@ -25,7 +25,11 @@ const EMPTY: ReadonlyMap<string, UserTopic> = new Map();
 
 /** `${channelId}:${folded topic}`: one policy per channel and folded topic. */
 export function userTopicKey(channelId: number, topic: string): string {
-  return `${channelId}:${foldTopic(topic)}`;
+  return foldedTopicKey(channelId, foldTopic(topic));
+}
+
+function foldedTopicKey(channelId: number, folded: string): string {
+  return `${channelId}:${folded}`;
 }
 
 export class UserTopicPolicies {
@@ -77,9 +81,14 @@ export class UserTopicPolicies {
    * lookup, not by reading the whole list: every send asks this for its sender.
    */
   policyOf(userId: number, channelId: number, topic: string): number {
+    return this.policyOfFolded(userId, channelId, foldTopic(topic));
+  }
+
+  /** policyOf with the topic already folded (foldTopic): a move asks it of every policy holder of a channel. */
+  policyOfFolded(userId: number, channelId: number, folded: string): number {
     const cached = this.#cache.peek(userId);
-    if (cached) return cached.get(userTopicKey(channelId, topic))?.policy ?? 0;
-    const record = this.#tables.userTopics.get([userId, channelId, foldTopic(topic)]) as UserTopic | undefined;
+    if (cached) return cached.get(foldedTopicKey(channelId, folded))?.policy ?? 0;
+    const record = this.#tables.userTopics.get([userId, channelId, folded]) as UserTopic | undefined;
     return record?.policy ?? 0;
   }
 
