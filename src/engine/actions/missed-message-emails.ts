@@ -22,13 +22,14 @@
  *
  * Who is looked at on send, so that a send to a 10,000-subscriber channel does not
  * cost 10,000 checks: the direct message's participants; in a channel, the users the
- * send wrote a bit for (mentions, alert words), those with a topic policy in the
- * channel (followers), and every subscriber only for a channel-wide wildcard mention.
+ * send wrote a bit for (mentions, alert words), those with a policy on the topic
+ * (followers: index/topic-policy-holders.ts), and every subscriber only for a channel-wide wildcard mention.
  * Channel email notifications (enable_stream_email_notifications and the subscription's
  * email_notifications) are not sent: they would need every subscriber looked at.
  * A content edit adds the users it newly mentions (enqueueEditMissedEmails).
  */
 import { key } from "../index/keys.js";
+import { topicPolicyHolders } from "../index/topic-policy-holders.js";
 import { missedMessageMail, type MissedMessage } from "../mail/missed-message.js";
 import { enqueueMailInTxn } from "../mail/outbox.js";
 import type { FlagsAtSend } from "../queries/message-flags.js";
@@ -54,7 +55,8 @@ export function enqueueMissedEmails(
   else {
     // Born read (a notice for a channel's thousands, a muted sender's message): nothing was missed.
     for (const id of flags.unreadUsersWithBits()) candidates.add(id);
-    for (const id of state.bitmaps.get(key.topicPolicyHolders(channel.id))) candidates.add(id);
+    // Followers: a user the topic's policy holders do not list follows nothing here.
+    for (const id of topicPolicyHolders(state.bitmaps, channel.id, message.topic)) candidates.add(id);
     if (message.wildcard === "stream") for (const id of state.subscribers.get(channel.id) ?? []) candidates.add(id);
   }
   candidates.delete(message.senderId);

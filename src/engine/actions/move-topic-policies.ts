@@ -10,6 +10,7 @@
  */
 import { RoaringBitmap32, type ReadonlyBitmap } from "../index/bitmap-store.js";
 import { foldTopic, key } from "../index/keys.js";
+import { topicPolicyHolders } from "../index/topic-policy-holders.js";
 import type { StoreState } from "../state.js";
 import type { Channel, Message, VisibilityPolicy } from "../types.js";
 import type { WriteContext } from "../write-coordinator.js";
@@ -20,11 +21,11 @@ const MUTED = 1;
 const UNMUTED = 2;
 const FOLLOWED = 3;
 
-/** Every user with a policy on the topic, by user (asking only the channel's policy holders). */
+/** Every user with a policy on the topic, by user (asking only the topic's policy holders). */
 export function topicPolicies(state: StoreState, channel: Channel, topic: string): Map<number, VisibilityPolicy> {
   const out = new Map<number, VisibilityPolicy>();
   const folded = foldTopic(topic);
-  for (const userId of state.bitmaps.get(key.topicPolicyHolders(channel.id))) {
+  for (const userId of topicPolicyHolders(state.bitmaps, channel.id, topic)) {
     const policy = state.userTopics.policyOfFolded(userId, channel.id, folded);
     if (policy !== NONE) out.set(userId, policy as VisibilityPolicy);
   }

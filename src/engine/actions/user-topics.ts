@@ -20,6 +20,7 @@ import { userAudience } from "../events/audience.js";
 import { type StoreState, type WriteContext } from "../state.js";
 import { type Channel, type User, type UserTopic, type VisibilityPolicy } from "../types.js";
 import { foldTopic, key } from "../index/keys.js";
+import { topicPolicyHolders } from "../index/topic-policy-holders.js";
 import { exceedsCodePoints } from "../limits.js";
 import { requireActiveUser } from "./users.js";
 
@@ -31,8 +32,12 @@ const MUTED = 1;
 const UNMUTED = 2;
 const FOLLOWED = 3;
 
-/** The user's current policy for a topic (0 when none). */
+/**
+ * The user's current policy for a topic (0 when none). A user the topic's holders do not
+ * list has none, without a read: a send asks this of each user it may notify.
+ */
 export function topicPolicyOf(state: StoreState, userId: number, channelId: number, topic: string): number {
+  if (!topicPolicyHolders(state.bitmaps, channelId, topic).has(userId)) return 0;
   return state.userTopics.policyOf(userId, channelId, topic);
 }
 
@@ -87,7 +92,7 @@ export function writeTopicPolicy(
   if (policy === 0) state.tables.userTopics.removeSync(k);
   else {
     state.tables.userTopics.putSync(k, record);
-    state.bitmaps.add(key.topicPolicyHolders(channelId), userId);
+    state.bitmaps.add(key.topicPolicyHolders(channelId, topic), userId);
   }
   // Now, not after the commit: later reads in this write (a move's resolve notice asks
   // who follows the topic it just made the sender follow) must see it; a failed write

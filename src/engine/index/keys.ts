@@ -80,10 +80,10 @@ export const key = {
    */
   userFlagHolders: (flag: StoredFlag) => HOLDER_KEYS.get(flag) ?? `uh:${flag}`,
   /**
-   * User IDs (not messages, as every `uh:` key): who ever had a topic policy in the
-   * channel (index/topic-policy-holders.ts).
+   * User IDs (not messages, as every `uh:` key): who ever had a policy on the topic
+   * (folded) in the channel (index/topic-policy-holders.ts).
    */
-  topicPolicyHolders: (channelId: number) => `uh:topic-policies:${channelId}`,
+  topicPolicyHolders: (channelId: number, topic: string) => bounded(`uh:tp:${channelId}:${foldTopic(topic)}`),
 } as const;
 
 /**
