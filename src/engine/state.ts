@@ -522,7 +522,7 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
     else buildMembersIndex(this.tables);
     this.#load(true);
     buildUserFlagHolders(this.tables, this.bitmaps, (body) => this.write(body));
-    buildTopicPolicyHolders(this.tables, this.bitmaps, (body) => this.write(body));
+    buildTopicPolicyHolders(this.tables, (body) => this.write(body));
     const ceiling = this.tables.meta.get(PRESENCE_CEILING_KEY);
     this.presenceSeq = Math.max(this.presenceSeq, typeof ceiling === "number" ? ceiling : 0);
     this.presenceSeqCeiling = this.presenceSeq;

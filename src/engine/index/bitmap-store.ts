@@ -1077,6 +1077,25 @@ export function maximumOfPortable(bytes: Uint8Array): number | undefined {
   return undefined;
 }
 
+/**
+ * Every non-empty chunk of `bitmap` as stored ([chunk, portable bytes]): for a build
+ * that writes keys no one has read yet straight to bitmap_chunks, without loading them.
+ * The bitmap is the caller's to give up (optimized in place, not copied).
+ */
+export function serializeChunks(bitmap: Bitmap): [number, Uint8Array][] {
+  if (bitmap.isEmpty) return [];
+  bitmap.runOptimize();
+  const first = bitmap.minimum() >>> CHUNK_BITS;
+  const last = bitmap.maximum() >>> CHUNK_BITS;
+  if (first === last) return [[first, bitmap.serialize("portable")]];
+  const out: [number, Uint8Array][] = [];
+  for (let chunk = first; chunk <= last; chunk++) {
+    const bytes = serializeChunk(bitmap, chunk);
+    if (bytes !== null) out.push([chunk, bytes]);
+  }
+  return out;
+}
+
 /** The portable bytes of one chunk of `bitmap`, or null when the chunk is empty. */
 export function serializeChunk(bitmap: ReadonlyBitmap, chunk: number): Uint8Array | null {
   const low = chunk * CHUNK_SPAN;
