@@ -82,15 +82,14 @@ function policyUsersByTopic(tables: Tables): [string, number[]][] {
 export function buildTopicPolicyHolders(tables: Tables, write: (body: () => void) => void): void {
   if (tables.meta.get(TOPIC_POLICY_HOLDERS_KEY) === true) return;
   const byTopic = policyUsersByTopic(tables);
-  write(() => {
-    for (const k of tables.bitmapChunks.getKeys({ start: [HOLDERS_PREFIX], end: [HOLDERS_END] }))
-      tables.bitmapChunks.removeSync(k);
-  });
   // Several writes bound what one commit holds; the flag goes with the last.
   for (let start = 0; start === 0 || start < byTopic.length; start += BUILD_KEYS_PER_WRITE) {
     const slice = byTopic.slice(start, start + BUILD_KEYS_PER_WRITE);
     const last = start + BUILD_KEYS_PER_WRITE >= byTopic.length;
     write(() => {
+      if (start === 0)
+        for (const k of [...tables.bitmapChunks.getKeys({ start: [HOLDERS_PREFIX], end: [HOLDERS_END] })])
+          tables.bitmapChunks.removeSync(k);
       for (const [k, users] of slice)
         for (const [chunk, bytes] of serializeChunks(new RoaringBitmap32(users)))
           tables.bitmapChunks.putSync([k, chunk], bytes);
