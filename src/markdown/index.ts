@@ -16,10 +16,10 @@ import { escapeText } from "./escape.js";
 import { isAllowedUrl, processLinks } from "./links.js";
 import { linkifierRule } from "./linkifiers.js";
 import { mathInlineRule, renderMathInline } from "./math.js";
-import { mentionRule } from "./mentions.js";
+import { mentionRule, userMention } from "./mentions.js";
 import { expandContainerFences, quoteAwareInline } from "./quotes.js";
 import { installRawHtmlRenderers } from "./raw-html.js";
-import { renderPlainText } from "./plain.js";
+import { renderPlainText, renderPlainTextWithMentions } from "./plain.js";
 import { createEnv, RenderState, type MarkdownOptions } from "./render-state.js";
 import { installZulipRenderers, literalUnderscoreRule } from "./syntax.js";
 
@@ -133,9 +133,35 @@ function plainResult(html: string): RenderResult {
 export function createMarkdownRenderer(options: MarkdownOptions = {}): MessageRenderer {
   return (content, context) => {
     // Linkifiers can match plain words: a realm with any gets the full renderer.
-    const plain = (context.linkifiers?.length ?? 0) > 0 ? null : renderPlainText(content);
-    return plain === null ? renderFull(content, context, options) : plainResult(plain);
+    if ((context.linkifiers?.length ?? 0) > 0) return renderFull(content, context, options);
+    const plain = renderPlainText(content);
+    if (plain !== null) return plainResult(plain);
+    return (
+      (content.includes("@") ? withMentions(content, context, options) : null) ?? renderFull(content, context, options)
+    );
   };
+}
+
+/**
+ * Plain text with user mentions (plain.ts): the mentions' HTML and facts are the mention
+ * rule's own (userMention); a line markdown-it could read otherwise answers null. An
+ * edit or send of "thanks @**Alice**" then skips markdown-it, ~0.15 ms of a ~2 ms edit.
+ */
+function withMentions(content: string, context: RenderContext, options: MarkdownOptions): RenderResult | null {
+  const state = new RenderState(context, options);
+  let html: string | null;
+  try {
+    html = renderPlainTextWithMentions(content, (body, silent) => {
+      const mention = userMention(body, silent, 0, context);
+      mention?.record(state);
+      return mention?.html ?? null;
+    });
+  } catch {
+    // A failing lookup: renderFull meets it again and stores the text with the failure.
+    return null;
+  }
+  if (html === null) return null;
+  return { ...plainResult(html), mentionedUserIds: [...state.mentionedUserIds], wildcard: state.wildcard };
 }
 
 /** The renderer without options: external images are linked directly (embedders, tests). */

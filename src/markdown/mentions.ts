@@ -15,7 +15,8 @@ import { renderStateOf, type RenderState } from "./render-state.js";
 
 /** Bound on a mention body: keeps each attempt O(1) so hostile input stays linear. */
 const MAX_NAME = 200;
-const USER_MENTION_RE = new RegExp(String.raw`@(_?)\*\*([^*]{1,${MAX_NAME}})\*\*`, "y");
+/** `@**body**` or silent `@_**body**` at lastIndex: groups 1 (the `_`) and 2 (the body). */
+export const USER_MENTION_RE = new RegExp(String.raw`@(_?)\*\*([^*]{1,${MAX_NAME}})\*\*`, "y");
 const GROUP_MENTION_RE = new RegExp(String.raw`@(_?)\*([^*]{1,${MAX_NAME}})\*`, "y");
 /** `Name|123` or `|123`: the id disambiguates users who share a name. */
 const ID_SYNTAX_RE = /^(.+)?\|(\d{1,15})$/s;
@@ -35,7 +36,7 @@ export function mayStartMention(src: string, pos: number): boolean {
 }
 
 /** What a recognised mention contributes: its HTML and the fact it records. */
-interface MentionMatch {
+export interface MentionMatch {
   readonly end: number;
   readonly html: string;
   readonly record: (state: RenderState) => void;
@@ -57,7 +58,8 @@ function resolveUser(body: string, context: RenderContext): RenderUser | undefin
   return users.length === 1 ? users[0] : undefined;
 }
 
-function userMention(body: string, silent: boolean, end: number, context: RenderContext): MentionMatch | null {
+/** A user or wildcard mention's HTML and fact (plain.ts renders lines of text and mentions without markdown-it). */
+export function userMention(body: string, silent: boolean, end: number, context: RenderContext): MentionMatch | null {
   const silentClass = silent ? " silent" : "";
   if (STREAM_WILDCARDS.has(body)) {
     const text = silent ? body : `@${body}`;

@@ -2,9 +2,14 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import type { RenderContext, RenderUser } from "../../src/engine/render.js";
 import { renderFullMarkdown, renderMarkdown } from "../../src/markdown/index.js";
-import { renderPlainText } from "../../src/markdown/plain.js";
+import { renderPlainText, renderPlainTextWithMentions } from "../../src/markdown/plain.js";
 
-const USERS: readonly RenderUser[] = [{ id: 10, fullName: "Alice Smith", email: "alice@example.com" }];
+const USERS: readonly RenderUser[] = [
+  { id: 10, fullName: "Alice Smith", email: "alice@example.com" },
+  { id: 11, fullName: "Bob", email: "bob1@example.com" },
+  { id: 12, fullName: "Bob", email: "bob2@example.com" },
+  { id: 13, fullName: "Zoë <Ops> & Co", email: "zoe@example.com" },
+];
 const context: RenderContext = {
   findUsersByName: (name) => USERS.filter((u) => u.fullName.toLowerCase() === name.toLowerCase()),
   findUserById: (id) => USERS.find((u) => u.id === id),
@@ -181,5 +186,114 @@ describe("plain-text fast path", () => {
     );
     // The property above says little unless the fast path ran for a good share of inputs.
     expect(fastTaken).toBeGreaterThan(300);
+  });
+});
+
+/** Mentions as typed: resolved, silent, by ID, wildcards, ambiguous, unknown, and `@` where no mention starts. */
+const MENTIONS = [
+  "@**Alice Smith**",
+  "@**alice smith**",
+  "@_**Alice Smith**",
+  "@**Alice Smith|10**",
+  "@_**Alice Smith|10**",
+  "@**|10**",
+  "@**Alice|10**",
+  "@**Bob**",
+  "@**Bob|12**",
+  "@**Zoë <Ops> & Co**",
+  "@**Nobody**",
+  "@**all**",
+  "@_**all**",
+  "@**everyone**",
+  "@**channel**",
+  "@**topic**",
+  "@_**topic**",
+  "@*team*",
+  "@**Alice\nSmith**",
+  "@**Alice Smith***",
+  "@**Alice Smith",
+  "@**",
+  "@",
+  "@@**Alice Smith**",
+];
+const mention = fc.constantFrom(...MENTIONS);
+/** Words, separators and mentions, joined with or without spaces (a mention next to a word or a `.`, too). */
+const mentionText = fc
+  .array(
+    fc.oneof(
+      { weight: 3, arbitrary: mention },
+      {
+        weight: 4,
+        arbitrary: fc.constantFrom("hello", "Word", "x", "42", "é", "it's", "ok,", "done.", "well-known", "1."),
+      },
+      { weight: 1, arbitrary: piece },
+    ),
+    { maxLength: 10 },
+  )
+  .chain((words) =>
+    fc
+      .array(fc.constantFrom(" ", " ", " ", " ", " ", "", "\n", "\n\n", "'", '"', "(", "."), {
+        minLength: words.length,
+        maxLength: words.length,
+      })
+      .map((gaps) => words.map((w, i) => (i === 0 ? w : gaps[i]! + w)).join("")),
+  );
+
+/** The mention rule's rendering, for calling the fast path directly (recording nothing). */
+const mentionHtml = (body: string, silent: boolean) => {
+  const full = renderFullMarkdown(`${silent ? "@_" : "@"}**${body}**`, context);
+  return full.html.startsWith("<p><span") && full.html.endsWith("</span></p>") ? full.html.slice(3, -4) : null;
+};
+
+describe("plain-text fast path with mentions", () => {
+  it("is taken for chat lines with user and wildcard mentions, with the full renderer's HTML and facts", () => {
+    for (const text of [
+      "Edit target 3 for @**Alice Smith|10** about snorgh.",
+      "thanks @**Alice Smith**!",
+      "@**Alice Smith** @_**Bob|11**, see you",
+      "hi @**all**\n\n@**topic** done",
+      "she said '@**Zoë <Ops> & Co**' so",
+      "@**alice smith**'s idea",
+    ]) {
+      expect(renderPlainTextWithMentions(text, mentionHtml), text).not.toBeNull();
+      expect(renderMarkdown(text, context)).toEqual(renderFullMarkdown(text, context));
+    }
+    const facts = renderMarkdown("ping @**Alice Smith**, @_**Bob|11** and @**all**", context);
+    expect(facts.mentionedUserIds).toEqual([10]);
+    expect(facts.wildcard).toBe("stream");
+  });
+
+  it("refuses a mention markdown-it would not take, or text around one that is not plain", () => {
+    for (const text of [
+      "hi @**Nobody**",
+      "hi @**Bob**",
+      "hi @**Alice|10**",
+      "hi @*team*",
+      "a@**Alice Smith**",
+      "@@**Alice Smith**",
+      "(@**Alice Smith**)",
+      "@**Alice Smith**.com",
+      "@**Alice Smith***",
+      "@**Alice\nSmith**",
+      "@**Alice Smith**  hi",
+      "- @**Alice Smith**",
+      "> @**Alice Smith**",
+      "hi @",
+    ]) {
+      expect(renderPlainTextWithMentions(text, mentionHtml), text).toBeNull();
+    }
+  });
+
+  it("renders exactly what the full renderer renders, for generated text with mentions", () => {
+    let fastTaken = 0;
+    fc.assert(
+      fc.property(mentionText, (text) => {
+        if (renderPlainTextWithMentions(text, mentionHtml) !== null && renderPlainText(text) === null) fastTaken++;
+        expect(renderMarkdown(text, context)).toEqual(renderFullMarkdown(text, context));
+      }),
+      { numRuns: 3000 },
+    );
+    // Mentions make most generated texts non-plain: a twentieth of them still exercises the path well.
+    expect(fastTaken).toBeGreaterThan(150);
   });
 });
