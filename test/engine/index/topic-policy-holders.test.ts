@@ -195,6 +195,13 @@ describe("topic policy holders", () => {
       [alice.id, "stream_wildcard_mentioned_in_followed_topic"],
     ]);
 
+    // A follower who left the channel receives nothing there, so is notified of nothing.
+    const leaver = others[0]!;
+    t.store.setTopicPolicy(leaver.id, general.id, "plans", FOLLOWED);
+    t.store.unsubscribe(leaver.id, ["general"]);
+    const afterLeaving = send(owner, "plans", "still talking");
+    expect(mailed(afterLeaving)).toEqual([[alice.id, "followed_topic_email_notify"]]);
+
     // The same messages in a topic nobody has a policy on.
     const plain = send(owner, "lunch", "just talk");
     expect(pushes(plain)).toEqual([[bob.id, "stream_push_notify"]]);
