@@ -87,6 +87,7 @@ import {
 } from "./settings/defaults.js";
 import type { EventBatch } from "./events/types.js";
 import type { Change, ChangeSet } from "./events/change-set.js";
+import { resolveMeta, type StoredMessageMeta } from "./storage/topic-rows.js";
 import { getMessageRecord } from "./storage/message-records.js";
 import { WriteCoordinator, type Counters, type WriteContext } from "./write-coordinator.js";
 import { ReplicationCapture, type ReplicationSink } from "./replication.js";
@@ -497,6 +498,7 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
       nextAttachmentId: 1,
       nextRealmExportId: 1,
       nextSubmessageId: 1,
+      nextTopicRowId: 1,
     };
     // Stores created before the change log have no sequence counter yet.
     this.counters.nextChangeSeq ??= 1;
@@ -518,6 +520,7 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
     this.counters.nextAttachmentId ??= 1;
     this.counters.nextRealmExportId ??= 1;
     this.counters.nextSubmessageId ??= 1;
+    this.counters.nextTopicRowId ??= 1;
     if (role !== "writer") this.#checkMigrated();
     else buildMembersIndex(this.tables);
     this.#load(true);
@@ -600,8 +603,8 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
 
   /** A message's meta, falling back to its record for data written before message_meta existed. */
   metaOf(id: number): MessageMeta | undefined {
-    const meta = this.tables.messageMeta.get(id) as MessageMeta | undefined;
-    if (meta) return meta;
+    const meta = this.tables.messageMeta.get(id) as StoredMessageMeta | undefined;
+    if (meta) return resolveMeta(this.tables, meta);
     const message = getMessageRecord(this.tables, id);
     return message ? messageMetaOf(message) : undefined;
   }

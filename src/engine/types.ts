@@ -323,6 +323,32 @@ export interface Message {
   lastMovedTimestamp: number | null;
   /** Who deleted the earlier versions of its content (DELETE /messages/{id}/history); absent if nobody. */
   historyDeletedBy?: number;
+  /**
+   * The topic registry row (TopicRow) of a channel message stored since schema 5: its
+   * topic is the row's name, and the row's renames from `topicFrom` on are the newest
+   * entries of its history (storage/message-records resolves them; see actions/topic-registry).
+   */
+  topicRef?: number;
+  /** How many of its row's renames existed when this record was last written. */
+  topicFrom?: number;
+}
+
+/** A rename of a whole topic written once to its registry row (actions/topic-registry). */
+export interface TopicRename {
+  readonly userId: number | null;
+  readonly timestamp: number;
+  readonly prevTopic: string;
+  readonly topic: string;
+  /** Whether it counts for last_moved_timestamp (a resolve or unresolve does not). */
+  readonly moved: boolean;
+}
+
+/** A topic of a channel as the messages that reference it see it: its name and how it got it. */
+export interface TopicRow {
+  readonly channelId: number;
+  readonly name: string;
+  /** Oldest first. */
+  readonly renames: readonly TopicRename[];
 }
 
 /**

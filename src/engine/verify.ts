@@ -20,9 +20,10 @@ import { indexMessage, writeMentionFlags, type IndexSink } from "./actions/send-
 import { pendingReadPurges } from "./actions/delete-messages.js";
 import type { StoreState } from "./state.js";
 import { FIRST_ID } from "./storage/tables.js";
-import { messageMetaOf, type Conversation, type Message, type MessageMeta, type ScheduledMessage } from "./types.js";
+import { messageMetaOf, type Conversation, type Message, type ScheduledMessage, type TopicRow } from "./types.js";
+import { getTopicRow, resolveMeta, type StoredMessageMeta } from "./storage/topic-rows.js";
 import { membersKey } from "./index/conversations.js";
-import { key } from "./index/keys.js";
+import { foldTopic, key } from "./index/keys.js";
 import { isUserFlagHoldersKey, unlistedUserFlagBitmaps, userFlagBitmap } from "./index/user-flag-holders.js";
 import { unlistedTopicPolicies } from "./index/topic-policy-holders.js";
 import { getMessageRecord, partsOf } from "./storage/message-records.js";
@@ -51,7 +52,7 @@ const MENTION_FLAGS = /^u:(\d+):(mentioned|topic_wildcard_mentioned)$/;
 function wasMoved(message: Message): boolean {
   return message.editHistory?.some((e) => e.prevTopic !== undefined || e.prevStream !== undefined) ?? false;
 }
-const DERIVED = /^(r|s|c|ct|t|res|wc|d|dm|dmg|h|w):/;
+const DERIVED = /^(r|s|c|ct|t|res|wc|d|dm|dmg|h|w|tr):/;
 
 export function isDerivedKey(name: string): boolean {
   return DERIVED.test(name) || DERIVED_USER_FLAGS.test(name);
@@ -77,11 +78,18 @@ export function verifyIndexes(state: StoreState, onProgress?: (done: number, tot
     present.add(id);
     if (message.id !== id) problems.push(`message record ${id} has id ${message.id}`);
     if (id > state.lastMessageId) problems.push(`message ${id} is above the allocated maximum ${state.lastMessageId}`);
-    const meta = state.tables.messageMeta.get(id) as MessageMeta | undefined;
+    const stored = state.tables.messageMeta.get(id) as StoredMessageMeta | undefined;
+    const meta = stored === undefined ? undefined : resolveMeta(state.tables, stored);
     const expectedMeta = messageMetaOf(message);
-    if (meta !== undefined && (meta[0] !== expectedMeta[0] || meta[1] !== expectedMeta[1]))
-      problems.push(`message ${id} meta ${JSON.stringify(meta)} differs from its record`);
+    if (
+      stored !== undefined &&
+      meta !== undefined &&
+      (meta[0] !== expectedMeta[0] || meta[1] !== expectedMeta[1] || stored[2] !== message.topicRef)
+    )
+      problems.push(`message ${id} meta ${JSON.stringify(stored)} differs from its record`);
     indexMessage(state, message, sink);
+    checkTopicRef(state, message, problems);
+    if (message.topicRef !== undefined) sink.add(key.topicRow(message.topicRef), id);
     if (wasMoved(message)) moved.add(id);
     else writeMentionFlags(state, message, sink, { groups: false });
     messages++;
@@ -139,6 +147,7 @@ export function verifyIndexes(state: StoreState, onProgress?: (done: number, tot
   problems.push(...unlistedUserFlagBitmaps(state.tables, state.bitmaps));
   problems.push(...unlistedTopicPolicies(state.tables, state.bitmaps));
   checkMessageParts(state, problems);
+  checkTopicRegistry(state, problems);
   checkMessageReferences(state, present, problems);
   checkHistoricalRows(state, problems);
   checkMovedRows(state, problems);
@@ -155,6 +164,36 @@ function readRecord(state: StoreState, id: number, problems: string[]): Message 
   } catch (error) {
     problems.push(`message record ${id} is unreadable: ${error instanceof Error ? error.message : String(error)}`);
     return undefined;
+  }
+}
+
+/** A record naming a topic registry row names one of its channel, and no rename it has not seen. */
+function checkTopicRef(state: StoreState, message: Message, problems: string[]): void {
+  const ref = message.topicRef;
+  if (ref === undefined) return;
+  const row = getTopicRow(state.tables, ref);
+  const channelId = message.recipient.type === "channel" ? message.recipient.channelId : null;
+  if (row === undefined) problems.push(`message ${message.id} names topic row ${ref}, which does not exist`);
+  else if (row.channelId !== channelId)
+    problems.push(`message ${message.id} names topic row ${ref} of channel ${row.channelId}, not of its own`);
+  else if ((message.topicFrom ?? 0) > row.renames.length)
+    problems.push(`message ${message.id} starts at rename ${message.topicFrom} of topic row ${ref}, which has fewer`);
+}
+
+/** topic_names lists every topic row under its channel and folded name, and nothing else. */
+function checkTopicRegistry(state: StoreState, problems: string[]): void {
+  const rows = new Map<number, TopicRow>();
+  for (const { key: id, value } of state.tables.topics.getRange({ start: FIRST_ID })) {
+    const row = value as TopicRow;
+    rows.set(id, row);
+    if (state.tables.topicNames.get([row.channelId, foldTopic(row.name), id]) !== row.name)
+      problems.push(`topic row ${id} (${JSON.stringify(row.name)}) is not in topic_names under its name`);
+  }
+  for (const { key: k, value } of state.tables.topicNames.getRange()) {
+    const [channelId, folded, id] = k;
+    const row = rows.get(id);
+    if (row === undefined || row.channelId !== channelId || foldTopic(row.name) !== folded || row.name !== value)
+      problems.push(`topic_names entry ${JSON.stringify(k)} does not match topic row ${id}`);
   }
 }
 

@@ -58,6 +58,8 @@ export interface Counters {
   nextRealmExportId: number;
   /** Absent in stores written before widgets (state.ts starts it at 1). */
   nextSubmessageId: number;
+  /** Absent in stores written before the topic registry (state.ts starts it at 1). */
+  nextTopicRowId: number;
 }
 
 /** During a write: defer work to after the commit, and queue events. */

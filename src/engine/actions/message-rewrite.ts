@@ -17,7 +17,7 @@
  */
 import type { WriteContext } from "../write-coordinator.js";
 import type { StoreState } from "../state.js";
-import { messageMetaOf, type Message, type MessageMeta } from "../types.js";
+import { messageMetaOf, type Message } from "../types.js";
 import { encodeAhead, encodedValue, type EncodedValue } from "../storage/encoded-ahead.js";
 import {
   encodeMessageRecord,
@@ -25,11 +25,13 @@ import {
   removeMessageRecord,
   type EncodedMessageRecord,
 } from "../storage/message-records.js";
+import { storedMetaOf, type StoredMessageMeta } from "../storage/topic-rows.js";
 import type { MessageField } from "../events/change-set.js";
 import { RoaringBitmap32 } from "../index/bitmap-store.js";
 import { isIndexableTerm, key } from "../index/keys.js";
 import { indexTerms } from "../search/index.js";
 import { indexMessage, RESOLVED_TOPIC_PREFIX } from "./send-message.js";
+import { TopicPlacer } from "./topic-registry.js";
 
 /** From how many IDs a key's removals go as one bitmap (below, per-ID calls cost less than building it). */
 const BULK_IDS = 16;
@@ -129,7 +131,11 @@ interface PlannedRecord {
   /** The new record's bytes, when encoded ahead of the write. */
   readonly encoded: EncodedMessageRecord | null;
   /** Its new place (message_meta), when it changes; encoded ahead with the record. */
-  readonly place: MessageMeta | EncodedValue | null;
+  readonly place: StoredMessageMeta | EncodedValue | null;
+}
+
+function samePlace(x: StoredMessageMeta, y: StoredMessageMeta): boolean {
+  return x[0] === y[0] && x[1] === y[1] && x[2] === y[2];
 }
 
 /**
@@ -148,6 +154,7 @@ export class RewritePlan {
   #lastRelocation: RelocationGroup | null = null;
   readonly #removals = new Map<string, number[]>();
   readonly #additions = new Map<string, number[]>();
+  #placer: TopicPlacer | null = null;
 
   /** Adds rewrites to the plan; with `encode`, their new records are encoded now rather than in the write. */
   add(state: StoreState, rewrites: readonly MessageRewrite[], encode = false): void {
@@ -165,16 +172,17 @@ export class RewritePlan {
         for (const k of old) if (!next.has(k)) push(this.#removals, k, before.id);
         for (const k of next) if (!old.has(k)) push(this.#additions, k, before.id);
       }
-      const encoded = encode && after !== null ? encodeMessageRecord(state.tables, after, before) : null;
-      let place: MessageMeta | EncodedValue | null = null;
-      if (after !== null) {
+      // Staged (encoded ahead): the record names the row of its place now, when there is one.
+      const ahead = encode && after !== null ? (this.#placerOf(state).placeAhead(after, true) ?? null) : null;
+      const encoded = ahead !== null ? encodeMessageRecord(state.tables, ahead, before) : null;
+      let place: StoredMessageMeta | EncodedValue | null = null;
+      if (ahead !== null) {
         // A content edit leaves the place as it was: no write of message_meta, one table fewer in its commit.
-        const next = messageMetaOf(after);
-        const was = messageMetaOf(before);
-        if (next[0] !== was[0] || next[1] !== was[1])
-          place = encode ? encodedValue(encodeAhead(state.tables.messageMeta, next)) : next;
+        const next = storedMetaOf(ahead);
+        if (!samePlace(next, storedMetaOf(before))) place = encodedValue(encodeAhead(state.tables.messageMeta, next));
       }
-      this.#records.push({ rewrite, fields: rewriteFields(rewrite), encoded, place });
+      const planned = ahead === null ? rewrite : { before, after: ahead };
+      this.#records.push({ rewrite: planned, fields: rewriteFields(rewrite), encoded, place });
     }
   }
 
@@ -209,44 +217,107 @@ export class RewritePlan {
     }
   }
 
+  #placerOf(state: StoreState): TopicPlacer {
+    return (this.#placer ??= new TopicPlacer(state));
+  }
+
   /** Stores the planned rewrites inside `ctx`'s write (see rewriteMessages). Once. */
   apply(state: StoreState, ctx: WriteContext): void {
     const moved: number[] = [];
+    const placer = this.#placerOf(state);
+    // What staging read of the registry may have changed since (each record is checked again).
+    placer.forgetReads();
+    const places: (StoredMessageMeta | EncodedValue | null)[] = [];
     // Table by table: a move's thousands of puts cost a third more interleaved.
-    for (const { rewrite, fields, encoded } of this.#records) {
+    for (const { rewrite, fields, encoded, place } of this.#records) {
       const { before, after } = rewrite;
-      if (after === null) {
+      const placed = placer.place(ctx, before, after);
+      if (placed === null) {
         removeMessageRecord(state.tables, before);
         state.tables.messageMeta.removeSync(before.id);
         state.tables.dateMessage.removeSync([before.dateSent, before.id]);
-      } else putMessageRecord(state.tables, after, before, encoded ?? undefined);
+        places.push(null);
+      } else if (placed === after && encoded !== null) {
+        putMessageRecord(state.tables, placed, before, encoded);
+        places.push(place);
+      } else {
+        // Not encoded ahead, or its place got a row only now: stored (and its place worked out) here.
+        putMessageRecord(state.tables, placed, before);
+        const next = storedMetaOf(placed);
+        places.push(samePlace(next, storedMetaOf(before)) ? null : next);
+      }
       if (fields.length > 0) ctx.changed({ kind: "message", id: before.id, realmId: before.realmId, fields });
       if (after === null || fields.includes("topic") || fields.includes("channel")) moved.push(before.id);
     }
-    for (const { rewrite, place } of this.#records)
-      if (place !== null) state.tables.messageMeta.putSync(rewrite.before.id, place);
-    const removals = new Map(this.#removals);
-    const additions = new Map(this.#additions);
-    for (const { change, realmId, ids } of this.#relocations.values()) {
-      for (const k of change.remove) pushAll(removals, k, ids);
-      for (const k of change.add) pushAll(additions, k, ids);
-      for (const term of change.newTerms) pushAll(additions, key.term(realmId, term), ids);
-    }
-    // A topic's thousand IDs leave its keys in one native difference, not one delete and dirty mark each.
-    for (const [k, ids] of removals)
-      if (ids.length >= BULK_IDS) state.bitmaps.removeAll(k, new RoaringBitmap32(ids));
-      else state.bitmaps.removeMany(k, ids);
-    for (const [k, ids] of additions) state.bitmaps.addMany(k, ids);
-    // The conversation of a message was taken to be fixed at send; a move or deletion
-    // makes the remembered one wrong. Forget it now (reads inside this write see the new
-    // meta) and again after the commit (a failed write clears the whole index anyway).
-    if (moved.length > 0) {
-      for (const id of moved) state.messageConversations.forget(id);
-      ctx.afterCommit(() => {
-        for (const id of moved) state.messageConversations.forget(id);
-      });
-    }
+    placer.applyBits();
+    this.#records.forEach(({ rewrite }, i) => {
+      const place = places[i];
+      if (place !== null && place !== undefined) state.tables.messageMeta.putSync(rewrite.before.id, place);
+    });
+    writeBits(state, new Map(this.#removals), new Map(this.#additions), this.#relocations.values());
+    forgetConversations(state, ctx, moved);
   }
+}
+
+/** A plan's index bits: removals and additions by key, and those of relocated groups (the maps are added to). */
+function writeBits(
+  state: StoreState,
+  removals: Map<string, number[]>,
+  additions: Map<string, number[]>,
+  relocations: Iterable<Pick<RelocationGroup, "change" | "realmId" | "ids">>,
+): void {
+  for (const { change, realmId, ids } of relocations) {
+    for (const k of change.remove) pushAll(removals, k, ids);
+    for (const k of change.add) pushAll(additions, k, ids);
+    for (const term of change.newTerms) pushAll(additions, key.term(realmId, term), ids);
+  }
+  // A topic's thousand IDs leave its keys in one native difference, not one delete and dirty mark each.
+  for (const [k, ids] of removals)
+    if (ids.length >= BULK_IDS) state.bitmaps.removeAll(k, new RoaringBitmap32(ids));
+    else state.bitmaps.removeMany(k, ids);
+  for (const [k, ids] of additions) state.bitmaps.addMany(k, ids);
+}
+
+/**
+ * The conversation of a message was taken to be fixed at send; a move or deletion
+ * makes the remembered one wrong. Forget it now (reads inside this write see the new
+ * meta) and again after the commit (a failed write clears the whole index anyway).
+ */
+function forgetConversations(state: StoreState, ctx: WriteContext, moved: readonly number[]): void {
+  if (moved.length === 0) return;
+  for (const id of moved) state.messageConversations.forget(id);
+  ctx.afterCommit(() => {
+    for (const id of moved) state.messageConversations.forget(id);
+  });
+}
+
+/**
+ * A whole topic renamed within its channel by reference (actions/topic-registry): its
+ * records are not rewritten, but the index bits of its messages go from the old place
+ * to the new as a rewrite would move them, and the change set names each message (its
+ * topic and history), as rewriteMessages would. `renderedContentOf` is asked only when
+ * the old topic has search terms the new one lacks.
+ */
+export function relocateTopic(
+  state: StoreState,
+  ctx: WriteContext,
+  realmId: number,
+  from: readonly [number, string],
+  to: readonly [number, string],
+  ids: readonly number[],
+  renderedContentOf: (id: number) => string,
+): void {
+  const change = relocation(realmId, [from[0], from[1]], [to[0], to[1]]);
+  const removals = new Map<string, number[]>();
+  if (change.oldTerms.length > 0)
+    for (const id of ids) {
+      const content = new Set(indexTerms("", renderedContentOf(id)));
+      for (const term of change.oldTerms) if (!content.has(term)) push(removals, key.term(realmId, term), id);
+    }
+  writeBits(state, removals, new Map(), [{ change, realmId, ids: [...ids] }]);
+  const fields: MessageField[] = ["topic", "history"];
+  for (const id of ids) ctx.changed({ kind: "message", id, realmId, fields });
+  forgetConversations(state, ctx, ids);
 }
 
 function push(into: Map<string, number[]>, k: string, id: number): void {

@@ -37,11 +37,20 @@ import { key } from "../index/keys.js";
 import { codePointPrefix, exceedsCodePoints } from "../limits.js";
 import { pastLimit } from "../settings/message-policy.js";
 import type { StoreState } from "../state.js";
-import { getMessageRecord } from "../storage/message-records.js";
-import { ROLE, type Channel, type EditHistoryEntry, type Message, type Realm, type User } from "../types.js";
+import { getMessageRecord, getStoredMessageRecord } from "../storage/message-records.js";
+import {
+  ROLE,
+  type Channel,
+  type EditHistoryEntry,
+  type Message,
+  type Realm,
+  type TopicRename,
+  type User,
+} from "../types.js";
 import type { WriteContext } from "../write-coordinator.js";
 import { channelPermission } from "./channels.js";
-import { rewriteMessages, type MessageRewrite, type RewritePlan } from "./message-rewrite.js";
+import { relocateTopic, rewriteMessages, type MessageRewrite, type RewritePlan } from "./message-rewrite.js";
+import { renameTopicRows, topicByReference } from "./topic-registry.js";
 import { prerenderMoveNotices, writeMoveNotices, type MoveNotices, type NoticeRenders } from "./move-notices.js";
 import { planChannelMoveRows, rowsAmong, type ChannelMoveRows } from "./move-rows.js";
 import { applyInitiationPolicy, migrateTopicPolicies, topicPolicies } from "./move-topic-policies.js";
@@ -419,9 +428,20 @@ export function writeMove(
   const channelChanged = from.id !== to.id;
   const timestamp = historyEntry.timestamp ?? state.now();
 
+  // A whole topic renamed within its channel whose records all name registry rows: the rows are renamed instead.
+  const byReference =
+    staged === null && historyEntry.prevContent === undefined ? renamedByReference(state, move) : null;
   let records: readonly Message[];
   if (staged !== null) records = staged.records;
-  else {
+  else if (byReference !== null) {
+    // As stored: only their senders are read, which a rename does not change.
+    const read: Message[] = [];
+    for (const id of move.messageIds) {
+      const record = getStoredMessageRecord(state.tables, id);
+      if (record) read.push(record);
+    }
+    records = read;
+  } else {
     const read: Message[] = [];
     for (const id of move.messageIds) {
       const record = id === edited.id ? edited : getMessageRecord(state.tables, id);
@@ -442,7 +462,26 @@ export function writeMove(
   const policiesBefore = movedAll ? topicPolicies(state, from, move.fromTopic) : null;
 
   if (staged !== null) staged.plan.apply(state, ctx);
-  else rewriteMessages(state, ctx, moveRewrites(move, records, edited.id, historyEntry, timestamp));
+  else if (byReference !== null) {
+    const rename: TopicRename = {
+      userId: move.actorId,
+      timestamp,
+      prevTopic: move.fromTopic,
+      topic: move.toTopic,
+      moved: !historyResolveToggled(move.toTopic, move.fromTopic),
+    };
+    renameTopicRows(state, ctx, byReference, rename);
+    const ids = Array.from(moved.toUint32Array());
+    relocateTopic(
+      state,
+      ctx,
+      realm.id,
+      [from.id, move.fromTopic],
+      [to.id, move.toTopic],
+      ids,
+      (id) => getStoredMessageRecord(state.tables, id)?.renderedContent ?? "",
+    );
+  } else rewriteMessages(state, ctx, moveRewrites(move, records, edited.id, historyEntry, timestamp));
   rows?.apply();
   if (losingAccess.size > 0) {
     // For those who can no longer read them, the messages are gone (Zulip's delete_message,
@@ -492,6 +531,24 @@ export function writeMove(
         staged?.noticeRenders ?? null,
       ),
   };
+}
+
+/**
+ * The registry rows to rename for a move that renames a whole topic within its channel
+ * with no content edit, when every message it takes names one of them (actions/topic-registry);
+ * null when the move rewrites records.
+ */
+function renamedByReference(state: StoreState, move: PreparedMove): number[] | null {
+  if (move.fromChannelId !== move.toChannelId || move.fromTopic === move.toTopic) return null;
+  if (move.propagateMode !== "change_all") return null;
+  const topic = state.bitmaps.get(key.channelTopic(move.fromChannelId, move.fromTopic));
+  if (topic.size !== move.messageIds.length) return null;
+  return topicByReference(state, move.fromChannelId, move.fromTopic, topic);
+}
+
+/** Whether a prepared move (without a content edit) renames its topic by reference: nothing to stage. */
+export function movesByReference(state: StoreState, move: PreparedMove): boolean {
+  return renamedByReference(state, move) !== null;
 }
 
 /** What writeMoveNotices needs to know of a move. */

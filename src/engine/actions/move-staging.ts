@@ -40,6 +40,7 @@ import {
 } from "./move-messages.js";
 import type { NoticeRenders } from "./move-notices.js";
 import type { ChannelMoveRows } from "./move-rows.js";
+import { rowOfPlace } from "./topic-registry.js";
 
 /**
  * From how many messages a move is staged (smaller ones write in one phase: a few
@@ -77,15 +78,18 @@ export async function stageMove(
   let spoiled = false;
   const ids = new Set(move.messageIds);
   const channels = [move.fromChannelId, move.toChannelId];
+  // The registry rows the staged records name, before and after: a rename of one spoils them
+  // (their history would lack it). The write checks each record's row again.
+  const rows = new Set<number>([rowOfPlace(state.tables, move.toChannelId, move.toTopic) ?? 0]);
   let noticeRenders: NoticeRenders | null = null;
   const stopListening = state.onChanges((changes) => {
-    spoiled ||= touchesMove(changes, ids, channels);
+    spoiled ||= touchesMove(changes, ids, channels) || [...changes.topic.keys()].some((id) => rows.has(id));
     // A rendering reads users, channels, emoji, linkifiers...: any commit may change it.
     noticeRenders = null;
   });
   const records: Message[] = [];
   const plan = new RewritePlan();
-  let rows: ChannelMoveRows | null = null;
+  let moveRows: ChannelMoveRows | null = null;
   const moved = RoaringBitmap32.from(move.messageIds);
   try {
     const chunk = Math.max(1, MOVE_STAGING.chunkMessages);
@@ -97,6 +101,7 @@ export async function stageMove(
       for (const id of move.messageIds.slice(start, start + chunk)) {
         const record = getMessageRecord(state.tables, id);
         if (record) part.push(record);
+        if (record?.topicRef !== undefined) rows.add(record.topicRef);
       }
       records.push(...part);
       plan.add(state, moveRewrites(move, part, move.messageId, historyEntry, timestamp), true);
@@ -109,11 +114,11 @@ export async function stageMove(
     else if (!spoiled) {
       // The IDs of the records found (a message deleted meanwhile has none, and spoiled the staging).
       if (records.length !== move.messageIds.length) spoiled = true;
-      else rows = planMoveRows(state, from, to, moved, records, move.messageId);
+      else moveRows = planMoveRows(state, from, to, moved, records, move.messageId);
       const renders = spoiled ? null : prerenderNotices(state, move, moved);
       noticeRenders = renders;
       // And the write in a turn of its own.
-      if (rows !== null || (renders?.size ?? 0) > 0) await pause();
+      if (moveRows !== null || (renders?.size ?? 0) > 0) await pause();
     }
   } catch (error) {
     stopListening();
@@ -124,7 +129,7 @@ export async function stageMove(
     records,
     moved,
     plan,
-    rows,
+    rows: moveRows,
     get spoiled() {
       return spoiled;
     },

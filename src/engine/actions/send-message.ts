@@ -14,7 +14,7 @@ import { HAS_OPERANDS, isIndexableTerm, key } from "../index/keys.js";
 import { indexTerms } from "../search/index.js";
 import { codePointPrefix, exceedsCodePoints, MAX_DIRECT_RECIPIENTS } from "../limits.js";
 import { type StoreState, type WriteContext } from "../state.js";
-import { messageMetaOf, type Channel, type Conversation, type Message, type User } from "../types.js";
+import { type Channel, type Conversation, type Message, type User } from "../types.js";
 import { checkTopicCreation, findChannelByName } from "./channels.js";
 import { renderContextFor } from "./render-context.js";
 import { checkDirectMessagePermission, checkWildcardMention } from "./message-permissions.js";
@@ -33,6 +33,8 @@ import { enqueueMessagePushes } from "./push-notifications.js";
 import { enqueueServiceBotCallsInTxn } from "../outgoing-webhooks/triggers.js";
 import { enqueueMissedEmails } from "./missed-message-emails.js";
 import { getMessageRecord, putMessageRecord } from "../storage/message-records.js";
+import { storedMetaOf } from "../storage/topic-rows.js";
+import { TopicPlacer } from "./topic-registry.js";
 import { widgetContentFor } from "../widgets.js";
 
 export const MAX_MESSAGE_LENGTH = 10000;
@@ -407,7 +409,7 @@ export function storeMessage(
     // Zulip's has_attachment: the message claimed at least one upload (a link to a missing or foreign file does not
     // count).
     const claimed = claimableAttachments(state, sender, rendered.uploadPathIds);
-    const message: Message = {
+    const unplaced: Message = {
       id,
       realmId: sender.realmId,
       senderId: sender.id,
@@ -432,8 +434,12 @@ export function storeMessage(
       lastEditTimestamp: null,
       lastMovedTimestamp: null,
     };
+    // A channel message names its topic's registry row (actions/topic-registry).
+    const placer = new TopicPlacer(state);
+    const message = placer.place(ctx, null, unplaced)!;
+    placer.applyBits();
     putMessageRecord(state.tables, message);
-    state.tables.messageMeta.putSync(id, messageMetaOf(message));
+    state.tables.messageMeta.putSync(id, storedMetaOf(message));
     state.tables.dateMessage.putSync([message.dateSent, id], null);
     claimAttachments(state, ctx, claimed, id);
     // Per-user bits this write sets are also the recipients' flags in the message event.

@@ -36,6 +36,7 @@ import { reclaimAttachments } from "./attachments.js";
 import { requireActiveUser } from "./lookups.js";
 import { rewriteMessages } from "./message-rewrite.js";
 import {
+  movesByReference,
   prepareMove,
   writeMove,
   type MoveResult,
@@ -132,7 +133,8 @@ export async function updateMessageStaged(
   for (let attempt = 0; attempt < MOVE_STAGING.attempts; attempt++) {
     const move = checked.prepared;
     // A content edit with the move changes the target in the write: not staged (see writeMove's `edited`).
-    if (move === null || checked.edit !== null || !shouldStage(move)) break;
+    // A rename by reference writes a few rows: nothing to stage either.
+    if (move === null || checked.edit !== null || !shouldStage(move) || movesByReference(state, move)) break;
     const staged = await stageMove(state, move, { userId: move.actorId, timestamp: now }, now, pause);
     try {
       checked = checkUpdate(state, actorId, messageId, input, now);

@@ -97,6 +97,8 @@ export const ENTITY_KINDS = [
   "navigationViews",
   /** Per user: their web client sessions. */
   "webSession",
+  /** A topic registry row (its name and renames: the topic of the messages naming it). */
+  "topic",
 ] as const;
 export type EntityKind = (typeof ENTITY_KINDS)[number];
 

@@ -84,6 +84,8 @@ export const key = {
    * (folded) in the channel (index/topic-policy-holders.ts).
    */
   topicPolicyHolders: (channelId: number, topic: string) => bounded(`uh:tp:${channelId}:${foldTopic(topic)}`),
+  /** Messages whose record names topic registry row `rowId` (actions/topic-registry.ts). */
+  topicRow: (rowId: number) => `tr:${rowId}`,
 } as const;
 
 /**

@@ -21,6 +21,7 @@ import { Packr } from "msgpackr";
 import type { Message } from "../types.js";
 import { encodeAhead, encodedValue } from "./encoded-ahead.js";
 import { FIRST_ID, type Tables } from "./tables.js";
+import { getTopicRow, resolveRecord, storedForm } from "./topic-rows.js";
 
 /**
  * The largest value written inline. LMDB keeps a node inline when 8 bytes of header,
@@ -93,12 +94,17 @@ export function putMessageRecord(
   previous?: Message,
   encoded?: EncodedMessageRecord,
 ): void {
-  if (encoded !== undefined) {
+  if (encoded === undefined) message = storedForm(tables, message);
+  else {
     if (encoded.message !== message) throw new Error(`putMessageRecord: message ${message.id} was encoded otherwise`);
     for (let i = 0; i < encoded.previousParts; i++) tables.messageParts.removeSync([message.id, i]);
     tables.messages.putSync(message.id, encodedValue(encoded.bytes));
     return;
   }
+  writeRecord(tables, message, previous);
+}
+
+function writeRecord(tables: Tables, message: Message, previous: Message | undefined): void {
   const previousParts = previousPartsOf(tables, message, previous);
   let parts = 0;
   if (!surelySmall(message)) {
@@ -129,7 +135,7 @@ export interface EncodedMessageRecord {
  */
 export function encodeMessageRecord(tables: Tables, message: Message, previous: Message): EncodedMessageRecord | null {
   if (!surelySmall(message)) return null;
-  const bytes = encodeAhead(tables.messages, message);
+  const bytes = encodeAhead(tables.messages, storedForm(tables, message));
   if (bytes.length > MAX_INLINE_BYTES) return null;
   return { message, bytes, previousParts: previousPartsOf(tables, message, previous) };
 }
@@ -154,17 +160,34 @@ export function removeMessageRecord(tables: Tables, stored: Message): void {
   tables.messages.removeSync(stored.id);
 }
 
-/** The record of message `id` whatever its layout, or undefined. */
+/** Message `id` whatever its layout, its topic and history resolved through its topic row (if any), or undefined. */
 export function getMessageRecord(tables: Tables, id: number): Message | undefined {
+  const stored = getStoredMessageRecord(tables, id);
+  return stored === undefined ? undefined : resolveRecord(tables, stored);
+}
+
+/**
+ * The record of message `id` as stored: a topic row's name and renames not applied
+ * (verify, and readers of fields a rename does not change).
+ */
+export function getStoredMessageRecord(tables: Tables, id: number): Message | undefined {
   const value = tables.messages.get(id);
   if (value === undefined) return undefined;
   return isSplitHead(value) ? joinParts(tables, value) : (value as Message);
 }
 
-/** Every message record from `start` in ID order (verify, tools and tests scan with it). */
+/** Every message from `start` in ID order, resolved as getMessageRecord does (verify, tools and tests scan with it). */
 export function* messageRecords(tables: Tables, start = FIRST_ID): Generator<Message> {
+  // Consecutive messages mostly share a topic: its row is read once for them.
+  let rowId = -1;
+  let row = undefined as ReturnType<typeof getTopicRow>;
   for (const { value } of tables.messages.getRange({ start })) {
-    yield isSplitHead(value) ? joinParts(tables, value) : (value as Message);
+    const stored = isSplitHead(value) ? joinParts(tables, value) : (value as Message);
+    if (stored.topicRef !== undefined && stored.topicRef !== rowId) {
+      rowId = stored.topicRef;
+      row = getTopicRow(tables, rowId);
+    }
+    yield stored.topicRef === undefined ? stored : resolveRecord(tables, stored, row);
   }
 }
 

@@ -53,6 +53,8 @@
  * | legacy_push_tokens| [userId, kind, sha256(token)]    | LegacyPushToken               |
  * | navigation_views  | userId (uint32)                  | NavigationViewsRecord         |
  * | web_sessions      | [userId, sha256(secret)]         | WebSessionRecord (actions/web-sessions.ts) |
+ * | topics            | topic row ID (uint32)            | TopicRow (actions/topic-registry.ts) |
+ * | topic_names       | [channelId, folded name, rowId]  | the row's name                |
  */
 import { open, type Database, type RootDatabase } from "lmdb";
 import type { ChangeKind } from "../events/change-set.js";
@@ -71,7 +73,14 @@ import type { ChangeKind } from "../events/change-set.js";
  * rather than in its missed_emails record. Older stores read the same; a version-3
  * build would send those emails without the items, so it refuses the store.
  */
-export const SCHEMA_VERSION = 4;
+/*
+ * 5: a channel message's record may name a topic registry row (topicRef, topicFrom;
+ * tables topics and topic_names) whose name is its topic and whose renames end its edit
+ * history, and its message_meta then holds [channelId, topic, rowId]. Older stores read
+ * the same (their records name no row until rewritten); a version-4 build would show
+ * such a message's topic as it was before the renames, so it refuses the store.
+ */
+export const SCHEMA_VERSION = 5;
 /** Oldest store format this build opens (and upgrades in place by writing). */
 export const OLDEST_SCHEMA_VERSION = 1;
 /** [key, chunk] holds a chunk's base bytes; [key, chunk, 1] its delta (index/bitmap-store.ts). */
@@ -128,6 +137,8 @@ export interface Tables {
   readonly legacyPushTokens: Database<unknown, [number, number, string]>;
   readonly navigationViews: Database<unknown, number>;
   readonly webSessions: Database<unknown, [number, string]>;
+  readonly topics: Database<unknown, number>;
+  readonly topicNames: Database<unknown, [number, string, number]>;
 }
 
 export type TableName = Exclude<keyof Tables, "env">;
@@ -268,6 +279,10 @@ export const TABLE_SPECS = {
   },
   // The web client's browser sessions, read per request that carries the cookie.
   webSessions: { db: "web_sessions", role: "record", keys: "msgpack", values: "msgpack", change: "webSession" },
+  // The topic registry's rows (actions/topic-registry.ts), read on demand with the records that name them.
+  topics: { db: "topics", role: "record", keys: "id", values: "msgpack", change: "topic" },
+  // Channel and folded name -> the rows so named, written with each row.
+  topicNames: { db: "topic_names", role: "derived", keys: "msgpack", values: "msgpack", change: "topic" },
 } as const satisfies Readonly<Record<TableName, TableSpec>>;
 
 export const TABLE_NAMES = Object.keys(TABLE_SPECS) as TableName[];
@@ -333,7 +348,7 @@ export interface OpenTablesOptions {
 
 /**
  * LMDB's limit on named databases per environment, read at each open (not stored in
- * the file), so raising it needs no migration. Tables take 39 of it; the rest is room.
+ * the file), so raising it needs no migration. Tables take 41 of it; the rest is room.
  */
 export const MAX_DBS = 64;
 

@@ -63,6 +63,7 @@ export class GroupListCache extends DerivedCache {
     botStorage: "ignore",
     legacyPushTokens: "ignore",
     webSession: "ignore",
+    topic: "ignore",
     navigationViews: "ignore",
     device: "ignore",
     attachment: "ignore",

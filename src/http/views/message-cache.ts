@@ -143,6 +143,8 @@ export class MessageJsonCache extends DerivedCache {
     botStorage: "ignore",
     legacyPushTokens: "ignore",
     webSession: "ignore",
+    // A rename of topic rows also names each of their messages (topic, history): handled with those.
+    topic: "ignore",
     navigationViews: "ignore",
     device: "ignore",
     attachment: "ignore",

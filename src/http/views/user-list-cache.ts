@@ -70,6 +70,7 @@ export class UserListCache extends DerivedCache {
     botStorage: "ignore",
     legacyPushTokens: "ignore",
     webSession: "ignore",
+    topic: "ignore",
     navigationViews: "ignore",
     device: "ignore",
     attachment: "ignore",

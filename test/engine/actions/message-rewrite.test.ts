@@ -142,7 +142,9 @@ describe("rewriteMessages", () => {
     t.store.updateMessage(owner.id, id, { topic: "dinner" });
     expect(written.filter((key) => key === id)).toEqual([id]);
     const { recipient } = record(t.store, id);
-    expect(meta.get(id)).toEqual([recipient.type === "channel" ? recipient.channelId : null, "dinner"]);
+    // With the topic registry row it now names (actions/topic-registry).
+    const { topicRef } = record(t.store, id);
+    expect(meta.get(id)).toEqual([recipient.type === "channel" ? recipient.channelId : null, "dinner", topicRef]);
     expect(t.store.verify().differences).toEqual([]);
   });
 });

@@ -13,6 +13,7 @@ import type { Store } from "../../../src/engine/index.js";
 import type { UpdateMessageInput } from "../../../src/engine/actions/update-message.js";
 import { followerView } from "../../support/follower-view.js";
 import { record } from "../../support/move.js";
+import { writeAsVersion4 } from "../../support/version-4-records.js";
 import { seedRealm, tempStore, type TempStore } from "../../support/temp-store.js";
 
 const DEFAULTS = { ...MOVE_STAGING };
@@ -50,6 +51,9 @@ function seed(store: Store) {
   });
   store.updateFlags(r.bob.id, ids.slice(0, 4), "starred", "add");
   store.updateFlags(r.alice.id, ids.slice(2, 9), "read", "add");
+  // One record as an older store holds it: renaming the topic rewrites its records (and
+  // stages them) rather than renaming its registry rows.
+  writeAsVersion4(store, [ids[0]!]);
   return { ...r, ids };
 }
 
