@@ -83,7 +83,7 @@ describe("engine smoke", () => {
         to: { type: "channel", channel: general.id, topic: "meta" },
         content: "x",
       });
-      expect(internals(t.store).tables.messageMeta.get(id)).toEqual([general.id, "meta"]);
+      expect(internals(t.store).tables.messageMeta.get(id)).toEqual([general.id, "meta", expect.any(Number)]);
       expect(t.store.verify().problems).toEqual([]);
       internals(t.store).tables.messageMeta.putSync(id, [general.id, "other"]);
       expect(t.store.verify().problems).toEqual([`message ${id} meta [${general.id},"other"] differs from its record`]);

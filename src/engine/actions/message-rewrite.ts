@@ -221,17 +221,19 @@ export class RewritePlan {
     return (this.#placer ??= new TopicPlacer(state));
   }
 
-  /** Stores the planned rewrites inside `ctx`'s write (see rewriteMessages). Once. */
-  apply(state: StoreState, ctx: WriteContext): void {
+  /** Stores the planned rewrites inside `ctx`'s write (see rewriteMessages). Once. Returns what it stored. */
+  apply(state: StoreState, ctx: WriteContext): (Message | null)[] {
     const moved: number[] = [];
     const placer = this.#placerOf(state);
     // What staging read of the registry may have changed since (each record is checked again).
     placer.forgetReads();
     const places: (StoredMessageMeta | EncodedValue | null)[] = [];
+    const stored: (Message | null)[] = [];
     // Table by table: a move's thousands of puts cost a third more interleaved.
     for (const { rewrite, fields, encoded, place } of this.#records) {
       const { before, after } = rewrite;
       const placed = placer.place(ctx, before, after);
+      stored.push(placed);
       if (placed === null) {
         removeMessageRecord(state.tables, before);
         state.tables.messageMeta.removeSync(before.id);
@@ -256,6 +258,7 @@ export class RewritePlan {
     });
     writeBits(state, new Map(this.#removals), new Map(this.#additions), this.#relocations.values());
     forgetConversations(state, ctx, moved);
+    return stored;
   }
 }
 
@@ -334,12 +337,17 @@ function pushAll(into: Map<string, number[]>, k: string, ids: readonly number[])
 
 /**
  * Stores each rewrite inside `ctx`'s write: records, message_meta, date_message, index
- * bits, and the message change for the write's change set. Callers emit the client
- * events (update_message, delete_message) themselves: who hears of a move depends on
- * access before and after, which only they know.
+ * bits, and the message change for the write's change set. Returns each message as
+ * stored (naming the topic registry row of its place: actions/topic-registry), null
+ * for a deletion. Callers emit the client events (update_message, delete_message)
+ * themselves: who hears of a move depends on access before and after, which only they know.
  */
-export function rewriteMessages(state: StoreState, ctx: WriteContext, rewrites: readonly MessageRewrite[]): void {
+export function rewriteMessages(
+  state: StoreState,
+  ctx: WriteContext,
+  rewrites: readonly MessageRewrite[],
+): (Message | null)[] {
   const plan = new RewritePlan();
   plan.add(state, rewrites);
-  plan.apply(state, ctx);
+  return plan.apply(state, ctx);
 }

@@ -364,7 +364,8 @@ function storeContentEdit(
     editHistory: entry === null ? before.editHistory : [entry, ...(before.editHistory ?? [])],
     lastEditTimestamp: now,
   };
-  rewriteMessages(state, ctx, [{ before, after }]);
+  // As stored (naming its topic's registry row): a move in this write starts from it.
+  const stored = rewriteMessages(state, ctx, [{ before, after }])[0] ?? after;
   const mentions = rewriteMentionBits(state, ctx, before, after);
   rewriteAlertWordBits(state, ctx, before, after);
   if (channel !== null && after.recipient.type === "channel") {
@@ -373,7 +374,7 @@ function storeContentEdit(
     const candidates = newlyWildcard ? (state.subscribers.get(channel.id) ?? []) : mentions.mentionedAfter();
     enqueueEditMissedEmails(state, ctx, after, channel, candidates, mentions.before, mentions.after);
   }
-  return { message: after, detached: uploads.detached, mentionsAfter: mentions.after };
+  return { message: stored, detached: uploads.detached, mentionsAfter: mentions.after };
 }
 
 const USER_FLAG_KEY = /^u:(\d+):(\w+)$/;
