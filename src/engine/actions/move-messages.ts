@@ -433,15 +433,9 @@ export function writeMove(
     staged === null && historyEntry.prevContent === undefined ? renamedByReference(state, move) : null;
   let records: readonly Message[];
   if (staged !== null) records = staged.records;
-  else if (byReference !== null) {
-    // As stored: only their senders are read, which a rename does not change.
-    const read: Message[] = [];
-    for (const id of move.messageIds) {
-      const record = getStoredMessageRecord(state.tables, id);
-      if (record) read.push(record);
-    }
-    records = read;
-  } else {
+  // Not read: a rename by reference needs only their IDs (their senders are asked of the bitmaps).
+  else if (byReference !== null) records = [];
+  else {
     const read: Message[] = [];
     for (const id of move.messageIds) {
       const record = id === edited.id ? edited : getMessageRecord(state.tables, id);
@@ -449,7 +443,8 @@ export function writeMove(
     }
     records = read;
   }
-  const moved = staged?.moved ?? RoaringBitmap32.from(records.map((m) => m.id));
+  const moved =
+    staged?.moved ?? RoaringBitmap32.from(byReference !== null ? move.messageIds : records.map((m) => m.id));
 
   // Everything that depends on where the messages were, decided before they move.
   const rows = staged !== null ? staged.rows : planMoveRows(state, from, to, moved, records, edited.id);
@@ -521,7 +516,7 @@ export function writeMove(
     origTopic: move.fromTopic,
     ...(topicChanged ? { newTopic: move.toTopic } : {}),
     propagateMode: move.propagateMode,
-    audience: moveAudience(state, from, to, edited.id, rows, losingAccess, new Set(records.map((m) => m.senderId))),
+    audience: moveAudience(state, from, to, edited.id, rows, losingAccess, sentAny(state, records, moved, byReference)),
     losingAccess: [...losingAccess].sort((a, b) => a - b),
     writeNotices: () =>
       writeMoveNotices(
@@ -649,6 +644,18 @@ function topicBitmap(state: StoreState, channel: Channel, topic: string): Readon
   return state.bitmaps.get(key.channelTopic(channel.id, topic));
 }
 
+/** Whether a user sent any of the moved messages: from the records read, or (none read) from the senders' bitmaps. */
+function sentAny(
+  state: StoreState,
+  records: readonly Message[],
+  moved: ReadonlyBitmap,
+  byReference: readonly number[] | null,
+): (userId: number) => boolean {
+  if (byReference !== null) return (userId) => state.bitmaps.get(key.sender(userId)).intersects(moved);
+  const senders = new Set(records.map((m) => m.senderId));
+  return (userId) => senders.has(userId);
+}
+
 /** Each sender of the messages, with the IDs they sent. */
 function sentBy(records: readonly Message[]): Map<number, Bitmap> {
   // Plain arrays first: one native call per sender, not one per message (5,000 in a topic move).
@@ -678,7 +685,7 @@ function moveAudience(
   targetId: number,
   rows: ChannelMoveRows | null,
   losingAccess: ReadonlySet<number>,
-  senders: ReadonlySet<number>,
+  sentOne: (userId: number) => boolean,
 ): Audience {
   const byMembership = (user: User): boolean => {
     const inFrom = state.subscribers.get(from.id)?.has(user.id) ?? false;
@@ -692,7 +699,7 @@ function moveAudience(
     // Membership answers for most users without reading their rows.
     if (from.historyPublicToSubscribers && !losingAccess.has(user.id) && byMembership(user)) return true;
     if (rows?.rowLosers.has(user.id) === true) return false;
-    if (senders.has(user.id) && !losingAccess.has(user.id)) return true;
+    if (sentOne(user.id) && !losingAccess.has(user.id)) return true;
     const hadRow = rows?.hadTargetRow(user.id);
     if (hadRow !== undefined) return hadRow;
     target ??= getMessageRecord(state.tables, targetId);
