@@ -18,7 +18,9 @@
  * relies on) and is spoiled by one that names a moved message (any field: content,
  * reactions, history), anyone's flags of one, the two channels or their subscriptions,
  * a user's role or activation, any other move between channels or deletion (they rewrite
- * the withdrawn-row groups the rows plan read), or by a failed write (`everything`).
+ * the withdrawn-row groups the rows plan read), a rename of a topic registry row the
+ * staged records name (actions/topic-registry: their history would lack it), or by a
+ * failed write (`everything`). A whole-topic rename that goes by reference is not staged.
  * The caller also checks the request again just before phase 2 (permissions, and which
  * messages it takes: a message sent into the topic meanwhile joins a change_all) and
  * stages again when anything differs; after a few attempts it writes in one phase, so a
