@@ -13,7 +13,10 @@
  *   (which first catches up with the change log: one key read when nothing changed);
  * - read after a write: a send through the writer, then the same read on the reader,
  *   whose catch-up applies the send's change-log entry (the read alone is timed).
- * Reports median, p90 and p99 per case, in ms.
+ * Reports median, p90 and p99 per case, in ms. Then server CPU per request (/proc, each
+ * worker's user+system time over `--cpu-requests` requests of one case in a row, least
+ * of `--cpu-rounds` rounds): GET /events (dont_block) and POST /messages, each straight
+ * to the writer and through the reader, so the forward's cost on either side shows.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -23,9 +26,15 @@ import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { openStore } from "../src/index.js";
+import { cpuByProcess } from "./server-process.js";
 
 const { values } = parseArgs({
-  options: { requests: { type: "string", default: "1000" }, messages: { type: "string", default: "2000" } },
+  options: {
+    requests: { type: "string", default: "1000" },
+    messages: { type: "string", default: "2000" },
+    "cpu-requests": { type: "string", default: "2000" },
+    "cpu-rounds": { type: "string", default: "5" },
+  },
 });
 const requests = Number(values.requests);
 const CLI = resolve(import.meta.dirname, "../tools/parley.js");
@@ -143,6 +152,52 @@ console.log("|---|---|---|---|");
 for (const [name, times] of Object.entries(cases)) {
   const sorted = [...times].sort((a, b) => a - b);
   const cells = [0.5, 0.9, 0.99].map((q) => quantile(sorted, q).toFixed(3));
+  console.log(`| ${name} | ${cells.join(" | ")} |`);
+}
+
+const cpuRequests = Number(values["cpu-requests"]);
+// A queue no send reaches: its polls stay the same small answer however many messages the cases send.
+const quietQueue = String(
+  (await call(writer, "POST", "/register", { event_types: '["alert_words"]' })).body["queue_id"],
+);
+const quietPoll = { ...poll, queue_id: quietQueue };
+const cpuCases: Record<string, { expect: string; send: (i: number) => Promise<Answer> }> = {
+  "GET /events (dont_block), writer": { expect: "writer", send: () => call(writer, "GET", "/events", quietPoll) },
+  "GET /events (dont_block), reader -> writer": {
+    expect: "reader-1>writer",
+    send: () => call(reader, "GET", "/events", quietPoll),
+  },
+  "POST /messages, writer": {
+    expect: "writer",
+    send: (i) => call(writer, "POST", "/messages", { type: "stream", to: "general", topic: "c", content: `w ${i}` }),
+  },
+  "POST /messages, reader -> writer": {
+    expect: "reader-1>writer",
+    send: (i) => call(reader, "POST", "/messages", { type: "stream", to: "general", topic: "c", content: `r ${i}` }),
+  },
+};
+const cpuMs = new Map<string, { writer: number; reader: number }[]>();
+for (let round = 0; round < Number(values["cpu-rounds"]); round++) {
+  for (const [name, { expect, send }] of Object.entries(cpuCases)) {
+    const before = cpuByProcess(child.pid!);
+    for (let i = 0; i < cpuRequests; i++) {
+      const got = await send(i);
+      if (got.worker !== expect) throw new Error(`${name}: answered by ${got.worker}, not ${expect}`);
+    }
+    const after = cpuByProcess(child.pid!);
+    const per = (worker: string): number =>
+      (((after.get(worker) ?? 0) - (before.get(worker) ?? 0)) * 1000) / cpuRequests;
+    cpuMs.set(name, [...(cpuMs.get(name) ?? []), { writer: per("writer"), reader: per("reader-1") }]);
+    process.stderr.write(`\rCPU round ${round + 1}: ${name}                    `);
+  }
+}
+process.stderr.write("\n");
+console.log(`\nServer CPU per request, ms (least of ${values["cpu-rounds"]} rounds of ${cpuRequests}; by total):`);
+console.log("| case | writer | reader | both |");
+console.log("|---|---|---|---|");
+for (const [name, rounds] of cpuMs) {
+  const best = rounds.reduce((a, b) => (b.writer + b.reader < a.writer + a.reader ? b : a));
+  const cells = [best.writer, best.reader, best.writer + best.reader].map((x) => x.toFixed(3));
   console.log(`| ${name} | ${cells.join(" | ")} |`);
 }
 

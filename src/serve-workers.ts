@@ -6,7 +6,7 @@
  * The writer is `parley serve` as it runs alone (src/server.ts: the one store that
  * writes, the event queues, the scheduler, presence flush, mail and push senders,
  * uploads cleanup), sharing the public port, plus what the readers reach: its
- * internal listener for forwarded requests (http/forward) and the limits kept for the
+ * internal listener for forwarded requests (http/frame-listener) and the limits kept for the
  * whole server (http/shared-limits), on Unix sockets in the supervisor's private directory.
  *
  * A reader serves the public port too, from a follower store (engine/follower: the
@@ -18,7 +18,8 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { openFollower, type Store } from "./engine/index.js";
-import { carriesBody, Forwarder, writerOnly } from "./http/forward.js";
+import { carriesBody, writerOnly } from "./http/forward.js";
+import { FrameForwarder } from "./http/frame-forward.js";
 import { loadSavedQueues, writeSavedQueues } from "./realtime/persist.js";
 import { EventBroadcaster, EventSubscriber } from "./realtime/writer-stream.js";
 import { internalSocket, QueueRouter, queueIdPrefix } from "./http/queue-routing.js";
@@ -115,7 +116,7 @@ export async function runWriter(
     waiting.get(parsed.data.id)?.(parsed.data.series);
     waiting.delete(parsed.data.id);
   });
-  const router = new QueueRouter(worker.name, worker.dir, worker.workers);
+  const router = new QueueRouter(worker.name, worker.dir, worker.workers, log);
   const hooks: WorkerHooks = {
     name: worker.name,
     downloadKey: worker.downloadKey,
@@ -183,8 +184,8 @@ export async function runReader(
   images: ExternalImages,
   log: Log,
 ): Promise<number> {
-  const forwarder = new Forwarder(join(worker.dir, WRITER_SOCKET), worker.name);
-  const router = new QueueRouter(worker.name, worker.dir, worker.workers);
+  const forwarder = new FrameForwarder(join(worker.dir, WRITER_SOCKET), worker.name, { log });
+  const router = new QueueRouter(worker.name, worker.dir, worker.workers, log);
   const store = openFollower(dataDir, {
     noSync: settings.noSync,
     renderer: images.renderer,
@@ -226,7 +227,7 @@ export async function runReader(
         }
         // A body is buffered by the writer only, against its budget, which is then the whole server's.
         if (!unauthorized && !writerOnly(head) && !carriesBody(head, req)) return false;
-        forwarder.forward(res, req, head.remoteAddress);
+        forwarder.forward(res, req, head);
         return true;
       },
       beforeLocal: () => void store.catchUp(),

@@ -21,7 +21,7 @@
  * the client asked for keep-alive), and malformed or oversized heads and HTTP/1.1
  * without Host get a JSON error instead of silence.
  */
-import { chmodSync, createReadStream } from "node:fs";
+import { createReadStream } from "node:fs";
 import { createServer as createHttpServer, STATUS_CODES, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { EngineError } from "../engine/index.js";
@@ -31,7 +31,6 @@ import type { BodyBudget } from "./load-limits.js";
 import { extraHeaders, type RequestHead } from "./request.js";
 import { engineErrorReply, errorReply, FILE_TYPE, JsonParts, JSON_TYPE, type Reply } from "./respond.js";
 import { responseHead, type HeaderList } from "./response-head.js";
-import { CLIENT_ADDRESS_HEADER } from "./worker-headers.js";
 
 export interface CompatListener {
   readonly port: number;
@@ -40,40 +39,21 @@ export interface CompatListener {
 
 /** Node's default limit on the whole request head, made explicit since 431 is promised. */
 const MAX_HEAD_BYTES = 16 * 1024;
-/** Idle connections from reader workers stay open this long (they are reused, not reconnected). */
-const INTERNAL_KEEP_ALIVE_MS = 10 * 60 * 1000;
-
 export function listenCompat(pipeline: Pipeline, port: number, host: string): Promise<CompatListener> {
-  return listenNode(pipeline, { port, host, exclusive: true }, false);
+  return listenNode(pipeline, { port, host, exclusive: true });
 }
 
-/**
- * The writer worker's internal listener (`parley serve --workers`, src/workers): reader
- * workers forward to it (http/forward), over a Unix socket that only the server's user
- * can reach, so the client address they pass in CLIENT_ADDRESS_HEADER is trusted.
- */
-export async function listenInternal(pipeline: Pipeline, socketPath: string): Promise<CompatListener> {
-  const listener = await listenNode(pipeline, { path: socketPath }, true);
-  chmodSync(socketPath, 0o600);
-  return listener;
-}
-
-type ListenTarget = { port: number; host: string; exclusive: true } | { path: string };
-
-function listenNode(pipeline: Pipeline, target: ListenTarget, internal: boolean): Promise<CompatListener> {
+function listenNode(
+  pipeline: Pipeline,
+  target: { port: number; host: string; exclusive: true },
+): Promise<CompatListener> {
   // requireHostHeader is off so that the 400 for HTTP/1.1 without Host carries a
   // Zulip error body like every other rejection (Node's own 400 is empty).
   const server = createHttpServer({ requireHostHeader: false, maxHeaderSize: MAX_HEAD_BYTES }, (req, res) => {
-    serve(pipeline, req, res, internal);
+    serve(pipeline, req, res);
   });
   // Node refuses connections past this at accept time (the uWS listener cannot: see http/load-limits).
-  if (pipeline.maxConnections > 0 && !internal) server.maxConnections = pipeline.maxConnections;
-  if (internal) {
-    // Readers keep their connections to the writer open: Node's 5 s would race their reuse.
-    server.keepAliveTimeout = INTERNAL_KEEP_ALIVE_MS;
-    // The public listener bounds a client's time; a forwarded upload may take longer than Node's 5 minutes.
-    server.requestTimeout = 0;
-  }
+  if (pipeline.maxConnections > 0) server.maxConnections = pipeline.maxConnections;
   server.on("clientError", (error: NodeJS.ErrnoException, socket: Socket) => rejectHead(error, socket));
   return new Promise((resolve, reject) => {
     server.once("error", reject);
@@ -91,8 +71,8 @@ function listenNode(pipeline: Pipeline, target: ListenTarget, internal: boolean)
   });
 }
 
-function serve(pipeline: Pipeline, req: IncomingMessage, res: ServerResponse, internal: boolean): void {
-  const head = headOf(req, internal);
+function serve(pipeline: Pipeline, req: IncomingMessage, res: ServerResponse): void {
+  const head = headOf(req);
   if (req.httpVersion === "1.1" && req.headers.host === undefined) {
     // RFC 9112 3.2: an HTTP/1.1 request without Host MUST get a 400.
     write(req, res, errorReply(400, "Missing Host header", "BAD_REQUEST"));
@@ -201,7 +181,7 @@ class BufferedBody {
   }
 }
 
-function headOf(req: IncomingMessage, internal: boolean): RequestHead {
+function headOf(req: IncomingMessage): RequestHead {
   const target = req.url ?? "/";
   const q = target.indexOf("?");
   const length = req.headers["content-length"];
@@ -217,7 +197,7 @@ function headOf(req: IncomingMessage, internal: boolean): RequestHead {
     contentLength: length === undefined ? null : Number(length),
     userAgent: one(req.headers["user-agent"]),
     ifNoneMatch: one(req.headers["if-none-match"]),
-    remoteAddress: internal ? one(req.headers[CLIENT_ADDRESS_HEADER]) : (req.socket.remoteAddress ?? ""),
+    remoteAddress: req.socket.remoteAddress ?? "",
     extra: extraHeaders((name) => one(req.headers[name])),
   };
 }

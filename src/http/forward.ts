@@ -1,14 +1,14 @@
 /**
  * @module http/forward
- * A reader worker of `parley serve --workers` (src/workers) hands the requests it must
- * not answer itself (writes, event queues, uploads in progress) to the writer worker,
- * over the writer's internal listener: Node's HTTP parser on a Unix socket in a
- * directory only the server's user can enter (http/compat-listener with a trusted
- * client-address header). The request goes on unchanged (method, target, headers,
- * body streamed as it arrives, with backpressure), plus the client's address, which
- * the writer uses for its per-address limits and its request log; the answer comes
- * back unchanged (status, headers, body). A client that goes away aborts the
- * forwarded request, so a long-poll it left ends on the writer too.
+ * What a reader worker of `parley serve --workers` (src/workers) must not answer itself
+ * (writerOnly, carriesBody: sent on by http/frame-forward), and the HTTP hop of a cluster
+ * follower (src/serve-cluster.ts) to its leader: the request goes on unchanged (method,
+ * target, headers, body streamed as it arrives, with backpressure), plus the client's
+ * address; the answer comes back unchanged (status, headers, body). A client that goes
+ * away aborts the forwarded request, so a long-poll it left ends on the leader too.
+ * The workers of one machine used this over Unix sockets until framing replaced it there
+ * (Node's HTTP client and parser were a fifth of a reader's CPU); a socket path is still
+ * accepted as a target.
  *
  * Answers are read whole before they are written: every forwarded route answers a
  * small JSON body (file downloads are reads, answered where they arrive).

@@ -4,7 +4,7 @@
  * registered (each worker runs its own hub, fed by the writer's event stream:
  * realtime/writer-stream). A queue ID names its owner ("reader-2.<uuid>"; the writer's
  * carry no name, as a single server's), so that a poll or a DELETE /events reaching
- * another worker is forwarded to the owner directly, over the owner's own internal
+ * another worker is forwarded to the owner directly (http/frame-forward), over its internal
  * listener (`<name>.sock` in the supervisor's private directory): one hop, and the
  * writer, the one process every write goes through, does none of the readers' work.
  *
@@ -18,7 +18,8 @@
  */
 import { join } from "node:path";
 import type { HttpRequest, HttpResponse } from "uWebSockets.js";
-import { captureHead, carriesBody, Forwarder } from "./forward.js";
+import { carriesBody } from "./forward.js";
+import { FrameForwarder } from "./frame-forward.js";
 import type { RequestHead } from "./request.js";
 import { errorReply, send } from "./respond.js";
 import { WORKER_HEADER } from "./worker-headers.js";
@@ -50,10 +51,12 @@ export class QueueRouter {
   readonly #self: string;
   readonly #dir: string;
   readonly #workers: number;
-  readonly #forwarders = new Map<string, Forwarder>();
+  readonly #log: (line: string) => void;
+  readonly #forwarders = new Map<string, FrameForwarder>();
 
-  /** `self`: this worker's name; `workers`: how many the server runs. */
-  constructor(self: string, dir: string, workers: number) {
+  /** `self`: this worker's name; `workers`: how many the server runs; `log`: where a broken hop is reported. */
+  constructor(self: string, dir: string, workers: number, log: (line: string) => void) {
+    this.#log = log;
     this.#self = self;
     this.#dir = dir;
     this.#workers = workers;
@@ -85,13 +88,13 @@ export class QueueRouter {
   #toOwner(res: HttpResponse, req: HttpRequest, head: RequestHead, queueId: string): boolean {
     const owner = queueOwner(queueId, this.#workers);
     if (owner === this.#self) return false;
-    this.#forwarder(owner).forward(res, req, head.remoteAddress);
+    this.#forwarder(owner).forward(res, req, head);
     return true;
   }
 
   /** DELETE /events with its parameters in a body: read it, then forward to the owner (this worker included). */
   #readThenRoute(res: HttpResponse, req: HttpRequest, head: RequestHead): void {
-    const captured = captureHead(req, head.remoteAddress);
+    const closeAsked = /(^|,)\s*close\s*(,|$)/i.test(req.getHeader("connection"));
     const form = head.contentType.split(";")[0]!.trim().toLowerCase() === "application/x-www-form-urlencoded";
     const chunks: Buffer[] = [];
     let bytes = 0;
@@ -115,14 +118,14 @@ export class QueueRouter {
       // A body of another type is answered here: it names no queue this router could read.
       const queueId = form ? new URLSearchParams(body.toString("utf8")).get("queue_id") : null;
       const owner = queueId === null ? this.#self : queueOwner(queueId, this.#workers);
-      this.#forwarder(owner).forwardRead(res, captured, body);
+      this.#forwarder(owner).forwardRead(res, head, closeAsked, body);
     });
   }
 
-  #forwarder(owner: string): Forwarder {
+  #forwarder(owner: string): FrameForwarder {
     let forwarder = this.#forwarders.get(owner);
     if (forwarder === undefined) {
-      forwarder = new Forwarder(internalSocket(this.#dir, owner), this.#self, { upstream: owner });
+      forwarder = new FrameForwarder(internalSocket(this.#dir, owner), this.#self, { upstream: owner, log: this.#log });
       this.#forwarders.set(owner, forwarder);
     }
     return forwarder;

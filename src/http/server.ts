@@ -14,7 +14,8 @@ import { emojiFilePath } from "../emoji/images.js";
 import { avatarFilePath } from "./avatar-images.js";
 import { AuthFailureGuard, clientName, hasCredentials, LoginGuard, realmFor } from "./auth.js";
 import { sessionChallenge } from "./session.js";
-import { listenCompat, listenInternal, type CompatListener } from "./compat-listener.js";
+import { listenCompat, type CompatListener } from "./compat-listener.js";
+import { listenFrames, type FrameListener } from "./frame-listener.js";
 import { WORKER_HEADER } from "./worker-headers.js";
 import {
   DEFAULT_MAX_BODY_BYTES,
@@ -227,7 +228,7 @@ export interface ParleyServer {
   readonly limits: ServerLimits;
   /** This process's metrics as prom-client JSON (a reader worker's, for the writer's /metrics). */
   metricsJson(): Promise<unknown[]>;
-  /** The writer worker's listener for what readers forward (http/compat-listener's listenInternal). */
+  /** A worker's listener for what other workers forward (http/frame-listener). */
   listenInternal(socketPath: string): Promise<void>;
   close(): void;
   /**
@@ -358,7 +359,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   const app = uWS.App();
   let listenSocket: uWS.us_listen_socket | null = null;
   let compat: CompatListener | null = null;
-  let internal: CompatListener | null = null;
+  let internal: FrameListener | null = null;
   const worker = options.worker;
   const workerHeader: HeaderList = worker ? [[WORKER_HEADER, worker.name]] : [];
   const requestLog = new RequestLog(options.requestLog ?? { level: "silent" });
@@ -762,7 +763,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     metricsJson: () => metrics.json(),
     async listenInternal(socketPath) {
       internal?.close();
-      internal = await listenInternal(pipeline, socketPath);
+      internal = await listenFrames(pipeline, socketPath);
     },
     async listenCompat(port, host = "127.0.0.1") {
       compat?.close();

@@ -1,10 +1,10 @@
 /**
- * http/forward's Forwarder, the hop between the workers of `parley serve --workers`: a
- * uWS listener (as a worker's public port) forwarding to a Node server on a Unix socket
- * (as the owner's internal listener). Forwarded requests share kept-alive connections,
- * a client that leaves ends its forwarded long-poll on the other side, a dead target is
- * a 502 with Retry-After, and a GET sent on a kept-alive connection that the other side
- * closed as it went out is sent again instead of failing.
+ * http/forward's Forwarder, the HTTP hop of a cluster follower to its leader (the workers
+ * of one machine use frames: test/http/frames.test.ts): a uWS listener (as the follower's
+ * public port) forwarding to a Node server, here on a Unix socket. Forwarded requests
+ * share kept-alive connections, a client that leaves ends its forwarded long-poll on the
+ * other side, a dead target is a 502 with Retry-After, and a GET sent on a kept-alive
+ * connection that the other side closed as it went out is sent again instead of failing.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from "node:http";

@@ -28,7 +28,8 @@ import { THUMBNAIL_FORMAT, type Store, type User } from "../../src/engine/index.
 import { pathParamNames, type Endpoint } from "../../src/http/endpoint.js";
 import type { Ref, SweepBase, SweepFixture } from "../../src/http/endpoint-testing.js";
 import { ENDPOINTS } from "../../src/http/endpoints/index.js";
-import { Forwarder, writerOnly } from "../../src/http/forward.js";
+import { writerOnly } from "../../src/http/forward.js";
+import { FrameForwarder } from "../../src/http/frame-forward.js";
 import type { ObjectKind } from "../../src/http/params.js";
 import { createServer, type ParleyServer } from "../../src/http/server.js";
 import { openFollower } from "../../src/index.js";
@@ -40,7 +41,7 @@ let s: TestServer;
 let follower: Store;
 let reader: ParleyServer;
 let readerBase = "";
-let forwarder: Forwarder;
+let forwarder: FrameForwarder;
 let socketDir = "";
 const readerErrors: string[] = [];
 
@@ -134,7 +135,7 @@ beforeAll(async () => {
   socketDir = mkdtempSync(join(tmpdir(), "parley-reader-gets-"));
   const socket = join(socketDir, "writer.sock");
   await s.server.listenInternal(socket);
-  forwarder = new Forwarder(socket, "reader-1");
+  forwarder = new FrameForwarder(socket, "reader-1");
   follower = openFollower(s.t.dir, { noSync: true, lockToken: store.lockToken });
   reader = createServer(follower, {
     rateLimit: false,
@@ -147,7 +148,7 @@ beforeAll(async () => {
       downloadKey,
       divert: (res, req, head, unauthorized) => {
         if (!unauthorized && !writerOnly(head)) return false;
-        forwarder.forward(res, req, head.remoteAddress);
+        forwarder.forward(res, req, head);
         return true;
       },
       beforeLocal: () => void follower.catchUp(),
