@@ -96,7 +96,7 @@ export interface FrameSink {
 /**
  * A socket whose writes of one turn of the event loop go out together (cork, then uncork
  * on the next tick): the answers a batch of events releases, or the heads of requests
- * arriving together, cost one system call instead of one each.
+ * arriving together, cost one system call instead of one each (also http/shared-limits').
  */
 export class TurnBatchedSink implements FrameSink {
   readonly #socket: Socket;
@@ -110,7 +110,7 @@ export class TurnBatchedSink implements FrameSink {
     this.#socket = socket;
   }
 
-  write(bytes: Buffer): boolean {
+  write(bytes: Buffer | string): boolean {
     if (!this.#corked) {
       this.#corked = true;
       this.#socket.cork();

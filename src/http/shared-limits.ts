@@ -32,6 +32,7 @@ import { connect, createServer, type Server, type Socket } from "node:net";
 import { chmodSync, rmSync } from "node:fs";
 import { RateLimitError } from "../engine/index.js";
 import type { ServerBusyError } from "./errors.js";
+import { TurnBatchedSink } from "./frames.js";
 import { TOO_MANY_FROM_ADDRESS, TOO_MANY_IN_ALL, type OpenRequests } from "./load-limits.js";
 import type { RateDecision, RateLimiter } from "./rate-limit.js";
 
@@ -125,6 +126,8 @@ const UNCOUNTED: SharedAdmission = { refusal: null, rate: null, release: NOTHING
 export class RemoteLimits implements SharedLimits {
   readonly #socketPath: string;
   #socket: Socket | null = null;
+  /** The socket's writes, one system call per turn (polls answered together free their slots together). */
+  #out: TurnBatchedSink | null = null;
   #nextId = 1;
   readonly #waiting = new Map<number, { address: string; socket: Socket; resolve: (a: SharedAdmission) => void }>();
   #pending = "";
@@ -135,10 +138,11 @@ export class RemoteLimits implements SharedLimits {
 
   admit(address: string, user: number | null): Promise<SharedAdmission> {
     const socket = this.#connected();
+    const out = this.#out!;
     const id = this.#nextId++;
     return new Promise((resolve) => {
       this.#waiting.set(id, { address, socket, resolve });
-      socket.write(`${id} ${address} ${user ?? "-"}\n`);
+      out.write(`${id} ${address} ${user ?? "-"}\n`);
     });
   }
 
@@ -154,13 +158,17 @@ export class RemoteLimits implements SharedLimits {
     socket.on("data", (text: string) => this.#read(text));
     // The writer is gone (restarting): what waits goes through; the next admit reconnects.
     const lost = (): void => {
-      if (this.#socket === socket) this.#socket = null;
+      if (this.#socket === socket) {
+        this.#socket = null;
+        this.#out = null;
+      }
       this.#pending = "";
       this.#failAll();
     };
     socket.on("error", lost);
     socket.on("close", lost);
     this.#socket = socket;
+    this.#out = new TurnBatchedSink(socket);
     return socket;
   }
 
@@ -191,7 +199,7 @@ export class RemoteLimits implements SharedLimits {
       // A slot counted by a writer that has since gone is not the new writer's to free.
       if (freed || this.#socket !== socket) return;
       freed = true;
-      socket.write(`- ${address}\n`);
+      this.#out?.write(`- ${address}\n`);
     };
     if (outcome === "blocked") return { refusal: new RateLimitError(retryAfter), rate: null, release };
     const decision: RateDecision | null =
