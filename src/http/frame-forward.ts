@@ -157,6 +157,8 @@ class Exchange {
   #retried = false;
   #aborted = false;
   #done = false;
+  /** Counted out of the forwarder's requests in flight (once). */
+  #settled = false;
   #answer: Answer | null = null;
   /** Body bytes sent and not yet credited by the other side. */
   #unacked = 0;
@@ -289,7 +291,6 @@ class Exchange {
     this.#settle();
   }
 
-  #settled = false;
   #settle(): void {
     if (this.#settled) return;
     this.#settled = true;
