@@ -377,7 +377,17 @@ function storeContentEdit(
   return { message: stored, detached: uploads.detached, mentionsAfter: mentions.after };
 }
 
-const USER_FLAG_KEY = /^u:(\d+):(\w+)$/;
+/**
+ * The user and flag of a per-user flag key (`u:<userId>:<flag>`, key.userFlag), or null.
+ * Read without a regular expression: one used only by edits ran cold in each of them, ~15 µs
+ * of a PATCH in a profile of bench:peer's edits (its few keys parse in well under 1 µs).
+ */
+function userFlagOfKey(k: string): { readonly userId: number; readonly flag: string } | null {
+  if (!k.startsWith("u:")) return null;
+  const colon = k.indexOf(":", 2);
+  const userId = colon > 2 ? Number(k.slice(2, colon)) : NaN;
+  return Number.isSafeInteger(userId) && userId >= 0 ? { userId, flag: k.slice(colon + 1) } : null;
+}
 
 /**
  * Zulip's update_user_message_flags for has_alert_word: after a content edit the flag
@@ -478,7 +488,7 @@ function rewriteMentionBits(
   for (const k of storedHistoricalMentionKeys(state, before, historical)) old.add(k);
   const next = derivedMentionKeys(state, after, true, historical);
   const changedUsers = new Set<number>();
-  const userOf = (k: string) => Number(USER_FLAG_KEY.exec(k)?.[1]);
+  const userOf = (k: string) => userFlagOfKey(k)?.userId ?? NaN;
   for (const k of old)
     if (!next.has(k)) {
       state.bitmaps.removeMany(k, [before.id]);
@@ -509,10 +519,10 @@ const NO_MENTIONS: readonly MentionFlag[] = Object.freeze([]);
 function mentionFlagsByUser(keys: ReadonlySet<string>): Map<number, MentionFlag[]> {
   const out = new Map<number, MentionFlag[]>();
   for (const k of keys) {
-    const match = USER_FLAG_KEY.exec(k);
-    const flag = MENTION_FLAGS.find((f) => f === match?.[2]);
-    if (!match || flag === undefined) continue;
-    const userId = Number(match[1]);
+    const parsed = userFlagOfKey(k);
+    const flag = MENTION_FLAGS.find((f) => f === parsed?.flag);
+    if (!parsed || flag === undefined) continue;
+    const { userId } = parsed;
     const flags = out.get(userId) ?? [];
     flags.push(flag);
     out.set(userId, flags);
