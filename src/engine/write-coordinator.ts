@@ -165,7 +165,6 @@ export class WriteCoordinator {
   #grouped: GroupedWrite[] = [];
   #groupScheduled = false;
   #settleScheduled = false;
-  #renewScheduled = false;
   readonly #follower: boolean;
   /** Keys of in-memory (entity) tables the running write unit put or removed, by table: its follower notes. */
   readonly #rowsWritten = new Map<TableName, unknown[]>();
@@ -320,26 +319,6 @@ export class WriteCoordinator {
     });
   }
 
-  /**
-   * A commit ends lmdb-js's read snapshot, and the next read outside a write renews it
-   * (~20-40 µs of a PATCH's first read, the message record, when it follows a send).
-   * Renewed at the next turn instead: a request after a quiet moment finds it ready. If a
-   * read came first, it renewed already and this does nothing.
-   */
-  #scheduleReadRenew(): void {
-    if (this.#renewScheduled) return;
-    this.#renewScheduled = true;
-    setImmediate(() => {
-      this.#renewScheduled = false;
-      if (this.#host.closed || this.#inWrite) return;
-      try {
-        (this.#host.tables.meta as unknown as { ensureReadTxn(): void }).ensureReadTxn();
-      } catch {
-        // Closed under it, or no reader slot: the next read renews (and reports) as before.
-      }
-    });
-  }
-
   /** Writes every key addDeferred left, now (at open and close). */
   settleAll(): void {
     while (this.#host.bitmaps.hasDeferred) this.write(() => this.#host.bitmaps.settleDeferred(SETTLE_KEYS_PER_WRITE));
@@ -407,7 +386,6 @@ export class WriteCoordinator {
       this.#replication?.committed();
       this.#host.bitmaps.committed();
       if (this.#host.bitmaps.hasDeferred) this.#scheduleSettle();
-      this.#scheduleReadRenew();
       return value;
     } catch (error) {
       this.#replication?.aborted();
