@@ -34,7 +34,7 @@ const ANSWER_DROPPED = new Set([
   WORKER_HEADER.toLowerCase(),
 ]);
 
-/** Below the internal listener's keep-alive timeout (10 min); also what Node's agent applies to no request. */
+/** How long a kept-alive connection stays unused before it is closed here; Node's agent applies it to no request. */
 const IDLE_CONNECTION_MS = 60 * 1000;
 
 const API_PREFIX = "/api/v1";
@@ -157,9 +157,8 @@ export class Forwarder {
     this.#upstream = options.upstream ?? "writer";
     this.#beforeAnswer = options.beforeAnswer ?? null;
     // Keep-alive: a forwarded request costs no connect; long-polls each hold one connection (no cap, so polls held
-    // for minutes never queue other requests). An idle connection is closed here well before the internal listener
-    // would close it (http/compat-listener's INTERNAL_KEEP_ALIVE_MS), so that a request is not sent on a connection
-    // the other side is closing at that moment.
+    // for minutes never queue other requests). An idle connection is closed here after IDLE_CONNECTION_MS; one the
+    // other side closed as a request went out is retried for a GET (below).
     this.#agent = new Agent({
       keepAlive: true,
       maxSockets: Number.POSITIVE_INFINITY,
