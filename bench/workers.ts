@@ -57,6 +57,8 @@ const child = spawn(
   [CLI, "serve", "--data", dir, "--port", "0", "--json", "--no-rate-limit", "--no-sync", "--workers", "2"],
   { stdio: ["ignore", "pipe", "inherit"] },
 );
+// A failed case (a throw) must not leave the server running.
+process.once("exit", () => child.kill("SIGTERM"));
 const url = await new Promise<string>((ok) =>
   createInterface({ input: child.stdout! }).once("line", (line) => ok((JSON.parse(line) as { url: string }).url)),
 );
