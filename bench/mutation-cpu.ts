@@ -1,7 +1,7 @@
 /**
  * @module bench/mutation-cpu
  * `npm run build && node dist/bench/mutation-cpu.js [--data bench/tmp/100k] [--only edit|resolve|move] [--runs 8]`
- * `[--stage-from N]`
+ * `[--stage-from N] [--profile DIR]`
  *
  * CPU time of issue #28's engine calls on a bench:peer dataset, without PostgreSQL: the
  * edit, resolve and move rows of bench/workloads/mutations.ts, each set up untimed, then
@@ -14,6 +14,8 @@
  * the store (same disk). BENCH_EACH=1 prints each
  * iteration (the first few are slower: V8 and the caches warm up); --trace-puts lists
  * the last run's puts and removes by table and key; --no-sync opens the store without fsync.
+ * "longest write cpu" is the CPU time of the operation's longest write (a staged move's
+ * one write, the longest the loop is held); --profile DIR writes a CPU profile of each write there.
  *
  * Bytes written are the bytes the process passed to write calls (/proc/self/io wchar):
  * LMDB writes each dirty page of a commit with its own pwrite, so this is 4 KiB a page
@@ -26,7 +28,8 @@
 import { parseArgs } from "node:util";
 import { loadavg } from "node:os";
 import { join } from "node:path";
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { Session } from "node:inspector";
 import { open } from "lmdb";
 import { openStore } from "../src/index.js";
 import { internals } from "../src/engine/internal.js";
@@ -46,6 +49,8 @@ const { values } = parseArgs({
     "no-sync": { type: "boolean", default: false },
     "trace-puts": { type: "boolean", default: false },
     "stage-from": { type: "string" },
+    /** Writes a CPU profile of each run's writes there (node:inspector): what the loop's longest hold spends. */
+    profile: { type: "string" },
   },
 });
 const RUNS = Number(values.runs);
@@ -154,12 +159,41 @@ async function main(): Promise<void> {
     const dirtied: number[] = [];
     const wall: number[] = [];
     const held: number[] = [];
+    const writeCpu: number[] = [];
+    let profiled = 0;
+    const state = internals(store);
+    const write = state.write.bind(state);
     for (let i = 0; i <= RUNS; i++) {
       await ours.setup(kind, i);
       const s0 = process.cpuUsage().system;
       const io0 = ioCounters();
       const c0 = cpuMs();
       tracing = i === RUNS;
+      // The CPU time of the operation's longest write (a staged move's one write holds the loop longest).
+      let longestWrite = 0;
+      const profiler = values.profile === undefined ? null : new Session();
+      state.write = (fn) => {
+        profiler?.post("Profiler.start");
+        const before = cpuMs();
+        try {
+          return write(fn);
+        } finally {
+          longestWrite = Math.max(longestWrite, cpuMs() - before);
+          profiler?.post("Profiler.stop", (error, result) => {
+            if (error) return;
+            mkdirSync(values.profile!, { recursive: true });
+            writeFileSync(
+              join(values.profile!, `${kind}-${i}-${++profiled}.cpuprofile`),
+              JSON.stringify(result.profile),
+            );
+          });
+        }
+      };
+      if (profiler) {
+        profiler.connect();
+        profiler.post("Profiler.enable");
+        profiler.post("Profiler.setSamplingInterval", { interval: 250 });
+      }
       const probe = probeLoop();
       const t0 = performance.now();
       await ours.run(kind, i);
@@ -167,6 +201,8 @@ async function main(): Promise<void> {
       const t1 = performance.now();
       const c1 = cpuMs();
       const loop = probe.stop();
+      state.write = write;
+      profiler?.disconnect();
       const io1 = ioCounters();
       if (process.env["BENCH_EACH"]) log(`  #${i}: cpu ${(c1 - c0).toFixed(1)} ms, wall ${(t1 - t0).toFixed(1)} ms`);
       if (i > 0) {
@@ -176,6 +212,7 @@ async function main(): Promise<void> {
         dirtied.push((io1.dirtied - io0.dirtied) / 1024);
         wall.push(t1 - t0);
         held.push(Math.max(loop.longestBlockMs, loop.loopDelayMaxMs));
+        writeCpu.push(longestWrite);
       }
     }
     for (const [name, t] of puts) {
@@ -185,6 +222,7 @@ async function main(): Promise<void> {
     puts.clear();
     log(
       `${kind}: cpu ms ${stats(cpu)} (system ${stats(sys)}); wall ms ${stats(wall)}; loop held ms ${stats(held)}; ` +
+        `longest write cpu ms ${stats(writeCpu)}; ` +
         `KiB written ${stats(bytes)}` +
         ` (page cache KiB dirtied ${stats(dirtied)}) (${RUNS} runs after a warm-up)`,
     );

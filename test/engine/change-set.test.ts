@@ -6,7 +6,8 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { CHANGE_KINDS, type ChangeSet } from "../../src/engine/index.js";
-import { changeSetsSince, changesSince, decodeChangeSet } from "../../src/engine/events/change-log.js";
+import { changeSetsSince, changesSince, decodeChangeSet, encodeChangeSet } from "../../src/engine/events/change-log.js";
+import { ChangeSetBuilder } from "../../src/engine/events/change-set.js";
 import { internals } from "../../src/engine/internal.js";
 import { seedRealm, tempStore, type TempStore } from "../support/temp-store.js";
 
@@ -181,6 +182,28 @@ describe("change sets", () => {
     expect(entries[0]!.entry.set!.some((item) => item.at(-1) instanceof Uint8Array)).toBe(true);
     // A flag change's IDs are written once: the set refers to its event's item.
     expect(entries[1]!.entry.set).toEqual([["flags", w.alice.id, "=", 0]]);
+  });
+
+  it("messages named with the same fields share nothing a later field changes; the log groups and reads them back", () => {
+    const builder = new ChangeSetBuilder();
+    const moved = Array.from({ length: 100 }, (_, i) => 1000 + i);
+    for (const id of moved) builder.add({ kind: "message", id, realmId: 1, fields: ["channel", "history"] });
+    builder.messages(moved.slice(0, 10), 1, ["deleted"]);
+    builder.message(1050, 1, "content");
+    builder.message(1050, 2, "topic"); // the first realm named stays
+    builder.message(7, 2, "added");
+    const set = builder.build(5);
+    const fieldsOf = (id: number) => [...set.message.get(id)!.fields].sort();
+    expect(fieldsOf(1000)).toEqual(["channel", "deleted", "history"]);
+    expect(fieldsOf(1010)).toEqual(["channel", "history"]);
+    expect(fieldsOf(1050)).toEqual(["channel", "content", "history", "topic"]);
+    expect(set.message.get(1050)!.realmId).toBe(1);
+    expect(fieldsOf(1099)).toEqual(["channel", "history"]);
+    expect(plainValue(set.message.get(7))).toEqual({ realmId: 2, fields: ["added"] });
+    const encoded = encodeChangeSet(set);
+    // One item per realm and fields: the 89 untouched moves together, packed.
+    expect(encoded).toHaveLength(4);
+    expect(plain(decodeChangeSet(5, { at: 1, changes: [], set: encoded }))).toEqual(plain(set));
   });
 
   it("an entry older than change sets reads as `everything`", () => {

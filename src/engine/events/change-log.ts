@@ -23,6 +23,7 @@ import {
   type ChangeSet,
   type EntityKind,
   type EntityOp,
+  type MessageChange,
   type MessageField,
   type PairKind,
 } from "./change-set.js";
@@ -182,17 +183,22 @@ export function encodeChangeSet(set: ChangeSet, events: readonly EngineEvent[] =
   for (const kind of PAIR_KINDS) {
     for (const [userId, channels] of set[kind]) out.push([kind, userId, ...(channels ?? [])]);
   }
-  const messageGroups = new Map<string, number[]>();
+  // By change first: the builder shares one per realm and fields (no key string per message).
+  const byChange = new Map<MessageChange, number[]>();
   for (const [id, change] of set.message) {
-    const key = `${change.realmId}\u0000${[...change.fields].join(",")}`;
-    const ids = messageGroups.get(key);
+    const ids = byChange.get(change);
     if (ids) ids.push(id);
-    else messageGroups.set(key, [id]);
+    else byChange.set(change, [id]);
   }
-  for (const [key, ids] of messageGroups) {
-    const [realmId, fields] = key.split("\u0000") as [string, string];
-    out.push(withIds(["message", Number(realmId), fields], ids));
+  const messageGroups = new Map<string, { realmId: number; fields: string; ids: number[] }>();
+  for (const [change, ids] of byChange) {
+    const fields = [...change.fields].join(",");
+    const key = `${change.realmId}\u0000${fields}`;
+    const group = messageGroups.get(key);
+    if (group) for (const id of ids) group.ids.push(id);
+    else messageGroups.set(key, { realmId: change.realmId, fields, ids });
   }
+  for (const { realmId, fields, ids } of messageGroups.values()) out.push(withIds(["message", realmId, fields], ids));
   // The builder keeps an event's own list when it is a user's only one: refer to it.
   const eventLists = new Map<readonly number[], number>();
   events.forEach((event, i) => {
