@@ -34,7 +34,7 @@ import { enqueueServiceBotCallsInTxn } from "../outgoing-webhooks/triggers.js";
 import { enqueueMissedEmails } from "./missed-message-emails.js";
 import { getMessageRecord, putMessageRecord } from "../storage/message-records.js";
 import { storedMetaOf } from "../storage/topic-rows.js";
-import { TopicPlacer } from "./topic-registry.js";
+import { placeSent } from "./topic-registry.js";
 import { widgetContentFor } from "../widgets.js";
 
 export const MAX_MESSAGE_LENGTH = 10000;
@@ -409,7 +409,7 @@ export function storeMessage(
     // Zulip's has_attachment: the message claimed at least one upload (a link to a missing or foreign file does not
     // count).
     const claimed = claimableAttachments(state, sender, rendered.uploadPathIds);
-    const unplaced: Message = {
+    const message: Message = {
       id,
       realmId: sender.realmId,
       senderId: sender.id,
@@ -435,9 +435,7 @@ export function storeMessage(
       lastMovedTimestamp: null,
     };
     // A channel message names its topic's registry row (actions/topic-registry).
-    const placer = new TopicPlacer(state);
-    const message = placer.place(ctx, null, unplaced)!;
-    placer.applyBits();
+    placeSent(state, ctx, message);
     putMessageRecord(state.tables, message);
     state.tables.messageMeta.putSync(id, storedMetaOf(message));
     state.tables.dateMessage.putSync([message.dateSent, id], null);

@@ -22,7 +22,7 @@
 import { key, foldTopic } from "../index/keys.js";
 import { RoaringBitmap32, type ReadonlyBitmap } from "../index/bitmap-store.js";
 import type { StoreState } from "../state.js";
-import { getTopicRow } from "../storage/topic-rows.js";
+import { getTopicRow, markPlaced } from "../storage/topic-rows.js";
 import type { Tables } from "../storage/tables.js";
 import type { Message, TopicRename, TopicRow } from "../types.js";
 import type { WriteContext } from "../write-coordinator.js";
@@ -42,9 +42,42 @@ export function rowsOfTopic(tables: Tables, channelId: number, topic: string): {
   return rows;
 }
 
-/** The row a message sent to the place joins: the lowest with exactly that name. */
+/**
+ * The writer's places already looked up, "channelId:name" -> row ID, per store: a range
+ * read of topic_names costs ~20 µs, a send's lookup of a known place one row read. An
+ * entry is a hint, checked against the row (which a rename, or a failed write that
+ * created it, may have changed): never wrong, at worst read again.
+ */
+const KNOWN_PLACES = new WeakMap<Tables, Map<string, number>>();
+const MAX_KNOWN_PLACES = 100_000;
+
+/**
+ * The row a message sent to the place joins: the lowest with exactly that name when
+ * first looked up (after topics merged, several rows may have it; any of them is right).
+ */
 export function rowOfPlace(tables: Tables, channelId: number, topic: string): number | undefined {
-  return rowsOfTopic(tables, channelId, topic).find((row) => row.name === topic)?.id;
+  return placeRow(tables, channelId, topic)?.id;
+}
+
+/** rowOfPlace, with the row. */
+function placeRow(tables: Tables, channelId: number, topic: string): { id: number; row: TopicRow } | undefined {
+  let known = KNOWN_PLACES.get(tables);
+  if (known === undefined) KNOWN_PLACES.set(tables, (known = new Map()));
+  const place = `${channelId}:${topic}`;
+  const hint = known.get(place);
+  if (hint !== undefined) {
+    const row = getTopicRow(tables, hint);
+    if (row !== undefined && row.channelId === channelId && row.name === topic) return { id: hint, row };
+  }
+  const id = rowsOfTopic(tables, channelId, topic).find((row) => row.name === topic)?.id;
+  if (known.size >= MAX_KNOWN_PLACES) known.clear();
+  if (id === undefined) {
+    known.delete(place);
+    return undefined;
+  }
+  known.set(place, id);
+  const row = getTopicRow(tables, id);
+  return row === undefined ? undefined : { id, row };
 }
 
 function putRow(state: StoreState, id: number, row: TopicRow, previousName: string | null): void {
@@ -95,6 +128,21 @@ export function renameTopicRows(
 }
 
 /**
+ * A new channel message (send-message) joins the row of its place, created if none:
+ * TopicPlacer.place for one message, without its maps and copy (a send's few microseconds).
+ */
+export function placeSent(state: StoreState, ctx: WriteContext, message: Message): void {
+  if (message.recipient.type !== "channel") return;
+  const { channelId } = message.recipient;
+  const found = placeRow(state.tables, channelId, message.topic);
+  const id = found?.id ?? createTopicRow(state, ctx, channelId, message.topic);
+  message.topicRef = id;
+  message.topicFrom = found?.row.renames.length ?? 0;
+  markPlaced(message);
+  state.bitmaps.add(key.topicRow(id), message.id);
+}
+
+/**
  * Places the records a write stores: which row each names, and the `tr:` bits that
  * follow. Rows read are remembered for the placer's life (one write, or one staging
  * whose write is spoiled by any change of a row: actions/move-staging).
@@ -117,7 +165,11 @@ export class TopicPlacer {
 
   #rowOfPlace(channelId: number, name: string): number | undefined {
     const k = `${channelId}:${name}`;
-    if (!this.#places.has(k)) this.#places.set(k, rowOfPlace(this.state.tables, channelId, name));
+    if (!this.#places.has(k)) {
+      const found = placeRow(this.state.tables, channelId, name);
+      if (found !== undefined) this.#rows.set(found.id, found.row);
+      this.#places.set(k, found?.id);
+    }
     return this.#places.get(k);
   }
 
@@ -136,17 +188,23 @@ export class TopicPlacer {
    */
   placeAhead(after: Message, predict = false): Message | undefined {
     if (after.recipient.type !== "channel") return withoutRow(after);
-    if (this.#inItsRow(after)) return after;
+    if (this.#inItsRow(after)) {
+      // Where its row is: it starts after the row's renames (its history, read in this write, holds them).
+      const from = this.#row(after.topicRef!)!.renames.length;
+      return markPlaced(after.topicFrom === from ? after : { ...after, topicFrom: from });
+    }
     const { channelId } = after.recipient;
     let id = this.#rowOfPlace(channelId, after.topic);
     if (id === undefined && predict) {
       const k = `${channelId}:${after.topic}`;
       id = this.#predicted.get(k);
       if (id === undefined) this.#predicted.set(k, (id = this.state.counters.nextTopicRowId + this.#predicted.size));
-      return after.topicRef === id ? after : { ...after, topicRef: id, topicFrom: 0 };
+      return markPlaced(
+        after.topicRef === id && after.topicFrom === 0 ? after : { ...after, topicRef: id, topicFrom: 0 },
+      );
     }
     if (id === undefined) return undefined;
-    return { ...after, topicRef: id, topicFrom: this.#row(id)?.renames.length ?? 0 };
+    return markPlaced({ ...after, topicRef: id, topicFrom: this.#row(id)?.renames.length ?? 0 });
   }
 
   /** Forgets the rows and places read (a plan staged before its write reads them again in it). */
@@ -171,7 +229,9 @@ export class TopicPlacer {
         this.#rows.set(id, { channelId, name: after.topic, renames: [] });
         this.#places.set(`${channelId}:${after.topic}`, id);
         // As predicted when staged: `after` itself (its bytes encoded ahead stay right).
-        placed = after.topicRef === id && after.topicFrom === 0 ? after : { ...after, topicRef: id, topicFrom: 0 };
+        placed = markPlaced(
+          after.topicRef === id && after.topicFrom === 0 ? after : { ...after, topicRef: id, topicFrom: 0 },
+        );
       }
     }
     const from = before?.topicRef;
