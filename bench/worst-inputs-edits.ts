@@ -2,7 +2,8 @@
  * @module bench/worst-inputs-edits
  * The worst inputs of issue #28's routes: PATCH /messages/{id} (a 10,000-character
  * Markdown edit and a wildcard mention added in the 10,000-subscriber channel, the
- * channel's biggest topic moved to a private channel with change_all, and resolved),
+ * channel's biggest topic moved to a private channel with change_all, and resolved, and a
+ * 5,000-message topic moved there, bench:peer's move row),
  * DELETE /messages/{id} (a message of that channel), GET /users/me/{id}/topics (its
  * first listing, once) and POST /streams/{id}/delete_topic (its biggest topic, once:
  * each request deletes what it can and the later runs finish the rest), plus the
@@ -21,6 +22,8 @@ const form = (params: Record<string, unknown>) => {
 };
 const none = Buffer.alloc(0);
 const PRIVATE_TARGET = "bench private move target";
+const BIG_MOVE_TOPIC = "bench 5000 to move";
+const BIG_MOVE_MESSAGES = 5000;
 
 function id(ctx: Captured, key: string): number {
   const value = ctx[key];
@@ -119,6 +122,31 @@ export function editCases(add: AddCase, m: Manifest, auth: { main: string; owner
         ...owner,
         prepare: [bigTopicMessage, ...privateTarget],
         undo: { method: "PATCH", path: big, body: form({ stream_id: general, propagate_mode: "change_all" }) },
+      },
+    );
+    // bench:peer's move row: 5,000 messages (more than the channel's biggest topic at 100k), staged over several turns
+    // before the one write that holds the loop longest (actions/move-staging).
+    const fresh = Array.from({ length: BIG_MOVE_MESSAGES }, (_, i): Step => ({
+      method: "POST",
+      path: "/messages",
+      auth: auth.main,
+      body: form({ type: "stream", to: general, topic: BIG_MOVE_TOPIC, content: `message ${i} of the topic to move` }),
+      // Sent once: every step is skipped once the last one captured its message.
+      unless: "bigMoveMessage",
+      ...(i === BIG_MOVE_MESSAGES - 1
+        ? { capture: (reply: Record<string, unknown>, ctx: Captured) => (ctx["bigMoveMessage"] = reply["id"]) }
+        : {}),
+    }));
+    const bigMove = path("bigMoveMessage");
+    add(
+      patch,
+      "a 5,000-message topic of the 10,000-subscriber channel to a private channel, change_all (accepted)",
+      bigMove,
+      (ctx) => form({ stream_id: id(ctx, "privateTarget"), propagate_mode: "change_all" }),
+      {
+        ...owner,
+        prepare: [...fresh, ...privateTarget],
+        undo: { method: "PATCH", path: bigMove, body: form({ stream_id: general, propagate_mode: "change_all" }) },
       },
     );
     add(
