@@ -153,16 +153,20 @@ interface InternedMessageChange extends MessageChange {
  */
 const internedMessageChanges = new Map<number, InternedMessageChange>();
 
+/** The last one asked for: a move's thousands ask for the same one in a row. */
+let lastInterned: InternedMessageChange | null = null;
+
 function messageChangeOf(realmId: number, mask: number): InternedMessageChange {
+  if (lastInterned !== null && lastInterned.mask === mask && lastInterned.realmId === realmId) return lastInterned;
   const slot = realmId * 2 ** MESSAGE_FIELDS.length + mask;
   const known = internedMessageChanges.get(slot);
-  if (known !== undefined) return known;
+  if (known !== undefined) return (lastInterned = known);
   const fields = new Set(MESSAGE_FIELDS.filter((_, i) => (mask & (1 << i)) !== 0));
   // The mask is the builder's: readers comparing changes see a realm and fields, as before.
   const change = { realmId, fields } as MessageChange as InternedMessageChange;
   Object.freeze(Object.defineProperty(change, "mask", { value: mask, enumerable: false }));
   internedMessageChanges.set(slot, change);
-  return change;
+  return (lastInterned = change);
 }
 
 function maskOf(fields: readonly MessageField[]): number {
