@@ -174,7 +174,7 @@ export class RewritePlan {
       }
       // Staged (encoded ahead): the record names the row of its place now, when there is one.
       const ahead = encode && after !== null ? (this.#placerOf(state).placeAhead(after, true) ?? null) : null;
-      const encoded = ahead !== null ? encodeMessageRecord(state.tables, ahead, before) : null;
+      const encoded = ahead !== null ? encodeMessageRecord(state.tables, ahead, before, true) : null;
       let place: StoredMessageMeta | EncodedValue | null = null;
       if (ahead !== null) {
         // A content edit leaves the place as it was: no write of message_meta, one table fewer in its commit.
@@ -244,7 +244,7 @@ export class RewritePlan {
         places.push(place);
       } else {
         // Not encoded ahead, or its place got a row only now: stored (and its place worked out) here.
-        putMessageRecord(state.tables, placed, before);
+        putMessageRecord(state.tables, placed, before, undefined, true);
         const next = storedMetaOf(placed);
         places.push(samePlace(next, storedMetaOf(before)) ? null : next);
       }

@@ -37,7 +37,7 @@ import { key } from "../index/keys.js";
 import { codePointPrefix, exceedsCodePoints } from "../limits.js";
 import { pastLimit } from "../settings/message-policy.js";
 import type { StoreState } from "../state.js";
-import { getMessageRecord, getStoredMessageRecord } from "../storage/message-records.js";
+import { getMessageRecord, getMessageRecords, getStoredMessageRecord } from "../storage/message-records.js";
 import {
   ROLE,
   type Channel,
@@ -436,12 +436,9 @@ export function writeMove(
   // Not read: a rename by reference needs only their IDs (their senders are asked of the bitmaps).
   else if (byReference !== null) records = [];
   else {
-    const read: Message[] = [];
-    for (const id of move.messageIds) {
-      const record = id === edited.id ? edited : getMessageRecord(state.tables, id);
-      if (record) read.push(record);
-    }
-    records = read;
+    const read = getMessageRecords(state.tables, move.messageIds);
+    // The target as the orchestrator changed it (its content edit, in this write).
+    records = read.map((record) => (record.id === edited.id ? edited : record));
   }
   const moved =
     staged?.moved ?? RoaringBitmap32.from(byReference !== null ? move.messageIds : records.map((m) => m.id));

@@ -30,7 +30,7 @@
 import type { ChangeSet } from "../events/change-set.js";
 import { RoaringBitmap32 } from "../index/bitmap-store.js";
 import type { StoreState } from "../state.js";
-import { getMessageRecord } from "../storage/message-records.js";
+import { getMessageRecords } from "../storage/message-records.js";
 import type { EditHistoryEntry, Message } from "../types.js";
 import { RewritePlan } from "./message-rewrite.js";
 import {
@@ -99,12 +99,8 @@ export async function stageMove(
     for (let start = 0; start < move.messageIds.length && !spoiled; start += chunk) {
       await pause();
       if (spoiled) break;
-      const part: Message[] = [];
-      for (const id of move.messageIds.slice(start, start + chunk)) {
-        const record = getMessageRecord(state.tables, id);
-        if (record) part.push(record);
-        if (record?.topicRef !== undefined) rows.add(record.topicRef);
-      }
+      const part = getMessageRecords(state.tables, move.messageIds.slice(start, start + chunk));
+      for (const record of part) if (record.topicRef !== undefined) rows.add(record.topicRef);
       records.push(...part);
       plan.add(state, moveRewrites(move, part, move.messageId, historyEntry, timestamp), true);
     }

@@ -436,7 +436,7 @@ export function storeMessage(
     };
     // A channel message names its topic's registry row (actions/topic-registry).
     placeSent(state, ctx, message);
-    putMessageRecord(state.tables, message);
+    putMessageRecord(state.tables, message, undefined, undefined, true);
     state.tables.messageMeta.putSync(id, storedMetaOf(message));
     state.tables.dateMessage.putSync([message.dateSent, id], null);
     claimAttachments(state, ctx, claimed, id);

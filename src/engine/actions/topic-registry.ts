@@ -22,7 +22,7 @@
 import { key, foldTopic } from "../index/keys.js";
 import { RoaringBitmap32, type ReadonlyBitmap } from "../index/bitmap-store.js";
 import type { StoreState } from "../state.js";
-import { getTopicRow, markPlaced } from "../storage/topic-rows.js";
+import { getTopicRow } from "../storage/topic-rows.js";
 import type { Tables } from "../storage/tables.js";
 import type { Message, TopicRename, TopicRow } from "../types.js";
 import type { WriteContext } from "../write-coordinator.js";
@@ -138,7 +138,6 @@ export function placeSent(state: StoreState, ctx: WriteContext, message: Message
   const id = found?.id ?? createTopicRow(state, ctx, channelId, message.topic);
   message.topicRef = id;
   message.topicFrom = found?.row.renames.length ?? 0;
-  markPlaced(message);
   state.bitmaps.add(key.topicRow(id), message.id);
 }
 
@@ -191,7 +190,7 @@ export class TopicPlacer {
     if (this.#inItsRow(after)) {
       // Where its row is: it starts after the row's renames (its history, read in this write, holds them).
       const from = this.#row(after.topicRef!)!.renames.length;
-      return markPlaced(after.topicFrom === from ? after : { ...after, topicFrom: from });
+      return after.topicFrom === from ? after : { ...after, topicFrom: from };
     }
     const { channelId } = after.recipient;
     let id = this.#rowOfPlace(channelId, after.topic);
@@ -199,12 +198,10 @@ export class TopicPlacer {
       const k = `${channelId}:${after.topic}`;
       id = this.#predicted.get(k);
       if (id === undefined) this.#predicted.set(k, (id = this.state.counters.nextTopicRowId + this.#predicted.size));
-      return markPlaced(
-        after.topicRef === id && after.topicFrom === 0 ? after : { ...after, topicRef: id, topicFrom: 0 },
-      );
+      return after.topicRef === id && after.topicFrom === 0 ? after : { ...after, topicRef: id, topicFrom: 0 };
     }
     if (id === undefined) return undefined;
-    return markPlaced({ ...after, topicRef: id, topicFrom: this.#row(id)?.renames.length ?? 0 });
+    return { ...after, topicRef: id, topicFrom: this.#row(id)?.renames.length ?? 0 };
   }
 
   /** Forgets the rows and places read (a plan staged before its write reads them again in it). */
@@ -229,9 +226,7 @@ export class TopicPlacer {
         this.#rows.set(id, { channelId, name: after.topic, renames: [] });
         this.#places.set(`${channelId}:${after.topic}`, id);
         // As predicted when staged: `after` itself (its bytes encoded ahead stay right).
-        placed = markPlaced(
-          after.topicRef === id && after.topicFrom === 0 ? after : { ...after, topicRef: id, topicFrom: 0 },
-        );
+        placed = after.topicRef === id && after.topicFrom === 0 ? after : { ...after, topicRef: id, topicFrom: 0 };
       }
     }
     const from = before?.topicRef;

@@ -87,21 +87,23 @@ function surelySmall(message: Message): boolean {
  * the version being replaced when the caller has it, spares the probe for its parts when
  * it was surely stored inline (a topic move rewrites thousands of such records).
  * `encoded`, its bytes from encodeMessageRecord: the write then only copies them.
+ * `placed`: its topicRef and topicFrom were just set from its row in this write
+ * (actions/topic-registry), so the row is not read again to set them.
  */
 export function putMessageRecord(
   tables: Tables,
   message: Message,
   previous?: Message,
   encoded?: EncodedMessageRecord,
+  placed = false,
 ): void {
-  if (encoded === undefined) message = storedForm(tables, message);
-  else {
+  if (encoded !== undefined) {
     if (encoded.message !== message) throw new Error(`putMessageRecord: message ${message.id} was encoded otherwise`);
     for (let i = 0; i < encoded.previousParts; i++) tables.messageParts.removeSync([message.id, i]);
     tables.messages.putSync(message.id, encodedValue(encoded.bytes));
     return;
   }
-  writeRecord(tables, message, previous);
+  writeRecord(tables, placed ? message : storedForm(tables, message), previous);
 }
 
 function writeRecord(tables: Tables, message: Message, previous: Message | undefined): void {
@@ -128,14 +130,19 @@ export interface EncodedMessageRecord {
 }
 
 /**
- * Encodes a record ahead of the write that stores it, exactly as the write would
+ * Encodes a record ahead of the write that stores it (`placed` as putMessageRecord's), exactly as the write would
  * (storage/encoded-ahead). Null for a record surelySmall does not accept (putMessageRecord
  * then decides its layout in the write): an encoded record is always inline, as
  * putMessageRecord and removeMessageRecord assume of such a record.
  */
-export function encodeMessageRecord(tables: Tables, message: Message, previous: Message): EncodedMessageRecord | null {
+export function encodeMessageRecord(
+  tables: Tables,
+  message: Message,
+  previous: Message,
+  placed = false,
+): EncodedMessageRecord | null {
   if (!surelySmall(message)) return null;
-  const bytes = encodeAhead(tables.messages, storedForm(tables, message));
+  const bytes = encodeAhead(tables.messages, placed ? message : storedForm(tables, message));
   if (bytes.length > MAX_INLINE_BYTES) return null;
   return { message, bytes, previousParts: previousPartsOf(tables, message, previous) };
 }
@@ -174,6 +181,26 @@ export function getStoredMessageRecord(tables: Tables, id: number): Message | un
   const value = tables.messages.get(id);
   if (value === undefined) return undefined;
   return isSplitHead(value) ? joinParts(tables, value) : (value as Message);
+}
+
+/**
+ * The messages of `ids` that exist, in that order, resolved as getMessageRecord does; a
+ * topic row is read once for a run of its messages (a move reads thousands of one topic).
+ */
+export function getMessageRecords(tables: Tables, ids: Iterable<number>): Message[] {
+  const out: Message[] = [];
+  let rowId = -1;
+  let row = undefined as ReturnType<typeof getTopicRow>;
+  for (const id of ids) {
+    const stored = getStoredMessageRecord(tables, id);
+    if (stored === undefined) continue;
+    if (stored.topicRef !== undefined && stored.topicRef !== rowId) {
+      rowId = stored.topicRef;
+      row = getTopicRow(tables, rowId);
+    }
+    out.push(stored.topicRef === undefined ? stored : resolveRecord(tables, stored, row));
+  }
+  return out;
 }
 
 /** Every message from `start` in ID order, resolved as getMessageRecord does (verify, tools and tests scan with it). */

@@ -47,22 +47,11 @@ export function resolveRecord(tables: Tables, stored: Message, row?: TopicRow): 
 }
 
 /**
- * Messages whose topicRef and topicFrom were just set from their row, in the write that
- * stores them (actions/topic-registry's placement): storedForm need not read the row again.
- */
-const PLACED = new WeakSet<Message>();
-
-export function markPlaced(message: Message): Message {
-  PLACED.add(message);
-  return message;
-}
-
-/**
  * A record as it is to be stored: one naming a row starts after the row's current renames
  * (the message as given already holds them, read through resolveRecord in this write).
  */
 export function storedForm(tables: Tables, message: Message): Message {
-  if (message.topicRef === undefined || PLACED.has(message)) return message;
+  if (message.topicRef === undefined) return message;
   const row = getTopicRow(tables, message.topicRef);
   const from = row?.renames.length ?? 0;
   const name = row?.name ?? message.topic;
