@@ -565,11 +565,14 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
     if (watch) watchedRegistrations.set(admission, watch);
     if (worker?.limits) {
       // A reader: the writer counts the request for the whole server (per address, blocked addresses, per user).
-      shared = await worker.limits.admit(head.remoteAddress, admission.caller?.user.id ?? null);
+      const decided = worker.limits.admit(head.remoteAddress, admission.caller?.user.id ?? null);
+      shared = decided instanceof Promise ? await decided : decided;
       sharedAdmissions.set(admission, shared);
       if (shared.refusal) return { reply: engineErrorReply(shared.refusal), headers: shared.rate?.headers ?? none };
-      // The round trip crossed turns of the event loop, and lmdb-js renews the read snapshot between turns: catch
-      // up again, or the endpoint would read records newer than the memory it caught up (engine/follower).
+      // A round trip to the writer crossed turns of the event loop, and lmdb-js renews the read snapshot between
+      // turns: catch up again, or the endpoint would read records newer than the memory it caught up
+      // (engine/follower). Also after a lease's admission: requests forwarded here (frame-listener) come this way
+      // without catching up first.
       worker.beforeLocal?.();
     }
     if (watch) {

@@ -10,7 +10,13 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { RateLimiter } from "../../src/http/rate-limit.js";
 import { OpenRequests } from "../../src/http/load-limits.js";
-import { RemoteLimits, serveSharedLimits, type ServerLimits } from "../../src/http/shared-limits.js";
+import {
+  LEASE_MS,
+  RemoteLimits,
+  serveSharedLimits,
+  type SharedAdmission,
+  type ServerLimits,
+} from "../../src/http/shared-limits.js";
 import { sleep } from "../support/serve-process.js";
 
 const dir = mkdtempSync(join(tmpdir(), "parley-limits-"));
@@ -99,6 +105,88 @@ describe("shared limits", () => {
     // Without credentials (a public endpoint) the block does not apply, as on a single server.
     expect((await reader.admit("10.0.0.5", null)).refusal).toBeNull();
     expect((await reader.admit("10.0.0.6", 1)).refusal).toBeNull();
+    reader.close();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it("admits from the slots a reader leased while it has a request in progress, and gives them back", async () => {
+    const socket = join(dir, "slots.sock");
+    const open = new OpenRequests({ perAddress: 100, total: 1000 });
+    const server = await serveSharedLimits(limits({ open, rate: null }), socket);
+    const reader = new RemoteLimits(socket);
+    const first = await reader.admit("10.0.0.20", null);
+    const second = await reader.admit("10.0.0.20", 1);
+    expect(open.open).toBe(2);
+    // The first's slot stays with the reader (the second is in progress): the next request takes it, unasked.
+    first.release();
+    const third = reader.admit("10.0.0.20", 1);
+    expect(third).not.toBeInstanceOf(Promise);
+    expect((third as SharedAdmission).refusal).toBeNull();
+    expect(open.open).toBe(2);
+    // Once none is in progress from the address, its slots go back to the writer.
+    second.release();
+    (third as SharedAdmission).release();
+    await until("the slots given back", () => open.open === 0);
+    reader.close();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it("leases a user's tokens, answering with the bucket's headers, and gives back the unused ones", async () => {
+    const socket = join(dir, "tokens.sock");
+    const rate = new RateLimiter({ requests: 200, windowSeconds: 60 }, () => 0);
+    const server = await serveSharedLimits(limits({ rate }), socket);
+    let now = 1_000_000;
+    const [a, b] = [new RemoteLimits(socket, () => now), new RemoteLimits(socket, () => now)];
+    const remaining = (d: SharedAdmission): string | undefined =>
+      d.rate?.headers.find(([n]) => n === "X-RateLimit-Remaining")?.[1];
+    const first = await a.admit("10.0.0.30", 7);
+    expect(remaining(first)).toBe("199");
+    // The writer took 8 tokens for a: its next 7 requests of user 7 are answered from them, as one server counts
+    // (the second asks for a slot of the address; the others take the slot it leaves, first still in progress).
+    const second = await a.admit("10.0.0.30", 7);
+    second.release();
+    const local = Array.from({ length: 6 }, () => {
+      const d = a.admit("10.0.0.30", 7);
+      if (!(d instanceof Promise)) d.release();
+      return d;
+    });
+    expect(local.some((d) => d instanceof Promise)).toBe(false);
+    expect([second, ...local].map((d) => remaining(d as SharedAdmission))).toEqual([
+      "198",
+      "197",
+      "196",
+      "195",
+      "194",
+      "193",
+      "192",
+    ]);
+    // b's count does not see a's requests since a's lease, only its tokens: 192 left, b takes 8.
+    expect(remaining(await b.admit("10.0.0.30", 7))).toBe("191");
+    // a's lease is used up: it asks (a token for this request, 7 more).
+    expect(remaining(await a.admit("10.0.0.30", 7))).toBe("183");
+    // Past LEASE_MS a's 7 unused tokens go back before it asks again: 176 + 7 in the bucket, then 8 taken.
+    now += LEASE_MS;
+    expect(remaining(await a.admit("10.0.0.30", 7))).toBe("182");
+    first.release();
+    a.close();
+    b.close();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it("asks about a block for failed authentication again LEASE_MS after the last answer", async () => {
+    const socket = join(dir, "recheck.sock");
+    const authFailures = new RateLimiter({ requests: 1, windowSeconds: 60 }, () => 0);
+    const server = await serveSharedLimits(limits({ authFailures, rate: null }), socket);
+    let now = 1_000_000;
+    const reader = new RemoteLimits(socket, () => now);
+    const held = await reader.admit("10.0.0.40", 1);
+    (await reader.admit("10.0.0.40", 1)).release();
+    // The address is blocked at the writer; the reader's lease answered for it a moment ago.
+    authFailures.take("10.0.0.40");
+    expect((reader.admit("10.0.0.40", 1) as SharedAdmission).refusal).toBeNull();
+    now += LEASE_MS;
+    expect((await reader.admit("10.0.0.40", 1)).refusal?.code).toBe("RATE_LIMIT_HIT");
+    held.release();
     reader.close();
     await new Promise((resolve) => server.close(resolve));
   });
