@@ -183,8 +183,8 @@ export interface WorkerHooks {
    */
   readonly divert?: (res: uWS.HttpResponse, req: uWS.HttpRequest, head: RequestHead, unauthorized: boolean) => boolean;
   /**
-   * Runs before a request is answered here, and again after the shared limits' round
-   * trip, right before the endpoint: a reader's store catches up with the writer.
+   * Runs before a request is answered here, and again after the shared limits' admission
+   * (a lease, or a round trip), right before the endpoint: a reader's store catches up with the writer.
    */
   readonly beforeLocal?: () => void;
   /** The per-address, failed-authentication and per-user limits all workers share (http/shared-limits). */
