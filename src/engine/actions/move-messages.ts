@@ -52,7 +52,7 @@ import { channelPermission } from "./channels.js";
 import { relocateTopic, rewriteMessages, type MessageRewrite, type RewritePlan } from "./message-rewrite.js";
 import { renameTopicRows, topicByReference } from "./topic-registry.js";
 import { prerenderMoveNotices, writeMoveNotices, type MoveNotices, type NoticeRenders } from "./move-notices.js";
-import { planChannelMoveRows, rowsAmong, type ChannelMoveRows } from "./move-rows.js";
+import { planChannelMoveRows, planChannelMoveRowsInSteps, rowsAmong, type ChannelMoveRows } from "./move-rows.js";
 import { applyInitiationPolicy, migrateTopicPolicies, topicPolicies } from "./move-topic-policies.js";
 import { realmMessagePolicy, type MessagePolicy } from "./realm-message-policy.js";
 import { MAX_TOPIC_LENGTH, RESOLVED_TOPIC_PREFIX } from "./send-message.js";
@@ -598,8 +598,25 @@ export function planMoveRows(
   targetId: number,
 ): ChannelMoveRows | null {
   if (from.id === to.id) return null;
-  const movedBefore = records.some((m) => m.editHistory?.some((e) => e.prevStream !== undefined) ?? false);
-  return planChannelMoveRows(state, from, to, moved, sentBy(records), targetId, movedBefore);
+  return planChannelMoveRows(state, from, to, moved, sentBy(records), targetId, movedBefore(records));
+}
+
+/** planMoveRows in steps (move-rows' planChannelMoveRowsInSteps), for a staged move's turns. */
+export function* planMoveRowsInSteps(
+  state: StoreState,
+  from: Channel,
+  to: Channel,
+  moved: ReadonlyBitmap,
+  records: readonly Message[],
+  targetId: number,
+): Generator<void, ChannelMoveRows | null, void> {
+  if (from.id === to.id) return null;
+  return yield* planChannelMoveRowsInSteps(state, from, to, moved, sentBy(records), targetId, movedBefore(records));
+}
+
+/** Whether any of the records was moved between channels before (its history names a previous channel). */
+function movedBefore(records: readonly Message[]): boolean {
+  return records.some((m) => m.editHistory?.some((e) => e.prevStream !== undefined) ?? false);
 }
 
 /**

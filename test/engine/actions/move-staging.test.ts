@@ -6,6 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { MOVE_STAGING } from "../../../src/engine/actions/move-staging.js";
+import { MOVE_ROWS_STEP } from "../../../src/engine/actions/move-rows.js";
 import { internals } from "../../../src/engine/internal.js";
 import { openFollower } from "../../../src/index.js";
 import { messageRecords } from "../../../src/engine/storage/message-records.js";
@@ -17,6 +18,7 @@ import { writeAsVersion4 } from "../../support/version-4-records.js";
 import { seedRealm, tempStore, type TempStore } from "../../support/temp-store.js";
 
 const DEFAULTS = { ...MOVE_STAGING };
+const ROWS_STEP_DEFAULTS = { ...MOVE_ROWS_STEP };
 const stores: TempStore[] = [];
 function open(): TempStore {
   const t = tempStore({ now: () => 1_700_000_000 });
@@ -26,6 +28,11 @@ function open(): TempStore {
 beforeEach(() => Object.assign(MOVE_STAGING, { minMessages: 2, chunkMessages: 3, attempts: 3 }));
 afterEach(() => {
   Object.assign(MOVE_STAGING, DEFAULTS);
+  Object.defineProperty(MOVE_ROWS_STEP, "users", {
+    value: ROWS_STEP_DEFAULTS.users,
+    writable: true,
+    configurable: true,
+  });
   for (const t of stores.splice(0)) t.cleanup();
 });
 
@@ -165,6 +172,40 @@ describe("a staged move", () => {
     expect(edits).toBeGreaterThan(2);
     expect(record(store, r.ids[3]!)).toMatchObject({ topic: "busy", content: `edit ${edits}` });
     expect(store.verify().differences).toEqual([]);
+  });
+
+  it("plans the rows of a topic moved before over several turns, planning again after an unsubscription between them", async () => {
+    const [one, two] = [open().store, open().store];
+    const [a, b] = [seed(one), seed(two)];
+    // Moved out and back: its messages carry withdrawn and granted rows.
+    for (const [store, r] of [
+      [one, a],
+      [two, b],
+    ] as const)
+      for (const channelId of [r.secret.id, r.general.id])
+        store.updateMessage(r.owner.id, r.ids[0]!, { channelId, propagateMode: "change_all" });
+    const input = { channelId: a.secret.id, propagateMode: "change_all", sendNotificationToNewThread: false } as const;
+    // Alice leaves the target, after the plan looked at her: she now loses her rows.
+    const leaveSecret = (store: Store, r: ReturnType<typeof seed>) =>
+      store.unsubscribe(r.owner.id, ["secret"], [r.alice.id]);
+    leaveSecret(one, a);
+    const sync = one.updateMessage(a.owner.id, a.ids[0]!, input);
+
+    // Each of the three users of the two channels planned in a turn of its own.
+    let planSteps = 0;
+    Object.defineProperty(MOVE_ROWS_STEP, "users", { configurable: true, get: () => (++planSteps, 1) });
+    const moving = two.updateMessageAsync(b.owner.id, b.ids[0]!, { ...input, channelId: b.secret.id });
+    for (let turn = 0; turn < 100 && planSteps < 2; turn++) await nextTurn();
+    expect(planSteps).toBe(2);
+    leaveSecret(two, b);
+    const staged = await moving;
+    expect(planSteps).toBeGreaterThan(3);
+
+    expect(staged).toEqual(sync);
+    const users = [a.owner.id, a.alice.id, a.bob.id, a.guest.id];
+    expect(observe(two, users)).toEqual(observe(one, users));
+    expect(two.verify().differences).toEqual([]);
+    expect(two.verify().problems).toEqual([]);
   });
 
   it("two staged moves of one topic at once: the later one moves it again, from where the first put it", async () => {
