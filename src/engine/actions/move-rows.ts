@@ -205,15 +205,17 @@ export function planChannelMoveRows(
 
 /**
  * How many users of the two channels planChannelMoveRowsInSteps looks at between two
- * yields. A setting, so that tests plan a handful of users in several steps.
+ * yields: 1-13 ms a step at 10,000 members on a loaded machine, a topic moved before
+ * included (bench/move-rows-cpu --plan-only). A setting, so that tests plan a handful
+ * of users in several steps.
  */
-export const MOVE_ROWS_STEP = { users: 2500 };
+export const MOVE_ROWS_STEP = { users: 1000 };
 
 /**
  * planChannelMoveRows, yielding after every MOVE_ROWS_STEP.users users of the two
  * channels, so that a staged move can plan its rows over several turns of the event loop
- * (a topic moved before into a 10,000-member channel: 20-30 ms of CPU for the whole plan
- * on a loaded machine). It reads the state as it goes: the caller must drop the plan when
+ * (a topic moved before, moved into or out of a 10,000-member channel: 12-120 ms of CPU for
+ * the whole plan in one turn on a loaded machine). It reads the state as it goes: the caller must drop the plan when
  * a write committed between two steps changed what it reads (move-staging's spoiling).
  */
 export function* planChannelMoveRowsInSteps(

@@ -9,8 +9,8 @@
  *
  * When the messages change channel, staging ends with the rows plan (actions/move-rows:
  * who keeps, gains and loses them), in turns of its own (MOVE_ROWS_STEP users of the
- * two channels a turn: a topic moved before into a 10,000-member channel took 20-80 ms
- * in one), the last of which also renders Notification Bot's
+ * two channels a turn: a topic moved before into a 10,000-member channel held the loop
+ * 10-170 ms in one turn, bench:worst), the last of which also renders Notification Bot's
  * notices (move-notices: prerenderMoveNotices; a few milliseconds of
  * the write before). Those renderings are dropped when any write commits before the
  * move's: the write then renders the notices itself.
