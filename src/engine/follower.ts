@@ -167,6 +167,8 @@ export class FollowerCatchUp {
     for (const [table, keys] of pending.rows) this.#reloadRows(table, keys);
     for (const set of pending.sets) {
       for (const userId of set.userTopic.keys()) state.userTopics.forget(userId);
+      // Rows the writer renamed or created; records read from now on may expect their renames.
+      for (const rowId of set.topic.keys()) state.tables.topicRowCache.forget(rowId);
       for (const [id, change] of set.message)
         if (change.fields.has("topic") || change.fields.has("channel") || change.fields.has("deleted"))
           state.messageConversations.forget(id);

@@ -401,6 +401,8 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
     userTopics: { clear: () => this.userTopics.clear(), keys: () => this.userTopics.cached().map(([id]) => id) },
     // Also forgotten after every failed write (forgetUncommitted), batch or not.
     messageConversations: this.messageConversations,
+    // Also forgotten after every failed write; a follower forgets the rows a change set names.
+    topicRows: { clear: () => this.tables.topicRowCache.clear(), keys: () => this.tables.topicRowCache.keys() },
   };
 
   readonly #renderFailureListeners = new Set<(failure: RenderFailure) => void>();
@@ -452,6 +454,7 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
         },
         forgetUncommitted: () => {
           this.messageConversations.clear();
+          this.tables.topicRowCache.clear();
           this.conversations.clear();
           this.userTopics.clear();
         },

@@ -68,6 +68,8 @@ export function verifyIndexes(state: StoreState, onProgress?: (done: number, tot
     },
   };
   const problems: string[] = [];
+  // Verify checks the disk: topic rows are read from it, not from what memory last saw.
+  state.tables.topicRowCache.clear();
   const moved = new RoaringBitmap32();
   const total = state.lastMessageId;
   let messages = 0;

@@ -22,7 +22,7 @@
 import { key, foldTopic } from "../index/keys.js";
 import { RoaringBitmap32, type ReadonlyBitmap } from "../index/bitmap-store.js";
 import type { StoreState } from "../state.js";
-import { getTopicRow } from "../storage/topic-rows.js";
+import { getTopicRow, putTopicRow } from "../storage/topic-rows.js";
 import type { Tables } from "../storage/tables.js";
 import type { Message, TopicRename, TopicRow } from "../types.js";
 import type { WriteContext } from "../write-coordinator.js";
@@ -83,7 +83,7 @@ function placeRow(tables: Tables, channelId: number, topic: string): { id: numbe
 function putRow(state: StoreState, id: number, row: TopicRow, previousName: string | null): void {
   if (previousName !== null && foldTopic(previousName) !== foldTopic(row.name))
     state.tables.topicNames.removeSync([row.channelId, foldTopic(previousName), id]);
-  state.tables.topics.putSync(id, row);
+  putTopicRow(state.tables, id, row);
   if (previousName !== row.name) state.tables.topicNames.putSync([row.channelId, foldTopic(row.name), id], row.name);
 }
 

@@ -196,7 +196,7 @@ export function getMessageRecords(tables: Tables, ids: Iterable<number>): Messag
     if (stored === undefined) continue;
     if (stored.topicRef !== undefined && stored.topicRef !== rowId) {
       rowId = stored.topicRef;
-      row = getTopicRow(tables, rowId);
+      row = getTopicRow(tables, rowId, stored.topicFrom);
     }
     out.push(stored.topicRef === undefined ? stored : resolveRecord(tables, stored, row));
   }
@@ -212,7 +212,7 @@ export function* messageRecords(tables: Tables, start = FIRST_ID): Generator<Mes
     const stored = isSplitHead(value) ? joinParts(tables, value) : (value as Message);
     if (stored.topicRef !== undefined && stored.topicRef !== rowId) {
       rowId = stored.topicRef;
-      row = getTopicRow(tables, rowId);
+      row = getTopicRow(tables, rowId, stored.topicFrom);
     }
     yield stored.topicRef === undefined ? stored : resolveRecord(tables, stored, row);
   }

@@ -58,6 +58,7 @@
  */
 import { open, type Database, type RootDatabase } from "lmdb";
 import type { ChangeKind } from "../events/change-set.js";
+import { TopicRowCache } from "./topic-row-cache.js";
 
 /**
  * 2: bitmap chunks may carry a delta entry ([key, chunk, 1]). A version-1 store has no
@@ -138,10 +139,12 @@ export interface Tables {
   readonly navigationViews: Database<unknown, number>;
   readonly webSessions: Database<unknown, [number, string]>;
   readonly topics: Database<unknown, number>;
+  /** Rows of `topics` as last read or written (storage/topic-rows reads through it). */
+  readonly topicRowCache: TopicRowCache;
   readonly topicNames: Database<unknown, [number, string, number]>;
 }
 
-export type TableName = Exclude<keyof Tables, "env">;
+export type TableName = Exclude<keyof Tables, "env" | "topicRowCache">;
 
 /**
  * What a table holds, which decides who must iterate it:
@@ -383,7 +386,7 @@ export function openTables(dir: string, options: OpenTablesOptions = {}): Tables
       ...(spec.keys === "id" ? { sharedStructuresKey: 0 } : {}),
     });
   }
-  return { env, ...dbs } as unknown as Tables;
+  return { env, ...dbs, topicRowCache: new TopicRowCache() } as unknown as Tables;
 }
 
 /** The msgpackr state lmdb-js keeps per table with shared structures (not in its typings). */

@@ -10,8 +10,21 @@
 import type { EditHistoryEntry, Message, MessageMeta, TopicRename, TopicRow } from "../types.js";
 import type { Tables } from "./tables.js";
 
-export function getTopicRow(tables: Tables, rowId: number): TopicRow | undefined {
-  return tables.topics.get(rowId) as TopicRow | undefined;
+/**
+ * Row `rowId`, from the cache when it holds one with at least `minRenames` renames (a
+ * record's topicFrom: a follower's records may be newer than the rows it last heard of).
+ */
+export function getTopicRow(tables: Tables, rowId: number, minRenames = 0): TopicRow | undefined {
+  const cached = tables.topicRowCache.get(rowId, minRenames);
+  if (cached !== undefined) return cached;
+  const row = tables.topics.get(rowId) as TopicRow | undefined;
+  return row === undefined ? undefined : tables.topicRowCache.set(rowId, row);
+}
+
+/** Writes row `rowId` (inside a write: a failed one forgets the cache, StoreState.forgetUncommitted). */
+export function putTopicRow(tables: Tables, rowId: number, row: TopicRow): void {
+  tables.topics.putSync(rowId, row);
+  tables.topicRowCache.set(rowId, row);
 }
 
 function historyEntryOf(rename: TopicRename): EditHistoryEntry {
@@ -26,9 +39,9 @@ function historyEntryOf(rename: TopicRename): EditHistoryEntry {
 export function resolveRecord(tables: Tables, stored: Message, row?: TopicRow): Message {
   const ref = stored.topicRef;
   if (ref === undefined) return stored;
-  const topicRow = row ?? getTopicRow(tables, ref);
-  if (topicRow === undefined) return stored;
   const from = stored.topicFrom ?? 0;
+  const topicRow = row !== undefined && row.renames.length >= from ? row : getTopicRow(tables, ref, from);
+  if (topicRow === undefined) return stored;
   const renames = topicRow.renames;
   if (renames.length <= from && topicRow.name === stored.topic) return stored;
   const added: EditHistoryEntry[] = [];
