@@ -13,8 +13,8 @@
  * writer counted for it, and tokens of a user's bucket the writer took for it. A request
  * whose address has a free slot here (and whose user a token, when the writer limits
  * rates) is admitted without a word to the writer; a finished request's slot stays in
- * the lease, for the next request from the address, while the reader has another in
- * progress from it. Only when a lease runs out does the reader ask, over a Unix socket,
+ * the lease for the next request from the address, and goes back once no request needed
+ * it for LEASE_MS. Only when a lease runs out does the reader ask, over a Unix socket,
  * one line per request, many in flight on one connection:
  *
  *   "ID ADDRESS USER SLOT TOKENS"  ->  "ID OUTCOME RETRY_AFTER GRANTED LIMIT REMAINING RESET CHECKS"
@@ -34,8 +34,8 @@
  * LEASE_TOKENS per user, refilled as the bucket refills).
  *
  * How exact that is (README Workers): a cap refuses a request only when the writer's
- * count is full; that count includes up to SPARE_SLOTS free slots of an address per
- * reader, and only while that reader has a request from the address in progress. A
+ * count is full; that count includes the free slots of an address a reader holds, at
+ * most as many as it had requests from the address in progress in the last 2 LEASE_MS. A
  * user's bucket is short by the tokens a reader holds unused (at most LEASE_TOKENS,
  * given back within LEASE_MS), and the X-RateLimit-Remaining a reader sends does not
  * see the other workers' requests since its lease. A block for failed authentication
@@ -87,9 +87,10 @@ export interface SharedLimits {
 
 /** Tokens a reader takes of a user's bucket at once (fewer, down to one, as the bucket empties). */
 export const LEASE_TOKENS = 8;
-/** Free slots of an address a reader keeps beyond those in use (while it has one in use). */
-export const SPARE_SLOTS = 8;
-/** A reader gives back the tokens it did not use, and asks about a block again, this long after its lease. */
+/**
+ * A reader gives back the tokens it did not use, and asks about a block again, this long after its lease;
+ * slots of an address none of its requests needed for this long go back too.
+ */
 export const LEASE_MS = 1000;
 
 const RATE_HEADERS = ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"] as const;
@@ -188,6 +189,8 @@ const UNCOUNTED: SharedAdmission = { refusal: null, rate: null, release: NOTHING
 interface SlotLease {
   inUse: number;
   free: number;
+  /** The fewest free since the last sweep: slots no request needed in that time, given back at the next. */
+  unused: number;
   /** When the writer last said whether the address is blocked (Date.now()). */
   checkedAt: number;
 }
@@ -220,8 +223,6 @@ interface Link {
   readonly waiting: Map<number, Waiting>;
   readonly slots: Map<string, SlotLease>;
   readonly tokens: Map<number, TokenLease>;
-  /** Addresses whose freed slots are looked at once the turn's releases are in. */
-  readonly toTrim: Set<string>;
   /** The writer limits no rate (learnt from its answers). */
   rateOff: boolean;
   /** The writer blocks addresses for failed authentication (learnt from its answers). */
@@ -249,6 +250,7 @@ export class RemoteLimits implements SharedLimits {
     const tookSlot = slots !== undefined && slots.free > 0;
     if (tookSlot) {
       slots.free--;
+      slots.unused = Math.min(slots.unused, slots.free);
       slots.inUse++;
     }
     const check = user !== null && link.checks && (slots === undefined || now - slots.checkedAt >= LEASE_MS);
@@ -301,24 +303,28 @@ export class RemoteLimits implements SharedLimits {
       if (lease === undefined) return;
       lease.inUse--;
       lease.free++;
-      if (link.toTrim.size === 0) process.nextTick(() => this.#trim(link));
-      link.toTrim.add(address);
     };
   }
 
-  /** Free slots beyond SPARE_SLOTS go back, and all of an address's once it has none in use here. */
-  #trim(link: Link): void {
-    for (const address of link.toTrim) {
-      const lease = link.slots.get(address);
-      if (lease === undefined) continue;
-      const back = lease.inUse === 0 ? lease.free : Math.max(0, lease.free - SPARE_SLOTS);
+  /**
+   * Gives back what the leases held unused since the last call: tokens past LEASE_MS, and
+   * slots of an address no request needed in that time (a burst of answered long-polls
+   * frees many at once; their clients poll again within milliseconds). Runs every LEASE_MS.
+   */
+  giveBackUnused(): void {
+    const link = this.#link;
+    if (link === null) return;
+    const now = this.#now();
+    for (const [user, lease] of link.tokens) if (lease.expiresAt <= now) this.#giveBack(link, user, lease);
+    for (const [address, lease] of link.slots) {
+      const back = Math.min(lease.unused, lease.free);
       if (back > 0) {
         lease.free -= back;
-        if (this.#link === link) link.out.write(`- ${address} ${back}\n`);
+        link.out.write(`- ${address} ${back}\n`);
       }
+      lease.unused = lease.free;
       if (lease.inUse === 0 && lease.free === 0) link.slots.delete(address);
     }
-    link.toTrim.clear();
   }
 
   #connected(): Link {
@@ -331,7 +337,6 @@ export class RemoteLimits implements SharedLimits {
       waiting: new Map(),
       slots: new Map(),
       tokens: new Map(),
-      toTrim: new Set(),
       rateOff: false,
       checks: true,
       pending: "",
@@ -344,13 +349,7 @@ export class RemoteLimits implements SharedLimits {
     socket.on("error", lost);
     socket.on("close", lost);
     this.#link = link;
-    // Tokens not used within LEASE_MS go back to their users' buckets.
-    this.#sweep ??= setInterval(() => {
-      const current = this.#link;
-      if (current === null) return;
-      const now = this.#now();
-      for (const [user, lease] of current.tokens) if (lease.expiresAt <= now) this.#giveBack(current, user, lease);
-    }, LEASE_MS);
+    this.#sweep ??= setInterval(() => this.giveBackUnused(), LEASE_MS);
     this.#sweep.unref();
     return link;
   }
@@ -389,7 +388,7 @@ export class RemoteLimits implements SharedLimits {
     const now = this.#now();
     let slots = link.slots.get(waiting.address);
     if (slots === undefined) {
-      slots = { inUse: 0, free: 0, checkedAt: 0 };
+      slots = { inUse: 0, free: 0, unused: 0, checkedAt: 0 };
       link.slots.set(waiting.address, slots);
     }
     if (!waiting.tookSlot) slots.inUse++;

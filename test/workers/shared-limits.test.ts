@@ -109,7 +109,7 @@ describe("shared limits", () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
-  it("admits from the slots a reader leased while it has a request in progress, and gives them back", async () => {
+  it("admits from the slots a reader leased, and gives back those unused for LEASE_MS", async () => {
     const socket = join(dir, "slots.sock");
     const open = new OpenRequests({ perAddress: 100, total: 1000 });
     const server = await serveSharedLimits(limits({ open, rate: null }), socket);
@@ -123,9 +123,12 @@ describe("shared limits", () => {
     expect(third).not.toBeInstanceOf(Promise);
     expect((third as SharedAdmission).refusal).toBeNull();
     expect(open.open).toBe(2);
-    // Once none is in progress from the address, its slots go back to the writer.
+    // Slots no request needed for a whole LEASE_MS go back to the writer (the timer calls this every LEASE_MS).
     second.release();
     (third as SharedAdmission).release();
+    reader.giveBackUnused();
+    expect(open.open).toBe(2);
+    reader.giveBackUnused();
     await until("the slots given back", () => open.open === 0);
     reader.close();
     await new Promise((resolve) => server.close(resolve));
