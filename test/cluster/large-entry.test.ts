@@ -1,6 +1,8 @@
 /**
  * A write whose log entry exceeds the NATS server's max_payload (docs/cluster.md §7):
- * a topic move of 600 messages (staged before its one write, engine actions/move-staging)
+ * a topic move of 600 messages (staged before its one write, engine actions/move-staging;
+ * change_later from the oldest, which rewrites every record: a change_all rename within the
+ * channel goes by reference, actions/topic-registry, and its entry is small)
  * against a server whose max_payload is 16 KiB
  * (1 MiB by default: the same write at a few thousand messages). The leader stores the
  * entry's bytes in parts and appends one small entry naming them; the write is
@@ -48,11 +50,11 @@ describe("parley serve --cluster, a log entry over max_payload", () => {
     const nodes = [n1, n2];
     const before = await fixture.allCaughtUp(nodes);
 
-    // Through the follower, which forwards it to the leader.
+    // Through the follower, which forwards it to the leader. The oldest first (GET /messages lists oldest first).
     const first = (await messagesOn(n2, seed.auth)).find((m) => m.subject === "big")!;
     const moved = await api(n2, seed.auth, "PATCH", `/messages/${first.id}`, {
       topic: "moved",
-      propagate_mode: "change_all",
+      propagate_mode: "change_later",
     });
     expect(moved.status, JSON.stringify(moved.body)).toBe(200);
 
