@@ -78,6 +78,24 @@ describe("parley serve --cluster, a log entry over max_payload", () => {
     expect(sent.status).toBe(200);
     await fixture.allCaughtUp(nodes);
 
+    // A resolve of the whole topic goes by reference (topic registry rows, no record rewritten): a small entry that
+    // every node must apply to the same names and edit history (a follower's cached row is forgotten when it applies).
+    const parts = await storedParts(nats.url);
+    const resolved = await api(n2, seed.auth, "PATCH", `/messages/${first.id}`, {
+      topic: "✔ moved",
+      propagate_mode: "change_all",
+    });
+    expect(resolved.status, JSON.stringify(resolved.body)).toBe(200);
+    await fixture.allCaughtUp(nodes);
+    expect(await storedParts(nats.url)).toBe(parts);
+    const afterResolve = await Promise.all(nodes.map((n) => messagesOn(n, seed.auth)));
+    expect(afterResolve[1]).toEqual(afterResolve[0]);
+    expect(afterResolve[0]!.filter((m) => m.subject === "✔ moved").length).toBeGreaterThanOrEqual(MESSAGES);
+    expect(afterResolve[0]!.filter((m) => m.subject === "moved")).toEqual([]);
+    const histories = await Promise.all(nodes.map((n) => api(n, seed.auth, "GET", `/messages/${first.id}/history`)));
+    expect(histories[1]!.body).toEqual(histories[0]!.body);
+    expect(JSON.stringify(histories[0]!.body)).toContain("✔ moved");
+
     for (const node of nodes) await stopProcess(node.child, "SIGTERM");
     for (const node of nodes) {
       const checked = verify(node.dir);
