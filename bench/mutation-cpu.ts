@@ -1,7 +1,8 @@
 /**
  * @module bench/mutation-cpu
- * `npm run build && node dist/bench/mutation-cpu.js [--data bench/tmp/100k] [--only edit|resolve|move] [--runs 8]`
- * `[--stage-from N] [--profile DIR]`
+ * `npm run build && node dist/bench/mutation-cpu.js [--data bench/tmp/100k] [--runs 8]`
+ * `[--only edit|resolve|move|deleteTopic]`
+ * `[--stage-from N] [--profile DIR [--profile-run]]`
  *
  * CPU time of issue #28's engine calls on a bench:peer dataset, without PostgreSQL: the
  * edit, resolve and move rows of bench/workloads/mutations.ts, each set up untimed, then
@@ -14,6 +15,11 @@
  * the store (same disk). BENCH_EACH=1 prints each
  * iteration (the first few are slower: V8 and the caches warm up); --trace-puts lists
  * the last run's puts and removes by table and key; --no-sync opens the store without fsync.
+ * deleteTopic (bench:peer's delete row) runs only when named. "longest turn cpu" is the
+ * most CPU time between two turns of the event loop (a setImmediate ticker): what the engine itself held
+ * the loop for, GC included; its wall time adds waiting for a core and the fsync. "longest commit" is the
+ * wall time from a write's body to its return (the bitmap chunks, the commit and its fsync); "gc pause"
+ * perf_hooks' longest. BENCH_WRITES=1 prints every write, long turn and GC pause.
  * "longest write cpu" is the CPU time of the operation's longest write (a staged move's
  * one write, the longest the loop is held); --profile DIR writes a CPU profile of each write there.
  *
@@ -30,6 +36,7 @@ import { loadavg } from "node:os";
 import { join } from "node:path";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector";
+import { PerformanceObserver } from "node:perf_hooks";
 import { open } from "lmdb";
 import { openStore } from "../src/index.js";
 import { internals } from "../src/engine/internal.js";
@@ -41,6 +48,58 @@ import { readManifest } from "../tools/generate/manifest.js";
 import { workingCopy } from "./dataset.js";
 import { engineMutations, type MutationCast, type MutationKind } from "./workloads/mutations.js";
 
+/**
+ * Per turn of the event loop while an operation runs (a setImmediate ticker, one tick a
+ * turn): the CPU and wall time between ticks. A turn's CPU time is what the engine itself
+ * held the loop for; its wall time adds waiting for a core and the fsync.
+ */
+function probeTurns(): { stop(): { cpuMs: number; wallMs: number; turns: number } } {
+  let running = true;
+  let turns = 0;
+  let maxCpu = 0;
+  let maxWall = 0;
+  let lastCpu = cpuMs();
+  let lastWall = performance.now();
+  const tick = () => {
+    const [c, w] = [cpuMs(), performance.now()];
+    if (process.env["BENCH_WRITES"] && w - lastWall > 10)
+      log(`    turn cpu ${(c - lastCpu).toFixed(1)} wall ${(w - lastWall).toFixed(1)} at ${w.toFixed(0)}`);
+    maxCpu = Math.max(maxCpu, c - lastCpu);
+    maxWall = Math.max(maxWall, w - lastWall);
+    [lastCpu, lastWall] = [c, w];
+    turns++;
+    if (running) setImmediate(tick);
+  };
+  setImmediate(tick);
+  return {
+    stop() {
+      running = false;
+      tick();
+      return { cpuMs: maxCpu, wallMs: maxWall, turns };
+    },
+  };
+}
+
+/** The longest GC pause (perf_hooks "gc" entries) while observed. */
+function probeGc(): { stop(): number } {
+  let max = 0;
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      max = Math.max(max, entry.duration);
+      if (process.env["BENCH_WRITES"] && entry.duration > 3)
+        log(`    gc ${entry.duration.toFixed(1)} ms at ${(entry.startTime + entry.duration).toFixed(0)}`);
+    }
+  });
+  observer.observe({ entryTypes: ["gc"] });
+  return {
+    stop() {
+      for (const entry of observer.takeRecords()) max = Math.max(max, entry.duration);
+      observer.disconnect();
+      return max;
+    },
+  };
+}
+
 const { values } = parseArgs({
   options: {
     data: { type: "string", default: join("bench", "tmp", "100k") },
@@ -51,6 +110,8 @@ const { values } = parseArgs({
     "stage-from": { type: "string" },
     /** Writes a CPU profile of each run's writes there (node:inspector): what the loop's longest hold spends. */
     profile: { type: "string" },
+    /** With --profile: one profile of each whole run instead (its longest turns: /tmp/turns.mjs-style tools). */
+    "profile-run": { type: "boolean", default: false },
   },
 });
 const RUNS = Number(values.runs);
@@ -151,7 +212,9 @@ async function main(): Promise<void> {
       };
     }
   }
-  const kinds: MutationKind[] = (["edit", "resolve", "move"] as const).filter((k) => !values.only || k === values.only);
+  const kinds: MutationKind[] = (["edit", "resolve", "move", "deleteTopic"] as const).filter((k) =>
+    values.only ? k === values.only : k !== "deleteTopic",
+  );
   for (const kind of kinds) {
     const cpu: number[] = [];
     const sys: number[] = [];
@@ -160,6 +223,10 @@ async function main(): Promise<void> {
     const wall: number[] = [];
     const held: number[] = [];
     const writeCpu: number[] = [];
+    const commitWall: number[] = [];
+    const turnCpu: number[] = [];
+    const turnWall: number[] = [];
+    const gcMax: number[] = [];
     let profiled = 0;
     const state = internals(store);
     const write = state.write.bind(state);
@@ -171,40 +238,69 @@ async function main(): Promise<void> {
       tracing = i === RUNS;
       // The CPU time of the operation's longest write (a staged move's one write holds the loop longest).
       let longestWrite = 0;
+      let longestCommit = 0;
       const profiler = values.profile === undefined ? null : new Session();
+      const perWrite = !values["profile-run"];
+      const saveProfile = () =>
+        profiler?.post("Profiler.stop", (error, result) => {
+          if (error) return;
+          mkdirSync(values.profile!, { recursive: true });
+          writeFileSync(join(values.profile!, `${kind}-${i}-${++profiled}.cpuprofile`), JSON.stringify(result.profile));
+        });
       state.write = (fn) => {
-        profiler?.post("Profiler.start");
+        if (perWrite) profiler?.post("Profiler.start");
         const before = cpuMs();
+        let bodyEnd = 0;
+        const started = performance.now();
         try {
-          return write(fn);
-        } finally {
-          longestWrite = Math.max(longestWrite, cpuMs() - before);
-          profiler?.post("Profiler.stop", (error, result) => {
-            if (error) return;
-            mkdirSync(values.profile!, { recursive: true });
-            writeFileSync(
-              join(values.profile!, `${kind}-${i}-${++profiled}.cpuprofile`),
-              JSON.stringify(result.profile),
-            );
+          return write((ctx) => {
+            try {
+              return fn(ctx);
+            } finally {
+              bodyEnd = performance.now();
+            }
           });
+        } finally {
+          // From the body's end to the write's return: the change log, the bitmap chunks, the commit and its fsync.
+          if (process.env["BENCH_WRITES"])
+            log(
+              `    write cpu ${(cpuMs() - before).toFixed(1)} wall ${(performance.now() - started).toFixed(1)} ` +
+                `body ${(bodyEnd - started).toFixed(1)} commit ${(performance.now() - bodyEnd).toFixed(1)} ` +
+                `at ${performance.now().toFixed(0)}`,
+            );
+          if (bodyEnd > 0) longestCommit = Math.max(longestCommit, performance.now() - Math.max(bodyEnd, started));
+          longestWrite = Math.max(longestWrite, cpuMs() - before);
+          if (perWrite) saveProfile();
         }
       };
       if (profiler) {
         profiler.connect();
         profiler.post("Profiler.enable");
         profiler.post("Profiler.setSamplingInterval", { interval: 250 });
+        if (!perWrite) profiler.post("Profiler.start");
       }
       const probe = probeLoop();
+      const turns = probeTurns();
+      const gc = probeGc();
       const t0 = performance.now();
       await ours.run(kind, i);
       tracing = false;
       const t1 = performance.now();
       const c1 = cpuMs();
       const loop = probe.stop();
+      const turn = turns.stop();
+      const gcPause = gc.stop();
+      if (!perWrite) saveProfile();
       state.write = write;
       profiler?.disconnect();
       const io1 = ioCounters();
-      if (process.env["BENCH_EACH"]) log(`  #${i}: cpu ${(c1 - c0).toFixed(1)} ms, wall ${(t1 - t0).toFixed(1)} ms`);
+      if (process.env["BENCH_EACH"])
+        log(
+          `  #${i}: cpu ${(c1 - c0).toFixed(1)} ms, wall ${(t1 - t0).toFixed(1)} ms, loop held ` +
+            `${Math.max(loop.longestBlockMs, loop.loopDelayMaxMs).toFixed(1)} ms, longest turn cpu ` +
+            `${turn.cpuMs.toFixed(1)} / wall ${turn.wallMs.toFixed(1)} ms (${turn.turns} turns), longest write cpu ` +
+            `${longestWrite.toFixed(1)} ms, commit ${longestCommit.toFixed(1)} ms, gc pause max ${gcPause.toFixed(1)} ms`,
+        );
       if (i > 0) {
         cpu.push(c1 - c0);
         sys.push((process.cpuUsage().system - s0) / 1000);
@@ -213,6 +309,10 @@ async function main(): Promise<void> {
         wall.push(t1 - t0);
         held.push(Math.max(loop.longestBlockMs, loop.loopDelayMaxMs));
         writeCpu.push(longestWrite);
+        commitWall.push(longestCommit);
+        turnCpu.push(turn.cpuMs);
+        turnWall.push(turn.wallMs);
+        gcMax.push(gcPause);
       }
     }
     for (const [name, t] of puts) {
@@ -222,7 +322,9 @@ async function main(): Promise<void> {
     puts.clear();
     log(
       `${kind}: cpu ms ${stats(cpu)} (system ${stats(sys)}); wall ms ${stats(wall)}; loop held ms ${stats(held)}; ` +
-        `longest write cpu ms ${stats(writeCpu)}; ` +
+        `longest write cpu ms ${stats(writeCpu)}; longest commit (after the body, with the fsync) wall ms ` +
+        `${stats(commitWall)}; longest turn cpu ms ${stats(turnCpu)} (wall ${stats(turnWall)}); ` +
+        `longest gc pause ms ${stats(gcMax)}; ` +
         `KiB written ${stats(bytes)}` +
         ` (page cache KiB dirtied ${stats(dirtied)}) (${RUNS} runs after a warm-up)`,
     );

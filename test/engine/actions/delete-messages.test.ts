@@ -414,6 +414,31 @@ describe("DELETE /messages/{id}: no trace left", () => {
     expectClean(t.store);
   });
 
+  it("does not tell a user of moved messages whose derived rows the move withdrew", async () => {
+    const { realm, owner, alice, general } = setup();
+    const carol = t.store.createUser({ realmId: realm.id, email: "carol@test.dev", fullName: "Carol" });
+    t.store.subscribe(owner.id, { channels: [{ name: "source" }], principals: [owner.id, alice.id] });
+    t.store.subscribe(owner.id, { channels: [{ name: "general" }], principals: [carol.id] });
+    // The first sent while Carol was in general (her interval there covers it), both moved there
+    // after she left: Zulip gives her no row, so the interval's row is withdrawn (from one of the
+    // two: not every one), and she hears nothing of the deletion.
+    const first = send(t.store, alice, "source", "t", "one");
+    t.store.unsubscribe(owner.id, ["general"], [carol.id]);
+    send(t.store, alice, "source", "t", "two");
+    t.store.updateMessage(owner.id, first, {
+      channelId: general.id,
+      propagateMode: "change_all",
+      sendNotificationToNewThread: false,
+    });
+    const seen: EventBatch[] = [];
+    t.store.onEvents((b) => seen.push(b));
+    expect(await t.store.deleteTopic(owner.id, general.id, "t")).toEqual({ complete: true });
+    const to = events(seen, "delete_message")[0]?.to;
+    expect(to).toContain(alice.id);
+    expect(to).not.toContain(carol.id);
+    expectClean(t.store);
+  });
+
   it("changes nothing when its write fails", async () => {
     let fail = false;
     clock = START;
