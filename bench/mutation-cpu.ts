@@ -1,7 +1,7 @@
 /**
  * @module bench/mutation-cpu
  * `npm run build && node dist/bench/mutation-cpu.js [--data bench/tmp/100k] [--runs 8]`
- * `[--only edit|resolve|move|deleteTopic]`
+ * `[--only edit|resolve|move|deleteTopic|deleteMessage]`
  * `[--stage-from N] [--profile DIR [--profile-run]]`
  *
  * CPU time of issue #28's engine calls on a bench:peer dataset, without PostgreSQL: the
@@ -15,7 +15,8 @@
  * the store (same disk). BENCH_EACH=1 prints each
  * iteration (the first few are slower: V8 and the caches warm up); --trace-puts lists
  * the last run's puts and removes by table and key; --no-sync opens the store without fsync.
- * deleteTopic (bench:peer's delete row) runs only when named. "longest turn cpu" is the
+ * deleteTopic (bench:peer's delete row) and deleteMessage (one fresh message of the
+ * 10,000-subscriber channel, bench:worst's input) run only when named. "longest turn cpu" is the
  * most CPU time between two turns of the event loop (a setImmediate ticker): what the engine itself held
  * the loop for, GC included; its wall time adds waiting for a core and the fsync. "longest commit" is the
  * wall time from a write's body to its return (the bitmap chunks, the commit and its fsync); "gc pause"
@@ -212,9 +213,24 @@ async function main(): Promise<void> {
       };
     }
   }
-  const kinds: MutationKind[] = (["edit", "resolve", "move", "deleteTopic"] as const).filter((k) =>
-    values.only ? k === values.only : k !== "deleteTopic",
+  // deleteMessage: DELETE /messages/{id} of a fresh message in the 10,000-subscriber channel (bench:worst's input).
+  type Kind = MutationKind | "deleteMessage";
+  const kinds: Kind[] = (["edit", "resolve", "move", "deleteTopic", "deleteMessage"] as const).filter((k) =>
+    values.only ? k === values.only : k !== "deleteTopic" && k !== "deleteMessage",
   );
+  let doomed = 0;
+  const setup = async (kind: Kind, i: number): Promise<void> => {
+    if (kind !== "deleteMessage") return void (await ours.setup(kind, i));
+    doomed = store.sendMessage({
+      senderId: manifest.ownerId,
+      to: { type: "channel", channel: manifest.generalChannelId, topic: "bench deletes" },
+      content: `message ${i} to delete`,
+    }).id;
+  };
+  const run = async (kind: Kind, i: number): Promise<void> => {
+    if (kind === "deleteMessage") await store.deleteMessage(manifest.ownerId, doomed);
+    else await ours.run(kind, i);
+  };
   for (const kind of kinds) {
     const cpu: number[] = [];
     const sys: number[] = [];
@@ -231,7 +247,7 @@ async function main(): Promise<void> {
     const state = internals(store);
     const write = state.write.bind(state);
     for (let i = 0; i <= RUNS; i++) {
-      await ours.setup(kind, i);
+      await setup(kind, i);
       const s0 = process.cpuUsage().system;
       const io0 = ioCounters();
       const c0 = cpuMs();
@@ -283,7 +299,7 @@ async function main(): Promise<void> {
       const turns = probeTurns();
       const gc = probeGc();
       const t0 = performance.now();
-      await ours.run(kind, i);
+      await run(kind, i);
       tracing = false;
       const t1 = performance.now();
       const c1 = cpuMs();

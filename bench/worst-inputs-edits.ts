@@ -188,6 +188,9 @@ export function editCases(add: AddCase, m: Manifest, auth: { main: string; owner
   const deleteTopic = "POST /streams/:stream_id/delete_topic";
   if (have.has(deleteTopic)) {
     generated(deleteTopic);
+    // The move cases above took this topic to the private channel and back, so its messages
+    // were moved in from another channel: the deletion looks at every member's rows
+    // (actions/delete-messages clearMovedReaderBits), its costliest path.
     add(
       deleteTopic,
       "the biggest topic of the 10,000-subscriber channel (accepted; later runs finish it)",
