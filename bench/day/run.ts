@@ -23,7 +23,6 @@
  */
 import { execSync, type ChildProcess } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import http from "node:http";
 import { cpus, loadavg, totalmem } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -31,7 +30,8 @@ import { openStore } from "../../src/index.js";
 import { Rng } from "../../tools/generate/prng.js";
 import { WORDS } from "../../tools/generate/vocab.js";
 import { chooseDataset, ensureDataset, workingCopy } from "../dataset.js";
-import { basicAuth, pool, request, type Answer } from "../events/clients.js";
+import { basicAuth, pool } from "../events/clients.js";
+import { DayHttp, type DayAnswer } from "./http.js";
 import { cpuByProcess, startServer, treeUsage } from "../server-process.js";
 import {
   ClientView,
@@ -74,8 +74,10 @@ class Recorder {
   lastError = "";
   pollErrors = 0;
   polls = 0;
+  /** Poll answers that came through a worker other than the one the poll reached (X-Parley-Worker "a>b"). */
+  pollsForwarded = 0;
   events = new Map<string, number>();
-  note(kind: Kind, ms: number, answer: Answer | Error): boolean {
+  note(kind: Kind, ms: number, answer: DayAnswer | Error): boolean {
     if (answer instanceof Error || answer.status !== 200) {
       this.errors.set(kind, this.errors.get(kind)! + 1);
       this.lastError = `${kind}: ${answer instanceof Error ? answer.message : `HTTP ${answer.status} ${answer.body.slice(0, 160)}`}`;
@@ -87,9 +89,7 @@ class Recorder {
 }
 
 class Day {
-  // A kept-alive socket left idle is dropped after 5 s, before uWS closes it at 10 s: reusing one the server is
-  // closing fails as 'socket hang up' (30 such errors in a 300-client run). Busy sockets (polls) are untouched.
-  readonly agent = new http.Agent({ keepAlive: true, maxSockets: Infinity, timeout: 5000 });
+  readonly http: DayHttp;
   readonly ledger = new DeliveryLedger();
   readonly rng = new Rng(31);
   rec = new Recorder();
@@ -102,15 +102,23 @@ class Day {
   clients: Client[] = [];
 
   constructor(
-    readonly port: number,
+    port: number,
     readonly words: readonly string[],
-  ) {}
+  ) {
+    this.http = new DayHttp(port);
+  }
 
-  async call(kind: Kind, method: string, path: string, client: Client, body?: string): Promise<Answer | null> {
+  async call(
+    kind: Kind,
+    method: "GET" | "POST" | "DELETE",
+    path: string,
+    client: Client,
+    body?: string,
+  ): Promise<DayAnswer | null> {
     const t0 = performance.now();
     this.inFlight++;
     try {
-      const answer = await request(this.agent, this.port, method, path, client.auth, body);
+      const answer = await this.http.request(method, path, client.auth, body);
       return this.rec.note(kind, performance.now() - t0, answer) ? answer : null;
     } catch (error) {
       this.rec.note(kind, performance.now() - t0, error instanceof Error ? error : new Error(String(error)));
@@ -126,7 +134,7 @@ class Day {
       event_types: JSON.stringify(["message", "reaction", "typing", "update_message_flags"]),
       fetch_event_types: JSON.stringify(["message", "update_message_flags", "subscription"]),
     }).toString();
-    const answer = await request(this.agent, this.port, "POST", "/api/v1/register", auth, body);
+    const answer = await this.http.request("POST", "/api/v1/register", auth, body);
     if (answer.status !== 200)
       throw new Error(`register ${user.email}: HTTP ${answer.status} ${answer.body.slice(0, 200)}`);
     const state = JSON.parse(answer.body) as RegisterState & { queue_id: string; last_event_id: number };
@@ -152,7 +160,7 @@ class Day {
   poll(client: Client): void {
     if (!this.polling) return;
     const path = `/api/v1/events?queue_id=${encodeURIComponent(client.queueId)}&last_event_id=${client.lastEventId}`;
-    request(this.agent, this.port, "GET", path, client.auth).then(
+    this.http.request("GET", path, client.auth).then(
       (answer) => {
         const at = performance.now();
         if (answer.status !== 200) {
@@ -162,6 +170,7 @@ class Day {
           return;
         }
         this.rec.polls++;
+        if (answer.worker.includes(">")) this.rec.pollsForwarded++;
         this.#events(client, answer.body, at);
         this.poll(client);
       },
@@ -303,6 +312,8 @@ interface PhaseResult {
   };
   readonly events: Record<string, number>;
   readonly polls: number;
+  /** Poll answers forwarded between workers to their queue's owner (0 at 1 worker). */
+  readonly pollsForwarded: number;
   readonly errors: number;
   readonly shed: number;
   readonly lastError: string;
@@ -313,6 +324,8 @@ interface PhaseResult {
   readonly serverRssMB: number;
   readonly serverProcesses: number;
   readonly generatorCpuCores: number;
+  /** The generator's CPU per answered request (polls not counted), the figure its client code is judged by. */
+  readonly generatorCpuMsPerRequest: number;
   readonly load: string;
   readonly broke: string | null;
 }
@@ -442,6 +455,7 @@ async function runPhase(
     },
     events: Object.fromEntries(rec.events),
     polls: rec.polls,
+    pollsForwarded: rec.pollsForwarded,
     errors,
     shed: rec.shed,
     lastError: rec.lastError,
@@ -451,19 +465,20 @@ async function runPhase(
     serverRssMB: usage.rssMB,
     serverProcesses: usage.processes,
     generatorCpuCores: Math.round(((gen.user + gen.system) / 1e6 / wall) * 100) / 100,
+    generatorCpuMsPerRequest: msPerRequest((gen.user + gen.system) / 1e6),
     load: loadavg()
       .map((x) => x.toFixed(1))
       .join(" "),
     broke,
   };
   log(
-    `    → ${result.achieved} req/s answered (+ ${round1(result.polls / result.seconds)} poll answers/s), delivery ${d.received}/${d.expected} (all queues p99 ${result.delivery.allP99} ms), server ${result.serverCpuCores} cores ${result.serverRssMB} MB, ${result.serverCpuMsPerRequest} ms CPU a request (${Object.entries(
+    `    → ${result.achieved} req/s answered (+ ${round1(result.polls / result.seconds)} poll answers/s, ${result.pollsForwarded} of ${result.polls} forwarded to their queue's worker), delivery ${d.received}/${d.expected} (all queues p99 ${result.delivery.allP99} ms), server ${result.serverCpuCores} cores ${result.serverRssMB} MB, ${result.serverCpuMsPerRequest} ms CPU a request (${Object.entries(
       result.cpuMsPerRequestByProcess,
     )
       .map(([n, ms]) => `${n} ${ms}`)
       .join(
         ", ",
-      )}), generator ${result.generatorCpuCores} cores, load ${result.load}${broke ? `; broke: ${broke}` : ""}${result.lastError ? ` (last error: ${result.lastError})` : ""}`,
+      )}), generator ${result.generatorCpuCores} cores (${result.generatorCpuMsPerRequest} ms a request), load ${result.load}${broke ? `; broke: ${broke}` : ""}${result.lastError ? ` (last error: ${result.lastError})` : ""}`,
   );
   return result;
 }
@@ -517,9 +532,11 @@ async function runRow(dataDir: string, workers: string, serveArgs: readonly stri
   };
   process.once("SIGINT", interrupted);
   process.once("SIGTERM", interrupted);
+  let opened: Day | null = null;
   try {
     log(`  server on port ${port} (${treeUsage(child.pid!).processes} processes); registering ${o.clients} queues…`);
     const day = new Day(port, [...WORDS.slice(0, 300)]);
+    opened = day;
     const r0 = performance.now();
     day.clients = await pool(
       humans,
@@ -569,6 +586,10 @@ async function runRow(dataDir: string, workers: string, serveArgs: readonly stri
     process.off("SIGTERM", interrupted);
     stop();
     await new Promise((r) => (child.exitCode === null ? child.once("exit", r) : r(null)));
+    if (opened) {
+      opened.polling = false;
+      opened.http.close();
+    }
     work.cleanup();
   }
 }
@@ -587,7 +608,7 @@ function report(rows: readonly Row[], o: Options, dataset: string): string {
     "",
     `Dataset: ${dataset}. ${o.clients} active clients (the first active human users), each with an event queue (message, reaction, typing, update_message_flags) it keeps long-polling; before measuring, each pings presence once with no last_update_id (a client's start: the full presence list), later pings are incremental. Time compressed ×${o.compress} in the day phase: per client and real minute 2 narrow reads (channel 30%, topic 25%, DM 15%, search 15%, combined feed 15%; anchored at the client's own oldest unread message in that narrow, else newest), marking the unread messages of each answer read, 0.2 reactions (add, or remove one of its own), 1 presence ping, and 0.1 messages (70% to a channel topic it knows, else a DM) with typing start/stop around each. A client does one thing at a time besides its poll (a read and its marking read, or typing, sending and typing stop, are one action): an action that falls due while the client is still waiting is shed and counted, so an overloaded server shows as a shortfall, not as an ever-growing pile of requests. Day phase ${o.seconds} s, then steps of ${o.stepSeconds} s: up ×1.5 a step while they hold, or, if the day phase broke, down ÷1.5 a step until one holds (at most ${o.rampSteps} steps). A step breaks on any error, any delivery still missing 30 s after it, < 90% of the offered rate answered, or p99 of all requests > ${o.breakP99} ms; the saturation rate is the highest phase that held.`,
     "",
-    "Delivery: for every message sent, each queue of its audience (the clients subscribed to the channel, or the DM's participants including the sender) must get its event exactly once. Pair latency = poll answer carrying the event − send issued; all-queues latency = the last of its queues' arrivals − send issued. The generator is this one Node process (all clients on node:http); its CPU is measured (process.cpuUsage) and shown per phase; it shares the 2 cores with the server, so at saturation part of what limits the rate is the generator.",
+    "Delivery: for every message sent, each queue of its audience (the clients subscribed to the channel, or the DM's participants including the sender) must get its event exactly once. Pair latency = poll answer carrying the event − send issued; all-queues latency = the last of its queues' arrivals − send issued. The generator is this one Node process (all clients share one pool of kept-alive connections, undici, one request at a time on each: a poll's connection is not the one its queue was registered on); its CPU is measured (process.cpuUsage) and shown per phase; it shares the 2 cores with the server, so at saturation part of what limits the rate is the generator.",
     "",
   ];
   for (const row of rows) {
@@ -603,7 +624,7 @@ function report(rows: readonly Row[], o: Options, dataset: string): string {
       "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
       ...row.phases.map(
         (p) =>
-          `| ${p.label} | ${p.compress} | ${p.load} | ${p.offered} | ${p.achieved} | ${p.shed} | ${p.errors} | ${p.sends} | ${p.delivery.received}/${p.delivery.expected} | ${p.delivery.lost} | ${ms(p.delivery.pairP50)} / ${ms(p.delivery.pairP99)} | ${ms(p.delivery.allP50)} / ${ms(p.delivery.allP99)} / ${ms(p.delivery.allMax)} | ${p.serverCpuCores} | ${p.serverRssMB} (${p.serverProcesses}) | ${p.generatorCpuCores} | ${p.broke ?? ""} |`,
+          `| ${p.label} | ${p.compress} | ${p.load} | ${p.offered} | ${p.achieved} | ${p.shed} | ${p.errors} | ${p.sends} | ${p.delivery.received}/${p.delivery.expected} | ${p.delivery.lost} | ${ms(p.delivery.pairP50)} / ${ms(p.delivery.pairP99)} | ${ms(p.delivery.allP50)} / ${ms(p.delivery.allP99)} / ${ms(p.delivery.allMax)} | ${p.serverCpuCores} | ${p.serverRssMB} (${p.serverProcesses}) | ${p.generatorCpuCores} (${p.generatorCpuMsPerRequest} ms a request) | ${p.broke ?? ""} |`,
       ),
       "",
       "By kind (day phase, then the saturation step):",
@@ -624,7 +645,9 @@ function report(rows: readonly Row[], o: Options, dataset: string): string {
         .map(([k, v]) => `${k} ${v}`)
         .join(", ")}. Events received (day phase): ${Object.entries(first.events)
         .map(([k, v]) => `${k} ${v}`)
-        .join(", ")}; ${first.polls} poll answers.${first.lastError ? ` Last error: ${first.lastError}` : ""}`,
+        .join(
+          ", ",
+        )}; ${first.polls} poll answers (${first.pollsForwarded} forwarded from the worker the poll reached to its queue's).${first.lastError ? ` Last error: ${first.lastError}` : ""}`,
       "",
       row.saturation
         ? `Saturation at ${row.workers} worker(s): the highest phase that held was ×${row.saturation.compress}, ${row.saturation.achieved} req/s answered (${row.saturation.byKind.read.rps} reads/s); delivery to all queues p99 there ${ms(row.saturation.delivery.allP99)} ms (target ≤ 100 ms at the 1-worker saturation rate).`
