@@ -6,7 +6,7 @@
  * request is one string written to the socket, an answer's head is split once and its
  * body framed by Content-Length (or chunks). The generator's own CPU is part of what it
  * measures against: through node:http (an Agent) it spent about 1.6 ms per answered
- * request at 1,000 clients, most of it HTTP machinery for the 10 long-poll answers that
+ * request at 1,000 clients, most of it HTTP machinery for the 10-17 long-poll answers that
  * come with each request (ClientRequest and IncomingMessage streams, listeners, the
  * agent's socket lists). On a bare uWS server answering a poll-sized JSON answer, a
  * request costs about 17 µs of client CPU here against 62 µs with node:http and 41 µs
@@ -30,6 +30,11 @@ export interface DayAnswer {
 /** An idle connection is closed after this long, before uWS closes it at 10 s (reusing one it is closing fails). */
 const IDLE_MS = 5000;
 const HEAD_END = Buffer.from("\r\n\r\n");
+/**
+ * Every connection reads into this one buffer (net's `onread`: no stream, no Buffer per read). A read is
+ * handled before the next one lands, so what an answer keeps past its read is copied out of it.
+ */
+const READ_BUFFER = Buffer.allocUnsafe(256 * 1024);
 
 interface Pending {
   readonly resolve: (answer: DayAnswer) => void;
@@ -108,8 +113,12 @@ class Connection {
     port: number,
     private readonly pool: DayHttp,
   ) {
-    this.socket = net.connect({ host: "127.0.0.1", port, noDelay: true });
-    this.socket.on("data", (chunk: Buffer) => this.#onData(chunk));
+    this.socket = net.connect({
+      host: "127.0.0.1",
+      port,
+      noDelay: true,
+      onread: { buffer: READ_BUFFER, callback: (length: number, buffer: Uint8Array) => this.#onRead(length, buffer) },
+    });
     this.socket.on("error", (error: Error) => this.#fail(error));
     this.socket.on("close", () => this.#fail(new Error("connection closed before the answer (socket hang up)")));
   }
@@ -127,39 +136,49 @@ class Connection {
     pending?.reject(error);
   }
 
-  #onData(chunk: Buffer): void {
+  #onRead(length: number, buffer: Uint8Array): boolean {
     try {
-      this.#take(chunk);
+      this.#take(Buffer.from(buffer.buffer, buffer.byteOffset, length));
     } catch (error) {
       this.#fail(error instanceof Error ? error : new Error(String(error)));
     }
+    return true;
   }
 
+  /** `chunk` lies in READ_BUFFER: whatever outlives this call is copied. */
   #take(chunk: Buffer): void {
     if (!this.pending) throw new Error("the server sent bytes no request asked for");
     if (this.#head && this.#head.length !== null) {
-      this.#parts.push(chunk);
       this.#got += chunk.length;
+      if (this.#parts.length === 0 && this.#got === this.#head.length) return this.#finish(chunk.toString("utf8"));
+      this.#parts.push(Buffer.from(chunk));
       return this.#lengthBodyDone();
     }
     this.#data = this.#data ? Buffer.concat([this.#data, chunk]) : chunk;
     if (!this.#head) {
       const end = this.#data.indexOf(HEAD_END);
-      if (end < 0) return;
+      if (end < 0) return this.#keepData();
       this.#head = parseHead(this.#data.toString("latin1", 0, end));
       this.#bodyAt = end + 4;
       if (this.#head.length !== null) {
-        const rest = this.#data.subarray(this.#bodyAt);
+        const data = this.#data;
         this.#data = null;
-        if (rest.length > 0) this.#parts.push(rest);
-        this.#got = rest.length;
+        this.#got = data.length - this.#bodyAt;
+        // The usual answer: head and whole body in one read, decoded straight from the read buffer.
+        if (this.#got === this.#head.length) return this.#finish(data.toString("utf8", this.#bodyAt));
+        if (this.#got > 0) this.#parts.push(Buffer.from(data.subarray(this.#bodyAt)));
         return this.#lengthBodyDone();
       }
     }
     const chunked = dechunk(this.#data, this.#bodyAt);
-    if (!chunked) return;
+    if (!chunked) return this.#keepData();
     if (chunked.end !== this.#data.length) throw new Error("the server sent bytes past the end of its answer");
     this.#finish(chunked.body.toString("utf8"));
+  }
+
+  /** An incomplete head or chunked body waits for the next read: out of the read buffer with it. */
+  #keepData(): void {
+    if (this.#data && this.#data.buffer === READ_BUFFER.buffer) this.#data = Buffer.from(this.#data);
   }
 
   #lengthBodyDone(): void {

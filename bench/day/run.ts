@@ -58,7 +58,8 @@ interface Client {
   readonly index: number;
   readonly auth: string;
   readonly view: ClientView;
-  queueId: string;
+  /** GET /events of its queue up to `last_event_id=` (the queue never changes). */
+  readonly pollPath: string;
   lastEventId: number;
   presenceUpdateId: number;
   /** A client does one thing at a time (besides its poll): an action due while it is busy is shed. */
@@ -150,7 +151,7 @@ class Day {
       index,
       auth,
       view,
-      queueId: state.queue_id,
+      pollPath: `/api/v1/events?queue_id=${encodeURIComponent(state.queue_id)}&last_event_id=`,
       lastEventId: state.last_event_id,
       presenceUpdateId: -1,
       busy: false,
@@ -159,8 +160,7 @@ class Day {
 
   poll(client: Client): void {
     if (!this.polling) return;
-    const path = `/api/v1/events?queue_id=${encodeURIComponent(client.queueId)}&last_event_id=${client.lastEventId}`;
-    this.http.request("GET", path, client.auth).then(
+    this.http.request("GET", client.pollPath + client.lastEventId, client.auth).then(
       (answer) => {
         const at = performance.now();
         if (answer.status !== 200) {

@@ -1,5 +1,5 @@
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import net, { type AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DayHttp, dechunk, parseHead } from "../../bench/day/http.js";
 
@@ -109,6 +109,31 @@ describe("bench:day's HTTP client", () => {
     await expect(client.request("GET", "/drop", "x")).rejects.toThrow(/closed before the answer/);
     expect((await client.request("GET", "/echo", "x")).status).toBe(200);
     client.close();
+  });
+
+  it("reads an answer whose head and body come in pieces, and two answers on one connection", async () => {
+    // A server writing its answers by hand, in pieces with pauses between them.
+    const pieces = ["HTTP/1.1 200 OK\r\nContent-Le", "ngth: 12\r\nX-Parley-Worker: w\r\n\r\n", '{"a":', '"ü.."}'];
+    const raw = net.createServer((socket) => {
+      socket.setNoDelay(true);
+      socket.on("data", () => {
+        let i = 0;
+        const next = () => {
+          socket.write(pieces[i++]!);
+          if (i < pieces.length) setTimeout(next, 5);
+        };
+        next();
+      });
+    });
+    await new Promise<void>((resolve) => raw.listen(0, "127.0.0.1", resolve));
+    const client = new DayHttp((raw.address() as AddressInfo).port);
+    for (let round = 0; round < 2; round++) {
+      const answer = await client.request("GET", "/x", "x");
+      expect(answer).toEqual({ status: 200, body: '{"a":"ü.."}', worker: "w" });
+    }
+    expect(client.connections).toBe(1);
+    client.close();
+    await new Promise((resolve) => raw.close(resolve));
   });
 
   it("frames answers by Content-Length or chunks and refuses one it cannot frame", () => {
