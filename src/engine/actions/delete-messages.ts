@@ -78,10 +78,13 @@ export const DELETE_TIME_LIMIT_PASSED = "The time limit for deleting this messag
  * (one message) to seconds (a topic's batch). What one write cannot clear is left to a
  * read-bit purge (below), done in further writes before the request answers. Stale
  * read bits are invisible meanwhile: every read of them intersects with sets the
- * deletion already emptied. ~6 µs a key for a message or a few, ~30 µs for a thousand.
+ * deletion already emptied. ~6-10 µs a key for a message or a few, ~30 µs for a thousand.
+ * 1,000 for a message: with 2,000, a deletion's own write in a realm whose 10,000 users had
+ * read it took 40-55 ms of CPU on a loaded machine (bench/delete-topic.ts), its message's
+ * share being 2-4 ms of it.
  */
 export function readKeysPerWrite(messages: number): number {
-  return messages < 16 ? 2000 : 500;
+  return messages < 16 ? 1000 : 500;
 }
 
 /** Deleted messages whose readers' read bits are not all cleared yet (meta table, in order). */
