@@ -14,6 +14,9 @@
  * asynchronous one (PATCH's updateMessageAsync, delete_topic) for its longest turn; a
  * loop probe runs across the call and two turns after it, so work the store defers past
  * the call (after-commit callbacks) counts too.
+ *
+ * Each iteration's line also says where the engine's time went (bench/write-anatomy):
+ * CPU, the LMDB commits' wall time (fsync), and GC pauses inside the call.
  */
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import type pg from "pg";
@@ -22,6 +25,7 @@ import type { Manifest } from "../../tools/generate/manifest.js";
 import { compareIds, summarize, type Timing } from "../harness.js";
 import { MUTATION_ROWS, engineMutations, type CheckValues, type MutationKind } from "../workloads/mutations.js";
 import { chooseCast, peerMutations } from "./mutations.js";
+import { formatAnatomy, watchWrites } from "../write-anatomy.js";
 
 /** Timed iterations after the warm-ups (a move sets up 5,000 messages on each side per iteration). */
 export const MUTATION_ITERATIONS: Record<MutationKind, number> = { edit: 20, move: 3, resolve: 10, deleteTopic: 5 };
@@ -129,6 +133,7 @@ export async function runMutations(options: MutationRunOptions): Promise<Mutatio
   const botId = bot?.id ?? Math.max(...store.realmUsers(m.realmId).map((u) => u.id)) + 1;
   const peer = await peerMutations(db, m, cast, ours.privateChannelId, botId);
   const results: MutationResult[] = [];
+  const anatomy = watchWrites(store);
 
   for (const kind of kinds) {
     const name = MUTATION_ROWS[kind];
@@ -149,9 +154,11 @@ export async function runMutations(options: MutationRunOptions): Promise<Mutatio
       await peer.setup(kind, i, await ours.setup(kind, i));
 
       const probe = probeLoop();
+      const window = anatomy.begin();
       const t0 = performance.now();
       const run = await ours.run(kind, i);
       const oursElapsed = performance.now() - t0;
+      const spent = window.end();
       await turn();
       await turn();
       const hold = Math.max(...run.callsMs, probe.stop());
@@ -179,7 +186,7 @@ export async function runMutations(options: MutationRunOptions): Promise<Mutatio
         calls = run.calls;
       }
       log(
-        `  ${i < WARM_UPS ? "warm-up" : `#${i - WARM_UPS + 1}`}: ours ${oursElapsed.toFixed(1)} ms (loop ${hold.toFixed(1)} ms, ${run.calls} call(s)), peer ${peerElapsed.toFixed(1)} ms + FTS ${ftsElapsed.toFixed(1)} ms${differs ? "  !!! MISMATCH" : ""}`,
+        `  ${i < WARM_UPS ? "warm-up" : `#${i - WARM_UPS + 1}`}: ours ${oursElapsed.toFixed(1)} ms (${formatAnatomy(spent.read())}; loop ${hold.toFixed(1)} ms, ${run.calls} call(s)), peer ${peerElapsed.toFixed(1)} ms + FTS ${ftsElapsed.toFixed(1)} ms${differs ? "  !!! MISMATCH" : ""}`,
       );
     }
     const oursT = summarize(oursMs);
@@ -215,6 +222,7 @@ export async function runMutations(options: MutationRunOptions): Promise<Mutatio
       `  ours ${oursT.medianMs.toFixed(2)} ms, peer ${peerT.medianMs.toFixed(2)} ms, ${ratio.toFixed(1)}×, loop max ${loopMax.toFixed(1)} ms`,
     );
   }
+  anatomy.stop();
   return results;
 }
 
