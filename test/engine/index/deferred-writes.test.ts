@@ -240,6 +240,40 @@ describe("deferred bitmap writes", () => {
     ]);
   });
 
+  it("addDeferredForUsers reaches every user key held in memory (cached, versioned, marked absent), also after many left the cache", () => {
+    t = deferring();
+    const state = internals(t.store);
+    const b = state.bitmaps;
+    const read = (u: number) => key.userFlag(u, "read");
+    const everyone = Array.from({ length: 2000 }, (_, i) => i + 1);
+    const stored = [...everyone.slice(0, 1500), 1700];
+    // 1,501 cached keys; then 1,451 of them leave the cache (a follower's forgetKeys), past the rebuild threshold.
+    state.write(() => {
+      for (const u of stored) b.add(read(u), 1);
+    });
+    for (const u of stored) b.get(read(u));
+    b.forgetKeys([...everyone.slice(50, 1500), 1700].map(read));
+    // Versioned without a cached entry (a derived cache asked), and marked absent (a deletion's probe of a chunk
+    // the key never had).
+    const v0 = b.version(read(1600));
+    expect(b.removeStored(read(1700), [5 * CHUNK])).toEqual([]);
+    state.write(() => b.addDeferredForUsers("read", everyone, ids(77)));
+    // Cached: the entry in memory has it (a stale cached bitmap would answer [1]).
+    expect(arr(b.get(read(10)))).toEqual([1, 77]);
+    expect(b.version(read(1600))).not.toBe(v0);
+    // The absent mark went: a deletion of the ID reaches the key.
+    expect(state.write(() => b.removeStored(read(1700), [77]))).toEqual([77]);
+    expect(arr(b.get(read(1700)))).toEqual([1]);
+    expect(arr(fresh(state).get(read(1700)))).toEqual([1]);
+    expect(arr(b.get(read(1000)))).toEqual([1, 77]);
+    expect(arr(b.get(read(1999)))).toEqual([77]);
+    expect(arr(fresh(state).get(read(1999)))).toEqual([77]);
+    // Loaded since (no rebuild in between): cached, and so reached.
+    state.write(() => b.addDeferredForUsers("read", everyone, ids(78)));
+    expect(arr(b.get(read(1999)))).toEqual([77, 78]);
+    expect(arr(fresh(state).get(read(1999)))).toEqual([77, 78]);
+  });
+
   it("settles the oldest lasting entries once there are more than MAX_LASTING_ENTRIES", () => {
     t = deferring();
     const state = internals(t.store);
