@@ -10,6 +10,7 @@
  * nothing anywhere (after a failed batch or group the host reloads memory from disk).
  */
 import type { BitmapStore } from "./index/bitmap-store.js";
+import { numberRecordValue } from "./storage/number-record.js";
 import { forgetUncommittedStructures, SCHEMA_VERSION, TABLE_NAMES, TABLE_SPECS } from "./storage/tables.js";
 import type { TableName, Tables } from "./storage/tables.js";
 import { FollowerWriteError, StorageError } from "./errors.js";
@@ -165,6 +166,8 @@ export class WriteCoordinator {
   #grouped: GroupedWrite[] = [];
   #groupScheduled = false;
   #settleScheduled = false;
+  /** Whether a commit of this coordinator wrote the schema version (it is written once per open). */
+  #schemaMarked = false;
   readonly #follower: boolean;
   /** Keys of in-memory (entity) tables the running write unit put or removed, by table: its follower notes. */
   readonly #rowsWritten = new Map<TableName, unknown[]>();
@@ -377,12 +380,17 @@ export class WriteCoordinator {
         this.#replication?.begin();
         const inner = body();
         this.#writeLog(this.#host.bitmaps.writeDirty(MAX_LOGGED_BITMAP_KEYS));
-        this.#host.tables.meta.putSync("counters", this.#host.counters);
-        this.#host.tables.meta.putSync("schemaVersion", SCHEMA_VERSION);
+        this.#host.tables.meta.putSync(
+          "counters",
+          numberRecordValue(this.#host.tables.meta, this.#host.counters as unknown as Record<string, number>),
+        );
+        // Once per open: the first commit marks the store with this build's version (see SCHEMA_VERSION).
+        if (!this.#schemaMarked) this.#host.tables.meta.putSync("schemaVersion", SCHEMA_VERSION);
         this.#replication?.end();
         this.#commitHook?.();
         return inner;
       });
+      this.#schemaMarked = true;
       this.#replication?.committed();
       this.#host.bitmaps.committed();
       if (this.#host.bitmaps.hasDeferred) this.#scheduleSettle();
