@@ -22,7 +22,7 @@ import { carriesBody, writerOnly } from "./http/forward.js";
 import { FrameForwarder } from "./http/frame-forward.js";
 import { loadSavedQueues, writeSavedQueues } from "./realtime/persist.js";
 import { EventBroadcaster, EventSubscriber } from "./realtime/writer-stream.js";
-import { internalSocket, QueueRouter, queueIdPrefix } from "./http/queue-routing.js";
+import { internalSocket, QueueRouter, queueIdPrefix, queueOwner } from "./http/queue-routing.js";
 import { createServer, type ParleyServer, type WorkerHooks } from "./http/server.js";
 import { RemoteLimits, serveSharedLimits } from "./http/shared-limits.js";
 import { startParley, type ExternalImages, type Log, type Parley, type ServerSettings } from "./server.js";
@@ -142,6 +142,18 @@ export async function runWriter(
     router.close();
     throw error;
   }
+  const hub = parley.http.events;
+  broadcaster.moves = {
+    handOver: (queueId, reader) => {
+      const saved = hub.handOver(queueId);
+      if (saved !== null) router.moved(queueId, reader);
+      return saved;
+    },
+    held: (reader, queueIds) => {
+      for (const queueId of queueIds) router.moved(queueId, reader);
+    },
+    gone: (reader) => router.forgetMovedTo(reader),
+  };
   let limits: { close(): void } | null = null;
   try {
     const socketPath = join(worker.dir, WRITER_SOCKET);
@@ -185,7 +197,19 @@ export async function runReader(
   log: Log,
 ): Promise<number> {
   const forwarder = new FrameForwarder(join(worker.dir, WRITER_SOCKET), worker.name, { log });
-  const router = new QueueRouter(worker.name, worker.dir, worker.workers, log);
+  /**
+   * A writer's queue polled here moves here (realtime/writer-stream's ADOPT): with two
+   * workers only, where the writer is the one other place a queue can be.
+   */
+  const mayAdopt = (queueId: string): boolean =>
+    worker.workers === 2 && subscriber?.subscribed === true && queueOwner(queueId, worker.workers) === "writer";
+  const router = new QueueRouter(
+    worker.name,
+    worker.dir,
+    worker.workers,
+    log,
+    (queueId, method) => http.events.holds(queueId) || (method === "GET" && mayAdopt(queueId)),
+  );
   const store = openFollower(dataDir, {
     noSync: settings.noSync,
     renderer: images.renderer,
@@ -212,7 +236,11 @@ export async function runReader(
     authFailureLimit: false,
     requestLog: { level: settings.logLevel, destination: settings.logFile ?? "stdout", slowMs: settings.slowRequestMs },
     ...(process.env["PARLEY_METRICS_TOKEN"] ? { metricsToken: process.env["PARLEY_METRICS_TOKEN"] } : {}),
-    events: { queueIdPrefix: queueIdPrefix(worker.name), followsWriter: true },
+    events: {
+      queueIdPrefix: queueIdPrefix(worker.name),
+      followsWriter: true,
+      adoptFromWriter: (queueId) => (mayAdopt(queueId) ? (subscriber?.adopt(queueId, worker.name) ?? null) : null),
+    },
     worker: {
       name: worker.name,
       reader: true,
@@ -249,7 +277,10 @@ export async function runReader(
       // After a writer's clean stop, the queues here missed nothing unless a write was committed before this stream.
       if (endedAt !== null && store.catchUp().seq !== endedAt) dropQueues("the writer restarted");
       endedAt = null;
-      if (queuesInPlace) subscriber?.select(http.events.usersWithQueues());
+      if (queuesInPlace) announceQueues();
+    },
+    adopted: (queue) => {
+      if (!http.events.adopt(queue)) log(`${worker.name}: could not take over event queue ${queue.id}`);
     },
     lost: () => {
       if (stopping) return;
@@ -258,6 +289,12 @@ export async function runReader(
       else dropQueues("lost the writer's events");
     },
   });
+  /** Names this reader's users to the writer, and the writer's queues held here (moved before a restart). */
+  const announceQueues = (): void => {
+    subscriber?.select(http.events.usersWithQueues());
+    const moved = [...http.events.queueIds()].filter((id) => queueOwner(id, worker.workers) !== worker.name);
+    if (moved.length > 0) subscriber?.holds(worker.name, moved);
+  };
   const savedFile = `event-queues.${worker.name}.json`;
   process.on("message", (raw: unknown) => {
     const parsed = supervisorMessage.safeParse(raw);
@@ -270,7 +307,7 @@ export async function runReader(
     await Promise.race([subscriber.whenSubscribed(), new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
     await restoreQueues(http, store, dataDir, savedFile, subscriber.subscribed, log);
     queuesInPlace = true;
-    subscriber.select(http.events.usersWithQueues());
+    announceQueues();
     const socketPath = internalSocket(worker.dir, worker.name);
     // A reader killed before it could close leaves its socket file, which would refuse the bind.
     rmSync(socketPath, { force: true });

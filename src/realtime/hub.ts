@@ -67,6 +67,12 @@ export interface HubOptions {
    * of writes after the state its snapshot was built on (Store.caughtUpSeq at register).
    */
   readonly followsWriter?: boolean;
+  /**
+   * A reader worker's (`parley serve --workers 2`): asked for a queue ID this hub does
+   * not hold at a poll; resolves once the writer handed the queue over (adopt) or said it
+   * has none (realtime/writer-stream's ADOPT). Null: nothing to ask (the poll goes on here).
+   */
+  readonly adoptFromWriter?: (queueId: string) => Promise<void> | null;
 }
 
 /** How much delivery one turn of the event loop does before yielding to the next. */
@@ -195,6 +201,9 @@ export class EventHub {
   readonly #slice: DeliverySlice;
   readonly #idPrefix: string;
   readonly #followsWriter: boolean;
+  readonly #adoptFromWriter: ((queueId: string) => Promise<void> | null) | null;
+  /** Queues handed to another worker while a poll waited on them here: that poll still answers. */
+  readonly #handedOver = new WeakSet<EventQueue>();
   /** Deliveries not yet pushed, in commit order. */
   #pending: (PendingDelivery | PendingRemoval)[] = [];
   #drainScheduled: ReturnType<typeof setImmediate> | null = null;
@@ -220,6 +229,7 @@ export class EventHub {
     this.#slice = options.deliverySlice ?? DEFAULT_DELIVERY_SLICE;
     this.#idPrefix = options.queueIdPrefix ?? "";
     this.#followsWriter = options.followsWriter ?? false;
+    this.#adoptFromWriter = options.adoptFromWriter ?? null;
     this.#unsubscribe = store.onEvents((batch) => this.#deliver(batch));
     this.#scheduleGc();
   }
@@ -261,6 +271,14 @@ export class EventHub {
    * due, or the client goes away (signal).
    */
   poll(user: User, input: PollInput, signal: AbortSignal): Promise<string> {
+    if (this.#adoptFromWriter !== null && !this.#queues.has(input.queueId)) {
+      const adopted = this.#adoptFromWriter(input.queueId);
+      if (adopted !== null) return adopted.then(() => this.#poll(user, input, signal));
+    }
+    return this.#poll(user, input, signal);
+  }
+
+  #poll(user: User, input: PollInput, signal: AbortSignal): Promise<string> {
     const queue = this.queueFor(user, input.queueId);
     if (input.lastEventId !== undefined) this.#acknowledge(queue, input.lastEventId);
     this.#touch(queue);
@@ -288,6 +306,7 @@ export class EventHub {
         // Answer after the current dispatch: every event of one commit goes out together.
         // Touched only then too: a delivery may be walking this user's queues, in LRU order.
         queueMicrotask(() => {
+          if (this.#handedOver.has(queue)) return resolve(queue.eventsJson(MAX_POLL_ANSWER_CHARS));
           if (this.#queues.get(queue.id) !== queue) return reject(new BadEventQueueError(queue.id));
           this.#touch(queue);
           resolve(queue.eventsJson(MAX_POLL_ANSWER_CHARS));
@@ -301,6 +320,67 @@ export class EventHub {
   /** DELETE /events. */
   delete(user: User, queueId: string): void {
     this.#remove(this.queueFor(user, queueId));
+  }
+
+  /** The IDs of the queues held (a reader worker names those moved to it to its writer). */
+  queueIds(): Iterable<string> {
+    return this.#queues.keys();
+  }
+
+  /** Whether this hub holds the queue (a worker answers its polls itself). */
+  holds(queueId: string): boolean {
+    return this.#queues.has(queueId);
+  }
+
+  /**
+   * Takes a queue out of this hub for another worker (`parley serve --workers 2`: the
+   * reader its polls reach), with every event decided for it so far; null if there is none.
+   * Call synchronously where the writer's event stream is at the position the other
+   * worker's copy continues from: it gets every later batch, this hub none. A poll waiting
+   * here is answered with a heartbeat (kept in the queue until acknowledged, as any event).
+   */
+  handOver(queueId: string): SavedQueue | null {
+    const queue = this.#queues.get(queueId);
+    if (queue === undefined) return null;
+    // Copies decided at earlier commits and not yet pushed belong to what is handed over.
+    if (this.#pending.length > 0) this.flush();
+    if (this.#queues.get(queueId) !== queue) return null;
+    if (queue.polling) {
+      this.#handedOver.add(queue);
+      this.#push(queue, openJson({ type: "heartbeat" }));
+      if (this.#queues.get(queueId) !== queue) return null;
+    }
+    const saved = queue.save();
+    this.#detach(queue);
+    return saved;
+  }
+
+  /**
+   * A queue another worker handed over (handOver), taking every batch released after it
+   * (ephemeral ones included): false when its user can no longer hold one here.
+   */
+  adopt(saved: SavedQueue): boolean {
+    const user = this.#store.findUser(saved.userId);
+    if (!user || !user.isActive || user.realmId !== saved.realmId || this.#queues.has(saved.id)) return false;
+    let matches;
+    try {
+      matches = this.#compileNarrow(saved.userId, saved.options);
+    } catch {
+      return false;
+    }
+    const queue = new EventQueue(
+      saved.id,
+      saved.userId,
+      saved.realmId,
+      saved.options,
+      matches,
+      this.#clock.now(),
+      saved.nextEventId,
+    );
+    this.#makeRoom(saved.userId, saved.realmId);
+    this.#add(queue);
+    this.#account(queue, () => queue.restoreEvents(saved.events));
+    return this.#queues.get(queue.id) === queue;
   }
 
   /** Collects queues idle past their timeout; returns how many. */
@@ -434,6 +514,12 @@ export class EventHub {
 
   #remove(queue: EventQueue): void {
     if (this.#queues.get(queue.id) !== queue) return;
+    this.#detach(queue);
+    // A waiting poll learns at once that its queue is gone.
+    queue.push(openJson({ type: "heartbeat" }));
+  }
+
+  #detach(queue: EventQueue): void {
     this.#queues.delete(queue.id);
     const mine = this.#byUser.get(queue.userId);
     if (mine?.queues.delete(queue)) {
@@ -445,8 +531,6 @@ export class EventHub {
     realm?.delete(queue);
     if (realm?.size === 0) this.#byRealm.delete(queue.realmId);
     this.#allPublic.get(queue.realmId)?.delete(queue);
-    // A waiting poll learns at once that its queue is gone.
-    queue.push(openJson({ type: "heartbeat" }));
   }
 
   /** Collects a queue to keep its user or realm within a cap. */

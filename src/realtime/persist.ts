@@ -305,6 +305,21 @@ function withBodies(line: z.infer<typeof savedLine>, bodies: Map<number, string>
   return { ...line, events } as SavedQueue;
 }
 
+/**
+ * A queue one worker hands another (realtime/writer-stream's ADOPTED), as JSON of a
+ * SavedQueue; null when it is not one.
+ */
+export function parseHandedQueue(text: string): SavedQueue | null {
+  const queue = savedLine.safeParse(parseJson(text));
+  if (!queue.success) return null;
+  for (const event of queue.data.events) {
+    if (typeof event !== "object" || event === null) return null;
+    const { id, body } = event as Record<string, unknown>;
+    if (typeof id !== "number" || !Number.isSafeInteger(id) || typeof body !== "string") return null;
+  }
+  return queue.data as SavedQueue;
+}
+
 function parseJson(text: string): unknown {
   try {
     return JSON.parse(text) as unknown;

@@ -25,6 +25,15 @@
  * snapshot, taken after the acknowledgement, already holds), and drops those whose
  * queues went (UNWATCH) from time to time.
  *
+ * Queues move from the writer to the reader their polls reach (`--workers 2` only: with
+ * more readers a queue could have moved to another): a reader polled for a writer's queue
+ * it does not hold asks for it (ADOPT); the writer, between two batches, takes it out of its
+ * hub, names its user in this reader's audiences, and answers with the queue and its events
+ * (ADOPTED) or that it has none (REFUSED). The reader puts it in its hub at that point of the
+ * stream, so it takes exactly the batches after those the writer's copy took. A reader
+ * tells the writer which moved queues it holds when it connects (HOLDS), so that polls
+ * reaching the writer go on to it.
+ *
  * A reader that falls behind (the writer holding more than MAX_BUFFERED_BYTES for it)
  * is cut off rather than let the writer's memory grow: like one whose writer died, it
  * can no longer tell what its queues missed, drops them (clients register again) and
@@ -32,6 +41,8 @@
  */
 import { chmodSync, rmSync } from "node:fs";
 import { connect, createServer, type Server, type Socket } from "node:net";
+import type { SavedQueue } from "./queue.js";
+import { parseHandedQueue } from "./persist.js";
 import {
   decodeBatch,
   encodeBatch,
@@ -53,6 +64,14 @@ const SELECT = 5;
 const WATCH = 6;
 /** Reader to writer: users (u32 each) to leave out of its audiences again. */
 const UNWATCH = 7;
+/** Reader to writer: a token (u32), then "<reader name>\n<queue ID>": hand that queue over. */
+const ADOPT = 8;
+/** Reader to writer: "<reader name>\n<queue ID>\n...": the writer's queues it holds. */
+const HOLDS = 9;
+/** Writer to reader: the token (u32), then the queue as JSON (a SavedQueue): it is the reader's from here on. */
+const ADOPTED = 10;
+/** Writer to reader: the token (u32): the writer holds no such queue. */
+const REFUSED = 11;
 /** A reader this far behind is cut off (its queues are dropped and its clients register again). */
 const MAX_BUFFERED_BYTES = 256 * 1024 * 1024;
 /** Frames larger than this are not ours: the connection is dropped. */
@@ -107,6 +126,8 @@ function readFrames(socket: Socket, onFrame: (kind: number, payload: Buffer) => 
 /** What the writer knows of one connected reader: the users it named, or null (whole audiences). */
 interface ReaderLink {
   users: Set<number> | null;
+  /** Its name, once it asked for or named a queue. */
+  worker: string | null;
   /** Frames written in this turn are held until its end: one writev for the batches a group commit releases. */
   corked: boolean;
 }
@@ -124,22 +145,48 @@ function writeFrame(socket: Socket, link: ReaderLink, bytes: Buffer): void {
   socket.write(bytes);
 }
 
+/** "<name>\n<a>\n<b>...", split. */
+function namedList(payload: Buffer): { worker: string; items: string[] } {
+  const [worker = "", ...items] = payload.toString("utf8").split("\n");
+  return { worker, items: items.filter((item) => item !== "") };
+}
+
+/** What the writer does with its queues for readers (its hub and its queue router). */
+export interface QueueMoves {
+  /** Takes the queue out of the writer's hub for `worker`: null if there is none. */
+  handOver(queueId: string, worker: string): SavedQueue | null;
+  /** `worker` holds these queues (moved to it before, the writer restarted since). */
+  held(worker: string, queueIds: readonly string[]): void;
+  /** `worker`'s stream ended: the queues it held are gone (or it names them again when back). */
+  gone(worker: string): void;
+}
+
 /** The writer's side: every batch its store releases, to every connected reader. */
 export class EventBroadcaster {
   readonly #server: Server;
   readonly #readers = new Map<Socket, ReaderLink>();
   readonly #unsubscribe: () => void;
   #sent = 0;
+  /** Set once the writer's hub exists; until then every ADOPT is refused. */
+  moves: QueueMoves | null = null;
 
   private constructor(server: Server, store: Store) {
     this.#server = server;
     server.on("connection", (socket) => {
       socket.on("error", () => socket.destroy());
-      socket.on("close", () => this.#readers.delete(socket));
-      const link: ReaderLink = { users: null, corked: false };
+      const link: ReaderLink = { users: null, worker: null, corked: false };
+      socket.on("close", () => {
+        this.#readers.delete(socket);
+        if (link.worker !== null) this.moves?.gone(link.worker);
+      });
       readFrames(socket, (kind, payload) => {
         if (kind === SELECT) link.users = new Set(readU32s(payload));
-        else if (kind === WATCH) {
+        else if (kind === ADOPT) this.#adopt(socket, link, payload);
+        else if (kind === HOLDS) {
+          const { worker, items } = namedList(payload);
+          link.worker = worker;
+          this.moves?.held(worker, items);
+        } else if (kind === WATCH) {
           const [token, ...users] = readU32s(payload);
           if (token === undefined) return;
           for (const id of users) link.users?.add(id);
@@ -184,6 +231,26 @@ export class EventBroadcaster {
     for (const socket of this.#readers.keys()) socket.end(frame(END, new Uint8Array(0)));
   }
 
+  /**
+   * Between two batches (stream frames go out in order): the reader's copy of the queue
+   * takes every batch after this point, and the writer's hub none.
+   */
+  #adopt(socket: Socket, link: ReaderLink, payload: Buffer): void {
+    if (payload.length < 4) return;
+    const token = payload.readUInt32BE(0);
+    const { worker, items } = namedList(payload.subarray(4));
+    const queueId = items[0];
+    link.worker = worker;
+    const saved = queueId === undefined ? null : (this.moves?.handOver(queueId, worker) ?? null);
+    if (saved === null) {
+      writeFrame(socket, link, frame(REFUSED, u32s([token])));
+      return;
+    }
+    link.users?.add(saved.userId);
+    const json = Buffer.from(JSON.stringify(saved));
+    writeFrame(socket, link, frame(ADOPTED, Buffer.concat([u32s([token]), json])));
+  }
+
   /** Synchronous at the release: an audience is valid only then (engine/events/types' Audience). */
   #send(batch: EventBatch): void {
     if (this.#readers.size === 0) return;
@@ -210,6 +277,8 @@ export interface SubscriberHandlers {
   readonly subscribed: () => void;
   /** The stream ended or broke (the writer stopped or died, or cut this reader off): batches may be missing. */
   readonly lost: () => void;
+  /** A queue the writer handed over, at its point in the stream (before the next batch). */
+  readonly adopted?: (queue: SavedQueue) => void;
 }
 
 /** A reader's side: connects (and connects again after a loss) to the writer's stream. */
@@ -231,6 +300,9 @@ export class EventSubscriber {
   readonly #awaiting = new Map<number, Promise<void>>();
   readonly #acks = new Map<number, () => void>();
   #nextToken = 1;
+  /** Queues asked of the writer (ADOPT), by ID: resolved once it answered (or the stream is gone). */
+  readonly #adopting = new Map<string, { token: number; done: Promise<void> }>();
+  readonly #adoptions = new Map<number, () => void>();
 
   constructor(socketPath: string, handlers: SubscriberHandlers) {
     this.#socketPath = socketPath;
@@ -322,6 +394,40 @@ export class EventSubscriber {
     this.#socket.write(frame(UNWATCH, u32s(gone)));
   }
 
+  /**
+   * Asks the writer for its queue `queueId` (this reader is `worker`); resolves once it is
+   * in this reader's hub (handlers.adopted) or the writer said it has none, or the stream
+   * is gone. Null when not subscribed (nothing can be asked).
+   */
+  adopt(queueId: string, worker: string): Promise<void> | null {
+    if (this.#socket === null || !this.#subscribed) return null;
+    const asked = this.#adopting.get(queueId);
+    if (asked !== undefined) return asked.done;
+    const token = this.#nextToken++;
+    const done = new Promise<void>((resolve) => this.#adoptions.set(token, resolve));
+    this.#adopting.set(queueId, { token, done });
+    void done.then(() => this.#adopting.delete(queueId));
+    this.#socket.write(frame(ADOPT, Buffer.concat([u32s([token]), Buffer.from(`${worker}\n${queueId}`)])));
+    return done;
+  }
+
+  /** Tells the writer which of its queues moved here (after a restart of either): its polls come on here. */
+  holds(worker: string, queueIds: readonly string[]): void {
+    if (this.#socket === null || !this.#subscribed) return;
+    this.#socket.write(frame(HOLDS, Buffer.from([worker, ...queueIds].join("\n"))));
+  }
+
+  #adoptionAnswered(payload: Buffer, queue: SavedQueue | null): void {
+    const token = payload.length >= 4 ? payload.readUInt32BE(0) : 0;
+    if (queue !== null) {
+      // The writer names the user in every later batch; kept named here too (sweep keeps users with queues).
+      this.#named?.add(queue.userId);
+      this.#handlers.adopted?.(queue);
+    }
+    this.#adoptions.get(token)?.();
+    this.#adoptions.delete(token);
+  }
+
   #name(userId: number): Promise<void> {
     const named = this.#named;
     if (named === null || this.#socket === null) return Promise.resolve();
@@ -343,6 +449,9 @@ export class EventSubscriber {
     for (const resolve of this.#acks.values()) resolve();
     this.#acks.clear();
     this.#awaiting.clear();
+    // The queues asked for never come: their polls answer as for any queue this reader lost.
+    for (const resolve of this.#adoptions.values()) resolve();
+    this.#adoptions.clear();
   }
 
   close(): void {
@@ -366,6 +475,10 @@ export class EventSubscriber {
       } else if (kind === BATCH && this.#subscribed) {
         this.#received++;
         this.#handlers.batch(decodeBatch(payload));
+      } else if (kind === ADOPTED && this.#subscribed) {
+        this.#adoptionAnswered(payload, parseHandedQueue(payload.subarray(4).toString("utf8")));
+      } else if (kind === REFUSED) {
+        this.#adoptionAnswered(payload, null);
       } else if (kind === WATCHED) {
         const token = payload.length >= 4 ? payload.readUInt32BE(0) : 0;
         this.#acks.get(token)?.();

@@ -3,7 +3,8 @@
  * registered (src/http/queue-routing, realtime/writer-stream): every event reaches
  * every queue on every worker once, in order, whichever worker the write or the
  * registration went through; a poll or DELETE /events reaching the other worker is
- * forwarded to the owner; a reader killed with SIGKILL takes only its own queues with
+ * forwarded to the owner, but a writer's queue polled through the reader moves there
+ * (and the writer forwards to it from then on); a reader killed with SIGKILL takes only its own queues with
  * it; a reader's queues come back after a clean stop, and live through a clean restart
  * of the writer alone.
  */
@@ -50,10 +51,13 @@ type Answer = WorkerAnswer;
 /** A request on `agent` (a connection to one worker), or on a new connection (either worker) when null. */
 const call = workerCall;
 
-/** A keep-alive connection the kernel gave to `worker` (new ones until it does). */
-async function connectionTo(url: string, auth: string, worker: string): Promise<Agent> {
+/**
+ * A keep-alive connection the kernel gave to `worker` (new ones until it does). `maxSockets` 1: its requests
+ * wait for that one connection (else a request sent as the last one ends may open another, to either worker).
+ */
+async function connectionTo(url: string, auth: string, worker: string, maxSockets = 4): Promise<Agent> {
   for (;;) {
-    const agent = new Agent({ keepAlive: true, maxSockets: 4 });
+    const agent = new Agent({ keepAlive: true, maxSockets });
     const answered = await call(agent, url, auth, "GET", "/users/me").catch(() => null);
     if (answered?.worker === worker) return agent;
     agent.destroy();
@@ -107,7 +111,7 @@ describe("event queues of parley serve --workers 2", () => {
   });
   afterAll(() => stopProcess(server.child, "SIGTERM"));
 
-  it("live where registered: every event once and in order on both workers, polls and deletes forwarded", async () => {
+  it("live where registered: every event once and in order on both workers, polls and deletes forwarded or moved", async () => {
     const { url, auth } = server;
     const via = { writer: await connectionTo(url, auth, "writer"), reader: await connectionTo(url, auth, "reader-1") };
     const onReader = await register(via.reader, url, auth, '["message","typing"]');
@@ -131,18 +135,21 @@ describe("event queues of parley serve --workers 2", () => {
     expect(dm.status).toBe(200);
     const complete = (events: readonly Event[]) =>
       messagesOf(events).length >= sent.length && events.some((e) => e.type === "typing");
-    // Each queue polled through the other worker (forwarded to its owner), then through its own.
-    for (const [queue, other] of [
-      [readerQueue, via.writer],
-      [writerQueue, via.reader],
+    // Each queue polled through the other worker: the reader's forwarded to it; the writer's moves to the reader
+    // at the first poll (answered there), and the writer forwards its polls to the reader from then on.
+    for (const [queue, other, answered] of [
+      [readerQueue, via.writer, "writer>reader-1"],
+      [writerQueue, via.reader, "reader-1"],
     ] as const) {
       const { events, workers: answeredBy } = await pollUntil(other, url, auth, queue, complete);
       expect(messagesOf(events).map((m) => m.content)).toEqual(sent);
       expect(events.filter((e) => e.type === "typing")).toHaveLength(1);
-      expect([...answeredBy]).toEqual([other === via.writer ? "writer>reader-1" : "reader-1>writer"]);
+      expect([...answeredBy]).toEqual([answered]);
     }
     const local = await call(via.reader, url, auth, "GET", "/events", { queue_id: readerQueue, dont_block: "true" });
     expect([local.status, local.worker]).toEqual([200, "reader-1"]);
+    const moved = await call(via.writer, url, auth, "GET", "/events", { queue_id: writerQueue, dont_block: "true" });
+    expect([moved.status, moved.worker]).toEqual([200, "writer>reader-1"]);
 
     // DELETE /events through the other worker: queue_id in a form body (read to find the owner), or in the query.
     const deleted = await call(via.writer, url, auth, "DELETE", "/events", { queue_id: readerQueue });
@@ -150,7 +157,7 @@ describe("event queues of parley serve --workers 2", () => {
     const gone = await call(via.reader, url, auth, "GET", "/events", { queue_id: readerQueue, dont_block: "true" });
     expect([gone.status, gone.body["code"]]).toEqual([400, "BAD_EVENT_QUEUE_ID"]);
     const byQuery = await call(via.reader, url, auth, "DELETE", "/events", { queue_id: writerQueue }, true);
-    expect([byQuery.status, byQuery.worker]).toEqual([200, "reader-1>writer"]);
+    expect([byQuery.status, byQuery.worker]).toEqual([200, "reader-1"]);
     const again = await call(via.reader, url, auth, "DELETE", "/events", { queue_id: writerQueue });
     expect([again.status, again.body["code"]]).toEqual([400, "BAD_EVENT_QUEUE_ID"]);
     // An ID naming a worker the server does not run is nobody's queue.
@@ -202,6 +209,63 @@ describe("event queues of parley serve --workers 2", () => {
       expect(more.body["events"]).toEqual([]);
     }
     for (const agent of via) agent.destroy();
+  });
+
+  it("a writer's queue moves to the reader its polls reach, mid-burst and with a poll waiting: each event once, in order", async () => {
+    const { url, auth } = server;
+    const via = {
+      writer: await connectionTo(url, auth, "writer", 1),
+      reader: await connectionTo(url, auth, "reader-1", 1),
+    };
+    const waiting = await connectionTo(url, auth, "writer", 1);
+    const quiet = String((await register(via.writer, url, auth)).body["queue_id"]);
+    const busy = String((await register(via.writer, url, auth)).body["queue_id"]);
+
+    // A poll waiting on the writer when its queue moves is answered there (a heartbeat, kept until acknowledged).
+    const held = call(waiting, url, auth, "GET", "/events", { queue_id: quiet, last_event_id: "-1" });
+    await sleep(100);
+    const moved = await call(via.reader, url, auth, "GET", "/events", { queue_id: quiet, dont_block: "true" });
+    const released = await held;
+    expect([released.status, released.worker]).toEqual([200, "writer"]);
+    expect((released.body["events"] as Event[]).map((e) => e.type)).toEqual(["heartbeat"]);
+    expect([moved.status, moved.worker]).toEqual([200, "reader-1"]);
+    expect(moved.body["events"]).toEqual(released.body["events"]);
+
+    // Sends through both workers, two at a time; the busy queue moves once some have been acknowledged.
+    const sent: number[] = [];
+    const sender = async (agent: Agent, tag: string) => {
+      for (let i = 0; i < 20; i++) {
+        const answer = await send(agent, url, auth, `${tag} ${i}`);
+        expect(answer.status).toBe(200);
+        sent.push(answer.body["id"] as number);
+      }
+    };
+    const sending = Promise.all([sender(via.writer, "w"), sender(await connectionTo(url, auth, "reader-1", 1), "r")]);
+    while (sent.length < 4) await sleep(2);
+    const collect = async (queue: string, start: Event[]) => {
+      const got = start.slice();
+      const answeredBy = new Set<string>();
+      for (let i = 0; i < 400 && (i < 3 || messagesOf(got).length < 40); i++) {
+        const params = { queue_id: queue, last_event_id: String(got.at(-1)?.id ?? -1), dont_block: "true" };
+        const answer = await call(i % 3 === 2 ? via.writer : via.reader, url, auth, "GET", "/events", params);
+        expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+        answeredBy.add(answer.worker);
+        for (const event of answer.body["events"] as Event[]) if (event.id > (got.at(-1)?.id ?? -1)) got.push(event);
+        await sleep(5);
+      }
+      return { got, answeredBy };
+    };
+    const busyPolls = await collect(busy, []);
+    await sending;
+    const quietPolls = await collect(quiet, released.body["events"] as Event[]);
+    // Two senders: their answers may come back out of commit order, whose order message IDs follow.
+    const committed = [...sent].sort((a, b) => a - b);
+    for (const { got, answeredBy } of [busyPolls, quietPolls]) {
+      expect(messagesOf(got).map((m) => m.id)).toEqual(committed);
+      expect(got.map((e) => e.id)).toEqual(got.map((_, i) => i));
+      expect(answeredBy).toEqual(new Set(["reader-1", "writer>reader-1"]));
+    }
+    for (const agent of [...Object.values(via), waiting]) agent.destroy();
   });
 
   it("kill -9 of a reader: its queues answer BAD_EVENT_QUEUE_ID, the writer's keep working", async () => {
