@@ -20,6 +20,7 @@ import { join } from "node:path";
 import { openFollower, type Store } from "./engine/index.js";
 import { carriesBody, writerOnly } from "./http/forward.js";
 import { FrameForwarder } from "./http/frame-forward.js";
+import type { EventHub } from "./realtime/hub.js";
 import { loadSavedQueues, writeSavedQueues } from "./realtime/persist.js";
 import { EventBroadcaster, EventSubscriber } from "./realtime/writer-stream.js";
 import { internalSocket, QueueRouter, queueIdPrefix, queueOwner } from "./http/queue-routing.js";
@@ -116,7 +117,11 @@ export async function runWriter(
     waiting.get(parsed.data.id)?.(parsed.data.series);
     waiting.delete(parsed.data.id);
   });
-  const router = new QueueRouter(worker.name, worker.dir, worker.workers, log);
+  // With two workers a queue the writer does not hold may have moved to the reader (realtime/writer-stream's ADOPT).
+  const router = new QueueRouter(worker.name, worker.dir, worker.workers, log, (queueId) =>
+    worker.workers === 2 && queueOwner(queueId, 2) === worker.name && !hubOf?.holds(queueId) ? "reader-1" : null,
+  );
+  let hubOf: EventHub | null = null;
   const hooks: WorkerHooks = {
     name: worker.name,
     downloadKey: worker.downloadKey,
@@ -143,17 +148,8 @@ export async function runWriter(
     throw error;
   }
   const hub = parley.http.events;
-  broadcaster.moves = {
-    handOver: (queueId, reader) => {
-      const saved = hub.handOver(queueId);
-      if (saved !== null) router.moved(queueId, reader);
-      return saved;
-    },
-    held: (reader, queueIds) => {
-      for (const queueId of queueIds) router.moved(queueId, reader);
-    },
-    gone: (reader) => router.forgetMovedTo(reader),
-  };
+  hubOf = hub;
+  broadcaster.handOver = (queueId) => hub.handOver(queueId);
   let limits: { close(): void } | null = null;
   try {
     const socketPath = join(worker.dir, WRITER_SOCKET);
@@ -203,12 +199,8 @@ export async function runReader(
    */
   const mayAdopt = (queueId: string): boolean =>
     worker.workers === 2 && subscriber?.subscribed === true && queueOwner(queueId, worker.workers) === "writer";
-  const router = new QueueRouter(
-    worker.name,
-    worker.dir,
-    worker.workers,
-    log,
-    (queueId, method) => http.events.holds(queueId) || (method === "GET" && mayAdopt(queueId)),
+  const router = new QueueRouter(worker.name, worker.dir, worker.workers, log, (queueId, method) =>
+    http.events.holds(queueId) || (method === "GET" && mayAdopt(queueId)) ? worker.name : null,
   );
   const store = openFollower(dataDir, {
     noSync: settings.noSync,
@@ -239,7 +231,7 @@ export async function runReader(
     events: {
       queueIdPrefix: queueIdPrefix(worker.name),
       followsWriter: true,
-      adoptFromWriter: (queueId) => (mayAdopt(queueId) ? (subscriber?.adopt(queueId, worker.name) ?? null) : null),
+      adoptFromWriter: (queueId) => (mayAdopt(queueId) ? (subscriber?.adopt(queueId) ?? null) : null),
     },
     worker: {
       name: worker.name,
@@ -249,9 +241,11 @@ export async function runReader(
         if (!unauthorized) {
           if (router.route(res, req, head)) return true;
           // This worker's own queues; registered here while the writer's events arrive (else the writer registers).
+          // With two workers the writer registers every queue: each moves here if its polls come here, so none
+          // is polled through the other worker for long (a queue registered here could not move to the writer).
           if (head.url === "/api/v1/events" && (head.method === "GET" || head.method === "DELETE")) return false;
-          if (head.method === "POST" && head.url === "/api/v1/register" && subscriber?.subscribed === true)
-            return false;
+          const registerHere = subscriber?.subscribed === true && worker.workers !== 2;
+          if (head.method === "POST" && head.url === "/api/v1/register" && registerHere) return false;
         }
         // A body is buffered by the writer only, against its budget, which is then the whole server's.
         if (!unauthorized && !writerOnly(head) && !carriesBody(head, req)) return false;
@@ -277,7 +271,7 @@ export async function runReader(
       // After a writer's clean stop, the queues here missed nothing unless a write was committed before this stream.
       if (endedAt !== null && store.catchUp().seq !== endedAt) dropQueues("the writer restarted");
       endedAt = null;
-      if (queuesInPlace) announceQueues();
+      if (queuesInPlace) subscriber?.select(http.events.usersWithQueues());
     },
     adopted: (queue) => {
       if (!http.events.adopt(queue)) log(`${worker.name}: could not take over event queue ${queue.id}`);
@@ -289,12 +283,6 @@ export async function runReader(
       else dropQueues("lost the writer's events");
     },
   });
-  /** Names this reader's users to the writer, and the writer's queues held here (moved before a restart). */
-  const announceQueues = (): void => {
-    subscriber?.select(http.events.usersWithQueues());
-    const moved = [...http.events.queueIds()].filter((id) => queueOwner(id, worker.workers) !== worker.name);
-    if (moved.length > 0) subscriber?.holds(worker.name, moved);
-  };
   const savedFile = `event-queues.${worker.name}.json`;
   process.on("message", (raw: unknown) => {
     const parsed = supervisorMessage.safeParse(raw);
@@ -307,7 +295,7 @@ export async function runReader(
     await Promise.race([subscriber.whenSubscribed(), new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
     await restoreQueues(http, store, dataDir, savedFile, subscriber.subscribed, log);
     queuesInPlace = true;
-    announceQueues();
+    subscriber.select(http.events.usersWithQueues());
     const socketPath = internalSocket(worker.dir, worker.name);
     // A reader killed before it could close leaves its socket file, which would refuse the bind.
     rmSync(socketPath, { force: true });

@@ -12,10 +12,11 @@
  * that body (a few bytes) is read here first, then the request goes to the owner,
  * the worker itself included (its internal listener answers it as any other).
  *
- * With two workers a writer's queue moves to the reader its polls reach
- * (realtime/writer-stream's ADOPT): the reader answers polls of the queues it holds, and
- * of a writer's queue it may adopt, itself; the writer forwards those of a queue it
- * handed over to that reader (`moved`).
+ * With two workers the writer registers every queue, and a queue moves to the reader when
+ * its polls reach the reader (realtime/writer-stream's ADOPT): the reader answers polls of
+ * the queues it holds, and of a writer's queue it may adopt, itself; the writer sends on to
+ * the reader the polls of every queue it does not hold (the reader answers
+ * BAD_EVENT_QUEUE_ID for one that is nowhere). A worker's `place` says so.
  *
  * An owner that is down (a reader being replaced) answers 502 with Retry-After, as any
  * forward does: its queues are gone, but a replacement answers BAD_EVENT_QUEUE_ID for
@@ -33,8 +34,6 @@ const EVENTS_PATH = "/api/v1/events";
 /** DELETE /events bodies read to find queue_id: a form of one short field. */
 const MAX_DELETE_BODY_BYTES = 64 * 1024;
 const WRITER = "writer";
-/** Queues the writer remembers having handed over (a client's re-registrations leave old IDs behind). */
-const MAX_MOVED = 200_000;
 
 /** What begins the queue IDs a worker hands out: none for the writer, whose IDs look like a single server's. */
 export function queueIdPrefix(worker: string): string {
@@ -60,22 +59,20 @@ export class QueueRouter {
   readonly #workers: number;
   readonly #log: (line: string) => void;
   readonly #forwarders = new Map<string, FrameForwarder>();
-  /** The writer's: its queues handed over, to the reader holding each. */
-  readonly #moved = new Map<string, string>();
-  readonly #answersHere: (queueId: string, method: string) => boolean;
+  readonly #place: (queueId: string, method: string) => string | null;
 
   /**
    * `self`: this worker's name; `workers`: how many the server runs; `log`: where a broken hop is reported;
-   * `answersHere`: a queue ID this worker answers for whatever worker it names (one it holds, or may adopt).
+   * `place`: the worker that answers a queue's GET or DELETE /events when not the one its ID names (null).
    */
   constructor(
     self: string,
     dir: string,
     workers: number,
     log: (line: string) => void,
-    answersHere: (queueId: string, method: string) => boolean = () => false,
+    place: (queueId: string, method: string) => string | null = () => null,
   ) {
-    this.#answersHere = answersHere;
+    this.#place = place;
     this.#log = log;
     this.#self = self;
     this.#dir = dir;
@@ -96,20 +93,8 @@ export class QueueRouter {
     return true;
   }
 
-  /** The writer's: `queueId` is held by `worker` from now on. */
-  moved(queueId: string, worker: string): void {
-    this.#moved.delete(queueId);
-    this.#moved.set(queueId, worker);
-    if (this.#moved.size > MAX_MOVED) this.#moved.delete(this.#moved.keys().next().value!);
-  }
-
-  /** The writer's: `worker`'s queues are gone (its stream ended). */
-  forgetMovedTo(worker: string): void {
-    for (const [queueId, holder] of this.#moved) if (holder === worker) this.#moved.delete(queueId);
-  }
-
-  #ownerOf(queueId: string): string {
-    return this.#moved.get(queueId) ?? queueOwner(queueId, this.#workers);
+  #ownerOf(queueId: string, method: string): string {
+    return this.#place(queueId, method) ?? queueOwner(queueId, this.#workers);
   }
 
   /** Resolves once every forwarded request has been answered (or its client left). */
@@ -122,8 +107,7 @@ export class QueueRouter {
   }
 
   #toOwner(res: HttpResponse, req: HttpRequest, head: RequestHead, queueId: string): boolean {
-    if (this.#answersHere(queueId, head.method)) return false;
-    const owner = this.#ownerOf(queueId);
+    const owner = this.#ownerOf(queueId, head.method);
     if (owner === this.#self) return false;
     this.#forwarder(owner).forward(res, req, head);
     return true;
@@ -154,7 +138,7 @@ export class QueueRouter {
       const body = Buffer.concat(chunks);
       // A body of another type is answered here: it names no queue this router could read.
       const queueId = form ? new URLSearchParams(body.toString("utf8")).get("queue_id") : null;
-      const owner = queueId === null || this.#answersHere(queueId, head.method) ? this.#self : this.#ownerOf(queueId);
+      const owner = queueId === null ? this.#self : this.#ownerOf(queueId, head.method);
       this.#forwarder(owner).forwardRead(res, head, closeAsked, body);
     });
   }

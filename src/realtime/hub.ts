@@ -322,11 +322,6 @@ export class EventHub {
     this.#remove(this.queueFor(user, queueId));
   }
 
-  /** The IDs of the queues held (a reader worker names those moved to it to its writer). */
-  queueIds(): Iterable<string> {
-    return this.#queues.keys();
-  }
-
   /** Whether this hub holds the queue (a worker answers its polls itself). */
   holds(queueId: string): boolean {
     return this.#queues.has(queueId);

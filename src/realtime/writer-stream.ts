@@ -30,9 +30,7 @@
  * it does not hold asks for it (ADOPT); the writer, between two batches, takes it out of its
  * hub, names its user in this reader's audiences, and answers with the queue and its events
  * (ADOPTED) or that it has none (REFUSED). The reader puts it in its hub at that point of the
- * stream, so it takes exactly the batches after those the writer's copy took. A reader
- * tells the writer which moved queues it holds when it connects (HOLDS), so that polls
- * reaching the writer go on to it.
+ * stream, so it takes exactly the batches after those the writer's copy took.
  *
  * A reader that falls behind (the writer holding more than MAX_BUFFERED_BYTES for it)
  * is cut off rather than let the writer's memory grow: like one whose writer died, it
@@ -64,14 +62,12 @@ const SELECT = 5;
 const WATCH = 6;
 /** Reader to writer: users (u32 each) to leave out of its audiences again. */
 const UNWATCH = 7;
-/** Reader to writer: a token (u32), then "<reader name>\n<queue ID>": hand that queue over. */
+/** Reader to writer: a token (u32), then a queue ID: hand that queue over. */
 const ADOPT = 8;
-/** Reader to writer: "<reader name>\n<queue ID>\n...": the writer's queues it holds. */
-const HOLDS = 9;
 /** Writer to reader: the token (u32), then the queue as JSON (a SavedQueue): it is the reader's from here on. */
-const ADOPTED = 10;
+const ADOPTED = 9;
 /** Writer to reader: the token (u32): the writer holds no such queue. */
-const REFUSED = 11;
+const REFUSED = 10;
 /** A reader this far behind is cut off (its queues are dropped and its clients register again). */
 const MAX_BUFFERED_BYTES = 256 * 1024 * 1024;
 /** Frames larger than this are not ours: the connection is dropped. */
@@ -126,8 +122,6 @@ function readFrames(socket: Socket, onFrame: (kind: number, payload: Buffer) => 
 /** What the writer knows of one connected reader: the users it named, or null (whole audiences). */
 interface ReaderLink {
   users: Set<number> | null;
-  /** Its name, once it asked for or named a queue. */
-  worker: string | null;
   /** Frames written in this turn are held until its end: one writev for the batches a group commit releases. */
   corked: boolean;
 }
@@ -145,48 +139,25 @@ function writeFrame(socket: Socket, link: ReaderLink, bytes: Buffer): void {
   socket.write(bytes);
 }
 
-/** "<name>\n<a>\n<b>...", split. */
-function namedList(payload: Buffer): { worker: string; items: string[] } {
-  const [worker = "", ...items] = payload.toString("utf8").split("\n");
-  return { worker, items: items.filter((item) => item !== "") };
-}
-
-/** What the writer does with its queues for readers (its hub and its queue router). */
-export interface QueueMoves {
-  /** Takes the queue out of the writer's hub for `worker`: null if there is none. */
-  handOver(queueId: string, worker: string): SavedQueue | null;
-  /** `worker` holds these queues (moved to it before, the writer restarted since). */
-  held(worker: string, queueIds: readonly string[]): void;
-  /** `worker`'s stream ended: the queues it held are gone (or it names them again when back). */
-  gone(worker: string): void;
-}
-
 /** The writer's side: every batch its store releases, to every connected reader. */
 export class EventBroadcaster {
   readonly #server: Server;
   readonly #readers = new Map<Socket, ReaderLink>();
   readonly #unsubscribe: () => void;
   #sent = 0;
-  /** Set once the writer's hub exists; until then every ADOPT is refused. */
-  moves: QueueMoves | null = null;
+  /** Takes a queue out of the writer's hub for a reader (null: none); set once the hub exists. */
+  handOver: ((queueId: string) => SavedQueue | null) | null = null;
 
   private constructor(server: Server, store: Store) {
     this.#server = server;
     server.on("connection", (socket) => {
       socket.on("error", () => socket.destroy());
-      const link: ReaderLink = { users: null, worker: null, corked: false };
-      socket.on("close", () => {
-        this.#readers.delete(socket);
-        if (link.worker !== null) this.moves?.gone(link.worker);
-      });
+      const link: ReaderLink = { users: null, corked: false };
+      socket.on("close", () => this.#readers.delete(socket));
       readFrames(socket, (kind, payload) => {
         if (kind === SELECT) link.users = new Set(readU32s(payload));
         else if (kind === ADOPT) this.#adopt(socket, link, payload);
-        else if (kind === HOLDS) {
-          const { worker, items } = namedList(payload);
-          link.worker = worker;
-          this.moves?.held(worker, items);
-        } else if (kind === WATCH) {
+        else if (kind === WATCH) {
           const [token, ...users] = readU32s(payload);
           if (token === undefined) return;
           for (const id of users) link.users?.add(id);
@@ -238,10 +209,7 @@ export class EventBroadcaster {
   #adopt(socket: Socket, link: ReaderLink, payload: Buffer): void {
     if (payload.length < 4) return;
     const token = payload.readUInt32BE(0);
-    const { worker, items } = namedList(payload.subarray(4));
-    const queueId = items[0];
-    link.worker = worker;
-    const saved = queueId === undefined ? null : (this.moves?.handOver(queueId, worker) ?? null);
+    const saved = this.handOver?.(payload.subarray(4).toString("utf8")) ?? null;
     if (saved === null) {
       writeFrame(socket, link, frame(REFUSED, u32s([token])));
       return;
@@ -395,11 +363,11 @@ export class EventSubscriber {
   }
 
   /**
-   * Asks the writer for its queue `queueId` (this reader is `worker`); resolves once it is
-   * in this reader's hub (handlers.adopted) or the writer said it has none, or the stream
-   * is gone. Null when not subscribed (nothing can be asked).
+   * Asks the writer for its queue `queueId`; resolves once it is in this reader's hub
+   * (handlers.adopted) or the writer said it has none, or the stream is gone. Null when
+   * not subscribed (nothing can be asked).
    */
-  adopt(queueId: string, worker: string): Promise<void> | null {
+  adopt(queueId: string): Promise<void> | null {
     if (this.#socket === null || !this.#subscribed) return null;
     const asked = this.#adopting.get(queueId);
     if (asked !== undefined) return asked.done;
@@ -407,14 +375,8 @@ export class EventSubscriber {
     const done = new Promise<void>((resolve) => this.#adoptions.set(token, resolve));
     this.#adopting.set(queueId, { token, done });
     void done.then(() => this.#adopting.delete(queueId));
-    this.#socket.write(frame(ADOPT, Buffer.concat([u32s([token]), Buffer.from(`${worker}\n${queueId}`)])));
+    this.#socket.write(frame(ADOPT, Buffer.concat([u32s([token]), Buffer.from(queueId)])));
     return done;
-  }
-
-  /** Tells the writer which of its queues moved here (after a restart of either): its polls come on here. */
-  holds(worker: string, queueIds: readonly string[]): void {
-    if (this.#socket === null || !this.#subscribed) return;
-    this.#socket.write(frame(HOLDS, Buffer.from([worker, ...queueIds].join("\n"))));
   }
 
   #adoptionAnswered(payload: Buffer, queue: SavedQueue | null): void {

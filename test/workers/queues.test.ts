@@ -111,16 +111,16 @@ describe("event queues of parley serve --workers 2", () => {
   });
   afterAll(() => stopProcess(server.child, "SIGTERM"));
 
-  it("live where registered: every event once and in order on both workers, polls and deletes forwarded or moved", async () => {
+  it("registered by the writer, moved to the reader its polls reach: every event once and in order", async () => {
     const { url, auth } = server;
     const via = { writer: await connectionTo(url, auth, "writer"), reader: await connectionTo(url, auth, "reader-1") };
+    // With two workers the writer registers every queue (its IDs look like a single server's).
     const onReader = await register(via.reader, url, auth, '["message","typing"]');
     const onWriter = await register(via.writer, url, auth, '["message","typing"]');
-    expect([onReader.worker, onWriter.worker]).toEqual(["reader-1", "writer"]);
+    expect([onReader.worker, onWriter.worker]).toEqual(["reader-1>writer", "writer"]);
     const readerQueue = String(onReader.body["queue_id"]);
     const writerQueue = String(onWriter.body["queue_id"]);
-    expect(readerQueue).toMatch(/^reader-1\./);
-    expect(writerQueue).not.toMatch(/^reader-/);
+    for (const queue of [readerQueue, writerQueue]) expect(queue).not.toMatch(/^reader-/);
 
     // Sent through either worker (the reader forwards writes): both queues get each, once, in the writer's order.
     const sent: string[] = [];
@@ -129,26 +129,24 @@ describe("event queues of parley serve --workers 2", () => {
       expect((await send(i % 2 === 0 ? via.reader : via.writer, url, auth, content)).status).toBe(200);
       sent.push(content);
     }
-    // Not a write: typing notifications reach the reader's queue too.
+    // Not a write: typing notifications reach a queue on the reader too.
     const me = (await call(via.reader, url, auth, "GET", "/users/me")).body["user_id"] as number;
     const dm = await call(via.reader, url, auth, "POST", "/typing", { op: "start", to: JSON.stringify([me]) });
     expect(dm.status).toBe(200);
     const complete = (events: readonly Event[]) =>
       messagesOf(events).length >= sent.length && events.some((e) => e.type === "typing");
-    // Each queue polled through the other worker: the reader's forwarded to it; the writer's moves to the reader
-    // at the first poll (answered there), and the writer forwards its polls to the reader from then on.
-    for (const [queue, other, answered] of [
-      [readerQueue, via.writer, "writer>reader-1"],
-      [writerQueue, via.reader, "reader-1"],
+    // One queue polled through the reader moves there at its first poll; the other, polled through the writer, stays.
+    for (const [queue, agent, answered] of [
+      [readerQueue, via.reader, "reader-1"],
+      [writerQueue, via.writer, "writer"],
     ] as const) {
-      const { events, workers: answeredBy } = await pollUntil(other, url, auth, queue, complete);
+      const { events, workers: answeredBy } = await pollUntil(agent, url, auth, queue, complete);
       expect(messagesOf(events).map((m) => m.content)).toEqual(sent);
       expect(events.filter((e) => e.type === "typing")).toHaveLength(1);
       expect([...answeredBy]).toEqual([answered]);
     }
-    const local = await call(via.reader, url, auth, "GET", "/events", { queue_id: readerQueue, dont_block: "true" });
-    expect([local.status, local.worker]).toEqual([200, "reader-1"]);
-    const moved = await call(via.writer, url, auth, "GET", "/events", { queue_id: writerQueue, dont_block: "true" });
+    // The moved queue's polls reaching the writer go on to the reader.
+    const moved = await call(via.writer, url, auth, "GET", "/events", { queue_id: readerQueue, dont_block: "true" });
     expect([moved.status, moved.worker]).toEqual([200, "writer>reader-1"]);
 
     // DELETE /events through the other worker: queue_id in a form body (read to find the owner), or in the query.
@@ -156,8 +154,13 @@ describe("event queues of parley serve --workers 2", () => {
     expect([deleted.status, deleted.worker], JSON.stringify(deleted.body)).toEqual([200, "writer>reader-1"]);
     const gone = await call(via.reader, url, auth, "GET", "/events", { queue_id: readerQueue, dont_block: "true" });
     expect([gone.status, gone.body["code"]]).toEqual([400, "BAD_EVENT_QUEUE_ID"]);
+    const goneThere = await call(via.writer, url, auth, "GET", "/events", {
+      queue_id: readerQueue,
+      dont_block: "true",
+    });
+    expect([goneThere.status, goneThere.body["code"]]).toEqual([400, "BAD_EVENT_QUEUE_ID"]);
     const byQuery = await call(via.reader, url, auth, "DELETE", "/events", { queue_id: writerQueue }, true);
-    expect([byQuery.status, byQuery.worker]).toEqual([200, "reader-1"]);
+    expect([byQuery.status, byQuery.worker]).toEqual([200, "reader-1>writer"]);
     const again = await call(via.reader, url, auth, "DELETE", "/events", { queue_id: writerQueue });
     expect([again.status, again.body["code"]]).toEqual([400, "BAD_EVENT_QUEUE_ID"]);
     // An ID naming a worker the server does not run is nobody's queue.
@@ -192,7 +195,7 @@ describe("event queues of parley serve --workers 2", () => {
       }
     })();
     await Promise.all([sending, registering]);
-    expect(new Set(queues.map((q) => q.worker))).toEqual(new Set(["writer", "reader-1"]));
+    expect(new Set(queues.map((q) => q.worker))).toEqual(new Set(["writer", "reader-1>writer"]));
     for (const queue of queues) {
       const expected = sent.filter((id) => id > queue.after);
       const { events } = await pollUntil(null, url, auth, queue.id, (got) => messagesOf(got).length >= expected.length);
@@ -270,7 +273,12 @@ describe("event queues of parley serve --workers 2", () => {
 
   it("kill -9 of a reader: its queues answer BAD_EVENT_QUEUE_ID, the writer's keep working", async () => {
     const { child, url, auth } = server;
-    const onReader = String((await register(await connectionTo(url, auth, "reader-1"), url, auth)).body["queue_id"]);
+    const toReader = await connectionTo(url, auth, "reader-1");
+    const onReader = String((await register(toReader, url, auth)).body["queue_id"]);
+    // Polled there: it moves to the reader.
+    const polled = await call(toReader, url, auth, "GET", "/events", { queue_id: onReader, dont_block: "true" });
+    expect([polled.status, polled.worker]).toEqual([200, "reader-1"]);
+    toReader.destroy();
     const writer = await connectionTo(url, auth, "writer");
     const onWriter = String((await register(writer, url, auth)).body["queue_id"]);
     process.kill(workerPids(child.pid!)["reader-1"]!, "SIGKILL");
@@ -286,12 +294,14 @@ describe("event queues of parley serve --workers 2", () => {
       await sleep(50);
     }
     expect([answer.status, answer.body["code"], answer.worker]).toEqual([400, "BAD_EVENT_QUEUE_ID", "writer>reader-1"]);
-    // The replacement takes registrations, and gets the writer's events.
+    // The replacement takes queues, and gets the writer's events.
     const reader = await connectionTo(url, auth, "reader-1");
     const fresh = String((await register(reader, url, auth)).body["queue_id"]);
+    await pollUntil(reader, url, auth, fresh, () => true);
     expect((await send(writer, url, auth, "to the new reader")).status).toBe(200);
     const got = await pollUntil(reader, url, auth, fresh, (events) => messagesOf(events).length > 0);
     expect(messagesOf(got.events).map((m) => m.content)).toEqual(["to the new reader"]);
+    expect([...got.workers]).toEqual(["reader-1"]);
     for (const agent of [writer, reader]) agent.destroy();
   });
 
