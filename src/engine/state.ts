@@ -87,7 +87,7 @@ import {
 } from "./settings/defaults.js";
 import type { EventBatch } from "./events/types.js";
 import type { Change, ChangeSet } from "./events/change-set.js";
-import { resolveMeta, type StoredMessageMeta } from "./storage/topic-rows.js";
+import { getMessageMeta } from "./storage/message-meta.js";
 import { getMessageRecord } from "./storage/message-records.js";
 import { WriteCoordinator, type Counters, type WriteContext } from "./write-coordinator.js";
 import { ReplicationCapture, type ReplicationSink } from "./replication.js";
@@ -610,8 +610,8 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
 
   /** A message's meta, falling back to its record for data written before message_meta existed. */
   metaOf(id: number): MessageMeta | undefined {
-    const meta = this.tables.messageMeta.get(id) as StoredMessageMeta | undefined;
-    if (meta) return resolveMeta(this.tables, meta);
+    const meta = getMessageMeta(this.tables, id);
+    if (meta) return meta;
     const message = getMessageRecord(this.tables, id);
     return message ? messageMetaOf(message) : undefined;
   }
