@@ -132,15 +132,18 @@ export function getMessageWindow(ctx: PlanContext<NarrowReader>, input: GetMessa
 export function getMessages(ctx: PlanContext<NarrowReader>, input: GetMessagesInput): GetMessagesResult {
   const w = getMessageWindow(ctx, input);
   const messages: MessageView[] = [];
-  w.ids.forEach((id, i) => {
-    const message = ctx.state.messageRecord(id);
-    if (!message) return;
-    const flags = w.flags[i]!;
-    if (w.searchTerms) messages.push({ message, flags, ...highlightsFor(message, w.searchTerms) });
-    else messages.push({ message, flags });
-  });
-  const { ids: _ids, flags: _flags, searchTerms: _terms, ...found } = w;
-  return { ...found, messages };
+  const { ids, flags, searchTerms } = w;
+  for (let i = 0; i < ids.length; i++) {
+    const message = ctx.state.messageRecord(ids[i]!);
+    if (!message) continue;
+    if (searchTerms) messages.push({ message, flags: flags[i]!, ...highlightsFor(message, searchTerms) });
+    else messages.push({ message, flags: flags[i]! });
+  }
+  // Fields listed, not rest and spread (microseconds a query); no anchor in message_ids mode, as before.
+  const { foundAnchor, foundOldest, foundNewest, historyLimited } = w;
+  return w.anchor === undefined
+    ? { foundAnchor, foundOldest, foundNewest, historyLimited, messages }
+    : { anchor: w.anchor, foundAnchor, foundOldest, foundNewest, historyLimited, messages };
 }
 
 /** The stems of every non-negated search term, or null when the narrow does not search. */

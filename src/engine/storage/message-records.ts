@@ -170,7 +170,11 @@ export function removeMessageRecord(tables: Tables, stored: Message): void {
 /** Message `id` whatever its layout, its topic and history resolved through its topic row (if any), or undefined. */
 export function getMessageRecord(tables: Tables, id: number): Message | undefined {
   const stored = getStoredMessageRecord(tables, id);
-  return stored === undefined ? undefined : resolveRecord(tables, stored);
+  if (stored === undefined) return undefined;
+  // Most records were written after their row's last rename and read as stored (resolveRecord's first answer).
+  const ref = stored.topicRef;
+  if (ref === undefined || tables.topicRowCache.current(ref, stored.topicFrom ?? 0, stored.topic)) return stored;
+  return resolveRecord(tables, stored);
 }
 
 /**

@@ -27,6 +27,9 @@ function bytesOf(row: TopicRow): number {
 
 interface Held {
   readonly row: TopicRow;
+  /** The row's name and rename count, at hand for `current` (one object read, not three). */
+  readonly name: string;
+  readonly renames: number;
   readonly bytes: number;
   /** Read since the eviction sweep last passed it (a second chance: CLOCK). */
   used: boolean;
@@ -54,12 +57,24 @@ export class TopicRowCache {
     return held.row;
   }
 
+  /**
+   * Whether row `id` is held with exactly `renames` renames and the name `name`: then a
+   * record written with them (its topicFrom and topic) reads as stored, and the caller
+   * builds nothing. False says nothing (read the row: getTopicRow).
+   */
+  current(id: number, renames: number, name: string): boolean {
+    const held = this.#held.get(id);
+    if (held === undefined || held.renames !== renames || held.name !== name) return false;
+    held.used = true;
+    return true;
+  }
+
   /** Holds `row` (shared by every reader: frozen, so none can change another's). */
   set(id: number, row: TopicRow): TopicRow {
     Object.freeze(row.renames);
     Object.freeze(row);
     this.forget(id);
-    const held: Held = { row, bytes: bytesOf(row), used: false };
+    const held: Held = { row, name: row.name, renames: row.renames.length, bytes: bytesOf(row), used: false };
     this.#held.set(id, held);
     this.#bytes += held.bytes;
     if (this.#bytes > this.#maxBytes) this.#evict(id);

@@ -116,4 +116,31 @@ describe("TopicRowCache", () => {
     expect(cache.get(2, 0)).toBeUndefined();
     expect(() => ((cache.get(1, 0) as { name: string }).name = "changed")).toThrow(TypeError);
   });
+
+  it("says a record reads as stored only for the held row's exact rename count and name", () => {
+    const rename = { userId: 1, timestamp: 1, prevTopic: "a", topic: "b", moved: false };
+    const cache = new TopicRowCache();
+    cache.set(1, { channelId: 1, name: "b", renames: [rename] });
+    expect(cache.current(1, 1, "b")).toBe(true);
+    expect(cache.current(1, 0, "b")).toBe(false);
+    expect(cache.current(1, 2, "b")).toBe(false);
+    expect(cache.current(1, 1, "a")).toBe(false);
+    expect(cache.current(2, 0, "b")).toBe(false);
+    cache.set(1, { channelId: 1, name: "c", renames: [rename, { ...rename, prevTopic: "b", topic: "c" }] });
+    expect(cache.current(1, 1, "b")).toBe(false);
+    expect(cache.current(1, 2, "c")).toBe(true);
+    cache.forget(1);
+    expect(cache.current(1, 2, "c")).toBe(false);
+  });
+
+  it("keeps a row that records were found current against through a sweep, like a read one", () => {
+    const cache = new TopicRowCache(1_000);
+    for (let id = 1; id <= 6; id++) cache.set(id, { channelId: 1, name: `t${id}`, renames: [] });
+    expect(cache.current(1, 0, "t1")).toBe(true);
+    for (let id = 7; id <= 100; id++) {
+      cache.set(id, { channelId: 1, name: `t${id}`, renames: [] });
+      expect(cache.current(1, 0, "t1")).toBe(true);
+    }
+    expect(cache.keys()).toContain(1);
+  });
 });
