@@ -175,7 +175,10 @@ describe("event queues of parley serve --workers 2", () => {
 
   it("a burst of sends racing registrations on both workers: no event lost or duplicated", async () => {
     const { url, auth } = server;
-    const via = [await connectionTo(url, auth, "writer"), await connectionTo(url, auth, "reader-1")];
+    // One connection to each worker for each loop: two requests at once on one agent could open another, anywhere.
+    const connections = () => Promise.all(["writer", "reader-1"].map((w) => connectionTo(url, auth, w, 1)));
+    const via = await connections();
+    const registerVia = await connections();
     const queues: { id: string; after: number; worker: string }[] = [];
     const sent: number[] = [];
     const sending = (async () => {
@@ -187,7 +190,7 @@ describe("event queues of parley serve --workers 2", () => {
     })();
     const registering = (async () => {
       for (let i = 0; i < 16; i++) {
-        const answer = await register(via[i % 2]!, url, auth);
+        const answer = await register(registerVia[i % 2]!, url, auth);
         expect(answer.status).toBe(200);
         const after = answer.body["max_message_id"] as number;
         queues.push({ id: String(answer.body["queue_id"]), after, worker: answer.worker });
@@ -211,7 +214,7 @@ describe("event queues of parley serve --workers 2", () => {
       });
       expect(more.body["events"]).toEqual([]);
     }
-    for (const agent of via) agent.destroy();
+    for (const agent of [...via, ...registerVia]) agent.destroy();
   });
 
   it("a writer's queue moves to the reader its polls reach, mid-burst and with a poll waiting: each event once, in order", async () => {
