@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { generateDataset } from "../tools/generate/generate.js";
 import { manifestPath, readManifest, type Manifest } from "../tools/generate/manifest.js";
+import { SCHEMA_VERSION } from "../src/engine/storage/tables.js";
 
 export const SCALES: Record<string, number> = {
   tiny: 5_000,
@@ -53,6 +54,13 @@ export async function ensureDataset(
     log(
       `using dataset ${choice.dir} (${manifest.scale.messages} messages, generated in ${manifest.seconds.toFixed(0)} s)`,
     );
+    const schema = manifest.storeSchema ?? 4;
+    if (schema < SCHEMA_VERSION)
+      log(
+        `note: ${choice.dir} was generated at store schema ${manifest.storeSchema ?? "4 or older"}, not ${SCHEMA_VERSION}: ` +
+          `its records are in an older format (before 5, channel records hold their topics: no topic registry); ` +
+          `to measure the current format, rm -rf ${choice.dir} and rerun`,
+      );
     return manifest;
   }
   if (existsSync(choice.dir) && statSync(choice.dir).isDirectory() && existsSync(join(choice.dir, "data.mdb"))) {

@@ -23,6 +23,7 @@ import { Rng, Zipf } from "./prng.js";
 import { COMMON_WORD, RARE_WORD } from "./vocab.js";
 import { internals } from "../../src/engine/internal.js";
 import { getMessageRecord } from "../../src/engine/storage/message-records.js";
+import { SCHEMA_VERSION } from "../../src/engine/storage/tables.js";
 
 export interface GenerateRun extends GenerateOptions {
   /** Also write COPY files for the PostgreSQL peer into this directory. */
@@ -230,6 +231,7 @@ export async function generateDataset(dir: string, run: GenerateRun): Promise<Ma
     };
     const manifest: Manifest = {
       version: 1,
+      storeSchema: SCHEMA_VERSION,
       scale,
       realmId: realm.id,
       ownerId: owner.id,

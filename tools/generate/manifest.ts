@@ -43,6 +43,11 @@ export interface Manifest {
   readonly usermessageRowsWithoutSoftDeactivation: number;
   readonly pgDir: string | null;
   readonly seconds: number;
+  /**
+   * The store schema (storage/tables SCHEMA_VERSION) the generator wrote; absent in datasets
+   * from before schema 5, whose channel records hold their topics (no topic registry).
+   */
+  readonly storeSchema?: number;
 }
 
 export function manifestPath(dir: string): string {
