@@ -1,7 +1,7 @@
 /**
  * @module bench/mutation-cpu
  * `npm run build && node dist/bench/mutation-cpu.js [--data bench/tmp/100k] [--runs 8]`
- * `[--only edit|resolve|move|deleteTopic|deleteMessage]`
+ * `[--only edit|resolve|move|back|deleteTopic|deleteMessage]`
  * `[--stage-from N] [--profile DIR [--profile-run]]`
  *
  * CPU time of issue #28's engine calls on a bench:peer dataset, without PostgreSQL: the
@@ -214,12 +214,19 @@ async function main(): Promise<void> {
     }
   }
   // deleteMessage: DELETE /messages/{id} of a fresh message in the 10,000-subscriber channel (bench:worst's input).
-  type Kind = MutationKind | "deleteMessage";
-  const kinds: Kind[] = (["edit", "resolve", "move", "deleteTopic", "deleteMessage"] as const).filter((k) =>
-    values.only ? k === values.only : k !== "deleteTopic" && k !== "deleteMessage",
+  // back: the moved topic moved back to the big channel (bench:worst's undo; its rows were withdrawn before).
+  type Kind = MutationKind | "deleteMessage" | "back";
+  const kinds: Kind[] = (["edit", "resolve", "move", "back", "deleteTopic", "deleteMessage"] as const).filter((k) =>
+    values.only ? k === values.only : k !== "deleteTopic" && k !== "deleteMessage" && k !== "back",
   );
   let doomed = 0;
+  let backIds: number[] = [];
   const setup = async (kind: Kind, i: number): Promise<void> => {
+    if (kind === "back") {
+      backIds = await ours.setup("move", i);
+      await ours.run("move", i);
+      return;
+    }
     if (kind !== "deleteMessage") return void (await ours.setup(kind, i));
     doomed = store.sendMessage({
       senderId: manifest.ownerId,
@@ -229,6 +236,11 @@ async function main(): Promise<void> {
   };
   const run = async (kind: Kind, i: number): Promise<void> => {
     if (kind === "deleteMessage") await store.deleteMessage(manifest.ownerId, doomed);
+    else if (kind === "back")
+      await store.updateMessageAsync(cast.actor, backIds[backIds.length - 1]!, {
+        channelId: manifest.generalChannelId,
+        propagateMode: "change_all",
+      });
     else await ours.run(kind, i);
   };
   for (const kind of kinds) {
