@@ -124,14 +124,24 @@ export function rewriteFields(rewrite: MessageRewrite): MessageField[] {
   return fields;
 }
 
-/** One rewrite as planned: what to store, and the change-set fields it names. */
+/** One rewrite as planned: what to store. */
 interface PlannedRecord {
   readonly rewrite: MessageRewrite;
-  readonly fields: readonly MessageField[];
   /** The new record's bytes, when encoded ahead of the write. */
   readonly encoded: EncodedMessageRecord | null;
   /** Its new place (message_meta), when it changes; encoded ahead with the record. */
   readonly place: StoredMessageMeta | EncodedValue | null;
+}
+
+/** Messages of a plan whose change-set fields are the same (a topic move's thousands share one). */
+interface DeclaredChanges {
+  readonly realmId: number;
+  readonly fields: readonly MessageField[];
+  readonly ids: number[];
+}
+
+function sameFields(x: readonly MessageField[], y: readonly MessageField[]): boolean {
+  return x.length === y.length && x.every((field, i) => y[i] === field);
 }
 
 function samePlace(x: StoredMessageMeta, y: StoredMessageMeta): boolean {
@@ -155,6 +165,11 @@ export class RewritePlan {
   readonly #removals = new Map<string, number[]>();
   readonly #additions = new Map<string, number[]>();
   #placer: TopicPlacer | null = null;
+  // The change set's message entries, worked out while planning and declared in bulk by apply:
+  // one declaration per realm and fields instead of one object and lookup per message in the write.
+  readonly #declared: DeclaredChanges[] = [];
+  /** Messages that change place or go: their remembered conversations are forgotten. */
+  readonly #moved: number[] = [];
 
   /** Adds rewrites to the plan; with `encode`, their new records are encoded now rather than in the write. */
   add(state: StoreState, rewrites: readonly MessageRewrite[], encode = false): void {
@@ -182,8 +197,21 @@ export class RewritePlan {
         if (!samePlace(next, storedMetaOf(before))) place = encodedValue(encodeAhead(state.tables.messageMeta, next));
       }
       const planned = ahead === null ? rewrite : { before, after: ahead };
-      this.#records.push({ rewrite: planned, fields: rewriteFields(rewrite), encoded, place });
+      this.#records.push({ rewrite: planned, encoded, place });
+      const fields = rewriteFields(rewrite);
+      if (fields.length > 0) this.#declare(before.realmId, fields, before.id);
+      if (after === null || fields.includes("topic") || fields.includes("channel")) this.#moved.push(before.id);
     }
+  }
+
+  #declare(realmId: number, fields: readonly MessageField[], id: number): void {
+    const last = this.#declared[this.#declared.length - 1];
+    const group =
+      last !== undefined && last.realmId === realmId && sameFields(last.fields, fields)
+        ? last
+        : this.#declared.find((g) => g.realmId === realmId && sameFields(g.fields, fields));
+    if (group) group.ids.push(id);
+    else this.#declared.push({ realmId, fields, ids: [id] });
   }
 
   /**
@@ -223,14 +251,13 @@ export class RewritePlan {
 
   /** Stores the planned rewrites inside `ctx`'s write (see rewriteMessages). Once. Returns what it stored. */
   apply(state: StoreState, ctx: WriteContext): (Message | null)[] {
-    const moved: number[] = [];
     const placer = this.#placerOf(state);
     // What staging read of the registry may have changed since (each record is checked again).
     placer.forgetReads();
     const places: (StoredMessageMeta | EncodedValue | null)[] = [];
     const stored: (Message | null)[] = [];
     // Table by table: a move's thousands of puts cost a third more interleaved.
-    for (const { rewrite, fields, encoded, place } of this.#records) {
+    for (const { rewrite, encoded, place } of this.#records) {
       const { before, after } = rewrite;
       const placed = placer.place(ctx, before, after);
       stored.push(placed);
@@ -248,16 +275,15 @@ export class RewritePlan {
         const next = storedMetaOf(placed);
         places.push(samePlace(next, storedMetaOf(before)) ? null : next);
       }
-      if (fields.length > 0) ctx.changed({ kind: "message", id: before.id, realmId: before.realmId, fields });
-      if (after === null || fields.includes("topic") || fields.includes("channel")) moved.push(before.id);
     }
+    for (const { realmId, fields, ids } of this.#declared) ctx.changed({ kind: "messages", ids, realmId, fields });
     placer.applyBits();
     this.#records.forEach(({ rewrite }, i) => {
       const place = places[i];
       if (place !== null && place !== undefined) state.tables.messageMeta.putSync(rewrite.before.id, place);
     });
     writeBits(state, new Map(this.#removals), new Map(this.#additions), this.#relocations.values());
-    forgetConversations(state, ctx, moved);
+    forgetConversations(state, ctx, this.#moved);
     return stored;
   }
 }

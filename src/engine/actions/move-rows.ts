@@ -56,8 +56,11 @@ const STALE_ON_GAIN: readonly StoredFlag[] = [
 export interface ChannelMoveRows {
   /** Users whose rows Zulip deletes (users_losing_usermessages). */
   readonly rowLosers: ReadonlySet<number>;
-  /** Users who may no longer read the messages (users_losing_access): they get delete_message. */
-  readonly losingAccess: readonly number[];
+  /**
+   * Users who may no longer read the messages (users_losing_access): they get delete_message.
+   * A set built while planning (a staged move's earlier turns): the write asks it of up to every user.
+   */
+  readonly losingAccess: ReadonlySet<number>;
   /**
    * Whether a user had a row for `targetId` before the move; undefined when the move
    * does not change their rows (read them afterwards).
@@ -234,14 +237,14 @@ export function* planChannelMoveRowsInSteps(
   const withdrawnAfter = new Map<number, WithdrawnAfter>();
   const protectedTarget = !to.historyPublicToSubscribers;
   const rowLosers = new Set<number>();
-  const losingAccess: number[] = [];
+  const losingAccess = new Set<number>();
   const targetRows = new Map<number, boolean>();
   const changes: UserRows[] = [];
   const movedHasTarget = moved.has(targetId);
   const movedRange = moved.isEmpty ? null : { min: moved.minimum(), max: moved.maximum() };
   const loses = (userId: number) => {
     rowLosers.add(userId);
-    if (to.inviteOnly || state.users.get(userId)?.role === ROLE.GUEST) losingAccess.push(userId);
+    if (to.inviteOnly || state.users.get(userId)?.role === ROLE.GUEST) losingAccess.add(userId);
   };
   let looked = 0;
   for (const userId of state.usersOfRealm(from.realmId)) {

@@ -211,6 +211,13 @@ export type Change =
       readonly realmId: number;
       readonly fields: readonly MessageField[];
     }
+  /** The same fields of many messages of a realm (a topic move's thousands: one declaration, not one each). */
+  | {
+      readonly kind: "messages";
+      readonly ids: readonly number[];
+      readonly realmId: number;
+      readonly fields: readonly MessageField[];
+    }
   | { readonly kind: "flags"; readonly userId: number; readonly messageIds: readonly number[] };
 
 const NO_CHANGES: ReadonlyMap<number, never> = new Map<number, never>();
@@ -281,6 +288,9 @@ export class ChangeSetBuilder {
     switch (change.kind) {
       case "message":
         this.#message(change.id, change.realmId, maskOf(change.fields));
+        return;
+      case "messages":
+        this.messages(change.ids, change.realmId, change.fields);
         return;
       case "flags":
         this.flags(change.userId, change.messageIds);

@@ -8,6 +8,7 @@ import { internals } from "../../../src/engine/internal.js";
 import { rewriteMessages } from "../../../src/engine/actions/message-rewrite.js";
 import { getMessageRecord } from "../../../src/engine/storage/message-records.js";
 import type { Message, Store } from "../../../src/engine/index.js";
+import type { ChangeSet } from "../../../src/engine/events/change-set.js";
 import { seedRealm, tempStore, type TempStore } from "../../support/temp-store.js";
 
 let t: TempStore;
@@ -70,6 +71,44 @@ describe("rewriteMessages", () => {
     expect(ids(store, owner.id, topic("secret", "✔ dinner"))).toEqual([a]);
     expect(ids(store, owner.id, [])).toEqual([a, b]);
     expect(store.verify().differences).toEqual([]);
+  });
+
+  it("names each rewritten message in the write's change set with the fields it changed, interleaved or not", () => {
+    t = tempStore();
+    const { owner, secret } = seedRealm(t.store);
+    const send = (content: string) =>
+      t.store.sendMessage({ senderId: owner.id, to: { type: "channel", channel: "general", topic: "t" }, content }).id;
+    const [m1, e, m2, d, m3] = ["one", "two", "three", "four", "five"].map(send) as [
+      number,
+      number,
+      number,
+      number,
+      number,
+    ];
+    const state = internals(t.store);
+    const sets: ChangeSet[] = [];
+    const stop = state.onChanges((changes) => sets.push(changes));
+    state.write((ctx) => {
+      const moved = (id: number) => {
+        const before = record(t.store, id);
+        return { before, after: { ...before, recipient: { type: "channel" as const, channelId: secret.id } } };
+      };
+      const edited = record(t.store, e);
+      // Moves, an edit and a deletion interleaved: the plan declares them grouped by fields.
+      rewriteMessages(state, ctx, [
+        moved(m1),
+        { before: edited, after: { ...edited, content: "deux", renderedContent: "<p>deux</p>" } },
+        moved(m2),
+        { before: record(t.store, d), after: null },
+        moved(m3),
+      ]);
+    });
+    stop();
+    const fields = (id: number) => [...(sets[0]!.message.get(id)?.fields ?? [])].sort();
+    for (const id of [m1, m2, m3]) expect(fields(id)).toEqual(["channel"]);
+    expect(fields(e)).toEqual(["content"]);
+    expect(fields(d)).toEqual(["deleted"]);
+    expect(ids(t.store, owner.id, [{ operator: "channel", operand: "secret" }])).toEqual([m1, m2, m3]);
   });
 
   it("changes nothing when the write fails", () => {
