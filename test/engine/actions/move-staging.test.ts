@@ -208,6 +208,46 @@ describe("a staged move", () => {
     expect(two.verify().problems).toEqual([]);
   });
 
+  it("works out the row writes of a topic moved back before its write, planning again after a commit meanwhile", async () => {
+    const [one, two] = [open().store, open().store];
+    const [a, b] = [seed(one), seed(two)];
+    for (const [store, r] of [
+      [one, a],
+      [two, b],
+    ] as const)
+      store.updateMessage(r.owner.id, r.ids[0]!, { channelId: r.secret.id, propagateMode: "change_all" });
+    const back = (r: ReturnType<typeof seed>) =>
+      ({ channelId: r.general.id, propagateMode: "change_all", sendNotificationToNewThread: false }) as const;
+    const leaveGeneral = (store: Store, r: ReturnType<typeof seed>) =>
+      store.unsubscribe(r.owner.id, ["general"], [r.bob.id]);
+    // Counted on a one-write move: how many steps its plan takes, the row writes' own last.
+    let planSteps = 0;
+    Object.defineProperty(MOVE_ROWS_STEP, "users", { configurable: true, get: () => (++planSteps, 1) });
+    const probe = open().store;
+    const p = seed(probe);
+    probe.updateMessage(p.owner.id, p.ids[0]!, { channelId: p.secret.id, propagateMode: "change_all" });
+    planSteps = 0;
+    probe.updateMessage(p.owner.id, p.ids[0]!, back(p));
+    const steps = planSteps;
+    leaveGeneral(one, a);
+    const sync = one.updateMessage(a.owner.id, a.ids[0]!, back(a));
+
+    planSteps = 0;
+    const moving = two.updateMessageAsync(b.owner.id, b.ids[0]!, back(b));
+    // Bob leaves general while the plan works out its last row writes.
+    for (let turn = 0; turn < 200 && planSteps < steps - 1; turn++) await nextTurn();
+    expect(planSteps).toBe(steps - 1);
+    leaveGeneral(two, b);
+    const staged = await moving;
+    expect(planSteps).toBeGreaterThan(steps);
+
+    expect(staged).toEqual(sync);
+    const users = [a.owner.id, a.alice.id, a.bob.id, a.guest.id];
+    expect(observe(two, users)).toEqual(observe(one, users));
+    expect(two.verify().differences).toEqual([]);
+    expect(two.verify().problems).toEqual([]);
+  });
+
   it("two staged moves of one topic at once: the later one moves it again, from where the first put it", async () => {
     const { store } = open();
     const r = seed(store);
