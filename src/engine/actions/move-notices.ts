@@ -200,26 +200,49 @@ function deletePreviousResolveNotice(state: StoreState, ctx: WriteContext, notic
  * policy asked first: most members read it by policy alone, without their user record.
  */
 function resolveNoticeReaders(state: StoreState, notices: MoveNotices): number[] {
+  const where: NoticePlace = { channelId: notices.to.id, topic: notices.toTopic, followers: notices.followers };
+  return readersAmong(state, state.subscribers.get(notices.from.id), where, notices.actor.id);
+}
+
+/** The resolve notice's place, for readersAmong. */
+interface NoticePlace {
+  readonly channelId: number;
+  readonly topic: string;
+  readonly followers: ReadonlySet<number> | null;
+}
+
+/**
+ * resolveNoticeReaders' loop, apart from MoveNotices: V8 deoptimized it on a notices
+ * object of a new hidden class ("wrong map"), and the 10,000 members' loop then ran in the
+ * interpreter for the next several resolves, 5-10 ms instead of ~0.2 ms.
+ */
+function readersAmong(
+  state: StoreState,
+  members: ReadonlySet<number> | undefined,
+  where: NoticePlace,
+  actorId: number,
+): number[] {
   const readBy: number[] = [];
   let mover = false;
-  for (const userId of state.subscribers.get(notices.from.id) ?? []) {
-    if (unreadResolveNotice(state, notices, userId)) continue;
+  for (const userId of members ?? []) {
+    if (unreadResolveNotice(state, where, userId)) continue;
     readBy.push(userId);
-    if (userId === notices.actor.id) mover = true;
+    if (userId === actorId) mover = true;
   }
-  if (!mover) readBy.push(notices.actor.id);
+  if (!mover) readBy.push(actorId);
   return readBy;
 }
 
-function unreadResolveNotice(state: StoreState, notices: MoveNotices, userId: number): boolean {
+function unreadResolveNotice(state: StoreState, where: NoticePlace, userId: number): boolean {
   const policy = state.settingsOf(userId).resolved_topic_notice_auto_read_policy;
   if (policy !== "never" && policy !== "except_followed") return false;
+  const { followers } = where;
   // Followers known (a whole-topic move): a set lookup before the user record.
-  if (policy === "except_followed" && notices.followers !== null && !notices.followers.has(userId)) return false;
+  if (policy === "except_followed" && followers !== null && !followers.has(userId)) return false;
   const user = state.users.get(userId);
   if (!user || !user.isActive || user.isBot) return false;
-  if (policy === "never" || notices.followers !== null) return true;
-  return state.userTopics.policyOf(userId, notices.to.id, notices.toTopic) === FOLLOWED;
+  if (policy === "never" || followers !== null) return true;
+  return state.userTopics.policyOf(userId, where.channelId, where.topic) === FOLLOWED;
 }
 
 /** The topic's messages other than `exclude` (a helper for visibleInNewTopic). */
