@@ -7,6 +7,6 @@ export default defineConfig({
     testTimeout: 300_000,
     hookTimeout: 60_000,
     pool: "forks",
-    env: { PARLEY_CHECK_CHANGES: "1" },
+    env: { PARLEY_CHECK_CHANGES: "1", PARLEY_WRITE_WARM_UP_ROUNDS: "0" },
   },
 });

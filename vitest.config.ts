@@ -12,7 +12,8 @@ export default defineConfig({
     // time while most of them wait on servers, browsers and fsync (the whole run used ~1.2 cores).
     // Three forks keep both cores busy; the suite passed at 3 under load average 15.
     maxWorkers: 3,
-    // Every write must declare what it changed (engine/events/change-set.ts).
-    env: { PARLEY_CHECK_CHANGES: "1" },
+    // Every write must declare what it changed (engine/events/change-set.ts). Servers skip the
+    // write warm-up (engine/warm-up-writes.ts, ~1 s a start): test/engine/warm-up-writes covers it.
+    env: { PARLEY_CHECK_CHANGES: "1", PARLEY_WRITE_WARM_UP_ROUNDS: "0" },
   },
 });

@@ -40,6 +40,8 @@ import { Session } from "node:inspector";
 import { PerformanceObserver } from "node:perf_hooks";
 import { open } from "lmdb";
 import { openStore } from "../src/index.js";
+import { warmUpWrites } from "../src/engine/index.js";
+import { renderMarkdown } from "../src/markdown/index.js";
 import { internals } from "../src/engine/internal.js";
 import { TABLE_NAMES } from "../src/engine/storage/tables.js";
 import { MOVE_STAGING } from "../src/engine/actions/move-staging.js";
@@ -109,6 +111,8 @@ const { values } = parseArgs({
     "no-sync": { type: "boolean", default: false },
     "trace-puts": { type: "boolean", default: false },
     "stage-from": { type: "string" },
+    /** Runs `parley serve`'s write warm-up (engine/warm-up-writes) with this many rounds before the first run. */
+    "warm-up": { type: "string" },
     /** Writes a CPU profile of each run's writes there (node:inspector): what the loop's longest hold spends. */
     profile: { type: "string" },
     /** With --profile: one profile of each whole run instead (its longest turns: /tmp/turns.mjs-style tools). */
@@ -161,6 +165,11 @@ async function main(): Promise<void> {
   );
   fsyncFloor(work.dir);
   const store = openStore(work.dir, { noSync: values["no-sync"] });
+  if (values["warm-up"] !== undefined) {
+    const c0 = cpuMs();
+    const warm = await warmUpWrites({ renderer: renderMarkdown, rounds: Number(values["warm-up"]) });
+    log(`write warm-up: ${warm.rounds} rounds, ${warm.ms.toFixed(0)} ms wall, ${(cpuMs() - c0).toFixed(0)} ms cpu`);
+  }
   const s = manifest.subjects;
   const nameOf = (id: number) => ({ id, name: store.getUser(id)!.fullName });
   const cast: MutationCast = {

@@ -10,6 +10,8 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { openStore } from "../src/index.js";
 import { createServer } from "../src/http/server.js";
+import { warmUpWrites } from "../src/engine/index.js";
+import { renderMarkdown } from "../src/markdown/index.js";
 
 interface Reading {
   readonly maxMs: number;
@@ -26,8 +28,10 @@ async function main(): Promise<void> {
   if (!values.data || !process.send)
     throw new Error("usage: run by bench/worst-inputs.ts with --data DIR and an IPC channel");
   const store = openStore(values.data, { noSync: true });
-  // As `parley serve` does before it listens.
+  // As `parley serve` does before it listens (src/server.ts startParley).
   store.warmUp();
+  const warm = await warmUpWrites({ renderer: renderMarkdown });
+  if (warm.error !== null) process.stderr.write(`worst-inputs-server: write warm-up failed: ${String(warm.error)}\n`);
   const server = createServer(store, {
     rateLimit: false,
     dataDir: values.data,

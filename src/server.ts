@@ -11,7 +11,7 @@
  */
 import { createServer as createProbe } from "node:net";
 import { camoKeyFor, type ServerConfig } from "./config/index.js";
-import type { MessageRenderer, Store } from "./engine/index.js";
+import { warmUpWrites, type MessageRenderer, type Store } from "./engine/index.js";
 import { publicAddressesOnly, publicAndLoopbackAddresses, signedImageUrls } from "./external-content/index.js";
 import { createServer, type ParleyServer, type WorkerHooks } from "./http/server.js";
 import type { LogLevel } from "./http/request-log.js";
@@ -104,6 +104,24 @@ export function externalImages(config: ServerConfig, dataDir: string): ExternalI
   return { camoKey, renderer: createMarkdownRenderer({ externalImageUrl: signedImageUrls(camoKey) }) };
 }
 
+/**
+ * The engine's write warm-up, PARLEY_WRITE_WARM_UP_ROUNDS rounds of it (0 skips it: the test suite's servers,
+ * which never move thousands of messages). A failure only leaves the process colder.
+ */
+async function warmUpMessageWrites(renderer: MessageRenderer, log: Log): Promise<void> {
+  const asked = process.env["PARLEY_WRITE_WARM_UP_ROUNDS"];
+  const rounds = asked === undefined || asked === "" ? undefined : Number(asked);
+  if (rounds === 0) return;
+  if (rounds !== undefined && !(Number.isInteger(rounds) && rounds > 0))
+    log(`PARLEY_WRITE_WARM_UP_ROUNDS=${asked} is not a whole number of rounds: warming up with the default`);
+  const valid = rounds !== undefined && Number.isInteger(rounds) && rounds > 0 ? rounds : undefined;
+  const result = await warmUpWrites({ renderer, ...(valid !== undefined ? { rounds: valid } : {}) });
+  if (result.error !== null)
+    log(
+      `write warm-up stopped after ${result.rounds} round(s), the first large moves run colder: ${reason(result.error)}`,
+    );
+}
+
 /** The one push bouncer client of a process, when the server is registered with a bouncer. */
 function bouncerFor(config: ServerConfig): BouncerClient | null {
   const { PUSH_NOTIFICATION_BOUNCER_URL: url, ZULIP_ORG_ID: orgId, ZULIP_ORG_KEY: orgKey } = config;
@@ -150,6 +168,8 @@ export async function startParley(
   if (worker === undefined) await checkPortFree(settings.host, settings.port);
   // Before the first request: a fresh process renders a long message several times slower (src/engine/warm-up.ts).
   store.warmUp();
+  // And the first large moves (src/engine/warm-up-writes.ts), on a scratch store; a reader never writes.
+  if (worker?.reader !== true) await warmUpMessageWrites(images.renderer, log);
   const bouncer = bouncerFor(settings.config);
   const http = createServer(store, {
     config: settings.config,

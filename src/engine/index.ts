@@ -33,6 +33,7 @@ export {
 } from "./actions/delete-messages.js";
 export type { StoreOptions, StoreRole } from "./state.js";
 export type { WarmUpResult } from "./warm-up.js";
+export { warmUpWrites, type WriteWarmUpOptions, type WriteWarmUpResult } from "./warm-up-writes.js";
 export type {
   Audience,
   Delivery,

@@ -1,0 +1,148 @@
+/**
+ * @module engine/warm-up-writes
+ * Runs the message-mutation writes (a staged change_all move within a channel, to a
+ * private channel with protected history and back, an edit, a resolve and unresolve,
+ * a delete_topic) a few rounds over a scratch store of its own, once at server start, so
+ * that the first large moves after a restart run optimised code. Freshly loaded, the
+ * longest turn of a 5,000-message move cost 60-130 ms of CPU for the first 2-4 moves
+ * (warm: ~20 ms), and issue 28 allows no request to hold the loop over 50 ms.
+ *
+ * The scratch store lives in a temporary directory removed afterwards, with its own
+ * realm, users and channels made through the engine's actions: the real store, its
+ * events, change log, replication and metrics never see any of it. What V8 learns is
+ * per function, not per store, so the real store's writes profit all the same.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { MessageRenderer } from "./render.js";
+import { openStore, type Store } from "./store.js";
+
+/** How much a warm-up does: rounds of moves over a topic of `topicMessages` among `users` users. */
+export interface WriteWarmUpOptions {
+  readonly renderer: MessageRenderer;
+  readonly rounds?: number;
+  readonly users?: number;
+  /** At least MOVE_STAGING.minMessages, so that the moves are staged as the large real ones are. */
+  readonly topicMessages?: number;
+}
+
+/** Outcome of a write warm-up: rounds done, milliseconds, and the error that ended it early, if any. */
+export interface WriteWarmUpResult {
+  readonly rounds: number;
+  readonly ms: number;
+  readonly error: unknown;
+}
+
+export const WRITE_WARM_UP_DEFAULTS = { rounds: 3, users: 300, topicMessages: 600 } as const;
+
+/**
+ * Creates the scratch store, runs the rounds, closes and removes it. Never throws: a
+ * failure ends the warm-up (reported in `error`) and only leaves the process colder.
+ */
+export async function warmUpWrites(options: WriteWarmUpOptions): Promise<WriteWarmUpResult> {
+  const start = performance.now();
+  const rounds = options.rounds ?? WRITE_WARM_UP_DEFAULTS.rounds;
+  let done = 0;
+  let error: unknown = null;
+  let dir: string | null = null;
+  let store: Store | null = null;
+  try {
+    dir = mkdtempSync(join(tmpdir(), "parley-warm-up-"));
+    store = openStore(dir, { renderer: options.renderer, noSync: true, holder: "parley serve's write warm-up" });
+    const scene = setUp(store, options.users ?? WRITE_WARM_UP_DEFAULTS.users);
+    const seeded = seedTopic(store, scene, options.topicMessages ?? WRITE_WARM_UP_DEFAULTS.topicMessages);
+    for (; done < rounds; done++) await round(store, scene, seeded, done);
+  } catch (caught) {
+    error = caught;
+  } finally {
+    try {
+      store?.close();
+    } catch (caught) {
+      error ??= caught;
+    }
+    if (dir !== null) rmSync(dir, { recursive: true, force: true });
+  }
+  return { rounds: done, ms: performance.now() - start, error };
+}
+
+interface Scene {
+  readonly ownerId: number;
+  readonly memberIds: readonly number[];
+  readonly publicId: number;
+  readonly privateId: number;
+}
+
+/** A realm with `users` members in a public channel, half of them in a private one with protected history. */
+function setUp(store: Store, users: number): Scene {
+  return store.batch(() => {
+    const { realm, owner } = store.createRealm({
+      subdomain: "warm-up",
+      name: "Warm-up",
+      owner: { email: "owner@warm-up.invalid", fullName: "Warm-up Owner" },
+    });
+    const memberIds = Array.from(
+      { length: users },
+      (_, i) =>
+        store.createUser({ realmId: realm.id, email: `user${i}@warm-up.invalid`, fullName: `Warm-up User ${i}` }).id,
+    );
+    const everyone = [owner.id, ...memberIds];
+    const publicId = store.subscribe(owner.id, { channels: [{ name: "warm public" }], principals: everyone })
+      .createdChannelIds[0]!;
+    const privateId = store.subscribe(owner.id, {
+      channels: [{ name: "warm private" }],
+      principals: everyone.filter((_, i) => i % 2 === 0),
+      newChannel: { inviteOnly: true, historyPublicToSubscribers: false },
+    }).createdChannelIds[0]!;
+    return { ownerId: owner.id, memberIds, publicId, privateId };
+  });
+}
+
+/** Sends `count` messages to `topic` in the public channel, in one write; their IDs. */
+function sendTopic(store: Store, scene: Scene, topic: string, count: number): number[] {
+  const { memberIds, publicId } = scene;
+  return store.batch(() =>
+    Array.from(
+      { length: count },
+      (_, i) =>
+        store.sendMessage({
+          senderId: memberIds[i % memberIds.length]!,
+          to: { type: "channel", channel: publicId, topic },
+          content: `Message ${i} of ${topic}, for @**Warm-up User ${i % 7}** about the **plan**.`,
+        }).id,
+    ),
+  );
+}
+
+/** The topic every round moves around: `size` messages, some read and followed. */
+function seedTopic(store: Store, scene: Scene, size: number): { topic: string; last: number } {
+  const topic = "warm-up";
+  const ids = sendTopic(store, scene, topic, size);
+  for (const [i, userId] of scene.memberIds.slice(0, 20).entries()) {
+    store.updateFlags(userId, ids.slice(0, size >> 1), "read", "add");
+    store.setTopicPolicy(userId, scene.publicId, topic, 1 + (i % 3));
+  }
+  return { topic, last: ids[ids.length - 1]! };
+}
+
+/**
+ * One round: the topic moved as the real large moves are (updateMessageAsync stages
+ * them): renamed, to the private channel and back, resolved and unresolved; its last
+ * message edited; and a small topic sent and deleted.
+ */
+async function round(store: Store, scene: Scene, seeded: { topic: string; last: number }, index: number) {
+  const { ownerId, publicId, privateId } = scene;
+  const { topic, last } = seeded;
+  const move = (input: Parameters<Store["updateMessageAsync"]>[2]) =>
+    store.updateMessageAsync(ownerId, last, { propagateMode: "change_all", ...input });
+  await move({ topic: `${topic} renamed` });
+  await move({ channelId: privateId, sendNotificationToOldThread: true, sendNotificationToNewThread: true });
+  await move({ channelId: publicId, topic, sendNotificationToOldThread: true, sendNotificationToNewThread: true });
+  await move({ topic: `✔ ${topic}` });
+  await move({ topic });
+  const sender = store.getMessage(ownerId, last).message.senderId;
+  await store.updateMessageAsync(sender, last, { content: `Edited ${index}.` });
+  const doomed = `warm-up delete ${index}`;
+  sendTopic(store, scene, doomed, 50);
+  await store.deleteTopic(ownerId, publicId, doomed);
+}

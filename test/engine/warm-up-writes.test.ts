@@ -1,0 +1,104 @@
+/**
+ * `parley serve`'s write warm-up (engine/warm-up-writes): it runs its moves on a scratch
+ * store of its own, removes it, and leaves the real store exactly as it was. Its
+ * temporary directory is looked for in a TMPDIR of this test's own.
+ */
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { warmUpWrites, type MessageRenderer } from "../../src/engine/index.js";
+import { MOVE_STAGING } from "../../src/engine/actions/move-staging.js";
+import { internals } from "../../src/engine/internal.js";
+import { renderMarkdown } from "../../src/markdown/index.js";
+import { fingerprint } from "../support/snapshot.js";
+import { seedRealm, tempStore, type TempStore } from "../support/temp-store.js";
+
+const STAGING = { ...MOVE_STAGING };
+const TMPDIR = process.env["TMPDIR"];
+let scratchParent: string;
+let t: TempStore;
+
+beforeEach(() => {
+  // Small moves staged in several turns, as the default warm-up's 600-message moves are.
+  Object.assign(MOVE_STAGING, { minMessages: 4, chunkMessages: 5 });
+  scratchParent = mkdtempSync(join(tmpdir(), "parley-warm-up-test-"));
+});
+afterEach(() => {
+  Object.assign(MOVE_STAGING, STAGING);
+  rmSync(scratchParent, { recursive: true, force: true });
+  t.cleanup();
+});
+
+/** A small warm-up, its temporary directory made in `scratchParent`. */
+async function warmUp(renderer: MessageRenderer) {
+  process.env["TMPDIR"] = scratchParent;
+  try {
+    return await warmUpWrites({ renderer, rounds: 2, users: 6, topicMessages: 12 });
+  } finally {
+    if (TMPDIR === undefined) delete process.env["TMPDIR"];
+    else process.env["TMPDIR"] = TMPDIR;
+  }
+}
+
+/** A real store with a realm and some messages, and what a reader can tell of it. */
+function realStore() {
+  t = tempStore();
+  const r = seedRealm(t.store);
+  for (let i = 0; i < 5; i++)
+    t.store.sendMessage({
+      senderId: r.alice.id,
+      to: { type: "channel", channel: r.general.id, topic: "t" },
+      content: "x",
+    });
+  const state = internals(t.store);
+  const seen = () => ({
+    fingerprint: fingerprint(t.store),
+    messages: t.store.countMessages(),
+    lastMessageId: t.store.lastMessageId,
+    changeLogEnd: [...state.tables.changeLog.getKeys({ reverse: true, limit: 1 })],
+    realms: t.store.listRealms().map((realm) => realm.id),
+  });
+  return { store: t.store, seen };
+}
+
+describe("warmUpWrites", () => {
+  it("moves, edits, resolves and deletes on a scratch store, then removes it, changing nothing real", async () => {
+    const { store, seen } = realStore();
+    const before = seen();
+    const changes: unknown[] = [];
+    const stop = internals(store).onChanges((change) => changes.push(change));
+    const rendered: string[] = [];
+    const renderer: MessageRenderer = (content, context) => {
+      rendered.push(content);
+      return renderMarkdown(content, context);
+    };
+    const result = await warmUp(renderer);
+    stop();
+    expect(result.error).toBeNull();
+    expect(result.rounds).toBe(2);
+    // It did send, edit and move (Notification Bot's notices of the channel moves and the resolve).
+    expect(rendered.some((content) => content.startsWith("Edited 1"))).toBe(true);
+    expect(rendered.some((content) => content.includes("This topic was moved"))).toBe(true);
+    expect(rendered.some((content) => content.includes("has marked this topic as"))).toBe(true);
+    expect(readdirSync(scratchParent)).toEqual([]);
+    expect(changes).toEqual([]);
+    expect(seen()).toEqual(before);
+    expect(store.verify().differences).toEqual([]);
+  });
+
+  it("a failure ends it, is reported, and leaves no directory", async () => {
+    const { store, seen } = realStore();
+    const before = seen();
+    const renderer: MessageRenderer = (content, context) => {
+      if (content.startsWith("Edited")) throw new Error("broken renderer");
+      return renderMarkdown(content, context);
+    };
+    const result = await warmUp(renderer);
+    expect(result.error).toBeInstanceOf(Error);
+    expect(result.rounds).toBe(0);
+    expect(readdirSync(scratchParent)).toEqual([]);
+    expect(seen()).toEqual(before);
+    expect(store.verify().differences).toEqual([]);
+  });
+});
