@@ -30,7 +30,9 @@ async function main(): Promise<void> {
   const store = openStore(values.data, { noSync: true });
   // As `parley serve` does before it listens (src/server.ts startParley).
   store.warmUp();
-  const warm = await warmUpWrites({ renderer: renderMarkdown });
+  // PARLEY_WRITE_WARM_UP_ROUNDS=0 skips it, as it does for parley serve (to compare a cold start).
+  const rounds = process.env["PARLEY_WRITE_WARM_UP_ROUNDS"];
+  const warm = await warmUpWrites({ renderer: renderMarkdown, ...(rounds ? { rounds: Number(rounds) } : {}) });
   if (warm.error !== null) process.stderr.write(`worst-inputs-server: write warm-up failed: ${String(warm.error)}\n`);
   const server = createServer(store, {
     rateLimit: false,
