@@ -116,7 +116,8 @@ async function warmUpMessageWrites(renderer: MessageRenderer, log: Log): Promise
     log(`PARLEY_WRITE_WARM_UP_ROUNDS=${asked} is not a whole number of rounds: warming up with the default`);
   const valid = rounds !== undefined && Number.isInteger(rounds) && rounds > 0 ? rounds : undefined;
   const result = await warmUpWrites({ renderer, ...(valid !== undefined ? { rounds: valid } : {}) });
-  if (result.error !== null)
+  if (result.error === null) log(`warmed up message writes: ${result.rounds} rounds in ${result.ms.toFixed(0)} ms`);
+  else
     log(
       `write warm-up stopped after ${result.rounds} round(s), the first large moves run colder: ${reason(result.error)}`,
     );

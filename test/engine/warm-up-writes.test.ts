@@ -3,6 +3,7 @@
  * store of its own, removes it, and leaves the real store exactly as it was. Its
  * temporary directory is looked for in a TMPDIR of this test's own.
  */
+import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,12 +13,13 @@ import { MOVE_STAGING } from "../../src/engine/actions/move-staging.js";
 import { internals } from "../../src/engine/internal.js";
 import { renderMarkdown } from "../../src/markdown/index.js";
 import { fingerprint } from "../support/snapshot.js";
+import { CLI, sleep, stopProcess } from "../support/serve-process.js";
 import { seedRealm, tempStore, type TempStore } from "../support/temp-store.js";
 
 const STAGING = { ...MOVE_STAGING };
 const TMPDIR = process.env["TMPDIR"];
 let scratchParent: string;
-let t: TempStore;
+let t: TempStore | undefined;
 
 beforeEach(() => {
   // Small moves staged in several turns, as the default warm-up's 600-message moves are.
@@ -27,7 +29,8 @@ beforeEach(() => {
 afterEach(() => {
   Object.assign(MOVE_STAGING, STAGING);
   rmSync(scratchParent, { recursive: true, force: true });
-  t.cleanup();
+  t?.cleanup();
+  t = undefined;
 });
 
 /** A small warm-up, its temporary directory made in `scratchParent`. */
@@ -51,15 +54,16 @@ function realStore() {
       to: { type: "channel", channel: r.general.id, topic: "t" },
       content: "x",
     });
-  const state = internals(t.store);
+  const store = t.store;
+  const state = internals(store);
   const seen = () => ({
-    fingerprint: fingerprint(t.store),
-    messages: t.store.countMessages(),
-    lastMessageId: t.store.lastMessageId,
+    fingerprint: fingerprint(store),
+    messages: store.countMessages(),
+    lastMessageId: store.lastMessageId,
     changeLogEnd: [...state.tables.changeLog.getKeys({ reverse: true, limit: 1 })],
-    realms: t.store.listRealms().map((realm) => realm.id),
+    realms: store.listRealms().map((realm) => realm.id),
   });
-  return { store: t.store, seen };
+  return { store, seen };
 }
 
 describe("warmUpWrites", () => {
@@ -100,5 +104,29 @@ describe("warmUpWrites", () => {
     expect(readdirSync(scratchParent)).toEqual([]);
     expect(seen()).toEqual(before);
     expect(store.verify().differences).toEqual([]);
+  });
+});
+
+describe("parley serve", () => {
+  it("warms up the writes at start (the test suite's servers skip it), leaving no directory", async () => {
+    const data = mkdtempSync(join(scratchParent, "data-"));
+    const child = spawn(process.execPath, [CLI, "serve", "--data", data, "--port", "0", "--json", "--no-sync"], {
+      env: { ...process.env, PARLEY_WRITE_WARM_UP_ROUNDS: "1", TMPDIR: join(scratchParent) },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    try {
+      await new Promise<void>((listening, failed) => {
+        child.once("exit", (code) => failed(new Error(`serve exited with ${code}: ${stderr}`)));
+        child.stdout.once("data", () => listening());
+      });
+      // Logged before the port opened; its pipe may be read after stdout's.
+      for (let waited = 0; !stderr.includes("warmed up") && waited < 5000; waited += 50) await sleep(50);
+      expect(stderr).toMatch(/warmed up message writes: 1 rounds in \d+ ms/);
+      expect(readdirSync(scratchParent)).toEqual([data.slice(scratchParent.length + 1)]);
+    } finally {
+      await stopProcess(child, "SIGTERM");
+    }
   });
 });
