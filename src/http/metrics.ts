@@ -64,7 +64,11 @@ export class ServerMetrics {
   readonly #latency: Histogram<"method" | "path">;
   readonly #unsubscribe: () => void;
 
-  constructor(store: Store, events: EventHub, cluster?: () => ClusterStatus) {
+  /**
+   * `countsCommits` false: a reader worker's, whose store releases the writer's events too; the writer counts
+   * what was committed (messages, flag changes), else the summed /metrics of `parley serve --workers` doubled it.
+   */
+  constructor(store: Store, events: EventHub, cluster?: () => ClusterStatus, countsCommits = true) {
     const registers = [this.registry];
     if (cluster !== undefined) ServerMetrics.#clusterGauges(registers, cluster);
     this.#requests = new Counter({
@@ -104,6 +108,7 @@ export class ServerMetrics {
     });
     const stopRenderFailures = store.onRenderFailure(() => renderFailures.inc());
     const stopEvents = store.onEvents((batch) => {
+      if (!countsCommits) return;
       for (const { event } of batch.deliveries) {
         if (event.type === "message") sent.inc();
         else if (event.type === "update_message_flags") {

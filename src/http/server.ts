@@ -363,7 +363,7 @@ export function createServer(store: Store, options: ServerOptions = {}): ParleyS
   const worker = options.worker;
   const workerHeader: HeaderList = worker ? [[WORKER_HEADER, worker.name]] : [];
   const requestLog = new RequestLog(options.requestLog ?? { level: "silent" });
-  const metrics = new ServerMetrics(store, events, worker?.cluster?.status);
+  const metrics = new ServerMetrics(store, events, worker?.cluster?.status, worker?.reader !== true);
   const stopRenderFailureLog = store.onRenderFailure(({ messageId, failure }) =>
     logError(`message ${messageId}: Markdown rendering failed; stored as plain text without mentions`, failure),
   );

@@ -247,6 +247,9 @@ describe("parley serve --workers 2", () => {
       .filter((l) => l.startsWith("parley_http_requests_total{") && l.includes('path="/api/v1/messages"'))
       .filter((l) => l.includes('method="GET"') && l.includes('status="200"'));
     expect(line.map((l) => Number(l.split(" ").at(-1)))).toEqual([28]);
+    // What the writer committed is counted by the writer alone (a reader sees the same events on its stream).
+    const sentLine = text.split("\n").filter((l) => l.startsWith("parley_messages_sent_total "));
+    expect(sentLine.map((l) => Number(l.split(" ").at(-1)))).toEqual([18]);
 
     // Uploads in progress, which a reader starting must leave alone: they are the writer's. One streams
     // (its temporary file exists) while the reader is replaced, on a connection to the writer (one to the
