@@ -20,7 +20,8 @@
  */
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import type pg from "pg";
-import type { Store } from "../../src/engine/index.js";
+import { warmUpWrites, type Store } from "../../src/engine/index.js";
+import { renderMarkdown } from "../../src/markdown/index.js";
 import type { Manifest } from "../../tools/generate/manifest.js";
 import { compareIds, summarize, type Timing } from "../harness.js";
 import { MUTATION_ROWS, engineMutations, type CheckValues, type MutationKind } from "../workloads/mutations.js";
@@ -128,7 +129,10 @@ export async function runMutations(options: MutationRunOptions): Promise<Mutatio
   if (kinds.length === 0) return [];
   const cast = await chooseCast(db, m);
   const ours = engineMutations(store, m, cast);
+  // As `parley serve` does before it listens: the send path, then the mutation writes on a scratch store.
   store.warmUp();
+  const warm = await warmUpWrites({ renderer: renderMarkdown });
+  if (warm.error !== null && warm.error !== undefined) log(`write warm-up failed: ${String(warm.error)}`);
   const bot = store.findUserByEmail(m.realmId, "notification-bot@zulip.com");
   const botId = bot?.id ?? Math.max(...store.realmUsers(m.realmId).map((u) => u.id)) + 1;
   const peer = await peerMutations(db, m, cast, ours.privateChannelId, botId);

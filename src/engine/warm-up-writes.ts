@@ -9,8 +9,11 @@
  *
  * The scratch store lives in a temporary directory removed afterwards, with its own
  * realm, users and channels made through the engine's actions: the real store, its
- * events, change log, replication and metrics never see any of it. What V8 learns is
- * per function, not per store, so the real store's writes profit all the same.
+ * events, change log, replication and metrics never see any of it. It helps only in part:
+ * lmdb-js makes each environment's table classes anew, so code optimised on the scratch
+ * store's tables meets other object maps on the real store and is optimised again in its
+ * first writes (measured: the first real 5,000-message move's longest turn ~43-58 ms of
+ * CPU instead of 115-128, the second and third still 56-69, warm ~20).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
