@@ -100,7 +100,14 @@ function subscribedAtSend(state: StoreState, userId: number, messageId: number, 
  * a user the edit newly mentions (personally, through a group or a wildcard) gets the message in
  * their email, unless a mention was there before or it is in their batch already. `candidates`
  * hold every such user (the mentioned ones, or the subscribers when the edit adds a channel-wide
- * wildcard); `mentionedBefore` and `mentionFlags` tell each user's mentions before and after.
+ * wildcard); `mentionedBefore` and `mentionFlags` tell each user's mentions before and after
+ * (both read only what they hold, so later writes may still ask them).
+ *
+ * The edit's write looks at the first state.editEmailChunkUsers candidates; later writes, one
+ * per turn of the event loop, look at the rest a chunk at a time. A wildcard added in a
+ * 10,000-subscriber channel read and wrote 10,000 batches in the edit's write, holding the
+ * loop ~65 ms (bench:worst). Zulip too queues these after the edit (Tornado, then its
+ * missedmessage_emails worker); as there, a crash before the last chunk loses the rest.
  */
 export function enqueueEditMissedEmails(
   state: StoreState,
@@ -111,13 +118,69 @@ export function enqueueEditMissedEmails(
   mentionedBefore: (userId: number) => boolean,
   mentionFlags: (userId: number) => readonly string[],
 ): void {
+  const users = [...candidates];
+  const chunk = Math.max(1, state.editEmailChunkUsers);
+  const each = (writeCtx: WriteContext, slice: readonly number[]) =>
+    enqueueEditMissedEmailsOf(state, writeCtx, message, channel, slice, mentionedBefore, mentionFlags);
+  each(ctx, users.slice(0, chunk));
+  if (users.length > chunk)
+    ctx.afterCommit(() => continueEditEmails(state, message.id, channel.id, users.slice(chunk), each));
+}
+
+/** Each store's chunks still to write, in the order their edits committed. */
+const pendingEditEmails = new WeakMap<StoreState, Promise<void>>();
+
+/** Settles once every edit's remaining wildcard email chunks are written (tests, tools). */
+export function editEmailsWritten(state: StoreState): Promise<void> {
+  return pendingEditEmails.get(state) ?? Promise.resolve();
+}
+
+function continueEditEmails(
+  state: StoreState,
+  messageId: number,
+  channelId: number,
+  users: readonly number[],
+  each: (ctx: WriteContext, slice: readonly number[]) => void,
+): void {
+  const chunk = Math.max(1, state.editEmailChunkUsers);
+  const run = async () => {
+    for (let from = 0; from < users.length; from += chunk) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (state.isClosed) return;
+      // Deleted or moved out of the channel meanwhile: the emails would leave it out anyway.
+      const now = getMessageRecord(state.tables, messageId);
+      if (now?.recipient.type !== "channel" || now.recipient.channelId !== channelId) return;
+      state.write((ctx) => each(ctx, users.slice(from, from + chunk)));
+    }
+  };
+  const done = (pendingEditEmails.get(state) ?? Promise.resolve()).then(run).catch((error: unknown) => {
+    if (state.isClosed) return;
+    console.error(
+      `parley engine: missed-message emails of message ${messageId}'s new mention were not all queued ` +
+        "(its recipients may miss that email; the store's next writes are unaffected)",
+      error,
+    );
+  });
+  pendingEditEmails.set(state, done);
+}
+
+function enqueueEditMissedEmailsOf(
+  state: StoreState,
+  ctx: WriteContext,
+  message: Message,
+  channel: Channel,
+  candidates: readonly number[],
+  mentionedBefore: (userId: number) => boolean,
+  mentionFlags: (userId: number) => readonly string[],
+): void {
   const muters = state.mutingUsers.get(message.senderId);
   for (const userId of candidates) {
     if (userId === message.senderId || muters?.has(userId) || mentionedBefore(userId)) continue;
     const user = state.users.get(userId);
     if (!user || user.realmId !== message.realmId || !user.isActive || user.isBot) continue;
     if (recentlyActive(state, userId) || !receivedAtSend(state, userId, message)) continue;
-    if (state.bitmaps.get(key.userFlag(userId, "read")).has(message.id)) continue;
+    // The chunks from the message's on: not each of thousands of users' whole read history.
+    if (state.bitmaps.getFrom(key.userFlag(userId, "read"), message.id).has(message.id)) continue;
     const settings = state.settingsOf(userId);
     // A followed topic's message was in the email at send already (Zulip skips users notified at send).
     const followed = topicPolicyOf(state, userId, channel.id, message.topic) === 3;

@@ -11,6 +11,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import type { EngineEvent, Store, UpdateMessageInput, User } from "../../../src/engine/index.js";
 import { internals } from "../../../src/engine/internal.js";
+import { editEmailsWritten } from "../../../src/engine/actions/missed-message-emails.js";
 import { getMessageRecord } from "../../../src/engine/storage/message-records.js";
 import { seedRealm, tempStore, type TempStore } from "../../support/temp-store.js";
 import { fingerprint } from "../../support/snapshot.js";
@@ -571,5 +572,50 @@ describe("edit history", () => {
     const { alice, bob, send } = setup();
     const id = send(alice, "hidden", "t", "secret");
     refused(() => t.store.messageEditHistory(bob.id, id), "Invalid message(s)");
+  });
+});
+
+describe("missed-message emails of a wildcard mention an edit adds", () => {
+  /** The users whose email batch holds the message, in the edit's write and once its later writes ran. */
+  async function emailed(chunkUsers: number) {
+    const clock = { now: 1_700_000_000 };
+    const temp = tempStore({ now: () => clock.now, editEmailChunkUsers: chunkUsers });
+    try {
+      const { realm, owner, alice } = seedRealm(temp.store);
+      const more = [1, 2, 3, 4, 5].map((i) =>
+        temp.store.createUser({ realmId: realm.id, email: `away${i}@test.dev`, fullName: `Away ${i}` }),
+      );
+      temp.store.subscribe(owner.id, { channels: [{ name: "general" }], principals: more.map((u) => u.id) });
+      const id = temp.store.sendMessage({
+        senderId: alice.id,
+        to: { type: "channel", channel: "general", topic: "lunch" },
+        content: "look at this",
+      }).id;
+      const holders = () =>
+        temp.store
+          .missedEmailBatches()
+          .filter((b) => b.items.some((item) => item.messageId === id))
+          .map((b) => b.userId)
+          .sort((a, b) => a - b);
+      temp.store.updateMessage(alice.id, id, { content: "@**all** look at this" });
+      const inEdit = holders();
+      await editEmailsWritten(internals(temp.store));
+      const triggers = temp.store.missedEmailBatches().flatMap((b) => b.items.map((item) => item.trigger));
+      return { inEdit, after: holders(), triggers, expected: [owner.id, ...more.map((u) => u.id)] };
+    } finally {
+      temp.cleanup();
+    }
+  }
+
+  it("reach every away subscriber, the edit's write looking at the first chunk and later writes at the rest", async () => {
+    const chunked = await emailed(2);
+    expect(chunked.inEdit.length).toBeLessThanOrEqual(2);
+    const whole = await emailed(1000);
+    // Bob is a subscriber too; the sender is not emailed.
+    expect(whole.inEdit).toEqual(whole.after);
+    expect(chunked.after).toEqual(whole.after);
+    expect(whole.after).toEqual(expect.arrayContaining(whole.expected));
+    expect(whole.after).toHaveLength(whole.expected.length + 1);
+    expect(new Set(chunked.triggers)).toEqual(new Set(["stream_wildcard_mentioned"]));
   });
 });
