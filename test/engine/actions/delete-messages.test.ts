@@ -12,6 +12,7 @@ import {
   DELETE_TOPIC_BATCH_SIZE,
   DELETE_TOPIC_BATCH_TARGET_MS,
   DELETE_TOPIC_MAX_BATCH_SIZE,
+  continueReadPurge,
   deleteMessage,
   nextTopicBatchSize,
   pendingReadPurges,
@@ -441,6 +442,29 @@ describe("DELETE /messages/{id}: no trace left", () => {
     expectClean(t.store);
   });
 
+  it("tells a user who kept a row for one of a moved batch whose other rows their interval lost", async () => {
+    const { realm, owner, alice, general } = setup();
+    const carol = t.store.createUser({ realmId: realm.id, email: "carol@test.dev", fullName: "Carol" });
+    t.store.subscribe(owner.id, { channels: [{ name: "source" }], principals: [owner.id, alice.id] });
+    t.store.subscribe(owner.id, { channels: [{ name: "general" }], principals: [carol.id] });
+    // Carol's interval in general covers all three; she received the first, the two sent
+    // elsewhere are withdrawn from her when they move in after she left. Her one row makes
+    // her a row holder: a non-guest one of a public channel, so she hears of the deletion.
+    send(t.store, alice, "general", "t", "one");
+    const moved = [send(t.store, alice, "source", "t", "two"), send(t.store, alice, "source", "t", "three")];
+    t.store.unsubscribe(owner.id, ["general"], [carol.id]);
+    t.store.updateMessage(owner.id, moved[0]!, {
+      channelId: general.id,
+      propagateMode: "change_all",
+      sendNotificationToNewThread: false,
+    });
+    const seen: EventBatch[] = [];
+    t.store.onEvents((b) => seen.push(b));
+    expect(await t.store.deleteTopic(owner.id, general.id, "t")).toEqual({ complete: true });
+    expect(events(seen, "delete_message")[0]?.to).toContain(carol.id);
+    expectClean(t.store);
+  });
+
   it("changes nothing when its write fails", async () => {
     let fail = false;
     clock = START;
@@ -637,6 +661,57 @@ describe("POST /streams/{id}/delete_topic", () => {
     expect(writes).toBe(3);
     expect(pendingReadPurges(state)).toEqual([]);
     for (const id of topic) expect(traces(t.store, readers, id)).toEqual([]);
+    expectClean(t.store);
+  });
+
+  it("gives each of its writes, the read purge's too, a turn of the event loop of its own", async () => {
+    const { owner, alice, bob } = setup();
+    const state = internals(t.store);
+    const channelId = state.channelByName.get(`${owner.realmId}:GENERAL`)!;
+    const topic = [1, 2, 3].map((n) => send(t.store, alice, "general", "turns", `m${n}`));
+    state.write(() => {
+      for (const u of [owner, alice, bob]) state.bitmaps.addRange(key.userFlag(u.id, "read"), topic[0]!, topic[2]! + 1);
+    });
+    let turn = 0;
+    let ticking = true;
+    const tick = () => {
+      turn++;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const turns: number[] = [];
+    const write = state.write.bind(state);
+    state.write = ((fn: Parameters<typeof write>[0]) => {
+      turns.push(turn);
+      return write(fn);
+    }) as typeof state.write;
+    // Batches of one, one read bitmap a write: three batches, then two purge writes.
+    await t.store.deleteTopic(owner.id, channelId, "turns", { batchSize: 1, readBitsPerWrite: 1 });
+    ticking = false;
+    expect(turns.length).toBe(5);
+    for (let i = 1; i < turns.length; i++) expect(turns[i]).toBeGreaterThan(turns[i - 1]!);
+    expect(pendingReadPurges(state)).toEqual([]);
+    expectClean(t.store);
+  });
+
+  it("stops a read purge's write once its time is up, unless told a number of keys", () => {
+    const { owner, alice, bob } = setup();
+    const state = internals(t.store);
+    const id = send(t.store, alice, "general", "t", "read by all");
+    const readers = [owner, alice, bob];
+    state.write(() => {
+      for (const u of readers) state.bitmaps.add(key.userFlag(u.id, "read"), id);
+    });
+    deleteMessage(state, owner.id, id, 0);
+    expect(pendingReadPurges(state)).toHaveLength(1);
+    // A clock that says each key took a second: one key a write.
+    let now = 0;
+    const slow = () => (now += 1000);
+    let writes = 0;
+    do writes++;
+    while (continueReadPurge(state, null, slow));
+    expect(writes).toBe(readers.length);
+    for (const u of readers) expect(state.bitmaps.get(key.userFlag(u.id, "read")).has(id)).toBe(false);
     expectClean(t.store);
   });
 
