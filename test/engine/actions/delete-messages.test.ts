@@ -391,6 +391,55 @@ describe("DELETE /messages/{id}: no trace left", () => {
     expectClean(store);
   });
 
+  it("runs read purges one write a turn, one loop at a time, never in the turn of the write that left them", async () => {
+    const { owner, alice, bob, guest } = setup();
+    const state = internals(t.store);
+    const everyone = [owner, alice, bob, guest];
+    const a = send(t.store, alice, "general", "t", "a");
+    const b = send(t.store, alice, "general", "t", "b");
+    const c = send(t.store, alice, "general", "u", "c");
+    state.write(() => {
+      for (const u of everyone) state.bitmaps.addRange(key.userFlag(u.id, "read"), a, b + 1);
+    });
+    let turn = 0;
+    let ticking = true;
+    const tick = (): void => {
+      turn++;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const writeTurns: number[] = [];
+    const write = state.write.bind(state);
+    state.write = (fn) => {
+      writeTurns.push(turn);
+      return write(fn);
+    };
+    // Two deletions, each leaving three readers' bits to its purge: each used to start a loop of its own.
+    const first = t.store.deleteMessage(owner.id, a, { readBitsPerWrite: 1 });
+    const second = t.store.deleteMessage(owner.id, b, { readBitsPerWrite: 1 });
+    await Promise.all([first, second]);
+    expect(traces(t.store, everyone, a)).toEqual([]);
+    expect(traces(t.store, everyone, b)).toEqual([]);
+    // The two deletions' own writes share the caller's turn; no purge write shares a turn with another.
+    const purgeTurns = writeTurns.slice(2);
+    expect(purgeTurns.length).toBeGreaterThanOrEqual(3);
+    expect(new Set([...writeTurns.slice(0, 1), ...purgeTurns]).size).toBe(purgeTurns.length + 1);
+
+    // A purge left pending (as by a crash) is finished after a move, in a later turn than the move's write.
+    state.write(() => state.bitmaps.addRange(key.userFlag(bob.id, "read"), c, c + 1));
+    deleteMessage(state, owner.id, c, 0);
+    expect(pendingReadPurges(state)).not.toEqual([]);
+    t.store.updateMessage(owner.id, send(t.store, alice, "general", "v", "d"), {
+      topic: "w",
+      propagateMode: "change_all",
+    });
+    expect(pendingReadPurges(state)).not.toEqual([]);
+    while (pendingReadPurges(state).length > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    expect(traces(t.store, everyone, c)).toEqual([]);
+    ticking = false;
+    expectClean(t.store);
+  });
+
   it("leaves nothing of a message moved from another channel: granted and withdrawn rows, bits of lost rows", async () => {
     const { realm, owner, alice, bob, guest, secret } = setup();
     const everyone = [owner, alice, bob, guest];
