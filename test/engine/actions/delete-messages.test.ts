@@ -4,6 +4,7 @@
  * notification, the delete_message audience, channel first messages, and topic
  * deletion in atomic batches; verify stays clean and a reopen agrees.
  */
+import { stat } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { internals } from "../../../src/engine/internal.js";
 import { key, type StoredFlag } from "../../../src/engine/index/keys.js";
@@ -727,15 +728,23 @@ describe("POST /streams/{id}/delete_topic", () => {
       turn++;
       if (ticking) setImmediate(tick);
     };
-    setImmediate(tick);
     const turns: number[] = [];
     const write = state.write.bind(state);
     state.write = ((fn: Parameters<typeof write>[0]) => {
       turns.push(turn);
       return write(fn);
     }) as typeof state.write;
-    // Batches of one, one read bitmap a write: three batches, then two purge writes.
-    await t.store.deleteTopic(owner.id, channelId, "turns", { batchSize: 1, readBitsPerWrite: 1 });
+    // Batches of one, one read bitmap a write: three batches, then two purge writes. Begun
+    // in the loop's poll phase, as a request's handler is: from there, one setImmediate
+    // runs the next batch in the same loop iteration, before any other I/O.
+    const { deletion } = await new Promise<{ deletion: Promise<unknown> }>((resolve) =>
+      stat(import.meta.filename, () => {
+        const deletion = t.store.deleteTopic(owner.id, channelId, "turns", { batchSize: 1, readBitsPerWrite: 1 });
+        setImmediate(tick);
+        resolve({ deletion });
+      }),
+    );
+    await deletion;
     ticking = false;
     expect(turns.length).toBe(5);
     for (let i = 1; i < turns.length; i++) expect(turns[i]).toBeGreaterThan(turns[i - 1]!);
