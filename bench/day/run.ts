@@ -328,6 +328,25 @@ interface PhaseResult {
   readonly generatorCpuMsPerRequest: number;
   readonly load: string;
   readonly broke: string | null;
+  /** Seconds waited before the phase for earlier phases' deliveries (their backlog), when there was one. */
+  readonly backlogWaitSecs?: number;
+}
+
+const BACKLOG_WAIT_MS = 240_000;
+
+/** Waits (at most BACKLOG_WAIT_MS) until every delivery of the sends so far arrived; the seconds waited. */
+async function waitForBacklog(day: Day): Promise<number> {
+  const start = performance.now();
+  let lastLog = start;
+  while (!day.ledger.complete(0, day.seq) && performance.now() - start < BACKLOG_WAIT_MS) {
+    await new Promise((r) => setTimeout(r, 100));
+    if (performance.now() - lastLog > 10_000) {
+      lastLog = performance.now();
+      const { expected, received } = day.ledger.summary(0, day.seq);
+      log(`    waiting for the backlog: ${expected - received} deliveries still due`);
+    }
+  }
+  return round1((performance.now() - start) / 1000);
 }
 
 async function runPhase(
@@ -556,7 +575,10 @@ async function runRow(dataDir: string, workers: string, serveArgs: readonly stri
     let compress = o.compress;
     for (let step = 0; step < o.rampSteps; step++) {
       compress = up ? compress * 1.5 : compress / 1.5;
-      const p = await runPhase(day, child, `ramp ${step + 1}`, round2(compress), o.stepSeconds, o.breakP99);
+      // A step that starts behind an earlier step's backlog measures that backlog, not its own rate.
+      const waited = await waitForBacklog(day);
+      const ran = await runPhase(day, child, `ramp ${step + 1}`, round2(compress), o.stepSeconds, o.breakP99);
+      const p = waited > 0 ? { ...ran, backlogWaitSecs: waited } : ran;
       phases.push(p);
       if (up && p.broke) break;
       if (!p.broke) saturation = p;
@@ -606,7 +628,7 @@ function report(rows: readonly Row[], o: Options, dataset: string): string {
     "",
     `Machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${Math.round(totalmem() / 1024 ** 3)} GB, Node ${process.version}. The cores are shared with the load generator and with other engineers' work: the load average is printed with every phase and the figures move with it.`,
     "",
-    `Dataset: ${dataset}. ${o.clients} active clients (the first active human users), each with an event queue (message, reaction, typing, update_message_flags) it keeps long-polling; before measuring, each pings presence once with no last_update_id (a client's start: the full presence list), later pings are incremental. Time compressed ×${o.compress} in the day phase: per client and real minute 2 narrow reads (channel 30%, topic 25%, DM 15%, search 15%, combined feed 15%; anchored at the client's own oldest unread message in that narrow, else newest), marking the unread messages of each answer read, 0.2 reactions (add, or remove one of its own), 1 presence ping, and 0.1 messages (70% to a channel topic it knows, else a DM) with typing start/stop around each. A client does one thing at a time besides its poll (a read and its marking read, or typing, sending and typing stop, are one action): an action that falls due while the client is still waiting is shed and counted, so an overloaded server shows as a shortfall, not as an ever-growing pile of requests. Day phase ${o.seconds} s, then steps of ${o.stepSeconds} s: up ×1.5 a step while they hold, or, if the day phase broke, down ÷1.5 a step until one holds (at most ${o.rampSteps} steps). A step breaks on any error, any delivery still missing 30 s after it, < 90% of the offered rate answered, or p99 of all requests > ${o.breakP99} ms; the saturation rate is the highest phase that held.`,
+    `Dataset: ${dataset}. ${o.clients} active clients (the first active human users), each with an event queue (message, reaction, typing, update_message_flags) it keeps long-polling; before measuring, each pings presence once with no last_update_id (a client's start: the full presence list), later pings are incremental. Time compressed ×${o.compress} in the day phase: per client and real minute 2 narrow reads (channel 30%, topic 25%, DM 15%, search 15%, combined feed 15%; anchored at the client's own oldest unread message in that narrow, else newest), marking the unread messages of each answer read, 0.2 reactions (add, or remove one of its own), 1 presence ping, and 0.1 messages (70% to a channel topic it knows, else a DM) with typing start/stop around each. A client does one thing at a time besides its poll (a read and its marking read, or typing, sending and typing stop, are one action): an action that falls due while the client is still waiting is shed and counted, so an overloaded server shows as a shortfall, not as an ever-growing pile of requests. Day phase ${o.seconds} s, then steps of ${o.stepSeconds} s: up ×1.5 a step while they hold, or, if the day phase broke, down ÷1.5 a step until one holds (at most ${o.rampSteps} steps). A step breaks on any error, any delivery still missing 30 s after it, < 90% of the offered rate answered, or p99 of all requests > ${o.breakP99} ms; the saturation rate is the highest phase that held. Before each step the bench waits (up to ${BACKLOG_WAIT_MS / 1000} s, shown by the phase) until every earlier delivery arrived, so that no step starts behind an earlier one's backlog.`,
     "",
     "Delivery: for every message sent, each queue of its audience (the clients subscribed to the channel, or the DM's participants including the sender) must get its event exactly once. Pair latency = poll answer carrying the event − send issued; all-queues latency = the last of its queues' arrivals − send issued. The generator is this one Node process (all clients share one pool of kept-alive connections, undici, one request at a time on each: a poll's connection is not the one its queue was registered on); its CPU is measured (process.cpuUsage) and shown per phase; it shares the 2 cores with the server, so at saturation part of what limits the rate is the generator.",
     "",
@@ -624,7 +646,7 @@ function report(rows: readonly Row[], o: Options, dataset: string): string {
       "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
       ...row.phases.map(
         (p) =>
-          `| ${p.label} | ${p.compress} | ${p.load} | ${p.offered} | ${p.achieved} | ${p.shed} | ${p.errors} | ${p.sends} | ${p.delivery.received}/${p.delivery.expected} | ${p.delivery.lost} | ${ms(p.delivery.pairP50)} / ${ms(p.delivery.pairP99)} | ${ms(p.delivery.allP50)} / ${ms(p.delivery.allP99)} / ${ms(p.delivery.allMax)} | ${p.serverCpuCores} | ${p.serverRssMB} (${p.serverProcesses}) | ${p.generatorCpuCores} (${p.generatorCpuMsPerRequest} ms a request) | ${p.broke ?? ""} |`,
+          `| ${p.label}${p.backlogWaitSecs ? ` (after ${p.backlogWaitSecs} s of backlog)` : ""} | ${p.compress} | ${p.load} | ${p.offered} | ${p.achieved} | ${p.shed} | ${p.errors} | ${p.sends} | ${p.delivery.received}/${p.delivery.expected} | ${p.delivery.lost} | ${ms(p.delivery.pairP50)} / ${ms(p.delivery.pairP99)} | ${ms(p.delivery.allP50)} / ${ms(p.delivery.allP99)} / ${ms(p.delivery.allMax)} | ${p.serverCpuCores} | ${p.serverRssMB} (${p.serverProcesses}) | ${p.generatorCpuCores} (${p.generatorCpuMsPerRequest} ms a request) | ${p.broke ?? ""} |`,
       ),
       "",
       "By kind (day phase, then the saturation step):",
