@@ -40,6 +40,15 @@ export interface WriteWarmUpResult {
 export const WRITE_WARM_UP_DEFAULTS = { rounds: 3, users: 300, topicMessages: 600 } as const;
 
 /**
+ * Content edits a round makes besides the seeded topic's: each of a fresh message, one
+ * mention replaced by another (bench:peer's edit row, and a common real edit). The
+ * mention diff, the newly mentioned user's missed-message email and push, and the search
+ * terms' bits run nowhere else in a round; three edits left them to the first real
+ * edits, which cost ~1.5x a warm one until V8 had optimised them (bench/mutation-cpu).
+ */
+export const WARM_UP_MENTION_EDITS = 12;
+
+/**
  * Creates the scratch store, runs the rounds, closes and removes it. Never throws: a
  * failure ends the warm-up (reported in `error`) and only leaves the process colder.
  */
@@ -131,6 +140,27 @@ function seedTopic(store: Store, scene: Scene, size: number): { topic: string; l
 }
 
 /**
+ * WARM_UP_MENTION_EDITS content edits of fresh messages in the public channel, each
+ * replacing a mention of one member by another's (who has not read it, so a missed-message
+ * email is queued for them), as a client sends them: sent, then edited by its sender.
+ */
+async function mentionEdits(store: Store, scene: Scene, index: number): Promise<void> {
+  const { memberIds, publicId } = scene;
+  const nameOf = (userId: number) => store.getUser(userId)?.fullName ?? "";
+  for (let i = 0; i < WARM_UP_MENTION_EDITS; i++) {
+    const [sender, before, after] = [0, 1, 2].map((k) => memberIds[(index * 3 + i * 3 + k) % memberIds.length]!);
+    const sent = await store.sendMessageGrouped({
+      senderId: sender!,
+      to: { type: "channel", channel: publicId, topic: `warm-up edits ${index}` },
+      content: `Edit ${i} for @**${nameOf(before!)}|${before}** about the draft.`,
+    });
+    await store.updateMessageAsync(sender!, sent.id, {
+      content: `Edit ${i} for @**${nameOf(after!)}|${after}** about the plan.`,
+    });
+  }
+}
+
+/**
  * One round: the topic moved as the real large moves are (updateMessageAsync stages
  * them): renamed, to the private channel and back, resolved and unresolved; its last
  * message edited; and a small topic sent and deleted.
@@ -147,6 +177,7 @@ async function round(store: Store, scene: Scene, seeded: { topic: string; last: 
   await move({ topic });
   const sender = store.getMessage(ownerId, last).message.senderId;
   await store.updateMessageAsync(sender, last, { content: `Edited ${index}.` });
+  await mentionEdits(store, scene, index);
   const doomed = `warm-up delete ${index}`;
   sendTopic(store, scene, doomed, 50);
   await store.deleteTopic(ownerId, publicId, doomed);

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { warmUpWrites, type MessageRenderer } from "../../src/engine/index.js";
 import { MOVE_STAGING } from "../../src/engine/actions/move-staging.js";
+import { WARM_UP_MENTION_EDITS } from "../../src/engine/warm-up-writes.js";
 import { internals } from "../../src/engine/internal.js";
 import { renderMarkdown } from "../../src/markdown/index.js";
 import { fingerprint } from "../support/snapshot.js";
@@ -83,6 +84,9 @@ describe("warmUpWrites", () => {
     expect(result.rounds).toBe(2);
     // It did send, edit and move (Notification Bot's notices of the channel moves and the resolve).
     expect(rendered.some((content) => content.startsWith("Edited 1"))).toBe(true);
+    // And edited fresh messages, one mention replaced by another, as often as it says.
+    const mentionEdits = rendered.filter((content) => /^Edit \d+ for @\*\*[^*]+\*\* about the plan\.$/.test(content));
+    expect(mentionEdits).toHaveLength(2 * WARM_UP_MENTION_EDITS);
     expect(rendered.some((content) => content.includes("This topic was moved"))).toBe(true);
     expect(rendered.some((content) => content.includes("has marked this topic as"))).toBe(true);
     expect(readdirSync(scratchParent)).toEqual([]);
