@@ -2,7 +2,7 @@
  * @module bench/mutation-cpu
  * `npm run build && node dist/bench/mutation-cpu.js [--data bench/tmp/100k] [--runs 8]`
  * `[--only edit|resolve|move|back|deleteTopic|deleteMessage]`
- * `[--stage-from N] [--profile DIR [--profile-run]]`
+ * `[--stage-from N] [--warm-up N] [--profile DIR [--profile-run]]`
  *
  * CPU time of issue #28's engine calls on a bench:peer dataset, without PostgreSQL: the
  * edit, resolve and move rows of bench/workloads/mutations.ts, each set up untimed, then
@@ -21,6 +21,12 @@
  * the loop for, GC included; its wall time adds waiting for a core and the fsync. "longest commit" is the
  * wall time from a write's body to its return (the bitmap chunks, the commit and its fsync); "gc pause"
  * perf_hooks' longest. BENCH_WRITES=1 prints every write, long turn and GC pause.
+ * "main thread" is the longest turn's CPU time of the loop's own thread (Linux schedstat), without V8's
+ * worker threads: in a fresh process they recompile the move's functions during its first writes (up to
+ * 50-80 ms of CPU beside a 40 ms turn on a loaded 2-core machine), which the process CPU figure counts as
+ * if the loop held it; on a machine short of cores they still compete with it. Neither counts a GC pause
+ * the main thread spends waiting for GC helpers (see "gc pause"). BENCH_THREADS=1 prints each thread's CPU
+ * time in every write over 20 ms of CPU.
  * "longest write cpu" is the CPU time of the operation's longest write (a staged move's
  * one write, the longest the loop is held); --profile DIR writes a CPU profile of each write there.
  *
@@ -35,7 +41,7 @@
 import { parseArgs } from "node:util";
 import { loadavg } from "node:os";
 import { join } from "node:path";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector";
 import { PerformanceObserver } from "node:perf_hooks";
 import { open } from "lmdb";
@@ -56,15 +62,19 @@ import { engineMutations, type MutationCast, type MutationKind } from "./workloa
  * turn): the CPU and wall time between ticks. A turn's CPU time is what the engine itself
  * held the loop for; its wall time adds waiting for a core and the fsync.
  */
-function probeTurns(): { stop(): { cpuMs: number; wallMs: number; turns: number } } {
+function probeTurns(): { stop(): { cpuMs: number; wallMs: number; threadMs: number; turns: number } } {
   let running = true;
   let turns = 0;
   let maxCpu = 0;
   let maxWall = 0;
+  let maxThread = 0;
   let lastCpu = cpuMs();
   let lastWall = performance.now();
+  let lastThread = threadCpuMs();
   const tick = () => {
-    const [c, w] = [cpuMs(), performance.now()];
+    const [c, w, t] = [cpuMs(), performance.now(), threadCpuMs()];
+    maxThread = Math.max(maxThread, t - lastThread);
+    lastThread = t;
     if (process.env["BENCH_WRITES"] && w - lastWall > 10)
       log(`    turn cpu ${(c - lastCpu).toFixed(1)} wall ${(w - lastWall).toFixed(1)} at ${w.toFixed(0)}`);
     maxCpu = Math.max(maxCpu, c - lastCpu);
@@ -78,7 +88,7 @@ function probeTurns(): { stop(): { cpuMs: number; wallMs: number; turns: number 
     stop() {
       running = false;
       tick();
-      return { cpuMs: maxCpu, wallMs: maxWall, turns };
+      return { cpuMs: maxCpu, wallMs: maxWall, threadMs: maxThread, turns };
     },
   };
 }
@@ -126,6 +136,31 @@ const log = (line: string) => process.stderr.write(line + "\n");
 const cpuMs = () => {
   const { user, system } = process.cpuUsage();
   return (user + system) / 1000;
+};
+/** Every thread's name and CPU milliseconds (schedstat), by thread ID: which threads a write kept busy. */
+const threadTimes = () => {
+  const out = new Map<string, { name: string; ms: number }>();
+  for (const id of readdirSync("/proc/self/task")) {
+    try {
+      const ms = Number(readFileSync(`/proc/self/task/${id}/schedstat`, "utf8").split(" ")[0]) / 1e6;
+      out.set(id, { name: readFileSync(`/proc/self/task/${id}/comm`, "utf8").trim(), ms });
+    } catch {
+      // The thread ended.
+    }
+  }
+  return out;
+};
+/**
+ * The main thread's own CPU time (Linux schedstat, nanoseconds): process.cpuUsage also
+ * counts V8's worker threads (concurrent TurboFan compiles, parallel and concurrent GC),
+ * which a fresh process keeps busy beside the loop. NaN where /proc/thread-self is missing.
+ */
+const threadCpuMs = () => {
+  try {
+    return Number(readFileSync("/proc/thread-self/schedstat", "utf8").split(" ")[0]) / 1e6;
+  } catch {
+    return NaN;
+  }
 };
 /** Linux /proc/self/io: bytes passed to write calls (wchar), and page-cache bytes dirtied (write_bytes). */
 const ioCounters = () => {
@@ -262,6 +297,7 @@ async function main(): Promise<void> {
     const writeCpu: number[] = [];
     const commitWall: number[] = [];
     const turnCpu: number[] = [];
+    const turnThread: number[] = [];
     const turnWall: number[] = [];
     const gcMax: number[] = [];
     let profiled = 0;
@@ -286,6 +322,7 @@ async function main(): Promise<void> {
         });
       state.write = (fn) => {
         if (perWrite) profiler?.post("Profiler.start");
+        const threads0 = process.env["BENCH_THREADS"] ? threadTimes() : null;
         const before = cpuMs();
         let bodyEnd = 0;
         const started = performance.now();
@@ -305,6 +342,14 @@ async function main(): Promise<void> {
                 `body ${(bodyEnd - started).toFixed(1)} commit ${(performance.now() - bodyEnd).toFixed(1)} ` +
                 `at ${performance.now().toFixed(0)}`,
             );
+          if (threads0 !== null && cpuMs() - before > 20) {
+            const threads1 = threadTimes();
+            const spent = [...threads1]
+              .map(([id, t]) => [id, t.ms - (threads0.get(id)?.ms ?? 0), t.name] as const)
+              .filter(([, ms]) => ms > 1)
+              .sort((a, b) => b[1] - a[1]);
+            log(`    write threads: ${spent.map(([id, ms, name]) => `${name}/${id} ${ms.toFixed(1)}`).join(", ")}`);
+          }
           if (bodyEnd > 0) longestCommit = Math.max(longestCommit, performance.now() - Math.max(bodyEnd, started));
           longestWrite = Math.max(longestWrite, cpuMs() - before);
           if (perWrite) saveProfile();
@@ -335,7 +380,8 @@ async function main(): Promise<void> {
         log(
           `  #${i}: cpu ${(c1 - c0).toFixed(1)} ms, wall ${(t1 - t0).toFixed(1)} ms, loop held ` +
             `${Math.max(loop.longestBlockMs, loop.loopDelayMaxMs).toFixed(1)} ms, longest turn cpu ` +
-            `${turn.cpuMs.toFixed(1)} / wall ${turn.wallMs.toFixed(1)} ms (${turn.turns} turns), longest write cpu ` +
+            `${turn.cpuMs.toFixed(1)} / main thread ${turn.threadMs.toFixed(1)} / wall ${turn.wallMs.toFixed(1)} ms ` +
+            `(${turn.turns} turns), longest write cpu ` +
             `${longestWrite.toFixed(1)} ms, commit ${longestCommit.toFixed(1)} ms, gc pause max ${gcPause.toFixed(1)} ms`,
         );
       if (i > 0) {
@@ -348,6 +394,7 @@ async function main(): Promise<void> {
         writeCpu.push(longestWrite);
         commitWall.push(longestCommit);
         turnCpu.push(turn.cpuMs);
+        turnThread.push(turn.threadMs);
         turnWall.push(turn.wallMs);
         gcMax.push(gcPause);
       }
@@ -360,7 +407,7 @@ async function main(): Promise<void> {
     log(
       `${kind}: cpu ms ${stats(cpu)} (system ${stats(sys)}); wall ms ${stats(wall)}; loop held ms ${stats(held)}; ` +
         `longest write cpu ms ${stats(writeCpu)}; longest commit (after the body, with the fsync) wall ms ` +
-        `${stats(commitWall)}; longest turn cpu ms ${stats(turnCpu)} (wall ${stats(turnWall)}); ` +
+        `${stats(commitWall)}; longest turn cpu ms ${stats(turnCpu)} (main thread ${stats(turnThread)}, wall ${stats(turnWall)}); ` +
         `longest gc pause ms ${stats(gcMax)}; ` +
         `KiB written ${stats(bytes)}` +
         ` (page cache KiB dirtied ${stats(dirtied)}) (${RUNS} runs after a warm-up)`,
