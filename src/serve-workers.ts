@@ -20,10 +20,9 @@ import { join } from "node:path";
 import { openFollower, type Store } from "./engine/index.js";
 import { carriesBody, writerOnly } from "./http/forward.js";
 import { FrameForwarder } from "./http/frame-forward.js";
-import type { EventHub } from "./realtime/hub.js";
 import { loadSavedQueues, writeSavedQueues } from "./realtime/persist.js";
 import { EventBroadcaster, EventSubscriber } from "./realtime/writer-stream.js";
-import { internalSocket, QueueRouter, queueIdPrefix, queueOwner } from "./http/queue-routing.js";
+import { Handoffs, internalSocket, QueueRouter, queueIdPrefix } from "./http/queue-routing.js";
 import { createServer, type ParleyServer, type WorkerHooks } from "./http/server.js";
 import { RemoteLimits, serveSharedLimits } from "./http/shared-limits.js";
 import { startParley, type ExternalImages, type Log, type Parley, type ServerSettings } from "./server.js";
@@ -117,11 +116,12 @@ export async function runWriter(
     waiting.get(parsed.data.id)?.(parsed.data.series);
     waiting.delete(parsed.data.id);
   });
-  // With two workers a queue the writer does not hold may have moved to the reader (realtime/writer-stream's ADOPT).
-  const router = new QueueRouter(worker.name, worker.dir, worker.workers, log, (queueId) =>
-    worker.workers === 2 && queueOwner(queueId, 2) === worker.name && !hubOf?.holds(queueId) ? "reader-1" : null,
+  // A queue the writer handed away lately: its polls go on to where it went (http/queue-routing).
+  const handoffs = new Handoffs();
+  const router = new QueueRouter(worker.name, worker.dir, log, (queueId) =>
+    hubOf?.holds(queueId) === true ? null : handoffs.recent(queueId),
   );
-  let hubOf: EventHub | null = null;
+  let hubOf: ParleyServer["events"] | null = null;
   const hooks: WorkerHooks = {
     name: worker.name,
     downloadKey: worker.downloadKey,
@@ -149,7 +149,17 @@ export async function runWriter(
   }
   const hub = parley.http.events;
   hubOf = hub;
-  broadcaster.handOver = (queueId) => hub.handOver(queueId);
+  // A queue polled here that another worker holds moves here (realtime/writer-stream).
+  hub.setMoveHere((queueId, userId) => broadcaster.moveToWriter(queueId, userId));
+  broadcaster.queues = {
+    handOver: (queueId, userId, to) => {
+      const saved = hub.handOver(queueId, userId);
+      if (saved !== null) handoffs.handed(queueId, to);
+      return saved;
+    },
+    expect: (spec) => hub.expect(spec),
+    fill: (queueId, saved) => hub.fill(queueId, saved),
+  };
   let limits: { close(): void } | null = null;
   try {
     const socketPath = join(worker.dir, WRITER_SOCKET);
@@ -193,15 +203,14 @@ export async function runReader(
   log: Log,
 ): Promise<number> {
   const forwarder = new FrameForwarder(join(worker.dir, WRITER_SOCKET), worker.name, { log });
-  /**
-   * A writer's queue polled here moves here (realtime/writer-stream's ADOPT): with two
-   * workers only, where the writer is the one other place a queue can be.
-   */
-  const mayAdopt = (queueId: string): boolean =>
-    worker.workers === 2 && subscriber?.subscribed === true && queueOwner(queueId, worker.workers) === "writer";
-  const router = new QueueRouter(worker.name, worker.dir, worker.workers, log, (queueId, method) =>
-    http.events.holds(queueId) || (method === "GET" && mayAdopt(queueId)) ? worker.name : null,
-  );
+  // A queue polled here moves here (realtime/writer-stream), unless this reader handed it away lately
+  // (http/queue-routing). Without the writer's stream a queue cannot move: the writer answers (or 502 while it
+  // restarts).
+  const handoffs = new Handoffs();
+  const router = new QueueRouter(worker.name, worker.dir, log, (queueId) => {
+    if (http.events.holds(queueId)) return null;
+    return handoffs.recent(queueId) ?? (subscriber?.subscribed === true ? null : "writer");
+  });
   const store = openFollower(dataDir, {
     noSync: settings.noSync,
     renderer: images.renderer,
@@ -231,7 +240,7 @@ export async function runReader(
     events: {
       queueIdPrefix: queueIdPrefix(worker.name),
       followsWriter: true,
-      adoptFromWriter: (queueId) => (mayAdopt(queueId) ? (subscriber?.adopt(queueId) ?? null) : null),
+      moveHere: (queueId, userId) => subscriber?.move(queueId, userId, worker.name) ?? null,
     },
     worker: {
       name: worker.name,
@@ -240,11 +249,9 @@ export async function runReader(
       divert: (res, req, head, unauthorized) => {
         if (!unauthorized) {
           if (router.route(res, req, head)) return true;
-          // This worker's own queues; registered here while the writer's events arrive (else the writer registers).
-          // With two workers the writer registers every queue: each moves here if its polls come here, so none
-          // is polled through the other worker for long (a queue registered here could not move to the writer).
+          // Queues answered here; registered here while the writer's events arrive (else the writer registers).
           if (head.url === "/api/v1/events" && (head.method === "GET" || head.method === "DELETE")) return false;
-          const registerHere = subscriber?.subscribed === true && worker.workers !== 2;
+          const registerHere = subscriber?.subscribed === true;
           if (head.method === "POST" && head.url === "/api/v1/register" && registerHere) return false;
         }
         // A body is buffered by the writer only, against its budget, which is then the whole server's.
@@ -273,8 +280,20 @@ export async function runReader(
       endedAt = null;
       if (queuesInPlace) subscriber?.select(http.events.usersWithQueues());
     },
-    adopted: (queue) => {
-      if (!http.events.adopt(queue)) log(`${worker.name}: could not take over event queue ${queue.id}`);
+    queues: {
+      adopted: (queue) => {
+        const held = http.events.adopt(queue);
+        if (!held) log(`${worker.name}: could not take over event queue ${queue.id}`);
+        return held;
+      },
+      expect: (spec) => http.events.expect(spec),
+      fill: (queueId, saved) => http.events.fill(queueId, saved),
+      describe: (queueId, userId) => http.events.describe(queueId, userId),
+      handOver: (queueId, to) => {
+        const saved = http.events.handOver(queueId);
+        if (saved !== null) handoffs.handed(queueId, to);
+        return saved;
+      },
     },
     lost: () => {
       if (stopping) return;

@@ -1,26 +1,29 @@
 /**
  * @module http/queue-routing
- * Event queues of `parley serve --workers` live in the worker where they were
- * registered (each worker runs its own hub, fed by the writer's event stream:
- * realtime/writer-stream). A queue ID names its owner ("reader-2.<uuid>"; the writer's
- * carry no name, as a single server's), so that a poll or a DELETE /events reaching
- * another worker is forwarded to the owner directly (http/frame-forward), over its internal
- * listener (`<name>.sock` in the supervisor's private directory): one hop, and the
- * writer, the one process every write goes through, does none of the readers' work.
+ * Event queues of `parley serve --workers` live in one worker at a time (each worker runs
+ * its own hub, fed by the writer's event stream: realtime/writer-stream), and move to the
+ * worker their polls reach (a poll or DELETE /events for a queue a worker does not hold
+ * brings it there: realtime/writer-stream's moves). So a client polling on one keep-alive
+ * connection, as browsers and bench:day's clients do, has its queue moved once, and every
+ * later poll is answered where it lands, whichever worker registered it.
+ *
+ * A client whose polls alternate between workers would move its queue at every poll,
+ * each move costing its poll a round trip or two through the writer and the holder's
+ * stream backlog, and both workers the queue's JSON. So a worker that handed a queue
+ * away forwards that queue's GET and DELETE /events for STAY_MS to the worker it went
+ * to (http/frame-forward, one hop, ~0.1-0.15 ms a poll on each, as every poll to
+ * another worker's queue cost before moves): such a client costs a move per STAY_MS per
+ * worker at most, and forwards otherwise. A forwarded request is answered where it
+ * arrives (internal listeners never forward), bringing the queue there if it moved on.
  *
  * GET /events carries queue_id in its query. DELETE /events may carry it in a body:
- * that body (a few bytes) is read here first, then the request goes to the owner,
- * the worker itself included (its internal listener answers it as any other).
+ * that body (a few bytes) is read here first, then the request goes to the worker
+ * chosen, the worker itself included (its internal listener answers it as any other).
  *
- * With two workers the writer registers every queue, and a queue moves to the reader when
- * its polls reach the reader (realtime/writer-stream's ADOPT): the reader answers polls of
- * the queues it holds, and of a writer's queue it may adopt, itself; the writer sends on to
- * the reader the polls of every queue it does not hold (the reader answers
- * BAD_EVENT_QUEUE_ID for one that is nowhere). A worker's `place` says so.
- *
- * An owner that is down (a reader being replaced) answers 502 with Retry-After, as any
- * forward does: its queues are gone, but a replacement answers BAD_EVENT_QUEUE_ID for
- * them within a moment, which is what clients register again on.
+ * A worker that forwards to one that is down (a reader being replaced) answers 502 with
+ * Retry-After, as any forward does: that worker's queues are gone, and a poll for one of
+ * them gets BAD_EVENT_QUEUE_ID once the hint expires (or at once elsewhere), which is what
+ * clients register again on.
  */
 import { join } from "node:path";
 import type { HttpRequest, HttpResponse } from "uWebSockets.js";
@@ -40,12 +43,34 @@ export function queueIdPrefix(worker: string): string {
   return worker === WRITER ? "" : `${worker}.`;
 }
 
-/** The worker a queue ID names among `workers` workers; the writer for any other ID (it answers BAD_EVENT_QUEUE_ID). */
-export function queueOwner(queueId: string, workers: number): string {
-  const match = /^reader-(\d{1,4})\./.exec(queueId);
-  if (match === null) return WRITER;
-  const n = Number(match[1]);
-  return n >= 1 && n < workers ? `reader-${n}` : WRITER;
+/** How long a worker that handed a queue away forwards its polls to where it went (see the module's comment). */
+export const STAY_MS = 30_000;
+/** Hand-offs remembered (a client's re-registrations leave old IDs behind). */
+const MAX_HANDOFFS = 100_000;
+
+/** The queues a worker handed away lately, and to which worker. */
+export class Handoffs {
+  readonly #to = new Map<string, { worker: string; at: number }>();
+  readonly #now: () => number;
+
+  constructor(now: () => number = () => performance.now()) {
+    this.#now = now;
+  }
+
+  handed(queueId: string, worker: string): void {
+    this.#to.delete(queueId);
+    this.#to.set(queueId, { worker, at: this.#now() });
+    if (this.#to.size > MAX_HANDOFFS) this.#to.delete(this.#to.keys().next().value!);
+  }
+
+  /** Where the queue went, if within STAY_MS. */
+  recent(queueId: string): string | null {
+    const handoff = this.#to.get(queueId);
+    if (handoff === undefined) return null;
+    if (this.#now() - handoff.at <= STAY_MS) return handoff.worker;
+    this.#to.delete(queueId);
+    return null;
+  }
 }
 
 /** A worker's internal listener (the writer's is workers/protocol's WRITER_SOCKET). */
@@ -56,33 +81,24 @@ export function internalSocket(dir: string, worker: string): string {
 export class QueueRouter {
   readonly #self: string;
   readonly #dir: string;
-  readonly #workers: number;
   readonly #log: (line: string) => void;
   readonly #forwarders = new Map<string, FrameForwarder>();
-  readonly #place: (queueId: string, method: string) => string | null;
+  readonly #place: (queueId: string) => string | null;
 
   /**
-   * `self`: this worker's name; `workers`: how many the server runs; `log`: where a broken hop is reported;
-   * `place`: the worker that answers a queue's GET or DELETE /events when not the one its ID names (null).
+   * `self`: this worker's name; `log`: where a broken hop is reported; `place`: the worker
+   * that answers a queue's GET or DELETE /events, null for this one.
    */
-  constructor(
-    self: string,
-    dir: string,
-    workers: number,
-    log: (line: string) => void,
-    place: (queueId: string, method: string) => string | null = () => null,
-  ) {
+  constructor(self: string, dir: string, log: (line: string) => void, place: (queueId: string) => string | null) {
     this.#place = place;
     this.#log = log;
     this.#self = self;
     this.#dir = dir;
-    this.#workers = workers;
   }
 
   /**
-   * Takes GET and DELETE /events for another worker's queue away to its owner (true);
-   * false for everything else, a queue of this worker's included (answered here).
-   * Call synchronously from the uWS handler.
+   * Takes GET and DELETE /events away to the worker `place` names (true); false for
+   * everything else, and for the queues answered here. Call synchronously from the uWS handler.
    */
   route(res: HttpResponse, req: HttpRequest, head: RequestHead): boolean {
     if (head.url !== EVENTS_PATH || (head.method !== "GET" && head.method !== "DELETE")) return false;
@@ -93,8 +109,8 @@ export class QueueRouter {
     return true;
   }
 
-  #ownerOf(queueId: string, method: string): string {
-    return this.#place(queueId, method) ?? queueOwner(queueId, this.#workers);
+  #ownerOf(queueId: string): string {
+    return this.#place(queueId) ?? this.#self;
   }
 
   /** Resolves once every forwarded request has been answered (or its client left). */
@@ -107,7 +123,7 @@ export class QueueRouter {
   }
 
   #toOwner(res: HttpResponse, req: HttpRequest, head: RequestHead, queueId: string): boolean {
-    const owner = this.#ownerOf(queueId, head.method);
+    const owner = this.#ownerOf(queueId);
     if (owner === this.#self) return false;
     this.#forwarder(owner).forward(res, req, head);
     return true;
@@ -138,7 +154,7 @@ export class QueueRouter {
       const body = Buffer.concat(chunks);
       // A body of another type is answered here: it names no queue this router could read.
       const queueId = form ? new URLSearchParams(body.toString("utf8")).get("queue_id") : null;
-      const owner = queueId === null ? this.#self : this.#ownerOf(queueId, head.method);
+      const owner = queueId === null ? this.#self : this.#ownerOf(queueId);
       this.#forwarder(owner).forwardRead(res, head, closeAsked, body);
     });
   }

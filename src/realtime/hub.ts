@@ -68,11 +68,19 @@ export interface HubOptions {
    */
   readonly followsWriter?: boolean;
   /**
-   * A reader worker's (`parley serve --workers 2`): asked for a queue ID this hub does
-   * not hold at a poll; resolves once the writer handed the queue over (adopt) or said it
-   * has none (realtime/writer-stream's ADOPT). Null: nothing to ask (the poll goes on here).
+   * A worker's of `parley serve --workers`: asked for a queue ID of `userId` this hub does
+   * not hold at a poll or DELETE; resolves with true once the queue moved here (expect and
+   * fill, or adopt), false when no worker holds it (realtime/writer-stream's moves). Null:
+   * nothing to ask (BAD_EVENT_QUEUE_ID here).
    */
-  readonly adoptFromWriter?: (queueId: string) => Promise<void> | null;
+  readonly moveHere?: (queueId: string, userId: number) => Promise<boolean> | null;
+}
+
+/** A queue moving here: polls wait for `done` (held or not), which fill resolves. */
+interface Incoming {
+  readonly queue: EventQueue;
+  readonly done: Promise<boolean>;
+  readonly resolve: (held: boolean) => void;
 }
 
 /** How much delivery one turn of the event loop does before yielding to the next. */
@@ -201,7 +209,9 @@ export class EventHub {
   readonly #slice: DeliverySlice;
   readonly #idPrefix: string;
   readonly #followsWriter: boolean;
-  readonly #adoptFromWriter: ((queueId: string) => Promise<void> | null) | null;
+  #moveHere: ((queueId: string, userId: number) => Promise<boolean> | null) | null;
+  /** Queues moving here (expect): they take events, but polls wait until their past arrives (fill). */
+  readonly #incoming = new Map<string, Incoming>();
   /** Queues handed to another worker while a poll waited on them here: that poll still answers. */
   readonly #handedOver = new WeakSet<EventQueue>();
   /** Deliveries not yet pushed, in commit order. */
@@ -229,7 +239,7 @@ export class EventHub {
     this.#slice = options.deliverySlice ?? DEFAULT_DELIVERY_SLICE;
     this.#idPrefix = options.queueIdPrefix ?? "";
     this.#followsWriter = options.followsWriter ?? false;
-    this.#adoptFromWriter = options.adoptFromWriter ?? null;
+    this.#moveHere = options.moveHere ?? null;
     this.#unsubscribe = store.onEvents((batch) => this.#deliver(batch));
     this.#scheduleGc();
   }
@@ -271,11 +281,20 @@ export class EventHub {
    * due, or the client goes away (signal).
    */
   poll(user: User, input: PollInput, signal: AbortSignal): Promise<string> {
-    if (this.#adoptFromWriter !== null && !this.#queues.has(input.queueId)) {
-      const adopted = this.#adoptFromWriter(input.queueId);
-      if (adopted !== null) return adopted.then(() => this.#poll(user, input, signal));
-    }
-    return this.#poll(user, input, signal);
+    const arriving = this.#arriving(user, input.queueId);
+    if (arriving === null) return this.#poll(user, input, signal);
+    return arriving.then((held) => {
+      if (!held) throw new BadEventQueueError(input.queueId);
+      return this.#poll(user, input, signal);
+    });
+  }
+
+  /** A queue not (wholly) here: the move bringing it, or null (it is here, or nowhere to ask for). */
+  #arriving(user: User, queueId: string): Promise<boolean> | null {
+    const incoming = this.#incoming.get(queueId);
+    if (incoming !== undefined) return incoming.done;
+    if (this.#moveHere === null || this.#queues.has(queueId)) return null;
+    return this.#moveHere(queueId, user.id);
   }
 
   #poll(user: User, input: PollInput, signal: AbortSignal): Promise<string> {
@@ -317,26 +336,84 @@ export class EventHub {
     });
   }
 
-  /** DELETE /events. */
-  delete(user: User, queueId: string): void {
-    this.#remove(this.queueFor(user, queueId));
+  /** HubOptions.moveHere, set later (the writer worker's, once its event stream knows its hub). */
+  setMoveHere(moveHere: (queueId: string, userId: number) => Promise<boolean> | null): void {
+    this.#moveHere = moveHere;
   }
 
-  /** Whether this hub holds the queue (a worker answers its polls itself). */
+  /** DELETE /events (a queue held by another worker moves here first). */
+  delete(user: User, queueId: string): Promise<void> | void {
+    const arriving = this.#arriving(user, queueId);
+    if (arriving === null) return this.#remove(this.queueFor(user, queueId));
+    return arriving.then(() => this.#remove(this.queueFor(user, queueId)));
+  }
+
+  /** Whether this hub holds the queue, or is taking it (a worker answers its polls itself). */
   holds(queueId: string): boolean {
     return this.#queues.has(queueId);
   }
 
   /**
-   * Takes a queue out of this hub for another worker (`parley serve --workers 2`: the
-   * reader its polls reach), with every event decided for it so far; null if there is none.
+   * What another worker needs to begin taking the queue (expect): its ID, user and
+   * options, without events; null unless it is here, whole, and `userId`'s.
+   */
+  describe(queueId: string, userId: number): SavedQueue | null {
+    const queue = this.#queues.get(queueId);
+    if (queue === undefined || queue.userId !== userId || this.#incoming.has(queueId)) return null;
+    const { id, realmId, options, lastActivity } = queue;
+    return { id, userId, realmId, options, nextEventId: 0, lastActivity, events: [] };
+  }
+
+  /**
+   * Begins a queue moving here (`spec`, from describe), empty: call synchronously where
+   * the writer's event stream is at the point the other worker's copy stops (handOver
+   * there), so that it takes exactly the batches after. Polls wait until fill brings
+   * the events the other held. False when its user can no longer hold one here.
+   */
+  expect(spec: SavedQueue): boolean {
+    const queue = this.#newQueue({ ...spec, nextEventId: 0, events: [] });
+    if (queue === null) return false;
+    let resolve: (held: boolean) => void = () => undefined;
+    const done = new Promise<boolean>((r) => (resolve = r));
+    this.#incoming.set(queue.id, { queue, done, resolve });
+    this.#makeRoom(queue.userId, queue.realmId);
+    this.#add(queue);
+    return this.#queues.get(queue.id) === queue;
+  }
+
+  /**
+   * The rest of a queue begun by expect: `saved`, the other worker's copy up to the point
+   * this one began (null: it had none, and this one goes). Returns whether it is held.
+   */
+  fill(queueId: string, saved: SavedQueue | null): boolean {
+    const incoming = this.#incoming.get(queueId);
+    if (incoming === undefined) return false;
+    this.#incoming.delete(queueId);
+    const { queue } = incoming;
+    if (this.#queues.get(queueId) !== queue || saved === null || saved.userId !== queue.userId) {
+      this.#remove(queue);
+      incoming.resolve(false);
+      return false;
+    }
+    // Copies decided for it and not yet pushed get their numbers at the push, after these.
+    this.#account(queue, () => queue.takePast(saved));
+    const held = this.#queues.get(queueId) === queue;
+    incoming.resolve(held);
+    return held;
+  }
+
+  /**
+   * Takes a queue out of this hub for another worker (`parley serve --workers`: the one
+   * its polls reach), with every event decided for it so far; null if there is none (or
+   * it is not `userId`'s, or still moving here).
    * Call synchronously where the writer's event stream is at the position the other
    * worker's copy continues from: it gets every later batch, this hub none. A poll waiting
    * here is answered with a heartbeat (kept in the queue until acknowledged, as any event).
    */
-  handOver(queueId: string): SavedQueue | null {
+  handOver(queueId: string, userId?: number): SavedQueue | null {
     const queue = this.#queues.get(queueId);
-    if (queue === undefined) return null;
+    if (queue === undefined || this.#incoming.has(queueId)) return null;
+    if (userId !== undefined && queue.userId !== userId) return null;
     // Copies decided at earlier commits and not yet pushed belong to what is handed over.
     if (this.#pending.length > 0) this.flush();
     if (this.#queues.get(queueId) !== queue) return null;
@@ -355,27 +432,26 @@ export class EventHub {
    * (ephemeral ones included): false when its user can no longer hold one here.
    */
   adopt(saved: SavedQueue): boolean {
-    const user = this.#store.findUser(saved.userId);
-    if (!user || !user.isActive || user.realmId !== saved.realmId || this.#queues.has(saved.id)) return false;
-    let matches;
-    try {
-      matches = this.#compileNarrow(saved.userId, saved.options);
-    } catch {
-      return false;
-    }
-    const queue = new EventQueue(
-      saved.id,
-      saved.userId,
-      saved.realmId,
-      saved.options,
-      matches,
-      this.#clock.now(),
-      saved.nextEventId,
-    );
+    const queue = this.#newQueue(saved);
+    if (queue === null) return false;
     this.#makeRoom(saved.userId, saved.realmId);
     this.#add(queue);
     this.#account(queue, () => queue.restoreEvents(saved.events));
     return this.#queues.get(queue.id) === queue;
+  }
+
+  /** A queue for what another worker sent, not yet added; null when its user can no longer hold one here. */
+  #newQueue(saved: SavedQueue): EventQueue | null {
+    const user = this.#store.findUser(saved.userId);
+    if (!user || !user.isActive || user.realmId !== saved.realmId || this.#queues.has(saved.id)) return null;
+    let matches;
+    try {
+      matches = this.#compileNarrow(saved.userId, saved.options);
+    } catch {
+      return null;
+    }
+    const { id, userId, realmId, options, nextEventId } = saved;
+    return new EventQueue(id, userId, realmId, options, matches, this.#clock.now(), nextEventId);
   }
 
   /** Collects queues idle past their timeout; returns how many. */
@@ -410,7 +486,9 @@ export class EventHub {
     this.flush();
     const now = this.#clock.now();
     const recency = (q: EventQueue): number => (q.polling ? now : q.lastActivity);
-    return [...this.#queues.values()].sort((a, b) => recency(b) - recency(a)).map((q) => q.save());
+    // A queue still moving here lacks its past: its client registers again.
+    const whole = [...this.#queues.values()].filter((q) => !this.#incoming.has(q.id));
+    return whole.sort((a, b) => recency(b) - recency(a)).map((q) => q.save());
   }
 
   /**
@@ -450,6 +528,7 @@ export class EventHub {
     const queues = [...this.#queues.values()];
     this.#pending = [];
     for (const queue of queues) this.#remove(queue);
+    this.#abandonIncoming();
     return queues.length;
   }
 
@@ -480,6 +559,13 @@ export class EventHub {
     this.#pending = [];
     if (this.#gcTimer !== null) this.#clock.clearTimeout(this.#gcTimer);
     for (const queue of this.#queues.values()) queue.releaseAll();
+    this.#abandonIncoming();
+  }
+
+  /** Polls waiting for queues moving here get BAD_EVENT_QUEUE_ID. */
+  #abandonIncoming(): void {
+    for (const { resolve } of this.#incoming.values()) resolve(false);
+    this.#incoming.clear();
   }
 
   #scheduleGc(): void {

@@ -306,7 +306,7 @@ function withBodies(line: z.infer<typeof savedLine>, bodies: Map<number, string>
 }
 
 /**
- * A queue one worker hands another (realtime/writer-stream's ADOPTED), as JSON of a
+ * A queue one worker hands another (realtime/writer-stream's moves), as JSON of a
  * SavedQueue; null when it is not one.
  */
 export function parseHandedQueue(text: string): SavedQueue | null {

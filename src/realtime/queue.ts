@@ -198,6 +198,23 @@ export class EventQueue {
     return { id, userId, realmId, options, nextEventId: this.#nextEventId, lastActivity, events: this.#events.slice() };
   }
 
+  /**
+   * A queue moving here from another worker (realtime/writer-stream): this one began
+   * empty at the point of the writer's stream where the other stopped, and got what came
+   * after; `saved` is what the other held up to there. Its events go first, and this
+   * queue's, which no poll has seen, are numbered on from them.
+   */
+  takePast(saved: SavedQueue): void {
+    const mine = this.#events.splice(0);
+    this.#chars = 0;
+    this.#nextEventId = saved.nextEventId;
+    this.restoreEvents(saved.events);
+    for (const { body } of mine) {
+      this.#events.push({ id: this.#nextEventId++, body });
+      this.#chars += body.length;
+    }
+  }
+
   /** Restores saved events (after a graceful restart). */
   restoreEvents(events: readonly { readonly id: number; readonly body: string }[]): void {
     for (const { id, body } of events) {

@@ -25,12 +25,22 @@
  * snapshot, taken after the acknowledgement, already holds), and drops those whose
  * queues went (UNWATCH) from time to time.
  *
- * Queues move from the writer to the reader their polls reach (`--workers 2` only: with
- * more readers a queue could have moved to another): a reader polled for a writer's queue
- * it does not hold asks for it (ADOPT); the writer, between two batches, takes it out of its
- * hub, names its user in this reader's audiences, and answers with the queue and its events
- * (ADOPTED) or that it has none (REFUSED). The reader puts it in its hub at that point of the
- * stream, so it takes exactly the batches after those the writer's copy took.
+ * A queue moves to the worker its polls reach, whichever holds it; the writer orders
+ * every move, one at a time per queue. A reader polled for a queue it does not hold asks
+ * the writer (MOVE); the writer's own hub asks it directly. If the writer holds the queue
+ * it takes it out of its hub between two batches, names its user in the taker's
+ * audiences and sends it (ADOPTED): the taker installs it at that point of the stream, so
+ * it takes exactly the batches after those the writer's copy took. Otherwise the writer
+ * asks every other reader (ASK); the holder answers with what its queue was registered
+ * with (SPEC: user, options, no events), the others with nothing. At that moment, one
+ * point of the writer's stream, the taker begins an empty copy (START, or the writer's hub
+ * directly) that takes every later batch, and the holder is told to stop (CUT): at CUT,
+ * after every earlier batch, it takes the queue out of its hub and sends its events
+ * (HANDED), which the writer passes on (FILL): they go first in the taker's copy, whose
+ * own events, held back from polls until then, are numbered on from them. When no one
+ * answers with the queue, the taker is told so (REFUSED: BAD_EVENT_QUEUE_ID). A stream that
+ * breaks during a move ends it: the queue is lost with the broken reader's, as any of
+ * its queues are.
  *
  * A reader that falls behind (the writer holding more than MAX_BUFFERED_BYTES for it)
  * is cut off rather than let the writer's memory grow: like one whose writer died, it
@@ -62,12 +72,24 @@ const SELECT = 5;
 const WATCH = 6;
 /** Reader to writer: users (u32 each) to leave out of its audiences again. */
 const UNWATCH = 7;
-/** Reader to writer: a token (u32), then a queue ID: hand that queue over. */
-const ADOPT = 8;
+/** Reader to writer: a token (u32), the user (u32), then "<reader name>\n<queue ID>": move that queue here. */
+const MOVE = 8;
 /** Writer to reader: the token (u32), then the queue as JSON (a SavedQueue): it is the reader's from here on. */
 const ADOPTED = 9;
-/** Writer to reader: the token (u32): the writer holds no such queue. */
+/** Writer to reader: the token (u32): no worker holds that queue. */
 const REFUSED = 10;
+/** Writer to reader: a move (u32), the user (u32), then a queue ID: do you hold it? */
+const ASK = 11;
+/** Reader to writer: the move (u32), then the queue without events (JSON), or nothing. */
+const SPEC = 12;
+/** Writer to reader: the move (u32), then "<taker>\n<queue ID>": hand the queue over from here. */
+const CUT = 13;
+/** Reader to writer: the move (u32), then the queue with its events (JSON), or nothing. */
+const HANDED = 14;
+/** Writer to reader: the token (u32), then the queue without events (JSON): begin taking its batches here. */
+const START = 15;
+/** Writer to reader: the token (u32), then the queue's events before START (JSON), or nothing (it is gone). */
+const FILL = 16;
 /** A reader this far behind is cut off (its queues are dropped and its clients register again). */
 const MAX_BUFFERED_BYTES = 256 * 1024 * 1024;
 /** Frames larger than this are not ours: the connection is dropped. */
@@ -122,6 +144,8 @@ function readFrames(socket: Socket, onFrame: (kind: number, payload: Buffer) => 
 /** What the writer knows of one connected reader: the users it named, or null (whole audiences). */
 interface ReaderLink {
   users: Set<number> | null;
+  /** Its worker name, once it asked for a queue. */
+  name: string;
   /** Frames written in this turn are held until its end: one writev for the batches a group commit releases. */
   corked: boolean;
 }
@@ -139,24 +163,79 @@ function writeFrame(socket: Socket, link: ReaderLink, bytes: Buffer): void {
   socket.write(bytes);
 }
 
+/** The writer's hub, for moves of queues (set once it exists). */
+export interface WriterQueues {
+  /** Takes `userId`'s queue out of the writer's hub for the worker `to` (null: none). */
+  handOver(queueId: string, userId: number, to: string): SavedQueue | null;
+  /** Begins a queue moving to the writer, at this point of its stream (EventHub.expect). */
+  expect(spec: SavedQueue): boolean;
+  /** Its events from the worker that held it, or null (EventHub.fill); whether it is held. */
+  fill(queueId: string, saved: SavedQueue | null): boolean;
+}
+
+/** The worker taking a queue: a reader (its socket and its request's token), or the writer. */
+type Taker =
+  | { readonly socket: Socket; readonly link: ReaderLink; readonly token: number }
+  | { readonly socket: null; readonly resolve: (held: boolean) => void };
+
+/** One move of a queue (see the module's comment). */
+interface Move {
+  readonly id: number;
+  readonly queueId: string;
+  readonly userId: number;
+  readonly taker: Taker;
+  /** Readers asked (ASK) that have not answered. */
+  asked: Set<Socket>;
+  /** The reader that holds the queue, once it said so (SPEC). */
+  giver: Socket | null;
+}
+
+function utf8Pair(payload: Buffer): [string, string] {
+  const text = payload.toString("utf8");
+  const cut = text.indexOf("\n");
+  return cut < 0 ? ["", text] : [text.slice(0, cut), text.slice(cut + 1)];
+}
+
+const withToken = (token: number, text?: string): Buffer =>
+  text === undefined ? u32s([token]) : Buffer.concat([u32s([token]), Buffer.from(text)]);
+
+/** A queue as JSON after a u32, or null (nothing, or not a queue). */
+function queueAfterToken(payload: Buffer): SavedQueue | null {
+  return payload.length > 4 ? parseHandedQueue(payload.subarray(4).toString("utf8")) : null;
+}
+
 /** The writer's side: every batch its store releases, to every connected reader. */
 export class EventBroadcaster {
   readonly #server: Server;
   readonly #readers = new Map<Socket, ReaderLink>();
   readonly #unsubscribe: () => void;
   #sent = 0;
-  /** Takes a queue out of the writer's hub for a reader (null: none); set once the hub exists. */
-  handOver: ((queueId: string) => SavedQueue | null) | null = null;
+  /** Moves under way by ID, and by queue (the first under way, the others waiting their turn). */
+  readonly #moves = new Map<number, Move>();
+  readonly #queueMoves = new Map<string, Move[]>();
+  #nextMove = 1;
+  #movesStarted = 0;
+  /** The writer's hub; until set every move finds nothing there. */
+  queues: WriterQueues | null = null;
 
   private constructor(server: Server, store: Store) {
     this.#server = server;
     server.on("connection", (socket) => {
       socket.on("error", () => socket.destroy());
-      const link: ReaderLink = { users: null, corked: false };
-      socket.on("close", () => this.#readers.delete(socket));
+      const link: ReaderLink = { users: null, name: "", corked: false };
+      socket.on("close", () => {
+        this.#readers.delete(socket);
+        this.#lost(socket);
+      });
       readFrames(socket, (kind, payload) => {
         if (kind === SELECT) link.users = new Set(readU32s(payload));
-        else if (kind === ADOPT) this.#adopt(socket, link, payload);
+        else if (kind === MOVE && payload.length >= 8) {
+          const [name, queueId] = utf8Pair(payload.subarray(8));
+          link.name = name;
+          const token = payload.readUInt32BE(0);
+          this.#request(queueId, payload.readUInt32BE(4), { socket, link, token });
+        } else if (kind === SPEC && payload.length >= 4) this.#spec(socket, payload);
+        else if (kind === HANDED && payload.length >= 4) this.#handed(socket, payload);
         else if (kind === WATCH) {
           const [token, ...users] = readU32s(payload);
           if (token === undefined) return;
@@ -202,21 +281,110 @@ export class EventBroadcaster {
     for (const socket of this.#readers.keys()) socket.end(frame(END, new Uint8Array(0)));
   }
 
-  /**
-   * Between two batches (stream frames go out in order): the reader's copy of the queue
-   * takes every batch after this point, and the writer's hub none.
-   */
-  #adopt(socket: Socket, link: ReaderLink, payload: Buffer): void {
-    if (payload.length < 4) return;
-    const token = payload.readUInt32BE(0);
-    const saved = this.handOver?.(payload.subarray(4).toString("utf8")) ?? null;
-    if (saved === null) {
-      writeFrame(socket, link, frame(REFUSED, u32s([token])));
+  /** Moves of queues begun so far (each poll that reached a worker not holding its queue, or a DELETE). */
+  get movesStarted(): number {
+    return this.#movesStarted;
+  }
+
+  /** The writer's hub was polled for `userId`'s queue it does not hold: resolves once moved here (or not found). */
+  moveToWriter(queueId: string, userId: number): Promise<boolean> {
+    return new Promise((resolve) => this.#request(queueId, userId, { socket: null, resolve }));
+  }
+
+  #request(queueId: string, userId: number, taker: Taker): void {
+    const move: Move = { id: this.#nextMove++, queueId, userId, taker, asked: new Set(), giver: null };
+    const line = this.#queueMoves.get(queueId);
+    if (line !== undefined) {
+      line.push(move);
       return;
     }
-    link.users?.add(saved.userId);
-    const json = Buffer.from(JSON.stringify(saved));
-    writeFrame(socket, link, frame(ADOPTED, Buffer.concat([u32s([token]), json])));
+    this.#queueMoves.set(queueId, [move]);
+    this.#start(move);
+  }
+
+  /** Between two batches (stream frames go out in order): the point where the queue changes hands. */
+  #start(move: Move): void {
+    const { taker, queueId, userId } = move;
+    this.#movesStarted++;
+    this.#moves.set(move.id, move);
+    if (taker.socket !== null) {
+      if (!this.#readers.has(taker.socket)) return this.#finish(move);
+      const saved = this.queues?.handOver(queueId, userId, taker.link.name) ?? null;
+      if (saved !== null) {
+        // The reader's copy takes every batch after this point, and the writer's hub none.
+        taker.link.users?.add(saved.userId);
+        writeFrame(taker.socket, taker.link, frame(ADOPTED, withToken(taker.token, JSON.stringify(saved))));
+        return this.#finish(move);
+      }
+    }
+    move.asked = new Set([...this.#readers.keys()].filter((socket) => socket !== taker.socket));
+    if (move.asked.size === 0) return this.#refuse(move);
+    const ask = frame(ASK, Buffer.concat([u32s([move.id, userId]), Buffer.from(queueId)]));
+    for (const socket of move.asked) writeFrame(socket, this.#readers.get(socket)!, ask);
+  }
+
+  #spec(socket: Socket, payload: Buffer): void {
+    const move = this.#moves.get(payload.readUInt32BE(0));
+    if (move === undefined || !move.asked.delete(socket)) return;
+    const spec = queueAfterToken(payload);
+    if (spec !== null && move.giver === null && spec.id === move.queueId && spec.userId === move.userId) {
+      const { taker } = move;
+      if (taker.socket === null) {
+        if (this.queues?.expect(spec) !== true) return this.#refuse(move);
+      } else if (this.#readers.has(taker.socket)) {
+        taker.link.users?.add(spec.userId);
+        writeFrame(taker.socket, taker.link, frame(START, withToken(taker.token, JSON.stringify(spec))));
+      }
+      move.giver = socket;
+      const to = taker.socket === null ? "writer" : taker.link.name;
+      writeFrame(socket, this.#readers.get(socket)!, frame(CUT, withToken(move.id, `${to}\n${move.queueId}`)));
+    } else if (move.giver === null && move.asked.size === 0) this.#refuse(move);
+  }
+
+  #handed(socket: Socket, payload: Buffer): void {
+    const move = this.#moves.get(payload.readUInt32BE(0));
+    if (move === undefined || move.giver !== socket) return;
+    this.#fill(move, queueAfterToken(payload));
+  }
+
+  #fill(move: Move, saved: SavedQueue | null): void {
+    const { taker } = move;
+    if (taker.socket === null) taker.resolve(this.queues?.fill(move.queueId, saved) ?? false);
+    else if (this.#readers.has(taker.socket)) {
+      const json = saved === null ? undefined : JSON.stringify(saved);
+      writeFrame(taker.socket, taker.link, frame(FILL, withToken(taker.token, json)));
+    }
+    this.#finish(move);
+  }
+
+  #refuse(move: Move): void {
+    const { taker } = move;
+    if (taker.socket === null) taker.resolve(false);
+    else if (this.#readers.has(taker.socket)) writeFrame(taker.socket, taker.link, frame(REFUSED, u32s([taker.token])));
+    this.#finish(move);
+  }
+
+  /** The queue's next move, if any, begins. */
+  #finish(move: Move): void {
+    this.#moves.delete(move.id);
+    const line = this.#queueMoves.get(move.queueId);
+    if (line?.[0] !== move) return;
+    line.shift();
+    const next = line[0];
+    if (next === undefined) this.#queueMoves.delete(move.queueId);
+    else this.#start(next);
+  }
+
+  /** A reader's stream ended: it answers no more (its queues, one it was handing over included, are gone). */
+  #lost(socket: Socket): void {
+    for (const move of [...this.#moves.values()]) {
+      if (move.giver === socket) this.#fill(move, null);
+      else if (move.asked.delete(socket) && move.giver === null && move.asked.size === 0) this.#refuse(move);
+    }
+    for (const [queueId, line] of this.#queueMoves) {
+      const kept = line.filter((move, i) => i === 0 || move.taker.socket !== socket);
+      if (kept.length !== line.length) this.#queueMoves.set(queueId, kept);
+    }
   }
 
   /** Synchronous at the release: an audience is valid only then (engine/events/types' Audience). */
@@ -245,8 +413,22 @@ export interface SubscriberHandlers {
   readonly subscribed: () => void;
   /** The stream ended or broke (the writer stopped or died, or cut this reader off): batches may be missing. */
   readonly lost: () => void;
-  /** A queue the writer handed over, at its point in the stream (before the next batch). */
-  readonly adopted?: (queue: SavedQueue) => void;
+  /** This reader's hub, for moves of queues (see the module's comment); none: it holds none of another's. */
+  readonly queues?: ReaderQueues;
+}
+
+/** A reader's hub, for moves of queues. */
+export interface ReaderQueues {
+  /** A queue the writer handed over whole, at its point in the stream (before the next batch); whether it is held. */
+  adopted(queue: SavedQueue): boolean;
+  /** Begins a queue moving here (EventHub.expect). */
+  expect(spec: SavedQueue): boolean;
+  /** Its events from the worker that held it, or null (EventHub.fill); whether it is held. */
+  fill(queueId: string, saved: SavedQueue | null): boolean;
+  /** `userId`'s queue without events, if held here (EventHub.describe). */
+  describe(queueId: string, userId: number): SavedQueue | null;
+  /** Takes the queue out of the hub for the worker `to` (EventHub.handOver). */
+  handOver(queueId: string, to: string): SavedQueue | null;
 }
 
 /** A reader's side: connects (and connects again after a loss) to the writer's stream. */
@@ -268,9 +450,9 @@ export class EventSubscriber {
   readonly #awaiting = new Map<number, Promise<void>>();
   readonly #acks = new Map<number, () => void>();
   #nextToken = 1;
-  /** Queues asked of the writer (ADOPT), by ID: resolved once it answered (or the stream is gone). */
-  readonly #adopting = new Map<string, { token: number; done: Promise<void> }>();
-  readonly #adoptions = new Map<number, () => void>();
+  /** Queues asked of the writer (MOVE), by ID: resolved once moved here, or not found (or the stream is gone). */
+  readonly #moving = new Map<string, Promise<boolean>>();
+  readonly #moveAnswers = new Map<number, { queueId: string; userId: number; resolve: (held: boolean) => void }>();
 
   constructor(socketPath: string, handlers: SubscriberHandlers) {
     this.#socketPath = socketPath;
@@ -356,6 +538,8 @@ export class EventSubscriber {
     const named = this.#named;
     if (named === null || this.#socket === null) return;
     const keep = new Set(users);
+    // A queue moving here: the writer names its user from START (or ADOPTED) on, and must not be told otherwise.
+    for (const { userId } of this.#moveAnswers.values()) keep.add(userId);
     const gone = [...named].filter((id) => !keep.has(id) && !this.#registering.has(id));
     if (gone.length === 0) return;
     for (const id of gone) named.delete(id);
@@ -363,31 +547,51 @@ export class EventSubscriber {
   }
 
   /**
-   * Asks the writer for its queue `queueId`; resolves once it is in this reader's hub
-   * (handlers.adopted) or the writer said it has none, or the stream is gone. Null when
-   * not subscribed (nothing can be asked).
+   * Asks the writer to move `userId`'s queue `queueId` here (this reader is `worker`);
+   * resolves with true once it is in this reader's hub, false when no worker holds it
+   * or the stream is gone. Null when not subscribed (nothing can be asked).
    */
-  adopt(queueId: string): Promise<void> | null {
+  move(queueId: string, userId: number, worker: string): Promise<boolean> | null {
     if (this.#socket === null || !this.#subscribed) return null;
-    const asked = this.#adopting.get(queueId);
-    if (asked !== undefined) return asked.done;
+    const asked = this.#moving.get(queueId);
+    if (asked !== undefined) return asked;
     const token = this.#nextToken++;
-    const done = new Promise<void>((resolve) => this.#adoptions.set(token, resolve));
-    this.#adopting.set(queueId, { token, done });
-    void done.then(() => this.#adopting.delete(queueId));
-    this.#socket.write(frame(ADOPT, Buffer.concat([u32s([token]), Buffer.from(queueId)])));
+    const done = new Promise<boolean>((resolve) => this.#moveAnswers.set(token, { queueId, userId, resolve }));
+    this.#moving.set(queueId, done);
+    void done.then(() => this.#moving.delete(queueId));
+    this.#socket.write(frame(MOVE, Buffer.concat([u32s([token, userId]), Buffer.from(`${worker}\n${queueId}`)])));
     return done;
   }
 
-  #adoptionAnswered(payload: Buffer, queue: SavedQueue | null): void {
-    const token = payload.length >= 4 ? payload.readUInt32BE(0) : 0;
-    if (queue !== null) {
-      // The writer names the user in every later batch; kept named here too (sweep keeps users with queues).
-      this.#named?.add(queue.userId);
-      this.#handlers.adopted?.(queue);
+  #moveAnswered(token: number, held: boolean): void {
+    this.#moveAnswers.get(token)?.resolve(held);
+    this.#moveAnswers.delete(token);
+  }
+
+  /** A frame of a move (see the module's comment), at its point in the stream. */
+  #moveFrame(kind: number, payload: Buffer): void {
+    if (payload.length < 4) return;
+    const token = payload.readUInt32BE(0);
+    const queues = this.#handlers.queues;
+    const queue = kind === ADOPTED || kind === START || kind === FILL ? queueAfterToken(payload) : null;
+    // The writer names the user of a queue moving here in every later batch; kept named here too
+    // (sweep keeps users with queues).
+    if (queue !== null && (kind === ADOPTED || kind === START)) this.#named?.add(queue.userId);
+    if (kind === ADOPTED) this.#moveAnswered(token, queue !== null && queues?.adopted(queue) === true);
+    else if (kind === REFUSED) this.#moveAnswered(token, false);
+    else if (kind === START) {
+      if (queue !== null) queues?.expect(queue);
+    } else if (kind === FILL) {
+      const queueId = this.#moveAnswers.get(token)?.queueId;
+      if (queueId !== undefined) this.#moveAnswered(token, queues?.fill(queueId, queue) === true);
+    } else if (kind === ASK && payload.length >= 8) {
+      const spec = queues?.describe(payload.subarray(8).toString("utf8"), payload.readUInt32BE(4)) ?? null;
+      this.#socket?.write(frame(SPEC, withToken(token, spec === null ? undefined : JSON.stringify(spec))));
+    } else if (kind === CUT) {
+      const [to, queueId] = utf8Pair(payload.subarray(4));
+      const saved = queues?.handOver(queueId, to) ?? null;
+      this.#socket?.write(frame(HANDED, withToken(token, saved === null ? undefined : JSON.stringify(saved))));
     }
-    this.#adoptions.get(token)?.();
-    this.#adoptions.delete(token);
   }
 
   #name(userId: number): Promise<void> {
@@ -412,8 +616,8 @@ export class EventSubscriber {
     this.#acks.clear();
     this.#awaiting.clear();
     // The queues asked for never come: their polls answer as for any queue this reader lost.
-    for (const resolve of this.#adoptions.values()) resolve();
-    this.#adoptions.clear();
+    for (const { resolve } of this.#moveAnswers.values()) resolve(false);
+    this.#moveAnswers.clear();
   }
 
   close(): void {
@@ -437,10 +641,8 @@ export class EventSubscriber {
       } else if (kind === BATCH && this.#subscribed) {
         this.#received++;
         this.#handlers.batch(decodeBatch(payload));
-      } else if (kind === ADOPTED && this.#subscribed) {
-        this.#adoptionAnswered(payload, parseHandedQueue(payload.subarray(4).toString("utf8")));
-      } else if (kind === REFUSED) {
-        this.#adoptionAnswered(payload, null);
+      } else if (kind >= ADOPTED && kind <= FILL && this.#subscribed) {
+        this.#moveFrame(kind, payload);
       } else if (kind === WATCHED) {
         const token = payload.length >= 4 ? payload.readUInt32BE(0) : 0;
         this.#acks.get(token)?.();

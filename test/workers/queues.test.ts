@@ -1,12 +1,11 @@
 /**
- * Event queues of `parley serve --workers 2` live in the worker where they were
- * registered (src/http/queue-routing, realtime/writer-stream): every event reaches
- * every queue on every worker once, in order, whichever worker the write or the
- * registration went through; a poll or DELETE /events reaching the other worker is
- * forwarded to the owner, but a writer's queue polled through the reader moves there
- * (and the writer forwards to it from then on); a reader killed with SIGKILL takes only its own queues with
- * it; a reader's queues come back after a clean stop, and live through a clean restart
- * of the writer alone.
+ * Event queues of `parley serve --workers N` live in one worker at a time and move to
+ * the worker their polls reach, whichever it is (src/http/queue-routing,
+ * realtime/writer-stream): every event reaches every queue once, in order, whichever
+ * worker the write, the registration or each poll went through, across moves; a worker
+ * that handed a queue away forwards its polls to where it went (no move back and forth);
+ * a reader killed with SIGKILL takes only its own queues with it; a reader's queues come
+ * back after a clean stop, and live through a clean restart of the writer alone.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { Agent } from "node:http";
@@ -34,7 +33,7 @@ function newOrg(): { dir: string; auth: string } {
   return { dir, auth: `Basic ${Buffer.from(`${owner.email}:${owner.apiKey}`).toString("base64")}` };
 }
 
-const workers = (extra: readonly string[] = []) => ["--workers", "2", ...extra];
+const workers = (extra: readonly string[] = [], n = 2) => ["--workers", String(n), ...extra];
 
 /** The worker processes by role ("writer", "reader-1"), from the role in their environment. */
 function workerPids(pid: number): Record<string, number> {
@@ -111,16 +110,14 @@ describe("event queues of parley serve --workers 2", () => {
   });
   afterAll(() => stopProcess(server.child, "SIGTERM"));
 
-  it("registered by the writer, moved to the reader its polls reach: every event once and in order", async () => {
+  it("registered where asked, moved to the worker its polls reach: every event once and in order", async () => {
     const { url, auth } = server;
     const via = { writer: await connectionTo(url, auth, "writer"), reader: await connectionTo(url, auth, "reader-1") };
-    // With two workers the writer registers every queue (its IDs look like a single server's).
     const onReader = await register(via.reader, url, auth, '["message","typing"]');
     const onWriter = await register(via.writer, url, auth, '["message","typing"]');
-    expect([onReader.worker, onWriter.worker]).toEqual(["reader-1>writer", "writer"]);
+    expect([onReader.worker, onWriter.worker]).toEqual(["reader-1", "writer"]);
     const readerQueue = String(onReader.body["queue_id"]);
     const writerQueue = String(onWriter.body["queue_id"]);
-    for (const queue of [readerQueue, writerQueue]) expect(queue).not.toMatch(/^reader-/);
 
     // Sent through either worker (the reader forwards writes): both queues get each, once, in the writer's order.
     const sent: string[] = [];
@@ -135,34 +132,39 @@ describe("event queues of parley serve --workers 2", () => {
     expect(dm.status).toBe(200);
     const complete = (events: readonly Event[]) =>
       messagesOf(events).length >= sent.length && events.some((e) => e.type === "typing");
-    // One queue polled through the reader moves there at its first poll; the other, polled through the writer, stays.
+    // Each queue polled through the other worker moves there at its first poll (no poll forwarded).
     for (const [queue, agent, answered] of [
-      [readerQueue, via.reader, "reader-1"],
-      [writerQueue, via.writer, "writer"],
+      [readerQueue, via.writer, "writer"],
+      [writerQueue, via.reader, "reader-1"],
     ] as const) {
       const { events, workers: answeredBy } = await pollUntil(agent, url, auth, queue, complete);
       expect(messagesOf(events).map((m) => m.content)).toEqual(sent);
       expect(events.filter((e) => e.type === "typing")).toHaveLength(1);
       expect([...answeredBy]).toEqual([answered]);
     }
-    // The moved queue's polls reaching the writer go on to the reader.
-    const moved = await call(via.writer, url, auth, "GET", "/events", { queue_id: readerQueue, dont_block: "true" });
+    // A worker that handed a queue away sends its polls on to where it went, rather than taking it back.
+    const moved = await call(via.writer, url, auth, "GET", "/events", { queue_id: writerQueue, dont_block: "true" });
     expect([moved.status, moved.worker]).toEqual([200, "writer>reader-1"]);
+    const back = await call(via.reader, url, auth, "GET", "/events", { queue_id: readerQueue, dont_block: "true" });
+    expect([back.status, back.worker]).toEqual([200, "reader-1>writer"]);
 
-    // DELETE /events through the other worker: queue_id in a form body (read to find the owner), or in the query.
-    const deleted = await call(via.writer, url, auth, "DELETE", "/events", { queue_id: readerQueue });
+    // DELETE /events: queue_id in a form body (read to find where it goes), or in the query; sent on as polls are.
+    const deleted = await call(via.writer, url, auth, "DELETE", "/events", { queue_id: writerQueue });
     expect([deleted.status, deleted.worker], JSON.stringify(deleted.body)).toEqual([200, "writer>reader-1"]);
-    const gone = await call(via.reader, url, auth, "GET", "/events", { queue_id: readerQueue, dont_block: "true" });
+    const gone = await call(via.reader, url, auth, "GET", "/events", { queue_id: writerQueue, dont_block: "true" });
     expect([gone.status, gone.body["code"]]).toEqual([400, "BAD_EVENT_QUEUE_ID"]);
     const goneThere = await call(via.writer, url, auth, "GET", "/events", {
-      queue_id: readerQueue,
+      queue_id: writerQueue,
       dont_block: "true",
     });
     expect([goneThere.status, goneThere.body["code"]]).toEqual([400, "BAD_EVENT_QUEUE_ID"]);
-    const byQuery = await call(via.reader, url, auth, "DELETE", "/events", { queue_id: writerQueue }, true);
+    const byQuery = await call(via.reader, url, auth, "DELETE", "/events", { queue_id: readerQueue }, true);
     expect([byQuery.status, byQuery.worker]).toEqual([200, "reader-1>writer"]);
-    const again = await call(via.reader, url, auth, "DELETE", "/events", { queue_id: writerQueue });
+    const again = await call(via.reader, url, auth, "DELETE", "/events", { queue_id: readerQueue });
     expect([again.status, again.body["code"]]).toEqual([400, "BAD_EVENT_QUEUE_ID"]);
+    // Nor anywhere else: a queue deleted on one worker moves nowhere.
+    const againThere = await call(via.writer, url, auth, "DELETE", "/events", { queue_id: readerQueue });
+    expect([againThere.status, againThere.body["code"]]).toEqual([400, "BAD_EVENT_QUEUE_ID"]);
     // An ID naming a worker the server does not run is nobody's queue.
     const stranger = await call(via.reader, url, auth, "GET", "/events", {
       queue_id: "reader-7.x",
@@ -198,7 +200,7 @@ describe("event queues of parley serve --workers 2", () => {
       }
     })();
     await Promise.all([sending, registering]);
-    expect(new Set(queues.map((q) => q.worker))).toEqual(new Set(["writer", "reader-1>writer"]));
+    expect(new Set(queues.map((q) => q.worker))).toEqual(new Set(["writer", "reader-1"]));
     for (const queue of queues) {
       const expected = sent.filter((id) => id > queue.after);
       const { events } = await pollUntil(null, url, auth, queue.id, (got) => messagesOf(got).length >= expected.length);
@@ -289,14 +291,9 @@ describe("event queues of parley serve --workers 2", () => {
     expect((await send(writer, url, auth, "after the kill")).status).toBe(200);
     const kept = await pollUntil(writer, url, auth, onWriter, (events) => messagesOf(events).length > 0);
     expect(messagesOf(kept.events).map((m) => m.content)).toEqual(["after the kill"]);
-    // Through the writer: 502 while no reader-1 answers (clients retry), then its replacement's answer.
-    let answer: Answer;
-    for (;;) {
-      answer = await call(writer, url, auth, "GET", "/events", { queue_id: onReader, dont_block: "true" });
-      if (answer.status !== 502) break;
-      await sleep(50);
-    }
-    expect([answer.status, answer.body["code"], answer.worker]).toEqual([400, "BAD_EVENT_QUEUE_ID", "writer>reader-1"]);
+    // Through the writer: no worker holds it any more.
+    const answer: Answer = await call(writer, url, auth, "GET", "/events", { queue_id: onReader, dont_block: "true" });
+    expect([answer.status, answer.body["code"], answer.worker]).toEqual([400, "BAD_EVENT_QUEUE_ID", "writer"]);
     // The replacement takes queues, and gets the writer's events.
     const reader = await connectionTo(url, auth, "reader-1");
     const fresh = String((await register(reader, url, auth)).body["queue_id"]);
@@ -341,5 +338,132 @@ describe("event queues of parley serve --workers 2", () => {
     const after = await pollUntil(null, second.url, auth, queue, (got) => messagesOf(got).length > 0, last);
     expect(messagesOf(after.events).map((m) => m.content)).toEqual(["after the writer's restart"]);
     await stopProcess(second.child, "SIGTERM");
+  });
+});
+
+describe("event queues of parley serve --workers 3", () => {
+  const names = ["writer", "reader-1", "reader-2"] as const;
+  let server: { child: ChildProcess; url: string; auth: string };
+  beforeAll(async () => {
+    const { dir, auth } = newOrg();
+    server = { ...(await serveProcess(dir, workers([], 3))), auth };
+  });
+  afterAll(() => stopProcess(server.child, "SIGTERM"));
+
+  it("polls landing on each worker in turn, mid-burst of sends through every worker: each event once, in order", async () => {
+    const { url, auth } = server;
+    const via = await Promise.all(names.map((w) => connectionTo(url, auth, w, 1)));
+    // A queue registered on each worker, first polled on the next one:
+    // writer to reader, reader to reader, reader to writer.
+    const queues: { id: string; first: number }[] = [];
+    for (let i = 0; i < names.length; i++) {
+      const answer = await register(via[i]!, url, auth);
+      expect(answer.worker).toBe(names[i]);
+      queues.push({ id: String(answer.body["queue_id"]), first: (i + 1) % names.length });
+    }
+
+    const sent: number[] = [];
+    const sender = async (agent: Agent, tag: string) => {
+      for (let i = 0; i < 15; i++) {
+        const answer = await send(agent, url, auth, `${tag} ${i}`);
+        expect(answer.status).toBe(200);
+        sent.push(answer.body["id"] as number);
+      }
+    };
+    const senders = await Promise.all(names.map((w) => connectionTo(url, auth, w, 1)));
+    const sending = Promise.all(senders.map((agent, i) => sender(agent, names[i]!)));
+    while (sent.length < 4) await sleep(2);
+    // Each queue's first poll moves it to the worker polled, mid-burst: answered there, not sent on.
+    for (const queue of queues) {
+      const params = { queue_id: queue.id, dont_block: "true" };
+      const answer = await call(via[queue.first]!, url, auth, "GET", "/events", params);
+      expect([answer.status, answer.worker]).toEqual([200, names[queue.first]]);
+    }
+    let done = false;
+    const collect = async (queue: { id: string; first: number }) => {
+      const got: Event[] = [];
+      const answeredBy = new Set<string>();
+      for (let i = 0; i < 600 && (i < 6 || !done || messagesOf(got).length < sent.length); i++) {
+        const params = { queue_id: queue.id, last_event_id: String(got.at(-1)?.id ?? -1), dont_block: "true" };
+        const answer = await call(via[(queue.first + i) % names.length]!, url, auth, "GET", "/events", params);
+        expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+        answeredBy.add(answer.worker);
+        for (const event of answer.body["events"] as Event[]) if (event.id > (got.at(-1)?.id ?? -1)) got.push(event);
+        await sleep(5);
+      }
+      return { got, answeredBy };
+    };
+    const polls = Promise.all(queues.map(collect));
+    await sending;
+    done = true;
+    const committed = [...sent].sort((a, b) => a - b);
+    for (const { got, answeredBy } of await polls) {
+      expect(messagesOf(got).map((m) => m.id)).toEqual(committed);
+      expect(got.map((e) => e.id)).toEqual(got.map((_, i) => i));
+      // Polls reached all three workers; each was answered where the queue was.
+      expect(new Set([...answeredBy].map((w) => w.split(">")[0]))).toEqual(new Set(names));
+    }
+    for (const agent of [...via, ...senders]) agent.destroy();
+  });
+
+  it("a poll waiting on a reader when its queue moves to another reader is answered; the moved queue keeps it", async () => {
+    const { url, auth } = server;
+    const [one, waiting, two] = await Promise.all([
+      connectionTo(url, auth, "reader-1", 1),
+      connectionTo(url, auth, "reader-1", 1),
+      connectionTo(url, auth, "reader-2", 1),
+    ]);
+    const queue = String((await register(one!, url, auth)).body["queue_id"]);
+    const held = call(waiting!, url, auth, "GET", "/events", { queue_id: queue, last_event_id: "-1" });
+    await sleep(100);
+    const moved = await call(two!, url, auth, "GET", "/events", { queue_id: queue, dont_block: "true" });
+    const released = await held;
+    expect([released.status, released.worker]).toEqual([200, "reader-1"]);
+    expect((released.body["events"] as Event[]).map((e) => e.type)).toEqual(["heartbeat"]);
+    expect([moved.status, moved.worker]).toEqual([200, "reader-2"]);
+    expect(moved.body["events"]).toEqual(released.body["events"]);
+    expect((await send(one!, url, auth, "after the move")).status).toBe(200);
+    const { events, workers: answeredBy } = await pollUntil(
+      two!,
+      url,
+      auth,
+      queue,
+      (got) => messagesOf(got).length > 0,
+      "0",
+    );
+    expect(messagesOf(events).map((m) => m.content)).toEqual(["after the move"]);
+    expect([...answeredBy]).toEqual(["reader-2"]);
+    for (const agent of [one, waiting, two]) agent!.destroy();
+  });
+
+  it("a client alternating between two workers moves its queue once, then is sent on to it; DELETE anywhere", async () => {
+    const { url, auth } = server;
+    const [writer, one, two] = await Promise.all(names.map((w) => connectionTo(url, auth, w, 1)));
+    const queue = String((await register(writer!, url, auth)).body["queue_id"]);
+    const answeredBy: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      const answer = await call(i % 2 === 0 ? one! : two!, url, auth, "GET", "/events", {
+        queue_id: queue,
+        dont_block: "true",
+      });
+      expect(answer.status).toBe(200);
+      answeredBy.push(answer.worker);
+    }
+    // Taken by reader-1, then reader-2; reader-1, which handed it away, sends its polls on from then on.
+    expect(answeredBy).toEqual(
+      ["reader-1", "reader-2", ...Array<string[]>(3).fill(["reader-1>reader-2", "reader-2"])].flat(),
+    );
+
+    // Deleted through the writer, which sends it on to where it handed it (reader-1, which takes it back): then
+    // it is nowhere.
+    const deleted = await call(writer!, url, auth, "DELETE", "/events", { queue_id: queue });
+    expect([deleted.status, deleted.worker]).toEqual([200, "writer>reader-1"]);
+    for (const agent of [writer, one, two]) {
+      const gone = await call(agent!, url, auth, "GET", "/events", { queue_id: queue, dont_block: "true" });
+      expect([gone.status, gone.body["code"]]).toEqual([400, "BAD_EVENT_QUEUE_ID"]);
+    }
+    const stranger = await call(two!, url, auth, "GET", "/events", { queue_id: "reader-7.x", dont_block: "true" });
+    expect([stranger.status, stranger.body["code"], stranger.worker]).toEqual([400, "BAD_EVENT_QUEUE_ID", "reader-2"]);
+    for (const agent of [writer, one, two]) agent!.destroy();
   });
 });
