@@ -99,6 +99,15 @@ import { ReplicationCapture, type ReplicationSink } from "./replication.js";
  */
 export const EDIT_EMAIL_CHUNK_USERS = 500;
 
+/**
+ * PARLEY_EDIT_EMAIL_CHUNK_USERS: a server's chunk size, so that a crash test can make an edit's
+ * chunks many and small (test/http/message-changes-crash); unset or not a positive integer, none.
+ */
+function editEmailChunkUsersFromEnv(): number | undefined {
+  const value = Number(process.env["PARLEY_EDIT_EMAIL_CHUNK_USERS"] ?? "");
+  return Number.isSafeInteger(value) && value > 0 ? value : undefined;
+}
+
 export interface StoreOptions {
   /**
    * Renderer for message content (the engine imports none: src/index.ts's openStore
@@ -117,7 +126,8 @@ export interface StoreOptions {
   readonly deferBitmapWritesFrom?: number;
   /**
    * How many users one write looks at for the missed-message emails of a wildcard mention
-   * an edit adds (actions/missed-message-emails.ts); default EDIT_EMAIL_CHUNK_USERS.
+   * an edit adds (actions/missed-message-emails.ts); default PARLEY_EDIT_EMAIL_CHUNK_USERS, else
+   * EDIT_EMAIL_CHUNK_USERS.
    */
   readonly editEmailChunkUsers?: number;
   /** Clock in UNIX seconds (tests and data generators inject their own). */
@@ -452,7 +462,7 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
     this.userTopics = new UserTopicPolicies(this.tables);
     this.renderer = renderer;
     this.now = options.now ?? (() => Math.floor(Date.now() / 1000));
-    this.editEmailChunkUsers = options.editEmailChunkUsers ?? EDIT_EMAIL_CHUNK_USERS;
+    this.editEmailChunkUsers = options.editEmailChunkUsers ?? editEmailChunkUsersFromEnv() ?? EDIT_EMAIL_CHUNK_USERS;
     this.#writes = new WriteCoordinator(
       {
         tables: this.tables,

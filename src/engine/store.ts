@@ -361,7 +361,12 @@ import { importInvite, type ImportedInvite } from "./actions/imported-invites.js
 import { checkJoinForm, type JoinDetails } from "./actions/invites.js";
 import { confirmEmailChange } from "./actions/email-change.js";
 import { dueMail, markMailAttemptFailed, markMailDelivered, nextMailAttempt } from "./mail/outbox.js";
-import { missedEmailBatches, nextMissedEmailDue, sendDueMissedEmails } from "./actions/missed-message-emails.js";
+import {
+  missedEmailBatches,
+  nextMissedEmailDue,
+  resumeEditEmails,
+  sendDueMissedEmails,
+} from "./actions/missed-message-emails.js";
 import { newDigestCache, sendDigestChunk, type DigestCache } from "./actions/digest-emails.js";
 import {
   dueWebhookItems,
@@ -498,6 +503,8 @@ export class Store {
       while (continueReadPurge(this.#state));
       // A crash may have left bitmap adds journaled but not written (index/deferred-adds.ts).
       this.#state.settleDeferredBitmaps();
+      // And an edit's missed-message email chunks unwritten: later turns write them, as after the edit.
+      resumeEditEmails(this.#state);
     }
     registerInternals(this, this.#state, this.#received);
   }

@@ -12,12 +12,15 @@
  * receivers are now those of their new place.
  * entry, attachment claim or channel's first message may name a message without a
  * record (a deleted one). Every user flag bitmap must be listed in its flag's holders
- * (index/user-flag-holders.ts), which may list more.
+ * (index/user-flag-holders.ts), which may list more. Each stored chunk of an edit's
+ * missed-message email candidates (edit_email_chunks) must be readable and name existing
+ * users and messages; one of a message deleted since is left to the writer, which drops it.
  */
 import { receivedAtSend as receivedOnly } from "./access.js";
 import { RoaringBitmap32, type Bitmap } from "./index/bitmap-store.js";
 import { indexMessage, writeMentionFlags, type IndexSink } from "./actions/send-message.js";
 import { pendingReadPurges } from "./actions/delete-messages.js";
+import { editEmailChunkProblems } from "./actions/missed-message-emails.js";
 import type { StoreState } from "./state.js";
 import { FIRST_ID } from "./storage/tables.js";
 import { messageMetaOf, type Conversation, type Message, type ScheduledMessage, type TopicRow } from "./types.js";
@@ -156,6 +159,7 @@ export function verifyIndexes(state: StoreState, onProgress?: (done: number, tot
   checkWithdrawnGroups(state, problems);
   checkScheduledQueue(state, problems);
   checkConversationMembers(state, problems);
+  problems.push(...editEmailChunkProblems(state));
   return { messages, keysChecked: keys.size, differences, problems };
 }
 

@@ -26,7 +26,8 @@
  * (followers: index/topic-policy-holders.ts), and every subscriber only for a channel-wide wildcard mention.
  * Channel email notifications (enable_stream_email_notifications and the subscription's
  * email_notifications) are not sent: they would need every subscriber looked at.
- * A content edit adds the users it newly mentions (enqueueEditMissedEmails).
+ * A content edit adds the users it newly mentions (enqueueEditMissedEmails), past
+ * state.editEmailChunkUsers of them in later writes of chunks stored with the edit.
  */
 import { key } from "../index/keys.js";
 import { topicPolicyHolders } from "../index/topic-policy-holders.js";
@@ -100,14 +101,15 @@ function subscribedAtSend(state: StoreState, userId: number, messageId: number, 
  * a user the edit newly mentions (personally, through a group or a wildcard) gets the message in
  * their email, unless a mention was there before or it is in their batch already. `candidates`
  * hold every such user (the mentioned ones, or the subscribers when the edit adds a channel-wide
- * wildcard); `mentionedBefore` and `mentionFlags` tell each user's mentions before and after
- * (both read only what they hold, so later writes may still ask them).
+ * wildcard); `mentionedBefore` and `mentionFlags` tell each user's mentions before and after.
  *
- * The edit's write looks at the first state.editEmailChunkUsers candidates; later writes, one
- * per turn of the event loop, look at the rest a chunk at a time. A wildcard added in a
- * 10,000-subscriber channel read and wrote 10,000 batches in the edit's write, holding the
- * loop ~65 ms (bench:worst). Zulip too queues these after the edit (Tornado, then its
- * missedmessage_emails worker); as there, a crash before the last chunk loses the rest.
+ * The edit's write looks at the first state.editEmailChunkUsers candidates; the rest are stored
+ * in the same write (edit_email_chunks, a record per chunk) and later writes, one per turn of the
+ * event loop, each look at one chunk and remove its record. A wildcard added in a
+ * 10,000-subscriber channel read and wrote 10,000 batches in the edit's write, holding the loop
+ * ~65 ms (bench:worst). Zulip too queues these after the edit (Tornado, then its
+ * missedmessage_emails worker). A crash before the last chunk loses nothing: the writer resumes
+ * the stored chunks when it opens the store (resumeEditEmails).
  */
 export function enqueueEditMissedEmails(
   state: StoreState,
@@ -118,64 +120,210 @@ export function enqueueEditMissedEmails(
   mentionedBefore: (userId: number) => boolean,
   mentionFlags: (userId: number) => readonly string[],
 ): void {
-  const users = [...candidates];
+  // The edit gives nothing to the others, whenever they are looked at: later chunks need not know them.
+  const users: number[] = [];
+  for (const userId of candidates) if (userId !== message.senderId && !mentionedBefore(userId)) users.push(userId);
   const chunk = Math.max(1, state.editEmailChunkUsers);
-  const each = (writeCtx: WriteContext, slice: readonly number[]) =>
-    enqueueEditMissedEmailsOf(state, writeCtx, message, channel, slice, mentionedBefore, mentionFlags);
-  each(ctx, users.slice(0, chunk));
-  if (users.length > chunk)
-    ctx.afterCommit(() => continueEditEmails(state, message.id, channel.id, users.slice(chunk), each));
+  if (users.length <= chunk) {
+    emailEditMentions(state, ctx, message, channel, users, mentionFlags);
+    return;
+  }
+  // Ascending, so that a stored chunk holds small differences (subscribers come nearly sorted).
+  users.sort((a, b) => a - b);
+  emailEditMentions(state, ctx, message, channel, users.slice(0, chunk), mentionFlags);
+  const editId = nextEditId(state);
+  for (let from = chunk, n = 0; from < users.length; from += chunk, n++) {
+    const record = chunkRecord(message.id, channel.id, users.slice(from, from + chunk), mentionFlags);
+    state.tables.editEmailChunks.putSync([editId, n], record);
+  }
+  ctx.afterCommit(() => resumeEditEmails(state));
 }
 
-/** Each store's chunks still to write, in the order their edits committed. */
-const pendingEditEmails = new WeakMap<StoreState, Promise<void>>();
-
-/** Settles once every edit's remaining wildcard email chunks are written (tests, tools). */
-export function editEmailsWritten(state: StoreState): Promise<void> {
-  return pendingEditEmails.get(state) ?? Promise.resolve();
+/**
+ * One stored chunk of an edit's email candidates (edit_email_chunks, key [editId, chunk]; edit
+ * IDs ascend in commit order). `users` ascend, each after the first stored as its difference
+ * from the one before: 500 users of a 100,000-user store take ~1 byte each instead of 5, and
+ * the record stays within a page. `masks`: each user's personal mention flags after the edit
+ * (bits in CHUNK_FLAGS order), present when any user has one.
+ */
+interface EditEmailChunk {
+  readonly messageId: number;
+  readonly channelId: number;
+  readonly users: readonly number[];
+  readonly masks?: readonly number[];
 }
 
-function continueEditEmails(
-  state: StoreState,
+/** The personal mention flags a chunk can carry (update-message.ts's MENTION_FLAGS). */
+const CHUNK_FLAGS = ["mentioned", "group_mentioned", "topic_wildcard_mentioned"] as const;
+
+function chunkRecord(
   messageId: number,
   channelId: number,
   users: readonly number[],
-  each: (ctx: WriteContext, slice: readonly number[]) => void,
-): void {
-  const chunk = Math.max(1, state.editEmailChunkUsers);
+  mentionFlags: (userId: number) => readonly string[],
+): EditEmailChunk {
+  const deltas: number[] = [];
+  const masks: number[] = [];
+  let anyMask = false;
+  let last = 0;
+  for (const userId of users) {
+    deltas.push(userId - last);
+    last = userId;
+    let mask = 0;
+    for (const flag of mentionFlags(userId)) {
+      const bit = CHUNK_FLAGS.indexOf(flag as (typeof CHUNK_FLAGS)[number]);
+      if (bit < 0) throw new Error(`an edit's stored email chunk cannot carry the flag ${flag}`);
+      mask |= 1 << bit;
+    }
+    masks.push(mask);
+    if (mask !== 0) anyMask = true;
+  }
+  return { messageId, channelId, users: deltas, ...(anyMask ? { masks } : {}) };
+}
+
+const isId = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v) && v > 0;
+
+/** A stored chunk with its users' IDs, or null when the record is not one (verify reports it). */
+function parseChunk(value: unknown): EditEmailChunk | null {
+  if (typeof value !== "object" || value === null) return null;
+  const { messageId, channelId, users, masks } = value as Record<string, unknown>;
+  if (!isId(messageId) || !isId(channelId) || !Array.isArray(users) || users.length === 0) return null;
+  const ids: number[] = [];
+  let last = 0;
+  for (const delta of users as unknown[]) {
+    // 0 only after the first: a user repeated (looked at twice, the second time finding the item).
+    if (!(isId(delta) || (delta === 0 && last > 0))) return null;
+    ids.push((last += delta));
+  }
+  if (masks === undefined) return { messageId, channelId, users: ids };
+  const maskList = masks as unknown[];
+  const maxMask = (1 << CHUNK_FLAGS.length) - 1;
+  if (!Array.isArray(masks) || maskList.length !== ids.length) return null;
+  if (!maskList.every((m) => typeof m === "number" && Number.isInteger(m) && m >= 0 && m <= maxMask)) return null;
+  return { messageId, channelId, users: ids, masks: maskList as number[] };
+}
+
+const isChunkKey = (key: unknown): key is [number, number] =>
+  Array.isArray(key) && key.length === 2 && isId(key[0]) && Number.isSafeInteger(key[1]) && (key[1] as number) >= 0;
+
+/** Above every stored edit's: IDs restart at 1 once none is pending. */
+function nextEditId(state: StoreState): number {
+  // The last key, unless something else was stored there (verify reports it).
+  for (const key of state.tables.editEmailChunks.getKeys({ reverse: true })) if (isChunkKey(key)) return key[0] + 1;
+  return 1;
+}
+
+function anyChunkLeft(state: StoreState): boolean {
+  for (const _ of state.tables.editEmailChunks.getKeys({ limit: 1 })) return true;
+  return false;
+}
+
+/**
+ * One write's work: the oldest stored chunk's users are looked at and its record removed.
+ * A message deleted or moved out of its channel meanwhile takes the edit's later chunks with
+ * it, unread (the emails would leave it out anyway). The message is read as it is now (its
+ * topic, its wildcard), as the batch's email reads it. Answers whether any chunk is left.
+ */
+function emailNextChunk(state: StoreState, ctx: WriteContext): boolean {
+  const table = state.tables.editEmailChunks;
+  for (const { key, value } of table.getRange({ limit: 1 })) {
+    const chunk = parseChunk(value);
+    if (!isChunkKey(key) || chunk === null) {
+      console.error(`parley engine: edit_email_chunks ${JSON.stringify(key)} is not an email chunk: removed`);
+      table.removeSync(key);
+      break;
+    }
+    const message = getMessageRecord(state.tables, chunk.messageId);
+    const channel = state.channels.get(chunk.channelId);
+    if (message?.recipient.type !== "channel" || message.recipient.channelId !== chunk.channelId || !channel) {
+      for (const k of table.getKeys({ start: [key[0]], end: [key[0] + 1] })) table.removeSync(k);
+      break;
+    }
+    table.removeSync(key);
+    const flags = new Map<number, readonly string[]>();
+    chunk.users.forEach((userId, i) => {
+      const mask = chunk.masks?.[i] ?? 0;
+      if (mask !== 0)
+        flags.set(
+          userId,
+          CHUNK_FLAGS.filter((_, bit) => (mask & (1 << bit)) !== 0),
+        );
+    });
+    emailEditMentions(state, ctx, message, channel, chunk.users, (userId) => flags.get(userId) ?? []);
+  }
+  return anyChunkLeft(state);
+}
+
+/** Each store's running chunk loop (resumeEditEmails), while one runs. */
+const editEmailLoops = new WeakMap<StoreState, Promise<void>>();
+
+/**
+ * Writes the stored chunks, oldest first, one write per turn of the event loop, unless a loop
+ * already runs (it reads the table, so it takes later edits' chunks too). Called after an edit
+ * that stored chunks, and by the writer when it opens the store (chunks a crash or a close
+ * left). A store closed meanwhile keeps the rest for its next open; a failed write stops the
+ * loop and leaves its chunk to the next edit's or open's loop.
+ */
+export function resumeEditEmails(state: StoreState): void {
+  if (editEmailLoops.has(state) || state.isClosed || !anyChunkLeft(state)) return;
   const run = async () => {
-    for (let from = 0; from < users.length; from += chunk) {
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      if (state.isClosed) return;
-      // Deleted or moved out of the channel meanwhile: the emails would leave it out anyway.
-      const now = getMessageRecord(state.tables, messageId);
-      if (now?.recipient.type !== "channel" || now.recipient.channelId !== channelId) return;
-      state.write((ctx) => each(ctx, users.slice(from, from + chunk)));
+    try {
+      for (;;) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        if (state.isClosed) return;
+        if (!state.write((ctx) => emailNextChunk(state, ctx))) return;
+      }
+    } finally {
+      // In the microtask of the last write: an edit committed after it starts a loop of its own.
+      editEmailLoops.delete(state);
     }
   };
-  const done = (pendingEditEmails.get(state) ?? Promise.resolve()).then(run).catch((error: unknown) => {
+  const done = run().catch((error: unknown) => {
     if (state.isClosed) return;
     console.error(
-      `parley engine: missed-message emails of message ${messageId}'s new mention were not all queued ` +
-        "(its recipients may miss that email; the store's next writes are unaffected)",
+      "parley engine: an edit's missed-message email chunk failed; the stored chunks wait for the next edit " +
+        "or open (the store's next writes are unaffected)",
       error,
     );
   });
-  pendingEditEmails.set(state, done);
+  editEmailLoops.set(state, done);
 }
 
-function enqueueEditMissedEmailsOf(
+/** Settles once the running chunk loop ends (every stored chunk written, or the store closed): tests, tools. */
+export function editEmailsWritten(state: StoreState): Promise<void> {
+  return editEmailLoops.get(state) ?? Promise.resolve();
+}
+
+/** What verify finds wrong in the stored chunks: unreadable records, unknown messages or users. */
+export function editEmailChunkProblems(state: StoreState): string[] {
+  const problems: string[] = [];
+  for (const { key, value } of state.tables.editEmailChunks.getRange()) {
+    const chunk = parseChunk(value);
+    const name = `edit_email_chunks ${JSON.stringify(key)}`;
+    if (!isChunkKey(key) || chunk === null) problems.push(`${name} is not a chunk of an edit's email candidates`);
+    else if (chunk.messageId > state.lastMessageId)
+      problems.push(`${name} names message ${chunk.messageId}, above the allocated maximum ${state.lastMessageId}`);
+    // A message deleted since leaves its chunks to the loop, which drops them.
+    else if (getMessageRecord(state.tables, chunk.messageId) !== undefined) {
+      const unknown = chunk.users.find((userId) => !state.users.has(userId));
+      if (unknown !== undefined) problems.push(`${name} names user ${unknown}, who does not exist`);
+    }
+  }
+  return problems;
+}
+
+/** The edit's checks for users it does not count as mentioned before (enqueueEditMissedEmails). */
+function emailEditMentions(
   state: StoreState,
   ctx: WriteContext,
   message: Message,
   channel: Channel,
-  candidates: readonly number[],
-  mentionedBefore: (userId: number) => boolean,
+  users: readonly number[],
   mentionFlags: (userId: number) => readonly string[],
 ): void {
   const muters = state.mutingUsers.get(message.senderId);
-  for (const userId of candidates) {
-    if (userId === message.senderId || muters?.has(userId) || mentionedBefore(userId)) continue;
+  for (const userId of users) {
+    if (userId === message.senderId || muters?.has(userId)) continue;
     const user = state.users.get(userId);
     if (!user || user.realmId !== message.realmId || !user.isActive || user.isBot) continue;
     if (recentlyActive(state, userId) || !receivedAtSend(state, userId, message)) continue;

@@ -370,8 +370,14 @@ function storeContentEdit(
   rewriteAlertWordBits(state, ctx, before, after);
   if (channel !== null && after.recipient.type === "channel") {
     enqueueEditPushes(state, ctx, after, channel, mentions.before, mentions.after);
-    const newlyWildcard = after.wildcard === "stream" && before.wildcard !== "stream";
-    const candidates = newlyWildcard ? (state.subscribers.get(channel.id) ?? []) : mentions.mentionedAfter();
+    // Under a channel-wide wildcard before, every receiver counted as mentioned: the edit emails nobody
+    // (said here so that the candidates' check, stored for later writes, need not ask each who received it).
+    const candidates =
+      before.wildcard === "stream"
+        ? []
+        : after.wildcard === "stream"
+          ? (state.subscribers.get(channel.id) ?? [])
+          : mentions.mentionedAfter();
     enqueueEditMissedEmails(state, ctx, after, channel, candidates, mentions.before, mentions.after);
   }
   return { message: stored, detached: uploads.detached, mentionsAfter: mentions.after };

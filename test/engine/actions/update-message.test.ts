@@ -618,4 +618,108 @@ describe("missed-message emails of a wildcard mention an edit adds", () => {
     expect(whole.after).toHaveLength(whole.expected.length + 1);
     expect(new Set(chunked.triggers)).toEqual(new Set(["stream_wildcard_mentioned"]));
   });
+
+  /**
+   * Five away subscribers beside the seed's: an edit of Alice's message to `content`, the
+   * emails' items for it (user and trigger) right after the edit's write, then `between` (before
+   * any later write may run), then once every stored chunk is written.
+   */
+  async function edited(
+    chunkUsers: number,
+    content: string,
+    between: (temp: TempStore, messageId: number, alice: User) => void | Promise<void> = () => undefined,
+  ) {
+    const temp = tempStore({ now: () => 1_700_000_000, editEmailChunkUsers: chunkUsers });
+    try {
+      const { realm, owner, alice } = seedRealm(temp.store);
+      const more = [1, 2, 3, 4, 5].map((i) =>
+        temp.store.createUser({ realmId: realm.id, email: `away${i}@test.dev`, fullName: `Away ${i}` }),
+      );
+      temp.store.subscribe(owner.id, { channels: [{ name: "general" }], principals: more.map((u) => u.id) });
+      const id = temp.store.sendMessage({
+        senderId: alice.id,
+        to: { type: "channel", channel: "general", topic: "lunch" },
+        content: "look at this",
+      }).id;
+      const items = () =>
+        temp.store
+          .missedEmailBatches()
+          .flatMap((b) => b.items.filter((item) => item.messageId === id).map((item) => `${b.userId}:${item.trigger}`))
+          .sort();
+      const pending = () => [...internals(temp.store).tables.editEmailChunks.getKeys()].length;
+      temp.store.updateMessage(alice.id, id, { content });
+      const inEdit = items();
+      const stored = pending();
+      await between(temp, id, alice);
+      const verified = temp.store.verify();
+      await editEmailsWritten(internals(temp.store));
+      return { inEdit, stored, verified, after: items(), left: pending() };
+    } finally {
+      temp.cleanup();
+    }
+  }
+
+  it("a close between the edit's commit and its last chunk loses none: the reopened store writes the stored rest", async () => {
+    const content = "@**all** look at this, @**Away 5**";
+    const whole = await edited(1000, content);
+    expect(whole.stored).toBe(0);
+    // Bob, the owner and the five away users; Away 5 for the personal mention.
+    expect(whole.after).toHaveLength(7);
+    expect(whole.after.filter((item) => item.endsWith(":mentioned"))).toHaveLength(1);
+    const reopened = await edited(2, content, (temp) => void temp.reopen());
+    expect(reopened.inEdit).toHaveLength(2);
+    expect(reopened.stored).toBe(3);
+    // The stored chunks verify clean before they run.
+    expect(reopened.verified.problems).toEqual([]);
+    expect(reopened.after).toEqual(whole.after);
+    expect(reopened.left).toBe(0);
+  });
+
+  it("personal mentions past a chunk keep their trigger in the stored chunks", async () => {
+    const content = ["Bob", "Away 1", "Away 2", "Away 3", "Away 4", "Away 5"].map((n) => `@**${n}**`).join(" ");
+    const whole = await edited(1000, content);
+    const chunked = await edited(2, content, (temp) => void temp.reopen());
+    expect(chunked.stored).toBe(2);
+    expect(chunked.after).toEqual(whole.after);
+    expect(new Set(whole.after.map((item) => item.split(":")[1]))).toEqual(new Set(["mentioned"]));
+    expect(whole.after).toHaveLength(6);
+  });
+
+  it("a message deleted or moved to another channel before its chunks run takes them with it, unwritten", async () => {
+    const content = "@**all** look at this";
+    const deleted = await edited(2, content, (temp, id, alice) => temp.store.deleteMessage(alice.id, id));
+    // To a channel where the same users would be emailed: its chunks would have emailed them.
+    const moved = await edited(2, content, (temp, id, alice) => {
+      const everyone = [...internals(temp.store).users.keys()];
+      temp.store.subscribe(alice.id, { channels: [{ name: "other" }], principals: everyone });
+      const otherId = internals(temp.store).channelByName.get(`${alice.realmId}:OTHER`)!;
+      temp.store.updateMessage(alice.id, id, { channelId: otherId });
+    });
+    for (const run of [deleted, moved]) {
+      expect(run.stored).toBe(3);
+      expect(run.after).toEqual(run.inEdit);
+      expect(run.left).toBe(0);
+    }
+  });
+
+  it("verify reports a stored chunk it cannot read or that names an unknown user", () => {
+    const temp = tempStore();
+    try {
+      const { owner, general } = seedRealm(temp.store);
+      const id = temp.store.sendMessage({
+        senderId: owner.id,
+        to: { type: "channel", channel: "general", topic: "t" },
+        content: "hi",
+      }).id;
+      const table = internals(temp.store).tables.editEmailChunks;
+      table.putSync([1, 0], { messageId: id, channelId: general.id, users: [owner.id, 100_000] });
+      table.putSync([1, 1], { messageId: id, users: "nobody" });
+      expect(temp.store.verify().problems).toEqual([
+        `edit_email_chunks [1,0] names user ${owner.id + 100_000}, who does not exist`,
+        "edit_email_chunks [1,1] is not a chunk of an edit's email candidates",
+      ]);
+    } finally {
+      temp.cleanup();
+    }
+  });
 });
