@@ -6,6 +6,11 @@
  * requests produced, or that state plus the one request it had in flight (each
  * request is one transaction: all of it or none). Every index then verifies clean,
  * through the store and through `parley verify`.
+ *
+ * Right before each kill an edit adds @**all** to a message in a channel of CROWD away
+ * users, with one user per later write (PARLEY_EDIT_EMAIL_CHUNK_USERS=1): the kill most
+ * likely lands among those writes, and the reopened store must still put the message in
+ * every one of those users' email batches.
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -14,6 +19,8 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Store, User } from "../../src/engine/index.js";
 import { openStore } from "../../src/index.js";
+import { internals } from "../../src/engine/internal.js";
+import { editEmailsWritten } from "../../src/engine/actions/missed-message-emails.js";
 import { basicAuth, encodeParams } from "../support/http.js";
 import { CLI, killStartedProcesses, serveProcess, stopProcess } from "../support/serve-process.js";
 
@@ -24,6 +31,8 @@ afterAll(() => {
 });
 
 const LOOPS = 4;
+/** Away subscribers of the channel whose message each round's last edit adds @**all** to. */
+const CROWD = 40;
 const MESSAGES_PER_LOOP = 20;
 const CHANNELS = ["general", "secret"] as const;
 type ChannelName = (typeof CHANNELS)[number];
@@ -212,6 +221,23 @@ describe("message changes across kill -9", () => {
       CHANNELS.map((name) => [name, channels.find((c) => c.name === name)!.id]),
     ) as Record<ChannelName, number>;
     const channelNames = new Map(CHANNELS.map((name) => [channelIds[name], name]));
+    // Away all along, and batched for longer than the test runs: each keeps every item until the end.
+    const crowd = setup.batch(() =>
+      Array.from({ length: CROWD }, (_, i) => {
+        const user = setup.createUser({ realmId: owner.realmId, email: `c${i}@r.dev`, fullName: `Crowd ${i}` });
+        setup.updateSettings(user.id, { settings: { email_notifications_batching_period_seconds: 86_400 } });
+        return user.id;
+      }),
+    );
+    setup.subscribe(owner.id, { channels: [{ name: "crowd" }], principals: crowd });
+    const crowdMessages = [0, 1, 2].map(
+      (round) =>
+        setup.sendMessage({
+          senderId: owner.id,
+          to: { type: "channel", channel: "crowd", topic: "news" },
+          content: `round ${round}`,
+        }).id,
+    );
     const runs: LoopRun[] = [];
     const owned: number[][] = [];
     for (let loop = 0; loop < LOOPS; loop++) {
@@ -233,12 +259,20 @@ describe("message changes across kill -9", () => {
     let totalAcked = 0;
     /** Changes in flight at a kill, by whether the store had them (printed: the kill lands at random). */
     const inFlight = { stored: 0, lost: 0 };
-    for (const target of [30, 45, 60]) {
-      const { child, url } = await serveProcess(dir);
+    /** Email chunks the kills left stored, each round's. */
+    const chunksLeft: number[] = [];
+    for (const [round, target] of [30, 45, 60].entries()) {
+      const { child, url } = await serveProcess(dir, [], { PARLEY_EDIT_EMAIL_CHUNK_USERS: "1" });
       const server: Server = { url, owner, channelIds };
       const acked = { n: 0 };
       const loops = runs.map((run, loop) => runLoop(server, loop, run, acked));
       while (acked.n < target && runs.some((r) => r.state.size > 0)) await new Promise((r) => setTimeout(r, 2));
+      const wildcard = await fetch(`${url}/api/v1/messages/${crowdMessages[round]}`, {
+        method: "PATCH",
+        headers: { Authorization: basicAuth(owner) },
+        body: encodeParams({ content: `@**all** round ${round}` }),
+      });
+      expect(wildcard.status).toBe(200);
       await stopProcess(child, "SIGKILL");
       await Promise.all(loops);
       totalAcked += acked.n;
@@ -276,14 +310,26 @@ describe("message changes across kill -9", () => {
             ).toEqual([id]);
           }
         });
+        chunksLeft.push([...internals(store).tables.editEmailChunks.getKeys()].length);
+        // With the chunks the kill left (the writer resumes them once this turn ends).
         const report = store.verify();
         expect(report.differences).toEqual([]);
         expect(report.problems).toEqual([]);
+        await editEmailsWritten(internals(store));
+        // Every edited crowd message in every crowd user's batch: what one write would have given.
+        const batches = new Map(store.missedEmailBatches().map((b) => [b.userId, b.items.map((i) => i.messageId)]));
+        const missing = crowd.filter((userId) =>
+          crowdMessages.slice(0, round + 1).some((id) => !(batches.get(userId) ?? []).includes(id)),
+        );
+        expect(missing, `crowd users without an edited message's email (round ${round})`).toEqual([]);
       } finally {
         store.close();
       }
     }
-    console.log(`acknowledged changes: ${totalAcked}; in flight at a kill: ${JSON.stringify(inFlight)}`);
+    console.log(
+      `acknowledged changes: ${totalAcked}; in flight at a kill: ${JSON.stringify(inFlight)}; ` +
+        `email chunks left by each kill (of ${CROWD - 1}): ${chunksLeft.join(", ")}`,
+    );
     expect(totalAcked).toBeGreaterThanOrEqual(80);
     const verify = spawnSync(process.execPath, [CLI, "verify", "--data", dir], { encoding: "utf8" });
     expect(verify.status, verify.stdout + verify.stderr).toBe(0);

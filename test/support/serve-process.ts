@@ -19,15 +19,20 @@ export interface ServeProcess {
 const started: ChildProcess[] = [];
 
 /**
- * Starts `parley serve --data dir` on a free port and resolves once it listens.
+ * Starts `parley serve --data dir` on a free port and resolves once it listens; `env` adds to
+ * this process's environment.
  * --no-sync: a SIGKILL leaves the OS holding every committed write, so durability
  * across it needs no fsync.
  */
-export function serveProcess(dir: string, extraArgs: readonly string[] = []): Promise<ServeProcess> {
+export function serveProcess(
+  dir: string,
+  extraArgs: readonly string[] = [],
+  env: Readonly<Record<string, string>> = {},
+): Promise<ServeProcess> {
   const child = spawn(
     process.execPath,
     [CLI, "serve", "--data", dir, "--port", "0", "--json", "--no-rate-limit", "--no-sync", ...extraArgs],
-    { stdio: ["ignore", "pipe", "ignore"] },
+    { stdio: ["ignore", "pipe", "ignore"], env: { ...process.env, ...env } },
   );
   started.push(child);
   return new Promise((ok, reject) => {

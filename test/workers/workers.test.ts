@@ -6,7 +6,8 @@
  * worker answers; a queue registered through one is polled through either; a
  * reader or the writer killed with SIGKILL is replaced while the other keeps
  * answering, with every acknowledged write kept; SIGTERM stops every process and
- * saves the queues; the data directory stays closed to an unrelated server.
+ * saves the queues; the data directory stays closed to an unrelated server; the writer
+ * writes the missed-message email chunks an edit left stored.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -16,6 +17,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/index.js";
+import { internals } from "../../src/engine/internal.js";
 import { CLI, killStartedProcesses, serveProcess, sleep, stopProcess } from "../support/serve-process.js";
 import { workerCall, type WorkerAnswer } from "../support/worker-call.js";
 
@@ -46,6 +48,28 @@ function newOrg(): Org {
   store.close();
   const auth = `Basic ${Buffer.from(`${owner.email}:${owner.apiKey}`).toString("base64")}`;
   return { dir, auth, realmId: realm.id };
+}
+
+/**
+ * Leaves an edit's missed-message email chunks stored, as a crash right after the edit's commit
+ * would: @**all** added (one user per later write) in a channel of three away users, and the
+ * store closed before any later write ran. Answers the users and the message.
+ */
+function leaveEditEmailChunks(dir: string, realmId: number): { users: number[]; messageId: number } {
+  const store = openStore(dir, { noSync: true, editEmailChunkUsers: 1 });
+  try {
+    const owner = store.findUserByEmail(realmId, "o@r.dev")!;
+    const users = ["a", "b", "c"].map(
+      (n) => store.createUser({ realmId: owner.realmId, email: `${n}@r.dev`, fullName: `Away ${n}` }).id,
+    );
+    store.subscribe(owner.id, { channels: [{ name: "general" }], principals: users });
+    const to = { type: "channel", channel: "general", topic: "news" } as const;
+    const messageId = store.sendMessage({ senderId: owner.id, to, content: "news" }).id;
+    store.updateMessage(owner.id, messageId, { content: "@**all** news" });
+    return { users, messageId };
+  } finally {
+    store.close();
+  }
 }
 
 interface Workers {
@@ -427,7 +451,9 @@ describe("parley serve --workers 2", () => {
   });
 
   it("SIGTERM stops every worker and saves the event queues; an unrelated server is refused", async () => {
-    const { dir, auth } = newOrg();
+    const { dir, auth, realmId } = newOrg();
+    // The writer alone writes what an edit left for later writes (a reader's store refuses writes).
+    const edit = leaveEditEmailChunks(dir, realmId);
     const { child, url } = await startWorkers(dir);
     const workers = childrenOf(child.pid!);
 
@@ -453,6 +479,15 @@ describe("parley serve --workers 2", () => {
     await stopProcess(child, "SIGTERM");
     expect(child.exitCode).toBe(0);
     for (const pid of workers) expect(() => process.kill(pid, 0)).toThrow();
+    // Read at once, before the loop this open starts could write anything.
+    const stopped = openStore(dir, { noSync: true });
+    try {
+      expect([...internals(stopped).tables.editEmailChunks.getKeys()]).toEqual([]);
+      const holders = stopped.missedEmailBatches().filter((b) => b.items.some((i) => i.messageId === edit.messageId));
+      expect(holders.map((b) => b.userId).sort((a, b) => a - b)).toEqual(edit.users);
+    } finally {
+      stopped.close();
+    }
 
     // The writer saved its queue: a plain server restores it.
     const single = await serveProcess(dir);
