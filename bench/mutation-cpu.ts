@@ -1,7 +1,7 @@
 /**
  * @module bench/mutation-cpu
  * `npm run build && node dist/bench/mutation-cpu.js [--data bench/tmp/100k] [--runs 8]`
- * `[--only edit|resolve|move|back|deleteTopic|deleteMessage]`
+ * `[--only edit|resolve|move|back|deleteTopic|deleteMessage|sendAll|sendTopic|sendGroup]`
  * `[--stage-from N] [--warm-up N] [--profile DIR [--profile-run]]`
  *
  * CPU time of issue #28's engine calls on a bench:peer dataset, without PostgreSQL: the
@@ -16,7 +16,8 @@
  * iteration (the first few are slower: V8 and the caches warm up); --trace-puts lists
  * the last run's puts and removes by table and key; --no-sync opens the store without fsync.
  * deleteTopic (bench:peer's delete row) and deleteMessage (one fresh message of the
- * 10,000-subscriber channel, bench:worst's input) run only when named. "longest turn cpu" is the
+ * 10,000-subscriber channel, bench:worst's input) run only when named, as do sendAll, sendTopic
+ * and sendGroup (bench:worst's @**all**, @**topic** and 10,000-member group mention sends). "longest turn cpu" is the
  * most CPU time between two turns of the event loop (a setImmediate ticker): what the engine itself held
  * the loop for, GC included; its wall time adds waiting for a core and the fsync. "longest commit" is the
  * wall time from a write's body to its return (the bitmap chunks, the commit and its fsync); "gc pause"
@@ -259,10 +260,17 @@ async function main(): Promise<void> {
   }
   // deleteMessage: DELETE /messages/{id} of a fresh message in the 10,000-subscriber channel (bench:worst's input).
   // back: the moved topic moved back to the big channel (bench:worst's undo; its rows were withdrawn before).
-  type Kind = MutationKind | "deleteMessage" | "back";
-  const kinds: Kind[] = (["edit", "resolve", "move", "back", "deleteTopic", "deleteMessage"] as const).filter((k) =>
-    values.only ? k === values.only : k !== "deleteTopic" && k !== "deleteMessage" && k !== "back",
+  // sendAll, sendTopic, sendGroup: bench:worst's POST /messages inputs (bench/worst-inputs-sends), by the owner.
+  type Send = "sendAll" | "sendTopic" | "sendGroup";
+  type Kind = MutationKind | "deleteMessage" | "back" | Send;
+  const sends: readonly Send[] = ["sendAll", "sendTopic", "sendGroup"];
+  const kinds: Kind[] = (["edit", "resolve", "move", "back", "deleteTopic", "deleteMessage", ...sends] as const).filter(
+    (k) =>
+      values.only
+        ? k === values.only
+        : k !== "deleteTopic" && k !== "deleteMessage" && k !== "back" && !(sends as readonly string[]).includes(k),
   );
+  let mentionGroup: string | null = null;
   let doomed = 0;
   let backIds: number[] = [];
   const setup = async (kind: Kind, i: number): Promise<void> => {
@@ -271,6 +279,12 @@ async function main(): Promise<void> {
       await ours.run("move", i);
       return;
     }
+    if (kind === "sendGroup" && mentionGroup === null) {
+      const users = Math.min(10_000, manifest.scale.users);
+      const members = Array.from({ length: users }, (_, n) => 1 + n);
+      mentionGroup = store.createGroup(manifest.ownerId, { name: "bench mention group", members }).name;
+    }
+    if (kind === "sendAll" || kind === "sendTopic" || kind === "sendGroup") return;
     if (kind !== "deleteMessage") return void (await ours.setup(kind, i));
     doomed = store.sendMessage({
       senderId: manifest.ownerId,
@@ -279,7 +293,17 @@ async function main(): Promise<void> {
     }).id;
   };
   const run = async (kind: Kind, i: number): Promise<void> => {
-    if (kind === "deleteMessage") await store.deleteMessage(manifest.ownerId, doomed);
+    const general = manifest.generalChannelId;
+    const send = (topic: string, content: string) =>
+      store.sendMessageGrouped({
+        senderId: manifest.ownerId,
+        to: { type: "channel", channel: general, topic },
+        content,
+      });
+    if (kind === "sendAll") await send("bench send all", `@**all** look at this ${i}`);
+    else if (kind === "sendTopic") await send(manifest.bigTopic, `@**topic** look at this ${i}`);
+    else if (kind === "sendGroup") await send("bench send group", `@*${mentionGroup}* look at this ${i}`);
+    else if (kind === "deleteMessage") await store.deleteMessage(manifest.ownerId, doomed);
     else if (kind === "back")
       await store.updateMessageAsync(cast.actor, backIds[backIds.length - 1]!, {
         channelId: manifest.generalChannelId,

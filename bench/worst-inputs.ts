@@ -35,6 +35,7 @@ import { generatedWorstInputs } from "../src/http/worst-inputs.js";
 import { chooseDataset, ensureDataset, workingCopy } from "./dataset.js";
 import { fileCases, moreCases } from "./worst-inputs-more.js";
 import { editCases } from "./worst-inputs-edits.js";
+import { sendCases } from "./worst-inputs-sends.js";
 import { runAttacks } from "./attacks/runner.js";
 import type { Manifest } from "../tools/generate/manifest.js";
 import type { AddCase, Captured, Case, Dynamic, Step } from "./worst-inputs-case.js";
@@ -419,6 +420,8 @@ function cases(m: Manifest, auth: { main: string; owner: string; spares: string[
   add("POST /register", "full initial state (accepted)", "/register", Buffer.alloc(0));
   // After the full /register: these add groups, drafts and snippets that it would also carry.
   moreCases(add, m, auth);
+  // Sends that reach thousands (wildcard and group mentions); before the edits, which delete the biggest topic.
+  sendCases(add, m, auth);
   // Issue #28's routes, last: deleting the biggest topic cannot be undone.
   editCases(add, m, auth);
   return out;
