@@ -16,6 +16,7 @@
 import { BitmapStore } from "./index/bitmap-store.js";
 import { MessageConversations } from "./index/message-conversations.js";
 import { AccessibleUsers } from "./user-access.js";
+import { groupMemberIds } from "./access.js";
 import { buildMembersIndex, Conversations, MEMBERS_INDEXED_KEY } from "./index/conversations.js";
 import { userFlagHolderOf } from "./index/keys.js";
 import { buildUserFlagHolders, USER_FLAG_HOLDERS_KEY } from "./index/user-flag-holders.js";
@@ -196,11 +197,11 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
     userChanged: (user, previous) => {
       if (previous === undefined || previous.isActive !== user.isActive) this.#activeSubscriberLists.clear();
       if (previous === undefined || previous.isActive !== user.isActive || previous.role !== user.role)
-        this.#systemGroupMembers.clear();
+        this.#clearGroupMembers();
     },
     subscriptionChanged: (sub) => this.#activeSubscriberLists.delete(sub.channelId),
     groupChanged: () => {
-      this.#systemGroupMembers.clear();
+      this.#clearGroupMembers();
       this.#systemGroupIds = null;
     },
   });
@@ -381,6 +382,12 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
   /** Members of role-based system groups, by group ID; dropped on any user or group change (rare next to reads). */
   readonly #systemGroupMembers = new Map<number, readonly number[]>();
   /**
+   * Any group's members as a set (access.ts groupMemberIds), by group ID, dropped with the
+   * system groups' lists: a mention of a 10,000-member group asked isGroupMember, a scan of
+   * its member list, of every user of the realm, and again per mentioned user for its size.
+   */
+  readonly #groupMembers = new Map<number, ReadonlySet<number>>();
+  /**
    * Register's recent_private_conversations per user, with the version of the user's
    * `dm` bitmap it was computed from: building it reads the metadata of up to 1000
    * messages from LMDB (~10 ms). Any direct message to or from the user, or a deleted
@@ -413,6 +420,7 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
     activeSubscriberLists: this.#activeSubscriberLists,
     mutedChannels: { clear: () => this.#mutedChannels.clear(), keys: () => this.#mutedChannels.keys() },
     systemGroupMembers: this.#systemGroupMembers,
+    groupMembers: this.#groupMembers,
     accessibleUsers: this.accessibleUsers,
     systemGroupIds: { clear: () => (this.#systemGroupIds = null), keys: () => this.#systemGroupIds?.keys() ?? [] },
     recentConversations: this.recentConversationsCache,
@@ -658,7 +666,7 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
   indexRealm(realm: Realm): void {
     this.entities.realms.add(realm);
     // role:fullmembers depends on the realm's waiting period and its last promotion pass.
-    this.#systemGroupMembers.clear();
+    this.#clearGroupMembers();
   }
 
   /** Indexes a new user or a new version of one (the index finds the version it replaces). */
@@ -853,6 +861,18 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
       this.#systemGroupIds = ids;
     }
     return this.#systemGroupIds.get(`${realmId}:${role}`);
+  }
+
+  #clearGroupMembers(): void {
+    this.#systemGroupMembers.clear();
+    this.#groupMembers.clear();
+  }
+
+  /** The active users a group holds, subgroups followed (what isGroupMember answers), cached. Shared, do not mutate. */
+  groupMembers(groupId: number): ReadonlySet<number> {
+    let members = this.#groupMembers.get(groupId);
+    if (members === undefined) this.#groupMembers.set(groupId, (members = groupMemberIds(this, groupId)));
+    return members;
   }
 
   /** Cached members of a system group, ascending; `compute` builds them on a miss. Shared, do not mutate. */

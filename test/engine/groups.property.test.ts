@@ -3,7 +3,8 @@
  * subgroups, deactivation; cycles refused), every group's membership as the engine's
  * permission checks and group mentions see it equals a brute-force transitive closure
  * over the stored groups (a deactivated group contains nobody; inactive users are in
- * no group).
+ * no group). The cached member sets mentions read (StoreState.groupMembers) are asked
+ * after every step too: a step that left one stale fails there.
  */
 import { describe, expect, it } from "vitest";
 import { isGroupMember } from "../../src/engine/access.js";
@@ -51,8 +52,13 @@ describe("group membership after random edits", () => {
             else if (r < 0.45) s.updateGroupSubgroups(w.owner.id, g, [], [pick(ids)]);
             else if (r < 0.7) s.updateGroupMembers(w.owner.id, g, [pick(users)], []);
             else if (r < 0.9) s.updateGroupMembers(w.owner.id, g, [], [pick(users)]);
-            else if (r < 0.95) s.deactivateGroup(w.owner.id, g);
-            else s.updateGroup(w.owner.id, g, { deactivated: false });
+            else if (r < 0.93) s.deactivateGroup(w.owner.id, g);
+            else if (r < 0.96) s.updateGroup(w.owner.id, g, { deactivated: false });
+            else {
+              // Bob leaves or comes back: inactive users are in no group.
+              if (internals(s).users.get(w.bob.id)!.isActive) s.deactivateUser(w.owner.id, w.bob.id);
+              else s.reactivateUser(w.owner.id, w.bob.id);
+            }
           } catch (error) {
             if (!(error instanceof EngineError) || error.code === "INTERNAL_SERVER_ERROR") throw error;
           }
@@ -63,15 +69,21 @@ describe("group membership after random edits", () => {
               { members: g.members, subgroups: g.subgroups, deactivated: g.deactivated, systemRole: g.systemRole },
             ]),
           );
+          const active = (userId: number) => state.users.get(userId)!.isActive;
           for (const id of ids) {
             const expected = closure(groups, id);
-            for (const userId of users)
+            // Read before isGroupMember: a set cached at an earlier step must have been dropped by this one's change.
+            const cached = state.groupMembers(id);
+            for (const userId of users) {
+              const member = expected.has(userId) && active(userId);
               expect([step, id, userId, isGroupMember(state, id, state.users.get(userId)!)]).toEqual([
                 step,
                 id,
                 userId,
-                expected.has(userId),
+                member,
               ]);
+              expect([step, id, userId, cached.has(userId)]).toEqual([step, id, userId, member]);
+            }
           }
         }
         // Mentions see the same membership: every active group mentioned, flags for its closure among recipients.
@@ -90,7 +102,7 @@ describe("group membership after random edits", () => {
             content: `@*${group.name}*`,
           });
           const expected = closure(groups, id);
-          for (const userId of [w.owner.id, w.alice.id, w.bob.id]) {
+          for (const userId of [w.owner.id, w.alice.id, w.bob.id].filter((u) => state.users.get(u)!.isActive)) {
             expect([id, userId, s.getMessage(userId, messageId).flags.includes("group_mentioned")]).toEqual([
               id,
               userId,

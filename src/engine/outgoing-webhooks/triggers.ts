@@ -7,7 +7,6 @@
  * sent by a person (bots never trigger bots, so bots cannot loop). Each call becomes
  * an item of the webhook outbox in that same transaction (outbox.ts).
  */
-import { isGroupMember } from "../access.js";
 import type { StoreState, WriteContext } from "../state.js";
 import type { Channel, Message, User, WebhookOutboxItem, WebhookTrigger } from "../types.js";
 
@@ -44,7 +43,8 @@ function serviceBotTriggers(
     for (const userId of state.subscribers.get(channel.id) ?? []) {
       const user = state.users.get(userId);
       if (out.has(userId) || !isServiceBot(user)) continue;
-      if (message.mentionedGroupIds.some((groupId) => isGroupMember(state, groupId, user))) out.set(userId, "mention");
+      if (message.mentionedGroupIds.some((groupId) => state.groupMembers(groupId).has(userId)))
+        out.set(userId, "mention");
     }
   }
   return out;
