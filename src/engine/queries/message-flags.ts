@@ -265,6 +265,13 @@ export function rowFlags(
   return flagsForMask(mask);
 }
 
+/** A stored flag's bits in a flag mask (topic_wildcard_mentioned also sets the deprecated wildcard_mentioned). */
+function maskOf(flag: string): number {
+  const bit = (API_FLAGS as readonly string[]).indexOf(flag);
+  if (bit < 0) return 0;
+  return bit === 5 ? (1 << bit) | (1 << 9) : 1 << bit;
+}
+
 /**
  * Flags of a message just sent, for its recipients, from what the send itself wrote:
  * a new message can carry only the per-user bits its own write set (read for the
@@ -276,6 +283,8 @@ export class FlagsAtSend {
   readonly #base: number;
   /** Users born read in bulk (recordBornRead): a bitmap, not 10,000 map entries. */
   #bornRead: ReadonlyBitmap | null = null;
+  /** Per-user bits written in bulk (recordForUsers): each flag's mask bits and its users. */
+  readonly #bulk: { readonly mask: number; readonly users: ReadonlyBitmap }[] = [];
 
   constructor(streamWildcard: boolean) {
     this.#base = streamWildcard ? (1 << 4) | (1 << 9) : 0;
@@ -283,11 +292,14 @@ export class FlagsAtSend {
 
   /** Records one per-user bit (a key.userFlag key) the send wrote. */
   record(userId: number, flag: string): void {
-    const bit = (API_FLAGS as readonly string[]).indexOf(flag);
-    if (bit < 0) return;
-    let mask = (this.#masks.get(userId) ?? 0) | (1 << bit);
-    if (bit === 5) mask |= 1 << 9;
-    this.#masks.set(userId, mask);
+    const mask = maskOf(flag);
+    if (mask !== 0) this.#masks.set(userId, (this.#masks.get(userId) ?? 0) | mask);
+  }
+
+  /** Records one flag's bit for many users (a group mention of thousands), without a map entry each. */
+  recordForUsers(flag: string, userIds: readonly number[]): void {
+    const mask = maskOf(flag);
+    if (mask !== 0 && userIds.length > 0) this.#bulk.push({ mask, users: RoaringBitmap32.from(userIds) });
   }
 
   /** The read bit for many users (a notice born read for a channel's thousands); once per send. */
@@ -297,7 +309,8 @@ export class FlagsAtSend {
   }
 
   #mask(userId: number): number {
-    const mask = this.#masks.get(userId) ?? 0;
+    let mask = this.#masks.get(userId) ?? 0;
+    for (const bulk of this.#bulk) if (bulk.users.has(userId)) mask |= bulk.mask;
     return this.#bornRead?.has(userId) === true ? mask | (1 << READ_BIT) : mask;
   }
 
@@ -317,6 +330,9 @@ export class FlagsAtSend {
   unreadUsersWithBits(): number[] {
     const out: number[] = [];
     for (const userId of this.#masks.keys()) if (!this.bornRead(userId)) out.push(userId);
-    return out;
+    for (const bulk of this.#bulk)
+      for (const userId of bulk.users) if (!this.#masks.has(userId) && !this.bornRead(userId)) out.push(userId);
+    // A user in two bulk flags (a group and a topic wildcard mention) once.
+    return this.#bulk.length > 1 ? [...new Set(out)] : out;
   }
 }

@@ -407,3 +407,64 @@ describe("nothing changed after each failing send, then a success still works", 
     expect(toGeneral("t").id).toBe(before);
   });
 });
+
+describe("a group or topic wildcard mention reaching many", () => {
+  it("journals their bits, with flags and emails exact in the send's write", () => {
+    // Every bulk of per-user bits deferred (BitmapStore.addDeferredForUsers), as for thousands.
+    const d = tempStore({ now: () => NOW, deferBitmapWritesFrom: 1 });
+    try {
+      const store = d.store;
+      const seed = seedRealm(store);
+      const crew = [1, 2, 3, 4].map((i) =>
+        store.createUser({ realmId: seed.realm.id, email: `crew${i}@test.dev`, fullName: `Crew ${i}` }),
+      );
+      store.subscribe(seed.owner.id, { channels: [{ name: "general" }], principals: crew.map((u) => u.id) });
+      const group = store.createGroup(seed.owner.id, {
+        name: "crew",
+        members: [seed.bob.id, ...crew.map((u) => u.id)],
+      });
+      const send = (senderId: number, topic: string, content: string) =>
+        store.sendMessage({ senderId, to: { type: "channel", channel: "general", topic }, content }).id;
+      for (const u of crew.slice(0, 2)) send(u.id, "plans", "me first");
+      const meta = internals(store).tables.meta;
+      const journal = () => [...meta.getKeys({ start: "deferredBitmapWrites:", end: "deferredBitmapWrites;" })].length;
+      const journaled = journal();
+
+      const groupId = send(seed.alice.id, "news", "@*crew* look");
+      // Journaled (index/deferred-writes.ts), not each user's chunk written: the flags are read through it.
+      expect(journal()).toBe(journaled + 1);
+      for (const u of [seed.bob, ...crew]) expect(store.getMessage(u.id, groupId).flags).toEqual(["group_mentioned"]);
+      expect(store.getMessage(seed.owner.id, groupId).flags).toEqual([]);
+      const topicId = send(seed.alice.id, "plans", "@**topic** look");
+      for (const u of crew.slice(0, 2))
+        expect(store.getMessage(u.id, topicId).flags).toEqual(["topic_wildcard_mentioned", "wildcard_mentioned"]);
+      expect(store.getMessage(crew[2]!.id, topicId).flags).toEqual([]);
+      // Each away mentioned user's email batch holds the message, with the trigger the bits give.
+      const items = (messageId: number) =>
+        store
+          .missedEmailBatches()
+          .flatMap((b) => b.items.filter((i) => i.messageId === messageId).map((i) => ({ userId: b.userId, ...i })))
+          .sort((a, b) => a.userId - b.userId);
+      expect(items(groupId)).toEqual(
+        [seed.bob, ...crew].map((u) => ({
+          userId: u.id,
+          messageId: groupId,
+          trigger: "mentioned",
+          mentionedGroupId: group.id,
+        })),
+      );
+      // Crew 1 started the topic, so follows it (the automatic policy on initiation).
+      expect(items(topicId).map((i) => [i.userId, i.trigger])).toEqual([
+        [crew[0]!.id, "topic_wildcard_mentioned_in_followed_topic"],
+        [crew[1]!.id, "topic_wildcard_mentioned"],
+      ]);
+      // Durable: a reopened store reads the same flags.
+      const again = d.reopen();
+      for (const u of crew) expect(again.getMessage(u.id, groupId).flags).toEqual(["group_mentioned"]);
+      expect(again.getMessage(crew[0]!.id, topicId).flags).toEqual(["topic_wildcard_mentioned", "wildcard_mentioned"]);
+      expect(again.verify().differences).toEqual([]);
+    } finally {
+      d.cleanup();
+    }
+  });
+});
