@@ -126,8 +126,9 @@ export interface StoreOptions {
    */
   readonly deferBitmapWritesFrom?: number;
   /**
-   * How many users one write looks at for the missed-message emails of a wildcard mention
-   * an edit adds (actions/missed-message-emails.ts); default PARLEY_EDIT_EMAIL_CHUNK_USERS, else
+   * How many users one write looks at for the missed-message emails of a channel message
+   * sent, or of a wildcard mention an edit adds (actions/missed-message-emails.ts); default
+   * PARLEY_EDIT_EMAIL_CHUNK_USERS, else
    * EDIT_EMAIL_CHUNK_USERS.
    */
   readonly editEmailChunkUsers?: number;

@@ -5,6 +5,7 @@ import { expectFailsUnchanged } from "../../support/snapshot.js";
 import { seedRealm, tempStore, type TempStore } from "../../support/temp-store.js";
 import { internals } from "../../../src/engine/internal.js";
 import { getMessageRecord } from "../../../src/engine/storage/message-records.js";
+import { editEmailsWritten } from "../../../src/engine/actions/missed-message-emails.js";
 
 const NOW = 1_700_000_000;
 let t: TempStore;
@@ -466,5 +467,76 @@ describe("a group or topic wildcard mention reaching many", () => {
     } finally {
       d.cleanup();
     }
+  });
+});
+
+describe("missed-message emails of a send with more candidates than a write looks at", () => {
+  /**
+   * The users whose email batch holds the message, with their triggers: after the send's write,
+   * and once its later writes ran (`reopen`: the store closed and opened again before they could).
+   * Away 1-4 follow the topic: an edit's chunk would skip them (emailed at send), a send's may not.
+   */
+  async function emailed(
+    chunkUsers: number,
+    options: { between?: (store: Store, id: number) => Promise<void>; reopen?: boolean } = {},
+  ) {
+    const d = tempStore({ now: () => NOW, editEmailChunkUsers: chunkUsers });
+    try {
+      const seed = seedRealm(d.store);
+      const away = [1, 2, 3, 4, 5].map((i) =>
+        d.store.createUser({ realmId: seed.realm.id, email: `away${i}@test.dev`, fullName: `Away ${i}` }),
+      );
+      d.store.subscribe(seed.owner.id, { channels: [{ name: "general" }], principals: away.map((u) => u.id) });
+      for (const u of away.slice(0, 4)) d.store.setTopicPolicy(u.id, seed.general.id, "lunch", 3);
+      const holders = (id: number) =>
+        d.store
+          .missedEmailBatches()
+          .flatMap((b) => b.items.filter((i) => i.messageId === id).map((i) => [b.userId, i.trigger] as const))
+          .sort((a, b) => a[0] - b[0]);
+      const { id } = d.store.sendMessage({
+        senderId: seed.alice.id,
+        to: { type: "channel", channel: "general", topic: "lunch" },
+        content: `@**all** and @**Away 5** look`,
+      });
+      const inSend = holders(id);
+      const stored = [...internals(d.store).tables.editEmailChunks.getKeys()].length;
+      await options.between?.(d.store, id);
+      if (options.reopen) d.reopen();
+      await editEmailsWritten(internals(d.store));
+      return { inSend, stored, after: holders(id), away, seed };
+    } finally {
+      d.cleanup();
+    }
+  }
+
+  it("the send's write looks at the first chunk (personal mentions first), later writes at the rest: the same emails", async () => {
+    const whole = await emailed(1000);
+    const chunked = await emailed(2);
+    expect(chunked.inSend).toHaveLength(2);
+    expect(chunked.inSend[1]).toEqual([chunked.away[4]!.id, "mentioned"]);
+    expect(chunked.after).toEqual(whole.after);
+    expect(whole.inSend).toEqual(whole.after);
+    // Every subscriber but the sender: the owner, Bob and the five away users.
+    expect(whole.after.map(([userId]) => userId)).toEqual(
+      [whole.seed.owner, whole.seed.bob, ...whole.away].map((u) => u.id).sort((a, b) => a - b),
+    );
+  });
+
+  it("its stored chunks outlive a close before they are written: the store opened again emails them", async () => {
+    const whole = await emailed(1000);
+    const reopened = await emailed(2, { reopen: true });
+    expect(reopened.stored).toBe(3);
+    expect(reopened.after).toEqual(whole.after);
+    // The followers' trigger is the send's (an edit's chunk leaves them out).
+    expect(whole.after).toContainEqual([whole.away[0]!.id, "stream_wildcard_mentioned_in_followed_topic"]);
+  });
+
+  it("a message deleted before the later writes gets no more emails", async () => {
+    const chunked = await emailed(2, {
+      between: async (store, id) => {
+        await store.deleteMessage(store.getUser(1).id, id);
+      },
+    });
+    expect(chunked.after).toEqual(chunked.inSend);
   });
 });
