@@ -253,10 +253,11 @@ describe("deferred bitmap writes", () => {
     });
     for (const u of stored) b.get(read(u));
     b.forgetKeys([...everyone.slice(50, 1500), 1700].map(read));
-    // Versioned without a cached entry (a derived cache asked), and marked absent (a deletion's probe of a chunk
-    // the key never had).
+    // Versioned without a cached entry (a derived cache asked), and marked absent (a deletion's probe of a key
+    // with no chunk at all); a probe of a chunk the key never had marks nothing (it has others).
     const v0 = b.version(read(1600));
     expect(b.removeStored(read(1700), [5 * CHUNK])).toEqual([]);
+    expect(b.removeStored(read(1800), [5 * CHUNK])).toEqual([]);
     state.write(() => b.addDeferredForUsers("read", everyone, ids(77)));
     // Cached: the entry in memory has it (a stale cached bitmap would answer [1]).
     expect(arr(b.get(read(10)))).toEqual([1, 77]);
@@ -268,6 +269,7 @@ describe("deferred bitmap writes", () => {
     expect(arr(b.get(read(1000)))).toEqual([1, 77]);
     expect(arr(b.get(read(1999)))).toEqual([77]);
     expect(arr(fresh(state).get(read(1999)))).toEqual([77]);
+    expect(state.write(() => b.removeStored(read(1800), [77]))).toEqual([77]);
     // Loaded since (no rebuild in between): cached, and so reached.
     state.write(() => b.addDeferredForUsers("read", everyone, ids(78)));
     expect(arr(b.get(read(1999)))).toEqual([77, 78]);
