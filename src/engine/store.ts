@@ -60,6 +60,7 @@ import {
   deleteTopicBatch,
   nextTopicBatchSize,
   pendingReadPurges,
+  warmTopicBatch,
 } from "./actions/delete-messages.js";
 import {
   realmMessagePolicy,
@@ -453,6 +454,12 @@ function throughPoll(): Promise<void> {
   return new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)));
 }
 
+/**
+ * How long (wall) a step of reading ahead for a deletion's write runs before the event
+ * loop gets a turn (Store.#warm).
+ */
+export const DELETION_WARM_STEP_MS = 5;
+
 export class Store {
   readonly #state: StoreState;
   readonly #received: ReceivedSets;
@@ -464,6 +471,9 @@ export class Store {
   readonly #replica: ReplicaApplier | null;
   /** The running read-bit purge loop (#finishReadPurges), null when none runs. */
   #readPurging: Promise<void> | null = null;
+  /** Work waiting for a turn of its own (#paced), oldest first. */
+  readonly #turnWaiters: (() => void)[] = [];
+  #pacing = false;
 
   /**
    * Opens `dir` (creating it) as its only writer: throws DataDirectoryLockedError
@@ -1928,9 +1938,52 @@ export class Store {
     return this.#readPurging;
   }
 
+  /**
+   * Resolves once the event loop has passed its poll phase since the last caller was let
+   * go: the deletions' background steps (read purges, a topic deletion's batches and the
+   * reads ahead of them) each get a turn of their own. Each awaiting throughPoll on its
+   * own, a purge loop and a topic deletion resumed in the same check phase, and their two
+   * writes held the loop as one turn. Callers take turns in the order they asked.
+   */
+  #paced(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.#turnWaiters.push(resolve);
+      if (!this.#pacing) void this.#pace();
+    });
+  }
+
+  async #pace(): Promise<void> {
+    this.#pacing = true;
+    try {
+      while (this.#turnWaiters.length > 0) {
+        await throughPoll();
+        // Its continuation runs in this turn's microtasks; the next waiter waits for the next poll.
+        this.#turnWaiters.shift()!();
+      }
+    } finally {
+      this.#pacing = false;
+    }
+  }
+
+  /**
+   * Runs `steps` (reads ahead of a deletion's write, see warmTopicBatch), a turn of the
+   * event loop every DELETION_WARM_STEP_MS of them.
+   */
+  async #warm<T>(steps: Iterator<void, T, void>): Promise<T> {
+    for (;;) {
+      const started = performance.now();
+      let step: IteratorResult<void, T>;
+      do step = steps.next();
+      while (step.done !== true && performance.now() - started < DELETION_WARM_STEP_MS);
+      // The write that follows gets a turn of its own unless the reads were next to nothing.
+      if (step.done !== true || performance.now() - started >= 1) await this.#paced();
+      if (step.done === true) return step.value;
+    }
+  }
+
   async #runReadPurges(keysPerWrite: number | null): Promise<void> {
     try {
-      do await throughPoll();
+      do await this.#paced();
       while (continueReadPurge(this.#state, keysPerWrite));
     } finally {
       // In the microtask that ran the last write: a purge added after it starts a new loop.
@@ -1956,6 +2009,7 @@ export class Store {
     const start = Date.now();
     try {
       for (;;) {
+        await this.#warm(warmTopicBatch(this.#context(userId), channelId, topicName, batchSize));
         const started = process.cpuUsage();
         const step = deleteTopicBatch(
           this.#context(userId),
@@ -1973,7 +2027,7 @@ export class Store {
           batchSize = nextTopicBatchSize(batchSize, step.deleted, (used.user + used.system) / 1000);
         }
         if (Date.now() - start >= budget) return { complete: false };
-        await throughPoll();
+        await this.#paced();
       }
     } finally {
       await this.#finishReadPurges(options.readBitsPerWrite);

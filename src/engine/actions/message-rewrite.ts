@@ -34,7 +34,7 @@ import { indexMessage, RESOLVED_TOPIC_PREFIX } from "./send-message.js";
 import { TopicPlacer } from "./topic-registry.js";
 
 /** From how many IDs a key's removals go as one bitmap (below, per-ID calls cost less than building it). */
-const BULK_IDS = 16;
+export const BULK_IDS = 16;
 
 export interface MessageRewrite {
   readonly before: Message;

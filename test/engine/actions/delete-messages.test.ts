@@ -6,7 +6,7 @@
  */
 import { stat } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { internals } from "../../../src/engine/internal.js";
+import { internals, receivedSetsOf } from "../../../src/engine/internal.js";
 import { key, type StoredFlag } from "../../../src/engine/index/keys.js";
 import { getMessageRecord } from "../../../src/engine/storage/message-records.js";
 import {
@@ -15,9 +15,11 @@ import {
   DELETE_TOPIC_MAX_BATCH_SIZE,
   continueReadPurge,
   deleteMessage,
+  deleteTopicBatch,
   nextTopicBatchSize,
   pendingReadPurges,
   readKeysPerWrite,
+  warmTopicBatch,
 } from "../../../src/engine/actions/delete-messages.js";
 import type { EngineEvent, EventBatch, Store, User } from "../../../src/engine/index.js";
 import { seedRealm, tempStore, type TempStore } from "../../support/temp-store.js";
@@ -749,6 +751,98 @@ describe("POST /streams/{id}/delete_topic", () => {
     expect(turns.length).toBe(5);
     for (let i = 1; i < turns.length; i++) expect(turns[i]).toBeGreaterThan(turns[i - 1]!);
     expect(pendingReadPurges(state)).toEqual([]);
+    expectClean(t.store);
+  });
+
+  it("takes turns with a read purge already running: no write of either shares a turn with another", async () => {
+    const { realm, owner, alice, bob } = setup();
+    const state = internals(t.store);
+    const channelId = state.channelByName.get(`${owner.realmId}:GENERAL`)!;
+    const readers = [owner, alice, bob];
+    for (let i = 0; i < 4; i++)
+      readers.push(t.store.createUser({ realmId: realm.id, email: `r${i}@test.dev`, fullName: `Reader ${i}` }));
+    const doomed = send(t.store, alice, "general", "one", "read by all");
+    const topic = [1, 2, 3, 4].map((n) => send(t.store, alice, "general", "turns", `m${n}`));
+    state.write(() => {
+      for (const u of readers) state.bitmaps.add(key.userFlag(u.id, "read"), doomed);
+    });
+    let turn = 0;
+    let ticking = true;
+    const tick = () => {
+      turn++;
+      if (ticking) setImmediate(tick);
+    };
+    const turns: number[] = [];
+    const write = state.write.bind(state);
+    state.write = ((fn: Parameters<typeof write>[0]) => {
+      turns.push(turn);
+      return write(fn);
+    }) as typeof state.write;
+    // From the poll phase, as requests are: the message's deletion leaves a purge of a
+    // reader a write; the topic's deletion starts in the same turn, a message a batch.
+    const { done } = await new Promise<{ done: Promise<unknown> }>((resolve) =>
+      stat(import.meta.filename, () => {
+        const purged = t.store.deleteMessage(owner.id, doomed, { readBitsPerWrite: 1 });
+        const deleted = t.store.deleteTopic(owner.id, channelId, "turns", { batchSize: 1, readBitsPerWrite: 0 });
+        setImmediate(tick);
+        resolve({ done: Promise.all([purged, deleted]) });
+      }),
+    );
+    await done;
+    ticking = false;
+    // The two requests' own writes share their turn; every later one has a turn of its own.
+    expect(turns[0]).toBe(turns[1]);
+    const later = turns.slice(2);
+    expect(later.length).toBeGreaterThanOrEqual(readers.length - 1 + topic.length - 1);
+    for (let i = 1; i < later.length; i++) expect(later[i]).toBeGreaterThan(later[i - 1]!);
+    for (const id of [doomed, ...topic]) expect(traces(t.store, readers, id)).toEqual([]);
+    expectClean(t.store);
+  });
+
+  it("reads a batch's bitmaps ahead of its write (warmTopicBatch), moved-in topics' readers' too", async () => {
+    const { owner, alice, bob, general } = setup();
+    const state = internals(t.store);
+    t.store.subscribe(owner.id, { channels: [{ name: "source" }], principals: [owner.id, alice.id, bob.id] });
+    const topic = [1, 2, 3, 4, 5].map((n) => send(t.store, alice, "source", "warm", `zebracorn ${n} @**Bob**`));
+    t.store.updateFlags(bob.id, [topic[1]!, topic[4]!], "starred", "add");
+    t.store.updateFlags(owner.id, [topic[3]!], "collapsed", "add");
+    t.store.updateMessage(owner.id, topic[0]!, {
+      channelId: general.id,
+      propagateMode: "change_all",
+      sendNotificationToNewThread: false,
+    });
+    const ctx = { state, received: receivedSetsOf(t.store), user: owner };
+    // Cold, as after a restart: the batch's write reads chunks from disk; warmed first, none.
+    const chunkReads = () => {
+      const chunks = state.tables.bitmapChunks;
+      let reads = 0;
+      const wrap = <K extends "getRange" | "getKeys" | "doesExist" | "get" | "getBinary">(name: K) => {
+        const original = chunks[name].bind(chunks) as (...a: unknown[]) => unknown;
+        (chunks as unknown as Record<K, (...a: unknown[]) => unknown>)[name] = (...a: unknown[]) => {
+          reads++;
+          return original(...a);
+        };
+        return () => void ((chunks as unknown as Record<K, unknown>)[name] = original);
+      };
+      const restore = (["getRange", "getKeys", "doesExist", "get", "getBinary"] as const).map(wrap);
+      return () => {
+        restore.forEach((r) => r());
+        return reads;
+      };
+    };
+    const coldBatch = (warm: boolean): number => {
+      state.bitmaps.clearCache();
+      if (warm) for (const _ of warmTopicBatch(ctx, general.id, "warm", 2));
+      const stop = chunkReads();
+      const step = deleteTopicBatch(ctx, general.id, "warm", 2, 0);
+      const reads = stop();
+      expect(step).toEqual({ deleted: 2, complete: false });
+      return reads;
+    };
+    expect(coldBatch(false)).toBeGreaterThan(0);
+    expect(coldBatch(true)).toBe(0);
+    expect(await t.store.deleteTopic(owner.id, general.id, "warm")).toEqual({ complete: true });
+    for (const id of topic) expect(traces(t.store, [owner, alice, bob], id)).toEqual([]);
     expectClean(t.store);
   });
 
