@@ -1,6 +1,7 @@
 /**
  * @module bench/poll-hops
- * `node dist/bench/poll-hops.js [--clients 100] [--seconds 20] [--rate 20] [--workers 2]`
+ * `node dist/bench/poll-hops.js [--clients 100] [--seconds 20] [--rate 20] [--workers 2]
+ *   [--event message|reaction] [--cpu-prof DIR]`
  *
  * What long-polls cost `parley serve --workers N` when clients register on one connection
  * and poll on another, as bench:day's do (and browsers often do): each client registers on
@@ -9,6 +10,9 @@
  * client is in. After a warm-up (the first polls, and any queue moving to where its polls
  * arrive), each worker's CPU (/proc) over `--seconds`, per message sent and per poll
  * answered, and how the poll answers split by X-Parley-Worker ("reader-1>writer": forwarded).
+ * `--event reaction`: the sender adds and removes a reaction on one message instead (the
+ * day's most frequent event, one shared payload for every queue). `--cpu-prof DIR`: every
+ * server process writes a V8 CPU profile there.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -26,6 +30,8 @@ const { values } = parseArgs({
     seconds: { type: "string", default: "20" },
     rate: { type: "string", default: "20" },
     workers: { type: "string", default: "2" },
+    event: { type: "string", default: "message" },
+    "cpu-prof": { type: "string" },
   },
 });
 const clients = Number(values.clients);
@@ -48,9 +54,26 @@ const users = Array.from({ length: clients }, (_, i) => {
 store.close();
 const ownerAuth = basic(owner.email, owner.apiKey);
 
+if (values.event !== "message" && values.event !== "reaction") throw new Error("--event takes message or reaction");
+const cpuProf = values["cpu-prof"] === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", resolve(values["cpu-prof"])];
 const child = spawn(
   process.execPath,
-  [CLI, "serve", "--data", dir, "--port", "0", "--json", "--no-rate-limit", "--no-sync", "--workers", values.workers],
+  [
+    ...cpuProf,
+    CLI,
+    "serve",
+    "--data",
+    dir,
+    "--port",
+    "0",
+    "--json",
+    "--no-rate-limit",
+    "--no-sync",
+    "--log-level",
+    "silent",
+    "--workers",
+    values.workers,
+  ],
   { stdio: ["ignore", "pipe", "inherit"] },
 );
 process.once("exit", () => {
@@ -69,7 +92,8 @@ function call(
   params: Record<string, string>,
 ): Promise<{ worker: string; body: Record<string, unknown> }> {
   const form = new URLSearchParams(params).toString();
-  const target = `${url}/api/v1${path}${method === "GET" ? `?${form}` : ""}`;
+  const inQuery = method === "GET" || method === "DELETE";
+  const target = `${url}/api/v1${path}${inQuery ? `?${form}` : ""}`;
   return new Promise((done, fail) => {
     const req = request(target, { method, agent, headers: { Authorization: auth } }, (res) => {
       const chunks: Buffer[] = [];
@@ -81,7 +105,7 @@ function call(
       });
     });
     req.on("error", fail);
-    if (method === "GET") req.end();
+    if (inQuery) req.end();
     else {
       req.setHeader("Content-Type", "application/x-www-form-urlencoded");
       req.end(form);
@@ -93,7 +117,7 @@ let measuring = false;
 let running = true;
 const answers = new Map<string, number>();
 async function client(auth: string): Promise<void> {
-  const queue = await call(false, auth, "POST", "/register", { event_types: '["message"]' });
+  const queue = await call(false, auth, "POST", "/register", { event_types: JSON.stringify([values.event]) });
   const queueId = String(queue.body["queue_id"]);
   let last = Number(queue.body["last_event_id"]);
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
@@ -113,12 +137,32 @@ const sender = new Agent({ keepAlive: true, maxSockets: 1 });
 let sent = 0;
 const sendEvery = 1000 / Number(values.rate);
 const sending = (async () => {
+  let target = 0;
+  if (values.event === "reaction") {
+    const posted = await call(sender, ownerAuth, "POST", "/messages", {
+      type: "stream",
+      to: "general",
+      topic: "t",
+      content: "r",
+    });
+    target = Number(posted.body["id"]);
+  }
   const start = performance.now();
   for (let i = 0; running; i++) {
     const due = start + i * sendEvery;
     const wait = due - performance.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    await call(sender, ownerAuth, "POST", "/messages", { type: "stream", to: "general", topic: "t", content: `m${i}` });
+    if (values.event === "reaction")
+      await call(sender, ownerAuth, i % 2 === 0 ? "POST" : "DELETE", `/messages/${target}/reactions`, {
+        emoji_name: "tada",
+      });
+    else
+      await call(sender, ownerAuth, "POST", "/messages", {
+        type: "stream",
+        to: "general",
+        topic: "t",
+        content: `m${i}`,
+      });
     if (measuring) sent++;
   }
 })().catch(report);
@@ -136,13 +180,16 @@ const total = cpu.reduce((sum, [, s]) => sum + s, 0);
 console.log(
   `load ${loadavg()
     .map((l) => l.toFixed(1))
-    .join(" ")}; ${clients} clients, ${sent} messages, ${polls} poll answers in ${values.seconds} s`,
+    .join(" ")}; ${clients} clients, ${sent} ${values.event}s, ${polls} poll answers in ${values.seconds} s`,
 );
 console.log(`poll answers by worker: ${[...answers].map(([w, n]) => `${w} ${n}`).join(", ")}`);
 console.log(
   `server CPU ${(total * 1000).toFixed(0)} ms: ${((total * 1e6) / polls).toFixed(0)} µs per poll answer, ` +
-    `${((total * 1000) / sent).toFixed(2)} ms per message (${cpu.map(([n, s]) => `${n} ${(s * 1000).toFixed(0)}`).join(", ")})`,
+    `${((total * 1000) / sent).toFixed(2)} ms per ${values.event} (${cpu.map(([n, s]) => `${n} ${(s * 1000).toFixed(0)}`).join(", ")})`,
 );
+const exited = new Promise((done) => child.once("exit", done));
 child.kill("SIGTERM");
 await Promise.race([Promise.all([...polling, sending]), sleep(2000)]);
+// A CPU profile is written as the server exits.
+if (cpuProf.length > 0) await exited;
 process.exit(0);
