@@ -22,12 +22,17 @@
  * Delivery is sliced: an event for 10,000 queues (a message or an edit in a channel of
  * 10,000 members, each with a waiting poll answered on the way) held the event loop
  * 70-150 ms in one piece. Who gets each event is decided at the commit, on the state
- * it left (the queues, by the audience, event types and narrow); the copies are then
- * rendered and pushed in commit order, a slice per turn of the loop (see
- * DELIVERY_SLICE_*), so no queue ever gets events out of order. A queue registered
- * while a delivery is under way gets none of it: its snapshot already holds that
- * commit. What a copy says per user (an edit's flags) is read when it is rendered, so
- * it may already show a later commit's change, whose own event follows.
+ * it left (the queues, by the audience, event types and narrow): each queue's copies
+ * wait in its own list, in commit order, and are rendered and pushed a slice per turn
+ * of the loop (see DELIVERY_SLICE_*), queue by queue, so no queue ever gets events out
+ * of order. Queue by queue, not event by event: a queue that fell behind gets all it
+ * missed in one poll answer. Event by event, a backlog went out as one answer per event
+ * to every queue (1,000 queues behind by 70-118 s in bench:day at 1 worker, 1.09 events
+ * an answer), each answer a request costing more than the copy. A poll takes its
+ * queue's waiting copies at once. A queue registered while a delivery is under way gets
+ * none of it: its snapshot already holds that commit. What a copy says per user (an
+ * edit's flags) is read when it is rendered, so it may already show a later commit's
+ * change, whose own event follows.
  */
 import { randomUUID } from "node:crypto";
 import { EngineError, type EventBatch, type Store, type User } from "../engine/index.js";
@@ -102,18 +107,11 @@ export const DEFAULT_DELIVERY_SLICE: DeliverySlice = { minCopies: 500, maxMs: 5,
 /** The clock is read once per this many copies. */
 const SLICE_CLOCK_EVERY = 64;
 
-/** One event's copies still to push: queues decided at the commit, in order. */
-interface PendingDelivery {
+/** An event a queue gets, decided at the commit and rendered for the queue when pushed. */
+interface Copy {
   readonly wire: WireEvent;
-  readonly queues: readonly EventQueue[];
-  /** Per queue: false when it gets the event only through all_public_streams. */
-  readonly recipient: readonly boolean[];
-  next: number;
-}
-
-/** Queues to collect once every delivery before them is pushed (users deactivated by that commit). */
-interface PendingRemoval {
-  readonly removeUsers: readonly number[];
+  /** False when the queue gets the event only through all_public_streams. */
+  readonly recipient: boolean;
 }
 
 export const DEFAULT_MAX_QUEUE_EVENTS = 10_000;
@@ -214,8 +212,14 @@ export class EventHub {
   readonly #incoming = new Map<string, Incoming>();
   /** Queues handed to another worker while a poll waited on them here: that poll still answers. */
   readonly #handedOver = new WeakSet<EventQueue>();
-  /** Deliveries not yet pushed, in commit order. */
-  #pending: (PendingDelivery | PendingRemoval)[] = [];
+  /**
+   * Copies decided and not yet pushed, per queue in commit order; the queues in the
+   * order slices serve them (one served goes to the end when it gets more).
+   */
+  readonly #undelivered = new Map<EventQueue, Copy[]>();
+  /** Answers of polls woken in this turn of the loop, and what must follow them, in order (#atTurnEnd). */
+  #turnEnd: (() => void)[] = [];
+  #turnEndScheduled: ReturnType<typeof setImmediate> | null = null;
   #drainScheduled: ReturnType<typeof setImmediate> | null = null;
   #gcTimer: unknown = null;
   #delivered = 0;
@@ -300,6 +304,9 @@ export class EventHub {
   #poll(user: User, input: PollInput, signal: AbortSignal): Promise<string> {
     const queue = this.queueFor(user, input.queueId);
     if (input.lastEventId !== undefined) this.#acknowledge(queue, input.lastEventId);
+    // Its copies still waiting for a slice go out in this answer, not in one of their own.
+    this.#pushUndelivered(queue);
+    if (this.#queues.get(queue.id) !== queue) throw new BadEventQueueError(queue.id);
     this.#touch(queue);
     if (queue.size > 0 || input.dontBlock) return Promise.resolve(queue.eventsJson(MAX_POLL_ANSWER_CHARS));
     return new Promise<string>((resolve, reject) => {
@@ -322,9 +329,8 @@ export class EventHub {
       };
       const handle = queue.wait(() => {
         done();
-        // Answer after the current dispatch: every event of one commit goes out together.
-        // Touched only then too: a delivery may be walking this user's queues, in LRU order.
-        queueMicrotask(() => {
+        // Touched only when answered: a delivery may be walking this user's queues, in LRU order.
+        this.#atTurnEnd(() => {
           if (this.#handedOver.has(queue)) return resolve(queue.eventsJson(MAX_POLL_ANSWER_CHARS));
           if (this.#queues.get(queue.id) !== queue) return reject(new BadEventQueueError(queue.id));
           this.#touch(queue);
@@ -415,7 +421,7 @@ export class EventHub {
     if (queue === undefined || this.#incoming.has(queueId)) return null;
     if (userId !== undefined && queue.userId !== userId) return null;
     // Copies decided at earlier commits and not yet pushed belong to what is handed over.
-    if (this.#pending.length > 0) this.flush();
+    this.#pushUndelivered(queue);
     if (this.#queues.get(queueId) !== queue) return null;
     if (queue.polling) {
       this.#handedOver.add(queue);
@@ -526,7 +532,7 @@ export class EventHub {
    */
   dropAll(): number {
     const queues = [...this.#queues.values()];
-    this.#pending = [];
+    this.#undelivered.clear();
     for (const queue of queues) this.#remove(queue);
     this.#abandonIncoming();
     return queues.length;
@@ -545,7 +551,7 @@ export class EventHub {
   /** Copies of committed events not yet pushed to their queues. */
   get pendingCopies(): number {
     let n = 0;
-    for (const item of this.#pending) if ("wire" in item) n += item.queues.length - item.next;
+    for (const copies of this.#undelivered.values()) n += copies.length;
     return n;
   }
 
@@ -556,9 +562,12 @@ export class EventHub {
     this.#unsubscribe();
     if (this.#drainScheduled !== null) clearImmediate(this.#drainScheduled);
     this.#drainScheduled = null;
-    this.#pending = [];
+    this.#undelivered.clear();
     if (this.#gcTimer !== null) this.#clock.clearTimeout(this.#gcTimer);
     for (const queue of this.#queues.values()) queue.releaseAll();
+    // Answered now: the connections are about to close.
+    if (this.#turnEndScheduled !== null) clearImmediate(this.#turnEndScheduled);
+    this.#endTurn();
     this.#abandonIncoming();
   }
 
@@ -602,6 +611,7 @@ export class EventHub {
 
   #detach(queue: EventQueue): void {
     this.#queues.delete(queue.id);
+    this.#undelivered.delete(queue);
     const mine = this.#byUser.get(queue.userId);
     if (mine?.queues.delete(queue)) {
       mine.events -= queue.size;
@@ -666,7 +676,7 @@ export class EventHub {
   /**
    * Decides, on the state the commit left, which queues get each event of the batch,
    * then pushes as much as a slice allows (all of it for small deliveries); the rest
-   * follows on later turns, behind any delivery already under way.
+   * follows on later turns.
    */
   #deliver(batch: EventBatch): void {
     const deactivated: number[] = [];
@@ -681,82 +691,114 @@ export class EventHub {
       // A deactivated realm's keys are refused: its clients can poll no more (Zulip's clients reload on this event).
       if (event.type === "realm" && event.op === "deactivated")
         for (const userId of this.#byUser.keys()) if (audience.has(userId)) deactivated.push(userId);
-      const queues: EventQueue[] = [];
-      const recipient: boolean[] = [];
-      const take = (queue: EventQueue, isRecipient: boolean): void => {
+      const wire = new WireEvent(event, this.#store, this.#emailDomainOf);
+      // Shared by every queue that gets the event the same way: a copy allocates nothing.
+      const asRecipient: Copy = { wire, recipient: true };
+      const asPublic: Copy = { wire, recipient: false };
+      const take = (queue: EventQueue, copy: Copy): void => {
         if (!queue.wants(event.type)) return;
         // Registered on a state that holds this write already (followsWriter; ephemeral events have seq 0).
         if (batch.seq !== 0 && batch.seq <= queue.afterSeq) return;
         if (event.type === "message" && queue.matchesNarrow && !queue.matchesNarrow(event.message.id)) return;
-        queues.push(queue);
-        recipient.push(isRecipient);
+        const copies = this.#undelivered.get(queue);
+        if (copies === undefined) this.#undelivered.set(queue, [copy]);
+        else copies.push(copy);
       };
       if (audience.size <= this.#byUser.size) {
-        for (const userId of audience) for (const queue of this.#byUser.get(userId)?.queues ?? []) take(queue, true);
+        for (const userId of audience)
+          for (const queue of this.#byUser.get(userId)?.queues ?? []) take(queue, asRecipient);
       } else {
         for (const [userId, mine] of this.#byUser) {
-          if (audience.has(userId)) for (const queue of mine.queues) take(queue, true);
+          if (audience.has(userId)) for (const queue of mine.queues) take(queue, asRecipient);
         }
       }
       if (event.type === "message" && event.publicChannelRealmId !== null) {
         for (const queue of this.#allPublic.get(event.publicChannelRealmId) ?? [])
-          if (!audience.has(queue.userId)) take(queue, false);
+          if (!audience.has(queue.userId)) take(queue, asPublic);
       }
-      if (queues.length > 0)
-        this.#pending.push({
-          wire: new WireEvent(event, this.#store, this.#emailDomainOf),
-          queues,
-          recipient,
-          next: 0,
-        });
     }
     // A deactivated user's (or realm's) clients can no longer poll (their key is refused): their
-    // queues go once this batch is pushed, and a poll waiting on one is answered BAD_EVENT_QUEUE_ID.
-    if (deactivated.length > 0) this.#pending.push({ removeUsers: deactivated });
+    // queues get what was decided for them, then go, and a poll waiting on one is answered
+    // BAD_EVENT_QUEUE_ID. After the polls these pushes woke have answered (queued before), so
+    // that a realm's clients get its `deactivated` event.
+    if (deactivated.length > 0) {
+      for (const userId of deactivated)
+        for (const queue of [...(this.#byUser.get(userId)?.queues ?? [])]) this.#pushUndelivered(queue);
+      this.#atTurnEnd(() => {
+        for (const userId of deactivated)
+          for (const queue of [...(this.#byUser.get(userId)?.queues ?? [])]) this.#remove(queue);
+      });
+    }
     if (this.#drainScheduled === null) this.#drain(this.#slice.maxCopies);
   }
 
-  /** Pushes pending copies in order, up to `maxCopies` (and the slice's time); schedules the rest. */
+  /**
+   * Runs `step` once this turn of the loop is done, after those queued before it. A woken
+   * poll is answered then, not right after the commit that woke it: the events of every
+   * request handled in the turn go out in one answer (a reaction and a flag change, each
+   * its own commit, were two answers to each queue). Zulip answers a waiting poll at its
+   * event; this answers at the end of that turn, a few milliseconds at most, and the more
+   * requests a turn holds (the busier the server), the more each answer carries.
+   */
+  #atTurnEnd(step: () => void): void {
+    this.#turnEnd.push(step);
+    this.#turnEndScheduled ??= setImmediate(() => this.#endTurn());
+  }
+
+  #endTurn(): void {
+    this.#turnEndScheduled = null;
+    const steps = this.#turnEnd;
+    this.#turnEnd = [];
+    for (const step of steps) step();
+  }
+
+  /** Pushes a queue's copies waiting for a slice, now. */
+  #pushUndelivered(queue: EventQueue): void {
+    const copies = this.#undelivered.get(queue);
+    if (copies === undefined) return;
+    this.#undelivered.delete(queue);
+    for (const copy of copies) {
+      // Collected by a cap through one of these pushes: it gets nothing more.
+      if (this.#queues.get(queue.id) !== queue) return;
+      this.#pushCopy(queue, copy);
+    }
+  }
+
+  #pushCopy(queue: EventQueue, copy: Copy): void {
+    for (const body of copy.wire.forQueue(queue, copy.recipient)) {
+      this.#delivered++;
+      this.#push(queue, body);
+    }
+  }
+
+  /**
+   * Pushes waiting copies, queue by queue (each queue's in commit order), up to
+   * `maxCopies` (and the slice's time); schedules the rest.
+   */
   #drain(maxCopies: number): void {
     const { minCopies, maxMs } = this.#slice;
     const started = performance.now();
     let pushed = 0;
-    while (this.#pending.length > 0) {
-      const item = this.#pending[0]!;
-      if ("removeUsers" in item) {
-        const { removeUsers } = item;
-        this.#pending.shift();
-        // After the polls this batch woke have answered (each in a microtask queued before this one), so that a
-        // realm's clients get its `deactivated` event before their queues go.
-        queueMicrotask(() => {
-          for (const userId of removeUsers)
-            for (const queue of [...(this.#byUser.get(userId)?.queues ?? [])]) this.#remove(queue);
-        });
-        continue;
-      }
-      const { wire, queues, recipient } = item;
-      while (item.next < queues.length) {
+    // A queue collected meanwhile (idle, over a cap, deleted) left this map with its copies.
+    for (const [queue, copies] of this.#undelivered) {
+      let next = 0;
+      while (next < copies.length) {
         if (
           pushed >= minCopies &&
           (pushed >= maxCopies || (pushed % SLICE_CLOCK_EVERY === 0 && performance.now() - started > maxMs))
         ) {
+          copies.splice(0, next);
           this.#drainScheduled ??= setImmediate(() => {
             this.#drainScheduled = null;
             this.#drain(this.#slice.maxCopies);
           });
           return;
         }
-        const i = item.next++;
-        const queue = queues[i]!;
-        // Collected since the commit (idle, over a cap, deleted): it gets nothing more.
-        if (this.#queues.get(queue.id) !== queue) continue;
+        if (this.#queues.get(queue.id) !== queue) break;
         pushed++;
-        for (const body of wire.forQueue(queue, recipient[i])) {
-          this.#delivered++;
-          this.#push(queue, body);
-        }
+        this.#pushCopy(queue, copies[next++]!);
       }
-      this.#pending.shift();
+      this.#undelivered.delete(queue);
     }
   }
 }

@@ -3,7 +3,10 @@
  * allows is pushed over several turns of the event loop, yet every queue gets every
  * event once and in commit order; who gets it is decided at the commit (a queue
  * registered meanwhile gets none of it, a queue collected meanwhile nothing more), and
- * small deliveries still complete in the commit's turn.
+ * small deliveries still complete in the commit's turn. Slices go queue by queue: a
+ * queue behind gets what it missed in one poll answer, and a poll takes its queue's
+ * waiting copies at once. A woken poll is answered at the end of the turn of the loop,
+ * with the events of every commit of that turn.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { User } from "../../src/engine/index.js";
@@ -103,5 +106,77 @@ describe("sliced delivery", () => {
     hub.flush();
     expect(hub.pendingCopies).toBe(0);
     for (const queue of [...queues, ...more]) expect(held(queue).at(-1)).toBe(`message ${big}`);
+  });
+
+  it("answers a queue that fell behind with all it missed at once, not an answer per event", async () => {
+    const { members, send } = setup(30);
+    hub = new EventHub(t.store, {
+      clock: new ManualClock(),
+      deliverySlice: { minCopies: 3, maxMs: 1e9, maxCopies: 3 },
+    });
+    const answers = new Map<string, number[][]>();
+    const stop = new AbortController();
+    const poll = (user: User, queueId: string, lastEventId: number): void => {
+      void hub!.poll(user, { queueId, lastEventId, dontBlock: false }, stop.signal).then((json) => {
+        const events = JSON.parse(json) as { id: number; message: { id: number } }[];
+        if (events.length === 0) return;
+        answers.get(queueId)!.push(events.map((e) => e.message.id));
+        poll(user, queueId, events.at(-1)!.id);
+      });
+    };
+    const queues = members.map((user) => {
+      const queue = hub!.register(user, OPTIONS);
+      answers.set(queue.id, []);
+      poll(user, queue.id, -1);
+      return queue;
+    });
+
+    // Three commits in one turn: three copies go out with the first (a slice), 87 wait.
+    const ids = [send("one"), send("two"), send("three")];
+    expect(hub.pendingCopies).toBe(87);
+    while (hub.pendingCopies > 0) await nextTurn();
+    await nextTurn();
+    stop.abort();
+    for (const queue of queues) expect(answers.get(queue.id)!.flat()).toEqual(ids);
+    // The three served in the commit's turn got the first alone, and the rest as soon as they polled
+    // again; every other queue got all three in one answer (an answer per event would be 90 in all).
+    const counts = queues.map((queue) => answers.get(queue.id)!.length);
+    expect(counts.slice(0, 3)).toEqual([2, 2, 2]);
+    expect(counts.slice(3)).toEqual(Array(27).fill(1));
+  });
+
+  it("a poll takes its queue's copies still waiting for a slice", async () => {
+    const { members, send } = setup(30);
+    hub = new EventHub(t.store, {
+      clock: new ManualClock(),
+      deliverySlice: { minCopies: 4, maxMs: 1e9, maxCopies: 5 },
+    });
+    const queues = members.map((user) => ({ user, queue: hub!.register(user, OPTIONS) }));
+    const id = send("one");
+    const { user, queue } = queues.at(-1)!;
+    expect(queue.size).toBe(0);
+    const json = await hub.poll(
+      user,
+      { queueId: queue.id, lastEventId: -1, dontBlock: true },
+      new AbortController().signal,
+    );
+    expect(held({ eventsJson: () => json })).toEqual([`message ${id}`]);
+    // The other queues still wait for their slices.
+    expect(hub.pendingCopies).toBe(24);
+  });
+
+  it("answers a waiting poll at the end of the turn, with the events of every commit in it", async () => {
+    const { alice, send } = setup(3);
+    hub = new EventHub(t.store, { clock: new ManualClock() });
+    const queue = hub.register(alice, OPTIONS);
+    const signal = new AbortController().signal;
+    const answer = hub.poll(alice, { queueId: queue.id, lastEventId: -1, dontBlock: false }, signal);
+    const ids: number[] = [];
+    // Two requests handled in one turn: callbacks of their own, with microtasks run between them.
+    setImmediate(() => ids.push(send("one")));
+    setImmediate(() => ids.push(send("two")));
+    const json = await answer;
+    expect(held({ eventsJson: () => json })).toEqual(ids.map((id) => `message ${id}`));
+    expect(ids).toHaveLength(2);
   });
 });
