@@ -18,7 +18,7 @@ import { openStore } from "../src/index.js";
 import { internals } from "../src/engine/internal.js";
 import { MAX_DBS, TABLE_NAMES, TABLE_SPECS } from "../src/engine/storage/tables.js";
 import { readManifest } from "../tools/generate/manifest.js";
-import { copyStoreFile } from "./dataset.js";
+import { copyStoreFile } from "../src/engine/storage/copy-store-file.js";
 
 interface DbStat {
   entryCount: number;

@@ -147,6 +147,7 @@ export {
   type SnapshotOptions,
   type SnapshotResult,
 } from "./storage/snapshot.js";
+export { copyStoreFile } from "./storage/copy-store-file.js";
 export { LOCK_FILE, lockDataDir, type DataDirLock } from "./storage/lock.js";
 export { SETTING_DEFAULTS, SETTING_NAMES, isSettingName } from "./settings/defaults.js";
 export {

@@ -1,5 +1,5 @@
 /**
- * bench/dataset's copyStoreFile: the working copy every bench run makes of a dataset's
+ * copyStoreFile: the working copies bench runs make of a dataset's store, and restore's copy of a backup's
  * store, written a page at a time. It must be the same bytes, keep an all-zero stretch
  * a hole (a store written through LMDB's write map is as long as its whole map), and
  * copy a file whose length is not a whole number of pages.
@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { copyStoreFile } from "../../bench/dataset.js";
+import { copyStoreFile } from "../../../src/engine/storage/copy-store-file.js";
 
 let dir: string | undefined;
 afterEach(() => {
