@@ -90,7 +90,13 @@ import type { EventBatch } from "./events/types.js";
 import type { Change, ChangeSet } from "./events/change-set.js";
 import { getMessageMeta } from "./storage/message-meta.js";
 import { getMessageRecord } from "./storage/message-records.js";
-import { WriteCoordinator, type Counters, type WriteContext } from "./write-coordinator.js";
+import {
+  NothingToWrite,
+  WriteCoordinator,
+  type Counters,
+  type GroupedBody,
+  type WriteContext,
+} from "./write-coordinator.js";
 import { ReplicationCapture, type ReplicationSink } from "./replication.js";
 
 /**
@@ -588,8 +594,13 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
   }
 
   /** Queues a write for the next group commit (write-coordinator.ts). */
-  writeGrouped<T>(prepare: () => (ctx: WriteContext) => T): Promise<T> {
+  writeGrouped<T>(prepare: () => GroupedBody<T>): Promise<T> {
     return this.#writes.writeGrouped(prepare);
+  }
+
+  /** A prepared (grouped) write's body run now, on its own: the synchronous variant's path. */
+  writePrepared<T>(body: GroupedBody<T>): T {
+    return body instanceof NothingToWrite ? body.value : this.#writes.write(body);
   }
 
   /** Runs many actions as one transaction (write-coordinator.ts). */
@@ -943,5 +954,6 @@ export class StoreState implements UnreadReader, RecentConversationsReader, List
 export const PRESENCE_CEILING_KEY = "presenceSeqCeiling";
 
 export { channelKey, emailKey, nameKey } from "./index/keys.js";
-export type { Counters, WriteContext } from "./write-coordinator.js";
+export type { Counters, GroupedBody, WriteContext } from "./write-coordinator.js";
+export { NothingToWrite } from "./write-coordinator.js";
 export { userTopicKey } from "./index/user-topics.js";

@@ -50,7 +50,14 @@ import {
   systemGroupId,
   type CreateRealmInput,
 } from "./actions/realms.js";
-import { addReaction, removeReaction, type AddReactionInput, type RemoveReactionInput } from "./actions/reactions.js";
+import {
+  addReaction,
+  prepareAddReaction,
+  prepareRemoveReaction,
+  removeReaction,
+  type AddReactionInput,
+  type RemoveReactionInput,
+} from "./actions/reactions.js";
 import { addSubmessage, type SubmessageInput } from "./actions/submessages.js";
 import {
   continueReadPurge,
@@ -147,6 +154,9 @@ import {
 import {
   markAllAsRead,
   markTopicAsRead,
+  prepareFlagsByIds,
+  prepareFlagsForNarrow,
+  prepareMarkTopicAsRead,
   updateFlagsByIds,
   updateFlagsForNarrow,
   type FlagChangeResult,
@@ -2040,6 +2050,17 @@ export class Store {
   removeReaction(userId: number, messageId: number, reaction: RemoveReactionInput): void {
     removeReaction(this.#state, userId, messageId, reaction);
   }
+  /**
+   * addReaction through the group commit (see sendMessageGrouped): checked in arrival
+   * order inside the group, settled after the shared commit, refusals reject alone.
+   */
+  addReactionGrouped(userId: number, messageId: number, reaction: AddReactionInput): Promise<void> {
+    return this.#state.writeGrouped(() => prepareAddReaction(this.#state, userId, messageId, reaction));
+  }
+  /** removeReaction through the group commit (see addReactionGrouped). */
+  removeReactionGrouped(userId: number, messageId: number, reaction: RemoveReactionInput): Promise<void> {
+    return this.#state.writeGrouped(() => prepareRemoveReaction(this.#state, userId, messageId, reaction));
+  }
   /** POST /submessage: a widget event (a vote, a new option, a task toggle) on a message. */
   addSubmessage(userId: number, input: SubmessageInput): { id: number } {
     return addSubmessage(this.#state, userId, input);
@@ -2054,6 +2075,22 @@ export class Store {
   /** Marks a topic (or, with topic null, a whole channel) read. */
   markTopicAsRead(userId: number, channelId: number, topic: string | null): FlagChangeResult {
     return markTopicAsRead(this.#context(userId), channelId, topic);
+  }
+  // The grouped variants (see sendMessageGrouped): concurrent flag changes share one
+  // commit. The user is looked up in prepare, which runs in arrival order in the group.
+  updateFlagsGrouped(
+    userId: number,
+    messageIds: readonly number[],
+    flag: string,
+    op: string,
+  ): Promise<FlagChangeResult> {
+    return this.#state.writeGrouped(() => prepareFlagsByIds(this.#context(userId), messageIds, flag, op));
+  }
+  updateFlagsForNarrowGrouped(userId: number, input: WindowInput, flag: string, op: string): Promise<NarrowFlagResult> {
+    return this.#state.writeGrouped(() => prepareFlagsForNarrow(this.#context(userId), input, flag, op));
+  }
+  markTopicAsReadGrouped(userId: number, channelId: number, topic: string | null): Promise<FlagChangeResult> {
+    return this.#state.writeGrouped(() => prepareMarkTopicAsRead(this.#context(userId), channelId, topic));
   }
   /** POST /mark_all_as_read: at most `limit` messages marked; complete when none are left unread. */
   markAllAsRead(userId: number, limit: number): { complete: boolean } {

@@ -108,11 +108,23 @@ class WriteUnit {
 }
 
 /**
+ * What a grouped write's `prepare` returns when its checks found nothing to write (a
+ * flag already set): the answer, given after the group's commit (it may rest on the
+ * writes before it), or at once, with no transaction, when the write is alone.
+ */
+export class NothingToWrite<T> {
+  constructor(readonly value: T) {}
+}
+
+/** A grouped write's body, or its answer when it writes nothing. */
+export type GroupedBody<T> = ((ctx: WriteContext) => T) | NothingToWrite<T>;
+
+/**
  * One write waiting for a group commit: `prepare` does every check (it must not
  * write) and returns the write's body, run inside the shared transaction.
  */
 interface GroupedWrite {
-  readonly prepare: () => (ctx: WriteContext) => unknown;
+  readonly prepare: () => GroupedBody<unknown>;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -231,7 +243,7 @@ export class WriteCoordinator {
    * commit, undoes the whole group, after which a body error reruns the others each in
    * its own write, and a commit failure rejects every write of the group.
    */
-  writeGrouped<T>(prepare: () => (ctx: WriteContext) => T): Promise<T> {
+  writeGrouped<T>(prepare: () => GroupedBody<T>): Promise<T> {
     if (this.#follower) return Promise.reject(new FollowerWriteError("a write"));
     return new Promise<T>((resolve, reject) => {
       this.#grouped.push({ prepare, resolve: resolve as (value: unknown) => void, reject });
@@ -254,17 +266,21 @@ export class WriteCoordinator {
     this.#groupScheduled = false;
     const group = this.#grouped.splice(0);
     if (group.length === 1) return this.#writeAlone(group[0]!);
-    const outcomes: ({ ok: true; value: unknown; unit: WriteUnit } | { ok: false; error: unknown })[] = [];
+    const outcomes: ({ ok: true; value: unknown; unit: WriteUnit | null } | { ok: false; error: unknown })[] = [];
     let bodyFailed = false;
     try {
       this.#transaction(
         () => {
           for (const entry of group) {
-            let body: (ctx: WriteContext) => unknown;
+            let body: GroupedBody<unknown>;
             try {
               body = entry.prepare();
             } catch (error) {
               outcomes.push({ ok: false, error });
+              continue;
+            }
+            if (body instanceof NothingToWrite) {
+              outcomes.push({ ok: true, value: body.value, unit: null });
               continue;
             }
             const unit = new WriteUnit();
@@ -298,7 +314,7 @@ export class WriteCoordinator {
     group.forEach((entry, i) => {
       const outcome = outcomes[i]!;
       if (!outcome.ok) return entry.reject(outcome.error);
-      this.#release(outcome.unit);
+      if (outcome.unit) this.#release(outcome.unit);
       entry.resolve(outcome.value);
     });
   }
@@ -330,7 +346,7 @@ export class WriteCoordinator {
   #writeAlone(entry: GroupedWrite): void {
     try {
       const body = entry.prepare();
-      entry.resolve(this.write(body));
+      entry.resolve(body instanceof NothingToWrite ? body.value : this.write(body));
     } catch (error) {
       entry.reject(error);
     }

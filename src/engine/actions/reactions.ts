@@ -11,7 +11,7 @@ import { canAccessMessage } from "../access.js";
 import { BadRequestError, EngineError } from "../errors.js";
 import { applyParticipationPolicy } from "./user-topics.js";
 import { key } from "../index/keys.js";
-import type { StoreState } from "../state.js";
+import type { StoreState, WriteContext } from "../state.js";
 import type { Message, Reaction } from "../types.js";
 import { isUnicodeEmojiCode, unicodeEmojiCode } from "../../emoji/unicode.js";
 import { requireActiveUser } from "./users.js";
@@ -86,6 +86,16 @@ const same = (r: Reaction, userId: number, input: ReactionInput) =>
   r.userId === userId && r.reactionType === input.reactionType && r.emojiCode === input.emojiCode;
 
 export function addReaction(state: StoreState, userId: number, messageId: number, request: AddReactionInput): void {
+  state.write(prepareAddReaction(state, userId, messageId, request));
+}
+
+/** addReaction's checks, and its write (for StoreState.writeGrouped). */
+export function prepareAddReaction(
+  state: StoreState,
+  userId: number,
+  messageId: number,
+  request: AddReactionInput,
+): (ctx: WriteContext) => void {
   const message = accessibleMessage(state, userId, messageId);
   let { emojiCode, reactionType } = request;
   if (emojiCode === undefined || reactionType === undefined) {
@@ -103,7 +113,7 @@ export function addReaction(state: StoreState, userId: number, messageId: number
   const next: Message = { ...message, reactions: [...message.reactions, { ...input, userId }] };
   const reactor = state.users.get(userId);
   const channel = message.recipient.type === "channel" ? state.channels.get(message.recipient.channelId) : undefined;
-  state.write((ctx) => {
+  return (ctx) => {
     if (reactor && channel) applyParticipationPolicy(state, ctx, reactor, channel, message.topic);
     putMessageRecord(state.tables, next);
     state.bitmaps.add(key.has(message.realmId, "reaction"), message.id);
@@ -111,7 +121,7 @@ export function addReaction(state: StoreState, userId: number, messageId: number
       { type: "reaction", op: "add", messageId: message.id, realmId: message.realmId, reaction: { ...input, userId } },
       () => messageReadersAudience(state, next),
     );
-  });
+  };
 }
 
 export function removeReaction(
@@ -120,6 +130,16 @@ export function removeReaction(
   messageId: number,
   request: RemoveReactionInput,
 ): void {
+  state.write(prepareRemoveReaction(state, userId, messageId, request));
+}
+
+/** removeReaction's checks, and its write (for StoreState.writeGrouped). */
+export function prepareRemoveReaction(
+  state: StoreState,
+  userId: number,
+  messageId: number,
+  request: RemoveReactionInput,
+): (ctx: WriteContext) => void {
   const message = accessibleMessage(state, userId, messageId);
   let emojiCode = request.emojiCode;
   if (emojiCode === undefined) {
@@ -136,7 +156,7 @@ export function removeReaction(
   if (!message.reactions.some((r) => same(r, userId, input)))
     throw new EngineError("REACTION_DOES_NOT_EXIST", "Reaction doesn't exist.");
   const next: Message = { ...message, reactions: message.reactions.filter((r) => !same(r, userId, input)) };
-  state.write((ctx) => {
+  return (ctx) => {
     putMessageRecord(state.tables, next);
     if (next.reactions.length === 0) state.bitmaps.removeMany(key.has(message.realmId, "reaction"), [message.id]);
     ctx.emit(
@@ -149,5 +169,5 @@ export function removeReaction(
       },
       () => messageReadersAudience(state, next),
     );
-  });
+  };
 }

@@ -8,7 +8,7 @@
  * (anything else is "Invalid message(s)", like an ID that does not exist). Cost grows
  * with the IDs touched.
  */
-import type { StoreState } from "../state.js";
+import { NothingToWrite, type GroupedBody, type StoreState } from "../state.js";
 import { canAccessChannelHistory, canAccessMessage, canSeeChannel, isSubscribed } from "../access.js";
 import { BadRequestError, clip } from "../errors.js";
 import { key } from "../index/keys.js";
@@ -46,12 +46,7 @@ export interface FlagChangeResult {
   readonly ignoredBecauseNotSubscribedChannels?: readonly number[];
 }
 
-/**
- * Applies one flag change to `ids` inside a single write; the core of all three entry
- * points. Which IDs have a row is decided in bulk from bitmaps; records are read only
- * where Zulip's rules need them: marking unread (subscription check) and messages
- * without a row whose flag moves away from read+historical (access check).
- */
+/** Applies one flag change to `ids` inside a single write (see prepareFlagChange). */
 export function applyFlagChange(
   ctx: PlanContext<StoreState>,
   ids: readonly number[] | ReadonlyBitmap,
@@ -59,6 +54,28 @@ export function applyFlagChange(
   op: FlagOp,
   idsAreChanges = false,
 ): FlagChangeResult {
+  return ctx.state.writePrepared(prepareFlagChange(ctx, ids, flag, op, idsAreChanges));
+}
+
+/** A prepared write's answer, passed through `f` (the body's, or the one with nothing to write). */
+function mapBody<T, U>(body: GroupedBody<T>, f: (value: T) => U): GroupedBody<U> {
+  return body instanceof NothingToWrite ? new NothingToWrite(f(body.value)) : (w) => f(body(w));
+}
+
+/**
+ * Checks one flag change to `ids` and returns the write that makes it (nothing written
+ * here: the body runs alone or in a group commit); the core of all three entry
+ * points. Which IDs have a row is decided in bulk from bitmaps; records are read only
+ * where Zulip's rules need them: marking unread (subscription check) and messages
+ * without a row whose flag moves away from read+historical (access check).
+ */
+export function prepareFlagChange(
+  ctx: PlanContext<StoreState>,
+  ids: readonly number[] | ReadonlyBitmap,
+  flag: EditableFlag,
+  op: FlagOp,
+  idsAreChanges = false,
+): GroupedBody<FlagChangeResult> {
   const { state, user } = ctx;
   // A message's meta names its channel without decoding the record (5000 records cost
   // ~50 ms); the record is read only where the channel alone cannot decide access.
@@ -112,28 +129,27 @@ export function applyFlagChange(
     }
     changes.addMany(newRows);
   }
-  if (changes.size > 0) {
-    const messages = idArrayOf(changes);
-    const details = markingUnread ? messageDetails(ctx, messages) : null;
-    state.write((w) => {
-      if (newRows.length > 0) {
-        clearLostRowFlags(ctx, newRows);
-        state.bitmaps.addMany(key.userFlag(user.id, "historical"), newRows);
-        if (!markingUnread) state.bitmaps.addMany(key.userFlag(user.id, "read"), newRows);
-      }
-      if (op === "add") state.bitmaps.addBitmap(key.userFlag(user.id, flag), changes);
-      else state.bitmaps.removeMany(key.userFlag(user.id, flag), changes);
-      // Read messages a mobile notification shows: their removal goes out with this write.
-      if (op === "add" && flag === "read") enqueueReadRemovals(state, w, user.id, changes);
-      w.emit({ type: "update_message_flags", userId: user.id, op, flag, messages, messageDetails: details }, () =>
-        userAudience(user.id),
-      );
-    });
-  }
-  const result: FlagChangeResult = { updatedCount: changes.size };
-  return markingUnread
-    ? { ...result, ignoredBecauseNotSubscribedChannels: [...ignored].sort((x, y) => x - y) }
-    : result;
+  const result: FlagChangeResult = markingUnread
+    ? { updatedCount: changes.size, ignoredBecauseNotSubscribedChannels: [...ignored].sort((x, y) => x - y) }
+    : { updatedCount: changes.size };
+  if (changes.size === 0) return new NothingToWrite(result);
+  const messages = idArrayOf(changes);
+  const details = markingUnread ? messageDetails(ctx, messages) : null;
+  return (w) => {
+    if (newRows.length > 0) {
+      clearLostRowFlags(ctx, newRows);
+      state.bitmaps.addMany(key.userFlag(user.id, "historical"), newRows);
+      if (!markingUnread) state.bitmaps.addMany(key.userFlag(user.id, "read"), newRows);
+    }
+    if (op === "add") state.bitmaps.addBitmap(key.userFlag(user.id, flag), changes);
+    else state.bitmaps.removeMany(key.userFlag(user.id, flag), changes);
+    // Read messages a mobile notification shows: their removal goes out with this write.
+    if (op === "add" && flag === "read") enqueueReadRemovals(state, w, user.id, changes);
+    w.emit({ type: "update_message_flags", userId: user.id, op, flag, messages, messageDetails: details }, () =>
+      userAudience(user.id),
+    );
+    return result;
+  };
 }
 
 /** Flags a row may have carried before a move took it away (actions/move-rows.ts). */
@@ -191,8 +207,18 @@ export function updateFlagsByIds(
   flagName: string,
   opName: string,
 ): FlagChangeResult {
+  return ctx.state.writePrepared(prepareFlagsByIds(ctx, messageIds, flagName, opName));
+}
+
+/** updateFlagsByIds's checks, and its write (for StoreState.writeGrouped). */
+export function prepareFlagsByIds(
+  ctx: PlanContext<StoreState>,
+  messageIds: readonly number[],
+  flagName: string,
+  opName: string,
+): GroupedBody<FlagChangeResult> {
   const { flag, op } = checkFlagAndOp(flagName, opName);
-  return applyFlagChange(ctx, messageIds, flag, op);
+  return prepareFlagChange(ctx, messageIds, flag, op);
 }
 
 export interface NarrowFlagResult extends FlagChangeResult {
@@ -210,6 +236,16 @@ export function updateFlagsForNarrow(
   flagName: string,
   opName: string,
 ): NarrowFlagResult {
+  return ctx.state.writePrepared(prepareFlagsForNarrow(ctx, input, flagName, opName));
+}
+
+/** updateFlagsForNarrow's checks and window, and its write (for StoreState.writeGrouped). */
+export function prepareFlagsForNarrow(
+  ctx: PlanContext<StoreState>,
+  input: WindowInput,
+  flagName: string,
+  opName: string,
+): GroupedBody<NarrowFlagResult> {
   const { flag, op } = checkFlagAndOp(flagName, opName);
   const range = requireRange(input);
   if (range.anchor === "date") throw new BadRequestError("Invalid anchor");
@@ -222,15 +258,14 @@ export function updateFlagsForNarrow(
   checkWindow(clamped);
   const terms = normalizeNarrow(ctx.state, ctx.user, parseNarrow(input.narrow));
   const { window } = selectNarrowWindow(ctx, terms, clamped);
-  const change = applyFlagChange(ctx, window.ids, flag, op);
-  return {
+  return mapBody(prepareFlagChange(ctx, window.ids, flag, op), (change) => ({
     ...change,
     processedCount: window.ids.length,
     firstProcessedId: window.ids[0] ?? null,
     lastProcessedId: window.ids[window.ids.length - 1] ?? null,
     foundOldest: window.foundOldest,
     foundNewest: window.foundNewest,
-  };
+  }));
 }
 
 /** POST /mark_topic_as_read (and, with topic null, mark_stream_as_read). */
@@ -239,6 +274,15 @@ export function markTopicAsRead(
   channelId: number,
   topicName: string | null,
 ): FlagChangeResult {
+  return ctx.state.writePrepared(prepareMarkTopicAsRead(ctx, channelId, topicName));
+}
+
+/** markTopicAsRead's checks, and its write (for StoreState.writeGrouped). */
+export function prepareMarkTopicAsRead(
+  ctx: PlanContext<StoreState>,
+  channelId: number,
+  topicName: string | null,
+): GroupedBody<FlagChangeResult> {
   const { state, user } = ctx;
   // Zulip's access_stream_by_id: an unknown or invisible channel is "Invalid channel ID" here.
   const found = state.channels.get(channelId);
@@ -257,7 +301,7 @@ export function markTopicAsRead(
   if (topic !== null && topic !== "" && mine.size === 0) throw new BadRequestError(`No such topic '${clip(topic)}'`);
   mine.andNotInPlace(state.bitmaps.get(key.userFlag(user.id, "read")));
   // mine is every received, unread message of the scope: exactly what changes.
-  return applyFlagChange(ctx, mine, "read", "add", true);
+  return prepareFlagChange(ctx, mine, "read", "add", true);
 }
 
 /** Messages one mark-all-as-read write marks (Zulip's batches are 2000 rows). */

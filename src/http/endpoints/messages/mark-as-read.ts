@@ -29,8 +29,9 @@ export const markStreamAsRead = defineEndpoint({
   path: "/mark_stream_as_read",
   auth: "user",
   params: { stream_id: ref(p.int(), "channel") },
-  handler(ctx, input) {
-    ctx.store.markTopicAsRead(ctx.user.id, input.stream_id, null);
+  // Concurrent flag changes share one fsync (group commit); the answer waits for it.
+  async handler(ctx, input) {
+    await ctx.store.markTopicAsReadGrouped(ctx.user.id, input.stream_id, null);
     return {};
   },
 });

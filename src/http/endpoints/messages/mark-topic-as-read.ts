@@ -15,8 +15,9 @@ export default defineEndpoint({
     topic_name: p.str(),
   },
   testing: { sweepBases: [{ params: { topic_name: "t" } }] },
-  handler(ctx, input) {
-    ctx.store.markTopicAsRead(ctx.user.id, input.stream_id, input.topic_name);
+  // Concurrent flag changes share one fsync (group commit); the answer waits for it.
+  async handler(ctx, input) {
+    await ctx.store.markTopicAsReadGrouped(ctx.user.id, input.stream_id, input.topic_name);
     return {};
   },
 });

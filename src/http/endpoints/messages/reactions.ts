@@ -29,8 +29,9 @@ export const addReactionEndpoint = defineEndpoint({
     reaction_type: p.oneOf(REACTION_TYPES).optional(),
   },
   testing: { sweepBases: [{ params: { emoji_name: "octopus" } }] },
-  handler(ctx, input) {
-    ctx.store.addReaction(ctx.user.id, messageId(ctx), {
+  // Concurrent reactions share one fsync (group commit); the answer waits for it.
+  async handler(ctx, input) {
+    await ctx.store.addReactionGrouped(ctx.user.id, messageId(ctx), {
       emojiName: input.emoji_name,
       emojiCode: input.emoji_code,
       reactionType: input.reaction_type,
@@ -50,8 +51,8 @@ export const removeReactionEndpoint = defineEndpoint({
     reaction_type: p.oneOf(REACTION_TYPES).default("unicode_emoji"),
   },
   testing: { sweepBases: [{ params: { emoji_name: "octopus" } }] },
-  handler(ctx, input) {
-    ctx.store.removeReaction(ctx.user.id, messageId(ctx), {
+  async handler(ctx, input) {
+    await ctx.store.removeReactionGrouped(ctx.user.id, messageId(ctx), {
       emojiName: input.emoji_name,
       emojiCode: input.emoji_code,
       reactionType: input.reaction_type,

@@ -32,9 +32,10 @@ export default defineEndpoint({
       extra: [tooManyNarrowTerms({ anchor: "oldest", num_before: "0", num_after: "5000", op: "add", flag: "starred" })],
     },
   },
-  handler(ctx, input) {
+  // Concurrent flag changes share one fsync (group commit); the answer waits for it.
+  async handler(ctx, input) {
     const anchor = parseAnchor(input.anchor);
-    const result = ctx.store.updateFlagsForNarrow(
+    const result = await ctx.store.updateFlagsForNarrowGrouped(
       ctx.user.id,
       {
         narrow: input.narrow,

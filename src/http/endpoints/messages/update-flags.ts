@@ -27,8 +27,9 @@ export default defineEndpoint({
       { params: { op: "add", flag: "collapsed" } },
     ],
   },
-  handler(ctx, input) {
-    const result = ctx.store.updateFlags(ctx.user.id, input.messages, input.flag, input.op);
+  // Concurrent flag changes share one fsync (group commit); the answer waits for it.
+  async handler(ctx, input) {
+    const result = await ctx.store.updateFlagsGrouped(ctx.user.id, input.messages, input.flag, input.op);
     return {
       messages: input.messages,
       ...(result.ignoredBecauseNotSubscribedChannels
