@@ -5,7 +5,7 @@
  * refusal rejects only its own write, and one with nothing to write commits nothing.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { EventBatch, Store } from "../../src/engine/index.js";
+import type { EngineEvent, EventBatch, Store } from "../../src/engine/index.js";
 import { BadRequestError, EngineError } from "../../src/engine/index.js";
 import { fingerprint } from "../support/snapshot.js";
 import { seedRealm, tempStore, type TempStore } from "../support/temp-store.js";
@@ -35,8 +35,10 @@ beforeEach(() => {
 });
 afterEach(() => t.cleanup());
 
-const eventsOf = (type: string) =>
-  batches.flatMap((b) => b.deliveries.filter((d) => d.event.type === type).map((d) => d.event));
+const eventsOf = <K extends EngineEvent["type"]>(type: K) =>
+  batches.flatMap((b) =>
+    b.deliveries.map((d) => d.event).filter((e): e is Extract<EngineEvent, { type: K }> => e.type === type),
+  );
 
 function expectVerifies(): void {
   const live = fingerprint(s());
@@ -64,7 +66,7 @@ describe("group commit of flag changes", () => {
     expect(commits).toBe(1);
     expect(results.map((r) => r.updatedCount)).toEqual([1, 1, 1, 1, 1, 1, 1, 6, 6]);
     expect(results[7]).toMatchObject({ processedCount: 6, firstProcessedId: ids[0], foundNewest: true });
-    const flagEvents = eventsOf("update_message_flags") as { op: string; flag: string; messages: number[] }[];
+    const flagEvents = eventsOf("update_message_flags");
     expect(flagEvents.map((e) => [e.op, e.flag, e.messages])).toEqual([
       ...ids.map((id) => ["add", "starred", [id]]),
       ["remove", "starred", [ids[0]]],
@@ -94,8 +96,27 @@ describe("group commit of flag changes", () => {
       expect((r as PromiseRejectedResult).reason).toBeInstanceOf(BadRequestError);
     }
     expect(commits).toBe(1);
-    const flagEvents = eventsOf("update_message_flags") as { messages: number[] }[];
+    const flagEvents = eventsOf("update_message_flags");
     expect(flagEvents.map((e) => e.messages)).toEqual([[ids[0]], [ids[2]]]);
+    expectVerifies();
+  });
+
+  it("a later change sees the historical row an earlier one of its group created", async () => {
+    s().subscribe(w.owner.id, { channels: [{ name: "elsewhere" }], principals: [w.owner.id] });
+    const id = s().sendMessage({
+      senderId: w.owner.id,
+      to: { type: "channel", channel: "elsewhere", topic: "t" },
+      content: "no row for alice",
+    }).id;
+    commits = 0;
+    const results = await Promise.all([
+      s().updateFlagsGrouped(w.alice.id, [id], "starred", "add"),
+      s().updateFlagsGrouped(w.alice.id, [id], "starred", "remove"),
+      s().updateFlagsGrouped(w.alice.id, [id], "starred", "remove"),
+    ]);
+    expect(results.map((r) => r.updatedCount)).toEqual([1, 1, 0]);
+    expect(commits).toBe(1);
+    expect(s().getMessage(w.alice.id, id).flags).not.toContain("starred");
     expectVerifies();
   });
 
@@ -134,7 +155,7 @@ describe("group commit of reactions", () => {
     expect(((results[4] as PromiseRejectedResult).reason as EngineError).code).toBe("REACTION_DOES_NOT_EXIST");
     expect((results[5] as PromiseRejectedResult).reason).toBeInstanceOf(BadRequestError);
     expect(commits).toBe(1);
-    const reactionEvents = eventsOf("reaction") as { op: string; messageId: number; reaction: { userId: number } }[];
+    const reactionEvents = eventsOf("reaction");
     expect(reactionEvents.map((e) => [e.op, e.messageId, e.reaction.userId])).toEqual([
       ["add", ids[0], w.alice.id],
       ["add", ids[0], w.bob.id],
