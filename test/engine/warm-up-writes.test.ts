@@ -38,7 +38,7 @@ afterEach(() => {
 async function warmUp(renderer: MessageRenderer) {
   process.env["TMPDIR"] = scratchParent;
   try {
-    return await warmUpWrites({ renderer, rounds: 2, users: 6, topicMessages: 12 });
+    return await warmUpWrites({ renderer, rounds: 2, users: 6, topicMessages: 12, emailChunkUsers: 2 });
   } finally {
     if (TMPDIR === undefined) delete process.env["TMPDIR"];
     else process.env["TMPDIR"] = TMPDIR;
@@ -68,7 +68,7 @@ function realStore() {
 }
 
 describe("warmUpWrites", () => {
-  it("moves, edits, resolves and deletes on a scratch store, then removes it, changing nothing real", async () => {
+  it("moves, edits, resolves, deletes and sends wide mentions on a scratch store, then removes it, changing nothing real", async () => {
     const { store, seen } = realStore();
     const before = seen();
     const changes: unknown[] = [];
@@ -89,6 +89,10 @@ describe("warmUpWrites", () => {
     expect(mentionEdits).toHaveLength(2 * WARM_UP_MENTION_EDITS);
     expect(rendered.some((content) => content.includes("This topic was moved"))).toBe(true);
     expect(rendered.some((content) => content.includes("has marked this topic as"))).toBe(true);
+    // And sent the wide mentions each round, each leaving email chunks (5-6 candidates, 2 a chunk).
+    for (const mention of ["@**all**", "@*warm-up everyone*", "@**topic**"])
+      expect(rendered.filter((content) => content.startsWith(`${mention} round`))).toHaveLength(2);
+    expect(result.chunkedSends).toBe(2 * 3);
     expect(readdirSync(scratchParent)).toEqual([]);
     expect(changes).toEqual([]);
     expect(seen()).toEqual(before);
