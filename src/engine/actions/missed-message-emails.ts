@@ -44,8 +44,17 @@ import { channelTrigger, directTrigger, offlineEnabled, recentlyActive } from ".
 import { topicPolicyOf } from "./user-topics.js";
 
 /**
+ * At most this many of a send's candidates a write looks at (the send's, then each stored chunk's),
+ * fewer than an edit's: on a loaded machine the first @**all** in the 10,000-subscriber channel after
+ * its unmeasured twin held the loop 93-196 ms with chunks of 500 and 31-41 ms with chunks of 100
+ * (bench:worst at 100k, load ~8; server CPU of that send 151-245 and 71-92 ms). A smaller setting
+ * (StoreOptions.editEmailChunkUsers) wins.
+ */
+export const SEND_EMAIL_CHUNK_USERS = 100;
+
+/**
  * Inside a new message's write: adds it to the batch of each away recipient it triggers an email
- * for. A channel message with more candidates than state.editEmailChunkUsers looks at the first
+ * for. A channel message with more candidates than sendEmailChunkUsers looks at the first
  * ones (personally and group mentioned first, then topic followers, then subscribers) in its own
  * write and stores the rest as an edit does (edit_email_chunks, with each user's flags at send),
  * for later writes to decide as at send: @**all** in a 10,000-subscriber channel read and wrote
@@ -71,13 +80,14 @@ export function enqueueMissedEmails(
   candidates.delete(message.senderId);
   const users: number[] = [];
   for (const userId of candidates) if (!flags.bornRead(userId)) users.push(userId);
-  const chunk = channel === null ? users.length : Math.max(1, state.editEmailChunkUsers);
+  const chunk =
+    channel === null ? users.length : Math.max(1, Math.min(state.editEmailChunkUsers, SEND_EMAIL_CHUNK_USERS));
   const flagsOf = (userId: number) => flags.flagsFor(userId);
   const receives =
     channel === null ? () => true : (userId: number) => subscribedAtSend(state, userId, message.id, channel.id);
   emailSendRecipients(state, ctx, message, channel, users.slice(0, chunk), flagsOf, receives);
   if (channel !== null && users.length > chunk)
-    storeChunks(state, ctx, message, channel, users.slice(chunk), flagsOf, true);
+    storeChunks(state, ctx, message, channel, users.slice(chunk), flagsOf, true, chunk);
 }
 
 /**
@@ -160,12 +170,12 @@ export function enqueueEditMissedEmails(
   // Ascending, so that a stored chunk holds small differences (subscribers come nearly sorted).
   users.sort((a, b) => a - b);
   emailEditMentions(state, ctx, message, channel, users.slice(0, chunk), mentionFlags);
-  storeChunks(state, ctx, message, channel, users.slice(chunk), mentionFlags, false);
+  storeChunks(state, ctx, message, channel, users.slice(chunk), mentionFlags, false, chunk);
 }
 
 /**
- * Inside a send's or an edit's write: the candidates it leaves to later writes, stored a chunk
- * a record (in ascending order) under the next edit ID, and a loop to write them once it commits.
+ * Inside a send's or an edit's write: the candidates it leaves to later writes, stored `chunk`
+ * users a record (in ascending order) under the next edit ID, and a loop to write them once it commits.
  */
 function storeChunks(
   state: StoreState,
@@ -175,9 +185,9 @@ function storeChunks(
   users: number[],
   flagsOf: (userId: number) => readonly string[],
   send: boolean,
+  chunk: number,
 ): void {
   users.sort((a, b) => a - b);
-  const chunk = Math.max(1, state.editEmailChunkUsers);
   const editId = nextEditId(state);
   for (let from = 0, n = 0; from < users.length; from += chunk, n++) {
     const record = chunkRecord(message.id, channel.id, users.slice(from, from + chunk), flagsOf, send);

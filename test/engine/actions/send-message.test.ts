@@ -5,7 +5,7 @@ import { expectFailsUnchanged } from "../../support/snapshot.js";
 import { seedRealm, tempStore, type TempStore } from "../../support/temp-store.js";
 import { internals } from "../../../src/engine/internal.js";
 import { getMessageRecord } from "../../../src/engine/storage/message-records.js";
-import { editEmailsWritten } from "../../../src/engine/actions/missed-message-emails.js";
+import { editEmailsWritten, SEND_EMAIL_CHUNK_USERS } from "../../../src/engine/actions/missed-message-emails.js";
 
 const NOW = 1_700_000_000;
 let t: TempStore;
@@ -520,6 +520,37 @@ describe("missed-message emails of a send with more candidates than a write look
     expect(whole.after.map(([userId]) => userId)).toEqual(
       [whole.seed.owner, whole.seed.bob, ...whole.away].map((u) => u.id).sort((a, b) => a - b),
     );
+  });
+
+  it("a send's writes look at SEND_EMAIL_CHUNK_USERS candidates each, though an edit's may look at more", async () => {
+    const d = tempStore({ now: () => NOW, editEmailChunkUsers: 500 });
+    try {
+      const seed = seedRealm(d.store);
+      const many = Array.from(
+        { length: SEND_EMAIL_CHUNK_USERS + 30 },
+        (_, i) => d.store.createUser({ realmId: seed.realm.id, email: `many${i}@test.dev`, fullName: `Many ${i}` }).id,
+      );
+      d.store.subscribe(seed.owner.id, { channels: [{ name: "general" }], principals: many });
+      const emailedFor = (id: number) =>
+        d.store.missedEmailBatches().filter((b) => b.items.some((i) => i.messageId === id)).length;
+      const { id } = d.store.sendMessage({
+        // The owner: only admins may use wildcards in a channel this large.
+        senderId: seed.owner.id,
+        to: { type: "channel", channel: "general", topic: "lunch" },
+        content: "@**all** look",
+      });
+      expect(emailedFor(id)).toBe(SEND_EMAIL_CHUNK_USERS);
+      const chunks = [...internals(d.store).tables.editEmailChunks.getRange({})].map(
+        ({ value }) => value as { users: unknown[] },
+      );
+      expect(chunks.length).toBeGreaterThan(0);
+      expect(chunks.every((c) => c.users.length <= SEND_EMAIL_CHUNK_USERS)).toBe(true);
+      await editEmailsWritten(internals(d.store));
+      // Every subscriber but the sender: Alice, Bob and the many.
+      expect(emailedFor(id)).toBe(2 + many.length);
+    } finally {
+      d.cleanup();
+    }
   });
 
   it("its stored chunks outlive a close before they are written: the store opened again emails them", async () => {
