@@ -9,8 +9,9 @@
  * message of the channel deleted as many times, and then the topic deleted
  * (Store.deleteTopic, until complete) while a setImmediate ticker times every turn of the
  * event loop in CPU and wall time. Prints each turn of 5 ms or more (CPU) and each
- * write's CPU time with the turn it fell in, GC pauses, and the figures: longest turn CPU,
- * longest write CPU, loop held (bench/loop-probe). One topic a process: run it a few times
+ * write's CPU time with the turn it fell in (b: a batch, p: a read purge, o: other), GC
+ * pauses, and the figures: longest turn CPU, longest write CPU, the batches' writes' CPU
+ * in all, loop held (bench/loop-probe). One topic a process: run it a few times
  * and compare minimums. --profile DIR writes a CPU profile of the deletion.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -120,14 +121,18 @@ async function main(): Promise<void> {
 
   const state = internals(store);
   const write = state.write.bind(state);
-  const writes: { cpu: number; turn: number }[] = [];
+  const writes: { cpu: number; turn: number; kind: string }[] = [];
+  // What each write is (from its caller): the batches' and the read purge's costs differ.
+  const kindOf = (stack: string): string =>
+    stack.includes("continueReadPurge") ? "p" : stack.includes("deleteTopicBatch") ? "b" : "o";
   let turn = 0;
   state.write = (fn) => {
     const before = cpuMs();
+    const stack = new Error().stack ?? "";
     try {
       return write(fn);
     } finally {
-      writes.push({ cpu: cpuMs() - before, turn });
+      writes.push({ cpu: cpuMs() - before, turn, kind: kindOf(stack) });
     }
   };
   const gcs: string[] = [];
@@ -135,7 +140,7 @@ async function main(): Promise<void> {
     for (const e of list.getEntries()) if (e.duration > 2) gcs.push(`gc ${e.duration.toFixed(1)} ms in turn ${turn}`);
   });
   observer.observe({ entryTypes: ["gc"] });
-  const turns: { cpu: number; wall: number; writes: number[] }[] = [];
+  const turns: { cpu: number; wall: number; writes: string[] }[] = [];
   let running = true;
   let lastCpu = cpuMs();
   let lastWall = performance.now();
@@ -144,7 +149,7 @@ async function main(): Promise<void> {
     turns.push({
       cpu: c - lastCpu,
       wall: w - lastWall,
-      writes: writes.filter((x) => x.turn === turn).map((x) => x.cpu),
+      writes: writes.filter((x) => x.turn === turn).map((x) => `${x.kind}${x.cpu.toFixed(1)}`),
     });
     [lastCpu, lastWall] = [c, w];
     turn++;
@@ -183,17 +188,16 @@ async function main(): Promise<void> {
     );
   turns.forEach((t, i) => {
     if (t.cpu >= 5 || t.writes.length > 0)
-      log(
-        `  turn ${i}: cpu ${t.cpu.toFixed(1)} wall ${t.wall.toFixed(1)} writes [${t.writes.map((w) => w.toFixed(1)).join(", ")}]`,
-      );
+      log(`  turn ${i}: cpu ${t.cpu.toFixed(1)} wall ${t.wall.toFixed(1)} writes [${t.writes.join(", ")}]`);
   });
   for (const g of gcs) log(`  ${g}`);
   const longestTurn = Math.max(...turns.map((t) => t.cpu));
   const longestWrite = Math.max(...writes.map((w) => w.cpu));
+  const batches = writes.filter((w) => w.kind === "b").map((w) => w.cpu);
   log(
     `deleteTopic (moved-in, ${topicSize} messages, ${calls} calls): cpu ${(c1 - c0).toFixed(1)} ms, wall ${(t1 - t0).toFixed(1)} ms, ` +
       `${writes.length} writes, longest turn cpu ${longestTurn.toFixed(1)} ms (wall ${Math.max(...turns.map((t) => t.wall)).toFixed(1)}), ` +
-      `longest write cpu ${longestWrite.toFixed(1)} ms, loop held ${Math.max(loop.longestBlockMs, loop.loopDelayMaxMs).toFixed(1)} ms; ` +
+      `longest write cpu ${longestWrite.toFixed(1)} ms, batch writes cpu ${batches.reduce((a, b) => a + b, 0).toFixed(1)} ms (${batches.length}), loop held ${Math.max(loop.longestBlockMs, loop.loopDelayMaxMs).toFixed(1)} ms; ` +
       `top turns cpu ${turns
         .map((t) => t.cpu)
         .sort((a, b) => b - a)
