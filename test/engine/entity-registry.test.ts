@@ -134,6 +134,7 @@ function readDerived(store: Store): unknown {
     activeSubscribers: channels.map((id) => state.activeSubscriberList(id)),
     mutedChannels: users.map((id) => state.mutedChannelsOf(id)),
     systemGroup: state.systemGroupIdOf(w.realm.id, "role:members"),
+    groupMembers: [...state.groupMembers(state.systemGroupIdOf(w.realm.id, "role:members")!)].sort((a, b) => a - b),
     groups: store.userGroups(w.owner.id, true),
     accessibleUsers: [...(store.accessibleUserIds(guest.id) ?? [])].sort((a, b) => a - b),
     perUser: realUsers.map((id) => ({
