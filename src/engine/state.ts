@@ -13,6 +13,7 @@
  * changes are rolled back if the transaction throws, so a failed call changes nothing
  * anywhere.
  */
+import { TurnPacer } from "./turn-pacer.js";
 import { BitmapStore } from "./index/bitmap-store.js";
 import { MessageConversations } from "./index/message-conversations.js";
 import { AccessibleUsers } from "./user-access.js";
@@ -194,6 +195,8 @@ const MAX_MUTED_CHANNEL_USERS = 100_000;
 export class StoreState implements UnreadReader, RecentConversationsReader, ListingReader, PresenceReader, StatsReader {
   readonly tables: Tables;
   readonly bitmaps: BitmapStore;
+  /** Background writes (deletion steps, read purges, email chunks) take turns of the event loop here. */
+  readonly pacer = new TurnPacer();
   /** Message ID -> conversation, filled on demand (the unread summary groups by it). */
   readonly messageConversations = new MessageConversations((id) => this.metaOf(id));
   readonly renderer: MessageRenderer;

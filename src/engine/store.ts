@@ -454,17 +454,6 @@ export interface DeleteTopicOptions {
 }
 
 /**
- * Yields until the event loop has passed its poll phase (I/O, other requests). One
- * setImmediate does not when called in that phase (a request's handler): it runs in the
- * same loop iteration's check phase, so delete_topic's first two batches held the loop
- * as one turn (65 + 47 ms, bench:worst); a timer would run in the next iteration's timers
- * phase, still before its poll. The second immediate runs in the check phase after a poll.
- */
-function throughPoll(): Promise<void> {
-  return new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)));
-}
-
-/**
  * How long (wall) a step of reading ahead for a deletion's write runs before the event
  * loop gets a turn (Store.#warm).
  */
@@ -481,9 +470,6 @@ export class Store {
   readonly #replica: ReplicaApplier | null;
   /** The running read-bit purge loop (#finishReadPurges), null when none runs. */
   #readPurging: Promise<void> | null = null;
-  /** Work waiting for a turn of its own (#paced), oldest first. */
-  readonly #turnWaiters: (() => void)[] = [];
-  #pacing = false;
 
   /**
    * Opens `dir` (creating it) as its only writer: throws DataDirectoryLockedError
@@ -1948,31 +1934,9 @@ export class Store {
     return this.#readPurging;
   }
 
-  /**
-   * Resolves once the event loop has passed its poll phase since the last caller was let
-   * go: the deletions' background steps (read purges, a topic deletion's batches and the
-   * reads ahead of them) each get a turn of their own. Each awaiting throughPoll on its
-   * own, a purge loop and a topic deletion resumed in the same check phase, and their two
-   * writes held the loop as one turn. Callers take turns in the order they asked.
-   */
+  /** A turn of its own for a deletion's background step (StoreState.pacer, shared with the other background writes). */
   #paced(): Promise<void> {
-    return new Promise<void>((resolve) => {
-      this.#turnWaiters.push(resolve);
-      if (!this.#pacing) void this.#pace();
-    });
-  }
-
-  async #pace(): Promise<void> {
-    this.#pacing = true;
-    try {
-      while (this.#turnWaiters.length > 0) {
-        await throughPoll();
-        // Its continuation runs in this turn's microtasks; the next waiter waits for the next poll.
-        this.#turnWaiters.shift()!();
-      }
-    } finally {
-      this.#pacing = false;
-    }
+    return this.#state.pacer.turn();
   }
 
   /**

@@ -338,7 +338,7 @@ function emailNextChunk(state: StoreState, ctx: WriteContext): boolean {
 const editEmailLoops = new WeakMap<StoreState, Promise<void>>();
 
 /**
- * Writes the stored chunks, oldest first, one write per turn of the event loop, unless a loop
+ * Writes the stored chunks, oldest first, one write per turn of the event loop (StoreState.pacer), unless a loop
  * already runs (it reads the table, so it takes later edits' chunks too). Called after an edit
  * that stored chunks, and by the writer when it opens the store (chunks a crash or a close
  * left). A store closed meanwhile keeps the rest for its next open; a failed write stops the
@@ -349,7 +349,8 @@ export function resumeEditEmails(state: StoreState): void {
   const run = async () => {
     try {
       for (;;) {
-        await new Promise<void>((resolve) => setImmediate(resolve));
+        // A turn of its own, not shared with a deletion's batch or another background write.
+        await state.pacer.turn();
         if (state.isClosed) return;
         if (!state.write((ctx) => emailNextChunk(state, ctx))) return;
       }

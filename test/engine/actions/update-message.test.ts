@@ -8,6 +8,7 @@
  * the move module's (move-messages*.test.ts); here only their meeting with an edit.
  */
 import { createHash, randomBytes } from "node:crypto";
+import { stat } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import type { EngineEvent, Store, UpdateMessageInput, User } from "../../../src/engine/index.js";
 import { internals } from "../../../src/engine/internal.js";
@@ -699,6 +700,54 @@ describe("missed-message emails of a wildcard mention an edit adds", () => {
       expect(run.stored).toBe(3);
       expect(run.after).toEqual(run.inEdit);
       expect(run.left).toBe(0);
+    }
+  });
+
+  it("takes turns with a topic deletion: no chunk write shares a turn of the event loop with a batch", async () => {
+    const temp = tempStore({ now: () => 1_700_000_000, editEmailChunkUsers: 1 });
+    try {
+      const { realm, owner, alice } = seedRealm(temp.store);
+      const more = [1, 2, 3, 4].map((i) =>
+        temp.store.createUser({ realmId: realm.id, email: `away${i}@test.dev`, fullName: `Away ${i}` }),
+      );
+      temp.store.subscribe(owner.id, { channels: [{ name: "general" }], principals: more.map((u) => u.id) });
+      const to = (topic: string) => ({ type: "channel" as const, channel: "general", topic });
+      const id = temp.store.sendMessage({ senderId: alice.id, to: to("lunch"), content: "look at this" }).id;
+      for (let n = 0; n < 4; n++) temp.store.sendMessage({ senderId: alice.id, to: to("doomed"), content: `m${n}` });
+      const state = internals(temp.store);
+      const channelId = state.channelByName.get(`${realm.id}:GENERAL`)!;
+      let turn = 0;
+      let ticking = true;
+      const tick = () => {
+        turn++;
+        if (ticking) setImmediate(tick);
+      };
+      const turns: number[] = [];
+      const write = state.write.bind(state);
+      state.write = ((fn: Parameters<typeof write>[0]) => {
+        turns.push(turn);
+        return write(fn);
+      }) as typeof state.write;
+      // From the poll phase, as requests are: the edit stores its chunks (one user each),
+      // and a topic's deletion (a message a batch) starts in the same turn.
+      const deleted = await new Promise<Promise<unknown>>((resolve) =>
+        stat(import.meta.filename, () => {
+          temp.store.updateMessage(alice.id, id, { content: "@**all** look at this" });
+          const deletion = temp.store.deleteTopic(owner.id, channelId, "doomed", { batchSize: 1, readBitsPerWrite: 0 });
+          setImmediate(tick);
+          resolve(deletion);
+        }),
+      );
+      await deleted;
+      await editEmailsWritten(state);
+      ticking = false;
+      // The edit's and the deletion's first writes share the requests' turn; every later one has a turn of its own.
+      const later = turns.slice(2);
+      expect(later.length).toBeGreaterThanOrEqual(3 + 3);
+      for (let i = 1; i < later.length; i++) expect(later[i]).toBeGreaterThan(later[i - 1]!);
+      expect([...state.tables.editEmailChunks.getKeys()]).toEqual([]);
+    } finally {
+      temp.cleanup();
     }
   });
 
